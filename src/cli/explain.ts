@@ -1,0 +1,78 @@
+import type { Argv } from 'yargs';
+import { replay, type SentCall } from '../engine/replay.js';
+import { replayContext } from '../engine/run.js';
+import { UsageError } from '../errors.js';
+import { align } from '../report/text.js';
+import { loadScenarioFile } from '../scenario/load.js';
+import { displayPath, policiesFromFlags } from '../scenario/study.js';
+import { messageText, type TokenCounter } from '../tokens/counter.js';
+import type { Message } from '../types.js';
+import type { Command } from './_app.js';
+import type { IO } from './_io.js';
+
+interface ExplainFlags {
+  scenario: string;
+  policy: string;
+  turn: number;
+  model: string;
+  tokenizer: string;
+  seed: number;
+}
+
+export function explainCommand(io: IO): Command<ExplainFlags> {
+  return {
+    command: 'explain <scenario>',
+    describe: 'print exactly what a policy sends at one turn, with token counts',
+    builder: (y: Argv) =>
+      y
+        .positional('scenario', { type: 'string', demandOption: true, describe: 'scenario file' })
+        .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3' })
+        .option('turn', { type: 'number', demandOption: true, describe: 'turn number (from 1)' })
+        .option('model', { type: 'string', default: 'gpt-4o-mini' })
+        .option('tokenizer', { type: 'string', default: 'auto' })
+        .option('seed', { type: 'number', default: 42 }),
+    handler: (argv: ExplainFlags) => explain(argv, io),
+  };
+}
+
+/** `ctxsim explain`: replays up to the turn and prints each model call's prompt. */
+export function explain(flags: ExplainFlags, io: IO): number {
+  const conversation = loadScenarioFile(flags.scenario, displayPath(flags.scenario));
+  const variants = policiesFromFlags([flags.policy]);
+  if (variants.length !== 1) throw new UsageError(`--policy ${flags.policy}: explain takes one policy, not a sweep`);
+  const n = conversation.turns.length;
+  if (!Number.isInteger(flags.turn) || flags.turn < 1 || flags.turn > n) {
+    throw new UsageError(`--turn: expected a turn from 1 to ${n}, got ${flags.turn}`);
+  }
+  const ctx = replayContext({ ...flags });
+  const calls: SentCall[] = [];
+  const turn = conversation.turns[flags.turn - 1]!;
+  replay({ ...conversation, turns: conversation.turns.slice(0, flags.turn) }, variants[0]!, ctx, (t, call) => {
+    if (t === flags.turn) calls.push(call);
+  });
+  io.out(`${conversation.id} · ${variants[0]!.name} · turn ${turn.index} · ${ctx.encoding.name}${ctx.encoding.estimate ? ' (estimate)' : ''}\n`);
+  calls.forEach((call, i) => {
+    io.out(`\ncall ${i + 1} of ${calls.length}${call.plan.overBudget ? ' (over budget)' : ''}\n`);
+    io.out(callTable(call, ctx.tokens));
+  });
+  return 0;
+}
+
+function label(m: Message): string {
+  return m.origin ? `${m.role}[${m.origin}]` : m.role;
+}
+
+function preview(m: Message): string {
+  const t = messageText(m).replace(/\s+/g, ' ').trim();
+  return t.length > 80 ? `${t.slice(0, 79)}…` : t;
+}
+
+function callTable(call: SentCall, tokens: TokenCounter): string {
+  const rows = [
+    ['#', 'role', 'turn', 'tokens', 'text'],
+    ...call.plan.messages.map((m, i) => [String(i + 1), label(m), m.turn === undefined ? '-' : String(m.turn), String(tokens.message(m)), preview(m)]),
+  ];
+  if (tokens.overhead.replyPriming) rows.push(['', 'reply priming', '', String(tokens.overhead.replyPriming), '']);
+  rows.push(['', 'total', '', String(call.promptTokens), `${call.plan.messages.length} messages`]);
+  return align(rows, new Set([0, 2, 3]));
+}

@@ -1,0 +1,63 @@
+import type { PolicyVariant } from '../policies/spec.js';
+import { BUILTIN, lookup, type PriceTable } from '../pricing/prices.js';
+import { TokenCounter } from '../tokens/counter.js';
+import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
+import type { Conversation, ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
+import { replay, type ReplayContext } from './replay.js';
+import { Presence } from './score.js';
+import { byPolicy, summarize } from './summarize.js';
+
+/** What a run needs: conversations, policy variants and the model settings. */
+export interface RunOptions {
+  conversations: readonly Conversation[];
+  policies: readonly PolicyVariant[];
+  seed: number;
+  model: string;
+  tokenizer: string;
+  prices?: PriceTable;
+  /** Called after each scenario with how many are done. */
+  onProgress?: (done: number, total: number, scenario: string) => void;
+}
+
+export interface RunResults extends Results {
+  encoding: ResolvedEncoding;
+  prices: PriceTable;
+  tokenizerCalls: number;
+}
+
+/** A run's shared context: one token counter (count once across policies), prices, presence memo. */
+export function replayContext(opts: Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices'>): ReplayContext & { encoding: ResolvedEncoding } {
+  const encoding = encodingForModel(opts.model, opts.tokenizer);
+  const prices = opts.prices ?? BUILTIN;
+  lookup(prices, opts.model);
+  return { seed: opts.seed, model: opts.model, tokens: new TokenCounter(encoding.name), prices, presence: new Presence(), encoding };
+}
+
+/**
+ * Runs a study: every conversation through every policy variant, in the
+ * order given, then the per-scenario and per-policy summaries.
+ */
+export function runStudy(opts: RunOptions): RunResults {
+  const ctx = replayContext(opts);
+  const turns: TurnRecord[] = [];
+  const probes: ProbeRecord[] = [];
+  const summary: SummaryRecord[] = [];
+  opts.conversations.forEach((conversation, i) => {
+    for (const variant of opts.policies) {
+      const r = replay(conversation, variant, ctx);
+      turns.push(...r.turns);
+      probes.push(...r.probes);
+      summary.push(summarize(r.turns, r.probes));
+    }
+    opts.onProgress?.(i + 1, opts.conversations.length, conversation.id);
+  });
+  return {
+    turns,
+    probes,
+    summary,
+    policies: byPolicy(summary),
+    encoding: ctx.encoding,
+    prices: ctx.prices,
+    tokenizerCalls: ctx.tokens.tokenizerCalls,
+  };
+}

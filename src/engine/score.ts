@@ -1,0 +1,80 @@
+import { messageText } from '../tokens/counter.js';
+import type { Conversation, Message, ProbeOutcome, ProbeSource } from '../types.js';
+
+/** Lower case, whitespace collapsed: how fact values are compared with what is sent. */
+export function normalize(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+interface Stated {
+  value: string;
+  turn: number;
+}
+
+/** Every value each fact took, in order: the history probes are scored against. */
+export class FactLedger {
+  private readonly values = new Map<string, Stated[]>();
+
+  constructor(conversation: Conversation) {
+    for (const t of conversation.turns) {
+      for (const [fact, value] of Object.entries(t.facts)) {
+        const list = this.values.get(fact) ?? [];
+        list.push({ value: normalize(value), turn: t.index });
+        this.values.set(fact, list);
+      }
+    }
+  }
+
+  /** The current value at `turn`, and the older values that differ from it. */
+  at(fact: string, turn: number): { current: Stated; older: string[] } | undefined {
+    const list = (this.values.get(fact) ?? []).filter((s) => s.turn <= turn);
+    const current = list[list.length - 1];
+    if (!current) return undefined;
+    const older = [...new Set(list.map((s) => s.value))].filter((v) => v !== current.value);
+    return { current, older };
+  }
+
+  /** Every value a fact ever had. */
+  all(fact: string): string[] {
+    return [...new Set((this.values.get(fact) ?? []).map((s) => s.value))];
+  }
+}
+
+const SOURCE_ORDER: readonly ProbeSource[] = ['window', 'summary', 'retrieved', 'facts'];
+
+/** Finds fact values in a prompt: normalized text per message, computed once per message. */
+export class Presence {
+  private readonly memo = new WeakMap<Message, string>();
+
+  private text(m: Message): string {
+    let t = this.memo.get(m);
+    if (t === undefined) {
+      t = normalize(messageText(m));
+      this.memo.set(m, t);
+    }
+    return t;
+  }
+
+  /** Where a value occurs in the prompt, by source order; `none` if nowhere. */
+  find(messages: readonly Message[], value: string): ProbeSource {
+    let best: ProbeSource = 'none';
+    for (const m of messages) {
+      if (!this.text(m).includes(value)) continue;
+      const source: ProbeSource = m.origin ?? 'window';
+      if (best === 'none' || SOURCE_ORDER.indexOf(source) < SOURCE_ORDER.indexOf(best)) best = source;
+      if (best === 'window') break;
+    }
+    return best;
+  }
+
+  /** Scores one probe: retained (current value sent), stale (only an older one), missing. */
+  score(messages: readonly Message[], current: string, older: readonly string[]): { outcome: ProbeOutcome; source: ProbeSource } {
+    const here = this.find(messages, current);
+    if (here !== 'none') return { outcome: 'retained', source: here };
+    for (const v of older) {
+      const there = this.find(messages, v);
+      if (there !== 'none') return { outcome: 'stale', source: there };
+    }
+    return { outcome: 'missing', source: 'none' };
+  }
+}

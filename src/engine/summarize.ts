@@ -1,0 +1,80 @@
+import type { PolicyRecord, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
+
+/** Nearest-rank percentile of unsorted numbers (0 for none). */
+export function percentile(values: readonly number[], p: number): number {
+  if (!values.length) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function ratio(a: number, b: number): number | null {
+  return b ? a / b : null;
+}
+
+/** One row per scenario × policy, from its turn and probe records. */
+export function summarize(turns: readonly TurnRecord[], probes: readonly ProbeRecord[]): SummaryRecord {
+  const first = turns[0]!;
+  const count = (o: string) => probes.filter((p) => p.outcome === o).length;
+  const lost = probes.find((p) => p.outcome !== 'retained');
+  const totalCost = turns[turns.length - 1]!.cumulativeCost;
+  const latencies = turns.map((t) => t.latencyMs);
+  const retained = count('retained');
+  return {
+    scenario: first.scenario,
+    policy: first.policy,
+    turns: turns.length,
+    inputTokens: sumOf(turns, (t) => t.inputTokens),
+    cachedTokens: sumOf(turns, (t) => t.cachedTokens),
+    outputTokens: sumOf(turns, (t) => t.outputTokens),
+    auxTokens: sumOf(turns, (t) => t.auxInputTokens + t.auxOutputTokens + t.embedTokens),
+    totalCost,
+    costPerTurn: totalCost / BigInt(turns.length),
+    peakInputTokens: Math.max(...turns.map((t) => t.inputTokens)),
+    overflowTurns: turns.filter((t) => t.overflow).length,
+    overBudgetTurns: turns.filter((t) => t.overBudget).length,
+    probes: probes.length,
+    retained,
+    stale: count('stale'),
+    missing: count('missing'),
+    retention: ratio(retained, probes.length),
+    firstLostTurn: lost ? lost.turn : null,
+    latencyP50Ms: percentile(latencies, 50),
+    latencyP95Ms: percentile(latencies, 95),
+  };
+}
+
+/** One row per policy over all scenarios, in the order policies first appear. */
+export function byPolicy(summary: readonly SummaryRecord[]): PolicyRecord[] {
+  const groups = new Map<string, SummaryRecord[]>();
+  for (const s of summary) groups.set(s.policy, [...(groups.get(s.policy) ?? []), s]);
+  return [...groups].map(([policy, rows]) => {
+    const totalCost = rows.reduce((a, r) => a + r.totalCost, 0n);
+    const turns = sumOf(rows, (r) => r.turns);
+    const probes = sumOf(rows, (r) => r.probes);
+    const retained = sumOf(rows, (r) => r.retained);
+    return {
+      policy,
+      scenarios: rows.length,
+      turns,
+      inputTokens: sumOf(rows, (r) => r.inputTokens),
+      cachedTokens: sumOf(rows, (r) => r.cachedTokens),
+      outputTokens: sumOf(rows, (r) => r.outputTokens),
+      auxTokens: sumOf(rows, (r) => r.auxTokens),
+      totalCost,
+      costPerConversation: totalCost / BigInt(rows.length),
+      costPerTurn: turns ? totalCost / BigInt(turns) : 0n,
+      overflowTurns: sumOf(rows, (r) => r.overflowTurns),
+      probes,
+      retained,
+      stale: sumOf(rows, (r) => r.stale),
+      missing: sumOf(rows, (r) => r.missing),
+      retention: ratio(retained, probes),
+    };
+  });
+}
+
+function sumOf<T>(rows: readonly T[], f: (r: T) => number): number {
+  let n = 0;
+  for (const r of rows) n += f(r);
+  return n;
+}

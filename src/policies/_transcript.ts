@@ -1,0 +1,67 @@
+import type { TokenCounter } from '../tokens/counter.js';
+import type { Conversation, Message } from '../types.js';
+
+/** The messages of one finished turn: the user message first, then tool messages and the reply. */
+export type Exchange = readonly Message[];
+
+/**
+ * The raw history a policy keeps, exchange by exchange. With `sessionCap` the
+ * conversation restarts after that many exchanges: the history is cleared.
+ */
+export class Transcript {
+  readonly exchanges: Exchange[] = [];
+  private sinceRestart = 0;
+
+  constructor(private readonly sessionCap?: number) {}
+
+  /** Adds a finished exchange; returns true when this restarted the session. */
+  add(exchange: Exchange): boolean {
+    this.exchanges.push(exchange);
+    this.sinceRestart++;
+    if (this.sessionCap !== undefined && this.sinceRestart >= this.sessionCap) {
+      this.exchanges.length = 0;
+      this.sinceRestart = 0;
+      return true;
+    }
+    return false;
+  }
+
+  messages(from = 0): Message[] {
+    return this.exchanges.slice(from).flat();
+  }
+}
+
+/** The pinned part of every prompt: the system prompt, if any. */
+export function pinned(conversation: Conversation): Message[] {
+  return conversation.system ? [conversation.system] : [];
+}
+
+/** Tokens of messages in a prompt (without reply priming). */
+export function sum(tokens: TokenCounter, messages: readonly Message[]): number {
+  let n = 0;
+  for (const m of messages) n += tokens.message(m);
+  return n;
+}
+
+/** The newest messages whose tokens fit in `room`, walking back from the newest; stops at the first that does not fit. */
+export function newestThatFit(tokens: TokenCounter, messages: readonly Message[], room: number): Message[] {
+  let i = messages.length;
+  while (i > 0) {
+    const n = tokens.message(messages[i - 1]!);
+    if (n > room) break;
+    room -= n;
+    i--;
+  }
+  return messages.slice(i);
+}
+
+/** Drops leading messages until the first user message, so no reply or tool result is sent without its cause. */
+export function fromFirstUser(messages: readonly Message[]): Message[] {
+  const i = messages.findIndex((m) => m.role === 'user');
+  return i < 0 ? [] : messages.slice(i);
+}
+
+/** Prompt = pinned + memory + pending, and whether the fixed part alone breaks the budget. */
+export function fixedTokens(tokens: TokenCounter, fixed: readonly Message[]): number {
+  return tokens.overhead.replyPriming + sum(tokens, fixed);
+}

@@ -1,0 +1,64 @@
+import type { TokenCounter } from '../tokens/counter.js';
+import type { Conversation, Message, Turn, UpkeepCall } from '../types.js';
+
+/** A parameter value after parsing: numbers, strings and booleans. */
+export type ParamValue = number | string | boolean;
+
+/** How one parameter is read: its default and how to parse a command-line string. */
+export interface ParamSpec {
+  default: ParamValue | undefined;
+  kind: 'int' | 'number' | 'string' | 'boolean' | 'duration' | 'probability';
+  /** Smallest allowed value for numbers. */
+  min?: number;
+  /** Allowed values for strings. */
+  oneOf?: readonly string[];
+}
+
+/** What a policy session may use: counts, the seeded stream, the models in play. */
+export interface PolicyDeps {
+  tokens: TokenCounter;
+  /** Seeded uniform [0,1) stream for this (seed, scenario, policy). */
+  random: () => number;
+  /** The chat model. */
+  model: string;
+}
+
+/** The turn a prompt is built for. */
+export interface TurnInfo {
+  turn: Turn;
+  /** Simulated seconds since the conversation started. */
+  time: number;
+}
+
+/** What a policy sends for one model call. */
+export interface PromptPlan {
+  messages: Message[];
+  /** The budget could not be kept: the pinned system prompt and the current turn alone exceed it. */
+  overBudget: boolean;
+  /** Upkeep the user waits for before this call (e.g. a summarization). */
+  upkeep: UpkeepCall[];
+  /** How many leading messages form the stable prefix (a cache breakpoint goes after them). */
+  stablePrefix: number;
+}
+
+/** One conversation's memory under a policy. */
+export interface PolicySession {
+  /**
+   * The prompt for a model call. `pending` is the current turn so far (the user
+   * message, then tool call and results): always sent, in full, last.
+   */
+  prompt(pending: readonly Message[], info: TurnInfo): PromptPlan;
+  /** Records the finished exchange (user, tool messages, assistant reply); returns upkeep done after the turn. */
+  commit(exchange: readonly Message[], info: TurnInfo): UpkeepCall[];
+}
+
+export type Params = Readonly<Record<string, ParamValue | undefined>>;
+
+/** A memory policy: an id, its parameters, and a session per conversation. */
+export interface Policy {
+  id: string;
+  /** One line for `--help` and the README. */
+  describe: string;
+  params: Readonly<Record<string, ParamSpec>>;
+  start(conversation: Conversation, params: Params, deps: PolicyDeps): PolicySession;
+}

@@ -1,0 +1,25 @@
+import { fixedTokens, fromFirstUser, newestThatFit, pinned, Transcript } from './_transcript.js';
+import type { Policy } from './types.js';
+
+/** The newest messages that fit `budget`, then no leading reply or tool result. */
+export const windowTokens: Policy = {
+  id: 'window-tokens',
+  describe: 'newest messages that fit the token budget',
+  params: { budget: { default: 2000, kind: 'int', min: 1 } },
+  start(conversation, params, { tokens }) {
+    const history = new Transcript(params.sessionCap as number | undefined);
+    const head = pinned(conversation);
+    const budget = params.budget as number;
+    return {
+      prompt(pending) {
+        const room = budget - fixedTokens(tokens, [...head, ...pending]);
+        const kept = room > 0 ? fromFirstUser(newestThatFit(tokens, history.messages(), room)) : [];
+        return { messages: [...head, ...kept, ...pending], overBudget: room < 0, upkeep: [], stablePrefix: head.length };
+      },
+      commit(exchange) {
+        history.add(exchange);
+        return [];
+      },
+    };
+  },
+};

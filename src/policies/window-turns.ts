@@ -1,0 +1,24 @@
+import { pinned, Transcript } from './_transcript.js';
+import type { Policy } from './types.js';
+
+/** The last `turns` exchanges (with their tool messages), plus the current turn. */
+export const windowTurns: Policy = {
+  id: 'window-turns',
+  describe: 'last N exchanges (user + assistant, with their tool messages)',
+  params: { turns: { default: 10, kind: 'int', min: 0 } },
+  start(conversation, params) {
+    const history = new Transcript(params.sessionCap as number | undefined);
+    const head = pinned(conversation);
+    const turns = params.turns as number;
+    return {
+      prompt(pending) {
+        const kept = history.messages(Math.max(0, history.exchanges.length - turns));
+        return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };
+      },
+      commit(exchange) {
+        history.add(exchange);
+        return [];
+      },
+    };
+  },
+};

@@ -1,0 +1,96 @@
+import { stringify } from 'csv-stringify/sync';
+import type { PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
+import { fraction, usd } from './format.js';
+
+type Column<T> = readonly [header: string, value: (row: T) => string | number | boolean];
+
+/** Writes rows with explicit columns; cells that a spreadsheet would run as formulas are escaped. */
+function table<T>(columns: readonly Column<T>[], rows: readonly T[]): string {
+  return stringify(
+    rows.map((r) => columns.map(([, f]) => f(r))),
+    {
+      header: true,
+      columns: columns.map(([h]) => h),
+      escape_formulas: true,
+      cast: { boolean: (b) => (b ? 'true' : 'false') },
+      record_delimiter: 'unix',
+    },
+  );
+}
+
+export const TURN_COLUMNS: readonly Column<TurnRecord>[] = [
+  ['scenario', (r) => r.scenario],
+  ['policy', (r) => r.policy],
+  ['turn', (r) => r.turn],
+  ['context_messages', (r) => r.contextMessages],
+  ['input_tokens', (r) => r.inputTokens],
+  ['cached_tokens', (r) => r.cachedTokens],
+  ['output_tokens', (r) => r.outputTokens],
+  ['aux_input_tokens', (r) => r.auxInputTokens],
+  ['aux_output_tokens', (r) => r.auxOutputTokens],
+  ['embed_tokens', (r) => r.embedTokens],
+  ['cost_usd', (r) => usd(r.cost)],
+  ['cumulative_cost_usd', (r) => usd(r.cumulativeCost)],
+  ['latency_ms', (r) => r.latencyMs],
+  ['overflow', (r) => r.overflow],
+  ['probes', (r) => r.probes],
+  ['retained', (r) => r.retained],
+  ['over_budget', (r) => r.overBudget],
+];
+
+export const PROBE_COLUMNS: readonly Column<ProbeRecord>[] = [
+  ['scenario', (r) => r.scenario],
+  ['policy', (r) => r.policy],
+  ['turn', (r) => r.turn],
+  ['fact', (r) => r.fact],
+  ['outcome', (r) => r.outcome],
+  ['age_turns', (r) => r.ageTurns],
+  ['source', (r) => r.source],
+];
+
+export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [
+  ['scenario', (r) => r.scenario],
+  ['policy', (r) => r.policy],
+  ['turns', (r) => r.turns],
+  ['input_tokens', (r) => r.inputTokens],
+  ['cached_tokens', (r) => r.cachedTokens],
+  ['output_tokens', (r) => r.outputTokens],
+  ['aux_tokens', (r) => r.auxTokens],
+  ['total_cost_usd', (r) => usd(r.totalCost)],
+  ['cost_per_turn_usd', (r) => usd(r.costPerTurn)],
+  ['peak_input_tokens', (r) => r.peakInputTokens],
+  ['overflow_turns', (r) => r.overflowTurns],
+  ['probes', (r) => r.probes],
+  ['retained', (r) => r.retained],
+  ['stale', (r) => r.stale],
+  ['missing', (r) => r.missing],
+  ['retention', (r) => fraction(r.retention)],
+  ['first_lost_turn', (r) => r.firstLostTurn ?? ''],
+  ['over_budget_turns', (r) => r.overBudgetTurns],
+  ['latency_p50_ms', (r) => r.latencyP50Ms],
+  ['latency_p95_ms', (r) => r.latencyP95Ms],
+];
+
+export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
+  ['policy', (r) => r.policy],
+  ['scenarios', (r) => r.scenarios],
+  ['turns', (r) => r.turns],
+  ['input_tokens', (r) => r.inputTokens],
+  ['cached_tokens', (r) => r.cachedTokens],
+  ['output_tokens', (r) => r.outputTokens],
+  ['aux_tokens', (r) => r.auxTokens],
+  ['total_cost_usd', (r) => usd(r.totalCost)],
+  ['cost_per_conversation_usd', (r) => usd(r.costPerConversation)],
+  ['cost_per_turn_usd', (r) => usd(r.costPerTurn)],
+  ['overflow_turns', (r) => r.overflowTurns],
+  ['probes', (r) => r.probes],
+  ['retained', (r) => r.retained],
+  ['stale', (r) => r.stale],
+  ['missing', (r) => r.missing],
+  ['retention', (r) => fraction(r.retention)],
+];
+
+export const turnsCsv = (r: Pick<Results, 'turns'>): string => table(TURN_COLUMNS, r.turns);
+export const probesCsv = (r: Pick<Results, 'probes'>): string => table(PROBE_COLUMNS, r.probes);
+export const summaryCsv = (r: Pick<Results, 'summary'>): string => table(SUMMARY_COLUMNS, r.summary);
+export const policiesCsv = (r: Pick<Results, 'policies'>): string => table(POLICY_COLUMNS, r.policies);

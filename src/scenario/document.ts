@@ -1,0 +1,124 @@
+import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import type { z } from 'zod';
+import { ScenarioError, type Problem } from '../errors.js';
+
+export type DocPath = readonly (string | number)[];
+
+/** Formats a document path as `turns[3].user`. */
+export function formatPath(path: DocPath): string {
+  let out = '';
+  for (const part of path) out += typeof part === 'number' ? `[${part}]` : out ? `.${part}` : part;
+  return out;
+}
+
+/** A parsed YAML or JSON file that can say where any path in it is. */
+export class SourceDoc {
+  private constructor(
+    readonly file: string,
+    private readonly doc: Document,
+    private readonly lines: LineCounter,
+  ) {}
+
+  /** Parses YAML (JSON is read by the same parser, so positions work for both). */
+  static parse(file: string, text: string): SourceDoc {
+    const lines = new LineCounter();
+    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+    const src = new SourceDoc(file, doc, lines);
+    if (doc.errors.length) {
+      throw new ScenarioError(
+        doc.errors.map((e) => {
+          const pos = lines.linePos(e.pos[0]);
+          return { file, line: pos.line, column: pos.col, path: '', message: firstLine(e.message) };
+        }),
+      );
+    }
+    return src;
+  }
+
+  get value(): unknown {
+    return this.doc.toJS({ maxAliasCount: 1000 });
+  }
+
+  /** The problem at a path: positioned at the node, or at the nearest parent that exists. */
+  problem(path: DocPath, message: string, atKey = false): Problem {
+    let offset = 0;
+    for (let n = path.length; n >= 0; n--) {
+      const node = this.node(path.slice(0, n), atKey && n === path.length);
+      if (node?.range) {
+        offset = node.range[0];
+        break;
+      }
+    }
+    const pos = this.lines.linePos(offset);
+    return { file: this.file, line: pos.line, column: pos.col, path: formatPath(path), message };
+  }
+
+  /** The value node at `path`, or with `key` its key node. */
+  private node(path: DocPath, key: boolean): Node | undefined {
+    if (!key || path.length === 0) {
+      const n = this.doc.getIn(path as (string | number)[], true);
+      return n && typeof n === 'object' && 'range' in n ? (n as Node) : undefined;
+    }
+    const parent = this.doc.getIn(path.slice(0, -1) as (string | number)[], true);
+    if (!isMap(parent)) return undefined;
+    const name = path[path.length - 1];
+    const pair = parent.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === name);
+    return pair && isScalar(pair.key) ? pair.key : undefined;
+  }
+
+  /** Validates the value at `path` against a schema; problems go to `out`. */
+  check<T>(schema: z.ZodType<T>, value: unknown, path: DocPath, out: Problem[]): T | undefined {
+    const r = schema.safeParse(value);
+    if (r.success) return r.data;
+    for (const issue of r.error.issues) {
+      const at = [...path, ...(issue.path as (string | number)[])];
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) out.push(this.problem([...at, key], `unknown key "${key}"`, true));
+        continue;
+      }
+      out.push(this.problem(at, describe(issue, valueAt(value, issue.path as DocPath))));
+    }
+    return undefined;
+  }
+}
+
+function firstLine(s: string): string {
+  return s.split('\n')[0]!.trim();
+}
+
+function valueAt(root: unknown, path: DocPath): unknown {
+  let v = root;
+  for (const p of path) v = v && typeof v === 'object' ? (v as Record<string | number, unknown>)[p] : undefined;
+  return v;
+}
+
+/** Shows a bad value briefly: `"bot"`, `42`, `a list`. */
+export function show(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  const s = JSON.stringify(v);
+  return s.length > 60 ? `${s.slice(0, 57)}..."` : s;
+}
+
+function kind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'list';
+  if (typeof v === 'object') return 'mapping';
+  return typeof v;
+}
+
+function describe(issue: z.core.$ZodIssue, value: unknown): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (value === undefined) return 'required';
+      return `expected ${issue.expected === 'record' || issue.expected === 'object' ? 'mapping' : issue.expected === 'array' ? 'list' : issue.expected}, got ${kind(value)} ${show(value)}${typeof value === 'number' && issue.expected === 'string' ? ' (quote it)' : ''}`;
+    case 'invalid_value':
+      return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
+    case 'too_small':
+      return issue.origin === 'array' ? `expected at least ${issue.minimum} item(s)` : `${issue.message}, got ${show(value)}`;
+    default:
+      return `${issue.message}, got ${show(value)}`;
+  }
+}

@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { ScenarioError, type Problem } from '../errors.js';
+import type { Conversation, ForgetEvent, Message, Turn } from '../types.js';
+import { SourceDoc } from './document.js';
+import { parseDuration } from './duration.js';
+import { forgetSchema, messageSchema, scenarioSchema, turnSchema, type ToolDoc } from './schema.js';
+
+export const DEFAULT_GAP_SECONDS = 30;
+
+/** Reads a scenario file (YAML or JSON); throws a ScenarioError listing every problem. */
+export function loadScenarioFile(file: string, displayName = file): Conversation {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ScenarioError([{ file: displayName, path: '', message: `cannot read file (${(e as NodeJS.ErrnoException).code ?? e})` }]);
+  }
+  return parseScenario(displayName, text);
+}
+
+/** Parses scenario text; `file` names it in errors. */
+export function parseScenario(file: string, text: string): Conversation {
+  return scenarioFromDoc(SourceDoc.parse(file, text));
+}
+
+function scenarioFromDoc(src: SourceDoc): Conversation {
+  const problems: Problem[] = [];
+  const root = src.value;
+  if (root === null || typeof root !== 'object' || Array.isArray(root)) {
+    throw new ScenarioError([src.problem([], 'expected a mapping with id and turns')]);
+  }
+  const doc = src.check(scenarioSchema, root, [], problems);
+  const items = Array.isArray((root as { turns?: unknown }).turns) ? ((root as { turns: unknown[] }).turns) : [];
+
+  const turns: Turn[] = [];
+  const forgets: ForgetEvent[] = [];
+  const stated = new Set<string>();
+  let open: (Omit<Turn, 'assistant'> & { assistant?: Message }) | undefined;
+  let closed = true;
+
+  const startTurn = (
+    i: number,
+    user: string,
+    extra: { facts?: Record<string, string>; probe?: string[]; gap?: string | number; injection?: boolean },
+    tools: readonly ToolDoc[],
+  ) => {
+    const index = turns.length + 1;
+    const factsAll = extra.facts ?? {};
+    for (const k of Object.keys(factsAll)) stated.add(k);
+    (extra.probe ?? []).forEach((f, j) => {
+      if (!stated.has(f)) problems.push(src.problem(['turns', i, 'probe', j], `fact "${f}" is not stated in this or an earlier turn`));
+    });
+    const turn: Turn = {
+      index,
+      user: { role: 'user', content: user, turn: index },
+      tools: toolMessages(tools, index),
+      facts: factsAll,
+      probe: extra.probe ?? [],
+      gapSeconds: extra.gap === undefined ? DEFAULT_GAP_SECONDS : parseDuration(extra.gap)!,
+      injection: extra.injection ?? false,
+    };
+    turns.push(turn);
+    open = turn;
+    return turn;
+  };
+
+  items.forEach((item, i) => {
+    const path = ['turns', i];
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+      problems.push(src.problem(path, 'expected a turn (user: …), a message (role: …) or an event (forget: […])'));
+      return;
+    }
+    if ('forget' in item) {
+      const ev = src.check(forgetSchema, item, path, problems);
+      if (!ev) return;
+      ev.forget.forEach((f, j) => {
+        if (!stated.has(f)) problems.push(src.problem([...path, 'forget', j], `fact "${f}" is not stated in an earlier turn`));
+      });
+      forgets.push({ afterTurn: turns.length, facts: ev.forget });
+      closed = true;
+      return;
+    }
+    if ('role' in item) {
+      const m = src.check(messageSchema, item, path, problems);
+      if (!m) return;
+      if (m.role === 'user') {
+        startTurn(i, m.content, m, []);
+        closed = false;
+      } else if (closed || !open) {
+        problems.push(src.problem([...path, 'role'], 'an assistant message must follow a user message'));
+      } else {
+        for (const k of ['facts', 'probe', 'gap', 'injection'] as const) {
+          if (m[k] !== undefined) problems.push(src.problem([...path, k], 'belongs on the user message'));
+        }
+        open.assistant = { role: 'assistant', content: m.content, turn: open.index };
+        closed = true;
+      }
+      return;
+    }
+    const t = src.check(turnSchema, item, path, problems);
+    if (!t) return;
+    const turn = startTurn(i, t.user, t, t.tools ?? []);
+    if (t.assistant !== undefined) (turn as { assistant?: Message }).assistant = { role: 'assistant', content: t.assistant, turn: turn.index };
+    closed = true;
+  });
+
+  if (doc && turns.length === 0 && problems.length === 0) problems.push(src.problem(['turns'], 'expected at least one turn with a user message'));
+  if (problems.length) throw new ScenarioError(problems);
+  const d = doc!;
+  return {
+    id: d.id,
+    ...(d.title !== undefined && { title: d.title }),
+    ...(d.system !== undefined && { system: { role: 'system', content: d.system } }),
+    userId: d.user ?? 'user',
+    turns,
+    forgets,
+    source: src.file,
+  };
+}
+
+/** Tool calls become one assistant `tool_calls` message followed by one `tool` message per result. */
+function toolMessages(tools: readonly ToolDoc[], turn: number): Message[] {
+  if (!tools.length) return [];
+  const calls = tools.map((t, i) => ({ id: `call_${turn}_${i + 1}`, name: t.call, arguments: JSON.stringify(t.args ?? {}) }));
+  const results: Message[] = tools.map((t, i) => ({
+    role: 'tool',
+    content: typeof t.result === 'string' ? t.result : JSON.stringify(t.result ?? null),
+    toolCallId: calls[i]!.id,
+    turn,
+  }));
+  return [{ role: 'assistant', content: '', toolCalls: calls, turn }, ...results];
+}

@@ -1,0 +1,189 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { globSync } from 'tinyglobby';
+import { z } from 'zod';
+import { ScenarioError, UsageError, type Problem } from '../errors.js';
+import { REGISTRY } from '../policies/index.js';
+import { parseSpecString, resolveSpec, type PolicyVariant } from '../policies/spec.js';
+import type { Conversation } from '../types.js';
+import { SourceDoc } from './document.js';
+import { loadScenarioFile } from './load.js';
+
+/** Where scenarios come from: a glob of scenario files (relative to `base`). */
+export interface GlobSource {
+  kind: 'glob';
+  pattern: string;
+  base: string;
+  /** Where it was written, for errors. */
+  at?: Problem;
+}
+
+export type ScenarioSource = GlobSource;
+
+/** A study with every path resolved and every policy checked. */
+export interface Study {
+  /** The study file, or undefined for the built-in default study. */
+  file?: string;
+  seed: number;
+  model: string;
+  tokenizer: string;
+  prices: string;
+  cache: 'auto' | 'off';
+  scenarios: ScenarioSource[];
+  policies: PolicyVariant[];
+  /** Output folder, absolute. */
+  out: string;
+}
+
+/** The package's own folder (for shipped scenarios). */
+export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Displays a path relative to the working directory when that is shorter. */
+export function displayPath(p: string): string {
+  const r = relative(process.cwd(), p);
+  return r && !r.startsWith('..') ? r : p;
+}
+
+const studySchema = z.strictObject({
+  seed: z.number().int().optional(),
+  model: z.string().min(1).optional(),
+  tokenizer: z.enum(['auto', 'o200k_base', 'cl100k_base', 'chars4']).optional(),
+  prices: z.string().min(1).optional(),
+  cache: z.enum(['auto', 'off']).optional(),
+  scenarios: z.array(z.unknown()).min(1).optional(),
+  policies: z.array(z.unknown()).min(1).optional(),
+  out: z.string().min(1).optional(),
+});
+
+/** Every policy with its defaults, in registry order. */
+export function allPolicies(): PolicyVariant[] {
+  return [...REGISTRY.keys()].flatMap((id) => resolveSpec(REGISTRY, id, []) as PolicyVariant[]);
+}
+
+/** The built-in default study: the shipped scenarios, every policy, builtin prices, `reports/`. */
+export function defaultStudy(): Study {
+  return {
+    seed: 42,
+    model: 'gpt-4o-mini',
+    tokenizer: 'auto',
+    prices: 'builtin',
+    cache: 'auto',
+    scenarios: [{ kind: 'glob', pattern: 'scenarios/*.yaml', base: PACKAGE_DIR }],
+    policies: allPolicies(),
+    out: resolve('reports'),
+  };
+}
+
+/** Reads a study file; every problem is reported with its place. */
+export function loadStudy(file: string): Study {
+  const shown = displayPath(resolve(file));
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ScenarioError([{ file: shown, path: '', message: `cannot read study file (${(e as NodeJS.ErrnoException).code ?? e})` }]);
+  }
+  const src = SourceDoc.parse(shown, text);
+  const root = src.value ?? {};
+  const problems: Problem[] = [];
+  const doc = src.check(studySchema, root, [], problems);
+  const dir = dirname(resolve(file));
+  const base = defaultStudy();
+  const study: Study = { ...base, file: resolve(file), out: resolve(dir, 'reports') };
+  if (doc) {
+    Object.assign(study, {
+      ...(doc.seed !== undefined && { seed: doc.seed }),
+      ...(doc.model !== undefined && { model: doc.model }),
+      ...(doc.tokenizer !== undefined && { tokenizer: doc.tokenizer }),
+      ...(doc.prices !== undefined && { prices: doc.prices === 'builtin' ? 'builtin' : resolve(dir, doc.prices) }),
+      ...(doc.cache !== undefined && { cache: doc.cache }),
+      ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
+    });
+    if (doc.scenarios) {
+      study.scenarios = doc.scenarios.flatMap((entry, i) => {
+        if (typeof entry === 'string') return [{ kind: 'glob' as const, pattern: entry, base: dir, at: src.problem(['scenarios', i], '') }];
+        problems.push(src.problem(['scenarios', i], `expected a glob of scenario files, got ${JSON.stringify(entry)}`));
+        return [];
+      });
+    }
+    if (doc.policies) {
+      study.policies = doc.policies.flatMap((entry, i) => {
+        const r = policyEntry(entry);
+        if (typeof r === 'string') {
+          problems.push(src.problem(['policies', i], r));
+          return [];
+        }
+        return r;
+      });
+    }
+  }
+  if (problems.length) throw new ScenarioError(problems);
+  return study;
+}
+
+/** A study's policy entry: `id`, `id:k=v`, or `{id: {k: v}}`. */
+function policyEntry(entry: unknown): PolicyVariant[] | string {
+  if (typeof entry === 'string') return policyFromString(entry);
+  if (entry && typeof entry === 'object' && !Array.isArray(entry)) {
+    const keys = Object.keys(entry);
+    if (keys.length !== 1) return `expected one policy id as the key, got ${keys.length} keys`;
+    const id = keys[0]!;
+    const params = (entry as Record<string, unknown>)[id] ?? {};
+    if (typeof params !== 'object' || Array.isArray(params)) return `policy ${id}: expected a mapping of parameters`;
+    return resolveSpec(REGISTRY, id, Object.entries(params as object));
+  }
+  return `expected a policy id or {id: {parameter: value}}, got ${JSON.stringify(entry)}`;
+}
+
+/** A command-line policy spec such as `window-tokens:budget=2000`. */
+export function policyFromString(text: string): PolicyVariant[] | string {
+  const spec = parseSpecString(text);
+  if (typeof spec === 'string') return spec;
+  return resolveSpec(REGISTRY, spec.id, spec.given);
+}
+
+/** Resolves `--policy` flags; a bad one is a usage error. */
+export function policiesFromFlags(specs: readonly string[]): PolicyVariant[] {
+  return specs.flatMap((s) => {
+    const r = policyFromString(s);
+    if (typeof r === 'string') throw new UsageError(`--policy ${s}: ${r}`);
+    return r;
+  });
+}
+
+/** Loads every scenario of the study, in a stable order; ids must be unique. */
+export function loadScenarios(sources: readonly ScenarioSource[]): Conversation[] {
+  const out: Conversation[] = [];
+  const seen = new Map<string, string>();
+  const problems: Problem[] = [];
+  for (const s of sources) {
+    const files = globFiles(s);
+    if (!files.length) {
+      const msg = `no scenario file matches "${s.pattern}"`;
+      if (s.at) problems.push({ ...s.at, message: msg });
+      else throw new UsageError(`--scenario ${s.pattern}: no scenario file matches`);
+      continue;
+    }
+    for (const f of files) {
+      const c = loadScenarioFile(f, displayPath(f));
+      const prev = seen.get(c.id);
+      if (prev !== undefined) {
+        problems.push({ file: c.source, path: 'id', message: `duplicate scenario id "${c.id}" (also in ${prev})` });
+        continue;
+      }
+      seen.set(c.id, c.source);
+      out.push(c);
+    }
+  }
+  if (problems.length) throw new ScenarioError(problems);
+  return out;
+}
+
+function globFiles(s: GlobSource): string[] {
+  const direct = resolve(s.base, s.pattern);
+  if (existsSync(direct) && !/[*?[{]/.test(s.pattern)) return [direct];
+  return globSync(s.pattern, { cwd: s.base, absolute: true, onlyFiles: true })
+    .filter((f) => /\.(ya?ml|json)$/i.test(f))
+    .sort();
+}

@@ -1,0 +1,167 @@
+/**
+ * The data that flows through ctxsim, from scenario sources to reports.
+ * Tokens are integers; money is integer pico-dollars (`bigint`, 1e-12 USD)
+ * so sums stay exact; formatting happens only in reporters.
+ */
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+/** Where a policy-made system message comes from. */
+export type Origin = 'summary' | 'retrieved' | 'facts';
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** JSON text of the arguments, as a model would write it. */
+  arguments: string;
+}
+
+export interface Message {
+  role: Role;
+  content: string;
+  name?: string;
+  toolCalls?: readonly ToolCall[];
+  /** On a `tool` message: the id of the call it answers. */
+  toolCallId?: string;
+  /** On a policy-made `system` message: what made it. */
+  origin?: Origin;
+  /** Scenario turn the message belongs to (policy-made messages have none). */
+  turn?: number;
+}
+
+export interface Turn {
+  /** 1-based turn number, as in every output. */
+  index: number;
+  user: Message;
+  /** Assistant `tool_calls` message followed by its `tool` results; empty without tools. */
+  tools: readonly Message[];
+  assistant?: Message;
+  /** Facts stated in this turn: name → value. */
+  facts: Readonly<Record<string, string>>;
+  /** Facts this turn needs, scored for retention. */
+  probe: readonly string[];
+  /** Simulated seconds since the previous turn. */
+  gapSeconds: number;
+  injection: boolean;
+}
+
+/** A `forget` event: erase these facts after turn `afterTurn` (0 = before the first turn). */
+export interface ForgetEvent {
+  afterTurn: number;
+  facts: readonly string[];
+}
+
+export interface Conversation {
+  id: string;
+  title?: string;
+  system?: Message;
+  userId: string;
+  turns: readonly Turn[];
+  forgets: readonly ForgetEvent[];
+  /** Where it came from, for error messages and explain. */
+  source: string;
+}
+
+/** Pico-dollars: 1e-12 USD. */
+export type Pico = bigint;
+
+export type ProbeOutcome = 'retained' | 'stale' | 'missing';
+export type ProbeSource = 'window' | 'summary' | 'retrieved' | 'facts' | 'none';
+
+export interface ProbeRecord {
+  scenario: string;
+  policy: string;
+  turn: number;
+  fact: string;
+  outcome: ProbeOutcome;
+  /** Turns since the fact's current value was stated. */
+  ageTurns: number;
+  source: ProbeSource;
+}
+
+/** What memory upkeep did: a summarizer, extractor or embedder call. */
+export interface UpkeepCall {
+  kind: 'summary' | 'extract' | 'embed';
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** True when the user waits for it (it runs before the model call). */
+  sync: boolean;
+}
+
+export interface TurnRecord {
+  scenario: string;
+  policy: string;
+  turn: number;
+  contextMessages: number;
+  /** Prompt tokens over the turn's model calls; includes `cachedTokens`. */
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  auxInputTokens: number;
+  auxOutputTokens: number;
+  embedTokens: number;
+  cost: Pico;
+  cumulativeCost: Pico;
+  latencyMs: number;
+  overflow: boolean;
+  overBudget: boolean;
+  probes: number;
+  retained: number;
+  /** Cost split for charts: uncached input, cached input, output, upkeep. */
+  costInput: Pico;
+  costCached: Pico;
+  costOutput: Pico;
+  costUpkeep: Pico;
+}
+
+export interface SummaryRecord {
+  scenario: string;
+  policy: string;
+  turns: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  auxTokens: number;
+  totalCost: Pico;
+  costPerTurn: Pico;
+  peakInputTokens: number;
+  overflowTurns: number;
+  overBudgetTurns: number;
+  probes: number;
+  retained: number;
+  stale: number;
+  missing: number;
+  /** retained / probes, or null without probes. */
+  retention: number | null;
+  /** First probe turn at which a fact was not retained. */
+  firstLostTurn: number | null;
+  latencyP50Ms: number;
+  latencyP95Ms: number;
+}
+
+export interface PolicyRecord {
+  policy: string;
+  scenarios: number;
+  turns: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  auxTokens: number;
+  totalCost: Pico;
+  costPerConversation: Pico;
+  costPerTurn: Pico;
+  overflowTurns: number;
+  probes: number;
+  retained: number;
+  stale: number;
+  missing: number;
+  retention: number | null;
+}
+
+export interface Results {
+  turns: TurnRecord[];
+  probes: ProbeRecord[];
+  summary: SummaryRecord[];
+  policies: PolicyRecord[];
+}
