@@ -112,7 +112,7 @@ function kind(v: unknown): string {
 function describe(issue: z.core.$ZodIssue, value: unknown): string {
   switch (issue.code) {
     case 'invalid_type':
-      if (value === undefined) return 'required';
+      if (value === undefined) return 'required but missing';
       return `expected ${issue.expected === 'record' || issue.expected === 'object' ? 'mapping' : issue.expected === 'array' ? 'list' : issue.expected}, got ${kind(value)} ${show(value)}${typeof value === 'number' && issue.expected === 'string' ? ' (quote it)' : ''}`;
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
