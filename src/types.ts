@@ -157,6 +157,8 @@ export interface PolicyRecord {
   stale: number;
   missing: number;
   retention: number | null;
+  /** On the Pareto frontier: no other policy is both cheaper and retains more. */
+  pareto: boolean;
 }
 
 export interface Results {

@@ -1,6 +1,10 @@
 import { resolve } from 'node:path';
+import { runStudy, type RunOptions, type RunResults } from '../engine/run.js';
 import { UsageError } from '../errors.js';
-import { defaultStudy, loadStudy, policiesFromFlags, type Study } from '../scenario/study.js';
+import { fingerprint, type StudyFingerprint } from '../gate/baseline.js';
+import { defaultStudy, loadScenarios, loadStudy, policiesFromFlags, type Study } from '../scenario/study.js';
+import type { Conversation } from '../types.js';
+import type { IO } from './_io.js';
 
 /** Flags every study-running command takes; they override the study file. */
 export interface StudyFlags {
@@ -41,4 +45,45 @@ export function studyFromFlags(flags: StudyFlags): Study {
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   return study;
+}
+
+/** A study as run: its conversations, results and fingerprint. */
+export interface Executed {
+  study: Study;
+  conversations: Conversation[];
+  results: RunResults;
+  fingerprint: StudyFingerprint;
+}
+
+/** Loads the study's scenarios and runs it, with progress on stderr unless quiet. */
+export function executeStudy(study: Study, io: IO, opts: { quiet?: boolean; shard?: RunOptions['shard'] } = {}): Executed {
+  const conversations = loadScenarios(study.scenarios);
+  const results = runStudy({
+    ...study,
+    prices: undefined,
+    conversations,
+    ...(opts.shard && { shard: opts.shard }),
+    ...(!opts.quiet && { onProgress: progressLine(io) }),
+  });
+  const fp = fingerprint(
+    {
+      model: study.model,
+      tokenizer: results.encoding.name,
+      prices: study.prices === 'builtin' ? `builtin ${results.prices.date}` : study.prices,
+      cache: study.cache,
+      seed: study.seed,
+      policies: study.policies.map((p) => p.name),
+    },
+    conversations,
+  );
+  return { study, conversations, results, fingerprint: fp };
+}
+
+/** Progress on stderr: one redrawn line on a terminal, plain lines otherwise. */
+function progressLine(io: IO) {
+  return (done: number, total: number, scenario: string) => {
+    const line = `[${done}/${total}] ${scenario}`;
+    if (io.isTTY) io.err(`\r\x1b[K${line}${done === total ? '\n' : ''}`);
+    else io.err(`${line}\n`);
+  };
 }

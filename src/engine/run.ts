@@ -15,6 +15,8 @@ export interface RunOptions {
   model: string;
   tokenizer: string;
   prices?: PriceTable;
+  /** Run only the work items (scenario × policy, numbered scenario-major from 0) with `n % count === index - 1`. */
+  shard?: { index: number; count: number };
   /** Called after each scenario with how many are done. */
   onProgress?: (done: number, total: number, scenario: string) => void;
 }
@@ -42,8 +44,10 @@ export function runStudy(opts: RunOptions): RunResults {
   const turns: TurnRecord[] = [];
   const probes: ProbeRecord[] = [];
   const summary: SummaryRecord[] = [];
+  const p = opts.policies.length;
   opts.conversations.forEach((conversation, i) => {
-    for (const variant of opts.policies) {
+    for (const [j, variant] of opts.policies.entries()) {
+      if (opts.shard && (i * p + j) % opts.shard.count !== opts.shard.index - 1) continue;
       const r = replay(conversation, variant, ctx);
       turns.push(...r.turns);
       probes.push(...r.probes);

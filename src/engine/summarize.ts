@@ -43,8 +43,24 @@ export function summarize(turns: readonly TurnRecord[], probes: readonly ProbeRe
   };
 }
 
-/** One row per policy over all scenarios, in the order policies first appear. */
+/**
+ * Marks the Pareto frontier: a row is on it when no other row costs no more
+ * and retains no less, with one of the two strictly better.
+ */
+export function markPareto<T extends { totalCost: bigint; retention: number | null }>(rows: readonly T[]): (T & { pareto: boolean })[] {
+  const r = (x: T) => x.retention ?? 0;
+  return rows.map((a) => ({
+    ...a,
+    pareto: !rows.some((b) => b !== a && b.totalCost <= a.totalCost && r(b) >= r(a) && (b.totalCost < a.totalCost || r(b) > r(a))),
+  }));
+}
+
+/** One row per policy over all scenarios, in the order policies first appear, with the Pareto frontier marked. */
 export function byPolicy(summary: readonly SummaryRecord[]): PolicyRecord[] {
+  return markPareto(totalsByPolicy(summary));
+}
+
+function totalsByPolicy(summary: readonly SummaryRecord[]): Omit<PolicyRecord, 'pareto'>[] {
   const groups = new Map<string, SummaryRecord[]>();
   for (const s of summary) groups.set(s.policy, [...(groups.get(s.policy) ?? []), s]);
   return [...groups].map(([policy, rows]) => {

@@ -88,6 +88,7 @@ export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
   ['stale', (r) => r.stale],
   ['missing', (r) => r.missing],
   ['retention', (r) => fraction(r.retention)],
+  ['pareto', (r) => r.pareto],
 ];
 
 export const turnsCsv = (r: Pick<Results, 'turns'>): string => table(TURN_COLUMNS, r.turns);

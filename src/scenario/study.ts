@@ -34,6 +34,8 @@ export interface Study {
   policies: PolicyVariant[];
   /** Output folder, absolute. */
   out: string;
+  /** The CI gate's settings (`ctxsim check`); the baseline path is absolute. */
+  gate?: { baseline?: string; maxCostIncrease?: string | number; maxRetentionDrop?: string | number };
 }
 
 /** The package's own folder (for shipped scenarios). */
@@ -54,6 +56,13 @@ const studySchema = z.strictObject({
   scenarios: z.array(z.unknown()).min(1).optional(),
   policies: z.array(z.unknown()).min(1).optional(),
   out: z.string().min(1).optional(),
+  gate: z
+    .strictObject({
+      baseline: z.string().min(1).optional(),
+      maxCostIncrease: z.union([z.string(), z.number()]).optional(),
+      maxRetentionDrop: z.union([z.string(), z.number()]).optional(),
+    })
+    .optional(),
 });
 
 /** Every policy with its defaults, in registry order. */
@@ -99,6 +108,9 @@ export function loadStudy(file: string): Study {
       ...(doc.prices !== undefined && { prices: doc.prices === 'builtin' ? 'builtin' : resolve(dir, doc.prices) }),
       ...(doc.cache !== undefined && { cache: doc.cache }),
       ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
+      ...(doc.gate !== undefined && {
+        gate: { ...doc.gate, ...(doc.gate.baseline !== undefined && { baseline: resolve(dir, doc.gate.baseline) }) },
+      }),
     });
     if (doc.scenarios) {
       study.scenarios = doc.scenarios.flatMap((entry, i) => {

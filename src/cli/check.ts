@@ -1,0 +1,89 @@
+import { appendFileSync, readFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { CtxsimError, UsageError } from '../errors.js';
+import { makeBaseline, type Baseline } from '../gate/baseline.js';
+import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLimits } from '../gate/compare.js';
+import { gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
+import { displayPath, type Study } from '../scenario/study.js';
+import type { Command } from './_app.js';
+import { writeFilesAtomic, type IO } from './_io.js';
+import { executeStudy, STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
+
+interface CheckFlags extends StudyFlags {
+  baseline?: string;
+  maxCostIncrease?: string;
+  maxRetentionDrop?: string;
+  junit?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export function checkCommand(io: IO): Command<CheckFlags> {
+  return {
+    command: 'check [study]',
+    describe: 'rerun the study and fail (exit 1) on cost or retention regressions against a baseline',
+    builder: (y: Argv) =>
+      y
+        .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
+        .option('baseline', { type: 'string', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' })
+        .option('max-cost-increase', { type: 'string', describe: 'allowed cost rise per scenario × policy (default 5%)' })
+        .option('max-retention-drop', { type: 'string', describe: 'allowed retention drop: probes (default 0) or points (2%)' })
+        .option('junit', { type: 'string', describe: 'also write JUnit XML here' })
+        .option('json', { type: 'boolean', describe: 'print the result as JSON instead of a table' })
+        .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
+        .options(STUDY_OPTIONS),
+    handler: (argv: CheckFlags) => check(argv, io),
+  };
+}
+
+/** Flags win over the study's `gate:` block, which wins over the defaults. */
+function limitsFor(flags: CheckFlags, study: Study): GateLimits {
+  const cost = flags.maxCostIncrease ?? study.gate?.maxCostIncrease;
+  const drop = flags.maxRetentionDrop ?? study.gate?.maxRetentionDrop;
+  return {
+    maxCostIncrease: cost === undefined ? DEFAULT_LIMITS.maxCostIncrease : parsePercent('--max-cost-increase', cost),
+    maxRetentionDrop: drop === undefined ? DEFAULT_LIMITS.maxRetentionDrop : parseRetentionLimit('--max-retention-drop', drop),
+  };
+}
+
+/** Reads a baseline written by `run --save-baseline`. */
+export function readBaseline(file: string): Baseline {
+  const shown = displayPath(file);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new CtxsimError(`${shown}: cannot read baseline (${(e as NodeJS.ErrnoException).code ?? e})`, 'input');
+  }
+  let b: Partial<Baseline>;
+  try {
+    b = JSON.parse(text);
+  } catch (e) {
+    throw new CtxsimError(`${shown}: baseline is not valid JSON (${(e as Error).message})`, 'input');
+  }
+  if (b?.schemaVersion !== 1 || !Array.isArray(b.rows) || !b.study) {
+    throw new CtxsimError(`${shown}: not a ctxsim baseline (expected schemaVersion 1 with study and rows)`, 'input');
+  }
+  return b as Baseline;
+}
+
+/** `ctxsim check`: exit 0 pass, 1 regression. */
+export function check(flags: CheckFlags, io: IO): number {
+  const study = studyFromFlags(flags);
+  const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
+  if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
+  const baseline = readBaseline(file);
+  const limits = limitsFor(flags, study);
+  const { results, fingerprint } = executeStudy(study, io, { quiet: flags.quiet });
+  const result = compare(baseline, makeBaseline(fingerprint, results.summary), limits);
+  const table = gateMarkdown(result);
+  io.out(flags.json ? gateJson(result) : table);
+  const summary = process.env.GITHUB_STEP_SUMMARY;
+  if (summary) appendFileSync(summary, `${table}\n`);
+  if (flags.junit) {
+    const junit = resolve(flags.junit);
+    writeFilesAtomic(dirname(junit), new Map([[basename(junit), gateJunit(result)]]));
+  }
+  return result.failed ? 1 : 0;
+}

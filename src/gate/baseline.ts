@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import type { Conversation, SummaryRecord } from '../types.js';
+
+/** What a run was: the settings a baseline is compared on. */
+export interface StudyFingerprint {
+  model: string;
+  tokenizer: string;
+  prices: string;
+  cache: string;
+  seed: number;
+  policies: string[];
+  /** Scenario id → hash of its content. */
+  scenarios: Record<string, string>;
+}
+
+/** One scenario × policy's totals, compact. */
+export interface BaselineRow {
+  scenario: string;
+  policy: string;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  auxTokens: number;
+  /** Total cost in micro-dollars (exact to the pico-dollar). */
+  costMicroUsd: number;
+  probes: number;
+  retained: number;
+  overflowTurns: number;
+  latencyP95Ms: number;
+}
+
+export interface Baseline {
+  schemaVersion: 1;
+  studyHash: string;
+  study: StudyFingerprint;
+  rows: BaselineRow[];
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** A stable hash of a conversation's content (what is replayed, not where it came from). */
+export function conversationHash(c: Conversation): string {
+  const { source: _source, ...content } = c;
+  return sha256(JSON.stringify(content)).slice(0, 16);
+}
+
+export function fingerprint(
+  s: Omit<StudyFingerprint, 'scenarios'>,
+  conversations: readonly Conversation[],
+): StudyFingerprint {
+  return { ...s, scenarios: Object.fromEntries(conversations.map((c) => [c.id, conversationHash(c)])) };
+}
+
+/** The baseline of a run: per scenario × policy totals and the study's fingerprint. */
+export function makeBaseline(study: StudyFingerprint, summary: readonly SummaryRecord[]): Baseline {
+  return {
+    schemaVersion: 1,
+    studyHash: sha256(JSON.stringify(study)).slice(0, 16),
+    study,
+    rows: summary.map((s) => ({
+      scenario: s.scenario,
+      policy: s.policy,
+      inputTokens: s.inputTokens,
+      cachedTokens: s.cachedTokens,
+      outputTokens: s.outputTokens,
+      auxTokens: s.auxTokens,
+      costMicroUsd: Number(s.totalCost) / 1e6,
+      probes: s.probes,
+      retained: s.retained,
+      overflowTurns: s.overflowTurns,
+      latencyP95Ms: s.latencyP95Ms,
+    })),
+  };
+}
+
+/** Serialized with one row per line, so a diff of a committed baseline reads well. */
+export function baselineJson(b: Baseline): string {
+  const head = JSON.stringify({ schemaVersion: b.schemaVersion, studyHash: b.studyHash, study: b.study }, null, 2).slice(0, -2);
+  return `${head},\n  "rows": [\n${b.rows.map((r) => `    ${JSON.stringify(r)}`).join(',\n')}\n  ]\n}\n`;
+}

@@ -1,0 +1,87 @@
+import { CtxsimError, UsageError } from '../errors.js';
+import { byPolicy } from '../engine/summarize.js';
+import type { ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
+import type { StudyFingerprint } from './baseline.js';
+
+/** The part `--shard K/N` ran, written losslessly so `merge` can rebuild the whole run. */
+export interface ShardFile {
+  kind: 'ctxsim-shard';
+  schemaVersion: 1;
+  shard: { index: number; count: number };
+  study: StudyFingerprint;
+  turns: TurnRecord[];
+  probes: ProbeRecord[];
+  summary: SummaryRecord[];
+}
+
+/** Parses `K/N` (1 ≤ K ≤ N). */
+export function parseShard(text: string): { index: number; count: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
+  const index = Number(m?.[1]);
+  const count = Number(m?.[2]);
+  if (!m || count < 1 || index < 1 || index > count) throw new UsageError(`--shard: expected K/N with 1 ≤ K ≤ N, got "${text}"`);
+  return { index, count };
+}
+
+/** The file name a shard writes. */
+export const shardFileName = (s: { index: number; count: number }) => `shard-${s.index}-of-${s.count}.json`;
+
+/** JSON with bigint money kept exact as `{"$pico": "…"}`. */
+export function toJson(value: unknown): string {
+  return `${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? { $pico: v.toString() } : v))}\n`;
+}
+
+export function fromJson(text: string): unknown {
+  return JSON.parse(text, (_k, v) => (v && typeof v === 'object' && typeof v.$pico === 'string' ? BigInt(v.$pico) : v));
+}
+
+/** Reads a shard file; anything else is an error naming the file. */
+export function readShard(file: string, text: string): ShardFile {
+  let v: unknown;
+  try {
+    v = fromJson(text);
+  } catch {
+    throw new CtxsimError(`${file}: not a ctxsim shard file (invalid JSON)`, 'input');
+  }
+  const s = v as Partial<ShardFile>;
+  if (s?.kind !== 'ctxsim-shard' || s.schemaVersion !== 1 || !s.shard || !s.study || !Array.isArray(s.summary)) {
+    throw new CtxsimError(`${file}: not a ctxsim shard file (schemaVersion 1)`, 'input');
+  }
+  return s as ShardFile;
+}
+
+/**
+ * Rebuilds the results of the unsharded run from all N shards: rows are put
+ * back in scenario-major, policy-minor order, and policy totals recomputed.
+ */
+export function mergeShards(shards: readonly { file: string; shard: ShardFile }[]): { study: StudyFingerprint; results: Results } {
+  if (!shards.length) throw new UsageError('merge: no shard files found');
+  const first = shards[0]!.shard;
+  const fp = JSON.stringify(first.study);
+  const seen = new Map<number, string>();
+  for (const { file, shard } of shards) {
+    if (JSON.stringify(shard.study) !== fp) throw new UsageError(`merge: ${file} comes from a different study than ${shards[0]!.file}`);
+    if (shard.shard.count !== first.shard.count) throw new UsageError(`merge: ${file} is shard ${shard.shard.index}/${shard.shard.count}, expected …/${first.shard.count}`);
+    if (seen.has(shard.shard.index)) throw new UsageError(`merge: shard ${shard.shard.index}/${shard.shard.count} given twice (${seen.get(shard.shard.index)}, ${file})`);
+    seen.set(shard.shard.index, file);
+  }
+  const missing = Array.from({ length: first.shard.count }, (_, i) => i + 1).filter((k) => !seen.has(k));
+  if (missing.length) throw new UsageError(`merge: missing shard(s) ${missing.map((k) => `${k}/${first.shard.count}`).join(', ')}`);
+
+  const scenarioOrder = new Map(Object.keys(first.study.scenarios).map((id, i) => [id, i]));
+  const policyOrder = new Map(first.study.policies.map((p, i) => [p, i]));
+  const rank = (r: { scenario: string; policy: string }) => scenarioOrder.get(r.scenario)! * policyOrder.size + policyOrder.get(r.policy)!;
+  const byRank = <T extends { scenario: string; policy: string }>(rows: T[]) =>
+    rows.map((r, i) => [r, i] as const).sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1]).map(([r]) => r);
+  const ordered = [...shards].sort((a, b) => a.shard.shard.index - b.shard.shard.index);
+  const summary = byRank(ordered.flatMap((s) => s.shard.summary));
+  return {
+    study: first.study,
+    results: {
+      turns: byRank(ordered.flatMap((s) => s.shard.turns)),
+      probes: byRank(ordered.flatMap((s) => s.shard.probes)),
+      summary,
+      policies: byPolicy(summary),
+    },
+  };
+}

@@ -1,0 +1,157 @@
+import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { capture } from './_io.js';
+import { ROOT } from './_shared.js';
+
+let dir: string;
+const study = () => join(dir, 'study.yaml');
+const baseline = () => join(dir, 'baseline.json');
+
+async function cli(...args: string[]) {
+  const io = capture();
+  const code = await runMain(args, io);
+  return { code, ...io };
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ctxsim-gate-'));
+  for (const f of ['kavya-late-order.yaml', 'noah-amnesia.yaml']) cpSync(join(ROOT, 'scenarios', f), join(dir, 'scenarios', f));
+  writeFileSync(
+    study(),
+    ['seed: 7', 'model: gpt-4o-mini', 'scenarios: [scenarios/*.yaml]', 'policies:', '  - full', '  - window-turns: {turns: 2}', 'out: out/', ''].join('\n'),
+  );
+  const r = await cli('run', study(), '--save-baseline', baseline(), '--quiet');
+  expect(r.code).toBe(0);
+});
+
+afterEach(() => {
+  delete process.env.GITHUB_STEP_SUMMARY;
+});
+
+describe('ctxsim check', () => {
+  it('passes an unchanged study', async () => {
+    const r = await cli('check', study(), '--baseline', baseline(), '--quiet');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('### ctxsim check: passed');
+  });
+
+  it('a dearer model trips the gate and names every scenario × policy', async () => {
+    const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--quiet');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('- model: gpt-4o-mini → gpt-4o');
+    // gpt-4o costs 2.5e-6/1e-5 against 1.5e-7/6e-7 per token: input ×16.67, output ×16.67 → +1566.7%
+    expect(r.stdout).toContain('| fail | kavya-late-order | full | $0.000051 | $0.000855 | +1566.7% |');
+    expect(r.stdout.match(/^\| fail \|/gm)).toHaveLength(4);
+  });
+
+  it('an improvement passes', async () => {
+    await cli('run', study(), '--model', 'gpt-4o', '--save-baseline', baseline(), '--force', '--quiet');
+    const r = await cli('check', study(), '--baseline', baseline(), '--quiet');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('| pass | kavya-late-order | full | $0.000855 | $0.000051 | -94.0% |');
+  });
+
+  it('a longer system prompt in a scenario trips it for that scenario only', async () => {
+    const f = join(dir, 'scenarios', 'noah-amnesia.yaml');
+    writeFileSync(f, readFileSync(f, 'utf8').replace('system: You are a friendly assistant.', `system: You are a friendly assistant. ${'Always be polite. '.repeat(30)}`));
+    const r = await cli('check', study(), '--baseline', baseline(), '--quiet');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('- scenario changed: noah-amnesia');
+    expect(r.stdout).toMatch(/^\| fail \| noah-amnesia \| full \|/m);
+    expect(r.stdout).toMatch(/^\| fail \| noah-amnesia \| window-turns:turns=2 \|/m);
+    expect(r.stdout).toMatch(/^\| pass \| kavya-late-order \| full \|/m);
+  });
+
+  it('a larger budget (re-parameterized policy) is compared with its old variant and trips it', async () => {
+    const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'full', '--policy', 'window-turns:turns=4', '--quiet');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('- policy: window-turns:turns=2 → window-turns:turns=4');
+    // noah: turns 4 and 5 now send 3 and 4 earlier exchanges instead of 2: dearer, and the name is retained again.
+    expect(r.stdout).toMatch(/^\| fail \| noah-amnesia \| window-turns:turns=2 → window-turns:turns=4 \|.*\| 0\/1 \| 1\/1 \|/m);
+    // kavya has 3 turns: a window of 2 or 4 exchanges sends the same.
+    expect(r.stdout).toMatch(/^\| pass \| kavya-late-order \| window-turns:turns=2 → window-turns:turns=4 \|.*\| \+0\.0% \|/m);
+  });
+
+  it('a retention drop trips it', async () => {
+    await cli('run', study(), '--policy', 'window-turns:turns=4', '--save-baseline', baseline(), '--force', '--quiet');
+    const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-turns:turns=3', '--quiet');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^\| fail \| noah-amnesia \| window-turns:turns=4 → window-turns:turns=3 \|.*\| 1\/1 \| 0\/1 \|.*retention: 1 more probe\(s\) not retained \(limit 0\) \|$/m);
+    const lenient = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-turns:turns=3', '--max-retention-drop', '1', '--quiet');
+    expect(lenient.code).toBe(0);
+  });
+
+  it('rows on one side only are listed, not failed', async () => {
+    const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'full', '--policy', 'window-tokens:budget=50', '--policy', 'window-turns:turns=2', '--quiet');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\| added \| kavya-late-order \| window-tokens:budget=50 \|/m);
+  });
+
+  it('appends the table to $GITHUB_STEP_SUMMARY and writes parseable JUnit XML', async () => {
+    const summary = join(dir, 'summary.md');
+    writeFileSync(summary, '# before\n');
+    process.env.GITHUB_STEP_SUMMARY = summary;
+    const junit = join(dir, 'junit', 'gate.xml');
+    const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--junit', junit, '--quiet');
+    expect(r.code).toBe(1);
+    const text = readFileSync(summary, 'utf8');
+    expect(text.startsWith('# before\n### ctxsim check: FAILED (4 regressions)')).toBe(true);
+    const xml = readFileSync(junit, 'utf8');
+    expect(XMLValidator.validate(xml)).toBe(true);
+    const doc = new XMLParser({ ignoreAttributes: false }).parse(xml);
+    const suite = doc.testsuites.testsuite;
+    expect(suite['@_tests']).toBe('4');
+    expect(suite['@_failures']).toBe('4');
+    expect(suite.testcase.map((c: Record<string, string>) => `${c['@_classname']}/${c['@_name']}`).sort()).toEqual([
+      'kavya-late-order/full',
+      'kavya-late-order/window-turns:turns=2',
+      'noah-amnesia/full',
+      'noah-amnesia/window-turns:turns=2',
+    ]);
+  });
+
+  it('--json prints machine-readable results; the study gate block sets thresholds', async () => {
+    writeFileSync(study(), `${readFileSync(study(), 'utf8')}gate: {baseline: baseline.json, maxCostIncrease: 2000%}\n`);
+    const r = await cli('check', study(), '--model', 'gpt-4o', '--json', '--quiet');
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.failed).toBe(false);
+    expect(j.rows).toHaveLength(4);
+    expect(j.differences).toEqual(['model: gpt-4o-mini → gpt-4o']);
+  });
+
+  it('never overwrites a baseline without --force; bad baselines are input errors', async () => {
+    const again = await cli('run', study(), '--save-baseline', baseline(), '--quiet');
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('exists; add --force to replace it');
+    writeFileSync(join(dir, 'bad.json'), '{"rows": 3}');
+    const bad = await cli('check', study(), '--baseline', join(dir, 'bad.json'), '--quiet');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('bad.json: not a ctxsim baseline');
+  });
+});
+
+describe('sharded runs', () => {
+  it('shards 1/3 + 2/3 + 3/3 merged equal the unsharded run byte for byte', async () => {
+    const whole = join(dir, 'whole');
+    expect((await cli('run', '--out', whole, '--quiet')).code).toBe(0);
+    for (const k of [1, 2, 3]) expect((await cli('run', '--shard', `${k}/3`, '--out', join(dir, `s${k}`), '--quiet')).code).toBe(0);
+    const merged = join(dir, 'merged');
+    const m = await cli('merge', join(dir, 's1'), join(dir, 's2'), join(dir, 's3'), '--out', merged, '--quiet');
+    expect(m.code).toBe(0);
+    const files = readdirSync(whole).sort();
+    expect(readdirSync(merged).sort()).toEqual(files);
+    for (const f of files) expect(readFileSync(join(merged, f)).equals(readFileSync(join(whole, f))), f).toBe(true);
+  });
+
+  it('a missing shard is an error', async () => {
+    await cli('run', '--shard', '1/2', '--out', join(dir, 'a'), '--quiet');
+    const m = await cli('merge', join(dir, 'a'), '--out', join(dir, 'm'), '--quiet');
+    expect(m.code).toBe(2);
+    expect(m.stderr).toBe('ctxsim: merge: missing shard(s) 2/2\n');
+  });
+});
