@@ -2,6 +2,7 @@ import yargs, { type Argv, type CommandModule } from 'yargs';
 import { CtxsimError } from '../errors.js';
 import { explainCommand } from './explain.js';
 import { processIO, type IO } from './_io.js';
+import { pricesCommand } from './prices.js';
 import { runCommand } from './run.js';
 
 /**
@@ -19,6 +20,7 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .usage('$0 <command> [options]')
     .command(wrap(runCommand(io), setCode))
     .command(wrap(explainCommand(io), setCode))
+    .command(wrap(pricesCommand(io), setCode))
     .demandCommand(1, 'name a command: run, explain')
     .strict()
     .help()

@@ -3,7 +3,6 @@ import { runStudy } from '../engine/run.js';
 import { policiesCsv, probesCsv, summaryCsv, turnsCsv } from '../report/csv.js';
 import { policyTable } from '../report/text.js';
 import { displayPath, loadScenarios } from '../scenario/study.js';
-import { UsageError } from '../errors.js';
 import type { Command } from './_app.js';
 import { writeFilesAtomic, type IO } from './_io.js';
 import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
@@ -28,10 +27,9 @@ export function runCommand(io: IO): Command<RunFlags> {
 /** `ctxsim run`: load, replay, write every output atomically, print the policy table. */
 export function run(flags: RunFlags, io: IO): number {
   const study = studyFromFlags(flags);
-  if (study.prices !== 'builtin') throw new UsageError(`prices: custom price tables are not supported yet (${study.prices})`);
   const conversations = loadScenarios(study.scenarios);
   const progress = flags.quiet ? undefined : progressLine(io);
-  const results = runStudy({ ...study, prices: undefined, conversations, onProgress: progress });
+  const results = runStudy({ ...study, conversations, onProgress: progress });
   const files = new Map([
     ['turns.csv', turnsCsv(results)],
     ['probes.csv', probesCsv(results)],
