@@ -54,7 +54,7 @@ export function pricesTable(table: PriceTable, models: readonly ModelPrice[], s:
         ruleText(p, s),
         String(l.ttftMs),
         String(l.prefillTps),
-        String(l.decodeTps),
+        p.mode === 'embedding' ? '-' : String(l.decodeTps),
       ];
     }),
   ];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDuration } from '../scenario/duration.js';
 import type { LatencyOverrides } from './latency.js';
 
 /** Route each turn to a light or a strong model by the size of the user message. */
@@ -30,7 +31,10 @@ export const DEFAULT_COSTS: CostSettings = { cache: 'auto', cacheTtl: DEFAULT_CA
 
 /** Study keys that shape pricing, checked with the rest of the study file. */
 export const COST_KEYS = {
-  cacheTtl: z.union([z.number().min(0), z.string().min(1)]).optional(),
+  cacheTtl: z
+    .union([z.number(), z.string()])
+    .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 300s or 5m' })
+    .optional(),
   route: z
     .strictObject({
       light: z.string().min(1),

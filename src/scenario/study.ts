@@ -112,11 +112,7 @@ export function loadStudy(file: string): Study {
       ...(doc.latency !== undefined && { latency: doc.latency }),
       ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
     });
-    if (doc.cacheTtl !== undefined) {
-      const ttl = parseDuration(doc.cacheTtl);
-      if (ttl === undefined) problems.push(src.problem(['cacheTtl'], `expected a duration such as 300s or 5m, got ${JSON.stringify(doc.cacheTtl)}`));
-      else study.cacheTtl = ttl;
-    }
+    if (doc.cacheTtl !== undefined) study.cacheTtl = parseDuration(doc.cacheTtl)!;
     if (doc.scenarios) {
       study.scenarios = doc.scenarios.flatMap((entry, i) => {
         if (typeof entry === 'string') return [{ kind: 'glob' as const, pattern: entry, base: dir, at: src.problem(['scenarios', i], '') }];

@@ -1,0 +1,29 @@
+/** Access to the project's shared real data (`../shared/data` beside the repository), which may be absent. */
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'vitest';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The absolute path of `relPath` under `../shared/data` (relative to the repo root), or undefined when absent. */
+export function sharedData(relPath: string): string | undefined {
+  const p = resolve(ROOT, '..', 'shared', 'data', relPath);
+  return existsSync(p) ? p : undefined;
+}
+
+const note = (relPath: string) => ` (skipped: ../shared/data/${relPath} not found)`;
+
+/** `describe` that runs only when the shared file exists, and says why it was skipped otherwise. */
+export function describeShared(relPath: string, name: string, fn: (path: string) => void): void {
+  const p = sharedData(relPath);
+  if (p) describe(name, () => fn(p));
+  else describe.skip(name + note(relPath), () => {});
+}
+
+/** `it` that runs only when the shared file exists, and says why it was skipped otherwise. */
+export function itShared(relPath: string, name: string, fn: (path: string) => void | Promise<void>): void {
+  const p = sharedData(relPath);
+  if (p) it(name, () => fn(p));
+  else it.skip(name + note(relPath), () => {});
+}
