@@ -3,21 +3,30 @@ import { resolve } from 'node:path';
 import { ScenarioError, type Problem } from '../errors.js';
 import { SourceDoc } from '../scenario/document.js';
 import { displayPath } from '../scenario/study.js';
-import builtinJson from './builtin-prices.json' with { type: 'json' };
 import { compileTable, mergeEntries, rawEntries, type PriceTable, type RawEntry } from './prices.js';
 
-/** The generated snapshot's header (see scripts/gen-prices.mjs). */
-const META = (builtinJson as { _meta: { sourceDate: string } })._meta;
+/**
+ * The snapshot's shape. Referring to the file here also keeps it in the
+ * TypeScript program, so the build copies it beside this module; it is read
+ * at run time (a static JSON import of 2,000 models is slow to load in tests).
+ */
+type BuiltinSnapshot = typeof import('./builtin-prices.json', { with: { type: 'json' } });
 
-/** The date of LiteLLM's table the builtin snapshot was generated from. */
-export const BUILTIN_DATE: string = META.sourceDate;
+let snapshot: BuiltinSnapshot | undefined;
+function builtinJson(): BuiltinSnapshot {
+  snapshot ??= JSON.parse(readFileSync(new URL('./builtin-prices.json', import.meta.url), 'utf8')) as BuiltinSnapshot;
+  return snapshot;
+}
+
+/** The date of LiteLLM's table the builtin snapshot was generated from (its `_meta` header). */
+export const BUILTIN_DATE: string = builtinJson()._meta.sourceDate;
 
 const BUILTIN_FILE = 'src/pricing/builtin-prices.json';
 let builtinEntries: Map<string, RawEntry> | undefined;
 let builtinTable: PriceTable | undefined;
 
 function builtinRaw(): Map<string, RawEntry> {
-  builtinEntries ??= rawEntries(builtinJson);
+  builtinEntries ??= rawEntries(builtinJson());
   return builtinEntries;
 }
 
