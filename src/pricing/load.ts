@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { ScenarioError, type Problem } from '../errors.js';
 import { SourceDoc } from '../scenario/document.js';
-import { displayPath } from '../scenario/study.js';
 import { compileTable, mergeEntries, rawEntries, type PriceTable, type RawEntry } from './prices.js';
 
 /**
@@ -49,7 +48,8 @@ export function builtinPrices(): PriceTable {
 export function loadPrices(spec: string): PriceTable {
   if (spec === 'builtin') return builtinPrices();
   const file = resolve(spec);
-  const shown = displayPath(file);
+  const rel = relative(process.cwd(), file);
+  const shown = rel && !rel.startsWith('..') ? rel : file;
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

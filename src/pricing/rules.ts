@@ -40,15 +40,3 @@ export function explicitMinTokens(model: string): number {
   if (/claude-3[-.](5[-.])?haiku|haiku-3/.test(m)) return 2048;
   return 1024;
 }
-
-/** One line saying how a rule caches, for `ctxsim prices`. */
-export function describeRule(rule: CacheRule): string {
-  switch (rule.kind) {
-    case 'none':
-      return 'none';
-    case 'automatic':
-      return `auto prefix ≥${rule.minTokens}, ${rule.step}-token steps`;
-    case 'explicit':
-      return `breakpoint ≥${rule.minTokens}`;
-  }
-}
