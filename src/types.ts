@@ -94,9 +94,16 @@ export interface TurnRecord {
   policy: string;
   turn: number;
   contextMessages: number;
-  /** Prompt tokens over the turn's model calls; includes `cachedTokens`. */
+  /** The chat model the turn was routed to. */
+  model: string;
+  /** A call of the turn failed and was retried on the fallback model. */
+  fallback: boolean;
+  /** Prompt tokens over the turn's model calls; includes `cachedTokens` and `cacheWriteTokens`. */
   inputTokens: number;
+  /** Prompt tokens read from the provider's cache. */
   cachedTokens: number;
+  /** Prompt tokens written to an explicit (Anthropic-style) cache. */
+  cacheWriteTokens: number;
   outputTokens: number;
   auxInputTokens: number;
   auxOutputTokens: number;

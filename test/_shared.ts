@@ -1,22 +1,33 @@
+/** Access to the project's shared real data (`../shared/data` beside the repository), which may be absent. */
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describe, it } from 'vitest';
 
 /** The repository root. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-const SHARED = resolve(ROOT, '..', 'shared', 'data');
-
-/**
- * The absolute path of a file in the optional real-data folder beside the
- * repository, or undefined when it is absent: tests that use it skip then.
- */
+/** The absolute path of `relPath` under `../shared/data` (relative to the repo root), or undefined when absent. */
 export function sharedData(relPath: string): string | undefined {
-  const p = join(SHARED, relPath);
+  const p = resolve(ROOT, '..', 'shared', 'data', relPath);
   return existsSync(p) ? p : undefined;
 }
 
 /** The reason printed when a real-data test skips. */
 export function skipReason(relPath: string): string {
   return `skipped: real data ../shared/data/${relPath} is not present`;
+}
+
+/** `describe` that runs only when the shared file exists, and says why it was skipped otherwise. */
+export function describeShared(relPath: string, name: string, fn: (path: string) => void): void {
+  const p = sharedData(relPath);
+  if (p) describe(name, () => fn(p));
+  else describe.skip(`${name} (${skipReason(relPath)})`, () => {});
+}
+
+/** `it` that runs only when the shared file exists, and says why it was skipped otherwise. */
+export function itShared(relPath: string, name: string, fn: (path: string) => void | Promise<void>): void {
+  const p = sharedData(relPath);
+  if (p) it(name, () => fn(p));
+  else it.skip(`${name} (${skipReason(relPath)})`, () => {});
 }

@@ -4,6 +4,7 @@ import { checkCommand } from './check.js';
 import { explainCommand } from './explain.js';
 import { mergeCommand } from './merge.js';
 import { processIO, type IO } from './_io.js';
+import { pricesCommand } from './prices.js';
 import { runCommand } from './run.js';
 
 /**
@@ -23,7 +24,8 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .command(wrap(explainCommand(io), setCode))
     .command(wrap(checkCommand(io), setCode))
     .command(wrap(mergeCommand(io), setCode))
-    .demandCommand(1, 'name a command: run, explain, check, merge')
+    .command(wrap(pricesCommand(io), setCode))
+    .demandCommand(1, 'name a command: run, explain, check, merge, prices')
     .strict()
     .help()
     .version()

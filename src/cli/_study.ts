@@ -1,8 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { runStudy, type RunOptions, type RunResults } from '../engine/run.js';
 import { UsageError } from '../errors.js';
-import { fingerprint, type StudyFingerprint } from '../gate/baseline.js';
-import { defaultStudy, loadScenarios, loadStudy, policiesFromFlags, type Study } from '../scenario/study.js';
+import { fingerprint, sha256, type StudyFingerprint } from '../gate/baseline.js';
+import { defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, type Study } from '../scenario/study.js';
 import type { Conversation } from '../types.js';
 import type { IO } from './_io.js';
 
@@ -60,7 +61,6 @@ export function executeStudy(study: Study, io: IO, opts: { quiet?: boolean; shar
   const conversations = loadScenarios(study.scenarios);
   const results = runStudy({
     ...study,
-    prices: undefined,
     conversations,
     ...(opts.shard && { shard: opts.shard }),
     ...(!opts.quiet && { onProgress: progressLine(io) }),
@@ -69,8 +69,8 @@ export function executeStudy(study: Study, io: IO, opts: { quiet?: boolean; shar
     {
       model: study.model,
       tokenizer: results.encoding.name,
-      prices: study.prices === 'builtin' ? `builtin ${results.prices.date}` : study.prices,
-      cache: study.cache,
+      prices: study.prices === 'builtin' ? `builtin ${results.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readFileSync(study.prices, 'utf8')).slice(0, 12)}`,
+      cache: `${study.cache} ttl=${study.cacheTtl}s`,
       seed: study.seed,
       policies: study.policies.map((p) => p.name),
     },

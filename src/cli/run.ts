@@ -48,7 +48,6 @@ export function outputs(results: Results): Map<string, string> {
 /** `ctxsim run`: load, replay, write every output atomically, print the policy table. */
 export function run(flags: RunFlags, io: IO): number {
   const study = studyFromFlags(flags);
-  if (study.prices !== 'builtin') throw new UsageError(`prices: custom price tables are not supported yet (${study.prices})`);
   const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
   const baselineFile = flags.saveBaseline === undefined ? undefined : resolve(flags.saveBaseline);
   if (baselineFile && shard) throw new UsageError('--save-baseline: save the baseline from the merged run, not from a shard');

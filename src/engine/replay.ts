@@ -3,6 +3,7 @@ import type { PolicyVariant } from '../policies/spec.js';
 import type { PromptPlan } from '../policies/types.js';
 import { Meter } from '../pricing/meter.js';
 import type { PriceTable } from '../pricing/prices.js';
+import { chooseModel, type CostSettings } from '../pricing/settings.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeRecord, TurnRecord, UpkeepCall } from '../types.js';
 import { FactLedger, Presence } from './score.js';
@@ -13,6 +14,8 @@ export interface ReplayContext {
   model: string;
   tokens: TokenCounter;
   prices: PriceTable;
+  /** Caching, routing, fallback and latency settings (defaults when absent). */
+  costs?: CostSettings;
   presence: Presence;
 }
 
@@ -51,7 +54,12 @@ export function replay(
     random: streamFor(ctx.seed, conversation.id, variant.name),
     model,
   });
-  const meter = new Meter(ctx.prices);
+  const meter = new Meter(ctx.prices, {
+    settings: ctx.costs,
+    count: (m) => tokens.message(m),
+    // Its own stream, so drawing failures leaves the policy's draws unchanged.
+    random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`),
+  });
   const ledger = new FactLedger(conversation);
   const turns: TurnRecord[] = [];
   const probes: ProbeRecord[] = [];
@@ -61,6 +69,7 @@ export function replay(
   for (const turn of conversation.turns) {
     if (turn.index > 1) time += turn.gapSeconds;
     const info = { turn, time };
+    const turnModel = chooseModel(ctx.costs?.route, model, tokens.output(turn.user));
     const exchange: Message[] = [turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])];
     const calls: SentCall[] = [];
     const first = session.prompt([turn.user], info);
@@ -77,8 +86,11 @@ export function replay(
       policy: variant.name,
       turn: turn.index,
       contextMessages: first.messages.length,
+      model: turnModel,
+      fallback: false,
       inputTokens: 0,
       cachedTokens: 0,
+      cacheWriteTokens: 0,
       outputTokens: 0,
       auxInputTokens: 0,
       auxOutputTokens: 0,
@@ -98,7 +110,7 @@ export function replay(
     for (const call of calls) {
       onCall?.(turn.index, call);
       const c = meter.call({
-        model,
+        model: turnModel,
         messages: call.plan.messages,
         promptTokens: call.promptTokens,
         stablePrefix: call.plan.stablePrefix,
@@ -107,12 +119,14 @@ export function replay(
       });
       row.inputTokens += c.inputTokens;
       row.cachedTokens += c.cachedTokens;
+      row.cacheWriteTokens += c.cacheWriteTokens;
       row.outputTokens += c.outputTokens;
       row.costInput += c.input;
       row.costCached += c.cached;
       row.costOutput += c.output;
       row.latencyMs += c.latencyMs;
       row.overflow ||= c.overflow;
+      row.fallback ||= c.fallback;
     }
     for (const u of upkeep) {
       if (u.kind === 'embed') row.embedTokens += u.inputTokens;
@@ -122,6 +136,7 @@ export function replay(
       }
       const priced = meter.upkeep(u.model, u.inputTokens, u.outputTokens);
       row.costUpkeep += priced.cost;
+      row.overflow ||= priced.overflow;
       if (u.sync) row.latencyMs += priced.latencyMs;
     }
     row.latencyMs = Math.round(row.latencyMs);

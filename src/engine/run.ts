@@ -1,5 +1,7 @@
 import type { PolicyVariant } from '../policies/spec.js';
-import { BUILTIN, lookup, type PriceTable } from '../pricing/prices.js';
+import { loadPrices } from '../pricing/load.js';
+import { lookup, type PriceTable } from '../pricing/prices.js';
+import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { Conversation, ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
@@ -14,7 +16,13 @@ export interface RunOptions {
   seed: number;
   model: string;
   tokenizer: string;
-  prices?: PriceTable;
+  /** `builtin`, a path to a LiteLLM-format table laid over the builtin one, or a loaded table. */
+  prices?: string | PriceTable;
+  cache?: CostSettings['cache'];
+  cacheTtl?: number;
+  route?: CostSettings['route'];
+  fallback?: CostSettings['fallback'];
+  latency?: CostSettings['latency'];
   /** Run only the work items (scenario × policy, numbered scenario-major from 0) with `n % count === index - 1`. */
   shard?: { index: number; count: number };
   /** Called after each scenario with how many are done. */
@@ -27,12 +35,25 @@ export interface RunResults extends Results {
   tokenizerCalls: number;
 }
 
-/** A run's shared context: one token counter (count once across policies), prices, presence memo. */
-export function replayContext(opts: Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices'>): ReplayContext & { encoding: ResolvedEncoding } {
+type ContextOptions = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency'>;
+
+/**
+ * A run's shared context: one token counter (count once across policies),
+ * prices (every model the settings name checked up front), cost settings,
+ * presence memo.
+ */
+export function replayContext(opts: ContextOptions): ReplayContext & { encoding: ResolvedEncoding; prices: PriceTable; costs: CostSettings } {
   const encoding = encodingForModel(opts.model, opts.tokenizer);
-  const prices = opts.prices ?? BUILTIN;
-  lookup(prices, opts.model);
-  return { seed: opts.seed, model: opts.model, tokens: new TokenCounter(encoding.name), prices, presence: new Presence(), encoding };
+  const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
+  const costs: CostSettings = {
+    cache: opts.cache ?? DEFAULT_COSTS.cache,
+    cacheTtl: opts.cacheTtl ?? DEFAULT_COSTS.cacheTtl,
+    ...(opts.route && { route: opts.route }),
+    ...(opts.fallback && { fallback: opts.fallback }),
+    ...(opts.latency && { latency: opts.latency }),
+  };
+  for (const m of [opts.model, ...settingsModels(costs)]) lookup(prices, m);
+  return { seed: opts.seed, model: opts.model, tokens: new TokenCounter(encoding.name), prices, costs, presence: new Presence(), encoding };
 }
 
 /**

@@ -1,10 +1,13 @@
 import type { Message, Pico } from '../types.js';
+import { BreakpointCache, PrefixCache, type MessageTokens } from './cache.js';
+import { callLatencyMs, latencyFor, type Latency } from './latency.js';
 import { lookup, type ModelPrice, type PriceTable } from './prices.js';
+import { DEFAULT_COSTS, type CostSettings } from './settings.js';
 
 /** One model call to price. */
 export interface CallRequest {
   model: string;
-  /** The prompt as sent (caching compares it with the previous call's). */
+  /** The prompt as sent (caching compares it with earlier calls'). */
   messages: readonly Message[];
   promptTokens: number;
   /** Leading messages the policy marks as its stable prefix (where a cache breakpoint goes). */
@@ -14,11 +17,17 @@ export interface CallRequest {
   time: number;
 }
 
-/** What a call cost. `inputTokens` includes `cachedTokens`. */
+/** What a call cost. `inputTokens` includes `cachedTokens` and `cacheWriteTokens`. */
 export interface CallCost {
+  /** The model that answered (the fallback model after a failure). */
+  model: string;
+  /** The call failed on its model and was retried on the fallback model. */
+  fallback: boolean;
   inputTokens: number;
   cachedTokens: number;
+  cacheWriteTokens: number;
   outputTokens: number;
+  /** Uncached input and cache writes. */
   input: Pico;
   cached: Pico;
   output: Pico;
@@ -26,45 +35,164 @@ export interface CallCost {
   overflow: boolean;
 }
 
-/** Simple latency defaults: time to first token, prefill and decode speed. */
-const LATENCY = { ttftMs: 300, prefillTps: 5000, decodeTps: 80 };
+/** Token counts of one priced attempt; `input` includes `cached` and `written`. */
+export interface Usage {
+  input: number;
+  cached: number;
+  written: number;
+  output: number;
+}
 
 /**
- * Prices the calls of one conversation under one policy. It is stateful so
- * that caching can look at the previous call of the same conversation.
+ * The price of one attempt: uncached input at the input price, cache reads at
+ * the cache-read price, cache writes at the write price, output at the output price.
+ */
+export function priceUsage(p: ModelPrice, u: Usage, writePrice: Pico = p.cacheWrite ?? p.input): { input: Pico; cached: Pico; output: Pico } {
+  return {
+    input: BigInt(u.input - u.cached - u.written) * p.input + BigInt(u.written) * writePrice,
+    cached: BigInt(u.cached) * (p.cacheRead ?? p.input),
+    output: BigInt(u.output) * p.output,
+  };
+}
+
+/** What the Meter needs besides the price table. */
+export interface MeterOptions {
+  settings?: CostSettings;
+  /** Tokens of one message in a prompt (chat overhead included): caching measures prefixes with it. */
+  count?: MessageTokens;
+  /** The seeded stream that decides which calls fail (used only with `fallback`). */
+  random?: () => number;
+}
+
+/** The Anthropic TTL tiers, in seconds. */
+const FIVE_MINUTES = 300;
+const ONE_HOUR = 3600;
+
+/**
+ * Prices the calls of one conversation under one policy. It is stateful:
+ * caching looks at the earlier calls of the same conversation, per model.
  */
 export class Meter {
-  constructor(private readonly table: PriceTable) {}
+  private readonly settings: CostSettings;
+  private readonly count: MessageTokens;
+  private readonly random: () => number;
+  private readonly prefix = new Map<string, PrefixCache>();
+  private readonly breakpoints = new Map<string, BreakpointCache>();
+  private readonly latencies = new Map<string, Latency>();
+
+  constructor(
+    private readonly table: PriceTable,
+    opts: MeterOptions = {},
+  ) {
+    this.settings = opts.settings ?? DEFAULT_COSTS;
+    this.count = opts.count ?? (() => 0);
+    this.random = opts.random ?? (() => 1);
+  }
 
   price(model: string): ModelPrice {
     return lookup(this.table, model);
   }
 
-  /** A chat model call. Over the context window: an overflow, recorded and not priced. */
-  call(req: CallRequest): CallCost {
-    const p = this.price(req.model);
-    const overflow = p.maxInputTokens !== undefined && req.promptTokens > p.maxInputTokens;
-    if (overflow) {
-      return { inputTokens: req.promptTokens, cachedTokens: 0, outputTokens: 0, input: 0n, cached: 0n, output: 0n, latencyMs: 0, overflow };
+  latency(model: string): Latency {
+    let l = this.latencies.get(model);
+    if (!l) {
+      l = latencyFor(model, this.settings.latency);
+      this.latencies.set(model, l);
     }
+    return l;
+  }
+
+  /**
+   * A chat model call. With `fallback`, one draw from the seeded stream per
+   * call decides whether it fails; a failed attempt is billed for its prompt
+   * (no output) and its time to first token, then the call is retried on the
+   * fallback model. Over the context window: an overflow, recorded and not
+   * priced (and not retried).
+   */
+  call(req: CallRequest): CallCost {
+    const fb = this.settings.fallback;
+    const fails = fb !== undefined && this.random() < fb.rate;
+    const first = this.attempt(req.model, req, fails ? 0 : req.outputTokens);
+    if (!fails || first.overflow) return first;
+    const retry = this.attempt(fb.model, req, req.outputTokens);
     return {
-      inputTokens: req.promptTokens,
-      cachedTokens: 0,
-      outputTokens: req.outputTokens,
-      input: BigInt(req.promptTokens) * p.input,
-      cached: 0n,
-      output: BigInt(req.outputTokens) * p.output,
-      latencyMs: LATENCY.ttftMs + (req.promptTokens / LATENCY.prefillTps) * 1000 + (req.outputTokens / LATENCY.decodeTps) * 1000,
-      overflow,
+      model: retry.model,
+      fallback: true,
+      inputTokens: first.inputTokens + retry.inputTokens,
+      cachedTokens: first.cachedTokens + retry.cachedTokens,
+      cacheWriteTokens: first.cacheWriteTokens + retry.cacheWriteTokens,
+      outputTokens: retry.outputTokens,
+      input: first.input + retry.input,
+      cached: first.cached + retry.cached,
+      output: retry.output,
+      latencyMs: first.latencyMs + retry.latencyMs,
+      overflow: retry.overflow,
     };
   }
 
-  /** An upkeep call (summary, extraction, embedding): priced on its own model, never cached. */
-  upkeep(model: string, inputTokens: number, outputTokens: number): { cost: Pico; latencyMs: number } {
+  /** One attempt on one model: overflow check, cache, price, latency. */
+  private attempt(model: string, req: CallRequest, outputTokens: number): CallCost {
     const p = this.price(model);
+    if (p.maxInputTokens !== undefined && req.promptTokens > p.maxInputTokens) {
+      return {
+        model,
+        fallback: false,
+        inputTokens: req.promptTokens,
+        cachedTokens: 0,
+        cacheWriteTokens: 0,
+        outputTokens: 0,
+        input: 0n,
+        cached: 0n,
+        output: 0n,
+        latencyMs: 0,
+        overflow: true,
+      };
+    }
+    const { read, written, writePrice } = this.cacheUse(p, req);
+    const usage: Usage = { input: req.promptTokens, cached: read, written, output: outputTokens };
+    const cost = priceUsage(p, usage, writePrice);
     return {
-      cost: BigInt(inputTokens) * p.input + BigInt(outputTokens) * p.output,
-      latencyMs: LATENCY.ttftMs + (inputTokens / LATENCY.prefillTps) * 1000 + (outputTokens / LATENCY.decodeTps) * 1000,
+      model,
+      fallback: false,
+      inputTokens: usage.input,
+      cachedTokens: usage.cached,
+      cacheWriteTokens: usage.written,
+      outputTokens,
+      ...cost,
+      latencyMs: callLatencyMs(this.latency(model), usage.input - usage.cached, usage.cached, outputTokens),
+      overflow: false,
     };
+  }
+
+  private cacheUse(p: ModelPrice, req: CallRequest): { read: number; written: number; writePrice?: Pico } {
+    const { cache, cacheTtl } = this.settings;
+    if (cache === 'off') return { read: 0, written: 0 };
+    const rule = p.cache;
+    if (rule.kind === 'automatic') {
+      let c = this.prefix.get(p.model);
+      if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, cacheTtl)));
+      return { read: c.call(req.messages, req.time, this.count), written: 0 };
+    }
+    if (rule.kind === 'explicit') {
+      // Anthropic offers two TTLs: a cacheTtl above five minutes takes the 1-hour tier (dearer writes), capped at one hour.
+      const long = cacheTtl > FIVE_MINUTES;
+      let c = this.breakpoints.get(p.model);
+      if (!c) this.breakpoints.set(p.model, (c = new BreakpointCache(rule.minTokens, Math.min(cacheTtl, ONE_HOUR))));
+      const use = c.call(req.messages, req.stablePrefix, req.time, this.count);
+      return { ...use, writePrice: long ? p.cacheWrite1h : p.cacheWrite };
+    }
+    return { read: 0, written: 0 };
+  }
+
+  /**
+   * An upkeep call (summary, extraction, embedding), priced on its own model.
+   * Its prompt is not known message by message, so it is never cached; over
+   * the model's context window it is an overflow and is not priced.
+   */
+  upkeep(model: string, inputTokens: number, outputTokens: number): { cost: Pico; latencyMs: number; overflow: boolean } {
+    const p = this.price(model);
+    if (p.maxInputTokens !== undefined && inputTokens > p.maxInputTokens) return { cost: 0n, latencyMs: 0, overflow: true };
+    const c = priceUsage(p, { input: inputTokens, cached: 0, written: 0, output: outputTokens });
+    return { cost: c.input + c.cached + c.output, latencyMs: callLatencyMs(this.latency(model), inputTokens, 0, outputTokens), overflow: false };
   }
 }

@@ -1,56 +1,166 @@
-import { UsageError } from '../errors.js';
+import { ScenarioError, UsageError, type Problem } from '../errors.js';
 import type { Pico } from '../types.js';
+import { cacheRuleFor, type CacheRule } from './rules.js';
 
-/** One model's prices (pico-dollars per token) and limits. */
+/** One model's prices (pico-dollars per token), limits and cache rule. */
 export interface ModelPrice {
   model: string;
   provider: string;
   mode: 'chat' | 'embedding';
   input: Pico;
   output: Pico;
+  /** Price of a cached input token; set when the model caches (`cache.kind` is not `none`). */
   cacheRead?: Pico;
+  /** Price of writing a token to an explicit (Anthropic-style) cache, 5-minute TTL. */
   cacheWrite?: Pico;
+  /** Price of writing a token to an explicit cache with the 1-hour TTL. */
+  cacheWrite1h?: Pico;
+  /** How the provider caches prompts. */
+  cache: CacheRule;
   maxInputTokens?: number;
 }
 
 export interface PriceTable {
-  /** The date of the snapshot, shown in captions. */
+  /** The date of the builtin snapshot, shown in captions. */
   date: string;
+  /** Where the table came from: `builtin`, or `builtin + FILE`. */
+  source: string;
   models: ReadonlyMap<string, ModelPrice>;
+  /** Models the source lists without a per-token price (so they cannot be simulated). */
+  unpriced?: ReadonlySet<string>;
+  /** Models a user table named (priced ones), in file order. */
+  userModels?: readonly string[];
 }
+
+/** A LiteLLM entry as read from JSON: the fields ctxsim uses (others are ignored). */
+export type RawEntry = Readonly<Record<string, unknown>>;
 
 /** USD per token as a float → exact pico-dollars (prices are rounded to the pico-dollar). */
 export function picoPerToken(usd: number): Pico {
   return BigInt(Math.round(usd * 1e12));
 }
 
-const entry = (model: string, provider: string, inUsd: number, outUsd: number, maxInputTokens?: number, cacheUsd?: number): ModelPrice => ({
-  model,
-  provider,
-  mode: outUsd === 0 ? 'embedding' : 'chat',
-  input: picoPerToken(inUsd),
-  output: picoPerToken(outUsd),
-  ...(cacheUsd !== undefined && { cacheRead: picoPerToken(cacheUsd) }),
-  ...(maxInputTokens !== undefined && { maxInputTokens }),
-});
+/** The LiteLLM fields ctxsim reads. */
+export const PRICE_FIELDS = {
+  input: 'input_cost_per_token',
+  output: 'output_cost_per_token',
+  cacheRead: 'cache_read_input_token_cost',
+  cacheWrite: 'cache_creation_input_token_cost',
+  cacheWrite1h: 'cache_creation_input_token_cost_above_1hr',
+  maxInput: 'max_input_tokens',
+} as const;
 
-/** A small flat table until the generated snapshot lands. */
-export const BUILTIN: PriceTable = {
-  date: '2026-03-11',
-  models: new Map(
-    [
-      entry('gpt-4o-mini', 'openai', 1.5e-7, 6e-7, 128000, 7.5e-8),
-      entry('gpt-4o', 'openai', 2.5e-6, 1e-5, 128000, 1.25e-6),
-      entry('gpt-3.5-turbo', 'openai', 5e-7, 1.5e-6, 16385),
-      entry('text-embedding-3-small', 'openai', 2e-8, 0, 8191),
-    ].map((m) => [m.model, m]),
-  ),
-};
+const MODES = new Set(['chat', 'embedding']);
+
+/** Keys of a LiteLLM file that are not models. */
+function isModelKey(key: string, value: unknown): boolean {
+  return key !== 'sample_spec' && !key.startsWith('_') && value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Whether an entry is a chat or embedding model with a per-token input price (others are not simulated). */
+function isPriced(e: RawEntry): boolean {
+  return (e.mode === undefined || (typeof e.mode === 'string' && MODES.has(e.mode))) && e[PRICE_FIELDS.input] !== undefined;
+}
+
+/** The model entries of a parsed LiteLLM table (header keys such as `sample_spec`, `_meta`, `last_updated` skipped). */
+export function rawEntries(json: unknown): Map<string, RawEntry> {
+  const out = new Map<string, RawEntry>();
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return out;
+  for (const [k, v] of Object.entries(json)) if (isModelKey(k, v)) out.set(k, v as RawEntry);
+  return out;
+}
+
+/**
+ * Compiles raw entries into a price table, checking every value. A bad value
+ * (negative, not a number, cache read dearer than input) is a problem naming
+ * the model and the field; `where` says where each model's entry was written.
+ */
+export function compileTable(
+  entries: ReadonlyMap<string, RawEntry>,
+  meta: { date: string; source: string },
+  where: (model: string, field?: string) => Problem,
+): PriceTable {
+  const models = new Map<string, ModelPrice>();
+  const unpriced = new Set<string>();
+  const problems: Problem[] = [];
+  for (const [model, e] of entries) {
+    if (!isPriced(e)) {
+      if (e.mode === undefined || MODES.has(e.mode as string)) unpriced.add(model);
+      continue;
+    }
+    const bad = (field: string, message: string) => problems.push({ ...where(model, field), message });
+    const usd = (field: string, required: boolean): number | undefined => {
+      const v = e[field];
+      if (v === undefined || v === null) {
+        if (required) bad(field, 'required');
+        return undefined;
+      }
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+        bad(field, `expected a price in USD per token (a number ≥ 0), got ${shown(v)}`);
+        return undefined;
+      }
+      return v;
+    };
+    const input = usd(PRICE_FIELDS.input, true);
+    const output = usd(PRICE_FIELDS.output, false) ?? 0;
+    const read = usd(PRICE_FIELDS.cacheRead, false);
+    const write = usd(PRICE_FIELDS.cacheWrite, false);
+    const write1h = usd(PRICE_FIELDS.cacheWrite1h, false);
+    if (input !== undefined && read !== undefined && read > input) {
+      bad(PRICE_FIELDS.cacheRead, `cache read (${read}) is dearer than input_cost_per_token (${input})`);
+    }
+    // LiteLLM writes 0 for "not known": no context limit is applied then.
+    const max = e[PRICE_FIELDS.maxInput];
+    if (max !== undefined && max !== null && !(typeof max === 'number' && Number.isInteger(max) && max >= 0)) {
+      bad(PRICE_FIELDS.maxInput, `expected a whole number of tokens ≥ 0, got ${shown(max)}`);
+    }
+    const provider = typeof e.litellm_provider === 'string' ? e.litellm_provider : 'unknown';
+    if (input === undefined) continue;
+    const p: ModelPrice = {
+      model,
+      provider,
+      mode: e.mode === 'embedding' ? 'embedding' : 'chat',
+      input: picoPerToken(input),
+      output: picoPerToken(output),
+      cache: cacheRuleFor(model, provider, read !== undefined, write !== undefined),
+      ...(typeof max === 'number' && Number.isInteger(max) && max > 0 && { maxInputTokens: max }),
+    };
+    // Anthropic-style defaults when the table is silent: write 1.25×, read 0.1×, 1-hour write 2× input.
+    if (p.cache.kind === 'explicit') {
+      p.cacheRead = read !== undefined ? picoPerToken(read) : (p.input + 5n) / 10n;
+      p.cacheWrite = write !== undefined ? picoPerToken(write) : (p.input * 5n + 2n) / 4n;
+      p.cacheWrite1h = write1h !== undefined ? picoPerToken(write1h) : p.input * 2n;
+    } else if (p.cache.kind === 'automatic') {
+      p.cacheRead = picoPerToken(read!);
+    }
+    models.set(model, p);
+  }
+  if (problems.length) throw new ScenarioError(problems);
+  return { date: meta.date, source: meta.source, models, unpriced };
+}
+
+/**
+ * Lays a user table over a base: a model the user names keeps the base
+ * entry's fields the user left out; new models are added.
+ */
+export function mergeEntries(base: ReadonlyMap<string, RawEntry>, over: ReadonlyMap<string, RawEntry>): Map<string, RawEntry> {
+  const out = new Map(base);
+  for (const [k, v] of over) out.set(k, { ...(base.get(k) ?? {}), ...v });
+  return out;
+}
+
+/** A bad value as the user wrote it (NaN and Infinity included). */
+function shown(v: unknown): string {
+  return typeof v === 'number' ? String(v) : JSON.stringify(v);
+}
 
 /** Looks a model up; an unknown one is a usage error naming the closest known names. */
 export function lookup(table: PriceTable, model: string): ModelPrice {
   const m = table.models.get(model);
   if (m) return m;
+  if (table.unpriced?.has(model)) {
+    throw new UsageError(`model "${model}": the price table (${table.source}) has no ${PRICE_FIELDS.input} for it; add one with --prices FILE`);
+  }
   const near = closest(model, [...table.models.keys()], 3);
   throw new UsageError(`unknown model "${model}"${near.length ? ` (closest: ${near.join(', ')})` : ''}`);
 }

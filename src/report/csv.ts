@@ -36,6 +36,9 @@ export const TURN_COLUMNS: readonly Column<TurnRecord>[] = [
   ['probes', (r) => r.probes],
   ['retained', (r) => r.retained],
   ['over_budget', (r) => r.overBudget],
+  ['model', (r) => r.model],
+  ['fallback', (r) => r.fallback],
+  ['cache_write_tokens', (r) => r.cacheWriteTokens],
 ];
 
 export const PROBE_COLUMNS: readonly Column<ProbeRecord>[] = [

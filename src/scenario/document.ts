@@ -117,7 +117,13 @@ function describe(issue: z.core.$ZodIssue, value: unknown): string {
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
     case 'too_small':
-      return issue.origin === 'array' ? `expected at least ${issue.minimum} item(s)` : `${issue.message}, got ${show(value)}`;
+      if (issue.origin === 'array') return `expected at least ${issue.minimum} item(s)`;
+      if (issue.origin === 'number') return `expected a number ${issue.inclusive ? '≥' : '>'} ${issue.minimum}, got ${show(value)}`;
+      return `${issue.message}, got ${show(value)}`;
+    case 'too_big':
+      if (issue.origin === 'array') return `expected at most ${issue.maximum} item(s)`;
+      if (issue.origin === 'number') return `expected a number ${issue.inclusive ? '≤' : '<'} ${issue.maximum}, got ${show(value)}`;
+      return `${issue.message}, got ${show(value)}`;
     default:
       return `${issue.message}, got ${show(value)}`;
   }

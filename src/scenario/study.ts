@@ -6,8 +6,10 @@ import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import { parseSpecString, resolveSpec, type PolicyVariant } from '../policies/spec.js';
+import { COST_KEYS, DEFAULT_CACHE_TTL, type CostSettings } from '../pricing/settings.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from './document.js';
+import { parseDuration } from './duration.js';
 import { loadScenarioFile } from './load.js';
 
 /** Where scenarios come from: a glob of scenario files (relative to `base`). */
@@ -30,6 +32,11 @@ export interface Study {
   tokenizer: string;
   prices: string;
   cache: 'auto' | 'off';
+  /** Seconds a cached prompt prefix lives in simulated time. */
+  cacheTtl: number;
+  route?: CostSettings['route'];
+  fallback?: CostSettings['fallback'];
+  latency?: CostSettings['latency'];
   scenarios: ScenarioSource[];
   policies: PolicyVariant[];
   /** Output folder, absolute. */
@@ -53,6 +60,7 @@ const studySchema = z.strictObject({
   tokenizer: z.enum(['auto', 'o200k_base', 'cl100k_base', 'chars4']).optional(),
   prices: z.string().min(1).optional(),
   cache: z.enum(['auto', 'off']).optional(),
+  ...COST_KEYS,
   scenarios: z.array(z.unknown()).min(1).optional(),
   policies: z.array(z.unknown()).min(1).optional(),
   out: z.string().min(1).optional(),
@@ -78,6 +86,7 @@ export function defaultStudy(): Study {
     tokenizer: 'auto',
     prices: 'builtin',
     cache: 'auto',
+    cacheTtl: DEFAULT_CACHE_TTL,
     scenarios: [{ kind: 'glob', pattern: 'scenarios/*.yaml', base: PACKAGE_DIR }],
     policies: allPolicies(),
     out: resolve('reports'),
@@ -107,11 +116,15 @@ export function loadStudy(file: string): Study {
       ...(doc.tokenizer !== undefined && { tokenizer: doc.tokenizer }),
       ...(doc.prices !== undefined && { prices: doc.prices === 'builtin' ? 'builtin' : resolve(dir, doc.prices) }),
       ...(doc.cache !== undefined && { cache: doc.cache }),
+      ...(doc.route !== undefined && { route: doc.route }),
+      ...(doc.fallback !== undefined && { fallback: doc.fallback }),
+      ...(doc.latency !== undefined && { latency: doc.latency }),
       ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
       ...(doc.gate !== undefined && {
         gate: { ...doc.gate, ...(doc.gate.baseline !== undefined && { baseline: resolve(dir, doc.gate.baseline) }) },
       }),
     });
+    if (doc.cacheTtl !== undefined) study.cacheTtl = parseDuration(doc.cacheTtl)!;
     if (doc.scenarios) {
       study.scenarios = doc.scenarios.flatMap((entry, i) => {
         if (typeof entry === 'string') return [{ kind: 'glob' as const, pattern: entry, base: dir, at: src.problem(['scenarios', i], '') }];

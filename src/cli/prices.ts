@@ -1,0 +1,55 @@
+import type { Argv } from 'yargs';
+import { pricesTable } from '../pricing/describe.js';
+import { loadPrices } from '../pricing/load.js';
+import { lookup } from '../pricing/prices.js';
+import { settingsModels, type CostSettings } from '../pricing/settings.js';
+import type { Command } from './_app.js';
+import type { IO } from './_io.js';
+import { studyFromFlags } from './_study.js';
+
+interface PricesFlags {
+  models?: string[];
+  study?: string;
+  prices?: string;
+  cache?: string;
+  all?: boolean;
+}
+
+export function pricesCommand(io: IO): Command<PricesFlags> {
+  return {
+    command: 'prices [models..]',
+    describe: 'show the prices, context windows, cache rules and latency figures in use',
+    builder: (y: Argv) =>
+      y
+        .positional('models', { type: 'string', array: true, describe: 'models to show (default: the models the study uses)' })
+        .option('study', { type: 'string', describe: 'study file whose prices, cache and latency settings apply' })
+        .option('prices', { type: 'string', describe: 'LiteLLM-format price table JSON laid over the builtin one' })
+        .option('cache', { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' })
+        .option('all', { type: 'boolean', describe: 'every model in the table' }),
+    handler: (argv: PricesFlags) => prices(argv, io),
+  };
+}
+
+/** `ctxsim prices`: the price table in use, for the named models or those the study uses. */
+export function prices(flags: PricesFlags, io: IO): number {
+  const study = studyFromFlags({ study: flags.study, prices: flags.prices, cache: flags.cache });
+  const table = loadPrices(study.prices);
+  const settings: CostSettings = { ...study };
+  let names: string[];
+  if (flags.models?.length) names = flags.models;
+  else if (flags.all) names = [...table.models.keys()].sort();
+  else names = studyModels(study, settings, table.userModels ?? []);
+  const models = [...new Set(names)].map((m) => lookup(table, m));
+  io.out(pricesTable(table, models, settings));
+  return 0;
+}
+
+/** The chat model, routed and fallback models, models named in policy parameters, then a user table's models. */
+function studyModels(study: ReturnType<typeof studyFromFlags>, s: CostSettings, user: readonly string[]): string[] {
+  const fromPolicies = study.policies.flatMap((v) =>
+    Object.entries(v.params)
+      .filter(([k, val]) => /Model$/.test(k) && typeof val === 'string')
+      .map(([, val]) => val as string),
+  );
+  return [study.model, ...settingsModels(s), ...fromPolicies, ...user];
+}

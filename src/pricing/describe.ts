@@ -1,0 +1,63 @@
+import { usd } from '../report/format.js';
+import { align } from '../report/text.js';
+import type { Pico } from '../types.js';
+import { latencyFor } from './latency.js';
+import type { ModelPrice, PriceTable } from './prices.js';
+import type { CostSettings } from './settings.js';
+
+/** USD per million tokens from pico-dollars per token, with at least two decimals. */
+export function perMillion(p: Pico): string {
+  return usd(p * 1_000_000n, 6).replace(/(\.\d\d\d*?)0+$/, '$1');
+}
+
+function seconds(s: number): string {
+  if (s % 3600 === 0 && s >= 3600) return `${s / 3600}h`;
+  if (s % 60 === 0 && s >= 60) return `${s / 60}m`;
+  return `${s}s`;
+}
+
+/** The cache rule of a model as it will be applied under the settings. */
+function ruleText(p: ModelPrice, s: CostSettings): string {
+  if (s.cache === 'off') return 'off';
+  switch (p.cache.kind) {
+    case 'none':
+      return 'none';
+    case 'automatic':
+      return `auto prefix ≥${p.cache.minTokens}, ${p.cache.step}-token steps, ttl ${seconds(s.cacheTtl)}`;
+    case 'explicit':
+      return `breakpoint ≥${p.cache.minTokens}, ttl ${seconds(Math.min(s.cacheTtl, 3600))}${s.cacheTtl > 300 ? ' (1h writes)' : ''}`;
+  }
+}
+
+/**
+ * The table `ctxsim prices` prints: USD per million tokens (input, cache read,
+ * cache write, output), context window, cache rule and latency figures, under
+ * a caption naming the table's source and date.
+ */
+export function pricesTable(table: PriceTable, models: readonly ModelPrice[], s: CostSettings): string {
+  const dash = (p: Pico | undefined) => (p === undefined ? '-' : perMillion(p));
+  const rows = [
+    ['model', 'provider', 'mode', 'input $/1M', 'cached $/1M', 'write $/1M', 'output $/1M', 'context', 'cache rule', 'ttft ms', 'prefill tok/s', 'decode tok/s'],
+    ...models.map((p) => {
+      const l = latencyFor(p.model, s.latency);
+      const cached = s.cache === 'off' || p.cache.kind === 'none' ? undefined : p.cacheRead;
+      const write = s.cache === 'off' || p.cache.kind !== 'explicit' ? undefined : s.cacheTtl > 300 ? p.cacheWrite1h : p.cacheWrite;
+      return [
+        p.model,
+        p.provider,
+        p.mode,
+        perMillion(p.input),
+        dash(cached),
+        dash(write),
+        perMillion(p.output),
+        p.maxInputTokens === undefined ? '-' : String(p.maxInputTokens),
+        ruleText(p, s),
+        String(l.ttftMs),
+        String(l.prefillTps),
+        p.mode === 'embedding' ? '-' : String(l.decodeTps),
+      ];
+    }),
+  ];
+  const caption = `prices: ${table.source} (LiteLLM table of ${table.date}) · cache: ${s.cache}${s.cache === 'off' ? '' : `, ttl ${seconds(s.cacheTtl)}`}\n`;
+  return caption + align(rows, new Set([3, 4, 5, 6, 7, 9, 10, 11]));
+}

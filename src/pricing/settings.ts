@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { parseDuration } from '../scenario/duration.js';
+import type { LatencyOverrides } from './latency.js';
+
+/** Route each turn to a light or a strong model by the size of the user message. */
+export interface Route {
+  light: string;
+  strong: string;
+  strongWhen: { userTokensOver: number };
+}
+
+/** A seeded share `rate` of model calls fail and are retried on `model`. */
+export interface Fallback {
+  model: string;
+  rate: number;
+}
+
+/** How calls are priced, beyond the price table. */
+export interface CostSettings {
+  cache: 'auto' | 'off';
+  /** Simulated seconds after which a cached prefix is gone (default 300). */
+  cacheTtl: number;
+  route?: Route;
+  fallback?: Fallback;
+  latency?: LatencyOverrides;
+}
+
+export const DEFAULT_CACHE_TTL = 300;
+
+export const DEFAULT_COSTS: CostSettings = { cache: 'auto', cacheTtl: DEFAULT_CACHE_TTL };
+
+/** Study keys that shape pricing, checked with the rest of the study file. */
+export const COST_KEYS = {
+  cacheTtl: z
+    .union([z.number(), z.string()])
+    .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 300s or 5m' })
+    .optional(),
+  route: z
+    .strictObject({
+      light: z.string().min(1),
+      strong: z.string().min(1),
+      strongWhen: z.strictObject({ userTokensOver: z.number().int().min(0) }),
+    })
+    .optional(),
+  fallback: z.strictObject({ model: z.string().min(1), rate: z.number().min(0).max(1) }).optional(),
+  latency: z
+    .record(
+      z.string().min(1),
+      z.strictObject({
+        ttftMs: z.number().min(0).optional(),
+        prefillTps: z.number().positive().optional(),
+        decodeTps: z.number().positive().optional(),
+        cachedPrefillFactor: z.number().min(0).max(1).optional(),
+      }),
+    )
+    .optional(),
+};
+
+/** The chat model of a turn: `strong` when the user message has more than `userTokensOver` tokens, else `light`. */
+export function chooseModel(route: Route | undefined, model: string, userTokens: number): string {
+  if (!route) return model;
+  return userTokens > route.strongWhen.userTokensOver ? route.strong : route.light;
+}
+
+/** Every model the settings name besides the chat model (checked against the price table up front). */
+export function settingsModels(s: Partial<CostSettings>): string[] {
+  return [...(s.route ? [s.route.light, s.route.strong] : []), ...(s.fallback ? [s.fallback.model] : [])];
+}

@@ -1,0 +1,57 @@
+/** Builders shared by the pricing tests: exact-size texts, scenarios and price tables. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runStudy, type RunOptions, type RunResults } from '../src/engine/run.js';
+import { parseScenario } from '../src/scenario/load.js';
+import { policiesFromFlags } from '../src/scenario/study.js';
+import type { Conversation } from '../src/types.js';
+
+/** A text of exactly `tokens` tokens under `chars4` (4 characters per token), starting with `label`. */
+export function text(label: string, tokens: number): string {
+  const n = tokens * 4;
+  return label.length >= n ? label.slice(0, n) : label + '.'.repeat(n - label.length);
+}
+
+export interface TurnSpec {
+  user: number;
+  assistant?: number;
+  /** Seconds since the previous turn (default 30). */
+  gap?: number;
+}
+
+/** A conversation built through the scenario loader; sizes are chars4 tokens. */
+export function conversation(id: string, turns: readonly TurnSpec[], system?: number): Conversation {
+  const doc = {
+    id,
+    ...(system !== undefined && { system: text('SYSTEM', system) }),
+    turns: turns.map((t, i) => ({
+      user: text(`U${i + 1}`, t.user),
+      ...(t.gap !== undefined && { gap: `${t.gap}s` }),
+      ...(t.assistant !== undefined && { assistant: text(`A${i + 1}`, t.assistant) }),
+    })),
+  };
+  return parseScenario(`${id}.yaml`, JSON.stringify(doc));
+}
+
+/**
+ * The issue's growing conversation: with `full`, call n sends 500 × n tokens
+ * (plus the system prompt): user 1 has 500 tokens, later users 400, every reply 100.
+ */
+export function growing(id: string, exchanges: number, opts: { system?: number; gaps?: Record<number, number> } = {}): Conversation {
+  const turns = Array.from({ length: exchanges }, (_, i) => ({ user: i === 0 ? 500 : 400, assistant: 100, gap: opts.gaps?.[i + 1] }));
+  return conversation(id, turns, opts.system);
+}
+
+/** Writes a LiteLLM-format price table to a fresh temp folder; returns its path. */
+export function priceFile(entries: Record<string, unknown>, name = 'prices.json'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ctxsim-prices-'));
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(entries, null, 2));
+  return file;
+}
+
+/** Runs the whole study path with chars4 counts. */
+export function study(conversations: readonly Conversation[], policies: readonly string[], opts: Partial<RunOptions> & { model: string }): RunResults {
+  return runStudy({ seed: 42, tokenizer: 'chars4', ...opts, conversations, policies: policiesFromFlags(policies) });
+}
