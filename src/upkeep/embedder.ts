@@ -10,30 +10,34 @@ export type Vector = ReadonlyMap<number, number>;
  */
 export const EMBED_BUCKETS = 1 << 18;
 
-/** The features of a text: its topic words, then each pair of neighbouring topic words. */
-export function features(text: string): string[] {
+/** Weight of a bigram relative to a word: phrases sharpen a match without drowning single-word matches. */
+export const BIGRAM_WEIGHT = 0.5;
+
+/** The features of a text with their weights: its topic words (1 each), then each pair of neighbouring topic words. */
+export function features(text: string): [feature: string, weight: number][] {
   const w = contentWords(text);
-  const out = [...w];
-  for (let i = 1; i < w.length; i++) out.push(`${w[i - 1]} ${w[i]}`);
+  const out: [string, number][] = w.map((x) => [x, 1]);
+  for (let i = 1; i < w.length; i++) out.push([`${w[i - 1]} ${w[i]}`, BIGRAM_WEIGHT]);
   return out;
 }
 
 /**
- * The deterministic lexical embedding: hashed word unigrams and bigrams,
- * counted, L2-normalised. Needs no model download and gives the same vector
- * on every machine; an empty text gives the empty vector.
+ * The deterministic lexical embedding: hashed word unigrams and bigrams
+ * (bigrams at half weight), summed, L2-normalised. Needs no model download
+ * and gives the same vector on every machine; a text without topic words
+ * gives the empty vector, which matches nothing.
  */
 export function embed(text: string): Vector {
-  const counts = new Map<number, number>();
-  for (const f of features(text)) {
+  const sums = new Map<number, number>();
+  for (const [f, weight] of features(text)) {
     const b = fnv1a(f) % EMBED_BUCKETS;
-    counts.set(b, (counts.get(b) ?? 0) + 1);
+    sums.set(b, (sums.get(b) ?? 0) + weight);
   }
   let norm = 0;
-  for (const c of counts.values()) norm += c * c;
+  for (const c of sums.values()) norm += c * c;
   norm = Math.sqrt(norm);
   const out = new Map<number, number>();
-  for (const [b, c] of counts) out.set(b, c / norm);
+  for (const [b, c] of sums) out.set(b, c / norm);
   return out;
 }
 

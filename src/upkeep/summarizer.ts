@@ -85,22 +85,23 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
   const hidden = req.hidden.map(normalize).filter(Boolean);
   const hiddenWords = [...new Set(hidden.flatMap(words))];
 
-  let header = Number.isFinite(firstTurn) ? `Summary of the conversation so far (turns ${firstTurn}-${lastTurn}).` : PLAIN_HEADER;
+  const span = firstTurn === lastTurn ? `turn ${lastTurn}` : `turns ${firstTurn}-${lastTurn}`;
+  let header = Number.isFinite(firstTurn) ? `Summary of the conversation so far (${span}).` : PLAIN_HEADER;
   const known = facts.size ? `Known: ${[...facts].map(([k, v]) => `${k}: ${v}`).join('; ')}.` : 'Known: nothing specific yet.';
   const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, hiddenWords)];
 
-  // Fill up to the target with sentence counts (each sentence counted once, memoized), newest topics first.
+  // Fill up to the target by sentence counts (each sentence, with the space before it, is counted
+  // once and memoized, so no text is re-tokenized while fitting), newest topics first.
   const target = req.summaryTokens;
-  let used = tokens.text(header) + tokens.text(known);
+  const cost = (sentence: string) => tokens.text(` ${sentence}`);
+  let used = tokens.text(header) + cost(known);
   let first = allTopics.length;
-  while (first > 0 && used + tokens.text(allTopics[first - 1]!) <= target) used += tokens.text(allTopics[--first]!);
+  while (first > 0 && used + cost(allTopics[first - 1]!) <= target) used += cost(allTopics[--first]!);
   let topics = allTopics.slice(first);
   const padding: string[] = [];
-  for (let i = 0; ; i++) {
-    const pad = PADDING[i % PADDING.length]!;
-    if (used + tokens.text(pad) > target) break;
-    padding.push(pad);
-    used += tokens.text(pad);
+  for (let i = 0; used + cost(PADDING[i % PADDING.length]!) <= target; i++) {
+    padding.push(PADDING[i % PADDING.length]!);
+    used += cost(PADDING[i % PADDING.length]!);
   }
   // A fact value in the free text would be a fact the summary did not keep: drop that text.
   const leaks = () => hidden.some((v) => normalize([header, ...topics, ...padding].join(' ')).includes(v));
