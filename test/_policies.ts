@@ -1,8 +1,9 @@
 /** Helpers for the policy tests: build conversations, drive a policy session turn by turn. */
+import { fileURLToPath } from 'node:url';
 import { streamFor } from '../src/engine/replay.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import type { PromptPlan } from '../src/policies/types.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
 import { policyFromString } from '../src/scenario/study.js';
 import { messageText, TokenCounter } from '../src/tokens/counter.js';
 import type { Conversation, Message, UpkeepCall } from '../src/types.js';
@@ -60,4 +61,14 @@ const KIND: Record<string, string> = { user: 'u', assistant: 'a', 'tool call': '
 /** The whole text of a prompt, lower-cased, for "is this value sent" checks. */
 export function sentText(messages: readonly Message[]): string {
   return messages.map(messageText).join('\n').toLowerCase();
+}
+
+/** A scenario file under test/fixtures. */
+export function fixture(name: string): Conversation {
+  return loadScenarioFile(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)), `test/fixtures/${name}`);
+}
+
+/** A shipped scenario under scenarios/. */
+export function shipped(name: string): Conversation {
+  return loadScenarioFile(fileURLToPath(new URL(`../scenarios/${name}`, import.meta.url)), `scenarios/${name}`);
 }
