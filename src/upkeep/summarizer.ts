@@ -34,7 +34,10 @@ export interface SummarizeRequest {
   hidden: readonly string[];
 }
 
-/** Neutral sentences that bring a short summary up to its length, in this order. */
+/**
+ * Neutral sentences that bring a short summary up to its length, in this
+ * order, each at most once: a summary of very little is shorter than asked.
+ */
 const PADDING = [
   'The conversation stayed polite throughout.',
   'Nothing else needed a follow-up.',
@@ -42,6 +45,12 @@ const PADDING = [
   'No other requests were left open.',
   'The assistant answered each question in turn.',
   'The rest was small talk.',
+  'The tone was friendly on both sides.',
+  'Replies were short and to the point.',
+  'The user wrote in short messages.',
+  'Each answer addressed the latest question.',
+  'The exchange moved quickly from topic to topic.',
+  'This summary covers the earlier part of the conversation.',
 ];
 
 const TOPIC_WORDS = 10;
@@ -66,11 +75,11 @@ export function summaryTemplate(summaryTokens: number): Message {
 /**
  * The simulated summarizer (a priced auxiliary call). Its input is the
  * template, the old summary and the folded messages; its output is a summary
- * of about `summaryTokens` tokens that states, in a "Known:" list, each fact
+ * of up to about `summaryTokens` tokens that states, in a "Known:" list, each fact
  * that survived: every fact of the old summary and of the folded messages
  * survives with probability `keep`, so a fact lost once is gone for good and
  * repeated summarization compounds the loss. The rest of the text is one
- * sentence per exchange (newest kept when too long), then neutral padding.
+ * sentence per exchange (the newest kept when too long), then neutral padding.
  */
 export function summarize(req: SummarizeRequest): { summary: Summary; call: UpkeepCall } {
   const { tokens, previous } = req;
@@ -99,9 +108,10 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
   while (first > 0 && used + cost(allTopics[first - 1]!) <= target) used += cost(allTopics[--first]!);
   let topics = allTopics.slice(first);
   const padding: string[] = [];
-  for (let i = 0; used + cost(PADDING[i % PADDING.length]!) <= target; i++) {
-    padding.push(PADDING[i % PADDING.length]!);
-    used += cost(PADDING[i % PADDING.length]!);
+  for (const pad of PADDING) {
+    if (used + cost(pad) > target) break;
+    padding.push(pad);
+    used += cost(pad);
   }
   // A fact value in the free text would be a fact the summary did not keep: drop that text.
   const leaks = () => hidden.some((v) => normalize([header, ...topics, ...padding].join(' ')).includes(v));
