@@ -2,17 +2,12 @@ import { parseDuration } from '../scenario/duration.js';
 import { messageText } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
 import { cosine, embed, type Vector } from '../upkeep/embedder.js';
+import { VectorStore, type Stored } from '../upkeep/store.js';
 import { TurnGate } from './_memory.js';
 import { pinned, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
-/** A stored message: its embedding, when it was stored, and its place in the conversation. */
-interface Item {
-  message: Message;
-  vector: Vector;
-  time: number;
-  seq: number;
-}
+type Item = Stored<Message>;
 
 /** What one turn sends besides the pinned prompt and the current turn. */
 interface Selection {
@@ -29,7 +24,7 @@ function windowFrom(messages: readonly Message[], from: number): Message[] {
 
 /** A retrieved message as a policy-made `system` message that says where it came from. */
 function asMemory(item: Item, score: number): Message {
-  const m = item.message;
+  const m = item.value;
   const what = m.role === 'tool' ? 'tool result' : m.toolCalls?.length ? 'tool call' : m.role;
   return {
     role: 'system',
@@ -68,8 +63,7 @@ export const retrieval: Policy = {
     const maxAge = params.maxAge === undefined ? undefined : parseDuration(params.maxAge)!;
     const embedModel = params.embedModel as string;
     const gate = new TurnGate();
-    let store: Item[] = [];
-    let seq = 0;
+    const store = new VectorStore<Message>();
     let query: { message: Message; vector: Vector } | undefined;
     let selection: Selection = { retrieved: [], verbatim: [] };
 
@@ -79,10 +73,9 @@ export const retrieval: Policy = {
       const messages = history.messages();
       const recent = windowFrom(messages, messages.length - (params.recent as number));
       const inRecent = new Set(recent);
-      const scored = store
-        .filter((item) => !inRecent.has(item.message))
-        .map((item) => ({ item, score: cosine(vector, item.vector) }))
-        .filter((s) => s.score > 0)
+      const scored = [...store.search(vector)]
+        .filter(([item, score]) => score > 0 && !inRecent.has(item.value))
+        .map(([item, score]) => ({ item, score }))
         .sort((a, b) => b.score - a.score || b.item.seq - a.item.seq);
       if (!scored.length || scored[0]!.score < (params.minScore as number)) {
         return { retrieved: [], verbatim: windowFrom(messages, messages.length - (params.fallbackRecent as number)) };
@@ -100,13 +93,13 @@ export const retrieval: Policy = {
 
     /** The tool call and all its results that an item belongs to ([item] when it is neither); undefined when a part is no longer stored. */
     function toolGroup(item: Item): Item[] | undefined {
-      const m = item.message;
+      const m = item.value;
       if (m.role === 'tool') {
-        const call = store.find((i) => i.message.toolCalls?.some((c) => c.id === m.toolCallId));
+        const call = store.find((x) => x.toolCalls?.some((c) => c.id === m.toolCallId) ?? false);
         return call && toolGroup(call);
       }
       if (!m.toolCalls?.length) return [item];
-      const results = m.toolCalls.map((c) => store.find((i) => i.message.role === 'tool' && i.message.toolCallId === c.id));
+      const results = m.toolCalls.map((c) => store.find((x) => x.role === 'tool' && x.toolCallId === c.id));
       return results.every((r) => r !== undefined) ? [item, ...(results as Item[])] : undefined;
     }
 
@@ -114,7 +107,7 @@ export const retrieval: Policy = {
       prompt(pending, info) {
         const upkeep: UpkeepCall[] = [];
         if (gate.first(info)) {
-          if (maxAge !== undefined) store = store.filter((i) => info.time - i.time <= maxAge);
+          if (maxAge !== undefined) store.dropBefore(info.time - maxAge);
           const user = pending[0]!;
           query = { message: user, vector: embed(messageText(user)) };
           upkeep.push(embedCall(tokens.text(messageText(user)), true));
@@ -135,9 +128,9 @@ export const retrieval: Policy = {
           // The user message was embedded as the query: stored, not embedded twice.
           const reused = query?.message === message ? query.vector : undefined;
           if (!reused) embedded += tokens.text(text);
-          store.push({ message, vector: reused ?? embed(text), time: info.time, seq: seq++ });
+          store.add(message, reused ?? embed(text), info.time);
         }
-        if (store.length > (params.maxItems as number)) store = store.slice(store.length - (params.maxItems as number));
+        store.keepNewest(params.maxItems as number);
         history.add(exchange);
         return embedded ? [embedCall(embedded, false)] : [];
       },
