@@ -1,5 +1,5 @@
 import type { TokenCounter } from '../tokens/counter.js';
-import type { Conversation, Message } from '../types.js';
+import type { Conversation } from '../types.js';
 import type { Fact } from '../upkeep/types.js';
 import { sum, type Exchange } from './_transcript.js';
 import type { TurnInfo } from './types.js';
@@ -54,9 +54,4 @@ export function newestExchangesThatFit(tokens: TokenCounter, exchanges: readonly
 /** Tokens a policy-made `system` message of `contentTokens` tokens costs in a prompt. */
 export function systemMessageTokens(tokens: TokenCounter, contentTokens: number): number {
   return contentTokens + (tokens.overhead.perMessage ? tokens.overhead.perMessage + tokens.text('system') : 0);
-}
-
-/** A policy-made message is a `system` message tagged with its origin. */
-export function isPolicyMade(m: Message): boolean {
-  return m.role === 'system' && m.origin !== undefined;
 }
