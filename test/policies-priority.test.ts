@@ -11,25 +11,27 @@ import { fixture, labels, shipped, trace, variant } from './_policies.js';
 const conversation = fixture('late-order-tools.yaml');
 
 describe('priority policy', () => {
-  it('fills the budget: recent exchanges, then tool calls with results, then older exchanges (hand-worked)', () => {
-    const turns = trace(conversation, 'priority:budget=51,keepRecent=1');
-    // turn 5: room 51 − 6 − 6 = 39. Recent t4 (14) → 25 left. Tool part of t3: u3 + call3 + tool3 = 20 → 5 left.
-    // Older exchanges newest first: t3's reply (10) does not fit → stop. Sent in conversation order: 6 + 20 + 14 + 6 = 46.
-    const t5 = turns[4]!.calls[0]!;
-    expect(labels(t5.messages)).toEqual(['system', 'u3', 'call3', 'tool3', 'u4', 'a4', 'u5']);
+  it('puts an older tool exchange before more recent plain ones (hand-worked)', () => {
+    // budget 50, keepRecent 0, turn 5: room 50 − 6 − 6 = 38. Tool exchange t3 (30) → 8 left.
+    // Older exchanges newest first: t4 (14) does not fit → stop. Sent in conversation order: 6 + 30 + 6 = 42.
+    const t5 = trace(conversation, 'priority:budget=50,keepRecent=0')[4]!.calls[0]!;
+    expect(labels(t5.messages)).toEqual(['system', 'u3', 'call3', 'tool3', 'a3', 'u5']);
     expect(t5.overBudget).toBe(false);
-    // The same budget under window-tokens keeps only the newest messages: a4, u4, a3, tool3, call3 (35),
-    // u3 does not fit (44 > 39), and the leading tool messages are dropped: the tool call is lost.
-    expect(labels(trace(conversation, 'window-tokens:budget=51')[4]!.calls[0]!.messages)).toEqual(['system', 'u4', 'a4', 'u5']);
+    // The same budget under window-tokens keeps the newest messages: a4, u4, a3, tool3, call3 (35 of 38);
+    // u3 does not fit, and the leading reply and tool messages are dropped: the tool call is lost.
+    expect(labels(trace(conversation, 'window-tokens:budget=50')[4]!.calls[0]!.messages)).toEqual(['system', 'u4', 'a4', 'u5']);
   });
 
-  it('adds older exchanges newest-first while they fit, and upgrades a tool part to the whole exchange', () => {
-    // budget 60, turn 5: room 48; t4 14 → 34; tool part t3 20 → 14; t3's reply 10 → 4; t2 (27) does not fit → stop.
+  it('keeps recent exchanges first, then tool exchanges, then older exchanges newest-first while they fit', () => {
+    // budget 60, keepRecent 1, turn 5: room 48; t4 14 → 34; tool exchange t3 30 → 4; t2 (27) does not fit → stop.
     const t5 = trace(conversation, 'priority:budget=60,keepRecent=1')[4]!.calls[0]!;
     expect(labels(t5.messages)).toEqual(['system', 'u3', 'call3', 'tool3', 'a3', 'u4', 'a4', 'u5']);
     // turn 3, second call: room 60 − 6 − 20 = 34; recent t2 (27) → 7; t1 (27) does not fit.
     const t3 = trace(conversation, 'priority:budget=60,keepRecent=1')[2]!.calls[1]!;
     expect(labels(t3.messages)).toEqual(['system', 'u2', 'a2', 'u3', 'call3', 'tool3']);
+    // budget 40, keepRecent 2, turn 5: room 28; t4 14 → 14; t3 (30) does not fit → stop the recent ones;
+    // t3 is also the only tool exchange and still does not fit; older: t3 does not fit → stop.
+    expect(labels(trace(conversation, 'priority:budget=40,keepRecent=2')[4]!.calls[0]!.messages)).toEqual(['system', 'u4', 'a4', 'u5']);
   });
 });
 
@@ -39,7 +41,8 @@ describe('priority on the shipped voice-assistant scenario', () => {
   const created = voice.turns[0]!.tools; // create_task call and its result {task_id: T-481}
 
   it('still sends the tool call that created "that task" when turn 13 refers back to it', () => {
-    for (const spec of ['priority', 'priority:budget=400']) {
+    // Default budget: everything fits. Budget 500: the newer tool exchanges (turns 9, 5, 3, 2) come first, turn 1 still fits.
+    for (const spec of ['priority', 'priority:budget=500']) {
       const sent: string[][] = [];
       replay(voice, variant(spec), ctx, (turn, call) => {
         if (turn === 13) sent.push(call.plan.messages.map((m) => (created.includes(m) ? 'created' : 'other')));
@@ -54,11 +57,12 @@ describe('priority on the shipped voice-assistant scenario', () => {
       replay(voice, variant(spec), ctx)
         .probes.filter((p) => p.fact === 'task_id')
         .map((p) => [p.turn, p.outcome]);
-    expect(outcome('priority:budget=400')).toEqual([
+    // At 450 tokens priority keeps turn 2's update_task (which repeats T-481); window-tokens starts at turn 3.
+    expect(outcome('priority:budget=450')).toEqual([
       [2, 'retained'],
       [13, 'retained'],
     ]);
-    expect(outcome('window-tokens:budget=400')).toEqual([
+    expect(outcome('window-tokens:budget=450')).toEqual([
       [2, 'retained'],
       [13, 'missing'],
     ]);

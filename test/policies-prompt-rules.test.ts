@@ -99,6 +99,15 @@ function violation(plan: PromptPlan, conversation: Conversation, pending: readon
     } else if (x.role === 'tool') return `tool result at turn ${x.turn} without its call`;
   }
   for (let j = 1; j < rest.length; j++) if (rest[j]!.turn! < rest[j - 1]!.turn!) return 'verbatim messages out of order';
+  // Earlier turns are sent whole or not at all, so the prompt reads as the conversation did (and alternates).
+  const current = pending[0]!.turn;
+  for (const turn of new Set(rest.map((x) => x.turn!))) {
+    if (turn === current) continue;
+    const t = conversation.turns[turn - 1]!;
+    const whole = [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])];
+    const sent = rest.filter((x) => x.turn === turn);
+    if (sent.length !== whole.length || sent.some((x, j) => x !== whole[j])) return `turn ${turn} sent in part`;
+  }
   // Retrieved memories: a tool call comes with all its results and a result with its call, in the conversation's order.
   const memories = m.filter((x) => x.origin === 'retrieved');
   for (let j = 1; j < memories.length; j++) if (memories[j]!.turn! < memories[j - 1]!.turn!) return 'retrieved memories out of order';
