@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { runStudy } from '../src/engine/run.js';
+import { replayContext, runStudy } from '../src/engine/run.js';
 import { POLICIES, REGISTRY } from '../src/policies/index.js';
 import { resolveSpec, type PolicyVariant } from '../src/policies/spec.js';
-import { BUILTIN, lookup } from '../src/pricing/prices.js';
+import { lookup } from '../src/pricing/prices.js';
 import { allPolicies } from '../src/scenario/study.js';
 import { shipped, variant } from './_policies.js';
 
@@ -54,8 +54,9 @@ describe('the default policies on the shipped voice-assistant scenario', () => {
   });
 
   it('prices upkeep on its own model and reports it per turn', () => {
-    const mini = lookup(BUILTIN, 'gpt-4o-mini');
-    const embed = lookup(BUILTIN, 'text-embedding-3-small');
+    const prices = replayContext({ seed: 42, model: 'gpt-4o-mini', tokenizer: 'auto' }).prices;
+    const mini = lookup(prices, 'gpt-4o-mini');
+    const embed = lookup(prices, 'text-embedding-3-small');
     for (const t of results.turns) {
       expect(t.costUpkeep).toBe(BigInt(t.auxInputTokens) * mini.input + BigInt(t.auxOutputTokens) * mini.output + BigInt(t.embedTokens) * embed.input);
     }
@@ -68,7 +69,7 @@ describe('the default policies on the shipped voice-assistant scenario', () => {
   });
 
   it('prices the summarizer on summaryModel when one is given', () => {
-    const big = lookup(BUILTIN, 'gpt-4o');
+    const big = lookup(replayContext({ seed: 42, model: 'gpt-4o-mini', tokenizer: 'auto' }).prices, 'gpt-4o');
     const r = runStudy({ conversations: [shipped('voice-assistant-tasks.yaml')], policies: [variant('summary-buffer:summaryModel=gpt-4o')], seed: 42, model: 'gpt-4o-mini', tokenizer: 'auto' });
     const folds = r.turns.filter((t) => t.auxInputTokens > 0);
     expect(folds.map((t) => t.turn)).toEqual([9, 13]);
