@@ -25,7 +25,9 @@ export interface Message {
   toolCallId?: string;
   /** On a policy-made `system` message: what made it. */
   origin?: Origin;
-  /** Scenario turn the message belongs to (policy-made messages have none). */
+  /** On a retrieved memory: its similarity to the query (shown by `explain`). */
+  score?: number;
+  /** Scenario turn the message belongs to (a retrieved memory keeps its source's; other policy-made messages have none). */
   turn?: number;
 }
 

@@ -54,12 +54,28 @@ export function explain(flags: ExplainFlags, io: IO): number {
   calls.forEach((call, i) => {
     io.out(`\ncall ${i + 1} of ${calls.length}${call.plan.overBudget ? ' (over budget)' : ''}\n`);
     io.out(callTable(call, ctx.tokens));
+    io.out(policyMade(call, ctx.tokens));
   });
   return 0;
 }
 
 function label(m: Message): string {
-  return m.origin ? `${m.role}[${m.origin}]` : m.role;
+  if (!m.origin) return m.role;
+  return m.score === undefined ? `${m.role}[${m.origin}]` : `${m.role}[${m.origin} ${m.score.toFixed(2)}]`;
+}
+
+/** The messages the policy made (summary, retrieved memories, fact sheet) in full, and the upkeep the user waited for. */
+function policyMade(call: SentCall, tokens: TokenCounter): string {
+  let out = '';
+  call.plan.messages.forEach((m, i) => {
+    if (!m.origin) return;
+    const score = m.score === undefined ? '' : `, score ${m.score.toFixed(4)}`;
+    out += `  #${i + 1} ${m.origin} (policy-made${score}, ${tokens.message(m)} tokens): ${m.content}\n`;
+  });
+  for (const u of call.plan.upkeep) {
+    out += `  upkeep before this call: ${u.kind} on ${u.model}, ${u.inputTokens} in, ${u.outputTokens} out\n`;
+  }
+  return out;
 }
 
 function preview(m: Message): string {

@@ -1,0 +1,54 @@
+import type { Message } from '../types.js';
+import { extract } from '../upkeep/extractor.js';
+import { pinned, Transcript } from './_transcript.js';
+import type { Policy } from './types.js';
+
+/**
+ * A pinned fact sheet ("Known facts: name: Kavya; order_id: SE-10423") plus
+ * the last `recent` exchanges. After each turn one extraction call reads the
+ * turn and updates the sheet; a later value of a fact replaces the earlier
+ * one. The sheet is long-term memory: it survives a session restart.
+ */
+export const facts: Policy = {
+  id: 'facts',
+  describe: 'a fact sheet kept up to date by an extraction call each turn, plus recent exchanges',
+  params: {
+    recent: { default: 4, kind: 'int', min: 0 },
+    extractModel: { default: undefined, kind: 'string' },
+    recall: { default: 1, kind: 'probability' },
+  },
+  start(conversation, params, { tokens, random, model }) {
+    const history = new Transcript(params.sessionCap as number | undefined);
+    const head = pinned(conversation);
+    const recent = params.recent as number;
+    const known = new Map<string, string>();
+    // One message object per version of the sheet, so it is counted once and stays a stable prefix.
+    let sheet: Message | undefined;
+    return {
+      prompt(pending) {
+        const kept = history.messages(Math.max(0, history.exchanges.length - recent));
+        const memory = sheet ? [sheet] : [];
+        return { messages: [...head, ...memory, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length + memory.length };
+      },
+      commit(exchange, info) {
+        const r = extract({
+          tokens,
+          random,
+          model: (params.extractModel as string | undefined) ?? model,
+          recall: params.recall as number,
+          exchange,
+          stated: Object.entries(info.turn.facts),
+        });
+        let changed = false;
+        for (const [name, value] of r.found) {
+          if (known.get(name) === value) continue;
+          known.set(name, value);
+          changed = true;
+        }
+        if (changed) sheet = { role: 'system', content: `Known facts: ${[...known].map(([k, v]) => `${k}: ${v}`).join('; ')}`, origin: 'facts' };
+        history.add(exchange);
+        return [r.call];
+      },
+    };
+  },
+};

@@ -1,0 +1,139 @@
+import { parseDuration } from '../scenario/duration.js';
+import { messageText } from '../tokens/counter.js';
+import type { Message, UpkeepCall } from '../types.js';
+import { cosine, embed, type Vector } from '../upkeep/embedder.js';
+import { VectorStore, type Stored } from '../upkeep/store.js';
+import { TurnGate } from './_memory.js';
+import { pinned, Transcript } from './_transcript.js';
+import type { Policy } from './types.js';
+
+type Item = Stored<Message>;
+
+/** What one turn sends besides the pinned prompt and the current turn. */
+interface Selection {
+  retrieved: Message[];
+  verbatim: Message[];
+}
+
+/** Starts a window at `from`, widened back to the user message that opened its exchange, so it never starts with a reply or a tool message. */
+function windowFrom(messages: readonly Message[], from: number): Message[] {
+  let i = Math.max(0, from);
+  while (i > 0 && i < messages.length && messages[i]!.role !== 'user') i--;
+  return messages.slice(i);
+}
+
+/** A retrieved message as a policy-made `system` message that says where it came from. */
+function asMemory(item: Item, score: number): Message {
+  const m = item.value;
+  const what = m.role === 'tool' ? 'tool result' : m.toolCalls?.length ? 'tool call' : m.role;
+  return {
+    role: 'system',
+    content: `Earlier (turn ${m.turn ?? '?'}, ${what}): ${messageText(m)}`,
+    origin: 'retrieved',
+    score: Math.round(score * 1e4) / 1e4,
+    ...(m.turn !== undefined && { turn: m.turn }),
+  };
+}
+
+/**
+ * Recent messages verbatim plus the `topK` stored messages most similar to
+ * the new user message (lexical embedding, cosine), sent as `retrieved`
+ * system messages in the conversation's order; a retrieved tool result
+ * brings its call and a call its results. When the best score is below
+ * `minScore`, the last `fallbackRecent` messages are sent instead. The store
+ * keeps at most `maxItems` messages (oldest evicted), none older than
+ * `maxAge`, and survives a session restart.
+ */
+export const retrieval: Policy = {
+  id: 'retrieval',
+  describe: 'recent messages + the most similar past messages (lexical embedding), with a recent-window fallback',
+  params: {
+    topK: { default: 5, kind: 'int', min: 0 },
+    recent: { default: 3, kind: 'int', min: 0 },
+    minScore: { default: 0.2, kind: 'number', min: 0 },
+    fallbackRecent: { default: 10, kind: 'int', min: 0 },
+    maxItems: { default: 10000, kind: 'int', min: 1 },
+    maxAge: { default: undefined, kind: 'duration' },
+    embedModel: { default: 'text-embedding-3-small', kind: 'string' },
+  },
+  start(conversation, params, { tokens }) {
+    const history = new Transcript(params.sessionCap as number | undefined);
+    const head = pinned(conversation);
+    const topK = params.topK as number;
+    const maxAge = params.maxAge === undefined ? undefined : parseDuration(params.maxAge)!;
+    const embedModel = params.embedModel as string;
+    const gate = new TurnGate();
+    const store = new VectorStore<Message>();
+    let query: { message: Message; vector: Vector } | undefined;
+    let selection: Selection = { retrieved: [], verbatim: [] };
+
+    const embedCall = (inputTokens: number, sync: boolean): UpkeepCall => ({ kind: 'embed', model: embedModel, inputTokens, outputTokens: 0, sync });
+
+    function select(vector: Vector): Selection {
+      const messages = history.messages();
+      const recent = windowFrom(messages, messages.length - (params.recent as number));
+      const inRecent = new Set(recent);
+      const scored = [...store.search(vector)]
+        .filter(([item, score]) => score > 0 && !inRecent.has(item.value))
+        .map(([item, score]) => ({ item, score }))
+        .sort((a, b) => b.score - a.score || b.item.seq - a.item.seq);
+      if (!scored.length || scored[0]!.score < (params.minScore as number)) {
+        return { retrieved: [], verbatim: windowFrom(messages, messages.length - (params.fallbackRecent as number)) };
+      }
+      const chosen = new Map<Item, number>(scored.slice(0, topK).map((s) => [s.item, s.score]));
+      // Tool pairs travel together; a pair whose other half left the store is not sent.
+      for (const [item] of [...chosen]) {
+        const pair = toolGroup(item);
+        if (!pair) chosen.delete(item);
+        else for (const p of pair) if (!chosen.has(p)) chosen.set(p, cosine(vector, p.vector));
+      }
+      const retrieved = [...chosen].sort((a, b) => a[0].seq - b[0].seq).map(([item, score]) => asMemory(item, score));
+      return { retrieved, verbatim: recent };
+    }
+
+    /** The tool call and all its results that an item belongs to ([item] when it is neither); undefined when a part is no longer stored. */
+    function toolGroup(item: Item): Item[] | undefined {
+      const m = item.value;
+      if (m.role === 'tool') {
+        const call = store.find((x) => x.toolCalls?.some((c) => c.id === m.toolCallId) ?? false);
+        return call && toolGroup(call);
+      }
+      if (!m.toolCalls?.length) return [item];
+      const results = m.toolCalls.map((c) => store.find((x) => x.role === 'tool' && x.toolCallId === c.id));
+      return results.every((r) => r !== undefined) ? [item, ...(results as Item[])] : undefined;
+    }
+
+    return {
+      prompt(pending, info) {
+        const upkeep: UpkeepCall[] = [];
+        if (gate.first(info)) {
+          if (maxAge !== undefined) store.dropBefore(info.time - maxAge);
+          const user = pending[0]!;
+          query = { message: user, vector: embed(messageText(user)) };
+          upkeep.push(embedCall(tokens.text(messageText(user)), true));
+          selection = select(query.vector);
+        }
+        return {
+          messages: [...head, ...selection.retrieved, ...selection.verbatim, ...pending],
+          overBudget: false,
+          upkeep,
+          stablePrefix: head.length,
+        };
+      },
+      commit(exchange, info) {
+        let embedded = 0;
+        for (const message of exchange) {
+          const text = messageText(message);
+          if (!text.trim()) continue;
+          // The user message was embedded as the query: stored, not embedded twice.
+          const reused = query?.message === message ? query.vector : undefined;
+          if (!reused) embedded += tokens.text(text);
+          store.add(message, reused ?? embed(text), info.time);
+        }
+        store.keepNewest(params.maxItems as number);
+        history.add(exchange);
+        return embedded ? [embedCall(embedded, false)] : [];
+      },
+    };
+  },
+};

@@ -1,0 +1,63 @@
+import { contentWords } from './_text.js';
+
+/** A sparse, L2-normalised vector: bucket → weight. */
+export type Vector = ReadonlyMap<number, number>;
+
+/**
+ * Hash buckets of the lexical embedding. Large enough that two different
+ * words almost never share a bucket (a shared bucket would be a spurious
+ * match); vectors are sparse, so the size costs nothing.
+ */
+export const EMBED_BUCKETS = 1 << 18;
+
+/** Weight of a bigram relative to a word: phrases sharpen a match without drowning single-word matches. */
+export const BIGRAM_WEIGHT = 0.5;
+
+/** The features of a text with their weights: its topic words (1 each), then each pair of neighbouring topic words. */
+export function features(text: string): [feature: string, weight: number][] {
+  const w = contentWords(text);
+  const out: [string, number][] = w.map((x) => [x, 1]);
+  for (let i = 1; i < w.length; i++) out.push([`${w[i - 1]} ${w[i]}`, BIGRAM_WEIGHT]);
+  return out;
+}
+
+/**
+ * The deterministic lexical embedding: hashed word unigrams and bigrams
+ * (bigrams at half weight), summed, L2-normalised. Needs no model download
+ * and gives the same vector on every machine; a text without topic words
+ * gives the empty vector, which matches nothing.
+ */
+export function embed(text: string): Vector {
+  const sums = new Map<number, number>();
+  for (const [f, weight] of features(text)) {
+    const b = fnv1a(f) % EMBED_BUCKETS;
+    sums.set(b, (sums.get(b) ?? 0) + weight);
+  }
+  let norm = 0;
+  for (const c of sums.values()) norm += c * c;
+  norm = Math.sqrt(norm);
+  const out = new Map<number, number>();
+  for (const [b, c] of sums) out.set(b, c / norm);
+  return out;
+}
+
+/** Cosine similarity of two normalised vectors (0 when either is empty). */
+export function cosine(a: Vector, b: Vector): number {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  let dot = 0;
+  for (const [k, v] of small) {
+    const w = large.get(k);
+    if (w !== undefined) dot += v * w;
+  }
+  return dot;
+}
+
+/** 32-bit FNV-1a over UTF-16 code units: small, fast and the same everywhere. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}

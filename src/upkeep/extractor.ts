@@ -1,0 +1,46 @@
+import type { TokenCounter } from '../tokens/counter.js';
+import type { Message, UpkeepCall } from '../types.js';
+import type { Fact } from './types.js';
+
+/** One extraction: the finished exchange of a turn and the facts it states. */
+export interface ExtractRequest {
+  tokens: TokenCounter;
+  /** The session's seeded stream: one draw per stated fact, in order. */
+  random: () => number;
+  model: string;
+  /** Chance that each stated fact is found. */
+  recall: number;
+  /** The turn's messages: user, tool calls and results, reply. */
+  exchange: readonly Message[];
+  /** Facts the turn states, in order. */
+  stated: readonly Fact[];
+}
+
+/** The extractor's instruction: one object, counted once per run. */
+export const EXTRACT_TEMPLATE: Message = {
+  role: 'system',
+  content:
+    'Extract the facts the user states about themselves or their requests (names, numbers, identifiers, addresses, preferences) ' +
+    'from the messages below. Answer with one line "name: value; name: value", or "none".',
+};
+
+/**
+ * The simulated fact extractor (a priced auxiliary call, made after the turn,
+ * so the user does not wait for it). Input: the template and the turn's
+ * messages; output: the facts found as "name: value; …" or "none". Each
+ * stated fact is found with probability `recall`.
+ */
+export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall } {
+  const found = req.stated.filter(() => req.random() < req.recall);
+  const output = found.length ? found.map(([k, v]) => `${k}: ${v}`).join('; ') : 'none';
+  return {
+    found,
+    call: {
+      kind: 'extract',
+      model: req.model,
+      inputTokens: req.tokens.prompt([EXTRACT_TEMPLATE, ...req.exchange]),
+      outputTokens: req.tokens.text(output),
+      sync: false,
+    },
+  };
+}

@@ -1,0 +1,163 @@
+import { messageText, type TokenCounter } from '../tokens/counter.js';
+import type { Message, UpkeepCall } from '../types.js';
+import { contentWords, normalize, words } from './_text.js';
+import type { Fact } from './types.js';
+
+/** A running summary: the message a policy sends, and what it knows. */
+export interface Summary {
+  /** The `system` message with origin `summary`. */
+  message: Message;
+  /** The facts its text states, name → latest value. */
+  facts: ReadonlyMap<string, string>;
+  /** One sentence per summarized exchange still in the text, oldest first. */
+  topics: readonly string[];
+  firstTurn: number;
+  lastTurn: number;
+}
+
+/** One summarization: the old summary plus the messages folded into it. */
+export interface SummarizeRequest {
+  tokens: TokenCounter;
+  /** The session's seeded stream: one draw per fact, in order. */
+  random: () => number;
+  model: string;
+  /** About how many tokens the summary text should have. */
+  summaryTokens: number;
+  /** Chance that each fact survives this summarization. */
+  keep: number;
+  previous?: Summary;
+  /** The messages folded in, whole exchanges, oldest first. */
+  folded: readonly Message[];
+  /** Facts the folded messages state, in order (a later value replaces an earlier one). */
+  stated: readonly Fact[];
+  /** Every fact value of the conversation: never written outside the summary's "Known:" list, so a lost fact stays lost. */
+  hidden: readonly string[];
+}
+
+/**
+ * Neutral sentences that bring a short summary up to its length, in this
+ * order, each at most once: a summary of very little is shorter than asked.
+ */
+const PADDING = [
+  'The conversation stayed polite throughout.',
+  'Nothing else needed a follow-up.',
+  'The user gave no further details.',
+  'No other requests were left open.',
+  'The assistant answered each question in turn.',
+  'The rest was small talk.',
+  'The tone was friendly on both sides.',
+  'Replies were short and to the point.',
+  'The user wrote in short messages.',
+  'Each answer addressed the latest question.',
+  'The exchange moved quickly from topic to topic.',
+  'This summary covers the earlier part of the conversation.',
+];
+
+const TOPIC_WORDS = 10;
+const PLAIN_HEADER = 'Summary of the conversation so far.';
+const templates = new Map<number, Message>();
+
+/** The summarizer's instruction, one message object per length so it is counted once. */
+export function summaryTemplate(summaryTokens: number): Message {
+  let m = templates.get(summaryTokens);
+  if (!m) {
+    m = {
+      role: 'system',
+      content:
+        `Update the running summary of this conversation with the new messages below, in about ${summaryTokens} tokens. ` +
+        'Keep every name, number, identifier and preference the user stated, with its latest value.',
+    };
+    templates.set(summaryTokens, m);
+  }
+  return m;
+}
+
+/**
+ * The simulated summarizer (a priced auxiliary call). Its input is the
+ * template, the old summary and the folded messages; its output is a summary
+ * of up to about `summaryTokens` tokens that states, in a "Known:" list, each fact
+ * that survived: every fact of the old summary and of the folded messages
+ * survives with probability `keep`, so a fact lost once is gone for good and
+ * repeated summarization compounds the loss. The rest of the text is one
+ * sentence per exchange (the newest kept when too long), then neutral padding.
+ */
+export function summarize(req: SummarizeRequest): { summary: Summary; call: UpkeepCall } {
+  const { tokens, previous } = req;
+  const candidates = new Map(previous?.facts);
+  for (const [name, value] of req.stated) candidates.set(name, value);
+  const facts = new Map<string, string>();
+  for (const [name, value] of candidates) if (req.random() < req.keep) facts.set(name, value);
+
+  const turns = req.folded.map((m) => m.turn).filter((t): t is number => t !== undefined);
+  const firstTurn = previous?.firstTurn ?? Math.min(...turns, Infinity);
+  const lastTurn = Math.max(previous?.lastTurn ?? 0, ...turns);
+  const hidden = req.hidden.map(normalize).filter(Boolean);
+  const hiddenWords = [...new Set(hidden.flatMap(words))];
+
+  const span = firstTurn === lastTurn ? `turn ${lastTurn}` : `turns ${firstTurn}-${lastTurn}`;
+  let header = Number.isFinite(firstTurn) ? `Summary of the conversation so far (${span}).` : PLAIN_HEADER;
+  const known = facts.size ? `Known: ${[...facts].map(([k, v]) => `${k}: ${v}`).join('; ')}.` : 'Known: nothing specific yet.';
+  const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, hiddenWords)];
+
+  // Fill up to the target by sentence counts (each sentence, with the space before it, is counted
+  // once and memoized, so no text is re-tokenized while fitting), newest topics first.
+  const target = req.summaryTokens;
+  const cost = (sentence: string) => tokens.text(` ${sentence}`);
+  let used = tokens.text(header) + cost(known);
+  let first = allTopics.length;
+  while (first > 0 && used + cost(allTopics[first - 1]!) <= target) used += cost(allTopics[--first]!);
+  let topics = allTopics.slice(first);
+  const padding: string[] = [];
+  for (const pad of PADDING) {
+    if (used + cost(pad) > target) break;
+    padding.push(pad);
+    used += cost(pad);
+  }
+  // A fact value in the free text would be a fact the summary did not keep: drop that text.
+  const leaks = () => hidden.some((v) => normalize([header, ...topics, ...padding].join(' ')).includes(v));
+  if (leaks()) {
+    topics = [];
+    padding.length = 0;
+    if (leaks()) header = PLAIN_HEADER;
+  }
+  let content = [header, known, ...topics, ...padding].join(' ');
+  // Sentence sums are estimates: trim until the exact count is within the target.
+  while (tokens.text(content) > target && (padding.length || topics.length)) {
+    if (padding.length) padding.pop();
+    else topics = topics.slice(1);
+    content = [header, known, ...topics, ...padding].join(' ');
+  }
+
+  const message: Message = { role: 'system', content, origin: 'summary' };
+  const call: UpkeepCall = {
+    kind: 'summary',
+    model: req.model,
+    inputTokens: tokens.prompt([summaryTemplate(target), ...(previous ? [previous.message] : []), ...req.folded]),
+    outputTokens: tokens.output(message),
+    sync: true,
+  };
+  return { summary: { message, facts, topics, firstTurn, lastTurn }, call };
+}
+
+/** One sentence per exchange: the topic words of the user message, the tools called, the topic words of the reply. */
+function topicSentences(folded: readonly Message[], hiddenWords: readonly string[]): string[] {
+  const clean = (text: string) =>
+    contentWords(text)
+      .filter((w) => !hiddenWords.some((h) => w.includes(h)))
+      .slice(0, TOPIC_WORDS)
+      .join(' ');
+  const byTurn = new Map<number, Message[]>();
+  for (const m of folded) {
+    const t = m.turn ?? 0;
+    byTurn.set(t, [...(byTurn.get(t) ?? []), m]);
+  }
+  return [...byTurn].map(([turn, messages]) => {
+    const user = clean(messages.filter((m) => m.role === 'user').map(messageText).join(' '));
+    const tools = [...new Set(messages.flatMap((m) => m.toolCalls?.map((c) => c.name) ?? []))];
+    const reply = clean(messages.filter((m) => m.role === 'assistant' && !m.toolCalls?.length).map(messageText).join(' '));
+    let s = `In turn ${turn} the user ${user ? `asked about ${user}` : 'wrote briefly'}`;
+    if (tools.length) s += `, ${tools.join(', ')} ${tools.length > 1 ? 'were' : 'was'} called`;
+    if (reply) s += `, and the assistant answered about ${reply}`;
+    return `${s}.`;
+  });
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { fixture, labels, trace } from './_policies.js';
+
+/*
+ * test/fixtures/late-order-tools.yaml under chars4 (tokens = floor(chars / 4), no overhead):
+ *   system 6 · t1: u1 12, a1 15 (27) · t2: u2 9, a2 18 (27) · t3: u3 9, call3 7, tool3 4, a3 10 (30)
+ *   t4: u4 11, a4 3 (14) · t5: u5 6, a5 3
+ * Summarizer template at summaryTokens=60: 187 chars → 46 tokens.
+ */
+const conversation = fixture('late-order-tools.yaml');
+
+describe('summary policy', () => {
+  const turns = trace(conversation, 'summary:threshold=40,summaryTokens=60');
+
+  it('sends the history verbatim while it stays under the threshold', () => {
+    expect(labels(turns[0]!.calls[0]!.messages)).toEqual(['system', 'u1']);
+    // turn 2: t1 27 + u2 9 = 36 ≤ 40: no summarization
+    expect(labels(turns[1]!.calls[0]!.messages)).toEqual(['system', 'u1', 'a1', 'u2']);
+    expect(turns[1]!.calls[0]!.upkeep).toEqual([]);
+  });
+
+  it('folds everything into the summary when the threshold is passed, keeping only the new user message', () => {
+    // turn 3: t1 27 + t2 27 + u3 9 = 63 > 40 → fold t1, t2. In: template 46 + 54 = 100.
+    // Out: header 11 + known 10 + turn-2 topic + padding → 218 chars → 54 tokens.
+    const t3 = turns[2]!;
+    expect(labels(t3.calls[0]!.messages)).toEqual(['system', 'summary', 'u3']);
+    expect(t3.calls[0]!.upkeep).toEqual([{ kind: 'summary', model: 'gpt-4o-mini', inputTokens: 100, outputTokens: 54, sync: true }]);
+    expect(t3.calls[0]!.messages[1]!.content).toBe(
+      'Summary of the conversation so far (turns 1-2). Known: name: Kavya; order_id: SE-10423. ' +
+        'In turn 2 the user asked about running socks, and the assistant answered about dryfit ankle socks pack 3 rs 249 cushionrun rs 199.',
+    );
+    // The call after the tool results reuses the summary: no second summarization.
+    expect(labels(t3.calls[1]!.messages)).toEqual(['system', 'summary', 'u3', 'call3', 'tool3']);
+    expect(t3.calls[1]!.upkeep).toEqual([]);
+    expect(t3.calls[0]!.stablePrefix).toBe(2);
+  });
+
+  it('folds again on top of the old summary, and the fact stays known', () => {
+    // turn 4: t3 30 + u4 11 = 41 > 40 → fold t3. In: template 46 + old summary 54 + 30 = 130.
+    const t4 = turns[3]!;
+    expect(labels(t4.calls[0]!.messages)).toEqual(['system', 'summary', 'u4']);
+    expect(t4.calls[0]!.upkeep.map((u) => [u.inputTokens, u.outputTokens])).toEqual([[130, 55]]);
+    // turn 5: t4 14 + u5 6 = 20: no fold; the order number comes from the summary.
+    const t5 = turns[4]!;
+    expect(labels(t5.calls[0]!.messages)).toEqual(['system', 'summary', 'u4', 'a4', 'u5']);
+    expect(t5.calls[0]!.messages[1]!.content).toContain('order_id: SE-10423');
+    expect(turns.flatMap((t) => t.after)).toEqual([]);
+  });
+
+  it('starts a new session blank after sessionCap exchanges', () => {
+    const capped = trace(conversation, 'summary:threshold=40,summaryTokens=60,sessionCap=3');
+    // turn 4 starts a new session: no history, no summary.
+    expect(labels(capped[3]!.calls[0]!.messages)).toEqual(['system', 'u4']);
+    expect(labels(capped[4]!.calls[0]!.messages)).toEqual(['system', 'u4', 'a4', 'u5']);
+  });
+});
