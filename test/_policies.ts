@@ -13,6 +13,11 @@ export function scenario(yaml: string, file = 'test.yaml'): Conversation {
   return parseScenario(file, yaml);
 }
 
+/** A conversation built through the real loader from a scenario document. */
+export function conversation(doc: Record<string, unknown>): Conversation {
+  return parseScenario('test.json', JSON.stringify(doc));
+}
+
 /** One policy variant from a spec string such as `summary:threshold=40`. */
 export function variant(spec: string): PolicyVariant {
   const r = policyFromString(spec);

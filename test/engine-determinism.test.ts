@@ -3,9 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { runStudy } from '../src/engine/run.js';
+import { replay } from '../src/engine/replay.js';
+import { replayContext, runStudy } from '../src/engine/run.js';
+import { TokenCounter } from '../src/tokens/counter.js';
+import { textCounter } from '../src/tokens/encoding.js';
 import { allPolicies } from '../src/scenario/study.js';
-import { conversation } from './_conv.js';
+import { conversation } from './_policies.js';
 import { capture } from './_io.js';
 
 const FILES = ['turns.csv', 'probes.csv', 'summary.csv', 'policies.csv'];
@@ -28,18 +31,33 @@ describe('determinism', () => {
 });
 
 describe('count once', () => {
-  it('a 200-turn conversation under every policy tokenizes each distinct text once', () => {
-    const turns = Array.from({ length: 200 }, (_, i) => ({
-      user: `Question number ${i}: how do I configure option ${i * 7}?`,
-      assistant: `Answer ${i}: set option ${i * 7} to ${i % 13} and restart the service.`,
-      ...(i % 20 === 5 && { tools: [{ call: 'lookup', args: { n: i }, result: { ok: i } }] }),
-    }));
-    const conv = conversation({ id: 'long', system: 'You are a support bot.', turns });
-    const r = runStudy({ conversations: [conv], policies: allPolicies(), seed: 1, model: 'gpt-4o-mini', tokenizer: 'o200k_base' });
-    expect(r.turns).toHaveLength(200 * allPolicies().length);
+  const turns = Array.from({ length: 200 }, (_, i) => ({
+    user: `Question number ${i}: how do I configure option ${i * 7}?`,
+    assistant: `Answer ${i}: set option ${i * 7} to ${i % 13} and restart the service.`,
+    ...(i % 20 === 5 && { tools: [{ call: 'lookup', args: { n: i }, result: { ok: i } }] }),
+  }));
+  const conv = conversation({ id: 'long', system: 'You are a support bot.', turns });
+
+  it('a 200-turn conversation under the window policies tokenizes each distinct message once', () => {
+    const windows = allPolicies().filter((p) => ['full', 'window-turns', 'window-tokens', 'window'].includes(p.policy.id));
+    const r = runStudy({ conversations: [conv], policies: windows, seed: 1, model: 'gpt-4o-mini', tokenizer: 'o200k_base' });
+    expect(r.turns).toHaveLength(200 * 4);
     // Distinct texts: 200 user + 200 assistant + 10 tool-call texts + 10 results + system
     // + the 4 role names (system, user, assistant, tool).
-    const distinct = 200 + 200 + 10 + 10 + 1 + 4;
-    expect(r.tokenizerCalls).toBe(distinct);
+    expect(r.tokenizerCalls).toBe(200 + 200 + 10 + 10 + 1 + 4);
+  });
+
+  it('under every policy, upkeep included, no text goes through the tokenizer twice', () => {
+    const seen = new Map<string, number>();
+    const raw = textCounter('o200k_base');
+    const tokens = new TokenCounter('o200k_base', undefined, (t) => {
+      seen.set(t, (seen.get(t) ?? 0) + 1);
+      return raw(t);
+    });
+    const ctx = { ...replayContext({ seed: 1, model: 'gpt-4o-mini', tokenizer: 'o200k_base' }), tokens };
+    for (const v of allPolicies()) replay(conv, v, ctx);
+    expect([...seen.values()].filter((n) => n > 1)).toEqual([]);
+    expect(tokens.tokenizerCalls).toBe(seen.size);
+    expect(seen.size).toBeGreaterThan(425); // the conversation's own texts, plus summaries, fact sheets, templates
   });
 });

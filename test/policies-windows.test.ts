@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadScenarioFile } from '../src/scenario/load.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { runStudy } from '../src/engine/run.js';
-import { conversation, variant } from './_conv.js';
-import { drive } from './_drive.js';
+import { conversation, trace, variant } from './_policies.js';
 import { ROOT } from './_shared.js';
 
 const kavya = loadScenarioFile(join(ROOT, 'scenarios/kavya-late-order.yaml'));
@@ -19,16 +18,14 @@ describe('window-tokens on the late-order example (chars4)', () => {
     [25, 1, 9],
   ])('budget %i keeps %i messages, %i tokens', (budget, count, total) => {
     const tokens = new TokenCounter('chars4');
-    const calls = drive(kavya, variant(`window-tokens:budget=${budget}`), tokens);
-    const last = calls[calls.length - 1]!.plan;
+    const last = trace(kavya, `window-tokens:budget=${budget}`, tokens).at(-1)!.calls[0]!;
     expect(last.messages).toHaveLength(count);
     expect(tokens.prompt(last.messages)).toBe(total);
     expect(last.overBudget).toBe(false);
   });
 
   it('sends the newest user message alone, flagged, when it exceeds the budget', () => {
-    const calls = drive(kavya, variant('window-tokens:budget=5'));
-    const last = calls[calls.length - 1]!.plan;
+    const last = trace(kavya, 'window-tokens:budget=5').at(-1)!.calls[0]!;
     expect(last.messages.map((m) => m.content)).toEqual(['Add the DryFit ones to my cart please.']);
     expect(last.overBudget).toBe(true);
   });
@@ -66,7 +63,7 @@ describe('window-turns and window', () => {
   });
 
   it('window-turns keeps the last N exchanges with their tool messages', () => {
-    const last = drive(conv, variant('window-turns:turns=2')).at(-1)!.plan.messages;
+    const last = trace(conv, 'window-turns:turns=2').at(-1)!.calls[0]!.messages;
     expect(last.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'user']);
     expect(last[1]!.content).toBe('two');
   });
@@ -76,15 +73,15 @@ describe('window-turns and window', () => {
     // | ex3: 35 chars → 8 + "reply three" 2 = 10 | "four" 1.
     // budget 14: fixed 2, room 12; exchanges 2+3 = 19 > 12 → drop ex2 → 10 ≤ 12; sent 1 + 10 + 1 = 12.
     const tokens = new TokenCounter('chars4');
-    const last = drive(conv, variant('window:turns=3,budget=14'), tokens).at(-1)!.plan.messages;
+    const last = trace(conv, 'window:turns=3,budget=14', tokens).at(-1)!.calls[0]!.messages;
     expect(last.map((m) => m.content)).toEqual(['sys', 'three three three three three three', 'reply three', 'four']);
     expect(tokens.prompt(last)).toBe(12);
   });
 
   it('sessionCap restarts the conversation after N exchanges', () => {
-    const calls = drive(conv, variant('full:sessionCap=2'));
+    const turns = trace(conv, 'full:sessionCap=2');
     // Turn 3 starts a new session: only the system prompt and the new user message.
-    expect(calls.filter((c) => c.turn === 3)[0]!.plan.messages.map((m) => m.content)).toEqual(['sys', 'three three three three three three']);
-    expect(calls.filter((c) => c.turn === 4)[0]!.plan.messages).toHaveLength(4);
+    expect(turns[2]!.calls[0]!.messages.map((m) => m.content)).toEqual(['sys', 'three three three three three three']);
+    expect(turns[3]!.calls[0]!.messages).toHaveLength(4);
   });
 });

@@ -47,7 +47,7 @@ describe('ctxsim prices', () => {
     expect(await runMain(['prices', '--study', join(dir, 'study.yaml')], io)).toBe(0);
     const lines = io.stdout.split('\n');
     expect(lines[0]).toMatch(/^prices: builtin \+ .*p\.json \(LiteLLM table of 2026-03-11\) · cache: auto, ttl 1h$/);
-    expect(lines.slice(2, -1).map((l) => l.split(/ {2,}/)[0])).toEqual(['gpt-4o-mini', 'claude-haiku-4-5', 'gpt-4o', 'my-model']);
+    expect(lines.slice(2, -1).map((l) => l.split(/ {2,}/)[0])).toEqual(['gpt-4o-mini', 'claude-haiku-4-5', 'gpt-4o', 'text-embedding-3-small', 'my-model']);
     // A TTL above five minutes takes Anthropic's 1-hour tier: writes at $2/M.
     expect(lines[3]).toMatch(/^claude-haiku-4-5 +anthropic +chat +1\.00 +0\.10 +2\.00 +5\.00 +200000 +breakpoint ≥4096, ttl 1h \(1h writes\) /);
     expect(lines[4]).toMatch(/^gpt-4o +openai .* ttl 1h +900 +4000 +50$/);

@@ -40,12 +40,13 @@ function probeTurns(c: Conversation): Record<number, string[]> {
 }
 
 describe('shipped scenarios', () => {
-  it('are the four files we expect', () => {
+  it('are the five files we expect', () => {
     expect(shippedFiles).toEqual([
       'coding-help-long.yaml',
       'kavya-late-order.yaml',
       'noah-amnesia.yaml',
       'support-email-correction.yaml',
+      'voice-assistant-tasks.yaml',
     ]);
   });
 
@@ -67,15 +68,16 @@ describe('shipped scenarios', () => {
       }
       counts[c.id] = n;
     }
-    // kavya-late-order has no probe; noah-amnesia probes name once; the two long ones probe three facts each.
-    expect(counts).toEqual({ 'coding-help-long': 3, 'kavya-late-order': 0, 'noah-amnesia': 1, 'support-email-correction': 3 });
+    // kavya-late-order has no probe; noah-amnesia probes name once; the others probe three facts each.
+    expect(counts).toEqual({ 'coding-help-long': 3, 'kavya-late-order': 0, 'noah-amnesia': 1, 'support-email-correction': 3, 'voice-assistant-tasks': 3 });
   });
 
-  it('state every fact value literally in the user message of its turn', () => {
+  it('state every fact value literally in its turn: the user message or a tool result', () => {
     for (const file of shippedFiles) {
       for (const t of load(file).turns) {
+        const said = [t.user, ...t.tools].map((m) => normalize(m.content)).join('\n');
         for (const [fact, value] of Object.entries(t.facts)) {
-          expect(normalize(t.user.content).includes(normalize(value)), `${file} turn ${t.index} ${fact}=${value}`).toBe(true);
+          expect(said.includes(normalize(value)), `${file} turn ${t.index} ${fact}=${value}`).toBe(true);
         }
       }
     }
