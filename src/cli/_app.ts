@@ -1,6 +1,8 @@
 import yargs, { type Argv, type CommandModule } from 'yargs';
 import { CtxsimError } from '../errors.js';
 import { explainCommand } from './explain.js';
+import { generateCommand } from './generate.js';
+import { importCommand } from './import.js';
 import { processIO, type IO } from './_io.js';
 import { runCommand } from './run.js';
 
@@ -19,7 +21,9 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .usage('$0 <command> [options]')
     .command(wrap(runCommand(io), setCode))
     .command(wrap(explainCommand(io), setCode))
-    .demandCommand(1, 'name a command: run, explain')
+    .command(wrap(generateCommand(io), setCode))
+    .command(wrap(importCommand(io), setCode))
+    .demandCommand(1, 'name a command: run, explain, generate, import')
     .strict()
     .help()
     .version()

@@ -29,7 +29,7 @@ export function runCommand(io: IO): Command<RunFlags> {
 export function run(flags: RunFlags, io: IO): number {
   const study = studyFromFlags(flags);
   if (study.prices !== 'builtin') throw new UsageError(`prices: custom price tables are not supported yet (${study.prices})`);
-  const conversations = loadScenarios(study.scenarios);
+  const conversations = loadScenarios(study.scenarios, { seed: study.seed, onNote: flags.quiet ? undefined : (l) => io.err(`${l}\n`) });
   const progress = flags.quiet ? undefined : progressLine(io);
   const results = runStudy({ ...study, prices: undefined, conversations, onProgress: progress });
   const files = new Map([

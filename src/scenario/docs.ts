@@ -67,3 +67,8 @@ export function formatDuration(seconds: number): string {
   for (const [unit, size] of UNITS) if (s >= size && s % size === 0) return `${s / size}${unit}`;
   return `${s}s`;
 }
+
+/** Lower case, whitespace collapsed: how SPEC compares a fact value with the text sent. */
+export function normalizeText(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, ' ').trim();
+}

@@ -8,6 +8,8 @@ import { REGISTRY } from '../policies/index.js';
 import { parseSpecString, resolveSpec, type PolicyVariant } from '../policies/spec.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from './document.js';
+import { generateConversations, PROFILES } from './generate/index.js';
+import { formatImportReport, importDataset, IMPORTERS } from './import/index.js';
 import { loadScenarioFile } from './load.js';
 
 /** Where scenarios come from: a glob of scenario files (relative to `base`). */
@@ -19,7 +21,33 @@ export interface GlobSource {
   at?: Problem;
 }
 
-export type ScenarioSource = GlobSource;
+/** Generated conversations: `{generate: {profile, count, seed?, prefix?, ...overrides}}`. */
+export interface GenerateSource {
+  kind: 'generate';
+  profile: string;
+  count: number;
+  /** Default: the study's seed. */
+  seed?: number;
+  prefix?: string;
+  /** Profile overrides, already checked against the profile's schema. */
+  params: Record<string, unknown>;
+  at?: Problem;
+}
+
+/** A dataset read directly: `{import: {format, path, ...options}}`. */
+export interface ImportSource {
+  kind: 'import';
+  format: string;
+  /** The dataset, absolute. */
+  path: string;
+  /** Folder for relative side files named in the options. */
+  base: string;
+  /** Format options, already checked against the importer's schema. */
+  options: Record<string, unknown>;
+  at?: Problem;
+}
+
+export type ScenarioSource = GlobSource | GenerateSource | ImportSource;
 
 /** A study with every path resolved and every policy checked. */
 export interface Study {
@@ -61,7 +89,19 @@ export function allPolicies(): PolicyVariant[] {
   return [...REGISTRY.keys()].flatMap((id) => resolveSpec(REGISTRY, id, []) as PolicyVariant[]);
 }
 
-/** The built-in default study: the shipped scenarios, every policy, builtin prices, `reports/`. */
+/** The generated part of the default study: a small mix of every profile, kept fast. */
+const DEFAULT_GENERATED: readonly [string, number, Record<string, unknown>][] = [
+  ['support', 20, {}],
+  ['voice-assistant', 10, {}],
+  ['coding', 4, {}],
+  ['companion', 2, { turns: [50, 120] }],
+];
+
+/**
+ * The built-in default study: the shipped scenarios plus generated ones
+ * (20 support, 10 voice-assistant, 4 coding, 2 companion chats), every
+ * policy, builtin prices, `reports/`.
+ */
 export function defaultStudy(): Study {
   return {
     seed: 42,
@@ -69,7 +109,10 @@ export function defaultStudy(): Study {
     tokenizer: 'auto',
     prices: 'builtin',
     cache: 'auto',
-    scenarios: [{ kind: 'glob', pattern: 'scenarios/*.yaml', base: PACKAGE_DIR }],
+    scenarios: [
+      { kind: 'glob', pattern: 'scenarios/*.yaml', base: PACKAGE_DIR },
+      ...DEFAULT_GENERATED.map(([profile, count, params]): GenerateSource => ({ kind: 'generate', profile, count, params })),
+    ],
     policies: allPolicies(),
     out: resolve('reports'),
   };
@@ -101,10 +144,10 @@ export function loadStudy(file: string): Study {
       ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
     });
     if (doc.scenarios) {
-      study.scenarios = doc.scenarios.flatMap((entry, i) => {
+      study.scenarios = doc.scenarios.flatMap((entry, i): ScenarioSource[] => {
         if (typeof entry === 'string') return [{ kind: 'glob' as const, pattern: entry, base: dir, at: src.problem(['scenarios', i], '') }];
-        problems.push(src.problem(['scenarios', i], `expected a glob of scenario files, got ${JSON.stringify(entry)}`));
-        return [];
+        const s = sourceEntry(src, entry, i, dir, problems);
+        return s ? [s] : [];
       });
     }
     if (doc.policies) {
@@ -120,6 +163,51 @@ export function loadStudy(file: string): Study {
   }
   if (problems.length) throw new ScenarioError(problems);
   return study;
+}
+
+const generateEntry = z.looseObject({
+  profile: z.string(),
+  count: z.number().int().min(1),
+  seed: z.number().int().optional(),
+  prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').optional(),
+});
+const importEntry = z.looseObject({ format: z.string(), path: z.string().min(1) });
+
+/** A study's `{generate: …}` or `{import: …}` scenario entry, checked against its profile or format. */
+function sourceEntry(src: SourceDoc, entry: unknown, i: number, dir: string, problems: Problem[]): ScenarioSource | undefined {
+  const keys = entry && typeof entry === 'object' && !Array.isArray(entry) ? Object.keys(entry) : [];
+  const kind = keys[0];
+  if (keys.length !== 1 || (kind !== 'generate' && kind !== 'import')) {
+    problems.push(src.problem(['scenarios', i], `expected a glob of scenario files, {generate: {profile, count}} or {import: {format, path}}, got ${JSON.stringify(entry)}`));
+    return undefined;
+  }
+  const body = (entry as Record<string, unknown>)[kind];
+  const path = ['scenarios', i, kind];
+  const at = src.problem(path, '');
+  if (kind === 'generate') {
+    const g = src.check(generateEntry, body, path, problems);
+    if (!g) return undefined;
+    const profile = PROFILES.get(g.profile);
+    if (!profile) {
+      problems.push(src.problem([...path, 'profile'], `unknown profile "${g.profile}"; expected one of ${[...PROFILES.keys()].join(', ')}`));
+      return undefined;
+    }
+    const { profile: _p, count, seed, prefix, ...rest } = g;
+    const params = src.check(profile.overrides, rest, path, problems);
+    if (!params) return undefined;
+    return { kind, profile: g.profile, count, ...(seed !== undefined && { seed }), ...(prefix !== undefined && { prefix }), params, at };
+  }
+  const m = src.check(importEntry, body, path, problems);
+  if (!m) return undefined;
+  const importer = IMPORTERS.get(m.format);
+  if (!importer) {
+    problems.push(src.problem([...path, 'format'], `unknown import format "${m.format}"; expected one of ${[...IMPORTERS.keys()].join(', ')}`));
+    return undefined;
+  }
+  const { format: _f, path: file, ...rest } = m;
+  const options = src.check(importer.options, rest, path, problems);
+  if (!options) return undefined;
+  return { kind, format: m.format, path: resolve(dir, file), base: dir, options: rest, at };
 }
 
 /** A study's policy entry: `id`, `id:k=v`, or `{id: {k: v}}`. */
@@ -152,28 +240,56 @@ export function policiesFromFlags(specs: readonly string[]): PolicyVariant[] {
   });
 }
 
-/** Loads every scenario of the study, in a stable order; ids must be unique. */
-export function loadScenarios(sources: readonly ScenarioSource[]): Conversation[] {
+/** Options for loading a study's scenarios. */
+export interface LoadOptions {
+  /** Seed of generated sets that name none (the study's seed). */
+  seed?: number;
+  /** Receives import reports and quirks, one line each (the CLI prints them on stderr). */
+  onNote?: (line: string) => void;
+}
+
+/**
+ * Loads every scenario of the study, in a stable order (sources in the
+ * order given; files sorted within a glob; generated and imported sets in
+ * their own order); ids must be unique. Every problem of every source is
+ * reported together, so a bad source never yields a partial set.
+ */
+export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOptions = {}): Conversation[] {
   const out: Conversation[] = [];
   const seen = new Map<string, string>();
   const problems: Problem[] = [];
-  for (const s of sources) {
-    const files = globFiles(s);
-    if (!files.length) {
-      const msg = `no scenario file matches "${s.pattern}"`;
-      if (s.at) problems.push({ ...s.at, message: msg });
-      else throw new UsageError(`--scenario ${s.pattern}: no scenario file matches`);
-      continue;
+  const keep = (c: Conversation) => {
+    const prev = seen.get(c.id);
+    if (prev !== undefined) {
+      problems.push({ file: c.source, path: 'id', message: `duplicate scenario id "${c.id}" (also in ${prev})` });
+      return;
     }
-    for (const f of files) {
-      const c = loadScenarioFile(f, displayPath(f));
-      const prev = seen.get(c.id);
-      if (prev !== undefined) {
-        problems.push({ file: c.source, path: 'id', message: `duplicate scenario id "${c.id}" (also in ${prev})` });
+    seen.set(c.id, c.source);
+    out.push(c);
+  };
+  for (const s of sources) {
+    try {
+      if (s.kind === 'generate') {
+        generateConversations({ profile: s.profile, count: s.count, seed: s.seed ?? opts.seed ?? 42, prefix: s.prefix, params: s.params }).forEach(keep);
         continue;
       }
-      seen.set(c.id, c.source);
-      out.push(c);
+      if (s.kind === 'import') {
+        const r = importDataset(s.format, { path: s.path, file: displayPath(s.path), base: s.base }, s.options);
+        formatImportReport(r.report).forEach((l) => opts.onNote?.(l));
+        r.conversations.forEach(keep);
+        continue;
+      }
+      const files = globFiles(s);
+      if (!files.length) {
+        const msg = `no scenario file matches "${s.pattern}"`;
+        if (s.at) problems.push({ ...s.at, message: msg });
+        else throw new UsageError(`--scenario ${s.pattern}: no scenario file matches`);
+        continue;
+      }
+      for (const f of files) keep(loadScenarioFile(f, displayPath(f)));
+    } catch (e) {
+      if (!(e instanceof ScenarioError)) throw e;
+      problems.push(...e.problems);
     }
   }
   if (problems.length) throw new ScenarioError(problems);
