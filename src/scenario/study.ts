@@ -92,14 +92,14 @@ export function allPolicies(): PolicyVariant[] {
 /** The generated part of the default study: a small mix of every profile, kept fast. */
 const DEFAULT_GENERATED: readonly [string, number, Record<string, unknown>][] = [
   ['support', 20, {}],
-  ['voice-assistant', 10, {}],
-  ['coding', 4, {}],
-  ['companion', 2, { turns: [50, 120] }],
+  ['voice-assistant', 5, {}],
+  ['coding', 2, {}],
+  ['companion', 1, { turns: [50, 100] }],
 ];
 
 /**
  * The built-in default study: the shipped scenarios plus generated ones
- * (20 support, 10 voice-assistant, 4 coding, 2 companion chats), every
+ * (20 support, 5 voice-assistant, 2 coding, 1 companion chat), every
  * policy, builtin prices, `reports/`.
  */
 export function defaultStudy(): Study {

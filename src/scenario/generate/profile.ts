@@ -51,7 +51,7 @@ export function rangeField(min = 1) {
     .transform((v, ctx) => {
       const r = parseRange(v);
       if (!r || r[0] < min) {
-        ctx.addIssue({ code: 'custom', message: `expected a range MIN-MAX of whole numbers from ${min}, such as ${min}-${min * 8}` });
+        ctx.addIssue({ code: 'custom', message: `expected a range MIN-MAX of whole numbers from ${min}, such as ${Math.max(min, 5)}-40` });
         return z.NEVER;
       }
       return r as readonly [number, number];
