@@ -121,6 +121,7 @@ function kind(v: unknown): string {
 }
 
 function describe(issue: z.core.$ZodIssue, value: unknown): string {
+  if (value === undefined && issue.code === 'invalid_union') return 'required';
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return 'required';

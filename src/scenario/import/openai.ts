@@ -225,7 +225,7 @@ function annotations({ base }: ImportInput, opts: OpenaiOptions): Map<string, An
       add(id, {
         facts: Object.entries(a.facts ?? {}).map(([k, v]) => [k, typeof v === 'string' ? [v] : v]),
         probe: Object.entries(a.probe ?? {}).map(([t, names]) => [t === 'last' ? 'last' : Number(t), names]),
-        at: (p, msg) => src.problem([id, ...p], msg),
+        at: (p, msg) => src.problem([id, ...p], msg, p.length === 0 || p[0] === 'probe'),
         lenient: id === '*',
       });
     }
@@ -282,14 +282,14 @@ function annotate(docs: ScenarioOut[], byId: Map<string, Annotation[]>, quirks: 
         const t = when === 'last' ? turns.length - 1 : when - 1;
         if (t < 0 || t >= turns.length) {
           if (a.lenient) quirks.add('probe-out-of-range', 'annotated probes past the last turn (skipped)', `${doc.id} ${when}`);
-          else problems.push(a.at(['probe', String(when)], `${doc.id} has ${turns.length} turns`));
+          else problems.push(a.at(['probe', when], `${doc.id} has ${turns.length} turns`));
           continue;
         }
         for (const name of names) {
           const first = placed.get(name) ?? firstStated(turns, name);
           if (first === undefined || first > t) {
             if (a.lenient) quirks.add('probe-before-fact', 'annotated probes of facts not stated by their turn (skipped)', `${doc.id} ${name}`);
-            else problems.push(a.at(['probe', String(when)], `fact "${name}" is not stated in ${doc.id} by turn ${t + 1}`));
+            else problems.push(a.at(['probe', when], `fact "${name}" is not stated in ${doc.id} by turn ${t + 1}`));
             continue;
           }
           const probe = turns[t]!.probe ?? [];
