@@ -48,6 +48,8 @@ interface Item {
   fact: string;
   value: string;
   id: string;
+  /** When a task is due, so a change moves it somewhere else. */
+  due?: string;
 }
 
 interface Step {
@@ -83,6 +85,7 @@ export const voiceAssistant: Profile<VoiceParams> = {
       const facts = { [item.fact]: value };
       if (kind === 'task') {
         const when = expand('{when}', rng, SLOTS);
+        item.due = when;
         return {
           user: expand('[Remind me to {v} {when}|Add a task to {v}, {when}|Set a reminder to {v} {when}].', rng, { v: value, when }),
           tools: [{ call: 'create_task', args: { title: value, due: when }, result: { id: item.id, status: 'created' } }],
@@ -110,7 +113,9 @@ export const voiceAssistant: Profile<VoiceParams> = {
     /** A turn that needs the item: the title must still be in context to know what "that" is. */
     const refer = (item: Item, justMade: boolean): Step => {
       if (item.kind === 'task') {
-        const when = expand('{when}', rng, SLOTS);
+        let when = expand('{when}', rng, SLOTS);
+        for (let tries = 0; when === item.due && tries < 5; tries++) when = expand('{when}', rng, SLOTS);
+        item.due = when;
         return {
           user: justMade
             ? expand(`[Actually|Wait], [move|push|change] that to {when}.`, rng, { when })
