@@ -19,10 +19,11 @@ export interface ImportFlags {
   annotations?: string;
   fact?: string[];
   probe?: string[];
+  ask?: boolean;
 }
 
 /** Flags that carry importer options, by option name. */
-const OPTION_FLAGS = ['prefix', 'user', 'factValue', 'system', 'annotations', 'fact', 'probe'] as const;
+const OPTION_FLAGS = ['prefix', 'user', 'factValue', 'system', 'annotations', 'fact', 'probe', 'ask'] as const;
 
 function flagName(option: string): string {
   return `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -43,7 +44,8 @@ export function importCommand(io: IO): Command<ImportFlags> {
         .option('system', { type: 'string', describe: 'abcd: system prompt for every conversation' })
         .option('annotations', { type: 'string', describe: 'openai: side file of facts and probes by conversation id' })
         .option('fact', { type: 'string', array: true, describe: 'openai: name=value for every conversation (repeatable)' })
-        .option('probe', { type: 'string', array: true, describe: 'openai: TURN:name[,name] for every conversation (repeatable)' }),
+        .option('probe', { type: 'string', array: true, describe: 'openai: TURN:name[,name] for every conversation (repeatable)' })
+        .option('ask', { type: 'boolean', describe: 'multiwoz: end with a turn asking for the booking references (default on; --no-ask)' }),
     handler: (argv: ImportFlags) => importCmd(argv, io),
   };
 }

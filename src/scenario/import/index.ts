@@ -5,6 +5,7 @@ import { validateDocs, type ScenarioOut } from '../docs.js';
 import { SourceDoc } from '../document.js';
 import { abcd } from './abcd.js';
 import { locomo } from './locomo.js';
+import { multiwoz } from './multiwoz.js';
 import { openai } from './openai.js';
 import type { ImportInput, Importer, Quirk } from './types.js';
 
@@ -12,7 +13,7 @@ export type { ImportInput, Importer, ImportResult, Quirk } from './types.js';
 
 /** Every dataset format, by id. */
 export const IMPORTERS: ReadonlyMap<string, Importer> = new Map<string, Importer>(
-  [openai, locomo, abcd].map((i) => [i.id, i as unknown as Importer]),
+  [openai, locomo, abcd, multiwoz].map((i) => [i.id, i as unknown as Importer]),
 );
 
 /** The importer for a format, or a usage error listing the known ones. */
