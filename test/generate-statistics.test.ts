@@ -87,11 +87,16 @@ describe.each(Object.entries(ranges))('%s over 200 conversations', (profile, r) 
     }
   });
 
-  it('every conversation probes, and always a fact stated in an earlier turn', () => {
+  it('every conversation probes, always a fact stated in an earlier turn, without saying its value', () => {
     for (const c of cs) {
       const probes = c.turns.flatMap((t) => t.probe.map((f) => ({ f, turn: t.index })));
       expect(probes.length, c.id).toBeGreaterThan(0);
-      for (const p of probes) expect(statements(c).some((st) => st.fact === p.f && st.turn < p.turn), `${c.id} ${p.f}@${p.turn}`).toBe(true);
+      for (const p of probes) {
+        const earlier = statements(c).filter((st) => st.fact === p.f && st.turn < p.turn);
+        expect(earlier.length, `${c.id} ${p.f}@${p.turn}`).toBeGreaterThan(0);
+        const current = normalizeText(earlier.at(-1)!.value);
+        expect(normalizeText(c.turns[p.turn - 1]!.user.content).includes(current), `${c.id} ${p.f}@${p.turn}`).toBe(false);
+      }
     }
   });
 });

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { UsageError } from '../errors.js';
+import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../scenario/document.js';
 import { validateDocs } from '../scenario/docs.js';
 import { generateDocs, profileFor, PROFILES } from '../scenario/generate/index.js';
@@ -49,7 +49,7 @@ export function generate(flags: GenerateFlags, io: IO): number {
     raw[kv.slice(0, eq)] = v !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
   }
   if (flags.turns !== undefined) raw.turns = flags.turns;
-  const problems: import('../errors.js').Problem[] = [];
+  const problems: Problem[] = [];
   const params = SourceDoc.fromValue('flags', raw).check(profile.overrides, raw, [], problems);
   if (!params) throw new UsageError(problems.map((p) => `--${p.path === 'turns' ? 'turns' : `set ${p.path}`}: ${p.message}`).join('; '));
   if (flags.prefix !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(flags.prefix)) throw new UsageError(`--prefix ${flags.prefix}: expected a-z, 0-9 and -`);

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { UsageError } from '../errors.js';
+import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../scenario/document.js';
 import { formatImportReport, importDataset, importerFor, IMPORTERS } from '../scenario/import/index.js';
 import { displayPath } from '../scenario/study.js';
@@ -55,7 +55,7 @@ export function importCmd(flags: ImportFlags, io: IO): number {
   const importer = importerFor(flags.format);
   const options: Record<string, unknown> = {};
   for (const k of OPTION_FLAGS) if (flags[k] !== undefined) options[k] = flags[k];
-  const problems: import('../errors.js').Problem[] = [];
+  const problems: Problem[] = [];
   SourceDoc.fromValue('flags', options).check(importer.options, options, [], problems);
   if (problems.length) {
     throw new UsageError(

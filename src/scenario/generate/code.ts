@@ -6,7 +6,7 @@ import type { Stream } from './stream.js';
  * code blocks tokenize like real code.
  */
 export interface Language {
-  /** The fact value: how a user names the language. */
+  /** The fact value: how a user names the language (with a version, so a code fence alone does not state it). */
   name: string;
   fence: string;
   frameworks: readonly string[];
@@ -67,7 +67,7 @@ export const LANGUAGES: readonly Language[] = [
     call: (n, a) => `${n}(${a})`,
   },
   {
-    name: 'Rust',
+    name: 'Rust 1.79',
     fence: 'rust',
     frameworks: ['Axum', 'Actix Web', 'Rocket'],
     snake: true,
@@ -95,7 +95,7 @@ export const LANGUAGES: readonly Language[] = [
     call: (n, a) => `${n}(${a});`,
   },
   {
-    name: 'Ruby',
+    name: 'Ruby 3.3',
     fence: 'ruby',
     frameworks: ['Rails', 'Sinatra', 'Hanami'],
     snake: true,

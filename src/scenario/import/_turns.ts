@@ -17,6 +17,9 @@ interface Draft {
  */
 export class TurnBuilder {
   private readonly drafts: Draft[] = [];
+  /** Set by breakTurn: the next message opens a turn with this gap. */
+  private pendingBreak = false;
+  private pendingGap: string | undefined;
 
   private get current(): Draft | undefined {
     return this.drafts[this.drafts.length - 1];
@@ -73,11 +76,6 @@ export class TurnBuilder {
     this.drafts[turn - 1]!.facts[name] = value;
   }
 
-  /** The text of a turn's user message so far. */
-  userText(turn: number): string {
-    return this.drafts[turn - 1]!.user.join('\n');
-  }
-
   /** Adds a finished turn as is (e.g. a question appended after the dialogue). */
   push(turn: TurnOut): void {
     this.drafts.push({
@@ -100,9 +98,6 @@ export class TurnBuilder {
       ...(d.assistant.length && { assistant: d.assistant.join('\n') }),
     }));
   }
-
-  private pendingBreak = false;
-  private pendingGap: string | undefined;
 
   private open(user: string): void {
     this.drafts.push({ user: [user], assistant: [], tools: [], facts: {}, probe: [], ...(this.pendingGap !== undefined && { gap: this.pendingGap }) });

@@ -1,5 +1,4 @@
-import { ScenarioError } from '../../errors.js';
-import { UsageError } from '../../errors.js';
+import { ScenarioError, UsageError, type Problem } from '../../errors.js';
 import type { Conversation } from '../../types.js';
 import { validateDocs, type ScenarioOut } from '../docs.js';
 import { SourceDoc } from '../document.js';
@@ -48,7 +47,7 @@ export interface ImportReport {
  */
 export function importDataset(format: string, input: ImportInput, rawOptions: Record<string, unknown> = {}): Imported {
   const importer = importerFor(format);
-  const problems: import('../../errors.js').Problem[] = [];
+  const problems: Problem[] = [];
   const opts = SourceDoc.fromValue('options', rawOptions).check(importer.options, rawOptions, [], problems);
   if (!opts) throw new UsageError(`import ${format}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   const { docs, quirks } = importer.read(input, opts);
