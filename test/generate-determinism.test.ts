@@ -1,9 +1,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { generateDocs, PROFILES } from '../src/scenario/generate/index.js';
+import { generateConversations, generateDocs, PROFILES } from '../src/scenario/generate/index.js';
 import { scenariosToYamlStream, scenarioToYaml } from '../src/scenario/yaml.js';
 
 const profiles = [...PROFILES.keys()];
@@ -77,5 +78,20 @@ describe('ctxsim generate', () => {
       expect(c.o.err).toBe(err);
       expect(c.o.out).toBe('');
     }
+  });
+});
+
+describe('any turn range', () => {
+  it('gives valid conversations with exactly that many turns, for every profile (property)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...profiles), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 0, max: 4 }), fc.integer(), (profile, lo, span, seed) => {
+        const cs = generateConversations({ profile, count: 2, seed, params: { turns: [lo, lo + span] } });
+        for (const c of cs) {
+          expect(c.turns.length).toBeGreaterThanOrEqual(lo);
+          expect(c.turns.length).toBeLessThanOrEqual(lo + span);
+        }
+      }),
+      { seed: 42, numRuns: 200 },
+    );
   });
 });

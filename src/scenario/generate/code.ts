@@ -127,19 +127,26 @@ export function codeBlock(rng: Stream, lang: Language, lines: number, extraHeade
   const body: string[] = [];
   let v = rng.pick(VARS);
   body.push(lang.assign(v, ident(rng, lang.snake, [VERBS, NOUNS]), param));
+  let guarded = false;
+  let loops = 0;
   while (body.length < Math.max(2, lines - 3)) {
     const r = rng.float();
-    if (r < 0.3) body.push(...lang.guard(v, rng.pick(MESSAGES)));
-    else if (r < 0.5) {
+    // One guard per value and at most two loops over it: more reads like noise.
+    if (r < 0.3 && !guarded) {
+      body.push(...lang.guard(v, rng.pick(MESSAGES)));
+      guarded = true;
+    } else if (r < 0.5 && loops < 2) {
       const item = rng.pick(['item', 'row', 'line']);
       body.push(...lang.loop(item, v, lang.call(ident(rng, lang.snake, [VERBS, NOUNS]), item)));
-    }
-    else if (r < 0.65) body.push(lang.log(`${rng.pick(VERBS)} ${rng.pick(NOUNS)}`, v));
+      loops++;
+    } else if (r < 0.65) body.push(lang.log(`${rng.pick(VERBS)} ${rng.pick(NOUNS)}`, v));
     else if (r < 0.75) body.push(`${lang.comment} ${rng.pick(['TODO: handle the empty case', 'keep this idempotent', 'called from the worker too', 'see the migration notes'])}`);
     else {
-      const next = rng.pick(VARS);
+      const next = rng.pick(VARS.filter((x) => x !== v));
       body.push(lang.assign(next, ident(rng, lang.snake, [VERBS, NOUNS]), v));
       v = next;
+      guarded = false;
+      loops = 0;
     }
   }
   body.push(lang.ret(v));
