@@ -23,7 +23,7 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .command(wrap(explainCommand(io), setCode))
     .command(wrap(generateCommand(io), setCode))
     .command(wrap(importCommand(io), setCode))
-    .demandCommand(1, 'name a command: run, explain, generate, import')
+    .demandCommand(1, 'name a command: run, explain')
     .strict()
     .help()
     .version()

@@ -8,9 +8,10 @@ import { REGISTRY } from '../policies/index.js';
 import { parseSpecString, resolveSpec, type PolicyVariant } from '../policies/spec.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from './document.js';
-import { generateConversations, PROFILES } from './generate/index.js';
-import { formatImportReport, importDataset, IMPORTERS } from './import/index.js';
 import { loadScenarioFile } from './load.js';
+import { loadSource, sourceEntry, type GenerateSource, type ImportSource, type LoadOptions } from './sources.js';
+
+export type { GenerateSource, ImportSource, LoadOptions } from './sources.js';
 
 /** Where scenarios come from: a glob of scenario files (relative to `base`). */
 export interface GlobSource {
@@ -18,32 +19,6 @@ export interface GlobSource {
   pattern: string;
   base: string;
   /** Where it was written, for errors. */
-  at?: Problem;
-}
-
-/** Generated conversations: `{generate: {profile, count, seed?, prefix?, ...overrides}}`. */
-export interface GenerateSource {
-  kind: 'generate';
-  profile: string;
-  count: number;
-  /** Default: the study's seed. */
-  seed?: number;
-  prefix?: string;
-  /** Profile overrides, already checked against the profile's schema. */
-  params: Record<string, unknown>;
-  at?: Problem;
-}
-
-/** A dataset read directly: `{import: {format, path, ...options}}`. */
-export interface ImportSource {
-  kind: 'import';
-  format: string;
-  /** The dataset, absolute. */
-  path: string;
-  /** Folder for relative side files named in the options. */
-  base: string;
-  /** Format options, already checked against the importer's schema. */
-  options: Record<string, unknown>;
   at?: Problem;
 }
 
@@ -165,51 +140,6 @@ export function loadStudy(file: string): Study {
   return study;
 }
 
-const generateEntry = z.looseObject({
-  profile: z.string(),
-  count: z.number().int().min(1),
-  seed: z.number().int().optional(),
-  prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').optional(),
-});
-const importEntry = z.looseObject({ format: z.string(), path: z.string().min(1) });
-
-/** A study's `{generate: …}` or `{import: …}` scenario entry, checked against its profile or format. */
-function sourceEntry(src: SourceDoc, entry: unknown, i: number, dir: string, problems: Problem[]): ScenarioSource | undefined {
-  const keys = entry && typeof entry === 'object' && !Array.isArray(entry) ? Object.keys(entry) : [];
-  const kind = keys[0];
-  if (keys.length !== 1 || (kind !== 'generate' && kind !== 'import')) {
-    problems.push(src.problem(['scenarios', i], `expected a glob of scenario files, {generate: {profile, count}} or {import: {format, path}}, got ${JSON.stringify(entry)}`));
-    return undefined;
-  }
-  const body = (entry as Record<string, unknown>)[kind];
-  const path = ['scenarios', i, kind];
-  const at = src.problem(path, '');
-  if (kind === 'generate') {
-    const g = src.check(generateEntry, body, path, problems);
-    if (!g) return undefined;
-    const profile = PROFILES.get(g.profile);
-    if (!profile) {
-      problems.push(src.problem([...path, 'profile'], `unknown profile "${g.profile}"; expected one of ${[...PROFILES.keys()].join(', ')}`));
-      return undefined;
-    }
-    const { profile: _p, count, seed, prefix, ...rest } = g;
-    const params = src.check(profile.overrides, rest, path, problems);
-    if (!params) return undefined;
-    return { kind, profile: g.profile, count, ...(seed !== undefined && { seed }), ...(prefix !== undefined && { prefix }), params, at };
-  }
-  const m = src.check(importEntry, body, path, problems);
-  if (!m) return undefined;
-  const importer = IMPORTERS.get(m.format);
-  if (!importer) {
-    problems.push(src.problem([...path, 'format'], `unknown import format "${m.format}"; expected one of ${[...IMPORTERS.keys()].join(', ')}`));
-    return undefined;
-  }
-  const { format: _f, path: file, ...rest } = m;
-  const options = src.check(importer.options, rest, path, problems);
-  if (!options) return undefined;
-  return { kind, format: m.format, path: resolve(dir, file), base: dir, options: rest, at };
-}
-
 /** A study's policy entry: `id`, `id:k=v`, or `{id: {k: v}}`. */
 function policyEntry(entry: unknown): PolicyVariant[] | string {
   if (typeof entry === 'string') return policyFromString(entry);
@@ -240,14 +170,6 @@ export function policiesFromFlags(specs: readonly string[]): PolicyVariant[] {
   });
 }
 
-/** Options for loading a study's scenarios. */
-export interface LoadOptions {
-  /** Seed of generated sets that name none (the study's seed). */
-  seed?: number;
-  /** Receives import reports and quirks, one line each (the CLI prints them on stderr). */
-  onNote?: (line: string) => void;
-}
-
 /**
  * Loads every scenario of the study, in a stable order (sources in the
  * order given; files sorted within a glob; generated and imported sets in
@@ -269,14 +191,8 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
   };
   for (const s of sources) {
     try {
-      if (s.kind === 'generate') {
-        generateConversations({ profile: s.profile, count: s.count, seed: s.seed ?? opts.seed ?? 42, prefix: s.prefix, params: s.params }).forEach(keep);
-        continue;
-      }
-      if (s.kind === 'import') {
-        const r = importDataset(s.format, { path: s.path, file: displayPath(s.path), base: s.base }, s.options);
-        formatImportReport(r.report).forEach((l) => opts.onNote?.(l));
-        r.conversations.forEach(keep);
+      if (s.kind !== 'glob') {
+        loadSource(s, opts, displayPath).forEach(keep);
         continue;
       }
       const files = globFiles(s);
