@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,17 @@ describe('ABCD importer on its fixture', () => {
       'bad.json [0].original[1]: expected at least 2 item(s)',
       'bad.json [1].original: expected at least 1 item(s)',
     ]);
+  });
+});
+
+describe('ABCD full-release layout', () => {
+  it('reads {train, dev, test} splits in file order, with paths naming the split', () => {
+    const fixture = JSON.parse(readFileSync(input.path, 'utf8')) as unknown[];
+    const path = join(dir, 'splits.json');
+    writeFileSync(path, JSON.stringify({ train: [fixture[1]], dev: [], test: [fixture[0]] }));
+    expect(importDataset('abcd', { path, file: 'splits.json', base: dir }).conversations.map((c) => c.id)).toEqual(['abcd-502', 'abcd-501']);
+    writeFileSync(path, JSON.stringify({ train: [{ convo_id: 1 }] }));
+    expect(() => importDataset('abcd', { path, file: 'splits.json', base: dir })).toThrow('splits.json train[0].scenario: required\nsplits.json train[0].original: required');
   });
 });
 

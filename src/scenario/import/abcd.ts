@@ -96,14 +96,22 @@ export const abcd: Importer<AbcdOptions> = {
   options,
   read({ path, file }, opts) {
     const root = parseJson(readText(path, file), file);
-    if (!Array.isArray(root)) throw new ScenarioError([{ file, path: '', message: 'expected a JSON array of ABCD conversations' }]);
+    // The sample is an array; the full release is {train: [...], dev: [...], test: [...]}.
+    const splits: [string | undefined, unknown[]][] = Array.isArray(root)
+      ? [[undefined, root]]
+      : root && typeof root === 'object' && Object.values(root).every(Array.isArray)
+        ? Object.entries(root as Record<string, unknown[]>)
+        : [];
+    if (!splits.length) throw new ScenarioError([{ file, path: '', message: 'expected a JSON array of ABCD conversations, or {split: [...]}' }]);
     const problems: Problem[] = [];
     const quirks = new QuirkLog();
     const docs: ScenarioOut[] = [];
-    root.forEach((raw, i) => {
-      const c = checkShape(conversation, raw, file, [i], problems);
-      if (c) docs.push(conversationDoc(c, opts, quirks));
-    });
+    for (const [split, list] of splits) {
+      list.forEach((raw, i) => {
+        const c = checkShape(conversation, raw, file, split === undefined ? [i] : [split, i], problems);
+        if (c) docs.push(conversationDoc(c, opts, quirks));
+      });
+    }
     if (problems.length) throw new ScenarioError(problems);
     return { docs, quirks: quirks.list() };
   },
