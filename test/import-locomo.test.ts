@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -168,6 +168,7 @@ describe('malformed LoCoMo data', () => {
     expect(await runMain(['import', '--format', 'locomo', f.path, '--out', out], c.io)).toBe(2);
     expect(c.o.err).toBe(`ctxsim: ${f.path} [0].conversation.speaker_b: required\n`);
     expect(c.o.out).toBe('');
+    expect(existsSync(out)).toBe(false);
   });
 });
 
