@@ -7,9 +7,12 @@ import { describe, it } from 'vitest';
 /** The repository root. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The absolute path of `relPath` under `../shared/data` (relative to the repo root), or undefined when absent. */
+/** The shared data folder: `../shared/data` beside the repository (or $CTXSIM_SHARED_DATA). */
+const DATA = process.env.CTXSIM_SHARED_DATA ?? resolve(ROOT, '..', 'shared', 'data');
+
+/** The absolute path of `relPath` under the shared data folder, or undefined when absent. */
 export function sharedData(relPath: string): string | undefined {
-  const p = resolve(ROOT, '..', 'shared', 'data', relPath);
+  const p = resolve(DATA, relPath);
   return existsSync(p) ? p : undefined;
 }
 

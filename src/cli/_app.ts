@@ -3,6 +3,8 @@ import { CtxsimError } from '../errors.js';
 import { checkCommand } from './check.js';
 import { explainCommand } from './explain.js';
 import { mergeCommand } from './merge.js';
+import { generateCommand } from './generate.js';
+import { importCommand } from './import.js';
 import { processIO, type IO } from './_io.js';
 import { pricesCommand } from './prices.js';
 import { runCommand } from './run.js';
@@ -25,7 +27,9 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .command(wrap(checkCommand(io), setCode))
     .command(wrap(mergeCommand(io), setCode))
     .command(wrap(pricesCommand(io), setCode))
-    .demandCommand(1, 'name a command: run, explain, check, merge, prices')
+    .command(wrap(generateCommand(io), setCode))
+    .command(wrap(importCommand(io), setCode))
+    .demandCommand(1, 'name a command: run, explain, check, merge, prices, generate, import')
     .strict()
     .help()
     .version()

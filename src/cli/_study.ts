@@ -58,7 +58,7 @@ export interface Executed {
 
 /** Loads the study's scenarios and runs it, with progress on stderr unless quiet. */
 export function executeStudy(study: Study, io: IO, opts: { quiet?: boolean; shard?: RunOptions['shard'] } = {}): Executed {
-  const conversations = loadScenarios(study.scenarios);
+  const conversations = loadScenarios(study.scenarios, { seed: study.seed, ...(!opts.quiet && { onNote: (line: string) => io.err(`${line}\n`) }) });
   const results = runStudy({
     ...study,
     conversations,

@@ -15,9 +15,18 @@ export function formatPath(path: DocPath): string {
 export class SourceDoc {
   private constructor(
     readonly file: string,
-    private readonly doc: Document,
-    private readonly lines: LineCounter,
+    private readonly doc: Document | undefined,
+    private readonly lines: LineCounter | undefined,
+    private readonly raw?: unknown,
   ) {}
+
+  /**
+   * Wraps a value built in memory (a generated or imported scenario) so it is
+   * validated like a file; its problems carry the file and path but no line.
+   */
+  static fromValue(file: string, value: unknown): SourceDoc {
+    return new SourceDoc(file, undefined, undefined, value);
+  }
 
   /** Parses YAML (JSON is read by the same parser, so positions work for both). */
   static parse(file: string, text: string): SourceDoc {
@@ -36,11 +45,12 @@ export class SourceDoc {
   }
 
   get value(): unknown {
-    return this.doc.toJS({ maxAliasCount: 1000 });
+    return this.doc ? this.doc.toJS({ maxAliasCount: 1000 }) : this.raw;
   }
 
   /** The problem at a path: positioned at the node, or at the nearest parent that exists. */
   problem(path: DocPath, message: string, atKey = false): Problem {
+    if (!this.doc || !this.lines) return { file: this.file, path: formatPath(path), message };
     let offset = 0;
     for (let n = path.length; n >= 0; n--) {
       const node = this.node(path.slice(0, n), atKey && n === path.length);
@@ -55,6 +65,7 @@ export class SourceDoc {
 
   /** The value node at `path`, or with `key` its key node. */
   private node(path: DocPath, key: boolean): Node | undefined {
+    if (!this.doc) return undefined;
     if (!key || path.length === 0) {
       const n = this.doc.getIn(path as (string | number)[], true);
       return n && typeof n === 'object' && 'range' in n ? (n as Node) : undefined;
@@ -110,6 +121,7 @@ function kind(v: unknown): string {
 }
 
 function describe(issue: z.core.$ZodIssue, value: unknown): string {
+  if (value === undefined && issue.code === 'invalid_union') return 'required but missing';
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return 'required but missing';

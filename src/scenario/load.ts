@@ -23,6 +23,14 @@ export function parseScenario(file: string, text: string): Conversation {
   return scenarioFromDoc(SourceDoc.parse(file, text));
 }
 
+/**
+ * Validates a scenario built in memory (generated or imported) by the same
+ * path as a file; `file` names it in errors, which carry no line numbers.
+ */
+export function scenarioFromValue(file: string, value: unknown): Conversation {
+  return scenarioFromDoc(SourceDoc.fromValue(file, value));
+}
+
 function scenarioFromDoc(src: SourceDoc): Conversation {
   const problems: Problem[] = [];
   const root = src.value;

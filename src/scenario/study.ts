@@ -11,6 +11,9 @@ import type { Conversation } from '../types.js';
 import { SourceDoc } from './document.js';
 import { parseDuration } from './duration.js';
 import { loadScenarioFile } from './load.js';
+import { loadSource, sourceEntry, type GenerateSource, type ImportSource, type LoadOptions } from './sources.js';
+
+export type { GenerateSource, ImportSource, LoadOptions } from './sources.js';
 
 /** Where scenarios come from: a glob of scenario files (relative to `base`). */
 export interface GlobSource {
@@ -21,7 +24,7 @@ export interface GlobSource {
   at?: Problem;
 }
 
-export type ScenarioSource = GlobSource;
+export type ScenarioSource = GlobSource | GenerateSource | ImportSource;
 
 /** A study with every path resolved and every policy checked. */
 export interface Study {
@@ -78,7 +81,19 @@ export function allPolicies(): PolicyVariant[] {
   return [...REGISTRY.keys()].flatMap((id) => resolveSpec(REGISTRY, id, []) as PolicyVariant[]);
 }
 
-/** The built-in default study: the shipped scenarios, every policy, builtin prices, `reports/`. */
+/** The generated part of the default study: a small mix of every profile, kept fast. */
+const DEFAULT_GENERATED: readonly [string, number, Record<string, unknown>][] = [
+  ['support', 20, {}],
+  ['voice-assistant', 5, {}],
+  ['coding', 2, {}],
+  ['companion', 1, { turns: [50, 100] }],
+];
+
+/**
+ * The built-in default study: the shipped scenarios plus generated ones
+ * (20 support, 5 voice-assistant, 2 coding, 1 companion chat), every
+ * policy, builtin prices, `reports/`.
+ */
 export function defaultStudy(): Study {
   return {
     seed: 42,
@@ -87,7 +102,10 @@ export function defaultStudy(): Study {
     prices: 'builtin',
     cache: 'auto',
     cacheTtl: DEFAULT_CACHE_TTL,
-    scenarios: [{ kind: 'glob', pattern: 'scenarios/*.yaml', base: PACKAGE_DIR }],
+    scenarios: [
+      { kind: 'glob', pattern: 'scenarios/*.yaml', base: PACKAGE_DIR },
+      ...DEFAULT_GENERATED.map(([profile, count, params]): GenerateSource => ({ kind: 'generate', profile, count, params })),
+    ],
     policies: allPolicies(),
     out: resolve('reports'),
   };
@@ -126,10 +144,10 @@ export function loadStudy(file: string): Study {
     });
     if (doc.cacheTtl !== undefined) study.cacheTtl = parseDuration(doc.cacheTtl)!;
     if (doc.scenarios) {
-      study.scenarios = doc.scenarios.flatMap((entry, i) => {
+      study.scenarios = doc.scenarios.flatMap((entry, i): ScenarioSource[] => {
         if (typeof entry === 'string') return [{ kind: 'glob' as const, pattern: entry, base: dir, at: src.problem(['scenarios', i], '') }];
-        problems.push(src.problem(['scenarios', i], `expected a glob of scenario files, got ${JSON.stringify(entry)}`));
-        return [];
+        const s = sourceEntry(src, entry, i, dir, problems);
+        return s ? [s] : [];
       });
     }
     if (doc.policies) {
@@ -177,28 +195,42 @@ export function policiesFromFlags(specs: readonly string[]): PolicyVariant[] {
   });
 }
 
-/** Loads every scenario of the study, in a stable order; ids must be unique. */
-export function loadScenarios(sources: readonly ScenarioSource[]): Conversation[] {
+/**
+ * Loads every scenario of the study, in a stable order (sources in the
+ * order given; files sorted within a glob; generated and imported sets in
+ * their own order); ids must be unique. Every problem of every source is
+ * reported together, so a bad source never yields a partial set.
+ */
+export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOptions = {}): Conversation[] {
   const out: Conversation[] = [];
   const seen = new Map<string, string>();
   const problems: Problem[] = [];
-  for (const s of sources) {
-    const files = globFiles(s);
-    if (!files.length) {
-      const msg = `no scenario file matches "${s.pattern}"`;
-      if (s.at) problems.push({ ...s.at, message: msg });
-      else throw new UsageError(`--scenario ${s.pattern}: no scenario file matches`);
-      continue;
+  const keep = (c: Conversation) => {
+    const prev = seen.get(c.id);
+    if (prev !== undefined) {
+      problems.push({ file: c.source, path: 'id', message: `duplicate scenario id "${c.id}" (also in ${prev})` });
+      return;
     }
-    for (const f of files) {
-      const c = loadScenarioFile(f, displayPath(f));
-      const prev = seen.get(c.id);
-      if (prev !== undefined) {
-        problems.push({ file: c.source, path: 'id', message: `duplicate scenario id "${c.id}" (also in ${prev})` });
+    seen.set(c.id, c.source);
+    out.push(c);
+  };
+  for (const s of sources) {
+    try {
+      if (s.kind !== 'glob') {
+        loadSource(s, opts, displayPath).forEach(keep);
         continue;
       }
-      seen.set(c.id, c.source);
-      out.push(c);
+      const files = globFiles(s);
+      if (!files.length) {
+        const msg = `no scenario file matches "${s.pattern}"`;
+        if (s.at) problems.push({ ...s.at, message: msg });
+        else throw new UsageError(`--scenario ${s.pattern}: no scenario file matches`);
+        continue;
+      }
+      for (const f of files) keep(loadScenarioFile(f, displayPath(f)));
+    } catch (e) {
+      if (!(e instanceof ScenarioError)) throw e;
+      problems.push(...e.problems);
     }
   }
   if (problems.length) throw new ScenarioError(problems);

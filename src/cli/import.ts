@@ -1,0 +1,82 @@
+import { resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { UsageError, type Problem } from '../errors.js';
+import { SourceDoc } from '../scenario/document.js';
+import { formatImportReport, importDataset, importerFor, IMPORTERS } from '../scenario/import/index.js';
+import { displayPath } from '../scenario/study.js';
+import { scenariosToYamlStream, scenarioToYaml } from '../scenario/yaml.js';
+import type { Command } from './_app.js';
+import { writeFilesAtomic, type IO } from './_io.js';
+
+export interface ImportFlags {
+  format: string;
+  file: string;
+  out?: string;
+  prefix?: string;
+  user?: string;
+  factValue?: string;
+  system?: string;
+  annotations?: string;
+  fact?: string[];
+  probe?: string[];
+  ask?: boolean;
+}
+
+/** Flags that carry importer options, by option name. */
+const OPTION_FLAGS = ['prefix', 'user', 'factValue', 'system', 'annotations', 'fact', 'probe', 'ask'] as const;
+
+function flagName(option: string): string {
+  return `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+export function importCommand(io: IO): Command<ImportFlags> {
+  return {
+    command: 'import <file>',
+    describe: 'convert a dataset to scenario YAML (one file each with --out, else a YAML stream on stdout)',
+    builder: (y: Argv) =>
+      y
+        .positional('file', { type: 'string', demandOption: true, describe: 'dataset file' })
+        .option('format', { type: 'string', demandOption: true, describe: [...IMPORTERS.keys()].join(' | ') })
+        .option('out', { type: 'string', describe: 'folder for one <id>.yaml per conversation' })
+        .option('prefix', { type: 'string', describe: 'id prefix' })
+        .option('user', { type: 'string', describe: 'locomo: speaker_a | speaker_b plays the user' })
+        .option('fact-value', { type: 'string', describe: 'locomo: text | answer (what a probed fact is)' })
+        .option('system', { type: 'string', describe: 'abcd: system prompt for every conversation' })
+        .option('annotations', { type: 'string', describe: 'openai: side file of facts and probes by conversation id' })
+        .option('fact', { type: 'string', array: true, describe: 'openai: name=value for every conversation (repeatable)' })
+        .option('probe', { type: 'string', array: true, describe: 'openai: TURN:name[,name] for every conversation (repeatable)' })
+        .option('ask', { type: 'boolean', describe: 'multiwoz: end with a turn asking for the booking references (default on; --no-ask)' }),
+    handler: (argv: ImportFlags) => importCmd(argv, io),
+  };
+}
+
+/** `ctxsim import`: read, validate every conversation, report quirks on stderr, then write. */
+export function importCmd(flags: ImportFlags, io: IO): number {
+  const importer = importerFor(flags.format);
+  const options: Record<string, unknown> = {};
+  for (const k of OPTION_FLAGS) if (flags[k] !== undefined) options[k] = flags[k];
+  const problems: Problem[] = [];
+  SourceDoc.fromValue('flags', options).check(importer.options, options, [], problems);
+  if (problems.length) {
+    throw new UsageError(
+      problems
+        .map((p) => {
+          const key = p.path.split(/[.[]/)[0]!;
+          return /^unknown key/.test(p.message) ? `${flagName(key)}: not an option of the ${importer.id} format` : `${flagName(key)}: ${p.message}`;
+        })
+        .join('; '),
+    );
+  }
+  const path = resolve(flags.file);
+  const { docs, report } = importDataset(importer.id, { path, file: displayPath(path), base: process.cwd() }, options);
+  io.err(formatImportReport(report).join('\n') + '\n');
+  const header = [`Imported by: ctxsim import --format ${importer.id} ${displayPath(path)}`];
+  if (flags.out === undefined) {
+    io.out(scenariosToYamlStream(docs, header));
+    return 0;
+  }
+  const out = resolve(flags.out);
+  writeFilesAtomic(out, new Map(docs.map((d) => [`${d.id}.yaml`, scenarioToYaml(d, header)])));
+  io.err(`wrote ${docs.length} scenarios to ${displayPath(out)}/\n`);
+  return 0;
+}

@@ -1,0 +1,74 @@
+import { ScenarioError, type Problem } from '../errors.js';
+import type { Conversation } from '../types.js';
+import { scenarioFromValue } from './load.js';
+
+/**
+ * Scenario documents built in memory: the shape a scenario file has once
+ * parsed. Generators and importers build these, never `Conversation`s, so
+ * everything they make passes the one validation that YAML files pass.
+ */
+export interface ToolOut {
+  call: string;
+  args?: Record<string, unknown>;
+  result?: unknown;
+}
+
+export interface TurnOut {
+  user: string;
+  /** A duration such as `3d` (default 30s when absent). */
+  gap?: string;
+  facts?: Record<string, string>;
+  probe?: string[];
+  tools?: ToolOut[];
+  assistant?: string;
+  injection?: boolean;
+}
+
+export interface ForgetOut {
+  forget: string[];
+}
+
+export interface ScenarioOut {
+  id: string;
+  title?: string;
+  system?: string;
+  user?: string;
+  turns: (TurnOut | ForgetOut)[];
+}
+
+/**
+ * Validates every document; throws one ScenarioError listing every problem
+ * of every document, so a bad source never yields a partial set.
+ */
+export function validateDocs(docs: readonly ScenarioOut[], label: (doc: ScenarioOut) => string): Conversation[] {
+  const out: Conversation[] = [];
+  const problems: Problem[] = [];
+  for (const doc of docs) {
+    try {
+      out.push(scenarioFromValue(label(doc), doc));
+    } catch (e) {
+      if (!(e instanceof ScenarioError)) throw e;
+      problems.push(...e.problems);
+    }
+  }
+  if (problems.length) throw new ScenarioError(problems);
+  return out;
+}
+
+const UNITS: readonly [string, number][] = [
+  ['d', 86400],
+  ['h', 3600],
+  ['m', 60],
+];
+
+/** Writes whole seconds as the largest exact unit: `3d`, `90m`, `45s` (parsed back by parseDuration). */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  for (const [unit, size] of UNITS) if (s >= size && s % size === 0) return `${s / size}${unit}`;
+  return `${s}s`;
+}
+
+/** Lower case, whitespace collapsed: how SPEC compares a fact value with the text sent. */
+export function normalizeText(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, ' ').trim();
+}

@@ -1,0 +1,66 @@
+import { UsageError } from '../../errors.js';
+import type { Conversation } from '../../types.js';
+import { validateDocs, type ScenarioOut } from '../docs.js';
+import { coding } from './coding.js';
+import { companion } from './companion.js';
+import type { CommonParams, Profile } from './profile.js';
+import { Stream } from './stream.js';
+import { support } from './support.js';
+import { voiceAssistant } from './voice-assistant.js';
+
+export { parseRange } from './profile.js';
+export type { Profile } from './profile.js';
+
+/** Every profile, by id, in the order help lists them. */
+export const PROFILES: ReadonlyMap<string, Profile> = new Map<string, Profile>(
+  [support, voiceAssistant, coding, companion].map((p) => [p.id, p as unknown as Profile]),
+);
+
+/** What to generate. `params` are profile overrides, already validated by the profile's schema. */
+export interface GenerateRequest {
+  profile: string;
+  count: number;
+  seed: number;
+  /** Id prefix (default: the profile id): ids are `prefix-0001`, `prefix-0002`… */
+  prefix?: string;
+  params?: Partial<CommonParams> & Record<string, unknown>;
+}
+
+/** The profile for an id, or a usage error listing the known ones. */
+export function profileFor(id: string): Profile {
+  const p = PROFILES.get(id);
+  if (!p) throw new UsageError(`unknown profile "${id}"; expected one of ${[...PROFILES.keys()].join(', ')}`);
+  return p;
+}
+
+/** The id of conversation k (1-based): zero-padded to 4 digits, more when count needs it. */
+export function generatedId(prefix: string, k: number, count: number): string {
+  return `${prefix}-${String(k).padStart(Math.max(4, String(count).length), '0')}`;
+}
+
+/**
+ * Generates scenario documents. Conversation k draws only from its own
+ * stream `${seed}:generate:${profile}:${k}`, so it does not depend on count.
+ */
+export function generateDocs(req: GenerateRequest): ScenarioOut[] {
+  const profile = profileFor(req.profile);
+  const params = { ...profile.defaults, ...stripUndefined(req.params ?? {}) } as CommonParams;
+  const prefix = req.prefix ?? profile.id;
+  const docs: ScenarioOut[] = [];
+  for (let k = 1; k <= req.count; k++) {
+    const rng = new Stream(`${req.seed}:generate:${profile.id}:${k}`);
+    const turns = rng.int(params.turns[0], params.turns[1]);
+    docs.push(profile.build({ id: generatedId(prefix, k, req.count), rng, turns, params }));
+  }
+  return docs;
+}
+
+/** Generates and validates conversations (the same validation scenario files get). */
+export function generateConversations(req: GenerateRequest): Conversation[] {
+  const label = `generate:${req.profile}:seed=${req.seed}`;
+  return validateDocs(generateDocs(req), (doc) => `${label}#${doc.id}`);
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,311 @@
+import { basename, resolve } from 'node:path';
+import { z } from 'zod';
+import { ScenarioError, type Problem } from '../../errors.js';
+import { SourceDoc, type DocPath } from '../document.js';
+import { normalizeText, type ScenarioOut, type ToolOut, type TurnOut } from '../docs.js';
+import { checkShape, parseJson, parseJsonLines, readText } from './_read.js';
+import { TurnBuilder } from './_turns.js';
+import { QuirkLog, type ImportInput, type Importer } from './types.js';
+
+/** OpenAI chat import options. */
+export interface OpenaiOptions {
+  /** Id prefix (default: the file name): ids are `prefix-0001`… in file order. */
+  prefix?: string;
+  /** Side file (YAML or JSON) of facts and probes per conversation id, or `"*"` for all. */
+  annotations?: string;
+  /** Facts for every conversation: `name=value` (placed where the user first says the value). */
+  fact?: string[];
+  /** Probes for every conversation: `TURN:name[,name…]`, TURN a number or `last`. */
+  probe?: string[];
+}
+
+const options = z.strictObject({
+  prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').optional(),
+  annotations: z.string().min(1).optional(),
+  fact: z.array(z.string().regex(/^[^=]+=.+$/s, 'expected name=value')).optional(),
+  probe: z.array(z.string().regex(/^(\d+|last):[^,]+(,[^,]+)*$/, 'expected TURN:name[,name…] (TURN a number or last)')).optional(),
+});
+
+const part = z.looseObject({ type: z.string(), text: z.string().optional() });
+const content = z.union([z.string(), z.array(part), z.null()]).optional();
+const toolCall = z.looseObject({
+  id: z.string(),
+  type: z.string().optional(),
+  function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
+});
+const message = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
+  content,
+  name: z.string().optional(),
+  tool_calls: z.array(toolCall).optional(),
+  tool_call_id: z.string().optional(),
+  function_call: z.looseObject({ name: z.string().min(1), arguments: z.string() }).optional(),
+});
+type Msg = z.infer<typeof message>;
+
+/** Facts and probes for one conversation, from the side file or flags. */
+interface Annotation {
+  facts: [string, string[]][];
+  probe: [number | 'last', string[]][];
+  /** Where it was written, to position problems. */
+  at: (path: DocPath, message: string) => Problem;
+  /** `*` entries skip conversations where a fact's value never occurs; per-id entries must match. */
+  lenient: boolean;
+}
+
+const annotationSchema = z.strictObject({
+  facts: z.record(z.string(), z.union([z.string(), z.array(z.string()).min(1)])).optional(),
+  probe: z.record(z.string().regex(/^(\d+|last)$/, 'expected a turn number or last'), z.array(z.string()).min(1)).optional(),
+});
+
+/**
+ * OpenAI chat messages: a JSON array of messages (one conversation), an
+ * object or array of objects with `messages`, or JSON Lines of
+ * `{"messages": [...]}` (the chat fine-tuning format), with `tool_calls` and
+ * `tool` messages. Facts and probes come from a side file or flags.
+ */
+export const openai: Importer<OpenaiOptions> = {
+  id: 'openai',
+  describe: 'OpenAI chat messages: JSON array of messages, or JSONL of {"messages": [...]} (fine-tuning format)',
+  options,
+  read(input, opts) {
+    const { path, file } = input;
+    const text = readText(path, file);
+    const conversations = splitConversations(text, file);
+    const problems: Problem[] = [];
+    const quirks = new QuirkLog();
+    const prefix = opts.prefix ?? (slug(basename(path).replace(/\.(jsonl?|ndjson)$/i, '')) || 'openai');
+    const docs: ScenarioOut[] = [];
+    const width = Math.max(4, String(conversations.length).length);
+    conversations.forEach(({ messages, path: at }, k) => {
+      const msgs = checkShape(z.array(message).min(1), messages, file, at, problems);
+      if (!msgs) return;
+      const id = `${prefix}-${String(k + 1).padStart(width, '0')}`;
+      const doc = conversationDoc(id, msgs, file, at, problems, quirks);
+      if (doc) docs.push(doc);
+    });
+    if (problems.length) throw new ScenarioError(problems);
+    annotate(docs, annotations(input, opts), quirks);
+    return { docs, quirks: quirks.list() };
+  },
+};
+
+/** The conversations of a file, each with its path in the file for messages. */
+function splitConversations(text: string, file: string): { messages: unknown; path: DocPath }[] {
+  const trimmed = text.trimStart();
+  let items: unknown[];
+  let jsonl = false;
+  if (trimmed.startsWith('[')) items = [parseJson(text, file)];
+  else {
+    // One JSON object (possibly pretty-printed), else JSON Lines.
+    let whole: unknown;
+    try {
+      whole = JSON.parse(text);
+    } catch {
+      whole = undefined;
+    }
+    jsonl = whole === undefined;
+    items = jsonl ? parseJsonLines(text, file) : [whole];
+  }
+  const out: { messages: unknown; path: DocPath }[] = [];
+  const single = !jsonl && Array.isArray(items[0]) ? (items[0] as unknown[]) : undefined;
+  if (single && single.length && single.every((m) => m && typeof m === 'object' && 'role' in m)) return [{ messages: single, path: [] }];
+  const list = single ?? items;
+  list.forEach((item, i) => {
+    const path: DocPath = jsonl ? [`line ${lineOf(text, i)}`] : [i];
+    if (Array.isArray(item)) out.push({ messages: item, path });
+    else if (item && typeof item === 'object' && 'messages' in item) out.push({ messages: (item as { messages: unknown }).messages, path: [...path, 'messages'] });
+    else out.push({ messages: undefined, path: [...path, 'messages'] });
+  });
+  if (!out.length) throw new ScenarioError([{ file, path: '', message: 'no conversations in the file' }]);
+  return out;
+}
+
+/** The 1-based line of the i-th non-blank line. */
+function lineOf(text: string, i: number): number {
+  const lines = text.split('\n');
+  let seen = -1;
+  for (let n = 0; n < lines.length; n++) if (lines[n]!.trim() && ++seen === i) return n + 1;
+  return i + 1;
+}
+
+function textOf(c: Msg['content'], quirks: QuirkLog, id: string): string {
+  if (c === undefined || c === null) return '';
+  if (typeof c === 'string') return c;
+  const texts: string[] = [];
+  for (const p of c) {
+    if (typeof p.text === 'string' && (p.type === 'text' || p.type === 'input_text' || p.type === 'output_text')) texts.push(p.text);
+    else quirks.add('non-text-part', 'non-text content parts (images, audio, files: dropped)', id);
+  }
+  return texts.join('\n');
+}
+
+function conversationDoc(id: string, msgs: Msg[], file: string, at: DocPath, problems: Problem[], quirks: QuirkLog): ScenarioOut | undefined {
+  const before = problems.length;
+  const here = (j: number, key?: string) => [...at, j, ...(key ? [key] : [])];
+  const problem = (path: DocPath, msg: string) => problems.push(SourceDoc.fromValue(file, null).problem(path, msg));
+  const system: string[] = [];
+  const b = new TurnBuilder();
+  /** Calls of the open turn waiting for their results, by id. */
+  let pending = new Map<string, ToolOut>();
+  msgs.forEach((m, j) => {
+    if (m.name !== undefined && m.role !== 'function') quirks.add('name', 'message names (dropped: scenarios have none)', id);
+    const text = textOf(m.content, quirks, id);
+    switch (m.role) {
+      case 'system':
+      case 'developer':
+        if (b.turn > 0) problem(here(j, 'role'), 'a system message after the conversation started is not supported');
+        else system.push(text);
+        return;
+      case 'user':
+        b.user(text);
+        pending = new Map();
+        return;
+      case 'assistant': {
+        const calls = [
+          ...(m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+          ...(m.function_call ? [{ id: `function:${m.function_call.name}`, name: m.function_call.name, arguments: m.function_call.arguments }] : []),
+        ];
+        if (calls.length && text) quirks.add('text-with-calls', 'assistant text sent with tool calls (joined to the reply)', id);
+        if (text || !calls.length) {
+          if (b.assistant(text)) quirks.add('assistant-first', 'assistant messages before any user message (turn with an empty user message)', id);
+        }
+        calls.forEach((c, k) => {
+          let args: unknown;
+          try {
+            args = c.arguments.trim() ? JSON.parse(c.arguments) : {};
+          } catch {
+            args = undefined;
+          }
+          if (!args || typeof args !== 'object' || Array.isArray(args)) {
+            problem(m.function_call && k === calls.length - 1 ? here(j, 'function_call') : [...here(j, 'tool_calls'), k, 'function', 'arguments'], `expected a JSON object, got ${JSON.stringify(c.arguments.slice(0, 40))}`);
+            return;
+          }
+          const tool: ToolOut = { call: c.name, ...(Object.keys(args).length && { args: args as Record<string, unknown> }) };
+          if (b.tool(tool)) quirks.add('assistant-first', 'assistant messages before any user message (turn with an empty user message)', id);
+          pending.set(c.id, tool);
+        });
+        return;
+      }
+      case 'tool':
+      case 'function': {
+        const key = m.role === 'tool' ? m.tool_call_id : `function:${m.name}`;
+        const tool = key === undefined ? undefined : pending.get(key);
+        if (!tool) {
+          problem(here(j, m.role === 'tool' ? 'tool_call_id' : 'name'), `answers no tool call of this turn (${JSON.stringify(key ?? null)})`);
+          return;
+        }
+        pending.delete(key!);
+        tool.result = text;
+        return;
+      }
+    }
+  });
+  if (problems.length > before) return undefined;
+  if (b.turn === 0) {
+    problem(at, 'expected at least one user or assistant message');
+    return undefined;
+  }
+  return { id, ...(system.length && { system: system.join('\n\n') }), turns: b.finish() };
+}
+
+/** Reads the side file and flags into annotations by conversation id (`*` = all). */
+function annotations({ base }: ImportInput, opts: OpenaiOptions): Map<string, Annotation[]> {
+  const out = new Map<string, Annotation[]>();
+  const add = (id: string, a: Annotation) => out.set(id, [...(out.get(id) ?? []), a]);
+  if (opts.annotations) {
+    const path = resolve(base, opts.annotations);
+    const src = SourceDoc.parse(opts.annotations, readText(path, opts.annotations));
+    const root = src.value;
+    const problems: Problem[] = [];
+    if (!root || typeof root !== 'object' || Array.isArray(root)) throw new ScenarioError([src.problem([], 'expected a mapping from conversation id (or "*") to {facts, probe}')]);
+    for (const [id, value] of Object.entries(root)) {
+      const a = src.check(annotationSchema, value, [id], problems);
+      if (!a) continue;
+      add(id, {
+        facts: Object.entries(a.facts ?? {}).map(([k, v]) => [k, typeof v === 'string' ? [v] : v]),
+        probe: Object.entries(a.probe ?? {}).map(([t, names]) => [t === 'last' ? 'last' : Number(t), names]),
+        at: (p, msg) => src.problem([id, ...p], msg, p.length === 0 || p[0] === 'probe'),
+        lenient: id === '*',
+      });
+    }
+    if (problems.length) throw new ScenarioError(problems);
+  }
+  if (opts.fact?.length || opts.probe?.length) {
+    add('*', {
+      facts: (opts.fact ?? []).map((f) => {
+        const eq = f.indexOf('=');
+        return [f.slice(0, eq).trim(), [f.slice(eq + 1).trim()]];
+      }),
+      probe: (opts.probe ?? []).map((p) => {
+        const [t, names] = [p.slice(0, p.indexOf(':')), p.slice(p.indexOf(':') + 1)];
+        return [t === 'last' ? 'last' : Number(t), names.split(',').map((n) => n.trim())];
+      }),
+      at: (p, msg) => ({ file: '--fact/--probe', path: p.join('.'), message: msg }),
+      lenient: true,
+    });
+  }
+  return out;
+}
+
+/**
+ * Places annotated facts and probes. A fact value goes on the first turn
+ * whose user message contains it (a list of values: each after the previous,
+ * a correction); a probe goes on its turn.
+ */
+function annotate(docs: ScenarioOut[], byId: Map<string, Annotation[]>, quirks: QuirkLog): void {
+  const problems: Problem[] = [];
+  const known = new Set(docs.map((d) => d.id));
+  for (const id of byId.keys()) {
+    if (id !== '*' && !known.has(id)) problems.push(byId.get(id)![0]!.at([], `no imported conversation has id "${id}" (ids: ${[...known].slice(0, 3).join(', ')}${known.size > 3 ? ', …' : ''})`));
+  }
+  for (const doc of docs) {
+    const turns = doc.turns as TurnOut[];
+    for (const a of [...(byId.get('*') ?? []), ...(byId.get(doc.id) ?? [])]) {
+      const placed = new Map<string, number>();
+      for (const [name, values] of a.facts) {
+        let from = 0;
+        for (const [vi, value] of values.entries()) {
+          const v = normalizeText(value);
+          const t = turns.findIndex((turn, i) => i >= from && normalizeText(turn.user).includes(v));
+          if (t < 0) {
+            if (a.lenient) quirks.add('fact-not-found', 'annotated facts whose value no user message contains (skipped)', `${doc.id} ${name}`);
+            else problems.push(a.at(['facts', name, ...(values.length > 1 ? [vi] : [])], `no user message of ${doc.id} contains "${value}"${vi ? ' after the previous value' : ''}`));
+            break;
+          }
+          turns[t]!.facts = { ...turns[t]!.facts, [name]: value };
+          placed.set(name, Math.min(placed.get(name) ?? t, t));
+          from = t + 1;
+        }
+      }
+      for (const [when, names] of a.probe) {
+        const t = when === 'last' ? turns.length - 1 : when - 1;
+        if (t < 0 || t >= turns.length) {
+          if (a.lenient) quirks.add('probe-out-of-range', 'annotated probes past the last turn (skipped)', `${doc.id} ${when}`);
+          else problems.push(a.at(['probe', when], `${doc.id} has ${turns.length} turns`));
+          continue;
+        }
+        for (const name of names) {
+          const first = placed.get(name) ?? firstStated(turns, name);
+          if (first === undefined || first > t) {
+            if (a.lenient) quirks.add('probe-before-fact', 'annotated probes of facts not stated by their turn (skipped)', `${doc.id} ${name}`);
+            else problems.push(a.at(['probe', when], `fact "${name}" is not stated in ${doc.id} by turn ${t + 1}`));
+            continue;
+          }
+          const probe = turns[t]!.probe ?? [];
+          if (!probe.includes(name)) turns[t]!.probe = [...probe, name];
+        }
+      }
+    }
+  }
+  if (problems.length) throw new ScenarioError(problems);
+}
+
+function firstStated(turns: readonly TurnOut[], name: string): number | undefined {
+  const i = turns.findIndex((t) => t.facts && name in t.facts);
+  return i < 0 ? undefined : i;
+}
+
+function slug(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}

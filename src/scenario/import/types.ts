@@ -1,0 +1,53 @@
+import type { z } from 'zod';
+import type { ScenarioOut } from '../docs.js';
+
+/** One kind of dataset oddity an importer tolerated, with how often it happened. */
+export interface Quirk {
+  /** Stable key, e.g. `unresolved-evidence`. */
+  key: string;
+  /** What it is, in words, for the report line. */
+  label: string;
+  count: number;
+  /** A few instances (ids or values), to find them in the dataset. */
+  examples: string[];
+}
+
+/** What an importer made of a file: scenario documents and the quirks it met. */
+export interface ImportResult {
+  docs: ScenarioOut[];
+  quirks: Quirk[];
+}
+
+/** Where an importer reads from and resolves side files against. */
+export interface ImportInput {
+  /** Absolute path of the dataset. */
+  path: string;
+  /** How the dataset is named in messages. */
+  file: string;
+  /** Folder that relative side-file paths in the options are relative to. */
+  base: string;
+}
+
+/** A dataset format: its option schema (strict) and a reader that throws ScenarioError on malformed data. */
+export interface Importer<O = Record<string, unknown>> {
+  id: string;
+  describe: string;
+  options: z.ZodType<O>;
+  read(input: ImportInput, options: O): ImportResult;
+}
+
+/** Collects quirks by key, keeping the first few examples. */
+export class QuirkLog {
+  private readonly byKey = new Map<string, Quirk>();
+
+  add(key: string, label: string, example?: string): void {
+    let q = this.byKey.get(key);
+    if (!q) this.byKey.set(key, (q = { key, label, count: 0, examples: [] }));
+    q.count++;
+    if (example !== undefined && q.examples.length < 3) q.examples.push(example);
+  }
+
+  list(): Quirk[] {
+    return [...this.byKey.values()];
+  }
+}

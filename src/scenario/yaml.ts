@@ -1,0 +1,40 @@
+import { Document, isMap, isSeq, visit } from 'yaml';
+import type { ScenarioOut, TurnOut } from './docs.js';
+
+/** Keys written in flow style (`{name: Kavya}`), as hand-written scenarios do. */
+const FLOW_KEYS = new Set(['facts', 'probe', 'args', 'result', 'forget']);
+
+/**
+ * Serializes a scenario document to YAML that loads back to the same
+ * conversation; `header` lines become leading comments.
+ */
+export function scenarioToYaml(doc: ScenarioOut, header: readonly string[] = []): string {
+  const d = new Document({ ...doc, turns: doc.turns.map((t) => ('forget' in t ? t : ordered(t))) });
+  visit(d, {
+    Pair(_, pair) {
+      const key = (pair.key as { value?: unknown } | null)?.value;
+      if (typeof key === 'string' && FLOW_KEYS.has(key) && (isMap(pair.value) || isSeq(pair.value))) pair.value.flow = true;
+    },
+  });
+  if (header.length) d.commentBefore = header.map((l) => ` ${l}`).join('\n');
+  return d.toString({ lineWidth: 0, minContentWidth: 0 });
+}
+
+/** Several scenarios as one multi-document YAML stream (`---` between documents). */
+export function scenariosToYamlStream(docs: readonly ScenarioOut[], header: readonly string[] = []): string {
+  return docs.map((doc, i) => (i === 0 ? '' : '---\n') + scenarioToYaml(doc, header)).join('');
+}
+
+/** A turn's keys in reading order, whatever order they were set in. */
+function ordered(t: TurnOut): TurnOut {
+  const { user, gap, facts, probe, tools, assistant, injection } = t;
+  return {
+    user,
+    ...(gap !== undefined && { gap }),
+    ...(facts !== undefined && { facts }),
+    ...(probe !== undefined && { probe }),
+    ...(tools !== undefined && { tools }),
+    ...(assistant !== undefined && { assistant }),
+    ...(injection !== undefined && { injection }),
+  };
+}

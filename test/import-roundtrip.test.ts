@@ -1,0 +1,57 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { generateConversations, generateDocs, PROFILES } from '../src/scenario/generate/index.js';
+import { importDataset } from '../src/scenario/import/index.js';
+import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
+import { scenarioToYaml } from '../src/scenario/yaml.js';
+import type { Conversation } from '../src/types.js';
+
+const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
+const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-roundtrip-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A conversation without where it came from: what must survive the round trip. */
+const content = (c: Conversation) => ({ ...c, source: '' });
+
+const imports: [string, string, Record<string, unknown>][] = [
+  ['openai', 'openai-chats.jsonl', { annotations: 'openai-chats.facts.yaml' }],
+  ['locomo', 'locomo-sample.json', {}],
+  ['locomo', 'locomo-sample.json', { user: 'speaker_b', factValue: 'answer' }],
+  ['abcd', 'abcd-sample.json', {}],
+];
+
+describe('round trip: import → YAML → load gives the same conversation', () => {
+  it.each(imports)('%s %s %j', (format, file, options) => {
+    const { docs, conversations } = importDataset(format, { path: join(FIXTURES, file), file, base: FIXTURES }, options);
+    docs.forEach((doc, i) => {
+      const back = parseScenario(`${doc.id}.yaml`, scenarioToYaml(doc, ['header']));
+      expect(content(back)).toEqual(content(conversations[i]!));
+    });
+  });
+
+  it('through files written by ctxsim import --out', async () => {
+    const out = join(tmp, 'locomo');
+    const io = { out: () => {}, err: () => {}, isTTY: false };
+    expect(await runMain(['import', '--format', 'locomo', join(FIXTURES, 'locomo-sample.json'), '--out', out], io)).toBe(0);
+    expect(readdirSync(out).sort()).toEqual(['locomo-conv-a1.yaml', 'locomo-conv-b2.yaml']);
+    const { conversations } = importDataset('locomo', { path: join(FIXTURES, 'locomo-sample.json'), file: 'x', base: FIXTURES });
+    expect(content(loadScenarioFile(join(out, 'locomo-conv-a1.yaml')))).toEqual(content(conversations[0]!));
+  });
+
+  it('generated conversations survive it too, for any seed and profile (property)', () => {
+    const profiles = [...PROFILES.keys()];
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1_000_000 }), fc.constantFrom(...profiles), (seed, profile) => {
+        const [doc] = generateDocs({ profile, count: 1, seed, params: profile === 'companion' ? { turns: [50, 70] } : {} });
+        const [direct] = generateConversations({ profile, count: 1, seed, params: profile === 'companion' ? { turns: [50, 70] } : {} });
+        expect(content(parseScenario('g.yaml', scenarioToYaml(doc!)))).toEqual(content(direct!));
+      }),
+      { seed: 42, numRuns: 24 },
+    );
+  });
+});
