@@ -3,6 +3,7 @@ import { CtxsimError } from '../errors.js';
 import { explainCommand } from './explain.js';
 import { processIO, type IO } from './_io.js';
 import { runCommand } from './run.js';
+import { tableCommand } from './table.js';
 
 /**
  * Runs the CLI on `rawArgs` and returns the exit code: 0 ok, 1 a gate
@@ -19,6 +20,7 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .usage('$0 <command> [options]')
     .command(wrap(runCommand(io), setCode))
     .command(wrap(explainCommand(io), setCode))
+    .command(wrap(tableCommand(io), setCode))
     .demandCommand(1, 'name a command: run, explain')
     .strict()
     .help()

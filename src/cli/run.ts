@@ -1,15 +1,21 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Argv } from 'yargs';
-import { runStudy } from '../engine/run.js';
-import { policiesCsv, probesCsv, summaryCsv, turnsCsv } from '../report/csv.js';
-import { policyTable } from '../report/text.js';
-import { displayPath, loadScenarios } from '../scenario/study.js';
+import { runStudy, type RunResults } from '../engine/run.js';
 import { UsageError } from '../errors.js';
+import { lookup } from '../pricing/prices.js';
+import { reportInfo, type ReportInfo } from '../report/info.js';
+import type { ResultsMeta } from '../report/json.js';
+import { formatOfPath, OUTPUT_FORMATS, reportFiles, singleOutput, type OutputFormat } from '../report/outputs.js';
+import { policyTable } from '../report/text.js';
+import { displayPath, loadScenarios, PACKAGE_DIR, type Study } from '../scenario/study.js';
 import type { Command } from './_app.js';
 import { writeFilesAtomic, type IO } from './_io.js';
 import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
 
 export interface RunFlags extends StudyFlags {
   quiet?: boolean;
+  format?: OutputFormat;
 }
 
 export function runCommand(io: IO): Command<RunFlags> {
@@ -20,32 +26,104 @@ export function runCommand(io: IO): Command<RunFlags> {
       y
         .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
         .options(STUDY_OPTIONS)
+        .option('out', { type: 'string', describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' })
+        .option('format', { type: 'string', choices: OUTPUT_FORMATS, describe: 'format of the single output (--out - writes csv unless told)' })
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' }),
     handler: (argv: RunFlags) => run(argv, io),
   };
 }
 
-/** `ctxsim run`: load, replay, write every output atomically, print the policy table. */
-export function run(flags: RunFlags, io: IO): number {
-  const study = studyFromFlags(flags);
+/** Where a run's output goes: a folder of every file, one file, or stdout. */
+type Target = { kind: 'dir'; dir: string } | { kind: 'file'; path: string; format: OutputFormat } | { kind: 'stdout'; format: OutputFormat };
+
+/** `--out -` is stdout; `--format` or a known extension makes `--out` one file; otherwise it is a folder. */
+export function outputTarget(out: string, rawOut: string | undefined, format: OutputFormat | undefined): Target {
+  if (rawOut === '-') return { kind: 'stdout', format: format ?? 'csv' };
+  const isDir = existsSync(out) && statSync(out).isDirectory();
+  if (format) {
+    if (isDir || /[\\/]$/.test(rawOut ?? '')) throw new UsageError(`--format ${format}: names the format of one output file, but --out ${rawOut ?? displayPath(out)} is a folder`);
+    return { kind: 'file', path: out, format };
+  }
+  const byExtension = isDir ? undefined : formatOfPath(out);
+  return byExtension ? { kind: 'file', path: out, format: byExtension } : { kind: 'dir', dir: out };
+}
+
+/** A study run, with what reports say about it. */
+export interface StudyRun {
+  study: Study;
+  results: RunResults;
+  info: ReportInfo;
+}
+
+/** Loads and replays a study, with progress on stderr unless `quiet`. */
+export function executeStudy(study: Study, quiet: boolean | undefined, io: IO): StudyRun {
   if (study.prices !== 'builtin') throw new UsageError(`prices: custom price tables are not supported yet (${study.prices})`);
   const conversations = loadScenarios(study.scenarios);
-  const progress = flags.quiet ? undefined : progressLine(io);
+  const progress = quiet ? undefined : progressLine(io);
   const results = runStudy({ ...study, prices: undefined, conversations, onProgress: progress });
-  const files = new Map([
-    ['turns.csv', turnsCsv(results)],
-    ['probes.csv', probesCsv(results)],
-    ['summary.csv', summaryCsv(results)],
-    ['policies.csv', policiesCsv(results)],
-  ]);
-  writeFilesAtomic(study.out, files);
+  const info = reportInfo({
+    studyFile: study.file ? displayPath(study.file) : null,
+    seed: study.seed,
+    model: study.model,
+    tokenizer: study.tokenizer,
+    encoding: results.encoding,
+    prices: study.prices === 'builtin' ? 'builtin' : displayPath(study.prices),
+    priceDate: results.prices.date,
+    cache: study.cache,
+    maxInputTokens: lookup(results.prices, study.model).maxInputTokens,
+    conversations,
+    policies: study.policies,
+  });
+  return { study, results, info };
+}
+
+/** `results.json`'s meta: package version, price-table date, and the time (`SOURCE_DATE_EPOCH` if set, for reproducible builds). */
+export function resultsMeta(priceDate: string, env: NodeJS.ProcessEnv = process.env, now = () => new Date()): ResultsMeta {
+  const epoch = env.SOURCE_DATE_EPOCH;
+  const at = epoch && /^\d+$/.test(epoch) ? new Date(Number(epoch) * 1000) : now();
+  return { tool: 'ctxsim', version: packageVersion(), priceTable: priceDate, generatedAt: at.toISOString() };
+}
+
+let version: string | undefined;
+
+function packageVersion(): string {
+  version ??= (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+  return version;
+}
+
+/**
+ * `ctxsim run`: load, replay, write every output atomically (or the one
+ * output asked for), print the policy table. With `--out -` stdout carries
+ * the output and nothing else.
+ */
+export async function run(flags: RunFlags, io: IO): Promise<number> {
+  if (flags.format !== undefined && !OUTPUT_FORMATS.includes(flags.format)) {
+    throw new UsageError(`--format: expected one of ${OUTPUT_FORMATS.join('|')}, got ${flags.format}`);
+  }
+  const study = studyFromFlags(flags);
+  // Settle where output goes before the (possibly long) run, so a bad --out fails at once.
+  const target = outputTarget(study.out, flags.out, flags.format);
+  const { results, info } = executeStudy(study, flags.quiet, io);
+  const meta = resultsMeta(info.priceDate);
+  if (target.kind === 'stdout') {
+    io.out(await singleOutput(target.format, results, info, meta));
+    return 0;
+  }
+  if (target.kind === 'file') {
+    writeFilesAtomic(dirname(target.path), new Map([[basename(target.path), await singleOutput(target.format, results, info, meta)]]));
+    io.out(policyTable(results));
+    if (!flags.quiet) io.err(`wrote ${displayPath(target.path)}\n`);
+    return 0;
+  }
+  const files = await reportFiles(results, info, meta);
+  writeFilesAtomic(target.dir, files);
   io.out(policyTable(results));
-  if (!flags.quiet) io.err(`wrote ${files.size} files to ${displayPath(study.out)}/\n`);
+  if (!flags.quiet) io.err(`wrote ${files.size} files to ${displayPath(target.dir)}/\n`);
   return 0;
 }
 
-/** Progress on stderr: one redrawn line on a terminal, plain lines otherwise. */
-function progressLine(io: IO) {
+/** Progress on stderr: one redrawn line on a terminal, one plain line per finished scenario otherwise. */
+export function progressLine(io: IO) {
   return (done: number, total: number, scenario: string) => {
     const line = `[${done}/${total}] ${scenario}`;
     if (io.isTTY) io.err(`\r\x1b[K${line}${done === total ? '\n' : ''}`);

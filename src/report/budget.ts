@@ -1,7 +1,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Pico, Results } from '../types.js';
 import { meanInputTokensByTurn } from './aggregate.js';
-import { divRound, fraction, usd } from './format.js';
+import { divRound, dollars, fraction, grouped, moneyDecimals, percent, usd } from './format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
 export const BUDGET_TURNS: readonly number[] = [1, 5, 10, 20, 50];
@@ -79,4 +79,39 @@ export function budgetCsv(results: Pick<Results, 'turns' | 'policies'>): string 
     r.scenarios,
   ]);
   return stringify(rows, { header: true, columns: header, escape_formulas: true, record_delimiter: 'unix' });
+}
+
+/** The budget table as display text: header, rows, and which columns are numeric (right-aligned). */
+export interface DisplayTable {
+  header: string[];
+  rows: string[][];
+  numeric: ReadonlySet<number>;
+}
+
+/**
+ * The budget table as people read it: tokens with thousands separators,
+ * money as `$1,234.5678` with one precision per column (three significant
+ * digits of its smallest value), retention as `92.5% (37/40)`.
+ */
+export function budgetDisplay(results: Pick<Results, 'turns' | 'policies'>): DisplayTable {
+  const t = budgetTable(results);
+  const perConversation = moneyDecimals(t.rows.map((r) => r.costPerConversation), 4);
+  const per1000 = moneyDecimals(t.rows.map((r) => r.costPer1000), 2);
+  const header = [
+    'policy',
+    ...t.turns.map((n) => `tokens @ turn ${n}`),
+    'cost / conversation',
+    'cost / 1,000 conversations',
+    'retention',
+    'overflows',
+  ];
+  const rows = t.rows.map((r) => [
+    r.policy,
+    ...r.tokensAt.map((n) => grouped(n)),
+    dollars(r.costPerConversation, perConversation),
+    dollars(r.costPer1000, per1000),
+    r.probes ? `${percent(r.retention)} (${grouped(r.retained)}/${grouped(r.probes)})` : '-',
+    grouped(r.overflowTurns),
+  ]);
+  return { header, rows, numeric: new Set(header.map((_, i) => i).filter((i) => i > 0)) };
 }

@@ -1,6 +1,6 @@
 import type { Results } from '../types.js';
-import { budgetTable } from './budget.js';
-import { dollars, grouped, moneyDecimals, percent } from './format.js';
+import { budgetDisplay } from './budget.js';
+import { grouped } from './format.js';
 import { caption, type ReportInfo } from './info.js';
 
 /** A chart as report.md links it. */
@@ -36,27 +36,8 @@ export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportIn
 
 /** The budget table as paste-ready GitHub markdown: caption line, blank line, table. */
 export function budgetMarkdown(results: Pick<Results, 'turns' | 'policies'>, info: ReportInfo): string {
-  const t = budgetTable(results);
-  const perConversation = moneyDecimals(t.rows.map((r) => r.costPerConversation), 4);
-  const per1000 = moneyDecimals(t.rows.map((r) => r.costPer1000), 2);
-  const header = [
-    'policy',
-    ...t.turns.map((n) => `tokens @ turn ${n}`),
-    'cost / conversation',
-    'cost / 1,000 conversations',
-    'retention',
-    'overflows',
-  ];
-  const rows = t.rows.map((r) => [
-    r.policy,
-    ...r.tokensAt.map((n) => grouped(n)),
-    dollars(r.costPerConversation, perConversation),
-    dollars(r.costPer1000, per1000),
-    r.probes ? `${percent(r.retention)} (${grouped(r.retained)}/${grouped(r.probes)})` : '-',
-    grouped(r.overflowTurns),
-  ]);
-  const right = new Set(header.map((_, i) => i).filter((i) => i > 0));
-  return `${budgetCaption(results, info)}\n\n${markdownTable(header, rows, right)}`;
+  const t = budgetDisplay(results);
+  return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}`;
 }
 
 /**
