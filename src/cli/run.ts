@@ -26,7 +26,8 @@ export function runCommand(io: IO): Command<RunFlags> {
       y
         .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
         .options(STUDY_OPTIONS)
-        .option('out', { type: 'string', describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' })
+        // nargs: 1 lets `--out -` take the dash (yargs otherwise reads it as a positional).
+        .option('out', { type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' })
         .option('format', { type: 'string', choices: OUTPUT_FORMATS, describe: 'format of the single output (--out - writes csv unless told)' })
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' }),
     handler: (argv: RunFlags) => run(argv, io),
@@ -97,6 +98,7 @@ function packageVersion(): string {
  * the output and nothing else.
  */
 export async function run(flags: RunFlags, io: IO): Promise<number> {
+  if (flags.out === '') throw new UsageError('--out: expected a folder, a file (.csv .json .md .html) or - for stdout');
   if (flags.format !== undefined && !OUTPUT_FORMATS.includes(flags.format)) {
     throw new UsageError(`--format: expected one of ${OUTPUT_FORMATS.join('|')}, got ${flags.format}`);
   }
