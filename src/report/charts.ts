@@ -77,9 +77,9 @@ const CONFIG = {
   legend: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const, labelLimit: 320, symbolStrokeWidth: 2.5 },
 };
 
-/** d3 format for USD axes: enough fixed decimals that neighbouring ticks differ. */
-export function moneyFormat(max: number): string {
-  const step = max / 10;
+/** d3 format for a USD axis spanning `span` dollars: enough fixed decimals that neighbouring ticks differ. */
+export function moneyFormat(span: number): string {
+  const step = span / 10;
   const decimals = step > 0 ? Math.min(10, Math.max(2, Math.ceil(-Math.log10(step)))) : 2;
   return `$,.${decimals}f`;
 }
@@ -190,7 +190,7 @@ export function retentionVsCostChart(results: Results, info: ReportInfo): Chart 
   const pad = Math.max((hi - lo) * 0.12, hi * 0.02, 1e-9);
   const xDomain: [number, number] = [Math.max(0, lo - pad), hi + pad];
   const yDomain: [number, number] = [0, 100];
-  const x = { field: 'cost', type: 'quantitative', title: 'Cost per conversation (USD)', scale: { domain: xDomain, nice: false }, axis: { format: moneyFormat(xDomain[1]) } };
+  const x = { field: 'cost', type: 'quantitative', title: 'Cost per conversation (USD)', scale: { domain: xDomain, nice: false }, axis: { format: moneyFormat(xDomain[1] - xDomain[0]) } };
   const y = { field: 'retention', type: 'quantitative', title: 'Probed facts retained (%)', scale: { domain: yDomain } };
   const color = { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(policies), sort: policies, legend: { symbolSize: 90 } };
   const labels = placeLabels(
@@ -282,7 +282,9 @@ function groupLabels(reqs: readonly LabelRequest[]): LabelRequest[] {
  * greedily: each label takes the first free spot of right, left, above-right,
  * below-right, … of its point, in plot pixels (the plot size is fixed, and
  * text widths come from the chart font). A label with no free spot takes the
- * one that overlaps least. Returns positions in data units and the alignment.
+ * one that overlaps the least area, or is left out when even that would hide
+ * a quarter of it (the legend still names its point). Returns positions in
+ * data units and the alignment.
  */
 export function placeLabels(
   reqs: readonly LabelRequest[],
@@ -321,7 +323,7 @@ export function placeLabels(
       { dx: 12, dy: 0, align: 'left' },
       { dx: -12, dy: 0, align: 'right' },
     ];
-    for (let k = 1; k <= 4; k++) {
+    for (let k = 1; k <= 5; k++) {
       for (const dy of [-k * h, k * h]) spots.push({ dx: 8, dy, align: 'left' }, { dx: -8, dy, align: 'right' });
     }
     const boxOf = (s: (typeof spots)[number]): Box => {
@@ -330,18 +332,19 @@ export function placeLabels(
       return { x0, x1: x0 + w, y0: cy + s.dy - h / 2, y1: cy + s.dy + h / 2 };
     };
     const inside = (b: Box) => b.x0 >= -4 && b.x1 <= PLOT_WIDTH + 4 && b.y0 >= -h && b.y1 <= PLOT_HEIGHT + 2;
-    // The first free spot; failing that, the spot inside the plot that overlaps least.
-    const clashes = (s: (typeof spots)[number]) => {
-      const b = boxOf(s);
-      return (inside(b) ? 0 : 1000) + taken.filter((t) => hit(t, b)).length;
-    };
-    let spot = spots[0]!;
-    let best = Infinity;
+    const overlap = (a: Box, b: Box) => Math.max(0, Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0)) * Math.max(0, Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0));
+    // The first free spot inside the plot; failing that, the one overlapping the least area.
+    let spot: (typeof spots)[number] | undefined;
+    let least = Infinity;
     for (const s of spots) {
-      const c = clashes(s);
-      if (c < best) [spot, best] = [s, c];
-      if (c === 0) break;
+      const b = boxOf(s);
+      if (!inside(b)) continue;
+      const area = taken.reduce((a, t) => a + overlap(t, b), 0);
+      if (area < least) [spot, least] = [s, area];
+      if (area === 0) break;
     }
+    // A label that would cover a quarter of itself in other marks is left out: the legend still names the point.
+    if (!spot || least > 0.25 * w * h) continue;
     taken.push(boxOf(spot));
     const label: PlacedLabel = { x: toX(cx + spot.dx), y: toY(cy + spot.dy), text: q.text, align: spot.align };
     // A label moved off its point's line gets a leader from the point's edge to the label's end.

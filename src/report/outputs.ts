@@ -5,8 +5,6 @@ import { reportHtml, type RenderedChart } from './html.js';
 import type { ReportInfo } from './info.js';
 import { resultsJson, type ResultsMeta } from './json.js';
 import { reportMarkdown } from './markdown.js';
-import { svgToPng } from './png.js';
-import { renderSvg } from './svg.js';
 
 /**
  * Every output of a run, as file name → content; the CLI writes them. The
@@ -24,8 +22,13 @@ export function formatOfPath(path: string): OutputFormat | undefined {
   return ext === 'markdown' ? 'md' : ext === 'htm' ? 'html' : OUTPUT_FORMATS.find((f) => f === ext);
 }
 
-/** Renders the charts to SVG one at a time (clip ids restart per render, so renders must not interleave). */
+/**
+ * Renders the charts to SVG one at a time (clip ids restart per render, so
+ * renders must not interleave). Vega is loaded here, on first use, so
+ * commands and outputs without charts start faster.
+ */
 export async function renderCharts(list: readonly Chart[]): Promise<RenderedChart[]> {
+  const { renderSvg } = await import('./svg.js');
   const out: RenderedChart[] = [];
   for (const c of list) out.push({ name: c.name, title: c.title, svg: await renderSvg(c.spec) });
   return out;
@@ -41,6 +44,7 @@ export async function reportFiles(results: Results, info: ReportInfo, meta: Resu
   const png = opts.png ?? true;
   const list = charts(results, info);
   const rendered = await renderCharts(list);
+  const { svgToPng } = await import('./png.js');
   const files = new Map<string, string | Uint8Array>([
     ['turns.csv', turnsCsv(results)],
     ['probes.csv', probesCsv(results)],
