@@ -44,7 +44,7 @@ export const POLICY_COLORS: readonly string[] = [
 /** Line dashes by policy, so lines that overlap or share a hue stay apart. */
 const POLICY_DASHES: readonly number[][] = [[1, 0], [7, 3], [2, 2], [9, 3, 2, 3], [4, 4], [12, 4], [2, 5], [6, 2, 2, 2, 2, 2]];
 
-/** Cost components, cheapest-looking first, in stack order. */
+/** Cost components, in stack order (left to right) and legend order. */
 export const COST_PARTS = ['uncached input', 'cached input', 'output', 'upkeep'] as const;
 const COST_PART_COLORS = ['#31588a', '#9ecae9', '#e8a33d', '#8c6bb1'];
 
@@ -178,8 +178,10 @@ export function retentionVsCostChart(results: Results, info: ReportInfo): Chart 
   const title = 'Retention vs cost per conversation';
   const name = 'retention-vs-cost';
   if (!rated.length) return noProbes(name, title, info);
-  const points = rated.map((p) => ({ policy: p.policy, cost: usdNumber(p.costPerConversation), retention: Math.round(p.retention! * 1000) / 10 }));
-  const optimal = paretoOptimal(points);
+  // The frontier is decided on exact figures (pico-dollars, exact ratios); the points show them rounded.
+  const means = rated.map((p) => divRound(p.totalCost, BigInt(Math.max(1, p.scenarios))));
+  const optimal = paretoOptimal(rated.map((p, i) => ({ cost: means[i]!, retention: p.retention! })));
+  const points = rated.map((p, i) => ({ policy: p.policy, cost: usdNumber(means[i]!), retention: Math.round(p.retention! * 1000) / 10 }));
   const values = points.map((p, i) => ({ ...p, status: optimal[i] ? 'Pareto-optimal' : 'dominated' }));
   const frontier = values.filter((v) => v.status === 'Pareto-optimal').sort((a, b) => a.cost - b.cost || a.retention - b.retention);
   // The cost axis spans the policies' costs with a margin (not from zero): policies often differ by a
@@ -298,7 +300,6 @@ export function placeLabels(
   const toX = (p: number) => xDomain[0] + (p / PLOT_WIDTH) * (xDomain[1] - xDomain[0]);
   const toY = (p: number) => yDomain[0] + ((PLOT_HEIGHT - p) / PLOT_HEIGHT) * (yDomain[1] - yDomain[0]);
   type Box = { x0: number; x1: number; y0: number; y1: number };
-  const hit = (a: Box, b: Box) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
   const r = 8;
   const taken: Box[] = reqs.map((q) => ({ x0: px(q.x) - r, x1: px(q.x) + r, y0: py(q.y) - r, y1: py(q.y) + r }));
   // The line is an obstacle too: small boxes every few pixels along each segment.
