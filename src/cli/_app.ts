@@ -8,6 +8,7 @@ import { importCommand } from './import.js';
 import { processIO, type IO } from './_io.js';
 import { pricesCommand } from './prices.js';
 import { runCommand } from './run.js';
+import { tableCommand } from './table.js';
 
 /**
  * Runs the CLI on `rawArgs` and returns the exit code: 0 ok, 1 a gate
@@ -29,7 +30,8 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .command(wrap(pricesCommand(io), setCode))
     .command(wrap(generateCommand(io), setCode))
     .command(wrap(importCommand(io), setCode))
-    .demandCommand(1, 'name a command: run, explain, check, merge, prices, generate, import')
+    .command(wrap(tableCommand(io), setCode))
+    .demandCommand(1, 'name a command: run, explain, check, merge, prices, generate, import, table')
     .strict()
     .help()
     .version()

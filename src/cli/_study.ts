@@ -4,6 +4,8 @@ import { runStudy, type RunOptions, type RunResults } from '../engine/run.js';
 import { UsageError } from '../errors.js';
 import { fingerprint, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, type Study } from '../scenario/study.js';
+import { lookup } from '../pricing/prices.js';
+import { reportInfo, type ReportInfo } from '../report/info.js';
 import type { Conversation } from '../types.js';
 import type { IO } from './_io.js';
 
@@ -54,6 +56,8 @@ export interface Executed {
   conversations: Conversation[];
   results: RunResults;
   fingerprint: StudyFingerprint;
+  /** What reports say about the run besides its records. */
+  info: ReportInfo;
 }
 
 /** Loads the study's scenarios and runs it, with progress on stderr unless quiet. */
@@ -76,11 +80,24 @@ export function executeStudy(study: Study, io: IO, opts: { quiet?: boolean; shar
     },
     conversations,
   );
-  return { study, conversations, results, fingerprint: fp };
+  const info = reportInfo({
+    studyFile: study.file ? displayPath(study.file) : null,
+    seed: study.seed,
+    model: study.model,
+    tokenizer: study.tokenizer,
+    encoding: results.encoding,
+    prices: study.prices === 'builtin' ? 'builtin' : displayPath(study.prices),
+    priceDate: results.prices.date,
+    cache: study.cache,
+    maxInputTokens: lookup(results.prices, study.model).maxInputTokens,
+    conversations,
+    policies: study.policies,
+  });
+  return { study, conversations, results, fingerprint: fp, info };
 }
 
-/** Progress on stderr: one redrawn line on a terminal, plain lines otherwise. */
-function progressLine(io: IO) {
+/** Progress on stderr: one redrawn line on a terminal, one plain line per finished scenario otherwise. */
+export function progressLine(io: IO) {
   return (done: number, total: number, scenario: string) => {
     const line = `[${done}/${total}] ${scenario}`;
     if (io.isTTY) io.err(`\r\x1b[K${line}${done === total ? '\n' : ''}`);

@@ -3,11 +3,12 @@ import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CtxsimError } from '../errors.js';
 import { mergeShards, readShard } from '../gate/shard.js';
+import { reportFiles } from '../report/outputs.js';
 import { policyTable } from '../report/text.js';
 import { displayPath } from '../scenario/study.js';
 import type { Command } from './_app.js';
 import { writeFilesAtomic, type IO } from './_io.js';
-import { outputs } from './run.js';
+import { resultsMeta } from './run.js';
 
 interface MergeFlags {
   dirs: string[];
@@ -43,12 +44,12 @@ function shardFiles(path: string): string[] {
 }
 
 /** `ctxsim merge`: reads every shard, checks they form one whole run, writes its outputs. */
-export function merge(flags: MergeFlags, io: IO): number {
+export async function merge(flags: MergeFlags, io: IO): Promise<number> {
   const files = flags.dirs.flatMap(shardFiles);
   const shards = files.map((f) => ({ file: displayPath(f), shard: readShard(displayPath(f), readFileSync(f, 'utf8')) }));
-  const { results } = mergeShards(shards);
+  const { results, info } = mergeShards(shards);
   const out = resolve(flags.out);
-  const written = outputs(results);
+  const written = await reportFiles(results, info, resultsMeta(info.priceDate));
   writeFilesAtomic(out, written);
   io.out(policyTable(results));
   if (!flags.quiet) io.err(`merged ${shards.length} shards; wrote ${written.size} files to ${displayPath(out)}/\n`);

@@ -1,19 +1,20 @@
-import { existsSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { baselineJson, makeBaseline } from '../gate/baseline.js';
 import { parseShard, shardFileName, toJson, type ShardFile } from '../gate/shard.js';
-import { policiesCsv, probesCsv, summaryCsv, turnsCsv } from '../report/csv.js';
+import type { ResultsMeta } from '../report/json.js';
+import { formatOfPath, OUTPUT_FORMATS, reportFiles, singleOutput, type OutputFormat } from '../report/outputs.js';
 import { policyTable } from '../report/text.js';
-import { displayPath } from '../scenario/study.js';
-import type { Results } from '../types.js';
+import { displayPath, PACKAGE_DIR } from '../scenario/study.js';
 import type { Command } from './_app.js';
 import { writeFilesAtomic, type IO } from './_io.js';
 import { executeStudy, STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
 
 export interface RunFlags extends StudyFlags {
   quiet?: boolean;
+  format?: OutputFormat;
   saveBaseline?: string;
   force?: boolean;
   shard?: string;
@@ -27,6 +28,9 @@ export function runCommand(io: IO): Command<RunFlags> {
       y
         .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
         .options(STUDY_OPTIONS)
+        // nargs: 1 lets `--out -` take the dash (yargs otherwise reads it as a positional).
+        .option('out', { type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' })
+        .option('format', { type: 'string', choices: OUTPUT_FORMATS, describe: 'format of the single output (--out - writes csv unless told)' })
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
         .option('save-baseline', { type: 'string', describe: 'also write a baseline JSON for `ctxsim check`' })
         .option('force', { type: 'boolean', describe: 'let --save-baseline replace an existing file' })
@@ -35,37 +39,78 @@ export function runCommand(io: IO): Command<RunFlags> {
   };
 }
 
-/** Every report file of a run, by name. */
-export function outputs(results: Results): Map<string, string> {
-  return new Map([
-    ['turns.csv', turnsCsv(results)],
-    ['probes.csv', probesCsv(results)],
-    ['summary.csv', summaryCsv(results)],
-    ['policies.csv', policiesCsv(results)],
-  ]);
+/** Where a run's output goes: a folder of every file, one file, or stdout. */
+type Target = { kind: 'dir'; dir: string } | { kind: 'file'; path: string; format: OutputFormat } | { kind: 'stdout'; format: OutputFormat };
+
+/** `--out -` is stdout; `--format` or a known extension makes `--out` one file; otherwise it is a folder. */
+export function outputTarget(out: string, rawOut: string | undefined, format: OutputFormat | undefined): Target {
+  if (rawOut === '-') return { kind: 'stdout', format: format ?? 'csv' };
+  const isDir = existsSync(out) && statSync(out).isDirectory();
+  if (format) {
+    if (isDir || /[\\/]$/.test(rawOut ?? '')) throw new UsageError(`--format ${format}: names the format of one output file, but --out ${rawOut ?? displayPath(out)} is a folder`);
+    return { kind: 'file', path: out, format };
+  }
+  const byExtension = isDir ? undefined : formatOfPath(out);
+  return byExtension ? { kind: 'file', path: out, format: byExtension } : { kind: 'dir', dir: out };
 }
 
-/** `ctxsim run`: load, replay, write every output atomically, print the policy table. */
-export function run(flags: RunFlags, io: IO): number {
+/** `results.json`'s meta: package version, price-table date, and the time (`SOURCE_DATE_EPOCH` if set, for reproducible builds). */
+export function resultsMeta(priceDate: string, env: NodeJS.ProcessEnv = process.env, now = () => new Date()): ResultsMeta {
+  const epoch = env.SOURCE_DATE_EPOCH;
+  const at = epoch && /^\d+$/.test(epoch) ? new Date(Number(epoch) * 1000) : now();
+  return { tool: 'ctxsim', version: packageVersion(), priceTable: priceDate, generatedAt: at.toISOString() };
+}
+
+let version: string | undefined;
+
+function packageVersion(): string {
+  version ??= (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+  return version;
+}
+
+/**
+ * `ctxsim run`: load, replay, write every output atomically (or the one
+ * output asked for), print the policy table. With `--out -` stdout carries
+ * the output and nothing else.
+ */
+export async function run(flags: RunFlags, io: IO): Promise<number> {
+  if (flags.out === '') throw new UsageError('--out: expected a folder, a file (.csv .json .md .html) or - for stdout');
+  if (flags.format !== undefined && !OUTPUT_FORMATS.includes(flags.format)) {
+    throw new UsageError(`--format: expected one of ${OUTPUT_FORMATS.join('|')}, got ${flags.format}`);
+  }
   const study = studyFromFlags(flags);
+  // Settle where output goes before the (possibly long) run, so a bad flag fails at once.
+  const target = outputTarget(study.out, flags.out, flags.format);
   const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
   const baselineFile = flags.saveBaseline === undefined ? undefined : resolve(flags.saveBaseline);
+  if (shard && target.kind !== 'dir') throw new UsageError('--shard: --out must name a folder for the shard file');
   if (baselineFile && shard) throw new UsageError('--save-baseline: save the baseline from the merged run, not from a shard');
   if (baselineFile && existsSync(baselineFile) && !flags.force) {
     throw new UsageError(`--save-baseline: ${displayPath(baselineFile)} exists; add --force to replace it`);
   }
-  const { results, fingerprint } = executeStudy(study, io, { quiet: flags.quiet, shard });
-  if (shard) {
+  const { results, info, fingerprint } = executeStudy(study, io, { quiet: flags.quiet, shard });
+  if (shard && target.kind === 'dir') {
     const { turns, probes, summary } = results;
-    const file: ShardFile = { kind: 'ctxsim-shard', schemaVersion: 1, shard, study: fingerprint, turns, probes, summary };
-    writeFilesAtomic(study.out, new Map([[shardFileName(shard), toJson(file)]]));
-    if (!flags.quiet) io.err(`wrote ${displayPath(resolve(study.out, shardFileName(shard)))}; combine the shards with \`ctxsim merge\`\n`);
+    const file: ShardFile = { kind: 'ctxsim-shard', schemaVersion: 1, shard, study: fingerprint, info, turns, probes, summary };
+    writeFilesAtomic(target.dir, new Map([[shardFileName(shard), toJson(file)]]));
+    if (!flags.quiet) io.err(`wrote ${displayPath(join(target.dir, shardFileName(shard)))}; combine the shards with \`ctxsim merge\`\n`);
     return 0;
   }
-  const files = outputs(results);
-  writeFilesAtomic(study.out, files);
+  const meta = resultsMeta(info.priceDate);
   if (baselineFile) writeFilesAtomic(dirname(baselineFile), new Map([[basename(baselineFile), baselineJson(makeBaseline(fingerprint, results.summary))]]));
+  if (target.kind === 'stdout') {
+    io.out(await singleOutput(target.format, results, info, meta));
+    return 0;
+  }
+  if (target.kind === 'file') {
+    writeFilesAtomic(dirname(target.path), new Map([[basename(target.path), await singleOutput(target.format, results, info, meta)]]));
+    io.out(policyTable(results));
+    if (!flags.quiet) io.err(`wrote ${displayPath(target.path)}\n`);
+    return 0;
+  }
+  const files = await reportFiles(results, info, meta);
+  writeFilesAtomic(target.dir, files);
   io.out(policyTable(results));
-  if (!flags.quiet) io.err(`wrote ${files.size} files to ${displayPath(study.out)}/${baselineFile ? ` and the baseline ${displayPath(baselineFile)}` : ''}\n`);
+  if (!flags.quiet) io.err(`wrote ${files.size} files to ${displayPath(target.dir)}/${baselineFile ? ` and the baseline ${displayPath(baselineFile)}` : ''}\n`);
   return 0;
 }

@@ -1,6 +1,7 @@
 import { CtxsimError, UsageError } from '../errors.js';
 import { byPolicy } from '../engine/summarize.js';
 import type { ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
+import type { ReportInfo } from '../report/info.js';
 import type { StudyFingerprint } from './baseline.js';
 
 /** The part `--shard K/N` ran, written losslessly so `merge` can rebuild the whole run. */
@@ -9,6 +10,7 @@ export interface ShardFile {
   schemaVersion: 1;
   shard: { index: number; count: number };
   study: StudyFingerprint;
+  info: ReportInfo;
   turns: TurnRecord[];
   probes: ProbeRecord[];
   summary: SummaryRecord[];
@@ -54,7 +56,7 @@ export function readShard(file: string, text: string): ShardFile {
  * Rebuilds the results of the unsharded run from all N shards: rows are put
  * back in scenario-major, policy-minor order, and policy totals recomputed.
  */
-export function mergeShards(shards: readonly { file: string; shard: ShardFile }[]): { study: StudyFingerprint; results: Results } {
+export function mergeShards(shards: readonly { file: string; shard: ShardFile }[]): { study: StudyFingerprint; info: ReportInfo; results: Results } {
   if (!shards.length) throw new UsageError('merge: no shard files found');
   const first = shards[0]!.shard;
   const fp = JSON.stringify(first.study);
@@ -77,6 +79,7 @@ export function mergeShards(shards: readonly { file: string; shard: ShardFile }[
   const summary = byRank(ordered.flatMap((s) => s.shard.summary));
   return {
     study: first.study,
+    info: first.info,
     results: {
       turns: byRank(ordered.flatMap((s) => s.shard.turns)),
       probes: byRank(ordered.flatMap((s) => s.shard.probes)),

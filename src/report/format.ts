@@ -27,3 +27,43 @@ export function usdNumber(p: Pico): number {
 export function fraction(r: number | null, decimals = 4): string {
   return r === null ? '' : r.toFixed(decimals);
 }
+
+/** Digits grouped by thousands with commas: `1234567` → `1,234,567`. */
+export function grouped(n: number | bigint | string): string {
+  const s = String(n);
+  const neg = s.startsWith('-');
+  const [whole, frac] = (neg ? s.slice(1) : s).split('.') as [string, string?];
+  const g = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${neg ? '-' : ''}${g}${frac !== undefined ? `.${frac}` : ''}`;
+}
+
+/** Pico-dollars as `$1,234.56` with a fixed number of decimals (rounded half away from zero). */
+export function dollars(p: Pico, decimals: number): string {
+  const s = grouped(usd(p, decimals));
+  return s.startsWith('-') ? `-$${s.slice(1)}` : `$${s}`;
+}
+
+/** A ratio as a percentage with fixed decimals, `-` when undefined. */
+export function percent(r: number | null, decimals = 1): string {
+  return r === null ? '-' : `${(r * 100).toFixed(decimals)}%`;
+}
+
+/** `a / b` for bigints, rounded half away from zero (b > 0). */
+export function divRound(a: bigint, b: bigint): bigint {
+  const half = b / 2n;
+  return a >= 0n ? (a + half) / b : -((-a + half) / b);
+}
+
+/**
+ * Decimals for a money column: enough for three significant digits of its
+ * smallest non-zero value, at least `min`, so cheap policies still differ.
+ * One precision per column, so the column lines up.
+ */
+export function moneyDecimals(values: readonly Pico[], min: number): number {
+  const nonZero = values.filter((v) => v > 0n);
+  if (!nonZero.length) return min;
+  const smallest = nonZero.reduce((a, b) => (b < a ? b : a));
+  // Digits after the point before the first significant one, from the pico-dollar integer (exact).
+  const leading = 12 - String(smallest).length;
+  return Math.min(12, Math.max(min, leading + 3));
+}

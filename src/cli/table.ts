@@ -1,0 +1,37 @@
+import type { Argv } from 'yargs';
+import { UsageError } from '../errors.js';
+import { budgetCsv } from '../report/budget.js';
+import { budgetMarkdown } from '../report/markdown.js';
+import type { Command } from './_app.js';
+import type { IO } from './_io.js';
+import { executeStudy, STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
+
+const FORMATS = ['md', 'csv'] as const;
+
+export interface TableFlags extends StudyFlags {
+  format: (typeof FORMATS)[number];
+  quiet?: boolean;
+}
+
+export function tableCommand(io: IO): Command<TableFlags> {
+  const { out: _out, ...options } = STUDY_OPTIONS;
+  return {
+    command: 'table [study]',
+    describe: 'print the budget table for docs (markdown or CSV)',
+    builder: (y: Argv) =>
+      y
+        .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
+        .options(options)
+        .option('format', { type: 'string', choices: FORMATS, default: 'md', describe: 'md: GitHub markdown with a caption; csv: plain numbers' })
+        .option('quiet', { type: 'boolean', describe: 'no progress on stderr' }),
+    handler: (argv: TableFlags) => table(argv, io),
+  };
+}
+
+/** `ctxsim table`: replays the study and prints the budget table on stdout (nothing else goes there). */
+export function table(flags: TableFlags, io: IO): number {
+  if (!(FORMATS as readonly string[]).includes(flags.format)) throw new UsageError(`--format: expected md or csv, got ${flags.format}`);
+  const { results, info } = executeStudy(studyFromFlags(flags), io, { quiet: flags.quiet });
+  io.out(flags.format === 'csv' ? budgetCsv(results) : budgetMarkdown(results, info));
+  return 0;
+}

@@ -1,0 +1,117 @@
+import { stringify } from 'csv-stringify/sync';
+import type { Pico, Results } from '../types.js';
+import { meanInputTokensByTurn } from './aggregate.js';
+import { divRound, dollars, fraction, grouped, moneyDecimals, percent, usd } from './format.js';
+
+/** The turns the budget table shows tokens for, where some conversation reaches them. */
+export const BUDGET_TURNS: readonly number[] = [1, 5, 10, 20, 50];
+
+/** One policy's line of the budget table. */
+export interface BudgetRow {
+  policy: string;
+  /** Mean input tokens sent at each of `BudgetTable.turns`. */
+  tokensAt: number[];
+  costPerConversation: Pico;
+  costPer1000: Pico;
+  probes: number;
+  retained: number;
+  retention: number | null;
+  overflowTurns: number;
+  scenarios: number;
+}
+
+export interface BudgetTable {
+  /** The `BUDGET_TURNS` that at least one conversation reaches. */
+  turns: number[];
+  rows: BudgetRow[];
+}
+
+/**
+ * The budget table: per policy, mean tokens sent at turns 1, 5, 10, 20, 50
+ * (over the conversations that reach each), the mean cost of a conversation
+ * and of 1,000 conversations (exact, rounded once), retention and overflows.
+ */
+export function budgetTable(results: Pick<Results, 'turns' | 'policies'>): BudgetTable {
+  const series = meanInputTokensByTurn(results.turns);
+  const longest = Math.max(0, ...[...series.values()].map((s) => s.length));
+  const turns = BUDGET_TURNS.filter((t) => t <= longest);
+  const rows = results.policies.map((p): BudgetRow => {
+    const s = series.get(p.policy) ?? [];
+    const n = BigInt(Math.max(1, p.scenarios));
+    return {
+      policy: p.policy,
+      tokensAt: turns.map((t) => s[t - 1]?.value ?? 0),
+      costPerConversation: divRound(p.totalCost, n),
+      costPer1000: divRound(p.totalCost * 1000n, n),
+      probes: p.probes,
+      retained: p.retained,
+      retention: p.retention,
+      overflowTurns: p.overflowTurns,
+      scenarios: p.scenarios,
+    };
+  });
+  return { turns, rows };
+}
+
+/** The budget table as CSV: plain numbers (USD with fixed decimals), one row per policy. */
+export function budgetCsv(results: Pick<Results, 'turns' | 'policies'>): string {
+  const t = budgetTable(results);
+  const header = [
+    'policy',
+    ...t.turns.map((n) => `tokens_turn_${n}`),
+    'cost_per_conversation_usd',
+    'cost_per_1000_conversations_usd',
+    'probes',
+    'retained',
+    'retention',
+    'overflow_turns',
+    'scenarios',
+  ];
+  const rows = t.rows.map((r) => [
+    r.policy,
+    ...r.tokensAt,
+    usd(r.costPerConversation, 8),
+    usd(r.costPer1000, 4),
+    r.probes,
+    r.retained,
+    fraction(r.retention),
+    r.overflowTurns,
+    r.scenarios,
+  ]);
+  return stringify(rows, { header: true, columns: header, escape_formulas: true, record_delimiter: 'unix' });
+}
+
+/** The budget table as display text: header, rows, and which columns are numeric (right-aligned). */
+export interface DisplayTable {
+  header: string[];
+  rows: string[][];
+  numeric: ReadonlySet<number>;
+}
+
+/**
+ * The budget table as people read it: tokens with thousands separators,
+ * money as `$1,234.5678` with one precision per column (three significant
+ * digits of its smallest value), retention as `92.5% (37/40)`.
+ */
+export function budgetDisplay(results: Pick<Results, 'turns' | 'policies'>): DisplayTable {
+  const t = budgetTable(results);
+  const perConversation = moneyDecimals(t.rows.map((r) => r.costPerConversation), 4);
+  const per1000 = moneyDecimals(t.rows.map((r) => r.costPer1000), 2);
+  const header = [
+    'policy',
+    ...t.turns.map((n) => `tokens @ turn ${n}`),
+    'cost / conversation',
+    'cost / 1,000 conversations',
+    'retention',
+    'overflows',
+  ];
+  const rows = t.rows.map((r) => [
+    r.policy,
+    ...r.tokensAt.map((n) => grouped(n)),
+    dollars(r.costPerConversation, perConversation),
+    dollars(r.costPer1000, per1000),
+    r.probes ? `${percent(r.retention)} (${grouped(r.retained)}/${grouped(r.probes)})` : '-',
+    grouped(r.overflowTurns),
+  ]);
+  return { header, rows, numeric: new Set(header.map((_, i) => i).filter((i) => i > 0)) };
+}

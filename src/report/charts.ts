@@ -1,0 +1,483 @@
+import type { TopLevelSpec } from 'vega-lite';
+import type { Results } from '../types.js';
+import { AGE_BUCKETS, meanCostParts, meanCumulativeCostByTurn, meanInputTokensByTurn, policyNames, retentionByAge } from './aggregate.js';
+import { CHART_FONT, textWidth } from './font.js';
+import { divRound, dollars, grouped, moneyDecimals, usdNumber } from './format.js';
+import { caption, type ReportInfo } from './info.js';
+import { paretoOptimal } from './pareto.js';
+
+/**
+ * The charts of a run as Vega-Lite specs, data inlined (no URLs), so a spec
+ * file renders anywhere on its own. Figures are aggregated here, not in
+ * Vega-Lite transforms, so the data in a spec is exactly what is drawn.
+ *
+ * Many conversations are summarised, never drawn one line each:
+ * - cost by turn: the mean cumulative cost per conversation, a finished
+ *   conversation keeping its total (so the last point is the cost per
+ *   conversation of the budget table);
+ * - tokens by turn: the mean over the conversations that reach the turn;
+ * - retention vs cost, cost breakdown: per policy over all conversations.
+ */
+
+/** A chart: its file stem, its title, its spec. */
+export interface Chart {
+  name: string;
+  title: string;
+  spec: TopLevelSpec;
+}
+
+const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
+
+/** Plot area in pixels; axes, title and legend add to it. */
+export const PLOT_WIDTH = 560;
+export const PLOT_HEIGHT = 300;
+
+/**
+ * Policy colours, in study order (Tableau 10, then its lighter partners):
+ * the same policy has the same colour and dash in every chart of a run.
+ */
+export const POLICY_COLORS: readonly string[] = [
+  '#4c78a8', '#f58518', '#e45756', '#72b7b2', '#54a24b', '#eeca3b', '#b279a2', '#ff9da6', '#9d755d', '#bab0ac',
+  '#9ecae9', '#ffbf79', '#ff9d98', '#88d27a', '#b7a2d3', '#d6a5c9', '#fcbfd2', '#d8b5a5', '#79706e', '#439894',
+];
+
+/** Line dashes by policy, so lines that overlap or share a hue stay apart. */
+const POLICY_DASHES: readonly number[][] = [[1, 0], [7, 3], [2, 2], [9, 3, 2, 3], [4, 4], [12, 4], [2, 5], [6, 2, 2, 2, 2, 2]];
+
+/** Cost components, in stack order (left to right) and legend order. */
+export const COST_PARTS = ['uncached input', 'cached input', 'output', 'upkeep'] as const;
+const COST_PART_COLORS = ['#31588a', '#9ecae9', '#e8a33d', '#8c6bb1'];
+
+const cycle = <T>(xs: readonly T[], n: number): T[] => Array.from({ length: n }, (_, i) => xs[i % xs.length]!);
+
+function policyScale(policies: readonly string[]) {
+  return { domain: [...policies], range: cycle(POLICY_COLORS, policies.length) };
+}
+
+function dashScale(policies: readonly string[]) {
+  return { domain: [...policies], range: cycle(POLICY_DASHES, policies.length) };
+}
+
+/** Colour and dash by policy, with one legend that shows each line's dash. */
+function lineLegend(policies: readonly string[]) {
+  const legend = { symbolType: 'stroke', symbolSize: 400, symbolStrokeWidth: 2.5 };
+  return {
+    color: { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(policies), sort: policies, legend },
+    strokeDash: { field: 'policy', type: 'nominal', title: 'Policy', scale: dashScale(policies), sort: policies, legend },
+  };
+}
+
+const CONFIG = {
+  font: CHART_FONT,
+  background: 'white',
+  padding: 12,
+  view: { stroke: null },
+  title: { fontSize: 15, anchor: 'start' as const, offset: 14, subtitleFontSize: 11, subtitleColor: '#555', subtitlePadding: 4 },
+  axis: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const, titleColor: '#222', labelColor: '#333', gridColor: '#e8e8e8', domainColor: '#888', tickColor: '#888' },
+  legend: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const, labelLimit: 320, symbolStrokeWidth: 2.5 },
+};
+
+/** d3 format for a USD axis spanning `span` dollars: enough fixed decimals that neighbouring ticks differ. */
+export function moneyFormat(span: number): string {
+  const step = span / 10;
+  const decimals = step > 0 ? Math.min(10, Math.max(2, Math.ceil(-Math.log10(step)))) : 2;
+  return `$,.${decimals}f`;
+}
+
+function base(name: string, title: string, subtitle: string[], info: ReportInfo, description: string) {
+  return {
+    $schema: SCHEMA,
+    description,
+    title: { text: title, subtitle: [...subtitle, caption(info)] },
+    width: PLOT_WIDTH,
+    height: PLOT_HEIGHT,
+    autosize: { type: 'pad' as const },
+    config: CONFIG,
+    usermeta: { chart: name },
+  };
+}
+
+function plural(n: number, word: string): string {
+  return `${grouped(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function conversationCount(results: Pick<Results, 'policies'>): number {
+  return results.policies[0]?.scenarios ?? 0;
+}
+
+/** Cumulative cost per conversation by turn, one line per policy. */
+export function costByTurnChart(results: Results, info: ReportInfo): Chart {
+  const policies = policyNames(results);
+  const series = meanCumulativeCostByTurn(results.turns);
+  const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, turn: p.turn, cost: usdNumber(p.value) })));
+  const longest = Math.max(2, ...values.map((v) => v.turn));
+  const max = Math.max(0, ...values.map((v) => v.cost));
+  const n = conversationCount(results);
+  const title = 'Cumulative cost per conversation, by turn';
+  return {
+    name: 'cost-by-turn',
+    title,
+    spec: {
+      ...base('cost-by-turn', title, [n === 1 ? 'One conversation' : `Mean over ${plural(n, 'conversation')}; a conversation that has ended keeps its total`], info, 'Line chart of the cumulative cost of a conversation at each turn, one line per policy.'),
+      data: { values },
+      mark: { type: 'line', strokeWidth: 2, point: longest <= 30 ? { filled: true, size: 28 } : false },
+      encoding: {
+        x: { field: 'turn', type: 'quantitative', title: 'Turn', scale: { domain: [1, longest], nice: false }, axis: { format: 'd', tickMinStep: 1 } },
+        y: { field: 'cost', type: 'quantitative', title: 'Cumulative cost per conversation (USD)', axis: { format: moneyFormat(max) } },
+        ...lineLegend(policies),
+      },
+    } as TopLevelSpec,
+  };
+}
+
+/** Input tokens sent per turn, one line per policy, with the model's context limit when it is in reach. */
+export function tokensByTurnChart(results: Results, info: ReportInfo): Chart {
+  const policies = policyNames(results);
+  const series = meanInputTokensByTurn(results.turns);
+  const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, turn: p.turn, tokens: p.value, conversations: p.conversations })));
+  const longest = Math.max(2, ...values.map((v) => v.turn));
+  const max = Math.max(0, ...values.map((v) => v.tokens));
+  const limit = info.maxInputTokens;
+  // The limit is drawn when the data come within half of it; further off, it would flatten every line.
+  const showLimit = limit !== null && max >= limit / 2;
+  const n = conversationCount(results);
+  const title = 'Input tokens sent per turn';
+  const lines = {
+    data: { values },
+    mark: { type: 'line', strokeWidth: 2, point: longest <= 30 ? { filled: true, size: 28 } : false },
+    encoding: {
+      x: { field: 'turn', type: 'quantitative', title: 'Turn', scale: { domain: [1, longest], nice: false }, axis: { format: 'd', tickMinStep: 1 } },
+      y: { field: 'tokens', type: 'quantitative', title: 'Input tokens sent (prompt, incl. cached)', axis: { format: ',d' } },
+      ...lineLegend(policies),
+    },
+  };
+  const layers: object[] = [lines];
+  if (showLimit) {
+    const at = { data: { values: [{ limit, label: `context limit: ${grouped(limit)} tokens` }] } };
+    layers.push(
+      { ...at, mark: { type: 'rule', color: '#b3261e', strokeDash: [6, 4], strokeWidth: 1.5 }, encoding: { y: { field: 'limit', type: 'quantitative' } } },
+      {
+        ...at,
+        mark: { type: 'text', color: '#b3261e', align: 'right', baseline: 'bottom', dy: -4, fontSize: 11, x: 'width' },
+        encoding: { y: { field: 'limit', type: 'quantitative' }, text: { field: 'label' } },
+      },
+    );
+  }
+  const note = n === 1 ? 'One conversation' : `Mean over the conversations that reach each turn (${plural(n, 'conversation')} in all)`;
+  return {
+    name: 'tokens-by-turn',
+    title,
+    spec: { ...base('tokens-by-turn', title, [note], info, 'Line chart of the input tokens sent at each turn, one line per policy.'), layer: layers } as TopLevelSpec,
+  };
+}
+
+/** Retention against cost per conversation, one point per policy, the Pareto frontier marked. */
+export function retentionVsCostChart(results: Results, info: ReportInfo): Chart {
+  const policies = policyNames(results);
+  const rated = results.policies.filter((p) => p.retention !== null);
+  const title = 'Retention vs cost per conversation';
+  const name = 'retention-vs-cost';
+  if (!rated.length) return noProbes(name, title, info);
+  // The frontier is decided on exact figures (pico-dollars, exact ratios); the points show them rounded.
+  const means = rated.map((p) => divRound(p.totalCost, BigInt(Math.max(1, p.scenarios))));
+  const optimal = paretoOptimal(rated.map((p, i) => ({ cost: means[i]!, retention: p.retention! })));
+  const points = rated.map((p, i) => ({ policy: p.policy, cost: usdNumber(means[i]!), retention: Math.round(p.retention! * 1000) / 10 }));
+  const values = points.map((p, i) => ({ ...p, status: optimal[i] ? 'Pareto-optimal' : 'dominated' }));
+  const frontier = values.filter((v) => v.status === 'Pareto-optimal').sort((a, b) => a.cost - b.cost || a.retention - b.retention);
+  // The cost axis spans the policies' costs with a margin (not from zero): policies often differ by a
+  // few percent, and from zero they would sit on top of each other.
+  const costs = points.map((p) => p.cost);
+  const lo = Math.min(...costs);
+  const hi = Math.max(...costs);
+  const pad = Math.max((hi - lo) * 0.12, hi * 0.02, 1e-9);
+  const xDomain: [number, number] = [Math.max(0, lo - pad), hi + pad];
+  const yDomain: [number, number] = [0, 100];
+  const x = { field: 'cost', type: 'quantitative', title: 'Cost per conversation (USD)', scale: { domain: xDomain, nice: false }, axis: { format: moneyFormat(xDomain[1] - xDomain[0]) } };
+  const y = { field: 'retention', type: 'quantitative', title: 'Probed facts retained (%)', scale: { domain: yDomain } };
+  const color = { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(policies), sort: policies, legend: { symbolSize: 90 } };
+  const labels = placeLabels(
+    // Policies on the same point share one label; Pareto-optimal ones are placed first.
+    groupLabels(values.map((v) => ({ x: v.cost, y: v.retention, text: v.policy, first: v.status === 'Pareto-optimal' }))),
+    xDomain,
+    yDomain,
+    frontier.map((f) => ({ x: f.cost, y: f.retention })),
+  );
+  const leaders = labels.flatMap((l) => (l.leader ? [l.leader] : []));
+  const skipped = results.policies.length - rated.length;
+  const notes = [
+    'Filled: Pareto-optimal (no other policy is as cheap and retains as much, and better at one); hollow: dominated',
+    ...(skipped ? [`${plural(skipped, 'policy')} without probes not shown`] : []),
+  ];
+  const textLayer = (align: 'left' | 'right') => ({
+    data: { values: labels.filter((l) => l.align === align).map(({ x, y, text }) => ({ x, y, text })) },
+    mark: { type: 'text', align, baseline: 'middle', fontSize: LABEL_FONT_SIZE, color: '#333' },
+    encoding: {
+      x: { field: 'x', type: 'quantitative', scale: { domain: xDomain, nice: false } },
+      y: { field: 'y', type: 'quantitative', scale: { domain: yDomain } },
+      text: { field: 'text' },
+    },
+  });
+  return {
+    name,
+    title,
+    spec: {
+      ...base(name, title, notes, info, 'Scatter plot of retention against cost per conversation, one point per policy, with the Pareto frontier.'),
+      layer: [
+        { data: { values: frontier }, mark: { type: 'line', color: '#777', strokeDash: [5, 4], strokeWidth: 1.5 }, encoding: { x, y, order: { field: 'cost', type: 'quantitative' } } },
+        { data: { values: values.filter((v) => v.status !== 'Pareto-optimal') }, mark: { type: 'point', filled: false, size: 130, strokeWidth: 2.5, opacity: 1 }, encoding: { x, y, color } },
+        { data: { values: frontier }, mark: { type: 'point', filled: true, size: 150, opacity: 1 }, encoding: { x, y, color } },
+        ...(leaders.length
+          ? [
+              {
+                data: { values: leaders },
+                mark: { type: 'rule', color: '#999', strokeWidth: 1 },
+                encoding: {
+                  x: { field: 'x', type: 'quantitative', scale: { domain: xDomain, nice: false } },
+                  y: { field: 'y', type: 'quantitative', scale: { domain: yDomain } },
+                  x2: { field: 'x2' },
+                  y2: { field: 'y2' },
+                },
+              },
+            ]
+          : []),
+        textLayer('left'),
+        textLayer('right'),
+      ],
+    } as TopLevelSpec,
+  };
+}
+
+const LABEL_FONT_SIZE = 11;
+
+/** A label placed: anchor in data units, alignment, and a leader line when it sits off its point's line. */
+export interface PlacedLabel {
+  x: number;
+  y: number;
+  text: string;
+  align: 'left' | 'right';
+  leader?: { x: number; y: number; x2: number; y2: number };
+}
+
+/** A point label before placement. */
+interface LabelRequest {
+  x: number;
+  y: number;
+  text: string;
+  /** Placed before the others. */
+  first: boolean;
+}
+
+/** Joins the labels of points that coincide ("a, b"). */
+function groupLabels(reqs: readonly LabelRequest[]): LabelRequest[] {
+  const byPoint = new Map<string, LabelRequest>();
+  for (const r of reqs) {
+    const key = `${r.x}:${r.y}`;
+    const prev = byPoint.get(key);
+    if (prev) byPoint.set(key, { ...prev, text: `${prev.text}, ${r.text}`, first: prev.first || r.first });
+    else byPoint.set(key, { ...r });
+  }
+  return [...byPoint.values()];
+}
+
+/**
+ * Places point labels so they overlap neither each other nor the points,
+ * greedily: each label takes the first free spot of right, left, above-right,
+ * below-right, … of its point, in plot pixels (the plot size is fixed, and
+ * text widths come from the chart font). A label with no free spot takes the
+ * one that overlaps the least area, or is left out when even that would hide
+ * a quarter of it (the legend still names its point). Returns positions in
+ * data units and the alignment.
+ */
+export function placeLabels(
+  reqs: readonly LabelRequest[],
+  xDomain: readonly [number, number],
+  yDomain: readonly [number, number],
+  /** A polyline labels must not cross (the frontier). */
+  line: readonly { x: number; y: number }[] = [],
+): PlacedLabel[] {
+  const px = (x: number) => ((x - xDomain[0]) / (xDomain[1] - xDomain[0] || 1)) * PLOT_WIDTH;
+  const py = (y: number) => PLOT_HEIGHT - ((y - yDomain[0]) / (yDomain[1] - yDomain[0] || 1)) * PLOT_HEIGHT;
+  const toX = (p: number) => xDomain[0] + (p / PLOT_WIDTH) * (xDomain[1] - xDomain[0]);
+  const toY = (p: number) => yDomain[0] + ((PLOT_HEIGHT - p) / PLOT_HEIGHT) * (yDomain[1] - yDomain[0]);
+  type Box = { x0: number; x1: number; y0: number; y1: number };
+  const r = 8;
+  const taken: Box[] = reqs.map((q) => ({ x0: px(q.x) - r, x1: px(q.x) + r, y0: py(q.y) - r, y1: py(q.y) + r }));
+  // The line is an obstacle too: small boxes every few pixels along each segment.
+  for (let i = 1; i < line.length; i++) {
+    const [a, b] = [line[i - 1]!, line[i]!];
+    const len = Math.hypot(px(b.x) - px(a.x), py(b.y) - py(a.y));
+    for (let k = 0, steps = Math.ceil(len / 4); k <= steps; k++) {
+      const x = px(a.x) + ((px(b.x) - px(a.x)) * k) / steps;
+      const y = py(a.y) + ((py(b.y) - py(a.y)) * k) / steps;
+      taken.push({ x0: x - 1.5, x1: x + 1.5, y0: y - 1.5, y1: y + 1.5 });
+    }
+  }
+  const h = LABEL_FONT_SIZE + 3;
+  const order = reqs.map((q, i) => [q, i] as const).sort(([a, i], [b, j]) => Number(b.first) - Number(a.first) || a.x - b.x || b.y - a.y || i - j);
+  const out: PlacedLabel[] = [];
+  for (const [q] of order) {
+    const w = textWidth(q.text, LABEL_FONT_SIZE);
+    const cx = px(q.x);
+    const cy = py(q.y);
+    // Offsets of the label's anchor from the point: right, left, then stepping up and down.
+    const spots: { dx: number; dy: number; align: 'left' | 'right' }[] = [
+      { dx: 12, dy: 0, align: 'left' },
+      { dx: -12, dy: 0, align: 'right' },
+    ];
+    for (let k = 1; k <= 5; k++) {
+      for (const dy of [-k * h, k * h]) spots.push({ dx: 8, dy, align: 'left' }, { dx: -8, dy, align: 'right' });
+    }
+    const boxOf = (s: (typeof spots)[number]): Box => {
+      const ax = cx + s.dx;
+      const x0 = s.align === 'left' ? ax : ax - w;
+      return { x0, x1: x0 + w, y0: cy + s.dy - h / 2, y1: cy + s.dy + h / 2 };
+    };
+    const inside = (b: Box) => b.x0 >= -4 && b.x1 <= PLOT_WIDTH + 4 && b.y0 >= -h && b.y1 <= PLOT_HEIGHT + 2;
+    const overlap = (a: Box, b: Box) => Math.max(0, Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0)) * Math.max(0, Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0));
+    // The first free spot inside the plot; failing that, the one overlapping the least area.
+    let spot: (typeof spots)[number] | undefined;
+    let least = Infinity;
+    for (const s of spots) {
+      const b = boxOf(s);
+      if (!inside(b)) continue;
+      const area = taken.reduce((a, t) => a + overlap(t, b), 0);
+      if (area < least) [spot, least] = [s, area];
+      if (area === 0) break;
+    }
+    // A label that would cover a quarter of itself in other marks is left out: the legend still names the point.
+    if (!spot || least > 0.25 * w * h) continue;
+    taken.push(boxOf(spot));
+    const label: PlacedLabel = { x: toX(cx + spot.dx), y: toY(cy + spot.dy), text: q.text, align: spot.align };
+    // A label moved off its point's line gets a leader from the point's edge to the label's end.
+    if (spot.dy !== 0) label.leader = { x: toX(cx + Math.sign(spot.dx) * 6), y: toY(cy + Math.sign(spot.dy) * 6), x2: toX(cx + spot.dx), y2: toY(cy + spot.dy - Math.sign(spot.dy) * (h / 2 - 2)) };
+    out.push(label);
+  }
+  return out;
+}
+
+/** Retention by fact age bucket, grouped bars by policy. */
+export function retentionByAgeChart(results: Results, info: ReportInfo): Chart {
+  const policies = policyNames(results);
+  const title = 'Retention by fact age';
+  const name = 'retention-by-age';
+  const cells = retentionByAge(results.probes);
+  if (!cells.length) return noProbes(name, title, info);
+  // Every policy answers the same probes, so a bucket's probe count is the same for all of them.
+  const counts = new Map<number, number>();
+  for (const c of cells) counts.set(c.bucket, Math.max(counts.get(c.bucket) ?? 0, c.probes));
+  // Two lines under each group (split at `|` by the axis): the age range, then how many probes it holds.
+  const bucketLabel = (b: number) => `${AGE_BUCKETS[b]!.label} turn${AGE_BUCKETS[b]!.label === '1' ? '' : 's'}|${plural(counts.get(b)!, 'probe')}`;
+  const order = [...counts.keys()].sort((a, b) => a - b).map(bucketLabel);
+  const values = cells
+    .sort((a, b) => a.bucket - b.bucket || policies.indexOf(a.policy) - policies.indexOf(b.policy))
+    .map((c) => ({ policy: c.policy, age: bucketLabel(c.bucket), retention: Math.round((c.retained / c.probes) * 1000) / 10, retained: c.retained, probes: c.probes }));
+  const x = { field: 'age', type: 'nominal', title: 'Fact age when probed (turns since it was stated)', sort: order, axis: { labelAngle: 0, labelExpr: "split(datum.label, '|')", labelPadding: 6 } };
+  const y = { field: 'retention', type: 'quantitative', title: 'Probed facts retained (%)', scale: { domain: [0, 100] } };
+  const color = { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(policies), sort: policies };
+  const xOffset = { field: 'policy', type: 'nominal', scale: { domain: policies }, sort: policies };
+  // Bars keep a readable width: the plot narrows when there are few groups.
+  const width = Math.min(PLOT_WIDTH, Math.max(300, order.length * (policies.length * 26 + 40)));
+  return {
+    name,
+    title,
+    spec: {
+      ...base(name, title, ['Share of probes whose current value was in the prompt; a tick at 0 means none was'], info, 'Grouped bar chart of retention by fact age bucket, one bar per policy.'),
+      width,
+      data: { values },
+      layer: [
+        { mark: { type: 'bar', opacity: 0.85 }, encoding: { x, y, xOffset, color } },
+        { mark: { type: 'tick', thickness: 2.5 }, encoding: { x, y, xOffset, color } },
+      ],
+    } as TopLevelSpec,
+  };
+}
+
+/** Mean cost per conversation split into uncached input, cached input, output and upkeep. */
+export function costBreakdownChart(results: Results, info: ReportInfo): Chart {
+  const policies = policyNames(results);
+  const parts = meanCostParts(results.turns);
+  const values = policies.flatMap((policy) => {
+    const p = parts.get(policy) ?? { input: 0n, cached: 0n, output: 0n, upkeep: 0n };
+    return [p.input, p.cached, p.output, p.upkeep].map((v, i) => ({ policy, part: COST_PARTS[i]!, order: i, cost: usdNumber(v) }));
+  });
+  // Bar-end labels say what the budget table says: the cost per conversation, exactly rounded.
+  const means = results.policies.map((p) => divRound(p.totalCost, BigInt(Math.max(1, p.scenarios))));
+  const decimals = moneyDecimals(means, 4);
+  const totals = results.policies.map((p, i) => ({ policy: p.policy, total: usdNumber(means[i]!), label: dollars(means[i]!, decimals) }));
+  const max = Math.max(0, ...totals.map((t) => t.total));
+  const format = moneyFormat(max);
+  const name = 'cost-breakdown';
+  const title = 'Where the money goes, per conversation';
+  const n = conversationCount(results);
+  const y = { field: 'policy', type: 'nominal', title: null, sort: policies, axis: { labelLimit: 260, labelFontSize: 11 } };
+  return {
+    name,
+    title,
+    spec: {
+      ...base(name, title, [n === 1 ? 'One conversation' : `Mean over ${plural(n, 'conversation')}`], info, 'Stacked bar chart of the cost of a conversation by component, one bar per policy.'),
+      height: Math.max(120, 40 + 36 * policies.length),
+      layer: [
+        {
+          data: { values },
+          mark: { type: 'bar', height: { band: 0.7 } },
+          encoding: {
+            y,
+            x: { field: 'cost', type: 'quantitative', stack: 'zero', title: 'Mean cost per conversation (USD)', axis: { format }, scale: { domainMax: max * 1.18 || 1e-6 } },
+            color: { field: 'part', type: 'nominal', title: 'Cost component', scale: { domain: [...COST_PARTS], range: COST_PART_COLORS }, sort: [...COST_PARTS] },
+            order: { field: 'order', type: 'quantitative' },
+          },
+        },
+        {
+          data: { values: totals.map((t) => ({ policy: t.policy, total: t.total, label: t.label })) },
+          mark: { type: 'text', align: 'left', baseline: 'middle', dx: 5, fontSize: 11, color: '#333' },
+          encoding: { y, x: { field: 'total', type: 'quantitative' }, text: { field: 'label' } },
+        },
+      ],
+    } as TopLevelSpec,
+  };
+}
+
+function noProbes(name: string, title: string, info: ReportInfo): Chart {
+  return {
+    name,
+    title,
+    spec: {
+      ...base(name, title, [], info, 'No probes in this study.'),
+      height: 160,
+      data: { values: [{ text: 'No fact was probed in this study, so there is no retention to show.' }] },
+      mark: { type: 'text', fontSize: 13, color: '#555' },
+      encoding: { text: { field: 'text' } },
+    } as TopLevelSpec,
+  };
+}
+
+/** Every chart of a run, in the order reports show them. */
+export function charts(results: Results, info: ReportInfo): Chart[] {
+  return [
+    costByTurnChart(results, info),
+    tokensByTurnChart(results, info),
+    retentionVsCostChart(results, info),
+    retentionByAgeChart(results, info),
+    costBreakdownChart(results, info),
+  ];
+}
+
+/**
+ * A spec as its `.vl.json` file: indented JSON in which anything short enough
+ * (a data record, a dash array, a small encoding) stays on one line, so a
+ * spec with thousands of points stays readable and diffs line by line.
+ */
+export function specJson(spec: TopLevelSpec): string {
+  return `${prettyJson(spec, '')}\n`;
+}
+
+const LINE = 120;
+
+function prettyJson(v: unknown, indent: string): string {
+  const compact = JSON.stringify(v);
+  if (v === null || typeof v !== 'object' || compact.length <= LINE) return compact;
+  const inner = `${indent}  `;
+  if (Array.isArray(v)) return `[\n${v.map((x) => inner + prettyJson(x, inner)).join(',\n')}\n${indent}]`;
+  const entries = Object.entries(v).filter(([, x]) => x !== undefined);
+  return `{\n${entries.map(([k, x]) => `${inner}${JSON.stringify(k)}: ${prettyJson(x, inner)}`).join(',\n')}\n${indent}}`;
+}

@@ -1,0 +1,193 @@
+import type { Results } from '../types.js';
+import { lostProbes, policyNames } from './aggregate.js';
+import { budgetDisplay, type DisplayTable } from './budget.js';
+import { dollars, grouped, moneyDecimals, percent } from './format.js';
+import { caption, tokenizerLabel, type ReportInfo } from './info.js';
+import { budgetCaption } from './markdown.js';
+
+/** A chart as the page shows it: rendered SVG and its title. */
+export interface RenderedChart {
+  name: string;
+  title: string;
+  svg: string;
+}
+
+/**
+ * The page's Content-Security-Policy: nothing may load (no scripts, fonts,
+ * images from anywhere, no connections); only the inline style applies.
+ */
+export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
+/** Escapes text for HTML content and attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/**
+ * Prefixes an inline SVG's ids (and their `url(#…)` / `href="#…"` uses):
+ * ids are document-wide in HTML, and every chart numbers its clip paths from 1.
+ */
+export function scopeSvgIds(svg: string, prefix: string): string {
+  return svg
+    .replace(/\sid="([^"]+)"/g, ` id="${prefix}-$1"`)
+    .replace(/url\(#([^)]+)\)/g, `url(#${prefix}-$1)`)
+    .replace(/href="#([^"]+)"/g, `href="#${prefix}-$1"`);
+}
+
+function table(t: DisplayTable, cls = ''): string {
+  const th = t.header.map((h, i) => `<th${t.numeric.has(i) ? ' class="num"' : ''}>${escapeHtml(h)}</th>`).join('');
+  const body = t.rows
+    .map((r) => `<tr>${r.map((c, i) => `<td${t.numeric.has(i) ? ' class="num"' : ''}>${escapeHtml(c)}</td>`).join('')}</tr>`)
+    .join('\n');
+  return `<div class="scroll"><table${cls ? ` class="${cls}"` : ''}>\n<thead><tr>${th}</tr></thead>\n<tbody>\n${body}\n</tbody>\n</table></div>`;
+}
+
+function studyList(results: Results, info: ReportInfo): string {
+  const turns = results.turns.length;
+  const items: [string, string][] = [
+    ['study', info.studyFile ?? 'built-in default study'],
+    ['model', `${info.model}${info.maxInputTokens !== null ? ` (context window ${grouped(info.maxInputTokens)} tokens)` : ''}`],
+    ['tokenizer', `${tokenizerLabel(info)}${info.tokenizer === 'auto' ? ' (auto)' : ''}`],
+    ['prices', `${info.prices} (snapshot of ${info.priceDate})`],
+    ['prompt caching', info.cache],
+    ['seed', String(info.seed)],
+    ['scenarios', grouped(info.scenarios.length)],
+    ['policies', info.policies.map((p) => p.name).join(', ')],
+    ['turns replayed', `${grouped(turns)} (scenario × policy × turn)`],
+    ['probes scored', grouped(results.probes.length)],
+  ];
+  const scenarios: DisplayTable = {
+    header: ['scenario', 'title', 'turns', 'file'],
+    rows: info.scenarios.map((s) => [s.id, s.title ?? '', grouped(s.turns), s.source]),
+    numeric: new Set([2]),
+  };
+  return `<dl class="study">\n${items.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('\n')}\n</dl>\n<h3>Scenarios</h3>\n${table(scenarios, 'scenario-list')}`;
+}
+
+function scenarioTable(results: Results): DisplayTable {
+  const decimals = moneyDecimals(results.summary.map((s) => s.totalCost), 4);
+  const header = ['scenario', 'policy', 'turns', 'input tokens', 'cached', 'output', 'upkeep tokens', 'peak input', 'cost', 'overflows', 'retained', 'retention', 'first lost at turn'];
+  const rows = results.summary.map((s) => [
+    s.scenario,
+    s.policy,
+    grouped(s.turns),
+    grouped(s.inputTokens),
+    grouped(s.cachedTokens),
+    grouped(s.outputTokens),
+    grouped(s.auxTokens),
+    grouped(s.peakInputTokens),
+    dollars(s.totalCost, decimals),
+    grouped(s.overflowTurns),
+    s.probes ? `${grouped(s.retained)}/${grouped(s.probes)}` : '-',
+    percent(s.retention),
+    s.firstLostTurn === null ? '-' : String(s.firstLostTurn),
+  ]);
+  return { header, rows, numeric: new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) };
+}
+
+const SOURCE_NOTE: Record<string, string> = {
+  window: 'an older value, in the window',
+  summary: 'an older value, in the summary',
+  retrieved: 'an older value, retrieved',
+  facts: 'an older value, in the fact sheet',
+  none: 'nowhere',
+};
+
+function lostSection(results: Results): string {
+  const lost = lostProbes(results.probes);
+  if (!results.probes.length) return '<p>No fact was probed in this study.</p>';
+  if (!lost.length) return '<p>Every probed fact was retained by every policy.</p>';
+  const order = policyNames(results);
+  const perPolicy = order
+    .map((p) => [p, lost.filter((l) => l.policy === p).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([p, n]) => `${escapeHtml(p)}: ${grouped(n)}`)
+    .join(' · ');
+  const t: DisplayTable = {
+    header: ['scenario', 'policy', 'turn', 'fact', 'outcome', 'turns since stated', 'found instead'],
+    rows: lost.map((l) => [l.scenario, l.policy, String(l.turn), l.fact, l.outcome, grouped(l.ageTurns), l.outcome === 'stale' ? (SOURCE_NOTE[l.source] ?? l.source) : 'nothing'].map(String)),
+    numeric: new Set([2, 5]),
+  };
+  return `<p>${grouped(lost.length)} of ${grouped(results.probes.length)} probes were not retained (${perPolicy}). <em>stale</em>: only an older value was sent; <em>missing</em>: no value was.</p>\n${table(t, 'lost')}`;
+}
+
+const STYLE = `
+:root { color-scheme: light; --fg: #1f2328; --muted: #57606a; --line: #d0d7de; --head: #f6f8fa; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: var(--fg); background: #fff; }
+main { max-width: 1240px; margin: 0 auto; padding: 24px 28px 48px; }
+h1 { font-size: 28px; margin: 0 0 4px; }
+h2 { font-size: 21px; margin: 36px 0 10px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 16px; margin: 20px 0 8px; }
+.caption { color: var(--muted); margin: 0 0 12px; }
+nav { margin: 12px 0 0; font-size: 14px; }
+nav a { color: #0969da; margin-right: 14px; text-decoration: none; }
+dl.study { display: grid; grid-template-columns: max-content 1fr; gap: 4px 18px; margin: 0; }
+dl.study dt { color: var(--muted); }
+dl.study dd { margin: 0; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; }
+th, td { padding: 5px 10px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
+th { background: var(--head); font-weight: 600; white-space: normal; vertical-align: bottom; }
+td.num, th.num { text-align: right; }
+tbody tr:nth-child(even) { background: #fbfcfd; }
+.charts { display: flex; flex-direction: column; gap: 20px; align-items: flex-start; }
+figure { margin: 0; padding: 12px; border: 1px solid var(--line); border-radius: 6px; background: #fff; max-width: 100%; }
+figure svg { display: block; max-width: 100%; height: auto; }
+`;
+
+/**
+ * report.html: one self-contained page (inline CSS and SVG, nothing loaded
+ * from anywhere; a Content-Security-Policy forbids it): the study, the budget
+ * table, every chart, the per-scenario table, and each probe a policy lost.
+ */
+export function reportHtml(results: Results, info: ReportInfo, charts: readonly RenderedChart[]): string {
+  const title = `ctxsim report${info.studyFile ? ` · ${info.studyFile}` : ''}`;
+  const figures = charts
+    .map((c) => `<figure id="chart-${escapeHtml(c.name)}" aria-label="${escapeHtml(c.title)}">\n${scopeSvgIds(c.svg.trimEnd(), c.name)}\n</figure>`)
+    .join('\n');
+  const n = results.policies[0]?.scenarios ?? 0;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${REPORT_CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+<header>
+<h1>ctxsim report</h1>
+<p class="caption">${escapeHtml(caption(info))} · ${grouped(n)} conversation${n === 1 ? '' : 's'} × ${grouped(results.policies.length)} polic${results.policies.length === 1 ? 'y' : 'ies'}</p>
+<nav><a href="#study">Study</a><a href="#budget">Budget</a><a href="#charts">Charts</a><a href="#scenarios">Per scenario</a><a href="#lost">Facts not retained</a></nav>
+</header>
+<section id="study">
+<h2>Study</h2>
+${studyList(results, info)}
+</section>
+<section id="budget">
+<h2>Budget per policy</h2>
+<p class="caption">${escapeHtml(budgetCaption(results, info))}</p>
+${table(budgetDisplay(results), 'budget')}
+</section>
+<section id="charts">
+<h2>Charts</h2>
+<div class="charts">
+${figures}
+</div>
+</section>
+<section id="scenarios">
+<h2>Per scenario</h2>
+${table(scenarioTable(results), 'scenarios')}
+</section>
+<section id="lost">
+<h2>Facts not retained</h2>
+${lostSection(results)}
+</section>
+</main>
+</body>
+</html>
+`;
+}

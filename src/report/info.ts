@@ -1,0 +1,92 @@
+import type { PolicyVariant } from '../policies/spec.js';
+import type { ParamValue } from '../policies/types.js';
+import type { Conversation } from '../types.js';
+
+/**
+ * What reports say about the run besides its records: the resolved study
+ * (model, tokenizer, prices, seed, scenarios, policies). Plain data, so it goes
+ * into `results.json` as it is; paths are as displayed, never absolute.
+ */
+export interface ReportInfo {
+  /** The study file as displayed, or null for the built-in default study. */
+  studyFile: string | null;
+  seed: number;
+  model: string;
+  /** The tokenizer as asked for (`auto`, `o200k_base`, …). */
+  tokenizer: string;
+  /** The encoding actually used. */
+  encoding: string;
+  /** True when the encoding is a stand-in for a model that is not OpenAI's. */
+  encodingEstimate: boolean;
+  /** `builtin` or the price table file as displayed. */
+  prices: string;
+  /** The price table's snapshot date. */
+  priceDate: string;
+  cache: string;
+  /** The model's context window, when the price table knows it. */
+  maxInputTokens: number | null;
+  scenarios: ScenarioInfo[];
+  policies: PolicyInfo[];
+}
+
+export interface ScenarioInfo {
+  id: string;
+  title: string | null;
+  source: string;
+  turns: number;
+}
+
+export interface PolicyInfo {
+  /** Canonical name, as in every output. */
+  name: string;
+  id: string;
+  /** Resolved parameters, defaults filled in (unset ones left out). */
+  params: Record<string, ParamValue>;
+}
+
+/** What `reportInfo` needs from a study and its run. */
+export interface InfoSource {
+  studyFile: string | null;
+  seed: number;
+  model: string;
+  tokenizer: string;
+  encoding: { name: string; estimate: boolean };
+  prices: string;
+  priceDate: string;
+  cache: string;
+  maxInputTokens: number | undefined;
+  conversations: readonly Conversation[];
+  policies: readonly PolicyVariant[];
+}
+
+/** Builds the report info from the resolved study and what the run used. */
+export function reportInfo(s: InfoSource): ReportInfo {
+  return {
+    studyFile: s.studyFile,
+    seed: s.seed,
+    model: s.model,
+    tokenizer: s.tokenizer,
+    encoding: s.encoding.name,
+    encodingEstimate: s.encoding.estimate,
+    prices: s.prices,
+    priceDate: s.priceDate,
+    cache: s.cache,
+    maxInputTokens: s.maxInputTokens ?? null,
+    scenarios: s.conversations.map((c) => ({ id: c.id, title: c.title ?? null, source: c.source, turns: c.turns.length })),
+    policies: s.policies.map((v) => ({
+      name: v.name,
+      id: v.policy.id,
+      params: Object.fromEntries(Object.entries(v.params).filter((e): e is [string, ParamValue] => e[1] !== undefined)),
+    })),
+  };
+}
+
+/** `o200k_base`, or `o200k_base (estimate)` when it stands in for another provider's tokenizer. */
+export function tokenizerLabel(info: Pick<ReportInfo, 'encoding' | 'encodingEstimate'>): string {
+  return `${info.encoding}${info.encodingEstimate ? ' (estimate)' : ''}`;
+}
+
+/** The one-line caption under every table and chart: model, price-table date, tokenizer. */
+export function caption(info: Pick<ReportInfo, 'model' | 'priceDate' | 'encoding' | 'encodingEstimate'>): string {
+  return `${info.model} · prices of ${info.priceDate} · tokenizer ${tokenizerLabel(info)}`;
+}

@@ -1,0 +1,54 @@
+import type { Results } from '../types.js';
+import { budgetDisplay } from './budget.js';
+import { grouped } from './format.js';
+import { caption, type ReportInfo } from './info.js';
+
+/** A chart as report.md links it. */
+export interface ChartLink {
+  title: string;
+  /** File name beside report.md, e.g. `cost-by-turn.svg`. */
+  file: string;
+}
+
+/** Escapes text for a markdown table cell. */
+function cell(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+/**
+ * A GitHub markdown table with padded columns, so the source reads as a
+ * table too. `right` marks numeric columns (right-aligned, `---:`).
+ */
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
+  const all = [header, ...rows].map((r) => r.map(cell));
+  const widths = header.map((_, i) => Math.max(3, ...all.map((r) => [...r[i]!].length)));
+  const pad = (s: string, i: number) => (right.has(i) ? s.padStart(widths[i]! + s.length - [...s].length) : s.padEnd(widths[i]! + s.length - [...s].length));
+  const line = (r: readonly string[]) => `| ${r.map(pad).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (right.has(i) ? ` ${'-'.repeat(w - 1)}: ` : ` ${'-'.repeat(w)} `)).join('|')}|`;
+  return [line(all[0]!), rule, ...all.slice(1).map(line)].join('\n').concat('\n');
+}
+
+/** The one-line caption of the budget table. */
+export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportInfo): string {
+  const n = results.policies[0]?.scenarios ?? 0;
+  return `${caption(info)} · ${grouped(n)} conversation${n === 1 ? '' : 's'} · tokens: mean sent at that turn by the conversations that reach it`;
+}
+
+/** The budget table as paste-ready GitHub markdown: caption line, blank line, table. */
+export function budgetMarkdown(results: Pick<Results, 'turns' | 'policies'>, info: ReportInfo): string {
+  const t = budgetDisplay(results);
+  return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}`;
+}
+
+/**
+ * report.md: the budget table for docs and, when the charts are written
+ * beside it, links to them.
+ */
+export function reportMarkdown(results: Results, info: ReportInfo, charts: readonly ChartLink[] = []): string {
+  const parts = [`# ctxsim report\n`, `## Budget per policy\n`, budgetMarkdown(results, info)];
+  if (charts.length) {
+    parts.push('## Charts\n');
+    for (const c of charts) parts.push(`![${c.title}](${c.file})\n`);
+  }
+  return parts.join('\n');
+}

@@ -1,0 +1,77 @@
+import type { Results } from '../types.js';
+import { charts, specJson, type Chart } from './charts.js';
+import { policiesCsv, probesCsv, summaryCsv, turnsCsv } from './csv.js';
+import { reportHtml, type RenderedChart } from './html.js';
+import type { ReportInfo } from './info.js';
+import { resultsJson, type ResultsMeta } from './json.js';
+import { reportMarkdown } from './markdown.js';
+
+/**
+ * Every output of a run, as file name → content; the CLI writes them. The
+ * pipeline: records → CSV tables → results.json → chart specs → SVG (vega,
+ * server-side) → PNG (resvg) → report.md → report.html (SVG inlined).
+ */
+
+/** A format one output file can take: `--out FILE.ext` or `--out - --format F`. */
+export type OutputFormat = 'csv' | 'json' | 'md' | 'html';
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['csv', 'json', 'md', 'html'];
+
+/** The format a file name asks for by its extension, if any. */
+export function formatOfPath(path: string): OutputFormat | undefined {
+  const ext = /\.([a-z]+)$/i.exec(path)?.[1]?.toLowerCase();
+  return ext === 'markdown' ? 'md' : ext === 'htm' ? 'html' : OUTPUT_FORMATS.find((f) => f === ext);
+}
+
+/**
+ * Renders the charts to SVG one at a time (clip ids restart per render, so
+ * renders must not interleave). Vega is loaded here, on first use, so
+ * commands and outputs without charts start faster.
+ */
+export async function renderCharts(list: readonly Chart[]): Promise<RenderedChart[]> {
+  const { renderSvg } = await import('./svg.js');
+  const out: RenderedChart[] = [];
+  for (const c of list) out.push({ name: c.name, title: c.title, svg: await renderSvg(c.spec) });
+  return out;
+}
+
+export interface ReportFilesOptions {
+  /** Write PNGs beside the SVGs (default true). */
+  png?: boolean;
+}
+
+/** Every file of an output folder. Everything but results.json's `meta` is the same on every rerun. */
+export async function reportFiles(results: Results, info: ReportInfo, meta: ResultsMeta, opts: ReportFilesOptions = {}): Promise<Map<string, string | Uint8Array>> {
+  const png = opts.png ?? true;
+  const list = charts(results, info);
+  const rendered = await renderCharts(list);
+  const { svgToPng } = await import('./png.js');
+  const files = new Map<string, string | Uint8Array>([
+    ['turns.csv', turnsCsv(results)],
+    ['probes.csv', probesCsv(results)],
+    ['summary.csv', summaryCsv(results)],
+    ['policies.csv', policiesCsv(results)],
+    ['results.json', resultsJson(results, info, meta)],
+  ]);
+  for (const [i, c] of list.entries()) {
+    files.set(`${c.name}.vl.json`, specJson(c.spec));
+    files.set(`${c.name}.svg`, rendered[i]!.svg);
+    if (png) files.set(`${c.name}.png`, svgToPng(rendered[i]!.svg));
+  }
+  files.set('report.md', reportMarkdown(results, info, list.map((c) => ({ title: c.title, file: `${c.name}.${png ? 'png' : 'svg'}` }))));
+  files.set('report.html', reportHtml(results, info, rendered));
+  return files;
+}
+
+/** One output in one format, for `--out FILE` and `--out -`: csv is turns.csv; md has no chart links. */
+export async function singleOutput(format: OutputFormat, results: Results, info: ReportInfo, meta: ResultsMeta): Promise<string> {
+  switch (format) {
+    case 'csv':
+      return turnsCsv(results);
+    case 'json':
+      return resultsJson(results, info, meta);
+    case 'md':
+      return reportMarkdown(results, info);
+    case 'html':
+      return reportHtml(results, info, await renderCharts(charts(results, info)));
+  }
+}

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { budgetCsv, budgetDisplay, budgetTable } from '../src/report/budget.js';
+import type { ReportInfo } from '../src/report/info.js';
+import { budgetMarkdown, markdownTable } from '../src/report/markdown.js';
+import type { TurnRecord } from '../src/types.js';
+import { probe, resultsOf, turn } from './fixtures/report/records.js';
+
+/**
+ * Two conversations: a (6 turns) and b (2 turns), three policies p, q, r.
+ * Every figure below is worked by hand in the comments.
+ */
+function rows(): TurnRecord[] {
+  const out: TurnRecord[] = [];
+  const add = (scenario: string, policy: string, n: number, f: (i: number) => Partial<TurnRecord>) => {
+    for (let i = 1; i <= n; i++) out.push(turn({ scenario, policy, turn: i, ...f(i) }));
+  };
+  // p: a sends 100·i tokens and costs 2,469,135,780 pico at turn 1; turn 6 overflows. b sends 50, 150 and costs 4 pico.
+  add('a', 'p', 6, (i) => ({ inputTokens: 100 * i, costInput: i === 1 ? 2_469_135_780n : 0n, overflow: i === 6 }));
+  // q: a sends 10 a turn and costs 600,000,000 pico; b sends 11 a turn and its output costs 400,000,001 pico.
+  add('a', 'q', 6, (i) => ({ inputTokens: 10, costInput: i === 1 ? 600_000_000n : 0n }));
+  // r: huge numbers, for the thousands separators.
+  add('a', 'r', 6, (i) => ({ inputTokens: 1_234_567, costInput: i === 1 ? 2_345_678_901_234_567_890n : 0n }));
+  add('b', 'p', 2, (i) => ({ inputTokens: i === 1 ? 50 : 150, costInput: i === 1 ? 4n : 0n }));
+  add('b', 'q', 2, (i) => ({ inputTokens: 11, costOutput: i === 2 ? 400_000_001n : 0n }));
+  add('b', 'r', 2, () => ({ inputTokens: 1_234_567 }));
+  return out;
+}
+
+const results = resultsOf(rows(), [
+  probe({ scenario: 'a', policy: 'p', turn: 3, outcome: 'retained' }),
+  probe({ scenario: 'a', policy: 'p', turn: 5, outcome: 'missing' }),
+  probe({ scenario: 'b', policy: 'p', turn: 2, outcome: 'retained' }),
+]);
+
+const info: ReportInfo = {
+  studyFile: null,
+  seed: 1,
+  model: 'gpt-4o-mini',
+  tokenizer: 'auto',
+  encoding: 'o200k_base',
+  encodingEstimate: false,
+  prices: 'builtin',
+  priceDate: '2026-02-03',
+  cache: 'auto',
+  maxInputTokens: 128000,
+  scenarios: [],
+  policies: [],
+};
+
+describe('budget table', () => {
+  it('shows turns 1 and 5 only: no conversation reaches turn 10', () => {
+    expect(budgetTable(results).turns).toEqual([1, 5]);
+  });
+
+  it('averages tokens over the conversations that reach the turn, and costs exactly', () => {
+    const t = budgetTable(results);
+    // p @1: (100 + 50) / 2 = 75; @5: only a reaches it = 500.
+    // q @1: (10 + 11) / 2 = 10.5 → 11 (half up); @5 = 10.
+    expect(t.rows.map((r) => [r.policy, ...r.tokensAt])).toEqual([
+      ['p', 75, 500],
+      ['q', 11, 10],
+      ['r', 1_234_567, 1_234_567],
+    ]);
+    // p: (2,469,135,780 + 4) / 2 = 1,234,567,892; per 1,000: 2,469,135,784,000 / 2.
+    // q: 1,000,000,001 / 2 = 500,000,000.5 → 500,000,001 (rounded once, half up); per 1,000: 500,000,000,500.
+    expect(t.rows.map((r) => [r.costPerConversation, r.costPer1000])).toEqual([
+      [1_234_567_892n, 1_234_567_892_000n],
+      [500_000_001n, 500_000_000_500n],
+      [1_172_839_450_617_283_945n, 1_172_839_450_617_283_945_000n],
+    ]);
+    expect(t.rows.map((r) => [r.retained, r.probes, r.overflowTurns])).toEqual([
+      [2, 3, 1],
+      [0, 0, 0],
+      [0, 0, 0],
+    ]);
+  });
+
+  it('formats for people: separators, one money precision per column, retention with counts', () => {
+    // Per conversation: the smallest (500,000,001 pico = $0.000500000001) needs 6 decimals for 3 significant digits.
+    // Per 1,000: the smallest ($0.5000000005) needs 3.
+    expect(budgetDisplay(results).rows).toEqual([
+      ['p', '75', '500', '$0.001235', '$1.235', '66.7% (2/3)', '1'],
+      ['q', '11', '10', '$0.000500', '$0.500', '-', '0'],
+      ['r', '1,234,567', '1,234,567', '$1,172,839.450617', '$1,172,839,450.617', '-', '0'],
+    ]);
+  });
+
+  it('prints paste-ready markdown: a caption line, a blank line, a padded table', () => {
+    expect(budgetMarkdown(results, info)).toBe(
+      [
+        'gpt-4o-mini · prices of 2026-02-03 · tokenizer o200k_base · 2 conversations · tokens: mean sent at that turn by the conversations that reach it',
+        '',
+        '| policy | tokens @ turn 1 | tokens @ turn 5 | cost / conversation | cost / 1,000 conversations |   retention | overflows |',
+        '| ------ | --------------: | --------------: | ------------------: | -------------------------: | ----------: | --------: |',
+        '| p      |              75 |             500 |           $0.001235 |                     $1.235 | 66.7% (2/3) |         1 |',
+        '| q      |              11 |              10 |           $0.000500 |                     $0.500 |           - |         0 |',
+        '| r      |       1,234,567 |       1,234,567 |   $1,172,839.450617 |         $1,172,839,450.617 |           - |         0 |',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('writes CSV with plain numbers', () => {
+    expect(budgetCsv(results)).toBe(
+      [
+        'policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios',
+        'p,75,500,0.00123457,1.2346,3,2,0.6667,1,2',
+        'q,11,10,0.00050000,0.5000,0,0,,0,2',
+        'r,1234567,1234567,1172839.45061728,1172839450.6173,0,0,,0,2',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('markdown tables', () => {
+  it('escape pipes and right-align numeric columns', () => {
+    expect(markdownTable(['a', 'n'], [['x|y', '5']], new Set([1]))).toBe('| a    |   n |\n| ---- | --: |\n| x\\|y |   5 |\n');
+  });
+});

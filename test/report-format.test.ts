@@ -1,0 +1,59 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { divRound, dollars, grouped, moneyDecimals, percent } from '../src/report/format.js';
+import { picoFromUsd } from '../src/report/json.js';
+
+describe('number formats', () => {
+  it('groups thousands', () => {
+    expect(grouped(0)).toBe('0');
+    expect(grouped(999)).toBe('999');
+    expect(grouped(1000)).toBe('1,000');
+    expect(grouped(1234567)).toBe('1,234,567');
+    expect(grouped(-1234567)).toBe('-1,234,567');
+    expect(grouped('1234567.891234')).toBe('1,234,567.891234');
+    expect(grouped(12345678901234567890n)).toBe('12,345,678,901,234,567,890');
+  });
+
+  it('writes dollars with fixed decimals, rounded half away from zero', () => {
+    // 1,234,567,890,000,000 pico = $1,234.56789; to 2 decimals: $1,234.57.
+    expect(dollars(1_234_567_890_000_000n, 2)).toBe('$1,234.57');
+    // 5,000,000,000 pico = $0.005: exactly half a cent rounds up.
+    expect(dollars(5_000_000_000n, 2)).toBe('$0.01');
+    expect(dollars(4_999_999_999n, 2)).toBe('$0.00');
+    expect(dollars(-5_000_000_000n, 2)).toBe('-$0.01');
+    expect(dollars(0n, 4)).toBe('$0.0000');
+  });
+
+  it('writes percentages with one decimal', () => {
+    expect(percent(2 / 3)).toBe('66.7%');
+    expect(percent(1)).toBe('100.0%');
+    expect(percent(null)).toBe('-');
+  });
+
+  it('divides bigints rounding half up', () => {
+    expect(divRound(7n, 2n)).toBe(4n);
+    expect(divRound(5n, 2n)).toBe(3n);
+    expect(divRound(4n, 3n)).toBe(1n);
+    expect(divRound(-7n, 2n)).toBe(-4n);
+  });
+
+  it('picks money decimals for three significant digits of the smallest value', () => {
+    // $0.000500000001 → 500,000,001 pico, 9 digits → 3 zeros after the point → 6 decimals.
+    expect(moneyDecimals([1_234_567_892n, 500_000_001n], 4)).toBe(6);
+    // $1.23 → never below the minimum.
+    expect(moneyDecimals([1_230_000_000_000n], 4)).toBe(4);
+    expect(moneyDecimals([0n], 2)).toBe(2);
+    // 1 pico → capped at 12 decimals.
+    expect(moneyDecimals([1n], 2)).toBe(12);
+  });
+
+  it('keeps digits: grouped text without commas is the number, and 12-decimal dollars parse back exactly', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), (p) => {
+        expect(grouped(p).replace(/,/g, '')).toBe(String(p));
+        expect(picoFromUsd(dollars(p, 12).slice(1).replace(/,/g, ''))).toBe(p);
+      }),
+      { seed: 42, numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { charts } from '../src/report/charts.js';
+import { escapeHtml, REPORT_CSP, reportHtml, scopeSvgIds } from '../src/report/html.js';
+import { renderCharts } from '../src/report/outputs.js';
+import { goldenRun } from './fixtures/report/run.js';
+
+const { results, info } = goldenRun();
+const rendered = await renderCharts(charts(results, info));
+const html = reportHtml({ ...results }, { ...info, scenarios: info.scenarios.map((s, i) => (i === 0 ? { ...s, title: 'Late <order> & "socks"' } : s)) }, rendered);
+
+describe('report.html', () => {
+  it('is one self-contained page: nothing to load, and a policy that forbids loading', () => {
+    expect(html.startsWith('<!doctype html>\n')).toBe(true);
+    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="${REPORT_CSP}">`);
+    expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|\ssrc=/i);
+    expect([...html.matchAll(/url\(([^)]*)\)/g)].filter((m) => !m[1]!.startsWith('#'))).toEqual([]);
+    expect([...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]).filter((h) => !h!.startsWith('#'))).toEqual([]);
+  });
+
+  it('holds every chart as inline SVG, in order', () => {
+    const figures = [...html.matchAll(/<figure id="chart-([a-z-]+)"[^>]*>\n<svg /g)].map((m) => m[1]);
+    expect(figures).toEqual(['cost-by-turn', 'tokens-by-turn', 'retention-vs-cost', 'retention-by-age', 'cost-breakdown']);
+  });
+
+  it('has the study, the budget table, the per-scenario table and the lost facts', () => {
+    expect([...html.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1])).toEqual(['Study', 'Budget per policy', 'Charts', 'Per scenario', 'Facts not retained']);
+    expect(html).toContain('<td>full</td><td class="num">12</td><td class="num">56</td><td class="num">$0.0000416</td>');
+    // 2 scenarios × 3 policies in the per-scenario table.
+    const scenarios = html.slice(html.indexOf('<section id="scenarios">'), html.indexOf('<section id="lost">'));
+    expect(scenarios.match(/<tr><td>/g)).toHaveLength(6);
+    // noah-amnesia probes its name at turn 5 (stated at turn 1); both windows have dropped turn 1 by then.
+    const lost = html.slice(html.indexOf('<section id="lost">'));
+    expect(lost).toContain('2 of 3 probes were not retained (window-turns:turns=2: 1 · window-tokens:budget=40: 1).');
+    expect([...lost.matchAll(/<tr><td>([^<]*)<\/td><td>([^<]*)<\/td><td class="num">(\d+)<\/td><td>([^<]*)<\/td><td>([^<]*)<\/td>/g)].map((m) => m.slice(1))).toEqual([
+      ['noah-amnesia', 'window-turns:turns=2', '5', 'name', 'missing'],
+      ['noah-amnesia', 'window-tokens:budget=40', '5', 'name', 'missing'],
+    ]);
+  });
+
+  it('escapes what comes from scenario files', () => {
+    expect(html).toContain('<td>Late &lt;order&gt; &amp; &quot;socks&quot;</td>');
+    expect(escapeHtml(`<a href='x'>&</a>`)).toBe('&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;');
+  });
+
+  it('keeps inline SVG ids apart between charts', () => {
+    const svg = '<svg><clipPath id="clip1"><rect/></clipPath><g clip-path="url(#clip1)"/><use href="#clip1"/></svg>';
+    expect(scopeSvgIds(svg, 'cost')).toBe('<svg><clipPath id="cost-clip1"><rect/></clipPath><g clip-path="url(#cost-clip1)"/><use href="#cost-clip1"/></svg>');
+  });
+
+  it('is the same on every render', async () => {
+    expect(reportHtml(results, info, await renderCharts(charts(results, info)))).toBe(reportHtml(results, info, rendered));
+  });
+});
