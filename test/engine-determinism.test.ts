@@ -22,7 +22,7 @@ describe('determinism', () => {
     const b = await runTo(mkdtempSync(join(tmpdir(), 'ctxsim-b-')));
     for (const f of FILES) expect(b.get(f)!.equals(a.get(f)!), f).toBe(true);
     expect(a.get('turns.csv')!.toString().split('\n')[0]).toBe(
-      'scenario,policy,turn,context_messages,input_tokens,cached_tokens,output_tokens,aux_input_tokens,aux_output_tokens,embed_tokens,cost_usd,cumulative_cost_usd,latency_ms,overflow,probes,retained,over_budget',
+      'scenario,policy,turn,context_messages,input_tokens,cached_tokens,output_tokens,aux_input_tokens,aux_output_tokens,embed_tokens,cost_usd,cumulative_cost_usd,latency_ms,overflow,probes,retained,over_budget,estimated_tokens',
     );
   });
 });

@@ -1,9 +1,9 @@
 import type { PolicyVariant } from '../policies/spec.js';
 import { BUILTIN, lookup, type PriceTable } from '../pricing/prices.js';
-import { TokenCounter } from '../tokens/counter.js';
+import { openTokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { Conversation, ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
-import { replay, type ReplayContext } from './replay.js';
+import { replay, type Replay, type ReplayContext } from './replay.js';
 import { Presence } from './score.js';
 import { byPolicy, summarize } from './summarize.js';
 
@@ -19,20 +19,24 @@ export interface RunOptions {
   shard?: { index: number; count: number };
   /** Called after each scenario with how many are done. */
   onProgress?: (done: number, total: number, scenario: string) => void;
+  /** Folder of the persistent token-count cache, loaded before and saved after the run; omitted or false: none. */
+  tokenCache?: string | false;
 }
 
 export interface RunResults extends Results {
   encoding: ResolvedEncoding;
   prices: PriceTable;
   tokenizerCalls: number;
+  /** Problems with the token cache (a damaged file rebuilt, a failed write), one line each, for stderr. */
+  warnings: string[];
 }
 
 /** A run's shared context: one token counter (count once across policies), prices, presence memo. */
-export function replayContext(opts: Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices'>): ReplayContext & { encoding: ResolvedEncoding } {
+export function replayContext(opts: Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'tokenCache'>): ReplayContext & { encoding: ResolvedEncoding } {
   const encoding = encodingForModel(opts.model, opts.tokenizer);
   const prices = opts.prices ?? BUILTIN;
   lookup(prices, opts.model);
-  return { seed: opts.seed, model: opts.model, tokens: new TokenCounter(encoding.name), prices, presence: new Presence(), encoding };
+  return { seed: opts.seed, model: opts.model, tokens: openTokenCounter(encoding.name, opts.tokenCache), prices, presence: new Presence(), encoding };
 }
 
 /**
@@ -48,13 +52,14 @@ export function runStudy(opts: RunOptions): RunResults {
   opts.conversations.forEach((conversation, i) => {
     for (const [j, variant] of opts.policies.entries()) {
       if (opts.shard && (i * p + j) % opts.shard.count !== opts.shard.index - 1) continue;
-      const r = replay(conversation, variant, ctx);
+      const r = replayFlagged(conversation, variant, ctx);
       turns.push(...r.turns);
       probes.push(...r.probes);
       summary.push(summarize(r.turns, r.probes));
     }
     opts.onProgress?.(i + 1, opts.conversations.length, conversation.id);
   });
+  ctx.tokens.save();
   return {
     turns,
     probes,
@@ -63,5 +68,19 @@ export function runStudy(opts: RunOptions): RunResults {
     encoding: ctx.encoding,
     prices: ctx.prices,
     tokenizerCalls: ctx.tokens.tokenizerCalls,
+    warnings: [...ctx.tokens.warnings],
   };
+}
+
+/** Replays one conversation through one policy and sets each turn's `estimatedTokens`. */
+export function replayFlagged(conversation: Conversation, variant: PolicyVariant, ctx: ReplayContext): Replay {
+  const { tokens } = ctx;
+  const estimated = new Set<number>();
+  const r = replay(conversation, variant, ctx, (turn, call) => {
+    if (tokens.anyEstimated && (tokens.estimatedIn(call.plan.messages) || (call.output !== undefined && tokens.estimated(call.output)))) {
+      estimated.add(turn);
+    }
+  });
+  for (const row of r.turns) row.estimatedTokens = estimated.has(row.turn);
+  return r;
 }

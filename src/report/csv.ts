@@ -36,6 +36,7 @@ export const TURN_COLUMNS: readonly Column<TurnRecord>[] = [
   ['probes', (r) => r.probes],
   ['retained', (r) => r.retained],
   ['over_budget', (r) => r.overBudget],
+  ['estimated_tokens', (r) => r.estimatedTokens === true],
 ];
 
 export const PROBE_COLUMNS: readonly Column<ProbeRecord>[] = [
