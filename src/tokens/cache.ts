@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
@@ -45,7 +46,7 @@ export type CacheKey = readonly [number, number, number, number];
 
 /** The key of a text. */
 export function cacheKey(text: string): CacheKey {
-  const d = createHash('sha256').update(text, 'utf8').digest();
+  const d = hash('sha256', text, 'buffer');
   return [d.readUInt32LE(0), d.readUInt32LE(4), d.readUInt32LE(8), d.readUInt32LE(12)];
 }
 
@@ -122,6 +123,8 @@ type Read =
   | { status: 'foreign'; counter: string };
 
 const pad4 = (n: number) => (n + 3) & ~3;
+/** Records are little-endian on disk; typed arrays use the host's order. */
+const SWAP = endianness() === 'BE';
 
 /** Reads and checks a cache file; never throws. */
 function readCacheFile(file: string, counter: string): Read {
@@ -143,7 +146,10 @@ function readCacheFile(file: string, counter: string): Read {
   if (crc32(buf.subarray(HEADER)) !== buf.readUInt32LE(16)) return { status: 'damaged', reason: 'checksum mismatch' };
   const id = buf.toString('utf8', HEADER, HEADER + idLength);
   if (id !== counter) return { status: 'foreign', counter: id };
-  // Copy into an aligned array (a Buffer may sit at any offset of its memory).
+  if (SWAP) buf.subarray(start, expected).swap32();
+  // A view when aligned (large files get memory of their own); a copy otherwise.
+  const at = buf.byteOffset + start;
+  if (at % 4 === 0) return { status: 'ok', records: new Uint32Array(buf.buffer, at, n * RECORD_WORDS) };
   const records = new Uint32Array(n * RECORD_WORDS);
   new Uint8Array(records.buffer).set(buf.subarray(start, expected));
   return { status: 'ok', records };
@@ -160,6 +166,7 @@ function encodeCacheFile(counter: string, records: Records): Buffer {
   buf.writeUInt32LE(id.length, 20);
   id.copy(buf, HEADER);
   Buffer.from(records.buffer, records.byteOffset, records.byteLength).copy(buf, start);
+  if (SWAP) buf.subarray(start).swap32();
   buf.writeUInt32LE(crc32(buf.subarray(HEADER)), 16);
   return buf;
 }
@@ -171,7 +178,8 @@ function encodeCacheFile(counter: string, records: Records): Buffer {
  */
 export class TokenCache {
   private records: Records = new Uint32Array(0);
-  private readonly added = new Map<string, { key: CacheKey; value: number }>();
+  /** Records added since loading, RECORD_WORDS numbers each, unsorted. */
+  private added: number[] = [];
   /** Whether the file on disk must be replaced even with nothing new (it was damaged or foreign). */
   private replace = false;
   /** Problems met so far, one line each. */
@@ -206,21 +214,24 @@ export class TokenCache {
 
   /** Entries added since loading. */
   get size(): number {
-    return this.added.size;
+    return this.added.length / RECORD_WORDS;
   }
 
-  /** The cached count of a key, if any. */
+  /**
+   * The count of a key as loaded, if any. Counts added since are not looked
+   * up: the token counter's memo already serves texts counted in this run.
+   */
   get(key: CacheKey): TokenCount | undefined {
     const i = search(this.records, key);
-    const value = i >= 0 ? this.records[i * RECORD_WORDS + 4]! : this.added.get(key.join(','))?.value;
-    if (value === undefined) return undefined;
+    if (i < 0) return undefined;
+    const value = this.records[i * RECORD_WORDS + 4]!;
     return { tokens: value & MAX_TOKENS, estimated: (value & ESTIMATED) !== 0 };
   }
 
-  /** Records a count. */
+  /** Records a count (to be saved). */
   put(key: CacheKey, count: TokenCount): void {
     if (count.tokens > MAX_TOKENS || count.tokens < 0) return;
-    this.added.set(key.join(','), { key, value: (count.tokens | (count.estimated ? ESTIMATED : 0)) >>> 0 });
+    this.added.push(key[0], key[1], key[2], key[3], (count.tokens | (count.estimated ? ESTIMATED : 0)) >>> 0);
   }
 
   /**
@@ -229,10 +240,8 @@ export class TokenCache {
    * Returns the warnings of this save (also kept in `warnings`).
    */
   save(): string[] {
-    if (!this.added.size && !this.replace) return [];
-    const fresh = [...this.added.values()].sort((a, b) => compareKeys(a.key, b.key));
-    const mine = new Uint32Array(fresh.length * RECORD_WORDS);
-    fresh.forEach(({ key, value }, i) => mine.set([...key, value], i * RECORD_WORDS));
+    if (!this.added.length && !this.replace) return [];
+    const mine = sortRecords(Uint32Array.from(this.added));
     const now = readCacheFile(this.file, this.counter);
     const onDisk = now.status === 'ok' ? now.records : new Uint32Array(0);
     const records = merge(merge(onDisk, this.records), mine);
@@ -253,13 +262,25 @@ export class TokenCache {
       return [w];
     }
     this.records = records;
-    this.added.clear();
+    this.added = [];
     this.replace = false;
     return [];
   }
 }
 
-function compareKeys(a: CacheKey, b: CacheKey): number {
-  for (let i = 0; i < 4; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
-  return 0;
+/** Records sorted by key, one per key (the first of equal keys kept). */
+function sortRecords(recs: Records): Records {
+  const n = recs.length / RECORD_WORDS;
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  order.sort((a, b) => compareRecords(recs, a * RECORD_WORDS, recs, b * RECORD_WORDS) || a - b);
+  const out = new Uint32Array(recs.length);
+  let o = 0;
+  for (let i = 0; i < n; i++) {
+    const at = order[i]! * RECORD_WORDS;
+    if (o && compareRecords(out, o - RECORD_WORDS, recs, at) === 0) continue;
+    out.set(recs.subarray(at, at + RECORD_WORDS), o);
+    o += RECORD_WORDS;
+  }
+  return out.subarray(0, o);
 }

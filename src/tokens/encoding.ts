@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { boundedCounter, type TokenCount } from './bounded.js';
+import { boundedCounter, type EncodeLength, type TokenCount } from './bounded.js';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base' | 'chars4';
 export const ENCODINGS: readonly EncodingName[] = ['o200k_base', 'cl100k_base', 'chars4'];
@@ -45,26 +45,46 @@ export type TextCounter = (text: string) => number;
 export type TextMeasure = (text: string) => TokenCount;
 
 const requireCjs = createRequire(import.meta.url);
+
+/** An encoding's tokenizer without bounds, and its pre-tokenizer pattern (`pat_str`). */
+export interface Tokenizer {
+  encodeLength: EncodeLength;
+  pattern: string;
+}
+
+const tokenizers = new Map<EncodingName, Tokenizer>();
+
+/** Loads an encoding's BPE ranks (seconds; once per process) and returns its unbounded tokenizer. */
+export function tokenizer(name: Exclude<EncodingName, 'chars4'>): Tokenizer {
+  let t = tokenizers.get(name);
+  if (!t) {
+    const ranks = requireCjs(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
+    const enc = new Tiktoken(ranks);
+    // Special tokens are ordinary text here: allow none, disallow none.
+    t = { encodeLength: (text) => enc.encode(text, [], []).length, pattern: ranks.pat_str };
+    tokenizers.set(name, t);
+  }
+  return t;
+}
+
 const measures = new Map<EncodingName, TextMeasure>();
 
 /**
  * The bounded counter of an encoding (no memo). The BPE ranks are loaded on
- * the first text, not before (they take seconds to load), so a run served
- * from the token cache never loads them. `chars4` is max(1, floor(len/4)).
+ * the first text, not before, so a run served from the token cache never
+ * loads them. `chars4` is max(1, floor(len/4)).
  */
 export function textMeasure(name: EncodingName): TextMeasure {
   if (name === 'chars4') return (text) => ({ tokens: Math.max(1, Math.floor(text.length / 4)), estimated: false });
   let m = measures.get(name);
   if (!m) {
-    let loaded: TextMeasure | undefined;
+    let bounded: TextMeasure | undefined;
     m = (text) => {
-      if (!loaded) {
-        const ranks = requireCjs(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
-        const enc = new Tiktoken(ranks);
-        // Special tokens are ordinary text here: allow none, disallow none.
-        loaded = boundedCounter((t) => enc.encode(t, [], []).length, ranks.pat_str);
+      if (!bounded) {
+        const t = tokenizer(name);
+        bounded = boundedCounter(t.encodeLength, t.pattern);
       }
-      return loaded(text);
+      return bounded(text);
     };
     measures.set(name, m);
   }
