@@ -9,12 +9,14 @@
  *   node scripts/long-inputs.mjs --only "DNA"     # cases whose name contains DNA
  *
  * The requirement it checks: any single message up to 1 MB is counted in
- * under 2 s, and estimates stay within 2% of the exact count.
+ * under 2 s, and estimates stay within 2% of the exact count; and that
+ * concurrent saves into one cache folder keep every entry.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { CASES, caseKey, caseText } from '../test/fixtures/tokens/long-inputs.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -95,4 +97,46 @@ if (!only) {
   console.log(`| load (read, checksum) | ${fmt(Math.round(loadMs))} ms |`);
   console.log(`| lookup | ${lookupUs.toFixed(2)} µs (${fmt(hits)}/${fmt(keys.length)} found) |`);
   console.log(`| key (SHA-256 of a short text) | ${hashUs.toFixed(2)} µs |`);
+}
+
+if (!only) {
+  // Concurrent saves: threads open one folder, each adds its own entries, all save at once.
+  const dir = mkdtempSync(join(tmpdir(), 'ctxsim-cache-race-'));
+  const threads = 8;
+  const each = 10_000;
+  const cacheUrl = pathToFileURL(join(ROOT, 'dist', 'tokens', 'cache.js')).href;
+  const code = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    import(${JSON.stringify(cacheUrl)}).then(({ TokenCache, cacheKey }) => {
+      const { dir, id, t, each } = workerData;
+      const c = TokenCache.open(dir, 'o200k_base', id);
+      for (let i = 0; i < each; i++) c.put(cacheKey(\`thread \${t} text \${i}\`), { tokens: i, estimated: false });
+      // Start saving together.
+      Atomics.wait(new Int32Array(workerData.gate), 0, 0);
+      parentPort.postMessage(c.save());
+    });`;
+  const gate = new SharedArrayBuffer(4);
+  const id = counterId('o200k_base');
+  const t0 = performance.now();
+  const warnings = await Promise.all(
+    Array.from({ length: threads }, (_, t) => {
+      const w = new Worker(code, { eval: true, workerData: { dir, id, t, each, gate } });
+      return new Promise((ok, fail) => {
+        w.once('message', ok);
+        w.once('error', fail);
+      });
+    }).concat([new Promise((ok) => setTimeout(() => ok(Atomics.notify(new Int32Array(gate), 0)), 2000)).then(() => [])]),
+  );
+  const ms = performance.now() - t0 - 2000;
+  const c = TokenCache.open(dir, 'o200k_base', id);
+  let found = 0;
+  for (let t = 0; t < threads; t++) for (let i = 0; i < each; i++) if (c.get(cacheKey(`thread ${t} text ${i}`))?.tokens === i) found++;
+  const { readdirSync } = await import('node:fs');
+  const left = readdirSync(dir).filter((f) => f !== 'o200k_base.tokens');
+  rmSync(dir, { recursive: true, force: true });
+  console.log(
+    `\nconcurrent saves: ${threads} threads × ${fmt(each)} entries → ${fmt(found)} of ${fmt(threads * each)} found, ` +
+      `${c.warnings.length ? c.warnings.join('; ') : 'file valid'}, ${left.length ? `left behind: ${left.join(', ')}` : 'no temp or lock files left'}, ` +
+      `warnings: ${warnings.flat().length}, about ${fmt(Math.max(0, Math.round(ms)))} ms`,
+  );
 }

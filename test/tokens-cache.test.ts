@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -184,6 +184,21 @@ describe('token cache file', () => {
     expect(c.get(cacheKey('from a'))).toEqual({ tokens: 3, estimated: false });
     expect(c.get(cacheKey('from b'))).toEqual({ tokens: 4, estimated: true });
     expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+  });
+
+  it('saves under a lock file, removes it after, and clears one left by a run that died', () => {
+    const dir = tempDir();
+    const file = filled(dir);
+    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+    // A lock a minute old: its run is gone.
+    writeFileSync(`${file}.lock`, '');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(`${file}.lock`, old, old);
+    const c = TokenCache.open(dir, 'o200k_base', ID);
+    c.put(cacheKey('four'), { tokens: 4, estimated: false });
+    expect(c.save()).toEqual([]);
+    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+    expect(TokenCache.open(dir, 'o200k_base', ID).loaded).toBe(4);
   });
 
   it('round-trips any set of counts, saved in two batches (property)', () => {

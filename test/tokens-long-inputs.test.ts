@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
 import { runStudy } from '../src/engine/run.js';
 import { turnsCsv } from '../src/report/csv.js';
@@ -76,7 +77,7 @@ describe('exact counting is js-tiktoken’s count', () => {
   it('ordinary prose too long for one call is counted exactly, each distinct piece once', () => {
     const { encodeLength, pattern } = tokenizer('o200k_base');
     // 300,000 characters: about 70,000 pieces, over the budget as one call; about 1,000 distinct, well within it.
-    const prose = KINDS.prose!(mulberry(11), 300_000);
+    const prose = KINDS.prose!(seedrandom('prose'), 300_000);
     const seen: string[] = [];
     const count = boundedCounter((t) => {
       seen.push(t);
@@ -100,22 +101,10 @@ describe('exact counting is js-tiktoken’s count', () => {
     expect(calls).toHaveLength(2);
     expect(calls[1]).toBe('word '.repeat(60));
   });
-
 });
 
-/** A small seeded stream for test texts. */
-function mulberry(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('estimated_tokens on turn rows', () => {
-  const dna = KINDS.dna!(mulberry(3), 20_000);
+  const dna = KINDS.dna!(seedrandom('paste'), 20_000);
   const conv = conversation({
     id: 'paste',
     turns: [

@@ -1,5 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
@@ -27,11 +27,11 @@ import type { TokenCount } from './bounded.js';
  * binary search over the file as read: no parsing, and a million entries
  * load in milliseconds. A file whose header, size or checksum does not hold,
  * or that another counter wrote, is never trusted: the run starts without it
- * and replaces it. Saves never write in place: they read the file again,
- * merge their new entries in, write a temp file beside it and rename it over
- * the old one, so concurrent runs (processes or worker threads) sharing the
- * folder never leave a broken file; at worst a racing save's new entries are
- * lost and counted again next time.
+ * and replaces it. Saves never write in place: under a lock file they read
+ * the file again, merge their new entries in, write a temp file beside it and
+ * rename it over the old one, so concurrent runs (processes or worker
+ * threads) sharing the folder never leave a broken file nor drop each
+ * other's entries. Readers need no lock: a rename swaps the whole file.
  */
 
 const MAGIC = Buffer.from('ctxsimTK', 'latin1');
@@ -242,13 +242,17 @@ export class TokenCache {
   save(): string[] {
     if (!this.added.length && !this.replace) return [];
     const mine = sortRecords(Uint32Array.from(this.added));
-    const now = readCacheFile(this.file, this.counter);
-    const onDisk = now.status === 'ok' ? now.records : new Uint32Array(0);
-    const records = merge(merge(onDisk, this.records), mine);
-    const dir = join(this.file, '..');
     const tmp = `${this.file}.${process.pid}-${threadId}-${randomBytes(4).toString('hex')}.tmp`;
+    const warnings: string[] = [];
+    let release: (() => void) | undefined;
+    let records: Records;
     try {
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(join(this.file, '..'), { recursive: true });
+      release = lock(this.file);
+      if (!release) warnings.push(`token cache ${this.file}: another run held the lock for ${LOCK_WAIT_MS / 1000} s; saving without it`);
+      const now = readCacheFile(this.file, this.counter);
+      const onDisk = now.status === 'ok' ? now.records : new Uint32Array(0);
+      records = merge(merge(onDisk, this.records), mine);
       writeFileSync(tmp, encodeCacheFile(this.counter, records));
       renameSync(tmp, this.file);
     } catch (e) {
@@ -257,14 +261,47 @@ export class TokenCache {
       } catch {
         // Nothing was written there.
       }
-      const w = `token cache ${this.file} cannot be written (${(e as NodeJS.ErrnoException).code ?? e}); counts were not saved`;
-      this.warnings.push(w);
-      return [w];
+      warnings.push(`token cache ${this.file} cannot be written (${(e as NodeJS.ErrnoException).code ?? e}); counts were not saved`);
+      this.warnings.push(...warnings);
+      return warnings;
+    } finally {
+      release?.();
     }
+    this.warnings.push(...warnings);
     this.records = records;
     this.added = [];
     this.replace = false;
-    return [];
+    return warnings;
+  }
+}
+
+const LOCK_WAIT_MS = 10_000;
+const LOCK_STALE_MS = 30_000;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Takes `<file>.lock` (created exclusively) so that saves merge one at a
+ * time and none loses another's entries. Returns its release, or undefined
+ * when it stayed taken for LOCK_WAIT_MS (a lock older than LOCK_STALE_MS is
+ * left over from a run that died, and is removed).
+ */
+function lock(file: string): (() => void) | undefined {
+  const path = `${file}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let wait = 1; ; wait = Math.min(2 * wait, 50)) {
+    try {
+      closeSync(openSync(path, 'wx'));
+      return () => rmSync(path, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    try {
+      if (Date.now() - statSync(path).mtimeMs > LOCK_STALE_MS) rmSync(path, { force: true });
+    } catch {
+      // Released meanwhile.
+    }
+    if (Date.now() > deadline) return undefined;
+    Atomics.wait(pause, 0, 0, wait);
   }
 }
 
