@@ -20,7 +20,12 @@ export interface StudyFlags {
   tokenizer?: string;
   prices?: string;
   cache?: string;
+  /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
+  tokenCache?: string | false | (string | false)[];
 }
+
+/** Where the token-count cache lives unless `--token-cache` says otherwise (relative to the working directory). */
+export const DEFAULT_TOKEN_CACHE = '.ctxsim-cache';
 
 export const STUDY_OPTIONS = {
   out: { type: 'string', describe: 'output folder (overrides the study)' },
@@ -31,10 +36,26 @@ export const STUDY_OPTIONS = {
   tokenizer: { type: 'string', describe: 'auto | o200k_base | cl100k_base | chars4' },
   prices: { type: 'string', describe: 'LiteLLM-format price table JSON' },
   cache: { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' },
+  'token-cache': {
+    type: 'string',
+    describe: 'folder of the persistent token-count cache (--no-token-cache: none)',
+    defaultDescription: DEFAULT_TOKEN_CACHE,
+  },
 } as const;
 
+/** A study with where its token counts are cached. */
+export type RunnableStudy = Study & Pick<RunOptions, 'tokenCache'>;
+
+/** The token-cache folder the flags name: the default, a folder, or false for none. */
+export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | false {
+  const last = Array.isArray(flag) ? flag[flag.length - 1] : flag;
+  if (last === undefined) return DEFAULT_TOKEN_CACHE;
+  if (last === '') throw new UsageError('--token-cache: name a folder (or use --no-token-cache)');
+  return last;
+}
+
 /** The study file (or the default study) with the command-line flags applied. */
-export function studyFromFlags(flags: StudyFlags): Study {
+export function studyFromFlags(flags: StudyFlags): RunnableStudy {
   const study = flags.study ? loadStudy(flags.study) : defaultStudy();
   if (flags.out !== undefined) study.out = resolve(flags.out);
   if (flags.seed !== undefined) {
@@ -47,7 +68,7 @@ export function studyFromFlags(flags: StudyFlags): Study {
   if (flags.cache !== undefined) study.cache = flags.cache as Study['cache'];
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
-  return study;
+  return Object.assign(study, { tokenCache: tokenCacheFromFlags(flags.tokenCache) });
 }
 
 /** A study as run: its conversations, results and fingerprint. */
@@ -60,8 +81,8 @@ export interface Executed {
   info: ReportInfo;
 }
 
-/** Loads the study's scenarios and runs it, with progress on stderr unless quiet. */
-export function executeStudy(study: Study, io: IO, opts: { quiet?: boolean; shard?: RunOptions['shard'] } = {}): Executed {
+/** Loads the study's scenarios and runs it, with progress on stderr unless quiet and token-cache warnings always. */
+export function executeStudy(study: RunnableStudy, io: IO, opts: { quiet?: boolean; shard?: RunOptions['shard'] } = {}): Executed {
   const conversations = loadScenarios(study.scenarios, { seed: study.seed, ...(!opts.quiet && { onNote: (line: string) => io.err(`${line}\n`) }) });
   const results = runStudy({
     ...study,
@@ -69,6 +90,7 @@ export function executeStudy(study: Study, io: IO, opts: { quiet?: boolean; shar
     ...(opts.shard && { shard: opts.shard }),
     ...(!opts.quiet && { onProgress: progressLine(io) }),
   });
+  for (const w of results.warnings) io.err(`ctxsim: warning: ${w}\n`);
   const fp = fingerprint(
     {
       model: study.model,

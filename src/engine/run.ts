@@ -2,10 +2,10 @@ import type { PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
-import { TokenCounter } from '../tokens/counter.js';
+import { openTokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { Conversation, ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
-import { replay, type ReplayContext } from './replay.js';
+import { replay, type Replay, type ReplayContext } from './replay.js';
 import { Presence } from './score.js';
 import { byPolicy, summarize } from './summarize.js';
 
@@ -27,15 +27,19 @@ export interface RunOptions {
   shard?: { index: number; count: number };
   /** Called after each scenario with how many are done. */
   onProgress?: (done: number, total: number, scenario: string) => void;
+  /** Folder of the persistent token-count cache, loaded before and saved after the run; omitted or false: none. */
+  tokenCache?: string | false;
 }
 
 export interface RunResults extends Results {
   encoding: ResolvedEncoding;
   prices: PriceTable;
   tokenizerCalls: number;
+  /** Problems with the token cache (a damaged file rebuilt, a failed write), one line each, for stderr. */
+  warnings: string[];
 }
 
-type ContextOptions = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency'>;
+type ContextOptions = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache'>;
 
 /**
  * A run's shared context: one token counter (count once across policies),
@@ -53,7 +57,7 @@ export function replayContext(opts: ContextOptions): ReplayContext & { encoding:
     ...(opts.latency && { latency: opts.latency }),
   };
   for (const m of [opts.model, ...settingsModels(costs)]) lookup(prices, m);
-  return { seed: opts.seed, model: opts.model, tokens: new TokenCounter(encoding.name), prices, costs, presence: new Presence(), encoding };
+  return { seed: opts.seed, model: opts.model, tokens: openTokenCounter(encoding.name, opts.tokenCache), prices, costs, presence: new Presence(), encoding };
 }
 
 /**
@@ -69,13 +73,14 @@ export function runStudy(opts: RunOptions): RunResults {
   opts.conversations.forEach((conversation, i) => {
     for (const [j, variant] of opts.policies.entries()) {
       if (opts.shard && (i * p + j) % opts.shard.count !== opts.shard.index - 1) continue;
-      const r = replay(conversation, variant, ctx);
+      const r = replayFlagged(conversation, variant, ctx);
       turns.push(...r.turns);
       probes.push(...r.probes);
       summary.push(summarize(r.turns, r.probes));
     }
     opts.onProgress?.(i + 1, opts.conversations.length, conversation.id);
   });
+  ctx.tokens.save();
   return {
     turns,
     probes,
@@ -84,5 +89,19 @@ export function runStudy(opts: RunOptions): RunResults {
     encoding: ctx.encoding,
     prices: ctx.prices,
     tokenizerCalls: ctx.tokens.tokenizerCalls,
+    warnings: [...ctx.tokens.warnings],
   };
+}
+
+/** Replays one conversation through one policy and sets each turn's `estimatedTokens`. */
+export function replayFlagged(conversation: Conversation, variant: PolicyVariant, ctx: ReplayContext): Replay {
+  const { tokens } = ctx;
+  const estimated = new Set<number>();
+  const r = replay(conversation, variant, ctx, (turn, call) => {
+    if (tokens.anyEstimated && (tokens.estimatedIn(call.plan.messages) || (call.output !== undefined && tokens.estimated(call.output)))) {
+      estimated.add(turn);
+    }
+  });
+  for (const row of r.turns) row.estimatedTokens = estimated.has(row.turn);
+  return r;
 }

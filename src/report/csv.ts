@@ -39,6 +39,7 @@ export const TURN_COLUMNS: readonly Column<TurnRecord>[] = [
   ['model', (r) => r.model],
   ['fallback', (r) => r.fallback],
   ['cache_write_tokens', (r) => r.cacheWriteTokens],
+  ['estimated_tokens', (r) => r.estimatedTokens === true],
 ];
 
 export const PROBE_COLUMNS: readonly Column<ProbeRecord>[] = [

@@ -1,5 +1,7 @@
 import type { Message } from '../types.js';
-import { overheadFor, textCounter, type EncodingName, type Overhead, type TextCounter } from './encoding.js';
+import type { TokenCount } from './bounded.js';
+import { cacheKey, TokenCache } from './cache.js';
+import { counterId, overheadFor, textMeasure, type EncodingName, type Overhead, type TextCounter, type TextMeasure } from './encoding.js';
 
 /** The text of a message that is tokenized: content, then each tool call's name and JSON arguments. */
 export function messageText(m: Message): string {
@@ -10,29 +12,46 @@ export function messageText(m: Message): string {
 
 /**
  * Counts tokens once: every distinct text goes through the tokenizer a single
- * time per run; message and prompt counts are sums of cached text counts.
+ * time per run (and not at all when the token cache has it); message and
+ * prompt counts are sums of cached text counts.
  */
 export class TokenCounter {
   private readonly memo = new Map<string, number>();
   private readonly messageMemo = new WeakMap<Message, number>();
-  /** How many times the underlying tokenizer ran. */
+  /** Texts whose count is an estimate (see bounded.ts); almost always empty. */
+  private readonly estimatedTexts = new Set<string>();
+  /** How many texts went through the tokenizer (not served by the memo or the token cache). */
   tokenizerCalls = 0;
+  /** How many texts the token cache served. */
+  cacheHits = 0;
 
   constructor(
     readonly encoding: EncodingName,
     readonly overhead: Overhead = overheadFor(encoding),
-    private readonly raw: TextCounter = textCounter(encoding),
+    private readonly raw: TextMeasure | TextCounter = textMeasure(encoding),
+    /** The persistent cache to read counts from and add new ones to. */
+    readonly cache?: TokenCache,
   ) {}
 
   /** Tokens of a text, without chat overhead. */
   text(text: string): number {
-    let n = this.memo.get(text);
-    if (n === undefined) {
+    const n = this.memo.get(text);
+    return n === undefined ? this.first(text) : n;
+  }
+
+  private first(text: string): number {
+    const key = this.cache && cacheKey(text);
+    let c = key && this.cache!.get(key);
+    if (c) this.cacheHits++;
+    else {
       this.tokenizerCalls++;
-      n = this.raw(text);
-      this.memo.set(text, n);
+      const r = this.raw(text);
+      c = typeof r === 'number' ? { tokens: r, estimated: false } : r;
+      if (key) this.cache!.put(key, c);
     }
-    return n;
+    this.memo.set(text, c.tokens);
+    if (c.estimated) this.estimatedTexts.add(text);
+    return c.tokens;
   }
 
   /** Tokens of a message in a prompt: overhead + role + text (+ name + 1). */
@@ -59,8 +78,45 @@ export class TokenCounter {
     return n;
   }
 
-  /** Distinct texts counted so far, and their total characters. */
+  /** Whether any count so far was an estimate. */
+  get anyEstimated(): boolean {
+    return this.estimatedTexts.size > 0;
+  }
+
+  /** Whether a counted message's tokens are an estimate (its text or name was too costly to count exactly). */
+  estimated(m: Message): boolean {
+    if (!this.estimatedTexts.size) return false;
+    return this.estimatedTexts.has(messageText(m)) || (m.name !== undefined && this.estimatedTexts.has(m.name));
+  }
+
+  /** Whether any of the messages' counts is an estimate. */
+  estimatedIn(messages: readonly Message[]): boolean {
+    return this.estimatedTexts.size > 0 && messages.some((m) => this.estimated(m));
+  }
+
+  /** Distinct texts counted so far. */
   get distinct(): number {
     return this.memo.size;
   }
+
+  /** Problems with the token cache so far (load and save), one line each. */
+  get warnings(): readonly string[] {
+    return this.cache?.warnings ?? [];
+  }
+
+  /** Saves new counts to the token cache (if any); returns this save's warnings. */
+  save(): string[] {
+    return this.cache?.save() ?? [];
+  }
 }
+
+/**
+ * A counter for a run: with the persistent token cache in `dir` loaded (none
+ * for `chars4`, which costs nothing to count, or when `dir` is omitted or false).
+ */
+export function openTokenCounter(encoding: EncodingName, dir?: string | false): TokenCounter {
+  const cache = dir && encoding !== 'chars4' ? TokenCache.open(dir, encoding, counterId(encoding)) : undefined;
+  return new TokenCounter(encoding, overheadFor(encoding), textMeasure(encoding), cache);
+}
+
+export type { TokenCount };

@@ -1,5 +1,9 @@
-import { getEncoding, type Tiktoken } from 'js-tiktoken';
+import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { boundedCounter, type EncodeLength, type TokenCount } from './bounded.js';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base' | 'chars4';
 export const ENCODINGS: readonly EncodingName[] = ['o200k_base', 'cl100k_base', 'chars4'];
@@ -37,19 +41,86 @@ export function encodingForModel(model: string, tokenizer = 'auto'): ResolvedEnc
 /** Counts the tokens of one text; never throws on special-token strings. */
 export type TextCounter = (text: string) => number;
 
-const loaded = new Map<EncodingName, Tiktoken>();
+/** Counts the tokens of one text in bounded time, saying whether the count is an estimate. */
+export type TextMeasure = (text: string) => TokenCount;
 
-/** The raw counter of an encoding (no memo): `chars4` is max(1, floor(len/4)). */
-export function textCounter(name: EncodingName): TextCounter {
-  if (name === 'chars4') return (text) => Math.max(1, Math.floor(text.length / 4));
-  let enc = loaded.get(name);
-  if (!enc) {
-    enc = getEncoding(name);
-    loaded.set(name, enc);
+const requireCjs = createRequire(import.meta.url);
+
+/** An encoding's tokenizer without bounds, and its pre-tokenizer pattern (`pat_str`). */
+export interface Tokenizer {
+  encodeLength: EncodeLength;
+  pattern: string;
+}
+
+const tokenizers = new Map<EncodingName, Tokenizer>();
+
+/** Loads an encoding's BPE ranks (seconds; once per process) and returns its unbounded tokenizer. */
+export function tokenizer(name: Exclude<EncodingName, 'chars4'>): Tokenizer {
+  let t = tokenizers.get(name);
+  if (!t) {
+    const ranks = requireCjs(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
+    const enc = new Tiktoken(ranks);
+    // Special tokens are ordinary text here: allow none, disallow none.
+    t = { encodeLength: (text) => enc.encode(text, [], []).length, pattern: ranks.pat_str };
+    tokenizers.set(name, t);
   }
-  const e = enc;
-  // Special tokens are ordinary text here: allow none, disallow none.
-  return (text) => e.encode(text, [], []).length;
+  return t;
+}
+
+const measures = new Map<EncodingName, TextMeasure>();
+
+/**
+ * The bounded counter of an encoding (no memo). The BPE ranks are loaded on
+ * the first text, not before, so a run served from the token cache never
+ * loads them. `chars4` is max(1, floor(len/4)).
+ */
+export function textMeasure(name: EncodingName): TextMeasure {
+  if (name === 'chars4') return (text) => ({ tokens: Math.max(1, Math.floor(text.length / 4)), estimated: false });
+  let m = measures.get(name);
+  if (!m) {
+    let bounded: TextMeasure | undefined;
+    m = (text) => {
+      if (!bounded) {
+        const t = tokenizer(name);
+        bounded = boundedCounter(t.encodeLength, t.pattern);
+      }
+      return bounded(text);
+    };
+    measures.set(name, m);
+  }
+  return m;
+}
+
+/** The raw counter of an encoding (no memo): the token count of `textMeasure`. */
+export function textCounter(name: EncodingName): TextCounter {
+  const m = textMeasure(name);
+  return (text) => m(text).tokens;
+}
+
+/**
+ * What produced a count, for the token cache: the encoding, the tokenizer
+ * library's version and the long-input method's version. Counts from another
+ * counter are not reused.
+ */
+export function counterId(name: EncodingName): string {
+  return `${name} js-tiktoken@${tiktokenVersion()} bounded@${BOUNDED_VERSION}`;
+}
+
+/** Bump when `bounded.ts` changes how estimates are made. */
+export const BOUNDED_VERSION = 1;
+
+let version: string | undefined;
+function tiktokenVersion(): string {
+  if (version === undefined) {
+    try {
+      // The package does not export its package.json; it sits above dist/.
+      const pkg = join(dirname(requireCjs.resolve('js-tiktoken')), '..', 'package.json');
+      version = String((JSON.parse(readFileSync(pkg, 'utf8')) as { version?: unknown }).version ?? 'unknown');
+    } catch {
+      version = 'unknown';
+    }
+  }
+  return version;
 }
 
 export function overheadFor(name: EncodingName): Overhead {

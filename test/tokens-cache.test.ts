@@ -1,0 +1,282 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { tokenCacheFromFlags } from '../src/cli/_study.js';
+import { runStudy, type RunOptions } from '../src/engine/run.js';
+import { UsageError } from '../src/errors.js';
+import { turnsCsv } from '../src/report/csv.js';
+import { cacheKey, TokenCache } from '../src/tokens/cache.js';
+import { openTokenCounter } from '../src/tokens/counter.js';
+import { counterId } from '../src/tokens/encoding.js';
+import { conversation, variant } from './_policies.js';
+import { capture } from './_io.js';
+import { ROOT } from './_shared.js';
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'ctxsim-tokcache-'));
+const ID = counterId('o200k_base');
+
+function chat(secondUser = 'Thanks!') {
+  return conversation({
+    id: 'c',
+    system: 'You are a support bot.',
+    turns: [
+      { user: 'Where is my order?', assistant: 'It ships today.' },
+      { user: secondUser, assistant: 'Glad to help.' },
+    ],
+  });
+}
+
+function study(dir: string | false, conv = chat()): RunOptions {
+  return {
+    conversations: [conv],
+    policies: [variant('full'), variant('window-turns:turns=1')],
+    seed: 1,
+    model: 'gpt-4o-mini',
+    tokenizer: 'o200k_base',
+    tokenCache: dir,
+  };
+}
+
+describe('token cache across runs', () => {
+  it('a second run of an unchanged study makes no tokenizer calls and writes the same rows', () => {
+    const dir = tempDir();
+    const cold = runStudy(study(dir));
+    // Distinct texts: 1 system + 2 user + 2 assistant + 3 role names (system, user, assistant).
+    expect(cold.tokenizerCalls).toBe(8);
+    expect(cold.warnings).toEqual([]);
+    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+    const warm = runStudy(study(dir));
+    expect(warm.tokenizerCalls).toBe(0);
+    expect(turnsCsv(warm)).toBe(turnsCsv(cold));
+    expect(turnsCsv(warm)).toBe(turnsCsv(runStudy(study(false))));
+  });
+
+  it('recounts only a changed message', () => {
+    const dir = tempDir();
+    runStudy(study(dir));
+    expect(runStudy(study(dir, chat('Thanks a lot!'))).tokenizerCalls).toBe(1);
+    // Both versions are cached now.
+    expect(runStudy(study(dir, chat('Thanks!'))).tokenizerCalls).toBe(0);
+    expect(runStudy(study(dir, chat('Thanks a lot!'))).tokenizerCalls).toBe(0);
+  });
+
+  it('without a cache folder every run counts again and nothing is written', () => {
+    expect(runStudy(study(false)).tokenizerCalls).toBe(8);
+    expect(runStudy(study(false)).tokenizerCalls).toBe(8);
+  });
+
+  it('chars4 needs no cache file', () => {
+    const dir = tempDir();
+    runStudy({ ...study(dir), tokenizer: 'chars4' });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+/** A cache file holding three counts, one of them an estimate. */
+function filled(dir: string): string {
+  const c = TokenCache.open(dir, 'o200k_base', ID);
+  c.put(cacheKey('one'), { tokens: 1, estimated: false });
+  c.put(cacheKey('two'), { tokens: 2, estimated: false });
+  c.put(cacheKey('long'), { tokens: 123456, estimated: true });
+  expect(c.save()).toEqual([]);
+  return c.file;
+}
+
+describe('token cache file', () => {
+  it('keeps counts and the estimate flag', () => {
+    const dir = tempDir();
+    filled(dir);
+    const c = TokenCache.open(dir, 'o200k_base', ID);
+    expect(c.warnings).toEqual([]);
+    expect(c.loaded).toBe(3);
+    expect(c.get(cacheKey('one'))).toEqual({ tokens: 1, estimated: false });
+    expect(c.get(cacheKey('long'))).toEqual({ tokens: 123456, estimated: true });
+    expect(c.get(cacheKey('three'))).toBeUndefined();
+  });
+
+  it('has the documented layout: magic, version, count, checksum, counter id, 20-byte records', () => {
+    const file = filled(tempDir());
+    const buf = readFileSync(file);
+    const idBytes = Buffer.byteLength(ID);
+    // 24-byte header + id padded to 4 + 3 records × 20 bytes.
+    expect(buf.length).toBe(24 + Math.ceil(idBytes / 4) * 4 + 3 * 20);
+    expect(buf.toString('latin1', 0, 8)).toBe('ctxsimTK');
+    expect(buf.readUInt32LE(8)).toBe(1);
+    expect(buf.readUInt32LE(12)).toBe(3);
+    expect(buf.readUInt32LE(20)).toBe(idBytes);
+    expect(buf.toString('utf8', 24, 24 + idBytes)).toBe(ID);
+  });
+
+  const damage: [string, (b: Buffer) => Buffer, RegExp][] = [
+    ['truncated', (b) => b.subarray(0, b.length - 1), /damaged \(\d+ bytes, expected \d+ for 3 entries\)/],
+    ['a flipped record byte', (b) => Buffer.concat([b.subarray(0, b.length - 3), Buffer.from([b[b.length - 3]! ^ 1]), b.subarray(b.length - 2)]), /damaged \(checksum mismatch\)/],
+    ['not a cache', () => Buffer.from('hello world, this is not a cache'), /damaged \(not a ctxsim token cache\)/],
+    ['empty', () => Buffer.alloc(0), /damaged \(not a ctxsim token cache\)/],
+    ['a newer format', (b) => Buffer.concat([b.subarray(0, 8), Buffer.from([2, 0, 0, 0]), b.subarray(12)]), /damaged \(format version 2, expected 1\)/],
+  ];
+  for (const [what, corrupt, message] of damage) {
+    it(`ignores and rebuilds a file that is ${what}`, () => {
+      const dir = tempDir();
+      const file = filled(dir);
+      writeFileSync(file, corrupt(readFileSync(file)));
+      const c = TokenCache.open(dir, 'o200k_base', ID);
+      expect(c.warnings).toHaveLength(1);
+      expect(c.warnings[0]).toMatch(message);
+      expect(c.warnings[0]).toContain('rebuilding');
+      expect(c.loaded).toBe(0);
+      expect(c.get(cacheKey('one'))).toBeUndefined();
+      // Saving replaces it with a good file, even with nothing new.
+      expect(c.save()).toEqual([]);
+      const again = TokenCache.open(dir, 'o200k_base', ID);
+      expect(again.warnings).toEqual([]);
+      expect(again.loaded).toBe(0);
+    });
+  }
+
+  it('does not reuse counts made by another counter', () => {
+    const dir = tempDir();
+    filled(dir);
+    const c = TokenCache.open(dir, 'o200k_base', 'o200k_base js-tiktoken@0.0.1 bounded@1');
+    expect(c.warnings).toEqual([
+      `token cache ${join(dir, 'o200k_base.tokens')} was written by another counter (${ID}); rebuilding it for o200k_base js-tiktoken@0.0.1 bounded@1`,
+    ]);
+    expect(c.get(cacheKey('one'))).toBeUndefined();
+  });
+
+  it('a run with a damaged file counts everything again and leaves a good file', () => {
+    const dir = tempDir();
+    runStudy(study(dir));
+    const file = join(dir, 'o200k_base.tokens');
+    writeFileSync(file, readFileSync(file).subarray(0, 40));
+    const r = runStudy(study(dir));
+    expect(r.tokenizerCalls).toBe(8);
+    expect(r.warnings).toHaveLength(1);
+    expect(r.warnings[0]).toMatch(/^token cache .*o200k_base\.tokens is damaged \(40 bytes, expected \d+ for 8 entries\); ignoring it and rebuilding it$/);
+    expect(runStudy(study(dir))).toMatchObject({ tokenizerCalls: 0, warnings: [] });
+  });
+
+  it('reports a folder it cannot write and still runs', () => {
+    const dir = tempDir();
+    // A file where the folder should be.
+    const blocked = join(dir, 'blocked');
+    writeFileSync(blocked, '');
+    const r = runStudy(study(blocked));
+    expect(r.tokenizerCalls).toBe(8);
+    expect(r.warnings).toHaveLength(1);
+    expect(r.warnings[0]).toMatch(/cannot be written \((EEXIST|ENOTDIR)\); counts were not saved$/);
+  });
+
+  it('two runs sharing a folder merge their counts on save (write, then rename)', () => {
+    const dir = tempDir();
+    const a = TokenCache.open(dir, 'o200k_base', ID);
+    const b = TokenCache.open(dir, 'o200k_base', ID);
+    a.put(cacheKey('from a'), { tokens: 3, estimated: false });
+    b.put(cacheKey('from b'), { tokens: 4, estimated: true });
+    b.put(cacheKey('both'), { tokens: 5, estimated: false });
+    a.put(cacheKey('both'), { tokens: 5, estimated: false });
+    expect(a.save()).toEqual([]);
+    expect(b.save()).toEqual([]);
+    const c = TokenCache.open(dir, 'o200k_base', ID);
+    expect(c.loaded).toBe(3);
+    expect(c.get(cacheKey('from a'))).toEqual({ tokens: 3, estimated: false });
+    expect(c.get(cacheKey('from b'))).toEqual({ tokens: 4, estimated: true });
+    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+  });
+
+  it('saves under a lock file, removes it after, and clears one left by a run that died', () => {
+    const dir = tempDir();
+    const file = filled(dir);
+    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+    // A lock a minute old: its run is gone.
+    writeFileSync(`${file}.lock`, '');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(`${file}.lock`, old, old);
+    const c = TokenCache.open(dir, 'o200k_base', ID);
+    c.put(cacheKey('four'), { tokens: 4, estimated: false });
+    expect(c.save()).toEqual([]);
+    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+    expect(TokenCache.open(dir, 'o200k_base', ID).loaded).toBe(4);
+  });
+
+  it('round-trips any set of counts, saved in two batches (property)', () => {
+    const entry = fc.record({ text: fc.string({ maxLength: 30 }), tokens: fc.nat({ max: 0x7fffffff }), estimated: fc.boolean() });
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 40 }), fc.array(entry, { maxLength: 40 }), (first, second) => {
+        const dir = tempDir();
+        const expected = new Map<string, { tokens: number; estimated: boolean }>();
+        for (const batch of [first, second]) {
+          const c = TokenCache.open(dir, 'o200k_base', ID);
+          for (const e of batch) {
+            // A text's count never changes; the first one saved stays.
+            if (expected.has(e.text)) continue;
+            expected.set(e.text, { tokens: e.tokens, estimated: e.estimated });
+            c.put(cacheKey(e.text), { tokens: e.tokens, estimated: e.estimated });
+          }
+          expect(c.save()).toEqual([]);
+        }
+        const c = TokenCache.open(dir, 'o200k_base', ID);
+        expect(c.loaded).toBe(expected.size);
+        for (const [text, count] of expected) expect(c.get(cacheKey(text))).toEqual(count);
+      }),
+      { seed: 42, numRuns: 40 },
+    );
+  });
+
+  it('serves a counter: hits are not tokenizer calls', () => {
+    const dir = tempDir();
+    const t1 = openTokenCounter('o200k_base', dir);
+    expect(t1.text('tiktoken is great!')).toBe(6);
+    expect(t1.text('tiktoken is great!')).toBe(6);
+    expect(t1.tokenizerCalls).toBe(1);
+    t1.save();
+    const t2 = openTokenCounter('o200k_base', dir);
+    expect(t2.text('tiktoken is great!')).toBe(6);
+    expect(t2).toMatchObject({ tokenizerCalls: 0, cacheHits: 1 });
+  });
+});
+
+describe('token cache flags', () => {
+  it('defaults to .ctxsim-cache; --no-token-cache is false; of both, the last wins', () => {
+    expect(tokenCacheFromFlags(undefined)).toBe('.ctxsim-cache');
+    expect(tokenCacheFromFlags('x')).toBe('x');
+    expect(tokenCacheFromFlags(false)).toBe(false);
+    expect(tokenCacheFromFlags(['x', false])).toBe(false);
+    expect(tokenCacheFromFlags([false, 'y'])).toBe('y');
+    expect(() => tokenCacheFromFlags('')).toThrow(new UsageError('--token-cache: name a folder (or use --no-token-cache)'));
+  });
+
+  const scenario = join(ROOT, 'scenarios', 'noah-amnesia.yaml');
+  async function cli(...args: string[]) {
+    const io = capture();
+    const code = await runMain(['run', '--scenario', scenario, '--policy', 'full', '--quiet', ...args], io);
+    return { code, ...io };
+  }
+
+  it('run --token-cache DIR fills the folder; a damaged file is rebuilt with a warning on stderr', async () => {
+    const dir = tempDir();
+    const cache = join(dir, 'cache');
+    const out = join(dir, 'out');
+    expect((await cli('--out', out, '--token-cache', cache)).code).toBe(0);
+    const file = join(cache, 'o200k_base.tokens');
+    expect(existsSync(file)).toBe(true);
+    const first = readFileSync(join(out, 'turns.csv'), 'utf8');
+    writeFileSync(file, 'garbage');
+    const r = await cli('--out', out, '--token-cache', cache);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`ctxsim: warning: token cache ${file} is damaged (not a ctxsim token cache); ignoring it and rebuilding it\n`);
+    expect(readFileSync(join(out, 'turns.csv'), 'utf8')).toBe(first);
+    expect((await cli('--out', out, '--token-cache', cache)).stderr).toBe('');
+  });
+
+  it('--no-token-cache writes no cache, also after --token-cache; a later --token-cache wins', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'out'));
+    expect((await cli('--out', join(dir, 'out'), '--token-cache', join(dir, 'a'), '--no-token-cache')).code).toBe(0);
+    expect(existsSync(join(dir, 'a'))).toBe(false);
+    expect((await cli('--out', join(dir, 'out'), '--no-token-cache', '--token-cache', join(dir, 'b'))).code).toBe(0);
+    expect(existsSync(join(dir, 'b', 'o200k_base.tokens'))).toBe(true);
+  });
+});
