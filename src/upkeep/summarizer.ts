@@ -101,7 +101,7 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
   const lastTurn = Math.max(previous?.lastTurn ?? 0, ...turns);
   const hidden = req.hidden.map(normalize).filter(Boolean);
   const hiddenWords = [...new Set(hidden.flatMap(words))];
-  const quotes = [...(previous?.quotes ?? []), ...(req.injected ?? []).map((i) => `In turn ${i.turn} the user wrote: "${injectionQuote(i.text)}".`)];
+  const quotes = [...(previous?.quotes ?? []), ...(req.injected ?? []).map(quoteSentence)];
   const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, hiddenWords)];
   const { content, topics } = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, quotes, allTopics, hidden });
 
@@ -213,6 +213,13 @@ function render(tokens: TokenCounter, target: number, p: Parts): { content: stri
     content = compose();
   }
   return { content, topics };
+}
+
+/** The sentence that quotes an injection turn: its first words, with an ellipsis when there were more. */
+function quoteSentence(i: Injected): string {
+  const q = injectionQuote(i.text);
+  const more = q.length < i.text.trim().replace(/\s+/g, ' ').length;
+  return `In turn ${i.turn} the user wrote: "${q}${more ? '…' : ''}".`;
 }
 
 /** One sentence per exchange: the topic words of the user message, the tools called, the topic words of the reply. */

@@ -1,0 +1,78 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { replay } from '../src/engine/replay.js';
+import { replayContext } from '../src/engine/run.js';
+import { POLICIES } from '../src/policies/index.js';
+import { policyViolations } from '../src/rules/blame.js';
+import { RULE_SETS } from '../src/rules/provider.js';
+import { generateConversations, PROFILES } from '../src/scenario/generate/index.js';
+import type { Conversation, ForgetEvent } from '../src/types.js';
+import { variant } from './_policies.js';
+
+/**
+ * ctxsim's own policies never build a prompt a provider would reject: 200
+ * generated conversations per profile, every policy (defaults, and small
+ * budgets so that trimming, folding and retrieval happen), checked against
+ * all three rule sets on every call. Each conversation also gets a random
+ * forget event and injection turn, so redaction, re-summarization, deleted
+ * vector entries and moderation are exercised too.
+ */
+
+const SPECS = [
+  'full',
+  'window-turns:turns=3',
+  'window-tokens:budget=300',
+  'window:turns=4,budget=400',
+  'summary:threshold=300,summaryTokens=60',
+  'summary-buffer:budget=500,keepRecent=2,summaryTokens=80',
+  'priority:budget=400,keepRecent=1,sessionCap=6',
+  'retrieval:recent=2,topK=3,maxItems=20',
+  'facts:recent=2',
+];
+
+/** Each spec under every forget × moderation mode; a run draws one mode per spec. */
+const MODES = ['', ',forget=naive', ',moderation=drop', ',forget=naive,moderation=drop'];
+const VARIANTS = SPECS.map((s) => MODES.map((m) => variant(`${s}${s.includes(':') ? m : m.replace(',', ':')}`)));
+
+// Companion chats run 50–300 turns by default and coding sessions 10–60 with large code blocks; shorter
+// ones keep 200 of each fast, and every turn is still the profile's own (prompts are trimmed well before).
+const LENGTHS: Record<string, [number, number] | undefined> = { companion: [8, 40], coding: [10, 30] };
+
+const ctx = replayContext({ seed: 42, model: 'gpt-4o-mini', tokenizer: 'chars4' });
+
+/** The conversation with one forget event (of facts stated so far) and one injection turn, placed by the draws. */
+function withSafetyEvents(c: Conversation, forgetAt: number, injectAt: number): Conversation {
+  const after = 1 + (forgetAt % c.turns.length);
+  const stated = [...new Set(c.turns.slice(0, after).flatMap((t) => Object.keys(t.facts)))];
+  const forgets: ForgetEvent[] = stated.length ? [{ afterTurn: after, facts: stated.slice(0, 2) }] : [];
+  const flagged = injectAt % c.turns.length;
+  return { ...c, forgets, turns: c.turns.map((t, i) => (i === flagged ? { ...t, injection: true } : t)) };
+}
+
+describe('zero provider-rule violations from the real policies on generated conversations', () => {
+  it('covers every registered policy', () => {
+    expect(new Set(VARIANTS.map((list) => list[0]!.policy.id))).toEqual(new Set(POLICIES.map((p) => p.id)));
+    expect(VARIANTS[0]!.map((v) => v.name)).toEqual(['full', 'full:forget=naive', 'full:moderation=drop', 'full:forget=naive,moderation=drop']);
+  });
+
+  for (const profile of PROFILES.keys()) {
+    it(`${profile}: 200 conversations`, () => {
+      fc.assert(
+        fc.property(fc.integer({ min: 0, max: 1e9 }), fc.nat(), fc.nat(), fc.array(fc.nat(3), { minLength: SPECS.length, maxLength: SPECS.length }), (seed, forgetAt, injectAt, modes) => {
+          const turns = LENGTHS[profile];
+          const [generated] = generateConversations({ profile, count: 1, seed, ...(turns && { params: { turns } }) });
+          const c = withSafetyEvents(generated!, forgetAt, injectAt);
+          for (const v of VARIANTS.map((list, i) => list[modes[i]!]!)) {
+            replay(c, v, ctx, (turn, call) => {
+              for (const set of RULE_SETS) {
+                const broken = policyViolations(call.plan.messages, set, c);
+                if (broken.length) throw new Error(`${c.id} ${v.name} turn ${turn} (${set}): ${broken.map((b) => b.detail).join('; ')}`);
+              }
+            });
+          }
+        }),
+        { seed: 42, numRuns: 200 },
+      );
+    });
+  }
+});
