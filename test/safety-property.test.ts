@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
@@ -7,11 +9,12 @@ import { policyViolations } from '../src/rules/blame.js';
 import { RULE_SETS } from '../src/rules/provider.js';
 import { generateConversations, PROFILES } from '../src/scenario/generate/index.js';
 import type { Conversation, ForgetEvent } from '../src/types.js';
-import { variant } from './_policies.js';
+import { fixture, shipped, variant } from './_policies.js';
+import { ROOT } from './_shared.js';
 
 /**
- * ctxsim's own policies never build a prompt a provider would reject: 200
- * generated conversations per profile, every policy (defaults, and small
+ * ctxsim's own policies never build a prompt a provider would reject: the
+ * shipped scenarios, and 200 generated conversations per profile, every policy (defaults, and small
  * budgets so that trimming, folding and retrieval happen), checked against
  * all three rule sets on every call. Each conversation also gets a random
  * forget event and injection turn, so redaction, re-summarization, deleted
@@ -49,6 +52,28 @@ function withSafetyEvents(c: Conversation, forgetAt: number, injectAt: number): 
   return { ...c, forgets, turns: c.turns.map((t, i) => (i === flagged ? { ...t, injection: true } : t)) };
 }
 
+/** Every provider-rule violation a policy causes in the conversation's prompts, under all three rule sets. */
+function violationsOf(c: Conversation, v: (typeof VARIANTS)[number][number]): string[] {
+  const out: string[] = [];
+  replay(c, v, ctx, (turn, call) => {
+    for (const set of RULE_SETS) for (const b of policyViolations(call.plan.messages, set, c)) out.push(`${c.id} ${v.name} turn ${turn} (${set}): ${b.detail}`);
+  });
+  return out;
+}
+
+describe('zero provider-rule violations from the real policies on shipped scenarios', () => {
+  // The safety fixture has forget and injection events; the SPEC example a turn without a reply before the next one.
+  const conversations = [
+    ...readdirSync(join(ROOT, 'scenarios')).filter((f) => f.endsWith('.yaml')).sort().map(shipped),
+    fixture('safety/forget-and-inject.yaml'),
+    fixture('spec-example.yaml'),
+  ];
+
+  it.each(conversations.map((c) => [c.id, c] as const))('%s: every policy, every mode, every rule set', (_, c) => {
+    expect(VARIANTS.flat().flatMap((v) => violationsOf(c, v))).toEqual([]);
+  });
+});
+
 describe('zero provider-rule violations from the real policies on generated conversations', () => {
   it('covers every registered policy', () => {
     expect(new Set(VARIANTS.map((list) => list[0]!.policy.id))).toEqual(new Set(POLICIES.map((p) => p.id)));
@@ -63,12 +88,8 @@ describe('zero provider-rule violations from the real policies on generated conv
           const [generated] = generateConversations({ profile, count: 1, seed, ...(turns && { params: { turns } }) });
           const c = withSafetyEvents(generated!, forgetAt, injectAt);
           for (const v of VARIANTS.map((list, i) => list[modes[i]!]!)) {
-            replay(c, v, ctx, (turn, call) => {
-              for (const set of RULE_SETS) {
-                const broken = policyViolations(call.plan.messages, set, c);
-                if (broken.length) throw new Error(`${c.id} ${v.name} turn ${turn} (${set}): ${broken.map((b) => b.detail).join('; ')}`);
-              }
-            });
+            const broken = violationsOf(c, v);
+            if (broken.length) throw new Error(broken.join('\n'));
           }
         }),
         { seed: 42, numRuns: 200 },

@@ -137,7 +137,7 @@ export function* replaySteps(
       }
     });
     const zombiePrompt = calls.some((c) => watch.zombieIn(c.plan.messages));
-    const injectionExposed = watch.exposedIn(first.messages.slice(0, -1));
+    const injectionExposed = watch.exposedIn(first.messages, 1);
 
     const upkeep: UpkeepCall[] = [...carried, ...calls.flatMap((c) => c.plan.upkeep)];
     carried = [];

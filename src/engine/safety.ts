@@ -53,8 +53,10 @@ export class SafetyWatch {
     return false;
   }
 
-  /** The memory part of a prompt holds an earlier injection. */
-  exposedIn(memory: readonly Message[]): boolean {
+  /** The memory part of a prompt — all but its last `pending` messages, the turn's own — holds an earlier injection. */
+  exposedIn(messages: readonly Message[], pending: number): boolean {
+    if (!this.marks.length) return false;
+    const memory = messages.slice(0, messages.length - pending);
     return this.marks.some((mark) => this.presence.find(memory, mark) !== 'none');
   }
 
