@@ -14,11 +14,12 @@ import { ROOT } from './_shared.js';
 
 /**
  * ctxsim's own policies never build a prompt a provider would reject: the
- * shipped scenarios, and 200 generated conversations per profile, every policy (defaults, and small
- * budgets so that trimming, folding and retrieval happen), checked against
- * all three rule sets on every call. Each conversation also gets a random
- * forget event and injection turn, so redaction, re-summarization, deleted
- * vector entries and moderation are exercised too.
+ * shipped scenarios, and 200 generated conversations per profile, through
+ * every policy (small budgets, so that trimming, folding and retrieval
+ * happen), checked against all three rule sets on every call. Each generated
+ * conversation also gets a random forget event and injection turn, so
+ * redaction, re-summarization, deleted vector entries and moderation are
+ * exercised too.
  */
 
 const SPECS = [

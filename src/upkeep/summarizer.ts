@@ -2,7 +2,7 @@ import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
 import { contentWords, normalize, words } from './_text.js';
 import { injectionQuote } from './quote.js';
-import { redactText } from './redact.js';
+import { holds, redactText } from './redact.js';
 import type { Fact, Injected } from './types.js';
 
 /** A running summary: the message a policy sends, and what it knows. */
@@ -154,7 +154,10 @@ export function forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; 
   const quotes = previous.quotes.map((q) => redactText(q, req.values));
   const allTopics = previous.topics.map((t) => redactText(t, req.values));
   const hidden = req.hidden.map(normalize).filter(Boolean);
-  const { content, topics } = render(tokens, req.summaryTokens, { firstTurn: previous.firstTurn, lastTurn: previous.lastTurn, facts, quotes, allTopics, hidden });
+  const r = render(tokens, req.summaryTokens, { firstTurn: previous.firstTurn, lastTurn: previous.lastTurn, facts, quotes, allTopics, hidden });
+  // The parts are clean; the whole is checked too, since an erased value must not survive.
+  const content = holds(r.content, req.values) ? redactText(r.content, req.values) : r.content;
+  const topics = r.topics;
   const message: Message = { role: 'system', content, origin: 'summary' };
   const call: UpkeepCall = {
     kind: 'summary',
