@@ -9,6 +9,9 @@ export type Role = 'system' | 'user' | 'assistant' | 'tool';
 /** Where a policy-made system message comes from. */
 export type Origin = 'summary' | 'retrieved' | 'facts';
 
+/** What a policy stores between turns: raw messages, a running summary, vector store entries, a fact sheet. */
+export type ArtifactKind = 'transcript' | 'summary' | 'vectors' | 'facts';
+
 export interface ToolCall {
   id: string;
   name: string;
@@ -68,6 +71,8 @@ export interface Conversation {
 export type Pico = bigint;
 
 export type ProbeOutcome = 'retained' | 'stale' | 'missing';
+/** What a probe should find: the current value, or nothing when the fact was forgotten. */
+export type ProbeExpectation = 'retained' | 'missing';
 export type ProbeSource = 'window' | 'summary' | 'retrieved' | 'facts' | 'none';
 
 export interface ProbeRecord {
@@ -79,6 +84,10 @@ export interface ProbeRecord {
   /** Turns since the fact's current value was stated. */
   ageTurns: number;
   source: ProbeSource;
+  /** `missing` for a fact the user asked to forget (and did not state again): then finding it is a violation. */
+  expected: ProbeExpectation;
+  /** The probe found a value of a forgotten fact. */
+  violation: boolean;
 }
 
 /** What memory upkeep did: a summarizer, extractor or embedder call. */
@@ -115,8 +124,15 @@ export interface TurnRecord {
   latencyMs: number;
   overflow: boolean;
   overBudget: boolean;
+  /** Retention probes (a probe of a forgotten fact is not one: see ProbeRecord.expected). */
   probes: number;
   retained: number;
+  /** Provider message rules broken by the turn's prompts (every call). */
+  violations: number;
+  /** A prompt of the turn still held a value the user asked to forget. */
+  zombiePrompt: boolean;
+  /** The turn's first prompt still held an earlier injection turn (verbatim, quoted in a summary, retrieved or in the fact sheet). */
+  injectionExposed: boolean;
   /** Cost split for charts: uncached input, cached input, output, upkeep. */
   costInput: Pico;
   costCached: Pico;
@@ -149,6 +165,20 @@ export interface SummaryRecord {
   firstLostTurn: number | null;
   latencyP50Ms: number;
   latencyP95Ms: number;
+  /** How many kinds of artifact still hold a forgotten value at the end of the conversation. */
+  zombieArtifacts: number;
+  /** Which ones, in the order transcript, summary, vectors, facts. */
+  zombies: ArtifactKind[];
+  /** Turns whose prompt held a forgotten value. */
+  zombiePromptTurns: number;
+  /** Probes of a forgotten fact that found a value. */
+  zombieProbes: number;
+  /** Turns whose first prompt still held an earlier injection turn. */
+  injectionExposureTurns: number;
+  /** Provider message rules broken, over every call. */
+  violations: number;
+  /** UTF-8 bytes the policy stores at the end of the conversation (embeddings at dimensions × 4). */
+  storedBytes: number;
 }
 
 export interface PolicyRecord {
@@ -170,6 +200,25 @@ export interface PolicyRecord {
   retention: number | null;
   /** On the Pareto frontier: no other policy is both cheaper and retains more. */
   pareto: boolean;
+  /** Stored bytes at the end of a conversation: mean (rounded) and nearest-rank 95th percentile over the scenarios. */
+  storedBytesMean: number;
+  storedBytesP95: number;
+  zombieArtifacts: number;
+  zombiePromptTurns: number;
+  zombieProbes: number;
+  injectionExposureTurns: number;
+  violations: number;
+}
+
+/** One provider message rule broken by one model call's prompt. */
+export interface ViolationRecord {
+  scenario: string;
+  policy: string;
+  turn: number;
+  /** 1 for the call after the user message, 2 for the call after tool results. */
+  call: number;
+  rule: string;
+  detail: string;
 }
 
 export interface Results {
@@ -177,4 +226,5 @@ export interface Results {
   probes: ProbeRecord[];
   summary: SummaryRecord[];
   policies: PolicyRecord[];
+  violations: ViolationRecord[];
 }

@@ -44,7 +44,7 @@ describe('sweeps', () => {
   it('defaults fill parameters that were not given; names show only what was given', () => {
     const r = policyFromString('window:turns=3');
     if (typeof r === 'string') throw new Error(r);
-    expect(r[0]!.params).toEqual({ turns: 3, budget: 2000, sessionCap: undefined });
+    expect(r[0]!.params).toEqual({ turns: 3, budget: 2000, sessionCap: undefined, forget: 'cascade', moderation: 'none' });
     expect(r[0]!.name).toBe('window:turns=3');
   });
 });

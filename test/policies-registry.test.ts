@@ -17,7 +17,7 @@ describe('policy registry', () => {
   it('resolves the new parameters with their defaults and names variants by what was given', () => {
     const [v] = resolveSpec(REGISTRY, 'summary-buffer', [['keepRecent', 2]]) as PolicyVariant[];
     expect(v!.name).toBe('summary-buffer:keepRecent=2');
-    expect(v!.params).toEqual({ budget: 2000, keepRecent: 2, batch: undefined, summaryModel: undefined, summaryTokens: 200, keep: 1, sessionCap: undefined });
+    expect(v!.params).toEqual({ budget: 2000, keepRecent: 2, batch: undefined, summaryModel: undefined, summaryTokens: 200, keep: 1, sessionCap: undefined, forget: 'cascade', moderation: 'none' });
     expect(variant('retrieval').params).toMatchObject({ topK: 5, recent: 3, minScore: 0.2, fallbackRecent: 10, maxItems: 10000, embedModel: 'text-embedding-3-small' });
     expect(variant('facts').params).toMatchObject({ recent: 4, recall: 1 });
     expect(variant('priority').params).toMatchObject({ budget: 2000, keepRecent: 2 });

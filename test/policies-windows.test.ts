@@ -37,12 +37,12 @@ describe('the amnesia example', () => {
 
   it('window-turns:turns=3 has lost the name at turn 5', () => {
     expect(run('window-turns:turns=3')).toEqual([
-      { scenario: 'noah-amnesia', policy: 'window-turns:turns=3', turn: 5, fact: 'name', outcome: 'missing', ageTurns: 4, source: 'none' },
+      { scenario: 'noah-amnesia', policy: 'window-turns:turns=3', turn: 5, fact: 'name', outcome: 'missing', ageTurns: 4, source: 'none', expected: 'retained', violation: false },
     ]);
   });
 
   it('full still has it, verbatim', () => {
-    expect(run('full')).toEqual([{ scenario: 'noah-amnesia', policy: 'full', turn: 5, fact: 'name', outcome: 'retained', ageTurns: 4, source: 'window' }]);
+    expect(run('full')).toEqual([{ scenario: 'noah-amnesia', policy: 'full', turn: 5, fact: 'name', outcome: 'retained', ageTurns: 4, source: 'window', expected: 'retained', violation: false }]);
   });
 
   it('window-turns:turns=4 reaches back to turn 1', () => {

@@ -77,6 +77,8 @@ describe('upkeep calls', () => {
           upkeep: [{ kind: 'summary', model: 'gpt-4o-mini', inputTokens: 1000, outputTokens: 200, sync: true }],
         }),
         commit: () => [{ kind: 'embed', model: 'text-embedding-3-small', inputTokens: 1000, outputTokens: 0, sync: false }],
+        forget: () => [],
+        artifacts: () => [],
       }),
     };
     const ctx = replayContext({ seed: 1, model: 'cached-1k', tokenizer: 'chars4', prices: PRICES, latency: LATENCY });

@@ -27,7 +27,7 @@ const FILES = [
   'policies.csv', 'probes.csv', 'report.html', 'report.md', 'results.json',
   'retention-by-age.png', 'retention-by-age.svg', 'retention-by-age.vl.json',
   'retention-vs-cost.png', 'retention-vs-cost.svg', 'retention-vs-cost.vl.json',
-  'summary.csv', 'tokens-by-turn.png', 'tokens-by-turn.svg', 'tokens-by-turn.vl.json', 'turns.csv',
+  'summary.csv', 'tokens-by-turn.png', 'tokens-by-turn.svg', 'tokens-by-turn.vl.json', 'turns.csv', 'violations.csv',
 ];
 
 describe('ctxsim run writes the reports', () => {
@@ -36,7 +36,7 @@ describe('ctxsim run writes the reports', () => {
     expect(a.code).toBe(0);
     expect(readdirSync(join(tmp, 'a')).sort()).toEqual(FILES);
     expect(a.out.split('\n')[0]).toMatch(/^policy\s+scenarios\s+input tokens/);
-    expect(a.err.split('\n')).toEqual(['[1/2] kavya-late-order', '[2/2] noah-amnesia', `wrote 22 files to ${join(tmp, 'a')}/`, '']);
+    expect(a.err.split('\n')).toEqual(['[1/2] kavya-late-order', '[2/2] noah-amnesia', `wrote 23 files to ${join(tmp, 'a')}/`, '']);
 
     const b = await cli(['run', ...SMALL, '--out', join(tmp, 'b'), '--quiet']);
     expect(b.err).toBe('');
@@ -62,7 +62,7 @@ describe('ctxsim run writes the reports', () => {
     const r = await cli(['run', ...SMALL, '--out', '-']);
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
-    expect(lines[0]).toBe('scenario,policy,turn,context_messages,input_tokens,cached_tokens,output_tokens,aux_input_tokens,aux_output_tokens,embed_tokens,cost_usd,cumulative_cost_usd,latency_ms,overflow,probes,retained,over_budget,model,fallback,cache_write_tokens,estimated_tokens');
+    expect(lines[0]).toBe('scenario,policy,turn,context_messages,input_tokens,cached_tokens,output_tokens,aux_input_tokens,aux_output_tokens,embed_tokens,cost_usd,cumulative_cost_usd,latency_ms,overflow,probes,retained,over_budget,model,fallback,cache_write_tokens,estimated_tokens,violations,zombie_prompt,injection_exposed');
     // kavya 3 turns + noah 5 turns, under 2 policies, plus the header and the final newline.
     expect(lines).toHaveLength(1 + 16 + 1);
     expect(r.err).toBe('[1/2] kavya-late-order\n[2/2] noah-amnesia\n');

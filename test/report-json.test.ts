@@ -10,7 +10,7 @@ const text = resultsJson(results, info, meta);
 describe('results.json', () => {
   it('holds schemaVersion, meta, the resolved study and every record', () => {
     const doc = JSON.parse(text);
-    expect(Object.keys(doc)).toEqual(['schemaVersion', 'meta', 'money', 'study', 'policies', 'summary', 'turns', 'probes']);
+    expect(Object.keys(doc)).toEqual(['schemaVersion', 'meta', 'money', 'study', 'policies', 'summary', 'turns', 'probes', 'violations']);
     expect(doc.schemaVersion).toBe(SCHEMA_VERSION);
     expect(doc.meta).toEqual(meta);
     expect(doc.study.model).toBe('gpt-4o-mini');
@@ -18,7 +18,7 @@ describe('results.json', () => {
     expect(doc.study.priceDate).toBe('2026-01-01');
     expect(doc.study.scenarios.map((s: { id: string }) => s.id)).toEqual(['kavya-late-order', 'noah-amnesia']);
     expect(doc.study.policies.map((p: { name: string }) => p.name)).toEqual(['full', 'window-turns:turns=2', 'window-tokens:budget=40']);
-    expect(doc.study.policies[1].params).toEqual({ turns: 2, naive: false });
+    expect(doc.study.policies[1].params).toEqual({ turns: 2, naive: false, forget: 'cascade', moderation: 'none' });
     expect([doc.policies.length, doc.summary.length, doc.turns.length, doc.probes.length]).toEqual([3, 6, 24, 3]);
   });
 

@@ -91,7 +91,7 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   const { results, info, fingerprint } = executeStudy(study, io, { quiet: flags.quiet, shard });
   if (shard && target.kind === 'dir') {
     const { turns, probes, summary } = results;
-    const file: ShardFile = { kind: 'ctxsim-shard', schemaVersion: 1, shard, study: fingerprint, info, turns, probes, summary };
+    const file: ShardFile = { kind: 'ctxsim-shard', schemaVersion: 1, shard, study: fingerprint, info, turns, probes, summary, violations: results.violations };
     writeFilesAtomic(target.dir, new Map([[shardFileName(shard), toJson(file)]]));
     if (!flags.quiet) io.err(`wrote ${displayPath(join(target.dir, shardFileName(shard)))}; combine the shards with \`ctxsim merge\`\n`);
     return 0;

@@ -1,12 +1,16 @@
 import seedrandom from 'seedrandom';
 import type { PolicyVariant } from '../policies/spec.js';
-import type { PromptPlan } from '../policies/types.js';
+import type { Artifact, PromptPlan } from '../policies/types.js';
 import { Meter } from '../pricing/meter.js';
 import type { PriceTable } from '../pricing/prices.js';
 import { chooseModel, type CostSettings } from '../pricing/settings.js';
+import { policyViolations } from '../rules/blame.js';
+import type { RuleSet } from '../rules/provider.js';
 import type { TokenCounter } from '../tokens/counter.js';
-import type { Conversation, Message, ProbeRecord, TurnRecord, UpkeepCall } from '../types.js';
+import type { Conversation, Message, ProbeRecord, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
+import { SafetyWatch } from './safety.js';
 import { FactLedger, Presence } from './score.js';
+import type { ConversationEnd } from './summarize.js';
 
 /** What every replay of a run shares. */
 export interface ReplayContext {
@@ -17,6 +21,8 @@ export interface ReplayContext {
   /** Caching, routing, fallback and latency settings (defaults when absent). */
   costs?: CostSettings;
   presence: Presence;
+  /** The provider message rules every prompt is checked against. */
+  rules: RuleSet;
 }
 
 /** One model call of a turn, as sent. */
@@ -29,6 +35,11 @@ export interface SentCall {
 export interface Replay {
   turns: TurnRecord[];
   probes: ProbeRecord[];
+  violations: ViolationRecord[];
+  /** What the policy stores at the end of the conversation. */
+  artifacts: Artifact[];
+  /** Zombie artifacts and stored bytes at the end, for the summary row. */
+  end: ConversationEnd;
 }
 
 /** The seeded stream of one (seed, scenario, policy). */
@@ -39,8 +50,12 @@ export function streamFor(seed: number, scenario: string, policy: string): () =>
 /**
  * Replays one conversation through one policy. Per turn: the policy builds the
  * prompt for each model call (after the user message, and again after tool
- * results); the meter prices the calls and the upkeep; probes are scored on the
- * prompt of the turn's first call. `onCall` sees every call (for `explain`).
+ * results); each prompt is checked against the provider's message rules and
+ * for forgotten values; the first for injections still in memory; the policy
+ * stores the exchange; forget events after the turn are carried out; the meter
+ * prices the calls and the upkeep; probes are scored on the prompt of the
+ * turn's first call. At the end, the artifacts the policy stores are
+ * inspected. `onCall` sees every call (for `explain`).
  */
 export function replay(
   conversation: Conversation,
@@ -48,6 +63,23 @@ export function replay(
   ctx: ReplayContext,
   onCall?: (turn: number, call: SentCall) => void,
 ): Replay {
+  const steps = replaySteps(conversation, variant, ctx, onCall);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * The same replay, one turn at a time: yields each turn's record and returns
+ * the whole replay. Several may run interleaved (sessions are independent).
+ */
+export function* replaySteps(
+  conversation: Conversation,
+  variant: PolicyVariant,
+  ctx: ReplayContext,
+  onCall?: (turn: number, call: SentCall) => void,
+): Generator<TurnRecord, Replay, void> {
   const { tokens, model } = ctx;
   const session = variant.policy.start(conversation, variant.params, {
     tokens,
@@ -61,14 +93,31 @@ export function replay(
     random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`),
   });
   const ledger = new FactLedger(conversation);
+  const watch = new SafetyWatch(ctx.presence);
   const turns: TurnRecord[] = [];
   const probes: ProbeRecord[] = [];
+  const violations: ViolationRecord[] = [];
   let time = 0;
   let cumulative = 0n;
+
+  /** Carries out the forget events that follow `afterTurn`; returns their upkeep. */
+  const forgetAfter = (afterTurn: number): UpkeepCall[] => {
+    const upkeep: UpkeepCall[] = [];
+    for (const event of conversation.forgets) {
+      if (event.afterTurn !== afterTurn) continue;
+      const facts = event.facts.map((name) => ({ name, values: ledger.valuesUpTo(name, afterTurn) }));
+      watch.forget(facts);
+      upkeep.push(...session.forget(facts, { afterTurn, time }));
+    }
+    return upkeep;
+  };
+  // A forget before the first turn is charged to turn 1.
+  let carried = forgetAfter(0);
 
   for (const turn of conversation.turns) {
     if (turn.index > 1) time += turn.gapSeconds;
     const info = { turn, time };
+    watch.startTurn(turn);
     const turnModel = chooseModel(ctx.costs?.route, model, tokens.output(turn.user));
     const exchange: Message[] = [turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])];
     const calls: SentCall[] = [];
@@ -78,8 +127,23 @@ export function replay(
       const second = session.prompt([turn.user, ...turn.tools], info);
       calls.push({ plan: second, promptTokens: tokens.prompt(second.messages), output: turn.assistant });
     }
-    const upkeep: UpkeepCall[] = calls.flatMap((c) => c.plan.upkeep);
+
+    // What was sent, before the turn changes memory.
+    let broken = 0;
+    calls.forEach((c, k) => {
+      for (const v of policyViolations(c.plan.messages, ctx.rules, conversation)) {
+        violations.push({ scenario: conversation.id, policy: variant.name, turn: turn.index, call: k + 1, rule: v.rule, detail: v.detail });
+        broken++;
+      }
+    });
+    const zombiePrompt = calls.some((c) => watch.zombieIn(c.plan.messages));
+    const injectionExposed = watch.exposedIn(first.messages, 1);
+
+    const upkeep: UpkeepCall[] = [...carried, ...calls.flatMap((c) => c.plan.upkeep)];
+    carried = [];
     upkeep.push(...session.commit(exchange, info));
+    upkeep.push(...forgetAfter(turn.index));
+    watch.endTurn(turn);
 
     const row: TurnRecord = {
       scenario: conversation.id,
@@ -100,8 +164,11 @@ export function replay(
       latencyMs: 0,
       overflow: false,
       overBudget: calls.some((c) => c.plan.overBudget),
-      probes: turn.probe.length,
+      probes: 0,
       retained: 0,
+      violations: broken,
+      zombiePrompt,
+      injectionExposed,
       costInput: 0n,
       costCached: 0n,
       costOutput: 0n,
@@ -146,8 +213,12 @@ export function replay(
 
     for (const fact of turn.probe) {
       const state = ledger.at(fact, turn.index)!;
+      // A forgotten fact has no current value: finding its last (or an older) value is a violation.
       const { outcome, source } = ctx.presence.score(first.messages, state.current.value, state.older);
-      if (outcome === 'retained') row.retained++;
+      if (!state.forgotten) {
+        row.probes++;
+        if (outcome === 'retained') row.retained++;
+      }
       probes.push({
         scenario: conversation.id,
         policy: variant.name,
@@ -156,9 +227,14 @@ export function replay(
         outcome,
         ageTurns: turn.index - state.current.turn,
         source,
+        expected: state.forgotten ? 'missing' : 'retained',
+        violation: state.forgotten && outcome !== 'missing',
       });
     }
     turns.push(row);
+    yield row;
   }
-  return { turns, probes };
+  const artifacts = session.artifacts();
+  const storedBytes = artifacts.reduce((n, a) => n + a.bytes, 0);
+  return { turns, probes, violations, artifacts, end: { zombies: watch.zombies(artifacts), storedBytes } };
 }

@@ -1,10 +1,11 @@
 import type { PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
+import { ruleSetFor, type RuleSet } from '../rules/provider.js';
 import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
 import { openTokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
-import type { Conversation, ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
+import type { Conversation, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
 import { replay, type Replay, type ReplayContext } from './replay.js';
 import { Presence } from './score.js';
 import { byPolicy, summarize } from './summarize.js';
@@ -23,6 +24,8 @@ export interface RunOptions {
   route?: CostSettings['route'];
   fallback?: CostSettings['fallback'];
   latency?: CostSettings['latency'];
+  /** Provider message rules to check prompts against (default: from the chat model's provider). */
+  rules?: RuleSet;
   /** Run only the work items (scenario × policy, numbered scenario-major from 0) with `n % count === index - 1`. */
   shard?: { index: number; count: number };
   /** Called after each scenario with how many are done. */
@@ -39,12 +42,12 @@ export interface RunResults extends Results {
   warnings: string[];
 }
 
-type ContextOptions = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache'>;
+type ContextOptions = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'rules'>;
 
 /**
  * A run's shared context: one token counter (count once across policies),
  * prices (every model the settings name checked up front), cost settings,
- * presence memo.
+ * presence memo, the provider rule set (given, or the chat model's).
  */
 export function replayContext(opts: ContextOptions): ReplayContext & { encoding: ResolvedEncoding; prices: PriceTable; costs: CostSettings } {
   const encoding = encodingForModel(opts.model, opts.tokenizer);
@@ -57,7 +60,8 @@ export function replayContext(opts: ContextOptions): ReplayContext & { encoding:
     ...(opts.latency && { latency: opts.latency }),
   };
   for (const m of [opts.model, ...settingsModels(costs)]) lookup(prices, m);
-  return { seed: opts.seed, model: opts.model, tokens: openTokenCounter(encoding.name, opts.tokenCache), prices, costs, presence: new Presence(), encoding };
+  const rules = opts.rules ?? ruleSetFor(lookup(prices, opts.model).provider, opts.model);
+  return { seed: opts.seed, model: opts.model, tokens: openTokenCounter(encoding.name, opts.tokenCache), prices, costs, presence: new Presence(), rules, encoding };
 }
 
 /**
@@ -69,6 +73,7 @@ export function runStudy(opts: RunOptions): RunResults {
   const turns: TurnRecord[] = [];
   const probes: ProbeRecord[] = [];
   const summary: SummaryRecord[] = [];
+  const violations: ViolationRecord[] = [];
   const p = opts.policies.length;
   opts.conversations.forEach((conversation, i) => {
     for (const [j, variant] of opts.policies.entries()) {
@@ -76,7 +81,8 @@ export function runStudy(opts: RunOptions): RunResults {
       const r = replayFlagged(conversation, variant, ctx);
       turns.push(...r.turns);
       probes.push(...r.probes);
-      summary.push(summarize(r.turns, r.probes));
+      violations.push(...r.violations);
+      summary.push(summarize(r.turns, r.probes, r.end));
     }
     opts.onProgress?.(i + 1, opts.conversations.length, conversation.id);
   });
@@ -86,6 +92,7 @@ export function runStudy(opts: RunOptions): RunResults {
     probes,
     summary,
     policies: byPolicy(summary),
+    violations,
     encoding: ctx.encoding,
     prices: ctx.prices,
     tokenizerCalls: ctx.tokens.tokenizerCalls,

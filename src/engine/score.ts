@@ -11,9 +11,14 @@ interface Stated {
   turn: number;
 }
 
-/** Every value each fact took, in order: the history probes are scored against. */
+/**
+ * Every value each fact took, in order, and when the user asked to forget
+ * it: the history probes are scored against.
+ */
 export class FactLedger {
   private readonly values = new Map<string, Stated[]>();
+  /** fact → the turns its forget events follow. */
+  private readonly forgets = new Map<string, number[]>();
 
   constructor(conversation: Conversation) {
     for (const t of conversation.turns) {
@@ -23,15 +28,27 @@ export class FactLedger {
         this.values.set(fact, list);
       }
     }
+    for (const f of conversation.forgets) for (const fact of f.facts) this.forgets.set(fact, [...(this.forgets.get(fact) ?? []), f.afterTurn]);
   }
 
-  /** The current value at `turn`, and the older values that differ from it. */
-  at(fact: string, turn: number): { current: Stated; older: string[] } | undefined {
+  /**
+   * The current value at `turn` and the older values that differ from it.
+   * `forgotten`: a forget event came after the current value was stated and
+   * before `turn`, so there is no current value any more — `current` is then
+   * the last value the fact had, which a probe expects not to find.
+   */
+  at(fact: string, turn: number): { current: Stated; older: string[]; forgotten: boolean } | undefined {
     const list = (this.values.get(fact) ?? []).filter((s) => s.turn <= turn);
     const current = list[list.length - 1];
     if (!current) return undefined;
     const older = [...new Set(list.map((s) => s.value))].filter((v) => v !== current.value);
-    return { current, older };
+    const forgotten = (this.forgets.get(fact) ?? []).some((after) => after >= current.turn && after < turn);
+    return { current, older, forgotten };
+  }
+
+  /** Every value a fact had in turns 1 … `turn`: what a forget event after that turn erases. */
+  valuesUpTo(fact: string, turn: number): string[] {
+    return [...new Set((this.values.get(fact) ?? []).filter((s) => s.turn <= turn).map((s) => s.value))];
   }
 
   /** Every value a fact ever had. */

@@ -1,4 +1,14 @@
-import type { PolicyRecord, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
+import type { ArtifactKind, PolicyRecord, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
+
+/** What a conversation's memory holds once it is over. */
+export interface ConversationEnd {
+  /** Kinds of artifact still holding a forgotten value. */
+  zombies: ArtifactKind[];
+  /** Bytes the policy stores. */
+  storedBytes: number;
+}
+
+const NOTHING_STORED: ConversationEnd = { zombies: [], storedBytes: 0 };
 
 /** Nearest-rank percentile of unsorted numbers (0 for none). */
 export function percentile(values: readonly number[], p: number): number {
@@ -11,9 +21,15 @@ function ratio(a: number, b: number): number | null {
   return b ? a / b : null;
 }
 
-/** One row per scenario × policy, from its turn and probe records. */
-export function summarize(turns: readonly TurnRecord[], probes: readonly ProbeRecord[]): SummaryRecord {
+/**
+ * One row per scenario × policy, from its turn and probe records and what it
+ * stores at the end. Retention counts the probes that expect the current
+ * value; probes of forgotten facts count apart, as zombie probes when they
+ * found a value.
+ */
+export function summarize(turns: readonly TurnRecord[], allProbes: readonly ProbeRecord[], end: ConversationEnd = NOTHING_STORED): SummaryRecord {
   const first = turns[0]!;
+  const probes = allProbes.filter((p) => p.expected !== 'missing');
   const count = (o: string) => probes.filter((p) => p.outcome === o).length;
   const lost = probes.find((p) => p.outcome !== 'retained');
   const totalCost = turns[turns.length - 1]!.cumulativeCost;
@@ -40,6 +56,13 @@ export function summarize(turns: readonly TurnRecord[], probes: readonly ProbeRe
     firstLostTurn: lost ? lost.turn : null,
     latencyP50Ms: percentile(latencies, 50),
     latencyP95Ms: percentile(latencies, 95),
+    zombieArtifacts: end.zombies.length,
+    zombies: [...end.zombies],
+    zombiePromptTurns: turns.filter((t) => t.zombiePrompt).length,
+    zombieProbes: allProbes.filter((p) => p.violation).length,
+    injectionExposureTurns: turns.filter((t) => t.injectionExposed).length,
+    violations: sumOf(turns, (t) => t.violations),
+    storedBytes: end.storedBytes,
   };
 }
 
@@ -85,6 +108,13 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): Omit<PolicyRecord, '
       stale: sumOf(rows, (r) => r.stale),
       missing: sumOf(rows, (r) => r.missing),
       retention: ratio(retained, probes),
+      storedBytesMean: Math.round(sumOf(rows, (r) => r.storedBytes) / rows.length),
+      storedBytesP95: percentile(rows.map((r) => r.storedBytes), 95),
+      zombieArtifacts: sumOf(rows, (r) => r.zombieArtifacts),
+      zombiePromptTurns: sumOf(rows, (r) => r.zombiePromptTurns),
+      zombieProbes: sumOf(rows, (r) => r.zombieProbes),
+      injectionExposureTurns: sumOf(rows, (r) => r.injectionExposureTurns),
+      violations: sumOf(rows, (r) => r.violations),
     };
   });
 }

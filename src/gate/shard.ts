@@ -1,6 +1,6 @@
 import { CtxsimError, UsageError } from '../errors.js';
 import { byPolicy } from '../engine/summarize.js';
-import type { ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
+import type { ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
 import type { ReportInfo } from '../report/info.js';
 import type { StudyFingerprint } from './baseline.js';
 
@@ -14,6 +14,7 @@ export interface ShardFile {
   turns: TurnRecord[];
   probes: ProbeRecord[];
   summary: SummaryRecord[];
+  violations: ViolationRecord[];
 }
 
 /** Parses `K/N` (1 ≤ K ≤ N). */
@@ -46,7 +47,7 @@ export function readShard(file: string, text: string): ShardFile {
     throw new CtxsimError(`${file}: not a ctxsim shard file (invalid JSON)`, 'input');
   }
   const s = v as Partial<ShardFile>;
-  if (s?.kind !== 'ctxsim-shard' || s.schemaVersion !== 1 || !s.shard || !s.study || !Array.isArray(s.summary)) {
+  if (s?.kind !== 'ctxsim-shard' || s.schemaVersion !== 1 || !s.shard || !s.study || !Array.isArray(s.summary) || !Array.isArray(s.violations)) {
     throw new CtxsimError(`${file}: not a ctxsim shard file (schemaVersion 1)`, 'input');
   }
   return s as ShardFile;
@@ -85,6 +86,7 @@ export function mergeShards(shards: readonly { file: string; shard: ShardFile }[
       probes: byRank(ordered.flatMap((s) => s.shard.probes)),
       summary,
       policies: byPolicy(summary),
+      violations: byRank(ordered.flatMap((s) => s.shard.violations)),
     },
   };
 }

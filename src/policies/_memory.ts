@@ -1,20 +1,33 @@
 import type { TokenCounter } from '../tokens/counter.js';
-import type { Conversation } from '../types.js';
-import type { Fact } from '../upkeep/types.js';
+import type { Conversation, UpkeepCall } from '../types.js';
+import { holds } from '../upkeep/redact.js';
+import { forgetInSummary, type Summary } from '../upkeep/summarizer.js';
+import type { Fact, Injected } from '../upkeep/types.js';
+import { cascades, type Erasures } from './_forget.js';
 import { sum, type Exchange } from './_transcript.js';
-import type { TurnInfo } from './types.js';
+import type { ForgetFact, Params, TurnInfo } from './types.js';
 
 /**
  * What the simulated upkeep knows: the facts each turn states (from the
  * scenario's `facts:`), which a real summarizer or extractor would read
- * from the text.
+ * from the text — less the values erased from that text since.
  */
-export function statedFacts(conversation: Conversation, exchanges: readonly Exchange[]): Fact[] {
+export function statedFacts(conversation: Conversation, exchanges: readonly Exchange[], erased?: Erasures): Fact[] {
   const out: Fact[] = [];
   for (const e of exchanges) {
     const index = e[0]?.turn;
     const turn = index === undefined ? undefined : conversation.turns[index - 1];
-    if (turn) out.push(...Object.entries(turn.facts));
+    if (turn) out.push(...Object.entries(turn.facts).filter(([, v]) => !erased?.covers(turn.index, v)));
+  }
+  return out;
+}
+
+/** The stored user messages of the exchanges whose turn is flagged `injection: true`, oldest first. */
+export function injected(conversation: Conversation, exchanges: readonly Exchange[]): Injected[] {
+  const out: Injected[] = [];
+  for (const e of exchanges) {
+    const turn = e[0]?.turn;
+    if (turn !== undefined && conversation.turns[turn - 1]?.injection) out.push({ turn, text: e[0]!.content });
   }
   return out;
 }
@@ -54,4 +67,28 @@ export function newestExchangesThatFit(tokens: TokenCounter, exchanges: readonly
 /** Tokens a policy-made `system` message of `contentTokens` tokens costs in a prompt. */
 export function systemMessageTokens(tokens: TokenCounter, contentTokens: number): number {
   return contentTokens + (tokens.overhead.perMessage ? tokens.overhead.perMessage + tokens.text('system') : 0);
+}
+
+/**
+ * The cascade for a running summary: when its text still states a value to
+ * forget, one re-summarization (priced) rewrites it without those facts.
+ * Under `forget: naive` the summary is left as it is — the common bug.
+ */
+export function eraseFromSummary(
+  memory: Summary | undefined,
+  facts: readonly ForgetFact[],
+  values: readonly string[],
+  ctx: { tokens: TokenCounter; params: Params; model: string; hidden: readonly string[] },
+): { memory: Summary | undefined; upkeep: UpkeepCall[] } {
+  if (!memory || !cascades(ctx.params) || !holds(memory.message.content, values)) return { memory, upkeep: [] };
+  const r = forgetInSummary({
+    tokens: ctx.tokens,
+    model: (ctx.params.summaryModel as string | undefined) ?? ctx.model,
+    summaryTokens: ctx.params.summaryTokens as number,
+    previous: memory,
+    names: facts.map((f) => f.name),
+    values,
+    hidden: ctx.hidden,
+  });
+  return { memory: r.summary, upkeep: [r.call] };
 }

@@ -1,5 +1,6 @@
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message } from '../types.js';
+import { redactMessage } from './_forget.js';
 
 /** The messages of one finished turn: the user message first, then tool messages and the reply. */
 export type Exchange = readonly Message[];
@@ -28,6 +29,15 @@ export class Transcript {
 
   messages(from = 0): Message[] {
     return this.exchanges.slice(from).flat();
+  }
+
+  /** Replaces each stored message that holds one of the (normalized) values by a redacted copy. */
+  redact(values: readonly string[]): void {
+    if (!values.length) return;
+    this.exchanges.forEach((e, i) => {
+      const r = e.map((m) => redactMessage(m, values));
+      if (r.some((m, j) => m !== e[j])) this.exchanges[i] = r;
+    });
   }
 }
 

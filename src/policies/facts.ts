@@ -1,5 +1,7 @@
 import type { Message } from '../types.js';
 import { extract } from '../upkeep/extractor.js';
+import { holds, redactText } from '../upkeep/redact.js';
+import { artifact, cascades, moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { pinned, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -24,13 +26,17 @@ export const facts: Policy = {
     const known = new Map<string, string>();
     // One message object per version of the sheet, so it is counted once and stays a stable prefix.
     let sheet: Message | undefined;
+    const write = () => {
+      sheet = known.size ? { role: 'system', content: `Known facts: ${[...known].map(([k, v]) => `${k}: ${v}`).join('; ')}`, origin: 'facts' } : undefined;
+    };
+    const kept = () => history.messages(Math.max(0, history.exchanges.length - recent));
     return {
       prompt(pending) {
-        const kept = history.messages(Math.max(0, history.exchanges.length - recent));
         const memory = sheet ? [sheet] : [];
-        return { messages: [...head, ...memory, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length + memory.length };
+        return { messages: [...head, ...memory, ...kept(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length + memory.length };
       },
       commit(exchange, info) {
+        if (moderated(params, info)) return [];
         const r = extract({
           tokens,
           random,
@@ -38,6 +44,7 @@ export const facts: Policy = {
           recall: params.recall as number,
           exchange,
           stated: Object.entries(info.turn.facts),
+          injection: info.turn.injection,
         });
         let changed = false;
         for (const [name, value] of r.found) {
@@ -45,10 +52,27 @@ export const facts: Policy = {
           known.set(name, value);
           changed = true;
         }
-        if (changed) sheet = { role: 'system', content: `Known facts: ${[...known].map(([k, v]) => `${k}: ${v}`).join('; ')}`, origin: 'facts' };
+        if (changed) write();
         history.add(exchange);
         return [r.call];
       },
+      // Cascade: the forgotten facts leave the sheet, and their values any other entry (a store edit, not a model call).
+      forget(facts) {
+        const values = valuesOf(facts);
+        history.redact(values);
+        if (!cascades(params)) return [];
+        const names = new Set(facts.map((f) => f.name));
+        let changed = false;
+        for (const [name, value] of [...known]) {
+          if (names.has(name)) known.delete(name);
+          else if (holds(value, values)) known.set(name, redactText(value, values));
+          else continue;
+          changed = true;
+        }
+        if (changed) write();
+        return [];
+      },
+      artifacts: () => [transcriptArtifact(kept()), artifact('facts', sheet ? [sheet.content] : [])],
     };
   },
 };

@@ -1,3 +1,4 @@
+import { moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { fixedTokens, pinned, sum, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -40,10 +41,17 @@ export const priority: Policy = {
         const kept = ex.filter((_, i) => chosen[i]).flat();
         return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };
       },
-      commit(exchange) {
+      commit(exchange, info) {
+        if (moderated(params, info)) return [];
         history.add(exchange);
         return [];
       },
+      forget(facts) {
+        history.redact(valuesOf(facts));
+        return [];
+      },
+      // A tool exchange of any age may come back: it stores the whole session.
+      artifacts: () => [transcriptArtifact(history.messages())],
     };
   },
 };

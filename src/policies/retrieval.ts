@@ -1,8 +1,10 @@
 import { parseDuration } from '../scenario/duration.js';
 import { messageText } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
-import { cosine, embed, type Vector } from '../upkeep/embedder.js';
+import { cosine, embed, STORED_DIMENSIONS, type Vector } from '../upkeep/embedder.js';
+import { holds } from '../upkeep/redact.js';
 import { VectorStore, type Stored } from '../upkeep/store.js';
+import { artifact, cascades, moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { TurnGate } from './_memory.js';
 import { pinned, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
@@ -121,6 +123,7 @@ export const retrieval: Policy = {
         };
       },
       commit(exchange, info) {
+        if (moderated(params, info)) return [];
         let embedded = 0;
         for (const message of exchange) {
           const text = messageText(message);
@@ -133,6 +136,19 @@ export const retrieval: Policy = {
         store.keepNewest(params.maxItems as number);
         history.add(exchange);
         return embedded ? [embedCall(embedded, false)] : [];
+      },
+      // Cascade: every entry whose source text holds a value goes, with its embedding (a delete, not a model call).
+      forget(facts) {
+        const values = valuesOf(facts);
+        history.redact(values);
+        if (cascades(params)) store.remove((m) => holds(messageText(m), values));
+        return [];
+      },
+      artifacts() {
+        const messages = history.messages();
+        const verbatim = windowFrom(messages, messages.length - Math.max(params.recent as number, params.fallbackRecent as number));
+        const entries = store.all;
+        return [transcriptArtifact(verbatim), artifact('vectors', entries.map((e) => messageText(e.value)), entries.length * STORED_DIMENSIONS * 4)];
       },
     };
   },

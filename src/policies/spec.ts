@@ -4,6 +4,10 @@ import type { ParamSpec, ParamValue, Params, Policy } from './types.js';
 /** Parameters every policy takes. */
 export const COMMON_PARAMS: Readonly<Record<string, ParamSpec>> = {
   sessionCap: { default: undefined, kind: 'int', min: 1 },
+  /** How a forget event is carried out: `cascade` erases every artifact, `naive` only the raw messages. */
+  forget: { default: 'cascade', kind: 'string', oneOf: ['cascade', 'naive'] },
+  /** `drop` keeps turns flagged `injection: true` out of memory: answered, never stored. */
+  moderation: { default: 'none', kind: 'string', oneOf: ['none', 'drop'] },
 };
 
 /** A policy as the user wrote it: id and parameters in the order given. */

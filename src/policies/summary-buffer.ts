@@ -1,6 +1,7 @@
 import { summarize, type Summary } from '../upkeep/summarizer.js';
 import type { UpkeepCall } from '../types.js';
-import { factValues, newestExchangesThatFit, statedFacts, systemMessageTokens, TurnGate } from './_memory.js';
+import { artifact, Erasures, moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { eraseFromSummary, factValues, injected, newestExchangesThatFit, statedFacts, systemMessageTokens, TurnGate } from './_memory.js';
 import { fixedTokens, pinned, sum, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -32,6 +33,7 @@ export const summaryBuffer: Policy = {
     const batch = (params.batch as number | undefined) ?? Math.max(1, keepRecent);
     const summaryTokens = params.summaryTokens as number;
     const gate = new TurnGate();
+    const erased = new Erasures();
     let folded = 0;
     let memory: Summary | undefined;
 
@@ -54,8 +56,9 @@ export const summaryBuffer: Policy = {
               keep: params.keep as number,
               ...(memory && { previous: memory }),
               folded: leaving.flat(),
-              stated: statedFacts(conversation, leaving),
+              stated: statedFacts(conversation, leaving, erased),
               hidden,
+              injected: injected(conversation, leaving),
             });
             memory = r.summary;
             folded += leaving.length;
@@ -76,7 +79,8 @@ export const summaryBuffer: Policy = {
           stablePrefix: head.length + sent.length,
         };
       },
-      commit(exchange) {
+      commit(exchange, info) {
+        if (moderated(params, info)) return [];
         // A new session starts blank: the running summary belongs to the session.
         if (history.add(exchange)) {
           folded = 0;
@@ -84,6 +88,15 @@ export const summaryBuffer: Policy = {
         }
         return [];
       },
+      forget(facts, info) {
+        const values = valuesOf(facts);
+        history.redact(values);
+        erased.add(info.afterTurn, values);
+        const r = eraseFromSummary(memory, facts, values, { tokens, params, model, hidden });
+        memory = r.memory;
+        return r.upkeep;
+      },
+      artifacts: () => [transcriptArtifact(history.messages(folded)), artifact('summary', memory ? [memory.message.content] : [])],
     };
   },
 };

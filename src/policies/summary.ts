@@ -1,6 +1,7 @@
 import { summarize, type Summary } from '../upkeep/summarizer.js';
 import type { UpkeepCall } from '../types.js';
-import { factValues, statedFacts, TurnGate } from './_memory.js';
+import { artifact, Erasures, moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { eraseFromSummary, factValues, injected, statedFacts, TurnGate } from './_memory.js';
 import { pinned, sum, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -25,6 +26,7 @@ export const summary: Policy = {
     const hidden = factValues(conversation);
     const threshold = params.threshold as number;
     const gate = new TurnGate();
+    const erased = new Erasures();
     let folded = 0;
     let memory: Summary | undefined;
     return {
@@ -40,8 +42,9 @@ export const summary: Policy = {
             keep: params.keep as number,
             ...(memory && { previous: memory }),
             folded: open.flat(),
-            stated: statedFacts(conversation, open),
+            stated: statedFacts(conversation, open, erased),
             hidden,
+            injected: injected(conversation, open),
           });
           memory = r.summary;
           folded = history.exchanges.length;
@@ -50,7 +53,8 @@ export const summary: Policy = {
         const before = [...head, ...(memory ? [memory.message] : []), ...history.messages(folded)];
         return { messages: [...before, ...pending], overBudget: false, upkeep, stablePrefix: head.length + (memory ? 1 : 0) };
       },
-      commit(exchange) {
+      commit(exchange, info) {
+        if (moderated(params, info)) return [];
         // A new session starts blank: the running summary belongs to the session.
         if (history.add(exchange)) {
           folded = 0;
@@ -58,6 +62,15 @@ export const summary: Policy = {
         }
         return [];
       },
+      forget(facts, info) {
+        const values = valuesOf(facts);
+        history.redact(values);
+        erased.add(info.afterTurn, values);
+        const r = eraseFromSummary(memory, facts, values, { tokens, params, model, hidden });
+        memory = r.memory;
+        return r.upkeep;
+      },
+      artifacts: () => [transcriptArtifact(history.messages(folded)), artifact('summary', memory ? [memory.message.content] : [])],
     };
   },
 };

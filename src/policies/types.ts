@@ -1,5 +1,5 @@
 import type { TokenCounter } from '../tokens/counter.js';
-import type { Conversation, Message, Turn, UpkeepCall } from '../types.js';
+import type { ArtifactKind, Conversation, Message, Turn, UpkeepCall } from '../types.js';
 
 /** A parameter value after parsing: numbers, strings and booleans. */
 export type ParamValue = number | string | boolean;
@@ -41,6 +41,27 @@ export interface PromptPlan {
   stablePrefix: number;
 }
 
+/** A fact to erase: its name and every value it had (normalized: lower case, whitespace collapsed). */
+export interface ForgetFact {
+  name: string;
+  values: readonly string[];
+}
+
+/** When a forget event happens: after turn `afterTurn` (0 = before the first), at simulated `time`. */
+export interface ForgetInfo {
+  afterTurn: number;
+  time: number;
+}
+
+/** One kind of stored memory, as a backend would keep it: its texts and its size. */
+export interface Artifact {
+  kind: ArtifactKind;
+  /** The stored texts (message texts, summary, vector entries' source texts, fact sheet). */
+  texts: string[];
+  /** UTF-8 bytes of the texts, plus the embeddings (dimensions × 4 bytes each) for vectors. */
+  bytes: number;
+}
+
 /** One conversation's memory under a policy. */
 export interface PolicySession {
   /**
@@ -50,6 +71,14 @@ export interface PolicySession {
   prompt(pending: readonly Message[], info: TurnInfo): PromptPlan;
   /** Records the finished exchange (user, tool messages, assistant reply); returns upkeep done after the turn. */
   commit(exchange: readonly Message[], info: TurnInfo): UpkeepCall[];
+  /**
+   * Erases facts the user asked to forget (`forget: cascade` from every
+   * artifact, `naive` from the raw messages only); returns the upkeep it took
+   * (e.g. a re-summarization).
+   */
+  forget(facts: readonly ForgetFact[], info: ForgetInfo): UpkeepCall[];
+  /** What the session stores now: the messages it may still send and its memory, one entry per kind it keeps. */
+  artifacts(): Artifact[];
 }
 
 export type Params = Readonly<Record<string, ParamValue | undefined>>;

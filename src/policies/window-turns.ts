@@ -1,3 +1,4 @@
+import { moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { pinned, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -17,19 +18,27 @@ export const windowTurns: Policy = {
     const history = new Transcript(params.sessionCap as number | undefined);
     const head = pinned(conversation);
     const turns = params.turns as number;
+    // What the next prompt draws from, and all the policy needs to store.
+    const kept = () =>
+      !params.naive
+        ? history.messages(Math.max(0, history.exchanges.length - turns))
+        : turns > 0
+          ? history.messages().slice(-2 * turns)
+          : [];
     return {
       prompt(pending) {
-        const kept = !params.naive
-          ? history.messages(Math.max(0, history.exchanges.length - turns))
-          : turns > 0
-            ? history.messages().slice(-2 * turns)
-            : [];
-        return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };
+        return { messages: [...head, ...kept(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };
       },
-      commit(exchange) {
+      commit(exchange, info) {
+        if (moderated(params, info)) return [];
         history.add(exchange);
         return [];
       },
+      forget(facts) {
+        history.redact(valuesOf(facts));
+        return [];
+      },
+      artifacts: () => [transcriptArtifact(kept())],
     };
   },
 };

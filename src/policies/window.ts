@@ -1,3 +1,4 @@
+import { moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { fixedTokens, pinned, sum, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -25,10 +26,16 @@ export const window: Policy = {
         const kept = exchanges.slice(first).flat();
         return { messages: [...head, ...kept, ...pending], overBudget: room < 0, upkeep: [], stablePrefix: head.length };
       },
-      commit(exchange) {
+      commit(exchange, info) {
+        if (moderated(params, info)) return [];
         history.add(exchange);
         return [];
       },
+      forget(facts) {
+        history.redact(valuesOf(facts));
+        return [];
+      },
+      artifacts: () => [transcriptArtifact(history.messages(Math.max(0, history.exchanges.length - turns)))],
     };
   },
 };

@@ -120,7 +120,8 @@ export function ageBucket(ageTurns: number): number {
 /** Probes per (policy, age bucket): how many, how many retained. Buckets without probes are left out. */
 export function retentionByAge(probes: readonly ProbeRecord[]): { policy: string; bucket: number; probes: number; retained: number }[] {
   const cells = new Map<string, { policy: string; bucket: number; probes: number; retained: number }>();
-  for (const p of probes) {
+  // A probe of a forgotten fact expects nothing: it is not a retention probe.
+  for (const p of probes.filter((x) => x.expected !== 'missing')) {
     const bucket = ageBucket(p.ageTurns);
     const key = `${p.policy}\0${bucket}`;
     let c = cells.get(key);
@@ -133,5 +134,5 @@ export function retentionByAge(probes: readonly ProbeRecord[]): { policy: string
 
 /** Probes whose fact was not retained (stale or missing), in record order. */
 export function lostProbes(probes: readonly ProbeRecord[]): ProbeRecord[] {
-  return probes.filter((p) => p.outcome !== 'retained');
+  return probes.filter((p) => p.outcome !== 'retained' && p.expected !== 'missing');
 }

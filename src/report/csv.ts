@@ -1,5 +1,5 @@
 import { stringify } from 'csv-stringify/sync';
-import type { PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
+import type { PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
 import { fraction, usd } from './format.js';
 
 type Column<T> = readonly [header: string, value: (row: T) => string | number | boolean];
@@ -40,6 +40,9 @@ export const TURN_COLUMNS: readonly Column<TurnRecord>[] = [
   ['fallback', (r) => r.fallback],
   ['cache_write_tokens', (r) => r.cacheWriteTokens],
   ['estimated_tokens', (r) => r.estimatedTokens === true],
+  ['violations', (r) => r.violations],
+  ['zombie_prompt', (r) => r.zombiePrompt],
+  ['injection_exposed', (r) => r.injectionExposed],
 ];
 
 export const PROBE_COLUMNS: readonly Column<ProbeRecord>[] = [
@@ -50,6 +53,8 @@ export const PROBE_COLUMNS: readonly Column<ProbeRecord>[] = [
   ['outcome', (r) => r.outcome],
   ['age_turns', (r) => r.ageTurns],
   ['source', (r) => r.source],
+  ['expected', (r) => r.expected],
+  ['violation', (r) => r.violation],
 ];
 
 export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [
@@ -73,6 +78,13 @@ export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [
   ['over_budget_turns', (r) => r.overBudgetTurns],
   ['latency_p50_ms', (r) => r.latencyP50Ms],
   ['latency_p95_ms', (r) => r.latencyP95Ms],
+  ['zombie_artifacts', (r) => r.zombieArtifacts],
+  ['zombie_prompt_turns', (r) => r.zombiePromptTurns],
+  ['injection_exposure_turns', (r) => r.injectionExposureTurns],
+  ['violations', (r) => r.violations],
+  ['stored_bytes', (r) => r.storedBytes],
+  ['zombies', (r) => r.zombies.join(';')],
+  ['zombie_probes', (r) => r.zombieProbes],
 ];
 
 export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
@@ -93,9 +105,26 @@ export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
   ['missing', (r) => r.missing],
   ['retention', (r) => fraction(r.retention)],
   ['pareto', (r) => r.pareto],
+  ['stored_bytes_mean', (r) => r.storedBytesMean],
+  ['stored_bytes_p95', (r) => r.storedBytesP95],
+  ['zombie_artifacts', (r) => r.zombieArtifacts],
+  ['zombie_prompt_turns', (r) => r.zombiePromptTurns],
+  ['zombie_probes', (r) => r.zombieProbes],
+  ['injection_exposure_turns', (r) => r.injectionExposureTurns],
+  ['violations', (r) => r.violations],
+];
+
+export const VIOLATION_COLUMNS: readonly Column<ViolationRecord>[] = [
+  ['scenario', (r) => r.scenario],
+  ['policy', (r) => r.policy],
+  ['turn', (r) => r.turn],
+  ['rule', (r) => r.rule],
+  ['detail', (r) => r.detail],
+  ['call', (r) => r.call],
 ];
 
 export const turnsCsv = (r: Pick<Results, 'turns'>): string => table(TURN_COLUMNS, r.turns);
 export const probesCsv = (r: Pick<Results, 'probes'>): string => table(PROBE_COLUMNS, r.probes);
 export const summaryCsv = (r: Pick<Results, 'summary'>): string => table(SUMMARY_COLUMNS, r.summary);
 export const policiesCsv = (r: Pick<Results, 'policies'>): string => table(POLICY_COLUMNS, r.policies);
+export const violationsCsv = (r: Pick<Results, 'violations'>): string => table(VIOLATION_COLUMNS, r.violations);

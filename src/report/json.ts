@@ -36,7 +36,7 @@ function encodeRecord(r: object): Record<string, unknown> {
 }
 
 /**
- * results.json: every record of the run (policies, summary, turns, probes),
+ * results.json: every record of the run (policies, summary, turns, probes, violations),
  * the resolved study, and `meta` (version, price-table date, time written).
  * Money is an exact decimal string of USD with 12 decimals ("0.000013500000"):
  * JSON numbers cannot hold pico-dollar totals exactly.
@@ -51,6 +51,7 @@ export function resultsJson(results: Results, study: ReportInfo, meta: ResultsMe
     ['summary', records(results.summary)],
     ['turns', records(results.turns)],
     ['probes', records(results.probes)],
+    ['violations', records(results.violations)],
   ];
   return `{\n${fields.map(([k, v]) => ` ${JSON.stringify(k)}: ${v}`).join(',\n')}\n}\n`;
 }
@@ -98,6 +99,8 @@ export function parseResultsJson(text: string, file: string): ResultsDocument {
         summary: decodeRecords(doc.summary, 'summary'),
         turns: decodeRecords(doc.turns, 'turns'),
         probes: decodeRecords(doc.probes, 'probes'),
+        // Files written before provider rules were checked have none.
+        violations: doc.violations === undefined ? [] : decodeRecords(doc.violations, 'violations'),
       },
     };
   } catch (e) {

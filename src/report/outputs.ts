@@ -1,6 +1,6 @@
 import type { Results } from '../types.js';
 import { charts, specJson, type Chart } from './charts.js';
-import { policiesCsv, probesCsv, summaryCsv, turnsCsv } from './csv.js';
+import { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from './csv.js';
 import { reportHtml, type RenderedChart } from './html.js';
 import type { ReportInfo } from './info.js';
 import { resultsJson, type ResultsMeta } from './json.js';
@@ -50,6 +50,7 @@ export async function reportFiles(results: Results, info: ReportInfo, meta: Resu
     ['probes.csv', probesCsv(results)],
     ['summary.csv', summaryCsv(results)],
     ['policies.csv', policiesCsv(results)],
+    ['violations.csv', violationsCsv(results)],
     ['results.json', resultsJson(results, info, meta)],
   ]);
   for (const [i, c] of list.entries()) {

@@ -30,6 +30,19 @@ const PROVIDERS: Record<RuleSet, { leadingSystemOnly: boolean; userFirst: boolea
   gemini: { leadingSystemOnly: true, userFirst: true, alternate: true, toolRole: 'function' },
 };
 
+/**
+ * The rule set a chat model follows, from its `litellm_provider` in the price
+ * table: Anthropic's API, Bedrock (its Converse API holds every model to
+ * Anthropic's shape) and Claude on Vertex AI → `anthropic`; Gemini, and
+ * Gemini models on Vertex AI → `gemini`; everything else speaks OpenAI's
+ * chat format → `openai`.
+ */
+export function ruleSetFor(provider: string, model: string): RuleSet {
+  if (provider === 'anthropic' || provider.startsWith('bedrock') || provider === 'vertex_ai-anthropic_models') return 'anthropic';
+  if (provider === 'gemini' || (provider.startsWith('vertex_ai') && /gemini/i.test(model))) return 'gemini';
+  return 'openai';
+}
+
 /** Checks one prompt against a provider's message rules. */
 export function checkPrompt(messages: readonly Message[], ruleSet: RuleSet): Violation[] {
   const p = PROVIDERS[ruleSet];

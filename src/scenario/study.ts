@@ -7,6 +7,7 @@ import { ScenarioError, UsageError, type Problem } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import { parseSpecString, resolveSpec, type PolicyVariant } from '../policies/spec.js';
 import { COST_KEYS, DEFAULT_CACHE_TTL, type CostSettings } from '../pricing/settings.js';
+import { RULE_SETS, type RuleSet } from '../rules/provider.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from './document.js';
 import { parseDuration } from './duration.js';
@@ -40,6 +41,8 @@ export interface Study {
   route?: CostSettings['route'];
   fallback?: CostSettings['fallback'];
   latency?: CostSettings['latency'];
+  /** Provider message rules prompts are checked against; default: the chat model's provider's. */
+  rules?: RuleSet;
   scenarios: ScenarioSource[];
   policies: PolicyVariant[];
   /** Output folder, absolute. */
@@ -63,6 +66,7 @@ const studySchema = z.strictObject({
   tokenizer: z.enum(['auto', 'o200k_base', 'cl100k_base', 'chars4']).optional(),
   prices: z.string().min(1).optional(),
   cache: z.enum(['auto', 'off']).optional(),
+  rules: z.enum(RULE_SETS).optional(),
   ...COST_KEYS,
   scenarios: z.array(z.unknown()).min(1).optional(),
   policies: z.array(z.unknown()).min(1).optional(),
@@ -137,6 +141,7 @@ export function loadStudy(file: string): Study {
       ...(doc.route !== undefined && { route: doc.route }),
       ...(doc.fallback !== undefined && { fallback: doc.fallback }),
       ...(doc.latency !== undefined && { latency: doc.latency }),
+      ...(doc.rules !== undefined && { rules: doc.rules }),
       ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
       ...(doc.gate !== undefined && {
         gate: { ...doc.gate, ...(doc.gate.baseline !== undefined && { baseline: resolve(dir, doc.gate.baseline) }) },

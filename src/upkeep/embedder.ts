@@ -10,6 +10,15 @@ export type Vector = ReadonlyMap<number, number>;
  */
 export const EMBED_BUCKETS = 1 << 18;
 
+/**
+ * Dimensions a stored embedding is sized at for storage figures: those of
+ * text-embedding-3-small (the default `embedModel`), 4 bytes each. The
+ * lexical embedding itself is sparse over EMBED_BUCKETS hash buckets; no
+ * real store would keep it dense, and a backend would store the model's
+ * vectors, so its size is what an architect plans for.
+ */
+export const STORED_DIMENSIONS = 1536;
+
 /** Weight of a bigram relative to a word: phrases sharpen a match without drowning single-word matches. */
 export const BIGRAM_WEIGHT = 0.5;
 

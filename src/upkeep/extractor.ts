@@ -1,5 +1,6 @@
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
+import { injectionQuote } from './quote.js';
 import type { Fact } from './types.js';
 
 /** One extraction: the finished exchange of a turn and the facts it states. */
@@ -14,7 +15,12 @@ export interface ExtractRequest {
   exchange: readonly Message[];
   /** Facts the turn states, in order. */
   stated: readonly Fact[];
+  /** The turn is flagged `injection: true`: its instruction is stored too. */
+  injection?: boolean;
 }
+
+/** The sheet entry an injected instruction is stored under. */
+export const INSTRUCTION_FACT = 'instruction';
 
 /** The extractor's instruction: one object, counted once per run. */
 export const EXTRACT_TEMPLATE: Message = {
@@ -28,10 +34,14 @@ export const EXTRACT_TEMPLATE: Message = {
  * The simulated fact extractor (a priced auxiliary call, made after the turn,
  * so the user does not wait for it). Input: the template and the turn's
  * messages; output: the facts found as "name: value; …" or "none". Each
- * stated fact is found with probability `recall`.
+ * stated fact is found with probability `recall`. An injection turn's
+ * instruction is stored as a standing `instruction` (its quote, no draw):
+ * the way injected text persists in long-term memory.
  */
 export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall } {
   const found = req.stated.filter(() => req.random() < req.recall);
+  const user = req.exchange.find((m) => m.role === 'user');
+  if (req.injection && user) found.push([INSTRUCTION_FACT, injectionQuote(user.content)]);
   const output = found.length ? found.map(([k, v]) => `${k}: ${v}`).join('; ') : 'none';
   return {
     found,

@@ -45,6 +45,17 @@ export class VectorStore<T> {
     if (n) this.drop(n);
   }
 
+  /** Deletes every entry whose value matches (its embedding goes with it); returns how many. */
+  remove(match: (value: T) => boolean): number {
+    const gone = this.entries.filter((e) => match(e.value));
+    if (!gone.length) return 0;
+    for (const e of gone) this.live.delete(e);
+    this.entries = this.entries.filter((e) => this.live.has(e));
+    this.removed += gone.length;
+    this.compact();
+    return gone.length;
+  }
+
   /** The first stored entry that matches. */
   find(match: (value: T) => boolean): Stored<T> | undefined {
     return this.entries.find((e) => match(e.value));
@@ -73,7 +84,11 @@ export class VectorStore<T> {
     for (const e of this.entries.slice(0, n)) this.live.delete(e);
     this.entries = this.entries.slice(n);
     this.removed += n;
-    // Rebuild the index once dropped entries outnumber live ones, so it stays proportional to the store.
+    this.compact();
+  }
+
+  /** Rebuilds the index once dropped entries outnumber live ones, so it stays proportional to the store. */
+  private compact(): void {
     if (this.removed > this.entries.length) {
       this.postings.clear();
       for (const e of this.entries) this.index(e);

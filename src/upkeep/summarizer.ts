@@ -1,7 +1,9 @@
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
 import { contentWords, normalize, words } from './_text.js';
-import type { Fact } from './types.js';
+import { injectionQuote } from './quote.js';
+import { holds, redactText } from './redact.js';
+import type { Fact, Injected } from './types.js';
 
 /** A running summary: the message a policy sends, and what it knows. */
 export interface Summary {
@@ -11,6 +13,8 @@ export interface Summary {
   facts: ReadonlyMap<string, string>;
   /** One sentence per summarized exchange still in the text, oldest first. */
   topics: readonly string[];
+  /** Sentences quoting folded injection turns, oldest first: carried through every later summarization. */
+  quotes: readonly string[];
   firstTurn: number;
   lastTurn: number;
 }
@@ -32,6 +36,8 @@ export interface SummarizeRequest {
   stated: readonly Fact[];
   /** Every fact value of the conversation: never written outside the summary's "Known:" list, so a lost fact stays lost. */
   hidden: readonly string[];
+  /** Folded user messages flagged `injection: true`: the summary quotes them. */
+  injected?: readonly Injected[];
 }
 
 /**
@@ -78,8 +84,10 @@ export function summaryTemplate(summaryTokens: number): Message {
  * of up to about `summaryTokens` tokens that states, in a "Known:" list, each fact
  * that survived: every fact of the old summary and of the folded messages
  * survives with probability `keep`, so a fact lost once is gone for good and
- * repeated summarization compounds the loss. The rest of the text is one
- * sentence per exchange (the newest kept when too long), then neutral padding.
+ * repeated summarization compounds the loss. A folded injection turn is
+ * quoted (its first words), and the quote stays in every later summary. The
+ * rest of the text is one sentence per exchange (the newest kept when too
+ * long), then neutral padding.
  */
 export function summarize(req: SummarizeRequest): { summary: Summary; call: UpkeepCall } {
   const { tokens, previous } = req;
@@ -93,17 +101,96 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
   const lastTurn = Math.max(previous?.lastTurn ?? 0, ...turns);
   const hidden = req.hidden.map(normalize).filter(Boolean);
   const hiddenWords = [...new Set(hidden.flatMap(words))];
-
-  const span = firstTurn === lastTurn ? `turn ${lastTurn}` : `turns ${firstTurn}-${lastTurn}`;
-  let header = Number.isFinite(firstTurn) ? `Summary of the conversation so far (${span}).` : PLAIN_HEADER;
-  const known = facts.size ? `Known: ${[...facts].map(([k, v]) => `${k}: ${v}`).join('; ')}.` : 'Known: nothing specific yet.';
+  const quotes = [...(previous?.quotes ?? []), ...(req.injected ?? []).map(quoteSentence)];
   const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, hiddenWords)];
+  const { content, topics } = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, quotes, allTopics, hidden });
+
+  const message: Message = { role: 'system', content, origin: 'summary' };
+  const call: UpkeepCall = {
+    kind: 'summary',
+    model: req.model,
+    inputTokens: tokens.prompt([summaryTemplate(req.summaryTokens), ...(previous ? [previous.message] : []), ...req.folded]),
+    outputTokens: tokens.output(message),
+    sync: true,
+  };
+  return { summary: { message, facts, topics, quotes, firstTurn, lastTurn }, call };
+}
+
+/** A forget request for a running summary: the facts to erase, by name and (normalized) values. */
+export interface ForgetSummaryRequest {
+  tokens: TokenCounter;
+  model: string;
+  summaryTokens: number;
+  previous: Summary;
+  names: readonly string[];
+  values: readonly string[];
+  /** As in SummarizeRequest. */
+  hidden: readonly string[];
+}
+
+const forgetTemplates = new Map<string, Message>();
+
+/** The instruction of a re-summarization that erases facts (it names them, never their values). */
+export function forgetTemplate(names: readonly string[]): Message {
+  const key = names.join(', ');
+  let m = forgetTemplates.get(key);
+  if (!m) {
+    m = { role: 'system', content: `Rewrite the summary below without these facts, which the user asked to erase: ${key}. Keep everything else as it is.` };
+    forgetTemplates.set(key, m);
+  }
+  return m;
+}
+
+/**
+ * Re-summarizes without the erased facts (a priced auxiliary call made in the
+ * background: input = template + old summary, output = the new summary). The
+ * rewrite drops those facts from the "Known:" list and the values from the
+ * quotes and keeps everything else: no fact is drawn for loss here.
+ */
+export function forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; call: UpkeepCall } {
+  const { tokens, previous } = req;
+  const erased = new Set(req.values);
+  const facts = new Map([...previous.facts].filter(([, v]) => !erased.has(normalize(v))));
+  const quotes = previous.quotes.map((q) => redactText(q, req.values));
+  const allTopics = previous.topics.map((t) => redactText(t, req.values));
+  const hidden = req.hidden.map(normalize).filter(Boolean);
+  const r = render(tokens, req.summaryTokens, { firstTurn: previous.firstTurn, lastTurn: previous.lastTurn, facts, quotes, allTopics, hidden });
+  // The parts are clean; the whole is checked too, since an erased value must not survive.
+  const content = holds(r.content, req.values) ? redactText(r.content, req.values) : r.content;
+  const topics = r.topics;
+  const message: Message = { role: 'system', content, origin: 'summary' };
+  const call: UpkeepCall = {
+    kind: 'summary',
+    model: req.model,
+    inputTokens: tokens.prompt([forgetTemplate(req.names), previous.message]),
+    outputTokens: tokens.output(message),
+    sync: false,
+  };
+  return { summary: { ...previous, message, facts, topics, quotes }, call };
+}
+
+interface Parts {
+  firstTurn: number;
+  lastTurn: number;
+  facts: ReadonlyMap<string, string>;
+  quotes: readonly string[];
+  allTopics: readonly string[];
+  /** Normalized fact values that must not appear outside "Known:". */
+  hidden: readonly string[];
+}
+
+/** Lays out a summary: header, "Known:" list, quotes, then as many topic sentences (newest first) and padding as fit the target. */
+function render(tokens: TokenCounter, target: number, p: Parts): { content: string; topics: string[] } {
+  const { facts, quotes, allTopics, hidden } = p;
+  const span = p.firstTurn === p.lastTurn ? `turn ${p.lastTurn}` : `turns ${p.firstTurn}-${p.lastTurn}`;
+  let header = Number.isFinite(p.firstTurn) ? `Summary of the conversation so far (${span}).` : PLAIN_HEADER;
+  const known = facts.size ? `Known: ${[...facts].map(([k, v]) => `${k}: ${v}`).join('; ')}.` : 'Known: nothing specific yet.';
 
   // Fill up to the target by sentence counts (each sentence, with the space before it, is counted
   // once and memoized, so no text is re-tokenized while fitting), newest topics first.
-  const target = req.summaryTokens;
   const cost = (sentence: string) => tokens.text(` ${sentence}`);
   let used = tokens.text(header) + cost(known);
+  for (const q of quotes) used += cost(q);
   let first = allTopics.length;
   while (first > 0 && used + cost(allTopics[first - 1]!) <= target) used += cost(allTopics[--first]!);
   let topics = allTopics.slice(first);
@@ -120,23 +207,22 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
     padding.length = 0;
     if (leaks()) header = PLAIN_HEADER;
   }
-  let content = [header, known, ...topics, ...padding].join(' ');
+  const compose = () => [header, known, ...quotes, ...topics, ...padding].join(' ');
+  let content = compose();
   // Sentence sums are estimates: trim until the exact count is within the target.
   while (tokens.text(content) > target && (padding.length || topics.length)) {
     if (padding.length) padding.pop();
     else topics = topics.slice(1);
-    content = [header, known, ...topics, ...padding].join(' ');
+    content = compose();
   }
+  return { content, topics };
+}
 
-  const message: Message = { role: 'system', content, origin: 'summary' };
-  const call: UpkeepCall = {
-    kind: 'summary',
-    model: req.model,
-    inputTokens: tokens.prompt([summaryTemplate(target), ...(previous ? [previous.message] : []), ...req.folded]),
-    outputTokens: tokens.output(message),
-    sync: true,
-  };
-  return { summary: { message, facts, topics, firstTurn, lastTurn }, call };
+/** The sentence that quotes an injection turn: its first words, with an ellipsis when there were more. */
+function quoteSentence(i: Injected): string {
+  const q = injectionQuote(i.text);
+  const more = q.length < i.text.trim().replace(/\s+/g, ' ').length;
+  return `In turn ${i.turn} the user wrote: "${q}${more ? '…' : ''}".`;
 }
 
 /** One sentence per exchange: the topic words of the user message, the tools called, the topic words of the reply. */

@@ -1,0 +1,71 @@
+import { messageText } from '../tokens/counter.js';
+import type { ArtifactKind, Message } from '../types.js';
+import { normalize } from '../upkeep/_text.js';
+import { holds, redactText } from '../upkeep/redact.js';
+import type { Artifact, ForgetFact, Params, TurnInfo } from './types.js';
+
+/** Every value of the facts to forget, once each. */
+export function valuesOf(facts: readonly ForgetFact[]): string[] {
+  return [...new Set(facts.flatMap((f) => f.values))].filter(Boolean);
+}
+
+/** True when the policy erases every artifact (`forget: cascade`, the default), false for `naive`. */
+export function cascades(params: Params): boolean {
+  return params.forget !== 'naive';
+}
+
+/** True when this turn is kept out of memory: flagged `injection: true` under `moderation: drop`. */
+export function moderated(params: Params, info: TurnInfo): boolean {
+  return params.moderation === 'drop' && info.turn.injection;
+}
+
+/**
+ * A redacted copy of a message (content and tool-call arguments), or the
+ * message itself when it holds none of the values. The copy is a new object,
+ * so its tokens are counted once, like any new text.
+ */
+export function redactMessage(m: Message, values: readonly string[]): Message {
+  if (!holds(messageText(m), values)) return m;
+  const copy: Message = { ...m, content: holds(m.content, values) ? redactText(m.content, values) : m.content };
+  if (m.toolCalls) copy.toolCalls = m.toolCalls.map((c) => (holds(c.arguments, values) ? { ...c, arguments: redactText(c.arguments, values) } : c));
+  return copy;
+}
+
+const encoder = new TextEncoder();
+
+/** UTF-8 bytes of a text. */
+export function utf8Bytes(text: string): number {
+  return encoder.encode(text).length;
+}
+
+/** An artifact of texts; `extraBytes` adds what is stored besides the texts (embeddings). */
+export function artifact(kind: ArtifactKind, texts: string[], extraBytes = 0): Artifact {
+  let bytes = extraBytes;
+  for (const t of texts) bytes += utf8Bytes(t);
+  return { kind, texts, bytes };
+}
+
+/** The raw messages a policy stores, as a `transcript` artifact. */
+export function transcriptArtifact(messages: readonly Message[]): Artifact {
+  return artifact('transcript', messages.map(messageText));
+}
+
+/**
+ * Forget events a session has seen: which values were erased after which
+ * turn. A message stored up to then no longer states them (its text was
+ * redacted), so simulated upkeep reading it later must not learn them from
+ * the scenario's `facts:` either; a later turn stating them again is new.
+ */
+export class Erasures {
+  private readonly events: { afterTurn: number; values: ReadonlySet<string> }[] = [];
+
+  add(afterTurn: number, values: readonly string[]): void {
+    this.events.push({ afterTurn, values: new Set(values) });
+  }
+
+  /** True when the value, stated in turn `turn`, was erased afterwards. */
+  covers(turn: number, value: string): boolean {
+    const v = normalize(value);
+    return this.events.some((e) => e.afterTurn >= turn && e.values.has(v));
+  }
+}

@@ -1,0 +1,28 @@
+import type { Conversation, Message } from '../types.js';
+import { checkPrompt, type RuleSet, type Violation } from './provider.js';
+
+/**
+ * The violations a policy caused in a prompt: every provider rule the
+ * prompt breaks, less the ones the scenario itself wrote in. ctxsim replays
+ * scripted messages and cannot invent what the script left out, so these
+ * are data, not the policy's doing:
+ * - two turns in a row from the user's side where the first ends a scenario
+ *   turn that has no assistant reply, and the second opens the next turn
+ *   (a real backend would have had a reply between them);
+ * - an empty message the scenario wrote.
+ */
+export function policyViolations(messages: readonly Message[], ruleSet: RuleSet, conversation: Conversation): Violation[] {
+  return checkPrompt(messages, ruleSet).filter((v) => !scripted(v, messages, conversation));
+}
+
+function scripted(v: Violation, messages: readonly Message[], conversation: Conversation): boolean {
+  const m = messages[v.index]!;
+  if (v.rule === 'empty-message') return !m.origin && m.turn !== undefined;
+  if (v.rule !== 'same-role-twice' || m.role !== 'user' || m.origin || m.turn === undefined) return false;
+  const prev = messages[v.index - 1];
+  if (!prev || prev.origin || prev.turn !== m.turn - 1) return false;
+  const t = conversation.turns[prev.turn - 1];
+  if (!t || t.assistant) return false;
+  const last = t.tools[t.tools.length - 1] ?? t.user;
+  return prev.role === last.role && prev.toolCallId === last.toolCallId;
+}

@@ -1,0 +1,75 @@
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { runStudy } from '../src/engine/run.js';
+import { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from '../src/report/csv.js';
+import { parseResultsJson, resultsJson } from '../src/report/json.js';
+import { policiesFromFlags } from '../src/scenario/study.js';
+import { capture } from './_io.js';
+import { fixture, shipped } from './_policies.js';
+import { ROOT } from './_shared.js';
+
+const results = runStudy({
+  conversations: [shipped('voice-assistant-tasks.yaml'), fixture('safety/forget-and-inject.yaml')],
+  policies: policiesFromFlags(['window-turns:turns=2,naive=true', 'facts:forget=naive']),
+  seed: 42,
+  model: 'gpt-4o-mini',
+  tokenizer: 'chars4',
+});
+const header = (csv: string) => csv.split('\n')[0]!;
+
+describe('safety columns, appended after the existing ones', () => {
+  it('turns.csv', () => expect(header(turnsCsv(results)).endsWith(',cache_write_tokens,estimated_tokens,violations,zombie_prompt,injection_exposed')).toBe(true));
+
+  it('summary.csv', () => {
+    expect(header(summaryCsv(results)).endsWith(',latency_p95_ms,zombie_artifacts,zombie_prompt_turns,injection_exposure_turns,violations,stored_bytes,zombies,zombie_probes')).toBe(true);
+  });
+
+  it('probes.csv', () => expect(header(probesCsv(results)).endsWith(',age_turns,source,expected,violation')).toBe(true));
+
+  it('policies.csv', () => expect(header(policiesCsv(results)).endsWith(',pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations')).toBe(true));
+
+  it('violations.csv: scenario, policy, turn, rule, detail (and the call)', () => {
+    const lines = violationsCsv(results).split('\n');
+    expect(lines[0]).toBe('scenario,policy,turn,rule,detail,call');
+    expect(lines[1]).toBe('voice-assistant-tasks,"window-turns:turns=2,naive=true",5,orphan-tool-result,tool result call_3_1 at 1 has no tool call before it,1');
+    // 4 on the voice assistant (see safety-rules) and 1 on the fixture: turn 5 sends [result 3, reply 3, u4, a4];
+    // none from the fact-sheet policy. The last line is empty.
+    expect(lines.slice(5)).toEqual(['forget-and-inject,"window-turns:turns=2,naive=true",5,orphan-tool-result,tool result call_3_1 at 1 has no tool call before it,1', '']);
+  });
+
+  it('results.json carries the violations and reads them back', () => {
+    const doc = parseResultsJson(resultsJson(results, {} as never, { tool: 'ctxsim', version: '0', priceTable: 'x', generatedAt: 'x' }), 'r.json');
+    expect(doc.results.violations).toEqual(results.violations);
+    expect(doc.results.summary.map((s) => s.zombies)).toEqual([[], [], [], ['facts']]);
+  });
+});
+
+describe('sharded runs carry the violations', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ctxsim-safety-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(() => delete process.env.SOURCE_DATE_EPOCH);
+
+  async function cli(...args: string[]) {
+    const io = capture();
+    return { code: await runMain(args, io), ...io };
+  }
+
+  it('shards 1/2 + 2/2 merged equal the unsharded run byte for byte, violations.csv included', async () => {
+    process.env.SOURCE_DATE_EPOCH = '1700000000';
+    cpSync(join(ROOT, 'scenarios', 'voice-assistant-tasks.yaml'), join(dir, 's', 'voice-assistant-tasks.yaml'));
+    cpSync(join(ROOT, 'test', 'fixtures', 'safety', 'forget-and-inject.yaml'), join(dir, 's', 'forget-and-inject.yaml'));
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, ['tokenizer: chars4', 'scenarios: [s/*.yaml]', 'policies:', '  - window-turns: {turns: 2, naive: true}', '  - facts: {forget: naive}', '  - retrieval', ''].join('\n'));
+    expect((await cli('run', study, '--out', join(dir, 'whole'), '--quiet')).code).toBe(0);
+    for (const k of [1, 2]) expect((await cli('run', study, '--shard', `${k}/2`, '--out', join(dir, `p${k}`), '--quiet')).code).toBe(0);
+    expect((await cli('merge', join(dir, 'p1'), join(dir, 'p2'), '--out', join(dir, 'merged'), '--quiet')).code).toBe(0);
+    const files = readdirSync(join(dir, 'whole')).sort();
+    expect(files).toContain('violations.csv');
+    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(files);
+    for (const f of files) expect(readFileSync(join(dir, 'merged', f)).equals(readFileSync(join(dir, 'whole', f))), f).toBe(true);
+    expect(readFileSync(join(dir, 'whole', 'violations.csv'), 'utf8').split('\n').length).toBe(1 + 5 + 1);
+  });
+});

@@ -1,0 +1,36 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runStudy } from '../src/engine/run.js';
+import { usd } from '../src/report/format.js';
+import { violationsCsv } from '../src/report/csv.js';
+import { loadScenarios, loadStudy, policiesFromFlags } from '../src/scenario/study.js';
+import { shipped } from './_policies.js';
+import { ROOT } from './_shared.js';
+
+/** The tables of docs/README-safety.md are what ctxsim prints: rerun, compare. */
+
+const doc = readFileSync(join(ROOT, 'docs', 'README-safety.md'), 'utf8');
+
+describe('docs/README-safety.md', () => {
+  it('its safety table is the summary of test/fixtures/safety/study.yaml', () => {
+    const study = loadStudy(join(ROOT, 'test/fixtures/safety/study.yaml'));
+    const r = runStudy({ ...study, conversations: loadScenarios(study.scenarios) });
+    const rows = r.summary.map((s) =>
+      [s.policy, s.zombies.join(';') || '—', s.zombiePromptTurns, s.zombieProbes, s.injectionExposureTurns, `${s.retained}/${s.probes}`, usd(s.totalCost), s.storedBytes].join(' | '),
+    );
+    const table = doc.split('\n').filter((l) => /^\| (full|summary|retrieval|facts)/.test(l)).map((l) => l.slice(2, -2));
+    expect(table).toEqual(rows);
+  });
+
+  it('its violations.csv is what the naive window gives on the voice assistant', () => {
+    const r = runStudy({
+      conversations: [shipped('voice-assistant-tasks.yaml')],
+      policies: policiesFromFlags(['window-turns:turns=2', 'window-turns:turns=2,naive=true']),
+      seed: 42,
+      model: 'gpt-4o-mini',
+      tokenizer: 'chars4',
+    });
+    expect(doc).toContain(`\`\`\`\n${violationsCsv(r)}\`\`\``);
+  });
+});
