@@ -24,7 +24,7 @@ beforeEach(async () => {
     study(),
     ['seed: 7', 'model: gpt-4o-mini', 'scenarios: [scenarios/*.yaml]', 'policies:', '  - full', '  - window-turns: {turns: 2}', 'out: out/', ''].join('\n'),
   );
-  const r = await cli('run', study(), '--save-baseline', baseline(), '--quiet');
+  const r = await cli('run', study(), '--save-baseline', baseline(), '--out', join(dir, 'turns.csv'), '--quiet');
   expect(r.code).toBe(0);
 });
 
@@ -50,7 +50,7 @@ describe('ctxsim check', () => {
   });
 
   it('an improvement passes', async () => {
-    await cli('run', study(), '--model', 'gpt-4o', '--save-baseline', baseline(), '--force', '--quiet');
+    await cli('run', study(), '--model', 'gpt-4o', '--save-baseline', baseline(), '--force', '--out', join(dir, 'turns.csv'), '--quiet');
     const r = await cli('check', study(), '--baseline', baseline(), '--quiet');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('| pass | kavya-late-order | full | $0.000855 | $0.000051 | -94.0% |');
@@ -78,7 +78,7 @@ describe('ctxsim check', () => {
   });
 
   it('a retention drop trips it', async () => {
-    await cli('run', study(), '--policy', 'window-turns:turns=4', '--save-baseline', baseline(), '--force', '--quiet');
+    await cli('run', study(), '--policy', 'window-turns:turns=4', '--save-baseline', baseline(), '--force', '--out', join(dir, 'turns.csv'), '--quiet');
     const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-turns:turns=3', '--quiet');
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^\| fail \| noah-amnesia \| window-turns:turns=4 → window-turns:turns=3 \|.*\| 1\/1 \| 0\/1 \|.*retention: 1 more probe\(s\) not retained \(limit 0\) \|$/m);
@@ -126,7 +126,7 @@ describe('ctxsim check', () => {
   });
 
   it('never overwrites a baseline without --force; bad baselines are input errors', async () => {
-    const again = await cli('run', study(), '--save-baseline', baseline(), '--quiet');
+    const again = await cli('run', study(), '--save-baseline', baseline(), '--out', join(dir, 'turns.csv'), '--quiet');
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('exists; add --force to replace it');
     writeFileSync(join(dir, 'bad.json'), '{"rows": 3}');
@@ -140,8 +140,8 @@ describe('sharded runs', () => {
   it('shards 1/3 + 2/3 + 3/3 merged equal the unsharded run byte for byte', async () => {
     process.env.SOURCE_DATE_EPOCH = '1700000000'; // results.json's meta time, the only field that would differ
     const whole = join(dir, 'whole');
-    expect((await cli('run', '--out', whole, '--quiet')).code).toBe(0);
-    for (const k of [1, 2, 3]) expect((await cli('run', '--shard', `${k}/3`, '--out', join(dir, `s${k}`), '--quiet')).code).toBe(0);
+    expect((await cli('run', study(), '--out', whole, '--quiet')).code).toBe(0);
+    for (const k of [1, 2, 3]) expect((await cli('run', study(), '--shard', `${k}/3`, '--out', join(dir, `s${k}`), '--quiet')).code).toBe(0);
     const merged = join(dir, 'merged');
     const m = await cli('merge', join(dir, 's1'), join(dir, 's2'), join(dir, 's3'), '--out', merged, '--quiet');
     expect(m.code).toBe(0);
@@ -151,7 +151,7 @@ describe('sharded runs', () => {
   });
 
   it('a missing shard is an error', async () => {
-    await cli('run', '--shard', '1/2', '--out', join(dir, 'a'), '--quiet');
+    await cli('run', study(), '--shard', '1/2', '--out', join(dir, 'a'), '--quiet');
     const m = await cli('merge', join(dir, 'a'), '--out', join(dir, 'm'), '--quiet');
     expect(m.code).toBe(2);
     expect(m.stderr).toBe('ctxsim: merge: missing shard(s) 2/2\n');
