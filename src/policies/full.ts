@@ -1,4 +1,4 @@
-import { moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { transcriptArtifact, transcriptMemory } from './_forget.js';
 import { pinned, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -15,16 +15,7 @@ export const full: Policy = {
         const before = [...head, ...history.messages()];
         return { messages: [...before, ...pending], overBudget: false, upkeep: [], stablePrefix: before.length };
       },
-      commit(exchange, info) {
-        if (moderated(params, info)) return [];
-        history.add(exchange);
-        return [];
-      },
-      // Raw messages are its only artifact: cascade and naive erase the same.
-      forget(facts) {
-        history.redact(valuesOf(facts));
-        return [];
-      },
+      ...transcriptMemory(history, params),
       artifacts: () => [transcriptArtifact(history.messages())],
     };
   },

@@ -1,4 +1,4 @@
-import { moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { transcriptArtifact, transcriptMemory } from './_forget.js';
 import { fixedTokens, pinned, sum, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -41,15 +41,7 @@ export const priority: Policy = {
         const kept = ex.filter((_, i) => chosen[i]).flat();
         return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };
       },
-      commit(exchange, info) {
-        if (moderated(params, info)) return [];
-        history.add(exchange);
-        return [];
-      },
-      forget(facts) {
-        history.redact(valuesOf(facts));
-        return [];
-      },
+      ...transcriptMemory(history, params),
       // A tool exchange of any age may come back: it stores the whole session.
       artifacts: () => [transcriptArtifact(history.messages())],
     };

@@ -1,4 +1,4 @@
-import { moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { transcriptArtifact, transcriptMemory } from './_forget.js';
 import { fixedTokens, fromFirstUser, newestThatFit, pinned, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -17,15 +17,7 @@ export const windowTokens: Policy = {
         const kept = room > 0 ? fromFirstUser(newestThatFit(tokens, history.messages(), room)) : [];
         return { messages: [...head, ...kept, ...pending], overBudget: room < 0, upkeep: [], stablePrefix: head.length };
       },
-      commit(exchange, info) {
-        if (moderated(params, info)) return [];
-        history.add(exchange);
-        return [];
-      },
-      forget(facts) {
-        history.redact(valuesOf(facts));
-        return [];
-      },
+      ...transcriptMemory(history, params),
       // A message older than the newest that fit the budget next to the system prompt alone can never be sent again.
       artifacts: () => [transcriptArtifact(newestThatFit(tokens, history.messages(), budget - fixedTokens(tokens, head)))],
     };

@@ -1,4 +1,4 @@
-import { moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { transcriptArtifact, transcriptMemory } from './_forget.js';
 import { pinned, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -29,15 +29,7 @@ export const windowTurns: Policy = {
       prompt(pending) {
         return { messages: [...head, ...kept(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };
       },
-      commit(exchange, info) {
-        if (moderated(params, info)) return [];
-        history.add(exchange);
-        return [];
-      },
-      forget(facts) {
-        history.redact(valuesOf(facts));
-        return [];
-      },
+      ...transcriptMemory(history, params),
       artifacts: () => [transcriptArtifact(kept())],
     };
   },

@@ -1,4 +1,4 @@
-import { moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { transcriptArtifact, transcriptMemory } from './_forget.js';
 import { fixedTokens, pinned, sum, Transcript } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -17,7 +17,7 @@ export const window: Policy = {
     const turns = params.turns as number;
     return {
       prompt(pending) {
-        let room = budget - fixedTokens(tokens, [...head, ...pending]);
+        const room = budget - fixedTokens(tokens, [...head, ...pending]);
         const exchanges = history.exchanges.slice(Math.max(0, history.exchanges.length - turns));
         const sizes = exchanges.map((e) => sum(tokens, e));
         let used = sizes.reduce((a, b) => a + b, 0);
@@ -26,15 +26,7 @@ export const window: Policy = {
         const kept = exchanges.slice(first).flat();
         return { messages: [...head, ...kept, ...pending], overBudget: room < 0, upkeep: [], stablePrefix: head.length };
       },
-      commit(exchange, info) {
-        if (moderated(params, info)) return [];
-        history.add(exchange);
-        return [];
-      },
-      forget(facts) {
-        history.redact(valuesOf(facts));
-        return [];
-      },
+      ...transcriptMemory(history, params),
       artifacts: () => [transcriptArtifact(history.messages(Math.max(0, history.exchanges.length - turns)))],
     };
   },
