@@ -32,7 +32,7 @@ const exact = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/tokens/long-inpu
 const fmt = (n) => n.toLocaleString('en-US');
 const row = (cells) => `| ${cells.join(' | ')} |`;
 
-console.log(row(['input', 'encoding', 'exact tokens', 'counted', 'error', 'estimated', 'time', 'js-tiktoken alone']));
+console.log(row(['input', 'encoding', 'exact tokens', 'counted', 'error', 'estimated', 'time', 'exact count took']));
 console.log(row(['---', '---', '---:', '---:', '---:', '---', '---:', '---:']));
 let slowest = 0;
 let worst = 0;

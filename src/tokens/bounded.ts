@@ -42,7 +42,7 @@ export const LIMITS: Readonly<Limits> = {
   shortText: 256,
   mediumText: 4096,
   run: 32,
-  budget: 8_000_000,
+  budget: 6_000_000,
   longPiece: 64,
   window: 128,
   segment: 512,
