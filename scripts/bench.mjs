@@ -11,7 +11,8 @@
  * ≈ 60 and assistant ≈ 120 tokens (o200k_base), every registered policy with
  * its defaults, model gpt-4o-mini. Each row runs in its own process (so peak
  * RSS is that row's), started with scripts/bench-timer.mjs preloaded, which
- * times every js-tiktoken encode call in every thread.
+ * times every js-tiktoken encode call in every thread, and with
+ * --max-old-space-size=8192 so the full workload's records fit the heap.
  *
  * Rows:
  * - ctxsim, cold token cache, one thread (`--jobs 1`, a fresh cache folder)
@@ -31,7 +32,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -206,12 +207,14 @@ async function main() {
     const cacheA = join(tmp, 'cache-a');
     const cacheB = join(tmp, 'cache-b');
     process.stderr.write('measuring…\n');
+    const loadBefore = loadavg()[0];
     const cold = measure(tmp, 'cold, one thread', ['--child', 'ctxsim', '--jobs', '1', '--cache', cacheA]);
     const all = measure(tmp, `cold, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheB]);
     const warm = measure(tmp, `warm, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheA]);
     const naive = measure(tmp, 'naive (sample)', ['--child', 'naive', '--sample', String(sample)]);
     const trim = measure(tmp, 'trimMessages (sample)', ['--child', 'trim', '--sample', String(sample)]);
 
+    const loadAfter = loadavg()[0];
     const mb = bytes / 1e6;
     const rate = (r) => r.turnPolicies / (r.ms / 1000);
     const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
@@ -237,7 +240,7 @@ async function main() {
       '',
       `Ratios (turn·policies per second): ctxsim 1 thread / naive = **${fmt(rate(cold) / rate(naive))}×**, ctxsim ${cores} threads / naive = **${fmt(rate(all) / rate(naive))}×**; ctxsim 1 thread / trimMessages = **${fmt(rate(cold) / rate(trim), 1)}×**, ctxsim ${cores} threads / trimMessages = **${fmt(rate(all) / rate(trim), 1)}×**.`,
       '',
-      `Engine time beyond tokenization (cold, 1 thread): ${fmt(100 - (100 * cold.tokenizerMs) / cold.ms, 1)} % of the wall time. Tokenizer share with ${cores} threads is tokenizer time summed over threads ÷ (wall × threads). Wall time is the run from conversations to records (worker start-up and token-cache load and save included; workload generation and report writing not). Peak RSS is the whole process's, the loaded workload included.`,
+      `Engine time beyond tokenization (cold, 1 thread): ${fmt(100 - (100 * cold.tokenizerMs) / cold.ms, 1)} % of the wall time. Tokenizer share with ${cores} threads is tokenizer time summed over threads ÷ (wall × threads). Wall time is the run from conversations to records (worker start-up and token-cache load and save included; workload generation and report writing not). Peak RSS is the whole process's, the loaded workload included. Load average (1 min) on the machine: ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after — above ${cores} means other processes competed for the cores.`,
       '',
     ];
     const md = lines.join('\n');
