@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { runStudy, type RunOptions, type RunResults } from '../engine/run.js';
+import { autoJobs, runStudyParallel } from '../engine/parallel.js';
+import type { RunOptions, RunResults } from '../engine/run.js';
 import { UsageError } from '../errors.js';
 import { fingerprint, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, type Study } from '../scenario/study.js';
@@ -22,6 +23,8 @@ export interface StudyFlags {
   cache?: string;
   /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
   tokenCache?: string | false | (string | false)[];
+  /** Worker threads; omitted: `autoJobs` (every core for a large study, one for a small one). */
+  jobs?: number;
 }
 
 /** Where the token-count cache lives unless `--token-cache` says otherwise (relative to the working directory). */
@@ -41,10 +44,15 @@ export const STUDY_OPTIONS = {
     describe: 'folder of the persistent token-count cache (--no-token-cache: none)',
     defaultDescription: DEFAULT_TOKEN_CACHE,
   },
+  jobs: {
+    type: 'number',
+    describe: 'worker threads (output is the same for any number)',
+    defaultDescription: 'cores; 1 below 1 MB of message text',
+  },
 } as const;
 
 /** A study with where its token counts are cached. */
-export type RunnableStudy = Study & Pick<RunOptions, 'tokenCache'>;
+export type RunnableStudy = Study & Pick<RunOptions, 'tokenCache' | 'jobs'>;
 
 /** The token-cache folder the flags name: the default, a folder, or false for none. */
 export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | false {
@@ -68,7 +76,10 @@ export function studyFromFlags(flags: StudyFlags): RunnableStudy {
   if (flags.cache !== undefined) study.cache = flags.cache as Study['cache'];
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
-  return Object.assign(study, { tokenCache: tokenCacheFromFlags(flags.tokenCache) });
+  if (flags.jobs !== undefined && !(Number.isInteger(flags.jobs) && flags.jobs >= 1)) {
+    throw new UsageError(`--jobs: expected a whole number ≥ 1, got ${flags.jobs}`);
+  }
+  return Object.assign(study, { tokenCache: tokenCacheFromFlags(flags.tokenCache) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }
 
 /** A study as run: its conversations, results and fingerprint. */
@@ -81,12 +92,17 @@ export interface Executed {
   info: ReportInfo;
 }
 
-/** Loads the study's scenarios and runs it, with progress on stderr unless quiet and token-cache warnings always. */
-export function executeStudy(study: RunnableStudy, io: IO, opts: { quiet?: boolean; shard?: RunOptions['shard'] } = {}): Executed {
+/**
+ * Loads the study's scenarios and runs it on `study.jobs` worker threads
+ * (default `autoJobs`), with progress on stderr unless quiet and token-cache
+ * warnings always.
+ */
+export async function executeStudy(study: RunnableStudy, io: IO, opts: { quiet?: boolean; shard?: RunOptions['shard'] } = {}): Promise<Executed> {
   const conversations = loadScenarios(study.scenarios, { seed: study.seed, ...(!opts.quiet && { onNote: (line: string) => io.err(`${line}\n`) }) });
-  const results = runStudy({
+  const results = await runStudyParallel({
     ...study,
     conversations,
+    jobs: study.jobs ?? autoJobs(conversations),
     ...(opts.shard && { shard: opts.shard }),
     ...(!opts.quiet && { onProgress: progressLine(io) }),
   });

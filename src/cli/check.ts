@@ -69,13 +69,13 @@ export function readBaseline(file: string): Baseline {
 }
 
 /** `ctxsim check`: exit 0 pass, 1 regression. */
-export function check(flags: CheckFlags, io: IO): number {
+export async function check(flags: CheckFlags, io: IO): Promise<number> {
   const study = studyFromFlags(flags);
   const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
   const baseline = readBaseline(file);
   const limits = limitsFor(flags, study);
-  const { results, fingerprint } = executeStudy(study, io, { quiet: flags.quiet });
+  const { results, fingerprint } = await executeStudy(study, io, { quiet: flags.quiet });
   const result = compare(baseline, makeBaseline(fingerprint, results.summary), limits);
   const table = gateMarkdown(result);
   io.out(flags.json ? gateJson(result) : table);

@@ -88,7 +88,7 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   if (baselineFile && existsSync(baselineFile) && !flags.force) {
     throw new UsageError(`--save-baseline: ${displayPath(baselineFile)} exists; add --force to replace it`);
   }
-  const { results, info, fingerprint } = executeStudy(study, io, { quiet: flags.quiet, shard });
+  const { results, info, fingerprint } = await executeStudy(study, io, { quiet: flags.quiet, shard });
   if (shard && target.kind === 'dir') {
     const { turns, probes, summary } = results;
     const file: ShardFile = { kind: 'ctxsim-shard', schemaVersion: 1, shard, study: fingerprint, info, turns, probes, summary, violations: results.violations };

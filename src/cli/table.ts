@@ -29,9 +29,9 @@ export function tableCommand(io: IO): Command<TableFlags> {
 }
 
 /** `ctxsim table`: replays the study and prints the budget table on stdout (nothing else goes there). */
-export function table(flags: TableFlags, io: IO): number {
+export async function table(flags: TableFlags, io: IO): Promise<number> {
   if (!(FORMATS as readonly string[]).includes(flags.format)) throw new UsageError(`--format: expected md or csv, got ${flags.format}`);
-  const { results, info } = executeStudy(studyFromFlags(flags), io, { quiet: flags.quiet });
+  const { results, info } = await executeStudy(studyFromFlags(flags), io, { quiet: flags.quiet });
   io.out(flags.format === 'csv' ? budgetCsv(results) : budgetMarkdown(results, info));
   return 0;
 }

@@ -32,6 +32,8 @@ export interface RunOptions {
   onProgress?: (done: number, total: number, scenario: string) => void;
   /** Folder of the persistent token-count cache, loaded before and saved after the run; omitted or false: none. */
   tokenCache?: string | false;
+  /** Worker threads for `runStudyParallel` (parallel.ts); `runStudy` itself always runs on the calling thread. */
+  jobs?: number;
 }
 
 export interface RunResults extends Results {

@@ -1,0 +1,254 @@
+#!/usr/bin/env node
+/**
+ * The benchmark (not a test): how fast ctxsim replays a large study, against a
+ * naive simulator and LangChain's trimMessages on the same token counts.
+ *
+ *   npm run bench                 # full: 1,000 conversations × 200 turns, all nine policies
+ *   npm run bench -- --quick      # 1/20 of it (50 conversations), under a minute
+ *   node scripts/bench.mjs --quick --out bench/results-quick.md   # after npm run build
+ *
+ * Workload: the generator's `support` profile, seed 2024, 200 turns each, user
+ * ≈ 60 and assistant ≈ 120 tokens (o200k_base), every registered policy with
+ * its defaults, model gpt-4o-mini. Each row runs in its own process (so peak
+ * RSS is that row's), started with scripts/bench-timer.mjs preloaded, which
+ * times every js-tiktoken encode call in every thread, and with
+ * --max-old-space-size=8192 so the full workload's records fit the heap.
+ *
+ * Rows:
+ * - ctxsim, cold token cache, one thread (`--jobs 1`, a fresh cache folder)
+ * - ctxsim, cold, every core (`--jobs <cores>`, another fresh folder)
+ * - ctxsim, warm token cache (the first row's folder), every core
+ * - naive: re-tokenizes the whole context each turn, then drops the oldest
+ *   messages until the window-tokens budget (2,000) fits — one policy; run on
+ *   a sample of conversations and extrapolated per turn·policy
+ * - trimMessages (@langchain/core) computing the same 2,000-token windows
+ *   (strategy last, start on a user message, system kept) with a token counter
+ *   over the same o200k_base encoding and chat overhead, memoized per text
+ *   (so it is charged for its algorithm, not for tokenizing again); sample,
+ *   extrapolated
+ *
+ * Writes the table as markdown (default bench/results.md, or
+ * bench/results-quick.md with --quick) and prints it.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = (p) => import(join(ROOT, 'dist', p));
+
+const SEED = 2024;
+const TURNS = 200;
+const BUDGET = 2000;
+const MODEL = 'gpt-4o-mini';
+/** Chat overhead of the o200k/cl100k chat format: 3 per message + role, 3 to prime the reply. */
+const PER_MESSAGE = 3;
+const REPLY = 3;
+
+const PARAMS = { turns: [TURNS, TURNS], userWords: 42, assistantWords: 84 };
+
+const args = process.argv.slice(2);
+const flag = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+
+if (flag('--child')) await child(flag('--child'));
+else await main();
+
+/** The conversations of the workload, from the JSON file the parent wrote. */
+function workload() {
+  return JSON.parse(readFileSync(flag('--workload'), 'utf8'));
+}
+
+/** Runs in a measured child process; prints one JSON line of measurements. */
+async function child(mode) {
+  const conversations = workload();
+  const sample = Number(flag('--sample') ?? conversations.length);
+  let out;
+  if (mode === 'ctxsim') out = await runCtxsim(conversations);
+  else if (mode === 'naive') out = await runNaive(conversations.slice(0, sample));
+  else if (mode === 'trim') out = await runTrim(conversations.slice(0, sample));
+  else throw new Error(`unknown child mode ${mode}`);
+  process.stdout.write(`${JSON.stringify({ ...out, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
+}
+
+async function runCtxsim(conversations) {
+  const { POLICIES, policyFromString } = await dist('index.js');
+  const { runStudyParallel } = await dist('engine/parallel.js');
+  const policies = POLICIES.flatMap((p) => policyFromString(p.id));
+  const jobs = Number(flag('--jobs'));
+  const t0 = performance.now();
+  const r = await runStudyParallel({ conversations, policies, seed: 42, model: MODEL, tokenizer: 'auto', tokenCache: flag('--cache'), jobs });
+  const ms = performance.now() - t0;
+  return { ms, turnPolicies: r.turns.length, threads: jobs, tokenizerCalls: r.tokenizerCalls };
+}
+
+function flatten(c) {
+  const msgs = c.system ? [c.system] : [];
+  const turns = [];
+  for (const t of c.turns) turns.push({ user: t.user, rest: [...t.tools, ...(t.assistant ? [t.assistant] : [])] });
+  return { head: msgs, turns };
+}
+
+async function encoder() {
+  const { Tiktoken } = await import('js-tiktoken/lite');
+  const { createRequire } = await import('node:module');
+  const ranks = createRequire(join(ROOT, 'package.json'))('js-tiktoken/ranks/o200k_base');
+  return new Tiktoken(ranks);
+}
+
+async function runNaive(conversations) {
+  const enc = await encoder();
+  const count = (m) => PER_MESSAGE + enc.encode(m.role, [], []).length + enc.encode(m.content, [], []).length;
+  let turns = 0;
+  let sent = 0;
+  const t0 = performance.now();
+  for (const c of conversations) {
+    const { head, turns: ts } = flatten(c);
+    const history = [];
+    for (const t of ts) {
+      // The whole context, re-tokenized: head, every earlier message, the new user message.
+      const context = [...head, ...history, t.user];
+      const sizes = context.map(count);
+      let total = REPLY + sizes.reduce((a, b) => a + b, 0);
+      let from = head.length;
+      while (total > BUDGET && from < context.length - 1) total -= sizes[from++];
+      sent += total;
+      history.push(t.user, ...t.rest);
+      turns++;
+    }
+  }
+  return { ms: performance.now() - t0, turnPolicies: turns, threads: 1, check: sent };
+}
+
+async function runTrim(conversations) {
+  const enc = await encoder();
+  const { trimMessages, HumanMessage, AIMessage, SystemMessage, ToolMessage } = await import('@langchain/core/messages');
+  const memo = new Map();
+  const text = (s) => {
+    let n = memo.get(s);
+    if (n === undefined) memo.set(s, (n = enc.encode(s, [], []).length));
+    return n;
+  };
+  const role = (m) => ({ human: 'user', ai: 'assistant', system: 'system', tool: 'tool' })[m.getType()];
+  const tokenCounter = (msgs) => {
+    let n = REPLY;
+    for (const m of msgs) n += PER_MESSAGE + text(role(m)) + text(typeof m.content === 'string' ? m.content : JSON.stringify(m.content));
+    return n;
+  };
+  const lc = (m) => {
+    if (m.role === 'user') return new HumanMessage(m.content);
+    if (m.role === 'system') return new SystemMessage(m.content);
+    if (m.role === 'tool') return new ToolMessage({ content: m.content, tool_call_id: m.toolCallId ?? 'call' });
+    return new AIMessage(m.content);
+  };
+  let turns = 0;
+  let kept = 0;
+  const t0 = performance.now();
+  for (const c of conversations) {
+    const { head, turns: ts } = flatten(c);
+    const history = head.map(lc);
+    for (const t of ts) {
+      history.push(lc(t.user));
+      const window = await trimMessages(history, { maxTokens: BUDGET, strategy: 'last', tokenCounter, startOn: 'human', includeSystem: true });
+      kept += window.length;
+      for (const m of t.rest) history.push(lc(m));
+      turns++;
+    }
+  }
+  return { ms: performance.now() - t0, turnPolicies: turns, threads: 1, check: kept };
+}
+
+/** Runs one row in a child process with the tokenizer timer; returns its measurements and tokenizer time (summed over threads). */
+function measure(tmp, name, childArgs) {
+  const timer = join(tmp, `${name}.timer`);
+  writeFileSync(timer, '');
+  const stdout = execFileSync(
+    process.execPath,
+    ['--max-old-space-size=8192', '--import', join(ROOT, 'scripts', 'bench-timer.mjs'), fileURLToPath(import.meta.url), '--workload', join(tmp, 'workload.json'), ...childArgs],
+    { env: { ...process.env, CTXSIM_BENCH_TIMER: timer }, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const r = JSON.parse(String(stdout).trim().split('\n').pop());
+  const lines = readFileSync(timer, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  r.tokenizerMs = lines.reduce((a, l) => a + l.ms, 0);
+  r.tokenizerChars = lines.reduce((a, l) => a + l.chars, 0);
+  process.stderr.write(`  ${name}: ${(r.ms / 1000).toFixed(1)} s, ${r.turnPolicies} turn·policies\n`);
+  return r;
+}
+
+async function main() {
+  const quick = args.includes('--quick');
+  const count = quick ? 50 : 1000;
+  const sample = Number(flag('--sample') ?? 1);
+  const out = resolve(flag('--out') ?? join(ROOT, 'bench', quick ? 'results-quick.md' : 'results.md'));
+  const cores = availableParallelism();
+
+  const { generateConversations } = await dist('scenario/generate/index.js');
+  const { POLICIES, messageText } = await dist('index.js');
+  const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-bench-'));
+  try {
+    process.stderr.write(`generating ${count} conversations × ${TURNS} turns…\n`);
+    const conversations = generateConversations({ profile: 'support', count, seed: SEED, params: PARAMS });
+    const distinct = new Set();
+    for (const c of conversations) {
+      if (c.system) distinct.add(messageText(c.system));
+      for (const t of c.turns) for (const m of [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])]) distinct.add(messageText(m));
+    }
+    let bytes = 0;
+    for (const s of distinct) bytes += Buffer.byteLength(s);
+    const totalTurns = conversations.reduce((n, c) => n + c.turns.length, 0);
+    const turnPolicies = totalTurns * POLICIES.length;
+    writeFileSync(join(tmp, 'workload.json'), JSON.stringify(conversations));
+    conversations.length = 0;
+
+    const cacheA = join(tmp, 'cache-a');
+    const cacheB = join(tmp, 'cache-b');
+    process.stderr.write('measuring…\n');
+    const loadBefore = loadavg()[0];
+    const cold = measure(tmp, 'cold, one thread', ['--child', 'ctxsim', '--jobs', '1', '--cache', cacheA]);
+    const all = measure(tmp, `cold, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheB]);
+    const warm = measure(tmp, `warm, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheA]);
+    const naive = measure(tmp, 'naive (sample)', ['--child', 'naive', '--sample', String(sample)]);
+    const trim = measure(tmp, 'trimMessages (sample)', ['--child', 'trim', '--sample', String(sample)]);
+
+    const loadAfter = loadavg()[0];
+    const mb = bytes / 1e6;
+    const rate = (r) => r.turnPolicies / (r.ms / 1000);
+    const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+    const secs = (ms) => (ms >= 100_000 ? `${fmt(ms / 1000)} s` : `${fmt(ms / 1000, 1)} s`);
+    const share = (r) => `${fmt((100 * r.tokenizerMs) / (r.ms * r.threads), 1)} %`;
+    const rss = (r) => `${fmt(r.maxRssBytes / 2 ** 20)} MB`;
+    const row = (cells) => `| ${cells.join(' | ')} |`;
+    const extrapolated = (r) => (r.ms / r.turnPolicies) * turnPolicies;
+    const sampleNote = `${sample} conversation${sample === 1 ? '' : 's'} × ${TURNS} turns`;
+
+    const lines = [
+      `<!-- generated by scripts/bench.mjs${quick ? ' --quick' : ''}; rerun: npm run bench${quick ? ' -- --quick' : ''} -->`,
+      '',
+      `Workload: ${fmt(count)} conversations × ${TURNS} turns (generator profile \`support\`, seed ${SEED}; user ≈ 60, assistant ≈ 120 tokens), ${POLICIES.length} policies = ${fmt(turnPolicies)} turn·policies; ${MODEL}, o200k_base. Machine: ${cores} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${fmt(totalmem() / 2 ** 30)} GB, Node ${process.versions.node}.`,
+      '',
+      row(['run', 'wall time', 'turn·policies / s', 'MB of distinct text', 'tokenizer share', 'peak RSS']),
+      row(['---', '---:', '---:', '---:', '---:', '---:']),
+      row(['ctxsim, cold token cache, 1 thread', secs(cold.ms), fmt(rate(cold)), fmt(mb, 1), share(cold), rss(cold)]),
+      row([`ctxsim, cold token cache, ${cores} threads`, secs(all.ms), fmt(rate(all)), fmt(mb, 1), share(all), rss(all)]),
+      row([`ctxsim, warm token cache, ${cores} threads`, secs(warm.ms), fmt(rate(warm)), fmt(mb, 1), share(warm), rss(warm)]),
+      row([`naive: re-tokenize the whole context each turn, 1 policy (measured on ${sampleNote}, extrapolated)`, `≈ ${secs(extrapolated(naive))}`, fmt(rate(naive)), fmt(mb, 1), share(naive), `${rss(naive)} (sample)`]),
+      row([`LangChain trimMessages, memoized counter, 1 policy (measured on ${sampleNote}, extrapolated)`, `≈ ${secs(extrapolated(trim))}`, fmt(rate(trim)), fmt(mb, 1), share(trim), `${rss(trim)} (sample)`]),
+      '',
+      `Ratios (turn·policies per second): ctxsim 1 thread / naive = **${fmt(rate(cold) / rate(naive))}×**, ctxsim ${cores} threads / naive = **${fmt(rate(all) / rate(naive))}×**; ctxsim 1 thread / trimMessages = **${fmt(rate(cold) / rate(trim), 1)}×**, ctxsim ${cores} threads / trimMessages = **${fmt(rate(all) / rate(trim), 1)}×**.`,
+      '',
+      `Engine time beyond tokenization (cold, 1 thread): ${fmt(100 - (100 * cold.tokenizerMs) / cold.ms, 1)} % of the wall time. Tokenizer share with ${cores} threads is tokenizer time summed over threads ÷ (wall × threads). Wall time is the run from conversations to records (worker start-up and token-cache load and save included; workload generation and report writing not). Peak RSS is the whole process's, the loaded workload included. Load average (1 min) on the machine: ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after — above ${cores} means other processes competed for the cores.`,
+      '',
+    ];
+    const md = lines.join('\n');
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, md);
+    process.stdout.write(md);
+    process.stderr.write(`wrote ${out}\n`);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}

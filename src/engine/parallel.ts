@@ -1,0 +1,188 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { CtxsimError } from '../errors.js';
+import { REGISTRY } from '../policies/index.js';
+import type { PolicyVariant } from '../policies/spec.js';
+import type { Params } from '../policies/types.js';
+import { messageText } from '../tokens/counter.js';
+import type { Conversation, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
+import { replayContext, runStudy, type RunOptions, type RunResults } from './run.js';
+import { byPolicy } from './summarize.js';
+
+/**
+ * Runs a study over worker threads. Work goes out by scenario (every policy
+ * of a scenario in one worker, so a message is tokenized once per worker,
+ * not once per policy); each worker keeps one token counter for all its
+ * scenarios and opens the same token-cache folder (saves merge under the
+ * cache's lock). Records come back per scenario and are put together in
+ * scenario-major, policy-minor order, so the results equal a one-thread run.
+ */
+
+/** Below this many characters of message text a study runs on one thread: starting workers (~0.3 s each, BPE ranks included) would cost more than ~1 s of tokenizer work saves. */
+export const PARALLEL_MIN_CHARS = 1_000_000;
+
+/** Settings a worker needs to rebuild the run's context (plain data only). */
+export type ContextSettings = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache'>;
+
+/** What a worker starts with. Policies go by id (policy objects hold functions) with their resolved parameters. */
+export interface WorkerSetup {
+  context: ContextSettings;
+  policies: { id: string; name: string; params: Params }[];
+  shard?: RunOptions['shard'];
+}
+
+/** Messages to a worker: a scenario (with its index in the study), or finish (save the token cache and report). */
+export type ToWorker = { kind: 'scenario'; index: number; conversation: Conversation } | { kind: 'finish' };
+
+/** Messages from a worker. */
+export type FromWorker =
+  | { kind: 'scenario'; index: number; turns: TurnRecord[]; probes: ProbeRecord[]; summary: SummaryRecord[] }
+  | { kind: 'finished'; tokenizerCalls: number; warnings: string[] }
+  | { kind: 'error'; message: string; code?: string; exitCode?: number; stack?: string };
+
+/** The compiled worker entry beside this file; absent when running from TypeScript sources (then runs stay on one thread). */
+export function workerFile(): string | undefined {
+  const self = fileURLToPath(import.meta.url);
+  if (!self.endsWith('.js')) return undefined;
+  const file = resolve(self, '..', 'worker.js');
+  return existsSync(file) ? file : undefined;
+}
+
+/**
+ * The default `--jobs`: every core, but one thread when the study has fewer
+ * than PARALLEL_MIN_CHARS characters of message text or a single scenario,
+ * and never more threads than scenarios.
+ */
+export function autoJobs(conversations: readonly Conversation[], cores = availableParallelism()): number {
+  if (conversations.length < 2) return 1;
+  let chars = 0;
+  for (const c of conversations) {
+    if (c.system) chars += c.system.content.length;
+    for (const t of c.turns) {
+      chars += messageText(t.user).length;
+      for (const m of t.tools) chars += messageText(m).length;
+      if (t.assistant) chars += messageText(t.assistant).length;
+    }
+    if (chars >= PARALLEL_MIN_CHARS) break;
+  }
+  return chars < PARALLEL_MIN_CHARS ? 1 : Math.max(1, Math.min(cores, conversations.length));
+}
+
+/**
+ * Runs a study on `jobs` threads (default: `autoJobs`). Results are the
+ * same as `runStudy`'s, record for record; only `tokenizerCalls` differs
+ * (a text seen by two workers is counted by both). Falls back to one
+ * thread for one job, for policies outside the registry, or when the
+ * compiled worker is missing.
+ */
+export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Promise<RunResults> {
+  const jobs = Math.min(opts.jobs ?? autoJobs(opts.conversations), opts.conversations.length);
+  const file = workerFile();
+  const registered = opts.policies.every((v) => REGISTRY.get(v.policy.id) === v.policy);
+  if (jobs <= 1 || !file || !registered) return runStudy(opts);
+
+  // Resolve encoding and prices here: a bad model or price table fails before any worker starts.
+  const { encoding, prices } = replayContext({ ...opts, tokenCache: false });
+  const context: ContextSettings = {
+    seed: opts.seed,
+    model: opts.model,
+    tokenizer: opts.tokenizer,
+    prices,
+    ...(opts.cache !== undefined && { cache: opts.cache }),
+    ...(opts.cacheTtl !== undefined && { cacheTtl: opts.cacheTtl }),
+    ...(opts.route !== undefined && { route: opts.route }),
+    ...(opts.fallback !== undefined && { fallback: opts.fallback }),
+    ...(opts.latency !== undefined && { latency: opts.latency }),
+    ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache && resolve(opts.tokenCache) }),
+  };
+  const setup: WorkerSetup = {
+    context,
+    policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params })),
+    ...(opts.shard && { shard: opts.shard }),
+  };
+  const parts = await spread(file, setup, opts, jobs);
+
+  const turns: TurnRecord[] = [];
+  const probes: ProbeRecord[] = [];
+  const summary: SummaryRecord[] = [];
+  for (const part of parts.byScenario) {
+    // Push one by one: spreading a large array into push overflows the stack.
+    for (const t of part.turns) turns.push(t);
+    for (const q of part.probes) probes.push(q);
+    for (const s of part.summary) summary.push(s);
+  }
+  parts.byScenario.length = 0;
+  return { turns, probes, summary, policies: byPolicy(summary), encoding, prices, tokenizerCalls: parts.tokenizerCalls, warnings: parts.warnings };
+}
+
+interface Spread {
+  byScenario: { turns: TurnRecord[]; probes: ProbeRecord[]; summary: SummaryRecord[] }[];
+  tokenizerCalls: number;
+  warnings: string[];
+}
+
+/** Hands scenarios to the workers as they free up (two in flight each), collects records by scenario index. */
+function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number): Promise<Spread> {
+  const { conversations } = opts;
+  const byScenario: Spread['byScenario'] = new Array(conversations.length);
+  const warnings = new Set<string>();
+  let tokenizerCalls = 0;
+  let next = 0;
+  let done = 0;
+  let finished = 0;
+  const workers: Worker[] = [];
+
+  return new Promise<Spread>((resolveAll, reject) => {
+    let failed = false;
+    const fail = (e: Error) => {
+      if (failed) return;
+      failed = true;
+      for (const w of workers) void w.terminate();
+      reject(e);
+    };
+    const feed = (w: Worker) => {
+      if (next < conversations.length) {
+        const index = next++;
+        w.postMessage({ kind: 'scenario', index, conversation: conversations[index]! } satisfies ToWorker);
+      }
+    };
+    for (let k = 0; k < jobs; k++) {
+      const w = new Worker(file, { workerData: setup });
+      workers.push(w);
+      let inFlight = 0;
+      const send = () => {
+        while (inFlight < 2 && next < conversations.length) {
+          feed(w);
+          inFlight++;
+        }
+        if (inFlight === 0) w.postMessage({ kind: 'finish' } satisfies ToWorker);
+      };
+      w.on('message', (m: FromWorker) => {
+        if (failed) return;
+        if (m.kind === 'error') {
+          const e = m.code !== undefined ? new CtxsimError(m.message, m.code, m.exitCode) : new Error(m.message);
+          if (m.code === undefined && m.stack) e.stack = m.stack;
+          fail(e);
+        } else if (m.kind === 'scenario') {
+          byScenario[m.index] = { turns: m.turns, probes: m.probes, summary: m.summary };
+          inFlight--;
+          done++;
+          opts.onProgress?.(done, conversations.length, conversations[m.index]!.id);
+          send();
+        } else {
+          tokenizerCalls += m.tokenizerCalls;
+          for (const x of m.warnings) warnings.add(x);
+          if (++finished === jobs) resolveAll({ byScenario, tokenizerCalls, warnings: [...warnings] });
+        }
+      });
+      w.on('error', fail);
+      w.on('exit', (code) => {
+        if (code !== 0) fail(new Error(`worker thread exited with code ${code}`));
+      });
+      send();
+    }
+  });
+}

@@ -1,0 +1,68 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { CtxsimError } from '../errors.js';
+import { REGISTRY } from '../policies/index.js';
+import type { PolicyVariant } from '../policies/spec.js';
+import type { ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
+import type { FromWorker, ToWorker, WorkerSetup } from './parallel.js';
+import { replayContext, replayFlagged } from './run.js';
+import { summarize } from './summarize.js';
+
+/**
+ * A worker thread of a parallel run (see parallel.ts): one replay context
+ * (one token counter, so a text is tokenized once per worker), then every
+ * scenario it is sent through every policy, records sent back per scenario.
+ */
+
+const setup = workerData as WorkerSetup;
+const port = parentPort!;
+
+function post(message: FromWorker): void {
+  port.postMessage(message);
+}
+
+try {
+  // Policies hold functions, which do not cross threads: rebuild them from the registry by id.
+  const policies: PolicyVariant[] = setup.policies.map((p) => {
+    const policy = REGISTRY.get(p.id);
+    if (!policy) throw new CtxsimError(`worker: unknown policy "${p.id}"`, 'internal');
+    return { name: p.name, policy, params: p.params };
+  });
+  const ctx = replayContext(setup.context);
+  const p = policies.length;
+  port.on('message', (message: ToWorker) => {
+    try {
+      if (message.kind === 'finish') {
+        ctx.tokens.save();
+        post({ kind: 'finished', tokenizerCalls: ctx.tokens.tokenizerCalls, warnings: [...ctx.tokens.warnings] });
+        port.close();
+        return;
+      }
+      const { index: i, conversation } = message;
+      const turns: TurnRecord[] = [];
+      const probes: ProbeRecord[] = [];
+      const summary: SummaryRecord[] = [];
+      for (const [j, variant] of policies.entries()) {
+        if (setup.shard && (i * p + j) % setup.shard.count !== setup.shard.index - 1) continue;
+        const r = replayFlagged(conversation, variant, ctx);
+        for (const t of r.turns) turns.push(t);
+        for (const q of r.probes) probes.push(q);
+        summary.push(summarize(r.turns, r.probes));
+      }
+      post({ kind: 'scenario', index: i, turns, probes, summary });
+    } catch (e) {
+      post(failure(e));
+    }
+  });
+} catch (e) {
+  post(failure(e));
+}
+
+function failure(e: unknown): FromWorker {
+  const err = e instanceof Error ? e : new Error(String(e));
+  return {
+    kind: 'error',
+    message: err.message,
+    ...(err instanceof CtxsimError && { code: err.code, exitCode: err.exitCode }),
+    ...(err.stack !== undefined && { stack: err.stack }),
+  };
+}
