@@ -8,8 +8,8 @@ import { REGISTRY } from '../policies/index.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { Params } from '../policies/types.js';
 import { messageText } from '../tokens/counter.js';
-import type { Conversation, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
-import { replayContext, runStudy, type RunOptions, type RunResults } from './run.js';
+import type { Conversation } from '../types.js';
+import { appendRecords, replayContext, runStudy, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
 import { byPolicy } from './summarize.js';
 
 /**
@@ -25,7 +25,7 @@ import { byPolicy } from './summarize.js';
 export const PARALLEL_MIN_CHARS = 1_000_000;
 
 /** Settings a worker needs to rebuild the run's context (plain data only). */
-export type ContextSettings = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache'>;
+export type ContextSettings = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'rules'>;
 
 /** What a worker starts with. Policies go by id (policy objects hold functions) with their resolved parameters. */
 export interface WorkerSetup {
@@ -39,7 +39,7 @@ export type ToWorker = { kind: 'scenario'; index: number; conversation: Conversa
 
 /** Messages from a worker. */
 export type FromWorker =
-  | { kind: 'scenario'; index: number; turns: TurnRecord[]; probes: ProbeRecord[]; summary: SummaryRecord[] }
+  | ({ kind: 'scenario'; index: number } & ScenarioRecords)
   | { kind: 'finished'; tokenizerCalls: number; warnings: string[] }
   | { kind: 'error'; message: string; code?: string; exitCode?: number; stack?: string };
 
@@ -96,6 +96,7 @@ export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Pr
     ...(opts.route !== undefined && { route: opts.route }),
     ...(opts.fallback !== undefined && { fallback: opts.fallback }),
     ...(opts.latency !== undefined && { latency: opts.latency }),
+    ...(opts.rules !== undefined && { rules: opts.rules }),
     ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache && resolve(opts.tokenCache) }),
   };
   const setup: WorkerSetup = {
@@ -105,21 +106,14 @@ export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Pr
   };
   const parts = await spread(file, setup, opts, jobs);
 
-  const turns: TurnRecord[] = [];
-  const probes: ProbeRecord[] = [];
-  const summary: SummaryRecord[] = [];
-  for (const part of parts.byScenario) {
-    // Push one by one: spreading a large array into push overflows the stack.
-    for (const t of part.turns) turns.push(t);
-    for (const q of part.probes) probes.push(q);
-    for (const s of part.summary) summary.push(s);
-  }
+  const all: ScenarioRecords = { turns: [], probes: [], summary: [], violations: [] };
+  for (const part of parts.byScenario) appendRecords(all, part);
   parts.byScenario.length = 0;
-  return { turns, probes, summary, policies: byPolicy(summary), encoding, prices, tokenizerCalls: parts.tokenizerCalls, warnings: parts.warnings };
+  return { ...all, policies: byPolicy(all.summary), encoding, prices, tokenizerCalls: parts.tokenizerCalls, warnings: parts.warnings };
 }
 
 interface Spread {
-  byScenario: { turns: TurnRecord[]; probes: ProbeRecord[]; summary: SummaryRecord[] }[];
+  byScenario: ScenarioRecords[];
   tokenizerCalls: number;
   warnings: string[];
 }
@@ -167,7 +161,7 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
           if (m.code === undefined && m.stack) e.stack = m.stack;
           fail(e);
         } else if (m.kind === 'scenario') {
-          byScenario[m.index] = { turns: m.turns, probes: m.probes, summary: m.summary };
+          byScenario[m.index] = { turns: m.turns, probes: m.probes, summary: m.summary, violations: m.violations };
           inFlight--;
           done++;
           opts.onProgress?.(done, conversations.length, conversations[m.index]!.id);

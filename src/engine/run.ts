@@ -72,34 +72,58 @@ export function replayContext(opts: ContextOptions): ReplayContext & { encoding:
  */
 export function runStudy(opts: RunOptions): RunResults {
   const ctx = replayContext(opts);
-  const turns: TurnRecord[] = [];
-  const probes: ProbeRecord[] = [];
-  const summary: SummaryRecord[] = [];
-  const violations: ViolationRecord[] = [];
-  const p = opts.policies.length;
+  const all: ScenarioRecords = { turns: [], probes: [], summary: [], violations: [] };
   opts.conversations.forEach((conversation, i) => {
-    for (const [j, variant] of opts.policies.entries()) {
-      if (opts.shard && (i * p + j) % opts.shard.count !== opts.shard.index - 1) continue;
-      const r = replayFlagged(conversation, variant, ctx);
-      turns.push(...r.turns);
-      probes.push(...r.probes);
-      violations.push(...r.violations);
-      summary.push(summarize(r.turns, r.probes, r.end));
-    }
+    appendRecords(all, replayScenario(conversation, i, opts.policies, ctx, opts.shard));
     opts.onProgress?.(i + 1, opts.conversations.length, conversation.id);
   });
   ctx.tokens.save();
   return {
-    turns,
-    probes,
-    summary,
-    policies: byPolicy(summary),
-    violations,
+    ...all,
+    policies: byPolicy(all.summary),
     encoding: ctx.encoding,
     prices: ctx.prices,
     tokenizerCalls: ctx.tokens.tokenizerCalls,
     warnings: [...ctx.tokens.warnings],
   };
+}
+
+/** The records of one scenario under every policy variant. */
+export interface ScenarioRecords {
+  turns: TurnRecord[];
+  probes: ProbeRecord[];
+  summary: SummaryRecord[];
+  violations: ViolationRecord[];
+}
+
+/** Appends one scenario's records (one by one: spreading a large array into push overflows the stack). */
+export function appendRecords(to: ScenarioRecords, from: ScenarioRecords): void {
+  for (const t of from.turns) to.turns.push(t);
+  for (const q of from.probes) to.probes.push(q);
+  for (const s of from.summary) to.summary.push(s);
+  for (const v of from.violations) to.violations.push(v);
+}
+
+/**
+ * Replays scenario number `i` through every policy variant (only the work
+ * items of `shard`, numbered scenario-major): what one thread does for one
+ * scenario, in a serial or a parallel run.
+ */
+export function replayScenario(
+  conversation: Conversation,
+  i: number,
+  policies: readonly PolicyVariant[],
+  ctx: ReplayContext,
+  shard?: RunOptions['shard'],
+): ScenarioRecords {
+  const out: ScenarioRecords = { turns: [], probes: [], summary: [], violations: [] };
+  const p = policies.length;
+  for (const [j, variant] of policies.entries()) {
+    if (shard && (i * p + j) % shard.count !== shard.index - 1) continue;
+    const r = replayFlagged(conversation, variant, ctx);
+    appendRecords(out, { ...r, summary: [summarize(r.turns, r.probes, r.end)] });
+  }
+  return out;
 }
 
 /** Replays one conversation through one policy and sets each turn's `estimatedTokens`. */

@@ -2,10 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import type { PolicyVariant } from '../policies/spec.js';
-import type { ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './parallel.js';
-import { replayContext, replayFlagged } from './run.js';
-import { summarize } from './summarize.js';
+import { replayContext, replayScenario } from './run.js';
 
 /**
  * A worker thread of a parallel run (see parallel.ts): one replay context
@@ -28,7 +26,6 @@ try {
     return { name: p.name, policy, params: p.params };
   });
   const ctx = replayContext(setup.context);
-  const p = policies.length;
   port.on('message', (message: ToWorker) => {
     try {
       if (message.kind === 'finish') {
@@ -38,17 +35,7 @@ try {
         return;
       }
       const { index: i, conversation } = message;
-      const turns: TurnRecord[] = [];
-      const probes: ProbeRecord[] = [];
-      const summary: SummaryRecord[] = [];
-      for (const [j, variant] of policies.entries()) {
-        if (setup.shard && (i * p + j) % setup.shard.count !== setup.shard.index - 1) continue;
-        const r = replayFlagged(conversation, variant, ctx);
-        for (const t of r.turns) turns.push(t);
-        for (const q of r.probes) probes.push(q);
-        summary.push(summarize(r.turns, r.probes));
-      }
-      post({ kind: 'scenario', index: i, turns, probes, summary });
+      post({ kind: 'scenario', index: i, ...replayScenario(conversation, i, policies, ctx, setup.shard) });
     } catch (e) {
       post(failure(e));
     }
