@@ -8,11 +8,13 @@ import { loadScenarios, loadStudy, policiesFromFlags } from '../src/scenario/stu
 import { shipped } from './_policies.js';
 import { ROOT } from './_shared.js';
 
-/** The tables of docs/README-safety.md are what ctxsim prints: rerun, compare. */
+/** The tables of the README's safety section are what ctxsim prints: rerun, compare. */
 
-const doc = readFileSync(join(ROOT, 'docs', 'README-safety.md'), 'utf8');
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const start = readme.indexOf('## What memory must not keep or break');
+const doc = readme.slice(start, readme.indexOf('\n## ', start + 1));
 
-describe('docs/README-safety.md', () => {
+describe('README: what memory must not keep or break', () => {
   it('its safety table is the summary of test/fixtures/safety/study.yaml', () => {
     const study = loadStudy(join(ROOT, 'test/fixtures/safety/study.yaml'));
     const r = runStudy({ ...study, conversations: loadScenarios(study.scenarios) });
