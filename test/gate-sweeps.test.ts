@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { markPareto } from '../src/engine/summarize.js';
+import { studyDifferences } from '../src/gate/compare.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,5 +62,19 @@ describe('Pareto frontier', () => {
       { name: 'g', totalCost: 10n, retention: null }, // no probes: counts as 0 retention, cheapest
     ];
     expect(markPareto(rows).filter((r) => r.pareto).map((r) => r.name)).toEqual(['b', 'c', 'd', 'f', 'g']);
+  });
+});
+
+describe('study differences', () => {
+  it('name every setting that changed, the provider rule set included', () => {
+    const a = { model: 'gpt-4o-mini', tokenizer: 'o200k_base', prices: 'builtin 2026-03-11', cache: 'auto ttl=300s', rules: 'openai', seed: 42, policies: ['full'], scenarios: { a: '1', b: '2' } };
+    const b = { ...a, model: 'claude-haiku-4-5', rules: 'anthropic', policies: ['full', 'facts'], scenarios: { a: '1', b: '3', c: '4' } };
+    expect(studyDifferences(a, b)).toEqual([
+      'model: gpt-4o-mini → claude-haiku-4-5',
+      'rules: openai → anthropic',
+      'policies added: facts',
+      'scenario changed: b',
+      'scenario added: c',
+    ]);
   });
 });

@@ -113,6 +113,7 @@ export async function executeStudy(study: RunnableStudy, io: IO, opts: { quiet?:
       tokenizer: results.encoding.name,
       prices: study.prices === 'builtin' ? `builtin ${results.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readFileSync(study.prices, 'utf8')).slice(0, 12)}`,
       cache: `${study.cache} ttl=${study.cacheTtl}s`,
+      rules: results.rules,
       seed: study.seed,
       policies: study.policies.map((p) => p.name),
     },

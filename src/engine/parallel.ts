@@ -85,7 +85,7 @@ export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Pr
   if (jobs <= 1 || !file || !registered) return runStudy(opts);
 
   // Resolve encoding and prices here: a bad model or price table fails before any worker starts.
-  const { encoding, prices } = replayContext({ ...opts, tokenCache: false });
+  const { encoding, prices, rules } = replayContext({ ...opts, tokenCache: false });
   const context: ContextSettings = {
     seed: opts.seed,
     model: opts.model,
@@ -96,7 +96,7 @@ export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Pr
     ...(opts.route !== undefined && { route: opts.route }),
     ...(opts.fallback !== undefined && { fallback: opts.fallback }),
     ...(opts.latency !== undefined && { latency: opts.latency }),
-    ...(opts.rules !== undefined && { rules: opts.rules }),
+    rules,
     ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache && resolve(opts.tokenCache) }),
   };
   const setup: WorkerSetup = {
@@ -109,7 +109,7 @@ export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Pr
   const all: ScenarioRecords = { turns: [], probes: [], summary: [], violations: [] };
   for (const part of parts.byScenario) appendRecords(all, part);
   parts.byScenario.length = 0;
-  return { ...all, policies: byPolicy(all.summary), encoding, prices, tokenizerCalls: parts.tokenizerCalls, warnings: parts.warnings };
+  return { ...all, policies: byPolicy(all.summary), encoding, prices, tokenizerCalls: parts.tokenizerCalls, warnings: parts.warnings, rules };
 }
 
 interface Spread {

@@ -42,6 +42,8 @@ export interface RunResults extends Results {
   tokenizerCalls: number;
   /** Problems with the token cache (a damaged file rebuilt, a failed write), one line each, for stderr. */
   warnings: string[];
+  /** The provider message rules prompts were checked against. */
+  rules: RuleSet;
 }
 
 type ContextOptions = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'rules'>;
@@ -85,6 +87,7 @@ export function runStudy(opts: RunOptions): RunResults {
     prices: ctx.prices,
     tokenizerCalls: ctx.tokens.tokenizerCalls,
     warnings: [...ctx.tokens.warnings],
+    rules: ctx.rules,
   };
 }
 

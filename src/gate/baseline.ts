@@ -7,6 +7,8 @@ export interface StudyFingerprint {
   tokenizer: string;
   prices: string;
   cache: string;
+  /** Provider message rules the prompts were checked against. */
+  rules: string;
   seed: number;
   policies: string[];
   /** Scenario id → hash of its content. */

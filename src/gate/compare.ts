@@ -85,7 +85,7 @@ function compareRow(before: BaselineRow, after: BaselineRow, limits: GateLimits)
 /** What differs between two study fingerprints, one line per difference. */
 export function studyDifferences(a: StudyFingerprint, b: StudyFingerprint): string[] {
   const out: string[] = [];
-  for (const key of ['model', 'tokenizer', 'prices', 'cache', 'seed'] as const) {
+  for (const key of ['model', 'tokenizer', 'prices', 'cache', 'rules', 'seed'] as const) {
     if (a[key] !== b[key]) out.push(`${key}: ${a[key]} → ${b[key]}`);
   }
   const added = b.policies.filter((p) => !a.policies.includes(p));
