@@ -85,3 +85,19 @@ describe('the CLI on bad input', () => {
     expect(io.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
+
+describe('study errors', () => {
+  it('lists a bad setting and bad policy entries together, each at its place', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctxsim-'));
+    const file = join(dir, 'study.yaml');
+    writeFileSync(file, 'seed: x\npolicies:\n  - window-tokens: {budgt: 3}\n  - nope\n');
+    const io = capture();
+    expect(await runMain(['run', file, '--quiet'], io)).toBe(2);
+    expect(io.stderr.replaceAll(file, 'study.yaml').split('\n')).toEqual([
+      'ctxsim: study.yaml:1:7 seed: expected number, got string "x"',
+      'ctxsim: study.yaml:3:5 policies[0]: policy window-tokens: unknown parameter "budgt" (expected one of budget, sessionCap, forget, moderation)',
+      'ctxsim: study.yaml:4:5 policies[1]: unknown policy "nope" (expected one of full, window-turns, window-tokens, window, summary, summary-buffer, priority, retrieval, facts)',
+      '',
+    ]);
+  });
+});

@@ -148,23 +148,25 @@ export function loadStudy(file: string): Study {
       }),
     });
     if (doc.cacheTtl !== undefined) study.cacheTtl = parseDuration(doc.cacheTtl)!;
-    if (doc.scenarios) {
-      study.scenarios = doc.scenarios.flatMap((entry, i): ScenarioSource[] => {
-        if (typeof entry === 'string') return [{ kind: 'glob' as const, pattern: entry, base: dir, at: src.problem(['scenarios', i], '') }];
-        const s = sourceEntry(src, entry, i, dir, problems);
-        return s ? [s] : [];
-      });
-    }
-    if (doc.policies) {
-      study.policies = doc.policies.flatMap((entry, i) => {
-        const r = policyEntry(entry);
-        if (typeof r === 'string') {
-          problems.push(src.problem(['policies', i], r));
-          return [];
-        }
-        return r;
-      });
-    }
+  }
+  // Scenario and policy entries are checked even when another key is bad, so every problem is listed at once.
+  const raw = (root && typeof root === 'object' ? root : {}) as { scenarios?: unknown; policies?: unknown };
+  if (Array.isArray(raw.scenarios) && raw.scenarios.length) {
+    study.scenarios = raw.scenarios.flatMap((entry, i): ScenarioSource[] => {
+      if (typeof entry === 'string') return [{ kind: 'glob' as const, pattern: entry, base: dir, at: src.problem(['scenarios', i], '') }];
+      const s = sourceEntry(src, entry, i, dir, problems);
+      return s ? [s] : [];
+    });
+  }
+  if (Array.isArray(raw.policies) && raw.policies.length) {
+    study.policies = raw.policies.flatMap((entry: unknown, i: number) => {
+      const r = policyEntry(entry);
+      if (typeof r === 'string') {
+        problems.push(src.problem(['policies', i], r));
+        return [];
+      }
+      return r;
+    });
   }
   if (problems.length) throw new ScenarioError(problems);
   return study;
