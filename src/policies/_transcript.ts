@@ -11,6 +11,9 @@ export type Exchange = readonly Message[];
  */
 export class Transcript {
   readonly exchanges: Exchange[] = [];
+  /** Every stored message in order, and where each exchange starts in it: prompts slice it, never re-flatten. */
+  private readonly all: Message[] = [];
+  private readonly starts: number[] = [];
   private sinceRestart = 0;
 
   constructor(private readonly sessionCap?: number) {}
@@ -18,17 +21,27 @@ export class Transcript {
   /** Adds a finished exchange; returns true when this restarted the session. */
   add(exchange: Exchange): boolean {
     this.exchanges.push(exchange);
+    this.starts.push(this.all.length);
+    for (const m of exchange) this.all.push(m);
     this.sinceRestart++;
     if (this.sessionCap !== undefined && this.sinceRestart >= this.sessionCap) {
       this.exchanges.length = 0;
+      this.starts.length = 0;
+      this.all.length = 0;
       this.sinceRestart = 0;
       return true;
     }
     return false;
   }
 
+  /** The messages of the exchanges from index `from` on, in order. */
   messages(from = 0): Message[] {
-    return this.exchanges.slice(from).flat();
+    return this.all.slice(this.starts[from] ?? this.all.length);
+  }
+
+  /** Every stored message, in order (read-only view; no copy). */
+  get flat(): readonly Message[] {
+    return this.all;
   }
 
   /** Replaces each stored message that holds one of the (normalized) values by a redacted copy. */
@@ -36,7 +49,10 @@ export class Transcript {
     if (!values.length) return;
     this.exchanges.forEach((e, i) => {
       const r = e.map((m) => redactMessage(m, values));
-      if (r.some((m, j) => m !== e[j])) this.exchanges[i] = r;
+      if (r.some((m, j) => m !== e[j])) {
+        this.exchanges[i] = r;
+        r.forEach((m, j) => (this.all[this.starts[i]! + j] = m));
+      }
     });
   }
 }

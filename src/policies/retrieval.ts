@@ -72,7 +72,7 @@ export const retrieval: Policy = {
     const embedCall = (inputTokens: number, sync: boolean): UpkeepCall => ({ kind: 'embed', model: embedModel, inputTokens, outputTokens: 0, sync });
 
     function select(vector: Vector): Selection {
-      const messages = history.messages();
+      const messages = history.flat;
       const recent = windowFrom(messages, messages.length - (params.recent as number));
       const inRecent = new Set(recent);
       const scored = [...store.search(vector)]
@@ -145,7 +145,7 @@ export const retrieval: Policy = {
         return [];
       },
       artifacts() {
-        const messages = history.messages();
+        const messages = history.flat;
         const verbatim = windowFrom(messages, messages.length - Math.max(params.recent as number, params.fallbackRecent as number));
         const entries = store.all;
         return [transcriptArtifact(verbatim), artifact('vectors', entries.map((e) => messageText(e.value)), entries.length * STORED_DIMENSIONS * 4)];

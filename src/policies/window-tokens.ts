@@ -14,12 +14,12 @@ export const windowTokens: Policy = {
     return {
       prompt(pending) {
         const room = budget - fixedTokens(tokens, [...head, ...pending]);
-        const kept = room > 0 ? fromFirstUser(newestThatFit(tokens, history.messages(), room)) : [];
+        const kept = room > 0 ? fromFirstUser(newestThatFit(tokens, history.flat, room)) : [];
         return { messages: [...head, ...kept, ...pending], overBudget: room < 0, upkeep: [], stablePrefix: head.length };
       },
       ...transcriptMemory(history, params),
       // A message older than the newest that fit the budget next to the system prompt alone can never be sent again.
-      artifacts: () => [transcriptArtifact(newestThatFit(tokens, history.messages(), budget - fixedTokens(tokens, head)))],
+      artifacts: () => [transcriptArtifact(newestThatFit(tokens, history.flat, budget - fixedTokens(tokens, head)))],
     };
   },
 };

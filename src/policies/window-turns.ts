@@ -23,7 +23,7 @@ export const windowTurns: Policy = {
       !params.naive
         ? history.messages(Math.max(0, history.exchanges.length - turns))
         : turns > 0
-          ? history.messages().slice(-2 * turns)
+          ? history.flat.slice(-2 * turns)
           : [];
     return {
       prompt(pending) {
