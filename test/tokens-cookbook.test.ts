@@ -64,12 +64,12 @@ describe('model → encoding', () => {
 });
 
 describe('special-token strings are ordinary text', () => {
-  it('counts <|endoftext|> without throwing', () => {
-    const t = new TokenCounter('cl100k_base');
-    const n = t.text('before <|endoftext|> after');
-    // "<|endoftext|>" as text is several ordinary tokens, never the single special token
-    expect(n).toBeGreaterThan(3);
-    expect(new TokenCounter('o200k_base').text('<|endoftext|><|im_start|>')).toBeGreaterThan(2);
+  it('counts <|endoftext|> as its seven ordinary tokens, never the one special token, without throwing', () => {
+    // As text: "<", "|", "endo"/"end", … ">" — 7 tokens in both encodings; the special token would be 1.
+    expect(new TokenCounter('cl100k_base').text('<|endoftext|>')).toBe(7);
+    expect(new TokenCounter('o200k_base').text('<|endoftext|>')).toBe(7);
+    expect(new TokenCounter('cl100k_base').text('before <|endoftext|> after')).toBe(8);
+    expect(new TokenCounter('o200k_base').text('<|endoftext|><|im_start|>')).toBe(12);
   });
 });
 

@@ -4,9 +4,9 @@ import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../scenario/document.js';
 import { formatImportReport, importDataset, importerFor, IMPORTERS } from '../scenario/import/index.js';
 import { displayPath } from '../scenario/study.js';
-import { scenariosToYamlStream, scenarioToYaml } from '../scenario/yaml.js';
 import type { Command } from './_app.js';
-import { writeFilesAtomic, type IO } from './_io.js';
+import type { IO } from './_io.js';
+import { writeScenarios } from './_scenarios.js';
 
 export interface ImportFlags {
   format: string;
@@ -71,12 +71,5 @@ export function importCmd(flags: ImportFlags, io: IO): number {
   const { docs, report } = importDataset(importer.id, { path, file: displayPath(path), base: process.cwd() }, options);
   io.err(formatImportReport(report).join('\n') + '\n');
   const header = [`Imported by: ctxsim import --format ${importer.id} ${displayPath(path)}`];
-  if (flags.out === undefined) {
-    io.out(scenariosToYamlStream(docs, header));
-    return 0;
-  }
-  const out = resolve(flags.out);
-  writeFilesAtomic(out, new Map(docs.map((d) => [`${d.id}.yaml`, scenarioToYaml(d, header)])));
-  io.err(`wrote ${docs.length} scenarios to ${displayPath(out)}/\n`);
-  return 0;
+  return writeScenarios(docs, header, flags.out, io);
 }

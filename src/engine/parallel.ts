@@ -5,7 +5,6 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
-import type { PolicyVariant } from '../policies/spec.js';
 import type { Params } from '../policies/types.js';
 import { messageText } from '../tokens/counter.js';
 import type { Conversation } from '../types.js';

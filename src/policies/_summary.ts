@@ -3,7 +3,14 @@ import { summarize, type Summary } from '../upkeep/summarizer.js';
 import { artifact, Erasures, moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { eraseFromSummary, factValues, injected, statedFacts } from './_memory.js';
 import { Transcript, type Exchange } from './_transcript.js';
-import type { Params, PolicyDeps, PolicySession } from './types.js';
+import type { ParamSpec, Params, PolicyDeps, PolicySession } from './types.js';
+
+/** The parameters both summary policies take for their summarizer. */
+export const SUMMARIZER_PARAMS: Readonly<Record<string, ParamSpec>> = {
+  summaryModel: { default: undefined, kind: 'string' },
+  summaryTokens: { default: 200, kind: 'int', min: 1 },
+  keep: { default: 1, kind: 'probability' },
+};
 
 /**
  * The memory of the summary policies: the raw transcript, how much of it is

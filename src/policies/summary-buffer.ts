@@ -1,6 +1,6 @@
 import type { UpkeepCall } from '../types.js';
 import { newestExchangesThatFit, systemMessageTokens, TurnGate } from './_memory.js';
-import { RunningSummary } from './_summary.js';
+import { RunningSummary, SUMMARIZER_PARAMS } from './_summary.js';
 import { fixedTokens, pinned, sum } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -19,9 +19,7 @@ export const summaryBuffer: Policy = {
     budget: { default: 2000, kind: 'int', min: 1 },
     keepRecent: { default: 4, kind: 'int', min: 0 },
     batch: { default: undefined, kind: 'int', min: 1 },
-    summaryModel: { default: undefined, kind: 'string' },
-    summaryTokens: { default: 200, kind: 'int', min: 1 },
-    keep: { default: 1, kind: 'probability' },
+    ...SUMMARIZER_PARAMS,
   },
   start(conversation, params, deps) {
     const { tokens } = deps;

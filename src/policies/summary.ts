@@ -1,6 +1,6 @@
 import type { UpkeepCall } from '../types.js';
 import { TurnGate } from './_memory.js';
-import { RunningSummary } from './_summary.js';
+import { RunningSummary, SUMMARIZER_PARAMS } from './_summary.js';
 import { pinned, sum } from './_transcript.js';
 import type { Policy } from './types.js';
 
@@ -15,9 +15,7 @@ export const summary: Policy = {
   describe: 'fold the whole history into a running summary when it exceeds a threshold',
   params: {
     threshold: { default: 3000, kind: 'int', min: 1 },
-    summaryModel: { default: undefined, kind: 'string' },
-    summaryTokens: { default: 200, kind: 'int', min: 1 },
-    keep: { default: 1, kind: 'probability' },
+    ...SUMMARIZER_PARAMS,
   },
   start(conversation, params, deps) {
     const { tokens } = deps;

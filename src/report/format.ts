@@ -13,11 +13,6 @@ export function usd(p: Pico, decimals = 8): string {
   return `${neg ? '-' : ''}${whole}${decimals ? `.${frac}` : ''}`;
 }
 
-/** Pico-dollars as whole micro-dollars (for baselines and JSON). */
-export function microUsd(p: Pico): number {
-  return Number((p + 500_000n) / 1_000_000n);
-}
-
 /** Pico-dollars as a float of USD, for charts only. */
 export function usdNumber(p: Pico): number {
   return Number(p) / Number(PICO_PER_USD);

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { ToolOut, TurnOut } from '../docs.js';
 import { CLOCK_TIMES, fullName, userSlug, WEEKDAYS } from './lexicon.js';
 import { commonOverrides, share, type CommonParams, type Profile } from './profile.js';
-import type { Stream } from './stream.js';
 import { compose, expand, targetWords, type Slots } from './text.js';
 
 /** Voice-assistant profile parameters. */

@@ -1,0 +1,20 @@
+import { resolve } from 'node:path';
+import { displayPath } from '../scenario/study.js';
+import type { ScenarioOut } from '../scenario/docs.js';
+import { scenariosToYamlStream, scenarioToYaml } from '../scenario/yaml.js';
+import { writeFilesAtomic, type IO } from './_io.js';
+
+/**
+ * Writes scenario documents as `generate` and `import` do: one YAML file each
+ * into `out` (all at once), or one YAML stream on stdout without `out`.
+ */
+export function writeScenarios(docs: readonly ScenarioOut[], header: readonly string[], out: string | undefined, io: IO): number {
+  if (out === undefined) {
+    io.out(scenariosToYamlStream(docs, header));
+    return 0;
+  }
+  const dir = resolve(out);
+  writeFilesAtomic(dir, new Map(docs.map((d) => [`${d.id}.yaml`, scenarioToYaml(d, header)])));
+  io.err(`wrote ${docs.length} scenarios to ${displayPath(dir)}/\n`);
+  return 0;
+}
