@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { replay } from '../src/engine/replay.js';
-import { replayContext, runStudy } from '../src/engine/run.js';
+import { replayContext, replayScenario, runStudy } from '../src/engine/run.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { textCounter } from '../src/tokens/encoding.js';
 import { allPolicies } from '../src/scenario/study.js';
@@ -59,5 +59,17 @@ describe('count once', () => {
     expect([...seen.values()].filter((n) => n > 1)).toEqual([]);
     expect(tokens.tokenizerCalls).toBe(seen.size);
     expect(seen.size).toBeGreaterThan(425); // the conversation's own texts, plus summaries, fact sheets, templates
+  });
+
+  it('a second scenario with the same texts (new message objects) tokenizes nothing: per-scenario tables are dropped, text counts are not', () => {
+    const ctx = replayContext({ seed: 1, model: 'gpt-4o-mini', tokenizer: 'o200k_base' });
+    const policies = allPolicies();
+    const first = replayScenario(conv, 0, policies, ctx);
+    const calls = ctx.tokens.tokenizerCalls;
+    const again = conversation({ id: 'long-2', system: 'You are a support bot.', turns });
+    const second = replayScenario(again, 1, policies, ctx);
+    expect(ctx.tokens.tokenizerCalls).toBe(calls);
+    // Same texts, same policies: the same tokens, turn for turn.
+    expect(second.turns.map((t) => t.inputTokens)).toEqual(first.turns.map((t) => t.inputTokens));
   });
 });

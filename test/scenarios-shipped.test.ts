@@ -3,7 +3,7 @@ import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runStudy } from '../src/engine/run.js';
-import { normalize } from '../src/engine/score.js';
+import { normalize } from '../src/upkeep/_text.js';
 import { loadScenarioFile } from '../src/scenario/load.js';
 import { policiesFromFlags } from '../src/scenario/study.js';
 import type { Conversation, Message, Turn } from '../src/types.js';

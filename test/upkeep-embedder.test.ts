@@ -1,5 +1,21 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BIGRAM_WEIGHT, cosine, embed, features } from '../src/upkeep/embedder.js';
+import { BIGRAM_WEIGHT, cosine, EMBED_BUCKETS, embed, features } from '../src/upkeep/embedder.js';
+
+/** 32-bit FNV-1a of a whole string (offset basis 2166136261, prime 16777619). */
+function fnv1a(text: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
+  return h;
+}
+
+/** The embedding by its definition: each feature's string hashed into a bucket, weights summed, L2-normalised. */
+function reference(text: string): Map<number, number> {
+  const sums = new Map<number, number>();
+  for (const [f, w] of features(text)) sums.set(fnv1a(f) % EMBED_BUCKETS, (sums.get(fnv1a(f) % EMBED_BUCKETS) ?? 0) + w);
+  const norm = Math.sqrt([...sums.values()].reduce((a, c) => a + c * c, 0));
+  return new Map([...sums].map(([b, c]) => [b, c / norm]));
+}
 
 const KAVYA = "Hi, I'm Kavya. My order SE-10423 hasn't arrived.";
 
@@ -36,5 +52,16 @@ describe('lexical embedder', () => {
     expect(cosine(embed(''), v)).toBe(0);
     // Case and punctuation do not matter.
     expect(embed('ORDER, number!')).toEqual(embed('order number'));
+  });
+
+  it('hashes each feature string, bigrams included, into its bucket', () => {
+    const word = fc.constantFrom('order', 'se-10423', 'kavya', 'refund', 'blue', 'the', 'Ünïcode', '𝐀x', 'late');
+    fc.assert(
+      fc.property(fc.array(word, { maxLength: 15 }), (w) => {
+        const text = w.join(' ');
+        expect(embed(text)).toEqual(reference(text));
+      }),
+      { seed: 42, numRuns: 300 },
+    );
   });
 });

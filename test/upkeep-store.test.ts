@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cosine, embed } from '../src/upkeep/embedder.js';
+import { cosine, embed, type Vector } from '../src/upkeep/embedder.js';
 import { VectorStore } from '../src/upkeep/store.js';
 
 const WORDS = ['order', 'number', 'socks', 'cart', 'refund', 'email', 'plumber', 'task', 'memo', 'blue', 'size', 'the', 'my'];
@@ -9,7 +9,18 @@ const op = fc.oneof(
   fc.record({ add: text, gap: fc.integer({ min: 0, max: 100 }) }),
   fc.record({ keepNewest: fc.integer({ min: 1, max: 8 }) }),
   fc.record({ dropOlderThan: fc.integer({ min: 0, max: 300 }) }),
+  fc.record({ remove: fc.constantFrom(...WORDS) }),
 );
+
+/** Cosine of normalised vectors summed in the query's order (the order the store sums in, so floats agree exactly). */
+function dot(q: Vector, v: Vector): number {
+  let s = 0;
+  for (const [b, w] of q) {
+    const x = v.get(b);
+    if (x !== undefined) s += w * x;
+  }
+  return s;
+}
 
 describe('vector store', () => {
   it('keeps the newest entries and drops old ones by time (hand-worked)', () => {
@@ -22,11 +33,11 @@ describe('vector store', () => {
       ['c order', 120, 2],
       ['d order', 180, 3],
     ]);
-    expect([...s.search(embed('order'))].map(([e]) => e.value)).toEqual(['c order', 'd order']);
+    expect(s.best(embed('order'), 5).map((h) => h.entry.value)).toEqual(['d order', 'c order']); // equal scores: newer first
     expect(s.find((v) => v.startsWith('d'))?.seq).toBe(3);
   });
 
-  it('searches exactly like a cosine over every live entry, through evictions and index rebuilds', () => {
+  it('finds the k best like a cosine over every live entry, through evictions, removals and index rebuilds', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 60 }), text, (ops, query) => {
         const s = new VectorStore<string>();
@@ -34,13 +45,24 @@ describe('vector store', () => {
         for (const o of ops) {
           if ('add' in o) s.add(o.add, embed(o.add), (time += o.gap));
           else if ('keepNewest' in o) s.keepNewest(o.keepNewest);
+          else if ('remove' in o) s.remove((v) => v.split(' ').includes(o.remove));
           else s.dropBefore(time - o.dropOlderThan);
         }
         const q = embed(query);
-        const found = s.search(q);
-        const expected = s.all.filter((e) => cosine(q, e.vector) > 0);
-        expect([...found.keys()].sort((a, b) => a.seq - b.seq)).toEqual(expected);
-        for (const e of expected) expect(found.get(e)).toBeCloseTo(cosine(q, e.vector), 12);
+        // Reference: a cosine with every live entry, best first, ties to the newer one.
+        const expected = s.all
+          .map((entry) => ({ entry, score: dot(q, entry.vector) }))
+          .filter((h) => h.score > 0)
+          .sort((a, b) => b.score - a.score || b.entry.seq - a.entry.seq);
+        for (const k of [1, 3, Infinity]) {
+          const found = s.best(q, k);
+          expect(found.map((h) => h.entry)).toEqual(expected.slice(0, k).map((h) => h.entry));
+          found.forEach((h, i) => expect(h.score).toBe(expected[i]!.score));
+          for (const h of found) expect(h.score).toBeCloseTo(cosine(q, h.entry.vector), 12);
+        }
+        // Skipped entries are passed over, not counted against k.
+        const odd = (e: { seq: number }) => e.seq % 2 === 1;
+        expect(s.best(q, 2, odd).map((h) => h.entry)).toEqual(expected.filter((h) => !odd(h.entry)).slice(0, 2).map((h) => h.entry));
       }),
       { seed: 42, numRuns: 300 },
     );

@@ -121,11 +121,14 @@ export function replayScenario(
 ): ScenarioRecords {
   const out: ScenarioRecords = { turns: [], probes: [], summary: [], violations: [] };
   const p = policies.length;
+  // Memos keyed by this scenario's messages live as long as the scenario.
+  const scoped: ReplayContext = { ...ctx, presence: new Presence() };
   for (const [j, variant] of policies.entries()) {
     if (shard && (i * p + j) % shard.count !== shard.index - 1) continue;
-    const r = replayFlagged(conversation, variant, ctx);
+    const r = replayFlagged(conversation, variant, scoped);
     appendRecords(out, { ...r, summary: [summarize(r.turns, r.probes, r.end)] });
   }
+  ctx.tokens.forgetScenario();
   return out;
 }
 

@@ -1,7 +1,8 @@
 import type { Artifact, ForgetFact } from '../policies/types.js';
 import type { ArtifactKind, Message, Turn } from '../types.js';
 import { injectionQuote } from '../upkeep/quote.js';
-import { normalize, type Presence } from './score.js';
+import { normalize } from '../upkeep/_text.js';
+import type { Presence } from './score.js';
 
 const KINDS: readonly ArtifactKind[] = ['transcript', 'summary', 'vectors', 'facts'];
 
@@ -43,8 +44,9 @@ export class SafetyWatch {
 
   /** A turn is over: if it was an injection, later prompts are watched for it. */
   endTurn(turn: Turn): void {
+    if (!turn.injection) return;
     const mark = normalize(injectionQuote(turn.user.content));
-    if (turn.injection && mark) this.marks.push(mark);
+    if (mark) this.marks.push(mark);
   }
 
   /** The prompt holds a forgotten value. */

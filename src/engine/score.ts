@@ -1,10 +1,7 @@
 import { messageText } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeOutcome, ProbeSource } from '../types.js';
+import { normalize } from '../upkeep/_text.js';
 
-/** Lower case, whitespace collapsed: how fact values are compared with what is sent. */
-export function normalize(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ').trim();
-}
 
 interface Stated {
   value: string;

@@ -38,6 +38,22 @@ function asMemory(item: Item, score: number): Message {
 }
 
 /**
+ * `asMemory`, remembered per stored item: an item retrieved again with the
+ * same (rounded) score is the same message object, so its text is not built,
+ * hashed and looked up again every turn.
+ */
+function memories(): (item: Item, score: number) => Message {
+  const made = new WeakMap<Item, Message>();
+  return (item, score) => {
+    const last = made.get(item);
+    if (last && last.score === Math.round(score * 1e4) / 1e4) return last;
+    const m = asMemory(item, score);
+    made.set(item, m);
+    return m;
+  };
+}
+
+/**
  * Recent messages verbatim plus the `topK` stored messages most similar to
  * the new user message (lexical embedding, cosine), sent as `retrieved`
  * system messages in the conversation's order; a retrieved tool result
@@ -68,6 +84,7 @@ export const retrieval: Policy = {
     const store = new VectorStore<Message>();
     let query: { message: Message; vector: Vector } | undefined;
     let selection: Selection = { retrieved: [], verbatim: [] };
+    const memory = memories();
 
     const embedCall = (inputTokens: number, sync: boolean): UpkeepCall => ({ kind: 'embed', model: embedModel, inputTokens, outputTokens: 0, sync });
 
@@ -75,21 +92,19 @@ export const retrieval: Policy = {
       const messages = history.flat;
       const recent = windowFrom(messages, messages.length - (params.recent as number));
       const inRecent = new Set(recent);
-      const scored = [...store.search(vector)]
-        .filter(([item, score]) => score > 0 && !inRecent.has(item.value))
-        .map(([item, score]) => ({ item, score }))
-        .sort((a, b) => b.score - a.score || b.item.seq - a.item.seq);
-      if (!scored.length || scored[0]!.score < (params.minScore as number)) {
+      // At least one hit even for topK 0: the best one decides the fallback.
+      const hits = store.best(vector, Math.max(topK, 1), (item) => inRecent.has(item.value));
+      if (!hits.length || hits[0]!.score < (params.minScore as number)) {
         return { retrieved: [], verbatim: windowFrom(messages, messages.length - (params.fallbackRecent as number)) };
       }
-      const chosen = new Map<Item, number>(scored.slice(0, topK).map((s) => [s.item, s.score]));
+      const chosen = new Map<Item, number>(hits.slice(0, topK).map((h) => [h.entry, h.score]));
       // Tool pairs travel together; a pair whose other half left the store is not sent.
       for (const [item] of [...chosen]) {
         const pair = toolGroup(item);
         if (!pair) chosen.delete(item);
         else for (const p of pair) if (!chosen.has(p)) chosen.set(p, cosine(vector, p.vector));
       }
-      const retrieved = [...chosen].sort((a, b) => a[0].seq - b[0].seq).map(([item, score]) => asMemory(item, score));
+      const retrieved = [...chosen].sort((a, b) => a[0].seq - b[0].seq).map(([item, score]) => memory(item, score));
       return { retrieved, verbatim: recent };
     }
 

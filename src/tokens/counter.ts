@@ -17,7 +17,9 @@ export function messageText(m: Message): string {
  */
 export class TokenCounter {
   private readonly memo = new Map<string, number>();
-  private readonly messageMemo = new WeakMap<Message, number>();
+  /** Counts per message object, for the scenario being replayed (see `forgetScenario`). */
+  private messageMemo = new WeakMap<Message, number>();
+  private outputMemo = new WeakMap<Message, number>();
   /** Texts whose count is an estimate (see bounded.ts); almost always empty. */
   private readonly estimatedTexts = new Set<string>();
   /** How many texts went through the tokenizer (not served by the memo or the token cache). */
@@ -66,9 +68,21 @@ export class TokenCounter {
     return n;
   }
 
+  /**
+   * Drops the per-message counts of the last scenario (its texts stay
+   * counted), so these tables stay the size of one conversation instead of
+   * growing with the run and slowing every garbage collection.
+   */
+  forgetScenario(): void {
+    this.messageMemo = new WeakMap();
+    this.outputMemo = new WeakMap();
+  }
+
   /** Tokens a model writes for a message: its text alone. */
   output(m: Message): number {
-    return this.text(messageText(m));
+    let n = this.outputMemo.get(m);
+    if (n === undefined) this.outputMemo.set(m, (n = this.text(messageText(m))));
+    return n;
   }
 
   /** Tokens of a whole prompt: its messages plus reply priming. */

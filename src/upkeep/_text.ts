@@ -3,12 +3,66 @@ export function normalize(text: string): string {
   return text.toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
+/** Letters and digits outside ASCII, decided once per code point. */
+const WORD_POINT = /^[\p{L}\p{N}]$/u;
+const otherPoints = new Map<number, boolean>();
+
+/** Whether a code point is a letter or a digit (`[\p{L}\p{N}]`). */
+function wordPoint(cp: number): boolean {
+  if (cp < 128) return (cp >= 97 && cp <= 122) || (cp >= 48 && cp <= 57) || (cp >= 65 && cp <= 90);
+  let yes = otherPoints.get(cp);
+  if (yes === undefined) otherPoints.set(cp, (yes = WORD_POINT.test(String.fromCodePoint(cp))));
+  return yes;
+}
+
+/** Where a run of letters and digits starting at `i` ends (`i` when there is none). */
+function runEnd(s: string, i: number): number {
+  while (i < s.length) {
+    const cp = s.codePointAt(i)!;
+    if (!wordPoint(cp)) break;
+    i += cp > 0xffff ? 2 : 1;
+  }
+  return i;
+}
+
+/** The characters that join two runs into one word: ' - @ . */
+const isJoiner = (c: number) => c === 39 || c === 45 || c === 64 || c === 46;
+
 /**
  * Words of a text, lower-cased. Identifiers stay whole: letters and digits
  * joined by `-`, `'`, `@` or `.` are one word (`se-10423`, `kavya@new.example`).
+ * The same words as the regex `[\p{L}\p{N}]+(?:['\-@.][\p{L}\p{N}]+)*` with
+ * flags gu would match, found by a scan (summaries and embeddings read every
+ * message: a Unicode regex was most of their time).
  */
 export function words(text: string): string[] {
-  return text.toLowerCase().replace(/’/g, "'").match(/[\p{L}\p{N}]+(?:['\-@.][\p{L}\p{N}]+)*/gu) ?? [];
+  const out: string[] = [];
+  eachWord(text, (w) => {
+    out.push(w);
+    return true;
+  });
+  return out;
+}
+
+/** Calls `visit` with each word of `words(text)` in order until it returns false. */
+function eachWord(text: string, visit: (word: string) => boolean): void {
+  const s = text.toLowerCase().replace(/’/g, "'");
+  let i = 0;
+  while (i < s.length) {
+    let end = runEnd(s, i);
+    if (end === i) {
+      i += s.codePointAt(i)! > 0xffff ? 2 : 1;
+      continue;
+    }
+    for (;;) {
+      if (!isJoiner(s.charCodeAt(end))) break;
+      const next = runEnd(s, end + 1);
+      if (next === end + 1) break;
+      end = next;
+    }
+    if (!visit(s.slice(i, end))) return;
+    i = end;
+  }
 }
 
 /** Words that carry no topic: left out of embeddings and of summary topics. */
@@ -25,7 +79,14 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
   ).split(/\s+/),
 );
 
-/** The topic words of a text: its words without stopwords, in order. */
-export function contentWords(text: string): string[] {
-  return words(text).filter((w) => !STOPWORDS.has(w));
+/** The topic words of a text (its words without stopwords) in order: the first `max` that `keep` accepts. */
+export function contentWords(text: string, max = Infinity, keep?: (word: string) => boolean): string[] {
+  const out: string[] = [];
+  if (max > 0) {
+    eachWord(text, (w) => {
+      if (!STOPWORDS.has(w) && (!keep || keep(w))) out.push(w);
+      return out.length < max;
+    });
+  }
+  return out;
 }

@@ -37,17 +37,22 @@ export function features(text: string): [feature: string, weight: number][] {
  * gives the empty vector, which matches nothing.
  */
 export function embed(text: string): Vector {
+  const w = contentWords(text);
   const sums = new Map<number, number>();
-  for (const [f, weight] of features(text)) {
-    const b = fnv1a(f) % EMBED_BUCKETS;
+  const add = (hash: number, weight: number) => {
+    const b = hash % EMBED_BUCKETS;
     sums.set(b, (sums.get(b) ?? 0) + weight);
-  }
+  };
+  // The features in `features` order; a bigram's hash continues its first word's over " " and the second word.
+  const hashes = w.map((x) => fnv1a(x));
+  for (const h of hashes) add(h, 1);
+  for (let i = 1; i < w.length; i++) add(fnv1a(w[i]!, fnv1aStep(hashes[i - 1]!, 32)), BIGRAM_WEIGHT);
   let norm = 0;
-  for (const c of sums.values()) norm += c * c;
+  sums.forEach((c) => (norm += c * c));
   norm = Math.sqrt(norm);
-  const out = new Map<number, number>();
-  for (const [b, c] of sums) out.set(b, c / norm);
-  return out;
+  // Setting an existing key keeps its place: the vector keeps the features' order.
+  sums.forEach((c, b) => sums.set(b, c / norm));
+  return sums;
 }
 
 /** Cosine similarity of two normalised vectors (0 when either is empty). */
@@ -61,12 +66,12 @@ export function cosine(a: Vector, b: Vector): number {
   return dot;
 }
 
-/** 32-bit FNV-1a over UTF-16 code units: small, fast and the same everywhere. */
-function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
+/** 32-bit FNV-1a over UTF-16 code units (continuing from `h`): small, fast and the same everywhere. */
+function fnv1a(text: string, h = 0x811c9dc5): number {
+  for (let i = 0; i < text.length; i++) h = fnv1aStep(h, text.charCodeAt(i));
   return h >>> 0;
+}
+
+function fnv1aStep(h: number, unit: number): number {
+  return Math.imul(h ^ unit, 0x01000193);
 }

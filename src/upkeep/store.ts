@@ -2,23 +2,47 @@ import type { Vector } from './embedder.js';
 
 /** One stored entry: what was stored, its embedding, when (simulated seconds) and in which order. */
 export interface Stored<T> {
-  value: T;
-  vector: Vector;
-  time: number;
-  seq: number;
+  readonly value: T;
+  readonly vector: Vector;
+  readonly time: number;
+  readonly seq: number;
 }
+
+/** A search hit: an entry and its cosine similarity with the query. */
+export interface Hit<T> {
+  entry: Stored<T>;
+  score: number;
+}
+
+/** An entry with the search's scratch fields: its score in the search numbered `round`. */
+interface Entry<T> extends Stored<T> {
+  live: boolean;
+  round: number;
+  score: number;
+}
+
+/** The entries that hold one bucket, with their weight in it (parallel lists). */
+interface Posting<T> {
+  entries: Entry<T>[];
+  weights: number[];
+}
+
+/** Ranks hits: higher score first, then the newer entry. */
+const ranks = (a: Hit<unknown>, b: Hit<unknown>) => b.score - a.score || b.entry.seq - a.entry.seq;
 
 /**
  * A vector store for the lexical embedding, oldest entry first. Search goes
- * through an inverted index (bucket → entries), so a query costs what it
- * shares with the store, not one cosine per stored entry.
+ * through an inverted index (bucket → entries with their weights), so a query
+ * costs what it shares with the store, not one cosine per stored entry; each
+ * entry's score accumulates on the entry itself, in the query's bucket order
+ * (so the sum is the same float as a cosine taken in that order).
  */
 export class VectorStore<T> {
-  private entries: Stored<T>[] = [];
-  private readonly postings = new Map<number, Stored<T>[]>();
-  private readonly live = new Set<Stored<T>>();
+  private entries: Entry<T>[] = [];
+  private readonly postings = new Map<number, Posting<T>>();
   private removed = 0;
   private seq = 0;
+  private round = 0;
 
   /** Entries in the order they were stored. */
   get all(): readonly Stored<T>[] {
@@ -26,11 +50,15 @@ export class VectorStore<T> {
   }
 
   add(value: T, vector: Vector, time: number): Stored<T> {
-    const entry = { value, vector, time, seq: this.seq++ };
+    const entry: Entry<T> = { value, vector, time, seq: this.seq++, live: true, round: 0, score: 0 };
     this.entries.push(entry);
-    this.live.add(entry);
     this.index(entry);
     return entry;
+  }
+
+  /** Whether an entry is still stored. */
+  has(entry: Stored<T>): boolean {
+    return (entry as Entry<T>).live;
   }
 
   /** Keeps the newest `max` entries. */
@@ -47,13 +75,18 @@ export class VectorStore<T> {
 
   /** Deletes every entry whose value matches (its embedding goes with it); returns how many. */
   remove(match: (value: T) => boolean): number {
-    const gone = this.entries.filter((e) => match(e.value));
-    if (!gone.length) return 0;
-    for (const e of gone) this.live.delete(e);
-    this.entries = this.entries.filter((e) => this.live.has(e));
-    this.removed += gone.length;
+    let gone = 0;
+    for (const e of this.entries) {
+      if (match(e.value)) {
+        e.live = false;
+        gone++;
+      }
+    }
+    if (!gone) return 0;
+    this.entries = this.entries.filter((e) => e.live);
+    this.removed += gone;
     this.compact();
-    return gone.length;
+    return gone;
   }
 
   /** The first stored entry that matches. */
@@ -61,27 +94,53 @@ export class VectorStore<T> {
     return this.entries.find((e) => match(e.value));
   }
 
-  /** Every stored entry that shares a feature with the query, with its cosine similarity (> 0 up to rounding). */
-  search(query: Vector): Map<Stored<T>, number> {
-    const scores = new Map<Stored<T>, number>();
-    for (const [bucket, weight] of query) {
-      for (const e of this.postings.get(bucket) ?? []) {
-        if (this.live.has(e)) scores.set(e, (scores.get(e) ?? 0) + weight * e.vector.get(bucket)!);
+  /**
+   * The `k` stored entries most similar to the query (similarity > 0), best
+   * first, ties to the newer entry; entries `skip` accepts are passed over.
+   */
+  best(query: Vector, k: number, skip?: (entry: Stored<T>) => boolean): Hit<T>[] {
+    const round = ++this.round;
+    const touched: Entry<T>[] = [];
+    query.forEach((weight, bucket) => {
+      const posting = this.postings.get(bucket);
+      if (!posting) return;
+      const { entries, weights } = posting;
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
+        if (!e.live) continue;
+        if (e.round !== round) {
+          e.round = round;
+          e.score = weight * weights[i]!;
+          touched.push(e);
+        } else e.score += weight * weights[i]!;
       }
+    });
+    // Keep the best k in order as they come: k is small, the touched list may not be.
+    const top: Hit<T>[] = [];
+    for (const e of touched) {
+      if (!(e.score > 0) || skip?.(e)) continue;
+      const hit = { entry: e, score: e.score };
+      if (top.length >= k && ranks(hit, top[top.length - 1]!) >= 0) continue;
+      let at = top.length;
+      while (at > 0 && ranks(hit, top[at - 1]!) < 0) at--;
+      top.splice(at, 0, hit);
+      if (top.length > k) top.pop();
     }
-    return scores;
+    return top;
   }
 
-  private index(entry: Stored<T>): void {
-    for (const bucket of entry.vector.keys()) {
-      const list = this.postings.get(bucket);
-      if (list) list.push(entry);
-      else this.postings.set(bucket, [entry]);
-    }
+  private index(entry: Entry<T>): void {
+    entry.vector.forEach((weight, bucket) => {
+      const posting = this.postings.get(bucket);
+      if (posting) {
+        posting.entries.push(entry);
+        posting.weights.push(weight);
+      } else this.postings.set(bucket, { entries: [entry], weights: [weight] });
+    });
   }
 
   private drop(n: number): void {
-    for (const e of this.entries.slice(0, n)) this.live.delete(e);
+    for (let i = 0; i < n; i++) this.entries[i]!.live = false;
     this.entries = this.entries.slice(n);
     this.removed += n;
     this.compact();

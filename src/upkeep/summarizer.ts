@@ -201,7 +201,10 @@ function render(tokens: TokenCounter, target: number, p: Parts): { content: stri
     used += cost(pad);
   }
   // A fact value in the free text would be a fact the summary did not keep: drop that text.
-  const leaks = () => hidden.some((v) => normalize([header, ...topics, ...padding].join(' ')).includes(v));
+  const leaks = () => {
+    const free = normalize([header, ...topics, ...padding].join(' '));
+    return hidden.some((v) => free.includes(v));
+  };
   if (leaks()) {
     topics = [];
     padding.length = 0;
@@ -227,11 +230,7 @@ function quoteSentence(i: Injected): string {
 
 /** One sentence per exchange: the topic words of the user message, the tools called, the topic words of the reply. */
 function topicSentences(folded: readonly Message[], hiddenWords: readonly string[]): string[] {
-  const clean = (text: string) =>
-    contentWords(text)
-      .filter((w) => !hiddenWords.some((h) => w.includes(h)))
-      .slice(0, TOPIC_WORDS)
-      .join(' ');
+  const clean = (text: string) => contentWords(text, TOPIC_WORDS, (w) => !hiddenWords.some((h) => w.includes(h))).join(' ');
   const byTurn = new Map<number, Message[]>();
   for (const m of folded) {
     const t = m.turn ?? 0;

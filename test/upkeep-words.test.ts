@@ -1,0 +1,41 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { contentWords, words } from '../src/upkeep/_text.js';
+
+/** The rule `words` implements, as the regex it replaces. */
+const reference = (text: string) => text.toLowerCase().replace(/’/g, "'").match(/[\p{L}\p{N}]+(?:['\-@.][\p{L}\p{N}]+)*/gu) ?? [];
+
+describe('words', () => {
+  it('keeps identifiers whole and drops punctuation (hand-worked)', () => {
+    expect(words("Hi, I'm Kavya. Order SE-10423 → kavya@new.example… it’s 3.5x-ish!")).toEqual([
+      'hi',
+      "i'm",
+      'kavya',
+      'order',
+      'se-10423',
+      'kavya@new.example',
+      "it's",
+      '3.5x-ish',
+    ]);
+    // A joiner needs a letter or digit after it; non-ASCII letters and digits count, astral ones too.
+    expect(words("end. -x 'quoted' a--b Ünïcode ½ 𝐀𝐁c")).toEqual(['end', 'x', 'quoted', 'a', 'b', 'ünïcode', '½', '𝐀𝐁c']);
+    expect(contentWords('Can you check my order?')).toEqual(['check', 'order']);
+    // The first 2 topic words without a digit; stopwords and rejected words do not count.
+    expect(contentWords('The order SE-10423 for blue socks and a refund', 2, (w) => !/\d/.test(w))).toEqual(['order', 'blue']);
+    expect(contentWords('order socks', 0)).toEqual([]);
+  });
+
+  it('finds the same words as the regex on any text', () => {
+    const piece = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.constantFrom('.', '-', '@', "'", '’', ' ', 'a', 'Z', '9', 'é', 'İ', '½', '𝐀', '\ud835', '-x', 'x.'),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+        const text = pieces.join('');
+        expect(words(text)).toEqual(reference(text));
+      }),
+      { seed: 42, numRuns: 2000 },
+    );
+  });
+});
