@@ -37,15 +37,19 @@ const isJoiner = (c: number) => c === 39 || c === 45 || c === 64 || c === 46;
  */
 export function words(text: string): string[] {
   const out: string[] = [];
-  eachWord(text, (w) => {
-    out.push(w);
+  eachWord(text, (s, start, end) => {
+    out.push(s.slice(start, end));
     return true;
   });
   return out;
 }
 
-/** Calls `visit` with each word of `words(text)` in order until it returns false. */
-function eachWord(text: string, visit: (word: string) => boolean): void {
+/**
+ * Calls `visit` with each word of `words(text)` in order, as a span of the
+ * lower-cased text (so a caller that only hashes words need not copy them),
+ * until it returns false.
+ */
+export function eachWord(text: string, visit: (lower: string, start: number, end: number) => boolean): void {
   const s = text.toLowerCase().replace(/’/g, "'");
   let i = 0;
   while (i < s.length) {
@@ -60,7 +64,7 @@ function eachWord(text: string, visit: (word: string) => boolean): void {
       if (next === end + 1) break;
       end = next;
     }
-    if (!visit(s.slice(i, end))) return;
+    if (!visit(s, i, end)) return;
     i = end;
   }
 }
@@ -83,7 +87,8 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
 export function contentWords(text: string, max = Infinity, keep?: (word: string) => boolean): string[] {
   const out: string[] = [];
   if (max > 0) {
-    eachWord(text, (w) => {
+    eachWord(text, (s, start, end) => {
+      const w = s.slice(start, end);
       if (!STOPWORDS.has(w) && (!keep || keep(w))) out.push(w);
       return out.length < max;
     });

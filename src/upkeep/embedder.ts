@@ -1,7 +1,10 @@
-import { contentWords } from './_text.js';
+import { contentWords, eachWord, STOPWORDS } from './_text.js';
 
-/** A sparse, L2-normalised vector: bucket → weight. */
-export type Vector = ReadonlyMap<number, number>;
+/** A sparse, L2-normalised vector: its buckets in the order their features first occur, with their weights. */
+export interface Vector {
+  readonly buckets: readonly number[];
+  readonly weights: readonly number[];
+}
 
 /**
  * Hash buckets of the lexical embedding. Large enough that two different
@@ -37,41 +40,87 @@ export function features(text: string): [feature: string, weight: number][] {
  * gives the empty vector, which matches nothing.
  */
 export function embed(text: string): Vector {
-  const w = contentWords(text);
-  const sums = new Map<number, number>();
+  // The features in `features` order, hashed straight from the text: a word's hash as it is scanned,
+  // a bigram's as the previous topic word's continued over " " and the word.
+  const unigrams: number[] = [];
+  const bigrams: number[] = [];
+  let previous = -1;
+  eachWord(text, (s, start, end) => {
+    let h = FNV_OFFSET;
+    let pair = previous < 0 ? 0 : fnv1aStep(previous, 32);
+    for (let i = start; i < end; i++) {
+      const unit = s.charCodeAt(i);
+      h = fnv1aStep(h, unit);
+      pair = fnv1aStep(pair, unit);
+    }
+    h >>>= 0;
+    if (isStopword(h, s, start, end)) return true;
+    unigrams.push(h);
+    if (previous >= 0) bigrams.push(pair >>> 0);
+    previous = h;
+    return true;
+  });
+  const buckets: number[] = [];
+  const weights: number[] = [];
   const add = (hash: number, weight: number) => {
     const b = hash % EMBED_BUCKETS;
-    sums.set(b, (sums.get(b) ?? 0) + weight);
+    const at = slot[b]!;
+    if (at) weights[at - 1]! += weight;
+    else {
+      buckets.push(b);
+      weights.push(weight);
+      slot[b] = buckets.length;
+    }
   };
-  // The features in `features` order; a bigram's hash continues its first word's over " " and the second word.
-  const hashes = w.map((x) => fnv1a(x));
-  for (const h of hashes) add(h, 1);
-  for (let i = 1; i < w.length; i++) add(fnv1a(w[i]!, fnv1aStep(hashes[i - 1]!, 32)), BIGRAM_WEIGHT);
+  for (const h of unigrams) add(h, 1);
+  for (const h of bigrams) add(h, BIGRAM_WEIGHT);
   let norm = 0;
-  sums.forEach((c) => (norm += c * c));
+  for (const b of buckets) slot[b] = 0;
+  for (const w of weights) norm += w * w;
   norm = Math.sqrt(norm);
-  // Setting an existing key keeps its place: the vector keeps the features' order.
-  sums.forEach((c, b) => sums.set(b, c / norm));
-  return sums;
+  for (let i = 0; i < weights.length; i++) weights[i] = weights[i]! / norm;
+  return { buckets, weights };
 }
 
-/** Cosine similarity of two normalised vectors (0 when either is empty). */
+/** Cosine similarity of two normalised vectors (0 when either is empty), summed in the shorter one's order. */
 export function cosine(a: Vector, b: Vector): number {
-  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  const [small, large] = a.buckets.length <= b.buckets.length ? [a, b] : [b, a];
+  large.buckets.forEach((bucket, i) => (slot[bucket] = i + 1));
   let dot = 0;
-  for (const [k, v] of small) {
-    const w = large.get(k);
-    if (w !== undefined) dot += v * w;
-  }
+  small.buckets.forEach((bucket, i) => {
+    const at = slot[bucket]!;
+    if (at) dot += small.weights[i]! * large.weights[at - 1]!;
+  });
+  for (const bucket of large.buckets) slot[bucket] = 0;
   return dot;
 }
 
-/** 32-bit FNV-1a over UTF-16 code units (continuing from `h`): small, fast and the same everywhere. */
-function fnv1a(text: string, h = 0x811c9dc5): number {
+/**
+ * Scratch table of `embed` and `cosine`: bucket → 1 + its index in the
+ * vector at hand, 0 for none; zero again whenever they return. One per
+ * thread, so building a vector needs no hash map.
+ */
+const slot = new Int32Array(EMBED_BUCKETS);
+
+const FNV_OFFSET = 0x811c9dc5;
+
+/** 32-bit FNV-1a over UTF-16 code units: small, fast and the same everywhere. */
+function fnv1a(text: string): number {
+  let h = FNV_OFFSET;
   for (let i = 0; i < text.length; i++) h = fnv1aStep(h, text.charCodeAt(i));
   return h >>> 0;
 }
 
 function fnv1aStep(h: number, unit: number): number {
   return Math.imul(h ^ unit, 0x01000193);
+}
+
+/** Stopwords by hash, so a word is checked without being copied out of the text. */
+const STOP_HASHES = new Map<number, string[]>();
+for (const w of STOPWORDS) STOP_HASHES.set(fnv1a(w), [...(STOP_HASHES.get(fnv1a(w)) ?? []), w]);
+
+/** Whether the span [start, end) of `s`, whose hash is `h`, is a stopword. */
+function isStopword(h: number, s: string, start: number, end: number): boolean {
+  const candidates = STOP_HASHES.get(h);
+  return candidates !== undefined && candidates.some((w) => w.length === end - start && s.startsWith(w, start));
 }

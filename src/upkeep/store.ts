@@ -101,9 +101,10 @@ export class VectorStore<T> {
   best(query: Vector, k: number, skip?: (entry: Stored<T>) => boolean): Hit<T>[] {
     const round = ++this.round;
     const touched: Entry<T>[] = [];
-    query.forEach((weight, bucket) => {
-      const posting = this.postings.get(bucket);
-      if (!posting) return;
+    for (let q = 0; q < query.buckets.length; q++) {
+      const posting = this.postings.get(query.buckets[q]!);
+      if (!posting) continue;
+      const weight = query.weights[q]!;
       const { entries, weights } = posting;
       for (let i = 0; i < entries.length; i++) {
         const e = entries[i]!;
@@ -114,7 +115,7 @@ export class VectorStore<T> {
           touched.push(e);
         } else e.score += weight * weights[i]!;
       }
-    });
+    }
     // Keep the best k in order as they come: k is small, the touched list may not be.
     const top: Hit<T>[] = [];
     for (const e of touched) {
@@ -130,13 +131,14 @@ export class VectorStore<T> {
   }
 
   private index(entry: Entry<T>): void {
-    entry.vector.forEach((weight, bucket) => {
-      const posting = this.postings.get(bucket);
+    const { buckets, weights } = entry.vector;
+    for (let i = 0; i < buckets.length; i++) {
+      const posting = this.postings.get(buckets[i]!);
       if (posting) {
         posting.entries.push(entry);
-        posting.weights.push(weight);
-      } else this.postings.set(bucket, { entries: [entry], weights: [weight] });
-    });
+        posting.weights.push(weights[i]!);
+      } else this.postings.set(buckets[i]!, { entries: [entry], weights: [weights[i]!] });
+    }
   }
 
   private drop(n: number): void {
