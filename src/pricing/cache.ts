@@ -42,19 +42,27 @@ function tokensOf(messages: readonly Message[], n: number, count: MessageTokens)
  * seconds passed since the previous call.
  */
 export class PrefixCache {
-  private previous?: { messages: readonly Message[]; time: number };
+  /** The previous call: its prompt, when, and the prompt's tokens (without reply priming). */
+  private previous?: { messages: readonly Message[]; time: number; tokens: number };
 
   constructor(
     private readonly rule: { minTokens: number; step: number },
     private readonly ttl: number,
   ) {}
 
-  /** Cached tokens of this call; the call becomes the previous one. */
+  /**
+   * Cached tokens of this call; the call becomes the previous one. When the
+   * whole previous prompt is the shared prefix (a growing transcript), its
+   * tokens are known: only the new messages are summed.
+   */
   call(messages: readonly Message[], time: number, count: MessageTokens): number {
     const prev = this.previous;
-    this.previous = { messages: [...messages], time };
+    const shared = prev ? commonPrefix(messages, prev.messages) : 0;
+    const p = prev && shared === prev.messages.length ? prev.tokens : tokensOf(messages, shared, count);
+    let total = p;
+    for (let i = shared; i < messages.length; i++) total += count(messages[i]!);
+    this.previous = { messages: [...messages], time, tokens: total };
     if (!prev || time - prev.time > this.ttl) return 0;
-    const p = tokensOf(messages, commonPrefix(messages, prev.messages), count);
     return p < this.rule.minTokens ? 0 : Math.floor(p / this.rule.step) * this.rule.step;
   }
 }
