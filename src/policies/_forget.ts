@@ -50,11 +50,9 @@ export function redactMessage(m: Message, values: readonly string[]): Message {
   return copy;
 }
 
-const encoder = new TextEncoder();
-
-/** UTF-8 bytes of a text. */
+/** UTF-8 bytes of a text (measured, not encoded). */
 export function utf8Bytes(text: string): number {
-  return encoder.encode(text).length;
+  return Buffer.byteLength(text, 'utf8');
 }
 
 /** An artifact of texts; `extraBytes` adds what is stored besides the texts (embeddings). */

@@ -40,26 +40,6 @@ export function features(text: string): [feature: string, weight: number][] {
  * gives the empty vector, which matches nothing.
  */
 export function embed(text: string): Vector {
-  // The features in `features` order, hashed straight from the text: a word's hash as it is scanned,
-  // a bigram's as the previous topic word's continued over " " and the word.
-  const unigrams: number[] = [];
-  const bigrams: number[] = [];
-  let previous = -1;
-  eachWord(text, (s, start, end) => {
-    let h = FNV_OFFSET;
-    let pair = previous < 0 ? 0 : fnv1aStep(previous, 32);
-    for (let i = start; i < end; i++) {
-      const unit = s.charCodeAt(i);
-      h = fnv1aStep(h, unit);
-      pair = fnv1aStep(pair, unit);
-    }
-    h >>>= 0;
-    if (isStopword(h, s, start, end)) return true;
-    unigrams.push(h);
-    if (previous >= 0) bigrams.push(pair >>> 0);
-    previous = h;
-    return true;
-  });
   const buckets: number[] = [];
   const weights: number[] = [];
   const add = (hash: number, weight: number) => {
@@ -72,7 +52,25 @@ export function embed(text: string): Vector {
       slot[b] = buckets.length;
     }
   };
-  for (const h of unigrams) add(h, 1);
+  // The features in `features` order, hashed straight from the text: each topic word as it is
+  // scanned; the bigrams after them, each the previous topic word's hash continued over " " and the word.
+  const bigrams: number[] = [];
+  let previous = -1;
+  eachWord(text, (s, start, end) => {
+    let h = FNV_OFFSET;
+    let pair = previous < 0 ? 0 : fnv1aStep(previous, 32);
+    for (let i = start; i < end; i++) {
+      const unit = s.charCodeAt(i);
+      h = fnv1aStep(h, unit);
+      pair = fnv1aStep(pair, unit);
+    }
+    h >>>= 0;
+    if (isStopword(h, s, start, end)) return true;
+    add(h, 1);
+    if (previous >= 0) bigrams.push(pair >>> 0);
+    previous = h;
+    return true;
+  });
   for (const h of bigrams) add(h, BIGRAM_WEIGHT);
   let norm = 0;
   for (const b of buckets) slot[b] = 0;

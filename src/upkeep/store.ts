@@ -43,6 +43,8 @@ export class VectorStore<T> {
   private removed = 0;
   private seq = 0;
   private round = 0;
+  /** The entries a search scored, reused from search to search. */
+  private readonly touched: Entry<T>[] = [];
 
   /** Entries in the order they were stored. */
   get all(): readonly Stored<T>[] {
@@ -100,7 +102,8 @@ export class VectorStore<T> {
    */
   best(query: Vector, k: number, skip?: (entry: Stored<T>) => boolean): Hit<T>[] {
     const round = ++this.round;
-    const touched: Entry<T>[] = [];
+    const touched = this.touched;
+    touched.length = 0;
     for (let q = 0; q < query.buckets.length; q++) {
       const posting = this.postings.get(query.buckets[q]!);
       if (!posting) continue;
