@@ -230,19 +230,39 @@ function quoteSentence(i: Injected): string {
 
 /** One sentence per exchange: the topic words of the user message, the tools called, the topic words of the reply. */
 function topicSentences(folded: readonly Message[], hiddenWords: readonly string[]): string[] {
-  const clean = (text: string) => contentWords(text, TOPIC_WORDS, (w) => !hiddenWords.some((h) => w.includes(h))).join(' ');
+  const hiddenKey = hiddenWords.join('\n');
   const byTurn = new Map<number, Message[]>();
   for (const m of folded) {
     const t = m.turn ?? 0;
-    byTurn.set(t, [...(byTurn.get(t) ?? []), m]);
+    const list = byTurn.get(t);
+    if (list) list.push(m);
+    else byTurn.set(t, [m]);
   }
   return [...byTurn].map(([turn, messages]) => {
-    const user = clean(messages.filter((m) => m.role === 'user').map(messageText).join(' '));
-    const tools = [...new Set(messages.flatMap((m) => m.toolCalls?.map((c) => c.name) ?? []))];
-    const reply = clean(messages.filter((m) => m.role === 'assistant' && !m.toolCalls?.length).map(messageText).join(' '));
-    let s = `In turn ${turn} the user ${user ? `asked about ${user}` : 'wrote briefly'}`;
-    if (tools.length) s += `, ${tools.join(', ')} ${tools.length > 1 ? 'were' : 'was'} called`;
-    if (reply) s += `, and the assistant answered about ${reply}`;
-    return `${s}.`;
+    const known = written.get(messages[0]!);
+    if (known && known.hidden === hiddenKey && known.messages.length === messages.length && known.messages.every((m, i) => m === messages[i])) {
+      return known.sentence;
+    }
+    const sentence = topicSentence(turn, messages, hiddenWords);
+    written.set(messages[0]!, { messages, hidden: hiddenKey, sentence });
+    return sentence;
   });
+}
+
+/**
+ * Topic sentences already written, by the first message of their exchange
+ * (with the exchange's messages and the hidden words they were written for):
+ * both summary policies fold the same exchanges of a conversation.
+ */
+const written = new WeakMap<Message, { messages: readonly Message[]; hidden: string; sentence: string }>();
+
+function topicSentence(turn: number, messages: readonly Message[], hiddenWords: readonly string[]): string {
+  const clean = (text: string) => contentWords(text, TOPIC_WORDS, (w) => !hiddenWords.some((h) => w.includes(h))).join(' ');
+  const user = clean(messages.filter((m) => m.role === 'user').map(messageText).join(' '));
+  const tools = [...new Set(messages.flatMap((m) => m.toolCalls?.map((c) => c.name) ?? []))];
+  const reply = clean(messages.filter((m) => m.role === 'assistant' && !m.toolCalls?.length).map(messageText).join(' '));
+  let s = `In turn ${turn} the user ${user ? `asked about ${user}` : 'wrote briefly'}`;
+  if (tools.length) s += `, ${tools.join(', ')} ${tools.length > 1 ? 'were' : 'was'} called`;
+  if (reply) s += `, and the assistant answered about ${reply}`;
+  return `${s}.`;
 }
