@@ -62,7 +62,14 @@ export class StagedFiles {
 
   /** Removes every temp and scratch file, and the folders it created if they are left empty; the folder's files stay as they were. */
   abort(): void {
-    for (const tmp of [...this.scratches, ...this.temps.map(([t]) => t)]) rmSync(tmp, { force: true });
+    // Best effort, each file on its own: one that cannot go must not keep the others.
+    for (const tmp of [...this.scratches, ...this.temps.map(([t]) => t)]) {
+      try {
+        rmSync(tmp, { force: true });
+      } catch {
+        // (not a file we wrote: e.g. a folder in the way, which is what failed)
+      }
+    }
     if (this.created === undefined) return;
     for (let d = this.dir; ; d = dirname(d)) {
       try {
