@@ -217,7 +217,7 @@ async function main() {
   const quick = args.includes('--quick');
   const count = Number(flag('--count') ?? (quick ? 50 : 1000));
   const sample = Number(flag('--sample') ?? 1);
-  const out = resolve(flag('--out') ?? join(ROOT, 'bench', quick ? 'results-quick.md' : 'results.md'));
+  const out = resolve(flag('--out') ?? join(ROOT, 'bench', flag('--count') ? `results-${count}.md` : quick ? 'results-quick.md' : 'results.md'));
   const cores = availableParallelism();
 
   const { generateConversations } = await dist('scenario/generate/index.js');
