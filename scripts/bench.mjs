@@ -6,16 +6,18 @@
  *   npm run bench                 # full: 1,000 conversations × 200 turns, all nine policies
  *   npm run bench -- --quick      # 1/20 of it (50 conversations), under a minute
  *   node scripts/bench.mjs --quick --out bench/results-quick.md   # after npm run build
+ *   node scripts/bench.mjs --count 200 --out /tmp/bench-200.md     # any number of conversations
  *
  * Workload: the generator's `support` profile, seed 2024, 200 turns each, user
  * ≈ 60 and assistant ≈ 120 tokens (o200k_base), every registered policy with
  * its defaults, model gpt-4o-mini. Each row runs in its own process (so peak
  * RSS is that row's), started with scripts/bench-timer.mjs preloaded, which
- * times every js-tiktoken encode call in every thread, and with
- * --max-old-space-size=8192 so the full workload's records fit the heap.
+ * times every js-tiktoken encode call in every thread. Records are not held:
+ * each scenario's go to the record files as `ctxsim run` writes them.
  *
  * Rows:
- * - ctxsim, cold token cache, one thread (`--jobs 1`, a fresh cache folder)
+ * - ctxsim, cold token cache, one thread (`--jobs 1`, a fresh cache folder),
+ *   records streamed to the record files in a temp folder (see runCtxsim)
  * - ctxsim, cold, every core (`--jobs <cores>`, another fresh folder)
  * - ctxsim, warm token cache (the first row's folder), every core
  * - naive: re-tokenizes the whole context each turn, then drops the oldest
@@ -31,7 +33,7 @@
  * bench/results-quick.md with --quick) and prints it.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,15 +77,47 @@ async function child(mode) {
   process.stdout.write(`${JSON.stringify({ ...out, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
 }
 
+/**
+ * The ctxsim rows: the streaming pipeline of `ctxsim run` into a folder — each
+ * scenario's records go, as they come, to the record files (turns.csv,
+ * probes.csv, violations.csv and results.json's lists, by the same writer)
+ * in a temp folder and to the digest the reports are made from; then
+ * results.json is assembled. Time spent in that writing is measured apart.
+ */
 async function runCtxsim(conversations) {
   const { POLICIES, policyFromString } = await dist('index.js');
-  const { runStudyParallel } = await dist('engine/parallel.js');
+  const { streamStudyParallel } = await dist('engine/parallel.js');
+  const { StagedFiles } = await dist('cli/_io.js');
+  const { RecordFiles, digestSink } = await dist('cli/_records.js');
+  const { resultsJsonFrame } = await dist('report/json.js');
+  const { reportInfo } = await dist('report/info.js');
   const policies = POLICIES.flatMap((p) => policyFromString(p.id));
   const jobs = Number(flag('--jobs'));
+  const out = flag('--records');
   const t0 = performance.now();
-  const r = await runStudyParallel({ conversations, policies, seed: 42, model: MODEL, tokenizer: 'auto', tokenCache: flag('--cache'), jobs });
+  const staged = new StagedFiles(out);
+  const files = new RecordFiles(staged);
+  const kept = digestSink();
+  let writeMs = 0;
+  let turnPolicies = 0;
+  const settings = { seed: 42, model: MODEL, tokenizer: 'auto' };
+  const run = await streamStudyParallel({ ...settings, conversations, policies, tokenCache: flag('--cache'), jobs }, (part, i) => {
+    const w0 = performance.now();
+    files.add(part);
+    kept.sink(part, i);
+    turnPolicies += part.turns.length;
+    writeMs += performance.now() - w0;
+  });
+  const w0 = performance.now();
+  const results = kept.reported();
+  const info = reportInfo({ ...settings, studyFile: null, encoding: run.encoding, prices: 'builtin', priceDate: run.prices.date, cache: 'auto', maxInputTokens: null, conversations, policies });
+  const meta = { tool: 'ctxsim', version: 'bench', priceTable: run.prices.date, generatedAt: new Date(0).toISOString() };
+  files.finish(resultsJsonFrame(results, info, meta));
+  const bytes = staged.commit().reduce((n, f) => n + statSync(f).size, 0);
+  writeMs += performance.now() - w0;
   const ms = performance.now() - t0;
-  return { ms, turnPolicies: r.turns.length, threads: jobs, tokenizerCalls: r.tokenizerCalls };
+  rmSync(out, { recursive: true, force: true });
+  return { ms, writeMs, recordBytes: bytes, turnPolicies, threads: jobs, tokenizerCalls: run.tokenizerCalls };
 }
 
 function flatten(c) {
@@ -168,7 +202,7 @@ function measure(tmp, name, childArgs) {
   writeFileSync(timer, '');
   const stdout = execFileSync(
     process.execPath,
-    ['--max-old-space-size=8192', '--import', join(ROOT, 'scripts', 'bench-timer.mjs'), fileURLToPath(import.meta.url), '--workload', join(tmp, 'workload.json'), ...childArgs],
+    ['--import', join(ROOT, 'scripts', 'bench-timer.mjs'), fileURLToPath(import.meta.url), '--workload', join(tmp, 'workload.json'), ...childArgs],
     { env: { ...process.env, CTXSIM_BENCH_TIMER: timer }, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const r = JSON.parse(String(stdout).trim().split('\n').pop());
@@ -181,9 +215,9 @@ function measure(tmp, name, childArgs) {
 
 async function main() {
   const quick = args.includes('--quick');
-  const count = quick ? 50 : 1000;
+  const count = Number(flag('--count') ?? (quick ? 50 : 1000));
   const sample = Number(flag('--sample') ?? 1);
-  const out = resolve(flag('--out') ?? join(ROOT, 'bench', quick ? 'results-quick.md' : 'results.md'));
+  const out = resolve(flag('--out') ?? join(ROOT, 'bench', flag('--count') ? `results-${count}.md` : quick ? 'results-quick.md' : 'results.md'));
   const cores = availableParallelism();
 
   const { generateConversations } = await dist('scenario/generate/index.js');
@@ -208,9 +242,10 @@ async function main() {
     const cacheB = join(tmp, 'cache-b');
     process.stderr.write('measuring…\n');
     const loadBefore = loadavg()[0];
-    const cold = measure(tmp, 'cold, one thread', ['--child', 'ctxsim', '--jobs', '1', '--cache', cacheA]);
-    const all = measure(tmp, `cold, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheB]);
-    const warm = measure(tmp, `warm, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheA]);
+    const records = ['--records', join(tmp, 'records')];
+    const cold = measure(tmp, 'cold, one thread', ['--child', 'ctxsim', '--jobs', '1', '--cache', cacheA, ...records]);
+    const all = measure(tmp, `cold, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheB, ...records]);
+    const warm = measure(tmp, `warm, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheA, ...records]);
     const naive = measure(tmp, 'naive (sample)', ['--child', 'naive', '--sample', String(sample)]);
     const trim = measure(tmp, 'trimMessages (sample)', ['--child', 'trim', '--sample', String(sample)]);
 
@@ -223,6 +258,7 @@ async function main() {
     const rss = (r) => `${fmt(r.maxRssBytes / 2 ** 20)} MB`;
     const row = (cells) => `| ${cells.join(' | ')} |`;
     const extrapolated = (r) => (r.ms / r.turnPolicies) * turnPolicies;
+    const engineMs = cold.ms - cold.tokenizerMs - cold.writeMs;
     const sampleNote = `${sample} conversation${sample === 1 ? '' : 's'} × ${TURNS} turns`;
 
     const lines = [
@@ -230,17 +266,17 @@ async function main() {
       '',
       `Workload: ${fmt(count)} conversations × ${TURNS} turns (generator profile \`support\`, seed ${SEED}; user ≈ 60, assistant ≈ 120 tokens), ${POLICIES.length} policies = ${fmt(turnPolicies)} turn·policies; ${MODEL}, o200k_base. Machine: ${cores} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${fmt(totalmem() / 2 ** 30)} GB, Node ${process.versions.node}.`,
       '',
-      row(['run', 'wall time', 'turn·policies / s', 'MB of distinct text', 'tokenizer share', 'peak RSS']),
-      row(['---', '---:', '---:', '---:', '---:', '---:']),
-      row(['ctxsim, cold token cache, 1 thread', secs(cold.ms), fmt(rate(cold)), fmt(mb, 1), share(cold), rss(cold)]),
-      row([`ctxsim, cold token cache, ${cores} threads`, secs(all.ms), fmt(rate(all)), fmt(mb, 1), share(all), rss(all)]),
-      row([`ctxsim, warm token cache, ${cores} threads`, secs(warm.ms), fmt(rate(warm)), fmt(mb, 1), share(warm), rss(warm)]),
-      row([`naive: re-tokenize the whole context each turn, 1 policy (measured on ${sampleNote}, extrapolated)`, `≈ ${secs(extrapolated(naive))}`, fmt(rate(naive)), fmt(mb, 1), share(naive), `${rss(naive)} (sample)`]),
-      row([`LangChain trimMessages, memoized counter, 1 policy (measured on ${sampleNote}, extrapolated)`, `≈ ${secs(extrapolated(trim))}`, fmt(rate(trim)), fmt(mb, 1), share(trim), `${rss(trim)} (sample)`]),
+      row(['run', 'wall time', 'turn·policies / s', 'MB of distinct text', 'tokenizer time', 'tokenizer share', 'writing records', 'peak RSS']),
+      row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+      row(['ctxsim, cold token cache, 1 thread', secs(cold.ms), fmt(rate(cold)), fmt(mb, 1), secs(cold.tokenizerMs), share(cold), secs(cold.writeMs), rss(cold)]),
+      row([`ctxsim, cold token cache, ${cores} threads`, secs(all.ms), fmt(rate(all)), fmt(mb, 1), secs(all.tokenizerMs), share(all), secs(all.writeMs), rss(all)]),
+      row([`ctxsim, warm token cache, ${cores} threads`, secs(warm.ms), fmt(rate(warm)), fmt(mb, 1), secs(warm.tokenizerMs), share(warm), secs(warm.writeMs), rss(warm)]),
+      row([`naive: re-tokenize the whole context each turn, 1 policy (measured on ${sampleNote}, extrapolated)`, `≈ ${secs(extrapolated(naive))}`, fmt(rate(naive)), fmt(mb, 1), secs(naive.tokenizerMs), share(naive), '–', `${rss(naive)} (sample)`]),
+      row([`LangChain trimMessages, memoized counter, 1 policy (measured on ${sampleNote}, extrapolated)`, `≈ ${secs(extrapolated(trim))}`, fmt(rate(trim)), fmt(mb, 1), secs(trim.tokenizerMs), share(trim), '–', `${rss(trim)} (sample)`]),
       '',
       `Ratios (turn·policies per second): ctxsim 1 thread / naive = **${fmt(rate(cold) / rate(naive))}×**, ctxsim ${cores} threads / naive = **${fmt(rate(all) / rate(naive))}×**; ctxsim 1 thread / trimMessages = **${fmt(rate(cold) / rate(trim), 1)}×**, ctxsim ${cores} threads / trimMessages = **${fmt(rate(all) / rate(trim), 1)}×**.`,
       '',
-      `Engine time beyond tokenization (cold, 1 thread): ${fmt(100 - (100 * cold.tokenizerMs) / cold.ms, 1)} % of the wall time. Tokenizer share with ${cores} threads is tokenizer time summed over threads ÷ (wall × threads). Wall time is the run from conversations to records (worker start-up and token-cache load and save included; workload generation and report writing not). Peak RSS is the whole process's, the loaded workload included. Load average (1 min) on the machine: ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after — above ${cores} means other processes competed for the cores.`,
+      `Engine time beyond tokenization (cold, 1 thread) = wall − tokenizer − writing records = ${secs(engineMs)}, ${fmt((100 * engineMs) / cold.ms, 1)} % of the wall time. Tokenizer time is summed over threads; tokenizer share with ${cores} threads is that ÷ (wall × threads). Wall time is the run from conversations to written record files, as \`ctxsim run\` streams them into a folder (worker start-up and token-cache load and save included; workload generation, charts and reports not). Writing records is the part of the wall time spent on the main thread handing each scenario's records to the record files (turns.csv, probes.csv, violations.csv, results.json's lists; ${fmt(cold.recordBytes / 2 ** 20)} MB in all) and to the report digest, then assembling results.json. Peak RSS is the whole process's (every thread), the loaded workload included. Load average (1 min) on the machine: ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after — above ${cores} means other processes competed for the cores.`,
       '',
     ];
     const md = lines.join('\n');

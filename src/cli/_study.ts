@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { autoJobs, runStudyParallel } from '../engine/parallel.js';
-import type { RunOptions, RunResults } from '../engine/run.js';
+import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
+import { collectRecords, type RecordSink, type RunInfo, type RunOptions, type RunResults } from '../engine/run.js';
 import { UsageError } from '../errors.js';
 import { fingerprint, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, type Study } from '../scenario/study.js';
@@ -82,38 +82,52 @@ export function studyFromFlags(flags: StudyFlags): RunnableStudy {
   return Object.assign(study, { tokenCache: tokenCacheFromFlags(flags.tokenCache) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }
 
-/** A study as run: its conversations, results and fingerprint. */
-export interface Executed {
+/** A study as run, its records streamed: its conversations, what the run told, and fingerprint. */
+export interface Streamed {
   study: Study;
   conversations: Conversation[];
-  results: RunResults;
+  run: RunInfo;
   fingerprint: StudyFingerprint;
   /** What reports say about the run besides its records. */
   info: ReportInfo;
 }
 
+/** A study as run: its conversations, results and fingerprint. */
+export interface Executed extends Omit<Streamed, 'run'> {
+  results: RunResults;
+}
+
+/** How a study runs: quietly or not, one shard of it or all. */
+export interface ExecuteOptions {
+  quiet?: boolean;
+  shard?: RunOptions['shard'];
+}
+
 /**
  * Loads the study's scenarios and runs it on `study.jobs` worker threads
- * (default `autoJobs`), with progress on stderr unless quiet and token-cache
- * warnings always.
+ * (default `autoJobs`), each scenario's records handed to `sink` in study
+ * order, with progress on stderr unless quiet and token-cache warnings always.
  */
-export async function executeStudy(study: RunnableStudy, io: IO, opts: { quiet?: boolean; shard?: RunOptions['shard'] } = {}): Promise<Executed> {
+export async function streamStudy(study: RunnableStudy, io: IO, opts: ExecuteOptions, sink: RecordSink): Promise<Streamed> {
   const conversations = loadScenarios(study.scenarios, { seed: study.seed, ...(!opts.quiet && { onNote: (line: string) => io.err(`${line}\n`) }) });
-  const results = await runStudyParallel({
-    ...study,
-    conversations,
-    jobs: study.jobs ?? autoJobs(conversations),
-    ...(opts.shard && { shard: opts.shard }),
-    ...(!opts.quiet && { onProgress: progressLine(io) }),
-  });
-  for (const w of results.warnings) io.err(`ctxsim: warning: ${w}\n`);
+  const run = await streamStudyParallel(
+    {
+      ...study,
+      conversations,
+      jobs: study.jobs ?? autoJobs(conversations),
+      ...(opts.shard && { shard: opts.shard }),
+      ...(!opts.quiet && { onProgress: progressLine(io) }),
+    },
+    sink,
+  );
+  for (const w of run.warnings) io.err(`ctxsim: warning: ${w}\n`);
   const fp = fingerprint(
     {
       model: study.model,
-      tokenizer: results.encoding.name,
-      prices: study.prices === 'builtin' ? `builtin ${results.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readFileSync(study.prices, 'utf8')).slice(0, 12)}`,
+      tokenizer: run.encoding.name,
+      prices: study.prices === 'builtin' ? `builtin ${run.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readFileSync(study.prices, 'utf8')).slice(0, 12)}`,
       cache: `${study.cache} ttl=${study.cacheTtl}s`,
-      rules: results.rules,
+      rules: run.rules,
       seed: study.seed,
       policies: study.policies.map((p) => p.name),
     },
@@ -124,15 +138,22 @@ export async function executeStudy(study: RunnableStudy, io: IO, opts: { quiet?:
     seed: study.seed,
     model: study.model,
     tokenizer: study.tokenizer,
-    encoding: results.encoding,
+    encoding: run.encoding,
     prices: study.prices === 'builtin' ? 'builtin' : displayPath(study.prices),
-    priceDate: results.prices.date,
+    priceDate: run.prices.date,
     cache: study.cache,
-    maxInputTokens: lookup(results.prices, study.model).maxInputTokens,
+    maxInputTokens: lookup(run.prices, study.model).maxInputTokens,
     conversations,
     policies: study.policies,
   });
-  return { study, conversations, results, fingerprint: fp, info };
+  return { study, conversations, run, fingerprint: fp, info };
+}
+
+/** `streamStudy` keeping every record. */
+export async function executeStudy(study: RunnableStudy, io: IO, opts: ExecuteOptions = {}): Promise<Executed> {
+  const collected = collectRecords();
+  const { run, ...rest } = await streamStudy(study, io, opts, collected.sink);
+  return { ...rest, results: collected.results(run) };
 }
 
 /** Progress on stderr: one redrawn line on a terminal, one plain line per finished scenario otherwise. */

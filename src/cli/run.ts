@@ -2,15 +2,17 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
-import { baselineJson, makeBaseline } from '../gate/baseline.js';
+import { baselineJson, makeBaseline, type StudyFingerprint } from '../gate/baseline.js';
 import { parseShard, shardFileName, toJson, type ShardFile } from '../gate/shard.js';
-import type { ResultsMeta } from '../report/json.js';
-import { formatOfPath, OUTPUT_FORMATS, reportFiles, singleOutput, type OutputFormat } from '../report/outputs.js';
+import { resultsJsonFrame, type ResultsMeta } from '../report/json.js';
+import { formatOfPath, OUTPUT_FORMATS, reportOnlyFiles, reportOutput, singleOutput, type OutputFormat } from '../report/outputs.js';
 import { policyTable } from '../report/text.js';
 import { displayPath, PACKAGE_DIR } from '../scenario/study.js';
 import type { Command } from './_app.js';
-import { writeFilesAtomic, type IO } from './_io.js';
-import { executeStudy, STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
+import type { Results, SummaryRecord } from '../types.js';
+import { StagedFiles, writeFilesAtomic, type IO } from './_io.js';
+import { digestSink, RecordFiles } from './_records.js';
+import { executeStudy, streamStudy, STUDY_OPTIONS, studyFromFlags, type RunnableStudy, type StudyFlags } from './_study.js';
 
 export interface RunFlags extends StudyFlags {
   quiet?: boolean;
@@ -71,7 +73,8 @@ function packageVersion(): string {
 /**
  * `ctxsim run`: load, replay, write every output atomically (or the one
  * output asked for), print the policy table. With `--out -` stdout carries
- * the output and nothing else.
+ * the output and nothing else. Into a folder, records stream to their files
+ * as the run goes; a shard, and a single csv or json output, keep them.
  */
 export async function run(flags: RunFlags, io: IO): Promise<number> {
   if (flags.out === '') throw new UsageError('--out: expected a folder, a file (.csv .json .md .html) or - for stdout');
@@ -88,29 +91,79 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   if (baselineFile && existsSync(baselineFile) && !flags.force) {
     throw new UsageError(`--save-baseline: ${displayPath(baselineFile)} exists; add --force to replace it`);
   }
-  const { results, info, fingerprint } = await executeStudy(study, io, { quiet: flags.quiet, shard });
   if (shard && target.kind === 'dir') {
+    const { results, info, fingerprint } = await executeStudy(study, io, { quiet: flags.quiet, shard });
     const { turns, probes, summary } = results;
     const file: ShardFile = { kind: 'ctxsim-shard', schemaVersion: 1, shard, study: fingerprint, info, turns, probes, summary, violations: results.violations };
     writeFilesAtomic(target.dir, new Map([[shardFileName(shard), toJson(file)]]));
     if (!flags.quiet) io.err(`wrote ${displayPath(join(target.dir, shardFileName(shard)))}; combine the shards with \`ctxsim merge\`\n`);
     return 0;
   }
-  const meta = resultsMeta(info.priceDate);
-  if (baselineFile) writeFilesAtomic(dirname(baselineFile), new Map([[basename(baselineFile), baselineJson(makeBaseline(fingerprint, results.summary))]]));
+  const saveBaseline = (fp: StudyFingerprint, summary: readonly SummaryRecord[]) => {
+    if (baselineFile) writeFilesAtomic(dirname(baselineFile), new Map([[basename(baselineFile), baselineJson(makeBaseline(fp, summary))]]));
+  };
+  if (target.kind === 'dir') {
+    const written = await runToFolder(study, target.dir, flags, saveBaseline, io);
+    if (!flags.quiet) io.err(`wrote ${written} files to ${displayPath(target.dir)}/${baselineFile ? ` and the baseline ${displayPath(baselineFile)}` : ''}\n`);
+    return 0;
+  }
+  const text = await runToText(study, target.format, flags, saveBaseline, io);
   if (target.kind === 'stdout') {
-    io.out(await singleOutput(target.format, results, info, meta));
+    io.out(text.output);
     return 0;
   }
-  if (target.kind === 'file') {
-    writeFilesAtomic(dirname(target.path), new Map([[basename(target.path), await singleOutput(target.format, results, info, meta)]]));
-    io.out(policyTable(results));
-    if (!flags.quiet) io.err(`wrote ${displayPath(target.path)}\n`);
-    return 0;
-  }
-  const files = await reportFiles(results, info, meta);
-  writeFilesAtomic(target.dir, files);
-  io.out(policyTable(results));
-  if (!flags.quiet) io.err(`wrote ${files.size} files to ${displayPath(target.dir)}/${baselineFile ? ` and the baseline ${displayPath(baselineFile)}` : ''}\n`);
+  writeFilesAtomic(dirname(target.path), new Map([[basename(target.path), text.output]]));
+  io.out(policyTable(text));
+  if (!flags.quiet) io.err(`wrote ${displayPath(target.path)}\n`);
   return 0;
+}
+
+type SaveBaseline = (fp: StudyFingerprint, summary: readonly SummaryRecord[]) => void;
+
+/**
+ * Runs the study into an output folder, all-or-nothing: the record files are
+ * written as the records stream in (only the summaries and the digest are
+ * kept), then the reports; every file is renamed into place only when all
+ * are written. Prints the policy table; returns how many files it wrote.
+ */
+async function runToFolder(study: RunnableStudy, dir: string, flags: RunFlags, saveBaseline: SaveBaseline, io: IO): Promise<number> {
+  const staged = new StagedFiles(dir);
+  let records: RecordFiles | undefined;
+  try {
+    const files = (records = new RecordFiles(staged));
+    const kept = digestSink();
+    const { info, fingerprint } = await streamStudy(study, io, { quiet: flags.quiet }, (part, i) => {
+      files.add(part);
+      kept.sink(part, i);
+    });
+    const results = kept.reported();
+    files.finish(resultsJsonFrame(results, info, resultsMeta(info.priceDate)));
+    saveBaseline(fingerprint, results.summary);
+    for (const [name, content] of await reportOnlyFiles(results, info)) staged.write(name, content);
+    const written = staged.commit();
+    io.out(policyTable(results));
+    return written.length;
+  } catch (e) {
+    records?.close();
+    staged.abort();
+    throw e;
+  }
+}
+
+/**
+ * Runs the study into one output's text: a report (md, html) from the
+ * summaries and the digest, the records streamed past; a record file (csv,
+ * json) from every record, kept.
+ */
+async function runToText(study: RunnableStudy, format: OutputFormat, flags: RunFlags, saveBaseline: SaveBaseline, io: IO): Promise<{ output: string } & Pick<Results, 'policies'>> {
+  if (format === 'md' || format === 'html') {
+    const kept = digestSink();
+    const { info, fingerprint } = await streamStudy(study, io, { quiet: flags.quiet }, kept.sink);
+    const results = kept.reported();
+    saveBaseline(fingerprint, results.summary);
+    return { output: await reportOutput(format, results, info), policies: results.policies };
+  }
+  const { results, info, fingerprint } = await executeStudy(study, io, { quiet: flags.quiet });
+  saveBaseline(fingerprint, results.summary);
+  return { output: await singleOutput(format, results, info, resultsMeta(info.priceDate)), policies: results.policies };
 }

@@ -8,16 +8,16 @@ import { REGISTRY } from '../policies/index.js';
 import type { Params } from '../policies/types.js';
 import { messageText } from '../tokens/counter.js';
 import type { Conversation } from '../types.js';
-import { appendRecords, replayContext, runStudy, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
-import { byPolicy } from './summarize.js';
+import { collectRecords, replayContext, streamStudy, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
 
 /**
  * Runs a study over worker threads. Work goes out by scenario (every policy
  * of a scenario in one worker, so a message is tokenized once per worker,
  * not once per policy); each worker keeps one token counter for all its
  * scenarios and opens the same token-cache folder (saves merge under the
- * cache's lock). Records come back per scenario and are put together in
- * scenario-major, policy-minor order, so the results equal a one-thread run.
+ * cache's lock). Records come back per scenario, possibly out of order; a
+ * scenario that arrives early waits until every earlier one has gone to the
+ * sink, so the sink sees the sequence of a one-thread run.
  */
 
 /** Below this many characters of message text a study runs on one thread: starting workers (~0.3 s each, BPE ranks included) would cost more than ~1 s of tokenizer work saves. */
@@ -71,17 +71,17 @@ export function autoJobs(conversations: readonly Conversation[], cores = availab
 }
 
 /**
- * Runs a study on `jobs` threads (default: `autoJobs`). Results are the
- * same as `runStudy`'s, record for record; only `tokenizerCalls` differs
- * (a text seen by two workers is counted by both). Falls back to one
- * thread for one job, for policies outside the registry, or when the
- * compiled worker is missing.
+ * Runs a study on `jobs` threads (default: `autoJobs`), handing each
+ * scenario's records to `sink` in scenario order, as `streamStudy` does; only
+ * `tokenizerCalls` differs (a text seen by two workers is counted by both).
+ * Falls back to one thread for one job, for policies outside the registry,
+ * or when the compiled worker is missing. A sink that throws stops the run.
  */
-export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Promise<RunResults> {
+export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, sink: RecordSink): Promise<RunInfo> {
   const jobs = Math.min(opts.jobs ?? autoJobs(opts.conversations), opts.conversations.length);
   const file = workerFile();
   const registered = opts.policies.every((v) => REGISTRY.get(v.policy.id) === v.policy);
-  if (jobs <= 1 || !file || !registered) return runStudy(opts);
+  if (jobs <= 1 || !file || !registered) return streamStudy(opts, sink);
 
   // Resolve encoding and prices here: a bad model or price table fails before any worker starts.
   const { encoding, prices, rules } = replayContext({ ...opts, tokenCache: false });
@@ -103,24 +103,36 @@ export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Pr
     policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params })),
     ...(opts.shard && { shard: opts.shard }),
   };
-  const parts = await spread(file, setup, opts, jobs);
-
-  const all: ScenarioRecords = { turns: [], probes: [], summary: [], violations: [] };
-  for (const part of parts.byScenario) appendRecords(all, part);
-  parts.byScenario.length = 0;
-  return { ...all, policies: byPolicy(all.summary), encoding, prices, tokenizerCalls: parts.tokenizerCalls, warnings: parts.warnings, rules };
+  const { tokenizerCalls, warnings } = await spread(file, setup, opts, jobs, inOrder(sink));
+  return { encoding, prices, tokenizerCalls, warnings, rules };
 }
 
-interface Spread {
-  byScenario: ScenarioRecords[];
-  tokenizerCalls: number;
-  warnings: string[];
+/** Runs a study on worker threads and keeps every record: the results of `runStudy`, record for record. */
+export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Promise<RunResults> {
+  const collected = collectRecords();
+  return collected.results(await streamStudyParallel(opts, collected.sink));
 }
 
-/** Hands scenarios to the workers as they free up (two in flight each), collects records by scenario index. */
-function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number): Promise<Spread> {
+/**
+ * A sink taking scenarios in any order that passes them on to `sink` in
+ * index order (from 0): one that arrives early is held until every earlier
+ * one has been passed on, and no longer.
+ */
+export function inOrder(sink: RecordSink): RecordSink {
+  const early = new Map<number, ScenarioRecords>();
+  let next = 0;
+  return (records, index) => {
+    early.set(index, records);
+    for (let r = early.get(next); r; r = early.get(next)) {
+      early.delete(next);
+      sink(r, next++);
+    }
+  };
+}
+
+/** Hands scenarios to the workers as they free up (two in flight each), passes each one's records to `sink` as it comes. */
+function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number, sink: RecordSink): Promise<{ tokenizerCalls: number; warnings: string[] }> {
   const { conversations } = opts;
-  const byScenario: Spread['byScenario'] = new Array(conversations.length);
   const warnings = new Set<string>();
   let tokenizerCalls = 0;
   let next = 0;
@@ -128,7 +140,7 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
   let finished = 0;
   const workers: Worker[] = [];
 
-  return new Promise<Spread>((resolveAll, reject) => {
+  return new Promise((resolveAll, reject) => {
     let failed = false;
     const fail = (e: Error) => {
       if (failed) return;
@@ -160,7 +172,12 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
           if (m.code === undefined && m.stack) e.stack = m.stack;
           fail(e);
         } else if (m.kind === 'scenario') {
-          byScenario[m.index] = { turns: m.turns, probes: m.probes, summary: m.summary, violations: m.violations };
+          try {
+            sink({ turns: m.turns, probes: m.probes, summary: m.summary, violations: m.violations }, m.index);
+          } catch (e) {
+            fail(e instanceof Error ? e : new Error(String(e)));
+            return;
+          }
           inFlight--;
           done++;
           opts.onProgress?.(done, conversations.length, conversations[m.index]!.id);
@@ -168,7 +185,7 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
         } else {
           tokenizerCalls += m.tokenizerCalls;
           for (const x of m.warnings) warnings.add(x);
-          if (++finished === jobs) resolveAll({ byScenario, tokenizerCalls, warnings: [...warnings] });
+          if (++finished === jobs) resolveAll({ tokenizerCalls, warnings: [...warnings] });
         }
       });
       w.on('error', fail);

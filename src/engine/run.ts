@@ -68,27 +68,47 @@ export function replayContext(opts: ContextOptions): ReplayContext & { encoding:
   return { seed: opts.seed, model: opts.model, tokens: openTokenCounter(encoding.name, opts.tokenCache), prices, costs, presence: new Presence(), rules, encoding };
 }
 
+/** What a run tells besides its records. */
+export type RunInfo = Omit<RunResults, keyof Results>;
+
+/**
+ * Takes each scenario's records (its turns, probes, summary and violations
+ * under every policy), in scenario order, as soon as they exist; `index` is
+ * the scenario's place in the study. The engine keeps none of them.
+ */
+export type RecordSink = (records: ScenarioRecords, index: number) => void;
+
 /**
  * Runs a study: every conversation through every policy variant, in the
- * order given, then the per-scenario and per-policy summaries.
+ * order given, each scenario's records handed to `sink` as it finishes.
+ * Per-policy totals are the sink's to make (`byPolicy` of the summaries).
  */
-export function runStudy(opts: RunOptions): RunResults {
+export function streamStudy(opts: RunOptions, sink: RecordSink): RunInfo {
   const ctx = replayContext(opts);
-  const all: ScenarioRecords = { turns: [], probes: [], summary: [], violations: [] };
   opts.conversations.forEach((conversation, i) => {
-    appendRecords(all, replayScenario(conversation, i, opts.policies, ctx, opts.shard));
+    sink(replayScenario(conversation, i, opts.policies, ctx, opts.shard), i);
     opts.onProgress?.(i + 1, opts.conversations.length, conversation.id);
   });
   ctx.tokens.save();
+  return { encoding: ctx.encoding, prices: ctx.prices, tokenizerCalls: ctx.tokens.tokenizerCalls, warnings: [...ctx.tokens.warnings], rules: ctx.rules };
+}
+
+/** A sink that keeps every record, and the results it makes of them once the run has told its `RunInfo`. */
+export function collectRecords(): { sink: RecordSink; results(info: RunInfo): RunResults } {
+  const all: ScenarioRecords = { turns: [], probes: [], summary: [], violations: [] };
   return {
-    ...all,
-    policies: byPolicy(all.summary),
-    encoding: ctx.encoding,
-    prices: ctx.prices,
-    tokenizerCalls: ctx.tokens.tokenizerCalls,
-    warnings: [...ctx.tokens.warnings],
-    rules: ctx.rules,
+    sink: (records) => appendRecords(all, records),
+    results: (info) => ({ ...all, policies: byPolicy(all.summary), ...info }),
   };
+}
+
+/**
+ * Runs a study and keeps every record: every conversation through every
+ * policy variant, in the order given, then the per-policy summaries.
+ */
+export function runStudy(opts: RunOptions): RunResults {
+  const collected = collectRecords();
+  return collected.results(streamStudy(opts, collected.sink));
 }
 
 /** The records of one scenario under every policy variant. */

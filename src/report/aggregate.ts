@@ -4,25 +4,14 @@ import { divRound } from './format.js';
 /**
  * Figures several reports share, computed once from the records. Every
  * policy replays the same conversations, so "over the conversations" means
- * the same set for each policy.
+ * the same set for each policy. A run that streams its records feeds them
+ * to a `DigestBuilder` batch by batch; records held in memory go through the
+ * same builder in one batch.
  */
 
 /** Policy names in report order (the order of `results.policies`, i.e. of the study). */
 export function policyNames(results: Pick<Results, 'policies'>): string[] {
   return results.policies.map((p) => p.policy);
-}
-
-/** Turn records grouped by policy, then by scenario, in record order. */
-export function byPolicyAndScenario(turns: readonly TurnRecord[]): Map<string, TurnRecord[][]> {
-  const out = new Map<string, Map<string, TurnRecord[]>>();
-  for (const t of turns) {
-    let scenarios = out.get(t.policy);
-    if (!scenarios) out.set(t.policy, (scenarios = new Map()));
-    let rows = scenarios.get(t.scenario);
-    if (!rows) scenarios.set(t.scenario, (rows = []));
-    rows.push(t);
-  }
-  return new Map([...out].map(([p, s]) => [p, [...s.values()]]));
 }
 
 /** One point of a per-turn series. */
@@ -33,46 +22,6 @@ export interface TurnPoint<V> {
   conversations: number;
 }
 
-/** Mean input tokens sent at each turn, over the conversations that reach it (rounded to a token). */
-export function meanInputTokensByTurn(turns: readonly TurnRecord[]): Map<string, TurnPoint<number>[]> {
-  const out = new Map<string, TurnPoint<number>[]>();
-  for (const [policy, scenarios] of byPolicyAndScenario(turns)) {
-    const sums: number[] = [];
-    const counts: number[] = [];
-    for (const rows of scenarios) {
-      rows.forEach((r, i) => {
-        sums[i] = (sums[i] ?? 0) + r.inputTokens;
-        counts[i] = (counts[i] ?? 0) + 1;
-      });
-    }
-    out.set(
-      policy,
-      sums.map((s, i) => ({ turn: i + 1, value: Math.round(s / counts[i]!), conversations: counts[i]! })),
-    );
-  }
-  return out;
-}
-
-/**
- * Mean cumulative cost per conversation at each turn. A conversation that has
- * ended keeps its final total, so the curve never falls and ends at the cost
- * per conversation of the budget table.
- */
-export function meanCumulativeCostByTurn(turns: readonly TurnRecord[]): Map<string, TurnPoint<Pico>[]> {
-  const out = new Map<string, TurnPoint<Pico>[]>();
-  for (const [policy, scenarios] of byPolicyAndScenario(turns)) {
-    const longest = Math.max(...scenarios.map((s) => s.length));
-    const points: TurnPoint<Pico>[] = [];
-    for (let i = 0; i < longest; i++) {
-      let sum = 0n;
-      for (const rows of scenarios) sum += rows[Math.min(i, rows.length - 1)]!.cumulativeCost;
-      points.push({ turn: i + 1, value: divRound(sum, BigInt(scenarios.length)), conversations: scenarios.length });
-    }
-    out.set(policy, points);
-  }
-  return out;
-}
-
 /** Cost split of a mean conversation: uncached input, cached input, output, upkeep (pico-dollars). */
 export interface CostParts {
   input: Pico;
@@ -81,23 +30,177 @@ export interface CostParts {
   upkeep: Pico;
 }
 
+/** Retention probes of one policy whose fact's age fell in one bucket, and how many were retained. */
+export interface RetentionCell {
+  policy: string;
+  bucket: number;
+  probes: number;
+  retained: number;
+}
+
+/**
+ * Every figure the reports take from the turn and probe records, so a run
+ * that streams its records keeps this instead of them. Maps are keyed by
+ * policy in the order policies first appear in the turn records.
+ */
+export interface Digest {
+  /** How many turn records (scenario × policy × turn). */
+  turns: number;
+  /** How many probe records. */
+  probes: number;
+  /** Mean input tokens sent at each turn, over the conversations that reach it (rounded to a token). */
+  inputTokensByTurn: Map<string, TurnPoint<number>[]>;
+  /** Mean cumulative cost per conversation at each turn; a conversation that has ended keeps its final total. */
+  cumulativeCostByTurn: Map<string, TurnPoint<Pico>[]>;
+  /** Mean cost parts per conversation. */
+  costParts: Map<string, CostParts>;
+  /** Retention probes per (policy, age bucket), in first-seen order; buckets without probes are left out. */
+  retentionByAge: RetentionCell[];
+  /** Retention probes whose fact was not retained (stale or missing), in record order. */
+  lost: ProbeRecord[];
+}
+
+/** Running sums of one policy's turn records. */
+interface PolicySums {
+  /** Per conversation: its rows so far and the last one's cumulative cost. */
+  conversations: Map<string, { rows: number; last: Pico }>;
+  /** By row position in a conversation (0: its first turn): input tokens, conversations reaching it, cumulative cost. */
+  input: number[];
+  reach: number[];
+  cumulative: Pico[];
+  parts: CostParts;
+}
+
+/**
+ * Builds a `Digest` from record batches fed in record order. A batch can be
+ * any slice (a scenario, one record, everything): `finish` gives the same
+ * figures however the records were sliced. It keeps sums per turn position
+ * and per conversation, and the lost probes — not the records.
+ */
+export class DigestBuilder {
+  private turns = 0;
+  private probes = 0;
+  private readonly policies = new Map<string, PolicySums>();
+  private readonly cells = new Map<string, RetentionCell>();
+  private readonly lost: ProbeRecord[] = [];
+
+  /** Adds the next records. */
+  add(batch: { turns?: readonly TurnRecord[]; probes?: readonly ProbeRecord[] }): this {
+    for (const t of batch.turns ?? []) this.addTurn(t);
+    for (const p of batch.probes ?? []) this.addProbe(p);
+    return this;
+  }
+
+  private addTurn(t: TurnRecord): void {
+    this.turns++;
+    let s = this.policies.get(t.policy);
+    if (!s) this.policies.set(t.policy, (s = { conversations: new Map(), input: [], reach: [], cumulative: [], parts: { input: 0n, cached: 0n, output: 0n, upkeep: 0n } }));
+    let c = s.conversations.get(t.scenario);
+    if (!c) s.conversations.set(t.scenario, (c = { rows: 0, last: 0n }));
+    const i = c.rows++;
+    c.last = t.cumulativeCost;
+    s.input[i] = (s.input[i] ?? 0) + t.inputTokens;
+    s.reach[i] = (s.reach[i] ?? 0) + 1;
+    s.cumulative[i] = (s.cumulative[i] ?? 0n) + t.cumulativeCost;
+    s.parts.input += t.costInput;
+    s.parts.cached += t.costCached;
+    s.parts.output += t.costOutput;
+    s.parts.upkeep += t.costUpkeep;
+  }
+
+  private addProbe(p: ProbeRecord): void {
+    this.probes++;
+    // A probe of a forgotten fact expects nothing: it is not a retention probe.
+    if (p.expected === 'missing') return;
+    const bucket = ageBucket(p.ageTurns);
+    const key = `${p.policy}\0${bucket}`;
+    let c = this.cells.get(key);
+    if (!c) this.cells.set(key, (c = { policy: p.policy, bucket, probes: 0, retained: 0 }));
+    c.probes++;
+    if (p.outcome === 'retained') c.retained++;
+    else this.lost.push(p);
+  }
+
+  /** The figures of the records added so far (adding may go on after). */
+  finish(): Digest {
+    const inputTokensByTurn = new Map<string, TurnPoint<number>[]>();
+    const cumulativeCostByTurn = new Map<string, TurnPoint<Pico>[]>();
+    const costParts = new Map<string, CostParts>();
+    for (const [policy, s] of this.policies) {
+      const n = s.conversations.size;
+      const b = BigInt(n);
+      inputTokensByTurn.set(
+        policy,
+        s.input.map((sum, i) => ({ turn: i + 1, value: Math.round(sum / s.reach[i]!), conversations: s.reach[i]! })),
+      );
+      // A conversation of k rows counts its final total at every position from k on: sum those totals by k, then carry them forward.
+      const ended: Pico[] = [];
+      for (const c of s.conversations.values()) ended[c.rows] = (ended[c.rows] ?? 0n) + c.last;
+      let carried = 0n;
+      cumulativeCostByTurn.set(
+        policy,
+        s.cumulative.map((sum, i) => {
+          carried += ended[i] ?? 0n;
+          return { turn: i + 1, value: divRound(sum + carried, b), conversations: n };
+        }),
+      );
+      costParts.set(policy, { input: divRound(s.parts.input, b), cached: divRound(s.parts.cached, b), output: divRound(s.parts.output, b), upkeep: divRound(s.parts.upkeep, b) });
+    }
+    return {
+      turns: this.turns,
+      probes: this.probes,
+      inputTokensByTurn,
+      cumulativeCostByTurn,
+      costParts,
+      retentionByAge: [...this.cells.values()].map((c) => ({ ...c })),
+      lost: [...this.lost],
+    };
+  }
+}
+
+/** The digest of records held in memory: the streaming builder, fed them in one batch. */
+export function digestRecords(records: { turns?: readonly TurnRecord[]; probes?: readonly ProbeRecord[] }): Digest {
+  return new DigestBuilder().add(records).finish();
+}
+
+/** What reports read besides summaries: the records themselves, or their digest. */
+export type Digested = { digest: Digest } | Pick<Results, 'turns' | 'probes'>;
+
+/** The digest given, or the one of the records given. */
+export function digestOf(r: Digested): Digest {
+  return 'digest' in r ? r.digest : digestRecords(r);
+}
+
+/** What every report is made from: the per-scenario and per-policy summaries and the digest of the other records. */
+export interface Reported extends Pick<Results, 'summary' | 'policies'> {
+  digest: Digest;
+}
+
+/** What a report takes: summaries, and the records or their digest. */
+export type ReportInput = Pick<Results, 'summary' | 'policies'> & Digested;
+
+/** A report's input as reports read it (records digested once, here). */
+export function reported(r: ReportInput): Reported {
+  return 'digest' in r ? r : { summary: r.summary, policies: r.policies, digest: digestRecords(r) };
+}
+
+/** Mean input tokens sent at each turn, over the conversations that reach it (rounded to a token). */
+export function meanInputTokensByTurn(turns: readonly TurnRecord[]): Map<string, TurnPoint<number>[]> {
+  return digestRecords({ turns }).inputTokensByTurn;
+}
+
+/**
+ * Mean cumulative cost per conversation at each turn. A conversation that has
+ * ended keeps its final total, so the curve never falls and ends at the cost
+ * per conversation of the budget table.
+ */
+export function meanCumulativeCostByTurn(turns: readonly TurnRecord[]): Map<string, TurnPoint<Pico>[]> {
+  return digestRecords({ turns }).cumulativeCostByTurn;
+}
+
 /** Mean cost parts per conversation, by policy. */
 export function meanCostParts(turns: readonly TurnRecord[]): Map<string, CostParts> {
-  const out = new Map<string, CostParts>();
-  for (const [policy, scenarios] of byPolicyAndScenario(turns)) {
-    const sum: CostParts = { input: 0n, cached: 0n, output: 0n, upkeep: 0n };
-    for (const rows of scenarios) {
-      for (const r of rows) {
-        sum.input += r.costInput;
-        sum.cached += r.costCached;
-        sum.output += r.costOutput;
-        sum.upkeep += r.costUpkeep;
-      }
-    }
-    const n = BigInt(scenarios.length);
-    out.set(policy, { input: divRound(sum.input, n), cached: divRound(sum.cached, n), output: divRound(sum.output, n), upkeep: divRound(sum.upkeep, n) });
-  }
-  return out;
+  return digestRecords({ turns }).costParts;
 }
 
 /** Fact-age buckets (turns since the fact was stated), widening as facts get older. */
@@ -118,21 +221,11 @@ export function ageBucket(ageTurns: number): number {
 }
 
 /** Probes per (policy, age bucket): how many, how many retained. Buckets without probes are left out. */
-export function retentionByAge(probes: readonly ProbeRecord[]): { policy: string; bucket: number; probes: number; retained: number }[] {
-  const cells = new Map<string, { policy: string; bucket: number; probes: number; retained: number }>();
-  // A probe of a forgotten fact expects nothing: it is not a retention probe.
-  for (const p of probes.filter((x) => x.expected !== 'missing')) {
-    const bucket = ageBucket(p.ageTurns);
-    const key = `${p.policy}\0${bucket}`;
-    let c = cells.get(key);
-    if (!c) cells.set(key, (c = { policy: p.policy, bucket, probes: 0, retained: 0 }));
-    c.probes++;
-    if (p.outcome === 'retained') c.retained++;
-  }
-  return [...cells.values()];
+export function retentionByAge(probes: readonly ProbeRecord[]): RetentionCell[] {
+  return digestRecords({ probes }).retentionByAge;
 }
 
 /** Probes whose fact was not retained (stale or missing), in record order. */
 export function lostProbes(probes: readonly ProbeRecord[]): ProbeRecord[] {
-  return probes.filter((p) => p.outcome !== 'retained' && p.expected !== 'missing');
+  return digestRecords({ probes }).lost;
 }

@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Pico, Results } from '../types.js';
-import { meanInputTokensByTurn } from './aggregate.js';
+import { digestOf, type Digested } from './aggregate.js';
 import { divRound, dollars, fraction, grouped, moneyDecimals, percent, usd } from './format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
@@ -31,8 +31,8 @@ export interface BudgetTable {
  * (over the conversations that reach each), the mean cost of a conversation
  * and of 1,000 conversations (exact, rounded once), retention and overflows.
  */
-export function budgetTable(results: Pick<Results, 'turns' | 'policies'>): BudgetTable {
-  const series = meanInputTokensByTurn(results.turns);
+export function budgetTable(results: Pick<Results, 'policies'> & Digested): BudgetTable {
+  const series = digestOf(results).inputTokensByTurn;
   const longest = Math.max(0, ...[...series.values()].map((s) => s.length));
   const turns = BUDGET_TURNS.filter((t) => t <= longest);
   const rows = results.policies.map((p): BudgetRow => {
@@ -54,7 +54,7 @@ export function budgetTable(results: Pick<Results, 'turns' | 'policies'>): Budge
 }
 
 /** The budget table as CSV: plain numbers (USD with fixed decimals), one row per policy. */
-export function budgetCsv(results: Pick<Results, 'turns' | 'policies'>): string {
+export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string {
   const t = budgetTable(results);
   const header = [
     'policy',
@@ -93,7 +93,7 @@ export interface DisplayTable {
  * money as `$1,234.5678` with one precision per column (three significant
  * digits of its smallest value), retention as `92.5% (37/40)`.
  */
-export function budgetDisplay(results: Pick<Results, 'turns' | 'policies'>): DisplayTable {
+export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): DisplayTable {
   const t = budgetTable(results);
   const perConversation = moneyDecimals(t.rows.map((r) => r.costPerConversation), 4);
   const per1000 = moneyDecimals(t.rows.map((r) => r.costPer1000), 2);

@@ -1,6 +1,6 @@
 import type { TopLevelSpec } from 'vega-lite';
 import type { Results } from '../types.js';
-import { AGE_BUCKETS, meanCostParts, meanCumulativeCostByTurn, meanInputTokensByTurn, policyNames, retentionByAge } from './aggregate.js';
+import { AGE_BUCKETS, digestOf, policyNames, reported, type ReportInput } from './aggregate.js';
 import { CHART_FONT, textWidth } from './font.js';
 import { divRound, dollars, grouped, moneyDecimals, usdNumber } from './format.js';
 import { caption, type ReportInfo } from './info.js';
@@ -106,9 +106,9 @@ function conversationCount(results: Pick<Results, 'policies'>): number {
 }
 
 /** Cumulative cost per conversation by turn, one line per policy. */
-export function costByTurnChart(results: Results, info: ReportInfo): Chart {
+export function costByTurnChart(results: ReportInput, info: ReportInfo): Chart {
   const policies = policyNames(results);
-  const series = meanCumulativeCostByTurn(results.turns);
+  const series = digestOf(results).cumulativeCostByTurn;
   const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, turn: p.turn, cost: usdNumber(p.value) })));
   const longest = Math.max(2, ...values.map((v) => v.turn));
   const max = Math.max(0, ...values.map((v) => v.cost));
@@ -131,9 +131,9 @@ export function costByTurnChart(results: Results, info: ReportInfo): Chart {
 }
 
 /** Input tokens sent per turn, one line per policy, with the model's context limit when it is in reach. */
-export function tokensByTurnChart(results: Results, info: ReportInfo): Chart {
+export function tokensByTurnChart(results: ReportInput, info: ReportInfo): Chart {
   const policies = policyNames(results);
-  const series = meanInputTokensByTurn(results.turns);
+  const series = digestOf(results).inputTokensByTurn;
   const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, turn: p.turn, tokens: p.value, conversations: p.conversations })));
   const longest = Math.max(2, ...values.map((v) => v.turn));
   const max = Math.max(0, ...values.map((v) => v.tokens));
@@ -172,7 +172,7 @@ export function tokensByTurnChart(results: Results, info: ReportInfo): Chart {
 }
 
 /** Retention against cost per conversation, one point per policy, the Pareto frontier marked. */
-export function retentionVsCostChart(results: Results, info: ReportInfo): Chart {
+export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Chart {
   const policies = policyNames(results);
   const rated = results.policies.filter((p) => p.retention !== null);
   const title = 'Retention vs cost per conversation';
@@ -356,11 +356,11 @@ export function placeLabels(
 }
 
 /** Retention by fact age bucket, grouped bars by policy. */
-export function retentionByAgeChart(results: Results, info: ReportInfo): Chart {
+export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Chart {
   const policies = policyNames(results);
   const title = 'Retention by fact age';
   const name = 'retention-by-age';
-  const cells = retentionByAge(results.probes);
+  const cells = digestOf(results).retentionByAge;
   if (!cells.length) return noProbes(name, title, info);
   // Every policy answers the same probes, so a bucket's probe count is the same for all of them.
   const counts = new Map<number, number>();
@@ -393,9 +393,9 @@ export function retentionByAgeChart(results: Results, info: ReportInfo): Chart {
 }
 
 /** Mean cost per conversation split into uncached input, cached input, output and upkeep. */
-export function costBreakdownChart(results: Results, info: ReportInfo): Chart {
+export function costBreakdownChart(results: ReportInput, info: ReportInfo): Chart {
   const policies = policyNames(results);
-  const parts = meanCostParts(results.turns);
+  const parts = digestOf(results).costParts;
   const values = policies.flatMap((policy) => {
     const p = parts.get(policy) ?? { input: 0n, cached: 0n, output: 0n, upkeep: 0n };
     return [p.input, p.cached, p.output, p.upkeep].map((v, i) => ({ policy, part: COST_PARTS[i]!, order: i, cost: usdNumber(v) }));
@@ -452,7 +452,8 @@ function noProbes(name: string, title: string, info: ReportInfo): Chart {
 }
 
 /** Every chart of a run, in the order reports show them. */
-export function charts(results: Results, info: ReportInfo): Chart[] {
+export function charts(input: ReportInput, info: ReportInfo): Chart[] {
+  const results = reported(input);
   return [
     costByTurnChart(results, info),
     tokensByTurnChart(results, info),

@@ -2,14 +2,20 @@ import { stringify } from 'csv-stringify/sync';
 import type { PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
 import { fraction, usd } from './format.js';
 
-type Column<T> = readonly [header: string, value: (row: T) => string | number | boolean];
+/** A CSV column: its header and how a row gives its cell. */
+export type Column<T> = readonly [header: string, value: (row: T) => string | number | boolean];
 
-/** Writes rows with explicit columns; cells that a spreadsheet would run as formulas are escaped. */
-function table<T>(columns: readonly Column<T>[], rows: readonly T[]): string {
+/**
+ * Writes rows with explicit columns; cells that a spreadsheet would run as
+ * formulas are escaped. Every row ends with a newline and is written on its
+ * own, so a file written in batches (the header with the first only) has the
+ * bytes of one call.
+ */
+export function csvRows<T>(columns: readonly Column<T>[], rows: readonly T[], header = true): string {
   return stringify(
     rows.map((r) => columns.map(([, f]) => f(r))),
     {
-      header: true,
+      header,
       columns: columns.map(([h]) => h),
       escape_formulas: true,
       cast: { boolean: (b) => (b ? 'true' : 'false') },
@@ -123,8 +129,8 @@ export const VIOLATION_COLUMNS: readonly Column<ViolationRecord>[] = [
   ['call', (r) => r.call],
 ];
 
-export const turnsCsv = (r: Pick<Results, 'turns'>): string => table(TURN_COLUMNS, r.turns);
-export const probesCsv = (r: Pick<Results, 'probes'>): string => table(PROBE_COLUMNS, r.probes);
-export const summaryCsv = (r: Pick<Results, 'summary'>): string => table(SUMMARY_COLUMNS, r.summary);
-export const policiesCsv = (r: Pick<Results, 'policies'>): string => table(POLICY_COLUMNS, r.policies);
-export const violationsCsv = (r: Pick<Results, 'violations'>): string => table(VIOLATION_COLUMNS, r.violations);
+export const turnsCsv = (r: Pick<Results, 'turns'>): string => csvRows(TURN_COLUMNS, r.turns);
+export const probesCsv = (r: Pick<Results, 'probes'>): string => csvRows(PROBE_COLUMNS, r.probes);
+export const summaryCsv = (r: Pick<Results, 'summary'>): string => csvRows(SUMMARY_COLUMNS, r.summary);
+export const policiesCsv = (r: Pick<Results, 'policies'>): string => csvRows(POLICY_COLUMNS, r.policies);
+export const violationsCsv = (r: Pick<Results, 'violations'>): string => csvRows(VIOLATION_COLUMNS, r.violations);

@@ -1,5 +1,4 @@
-import type { Results } from '../types.js';
-import { lostProbes, policyNames } from './aggregate.js';
+import { policyNames, reported, type Reported, type ReportInput } from './aggregate.js';
 import { budgetDisplay, type DisplayTable } from './budget.js';
 import { dollars, grouped, moneyDecimals, percent } from './format.js';
 import { caption, tokenizerLabel, type ReportInfo } from './info.js';
@@ -42,8 +41,8 @@ function table(t: DisplayTable, cls = ''): string {
   return `<div class="scroll"><table${cls ? ` class="${cls}"` : ''}>\n<thead><tr>${th}</tr></thead>\n<tbody>\n${body}\n</tbody>\n</table></div>`;
 }
 
-function studyList(results: Results, info: ReportInfo): string {
-  const turns = results.turns.length;
+function studyList(results: Reported, info: ReportInfo): string {
+  const turns = results.digest.turns;
   const items: [string, string][] = [
     ['study', info.studyFile ?? 'built-in default study'],
     ['model', `${info.model}${info.maxInputTokens !== null ? ` (context window ${grouped(info.maxInputTokens)} tokens)` : ''}`],
@@ -54,7 +53,7 @@ function studyList(results: Results, info: ReportInfo): string {
     ['scenarios', grouped(info.scenarios.length)],
     ['policies', info.policies.map((p) => p.name).join(', ')],
     ['turns replayed', `${grouped(turns)} (scenario × policy × turn)`],
-    ['probes scored', grouped(results.probes.length)],
+    ['probes scored', grouped(results.digest.probes)],
   ];
   const scenarios: DisplayTable = {
     header: ['scenario', 'title', 'turns', 'file'],
@@ -64,7 +63,7 @@ function studyList(results: Results, info: ReportInfo): string {
   return `<dl class="study">\n${items.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('\n')}\n</dl>\n<h3>Scenarios</h3>\n${table(scenarios, 'scenario-list')}`;
 }
 
-function scenarioTable(results: Results): DisplayTable {
+function scenarioTable(results: Reported): DisplayTable {
   const decimals = moneyDecimals(results.summary.map((s) => s.totalCost), 4);
   const header = ['scenario', 'policy', 'turns', 'input tokens', 'cached', 'output', 'upkeep tokens', 'peak input', 'cost', 'overflows', 'retained', 'retention', 'first lost at turn'];
   const rows = results.summary.map((s) => [
@@ -93,9 +92,9 @@ const SOURCE_NOTE: Record<string, string> = {
   none: 'nowhere',
 };
 
-function lostSection(results: Results): string {
-  const lost = lostProbes(results.probes);
-  if (!results.probes.length) return '<p>No fact was probed in this study.</p>';
+function lostSection(results: Reported): string {
+  const lost = results.digest.lost;
+  if (!results.digest.probes) return '<p>No fact was probed in this study.</p>';
   if (!lost.length) return '<p>Every probed fact was retained by every policy.</p>';
   const order = policyNames(results);
   const perPolicy = order
@@ -108,7 +107,7 @@ function lostSection(results: Results): string {
     rows: lost.map((l) => [l.scenario, l.policy, String(l.turn), l.fact, l.outcome, grouped(l.ageTurns), l.outcome === 'stale' ? (SOURCE_NOTE[l.source] ?? l.source) : 'nothing'].map(String)),
     numeric: new Set([2, 5]),
   };
-  return `<p>${grouped(lost.length)} of ${grouped(results.probes.length)} probes were not retained (${perPolicy}). <em>stale</em>: only an older value was sent; <em>missing</em>: no value was.</p>\n${table(t, 'lost')}`;
+  return `<p>${grouped(lost.length)} of ${grouped(results.digest.probes)} probes were not retained (${perPolicy}). <em>stale</em>: only an older value was sent; <em>missing</em>: no value was.</p>\n${table(t, 'lost')}`;
 }
 
 const STYLE = `
@@ -141,7 +140,8 @@ figure svg { display: block; max-width: 100%; height: auto; }
  * from anywhere; a Content-Security-Policy forbids it): the study, the budget
  * table, every chart, the per-scenario table, and each probe a policy lost.
  */
-export function reportHtml(results: Results, info: ReportInfo, charts: readonly RenderedChart[]): string {
+export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonly RenderedChart[]): string {
+  const results = reported(input);
   const title = `ctxsim report${info.studyFile ? ` · ${info.studyFile}` : ''}`;
   const figures = charts
     .map((c) => `<figure id="chart-${escapeHtml(c.name)}" aria-label="${escapeHtml(c.title)}">\n${scopeSvgIds(c.svg.trimEnd(), c.name)}\n</figure>`)

@@ -35,6 +35,53 @@ function encodeRecord(r: object): Record<string, unknown> {
   return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? usd(v, MONEY_DECIMALS) : v]));
 }
 
+/** The lists of results.json a streamed run writes as its records come, in file order; the file's head (policies, summary) is known only at the end. */
+export const STREAMED_LISTS = ['turns', 'probes', 'violations'] as const;
+export type StreamedList = (typeof STREAMED_LISTS)[number];
+
+/** results.json around its streamed lists: the text before each of them, and after the last. */
+export interface ResultsJsonFrame {
+  before: Record<StreamedList, string>;
+  end: string;
+}
+
+/** How a list of records opens and closes in results.json (one record per line between); an empty list is `[]`. */
+export const LIST_OPEN = '[\n';
+export const LIST_CLOSE = '\n ]';
+export const EMPTY_LIST = '[]';
+
+/**
+ * The lines of records of a results.json list, joined by `,\n`. Batches
+ * after the first (`first` false) start with that separator, so written
+ * one after another they give the lines of the whole list.
+ */
+export function jsonRows(rows: readonly object[], first = true): string {
+  if (!rows.length) return '';
+  return `${first ? '' : ',\n'}${rows.map((r) => `  ${JSON.stringify(encodeRecord(r))}`).join(',\n')}`;
+}
+
+/** A whole list of records, one per line: compact, and a diff shows which rows changed. */
+function records(rows: readonly object[]): string {
+  return rows.length ? `${LIST_OPEN}${jsonRows(rows)}${LIST_CLOSE}` : EMPTY_LIST;
+}
+
+/** results.json's frame: schemaVersion, meta, money, study, policies, summary, then the streamed lists. */
+export function resultsJsonFrame(results: Pick<Results, 'policies' | 'summary'>, study: ReportInfo, meta: ResultsMeta): ResultsJsonFrame {
+  const head: [string, string][] = [
+    ['schemaVersion', JSON.stringify(SCHEMA_VERSION)],
+    ['meta', JSON.stringify(meta)],
+    ['money', JSON.stringify(`USD, exact decimal strings with ${MONEY_DECIMALS} decimals`)],
+    ['study', JSON.stringify(study, null, 1).replace(/\n/g, '\n ')],
+    ['policies', records(results.policies)],
+    ['summary', records(results.summary)],
+  ];
+  const key = (k: string) => `,\n ${JSON.stringify(k)}: `;
+  return {
+    before: { turns: `{\n${head.map(([k, v]) => ` ${JSON.stringify(k)}: ${v}`).join(',\n')}${key('turns')}`, probes: key('probes'), violations: key('violations') },
+    end: '\n}\n',
+  };
+}
+
 /**
  * results.json: every record of the run (policies, summary, turns, probes, violations),
  * the resolved study, and `meta` (version, price-table date, time written).
@@ -42,23 +89,8 @@ function encodeRecord(r: object): Record<string, unknown> {
  * JSON numbers cannot hold pico-dollar totals exactly.
  */
 export function resultsJson(results: Results, study: ReportInfo, meta: ResultsMeta): string {
-  const fields: [string, string][] = [
-    ['schemaVersion', JSON.stringify(SCHEMA_VERSION)],
-    ['meta', JSON.stringify(meta)],
-    ['money', JSON.stringify(`USD, exact decimal strings with ${MONEY_DECIMALS} decimals`)],
-    ['study', JSON.stringify(study, null, 1).replace(/\n/g, '\n ')],
-    ['policies', records(results.policies)],
-    ['summary', records(results.summary)],
-    ['turns', records(results.turns)],
-    ['probes', records(results.probes)],
-    ['violations', records(results.violations)],
-  ];
-  return `{\n${fields.map(([k, v]) => ` ${JSON.stringify(k)}: ${v}`).join(',\n')}\n}\n`;
-}
-
-/** A list of records, one per line: compact, and a diff shows which rows changed. */
-function records(rows: readonly object[]): string {
-  return rows.length ? `[\n${rows.map((r) => `  ${JSON.stringify(encodeRecord(r))}`).join(',\n')}\n ]` : '[]';
+  const frame = resultsJsonFrame(results, study, meta);
+  return `${STREAMED_LISTS.map((k) => frame.before[k] + records(results[k])).join('')}${frame.end}`;
 }
 
 /** Decimal USD text → pico-dollars, exactly. */

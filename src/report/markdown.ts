@@ -1,4 +1,5 @@
 import type { Results } from '../types.js';
+import { reported, type Digested, type ReportInput } from './aggregate.js';
 import { budgetDisplay } from './budget.js';
 import { grouped } from './format.js';
 import { caption, type ReportInfo } from './info.js';
@@ -35,7 +36,7 @@ export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportIn
 }
 
 /** The budget table as paste-ready GitHub markdown: caption line, blank line, table. */
-export function budgetMarkdown(results: Pick<Results, 'turns' | 'policies'>, info: ReportInfo): string {
+export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo): string {
   const t = budgetDisplay(results);
   return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}`;
 }
@@ -44,8 +45,8 @@ export function budgetMarkdown(results: Pick<Results, 'turns' | 'policies'>, inf
  * report.md: the budget table for docs and, when the charts are written
  * beside it, links to them.
  */
-export function reportMarkdown(results: Results, info: ReportInfo, charts: readonly ChartLink[] = []): string {
-  const parts = [`# ctxsim report\n`, `## Budget per policy\n`, budgetMarkdown(results, info)];
+export function reportMarkdown(results: ReportInput, info: ReportInfo, charts: readonly ChartLink[] = []): string {
+  const parts = [`# ctxsim report\n`, `## Budget per policy\n`, budgetMarkdown(reported(results), info)];
   if (charts.length) {
     parts.push('## Charts\n');
     for (const c of charts) parts.push(`![${c.title}](${c.file})\n`);

@@ -1,4 +1,5 @@
 import type { Results } from '../types.js';
+import { reported, type Reported } from './aggregate.js';
 import { charts, specJson, type Chart } from './charts.js';
 import { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from './csv.js';
 import { reportHtml, type RenderedChart } from './html.js';
@@ -10,6 +11,10 @@ import { reportMarkdown } from './markdown.js';
  * Every output of a run, as file name → content; the CLI writes them. The
  * pipeline: records → CSV tables → results.json → chart specs → SVG (vega,
  * server-side) → PNG (resvg) → report.md → report.html (SVG inlined).
+ * Only the record files (turns, probes and violations as CSV, and
+ * results.json) need the records; everything else is made from the
+ * summaries and the records' digest, so a run can stream its records to
+ * those files (cli/_records.ts) and keep only the digest.
  */
 
 /** A format one output file can take: `--out FILE.ext` or `--out - --format F`. */
@@ -39,19 +44,18 @@ export interface ReportFilesOptions {
   png?: boolean;
 }
 
-/** Every file of an output folder. Everything but results.json's `meta` is the same on every rerun. */
-export async function reportFiles(results: Results, info: ReportInfo, meta: ResultsMeta, opts: ReportFilesOptions = {}): Promise<Map<string, string | Uint8Array>> {
+/**
+ * Every file of an output folder but the record files: summary.csv,
+ * policies.csv, the charts (spec, SVG, PNG), report.md, report.html.
+ */
+export async function reportOnlyFiles(results: Reported, info: ReportInfo, opts: ReportFilesOptions = {}): Promise<Map<string, string | Uint8Array>> {
   const png = opts.png ?? true;
   const list = charts(results, info);
   const rendered = await renderCharts(list);
   const { svgToPng } = await import('./png.js');
   const files = new Map<string, string | Uint8Array>([
-    ['turns.csv', turnsCsv(results)],
-    ['probes.csv', probesCsv(results)],
     ['summary.csv', summaryCsv(results)],
     ['policies.csv', policiesCsv(results)],
-    ['violations.csv', violationsCsv(results)],
-    ['results.json', resultsJson(results, info, meta)],
   ]);
   for (const [i, c] of list.entries()) {
     files.set(`${c.name}.vl.json`, specJson(c.spec));
@@ -63,6 +67,21 @@ export async function reportFiles(results: Results, info: ReportInfo, meta: Resu
   return files;
 }
 
+/** Every file of an output folder. Everything but results.json's `meta` is the same on every rerun. */
+export async function reportFiles(results: Results, info: ReportInfo, meta: ResultsMeta, opts: ReportFilesOptions = {}): Promise<Map<string, string | Uint8Array>> {
+  const rest = await reportOnlyFiles(reported(results), info, opts);
+  const files = new Map<string, string | Uint8Array>([
+    ['turns.csv', turnsCsv(results)],
+    ['probes.csv', probesCsv(results)],
+    ['summary.csv', rest.get('summary.csv')!],
+    ['policies.csv', rest.get('policies.csv')!],
+    ['violations.csv', violationsCsv(results)],
+    ['results.json', resultsJson(results, info, meta)],
+  ]);
+  for (const [name, content] of rest) files.set(name, content);
+  return files;
+}
+
 /** One output in one format, for `--out FILE` and `--out -`: csv is turns.csv; md has no chart links. */
 export async function singleOutput(format: OutputFormat, results: Results, info: ReportInfo, meta: ResultsMeta): Promise<string> {
   switch (format) {
@@ -71,8 +90,12 @@ export async function singleOutput(format: OutputFormat, results: Results, info:
     case 'json':
       return resultsJson(results, info, meta);
     case 'md':
-      return reportMarkdown(results, info);
     case 'html':
-      return reportHtml(results, info, await renderCharts(charts(results, info)));
+      return reportOutput(format, reported(results), info);
   }
+}
+
+/** report.md (without chart links) or report.html as one output: made from summaries and the digest only. */
+export async function reportOutput(format: 'md' | 'html', results: Reported, info: ReportInfo): Promise<string> {
+  return format === 'md' ? reportMarkdown(results, info) : reportHtml(results, info, await renderCharts(charts(results, info)));
 }

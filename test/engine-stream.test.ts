@@ -1,0 +1,131 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type * as Parallel from '../src/engine/parallel.js';
+import { inOrder } from '../src/engine/parallel.js';
+import { runStudy, streamStudy, type RunOptions, type ScenarioRecords } from '../src/engine/run.js';
+import type * as Study from '../src/scenario/study.js';
+import { policiesFromFlags } from '../src/scenario/study.js';
+import { generateConversations } from '../src/scenario/generate/index.js';
+import { ROOT } from './_shared.js';
+
+/**
+ * A streamed run hands each scenario's records to the sink in scenario
+ * order, one thread or several, and they are the records `runStudy` keeps.
+ */
+
+const FLAGS = ['full', 'window-turns:turns=3', 'summary-buffer'];
+const POLICIES = policiesFromFlags(FLAGS);
+
+/** Scenario 0 is long (`turns`) and the rest short, so with two workers the later ones come back first. */
+function study(turns = 40): RunOptions {
+  const long = generateConversations({ profile: 'support', count: 1, seed: 5, params: { turns: [turns, turns] } });
+  const short = generateConversations({ profile: 'support', count: 5, seed: 6, params: { turns: [3, 4] } });
+  return { conversations: [{ ...long[0]!, id: 'long' }, ...short], policies: POLICIES, seed: 1, model: 'gpt-4o-mini', tokenizer: 'chars4', tokenCache: false };
+}
+
+/** The records of a run, scenario by scenario, in the order a sink got them. */
+function collector() {
+  const got: { index: number; records: ScenarioRecords }[] = [];
+  return { got, sink: (records: ScenarioRecords, index: number) => void got.push({ index, records }) };
+}
+
+function flat(parts: readonly { records: ScenarioRecords }[]): ScenarioRecords {
+  return {
+    turns: parts.flatMap((p) => p.records.turns),
+    probes: parts.flatMap((p) => p.records.probes),
+    summary: parts.flatMap((p) => p.records.summary),
+    violations: parts.flatMap((p) => p.records.violations),
+  };
+}
+
+describe('inOrder: scenarios that come back in any order go on in index order', () => {
+  it('passes each on as soon as every earlier one has gone, whatever the arrival order', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 }).chain((n) => fc.shuffledSubarray([...Array(n).keys()], { minLength: n })), (arrival) => {
+        const passed: number[] = [];
+        const sink = inOrder((_r, i) => void passed.push(i));
+        const seen = new Set<number>();
+        for (const i of arrival) {
+          sink({ turns: [], probes: [], summary: [], violations: [] }, i);
+          seen.add(i);
+          // Passed on so far: exactly the unbroken run 0, 1, … of what has arrived (nothing held longer than needed).
+          let k = 0;
+          while (seen.has(k)) k++;
+          expect(passed).toEqual([...Array(k).keys()]);
+        }
+      }),
+      { seed: 42, numRuns: 200 },
+    );
+  });
+});
+
+describe('streamStudy: one thread', () => {
+  it('hands over each scenario once, in order, with the records runStudy keeps', () => {
+    const opts = study();
+    const c = collector();
+    const info = streamStudy(opts, c.sink);
+    const kept = runStudy(opts);
+    expect(c.got.map((g) => g.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    // Every scenario's records are its own: 3 policies' summaries each.
+    expect(c.got.map((g) => new Set(g.records.turns.map((t) => t.scenario)).size)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(c.got.every((g) => g.records.summary.length === 3)).toBe(true);
+    const { turns, probes, summary, violations } = kept;
+    expect(flat(c.got)).toEqual({ turns, probes, summary, violations });
+    expect(info.tokenizerCalls).toBe(kept.tokenizerCalls);
+  });
+
+  it('stops at a sink that throws, and tells why', () => {
+    let calls = 0;
+    expect(() =>
+      streamStudy(study(), () => {
+        if (++calls === 2) throw new Error('disk full');
+      }),
+    ).toThrow('disk full');
+    expect(calls).toBe(2);
+  });
+});
+
+/**
+ * Worker threads load the compiled worker: these run against dist/ (built by
+ * `npm test`), skipped when it is missing or stale. Policies come from dist's
+ * registry too (a policy from elsewhere keeps a run on one thread).
+ */
+const DIST = join(ROOT, 'dist', 'engine', 'parallel.js');
+
+async function parallel(turns?: number): Promise<{ streamStudyParallel: typeof Parallel.streamStudyParallel; opts: RunOptions }> {
+  const { streamStudyParallel } = (await import(DIST)) as typeof Parallel;
+  const { policiesFromFlags: distPolicies } = (await import(join(ROOT, 'dist', 'scenario', 'study.js'))) as typeof Study;
+  return { streamStudyParallel, opts: { ...study(turns), policies: distPolicies(FLAGS) } };
+}
+const built = existsSync(DIST) && existsSync(join(ROOT, 'dist', 'engine', 'worker.js')) && statSync(DIST).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'parallel.ts')).mtimeMs;
+const describeBuilt = built ? describe : describe.skip;
+
+describeBuilt(`streamStudyParallel: two worker threads${built ? '' : ' (skipped: dist/ is missing or stale; run `npm run build`)'}`, () => {
+  it('hands scenarios over in order though workers finish them out of order, the records of one thread', async () => {
+    // Long enough that the other worker starts and finishes short ones meanwhile, even on a busy machine.
+    const { streamStudyParallel, opts } = await parallel(3000);
+    const arrived: string[] = [];
+    const c = collector();
+    await streamStudyParallel({ ...opts, jobs: 2, onProgress: (_d, _t, id) => void arrived.push(id) }, c.sink);
+    const ids = opts.conversations.map((x) => x.id);
+    // The long scenario 0 came back after some short one: out of order…
+    expect(arrived.indexOf(ids[0]!)).toBeGreaterThan(0);
+    // …yet the sink saw 0, 1, …, 5, with the records of a one-thread run.
+    expect(c.got.map((g) => g.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    const { turns, probes, summary, violations } = runStudy({ ...opts, policies: POLICIES });
+    expect(flat(c.got)).toEqual({ turns, probes, summary, violations });
+  });
+
+  it('stops the workers at a sink that throws, and rejects with its error', async () => {
+    const { streamStudyParallel, opts } = await parallel();
+    let calls = 0;
+    await expect(
+      streamStudyParallel({ ...opts, jobs: 2 }, () => {
+        if (++calls === 2) throw new Error('disk full');
+      }),
+    ).rejects.toThrow('disk full');
+    expect(calls).toBe(2);
+  });
+});

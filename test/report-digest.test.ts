@@ -1,0 +1,118 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ageBucket, DigestBuilder, digestRecords, type TurnPoint } from '../src/report/aggregate.js';
+import { divRound } from '../src/report/format.js';
+import type { Pico, ProbeRecord, TurnRecord } from '../src/types.js';
+import { probe, turn } from './fixtures/report/records.js';
+
+/**
+ * The digest a streamed run keeps instead of its records: fed in batches of
+ * any size it gives the figures of all the records at once, and those equal
+ * the figures computed the direct way (each conversation's rows side by side).
+ */
+
+/** Runs: per scenario, per policy, that many turns with these costs and tokens (scenario-major, policy-minor, like a run). */
+const runs = fc.array(
+  fc.array(fc.array(fc.record({ tokens: fc.nat(5000), cost: fc.bigInt(0n, 10n ** 12n), parts: fc.tuple(fc.bigInt(0n, 999n), fc.bigInt(0n, 999n)) }), { maxLength: 12 }), { minLength: 3, maxLength: 3 }),
+  { minLength: 1, maxLength: 6 },
+);
+
+function records(shape: { tokens: number; cost: Pico; parts: [Pico, Pico] }[][][]): { turns: TurnRecord[]; probes: ProbeRecord[] } {
+  const turns: TurnRecord[] = [];
+  const probes: ProbeRecord[] = [];
+  shape.forEach((policies, s) =>
+    policies.forEach((rows, p) => {
+      let cumulative = 0n;
+      rows.forEach((r, i) => {
+        cumulative += r.cost;
+        const at = { scenario: `s${s}`, policy: `p${p}`, turn: i + 1 };
+        turns.push(turn({ ...at, inputTokens: r.tokens, costInput: r.parts[0], costUpkeep: r.parts[1], cumulativeCost: cumulative }));
+        // One probe a turn; its outcome, expectation and age vary with the numbers drawn.
+        const outcomes = ['retained', 'stale', 'missing'] as const;
+        probes.push(probe({ ...at, ageTurns: r.tokens % 130, outcome: outcomes[r.tokens % 3]!, expected: r.tokens % 7 === 0 ? 'missing' : 'retained' }));
+      });
+    }),
+  );
+  return { turns, probes };
+}
+
+/** The direct way: group rows by policy and conversation, then take each turn position across the conversations. */
+function direct(turns: readonly TurnRecord[]): { input: Map<string, TurnPoint<number>[]>; cumulative: Map<string, TurnPoint<Pico>[]> } {
+  const groups = new Map<string, Map<string, TurnRecord[]>>();
+  for (const t of turns) {
+    const byScenario = groups.get(t.policy) ?? groups.set(t.policy, new Map()).get(t.policy)!;
+    (byScenario.get(t.scenario) ?? byScenario.set(t.scenario, []).get(t.scenario)!).push(t);
+  }
+  const input = new Map<string, TurnPoint<number>[]>();
+  const cumulative = new Map<string, TurnPoint<Pico>[]>();
+  for (const [policy, byScenario] of groups) {
+    const convs = [...byScenario.values()];
+    const longest = Math.max(...convs.map((c) => c.length));
+    const inputs: TurnPoint<number>[] = [];
+    const costs: TurnPoint<Pico>[] = [];
+    for (let i = 0; i < longest; i++) {
+      const reaching = convs.filter((c) => c.length > i);
+      inputs.push({ turn: i + 1, value: Math.round(reaching.reduce((a, c) => a + c[i]!.inputTokens, 0) / reaching.length), conversations: reaching.length });
+      // An ended conversation counts with its final total.
+      const sum = convs.reduce((a, c) => a + c[Math.min(i, c.length - 1)]!.cumulativeCost, 0n);
+      costs.push({ turn: i + 1, value: divRound(sum, BigInt(convs.length)), conversations: convs.length });
+    }
+    input.set(policy, inputs);
+    cumulative.set(policy, costs);
+  }
+  return { input, cumulative };
+}
+
+describe('the report digest', () => {
+  it('is the same fed in batches of any size as fed everything at once', () => {
+    fc.assert(
+      fc.property(runs, fc.array(fc.nat(40), { minLength: 1, maxLength: 10 }), (shape, cuts) => {
+        const { turns, probes } = records(shape);
+        const whole = digestRecords({ turns, probes });
+        const builder = new DigestBuilder();
+        // Batches cut at the drawn sizes (cycled), turns and probes cut apart.
+        let t = 0;
+        let q = 0;
+        for (let k = 0; t < turns.length || q < probes.length; k++) {
+          const n = cuts[k % cuts.length]!;
+          builder.add({ turns: turns.slice(t, t + n), probes: probes.slice(q, q + n + 1) });
+          t += n;
+          q += n + 1;
+        }
+        expect(builder.finish()).toEqual(whole);
+      }),
+      { seed: 42, numRuns: 200 },
+    );
+  });
+
+  it('gives the per-turn means of each conversation taken side by side, ended ones keeping their total', () => {
+    fc.assert(
+      fc.property(runs, (shape) => {
+        const { turns } = records(shape);
+        const d = digestRecords({ turns });
+        const want = direct(turns);
+        expect(d.inputTokensByTurn).toEqual(want.input);
+        expect(d.cumulativeCostByTurn).toEqual(want.cumulative);
+      }),
+      { seed: 42, numRuns: 200 },
+    );
+  });
+
+  it('counts records and keeps the lost retention probes in record order', () => {
+    const probes = [
+      probe({ scenario: 'a', policy: 'p', turn: 1, ageTurns: 0, outcome: 'stale' }),
+      probe({ scenario: 'a', policy: 'p', turn: 2, ageTurns: 1, outcome: 'missing', expected: 'missing' }),
+      probe({ scenario: 'a', policy: 'p', turn: 3, ageTurns: 2, outcome: 'retained' }),
+      probe({ scenario: 'b', policy: 'p', turn: 1, ageTurns: 2, outcome: 'missing' }),
+    ];
+    const d = new DigestBuilder().add({ probes: probes.slice(0, 2) }).add({ probes: probes.slice(2) }).finish();
+    // 4 probes; the forgotten fact's (expected missing) is no retention probe: 3 count, 2 of them lost.
+    expect(d.probes).toBe(4);
+    expect(d.lost).toEqual([probes[0], probes[3]]);
+    // Buckets: age 0 → '0' (1 probe, lost); ages 2, 2 → '1–2' (2 probes, 1 retained).
+    expect(d.retentionByAge).toEqual([
+      { policy: 'p', bucket: ageBucket(0), probes: 1, retained: 0 },
+      { policy: 'p', bucket: ageBucket(2), probes: 2, retained: 1 },
+    ]);
+  });
+});

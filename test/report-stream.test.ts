@@ -1,0 +1,134 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { executeStudy, studyFromFlags } from '../src/cli/_study.js';
+import { resultsMeta } from '../src/cli/run.js';
+import { csvRows, VIOLATION_COLUMNS } from '../src/report/csv.js';
+import { reportFiles } from '../src/report/outputs.js';
+import type { ViolationRecord } from '../src/types.js';
+import { capture } from './_io.js';
+import { ROOT } from './_shared.js';
+
+/**
+ * `ctxsim run` into a folder streams the records to turns.csv, probes.csv,
+ * violations.csv and results.json as they come and builds the rest from the
+ * digest: every file must be byte for byte what `reportFiles` makes from the
+ * records held in memory, and a failure must leave the folder as it was.
+ */
+
+const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-stream-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const ENV = { SOURCE_DATE_EPOCH: '0' };
+
+/** A study of several scenarios: generated support and coding conversations of uneven lengths (probes, tools, corrections). */
+const MULTI = join(tmp, 'multi.yaml');
+writeFileSync(MULTI, ['seed: 3', 'scenarios:', '  - generate: {profile: support, count: 3, turns: 8-14}', '  - generate: {profile: coding, count: 2, turns: 6-9}', ''].join('\n'));
+
+function folder(dir: string): Map<string, Buffer> {
+  return new Map(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f))]));
+}
+
+/** What `reportFiles` makes of the same study run in memory. */
+async function inMemory(args: string[]): Promise<Map<string, Buffer>> {
+  const { results, info } = await executeStudy(studyFromFlags({ study: args[0], tokenCache: false, jobs: 1 }), capture(), { quiet: true });
+  const files = await reportFiles(results, info, resultsMeta(info.priceDate, ENV));
+  return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, Buffer.from(v)]));
+}
+
+function expectSame(got: Map<string, Buffer>, want: Map<string, Buffer>): void {
+  expect([...got.keys()]).toEqual([...want.keys()]);
+  for (const [name, bytes] of want) expect(got.get(name)!.equals(bytes), name).toBe(true);
+}
+
+/** Runs `ctxsim run` in this process, with SOURCE_DATE_EPOCH pinned. */
+async function run(args: string[], io = capture()): Promise<number> {
+  const before = process.env.SOURCE_DATE_EPOCH;
+  process.env.SOURCE_DATE_EPOCH = ENV.SOURCE_DATE_EPOCH;
+  try {
+    return await runMain(['run', ...args, '--no-token-cache', '--quiet'], io);
+  } finally {
+    if (before === undefined) delete process.env.SOURCE_DATE_EPOCH;
+    else process.env.SOURCE_DATE_EPOCH = before;
+  }
+}
+
+describe('ctxsim run into a folder: streamed files equal the in-memory ones', () => {
+  it('for the default study', async () => {
+    const out = join(tmp, 'default');
+    expect(await run(['--out', out])).toBe(0);
+    expectSame(folder(out), await inMemory([]));
+  });
+
+  it('for a study of several scenarios', async () => {
+    const out = join(tmp, 'multi');
+    expect(await run([MULTI, '--out', out])).toBe(0);
+    const want = await inMemory([MULTI]);
+    expect(want.get('turns.csv')!.length).toBeGreaterThan(1000);
+    expectSame(folder(out), want);
+  });
+
+  const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+  const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'cli', 'run.ts')).mtimeMs;
+  it.skipIf(!built)(`for a study of several scenarios on two worker threads (the built CLI)${built ? '' : ' (skipped: dist/ is missing or stale)'}`, async () => {
+    const out = join(tmp, 'multi-jobs2');
+    execFileSync(process.execPath, [MAIN, 'run', MULTI, '--out', out, '--jobs', '2', '--no-token-cache', '--quiet'], { env: { ...process.env, ...ENV }, cwd: ROOT });
+    expectSame(folder(out), await inMemory([MULTI]));
+  });
+});
+
+describe('CSV written in batches', () => {
+  it('has the bytes of one call: header once, formulas escaped, quoting per cell', () => {
+    // Cells that need escaping or quoting: formula starts, separators, quotes, line breaks.
+    const cell = fc.stringMatching(/^[=+\-@a-z,"\n\t ]{0,6}$/);
+    const row = fc.record({ scenario: cell, policy: cell, turn: fc.nat(99), rule: cell, detail: cell, call: fc.constantFrom('main' as const, 'upkeep' as const) });
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 12 }), fc.array(fc.nat(5), { minLength: 1, maxLength: 6 }), (rows, cuts) => {
+        const records = rows as unknown as ViolationRecord[];
+        let text = '';
+        let at = 0;
+        for (let k = 0; k === 0 || at < records.length; k++) {
+          const n = cuts[k % cuts.length]! + 1;
+          text += csvRows(VIOLATION_COLUMNS, records.slice(at, at + n), k === 0);
+          at += n;
+        }
+        expect(text).toBe(csvRows(VIOLATION_COLUMNS, records));
+      }),
+      { seed: 42, numRuns: 200 },
+    );
+  });
+});
+
+describe('a failed run leaves the folder as it was', () => {
+  // The failure is a folder standing where a temp file goes: after the records have streamed (results.json), or after the charts rendered (report.html).
+  it.each(['results.json', 'report.html'])('failing at %s: no temp file left, old files untouched', async (blocked) => {
+    const out = join(tmp, `failed-${blocked}`);
+    mkdirSync(out);
+    const old = new Map([
+      ['turns.csv', 'old turns\n'],
+      ['results.json', '{"old": true}\n'],
+      ['notes.txt', 'mine\n'],
+    ]);
+    for (const [name, text] of old) writeFileSync(join(out, name), text);
+    const blocker = join(out, `${blocked}.${process.pid}.tmp`);
+    mkdirSync(blocker);
+    await expect(run([MULTI, '--out', out])).rejects.toThrow(/EISDIR|illegal operation on a directory/);
+    // Only the old files and the folder in the way: no temp file, nothing renamed into place.
+    expect(readdirSync(out).sort()).toEqual([...old.keys(), `${blocked}.${process.pid}.tmp`].sort());
+    for (const [name, text] of old) expect(readFileSync(join(out, name), 'utf8')).toBe(text);
+  });
+
+  it('a folder the failed run created is removed again', async () => {
+    const parent = join(tmp, 'fresh');
+    mkdirSync(parent);
+    // The scenario glob matches nothing: the run fails (a usage error, exit code 2) after the output folder was set up.
+    const io = capture();
+    expect(await run(['--scenario', join(tmp, 'none-*.yaml'), '--out', join(parent, 'a', 'b')], io)).toBe(2);
+    expect(io.stderr).toContain('none-*.yaml');
+    expect(readdirSync(parent)).toEqual([]);
+  });
+});
