@@ -1,9 +1,30 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { divRound, dollars, grouped, moneyDecimals, percent } from '../src/report/format.js';
+import { divRound, dollars, grouped, moneyDecimals, percent, usd } from '../src/report/format.js';
 import { picoFromUsd } from '../src/report/json.js';
 
 describe('number formats', () => {
+  it('prints pico-dollars as USD with d decimals, rounded half away from zero', () => {
+    expect(usd(13_500_000n)).toBe('0.00001350'); // 13.5 µUSD
+    expect(usd(4_999n)).toBe('0.00000000'); // below half a unit of 10^-8 USD
+    expect(usd(5_000n)).toBe('0.00000001');
+    expect(usd(-5_000n)).toBe('-0.00000001');
+    expect(usd(1_234_567_890_123_456n, 4)).toBe('1234.5679');
+    expect(usd(1n, 12)).toBe('0.000000000001');
+    expect(usd(2_500_000_000_000n, 0)).toBe('3');
+    // Against the definition: round(|p| / 10^(12-d)) as an integer, then a decimal point d digits from the right.
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }), fc.integer({ min: 0, max: 12 }), (p, d) => {
+        const scale = 10n ** BigInt(12 - d);
+        const units = ((p < 0n ? -p : p) + scale / 2n) / scale;
+        const whole = units / 10n ** BigInt(d);
+        const frac = (units % 10n ** BigInt(d)).toString().padStart(d, '0');
+        expect(usd(p, d)).toBe(`${p < 0n ? '-' : ''}${whole}${d ? `.${frac}` : ''}`);
+      }),
+      { seed: 42, numRuns: 1000 },
+    );
+  });
+
   it('groups thousands', () => {
     expect(grouped(0)).toBe('0');
     expect(grouped(999)).toBe('999');

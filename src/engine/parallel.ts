@@ -23,6 +23,13 @@ import { collectRecords, replayContext, streamStudy, type RecordSink, type RunIn
 /** Below this many characters of message text a study runs on one thread: starting workers (~0.3 s each, BPE ranks included) would cost more than ~1 s of tokenizer work saves. */
 export const PARALLEL_MIN_CHARS = 1_000_000;
 
+/**
+ * A worker's young generation, in MB (twice V8's default): a replay makes
+ * many objects that live for one turn or one scenario, and a larger nursery
+ * lets more of them die young instead of being copied and promoted.
+ */
+export const WORKER_YOUNG_MB = 96;
+
 /** Settings a worker needs to rebuild the run's context (plain data only). */
 export type ContextSettings = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'rules'>;
 
@@ -155,7 +162,7 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
       }
     };
     for (let k = 0; k < jobs; k++) {
-      const w = new Worker(file, { workerData: setup });
+      const w = new Worker(file, { workerData: setup, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
       workers.push(w);
       let inFlight = 0;
       const send = () => {

@@ -1,6 +1,6 @@
-import { stringify } from 'csv-stringify/sync';
 import type { Pico, Results } from '../types.js';
 import { digestOf, type Digested } from './aggregate.js';
+import { csvLine } from './csv.js';
 import { divRound, dollars, fraction, grouped, moneyDecimals, percent, usd } from './format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
@@ -78,7 +78,7 @@ export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string
     r.overflowTurns,
     r.scenarios,
   ]);
-  return stringify(rows, { header: true, columns: header, escape_formulas: true, record_delimiter: 'unix' });
+  return [header, ...rows].map(csvLine).join('');
 }
 
 /** The budget table as display text: header, rows, and which columns are numeric (right-aligned). */

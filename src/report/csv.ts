@@ -1,9 +1,34 @@
-import { stringify } from 'csv-stringify/sync';
 import type { PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
 import { fraction, usd } from './format.js';
 
 /** A CSV column: its header and how a row gives its cell. */
 export type Column<T> = readonly [header: string, value: (row: T) => string | number | boolean];
+
+/** First characters that make a spreadsheet run a text cell as a formula: such a cell gets a leading `'`. */
+const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r', '\uFF1D', '\uFF0B', '\uFF0D', '\uFF20']);
+const NEEDS_QUOTES = /[",\n]/;
+
+/**
+ * One CSV cell (RFC 4180, as csv-stringify writes it with `escape_formulas`):
+ * numbers as they print (a negative number is not a formula); text that
+ * starts like a formula gets a leading `'`; text with a quote, comma or
+ * newline (the record delimiter) is quoted, its quotes doubled; nothing is
+ * written for null or undefined.
+ */
+export function csvCell(value: string | number | boolean | null | undefined): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value !== 'string') return String(value);
+  let s = FORMULA_START.has(value.charAt(0)) ? `'${value}` : value;
+  if (NEEDS_QUOTES.test(value)) s = `"${s.replaceAll('"', '""')}"`;
+  return s;
+}
+
+/** One CSV line: the cells, comma-separated, and a newline. */
+export function csvLine(cells: readonly (string | number | boolean | null | undefined)[]): string {
+  let line = '';
+  for (let i = 0; i < cells.length; i++) line += (i ? ',' : '') + csvCell(cells[i]);
+  return `${line}\n`;
+}
 
 /**
  * Writes rows with explicit columns; cells that a spreadsheet would run as
@@ -12,16 +37,13 @@ export type Column<T> = readonly [header: string, value: (row: T) => string | nu
  * bytes of one call.
  */
 export function csvRows<T>(columns: readonly Column<T>[], rows: readonly T[], header = true): string {
-  return stringify(
-    rows.map((r) => columns.map(([, f]) => f(r))),
-    {
-      header,
-      columns: columns.map(([h]) => h),
-      escape_formulas: true,
-      cast: { boolean: (b) => (b ? 'true' : 'false') },
-      record_delimiter: 'unix',
-    },
-  );
+  let out = header ? csvLine(columns.map(([h]) => h)) : '';
+  const cells: (string | number | boolean)[] = new Array(columns.length);
+  for (const r of rows) {
+    for (let i = 0; i < columns.length; i++) cells[i] = columns[i]![1](r);
+    out += csvLine(cells);
+  }
+  return out;
 }
 
 export const TURN_COLUMNS: readonly Column<TurnRecord>[] = [

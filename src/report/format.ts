@@ -6,12 +6,16 @@ const PICO_PER_USD = 1_000_000_000_000n;
 export function usd(p: Pico, decimals = 8): string {
   const neg = p < 0n;
   const abs = neg ? -p : p;
-  const scale = 10n ** BigInt(12 - decimals);
-  const units = (abs + scale / 2n) / scale;
-  const whole = units / 10n ** BigInt(decimals);
-  const frac = (units % 10n ** BigInt(decimals)).toString().padStart(decimals, '0');
-  return `${neg ? '-' : ''}${whole}${decimals ? `.${frac}` : ''}`;
+  const units = decimals === 12 ? abs : (abs + HALF_UNIT[decimals]!) / UNIT[decimals]!;
+  // Units of 10^-decimals USD, as digits: the last `decimals` of them are the fraction.
+  const digits = units.toString().padStart(decimals + 1, '0');
+  const cut = digits.length - decimals;
+  return `${neg ? '-' : ''}${digits.slice(0, cut)}${decimals ? `.${digits.slice(cut)}` : ''}`;
 }
+
+/** Pico-dollars per unit of 10^-d USD (d = 0 … 12), and half of it (for rounding half up). */
+const UNIT = Array.from({ length: 13 }, (_, d) => 10n ** BigInt(12 - d));
+const HALF_UNIT = UNIT.map((u) => u / 2n);
 
 /** Pico-dollars as a float of USD, for charts only. */
 export function usdNumber(p: Pico): number {

@@ -31,8 +31,30 @@ export interface ResultsDocument {
 /** Money fields are the ones whose name contains "cost" (cost, cumulativeCost, costInput, totalCost, …). */
 const isMoneyKey = (key: string) => /cost/i.test(key);
 
-function encodeRecord(r: object): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? usd(v, MONEY_DECIMALS) : v]));
+/** JSON of a property name, once per name. */
+const keys = new Map<string, string>();
+
+/**
+ * One record as compact JSON, money (bigint) as an exact USD string: the
+ * text `JSON.stringify` gives the record with each bigint so replaced, built
+ * field by field (records are written by the million).
+ */
+export function recordJson(r: object): string {
+  const fields: string[] = [];
+  for (const k in r) {
+    if (!Object.hasOwn(r, k)) continue;
+    const v: unknown = (r as Record<string, unknown>)[k];
+    let value: string;
+    if (typeof v === 'number') value = Number.isFinite(v) ? String(v) : 'null';
+    else if (typeof v === 'bigint') value = `"${usd(v, MONEY_DECIMALS)}"`;
+    else if (typeof v === 'boolean') value = v ? 'true' : 'false';
+    else if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    else value = JSON.stringify(v);
+    let key = keys.get(k);
+    if (key === undefined) keys.set(k, (key = `${JSON.stringify(k)}:`));
+    fields.push(key + value);
+  }
+  return `{${fields.join(',')}}`;
 }
 
 /** The lists of results.json a streamed run writes as its records come, in file order; the file's head (policies, summary) is known only at the end. */
@@ -57,7 +79,7 @@ export const EMPTY_LIST = '[]';
  */
 export function jsonRows(rows: readonly object[], first = true): string {
   if (!rows.length) return '';
-  return `${first ? '' : ',\n'}${rows.map((r) => `  ${JSON.stringify(encodeRecord(r))}`).join(',\n')}`;
+  return `${first ? '' : ',\n'}${rows.map((r) => `  ${recordJson(r)}`).join(',\n')}`;
 }
 
 /** A whole list of records, one per line: compact, and a diff shows which rows changed. */

@@ -14,12 +14,21 @@ export function messageText(m: Message): string {
  * Counts tokens once: every distinct text goes through the tokenizer a single
  * time per run (and not at all when the token cache has it); message and
  * prompt counts are sums of cached text counts.
+ *
+ * Texts are remembered by content only for the scenario being replayed; the
+ * run remembers each counted text by its key (the first 128 bits of its
+ * SHA-256, as the token cache does), not the text itself, so a text met
+ * again in a later scenario is not tokenized again, and memory does not grow
+ * with every text of the study.
  */
 export class TokenCounter {
-  private readonly memo = new Map<string, number>();
-  /** Counts per message object, for the scenario being replayed (see `forgetScenario`). */
+  /** Texts of the scenario being replayed, and the counts per message object (see `forgetScenario`). */
+  private texts = new Map<string, number>();
   private messageMemo = new WeakMap<Message, number>();
   private outputMemo = new WeakMap<Message, number>();
+  /** Every text counted in the run: key words 0 and 1 → slot; a slot holds key words 2 and 3 and the count, estimated as −1 − tokens. */
+  private readonly runIndex = new Map<number, number>();
+  private readonly runSlots: number[] = [];
   /** Texts whose count is an estimate (see bounded.ts); almost always empty. */
   private readonly estimatedTexts = new Set<string>();
   /** How many texts went through the tokenizer (not served by the memo or the token cache). */
@@ -37,21 +46,34 @@ export class TokenCounter {
 
   /** Tokens of a text, without chat overhead. */
   text(text: string): number {
-    const n = this.memo.get(text);
+    const n = this.texts.get(text);
     return n === undefined ? this.first(text) : n;
   }
 
+  /** A text not seen in this scenario: from the run's index, the token cache, or the tokenizer. */
   private first(text: string): number {
-    const key = this.cache && cacheKey(text);
-    let c = key && this.cache!.get(key);
-    if (c) this.cacheHits++;
-    else {
-      this.tokenizerCalls++;
-      const r = this.raw(text);
-      c = typeof r === 'number' ? { tokens: r, estimated: false } : r;
-      if (key) this.cache!.put(key, c);
+    const key = cacheKey(text);
+    // Words 0 and 1 make an exact integer key (53 bits); words 2 and 3 are checked in the slot.
+    const id = key[0] * 2 ** 21 + (key[1] >>> 11);
+    let slot = this.runIndex.get(id);
+    let c: TokenCount | undefined;
+    if (slot !== undefined && this.runSlots[slot] === key[2] && this.runSlots[slot + 1] === key[3]) {
+      const v = this.runSlots[slot + 2]!;
+      c = v < 0 ? { tokens: -1 - v, estimated: true } : { tokens: v, estimated: false };
+    } else {
+      c = this.cache?.get(key);
+      if (c) this.cacheHits++;
+      else {
+        this.tokenizerCalls++;
+        const r = this.raw(text);
+        c = typeof r === 'number' ? { tokens: r, estimated: false } : r;
+        this.cache?.put(key, c);
+      }
+      slot = this.runSlots.length;
+      this.runSlots.push(key[2], key[3], c.estimated ? -1 - c.tokens : c.tokens);
+      this.runIndex.set(id, slot);
     }
-    this.memo.set(text, c.tokens);
+    this.texts.set(text, c.tokens);
     if (c.estimated) this.estimatedTexts.add(text);
     return c.tokens;
   }
@@ -69,11 +91,12 @@ export class TokenCounter {
   }
 
   /**
-   * Drops the per-message counts of the last scenario (its texts stay
-   * counted), so these tables stay the size of one conversation instead of
-   * growing with the run and slowing every garbage collection.
+   * Drops what only the last scenario needed: its texts and per-message
+   * counts (the run still knows every count by key), so memory stays the
+   * size of one conversation instead of growing with the run.
    */
   forgetScenario(): void {
+    this.texts = new Map();
     this.messageMemo = new WeakMap();
     this.outputMemo = new WeakMap();
   }
@@ -108,9 +131,9 @@ export class TokenCounter {
     return this.estimatedTexts.size > 0 && messages.some((m) => this.estimated(m));
   }
 
-  /** Distinct texts counted so far. */
+  /** Distinct texts counted so far in the run. */
   get distinct(): number {
-    return this.memo.size;
+    return this.runIndex.size;
   }
 
   /** Problems with the token cache so far (load and save), one line each. */
