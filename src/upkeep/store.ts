@@ -58,11 +58,6 @@ export class VectorStore<T> {
     return entry;
   }
 
-  /** Whether an entry is still stored. */
-  has(entry: Stored<T>): boolean {
-    return (entry as Entry<T>).live;
-  }
-
   /** Keeps the newest `max` entries. */
   keepNewest(max: number): void {
     if (this.entries.length > max) this.drop(this.entries.length - max);
