@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { contentWords, words } from '../src/upkeep/_text.js';
+import { contentWords, normalize, words } from '../src/upkeep/_text.js';
 
 /** The rule `words` implements, as the regex it replaces. */
 const reference = (text: string) => text.toLowerCase().replace(/’/g, "'").match(/[\p{L}\p{N}]+(?:['\-@.][\p{L}\p{N}]+)*/gu) ?? [];
@@ -36,6 +36,17 @@ describe('words', () => {
         expect(words(text)).toEqual(reference(text));
       }),
       { seed: 42, numRuns: 2000 },
+    );
+  });
+
+  it('normalizes as lower case with every whitespace run one space, trimmed', () => {
+    expect(normalize('  Order\tSE-10423\n\nfor  Kavya ')).toBe('order se-10423 for kavya');
+    const text = fc.array(fc.constantFrom('a', 'B', ' ', '  ', '\t', '\n', '\u00a0', 'İ', 'x y'), { maxLength: 20 }).map((p) => p.join(''));
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(normalize(t)).toBe(t.toLowerCase().replace(/\s+/g, ' ').trim());
+      }),
+      { seed: 42, numRuns: 1000 },
     );
   });
 });

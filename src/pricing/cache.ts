@@ -61,7 +61,8 @@ export class PrefixCache {
     const p = prev && shared === prev.messages.length ? prev.tokens : tokensOf(messages, shared, count);
     let total = p;
     for (let i = shared; i < messages.length; i++) total += count(messages[i]!);
-    this.previous = { messages: [...messages], time, tokens: total };
+    // Prompts are not changed once sent: the previous one is kept as it is.
+    this.previous = { messages, time, tokens: total };
     if (!prev || time - prev.time > this.ttl) return 0;
     return p < this.rule.minTokens ? 0 : Math.floor(p / this.rule.step) * this.rule.step;
   }

@@ -47,8 +47,9 @@ export function ruleSetFor(provider: string, model: string): RuleSet {
 export function checkPrompt(messages: readonly Message[], ruleSet: RuleSet): Violation[] {
   const p = PROVIDERS[ruleSet];
   const out: Violation[] = [];
-  const calls = new Map<string, number>();
-  const answered = new Set<string>();
+  // Most prompts have no tool messages: the tables are made on the first one.
+  let calls: Map<string, number> | undefined;
+  let answered: Set<string> | undefined;
   let seenOther = false;
   let firstOther = true;
   let prevRole: string | undefined;
@@ -61,11 +62,14 @@ export function checkPrompt(messages: readonly Message[], ruleSet: RuleSet): Vio
     seenOther = true;
     if (firstOther && p.userFirst && m.role !== 'user') out.push({ rule: 'first-not-user', index: i, detail: `first turn is ${m.role}` });
     firstOther = false;
-    m.toolCalls?.forEach((c) => calls.set(c.id, i));
+    if (m.toolCalls?.length) {
+      calls ??= new Map();
+      for (const c of m.toolCalls) calls.set(c.id, i);
+    }
     if (m.role === 'tool') {
-      const at = calls.get(m.toolCallId ?? '');
+      const at = calls?.get(m.toolCallId ?? '');
       if (at === undefined) out.push({ rule: 'orphan-tool-result', index: i, detail: `tool result ${m.toolCallId} at ${i} has no tool call before it` });
-      answered.add(m.toolCallId ?? '');
+      (answered ??= new Set()).add(m.toolCallId ?? '');
     }
     const role = m.role === 'tool' ? p.toolRole : m.role;
     // Several tool results in a row answer one call message: that is one turn.
@@ -74,8 +78,8 @@ export function checkPrompt(messages: readonly Message[], ruleSet: RuleSet): Vio
     }
     prevRole = role;
   });
-  for (const [id, i] of calls) {
-    if (!answered.has(id)) out.push({ rule: 'unanswered-tool-call', index: i, detail: `tool call ${id} at ${i} has no result` });
+  for (const [id, i] of calls ?? []) {
+    if (!answered?.has(id)) out.push({ rule: 'unanswered-tool-call', index: i, detail: `tool call ${id} at ${i} has no result` });
   }
   return out.sort((a, b) => a.index - b.index || (a.rule < b.rule ? -1 : 1));
 }

@@ -1,7 +1,11 @@
 /** Lower case, whitespace collapsed: the same rule probe scoring uses to find a fact value in text. */
 export function normalize(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ').trim();
+  const lower = text.toLowerCase();
+  // Only whitespace other than single spaces needs replacing (most texts have none: no copy).
+  return (OTHER_WHITESPACE.test(lower) ? lower.replace(/\s+/g, ' ') : lower).trim();
 }
+
+const OTHER_WHITESPACE = /[^\S ]| {2}/;
 
 /** Letters and digits outside ASCII, decided once per code point. */
 const WORD_POINT = /^[\p{L}\p{N}]$/u;

@@ -27,8 +27,8 @@ interface Posting<T> {
   weights: number[];
 }
 
-/** Ranks hits: higher score first, then the newer entry. */
-const ranks = (a: Hit<unknown>, b: Hit<unknown>) => b.score - a.score || b.entry.seq - a.entry.seq;
+/** Whether a scored entry ranks before a hit: a higher score, or the same score and newer. */
+const before = (e: Entry<unknown>, h: Hit<unknown>) => e.score > h.score || (e.score === h.score && e.seq > h.entry.seq);
 
 /**
  * A vector store for the lexical embedding, oldest entry first. Search goes
@@ -117,12 +117,10 @@ export class VectorStore<T> {
     // Keep the best k in order as they come: k is small, the touched list may not be.
     const top: Hit<T>[] = [];
     for (const e of touched) {
-      if (!(e.score > 0) || skip?.(e)) continue;
-      const hit = { entry: e, score: e.score };
-      if (top.length >= k && ranks(hit, top[top.length - 1]!) >= 0) continue;
+      if (!(e.score > 0) || (top.length >= k && !before(e, top[top.length - 1]!)) || skip?.(e)) continue;
       let at = top.length;
-      while (at > 0 && ranks(hit, top[at - 1]!) < 0) at--;
-      top.splice(at, 0, hit);
+      while (at > 0 && before(e, top[at - 1]!)) at--;
+      top.splice(at, 0, { entry: e, score: e.score });
       if (top.length > k) top.pop();
     }
     return top;
