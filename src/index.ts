@@ -9,7 +9,8 @@
  */
 export { runMain } from './cli/_app.js';
 export { replay, streamFor, type ReplayContext, type SentCall } from './engine/replay.js';
-export { replayContext, runStudy, type RunOptions, type RunResults } from './engine/run.js';
+export { streamStudyParallel } from './engine/parallel.js';
+export { replayContext, runStudy, streamStudy, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './engine/run.js';
 export { byPolicy, markPareto, summarize } from './engine/summarize.js';
 export { CtxsimError, ScenarioError, UsageError, formatProblem, type Problem } from './errors.js';
 export { baselineJson, makeBaseline, type Baseline } from './gate/baseline.js';

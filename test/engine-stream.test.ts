@@ -129,3 +129,15 @@ describeBuilt(`streamStudyParallel: two worker threads${built ? '' : ' (skipped:
     expect(calls).toBe(2);
   });
 });
+
+describe('the library', () => {
+  it('offers the streamed runs beside runStudy', async () => {
+    const lib = await import('../src/index.js');
+    const got = collector();
+    const info = lib.streamStudy(study(6), got.sink);
+    expect(got.got.map((g) => g.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(flat(got.got)).toEqual((({ turns, probes, summary, violations }) => ({ turns, probes, summary, violations }))(lib.runStudy(study(6))));
+    expect(info.encoding.name).toBe('chars4');
+    expect(typeof lib.streamStudyParallel).toBe('function');
+  });
+});
