@@ -33,7 +33,7 @@
  * bench/results-quick.md with --quick) and prints it.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,9 +60,35 @@ const flag = (name) => {
 if (flag('--child')) await child(flag('--child'));
 else await main();
 
-/** The conversations of the workload, from the JSON file the parent wrote. */
+/**
+ * The conversations of the workload, read on demand from the file the parent
+ * wrote (one JSON conversation per line; `<file>.offsets` holds where each
+ * line starts): a run that asks for them one at a time holds one at a time,
+ * as a study read scenario by scenario would. What reports need of each
+ * (id, title, source, number of turns) is kept as it is read.
+ */
 function workload() {
-  return JSON.parse(readFileSync(flag('--workload'), 'utf8'));
+  const file = flag('--workload');
+  const offsets = JSON.parse(readFileSync(`${file}.offsets`, 'utf8'));
+  const fd = openSync(file, 'r');
+  const seen = [];
+  return {
+    length: offsets.length - 1,
+    at(i) {
+      const bytes = Buffer.allocUnsafe(offsets[i + 1] - offsets[i]);
+      readSync(fd, bytes, 0, bytes.length, offsets[i]);
+      const c = JSON.parse(bytes.toString('utf8'));
+      seen[i] = { id: c.id, title: c.title, source: c.source, turns: { length: c.turns.length } };
+      return c;
+    },
+    /** The conversations read so far, as much of them as reports use. */
+    seen,
+  };
+}
+
+/** The first `n` conversations of a source, loaded. */
+function first(source, n) {
+  return Array.from({ length: Math.min(n, source.length) }, (_, i) => source.at(i));
 }
 
 /** Runs in a measured child process; prints one JSON line of measurements. */
@@ -71,8 +97,8 @@ async function child(mode) {
   const sample = Number(flag('--sample') ?? conversations.length);
   let out;
   if (mode === 'ctxsim') out = await runCtxsim(conversations);
-  else if (mode === 'naive') out = await runNaive(conversations.slice(0, sample));
-  else if (mode === 'trim') out = await runTrim(conversations.slice(0, sample));
+  else if (mode === 'naive') out = await runNaive(first(conversations, sample));
+  else if (mode === 'trim') out = await runTrim(first(conversations, sample));
   else throw new Error(`unknown child mode ${mode}`);
   process.stdout.write(`${JSON.stringify({ ...out, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
 }
@@ -110,7 +136,7 @@ async function runCtxsim(conversations) {
   });
   const w0 = performance.now();
   const results = kept.reported();
-  const info = reportInfo({ ...settings, studyFile: null, encoding: run.encoding, prices: 'builtin', priceDate: run.prices.date, cache: 'auto', maxInputTokens: null, conversations, policies });
+  const info = reportInfo({ ...settings, studyFile: null, encoding: run.encoding, prices: 'builtin', priceDate: run.prices.date, cache: 'auto', maxInputTokens: null, conversations: conversations.seen, policies });
   const meta = { tool: 'ctxsim', version: 'bench', priceTable: run.prices.date, generatedAt: new Date(0).toISOString() };
   files.finish(resultsJsonFrame(results, info, meta));
   const bytes = staged.commit().reduce((n, f) => n + statSync(f).size, 0);
@@ -202,7 +228,7 @@ function measure(tmp, name, childArgs) {
   writeFileSync(timer, '');
   const stdout = execFileSync(
     process.execPath,
-    ['--import', join(ROOT, 'scripts', 'bench-timer.mjs'), fileURLToPath(import.meta.url), '--workload', join(tmp, 'workload.json'), ...childArgs],
+    ['--import', join(ROOT, 'scripts', 'bench-timer.mjs'), fileURLToPath(import.meta.url), '--workload', join(tmp, 'workload.ndjson'), ...childArgs],
     { env: { ...process.env, CTXSIM_BENCH_TIMER: timer }, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const r = JSON.parse(String(stdout).trim().split('\n').pop());
@@ -235,7 +261,11 @@ async function main() {
     for (const s of distinct) bytes += Buffer.byteLength(s);
     const totalTurns = conversations.reduce((n, c) => n + c.turns.length, 0);
     const turnPolicies = totalTurns * POLICIES.length;
-    writeFileSync(join(tmp, 'workload.json'), JSON.stringify(conversations));
+    const offsets = [0];
+    const fd = openSync(join(tmp, 'workload.ndjson'), 'w');
+    for (const c of conversations) offsets.push(offsets[offsets.length - 1] + writeSync(fd, `${JSON.stringify(c)}\n`));
+    closeSync(fd);
+    writeFileSync(join(tmp, 'workload.ndjson.offsets'), JSON.stringify(offsets));
     conversations.length = 0;
 
     const cacheA = join(tmp, 'cache-a');
@@ -276,7 +306,7 @@ async function main() {
       '',
       `Ratios (turn·policies per second): ctxsim 1 thread / naive = **${fmt(rate(cold) / rate(naive))}×**, ctxsim ${cores} threads / naive = **${fmt(rate(all) / rate(naive))}×**; ctxsim 1 thread / trimMessages = **${fmt(rate(cold) / rate(trim), 1)}×**, ctxsim ${cores} threads / trimMessages = **${fmt(rate(all) / rate(trim), 1)}×**.`,
       '',
-      `Engine time beyond tokenization (cold, 1 thread) = wall − tokenizer − writing records = ${secs(engineMs)}, ${fmt((100 * engineMs) / cold.ms, 1)} % of the wall time. Tokenizer time is summed over threads; tokenizer share with ${cores} threads is that ÷ (wall × threads). Wall time is the run from conversations to written record files, as \`ctxsim run\` streams them into a folder (worker start-up and token-cache load and save included; workload generation, charts and reports not). Writing records is the part of the wall time spent on the main thread handing each scenario's records to the record files (turns.csv, probes.csv, violations.csv, results.json's lists; ${fmt(cold.recordBytes / 2 ** 20)} MB in all) and to the report digest, then assembling results.json. Peak RSS is the whole process's (every thread), the loaded workload included. Load average (1 min) on the machine: ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after — above ${cores} means other processes competed for the cores.`,
+      `Engine time beyond tokenization (cold, 1 thread) = wall − tokenizer − writing records = ${secs(engineMs)}, ${fmt((100 * engineMs) / cold.ms, 1)} % of the wall time. Tokenizer time is summed over threads; tokenizer share with ${cores} threads is that ÷ (wall × threads). Wall time is the run from conversations to written record files, as \`ctxsim run\` streams them into a folder (worker start-up and token-cache load and save included; workload generation, charts and reports not). Writing records is the part of the wall time spent on the main thread handing each scenario's records to the record files (turns.csv, probes.csv, violations.csv, results.json's lists; ${fmt(cold.recordBytes / 2 ** 20)} MB in all) and to the report digest, then assembling results.json. Peak RSS is the whole process's (every thread); the run reads the conversations from the workload file one at a time, as it asks for them. Load average (1 min) on the machine: ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after — above ${cores} means other processes competed for the cores.`,
       '',
     ];
     const md = lines.join('\n');

@@ -10,7 +10,7 @@
 export { runMain } from './cli/_app.js';
 export { replay, streamFor, type ReplayContext, type SentCall } from './engine/replay.js';
 export { streamStudyParallel } from './engine/parallel.js';
-export { replayContext, runStudy, streamStudy, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './engine/run.js';
+export { replayContext, runStudy, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './engine/run.js';
 export { byPolicy, markPareto, summarize } from './engine/summarize.js';
 export { CtxsimError, ScenarioError, UsageError, formatProblem, type Problem } from './errors.js';
 export { baselineJson, makeBaseline, type Baseline } from './gate/baseline.js';

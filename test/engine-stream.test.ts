@@ -109,7 +109,7 @@ describeBuilt(`streamStudyParallel: two worker threads${built ? '' : ' (skipped:
     const arrived: string[] = [];
     const c = collector();
     await streamStudyParallel({ ...opts, jobs: 2, onProgress: (_d, _t, id) => void arrived.push(id) }, c.sink);
-    const ids = opts.conversations.map((x) => x.id);
+    const ids = Array.from({ length: opts.conversations.length }, (_, i) => opts.conversations.at(i)!.id);
     // The long scenario 0 came back after some short one: out of order…
     expect(arrived.indexOf(ids[0]!)).toBeGreaterThan(0);
     // …yet the sink saw 0, 1, …, 5, with the records of a one-thread run.
@@ -139,5 +139,19 @@ describe('the library', () => {
     expect(flat(got.got)).toEqual((({ turns, probes, summary, violations }) => ({ turns, probes, summary, violations }))(lib.runStudy(study(6))));
     expect(info.encoding.name).toBe('chars4');
     expect(typeof lib.streamStudyParallel).toBe('function');
+  });
+});
+
+describe('a lazy source of conversations', () => {
+  it('is asked for each conversation once, in order, and gives the records of the array', () => {
+    const opts = study(6);
+    const array = opts.conversations;
+    const asked: number[] = [];
+    // A source that makes each conversation anew when asked (as one reading from disk would).
+    const source = { length: array.length, at: (i: number) => (asked.push(i), structuredClone(array.at(i)!)) };
+    const got = collector();
+    streamStudy({ ...opts, conversations: source }, got.sink);
+    expect(asked).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(flat(got.got)).toEqual((({ turns, probes, summary, violations }) => ({ turns, probes, summary, violations }))(runStudy(opts)));
   });
 });

@@ -8,7 +8,7 @@ import { REGISTRY } from '../policies/index.js';
 import type { Params } from '../policies/types.js';
 import { messageText } from '../tokens/counter.js';
 import type { Conversation } from '../types.js';
-import { collectRecords, replayContext, streamStudy, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
+import { collectRecords, replayContext, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
 
 /**
  * Runs a study over worker threads. Work goes out by scenario (every policy
@@ -62,10 +62,11 @@ export function workerFile(): string | undefined {
  * than PARALLEL_MIN_CHARS characters of message text or a single scenario,
  * and never more threads than scenarios.
  */
-export function autoJobs(conversations: readonly Conversation[], cores = availableParallelism()): number {
+export function autoJobs(conversations: Conversations, cores = availableParallelism()): number {
   if (conversations.length < 2) return 1;
   let chars = 0;
-  for (const c of conversations) {
+  for (let i = 0; i < conversations.length; i++) {
+    const c = conversations.at(i)!;
     if (c.system) chars += c.system.content.length;
     for (const t of c.turns) {
       chars += messageText(t.user).length;
@@ -140,6 +141,8 @@ export function inOrder(sink: RecordSink): RecordSink {
 /** Hands scenarios to the workers as they free up (two in flight each), passes each one's records to `sink` as it comes. */
 function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number, sink: RecordSink): Promise<{ tokenizerCalls: number; warnings: string[] }> {
   const { conversations } = opts;
+  /** Ids of the scenarios in flight, for progress (the conversations themselves are not kept). */
+  const ids = new Map<number, string>();
   const warnings = new Set<string>();
   let tokenizerCalls = 0;
   let next = 0;
@@ -158,7 +161,9 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
     const feed = (w: Worker) => {
       if (next < conversations.length) {
         const index = next++;
-        w.postMessage({ kind: 'scenario', index, conversation: conversations[index]! } satisfies ToWorker);
+        const conversation = conversations.at(index)!;
+        ids.set(index, conversation.id);
+        w.postMessage({ kind: 'scenario', index, conversation } satisfies ToWorker);
       }
     };
     for (let k = 0; k < jobs; k++) {
@@ -187,7 +192,8 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
           }
           inFlight--;
           done++;
-          opts.onProgress?.(done, conversations.length, conversations[m.index]!.id);
+          opts.onProgress?.(done, conversations.length, ids.get(m.index)!);
+          ids.delete(m.index);
           send();
         } else {
           tokenizerCalls += m.tokenizerCalls;

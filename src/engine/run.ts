@@ -10,9 +10,19 @@ import { replay, type Replay, type ReplayContext } from './replay.js';
 import { Presence } from './score.js';
 import { byPolicy, summarize } from './summarize.js';
 
+/**
+ * The conversations of a run: an array, or any source that gives each by
+ * index. The run asks for each one once, in order, and keeps none, so a
+ * source that reads them from disk on demand holds one at a time.
+ */
+export interface Conversations {
+  readonly length: number;
+  at(index: number): Conversation | undefined;
+}
+
 /** What a run needs: conversations, policy variants and the model settings. */
 export interface RunOptions {
-  conversations: readonly Conversation[];
+  conversations: Conversations;
   policies: readonly PolicyVariant[];
   seed: number;
   model: string;
@@ -85,10 +95,12 @@ export type RecordSink = (records: ScenarioRecords, index: number) => void;
  */
 export function streamStudy(opts: RunOptions, sink: RecordSink): RunInfo {
   const ctx = replayContext(opts);
-  opts.conversations.forEach((conversation, i) => {
+  const { conversations } = opts;
+  for (let i = 0; i < conversations.length; i++) {
+    const conversation = conversations.at(i)!;
     sink(replayScenario(conversation, i, opts.policies, ctx, opts.shard), i);
-    opts.onProgress?.(i + 1, opts.conversations.length, conversation.id);
-  });
+    opts.onProgress?.(i + 1, conversations.length, conversation.id);
+  }
   ctx.tokens.save();
   return { encoding: ctx.encoding, prices: ctx.prices, tokenizerCalls: ctx.tokens.tokenizerCalls, warnings: [...ctx.tokens.warnings], rules: ctx.rules };
 }
