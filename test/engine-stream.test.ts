@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type * as Parallel from '../src/engine/parallel.js';
-import { inOrder } from '../src/engine/parallel.js';
+import { inOrder, workerError } from '../src/engine/parallel.js';
+import { CtxsimError } from '../src/errors.js';
 import { runStudy, streamStudy, type RunOptions, type ScenarioRecords } from '../src/engine/run.js';
 import type * as Study from '../src/scenario/study.js';
 import { policiesFromFlags } from '../src/scenario/study.js';
@@ -153,5 +154,16 @@ describe('a lazy source of conversations', () => {
     streamStudy({ ...opts, conversations: source }, got.sink);
     expect(asked).toEqual([0, 1, 2, 3, 4, 5]);
     expect(flat(got.got)).toEqual((({ turns, probes, summary, violations }) => ({ turns, probes, summary, violations }))(runStudy(opts)));
+  });
+});
+
+describe('a worker that runs out of memory', () => {
+  it('is reported as what to do (one thread), other worker errors as they are', () => {
+    const oom = Object.assign(new Error('Worker terminated due to reaching memory limit: JS heap out of memory'), { code: 'ERR_WORKER_OUT_OF_MEMORY' });
+    const e = workerError(oom);
+    expect(e).toBeInstanceOf(CtxsimError);
+    expect(e.message).toBe('a worker thread ran out of memory (its heap is limited to 1024 MB): a scenario is too large to replay beside others; run with --jobs 1');
+    const other = new Error('boom');
+    expect(workerError(other)).toBe(other);
   });
 });
