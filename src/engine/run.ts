@@ -12,8 +12,9 @@ import { byPolicy, summarize } from './summarize.js';
 
 /**
  * The conversations of a run: an array, or any source that gives each by
- * index. The run asks for each one once, in order, and keeps none, so a
- * source that reads them from disk on demand holds one at a time.
+ * index. The run asks for them in order and keeps none, so a source that
+ * reads them from disk on demand holds one at a time. (Choosing `jobs` by
+ * default reads the first ones once more, to measure their text.)
  */
 export interface Conversations {
   readonly length: number;
