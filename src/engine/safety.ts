@@ -1,6 +1,7 @@
 import type { Artifact, ForgetFact } from '../policies/types.js';
 import type { ArtifactKind, Message, Turn } from '../types.js';
 import { injectionQuote } from '../upkeep/quote.js';
+import { holds } from '../upkeep/redact.js';
 import { normalize } from '../upkeep/_text.js';
 import type { Presence } from './score.js';
 
@@ -66,11 +67,7 @@ export class SafetyWatch {
   zombies(artifacts: readonly Artifact[]): ArtifactKind[] {
     const values = [...this.forgotten.keys()];
     if (!values.length) return [];
-    const holds = (text: string) => {
-      const t = normalize(text);
-      return values.some((v) => t.includes(v));
-    };
-    const hit = new Set(artifacts.filter((a) => a.texts.some(holds)).map((a) => a.kind));
+    const hit = new Set(artifacts.filter((a) => a.texts.some((t) => holds(t, values))).map((a) => a.kind));
     return KINDS.filter((k) => hit.has(k));
   }
 }

@@ -219,7 +219,7 @@ export class TokenCache {
 
   /**
    * The count of a key as loaded, if any. Counts added since are not looked
-   * up: the token counter's memo already serves texts counted in this run.
+   * up: the token counter's own index by key serves texts counted in this run.
    */
   get(key: CacheKey): TokenCount | undefined {
     const i = search(this.records, key);
