@@ -71,6 +71,16 @@ describe('simulated summarizer', () => {
     expect(r.summary.topics).toEqual(['In turn 1 the user asked about order arrived, and the assistant answered about sorry delivery arrive 8 pm.']);
   });
 
+  it('leaves out a topic word only when it contains a fact value word, taken literally', () => {
+    // Hidden word "v1.2": "v1x2" would match it as a pattern ("." = any character) but does not contain it.
+    const folded: Message[] = [
+      { role: 'user', content: 'Firmware v1.2 bricked, v1x2 works, also myv1.2copy', turn: 1 },
+      { role: 'assistant', content: 'Noted.', turn: 1 },
+    ];
+    const r = summarize(base({ summaryTokens: 200, folded, stated: [], hidden: ['v1.2'] }));
+    expect(r.summary.topics).toEqual(['In turn 1 the user asked about firmware bricked v1x2 works, and the assistant answered about noted.']);
+  });
+
   it('keeps each fact with probability keep, and a lost fact appears nowhere in the text', () => {
     // draws: 0.2 < 0.5 keeps name; 0.8 loses order_id
     const r = summarize(base({ keep: 0.5, random: draws(0.2, 0.8), summaryTokens: 200 }));

@@ -6,7 +6,7 @@ import type { PriceTable } from '../pricing/prices.js';
 import { chooseModel, type CostSettings } from '../pricing/settings.js';
 import { policyViolations } from '../rules/blame.js';
 import type { RuleSet } from '../rules/provider.js';
-import type { TokenCounter } from '../tokens/counter.js';
+import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeRecord, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
 import { SafetyWatch } from './safety.js';
 import { FactLedger, Presence } from './score.js';
@@ -92,6 +92,7 @@ export function* replaySteps(
     // Its own stream, so drawing failures leaves the policy's draws unchanged.
     random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`),
   });
+  const promptTokens = new PromptTokens(tokens);
   const ledger = new FactLedger(conversation);
   const watch = new SafetyWatch(ctx.presence);
   const turns: TurnRecord[] = [];
@@ -122,10 +123,10 @@ export function* replaySteps(
     const exchange: Message[] = [turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])];
     const calls: SentCall[] = [];
     const first = session.prompt([turn.user], info);
-    calls.push({ plan: first, promptTokens: tokens.prompt(first.messages), output: turn.tools[0] ?? turn.assistant });
+    calls.push({ plan: first, promptTokens: promptTokens.count(first.messages), output: turn.tools[0] ?? turn.assistant });
     if (turn.tools.length) {
       const second = session.prompt([turn.user, ...turn.tools], info);
-      calls.push({ plan: second, promptTokens: tokens.prompt(second.messages), output: turn.assistant });
+      calls.push({ plan: second, promptTokens: promptTokens.count(second.messages), output: turn.assistant });
     }
 
     // What was sent, before the turn changes memory.

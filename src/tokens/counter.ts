@@ -148,6 +148,32 @@ export class TokenCounter {
 }
 
 /**
+ * Tokens of the successive prompts of one session. A prompt that starts with
+ * messages of the previous one (the same objects, as a growing transcript
+ * sends them) reuses their running sums, so only what changed is looked up:
+ * equal to `TokenCounter.prompt`, without walking the whole history each call.
+ * Prompts must not change after they are counted (PromptPlan says so).
+ */
+export class PromptTokens {
+  private last: readonly Message[] = [];
+  /** sums[i] = tokens of the last prompt's first i messages. */
+  private readonly sums: number[] = [0];
+
+  constructor(private readonly tokens: TokenCounter) {}
+
+  count(messages: readonly Message[]): number {
+    const { last, sums } = this;
+    const limit = Math.min(last.length, messages.length);
+    let shared = 0;
+    while (shared < limit && messages[shared] === last[shared]) shared++;
+    sums.length = shared + 1;
+    for (let i = shared; i < messages.length; i++) sums.push(sums[i]! + this.tokens.message(messages[i]!));
+    this.last = messages;
+    return this.tokens.overhead.replyPriming + sums[messages.length]!;
+  }
+}
+
+/**
  * A counter for a run: with the persistent token cache in `dir` loaded (none
  * for `chars4`, which costs nothing to count, or when `dir` is omitted or false).
  */

@@ -99,10 +99,9 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
   const turns = req.folded.map((m) => m.turn).filter((t): t is number => t !== undefined);
   const firstTurn = previous?.firstTurn ?? Math.min(...turns, Infinity);
   const lastTurn = Math.max(previous?.lastTurn ?? 0, ...turns);
-  const hidden = req.hidden.map(normalize).filter(Boolean);
-  const hiddenWords = [...new Set(hidden.flatMap(words))];
+  const { hidden } = prepared(req.hidden);
   const quotes = [...(previous?.quotes ?? []), ...(req.injected ?? []).map(quoteSentence)];
-  const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, hiddenWords)];
+  const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, prepared(req.hidden))];
   const { content, topics } = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, quotes, allTopics, hidden });
 
   const message: Message = { role: 'system', content, origin: 'summary' };
@@ -153,7 +152,7 @@ export function forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; 
   const facts = new Map([...previous.facts].filter(([, v]) => !erased.has(normalize(v))));
   const quotes = previous.quotes.map((q) => redactText(q, req.values));
   const allTopics = previous.topics.map((t) => redactText(t, req.values));
-  const hidden = req.hidden.map(normalize).filter(Boolean);
+  const { hidden } = prepared(req.hidden);
   const r = render(tokens, req.summaryTokens, { firstTurn: previous.firstTurn, lastTurn: previous.lastTurn, facts, quotes, allTopics, hidden });
   // The parts are clean; the whole is checked too, since an erased value must not survive.
   const content = holds(r.content, req.values) ? redactText(r.content, req.values) : r.content;
@@ -228,9 +227,38 @@ function quoteSentence(i: Injected): string {
   return `In turn ${i.turn} the user wrote: "${q}${more ? '…' : ''}".`;
 }
 
+/** A conversation's fact values as the summarizer checks text against them. */
+interface Hidden {
+  /** The values, normalized (empty ones left out). */
+  hidden: string[];
+  /** Their distinct words, joined: which hidden words a memoized topic sentence was written for. */
+  key: string;
+  /** Whether a word contains one of those words (a topic word that would give a fact away). */
+  reveals: (word: string) => boolean;
+}
+
+/**
+ * `Hidden` of a list of fact values, made once per list: a summary policy
+ * passes the same list (its conversation's values) to every fold.
+ */
+function prepared(values: readonly string[]): Hidden {
+  let h = preparedLists.get(values);
+  if (!h) {
+    const hidden = values.map(normalize).filter(Boolean);
+    const hiddenWords = [...new Set(hidden.flatMap(words))];
+    // One alternation of the literal words: `some(h => word.includes(h))` in a single pass.
+    const any = new RegExp(hiddenWords.map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join('|'));
+    h = { hidden, key: hiddenWords.join('\n'), reveals: hiddenWords.length ? (word) => any.test(word) : () => false };
+    preparedLists.set(values, h);
+  }
+  return h;
+}
+
+const preparedLists = new WeakMap<readonly string[], Hidden>();
+
 /** One sentence per exchange: the topic words of the user message, the tools called, the topic words of the reply. */
-function topicSentences(folded: readonly Message[], hiddenWords: readonly string[]): string[] {
-  const hiddenKey = hiddenWords.join('\n');
+function topicSentences(folded: readonly Message[], hidden: Hidden): string[] {
+  const hiddenKey = hidden.key;
   const byTurn = new Map<number, Message[]>();
   for (const m of folded) {
     const t = m.turn ?? 0;
@@ -243,7 +271,7 @@ function topicSentences(folded: readonly Message[], hiddenWords: readonly string
     if (known && known.hidden === hiddenKey && known.messages.length === messages.length && known.messages.every((m, i) => m === messages[i])) {
       return known.sentence;
     }
-    const sentence = topicSentence(turn, messages, hiddenWords);
+    const sentence = topicSentence(turn, messages, hidden.reveals);
     written.set(messages[0]!, { messages, hidden: hiddenKey, sentence });
     return sentence;
   });
@@ -256,8 +284,8 @@ function topicSentences(folded: readonly Message[], hiddenWords: readonly string
  */
 const written = new WeakMap<Message, { messages: readonly Message[]; hidden: string; sentence: string }>();
 
-function topicSentence(turn: number, messages: readonly Message[], hiddenWords: readonly string[]): string {
-  const clean = (text: string) => contentWords(text, TOPIC_WORDS, (w) => !hiddenWords.some((h) => w.includes(h))).join(' ');
+function topicSentence(turn: number, messages: readonly Message[], reveals: (word: string) => boolean): string {
+  const clean = (text: string) => contentWords(text, TOPIC_WORDS, (w) => !reveals(w)).join(' ');
   const user = clean(messages.filter((m) => m.role === 'user').map(messageText).join(' '));
   const tools = [...new Set(messages.flatMap((m) => m.toolCalls?.map((c) => c.name) ?? []))];
   const reply = clean(messages.filter((m) => m.role === 'assistant' && !m.toolCalls?.length).map(messageText).join(' '));

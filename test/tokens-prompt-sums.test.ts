@@ -1,0 +1,39 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { openTokenCounter, PromptTokens } from '../src/tokens/counter.js';
+import type { Message } from '../src/types.js';
+
+/** Distinct message objects with different token counts; a prompt is a list of indices into the pool. */
+const POOL: Message[] = Array.from({ length: 8 }, (_, i) => ({ role: i % 3 ? 'assistant' : 'user', content: `message ${i} ${'word '.repeat(i * 3)}` }));
+
+describe('prompt token sums', () => {
+  it('equal TokenCounter.prompt for every prompt of a session, growing, shrinking or unrelated', () => {
+    const tokens = openTokenCounter('o200k_base', false);
+    const prompt = fc.array(fc.integer({ min: 0, max: POOL.length - 1 }), { maxLength: 30 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(prompt, fc.boolean()), { minLength: 1, maxLength: 15 }), (calls) => {
+        const sums = new PromptTokens(tokens);
+        let history: Message[] = [];
+        for (const [indices, grow] of calls) {
+          // Half the calls extend the previous prompt (the shortcut's case), half start afresh.
+          const messages = grow ? (history = [...history, ...indices.map((i) => POOL[i]!)]) : (history = indices.map((i) => POOL[i]!));
+          expect(sums.count(messages)).toBe(tokens.prompt(messages));
+        }
+      }),
+      { seed: 42, numRuns: 300 },
+    );
+  });
+
+  it('counts a grown prompt from the previous sum: only the new messages are looked up', () => {
+    const tokens = openTokenCounter('o200k_base', false);
+    const sums = new PromptTokens(tokens);
+    const first = POOL.slice(0, 5);
+    sums.count(first);
+    let looked = 0;
+    const message = tokens.message.bind(tokens);
+    tokens.message = (m) => (looked++, message(m));
+    expect(sums.count([...first, POOL[5]!, POOL[6]!])).toBe(tokens.prompt([...first, POOL[5]!, POOL[6]!]));
+    // 2 looked up by the sums, then 7 by the reference prompt() call.
+    expect(looked).toBe(2 + 7);
+  });
+});
