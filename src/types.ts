@@ -138,8 +138,8 @@ export interface TurnRecord {
   costCached: Pico;
   costOutput: Pico;
   costUpkeep: Pico;
-  /** True when a message counted in the turn's prompts or outputs has an estimated count (a text too long to count exactly); set by `runStudy`. */
-  estimatedTokens?: boolean;
+  /** True when a message counted in the turn's prompts or outputs has an estimated count (a text too long to count exactly). */
+  estimatedTokens: boolean;
 }
 
 export interface SummaryRecord {

@@ -101,29 +101,31 @@ export function* replaySteps(
   let time = 0;
   let cumulative = 0n;
 
-  /** Carries out the forget events that follow `afterTurn`; returns their upkeep. */
-  const forgetAfter = (afterTurn: number): UpkeepCall[] => {
-    const upkeep: UpkeepCall[] = [];
-    for (const event of conversation.forgets) {
-      if (event.afterTurn !== afterTurn) continue;
+  // The forget events after each turn (most conversations have none).
+  const forgetsAfter = new Map<number, Conversation['forgets']>();
+  for (const event of conversation.forgets) forgetsAfter.set(event.afterTurn, [...(forgetsAfter.get(event.afterTurn) ?? []), event]);
+
+  /** Carries out the forget events that follow `afterTurn`; adds their upkeep to `upkeep`. */
+  const forgetAfter = (afterTurn: number, upkeep: UpkeepCall[]): void => {
+    for (const event of forgetsAfter.get(afterTurn) ?? []) {
       const facts = event.facts.map((name) => ({ name, values: ledger.valuesUpTo(name, afterTurn) }));
       watch.forget(facts);
-      upkeep.push(...session.forget(facts, { afterTurn, time }));
+      for (const u of session.forget(facts, { afterTurn, time })) upkeep.push(u);
     }
-    return upkeep;
   };
   // A forget before the first turn is charged to turn 1.
-  let carried = forgetAfter(0);
+  let carried: UpkeepCall[] = [];
+  forgetAfter(0, carried);
 
   for (const turn of conversation.turns) {
     if (turn.index > 1) time += turn.gapSeconds;
     const info = { turn, time };
     watch.startTurn(turn);
     const turnModel = chooseModel(ctx.costs?.route, model, tokens.output(turn.user));
-    const exchange: Message[] = [turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])];
-    const calls: SentCall[] = [];
+    const exchange: Message[] = [turn.user, ...turn.tools];
+    if (turn.assistant) exchange.push(turn.assistant);
     const first = session.prompt([turn.user], info);
-    calls.push({ plan: first, promptTokens: promptTokens.count(first.messages), output: turn.tools[0] ?? turn.assistant });
+    const calls: SentCall[] = [{ plan: first, promptTokens: promptTokens.count(first.messages), output: turn.tools[0] ?? turn.assistant }];
     if (turn.tools.length) {
       const second = session.prompt([turn.user, ...turn.tools], info);
       calls.push({ plan: second, promptTokens: promptTokens.count(second.messages), output: turn.assistant });
@@ -131,50 +133,37 @@ export function* replaySteps(
 
     // What was sent, before the turn changes memory.
     let broken = 0;
-    calls.forEach((c, k) => {
-      for (const v of policyViolations(c.plan.messages, ctx.rules, conversation)) {
+    let zombiePrompt = false;
+    let overBudget = false;
+    let estimatedTokens = false;
+    const upkeep = carried;
+    carried = [];
+    for (let k = 0; k < calls.length; k++) {
+      const { plan, output } = calls[k]!;
+      for (const v of policyViolations(plan.messages, ctx.rules, conversation)) {
         violations.push({ scenario: conversation.id, policy: variant.name, turn: turn.index, call: k + 1, rule: v.rule, detail: v.detail });
         broken++;
       }
-    });
-    const zombiePrompt = calls.some((c) => watch.zombieIn(c.plan.messages));
+      zombiePrompt ||= watch.zombieIn(plan.messages);
+      overBudget ||= plan.overBudget;
+      estimatedTokens ||= tokens.anyEstimated && (tokens.estimatedIn(plan.messages) || (output !== undefined && tokens.estimated(output)));
+      for (const u of plan.upkeep) upkeep.push(u);
+    }
     const injectionExposed = watch.exposedIn(first.messages, 1);
-
-    const upkeep: UpkeepCall[] = [...carried, ...calls.flatMap((c) => c.plan.upkeep)];
-    carried = [];
-    upkeep.push(...session.commit(exchange, info));
-    upkeep.push(...forgetAfter(turn.index));
+    for (const u of session.commit(exchange, info)) upkeep.push(u);
+    forgetAfter(turn.index, upkeep);
     watch.endTurn(turn);
 
-    const row: TurnRecord = {
-      scenario: conversation.id,
-      policy: variant.name,
-      turn: turn.index,
-      contextMessages: first.messages.length,
-      model: turnModel,
-      fallback: false,
-      inputTokens: 0,
-      cachedTokens: 0,
-      cacheWriteTokens: 0,
-      outputTokens: 0,
-      auxInputTokens: 0,
-      auxOutputTokens: 0,
-      embedTokens: 0,
-      cost: 0n,
-      cumulativeCost: 0n,
-      latencyMs: 0,
-      overflow: false,
-      overBudget: calls.some((c) => c.plan.overBudget),
-      probes: 0,
-      retained: 0,
-      violations: broken,
-      zombiePrompt,
-      injectionExposed,
-      costInput: 0n,
-      costCached: 0n,
-      costOutput: 0n,
-      costUpkeep: 0n,
-    };
+    let inputTokens = 0;
+    let cachedTokens = 0;
+    let cacheWriteTokens = 0;
+    let outputTokens = 0;
+    let costInput = 0n;
+    let costCached = 0n;
+    let costOutput = 0n;
+    let latencyMs = 0;
+    let overflow = false;
+    let fallback = false;
     for (const call of calls) {
       onCall?.(turn.index, call);
       const c = meter.call({
@@ -185,32 +174,66 @@ export function* replaySteps(
         outputTokens: call.output ? tokens.output(call.output) : 0,
         time,
       });
-      row.inputTokens += c.inputTokens;
-      row.cachedTokens += c.cachedTokens;
-      row.cacheWriteTokens += c.cacheWriteTokens;
-      row.outputTokens += c.outputTokens;
-      row.costInput += c.input;
-      row.costCached += c.cached;
-      row.costOutput += c.output;
-      row.latencyMs += c.latencyMs;
-      row.overflow ||= c.overflow;
-      row.fallback ||= c.fallback;
+      inputTokens += c.inputTokens;
+      cachedTokens += c.cachedTokens;
+      cacheWriteTokens += c.cacheWriteTokens;
+      outputTokens += c.outputTokens;
+      costInput += c.input;
+      costCached += c.cached;
+      costOutput += c.output;
+      latencyMs += c.latencyMs;
+      overflow ||= c.overflow;
+      fallback ||= c.fallback;
     }
+    let auxInputTokens = 0;
+    let auxOutputTokens = 0;
+    let embedTokens = 0;
+    let costUpkeep = 0n;
     for (const u of upkeep) {
-      if (u.kind === 'embed') row.embedTokens += u.inputTokens;
+      if (u.kind === 'embed') embedTokens += u.inputTokens;
       else {
-        row.auxInputTokens += u.inputTokens;
-        row.auxOutputTokens += u.outputTokens;
+        auxInputTokens += u.inputTokens;
+        auxOutputTokens += u.outputTokens;
       }
       const priced = meter.upkeep(u.model, u.inputTokens, u.outputTokens);
-      row.costUpkeep += priced.cost;
-      row.overflow ||= priced.overflow;
-      if (u.sync) row.latencyMs += priced.latencyMs;
+      costUpkeep += priced.cost;
+      overflow ||= priced.overflow;
+      if (u.sync) latencyMs += priced.latencyMs;
     }
-    row.latencyMs = Math.round(row.latencyMs);
-    row.cost = row.costInput + row.costCached + row.costOutput + row.costUpkeep;
-    cumulative += row.cost;
-    row.cumulativeCost = cumulative;
+    const cost = costInput + costCached + costOutput + costUpkeep;
+    cumulative += cost;
+
+    // Made whole in one go, its fields in the order of TurnRecord (the order results.json lists them in).
+    const row: TurnRecord = {
+      scenario: conversation.id,
+      policy: variant.name,
+      turn: turn.index,
+      contextMessages: first.messages.length,
+      model: turnModel,
+      fallback,
+      inputTokens,
+      cachedTokens,
+      cacheWriteTokens,
+      outputTokens,
+      auxInputTokens,
+      auxOutputTokens,
+      embedTokens,
+      cost,
+      cumulativeCost: cumulative,
+      latencyMs: Math.round(latencyMs),
+      overflow,
+      overBudget,
+      probes: 0,
+      retained: 0,
+      violations: broken,
+      zombiePrompt,
+      injectionExposed,
+      costInput,
+      costCached,
+      costOutput,
+      costUpkeep,
+      estimatedTokens,
+    };
 
     for (const fact of turn.probe) {
       const state = ledger.at(fact, turn.index)!;

@@ -6,7 +6,7 @@ import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/set
 import { openTokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { Conversation, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
-import { replay, type Replay, type ReplayContext } from './replay.js';
+import { replay, type ReplayContext } from './replay.js';
 import { Presence } from './score.js';
 import { byPolicy, summarize } from './summarize.js';
 
@@ -158,22 +158,9 @@ export function replayScenario(
   const scoped: ReplayContext = { ...ctx, presence: new Presence() };
   for (const [j, variant] of policies.entries()) {
     if (shard && (i * p + j) % shard.count !== shard.index - 1) continue;
-    const r = replayFlagged(conversation, variant, scoped);
+    const r = replay(conversation, variant, scoped);
     appendRecords(out, { ...r, summary: [summarize(r.turns, r.probes, r.end)] });
   }
   ctx.tokens.forgetScenario();
   return out;
-}
-
-/** Replays one conversation through one policy and sets each turn's `estimatedTokens`. */
-export function replayFlagged(conversation: Conversation, variant: PolicyVariant, ctx: ReplayContext): Replay {
-  const { tokens } = ctx;
-  const estimated = new Set<number>();
-  const r = replay(conversation, variant, ctx, (turn, call) => {
-    if (tokens.anyEstimated && (tokens.estimatedIn(call.plan.messages) || (call.output !== undefined && tokens.estimated(call.output)))) {
-      estimated.add(turn);
-    }
-  });
-  for (const row of r.turns) row.estimatedTokens = estimated.has(row.turn);
-  return r;
 }

@@ -67,7 +67,7 @@ export const TURN_COLUMNS: readonly Column<TurnRecord>[] = [
   ['model', (r) => r.model],
   ['fallback', (r) => r.fallback],
   ['cache_write_tokens', (r) => r.cacheWriteTokens],
-  ['estimated_tokens', (r) => r.estimatedTokens === true],
+  ['estimated_tokens', (r) => r.estimatedTokens],
   ['violations', (r) => r.violations],
   ['zombie_prompt', (r) => r.zombiePrompt],
   ['injection_exposed', (r) => r.injectionExposed],
