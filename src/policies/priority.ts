@@ -1,5 +1,5 @@
 import { transcriptArtifact, transcriptMemory } from './_forget.js';
-import { fixedTokens, pinned, sum, Transcript } from './_transcript.js';
+import { fixedTokens, pinned, sum, Transcript, type Exchange } from './_transcript.js';
 import type { Policy } from './types.js';
 
 /**
@@ -22,24 +22,39 @@ export const priority: Policy = {
     const head = pinned(conversation);
     const budget = params.budget as number;
     const keepRecent = params.keepRecent as number;
+    // Per stored exchange, while it is the same object (a redaction or a restart replaces it): its tokens, and whether it made tool calls.
+    const measured: Exchange[] = [];
+    const sizes: number[] = [];
+    const tooled: boolean[] = [];
+    const measure = (ex: readonly Exchange[]) => {
+      for (let i = 0; i < ex.length; i++) {
+        if (measured[i] === ex[i]) continue;
+        measured[i] = ex[i]!;
+        sizes[i] = sum(tokens, ex[i]!);
+        tooled[i] = ex[i]!.some((m) => m.toolCalls?.length);
+      }
+      measured.length = sizes.length = tooled.length = ex.length;
+    };
     return {
       prompt(pending) {
         let room = budget - fixedTokens(tokens, [...head, ...pending]);
         if (room < 0) return { messages: [...head, ...pending], overBudget: true, upkeep: [], stablePrefix: head.length };
         const ex = history.exchanges;
-        const chosen = new Array<boolean>(ex.length).fill(false);
+        measure(ex);
+        const chosen = new Uint8Array(ex.length);
         const take = (i: number) => {
-          const size = sum(tokens, ex[i]!);
-          if (size > room) return false;
-          room -= size;
-          chosen[i] = true;
+          if (sizes[i]! > room) return false;
+          room -= sizes[i]!;
+          chosen[i] = 1;
           return true;
         };
         for (let i = ex.length - 1; i >= Math.max(0, ex.length - keepRecent); i--) if (!take(i)) break;
-        for (let i = ex.length - 1; i >= 0; i--) if (!chosen[i] && ex[i]!.some((m) => m.toolCalls?.length)) take(i);
+        for (let i = ex.length - 1; i >= 0; i--) if (!chosen[i] && tooled[i]) take(i);
         for (let i = ex.length - 1; i >= 0; i--) if (!chosen[i] && !take(i)) break;
-        const kept = ex.filter((_, i) => chosen[i]).flat();
-        return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };
+        const messages = [...head];
+        for (let i = 0; i < ex.length; i++) if (chosen[i]) for (const m of ex[i]!) messages.push(m);
+        for (const m of pending) messages.push(m);
+        return { messages, overBudget: false, upkeep: [], stablePrefix: head.length };
       },
       ...transcriptMemory(history, params),
       // A tool exchange of any age may come back: it stores the whole session.

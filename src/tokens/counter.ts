@@ -24,6 +24,7 @@ export function messageText(m: Message): string {
 export class TokenCounter {
   /** Texts of the scenario being replayed, and the counts per message object (see `forgetScenario`). */
   private texts = new Map<string, number>();
+  private spaced = new Map<string, number>();
   private messageMemo = new WeakMap<Message, number>();
   private outputMemo = new WeakMap<Message, number>();
   /** Every text counted in the run: key words 0 and 1 → slot; a slot holds key words 2 and 3 and the count, estimated as −1 − tokens. */
@@ -78,6 +79,18 @@ export class TokenCounter {
     return c.tokens;
   }
 
+  /**
+   * Tokens of `' ' + text`: a sentence as it continues a longer text (a
+   * summary is laid out by summing its sentences' counts). Remembered by the
+   * sentence itself, so one weighed at every summarization is not joined to
+   * its space and looked up again each time.
+   */
+  afterSpace(text: string): number {
+    let n = this.spaced.get(text);
+    if (n === undefined) this.spaced.set(text, (n = this.text(` ${text}`)));
+    return n;
+  }
+
   /** Tokens of a message in a prompt: overhead + role + text (+ name + 1). */
   message(m: Message): number {
     let n = this.messageMemo.get(m);
@@ -97,6 +110,7 @@ export class TokenCounter {
    */
   forgetScenario(): void {
     this.texts = new Map();
+    this.spaced = new Map();
     this.messageMemo = new WeakMap();
     this.outputMemo = new WeakMap();
   }

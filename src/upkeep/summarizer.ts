@@ -187,7 +187,7 @@ function render(tokens: TokenCounter, target: number, p: Parts): { content: stri
 
   // Fill up to the target by sentence counts (each sentence, with the space before it, is counted
   // once and memoized, so no text is re-tokenized while fitting), newest topics first.
-  const cost = (sentence: string) => tokens.text(` ${sentence}`);
+  const cost = (sentence: string) => tokens.afterSpace(sentence);
   let used = tokens.text(header) + cost(known);
   for (const q of quotes) used += cost(q);
   let first = allTopics.length;

@@ -37,3 +37,20 @@ describe('prompt token sums', () => {
     expect(looked).toBe(2 + 7);
   });
 });
+
+describe('a sentence after a space', () => {
+  it('counts " " + sentence, joining and looking it up once per scenario', () => {
+    const tokens = openTokenCounter('o200k_base', false);
+    const sentences = ['The user gave no further details.', 'Known: name: Kavya.', 'x', ''];
+    for (const s of sentences) expect(tokens.afterSpace(s)).toBe(tokens.text(` ${s}`));
+    let looked = 0;
+    const text = tokens.text.bind(tokens);
+    tokens.text = (t) => (looked++, text(t));
+    for (const s of sentences) tokens.afterSpace(s);
+    expect(looked).toBe(0);
+    // A new scenario starts afresh (the run still knows each count by key).
+    tokens.forgetScenario();
+    for (const s of sentences) tokens.afterSpace(s);
+    expect(looked).toBe(sentences.length);
+  });
+});
