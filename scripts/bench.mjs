@@ -111,8 +111,10 @@ async function child(mode) {
  * results.json is assembled. Time spent in that writing is measured apart.
  */
 async function runCtxsim(conversations) {
-  const { POLICIES, policyFromString } = await dist('index.js');
+  const { POLICIES, policyFromString, tuneHeap } = await dist('index.js');
   const { streamStudyParallel } = await dist('engine/parallel.js');
+  // As `ctxsim run` starts.
+  tuneHeap();
   const { StagedFiles } = await dist('cli/_io.js');
   const { RecordFiles, digestSink } = await dist('cli/_records.js');
   const { resultsJsonFrame } = await dist('report/json.js');

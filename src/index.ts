@@ -9,6 +9,7 @@
  */
 export { runMain } from './cli/_app.js';
 export { replay, streamFor, type ReplayContext, type SentCall } from './engine/replay.js';
+export { tuneHeap } from './engine/heap.js';
 export { streamStudyParallel } from './engine/parallel.js';
 export { replayContext, runStudy, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './engine/run.js';
 export { byPolicy, markPareto, summarize } from './engine/summarize.js';
