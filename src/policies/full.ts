@@ -12,8 +12,8 @@ export const full: Policy = {
     const head = pinned(conversation);
     return {
       prompt(pending) {
-        const before = [...head, ...history.messages()];
-        return { messages: [...before, ...pending], overBudget: false, upkeep: [], stablePrefix: before.length };
+        const stored = history.flat;
+        return { messages: [...head, ...stored, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length + stored.length };
       },
       ...transcriptMemory(history, params),
       artifacts: () => [transcriptArtifact(history.messages())],

@@ -30,8 +30,8 @@ export const summary: Policy = {
         if (gate.first(info) && open.length && sum(tokens, open.flat()) + sum(tokens, pending) > threshold) {
           upkeep.push(memory.fold(open.length));
         }
-        const before = [...head, ...memory.message(), ...memory.history.messages(memory.folded)];
-        return { messages: [...before, ...pending], overBudget: false, upkeep, stablePrefix: head.length + memory.message().length };
+        const summary = memory.message();
+        return { messages: [...head, ...summary, ...memory.history.messages(memory.folded), ...pending], overBudget: false, upkeep, stablePrefix: head.length + summary.length };
       },
       commit: memory.commit,
       forget: memory.forget,

@@ -170,18 +170,23 @@ export class TokenCounter {
  */
 export class PromptTokens {
   private last: readonly Message[] = [];
-  /** sums[i] = tokens of the last prompt's first i messages. */
-  private readonly sums: number[] = [0];
+  /** sums[i] = tokens of the last prompt's first i messages (the table only grows, so it is not reallocated each call). */
+  private sums = new Float64Array(64);
 
   constructor(private readonly tokens: TokenCounter) {}
 
   count(messages: readonly Message[]): number {
-    const { last, sums } = this;
+    const last = this.last;
     const limit = Math.min(last.length, messages.length);
     let shared = 0;
     while (shared < limit && messages[shared] === last[shared]) shared++;
-    sums.length = shared + 1;
-    for (let i = shared; i < messages.length; i++) sums.push(sums[i]! + this.tokens.message(messages[i]!));
+    if (messages.length >= this.sums.length) {
+      const grown = new Float64Array(Math.max(messages.length + 1, 2 * this.sums.length));
+      grown.set(this.sums.subarray(0, shared + 1));
+      this.sums = grown;
+    }
+    const sums = this.sums;
+    for (let i = shared; i < messages.length; i++) sums[i + 1] = sums[i]! + this.tokens.message(messages[i]!);
     this.last = messages;
     return this.tokens.overhead.replyPriming + sums[messages.length]!;
   }
