@@ -12,7 +12,8 @@ import { checkPrompt, type RuleSet, type Violation } from './provider.js';
  * - an empty message the scenario wrote.
  */
 export function policyViolations(messages: readonly Message[], ruleSet: RuleSet, conversation: Conversation): Violation[] {
-  return checkPrompt(messages, ruleSet).filter((v) => !scripted(v, messages, conversation));
+  const found = checkPrompt(messages, ruleSet);
+  return found.length ? found.filter((v) => !scripted(v, messages, conversation)) : found;
 }
 
 function scripted(v: Violation, messages: readonly Message[], conversation: Conversation): boolean {

@@ -53,11 +53,12 @@ export function checkPrompt(messages: readonly Message[], ruleSet: RuleSet): Vio
   let seenOther = false;
   let firstOther = true;
   let prevRole: string | undefined;
-  messages.forEach((m, i) => {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
     if (!m.content.trim() && !m.toolCalls?.length) out.push({ rule: 'empty-message', index: i, detail: `${m.role} message at ${i} is empty` });
     if (m.role === 'system') {
       if (p.leadingSystemOnly && seenOther) out.push({ rule: 'system-not-first', index: i, detail: `system message at ${i} after the conversation started` });
-      return;
+      continue;
     }
     seenOther = true;
     if (firstOther && p.userFirst && m.role !== 'user') out.push({ rule: 'first-not-user', index: i, detail: `first turn is ${m.role}` });
@@ -77,9 +78,9 @@ export function checkPrompt(messages: readonly Message[], ruleSet: RuleSet): Vio
       out.push({ rule: 'same-role-twice', index: i, detail: `two ${role} turns in a row at ${i - 1} and ${i}` });
     }
     prevRole = role;
-  });
+  }
   for (const [id, i] of calls ?? []) {
     if (!answered?.has(id)) out.push({ rule: 'unanswered-tool-call', index: i, detail: `tool call ${id} at ${i} has no result` });
   }
-  return out.sort((a, b) => a.index - b.index || (a.rule < b.rule ? -1 : 1));
+  return out.length > 1 ? out.sort((a, b) => a.index - b.index || (a.rule < b.rule ? -1 : 1)) : out;
 }
