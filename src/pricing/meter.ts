@@ -148,18 +148,19 @@ export class Meter {
         overflow: true,
       };
     }
-    const { read, written, writePrice } = this.cacheUse(p, req);
-    const usage: Usage = { input: req.promptTokens, cached: read, written, output: outputTokens };
-    const cost = priceUsage(p, usage, writePrice);
+    const use = this.cacheUse(p, req);
+    const cost = priceUsage(p, { input: req.promptTokens, cached: use.read, written: use.written, output: outputTokens }, use.writePrice);
     return {
       model,
       fallback: false,
-      inputTokens: usage.input,
-      cachedTokens: usage.cached,
-      cacheWriteTokens: usage.written,
+      inputTokens: req.promptTokens,
+      cachedTokens: use.read,
+      cacheWriteTokens: use.written,
       outputTokens,
-      ...cost,
-      latencyMs: callLatencyMs(this.latency(model), usage.input - usage.cached, usage.cached, outputTokens),
+      input: cost.input,
+      cached: cost.cached,
+      output: cost.output,
+      latencyMs: callLatencyMs(this.latency(model), req.promptTokens - use.read, use.read, outputTokens),
       overflow: false,
     };
   }
