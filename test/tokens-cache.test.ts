@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,6 +87,18 @@ function filled(dir: string): string {
 }
 
 describe('token cache file', () => {
+  it('keys a text by the first 128 bits of its SHA-256, as four little-endian u32 words', () => {
+    // sha256("abc") = ba7816bf 8f01cfea 414140de 5dae2223 …: bytes ba 78 16 bf read little-endian = 0xbf1678ba.
+    expect(cacheKey('abc')).toEqual([0xbf1678ba, 0xeacf018f, 0xde404141, 0x2322ae5d]);
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => {
+        const d = createHash('sha256').update(text, 'utf8').digest();
+        expect(cacheKey(text)).toEqual([0, 4, 8, 12].map((i) => d.readUInt32LE(i)));
+      }),
+      { seed: 42, numRuns: 300 },
+    );
+  });
+
   it('keeps counts and the estimate flag', () => {
     const dir = tempDir();
     filled(dir);

@@ -1,6 +1,7 @@
 import type { Message } from '../types.js';
 import type { TokenCount } from './bounded.js';
 import { cacheKey, TokenCache } from './cache.js';
+import { KeyTable } from './keys.js';
 import { counterId, overheadFor, textMeasure, type EncodingName, type Overhead, type TextCounter, type TextMeasure } from './encoding.js';
 
 /** The text of a message that is tokenized: content, then each tool call's name and JSON arguments. */
@@ -27,9 +28,8 @@ export class TokenCounter {
   private spaced = new Map<string, number>();
   private messageMemo = new WeakMap<Message, number>();
   private outputMemo = new WeakMap<Message, number>();
-  /** Every text counted in the run: key words 0 and 1 → slot; a slot holds key words 2 and 3 and the count, estimated as −1 − tokens. */
-  private readonly runIndex = new Map<number, number>();
-  private readonly runSlots: number[] = [];
+  /** Every text counted in the run, by key: its count, an estimate stored as −1 − tokens. */
+  private readonly runIndex = new KeyTable();
   /** Texts whose count is an estimate (see bounded.ts); almost always empty. */
   private readonly estimatedTexts = new Set<string>();
   /** How many texts went through the tokenizer (not served by the memo or the token cache). */
@@ -54,14 +54,10 @@ export class TokenCounter {
   /** A text not seen in this scenario: from the run's index, the token cache, or the tokenizer. */
   private first(text: string): number {
     const key = cacheKey(text);
-    // Words 0 and 1 make an exact integer key (53 bits); words 2 and 3 are checked in the slot.
-    const id = key[0] * 2 ** 21 + (key[1] >>> 11);
-    let slot = this.runIndex.get(id);
+    const v = this.runIndex.get(key);
     let c: TokenCount | undefined;
-    if (slot !== undefined && this.runSlots[slot] === key[2] && this.runSlots[slot + 1] === key[3]) {
-      const v = this.runSlots[slot + 2]!;
-      c = v < 0 ? { tokens: -1 - v, estimated: true } : { tokens: v, estimated: false };
-    } else {
+    if (v !== undefined) c = v < 0 ? { tokens: -1 - v, estimated: true } : { tokens: v, estimated: false };
+    else {
       c = this.cache?.get(key);
       if (c) this.cacheHits++;
       else {
@@ -70,9 +66,7 @@ export class TokenCounter {
         c = typeof r === 'number' ? { tokens: r, estimated: false } : r;
         this.cache?.put(key, c);
       }
-      slot = this.runSlots.length;
-      this.runSlots.push(key[2], key[3], c.estimated ? -1 - c.tokens : c.tokens);
-      this.runIndex.set(id, slot);
+      this.runIndex.set(key, c.estimated ? -1 - c.tokens : c.tokens);
     }
     this.texts.set(text, c.tokens);
     if (c.estimated) this.estimatedTexts.add(text);
