@@ -63,5 +63,13 @@ describe('lexical embedder', () => {
       }),
       { seed: 42, numRuns: 300 },
     );
+    // Long texts: more bigrams than the scratch list first holds (256).
+    fc.assert(
+      fc.property(fc.array(word, { minLength: 400, maxLength: 800, size: 'max' }), (w) => {
+        const text = w.join(' ');
+        expect(embed(text)).toEqual(reference(text));
+      }),
+      { seed: 42, numRuns: 20 },
+    );
   });
 });

@@ -42,19 +42,9 @@ export function features(text: string): [feature: string, weight: number][] {
 export function embed(text: string): Vector {
   const buckets: number[] = [];
   const weights: number[] = [];
-  const add = (hash: number, weight: number) => {
-    const b = hash % EMBED_BUCKETS;
-    const at = slot[b]!;
-    if (at) weights[at - 1]! += weight;
-    else {
-      buckets.push(b);
-      weights.push(weight);
-      slot[b] = buckets.length;
-    }
-  };
   // The features in `features` order, hashed straight from the text: each topic word as it is
   // scanned; the bigrams after them, each the previous topic word's hash continued over " " and the word.
-  const bigrams: number[] = [];
+  let pairs = 0;
   let previous = -1;
   eachWord(text, (s, start, end) => {
     let h = FNV_OFFSET;
@@ -66,18 +56,42 @@ export function embed(text: string): Vector {
     }
     h >>>= 0;
     if (isStopword(h, s, start, end)) return true;
-    add(h, 1);
-    if (previous >= 0) bigrams.push(pair >>> 0);
+    addFeature(buckets, weights, h, 1);
+    if (previous >= 0) {
+      if (pairs === bigrams.length) bigrams = grown(bigrams);
+      bigrams[pairs++] = pair >>> 0;
+    }
     previous = h;
     return true;
   });
-  for (const h of bigrams) add(h, BIGRAM_WEIGHT);
+  for (let i = 0; i < pairs; i++) addFeature(buckets, weights, bigrams[i]!, BIGRAM_WEIGHT);
   let norm = 0;
   for (const b of buckets) slot[b] = 0;
   for (const w of weights) norm += w * w;
   norm = Math.sqrt(norm);
   for (let i = 0; i < weights.length; i++) weights[i] = weights[i]! / norm;
   return { buckets, weights };
+}
+
+/** Adds a feature's weight to its bucket (appended the first time the vector meets the bucket). */
+function addFeature(buckets: number[], weights: number[], hash: number, weight: number): void {
+  const b = hash % EMBED_BUCKETS;
+  const at = slot[b]!;
+  if (at) weights[at - 1]! += weight;
+  else {
+    buckets.push(b);
+    weights.push(weight);
+    slot[b] = buckets.length;
+  }
+}
+
+/** The bigram hashes of the text `embed` is reading, held until its words are done (grown, never shrunk). */
+let bigrams: Uint32Array = new Uint32Array(256);
+
+function grown(a: Uint32Array): Uint32Array {
+  const b = new Uint32Array(a.length * 2);
+  b.set(a);
+  return b;
 }
 
 /** Cosine similarity of two normalised vectors (0 when either is empty), summed in the shorter one's order. */
@@ -113,12 +127,15 @@ function fnv1aStep(h: number, unit: number): number {
   return Math.imul(h ^ unit, 0x01000193);
 }
 
-/** Stopwords by hash, so a word is checked without being copied out of the text. */
-const STOP_HASHES = new Map<number, string[]>();
-for (const w of STOPWORDS) STOP_HASHES.set(fnv1a(w), [...(STOP_HASHES.get(fnv1a(w)) ?? []), w]);
+/** Stopwords by the low bits of their hash, so a word is checked with one load, without being copied out of the text. */
+const STOP_BITS = 0xfff;
+const STOP_SLOTS: (readonly string[] | undefined)[] = Array.from({ length: STOP_BITS + 1 }, () => undefined);
+for (const w of STOPWORDS) STOP_SLOTS[fnv1a(w) & STOP_BITS] = [...(STOP_SLOTS[fnv1a(w) & STOP_BITS] ?? []), w];
 
 /** Whether the span [start, end) of `s`, whose hash is `h`, is a stopword. */
 function isStopword(h: number, s: string, start: number, end: number): boolean {
-  const candidates = STOP_HASHES.get(h);
-  return candidates !== undefined && candidates.some((w) => w.length === end - start && s.startsWith(w, start));
+  const candidates = STOP_SLOTS[h & STOP_BITS];
+  if (candidates === undefined) return false;
+  for (const w of candidates) if (w.length === end - start && s.startsWith(w, start)) return true;
+  return false;
 }

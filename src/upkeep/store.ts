@@ -14,37 +14,46 @@ export interface Hit<T> {
   score: number;
 }
 
-/** An entry with the search's scratch fields: its score in the search numbered `round`. */
+/** An entry with its place in the index. */
 interface Entry<T> extends Stored<T> {
-  live: boolean;
-  round: number;
-  score: number;
+  slot: number;
 }
 
-/** The entries that hold one bucket, with their weight in it (parallel lists). */
-interface Posting<T> {
-  entries: Entry<T>[];
-  weights: number[];
-}
-
-/** Whether a scored entry ranks before a hit: a higher score, or the same score and newer. */
-const before = (e: Entry<unknown>, h: Hit<unknown>) => e.score > h.score || (e.score === h.score && e.seq > h.entry.seq);
+/** `rounds` of a slot whose entry is no longer stored: no search scores it. */
+const DEAD = -1;
 
 /**
  * A vector store for the lexical embedding, oldest entry first. Search goes
  * through an inverted index (bucket → entries with their weights), so a query
  * costs what it shares with the store, not one cosine per stored entry; each
- * entry's score accumulates on the entry itself, in the query's bucket order
- * (so the sum is the same float as a cosine taken in that order).
+ * entry's score accumulates in the query's bucket order (so the sum is the
+ * same float as a cosine taken in that order).
+ *
+ * The index is numbers in typed arrays that double when full: each entry has
+ * a slot (the order it was indexed in), each (entry, bucket) pair a cell, and
+ * each bucket a chain of its cells, newest first. Adding a message then
+ * allocates nothing per bucket and leaves the garbage collector nothing to
+ * trace or copy.
  */
 export class VectorStore<T> {
   private entries: Entry<T>[] = [];
-  private readonly postings = new Map<number, Posting<T>>();
+  /** Entries by slot; a dropped entry keeps its slot (marked DEAD) until the index is rebuilt. */
+  private slots: Entry<T>[] = [];
+  /** By slot: the search that last scored the entry (DEAD once dropped), and the score it gave. */
+  private rounds = new Int32Array(64);
+  private scores = new Float64Array(64);
+  /** The slots a search scored (as many as there are slots at most), reused from search to search. */
+  private touched = new Int32Array(64);
+  /** Bucket → its newest cell. */
+  private readonly heads = new Map<number, number>();
+  /** By cell: its entry's slot, the entry's weight in the bucket, and the bucket's next (older) cell, -1 for none. */
+  private cellSlot = new Int32Array(1024);
+  private cellWeight = new Float64Array(1024);
+  private cellNext = new Int32Array(1024);
+  private cells = 0;
   private removed = 0;
   private seq = 0;
   private round = 0;
-  /** The entries a search scored, reused from search to search. */
-  private readonly touched: Entry<T>[] = [];
 
   /** Entries in the order they were stored. */
   get all(): readonly Stored<T>[] {
@@ -52,7 +61,7 @@ export class VectorStore<T> {
   }
 
   add(value: T, vector: Vector, time: number): Stored<T> {
-    const entry: Entry<T> = { value, vector, time, seq: this.seq++, live: true, round: 0, score: 0 };
+    const entry: Entry<T> = { value, vector, time, seq: this.seq++, slot: 0 };
     this.entries.push(entry);
     this.index(entry);
     return entry;
@@ -75,12 +84,12 @@ export class VectorStore<T> {
     let gone = 0;
     for (const e of this.entries) {
       if (match(e.value)) {
-        e.live = false;
+        this.rounds[e.slot] = DEAD;
         gone++;
       }
     }
     if (!gone) return 0;
-    this.entries = this.entries.filter((e) => e.live);
+    this.entries = this.entries.filter((e) => this.rounds[e.slot] !== DEAD);
     this.removed += gone;
     this.compact();
     return gone;
@@ -97,48 +106,56 @@ export class VectorStore<T> {
    */
   best(query: Vector, k: number, skip?: (entry: Stored<T>) => boolean): Hit<T>[] {
     const round = ++this.round;
-    const touched = this.touched;
-    touched.length = 0;
+    const { rounds, scores, cellSlot, cellWeight, cellNext, touched } = this;
+    let n = 0;
     for (let q = 0; q < query.buckets.length; q++) {
-      const posting = this.postings.get(query.buckets[q]!);
-      if (!posting) continue;
       const weight = query.weights[q]!;
-      const { entries, weights } = posting;
-      for (let i = 0; i < entries.length; i++) {
-        const e = entries[i]!;
-        if (!e.live) continue;
-        if (e.round !== round) {
-          e.round = round;
-          e.score = weight * weights[i]!;
-          touched.push(e);
-        } else e.score += weight * weights[i]!;
+      for (let c = this.heads.get(query.buckets[q]!) ?? -1; c >= 0; c = cellNext[c]!) {
+        const slot = cellSlot[c]!;
+        if (rounds[slot] === round) scores[slot]! += weight * cellWeight[c]!;
+        else if (rounds[slot] !== DEAD) {
+          rounds[slot] = round;
+          scores[slot] = weight * cellWeight[c]!;
+          touched[n++] = slot;
+        }
       }
     }
     // Keep the best k in order as they come: k is small, the touched list may not be.
     const top: Hit<T>[] = [];
-    for (const e of touched) {
-      if (!(e.score > 0) || (top.length >= k && !before(e, top[top.length - 1]!)) || skip?.(e)) continue;
+    for (let i = 0; i < n; i++) {
+      const slot = touched[i]!;
+      const score = scores[slot]!;
+      if (!(score > 0) || (top.length >= k && !before(score, slot, top[top.length - 1]!)) || skip?.(this.slots[slot]!)) continue;
       let at = top.length;
-      while (at > 0 && before(e, top[at - 1]!)) at--;
-      top.splice(at, 0, { entry: e, score: e.score });
+      while (at > 0 && before(score, slot, top[at - 1]!)) at--;
+      top.splice(at, 0, { entry: this.slots[slot]!, score });
       if (top.length > k) top.pop();
     }
     return top;
   }
 
   private index(entry: Entry<T>): void {
+    const slot = (entry.slot = this.slots.length);
+    this.slots.push(entry);
+    this.rounds = room(this.rounds, slot + 1);
+    this.scores = room(this.scores, slot + 1);
+    this.touched = room(this.touched, slot + 1);
+    this.rounds[slot] = 0;
     const { buckets, weights } = entry.vector;
+    this.cellSlot = room(this.cellSlot, this.cells + buckets.length);
+    this.cellWeight = room(this.cellWeight, this.cells + buckets.length);
+    this.cellNext = room(this.cellNext, this.cells + buckets.length);
     for (let i = 0; i < buckets.length; i++) {
-      const posting = this.postings.get(buckets[i]!);
-      if (posting) {
-        posting.entries.push(entry);
-        posting.weights.push(weights[i]!);
-      } else this.postings.set(buckets[i]!, { entries: [entry], weights: [weights[i]!] });
+      const cell = this.cells++;
+      this.cellSlot[cell] = slot;
+      this.cellWeight[cell] = weights[i]!;
+      this.cellNext[cell] = this.heads.get(buckets[i]!) ?? -1;
+      this.heads.set(buckets[i]!, cell);
     }
   }
 
   private drop(n: number): void {
-    for (let i = 0; i < n; i++) this.entries[i]!.live = false;
+    for (let i = 0; i < n; i++) this.rounds[this.entries[i]!.slot] = DEAD;
     this.entries = this.entries.slice(n);
     this.removed += n;
     this.compact();
@@ -147,9 +164,22 @@ export class VectorStore<T> {
   /** Rebuilds the index once dropped entries outnumber live ones, so it stays proportional to the store. */
   private compact(): void {
     if (this.removed > this.entries.length) {
-      this.postings.clear();
+      this.slots = [];
+      this.heads.clear();
+      this.cells = 0;
       for (const e of this.entries) this.index(e);
       this.removed = 0;
     }
   }
+}
+
+/** Whether a slot's score ranks before a hit: a higher score, or the same score and newer (slots follow the order entries were stored in). */
+const before = (score: number, slot: number, h: Hit<unknown>) => score > h.score || (score === h.score && slot > (h.entry as Entry<unknown>).slot);
+
+/** `a` if it holds `n` items, else a copy with room for them (at least twice as long, so appending stays linear). */
+function room<A extends Int32Array | Float64Array>(a: A, n: number): A {
+  if (n <= a.length) return a;
+  const b = new (a.constructor as new (length: number) => A)(Math.max(n, 2 * a.length));
+  b.set(a);
+  return b;
 }
