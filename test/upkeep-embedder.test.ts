@@ -63,9 +63,11 @@ describe('lexical embedder', () => {
       }),
       { seed: 42, numRuns: 300 },
     );
-    // Long texts: more bigrams than the scratch list first holds (256).
+    // Long texts of many distinct words: more bigrams and more buckets than the scratch lists first hold (256 each).
+    const anyWord = fc.oneof(word, fc.stringMatching(/^[a-z]{2,7}$/));
     fc.assert(
-      fc.property(fc.array(word, { minLength: 400, maxLength: 800, size: 'max' }), (w) => {
+      fc.property(fc.array(anyWord, { minLength: 400, maxLength: 800, size: 'max' }), (w) => {
+        expect(new Set(features(w.join(' ')).map(([f]) => f)).size).toBeGreaterThan(256);
         const text = w.join(' ');
         expect(embed(text)).toEqual(reference(text));
       }),

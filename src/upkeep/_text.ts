@@ -22,8 +22,11 @@ function wordPoint(cp: number): boolean {
   return yes;
 }
 
-/** Code units of the code point at `i`: 2 for a surrogate pair, else 1. */
-const width = (s: string, i: number) => (s.codePointAt(i)! > 0xffff ? 2 : 1);
+/** Code units of the code point at `i`: 2 for a surrogate pair, else 1 (decided by its first unit unless that is a high surrogate). */
+function width(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  return c >= 0xd800 && c < 0xdc00 && s.codePointAt(i)! > 0xffff ? 2 : 1;
+}
 
 /** Where a run of letters and digits starting at `i` ends (`i` when there is none). */
 function runEnd(s: string, i: number): number {
@@ -31,7 +34,7 @@ function runEnd(s: string, i: number): number {
     const c = s.charCodeAt(i);
     // ASCII by code unit; only other units need the code point (a surrogate pair is one).
     if (c < 128 ? ASCII_WORD[c] === 0 : !wordPoint(s.codePointAt(i)!)) break;
-    i += c < 128 ? 1 : width(s, i);
+    i += width(s, i);
   }
   return i;
 }

@@ -40,10 +40,9 @@ export function features(text: string): [feature: string, weight: number][] {
  * gives the empty vector, which matches nothing.
  */
 export function embed(text: string): Vector {
-  const buckets: number[] = [];
-  const weights: number[] = [];
   // The features in `features` order, hashed straight from the text: each topic word as it is
   // scanned; the bigrams after them, each the previous topic word's hash continued over " " and the word.
+  let n = 0;
   let pairs = 0;
   let previous = -1;
   eachWord(text, (s, start, end) => {
@@ -56,40 +55,64 @@ export function embed(text: string): Vector {
     }
     h >>>= 0;
     if (isStopword(h, s, start, end)) return true;
-    addFeature(buckets, weights, h, 1);
+    n = addFeature(n, h, 1);
     if (previous >= 0) {
-      if (pairs === bigrams.length) bigrams = grown(bigrams);
+      bigrams = room(bigrams, pairs + 1);
       bigrams[pairs++] = pair >>> 0;
     }
     previous = h;
     return true;
   });
-  for (let i = 0; i < pairs; i++) addFeature(buckets, weights, bigrams[i]!, BIGRAM_WEIGHT);
+  for (let i = 0; i < pairs; i++) n = addFeature(n, bigrams[i]!, BIGRAM_WEIGHT);
   let norm = 0;
-  for (const b of buckets) slot[b] = 0;
-  for (const w of weights) norm += w * w;
+  for (let i = 0; i < n; i++) {
+    slot[sumBuckets[i]!] = 0;
+    norm += sumWeights[i]! * sumWeights[i]!;
+  }
   norm = Math.sqrt(norm);
-  for (let i = 0; i < weights.length; i++) weights[i] = weights[i]! / norm;
+  // Sized once: the vector is kept as long as its message is stored.
+  const buckets = new Array<number>(n);
+  const weights = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    buckets[i] = sumBuckets[i]!;
+    weights[i] = sumWeights[i]! / norm;
+  }
   return { buckets, weights };
 }
 
-/** Adds a feature's weight to its bucket (appended the first time the vector meets the bucket). */
-function addFeature(buckets: number[], weights: number[], hash: number, weight: number): void {
+/**
+ * Adds a feature's weight to its bucket among the `n` buckets summed so far
+ * (a new one the first time the text meets the bucket); returns how many
+ * there are now.
+ */
+function addFeature(n: number, hash: number, weight: number): number {
   const b = hash % EMBED_BUCKETS;
   const at = slot[b]!;
-  if (at) weights[at - 1]! += weight;
-  else {
-    buckets.push(b);
-    weights.push(weight);
-    slot[b] = buckets.length;
+  if (at) {
+    sumWeights[at - 1]! += weight;
+    return n;
   }
+  sumBuckets = room(sumBuckets, n + 1);
+  sumWeights = room(sumWeights, n + 1);
+  sumBuckets[n] = b;
+  sumWeights[n] = weight;
+  slot[b] = n + 1;
+  return n + 1;
 }
 
-/** The bigram hashes of the text `embed` is reading, held until its words are done (grown, never shrunk). */
+/**
+ * Scratch lists of `embed`, reused from text to text (grown, never shrunk):
+ * the buckets summed so far with their weights, and the bigram hashes held
+ * until the text's words are done (unsigned, as hashes are).
+ */
+let sumBuckets: Int32Array = new Int32Array(256);
+let sumWeights: Float64Array = new Float64Array(256);
 let bigrams: Uint32Array = new Uint32Array(256);
 
-function grown(a: Uint32Array): Uint32Array {
-  const b = new Uint32Array(a.length * 2);
+/** `a` if it holds `n` items, else a copy with room for them (at least twice as long, so appending stays linear). */
+export function room<A extends Int32Array | Uint32Array | Float64Array>(a: A, n: number): A {
+  if (n <= a.length) return a;
+  const b = new (a.constructor as new (length: number) => A)(Math.max(n, 2 * a.length));
   b.set(a);
   return b;
 }

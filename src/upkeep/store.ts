@@ -1,4 +1,4 @@
-import type { Vector } from './embedder.js';
+import { EMBED_BUCKETS, room, type Vector } from './embedder.js';
 
 /** One stored entry: what was stored, its embedding, when (simulated seconds) and in which order. */
 export interface Stored<T> {
@@ -44,13 +44,16 @@ export class VectorStore<T> {
   private scores = new Float64Array(64);
   /** The slots a search scored (as many as there are slots at most), reused from search to search. */
   private touched = new Int32Array(64);
-  /** Bucket → its newest cell. */
-  private readonly heads = new Map<number, number>();
-  /** By cell: its entry's slot, the entry's weight in the bucket, and the bucket's next (older) cell, -1 for none. */
+  /**
+   * Bucket → its newest cell. Every bucket has its place (4 bytes each, 1 MB a
+   * store): cheaper than hashing the bucket twice for each one a message adds.
+   */
+  private readonly heads = new Int32Array(EMBED_BUCKETS);
+  /** By cell: its entry's slot, the entry's weight in the bucket, and the bucket's next (older) cell. Cell 0 is none: it ends a chain. */
   private cellSlot = new Int32Array(1024);
   private cellWeight = new Float64Array(1024);
   private cellNext = new Int32Array(1024);
-  private cells = 0;
+  private cells = 1;
   private removed = 0;
   private seq = 0;
   private round = 0;
@@ -106,11 +109,11 @@ export class VectorStore<T> {
    */
   best(query: Vector, k: number, skip?: (entry: Stored<T>) => boolean): Hit<T>[] {
     const round = ++this.round;
-    const { rounds, scores, cellSlot, cellWeight, cellNext, touched } = this;
+    const { rounds, scores, heads, cellSlot, cellWeight, cellNext, touched } = this;
     let n = 0;
     for (let q = 0; q < query.buckets.length; q++) {
       const weight = query.weights[q]!;
-      for (let c = this.heads.get(query.buckets[q]!) ?? -1; c >= 0; c = cellNext[c]!) {
+      for (let c = heads[query.buckets[q]!]!; c; c = cellNext[c]!) {
         const slot = cellSlot[c]!;
         if (rounds[slot] === round) scores[slot]! += weight * cellWeight[c]!;
         else if (rounds[slot] !== DEAD) {
@@ -149,8 +152,8 @@ export class VectorStore<T> {
       const cell = this.cells++;
       this.cellSlot[cell] = slot;
       this.cellWeight[cell] = weights[i]!;
-      this.cellNext[cell] = this.heads.get(buckets[i]!) ?? -1;
-      this.heads.set(buckets[i]!, cell);
+      this.cellNext[cell] = this.heads[buckets[i]!]!;
+      this.heads[buckets[i]!] = cell;
     }
   }
 
@@ -165,8 +168,8 @@ export class VectorStore<T> {
   private compact(): void {
     if (this.removed > this.entries.length) {
       this.slots = [];
-      this.heads.clear();
-      this.cells = 0;
+      this.heads.fill(0);
+      this.cells = 1;
       for (const e of this.entries) this.index(e);
       this.removed = 0;
     }
@@ -175,11 +178,3 @@ export class VectorStore<T> {
 
 /** Whether a slot's score ranks before a hit: a higher score, or the same score and newer (slots follow the order entries were stored in). */
 const before = (score: number, slot: number, h: Hit<unknown>) => score > h.score || (score === h.score && slot > (h.entry as Entry<unknown>).slot);
-
-/** `a` if it holds `n` items, else a copy with room for them (at least twice as long, so appending stays linear). */
-function room<A extends Int32Array | Float64Array>(a: A, n: number): A {
-  if (n <= a.length) return a;
-  const b = new (a.constructor as new (length: number) => A)(Math.max(n, 2 * a.length));
-  b.set(a);
-  return b;
-}
