@@ -19,15 +19,15 @@ interface Entry<T> extends Stored<T> {
   slot: number;
 }
 
-/** `rounds` of a slot whose entry is no longer stored: no search scores it. */
-const DEAD = -1;
-
 /**
  * A vector store for the lexical embedding, oldest entry first. Search goes
  * through an inverted index (bucket → entries with their weights), so a query
  * costs what it shares with the store, not one cosine per stored entry; each
  * entry's score accumulates in the query's bucket order (so the sum is the
- * same float as a cosine taken in that order).
+ * same float as a cosine taken in that order). Weights are positive, as the
+ * lexical embedding's are, and a product of two never rounds to 0 (a weight
+ * is at least 0.5 over the norm, which is at most 1.5 × the text's length),
+ * so a score of 0 means not scored yet.
  *
  * The index is numbers in typed arrays that double when full: each entry has
  * a slot (the order it was indexed in), each (entry, bucket) pair a cell, and
@@ -37,10 +37,9 @@ const DEAD = -1;
  */
 export class VectorStore<T> {
   private entries: Entry<T>[] = [];
-  /** Entries by slot; a dropped entry keeps its slot (marked DEAD) until the index is rebuilt. */
-  private slots: Entry<T>[] = [];
-  /** By slot: the search that last scored the entry (DEAD once dropped), and the score it gave. */
-  private rounds = new Int32Array(64);
+  /** Entries by slot; a dropped entry's slot is emptied, and its cells stay until the index is rebuilt. */
+  private slots: (Entry<T> | undefined)[] = [];
+  /** By slot: the score the current search has summed so far (0 between searches). */
   private scores = new Float64Array(64);
   /** The slots a search scored (as many as there are slots at most), reused from search to search. */
   private touched = new Int32Array(64);
@@ -56,7 +55,6 @@ export class VectorStore<T> {
   private cells = 1;
   private removed = 0;
   private seq = 0;
-  private round = 0;
 
   /** Entries in the order they were stored. */
   get all(): readonly Stored<T>[] {
@@ -87,12 +85,12 @@ export class VectorStore<T> {
     let gone = 0;
     for (const e of this.entries) {
       if (match(e.value)) {
-        this.rounds[e.slot] = DEAD;
+        this.slots[e.slot] = undefined;
         gone++;
       }
     }
     if (!gone) return 0;
-    this.entries = this.entries.filter((e) => this.rounds[e.slot] !== DEAD);
+    this.entries = this.entries.filter((e) => this.slots[e.slot] !== undefined);
     this.removed += gone;
     this.compact();
     return gone;
@@ -108,30 +106,27 @@ export class VectorStore<T> {
    * first, ties to the newer entry; entries `skip` accepts are passed over.
    */
   best(query: Vector, k: number, skip?: (entry: Stored<T>) => boolean): Hit<T>[] {
-    const round = ++this.round;
-    const { rounds, scores, heads, cellSlot, cellWeight, cellNext, touched } = this;
+    const { scores, heads, cellSlot, cellWeight, cellNext, touched } = this;
     let n = 0;
     for (let q = 0; q < query.buckets.length; q++) {
       const weight = query.weights[q]!;
       for (let c = heads[query.buckets[q]!]!; c; c = cellNext[c]!) {
         const slot = cellSlot[c]!;
-        if (rounds[slot] === round) scores[slot]! += weight * cellWeight[c]!;
-        else if (rounds[slot] !== DEAD) {
-          rounds[slot] = round;
-          scores[slot] = weight * cellWeight[c]!;
-          touched[n++] = slot;
-        }
+        if (scores[slot] === 0) touched[n++] = slot;
+        scores[slot]! += weight * cellWeight[c]!;
       }
     }
-    // Keep the best k in order as they come: k is small, the touched list may not be.
+    // Keep the best k in order as they come (k is small, the touched list may not be), and zero the scores again.
     const top: Hit<T>[] = [];
     for (let i = 0; i < n; i++) {
       const slot = touched[i]!;
       const score = scores[slot]!;
-      if (!(score > 0) || (top.length >= k && !before(score, slot, top[top.length - 1]!)) || skip?.(this.slots[slot]!)) continue;
+      scores[slot] = 0;
+      const entry = this.slots[slot];
+      if (!entry || !(score > 0) || (top.length >= k && !before(score, slot, top[top.length - 1]!)) || skip?.(entry)) continue;
       let at = top.length;
       while (at > 0 && before(score, slot, top[at - 1]!)) at--;
-      top.splice(at, 0, { entry: this.slots[slot]!, score });
+      top.splice(at, 0, { entry, score });
       if (top.length > k) top.pop();
     }
     return top;
@@ -140,10 +135,8 @@ export class VectorStore<T> {
   private index(entry: Entry<T>): void {
     const slot = (entry.slot = this.slots.length);
     this.slots.push(entry);
-    this.rounds = room(this.rounds, slot + 1);
     this.scores = room(this.scores, slot + 1);
     this.touched = room(this.touched, slot + 1);
-    this.rounds[slot] = 0;
     const { buckets, weights } = entry.vector;
     this.cellSlot = room(this.cellSlot, this.cells + buckets.length);
     this.cellWeight = room(this.cellWeight, this.cells + buckets.length);
@@ -158,7 +151,7 @@ export class VectorStore<T> {
   }
 
   private drop(n: number): void {
-    for (let i = 0; i < n; i++) this.rounds[this.entries[i]!.slot] = DEAD;
+    for (let i = 0; i < n; i++) this.slots[this.entries[i]!.slot] = undefined;
     this.entries = this.entries.slice(n);
     this.removed += n;
     this.compact();
