@@ -14,9 +14,8 @@ const otherPoints = new Map<number, boolean>();
 /** Letters and digits among ASCII codes (1 = yes): most text is ASCII, decided by one load. */
 const ASCII_WORD = Uint8Array.from({ length: 128 }, (_, c) => +((c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90)));
 
-/** Whether a code point is a letter or a digit (`[\p{L}\p{N}]`). */
+/** Whether a code point outside ASCII is a letter or a digit (`[\p{L}\p{N}]`). */
 function wordPoint(cp: number): boolean {
-  if (cp < 128) return ASCII_WORD[cp] === 1;
   let yes = otherPoints.get(cp);
   if (yes === undefined) otherPoints.set(cp, (yes = WORD_POINT.test(String.fromCodePoint(cp))));
   return yes;
