@@ -63,5 +63,15 @@ describe('lexical embedder', () => {
       }),
       { seed: 42, numRuns: 300 },
     );
+    // Long texts of many distinct words: more bigrams and more buckets than the scratch lists first hold (256 each).
+    const anyWord = fc.oneof(word, fc.stringMatching(/^[a-z]{2,7}$/));
+    fc.assert(
+      fc.property(fc.array(anyWord, { minLength: 400, maxLength: 800, size: 'max' }), (w) => {
+        expect(new Set(features(w.join(' ')).map(([f]) => f)).size).toBeGreaterThan(256);
+        const text = w.join(' ');
+        expect(embed(text)).toEqual(reference(text));
+      }),
+      { seed: 42, numRuns: 20 },
+    );
   });
 });

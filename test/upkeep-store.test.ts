@@ -22,6 +22,14 @@ function dot(q: Vector, v: Vector): number {
   return s;
 }
 
+/** The k best by a cosine with every live entry, best first, ties to the newer one. */
+function expectedBest(s: VectorStore<string>, q: Vector) {
+  return s.all
+    .map((entry) => ({ entry, score: dot(q, entry.vector) }))
+    .filter((h) => h.score > 0)
+    .sort((a, b) => b.score - a.score || b.entry.seq - a.entry.seq);
+}
+
 describe('vector store', () => {
   it('keeps the newest entries and drops old ones by time (hand-worked)', () => {
     const s = new VectorStore<string>();
@@ -49,11 +57,7 @@ describe('vector store', () => {
           else s.dropBefore(time - o.dropOlderThan);
         }
         const q = embed(query);
-        // Reference: a cosine with every live entry, best first, ties to the newer one.
-        const expected = s.all
-          .map((entry) => ({ entry, score: dot(q, entry.vector) }))
-          .filter((h) => h.score > 0)
-          .sort((a, b) => b.score - a.score || b.entry.seq - a.entry.seq);
+        const expected = expectedBest(s, q);
         for (const k of [1, 3, Infinity]) {
           const found = s.best(q, k);
           expect(found.map((h) => h.entry)).toEqual(expected.slice(0, k).map((h) => h.entry));
@@ -65,6 +69,22 @@ describe('vector store', () => {
         expect(s.best(q, 2, odd).map((h) => h.entry)).toEqual(expected.filter((h) => !odd(h.entry)).slice(0, 2).map((h) => h.entry));
       }),
       { seed: 42, numRuns: 300 },
+    );
+  });
+
+  it('still finds the k best once the index has grown past its first arrays (64 entries, 1024 cells)', () => {
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 100, maxLength: 400, size: 'max' }), fc.integer({ min: 1, max: 300 }), text, (texts, keep, query) => {
+        const s = new VectorStore<string>();
+        texts.forEach((t, i) => s.add(t, embed(t), i));
+        s.keepNewest(keep); // may rebuild the index from a grown one
+        const q = embed(query);
+        const expected = expectedBest(s, q);
+        const found = s.best(q, 10);
+        expect(found.map((h) => h.entry)).toEqual(expected.slice(0, 10).map((h) => h.entry));
+        found.forEach((h, i) => expect(h.score).toBe(expected[i]!.score));
+      }),
+      { seed: 42, numRuns: 40 },
     );
   });
 });

@@ -39,15 +39,17 @@ function asMemory(item: Item, score: number): Message {
 
 /**
  * `asMemory`, remembered per stored item: an item retrieved again with the
- * same (rounded) score is the same message object, so its text is not built,
+ * same (rounded) score is the same message object, and with another score a
+ * copy that keeps its text (the same string), so the text is not built,
  * hashed and looked up again every turn.
  */
 function memories(): (item: Item, score: number) => Message {
   const made = new WeakMap<Item, Message>();
   return (item, score) => {
+    const rounded = Math.round(score * 1e4) / 1e4;
     const last = made.get(item);
-    if (last && last.score === Math.round(score * 1e4) / 1e4) return last;
-    const m = asMemory(item, score);
+    if (last?.score === rounded) return last;
+    const m = last ? { ...last, score: rounded } : asMemory(item, score);
     made.set(item, m);
     return m;
   };
@@ -91,15 +93,17 @@ export const retrieval: Policy = {
     function select(vector: Vector): Selection {
       const messages = history.flat;
       const recent = windowFrom(messages, messages.length - (params.recent as number));
-      const inRecent = new Set(recent);
-      // At least one hit even for topK 0: the best one decides the fallback.
-      const hits = store.best(vector, Math.max(topK, 1), (item) => inRecent.has(item.value));
+      // At least one hit even for topK 0: the best one decides the fallback. The recent window is
+      // a few messages, and only a candidate for the top is looked up in it: a scan, not a set.
+      const hits = store.best(vector, Math.max(topK, 1), (item) => recent.includes(item.value));
       if (!hits.length || hits[0]!.score < (params.minScore as number)) {
         return { retrieved: [], verbatim: windowFrom(messages, messages.length - (params.fallbackRecent as number)) };
       }
-      const chosen = new Map<Item, number>(hits.slice(0, topK).map((h) => [h.entry, h.score]));
+      hits.length = Math.min(hits.length, topK);
+      const chosen = new Map<Item, number>();
+      for (const h of hits) chosen.set(h.entry, h.score);
       // Tool pairs travel together; a pair whose other half left the store is not sent.
-      for (const [item] of [...chosen]) {
+      for (const { entry: item } of hits) {
         const pair = toolGroup(item);
         if (!pair) chosen.delete(item);
         else for (const p of pair) if (!chosen.has(p)) chosen.set(p, cosine(vector, p.vector));

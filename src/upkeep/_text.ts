@@ -11,20 +11,29 @@ const OTHER_WHITESPACE = /[^\S ]| {2}/;
 const WORD_POINT = /^[\p{L}\p{N}]$/u;
 const otherPoints = new Map<number, boolean>();
 
-/** Whether a code point is a letter or a digit (`[\p{L}\p{N}]`). */
+/** Letters and digits among ASCII codes (1 = yes): most text is ASCII, decided by one load. */
+const ASCII_WORD = Uint8Array.from({ length: 128 }, (_, c) => +((c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90)));
+
+/** Whether a code point outside ASCII is a letter or a digit (`[\p{L}\p{N}]`). */
 function wordPoint(cp: number): boolean {
-  if (cp < 128) return (cp >= 97 && cp <= 122) || (cp >= 48 && cp <= 57) || (cp >= 65 && cp <= 90);
   let yes = otherPoints.get(cp);
   if (yes === undefined) otherPoints.set(cp, (yes = WORD_POINT.test(String.fromCodePoint(cp))));
   return yes;
 }
 
+/** Code units of the code point at `i`: 2 for a surrogate pair, else 1 (decided by its first unit unless that is a high surrogate). */
+function width(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  return c >= 0xd800 && c < 0xdc00 && s.codePointAt(i)! > 0xffff ? 2 : 1;
+}
+
 /** Where a run of letters and digits starting at `i` ends (`i` when there is none). */
 function runEnd(s: string, i: number): number {
   while (i < s.length) {
-    const cp = s.codePointAt(i)!;
-    if (!wordPoint(cp)) break;
-    i += cp > 0xffff ? 2 : 1;
+    const c = s.charCodeAt(i);
+    // ASCII by code unit; only other units need the code point (a surrogate pair is one).
+    if (c < 128 ? ASCII_WORD[c] === 0 : !wordPoint(s.codePointAt(i)!)) break;
+    i += width(s, i);
   }
   return i;
 }
@@ -54,12 +63,14 @@ export function words(text: string): string[] {
  * until it returns false.
  */
 export function eachWord(text: string, visit: (lower: string, start: number, end: number) => boolean): void {
-  const s = text.toLowerCase().replace(/’/g, "'");
+  const lower = text.toLowerCase();
+  // ’ reads as ' (it's); most texts have none, and need no second copy.
+  const s = lower.includes('’') ? lower.replaceAll('’', "'") : lower;
   let i = 0;
   while (i < s.length) {
     let end = runEnd(s, i);
     if (end === i) {
-      i += s.codePointAt(i)! > 0xffff ? 2 : 1;
+      i += width(s, i);
       continue;
     }
     for (;;) {

@@ -40,21 +40,10 @@ export function features(text: string): [feature: string, weight: number][] {
  * gives the empty vector, which matches nothing.
  */
 export function embed(text: string): Vector {
-  const buckets: number[] = [];
-  const weights: number[] = [];
-  const add = (hash: number, weight: number) => {
-    const b = hash % EMBED_BUCKETS;
-    const at = slot[b]!;
-    if (at) weights[at - 1]! += weight;
-    else {
-      buckets.push(b);
-      weights.push(weight);
-      slot[b] = buckets.length;
-    }
-  };
   // The features in `features` order, hashed straight from the text: each topic word as it is
   // scanned; the bigrams after them, each the previous topic word's hash continued over " " and the word.
-  const bigrams: number[] = [];
+  let n = 0;
+  let pairs = 0;
   let previous = -1;
   eachWord(text, (s, start, end) => {
     let h = FNV_OFFSET;
@@ -66,18 +55,66 @@ export function embed(text: string): Vector {
     }
     h >>>= 0;
     if (isStopword(h, s, start, end)) return true;
-    add(h, 1);
-    if (previous >= 0) bigrams.push(pair >>> 0);
+    n = addFeature(n, h, 1);
+    if (previous >= 0) {
+      bigrams = room(bigrams, pairs + 1);
+      bigrams[pairs++] = pair >>> 0;
+    }
     previous = h;
     return true;
   });
-  for (const h of bigrams) add(h, BIGRAM_WEIGHT);
+  for (let i = 0; i < pairs; i++) n = addFeature(n, bigrams[i]!, BIGRAM_WEIGHT);
   let norm = 0;
-  for (const b of buckets) slot[b] = 0;
-  for (const w of weights) norm += w * w;
+  for (let i = 0; i < n; i++) {
+    slot[sumBuckets[i]!] = 0;
+    norm += sumWeights[i]! * sumWeights[i]!;
+  }
   norm = Math.sqrt(norm);
-  for (let i = 0; i < weights.length; i++) weights[i] = weights[i]! / norm;
+  // Sized once: the vector is kept as long as its message is stored.
+  const buckets = new Array<number>(n);
+  const weights = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    buckets[i] = sumBuckets[i]!;
+    weights[i] = sumWeights[i]! / norm;
+  }
   return { buckets, weights };
+}
+
+/**
+ * Adds a feature's weight to its bucket among the `n` buckets summed so far
+ * (a new one the first time the text meets the bucket); returns how many
+ * there are now.
+ */
+function addFeature(n: number, hash: number, weight: number): number {
+  const b = hash % EMBED_BUCKETS;
+  const at = slot[b]!;
+  if (at) {
+    sumWeights[at - 1]! += weight;
+    return n;
+  }
+  sumBuckets = room(sumBuckets, n + 1);
+  sumWeights = room(sumWeights, n + 1);
+  sumBuckets[n] = b;
+  sumWeights[n] = weight;
+  slot[b] = n + 1;
+  return n + 1;
+}
+
+/**
+ * Scratch lists of `embed`, reused from text to text (grown, never shrunk):
+ * the buckets summed so far with their weights, and the bigram hashes held
+ * until the text's words are done (unsigned, as hashes are).
+ */
+let sumBuckets: Int32Array = new Int32Array(256);
+let sumWeights: Float64Array = new Float64Array(256);
+let bigrams: Uint32Array = new Uint32Array(256);
+
+/** `a` if it holds `n` items, else a copy with room for them (at least twice as long, so appending stays linear). */
+export function room<A extends Int32Array | Uint32Array | Float64Array>(a: A, n: number): A {
+  if (n <= a.length) return a;
+  const b = new (a.constructor as new (length: number) => A)(Math.max(n, 2 * a.length));
+  b.set(a);
+  return b;
 }
 
 /** Cosine similarity of two normalised vectors (0 when either is empty), summed in the shorter one's order. */
@@ -113,12 +150,15 @@ function fnv1aStep(h: number, unit: number): number {
   return Math.imul(h ^ unit, 0x01000193);
 }
 
-/** Stopwords by hash, so a word is checked without being copied out of the text. */
-const STOP_HASHES = new Map<number, string[]>();
-for (const w of STOPWORDS) STOP_HASHES.set(fnv1a(w), [...(STOP_HASHES.get(fnv1a(w)) ?? []), w]);
+/** Stopwords by the low bits of their hash, so a word is checked with one load, without being copied out of the text. */
+const STOP_BITS = 0xfff;
+const STOP_SLOTS: (readonly string[] | undefined)[] = Array.from({ length: STOP_BITS + 1 }, () => undefined);
+for (const w of STOPWORDS) STOP_SLOTS[fnv1a(w) & STOP_BITS] = [...(STOP_SLOTS[fnv1a(w) & STOP_BITS] ?? []), w];
 
 /** Whether the span [start, end) of `s`, whose hash is `h`, is a stopword. */
 function isStopword(h: number, s: string, start: number, end: number): boolean {
-  const candidates = STOP_HASHES.get(h);
-  return candidates !== undefined && candidates.some((w) => w.length === end - start && s.startsWith(w, start));
+  const candidates = STOP_SLOTS[h & STOP_BITS];
+  if (candidates === undefined) return false;
+  for (const w of candidates) if (w.length === end - start && s.startsWith(w, start)) return true;
+  return false;
 }

@@ -1,4 +1,4 @@
-import type { Vector } from './embedder.js';
+import { EMBED_BUCKETS, room, type Vector } from './embedder.js';
 
 /** One stored entry: what was stored, its embedding, when (simulated seconds) and in which order. */
 export interface Stored<T> {
@@ -14,37 +14,47 @@ export interface Hit<T> {
   score: number;
 }
 
-/** An entry with the search's scratch fields: its score in the search numbered `round`. */
+/** An entry with its place in the index. */
 interface Entry<T> extends Stored<T> {
-  live: boolean;
-  round: number;
-  score: number;
+  slot: number;
 }
-
-/** The entries that hold one bucket, with their weight in it (parallel lists). */
-interface Posting<T> {
-  entries: Entry<T>[];
-  weights: number[];
-}
-
-/** Whether a scored entry ranks before a hit: a higher score, or the same score and newer. */
-const before = (e: Entry<unknown>, h: Hit<unknown>) => e.score > h.score || (e.score === h.score && e.seq > h.entry.seq);
 
 /**
  * A vector store for the lexical embedding, oldest entry first. Search goes
  * through an inverted index (bucket → entries with their weights), so a query
  * costs what it shares with the store, not one cosine per stored entry; each
- * entry's score accumulates on the entry itself, in the query's bucket order
- * (so the sum is the same float as a cosine taken in that order).
+ * entry's score accumulates in the query's bucket order (so the sum is the
+ * same float as a cosine taken in that order). Weights are positive, as the
+ * lexical embedding's are, and a product of two never rounds to 0 (a weight
+ * is at least 0.5 over the norm, which is at most 1.5 × the text's length),
+ * so a score of 0 means not scored yet.
+ *
+ * The index is numbers in typed arrays that double when full: each entry has
+ * a slot (the order it was indexed in), each (entry, bucket) pair a cell, and
+ * each bucket a chain of its cells, newest first. Adding a message then
+ * allocates nothing per bucket and leaves the garbage collector nothing to
+ * trace or copy.
  */
 export class VectorStore<T> {
   private entries: Entry<T>[] = [];
-  private readonly postings = new Map<number, Posting<T>>();
+  /** Entries by slot; a dropped entry's slot is emptied, and its cells stay until the index is rebuilt. */
+  private slots: (Entry<T> | undefined)[] = [];
+  /** By slot: the score the current search has summed so far (0 between searches). */
+  private scores = new Float64Array(64);
+  /** The slots a search scored (as many as there are slots at most), reused from search to search. */
+  private touched = new Int32Array(64);
+  /**
+   * Bucket → its newest cell. Every bucket has its place (4 bytes each, 1 MB a
+   * store): cheaper than hashing the bucket twice for each one a message adds.
+   */
+  private readonly heads = new Int32Array(EMBED_BUCKETS);
+  /** By cell: its entry's slot, the entry's weight in the bucket, and the bucket's next (older) cell. Cell 0 is none: it ends a chain. */
+  private cellSlot = new Int32Array(1024);
+  private cellWeight = new Float64Array(1024);
+  private cellNext = new Int32Array(1024);
+  private cells = 1;
   private removed = 0;
   private seq = 0;
-  private round = 0;
-  /** The entries a search scored, reused from search to search. */
-  private readonly touched: Entry<T>[] = [];
 
   /** Entries in the order they were stored. */
   get all(): readonly Stored<T>[] {
@@ -52,7 +62,7 @@ export class VectorStore<T> {
   }
 
   add(value: T, vector: Vector, time: number): Stored<T> {
-    const entry: Entry<T> = { value, vector, time, seq: this.seq++, live: true, round: 0, score: 0 };
+    const entry: Entry<T> = { value, vector, time, seq: this.seq++, slot: 0 };
     this.entries.push(entry);
     this.index(entry);
     return entry;
@@ -75,12 +85,12 @@ export class VectorStore<T> {
     let gone = 0;
     for (const e of this.entries) {
       if (match(e.value)) {
-        e.live = false;
+        this.slots[e.slot] = undefined;
         gone++;
       }
     }
     if (!gone) return 0;
-    this.entries = this.entries.filter((e) => e.live);
+    this.entries = this.entries.filter((e) => this.slots[e.slot] !== undefined);
     this.removed += gone;
     this.compact();
     return gone;
@@ -96,49 +106,52 @@ export class VectorStore<T> {
    * first, ties to the newer entry; entries `skip` accepts are passed over.
    */
   best(query: Vector, k: number, skip?: (entry: Stored<T>) => boolean): Hit<T>[] {
-    const round = ++this.round;
-    const touched = this.touched;
-    touched.length = 0;
+    const { scores, heads, cellSlot, cellWeight, cellNext, touched } = this;
+    let n = 0;
     for (let q = 0; q < query.buckets.length; q++) {
-      const posting = this.postings.get(query.buckets[q]!);
-      if (!posting) continue;
       const weight = query.weights[q]!;
-      const { entries, weights } = posting;
-      for (let i = 0; i < entries.length; i++) {
-        const e = entries[i]!;
-        if (!e.live) continue;
-        if (e.round !== round) {
-          e.round = round;
-          e.score = weight * weights[i]!;
-          touched.push(e);
-        } else e.score += weight * weights[i]!;
+      for (let c = heads[query.buckets[q]!]!; c; c = cellNext[c]!) {
+        const slot = cellSlot[c]!;
+        if (scores[slot] === 0) touched[n++] = slot;
+        scores[slot]! += weight * cellWeight[c]!;
       }
     }
-    // Keep the best k in order as they come: k is small, the touched list may not be.
+    // Keep the best k in order as they come (k is small, the touched list may not be), and zero the scores again.
     const top: Hit<T>[] = [];
-    for (const e of touched) {
-      if (!(e.score > 0) || (top.length >= k && !before(e, top[top.length - 1]!)) || skip?.(e)) continue;
+    for (let i = 0; i < n; i++) {
+      const slot = touched[i]!;
+      const score = scores[slot]!;
+      scores[slot] = 0;
+      const entry = this.slots[slot];
+      if (!entry || !(score > 0) || (top.length >= k && !before(score, slot, top[top.length - 1]!)) || skip?.(entry)) continue;
       let at = top.length;
-      while (at > 0 && before(e, top[at - 1]!)) at--;
-      top.splice(at, 0, { entry: e, score: e.score });
+      while (at > 0 && before(score, slot, top[at - 1]!)) at--;
+      top.splice(at, 0, { entry, score });
       if (top.length > k) top.pop();
     }
     return top;
   }
 
   private index(entry: Entry<T>): void {
+    const slot = (entry.slot = this.slots.length);
+    this.slots.push(entry);
+    this.scores = room(this.scores, slot + 1);
+    this.touched = room(this.touched, slot + 1);
     const { buckets, weights } = entry.vector;
+    this.cellSlot = room(this.cellSlot, this.cells + buckets.length);
+    this.cellWeight = room(this.cellWeight, this.cells + buckets.length);
+    this.cellNext = room(this.cellNext, this.cells + buckets.length);
     for (let i = 0; i < buckets.length; i++) {
-      const posting = this.postings.get(buckets[i]!);
-      if (posting) {
-        posting.entries.push(entry);
-        posting.weights.push(weights[i]!);
-      } else this.postings.set(buckets[i]!, { entries: [entry], weights: [weights[i]!] });
+      const cell = this.cells++;
+      this.cellSlot[cell] = slot;
+      this.cellWeight[cell] = weights[i]!;
+      this.cellNext[cell] = this.heads[buckets[i]!]!;
+      this.heads[buckets[i]!] = cell;
     }
   }
 
   private drop(n: number): void {
-    for (let i = 0; i < n; i++) this.entries[i]!.live = false;
+    for (let i = 0; i < n; i++) this.slots[this.entries[i]!.slot] = undefined;
     this.entries = this.entries.slice(n);
     this.removed += n;
     this.compact();
@@ -147,9 +160,14 @@ export class VectorStore<T> {
   /** Rebuilds the index once dropped entries outnumber live ones, so it stays proportional to the store. */
   private compact(): void {
     if (this.removed > this.entries.length) {
-      this.postings.clear();
+      this.slots = [];
+      this.heads.fill(0);
+      this.cells = 1;
       for (const e of this.entries) this.index(e);
       this.removed = 0;
     }
   }
 }
+
+/** Whether a slot's score ranks before a hit: a higher score, or the same score and newer (slots follow the order entries were stored in). */
+const before = (score: number, slot: number, h: Hit<unknown>) => score > h.score || (score === h.score && slot > (h.entry as Entry<unknown>).slot);
