@@ -70,6 +70,9 @@ turns:
     // Only the tool result matches (held, customs); its call, which shares no word with the query, comes with it.
     expect(labels(t3.messages)).toEqual(['r:call1', 'r:tool1', 'u3']);
     expect(t3.messages[0]!.content).toBe('Earlier (turn 1, tool call): lookup_order({"customer":"me"})');
+    // Stored in order u1, call1, tool1, a1, u2, a2; maxItems 4 evicts u1 and call1. tool1 is still the best
+    // match, but a result without its call is not sent: nothing is retrieved (and no fallback: the score was high).
+    expect(labels(trace(c, 'retrieval:recent=0,topK=1,maxItems=4')[2]!.calls[0]!.messages)).toEqual(['u3']);
   });
 });
 

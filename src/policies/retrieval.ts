@@ -112,15 +112,26 @@ export const retrieval: Policy = {
       return { retrieved, verbatim: recent };
     }
 
+    // Stored tool calls and results by call id, in the order they were stored (an id may recur).
+    const callsById = new Map<string, Item[]>();
+    const resultsById = new Map<string, Item[]>();
+    const remember = (byId: Map<string, Item[]>, id: string, item: Item) => {
+      const list = byId.get(id);
+      if (list) list.push(item);
+      else byId.set(id, [item]);
+    };
+    /** The oldest of the items stored under an id that is still in the store. */
+    const firstStored = (byId: Map<string, Item[]>, id: string | undefined) => (id === undefined ? undefined : byId.get(id)?.find((item) => store.has(item)));
+
     /** The tool call and all its results that an item belongs to ([item] when it is neither); undefined when a part is no longer stored. */
     function toolGroup(item: Item): Item[] | undefined {
       const m = item.value;
       if (m.role === 'tool') {
-        const call = store.find((x) => x.toolCalls?.some((c) => c.id === m.toolCallId) ?? false);
+        const call = firstStored(callsById, m.toolCallId);
         return call && toolGroup(call);
       }
       if (!m.toolCalls?.length) return [item];
-      const results = m.toolCalls.map((c) => store.find((x) => x.role === 'tool' && x.toolCallId === c.id));
+      const results = m.toolCalls.map((c) => firstStored(resultsById, c.id));
       return results.every((r) => r !== undefined) ? [item, ...(results as Item[])] : undefined;
     }
 
@@ -150,7 +161,9 @@ export const retrieval: Policy = {
           // The user message was embedded as the query: stored, not embedded twice.
           const reused = query?.message === message ? query.vector : undefined;
           if (!reused) embedded += tokens.text(text);
-          store.add(message, reused ?? embed(text), info.time);
+          const item = store.add(message, reused ?? embed(text), info.time);
+          for (const c of message.toolCalls ?? []) remember(callsById, c.id, item);
+          if (message.role === 'tool' && message.toolCallId !== undefined) remember(resultsById, message.toolCallId, item);
         }
         store.keepNewest(params.maxItems as number);
         history.add(exchange);

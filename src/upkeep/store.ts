@@ -96,9 +96,9 @@ export class VectorStore<T> {
     return gone;
   }
 
-  /** The first stored entry that matches. */
-  find(match: (value: T) => boolean): Stored<T> | undefined {
-    return this.entries.find((e) => match(e.value));
+  /** Whether an entry this store returned is still stored. */
+  has(entry: Stored<T>): boolean {
+    return this.slots[(entry as Entry<T>).slot] === entry;
   }
 
   /**
