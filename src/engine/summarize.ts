@@ -13,8 +13,7 @@ const NOTHING_STORED: ConversationEnd = { zombies: [], storedBytes: 0 };
 /** Nearest-rank percentile of unsorted numbers (0 for none). */
 export function percentile(values: readonly number[], p: number): number {
   if (!values.length) return 0;
-  // A typed array sorts numbers natively, without a comparator call per pair.
-  const sorted = Float64Array.from(values).sort();
+  const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 

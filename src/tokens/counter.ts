@@ -164,8 +164,8 @@ export class TokenCounter {
  */
 export class PromptTokens {
   private last: readonly Message[] = [];
-  /** sums[i] = tokens of the last prompt's first i messages (the table only grows, so it is not reallocated each call). */
-  private sums = new Float64Array(64);
+  /** sums[i] = tokens of the last prompt's first i messages (the list only grows, so it is not reallocated each call). */
+  private readonly sums: number[] = [0];
 
   constructor(private readonly tokens: TokenCounter) {}
 
@@ -174,12 +174,8 @@ export class PromptTokens {
     const limit = Math.min(last.length, messages.length);
     let shared = 0;
     while (shared < limit && messages[shared] === last[shared]) shared++;
-    if (messages.length >= this.sums.length) {
-      const grown = new Float64Array(Math.max(messages.length + 1, 2 * this.sums.length));
-      grown.set(this.sums.subarray(0, shared + 1));
-      this.sums = grown;
-    }
     const sums = this.sums;
+    // Entries past the prompt's end are stale, never read: writing by index keeps the list from shrinking.
     for (let i = shared; i < messages.length; i++) sums[i + 1] = sums[i]! + this.tokens.message(messages[i]!);
     this.last = messages;
     return this.tokens.overhead.replyPriming + sums[messages.length]!;
