@@ -99,10 +99,10 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
   const turns = req.folded.map((m) => m.turn).filter((t): t is number => t !== undefined);
   const firstTurn = previous?.firstTurn ?? Math.min(...turns, Infinity);
   const lastTurn = Math.max(previous?.lastTurn ?? 0, ...turns);
-  const { hidden } = prepared(req.hidden);
+  const values = prepared(req.hidden);
   const quotes = [...(previous?.quotes ?? []), ...(req.injected ?? []).map(quoteSentence)];
-  const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, prepared(req.hidden))];
-  const { content, topics } = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, quotes, allTopics, hidden });
+  const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, values)];
+  const { content, topics } = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, quotes, allTopics, hidden: values.hidden });
 
   const message: Message = { role: 'system', content, origin: 'summary' };
   const call: UpkeepCall = {
