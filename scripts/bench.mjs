@@ -12,7 +12,8 @@
  * ≈ 60 and assistant ≈ 120 tokens (o200k_base), every registered policy with
  * its defaults, model gpt-4o-mini. Each row runs in its own process (so peak
  * RSS is that row's), started with scripts/bench-timer.mjs preloaded, which
- * times every js-tiktoken encode call in every thread. Records are not held:
+ * times token counting (ctxsim's text counter, and direct js-tiktoken encode
+ * calls) in every thread. Records are not held:
  * each scenario's go to the record files as `ctxsim run` writes them.
  *
  * Rows:
@@ -24,10 +25,9 @@
  *   messages until the window-tokens budget (2,000) fits — one policy; run on
  *   a sample of conversations and extrapolated per turn·policy
  * - trimMessages (@langchain/core) computing the same 2,000-token windows
- *   (strategy last, start on a user message, system kept) with a token counter
- *   over the same o200k_base encoding and chat overhead, memoized per text
- *   (so it is charged for its algorithm, not for tokenizing again); sample,
- *   extrapolated
+ *   (strategy last, start on a user message, system kept) with ctxsim's text
+ *   counter (o200k_base) and chat overhead, memoized per text (so it is
+ *   charged for its algorithm, not for tokenizing again); sample, extrapolated
  *
  * Writes the table as markdown (default bench/results.md, or
  * bench/results-quick.md with --quick) and prints it.
@@ -187,12 +187,12 @@ async function runNaive(conversations) {
 }
 
 async function runTrim(conversations) {
-  const enc = await encoder();
+  const measure = (await dist('tokens/encoding.js')).textMeasure('o200k_base');
   const { trimMessages, HumanMessage, AIMessage, SystemMessage, ToolMessage } = await import('@langchain/core/messages');
   const memo = new Map();
   const text = (s) => {
     let n = memo.get(s);
-    if (n === undefined) memo.set(s, (n = enc.encode(s, [], []).length));
+    if (n === undefined) memo.set(s, (n = measure(s).tokens));
     return n;
   };
   const role = (m) => ({ human: 'user', ai: 'assistant', system: 'system', tool: 'tool' })[m.getType()];

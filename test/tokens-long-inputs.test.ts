@@ -5,7 +5,7 @@ import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
 import { runStudy } from '../src/engine/run.js';
 import { turnsCsv } from '../src/report/csv.js';
-import { boundedCounter, countByPieces, estimateTokens, LIMITS } from '../src/tokens/bounded.js';
+import { BoundedCounter, countByPieces, estimateTokens, LIMITS } from '../src/tokens/bounded.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { textMeasure, tokenizer } from '../src/tokens/encoding.js';
 import { conversation, variant } from './_policies.js';
@@ -79,27 +79,49 @@ describe('exact counting is js-tiktoken’s count', () => {
     // 300,000 characters: about 70,000 pieces, over the budget as one call; about 1,000 distinct, well within it.
     const prose = KINDS.prose!(seedrandom('prose'), 300_000);
     const seen: string[] = [];
-    const count = boundedCounter((t) => {
-      seen.push(t);
-      return encodeLength(t);
-    }, pattern);
-    expect(count(prose)).toEqual({ tokens: encodeLength(prose), estimated: false });
+    const counter = new BoundedCounter(() => ({
+      encodeLength: (t) => {
+        seen.push(t);
+        return encodeLength(t);
+      },
+      pattern,
+    }));
+    expect(counter.count(prose)).toEqual({ tokens: encodeLength(prose), estimated: false });
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.length).toBeLessThan(2000);
   });
 
-  it('a short text is one call; a text with a long run is scanned first', () => {
+  it('short texts are counted piece by piece, each distinct piece through the tokenizer once across texts', () => {
+    const { encodeLength, pattern } = tokenizer('o200k_base');
     const calls: string[] = [];
-    const count = boundedCounter((t) => {
-      calls.push(t);
-      return t.length;
-    }, tokenizer('o200k_base').pattern);
-    count('hello world');
-    expect(calls).toEqual(['hello world']);
-    // 300 units, no run of 32: still one call.
-    count('word '.repeat(60));
-    expect(calls).toHaveLength(2);
-    expect(calls[1]).toBe('word '.repeat(60));
+    const counter = new BoundedCounter(() => ({
+      encodeLength: (t) => {
+        calls.push(t);
+        return encodeLength(t);
+      },
+      pattern,
+    }));
+    const texts = ['Hello world, my order is A-1234.', 'hello world again', 'Hello  world\n\nmy order is A-1234!', 'word '.repeat(60), `${'x'.repeat(70)} world`];
+    for (const t of texts) expect(counter.count(t)).toEqual({ tokens: encodeLength(t), estimated: false });
+    expect(new Set(calls).size).toBe(calls.length);
+    // " world" was met in the first text: later texts do not send it again.
+    expect(calls.filter((c) => c === ' world')).toHaveLength(1);
+    // A piece longer than the memo's limit is encoded each time it is met.
+    counter.count(`${'x'.repeat(70)}`);
+    expect(calls.filter((c) => c === 'x'.repeat(70))).toHaveLength(2);
+  });
+
+  it('counts piece by piece equal js-tiktoken on whole texts, whatever was counted before (property)', () => {
+    for (const name of ['o200k_base', 'cl100k_base'] as const) {
+      const { encodeLength } = tokenizer(name);
+      const counter = new BoundedCounter(() => tokenizer(name));
+      fc.assert(
+        fc.property(fc.oneof(trickyText, withRuns), (text) => {
+          expect(counter.count(text)).toEqual({ tokens: encodeLength(text), estimated: false });
+        }),
+        { seed: 7, numRuns: 400 },
+      );
+    }
   });
 });
 

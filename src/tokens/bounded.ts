@@ -21,6 +21,12 @@ export interface TokenCount {
 /** Counts the tokens of a text through the tokenizer (no bounds). */
 export type EncodeLength = (text: string) => number;
 
+/** An encoding's tokenizer without bounds, and its pre-tokenizer pattern (`pat_str`). */
+export interface Tokenizer {
+  encodeLength: EncodeLength;
+  pattern: string;
+}
+
 /** The knobs of bounded counting. */
 export interface Limits {
   /** Texts up to this many UTF-16 units are encoded in one call, unscanned. */
@@ -77,45 +83,99 @@ interface Pieces {
   distinct: Map<string, number> | undefined;
 }
 
+/** Pieces up to this many UTF-16 units are remembered with their count (longer ones are rare and would hold memory). */
+const MEMO_PIECE = 64;
+/** Distinct pieces remembered at most; the memo starts afresh beyond (counts are exact either way). */
+const MEMO_SIZE = 1 << 17;
+
 /**
- * Makes a counter that spends at most about `limits.budget` of BPE work on
- * one text. `pattern` is the encoding's pre-tokenizer (`pat_str`).
+ * Counts texts in bounded time, spending at most about `limits.budget` of
+ * BPE work on one text. `load` gives the tokenizer; it is called on the
+ * first text, not before (loading an encoding takes about a second).
+ *
+ * Whether a text is counted exactly or estimated depends on the text alone.
+ * Exact counts are sums over pre-tokenized pieces, and each short piece goes
+ * through the tokenizer once: chat text repeats its words, so most pieces of
+ * a new text were met before (a text's count is the sum of its pieces'
+ * counts, see the top of this file).
  *
  * Phases, cheapest first:
- * 1. a short text, or a medium one without long runs: one `encode` (exact);
- * 2. scan the pieces; their total work within budget: one `encode` (exact);
- * 3. the distinct pieces' work within budget: each distinct piece once (exact);
+ * 1. a short text, or a medium one without long runs: exact, piece by piece;
+ * 2. scan the pieces; their total work within budget: exact, piece by piece;
+ * 3. the distinct pieces' work within budget: exact, each distinct piece once;
  * 4. otherwise estimate: long pieces from evenly spaced windows (tokens per
  *    byte × bytes), the rest from a systematic sample of segments cut at
  *    piece boundaries (tokens per byte of the sample × bytes).
  */
-export function boundedCounter(encodeLength: EncodeLength, pattern: string, limits: Readonly<Limits> = LIMITS): (text: string) => TokenCount {
-  const re = new RegExp(pattern, 'gu');
-  return (text) => {
-    if (text.length <= limits.shortText || (text.length <= limits.mediumText && !hasRun(text, limits.run))) {
-      return { tokens: encodeLength(text), estimated: false };
+export class BoundedCounter {
+  private encodeLength: EncodeLength = () => 0;
+  private re = /$/g;
+  private loaded = false;
+  /** Tokens of each short piece met so far. */
+  private readonly memo = new Map<string, number>();
+
+  constructor(
+    private readonly load: () => Tokenizer,
+    private readonly limits: Readonly<Limits> = LIMITS,
+  ) {}
+
+  count(text: string): TokenCount {
+    if (!this.loaded) {
+      const t = this.load();
+      this.encodeLength = t.encodeLength;
+      this.re = new RegExp(t.pattern, 'gu');
+      this.loaded = true;
     }
-    const pieces = scan(re, text, limits.budget);
-    if (pieces.all <= limits.budget) return { tokens: encodeLength(text), estimated: false };
-    if (pieces.distinct) return { tokens: sumDistinct(pieces.distinct, encodeLength), estimated: false };
-    return { tokens: Math.round(estimate(text, pieces, limits, encodeLength)), estimated: true };
-  };
+    const { limits } = this;
+    if (text.length <= limits.shortText || (text.length <= limits.mediumText && !hasRun(text, limits.run))) {
+      return { tokens: this.byPieces(text), estimated: false };
+    }
+    const pieces = scan(this.re, text, limits.budget);
+    if (pieces.all <= limits.budget) {
+      let tokens = 0;
+      for (let i = 0; i < pieces.start.length; i++) tokens += this.piece(text.slice(pieces.start[i], pieces.end[i]));
+      return { tokens, estimated: false };
+    }
+    if (pieces.distinct) {
+      let tokens = 0;
+      for (const [piece, times] of pieces.distinct) tokens += this.piece(piece) * times;
+      return { tokens, estimated: false };
+    }
+    return { tokens: Math.round(estimate(text, pieces, limits, this.encodeLength)), estimated: true };
+  }
+
+  private byPieces(text: string): number {
+    const re = this.re;
+    let tokens = 0;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) tokens += this.piece(m[0]);
+    return tokens;
+  }
+
+  /** Tokens of one piece: remembered when short. */
+  private piece(piece: string): number {
+    if (piece.length > MEMO_PIECE) return this.encodeLength(piece);
+    let n = this.memo.get(piece);
+    if (n === undefined) {
+      n = this.encodeLength(piece);
+      if (this.memo.size >= MEMO_SIZE) this.memo.clear();
+      // A copy: the piece as matched shares the memory of its whole text.
+      this.memo.set(`${piece} `.slice(0, -1), n);
+    }
+    return n;
+  }
 }
 
-/** Phase 3 alone, for tests: the sum over distinct pieces of tokens × occurrences (no budget). */
+/** Phase 3 alone, for tests: the sum over distinct pieces of tokens × occurrences (no budget, no memo). */
 export function countByPieces(encodeLength: EncodeLength, pattern: string, text: string): number {
-  return sumDistinct(scan(new RegExp(pattern, 'gu'), text, Infinity).distinct!, encodeLength);
+  let tokens = 0;
+  for (const [piece, times] of scan(new RegExp(pattern, 'gu'), text, Infinity).distinct!) tokens += encodeLength(piece) * times;
+  return tokens;
 }
 
 /** Phase 4 alone, for tests: the estimate under `limits` (exact when the budget covers everything). */
 export function estimateTokens(encodeLength: EncodeLength, pattern: string, text: string, limits: Readonly<Limits> = LIMITS): number {
   return Math.round(estimate(text, scan(new RegExp(pattern, 'gu'), text, 0), limits, encodeLength));
-}
-
-function sumDistinct(distinct: ReadonlyMap<string, number>, encodeLength: EncodeLength): number {
-  let tokens = 0;
-  for (const [piece, times] of distinct) tokens += encodeLength(piece) * times;
-  return tokens;
 }
 
 /** Scans the pieces of a text; keeps the distinct ones while they fit `budget`. */

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { boundedCounter, type EncodeLength, type TokenCount } from './bounded.js';
+import { BoundedCounter, type TokenCount, type Tokenizer } from './bounded.js';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base' | 'chars4';
 export const ENCODINGS: readonly EncodingName[] = ['o200k_base', 'cl100k_base', 'chars4'];
@@ -46,12 +46,6 @@ export type TextMeasure = (text: string) => TokenCount;
 
 const requireCjs = createRequire(import.meta.url);
 
-/** An encoding's tokenizer without bounds, and its pre-tokenizer pattern (`pat_str`). */
-export interface Tokenizer {
-  encodeLength: EncodeLength;
-  pattern: string;
-}
-
 const tokenizers = new Map<EncodingName, Tokenizer>();
 
 /** Loads an encoding's BPE ranks (seconds; once per process) and returns its unbounded tokenizer. */
@@ -70,22 +64,17 @@ export function tokenizer(name: Exclude<EncodingName, 'chars4'>): Tokenizer {
 const measures = new Map<EncodingName, TextMeasure>();
 
 /**
- * The bounded counter of an encoding (no memo). The BPE ranks are loaded on
- * the first text, not before, so a run served from the token cache never
- * loads them. `chars4` is max(1, floor(len/4)).
+ * The bounded counter of an encoding (no memo of whole texts; one per process
+ * and encoding, so its pieces are shared by every run). The BPE ranks are
+ * loaded on the first text, not before, so a run served from the token cache
+ * never loads them. `chars4` is max(1, floor(len/4)).
  */
 export function textMeasure(name: EncodingName): TextMeasure {
   if (name === 'chars4') return (text) => ({ tokens: Math.max(1, Math.floor(text.length / 4)), estimated: false });
   let m = measures.get(name);
   if (!m) {
-    let bounded: TextMeasure | undefined;
-    m = (text) => {
-      if (!bounded) {
-        const t = tokenizer(name);
-        bounded = boundedCounter(t.encodeLength, t.pattern);
-      }
-      return bounded(text);
-    };
+    const bounded = new BoundedCounter(() => tokenizer(name));
+    m = (text) => bounded.count(text);
     measures.set(name, m);
   }
   return m;
