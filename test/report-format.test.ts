@@ -25,6 +25,28 @@ describe('number formats', () => {
     );
   });
 
+  it('prints amounts near the limit of exact doubles as bigint arithmetic does (property)', () => {
+    const definition = (p: bigint, d: number) => {
+      const scale = 10n ** BigInt(12 - d);
+      const units = ((p < 0n ? -p : p) + scale / 2n) / scale;
+      return `${p < 0n ? '-' : ''}${units / 10n ** BigInt(d)}${d ? `.${(units % 10n ** BigInt(d)).toString().padStart(d, '0')}` : ''}`;
+    };
+    const safe = BigInt(Number.MAX_SAFE_INTEGER);
+    // Below and just above 2^53, small amounts, and exact halves of every unit (the rounding edge).
+    const amount = fc.oneof(
+      fc.bigInt({ min: -safe - 10n, max: safe + 10n }),
+      fc.bigInt({ min: safe - 100_000n, max: safe + 10n }),
+      fc.bigInt({ min: -1_000_000n, max: 1_000_000n }),
+      fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 15n / 2n }), fc.integer({ min: 0, max: 12 })).map(([k, d]) => k * 10n ** BigInt(12 - d) + 10n ** BigInt(12 - d) / 2n),
+    );
+    fc.assert(
+      fc.property(amount, fc.integer({ min: 0, max: 12 }), (p, d) => {
+        expect(usd(p, d)).toBe(definition(p, d));
+      }),
+      { seed: 42, numRuns: 5000 },
+    );
+  });
+
   it('groups thousands', () => {
     expect(grouped(0)).toBe('0');
     expect(grouped(999)).toBe('999');

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { executeStudy, studyFromFlags } from '../src/cli/_study.js';
 import { resultsMeta } from '../src/cli/run.js';
-import { csvRows, VIOLATION_COLUMNS } from '../src/report/csv.js';
+import { LineFile } from '../src/cli/_records.js';
+import { csvHeader, csvRow, csvRows, VIOLATION_COLUMNS } from '../src/report/csv.js';
 import { reportFiles } from '../src/report/outputs.js';
 import type { ViolationRecord } from '../src/types.js';
 import { capture } from './_io.js';
@@ -81,24 +82,41 @@ describe('ctxsim run into a folder: streamed files equal the in-memory ones', ()
   });
 });
 
-describe('CSV written in batches', () => {
+describe('CSV written row by row', () => {
   it('has the bytes of one call: header once, formulas escaped, quoting per cell', () => {
     // Cells that need escaping or quoting: formula starts, separators, quotes, line breaks.
     const cell = fc.stringMatching(/^[=+\-@a-z,"\n\t ]{0,6}$/);
     const row = fc.record({ scenario: cell, policy: cell, turn: fc.nat(99), rule: cell, detail: cell, call: fc.constantFrom('main' as const, 'upkeep' as const) });
     fc.assert(
-      fc.property(fc.array(row, { maxLength: 12 }), fc.array(fc.nat(5), { minLength: 1, maxLength: 6 }), (rows, cuts) => {
+      fc.property(fc.array(row, { maxLength: 12 }), (rows) => {
         const records = rows as unknown as ViolationRecord[];
-        let text = '';
-        let at = 0;
-        for (let k = 0; k === 0 || at < records.length; k++) {
-          const n = cuts[k % cuts.length]! + 1;
-          text += csvRows(VIOLATION_COLUMNS, records.slice(at, at + n), k === 0);
-          at += n;
-        }
+        let text = csvHeader(VIOLATION_COLUMNS);
+        for (const r of records) text += csvRow(VIOLATION_COLUMNS, r);
         expect(text).toBe(csvRows(VIOLATION_COLUMNS, records));
       }),
       { seed: 42, numRuns: 200 },
+    );
+  });
+});
+
+describe('a file written line by line through its buffer', () => {
+  it('holds every line in order: short ones, non-ASCII ones, and lines longer than the buffer', () => {
+    const path = join(tmp, 'lines.txt');
+    const line = fc.oneof(
+      fc.string({ unit: 'grapheme', maxLength: 40 }),
+      fc.constantFrom('é'.repeat(200_000), 'x'.repeat(400_000), '中'.repeat(349_526), 'a'.repeat(1_100_000)),
+    );
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 30 }), (lines) => {
+        const fd = openSync(path, 'w');
+        const file = new LineFile(fd);
+        for (const l of lines) file.write(l);
+        file.flush();
+        closeSync(fd);
+        expect(file.lines).toBe(lines.length);
+        expect(readFileSync(path, 'utf8')).toBe(lines.join(''));
+      }),
+      { seed: 42, numRuns: 30 },
     );
   });
 });

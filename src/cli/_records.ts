@@ -2,16 +2,16 @@ import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
 import type { RecordSink, ScenarioRecords } from '../engine/run.js';
 import { byPolicy } from '../engine/summarize.js';
 import { DigestBuilder, type Reported } from '../report/aggregate.js';
-import { csvRows, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS, type Column } from '../report/csv.js';
-import { EMPTY_LIST, jsonRows, LIST_CLOSE, LIST_OPEN, STREAMED_LISTS, type ResultsJsonFrame } from '../report/json.js';
+import { csvHeader, csvRow, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS, type Column } from '../report/csv.js';
+import { EMPTY_LIST, jsonRow, LIST_CLOSE, LIST_OPEN, STREAMED_LISTS, type ResultsJsonFrame } from '../report/json.js';
 import type { SummaryRecord } from '../types.js';
 import type { StagedFiles } from './_io.js';
 
 /**
  * The record files of an output folder, written as the records stream in:
- * turns.csv, probes.csv and violations.csv batch by batch (the header with
- * the first), and the turns, probes and violations lists of results.json to
- * scratch files. `finish` then writes results.json: its head (policies and
+ * turns.csv, probes.csv and violations.csv row by row (the header first),
+ * and the turns, probes and violations lists of results.json to scratch
+ * files, through buffers. `finish` then writes results.json: its head (policies and
  * summary are known only at the end), each list copied from its scratch file
  * in chunks, its end. All of it goes through `staged`, so nothing is in
  * place until the folder is committed.
@@ -20,50 +20,75 @@ import type { StagedFiles } from './_io.js';
 /** The records a batch holds for these files. */
 export type RecordBatch = Pick<ScenarioRecords, 'turns' | 'probes' | 'violations'>;
 
-/** One file fed batch by batch. */
-interface Feed {
-  fd: number;
-  /** Rows written so far. */
-  rows: number;
-  /** Whether anything (a header, for a CSV file) has been written. */
-  started: boolean;
+/** Bytes a file collects before they go to disk. */
+const BUFFER = 1 << 20;
+
+/**
+ * A file written line by line through a buffer: lines are encoded into it as
+ * they come (one large string per batch would be built, flattened and
+ * encoded again), and it goes to disk when full, on `flush`.
+ */
+export class LineFile {
+  private readonly buffer = Buffer.allocUnsafe(BUFFER);
+  private at = 0;
+  /** Lines written so far. */
+  lines = 0;
+
+  constructor(readonly fd: number) {}
+
+  write(line: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (this.at + 3 * line.length > BUFFER) {
+      this.flush();
+      if (3 * line.length > BUFFER) {
+        writeFileSync(this.fd, line);
+        this.lines++;
+        return;
+      }
+    }
+    this.at += this.buffer.write(line, this.at);
+    this.lines++;
+  }
+
+  /** Writes what the buffer holds (writeFileSync on a descriptor writes at its position, and all of it). */
+  flush(): void {
+    if (this.at) writeFileSync(this.fd, this.buffer.subarray(0, this.at));
+    this.at = 0;
+  }
 }
 
-/** A CSV file fed batch by batch: the header goes with the first batch, even an empty one. */
+/** A CSV file fed batch by batch: the header first, then a line per row. */
 interface CsvFeed {
-  feed: Feed;
+  file: LineFile;
   add(batch: RecordBatch): void;
 }
 
-function csvFeed<T>(feed: Feed, columns: readonly Column<T>[], rows: (batch: RecordBatch) => readonly T[]): CsvFeed {
+function csvFeed<T>(file: LineFile, columns: readonly Column<T>[], rows: (batch: RecordBatch) => readonly T[]): CsvFeed {
+  file.write(csvHeader(columns));
   return {
-    feed,
+    file,
     add(batch) {
-      const list = rows(batch);
-      if (!list.length && feed.started) return;
-      writeFileSync(feed.fd, csvRows(columns, list, !feed.started));
-      feed.started = true;
-      feed.rows += list.length;
+      for (const r of rows(batch)) file.write(csvRow(columns, r));
     },
   };
 }
 
-/** (writeFileSync on a descriptor writes at its position, and all of it.) Bytes copied per read from a scratch file into results.json. */
+/** Bytes copied per read from a scratch file into results.json. */
 const CHUNK = 1 << 20;
 
 export class RecordFiles {
   private readonly csv: CsvFeed[];
-  private readonly json: Record<keyof RecordBatch, Feed>;
+  private readonly json: Record<keyof RecordBatch, LineFile>;
   private readonly results: string;
   private closed = false;
 
   /** Opens the files in `staged` (names: turns.csv, probes.csv, violations.csv, results.json). */
   constructor(staged: StagedFiles) {
     const fds: number[] = [];
-    const open = (path: string, flags: string): Feed => {
+    const open = (path: string, flags: string): LineFile => {
       const fd = openSync(path, flags);
       fds.push(fd);
-      return { fd, rows: 0, started: false };
+      return new LineFile(fd);
     };
     try {
       this.csv = [
@@ -88,30 +113,27 @@ export class RecordFiles {
   add(batch: RecordBatch): void {
     for (const c of this.csv) c.add(batch);
     for (const list of STREAMED_LISTS) {
-      const feed = this.json[list];
-      const rows = batch[list];
-      if (!rows.length) continue;
-      writeFileSync(feed.fd, jsonRows(rows, feed.rows === 0));
-      feed.rows += rows.length;
+      const file = this.json[list];
+      for (const r of batch[list]) file.write(jsonRow(r, file.lines === 0));
     }
   }
 
   /** Writes results.json from its frame and the streamed lists, and closes every file. */
   finish(frame: ResultsJsonFrame): void {
-    // A run without any batch still writes each CSV header.
-    for (const c of this.csv) c.add({ turns: [], probes: [], violations: [] });
+    for (const c of this.csv) c.file.flush();
     const out = openSync(this.results, 'w');
     try {
       const buffer = Buffer.allocUnsafe(CHUNK);
       for (const list of STREAMED_LISTS) {
-        const feed = this.json[list];
+        const file = this.json[list];
+        file.flush();
         writeFileSync(out, frame.before[list]);
-        if (!feed.rows) {
+        if (!file.lines) {
           writeFileSync(out, EMPTY_LIST);
           continue;
         }
         writeFileSync(out, LIST_OPEN);
-        for (let at = 0, n; (n = readSync(feed.fd, buffer, 0, CHUNK, at)) > 0; at += n) writeFileSync(out, buffer.subarray(0, n));
+        for (let at = 0, n; (n = readSync(file.fd, buffer, 0, CHUNK, at)) > 0; at += n) writeFileSync(out, buffer.subarray(0, n));
         writeFileSync(out, LIST_CLOSE);
       }
       writeFileSync(out, frame.end);
@@ -125,7 +147,7 @@ export class RecordFiles {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const feed of [...this.csv.map((c) => c.feed), ...Object.values(this.json)]) closeSync(feed.fd);
+    for (const file of [...this.csv.map((c) => c.file), ...Object.values(this.json)]) closeSync(file.fd);
   }
 }
 

@@ -30,19 +30,27 @@ export function csvLine(cells: readonly (string | number | boolean | null | unde
   return `${line}\n`;
 }
 
+/** One row as a CSV line with explicit columns (formula-like cells escaped), newline included. */
+export function csvRow<T>(columns: readonly Column<T>[], row: T): string {
+  let line = '';
+  for (let i = 0; i < columns.length; i++) line += (i ? ',' : '') + csvCell(columns[i]![1](row));
+  return `${line}\n`;
+}
+
+/** The header line of `columns`. */
+export function csvHeader<T>(columns: readonly Column<T>[]): string {
+  return csvLine(columns.map(([h]) => h));
+}
+
 /**
  * Writes rows with explicit columns; cells that a spreadsheet would run as
  * formulas are escaped. Every row ends with a newline and is written on its
- * own, so a file written in batches (the header with the first only) has the
- * bytes of one call.
+ * own, so a file written row by row (the header first) has the bytes of one
+ * call.
  */
 export function csvRows<T>(columns: readonly Column<T>[], rows: readonly T[], header = true): string {
-  let out = header ? csvLine(columns.map(([h]) => h)) : '';
-  const cells: (string | number | boolean)[] = new Array(columns.length);
-  for (const r of rows) {
-    for (let i = 0; i < columns.length; i++) cells[i] = columns[i]![1](r);
-    out += csvLine(cells);
-  }
+  let out = header ? csvHeader(columns) : '';
+  for (const r of rows) out += csvRow(columns, r);
   return out;
 }
 

@@ -5,10 +5,24 @@ const PICO_PER_USD = 1_000_000_000_000n;
 /** Pico-dollars as USD with a fixed number of decimals, rounded half away from zero. */
 export function usd(p: Pico, decimals = 8): string {
   const neg = p < 0n;
-  const abs = neg ? -p : p;
-  const units = decimals === 12 ? abs : (abs + HALF_UNIT[decimals]!) / UNIT[decimals]!;
+  let digits: string;
+  if (p >= -SAFE && p <= SAFE) {
+    // Exact in doubles (records are written by the million; bigint division is slow).
+    const abs = Math.abs(Number(p));
+    const unit = UNIT_NUMBER[decimals]!;
+    let units = Math.floor(abs / unit);
+    let rest = abs - units * unit;
+    // The quotient of doubles can be one off: correct it so 0 ≤ rest < unit.
+    if (rest < 0) (units--, (rest += unit));
+    else if (rest >= unit) (units++, (rest -= unit));
+    if (2 * rest >= unit) units++;
+    digits = String(units);
+  } else {
+    const abs = neg ? -p : p;
+    digits = (decimals === 12 ? abs : (abs + HALF_UNIT[decimals]!) / UNIT[decimals]!).toString();
+  }
   // Units of 10^-decimals USD, as digits: the last `decimals` of them are the fraction.
-  const digits = units.toString().padStart(decimals + 1, '0');
+  digits = digits.padStart(decimals + 1, '0');
   const cut = digits.length - decimals;
   return `${neg ? '-' : ''}${digits.slice(0, cut)}${decimals ? `.${digits.slice(cut)}` : ''}`;
 }
@@ -16,6 +30,8 @@ export function usd(p: Pico, decimals = 8): string {
 /** Pico-dollars per unit of 10^-d USD (d = 0 … 12), and half of it (for rounding half up). */
 const UNIT = Array.from({ length: 13 }, (_, d) => 10n ** BigInt(12 - d));
 const HALF_UNIT = UNIT.map((u) => u / 2n);
+const UNIT_NUMBER = UNIT.map(Number);
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Pico-dollars as a float of USD, for charts only. */
 export function usdNumber(p: Pico): number {

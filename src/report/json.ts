@@ -73,13 +73,19 @@ export const LIST_CLOSE = '\n ]';
 export const EMPTY_LIST = '[]';
 
 /**
- * The lines of records of a results.json list, joined by `,\n`. Batches
- * after the first (`first` false) start with that separator, so written
- * one after another they give the lines of the whole list.
+ * One record's line in a results.json list: the first of the list is the
+ * record alone, each later one starts with the `,\n` that ends the line
+ * before. Written one after another they give the lines of the whole list.
  */
+export function jsonRow(r: object, first: boolean): string {
+  return `${first ? '' : ',\n'}  ${recordJson(r)}`;
+}
+
+/** The lines of records of a results.json list, joined by `,\n` (`first` false: starting with it, to follow earlier rows). */
 export function jsonRows(rows: readonly object[], first = true): string {
-  if (!rows.length) return '';
-  return `${first ? '' : ',\n'}${rows.map((r) => `  ${recordJson(r)}`).join(',\n')}`;
+  let out = '';
+  for (let i = 0; i < rows.length; i++) out += jsonRow(rows[i]!, first && i === 0);
+  return out;
 }
 
 /** A whole list of records, one per line: compact, and a diff shows which rows changed. */
