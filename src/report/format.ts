@@ -6,7 +6,8 @@ const PICO_PER_USD = 1_000_000_000_000n;
 export function usd(p: Pico, decimals = 8): string {
   const neg = p < 0n;
   let digits: string;
-  if (p >= -SAFE && p <= SAFE) {
+  if (decimals === 12) digits = (neg ? -p : p).toString();
+  else if (p >= -SAFE && p <= SAFE) {
     // Exact in doubles (records are written by the million; bigint division is slow).
     const abs = Math.abs(Number(p));
     const unit = UNIT_NUMBER[decimals]!;
@@ -19,7 +20,7 @@ export function usd(p: Pico, decimals = 8): string {
     digits = String(units);
   } else {
     const abs = neg ? -p : p;
-    digits = (decimals === 12 ? abs : (abs + HALF_UNIT[decimals]!) / UNIT[decimals]!).toString();
+    digits = ((abs + HALF_UNIT[decimals]!) / UNIT[decimals]!).toString();
   }
   // Units of 10^-decimals USD, as digits: the last `decimals` of them are the fraction.
   digits = digits.padStart(decimals + 1, '0');

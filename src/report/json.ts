@@ -31,8 +31,11 @@ export interface ResultsDocument {
 /** Money fields are the ones whose name contains "cost" (cost, cumulativeCost, costInput, totalCost, …). */
 const isMoneyKey = (key: string) => /cost/i.test(key);
 
-/** JSON of a property name, once per name. */
+/** JSON of a property name and its colon, once per name. */
 const keys = new Map<string, string>();
+
+/** Characters JSON.stringify escapes in a string (a lone surrogate among them). */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /**
  * One record as compact JSON, money (bigint) as an exact USD string: the
@@ -40,21 +43,36 @@ const keys = new Map<string, string>();
  * field by field (records are written by the million).
  */
 export function recordJson(r: object): string {
-  const fields: string[] = [];
+  let out = '';
   for (const k in r) {
     if (!Object.hasOwn(r, k)) continue;
     const v: unknown = (r as Record<string, unknown>)[k];
     let value: string;
-    if (typeof v === 'number') value = Number.isFinite(v) ? String(v) : 'null';
-    else if (typeof v === 'bigint') value = `"${usd(v, MONEY_DECIMALS)}"`;
-    else if (typeof v === 'boolean') value = v ? 'true' : 'false';
-    else if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-    else value = JSON.stringify(v);
+    switch (typeof v) {
+      case 'number':
+        value = Number.isFinite(v) ? String(v) : 'null';
+        break;
+      case 'bigint':
+        value = `"${usd(v, MONEY_DECIMALS)}"`;
+        break;
+      case 'boolean':
+        value = v ? 'true' : 'false';
+        break;
+      case 'string':
+        value = ESCAPED.test(v) ? JSON.stringify(v) : `"${v}"`;
+        break;
+      case 'undefined':
+      case 'function':
+      case 'symbol':
+        continue;
+      default:
+        value = JSON.stringify(v);
+    }
     let key = keys.get(k);
     if (key === undefined) keys.set(k, (key = `${JSON.stringify(k)}:`));
-    fields.push(key + value);
+    out += (out ? ',' : '{') + key + value;
   }
-  return `{${fields.join(',')}}`;
+  return out ? `${out}}` : '{}';
 }
 
 /** The lists of results.json a streamed run writes as its records come, in file order; the file's head (policies, summary) is known only at the end. */
