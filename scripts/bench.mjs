@@ -129,7 +129,7 @@ async function runCtxsim(conversations) {
   let writeMs = 0;
   let turnPolicies = 0;
   const settings = { seed: 42, model: MODEL, tokenizer: 'auto' };
-  const run = await streamStudyParallel({ ...settings, conversations, policies, tokenCache: flag('--cache'), jobs }, (part, i) => {
+  const run = await streamStudyParallel({ ...settings, conversations, policies, tokenCache: flag('--cache'), jobs, recordText: true }, (part, i) => {
     const w0 = performance.now();
     files.add(part);
     kept.sink(part, i);

@@ -9,6 +9,8 @@ import { executeStudy, studyFromFlags } from '../src/cli/_study.js';
 import { resultsMeta } from '../src/cli/run.js';
 import { LineFile } from '../src/cli/_records.js';
 import { csvHeader, csvRow, csvRows, VIOLATION_COLUMNS } from '../src/report/csv.js';
+import { jsonRows } from '../src/report/json.js';
+import { recordText } from '../src/report/records.js';
 import { reportFiles } from '../src/report/outputs.js';
 import type { ViolationRecord } from '../src/types.js';
 import { capture } from './_io.js';
@@ -99,6 +101,26 @@ describe('CSV written row by row', () => {
   });
 });
 
+describe("a batch's text, as a worker thread makes it", () => {
+  it('is the UTF-8 of its CSV rows and results.json lines, however long (property)', () => {
+    const cell = fc.string({ unit: 'grapheme', maxLength: 12 });
+    const row = fc.record({ scenario: cell, policy: cell, turn: fc.nat(99), rule: cell, detail: fc.oneof(cell, fc.constant('é'.repeat(40_000))), call: fc.constantFrom('main' as const, 'upkeep' as const) });
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 40 }), (rows) => {
+        const violations = rows as unknown as ViolationRecord[];
+        const text = recordText({ turns: [], probes: [], violations });
+        const utf8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('utf8');
+        expect(utf8(text.violations.csv)).toBe(csvRows(VIOLATION_COLUMNS, violations, false));
+        expect(utf8(text.violations.json)).toBe(jsonRows(violations));
+        expect(text.turns.csv.length + text.turns.json.length + text.probes.csv.length + text.probes.json.length).toBe(0);
+        // Each part owns its buffer from the start, so it can be transferred.
+        for (const b of [text.violations.csv, text.violations.json]) expect(b.byteOffset).toBe(0);
+      }),
+      { seed: 42, numRuns: 100 },
+    );
+  });
+});
+
 describe('a file written line by line through its buffer', () => {
   it('holds every line in order: short ones, non-ASCII ones, and lines longer than the buffer', () => {
     const path = join(tmp, 'lines.txt');
@@ -106,15 +128,16 @@ describe('a file written line by line through its buffer', () => {
       fc.string({ unit: 'grapheme', maxLength: 40 }),
       fc.constantFrom('é'.repeat(200_000), 'x'.repeat(400_000), '中'.repeat(349_526), 'a'.repeat(1_100_000)),
     );
+    // Each line written as text or as its UTF-8 bytes.
     fc.assert(
-      fc.property(fc.array(line, { maxLength: 30 }), (lines) => {
+      fc.property(fc.array(fc.tuple(line, fc.boolean()), { maxLength: 30 }), (lines) => {
         const fd = openSync(path, 'w');
         const file = new LineFile(fd);
-        for (const l of lines) file.write(l);
+        for (const [l, bytes] of lines) file.write(bytes ? Buffer.from(l) : l);
         file.flush();
         closeSync(fd);
-        expect(file.lines).toBe(lines.length);
-        expect(readFileSync(path, 'utf8')).toBe(lines.join(''));
+        expect(file.writes).toBe(lines.length);
+        expect(readFileSync(path, 'utf8')).toBe(lines.map(([l]) => l).join(''));
       }),
       { seed: 42, numRuns: 30 },
     );

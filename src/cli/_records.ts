@@ -1,53 +1,56 @@
 import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
-import type { RecordSink, ScenarioRecords } from '../engine/run.js';
+import type { RecordSink } from '../engine/run.js';
 import { byPolicy } from '../engine/summarize.js';
 import { DigestBuilder, type Reported } from '../report/aggregate.js';
-import { csvHeader, csvRow, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS, type Column } from '../report/csv.js';
-import { EMPTY_LIST, jsonRow, LIST_CLOSE, LIST_OPEN, STREAMED_LISTS, type ResultsJsonFrame } from '../report/json.js';
+import { csvHeader, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS } from '../report/csv.js';
+import { EMPTY_LIST, LIST_CLOSE, LIST_OPEN, STREAMED_LISTS, type ResultsJsonFrame, type StreamedList } from '../report/json.js';
+import { recordText, type RecordBatch, type RecordText } from '../report/records.js';
 import type { SummaryRecord } from '../types.js';
 import type { StagedFiles } from './_io.js';
 
 /**
  * The record files of an output folder, written as the records stream in:
- * turns.csv, probes.csv and violations.csv row by row (the header first),
- * and the turns, probes and violations lists of results.json to scratch
- * files, through buffers. `finish` then writes results.json: its head (policies and
- * summary are known only at the end), each list copied from its scratch file
- * in chunks, its end. All of it goes through `staged`, so nothing is in
- * place until the folder is committed.
+ * turns.csv, probes.csv and violations.csv (the header first), and the
+ * turns, probes and violations lists of results.json to scratch files, each
+ * through a buffer; a batch's text comes made by the worker thread that
+ * replayed it, or is made here row by row. `finish` then writes
+ * results.json: its head (policies and summary are known only at the end),
+ * each list copied from its scratch file in chunks, its end. All of it goes
+ * through `staged`, so nothing is in place until the folder is committed.
  */
-
-/** The records a batch holds for these files. */
-export type RecordBatch = Pick<ScenarioRecords, 'turns' | 'probes' | 'violations'>;
 
 /** Bytes a file collects before they go to disk. */
 const BUFFER = 1 << 20;
 
 /**
- * A file written line by line through a buffer: lines are encoded into it as
- * they come (one large string per batch would be built, flattened and
- * encoded again), and it goes to disk when full, on `flush`.
+ * A file written through a buffer: text and bytes are copied into it as they
+ * come, and it goes to disk when full, and on `flush`. A chunk larger than
+ * the buffer goes straight to the file.
  */
 export class LineFile {
   private readonly buffer = Buffer.allocUnsafe(BUFFER);
   private at = 0;
-  /** Lines written so far. */
-  lines = 0;
+  /** Chunks written so far. */
+  writes = 0;
 
   constructor(readonly fd: number) {}
 
-  write(line: string): void {
+  write(chunk: string | Uint8Array): void {
+    this.writes++;
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    if (this.at + 3 * line.length > BUFFER) {
+    const most = typeof chunk === 'string' ? 3 * chunk.length : chunk.length;
+    if (this.at + most > BUFFER) {
       this.flush();
-      if (3 * line.length > BUFFER) {
-        writeFileSync(this.fd, line);
-        this.lines++;
+      if (most > BUFFER) {
+        writeFileSync(this.fd, chunk);
         return;
       }
     }
-    this.at += this.buffer.write(line, this.at);
-    this.lines++;
+    if (typeof chunk === 'string') this.at += this.buffer.write(chunk, this.at);
+    else {
+      this.buffer.set(chunk, this.at);
+      this.at += chunk.length;
+    }
   }
 
   /** Writes what the buffer holds (writeFileSync on a descriptor writes at its position, and all of it). */
@@ -57,28 +60,12 @@ export class LineFile {
   }
 }
 
-/** A CSV file fed batch by batch: the header first, then a line per row. */
-interface CsvFeed {
-  file: LineFile;
-  add(batch: RecordBatch): void;
-}
-
-function csvFeed<T>(file: LineFile, columns: readonly Column<T>[], rows: (batch: RecordBatch) => readonly T[]): CsvFeed {
-  file.write(csvHeader(columns));
-  return {
-    file,
-    add(batch) {
-      for (const r of rows(batch)) file.write(csvRow(columns, r));
-    },
-  };
-}
-
 /** Bytes copied per read from a scratch file into results.json. */
 const CHUNK = 1 << 20;
 
 export class RecordFiles {
-  private readonly csv: CsvFeed[];
-  private readonly json: Record<keyof RecordBatch, LineFile>;
+  private readonly csv: Record<StreamedList, LineFile>;
+  private readonly json: Record<StreamedList, LineFile>;
   private readonly results: string;
   private closed = false;
 
@@ -91,11 +78,11 @@ export class RecordFiles {
       return new LineFile(fd);
     };
     try {
-      this.csv = [
-        csvFeed(open(staged.path('turns.csv'), 'w'), TURN_COLUMNS, (b) => b.turns),
-        csvFeed(open(staged.path('probes.csv'), 'w'), PROBE_COLUMNS, (b) => b.probes),
-        csvFeed(open(staged.path('violations.csv'), 'w'), VIOLATION_COLUMNS, (b) => b.violations),
-      ];
+      this.csv = {
+        turns: open(staged.path('turns.csv'), 'w'),
+        probes: open(staged.path('probes.csv'), 'w'),
+        violations: open(staged.path('violations.csv'), 'w'),
+      };
       // Read back in `finish`: opened for writing and reading.
       this.json = {
         turns: open(staged.scratch('results.json.turns'), 'w+'),
@@ -107,20 +94,26 @@ export class RecordFiles {
       for (const fd of fds) closeSync(fd);
       throw e;
     }
+    this.csv.turns.write(csvHeader(TURN_COLUMNS));
+    this.csv.probes.write(csvHeader(PROBE_COLUMNS));
+    this.csv.violations.write(csvHeader(VIOLATION_COLUMNS));
   }
 
-  /** Appends the next batch of records (in run order) to every file. */
-  add(batch: RecordBatch): void {
-    for (const c of this.csv) c.add(batch);
+  /** Appends the next batch of records (in run order) to every file: its text as it comes made, or made here. */
+  add(batch: RecordBatch & { text?: RecordText }): void {
+    const text = batch.text ?? recordText(batch);
     for (const list of STREAMED_LISTS) {
-      const file = this.json[list];
-      for (const r of batch[list]) file.write(jsonRow(r, file.lines === 0));
+      const { csv, json } = text[list];
+      if (csv.length) this.csv[list].write(csv);
+      if (!json.length) continue;
+      if (this.json[list].writes) this.json[list].write(',\n');
+      this.json[list].write(json);
     }
   }
 
   /** Writes results.json from its frame and the streamed lists, and closes every file. */
   finish(frame: ResultsJsonFrame): void {
-    for (const c of this.csv) c.file.flush();
+    for (const list of STREAMED_LISTS) this.csv[list].flush();
     const out = openSync(this.results, 'w');
     try {
       const buffer = Buffer.allocUnsafe(CHUNK);
@@ -128,7 +121,7 @@ export class RecordFiles {
         const file = this.json[list];
         file.flush();
         writeFileSync(out, frame.before[list]);
-        if (!file.lines) {
+        if (!file.writes) {
           writeFileSync(out, EMPTY_LIST);
           continue;
         }
@@ -147,7 +140,7 @@ export class RecordFiles {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const file of [...this.csv.map((c) => c.file), ...Object.values(this.json)]) closeSync(file.fd);
+    for (const file of [...Object.values(this.csv), ...Object.values(this.json)]) closeSync(file.fd);
   }
 }
 

@@ -97,10 +97,11 @@ export interface Executed extends Omit<Streamed, 'run'> {
   results: RunResults;
 }
 
-/** How a study runs: quietly or not, one shard of it or all. */
+/** How a study runs: quietly or not, one shard of it or all, and whether worker threads make the record files' text (see `RunOptions.recordText`). */
 export interface ExecuteOptions {
   quiet?: boolean;
   shard?: RunOptions['shard'];
+  recordText?: boolean;
 }
 
 /**
@@ -116,6 +117,7 @@ export async function streamStudy(study: RunnableStudy, io: IO, opts: ExecuteOpt
       conversations,
       jobs: study.jobs ?? autoJobs(conversations),
       ...(opts.shard && { shard: opts.shard }),
+      ...(opts.recordText && { recordText: true }),
       ...(!opts.quiet && { onProgress: progressLine(io) }),
     },
     sink,

@@ -132,7 +132,7 @@ async function runToFolder(study: RunnableStudy, dir: string, flags: RunFlags, s
   try {
     const files = (records = new RecordFiles(staged));
     const kept = digestSink();
-    const { info, fingerprint } = await streamStudy(study, io, { quiet: flags.quiet }, (part, i) => {
+    const { info, fingerprint } = await streamStudy(study, io, { quiet: flags.quiet, recordText: true }, (part, i) => {
       files.add(part);
       kept.sink(part, i);
     });

@@ -48,6 +48,7 @@ export interface WorkerSetup {
   context: ContextSettings;
   policies: { id: string; name: string; params: Params }[];
   shard?: RunOptions['shard'];
+  recordText?: boolean;
 }
 
 /** Messages to a worker: a scenario (with its index in the study), or finish (save the token cache and report). */
@@ -126,6 +127,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     context,
     policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params })),
     ...(opts.shard && { shard: opts.shard }),
+    ...(opts.recordText && { recordText: true }),
   };
   const { tokenizerCalls, warnings } = await spread(file, setup, opts, jobs, inOrder(sink));
   return { encoding, prices, tokenizerCalls, warnings, rules };
@@ -201,7 +203,7 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
           fail(e);
         } else if (m.kind === 'scenario') {
           try {
-            sink({ turns: m.turns, probes: m.probes, summary: m.summary, violations: m.violations }, m.index);
+            sink({ turns: m.turns, probes: m.probes, summary: m.summary, violations: m.violations, ...(m.text && { text: m.text }) }, m.index);
           } catch (e) {
             fail(e instanceof Error ? e : new Error(String(e)));
             return;

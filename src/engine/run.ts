@@ -5,6 +5,7 @@ import { ruleSetFor, type RuleSet } from '../rules/provider.js';
 import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
 import { openTokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
+import type { RecordText } from '../report/records.js';
 import type { Conversation, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
 import { replay, type ReplayContext } from './replay.js';
 import { Presence } from './score.js';
@@ -45,6 +46,8 @@ export interface RunOptions {
   tokenCache?: string | false;
   /** Worker threads for `runStudyParallel` (parallel.ts); `runStudy` itself always runs on the calling thread. */
   jobs?: number;
+  /** Worker threads also make each scenario's text of the record files (`ScenarioRecords.text`), so the writing thread only copies it; a one-thread run leaves it to the writer. */
+  recordText?: boolean;
 }
 
 export interface RunResults extends Results {
@@ -130,6 +133,8 @@ export interface ScenarioRecords {
   probes: ProbeRecord[];
   summary: SummaryRecord[];
   violations: ViolationRecord[];
+  /** Their text in the record files, when the run was asked for it (`RunOptions.recordText`) and made it on a worker thread. */
+  text?: RecordText;
 }
 
 /** Appends one scenario's records (one by one: spreading a large array into push overflows the stack). */

@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import type { PolicyVariant } from '../policies/spec.js';
+import { recordText, textBuffers } from '../report/records.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './parallel.js';
 import { replayContext, replayScenario } from './run.js';
 
@@ -14,8 +15,8 @@ import { replayContext, replayScenario } from './run.js';
 const setup = workerData as WorkerSetup;
 const port = parentPort!;
 
-function post(message: FromWorker): void {
-  port.postMessage(message);
+function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
+  port.postMessage(message, transfer);
 }
 
 try {
@@ -35,7 +36,10 @@ try {
         return;
       }
       const { index: i, conversation } = message;
-      post({ kind: 'scenario', index: i, ...replayScenario(conversation, i, policies, ctx, setup.shard) });
+      const records = replayScenario(conversation, i, policies, ctx, setup.shard);
+      if (!setup.recordText) return post({ kind: 'scenario', index: i, ...records });
+      const text = recordText(records);
+      post({ kind: 'scenario', index: i, ...records, text }, textBuffers(text));
     } catch (e) {
       post(failure(e));
     }

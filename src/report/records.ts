@@ -1,0 +1,62 @@
+import type { Results } from '../types.js';
+import { csvRow, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS, type Column } from './csv.js';
+import { jsonRow, STREAMED_LISTS, type StreamedList } from './json.js';
+
+/** The records one batch (a scenario, or any run of them) adds to the record files. */
+export type RecordBatch = Pick<Results, StreamedList>;
+
+/**
+ * A batch's part of the record files as UTF-8 bytes, per streamed list: its
+ * rows of the CSV file (no header) and its lines of the results.json list
+ * (no `,\n` before the first). Each is a view of its own ArrayBuffer, so a
+ * worker thread can hand it over without a copy.
+ */
+export type RecordText = Record<StreamedList, { csv: Uint8Array; json: Uint8Array }>;
+
+export function recordText(batch: RecordBatch): RecordText {
+  return {
+    turns: text(TURN_COLUMNS, batch.turns),
+    probes: text(PROBE_COLUMNS, batch.probes),
+    violations: text(VIOLATION_COLUMNS, batch.violations),
+  };
+}
+
+/** The ArrayBuffers of a batch's text (to transfer it to another thread). */
+export function textBuffers(text: RecordText): ArrayBuffer[] {
+  return STREAMED_LISTS.flatMap((list) => [text[list].csv.buffer as ArrayBuffer, text[list].json.buffer as ArrayBuffer]);
+}
+
+function text<T extends object>(columns: readonly Column<T>[], rows: readonly T[]): { csv: Uint8Array; json: Uint8Array } {
+  const csv = new Utf8Writer();
+  const json = new Utf8Writer();
+  for (let i = 0; i < rows.length; i++) {
+    csv.write(csvRow(columns, rows[i]!));
+    json.write(jsonRow(rows[i]!, i === 0));
+  }
+  return { csv: csv.bytes(), json: json.bytes() };
+}
+
+/**
+ * Strings encoded as they come into a buffer that doubles when full: a
+ * batch's rows are not joined into one large string first (flattening and
+ * encoding that costs more than the rows themselves).
+ */
+class Utf8Writer {
+  private buffer = Buffer.allocUnsafeSlow(1 << 16);
+  private at = 0;
+
+  write(s: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    const need = this.at + 3 * s.length;
+    if (need > this.buffer.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(need, 2 * this.buffer.length));
+      this.buffer.copy(grown, 0, 0, this.at);
+      this.buffer = grown;
+    }
+    this.at += this.buffer.write(s, this.at);
+  }
+
+  bytes(): Uint8Array {
+    return new Uint8Array(this.buffer.buffer, 0, this.at);
+  }
+}
