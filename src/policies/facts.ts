@@ -33,7 +33,7 @@ export const facts: Policy = {
     return {
       prompt(pending) {
         const memory = sheet ? [sheet] : [];
-        return { messages: [...head, ...memory, ...kept(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length + memory.length };
+        return { messages: head.concat(memory, kept(), pending), overBudget: false, upkeep: [], stablePrefix: head.length + memory.length };
       },
       commit(exchange, info) {
         if (moderated(params, info)) return [];

@@ -13,7 +13,7 @@ export const full: Policy = {
     return {
       prompt(pending) {
         const stored = history.flat;
-        return { messages: [...head, ...stored, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length + stored.length };
+        return { messages: head.concat(stored, pending), overBudget: false, upkeep: [], stablePrefix: head.length + stored.length };
       },
       ...transcriptMemory(history, params),
       artifacts: () => [transcriptArtifact(history.messages())],

@@ -31,7 +31,7 @@ export const summary: Policy = {
           upkeep.push(memory.fold(open.length));
         }
         const summary = memory.message();
-        return { messages: [...head, ...summary, ...memory.history.messages(memory.folded), ...pending], overBudget: false, upkeep, stablePrefix: head.length + summary.length };
+        return { messages: head.concat(summary, memory.history.messages(memory.folded), pending), overBudget: false, upkeep, stablePrefix: head.length + summary.length };
       },
       commit: memory.commit,
       forget: memory.forget,

@@ -27,7 +27,7 @@ export const windowTurns: Policy = {
           : [];
     return {
       prompt(pending) {
-        return { messages: [...head, ...kept(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };
+        return { messages: head.concat(kept(), pending), overBudget: false, upkeep: [], stablePrefix: head.length };
       },
       ...transcriptMemory(history, params),
       artifacts: () => [transcriptArtifact(kept())],
