@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { executeStudy, studyFromFlags } from '../src/cli/_study.js';
 import { resultsMeta } from '../src/cli/run.js';
-import { LineFile } from '../src/cli/_records.js';
+import { BufferedFile } from '../src/cli/_records.js';
 import { csvHeader, csvRow, csvRows, VIOLATION_COLUMNS } from '../src/report/csv.js';
 import { jsonRows } from '../src/report/json.js';
 import { recordText } from '../src/report/records.js';
@@ -121,7 +121,7 @@ describe("a batch's text, as a worker thread makes it", () => {
   });
 });
 
-describe('a file written line by line through its buffer', () => {
+describe('a file written through its buffer', () => {
   it('holds every line in order: short ones, non-ASCII ones, and lines longer than the buffer', () => {
     const path = join(tmp, 'lines.txt');
     const line = fc.oneof(
@@ -132,7 +132,7 @@ describe('a file written line by line through its buffer', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(line, fc.boolean()), { maxLength: 30 }), (lines) => {
         const fd = openSync(path, 'w');
-        const file = new LineFile(fd);
+        const file = new BufferedFile(fd);
         for (const [l, bytes] of lines) file.write(bytes ? Buffer.from(l) : l);
         file.flush();
         closeSync(fd);

@@ -13,7 +13,7 @@ import type { StagedFiles } from './_io.js';
  * turns.csv, probes.csv and violations.csv (the header first), and the
  * turns, probes and violations lists of results.json to scratch files, each
  * through a buffer; a batch's text comes made by the worker thread that
- * replayed it, or is made here row by row. `finish` then writes
+ * replayed it, or is made here. `finish` then writes
  * results.json: its head (policies and summary are known only at the end),
  * each list copied from its scratch file in chunks, its end. All of it goes
  * through `staged`, so nothing is in place until the folder is committed.
@@ -27,7 +27,7 @@ const BUFFER = 1 << 20;
  * come, and it goes to disk when full, and on `flush`. A chunk larger than
  * the buffer goes straight to the file.
  */
-export class LineFile {
+export class BufferedFile {
   private readonly buffer = Buffer.allocUnsafe(BUFFER);
   private at = 0;
   /** Chunks written so far. */
@@ -64,18 +64,18 @@ export class LineFile {
 const CHUNK = 1 << 20;
 
 export class RecordFiles {
-  private readonly csv: Record<StreamedList, LineFile>;
-  private readonly json: Record<StreamedList, LineFile>;
+  private readonly csv: Record<StreamedList, BufferedFile>;
+  private readonly json: Record<StreamedList, BufferedFile>;
   private readonly results: string;
   private closed = false;
 
   /** Opens the files in `staged` (names: turns.csv, probes.csv, violations.csv, results.json). */
   constructor(staged: StagedFiles) {
     const fds: number[] = [];
-    const open = (path: string, flags: string): LineFile => {
+    const open = (path: string, flags: string): BufferedFile => {
       const fd = openSync(path, flags);
       fds.push(fd);
-      return new LineFile(fd);
+      return new BufferedFile(fd);
     };
     try {
       this.csv = {

@@ -99,10 +99,10 @@ export function jsonRow(r: object, first: boolean): string {
   return `${first ? '' : ',\n'}  ${recordJson(r)}`;
 }
 
-/** The lines of records of a results.json list, joined by `,\n` (`first` false: starting with it, to follow earlier rows). */
-export function jsonRows(rows: readonly object[], first = true): string {
+/** The lines of records of a results.json list, joined by `,\n`. */
+export function jsonRows(rows: readonly object[]): string {
   let out = '';
-  for (let i = 0; i < rows.length; i++) out += jsonRow(rows[i]!, first && i === 0);
+  for (let i = 0; i < rows.length; i++) out += jsonRow(rows[i]!, i === 0);
   return out;
 }
 
