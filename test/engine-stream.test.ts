@@ -9,6 +9,8 @@ import { runStudy, streamStudy, type RunOptions, type ScenarioRecords } from '..
 import type * as Study from '../src/scenario/study.js';
 import { policiesFromFlags } from '../src/scenario/study.js';
 import { generateConversations } from '../src/scenario/generate/index.js';
+import { handOver } from '../src/cli/_study.js';
+import type { Conversation } from '../src/types.js';
 import { ROOT } from './_shared.js';
 
 /**
@@ -119,6 +121,14 @@ describeBuilt(`streamStudyParallel: two worker threads${built ? '' : ' (skipped:
     expect(flat(c.got)).toEqual({ turns, probes, summary, violations });
   });
 
+  it('asks the source for each conversation once (so a source may let each go once it is given)', async () => {
+    const { streamStudyParallel, opts } = await parallel();
+    const asked: number[] = [];
+    const source = { length: opts.conversations.length, at: (i: number) => (asked.push(i), opts.conversations.at(i)) };
+    await streamStudyParallel({ ...opts, conversations: source, jobs: 2 }, () => {});
+    expect(asked).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
   it('stops the workers at a sink that throws, and rejects with its error', async () => {
     const { streamStudyParallel, opts } = await parallel();
     let calls = 0;
@@ -154,6 +164,17 @@ describe('a lazy source of conversations', () => {
     streamStudy({ ...opts, conversations: source }, got.sink);
     expect(asked).toEqual([0, 1, 2, 3, 4, 5]);
     expect(flat(got.got)).toEqual((({ turns, probes, summary, violations }) => ({ turns, probes, summary, violations }))(runStudy(opts)));
+  });
+});
+
+describe('the CLI hands the loaded conversations over', () => {
+  it('each once, in order, and lets it go', () => {
+    const list = (study(3).conversations as Conversation[]).slice(0, 3);
+    const [a, b, c] = list;
+    const source = handOver(list);
+    expect(source.length).toBe(3);
+    expect([source.at(0), source.at(1), source.at(2)]).toEqual([a, b, c]);
+    expect(list).toEqual([undefined, undefined, undefined]);
   });
 });
 

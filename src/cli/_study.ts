@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
-import { collectRecords, type RecordSink, type RunInfo, type RunOptions, type RunResults } from '../engine/run.js';
+import { collectRecords, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults } from '../engine/run.js';
 import { UsageError } from '../errors.js';
-import { fingerprint, sha256, type StudyFingerprint } from '../gate/baseline.js';
+import { scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, type Study } from '../scenario/study.js';
 import { lookup } from '../pricing/prices.js';
-import { reportInfo, type ReportInfo } from '../report/info.js';
+import { reportInfo, scenarioShape, type ReportInfo } from '../report/info.js';
 import type { Conversation } from '../types.js';
 import type { IO } from './_io.js';
 
@@ -82,17 +82,16 @@ export function studyFromFlags(flags: StudyFlags): RunnableStudy {
   return Object.assign(study, { tokenCache: tokenCacheFromFlags(flags.tokenCache) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }
 
-/** A study as run, its records streamed: its conversations, what the run told, and fingerprint. */
+/** A study as run, its records streamed: what the run told, and fingerprint. */
 export interface Streamed {
   study: Study;
-  conversations: Conversation[];
   run: RunInfo;
   fingerprint: StudyFingerprint;
   /** What reports say about the run besides its records. */
   info: ReportInfo;
 }
 
-/** A study as run: its conversations, results and fingerprint. */
+/** A study as run: its results and fingerprint. */
 export interface Executed extends Omit<Streamed, 'run'> {
   results: RunResults;
 }
@@ -110,12 +109,16 @@ export interface ExecuteOptions {
  * order, with progress on stderr unless quiet and token-cache warnings always.
  */
 export async function streamStudy(study: RunnableStudy, io: IO, opts: ExecuteOptions, sink: RecordSink): Promise<Streamed> {
-  const conversations = loadScenarios(study.scenarios, { seed: study.seed, ...(!opts.quiet && { onNote: (line: string) => io.err(`${line}\n`) }) });
+  const loaded = loadScenarios(study.scenarios, { seed: study.seed, ...(!opts.quiet && { onNote: (line: string) => io.err(`${line}\n`) }) });
+  const jobs = study.jobs ?? autoJobs(loaded);
+  // What the fingerprint and the reports need of the conversations, taken before the run lets them go.
+  const scenarios = scenarioHashes(loaded);
+  const shapes = loaded.map(scenarioShape);
   const run = await streamStudyParallel(
     {
       ...study,
-      conversations,
-      jobs: study.jobs ?? autoJobs(conversations),
+      conversations: handOver(loaded),
+      jobs,
       ...(opts.shard && { shard: opts.shard }),
       ...(opts.recordText && { recordText: true }),
       ...(!opts.quiet && { onProgress: progressLine(io) }),
@@ -123,18 +126,16 @@ export async function streamStudy(study: RunnableStudy, io: IO, opts: ExecuteOpt
     sink,
   );
   for (const w of run.warnings) io.err(`ctxsim: warning: ${w}\n`);
-  const fp = fingerprint(
-    {
-      model: study.model,
-      tokenizer: run.encoding.name,
-      prices: study.prices === 'builtin' ? `builtin ${run.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readFileSync(study.prices, 'utf8')).slice(0, 12)}`,
-      cache: `${study.cache} ttl=${study.cacheTtl}s`,
-      rules: run.rules,
-      seed: study.seed,
-      policies: study.policies.map((p) => p.name),
-    },
-    conversations,
-  );
+  const fp: StudyFingerprint = {
+    model: study.model,
+    tokenizer: run.encoding.name,
+    prices: study.prices === 'builtin' ? `builtin ${run.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readFileSync(study.prices, 'utf8')).slice(0, 12)}`,
+    cache: `${study.cache} ttl=${study.cacheTtl}s`,
+    rules: run.rules,
+    seed: study.seed,
+    policies: study.policies.map((p) => p.name),
+    scenarios,
+  };
   const info = reportInfo({
     studyFile: study.file ? displayPath(study.file) : null,
     seed: study.seed,
@@ -145,10 +146,26 @@ export async function streamStudy(study: RunnableStudy, io: IO, opts: ExecuteOpt
     priceDate: run.prices.date,
     cache: study.cache,
     maxInputTokens: lookup(run.prices, study.model).maxInputTokens,
-    conversations,
+    conversations: shapes,
     policies: study.policies,
   });
-  return { study, conversations, run, fingerprint: fp, info };
+  return { study, run, fingerprint: fp, info };
+}
+
+/**
+ * The loaded conversations as the run takes them: each handed out once, in
+ * order, and let go here (the run keeps none either), so a large study's
+ * memory falls as it runs instead of holding every conversation to the end.
+ */
+export function handOver(list: (Conversation | undefined)[]): Conversations {
+  return {
+    length: list.length,
+    at(i) {
+      const c = list[i];
+      list[i] = undefined;
+      return c;
+    },
+  };
 }
 
 /** `streamStudy` keeping every record. */

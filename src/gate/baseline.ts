@@ -48,11 +48,9 @@ export function conversationHash(c: Conversation): string {
   return sha256(JSON.stringify(content)).slice(0, 16);
 }
 
-export function fingerprint(
-  s: Omit<StudyFingerprint, 'scenarios'>,
-  conversations: readonly Conversation[],
-): StudyFingerprint {
-  return { ...s, scenarios: Object.fromEntries(conversations.map((c) => [c.id, conversationHash(c)])) };
+/** The `scenarios` of a study's fingerprint: each conversation's content hash by id. */
+export function scenarioHashes(conversations: readonly Conversation[]): Record<string, string> {
+  return Object.fromEntries(conversations.map((c) => [c.id, conversationHash(c)]));
 }
 
 /** The baseline of a run: per scenario × policy totals and the study's fingerprint. */

@@ -55,8 +55,17 @@ export interface InfoSource {
   priceDate: string;
   cache: string;
   maxInputTokens: number | undefined;
-  conversations: readonly Conversation[];
+  /** The study's conversations, or as much of them as the reports use. */
+  conversations: readonly ScenarioShape[];
   policies: readonly PolicyVariant[];
+}
+
+/** What the reports use of a conversation: where it comes from and how long it is. */
+export type ScenarioShape = Pick<Conversation, 'id' | 'title' | 'source'> & { turns: { length: number } };
+
+/** A conversation's shape, without its messages. */
+export function scenarioShape(c: ScenarioShape): ScenarioShape {
+  return { id: c.id, ...(c.title !== undefined && { title: c.title }), source: c.source, turns: { length: c.turns.length } };
 }
 
 /** Builds the report info from the resolved study and what the run used. */
