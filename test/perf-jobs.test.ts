@@ -79,9 +79,11 @@ describe('autoJobs: the default --jobs', () => {
   });
 
   it('is the cores for a large study, but never more than its scenarios', () => {
-    // Each copy repeats one turn 2,000 times: over 1 MB of text in total (the turn is > 200 characters).
-    const big = small.map((c) => ({ ...c, turns: Array.from({ length: 2_000 }, (_, k) => ({ ...c.turns[0]!, index: k + 1 })) }));
-    const chars = big.reduce((n, c) => n + c.turns.reduce((m, t) => m + t.user.content.length + (t.assistant?.content.length ?? 0), 0), 0);
+    // Each copy repeats its first turn until the three hold PARALLEL_MIN_CHARS characters of text.
+    const turnChars = (t: (typeof small)[number]['turns'][number]) => t.user.content.length + (t.assistant?.content.length ?? 0);
+    const repeat = Math.ceil(PARALLEL_MIN_CHARS / Math.min(...small.map((c) => turnChars(c.turns[0]!))) / small.length);
+    const big = small.map((c) => ({ ...c, turns: Array.from({ length: repeat }, (_, k) => ({ ...c.turns[0]!, index: k + 1 })) }));
+    const chars = big.reduce((n, c) => n + c.turns.reduce((m, t) => m + turnChars(t), 0), 0);
     expect(chars).toBeGreaterThanOrEqual(PARALLEL_MIN_CHARS);
     expect(autoJobs(big, 2)).toBe(2);
     expect(autoJobs(big, 8)).toBe(3);

@@ -20,8 +20,15 @@ import { collectRecords, replayContext, streamStudy, type Conversations, type Re
  * sink, so the sink sees the sequence of a one-thread run.
  */
 
-/** Below this many characters of message text a study runs on one thread: starting workers (~0.3 s each, BPE ranks included) would cost more than ~1 s of tokenizer work saves. */
-export const PARALLEL_MIN_CHARS = 1_000_000;
+/**
+ * Below this many characters of message text a study runs on one thread:
+ * starting a worker and loading its encoding (about 0.8 s) would cost more
+ * than sharing the replay saves. Measured with all nine policies: a replay
+ * takes about 0.4 s per MB of text on one thread here, and two threads
+ * broke even on two cores between 10 and 25 MB on a busy machine; this is
+ * where they would on idle cores.
+ */
+export const PARALLEL_MIN_CHARS = 4_000_000;
 
 /**
  * A worker's young generation, in MB (twice V8's default): a replay makes
