@@ -22,7 +22,7 @@ import { collectRecords, replayContext, streamStudy, type Conversations, type Re
 
 /**
  * Below this many characters of message text a study runs on one thread:
- * starting a worker and loading its encoding (about 0.8 s) would cost more
+ * starting a worker and loading its encoding (about 0.7 s) would cost more
  * than sharing the replay saves. Measured with all nine policies: a replay
  * takes about 0.4 s per MB of text on one thread here, and two threads
  * broke even on two cores between 10 and 25 MB on a busy machine; this is
