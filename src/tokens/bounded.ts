@@ -91,7 +91,7 @@ const MEMO_SIZE = 1 << 17;
 /**
  * Counts texts in bounded time, spending at most about `limits.budget` of
  * BPE work on one text. `load` gives the tokenizer; it is called on the
- * first text, not before (loading an encoding takes about a second).
+ * first text, not before (loading an encoding takes about half a second).
  *
  * Whether a text is counted exactly or estimated depends on the text alone.
  * Exact counts are sums over pre-tokenized pieces, and each short piece goes
@@ -108,9 +108,8 @@ const MEMO_SIZE = 1 << 17;
  *    piece boundaries (tokens per byte of the sample × bytes).
  */
 export class BoundedCounter {
-  private encodeLength: EncodeLength = () => 0;
-  private re = /$/g;
-  private loaded = false;
+  /** The tokenizer and its pattern, once loaded. */
+  private loaded?: { encodeLength: EncodeLength; re: RegExp };
   /** Tokens of each short piece met so far. */
   private readonly memo = new Map<string, number>();
 
@@ -120,17 +119,12 @@ export class BoundedCounter {
   ) {}
 
   count(text: string): TokenCount {
-    if (!this.loaded) {
-      const t = this.load();
-      this.encodeLength = t.encodeLength;
-      this.re = new RegExp(t.pattern, 'gu');
-      this.loaded = true;
-    }
+    const { encodeLength, re } = (this.loaded ??= this.open());
     const { limits } = this;
     if (text.length <= limits.shortText || (text.length <= limits.mediumText && !hasRun(text, limits.run))) {
-      return { tokens: this.byPieces(text), estimated: false };
+      return { tokens: this.byPieces(re, text), estimated: false };
     }
-    const pieces = scan(this.re, text, limits.budget);
+    const pieces = scan(re, text, limits.budget);
     if (pieces.all <= limits.budget) {
       let tokens = 0;
       for (let i = 0; i < pieces.start.length; i++) tokens += this.piece(text.slice(pieces.start[i], pieces.end[i]));
@@ -141,11 +135,15 @@ export class BoundedCounter {
       for (const [piece, times] of pieces.distinct) tokens += this.piece(piece) * times;
       return { tokens, estimated: false };
     }
-    return { tokens: Math.round(estimate(text, pieces, limits, this.encodeLength)), estimated: true };
+    return { tokens: Math.round(estimate(text, pieces, limits, encodeLength)), estimated: true };
   }
 
-  private byPieces(text: string): number {
-    const re = this.re;
+  private open(): { encodeLength: EncodeLength; re: RegExp } {
+    const t = this.load();
+    return { encodeLength: t.encodeLength, re: new RegExp(t.pattern, 'gu') };
+  }
+
+  private byPieces(re: RegExp, text: string): number {
     let tokens = 0;
     re.lastIndex = 0;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) tokens += this.piece(m[0]);
@@ -154,10 +152,11 @@ export class BoundedCounter {
 
   /** Tokens of one piece: remembered when short. */
   private piece(piece: string): number {
-    if (piece.length > MEMO_PIECE) return this.encodeLength(piece);
+    const { encodeLength } = this.loaded!;
+    if (piece.length > MEMO_PIECE) return encodeLength(piece);
     let n = this.memo.get(piece);
     if (n === undefined) {
-      n = this.encodeLength(piece);
+      n = encodeLength(piece);
       if (this.memo.size >= MEMO_SIZE) this.memo.clear();
       // A copy: the piece as matched shares the memory of its whole text.
       this.memo.set(`${piece} `.slice(0, -1), n);
