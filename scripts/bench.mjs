@@ -133,7 +133,8 @@ async function runCtxsim(conversations) {
     const w0 = performance.now();
     files.add(part);
     kept.sink(part, i);
-    turnPolicies += part.turns.length;
+    // With worker threads a scenario comes as text and digest sums, its turn list empty: count its summaries' turns.
+    for (const s of part.summary) turnPolicies += s.turns;
     writeMs += performance.now() - w0;
   });
   const w0 = performance.now();

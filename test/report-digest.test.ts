@@ -85,6 +85,28 @@ describe('the report digest', () => {
     );
   });
 
+  it('is the same merged from builders of whole scenarios (as worker threads send them), through a structured clone', () => {
+    fc.assert(
+      fc.property(runs, (shape) => {
+        const { turns, probes } = records(shape);
+        const merged = new DigestBuilder();
+        for (let s = 0; s < shape.length; s++) {
+          const scenario = `s${s}`;
+          const part = new DigestBuilder().add({ turns: turns.filter((t) => t.scenario === scenario), probes: probes.filter((q) => q.scenario === scenario) }).part();
+          merged.merge(structuredClone(part));
+        }
+        expect(merged.finish()).toEqual(digestRecords({ turns, probes }));
+      }),
+      { seed: 42, numRuns: 200 },
+    );
+  });
+
+  it('refuses to merge a conversation it has already summed', () => {
+    const { turns } = records([[[{ tokens: 1, cost: 1n, parts: [0n, 0n] }], [], []]]);
+    const part = new DigestBuilder().add({ turns }).part();
+    expect(() => new DigestBuilder().add({ turns }).merge(part)).toThrow('digest: conversation s0 of p0 summed twice');
+  });
+
   it('gives the per-turn means of each conversation taken side by side, ended ones keeping their total', () => {
     fc.assert(
       fc.property(runs, (shape) => {

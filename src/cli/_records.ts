@@ -154,7 +154,8 @@ export function digestSink(): { sink: RecordSink; reported(): Reported } {
   return {
     sink: (records) => {
       for (const s of records.summary) summary.push(s);
-      digest.add(records);
+      if (records.digest) digest.merge(records.digest);
+      else digest.add(records);
     },
     reported: () => ({ summary, policies: byPolicy(summary), digest: digest.finish() }),
   };

@@ -210,7 +210,7 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
           fail(e);
         } else if (m.kind === 'scenario') {
           try {
-            sink({ turns: m.turns, probes: m.probes, summary: m.summary, violations: m.violations, ...(m.text && { text: m.text }) }, m.index);
+            sink({ turns: m.turns, probes: m.probes, summary: m.summary, violations: m.violations, ...(m.text && { text: m.text }), ...(m.digest && { digest: m.digest }) }, m.index);
           } catch (e) {
             fail(e instanceof Error ? e : new Error(String(e)));
             return;

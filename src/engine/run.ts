@@ -5,6 +5,7 @@ import { ruleSetFor, type RuleSet } from '../rules/provider.js';
 import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
 import { openTokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
+import type { DigestPart } from '../report/aggregate.js';
 import type { RecordText } from '../report/records.js';
 import type { Conversation, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
 import { replay, type ReplayContext } from './replay.js';
@@ -46,7 +47,14 @@ export interface RunOptions {
   tokenCache?: string | false;
   /** Worker threads for `runStudyParallel` (parallel.ts); `runStudy` itself always runs on the calling thread. */
   jobs?: number;
-  /** Worker threads also make each scenario's text of the record files (`ScenarioRecords.text`), so the writing thread only copies it; a one-thread run leaves it to the writer. */
+  /**
+   * For a sink that writes the record files and the reports (as `ctxsim run
+   * --out DIR` does): worker threads send each scenario as its text in the
+   * record files and its part of the report digest (`ScenarioRecords.text`,
+   * `.digest`) instead of its turn, probe and violation records, so the
+   * writing thread only copies bytes and adds up sums. A one-thread run
+   * sends the records.
+   */
   recordText?: boolean;
 }
 
@@ -133,8 +141,14 @@ export interface ScenarioRecords {
   probes: ProbeRecord[];
   summary: SummaryRecord[];
   violations: ViolationRecord[];
-  /** Their text in the record files, when the run was asked for it (`RunOptions.recordText`) and made it on a worker thread. */
+  /**
+   * Made on a worker thread when the run was asked for it
+   * (`RunOptions.recordText`): the records' text in the record files and
+   * their part of the report digest, which then stand for the turn, probe
+   * and violation records (those lists are left empty).
+   */
   text?: RecordText;
+  digest?: DigestPart;
 }
 
 /** Appends one scenario's records (one by one: spreading a large array into push overflows the stack). */

@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import type { PolicyVariant } from '../policies/spec.js';
+import { DigestBuilder } from '../report/aggregate.js';
 import { recordText, textBuffers } from '../report/records.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './parallel.js';
 import { replayContext, replayScenario } from './run.js';
@@ -39,7 +40,8 @@ try {
       const records = replayScenario(conversation, i, policies, ctx, setup.shard);
       if (!setup.recordText) return post({ kind: 'scenario', index: i, ...records });
       const text = recordText(records);
-      post({ kind: 'scenario', index: i, ...records, text }, textBuffers(text));
+      const digest = new DigestBuilder().add(records).part();
+      post({ kind: 'scenario', index: i, turns: [], probes: [], summary: records.summary, violations: [], text, digest }, textBuffers(text));
     } catch (e) {
       post(failure(e));
     }

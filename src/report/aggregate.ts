@@ -61,7 +61,7 @@ export interface Digest {
 }
 
 /** Running sums of one policy's turn records. */
-interface PolicySums {
+export interface PolicySums {
   /** Per conversation: its rows so far and the last one's cumulative cost. */
   conversations: Map<string, { rows: number; last: Pico }>;
   /** By row position in a conversation (0: its first turn): input tokens, conversations reaching it, cumulative cost. */
@@ -72,17 +72,27 @@ interface PolicySums {
 }
 
 /**
+ * What a `DigestBuilder` has summed: plain data (maps, arrays, bigints), so
+ * a worker thread can sum its scenarios' records and send this instead.
+ */
+export interface DigestPart {
+  turns: number;
+  probes: number;
+  policies: Map<string, PolicySums>;
+  cells: Map<string, RetentionCell>;
+  lost: ProbeRecord[];
+}
+
+/**
  * Builds a `Digest` from record batches fed in record order. A batch can be
  * any slice (a scenario, one record, everything): `finish` gives the same
  * figures however the records were sliced. It keeps sums per turn position
- * and per conversation, and the lost probes — not the records.
+ * and per conversation, and the lost probes — not the records. The sums of
+ * other builders can be merged in, in record order, as long as each holds
+ * whole conversations.
  */
 export class DigestBuilder {
-  private turns = 0;
-  private probes = 0;
-  private readonly policies = new Map<string, PolicySums>();
-  private readonly cells = new Map<string, RetentionCell>();
-  private readonly lost: ProbeRecord[] = [];
+  private readonly sums: DigestPart = { turns: 0, probes: 0, policies: new Map(), cells: new Map(), lost: [] };
 
   /** Adds the next records. */
   add(batch: { turns?: readonly TurnRecord[]; probes?: readonly ProbeRecord[] }): this {
@@ -91,10 +101,52 @@ export class DigestBuilder {
     return this;
   }
 
+  /** What has been summed, to be merged into another builder. */
+  part(): DigestPart {
+    return this.sums;
+  }
+
+  /** Adds the sums of another builder, whose records come next and hold whole conversations (none of which this one has seen). */
+  merge(part: DigestPart): this {
+    const sums = this.sums;
+    sums.turns += part.turns;
+    sums.probes += part.probes;
+    for (const [policy, p] of part.policies) {
+      const s = this.policy(policy);
+      for (const [scenario, c] of p.conversations) {
+        if (s.conversations.has(scenario)) throw new Error(`digest: conversation ${scenario} of ${policy} summed twice`);
+        s.conversations.set(scenario, { ...c });
+      }
+      for (let i = 0; i < p.input.length; i++) {
+        s.input[i] = (s.input[i] ?? 0) + p.input[i]!;
+        s.reach[i] = (s.reach[i] ?? 0) + p.reach[i]!;
+        s.cumulative[i] = (s.cumulative[i] ?? 0n) + p.cumulative[i]!;
+      }
+      s.parts.input += p.parts.input;
+      s.parts.cached += p.parts.cached;
+      s.parts.output += p.parts.output;
+      s.parts.upkeep += p.parts.upkeep;
+    }
+    for (const [key, c] of part.cells) {
+      const mine = sums.cells.get(key);
+      if (mine) {
+        mine.probes += c.probes;
+        mine.retained += c.retained;
+      } else sums.cells.set(key, { ...c });
+    }
+    for (const p of part.lost) sums.lost.push(p);
+    return this;
+  }
+
+  private policy(policy: string): PolicySums {
+    let s = this.sums.policies.get(policy);
+    if (!s) this.sums.policies.set(policy, (s = { conversations: new Map(), input: [], reach: [], cumulative: [], parts: { input: 0n, cached: 0n, output: 0n, upkeep: 0n } }));
+    return s;
+  }
+
   private addTurn(t: TurnRecord): void {
-    this.turns++;
-    let s = this.policies.get(t.policy);
-    if (!s) this.policies.set(t.policy, (s = { conversations: new Map(), input: [], reach: [], cumulative: [], parts: { input: 0n, cached: 0n, output: 0n, upkeep: 0n } }));
+    this.sums.turns++;
+    const s = this.policy(t.policy);
     let c = s.conversations.get(t.scenario);
     if (!c) s.conversations.set(t.scenario, (c = { rows: 0, last: 0n }));
     const i = c.rows++;
@@ -109,16 +161,16 @@ export class DigestBuilder {
   }
 
   private addProbe(p: ProbeRecord): void {
-    this.probes++;
+    this.sums.probes++;
     // A probe of a forgotten fact expects nothing: it is not a retention probe.
     if (p.expected === 'missing') return;
     const bucket = ageBucket(p.ageTurns);
     const key = `${p.policy}\0${bucket}`;
-    let c = this.cells.get(key);
-    if (!c) this.cells.set(key, (c = { policy: p.policy, bucket, probes: 0, retained: 0 }));
+    let c = this.sums.cells.get(key);
+    if (!c) this.sums.cells.set(key, (c = { policy: p.policy, bucket, probes: 0, retained: 0 }));
     c.probes++;
     if (p.outcome === 'retained') c.retained++;
-    else this.lost.push(p);
+    else this.sums.lost.push(p);
   }
 
   /** The figures of the records added so far (adding may go on after). */
@@ -126,7 +178,7 @@ export class DigestBuilder {
     const inputTokensByTurn = new Map<string, TurnPoint<number>[]>();
     const cumulativeCostByTurn = new Map<string, TurnPoint<Pico>[]>();
     const costParts = new Map<string, CostParts>();
-    for (const [policy, s] of this.policies) {
+    for (const [policy, s] of this.sums.policies) {
       const n = s.conversations.size;
       const b = BigInt(n);
       inputTokensByTurn.set(
@@ -147,13 +199,13 @@ export class DigestBuilder {
       costParts.set(policy, { input: divRound(s.parts.input, b), cached: divRound(s.parts.cached, b), output: divRound(s.parts.output, b), upkeep: divRound(s.parts.upkeep, b) });
     }
     return {
-      turns: this.turns,
-      probes: this.probes,
+      turns: this.sums.turns,
+      probes: this.sums.probes,
       inputTokensByTurn,
       cumulativeCostByTurn,
       costParts,
-      retentionByAge: [...this.cells.values()].map((c) => ({ ...c })),
-      lost: [...this.lost],
+      retentionByAge: [...this.sums.cells.values()].map((c) => ({ ...c })),
+      lost: [...this.sums.lost],
     };
   }
 }
