@@ -146,7 +146,8 @@ export class RecordFiles {
 
 /**
  * A sink that keeps what the reports need of a streamed run: the summaries
- * (one per scenario × policy) and the digest of the turn and probe records.
+ * (one per scenario × policy) and the digest of the turn and probe records
+ * (summed here, or merged from the sums a worker thread sent).
  */
 export function digestSink(): { sink: RecordSink; reported(): Reported } {
   const summary: SummaryRecord[] = [];

@@ -13,6 +13,7 @@ export type RecordBatch = Pick<Results, StreamedList>;
  */
 export type RecordText = Record<StreamedList, { csv: Uint8Array; json: Uint8Array }>;
 
+/** A batch's rows in the record files, as the files hold them. */
 export function recordText(batch: RecordBatch): RecordText {
   return {
     turns: text(TURN_COLUMNS, batch.turns),
