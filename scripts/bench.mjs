@@ -67,9 +67,9 @@ else await main();
  * wrote (one JSON conversation per line; `<file>.offsets` holds where each
  * line starts): a run that asks for them one at a time holds one at a time,
  * as a study read scenario by scenario would. What reports need of each
- * (id, title, source, number of turns) is kept as it is read.
+ * (its `shape`: id, title, source, number of turns) is kept as it is read.
  */
-function workload() {
+function workload(shape) {
   const file = flag('--workload');
   const offsets = JSON.parse(readFileSync(`${file}.offsets`, 'utf8'));
   const fd = openSync(file, 'r');
@@ -80,7 +80,7 @@ function workload() {
       const bytes = Buffer.allocUnsafe(offsets[i + 1] - offsets[i]);
       readSync(fd, bytes, 0, bytes.length, offsets[i]);
       const c = JSON.parse(bytes.toString('utf8'));
-      seen[i] = { id: c.id, title: c.title, source: c.source, turns: { length: c.turns.length } };
+      seen[i] = shape(c);
       return c;
     },
     /** The conversations read so far, as much of them as reports use. */
@@ -95,7 +95,7 @@ function first(source, n) {
 
 /** Runs in a measured child process; prints one JSON line of measurements. */
 async function child(mode) {
-  const conversations = workload();
+  const conversations = workload((await dist('report/info.js')).scenarioShape);
   const sample = Number(flag('--sample') ?? conversations.length);
   let out;
   if (mode === 'ctxsim') out = await runCtxsim(conversations);

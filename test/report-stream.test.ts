@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -7,7 +7,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { executeStudy, studyFromFlags } from '../src/cli/_study.js';
 import { resultsMeta } from '../src/cli/run.js';
-import { BufferedFile } from '../src/cli/_records.js';
 import { csvHeader, csvRow, csvRows, VIOLATION_COLUMNS } from '../src/report/csv.js';
 import { jsonRows } from '../src/report/json.js';
 import { recordText } from '../src/report/records.js';
@@ -117,29 +116,6 @@ describe("a batch's text, as a worker thread makes it", () => {
         for (const b of [text.violations.csv, text.violations.json]) expect(b.byteOffset).toBe(0);
       }),
       { seed: 42, numRuns: 100 },
-    );
-  });
-});
-
-describe('a file written through its buffer', () => {
-  it('holds every line in order: short ones, non-ASCII ones, and lines longer than the buffer', () => {
-    const path = join(tmp, 'lines.txt');
-    const line = fc.oneof(
-      fc.string({ unit: 'grapheme', maxLength: 40 }),
-      fc.constantFrom('é'.repeat(200_000), 'x'.repeat(400_000), '中'.repeat(349_526), 'a'.repeat(1_100_000)),
-    );
-    // Each line written as text or as its UTF-8 bytes.
-    fc.assert(
-      fc.property(fc.array(fc.tuple(line, fc.boolean()), { maxLength: 30 }), (lines) => {
-        const fd = openSync(path, 'w');
-        const file = new BufferedFile(fd);
-        for (const [l, bytes] of lines) file.write(bytes ? Buffer.from(l) : l);
-        file.flush();
-        closeSync(fd);
-        expect(file.writes).toBe(lines.length);
-        expect(readFileSync(path, 'utf8')).toBe(lines.map(([l]) => l).join(''));
-      }),
-      { seed: 42, numRuns: 30 },
     );
   });
 });

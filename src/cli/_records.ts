@@ -11,71 +11,32 @@ import type { StagedFiles } from './_io.js';
 /**
  * The record files of an output folder, written as the records stream in:
  * turns.csv, probes.csv and violations.csv (the header first), and the
- * turns, probes and violations lists of results.json to scratch files, each
- * through a buffer; a batch's text comes made by the worker thread that
- * replayed it, or is made here. `finish` then writes
- * results.json: its head (policies and summary are known only at the end),
- * each list copied from its scratch file in chunks, its end. All of it goes
- * through `staged`, so nothing is in place until the folder is committed.
+ * turns, probes and violations lists of results.json to scratch files, a
+ * batch's bytes at a time (made by the worker thread that replayed it, or
+ * here). `finish` then writes results.json: its head (policies and summary
+ * are known only at the end), each list copied from its scratch file in
+ * chunks, its end. All of it goes through `staged`, so nothing is in place
+ * until the folder is committed. (writeFileSync on a descriptor writes at
+ * its position, and all of it.)
  */
-
-/** Bytes a file collects before they go to disk. */
-const BUFFER = 1 << 20;
-
-/**
- * A file written through a buffer: text and bytes are copied into it as they
- * come, and it goes to disk when full, and on `flush`. A chunk larger than
- * the buffer goes straight to the file.
- */
-export class BufferedFile {
-  private readonly buffer = Buffer.allocUnsafe(BUFFER);
-  private at = 0;
-  /** Chunks written so far. */
-  writes = 0;
-
-  constructor(readonly fd: number) {}
-
-  write(chunk: string | Uint8Array): void {
-    this.writes++;
-    // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    const most = typeof chunk === 'string' ? 3 * chunk.length : chunk.length;
-    if (this.at + most > BUFFER) {
-      this.flush();
-      if (most > BUFFER) {
-        writeFileSync(this.fd, chunk);
-        return;
-      }
-    }
-    if (typeof chunk === 'string') this.at += this.buffer.write(chunk, this.at);
-    else {
-      this.buffer.set(chunk, this.at);
-      this.at += chunk.length;
-    }
-  }
-
-  /** Writes what the buffer holds (writeFileSync on a descriptor writes at its position, and all of it). */
-  flush(): void {
-    if (this.at) writeFileSync(this.fd, this.buffer.subarray(0, this.at));
-    this.at = 0;
-  }
-}
 
 /** Bytes copied per read from a scratch file into results.json. */
 const CHUNK = 1 << 20;
 
 export class RecordFiles {
-  private readonly csv: Record<StreamedList, BufferedFile>;
-  private readonly json: Record<StreamedList, BufferedFile>;
+  private readonly csv: Record<StreamedList, number>;
+  /** The scratch file of each results.json list, and whether it holds a line yet. */
+  private readonly json: Record<StreamedList, { fd: number; started: boolean }>;
   private readonly results: string;
   private closed = false;
 
   /** Opens the files in `staged` (names: turns.csv, probes.csv, violations.csv, results.json). */
   constructor(staged: StagedFiles) {
     const fds: number[] = [];
-    const open = (path: string, flags: string): BufferedFile => {
+    const open = (path: string, flags: string): number => {
       const fd = openSync(path, flags);
       fds.push(fd);
-      return new BufferedFile(fd);
+      return fd;
     };
     try {
       this.csv = {
@@ -84,19 +45,16 @@ export class RecordFiles {
         violations: open(staged.path('violations.csv'), 'w'),
       };
       // Read back in `finish`: opened for writing and reading.
-      this.json = {
-        turns: open(staged.scratch('results.json.turns'), 'w+'),
-        probes: open(staged.scratch('results.json.probes'), 'w+'),
-        violations: open(staged.scratch('results.json.violations'), 'w+'),
-      };
+      const scratch = (list: StreamedList) => ({ fd: open(staged.scratch(`results.json.${list}`), 'w+'), started: false });
+      this.json = { turns: scratch('turns'), probes: scratch('probes'), violations: scratch('violations') };
       this.results = staged.path('results.json');
+      writeFileSync(this.csv.turns, csvHeader(TURN_COLUMNS));
+      writeFileSync(this.csv.probes, csvHeader(PROBE_COLUMNS));
+      writeFileSync(this.csv.violations, csvHeader(VIOLATION_COLUMNS));
     } catch (e) {
       for (const fd of fds) closeSync(fd);
       throw e;
     }
-    this.csv.turns.write(csvHeader(TURN_COLUMNS));
-    this.csv.probes.write(csvHeader(PROBE_COLUMNS));
-    this.csv.violations.write(csvHeader(VIOLATION_COLUMNS));
   }
 
   /** Appends the next batch of records (in run order) to every file: its text as it comes made, or made here. */
@@ -104,29 +62,29 @@ export class RecordFiles {
     const text = batch.text ?? recordText(batch);
     for (const list of STREAMED_LISTS) {
       const { csv, json } = text[list];
-      if (csv.length) this.csv[list].write(csv);
+      if (csv.length) writeFileSync(this.csv[list], csv);
       if (!json.length) continue;
-      if (this.json[list].writes) this.json[list].write(',\n');
-      this.json[list].write(json);
+      const scratch = this.json[list];
+      if (scratch.started) writeFileSync(scratch.fd, ',\n');
+      writeFileSync(scratch.fd, json);
+      scratch.started = true;
     }
   }
 
   /** Writes results.json from its frame and the streamed lists, and closes every file. */
   finish(frame: ResultsJsonFrame): void {
-    for (const list of STREAMED_LISTS) this.csv[list].flush();
     const out = openSync(this.results, 'w');
     try {
       const buffer = Buffer.allocUnsafe(CHUNK);
       for (const list of STREAMED_LISTS) {
-        const file = this.json[list];
-        file.flush();
+        const { fd, started } = this.json[list];
         writeFileSync(out, frame.before[list]);
-        if (!file.writes) {
+        if (!started) {
           writeFileSync(out, EMPTY_LIST);
           continue;
         }
         writeFileSync(out, LIST_OPEN);
-        for (let at = 0, n; (n = readSync(file.fd, buffer, 0, CHUNK, at)) > 0; at += n) writeFileSync(out, buffer.subarray(0, n));
+        for (let at = 0, n; (n = readSync(fd, buffer, 0, CHUNK, at)) > 0; at += n) writeFileSync(out, buffer.subarray(0, n));
         writeFileSync(out, LIST_CLOSE);
       }
       writeFileSync(out, frame.end);
@@ -140,7 +98,10 @@ export class RecordFiles {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const file of [...Object.values(this.csv), ...Object.values(this.json)]) closeSync(file.fd);
+    for (const list of STREAMED_LISTS) {
+      closeSync(this.csv[list]);
+      closeSync(this.json[list].fd);
+    }
   }
 }
 

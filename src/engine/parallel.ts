@@ -24,9 +24,9 @@ import { collectRecords, replayContext, streamStudy, type Conversations, type Re
  * Below this many characters of message text a study runs on one thread:
  * starting a worker and loading its encoding (about 0.7 s) would cost more
  * than sharing the replay saves. Measured with all nine policies: a replay
- * takes about 0.4 s per MB of text on one thread here, and two threads
- * broke even on two cores between 10 and 25 MB on a busy machine; this is
- * where they would on idle cores.
+ * takes about 0.4 s per MB of text on one thread here, so two idle cores
+ * would break even near 4 MB (0.7 s against half of 1.6 s); on this busy
+ * two-core machine they broke even between 10 and 25 MB.
  */
 export const PARALLEL_MIN_CHARS = 4_000_000;
 

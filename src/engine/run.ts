@@ -52,7 +52,7 @@ export interface RunOptions {
    * --out DIR` does): worker threads send each scenario as its text in the
    * record files and its part of the report digest (`ScenarioRecords.text`,
    * `.digest`) instead of its turn, probe and violation records, so the
-   * writing thread only copies bytes and adds up sums. A one-thread run
+   * writing thread only writes bytes and adds up sums. A one-thread run
    * sends the records.
    */
   recordText?: boolean;
