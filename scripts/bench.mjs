@@ -95,7 +95,7 @@ function first(source, n) {
 
 /** Runs in a measured child process; prints one JSON line of measurements. */
 async function child(mode) {
-  const conversations = workload((await dist('report/info.js')).scenarioShape);
+  const conversations = workload((await dist('records/info.js')).scenarioShape);
   const sample = Number(flag('--sample') ?? conversations.length);
   let out;
   if (mode === 'ctxsim') out = await runCtxsim(conversations);
@@ -117,10 +117,10 @@ async function runCtxsim(conversations) {
   const { streamStudyParallel } = await dist('engine/parallel.js');
   // As `ctxsim run` starts.
   tuneHeap();
-  const { StagedFiles } = await dist('cli/_io.js');
-  const { RecordFiles, digestSink } = await dist('cli/_records.js');
-  const { resultsJsonFrame } = await dist('report/json.js');
-  const { reportInfo } = await dist('report/info.js');
+  const { StagedFiles } = await dist('study/files.js');
+  const { RecordFiles, digestSink } = await dist('study/record-files.js');
+  const { resultsJsonFrame } = await dist('records/json.js');
+  const { reportInfo } = await dist('records/info.js');
   const policies = POLICIES.flatMap((p) => policyFromString(p.id));
   const jobs = Number(flag('--jobs'));
   const out = flag('--records');

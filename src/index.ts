@@ -23,7 +23,7 @@ export { builtinPrices, loadPrices } from './pricing/load.js';
 export { lookup, type ModelPrice, type PriceTable } from './pricing/prices.js';
 export { checkPrompt, type RuleSet, type Violation } from './rules/provider.js';
 export { loadScenarioFile, parseScenario } from './scenario/load.js';
-export { defaultStudy, loadScenarios, loadStudy, policyFromString, type Study } from './scenario/study.js';
+export { defaultStudy, loadScenarios, loadStudy, policyFromString, type Study } from './study/study.js';
 export { TokenCounter, messageText } from './tokens/counter.js';
 export { encodingForModel, textCounter, type EncodingName } from './tokens/encoding.js';
 export type * from './types.js';

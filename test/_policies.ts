@@ -4,7 +4,7 @@ import { streamFor } from '../src/engine/replay.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import type { PromptPlan } from '../src/policies/types.js';
 import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
-import { policyFromString } from '../src/scenario/study.js';
+import { policyFromString } from '../src/study/study.js';
 import { messageText, TokenCounter } from '../src/tokens/counter.js';
 import type { Conversation, Message, UpkeepCall } from '../src/types.js';
 

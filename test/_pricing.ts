@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runStudy, type RunOptions, type RunResults } from '../src/engine/run.js';
 import { parseScenario } from '../src/scenario/load.js';
-import { policiesFromFlags } from '../src/scenario/study.js';
+import { policiesFromFlags } from '../src/study/study.js';
 import type { Conversation } from '../src/types.js';
 
 /** A text of exactly `tokens` tokens under `chars4` (4 characters per token), starting with `label`. */

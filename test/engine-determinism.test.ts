@@ -7,7 +7,7 @@ import { replay } from '../src/engine/replay.js';
 import { replayContext, replayScenario, runStudy } from '../src/engine/run.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { textCounter } from '../src/tokens/encoding.js';
-import { allPolicies } from '../src/scenario/study.js';
+import { allPolicies } from '../src/study/study.js';
 import { conversation } from './_policies.js';
 import { capture } from './_io.js';
 

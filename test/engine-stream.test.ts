@@ -6,10 +6,10 @@ import type * as Parallel from '../src/engine/parallel.js';
 import { inOrder, workerError } from '../src/engine/parallel.js';
 import { CtxsimError } from '../src/errors.js';
 import { runStudy, streamStudy, type RunOptions, type ScenarioRecords } from '../src/engine/run.js';
-import type * as Study from '../src/scenario/study.js';
-import { policiesFromFlags } from '../src/scenario/study.js';
+import type * as Study from '../src/study/study.js';
+import { policiesFromFlags } from '../src/study/study.js';
 import { generateConversations } from '../src/scenario/generate/index.js';
-import { handOver } from '../src/cli/_study.js';
+import { handOver } from '../src/study/pipeline.js';
 import type { Conversation } from '../src/types.js';
 import { ROOT } from './_shared.js';
 

@@ -4,7 +4,7 @@ import { studyDifferences } from '../src/gate/compare.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadStudy, policyFromString } from '../src/scenario/study.js';
+import { loadStudy, policyFromString } from '../src/study/study.js';
 
 const names = (spec: string) => {
   const r = policyFromString(spec);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ScenarioError } from '../src/errors.js';
 import { generateConversations } from '../src/scenario/generate/index.js';
-import { defaultStudy, loadScenarios, loadStudy } from '../src/scenario/study.js';
+import { defaultStudy, loadScenarios, loadStudy } from '../src/study/study.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ctxsim-study-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,7 +7,7 @@ import { runMain } from '../src/cli/_app.js';
 import { ScenarioError } from '../src/errors.js';
 import { importDataset } from '../src/scenario/import/index.js';
 import { canonicalDiaId, evidenceIds, parseLocomoDate } from '../src/scenario/import/locomo.js';
-import { displayPath } from '../src/scenario/study.js';
+import { displayPath } from '../src/study/study.js';
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
 const fixture = join(FIXTURES, 'locomo-sample.json');

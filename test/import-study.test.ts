@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { ScenarioError } from '../src/errors.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { loadScenarios, loadStudy } from '../src/scenario/study.js';
+import { loadScenarios, loadStudy } from '../src/study/study.js';
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
 const dir = mkdtempSync(join(tmpdir(), 'ctxsim-import-study-'));

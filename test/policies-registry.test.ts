@@ -3,7 +3,7 @@ import { replayContext, runStudy } from '../src/engine/run.js';
 import { POLICIES, REGISTRY } from '../src/policies/index.js';
 import { resolveSpec, type PolicyVariant } from '../src/policies/spec.js';
 import { lookup } from '../src/pricing/prices.js';
-import { allPolicies } from '../src/scenario/study.js';
+import { allPolicies } from '../src/study/study.js';
 import { shipped, variant } from './_policies.js';
 
 const ORDER = ['full', 'window-turns', 'window-tokens', 'window', 'summary', 'summary-buffer', 'priority', 'retrieval', 'facts'];

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import type { IO } from '../src/cli/_io.js';
-import { perMillion } from '../src/pricing/describe.js';
+import type { IO } from '../src/study/files.js';
+import { perMillion } from '../src/report/prices.js';
 
 function capture(): IO & { stdout: string; stderr: string } {
   const io = { stdout: '', stderr: '', isTTY: false, out: (t: string) => void (io.stdout += t), err: (t: string) => void (io.stderr += t) };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { summaryCsv, turnsCsv } from '../src/report/csv.js';
-import { usd } from '../src/report/format.js';
+import { summaryCsv, turnsCsv } from '../src/records/csv.js';
+import { usd } from '../src/records/format.js';
 import { growing, priceFile, study } from './_pricing.js';
 
 // $0.001 per 1K input tokens = 1e-6 USD = 1,000,000 pico-dollars per token.

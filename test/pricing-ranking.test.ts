@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runStudy } from '../src/engine/run.js';
 import { loadScenarioFile } from '../src/scenario/load.js';
-import { policiesFromFlags } from '../src/scenario/study.js';
+import { policiesFromFlags } from '../src/study/study.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 
 const conv = loadScenarioFile(fileURLToPath(new URL('fixtures/pricing/invoice-session.yaml', import.meta.url)));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { streamFor } from '../src/engine/replay.js';
-import { turnsCsv } from '../src/report/csv.js';
+import { turnsCsv } from '../src/records/csv.js';
 import { growing, priceFile, study } from './_pricing.js';
 
 const PRICES = priceFile({

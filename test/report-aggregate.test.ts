@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AGE_BUCKETS, ageBucket, lostProbes, meanCostParts, meanCumulativeCostByTurn, meanInputTokensByTurn, retentionByAge } from '../src/report/aggregate.js';
+import { AGE_BUCKETS, ageBucket, lostProbes, meanCostParts, meanCumulativeCostByTurn, meanInputTokensByTurn, retentionByAge } from '../src/records/digest.js';
 import { probe, resultsOf, turn } from './fixtures/report/records.js';
 
 // Conversation a: 3 turns costing 10, 20, 30 pico (cumulative 10, 30, 60); b: 2 turns costing 5, 0 (cumulative 5, 5).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { budgetCsv, budgetDisplay, budgetTable } from '../src/report/budget.js';
-import type { ReportInfo } from '../src/report/info.js';
+import type { ReportInfo } from '../src/records/info.js';
 import { budgetMarkdown, markdownTable } from '../src/report/markdown.js';
 import type { TurnRecord } from '../src/types.js';
 import { probe, resultsOf, turn } from './fixtures/report/records.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import type { IO } from '../src/cli/_io.js';
+import type { IO } from '../src/study/files.js';
 import { resultsMeta } from '../src/cli/run.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-cli-'));

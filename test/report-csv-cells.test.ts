@@ -1,7 +1,7 @@
 import { stringify } from 'csv-stringify/sync';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { csvCell, csvRows, type Column } from '../src/report/csv.js';
+import { csvCell, csvRows, type Column } from '../src/records/csv.js';
 
 type Cell = string | number | boolean;
 

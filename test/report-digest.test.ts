@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ageBucket, DigestBuilder, digestRecords, type TurnPoint } from '../src/report/aggregate.js';
-import { divRound } from '../src/report/format.js';
+import { ageBucket, DigestBuilder, digestRecords, type TurnPoint } from '../src/records/digest.js';
+import { divRound } from '../src/records/format.js';
 import type { Pico, ProbeRecord, TurnRecord } from '../src/types.js';
 import { probe, turn } from './fixtures/report/records.js';
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { divRound, dollars, grouped, moneyDecimals, percent, usd } from '../src/report/format.js';
-import { picoFromUsd } from '../src/report/json.js';
+import { divRound, dollars, grouped, moneyDecimals, percent, usd } from '../src/records/format.js';
+import { picoFromUsd } from '../src/records/json.js';
 
 describe('number formats', () => {
   it('prints pico-dollars as USD with d decimals, rounded half away from zero', () => {

@@ -5,7 +5,7 @@ import { budgetCsv } from '../src/report/budget.js';
 import { charts, specJson } from '../src/report/charts.js';
 import { reportMarkdown } from '../src/report/markdown.js';
 import { renderSvg } from '../src/report/svg.js';
-import { PACKAGE_DIR } from '../src/scenario/study.js';
+import { PACKAGE_DIR } from '../src/study/study.js';
 import { goldenRun } from './fixtures/report/run.js';
 
 /**

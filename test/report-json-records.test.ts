@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { usd } from '../src/report/format.js';
-import { recordJson } from '../src/report/json.js';
+import { usd } from '../src/records/format.js';
+import { recordJson } from '../src/records/json.js';
 
 /** The definition: JSON.stringify of the record with each bigint replaced by its exact 12-decimal USD string. */
 const reference = (r: object) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? usd(v, 12) : v])));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CtxsimError } from '../src/errors.js';
-import { parseResultsJson, picoFromUsd, resultsJson, SCHEMA_VERSION, type ResultsMeta } from '../src/report/json.js';
+import { parseResultsJson, picoFromUsd, resultsJson, SCHEMA_VERSION, type ResultsMeta } from '../src/records/json.js';
 import { goldenRun } from './fixtures/report/run.js';
 
 const { results, info } = goldenRun();

@@ -4,7 +4,7 @@ import { replayContext } from '../src/engine/run.js';
 import { FactLedger } from '../src/engine/score.js';
 import { summarize } from '../src/engine/summarize.js';
 import { POLICIES } from '../src/policies/index.js';
-import { probesCsv, summaryCsv } from '../src/report/csv.js';
+import { probesCsv, summaryCsv } from '../src/records/csv.js';
 import { messageText, TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
 import { forgetInSummary, summarize as summarizeText } from '../src/upkeep/summarizer.js';

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runStudy } from '../src/engine/run.js';
-import { usd } from '../src/report/format.js';
-import { violationsCsv } from '../src/report/csv.js';
-import { loadScenarios, loadStudy, policiesFromFlags } from '../src/scenario/study.js';
+import { usd } from '../src/records/format.js';
+import { violationsCsv } from '../src/records/csv.js';
+import { loadScenarios, loadStudy, policiesFromFlags } from '../src/study/study.js';
 import { shipped } from './_policies.js';
 import { ROOT } from './_shared.js';
 

@@ -6,7 +6,7 @@ import { ScenarioError } from '../src/errors.js';
 import { replayContext, runStudy } from '../src/engine/run.js';
 import { policyViolations } from '../src/rules/blame.js';
 import { checkPrompt, ruleSetFor, RULE_SETS, type Rule, type RuleSet } from '../src/rules/provider.js';
-import { loadStudy, policiesFromFlags } from '../src/scenario/study.js';
+import { loadStudy, policiesFromFlags } from '../src/study/study.js';
 import type { Message } from '../src/types.js';
 import { conversation, shipped } from './_policies.js';
 

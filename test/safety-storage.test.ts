@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { byPolicy, summarize } from '../src/engine/summarize.js';
-import { policiesCsv } from '../src/report/csv.js';
+import { policiesCsv } from '../src/records/csv.js';
 import { STORED_DIMENSIONS } from '../src/upkeep/embedder.js';
 import { turn } from './fixtures/report/records.js';
 import { conversation, variant } from './_policies.js';

@@ -3,9 +3,9 @@ import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runStudy } from '../src/engine/run.js';
-import { normalize } from '../src/upkeep/_text.js';
+import { normalize } from '../src/text/normalize.js';
 import { loadScenarioFile } from '../src/scenario/load.js';
-import { policiesFromFlags } from '../src/scenario/study.js';
+import { policiesFromFlags } from '../src/study/study.js';
 import type { Conversation, Message, Turn } from '../src/types.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
 import { runStudy } from '../src/engine/run.js';
-import { turnsCsv } from '../src/report/csv.js';
+import { turnsCsv } from '../src/records/csv.js';
 import { BoundedCounter, countByPieces, estimateTokens, LIMITS } from '../src/tokens/bounded.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { textMeasure, tokenizer } from '../src/tokens/encoding.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { contentWords, normalize, words } from '../src/upkeep/_text.js';
+import { contentWords, normalize, words } from '../src/text/normalize.js';
 
 /** The rule `words` implements, as the regex it replaces. */
 const reference = (text: string) => text.toLowerCase().replace(/’/g, "'").match(/[\p{L}\p{N}]+(?:['\-@.][\p{L}\p{N}]+)*/gu) ?? [];

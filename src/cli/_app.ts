@@ -5,7 +5,7 @@ import { explainCommand } from './explain.js';
 import { mergeCommand } from './merge.js';
 import { generateCommand } from './generate.js';
 import { importCommand } from './import.js';
-import { processIO, type IO } from './_io.js';
+import { processIO, type IO } from '../study/files.js';
 import { pricesCommand } from './prices.js';
 import { runCommand } from './run.js';
 import { tableCommand } from './table.js';

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { displayPath } from '../scenario/study.js';
+import { displayPath } from '../study/study.js';
 import type { ScenarioOut } from '../scenario/docs.js';
 import { scenariosToYamlStream, scenarioToYaml } from '../scenario/yaml.js';
-import { writeFilesAtomic, type IO } from './_io.js';
+import { writeFilesAtomic, type IO } from '../study/files.js';
 
 /**
  * Writes scenario documents as `generate` and `import` do: one YAML file each

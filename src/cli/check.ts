@@ -5,10 +5,10 @@ import { CtxsimError, UsageError } from '../errors.js';
 import { makeBaseline, type Baseline } from '../gate/baseline.js';
 import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLimits } from '../gate/compare.js';
 import { gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
-import { displayPath, type Study } from '../scenario/study.js';
+import { displayPath, type Study } from '../study/study.js';
 import type { Command } from './_app.js';
-import { writeFilesAtomic, type IO } from './_io.js';
-import { executeStudy, STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
+import { writeFilesAtomic, type IO } from '../study/files.js';
+import { executeStudy, STUDY_OPTIONS, studyFromFlags, type StudyFlags } from '../study/pipeline.js';
 
 interface CheckFlags extends StudyFlags {
   baseline?: string;

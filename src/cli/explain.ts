@@ -4,11 +4,11 @@ import { replayContext } from '../engine/run.js';
 import { UsageError } from '../errors.js';
 import { align } from '../report/text.js';
 import { loadScenarioFile } from '../scenario/load.js';
-import { displayPath, policiesFromFlags } from '../scenario/study.js';
+import { displayPath, policiesFromFlags } from '../study/study.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Message } from '../types.js';
 import type { Command } from './_app.js';
-import type { IO } from './_io.js';
+import type { IO } from '../study/files.js';
 
 interface ExplainFlags {
   scenario: string;

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError, type Problem } from '../errors.js';
-import { SourceDoc } from '../scenario/document.js';
+import { SourceDoc } from '../text/document.js';
 import { formatImportReport, importDataset, importerFor, IMPORTERS } from '../scenario/import/index.js';
-import { displayPath } from '../scenario/study.js';
+import { displayPath } from '../study/study.js';
 import type { Command } from './_app.js';
-import type { IO } from './_io.js';
+import type { IO } from '../study/files.js';
 import { writeScenarios } from './_scenarios.js';
 
 export interface ImportFlags {

@@ -5,9 +5,9 @@ import { CtxsimError } from '../errors.js';
 import { mergeShards, readShard } from '../gate/shard.js';
 import { reportFiles } from '../report/outputs.js';
 import { policyTable } from '../report/text.js';
-import { displayPath } from '../scenario/study.js';
+import { displayPath } from '../study/study.js';
 import type { Command } from './_app.js';
-import { writeFilesAtomic, type IO } from './_io.js';
+import { writeFilesAtomic, type IO } from '../study/files.js';
 import { resultsMeta } from './run.js';
 
 interface MergeFlags {

@@ -1,11 +1,11 @@
 import type { Argv } from 'yargs';
-import { pricesTable } from '../pricing/describe.js';
+import { pricesTable } from '../report/prices.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup } from '../pricing/prices.js';
 import { settingsModels, type CostSettings } from '../pricing/settings.js';
 import type { Command } from './_app.js';
-import type { IO } from './_io.js';
-import { studyFromFlags } from './_study.js';
+import type { IO } from '../study/files.js';
+import { studyFromFlags } from '../study/pipeline.js';
 
 interface PricesFlags {
   models?: string[];

@@ -4,15 +4,15 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { baselineJson, makeBaseline, type StudyFingerprint } from '../gate/baseline.js';
 import { parseShard, shardFileName, toJson, type ShardFile } from '../gate/shard.js';
-import { resultsJsonFrame, type ResultsMeta } from '../report/json.js';
+import { resultsJsonFrame, type ResultsMeta } from '../records/json.js';
 import { formatOfPath, OUTPUT_FORMATS, reportOnlyFiles, reportOutput, singleOutput, type OutputFormat } from '../report/outputs.js';
 import { policyTable } from '../report/text.js';
-import { displayPath, PACKAGE_DIR } from '../scenario/study.js';
+import { displayPath, PACKAGE_DIR } from '../study/study.js';
 import type { Command } from './_app.js';
 import type { Results, SummaryRecord } from '../types.js';
-import { StagedFiles, writeFilesAtomic, type IO } from './_io.js';
-import { digestSink, RecordFiles } from './_records.js';
-import { executeStudy, streamStudy, STUDY_OPTIONS, studyFromFlags, type RunnableStudy, type StudyFlags } from './_study.js';
+import { StagedFiles, writeFilesAtomic, type IO } from '../study/files.js';
+import { digestSink, RecordFiles } from '../study/record-files.js';
+import { executeStudy, streamStudy, STUDY_OPTIONS, studyFromFlags, type RunnableStudy, type StudyFlags } from '../study/pipeline.js';
 
 export interface RunFlags extends StudyFlags {
   quiet?: boolean;

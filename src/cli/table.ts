@@ -3,8 +3,8 @@ import { UsageError } from '../errors.js';
 import { budgetCsv } from '../report/budget.js';
 import { budgetMarkdown } from '../report/markdown.js';
 import type { Command } from './_app.js';
-import type { IO } from './_io.js';
-import { executeStudy, STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
+import type { IO } from '../study/files.js';
+import { executeStudy, STUDY_OPTIONS, studyFromFlags, type StudyFlags } from '../study/pipeline.js';
 
 const FORMATS = ['md', 'csv'] as const;
 

@@ -2,7 +2,7 @@ import type { Artifact, ForgetFact } from '../policies/types.js';
 import type { ArtifactKind, Message, Turn } from '../types.js';
 import { injectionQuote } from '../upkeep/quote.js';
 import { holds } from '../upkeep/redact.js';
-import { normalize } from '../upkeep/_text.js';
+import { normalize } from '../text/normalize.js';
 import type { Presence } from './score.js';
 
 const KINDS: readonly ArtifactKind[] = ['transcript', 'summary', 'vectors', 'facts'];

@@ -1,6 +1,6 @@
 import { messageText } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeOutcome, ProbeSource } from '../types.js';
-import { normalize } from '../upkeep/_text.js';
+import { normalize } from '../text/normalize.js';
 
 
 interface Stated {

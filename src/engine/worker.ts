@@ -2,8 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import type { PolicyVariant } from '../policies/spec.js';
-import { DigestBuilder } from '../report/aggregate.js';
-import { recordText, textBuffers } from '../report/records.js';
+import { DigestBuilder } from '../records/digest.js';
+import { recordText, textBuffers } from '../records/encode.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './parallel.js';
 import { replayContext, replayScenario } from './run.js';
 

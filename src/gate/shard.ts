@@ -1,7 +1,7 @@
 import { CtxsimError, UsageError } from '../errors.js';
 import { byPolicy } from '../engine/summarize.js';
 import type { ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
-import type { ReportInfo } from '../report/info.js';
+import type { ReportInfo } from '../records/info.js';
 import type { StudyFingerprint } from './baseline.js';
 
 /** The part `--shard K/N` ran, written losslessly so `merge` can rebuild the whole run. */

@@ -1,6 +1,6 @@
 import { messageText } from '../tokens/counter.js';
 import type { ArtifactKind, Message } from '../types.js';
-import { normalize } from '../upkeep/_text.js';
+import { normalize } from '../text/normalize.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import type { Transcript } from './_transcript.js';
 import type { Artifact, ForgetFact, Params, PolicySession, TurnInfo } from './types.js';

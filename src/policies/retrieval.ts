@@ -1,4 +1,4 @@
-import { parseDuration } from '../scenario/duration.js';
+import { parseDuration } from '../text/duration.js';
 import { messageText } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
 import { cosine, embed, STORED_DIMENSIONS, type Vector } from '../upkeep/embedder.js';

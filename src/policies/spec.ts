@@ -1,4 +1,4 @@
-import { parseDuration } from '../scenario/duration.js';
+import { parseDuration } from '../text/duration.js';
 import type { ParamSpec, ParamValue, Params, Policy } from './types.js';
 
 /** Parameters every policy takes. */

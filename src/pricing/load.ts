@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { ScenarioError, type Problem } from '../errors.js';
-import { SourceDoc } from '../scenario/document.js';
+import { SourceDoc } from '../text/document.js';
 import { compileTable, mergeEntries, rawEntries, type PriceTable, type RawEntry } from './prices.js';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from '../scenario/duration.js';
+import { parseDuration } from '../text/duration.js';
 import type { LatencyOverrides } from './latency.js';
 
 /** Route each turn to a light or a strong model by the size of the user message. */

@@ -1,7 +1,7 @@
 import type { Pico, Results } from '../types.js';
-import { digestOf, type Digested } from './aggregate.js';
-import { csvLine } from './csv.js';
-import { divRound, dollars, fraction, grouped, moneyDecimals, percent, usd } from './format.js';
+import { digestOf, type Digested } from '../records/digest.js';
+import { csvLine } from '../records/csv.js';
+import { divRound, dollars, fraction, grouped, moneyDecimals, percent, usd } from '../records/format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
 export const BUDGET_TURNS: readonly number[] = [1, 5, 10, 20, 50];

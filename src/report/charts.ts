@@ -1,9 +1,9 @@
 import type { TopLevelSpec } from 'vega-lite';
 import type { Results } from '../types.js';
-import { AGE_BUCKETS, digestOf, policyNames, reported, type ReportInput } from './aggregate.js';
+import { AGE_BUCKETS, digestOf, policyNames, reported, type ReportInput } from '../records/digest.js';
 import { CHART_FONT, textWidth } from './font.js';
-import { divRound, dollars, grouped, moneyDecimals, usdNumber } from './format.js';
-import { caption, type ReportInfo } from './info.js';
+import { divRound, dollars, grouped, moneyDecimals, usdNumber } from '../records/format.js';
+import { caption, type ReportInfo } from '../records/info.js';
 import { paretoOptimal } from './pareto.js';
 
 /**

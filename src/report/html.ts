@@ -1,7 +1,7 @@
-import { policyNames, reported, type Reported, type ReportInput } from './aggregate.js';
+import { policyNames, reported, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, type DisplayTable } from './budget.js';
-import { dollars, grouped, moneyDecimals, percent } from './format.js';
-import { caption, tokenizerLabel, type ReportInfo } from './info.js';
+import { dollars, grouped, moneyDecimals, percent } from '../records/format.js';
+import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
 
 /** A chart as the page shows it: rendered SVG and its title. */

@@ -1,8 +1,8 @@
 import type { Results } from '../types.js';
-import { reported, type Digested, type ReportInput } from './aggregate.js';
+import { reported, type Digested, type ReportInput } from '../records/digest.js';
 import { budgetDisplay } from './budget.js';
-import { grouped } from './format.js';
-import { caption, type ReportInfo } from './info.js';
+import { grouped } from '../records/format.js';
+import { caption, type ReportInfo } from '../records/info.js';
 
 /** A chart as report.md links it. */
 export interface ChartLink {

@@ -1,10 +1,10 @@
 import type { Results } from '../types.js';
-import { reported, type Reported } from './aggregate.js';
+import { reported, type Reported } from '../records/digest.js';
 import { charts, specJson, type Chart } from './charts.js';
-import { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from './csv.js';
+import { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from '../records/csv.js';
 import { reportHtml, type RenderedChart } from './html.js';
-import type { ReportInfo } from './info.js';
-import { resultsJson, type ResultsMeta } from './json.js';
+import type { ReportInfo } from '../records/info.js';
+import { resultsJson, type ResultsMeta } from '../records/json.js';
 import { reportMarkdown } from './markdown.js';
 
 /**
@@ -14,7 +14,7 @@ import { reportMarkdown } from './markdown.js';
  * Only the record files (turns, probes and violations as CSV, and
  * results.json) need the records; everything else is made from the
  * summaries and the records' digest, so a run can stream its records to
- * those files (cli/_records.ts) and keep only the digest.
+ * those files (study/record-files.ts) and keep only the digest.
  */
 
 /** A format one output file can take: `--out FILE.ext` or `--out - --format F`. */

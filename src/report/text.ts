@@ -1,5 +1,5 @@
 import type { Results } from '../types.js';
-import { fraction, usd } from './format.js';
+import { fraction, usd } from '../records/format.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
 export function align(rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { ScenarioError, type Problem } from '../errors.js';
 import type { Conversation, ForgetEvent, Message, Turn } from '../types.js';
-import { SourceDoc } from './document.js';
-import { parseDuration } from './duration.js';
+import { SourceDoc } from '../text/document.js';
+import { parseDuration } from '../text/duration.js';
 import { forgetSchema, messageSchema, scenarioSchema, turnSchema, type ToolDoc } from './schema.js';
 
 export const DEFAULT_GAP_SECONDS = 30;

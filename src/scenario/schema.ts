@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from './duration.js';
+import { parseDuration } from '../text/duration.js';
 
 /** Scenario file schema (SPEC §2.1). Unknown keys are errors everywhere. */
 const factValue = z.string();

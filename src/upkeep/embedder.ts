@@ -1,4 +1,4 @@
-import { contentWords, eachWord, STOPWORDS } from './_text.js';
+import { contentWords, eachWord, STOPWORDS } from '../text/normalize.js';
 
 /** A sparse, L2-normalised vector: its buckets in the order their features first occur, with their weights. */
 export interface Vector {

@@ -1,4 +1,4 @@
-import { normalize } from './_text.js';
+import { normalize } from '../text/normalize.js';
 
 /** What an erased value is replaced by in stored text. */
 export const FORGOTTEN = '[forgotten]';

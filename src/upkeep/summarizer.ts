@@ -1,6 +1,6 @@
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
-import { contentWords, normalize, words } from './_text.js';
+import { contentWords, normalize, words } from '../text/normalize.js';
 import { injectionQuote } from './quote.js';
 import { holds, redactText } from './redact.js';
 import type { Fact, Injected } from './types.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { formatDuration, type TurnOut } from '../docs.js';
-import { parseDuration } from '../duration.js';
+import { parseDuration } from '../../text/duration.js';
 import { fullName, userSlug } from './lexicon.js';
 import { commonOverrides, rangeField, type CommonParams, type Profile } from './profile.js';
 import type { Stream } from './stream.js';

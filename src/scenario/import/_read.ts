@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
-import { SourceDoc, type DocPath } from '../document.js';
+import { SourceDoc, type DocPath } from '../../text/document.js';
 
 /** Reads a dataset file; a missing file is a one-line problem, not a crash. */
 export function readText(path: string, file: string): string {

@@ -1,7 +1,7 @@
 import { ScenarioError, UsageError, type Problem } from '../../errors.js';
 import type { Conversation } from '../../types.js';
 import { validateDocs, type ScenarioOut } from '../docs.js';
-import { SourceDoc } from '../document.js';
+import { SourceDoc } from '../../text/document.js';
 import { abcd } from './abcd.js';
 import { locomo } from './locomo.js';
 import { multiwoz } from './multiwoz.js';

@@ -1,7 +1,7 @@
 import { basename, resolve } from 'node:path';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
-import { SourceDoc, type DocPath } from '../document.js';
+import { SourceDoc, type DocPath } from '../../text/document.js';
 import { normalizeText, type ScenarioOut, type ToolOut, type TurnOut } from '../docs.js';
 import { checkShape, parseJson, parseJsonLines, readText } from './_read.js';
 import { TurnBuilder } from './_turns.js';

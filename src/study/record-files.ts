@@ -1,12 +1,12 @@
 import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
 import type { RecordSink } from '../engine/run.js';
 import { byPolicy } from '../engine/summarize.js';
-import { DigestBuilder, type Reported } from '../report/aggregate.js';
-import { csvHeader, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS } from '../report/csv.js';
-import { EMPTY_LIST, LIST_CLOSE, LIST_OPEN, STREAMED_LISTS, type ResultsJsonFrame, type StreamedList } from '../report/json.js';
-import { recordText, type RecordBatch, type RecordText } from '../report/records.js';
+import { DigestBuilder, type Reported } from '../records/digest.js';
+import { csvHeader, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS } from '../records/csv.js';
+import { EMPTY_LIST, LIST_CLOSE, LIST_OPEN, STREAMED_LISTS, type ResultsJsonFrame, type StreamedList } from '../records/json.js';
+import { recordText, type RecordBatch, type RecordText } from '../records/encode.js';
 import type { SummaryRecord } from '../types.js';
-import type { StagedFiles } from './_io.js';
+import type { StagedFiles } from './files.js';
 
 /**
  * The record files of an output folder, written as the records stream in:

@@ -6,9 +6,9 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { Problem } from '../errors.js';
 import type { Conversation } from '../types.js';
-import type { SourceDoc } from './document.js';
-import { generateConversations, PROFILES } from './generate/index.js';
-import { formatImportReport, importDataset, IMPORTERS } from './import/index.js';
+import type { SourceDoc } from '../text/document.js';
+import { generateConversations, PROFILES } from '../scenario/generate/index.js';
+import { formatImportReport, importDataset, IMPORTERS } from '../scenario/import/index.js';
 
 /** Generated conversations: `{generate: {profile, count, seed?, prefix?, ...overrides}}`. */
 export interface GenerateSource {

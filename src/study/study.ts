@@ -9,9 +9,9 @@ import { parseSpecString, resolveSpec, type PolicyVariant } from '../policies/sp
 import { COST_KEYS, DEFAULT_CACHE_TTL, type CostSettings } from '../pricing/settings.js';
 import { RULE_SETS, type RuleSet } from '../rules/provider.js';
 import type { Conversation } from '../types.js';
-import { SourceDoc } from './document.js';
-import { parseDuration } from './duration.js';
-import { loadScenarioFile } from './load.js';
+import { SourceDoc } from '../text/document.js';
+import { parseDuration } from '../text/duration.js';
+import { loadScenarioFile } from '../scenario/load.js';
 import { loadSource, sourceEntry, type GenerateSource, type ImportSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, ImportSource, LoadOptions } from './sources.js';

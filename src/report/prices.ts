@@ -1,9 +1,9 @@
-import { usd } from '../report/format.js';
-import { align } from '../report/text.js';
+import { usd } from '../records/format.js';
+import { align } from './text.js';
 import type { Pico } from '../types.js';
-import { latencyFor } from './latency.js';
-import type { ModelPrice, PriceTable } from './prices.js';
-import type { CostSettings } from './settings.js';
+import { latencyFor } from '../pricing/latency.js';
+import type { ModelPrice, PriceTable } from '../pricing/prices.js';
+import type { CostSettings } from '../pricing/settings.js';
 
 /** USD per million tokens from pico-dollars per token, with at least two decimals. */
 export function perMillion(p: Pico): string {

@@ -4,11 +4,11 @@ import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
 import { collectRecords, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults } from '../engine/run.js';
 import { UsageError } from '../errors.js';
 import { scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
-import { defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, type Study } from '../scenario/study.js';
+import { defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, type Study } from './study.js';
 import { lookup } from '../pricing/prices.js';
-import { reportInfo, scenarioShape, type ReportInfo } from '../report/info.js';
+import { reportInfo, scenarioShape, type ReportInfo } from '../records/info.js';
 import type { Conversation } from '../types.js';
-import type { IO } from './_io.js';
+import type { IO } from './files.js';
 
 /** Flags every study-running command takes; they override the study file. */
 export interface StudyFlags {
