@@ -118,7 +118,8 @@ async function runCtxsim(conversations) {
   // As `ctxsim run` starts.
   tuneHeap();
   const { StagedFiles } = await dist('study/files.js');
-  const { RecordFiles, digestSink } = await dist('study/record-files.js');
+  const { RecordFiles } = await dist('study/record-files.js');
+  const { digestSink } = await dist('study/sinks.js');
   const { resultsJsonFrame } = await dist('records/json.js');
   const { reportInfo } = await dist('records/info.js');
   const policies = POLICIES.flatMap((p) => policyFromString(p.id));
@@ -134,7 +135,7 @@ async function runCtxsim(conversations) {
   const run = await streamStudyParallel({ ...settings, conversations, policies, tokenCache: flag('--cache'), jobs, recordText: true }, (part, i) => {
     const w0 = performance.now();
     files.add(part);
-    kept.sink(part, i);
+    kept.add(part, i);
     // With worker threads a scenario comes as text and digest sums, its turn list empty: count its summaries' turns.
     for (const s of part.summary) turnPolicies += s.turns;
     writeMs += performance.now() - w0;

@@ -1,4 +1,4 @@
-import type { IO } from '../src/study/files.js';
+import type { IO } from '../src/cli/_io.js';
 
 /** An IO that records what a command prints. */
 export function capture(): IO & { stdout: string; stderr: string } {

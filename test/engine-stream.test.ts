@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type * as Parallel from '../src/engine/parallel.js';
 import { inOrder, workerError } from '../src/engine/parallel.js';
 import { CtxsimError } from '../src/errors.js';
-import { runStudy, streamStudy, type RunOptions, type ScenarioRecords } from '../src/engine/run.js';
+import { runStudy, streamStudy, type RunOptions, type RecordLists, type ScenarioRecordLists, type ScenarioRecords } from '../src/engine/run.js';
 import type * as Study from '../src/study/study.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { generateConversations } from '../src/scenario/generate/index.js';
@@ -34,12 +34,17 @@ function collector() {
   return { got, sink: (records: ScenarioRecords, index: number) => void got.push({ index, records }) };
 }
 
-function flat(parts: readonly { records: ScenarioRecords }[]): ScenarioRecords {
+function lists(r: ScenarioRecords): ScenarioRecordLists {
+  if (r.kind !== 'records') throw new Error('expected records as lists');
+  return r;
+}
+
+function flat(parts: readonly { records: ScenarioRecords }[]): RecordLists {
   return {
-    turns: parts.flatMap((p) => p.records.turns),
-    probes: parts.flatMap((p) => p.records.probes),
+    turns: parts.flatMap((p) => lists(p.records).turns),
+    probes: parts.flatMap((p) => lists(p.records).probes),
     summary: parts.flatMap((p) => p.records.summary),
-    violations: parts.flatMap((p) => p.records.violations),
+    violations: parts.flatMap((p) => lists(p.records).violations),
   };
 }
 
@@ -51,7 +56,7 @@ describe('inOrder: scenarios that come back in any order go on in index order', 
         const sink = inOrder((_r, i) => void passed.push(i));
         const seen = new Set<number>();
         for (const i of arrival) {
-          sink({ turns: [], probes: [], summary: [], violations: [] }, i);
+          sink({ kind: 'records', turns: [], probes: [], summary: [], violations: [] }, i);
           seen.add(i);
           // Passed on so far: exactly the unbroken run 0, 1, … of what has arrived (nothing held longer than needed).
           let k = 0;
@@ -72,7 +77,7 @@ describe('streamStudy: one thread', () => {
     const kept = runStudy(opts);
     expect(c.got.map((g) => g.index)).toEqual([0, 1, 2, 3, 4, 5]);
     // Every scenario's records are its own: 3 policies' summaries each.
-    expect(c.got.map((g) => new Set(g.records.turns.map((t) => t.scenario)).size)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(c.got.map((g) => new Set(lists(g.records).turns.map((t) => t.scenario)).size)).toEqual([1, 1, 1, 1, 1, 1]);
     expect(c.got.every((g) => g.records.summary.length === 3)).toBe(true);
     const { turns, probes, summary, violations } = kept;
     expect(flat(c.got)).toEqual({ turns, probes, summary, violations });
@@ -99,7 +104,7 @@ const DIST = join(ROOT, 'dist', 'engine', 'parallel.js');
 
 async function parallel(turns?: number): Promise<{ streamStudyParallel: typeof Parallel.streamStudyParallel; opts: RunOptions }> {
   const { streamStudyParallel } = (await import(DIST)) as typeof Parallel;
-  const { policiesFromFlags: distPolicies } = (await import(join(ROOT, 'dist', 'scenario', 'study.js'))) as typeof Study;
+  const { policiesFromFlags: distPolicies } = (await import(join(ROOT, 'dist', 'study', 'study.js'))) as typeof Study;
   return { streamStudyParallel, opts: { ...study(turns), policies: distPolicies(FLAGS) } };
 }
 const built = existsSync(DIST) && existsSync(join(ROOT, 'dist', 'engine', 'worker.js')) && statSync(DIST).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'parallel.ts')).mtimeMs;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import type { IO } from '../src/study/files.js';
+import type { IO } from '../src/cli/_io.js';
 import { perMillion } from '../src/report/prices.js';
 
 function capture(): IO & { stdout: string; stderr: string } {

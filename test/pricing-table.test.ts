@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import type { IO } from '../src/study/files.js';
+import type { IO } from '../src/cli/_io.js';
 import { ScenarioError, UsageError } from '../src/errors.js';
 import { builtinPrices, BUILTIN_DATE, loadPrices } from '../src/pricing/load.js';
 import { lookup } from '../src/pricing/prices.js';

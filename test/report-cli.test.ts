@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import type { IO } from '../src/study/files.js';
-import { resultsMeta } from '../src/cli/run.js';
+import type { IO } from '../src/cli/_io.js';
+import { resultsMeta } from '../src/study/pipeline.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { executeStudy, studyFromFlags } from '../src/study/pipeline.js';
-import { resultsMeta } from '../src/cli/run.js';
+import { studyFromFlags } from '../src/cli/_study.js';
+import { resultsMeta, runStudyPipeline } from '../src/study/pipeline.js';
+import { memorySink } from '../src/study/sinks.js';
 import { csvHeader, csvRow, csvRows, VIOLATION_COLUMNS } from '../src/records/csv.js';
 import { jsonRows } from '../src/records/json.js';
 import { recordText } from '../src/records/encode.js';
@@ -37,7 +38,7 @@ function folder(dir: string): Map<string, Buffer> {
 
 /** What `reportFiles` makes of the same study run in memory. */
 async function inMemory(args: string[]): Promise<Map<string, Buffer>> {
-  const { results, info } = await executeStudy(studyFromFlags({ study: args[0], tokenCache: false, jobs: 1 }), capture(), { quiet: true });
+  const { results, info } = (await runStudyPipeline(studyFromFlags({ study: args[0], tokenCache: false, jobs: 1 }), memorySink())).output;
   const files = await reportFiles(results, info, resultsMeta(info.priceDate, ENV));
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, Buffer.from(v)]));
 }

@@ -1,11 +1,12 @@
-import yargs, { type Argv, type CommandModule } from 'yargs';
+import yargs, { type CommandModule } from 'yargs';
 import { CtxsimError } from '../errors.js';
 import { checkCommand } from './check.js';
 import { explainCommand } from './explain.js';
 import { mergeCommand } from './merge.js';
 import { generateCommand } from './generate.js';
 import { importCommand } from './import.js';
-import { processIO, type IO } from '../study/files.js';
+import type { Command } from './_command.js';
+import { processIO, type IO } from './_io.js';
 import { pricesCommand } from './prices.js';
 import { runCommand } from './run.js';
 import { tableCommand } from './table.js';
@@ -54,14 +55,6 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     throw e;
   }
   return code;
-}
-
-/** A command: yargs wiring plus a handler that returns its exit code. */
-export interface Command<A> {
-  command: string;
-  describe: string;
-  builder: (y: Argv) => Argv;
-  handler: (argv: A) => number | Promise<number>;
 }
 
 function wrap<A>(cmd: Command<A>, setCode: (c: number) => void): CommandModule {

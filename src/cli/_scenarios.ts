@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { displayPath } from '../study/study.js';
 import type { ScenarioOut } from '../scenario/docs.js';
 import { scenariosToYamlStream, scenarioToYaml } from '../scenario/yaml.js';
-import { writeFilesAtomic, type IO } from '../study/files.js';
+import { writeFilesAtomic } from '../study/files.js';
+import type { IO } from './_io.js';
 
 /**
  * Writes scenario documents as `generate` and `import` do: one YAML file each

@@ -1,14 +1,17 @@
-import { appendFileSync, readFileSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { appendFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CtxsimError, UsageError } from '../errors.js';
-import { makeBaseline, type Baseline } from '../gate/baseline.js';
+import { UsageError } from '../errors.js';
+import { makeBaseline, readBaseline } from '../gate/baseline.js';
 import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLimits } from '../gate/compare.js';
 import { gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
+import { writeFileAtomic } from '../study/files.js';
+import { runStudyPipeline } from '../study/pipeline.js';
+import { digestSink } from '../study/sinks.js';
 import { displayPath, type Study } from '../study/study.js';
-import type { Command } from './_app.js';
-import { writeFilesAtomic, type IO } from '../study/files.js';
-import { executeStudy, STUDY_OPTIONS, studyFromFlags, type StudyFlags } from '../study/pipeline.js';
+import type { Command } from './_command.js';
+import { studyEvents, type IO } from './_io.js';
+import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
 
 interface CheckFlags extends StudyFlags {
   baseline?: string;
@@ -47,43 +50,19 @@ function limitsFor(flags: CheckFlags, study: Study): GateLimits {
   };
 }
 
-/** Reads a baseline written by `run --save-baseline`. */
-export function readBaseline(file: string): Baseline {
-  const shown = displayPath(file);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new CtxsimError(`${shown}: cannot read baseline (${(e as NodeJS.ErrnoException).code ?? e})`, 'input');
-  }
-  let b: Partial<Baseline>;
-  try {
-    b = JSON.parse(text);
-  } catch (e) {
-    throw new CtxsimError(`${shown}: baseline is not valid JSON (${(e as Error).message})`, 'input');
-  }
-  if (b?.schemaVersion !== 1 || !Array.isArray(b.rows) || !b.study) {
-    throw new CtxsimError(`${shown}: not a ctxsim baseline (expected schemaVersion 1 with study and rows)`, 'input');
-  }
-  return b as Baseline;
-}
-
 /** `ctxsim check`: exit 0 pass, 1 regression. */
 export async function check(flags: CheckFlags, io: IO): Promise<number> {
   const study = studyFromFlags(flags);
   const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
-  const baseline = readBaseline(file);
+  const baseline = readBaseline(file, displayPath(file));
   const limits = limitsFor(flags, study);
-  const { results, fingerprint } = await executeStudy(study, io, { quiet: flags.quiet });
-  const result = compare(baseline, makeBaseline(fingerprint, results.summary), limits);
+  const run = await runStudyPipeline(study, digestSink(), studyEvents(io, flags.quiet));
+  const result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits);
   const table = gateMarkdown(result);
   io.out(flags.json ? gateJson(result) : table);
   const summary = process.env.GITHUB_STEP_SUMMARY;
   if (summary) appendFileSync(summary, `${table}\n`);
-  if (flags.junit) {
-    const junit = resolve(flags.junit);
-    writeFilesAtomic(dirname(junit), new Map([[basename(junit), gateJunit(result)]]));
-  }
+  if (flags.junit) writeFileAtomic(resolve(flags.junit), gateJunit(result));
   return result.failed ? 1 : 0;
 }

@@ -7,8 +7,8 @@ import { loadScenarioFile } from '../scenario/load.js';
 import { displayPath, policiesFromFlags } from '../study/study.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Message } from '../types.js';
-import type { Command } from './_app.js';
-import type { IO } from '../study/files.js';
+import type { Command } from './_command.js';
+import type { IO } from './_io.js';
 
 interface ExplainFlags {
   scenario: string;

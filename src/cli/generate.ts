@@ -3,8 +3,8 @@ import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
 import { validateDocs } from '../scenario/docs.js';
 import { generateDocs, profileFor, PROFILES } from '../scenario/generate/index.js';
-import type { Command } from './_app.js';
-import type { IO } from '../study/files.js';
+import type { Command } from './_command.js';
+import type { IO } from './_io.js';
 import { writeScenarios } from './_scenarios.js';
 
 export interface GenerateFlags {

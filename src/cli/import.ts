@@ -4,8 +4,8 @@ import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
 import { formatImportReport, importDataset, importerFor, IMPORTERS } from '../scenario/import/index.js';
 import { displayPath } from '../study/study.js';
-import type { Command } from './_app.js';
-import type { IO } from '../study/files.js';
+import type { Command } from './_command.js';
+import type { IO } from './_io.js';
 import { writeScenarios } from './_scenarios.js';
 
 export interface ImportFlags {

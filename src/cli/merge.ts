@@ -1,14 +1,11 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CtxsimError } from '../errors.js';
-import { mergeShards, readShard } from '../gate/shard.js';
-import { reportFiles } from '../report/outputs.js';
 import { policyTable } from '../report/text.js';
+import { mergeShardFiles } from '../study/merge.js';
+import { folderSink } from '../study/sinks.js';
 import { displayPath } from '../study/study.js';
-import type { Command } from './_app.js';
-import { writeFilesAtomic, type IO } from '../study/files.js';
-import { resultsMeta } from './run.js';
+import type { Command } from './_command.js';
+import type { IO } from './_io.js';
 
 interface MergeFlags {
   dirs: string[];
@@ -29,29 +26,11 @@ export function mergeCommand(io: IO): Command<MergeFlags> {
   };
 }
 
-function shardFiles(path: string): string[] {
-  let st;
-  try {
-    st = statSync(path);
-  } catch {
-    throw new CtxsimError(`merge: ${path}: no such file or folder`, 'input');
-  }
-  if (!st.isDirectory()) return [path];
-  return readdirSync(path)
-    .filter((f) => /^shard-\d+-of-\d+\.json$/.test(f))
-    .sort()
-    .map((f) => join(path, f));
-}
-
 /** `ctxsim merge`: reads every shard, checks they form one whole run, writes its outputs. */
 export async function merge(flags: MergeFlags, io: IO): Promise<number> {
-  const files = flags.dirs.flatMap(shardFiles);
-  const shards = files.map((f) => ({ file: displayPath(f), shard: readShard(displayPath(f), readFileSync(f, 'utf8')) }));
-  const { results, info } = mergeShards(shards);
   const out = resolve(flags.out);
-  const written = await reportFiles(results, info, resultsMeta(info.priceDate));
-  writeFilesAtomic(out, written);
-  io.out(policyTable(results));
-  if (!flags.quiet) io.err(`merged ${shards.length} shards; wrote ${written.size} files to ${displayPath(out)}/\n`);
+  const { output, policies, shards } = await mergeShardFiles(flags.dirs, folderSink(out));
+  io.out(policyTable({ policies }));
+  if (!flags.quiet) io.err(`merged ${shards} shards; wrote ${output.length} files to ${displayPath(out)}/\n`);
   return 0;
 }

@@ -3,9 +3,9 @@ import { pricesTable } from '../report/prices.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup } from '../pricing/prices.js';
 import { settingsModels, type CostSettings } from '../pricing/settings.js';
-import type { Command } from './_app.js';
-import type { IO } from '../study/files.js';
-import { studyFromFlags } from '../study/pipeline.js';
+import type { Command } from './_command.js';
+import type { IO } from './_io.js';
+import { studyFromFlags } from './_study.js';
 
 interface PricesFlags {
   models?: string[];

@@ -2,9 +2,11 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { budgetCsv } from '../report/budget.js';
 import { budgetMarkdown } from '../report/markdown.js';
-import type { Command } from './_app.js';
-import type { IO } from '../study/files.js';
-import { executeStudy, STUDY_OPTIONS, studyFromFlags, type StudyFlags } from '../study/pipeline.js';
+import { runStudyPipeline } from '../study/pipeline.js';
+import { digestSink } from '../study/sinks.js';
+import type { Command } from './_command.js';
+import { studyEvents, type IO } from './_io.js';
+import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
 
 const FORMATS = ['md', 'csv'] as const;
 
@@ -31,7 +33,7 @@ export function tableCommand(io: IO): Command<TableFlags> {
 /** `ctxsim table`: replays the study and prints the budget table on stdout (nothing else goes there). */
 export async function table(flags: TableFlags, io: IO): Promise<number> {
   if (!(FORMATS as readonly string[]).includes(flags.format)) throw new UsageError(`--format: expected md or csv, got ${flags.format}`);
-  const { results, info } = await executeStudy(studyFromFlags(flags), io, { quiet: flags.quiet });
-  io.out(flags.format === 'csv' ? budgetCsv(results) : budgetMarkdown(results, info));
+  const { output } = await runStudyPipeline(studyFromFlags(flags), digestSink(), studyEvents(io, flags.quiet));
+  io.out(flags.format === 'csv' ? budgetCsv(output.results) : budgetMarkdown(output.results, output.info));
   return 0;
 }

@@ -63,7 +63,7 @@ export type ToWorker = { kind: 'scenario'; index: number; conversation: Conversa
 
 /** Messages from a worker. */
 export type FromWorker =
-  | ({ kind: 'scenario'; index: number } & ScenarioRecords)
+  | { kind: 'scenario'; index: number; records: ScenarioRecords }
   | { kind: 'finished'; tokenizerCalls: number; warnings: string[] }
   | { kind: 'error'; message: string; code?: string; exitCode?: number; stack?: string };
 
@@ -210,7 +210,7 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
           fail(e);
         } else if (m.kind === 'scenario') {
           try {
-            sink({ turns: m.turns, probes: m.probes, summary: m.summary, violations: m.violations, ...(m.text && { text: m.text }), ...(m.digest && { digest: m.digest }) }, m.index);
+            sink(m.records, m.index);
           } catch (e) {
             fail(e instanceof Error ? e : new Error(String(e)));
             return;

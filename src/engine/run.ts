@@ -1,3 +1,4 @@
+import { CtxsimError } from '../errors.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
@@ -7,7 +8,7 @@ import { openTokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { DigestPart } from '../records/digest.js';
 import type { RecordText } from '../records/encode.js';
-import type { Conversation, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
+import type { Conversation, Results, SummaryRecord } from '../types.js';
 import { replay, type ReplayContext } from './replay.js';
 import { Presence } from './score.js';
 import { byPolicy, summarize } from './summarize.js';
@@ -49,11 +50,10 @@ export interface RunOptions {
   jobs?: number;
   /**
    * For a sink that writes the record files and the reports (as `ctxsim run
-   * --out DIR` does): worker threads send each scenario as its text in the
-   * record files and its part of the report digest (`ScenarioRecords.text`,
-   * `.digest`) instead of its turn, probe and violation records, so the
-   * writing thread only writes bytes and adds up sums. A one-thread run
-   * sends the records.
+   * --out DIR` does): worker threads send each scenario encoded
+   * (`EncodedScenario`: its text in the record files and its part of the
+   * report digest) instead of its lists of records, so the writing thread
+   * only writes bytes and adds up sums. A one-thread run sends the lists.
    */
   recordText?: boolean;
 }
@@ -119,9 +119,12 @@ export function streamStudy(opts: RunOptions, sink: RecordSink): RunInfo {
 
 /** A sink that keeps every record, and the results it makes of them once the run has told its `RunInfo`. */
 export function collectRecords(): { sink: RecordSink; results(info: RunInfo): RunResults } {
-  const all: ScenarioRecords = { turns: [], probes: [], summary: [], violations: [] };
+  const all: RecordLists = { turns: [], probes: [], summary: [], violations: [] };
   return {
-    sink: (records) => appendRecords(all, records),
+    sink: (records) => {
+      if (records.kind === 'encoded') throw new CtxsimError('collectRecords: a run asked for encoded records (recordText) cannot keep them as lists', 'internal');
+      appendRecords(all, records);
+    },
     results: (info) => ({ ...all, policies: byPolicy(all.summary), ...info }),
   };
 }
@@ -135,24 +138,31 @@ export function runStudy(opts: RunOptions): RunResults {
   return collected.results(streamStudy(opts, collected.sink));
 }
 
-/** The records of one scenario under every policy variant. */
-export interface ScenarioRecords {
-  turns: TurnRecord[];
-  probes: ProbeRecord[];
-  summary: SummaryRecord[];
-  violations: ViolationRecord[];
-  /**
-   * Made on a worker thread when the run was asked for it
-   * (`RunOptions.recordText`): the records' text in the record files and
-   * their part of the report digest, which then stand for the turn, probe
-   * and violation records (those lists are left empty).
-   */
-  text?: RecordText;
-  digest?: DigestPart;
+/** Records as lists: turns, probes, summaries, violations. */
+export type RecordLists = Pick<Results, 'turns' | 'probes' | 'summary' | 'violations'>;
+
+/** One scenario's records under every policy variant, as lists. */
+export interface ScenarioRecordLists extends RecordLists {
+  kind: 'records';
 }
 
+/**
+ * One scenario's records as a worker thread sends them when the run asks for
+ * it (`RunOptions.recordText`): their text in the record files and their part
+ * of the report digest, with the summaries (one per policy variant).
+ */
+export interface EncodedScenario {
+  kind: 'encoded';
+  summary: SummaryRecord[];
+  text: RecordText;
+  digest: DigestPart;
+}
+
+/** One scenario's records: as lists, or encoded by a worker thread. */
+export type ScenarioRecords = ScenarioRecordLists | EncodedScenario;
+
 /** Appends one scenario's records (one by one: spreading a large array into push overflows the stack). */
-export function appendRecords(to: ScenarioRecords, from: ScenarioRecords): void {
+export function appendRecords(to: RecordLists, from: RecordLists): void {
   for (const t of from.turns) to.turns.push(t);
   for (const q of from.probes) to.probes.push(q);
   for (const s of from.summary) to.summary.push(s);
@@ -170,8 +180,8 @@ export function replayScenario(
   policies: readonly PolicyVariant[],
   ctx: ReplayContext,
   shard?: RunOptions['shard'],
-): ScenarioRecords {
-  const out: ScenarioRecords = { turns: [], probes: [], summary: [], violations: [] };
+): ScenarioRecordLists {
+  const out: ScenarioRecordLists = { kind: 'records', turns: [], probes: [], summary: [], violations: [] };
   const p = policies.length;
   // Memos keyed by this scenario's messages live as long as the scenario.
   const scoped: ReplayContext = { ...ctx, presence: new Presence() };

@@ -38,10 +38,10 @@ try {
       }
       const { index: i, conversation } = message;
       const records = replayScenario(conversation, i, policies, ctx, setup.shard);
-      if (!setup.recordText) return post({ kind: 'scenario', index: i, ...records });
+      if (!setup.recordText) return post({ kind: 'scenario', index: i, records });
       const text = recordText(records);
       const digest = new DigestBuilder().add(records).part();
-      post({ kind: 'scenario', index: i, turns: [], probes: [], summary: records.summary, violations: [], text, digest }, textBuffers(text));
+      post({ kind: 'scenario', index: i, records: { kind: 'encoded', summary: records.summary, text, digest } }, textBuffers(text));
     } catch (e) {
       post(failure(e));
     }

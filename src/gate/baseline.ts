@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { CtxsimError } from '../errors.js';
 import type { Conversation, SummaryRecord } from '../types.js';
 
 /** What a run was: the settings a baseline is compared on. */
@@ -79,4 +81,24 @@ export function makeBaseline(study: StudyFingerprint, summary: readonly SummaryR
 export function baselineJson(b: Baseline): string {
   const head = JSON.stringify({ schemaVersion: b.schemaVersion, studyHash: b.studyHash, study: b.study }, null, 2).slice(0, -2);
   return `${head},\n  "rows": [\n${b.rows.map((r) => `    ${JSON.stringify(r)}`).join(',\n')}\n  ]\n}\n`;
+}
+
+/** Reads a baseline written by `run --save-baseline`; `shown` is how errors name the file. */
+export function readBaseline(file: string, shown = file): Baseline {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new CtxsimError(`${shown}: cannot read baseline (${(e as NodeJS.ErrnoException).code ?? e})`, 'input');
+  }
+  let b: Partial<Baseline>;
+  try {
+    b = JSON.parse(text);
+  } catch (e) {
+    throw new CtxsimError(`${shown}: baseline is not valid JSON (${(e as Error).message})`, 'input');
+  }
+  if (b?.schemaVersion !== 1 || !Array.isArray(b.rows) || !b.study) {
+    throw new CtxsimError(`${shown}: not a ctxsim baseline (expected schemaVersion 1 with study and rows)`, 'input');
+  }
+  return b as Baseline;
 }

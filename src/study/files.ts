@@ -1,19 +1,5 @@
 import { mkdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-
-/** Where a command prints; injected so tests capture it. */
-export interface IO {
-  out(text: string): void;
-  err(text: string): void;
-  /** Whether stderr is a terminal (progress redraws a line there). */
-  isTTY: boolean;
-}
-
-export const processIO: IO = {
-  out: (t) => process.stdout.write(t),
-  err: (t) => process.stderr.write(t),
-  isTTY: Boolean(process.stderr.isTTY),
-};
+import { basename, dirname, join } from 'node:path';
 
 /**
  * A folder written all-or-nothing: each file goes to a temp file beside its
@@ -95,4 +81,9 @@ export function writeFilesAtomic(dir: string, files: ReadonlyMap<string, string 
     throw e;
   }
   return staged.commit();
+}
+
+/** Writes one file all-or-nothing (a temp file beside it, renamed into place). */
+export function writeFileAtomic(path: string, content: string | Uint8Array): void {
+  writeFilesAtomic(dirname(path), new Map([[basename(path), content]]));
 }

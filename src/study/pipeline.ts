@@ -1,132 +1,127 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
-import { collectRecords, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults } from '../engine/run.js';
-import { UsageError } from '../errors.js';
-import { scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
-import { defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, type Study } from './study.js';
+import type { Conversations, RunInfo, RunOptions, ScenarioRecords } from '../engine/run.js';
+import { byPolicy } from '../engine/summarize.js';
+import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
-import { reportInfo, scenarioShape, type ReportInfo } from '../records/info.js';
-import type { Conversation } from '../types.js';
-import type { IO } from './files.js';
+import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
+import type { ResultsMeta } from '../records/json.js';
+import type { Conversation, PolicyRecord, SummaryRecord } from '../types.js';
+import { writeFileAtomic } from './files.js';
+import { displayPath, loadScenarios, PACKAGE_DIR, type Study } from './study.js';
 
-/** Flags every study-running command takes; they override the study file. */
-export interface StudyFlags {
-  study?: string;
-  out?: string;
-  seed?: number;
-  policy?: string[];
-  scenario?: string[];
-  model?: string;
-  tokenizer?: string;
-  prices?: string;
-  cache?: string;
-  /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
-  tokenCache?: string | false | (string | false)[];
-  /** Worker threads; omitted: `autoJobs` (every core for a large study, one for a small one). */
-  jobs?: number;
-}
+/**
+ * Runs a study end to end. The phases, in order:
+ *
+ *  1. load     — the study's conversations: scenario files, generated sets,
+ *                imported datasets (`loadScenarios`);
+ *  2. describe — what the fingerprint and the reports need of them (content
+ *                hashes, shapes), taken before the run lets them go;
+ *  3. replay   — every conversation × policy variant, on worker threads when
+ *                the study is large (engine/parallel.ts); each scenario's
+ *                records go to the sink in study order as they exist;
+ *  4. digest   — the study's fingerprint and the report info;
+ *  5. finish   — the sink makes its output (keeps the records, writes an
+ *                output folder, renders one report, writes a shard file);
+ *  6. baseline — written when asked, once the sink has finished.
+ *
+ * Every output of ctxsim goes through a `StudySink`; `ctxsim merge` feeds a
+ * sink from shard files instead of a replay (study/merge.ts).
+ */
 
-/** Where the token-count cache lives unless `--token-cache` says otherwise (relative to the working directory). */
-export const DEFAULT_TOKEN_CACHE = '.ctxsim-cache';
-
-export const STUDY_OPTIONS = {
-  out: { type: 'string', describe: 'output folder (overrides the study)' },
-  seed: { type: 'number', describe: 'random seed' },
-  policy: { type: 'string', array: true, describe: 'policy spec, e.g. window-tokens:budget=2000 (repeatable; replaces the study list)' },
-  scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
-  model: { type: 'string', describe: 'chat model, e.g. gpt-4o-mini' },
-  tokenizer: { type: 'string', describe: 'auto | o200k_base | cl100k_base | chars4' },
-  prices: { type: 'string', describe: 'LiteLLM-format price table JSON' },
-  cache: { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' },
-  'token-cache': {
-    type: 'string',
-    describe: 'folder of the persistent token-count cache (--no-token-cache: none)',
-    defaultDescription: DEFAULT_TOKEN_CACHE,
-  },
-  jobs: {
-    type: 'number',
-    describe: 'worker threads (output is the same for any number)',
-    defaultDescription: 'cores; 1 below 1 MB of message text',
-  },
-} as const;
-
-/** A study with where its token counts are cached. */
+/** A study ready to run: where its token counts are cached and on how many threads. */
 export type RunnableStudy = Study & Pick<RunOptions, 'tokenCache' | 'jobs'>;
 
-/** The token-cache folder the flags name: the default, a folder, or false for none. */
-export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | false {
-  const last = Array.isArray(flag) ? flag[flag.length - 1] : flag;
-  if (last === undefined) return DEFAULT_TOKEN_CACHE;
-  if (last === '') throw new UsageError('--token-cache: name a folder (or use --no-token-cache)');
-  return last;
-}
-
-/** The study file (or the default study) with the command-line flags applied. */
-export function studyFromFlags(flags: StudyFlags): RunnableStudy {
-  const study = flags.study ? loadStudy(flags.study) : defaultStudy();
-  if (flags.out !== undefined) study.out = resolve(flags.out);
-  if (flags.seed !== undefined) {
-    if (!Number.isInteger(flags.seed)) throw new UsageError(`--seed: expected a whole number, got ${flags.seed}`);
-    study.seed = flags.seed;
-  }
-  if (flags.model !== undefined) study.model = flags.model;
-  if (flags.tokenizer !== undefined) study.tokenizer = flags.tokenizer;
-  if (flags.prices !== undefined) study.prices = resolve(flags.prices);
-  if (flags.cache !== undefined) study.cache = flags.cache as Study['cache'];
-  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy);
-  if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
-  if (flags.jobs !== undefined && !(Number.isInteger(flags.jobs) && flags.jobs >= 1)) {
-    throw new UsageError(`--jobs: expected a whole number ≥ 1, got ${flags.jobs}`);
-  }
-  return Object.assign(study, { tokenCache: tokenCacheFromFlags(flags.tokenCache) }, flags.jobs !== undefined && { jobs: flags.jobs });
-}
-
-/** A study as run, its records streamed: what the run told, and fingerprint. */
-export interface Streamed {
-  study: Study;
-  run: RunInfo;
+/** What a finished run tells a sink besides the records it was given. */
+export interface StudyDone {
   fingerprint: StudyFingerprint;
-  /** What reports say about the run besides its records. */
   info: ReportInfo;
-}
-
-/** A study as run: its results and fingerprint. */
-export interface Executed extends Omit<Streamed, 'run'> {
-  results: RunResults;
-}
-
-/** How a study runs: quietly or not, one shard of it or all, and whether worker threads make the record files' text (see `RunOptions.recordText`). */
-export interface ExecuteOptions {
-  quiet?: boolean;
-  shard?: RunOptions['shard'];
-  recordText?: boolean;
+  /** results.json's meta. */
+  meta: ResultsMeta;
 }
 
 /**
- * Loads the study's scenarios and runs it on `study.jobs` worker threads
- * (default `autoJobs`), each scenario's records handed to `sink` in study
- * order, with progress on stderr unless quiet and token-cache warnings always.
+ * Where a study's records go as it runs, and what is made of them at the
+ * end. `add` takes each scenario's records in study order; `finish` makes the
+ * output once the run is done; `abort` undoes what `add` began when the run
+ * fails (no half-written file stays).
  */
-export async function streamStudy(study: RunnableStudy, io: IO, opts: ExecuteOptions, sink: RecordSink): Promise<Streamed> {
-  const loaded = loadScenarios(study.scenarios, { seed: study.seed, ...(!opts.quiet && { onNote: (line: string) => io.err(`${line}\n`) }) });
-  const jobs = study.jobs ?? autoJobs(loaded);
-  // What the fingerprint and the reports need of the conversations, taken before the run lets them go.
-  const scenarios = scenarioHashes(loaded);
-  const shapes = loaded.map(scenarioShape);
-  const run = await streamStudyParallel(
-    {
-      ...study,
-      conversations: handOver(loaded),
-      jobs,
-      ...(opts.shard && { shard: opts.shard }),
-      ...(opts.recordText && { recordText: true }),
-      ...(!opts.quiet && { onProgress: progressLine(io) }),
-    },
-    sink,
-  );
-  for (const w of run.warnings) io.err(`ctxsim: warning: ${w}\n`);
-  const fp: StudyFingerprint = {
+export interface StudySink<R> {
+  /** Whether worker threads should send each scenario encoded (record-file bytes and digest sums) rather than as lists. */
+  readonly encoded: boolean;
+  add(records: ScenarioRecords, index: number): void;
+  finish(done: StudyDone): Promise<R>;
+  abort(): void;
+}
+
+/** What the caller hears while a study runs; every callback is optional (a library call is silent). */
+export interface StudyEvents {
+  /** Notes from loading (an importer's report of dataset quirks). */
+  onNote?: (line: string) => void;
+  /** After each scenario: how many are done, of how many. */
+  onProgress?: (done: number, total: number, scenario: string) => void;
+  /** Problems that did not stop the run (a damaged token cache rebuilt). */
+  onWarning?: (line: string) => void;
+}
+
+export interface PipelineOptions extends StudyEvents {
+  /** Run only slice `index` of `count` of the scenario × policy work. */
+  shard?: RunOptions['shard'];
+  /** Also write a baseline for `ctxsim check` to this (absolute) path. */
+  baseline?: string;
+}
+
+/** A sink's output, with the per-policy totals and what describes the run. */
+export interface SinkOutcome<R> extends StudyDone {
+  output: R;
+  summary: SummaryRecord[];
+  policies: PolicyRecord[];
+}
+
+/** A study as run: its sink's outcome, and what the run told (encoding, prices, token counting). */
+export interface StudyOutcome<R> extends SinkOutcome<R> {
+  run: RunInfo;
+}
+
+/** Runs `study` through the phases above into `sink`; on failure the sink is aborted and nothing is left behind. */
+export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<R>, opts: PipelineOptions = {}): Promise<StudyOutcome<R>> {
+  try {
+    const loaded = loadScenarios(study.scenarios, { seed: study.seed, ...(opts.onNote && { onNote: opts.onNote }) });
+    const jobs = study.jobs ?? autoJobs(loaded);
+    const scenarios = scenarioHashes(loaded);
+    const shapes = loaded.map(scenarioShape);
+    const summary: SummaryRecord[] = [];
+    const run = await streamStudyParallel(
+      {
+        ...study,
+        conversations: handOver(loaded),
+        jobs,
+        ...(opts.shard && { shard: opts.shard }),
+        ...(sink.encoded && { recordText: true }),
+        ...(opts.onProgress && { onProgress: opts.onProgress }),
+      },
+      (records, i) => {
+        for (const s of records.summary) summary.push(s);
+        sink.add(records, i);
+      },
+    );
+    for (const w of run.warnings) opts.onWarning?.(w);
+    const fingerprint = studyFingerprint(study, run, scenarios);
+    const info = studyInfo(study, run, shapes);
+    const done: StudyDone = { fingerprint, info, meta: resultsMeta(info.priceDate) };
+    const output = await sink.finish(done);
+    if (opts.baseline) writeFileAtomic(opts.baseline, baselineJson(makeBaseline(fingerprint, summary)));
+    return { ...done, output, summary, policies: byPolicy(summary), run };
+  } catch (e) {
+    sink.abort();
+    throw e;
+  }
+}
+
+/** What a baseline records of the study, to tell what changed between two runs. */
+function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, string>): StudyFingerprint {
+  return {
     model: study.model,
     tokenizer: run.encoding.name,
     prices: study.prices === 'builtin' ? `builtin ${run.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readFileSync(study.prices, 'utf8')).slice(0, 12)}`,
@@ -136,7 +131,11 @@ export async function streamStudy(study: RunnableStudy, io: IO, opts: ExecuteOpt
     policies: study.policies.map((p) => p.name),
     scenarios,
   };
-  const info = reportInfo({
+}
+
+/** What the reports say about the run besides its records. */
+function studyInfo(study: Study, run: RunInfo, shapes: readonly ScenarioShape[]): ReportInfo {
+  return reportInfo({
     studyFile: study.file ? displayPath(study.file) : null,
     seed: study.seed,
     model: study.model,
@@ -149,7 +148,6 @@ export async function streamStudy(study: RunnableStudy, io: IO, opts: ExecuteOpt
     conversations: shapes,
     policies: study.policies,
   });
-  return { study, run, fingerprint: fp, info };
 }
 
 /**
@@ -168,18 +166,16 @@ export function handOver(list: (Conversation | undefined)[]): Conversations {
   };
 }
 
-/** `streamStudy` keeping every record. */
-export async function executeStudy(study: RunnableStudy, io: IO, opts: ExecuteOptions = {}): Promise<Executed> {
-  const collected = collectRecords();
-  const { run, ...rest } = await streamStudy(study, io, opts, collected.sink);
-  return { ...rest, results: collected.results(run) };
+/** `results.json`'s meta: package version, price-table date, and the time (`SOURCE_DATE_EPOCH` if set, for reproducible builds). */
+export function resultsMeta(priceDate: string, env: NodeJS.ProcessEnv = process.env, now = () => new Date()): ResultsMeta {
+  const epoch = env.SOURCE_DATE_EPOCH;
+  const at = epoch && /^\d+$/.test(epoch) ? new Date(Number(epoch) * 1000) : now();
+  return { tool: 'ctxsim', version: packageVersion(), priceTable: priceDate, generatedAt: at.toISOString() };
 }
 
-/** Progress on stderr: one redrawn line on a terminal, one plain line per finished scenario otherwise. */
-export function progressLine(io: IO) {
-  return (done: number, total: number, scenario: string) => {
-    const line = `[${done}/${total}] ${scenario}`;
-    if (io.isTTY) io.err(`\r\x1b[K${line}${done === total ? '\n' : ''}`);
-    else io.err(`${line}\n`);
-  };
+let version: string | undefined;
+
+function packageVersion(): string {
+  version ??= (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+  return version;
 }

@@ -1,11 +1,8 @@
 import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
-import type { RecordSink } from '../engine/run.js';
-import { byPolicy } from '../engine/summarize.js';
-import { DigestBuilder, type Reported } from '../records/digest.js';
+import type { ScenarioRecords } from '../engine/run.js';
 import { csvHeader, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS } from '../records/csv.js';
 import { EMPTY_LIST, LIST_CLOSE, LIST_OPEN, STREAMED_LISTS, type ResultsJsonFrame, type StreamedList } from '../records/json.js';
-import { recordText, type RecordBatch, type RecordText } from '../records/encode.js';
-import type { SummaryRecord } from '../types.js';
+import { recordText } from '../records/encode.js';
 import type { StagedFiles } from './files.js';
 
 /**
@@ -57,9 +54,9 @@ export class RecordFiles {
     }
   }
 
-  /** Appends the next batch of records (in run order) to every file: its text as it comes made, or made here. */
-  add(batch: RecordBatch & { text?: RecordText }): void {
-    const text = batch.text ?? recordText(batch);
+  /** Appends the next scenario's records (in run order) to every file: its text as a worker thread made it, or made here. */
+  add(records: ScenarioRecords): void {
+    const text = records.kind === 'encoded' ? records.text : recordText(records);
     for (const list of STREAMED_LISTS) {
       const { csv, json } = text[list];
       if (csv.length) writeFileSync(this.csv[list], csv);
@@ -103,22 +100,4 @@ export class RecordFiles {
       closeSync(this.json[list].fd);
     }
   }
-}
-
-/**
- * A sink that keeps what the reports need of a streamed run: the summaries
- * (one per scenario × policy) and the digest of the turn and probe records
- * (summed here, or merged from the sums a worker thread sent).
- */
-export function digestSink(): { sink: RecordSink; reported(): Reported } {
-  const summary: SummaryRecord[] = [];
-  const digest = new DigestBuilder();
-  return {
-    sink: (records) => {
-      for (const s of records.summary) summary.push(s);
-      if (records.digest) digest.merge(records.digest);
-      else digest.add(records);
-    },
-    reported: () => ({ summary, policies: byPolicy(summary), digest: digest.finish() }),
-  };
 }

@@ -1,0 +1,55 @@
+/**
+ * ctxsim's layers, from the ground up: a folder of src/ may import only the
+ * folders below it (and the ground files types.ts and errors.ts). Checked in
+ * CI by `npm run check` (depcruise src).
+ */
+const LAYERS = ['text', 'tokens', 'rules', 'pricing', 'scenario', 'upkeep', 'policies', 'records', 'engine', 'gate', 'report', 'study', 'cli'];
+
+const above = (i) => LAYERS.slice(i + 1).join('|');
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...LAYERS.slice(0, -1).map((layer, i) => ({
+      name: `${layer}-imports-only-below`,
+      comment: `src/${layer}/ is below ${LAYERS.slice(i + 1).join(', ')}: it may not import them`,
+      severity: 'error',
+      from: { path: `^src/${layer}/` },
+      to: { path: `^src/(${above(i)})/` },
+    })),
+    {
+      name: 'ground-imports-nothing',
+      comment: 'src/types.ts and src/errors.ts are the ground floor: they import no folder of src/',
+      severity: 'error',
+      from: { path: '^src/(types|errors)\\.ts$' },
+      to: { path: '^src/[^/]+/' },
+    },
+    {
+      name: 'library-never-imports-cli',
+      comment: 'the library (everything but src/cli/) never imports the command line',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'no-foreign-private',
+      comment: 'a file named _x.ts is private to its folder',
+      severity: 'error',
+      from: { path: '^src/([^/]+)/' },
+      to: { path: '^src/.*/_[^/]+$', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'no import cycles, type-only imports included',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.json'] },
+  },
+};

@@ -1,0 +1,73 @@
+import { resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import type { RunnableStudy } from '../study/pipeline.js';
+import { defaultStudy, loadStudy, policiesFromFlags, type Study } from '../study/study.js';
+
+/** Flags every study-running command takes; they override the study file. */
+export interface StudyFlags {
+  study?: string;
+  out?: string;
+  seed?: number;
+  policy?: string[];
+  scenario?: string[];
+  model?: string;
+  tokenizer?: string;
+  prices?: string;
+  cache?: string;
+  /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
+  tokenCache?: string | false | (string | false)[];
+  /** Worker threads; omitted: `autoJobs` (every core for a large study, one for a small one). */
+  jobs?: number;
+}
+
+/** Where the token-count cache lives unless `--token-cache` says otherwise (relative to the working directory). */
+export const DEFAULT_TOKEN_CACHE = '.ctxsim-cache';
+
+export const STUDY_OPTIONS = {
+  out: { type: 'string', describe: 'output folder (overrides the study)' },
+  seed: { type: 'number', describe: 'random seed' },
+  policy: { type: 'string', array: true, describe: 'policy spec, e.g. window-tokens:budget=2000 (repeatable; replaces the study list)' },
+  scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
+  model: { type: 'string', describe: 'chat model, e.g. gpt-4o-mini' },
+  tokenizer: { type: 'string', describe: 'auto | o200k_base | cl100k_base | chars4' },
+  prices: { type: 'string', describe: 'LiteLLM-format price table JSON' },
+  cache: { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' },
+  'token-cache': {
+    type: 'string',
+    describe: 'folder of the persistent token-count cache (--no-token-cache: none)',
+    defaultDescription: DEFAULT_TOKEN_CACHE,
+  },
+  jobs: {
+    type: 'number',
+    describe: 'worker threads (output is the same for any number)',
+    defaultDescription: 'cores; 1 below 1 MB of message text',
+  },
+} as const;
+
+/** The token-cache folder the flags name: the default, a folder, or false for none. */
+export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | false {
+  const last = Array.isArray(flag) ? flag[flag.length - 1] : flag;
+  if (last === undefined) return DEFAULT_TOKEN_CACHE;
+  if (last === '') throw new UsageError('--token-cache: name a folder (or use --no-token-cache)');
+  return last;
+}
+
+/** The study file (or the default study) with the command-line flags applied. */
+export function studyFromFlags(flags: StudyFlags): RunnableStudy {
+  const study = flags.study ? loadStudy(flags.study) : defaultStudy();
+  if (flags.out !== undefined) study.out = resolve(flags.out);
+  if (flags.seed !== undefined) {
+    if (!Number.isInteger(flags.seed)) throw new UsageError(`--seed: expected a whole number, got ${flags.seed}`);
+    study.seed = flags.seed;
+  }
+  if (flags.model !== undefined) study.model = flags.model;
+  if (flags.tokenizer !== undefined) study.tokenizer = flags.tokenizer;
+  if (flags.prices !== undefined) study.prices = resolve(flags.prices);
+  if (flags.cache !== undefined) study.cache = flags.cache as Study['cache'];
+  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy);
+  if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
+  if (flags.jobs !== undefined && !(Number.isInteger(flags.jobs) && flags.jobs >= 1)) {
+    throw new UsageError(`--jobs: expected a whole number ≥ 1, got ${flags.jobs}`);
+  }
+  return Object.assign(study, { tokenCache: tokenCacheFromFlags(flags.tokenCache) }, flags.jobs !== undefined && { jobs: flags.jobs });
+}

@@ -1,0 +1,43 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { byPolicy } from '../engine/summarize.js';
+import { CtxsimError } from '../errors.js';
+import { mergeShards, readShard } from '../gate/shard.js';
+import { resultsMeta, type SinkOutcome, type StudySink } from './pipeline.js';
+import { displayPath } from './study.js';
+
+/** The shard files a path names: the file itself, or every `shard-K-of-N.json` in the folder, sorted. */
+function shardFiles(path: string): string[] {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    throw new CtxsimError(`merge: ${path}: no such file or folder`, 'input');
+  }
+  if (!st.isDirectory()) return [path];
+  return readdirSync(path)
+    .filter((f) => /^shard-\d+-of-\d+\.json$/.test(f))
+    .sort()
+    .map((f) => join(path, f));
+}
+
+/**
+ * Combines the shard files of a `--shard K/N` run (files, or folders holding
+ * them) into `sink`, as the unsharded run would have given it its records:
+ * checks that the shards come from one study and that none is missing.
+ */
+export async function mergeShardFiles<R>(paths: readonly string[], sink: StudySink<R>): Promise<SinkOutcome<R> & { shards: number }> {
+  try {
+    const files = paths.flatMap(shardFiles);
+    const shards = files.map((f) => ({ file: displayPath(f), shard: readShard(displayPath(f), readFileSync(f, 'utf8')) }));
+    const { results, info, study: fingerprint } = mergeShards(shards);
+    const { turns, probes, summary, violations } = results;
+    sink.add({ kind: 'records', turns, probes, summary, violations }, 0);
+    const done = { fingerprint, info, meta: resultsMeta(info.priceDate) };
+    const output = await sink.finish(done);
+    return { ...done, output, summary, policies: byPolicy(summary), shards: shards.length };
+  } catch (e) {
+    sink.abort();
+    throw e;
+  }
+}

@@ -1,0 +1,148 @@
+import { join } from 'node:path';
+import { appendRecords, type RecordLists, type ScenarioRecords } from '../engine/run.js';
+import { byPolicy } from '../engine/summarize.js';
+import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
+import { DigestBuilder, type Reported } from '../records/digest.js';
+import { resultsJsonFrame } from '../records/json.js';
+import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat } from '../report/outputs.js';
+import type { Results, SummaryRecord } from '../types.js';
+import { StagedFiles, writeFileAtomic } from './files.js';
+import type { StudyDone, StudySink } from './pipeline.js';
+import { RecordFiles } from './record-files.js';
+
+/**
+ * The outputs of a study, each a `StudySink` for `runStudyPipeline`: every
+ * record kept in memory, only what the reports need (summaries and the
+ * digest), an output folder, one output's text, a shard file.
+ */
+
+/** A study's results kept in memory: every record, with what describes the run. */
+export interface KeptResults extends StudyDone {
+  results: Results;
+}
+
+/** Keeps every record: the in-memory results of the study. */
+export function memorySink(): StudySink<KeptResults> {
+  const all: RecordLists = { turns: [], probes: [], summary: [], violations: [] };
+  return {
+    encoded: false,
+    add(records) {
+      if (records.kind === 'encoded') throw new Error('memorySink: given encoded records');
+      appendRecords(all, records);
+    },
+    finish: async (done) => ({ ...done, results: { ...all, policies: byPolicy(all.summary) } }),
+    abort() {},
+  };
+}
+
+/** What the reports need of a streamed run, and what describes it. */
+export interface ReportedResults extends StudyDone {
+  results: Reported;
+}
+
+/**
+ * Keeps what the reports need: the summaries (one per scenario × policy) and
+ * the digest of the turn and probe records (summed here, or merged from the
+ * sums a worker thread sent).
+ */
+export function digestSink(): StudySink<ReportedResults> & { reported(): Reported } {
+  const summary: SummaryRecord[] = [];
+  const digest = new DigestBuilder();
+  const reported = (): Reported => ({ summary, policies: byPolicy(summary), digest: digest.finish() });
+  return {
+    encoded: false,
+    add(records: ScenarioRecords) {
+      for (const s of records.summary) summary.push(s);
+      if (records.kind === 'encoded') digest.merge(records.digest);
+      else digest.add(records);
+    },
+    reported,
+    finish: async (done) => ({ ...done, results: reported() }),
+    abort() {},
+  };
+}
+
+/**
+ * Writes an output folder all-or-nothing: the record files as the records
+ * stream in (worker threads encode them), then the reports from the
+ * summaries and the digest; every file is renamed into place only when all
+ * are written. Its output is the list of files written.
+ */
+export function folderSink(dir: string): StudySink<string[]> {
+  const staged = new StagedFiles(dir);
+  let files: RecordFiles;
+  try {
+    files = new RecordFiles(staged);
+  } catch (e) {
+    staged.abort();
+    throw e;
+  }
+  const kept = digestSink();
+  return {
+    encoded: true,
+    add(records) {
+      files.add(records);
+      kept.add(records, 0);
+    },
+    async finish(done) {
+      const results = kept.reported();
+      files.finish(resultsJsonFrame(results, done.info, done.meta));
+      for (const [name, content] of await reportOnlyFiles(results, done.info)) staged.write(name, content);
+      return staged.commit();
+    },
+    abort() {
+      files.close();
+      staged.abort();
+    },
+  };
+}
+
+/**
+ * One output's text (`--out FILE`, `--out -`): a report (md, html) from the
+ * summaries and the digest, the records streamed past; a record file (csv:
+ * turns.csv, json: results.json) from every record, kept.
+ */
+export function textSink(format: OutputFormat): StudySink<string> {
+  if (format === 'md' || format === 'html') {
+    const kept = digestSink();
+    return { ...kept, finish: async (done) => reportOutput(format, kept.reported(), done.info) };
+  }
+  const kept = memorySink();
+  return {
+    ...kept,
+    async finish(done) {
+      const { results } = await kept.finish(done);
+      return singleOutput(format, results, done.info, done.meta);
+    },
+  };
+}
+
+/** Writes the slice of a sharded run, losslessly, as `shard-K-of-N.json` in `dir`; its output is the file's path. */
+export function shardSink(dir: string, shard: { index: number; count: number }): StudySink<string> {
+  const kept = memorySink();
+  return {
+    ...kept,
+    async finish(done) {
+      const { results } = await kept.finish(done);
+      const { turns, probes, summary, violations } = results;
+      const file: ShardFile = { kind: 'ctxsim-shard', schemaVersion: 1, shard, study: done.fingerprint, info: done.info, turns, probes, summary, violations };
+      const path = join(dir, shardFileName(shard));
+      writeFileAtomic(path, toJson(file));
+      return path;
+    },
+  };
+}
+
+/** A sink whose text output is also written, all-or-nothing, to `path`. */
+export function fileSink(path: string, format: OutputFormat): StudySink<string> {
+  const text = textSink(format);
+  return {
+    ...text,
+    async finish(done) {
+      const output = await text.finish(done);
+      writeFileAtomic(path, output);
+      return output;
+    },
+  };
+}
+
