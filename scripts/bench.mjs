@@ -113,7 +113,8 @@ async function child(mode) {
  * results.json is assembled. Time spent in that writing is measured apart.
  */
 async function runCtxsim(conversations) {
-  const { POLICIES, policyFromString, tuneHeap } = await dist('index.js');
+  const { POLICIES, policyFromString } = await dist('index.js');
+  const { tuneHeap } = await dist('engine/heap.js');
   const { streamStudyParallel } = await dist('engine/parallel.js');
   // As `ctxsim run` starts.
   tuneHeap();

@@ -6,24 +6,81 @@
  *       policy: what is sent · tokens: counted once · pricing: cost, cache, latency
  *       · scoring: fact retention
  *   → records (turns, probes, summaries) → reports (CSV, charts, markdown, HTML, JSON, gate)
+ *
+ * `runStudyPipeline` runs a study end to end into a sink (`memorySink` keeps
+ * every record; `folderSink` writes what `ctxsim run` writes). The reporters
+ * return strings or bytes and write nothing.
+ *
+ * @packageDocumentation
  */
-export { runMain } from './cli/_app.js';
-export { replay, streamFor, type ReplayContext, type SentCall } from './engine/replay.js';
-export { tuneHeap } from './engine/heap.js';
-export { streamStudyParallel } from './engine/parallel.js';
-export { replayContext, runStudy, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './engine/run.js';
-export { byPolicy, markPareto, summarize } from './engine/summarize.js';
+
+// Errors
 export { CtxsimError, ScenarioError, UsageError, formatProblem, type Problem } from './errors.js';
-export { baselineJson, makeBaseline, type Baseline } from './gate/baseline.js';
-export { compare, type GateLimits, type GateResult } from './gate/compare.js';
+
+// Studies
+export { defaultStudy, displayPath, loadScenarios, loadStudy, policyFromString, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study } from './study/study.js';
+export {
+  resultsMeta,
+  runStudyPipeline,
+  type PipelineOptions,
+  type RunnableStudy,
+  type SinkOutcome,
+  type StudyDone,
+  type StudyEvents,
+  type StudyOutcome,
+  type StudySink,
+} from './study/pipeline.js';
+export { digestSink, fileSink, folderSink, memorySink, shardSink, textSink, type KeptResults, type ReportedResults } from './study/sinks.js';
+export { mergeShardFiles } from './study/merge.js';
+
+// Scenarios: load, parse, generate, import, write
+export { loadScenarioFile, parseScenario } from './scenario/load.js';
+export { generateConversations, generateDocs, PROFILES, type GenerateRequest, type Profile } from './scenario/generate/index.js';
+export { formatImportReport, IMPORTERS, importDataset, type Imported, type ImportInput, type Importer, type ImportReport, type ImportResult, type Quirk } from './scenario/import/index.js';
+export { scenarioToYaml, scenariosToYamlStream } from './scenario/yaml.js';
+export type { ScenarioOut } from './scenario/docs.js';
+
+// Running conversations through policies
+export { runStudy, streamStudy, type Conversations, type EncodedScenario, type RecordLists, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecordLists, type ScenarioRecords } from './engine/run.js';
+export { runStudyParallel, streamStudyParallel } from './engine/parallel.js';
+export { replay, type Replay, type ReplayContext, type SentCall } from './engine/replay.js';
+export { replayContext } from './engine/run.js';
+export { byPolicy, summaryOf } from './engine/summary.js';
+
+// Policies
 export { POLICIES, REGISTRY } from './policies/index.js';
 export { canonicalName, resolveSpec, type PolicyVariant } from './policies/spec.js';
-export type { Policy, PolicyDeps, PolicySession, PromptPlan } from './policies/types.js';
+export type { Artifact, ForgetFact, ForgetInfo, ParamSpec, ParamValue, Params, Policy, PolicyDeps, PolicySession, PromptPlan, TurnInfo } from './policies/types.js';
+
+// Prices and provider rules
 export { builtinPrices, loadPrices } from './pricing/load.js';
 export { lookup, type ModelPrice, type PriceTable } from './pricing/prices.js';
+export type { CostSettings } from './pricing/settings.js';
 export { checkPrompt, type RuleSet, type Violation } from './rules/provider.js';
-export { loadScenarioFile, parseScenario } from './scenario/load.js';
-export { defaultStudy, loadScenarios, loadStudy, policyFromString, type Study } from './study/study.js';
-export { TokenCounter, messageText } from './tokens/counter.js';
-export { encodingForModel, textCounter, type EncodingName } from './tokens/encoding.js';
+
+// Token counting
+export { openTokenCounter, messageText, TokenCounter } from './tokens/counter.js';
+export { encodingForModel, textCounter, type EncodingName, type ResolvedEncoding, type TextCounter } from './tokens/encoding.js';
+
+// Records: CSV, results.json, money
+export { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from './records/csv.js';
+export { parseResultsJson, resultsJson, type ResultsDocument, type ResultsMeta } from './records/json.js';
+export { dollars, percent, usd } from './records/format.js';
+export type { ReportInfo } from './records/info.js';
+export type { Reported } from './records/digest.js';
+
+// Reports: strings and bytes
+export { reportFiles, reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type ReportFilesOptions } from './report/outputs.js';
+export { charts, specJson, type Chart } from './report/charts.js';
+export { reportMarkdown, budgetMarkdown } from './report/markdown.js';
+export { reportHtml } from './report/html.js';
+export { budgetCsv } from './report/budget.js';
+export { policyTable } from './report/text.js';
+export { pricesTable } from './report/prices.js';
+export { gateJson, gateJunit, gateMarkdown } from './report/gate.js';
+
+// The CI gate
+export { baselineJson, makeBaseline, readBaseline, type Baseline, type BaselineRow, type StudyFingerprint } from './gate/baseline.js';
+export { compare, DEFAULT_LIMITS, type GateLimits, type GateResult, type RowComparison } from './gate/compare.js';
+
 export type * from './types.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { percentile } from '../src/engine/summarize.js';
+import { percentile } from '../src/engine/summary.js';
 
 describe('percentile (nearest rank)', () => {
   it('picks the value at rank ceil(p% × n) of the sorted values (hand-worked)', () => {

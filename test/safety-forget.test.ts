@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { replay, type Replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { FactLedger } from '../src/engine/score.js';
-import { summarize } from '../src/engine/summarize.js';
+import { summaryOf } from '../src/engine/summary.js';
 import { POLICIES } from '../src/policies/index.js';
 import { probesCsv, summaryCsv } from '../src/records/csv.js';
 import { messageText, TokenCounter } from '../src/tokens/counter.js';
@@ -75,7 +75,7 @@ describe('forget: cascade erases every artifact, naive only the raw messages', (
 
   it('counts zombie prompts and probes in summary.csv, and marks the probe in probes.csv', () => {
     const r = run('facts:forget=naive');
-    const s = summarize(r.turns, r.probes, r.end);
+    const s = summaryOf(r.turns, r.probes, r.end);
     // The sheet holds the email from turn 1 on and is pinned in every prompt: turns 5, 6, 7, 8 after the forget.
     expect(r.turns.filter((t) => t.zombiePrompt).map((t) => t.turn)).toEqual([5, 6, 7, 8]);
     expect([s.zombieArtifacts, s.zombies, s.zombiePromptTurns, s.zombieProbes]).toEqual([1, ['facts'], 4, 1]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
-import { summarize } from '../src/engine/summarize.js';
+import { summaryOf } from '../src/engine/summary.js';
 import { POLICIES } from '../src/policies/index.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { extract } from '../src/upkeep/extractor.js';
@@ -28,7 +28,7 @@ function run(spec: string) {
     texts.set(turn, call.plan.messages.map((m) => m.content));
   });
   const exposed = r.turns.filter((t) => t.injectionExposed).map((t) => t.turn);
-  return { r, first, texts, exposed, summary: summarize(r.turns, r.probes, r.end) };
+  return { r, first, texts, exposed, summary: summaryOf(r.turns, r.probes, r.end) };
 }
 
 describe('injection exposure, by channel', () => {

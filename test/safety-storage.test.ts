@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
-import { byPolicy, summarize } from '../src/engine/summarize.js';
+import { byPolicy, summaryOf } from '../src/engine/summary.js';
 import { policiesCsv } from '../src/records/csv.js';
 import { STORED_DIMENSIONS } from '../src/upkeep/embedder.js';
 import { turn } from './fixtures/report/records.js';
@@ -56,7 +56,7 @@ describe('stored bytes per policy, by hand', () => {
 
 describe('policies.csv: mean and p95 over the conversations', () => {
   it('mean rounded to the byte, p95 by nearest rank', () => {
-    const row = (scenario: string, policy: string, storedBytes: number) => summarize([turn({ scenario, policy, turn: 1 })], [], { zombies: [], storedBytes });
+    const row = (scenario: string, policy: string, storedBytes: number) => summaryOf([turn({ scenario, policy, turn: 1 })], [], { zombies: [], storedBytes });
     const rows = [row('a', 'p', 100), row('b', 'p', 200), row('c', 'p', 300), row('d', 'p', 1001), row('a', 'q', 1), row('b', 'q', 2)];
     const policies = byPolicy(rows);
     // p: (100 + 200 + 300 + 1001) / 4 = 400.25 → 400; p95 = the ceil(0.95 × 4) = 4th smallest = 1001. q: 1.5 → 2, p95 2.

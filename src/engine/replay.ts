@@ -10,7 +10,7 @@ import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeRecord, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
 import { SafetyWatch } from './safety.js';
 import { FactLedger, Presence } from './score.js';
-import type { ConversationEnd } from './summarize.js';
+import type { ConversationEnd } from './summary.js';
 
 /** What every replay of a run shares. */
 export interface ReplayContext {

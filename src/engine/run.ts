@@ -11,7 +11,7 @@ import type { RecordText } from '../records/encode.js';
 import type { Conversation, Results, SummaryRecord } from '../types.js';
 import { replay, type ReplayContext } from './replay.js';
 import { Presence } from './score.js';
-import { byPolicy, summarize } from './summarize.js';
+import { byPolicy, summaryOf } from './summary.js';
 
 /**
  * The conversations of a run: an array, or any source that gives each by
@@ -188,7 +188,7 @@ export function replayScenario(
   for (const [j, variant] of policies.entries()) {
     if (shard && (i * p + j) % shard.count !== shard.index - 1) continue;
     const r = replay(conversation, variant, scoped);
-    appendRecords(out, { ...r, summary: [summarize(r.turns, r.probes, r.end)] });
+    appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end)] });
   }
   ctx.tokens.forgetScenario();
   return out;

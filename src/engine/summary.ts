@@ -27,7 +27,7 @@ function ratio(a: number, b: number): number | null {
  * value; probes of forgotten facts count apart, as zombie probes when they
  * found a value.
  */
-export function summarize(turns: readonly TurnRecord[], allProbes: readonly ProbeRecord[], end: ConversationEnd = NOTHING_STORED): SummaryRecord {
+export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly ProbeRecord[], end: ConversationEnd = NOTHING_STORED): SummaryRecord {
   const first = turns[0]!;
   const probes = allProbes.filter((p) => p.expected !== 'missing');
   const count = (o: string) => probes.filter((p) => p.outcome === o).length;
