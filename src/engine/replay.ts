@@ -1,13 +1,13 @@
 import seedrandom from 'seedrandom';
 import type { PolicyVariant } from '../policies/spec.js';
-import type { Artifact, PromptPlan } from '../policies/types.js';
+import type { Artifact, PolicySession, PromptPlan, TurnInfo } from '../policies/types.js';
 import { Meter } from '../pricing/meter.js';
 import type { PriceTable } from '../pricing/prices.js';
 import { chooseModel, type CostSettings } from '../pricing/settings.js';
 import { policyViolations } from '../rules/blame.js';
 import type { RuleSet } from '../rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
-import type { Conversation, Message, ProbeRecord, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
+import type { Conversation, Message, ProbeRecord, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
 import { SafetyWatch } from './safety.js';
 import { FactLedger, Presence } from './score.js';
 import type { ConversationEnd } from './summary.js';
@@ -73,6 +73,8 @@ export function replay(
 /**
  * The same replay, one turn at a time: yields each turn's record and returns
  * the whole replay. Several may run interleaved (sessions are independent).
+ * A turn is a sequence of named steps: prompt, inspect (provider rules,
+ * forgotten values, injections), commit (and forget), price, score.
  */
 export function* replaySteps(
   conversation: Conversation,
@@ -80,172 +82,240 @@ export function* replaySteps(
   ctx: ReplayContext,
   onCall?: (turn: number, call: SentCall) => void,
 ): Generator<TurnRecord, Replay, void> {
-  const { tokens, model } = ctx;
-  const session = variant.policy.start(conversation, variant.params, {
-    tokens,
-    random: streamFor(ctx.seed, conversation.id, variant.name),
-    model,
-  });
-  const meter = new Meter(ctx.prices, {
-    settings: ctx.costs,
-    count: (m) => tokens.message(m),
-    // Its own stream, so drawing failures leaves the policy's draws unchanged.
-    random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`),
-  });
-  const promptTokens = new PromptTokens(tokens);
-  const ledger = new FactLedger(conversation);
-  const watch = new SafetyWatch(ctx.presence);
-  const turns: TurnRecord[] = [];
-  const probes: ProbeRecord[] = [];
-  const violations: ViolationRecord[] = [];
-  let time = 0;
-  let cumulative = 0n;
-
-  // The forget events after each turn (most conversations have none).
-  const forgetsAfter = new Map<number, Conversation['forgets']>();
-  for (const event of conversation.forgets) forgetsAfter.set(event.afterTurn, [...(forgetsAfter.get(event.afterTurn) ?? []), event]);
-
-  /** Carries out the forget events that follow `afterTurn`; adds their upkeep to `upkeep`. */
-  const forgetAfter = (afterTurn: number, upkeep: UpkeepCall[]): void => {
-    for (const event of forgetsAfter.get(afterTurn) ?? []) {
-      const facts = event.facts.map((name) => ({ name, values: ledger.valuesUpTo(name, afterTurn) }));
-      watch.forget(facts);
-      for (const u of session.forget(facts, { afterTurn, time })) upkeep.push(u);
-    }
-  };
+  const r = new Replayer(conversation, variant, ctx);
   // A forget before the first turn is charged to turn 1.
   let carried: UpkeepCall[] = [];
-  forgetAfter(0, carried);
-
+  r.forgetAfter(0, carried);
   for (const turn of conversation.turns) {
-    if (turn.index > 1) time += turn.gapSeconds;
-    const info = { turn, time };
-    watch.startTurn(turn);
-    const turnModel = chooseModel(ctx.costs?.route, model, tokens.output(turn.user));
-    const exchange: Message[] = [turn.user, ...turn.tools];
-    if (turn.assistant) exchange.push(turn.assistant);
-    const first = session.prompt([turn.user], info);
-    const calls: SentCall[] = [{ plan: first, promptTokens: promptTokens.count(first.messages), output: turn.tools[0] ?? turn.assistant }];
-    if (turn.tools.length) {
-      const second = session.prompt([turn.user, ...turn.tools], info);
-      calls.push({ plan: second, promptTokens: promptTokens.count(second.messages), output: turn.assistant });
-    }
-
-    // What was sent, before the turn changes memory.
-    let broken = 0;
-    let zombiePrompt = false;
-    let overBudget = false;
-    let estimatedTokens = false;
+    if (turn.index > 1) r.time += turn.gapSeconds;
+    const info: TurnInfo = { turn, time: r.time };
+    r.watch.startTurn(turn);
+    const model = chooseModel(ctx.costs?.route, ctx.model, ctx.tokens.output(turn.user));
+    const calls = r.prompt(info);
     const upkeep = carried;
     carried = [];
+    const sent = r.inspect(turn.index, calls, upkeep);
+    r.commit(info, upkeep);
+    const priced = r.price(turn.index, model, calls, upkeep, onCall);
+    const row = r.record(turn.index, calls[0]!.plan, sent, priced);
+    r.score(turn, calls[0]!.plan, row);
+    yield row;
+  }
+  return r.finish();
+}
+
+/** What the inspection of a turn's prompts found. */
+interface Inspected {
+  violations: number;
+  zombiePrompt: boolean;
+  injectionExposed: boolean;
+  overBudget: boolean;
+  estimatedTokens: boolean;
+}
+
+/** What a turn's calls and upkeep cost. */
+interface Priced {
+  model: string;
+  inputTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  outputTokens: number;
+  auxInputTokens: number;
+  auxOutputTokens: number;
+  embedTokens: number;
+  costInput: bigint;
+  costCached: bigint;
+  costOutput: bigint;
+  costUpkeep: bigint;
+  latencyMs: number;
+  overflow: boolean;
+  fallback: boolean;
+}
+
+/** One conversation's replay under one policy: its session, meter, ledger and records so far. */
+class Replayer {
+  readonly watch: SafetyWatch;
+  time = 0;
+  private readonly session: PolicySession;
+  private readonly meter: Meter;
+  private readonly promptTokens: PromptTokens;
+  private readonly ledger: FactLedger;
+  private readonly turns: TurnRecord[] = [];
+  private readonly probes: ProbeRecord[] = [];
+  private readonly violations: ViolationRecord[] = [];
+  /** The forget events after each turn (most conversations have none). */
+  private readonly forgetsAfter = new Map<number, Conversation['forgets']>();
+  private cumulative = 0n;
+
+  constructor(
+    private readonly conversation: Conversation,
+    private readonly variant: PolicyVariant,
+    private readonly ctx: ReplayContext,
+  ) {
+    const { tokens, model } = ctx;
+    this.session = variant.policy.start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model });
+    this.meter = new Meter(ctx.prices, {
+      settings: ctx.costs,
+      count: (m) => tokens.message(m),
+      // Its own stream, so drawing failures leaves the policy's draws unchanged.
+      random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`),
+    });
+    this.promptTokens = new PromptTokens(tokens);
+    this.ledger = new FactLedger(conversation);
+    this.watch = new SafetyWatch(ctx.presence);
+    for (const event of conversation.forgets) this.forgetsAfter.set(event.afterTurn, [...(this.forgetsAfter.get(event.afterTurn) ?? []), event]);
+  }
+
+  /** Carries out the forget events that follow `afterTurn`; adds their upkeep to `upkeep`. */
+  forgetAfter(afterTurn: number, upkeep: UpkeepCall[]): void {
+    for (const event of this.forgetsAfter.get(afterTurn) ?? []) {
+      const facts = event.facts.map((name) => ({ name, values: this.ledger.valuesUpTo(name, afterTurn) }));
+      this.watch.forget(facts);
+      for (const u of this.session.forget(facts, { afterTurn, time: this.time })) upkeep.push(u);
+    }
+  }
+
+  /** The turn's model calls: the prompt after the user message, and another after tool results. */
+  prompt(info: TurnInfo): SentCall[] {
+    const { turn } = info;
+    const first = this.session.prompt([turn.user], info);
+    const calls: SentCall[] = [{ plan: first, promptTokens: this.promptTokens.count(first.messages), output: turn.tools[0] ?? turn.assistant }];
+    if (turn.tools.length) {
+      const second = this.session.prompt([turn.user, ...turn.tools], info);
+      calls.push({ plan: second, promptTokens: this.promptTokens.count(second.messages), output: turn.assistant });
+    }
+    return calls;
+  }
+
+  /** What was sent, before the turn changes memory: rule violations, forgotten values, injections; the plans' upkeep goes to `upkeep`. */
+  inspect(turn: number, calls: readonly SentCall[], upkeep: UpkeepCall[]): Inspected {
+    const { tokens } = this.ctx;
+    const found: Inspected = { violations: 0, zombiePrompt: false, injectionExposed: false, overBudget: false, estimatedTokens: false };
     for (let k = 0; k < calls.length; k++) {
       const { plan, output } = calls[k]!;
-      for (const v of policyViolations(plan.messages, ctx.rules, conversation)) {
-        violations.push({ scenario: conversation.id, policy: variant.name, turn: turn.index, call: k + 1, rule: v.rule, detail: v.detail });
-        broken++;
+      for (const v of policyViolations(plan.messages, this.ctx.rules, this.conversation)) {
+        this.violations.push({ scenario: this.conversation.id, policy: this.variant.name, turn, call: k + 1, rule: v.rule, detail: v.detail });
+        found.violations++;
       }
-      zombiePrompt ||= watch.zombieIn(plan.messages);
-      overBudget ||= plan.overBudget;
-      estimatedTokens ||= tokens.anyEstimated && (tokens.estimatedIn(plan.messages) || (output !== undefined && tokens.estimated(output)));
+      found.zombiePrompt ||= this.watch.zombieIn(plan.messages);
+      found.overBudget ||= plan.overBudget;
+      found.estimatedTokens ||= tokens.anyEstimated && (tokens.estimatedIn(plan.messages) || (output !== undefined && tokens.estimated(output)));
       for (const u of plan.upkeep) upkeep.push(u);
     }
-    const injectionExposed = watch.exposedIn(first.messages, 1);
-    for (const u of session.commit(exchange, info)) upkeep.push(u);
-    forgetAfter(turn.index, upkeep);
-    watch.endTurn(turn);
+    found.injectionExposed = this.watch.exposedIn(calls[0]!.plan.messages, 1);
+    return found;
+  }
 
-    let inputTokens = 0;
-    let cachedTokens = 0;
-    let cacheWriteTokens = 0;
-    let outputTokens = 0;
-    let costInput = 0n;
-    let costCached = 0n;
-    let costOutput = 0n;
-    let latencyMs = 0;
-    let overflow = false;
-    let fallback = false;
+  /** The policy stores the finished exchange; forget events after the turn are carried out. */
+  commit(info: TurnInfo, upkeep: UpkeepCall[]): void {
+    const { turn } = info;
+    const exchange: Message[] = [turn.user, ...turn.tools];
+    if (turn.assistant) exchange.push(turn.assistant);
+    for (const u of this.session.commit(exchange, info)) upkeep.push(u);
+    this.forgetAfter(turn.index, upkeep);
+    this.watch.endTurn(turn);
+  }
+
+  /** Prices the turn's calls on `model` and its upkeep (the user waits for synchronous upkeep). */
+  price(turn: number, model: string, calls: readonly SentCall[], upkeep: readonly UpkeepCall[], onCall?: (turn: number, call: SentCall) => void): Priced {
+    const { tokens } = this.ctx;
+    const p: Priced = {
+      model,
+      inputTokens: 0,
+      cachedTokens: 0,
+      cacheWriteTokens: 0,
+      outputTokens: 0,
+      auxInputTokens: 0,
+      auxOutputTokens: 0,
+      embedTokens: 0,
+      costInput: 0n,
+      costCached: 0n,
+      costOutput: 0n,
+      costUpkeep: 0n,
+      latencyMs: 0,
+      overflow: false,
+      fallback: false,
+    };
     for (const call of calls) {
-      onCall?.(turn.index, call);
-      const c = meter.call({
-        model: turnModel,
-        messages: call.plan.messages,
-        promptTokens: call.promptTokens,
-        stablePrefix: call.plan.stablePrefix,
-        outputTokens: call.output ? tokens.output(call.output) : 0,
-        time,
-      });
-      inputTokens += c.inputTokens;
-      cachedTokens += c.cachedTokens;
-      cacheWriteTokens += c.cacheWriteTokens;
-      outputTokens += c.outputTokens;
-      costInput += c.input;
-      costCached += c.cached;
-      costOutput += c.output;
-      latencyMs += c.latencyMs;
-      overflow ||= c.overflow;
-      fallback ||= c.fallback;
+      onCall?.(turn, call);
+      const outputTokens = call.output ? tokens.output(call.output) : 0;
+      const c = this.meter.call({ model, messages: call.plan.messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix, outputTokens, time: this.time });
+      p.inputTokens += c.inputTokens;
+      p.cachedTokens += c.cachedTokens;
+      p.cacheWriteTokens += c.cacheWriteTokens;
+      p.outputTokens += c.outputTokens;
+      p.costInput += c.input;
+      p.costCached += c.cached;
+      p.costOutput += c.output;
+      p.latencyMs += c.latencyMs;
+      p.overflow ||= c.overflow;
+      p.fallback ||= c.fallback;
     }
-    let auxInputTokens = 0;
-    let auxOutputTokens = 0;
-    let embedTokens = 0;
-    let costUpkeep = 0n;
     for (const u of upkeep) {
-      if (u.kind === 'embed') embedTokens += u.inputTokens;
+      if (u.kind === 'embed') p.embedTokens += u.inputTokens;
       else {
-        auxInputTokens += u.inputTokens;
-        auxOutputTokens += u.outputTokens;
+        p.auxInputTokens += u.inputTokens;
+        p.auxOutputTokens += u.outputTokens;
       }
-      const priced = meter.upkeep(u.model, u.inputTokens, u.outputTokens);
-      costUpkeep += priced.cost;
-      overflow ||= priced.overflow;
-      if (u.sync) latencyMs += priced.latencyMs;
+      const priced = this.meter.upkeep(u.model, u.inputTokens, u.outputTokens);
+      p.costUpkeep += priced.cost;
+      p.overflow ||= priced.overflow;
+      if (u.sync) p.latencyMs += priced.latencyMs;
     }
-    const cost = costInput + costCached + costOutput + costUpkeep;
-    cumulative += cost;
+    return p;
+  }
 
-    // Made whole in one go, its fields in the order of TurnRecord (the order results.json lists them in).
+  /** The turn's record, made whole in one go, its fields in the order of TurnRecord (the order results.json lists them in). */
+  record(turn: number, first: PromptPlan, sent: Inspected, p: Priced): TurnRecord {
+    const cost = p.costInput + p.costCached + p.costOutput + p.costUpkeep;
+    this.cumulative += cost;
     const row: TurnRecord = {
-      scenario: conversation.id,
-      policy: variant.name,
-      turn: turn.index,
+      scenario: this.conversation.id,
+      policy: this.variant.name,
+      turn,
       contextMessages: first.messages.length,
-      model: turnModel,
-      fallback,
-      inputTokens,
-      cachedTokens,
-      cacheWriteTokens,
-      outputTokens,
-      auxInputTokens,
-      auxOutputTokens,
-      embedTokens,
+      model: p.model,
+      fallback: p.fallback,
+      inputTokens: p.inputTokens,
+      cachedTokens: p.cachedTokens,
+      cacheWriteTokens: p.cacheWriteTokens,
+      outputTokens: p.outputTokens,
+      auxInputTokens: p.auxInputTokens,
+      auxOutputTokens: p.auxOutputTokens,
+      embedTokens: p.embedTokens,
       cost,
-      cumulativeCost: cumulative,
-      latencyMs: Math.round(latencyMs),
-      overflow,
-      overBudget,
+      cumulativeCost: this.cumulative,
+      latencyMs: Math.round(p.latencyMs),
+      overflow: p.overflow,
+      overBudget: sent.overBudget,
       probes: 0,
       retained: 0,
-      violations: broken,
-      zombiePrompt,
-      injectionExposed,
-      costInput,
-      costCached,
-      costOutput,
-      costUpkeep,
-      estimatedTokens,
+      violations: sent.violations,
+      zombiePrompt: sent.zombiePrompt,
+      injectionExposed: sent.injectionExposed,
+      costInput: p.costInput,
+      costCached: p.costCached,
+      costOutput: p.costOutput,
+      costUpkeep: p.costUpkeep,
+      estimatedTokens: sent.estimatedTokens,
     };
+    this.turns.push(row);
+    return row;
+  }
 
+  /** Scores the turn's probes on the prompt of its first call; counts them in `row`. */
+  score(turn: Turn, first: PromptPlan, row: TurnRecord): void {
     for (const fact of turn.probe) {
-      const state = ledger.at(fact, turn.index)!;
+      const state = this.ledger.at(fact, turn.index)!;
       // A forgotten fact has no current value: finding its last (or an older) value is a violation.
-      const { outcome, source } = ctx.presence.score(first.messages, state.current.value, state.older);
+      const { outcome, source } = this.ctx.presence.score(first.messages, state.current.value, state.older);
       if (!state.forgotten) {
         row.probes++;
         if (outcome === 'retained') row.retained++;
       }
-      probes.push({
-        scenario: conversation.id,
-        policy: variant.name,
+      this.probes.push({
+        scenario: this.conversation.id,
+        policy: this.variant.name,
         turn: turn.index,
         fact,
         outcome,
@@ -255,10 +325,12 @@ export function* replaySteps(
         violation: state.forgotten && outcome !== 'missing',
       });
     }
-    turns.push(row);
-    yield row;
   }
-  const artifacts = session.artifacts();
-  const storedBytes = artifacts.reduce((n, a) => n + a.bytes, 0);
-  return { turns, probes, violations, artifacts, end: { zombies: watch.zombies(artifacts), storedBytes } };
+
+  /** The whole replay, with what the policy stores at the end. */
+  finish(): Replay {
+    const artifacts = this.session.artifacts();
+    const storedBytes = artifacts.reduce((n, a) => n + a.bytes, 0);
+    return { turns: this.turns, probes: this.probes, violations: this.violations, artifacts, end: { zombies: this.watch.zombies(artifacts), storedBytes } };
+  }
 }
