@@ -71,7 +71,8 @@ export type { Reported } from './records/digest.js';
 
 // Reports: strings and bytes
 export { reportFiles, reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type ReportFilesOptions } from './report/outputs.js';
-export { charts, specJson, type Chart } from './report/charts.js';
+export { charts, type Chart } from './report/charts.js';
+export { specJson } from './report/spec-json.js';
 export { reportMarkdown, budgetMarkdown } from './report/markdown.js';
 export { reportHtml } from './report/html.js';
 export { budgetCsv } from './report/budget.js';

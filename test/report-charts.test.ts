@@ -1,6 +1,8 @@
 import * as vega from 'vega';
 import { describe, expect, it } from 'vitest';
-import { charts, moneyFormat, placeLabels, POLICY_COLORS, PLOT_WIDTH, retentionVsCostChart, tokensByTurnChart } from '../src/report/charts.js';
+import { charts, moneyFormat, POLICY_COLORS, retentionVsCostChart, tokensByTurnChart } from '../src/report/charts.js';
+import { placeLabels } from '../src/report/labels.js';
+import { PLOT_WIDTH } from '../src/report/plot.js';
 import { textWidth } from '../src/report/font.js';
 import { paretoOptimal } from '../src/report/pareto.js';
 import { renderSvg, toVega } from '../src/report/svg.js';

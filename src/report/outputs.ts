@@ -1,6 +1,7 @@
 import type { Results } from '../types.js';
 import { reported, type Reported } from '../records/digest.js';
-import { charts, specJson, type Chart } from './charts.js';
+import { charts, type Chart } from './charts.js';
+import { specJson } from './spec-json.js';
 import { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from '../records/csv.js';
 import { reportHtml, type RenderedChart } from './html.js';
 import type { ReportInfo } from '../records/info.js';
