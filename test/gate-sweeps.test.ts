@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { markPareto } from '../src/engine/summarize.js';
+import { markPareto } from '../src/engine/summary.js';
 import { studyDifferences } from '../src/gate/compare.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

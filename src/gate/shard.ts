@@ -1,5 +1,5 @@
 import { CtxsimError, UsageError } from '../errors.js';
-import { byPolicy } from '../engine/summarize.js';
+import { byPolicy } from '../engine/summary.js';
 import type { ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
 import type { ReportInfo } from '../records/info.js';
 import type { StudyFingerprint } from './baseline.js';

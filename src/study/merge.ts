@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { byPolicy } from '../engine/summarize.js';
+import { byPolicy } from '../engine/summary.js';
 import { CtxsimError } from '../errors.js';
 import { mergeShards, readShard } from '../gate/shard.js';
 import { resultsMeta, type SinkOutcome, type StudySink } from './pipeline.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
 import type { Conversations, RunInfo, RunOptions, ScenarioRecords } from '../engine/run.js';
-import { byPolicy } from '../engine/summarize.js';
+import { byPolicy } from '../engine/summary.js';
 import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { appendRecords, type RecordLists, type ScenarioRecords } from '../engine/run.js';
-import { byPolicy } from '../engine/summarize.js';
+import { byPolicy } from '../engine/summary.js';
 import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
 import { DigestBuilder, type Reported } from '../records/digest.js';
 import { resultsJsonFrame } from '../records/json.js';
