@@ -3,7 +3,8 @@ import type { ArtifactKind, Message } from '../types.js';
 import { normalize } from '../text/normalize.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import type { Transcript } from './_transcript.js';
-import type { Artifact, ForgetFact, Params, PolicySession, TurnInfo } from './types.js';
+import type { CommonParams } from './params.js';
+import type { Artifact, ForgetFact, PolicySession, TurnInfo } from './types.js';
 
 /** Every value of the facts to forget, once each. */
 export function valuesOf(facts: readonly ForgetFact[]): string[] {
@@ -11,12 +12,12 @@ export function valuesOf(facts: readonly ForgetFact[]): string[] {
 }
 
 /** True when the policy erases every artifact (`forget: cascade`, the default), false for `naive`. */
-export function cascades(params: Params): boolean {
+export function cascades(params: Pick<CommonParams, 'forget'>): boolean {
   return params.forget !== 'naive';
 }
 
 /** True when this turn is kept out of memory: flagged `injection: true` under `moderation: drop`. */
-export function moderated(params: Params, info: TurnInfo): boolean {
+export function moderated(params: Pick<CommonParams, 'moderation'>, info: TurnInfo): boolean {
   return params.moderation === 'drop' && info.turn.injection;
 }
 
@@ -25,7 +26,7 @@ export function moderated(params: Params, info: TurnInfo): boolean {
  * store each exchange (unless moderated), redact forgotten values. Cascade and
  * naive erase the same there.
  */
-export function transcriptMemory(history: Transcript, params: Params): Pick<PolicySession, 'commit' | 'forget'> {
+export function transcriptMemory(history: Transcript, params: Pick<CommonParams, 'moderation'>): Pick<PolicySession, 'commit' | 'forget'> {
   return {
     commit(exchange, info) {
       if (!moderated(params, info)) history.add(exchange);

@@ -5,7 +5,8 @@ import { forgetInSummary, type Summary } from '../upkeep/summarizer.js';
 import type { Fact, Injected } from '../upkeep/types.js';
 import { cascades, type Erasures } from './_forget.js';
 import { sum, type Exchange } from './_transcript.js';
-import type { ForgetFact, Params, TurnInfo } from './types.js';
+import type { CommonParams } from './params.js';
+import type { ForgetFact, TurnInfo } from './types.js';
 
 /**
  * What the simulated upkeep knows: the facts each turn states (from the
@@ -78,13 +79,13 @@ export function eraseFromSummary(
   memory: Summary | undefined,
   facts: readonly ForgetFact[],
   values: readonly string[],
-  ctx: { tokens: TokenCounter; params: Params; model: string; hidden: readonly string[] },
+  ctx: { tokens: TokenCounter; params: { summaryModel?: string | undefined; summaryTokens: number } & Pick<CommonParams, 'forget'>; model: string; hidden: readonly string[] },
 ): { memory: Summary | undefined; upkeep: UpkeepCall[] } {
   if (!memory || !cascades(ctx.params) || !holds(memory.message.content, values)) return { memory, upkeep: [] };
   const r = forgetInSummary({
     tokens: ctx.tokens,
-    model: (ctx.params.summaryModel as string | undefined) ?? ctx.model,
-    summaryTokens: ctx.params.summaryTokens as number,
+    model: ctx.params.summaryModel ?? ctx.model,
+    summaryTokens: ctx.params.summaryTokens,
     previous: memory,
     names: facts.map((f) => f.name),
     values,

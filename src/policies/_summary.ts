@@ -1,16 +1,21 @@
+import type { z } from 'zod';
 import type { Conversation, Message, UpkeepCall } from '../types.js';
 import { summarize, type Summary } from '../upkeep/summarizer.js';
 import { artifact, Erasures, moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { eraseFromSummary, factValues, injected, statedFacts } from './_memory.js';
 import { Transcript, type Exchange } from './_transcript.js';
-import type { ParamSpec, Params, PolicyDeps, PolicySession } from './types.js';
+import { int, model, probability, type CommonParams } from './params.js';
+import type { PolicyDeps, PolicySession } from './types.js';
 
 /** The parameters both summary policies take for their summarizer. */
-export const SUMMARIZER_PARAMS: Readonly<Record<string, ParamSpec>> = {
-  summaryModel: { default: undefined, kind: 'string' },
-  summaryTokens: { default: 200, kind: 'int', min: 1 },
-  keep: { default: 1, kind: 'probability' },
+export const SUMMARIZER_PARAMS = {
+  summaryModel: model({ describe: 'model the summarizer runs on (default: the chat model)' }),
+  summaryTokens: int({ default: 200, min: 1, describe: 'size of the running summary, in tokens' }),
+  keep: probability({ default: 1, describe: 'chance that each fold keeps each fact it read (a fact lost once is gone)' }),
 };
+
+/** The summarizer's parameters, as a session reads them. */
+export type SummarizerParams = z.output<z.ZodObject<typeof SUMMARIZER_PARAMS>>;
 
 /**
  * The memory of the summary policies: the raw transcript, how much of it is
@@ -27,10 +32,10 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
 
   constructor(
     private readonly conversation: Conversation,
-    private readonly params: Params,
+    private readonly params: SummarizerParams & CommonParams,
     private readonly deps: PolicyDeps,
   ) {
-    this.history = new Transcript(params.sessionCap as number | undefined);
+    this.history = new Transcript(params.sessionCap);
     this.hidden = factValues(conversation);
   }
 
@@ -51,9 +56,9 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
     const r = summarize({
       tokens: deps.tokens,
       random: deps.random,
-      model: (params.summaryModel as string | undefined) ?? deps.model,
-      summaryTokens: params.summaryTokens as number,
-      keep: params.keep as number,
+      model: params.summaryModel ?? deps.model,
+      summaryTokens: params.summaryTokens,
+      keep: params.keep,
       ...(this.summary && { previous: this.summary }),
       folded: leaving.flat(),
       stated: statedFacts(conversation, leaving, this.erased),

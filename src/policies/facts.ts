@@ -1,9 +1,11 @@
+import { z } from 'zod';
 import type { Message } from '../types.js';
 import { extract } from '../upkeep/extractor.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import { artifact, cascades, moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { pinned, Transcript } from './_transcript.js';
-import type { Policy } from './types.js';
+import { definePolicy } from './define.js';
+import { int, model as modelParam, probability } from './params.js';
 
 /**
  * A pinned fact sheet ("Known facts: name: Kavya; order_id: SE-10423") plus
@@ -11,18 +13,18 @@ import type { Policy } from './types.js';
  * turn and updates the sheet; a later value of a fact replaces the earlier
  * one. The sheet is long-term memory: it survives a session restart.
  */
-export const facts: Policy = {
+export const facts = definePolicy({
   id: 'facts',
   describe: 'a fact sheet kept up to date by an extraction call each turn, plus recent exchanges',
-  params: {
-    recent: { default: 4, kind: 'int', min: 0 },
-    extractModel: { default: undefined, kind: 'string' },
-    recall: { default: 1, kind: 'probability' },
-  },
+  params: z.object({
+    recent: int({ default: 4, min: 0, describe: 'exchanges sent verbatim after the fact sheet' }),
+    extractModel: modelParam({ describe: 'model the extraction call runs on (default: the chat model)' }),
+    recall: probability({ default: 1, describe: 'chance that the extractor finds each fact a turn states' }),
+  }),
   start(conversation, params, { tokens, random, model }) {
-    const history = new Transcript(params.sessionCap as number | undefined);
+    const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
-    const recent = params.recent as number;
+    const recent = params.recent;
     const known = new Map<string, string>();
     // One message object per version of the sheet, so it is counted once and stays a stable prefix.
     let sheet: Message | undefined;
@@ -40,8 +42,8 @@ export const facts: Policy = {
         const r = extract({
           tokens,
           random,
-          model: (params.extractModel as string | undefined) ?? model,
-          recall: params.recall as number,
+          model: params.extractModel ?? model,
+          recall: params.recall,
           exchange,
           stated: Object.entries(info.turn.facts),
           injection: info.turn.injection,
@@ -75,4 +77,4 @@ export const facts: Policy = {
       artifacts: () => [transcriptArtifact(kept()), artifact('facts', sheet ? [sheet.content] : [])],
     };
   },
-};
+});

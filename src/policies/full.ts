@@ -1,14 +1,15 @@
+import { z } from 'zod';
 import { transcriptArtifact, transcriptMemory } from './_forget.js';
 import { pinned, Transcript } from './_transcript.js';
-import type { Policy } from './types.js';
+import { definePolicy } from './define.js';
 
 /** Sends everything: the upper bound on cost and on memory. */
-export const full: Policy = {
+export const full = definePolicy({
   id: 'full',
   describe: 'send the whole conversation every turn',
-  params: {},
+  params: z.object({}),
   start(conversation, params) {
-    const history = new Transcript(params.sessionCap as number | undefined);
+    const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
     return {
       prompt(pending) {
@@ -19,4 +20,4 @@ export const full: Policy = {
       artifacts: () => [transcriptArtifact(history.messages())],
     };
   },
-};
+});

@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import { transcriptArtifact, transcriptMemory } from './_forget.js';
 import { fixedTokens, pinned, sum, Transcript, type Exchange } from './_transcript.js';
-import type { Policy } from './types.js';
+import { definePolicy } from './define.js';
+import { BUDGET, int } from './params.js';
 
 /**
  * Fills `budget` by priority: the last `keepRecent` exchanges (newest first,
@@ -10,18 +12,18 @@ import type { Policy } from './types.js';
  * Exchanges are kept whole, so what is sent reads as the conversation did, in
  * its order.
  */
-export const priority: Policy = {
+export const priority = definePolicy({
   id: 'priority',
   describe: 'recent exchanges, then every tool call with its result, then older exchanges, under a token budget',
-  params: {
-    budget: { default: 2000, kind: 'int', min: 1 },
-    keepRecent: { default: 2, kind: 'int', min: 0 },
-  },
+  params: z.object({
+    budget: int({ default: 2000, min: 1, describe: BUDGET }),
+    keepRecent: int({ default: 2, min: 0, describe: 'newest exchanges taken first, while they fit' }),
+  }),
   start(conversation, params, { tokens }) {
-    const history = new Transcript(params.sessionCap as number | undefined);
+    const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
-    const budget = params.budget as number;
-    const keepRecent = params.keepRecent as number;
+    const budget = params.budget;
+    const keepRecent = params.keepRecent;
     // Per stored exchange, while it is the same object (a redaction or a restart replaces it): its tokens, and whether it made tool calls.
     const measured: Exchange[] = [];
     const sizes: number[] = [];
@@ -61,4 +63,4 @@ export const priority: Policy = {
       artifacts: () => [transcriptArtifact(history.messages())],
     };
   },
-};
+});

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { parseDuration } from '../text/duration.js';
 import { messageText } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
@@ -7,7 +8,8 @@ import { VectorStore, type Stored } from '../upkeep/store.js';
 import { artifact, cascades, moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { TurnGate } from './_memory.js';
 import { pinned, Transcript } from './_transcript.js';
-import type { Policy } from './types.js';
+import { definePolicy } from './define.js';
+import { duration, int, model, number } from './params.js';
 
 type Item = Stored<Message>;
 
@@ -64,24 +66,24 @@ function memories(): (item: Item, score: number) => Message {
  * keeps at most `maxItems` messages (oldest evicted), none older than
  * `maxAge`, and survives a session restart.
  */
-export const retrieval: Policy = {
+export const retrieval = definePolicy({
   id: 'retrieval',
   describe: 'recent messages + the most similar past messages (lexical embedding), with a recent-window fallback',
-  params: {
-    topK: { default: 5, kind: 'int', min: 0 },
-    recent: { default: 3, kind: 'int', min: 0 },
-    minScore: { default: 0.2, kind: 'number', min: 0 },
-    fallbackRecent: { default: 10, kind: 'int', min: 0 },
-    maxItems: { default: 10000, kind: 'int', min: 1 },
-    maxAge: { default: undefined, kind: 'duration' },
-    embedModel: { default: 'text-embedding-3-small', kind: 'string' },
-  },
+  params: z.object({
+    topK: int({ default: 5, min: 0, describe: 'most similar stored messages sent, as retrieved memories' }),
+    recent: int({ default: 3, min: 0, describe: 'newest messages sent verbatim (widened back to their user message)' }),
+    minScore: number({ default: 0.2, min: 0, describe: 'best similarity below which the recent-window fallback is sent instead' }),
+    fallbackRecent: int({ default: 10, min: 0, describe: 'newest messages sent when nothing scores minScore' }),
+    maxItems: int({ default: 10000, min: 1, describe: 'messages the store keeps; the oldest are evicted' }),
+    maxAge: duration({ describe: 'simulated time after which a stored message is dropped (default: never)' }),
+    embedModel: model({ default: 'text-embedding-3-small', describe: 'embedding model each embedding is priced on' }),
+  }),
   start(conversation, params, { tokens }) {
-    const history = new Transcript(params.sessionCap as number | undefined);
+    const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
-    const topK = params.topK as number;
+    const topK = params.topK;
     const maxAge = params.maxAge === undefined ? undefined : parseDuration(params.maxAge)!;
-    const embedModel = params.embedModel as string;
+    const embedModel = params.embedModel;
     const gate = new TurnGate();
     const store = new VectorStore<Message>();
     let query: { message: Message; vector: Vector } | undefined;
@@ -92,12 +94,12 @@ export const retrieval: Policy = {
 
     function select(vector: Vector): Selection {
       const messages = history.flat;
-      const recent = windowFrom(messages, messages.length - (params.recent as number));
+      const recent = windowFrom(messages, messages.length - params.recent);
       // At least one hit even for topK 0: the best one decides the fallback. The recent window is
       // a few messages, and only a candidate for the top is looked up in it: a scan, not a set.
       const hits = store.best(vector, Math.max(topK, 1), (item) => recent.includes(item.value));
-      if (!hits.length || hits[0]!.score < (params.minScore as number)) {
-        return { retrieved: [], verbatim: windowFrom(messages, messages.length - (params.fallbackRecent as number)) };
+      if (!hits.length || hits[0]!.score < params.minScore) {
+        return { retrieved: [], verbatim: windowFrom(messages, messages.length - params.fallbackRecent) };
       }
       hits.length = Math.min(hits.length, topK);
       const chosen = new Map<Item, number>();
@@ -165,7 +167,7 @@ export const retrieval: Policy = {
           for (const c of message.toolCalls ?? []) remember(callsById, c.id, item);
           if (message.role === 'tool' && message.toolCallId !== undefined) remember(resultsById, message.toolCallId, item);
         }
-        store.keepNewest(params.maxItems as number);
+        store.keepNewest(params.maxItems);
         history.add(exchange);
         return embedded ? [embedCall(embedded, false)] : [];
       },
@@ -178,10 +180,10 @@ export const retrieval: Policy = {
       },
       artifacts() {
         const messages = history.flat;
-        const verbatim = windowFrom(messages, messages.length - Math.max(params.recent as number, params.fallbackRecent as number));
+        const verbatim = windowFrom(messages, messages.length - Math.max(params.recent, params.fallbackRecent));
         const entries = store.all;
         return [transcriptArtifact(verbatim), artifact('vectors', entries.map((e) => messageText(e.value)), entries.length * STORED_DIMENSIONS * 4)];
       },
     };
   },
-};
+});

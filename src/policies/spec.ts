@@ -1,14 +1,6 @@
-import { parseDuration } from '../text/duration.js';
-import type { ParamSpec, ParamValue, Params, Policy } from './types.js';
-
-/** Parameters every policy takes. */
-export const COMMON_PARAMS: Readonly<Record<string, ParamSpec>> = {
-  sessionCap: { default: undefined, kind: 'int', min: 1 },
-  /** How a forget event is carried out: `cascade` erases every artifact, `naive` only the raw messages. */
-  forget: { default: 'cascade', kind: 'string', oneOf: ['cascade', 'naive'] },
-  /** `drop` keeps turns flagged `injection: true` out of memory: answered, never stored. */
-  moderation: { default: 'none', kind: 'string', oneOf: ['none', 'drop'] },
-};
+import type { z } from 'zod';
+import { COMMON_PARAMS, defaultOf, policyParams, readParam } from './params.js';
+import type { ParamValue, Params, Policy } from './types.js';
 
 /** A policy as the user wrote it: id and parameters in the order given. */
 export interface PolicySpec {
@@ -46,33 +38,9 @@ export function parseSpecString(text: string): { id: string; given: [string, str
   return { id, given };
 }
 
-/** Reads one parameter value (from YAML or from text); returns an error message when it is bad. */
-export function readParam(key: string, spec: ParamSpec, raw: unknown): { value: ParamValue } | { error: string } {
-  const bad = (want: string) => ({ error: `parameter ${key}: expected ${want}, got ${JSON.stringify(raw)}` });
-  const num = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
-  switch (spec.kind) {
-    case 'int':
-    case 'number':
-    case 'probability': {
-      if (typeof num !== 'number' || !Number.isFinite(num)) return bad(spec.kind === 'int' ? 'a whole number' : 'a number');
-      if (spec.kind === 'int' && !Number.isInteger(num)) return bad('a whole number');
-      if (spec.kind === 'probability' && (num < 0 || num > 1)) return bad('a number from 0 to 1');
-      if (spec.min !== undefined && num < spec.min) return bad(`a number ≥ ${spec.min}`);
-      return { value: num };
-    }
-    case 'boolean':
-      if (raw === true || raw === 'true') return { value: true };
-      if (raw === false || raw === 'false') return { value: false };
-      return bad('true or false');
-    case 'duration': {
-      const s = parseDuration(raw);
-      return s === undefined ? bad('a duration such as 30s, 5m, 24h') : { value: String(raw) };
-    }
-    case 'string':
-      if (typeof raw !== 'string' || raw === '') return bad('a string');
-      if (spec.oneOf && !spec.oneOf.includes(raw)) return bad(`one of ${spec.oneOf.join('|')}`);
-      return { value: raw };
-  }
+/** Every parameter a policy takes, in order: its own, then the common ones (which win a clash of names). */
+export function paramShape(policy: Policy): Readonly<Record<string, z.ZodType>> {
+  return { ...policyParams(policy).shape, ...COMMON_PARAMS.shape };
 }
 
 /**
@@ -87,14 +55,20 @@ export function resolveSpec(
 ): PolicyVariant[] | string {
   const policy = registry.get(id);
   if (!policy) return `unknown policy "${id}" (expected one of ${[...registry.keys()].join(', ')})`;
-  const specs = { ...policy.params, ...COMMON_PARAMS };
+  return resolvePolicy(policy, given);
+}
+
+/** `resolveSpec` for one policy: its variants for the parameters given, or an error message. */
+export function resolvePolicy(policy: Policy, given: readonly (readonly [string, unknown])[]): PolicyVariant[] | string {
+  const { id } = policy;
+  const shape = paramShape(policy);
   let combos: [string, ParamValue][][] = [[]];
   for (const [key, raw] of given) {
-    const spec = specs[key];
-    if (!spec) return `policy ${id}: unknown parameter "${key}" (expected one of ${Object.keys(specs).join(', ')})`;
+    const schema = Object.hasOwn(shape, key) ? shape[key] : undefined;
+    if (!schema) return `policy ${id}: unknown parameter "${key}" (expected one of ${Object.keys(shape).join(', ')})`;
     const values: ParamValue[] = [];
     for (const r of Array.isArray(raw) ? raw : [raw]) {
-      const v = readParam(key, spec, r);
+      const v = readParam(key, schema, r);
       if ('error' in v) return `policy ${id}: ${v.error}`;
       values.push(v.value);
     }
@@ -103,7 +77,7 @@ export function resolveSpec(
   }
   return combos.map((c) => {
     const params: Record<string, ParamValue | undefined> = {};
-    for (const [k, s] of Object.entries(specs)) params[k] = s.default;
+    for (const [k, s] of Object.entries(shape)) params[k] = defaultOf(s);
     for (const [k, v] of c) params[k] = v;
     return { name: canonicalName({ id, given: c }), policy, params };
   });

@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import type { UpkeepCall } from '../types.js';
 import { newestExchangesThatFit, systemMessageTokens, TurnGate } from './_memory.js';
 import { RunningSummary, SUMMARIZER_PARAMS } from './_summary.js';
 import { fixedTokens, pinned, sum } from './_transcript.js';
-import type { Policy } from './types.js';
+import { definePolicy } from './define.js';
+import { BUDGET, int } from './params.js';
 
 /**
  * System prompt + running summary + the recent exchanges verbatim, under
@@ -12,23 +14,23 @@ import type { Policy } from './types.js';
  * budget, one summarizer call folds everything but the newest `keepRecent`
  * exchanges (fewer if those would not fit next to a full-size summary).
  */
-export const summaryBuffer: Policy = {
+export const summaryBuffer = definePolicy({
   id: 'summary-buffer',
   describe: 'running summary + the last exchanges verbatim, under a token budget; folds in batches',
-  params: {
-    budget: { default: 2000, kind: 'int', min: 1 },
-    keepRecent: { default: 4, kind: 'int', min: 0 },
-    batch: { default: undefined, kind: 'int', min: 1 },
+  params: z.object({
+    budget: int({ default: 2000, min: 1, describe: BUDGET }),
+    keepRecent: int({ default: 4, min: 0, describe: 'exchanges kept verbatim after a fold' }),
+    batch: int({ min: 1, describe: 'exchanges the buffer grows by before it is folded (default: keepRecent, at least 1)' }),
     ...SUMMARIZER_PARAMS,
-  },
+  }),
   start(conversation, params, deps) {
     const { tokens } = deps;
     const memory = new RunningSummary(conversation, params, deps);
     const head = pinned(conversation);
-    const budget = params.budget as number;
-    const keepRecent = params.keepRecent as number;
-    const batch = (params.batch as number | undefined) ?? Math.max(1, keepRecent);
-    const summaryTokens = params.summaryTokens as number;
+    const budget = params.budget;
+    const keepRecent = params.keepRecent;
+    const batch = params.batch ?? Math.max(1, keepRecent);
+    const summaryTokens = params.summaryTokens;
     const gate = new TurnGate();
 
     return {
@@ -63,4 +65,4 @@ export const summaryBuffer: Policy = {
       artifacts: memory.artifacts,
     };
   },
-};
+});

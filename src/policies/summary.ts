@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import type { UpkeepCall } from '../types.js';
 import { TurnGate } from './_memory.js';
 import { RunningSummary, SUMMARIZER_PARAMS } from './_summary.js';
 import { pinned, sum } from './_transcript.js';
-import type { Policy } from './types.js';
+import { definePolicy } from './define.js';
+import { int } from './params.js';
 
 /**
  * "Compress when too long": the messages since the last summarization are
@@ -10,18 +12,18 @@ import type { Policy } from './types.js';
  * tokens; then one summarizer call folds them all, with the old summary, into
  * a new running summary, and only the new user message stays verbatim.
  */
-export const summary: Policy = {
+export const summary = definePolicy({
   id: 'summary',
   describe: 'fold the whole history into a running summary when it exceeds a threshold',
-  params: {
-    threshold: { default: 3000, kind: 'int', min: 1 },
+  params: z.object({
+    threshold: int({ default: 3000, min: 1, describe: 'tokens of unsummarized messages (with the new user message) above which they are folded' }),
     ...SUMMARIZER_PARAMS,
-  },
+  }),
   start(conversation, params, deps) {
     const { tokens } = deps;
     const memory = new RunningSummary(conversation, params, deps);
     const head = pinned(conversation);
-    const threshold = params.threshold as number;
+    const threshold = params.threshold;
     const gate = new TurnGate();
     return {
       prompt(pending, info) {
@@ -38,4 +40,4 @@ export const summary: Policy = {
       artifacts: memory.artifacts,
     };
   },
-};
+});

@@ -1,10 +1,15 @@
+import type { z } from 'zod';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { ArtifactKind, Conversation, Message, Turn, UpkeepCall } from '../types.js';
 
 /** A parameter value after parsing: numbers, strings and booleans. */
 export type ParamValue = number | string | boolean;
 
-/** How one parameter is read: its default and how to parse a command-line string. */
+/**
+ * One parameter in the table shape policies were first written with
+ * (`{ turns: { default: 10, kind: 'int', min: 0 } }`); `paramsFromTable`
+ * turns such a table into the zod object policies declare now.
+ */
 export interface ParamSpec {
   default: ParamValue | undefined;
   kind: 'int' | 'number' | 'string' | 'boolean' | 'duration' | 'probability';
@@ -13,6 +18,9 @@ export interface ParamSpec {
   /** Allowed values for strings. */
   oneOf?: readonly string[];
 }
+
+/** A policy's parameters in the table shape: name → `ParamSpec`. */
+export type ParamTable = Readonly<Record<string, ParamSpec>>;
 
 /** What a policy session may use: counts, the seeded stream, the models in play. */
 export interface PolicyDeps {
@@ -82,13 +90,21 @@ export interface PolicySession {
   artifacts(): Artifact[];
 }
 
+/** Resolved parameters (defaults filled in), as a run carries them: plain values, so they cross threads. */
 export type Params = Readonly<Record<string, ParamValue | undefined>>;
 
-/** A memory policy: an id, its parameters, and a session per conversation. */
-export interface Policy {
+/**
+ * A memory policy: an id, its parameters, and a session per conversation.
+ * `params` declares the policy's own parameters (every policy also takes
+ * the common ones, `sessionCap`, `forget` and `moderation`): a zod object
+ * made with the parameter builders (see `definePolicy`), or a table of the
+ * first documented shape, read through `paramsFromTable`. `start` gets them
+ * resolved, defaults filled in.
+ */
+export interface Policy<P extends object = Params> {
   id: string;
-  /** One line for `--help` and the README. */
+  /** One line for `--help` and the docs. */
   describe: string;
-  params: Readonly<Record<string, ParamSpec>>;
-  start(conversation: Conversation, params: Params, deps: PolicyDeps): PolicySession;
+  params: z.ZodObject | ParamTable;
+  start(conversation: Conversation, params: P, deps: PolicyDeps): PolicySession;
 }

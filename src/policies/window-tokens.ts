@@ -1,16 +1,20 @@
+import { z } from 'zod';
 import { transcriptArtifact, transcriptMemory } from './_forget.js';
 import { fixedTokens, fromFirstUser, newestThatFit, pinned, Transcript } from './_transcript.js';
-import type { Policy } from './types.js';
+import { definePolicy } from './define.js';
+import { BUDGET, int } from './params.js';
 
 /** The newest messages that fit `budget`, then no leading reply or tool result. */
-export const windowTokens: Policy = {
+export const windowTokens = definePolicy({
   id: 'window-tokens',
   describe: 'newest messages that fit the token budget',
-  params: { budget: { default: 2000, kind: 'int', min: 1 } },
+  params: z.object({
+    budget: int({ default: 2000, min: 1, describe: BUDGET }),
+  }),
   start(conversation, params, { tokens }) {
-    const history = new Transcript(params.sessionCap as number | undefined);
+    const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
-    const budget = params.budget as number;
+    const budget = params.budget;
     return {
       prompt(pending) {
         const room = budget - fixedTokens(tokens, [...head, ...pending]);
@@ -22,4 +26,4 @@ export const windowTokens: Policy = {
       artifacts: () => [transcriptArtifact(newestThatFit(tokens, history.flat, budget - fixedTokens(tokens, head)))],
     };
   },
-};
+});

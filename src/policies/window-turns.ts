@@ -1,23 +1,25 @@
+import { z } from 'zod';
 import { transcriptArtifact, transcriptMemory } from './_forget.js';
 import { pinned, Transcript } from './_transcript.js';
-import type { Policy } from './types.js';
+import { definePolicy } from './define.js';
+import { boolean, int } from './params.js';
 
 /**
  * The last `turns` exchanges (with their tool messages), plus the current turn.
  * `naive: true` instead slices the last 2 × `turns` messages with no repair —
  * the common bug that orphans tool results; kept to show what it breaks.
  */
-export const windowTurns: Policy = {
+export const windowTurns = definePolicy({
   id: 'window-turns',
   describe: 'last N exchanges (user + assistant, with their tool messages)',
-  params: {
-    turns: { default: 10, kind: 'int', min: 0 },
-    naive: { default: false, kind: 'boolean' },
-  },
+  params: z.object({
+    turns: int({ default: 10, min: 0, describe: 'exchanges sent before the current turn' }),
+    naive: boolean({ default: false, describe: 'slice the last 2 × turns messages with no repair: the common bug that orphans tool results' }),
+  }),
   start(conversation, params) {
-    const history = new Transcript(params.sessionCap as number | undefined);
+    const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
-    const turns = params.turns as number;
+    const turns = params.turns;
     // What the next prompt draws from, and all the policy needs to store.
     const kept = () =>
       !params.naive
@@ -33,4 +35,4 @@ export const windowTurns: Policy = {
       artifacts: () => [transcriptArtifact(kept())],
     };
   },
-};
+});

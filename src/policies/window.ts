@@ -1,20 +1,22 @@
+import { z } from 'zod';
 import { transcriptArtifact, transcriptMemory } from './_forget.js';
 import { fixedTokens, pinned, sum, Transcript } from './_transcript.js';
-import type { Policy } from './types.js';
+import { definePolicy } from './define.js';
+import { BUDGET, int } from './params.js';
 
 /** The last `turns` exchanges, then the earliest dropped while the prompt is over `budget`. */
-export const window: Policy = {
+export const window = definePolicy({
   id: 'window',
   describe: 'last N exchanges, then drop the earliest while over the token budget',
-  params: {
-    turns: { default: 10, kind: 'int', min: 0 },
-    budget: { default: 2000, kind: 'int', min: 1 },
-  },
+  params: z.object({
+    turns: int({ default: 10, min: 0, describe: 'exchanges sent at most before the current turn' }),
+    budget: int({ default: 2000, min: 1, describe: BUDGET }),
+  }),
   start(conversation, params, { tokens }) {
-    const history = new Transcript(params.sessionCap as number | undefined);
+    const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
-    const budget = params.budget as number;
-    const turns = params.turns as number;
+    const budget = params.budget;
+    const turns = params.turns;
     return {
       prompt(pending) {
         const room = budget - fixedTokens(tokens, [...head, ...pending]);
@@ -30,4 +32,4 @@ export const window: Policy = {
       artifacts: () => [transcriptArtifact(history.messages(Math.max(0, history.exchanges.length - turns)))],
     };
   },
-};
+});
