@@ -13,7 +13,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import { getEncoding } from 'js-tiktoken';
 import { CASES, caseKey, caseText } from '../test/fixtures/tokens/long-inputs.mjs';
 
@@ -57,19 +57,16 @@ if (!isMainThread) {
   };
   console.log(`${todo.length} cases to count on ${Math.min(jobs, todo.length)} threads`);
   let next = 0;
-  let running = 0;
   const start = (w) => {
     if (next >= todo.length) {
       w.terminate();
       return;
     }
-    running++;
     w.postMessage(todo[next++]);
   };
   for (let i = 0; i < Math.min(jobs, todo.length); i++) {
     const w = new Worker(fileURLToPath(import.meta.url));
     w.on('message', ({ key, tokens, seconds }) => {
-      running--;
       counts[key] = { tokens, seconds };
       save();
       console.log(`${key}: ${tokens} tokens in ${seconds} s`);

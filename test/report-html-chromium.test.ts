@@ -26,9 +26,9 @@ if (!chromium) console.warn(reason);
 class Cdp {
   private next = 1;
   private buffer = '';
-  private pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
-  readonly events: { method: string; params: any; sessionId?: string }[] = [];
-  private waiters: { method: string; resolve: (p: any) => void }[] = [];
+  private pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  readonly events: { method: string; params: Record<string, unknown>; sessionId?: string }[] = [];
+  private waiters: { method: string; resolve: (p: unknown) => void }[] = [];
 
   constructor(private readonly input: Writable, output: Readable) {
     output.setEncoding('utf8');
@@ -51,13 +51,13 @@ class Cdp {
     });
   }
 
-  send(method: string, params: object = {}, sessionId?: string): Promise<any> {
+  send(method: string, params: object = {}, sessionId?: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- DevTools replies are untyped JSON
     const id = this.next++;
     this.input.write(`${JSON.stringify({ id, method, params, ...(sessionId && { sessionId }) })}\0`);
     return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
   }
 
-  once(method: string): Promise<any> {
+  once(method: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- DevTools events are untyped JSON
     return new Promise((resolve) => this.waiters.push({ method, resolve }));
   }
 }

@@ -9,7 +9,7 @@ import type { RuleSet } from '../rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeRecord, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
 import { SafetyWatch } from './safety.js';
-import { FactLedger, Presence } from './score.js';
+import { FactLedger, type Presence } from './score.js';
 import type { ConversationEnd } from './summary.js';
 
 /** What every replay of a run shares. */

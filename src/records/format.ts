@@ -14,8 +14,13 @@ export function usd(p: Pico, decimals = 8): string {
     let units = Math.floor(abs / unit);
     let rest = abs - units * unit;
     // The quotient of doubles can be one off: correct it so 0 ≤ rest < unit.
-    if (rest < 0) (units--, (rest += unit));
-    else if (rest >= unit) (units++, (rest -= unit));
+    if (rest < 0) {
+      units--;
+      rest += unit;
+    } else if (rest >= unit) {
+      units++;
+      rest -= unit;
+    }
     if (2 * rest >= unit) units++;
     digits = String(units);
   } else {

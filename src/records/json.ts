@@ -35,6 +35,7 @@ const isMoneyKey = (key: string) => /cost/i.test(key);
 const keys = new Map<string, string>();
 
 /** Characters JSON.stringify escapes in a string (a lone surrogate among them). */
+// eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
 const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /**
