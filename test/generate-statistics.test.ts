@@ -6,7 +6,7 @@ import type { Conversation } from '../src/types.js';
 
 /**
  * Each profile's statistics over 200 conversations (seed 42) fall in the
- * ranges the README states (Conversations from anywhere). Quantiles: the value at index
+ * ranges docs/sources.md states (Generating conversations). Quantiles: the value at index
  * floor(p·n) of the sorted list.
  */
 const N = 200;

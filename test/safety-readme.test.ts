@@ -8,13 +8,11 @@ import { loadScenarios, loadStudy, policiesFromFlags } from '../src/study/study.
 import { shipped } from './_policies.js';
 import { ROOT } from './_shared.js';
 
-/** The tables of the README's safety section are what ctxsim prints: rerun, compare. */
+/** The tables of docs/safety.md (what memory must not keep or break) are what ctxsim prints: rerun, compare. */
 
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const start = readme.indexOf('## What memory must not keep or break');
-const doc = readme.slice(start, readme.indexOf('\n## ', start + 1));
+const doc = readFileSync(join(ROOT, 'docs', 'safety.md'), 'utf8');
 
-describe('README: what memory must not keep or break', () => {
+describe('docs/safety.md: what memory must not keep or break', () => {
   it('its safety table is the summary of test/fixtures/safety/study.yaml', () => {
     const study = loadStudy(join(ROOT, 'test/fixtures/safety/study.yaml'));
     const r = runStudy({ ...study, conversations: loadScenarios(study.scenarios) });
