@@ -5,5 +5,6 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     isolate: false,
+    globalSetup: ['test/_leftovers.ts'],
   },
 });

@@ -1,11 +1,11 @@
 /** Builders shared by the pricing tests: exact-size texts, scenarios and price tables. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runStudy, type RunOptions, type RunResults } from '../src/engine/run.js';
 import { parseScenario } from '../src/scenario/load.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import type { Conversation } from '../src/types.js';
+import { tempDir } from './_tmp.js';
 
 /** A text of exactly `tokens` tokens under `chars4` (4 characters per token), starting with `label`. */
 export function text(label: string, tokens: number): string {
@@ -45,7 +45,7 @@ export function growing(id: string, exchanges: number, opts: { system?: number; 
 
 /** Writes a LiteLLM-format price table to a fresh temp folder; returns its path. */
 export function priceFile(entries: Record<string, unknown>, name = 'prices.json'): string {
-  const dir = mkdtempSync(join(tmpdir(), 'ctxsim-prices-'));
+  const dir = tempDir('ctxsim-prices-');
   const file = join(dir, name);
   writeFileSync(file, JSON.stringify(entries, null, 2));
   return file;

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
@@ -10,6 +9,7 @@ import { textCounter } from '../src/tokens/encoding.js';
 import { allPolicies } from '../src/study/study.js';
 import { conversation } from './_policies.js';
 import { capture } from './_io.js';
+import { tempDir } from './_tmp.js';
 
 const FILES = ['turns.csv', 'probes.csv', 'summary.csv', 'policies.csv'];
 
@@ -21,8 +21,8 @@ async function runTo(dir: string, extra: string[] = []): Promise<Map<string, Buf
 
 describe('determinism', () => {
   it('two runs of the default study write byte-identical files', async () => {
-    const a = await runTo(mkdtempSync(join(tmpdir(), 'ctxsim-a-')));
-    const b = await runTo(mkdtempSync(join(tmpdir(), 'ctxsim-b-')));
+    const a = await runTo(tempDir('ctxsim-a-'));
+    const b = await runTo(tempDir('ctxsim-b-'));
     for (const f of FILES) expect(b.get(f)!.equals(a.get(f)!), f).toBe(true);
     expect(a.get('turns.csv')!.toString().split('\n')[0]).toMatch(
       /^scenario,policy,turn,context_messages,input_tokens,cached_tokens,output_tokens,aux_input_tokens,aux_output_tokens,embed_tokens,cost_usd,cumulative_cost_usd,latency_ms,overflow,probes,retained,/,

@@ -1,11 +1,11 @@
-import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
+import { tempDir } from './_tmp.js';
 
 let dir: string;
 const study = () => join(dir, 'study.yaml');
@@ -18,7 +18,7 @@ async function cli(...args: string[]) {
 }
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ctxsim-gate-'));
+  dir = tempDir('ctxsim-gate-');
   for (const f of ['kavya-late-order.yaml', 'noah-amnesia.yaml']) cpSync(join(ROOT, 'scenarios', f), join(dir, 'scenarios', f));
   writeFileSync(
     study(),

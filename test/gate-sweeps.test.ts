@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { markPareto } from '../src/engine/summary.js';
 import { studyDifferences } from '../src/gate/compare.js';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadStudy, policyFromString } from '../src/study/study.js';
+import { tempDir } from './_tmp.js';
 
 const names = (spec: string) => {
   const r = policyFromString(spec);
@@ -31,7 +31,7 @@ describe('sweeps', () => {
   });
 
   it('a list in a study file sweeps too', () => {
-    const f = join(mkdtempSync(join(tmpdir(), 'ctxsim-sweep-')), 'study.yaml');
+    const f = join(tempDir('ctxsim-sweep-'), 'study.yaml');
     writeFileSync(f, 'policies:\n  - full\n  - window-tokens: {budget: [500, 1000]}\n  - window: {turns: [2, 4], budget: 300}\n');
     expect(loadStudy(f).policies.map((p) => p.name)).toEqual([
       'full',

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import type { IO } from '../src/cli/_io.js';
 import { perMillion } from '../src/report/prices.js';
+import { tempDir } from './_tmp.js';
 
 function capture(): IO & { stdout: string; stderr: string } {
   const io = { stdout: '', stderr: '', isTTY: false, out: (t: string) => void (io.stdout += t), err: (t: string) => void (io.stderr += t) };
@@ -29,7 +29,7 @@ describe('ctxsim prices', () => {
   });
 
   it('shows the models, cache settings and latency overrides of a study', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ctxsim-study-'));
+    const dir = tempDir('ctxsim-study-');
     writeFileSync(join(dir, 'p.json'), JSON.stringify({ 'my-model': { litellm_provider: 'custom', input_cost_per_token: 0.000001, output_cost_per_token: 0.000002 } }));
     writeFileSync(
       join(dir, 'study.yaml'),
@@ -54,7 +54,7 @@ describe('ctxsim prices', () => {
   });
 
   it('checks the study’s cost keys, listing every problem', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ctxsim-study-'));
+    const dir = tempDir('ctxsim-study-');
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, 'cacheTtl: soon\nfallback: {model: gpt-4o, rate: 2}\nroute: {light: a, strong: b}\nlatency: {gpt-4o: {ttft: 3}}\n');
     const io = capture();

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
@@ -9,6 +8,7 @@ import { builtinPrices, BUILTIN_DATE, loadPrices } from '../src/pricing/load.js'
 import { lookup } from '../src/pricing/prices.js';
 import { explicitMinTokens } from '../src/pricing/rules.js';
 import { priceFile } from './_pricing.js';
+import { tempDir } from './_tmp.js';
 
 function capture(): IO & { stdout: string; stderr: string } {
   const io = { stdout: '', stderr: '', isTTY: false, out: (t: string) => void (io.stdout += t), err: (t: string) => void (io.stderr += t) };
@@ -17,7 +17,7 @@ function capture(): IO & { stdout: string; stderr: string } {
 
 /** The one-line error a bad price file gives. */
 function problem(text: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'ctxsim-prices-'));
+  const dir = tempDir('ctxsim-prices-');
   const file = join(dir, 'p.json');
   writeFileSync(file, text);
   try {
@@ -131,7 +131,7 @@ describe('a user price table', () => {
 });
 
 describe('the CLI', () => {
-  const out = () => mkdtempSync(join(tmpdir(), 'ctxsim-out-'));
+  const out = () => tempDir('ctxsim-out-');
 
   it('exits 2 with the closest names for an unknown model', async () => {
     const io = capture();

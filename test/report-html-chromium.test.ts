@@ -27,7 +27,8 @@ class Cdp {
   private next = 1;
   private buffer = '';
   private pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  readonly events: { method: string; params: Record<string, unknown>; sessionId?: string }[] = [];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- DevTools events are untyped JSON
+  readonly events: { method: string; params: any; sessionId?: string }[] = [];
   private waiters: { method: string; resolve: (p: unknown) => void }[] = [];
 
   constructor(private readonly input: Writable, output: Readable) {

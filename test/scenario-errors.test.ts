@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { ScenarioError } from '../src/errors.js';
 import { parseScenario } from '../src/scenario/load.js';
 import { capture } from './_io.js';
+import { tempDir } from './_tmp.js';
 
 function problems(text: string): string[] {
   try {
@@ -59,7 +59,7 @@ describe('scenario errors name file:line:col path and the bad value', () => {
 
 describe('the CLI on bad input', () => {
   it('prints the problems, exits 2, writes nothing, leaves the input untouched', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ctxsim-'));
+    const dir = tempDir('ctxsim-');
     const file = join(dir, 'bad.yaml');
     const text = 'id: x\nturns:\n  - user: hi\n    colour: red\n';
     writeFileSync(file, text);
@@ -88,7 +88,7 @@ describe('the CLI on bad input', () => {
 
 describe('study errors', () => {
   it('lists a bad setting and bad policy entries together, each at its place', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ctxsim-'));
+    const dir = tempDir('ctxsim-');
     const file = join(dir, 'study.yaml');
     writeFileSync(file, 'seed: x\npolicies:\n  - window-tokens: {budgt: 3}\n  - nope\n');
     const io = capture();

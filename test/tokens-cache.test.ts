@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -15,8 +14,8 @@ import { counterId } from '../src/tokens/encoding.js';
 import { conversation, variant } from './_policies.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
+import { tempDir } from './_tmp.js';
 
-const tempDir = () => mkdtempSync(join(tmpdir(), 'ctxsim-tokcache-'));
 const ID = counterId('o200k_base');
 
 function chat(secondUser = 'Thanks!') {
