@@ -9,7 +9,7 @@ import { renderSvg, toVega } from '../src/report/svg.js';
 import { fixtureRun, goldenRun } from './fixtures/report/run.js';
 import { resultsOf, turn } from './fixtures/report/records.js';
 
-const { results, info } = fixtureRun();
+const { results, info } = await fixtureRun();
 const list = charts(results, info);
 const policies = results.policies.map((p) => p.policy);
 
@@ -124,7 +124,7 @@ describe('point labels', () => {
 
 describe('SVG rendering', () => {
   it('measures text with the chart font, not a guess, and is the same every time', async () => {
-    const { results: r, info: i } = goldenRun();
+    const { results: r, info: i } = await goldenRun();
     const spec = charts(r, i)[4]!.spec;
     const a = await renderSvg(spec);
     expect((vega as unknown as { textMetrics: { width: unknown; estimateWidth: unknown } }).textMetrics.width).not.toBe(

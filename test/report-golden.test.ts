@@ -34,7 +34,7 @@ function golden(name: string, actual: string): void {
   expect(actual, `test/golden/report/${name} differs (UPDATE_GOLDEN=1 refreshes it)`).toBe(expected);
 }
 
-const { results, info } = goldenRun();
+const { results, info } = await goldenRun();
 const list = charts(results, info);
 
 describe('golden report files', () => {

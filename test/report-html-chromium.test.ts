@@ -71,7 +71,7 @@ describe.skipIf(!chromium)('report.html in headless Chromium', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ctxsim-html-'));
-    const { results, info } = fixtureRun();
+    const { results, info } = await fixtureRun();
     const list = charts(results, info);
     chartNames = list.map((c) => c.name);
     writeFileSync(join(dir, 'report.html'), reportHtml(results, info, await renderCharts(list)));

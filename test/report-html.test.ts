@@ -4,7 +4,7 @@ import { escapeHtml, REPORT_CSP, reportHtml, scopeSvgIds } from '../src/report/h
 import { renderCharts } from '../src/report/outputs.js';
 import { goldenRun } from './fixtures/report/run.js';
 
-const { results, info } = goldenRun();
+const { results, info } = await goldenRun();
 const rendered = await renderCharts(charts(results, info));
 const html = reportHtml({ ...results }, { ...info, scenarios: info.scenarios.map((s, i) => (i === 0 ? { ...s, title: 'Late <order> & "socks"' } : s)) }, rendered);
 

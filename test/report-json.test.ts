@@ -3,7 +3,7 @@ import { CtxsimError } from '../src/errors.js';
 import { parseResultsJson, picoFromUsd, resultsJson, SCHEMA_VERSION, type ResultsMeta } from '../src/records/json.js';
 import { goldenRun } from './fixtures/report/run.js';
 
-const { results, info } = goldenRun();
+const { results, info } = await goldenRun();
 const meta: ResultsMeta = { tool: 'ctxsim', version: '0.1.0', priceTable: '2026-01-01', generatedAt: '2026-01-02T03:04:05.000Z' };
 const text = resultsJson(results, info, meta);
 
