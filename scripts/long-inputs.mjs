@@ -3,7 +3,7 @@
  * Times the bounded token counter on long inputs and compares its counts with
  * the exact ones in test/fixtures/tokens/long-inputs.json (computed offline by
  * scripts/long-inputs-exact.mjs), then times the token cache with a million
- * entries. Prints markdown tables (the ones in the README's "Token counting").
+ * entries. Prints markdown tables (the ones in docs/tokens.md).
  *
  *   npm run build && node scripts/long-inputs.mjs
  *   node scripts/long-inputs.mjs --only "DNA"     # cases whose name contains DNA

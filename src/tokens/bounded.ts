@@ -9,7 +9,7 @@
  * a piece encoded alone is that same piece (the pattern has no look-behind,
  * and its only look-ahead, `(?!\S)`, succeeds at the end of a text).
  *
- * The constants are measured; the README's "Token counting" has the table.
+ * The constants are measured; docs/tokens.md has the table.
  */
 
 /** A token count, and whether it is an estimate (the text was too costly to count exactly). */
