@@ -1,12 +1,14 @@
 /** Helpers for the policy tests: build conversations, drive a policy session turn by turn. */
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
 import { streamFor } from '../src/engine/replay.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import type { PromptPlan } from '../src/policies/types.js';
 import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
 import { policyFromString } from '../src/study/study.js';
 import { messageText, TokenCounter } from '../src/tokens/counter.js';
-import type { Conversation, Message, UpkeepCall } from '../src/types.js';
+import type { Conversation, Message, Turn, UpkeepCall } from '../src/types.js';
 
 /** A scenario from YAML text. */
 export function scenario(yaml: string, file = 'test.yaml'): Conversation {
@@ -76,4 +78,72 @@ export function fixture(name: string): Conversation {
 /** A shipped scenario under scenarios/. */
 export function shipped(name: string): Conversation {
   return loadScenarioFile(fileURLToPath(new URL(`../scenarios/${name}`, import.meta.url)), `scenarios/${name}`);
+}
+
+/** Every shipped scenario, in file order. */
+export function allShipped(): Conversation[] {
+  return readdirSync(fileURLToPath(new URL('../scenarios', import.meta.url)))
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map(shipped);
+}
+
+/** Words that make messages overlap (so retrieval finds things) and carry fact values. */
+const VOCAB = [
+  'order', 'number', 'SE-10423', 'email', 'kavya@new.example', 'socks', 'cart', 'delivery', 'refund', 'plumber', 'task', 'T-481',
+  'memo', 'tomorrow', 'nine', 'please', 'the', 'my', 'is', 'what', 'was', 'can', 'you', 'repeat', 'that', 'Kavya', 'arrived', 'late',
+  'size', 'blue', 'running', 'DryFit', '249', 'Rs', 'again', 'thanks', 'code', 'function', 'Rust', '<|endoftext|>',
+];
+
+const words = (max: number) => fc.array(fc.constantFrom(...VOCAB), { minLength: 1, maxLength: max }).map((w) => w.join(' '));
+
+const turnArb = fc.record({
+  user: words(40),
+  assistant: fc.option(words(60), { nil: undefined }),
+  tools: fc.array(fc.record({ name: fc.constantFrom('create_task', 'update_task', 'lookup_order'), args: words(8), result: words(20) }), { maxLength: 2 }),
+  fact: fc.option(fc.constantFrom('SE-10423', 'T-481', 'kavya@new.example', 'blue'), { nil: undefined }),
+  gap: fc.integer({ min: 0, max: 4000 }),
+});
+
+/**
+ * Random conversations of overlapping words: up to 24 turns, some without a
+ * reply, some with one or two tool calls, some stating a fact.
+ */
+export const randomConversation: fc.Arbitrary<Conversation> = fc
+  .record({ system: fc.option(words(30), { nil: undefined }), turns: fc.array(turnArb, { minLength: 1, maxLength: 24 }) })
+  .map(({ system, turns }): Conversation => ({
+    id: 'generated',
+    ...(system !== undefined && { system: { role: 'system', content: system } }),
+    userId: 'user',
+    forgets: [],
+    source: 'generated',
+    turns: turns.map((t, i): Turn => {
+      const index = i + 1;
+      const calls = t.tools.map((c, j) => ({ id: `call_${index}_${j + 1}`, name: c.name, arguments: JSON.stringify({ q: c.args }) }));
+      const tools: Message[] = calls.length
+        ? [
+            { role: 'assistant', content: '', toolCalls: calls, turn: index },
+            ...t.tools.map((c, j): Message => ({ role: 'tool', content: c.result, toolCallId: calls[j]!.id, turn: index })),
+          ]
+        : [];
+      return {
+        index,
+        user: { role: 'user', content: t.fact ? `${t.user} ${t.fact}` : t.user, turn: index },
+        tools,
+        ...(t.assistant !== undefined && { assistant: { role: 'assistant', content: t.assistant, turn: index } }),
+        facts: t.fact ? { [`fact_${index % 3}`]: t.fact } : {},
+        probe: [],
+        gapSeconds: t.gap,
+        injection: false,
+      };
+    }),
+  }));
+
+/** The conversation with one forget event (of up to two facts stated so far) and, given `injectAt`, one injection turn, placed by the draws. */
+export function withSafetyEvents(c: Conversation, forgetAt: number, injectAt?: number): Conversation {
+  const after = 1 + (forgetAt % c.turns.length);
+  const stated = [...new Set(c.turns.slice(0, after).flatMap((t) => Object.keys(t.facts)))];
+  const forgets = stated.length ? [{ afterTurn: after, facts: stated.slice(0, 2) }] : [];
+  const flagged = injectAt === undefined ? -1 : injectAt % c.turns.length;
+  return { ...c, forgets, turns: c.turns.map((t, i) => (i === flagged ? { ...t, injection: true } : t)) };
 }

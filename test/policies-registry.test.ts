@@ -3,15 +3,15 @@ import { replayContext, runStudy } from '../src/engine/run.js';
 import { POLICIES, REGISTRY } from '../src/policies/index.js';
 import { resolveSpec, type PolicyVariant } from '../src/policies/spec.js';
 import { lookup } from '../src/pricing/prices.js';
-import { allPolicies } from '../src/study/study.js';
+import type { Policy } from '../src/policies/types.js';
+import { allPolicies, policyFromString } from '../src/study/study.js';
 import { shipped, variant } from './_policies.js';
 
-const ORDER = ['full', 'window-turns', 'window-tokens', 'window', 'summary', 'summary-buffer', 'priority', 'retrieval', 'facts'];
-
 describe('policy registry', () => {
-  it('lists the nine policies in report order, and the default study runs them all', () => {
-    expect(POLICIES.map((p) => p.id)).toEqual(ORDER);
-    expect(allPolicies().map((v) => v.name)).toEqual(ORDER);
+  it('holds each policy once, by its id, in report order; the default study runs them all with their defaults', () => {
+    expect([...REGISTRY.keys()]).toEqual(POLICIES.map((p) => p.id));
+    expect(new Set(POLICIES.map((p) => p.id)).size).toBe(POLICIES.length);
+    expect(allPolicies().map((v) => v.name)).toEqual(POLICIES.map((p) => p.id));
   });
 
   it('resolves the new parameters with their defaults and names variants by what was given', () => {
@@ -24,10 +24,49 @@ describe('policy registry', () => {
     expect(variant('summary').params).toMatchObject({ threshold: 3000, summaryTokens: 200, keep: 1 });
   });
 
+  it('reads command-line text and study values to the same parameters, and names a sweep’s variants', () => {
+    const names = (r: PolicyVariant[] | string) => (typeof r === 'string' ? r : r.map((v) => v.name));
+    expect(names(policyFromString('window-tokens:budget=500|1000'))).toEqual(['window-tokens:budget=500', 'window-tokens:budget=1000']);
+    expect(names(resolveSpec(REGISTRY, 'window-tokens', [['budget', [500, 1000]]]))).toEqual(['window-tokens:budget=500', 'window-tokens:budget=1000']);
+    expect((resolveSpec(REGISTRY, 'window-turns', [['naive', true], ['turns', 3]]) as PolicyVariant[])[0]!.params).toEqual(variant('window-turns:naive=true,turns=3').params);
+    expect(variant('retrieval:maxAge=90').params.maxAge).toBe('90');
+    expect((resolveSpec(REGISTRY, 'retrieval', [['maxAge', 90]]) as PolicyVariant[])[0]!.params.maxAge).toBe('90');
+  });
+
   it('rejects bad values with a message naming the policy, parameter and value', () => {
+    expect(policyFromString('window-turns:turns=-1')).toBe('policy window-turns: parameter turns: expected a number ≥ 0, got "-1"');
+    expect(policyFromString('window-turns:foo=1')).toBe('policy window-turns: unknown parameter "foo" (expected one of turns, naive, sessionCap, forget, moderation)');
+    expect(policyFromString('window-turns:turns=2.5')).toBe('policy window-turns: parameter turns: expected a whole number, got "2.5"');
+    expect(policyFromString('window-turns:naive=yes')).toBe('policy window-turns: parameter naive: expected true or false, got "yes"');
+    expect(policyFromString('full:forget=all')).toBe('policy full: parameter forget: expected one of cascade|naive, got "all"');
+    expect(resolveSpec(REGISTRY, 'full', [['forget', 3]])).toBe('policy full: parameter forget: expected a string, got 3');
+    expect(resolveSpec(REGISTRY, 'facts', [['extractModel', '']])).toBe('policy facts: parameter extractModel: expected a string, got ""');
+    expect(resolveSpec(REGISTRY, 'retrieval', [['minScore', 'x']])).toBe('policy retrieval: parameter minScore: expected a number, got "x"');
+    expect(resolveSpec(REGISTRY, 'window', [['budget', []]])).toBe('policy window: parameter budget: empty list');
+    expect(policyFromString('nope')).toBe(`unknown policy "nope" (expected one of ${[...REGISTRY.keys()].join(', ')})`);
     expect(resolveSpec(REGISTRY, 'summary', [['keep', '2']])).toBe('policy summary: parameter keep: expected a number from 0 to 1, got "2"');
     expect(resolveSpec(REGISTRY, 'retrieval', [['maxAge', 'soon']])).toBe('policy retrieval: parameter maxAge: expected a duration such as 30s, 5m, 24h, got "soon"');
     expect(resolveSpec(REGISTRY, 'facts', [['recal', 1]])).toMatch(/^policy facts: unknown parameter "recal"/);
+  });
+});
+
+describe('a policy whose parameters are a table of the first documented shape', () => {
+  const tabled: Policy = {
+    id: 'tabled',
+    describe: 'the window-turns parameters, as a table',
+    params: { turns: { default: 10, kind: 'int', min: 0 }, naive: { default: false, kind: 'boolean' }, maxAge: { default: undefined, kind: 'duration' }, mode: { default: 'a', kind: 'string', oneOf: ['a', 'b'] } },
+    start: (c, params, deps) => REGISTRY.get('full')!.start(c, params, deps),
+  };
+  const registry = new Map([['tabled', tabled]]);
+
+  it('is read as the same parameters would be if declared with the builders, with the same messages', () => {
+    expect(resolveSpec(registry, 'tabled', [['turns', '-1']])).toBe('policy tabled: parameter turns: expected a number ≥ 0, got "-1"');
+    expect(resolveSpec(registry, 'tabled', [['foo', 1]])).toBe('policy tabled: unknown parameter "foo" (expected one of turns, naive, maxAge, mode, sessionCap, forget, moderation)');
+    expect(resolveSpec(registry, 'tabled', [['mode', 'c']])).toBe('policy tabled: parameter mode: expected one of a|b, got "c"');
+    expect(resolveSpec(registry, 'tabled', [['maxAge', 'soon']])).toBe('policy tabled: parameter maxAge: expected a duration such as 30s, 5m, 24h, got "soon"');
+    const variants = resolveSpec(registry, 'tabled', [['turns', ['2', 3]], ['naive', 'true']]) as PolicyVariant[];
+    expect(variants.map((v) => v.name)).toEqual(['tabled:turns=2,naive=true', 'tabled:turns=3,naive=true']);
+    expect(variants[0]!.params).toEqual({ turns: 2, naive: true, maxAge: undefined, mode: 'a', sessionCap: undefined, forget: 'cascade', moderation: 'none' });
   });
 });
 
@@ -39,8 +78,8 @@ describe('the default policies on the shipped voice-assistant scenario', () => {
     expect(row('window-turns').firstLostTurn).toBe(13);
     expect(row('window').firstLostTurn).toBe(13);
     for (const p of ['full', 'summary-buffer', 'priority', 'retrieval', 'facts']) expect(row(p).retention).toBe(1);
-    const sources = results.probes.filter((p) => p.turn === 13).map((p) => [p.policy, p.source]);
-    expect(sources).toEqual([
+    // Where each policy found it at turn 13.
+    const SOURCES = [
       ['full', 'window'],
       ['window-turns', 'none'],
       ['window-tokens', 'window'],
@@ -50,7 +89,9 @@ describe('the default policies on the shipped voice-assistant scenario', () => {
       ['priority', 'window'],
       ['retrieval', 'retrieved'],
       ['facts', 'facts'],
-    ]);
+    ];
+    const named = new Set(SOURCES.map(([p]) => p));
+    expect(results.probes.filter((p) => p.turn === 13 && named.has(p.policy)).map((p) => [p.policy, p.source])).toEqual(SOURCES);
   });
 
   it('prices upkeep on its own model and reports it per turn', () => {

@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
-import { fixture, labels, scenario, trace, variant } from './_policies.js';
+import { fixture, labels, randomConversation, scenario, trace, variant } from './_policies.js';
 
 /*
  * test/fixtures/late-order-tools.yaml under chars4 (tokens = floor(chars / 4), no overhead):
@@ -99,5 +100,33 @@ describe('retrieval in a 40-turn conversation', () => {
     });
     // "repeat" matches nothing stored → the last 10 messages: turns 34-38.
     expect(sent[0]).toEqual(['system', 'u34', 'a34', 'u35', 'a35', 'u36', 'a36', 'u37', 'a37', 'u38', 'a38', 'u39']);
+  });
+});
+
+describe('retrieved memories on random conversations', () => {
+  const SPECS = ['retrieval:recent=3,topK=3,minScore=0.1', 'retrieval:recent=0,topK=4,minScore=0,fallbackRecent=2,maxItems=5,maxAge=30m'];
+
+  it('come from earlier turns, in the conversation’s order; a tool call with all its results, a result with its call', () => {
+    fc.assert(
+      fc.property(randomConversation, (c) => {
+        for (const spec of SPECS) {
+          for (const t of trace(c, spec)) {
+            for (const plan of t.calls) {
+              const memories = plan.messages.filter((m) => m.origin === 'retrieved');
+              for (let j = 1; j < memories.length; j++) if (memories[j]!.turn! < memories[j - 1]!.turn!) throw new Error(`turn ${t.turn}: retrieved memories out of order`);
+              for (const turn of new Set(memories.map((m) => m.turn!))) {
+                if (turn >= t.turn) throw new Error(`turn ${t.turn}: memory of turn ${turn} retrieved`);
+                const kinds = memories.filter((m) => m.turn === turn).map((m) => /^Earlier \(turn \d+, ([^)]+)\)/.exec(m.content)![1]);
+                const calls = kinds.filter((k) => k === 'tool call').length;
+                const results = kinds.filter((k) => k === 'tool result').length;
+                const expected = c.turns[turn - 1]!.tools.length - 1;
+                if ((calls || results) && (calls !== 1 || results !== expected)) throw new Error(`turn ${t.turn}: tool pair of turn ${turn} split: ${calls} call, ${results} results`);
+              }
+            }
+          }
+        }
+      }),
+      { seed: 42, numRuns: 60 },
+    );
   });
 });

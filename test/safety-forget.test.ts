@@ -30,12 +30,10 @@ function run(spec: string): Replay & { sent: Map<number, string> } {
   return { ...r, sent };
 }
 
-/** One spec per policy, each holding the email at turn 4; and what a naive forget leaves behind. */
-const CASES: [spec: string, naiveZombies: string[], naiveProbe: string][] = [
+/** Examples, each set so that it still holds the email when the forget comes (asserted), and what a naive forget leaves behind. */
+const NAIVE: [spec: string, naiveZombies: string[], naiveProbe: string][] = [
   ['full', [], 'missing/none'],
   ['window-turns:turns=10', [], 'missing/none'],
-  ['window-tokens:budget=1000', [], 'missing/none'],
-  ['window:turns=10,budget=1000', [], 'missing/none'],
   ['priority:budget=1000', [], 'missing/none'],
   // Folded into the summary at turn 3 (27 + 30 tokens of history > 40).
   ['summary:threshold=40', ['summary'], 'retained/summary'],
@@ -48,22 +46,21 @@ const CASES: [spec: string, naiveZombies: string[], naiveProbe: string][] = [
 const probeOf = (r: Replay) => r.probes.find((p) => p.fact === 'email')!;
 
 describe('forget: cascade erases every artifact, naive only the raw messages', () => {
-  it('covers every policy', () => {
-    expect(new Set(CASES.map(([s]) => s.split(':')[0]))).toEqual(new Set(POLICIES.map((p) => p.id)));
+  // That no artifact and no later prompt holds an erased value is the policy contract's (test/policies-contract.test.ts).
+  it.each(POLICIES.map((p) => p.id))('%s: after a cascade the probe of the erased email expects and finds nothing, and nothing is a zombie', (id) => {
+    const cascade = run(id);
+    expect(probeOf(cascade)).toMatchObject({ turn: 7, outcome: 'missing', expected: 'missing', violation: false });
+    expect(cascade.end.zombies).toEqual([]);
+    expect(cascade.turns.filter((t) => t.zombiePrompt)).toEqual([]);
   });
 
-  for (const [spec, naiveZombies, naiveProbe] of CASES) {
-    it(spec, () => {
+  for (const [spec, naiveZombies, naiveProbe] of NAIVE) {
+    it(`${spec}: naive leaves ${naiveZombies.join(', ') || 'nothing'}`, () => {
       const cascade = run(spec);
       const naive = run(`${spec}${spec.includes(':') ? ',' : ':'}forget=naive`);
       // Before the forget, the memory held the email.
       expect(cascade.sent.get(4)).toContain(EMAIL);
-
-      // Cascade: the probe at turn 7 expects nothing and finds nothing; no artifact and no later prompt holds it.
-      expect(probeOf(cascade)).toMatchObject({ turn: 7, outcome: 'missing', expected: 'missing', violation: false });
-      expect(cascade.end.zombies).toEqual([]);
       for (const t of [5, 6, 7, 8]) expect(cascade.sent.get(t)).not.toContain(EMAIL);
-      for (const a of cascade.artifacts) for (const text of a.texts) expect(text.toLowerCase()).not.toContain(EMAIL);
 
       // Naive: the artifacts besides the raw messages keep it — a zombie, named.
       const p = probeOf(naive);

@@ -67,36 +67,16 @@ describe('injection exposure, by channel', () => {
 });
 
 describe('moderation: drop keeps flagged turns out of memory', () => {
-  const SPECS = [
-    'full',
-    'window-turns:turns=10',
-    'window-tokens:budget=1000',
-    'window:turns=10,budget=1000',
-    'priority:budget=1000',
-    'summary:threshold=40',
-    'summary-buffer:budget=400,keepRecent=1',
-    'retrieval:recent=0',
-    'facts:recent=0',
-  ];
-
-  it('covers every policy', () => {
-    expect(new Set(SPECS.map((s) => s.split(':')[0]))).toEqual(new Set(POLICIES.map((p) => p.id)));
+  // That no artifact and no later prompt holds a dropped turn is the policy contract's (test/policies-contract.test.ts).
+  it.each(POLICIES.map((p) => p.id))('%s: exposure 0, the flagged turn answered, and the phone it stated lost', (id) => {
+    const kept = run(id);
+    const dropped = run(`${id}:moderation=drop`);
+    expect(dropped.summary.injectionExposureTurns).toBe(0);
+    // Answered all the same: turn 5's model call and reply are priced as before.
+    expect(dropped.r.turns[4]!.outputTokens).toBe(kept.r.turns[4]!.outputTokens);
+    // The trade-off: the phone number, stated in the flagged turn, is never stored.
+    expect(dropped.r.probes.find((p) => p.fact === 'phone')!.outcome).toBe('missing');
   });
-
-  for (const spec of SPECS) {
-    it(`${spec}: exposure 0, the flagged turn answered, and the phone it stated lost`, () => {
-      const kept = run(spec);
-      const dropped = run(`${spec}${spec.includes(':') ? ',' : ':'}moderation=drop`);
-      expect(kept.summary.injectionExposureTurns).toBeGreaterThan(0);
-      expect(dropped.summary.injectionExposureTurns).toBe(0);
-      // Answered all the same: turn 5's model call and reply are priced as before.
-      expect(dropped.r.turns[4]!.outputTokens).toBe(kept.r.turns[4]!.outputTokens);
-      // The trade-off: the phone number, stated in the flagged turn, is never stored.
-      const phone = (x: ReturnType<typeof run>) => x.r.probes.find((p) => p.fact === 'phone')!.outcome;
-      expect([phone(kept), phone(dropped)]).toEqual(['retained', 'missing']);
-      for (const a of dropped.r.artifacts) for (const t of a.texts) expect(t).not.toContain('Ignore all previous');
-    });
-  }
 });
 
 describe('what upkeep repeats of an injection', () => {

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import type { TurnOut } from '../docs.js';
 import { codeBlock, LANGUAGES } from './code.js';
 import { fullName, userSlug } from './lexicon.js';
-import { commonOverrides, share, type CommonParams, type Profile } from './profile.js';
+import { commonOverrides, share, type CommonProfileParams, type Profile } from './profile.js';
 import { compose, expand, targetWords, type Slots } from './text.js';
 
 /** Coding profile parameters. */
-export interface CodingParams extends CommonParams {
+export interface CodingParams extends CommonProfileParams {
   /** Share of assistant replies that carry a code block. */
   codeShare: number;
   /** Share of user messages that paste code. */

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { formatDuration, type TurnOut } from '../docs.js';
 import { parseDuration } from '../../text/duration.js';
 import { fullName, userSlug } from './lexicon.js';
-import { commonOverrides, rangeField, type CommonParams, type Profile } from './profile.js';
+import { commonOverrides, rangeField, type CommonProfileParams, type Profile } from './profile.js';
 import type { Stream } from './stream.js';
 import { compose, expand, targetWords, type Slots } from './text.js';
 
 /** Companion profile parameters. */
-export interface CompanionParams extends CommonParams {
+export interface CompanionParams extends CommonProfileParams {
   /** Turns per session, inclusive range. */
   sessionTurns: readonly [number, number];
   /** Days between sessions, inclusive range (drawn log-uniform). */

@@ -3,7 +3,7 @@ import type { Conversation } from '../../types.js';
 import { validateDocs, type ScenarioOut } from '../docs.js';
 import { coding } from './coding.js';
 import { companion } from './companion.js';
-import type { CommonParams, Profile } from './profile.js';
+import type { CommonProfileParams, Profile } from './profile.js';
 import { Stream } from './stream.js';
 import { support } from './support.js';
 import { voiceAssistant } from './voice-assistant.js';
@@ -23,7 +23,7 @@ export interface GenerateRequest {
   seed: number;
   /** Id prefix (default: the profile id): ids are `prefix-0001`, `prefix-0002`… */
   prefix?: string;
-  params?: Partial<CommonParams> & Record<string, unknown>;
+  params?: Partial<CommonProfileParams> & Record<string, unknown>;
 }
 
 /** The profile for an id, or a usage error listing the known ones. */
@@ -44,7 +44,7 @@ export function generatedId(prefix: string, k: number, count: number): string {
  */
 export function generateDocs(req: GenerateRequest): ScenarioOut[] {
   const profile = profileFor(req.profile);
-  const params = { ...profile.defaults, ...stripUndefined(req.params ?? {}) } as CommonParams;
+  const params = { ...profile.defaults, ...stripUndefined(req.params ?? {}) } as CommonProfileParams;
   const prefix = req.prefix ?? profile.id;
   const docs: ScenarioOut[] = [];
   for (let k = 1; k <= req.count; k++) {

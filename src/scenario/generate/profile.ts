@@ -3,7 +3,7 @@ import type { ScenarioOut } from '../docs.js';
 import type { Stream } from './stream.js';
 
 /** Parameters every profile has: turn range and message-length distributions. */
-export interface CommonParams {
+export interface CommonProfileParams {
   /** Turns per conversation, inclusive range. */
   turns: readonly [number, number];
   /** Median words of a user message. */
@@ -15,7 +15,7 @@ export interface CommonParams {
 }
 
 /** What a profile's builder gets for one conversation. */
-export interface BuildContext<P extends CommonParams> {
+export interface BuildContext<P extends CommonProfileParams> {
   id: string;
   rng: Stream;
   /** Turns this conversation has (already drawn from `params.turns`). */
@@ -24,7 +24,7 @@ export interface BuildContext<P extends CommonParams> {
 }
 
 /** A conversation profile: defaults, the schema of its overrides, and a builder. */
-export interface Profile<P extends CommonParams = CommonParams> {
+export interface Profile<P extends CommonProfileParams = CommonProfileParams> {
   id: string;
   describe: string;
   defaults: P;

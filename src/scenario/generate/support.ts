@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { TurnOut } from '../docs.js';
 import { email, fullName, orderId, phone, userSlug, WEEKDAYS } from './lexicon.js';
-import { commonOverrides, share, type CommonParams, type Profile } from './profile.js';
+import { commonOverrides, share, type CommonProfileParams, type Profile } from './profile.js';
 import { compose, expand, targetWords, type Slots } from './text.js';
 
 /** Support profile parameters. */
-export interface SupportParams extends CommonParams {
+export interface SupportParams extends CommonProfileParams {
   /** Share of conversations in which the user corrects their email or phone. */
   correctionShare: number;
   /** Probes fall in the last part of the conversation: from this fraction of its turns on. */

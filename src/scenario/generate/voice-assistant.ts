@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { ToolOut, TurnOut } from '../docs.js';
 import { CLOCK_TIMES, fullName, userSlug, WEEKDAYS } from './lexicon.js';
-import { commonOverrides, share, type CommonParams, type Profile } from './profile.js';
+import { commonOverrides, share, type CommonProfileParams, type Profile } from './profile.js';
 import { compose, expand, targetWords, type Slots } from './text.js';
 
 /** Voice-assistant profile parameters. */
-export interface VoiceParams extends CommonParams {
+export interface VoiceParams extends CommonProfileParams {
   /** Chance that a turn refers back to the item created just before. */
   backReferenceShare: number;
 }

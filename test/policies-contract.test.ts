@@ -1,0 +1,232 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { checkPolicyContract, CONTRACT_RULES, contractVariants, formatContractViolation, type ContractRule } from '../src/policies/contract.js';
+import { definePolicy } from '../src/policies/define.js';
+import { POLICIES, REGISTRY } from '../src/policies/index.js';
+import { BUDGET, int } from '../src/policies/params.js';
+import type { Policy, PolicySession } from '../src/policies/types.js';
+import { generateConversations, PROFILES } from '../src/scenario/generate/index.js';
+import { TokenCounter } from '../src/tokens/counter.js';
+import type { Conversation, Message } from '../src/types.js';
+import { allShipped, conversation, fixture, randomConversation, shipped, withSafetyEvents } from './_policies.js';
+
+/**
+ * Every registered policy keeps the policy contract (src/policies/contract.ts)
+ * under the parameter sets derived from its schema, on: the shipped
+ * scenarios; the hand-made fixtures (forget and injection events, a turn
+ * without a reply); two users whose conversations read alike, replayed
+ * interleaved; generated conversations of every profile, each with a forget
+ * event and an injection turn; and random conversations of overlapping
+ * words. And each rule can fail: a policy broken on purpose breaks it.
+ */
+
+// Mira's conversation reads like Ravi's (the forget-and-inject fixture), so a shared store or summary would surely leak across.
+const mira = conversation({
+  id: 'mira',
+  user: 'mira',
+  system: 'You are a support agent for an online store. Be brief.',
+  turns: [
+    { user: "Hi, I'm Mira. My email is mira.s@post.example and my order is SE-55120.", facts: { name: 'Mira', email: 'mira.s@post.example', order_id: 'SE-55120' }, assistant: 'Thanks Mira, I found order SE-55120.' },
+    { user: 'The kettle arrived with a cracked lid.', assistant: 'Sorry! A replacement lid or a refund?' },
+    { user: 'A refund please.', tools: [{ call: 'start_refund', args: { order_id: 'SE-55120' }, result: { refund_id: 'RF-1204' } }], facts: { refund_id: 'RF-1204' }, assistant: 'Refund RF-1204 is on its way.' },
+    { forget: ['email'] },
+    { user: 'Which order do you have for me?', probe: ['order_id'], assistant: 'Order SE-55120.' },
+    { user: 'And my phone? It is 91234 56789.', facts: { phone: '91234 56789' }, injection: true, assistant: 'Noted.' },
+    { user: 'When will the refund arrive?', probe: ['refund_id'], assistant: 'RF-1204: in 3 to 5 days.' },
+  ],
+});
+
+// Companion chats run 50–300 turns by default and coding sessions 10–60 with large code blocks: shorter ones keep this fast.
+const LENGTHS: Record<string, [number, number] | undefined> = { companion: [8, 30], coding: [6, 20] };
+const generated = [...PROFILES.keys()].flatMap((profile) =>
+  Array.from({ length: 12 }, (_, k) => {
+    const turns = LENGTHS[profile];
+    const [c] = generateConversations({ profile, count: 1, seed: 100 + k, prefix: `${profile}-contract`, ...(turns && { params: { turns } }) });
+    return withSafetyEvents(c!, 3 * k + 2, 5 * k + 1);
+  }),
+);
+// No injection turn here: a dropped turn between a turn without a reply and the next one makes two user turns in a
+// row that the rule check (rules/blame.ts) counts against the policy, though the scenario wrote no reply.
+const random = fc.sample(randomConversation, { seed: 42, numRuns: 40 }).map((c, k) => withSafetyEvents({ ...c, id: `random-${k + 1}` }, k));
+
+const CONVERSATIONS: Conversation[] = [
+  ...allShipped(),
+  fixture('safety/forget-and-inject.yaml'),
+  mira,
+  fixture('spec-example.yaml'),
+  fixture('late-order-tools.yaml'),
+  ...generated,
+];
+
+const o200k = new TokenCounter('o200k_base');
+const chars4 = new TokenCounter('chars4');
+
+describe('every registered policy keeps the contract', () => {
+  it.each(POLICIES.map((p) => [p.id, p] as const))('%s', (_, policy) => {
+    const broken = [
+      ...checkPolicyContract(policy, CONVERSATIONS, { tokens: o200k }),
+      ...checkPolicyContract(policy, random, { tokens: chars4 }),
+    ];
+    expect(broken.map(formatContractViolation)).toEqual([]);
+  });
+
+  it('under the parameter sets derived from its schema: defaults, smaller numbers, optional ones set, each mode', () => {
+    expect(contractVariants(REGISTRY.get('full')!)).toEqual([{}, { moderation: 'drop' }, { sessionCap: 3 }, { sessionCap: 3, forget: 'naive' }]);
+    expect(contractVariants(REGISTRY.get('summary-buffer')!)).toEqual([
+      {},
+      { budget: 500, keepRecent: 1, summaryTokens: 50, keep: 0.5 },
+      { budget: 500, keepRecent: 1, summaryTokens: 50, keep: 0.5, moderation: 'drop' },
+      { budget: 200, keepRecent: 0, batch: 3, summaryTokens: 20, keep: 0.5, sessionCap: 3 },
+      { budget: 200, keepRecent: 0, batch: 3, summaryTokens: 20, keep: 0.5, sessionCap: 3, forget: 'naive' },
+    ]);
+    expect(contractVariants(REGISTRY.get('retrieval')!)[3]).toMatchObject({ maxAge: '30m', sessionCap: 3 });
+  });
+});
+
+/**
+ * A policy to break: sends the whole transcript (like `full`, but it stores
+ * every turn whatever `moderation` says), under a budget it may be told to keep.
+ */
+function broken(id: string, change: (s: { conversation: Conversation; stored: Message[][]; session: PolicySession }) => Partial<PolicySession>): Policy {
+  return definePolicy({
+    id,
+    describe: 'broken on purpose',
+    params: z.object({ budget: int({ default: 100_000, min: 1, describe: BUDGET }) }),
+    start(conversation) {
+      const stored: Message[][] = [];
+      const head = conversation.system ? [conversation.system] : [];
+      const session: PolicySession = {
+        prompt: (pending) => ({ messages: [...head, ...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
+        commit: (exchange) => (stored.push([...exchange]), []),
+        forget: (facts) => {
+          const values = facts.flatMap((f) => f.values);
+          const erase = (m: Message) => (values.some((v) => m.content.toLowerCase().includes(v)) ? { ...m, content: '[forgotten]' } : m);
+          stored.splice(0, stored.length, ...stored.map((e) => e.map(erase)));
+          return [];
+        },
+        artifacts: () => [{ kind: 'transcript', texts: stored.flat().map((m) => m.content), bytes: 0 }],
+      };
+      return { ...session, ...change({ conversation, stored, session }) };
+    },
+  });
+}
+
+let starts = 0;
+let shared: Message[][] = [];
+
+/** Each rule, and a policy that breaks it. */
+const BROKEN: [ContractRule, Policy][] = [
+  ['system-pinned', broken('no-system', ({ stored }) => ({ prompt: (pending) => ({ messages: [...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: 0 }) }))],
+  [
+    'first-user',
+    broken('reply-first', ({ conversation, stored }) => ({
+      prompt: (pending) => ({ messages: [...(conversation.system ? [conversation.system] : []), ...stored.flat().slice(1), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }),
+    })),
+  ],
+  ['current-turn-last', broken('turn-first', ({ stored }) => ({ prompt: (pending) => ({ messages: [...pending, ...stored.flat()], overBudget: false, upkeep: [], stablePrefix: 0 }) }))],
+  ['tool-pairs', REGISTRY.get('window-turns')!],
+  [
+    'whole-turns',
+    broken('users-only', ({ conversation, stored }) => ({
+      prompt: (pending) => ({ messages: [...(conversation.system ? [conversation.system] : []), ...stored.flat().filter((m) => m.role === 'user'), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }),
+    })),
+  ],
+  ['budget', broken('over-budget', () => ({}))],
+  ['plan', broken('late-upkeep', ({ session }) => ({ prompt: (pending, info) => ({ ...session.prompt(pending, info), upkeep: pending.length > 1 ? [{ kind: 'summary', model: 'm', inputTokens: 1, outputTokens: 1, sync: true }] : [] }) }))],
+  [
+    'provider-rules',
+    broken('empty-memo', ({ conversation, session }) => ({
+      prompt: (pending, info) => {
+        const plan = session.prompt(pending, info);
+        const at = conversation.system ? 1 : 0;
+        return { ...plan, messages: [...plan.messages.slice(0, at), { role: 'system', content: ' ', origin: 'summary' }, ...plan.messages.slice(at)], stablePrefix: at + 1 };
+      },
+    })),
+  ],
+  [
+    'determinism',
+    broken('counter', ({ session }) => {
+      const n = starts++;
+      return { commit: (exchange, info) => [...session.commit(exchange, info), { kind: 'summary', model: 'm', inputTokens: n, outputTokens: 0, sync: false }] };
+    }),
+  ],
+  [
+    'isolation',
+    broken('shared', ({ conversation, session }) => {
+      shared = [];
+      const head = conversation.system ? [conversation.system] : [];
+      return {
+        prompt: (pending) => ({ messages: [...head, ...shared.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
+        commit: (exchange, info) => (shared.push([...exchange]), session.commit(exchange, info)),
+      };
+    }),
+  ],
+  [
+    'forget-cascade',
+    broken('summary-keeps-all', ({ session, stored }) => {
+      const kept: string[] = [];
+      return {
+        commit: (exchange, info) => (kept.push(...exchange.map((m) => m.content)), session.commit(exchange, info)),
+        artifacts: () => [...session.artifacts(), { kind: 'summary', texts: [...kept], bytes: 0 }, { kind: 'transcript', texts: stored.flat().map((m) => m.content), bytes: 0 }],
+      };
+    }),
+  ],
+  ['moderation', broken('stores-everything', () => ({}))],
+];
+
+/** The parameters each broken policy is checked with. */
+const GIVEN: Partial<Record<ContractRule, Record<string, unknown>[]>> = {
+  'tool-pairs': [{ turns: 2, naive: true }],
+  budget: [{ budget: 300 }],
+  moderation: [{ moderation: 'drop' }],
+};
+
+describe('each rule can fail', () => {
+  it('a broken policy for every rule', () => {
+    expect(BROKEN.map(([rule]) => rule)).toEqual(CONTRACT_RULES);
+  });
+
+  it.each(BROKEN)('%s', (rule, policy) => {
+    const found = checkPolicyContract(policy, [shipped('voice-assistant-tasks.yaml'), fixture('safety/forget-and-inject.yaml'), mira], { tokens: chars4, variants: GIVEN[rule] ?? [{}] });
+    expect(found.map((v) => v.rule)).toContain(rule);
+    const first = found.find((v) => v.rule === rule)!;
+    expect(first.policy.startsWith(policy.id)).toBe(true);
+    expect(formatContractViolation(first)).toMatch(new RegExp(`^${policy.id}[^ ]*: ${rule}: [a-z-]+ turn \\d+: .+`));
+  });
+
+  it('names the policy, rule, scenario and turn', () => {
+    const found = checkPolicyContract(REGISTRY.get('window-turns')!, [shipped('voice-assistant-tasks.yaml')], { variants: [{ turns: 2, naive: true }] });
+    expect(formatContractViolation(found.find((v) => v.rule === 'tool-pairs')!)).toBe('window-turns:turns=2,naive=true: tool-pairs: voice-assistant-tasks turn 5: call 1: tool result call_3_1 at 1 without its call right before it');
+  });
+});
+
+describe('a policy written with a parameter table (the first documented shape)', () => {
+  const table: Policy = {
+    id: 'table-window',
+    describe: 'the last N exchanges',
+    params: { turns: { default: 4, kind: 'int', min: 0 } },
+    start(c, params) {
+      const stored: Message[][] = [];
+      const head = c.system ? [c.system] : [];
+      const turns = typeof params.turns === 'number' ? params.turns : 0;
+      return {
+        prompt: (pending) => ({ messages: [...head, ...stored.slice(Math.max(0, stored.length - turns)).flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
+        commit: (exchange) => (stored.push([...exchange]), []),
+        forget: (facts) => {
+          const values = facts.flatMap((f) => f.values);
+          stored.splice(0, stored.length, ...stored.map((e) => e.map((m) => (values.some((v) => m.content.toLowerCase().includes(v)) ? { ...m, content: '[forgotten]' } : m))));
+          return [];
+        },
+        artifacts: () => [{ kind: 'transcript', texts: stored.flat().map((m) => m.content), bytes: 0 }],
+      };
+    },
+  };
+
+  it('is checked the same way, its variants derived from the table', () => {
+    expect(contractVariants(table)).toEqual([{}, { turns: 1 }, { turns: 1, moderation: 'drop' }, { turns: 0, sessionCap: 3 }, { turns: 0, sessionCap: 3, forget: 'naive' }]);
+    // It ignores sessionCap and moderation: the contract says which of its promises it breaks.
+    const rules = new Set(checkPolicyContract(table, [fixture('safety/forget-and-inject.yaml')]).map((v) => `${v.policy} ${v.rule}`));
+    expect([...rules]).toEqual(['table-window:turns=1,moderation=drop moderation']);
+  });
+});
