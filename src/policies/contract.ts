@@ -1,0 +1,473 @@
+import seedrandom from 'seedrandom';
+import { UsageError } from '../errors.js';
+import { policyViolations } from '../message-rules/blame.js';
+import { RULE_SETS, type Rule } from '../message-rules/provider.js';
+import { normalize } from '../text/normalize.js';
+import { messageText, TokenCounter } from '../tokens/counter.js';
+import type { Conversation, Message, Turn, UpkeepCall } from '../types.js';
+import { injectionQuote } from '../upkeep/quote.js';
+import { holds } from '../upkeep/redact.js';
+import { defaultOf, paramMeta } from './params.js';
+import { paramShape, resolvePolicy, type PolicyVariant } from './spec.js';
+import type { Artifact, ForgetFact, PolicySession, PromptPlan } from './types.js';
+import type { Policy } from './types.js';
+
+/**
+ * The contract every policy keeps, checked by replaying conversations
+ * through it the way a run does (a model call after the user message and
+ * one more after tool results, then the exchange is stored, then the
+ * forget events that follow the turn):
+ *
+ * - `system-pinned`: the scenario's system prompt is message 0, and every
+ *   system message (policy-made memories) comes before the first other one;
+ * - `first-user`: the first message after the system messages is a user message;
+ * - `current-turn-last`: the current turn (user message, tool call and
+ *   results) is sent last, in full;
+ * - `tool-pairs`: a tool call is followed by all its results, and no tool
+ *   result is sent without its call;
+ * - `whole-turns`: an earlier turn is sent whole or not at all, in the
+ *   conversation's order, once; no later turn is sent;
+ * - `budget`: a policy with a `budget` parameter sends no more tokens unless
+ *   the plan says `overBudget`, which it says only when the system prompt and
+ *   the current turn alone exceed it (and then sends only those);
+ * - `plan`: the stable prefix lies between the system prompt and the current
+ *   turn; upkeep has whole token counts and is decided on a turn's first
+ *   call; a returned prompt is not changed afterwards;
+ * - `provider-rules`: no other provider message rule (same role twice, empty
+ *   message) is broken by the policy, under any rule set;
+ * - `determinism`: the same seed gives the same prompts, upkeep and artifacts;
+ * - `isolation`: replayed with another conversation's turns in between, a
+ *   conversation gives the same records as alone;
+ * - `forget-cascade`: under `forget: cascade`, after a forget event no
+ *   artifact and no later prompt (before the current turn) holds an erased
+ *   value, until a turn states it again;
+ * - `moderation`: under `moderation: drop`, nothing of a turn flagged
+ *   `injection: true` is stored, and storing it costs no upkeep.
+ */
+
+export type ContractRule =
+  | 'system-pinned'
+  | 'first-user'
+  | 'current-turn-last'
+  | 'tool-pairs'
+  | 'whole-turns'
+  | 'budget'
+  | 'plan'
+  | 'provider-rules'
+  | 'determinism'
+  | 'isolation'
+  | 'forget-cascade'
+  | 'moderation';
+
+/** Every rule, in the order they are listed above. */
+export const CONTRACT_RULES: readonly ContractRule[] = [
+  'system-pinned',
+  'first-user',
+  'current-turn-last',
+  'tool-pairs',
+  'whole-turns',
+  'budget',
+  'plan',
+  'provider-rules',
+  'determinism',
+  'isolation',
+  'forget-cascade',
+  'moderation',
+];
+
+/** One broken rule: which variant, where, and what was seen. */
+export interface ContractViolation {
+  /** The variant's canonical name, e.g. `window-tokens:budget=200`. */
+  policy: string;
+  rule: ContractRule;
+  scenario: string;
+  /** The turn (0: before the first turn; one past the last: the end of the conversation). */
+  turn: number;
+  detail: string;
+}
+
+export interface ContractOptions {
+  /**
+   * Parameter sets to check, each as given (`{ budget: 300 }`; a list makes a
+   * sweep); default: `contractVariants(policy)`.
+   */
+  variants?: readonly Readonly<Record<string, unknown>>[];
+  /** Counts for budgets (default: `chars4`). */
+  tokens?: TokenCounter;
+  /** Seed of the policy's random streams (default 42). */
+  seed?: number;
+  /** The chat model the policy is told (default `gpt-4o-mini`). */
+  model?: string;
+  /** Stop after this many violations (default 100). */
+  limit?: number;
+}
+
+/** `policy:rule scenario turn N: detail`, one line. */
+export function formatContractViolation(v: ContractViolation): string {
+  return `${v.policy}: ${v.rule}: ${v.scenario} turn ${v.turn}: ${v.detail}`;
+}
+
+/**
+ * The parameter sets a policy is checked with, derived from its schema: its
+ * defaults; every defaulted number scaled down to a quarter (whole numbers
+ * rounded, none below its minimum; probabilities halved), so that trimming,
+ * folding and retrieval happen on short conversations; that with
+ * `moderation: drop`; a tenth, with every optional parameter set (whole
+ * numbers to their minimum + 2, e.g. `sessionCap=3`; durations to `30m`);
+ * and that with `forget: naive`.
+ */
+export function contractVariants(policy: Policy): Record<string, unknown>[] {
+  const quarter: Record<string, unknown> = {};
+  const tenth: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(paramShape(policy))) {
+    const meta = paramMeta(schema);
+    const def = defaultOf(schema);
+    const min = meta.min ?? 0;
+    if (typeof def === 'number') {
+      const scaled = (by: number) => (meta.kind === 'probability' ? def / 2 : Math.max(min, meta.kind === 'int' ? Math.round(def / by) : def / by));
+      quarter[name] = scaled(4);
+      tenth[name] = scaled(10);
+    } else if (def === undefined && meta.kind === 'int') tenth[name] = min + 2;
+    else if (def === undefined && meta.kind === 'duration') tenth[name] = '30m';
+  }
+  const variants = [{}, quarter, { ...quarter, moderation: 'drop' }, tenth, { ...tenth, forget: 'naive' }];
+  const seen = new Set<string>();
+  return variants.filter((v) => !seen.has(JSON.stringify(v)) && !!seen.add(JSON.stringify(v)));
+}
+
+/**
+ * Replays the conversations through each variant of the policy and checks
+ * the contract above; returns what was broken (empty when nothing was).
+ */
+export function checkPolicyContract(policy: Policy, conversations: readonly Conversation[], options: ContractOptions = {}): ContractViolation[] {
+  const tokens = options.tokens ?? new TokenCounter('chars4');
+  const limit = options.limit ?? 100;
+  const out: ContractViolation[] = [];
+  for (const given of options.variants ?? contractVariants(policy)) {
+    const variants = resolvePolicy(policy, Object.entries(given));
+    if (typeof variants === 'string') throw new UsageError(`checkPolicyContract: ${variants}`);
+    for (const variant of variants) {
+      const deps = { tokens, seed: options.seed ?? 42, model: options.model ?? 'gpt-4o-mini' };
+      const report = (v: Omit<ContractViolation, 'policy'>) => out.length < limit && out.push({ policy: variant.name, ...v });
+      const alone = conversations.map((c) => {
+        const check = new Checker(c, variant, tokens, report);
+        return drain(replay(c, variant, deps, check));
+      });
+      // Each conversation replayed again with the next one's turns in between: it must give the same records.
+      for (let i = 0; i < conversations.length; i += 2) {
+        const a = conversations[i]!;
+        const j = (i + 1) % conversations.length;
+        const b = conversations[j]!;
+        if (a === b) continue;
+        const [ra, rb] = interleave(replay(a, variant, deps), replay(b, variant, deps));
+        for (const [c, k, r] of [[a, i, ra], [b, j, rb]] as const) {
+          const turn = firstDifference(alone[k]!, r);
+          if (turn === undefined) continue;
+          const again = drain(replay(c, variant, deps));
+          const changed = firstDifference(alone[k]!, again);
+          if (changed !== undefined) report({ rule: 'determinism', scenario: c.id, turn: changed, detail: 'a second replay with the same seed gave other records' });
+          else report({ rule: 'isolation', scenario: c.id, turn, detail: `replayed with ${(c === a ? b : a).id} in between, the records differ from a replay alone` });
+        }
+      }
+      if (out.length >= limit) return out;
+    }
+  }
+  return out;
+}
+
+/** What a replay recorded, per turn: each call's plan, the upkeep after it, the artifacts at the end; as text, to compare replays. */
+type Records = { turn: number; text: string }[];
+
+interface Deps {
+  tokens: TokenCounter;
+  seed: number;
+  model: string;
+}
+
+/** The checks of one replay (no checks: a replay only recorded). */
+interface Watch {
+  call(turn: Turn, k: number, plan: PromptPlan, pending: readonly Message[]): void;
+  committed(turn: Turn, upkeep: readonly UpkeepCall[], session: PolicySession): void;
+  forgot(afterTurn: number, facts: readonly ForgetFact[], session: PolicySession): void;
+  end(artifacts: readonly Artifact[]): void;
+}
+
+/** Replays one conversation as a run does, a turn per step; returns its records. */
+function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps, watch?: Watch): Generator<void, Records, void> {
+  const session = variant.policy.start(conversation, variant.params, {
+    tokens: deps.tokens,
+    random: seedrandom(`${deps.seed}:${conversation.id}:${variant.name}\0`),
+    model: deps.model,
+  });
+  const records: Records = [];
+  const record = (turn: number, value: unknown) => records.push({ turn, text: JSON.stringify(value) });
+  let time = 0;
+  const forgetAfter = (afterTurn: number) => {
+    for (const event of conversation.forgets) {
+      if (event.afterTurn !== afterTurn) continue;
+      const facts = event.facts.map((name) => ({ name, values: valuesUpTo(conversation, name, afterTurn) }));
+      record(afterTurn, session.forget(facts, { afterTurn, time }));
+      watch?.forgot(afterTurn, facts, session);
+    }
+  };
+  forgetAfter(0);
+  for (const turn of conversation.turns) {
+    if (turn.index > 1) time += turn.gapSeconds;
+    const info = { turn, time };
+    const pendings = turn.tools.length ? [[turn.user], [turn.user, ...turn.tools]] : [[turn.user]];
+    pendings.forEach((pending, k) => {
+      const plan = session.prompt(pending, info);
+      record(turn.index, plan);
+      watch?.call(turn, k, plan, pending);
+    });
+    const upkeep = session.commit([turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])], info);
+    record(turn.index, upkeep);
+    watch?.committed(turn, upkeep, session);
+    forgetAfter(turn.index);
+    yield;
+  }
+  const artifacts = session.artifacts();
+  record(conversation.turns.length + 1, artifacts);
+  watch?.end(artifacts);
+  return records;
+}
+
+function drain(steps: Generator<void, Records, void>): Records {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** Runs two replays a turn each in turn; returns both records. */
+function interleave(a: Generator<void, Records, void>, b: Generator<void, Records, void>): [Records, Records] {
+  let ra: Records | undefined;
+  let rb: Records | undefined;
+  while (!ra || !rb) {
+    if (!ra) {
+      const r = a.next();
+      if (r.done) ra = r.value;
+    }
+    if (!rb) {
+      const r = b.next();
+      if (r.done) rb = r.value;
+    }
+  }
+  return [ra, rb];
+}
+
+/** The turn of the first record that differs, or undefined when the records are the same. */
+function firstDifference(a: Records, b: Records): number | undefined {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i]?.text !== b[i]?.text) return (a[i] ?? b[i])!.turn;
+  }
+  return undefined;
+}
+
+/** Every value a fact had in turns 1 … `turn`, normalized: what a forget event after that turn erases. */
+function valuesUpTo(conversation: Conversation, fact: string, turn: number): string[] {
+  const values = conversation.turns.filter((t) => t.index <= turn && t.facts[fact] !== undefined).map((t) => normalize(t.facts[fact]!));
+  return [...new Set(values)];
+}
+
+/** Rules the provider check adds to the ones checked here by name. */
+const OTHER_PROVIDER_RULES: ReadonlySet<Rule> = new Set(['same-role-twice', 'empty-message']);
+
+/** The per-prompt, forget and moderation checks of one replay. */
+class Checker implements Watch {
+  private readonly head: Message[];
+  private readonly budget: number | undefined;
+  private readonly cascade: boolean;
+  private readonly drop: boolean;
+  /** Normalized text per message, made once. */
+  private readonly texts = new WeakMap<Message, string>();
+  /** Erased values not stated again since. */
+  private readonly forgotten = new Set<string>();
+  /** Quotes of the dropped injection turns so far (those no other turn holds). */
+  private readonly marks: { turn: number; mark: string }[] = [];
+  private last: { turn: number; k: number; messages: Message[]; copy: Message[] } | undefined;
+
+  constructor(
+    private readonly conversation: Conversation,
+    variant: PolicyVariant,
+    private readonly tokens: TokenCounter,
+    private readonly report: (v: Omit<ContractViolation, 'policy'>) => void,
+  ) {
+    this.head = conversation.system ? [conversation.system] : [];
+    const budget = variant.params.budget;
+    this.budget = typeof budget === 'number' ? budget : undefined;
+    this.cascade = variant.params.forget !== 'naive';
+    this.drop = variant.params.moderation === 'drop';
+  }
+
+  private text(m: Message): string {
+    let t = this.texts.get(m);
+    if (t === undefined) this.texts.set(m, (t = normalize(messageText(m))));
+    return t;
+  }
+
+  private fail(rule: ContractRule, turn: number, detail: string): void {
+    this.report({ rule, scenario: this.conversation.id, turn, detail });
+  }
+
+  call(turn: Turn, k: number, plan: PromptPlan, pending: readonly Message[]): void {
+    if (k === 0) this.startTurn(turn);
+    const fail = (rule: ContractRule, detail: string) => this.fail(rule, turn.index, `call ${k + 1}: ${detail}`);
+    const m = plan.messages;
+    const { head } = this;
+
+    this.unchanged();
+    this.last = { turn: turn.index, k, messages: m, copy: [...m] };
+
+    // system-pinned, first-user
+    const system = head[0];
+    if (system && (m[0]?.role !== 'system' || m[0].content !== system.content || m[0].origin)) fail('system-pinned', `message 0 is not the system prompt`);
+    let start = 0;
+    while (start < m.length && m[start]!.role === 'system') start++;
+    const late = m.findIndex((x, i) => i > start && x.role === 'system');
+    if (late >= 0) fail('system-pinned', `system message at ${late} after the conversation started`);
+    if (start < m.length && m[start]!.role !== 'user') fail('first-user', `the first message after the system messages is ${describe(m[start]!)}`);
+
+    // current-turn-last
+    const tail = m.slice(Math.max(0, m.length - pending.length));
+    if (tail.length !== pending.length || tail.some((x, j) => !same(x, pending[j]!))) fail('current-turn-last', 'the current turn is not sent last, in full');
+
+    // tool-pairs
+    for (let i = 0; i < m.length; i++) {
+      const x = m[i]!;
+      if (x.role === 'tool') {
+        fail('tool-pairs', `tool result ${x.toolCallId} at ${i} without its call right before it`);
+        continue;
+      }
+      if (!x.toolCalls?.length) continue;
+      const ids = x.toolCalls.map((c) => c.id);
+      const results = m.slice(i + 1, i + 1 + ids.length).map((r) => (r.role === 'tool' ? r.toolCallId : undefined));
+      if (results.join('\n') !== ids.join('\n')) fail('tool-pairs', `tool call ${ids.join(', ')} at ${i} without all its results right after it`);
+      else i += ids.length;
+    }
+
+    // whole-turns
+    this.wholeTurns(turn, m, pending, fail);
+
+    // budget
+    const fixed = this.tokens.prompt([...head, ...pending]);
+    if (this.budget === undefined) {
+      if (plan.overBudget) fail('budget', 'overBudget without a budget');
+    } else if (plan.overBudget) {
+      if (fixed <= this.budget) fail('budget', `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${this.budget}`);
+      if (m.length !== head.length + pending.length) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
+    } else {
+      const total = this.tokens.prompt(m);
+      if (total > this.budget) fail('budget', `${total} tokens sent, budget ${this.budget}`);
+    }
+
+    // plan
+    if (!Number.isInteger(plan.stablePrefix) || plan.stablePrefix < head.length || plan.stablePrefix > m.length - pending.length) {
+      fail('plan', `stablePrefix ${plan.stablePrefix} outside ${head.length}…${m.length - pending.length}`);
+    }
+    for (const u of plan.upkeep) {
+      if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) fail('plan', `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`);
+    }
+    if (k > 0 && plan.upkeep.length) fail('plan', 'upkeep on the call after tool results (it is decided on the turn’s first call)');
+
+    // provider-rules
+    const found = new Map<string, string[]>();
+    for (const set of RULE_SETS) {
+      for (const v of policyViolations(m, set, this.conversation)) {
+        if (!OTHER_PROVIDER_RULES.has(v.rule)) continue;
+        const key = `${v.rule}: ${v.detail}`;
+        found.set(key, [...(found.get(key) ?? []), set]);
+      }
+    }
+    for (const [key, sets] of found) fail('provider-rules', `${key} (${sets.join(', ')})`);
+
+    // forget-cascade, moderation: the memory part of the prompt
+    if (this.forgotten.size || this.marks.length) {
+      const memory = m.slice(0, Math.max(0, m.length - pending.length)).filter((x) => x !== system);
+      for (const v of this.forgotten) if (memory.some((x) => this.text(x).includes(v))) fail('forget-cascade', `the prompt holds the erased value "${v}"`);
+      for (const { turn: t, mark } of this.marks) if (memory.some((x) => this.text(x).includes(mark))) fail('moderation', `the prompt holds dropped turn ${t}`);
+    }
+  }
+
+  /** Earlier turns whole, in order, once; the current turn only as pending; no later turn. */
+  private wholeTurns(turn: Turn, m: readonly Message[], pending: readonly Message[], fail: (rule: ContractRule, detail: string) => void): void {
+    const verbatim = m.slice(0, m.length - pending.length).filter((x) => !x.origin && x.role !== 'system' && x.turn !== undefined);
+    let i = 0;
+    let previous = 0;
+    while (i < verbatim.length) {
+      const t = verbatim[i]!.turn!;
+      let n = 0;
+      while (i + n < verbatim.length && verbatim[i + n]!.turn === t) n++;
+      const sent = verbatim.slice(i, i + n);
+      i += n;
+      if (t >= turn.index) {
+        fail('whole-turns', t === turn.index ? `turn ${t}, the current one, sent before its own messages` : `turn ${t}, a later one, sent`);
+        continue;
+      }
+      if (t <= previous) fail('whole-turns', `turn ${t} sent out of order or twice`);
+      previous = Math.max(previous, t);
+      const source = this.conversation.turns[t - 1];
+      if (!source) continue;
+      const whole = [source.user, ...source.tools, ...(source.assistant ? [source.assistant] : [])];
+      if (sent.length !== whole.length || sent.some((x, j) => x.role !== whole[j]!.role || x.toolCallId !== whole[j]!.toolCallId)) {
+        fail('whole-turns', `turn ${t} sent in part (${sent.length} of its ${whole.length} messages)`);
+      }
+    }
+  }
+
+  /** A turn starts: erased values it states again are no longer forgotten. */
+  private startTurn(turn: Turn): void {
+    if (!this.forgotten.size) return;
+    const own = [turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])];
+    const stated = new Set(Object.values(turn.facts).map(normalize));
+    for (const v of [...this.forgotten]) if (stated.has(v) || own.some((x) => this.text(x).includes(v))) this.forgotten.delete(v);
+  }
+
+  committed(turn: Turn, upkeep: readonly UpkeepCall[], session: PolicySession): void {
+    if (!this.drop || !turn.injection) return;
+    if (upkeep.length) this.fail('moderation', turn.index, `storing dropped turn ${turn.index} cost upkeep (${upkeep.map((u) => u.kind).join(', ')})`);
+    const mark = normalize(injectionQuote(turn.user.content));
+    // A quote another turn (or the system prompt) also holds cannot tell what was stored.
+    const elsewhere = (x: Message) => this.text(x).includes(mark);
+    const shared = this.conversation.turns.some((t) => t !== turn && [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])].some(elsewhere));
+    if (!mark || shared || (this.head[0] && elsewhere(this.head[0]))) return;
+    this.marks.push({ turn: turn.index, mark });
+    this.artifactsHold(session.artifacts(), turn.index);
+  }
+
+  forgot(afterTurn: number, facts: readonly ForgetFact[], session: PolicySession): void {
+    if (!this.cascade) return;
+    for (const f of facts) for (const v of f.values) if (v) this.forgotten.add(v);
+    this.artifactsHold(session.artifacts(), afterTurn);
+  }
+
+  end(artifacts: readonly Artifact[]): void {
+    this.unchanged();
+    this.artifactsHold(artifacts, this.conversation.turns.length + 1);
+  }
+
+  /** The last prompt returned is as it was returned. */
+  private unchanged(): void {
+    const last = this.last;
+    if (last && (last.messages.length !== last.copy.length || last.messages.some((x, i) => x !== last.copy[i]))) {
+      this.fail('plan', last.turn, `call ${last.k + 1}: its prompt was changed after it was returned`);
+    }
+  }
+
+  /** Reports an artifact that still holds an erased value or a dropped turn. */
+  private artifactsHold(artifacts: readonly Artifact[], turn: number): void {
+    for (const a of artifacts) {
+      for (const v of this.forgotten) if (a.texts.some((t) => holds(t, [v]))) this.fail('forget-cascade', turn, `the ${a.kind} artifact holds the erased value "${v}"`);
+      for (const { turn: t, mark } of this.marks) if (a.texts.some((x) => normalize(x).includes(mark))) this.fail('moderation', turn, `the ${a.kind} artifact holds dropped turn ${t}`);
+    }
+  }
+}
+
+/** The same message: the object itself, or one with the same role, text and tool ids. */
+function same(a: Message, b: Message): boolean {
+  return a === b || (a.role === b.role && a.toolCallId === b.toolCallId && messageText(a) === messageText(b));
+}
+
+function describe(m: Message): string {
+  return m.role === 'assistant' && m.toolCalls?.length ? 'an assistant tool call' : `a ${m.role} message`;
+}
