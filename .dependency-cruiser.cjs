@@ -3,7 +3,7 @@
  * folders below it (and the ground files types.ts and errors.ts). Checked in
  * CI by `npm run check` (depcruise src).
  */
-const LAYERS = ['text', 'tokens', 'rules', 'pricing', 'scenario', 'upkeep', 'policies', 'records', 'engine', 'gate', 'report', 'study', 'cli'];
+const LAYERS = ['text', 'tokens', 'message-rules', 'pricing', 'scenario', 'upkeep', 'policies', 'records', 'engine', 'gate', 'report', 'study', 'cli'];
 
 const above = (i) => LAYERS.slice(i + 1).join('|');
 

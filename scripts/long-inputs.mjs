@@ -22,7 +22,7 @@ import { CASES, caseKey, caseText } from '../test/fixtures/tokens/long-inputs.mj
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (p) => import(join(ROOT, 'dist', p));
 const { textMeasure, counterId } = await dist('tokens/encoding.js');
-const { TokenCache, cacheKey } = await dist('tokens/cache.js');
+const { TokenCache, cacheKey } = await dist('tokens/token-cache.js');
 
 const args = process.argv.slice(2);
 const o = args.indexOf('--only');

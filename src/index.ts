@@ -56,7 +56,7 @@ export type { Artifact, ForgetFact, ForgetInfo, ParamSpec, ParamValue, Params, P
 export { builtinPrices, loadPrices } from './pricing/load.js';
 export { lookup, type ModelPrice, type PriceTable } from './pricing/prices.js';
 export type { CostSettings } from './pricing/settings.js';
-export { checkPrompt, type RuleSet, type Violation } from './rules/provider.js';
+export { checkPrompt, type RuleSet, type Violation } from './message-rules/provider.js';
 
 // Token counting
 export { openTokenCounter, messageText, TokenCounter } from './tokens/counter.js';

@@ -39,7 +39,7 @@ describe('a 10-exchange conversation growing by 500 tokens per call', () => {
 describe('the same conversation under OpenAI caching with a 1,100-token system prompt', () => {
   const conv = growing('grow-sys', 10, { system: 1100 });
   const on = study([conv], ['full'], { model: 'cached-1k', prices: FLAT });
-  const off = study([conv], ['full'], { model: 'cached-1k', prices: FLAT, cache: 'off' });
+  const off = study([conv], ['full'], { model: 'cached-1k', prices: FLAT, promptCache: 'off' });
 
   it('caches the previous call’s prompt, rounded down to 128-token steps', () => {
     // Call n sends 1100 + 500n tokens. Its leading messages identical to call n−1 are all of
@@ -114,7 +114,7 @@ describe('Anthropic-style explicit caching', () => {
   });
 
   it('prices a 1-hour TTL at the 1-hour write price (2× input when the table has none)', () => {
-    const long = study([growing('claude', 1, { system: 1100 })], ['full'], { model: 'test-claude', prices: file, cacheTtl: 3600 });
+    const long = study([growing('claude', 1, { system: 1100 })], ['full'], { model: 'test-claude', prices: file, promptCacheTtl: 3600 });
     // 500 uncached × 1e6 + 1100 written × 2e6 + 100 output × 2e6 = 500e6 + 2200e6 + 200e6
     expect(long.turns[0]!.cost).toBe(2_900_000_000n);
   });
@@ -130,7 +130,7 @@ describe('TTL expiry', () => {
   });
 
   it('OpenAI: cacheTtl is configurable', () => {
-    const r = study([growing('ttl', 3, { system: 1100 })], ['full'], { model: 'cached-1k', prices: FLAT, cacheTtl: 20 });
+    const r = study([growing('ttl', 3, { system: 1100 })], ['full'], { model: 'cached-1k', prices: FLAT, promptCacheTtl: 20 });
     // Default 30 s gaps are longer than a 20 s TTL: no call finds a live cache.
     expect(r.turns.map((t) => t.cachedTokens)).toEqual([0, 0, 0]);
   });
@@ -158,7 +158,7 @@ describe('a window that saturates loses the cache hits that full keeps', () => {
   });
   const conv = growing('saturate', 10, { system: 200 });
   const on = study([conv], ['full', 'window-turns:turns=2'], { model: 'cached-tenth', prices: file });
-  const off = study([conv], ['full', 'window-turns:turns=2'], { model: 'cached-tenth', prices: file, cache: 'off' });
+  const off = study([conv], ['full', 'window-turns:turns=2'], { model: 'cached-tenth', prices: file, promptCache: 'off' });
   const cached = (policy: string) => on.turns.filter((t) => t.policy === policy).map((t) => t.cachedTokens);
 
   it('full reuses the previous prompt every turn; the window only until it starts sliding', () => {

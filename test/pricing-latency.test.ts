@@ -43,7 +43,7 @@ describe('latency in a run', () => {
   });
 
   it('reports p50 and p95 per scenario', () => {
-    const r = study([conv], ['full'], { model: 'cached-1k', prices: PRICES, latency: LATENCY, cache: 'off' });
+    const r = study([conv], ['full'], { model: 'cached-1k', prices: PRICES, latency: LATENCY, promptCache: 'off' });
     // Turn n: 100 + (1100 + 500n) + 2000 = 3200 + 500n → 3700 … 8200. Nearest rank:
     // p50 = 5th of 10 = 5700, p95 = 10th = 8200.
     expect(r.turns.map((t) => t.latencyMs)).toEqual([3700, 4200, 4700, 5200, 5700, 6200, 6700, 7200, 7700, 8200]);

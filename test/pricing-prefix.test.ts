@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { commonPrefix, PrefixCache } from '../src/pricing/cache.js';
+import { commonPrefix, PrefixCache } from '../src/pricing/prompt-cache.js';
 import type { Message } from '../src/types.js';
 
 /** A pool of messages: a prompt is a list of indices into it (equal index = same object; equal text too). */

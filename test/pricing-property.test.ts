@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Meter, priceUsage } from '../src/pricing/meter.js';
 import type { ModelPrice, PriceTable } from '../src/pricing/prices.js';
-import { AUTOMATIC } from '../src/pricing/rules.js';
+import { AUTOMATIC } from '../src/pricing/cache-rules.js';
 import type { Message, Pico } from '../src/types.js';
 
 const RUNS = { seed: 42, numRuns: 300 };
@@ -28,7 +28,7 @@ const priceArb = fc
       cacheRead,
       cacheWrite: input + writeExtra,
       cacheWrite1h: 2n * input + writeExtra,
-      cache: kind === 'none' ? { kind } : kind === 'automatic' ? AUTOMATIC : { kind, minTokens },
+      cacheRule: kind === 'none' ? { kind } : kind === 'automatic' ? AUTOMATIC : { kind, minTokens },
     };
   });
 
@@ -57,7 +57,7 @@ function costs(p: ModelPrice, cache: 'auto' | 'off', pool: readonly number[], ca
   const msgs: Message[] = pool.map((_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i}` }));
   const freshMsg: Message = { role: 'user', content: 'fresh' };
   const tokens = new Map<Message, number>([...msgs.map((m, i) => [m, pool[i]!] as const), [freshMsg, fresh]]);
-  const meter = new Meter(table(p), { settings: { cache, cacheTtl: 300 }, count: (m) => tokens.get(m)! });
+  const meter = new Meter(table(p), { settings: { promptCache: cache, promptCacheTtl: 300 }, count: (m) => tokens.get(m)! });
   let time = 0;
   const out: bigint[] = [];
   const all = [...calls, { messages: [], stablePrefix: calls[calls.length - 1]!.stablePrefix, gap: 30, output: lastOutput }];

@@ -6,7 +6,7 @@ import type { IO } from '../src/cli/_io.js';
 import { ScenarioError, UsageError } from '../src/errors.js';
 import { builtinPrices, BUILTIN_DATE, loadPrices } from '../src/pricing/load.js';
 import { lookup } from '../src/pricing/prices.js';
-import { explicitMinTokens } from '../src/pricing/rules.js';
+import { explicitMinTokens } from '../src/pricing/cache-rules.js';
 import { priceFile } from './_pricing.js';
 import { tempDir } from './_tmp.js';
 
@@ -44,16 +44,16 @@ describe('the builtin table', () => {
   it('holds LiteLLM prices as exact pico-dollars per token', () => {
     // gpt-4o-mini: $0.15/M in = 1.5e-7 USD = 150,000 pico; $0.60/M out; cached $0.075/M.
     const m = lookup(t, 'gpt-4o-mini');
-    expect([m.input, m.output, m.cacheRead, m.maxInputTokens, m.cache.kind]).toEqual([150_000n, 600_000n, 75_000n, 128_000, 'automatic']);
+    expect([m.input, m.output, m.cacheRead, m.maxInputTokens, m.cacheRule.kind]).toEqual([150_000n, 600_000n, 75_000n, 128_000, 'automatic']);
     expect(lookup(t, 'gpt-3.5-turbo').maxInputTokens).toBe(16_385);
-    expect(lookup(t, 'gpt-3.5-turbo').cache.kind).toBe('none');
+    expect(lookup(t, 'gpt-3.5-turbo').cacheRule.kind).toBe('none');
     expect(lookup(t, 'text-embedding-3-small').mode).toBe('embedding');
     // LiteLLM's 0 means "not known": no window is applied.
     expect(lookup(t, 'vercel_ai_gateway/openai/text-embedding-3-small').maxInputTokens).toBeUndefined();
   });
 
   it('selects the cache rule from the provider', () => {
-    const rule = (m: string) => lookup(t, m).cache;
+    const rule = (m: string) => lookup(t, m).cacheRule;
     expect(rule('claude-sonnet-4-5')).toEqual({ kind: 'explicit', minTokens: 1024 });
     expect(rule('claude-3-5-haiku-20241022')).toEqual({ kind: 'explicit', minTokens: 2048 });
     expect(rule('claude-haiku-4-5')).toEqual({ kind: 'explicit', minTokens: 4096 });
@@ -88,7 +88,7 @@ describe('a user price table', () => {
     const mini = lookup(t, 'gpt-4o-mini');
     expect([mini.input, mini.cacheRead, mini.maxInputTokens]).toEqual([150_000n, 75_000n, 2000]);
     expect(lookup(t, 'my-model').input).toBe(3_000_000n);
-    expect(lookup(t, 'my-model').cache.kind).toBe('none');
+    expect(lookup(t, 'my-model').cacheRule.kind).toBe('none');
     expect(t.source).toMatch(/^builtin \+ .*prices\.json$/);
     expect(t.userModels).toEqual(['gpt-4o-mini', 'my-model']);
     expect(lookup(t, 'gpt-4o').input).toBe(2_500_000n);

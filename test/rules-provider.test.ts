@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPrompt, type RuleSet } from '../src/rules/provider.js';
+import { checkPrompt, type RuleSet } from '../src/message-rules/provider.js';
 import type { Message } from '../src/types.js';
 
 const sys: Message = { role: 'system', content: 'Be helpful.' };

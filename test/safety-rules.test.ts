@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ScenarioError } from '../src/errors.js';
 import { replayContext, runStudy } from '../src/engine/run.js';
-import { policyViolations } from '../src/rules/blame.js';
-import { checkPrompt, ruleSetFor, RULE_SETS, type Rule, type RuleSet } from '../src/rules/provider.js';
+import { policyViolations } from '../src/message-rules/blame.js';
+import { checkPrompt, ruleSetFor, RULE_SETS, type Rule, type RuleSet } from '../src/message-rules/provider.js';
 import { loadStudy, policiesFromFlags } from '../src/study/study.js';
 import type { Message } from '../src/types.js';
 import { conversation, shipped } from './_policies.js';
@@ -96,7 +96,7 @@ describe('the naive window breaks tool pairs', () => {
 
 describe('which rule set a run checks', () => {
   it('defaults from the chat model’s provider in the price table', () => {
-    const rules = (model: string) => replayContext({ seed: 1, model, tokenizer: 'chars4' }).rules;
+    const rules = (model: string) => replayContext({ seed: 1, model, tokenizer: 'chars4' }).messageRules;
     expect(rules('gpt-4o-mini')).toBe('openai');
     expect(rules('claude-3-5-sonnet-20241022')).toBe('anthropic');
     expect(rules('anthropic.claude-3-5-sonnet-20240620-v1:0')).toBe('anthropic'); // bedrock
@@ -115,7 +115,7 @@ describe('which rule set a run checks', () => {
     it('sets it, and a run uses it', () => {
       const file = join(dir, 'study.yaml');
       writeFileSync(file, 'model: gpt-4o-mini\nrules: gemini\nscenarios: [x.yaml]\n');
-      expect(loadStudy(file).rules).toBe('gemini');
+      expect(loadStudy(file).messageRules).toBe('gemini');
       // gpt-4o-mini would default to openai, which accepts a first assistant turn; gemini does not.
       const c = conversation({ id: 'x', turns: [{ user: 'a', tools: [{ call: 'f', result: 'r' }], assistant: 'b' }, { user: 'c' }] });
       const naive = policiesFromFlags(['window-turns:turns=1,naive=true']);

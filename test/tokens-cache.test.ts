@@ -8,7 +8,7 @@ import { tokenCacheFromFlags } from '../src/cli/_study.js';
 import { runStudy, type RunOptions } from '../src/engine/run.js';
 import { UsageError } from '../src/errors.js';
 import { turnsCsv } from '../src/records/csv.js';
-import { cacheKey, TokenCache } from '../src/tokens/cache.js';
+import { cacheKey, TokenCache } from '../src/tokens/token-cache.js';
 import { openTokenCounter } from '../src/tokens/counter.js';
 import { counterId } from '../src/tokens/encoding.js';
 import { conversation, variant } from './_policies.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { CacheKey } from '../src/tokens/cache.js';
+import type { CacheKey } from '../src/tokens/token-cache.js';
 import { KeyTable } from '../src/tokens/keys.js';
 
 const word = fc.integer({ min: 0, max: 2 ** 32 - 1 });

@@ -63,7 +63,7 @@ export function studyFromFlags(flags: StudyFlags): RunnableStudy {
   if (flags.model !== undefined) study.model = flags.model;
   if (flags.tokenizer !== undefined) study.tokenizer = flags.tokenizer;
   if (flags.prices !== undefined) study.prices = resolve(flags.prices);
-  if (flags.cache !== undefined) study.cache = flags.cache as Study['cache'];
+  if (flags.cache !== undefined) study.promptCache = flags.cache as Study['promptCache'];
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   if (flags.jobs !== undefined && !(Number.isInteger(flags.jobs) && flags.jobs >= 1)) {

@@ -48,7 +48,7 @@ export const WORKER_YOUNG_MB = 96;
 export const WORKER_OLD_MB = 1024;
 
 /** Settings a worker needs to rebuild the run's context (plain data only). */
-export type ContextSettings = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'rules'>;
+export type ContextSettings = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules'>;
 
 /** What a worker starts with. Policies go by id (policy objects hold functions) with their resolved parameters. */
 export interface WorkerSetup {
@@ -116,18 +116,18 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
   if (jobs <= 1 || !file || !registered) return streamStudy(opts, sink);
 
   // Resolve encoding and prices here: a bad model or price table fails before any worker starts.
-  const { encoding, prices, rules } = replayContext({ ...opts, tokenCache: false });
+  const { encoding, prices, messageRules } = replayContext({ ...opts, tokenCache: false });
   const context: ContextSettings = {
     seed: opts.seed,
     model: opts.model,
     tokenizer: opts.tokenizer,
     prices,
-    ...(opts.cache !== undefined && { cache: opts.cache }),
-    ...(opts.cacheTtl !== undefined && { cacheTtl: opts.cacheTtl }),
+    ...(opts.promptCache !== undefined && { promptCache: opts.promptCache }),
+    ...(opts.promptCacheTtl !== undefined && { promptCacheTtl: opts.promptCacheTtl }),
     ...(opts.route !== undefined && { route: opts.route }),
     ...(opts.fallback !== undefined && { fallback: opts.fallback }),
     ...(opts.latency !== undefined && { latency: opts.latency }),
-    rules,
+    messageRules,
     ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache && resolve(opts.tokenCache) }),
   };
   const setup: WorkerSetup = {
@@ -137,7 +137,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     ...(opts.recordText && { recordText: true }),
   };
   const { tokenizerCalls, warnings } = await spread(file, setup, opts, jobs, inOrder(sink));
-  return { encoding, prices, tokenizerCalls, warnings, rules };
+  return { encoding, prices, tokenizerCalls, warnings, messageRules };
 }
 
 /** Runs a study on worker threads and keeps every record: the results of `runStudy`, record for record. */

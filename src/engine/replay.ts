@@ -4,8 +4,8 @@ import type { Artifact, PolicySession, PromptPlan, TurnInfo } from '../policies/
 import { Meter } from '../pricing/meter.js';
 import type { PriceTable } from '../pricing/prices.js';
 import { chooseModel, type CostSettings } from '../pricing/settings.js';
-import { policyViolations } from '../rules/blame.js';
-import type { RuleSet } from '../rules/provider.js';
+import { policyViolations } from '../message-rules/blame.js';
+import type { RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeRecord, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
 import { SafetyWatch } from './safety.js';
@@ -22,7 +22,7 @@ export interface ReplayContext {
   costs?: CostSettings;
   presence: Presence;
   /** The provider message rules every prompt is checked against. */
-  rules: RuleSet;
+  messageRules: RuleSet;
 }
 
 /** One model call of a turn, as sent. */
@@ -193,7 +193,7 @@ class Replayer {
     const found: Inspected = { violations: 0, zombiePrompt: false, injectionExposed: false, overBudget: false, estimatedTokens: false };
     for (let k = 0; k < calls.length; k++) {
       const { plan, output } = calls[k]!;
-      for (const v of policyViolations(plan.messages, this.ctx.rules, this.conversation)) {
+      for (const v of policyViolations(plan.messages, this.ctx.messageRules, this.conversation)) {
         this.violations.push({ scenario: this.conversation.id, policy: this.variant.name, turn, call: k + 1, rule: v.rule, detail: v.detail });
         found.violations++;
       }

@@ -2,7 +2,7 @@ import { CtxsimError } from '../errors.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
-import { ruleSetFor, type RuleSet } from '../rules/provider.js';
+import { ruleSetFor, type RuleSet } from '../message-rules/provider.js';
 import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
 import { openTokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
@@ -33,13 +33,13 @@ export interface RunOptions {
   tokenizer: string;
   /** `builtin`, a path to a LiteLLM-format table laid over the builtin one, or a loaded table. */
   prices?: string | PriceTable;
-  cache?: CostSettings['cache'];
-  cacheTtl?: number;
+  promptCache?: CostSettings['promptCache'];
+  promptCacheTtl?: number;
   route?: CostSettings['route'];
   fallback?: CostSettings['fallback'];
   latency?: CostSettings['latency'];
   /** Provider message rules to check prompts against (default: from the chat model's provider). */
-  rules?: RuleSet;
+  messageRules?: RuleSet;
   /** Run only the work items (scenario × policy, numbered scenario-major from 0) with `n % count === index - 1`. */
   shard?: { index: number; count: number };
   /** Called after each scenario with how many are done. */
@@ -65,10 +65,10 @@ export interface RunResults extends Results {
   /** Problems with the token cache (a damaged file rebuilt, a failed write), one line each, for stderr. */
   warnings: string[];
   /** The provider message rules prompts were checked against. */
-  rules: RuleSet;
+  messageRules: RuleSet;
 }
 
-type ContextOptions = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'cache' | 'cacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'rules'>;
+type ContextOptions = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules'>;
 
 /**
  * A run's shared context: one token counter (count once across policies),
@@ -79,15 +79,15 @@ export function replayContext(opts: ContextOptions): ReplayContext & { encoding:
   const encoding = encodingForModel(opts.model, opts.tokenizer);
   const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
   const costs: CostSettings = {
-    cache: opts.cache ?? DEFAULT_COSTS.cache,
-    cacheTtl: opts.cacheTtl ?? DEFAULT_COSTS.cacheTtl,
+    promptCache: opts.promptCache ?? DEFAULT_COSTS.promptCache,
+    promptCacheTtl: opts.promptCacheTtl ?? DEFAULT_COSTS.promptCacheTtl,
     ...(opts.route && { route: opts.route }),
     ...(opts.fallback && { fallback: opts.fallback }),
     ...(opts.latency && { latency: opts.latency }),
   };
   for (const m of [opts.model, ...settingsModels(costs)]) lookup(prices, m);
-  const rules = opts.rules ?? ruleSetFor(lookup(prices, opts.model).provider, opts.model);
-  return { seed: opts.seed, model: opts.model, tokens: openTokenCounter(encoding.name, opts.tokenCache), prices, costs, presence: new Presence(), rules, encoding };
+  const messageRules = opts.messageRules ?? ruleSetFor(lookup(prices, opts.model).provider, opts.model);
+  return { seed: opts.seed, model: opts.model, tokens: openTokenCounter(encoding.name, opts.tokenCache), prices, costs, presence: new Presence(), messageRules, encoding };
 }
 
 /** What a run tells besides its records. */
@@ -114,7 +114,7 @@ export function streamStudy(opts: RunOptions, sink: RecordSink): RunInfo {
     opts.onProgress?.(i + 1, conversations.length, conversation.id);
   }
   ctx.tokens.save();
-  return { encoding: ctx.encoding, prices: ctx.prices, tokenizerCalls: ctx.tokens.tokenizerCalls, warnings: [...ctx.tokens.warnings], rules: ctx.rules };
+  return { encoding: ctx.encoding, prices: ctx.prices, tokenizerCalls: ctx.tokens.tokenizerCalls, warnings: [...ctx.tokens.warnings], messageRules: ctx.messageRules };
 }
 
 /** A sink that keeps every record, and the results it makes of them once the run has told its `RunInfo`. */

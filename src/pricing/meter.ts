@@ -1,5 +1,5 @@
 import type { Message, Pico } from '../types.js';
-import { BreakpointCache, PrefixCache, type MessageTokens } from './cache.js';
+import { BreakpointCache, PrefixCache, type MessageTokens } from './prompt-cache.js';
 import { callLatencyMs, latencyFor, type Latency } from './latency.js';
 import { lookup, type ModelPrice, type PriceTable } from './prices.js';
 import { DEFAULT_COSTS, type CostSettings } from './settings.js';
@@ -166,9 +166,9 @@ export class Meter {
   }
 
   private cacheUse(p: ModelPrice, req: CallRequest): { read: number; written: number; writePrice?: Pico } {
-    const { cache, cacheTtl } = this.settings;
-    if (cache === 'off') return { read: 0, written: 0 };
-    const rule = p.cache;
+    const { promptCache, promptCacheTtl: cacheTtl } = this.settings;
+    if (promptCache === 'off') return { read: 0, written: 0 };
+    const rule = p.cacheRule;
     if (rule.kind === 'automatic') {
       let c = this.prefix.get(p.model);
       if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, cacheTtl)));

@@ -1,6 +1,6 @@
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
 import type { Pico } from '../types.js';
-import { cacheRuleFor, type CacheRule } from './rules.js';
+import { cacheRuleFor, type CacheRule } from './cache-rules.js';
 
 /** One model's prices (pico-dollars per token), limits and cache rule. */
 export interface ModelPrice {
@@ -16,7 +16,7 @@ export interface ModelPrice {
   /** Price of writing a token to an explicit cache with the 1-hour TTL. */
   cacheWrite1h?: Pico;
   /** How the provider caches prompts. */
-  cache: CacheRule;
+  cacheRule: CacheRule;
   maxInputTokens?: number;
 }
 
@@ -122,15 +122,15 @@ export function compileTable(
       mode: e.mode === 'embedding' ? 'embedding' : 'chat',
       input: picoPerToken(input),
       output: picoPerToken(output),
-      cache: cacheRuleFor(model, provider, read !== undefined, write !== undefined),
+      cacheRule: cacheRuleFor(model, provider, read !== undefined, write !== undefined),
       ...(typeof max === 'number' && Number.isInteger(max) && max > 0 && { maxInputTokens: max }),
     };
     // Anthropic-style defaults when the table is silent: write 1.25×, read 0.1×, 1-hour write 2× input.
-    if (p.cache.kind === 'explicit') {
+    if (p.cacheRule.kind === 'explicit') {
       p.cacheRead = read !== undefined ? picoPerToken(read) : (p.input + 5n) / 10n;
       p.cacheWrite = write !== undefined ? picoPerToken(write) : (p.input * 5n + 2n) / 4n;
       p.cacheWrite1h = write1h !== undefined ? picoPerToken(write1h) : p.input * 2n;
-    } else if (p.cache.kind === 'automatic') {
+    } else if (p.cacheRule.kind === 'automatic') {
       p.cacheRead = picoPerToken(read!);
     }
     models.set(model, p);

@@ -17,17 +17,18 @@ export interface Fallback {
 
 /** How calls are priced, beyond the price table. */
 export interface CostSettings {
-  cache: 'auto' | 'off';
+  /** Prompt caching: `auto` applies the model's provider rule, `off` caches nothing. */
+  promptCache: 'auto' | 'off';
   /** Simulated seconds after which a cached prefix is gone (default 300). */
-  cacheTtl: number;
+  promptCacheTtl: number;
   route?: Route;
   fallback?: Fallback;
   latency?: LatencyOverrides;
 }
 
-export const DEFAULT_CACHE_TTL = 300;
+export const DEFAULT_PROMPT_CACHE_TTL = 300;
 
-export const DEFAULT_COSTS: CostSettings = { cache: 'auto', cacheTtl: DEFAULT_CACHE_TTL };
+export const DEFAULT_COSTS: CostSettings = { promptCache: 'auto', promptCacheTtl: DEFAULT_PROMPT_CACHE_TTL };
 
 /** Study keys that shape pricing, checked with the rest of the study file. */
 export const COST_KEYS = {

@@ -18,14 +18,14 @@ function seconds(s: number): string {
 
 /** The cache rule of a model as it will be applied under the settings. */
 function ruleText(p: ModelPrice, s: CostSettings): string {
-  if (s.cache === 'off') return 'off';
-  switch (p.cache.kind) {
+  if (s.promptCache === 'off') return 'off';
+  switch (p.cacheRule.kind) {
     case 'none':
       return 'none';
     case 'automatic':
-      return `auto prefix ≥${p.cache.minTokens}, ${p.cache.step}-token steps, ttl ${seconds(s.cacheTtl)}`;
+      return `auto prefix ≥${p.cacheRule.minTokens}, ${p.cacheRule.step}-token steps, ttl ${seconds(s.promptCacheTtl)}`;
     case 'explicit':
-      return `breakpoint ≥${p.cache.minTokens}, ttl ${seconds(Math.min(s.cacheTtl, 3600))}${s.cacheTtl > 300 ? ' (1h writes)' : ''}`;
+      return `breakpoint ≥${p.cacheRule.minTokens}, ttl ${seconds(Math.min(s.promptCacheTtl, 3600))}${s.promptCacheTtl > 300 ? ' (1h writes)' : ''}`;
   }
 }
 
@@ -40,8 +40,8 @@ export function pricesTable(table: PriceTable, models: readonly ModelPrice[], s:
     ['model', 'provider', 'mode', 'input $/1M', 'cached $/1M', 'write $/1M', 'output $/1M', 'context', 'cache rule', 'ttft ms', 'prefill tok/s', 'decode tok/s'],
     ...models.map((p) => {
       const l = latencyFor(p.model, s.latency);
-      const cached = s.cache === 'off' || p.cache.kind === 'none' ? undefined : p.cacheRead;
-      const write = s.cache === 'off' || p.cache.kind !== 'explicit' ? undefined : s.cacheTtl > 300 ? p.cacheWrite1h : p.cacheWrite;
+      const cached = s.promptCache === 'off' || p.cacheRule.kind === 'none' ? undefined : p.cacheRead;
+      const write = s.promptCache === 'off' || p.cacheRule.kind !== 'explicit' ? undefined : s.promptCacheTtl > 300 ? p.cacheWrite1h : p.cacheWrite;
       return [
         p.model,
         p.provider,
@@ -58,6 +58,6 @@ export function pricesTable(table: PriceTable, models: readonly ModelPrice[], s:
       ];
     }),
   ];
-  const caption = `prices: ${table.source} (LiteLLM table of ${table.date}) · cache: ${s.cache}${s.cache === 'off' ? '' : `, ttl ${seconds(s.cacheTtl)}`}\n`;
+  const caption = `prices: ${table.source} (LiteLLM table of ${table.date}) · cache: ${s.promptCache}${s.promptCache === 'off' ? '' : `, ttl ${seconds(s.promptCacheTtl)}`}\n`;
   return caption + align(rows, new Set([3, 4, 5, 6, 7, 9, 10, 11]));
 }

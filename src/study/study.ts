@@ -6,8 +6,8 @@ import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import { parseSpecString, resolveSpec, type PolicyVariant } from '../policies/spec.js';
-import { COST_KEYS, DEFAULT_CACHE_TTL, type CostSettings } from '../pricing/settings.js';
-import { RULE_SETS, type RuleSet } from '../rules/provider.js';
+import { COST_KEYS, DEFAULT_PROMPT_CACHE_TTL, type CostSettings } from '../pricing/settings.js';
+import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
@@ -35,14 +35,15 @@ export interface Study {
   model: string;
   tokenizer: string;
   prices: string;
-  cache: 'auto' | 'off';
-  /** Seconds a cached prompt prefix lives in simulated time. */
-  cacheTtl: number;
+  /** Prompt caching (the study's `cache` key). */
+  promptCache: 'auto' | 'off';
+  /** Seconds a cached prompt prefix lives in simulated time (the study's `cacheTtl` key). */
+  promptCacheTtl: number;
   route?: CostSettings['route'];
   fallback?: CostSettings['fallback'];
   latency?: CostSettings['latency'];
-  /** Provider message rules prompts are checked against; default: the chat model's provider's. */
-  rules?: RuleSet;
+  /** Provider message rules prompts are checked against (the study's `rules` key); default: the chat model's provider's. */
+  messageRules?: RuleSet;
   scenarios: ScenarioSource[];
   policies: PolicyVariant[];
   /** Output folder, absolute. */
@@ -104,8 +105,8 @@ export function defaultStudy(): Study {
     model: 'gpt-4o-mini',
     tokenizer: 'auto',
     prices: 'builtin',
-    cache: 'auto',
-    cacheTtl: DEFAULT_CACHE_TTL,
+    promptCache: 'auto',
+    promptCacheTtl: DEFAULT_PROMPT_CACHE_TTL,
     scenarios: [
       { kind: 'glob', pattern: 'scenarios/*.yaml', base: PACKAGE_DIR },
       ...DEFAULT_GENERATED.map(([profile, count, params]): GenerateSource => ({ kind: 'generate', profile, count, params })),
@@ -137,17 +138,17 @@ export function loadStudy(file: string): Study {
       ...(doc.model !== undefined && { model: doc.model }),
       ...(doc.tokenizer !== undefined && { tokenizer: doc.tokenizer }),
       ...(doc.prices !== undefined && { prices: doc.prices === 'builtin' ? 'builtin' : resolve(dir, doc.prices) }),
-      ...(doc.cache !== undefined && { cache: doc.cache }),
+      ...(doc.cache !== undefined && { promptCache: doc.cache }),
       ...(doc.route !== undefined && { route: doc.route }),
       ...(doc.fallback !== undefined && { fallback: doc.fallback }),
       ...(doc.latency !== undefined && { latency: doc.latency }),
-      ...(doc.rules !== undefined && { rules: doc.rules }),
+      ...(doc.rules !== undefined && { messageRules: doc.rules }),
       ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
       ...(doc.gate !== undefined && {
         gate: { ...doc.gate, ...(doc.gate.baseline !== undefined && { baseline: resolve(dir, doc.gate.baseline) }) },
       }),
     });
-    if (doc.cacheTtl !== undefined) study.cacheTtl = parseDuration(doc.cacheTtl)!;
+    if (doc.cacheTtl !== undefined) study.promptCacheTtl = parseDuration(doc.cacheTtl)!;
   }
   // Scenario and policy entries are checked even when another key is bad, so every problem is listed at once.
   const raw = (root && typeof root === 'object' ? root : {}) as { scenarios?: unknown; policies?: unknown };

@@ -1,6 +1,6 @@
 import type { Message } from '../types.js';
 import type { TokenCount } from './bounded.js';
-import { cacheKey, TokenCache } from './cache.js';
+import { cacheKey, TokenCache } from './token-cache.js';
 import { KeyTable } from './keys.js';
 import { counterId, overheadFor, textMeasure, type EncodingName, type Overhead, type TextCounter, type TextMeasure } from './encoding.js';
 

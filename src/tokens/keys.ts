@@ -1,4 +1,4 @@
-import type { CacheKey } from './cache.js';
+import type { CacheKey } from './token-cache.js';
 
 /**
  * 32-bit integers by 128-bit text key, in typed arrays: open addressing with
