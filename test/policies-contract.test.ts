@@ -47,7 +47,7 @@ const generated = [...PROFILES.keys()].flatMap((profile) =>
   }),
 );
 // No injection turn here: a dropped turn between a turn without a reply and the next one makes two user turns in a
-// row that the rule check (rules/blame.ts) counts against the policy, though the scenario wrote no reply.
+// row that the rule check (message-rules/blame.ts) counts against the policy, though the scenario wrote no reply.
 const random = fc.sample(randomConversation, { seed: 42, numRuns: 40 }).map((c, k) => withSafetyEvents({ ...c, id: `random-${k + 1}` }, k));
 
 const CONVERSATIONS: Conversation[] = [

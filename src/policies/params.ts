@@ -143,8 +143,8 @@ export const BUDGET = 'tokens a prompt may hold, counting all of it: system prom
 /** Parameters every policy takes. */
 export const COMMON_PARAMS = z.object({
   sessionCap: int({ min: 1, describe: 'after N exchanges the conversation restarts with an empty transcript (default: never)' }),
-  forget: choice(['cascade', 'naive'], { default: 'cascade', describe: 'how a forget event is carried out: cascade erases every artifact, naive only the raw messages' }),
-  moderation: choice(['none', 'drop'], { default: 'none', describe: 'drop keeps turns flagged injection: true out of memory: answered, never stored' }),
+  forget: choice(['cascade', 'naive'], { default: 'cascade', describe: 'how a forget event is carried out: `cascade` erases the values from every artifact, `naive` from the raw messages only' }),
+  moderation: choice(['none', 'drop'], { default: 'none', describe: 'with `drop`, a turn flagged `injection: true` is answered but never stored' }),
 });
 
 /** The common parameters, as a policy session reads them. */

@@ -73,7 +73,7 @@ export const retrieval = definePolicy({
     topK: int({ default: 5, min: 0, describe: 'most similar stored messages sent, as retrieved memories' }),
     recent: int({ default: 3, min: 0, describe: 'newest messages sent verbatim (widened back to their user message)' }),
     minScore: number({ default: 0.2, min: 0, describe: 'best similarity below which the recent-window fallback is sent instead' }),
-    fallbackRecent: int({ default: 10, min: 0, describe: 'newest messages sent when nothing scores minScore' }),
+    fallbackRecent: int({ default: 10, min: 0, describe: 'newest messages sent when nothing scores `minScore`' }),
     maxItems: int({ default: 10000, min: 1, describe: 'messages the store keeps; the oldest are evicted' }),
     maxAge: duration({ describe: 'simulated time after which a stored message is dropped (default: never)' }),
     embedModel: model({ default: 'text-embedding-3-small', describe: 'embedding model each embedding is priced on' }),

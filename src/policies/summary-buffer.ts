@@ -20,7 +20,7 @@ export const summaryBuffer = definePolicy({
   params: z.object({
     budget: int({ default: 2000, min: 1, describe: BUDGET }),
     keepRecent: int({ default: 4, min: 0, describe: 'exchanges kept verbatim after a fold' }),
-    batch: int({ min: 1, describe: 'exchanges the buffer grows by before it is folded (default: keepRecent, at least 1)' }),
+    batch: int({ min: 1, describe: 'exchanges the buffer grows by before it is folded (default: `keepRecent`, at least 1)' }),
     ...SUMMARIZER_PARAMS,
   }),
   start(conversation, params, deps) {

@@ -14,7 +14,7 @@ export const windowTurns = definePolicy({
   describe: 'last N exchanges (user + assistant, with their tool messages)',
   params: z.object({
     turns: int({ default: 10, min: 0, describe: 'exchanges sent before the current turn' }),
-    naive: boolean({ default: false, describe: 'slice the last 2 × turns messages with no repair: the common bug that orphans tool results' }),
+    naive: boolean({ default: false, describe: 'slice the last 2 × `turns` messages with no repair: the common bug that orphans tool results' }),
   }),
   start(conversation, params) {
     const history = new Transcript(params.sessionCap);

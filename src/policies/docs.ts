@@ -1,0 +1,56 @@
+import type { z } from 'zod';
+import { POLICIES } from './index.js';
+import { COMMON_PARAMS, defaultOf, paramMeta, policyParams } from './params.js';
+import type { Policy } from './types.js';
+
+/** The command that regenerates docs/policy-parameters.md. */
+export const POLICY_DOCS_COMMAND = 'npm run gen:docs';
+
+/**
+ * docs/policy-parameters.md: one table per policy (parameter, kind, default,
+ * bounds or choices, description), then the common parameters; all read from
+ * the policies' parameter schemas.
+ */
+export function policyParametersMarkdown(policies: readonly Policy[] = POLICIES): string {
+  const out = [
+    `<!-- Generated from the policies' parameter schemas by scripts/gen-policy-docs.mjs (${POLICY_DOCS_COMMAND}); do not edit. -->`,
+    '',
+    '# Policy parameters',
+    '',
+    'Every memory policy, and the parameters it takes. Give them in a study file, where a list makes a sweep',
+    '(`window-tokens: {budget: [1000, 2000]}`), or on the command line, lists separated by `|`',
+    '(`--policy window-tokens:budget=1000|2000`). A parameter left out takes its default.',
+    '',
+  ];
+  for (const p of policies) {
+    const shape = policyParams(p).shape;
+    out.push(`## \`${p.id}\``, '', `${p.describe.charAt(0).toUpperCase()}${p.describe.slice(1)}.`, '');
+    out.push(...(Object.keys(shape).length ? table(shape) : ['No parameters of its own.']), '');
+  }
+  out.push('## Common parameters', '', 'Every policy also takes these.', '', ...table(COMMON_PARAMS.shape), '');
+  return out.join('\n');
+}
+
+function table(shape: Readonly<Record<string, z.ZodType>>): string[] {
+  const rows = Object.entries(shape).map(([name, schema]) => {
+    const meta = paramMeta(schema);
+    const def = defaultOf(schema);
+    const bounds = meta.choices
+      ? meta.choices.map((c) => `\`${c}\``).join(', ')
+      : meta.kind === 'probability'
+        ? '0 to 1'
+        : meta.kind === 'duration'
+          ? '`30s`, `5m`, `24h`, `7d`, or seconds'
+          : meta.min !== undefined
+            ? `≥ ${meta.min}`
+            : '—';
+    const shown = def === undefined ? '—' : typeof def === 'string' ? `\`${def}\`` : String(def);
+    return [`\`${name}\``, meta.kind, shown, bounds, meta.describe ?? ''].map(cell);
+  });
+  return ['| parameter | kind | default | bounds | description |', '|---|---|---|---|---|', ...rows.map((r) => `| ${r.join(' | ')} |`)];
+}
+
+/** A table cell: one line, pipes escaped. */
+function cell(text: string): string {
+  return text.replace(/\s+/g, ' ').replace(/\|/g, '\\|');
+}
