@@ -190,5 +190,3 @@ export function openTokenCounter(encoding: EncodingName, dir?: string | false): 
   const cache = dir && encoding !== 'chars4' ? TokenCache.open(dir, encoding, counterId(encoding)) : undefined;
   return new TokenCounter(encoding, overheadFor(encoding), textMeasure(encoding), cache);
 }
-
-export type { TokenCount };

@@ -8,7 +8,6 @@ import { Stream } from './stream.js';
 import { support } from './support.js';
 import { voiceAssistant } from './voice-assistant.js';
 
-export { parseRange } from './profile.js';
 export type { Profile } from './profile.js';
 
 /** Every profile, by id, in the order help lists them. */

@@ -263,6 +263,3 @@ export const support: Profile<SupportParams> = {
     };
   },
 };
-
-/** Exported for the statistics test: which facts the support profile plants. */
-export const SUPPORT_FACTS: readonly string[] = FACTS;
