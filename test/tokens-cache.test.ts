@@ -246,7 +246,7 @@ describe('token cache file', () => {
     t1.save();
     const t2 = openTokenCounter('o200k_base', dir);
     expect(t2.text('tiktoken is great!')).toBe(6);
-    expect(t2).toMatchObject({ tokenizerCalls: 0, cacheHits: 1 });
+    expect(t2).toMatchObject({ tokenizerCalls: 0, tokenCacheHits: 1 });
   });
 });
 

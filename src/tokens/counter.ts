@@ -35,14 +35,14 @@ export class TokenCounter {
   /** How many texts went through the tokenizer (not served by the memo or the token cache). */
   tokenizerCalls = 0;
   /** How many texts the token cache served. */
-  cacheHits = 0;
+  tokenCacheHits = 0;
 
   constructor(
     readonly encoding: EncodingName,
     readonly overhead: Overhead = overheadFor(encoding),
     private readonly raw: TextMeasure | TextCounter = textMeasure(encoding),
     /** The persistent cache to read counts from and add new ones to. */
-    readonly cache?: TokenCache,
+    readonly tokenCache?: TokenCache,
   ) {}
 
   /** Tokens of a text, without chat overhead. */
@@ -58,13 +58,13 @@ export class TokenCounter {
     let c: TokenCount | undefined;
     if (v !== undefined) c = v < 0 ? { tokens: -1 - v, estimated: true } : { tokens: v, estimated: false };
     else {
-      c = this.cache?.get(key);
-      if (c) this.cacheHits++;
+      c = this.tokenCache?.get(key);
+      if (c) this.tokenCacheHits++;
       else {
         this.tokenizerCalls++;
         const r = this.raw(text);
         c = typeof r === 'number' ? { tokens: r, estimated: false } : r;
-        this.cache?.put(key, c);
+        this.tokenCache?.put(key, c);
       }
       this.runIndex.set(key, c.estimated ? -1 - c.tokens : c.tokens);
     }
@@ -146,12 +146,12 @@ export class TokenCounter {
 
   /** Problems with the token cache so far (load and save), one line each. */
   get warnings(): readonly string[] {
-    return this.cache?.warnings ?? [];
+    return this.tokenCache?.warnings ?? [];
   }
 
   /** Saves new counts to the token cache (if any); returns this save's warnings. */
   save(): string[] {
-    return this.cache?.save() ?? [];
+    return this.tokenCache?.save() ?? [];
   }
 }
 
@@ -187,6 +187,6 @@ export class PromptTokens {
  * for `chars4`, which costs nothing to count, or when `dir` is omitted or false).
  */
 export function openTokenCounter(encoding: EncodingName, dir?: string | false): TokenCounter {
-  const cache = dir && encoding !== 'chars4' ? TokenCache.open(dir, encoding, counterId(encoding)) : undefined;
-  return new TokenCounter(encoding, overheadFor(encoding), textMeasure(encoding), cache);
+  const tokenCache = dir && encoding !== 'chars4' ? TokenCache.open(dir, encoding, counterId(encoding)) : undefined;
+  return new TokenCounter(encoding, overheadFor(encoding), textMeasure(encoding), tokenCache);
 }
