@@ -40,7 +40,7 @@ export const STUDY_OPTIONS = {
   jobs: {
     type: 'number',
     describe: 'worker threads (output is the same for any number)',
-    defaultDescription: 'cores; 1 below 1 MB of message text',
+    defaultDescription: 'cores; 1 below 4 MB of message text or for one scenario',
   },
 } as const;
 
