@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DURATION_PATTERN } from '../scenario/schema.js';
 import type { ParamSpec, ParamTable, ParamValue, Policy } from './types.js';
 
 /**
@@ -39,9 +40,6 @@ function fromText(kind: ParamKind, raw: unknown): unknown {
   }
 }
 
-/** What parseDuration reads: a number of seconds, or one with a unit (ms, s, m, h, d, w). */
-const DURATION = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$/;
-
 // The value schemas of the kinds; each message completes "expected …".
 const atLeast = (s: z.ZodNumber, min: number | undefined) => (min === undefined ? s : s.min(min, { error: `a number ≥ ${min}` }));
 // Any whole number, as Number.isInteger says (zod's int() stops at 2^53).
@@ -51,7 +49,7 @@ const probabilityValue = (min?: number) => atLeast(z.number({ error: 'a number' 
 const booleanValue = () => z.boolean({ error: 'true or false' });
 // The duration as written (`30m`, or a number of seconds), kept as text.
 const DURATION_ERROR = { error: 'a duration such as 30s, 5m, 24h' };
-const durationValue = () => z.union([z.string(DURATION_ERROR).regex(DURATION, DURATION_ERROR), z.number(DURATION_ERROR).min(0, DURATION_ERROR)], DURATION_ERROR).transform(String);
+const durationValue = () => z.union([z.string(DURATION_ERROR).regex(DURATION_PATTERN, DURATION_ERROR), z.number(DURATION_ERROR).min(0, DURATION_ERROR)], DURATION_ERROR).transform(String);
 const stringValue = () => z.string({ error: 'a string' }).min(1, { error: 'a string' });
 const choiceValue = <const V extends readonly [string, ...string[]]>(values: V) =>
   z.enum(values, { error: (iss) => (typeof iss.input === 'string' && iss.input !== '' ? `one of ${values.join('|')}` : 'a string') });
@@ -210,6 +208,30 @@ export function valueOf(schema: z.ZodType): z.ZodType {
 export function defaultOf(schema: z.ZodType): ParamValue | undefined {
   const r = schema.safeParse(undefined);
   return r.success ? (r.data as ParamValue | undefined) : undefined;
+}
+
+/**
+ * A parameter as a study file writes it, for the file's JSON Schema: a value
+ * of its kind (whole numbers as `integer`) or a list of them, a sweep; with
+ * its description and default.
+ */
+export function studyParamSchema(schema: z.ZodType): z.ZodType {
+  const meta = paramMeta(schema);
+  const { min, choices } = meta;
+  const bounded = (s: z.ZodNumber) => (min === undefined ? s : s.min(min));
+  const value: z.ZodType = {
+    int: () => bounded(z.number().int()),
+    number: () => bounded(z.number()),
+    probability: () => bounded(z.number().min(0).max(1)),
+    boolean: () => z.boolean(),
+    duration: () => z.union([z.string().regex(DURATION_PATTERN), z.number().min(0)]),
+    string: () => (choices ? z.enum(choices.map(String)) : z.string().min(1)),
+  }[meta.kind]();
+  const def = defaultOf(schema);
+  return z
+    .union([value, z.array(value).min(1)])
+    .optional()
+    .meta({ ...(meta.describe !== undefined && { description: meta.describe }), ...(def !== undefined && { default: def }) });
 }
 
 /** Reads one parameter value (from YAML or from text); returns an error message when it is bad. */

@@ -1,5 +1,5 @@
-import type { z } from 'zod';
-import { COMMON_PARAMS, defaultOf, policyParams, readParam } from './params.js';
+import { z } from 'zod';
+import { COMMON_PARAMS, defaultOf, policyParams, readParam, studyParamSchema } from './params.js';
 import type { ParamValue, Params, Policy } from './types.js';
 
 /** A policy as the user wrote it: id and parameters in the order given. */
@@ -81,4 +81,33 @@ export function resolvePolicy(policy: Policy, given: readonly (readonly [string,
     for (const [k, v] of c) params[k] = v;
     return { name: canonicalName({ id, given: c }), policy, params };
   });
+}
+
+/**
+ * A study file's `policies` entry, for the file's JSON Schema: a policy id
+ * or a command-line spec (`window-tokens:budget=2000`, its parameter names
+ * checked), or `{id: {parameter: value or [values]}}`, each policy with its
+ * own parameters, kinds, bounds and defaults.
+ */
+export function policyEntrySchema(registry: ReadonlyMap<string, Policy>): z.ZodType {
+  const policies = [...registry.values()];
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const specs = policies.map((p) => {
+    const key = `\\s*(${Object.keys(paramShape(p)).map(escape).join('|')})\\s*=[^,]*`;
+    return `${escape(p.id)}\\s*(:${key}(,${key})*)?`;
+  });
+  const spec = z
+    .string()
+    .regex(new RegExp(`^\\s*(${specs.join('|')})\\s*$`))
+    .describe('a policy id, or a spec as on the command line: id:key=value,… (a|b|c makes a sweep)');
+  const objects = policies.map((p) =>
+    z
+      .strictObject({
+        [p.id]: z
+          .union([z.strictObject(Object.fromEntries(Object.entries(paramShape(p)).map(([name, s]) => [name, studyParamSchema(s)]))), z.null()])
+          .describe(`${p.describe}; a list of values makes a sweep`),
+      })
+      .describe(`${p.id}: ${p.describe}`),
+  );
+  return z.union([spec, ...objects]);
 }

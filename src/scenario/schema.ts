@@ -6,42 +6,49 @@ const factValue = z.string();
 const duration = z.union([z.string(), z.number()]).refine((v) => parseDuration(v) !== undefined, {
   message: 'expected a duration such as 30s, 5m, 2h or 1d',
 });
+const facts = z.record(z.string(), factValue).describe('facts the user states in this turn, name: value (values are text); a later value of a fact supersedes earlier ones');
+const probe = z.array(z.string()).describe('facts this turn needs, stated in this or an earlier turn: scored for retention');
+const gap = duration.optional().describe('simulated time since the previous turn, e.g. 45s, 5m, 2h (default 30s)');
+const injection = z.boolean().optional().describe('the user message is a prompt-injection attempt: its exposure in later prompts is measured');
 
 export const toolSchema = z.strictObject({
-  call: z.string().min(1),
-  args: z.record(z.string(), z.unknown()).optional(),
-  result: z.unknown().optional(),
+  call: z.string().min(1).describe('the function called'),
+  args: z.record(z.string(), z.unknown()).optional().describe('its arguments (sent as JSON)'),
+  result: z.unknown().optional().describe('what it returned: text, or any value (sent as JSON)'),
 });
 
 export const turnSchema = z.strictObject({
-  user: z.string(),
-  assistant: z.string().optional(),
-  facts: z.record(z.string(), factValue).optional(),
-  probe: z.array(z.string()).optional(),
-  tools: z.array(toolSchema).optional(),
-  gap: duration.optional(),
-  injection: z.boolean().optional(),
+  user: z.string().describe('the user message'),
+  assistant: z.string().optional().describe('the assistant reply (none: no output tokens)'),
+  facts: facts.optional(),
+  probe: probe.optional(),
+  tools: z.array(toolSchema).optional().describe('tool calls made while answering, each with its result'),
+  gap,
+  injection,
 });
 
 /** A turn written as one chat message; user messages open a turn, assistant messages close it. */
 export const messageSchema = z.strictObject({
-  role: z.enum(['user', 'assistant']),
-  content: z.string(),
-  facts: z.record(z.string(), factValue).optional(),
-  probe: z.array(z.string()).optional(),
-  gap: duration.optional(),
-  injection: z.boolean().optional(),
+  role: z.enum(['user', 'assistant']).describe('user opens a turn, assistant closes it'),
+  content: z.string().describe('the message text'),
+  facts: facts.optional(),
+  probe: probe.optional(),
+  gap,
+  injection,
 });
 
 export const forgetSchema = z.strictObject({
-  forget: z.array(z.string()).min(1),
+  forget: z.array(z.string()).min(1).describe('facts stated earlier whose every value the user asks to erase: an event after the turn before it, not a turn'),
 });
 
 export const scenarioSchema = z.strictObject({
-  id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected an id of a-z, 0-9 and -, starting with a letter or digit'),
-  title: z.string().optional(),
-  system: z.string().optional(),
-  user: z.string().optional(),
+  id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]*$/, 'expected an id of a-z, 0-9 and -, starting with a letter or digit')
+    .describe('unique id: a-z, 0-9 and -, starting with a letter or digit'),
+  title: z.string().optional().describe('a title for reports'),
+  system: z.string().optional().describe('the system prompt, pinned at index 0 of every prompt'),
+  user: z.string().optional().describe('the user id (default "user")'),
   turns: z.array(z.unknown()).min(1),
 });
 
@@ -49,3 +56,51 @@ export type ScenarioDoc = z.infer<typeof scenarioSchema>;
 export type TurnDoc = z.infer<typeof turnSchema>;
 export type MessageDoc = z.infer<typeof messageSchema>;
 export type ToolDoc = z.infer<typeof toolSchema>;
+
+/** A duration as parseDuration reads it: a number of seconds, or one with a unit (ms, s, m, h, d, w). */
+export const DURATION_PATTERN = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$/;
+
+/** Where the JSON Schemas of ctxsim's files are published: the package's `schema/` folder on unpkg, newest version. */
+export const SCHEMA_BASE_URL = 'https://unpkg.com/ctxsim/schema/';
+
+/**
+ * A JSON Schema (draft-07, which YAML and JSON editors read) of an input
+ * file's zod schema, the input side. `durations` are the loader's duration
+ * schemas, whose check has no JSON Schema form: they are written as the
+ * pattern parseDuration reads, or a number ≥ 0.
+ */
+export function fileJsonSchema(schema: z.ZodType, info: { file: string; title: string; durations?: readonly z.ZodType[] }): Record<string, unknown> {
+  const durations = new Set<unknown>(info.durations ?? [duration]);
+  const json = z.toJSONSchema(schema, {
+    target: 'draft-07',
+    io: 'input',
+    unrepresentable: 'any',
+    override: ({ zodSchema, jsonSchema }) => {
+      if (durations.has(zodSchema)) {
+        for (const k of Object.keys(jsonSchema)) if (k !== 'description') delete jsonSchema[k];
+        jsonSchema.anyOf = [
+          { type: 'string', pattern: DURATION_PATTERN.source },
+          { type: 'number', minimum: 0 },
+        ];
+      }
+      // zod's whole numbers stop at 2^53; saying so in every schema would only be noise.
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+    },
+  }) as Record<string, unknown>;
+  const { $schema, ...rest } = json;
+  return { $schema, $id: `${SCHEMA_BASE_URL}${info.file}`, title: info.title, $comment: 'Generated from ctxsim\'s zod schemas by scripts/gen-schema.mjs (npm run gen:schema); do not edit.', ...rest };
+}
+
+/** The JSON Schema of a scenario file: `schema/scenario.schema.json`. */
+export function scenarioJsonSchema(): Record<string, unknown> {
+  const file = scenarioSchema
+    .extend({
+      turns: z
+        .array(z.union([turnSchema, messageSchema, forgetSchema]))
+        .min(1)
+        .describe('the conversation: turns (user: …), chat messages (role: …) and forget events (forget: […]), in order'),
+    })
+    .describe('One conversation for ctxsim: what the user says, what the assistant replies, which facts the user states and which turns need them.');
+  return fileJsonSchema(file, { file: 'scenario.schema.json', title: 'ctxsim scenario' });
+}

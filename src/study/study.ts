@@ -5,13 +5,16 @@ import { globSync } from 'tinyglobby';
 import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
-import { parseSpecString, resolveSpec, type PolicyVariant } from '../policies/spec.js';
+import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } from '../policies/spec.js';
 import { COST_KEYS, DEFAULT_PROMPT_CACHE_TTL, type CostSettings } from '../pricing/settings.js';
 import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
 import { loadScenarioFile } from '../scenario/load.js';
+import { fileJsonSchema } from '../scenario/schema.js';
+import { PROFILES } from '../scenario/generate/index.js';
+import { IMPORTERS } from '../scenario/import/index.js';
 import { loadSource, sourceEntry, type GenerateSource, type ImportSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, ImportSource, LoadOptions } from './sources.js';
@@ -80,6 +83,63 @@ const studySchema = z.strictObject({
     })
     .optional(),
 });
+
+/** What each key of a study file means, for its JSON Schema. */
+const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
+  seed: 'seed of every random stream (default 42)',
+  model: 'the chat model: prices, context window, tokenizer (default gpt-4o-mini)',
+  tokenizer: 'auto picks the encoding from the model (default auto)',
+  prices: 'builtin, or the path of a LiteLLM-format JSON price table',
+  cache: 'prompt caching: auto (the model’s provider’s rules) or off',
+  rules: 'the provider message rules prompts are checked against (default: the chat model’s provider’s)',
+  cacheTtl: 'how long a cached prompt prefix lives in simulated time, e.g. 5m',
+  route: 'send a turn to the light or the strong model by the length of its user message',
+  fallback: 'a model that answers a share of the calls instead (failures drawn from the seed)',
+  latency: 'latency settings per model: time to first token, prefill and decode speed',
+  scenarios: 'scenario files (globs, relative to the study file), generated sets and imported datasets',
+  policies: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep',
+  out: 'the output folder, relative to the study file (default reports/)',
+  gate: 'the CI gate of ctxsim check: the baseline and the allowed changes',
+};
+
+/** The JSON Schema of a study file: `schema/study.schema.json`. */
+export function studyJsonSchema(): Record<string, unknown> {
+  const prefix = z.string().regex(/^[a-z0-9][a-z0-9-]*$/).describe('id prefix (ids are prefix-0001, …)');
+  const generate = [...PROFILES.values()].map((p) =>
+    z.strictObject({
+      generate: z
+        .strictObject({
+          profile: z.literal(p.id),
+          count: z.number().int().min(1).describe('how many conversations'),
+          seed: z.number().int().optional().describe('default: the study’s seed'),
+          prefix: prefix.optional(),
+          ...(p.overrides instanceof z.ZodObject ? p.overrides.shape : {}),
+        })
+        .describe(`generated conversations: ${p.describe}`),
+    }),
+  );
+  const imports = [...IMPORTERS.values()].map((i) =>
+    z.strictObject({
+      import: z
+        .strictObject({
+          format: z.literal(i.id),
+          path: z.string().min(1).describe('the dataset, relative to the study file'),
+          ...(i.options instanceof z.ZodObject ? i.options.shape : {}),
+        })
+        .describe(`an imported dataset: ${i.describe}`),
+    }),
+  );
+  const glob = z.string().describe('a glob of scenario files (YAML or JSON), relative to the study file');
+  const described = Object.fromEntries(Object.entries(studySchema.shape).map(([k, s]) => [k, s.describe(STUDY_KEYS[k as keyof typeof STUDY_KEYS])]));
+  const file = studySchema
+    .extend({
+      ...described,
+      scenarios: z.array(z.union([glob, ...generate, ...imports])).min(1).optional().describe(STUDY_KEYS.scenarios),
+      policies: z.array(policyEntrySchema(REGISTRY)).min(1).optional().describe(STUDY_KEYS.policies),
+    })
+    .describe('What ctxsim runs: scenarios, memory policies, model, prices and where the reports go.');
+  return fileJsonSchema(file, { file: 'study.schema.json', title: 'ctxsim study', durations: [COST_KEYS.cacheTtl.unwrap()] });
+}
 
 /** Every policy with its defaults, in registry order. */
 export function allPolicies(): PolicyVariant[] {
