@@ -122,21 +122,22 @@ describe("a batch's text, as a worker thread makes it", () => {
 });
 
 describe('a failed run leaves the folder as it was', () => {
-  // The failure is a folder standing where a temp file goes: after the records have streamed (results.json), or after the charts rendered (report.html).
-  it.each(['results.json', 'report.html'])('failing at %s: no temp file left, old files untouched', async (blocked) => {
+  // The failure is a folder standing where an output goes: refused before the records stream (results.json), or after the charts rendered (report.html).
+  it.each(['results.json', 'report.html'])('failing at %s: no staged file left, old files untouched', async (blocked) => {
     const out = join(tmp, `failed-${blocked}`);
     mkdirSync(out);
     const old = new Map([
       ['turns.csv', 'old turns\n'],
-      ['results.json', '{"old": true}\n'],
+      ['probes.csv', 'old probes\n'],
       ['notes.txt', 'mine\n'],
     ]);
     for (const [name, text] of old) writeFileSync(join(out, name), text);
-    const blocker = join(out, `${blocked}.${process.pid}.tmp`);
-    mkdirSync(blocker);
-    await expect(run([MULTI, '--out', out])).rejects.toThrow(/EISDIR|illegal operation on a directory/);
-    // Only the old files and the folder in the way: no temp file, nothing renamed into place.
-    expect(readdirSync(out).sort()).toEqual([...old.keys(), `${blocked}.${process.pid}.tmp`].sort());
+    mkdirSync(join(out, blocked));
+    const io = capture();
+    expect(await run([MULTI, '--out', out], io)).toBe(2);
+    expect(io.stderr).toBe(`ctxsim: ${join(out, blocked)}: is a folder, not a regular file; refusing to write it\n`);
+    // Only the old files and the folder in the way: no staging folder, nothing renamed into place.
+    expect(readdirSync(out).sort()).toEqual([...old.keys(), blocked].sort());
     for (const [name, text] of old) expect(readFileSync(join(out, name), 'utf8')).toBe(text);
   });
 

@@ -1,60 +1,170 @@
-import { mkdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { lstatSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { CtxsimError } from '../errors.js';
 
 /**
- * A folder written all-or-nothing: each file goes to a temp file beside its
- * target (`NAME.PID.tmp`) first; `commit` renames them all into place, and
- * `abort` removes them, leaving the folder's files as they were. Scratch
- * files (pieces a file is assembled from) are temp files that are removed,
- * never renamed.
+ * Output files written all-or-nothing, through one staging folder per run
+ * inside the output folder (`.ctxsim-staging-<pid>-<random>/`): every file
+ * is written there first, and nothing is in place until `commit`.
+ *
+ * `commit` moves the previous run's files of the same names aside (into the
+ * staging folder), then moves the new ones in, then removes the staging
+ * folder. A run killed during a commit leaves some of the outputs missing,
+ * but never files of two runs side by side. Files of other names in the
+ * folder are never touched.
+ *
+ * A staging folder left by a run that died is removed by the next run that
+ * writes into the same folder (see `removeStaleStaging`).
  */
+
+/** The name prefix of a run's staging folder. */
+export const STAGING_PREFIX = '.ctxsim-staging-';
+
+/** A staging folder older than this is stale even when its process id belongs to a live process (the id was reused). */
+export const STAGING_STALE_MS = 7 * 24 * 3600 * 1000;
+
+/** Whether process `pid` is alive on this machine. */
+function alive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: alive, but another user's.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the staging folders in `dir` left by runs that died: one whose
+ * process is no longer alive, or older than `STAGING_STALE_MS`. Best effort:
+ * returns the names removed.
+ */
+export function removeStaleStaging(dir: string, now = Date.now()): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = /^\.ctxsim-staging-(\d+)-[0-9a-f]+$/.exec(name);
+    if (!m) continue;
+    const path = join(dir, name);
+    try {
+      if (alive(Number(m[1])) && now - statSync(path).mtimeMs <= STAGING_STALE_MS) continue;
+      rmSync(path, { recursive: true, force: true });
+      removed.push(name);
+    } catch {
+      // Gone meanwhile, or not ours to remove.
+    }
+  }
+  return removed;
+}
+
+/** Throws when `target` exists and is not a regular file (a device, FIFO, socket or folder): such a target is never replaced. */
+export function checkFileTarget(target: string): void {
+  let kind: string;
+  try {
+    const s = statSync(target);
+    if (s.isFile()) return;
+    kind = s.isDirectory() ? 'a folder' : s.isFIFO() ? 'a FIFO' : s.isSocket() ? 'a socket' : s.isCharacterDevice() || s.isBlockDevice() ? 'a device' : 'not a file';
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return;
+    throw e;
+  }
+  throw new CtxsimError(`${target}: ${kind === 'not a file' ? 'not a regular file' : `is ${kind}, not a regular file`}; refusing to write it`, 'output');
+}
+
 export class StagedFiles {
-  private readonly temps: [tmp: string, target: string][] = [];
-  private readonly scratches: string[] = [];
+  /** The names (relative to the folder) of the files staged so far. */
+  private readonly names: string[] = [];
+  /** The run's staging folder, made on first use. */
+  private staging: string | undefined;
   /** The first folder the constructor created, if the folder did not exist. */
   private readonly created: string | undefined;
 
   constructor(readonly dir: string) {
     this.created = mkdirSync(dir, { recursive: true });
+    removeStaleStaging(dir);
   }
 
-  /** The temp path to write file `name` (relative to the folder) at; it goes into place on `commit`. */
+  private stage(): string {
+    if (this.staging === undefined) {
+      const staging = join(this.dir, `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+      mkdirSync(join(staging, 'new'), { recursive: true });
+      this.staging = staging;
+    }
+    return this.staging;
+  }
+
+  /** The staged path to write file `name` (relative to the folder) at; it goes into place on `commit`. Refuses a target that is not a regular file. */
   path(name: string): string {
-    const target = join(this.dir, name);
-    mkdirSync(dirname(target), { recursive: true });
-    const tmp = `${target}.${process.pid}.tmp`;
-    this.temps.push([tmp, target]);
+    checkFileTarget(join(this.dir, name));
+    const tmp = join(this.stage(), 'new', name);
+    mkdirSync(dirname(tmp), { recursive: true });
+    this.names.push(name);
     return tmp;
   }
 
-  /** A temp path for a piece of work, in the folder, removed on `commit` and on `abort`. */
+  /** A path for a piece of work in the staging folder, removed on `commit` and on `abort`. */
   scratch(name: string): string {
-    const tmp = `${join(this.dir, name)}.${process.pid}.tmp`;
-    this.scratches.push(tmp);
-    return tmp;
+    const dir = join(this.stage(), 'scratch');
+    mkdirSync(dir, { recursive: true });
+    return join(dir, name);
   }
 
-  /** Writes file `name` to its temp path. */
+  /** Writes file `name` to its staged path. */
   write(name: string, content: string | Uint8Array): void {
     writeFileSync(this.path(name), content);
   }
 
-  /** Removes the scratch files and renames every file into place; returns the targets. */
+  /**
+   * Moves the previous files of the same names aside, then every new file
+   * into place, then removes the staging folder; returns the targets.
+   */
   commit(): string[] {
-    for (const tmp of this.scratches) rmSync(tmp, { force: true });
-    for (const [tmp, target] of this.temps) renameSync(tmp, target);
-    return this.temps.map(([, t]) => t);
+    const targets = this.names.map((n) => join(this.dir, n));
+    for (const t of targets) checkFileTarget(t);
+    if (this.staging === undefined) return targets;
+    const staging = this.staging;
+    const aside: string[] = [];
+    const placed: string[] = [];
+    try {
+      for (const name of this.names) {
+        if (!exists(join(this.dir, name))) continue;
+        mkdirSync(dirname(join(staging, 'old', name)), { recursive: true });
+        renameSync(join(this.dir, name), join(staging, 'old', name));
+        aside.push(name);
+      }
+      for (const name of this.names) {
+        mkdirSync(dirname(join(this.dir, name)), { recursive: true });
+        renameSync(join(staging, 'new', name), join(this.dir, name));
+        placed.push(name);
+      }
+    } catch (e) {
+      // Put the previous files back, so a failed commit leaves the folder as it was.
+      for (const name of placed) rmSync(join(this.dir, name), { force: true });
+      for (const name of aside) renameSync(join(staging, 'old', name), join(this.dir, name));
+      throw e;
+    }
+    rmSync(staging, { recursive: true, force: true });
+    this.staging = undefined;
+    return targets;
   }
 
-  /** Removes every temp and scratch file, and the folders it created if they are left empty; the folder's files stay as they were. */
+  /** Removes the staging folder, and the folders the constructor created if they are left empty; the folder's files stay as they were. */
   abort(): void {
-    // Best effort, each file on its own: one that cannot go must not keep the others.
-    for (const tmp of [...this.scratches, ...this.temps.map(([t]) => t)]) {
+    if (this.staging !== undefined) {
       try {
-        rmSync(tmp, { force: true });
+        rmSync(this.staging, { recursive: true, force: true });
       } catch {
-        // (not a file we wrote: e.g. a folder in the way, which is what failed)
+        // Best effort: the next run removes it.
       }
+      this.staging = undefined;
     }
     if (this.created === undefined) return;
     for (let d = this.dir; ; d = dirname(d)) {
@@ -68,22 +178,33 @@ export class StagedFiles {
   }
 }
 
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Writes files all-or-nothing: each goes to a temp file beside it first, and
- * only when all are written are they renamed into place.
+ * Writes files all-or-nothing: each goes to the staging folder first, and
+ * only when all are written are they moved into place.
  */
 export function writeFilesAtomic(dir: string, files: ReadonlyMap<string, string | Uint8Array>): string[] {
+  // Refused before any folder is made: a device's folder is no place for a staging folder.
+  for (const name of files.keys()) checkFileTarget(join(dir, name));
   const staged = new StagedFiles(dir);
   try {
     for (const [name, content] of files) staged.write(name, content);
+    return staged.commit();
   } catch (e) {
     staged.abort();
     throw e;
   }
-  return staged.commit();
 }
 
-/** Writes one file all-or-nothing (a temp file beside it, renamed into place). */
+/** Writes one file all-or-nothing (staged beside it, renamed into place). */
 export function writeFileAtomic(path: string, content: string | Uint8Array): void {
   writeFilesAtomic(dirname(path), new Map([[basename(path), content]]));
 }

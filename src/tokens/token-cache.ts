@@ -291,8 +291,9 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 /**
  * Takes `<file>.lock` (created exclusively) so that saves merge one at a
  * time and none loses another's entries. Returns its release, or undefined
- * when it stayed taken for LOCK_WAIT_MS (a lock older than LOCK_STALE_MS is
- * left over from a run that died, and is removed).
+ * when it stayed taken for LOCK_WAIT_MS. A lock older than LOCK_STALE_MS —
+ * a file, or a folder some other tool made — is left over from a run that
+ * died: it is removed at once and taken, not waited on.
  */
 function lock(file: string): (() => void) | undefined {
   const path = `${file}.lock`;
@@ -304,13 +305,21 @@ function lock(file: string): (() => void) | undefined {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
-    try {
-      if (Date.now() - statSync(path).mtimeMs > LOCK_STALE_MS) rmSync(path, { force: true });
-    } catch {
-      // Released meanwhile.
-    }
+    if (breakStale(path)) continue;
     if (Date.now() > deadline) return undefined;
     Atomics.wait(pause, 0, 0, wait);
+  }
+}
+
+/** Removes the lock at `path` if it is older than LOCK_STALE_MS; whether it did (or the lock is gone). */
+function breakStale(path: string): boolean {
+  try {
+    if (Date.now() - statSync(path).mtimeMs <= LOCK_STALE_MS) return false;
+    rmSync(path, { recursive: true, force: true });
+    return true;
+  } catch (e) {
+    // Released meanwhile: try again at once.
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }
 

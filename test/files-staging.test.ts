@@ -1,0 +1,124 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { removeStaleStaging, StagedFiles, STAGING_PREFIX, writeFileAtomic } from '../src/study/files.js';
+import { cacheKey, TokenCache } from '../src/tokens/token-cache.js';
+import { capture } from './_io.js';
+import { tempDir } from './_tmp.js';
+
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  const pid = spawnSync(process.execPath, ['-e', '']).pid;
+  if (pid === undefined) throw new Error('no child process');
+  return pid;
+}
+
+const days = (n: number) => new Date(Date.now() - n * 24 * 3600 * 1000);
+
+describe('staged files', () => {
+  it('are written in one staging folder and moved into place on commit; other files stay', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'a.txt'), 'old a\n');
+    writeFileSync(join(dir, 'notes.txt'), 'mine\n');
+    const staged = new StagedFiles(dir);
+    const path = staged.path('a.txt');
+    writeFileSync(path, 'new a\n');
+    staged.write('sub/b.txt', 'new b\n');
+    writeFileSync(staged.scratch('piece'), 'scratch\n');
+    const staging = readdirSync(dir).filter((f) => f.startsWith(STAGING_PREFIX));
+    expect(staging).toHaveLength(1);
+    expect(path).toBe(join(dir, staging[0]!, 'new', 'a.txt'));
+    // Nothing is in place before the commit.
+    expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('old a\n');
+    expect(staged.commit()).toEqual([join(dir, 'a.txt'), join(dir, 'sub', 'b.txt')]);
+    expect(readdirSync(dir).sort()).toEqual(['a.txt', 'notes.txt', 'sub']);
+    expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('new a\n');
+    expect(readFileSync(join(dir, 'sub', 'b.txt'), 'utf8')).toBe('new b\n');
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('mine\n');
+  });
+
+  it('abort removes the staging folder and leaves the files as they were', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'a.txt'), 'old a\n');
+    const staged = new StagedFiles(dir);
+    staged.write('a.txt', 'new a\n');
+    staged.abort();
+    expect(readdirSync(dir)).toEqual(['a.txt']);
+    expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('old a\n');
+  });
+
+  it('a later run removes staging folders of dead runs and old ones, and keeps live recent ones', () => {
+    const dir = tempDir();
+    const dead = `${STAGING_PREFIX}${deadPid()}-ab12`;
+    const live = `${STAGING_PREFIX}${process.pid}-cd34`;
+    const ancient = `${STAGING_PREFIX}${process.pid}-ef56`;
+    for (const f of [dead, live, ancient]) mkdirSync(join(dir, f, 'new'), { recursive: true });
+    writeFileSync(join(dir, dead, 'new', 'turns.csv'), 'x'.repeat(1000));
+    utimesSync(join(dir, ancient), days(8), days(8));
+    // Not a staging folder's name: never touched.
+    mkdirSync(join(dir, `${STAGING_PREFIX}notes`));
+    expect(removeStaleStaging(dir).sort()).toEqual([ancient, dead].sort());
+    expect(readdirSync(dir).sort()).toEqual([live, `${STAGING_PREFIX}notes`].sort());
+    // Any run into the folder does it.
+    const other = `${STAGING_PREFIX}${deadPid()}-9f`;
+    mkdirSync(join(dir, other));
+    writeFileAtomic(join(dir, 'gate.xml'), '<x/>\n');
+    expect(readdirSync(dir).sort()).toEqual([live, `${STAGING_PREFIX}notes`, 'gate.xml'].sort());
+  });
+});
+
+describe('targets that are not regular files are refused', () => {
+  it('a FIFO', () => {
+    const dir = tempDir();
+    const fifo = join(dir, 'gate.xml');
+    execFileSync('mkfifo', [fifo]);
+    expect(() => writeFileAtomic(fifo, '<x/>\n')).toThrow(`${fifo}: is a FIFO, not a regular file; refusing to write it`);
+    expect(statSync(fifo).isFIFO()).toBe(true);
+    expect(readdirSync(dir)).toEqual(['gate.xml']);
+    const staged = new StagedFiles(dir);
+    expect(() => staged.path('gate.xml')).toThrow(`${fifo}: is a FIFO, not a regular file; refusing to write it`);
+    staged.abort();
+    expect(readdirSync(dir)).toEqual(['gate.xml']);
+  });
+
+  it('/dev/null', () => {
+    expect(() => writeFileAtomic('/dev/null', 'x')).toThrow('/dev/null: is a device, not a regular file; refusing to write it');
+    expect(statSync('/dev/null').isCharacterDevice()).toBe(true);
+    expect(readdirSync('/dev').filter((f) => f.startsWith(STAGING_PREFIX))).toEqual([]);
+  });
+
+  it('check --junit FIFO: one line, exit 2', async () => {
+    const dir = tempDir();
+    const fifo = join(dir, 'gate.xml');
+    execFileSync('mkfifo', [fifo]);
+    const io = capture();
+    const code = await runMain(['check', '--baseline', join(dir, 'b.json'), '--junit', fifo, '--quiet'], io);
+    // The baseline is read after the output is checked: the FIFO is named first.
+    expect(io.stderr).toBe(`ctxsim: ${fifo}: is a FIFO, not a regular file; refusing to write it\n`);
+    expect(code).toBe(2);
+    expect(statSync(fifo).isFIFO()).toBe(true);
+  });
+});
+
+describe('the token cache lock', () => {
+  const ID = 'o200k_base@test';
+  it.each([
+    ['a file', (p: string) => writeFileSync(p, '')],
+    ['a folder', (p: string) => mkdirSync(join(p, 'inside'), { recursive: true })],
+  ])('left over as %s by a run that died is broken at once, not waited on', (_, make) => {
+    const dir = tempDir();
+    const lock = join(dir, 'o200k_base.tokens.lock');
+    make(lock);
+    utimesSync(lock, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const c = TokenCache.open(dir, 'o200k_base', ID);
+    c.put(cacheKey('four'), { tokens: 4, estimated: false });
+    const start = Date.now();
+    expect(c.save()).toEqual([]);
+    // The wait for a held lock is 10 s.
+    expect(Date.now() - start).toBeLessThan(2000);
+    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+    expect(TokenCache.open(dir, 'o200k_base', ID).loaded).toBe(1);
+  });
+});
