@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { makeBaseline, readBaseline } from '../gate/baseline.js';
 import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLimits } from '../gate/compare.js';
 import { gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
-import { writeFileAtomic } from '../study/files.js';
+import { checkFileTarget, writeFileAtomic } from '../study/files.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { digestSink } from '../study/sinks.js';
 import { displayPath, type Study } from '../study/study.js';
@@ -52,6 +52,8 @@ function limitsFor(flags: CheckFlags, study: Study): GateLimits {
 
 /** `ctxsim check`: exit 0 pass, 1 regression. */
 export async function check(flags: CheckFlags, io: IO): Promise<number> {
+  // Refused before the run: a device or FIFO is never replaced.
+  if (flags.junit) checkFileTarget(resolve(flags.junit));
   const study = studyFromFlags(flags);
   const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
