@@ -70,7 +70,13 @@ export interface Conversation {
 /** Pico-dollars: 1e-12 USD. */
 export type Pico = bigint;
 
-export type ProbeOutcome = 'retained' | 'stale' | 'missing';
+/**
+ * What a probe found in the prompt of its turn's first call: the current value
+ * (`retained`), only an older one (`stale`), none (`missing`); `overflow` when
+ * that call was over the model's context window, so a real backend would have
+ * rejected it and the model saw nothing.
+ */
+export type ProbeOutcome = 'retained' | 'stale' | 'missing' | 'overflow';
 /** What a probe should find: the current value, or nothing when the fact was forgotten. */
 export type ProbeExpectation = 'retained' | 'missing';
 export type ProbeSource = 'window' | 'summary' | 'retrieved' | 'facts' | 'none';
@@ -86,7 +92,7 @@ export interface ProbeRecord {
   source: ProbeSource;
   /** `missing` for a fact the user asked to forget (and did not state again): then finding it is a violation. */
   expected: ProbeExpectation;
-  /** The probe found a value of a forgotten fact. */
+  /** The probe found a value of a forgotten fact (never on an `overflow`: the call was rejected). */
   violation: boolean;
 }
 
@@ -159,6 +165,8 @@ export interface SummaryRecord {
   retained: number;
   stale: number;
   missing: number;
+  /** Probes scored on a call over the context window: not retained, counted apart. */
+  overflowProbes: number;
   /** retained / probes, or null without probes. */
   retention: number | null;
   /** First probe turn at which a fact was not retained. */
@@ -197,12 +205,16 @@ export interface PolicyRecord {
   retained: number;
   stale: number;
   missing: number;
+  /** Probes scored on a call over the context window: not retained, counted apart. */
+  overflowProbes: number;
   retention: number | null;
   /** On the Pareto frontier: no other policy is both cheaper and retains more. */
   pareto: boolean;
   /** Stored bytes at the end of a conversation: mean (rounded) and nearest-rank 95th percentile over the scenarios. */
   storedBytesMean: number;
   storedBytesP95: number;
+  /** Nearest-rank 95th percentile, over the scenarios, of each conversation's 95th-percentile turn latency. */
+  latencyP95Ms: number;
   zombieArtifacts: number;
   zombiePromptTurns: number;
   zombieProbes: number;

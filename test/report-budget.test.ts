@@ -30,6 +30,8 @@ const results = resultsOf(rows(), [
   probe({ scenario: 'a', policy: 'p', turn: 3, outcome: 'retained' }),
   probe({ scenario: 'a', policy: 'p', turn: 5, outcome: 'missing' }),
   probe({ scenario: 'b', policy: 'p', turn: 2, outcome: 'retained' }),
+  // Turn 6 of a went over the context window: its probe is an overflow, not retained.
+  probe({ scenario: 'a', policy: 'p', turn: 6, outcome: 'overflow' }),
 ]);
 
 const info: ReportInfo = {
@@ -68,18 +70,18 @@ describe('budget table', () => {
       [500_000_001n, 500_000_000_500n],
       [1_172_839_450_617_283_945n, 1_172_839_450_617_283_945_000n],
     ]);
-    expect(t.rows.map((r) => [r.retained, r.probes, r.overflowTurns])).toEqual([
-      [2, 3, 1],
-      [0, 0, 0],
-      [0, 0, 0],
+    expect(t.rows.map((r) => [r.retained, r.probes, r.overflowTurns, r.overflowProbes])).toEqual([
+      [2, 4, 1, 1],
+      [0, 0, 0, 0],
+      [0, 0, 0, 0],
     ]);
   });
 
-  it('formats for people: separators, one money precision per column, retention with counts', () => {
+  it('formats for people: separators, one money precision per column, retention with counts (overflowed probes named)', () => {
     // Per conversation: the smallest (500,000,001 pico = $0.000500000001) needs 6 decimals for 3 significant digits.
     // Per 1,000: the smallest ($0.5000000005) needs 3.
     expect(budgetDisplay(results).rows).toEqual([
-      ['p', '75', '500', '$0.001235', '$1.235', '66.7% (2/3)', '1'],
+      ['p', '75', '500', '$0.001235', '$1.235', '50.0% (2/4, 1 overflowed)', '1'],
       ['q', '11', '10', '$0.000500', '$0.500', '-', '0'],
       ['r', '1,234,567', '1,234,567', '$1,172,839.450617', '$1,172,839,450.617', '-', '0'],
     ]);
@@ -90,11 +92,11 @@ describe('budget table', () => {
       [
         'gpt-4o-mini · prices of 2026-02-03 · tokenizer o200k_base · 2 conversations · tokens: mean sent at that turn by the conversations that reach it',
         '',
-        '| policy | tokens @ turn 1 | tokens @ turn 5 | cost / conversation | cost / 1,000 conversations |   retention | overflows |',
-        '| ------ | --------------: | --------------: | ------------------: | -------------------------: | ----------: | --------: |',
-        '| p      |              75 |             500 |           $0.001235 |                     $1.235 | 66.7% (2/3) |         1 |',
-        '| q      |              11 |              10 |           $0.000500 |                     $0.500 |           - |         0 |',
-        '| r      |       1,234,567 |       1,234,567 |   $1,172,839.450617 |         $1,172,839,450.617 |           - |         0 |',
+        '| policy | tokens @ turn 1 | tokens @ turn 5 | cost / conversation | cost / 1,000 conversations |                 retention | overflows |',
+        '| ------ | --------------: | --------------: | ------------------: | -------------------------: | ------------------------: | --------: |',
+        '| p      |              75 |             500 |           $0.001235 |                     $1.235 | 50.0% (2/4, 1 overflowed) |         1 |',
+        '| q      |              11 |              10 |           $0.000500 |                     $0.500 |                         - |         0 |',
+        '| r      |       1,234,567 |       1,234,567 |   $1,172,839.450617 |         $1,172,839,450.617 |                         - |         0 |',
         '',
       ].join('\n'),
     );
@@ -103,10 +105,10 @@ describe('budget table', () => {
   it('writes CSV with plain numbers', () => {
     expect(budgetCsv(results)).toBe(
       [
-        'policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios',
-        'p,75,500,0.00123457,1.2346,3,2,0.6667,1,2',
-        'q,11,10,0.00050000,0.5000,0,0,,0,2',
-        'r,1234567,1234567,1172839.45061728,1172839450.6173,0,0,,0,2',
+        'policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes',
+        'p,75,500,0.00123457,1.2346,4,2,0.5000,1,2,1',
+        'q,11,10,0.00050000,0.5000,0,0,,0,2,0',
+        'r,1234567,1234567,1172839.45061728,1172839450.6173,0,0,,0,2,0',
         '',
       ].join('\n'),
     );

@@ -35,7 +35,8 @@ describe('ctxsim run writes the reports', () => {
     const a = await cli(['run', ...SMALL, '--out', join(tmp, 'a')]);
     expect(a.code).toBe(0);
     expect(readdirSync(join(tmp, 'a')).sort()).toEqual(FILES);
-    expect(a.out.split('\n')[0]).toMatch(/^policy\s+scenarios\s+input tokens/);
+    expect(a.out.split('\n')[0]).toMatch(/^gpt-4o-mini · prices of \S+ · tokenizer chars4$/);
+    expect(a.out.split('\n')[1]).toMatch(/^policy\s+scenarios\s+input tokens/);
     expect(a.err.split('\n')).toEqual(['[1/2] kavya-late-order', '[2/2] noah-amnesia', `wrote 23 files to ${join(tmp, 'a')}/`, '']);
 
     const b = await cli(['run', ...SMALL, '--out', join(tmp, 'b'), '--quiet']);
@@ -85,7 +86,7 @@ describe('ctxsim run writes the reports', () => {
     expect(r.code).toBe(0);
     expect(readdirSync(dir)).toEqual(['report.html']);
     expect(readFileSync(join(dir, 'report.html'), 'utf8').startsWith('<!doctype html>')).toBe(true);
-    expect(r.out.startsWith('policy')).toBe(true);
+    expect(r.out.split('\n')[1]!.startsWith('policy')).toBe(true);
     await cli(['run', ...SMALL, '--out', join(dir, 'turns.csv'), '--quiet']);
     expect(readFileSync(join(dir, 'turns.csv'), 'utf8').startsWith('scenario,policy,turn,')).toBe(true);
     await cli(['run', ...SMALL, '--out', join(dir, 'all.json'), '--quiet']);
@@ -118,7 +119,7 @@ describe('ctxsim table', () => {
       '| -------------------- | --------------: | --------------: | ------------------: | -------------------------: | -----------: | --------: |',
     ]);
     const csv = await cli(['table', ...SMALL, '--format', 'csv']);
-    expect(csv.out.split('\n')[0]).toBe('policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios');
+    expect(csv.out.split('\n')[0]).toBe('policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes');
     expect(csv.out.split('\n')).toHaveLength(4);
     expect(csv.err).toBe('[1/2] kavya-late-order\n[2/2] noah-amnesia\n');
   });

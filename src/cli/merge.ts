@@ -29,8 +29,8 @@ export function mergeCommand(io: IO): Command<MergeFlags> {
 /** `ctxsim merge`: reads every shard, checks they form one whole run, writes its outputs. */
 export async function merge(flags: MergeFlags, io: IO): Promise<number> {
   const out = resolve(flags.out);
-  const { output, policies, shards } = await mergeShardFiles(flags.dirs, folderSink(out));
-  io.out(policyTable({ policies }));
+  const { output, policies, info, shards } = await mergeShardFiles(flags.dirs, folderSink(out));
+  io.out(policyTable({ policies }, info));
   if (!flags.quiet) io.err(`merged ${shards} shards; wrote ${output.length} files to ${displayPath(out)}/\n`);
   return 0;
 }

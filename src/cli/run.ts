@@ -2,9 +2,11 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
+import type { PolicyRecord } from '../types.js';
 import { parseShard } from '../gate/shard.js';
 import { formatOfPath, OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
-import { policyTable } from '../report/text.js';
+import type { ReportInfo } from '../records/info.js';
+import { overflowWarnings, policyTable } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { fileSink, folderSink, shardSink, textSink } from '../study/sinks.js';
 import { displayPath } from '../study/study.js';
@@ -54,9 +56,15 @@ function outputTarget(out: string, rawOut: string | undefined, format: OutputFor
   return byExtension ? { kind: 'file', path: out, format: byExtension } : { kind: 'dir', dir: out };
 }
 
+/** Warns on stderr (even with --quiet) of each policy whose calls went over the model's context window. */
+function warnOverflows(io: IO, policies: readonly PolicyRecord[], info: ReportInfo): void {
+  for (const line of overflowWarnings(policies, info)) io.err(`ctxsim: warning: ${line}\n`);
+}
+
 /**
  * `ctxsim run`: settles where the output goes (so a bad flag fails before a
- * long run), runs the study into that sink, prints the policy table. With
+ * long run), runs the study into that sink, prints the policy table and
+ * warns of context-window overflows. With
  * `--out -` stdout carries the output and nothing else.
  */
 export async function run(flags: RunFlags, io: IO): Promise<number> {
@@ -78,19 +86,23 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     if (!flags.quiet) io.err(`${line}\n`);
   };
   if (shard && target.kind === 'dir') {
-    const { output } = await runStudyPipeline(study, shardSink(target.dir, shard), opts);
+    const { output, policies, info } = await runStudyPipeline(study, shardSink(target.dir, shard), opts);
+    warnOverflows(io, policies, info);
     say(`wrote ${displayPath(output)}; combine the shards with \`ctxsim merge\``);
   } else if (target.kind === 'dir') {
-    const { output, policies } = await runStudyPipeline(study, folderSink(target.dir), opts);
-    io.out(policyTable({ policies }));
+    const { output, policies, info } = await runStudyPipeline(study, folderSink(target.dir), opts);
+    io.out(policyTable({ policies }, info));
+    warnOverflows(io, policies, info);
     say(`wrote ${output.length} files to ${displayPath(target.dir)}/${baseline ? ` and the baseline ${displayPath(baseline)}` : ''}`);
   } else if (target.kind === 'file') {
-    const { policies } = await runStudyPipeline(study, fileSink(target.path, target.format), opts);
-    io.out(policyTable({ policies }));
+    const { policies, info } = await runStudyPipeline(study, fileSink(target.path, target.format), opts);
+    io.out(policyTable({ policies }, info));
+    warnOverflows(io, policies, info);
     say(`wrote ${displayPath(target.path)}`);
   } else {
-    const { output } = await runStudyPipeline(study, textSink(target.format), opts);
+    const { output, policies, info } = await runStudyPipeline(study, textSink(target.format), opts);
     io.out(output);
+    warnOverflows(io, policies, info);
   }
   return 0;
 }

@@ -7,7 +7,7 @@ import { chooseModel, type CostSettings } from '../pricing/settings.js';
 import { policyViolations } from '../message-rules/blame.js';
 import type { RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
-import type { Conversation, Message, ProbeRecord, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
+import type { Conversation, Message, ProbeOutcome, ProbeRecord, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
 import { SafetyWatch } from './safety.js';
 import { FactLedger, type Presence } from './score.js';
 import type { ConversationEnd } from './summary.js';
@@ -98,7 +98,7 @@ export function* replaySteps(
     r.commit(info, upkeep);
     const priced = r.price(turn.index, model, calls, upkeep, onCall);
     const row = r.record(turn.index, calls[0]!.plan, sent, priced);
-    r.score(turn, calls[0]!.plan, row);
+    r.score(turn, calls[0]!.plan, priced.firstOverflow, row);
     yield row;
   }
   return r.finish();
@@ -129,6 +129,8 @@ interface Priced {
   costUpkeep: bigint;
   latencyMs: number;
   overflow: boolean;
+  /** The first call (the one probes are scored on) was over the context window. */
+  firstOverflow: boolean;
   fallback: boolean;
 }
 
@@ -234,6 +236,7 @@ class Replayer {
       costUpkeep: 0n,
       latencyMs: 0,
       overflow: false,
+      firstOverflow: false,
       fallback: false,
     };
     for (const call of calls) {
@@ -249,6 +252,7 @@ class Replayer {
       p.costOutput += c.output;
       p.latencyMs += c.latencyMs;
       p.overflow ||= c.overflow;
+      if (call === calls[0]) p.firstOverflow = c.overflow;
       p.fallback ||= c.fallback;
     }
     for (const u of upkeep) {
@@ -303,12 +307,19 @@ class Replayer {
     return row;
   }
 
-  /** Scores the turn's probes on the prompt of its first call; counts them in `row`. */
-  score(turn: Turn, first: PromptPlan, row: TurnRecord): void {
+  /**
+   * Scores the turn's probes on the prompt of its first call; counts them in
+   * `row`. When that call was over the context window a real backend rejects
+   * it: every probe is an `overflow` (where the value was in the prompt is
+   * still its source), never retained and never a violation.
+   */
+  score(turn: Turn, first: PromptPlan, overflow: boolean, row: TurnRecord): void {
     for (const fact of turn.probe) {
       const state = this.ledger.at(fact, turn.index)!;
       // A forgotten fact has no current value: finding its last (or an older) value is a violation.
-      const { outcome, source } = this.ctx.presence.score(first.messages, state.current.value, state.older);
+      const found = this.ctx.presence.score(first.messages, state.current.value, state.older);
+      const { source } = found;
+      const outcome: ProbeOutcome = overflow ? 'overflow' : found.outcome;
       if (!state.forgotten) {
         row.probes++;
         if (outcome === 'retained') row.retained++;
@@ -322,7 +333,7 @@ class Replayer {
         ageTurns: turn.index - state.current.turn,
         source,
         expected: state.forgotten ? 'missing' : 'retained',
-        violation: state.forgotten && outcome !== 'missing',
+        violation: state.forgotten && outcome !== 'missing' && outcome !== 'overflow',
       });
     }
   }

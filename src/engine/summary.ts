@@ -1,4 +1,4 @@
-import type { ArtifactKind, PolicyRecord, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
+import type { ArtifactKind, PolicyRecord, ProbeOutcome, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
 
 /** What a conversation's memory holds once it is over. */
 export interface ConversationEnd {
@@ -24,13 +24,14 @@ function ratio(a: number, b: number): number | null {
 /**
  * One row per scenario × policy, from its turn and probe records and what it
  * stores at the end. Retention counts the probes that expect the current
- * value; probes of forgotten facts count apart, as zombie probes when they
- * found a value.
+ * value; a probe on a call over the context window is one of them, not
+ * retained, and counts apart as an overflow probe; probes of forgotten facts
+ * count apart, as zombie probes when they found a value.
  */
 export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly ProbeRecord[], end: ConversationEnd = NOTHING_STORED): SummaryRecord {
   const first = turns[0]!;
   const probes = allProbes.filter((p) => p.expected !== 'missing');
-  const count = (o: string) => probes.filter((p) => p.outcome === o).length;
+  const count = (o: ProbeOutcome) => probes.filter((p) => p.outcome === o).length;
   const lost = probes.find((p) => p.outcome !== 'retained');
   const totalCost = turns[turns.length - 1]!.cumulativeCost;
   const latencies = turns.map((t) => t.latencyMs);
@@ -52,6 +53,7 @@ export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly Prob
     retained,
     stale: count('stale'),
     missing: count('missing'),
+    overflowProbes: count('overflow'),
     retention: ratio(retained, probes.length),
     firstLostTurn: lost ? lost.turn : null,
     latencyP50Ms: percentile(latencies, 50),
@@ -107,9 +109,11 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): Omit<PolicyRecord, '
       retained,
       stale: sumOf(rows, (r) => r.stale),
       missing: sumOf(rows, (r) => r.missing),
+      overflowProbes: sumOf(rows, (r) => r.overflowProbes),
       retention: ratio(retained, probes),
       storedBytesMean: Math.round(sumOf(rows, (r) => r.storedBytes) / rows.length),
       storedBytesP95: percentile(rows.map((r) => r.storedBytes), 95),
+      latencyP95Ms: percentile(rows.map((r) => r.latencyP95Ms), 95),
       zombieArtifacts: sumOf(rows, (r) => r.zombieArtifacts),
       zombiePromptTurns: sumOf(rows, (r) => r.zombiePromptTurns),
       zombieProbes: sumOf(rows, (r) => r.zombieProbes),

@@ -121,6 +121,7 @@ export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [
   ['stored_bytes', (r) => r.storedBytes],
   ['zombies', (r) => r.zombies.join(';')],
   ['zombie_probes', (r) => r.zombieProbes],
+  ['overflow_probes', (r) => r.overflowProbes],
 ];
 
 export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
@@ -148,6 +149,8 @@ export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
   ['zombie_probes', (r) => r.zombieProbes],
   ['injection_exposure_turns', (r) => r.injectionExposureTurns],
   ['violations', (r) => r.violations],
+  ['overflow_probes', (r) => r.overflowProbes],
+  ['latency_p95_ms', (r) => r.latencyP95Ms],
 ];
 
 export const VIOLATION_COLUMNS: readonly Column<ViolationRecord>[] = [

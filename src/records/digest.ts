@@ -30,7 +30,7 @@ export interface CostParts {
   upkeep: Pico;
 }
 
-/** Retention probes of one policy whose fact's age fell in one bucket, and how many were retained. */
+/** Retention probes of one policy whose fact's age fell in one bucket, and how many were retained (an overflow probe is not). */
 export interface RetentionCell {
   policy: string;
   bucket: number;
@@ -56,7 +56,7 @@ export interface Digest {
   costParts: Map<string, CostParts>;
   /** Retention probes per (policy, age bucket), in first-seen order; buckets without probes are left out. */
   retentionByAge: RetentionCell[];
-  /** Retention probes whose fact was not retained (stale or missing), in record order. */
+  /** Retention probes whose fact was not retained (stale, missing or overflow), in record order. */
   lost: ProbeRecord[];
 }
 
@@ -277,7 +277,7 @@ export function retentionByAge(probes: readonly ProbeRecord[]): RetentionCell[] 
   return digestRecords({ probes }).retentionByAge;
 }
 
-/** Probes whose fact was not retained (stale or missing), in record order. */
+/** Probes whose fact was not retained (stale, missing or overflow), in record order. */
 export function lostProbes(probes: readonly ProbeRecord[]): ProbeRecord[] {
   return digestRecords({ probes }).lost;
 }

@@ -17,6 +17,8 @@ export interface BudgetRow {
   retained: number;
   retention: number | null;
   overflowTurns: number;
+  /** Probes scored on calls over the context window (not retained). */
+  overflowProbes: number;
   scenarios: number;
 }
 
@@ -47,6 +49,7 @@ export function budgetTable(results: Pick<Results, 'policies'> & Digested): Budg
       retained: p.retained,
       retention: p.retention,
       overflowTurns: p.overflowTurns,
+      overflowProbes: p.overflowProbes,
       scenarios: p.scenarios,
     };
   });
@@ -66,6 +69,7 @@ export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string
     'retention',
     'overflow_turns',
     'scenarios',
+    'overflow_probes',
   ];
   const rows = t.rows.map((r) => [
     r.policy,
@@ -77,6 +81,7 @@ export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string
     fraction(r.retention),
     r.overflowTurns,
     r.scenarios,
+    r.overflowProbes,
   ]);
   return [header, ...rows].map(csvLine).join('');
 }
@@ -91,7 +96,9 @@ export interface DisplayTable {
 /**
  * The budget table as people read it: tokens with thousands separators,
  * money as `$1,234.5678` with one precision per column (three significant
- * digits of its smallest value), retention as `92.5% (37/40)`.
+ * digits of its smallest value), retention as `92.5% (37/40)` — with
+ * `, 3 overflowed` when probes fell on calls over the context window —
+ * and overflows as the turns that went over it.
  */
 export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): DisplayTable {
   const t = budgetTable(results);
@@ -110,7 +117,7 @@ export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): Di
     ...r.tokensAt.map((n) => grouped(n)),
     dollars(r.costPerConversation, perConversation),
     dollars(r.costPer1000, per1000),
-    r.probes ? `${percent(r.retention)} (${grouped(r.retained)}/${grouped(r.probes)})` : '-',
+    r.probes ? `${percent(r.retention)} (${grouped(r.retained)}/${grouped(r.probes)}${r.overflowProbes ? `, ${grouped(r.overflowProbes)} overflowed` : ''})` : '-',
     grouped(r.overflowTurns),
   ]);
   return { header, rows, numeric: new Set(header.map((_, i) => i).filter((i) => i > 0)) };

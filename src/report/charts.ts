@@ -99,6 +99,13 @@ function plural(n: number, word: string): string {
   return `${grouped(n)} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** A subtitle line when some probes were scored on calls over the context window (none otherwise): they count as not retained. */
+function overflowNote(results: Pick<Results, 'policies'>): string[] {
+  const over = results.policies.filter((p) => p.overflowProbes > 0);
+  if (!over.length) return [];
+  return [`Over the context window (the call would be rejected): not retained — ${over.map((p) => `${p.policy} ${plural(p.overflowProbes, 'probe')}`).join(', ')}`];
+}
+
 function conversationCount(results: Pick<Results, 'policies'>): number {
   return results.policies[0]?.scenarios ?? 0;
 }
@@ -205,6 +212,7 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
   const notes = [
     'Filled: Pareto-optimal (no other policy is as cheap and retains as much, and better at one); hollow: dominated',
     ...(skipped ? [`${plural(skipped, 'policy')} without probes not shown`] : []),
+    ...overflowNote(results),
   ];
   const textLayer = (align: 'left' | 'right') => ({
     data: { values: labels.filter((l) => l.align === align).map(({ x, y, text }) => ({ x, y, text })) },
@@ -271,7 +279,7 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
     name,
     title,
     spec: {
-      ...base(name, title, ['Share of probes whose current value was in the prompt; a tick at 0 means none was'], info, 'Grouped bar chart of retention by fact age bucket, one bar per policy.'),
+      ...base(name, title, ['Share of probes whose current value was in the prompt; a tick at 0 means none was', ...overflowNote(results)], info, 'Grouped bar chart of retention by fact age bucket, one bar per policy.'),
       width,
       data: { values },
       layer: [

@@ -1,3 +1,4 @@
+import type { ProbeRecord } from '../types.js';
 import { policyNames, reported, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, type DisplayTable } from './budget.js';
 import { dollars, grouped, moneyDecimals, percent } from '../records/format.js';
@@ -77,7 +78,7 @@ function scenarioTable(results: Reported): DisplayTable {
     grouped(s.peakInputTokens),
     dollars(s.totalCost, decimals),
     grouped(s.overflowTurns),
-    s.probes ? `${grouped(s.retained)}/${grouped(s.probes)}` : '-',
+    s.probes ? `${grouped(s.retained)}/${grouped(s.probes)}${s.overflowProbes ? `, ${grouped(s.overflowProbes)} overflowed` : ''}` : '-',
     percent(s.retention),
     s.firstLostTurn === null ? '-' : String(s.firstLostTurn),
   ]);
@@ -92,6 +93,12 @@ const SOURCE_NOTE: Record<string, string> = {
   none: 'nowhere',
 };
 
+/** What a lost probe found instead: an older value (where), nothing, or a call rejected over the context window. */
+function foundInstead(l: ProbeRecord): string {
+  if (l.outcome === 'overflow') return 'the call was over the context window';
+  return l.outcome === 'stale' ? (SOURCE_NOTE[l.source] ?? l.source) : 'nothing';
+}
+
 function lostSection(results: Reported): string {
   const lost = results.digest.lost;
   if (!results.digest.probes) return '<p>No fact was probed in this study.</p>';
@@ -104,10 +111,10 @@ function lostSection(results: Reported): string {
     .join(' · ');
   const t: DisplayTable = {
     header: ['scenario', 'policy', 'turn', 'fact', 'outcome', 'turns since stated', 'found instead'],
-    rows: lost.map((l) => [l.scenario, l.policy, String(l.turn), l.fact, l.outcome, grouped(l.ageTurns), l.outcome === 'stale' ? (SOURCE_NOTE[l.source] ?? l.source) : 'nothing'].map(String)),
+    rows: lost.map((l) => [l.scenario, l.policy, String(l.turn), l.fact, l.outcome, grouped(l.ageTurns), foundInstead(l)].map(String)),
     numeric: new Set([2, 5]),
   };
-  return `<p>${grouped(lost.length)} of ${grouped(results.digest.probes)} probes were not retained (${perPolicy}). <em>stale</em>: only an older value was sent; <em>missing</em>: no value was.</p>\n${table(t, 'lost')}`;
+  return `<p>${grouped(lost.length)} of ${grouped(results.digest.probes)} probes were not retained (${perPolicy}). <em>stale</em>: only an older value was sent; <em>missing</em>: no value was${lost.some((l) => l.outcome === 'overflow') ? '; <em>overflow</em>: the call was over the model&#39;s context window, so a real backend would have rejected it' : ''}.</p>\n${table(t, 'lost')}`;
 }
 
 const STYLE = `
