@@ -7,7 +7,7 @@ import type { PolicyVariant } from '../src/policies/spec.js';
 import type { PromptPlan } from '../src/policies/types.js';
 import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
 import { policyFromString } from '../src/study/study.js';
-import { messageText, TokenCounter } from '../src/tokens/counter.js';
+import { TokenCounter } from '../src/tokens/counter.js';
 import type { Conversation, Message, Turn, UpkeepCall } from '../src/types.js';
 
 /** A scenario from YAML text. */
@@ -64,11 +64,6 @@ export function labels(messages: readonly Message[]): string[] {
 }
 
 const KIND: Record<string, string> = { user: 'u', assistant: 'a', 'tool call': 'call', 'tool result': 'tool' };
-
-/** The whole text of a prompt, lower-cased, for "is this value sent" checks. */
-export function sentText(messages: readonly Message[]): string {
-  return messages.map(messageText).join('\n').toLowerCase();
-}
 
 /** A scenario file under test/fixtures. */
 export function fixture(name: string): Conversation {

@@ -2,9 +2,8 @@ import { messageText } from '../tokens/counter.js';
 import type { ArtifactKind, Message } from '../types.js';
 import { normalize } from '../text/normalize.js';
 import { holds, redactText } from '../upkeep/redact.js';
-import type { Transcript } from './_transcript.js';
 import type { CommonParams } from './params.js';
-import type { Artifact, ForgetFact, PolicySession, TurnInfo } from './types.js';
+import type { Artifact, ForgetFact, TurnInfo } from './types.js';
 
 /** Every value of the facts to forget, once each. */
 export function valuesOf(facts: readonly ForgetFact[]): string[] {
@@ -19,24 +18,6 @@ export function cascades(params: Pick<CommonParams, 'forget'>): boolean {
 /** True when this turn is kept out of memory: flagged `injection: true` under `moderation: drop`. */
 export function moderated(params: Pick<CommonParams, 'moderation'>, info: TurnInfo): boolean {
   return params.moderation === 'drop' && info.turn.injection;
-}
-
-/**
- * `commit` and `forget` of a policy whose only memory is its raw transcript:
- * store each exchange (unless moderated), redact forgotten values. Cascade and
- * naive erase the same there.
- */
-export function transcriptMemory(history: Transcript, params: Pick<CommonParams, 'moderation'>): Pick<PolicySession, 'commit' | 'forget'> {
-  return {
-    commit(exchange, info) {
-      if (!moderated(params, info)) history.add(exchange);
-      return [];
-    },
-    forget(facts) {
-      history.redact(valuesOf(facts));
-      return [];
-    },
-  };
 }
 
 /**

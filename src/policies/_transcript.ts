@@ -1,6 +1,8 @@
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message } from '../types.js';
-import { redactMessage } from './_forget.js';
+import { moderated, redactMessage, valuesOf } from './_forget.js';
+import type { CommonParams } from './params.js';
+import type { PolicySession } from './types.js';
 
 /** The messages of one finished turn: the user message first, then tool messages and the reply. */
 export type Exchange = readonly Message[];
@@ -90,4 +92,22 @@ export function fromFirstUser(messages: readonly Message[]): Message[] {
 /** Prompt = pinned + memory + pending, and whether the fixed part alone breaks the budget. */
 export function fixedTokens(tokens: TokenCounter, fixed: readonly Message[]): number {
   return tokens.overhead.replyPriming + sum(tokens, fixed);
+}
+
+/**
+ * `commit` and `forget` of a policy whose only memory is its raw transcript:
+ * store each exchange (unless moderated), redact forgotten values. Cascade and
+ * naive erase the same there.
+ */
+export function transcriptMemory(history: Transcript, params: Pick<CommonParams, 'moderation'>): Pick<PolicySession, 'commit' | 'forget'> {
+  return {
+    commit(exchange, info) {
+      if (!moderated(params, info)) history.add(exchange);
+      return [];
+    },
+    forget(facts) {
+      history.redact(valuesOf(facts));
+      return [];
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { transcriptArtifact, transcriptMemory } from './_forget.js';
-import { pinned, Transcript } from './_transcript.js';
+import { transcriptArtifact } from './_forget.js';
+import { pinned, Transcript, transcriptMemory } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { boolean, int } from './params.js';
 

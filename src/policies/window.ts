@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { transcriptArtifact, transcriptMemory } from './_forget.js';
-import { fixedTokens, pinned, sum, Transcript } from './_transcript.js';
+import { transcriptArtifact } from './_forget.js';
+import { fixedTokens, pinned, sum, Transcript, transcriptMemory } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { BUDGET, int } from './params.js';
 
