@@ -34,10 +34,40 @@ afterEach(() => {
 });
 
 describe('ctxsim check', () => {
-  it('passes an unchanged study', async () => {
+  it('passes an unchanged study: one line per policy', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--quiet');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('### ctxsim check: passed');
+    expect(r.stdout).toBe(
+      [
+        '### ctxsim check: passed',
+        '',
+        'Limits per scenario × policy: cost +5%, retention −0 probes.',
+        '',
+        '- full: cost $0.000125 → $0.000125 (+0.0%), retained 1/1 → 1/1 (2 scenarios)',
+        '- window-turns:turns=2: cost $0.000116 → $0.000116 (+0.0%), retained 0/1 → 0/1 (2 scenarios)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('--verbose prints every scenario × policy row', async () => {
+    const r = await cli('check', study(), '--baseline', baseline(), '--verbose', '--quiet');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      [
+        '### ctxsim check: passed',
+        '',
+        'Limits per scenario × policy: cost +5%, retention −0 probes.',
+        '',
+        '| verdict | scenario | policy | cost before | cost after | Δ cost | retained before | retained after | overflows before | overflows after | why |',
+        '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
+        '| pass | kavya-late-order | full | $0.000051 | $0.000051 | +0.0% | 0/0 | 0/0 | 0 | 0 |  |',
+        '| pass | kavya-late-order | window-turns:turns=2 | $0.000051 | $0.000051 | +0.0% | 0/0 | 0/0 | 0 | 0 |  |',
+        '| pass | noah-amnesia | full | $0.000074 | $0.000074 | +0.0% | 1/1 | 1/1 | 0 | 0 |  |',
+        '| pass | noah-amnesia | window-turns:turns=2 | $0.000065 | $0.000065 | +0.0% | 0/1 | 0/1 | 0 | 0 |  |',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('a dearer model trips the gate and names every scenario × policy', async () => {
@@ -47,19 +77,22 @@ describe('ctxsim check', () => {
     // gpt-4o costs 2.5e-6/1e-5 against 1.5e-7/6e-7 per token: input ×16.67, output ×16.67 → +1566.7%
     expect(r.stdout).toContain('| fail | kavya-late-order | full | $0.000051 | $0.000855 | +1566.7% |');
     expect(r.stdout.match(/^\| fail \|/gm)).toHaveLength(4);
+    expect(r.stdout).toContain(`| fail | kavya-late-order | full | $0.000051 | $0.000855 | +1566.7% | 0/0 | 0/0 | 0 | 0 | cost $0.000051 → $0.000855 (+1566.7%, limit +5%) |`);
+    // The command that accepts it repeats the flags that changed the run.
+    expect(r.stdout.endsWith(`To accept the change, save the new baseline:\n\n    npx ctxsim run ${study()} --model gpt-4o --save-baseline ${baseline()} --force\n`)).toBe(true);
   });
 
   it('an improvement passes', async () => {
     await cli('run', study(), '--model', 'gpt-4o', '--save-baseline', baseline(), '--force', '--out', join(dir, 'turns.csv'), '--quiet');
     const r = await cli('check', study(), '--baseline', baseline(), '--quiet');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('| pass | kavya-late-order | full | $0.000855 | $0.000051 | -94.0% |');
+    expect(r.stdout).toContain('- full: cost $0.002083 → $0.000125 (-94.0%), retained 1/1 → 1/1 (2 scenarios)\n');
   });
 
   it('a longer system prompt in a scenario trips it for that scenario only', async () => {
     const f = join(dir, 'scenarios', 'noah-amnesia.yaml');
     writeFileSync(f, readFileSync(f, 'utf8').replace('system: You are a friendly assistant.', `system: You are a friendly assistant. ${'Always be polite. '.repeat(30)}`));
-    const r = await cli('check', study(), '--baseline', baseline(), '--quiet');
+    const r = await cli('check', study(), '--baseline', baseline(), '--verbose', '--quiet');
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('- scenario changed: noah-amnesia');
     expect(r.stdout).toMatch(/^\| fail \| noah-amnesia \| full \|/m);
@@ -68,7 +101,7 @@ describe('ctxsim check', () => {
   });
 
   it('a larger budget (re-parameterized policy) is compared with its old variant and trips it', async () => {
-    const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'full', '--policy', 'window-turns:turns=4', '--quiet');
+    const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'full', '--policy', 'window-turns:turns=4', '--verbose', '--quiet');
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('- policy: window-turns:turns=2 → window-turns:turns=4');
     // noah: turns 4 and 5 now send 3 and 4 earlier exchanges instead of 2: dearer, and the name is retained again.
@@ -77,19 +110,75 @@ describe('ctxsim check', () => {
     expect(r.stdout).toMatch(/^\| pass \| kavya-late-order \| window-turns:turns=2 → window-turns:turns=4 \|.*\| \+0\.0% \|/m);
   });
 
-  it('a retention drop trips it', async () => {
+  it('a retention drop trips it: the failing row, the fact lost at its turn, the command that accepts it', async () => {
     await cli('run', study(), '--policy', 'window-turns:turns=4', '--save-baseline', baseline(), '--force', '--out', join(dir, 'turns.csv'), '--quiet');
     const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-turns:turns=3', '--quiet');
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^\| fail \| noah-amnesia \| window-turns:turns=4 → window-turns:turns=3 \|.*\| 1\/1 \| 0\/1 \|.*retention: 1 more probe\(s\) not retained \(limit 0\) \|$/m);
+    expect(r.stdout).toBe(
+      [
+        '### ctxsim check: FAILED (1 regression)',
+        '',
+        'Limits per scenario × policy: cost +5%, retention −0 probes.',
+        '',
+        "The study differs from the baseline's:",
+        '',
+        '- policies added: window-turns:turns=3',
+        '- policies removed: window-turns:turns=4',
+        '- policy: window-turns:turns=4 → window-turns:turns=3',
+        '',
+        '| verdict | scenario | policy | cost before | cost after | Δ cost | retained before | retained after | overflows before | overflows after | why |',
+        '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
+        '| fail | noah-amnesia | window-turns:turns=4 → window-turns:turns=3 | $0.000074 | $0.000071 | -4.1% | 1/1 | 0/1 | 0 | 0 | retained 1/1 → 0/1 (1 more probe lost, limit 0) |',
+        '',
+        'Facts lost:',
+        '',
+        '- noah-amnesia, window-turns:turns=3: `name` at turn 5 (missing)',
+        '',
+        'To accept the change, save the new baseline:',
+        '',
+        `    npx ctxsim run ${study()} --policy window-turns:turns=3 --save-baseline ${baseline()} --force`,
+        '',
+      ].join('\n'),
+    );
     const lenient = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-turns:turns=3', '--max-retention-drop', '1', '--quiet');
     expect(lenient.code).toBe(0);
+    const points = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-turns:turns=3', '--max-retention-drop', '2.5%', '--json', '--quiet');
+    expect(points.code).toBe(1);
+    const row = JSON.parse(points.stdout).rows[0];
+    expect(row.reasons).toEqual(['retained 1/1 → 0/1 (100.0% → 0.0%, limit −2.5% points)']);
+    expect(row.lostFacts).toEqual([{ fact: 'name', turn: 5, outcome: 'missing' }]);
+  });
+
+  it('a bare number as a cost limit is refused (fraction or percentage?)', async () => {
+    const r = await cli('check', study(), '--baseline', baseline(), '--max-cost-increase', '0.25', '--quiet');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('ctxsim: --max-cost-increase: write 25% or 0.25% (a bare number could be a fraction or a percentage), got 0.25\n');
+    writeFileSync(study(), `${readFileSync(study(), 'utf8')}gate: {maxCostIncrease: 5}\n`);
+    const s = await cli('check', study(), '--baseline', baseline(), '--quiet');
+    expect(s.code).toBe(2);
+    expect(s.stderr).toBe('ctxsim: gate.maxCostIncrease: write 500% or 5% (a bare number could be a fraction or a percentage), got 5\n');
+    // The limit prints as given, unrounded.
+    const exact = await cli('check', study(), '--baseline', baseline(), '--max-cost-increase', '0.25%', '--max-retention-drop', '2.5%', '--quiet');
+    expect(exact.code).toBe(0);
+    expect(exact.stdout).toContain('\nLimits per scenario × policy: cost +0.25%, retention −2.5% (points).\n');
+  });
+
+  it('--out DIR writes the new run\'s reports there', async () => {
+    const out = join(dir, 'check-out');
+    const r = await cli('check', study(), '--baseline', baseline(), '--out', out, '--quiet');
+    expect(r.code).toBe(0);
+    const whole = join(dir, 'run-out');
+    expect((await cli('run', study(), '--out', whole, '--quiet')).code).toBe(0);
+    const files = readdirSync(whole).sort();
+    expect(files).toContain('report.html');
+    expect(readdirSync(out).sort()).toEqual(files);
+    for (const f of files.filter((f) => f !== 'results.json')) expect(readFileSync(join(out, f)).equals(readFileSync(join(whole, f))), f).toBe(true);
   });
 
   it('rows on one side only are listed, not failed', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'full', '--policy', 'window-tokens:budget=50', '--policy', 'window-turns:turns=2', '--quiet');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^\| added \| kavya-late-order \| window-tokens:budget=50 \|/m);
+    expect(r.stdout).toContain('\n- window-tokens:budget=50: added for kavya-late-order\n- window-tokens:budget=50: added for noah-amnesia\n');
   });
 
   it('appends the table to $GITHUB_STEP_SUMMARY and writes parseable JUnit XML', async () => {
@@ -107,6 +196,9 @@ describe('ctxsim check', () => {
     const suite = doc.testsuites.testsuite;
     expect(suite['@_tests']).toBe('4');
     expect(suite['@_failures']).toBe('4');
+    // Each failure says the value before and after.
+    const kavya = suite.testcase.find((c: Record<string, string>) => c['@_classname'] === 'kavya-late-order' && c['@_name'] === 'full');
+    expect(kavya.failure['@_message']).toBe('cost $0.000051 → $0.000855 (+1566.7%, limit +5%)');
     expect(suite.testcase.map((c: Record<string, string>) => `${c['@_classname']}/${c['@_name']}`).sort()).toEqual([
       'kavya-late-order/full',
       'kavya-late-order/window-turns:turns=2',

@@ -7,7 +7,7 @@ import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLi
 import { gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
 import { checkFileTarget, writeFileAtomic } from '../study/files.js';
 import { runStudyPipeline } from '../study/pipeline.js';
-import { digestSink } from '../study/sinks.js';
+import { gateSink } from '../study/sinks.js';
 import { displayPath, type Study } from '../study/study.js';
 import type { Command } from './_command.js';
 import { studyEvents, type IO } from './_io.js';
@@ -19,6 +19,7 @@ interface CheckFlags extends StudyFlags {
   maxRetentionDrop?: string;
   junit?: string;
   json?: boolean;
+  verbose?: boolean;
   quiet?: boolean;
 }
 
@@ -30,10 +31,11 @@ export function checkCommand(io: IO): Command<CheckFlags> {
       y
         .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
         .option('baseline', { type: 'string', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' })
-        .option('max-cost-increase', { type: 'string', describe: 'allowed cost rise per scenario × policy (default 5%)' })
+        .option('max-cost-increase', { type: 'string', describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)' })
         .option('max-retention-drop', { type: 'string', describe: 'allowed retention drop: probes (default 0) or points (2%)' })
         .option('junit', { type: 'string', describe: 'also write JUnit XML here' })
         .option('json', { type: 'boolean', describe: 'print the result as JSON instead of a table' })
+        .option('verbose', { type: 'boolean', describe: 'print every scenario × policy row, also when it passes' })
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
         .options(STUDY_OPTIONS),
     handler: (argv: CheckFlags) => check(argv, io),
@@ -42,12 +44,40 @@ export function checkCommand(io: IO): Command<CheckFlags> {
 
 /** Flags win over the study's `gate:` block, which wins over the defaults. */
 function limitsFor(flags: CheckFlags, study: Study): GateLimits {
-  const cost = flags.maxCostIncrease ?? study.gate?.maxCostIncrease;
-  const drop = flags.maxRetentionDrop ?? study.gate?.maxRetentionDrop;
-  return {
-    maxCostIncrease: cost === undefined ? DEFAULT_LIMITS.maxCostIncrease : parsePercent('--max-cost-increase', cost),
-    maxRetentionDrop: drop === undefined ? DEFAULT_LIMITS.maxRetentionDrop : parseRetentionLimit('--max-retention-drop', drop),
+  const gate = study.gate ?? {};
+  const cost = flags.maxCostIncrease !== undefined ? parsePercent('--max-cost-increase', flags.maxCostIncrease) : gate.maxCostIncrease !== undefined ? parsePercent('gate.maxCostIncrease', gate.maxCostIncrease) : DEFAULT_LIMITS.maxCostIncrease;
+  const drop =
+    flags.maxRetentionDrop !== undefined
+      ? parseRetentionLimit('--max-retention-drop', flags.maxRetentionDrop)
+      : gate.maxRetentionDrop !== undefined
+        ? parseRetentionLimit('gate.maxRetentionDrop', gate.maxRetentionDrop)
+        : DEFAULT_LIMITS.maxRetentionDrop;
+  return { maxCostIncrease: cost, maxRetentionDrop: drop };
+}
+
+/** A word for a shell: quoted unless it is plain. */
+const shellWord = (s: string) => (/^[\w./:=,@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The flags that change what a run computes, as given (so the accepting run computes the same). */
+function studyArgs(flags: CheckFlags): string[] {
+  const args: string[] = [];
+  const add = (flag: string, v: string | number | undefined) => {
+    if (v !== undefined) args.push(flag, String(v));
   };
+  add('--seed', flags.seed);
+  for (const p of flags.policy ?? []) add('--policy', p);
+  for (const p of flags.scenario ?? []) add('--scenario', p);
+  add('--model', flags.model);
+  add('--tokenizer', flags.tokenizer);
+  add('--prices', flags.prices);
+  add('--cache', flags.cache);
+  return args;
+}
+
+/** The command that saves this run as the new baseline, with the study and baseline paths as used. */
+function acceptCommand(flags: CheckFlags, baseline: string): string {
+  const words = ['npx', 'ctxsim', 'run', ...(flags.study ? [flags.study] : []), ...studyArgs(flags), '--save-baseline', baseline, '--force'];
+  return words.map(shellWord).join(' ');
 }
 
 /** `ctxsim check`: exit 0 pass, 1 regression. */
@@ -59,12 +89,15 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
   const baseline = readBaseline(file, displayPath(file));
   const limits = limitsFor(flags, study);
-  const run = await runStudyPipeline(study, digestSink(), studyEvents(io, flags.quiet));
-  const result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits);
-  const table = gateMarkdown(result);
+  const out = flags.out !== undefined ? resolve(flags.out) : undefined;
+  const run = await runStudyPipeline(study, gateSink(out), studyEvents(io, flags.quiet));
+  const result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits, run.output.lost);
+  const accept = acceptCommand(flags, flags.baseline ?? displayPath(file));
+  const table = gateMarkdown(result, { accept, ...(flags.verbose && { verbose: true }) });
   io.out(flags.json ? gateJson(result) : table);
   const summary = process.env.GITHUB_STEP_SUMMARY;
   if (summary) appendFileSync(summary, `${table}\n`);
   if (flags.junit) writeFileAtomic(resolve(flags.junit), gateJunit(result));
+  if (out !== undefined && !flags.quiet) io.err(`reports: ${displayPath(out)}\n`);
   return result.failed ? 1 : 0;
 }

@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import type { ProbeRecord } from '../types.js';
 import type { Baseline, BaselineRow, StudyFingerprint } from './baseline.js';
 
 /** Retention may drop by a number of probes (`1`) or by percentage points of retention (`2%`). */
@@ -26,20 +27,57 @@ export interface RowComparison {
   costChange: number | null;
   /** Change in probes not retained (positive = forgets more). */
   lostChange: number;
+  /** When it retains fewer probes than its baseline: the facts the new run lost, at which turn. */
+  lostFacts?: LostFact[];
+}
+
+/** A fact a probe found not retained: at which turn, and how (`stale`, `missing`, `overflow`). */
+export interface LostFact {
+  fact: string;
+  turn: number;
+  outcome: string;
+}
+
+/** Totals of one policy over its scenarios found in both the baseline and the run. */
+export interface PolicyComparison {
+  policy: string;
+  scenarios: number;
+  costBefore: number;
+  costAfter: number;
+  /** Relative cost change, as for a row. */
+  costChange: number;
+  probesBefore: number;
+  retainedBefore: number;
+  probesAfter: number;
+  retainedAfter: number;
 }
 
 export interface GateResult {
   /** What differs between the baseline's study and this one, e.g. `model: gpt-4o-mini → gpt-4o`. */
   differences: string[];
   rows: RowComparison[];
+  /** Per policy (a re-parameterized one as `old → new`), in the run's order: totals of its compared rows. */
+  policies: PolicyComparison[];
+  limits: GateLimits;
   failed: boolean;
 }
 
-/** Parses `5%` or `0.05`-style cost limits (a bare number is a percentage). */
+/** A fraction as the percentage it was written as, unrounded: 0.0025 → `0.25%`. */
+export function percent(fraction: number): string {
+  return `${Number((fraction * 100).toPrecision(12))}%`;
+}
+
+/**
+ * Parses a percentage such as `5%` (0.05). A bare number is refused: `0.25`
+ * could mean a quarter or a quarter of a percent.
+ */
 export function parsePercent(flag: string, value: string | number): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*%?\s*$/.exec(String(value));
+  const s = String(value).trim();
+  const m = /^(\d+(?:\.\d+)?)\s*(%?)$/.exec(s);
   if (!m) throw new UsageError(`${flag}: expected a percentage such as 5%, got ${JSON.stringify(value)}`);
-  return Number(m[1]) / 100;
+  const n = Number(m[1]);
+  if (!m[2]) throw new UsageError(`${flag}: write ${percent(n)} or ${m[1]}% (a bare number could be a fraction or a percentage), got ${s}`);
+  return n / 100;
 }
 
 /** Parses a retention limit: `2%` (points of retention) or `1` (probes). */
@@ -50,26 +88,44 @@ export function parseRetentionLimit(flag: string, value: string | number): Reten
   return { probes: Number(s) };
 }
 
+/** The limits in words: `cost +5%, retention −0 probes`. */
+export function limitsText(limits: GateLimits): string {
+  const lim = limits.maxRetentionDrop;
+  const retention = 'probes' in lim ? `${lim.probes} probe${lim.probes === 1 ? '' : 's'}` : `${percent(lim.points)} (points)`;
+  return `cost +${percent(limits.maxCostIncrease)}, retention −${retention}`;
+}
+
+/** Micro-dollars as dollars with 6 decimals. */
+export const dollars = (micro: number) => `$${(micro / 1e6).toFixed(6)}`;
+/** A relative change with one decimal: `+12.5%`. */
+export const change = (c: number) => (c === Infinity ? '+∞' : `${c >= 0 ? '+' : ''}${(c * 100).toFixed(1)}%`);
+const share = (retained: number, probes: number) => `${(probes ? (retained / probes) * 100 : 100).toFixed(1)}%`;
+
 const lost = (r: BaselineRow) => r.probes - r.retained;
 const retention = (r: BaselineRow) => (r.probes ? r.retained / r.probes : 1);
 
+const relative = (before: number, after: number) => (before > 0 ? after / before - 1 : after > 0 ? Infinity : 0);
+
 function compareRow(before: BaselineRow, after: BaselineRow, limits: GateLimits): RowComparison {
   const reasons: string[] = [];
-  const costChange = before.costMicroUsd > 0 ? after.costMicroUsd / before.costMicroUsd - 1 : after.costMicroUsd > 0 ? Infinity : 0;
+  const costChange = relative(before.costMicroUsd, after.costMicroUsd);
   // A tiny epsilon keeps float noise from tripping an exact-threshold comparison.
   if (costChange > limits.maxCostIncrease + 1e-9) {
-    reasons.push(`cost +${(costChange * 100).toFixed(1)}% > ${(limits.maxCostIncrease * 100).toFixed(1)}%`);
+    reasons.push(`cost ${dollars(before.costMicroUsd)} → ${dollars(after.costMicroUsd)} (${change(costChange)}, limit +${percent(limits.maxCostIncrease)})`);
   }
   const lostChange = lost(after) - lost(before);
   const lim = limits.maxRetentionDrop;
+  const retainedText = `retained ${before.retained}/${before.probes} → ${after.retained}/${after.probes}`;
   if ('probes' in lim && lostChange > lim.probes) {
-    reasons.push(`retention: ${lostChange} more probe(s) not retained (limit ${lim.probes})`);
+    reasons.push(`${retainedText} (${lostChange} more probe${lostChange === 1 ? '' : 's'} lost, limit ${lim.probes})`);
   }
   if ('points' in lim) {
     const drop = retention(before) - retention(after);
-    if (drop > lim.points + 1e-9) reasons.push(`retention −${(drop * 100).toFixed(1)} points > ${(lim.points * 100).toFixed(1)}`);
+    if (drop > lim.points + 1e-9) {
+      reasons.push(`${retainedText} (${share(before.retained, before.probes)} → ${share(after.retained, after.probes)}, limit −${percent(lim.points)} points)`);
+    }
   }
-  if (after.overflowTurns > before.overflowTurns) reasons.push(`new overflows: ${before.overflowTurns} → ${after.overflowTurns} turns`);
+  if (after.overflowTurns > before.overflowTurns) reasons.push(`overflow turns ${before.overflowTurns} → ${after.overflowTurns}`);
   return {
     scenario: after.scenario,
     policy: after.policy,
@@ -121,8 +177,10 @@ function pairRenamed(removed: BaselineRow[], added: BaselineRow[]): [BaselineRow
  * Compares a run with a baseline, row by row (scenario × policy). A policy
  * whose parameters changed is compared with its old variant; other rows on
  * one side only are listed as added or removed, never failed. Worst first.
+ * `lost`, the run's probes that were not retained, names the facts a row
+ * that retains fewer probes than its baseline lost.
  */
-export function compare(baseline: Baseline, current: Baseline, limits: GateLimits): GateResult {
+export function compare(baseline: Baseline, current: Baseline, limits: GateLimits, lost: readonly ProbeRecord[] = []): GateResult {
   const key = (r: BaselineRow) => `${r.scenario}\0${r.policy}`;
   const now = new Map(current.rows.map((r) => [key(r), r]));
   const old = new Map(baseline.rows.map((r) => [key(r), r]));
@@ -149,6 +207,12 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
   for (const before of removed.filter((r) => !paired.has(r))) {
     rows.push({ scenario: before.scenario, policy: before.policy, verdict: 'removed', reasons: [], before, costChange: null, lostChange: 0 });
   }
+  for (const row of rows) {
+    if (row.verdict !== 'fail' || row.after!.retained >= row.before!.retained) continue;
+    const { scenario, policy } = row.after!;
+    row.lostFacts = lost.filter((p) => p.scenario === scenario && p.policy === policy).map((p) => ({ fact: p.fact, turn: p.turn, outcome: p.outcome }));
+  }
+  const policies = policyTotals(rows, current.rows);
   rows.sort(
     (a, b) =>
       ORDER[a.verdict] - ORDER[b.verdict] ||
@@ -157,5 +221,34 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
       (a.scenario < b.scenario ? -1 : a.scenario > b.scenario ? 1 : 0) ||
       (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0),
   );
-  return { differences, rows, failed: rows.some((r) => r.verdict === 'fail') };
+  return { differences, rows, policies, limits, failed: rows.some((r) => r.verdict === 'fail') };
+}
+
+/** Per-policy totals of the compared rows, in the order the run's rows name the policies. */
+function policyTotals(rows: readonly RowComparison[], order: readonly BaselineRow[]): PolicyComparison[] {
+  const rank = new Map<string, number>();
+  for (const r of order) if (!rank.has(r.policy)) rank.set(r.policy, rank.size);
+  const by = new Map<string, PolicyComparison>();
+  for (const r of rows) {
+    if (r.verdict !== 'pass' && r.verdict !== 'fail') continue;
+    const before = r.before!;
+    const after = r.after!;
+    let p = by.get(r.policy);
+    if (!p) {
+      p = { policy: r.policy, scenarios: 0, costBefore: 0, costAfter: 0, costChange: 0, probesBefore: 0, retainedBefore: 0, probesAfter: 0, retainedAfter: 0 };
+      by.set(r.policy, p);
+    }
+    p.scenarios++;
+    p.costBefore += before.costMicroUsd;
+    p.costAfter += after.costMicroUsd;
+    p.probesBefore += before.probes;
+    p.retainedBefore += before.retained;
+    p.probesAfter += after.probes;
+    p.retainedAfter += after.retained;
+  }
+  const policies = [...by.values()];
+  for (const p of policies) p.costChange = relative(p.costBefore, p.costAfter);
+  // A renamed policy (`old → new`) sorts where its new variant runs.
+  const at = (p: PolicyComparison) => rank.get(p.policy.split(' → ').pop()!) ?? Infinity;
+  return policies.sort((a, b) => at(a) - at(b));
 }

@@ -1,25 +1,24 @@
-import type { GateResult, RowComparison } from '../gate/compare.js';
+import { change, dollars, limitsText, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
 
-const money = (micro: number | undefined) => (micro === undefined ? '–' : `$${(micro / 1e6).toFixed(6)}`);
-const pct = (c: number | null) => (c === null ? '–' : c === Infinity ? '+∞' : `${c >= 0 ? '+' : ''}${(c * 100).toFixed(1)}%`);
+const money = (micro: number | undefined) => (micro === undefined ? '–' : dollars(micro));
+const pct = (c: number | null) => (c === null ? '–' : change(c));
 const retained = (r: RowComparison['before']) => (r ? `${r.retained}/${r.probes}` : '–');
 const overflows = (r: RowComparison['before']) => (r ? String(r.overflowTurns) : '–');
 const cell = (s: string) => s.replace(/\|/g, '\\|');
 
-/** The gate's table, worst first, as GitHub markdown (also what `check` prints). */
-export function gateMarkdown(result: GateResult): string {
-  const failed = result.rows.filter((r) => r.verdict === 'fail').length;
-  const lines = [
-    `### ctxsim check: ${result.failed ? `FAILED (${failed} regression${failed === 1 ? '' : 's'})` : 'passed'}`,
-    '',
-  ];
-  if (result.differences.length) {
-    lines.push('The study differs from the baseline\'s:', '', ...result.differences.map((d) => `- ${d}`), '');
-  }
-  lines.push(
+/** What the gate report shows besides the result. */
+export interface GateReportOptions {
+  /** Every scenario × policy row, not only the failing ones (or, when it passes, one line per policy). */
+  verbose?: boolean;
+  /** The command that makes the run the new baseline, shown when the gate fails. */
+  accept?: string;
+}
+
+function table(rows: readonly RowComparison[]): string[] {
+  return [
     '| verdict | scenario | policy | cost before | cost after | Δ cost | retained before | retained after | overflows before | overflows after | why |',
     '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
-    ...result.rows.map((r) =>
+    ...rows.map((r) =>
       [
         r.verdict,
         r.scenario,
@@ -38,8 +37,50 @@ export function gateMarkdown(result: GateResult): string {
         .replace(/^/, '| ')
         .concat(' |'),
     ),
-  );
-  return `${lines.join('\n')}\n`;
+  ];
+}
+
+/** One policy's totals on one line. */
+function policyLine(p: PolicyComparison): string {
+  const over = `${p.scenarios} scenario${p.scenarios === 1 ? '' : 's'}`;
+  return `- ${p.policy}: cost ${dollars(p.costBefore)} → ${dollars(p.costAfter)} (${change(p.costChange)}), retained ${p.retainedBefore}/${p.probesBefore} → ${p.retainedAfter}/${p.probesAfter} (${over})`;
+}
+
+/** The facts failing rows lost, one line each: `- noah-amnesia, window-turns:turns=3: name at turn 5 (missing)`. */
+function lostLines(rows: readonly RowComparison[]): string[] {
+  const lines: string[] = [];
+  for (const r of rows) {
+    if (!r.lostFacts?.length) continue;
+    const facts = r.lostFacts.map((f) => `\`${f.fact}\` at turn ${f.turn} (${f.outcome})`).join(', ');
+    lines.push(`- ${r.scenario}, ${r.after!.policy}: ${facts}`);
+  }
+  return lines;
+}
+
+/**
+ * The gate's report as GitHub markdown (also what `check` prints). Passing:
+ * one line per policy (its totals before → after); failing: the failing
+ * rows, the facts they lost and the command that accepts the change.
+ * `verbose`: every row, worst first.
+ */
+export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): string {
+  const failing = result.rows.filter((r) => r.verdict === 'fail');
+  const n = failing.length;
+  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy: ${limitsText(result.limits)}.`, ''];
+  if (result.differences.length) {
+    lines.push('The study differs from the baseline\'s:', '', ...result.differences.map((d) => `- ${d}`), '');
+  }
+  if (opts.verbose) lines.push(...table(result.rows), '');
+  else if (result.failed) lines.push(...table(failing), '');
+  else {
+    lines.push(...result.policies.map(policyLine));
+    const aside = result.rows.filter((r) => r.verdict === 'added' || r.verdict === 'removed');
+    lines.push(...aside.map((r) => `- ${r.policy}: ${r.verdict} for ${r.scenario}`), '');
+  }
+  const lost = lostLines(failing);
+  if (lost.length) lines.push('Facts lost:', '', ...lost, '');
+  if (result.failed && opts.accept) lines.push('To accept the change, save the new baseline:', '', `    ${opts.accept}`, '');
+  return `${lines.join('\n').trimEnd()}\n`;
 }
 
 const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -52,7 +93,8 @@ export function gateJunit(result: GateResult): string {
     const open = `    <testcase classname="${xml(r.scenario)}" name="${xml(r.policy)}"`;
     if (r.verdict === 'fail') {
       const msg = xml(r.reasons.join('; '));
-      return `${open}>\n      <failure message="${msg}">${msg}</failure>\n    </testcase>`;
+      const lost = (r.lostFacts ?? []).map((f) => `\nlost ${f.fact} at turn ${f.turn} (${f.outcome})`).join('');
+      return `${open}>\n      <failure message="${msg}">${msg}${xml(lost)}</failure>\n    </testcase>`;
     }
     if (r.verdict !== 'pass') return `${open}>\n      <skipped message="${r.verdict} since the baseline"/>\n    </testcase>`;
     return `${open}/>`;
@@ -71,7 +113,12 @@ export function gateJunit(result: GateResult): string {
 /** Machine-readable gate result. */
 export function gateJson(result: GateResult): string {
   return `${JSON.stringify(
-    { failed: result.failed, differences: result.differences, rows: result.rows.map((r) => ({ ...r, costChange: r.costChange === Infinity ? 'Infinity' : r.costChange })) },
+    {
+      failed: result.failed,
+      limits: result.limits,
+      differences: result.differences,
+      policies: result.policies.map((p) => ({ ...p, costChange: p.costChange === Infinity ? 'Infinity' : p.costChange })),
+      rows: result.rows.map((r) => ({ ...r, costChange: r.costChange === Infinity ? 'Infinity' : r.costChange })) },
     null,
     2,
   )}\n`;

@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import { appendRecords, type RecordLists, type ScenarioRecords } from '../engine/run.js';
 import { byPolicy } from '../engine/summary.js';
 import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
-import { DigestBuilder, type Reported } from '../records/digest.js';
+import { DigestBuilder, lostProbes, type Reported } from '../records/digest.js';
 import { resultsJsonFrame } from '../records/json.js';
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat } from '../report/outputs.js';
-import type { Results, SummaryRecord } from '../types.js';
+import type { ProbeRecord, Results, SummaryRecord } from '../types.js';
 import { StagedFiles, writeFileAtomic } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
 import { RecordFiles } from './record-files.js';
@@ -93,6 +93,33 @@ export function folderSink(dir: string): StudySink<string[]> {
     abort() {
       files.close();
       staged.abort();
+    },
+  };
+}
+
+/** What `ctxsim check` keeps of a run: the probes that were not retained, and the files written (with an output folder). */
+export interface GateRun {
+  lost: ProbeRecord[];
+  files: string[];
+}
+
+/**
+ * The sink of `ctxsim check`: keeps the probes that were not retained (to
+ * name the facts a regression lost) and, given an output folder, writes the
+ * run's reports there as `folderSink` does.
+ */
+export function gateSink(dir?: string): StudySink<GateRun> {
+  const lost: ProbeRecord[] = [];
+  const folder = dir === undefined ? undefined : folderSink(dir);
+  return {
+    encoded: folder?.encoded ?? false,
+    add(records, index) {
+      for (const p of records.kind === 'encoded' ? records.digest.lost : lostProbes(records.probes)) lost.push(p);
+      folder?.add(records, index);
+    },
+    finish: async (done) => ({ lost, files: folder ? await folder.finish(done) : [] }),
+    abort() {
+      folder?.abort();
     },
   };
 }
