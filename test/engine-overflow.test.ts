@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
+import { parseResultsJson } from '../src/records/json.js';
 import type { IO } from '../src/cli/_io.js';
 import { priceFile } from './_pricing.js';
 import { tempDir } from './_tmp.js';
@@ -90,6 +91,10 @@ describe('a call over the context window', () => {
       ['window-turns:turns=1', '2', 'retained', 'false'],
       ['window-turns:turns=1', '4', 'missing', 'false'],
     ]);
+    // results.json reads back with the new outcome and count.
+    const doc = parseResultsJson(readFileSync(join(out, 'results.json'), 'utf8'), 'results.json');
+    expect(doc.results.probes.map((p) => p.outcome)).toEqual(['retained', 'overflow', 'retained', 'missing']);
+    expect(doc.results.summary.map((s) => s.overflowProbes)).toEqual([1, 0]);
     const policies = readCsv(join(out, 'policies.csv'));
     expect(policies.map((p) => [p.policy, p.overflow_turns, p.overflow_probes, p.latency_p95_ms, p.pareto])).toEqual([
       ['full', '1', '1', '670', 'true'],

@@ -146,7 +146,7 @@ describe.skipIf(!chromium)('report.html in headless Chromium', () => {
       expect(c.marks, c.id).toBeGreaterThan(10);
     }
     expect(dom.csp).toBe("default-src 'none'; style-src 'unsafe-inline'; img-src data:");
-    expect(dom.sections).toEqual(['Study', 'Budget per policy', 'Charts', 'Per scenario', 'Facts not retained']);
+    expect(dom.sections).toEqual(['Study', 'Budget per policy', 'Latency, storage and safety per policy', 'Charts', 'Per scenario', 'Facts not retained']);
     expect(dom.budgetRows).toBe(5);
     expect(dom.lostRows).toBeGreaterThan(0);
 

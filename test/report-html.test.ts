@@ -22,8 +22,11 @@ describe('report.html', () => {
     expect(figures).toEqual(['cost-by-turn', 'tokens-by-turn', 'retention-vs-cost', 'retention-by-age', 'cost-breakdown']);
   });
 
-  it('has the study, the budget table, the per-scenario table and the lost facts', () => {
-    expect([...html.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1])).toEqual(['Study', 'Budget per policy', 'Charts', 'Per scenario', 'Facts not retained']);
+  it('has the study, the budget table, the latency, storage and safety table, the per-scenario table and the lost facts', () => {
+    expect([...html.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1])).toEqual(['Study', 'Budget per policy', 'Latency, storage and safety per policy', 'Charts', 'Per scenario', 'Facts not retained']);
+    // As report.md shows it (test/golden/report/report.md): p95 latency, stored bytes (mean, p95), then the safety counts, all zero here.
+    const details = html.slice(html.indexOf('<section id="details">'), html.indexOf('<section id="charts">'));
+    expect(details).toContain(`<tr><td>full</td><td class="num">485 ms</td><td class="num">249 B</td><td class="num">257 B</td>${'<td class="num">0</td>'.repeat(5)}</tr>`);
     expect(html).toContain('<td>full</td><td class="num">12</td><td class="num">56</td><td class="num">$0.0000416</td>');
     // 2 scenarios × 3 policies in the per-scenario table.
     const scenarios = html.slice(html.indexOf('<section id="scenarios">'), html.indexOf('<section id="lost">'));

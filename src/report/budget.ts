@@ -122,3 +122,39 @@ export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): Di
   ]);
   return { header, rows, numeric: new Set(header.map((_, i) => i).filter((i) => i > 0)) };
 }
+
+/** What the latency, storage and safety table's columns mean, for its caption. */
+export const DETAILS_CAPTION =
+  "latency: 95th percentile of the time until a turn's reply is complete · stored: bytes kept at the end of a conversation · zombies: forgotten values still held at the end (artifacts), sent (turns) or found by a probe · injection exposure: turns whose prompt still held an earlier injection · rule violations: provider message rules broken";
+
+/**
+ * Per policy, what the budget table leaves out: the 95th-percentile turn
+ * latency, the bytes stored at the end of a conversation (mean and 95th
+ * percentile), and the safety counts — zombie artifacts, prompts and
+ * probes, injection exposure and provider rule violations.
+ */
+export function detailsDisplay(results: Pick<Results, 'policies'>): DisplayTable {
+  const header = [
+    'policy',
+    'latency p95',
+    'stored (mean)',
+    'stored (p95)',
+    'zombie artifacts',
+    'zombie turns',
+    'zombie probes',
+    'injection exposure',
+    'rule violations',
+  ];
+  const rows = results.policies.map((p) => [
+    p.policy,
+    `${grouped(p.latencyP95Ms)} ms`,
+    `${grouped(p.storedBytesMean)} B`,
+    `${grouped(p.storedBytesP95)} B`,
+    grouped(p.zombieArtifacts),
+    grouped(p.zombiePromptTurns),
+    grouped(p.zombieProbes),
+    grouped(p.injectionExposureTurns),
+    grouped(p.violations),
+  ]);
+  return { header, rows, numeric: new Set(header.map((_, i) => i).filter((i) => i > 0)) };
+}

@@ -1,6 +1,6 @@
 import type { ProbeRecord } from '../types.js';
 import { policyNames, reported, type Reported, type ReportInput } from '../records/digest.js';
-import { budgetDisplay, type DisplayTable } from './budget.js';
+import { budgetDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
 import { dollars, grouped, moneyDecimals, percent } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
@@ -145,7 +145,8 @@ figure svg { display: block; max-width: 100%; height: auto; }
 /**
  * report.html: one self-contained page (inline CSS and SVG, nothing loaded
  * from anywhere; a Content-Security-Policy forbids it): the study, the budget
- * table, every chart, the per-scenario table, and each probe a policy lost.
+ * table, the latency, storage and safety table, every chart, the per-scenario
+ * table, and each probe a policy lost.
  */
 export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonly RenderedChart[]): string {
   const results = reported(input);
@@ -168,7 +169,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
 <header>
 <h1>ctxsim report</h1>
 <p class="caption">${escapeHtml(caption(info))} · ${grouped(n)} conversation${n === 1 ? '' : 's'} × ${grouped(results.policies.length)} polic${results.policies.length === 1 ? 'y' : 'ies'}</p>
-<nav><a href="#study">Study</a><a href="#budget">Budget</a><a href="#charts">Charts</a><a href="#scenarios">Per scenario</a><a href="#lost">Facts not retained</a></nav>
+<nav><a href="#study">Study</a><a href="#budget">Budget</a><a href="#details">Latency, storage, safety</a><a href="#charts">Charts</a><a href="#scenarios">Per scenario</a><a href="#lost">Facts not retained</a></nav>
 </header>
 <section id="study">
 <h2>Study</h2>
@@ -178,6 +179,11 @@ ${studyList(results, info)}
 <h2>Budget per policy</h2>
 <p class="caption">${escapeHtml(budgetCaption(results, info))}</p>
 ${table(budgetDisplay(results), 'budget')}
+</section>
+<section id="details">
+<h2>Latency, storage and safety per policy</h2>
+<p class="caption">${escapeHtml(DETAILS_CAPTION)}</p>
+${table(detailsDisplay(results), 'details')}
 </section>
 <section id="charts">
 <h2>Charts</h2>

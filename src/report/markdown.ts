@@ -1,6 +1,6 @@
 import type { Results } from '../types.js';
 import { reported, type Digested, type ReportInput } from '../records/digest.js';
-import { budgetDisplay } from './budget.js';
+import { budgetDisplay, DETAILS_CAPTION, detailsDisplay } from './budget.js';
 import { grouped } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 
@@ -41,12 +41,18 @@ export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, in
   return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}`;
 }
 
+/** The latency, storage and safety table as GitHub markdown: caption line, blank line, table. */
+export function detailsMarkdown(results: Pick<Results, 'policies'>): string {
+  const t = detailsDisplay(results);
+  return `${DETAILS_CAPTION}\n\n${markdownTable(t.header, t.rows, t.numeric)}`;
+}
+
 /**
- * report.md: the budget table for docs and, when the charts are written
- * beside it, links to them.
+ * report.md: the budget table for docs, the latency, storage and safety
+ * table and, when the charts are written beside it, links to them.
  */
 export function reportMarkdown(results: ReportInput, info: ReportInfo, charts: readonly ChartLink[] = []): string {
-  const parts = [`# ctxsim report\n`, `## Budget per policy\n`, budgetMarkdown(reported(results), info)];
+  const parts = [`# ctxsim report\n`, `## Budget per policy\n`, budgetMarkdown(reported(results), info), `## Latency, storage and safety per policy\n`, detailsMarkdown(results)];
   if (charts.length) {
     parts.push('## Charts\n');
     for (const c of charts) parts.push(`![${c.title}](${c.file})\n`);
