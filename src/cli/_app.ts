@@ -1,20 +1,22 @@
 import yargs, { type CommandModule } from 'yargs';
-import { CtxsimError } from '../errors.js';
+import { CtxsimError, UsageError } from '../errors.js';
+import { displayPath } from '../study/study.js';
 import { checkCommand } from './check.js';
 import { explainCommand } from './explain.js';
 import { mergeCommand } from './merge.js';
 import { generateCommand } from './generate.js';
 import { importCommand } from './import.js';
 import type { Command } from './_command.js';
-import { processIO, type IO } from './_io.js';
+import { processIO, reasonOf, type IO } from './_io.js';
 import { pricesCommand } from './prices.js';
 import { runCommand } from './run.js';
 import { tableCommand } from './table.js';
 
 /**
  * Runs the CLI on `rawArgs` and returns the exit code: 0 ok, 1 a gate
- * tripped, 2 bad usage or input (one line per problem, no stack trace).
- * Unknown errors are rethrown so their stack is kept.
+ * tripped, 2 bad usage or input (one line per problem, no stack trace), 70
+ * an internal error (one line asking for a bug report; the stack only with
+ * `CTXSIM_DEBUG=1`).
  */
 export async function runMain(rawArgs: readonly string[], io: IO = processIO): Promise<number> {
   let code = 0;
@@ -34,6 +36,7 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .command(wrap(tableCommand(io), setCode))
     .demandCommand(1, 'name a command: run, explain, check, merge, prices, generate, import, table')
     .strict()
+    .check(onlyOnce)
     .help()
     .version()
     .exitProcess(false)
@@ -52,9 +55,50 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
       io.err(`ctxsim: ${e.message.split('\n').join('\nctxsim: ')}\n`);
       return e.exitCode;
     }
-    throw e;
+    const failed = systemFailure(e);
+    if (failed) {
+      io.err(`ctxsim: ${failed}\n`);
+      return 2;
+    }
+    const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    io.err(`ctxsim: internal error: ${message.split('\n')[0]} — please report it with the command that caused it (CTXSIM_DEBUG=1 shows the stack)\n`);
+    if (process.env.CTXSIM_DEBUG && process.env.CTXSIM_DEBUG !== '0' && e instanceof Error && e.stack) io.err(`${e.stack}\n`);
+    return EXIT_INTERNAL;
   }
   return code;
+}
+
+/** The exit code of an internal error (a bug): sysexits' EX_SOFTWARE, apart from 1 (regression) and 2 (bad input). */
+export const EXIT_INTERNAL = 70;
+
+/** Flags that may be given more than once although they take one value: the last one wins. */
+const LAST_WINS = new Set(['token-cache', 'tokenCache']);
+
+/**
+ * yargs turns a repeated flag into a list; a flag that takes one value must
+ * then be given once (`--model a --model b` is a mistake, not a choice).
+ */
+function onlyOnce(argv: Record<string, unknown>, options: unknown): true {
+  const { key = {}, array = [] } = options as { key?: Record<string, unknown>; array?: string[] };
+  const lists = new Set(array);
+  for (const name of Object.keys(key)) {
+    if (lists.has(name) || LAST_WINS.has(name) || !Array.isArray(argv[name])) continue;
+    throw new UsageError(`--${name}: give --${name} once (got ${(argv[name] as unknown[]).map(String).join(', ')})`);
+  }
+  return true;
+}
+
+/**
+ * A failed system call (a full disk, a read-only folder, a missing file) as
+ * one line naming the path and the reason; undefined for any other error.
+ */
+function systemFailure(e: unknown): string | undefined {
+  if (!(e instanceof Error)) return undefined;
+  const err = e as NodeJS.ErrnoException & { dest?: string };
+  if (typeof err.code !== 'string' || typeof err.syscall !== 'string' || !/^E[A-Z]+$/.test(err.code)) return undefined;
+  const path = err.dest ?? err.path;
+  const verb = /^(read|scandir|stat|lstat|readlink|opendir)$/.test(err.syscall) ? 'cannot read' : err.syscall === 'open' ? 'cannot open' : 'cannot write';
+  return path === undefined ? `${verb}: ${reasonOf(err)}` : `${verb} ${displayPath(path)}: ${reasonOf(err)}`;
 }
 
 function wrap<A>(cmd: Command<A>, setCode: (c: number) => void): CommandModule {

@@ -8,11 +8,70 @@ export interface IO {
   isTTY: boolean;
 }
 
+/** Why stdout took no more output: `EPIPE` when its reader stopped early, another code when writing failed. */
+let stdoutClosed: string | undefined;
+let stderrClosed = false;
+
 export const processIO: IO = {
-  out: (t) => process.stdout.write(t),
-  err: (t) => process.stderr.write(t),
+  out: (t) => {
+    if (stdoutClosed === undefined) process.stdout.write(t);
+  },
+  err: (t) => {
+    if (!stderrClosed) process.stderr.write(t);
+  },
   isTTY: Boolean(process.stderr.isTTY),
 };
+
+/**
+ * Write errors on stdout and stderr arrive as stream events, after the write.
+ * A reader that stops early (`ctxsim prices --all | head -1`) closes the pipe:
+ * like other Unix tools, ctxsim drops the rest of that output quietly and
+ * finishes the command (files it writes are still written). Any other write
+ * failure on stdout (a full disk) is one line on stderr; `stdoutFailed` then
+ * says the run must not end with 0.
+ */
+export function watchStdio(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (stdoutClosed !== undefined) return;
+    stdoutClosed = e.code ?? 'EIO';
+    if (e.code === 'EPIPE') return;
+    processIO.err(`ctxsim: cannot write to stdout: ${reasonOf(e)}\n`);
+    // The event may come after the command returned its code.
+    if (!process.exitCode) process.exitCode = 2;
+  });
+  process.stderr.on('error', () => {
+    stderrClosed = true;
+  });
+}
+
+/** Whether writing to stdout failed for another reason than its reader leaving. */
+export function stdoutFailed(): boolean {
+  return stdoutClosed !== undefined && stdoutClosed !== 'EPIPE';
+}
+
+/** What a failed system call's error code means, in words. */
+const REASONS: Readonly<Record<string, string>> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  EISDIR: 'it is a folder',
+  ENOTDIR: 'a part of the path is not a folder',
+  ENOENT: 'no such file or folder',
+  EEXIST: 'it already exists',
+  ENOTEMPTY: 'the folder is not empty',
+  EMFILE: 'too many open files',
+  EIO: 'input/output error',
+  EXDEV: 'cannot move across devices',
+  ENAMETOOLONG: 'the name is too long',
+};
+
+/** A system error's reason: words for the common codes, else the code. */
+export function reasonOf(e: NodeJS.ErrnoException): string {
+  const code = e.code ?? '';
+  return Object.hasOwn(REASONS, code) ? `${REASONS[code]} (${code})` : code || e.message;
+}
 
 /** Progress on stderr: one redrawn line on a terminal, one plain line per finished scenario otherwise. */
 export function progressLine(io: IO) {

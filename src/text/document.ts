@@ -1,4 +1,4 @@
-import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isAlias, isMap, isNode, isPair, isScalar, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { ScenarioError, type Problem } from '../errors.js';
 
@@ -32,20 +32,27 @@ export class SourceDoc {
   static parse(file: string, text: string): SourceDoc {
     const lines = new LineCounter();
     const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-    const src = new SourceDoc(file, doc, lines);
-    if (doc.errors.length) {
-      throw new ScenarioError(
-        doc.errors.map((e) => {
-          const pos = lines.linePos(e.pos[0]);
-          return { file, line: pos.line, column: pos.col, path: '', message: firstLine(e.message) };
-        }),
-      );
+    const at = (offset: number, message: string): Problem => {
+      const pos = lines.linePos(offset);
+      return { file, line: pos.line, column: pos.col, path: '', message };
+    };
+    if (doc.errors.length) throw new ScenarioError(doc.errors.map((e) => at(e.pos[0], firstLine(e.message))));
+    const problems = aliasProblems(doc).map((p) => at(p.offset, p.message));
+    if (problems.length) throw new ScenarioError(problems);
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (e) {
+      // The only errors toJS throws once every alias resolves: too many expansions.
+      if (!(e instanceof ReferenceError)) throw e;
+      throw new ScenarioError([at(firstAlias(doc), `aliases expand too often (over ${MAX_ALIAS_COUNT} copies, as in an alias bomb); write the values out`)]);
     }
-    return src;
+    return new SourceDoc(file, doc, lines, value);
   }
 
+  /** The plain value: a parsed file's is built once, when it is parsed. */
   get value(): unknown {
-    return this.doc ? this.doc.toJS({ maxAliasCount: 1000 }) : this.raw;
+    return this.raw;
   }
 
   /** The problem at a path: positioned at the node, or at the nearest parent that exists. */
@@ -91,6 +98,40 @@ export class SourceDoc {
     }
     return undefined;
   }
+}
+
+/** How many alias expansions a file may make (the `yaml` package's guard against alias bombs). */
+const MAX_ALIAS_COUNT = 1000;
+
+/**
+ * Aliases that cannot become a plain value: one naming no anchor before it,
+ * and one inside the node it names (a cycle). Anchors resolve as YAML says:
+ * the last one of the name before the alias.
+ */
+function aliasProblems(doc: Document): { offset: number; message: string }[] {
+  const anchors = new Map<string, Node>();
+  const out: { offset: number; message: string }[] = [];
+  visit(doc, (_key, node, path) => {
+    if (isNode(node) && !isAlias(node) && node.anchor) anchors.set(node.anchor, node);
+    if (!isAlias(node)) return;
+    const target = anchors.get(node.source);
+    const offset = node.range?.[0] ?? 0;
+    if (!target) out.push({ offset, message: `alias *${node.source} names no anchor &${node.source} before it` });
+    else if (path.includes(target)) out.push({ offset, message: `alias *${node.source} is inside the node &${node.source} it names (a cycle)` });
+  });
+  return out;
+}
+
+/** Where the first alias is (an alias bomb is reported there). */
+function firstAlias(doc: Document): number {
+  let offset = 0;
+  visit(doc, {
+    Alias(_key, node) {
+      offset = node.range?.[0] ?? 0;
+      return visit.BREAK;
+    },
+  });
+  return offset;
 }
 
 function firstLine(s: string): string {
