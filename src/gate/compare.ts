@@ -88,11 +88,11 @@ export function parseRetentionLimit(flag: string, value: string | number): Reten
   return { probes: Number(s) };
 }
 
-/** The limits in words: `cost +5%, retention −0 probes`. */
+/** The limits in words: `cost up to +5%, up to 0 more probes lost`. */
 export function limitsText(limits: GateLimits): string {
   const lim = limits.maxRetentionDrop;
-  const retention = 'probes' in lim ? `${lim.probes} probe${lim.probes === 1 ? '' : 's'}` : `${percent(lim.points)} (points)`;
-  return `cost +${percent(limits.maxCostIncrease)}, retention −${retention}`;
+  const retention = 'probes' in lim ? `up to ${lim.probes} more probe${lim.probes === 1 ? '' : 's'} lost` : `retention down by up to ${percent(lim.points)} (points)`;
+  return `cost up to +${percent(limits.maxCostIncrease)}, ${retention}`;
 }
 
 /** Micro-dollars as dollars with 6 decimals. */
@@ -138,14 +138,18 @@ function compareRow(before: BaselineRow, after: BaselineRow, limits: GateLimits)
   };
 }
 
-/** What differs between two study fingerprints, one line per difference. */
-export function studyDifferences(a: StudyFingerprint, b: StudyFingerprint): string[] {
+/**
+ * What differs between two study fingerprints, one line per difference.
+ * Policies in `renamed` (old and new variants compared with each other) are
+ * not listed as added or removed.
+ */
+export function studyDifferences(a: StudyFingerprint, b: StudyFingerprint, renamed: ReadonlySet<string> = new Set()): string[] {
   const out: string[] = [];
   for (const key of ['model', 'tokenizer', 'prices', 'cache', 'rules', 'seed'] as const) {
     if (a[key] !== b[key]) out.push(`${key}: ${a[key]} → ${b[key]}`);
   }
-  const added = b.policies.filter((p) => !a.policies.includes(p));
-  const removed = a.policies.filter((p) => !b.policies.includes(p));
+  const added = b.policies.filter((p) => !a.policies.includes(p) && !renamed.has(p));
+  const removed = a.policies.filter((p) => !b.policies.includes(p) && !renamed.has(p));
   if (added.length) out.push(`policies added: ${added.join(', ')}`);
   if (removed.length) out.push(`policies removed: ${removed.join(', ')}`);
   for (const [id, hash] of Object.entries(b.scenarios)) {
@@ -191,16 +195,17 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
   }
   const removed = baseline.rows.filter((r) => !now.has(key(r)));
   const added = current.rows.filter((r) => !old.has(key(r)));
-  const differences = studyDifferences(baseline.study, current.study);
   const paired = new Set<BaselineRow>();
   const renames = new Set<string>();
+  const renamed = new Set<string>();
   for (const [before, after] of pairRenamed(removed, added)) {
     const rename = `${before.policy} → ${after.policy}`;
     rows.push({ ...compareRow(before, after, limits), policy: rename });
     paired.add(before).add(after);
     renames.add(`policy: ${rename}`);
+    renamed.add(before.policy).add(after.policy);
   }
-  differences.push(...renames);
+  const differences = [...studyDifferences(baseline.study, current.study, renamed), ...renames];
   for (const after of added.filter((r) => !paired.has(r))) {
     rows.push({ scenario: after.scenario, policy: after.policy, verdict: 'added', reasons: [], after, costChange: null, lostChange: 0 });
   }
