@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { CtxsimError, UsageError } from '../errors.js';
+import { formatPath } from '../text/document.js';
 import { byPolicy } from '../engine/summary.js';
 import type { ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
 import type { ReportInfo } from '../records/info.js';
@@ -47,11 +49,56 @@ export function readShard(file: string, text: string): ShardFile {
     throw new CtxsimError(`${file}: not a ctxsim shard file (invalid JSON)`, 'input');
   }
   const s = v as Partial<ShardFile>;
-  if (s?.kind !== 'ctxsim-shard' || s.schemaVersion !== 1 || !s.shard || !s.study || !Array.isArray(s.summary) || !Array.isArray(s.violations)) {
-    throw new CtxsimError(`${file}: not a ctxsim shard file (schemaVersion 1)`, 'input');
+  if (s?.kind !== 'ctxsim-shard' || s.schemaVersion !== 1) throw new CtxsimError(`${file}: not a ctxsim shard file (schemaVersion 1)`, 'input');
+  const r = SHARD.safeParse(v);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw new CtxsimError(`${file}: a malformed shard file: ${formatPath(issue.path as (string | number)[]) || 'the file'}: ${issue.message}`, 'input');
   }
-  return s as ShardFile;
+  const shard = v as ShardFile;
+  const scenarios = new Set(Object.keys(shard.study.scenarios));
+  const policies = new Set(shard.study.policies);
+  for (const list of ['turns', 'probes', 'summary', 'violations'] as const) {
+    shard[list].forEach((rec, i) => {
+      if (!scenarios.has(rec.scenario)) throw new CtxsimError(`${file}: a malformed shard file: ${list}[${i}].scenario: "${rec.scenario}" is not a scenario of its study`, 'input');
+      if (!policies.has(rec.policy)) throw new CtxsimError(`${file}: a malformed shard file: ${list}[${i}].policy: "${rec.policy}" is not a policy of its study`, 'input');
+    });
+  }
+  return shard;
 }
+
+// The shape merge relies on: the study's lists, each record's scenario and policy, the counts and money it sums.
+const count = z.number().int().min(0);
+const pico = z.bigint();
+const keyed = { scenario: z.string(), policy: z.string(), turn: z.number().int().min(1) };
+const SHARD = z.looseObject({
+  shard: z.strictObject({ index: z.number().int().min(1), count: z.number().int().min(1) }),
+  study: z.looseObject({ policies: z.array(z.string()), scenarios: z.record(z.string(), z.string()) }),
+  info: z.looseObject({}),
+  turns: z.array(z.looseObject({ ...keyed, inputTokens: count, outputTokens: count, cost: pico, cumulativeCost: pico })),
+  probes: z.array(z.looseObject({ ...keyed, fact: z.string(), outcome: z.string() })),
+  summary: z.array(
+    z.looseObject({
+      scenario: z.string(),
+      policy: z.string(),
+      turns: count,
+      inputTokens: count,
+      cachedTokens: count,
+      outputTokens: count,
+      auxTokens: count,
+      totalCost: pico,
+      costPerTurn: pico,
+      probes: count,
+      retained: count,
+      stale: count,
+      missing: count,
+      retention: z.number().nullable(),
+      latencyP50Ms: z.number(),
+      latencyP95Ms: z.number(),
+    }),
+  ),
+  violations: z.array(z.looseObject({ ...keyed, rule: z.string(), detail: z.string() })),
+});
 
 /**
  * Rebuilds the results of the unsharded run from all N shards: rows are put

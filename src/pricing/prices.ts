@@ -40,6 +40,9 @@ export function picoPerToken(usd: number): Pico {
   return BigInt(Math.round(usd * 1e12));
 }
 
+/** The dearest price a table may give, in USD per token: its pico-dollars are a whole number a float holds exactly. */
+const MAX_USD_PER_TOKEN = Math.floor(Number.MAX_SAFE_INTEGER / 1e12);
+
 /** The LiteLLM fields ctxsim reads. */
 export const PRICE_FIELDS = {
   input: 'input_cost_per_token',
@@ -97,6 +100,10 @@ export function compileTable(
       }
       if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
         bad(field, `expected a price in USD per token (a number ≥ 0), got ${shown(v)}`);
+        return undefined;
+      }
+      if (v > MAX_USD_PER_TOKEN) {
+        bad(field, `expected a price in USD per token of at most ${MAX_USD_PER_TOKEN} (prices are counted in whole pico-dollars), got ${shown(v)}`);
         return undefined;
       }
       return v;

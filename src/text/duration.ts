@@ -6,5 +6,7 @@ export function parseDuration(value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined;
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$/.exec(value);
   if (!m) return undefined;
-  return Number(m[1]) * UNITS[m[2] ?? 's']!;
+  const seconds = Number(m[1]) * UNITS[m[2] ?? 's']!;
+  // Hundreds of digits overflow to Infinity: not a duration.
+  return Number.isFinite(seconds) ? seconds : undefined;
 }
