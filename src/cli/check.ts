@@ -96,7 +96,14 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
   const table = gateMarkdown(result, { accept, ...(flags.verbose && { verbose: true }) });
   io.out(flags.json ? gateJson(result) : table);
   const summary = process.env.GITHUB_STEP_SUMMARY;
-  if (summary) appendFileSync(summary, `${table}\n`);
+  if (summary) {
+    try {
+      appendFileSync(summary, `${table}\n`);
+    } catch (e) {
+      // The step summary is a courtesy: the gate's verdict and exit code stand.
+      io.err(`ctxsim: warning: cannot append to GITHUB_STEP_SUMMARY ${summary}: ${(e as NodeJS.ErrnoException).code ?? String(e)}\n`);
+    }
+  }
   if (flags.junit) writeFileAtomic(resolve(flags.junit), gateJunit(result));
   if (out !== undefined && !flags.quiet) io.err(`reports: ${displayPath(out)}\n`);
   return result.failed ? 1 : 0;
