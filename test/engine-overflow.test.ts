@@ -2,8 +2,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
+import { byPolicy, summaryOf } from '../src/engine/summary.js';
 import { parseResultsJson } from '../src/records/json.js';
 import type { IO } from '../src/cli/_io.js';
+import { probe, turn } from './fixtures/report/records.js';
 import { priceFile } from './_pricing.js';
 import { tempDir } from './_tmp.js';
 
@@ -107,6 +109,22 @@ describe('a call over the context window', () => {
     const r = await cli(['run', '--scenario', scenario(dir), '--policy', 'window-turns:turns=1', '--model', 'tiny', '--prices', prices, '--tokenizer', 'chars4', '--out', join(dir, 'out'), '--quiet']);
     expect(r.code).toBe(0);
     expect(r.err).toBe('');
+  });
+});
+
+describe('the per-policy row', () => {
+  it('counts overflow probes apart from stale and missing, and takes latency p95 over the conversations', () => {
+    const t = (scenario: string, n: number, latencyMs: number) => turn({ scenario, policy: 'p', turn: n, latencyMs });
+    // a: turn latencies 10, 20, 30 → its p95 is the ceil(0.95 × 3) = 3rd smallest, 30; b: 5 → 5.
+    const a = summaryOf([t('a', 1, 10), t('a', 2, 20), t('a', 3, 30)], [
+      probe({ scenario: 'a', policy: 'p', turn: 2, outcome: 'retained' }),
+      probe({ scenario: 'a', policy: 'p', turn: 3, outcome: 'overflow' }),
+    ]);
+    const b = summaryOf([t('b', 1, 5)], [probe({ scenario: 'b', policy: 'p', turn: 1, outcome: 'stale' })]);
+    expect([a.probes, a.retained, a.stale, a.missing, a.overflowProbes, a.retention, a.firstLostTurn, a.latencyP95Ms]).toEqual([2, 1, 0, 0, 1, 0.5, 3, 30]);
+    // Over both: 3 probes, 1 retained, 1 stale, 1 overflow; latency p95 of [30, 5] is the ceil(0.95 × 2) = 2nd smallest, 30.
+    const [p] = byPolicy([a, b]);
+    expect([p!.probes, p!.retained, p!.stale, p!.missing, p!.overflowProbes, p!.retention, p!.latencyP95Ms]).toEqual([3, 1, 1, 0, 1, 1 / 3, 30]);
   });
 });
 
