@@ -7,7 +7,7 @@ import { textWidth } from '../src/report/font.js';
 import { paretoOptimal } from '../src/report/pareto.js';
 import { renderSvg, toVega } from '../src/report/svg.js';
 import { fixtureRun, goldenRun } from './fixtures/report/run.js';
-import { resultsOf, turn } from './fixtures/report/records.js';
+import { probe, resultsOf, turn } from './fixtures/report/records.js';
 
 const { results, info } = await fixtureRun();
 const list = charts(results, info);
@@ -133,5 +133,35 @@ describe('SVG rendering', () => {
     expect(await renderSvg(spec)).toBe(a);
     expect(a.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(a).toContain('window-tokens:budget=40');
+  });
+});
+
+describe('probes on calls over the context window', () => {
+  // p: three probes of age 1 — retained, overflow, overflow; q: one retained probe of age 1.
+  const over = resultsOf(
+    [turn({ scenario: 'a', policy: 'p', turn: 1 }), turn({ scenario: 'a', policy: 'p', turn: 2, overflow: true }), turn({ scenario: 'a', policy: 'q', turn: 1 })],
+    [
+      probe({ scenario: 'a', policy: 'p', turn: 1, outcome: 'retained' }),
+      probe({ scenario: 'a', policy: 'p', turn: 2, outcome: 'overflow' }),
+      probe({ scenario: 'a', policy: 'p', turn: 2, fact: 'city', outcome: 'overflow' }),
+      probe({ scenario: 'a', policy: 'q', turn: 1, outcome: 'retained' }),
+    ],
+  );
+  const [, , vsCost, byAge] = charts(over, info);
+  const note = 'Over the context window (the call would be rejected): not retained — p 2 probes';
+
+  it('are not retained in retention by age, and a subtitle line says how many each policy had', () => {
+    // p: 1 of 3 retained = 33.3%; q: 1 of 1.
+    const values = (byAge!.spec as { data: { values: { policy: string; retention: number; retained: number; probes: number }[] } }).data.values;
+    expect(values.map((v) => [v.policy, v.retention, v.retained, v.probes])).toEqual([
+      ['p', 33.3, 1, 3],
+      ['q', 100, 1, 1],
+    ]);
+    expect((byAge!.spec.title as { subtitle: string[] }).subtitle).toEqual(['Share of probes whose current value was in the prompt; a tick at 0 means none was', note, 'gpt-4o-mini · prices of 2026-01-01 · tokenizer chars4']);
+    expect((vsCost!.spec.title as { subtitle: string[] }).subtitle).toContain(note);
+  });
+
+  it('add no line when no probe overflowed', () => {
+    for (const c of list) expect(JSON.stringify(c.spec.title)).not.toContain('context window');
   });
 });
