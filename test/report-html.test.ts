@@ -3,6 +3,7 @@ import { charts } from '../src/report/charts.js';
 import { escapeHtml, REPORT_CSP, reportHtml, scopeSvgIds } from '../src/report/html.js';
 import { renderCharts } from '../src/report/outputs.js';
 import { goldenRun } from './fixtures/report/run.js';
+import { probe, resultsOf, turn } from './fixtures/report/records.js';
 
 const { results, info } = await goldenRun();
 const rendered = await renderCharts(charts(results, info));
@@ -52,5 +53,21 @@ describe('report.html', () => {
 
   it('is the same on every render', async () => {
     expect(reportHtml(results, info, await renderCharts(charts(results, info)))).toBe(reportHtml(results, info, rendered));
+  });
+});
+
+describe('report.html, probes on calls over the context window', () => {
+  // One conversation, turn 2 over the window: one probe retained at turn 1, one overflow at turn 2.
+  const over = resultsOf(
+    [turn({ scenario: 'a', policy: 'p', turn: 1 }), turn({ scenario: 'a', policy: 'p', turn: 2, overflow: true })],
+    [probe({ scenario: 'a', policy: 'p', turn: 1, outcome: 'retained' }), probe({ scenario: 'a', policy: 'p', turn: 2, outcome: 'overflow' })],
+  );
+  const page = reportHtml(over, info, []);
+
+  it('counts them apart in the budget and per-scenario tables, and says why each was lost', () => {
+    expect(page).toContain('<td class="num">50.0% (1/2, 1 overflowed)</td><td class="num">1</td></tr>');
+    expect(page).toContain('<td class="num">1</td><td class="num">1/2, 1 overflowed</td><td class="num">50.0%</td><td class="num">2</td></tr>');
+    expect(page).toContain('<tr><td>a</td><td>p</td><td class="num">2</td><td>name</td><td>overflow</td><td class="num">1</td><td>the call was over the context window</td></tr>');
+    expect(page).toContain('<em>overflow</em>: the call was over the model&#39;s context window, so a real backend would have rejected it.</p>');
   });
 });
