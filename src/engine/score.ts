@@ -1,6 +1,6 @@
 import { messageText } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeOutcome, ProbeSource } from '../types.js';
-import { normalize } from '../text/normalize.js';
+import { normalize, occursIn } from '../text/normalize.js';
 
 
 interface Stated {
@@ -73,7 +73,7 @@ export class Presence {
   find(messages: readonly Message[], value: string): ProbeSource {
     let best: ProbeSource = 'none';
     for (const m of messages) {
-      if (!this.text(m).includes(value)) continue;
+      if (!occursIn(this.text(m), value)) continue;
       const source: ProbeSource = m.origin ?? 'window';
       if (best === 'none' || SOURCE_ORDER.indexOf(source) < SOURCE_ORDER.indexOf(best)) best = source;
       if (best === 'window') break;

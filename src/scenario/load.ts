@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { ScenarioError, type Problem } from '../errors.js';
 import type { Conversation, ForgetEvent, Message, Turn } from '../types.js';
+import { messageText } from '../tokens/counter.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
+import { mentions } from '../text/normalize.js';
 import { forgetSchema, messageSchema, scenarioSchema, turnSchema, type ToolDoc } from './schema.js';
 
 export const DEFAULT_GAP_SECONDS = 30;
@@ -41,6 +43,8 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
   const items = Array.isArray((root as { turns?: unknown }).turns) ? ((root as { turns: unknown[] }).turns) : [];
 
   const turns: Turn[] = [];
+  /** Where each turn's facts are written (the index of its item). */
+  const turnItems: number[] = [];
   const forgets: ForgetEvent[] = [];
   const stated = new Set<string>();
   let open: (Omit<Turn, 'assistant'> & { assistant?: Message }) | undefined;
@@ -68,6 +72,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
       injection: extra.injection ?? false,
     };
     turns.push(turn);
+    turnItems.push(i);
     open = turn;
     return turn;
   };
@@ -112,6 +117,15 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     closed = true;
   });
 
+  // A fact the turn never states would read as a memory failure: its value must occur in the turn, compared as probes are scored.
+  turns.forEach((t, k) => {
+    const names = Object.keys(t.facts);
+    if (!names.length) return;
+    const text = turnText(t);
+    for (const name of names) {
+      if (!mentions(text, t.facts[name]!)) problems.push(src.problem(['turns', turnItems[k]!, 'facts', name], factMissingMessage(name, t.facts[name]!)));
+    }
+  });
   if (doc && turns.length === 0 && problems.length === 0) problems.push(src.problem(['turns'], 'expected at least one turn with a user message'));
   if (problems.length) throw new ScenarioError(problems);
   const d = doc!;
@@ -124,6 +138,26 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     forgets,
     source: src.file,
   };
+}
+
+/** The problem of a fact whose value its turn does not contain. */
+function factMissingMessage(name: string, value: string): string {
+  const shown = value.length > 60 ? `${JSON.stringify(value.slice(0, 57))}…` : JSON.stringify(value);
+  return `fact "${name}": ${shown} occurs nowhere in this turn (user message, tool calls and results, assistant reply)`;
+}
+
+/** Everything a turn says: its user message, tool calls and results, and assistant reply, as the scorer reads them. */
+function turnText(turn: Pick<Turn, 'user' | 'tools' | 'assistant'>): string {
+  return [turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])].map(messageText).join('\n');
+}
+
+/** `turnText` of a turn document built in memory (generated or imported). */
+export function turnDocText(turn: { user: string; tools?: readonly ToolDoc[]; assistant?: string }): string {
+  return turnText({
+    user: { role: 'user', content: turn.user, turn: 0 },
+    tools: toolMessages(turn.tools ?? [], 0),
+    ...(turn.assistant !== undefined && { assistant: { role: 'assistant', content: turn.assistant, turn: 0 } }),
+  });
 }
 
 /** Tool calls become one assistant `tool_calls` message followed by one `tool` message per result. */

@@ -7,6 +7,19 @@ export function normalize(text: string): string {
 
 const OTHER_WHITESPACE = /[^\S ]| {2}/;
 
+/**
+ * Whether a normalized value occurs in a normalized text: the one comparison
+ * probe scoring makes, and the loader makes to check that a turn states its facts.
+ */
+export function occursIn(normalizedText: string, normalizedValue: string): boolean {
+  return normalizedText.includes(normalizedValue);
+}
+
+/** Whether `value` occurs in `text` once both are normalized. */
+export function mentions(text: string, value: string): boolean {
+  return occursIn(normalize(text), normalize(value));
+}
+
 /** Letters and digits outside ASCII, decided once per code point. */
 const WORD_POINT = /^[\p{L}\p{N}]$/u;
 const otherPoints = new Map<number, boolean>();

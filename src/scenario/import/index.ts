@@ -1,12 +1,14 @@
 import { ScenarioError, UsageError, type Problem } from '../../errors.js';
 import type { Conversation } from '../../types.js';
-import { validateDocs, type ScenarioOut } from '../docs.js';
+import { validateDocs, type ScenarioOut, type TurnOut } from '../docs.js';
+import { turnDocText } from '../load.js';
 import { SourceDoc } from '../../text/document.js';
+import { mentions } from '../../text/normalize.js';
 import { abcd } from './abcd.js';
 import { locomo } from './locomo.js';
 import { multiwoz } from './multiwoz.js';
 import { openai } from './openai.js';
-import type { ImportInput, Importer, Quirk } from './types.js';
+import { QuirkLog, type ImportInput, type Importer, type Quirk } from './types.js';
 
 export type { ImportInput, Importer, ImportResult, Quirk } from './types.js';
 
@@ -50,7 +52,9 @@ export function importDataset(format: string, input: ImportInput, rawOptions: Re
   const problems: Problem[] = [];
   const opts = SourceDoc.fromValue('options', rawOptions).check(importer.options, rawOptions, [], problems);
   if (!opts) throw new UsageError(`import ${format}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
-  const { docs, quirks } = importer.read(input, opts);
+  const read = importer.read(input, opts);
+  const docs = read.docs;
+  const quirks = [...read.quirks, ...dropUnstatedFacts(docs)];
   if (!docs.length) throw new ScenarioError([{ file: input.file, path: '', message: 'no conversations in the file' }]);
   const conversations = validateDocs(docs, (d) => `${input.file}#${d.id}`);
   let turns = 0;
@@ -64,6 +68,52 @@ export function importDataset(format: string, input: ImportInput, rawOptions: Re
     }
   }
   return { docs, conversations, report: { format, file: input.file, conversations: conversations.length, turns, facts, probes, quirks } };
+}
+
+/**
+ * A fact whose value its turn does not contain is an error in a scenario
+ * file; in a dataset it is a quirk: the fact is dropped (with the probes and
+ * forget entries that named only it) before validation, and counted.
+ */
+export function dropUnstatedFacts(docs: ScenarioOut[]): Quirk[] {
+  const log = new QuirkLog();
+  for (const doc of docs) {
+    const stated = new Set<string>();
+    const dropped = new Set<string>();
+    const turns: ScenarioOut['turns'] = [];
+    for (const item of doc.turns) {
+      if ('forget' in item) {
+        const forget = item.forget.filter((f) => stated.has(f) || !dropped.has(f));
+        if (forget.length) turns.push({ forget });
+        continue;
+      }
+      const t: TurnOut = { ...item };
+      if (t.facts) {
+        const text = turnDocText(t);
+        const facts: Record<string, string> = {};
+        for (const [name, value] of Object.entries(t.facts)) {
+          if (mentions(text, value)) {
+            facts[name] = value;
+            stated.add(name);
+          } else {
+            dropped.add(name);
+            log.add('fact-not-in-turn', 'facts whose value their turn does not contain (dropped)', `${doc.id} ${name}`);
+          }
+        }
+        if (Object.keys(facts).length) t.facts = facts;
+        else delete t.facts;
+      }
+      if (t.probe) {
+        const probe = t.probe.filter((p) => stated.has(p) || !dropped.has(p));
+        if (probe.length < t.probe.length) log.add('probe-of-dropped-fact', 'probes of dropped facts (skipped)', `${doc.id} ${t.probe.filter((p) => !probe.includes(p)).join(', ')}`);
+        if (probe.length) t.probe = probe;
+        else delete t.probe;
+      }
+      turns.push(t);
+    }
+    doc.turns = turns;
+  }
+  return log.list();
 }
 
 /** The report as lines: a count line, then one line per quirk with examples. */
