@@ -40,7 +40,7 @@ const mira = conversation({
 // Companion chats run 50–300 turns by default and coding sessions 10–60 with large code blocks: shorter ones keep this fast.
 const LENGTHS: Record<string, [number, number] | undefined> = { companion: [8, 30], coding: [6, 20] };
 const generated = [...PROFILES.keys()].flatMap((profile) =>
-  Array.from({ length: 12 }, (_, k) => {
+  Array.from({ length: 10 }, (_, k) => {
     const turns = LENGTHS[profile];
     const [c] = generateConversations({ profile, count: 1, seed: 100 + k, prefix: `${profile}-contract`, ...(turns && { params: { turns } }) });
     return withSafetyEvents(c!, 3 * k + 2, 5 * k + 1);
@@ -48,7 +48,7 @@ const generated = [...PROFILES.keys()].flatMap((profile) =>
 );
 // No injection turn here: a dropped turn between a turn without a reply and the next one makes two user turns in a
 // row that the rule check (message-rules/blame.ts) counts against the policy, though the scenario wrote no reply.
-const random = fc.sample(randomConversation, { seed: 42, numRuns: 40 }).map((c, k) => withSafetyEvents({ ...c, id: `random-${k + 1}` }, k));
+const random = fc.sample(randomConversation, { seed: 42, numRuns: 30 }).map((c, k) => withSafetyEvents({ ...c, id: `random-${k + 1}` }, k));
 
 const CONVERSATIONS: Conversation[] = [
   ...allShipped(),

@@ -201,6 +201,10 @@ function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps,
   });
   const records: Records = [];
   const record = (turn: number, value: unknown) => records.push({ turn, text: JSON.stringify(value) });
+  // A prompt as text: the conversation's own messages by number (the same objects in every replay), others in full.
+  const own = ownMessages(conversation);
+  const recordPlan = (turn: number, plan: PromptPlan) =>
+    records.push({ turn, text: `${plan.overBudget} ${plan.stablePrefix} ${JSON.stringify(plan.upkeep)} ${plan.messages.map((m) => own.get(m) ?? JSON.stringify(m)).join(' ')}` });
   let time = 0;
   const forgetAfter = (afterTurn: number) => {
     for (const event of conversation.forgets) {
@@ -217,7 +221,7 @@ function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps,
     const pendings = turn.tools.length ? [[turn.user], [turn.user, ...turn.tools]] : [[turn.user]];
     pendings.forEach((pending, k) => {
       const plan = session.prompt(pending, info);
-      record(turn.index, plan);
+      recordPlan(turn.index, plan);
       watch?.call(turn, k, plan, pending);
     });
     const upkeep = session.commit([turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])], info);
@@ -230,6 +234,20 @@ function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps,
   record(conversation.turns.length + 1, artifacts);
   watch?.end(artifacts);
   return records;
+}
+
+const numbered = new WeakMap<Conversation, Map<Message, string>>();
+
+/** The conversation's messages, each with a number (`#n`). */
+function ownMessages(conversation: Conversation): Map<Message, string> {
+  let own = numbered.get(conversation);
+  if (!own) {
+    own = new Map();
+    const all = [...(conversation.system ? [conversation.system] : []), ...conversation.turns.flatMap((t) => [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])])];
+    for (const m of all) own.set(m, `#${own.size}`);
+    numbered.set(conversation, own);
+  }
+  return own;
 }
 
 function drain(steps: Generator<void, Records, void>): Records {
