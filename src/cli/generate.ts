@@ -44,7 +44,8 @@ export function generate(flags: GenerateFlags, io: IO): number {
     const eq = kv.indexOf('=');
     if (eq < 1) throw new UsageError(`--set ${kv}: expected name=value`);
     const v = kv.slice(eq + 1);
-    raw[kv.slice(0, eq)] = v !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+    // Defined, not assigned: `--set __proto__=1` is a name like any other (an unknown one).
+    Object.defineProperty(raw, kv.slice(0, eq), { value: v !== '' && Number.isFinite(Number(v)) ? Number(v) : v, enumerable: true, writable: true, configurable: true });
   }
   if (flags.turns !== undefined) raw.turns = flags.turns;
   const problems: Problem[] = [];

@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
@@ -74,6 +74,17 @@ function outputTarget(out: string, rawOut: string | undefined, format: OutputFor
 /** The extensions `--out` takes for one file. */
 const ACCEPTED = '.csv, .json, .md (.markdown), .html (.htm)';
 
+/** What is at `path`, or undefined when nothing is (a file on the way is found when the loop above gets to it). */
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw e;
+  }
+}
+
 /** Refuses an output path that cannot be written as asked: named in the message, with the reason. */
 function checkWritable(target: Target, shown: string): void {
   if (target.kind === 'stdout') return;
@@ -81,17 +92,17 @@ function checkWritable(target: Target, shown: string): void {
   const fail = (reason: string): never => {
     throw new UsageError(`--out ${shown}: ${reason}`);
   };
-  const stat = statSync(path, { throwIfNoEntry: false });
+  const stat = statOf(path);
   if (stat && target.kind === 'dir' && !stat.isDirectory()) {
     fail(`${stat.isFile() ? 'is a file' : 'is not a folder (a device or special file)'}; the reports need a folder (or name one file ending in ${ACCEPTED})`);
   }
   if (stat && target.kind === 'file' && !stat.isFile()) fail('is not a regular file (a device or special file); name a file or a folder');
   // The folder that will hold the output: the folder itself, or the nearest one that exists above it.
   let dir = target.kind === 'dir' && stat ? path : dirname(path);
-  let above = statSync(dir, { throwIfNoEntry: false });
+  let above = statOf(dir);
   while (!above && dirname(dir) !== dir) {
     dir = dirname(dir);
-    above = statSync(dir, { throwIfNoEntry: false });
+    above = statOf(dir);
   }
   if (above && !above.isDirectory()) fail(`${displayPath(dir)} is a file, not a folder`);
   try {
