@@ -63,7 +63,7 @@ export interface GateResult {
 }
 
 /** A fraction as the percentage it was written as, unrounded: 0.0025 → `0.25%`. */
-export function percent(fraction: number): string {
+export function limitPercent(fraction: number): string {
   return `${Number((fraction * 100).toPrecision(12))}%`;
 }
 
@@ -76,7 +76,7 @@ export function parsePercent(flag: string, value: string | number): number {
   const m = /^(\d+(?:\.\d+)?)\s*(%?)$/.exec(s);
   if (!m) throw new UsageError(`${flag}: expected a percentage such as 5%, got ${JSON.stringify(value)}`);
   const n = Number(m[1]);
-  if (!m[2]) throw new UsageError(`${flag}: write ${percent(n)} or ${m[1]}% (a bare number could be a fraction or a percentage), got ${s}`);
+  if (!m[2]) throw new UsageError(`${flag}: write ${limitPercent(n)} or ${m[1]}% (a bare number could be a fraction or a percentage), got ${s}`);
   return n / 100;
 }
 
@@ -91,12 +91,12 @@ export function parseRetentionLimit(flag: string, value: string | number): Reten
 /** The limits in words: `cost up to +5%, up to 0 more probes lost`. */
 export function limitsText(limits: GateLimits): string {
   const lim = limits.maxRetentionDrop;
-  const retention = 'probes' in lim ? `up to ${lim.probes} more probe${lim.probes === 1 ? '' : 's'} lost` : `retention down by up to ${percent(lim.points)} (points)`;
-  return `cost up to +${percent(limits.maxCostIncrease)}, ${retention}`;
+  const retention = 'probes' in lim ? `up to ${lim.probes} more probe${lim.probes === 1 ? '' : 's'} lost` : `retention down by up to ${limitPercent(lim.points)} (points)`;
+  return `cost up to +${limitPercent(limits.maxCostIncrease)}, ${retention}`;
 }
 
 /** Micro-dollars as dollars with 6 decimals. */
-export const dollars = (micro: number) => `$${(micro / 1e6).toFixed(6)}`;
+export const microDollars = (micro: number) => `$${(micro / 1e6).toFixed(6)}`;
 /** A relative change with one decimal: `+12.5%`. */
 export const change = (c: number) => (c === Infinity ? '+∞' : `${c >= 0 ? '+' : ''}${(c * 100).toFixed(1)}%`);
 const share = (retained: number, probes: number) => `${(probes ? (retained / probes) * 100 : 100).toFixed(1)}%`;
@@ -111,7 +111,7 @@ function compareRow(before: BaselineRow, after: BaselineRow, limits: GateLimits)
   const costChange = relative(before.costMicroUsd, after.costMicroUsd);
   // A tiny epsilon keeps float noise from tripping an exact-threshold comparison.
   if (costChange > limits.maxCostIncrease + 1e-9) {
-    reasons.push(`cost ${dollars(before.costMicroUsd)} → ${dollars(after.costMicroUsd)} (${change(costChange)}, limit +${percent(limits.maxCostIncrease)})`);
+    reasons.push(`cost ${microDollars(before.costMicroUsd)} → ${microDollars(after.costMicroUsd)} (${change(costChange)}, limit +${limitPercent(limits.maxCostIncrease)})`);
   }
   const lostChange = lost(after) - lost(before);
   const lim = limits.maxRetentionDrop;
@@ -122,7 +122,7 @@ function compareRow(before: BaselineRow, after: BaselineRow, limits: GateLimits)
   if ('points' in lim) {
     const drop = retention(before) - retention(after);
     if (drop > lim.points + 1e-9) {
-      reasons.push(`${retainedText} (${share(before.retained, before.probes)} → ${share(after.retained, after.probes)}, limit −${percent(lim.points)} points)`);
+      reasons.push(`${retainedText} (${share(before.retained, before.probes)} → ${share(after.retained, after.probes)}, limit −${limitPercent(lim.points)} points)`);
     }
   }
   if (after.overflowTurns > before.overflowTurns) reasons.push(`overflow turns ${before.overflowTurns} → ${after.overflowTurns}`);

@@ -1,6 +1,6 @@
-import { change, dollars, limitsText, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
+import { change, microDollars, limitsText, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
 
-const money = (micro: number | undefined) => (micro === undefined ? '–' : dollars(micro));
+const money = (micro: number | undefined) => (micro === undefined ? '–' : microDollars(micro));
 const pct = (c: number | null) => (c === null ? '–' : change(c));
 const retained = (r: RowComparison['before']) => (r ? `${r.retained}/${r.probes}` : '–');
 const overflows = (r: RowComparison['before']) => (r ? String(r.overflowTurns) : '–');
@@ -43,7 +43,7 @@ function table(rows: readonly RowComparison[]): string[] {
 /** One policy's totals on one line. */
 function policyLine(p: PolicyComparison): string {
   const over = `${p.scenarios} scenario${p.scenarios === 1 ? '' : 's'}`;
-  return `- ${p.policy}: cost ${dollars(p.costBefore)} → ${dollars(p.costAfter)} (${change(p.costChange)}), retained ${p.retainedBefore}/${p.probesBefore} → ${p.retainedAfter}/${p.probesAfter} (${over})`;
+  return `- ${p.policy}: cost ${microDollars(p.costBefore)} → ${microDollars(p.costAfter)} (${change(p.costChange)}), retained ${p.retainedBefore}/${p.probesBefore} → ${p.retainedAfter}/${p.probesAfter} (${over})`;
 }
 
 /** The facts failing rows lost, one line each: `- noah-amnesia, window-turns:turns=3: name at turn 5 (missing)`. */
