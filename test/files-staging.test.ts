@@ -49,6 +49,22 @@ describe('staged files', () => {
     expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('old a\n');
   });
 
+  it('a commit that fails halfway puts the previous files back', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'a.txt'), 'old a\n');
+    writeFileSync(join(dir, 'b.txt'), 'old b\n');
+    const staged = new StagedFiles(dir);
+    staged.write('a.txt', 'new a\n');
+    const b = staged.path('b.txt');
+    // b.txt is never written: its move fails after a.txt's succeeded.
+    expect(() => staged.commit()).toThrow(/ENOENT/);
+    staged.abort();
+    expect(readdirSync(dir).sort()).toEqual(['a.txt', 'b.txt']);
+    expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('old a\n');
+    expect(readFileSync(join(dir, 'b.txt'), 'utf8')).toBe('old b\n');
+    expect(b.startsWith(join(dir, STAGING_PREFIX))).toBe(true);
+  });
+
   it('a later run removes staging folders of dead runs and old ones, and keeps live recent ones', () => {
     const dir = tempDir();
     const dead = `${STAGING_PREFIX}${deadPid()}-ab12`;
