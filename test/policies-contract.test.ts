@@ -195,6 +195,12 @@ describe('each rule can fail', () => {
     expect(formatContractViolation(first)).toMatch(new RegExp(`^${policy.id}[^ ]*: ${rule}: [a-z-]+ turn \\d+: .+`));
   });
 
+  it('checks determinism and isolation on a single conversation too', () => {
+    const rules = (policy: Policy) => checkPolicyContract(policy, [fixture('safety/forget-and-inject.yaml')]).map((v) => v.rule);
+    expect(rules(BROKEN.find(([r]) => r === 'determinism')![1])).toContain('determinism');
+    expect(rules(BROKEN.find(([r]) => r === 'isolation')![1])).toContain('isolation');
+  });
+
   it('names the policy, rule, scenario and turn', () => {
     const found = checkPolicyContract(REGISTRY.get('window-turns')!, [shipped('voice-assistant-tasks.yaml')], { variants: [{ turns: 2, naive: true }] });
     expect(formatContractViolation(found.find((v) => v.rule === 'tool-pairs')!)).toBe('window-turns:turns=2,naive=true: tool-pairs: voice-assistant-tasks turn 5: call 1: tool result call_3_1 at 1 without its call right before it');
