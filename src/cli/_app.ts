@@ -60,16 +60,21 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
       io.err(`ctxsim: ${failed}\n`);
       return 2;
     }
-    const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    io.err(`ctxsim: internal error: ${message.split('\n')[0]} — please report it with the command that caused it (CTXSIM_DEBUG=1 shows the stack)\n`);
-    if (process.env.CTXSIM_DEBUG && process.env.CTXSIM_DEBUG !== '0' && e instanceof Error && e.stack) io.err(`${e.stack}\n`);
-    return EXIT_INTERNAL;
+    return internalError(e, io);
   }
   return code;
 }
 
+/** Reports an error that is a bug (one line, the stack only with `CTXSIM_DEBUG=1`); returns its exit code. */
+export function internalError(e: unknown, io: IO): number {
+  const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  io.err(`ctxsim: internal error: ${message.split('\n')[0]} — please report it with the command that caused it (CTXSIM_DEBUG=1 shows the stack)\n`);
+  if (process.env.CTXSIM_DEBUG && process.env.CTXSIM_DEBUG !== '0' && e instanceof Error && e.stack) io.err(`${e.stack}\n`);
+  return EXIT_INTERNAL;
+}
+
 /** The exit code of an internal error (a bug): sysexits' EX_SOFTWARE, apart from 1 (regression) and 2 (bad input). */
-export const EXIT_INTERNAL = 70;
+const EXIT_INTERNAL = 70;
 
 /** Flags that may be given more than once although they take one value: the last one wins. */
 const LAST_WINS = new Set(['token-cache', 'tokenCache']);

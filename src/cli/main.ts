@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 import { tuneHeap } from '../engine/heap.js';
-import { runMain } from './_app.js';
-import { stdoutFailed, watchStdio } from './_io.js';
+import { internalError, runMain } from './_app.js';
+import { processIO, stdoutFailed, watchStdio } from './_io.js';
 
 tuneHeap();
 watchStdio();
+// An error outside a command's own flow (an event handler, a stray promise) is a bug too: one line, not a stack.
+const crash = (e: unknown) => process.exit(internalError(e, processIO));
+process.on('uncaughtException', crash);
+process.on('unhandledRejection', crash);
 const code = await runMain(process.argv.slice(2));
 process.exitCode = code === 0 && stdoutFailed() ? 2 : code;
