@@ -98,3 +98,46 @@ describe('a fact value must occur in the turn that states it', () => {
     expect(io.stderr).toContain(':4:19 turns[0].facts.name: fact "name": "Anna" occurs nowhere in this turn');
   });
 });
+
+describe('every model a study names is checked at load, at its place', () => {
+  async function runStudy(text: string): Promise<{ code: number; lines: string[] }> {
+    const dir = tempDir();
+    writeFileSync(join(dir, 's.yaml'), 'id: s\nturns:\n  - user: hi\n');
+    writeFileSync(join(dir, 'study.yaml'), text);
+    const io = capture();
+    const code = await runMain(['run', join(dir, 'study.yaml'), '--out', '-', '--no-token-cache', '--quiet'], io);
+    return { code, lines: io.stderr.replaceAll(join(dir, 'study.yaml'), 'study.yaml').split('\n').filter(Boolean) };
+  }
+
+  it('chat, routed, fallback and upkeep models, even when no call would use them', async () => {
+    const text = [
+      'scenarios: [s.yaml]',
+      'model: gpt-4o-minii',
+      'route: {light: gpt-4o-mini, strong: nope-1, strongWhen: {userTokensOver: 1000000}}',
+      'fallback: {model: nope-2, rate: 0}',
+      'policies:',
+      '  - full',
+      '  - summary:summaryModel=nope-3',
+      '  - facts: {extractModel: nope-4}',
+      '  - retrieval: {embedModel: nope-5}',
+    ].join('\n');
+    const { code, lines } = await runStudy(text);
+    expect(code).toBe(2);
+    expect(lines.map((l) => l.replace(/ \(closest: .*\)$/, ''))).toEqual([
+      'ctxsim: study.yaml:2:8 model: unknown model "gpt-4o-minii"',
+      'ctxsim: study.yaml:3:37 route.strong: unknown model "nope-1"',
+      'ctxsim: study.yaml:4:19 fallback.model: unknown model "nope-2"',
+      'ctxsim: study.yaml:7:5 policies[1]: unknown model "nope-3"',
+      'ctxsim: study.yaml:8:27 policies[2].facts.extractModel: unknown model "nope-4"',
+      'ctxsim: study.yaml:9:29 policies[3].retrieval.embedModel: unknown model "nope-5"',
+    ]);
+    expect(lines[0]).toBe('ctxsim: study.yaml:2:8 model: unknown model "gpt-4o-minii" (closest: gpt-4o-mini, gpt-4.1-mini, gpt-5-mini)');
+  });
+
+  it('a prices file that cannot be read is named at the study\'s prices key', async () => {
+    const { code, lines } = await runStudy('scenarios: [s.yaml]\nprices: missing.json\n');
+    expect(code).toBe(2);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^ctxsim: study\.yaml:2:9 prices: price table .*missing\.json: cannot read price table \(ENOENT\)$/);
+  });
+});

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } from '../policies/spec.js';
+import { loadPrices } from '../pricing/load.js';
+import { lookup, type PriceTable } from '../pricing/prices.js';
 import { COST_KEYS, DEFAULT_PROMPT_CACHE_TTL, type CostSettings } from '../pricing/settings.js';
 import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
 import type { Conversation } from '../types.js';
@@ -219,6 +221,8 @@ export function loadStudy(file: string): Study {
       return s ? [s] : [];
     });
   }
+  /** Each policy entry's variants, with the entry's index: where the models they name are written. */
+  const entries: { i: number; variants: PolicyVariant[] }[] = [];
   if (Array.isArray(raw.policies) && raw.policies.length) {
     study.policies = raw.policies.flatMap((entry: unknown, i: number) => {
       const r = policyEntry(entry);
@@ -226,11 +230,68 @@ export function loadStudy(file: string): Study {
         problems.push(src.problem(['policies', i], r));
         return [];
       }
+      entries.push({ i, variants: r });
       return r;
     });
   }
+  if (doc) problems.push(...modelProblems(src, doc, study.prices, entries, raw.policies));
   if (problems.length) throw new ScenarioError(problems);
   return study;
+}
+
+/**
+ * Every model the study names — chat model, routed and fallback models, the
+ * upkeep models of each policy variant — checked against its price table,
+ * each at the place the study names it, whether or not a call would use it.
+ * A price table that cannot be read is named at the study's `prices` key.
+ */
+function modelProblems(
+  src: SourceDoc,
+  doc: z.infer<typeof studySchema>,
+  prices: string,
+  entries: readonly { i: number; variants: PolicyVariant[] }[],
+  rawPolicies: unknown,
+): Problem[] {
+  let table: PriceTable;
+  try {
+    table = loadPrices(prices);
+  } catch (e) {
+    if (!(e instanceof ScenarioError)) throw e;
+    // A file that cannot be read has no place of its own: the study's `prices` key is where it is named.
+    return e.problems.map((p) => (p.line === undefined && !p.path ? src.problem(['prices'], `price table ${p.file}: ${p.message}`) : p));
+  }
+  const out: Problem[] = [];
+  const seen = new Set<string>();
+  const check = (model: string, path: (string | number)[]) => {
+    const key = `${model}\0${path.join('\0')}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    try {
+      lookup(table, model);
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      out.push(src.problem(path, e.message));
+    }
+  };
+  if (doc.model !== undefined) check(doc.model, ['model']);
+  if (doc.route) {
+    check(doc.route.light, ['route', 'light']);
+    check(doc.route.strong, ['route', 'strong']);
+  }
+  if (doc.fallback) check(doc.fallback.model, ['fallback', 'model']);
+  const list = Array.isArray(rawPolicies) ? rawPolicies : [];
+  for (const { i, variants } of entries) {
+    const entry: unknown = list[i];
+    const id = entry && typeof entry === 'object' && !Array.isArray(entry) ? Object.keys(entry)[0] : undefined;
+    for (const v of variants) {
+      for (const [k, val] of Object.entries(v.params)) {
+        if (!/Model$/.test(k) || typeof val !== 'string') continue;
+        const given = id !== undefined && typeof (entry as Record<string, unknown>)[id] === 'object' && k in ((entry as Record<string, object>)[id] ?? {});
+        check(val, given ? ['policies', i, id, k] : ['policies', i]);
+      }
+    }
+  }
+  return out;
 }
 
 /** A study's policy entry: `id`, `id:k=v`, or `{id: {k: v}}`. */
