@@ -196,6 +196,16 @@ describe('names inherited from Object.prototype are names like any other', () =>
     await expectUsage(['generate', '--profile', 'support', '--set', '__proto__=1'], 'ctxsim: --set __proto__: unknown key "__proto__"');
     await expectUsage(['generate', '--profile', 'support', '--set', 'toString=1'], 'ctxsim: --set toString: unknown key "toString"');
   });
+
+  it('facts named __proto__ and toString are stated, kept and probed like any other', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'proto.yaml');
+    const text = readFileSync(SCENARIO, 'utf8').replace('facts: {name: Kavya, order_id: SE-10423}', 'facts: {__proto__: Kavya, toString: SE-10423}');
+    writeFileSync(file, text.replace(/probe: \[[^\]]*\]/, 'probe: [__proto__, toString]'));
+    const { code, stdout, stderr } = await cli(['run', '--scenario', file, '--policy', 'facts', '--out', '-', '--format', 'json', '--no-token-cache', '--quiet']);
+    expect([code, stderr]).toEqual([0, '']);
+    expect([...stdout.matchAll(/"fact":"([^"]*)","outcome":"([^"]*)"/g)].map((m) => `${m[1]} ${m[2]}`)).toEqual(['__proto__ retained', 'toString retained']);
+  });
 });
 
 describe('numbers too large', () => {

@@ -86,15 +86,18 @@ export class SourceDoc {
 
   /** Validates the value at `path` against a schema; problems go to `out`. */
   check<T>(schema: z.ZodType<T>, value: unknown, path: DocPath, out: Problem[]): T | undefined {
-    const r = schema.safeParse(value);
-    if (r.success) return r.data;
+    // zod builds records and objects by assignment, which drops a key named `__proto__` (a fact may
+    // be named so): such keys are renamed for the parse and named back in its result and its problems.
+    const renamed = hasProtoKey(value);
+    const r = schema.safeParse(renamed ? rename(value, PROTO, PROTO_STANDIN) : value);
+    if (r.success) return renamed ? (rename(r.data, PROTO_STANDIN, PROTO) as T) : r.data;
     for (const issue of r.error.issues) {
-      const at = [...path, ...(issue.path as (string | number)[])];
+      const at = [...path, ...(issue.path as (string | number)[]).map(named)];
       if (issue.code === 'unrecognized_keys') {
-        for (const key of issue.keys) out.push(this.problem([...at, key], `unknown key "${key}"`, true));
+        for (const key of issue.keys.map(named)) out.push(this.problem([...at, key], `unknown key "${key}"`, true));
         continue;
       }
-      out.push(this.problem(at, describe(issue, valueAt(value, issue.path as DocPath))));
+      out.push(this.problem(at, describe(issue, valueAt(value, at.slice(path.length)))));
     }
     return undefined;
   }
@@ -132,6 +135,32 @@ function firstAlias(doc: Document): number {
     },
   });
   return offset;
+}
+
+const PROTO = '__proto__';
+const PROTO_STANDIN = '\u0000__proto__';
+
+function isPlain(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** A key as the user wrote it. */
+const named = <K extends string | number>(k: K): K | typeof PROTO => (k === PROTO_STANDIN ? PROTO : k);
+
+/** Whether a plain object anywhere in `v` has an own key `__proto__`. */
+function hasProtoKey(v: unknown): boolean {
+  if (Array.isArray(v)) return v.some(hasProtoKey);
+  if (!isPlain(v)) return false;
+  return Object.hasOwn(v, PROTO) || Object.values(v).some(hasProtoKey);
+}
+
+/** A copy of `v` with every plain object's key `from` named `to`, in place (keys are defined, never assigned). */
+function rename(v: unknown, from: string, to: string): unknown {
+  if (Array.isArray(v)) return v.map((x) => rename(x, from, to));
+  if (!isPlain(v)) return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k === from ? to : k, rename(x, from, to)]));
 }
 
 function firstLine(s: string): string {
