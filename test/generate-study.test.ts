@@ -73,7 +73,7 @@ describe('generate: entries in a study', () => {
   it('reject two sets with the same ids, naming both', () => {
     const file = study('dup.yaml', ['scenarios:', '  - generate: {profile: support, count: 2}', '  - generate: {profile: support, count: 1, seed: 3}', ''].join('\n'));
     expect(problems(() => loadScenarios(loadStudy(file).scenarios))).toEqual([
-      'generate:support:seed=3#support-0001 id: duplicate scenario id "support-0001" (also in generate:support:seed=42#support-0001)',
+      'dup.yaml:3:15 scenarios[1].generate: duplicate scenario id "support-0001" (also at line 2, column 15)',
     ]);
   });
 });

@@ -141,3 +141,72 @@ describe('every model a study names is checked at load, at its place', () => {
     expect(lines[0]).toMatch(/^ctxsim: study\.yaml:2:9 prices: price table .*missing\.json: cannot read price table \(ENOENT\)$/);
   });
 });
+
+describe('duplicates and files in the wrong place', () => {
+  function files(entries: Record<string, string>): string {
+    const dir = tempDir();
+    for (const [name, text] of Object.entries(entries)) writeFileSync(join(dir, name), text);
+    return dir;
+  }
+  async function run(args: string[], dir: string): Promise<{ code: number; lines: string[] }> {
+    const io = capture();
+    const code = await runMain([...args, '--out', '-', '--no-token-cache', '--quiet'], io);
+    return { code, lines: io.stderr.replaceAll(`${dir}/`, '').split('\n').filter(Boolean) };
+  }
+
+  it('a duplicate scenario id names the places of both', async () => {
+    const dir = files({ 'a.yaml': 'id: same\nturns:\n  - user: hi\n', 'b.yaml': '# b\nid: same\nturns:\n  - user: ho\n' });
+    const { code, lines } = await run(['run', '--scenario', join(dir, '*.yaml')], dir);
+    expect(code).toBe(2);
+    expect(lines).toEqual(['ctxsim: b.yaml:2:5 id: duplicate scenario id "same" (also at a.yaml:1:5)']);
+  });
+
+  it('a generated id that repeats a file\'s id is placed at its study entry', async () => {
+    const dir = files({
+      'a.yaml': 'id: g-0001\nturns:\n  - user: hi\n',
+      'study.yaml': 'scenarios:\n  - a.yaml\n  - generate: {profile: support, count: 1, prefix: g}\npolicies: [full]\n',
+    });
+    const { code, lines } = await run(['run', join(dir, 'study.yaml')], dir);
+    expect(code).toBe(2);
+    expect(lines).toEqual(['ctxsim: study.yaml:3:15 scenarios[1].generate: duplicate scenario id "g-0001" (also at a.yaml:1:5)']);
+  });
+
+  it('a policy listed twice in a study is an error at the second', async () => {
+    const dir = files({
+      'a.yaml': 'id: a\nturns:\n  - user: hi\n',
+      'study.yaml': 'scenarios: [a.yaml]\npolicies:\n  - full\n  - window-turns:turns=3\n  - window-turns: {turns: [2, 3]}\n  - full\n',
+    });
+    const { code, lines } = await run(['run', join(dir, 'study.yaml')], dir);
+    expect(code).toBe(2);
+    expect(lines).toEqual([
+      'ctxsim: study.yaml:5:5 policies[2]: policy window-turns:turns=3 is listed twice (also policies[1]); its totals would count twice',
+      'ctxsim: study.yaml:6:5 policies[3]: policy full is listed twice (also policies[0]); its totals would count twice',
+    ]);
+  });
+
+  it('the same --policy twice is a usage error', async () => {
+    const dir = files({ 'a.yaml': 'id: a\nturns:\n  - user: hi\n' });
+    const { code, lines } = await run(['run', '--scenario', join(dir, 'a.yaml'), '--policy', 'full', '--policy', 'full'], dir);
+    expect(code).toBe(2);
+    expect(lines).toEqual(['ctxsim: --policy full: policy full is given twice (also --policy full); its totals would count twice']);
+  });
+
+  it('a study file given as a scenario, to run --scenario or to explain, says so', async () => {
+    const dir = files({ 'study.yaml': 'scenarios: [a.yaml]\npolicies: [full]\n' });
+    expect(await run(['run', '--scenario', join(dir, 'study.yaml')], dir)).toEqual({
+      code: 2,
+      lines: ['ctxsim: study.yaml:1:1: this is a study file, not a scenario (it has no turns): run it with ctxsim run FILE'],
+    });
+    const io = capture();
+    expect(await runMain(['explain', join(dir, 'study.yaml'), '--policy', 'full', '--turn', '1'], io)).toBe(2);
+    expect(io.stderr.replaceAll(`${dir}/`, '')).toBe('ctxsim: study.yaml:1:1: this is a study file, not a scenario (it has no turns): run it with ctxsim run FILE\n');
+  });
+
+  it('a scenario file given as a study says so', async () => {
+    const dir = files({ 'a.yaml': 'id: a\nturns:\n  - user: hi\n' });
+    expect(await run(['run', join(dir, 'a.yaml')], dir)).toEqual({
+      code: 2,
+      lines: ['ctxsim: a.yaml:1:1: this is a scenario file, not a study (it has turns): run it with ctxsim run --scenario FILE'],
+    });
+  });
+});

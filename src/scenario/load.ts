@@ -9,15 +9,24 @@ import { forgetSchema, messageSchema, scenarioSchema, turnSchema, type ToolDoc }
 
 export const DEFAULT_GAP_SECONDS = 30;
 
+/** Keys only a study file has: a file with one of them and no turns is a study handed where a scenario belongs. */
+const STUDY_KEYS: ReadonlySet<string> = new Set(['scenarios', 'policies', 'prices', 'model', 'seed', 'out', 'gate', 'route', 'fallback', 'latency', 'cache', 'cacheTtl', 'tokenizer', 'rules']);
+
 /** Reads a scenario file (YAML or JSON); throws a ScenarioError listing every problem. */
 export function loadScenarioFile(file: string, displayName = file): Conversation {
+  return loadScenarioPlaced(file, displayName).conversation;
+}
+
+/** `loadScenarioFile`, with the place of the scenario's id (for errors about the id, such as a duplicate). */
+export function loadScenarioPlaced(file: string, displayName = file): { conversation: Conversation; idAt: Problem } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new ScenarioError([{ file: displayName, path: '', message: `cannot read file (${(e as NodeJS.ErrnoException).code ?? e})` }]);
   }
-  return parseScenario(displayName, text);
+  const src = SourceDoc.parse(displayName, text);
+  return { conversation: scenarioFromDoc(src), idAt: src.problem(['id'], '') };
 }
 
 /** Parses scenario text; `file` names it in errors. */
@@ -38,6 +47,9 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
   const root = src.value;
   if (root === null || typeof root !== 'object' || Array.isArray(root)) {
     throw new ScenarioError([src.problem([], 'expected a mapping with id and turns')]);
+  }
+  if (!('turns' in root) && Object.keys(root).some((k) => STUDY_KEYS.has(k))) {
+    throw new ScenarioError([src.problem([], 'this is a study file, not a scenario (it has no turns): run it with ctxsim run FILE')]);
   }
   const doc = src.check(scenarioSchema, root, [], problems);
   const items = Array.isArray((root as { turns?: unknown }).turns) ? ((root as { turns: unknown[] }).turns) : [];

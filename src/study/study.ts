@@ -13,7 +13,7 @@ import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
-import { loadScenarioFile } from '../scenario/load.js';
+import { loadScenarioPlaced } from '../scenario/load.js';
 import { fileJsonSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
@@ -189,6 +189,9 @@ export function loadStudy(file: string): Study {
   }
   const src = SourceDoc.parse(shown, text);
   const root = src.value ?? {};
+  if (root && typeof root === 'object' && !Array.isArray(root) && 'turns' in root && !('scenarios' in root) && !('policies' in root)) {
+    throw new ScenarioError([src.problem([], 'this is a scenario file, not a study (it has turns): run it with ctxsim run --scenario FILE')]);
+  }
   const problems: Problem[] = [];
   const doc = src.check(studySchema, root, [], problems);
   const dir = dirname(resolve(file));
@@ -233,6 +236,14 @@ export function loadStudy(file: string): Study {
       entries.push({ i, variants: r });
       return r;
     });
+  }
+  const firstEntry = new Map<string, number>();
+  for (const { i, variants } of entries) {
+    for (const v of variants) {
+      const j = firstEntry.get(v.name);
+      if (j === undefined) firstEntry.set(v.name, i);
+      else problems.push(src.problem(['policies', i], `policy ${v.name} is listed twice (also policies[${j}]); its totals would count twice`));
+    }
   }
   if (doc) problems.push(...modelProblems(src, doc, study.prices, entries, raw.policies));
   if (problems.length) throw new ScenarioError(problems);
@@ -317,9 +328,15 @@ export function policyFromString(text: string): PolicyVariant[] | string {
 
 /** Resolves `--policy` flags; a bad one is a usage error. */
 export function policiesFromFlags(specs: readonly string[]): PolicyVariant[] {
+  const seen = new Map<string, string>();
   return specs.flatMap((s) => {
     const r = policyFromString(s);
     if (typeof r === 'string') throw new UsageError(`--policy ${s}: ${r}`);
+    for (const v of r) {
+      const before = seen.get(v.name);
+      if (before !== undefined) throw new UsageError(`--policy ${s}: policy ${v.name} is given twice (also --policy ${before}); its totals would count twice`);
+      seen.set(v.name, s);
+    }
     return r;
   });
 }
@@ -332,21 +349,23 @@ export function policiesFromFlags(specs: readonly string[]): PolicyVariant[] {
  */
 export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOptions = {}): Conversation[] {
   const out: Conversation[] = [];
-  const seen = new Map<string, string>();
+  /** id → where it was first seen. */
+  const seen = new Map<string, Problem>();
   const problems: Problem[] = [];
-  const keep = (c: Conversation) => {
+  const keep = (c: Conversation, at: Problem) => {
     const prev = seen.get(c.id);
     if (prev !== undefined) {
-      problems.push({ file: c.source, path: 'id', message: `duplicate scenario id "${c.id}" (also in ${prev})` });
+      problems.push({ ...at, message: `duplicate scenario id "${c.id}" (also at ${placeOf(prev, at.file)})` });
       return;
     }
-    seen.set(c.id, c.source);
+    seen.set(c.id, at);
     out.push(c);
   };
   for (const s of sources) {
     try {
       if (s.kind !== 'glob') {
-        loadSource(s, opts, displayPath).forEach(keep);
+        // A generated or imported conversation's id is placed at its study entry, or at its own name.
+        for (const c of loadSource(s, opts, displayPath)) keep(c, s.at ?? { file: c.source, path: 'id', message: '' });
         continue;
       }
       const files = globFiles(s);
@@ -356,7 +375,10 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
         else throw new UsageError(`--scenario ${s.pattern}: no scenario file matches`);
         continue;
       }
-      for (const f of files) keep(loadScenarioFile(f, displayPath(f)));
+      for (const f of files) {
+        const { conversation, idAt } = loadScenarioPlaced(f, displayPath(f));
+        keep(conversation, idAt);
+      }
     } catch (e) {
       if (!(e instanceof ScenarioError)) throw e;
       problems.push(...e.problems);
@@ -364,6 +386,12 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
   }
   if (problems.length) throw new ScenarioError(problems);
   return out;
+}
+
+/** A problem's place as `file:line:col` (`line L, column C` in the file `here`), or the file and path when it has no line. */
+function placeOf(p: Problem, here: string): string {
+  if (p.line === undefined) return `${p.file}${p.path ? ` ${p.path}` : ''}`;
+  return p.file === here ? `line ${p.line}, column ${p.column ?? 1}` : `${p.file}:${p.line}:${p.column ?? 1}`;
 }
 
 function globFiles(s: GlobSource): string[] {
