@@ -16,10 +16,27 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const dir = mkdtempSync(join(tmpdir(), 'ctxsim-consumer-'));
 
-const CONSUMER = `import {
-  budgetMarkdown, compare, DEFAULT_LIMITS, defaultStudy, loadStudy, makeBaseline, memorySink, openTokenCounter,
-  parseResultsJson, POLICIES, policyTable, runStudyPipeline, usd, type Policy, type StudySink, type TurnRecord,
+const CONSUMER = `import { z } from 'zod';
+import {
+  budgetMarkdown, checkPolicyContract, compare, DEFAULT_LIMITS, defaultStudy, definePolicy, loadStudy, makeBaseline, memorySink, openTokenCounter,
+  param, parseResultsJson, POLICIES, policyTable, runStudyPipeline, usd, type Policy, type StudySink, type TurnRecord,
 } from 'ctxsim';
+
+export const keepEdges = definePolicy({
+  id: 'keep-edges',
+  describe: 'the newest turn only, after the first keep messages',
+  params: z.object({ keep: param.int({ default: 1, min: 0, describe: 'messages kept from the start' }) }),
+  start(conversation, params) {
+    const keep: number = params.keep;
+    return {
+      prompt: (pending) => ({ messages: [...(conversation.system ? [conversation.system] : []), ...pending], overBudget: false, upkeep: [], stablePrefix: Math.min(keep, 1) }),
+      commit: () => [],
+      forget: () => [],
+      artifacts: () => [],
+    };
+  },
+});
+export const problems = checkPolicyContract(keepEdges, []).map((v) => v.rule);
 
 export async function consume(file?: string): Promise<string> {
   const study = file ? loadStudy(file) : defaultStudy();
@@ -31,7 +48,7 @@ export async function consume(file?: string): Promise<string> {
   const tokens = openTokenCounter('o200k_base').text('hello');
   const doc = parseResultsJson('{}', 'results.json');
   const sink: StudySink<number> | undefined = undefined;
-  return [policyTable({ policies }), usd(first?.cost ?? 0n), gate.failed, policy.id, tokens, doc.schemaVersion, sink, budgetMarkdown(output.results, output.info)].join('\\n');
+  return [policyTable({ policies }, output.info), usd(first?.cost ?? 0n), gate.failed, policy.id, tokens, doc.schemaVersion, sink, budgetMarkdown(output.results, output.info)].join('\\n');
 }
 `;
 

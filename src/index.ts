@@ -18,7 +18,7 @@
 export { CtxsimError, ScenarioError, UsageError, formatProblem, type Problem } from './errors.js';
 
 // Studies
-export { defaultStudy, displayPath, loadScenarios, loadStudy, policyFromString, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study } from './study/study.js';
+export { defaultStudy, displayPath, loadScenarios, loadStudy, policyFromString, studyJsonSchema, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study } from './study/study.js';
 export {
   resultsMeta,
   runStudyPipeline,
@@ -39,6 +39,7 @@ export { generateConversations, generateDocs, PROFILES, type GenerateRequest, ty
 export { formatImportReport, IMPORTERS, importDataset, type Imported, type ImportInput, type Importer, type ImportReport, type ImportResult, type Quirk } from './scenario/import/index.js';
 export { scenarioToYaml, scenariosToYamlStream } from './scenario/yaml.js';
 export type { ScenarioOut } from './scenario/docs.js';
+export { scenarioJsonSchema } from './scenario/schema.js';
 
 // Running conversations through policies
 export { runStudy, streamStudy, type Conversations, type EncodedScenario, type RecordLists, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecordLists, type ScenarioRecords } from './engine/run.js';
@@ -47,10 +48,14 @@ export { replay, type Replay, type ReplayContext, type SentCall } from './engine
 export { replayContext } from './engine/run.js';
 export { byPolicy, summaryOf } from './engine/summary.js';
 
-// Policies
+// Policies: the registry, specs, writing one's own, the contract every policy keeps
 export { POLICIES, REGISTRY } from './policies/index.js';
 export { canonicalName, resolveSpec, type PolicyVariant } from './policies/spec.js';
-export type { Artifact, ForgetFact, ForgetInfo, ParamSpec, ParamValue, Params, Policy, PolicyDeps, PolicySession, PromptPlan, TurnInfo } from './policies/types.js';
+export type { Artifact, ForgetFact, ForgetInfo, ParamSpec, ParamTable, ParamValue, Params, Policy, PolicyDeps, PolicySession, PromptPlan, TurnInfo } from './policies/types.js';
+export { definePolicy, type PolicyParams } from './policies/define.js';
+export { COMMON_PARAMS, paramsFromTable, type CommonParams } from './policies/params.js';
+export { param } from './policies/param.js';
+export { checkPolicyContract, CONTRACT_RULES, contractVariants, formatContractViolation, type ContractOptions, type ContractRule, type ContractViolation } from './policies/contract.js';
 
 // Prices and provider rules
 export { builtinPrices, loadPrices } from './pricing/load.js';
