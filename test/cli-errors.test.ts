@@ -119,6 +119,8 @@ describe('run --out and --format', () => {
     );
     await expectUsage(['run', '--out', '/dev/null', '--format', 'csv', ...SMALL], 'ctxsim: --out /dev/null: is not a regular file (a device or special file); name a file or a folder');
     await expectUsage(['run', '--out', join(file, 'sub', 'x.csv'), ...SMALL], `ctxsim: --out ${join(file, 'sub', 'x.csv')}: ${file} is a file, not a folder`);
+    await expectUsage(
+['merge', dir, '--out', '/dev/null'], 'ctxsim: --out /dev/null: is not a folder (a device or special file); the reports need a folder');
   });
 
   it.skipIf(process.getuid?.() === 0)('a read-only folder (skipped as root, who may write anywhere)', async () => {

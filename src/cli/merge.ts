@@ -6,6 +6,7 @@ import { folderSink } from '../study/sinks.js';
 import { displayPath } from '../study/study.js';
 import type { Command } from './_command.js';
 import type { IO } from './_io.js';
+import { checkOutputFolder } from './run.js';
 
 interface MergeFlags {
   dirs: string[];
@@ -29,6 +30,7 @@ export function mergeCommand(io: IO): Command<MergeFlags> {
 /** `ctxsim merge`: reads every shard, checks they form one whole run, writes its outputs. */
 export async function merge(flags: MergeFlags, io: IO): Promise<number> {
   const out = resolve(flags.out);
+  checkOutputFolder(out, flags.out);
   const { output, policies, info, shards } = await mergeShardFiles(flags.dirs, folderSink(out));
   io.out(policyTable({ policies }, info));
   if (!flags.quiet) io.err(`merged ${shards} shards; wrote ${output.length} files to ${displayPath(out)}/\n`);

@@ -74,6 +74,11 @@ function outputTarget(out: string, rawOut: string | undefined, format: OutputFor
 /** The extensions `--out` takes for one file. */
 const ACCEPTED = '.csv, .json, .md (.markdown), .html (.htm)';
 
+/** Refuses an output folder that cannot be made or written (for commands that write one folder). */
+export function checkOutputFolder(dir: string, shown: string): void {
+  checkWritable({ kind: 'dir', dir }, shown, false);
+}
+
 /** What is at `path`, or undefined when nothing is (a file on the way is found when the loop above gets to it). */
 function statOf(path: string): Stats | undefined {
   try {
@@ -86,7 +91,7 @@ function statOf(path: string): Stats | undefined {
 }
 
 /** Refuses an output path that cannot be written as asked: named in the message, with the reason. */
-function checkWritable(target: Target, shown: string): void {
+function checkWritable(target: Target, shown: string, oneFile = true): void {
   if (target.kind === 'stdout') return;
   const path = target.kind === 'dir' ? target.dir : target.path;
   const fail = (reason: string): never => {
@@ -94,7 +99,7 @@ function checkWritable(target: Target, shown: string): void {
   };
   const stat = statOf(path);
   if (stat && target.kind === 'dir' && !stat.isDirectory()) {
-    fail(`${stat.isFile() ? 'is a file' : 'is not a folder (a device or special file)'}; the reports need a folder (or name one file ending in ${ACCEPTED})`);
+    fail(`${stat.isFile() ? 'is a file' : 'is not a folder (a device or special file)'}; the reports need a folder${oneFile ? ` (or name one file ending in ${ACCEPTED})` : ''}`);
   }
   if (stat && target.kind === 'file' && !stat.isFile()) fail('is not a regular file (a device or special file); name a file or a folder');
   // The folder that will hold the output: the folder itself, or the nearest one that exists above it.
