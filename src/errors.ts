@@ -1,11 +1,30 @@
-/** Known failures. The CLI prints `message` on one line and exits with `exitCode`. */
+/**
+ * Control characters (and bidirectional overrides) written as escapes such as
+ * `\x1b` or `\u202e`, so a value quoted in an error cannot drive the terminal
+ * or reorder the line; newlines stay when `keepNewlines` (they separate problems).
+ */
+export function escapeControl(text: string, keepNewlines = false): string {
+  return text.replace(CONTROL, (c) => {
+    if (keepNewlines && c === '\n') return c;
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/** C0 and C1 controls, line and paragraph separators, bidirectional embeddings, overrides and isolates. */
+const CONTROL = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+
+/**
+ * Known failures. The CLI prints `message` on one line and exits with
+ * `exitCode`; control characters in it are escaped here, once for every error.
+ */
 export class CtxsimError extends Error {
   constructor(
     message: string,
     readonly code: string,
     readonly exitCode = 2,
   ) {
-    super(message);
+    super(escapeControl(message, true));
     this.name = new.target.name;
   }
 }
@@ -30,7 +49,8 @@ export interface Problem {
 /** Formats a problem as `file:line:col path: message`. */
 export function formatProblem(p: Problem): string {
   const where = p.line === undefined ? p.file : `${p.file}:${p.line}:${p.column ?? 1}`;
-  return p.path ? `${where} ${p.path}: ${p.message}` : `${where}: ${p.message}`;
+  // One line per problem: a newline inside a value is escaped too.
+  return escapeControl(p.path ? `${where} ${p.path}: ${p.message}` : `${where}: ${p.message}`);
 }
 
 /** A bad input file: every problem found, one per line. */

@@ -210,3 +210,63 @@ describe('duplicates and files in the wrong place', () => {
     });
   });
 });
+
+describe('JSON syntax errors in datasets carry line and column; messages escape control characters', () => {
+  async function importFile(text: string, format = 'locomo', name = 'data.json'): Promise<{ code: number; err: string }> {
+    const dir = tempDir();
+    writeFileSync(join(dir, name), text);
+    const io = capture();
+    const code = await runMain(['import', join(dir, name), '--format', format], io);
+    return { code, err: io.stderr.replaceAll(`${dir}/`, '').replaceAll(dir, '') };
+  }
+
+  it.each([
+    ['[1,\n  2,]', "2:5: invalid JSON: Unexpected token ']'"],
+    ['[\n  {"a": 1\n  "b": 2}]', "3:3: invalid JSON: Expected ',' or '}' after property value"],
+    ['[{"a": [1, 2', "1:13: invalid JSON: Expected ',' or ']' after array element"],
+    ['', '1:1: invalid JSON: Unexpected end of JSON input'],
+    ['\n\n  nope', "3:4: invalid JSON: Unexpected token 'o'"],
+  ])('%j → line and column', async (text, where) => {
+    const { code, err } = await importFile(text);
+    expect(code).toBe(2);
+    expect(err).toBe(`ctxsim: data.json:${where}\n`);
+  });
+
+  it('a bad line of JSON Lines is at its line, with the column', async () => {
+    const { code, err } = await importFile('{"messages": []}\n{"messages": [x]}\n', 'openai', 'chats.jsonl');
+    expect(code).toBe(2);
+    expect(err).toBe("ctxsim: chats.jsonl:2:15: invalid JSON: Unexpected token 'x'\n");
+  });
+
+  it('a study import: source names the line and column too', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'd.json'), '[\n  {,}\n]');
+    writeFileSync(join(dir, 'study.yaml'), 'scenarios:\n  - import: {format: locomo, path: d.json}\npolicies: [full]\n');
+    const io = capture();
+    expect(await runMain(['run', join(dir, 'study.yaml'), '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
+    expect(io.stderr.replaceAll(`${dir}/`, '')).toBe("ctxsim: d.json:2:4: invalid JSON: Expected property name or '}'\n");
+  });
+
+  it('control characters in a value reach stderr escaped, one line per problem', async () => {
+    const dir = tempDir();
+    const file = join(dir, 's.yaml');
+    writeFileSync(file, 'id: x\nturns:\n  - user: hi\n    "\\e[31mred\\nline": 1\n    role2: "\\u202e"\n');
+    const io = capture();
+    expect(await runMain(['run', '--scenario', file, '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
+    expect(io.stderr.replaceAll(`${dir}/`, '')).toBe(
+      [
+        'ctxsim: s.yaml:4:5 turns[0].\\x1b[31mred\\x0aline: unknown key "\\x1b[31mred\\x0aline"',
+        'ctxsim: s.yaml:5:5 turns[0].role2: unknown key "role2"',
+        '',
+      ].join('\n'),
+    );
+    expect(io.stderr.replaceAll('\n', '')).not.toMatch(/\p{Cc}/u);
+  });
+
+  it('a usage error quoting a flag value is escaped too', async () => {
+    const io = capture();
+    expect(await runMain(['run', '--policy', 'no\x1b[2Jpe', '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
+    expect(io.stderr).not.toContain('\x1b');
+    expect(io.stderr).toContain('no\\x1b[2Jpe');
+  });
+});
