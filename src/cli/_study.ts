@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { policyHelpLines } from '../policies/docs.js';
+import { COMMON_PARAMS } from '../policies/params.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { defaultStudy, loadStudy, policiesFromFlags, type Study } from '../study/study.js';
 
@@ -26,7 +28,11 @@ export const DEFAULT_TOKEN_CACHE = '.ctxsim-cache';
 export const STUDY_OPTIONS = {
   out: { type: 'string', describe: 'output folder (overrides the study)' },
   seed: { type: 'number', describe: 'random seed' },
-  policy: { type: 'string', array: true, describe: 'policy spec, e.g. window-tokens:budget=2000 (repeatable; replaces the study list)' },
+  policy: {
+    type: 'string',
+    array: true,
+    describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
+  },
   scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
   model: { type: 'string', describe: 'chat model, e.g. gpt-4o-mini' },
   tokenizer: { type: 'string', describe: 'auto | o200k_base | cl100k_base | chars4' },

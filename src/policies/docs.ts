@@ -54,3 +54,17 @@ function table(shape: Readonly<Record<string, z.ZodType>>): string[] {
 function cell(text: string): string {
   return text.replace(/\s+/g, ' ').replace(/\|/g, '\\|');
 }
+
+/**
+ * One line per policy for `--help`: its id and its own parameters with their
+ * defaults (`window-turns (turns=10, naive=false)`), read from its schema.
+ */
+export function policyHelpLines(policies: readonly Policy[] = POLICIES): string[] {
+  return policies.map((p) => {
+    const params = Object.entries(policyParams(p).shape).map(([name, schema]) => {
+      const def = defaultOf(schema);
+      return def === undefined ? name : `${name}=${def}`;
+    });
+    return params.length ? `${p.id} (${params.join(', ')})` : p.id;
+  });
+}
