@@ -107,5 +107,11 @@ function systemFailure(e: unknown): string | undefined {
 }
 
 function wrap<A>(cmd: Command<A>, setCode: (c: number) => void): CommandModule {
-  return { ...cmd, handler: async (argv) => setCode(await cmd.handler(argv as A)) };
+  const { command, describe, builder, examples, handler } = cmd;
+  return {
+    command,
+    describe,
+    builder: (y) => examples.reduce((z, [line, what]) => z.example(line, what), builder(y)),
+    handler: async (argv) => setCode(await handler(argv as A)),
+  };
 }

@@ -5,5 +5,7 @@ export interface Command<A> {
   command: string;
   describe: string;
   builder: (y: Argv) => Argv;
+  /** Command lines shown under "Examples:" in its `--help`, each with what it does. */
+  examples: readonly (readonly [command: string, description: string])[];
   handler: (argv: A) => number | Promise<number>;
 }

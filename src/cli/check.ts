@@ -27,6 +27,10 @@ export function checkCommand(io: IO): Command<CheckFlags> {
   return {
     command: 'check [study]',
     describe: 'rerun the study and fail (exit 1) on cost or retention regressions against a baseline',
+    examples: [
+      ['ctxsim check study.yaml --baseline ctxsim-baseline.json', 'fail (exit 1) if a scenario × policy costs more or forgets more than the baseline'],
+      ['ctxsim check study.yaml --baseline ctxsim-baseline.json --max-cost-increase 10% --junit gate.xml', 'a looser cost limit, and JUnit XML for CI'],
+    ],
     builder: (y: Argv) =>
       y
         .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })

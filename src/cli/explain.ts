@@ -23,14 +23,17 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
   return {
     command: 'explain <scenario>',
     describe: 'print exactly what a policy sends at one turn, with token counts',
+    examples: [
+      ['ctxsim explain scenarios/noah-amnesia.yaml --policy window-turns:turns=2 --turn 5', 'what a two-exchange window sends at turn 5, with token counts'],
+    ],
     builder: (y: Argv) =>
       y
         .positional('scenario', { type: 'string', demandOption: true, describe: 'scenario file' })
         .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3' })
         .option('turn', { type: 'number', demandOption: true, describe: 'turn number (from 1)' })
-        .option('model', { type: 'string', default: 'gpt-4o-mini' })
-        .option('tokenizer', { type: 'string', default: 'auto' })
-        .option('seed', { type: 'number', default: 42 }),
+        .option('model', { type: 'string', default: 'gpt-4o-mini', describe: 'chat model: prices, context window, tokenizer' })
+        .option('tokenizer', { type: 'string', default: 'auto', describe: 'auto | o200k_base | cl100k_base | chars4' })
+        .option('seed', { type: 'number', default: 42, describe: 'random seed (the same as the run\'s, to see what it sent)' }),
     handler: (argv: ExplainFlags) => explain(argv, io),
   };
 }

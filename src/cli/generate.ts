@@ -21,6 +21,10 @@ export function generateCommand(io: IO): Command<GenerateFlags> {
   return {
     command: 'generate',
     describe: 'write generated scenarios as YAML (one file each with --out, else a YAML stream on stdout)',
+    examples: [
+      ['ctxsim generate --profile support --count 20 --seed 7 --out scenarios/generated', 'twenty support chats, one scenario file each'],
+      ['ctxsim generate --profile coding --count 1 --turns 30-40', 'one long coding session as YAML on stdout'],
+    ],
     builder: (y: Argv) =>
       y
         .option('profile', { type: 'string', demandOption: true, describe: [...PROFILES.keys()].join(' | ') })

@@ -33,6 +33,9 @@ export function importCommand(io: IO): Command<ImportFlags> {
   return {
     command: 'import <file>',
     describe: 'convert a dataset to scenario YAML (one file each with --out, else a YAML stream on stdout)',
+    examples: [
+      ['ctxsim import --format locomo locomo10.json --out scenarios/locomo', 'convert a dataset to one scenario file per conversation'],
+    ],
     builder: (y: Argv) =>
       y
         .positional('file', { type: 'string', demandOption: true, describe: 'dataset file' })

@@ -18,11 +18,14 @@ export function mergeCommand(io: IO): Command<MergeFlags> {
   return {
     command: 'merge <dirs..>',
     describe: 'combine the outputs of `run --shard K/N` into the files an unsharded run writes',
+    examples: [
+      ['ctxsim merge shard-1 shard-2 shard-3 --out reports', 'combine the outputs of `run --shard K/3` into the unsharded run\'s files'],
+    ],
     builder: (y: Argv) =>
       y
         .positional('dirs', { type: 'string', array: true, describe: 'folders (or files) holding shard-K-of-N.json' })
         .option('out', { type: 'string', default: 'reports', describe: 'output folder' })
-        .option('quiet', { type: 'boolean' }),
+        .option('quiet', { type: 'boolean', describe: 'no summary line on stderr' }),
     handler: (argv: MergeFlags) => merge(argv, io),
   };
 }

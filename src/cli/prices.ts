@@ -19,6 +19,10 @@ export function pricesCommand(io: IO): Command<PricesFlags> {
   return {
     command: 'prices [models..]',
     describe: 'show the prices, context windows, cache rules and latency figures in use',
+    examples: [
+      ['ctxsim prices gpt-4o-mini claude-sonnet-4-5', 'prices, context windows, cache rules and latency of two models'],
+      ['ctxsim prices --all', 'every model of the price table'],
+    ],
     builder: (y: Argv) =>
       y
         .positional('models', { type: 'string', array: true, describe: 'models to show (default: the models the study uses)' })

@@ -20,6 +20,9 @@ export function tableCommand(io: IO): Command<TableFlags> {
   return {
     command: 'table [study]',
     describe: 'print the budget table for docs (markdown or CSV)',
+    examples: [
+      ['ctxsim table study.yaml --format md', 'the budget table of a study, as markdown for docs'],
+    ],
     builder: (y: Argv) =>
       y
         .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { capture } from './_io.js';
+
+/** Every command's --help describes each option and shows an example. */
+
+const COMMANDS = ['run', 'explain', 'check', 'merge', 'prices', 'generate', 'import', 'table'];
+
+async function help(command: string): Promise<string> {
+  const io = capture();
+  expect(await runMain([command, '--help'], io)).toBe(0);
+  return io.stdout;
+}
+
+describe('--help', () => {
+  it.each(COMMANDS)('%s: every option has a description, and there is an example', async (command) => {
+    const text = await help(command);
+    // An option line with nothing between the flag and its [type] has no description.
+    expect(text.split('\n').filter((l) => /^\s+--[a-z-]+\s+\[/.test(l))).toEqual([]);
+    expect(text).toMatch(/\nExamples:\n {2}ctxsim /);
+  });
+
+  it('lists every policy with its parameters, read from the schemas', async () => {
+    const text = (await help('run')).replace(/\s+/g, ' ');
+    expect(text).toContain('window-turns (turns=10, naive=false)');
+    expect(text).toContain('every one also takes sessionCap, forget, moderation');
+  });
+});
