@@ -52,9 +52,6 @@ export const scenarioSchema = z.strictObject({
   turns: z.array(z.unknown()).min(1),
 });
 
-export type ScenarioDoc = z.infer<typeof scenarioSchema>;
-export type TurnDoc = z.infer<typeof turnSchema>;
-export type MessageDoc = z.infer<typeof messageSchema>;
 export type ToolDoc = z.infer<typeof toolSchema>;
 
 /** A duration as parseDuration reads it: a number of seconds, or one with a unit (ms, s, m, h, d, w). */
