@@ -70,7 +70,7 @@ describe('ctxsim generate', () => {
       [['--profile', 'support', '--turns', '9-3'], 'ctxsim: --turns: expected a range MIN-MAX of whole numbers from 1, such as 5-40, got "9-3"\n'],
       [['--profile', 'support', '--set', 'correctionShare=2'], 'ctxsim: --set correctionShare: expected a number ≤ 1, got 2\n'],
       [['--profile', 'support', '--set', 'mood=happy'], 'ctxsim: --set mood: unknown key "mood"\n'],
-      [['--profile', 'support', '--count', '0'], 'ctxsim: --count: expected a whole number from 1, got 0\n'],
+      [['--profile', 'support', '--count', '0'], 'ctxsim: --count: expected a whole number from 1 to 100000, got 0\n'],
     ];
     for (const [args, err] of cases) {
       const c = capture();

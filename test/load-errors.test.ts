@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -5,6 +6,8 @@ import { runMain } from '../src/cli/_app.js';
 import { ScenarioError } from '../src/errors.js';
 import { dropUnstatedFacts } from '../src/scenario/import/index.js';
 import { parseScenario, scenarioFromValue } from '../src/scenario/load.js';
+import { loadStudy } from '../src/study/study.js';
+import { cacheFileName, TokenCache } from '../src/tokens/token-cache.js';
 import { capture } from './_io.js';
 import { tempDir } from './_tmp.js';
 
@@ -268,5 +271,56 @@ describe('JSON syntax errors in datasets carry line and column; messages escape 
     expect(await runMain(['run', '--policy', 'no\x1b[2Jpe', '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
     expect(io.stderr).not.toContain('\x1b');
     expect(io.stderr).toContain('no\\x1b[2Jpe');
+  });
+});
+
+describe('bounds: counts, unknown keys, long names, odd files', () => {
+  it('generate --count above 100,000 is refused', async () => {
+    const io = capture();
+    expect(await runMain(['generate', '--profile', 'support', '--count', '100001'], io)).toBe(2);
+    expect(io.stderr).toBe('ctxsim: --count: expected a whole number from 1 to 100000, got 100001\n');
+    expect(io.stdout).toBe('');
+  });
+
+  it('so is a study generate: count above it', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'study.yaml'), 'scenarios:\n  - generate: {profile: support, count: 100001}\n');
+    expect(problems(() => loadStudy(join(dir, 'study.yaml'))).map((l) => l.replace(`${dir}/`, ''))).toEqual([
+      'study.yaml:2:41 scenarios[0].generate.count: expected a number ≤ 100000, got 100001',
+    ]);
+  });
+
+  it('40,000 unknown keys: twenty listed with their place, the rest counted, in linear time', () => {
+    const keys = Array.from({ length: 40_000 }, (_, i) => `k${i}: 1`).join('\n');
+    const started = performance.now();
+    const lines = problems(() => parseScenario('s.yaml', `id: a\nturns:\n  - user: hi\n${keys}\n`));
+    expect(performance.now() - started).toBeLessThan(8000);
+    expect(lines).toHaveLength(21);
+    expect(lines[0]).toBe('s.yaml:4:1 k0: unknown key "k0"');
+    expect(lines[19]).toBe('s.yaml:23:1 k19: unknown key "k19"');
+    expect(lines[20]).toBe('s.yaml:1:1: and 39980 more unknown keys');
+  });
+
+  it('a duplicate key is still an error at the repeat', () => {
+    expect(scenario('id: a\nturns:\n  - user: hi\n    user: ho\n')).toEqual(['s.yaml:4:5: Map keys must be unique']);
+  });
+
+  it('a 30,000-character model name is rejected at once, without suggestions', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'a.yaml'), 'id: a\nturns:\n  - user: hi\n');
+    writeFileSync(join(dir, 'study.yaml'), `scenarios: [a.yaml]\nmodel: ${'x'.repeat(30_000)}\n`);
+    const io = capture();
+    const started = performance.now();
+    expect(await runMain(['run', join(dir, 'study.yaml'), '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(io.stderr.replace(`${dir}/`, '')).toBe(`ctxsim: study.yaml:2:8 model: unknown model "${'x'.repeat(30_000)}"\n`);
+  });
+
+  it.skipIf(process.platform === 'win32')('a FIFO in the token-cache folder is skipped with a warning, never read', () => {
+    const dir = tempDir();
+    execFileSync('mkfifo', [join(dir, cacheFileName('o200k_base'))]);
+    const cache = TokenCache.open(dir, 'o200k_base', 'o200k_base test');
+    expect(cache.loaded).toBe(0);
+    expect(cache.warnings).toEqual([`token cache ${join(dir, 'o200k_base.tokens')} cannot be read (not a regular file but a FIFO); counting without it`]);
   });
 });

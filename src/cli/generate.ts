@@ -3,6 +3,7 @@ import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
 import { validateDocs } from '../scenario/docs.js';
 import { generateDocs, profileFor, PROFILES } from '../scenario/generate/index.js';
+import { MAX_GENERATE_COUNT } from '../study/sources.js';
 import type { Command } from './_command.js';
 import type { IO } from './_io.js';
 import { writeScenarios } from './_scenarios.js';
@@ -41,7 +42,9 @@ export function generateCommand(io: IO): Command<GenerateFlags> {
 /** `ctxsim generate`: validate like scenario files, then write all files at once or print a stream. */
 export function generate(flags: GenerateFlags, io: IO): number {
   const profile = profileFor(flags.profile);
-  if (!Number.isInteger(flags.count) || flags.count < 1) throw new UsageError(`--count: expected a whole number from 1, got ${flags.count}`);
+  if (!Number.isInteger(flags.count) || flags.count < 1 || flags.count > MAX_GENERATE_COUNT) {
+    throw new UsageError(`--count: expected a whole number from 1 to ${MAX_GENERATE_COUNT}, got ${flags.count}`);
+  }
   if (!Number.isInteger(flags.seed)) throw new UsageError(`--seed: expected a whole number, got ${flags.seed}`);
   const raw: Record<string, unknown> = {};
   for (const kv of flags.set ?? []) {

@@ -172,8 +172,12 @@ export function lookup(table: PriceTable, model: string): ModelPrice {
   throw new UsageError(`unknown model "${model}"${near.length ? ` (closest: ${near.join(', ')})` : ''}`);
 }
 
-/** The `n` names nearest to `name` by edit distance, ties broken by name. */
+/** Names this long get no suggestions: an edit distance to every known name would cost their length times the table's. */
+const MAX_SUGGEST_LENGTH = 100;
+
+/** The `n` names nearest to `name` by edit distance, ties broken by name (none for a name of 100 characters or more). */
 export function closest(name: string, names: readonly string[], n: number): string[] {
+  if (name.length >= MAX_SUGGEST_LENGTH) return [];
   return names
     .map((c) => [c, distance(name, c)] as const)
     .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))

@@ -44,9 +44,12 @@ export interface LoadOptions {
   onNote?: (line: string) => void;
 }
 
+/** The most conversations one generated set may have (`ctxsim generate --count`, a study's `generate: {count}`). */
+export const MAX_GENERATE_COUNT = 100_000;
+
 const generateEntry = z.looseObject({
   profile: z.string(),
-  count: z.number().int().min(1),
+  count: z.number().int().min(1).max(MAX_GENERATE_COUNT),
   seed: z.number().int().optional(),
   prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').optional(),
 });

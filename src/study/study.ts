@@ -17,7 +17,7 @@ import { loadScenarioPlaced } from '../scenario/load.js';
 import { fileJsonSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
-import { loadSource, sourceEntry, type GenerateSource, type ImportSource, type LoadOptions } from './sources.js';
+import { loadSource, MAX_GENERATE_COUNT, sourceEntry, type GenerateSource, type ImportSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, ImportSource, LoadOptions } from './sources.js';
 
@@ -112,7 +112,7 @@ export function studyJsonSchema(): Record<string, unknown> {
       generate: z
         .strictObject({
           profile: z.literal(p.id),
-          count: z.number().int().min(1).describe('how many conversations'),
+          count: z.number().int().min(1).max(MAX_GENERATE_COUNT).describe('how many conversations'),
           seed: z.number().int().optional().describe('default: the study’s seed'),
           prefix: prefix.optional(),
           ...(p.overrides instanceof z.ZodObject ? p.overrides.shape : {}),

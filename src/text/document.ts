@@ -31,12 +31,14 @@ export class SourceDoc {
   /** Parses YAML (JSON is read by the same parser, so positions work for both). */
   static parse(file: string, text: string): SourceDoc {
     const lines = new LineCounter();
-    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+    // The parser's own unique-key check compares every key with every other: duplicateKeys does it in one pass.
+    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false });
     const at = (offset: number, message: string): Problem => {
       const pos = lines.linePos(offset);
       return { file, line: pos.line, column: pos.col, path: '', message };
     };
-    if (doc.errors.length) throw new ScenarioError(doc.errors.map((e) => at(e.pos[0], firstLine(e.message))));
+    const syntax = [...doc.errors.map((e) => ({ offset: e.pos[0], message: firstLine(e.message) })), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
+    if (syntax.length) throw new ScenarioError(syntax.map((e) => at(e.offset, e.message)));
     const problems = aliasProblems(doc).map((p) => at(p.offset, p.message));
     if (problems.length) throw new ScenarioError(problems);
     let value: unknown;
@@ -94,7 +96,11 @@ export class SourceDoc {
     for (const issue of r.error.issues) {
       const at = [...path, ...(issue.path as (string | number)[]).map(named)];
       if (issue.code === 'unrecognized_keys') {
-        for (const key of issue.keys.map(named)) out.push(this.problem([...at, key], `unknown key "${key}"`, true));
+        // Each place is a search of the mapping: listing a few keys keeps a file of thousands linear.
+        const keys = issue.keys.slice(0, MAX_UNKNOWN_KEYS).map(named);
+        for (const key of keys) out.push(this.problem([...at, key], `unknown key "${key.length > 60 ? `${key.slice(0, 57)}...` : key}"`, true));
+        const more = issue.keys.length - keys.length;
+        if (more > 0) out.push(this.problem(at, `and ${more} more unknown key${more === 1 ? '' : 's'}`));
         continue;
       }
       out.push(this.problem(at, describe(issue, valueAt(value, at.slice(path.length)))));
@@ -102,6 +108,9 @@ export class SourceDoc {
     return undefined;
   }
 }
+
+/** How many unknown keys of one mapping are listed, each with its place; the rest are counted. */
+const MAX_UNKNOWN_KEYS = 20;
 
 /** How many alias expansions a file may make (the `yaml` package's guard against alias bombs). */
 const MAX_ALIAS_COUNT = 1000;
@@ -121,6 +130,22 @@ function aliasProblems(doc: Document): { offset: number; message: string }[] {
     const offset = node.range?.[0] ?? 0;
     if (!target) out.push({ offset, message: `alias *${node.source} names no anchor &${node.source} before it` });
     else if (path.includes(target)) out.push({ offset, message: `alias *${node.source} is inside the node &${node.source} it names (a cycle)` });
+  });
+  return out;
+}
+
+/** Keys written twice in one mapping (compared by their value, as YAML's own check does), each at the repeat. */
+function duplicateKeys(doc: Document): { offset: number; message: string }[] {
+  const out: { offset: number; message: string }[] = [];
+  visit(doc, {
+    Map(_key, map) {
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue;
+        if (seen.has(pair.key.value)) out.push({ offset: pair.key.range?.[0] ?? 0, message: 'Map keys must be unique' });
+        seen.add(pair.key.value);
+      }
+    },
   });
   return out;
 }
