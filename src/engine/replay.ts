@@ -105,34 +105,30 @@ export function* replaySteps(
 }
 
 /** What the inspection of a turn's prompts found. */
-interface Inspected {
-  violations: number;
-  zombiePrompt: boolean;
-  injectionExposed: boolean;
-  overBudget: boolean;
-  estimatedTokens: boolean;
-}
+type Inspected = Pick<TurnRecord, 'violations' | 'zombiePrompt' | 'injectionExposed' | 'overBudget' | 'estimatedTokens'>;
 
 /** What a turn's calls and upkeep cost. */
-interface Priced {
-  model: string;
-  inputTokens: number;
-  cachedTokens: number;
-  cacheWriteTokens: number;
-  outputTokens: number;
-  auxInputTokens: number;
-  auxOutputTokens: number;
-  embedTokens: number;
-  costInput: bigint;
-  costCached: bigint;
-  costOutput: bigint;
-  costUpkeep: bigint;
-  latencyMs: number;
-  overflow: boolean;
+type Priced = Pick<
+  TurnRecord,
+  | 'model'
+  | 'inputTokens'
+  | 'cachedTokens'
+  | 'cacheWriteTokens'
+  | 'outputTokens'
+  | 'auxInputTokens'
+  | 'auxOutputTokens'
+  | 'embedTokens'
+  | 'costInput'
+  | 'costCached'
+  | 'costOutput'
+  | 'costUpkeep'
+  | 'latencyMs'
+  | 'overflow'
+  | 'fallback'
+> & {
   /** The first call (the one probes are scored on) was over the context window. */
   firstOverflow: boolean;
-  fallback: boolean;
-}
+};
 
 /** One conversation's replay under one policy: its session, meter, ledger and records so far. */
 class Replayer {
