@@ -79,6 +79,21 @@ export function checkFileTarget(target: string): void {
   throw new CtxsimError(`${target}: ${kind === 'not a file' ? 'not a regular file' : `is ${kind}, not a regular file`}; refusing to write it`, 'output');
 }
 
+/**
+ * Runs `write`; a failed write that names no file (as a write to an open
+ * descriptor fails: a full disk, ENOSPC) is made to name `path`, so the error
+ * the command prints says where.
+ */
+export function naming<T>(path: string, write: () => T): T {
+  try {
+    return write();
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err instanceof Error && typeof err.code === 'string' && err.path === undefined) err.path = path;
+    throw e;
+  }
+}
+
 export class StagedFiles {
   /** The names (relative to the folder) of the files staged so far. */
   private readonly names: string[] = [];
@@ -119,7 +134,8 @@ export class StagedFiles {
 
   /** Writes file `name` to its staged path. */
   write(name: string, content: string | Uint8Array): void {
-    writeFileSync(this.path(name), content);
+    const staged = this.path(name);
+    naming(join(this.dir, name), () => writeFileSync(staged, content));
   }
 
   /**

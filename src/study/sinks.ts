@@ -6,7 +6,7 @@ import { DigestBuilder, lostProbes, type Reported } from '../records/digest.js';
 import { resultsJsonFrame } from '../records/json.js';
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat } from '../report/outputs.js';
 import type { ProbeRecord, Results, SummaryRecord } from '../types.js';
-import { StagedFiles, writeFileAtomic } from './files.js';
+import { naming, StagedFiles, writeFileAtomic } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
 import { RecordFiles } from './record-files.js';
 
@@ -81,12 +81,12 @@ export function folderSink(dir: string): StudySink<string[]> {
   return {
     encoded: true,
     add(records) {
-      files.add(records);
+      naming(dir, () => files.add(records));
       kept.add(records, 0);
     },
     async finish(done) {
       const results = kept.reported();
-      files.finish(resultsJsonFrame(results, done.info, done.meta));
+      naming(dir, () => files.finish(resultsJsonFrame(results, done.info, done.meta)));
       for (const [name, content] of await reportOnlyFiles(results, done.info)) staged.write(name, content);
       return staged.commit();
     },
