@@ -30,6 +30,12 @@ export const DEFAULT_PROMPT_CACHE_TTL = 300;
 
 export const DEFAULT_COSTS: CostSettings = { promptCache: 'auto', promptCacheTtl: DEFAULT_PROMPT_CACHE_TTL };
 
+/** The slowest prefill or decode rate a study may set, in tokens per second. */
+export const MIN_TOKENS_PER_SECOND = 0.001;
+
+/** The longest time to first token a study may set: one day, in milliseconds. */
+export const MAX_TTFT_MS = 86_400_000;
+
 /** Study keys that shape pricing, checked with the rest of the study file. */
 export const COST_KEYS = {
   cacheTtl: z
@@ -48,9 +54,10 @@ export const COST_KEYS = {
     .record(
       z.string().min(1),
       z.strictObject({
-        ttftMs: z.number().min(0).optional(),
-        prefillTps: z.number().positive().optional(),
-        decodeTps: z.number().positive().optional(),
+        // Bounded so that a turn's latency stays a finite number of milliseconds.
+        ttftMs: z.number().min(0).max(MAX_TTFT_MS).optional(),
+        prefillTps: z.number().min(MIN_TOKENS_PER_SECOND).optional(),
+        decodeTps: z.number().min(MIN_TOKENS_PER_SECOND).optional(),
         cachedPrefillFactor: z.number().min(0).max(1).optional(),
       }),
     )
