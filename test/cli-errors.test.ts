@@ -263,6 +263,16 @@ describe('an internal error', () => {
     expect(io.stderr).toBe('ctxsim: internal error: TypeError: boom — please report it with the command that caused it (CTXSIM_DEBUG=1 shows the stack)\n');
   });
 
+  it('escapes control characters in its message (no raw terminal escapes reach stderr)', async () => {
+    const io = capture();
+    io.out = () => {
+      throw new Error('bad \x1b[31mred');
+    };
+    expect(await runMain(['prices'], io)).toBe(70);
+    expect(io.stderr).not.toContain('\x1b');
+    expect(io.stderr).toMatch(/^ctxsim: internal error: Error: bad \\x1b\[31mred — /);
+  });
+
   it('shows its stack with CTXSIM_DEBUG=1', async () => {
     const io = boom();
     const before = process.env.CTXSIM_DEBUG;

@@ -1,5 +1,5 @@
 import yargs, { type CommandModule } from 'yargs';
-import { CtxsimError, UsageError } from '../errors.js';
+import { CtxsimError, escapeControl, UsageError } from '../errors.js';
 import { displayPath } from '../study/study.js';
 import { checkCommand } from './check.js';
 import { explainCommand } from './explain.js';
@@ -68,7 +68,7 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
 /** Reports an error that is a bug (one line, the stack only with `CTXSIM_DEBUG=1`); returns its exit code. */
 export function internalError(e: unknown, io: IO): number {
   const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  io.err(`ctxsim: internal error: ${message.split('\n')[0]} — please report it with the command that caused it (CTXSIM_DEBUG=1 shows the stack)\n`);
+  io.err(`ctxsim: internal error: ${escapeControl(message.split('\n')[0]!)} — please report it with the command that caused it (CTXSIM_DEBUG=1 shows the stack)\n`);
   if (process.env.CTXSIM_DEBUG && process.env.CTXSIM_DEBUG !== '0' && e instanceof Error && e.stack) io.err(`${e.stack}\n`);
   return EXIT_INTERNAL;
 }
