@@ -61,6 +61,8 @@ export interface Conversation {
   title?: string;
   system?: Message;
   userId: string;
+  /** How many real conversations it stands for in the per-policy means; absent means 1. */
+  weight?: number;
   turns: readonly Turn[];
   forgets: readonly ForgetEvent[];
   /** Where it came from, for error messages and explain. */
@@ -187,6 +189,8 @@ export interface SummaryRecord {
   violations: number;
   /** UTF-8 bytes the policy stores at the end of the conversation (embeddings at dimensions × 4). */
   storedBytes: number;
+  /** How many real conversations the scenario stands for in the per-policy means (1 by default). */
+  weight: number;
 }
 
 export interface PolicyRecord {
@@ -198,7 +202,10 @@ export interface PolicyRecord {
   outputTokens: number;
   auxTokens: number;
   totalCost: Pico;
+  /** Mean cost of a conversation, weighted by the scenarios' weights, rounded down. */
   costPerConversation: Pico;
+  /** Weighted mean cost of 1,000 conversations, rounded to nearest; only when a scenario's weight is not 1. */
+  costPer1000?: Pico;
   costPerTurn: Pico;
   overflowTurns: number;
   probes: number;
@@ -207,6 +214,7 @@ export interface PolicyRecord {
   missing: number;
   /** Probes scored on a call over the context window: not retained, counted apart. */
   overflowProbes: number;
+  /** Weighted: sum(weight × retained) / sum(weight × probes); null without probes. */
   retention: number | null;
   /** On the Pareto frontier: no other policy is both cheaper and retains more. */
   pareto: boolean;

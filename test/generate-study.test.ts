@@ -66,7 +66,7 @@ describe('generate: entries in a study', () => {
       'bad.yaml:4:61 scenarios[2].generate.correctionShare: expected a number ≤ 1, got 2',
       'bad.yaml:4:64 scenarios[2].generate.mood: unknown key "mood"',
       'bad.yaml:5:50 scenarios[3].generate.turns: expected a range MIN-MAX of whole numbers from 1, such as 5-40, got "60-10"',
-      'bad.yaml:6:5 scenarios[4]: expected a glob of scenario files, {generate: {profile, count}} or {import: {format, path}}, got {"generate":{"profile":"support","count":1},"import":{"format":"abcd","path":"x.json"}}',
+      'bad.yaml:6:5 scenarios[4]: expected a glob of scenario files, {glob}, {generate: {profile, count}} or {import: {format, path}} (each may have a weight), got {"generate":{"profile":"support","count":1},"import":{"format":"abcd","path":"x.json"}}',
     ]);
   });
 

@@ -188,7 +188,7 @@ export function replayScenario(
   for (const [j, variant] of policies.entries()) {
     if (shard && (i * p + j) % shard.count !== shard.index - 1) continue;
     const r = replay(conversation, variant, scoped);
-    appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end)] });
+    appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1)] });
   }
   ctx.tokens.forgetScenario();
   return out;

@@ -26,9 +26,10 @@ function ratio(a: number, b: number): number | null {
  * stores at the end. Retention counts the probes that expect the current
  * value; a probe on a call over the context window is one of them, not
  * retained, and counts apart as an overflow probe; probes of forgotten facts
- * count apart, as zombie probes when they found a value.
+ * count apart, as zombie probes when they found a value. `weight` is how
+ * many real conversations the scenario stands for (see byPolicy).
  */
-export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly ProbeRecord[], end: ConversationEnd = NOTHING_STORED): SummaryRecord {
+export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly ProbeRecord[], end: ConversationEnd = NOTHING_STORED, weight = 1): SummaryRecord {
   const first = turns[0]!;
   const probes = allProbes.filter((p) => p.expected !== 'missing');
   const count = (o: ProbeOutcome) => probes.filter((p) => p.outcome === o).length;
@@ -65,8 +66,19 @@ export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly Prob
     injectionExposureTurns: turns.filter((t) => t.injectionExposed).length,
     violations: sumOf(turns, (t) => t.violations),
     storedBytes: end.storedBytes,
+    weight,
   };
 }
+
+/**
+ * Weights are taken to millionths: a weight w counts as the whole number
+ * round(w × 1,000,000) (at least 1), so weighted sums of pico-dollars stay
+ * exact bigints.
+ */
+export const WEIGHT_SCALE = 1_000_000;
+
+/** A weight in millionths, at least one (a product of entry and file weights may be smaller). */
+const scaled = (w: number) => BigInt(Math.max(1, Math.round(w * WEIGHT_SCALE)));
 
 /**
  * Marks the Pareto frontier: a row is on it when no other row costs no more
@@ -80,12 +92,18 @@ export function markPareto<T extends { totalCost: bigint; retention: number | nu
   }));
 }
 
-/** One row per policy over all scenarios, in the order policies first appear, with the Pareto frontier marked. */
+/**
+ * One row per policy over all scenarios, in the order policies first appear, with the Pareto frontier marked.
+ * Totals are plain sums; cost per conversation and retention are means weighted by the scenarios' weights.
+ */
 export function byPolicy(summary: readonly SummaryRecord[]): PolicyRecord[] {
-  return markPareto(totalsByPolicy(summary));
+  const totals = totalsByPolicy(summary);
+  // The frontier is decided on Σ(wᵢ·costᵢ): every policy replays the same conversations, so it orders them as their weighted means do (and as their totals do without weights).
+  const frontier = markPareto(totals.map((t) => ({ totalCost: t.weightedCost, retention: t.row.retention })));
+  return totals.map((t, i) => ({ ...t.row, pareto: frontier[i]!.pareto }));
 }
 
-function totalsByPolicy(summary: readonly SummaryRecord[]): Omit<PolicyRecord, 'pareto'>[] {
+function totalsByPolicy(summary: readonly SummaryRecord[]): { row: Omit<PolicyRecord, 'pareto'>; weightedCost: bigint }[] {
   const groups = new Map<string, SummaryRecord[]>();
   for (const s of summary) groups.set(s.policy, [...(groups.get(s.policy) ?? []), s]);
   return [...groups].map(([policy, rows]) => {
@@ -93,7 +111,14 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): Omit<PolicyRecord, '
     const turns = sumOf(rows, (r) => r.turns);
     const probes = sumOf(rows, (r) => r.probes);
     const retained = sumOf(rows, (r) => r.retained);
-    return {
+    // Weighted means: Σ(wᵢ·costᵢ) / Σwᵢ, and Σ(wᵢ·retainedᵢ) / Σ(wᵢ·probesᵢ). With every weight 1 they are the plain means.
+    const weighted = rows.some((r) => r.weight !== 1);
+    const w = rows.map((r) => scaled(r.weight));
+    const weight = w.reduce((a, x) => a + x, 0n);
+    const weightedCost = rows.reduce((a, r, i) => a + r.totalCost * w[i]!, 0n);
+    const weightedProbes = rows.reduce((a, r, i) => a + BigInt(r.probes) * w[i]!, 0n);
+    const weightedRetained = rows.reduce((a, r, i) => a + BigInt(r.retained) * w[i]!, 0n);
+    const row: Omit<PolicyRecord, 'pareto'> = {
       policy,
       scenarios: rows.length,
       turns,
@@ -102,7 +127,9 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): Omit<PolicyRecord, '
       outputTokens: sumOf(rows, (r) => r.outputTokens),
       auxTokens: sumOf(rows, (r) => r.auxTokens),
       totalCost,
-      costPerConversation: totalCost / BigInt(rows.length),
+      // Rounded down, as the unweighted mean always was; the mean of 1,000 is rounded to nearest, as the tables round it.
+      costPerConversation: weightedCost / weight,
+      ...(weighted && { costPer1000: (weightedCost * 2000n + weight) / (2n * weight) }),
       costPerTurn: turns ? totalCost / BigInt(turns) : 0n,
       overflowTurns: sumOf(rows, (r) => r.overflowTurns),
       probes,
@@ -110,7 +137,7 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): Omit<PolicyRecord, '
       stale: sumOf(rows, (r) => r.stale),
       missing: sumOf(rows, (r) => r.missing),
       overflowProbes: sumOf(rows, (r) => r.overflowProbes),
-      retention: ratio(retained, probes),
+      retention: weighted ? (weightedProbes ? Number(weightedRetained) / Number(weightedProbes) : null) : ratio(retained, probes),
       storedBytesMean: Math.round(sumOf(rows, (r) => r.storedBytes) / rows.length),
       storedBytesP95: percentile(rows.map((r) => r.storedBytes), 95),
       latencyP95Ms: percentile(rows.map((r) => r.latencyP95Ms), 95),
@@ -120,6 +147,7 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): Omit<PolicyRecord, '
       injectionExposureTurns: sumOf(rows, (r) => r.injectionExposureTurns),
       violations: sumOf(rows, (r) => r.violations),
     };
+    return { row, weightedCost };
   });
 }
 

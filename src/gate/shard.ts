@@ -95,6 +95,7 @@ const SHARD = z.looseObject({
       retention: z.number().nullable(),
       latencyP50Ms: z.number(),
       latencyP95Ms: z.number(),
+      weight: z.number().positive(),
     }),
   ),
   violations: z.array(z.looseObject({ ...keyed, rule: z.string(), detail: z.string() })),

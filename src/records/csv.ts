@@ -122,6 +122,7 @@ export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [
   ['zombies', (r) => r.zombies.join(';')],
   ['zombie_probes', (r) => r.zombieProbes],
   ['overflow_probes', (r) => r.overflowProbes],
+  ['weight', (r) => r.weight],
 ];
 
 export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [

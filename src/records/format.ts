@@ -76,6 +76,15 @@ export function divRound(a: bigint, b: bigint): bigint {
 }
 
 /**
+ * A policy's mean cost of a conversation, rounded to nearest, as the tables and
+ * charts show it: total over scenarios, or, when scenarios have weights, the
+ * weighted mean of 1,000 over 1,000.
+ */
+export function meanCost(p: { totalCost: Pico; scenarios: number; costPer1000?: Pico }): Pico {
+  return p.costPer1000 === undefined ? divRound(p.totalCost, BigInt(Math.max(1, p.scenarios))) : divRound(p.costPer1000, 1000n);
+}
+
+/**
  * Decimals for a money column: enough for three significant digits of its
  * smallest non-zero value, at least `min`, so cheap policies still differ.
  * One precision per column, so the column lines up.

@@ -2,7 +2,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import type { Results } from '../types.js';
 import { AGE_BUCKETS, digestOf, policyNames, reported, type ReportInput } from '../records/digest.js';
 import { CHART_FONT } from './font.js';
-import { divRound, dollars, grouped, moneyDecimals, usdNumber } from '../records/format.js';
+import { divRound, dollars, grouped, meanCost, moneyDecimals, usdNumber } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import { groupLabels, LABEL_FONT_SIZE, placeLabels } from './labels.js';
 import { paretoOptimal } from './pareto.js';
@@ -184,7 +184,7 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
   const name = 'retention-vs-cost';
   if (!rated.length) return noProbes(name, title, info);
   // The frontier is decided on exact figures (pico-dollars, exact ratios); the points show them rounded.
-  const means = rated.map((p) => divRound(p.totalCost, BigInt(Math.max(1, p.scenarios))));
+  const means = rated.map(meanCost);
   const optimal = paretoOptimal(rated.map((p, i) => ({ cost: means[i]!, retention: p.retention! })));
   const points = rated.map((p, i) => ({ policy: p.policy, cost: usdNumber(means[i]!), retention: Math.round(p.retention! * 1000) / 10 }));
   const values = points.map((p, i) => ({ ...p, status: optimal[i] ? 'Pareto-optimal' : 'dominated' }));
@@ -298,7 +298,7 @@ export function costBreakdownChart(results: ReportInput, info: ReportInfo): Char
     const p = parts.get(policy) ?? { input: 0n, cached: 0n, output: 0n, upkeep: 0n };
     return [p.input, p.cached, p.output, p.upkeep].map((v, i) => ({ policy, part: COST_PARTS[i]!, order: i, cost: usdNumber(v) }));
   });
-  // Bar-end labels say what the budget table says: the cost per conversation, exactly rounded.
+  // Bar-end labels say the total of the bars: the plain mean cost per conversation, exactly rounded (the budget table's without weights).
   const means = results.policies.map((p) => divRound(p.totalCost, BigInt(Math.max(1, p.scenarios))));
   const decimals = moneyDecimals(means, 4);
   const totals = results.policies.map((p, i) => ({ policy: p.policy, total: usdNumber(means[i]!), label: dollars(means[i]!, decimals) }));

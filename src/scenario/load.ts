@@ -146,6 +146,8 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     ...(d.title !== undefined && { title: d.title }),
     ...(d.system !== undefined && { system: { role: 'system', content: d.system } }),
     userId: d.user ?? 'user',
+    // Weight 1 is the default and is left out, so the content hash stays the one of a file without it.
+    ...(d.weight !== undefined && d.weight !== 1 && { weight: d.weight }),
     turns,
     forgets,
     source: src.file,

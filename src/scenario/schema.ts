@@ -41,6 +41,16 @@ export const forgetSchema = z.strictObject({
   forget: z.array(z.string()).min(1).describe('facts stated earlier whose every value the user asks to erase: an event after the turn before it, not a turn'),
 });
 
+/**
+ * How many real conversations a scenario (or a study entry's conversations)
+ * stands for, in the per-policy means; taken to millionths (see `WEIGHT_SCALE`).
+ */
+export const weightSchema = z
+  .number()
+  .min(0.000001)
+  .max(1_000_000_000)
+  .describe('how many real conversations this stands for in the per-policy means (default 1)');
+
 export const scenarioSchema = z.strictObject({
   id: z
     .string()
@@ -49,6 +59,7 @@ export const scenarioSchema = z.strictObject({
   title: z.string().optional().describe('a title for reports'),
   system: z.string().optional().describe('the system prompt, pinned at index 0 of every prompt'),
   user: z.string().optional().describe('the user id (default "user")'),
+  weight: weightSchema.optional(),
   turns: z.array(z.unknown()).min(1),
 });
 

@@ -8,7 +8,19 @@ import type { Problem } from '../errors.js';
 import type { Conversation } from '../types.js';
 import type { SourceDoc } from '../text/document.js';
 import { generateConversations, PROFILES } from '../scenario/generate/index.js';
+import { weightSchema } from '../scenario/schema.js';
 import { formatImportReport, importDataset, IMPORTERS } from '../scenario/import/index.js';
+
+/** Where scenarios come from: a glob of scenario files (relative to `base`): `pattern` or `{glob: pattern, weight}`. */
+export interface GlobSource {
+  kind: 'glob';
+  pattern: string;
+  base: string;
+  /** Multiplies the weight of every conversation it yields (default 1). */
+  weight?: number;
+  /** Where it was written, for errors. */
+  at?: Problem;
+}
 
 /** Generated conversations: `{generate: {profile, count, seed?, prefix?, ...overrides}}`. */
 export interface GenerateSource {
@@ -20,6 +32,8 @@ export interface GenerateSource {
   prefix?: string;
   /** Profile overrides, already checked against the profile's schema. */
   params: Record<string, unknown>;
+  /** Multiplies the weight of every conversation it yields (default 1). */
+  weight?: number;
   at?: Problem;
 }
 
@@ -33,6 +47,8 @@ export interface ImportSource {
   base: string;
   /** Format options, already checked against the importer's schema. */
   options: Record<string, unknown>;
+  /** Multiplies the weight of every conversation it yields (default 1). */
+  weight?: number;
   at?: Problem;
 }
 
@@ -55,15 +71,37 @@ const generateEntry = z.looseObject({
 });
 const importEntry = z.looseObject({ format: z.string(), path: z.string().min(1) });
 
-/** A study's `{generate: …}` or `{import: …}` scenario entry, checked against its profile or format. */
-export function sourceEntry(src: SourceDoc, entry: unknown, i: number, dir: string, problems: Problem[]): GenerateSource | ImportSource | undefined {
-  const keys = entry && typeof entry === 'object' && !Array.isArray(entry) ? Object.keys(entry) : [];
+/** A conversation with its weight multiplied by its study entry's (weight 1 is left out, as the loader leaves it out). */
+export function weighted(c: Conversation, by: number | undefined): Conversation {
+  if (by === undefined || by === 1) return c;
+  const { weight: own, ...rest } = c;
+  const weight = (own ?? 1) * by;
+  return weight === 1 ? { ...rest } : { ...c, weight };
+}
+
+/**
+ * A study's `{glob: …}`, `{generate: …}` or `{import: …}` scenario entry, checked against its
+ * profile or format; each may have a `weight` beside it.
+ */
+export function sourceEntry(src: SourceDoc, entry: unknown, i: number, dir: string, problems: Problem[]): GlobSource | GenerateSource | ImportSource | undefined {
+  const keys = entry && typeof entry === 'object' && !Array.isArray(entry) ? Object.keys(entry).filter((k) => k !== 'weight') : [];
   const kind = keys[0];
-  if (keys.length !== 1 || (kind !== 'generate' && kind !== 'import')) {
-    problems.push(src.problem(['scenarios', i], `expected a glob of scenario files, {generate: {profile, count}} or {import: {format, path}}, got ${JSON.stringify(entry)}`));
+  if (keys.length !== 1 || (kind !== 'generate' && kind !== 'import' && kind !== 'glob')) {
+    problems.push(src.problem(['scenarios', i], `expected a glob of scenario files, {glob}, {generate: {profile, count}} or {import: {format, path}} (each may have a weight), got ${JSON.stringify(entry)}`));
     return undefined;
   }
+  const given = (entry as Record<string, unknown>).weight;
+  let weight: number | undefined;
+  if (given !== undefined) {
+    weight = src.check(weightSchema, given, ['scenarios', i, 'weight'], problems);
+    if (weight === undefined) return undefined;
+  }
+  const w = weight !== undefined && weight !== 1 ? { weight } : {};
   const body = (entry as Record<string, unknown>)[kind];
+  if (kind === 'glob') {
+    const pattern = src.check(z.string().min(1), body, ['scenarios', i, 'glob'], problems);
+    return pattern === undefined ? undefined : { kind, pattern, base: dir, ...w, at: src.problem(['scenarios', i], '') };
+  }
   const path = ['scenarios', i, kind];
   const at = src.problem(path, '');
   if (kind === 'generate') {
@@ -77,7 +115,7 @@ export function sourceEntry(src: SourceDoc, entry: unknown, i: number, dir: stri
     const { profile: _p, count, seed, prefix, ...rest } = g;
     const params = src.check(profile.overrides, rest, path, problems);
     if (!params) return undefined;
-    return { kind, profile: g.profile, count, ...(seed !== undefined && { seed }), ...(prefix !== undefined && { prefix }), params, at };
+    return { kind, profile: g.profile, count, ...(seed !== undefined && { seed }), ...(prefix !== undefined && { prefix }), params, ...w, at };
   }
   const m = src.check(importEntry, body, path, problems);
   if (!m) return undefined;
@@ -89,7 +127,7 @@ export function sourceEntry(src: SourceDoc, entry: unknown, i: number, dir: stri
   const { format: _f, path: file, ...rest } = m;
   const options = src.check(importer.options, rest, path, problems);
   if (!options) return undefined;
-  return { kind, format: m.format, path: resolve(dir, file), base: dir, options: rest, at };
+  return { kind, format: m.format, path: resolve(dir, file), base: dir, options: rest, ...w, at };
 }
 
 /** The conversations of a generate or import entry (validated; throws ScenarioError). */

@@ -14,21 +14,12 @@ import type { Conversation } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
 import { loadScenarioPlaced } from '../scenario/load.js';
-import { fileJsonSchema } from '../scenario/schema.js';
+import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
-import { loadSource, MAX_GENERATE_COUNT, sourceEntry, type GenerateSource, type ImportSource, type LoadOptions } from './sources.js';
+import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions } from './sources.js';
 
-export type { GenerateSource, ImportSource, LoadOptions } from './sources.js';
-
-/** Where scenarios come from: a glob of scenario files (relative to `base`). */
-export interface GlobSource {
-  kind: 'glob';
-  pattern: string;
-  base: string;
-  /** Where it was written, for errors. */
-  at?: Problem;
-}
+export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from './sources.js';
 
 export type ScenarioSource = GlobSource | GenerateSource | ImportSource;
 
@@ -106,6 +97,7 @@ const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */
 export function studyJsonSchema(): Record<string, unknown> {
+  const entryWeight = weightSchema.optional().describe('how many real conversations each conversation of this entry stands for, times its own weight (default 1)');
   const prefix = z.string().regex(/^[a-z0-9][a-z0-9-]*$/).describe('id prefix (ids are prefix-0001, …)');
   const generate = [...PROFILES.values()].map((p) =>
     z.strictObject({
@@ -118,6 +110,7 @@ export function studyJsonSchema(): Record<string, unknown> {
           ...(p.overrides instanceof z.ZodObject ? p.overrides.shape : {}),
         })
         .describe(`generated conversations: ${p.describe}`),
+      weight: entryWeight,
     }),
   );
   const imports = [...IMPORTERS.values()].map((i) =>
@@ -129,14 +122,16 @@ export function studyJsonSchema(): Record<string, unknown> {
           ...(i.options instanceof z.ZodObject ? i.options.shape : {}),
         })
         .describe(`an imported dataset: ${i.describe}`),
+      weight: entryWeight,
     }),
   );
-  const glob = z.string().describe('a glob of scenario files (YAML or JSON), relative to the study file');
+  const pattern = z.string().describe('a glob of scenario files (YAML or JSON), relative to the study file');
+  const glob = z.strictObject({ glob: pattern, weight: entryWeight });
   const described = Object.fromEntries(Object.entries(studySchema.shape).map(([k, s]) => [k, s.describe(STUDY_KEYS[k as keyof typeof STUDY_KEYS])]));
   const file = studySchema
     .extend({
       ...described,
-      scenarios: z.array(z.union([glob, ...generate, ...imports])).min(1).optional().describe(STUDY_KEYS.scenarios),
+      scenarios: z.array(z.union([pattern, glob, ...generate, ...imports])).min(1).optional().describe(STUDY_KEYS.scenarios),
       policies: z.array(policyEntrySchema(REGISTRY)).min(1).optional().describe(STUDY_KEYS.policies),
     })
     .describe('What ctxsim runs: scenarios, memory policies, model, prices and where the reports go.');
@@ -365,7 +360,7 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
     try {
       if (s.kind !== 'glob') {
         // A generated or imported conversation's id is placed at its study entry, or at its own name.
-        for (const c of loadSource(s, opts, displayPath)) keep(c, s.at ?? { file: c.source, path: 'id', message: '' });
+        for (const c of loadSource(s, opts, displayPath)) keep(weighted(c, s.weight), s.at ?? { file: c.source, path: 'id', message: '' });
         continue;
       }
       const files = globFiles(s);
@@ -377,7 +372,7 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
       }
       for (const f of files) {
         const { conversation, idAt } = loadScenarioPlaced(f, displayPath(f));
-        keep(conversation, idAt);
+        keep(weighted(conversation, s.weight), idAt);
       }
     } catch (e) {
       if (!(e instanceof ScenarioError)) throw e;

@@ -1,0 +1,151 @@
+import { copyFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { ScenarioError } from '../src/errors.js';
+import { parseScenario } from '../src/scenario/load.js';
+import { loadScenarios, loadStudy } from '../src/study/study.js';
+import { conversationHash } from '../src/gate/baseline.js';
+import { byPolicy } from '../src/engine/summary.js';
+import type { SummaryRecord } from '../src/types.js';
+import { capture } from './_io.js';
+import { tempDir } from './_tmp.js';
+
+/** The example of docs/reports.md: `short` (weight 1) and `long` (weight 3), window-turns:turns=1, chars4, gpt-4o-mini. */
+const FIXTURES = 'test/fixtures/weights';
+const FLAGS = ['--policy', 'window-turns:turns=1', '--tokenizer', 'chars4'];
+
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = capture();
+  const code = await runMain(args, io);
+  return { code, out: io.stdout, err: io.stderr };
+}
+
+const csv = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => l.split(','));
+const column = (rows: string[][], name: string) => rows.slice(1).map((r) => r[rows[0]!.indexOf(name)]);
+
+function problems(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.message.split('\n');
+    throw e;
+  }
+  return [];
+}
+
+describe('weights make the per-policy means weighted (the hand-checked example)', () => {
+  it('short costs $0.00000285, long $0.00000420; weights 1 and 3 give $0.0000038625 a conversation and retention 1/4', async () => {
+    const out = tempDir();
+    const r = await run(['run', '--scenario', `${FIXTURES}/*.yaml`, ...FLAGS, '--out', out]);
+    expect(r.code).toBe(0);
+    const summary = csv(join(out, 'summary.csv'));
+    expect(summary[0]!.at(-1)).toBe('weight');
+    expect(column(summary, 'scenario')).toEqual(['long', 'short']);
+    // long: 16 input × $0.15/M + 3 output × $0.60/M = $0.0000024 + $0.0000018; short: 11 × $0.15/M + 2 × $0.60/M = $0.00000165 + $0.0000012.
+    expect(column(summary, 'input_tokens')).toEqual(['16', '11']);
+    expect(column(summary, 'output_tokens')).toEqual(['3', '2']);
+    expect(column(summary, 'total_cost_usd')).toEqual(['0.00000420', '0.00000285']);
+    expect(column(summary, 'retention')).toEqual(['0.0000', '1.0000']);
+    expect(column(summary, 'weight')).toEqual(['3', '1']);
+    const policies = csv(join(out, 'policies.csv'));
+    // (1 × 2,850,000 + 3 × 4,200,000) / 4 = 3,862,500 pico-dollars, shown to 8 decimals; unweighted it would be 3,525,000.
+    expect(column(policies, 'cost_per_conversation_usd')).toEqual(['0.00000386']);
+    // (1 × 1 + 3 × 0) / (1 × 1 + 3 × 1) = 0.25; unweighted 1/2.
+    expect(column(policies, 'retention')).toEqual(['0.2500']);
+    // Totals stay plain sums.
+    expect(column(policies, 'total_cost_usd')).toEqual(['0.00000705']);
+    expect(column(policies, 'input_tokens')).toEqual(['27']);
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { policies: Record<string, unknown>[]; summary: Record<string, unknown>[] };
+    expect(results.policies[0]).toMatchObject({ costPerConversation: '0.000003862500', costPer1000: '0.003862500000', retention: 0.25 });
+    expect(results.summary.map((s) => s.weight)).toEqual([3, 1]);
+    // The table: retained stays the unweighted count, retention and costs are weighted.
+    const row = r.out.split('\n')[2]!.split(/\s{2,}/);
+    expect(row.slice(6, 10)).toEqual(['0.000004', '0.0039', '1/2', '25.0%']);
+  });
+
+  it('shards carry the weights: merged shards give the same policies.csv and summary.csv', async () => {
+    const dir = tempDir();
+    const args = ['run', '--scenario', `${FIXTURES}/*.yaml`, ...FLAGS, '--quiet'];
+    expect((await run([...args, '--out', join(dir, 'whole')])).code).toBe(0);
+    expect((await run([...args, '--shard', '1/2', '--out', join(dir, 's1')])).code).toBe(0);
+    expect((await run([...args, '--shard', '2/2', '--out', join(dir, 's2')])).code).toBe(0);
+    expect((await run(['merge', join(dir, 's1'), join(dir, 's2'), '--out', join(dir, 'merged'), '--quiet'])).code).toBe(0);
+    for (const f of ['summary.csv', 'policies.csv']) expect(readFileSync(join(dir, 'merged', f), 'utf8')).toBe(readFileSync(join(dir, 'whole', f), 'utf8'));
+    expect(column(csv(join(dir, 'merged', 'policies.csv')), 'retention')).toEqual(['0.2500']);
+  });
+
+  it('a study entry weight multiplies the file weight; glob, generate and import entries take one', () => {
+    const dir = tempDir();
+    for (const f of ['short.yaml', 'long.yaml']) copyFileSync(join(FIXTURES, f), join(dir, f));
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, 'scenarios:\n  - {glob: short.yaml, weight: 2}\n  - glob: long.yaml\n    weight: 0.5\n  - {generate: {profile: support, count: 1, prefix: g}, weight: 4}\npolicies: [full]\n');
+    const s = loadStudy(study);
+    expect(loadScenarios(s.scenarios).map((c) => [c.id, c.weight])).toEqual([['short', 2], ['long', 1.5], ['g-0001', 4]]);
+  });
+
+  it('all weights 1 give the same bytes as no weights, and the same scenario hash', async () => {
+    const plain = tempDir();
+    const ones = tempDir();
+    writeFileSync(join(plain, 'long.yaml'), readFileSync(join(FIXTURES, 'long.yaml'), 'utf8').replace('weight: 3\n', ''));
+    writeFileSync(join(ones, 'long.yaml'), readFileSync(join(FIXTURES, 'long.yaml'), 'utf8').replace('weight: 3\n', 'weight: 1\n'));
+    writeFileSync(join(plain, 'short.yaml'), readFileSync(join(FIXTURES, 'short.yaml'), 'utf8'));
+    writeFileSync(join(ones, 'short.yaml'), `weight: 1\n${readFileSync(join(FIXTURES, 'short.yaml'), 'utf8')}`);
+    const a = await run(['run', '--scenario', `${plain}/*.yaml`, ...FLAGS, '--out', join(plain, 'out')]);
+    const b = await run(['run', '--scenario', `${ones}/*.yaml`, ...FLAGS, '--out', join(ones, 'out')]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    expect(b.out).toBe(a.out);
+    const files = readdirSync(join(plain, 'out')).sort();
+    expect(readdirSync(join(ones, 'out')).sort()).toEqual(files);
+    // Only the scenario folder and results.json's time differ.
+    const same = (t: Buffer, dir: string) => t.toString('latin1').replaceAll(dir, 'DIR').replace(/"generatedAt":"[^"]*"/, '');
+    for (const f of files) expect(same(readFileSync(join(ones, 'out', f)), ones), f).toBe(same(readFileSync(join(plain, 'out', f)), plain));
+    const text = readFileSync(join(plain, 'long.yaml'), 'utf8');
+    expect(conversationHash(parseScenario('a.yaml', `weight: 1\n${text}`))).toBe(conversationHash(parseScenario('b.yaml', text)));
+    expect(conversationHash(parseScenario('a.yaml', `weight: 3\n${text}`))).not.toBe(conversationHash(parseScenario('b.yaml', text)));
+  });
+});
+
+describe('byPolicy with weights', () => {
+  const row = (scenario: string, policy: string, totalCost: bigint, retained: number, weight: number): SummaryRecord => ({
+    scenario, policy, turns: 1, inputTokens: 0, cachedTokens: 0, outputTokens: 0, auxTokens: 0, totalCost, costPerTurn: totalCost,
+    peakInputTokens: 0, overflowTurns: 0, overBudgetTurns: 0, probes: 1, retained, stale: 0, missing: 1 - retained, overflowProbes: 0,
+    retention: retained, firstLostTurn: null, latencyP50Ms: 0, latencyP95Ms: 0, zombieArtifacts: 0, zombies: [], zombiePromptTurns: 0,
+    zombieProbes: 0, injectionExposureTurns: 0, violations: 0, storedBytes: 0, weight,
+  });
+
+  it('decides the Pareto frontier on the weighted cost, and takes weights to millionths', () => {
+    // a: 10 and 0 pico-dollars, weights 1 and 3 → (10 + 0) / 4 = 2.5, rounded down to 2; b: 0 and 4 → 12 / 4 = 3.
+    // Unweighted b (total 4) would be cheaper than a (total 10); weighted, a is, at the same retention.
+    const rows = [row('s1', 'a', 10n, 1, 1), row('s2', 'a', 0n, 1, 3), row('s1', 'b', 0n, 1, 1), row('s2', 'b', 4n, 1, 3)];
+    expect(byPolicy(rows).map((p) => [p.policy, p.totalCost, p.costPerConversation, p.costPer1000, p.retention, p.pareto])).toEqual([
+      ['a', 10n, 2n, 2500n, 1, true],
+      ['b', 4n, 3n, 3000n, 1, false],
+    ]);
+    // 0.0000004 is taken as 0 millionths, and counts as 1 millionth: s2 weighs 1,000,000 times less than s1.
+    // retention (1,000,000 × 1 + 1 × 0) / 1,000,001; cost (1,000,000 × 0 + 1 × 1,000,001) / 1,000,001 = 1.
+    const tiny = byPolicy([row('s1', 'a', 0n, 1, 1), row('s2', 'a', 1_000_001n, 0, 0.0000004)])[0]!;
+    expect([tiny.costPerConversation, tiny.retention]).toEqual([1n, 1_000_000 / 1_000_001]);
+  });
+});
+
+describe('a weight must be a positive number', () => {
+  const doc = (w: string) => `id: x\nweight: ${w}\nturns:\n  - user: Hi\n`;
+  it('is an error at the key in a scenario file', () => {
+    expect(problems(() => parseScenario('s.yaml', doc('0')))).toEqual(['s.yaml:2:9 weight: expected a number ≥ 0.000001, got 0']);
+    expect(problems(() => parseScenario('s.yaml', doc('-1')))).toEqual(['s.yaml:2:9 weight: expected a number ≥ 0.000001, got -1']);
+    expect(problems(() => parseScenario('s.yaml', doc('"x"')))).toEqual(['s.yaml:2:9 weight: expected number, got string "x"']);
+  });
+
+  it('is an error at the entry in a study, through the CLI (exit 2)', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'study.yaml'), 'scenarios:\n  - {glob: "*.yaml", weight: 0}\n  - {generate: {profile: support, count: 1}, weight: -1}\n  - {glob: "*.yaml", weight: x}\npolicies: [full]\n');
+    const r = await run(['run', join(dir, 'study.yaml'), '--out', join(dir, 'out')]);
+    expect(r.code).toBe(2);
+    expect(r.err.split('\n').filter((l) => l.includes('weight'))).toEqual([
+      `ctxsim: ${dir}/study.yaml:2:30 scenarios[0].weight: expected a number ≥ 0.000001, got 0`,
+      `ctxsim: ${dir}/study.yaml:3:54 scenarios[1].weight: expected a number ≥ 0.000001, got -1`,
+      `ctxsim: ${dir}/study.yaml:4:30 scenarios[2].weight: expected number, got string "x"`,
+    ]);
+  });
+});
