@@ -1,3 +1,4 @@
+import { ScenarioError } from '../src/errors.js';
 import type { IO } from '../src/cli/_io.js';
 
 /** An IO that records what a command prints. */
@@ -14,4 +15,15 @@ export function capture(): IO & { stdout: string; stderr: string } {
     },
   };
   return io;
+}
+
+/** The problems `fn` throws as a ScenarioError, one line each (none when it does not throw). */
+export function problems(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.message.split('\n');
+    throw e;
+  }
+  return [];
 }

@@ -3,23 +3,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { ScenarioError } from '../src/errors.js';
 import { dropUnstatedFacts } from '../src/scenario/import/index.js';
 import { parseScenario, scenarioFromValue } from '../src/scenario/load.js';
 import { loadStudy } from '../src/study/study.js';
 import { cacheFileName, TokenCache } from '../src/tokens/token-cache.js';
-import { capture } from './_io.js';
+import {capture, problems } from './_io.js';
 import { tempDir } from './_tmp.js';
-
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ScenarioError) return e.message.split('\n');
-    throw e;
-  }
-  return [];
-}
 
 const scenario = (text: string) => problems(() => parseScenario('s.yaml', text));
 

@@ -2,13 +2,12 @@ import { copyFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { ScenarioError } from '../src/errors.js';
 import { parseScenario } from '../src/scenario/load.js';
 import { loadScenarios, loadStudy } from '../src/study/study.js';
 import { conversationHash } from '../src/gate/baseline.js';
 import { byPolicy } from '../src/engine/summary.js';
 import type { SummaryRecord } from '../src/types.js';
-import { capture } from './_io.js';
+import {capture, problems } from './_io.js';
 import { tempDir } from './_tmp.js';
 
 /** The example of docs/reports.md: `short` (weight 1) and `long` (weight 3), window-turns:turns=1, chars4, gpt-4o-mini. */
@@ -23,16 +22,6 @@ async function run(args: string[]): Promise<{ code: number; out: string; err: st
 
 const csv = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => l.split(','));
 const column = (rows: string[][], name: string) => rows.slice(1).map((r) => r[rows[0]!.indexOf(name)]);
-
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ScenarioError) return e.message.split('\n');
-    throw e;
-  }
-  return [];
-}
 
 describe('weights make the per-policy means weighted (the hand-checked example)', () => {
   it('short costs $0.00000285, long $0.00000420; weights 1 and 3 give $0.0000038625 a conversation and retention 1/4', async () => {
