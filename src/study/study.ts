@@ -241,8 +241,23 @@ export function loadStudy(file: string): Study {
     }
   }
   if (doc) problems.push(...modelProblems(src, doc, study.prices, entries, raw.policies));
-  if (problems.length) throw new ScenarioError(problems);
+  if (problems.length) throw new ScenarioError([...problems, ...sourceProblems(study.scenarios)]);
   return study;
+}
+
+/**
+ * The problems of a study's scenario sources, for a study that has problems
+ * of its own: so that every problem of every file is reported at once, not
+ * the study's first and its scenarios' on the next try.
+ */
+function sourceProblems(sources: readonly ScenarioSource[]): readonly Problem[] {
+  try {
+    loadScenarios(sources);
+    return [];
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.problems;
+    return [];
+  }
 }
 
 /**
