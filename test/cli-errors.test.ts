@@ -240,6 +240,16 @@ describe('a malformed shard file', () => {
     await expectUsage(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], /^ctxsim: .*shard-1-of-1\.json: a malformed shard file: summary\[0\]\.totalCost: .*bigint/);
     expect(existsSync(join(dir, 'merged'))).toBe(false);
   });
+
+  it('is a merge error when a summary row lacks its overflow probes (a shard of an older version), not a NaN total', async () => {
+    const dir = tempDir();
+    expect((await cli(['run', '--shard', '1/1', '--out', join(dir, 'shards'), ...SMALL])).code).toBe(0);
+    const file = join(dir, 'shards', 'shard-1-of-1.json');
+    const shard = JSON.parse(readFileSync(file, 'utf8')) as { summary: Record<string, unknown>[] };
+    delete shard.summary[0]!.overflowProbes;
+    writeFileSync(file, JSON.stringify(shard));
+    await expectUsage(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], /^ctxsim: .*shard-1-of-1\.json: a malformed shard file: summary\[0\]\.overflowProbes: /);
+  });
 });
 
 describe('an internal error', () => {

@@ -92,6 +92,7 @@ const SHARD = z.looseObject({
       retained: count,
       stale: count,
       missing: count,
+      overflowProbes: count,
       retention: z.number().nullable(),
       latencyP50Ms: z.number(),
       latencyP95Ms: z.number(),
