@@ -30,7 +30,7 @@ export {
   type StudyOutcome,
   type StudySink,
 } from './study/pipeline.js';
-export { digestSink, fileSink, folderSink, memorySink, shardSink, textSink, type KeptResults, type ReportedResults } from './study/sinks.js';
+export { digestSink, fileSink, folderSink, gateSink, memorySink, shardSink, textSink, type GateRun, type KeptResults, type ReportedResults } from './study/sinks.js';
 export { mergeShardFiles } from './study/merge.js';
 
 // Scenarios: load, parse, generate, import, write
@@ -87,6 +87,6 @@ export { gateJson, gateJunit, gateMarkdown } from './report/gate.js';
 
 // The CI gate
 export { baselineJson, makeBaseline, readBaseline, type Baseline, type BaselineRow, type StudyFingerprint } from './gate/baseline.js';
-export { compare, DEFAULT_LIMITS, type GateLimits, type GateResult, type RowComparison } from './gate/compare.js';
+export { compare, DEFAULT_LIMITS, type GateLimits, type GateResult, type LostFact, type PolicyComparison, type RetentionLimit, type RowComparison, type Verdict } from './gate/compare.js';
 
 export type * from './types.js';
