@@ -4,10 +4,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { ScenarioError } from '../src/errors.js';
 import { importDataset } from '../src/scenario/import/index.js';
 import { canonicalDiaId, evidenceIds, parseLocomoDate } from '../src/scenario/import/locomo.js';
 import { displayPath } from '../src/study/study.js';
+import { problems } from './_io.js';
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
 const fixture = join(FIXTURES, 'locomo-sample.json');
@@ -126,15 +126,6 @@ describe('malformed LoCoMo data', () => {
     const p = join(tmp, name);
     writeFileSync(p, text);
     return { path: p, file: name, base: tmp };
-  };
-  const problems = (fn: () => unknown) => {
-    try {
-      fn();
-    } catch (e) {
-      if (e instanceof ScenarioError) return e.message.split('\n');
-      throw e;
-    }
-    return [];
   };
 
   it('lists every problem with its path, and yields no conversation', () => {

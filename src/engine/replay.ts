@@ -87,9 +87,7 @@ export function* replaySteps(
   let carried: UpkeepCall[] = [];
   r.forgetAfter(0, carried);
   for (const turn of conversation.turns) {
-    if (turn.index > 1) r.time += turn.gapSeconds;
-    const info: TurnInfo = { turn, time: r.time };
-    r.watch.startTurn(turn);
+    const info = r.begin(turn);
     const model = chooseModel(ctx.costs?.route, ctx.model, ctx.tokens.output(turn.user));
     const calls = r.prompt(info);
     const upkeep = carried;
@@ -132,8 +130,9 @@ type Priced = Pick<
 
 /** One conversation's replay under one policy: its session, meter, ledger and records so far. */
 class Replayer {
-  readonly watch: SafetyWatch;
-  time = 0;
+  private readonly watch: SafetyWatch;
+  /** Simulated seconds since the conversation started. */
+  private time = 0;
   private readonly session: PolicySession;
   private readonly meter: Meter;
   private readonly promptTokens: PromptTokens;
@@ -162,6 +161,13 @@ class Replayer {
     this.ledger = new FactLedger(conversation);
     this.watch = new SafetyWatch(ctx.presence);
     for (const event of conversation.forgets) this.forgetsAfter.set(event.afterTurn, [...(this.forgetsAfter.get(event.afterTurn) ?? []), event]);
+  }
+
+  /** Starts turn `turn`: its time (after the gap before it), and what the safety watch knows of it. */
+  begin(turn: Turn): TurnInfo {
+    if (turn.index > 1) this.time += turn.gapSeconds;
+    this.watch.startTurn(turn);
+    return { turn, time: this.time };
   }
 
   /** Carries out the forget events that follow `afterTurn`; adds their upkeep to `upkeep`. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DURATION_PATTERN } from '../scenario/schema.js';
+import { DURATION_PATTERN } from '../text/duration.js';
 import type { ParamSpec, ParamTable, ParamValue, Policy } from './types.js';
 
 /**

@@ -76,6 +76,14 @@ export function divRound(a: bigint, b: bigint): bigint {
 }
 
 /**
+ * A policy's cost per 1,000 conversations, rounded to nearest: the weighted
+ * figure when scenarios have weights, else 1,000 × total over scenarios.
+ */
+export function costPer1000(p: { totalCost: Pico; scenarios: number; costPer1000?: Pico }): Pico {
+  return p.costPer1000 ?? divRound(p.totalCost * 1000n, BigInt(Math.max(1, p.scenarios)));
+}
+
+/**
  * A policy's mean cost of a conversation, rounded to nearest, as the tables and
  * charts show it: total over scenarios, or, when scenarios have weights, the
  * weighted mean of 1,000 over 1,000.

@@ -1,7 +1,7 @@
 import type { Pico, Results } from '../types.js';
 import { digestOf, type Digested } from '../records/digest.js';
 import { csvLine } from '../records/csv.js';
-import { divRound, dollars, fraction, grouped, meanCost, moneyDecimals, percent, usd } from '../records/format.js';
+import { costPer1000, dollars, fraction, grouped, meanCost, moneyDecimals, percent, usd } from '../records/format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
 export const BUDGET_TURNS: readonly number[] = [1, 5, 10, 20, 50];
@@ -39,12 +39,11 @@ export function budgetTable(results: Pick<Results, 'policies'> & Digested): Budg
   const turns = BUDGET_TURNS.filter((t) => t <= longest);
   const rows = results.policies.map((p): BudgetRow => {
     const s = series.get(p.policy) ?? [];
-    const n = BigInt(Math.max(1, p.scenarios));
     return {
       policy: p.policy,
       tokensAt: turns.map((t) => s[t - 1]?.value ?? 0),
       costPerConversation: meanCost(p),
-      costPer1000: p.costPer1000 ?? divRound(p.totalCost * 1000n, n),
+      costPer1000: costPer1000(p),
       probes: p.probes,
       retained: p.retained,
       retention: p.retention,

@@ -1,5 +1,5 @@
 import type { PolicyRecord, Results } from '../types.js';
-import { divRound, fraction, grouped, usd } from '../records/format.js';
+import { costPer1000, fraction, grouped, usd } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
@@ -29,7 +29,7 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
       String(p.outputTokens),
       String(p.auxTokens),
       usd(p.costPerConversation, 6),
-      usd(p.costPer1000 ?? divRound(p.totalCost * 1000n, BigInt(Math.max(1, p.scenarios))), 4),
+      usd(costPer1000(p), 4),
       `${p.retained}/${p.probes}`,
       p.retention === null ? '-' : `${fraction(p.retention * 100, 1)}%`,
       String(p.overflowTurns),

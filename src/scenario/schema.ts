@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from '../text/duration.js';
+import { DURATION_PATTERN, parseDuration } from '../text/duration.js';
 
 /** Scenario file schema (SPEC §2.1). Unknown keys are errors everywhere. */
 const factValue = z.string();
@@ -64,9 +64,6 @@ export const scenarioSchema = z.strictObject({
 });
 
 export type ToolDoc = z.infer<typeof toolSchema>;
-
-/** A duration as parseDuration reads it: a number of seconds, or one with a unit (ms, s, m, h, d, w). */
-export const DURATION_PATTERN = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$/;
 
 /** Where the JSON Schemas of ctxsim's files are published: the package's `schema/` folder on unpkg, newest version. */
 export const SCHEMA_BASE_URL = 'https://unpkg.com/ctxsim/schema/';
