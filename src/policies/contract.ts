@@ -286,6 +286,142 @@ function valuesUpTo(conversation: Conversation, fact: string, turn: number): str
   return [...new Set(values)];
 }
 
+/** One model call, as the per-call rules see it. */
+export interface PlanCall {
+  /** The scenario's system prompt, if it has one. */
+  system: Message | undefined;
+  /** The current turn so far, as given to `prompt`. */
+  pending: readonly Message[];
+  /** The policy's `budget` parameter, if it has one. */
+  budget: number | undefined;
+  /** The session's counter (counts are memoized per message, so counting a prompt again costs lookups only). */
+  tokens: TokenCounter;
+  /** The call after tool results (upkeep is decided on a turn's first call). */
+  afterTools: boolean;
+}
+
+/** A rule one plan breaks, and what was seen. */
+export interface PlanProblem {
+  rule: ContractRule;
+  detail: string;
+}
+
+/**
+ * The rules one plan must keep, whatever came before: `system-pinned`,
+ * `first-user`, `current-turn-last`, `tool-pairs`, `budget` and `plan`
+ * (a plan of the wrong shape is that one problem, the others unchecked).
+ * O(messages of the plan); checked on every call of a run (see guard.ts)
+ * and by `checkPolicyContract`.
+ */
+export function planProblems(plan: PromptPlan, call: PlanCall): PlanProblem[] {
+  const shape = planShape(plan);
+  if (shape) return [{ rule: 'plan', detail: shape }];
+  const out: PlanProblem[] = [];
+  const fail = (rule: ContractRule, detail: string) => out.push({ rule, detail });
+  const { system, pending, budget, tokens } = call;
+  const m = plan.messages;
+  const head = system ? 1 : 0;
+
+  // system-pinned, first-user
+  if (system && (m[0]?.role !== 'system' || m[0].content !== system.content || m[0].origin)) fail('system-pinned', `message 0 is not the system prompt`);
+  let start = 0;
+  while (start < m.length && m[start]!.role === 'system') start++;
+  const late = m.findIndex((x, i) => i > start && x.role === 'system');
+  if (late >= 0) fail('system-pinned', `system message at ${late} after the conversation started`);
+  if (start < m.length && m[start]!.role !== 'user') fail('first-user', `the first message after the system messages is ${describe(m[start]!)}`);
+
+  // current-turn-last
+  const at = m.length - pending.length;
+  if (at < 0 || pending.some((x, j) => !same(m[at + j]!, x))) fail('current-turn-last', 'the current turn is not sent last, in full');
+
+  // tool-pairs
+  for (let i = 0; i < m.length; i++) {
+    const x = m[i]!;
+    if (x.role === 'tool') {
+      fail('tool-pairs', `tool result ${x.toolCallId} at ${i} without its call right before it`);
+      continue;
+    }
+    if (!x.toolCalls?.length) continue;
+    const ids = x.toolCalls.map((c) => c.id);
+    const results = m.slice(i + 1, i + 1 + ids.length).map((r) => (r.role === 'tool' ? r.toolCallId : undefined));
+    if (results.join('\n') !== ids.join('\n')) fail('tool-pairs', `tool call ${ids.join(', ')} at ${i} without all its results right after it`);
+    else i += ids.length;
+  }
+
+  // budget
+  if (budget === undefined) {
+    if (plan.overBudget) fail('budget', 'overBudget without a budget');
+  } else if (plan.overBudget) {
+    const fixed = tokens.prompt(system ? [system, ...pending] : pending);
+    if (fixed <= budget) fail('budget', `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${budget}`);
+    if (m.length !== head + pending.length) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
+  } else {
+    const total = tokens.prompt(m);
+    if (total > budget) fail('budget', `${total} tokens sent, budget ${budget}`);
+  }
+
+  // plan
+  if (!Number.isInteger(plan.stablePrefix) || plan.stablePrefix < head || plan.stablePrefix > at) {
+    fail('plan', `stablePrefix ${plan.stablePrefix} outside ${head}…${at}`);
+  }
+  for (const u of plan.upkeep) {
+    if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) fail('plan', `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`);
+  }
+  if (call.afterTools && plan.upkeep.length) fail('plan', 'upkeep on the call after tool results (it is decided on the turn’s first call)');
+  return out;
+}
+
+/**
+ * What is wrong with the shape of a plan (a policy written in JavaScript is
+ * not type-checked), or undefined: its messages an array of messages, its
+ * `overBudget` a boolean, its upkeep a list of calls, its `stablePrefix` a
+ * number. Checked by hand, not by a schema: it runs on every call of a run.
+ */
+function planShape(plan: PromptPlan): string | undefined {
+  if (typeof plan !== 'object' || plan === null) return `the plan is ${kindOf(plan)}, not an object {messages, overBudget, upkeep, stablePrefix}`;
+  if (!Array.isArray(plan.messages)) return `messages is ${kindOf(plan.messages)}, not an array`;
+  for (let i = 0; i < plan.messages.length; i++) {
+    const bad = messageShape(plan.messages[i]);
+    if (bad) return `message ${i} ${bad}`;
+  }
+  if (typeof plan.overBudget !== 'boolean') return `overBudget is ${kindOf(plan.overBudget)}, not true or false`;
+  if (typeof plan.stablePrefix !== 'number') return `stablePrefix is ${kindOf(plan.stablePrefix)}, not a number`;
+  return upkeepShape(plan.upkeep);
+}
+
+const ROLES: ReadonlySet<unknown> = new Set(['system', 'user', 'assistant', 'tool']);
+
+/** What is wrong with a message's shape, or undefined. */
+function messageShape(m: Message | undefined): string | undefined {
+  if (typeof m !== 'object' || m === null) return `is ${kindOf(m)}, not a message {role, content}`;
+  if (!ROLES.has(m.role)) return `has role ${kindOf(m.role)} (expected system, user, assistant or tool)`;
+  if (typeof m.content !== 'string') return `has content ${kindOf(m.content)}, not a string`;
+  if (m.toolCalls !== undefined && !(Array.isArray(m.toolCalls) && m.toolCalls.every((c) => typeof c?.id === 'string'))) return 'has toolCalls that are not a list of calls {id, name, arguments}';
+  return undefined;
+}
+
+/**
+ * What is wrong with a list of upkeep calls (a plan's, or what `commit` or
+ * `forget` returned), or undefined: an array of calls whose token counts
+ * are whole numbers, not negative.
+ */
+export function upkeepShape(upkeep: readonly UpkeepCall[]): string | undefined {
+  if (!Array.isArray(upkeep)) return `upkeep is ${kindOf(upkeep)}, not an array`;
+  for (const u of upkeep) {
+    if (typeof u !== 'object' || u === null) return `upkeep holds ${kindOf(u)}, not a call {kind, model, inputTokens, outputTokens, sync}`;
+    if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`;
+  }
+  return undefined;
+}
+
+/** A value as an error names it: `undefined`, `null`, `an array`, or its type and JSON. */
+function kindOf(v: unknown): string {
+  if (v === undefined || v === null) return String(v);
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object' || typeof v === 'function') return `a ${typeof v}`;
+  return JSON.stringify(v) ?? String(v);
+}
+
 /** Rules the provider check adds to the ones checked here by name. */
 const OTHER_PROVIDER_RULES: ReadonlySet<Rule> = new Set(['same-role-twice', 'empty-message']);
 
@@ -329,62 +465,17 @@ class Checker implements Watch {
   call(turn: Turn, k: number, plan: PromptPlan, pending: readonly Message[]): void {
     if (k === 0) this.startTurn(turn);
     const fail = (rule: ContractRule, detail: string) => this.fail(rule, turn.index, `call ${k + 1}: ${detail}`);
+    const system = this.head[0];
+    for (const p of planProblems(plan, { system, pending, budget: this.budget, tokens: this.tokens, afterTools: k > 0 })) fail(p.rule, p.detail);
+    // The checks below read the messages: a plan not of the right shape has had its problem reported.
+    if (planShape(plan)) return;
     const m = plan.messages;
-    const { head } = this;
 
     this.unchanged();
     this.last = { turn: turn.index, k, messages: m, copy: [...m] };
 
-    // system-pinned, first-user
-    const system = head[0];
-    if (system && (m[0]?.role !== 'system' || m[0].content !== system.content || m[0].origin)) fail('system-pinned', `message 0 is not the system prompt`);
-    let start = 0;
-    while (start < m.length && m[start]!.role === 'system') start++;
-    const late = m.findIndex((x, i) => i > start && x.role === 'system');
-    if (late >= 0) fail('system-pinned', `system message at ${late} after the conversation started`);
-    if (start < m.length && m[start]!.role !== 'user') fail('first-user', `the first message after the system messages is ${describe(m[start]!)}`);
-
-    // current-turn-last
-    const tail = m.slice(Math.max(0, m.length - pending.length));
-    if (tail.length !== pending.length || tail.some((x, j) => !same(x, pending[j]!))) fail('current-turn-last', 'the current turn is not sent last, in full');
-
-    // tool-pairs
-    for (let i = 0; i < m.length; i++) {
-      const x = m[i]!;
-      if (x.role === 'tool') {
-        fail('tool-pairs', `tool result ${x.toolCallId} at ${i} without its call right before it`);
-        continue;
-      }
-      if (!x.toolCalls?.length) continue;
-      const ids = x.toolCalls.map((c) => c.id);
-      const results = m.slice(i + 1, i + 1 + ids.length).map((r) => (r.role === 'tool' ? r.toolCallId : undefined));
-      if (results.join('\n') !== ids.join('\n')) fail('tool-pairs', `tool call ${ids.join(', ')} at ${i} without all its results right after it`);
-      else i += ids.length;
-    }
-
     // whole-turns
     this.wholeTurns(turn, m, pending, fail);
-
-    // budget
-    const fixed = this.tokens.prompt([...head, ...pending]);
-    if (this.budget === undefined) {
-      if (plan.overBudget) fail('budget', 'overBudget without a budget');
-    } else if (plan.overBudget) {
-      if (fixed <= this.budget) fail('budget', `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${this.budget}`);
-      if (m.length !== head.length + pending.length) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
-    } else {
-      const total = this.tokens.prompt(m);
-      if (total > this.budget) fail('budget', `${total} tokens sent, budget ${this.budget}`);
-    }
-
-    // plan
-    if (!Number.isInteger(plan.stablePrefix) || plan.stablePrefix < head.length || plan.stablePrefix > m.length - pending.length) {
-      fail('plan', `stablePrefix ${plan.stablePrefix} outside ${head.length}…${m.length - pending.length}`);
-    }
-    for (const u of plan.upkeep) {
-      if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) fail('plan', `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`);
-    }
-    if (k > 0 && plan.upkeep.length) fail('plan', 'upkeep on the call after tool results (it is decided on the turn’s first call)');
 
     // provider-rules
     const found = new Map<string, string[]>();
@@ -485,5 +576,6 @@ function same(a: Message, b: Message): boolean {
 }
 
 function describe(m: Message): string {
-  return m.role === 'assistant' && m.toolCalls?.length ? 'an assistant tool call' : `a ${m.role} message`;
+  if (m.role === 'assistant') return m.toolCalls?.length ? 'an assistant tool call' : 'an assistant message';
+  return `a ${m.role} message`;
 }

@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { CtxsimError } from '../errors.js';
+import { paramsFromTable, valueOf } from './params.js';
+import type { ParamSpec, Policy } from './types.js';
+
+/** A policy loaded from a JavaScript module the user named by path. */
+export interface PolicyModule {
+  policy: Policy;
+  /** The module's absolute path. */
+  file: string;
+  /** sha256 (hex) of the file's bytes: what a run's fingerprint records. */
+  hash: string;
+}
+
+/**
+ * Whether a policy spec's name is a path to a module rather than an id:
+ * it starts with `./`, `../` or `/`, or ends in `.js`, `.mjs` or `.cjs`
+ * (a `.cjs` module's `module.exports` is its default export).
+ */
+export function isPolicyPath(name: string): boolean {
+  return /^\.{0,2}\//.test(name) || /\.[cm]?js$/.test(name);
+}
+
+/** The kinds a parameter table may declare. */
+const KINDS = ['int', 'number', 'string', 'boolean', 'duration', 'probability'] as const satisfies readonly ParamSpec['kind'][];
+
+/** A parameter table entry of the documented shape (`{ default, kind, min?, oneOf? }`). */
+const PARAM_SPEC = z.strictObject({
+  default: z.union([z.number(), z.string(), z.boolean()], { error: 'a number, a string or true/false' }).optional(),
+  kind: z.enum(KINDS, { error: `one of ${KINDS.join(', ')}` }),
+  min: z.number({ error: 'a number' }).optional(),
+  oneOf: z.array(z.string(), { error: 'a list of strings' }).min(1, { error: 'a list of strings' }).optional(),
+}, { error: 'an object { default, kind, min?, oneOf? }' });
+
+const ID = /^[a-z0-9][a-z0-9-]*$/;
+
+/**
+ * Imports a policy module: its default export must be a policy (`id`,
+ * `describe`, `params` as a zod object or a parameter table, `start`), as
+ * `definePolicy` makes or as written by hand. `file` is absolute; `shown`
+ * names it in messages. Every failure is a `CtxsimError` (code
+ * `policy-module`) of one line: `policy module <shown>: <what is wrong>`.
+ * The module is imported with its hash in the URL, so a file changed since
+ * an earlier load in this process is loaded again, and matches `hash`.
+ * `importModule` imports a URL: Node's `import()` unless a test passes its
+ * own (a test runner's module loader replaces `import()` in the code it runs).
+ */
+export async function loadPolicyModule(file: string, shown: string, importModule: (url: string) => Promise<unknown> = (url) => import(url)): Promise<PolicyModule> {
+  const fail = (what: string, cause?: unknown) => {
+    const error = new CtxsimError(`policy module ${shown}: ${what}`, 'policy-module');
+    if (cause !== undefined) error.cause = cause;
+    return error;
+  };
+  const info = await stat(file).catch((e: NodeJS.ErrnoException) => {
+    throw fail(e.code === 'ENOENT' ? 'no such file' : `cannot read it (${e.code ?? e.message})`, e);
+  });
+  if (!info.isFile()) throw fail(info.isDirectory() ? 'is a folder, not a file' : 'is not a regular file');
+  const bytes = await readFile(file);
+  const hash = createHash('sha256').update(bytes).digest('hex');
+  const url = `${pathToFileURL(file).href}?sha256=${hash}`;
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = (await importModule(url)) as Record<string, unknown>;
+  } catch (e) {
+    throw fail(loadFailure(e, url), e);
+  }
+  if (loaded.default === undefined) throw fail('no default export (expected `export default { id, describe, params, start }`)');
+  const wrong = policyProblem(loaded.default);
+  if (wrong) throw fail(wrong);
+  return { policy: loaded.default as Policy, file, hash };
+}
+
+/**
+ * What went wrong importing the module: a syntax error (Node gives no line
+ * for one found while parsing an ES module; when its stack names a line of
+ * the module, it is given), or what the module threw while loading, with the
+ * line of the module it came from.
+ */
+function loadFailure(e: unknown, url: string): string {
+  const message = (e instanceof Error ? e.message || e.name : String(e)).split('\n')[0]!;
+  const stack = e instanceof Error ? (e.stack ?? '') : '';
+  const at = stack.indexOf(`${url}:`);
+  const line = at < 0 ? undefined : /^\d+/.exec(stack.slice(at + url.length + 1))?.[0];
+  const where = line ? ` (line ${line})` : '';
+  if (e instanceof SyntaxError && at < 0) return `syntax error: ${message}`;
+  return `threw while loading${where}: ${message}`;
+}
+
+/** What is wrong with a default export that should be a policy, or undefined. */
+function policyProblem(p: unknown): string | undefined {
+  if (typeof p !== 'object' || p === null) return `the default export is ${p === null ? 'null' : `a ${typeof p}`}, not a policy { id, describe, params, start }`;
+  const o = p as Record<string, unknown>;
+  if (typeof o.id !== 'string' || !ID.test(o.id)) {
+    return `id must be a string of lower-case letters, digits and dashes, starting with a letter or digit (such as "keep-edges"), got ${shown(o.id)}`;
+  }
+  if (typeof o.describe !== 'string') return `describe must be a string (one line for --help), got ${shown(o.describe)}`;
+  if (typeof o.start !== 'function') return `start must be a function (conversation, params, deps) => session, got ${shown(o.start)}`;
+  return paramsProblem(o.params);
+}
+
+/** What is wrong with a policy's `params`: a zod object (of any copy of zod 4), or a table of the documented shape. */
+function paramsProblem(params: unknown): string | undefined {
+  const expected = 'params must be a zod object or a parameter table { name: { default, kind, min?, oneOf? } }';
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return `${expected}, got ${shown(params)}`;
+  // The same test as policyParams: zod 4 keeps its internals in `_zod`; zod 3 in `_def`.
+  if ('_zod' in params) return 'shape' in params ? undefined : `${expected}, got a zod schema that is not an object`;
+  if ('_def' in params) return 'params is a zod 3 schema: ctxsim reads zod 4 (import { z } from "zod" with zod 4 installed)';
+  for (const [name, spec] of Object.entries(params)) {
+    const r = PARAM_SPEC.safeParse(spec);
+    if (!r.success) {
+      const issue = r.error.issues[0]!;
+      const field = issue.path.length ? `.${issue.path.join('.')}` : '';
+      const what = issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys.join(', ')} (expected default, kind, min, oneOf)` : `expected ${issue.message}`;
+      return `params.${name}${field}: ${what}`;
+    }
+    const problem = entryProblem(name, r.data);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** What is wrong with one parameter of a table beyond its shape: a default its kind rejects. */
+function entryProblem(name: string, spec: z.output<typeof PARAM_SPEC>): string | undefined {
+  if (spec.default === undefined) return undefined;
+  const schema = paramsFromTable({ [name]: { ...spec, default: spec.default } }).shape[name]!;
+  const r = valueOf(schema).safeParse(spec.default);
+  return r.success ? undefined : `params.${name}.default: expected ${r.error.issues[0]?.message ?? 'a valid value'}, got ${JSON.stringify(spec.default)}`;
+}
+
+/** A value as a message shows it. */
+function shown(v: unknown): string {
+  if (v === undefined || v === null) return String(v);
+  if (typeof v === 'function') return 'a function';
+  if (typeof v === 'object') return Array.isArray(v) ? 'an array' : 'an object';
+  return JSON.stringify(v);
+}

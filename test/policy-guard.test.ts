@@ -1,0 +1,202 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { replay } from '../src/engine/replay.js';
+import { replayContext } from '../src/engine/run.js';
+import { CtxsimError } from '../src/errors.js';
+import { contractVariants } from '../src/policies/contract.js';
+import { definePolicy } from '../src/policies/define.js';
+import { guardPolicy } from '../src/policies/guard.js';
+import { POLICIES } from '../src/policies/index.js';
+import { loadPolicyModule } from '../src/policies/module.js';
+import { BUDGET, int } from '../src/policies/params.js';
+import { resolvePolicy, type PolicyVariant } from '../src/policies/spec.js';
+import type { Policy, PolicySession, PromptPlan } from '../src/policies/types.js';
+import type { Conversation, Message } from '../src/types.js';
+import { allShipped, conversation } from './_policies.js';
+
+/**
+ * The guard every run wraps around a policy's sessions: the built-in
+ * policies replay the shipped scenarios through it untouched; a policy that
+ * breaks a per-call rule of the contract, returns a plan of the wrong
+ * shape, or throws, stops the run with one line naming the policy, the turn
+ * and the scenario (exit 2), what it threw kept as the cause.
+ */
+
+const ctx = replayContext({ seed: 42, model: 'gpt-4o-mini', tokenizer: 'chars4' });
+
+/** The variants of a policy for the parameters given, each guarded under its canonical name. */
+function guarded(policy: Policy, given: readonly (readonly [string, unknown])[] = []): PolicyVariant[] {
+  const variants = resolvePolicy(policy, given);
+  if (typeof variants === 'string') throw new Error(variants);
+  return variants.map((v) => ({ ...v, policy: guardPolicy(v.policy, v.name) }));
+}
+
+describe('the built-in policies pass the guard', () => {
+  const shipped = allShipped();
+  const o200k = replayContext({ seed: 42, model: 'gpt-4o-mini', tokenizer: 'o200k_base' });
+
+  it.each(POLICIES.map((p) => [p.id, p] as const))('%s, under the parameter sets the contract test derives', (_, policy) => {
+    for (const given of contractVariants(policy)) {
+      for (const v of guarded(policy, Object.entries(given))) {
+        for (const c of shipped) expect(() => replay(c, v, o200k)).not.toThrow();
+      }
+    }
+  });
+
+  it('a module written in the documented shape too', async () => {
+    const file = fileURLToPath(new URL('./fixtures/policies/keep-edges.mjs', import.meta.url));
+    const { policy } = await loadPolicyModule(file, './keep-edges.mjs');
+    for (const v of guarded(policy, [['keep', [0, 1, 3]]])) {
+      for (const c of shipped) expect(() => replay(c, v, o200k)).not.toThrow();
+    }
+  });
+});
+
+// Three turns, the second with a tool call (call_2_1), and a forget event after the first.
+const tiny = conversation({
+  id: 'tiny',
+  user: 'ana',
+  system: 'You are brief.',
+  turns: [
+    { user: 'Hi, my order is SE-1.', facts: { order_id: 'SE-1' }, assistant: 'Found SE-1.' },
+    { forget: ['order_id'] },
+    { user: 'Cancel my order.', tools: [{ call: 'cancel_order', args: { order_id: 'SE-1' }, result: { ok: true } }], assistant: 'Cancelled.' },
+    { user: 'Thanks.', assistant: 'Bye.' },
+  ],
+});
+
+/**
+ * A policy to break: the whole transcript (like `full`) under a budget,
+ * with some of its session changed.
+ */
+function broken(change: (s: { conversation: Conversation; stored: Message[][]; session: PolicySession }) => Partial<PolicySession>): Policy {
+  return definePolicy({
+    id: 'broken',
+    describe: 'broken on purpose',
+    params: z.object({ budget: int({ default: 100_000, min: 1, describe: BUDGET }) }),
+    start(conversation) {
+      const stored: Message[][] = [];
+      const head = conversation.system ? [conversation.system] : [];
+      const session: PolicySession = {
+        prompt: (pending) => ({ messages: [...head, ...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
+        commit: (exchange) => (stored.push([...exchange]), []),
+        forget: () => [],
+        artifacts: () => [{ kind: 'transcript', texts: stored.flat().map((m) => m.content), bytes: 0 }],
+      };
+      return { ...session, ...change({ conversation, stored, session }) };
+    },
+  });
+}
+
+/** A broken policy's prompt: its plan with some fields changed. */
+const plan = (change: (plan: PromptPlan, pending: readonly Message[]) => Partial<PromptPlan> | Record<string, unknown>) =>
+  broken(({ session }) => ({ prompt: (pending, info) => ({ ...session.prompt(pending, info), ...change(session.prompt(pending, info), pending) }) as PromptPlan }));
+
+/** The error a guarded replay of `tiny` stops with. */
+function stops(policy: Policy, given: readonly (readonly [string, unknown])[] = []): CtxsimError {
+  try {
+    replay(tiny, guarded(policy, given)[0]!, ctx);
+  } catch (e) {
+    if (e instanceof CtxsimError) return e;
+    throw e;
+  }
+  throw new Error('the replay did not stop');
+}
+
+const summary = { kind: 'summary', model: 'gpt-4o-mini', inputTokens: 10, outputTokens: 5, sync: true } as const;
+
+describe('a broken rule stops the run: one line naming the policy, the turn and the scenario', () => {
+  it.each<[string, Policy, (readonly [string, unknown])[], string]>([
+    ['system-pinned', broken(({ stored }) => ({ prompt: (pending) => ({ messages: [...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: 0 }) })), [], 'broken: turn 1 of tiny: system-pinned: message 0 is not the system prompt'],
+    [
+      'system-pinned (late)',
+      plan((p, pending) => ({ messages: [...p.messages.slice(0, -pending.length), { role: 'system', content: 'memo', origin: 'summary' }, ...pending] })),
+      [],
+      'broken: turn 2 of tiny: system-pinned: system message at 3 after the conversation started',
+    ],
+    [
+      'first-user',
+      broken(({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [conversation.system!, ...stored.flat().slice(1), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
+      [],
+      'broken: turn 2 of tiny: first-user: the first message after the system messages is an assistant message',
+    ],
+    [
+      'current-turn-last',
+      broken(({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [conversation.system!, ...pending, ...stored.flat()], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
+      [],
+      'broken: turn 2 of tiny: current-turn-last: the current turn is not sent last, in full',
+    ],
+    ['current-turn-last (in part)', plan((p, pending) => ({ messages: p.messages.slice(0, p.messages.length - pending.length + 1) })), [], 'broken: turn 2 of tiny, call 2: current-turn-last: the current turn is not sent last, in full'],
+    [
+      'tool-pairs',
+      plan((p, pending) => ({ messages: [...p.messages.slice(0, -pending.length).filter((m) => !m.toolCalls), ...pending] })),
+      [],
+      'broken: turn 3 of tiny: tool-pairs: tool result call_2_1 at 4 without its call right before it',
+    ],
+    [
+      'tool-pairs (call without its result)',
+      plan((p, pending) => ({ messages: [...p.messages.slice(0, -pending.length).filter((m) => m.role !== 'tool'), ...pending] })),
+      [],
+      'broken: turn 3 of tiny: tool-pairs: tool call call_2_1 at 4 without all its results right after it',
+    ],
+    ['budget', broken(() => ({})), [['budget', 20]], 'broken:budget=20: turn 2 of tiny, call 2: budget: 24 tokens sent, budget 20'],
+    ['budget (overBudget when under it)', plan(() => ({ overBudget: true })), [], 'broken: turn 1 of tiny: budget: overBudget, but the system prompt and the current turn take 8 tokens of 100000'],
+    ['plan: stablePrefix', plan(() => ({ stablePrefix: 99 })), [], 'broken: turn 1 of tiny: plan: stablePrefix 99 outside 1…1'],
+    ['plan: upkeep counts', plan(() => ({ upkeep: [{ ...summary, inputTokens: 1.5 }] })), [], 'broken: turn 1 of tiny: plan: upkeep summary with 1.5 in, 5 out'],
+    ['plan: upkeep after tool results', plan(() => ({ upkeep: [summary] })), [], 'broken: turn 2 of tiny, call 2: plan: upkeep on the call after tool results (it is decided on the turn’s first call)'],
+    ['plan: messages', plan(() => ({ messages: undefined })), [], 'broken: turn 1 of tiny: plan: messages is undefined, not an array'],
+    ['plan: a message', plan((p) => ({ messages: [p.messages[0], { role: 'user', text: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has content undefined, not a string'],
+    ['plan: a role', plan((p) => ({ messages: [p.messages[0], { role: 'human', content: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has role "human" (expected system, user, assistant or tool)'],
+    ['plan: overBudget', plan(() => ({ overBudget: 'no' })), [], 'broken: turn 1 of tiny: plan: overBudget is "no", not true or false'],
+    ['plan: upkeep', plan(() => ({ upkeep: undefined })), [], 'broken: turn 1 of tiny: plan: upkeep is undefined, not an array'],
+    ['plan: not an object', broken(() => ({ prompt: () => undefined as unknown as PromptPlan })), [], 'broken: turn 1 of tiny: plan: the plan is undefined, not an object {messages, overBudget, upkeep, stablePrefix}'],
+    ['commit: upkeep', broken(() => ({ commit: () => undefined as unknown as [] })), [], 'broken: turn 1 of tiny: commit: upkeep is undefined, not an array'],
+    ['forget: upkeep', broken(() => ({ forget: () => [{ ...summary, outputTokens: -1 }] })), [], 'broken: after turn 1 of tiny: forget: upkeep summary with 10 in, -1 out'],
+    ['start: no session', broken(() => ({ artifacts: 'none' as unknown as () => [] })), [], 'broken: tiny: start returned a session without artifacts (each a function)'],
+  ])('%s', (_, policy, given, message) => {
+    const e = stops(policy, given);
+    expect([e.message, e.code, e.exitCode]).toEqual([message, 'policy', 2]);
+  });
+});
+
+describe('what a policy throws stops the run: one line, the thrown error its cause', () => {
+  const boom = (where: string) => () => {
+    throw new Error(`no memory left ${where}\n    at somewhere`);
+  };
+
+  it.each<[string, Partial<PolicySession>, string]>([
+    ['prompt at turn 3', { prompt: (pending, info) => (info.turn.index === 3 ? boom('in prompt')() : { messages: [...pending], overBudget: false, upkeep: [], stablePrefix: 0 }) }, 'broken: turn 3 of tiny: threw: no memory left in prompt'],
+    ['commit', { commit: boom('in commit') }, 'broken: turn 1 of tiny: commit threw: no memory left in commit'],
+    ['forget', { forget: boom('in forget') }, 'broken: after turn 1 of tiny: forget threw: no memory left in forget'],
+    ['artifacts', { artifacts: boom('in artifacts') }, 'broken: after turn 3 of tiny: artifacts threw: no memory left in artifacts'],
+  ])('%s', (_, change, message) => {
+    const policy = broken(({ session }) => ({
+      // The other turns' prompts keep the rules.
+      ...(change.prompt && { prompt: (pending, info) => (info.turn.index === 3 ? change.prompt!(pending, info) : session.prompt(pending, info)) }),
+      ...(change.commit && { commit: change.commit }),
+      ...(change.forget && { forget: change.forget }),
+      ...(change.artifacts && { artifacts: change.artifacts }),
+    }));
+    const e = stops(policy);
+    expect([e.message, e.code, e.exitCode]).toEqual([message, 'policy', 2]);
+    expect(e.cause).toBeInstanceOf(Error);
+    expect((e.cause as Error).message).toMatch(/^no memory left/);
+  });
+
+  it('start: named with the scenario; a thrown non-error as text', () => {
+    const policy: Policy = {
+      ...broken(() => ({})),
+      start: () => {
+        throw 'no config';
+      },
+    };
+    const e = stops(policy);
+    expect([e.message, e.cause]).toEqual(['broken: tiny: start threw: no config', 'no config']);
+  });
+
+  it('start: not a session', () => {
+    const policy: Policy = { ...broken(() => ({})), start: () => undefined as unknown as PolicySession };
+    expect(stops(policy).message).toBe('broken: tiny: start returned undefined, not a session {prompt, commit, forget, artifacts}');
+  });
+});
