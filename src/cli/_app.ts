@@ -6,6 +6,7 @@ import { explainCommand } from './explain.js';
 import { mergeCommand } from './merge.js';
 import { generateCommand } from './generate.js';
 import { importCommand } from './import.js';
+import { initCommand } from './init.js';
 import type { Command } from './_command.js';
 import { processIO, reasonOf, type IO } from './_io.js';
 import { pricesCommand } from './prices.js';
@@ -34,7 +35,8 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .command(wrap(generateCommand(io), setCode))
     .command(wrap(importCommand(io), setCode))
     .command(wrap(tableCommand(io), setCode))
-    .demandCommand(1, 'name a command: run, explain, check, merge, prices, generate, import, table')
+    .command(wrap(initCommand(io), setCode))
+    .demandCommand(1, 'name a command: run, explain, check, merge, prices, generate, import, table, init')
     .strict()
     .check(onlyOnce)
     .help()
