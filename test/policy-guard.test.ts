@@ -146,6 +146,15 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
     ['plan: upkeep counts', plan(() => ({ upkeep: [{ ...summary, inputTokens: 1.5 }] })), [], 'broken: turn 1 of tiny: plan: upkeep summary with 1.5 in, 5 out'],
     ['plan: upkeep after tool results', plan(() => ({ upkeep: [summary] })), [], 'broken: turn 2 of tiny, call 2: plan: upkeep on the call after tool results (it is decided on the turn’s first call)'],
     ['plan: messages', plan(() => ({ messages: undefined })), [], 'broken: turn 1 of tiny: plan: messages is undefined, not an array'],
+    [
+      'plan: one array for every prompt',
+      broken(({ conversation, stored }) => {
+        const messages: Message[] = [];
+        return { prompt: (pending) => (messages.splice(0, messages.length, conversation.system!, ...stored.flat(), ...pending), { messages, overBudget: false, upkeep: [], stablePrefix: 1 }) };
+      }),
+      [],
+      "broken: turn 2 of tiny: plan: the messages are the previous call's array again (each prompt is an array of its own, not changed after it is returned)",
+    ],
     ['plan: a message', plan((p) => ({ messages: [p.messages[0], { role: 'user', text: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has content undefined, not a string'],
     ['plan: a role', plan((p) => ({ messages: [p.messages[0], { role: 'human', content: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has role "human" (expected system, user, assistant or tool)'],
     ['plan: overBudget', plan(() => ({ overBudget: 'no' })), [], 'broken: turn 1 of tiny: plan: overBudget is "no", not true or false'],
@@ -193,6 +202,22 @@ describe('what a policy throws stops the run: one line, the thrown error its cau
     };
     const e = stops(policy);
     expect([e.message, e.cause]).toEqual(['broken: tiny: start threw: no config', 'no config']);
+  });
+
+  it('a policy written as a class: its methods and parameters are read through the prototype', () => {
+    class Counting {
+      readonly id = 'counting';
+      readonly describe = 'a class';
+      get params() {
+        return { turns: { default: 1, kind: 'int' as const } };
+      }
+      start(c: Conversation) {
+        return broken(() => ({})).start(c, { budget: 100_000 }, { tokens: ctx.tokens, random: () => 0, model: 'm' });
+      }
+    }
+    const [v] = guarded(new Counting());
+    expect(v!.params.turns).toBe(1);
+    expect(replay(tiny, v!, ctx).turns).toHaveLength(3);
   });
 
   it('start: not a session', () => {

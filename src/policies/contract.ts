@@ -294,8 +294,8 @@ export interface PlanCall {
   pending: readonly Message[];
   /** The policy's `budget` parameter, if it has one. */
   budget: number | undefined;
-  /** The session's counter (counts are memoized per message, so counting a prompt again costs lookups only). */
-  tokens: TokenCounter;
+  /** Counts a prompt: the session's counter (its counts memoized per message), or a `PromptTokens` over it. */
+  tokens: Pick<TokenCounter, 'prompt'>;
   /** The call after tool results (upkeep is decided on a turn's first call). */
   afterTools: boolean;
 }
@@ -326,17 +326,20 @@ export function planProblems(plan: PromptPlan, call: PlanCall): PlanProblem[] {
   if (system && (m[0]?.role !== 'system' || m[0].content !== system.content || m[0].origin)) fail('system-pinned', `message 0 is not the system prompt`);
   let start = 0;
   while (start < m.length && m[start]!.role === 'system') start++;
-  const late = m.findIndex((x, i) => i > start && x.role === 'system');
-  if (late >= 0) fail('system-pinned', `system message at ${late} after the conversation started`);
   if (start < m.length && m[start]!.role !== 'user') fail('first-user', `the first message after the system messages is ${describe(m[start]!)}`);
 
   // current-turn-last
   const at = m.length - pending.length;
   if (at < 0 || pending.some((x, j) => !same(m[at + j]!, x))) fail('current-turn-last', 'the current turn is not sent last, in full');
 
-  // tool-pairs
-  for (let i = 0; i < m.length; i++) {
+  // tool-pairs, and system-pinned: no system message after the others (one pass, as this runs on every call)
+  let late = false;
+  for (let i = start; i < m.length; i++) {
     const x = m[i]!;
+    if (x.role === 'system' && !late) {
+      late = true;
+      fail('system-pinned', `system message at ${i} after the conversation started`);
+    }
     if (x.role === 'tool') {
       fail('tool-pairs', `tool result ${x.toolCallId} at ${i} without its call right before it`);
       continue;
@@ -389,15 +392,15 @@ function planShape(plan: PromptPlan): string | undefined {
   return upkeepShape(plan.upkeep);
 }
 
-const ROLES: ReadonlySet<unknown> = new Set(['system', 'user', 'assistant', 'tool']);
-
-/** What is wrong with a message's shape, or undefined. */
+/** What is wrong with a message's shape, or undefined. The usual case is tested first, without a lookup: it runs for every message of every call. */
 function messageShape(m: Message | undefined): string | undefined {
   if (typeof m !== 'object' || m === null) return `is ${kindOf(m)}, not a message {role, content}`;
-  if (!ROLES.has(m.role)) return `has role ${kindOf(m.role)} (expected system, user, assistant or tool)`;
-  if (typeof m.content !== 'string') return `has content ${kindOf(m.content)}, not a string`;
-  if (m.toolCalls !== undefined && !(Array.isArray(m.toolCalls) && m.toolCalls.every((c) => typeof c?.id === 'string'))) return 'has toolCalls that are not a list of calls {id, name, arguments}';
-  return undefined;
+  const { role, content, toolCalls } = m;
+  const calls = toolCalls === undefined || (Array.isArray(toolCalls) && toolCalls.every((c) => typeof c?.id === 'string'));
+  if (typeof content === 'string' && (role === 'user' || role === 'assistant' || role === 'tool' || role === 'system') && calls) return undefined;
+  if (!['system', 'user', 'assistant', 'tool'].includes(role)) return `has role ${kindOf(role)} (expected system, user, assistant or tool)`;
+  if (typeof content !== 'string') return `has content ${kindOf(content)}, not a string`;
+  return 'has toolCalls that are not a list of calls {id, name, arguments}';
 }
 
 /**

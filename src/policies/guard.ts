@@ -1,4 +1,5 @@
 import { CtxsimError } from '../errors.js';
+import { PromptTokens } from '../tokens/counter.js';
 import type { UpkeepCall } from '../types.js';
 import { planProblems, upkeepShape, type PlanCall } from './contract.js';
 import type { Policy, PolicySession } from './types.js';
@@ -18,67 +19,75 @@ import type { Policy, PolicySession } from './types.js';
  * What the policy threw is the error's `cause` (its stack for `CTXSIM_DEBUG=1`).
  * `label` names the policy: the variant's canonical name. The checks cost
  * O(messages of the plan) per call; the budget is counted with the session's
- * own counter, whose counts are memoized.
+ * own counter (memoized per message), through running sums of the prompt's
+ * first messages when they are the previous prompt's.
  */
 export function guardPolicy(policy: Policy, label: string): Policy {
+  const { id, describe, params: declared } = policy;
   return {
-    ...policy,
+    id,
+    describe,
+    params: declared,
     start(conversation, params, deps) {
       const scenario = conversation.id;
-      const session = attempt(() => policy.start(conversation, params, deps), `${label}: ${scenario}: start threw`);
+      const session = attempt(() => policy.start(conversation, params, deps), () => `${label}: ${scenario}: start threw`);
       const missing = sessionProblem(session);
       if (missing) throw new CtxsimError(`${label}: ${scenario}: start returned ${missing}`, 'policy');
       const budget = typeof params.budget === 'number' ? params.budget : undefined;
-      const rules: Omit<PlanCall, 'pending' | 'afterTools'> = { system: conversation.system, budget, tokens: deps.tokens };
-      /** Where the session is, for messages: the last turn it was told of. */
+      // Successive prompts share their first messages: their running sums are reused (see PromptTokens).
+      const counted = new PromptTokens(deps.tokens);
+      const { system } = conversation;
+      const tokens: PlanCall['tokens'] = { prompt: (m) => counted.count(m) };
+      /** The last turn the session was told of. */
       let turn = 0;
-      const at = (t: number) => (t ? `turn ${t} of ${scenario}` : `before the first turn of ${scenario}`);
-      const upkeep = (list: UpkeepCall[], where: string, method: string) => {
+      /** The messages of the previous call. */
+      let previous: unknown;
+      // Messages are made only on failure: the checks run on every call.
+      const during = (t: number, afterTools: boolean) => `${label}: turn ${t} of ${scenario}${afterTools ? ', call 2' : ''}`;
+      const after = (t: number) => `${label}: ${t ? `after turn ${t}` : 'before the first turn'} of ${scenario}`;
+      const upkeep = (list: UpkeepCall[], where: () => string) => {
         const bad = upkeepShape(list);
-        if (bad) throw new CtxsimError(`${label}: ${where}: ${method}: ${bad}`, 'policy');
+        if (bad) throw new CtxsimError(`${where()}: ${bad}`, 'policy');
         return list;
       };
       return {
         prompt(pending, info) {
-          turn = info.turn.index;
+          const t = (turn = info.turn.index);
           const afterTools = pending.length > 1;
-          const where = `${at(turn)}${afterTools ? ', call 2' : ''}`;
-          const plan = attempt(() => session.prompt(pending, info), `${label}: ${where}: threw`);
-          const [problem] = planProblems(plan, { ...rules, pending, afterTools });
-          if (problem) throw new CtxsimError(`${label}: ${where}: ${problem.rule}: ${problem.detail}`, 'policy');
+          const plan = attempt(() => session.prompt(pending, info), () => `${during(t, afterTools)}: threw`);
+          const problem = planProblems(plan, { system, pending, budget, tokens, afterTools })[0];
+          if (problem) throw new CtxsimError(`${during(t, afterTools)}: ${problem.rule}: ${problem.detail}`, 'policy');
+          // The run keeps the previous prompt to compare the next one with: one array changed in place would spoil that.
+          if (plan.messages === previous) {
+            throw new CtxsimError(`${during(t, afterTools)}: plan: the messages are the previous call's array again (each prompt is an array of its own, not changed after it is returned)`, 'policy');
+          }
+          previous = plan.messages;
           return plan;
         },
         commit(exchange, info) {
-          turn = info.turn.index;
-          return upkeep(
-            attempt(() => session.commit(exchange, info), `${label}: ${at(turn)}: commit threw`),
-            at(turn),
-            'commit',
-          );
+          const t = (turn = info.turn.index);
+          const upkept = attempt(() => session.commit(exchange, info), () => `${during(t, false)}: commit threw`);
+          return upkeep(upkept, () => `${during(t, false)}: commit`);
         },
         forget(facts, info) {
-          const where = info.afterTurn ? `after turn ${info.afterTurn} of ${scenario}` : at(0);
-          return upkeep(
-            attempt(() => session.forget(facts, info), `${label}: ${where}: forget threw`),
-            where,
-            'forget',
-          );
+          const upkept = attempt(() => session.forget(facts, info), () => `${after(info.afterTurn)}: forget threw`);
+          return upkeep(upkept, () => `${after(info.afterTurn)}: forget`);
         },
         artifacts() {
-          return attempt(() => session.artifacts(), `${label}: ${turn ? `after turn ${turn} of ${scenario}` : at(0)}: artifacts threw`);
+          return attempt(() => session.artifacts(), () => `${after(turn)}: artifacts threw`);
         },
       };
     },
   };
 }
 
-/** Runs `f`; what it throws becomes a `CtxsimError` `${prefix}: <its message>`, the thrown value its cause. */
-function attempt<T>(f: () => T, prefix: string): T {
+/** Runs `f`; what it throws becomes a `CtxsimError` `${prefix()}: <its message>`, the thrown value its cause. */
+function attempt<T>(f: () => T, prefix: () => string): T {
   try {
     return f();
   } catch (e) {
     const message = (e instanceof Error ? e.message || e.name : String(e)).split('\n')[0];
-    const error = new CtxsimError(`${prefix}: ${message}`, 'policy');
+    const error = new CtxsimError(`${prefix()}: ${message}`, 'policy');
     error.cause = e;
     throw error;
   }

@@ -54,11 +54,12 @@ export async function loadPolicyModule(file: string, shown: string, importModule
     if (cause !== undefined) error.cause = cause;
     return error;
   };
-  const info = await stat(file).catch((e: NodeJS.ErrnoException) => {
+  const unreadable = (e: NodeJS.ErrnoException): never => {
     throw fail(e.code === 'ENOENT' ? 'no such file' : `cannot read it (${e.code ?? e.message})`, e);
-  });
+  };
+  const info = await stat(file).catch(unreadable);
   if (!info.isFile()) throw fail(info.isDirectory() ? 'is a folder, not a file' : 'is not a regular file');
-  const bytes = await readFile(file);
+  const bytes = await readFile(file).catch(unreadable);
   const hash = createHash('sha256').update(bytes).digest('hex');
   const url = `${pathToFileURL(file).href}?sha256=${hash}`;
   let loaded: Record<string, unknown>;
