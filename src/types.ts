@@ -86,6 +86,8 @@ export type ProbeSource = 'window' | 'summary' | 'retrieved' | 'facts' | 'none';
 export interface ProbeRecord {
   scenario: string;
   policy: string;
+  /** The run's chat model (a study may run several). */
+  model: string;
   turn: number;
   fact: string;
   outcome: ProbeOutcome;
@@ -113,7 +115,7 @@ export interface TurnRecord {
   policy: string;
   turn: number;
   contextMessages: number;
-  /** The chat model the turn was routed to. */
+  /** The chat model the turn's calls went to: the run's model, or the one \`route\` chose. */
   model: string;
   /** A call of the turn failed and was retried on the fallback model. */
   fallback: boolean;
@@ -153,6 +155,8 @@ export interface TurnRecord {
 export interface SummaryRecord {
   scenario: string;
   policy: string;
+  /** The run's chat model (a study may run several). */
+  model: string;
   turns: number;
   inputTokens: number;
   cachedTokens: number;
@@ -195,6 +199,8 @@ export interface SummaryRecord {
 
 export interface PolicyRecord {
   policy: string;
+  /** The run's chat model: a row per policy × model. */
+  model: string;
   scenarios: number;
   turns: number;
   inputTokens: number;
@@ -234,6 +240,8 @@ export interface PolicyRecord {
 export interface ViolationRecord {
   scenario: string;
   policy: string;
+  /** The run's chat model. */
+  model: string;
   turn: number;
   /** 1 for the call after the user message, 2 for the call after tool results. */
   call: number;

@@ -53,5 +53,6 @@ export function priceFile(entries: Record<string, unknown>, name = 'prices.json'
 
 /** Runs the whole study path with chars4 counts. */
 export function study(conversations: readonly Conversation[], policies: readonly string[], opts: Partial<RunOptions> & { model: string }): RunResults {
-  return runStudy({ seed: 42, tokenizer: 'chars4', ...opts, conversations, policies: policiesFromFlags(policies) });
+  const { model, ...rest } = opts;
+  return runStudy({ seed: 42, tokenizer: 'chars4', ...rest, models: [model], conversations, policies: policiesFromFlags(policies) });
 }

@@ -67,7 +67,6 @@ describe('a reader that stops early ends the output quietly (the built CLI)', ()
 
 describe('a flag that takes one value, given twice', () => {
   it.each([
-    [['run', '--model', 'a', '--model', 'b'], 'ctxsim: --model: give --model once (got a, b)'],
     [['run', '--out', 'a', '--out', 'b'], 'ctxsim: --out: give --out once (got a, b)'],
     [['run', '--cache', 'off', '--cache', 'auto'], 'ctxsim: --cache: give --cache once (got off, auto)'],
     [['check', '--baseline', 'a.json', '--baseline', 'b.json'], 'ctxsim: --baseline: give --baseline once (got a.json, b.json)'],

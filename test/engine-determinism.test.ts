@@ -40,7 +40,7 @@ describe('count once', () => {
 
   it('a 200-turn conversation under the window policies tokenizes each distinct message once', () => {
     const windows = allPolicies().filter((p) => ['full', 'window-turns', 'window-tokens', 'window'].includes(p.policy.id));
-    const r = runStudy({ conversations: [conv], policies: windows, seed: 1, model: 'gpt-4o-mini', tokenizer: 'o200k_base' });
+    const r = runStudy({ conversations: [conv], policies: windows, seed: 1, models: ['gpt-4o-mini'], tokenizer: 'o200k_base' });
     expect(r.turns).toHaveLength(200 * 4);
     // Distinct texts: 200 user + 200 assistant + 10 tool-call texts + 10 results + system
     // + the 4 role names (system, user, assistant, tool).
@@ -64,10 +64,10 @@ describe('count once', () => {
   it('a second scenario with the same texts (new message objects) tokenizes nothing: per-scenario tables are dropped, text counts are not', () => {
     const ctx = replayContext({ seed: 1, model: 'gpt-4o-mini', tokenizer: 'o200k_base' });
     const policies = allPolicies();
-    const first = replayScenario(conv, 0, policies, ctx);
+    const first = replayScenario(conv, 0, policies, [ctx]);
     const calls = ctx.tokens.tokenizerCalls;
     const again = conversation({ id: 'long-2', system: 'You are a support bot.', turns });
-    const second = replayScenario(again, 1, policies, ctx);
+    const second = replayScenario(again, 1, policies, [ctx]);
     expect(ctx.tokens.tokenizerCalls).toBe(calls);
     // Same texts, same policies: the same tokens, turn for turn.
     expect(second.turns.map((t) => t.inputTokens)).toEqual(first.turns.map((t) => t.inputTokens));

@@ -79,7 +79,7 @@ describe('a call over the context window', () => {
       '',
     ]);
     // Warnings are printed even with --quiet.
-    expect(r.err).toBe("ctxsim: warning: full overflowed tiny's context window on 1 of 4 turns: those calls would be rejected\n");
+    expect(r.err).toBe("ctxsim: warning: full on tiny went over a context window on 1 of 4 turns: those calls would be rejected\n");
 
     const summary = readCsv(join(out, 'summary.csv'));
     expect(summary.map((s) => [s.policy, s.overflow_turns, s.probes, s.retained, s.stale, s.missing, s.overflow_probes, s.retention, s.first_lost_turn, s.total_cost_usd])).toEqual([

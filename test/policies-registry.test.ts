@@ -71,7 +71,7 @@ describe('a policy whose parameters are a table of the first documented shape', 
 });
 
 describe('the default policies on the shipped voice-assistant scenario', () => {
-  const results = runStudy({ conversations: [shipped('voice-assistant-tasks.yaml')], policies: allPolicies(), seed: 42, model: 'gpt-4o-mini', tokenizer: 'auto' });
+  const results = runStudy({ conversations: [shipped('voice-assistant-tasks.yaml')], policies: allPolicies(), seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto' });
   const row = (policy: string) => results.summary.find((s) => s.policy === policy)!;
 
   it('windows lose the early task id that summary-buffer, retrieval, facts and priority keep', () => {
@@ -111,7 +111,7 @@ describe('the default policies on the shipped voice-assistant scenario', () => {
 
   it('prices the summarizer on summaryModel when one is given', () => {
     const big = lookup(replayContext({ seed: 42, model: 'gpt-4o-mini', tokenizer: 'auto' }).prices, 'gpt-4o');
-    const r = runStudy({ conversations: [shipped('voice-assistant-tasks.yaml')], policies: [variant('summary-buffer:summaryModel=gpt-4o')], seed: 42, model: 'gpt-4o-mini', tokenizer: 'auto' });
+    const r = runStudy({ conversations: [shipped('voice-assistant-tasks.yaml')], policies: [variant('summary-buffer:summaryModel=gpt-4o')], seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto' });
     const folds = r.turns.filter((t) => t.auxInputTokens > 0);
     expect(folds.map((t) => t.turn)).toEqual([9, 13]);
     for (const t of folds) expect(t.costUpkeep).toBe(BigInt(t.auxInputTokens) * big.input + BigInt(t.auxOutputTokens) * big.output);

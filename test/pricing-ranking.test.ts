@@ -8,7 +8,7 @@ import { TokenCounter } from '../src/tokens/counter.js';
 const conv = loadScenarioFile(fileURLToPath(new URL('fixtures/pricing/invoice-session.yaml', import.meta.url)));
 const POLICIES = policiesFromFlags(['full', 'window-turns', 'window-turns:turns=4', 'window-tokens:budget=3000']);
 const run = (cache: 'auto' | 'off') =>
-  runStudy({ conversations: [conv], policies: POLICIES, seed: 42, model: 'claude-sonnet-4-5', tokenizer: 'chars4', prices: 'builtin', promptCache: cache });
+  runStudy({ conversations: [conv], policies: POLICIES, seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'chars4', prices: 'builtin', promptCache: cache });
 
 describe('why caching changes the answer (a long coding session on claude-sonnet-4-5)', () => {
   const on = run('auto');

@@ -45,6 +45,7 @@ const info: ReportInfo = {
   priceDate: '2026-02-03',
   cache: 'auto',
   maxInputTokens: 128000,
+  models: [{ model: 'gpt-4o-mini', encoding: 'o200k_base', encodingEstimate: false, maxInputTokens: 128000 }],
   scenarios: [],
   policies: [],
 };
@@ -105,10 +106,10 @@ describe('budget table', () => {
   it('writes CSV with plain numbers', () => {
     expect(budgetCsv(results)).toBe(
       [
-        'policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes',
-        'p,75,500,0.00123457,1.2346,4,2,0.5000,1,2,1',
-        'q,11,10,0.00050000,0.5000,0,0,,0,2,0',
-        'r,1234567,1234567,1172839.45061728,1172839450.6173,0,0,,0,2,0',
+        'policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes,model',
+        'p,75,500,0.00123457,1.2346,4,2,0.5000,1,2,1,gpt-4o-mini',
+        'q,11,10,0.00050000,0.5000,0,0,,0,2,0,gpt-4o-mini',
+        'r,1234567,1234567,1172839.45061728,1172839450.6173,0,0,,0,2,0,gpt-4o-mini',
         '',
       ].join('\n'),
     );

@@ -77,7 +77,7 @@ describe('chart specs', () => {
   });
 
   it('draw the context limit only when the tokens come within half of it', () => {
-    const rule = (limit: number | null) => JSON.stringify(tokensByTurnChart(results, { ...info, maxInputTokens: limit }).spec).includes('context limit');
+    const rule = (limit: number | null) => JSON.stringify(tokensByTurnChart(results, { ...info, models: [{ ...info.models[0]!, maxInputTokens: limit }] }).spec).includes('context limit');
     // full peaks at 3,268 tokens (turn 40: the long chat alone reaches it); half of 6,536 is 3,268.
     expect(rule(128_000)).toBe(false);
     expect(rule(6_536)).toBe(true);

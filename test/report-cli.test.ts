@@ -119,7 +119,7 @@ describe('ctxsim table', () => {
       '| -------------------- | --------------: | --------------: | ------------------: | -------------------------: | -----------: | --------: |',
     ]);
     const csv = await cli(['table', ...SMALL, '--format', 'csv']);
-    expect(csv.out.split('\n')[0]).toBe('policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes');
+    expect(csv.out.split('\n')[0]).toBe('policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes,model');
     expect(csv.out.split('\n')).toHaveLength(4);
     expect(csv.err).toBe('[1/2] kavya-late-order\n[2/2] noah-amnesia\n');
   });

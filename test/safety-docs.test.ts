@@ -28,7 +28,7 @@ describe('docs/safety.md: what memory must not keep or break', () => {
       conversations: [shipped('voice-assistant-tasks.yaml')],
       policies: policiesFromFlags(['window-turns:turns=2', 'window-turns:turns=2,naive=true']),
       seed: 42,
-      model: 'gpt-4o-mini',
+      models: ['gpt-4o-mini'],
       tokenizer: 'chars4',
     });
     expect(doc).toContain(`\`\`\`\n${violationsCsv(r)}\`\`\``);

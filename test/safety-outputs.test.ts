@@ -15,7 +15,7 @@ const results = runStudy({
   conversations: [shipped('voice-assistant-tasks.yaml'), fixture('safety/forget-and-inject.yaml')],
   policies: policiesFromFlags(['window-turns:turns=2,naive=true', 'facts:forget=naive']),
   seed: 42,
-  model: 'gpt-4o-mini',
+  models: ['gpt-4o-mini'],
   tokenizer: 'chars4',
 });
 const header = (csv: string) => csv.split('\n')[0]!;
@@ -24,20 +24,20 @@ describe('safety columns, appended after the existing ones', () => {
   it('turns.csv', () => expect(header(turnsCsv(results)).endsWith(',cache_write_tokens,estimated_tokens,violations,zombie_prompt,injection_exposed')).toBe(true));
 
   it('summary.csv', () => {
-    expect(header(summaryCsv(results)).endsWith(',latency_p95_ms,zombie_artifacts,zombie_prompt_turns,injection_exposure_turns,violations,stored_bytes,zombies,zombie_probes,overflow_probes,weight')).toBe(true);
+    expect(header(summaryCsv(results)).endsWith(',latency_p95_ms,zombie_artifacts,zombie_prompt_turns,injection_exposure_turns,violations,stored_bytes,zombies,zombie_probes,overflow_probes,weight,model')).toBe(true);
   });
 
-  it('probes.csv', () => expect(header(probesCsv(results)).endsWith(',age_turns,source,expected,violation')).toBe(true));
+  it('probes.csv', () => expect(header(probesCsv(results)).endsWith(',age_turns,source,expected,violation,model')).toBe(true));
 
-  it('policies.csv', () => expect(header(policiesCsv(results)).endsWith(',pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations,overflow_probes,latency_p95_ms')).toBe(true));
+  it('policies.csv', () => expect(header(policiesCsv(results)).endsWith(',pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations,overflow_probes,latency_p95_ms,model')).toBe(true));
 
   it('violations.csv: scenario, policy, turn, rule, detail (and the call)', () => {
     const lines = violationsCsv(results).split('\n');
-    expect(lines[0]).toBe('scenario,policy,turn,rule,detail,call');
-    expect(lines[1]).toBe('voice-assistant-tasks,"window-turns:turns=2,naive=true",5,orphan-tool-result,tool result call_3_1 at 1 has no tool call before it,1');
+    expect(lines[0]).toBe('scenario,policy,turn,rule,detail,call,model');
+    expect(lines[1]).toBe('voice-assistant-tasks,"window-turns:turns=2,naive=true",5,orphan-tool-result,tool result call_3_1 at 1 has no tool call before it,1,gpt-4o-mini');
     // 4 on the voice assistant (see safety-rules) and 1 on the fixture: turn 5 sends [result 3, reply 3, u4, a4];
     // none from the fact-sheet policy. The last line is empty.
-    expect(lines.slice(5)).toEqual(['forget-and-inject,"window-turns:turns=2,naive=true",5,orphan-tool-result,tool result call_3_1 at 1 has no tool call before it,1', '']);
+    expect(lines.slice(5)).toEqual(['forget-and-inject,"window-turns:turns=2,naive=true",5,orphan-tool-result,tool result call_3_1 at 1 has no tool call before it,1,gpt-4o-mini', '']);
   });
 
   it('results.json carries the violations and reads them back', () => {

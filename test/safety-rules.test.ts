@@ -71,7 +71,7 @@ describe('a violation the scenario writes in is not the policy’s', () => {
 
 describe('the naive window breaks tool pairs', () => {
   const voice = shipped('voice-assistant-tasks.yaml');
-  const run = (spec: string) => runStudy({ conversations: [voice], policies: policiesFromFlags([spec]), seed: 42, model: 'gpt-4o-mini', tokenizer: 'chars4' });
+  const run = (spec: string) => runStudy({ conversations: [voice], policies: policiesFromFlags([spec]), seed: 42, models: ['gpt-4o-mini'], tokenizer: 'chars4' });
 
   it('window-turns:turns=2,naive=true orphans tool results on voice-assistant-tasks (hand-traced)', () => {
     // The last 4 messages start with the tool result of a 4-message tool turn whenever a 2-message turn follows it:
@@ -119,7 +119,7 @@ describe('which rule set a run checks', () => {
       // gpt-4o-mini would default to openai, which accepts a first assistant turn; gemini does not.
       const c = conversation({ id: 'x', turns: [{ user: 'a', tools: [{ call: 'f', result: 'r' }], assistant: 'b' }, { user: 'c' }] });
       const naive = policiesFromFlags(['window-turns:turns=1,naive=true']);
-      const rules = (set?: RuleSet) => runStudy({ conversations: [c], policies: naive, seed: 1, model: 'gpt-4o-mini', tokenizer: 'chars4', ...(set && { messageRules: set }) }).violations.map((v) => v.rule);
+      const rules = (set?: RuleSet) => runStudy({ conversations: [c], policies: naive, seed: 1, models: ['gpt-4o-mini'], tokenizer: 'chars4', ...(set && { messageRules: set }) }).violations.map((v) => v.rule);
       // Turn 2 sends the last 2 messages of turn 1: [tool result, reply].
       expect(rules()).toEqual(['orphan-tool-result']);
       expect(rules('gemini')).toEqual(['first-not-user', 'orphan-tool-result']);

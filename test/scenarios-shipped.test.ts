@@ -228,7 +228,7 @@ describe('shipped scenarios under full and a 10-turn window', () => {
     conversations: [load('support-email-correction.yaml'), load('coding-help-long.yaml')],
     policies: policiesFromFlags(['full', 'window-turns:turns=10']),
     seed: 42,
-    model: 'gpt-4o-mini',
+    models: ['gpt-4o-mini'],
     tokenizer: 'chars4',
   });
   const outcomes = results.probes.map((p) => `${p.scenario} ${p.policy} ${p.turn} ${p.fact} ${p.outcome}`);

@@ -34,7 +34,7 @@ function study(dir: string | false, conv = chat()): RunOptions {
     conversations: [conv],
     policies: [variant('full'), variant('window-turns:turns=1')],
     seed: 1,
-    model: 'gpt-4o-mini',
+    models: ['gpt-4o-mini'],
     tokenizer: 'o200k_base',
     tokenCache: dir,
   };

@@ -141,7 +141,7 @@ describe('estimated_tokens on turn rows', () => {
       conversations: [conv],
       policies: [variant('full'), variant('window-turns:turns=1')],
       seed: 1,
-      model: 'gpt-4o-mini',
+      models: ['gpt-4o-mini'],
       tokenizer: 'o200k_base',
     });
     const flags = r.turns.map((t) => `${t.policy}:${t.turn}:${t.estimatedTokens}`);

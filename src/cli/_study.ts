@@ -12,7 +12,7 @@ export interface StudyFlags {
   seed?: number;
   policy?: string[];
   scenario?: string[];
-  model?: string;
+  model?: string[];
   tokenizer?: string;
   prices?: string;
   cache?: string;
@@ -34,7 +34,7 @@ export const STUDY_OPTIONS = {
     describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
   },
   scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
-  model: { type: 'string', describe: 'chat model, e.g. gpt-4o-mini' },
+  model: { type: 'string', array: true, describe: 'chat model, e.g. gpt-4o-mini (repeatable: every policy runs on each model; replaces the study’s)' },
   tokenizer: { type: 'string', describe: 'auto | o200k_base | cl100k_base | chars4' },
   prices: { type: 'string', describe: 'LiteLLM-format price table JSON' },
   cache: { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' },
@@ -66,7 +66,12 @@ export function studyFromFlags(flags: StudyFlags): RunnableStudy {
     if (!Number.isInteger(flags.seed)) throw new UsageError(`--seed: expected a whole number, got ${flags.seed}`);
     study.seed = flags.seed;
   }
-  if (flags.model !== undefined) study.model = flags.model;
+  if (flags.model?.length) {
+    const twice = flags.model.find((m, i) => flags.model!.indexOf(m) !== i);
+    if (twice !== undefined) throw new UsageError(`--model: ${twice} given twice`);
+    if (study.route && flags.model.length > 1) throw new UsageError('--model: route picks each turn’s model (light or strong): give one model with route');
+    study.models = flags.model;
+  }
   if (flags.tokenizer !== undefined) study.tokenizer = flags.tokenizer;
   if (flags.prices !== undefined) study.prices = resolve(flags.prices);
   if (flags.cache !== undefined) study.promptCache = flags.cache as Study['promptCache'];

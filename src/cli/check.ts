@@ -71,7 +71,7 @@ function studyArgs(flags: CheckFlags): string[] {
   add('--seed', flags.seed);
   for (const p of flags.policy ?? []) add('--policy', p);
   for (const p of flags.scenario ?? []) add('--scenario', p);
-  add('--model', flags.model);
+  for (const m of flags.model ?? []) add('--model', m);
   add('--tokenizer', flags.tokenizer);
   add('--prices', flags.prices);
   add('--cache', flags.cache);

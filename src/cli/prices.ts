@@ -48,12 +48,12 @@ export function prices(flags: PricesFlags, io: IO): number {
   return 0;
 }
 
-/** The chat model, routed and fallback models, models named in policy parameters, then a user table's models. */
+/** The chat models, routed and fallback models, models named in policy parameters, then a user table's models. */
 function studyModels(study: ReturnType<typeof studyFromFlags>, s: CostSettings, user: readonly string[]): string[] {
   const fromPolicies = study.policies.flatMap((v) =>
     Object.entries(v.params)
       .filter(([k, val]) => /Model$/.test(k) && typeof val === 'string')
       .map(([, val]) => val as string),
   );
-  return [study.model, ...settingsModels(s), ...fromPolicies, ...user];
+  return [...study.models, ...settingsModels(s), ...fromPolicies, ...user];
 }

@@ -5,7 +5,6 @@ import { UsageError } from '../errors.js';
 import type { PolicyRecord } from '../types.js';
 import { parseShard } from '../gate/shard.js';
 import { formatOfPath, OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
-import type { ReportInfo } from '../records/info.js';
 import { overflowWarnings, policyTable } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { fileSink, folderSink, shardSink, textSink } from '../study/sinks.js';
@@ -123,9 +122,9 @@ function checkWritable(target: Target, shown: string, oneFile = true): void {
   }
 }
 
-/** Warns on stderr (even with --quiet) of each policy whose calls went over the model's context window. */
-function warnOverflows(io: IO, policies: readonly PolicyRecord[], info: ReportInfo): void {
-  for (const line of overflowWarnings(policies, info)) io.err(`ctxsim: warning: ${line}\n`);
+/** Warns on stderr (even with --quiet) of each policy whose calls went over a context window. */
+function warnOverflows(io: IO, policies: readonly PolicyRecord[]): void {
+  for (const line of overflowWarnings(policies)) io.err(`ctxsim: warning: ${line}\n`);
 }
 
 /**
@@ -153,23 +152,23 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     if (!flags.quiet) io.err(`${line}\n`);
   };
   if (shard && target.kind === 'dir') {
-    const { output, policies, info } = await runStudyPipeline(study, shardSink(target.dir, shard), opts);
-    warnOverflows(io, policies, info);
+    const { output, policies } = await runStudyPipeline(study, shardSink(target.dir, shard), opts);
+    warnOverflows(io, policies);
     say(`wrote ${displayPath(output)}; combine the shards with \`ctxsim merge\``);
   } else if (target.kind === 'dir') {
     const { output, policies, info } = await runStudyPipeline(study, folderSink(target.dir), opts);
     io.out(policyTable({ policies }, info));
-    warnOverflows(io, policies, info);
+    warnOverflows(io, policies);
     say(`wrote ${output.length} files to ${displayPath(target.dir)}/${baseline ? ` and the baseline ${displayPath(baseline)}` : ''}`);
   } else if (target.kind === 'file') {
     const { policies, info } = await runStudyPipeline(study, fileSink(target.path, target.format), opts);
     io.out(policyTable({ policies }, info));
-    warnOverflows(io, policies, info);
+    warnOverflows(io, policies);
     say(`wrote ${displayPath(target.path)}`);
   } else {
-    const { output, policies, info } = await runStudyPipeline(study, textSink(target.format), opts);
+    const { output, policies } = await runStudyPipeline(study, textSink(target.format), opts);
     io.out(output);
-    warnOverflows(io, policies, info);
+    warnOverflows(io, policies);
   }
   return 0;
 }

@@ -8,7 +8,7 @@ import { REGISTRY } from '../policies/index.js';
 import type { Params } from '../policies/types.js';
 import { messageText } from '../tokens/counter.js';
 import type { Conversation } from '../types.js';
-import { collectRecords, replayContext, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
+import { collectRecords, finishContexts, replayContexts, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
 
 /**
  * Runs a study over worker threads. Work goes out by scenario (every policy
@@ -48,7 +48,7 @@ export const WORKER_YOUNG_MB = 96;
 export const WORKER_OLD_MB = 1024;
 
 /** Settings a worker needs to rebuild the run's context (plain data only). */
-export type ContextSettings = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules'>;
+export type ContextSettings = Pick<RunOptions, 'seed' | 'models' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules'>;
 
 /** What a worker starts with. Policies go by id (policy objects hold functions) with their resolved parameters. */
 export interface WorkerSetup {
@@ -115,11 +115,12 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
   const registered = opts.policies.every((v) => REGISTRY.get(v.policy.id) === v.policy);
   if (jobs <= 1 || !file || !registered) return streamStudy(opts, sink);
 
-  // Resolve encoding and prices here: a bad model or price table fails before any worker starts.
-  const { encoding, prices, messageRules } = replayContext({ ...opts, tokenCache: false });
+  // Resolve encodings and prices here: a bad model or price table fails before any worker starts.
+  const ctxs = replayContexts({ ...opts, tokenCache: false });
+  const { prices } = ctxs[0]!;
   const context: ContextSettings = {
     seed: opts.seed,
-    model: opts.model,
+    models: opts.models,
     tokenizer: opts.tokenizer,
     prices,
     ...(opts.promptCache !== undefined && { promptCache: opts.promptCache }),
@@ -127,7 +128,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     ...(opts.route !== undefined && { route: opts.route }),
     ...(opts.fallback !== undefined && { fallback: opts.fallback }),
     ...(opts.latency !== undefined && { latency: opts.latency }),
-    messageRules,
+    ...(opts.messageRules !== undefined && { messageRules: opts.messageRules }),
     ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache && resolve(opts.tokenCache) }),
   };
   const setup: WorkerSetup = {
@@ -137,7 +138,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     ...(opts.recordText && { recordText: true }),
   };
   const { tokenizerCalls, warnings } = await spread(file, setup, opts, jobs, inOrder(sink));
-  return { encoding, prices, tokenizerCalls, warnings, messageRules };
+  return { ...finishContexts(ctxs), tokenizerCalls, warnings };
 }
 
 /** Runs a study on worker threads and keeps every record: the results of `runStudy`, record for record. */

@@ -198,7 +198,7 @@ class Replayer {
     for (let k = 0; k < calls.length; k++) {
       const { plan, output } = calls[k]!;
       for (const v of policyViolations(plan.messages, this.ctx.messageRules, this.conversation)) {
-        this.violations.push({ scenario: this.conversation.id, policy: this.variant.name, turn, call: k + 1, rule: v.rule, detail: v.detail });
+        this.violations.push({ scenario: this.conversation.id, policy: this.variant.name, model: this.ctx.model, turn, call: k + 1, rule: v.rule, detail: v.detail });
         found.violations++;
       }
       found.zombiePrompt ||= this.watch.zombieIn(plan.messages);
@@ -329,6 +329,7 @@ class Replayer {
       this.probes.push({
         scenario: this.conversation.id,
         policy: this.variant.name,
+        model: this.ctx.model,
         turn: turn.index,
         fact,
         outcome,

@@ -1,10 +1,10 @@
-import { CtxsimError } from '../errors.js';
+import { CtxsimError, UsageError } from '../errors.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { ruleSetFor, type RuleSet } from '../message-rules/provider.js';
 import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
-import { openTokenCounter } from '../tokens/counter.js';
+import { openTokenCounter, type TokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { DigestPart } from '../records/digest.js';
 import type { RecordText } from '../records/encode.js';
@@ -29,7 +29,8 @@ export interface RunOptions {
   conversations: Conversations;
   policies: readonly PolicyVariant[];
   seed: number;
-  model: string;
+  /** The chat models: every conversation × policy is replayed on each, in the order given. */
+  models: readonly string[];
   tokenizer: string;
   /** `builtin`, a path to a LiteLLM-format table laid over the builtin one, or a loaded table. */
   prices?: string | PriceTable;
@@ -40,7 +41,7 @@ export interface RunOptions {
   latency?: CostSettings['latency'];
   /** Provider message rules to check prompts against (default: from the chat model's provider). */
   messageRules?: RuleSet;
-  /** Run only the work items (scenario × policy, numbered scenario-major from 0) with `n % count === index - 1`. */
+  /** Run only the work items (scenario × model × policy, numbered in that order from 0) with `n % count === index - 1`. */
   shard?: { index: number; count: number };
   /** Called after each scenario with how many are done. */
   onProgress?: (done: number, total: number, scenario: string) => void;
@@ -58,24 +59,47 @@ export interface RunOptions {
   recordText?: boolean;
 }
 
+/** What a run used for one of its chat models. */
+export interface RunModel {
+  model: string;
+  encoding: ResolvedEncoding;
+  /** The provider message rules its prompts were checked against. */
+  messageRules: RuleSet;
+}
+
 export interface RunResults extends Results {
+  /** The first model's encoding (see `models` for each). */
   encoding: ResolvedEncoding;
   prices: PriceTable;
   tokenizerCalls: number;
   /** Problems with the token cache (a damaged file rebuilt, a failed write), one line each, for stderr. */
   warnings: string[];
-  /** The provider message rules prompts were checked against. */
+  /** The first model's message rules (see `models` for each). */
   messageRules: RuleSet;
+  /** Each chat model of the run, in the order given. */
+  models: RunModel[];
 }
 
-type ContextOptions = Pick<RunOptions, 'seed' | 'model' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules'>;
+/** The chat models of a run, checked: none, or one given twice, is a usage error. */
+function modelList(models: readonly string[]): readonly string[] {
+  if (!models.length) throw new UsageError('no chat model given');
+  const twice = models.find((m, i) => models.indexOf(m) !== i);
+  if (twice !== undefined) throw new UsageError(`model ${twice} given twice`);
+  return models;
+}
+
+type ContextOptions = Pick<RunOptions, 'seed' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules'> & { model: string };
+
+/** A replay context with what was resolved for it. */
+export type ModelContext = ReplayContext & { encoding: ResolvedEncoding; prices: PriceTable; costs: CostSettings };
 
 /**
- * A run's shared context: one token counter (count once across policies),
- * prices (every model the settings name checked up front), cost settings,
- * presence memo, the provider rule set (given, or the chat model's).
+ * A chat model's context: its token counter (count once across policies;
+ * taken from `counters` when another model of the run has the same
+ * encoding), prices (every model the settings name checked up front), cost
+ * settings, presence memo, the provider rule set (given, or the model's).
  */
-export function replayContext(opts: ContextOptions): ReplayContext & { encoding: ResolvedEncoding; prices: PriceTable; costs: CostSettings } {
+export function replayContext(opts: ContextOptions, counters = new Map<string, TokenCounter>()): ModelContext {
   const encoding = encodingForModel(opts.model, opts.tokenizer);
   const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
   const costs: CostSettings = {
@@ -87,7 +111,36 @@ export function replayContext(opts: ContextOptions): ReplayContext & { encoding:
   };
   for (const m of [opts.model, ...settingsModels(costs)]) lookup(prices, m);
   const messageRules = opts.messageRules ?? ruleSetFor(lookup(prices, opts.model).provider, opts.model);
-  return { seed: opts.seed, model: opts.model, tokens: openTokenCounter(encoding.name, opts.tokenCache), prices, costs, presence: new Presence(), messageRules, encoding };
+  let tokens = counters.get(encoding.name);
+  if (!tokens) counters.set(encoding.name, (tokens = openTokenCounter(encoding.name, opts.tokenCache)));
+  return { seed: opts.seed, model: opts.model, tokens, prices, costs, presence: new Presence(), messageRules, encoding };
+}
+
+/** One context per chat model of the run, sharing one price table and one token counter per encoding. */
+export function replayContexts(opts: Omit<ContextOptions, 'model'> & Pick<RunOptions, 'models'>): ModelContext[] {
+  const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
+  const counters = new Map<string, TokenCounter>();
+  return modelList(opts.models).map((model) => replayContext({ ...opts, model, prices }, counters));
+}
+
+/** The token counters of a run's contexts, each once. */
+export function countersOf(ctxs: readonly ReplayContext[]): TokenCounter[] {
+  return [...new Set(ctxs.map((c) => c.tokens))];
+}
+
+/** What a run tells of its contexts once they are done: saves each token counter once. */
+export function finishContexts(ctxs: readonly ModelContext[]): RunInfo {
+  const counters = countersOf(ctxs);
+  for (const c of counters) c.save();
+  const first = ctxs[0]!;
+  return {
+    encoding: first.encoding,
+    prices: first.prices,
+    tokenizerCalls: counters.reduce((n, c) => n + c.tokenizerCalls, 0),
+    warnings: counters.flatMap((c) => [...c.warnings]),
+    messageRules: first.messageRules,
+    models: ctxs.map((c) => ({ model: c.model, encoding: c.encoding, messageRules: c.messageRules })),
+  };
 }
 
 /** What a run tells besides its records. */
@@ -106,15 +159,14 @@ export type RecordSink = (records: ScenarioRecords, index: number) => void;
  * Per-policy totals are the sink's to make (`byPolicy` of the summaries).
  */
 export function streamStudy(opts: RunOptions, sink: RecordSink): RunInfo {
-  const ctx = replayContext(opts);
+  const ctxs = replayContexts(opts);
   const { conversations } = opts;
   for (let i = 0; i < conversations.length; i++) {
     const conversation = conversations.at(i)!;
-    sink(replayScenario(conversation, i, opts.policies, ctx, opts.shard), i);
+    sink(replayScenario(conversation, i, opts.policies, ctxs, opts.shard), i);
     opts.onProgress?.(i + 1, conversations.length, conversation.id);
   }
-  ctx.tokens.save();
-  return { encoding: ctx.encoding, prices: ctx.prices, tokenizerCalls: ctx.tokens.tokenizerCalls, warnings: [...ctx.tokens.warnings], messageRules: ctx.messageRules };
+  return finishContexts(ctxs);
 }
 
 /** A sink that keeps every record, and the results it makes of them once the run has told its `RunInfo`. */
@@ -170,26 +222,30 @@ export function appendRecords(to: RecordLists, from: RecordLists): void {
 }
 
 /**
- * Replays scenario number `i` through every policy variant (only the work
- * items of `shard`, numbered scenario-major): what one thread does for one
- * scenario, in a serial or a parallel run.
+ * Replays scenario number `i` on every model (a context each) through every
+ * policy variant (only the work items of `shard`, numbered scenario, model,
+ * policy): what one thread does for one scenario, in a serial or a parallel
+ * run.
  */
 export function replayScenario(
   conversation: Conversation,
   i: number,
   policies: readonly PolicyVariant[],
-  ctx: ReplayContext,
+  ctxs: readonly ReplayContext[],
   shard?: RunOptions['shard'],
 ): ScenarioRecordLists {
   const out: ScenarioRecordLists = { kind: 'records', turns: [], probes: [], summary: [], violations: [] };
   const p = policies.length;
   // Memos keyed by this scenario's messages live as long as the scenario.
-  const scoped: ReplayContext = { ...ctx, presence: new Presence() };
-  for (const [j, variant] of policies.entries()) {
-    if (shard && (i * p + j) % shard.count !== shard.index - 1) continue;
-    const r = replay(conversation, variant, scoped);
-    appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1)] });
+  const presence = new Presence();
+  for (const [m, ctx] of ctxs.entries()) {
+    const scoped: ReplayContext = { ...ctx, presence };
+    for (const [j, variant] of policies.entries()) {
+      if (shard && ((i * ctxs.length + m) * p + j) % shard.count !== shard.index - 1) continue;
+      const r = replay(conversation, variant, scoped);
+      appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model)] });
+    }
   }
-  ctx.tokens.forgetScenario();
+  for (const c of countersOf(ctxs)) c.forgetScenario();
   return out;
 }

@@ -27,9 +27,10 @@ function ratio(a: number, b: number): number | null {
  * value; a probe on a call over the context window is one of them, not
  * retained, and counts apart as an overflow probe; probes of forgotten facts
  * count apart, as zombie probes when they found a value. `weight` is how
- * many real conversations the scenario stands for (see byPolicy).
+ * many real conversations the scenario stands for (see byPolicy); `model`
+ * the run's chat model (by default the first turn's).
  */
-export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly ProbeRecord[], end: ConversationEnd = NOTHING_STORED, weight = 1): SummaryRecord {
+export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly ProbeRecord[], end: ConversationEnd = NOTHING_STORED, weight = 1, model = turns[0]!.model): SummaryRecord {
   const first = turns[0]!;
   const probes = allProbes.filter((p) => p.expected !== 'missing');
   const count = (o: ProbeOutcome) => probes.filter((p) => p.outcome === o).length;
@@ -40,6 +41,7 @@ export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly Prob
   return {
     scenario: first.scenario,
     policy: first.policy,
+    model,
     turns: turns.length,
     inputTokens: sumOf(turns, (t) => t.inputTokens),
     cachedTokens: sumOf(turns, (t) => t.cachedTokens),
@@ -93,7 +95,7 @@ export function markPareto<T extends { totalCost: bigint; retention: number | nu
 }
 
 /**
- * One row per policy over all scenarios, in the order policies first appear, with the Pareto frontier marked.
+ * One row per policy × model over all scenarios, in the order they first appear, with the Pareto frontier marked over all rows.
  * Totals are plain sums; cost per conversation and retention are means weighted by the scenarios' weights.
  */
 export function byPolicy(summary: readonly SummaryRecord[]): PolicyRecord[] {
@@ -105,8 +107,14 @@ export function byPolicy(summary: readonly SummaryRecord[]): PolicyRecord[] {
 
 function totalsByPolicy(summary: readonly SummaryRecord[]): { row: Omit<PolicyRecord, 'pareto'>; weightedCost: bigint }[] {
   const groups = new Map<string, SummaryRecord[]>();
-  for (const s of summary) groups.set(s.policy, [...(groups.get(s.policy) ?? []), s]);
-  return [...groups].map(([policy, rows]) => {
+  for (const s of summary) {
+    const key = `${s.policy}\0${s.model}`;
+    const rows = groups.get(key);
+    if (rows) rows.push(s);
+    else groups.set(key, [s]);
+  }
+  return [...groups.values()].map((rows) => {
+    const { policy, model } = rows[0]!;
     const totalCost = rows.reduce((a, r) => a + r.totalCost, 0n);
     const turns = sumOf(rows, (r) => r.turns);
     const probes = sumOf(rows, (r) => r.probes);
@@ -120,6 +128,7 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): { row: Omit<PolicyRe
     const weightedRetained = rows.reduce((a, r, i) => a + BigInt(r.retained) * w[i]!, 0n);
     const row: Omit<PolicyRecord, 'pareto'> = {
       policy,
+      model,
       scenarios: rows.length,
       turns,
       inputTokens: sumOf(rows, (r) => r.inputTokens),

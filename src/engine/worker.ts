@@ -5,7 +5,7 @@ import type { PolicyVariant } from '../policies/spec.js';
 import { DigestBuilder } from '../records/digest.js';
 import { recordText, textBuffers } from '../records/encode.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './parallel.js';
-import { replayContext, replayScenario } from './run.js';
+import { countersOf, replayContexts, replayScenario } from './run.js';
 
 /**
  * A worker thread of a parallel run (see parallel.ts): one replay context
@@ -27,20 +27,21 @@ try {
     if (!policy) throw new CtxsimError(`worker: unknown policy "${p.id}"`, 'internal');
     return { name: p.name, policy, params: p.params };
   });
-  const ctx = replayContext(setup.context);
+  const ctxs = replayContexts(setup.context);
+  const counters = countersOf(ctxs);
   port.on('message', (message: ToWorker) => {
     try {
       if (message.kind === 'finish') {
-        ctx.tokens.save();
-        post({ kind: 'finished', tokenizerCalls: ctx.tokens.tokenizerCalls, warnings: [...ctx.tokens.warnings] });
+        for (const c of counters) c.save();
+        post({ kind: 'finished', tokenizerCalls: counters.reduce((n, c) => n + c.tokenizerCalls, 0), warnings: counters.flatMap((c) => [...c.warnings]) });
         port.close();
         return;
       }
       const { index: i, conversation } = message;
-      const records = replayScenario(conversation, i, policies, ctx, setup.shard);
+      const records = replayScenario(conversation, i, policies, ctxs, setup.shard);
       if (!setup.recordText) return post({ kind: 'scenario', index: i, records });
       const text = recordText(records);
-      const digest = new DigestBuilder().add(records).part();
+      const digest = new DigestBuilder(ctxs.length > 1).add(records).part();
       post({ kind: 'scenario', index: i, records: { kind: 'encoded', summary: records.summary, text, digest } }, textBuffers(text));
     } catch (e) {
       post(failure(e));

@@ -5,6 +5,7 @@ import type { Conversation, SummaryRecord } from '../types.js';
 
 /** What a run was: the settings a baseline is compared on. */
 export interface StudyFingerprint {
+  /** The chat models, comma-separated in the study's order. */
   model: string;
   tokenizer: string;
   prices: string;
@@ -17,10 +18,12 @@ export interface StudyFingerprint {
   scenarios: Record<string, string>;
 }
 
-/** One scenario × policy's totals, compact. */
+/** One scenario × policy × model's totals, compact. */
 export interface BaselineRow {
   scenario: string;
   policy: string;
+  /** The chat model (a baseline written before rows named it: the study's one model). */
+  model: string;
   inputTokens: number;
   cachedTokens: number;
   outputTokens: number;
@@ -55,7 +58,7 @@ export function scenarioHashes(conversations: readonly Conversation[]): Record<s
   return Object.fromEntries(conversations.map((c) => [c.id, conversationHash(c)]));
 }
 
-/** The baseline of a run: per scenario × policy totals and the study's fingerprint. */
+/** The baseline of a run: per scenario × policy × model totals and the study's fingerprint. */
 export function makeBaseline(study: StudyFingerprint, summary: readonly SummaryRecord[]): Baseline {
   return {
     schemaVersion: 1,
@@ -64,6 +67,7 @@ export function makeBaseline(study: StudyFingerprint, summary: readonly SummaryR
     rows: summary.map((s) => ({
       scenario: s.scenario,
       policy: s.policy,
+      model: s.model,
       inputTokens: s.inputTokens,
       cachedTokens: s.cachedTokens,
       outputTokens: s.outputTokens,
@@ -100,5 +104,7 @@ export function readBaseline(file: string, shown = file): Baseline {
   if (b?.schemaVersion !== 1 || !Array.isArray(b.rows) || !b.study) {
     throw new CtxsimError(`${shown}: not a ctxsim baseline (expected schemaVersion 1 with study and rows)`, 'input');
   }
+  // Rows written before baselines named their model are of the study's one model.
+  for (const r of b.rows as Partial<BaselineRow>[]) r.model ??= b.study.model;
   return b as Baseline;
 }

@@ -18,6 +18,8 @@ export type Verdict = 'fail' | 'pass' | 'added' | 'removed';
 export interface RowComparison {
   scenario: string;
   policy: string;
+  /** The run's chat model (the baseline's, for a removed row). */
+  model: string;
   verdict: Verdict;
   /** Why it failed, in words. */
   reasons: string[];
@@ -38,9 +40,10 @@ export interface LostFact {
   outcome: string;
 }
 
-/** Totals of one policy over its scenarios found in both the baseline and the run. */
+/** Totals of one policy on one model over its scenarios found in both the baseline and the run. */
 export interface PolicyComparison {
   policy: string;
+  model: string;
   scenarios: number;
   costBefore: number;
   costAfter: number;
@@ -129,6 +132,7 @@ function compareRow(before: BaselineRow, after: BaselineRow, limits: GateLimits)
   return {
     scenario: after.scenario,
     policy: after.policy,
+    model: after.model,
     verdict: reasons.length ? 'fail' : 'pass',
     reasons,
     before,
@@ -164,13 +168,13 @@ const ORDER: Record<Verdict, number> = { fail: 0, pass: 1, added: 2, removed: 3 
 
 /**
  * Pairs rows left unmatched whose policy was re-parameterized: within a
- * scenario, one removed and one added variant of the same policy id.
+ * scenario and model, one removed and one added variant of the same policy id.
  */
-function pairRenamed(removed: BaselineRow[], added: BaselineRow[]): [BaselineRow, BaselineRow][] {
+function pairRenamed(removed: BaselineRow[], added: BaselineRow[], model: (r: BaselineRow) => string): [BaselineRow, BaselineRow][] {
   const id = (r: BaselineRow) => r.policy.split(':')[0];
   const pairs: [BaselineRow, BaselineRow][] = [];
   for (const before of removed) {
-    const same = (r: BaselineRow) => r.scenario === before.scenario && id(r) === id(before);
+    const same = (r: BaselineRow) => r.scenario === before.scenario && model(r) === model(before) && id(r) === id(before);
     const a = added.filter(same);
     if (a.length === 1 && removed.filter(same).length === 1) pairs.push([before, a[0]!]);
   }
@@ -178,14 +182,30 @@ function pairRenamed(removed: BaselineRow[], added: BaselineRow[]): [BaselineRow
 }
 
 /**
- * Compares a run with a baseline, row by row (scenario × policy). A policy
- * whose parameters changed is compared with its old variant; other rows on
- * one side only are listed as added or removed, never failed. Worst first.
- * `lost`, the run's probes that were not retained, names the facts a row
- * that retains fewer probes than its baseline lost.
+ * How rows are paired by model: each with the same model, except that when
+ * the baseline has a model the run has not and the run one the baseline has
+ * not (the model was changed), those two are paired with each other.
+ */
+function modelPairing(baseline: Baseline, current: Baseline): (r: BaselineRow) => string {
+  const before = new Set(baseline.rows.map((r) => r.model));
+  const after = new Set(current.rows.map((r) => r.model));
+  const gone = [...before].filter((m) => !after.has(m));
+  const come = [...after].filter((m) => !before.has(m));
+  if (gone.length !== 1 || come.length !== 1) return (r) => r.model;
+  return (r) => (r.model === gone[0] ? come[0]! : r.model);
+}
+
+/**
+ * Compares a run with a baseline, row by row (scenario × policy × model). A
+ * policy whose parameters changed is compared with its old variant, and a
+ * changed model with the old one; other rows on one side only are listed as
+ * added or removed, never failed. Worst first. `lost`, the run's probes
+ * that were not retained, names the facts a row that retains fewer probes
+ * than its baseline lost.
  */
 export function compare(baseline: Baseline, current: Baseline, limits: GateLimits, lost: readonly ProbeRecord[] = []): GateResult {
-  const key = (r: BaselineRow) => `${r.scenario}\0${r.policy}`;
+  const model = modelPairing(baseline, current);
+  const key = (r: BaselineRow) => `${r.scenario}\0${r.policy}\0${model(r)}`;
   const now = new Map(current.rows.map((r) => [key(r), r]));
   const old = new Map(baseline.rows.map((r) => [key(r), r]));
   const rows: RowComparison[] = [];
@@ -198,7 +218,7 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
   const paired = new Set<BaselineRow>();
   const renames = new Set<string>();
   const renamed = new Set<string>();
-  for (const [before, after] of pairRenamed(removed, added)) {
+  for (const [before, after] of pairRenamed(removed, added, model)) {
     const rename = `${before.policy} → ${after.policy}`;
     rows.push({ ...compareRow(before, after, limits), policy: rename });
     paired.add(before).add(after);
@@ -207,15 +227,15 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
   }
   const differences = [...studyDifferences(baseline.study, current.study, renamed), ...renames];
   for (const after of added.filter((r) => !paired.has(r))) {
-    rows.push({ scenario: after.scenario, policy: after.policy, verdict: 'added', reasons: [], after, costChange: null, lostChange: 0 });
+    rows.push({ scenario: after.scenario, policy: after.policy, model: after.model, verdict: 'added', reasons: [], after, costChange: null, lostChange: 0 });
   }
   for (const before of removed.filter((r) => !paired.has(r))) {
-    rows.push({ scenario: before.scenario, policy: before.policy, verdict: 'removed', reasons: [], before, costChange: null, lostChange: 0 });
+    rows.push({ scenario: before.scenario, policy: before.policy, model: before.model, verdict: 'removed', reasons: [], before, costChange: null, lostChange: 0 });
   }
   for (const row of rows) {
     if (row.verdict !== 'fail' || row.after!.retained >= row.before!.retained) continue;
-    const { scenario, policy } = row.after!;
-    row.lostFacts = lost.filter((p) => p.scenario === scenario && p.policy === policy).map((p) => ({ fact: p.fact, turn: p.turn, outcome: p.outcome }));
+    const { scenario, policy, model: m } = row.after!;
+    row.lostFacts = lost.filter((p) => p.scenario === scenario && p.policy === policy && p.model === m).map((p) => ({ fact: p.fact, turn: p.turn, outcome: p.outcome }));
   }
   const policies = policyTotals(rows, current.rows);
   rows.sort(
@@ -224,24 +244,26 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
       (b.costChange ?? -Infinity) - (a.costChange ?? -Infinity) ||
       b.lostChange - a.lostChange ||
       (a.scenario < b.scenario ? -1 : a.scenario > b.scenario ? 1 : 0) ||
-      (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0),
+      (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0) ||
+      (a.model < b.model ? -1 : a.model > b.model ? 1 : 0),
   );
   return { differences, rows, policies, limits, failed: rows.some((r) => r.verdict === 'fail') };
 }
 
-/** Per-policy totals of the compared rows, in the order the run's rows name the policies. */
+/** Per policy × model totals of the compared rows, in the order the run's rows name them. */
 function policyTotals(rows: readonly RowComparison[], order: readonly BaselineRow[]): PolicyComparison[] {
+  const key = (r: { policy: string; model: string }) => `${r.policy}\0${r.model}`;
   const rank = new Map<string, number>();
-  for (const r of order) if (!rank.has(r.policy)) rank.set(r.policy, rank.size);
+  for (const r of order) if (!rank.has(key(r))) rank.set(key(r), rank.size);
   const by = new Map<string, PolicyComparison>();
   for (const r of rows) {
     if (r.verdict !== 'pass' && r.verdict !== 'fail') continue;
     const before = r.before!;
     const after = r.after!;
-    let p = by.get(r.policy);
+    let p = by.get(key(r));
     if (!p) {
-      p = { policy: r.policy, scenarios: 0, costBefore: 0, costAfter: 0, costChange: 0, probesBefore: 0, retainedBefore: 0, probesAfter: 0, retainedAfter: 0 };
-      by.set(r.policy, p);
+      p = { policy: r.policy, model: r.model, scenarios: 0, costBefore: 0, costAfter: 0, costChange: 0, probesBefore: 0, retainedBefore: 0, probesAfter: 0, retainedAfter: 0 };
+      by.set(key(r), p);
     }
     p.scenarios++;
     p.costBefore += before.costMicroUsd;
@@ -254,6 +276,6 @@ function policyTotals(rows: readonly RowComparison[], order: readonly BaselineRo
   const policies = [...by.values()];
   for (const p of policies) p.costChange = relative(p.costBefore, p.costAfter);
   // A renamed policy (`old → new`) sorts where its new variant runs.
-  const at = (p: PolicyComparison) => rank.get(p.policy.split(' → ').pop()!) ?? Infinity;
+  const at = (p: PolicyComparison) => rank.get(key({ policy: p.policy.split(' → ').pop()!, model: p.model })) ?? Infinity;
   return policies.sort((a, b) => at(a) - at(b));
 }

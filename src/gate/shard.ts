@@ -74,13 +74,14 @@ const keyed = { scenario: z.string(), policy: z.string(), turn: z.number().int()
 const SHARD = z.looseObject({
   shard: z.strictObject({ index: z.number().int().min(1), count: z.number().int().min(1) }),
   study: z.looseObject({ policies: z.array(z.string()), scenarios: z.record(z.string(), z.string()) }),
-  info: z.looseObject({}),
+  info: z.looseObject({ models: z.array(z.looseObject({ model: z.string() })).min(1) }),
   turns: z.array(z.looseObject({ ...keyed, inputTokens: count, outputTokens: count, cost: pico, cumulativeCost: pico })),
   probes: z.array(z.looseObject({ ...keyed, fact: z.string(), outcome: z.string() })),
   summary: z.array(
     z.looseObject({
       scenario: z.string(),
       policy: z.string(),
+      model: z.string(),
       turns: count,
       inputTokens: count,
       cachedTokens: count,
@@ -104,7 +105,8 @@ const SHARD = z.looseObject({
 
 /**
  * Rebuilds the results of the unsharded run from all N shards: rows are put
- * back in scenario-major, policy-minor order, and policy totals recomputed.
+ * back in the run's order (scenario, then model, then policy), and policy
+ * totals recomputed.
  */
 export function mergeShards(shards: readonly { file: string; shard: ShardFile }[]): { study: StudyFingerprint; info: ReportInfo; results: Results } {
   if (!shards.length) throw new UsageError('merge: no shard files found');
@@ -122,8 +124,11 @@ export function mergeShards(shards: readonly { file: string; shard: ShardFile }[
 
   const scenarioOrder = new Map(Object.keys(first.study.scenarios).map((id, i) => [id, i]));
   const policyOrder = new Map(first.study.policies.map((p, i) => [p, i]));
-  const rank = (r: { scenario: string; policy: string }) => scenarioOrder.get(r.scenario)! * policyOrder.size + policyOrder.get(r.policy)!;
-  const byRank = <T extends { scenario: string; policy: string }>(rows: T[]) =>
+  const models = first.info.models.map((m) => m.model);
+  // With one model every row is of it (a turn's own `model` may be the one `route` chose).
+  const modelAt = (model: string) => (models.length > 1 ? models.indexOf(model) : 0);
+  const rank = (r: { scenario: string; policy: string; model: string }) => (scenarioOrder.get(r.scenario)! * models.length + modelAt(r.model)) * policyOrder.size + policyOrder.get(r.policy)!;
+  const byRank = <T extends { scenario: string; policy: string; model: string }>(rows: T[]) =>
     rows.map((r, i) => [r, i] as const).sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1]).map(([r]) => r);
   const ordered = [...shards].sort((a, b) => a.shard.shard.index - b.shard.shard.index);
   const summary = byRank(ordered.flatMap((s) => s.shard.summary));

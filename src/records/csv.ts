@@ -91,6 +91,7 @@ export const PROBE_COLUMNS: readonly Column<ProbeRecord>[] = [
   ['source', (r) => r.source],
   ['expected', (r) => r.expected],
   ['violation', (r) => r.violation],
+  ['model', (r) => r.model],
 ];
 
 export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [
@@ -123,6 +124,7 @@ export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [
   ['zombie_probes', (r) => r.zombieProbes],
   ['overflow_probes', (r) => r.overflowProbes],
   ['weight', (r) => r.weight],
+  ['model', (r) => r.model],
 ];
 
 export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
@@ -152,6 +154,7 @@ export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
   ['violations', (r) => r.violations],
   ['overflow_probes', (r) => r.overflowProbes],
   ['latency_p95_ms', (r) => r.latencyP95Ms],
+  ['model', (r) => r.model],
 ];
 
 export const VIOLATION_COLUMNS: readonly Column<ViolationRecord>[] = [
@@ -161,6 +164,7 @@ export const VIOLATION_COLUMNS: readonly Column<ViolationRecord>[] = [
   ['rule', (r) => r.rule],
   ['detail', (r) => r.detail],
   ['call', (r) => r.call],
+  ['model', (r) => r.model],
 ];
 
 export const turnsCsv = (r: Pick<Results, 'turns'>): string => csvRows(TURN_COLUMNS, r.turns);

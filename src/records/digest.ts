@@ -9,9 +9,23 @@ import { divRound } from './format.js';
  * same builder in one batch.
  */
 
-/** Policy names in report order (the order of `results.policies`, i.e. of the study). */
+/**
+ * A row's name in the reports: the policy's, with ` @ model` when the run
+ * has several chat models (then a row is a policy on one model).
+ */
+export function seriesName(r: { policy: string; model: string }, byModel: boolean): string {
+  return byModel ? `${r.policy} @ ${r.model}` : r.policy;
+}
+
+/** Whether the rows are of several chat models (each row then named with its model). */
+export function severalModels(rows: readonly { model: string }[]): boolean {
+  return rows.some((r) => r.model !== rows[0]!.model);
+}
+
+/** Row names in report order (the order of `results.policies`: the study's models, each with its policies). */
 export function policyNames(results: Pick<Results, 'policies'>): string[] {
-  return results.policies.map((p) => p.policy);
+  const byModel = severalModels(results.policies);
+  return results.policies.map((p) => seriesName(p, byModel));
 }
 
 /** One point of a per-turn series. */
@@ -30,7 +44,7 @@ export interface CostParts {
   upkeep: Pico;
 }
 
-/** Retention probes of one policy whose fact's age fell in one bucket, and how many were retained (an overflow probe is not). */
+/** Retention probes of one row (see `seriesName`) whose fact's age fell in one bucket, and how many were retained (an overflow probe is not). */
 export interface RetentionCell {
   policy: string;
   bucket: number;
@@ -41,7 +55,8 @@ export interface RetentionCell {
 /**
  * Every figure the reports take from the turn and probe records, so a run
  * that streams its records keeps this instead of them. Maps are keyed by
- * policy in the order policies first appear in the turn records.
+ * row name (`seriesName`: the policy, with its model when the run has
+ * several) in the order rows first appear in the turn records.
  */
 export interface Digest {
   /** How many turn records (scenario × policy × turn). */
@@ -93,6 +108,13 @@ export interface DigestPart {
  */
 export class DigestBuilder {
   private readonly sums: DigestPart = { turns: 0, probes: 0, policies: new Map(), cells: new Map(), lost: [] };
+
+  /**
+   * `byModel`: the records are of several chat models, so rows are named
+   * with theirs (`seriesName`). A turn's `model` is the one its calls went to,
+   * which `route` may change: a run with `route` has one chat model.
+   */
+  constructor(private readonly byModel = false) {}
 
   /** Adds the next records. */
   add(batch: { turns?: readonly TurnRecord[]; probes?: readonly ProbeRecord[] }): this {
@@ -146,7 +168,7 @@ export class DigestBuilder {
 
   private addTurn(t: TurnRecord): void {
     this.sums.turns++;
-    const s = this.policy(t.policy);
+    const s = this.policy(seriesName(t, this.byModel));
     let c = s.conversations.get(t.scenario);
     if (!c) s.conversations.set(t.scenario, (c = { rows: 0, last: 0n }));
     const i = c.rows++;
@@ -165,9 +187,10 @@ export class DigestBuilder {
     // A probe of a forgotten fact expects nothing: it is not a retention probe.
     if (p.expected === 'missing') return;
     const bucket = ageBucket(p.ageTurns);
-    const key = `${p.policy}\0${bucket}`;
+    const policy = seriesName(p, this.byModel);
+    const key = `${policy}\0${bucket}`;
     let c = this.sums.cells.get(key);
-    if (!c) this.sums.cells.set(key, (c = { policy: p.policy, bucket, probes: 0, retained: 0 }));
+    if (!c) this.sums.cells.set(key, (c = { policy, bucket, probes: 0, retained: 0 }));
     c.probes++;
     if (p.outcome === 'retained') c.retained++;
     else this.sums.lost.push(p);
@@ -211,16 +234,16 @@ export class DigestBuilder {
 }
 
 /** The digest of records held in memory: the streaming builder, fed them in one batch. */
-export function digestRecords(records: { turns?: readonly TurnRecord[]; probes?: readonly ProbeRecord[] }): Digest {
-  return new DigestBuilder().add(records).finish();
+export function digestRecords(records: { turns?: readonly TurnRecord[]; probes?: readonly ProbeRecord[] }, byModel = false): Digest {
+  return new DigestBuilder(byModel).add(records).finish();
 }
 
 /** What reports read besides summaries: the records themselves, or their digest. */
 export type Digested = { digest: Digest } | Pick<Results, 'turns' | 'probes'>;
 
 /** The digest given, or the one of the records given. */
-export function digestOf(r: Digested): Digest {
-  return 'digest' in r ? r.digest : digestRecords(r);
+export function digestOf(r: Digested & Pick<Results, 'policies'>): Digest {
+  return 'digest' in r ? r.digest : digestRecords(r, severalModels(r.policies));
 }
 
 /** What every report is made from: the per-scenario and per-policy summaries and the digest of the other records. */
@@ -233,7 +256,7 @@ export type ReportInput = Pick<Results, 'summary' | 'policies'> & Digested;
 
 /** A report's input as reports read it (records digested once, here). */
 export function reported(r: ReportInput): Reported {
-  return 'digest' in r ? r : { summary: r.summary, policies: r.policies, digest: digestRecords(r) };
+  return 'digest' in r ? r : { summary: r.summary, policies: r.policies, digest: digestRecords(r, severalModels(r.policies)) };
 }
 
 /** Mean input tokens sent at each turn, over the conversations that reach it (rounded to a token). */

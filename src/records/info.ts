@@ -11,22 +11,33 @@ export interface ReportInfo {
   /** The study file as displayed, or null for the built-in default study. */
   studyFile: string | null;
   seed: number;
+  /** The first chat model (`models` lists each). */
   model: string;
   /** The tokenizer as asked for (`auto`, `o200k_base`, …). */
   tokenizer: string;
-  /** The encoding actually used. */
+  /** The encoding the first chat model used. */
   encoding: string;
-  /** True when the encoding is a stand-in for a model that is not OpenAI's. */
+  /** True when that encoding is a stand-in for a model that is not OpenAI's. */
   encodingEstimate: boolean;
   /** `builtin` or the price table file as displayed. */
   prices: string;
   /** The price table's snapshot date. */
   priceDate: string;
   cache: string;
-  /** The model's context window, when the price table knows it. */
+  /** The first chat model's context window, when the price table knows it. */
   maxInputTokens: number | null;
+  /** Every chat model of the run, in the study's order: a report row is a policy on one of them. */
+  models: ModelInfo[];
   scenarios: ScenarioInfo[];
   policies: PolicyInfo[];
+}
+
+/** A chat model of the run: its encoding and context window. */
+export interface ModelInfo {
+  model: string;
+  encoding: string;
+  encodingEstimate: boolean;
+  maxInputTokens: number | null;
 }
 
 export interface ScenarioInfo {
@@ -48,13 +59,12 @@ export interface PolicyInfo {
 export interface InfoSource {
   studyFile: string | null;
   seed: number;
-  model: string;
+  /** Each chat model, its encoding and context window. */
+  models: readonly { model: string; encoding: { name: string; estimate: boolean }; maxInputTokens: number | undefined }[];
   tokenizer: string;
-  encoding: { name: string; estimate: boolean };
   prices: string;
   priceDate: string;
   cache: string;
-  maxInputTokens: number | undefined;
   /** The study's conversations, or as much of them as the reports use. */
   conversations: readonly ScenarioShape[];
   policies: readonly PolicyVariant[];
@@ -70,17 +80,20 @@ export function scenarioShape(c: ScenarioShape): ScenarioShape {
 
 /** Builds the report info from the resolved study and what the run used. */
 export function reportInfo(s: InfoSource): ReportInfo {
+  const models = s.models.map((m): ModelInfo => ({ model: m.model, encoding: m.encoding.name, encodingEstimate: m.encoding.estimate, maxInputTokens: m.maxInputTokens ?? null }));
+  const first = models[0]!;
   return {
     studyFile: s.studyFile,
     seed: s.seed,
-    model: s.model,
+    model: first.model,
     tokenizer: s.tokenizer,
-    encoding: s.encoding.name,
-    encodingEstimate: s.encoding.estimate,
+    encoding: first.encoding,
+    encodingEstimate: first.encodingEstimate,
     prices: s.prices,
     priceDate: s.priceDate,
     cache: s.cache,
-    maxInputTokens: s.maxInputTokens ?? null,
+    maxInputTokens: first.maxInputTokens,
+    models,
     scenarios: s.conversations.map((c) => ({ id: c.id, title: c.title ?? null, source: c.source, turns: c.turns.length })),
     policies: s.policies.map((v) => ({
       name: v.name,
@@ -91,11 +104,12 @@ export function reportInfo(s: InfoSource): ReportInfo {
 }
 
 /** `o200k_base`, or `o200k_base (estimate)` when it stands in for another provider's tokenizer. */
-export function tokenizerLabel(info: Pick<ReportInfo, 'encoding' | 'encodingEstimate'>): string {
+export function tokenizerLabel(info: Pick<ModelInfo, 'encoding' | 'encodingEstimate'>): string {
   return `${info.encoding}${info.encodingEstimate ? ' (estimate)' : ''}`;
 }
 
-/** The one-line caption under every table and chart: model, price-table date, tokenizer. */
-export function caption(info: Pick<ReportInfo, 'model' | 'priceDate' | 'encoding' | 'encodingEstimate'>): string {
-  return `${info.model} · prices of ${info.priceDate} · tokenizer ${tokenizerLabel(info)}`;
+/** The one-line caption under every table and chart: the models, price-table date, tokenizers (each once). */
+export function caption(info: Pick<ReportInfo, 'models' | 'priceDate'>): string {
+  const tokenizers = [...new Set(info.models.map(tokenizerLabel))];
+  return `${info.models.map((m) => m.model).join(', ')} · prices of ${info.priceDate} · tokenizer ${tokenizers.join(', ')}`;
 }

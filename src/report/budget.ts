@@ -1,14 +1,16 @@
 import type { Pico, Results } from '../types.js';
-import { digestOf, type Digested } from '../records/digest.js';
+import { digestOf, policyNames, type Digested } from '../records/digest.js';
 import { csvLine } from '../records/csv.js';
+import { columnsFrom, rowLabels } from './text.js';
 import { costPer1000, dollars, fraction, grouped, meanCost, moneyDecimals, percent, usd } from '../records/format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
 export const BUDGET_TURNS: readonly number[] = [1, 5, 10, 20, 50];
 
-/** One policy's line of the budget table. */
+/** One policy's line of the budget table (a policy on one model, when the run has several). */
 export interface BudgetRow {
   policy: string;
+  model: string;
   /** Mean input tokens sent at each of `BudgetTable.turns`. */
   tokensAt: number[];
   costPerConversation: Pico;
@@ -37,10 +39,12 @@ export function budgetTable(results: Pick<Results, 'policies'> & Digested): Budg
   const series = digestOf(results).inputTokensByTurn;
   const longest = Math.max(0, ...[...series.values()].map((s) => s.length));
   const turns = BUDGET_TURNS.filter((t) => t <= longest);
-  const rows = results.policies.map((p): BudgetRow => {
-    const s = series.get(p.policy) ?? [];
+  const names = policyNames(results);
+  const rows = results.policies.map((p, i): BudgetRow => {
+    const s = series.get(names[i]!) ?? [];
     return {
       policy: p.policy,
+      model: p.model,
       tokensAt: turns.map((t) => s[t - 1]?.value ?? 0),
       costPerConversation: meanCost(p),
       costPer1000: costPer1000(p),
@@ -69,6 +73,7 @@ export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string
     'overflow_turns',
     'scenarios',
     'overflow_probes',
+    'model',
   ];
   const rows = t.rows.map((r) => [
     r.policy,
@@ -81,6 +86,7 @@ export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string
     r.overflowTurns,
     r.scenarios,
     r.overflowProbes,
+    r.model,
   ]);
   return [header, ...rows].map(csvLine).join('');
 }
@@ -103,8 +109,9 @@ export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): Di
   const t = budgetTable(results);
   const perConversation = moneyDecimals(t.rows.map((r) => r.costPerConversation), 4);
   const per1000 = moneyDecimals(t.rows.map((r) => r.costPer1000), 2);
+  const labels = rowLabels(t.rows);
   const header = [
-    'policy',
+    ...labels.header,
     ...t.turns.map((n) => `tokens @ turn ${n}`),
     'cost / conversation',
     'cost / 1,000 conversations',
@@ -112,14 +119,14 @@ export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): Di
     'overflows',
   ];
   const rows = t.rows.map((r) => [
-    r.policy,
+    ...labels.cells(r),
     ...r.tokensAt.map((n) => grouped(n)),
     dollars(r.costPerConversation, perConversation),
     dollars(r.costPer1000, per1000),
     r.probes ? `${percent(r.retention)} (${grouped(r.retained)}/${grouped(r.probes)}${r.overflowProbes ? `, ${grouped(r.overflowProbes)} overflowed` : ''})` : '-',
     grouped(r.overflowTurns),
   ]);
-  return { header, rows, numeric: new Set(header.map((_, i) => i).filter((i) => i > 0)) };
+  return { header, rows, numeric: columnsFrom(header, labels.header.length) };
 }
 
 /** What the latency, storage and safety table's columns mean, for its caption. */
@@ -133,8 +140,9 @@ export const DETAILS_CAPTION =
  * probes, injection exposure and provider rule violations.
  */
 export function detailsDisplay(results: Pick<Results, 'policies'>): DisplayTable {
+  const labels = rowLabels(results.policies);
   const header = [
-    'policy',
+    ...labels.header,
     'latency p95',
     'stored (mean)',
     'stored (p95)',
@@ -145,7 +153,7 @@ export function detailsDisplay(results: Pick<Results, 'policies'>): DisplayTable
     'rule violations',
   ];
   const rows = results.policies.map((p) => [
-    p.policy,
+    ...labels.cells(p),
     `${grouped(p.latencyP95Ms)} ms`,
     `${grouped(p.storedBytesMean)} B`,
     `${grouped(p.storedBytesP95)} B`,
@@ -155,5 +163,5 @@ export function detailsDisplay(results: Pick<Results, 'policies'>): DisplayTable
     grouped(p.injectionExposureTurns),
     grouped(p.violations),
   ]);
-  return { header, rows, numeric: new Set(header.map((_, i) => i).filter((i) => i > 0)) };
+  return { header, rows, numeric: columnsFrom(header, labels.header.length) };
 }

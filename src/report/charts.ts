@@ -1,6 +1,6 @@
 import type { TopLevelSpec } from 'vega-lite';
 import type { Results } from '../types.js';
-import { AGE_BUCKETS, digestOf, policyNames, reported, type ReportInput } from '../records/digest.js';
+import { AGE_BUCKETS, digestOf, policyNames, reported, seriesName, severalModels, type ReportInput } from '../records/digest.js';
 import { CHART_FONT } from './font.js';
 import { divRound, dollars, grouped, meanCost, moneyDecimals, usdNumber } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
@@ -101,9 +101,10 @@ function plural(n: number, word: string): string {
 
 /** A subtitle line when some probes were scored on calls over the context window (none otherwise): they count as not retained. */
 function overflowNote(results: Pick<Results, 'policies'>): string[] {
-  const over = results.policies.filter((p) => p.overflowProbes > 0);
+  const names = policyNames(results);
+  const over = results.policies.flatMap((p, i) => (p.overflowProbes > 0 ? [`${names[i]} ${plural(p.overflowProbes, 'probe')}`] : []));
   if (!over.length) return [];
-  return [`Over the context window (the call would be rejected): not retained — ${over.map((p) => `${p.policy} ${plural(p.overflowProbes, 'probe')}`).join(', ')}`];
+  return [`Over the context window (the call would be rejected): not retained — ${over.join(', ')}`];
 }
 
 function conversationCount(results: Pick<Results, 'policies'>): number {
@@ -142,9 +143,14 @@ export function tokensByTurnChart(results: ReportInput, info: ReportInfo): Chart
   const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, turn: p.turn, tokens: p.value, conversations: p.conversations })));
   const longest = Math.max(2, ...values.map((v) => v.turn));
   const max = Math.max(0, ...values.map((v) => v.tokens));
-  const limit = info.maxInputTokens;
-  // The limit is drawn when the data come within half of it; further off, it would flatten every line.
-  const showLimit = limit !== null && max >= limit / 2;
+  // A model's limit is drawn when the data come within half of it; further off, it would flatten every line.
+  const several = info.models.length > 1;
+  const limits = [...new Set(info.models.map((m) => m.maxInputTokens))]
+    .filter((limit): limit is number => limit !== null && max >= limit / 2)
+    .map((limit) => {
+      const whose = several ? ` (${info.models.filter((m) => m.maxInputTokens === limit).map((m) => m.model).join(', ')})` : '';
+      return { limit, label: `context limit: ${grouped(limit)} tokens${whose}` };
+    });
   const n = conversationCount(results);
   const title = 'Input tokens sent per turn';
   const lines = {
@@ -157,8 +163,8 @@ export function tokensByTurnChart(results: ReportInput, info: ReportInfo): Chart
     },
   };
   const layers: object[] = [lines];
-  if (showLimit) {
-    const at = { data: { values: [{ limit, label: `context limit: ${grouped(limit)} tokens` }] } };
+  if (limits.length) {
+    const at = { data: { values: limits } };
     layers.push(
       { ...at, mark: { type: 'rule', color: '#b3261e', strokeDash: [6, 4], strokeWidth: 1.5 }, encoding: { y: { field: 'limit', type: 'quantitative' } } },
       {
@@ -186,7 +192,8 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
   // The frontier is decided on exact figures (pico-dollars, exact ratios); the points show them rounded.
   const means = rated.map(meanCost);
   const optimal = paretoOptimal(rated.map((p, i) => ({ cost: means[i]!, retention: p.retention! })));
-  const points = rated.map((p, i) => ({ policy: p.policy, cost: usdNumber(means[i]!), retention: Math.round(p.retention! * 1000) / 10 }));
+  const byModel = severalModels(results.policies);
+  const points = rated.map((p, i) => ({ policy: seriesName(p, byModel), cost: usdNumber(means[i]!), retention: Math.round(p.retention! * 1000) / 10 }));
   const values = points.map((p, i) => ({ ...p, status: optimal[i] ? 'Pareto-optimal' : 'dominated' }));
   const frontier = values.filter((v) => v.status === 'Pareto-optimal').sort((a, b) => a.cost - b.cost || a.retention - b.retention);
   // The cost axis spans the policies' costs with a margin (not from zero): policies often differ by a
@@ -301,7 +308,7 @@ export function costBreakdownChart(results: ReportInput, info: ReportInfo): Char
   // Bar-end labels say the total of the bars: the plain mean cost per conversation, exactly rounded (the budget table's without weights).
   const means = results.policies.map((p) => divRound(p.totalCost, BigInt(Math.max(1, p.scenarios))));
   const decimals = moneyDecimals(means, 4);
-  const totals = results.policies.map((p, i) => ({ policy: p.policy, total: usdNumber(means[i]!), label: dollars(means[i]!, decimals) }));
+  const totals = results.policies.map((p, i) => ({ policy: policies[i]!, total: usdNumber(means[i]!), label: dollars(means[i]!, decimals) }));
   const max = Math.max(0, ...totals.map((t) => t.total));
   const format = moneyFormat(max);
   const name = 'cost-breakdown';

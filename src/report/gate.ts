@@ -1,3 +1,4 @@
+import { seriesName, severalModels } from '../records/digest.js';
 import { change, microDollars, limitsText, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
 
 const money = (micro: number | undefined) => (micro === undefined ? '–' : microDollars(micro));
@@ -14,15 +15,19 @@ export interface GateReportOptions {
   accept?: string;
 }
 
-function table(rows: readonly RowComparison[]): string[] {
+/** How the gate names a row or a policy: with its model when the rows are of several. */
+type Namer = (r: { policy: string; model: string }) => string;
+
+function table(rows: readonly RowComparison[], byModel: boolean): string[] {
   return [
-    '| verdict | scenario | policy | cost before | cost after | Δ cost | retained before | retained after | overflows before | overflows after | why |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
+    `| verdict | scenario | policy |${byModel ? ' model |' : ''} cost before | cost after | Δ cost | retained before | retained after | overflows before | overflows after | why |`,
+    `|---|---|---|${byModel ? '---|' : ''}---:|---:|---:|---:|---:|---:|---:|---|`,
     ...rows.map((r) =>
       [
         r.verdict,
         r.scenario,
         r.policy,
+        ...(byModel ? [r.model] : []),
         money(r.before?.costMicroUsd),
         money(r.after?.costMicroUsd),
         pct(r.costChange),
@@ -41,18 +46,18 @@ function table(rows: readonly RowComparison[]): string[] {
 }
 
 /** One policy's totals on one line. */
-function policyLine(p: PolicyComparison): string {
+function policyLine(p: PolicyComparison, name: Namer): string {
   const over = `${p.scenarios} scenario${p.scenarios === 1 ? '' : 's'}`;
-  return `- ${p.policy}: cost ${microDollars(p.costBefore)} → ${microDollars(p.costAfter)} (${change(p.costChange)}), retained ${p.retainedBefore}/${p.probesBefore} → ${p.retainedAfter}/${p.probesAfter} (${over})`;
+  return `- ${name(p)}: cost ${microDollars(p.costBefore)} → ${microDollars(p.costAfter)} (${change(p.costChange)}), retained ${p.retainedBefore}/${p.probesBefore} → ${p.retainedAfter}/${p.probesAfter} (${over})`;
 }
 
 /** The facts failing rows lost, one line each: `- noah-amnesia, window-turns:turns=3: name at turn 5 (missing)`. */
-function lostLines(rows: readonly RowComparison[]): string[] {
+function lostLines(rows: readonly RowComparison[], name: Namer): string[] {
   const lines: string[] = [];
   for (const r of rows) {
     if (!r.lostFacts?.length) continue;
     const facts = r.lostFacts.map((f) => `\`${f.fact}\` at turn ${f.turn} (${f.outcome})`).join(', ');
-    lines.push(`- ${r.scenario}, ${r.after!.policy}: ${facts}`);
+    lines.push(`- ${r.scenario}, ${name(r.after!)}: ${facts}`);
   }
   return lines;
 }
@@ -66,18 +71,20 @@ function lostLines(rows: readonly RowComparison[]): string[] {
 export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): string {
   const failing = result.rows.filter((r) => r.verdict === 'fail');
   const n = failing.length;
-  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy: ${limitsText(result.limits)}.`, ''];
+  const byModel = severalModels(result.rows);
+  const name: Namer = (r) => seriesName(r, byModel);
+  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits)}.`, ''];
   if (result.differences.length) {
     lines.push('The study differs from the baseline\'s:', '', ...result.differences.map((d) => `- ${d}`), '');
   }
-  if (opts.verbose) lines.push(...table(result.rows), '');
-  else if (result.failed) lines.push(...table(failing), '');
+  if (opts.verbose) lines.push(...table(result.rows, byModel), '');
+  else if (result.failed) lines.push(...table(failing, byModel), '');
   else {
-    lines.push(...result.policies.map(policyLine));
+    lines.push(...result.policies.map((p) => policyLine(p, name)));
     const aside = result.rows.filter((r) => r.verdict === 'added' || r.verdict === 'removed');
-    lines.push(...aside.map((r) => `- ${r.policy}: ${r.verdict} for ${r.scenario}`), '');
+    lines.push(...aside.map((r) => `- ${name(r)}: ${r.verdict} for ${r.scenario}`), '');
   }
-  const lost = lostLines(failing);
+  const lost = lostLines(failing, name);
   if (lost.length) lines.push('Facts lost:', '', ...lost, '');
   if (result.failed && opts.accept) lines.push('To accept the change, save the new baseline:', '', `    ${opts.accept}`, '');
   return `${lines.join('\n').trimEnd()}\n`;
@@ -89,8 +96,9 @@ const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 export function gateJunit(result: GateResult): string {
   const failures = result.rows.filter((r) => r.verdict === 'fail').length;
   const skipped = result.rows.filter((r) => r.verdict === 'added' || r.verdict === 'removed').length;
+  const byModel = severalModels(result.rows);
   const cases = result.rows.map((r) => {
-    const open = `    <testcase classname="${xml(r.scenario)}" name="${xml(r.policy)}"`;
+    const open = `    <testcase classname="${xml(r.scenario)}" name="${xml(seriesName(r, byModel))}"`;
     if (r.verdict === 'fail') {
       const msg = xml(r.reasons.join('; '));
       const lost = (r.lostFacts ?? []).map((f) => `\nlost ${f.fact} at turn ${f.turn} (${f.outcome})`).join('');

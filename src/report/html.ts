@@ -1,6 +1,7 @@
 import type { ProbeRecord } from '../types.js';
-import { policyNames, reported, type Reported, type ReportInput } from '../records/digest.js';
+import { policyNames, reported, seriesName, severalModels, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
+import { columnsFrom, rowLabels } from './text.js';
 import { dollars, grouped, moneyDecimals, percent } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
@@ -46,14 +47,14 @@ function studyList(results: Reported, info: ReportInfo): string {
   const turns = results.digest.turns;
   const items: [string, string][] = [
     ['study', info.studyFile ?? 'built-in default study'],
-    ['model', `${info.model}${info.maxInputTokens !== null ? ` (context window ${grouped(info.maxInputTokens)} tokens)` : ''}`],
-    ['tokenizer', `${tokenizerLabel(info)}${info.tokenizer === 'auto' ? ' (auto)' : ''}`],
+    [info.models.length > 1 ? 'models' : 'model', info.models.map((m) => `${m.model}${m.maxInputTokens !== null ? ` (context window ${grouped(m.maxInputTokens)} tokens)` : ''}`).join(', ')],
+    ['tokenizer', `${[...new Set(info.models.map(tokenizerLabel))].join(', ')}${info.tokenizer === 'auto' ? ' (auto)' : ''}`],
     ['prices', `${info.prices} (snapshot of ${info.priceDate})`],
     ['prompt caching', info.cache],
     ['seed', String(info.seed)],
     ['scenarios', grouped(info.scenarios.length)],
     ['policies', info.policies.map((p) => p.name).join(', ')],
-    ['turns replayed', `${grouped(turns)} (scenario × policy × turn)`],
+    ['turns replayed', `${grouped(turns)} (scenario × ${info.models.length > 1 ? 'model × ' : ''}policy × turn)`],
     ['probes scored', grouped(results.digest.probes)],
   ];
   const scenarios: DisplayTable = {
@@ -66,10 +67,11 @@ function studyList(results: Reported, info: ReportInfo): string {
 
 function scenarioTable(results: Reported): DisplayTable {
   const decimals = moneyDecimals(results.summary.map((s) => s.totalCost), 4);
-  const header = ['scenario', 'policy', 'turns', 'input tokens', 'cached', 'output', 'upkeep tokens', 'peak input', 'cost', 'overflows', 'retained', 'retention', 'first lost at turn'];
+  const labels = rowLabels(results.policies);
+  const header = ['scenario', ...labels.header, 'turns', 'input tokens', 'cached', 'output', 'upkeep tokens', 'peak input', 'cost', 'overflows', 'retained', 'retention', 'first lost at turn'];
   const rows = results.summary.map((s) => [
     s.scenario,
-    s.policy,
+    ...labels.cells(s),
     grouped(s.turns),
     grouped(s.inputTokens),
     grouped(s.cachedTokens),
@@ -82,7 +84,7 @@ function scenarioTable(results: Reported): DisplayTable {
     percent(s.retention),
     s.firstLostTurn === null ? '-' : String(s.firstLostTurn),
   ]);
-  return { header, rows, numeric: new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) };
+  return { header, rows, numeric: columnsFrom(header, 1 + labels.header.length) };
 }
 
 const SOURCE_NOTE: Record<string, string> = {
@@ -104,15 +106,17 @@ function lostSection(results: Reported): string {
   if (!results.digest.probes) return '<p>No fact was probed in this study.</p>';
   if (!lost.length) return '<p>Every probed fact was retained by every policy.</p>';
   const order = policyNames(results);
+  const byModel = severalModels(results.policies);
   const perPolicy = order
-    .map((p) => [p, lost.filter((l) => l.policy === p).length] as const)
+    .map((p) => [p, lost.filter((l) => seriesName(l, byModel) === p).length] as const)
     .filter(([, n]) => n > 0)
     .map(([p, n]) => `${escapeHtml(p)}: ${grouped(n)}`)
     .join(' · ');
+  const labels = rowLabels(results.policies);
   const t: DisplayTable = {
-    header: ['scenario', 'policy', 'turn', 'fact', 'outcome', 'turns since stated', 'found instead'],
-    rows: lost.map((l) => [l.scenario, l.policy, String(l.turn), l.fact, l.outcome, grouped(l.ageTurns), foundInstead(l)].map(String)),
-    numeric: new Set([2, 5]),
+    header: ['scenario', ...labels.header, 'turn', 'fact', 'outcome', 'turns since stated', 'found instead'],
+    rows: lost.map((l) => [l.scenario, ...labels.cells(l), String(l.turn), l.fact, l.outcome, grouped(l.ageTurns), foundInstead(l)]),
+    numeric: new Set([1 + labels.header.length, 4 + labels.header.length]),
   };
   return `<p>${grouped(lost.length)} of ${grouped(results.digest.probes)} probes were not retained (${perPolicy}). <em>stale</em>: only an older value was sent; <em>missing</em>: no value was${lost.some((l) => l.outcome === 'overflow') ? '; <em>overflow</em>: the call was over the model&#39;s context window, so a real backend would have rejected it' : ''}.</p>\n${table(t, 'lost')}`;
 }

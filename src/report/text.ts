@@ -1,4 +1,5 @@
 import type { PolicyRecord, Results } from '../types.js';
+import { severalModels } from '../records/digest.js';
 import { costPer1000, fraction, grouped, usd } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 
@@ -12,17 +13,32 @@ export function align(rows: readonly (readonly string[])[], right: ReadonlySet<n
 }
 
 /**
+ * A table's leading header cells: `policy`, and `model` after it when the
+ * rows are of several chat models; `cells` gives a row's.
+ */
+export function rowLabels(rows: readonly { model: string }[]): { header: string[]; cells: (r: { policy: string; model: string }) => string[] } {
+  return severalModels(rows) ? { header: ['policy', 'model'], cells: (r) => [r.policy, r.model] } : { header: ['policy'], cells: (r) => [r.policy] };
+}
+
+/** The column indexes from `from` on: the numeric columns of a table whose leading label cells end before `from`. */
+export function columnsFrom(header: readonly string[], from: number): ReadonlySet<number> {
+  return new Set(header.map((_, i) => i).filter((i) => i >= from));
+}
+
+/**
  * The per-policy table `ctxsim run` and `ctxsim merge` print, under a caption
  * (model, price-table date, tokenizer): tokens, the mean cost of a
  * conversation and of 1,000 (exact, rounded once), retention, turns and
  * probes over the model's context window, the 95th-percentile turn latency
  * and whether the policy is on the Pareto frontier of cost and retention.
  */
-export function policyTable(results: Pick<Results, 'policies'>, info: Pick<ReportInfo, 'model' | 'priceDate' | 'encoding' | 'encodingEstimate'>): string {
+export function policyTable(results: Pick<Results, 'policies'>, info: Pick<ReportInfo, 'models' | 'priceDate'>): string {
+  const labels = rowLabels(results.policies);
+  const header = [...labels.header, 'scenarios', 'input tokens', 'cached', 'output', 'upkeep', 'cost/conv USD', 'cost/1k conv USD', 'retained', 'retention', 'overflow turns', 'overflow probes', 'p95 ms', 'pareto'];
   const rows = [
-    ['policy', 'scenarios', 'input tokens', 'cached', 'output', 'upkeep', 'cost/conv USD', 'cost/1k conv USD', 'retained', 'retention', 'overflow turns', 'overflow probes', 'p95 ms', 'pareto'],
+    header,
     ...results.policies.map((p) => [
-      p.policy,
+      ...labels.cells(p),
       String(p.scenarios),
       String(p.inputTokens),
       String(p.cachedTokens),
@@ -38,16 +54,19 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
       p.pareto ? 'yes' : '-',
     ]),
   ];
-  return `${caption(info)}\n${align(rows, new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]))}`;
+  // Numbers are right-aligned: every column after the labels but the last (pareto).
+  const numeric = new Set([...columnsFrom(header, labels.header.length)].filter((i) => i < header.length - 1));
+  return `${caption(info)}\n${align(rows, numeric)}`;
 }
 
 /**
- * One warning line per policy that went over the model's context window:
- * on how many of its turns, and that a real backend would have rejected
- * those calls (their probes count as `overflow`, not retained).
+ * One warning line per policy (on each model) whose calls went over a
+ * context window: on how many of its turns, and that a real backend would
+ * have rejected those calls (their probes count as `overflow`, not retained).
+ * The window is the chat model's, or an upkeep model's for an upkeep call.
  */
-export function overflowWarnings(policies: readonly PolicyRecord[], info: Pick<ReportInfo, 'model'>): string[] {
+export function overflowWarnings(policies: readonly PolicyRecord[]): string[] {
   return policies
     .filter((p) => p.overflowTurns > 0)
-    .map((p) => `${p.policy} overflowed ${info.model}'s context window on ${grouped(p.overflowTurns)} of ${grouped(p.turns)} turns: those calls would be rejected`);
+    .map((p) => `${p.policy} on ${p.model} went over a context window on ${grouped(p.overflowTurns)} of ${grouped(p.turns)} turns: those calls would be rejected`);
 }

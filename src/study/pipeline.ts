@@ -122,11 +122,11 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
 /** What a baseline records of the study, to tell what changed between two runs. */
 function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, string>): StudyFingerprint {
   return {
-    model: study.model,
-    tokenizer: run.encoding.name,
+    model: study.models.join(', '),
+    tokenizer: [...new Set(run.models.map((m) => m.encoding.name))].join(', '),
     prices: study.prices === 'builtin' ? `builtin ${run.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readFileSync(study.prices, 'utf8')).slice(0, 12)}`,
     cache: `${study.promptCache} ttl=${study.promptCacheTtl}s`,
-    rules: run.messageRules,
+    rules: [...new Set(run.models.map((m) => m.messageRules))].join(', '),
     seed: study.seed,
     policies: study.policies.map((p) => p.name),
     scenarios,
@@ -138,13 +138,11 @@ function studyInfo(study: Study, run: RunInfo, shapes: readonly ScenarioShape[])
   return reportInfo({
     studyFile: study.file ? displayPath(study.file) : null,
     seed: study.seed,
-    model: study.model,
+    models: run.models.map((m) => ({ model: m.model, encoding: m.encoding, maxInputTokens: lookup(run.prices, m.model).maxInputTokens })),
     tokenizer: study.tokenizer,
-    encoding: run.encoding,
     prices: study.prices === 'builtin' ? 'builtin' : displayPath(study.prices),
     priceDate: run.prices.date,
     cache: study.promptCache,
-    maxInputTokens: lookup(run.prices, study.model).maxInputTokens,
     conversations: shapes,
     policies: study.policies,
   });

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { appendRecords, type RecordLists, type ScenarioRecords } from '../engine/run.js';
 import { byPolicy } from '../engine/summary.js';
 import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
-import { DigestBuilder, lostProbes, type Reported } from '../records/digest.js';
+import { DigestBuilder, severalModels, lostProbes, type Reported } from '../records/digest.js';
 import { resultsJsonFrame } from '../records/json.js';
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat } from '../report/outputs.js';
 import type { ProbeRecord, Results, SummaryRecord } from '../types.js';
@@ -47,12 +47,14 @@ export interface ReportedResults extends StudyDone {
  */
 export function digestSink(): StudySink<ReportedResults> & { reported(): Reported } {
   const summary: SummaryRecord[] = [];
-  const digest = new DigestBuilder();
-  const reported = (): Reported => ({ summary, policies: byPolicy(summary), digest: digest.finish() });
+  // Made at the first scenario, whose summaries tell whether the run has several models (every scenario runs on each).
+  let digest: DigestBuilder | undefined;
+  const reported = (): Reported => ({ summary, policies: byPolicy(summary), digest: (digest ?? new DigestBuilder()).finish() });
   return {
     encoded: false,
     add(records: ScenarioRecords) {
       for (const s of records.summary) summary.push(s);
+      digest ??= new DigestBuilder(severalModels(records.summary));
       if (records.kind === 'encoded') digest.merge(records.digest);
       else digest.add(records);
     },

@@ -28,7 +28,8 @@ export interface Study {
   /** The study file, or undefined for the built-in default study. */
   file?: string;
   seed: number;
-  model: string;
+  /** The chat models (the study's `model`, or `models`): every conversation × policy runs on each, in this order. */
+  models: string[];
   tokenizer: string;
   prices: string;
   /** Prompt caching (the study's `cache` key). */
@@ -60,6 +61,7 @@ export function displayPath(p: string): string {
 const studySchema = z.strictObject({
   seed: z.number().int().optional(),
   model: z.string().min(1).optional(),
+  models: z.array(z.string().min(1)).min(1).optional(),
   tokenizer: z.enum(['auto', 'o200k_base', 'cl100k_base', 'chars4']).optional(),
   prices: z.string().min(1).optional(),
   cache: z.enum(['auto', 'off']).optional(),
@@ -81,6 +83,7 @@ const studySchema = z.strictObject({
 const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
   seed: 'seed of every random stream (default 42)',
   model: 'the chat model: prices, context window, tokenizer (default gpt-4o-mini)',
+  models: 'several chat models, instead of model: every conversation and policy runs on each, a row per policy and model',
   tokenizer: 'auto picks the encoding from the model (default auto)',
   prices: 'builtin, or the path of a LiteLLM-format JSON price table',
   cache: 'prompt caching: auto (the model’s provider’s rules) or off',
@@ -159,7 +162,7 @@ const DEFAULT_GENERATED: readonly [string, number, Record<string, unknown>][] = 
 export function defaultStudy(): Study {
   return {
     seed: 42,
-    model: 'gpt-4o-mini',
+    models: ['gpt-4o-mini'],
     tokenizer: 'auto',
     prices: 'builtin',
     promptCache: 'auto',
@@ -195,7 +198,8 @@ export function loadStudy(file: string): Study {
   if (doc) {
     Object.assign(study, {
       ...(doc.seed !== undefined && { seed: doc.seed }),
-      ...(doc.model !== undefined && { model: doc.model }),
+      ...(doc.model !== undefined && { models: [doc.model] }),
+      ...(doc.models !== undefined && { models: doc.models }),
       ...(doc.tokenizer !== undefined && { tokenizer: doc.tokenizer }),
       ...(doc.prices !== undefined && { prices: doc.prices === 'builtin' ? 'builtin' : resolve(dir, doc.prices) }),
       ...(doc.cache !== undefined && { promptCache: doc.cache }),
@@ -240,7 +244,7 @@ export function loadStudy(file: string): Study {
       else problems.push(src.problem(['policies', i], `policy ${v.name} is listed twice (also policies[${j}]); its totals would count twice`));
     }
   }
-  if (doc) problems.push(...modelProblems(src, doc, study.prices, entries, raw.policies));
+  if (doc) problems.push(...modelListProblems(src, doc), ...modelProblems(src, doc, study.prices, entries, raw.policies));
   if (problems.length) throw new ScenarioError([...problems, ...sourceProblems(study.scenarios)]);
   return study;
 }
@@ -260,8 +264,21 @@ function sourceProblems(sources: readonly ScenarioSource[]): readonly Problem[] 
   }
 }
 
+/** `model` and `models` together, a model listed twice, and several models with `route` (which picks each turn's model itself). */
+function modelListProblems(src: SourceDoc, doc: z.infer<typeof studySchema>): Problem[] {
+  if (!doc.models) return [];
+  if (doc.model !== undefined) return [src.problem(['models'], 'give model or models, not both')];
+  const out: Problem[] = [];
+  doc.models.forEach((m, i) => {
+    const j = doc.models!.indexOf(m);
+    if (j !== i) out.push(src.problem(['models', i], `model ${m} is listed twice (also models[${j}])`));
+  });
+  if (doc.route && doc.models.length > 1) out.push(src.problem(['models'], 'route picks each turn’s model (light or strong): give one model with route'));
+  return out;
+}
+
 /**
- * Every model the study names — chat model, routed and fallback models, the
+ * Every model the study names — chat models, routed and fallback models, the
  * upkeep models of each policy variant — checked against its price table,
  * each at the place the study names it, whether or not a call would use it.
  * A price table that cannot be read is named at the study's `prices` key.
@@ -295,6 +312,7 @@ function modelProblems(
     }
   };
   if (doc.model !== undefined) check(doc.model, ['model']);
+  doc.models?.forEach((m, i) => check(m, ['models', i]));
   if (doc.route) {
     check(doc.route.light, ['route', 'light']);
     check(doc.route.strong, ['route', 'strong']);
