@@ -39,7 +39,7 @@ export const keepEdges = definePolicy({
 export const problems = checkPolicyContract(keepEdges, []).map((v) => v.rule);
 
 export async function consume(file?: string): Promise<string> {
-  const study = file ? loadStudy(file) : defaultStudy();
+  const study = file ? await loadStudy(file) : defaultStudy();
   const { output, fingerprint, policies, summary } = await runStudyPipeline({ ...study, tokenCache: false }, memorySink());
   const baseline = makeBaseline(fingerprint, summary);
   const gate = compare(baseline, baseline, DEFAULT_LIMITS);

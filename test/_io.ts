@@ -27,3 +27,14 @@ export function problems(fn: () => unknown): string[] {
   }
   return [];
 }
+
+/** The problems an async `fn` rejects with as a ScenarioError, one line each (none when it resolves). */
+export async function asyncProblems(fn: () => Promise<unknown>): Promise<string[]> {
+  try {
+    await fn();
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.message.split('\n');
+    throw e;
+  }
+  return [];
+}

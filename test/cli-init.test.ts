@@ -176,17 +176,15 @@ describe('the files ctxsim init writes', () => {
     expect(parseRetentionLimit('gate.maxRetentionDrop', '2%')).toEqual({ points: 0.02 });
   });
 
-  it('without the module entry, the study loads and passes its JSON Schema', () => {
-    const dir = tempDir();
-    const doc = parseDocument(template('study.yaml'));
-    const policies = parse(template('study.yaml')).policies as unknown[];
-    doc.set('policies', policies.filter((p) => !(p && typeof p === 'object' && './policies/example-policy.mjs' in p)));
-    writeFileSync(join(dir, 'study.yaml'), doc.toString());
+  it('the study loads, with its policy module, and passes its JSON Schema', async () => {
+    const dir = join(tempDir(), 'project');
+    expect((await init([dir])).code).toBe(0);
     const ajv = new Ajv({ allErrors: true });
     const valid = ajv.compile(studyJsonSchema());
-    expect(valid(doc.toJS()), ajv.errorsText(valid.errors)).toBe(true);
-    const study = loadStudy(join(dir, 'study.yaml'));
-    expect(study.policies.map((v) => v.name)).toEqual(['full', 'window-turns:turns=3', 'summary-buffer:keepRecent=2', 'facts']);
+    expect(valid(parse(template('study.yaml'))), ajv.errorsText(valid.errors)).toBe(true);
+    const study = await loadStudy(join(dir, 'study.yaml'));
+    expect(study.policies.map((v) => v.name)).toEqual(['full', 'window-turns:turns=3', 'summary-buffer:keepRecent=2', 'facts', 'keep-edges:keep=1', 'keep-edges:keep=2']);
+    expect(study.policies.at(-1)!.module?.file).toBe(join(dir, 'policies', 'example-policy.mjs'));
     expect(study.scenarios.map((s) => (s.kind === 'glob' ? s.pattern : s.kind))).toEqual(['scenarios/plant-shop-order.yaml', 'scenarios/smart-home-scenes.yaml']);
     expect(study.gate).toEqual({ baseline: join(dir, 'ctxsim-baseline.json'), maxCostIncrease: '10%', maxRetentionDrop: '2%' });
     expect(study.out).toBe(join(dir, 'reports'));
@@ -199,7 +197,7 @@ describe('the files ctxsim init writes', () => {
     expect(template('.github/workflows/ctxsim.yml')).toContain('npx ctxsim run study.yaml --save-baseline ctxsim-baseline.json\n');
   });
 
-  it.skip('init, then ctxsim run in that folder writes the reports and exits 0 (enabled once policy modules load)', async () => {
+  it('init, then ctxsim run in that folder writes the reports and exits 0; check passes against its baseline', async () => {
     const dir = join(tempDir(), 'project');
     expect((await init([dir])).code).toBe(0);
     const io = capture();

@@ -30,10 +30,10 @@ describe('sweeps', () => {
     ]);
   });
 
-  it('a list in a study file sweeps too', () => {
+  it('a list in a study file sweeps too', async () => {
     const f = join(tempDir('ctxsim-sweep-'), 'study.yaml');
     writeFileSync(f, 'policies:\n  - full\n  - window-tokens: {budget: [500, 1000]}\n  - window: {turns: [2, 4], budget: 300}\n');
-    expect(loadStudy(f).policies.map((p) => p.name)).toEqual([
+    expect((await loadStudy(f)).policies.map((p) => p.name)).toEqual([
       'full',
       'window-tokens:budget=500',
       'window-tokens:budget=1000',

@@ -15,9 +15,10 @@ function study(name: string, text: string): string {
   return file;
 }
 
-function problems(fn: () => unknown): string[] {
+/** The problems `fn` throws or rejects with as a ScenarioError, one line each, paths shown from the study's folder. */
+async function problems(fn: () => unknown): Promise<string[]> {
   try {
-    fn();
+    await fn();
   } catch (e) {
     if (e instanceof ScenarioError) return e.message.split('\n').map((l) => l.replace(`${dir}/`, ''));
     throw e;
@@ -26,12 +27,12 @@ function problems(fn: () => unknown): string[] {
 }
 
 describe('generate: entries in a study', () => {
-  it('produce conversations in the order given, with the study seed unless the entry names one', () => {
+  it('produce conversations in the order given, with the study seed unless the entry names one', async () => {
     const file = study(
       'ok.yaml',
       ['seed: 7', 'scenarios:', '  - generate: {profile: support, count: 3}', '  - generate: {profile: companion, count: 1, seed: 9, turns: 50-60, prefix: pal, gapDays: 2-3}', ''].join('\n'),
     );
-    const s = loadStudy(file);
+    const s = await loadStudy(file);
     const cs = loadScenarios(s.scenarios, { seed: s.seed });
     expect(cs.map((c) => c.id)).toEqual(['support-0001', 'support-0002', 'support-0003', 'pal-0001']);
     // Same as generating directly with the study's seed (7) and the entry's own (9).
@@ -47,7 +48,7 @@ describe('generate: entries in a study', () => {
     expect(big.at(-1)).toBeGreaterThan(3);
   });
 
-  it('are checked against the profile, each problem at its place', () => {
+  it('are checked against the profile, each problem at its place', async () => {
     const file = study(
       'bad.yaml',
       [
@@ -60,7 +61,7 @@ describe('generate: entries in a study', () => {
         '',
       ].join('\n'),
     );
-    expect(problems(() => loadStudy(file))).toEqual([
+    expect(await problems(() => loadStudy(file))).toEqual([
       'bad.yaml:2:25 scenarios[0].generate.profile: unknown profile "chatty"; expected one of support, voice-assistant, coding, companion',
       'bad.yaml:3:41 scenarios[1].generate.count: expected a number ≥ 1, got 0',
       'bad.yaml:4:61 scenarios[2].generate.correctionShare: expected a number ≤ 1, got 2',
@@ -70,9 +71,10 @@ describe('generate: entries in a study', () => {
     ]);
   });
 
-  it('reject two sets with the same ids, naming both', () => {
+  it('reject two sets with the same ids, naming both', async () => {
     const file = study('dup.yaml', ['scenarios:', '  - generate: {profile: support, count: 2}', '  - generate: {profile: support, count: 1, seed: 3}', ''].join('\n'));
-    expect(problems(() => loadScenarios(loadStudy(file).scenarios))).toEqual([
+    const { scenarios } = await loadStudy(file);
+    expect(await problems(() => loadScenarios(scenarios))).toEqual([
       'dup.yaml:3:15 scenarios[1].generate: duplicate scenario id "support-0001" (also at line 2, column 15)',
     ]);
   });

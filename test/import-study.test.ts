@@ -20,9 +20,10 @@ function study(name: string, lines: string[]): string {
   return file;
 }
 
-function problems(fn: () => unknown): string[] {
+/** The problems `fn` throws or rejects with as a ScenarioError, one line each, paths shown from the study's folder. */
+async function problems(fn: () => unknown): Promise<string[]> {
   try {
-    fn();
+    await fn();
   } catch (e) {
     if (e instanceof ScenarioError) return e.message.split('\n').map((l) => l.replaceAll(`${dir}/`, ''));
     throw e;
@@ -31,7 +32,7 @@ function problems(fn: () => unknown): string[] {
 }
 
 describe('import: entries in a study', () => {
-  it('read datasets relative to the study, with options, in order, and report each import', () => {
+  it('read datasets relative to the study, with options, in order, and report each import', async () => {
     const file = study('ok.yaml', [
       'scenarios:',
       '  - import: {format: abcd, path: data/abcd-sample.json, prefix: cs}',
@@ -39,7 +40,7 @@ describe('import: entries in a study', () => {
       '  - import: {format: openai, path: data/openai-chats.jsonl, annotations: data/openai-chats.facts.yaml}',
     ]);
     const notes: string[] = [];
-    const cs = loadScenarios(loadStudy(file).scenarios, { onNote: (l) => notes.push(l.replaceAll(`${dir}/`, '')) });
+    const cs = loadScenarios((await loadStudy(file)).scenarios, { onNote: (l) => notes.push(l.replaceAll(`${dir}/`, '')) });
     expect(cs.map((c) => c.id)).toEqual(['cs-501', 'cs-502', 'locomo-conv-a1', 'locomo-conv-b2', 'openai-chats-0001', 'openai-chats-0002']);
     // Same conversations as importing directly with those options.
     const direct = importDataset('locomo', { path: join(dir, 'data', 'locomo-sample.json'), file: 'x', base: dir }, { user: 'speaker_b' }).conversations;
@@ -52,7 +53,7 @@ describe('import: entries in a study', () => {
     ]);
   });
 
-  it('check format and options at their place in the study', () => {
+  it('check format and options at their place in the study', async () => {
     const file = study('bad.yaml', [
       'scenarios:',
       '  - import: {format: parquet, path: a.json}',
@@ -60,7 +61,7 @@ describe('import: entries in a study', () => {
       '  - import: {format: abcd, path: a.json, annotations: x.yaml}',
       '  - import: {format: openai}',
     ]);
-    expect(problems(() => loadStudy(file))).toEqual([
+    expect(await problems(() => loadStudy(file))).toEqual([
       'bad.yaml:2:22 scenarios[0].import.format: unknown import format "parquet"; expected one of openai, locomo, abcd, multiwoz',
       'bad.yaml:3:50 scenarios[1].import.user: expected one of speaker_a|speaker_b, got "bob"',
       'bad.yaml:4:42 scenarios[2].import.annotations: unknown key "annotations"',
@@ -68,7 +69,7 @@ describe('import: entries in a study', () => {
     ]);
   });
 
-  it('never yield a partial set: a malformed dataset fails the whole load with every problem', () => {
+  it('never yield a partial set: a malformed dataset fails the whole load with every problem', async () => {
     writeFileSync(join(dir, 'data', 'broken.json'), JSON.stringify([{ convo_id: 9, scenario: {}, original: [['customer', 1]] }]));
     const file = study('partial.yaml', [
       'scenarios:',
@@ -76,7 +77,8 @@ describe('import: entries in a study', () => {
       '  - import: {format: abcd, path: data/broken.json}',
       '  - import: {format: locomo, path: data/missing.json}',
     ]);
-    expect(problems(() => loadScenarios(loadStudy(file).scenarios))).toEqual([
+    const { scenarios } = await loadStudy(file);
+    expect(await problems(() => loadScenarios(scenarios))).toEqual([
       'data/broken.json [0].original[0][1]: expected string, got number 1 (quote it)',
       'data/missing.json: cannot read file (ENOENT)',
     ]);

@@ -7,7 +7,7 @@ import { dropUnstatedFacts } from '../src/scenario/import/index.js';
 import { parseScenario, scenarioFromValue } from '../src/scenario/load.js';
 import { loadStudy } from '../src/study/study.js';
 import { cacheFileName, TokenCache } from '../src/tokens/token-cache.js';
-import {capture, problems } from './_io.js';
+import { asyncProblems, capture, problems } from './_io.js';
 import { tempDir } from './_tmp.js';
 
 const scenario = (text: string) => problems(() => parseScenario('s.yaml', text));
@@ -271,10 +271,10 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
     expect(io.stdout).toBe('');
   });
 
-  it('so is a study generate: count above it', () => {
+  it('so is a study generate: count above it', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'study.yaml'), 'scenarios:\n  - generate: {profile: support, count: 100001}\n');
-    expect(problems(() => loadStudy(join(dir, 'study.yaml'))).map((l) => l.replace(`${dir}/`, ''))).toEqual([
+    expect((await asyncProblems(() => loadStudy(join(dir, 'study.yaml')))).map((l) => l.replace(`${dir}/`, ''))).toEqual([
       'study.yaml:2:41 scenarios[0].generate.count: expected a number ≤ 100000, got 100001',
     ]);
   });

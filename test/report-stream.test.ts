@@ -38,7 +38,7 @@ function folder(dir: string): Map<string, Buffer> {
 
 /** What `reportFiles` makes of the same study run in memory. */
 async function inMemory(args: string[]): Promise<Map<string, Buffer>> {
-  const { results, info } = (await runStudyPipeline(studyFromFlags({ study: args[0], tokenCache: false, jobs: 1 }), memorySink())).output;
+  const { results, info } = (await runStudyPipeline(await studyFromFlags({ study: args[0], tokenCache: false, jobs: 1 }), memorySink())).output;
   const files = await reportFiles(results, info, resultsMeta(info.priceDate, ENV));
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, Buffer.from(v)]));
 }

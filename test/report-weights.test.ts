@@ -64,12 +64,12 @@ describe('weights make the per-policy means weighted (the hand-checked example)'
     expect(column(csv(join(dir, 'merged', 'policies.csv')), 'retention')).toEqual(['0.2500']);
   });
 
-  it('a study entry weight multiplies the file weight; glob, generate and import entries take one', () => {
+  it('a study entry weight multiplies the file weight; glob, generate and import entries take one', async () => {
     const dir = tempDir();
     for (const f of ['short.yaml', 'long.yaml']) copyFileSync(join(FIXTURES, f), join(dir, f));
     const study = join(dir, 'study.yaml');
     writeFileSync(study, 'scenarios:\n  - {glob: short.yaml, weight: 2}\n  - glob: long.yaml\n    weight: 0.5\n  - {generate: {profile: support, count: 1, prefix: g}, weight: 4}\npolicies: [full]\n');
-    const s = loadStudy(study);
+    const s = await loadStudy(study);
     expect(loadScenarios(s.scenarios).map((c) => [c.id, c.weight])).toEqual([['short', 2], ['long', 1.5], ['g-0001', 4]]);
   });
 

@@ -13,8 +13,8 @@ import { ROOT } from './_shared.js';
 const doc = readFileSync(join(ROOT, 'docs', 'safety.md'), 'utf8');
 
 describe('docs/safety.md: what memory must not keep or break', () => {
-  it('its safety table is the summary of test/fixtures/safety/study.yaml', () => {
-    const study = loadStudy(join(ROOT, 'test/fixtures/safety/study.yaml'));
+  it('its safety table is the summary of test/fixtures/safety/study.yaml', async () => {
+    const study = await loadStudy(join(ROOT, 'test/fixtures/safety/study.yaml'));
     const r = runStudy({ ...study, conversations: loadScenarios(study.scenarios) });
     const rows = r.summary.map((s) =>
       [s.policy, s.zombies.join(';') || '—', s.zombiePromptTurns, s.zombieProbes, s.injectionExposureTurns, `${s.retained}/${s.probes}`, usd(s.totalCost), s.storedBytes].join(' | '),

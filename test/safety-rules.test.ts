@@ -112,10 +112,10 @@ describe('which rule set a run checks', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ctxsim-rules-'));
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('sets it, and a run uses it', () => {
+    it('sets it, and a run uses it', async () => {
       const file = join(dir, 'study.yaml');
       writeFileSync(file, 'model: gpt-4o-mini\nrules: gemini\nscenarios: [x.yaml]\n');
-      expect(loadStudy(file).messageRules).toBe('gemini');
+      expect((await loadStudy(file)).messageRules).toBe('gemini');
       // gpt-4o-mini would default to openai, which accepts a first assistant turn; gemini does not.
       const c = conversation({ id: 'x', turns: [{ user: 'a', tools: [{ call: 'f', result: 'r' }], assistant: 'b' }, { user: 'c' }] });
       const naive = policiesFromFlags(['window-turns:turns=1,naive=true']);
@@ -125,11 +125,11 @@ describe('which rule set a run checks', () => {
       expect(rules('gemini')).toEqual(['first-not-user', 'orphan-tool-result']);
     });
 
-    it('rejects an unknown rule set with its place', () => {
+    it('rejects an unknown rule set with its place', async () => {
       const file = join(dir, 'bad.yaml');
       writeFileSync(file, 'rules: azure\n');
-      expect(() => loadStudy(file)).toThrow(ScenarioError);
-      expect(() => loadStudy(file)).toThrow(/bad\.yaml:1:8 rules: /);
+      await expect(loadStudy(file)).rejects.toThrow(ScenarioError);
+      await expect(loadStudy(file)).rejects.toThrow(/bad\.yaml:1:8 rules: /);
     });
   });
 });

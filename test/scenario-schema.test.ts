@@ -79,12 +79,12 @@ describe('good files pass the loader and the JSON Schema', () => {
     expect(validScenario(parse(text)), errors(validScenario)).toBe(true);
   });
 
-  it.each(fixtures.studies)('%s', (p) => {
-    expect(() => loadStudy(join(ROOT, p))).not.toThrow();
+  it.each(fixtures.studies)('%s', async (p) => {
+    await expect(loadStudy(join(ROOT, p))).resolves.toBeDefined();
     expect(validStudy(parse(readFileSync(join(ROOT, p), 'utf8'))), errors(validStudy)).toBe(true);
   });
 
-  it('a study with every kind of entry', () => {
+  it('a study with every kind of entry', async () => {
     const study = [
       'seed: 7',
       'model: gpt-4o-mini',
@@ -113,7 +113,7 @@ describe('good files pass the loader and the JSON Schema', () => {
     ].join('\n');
     const file = join(tempDir(), 'study.yaml');
     writeFileSync(file, study);
-    expect(() => loadStudy(file)).not.toThrow();
+    await expect(loadStudy(file)).resolves.toBeDefined();
     expect(validStudy(parse(study)), errors(validStudy)).toBe(true);
   });
 });
@@ -166,11 +166,11 @@ describe('bad files fail the loader and the JSON Schema', () => {
     expect(validScenario(parse(yaml))).toBe(false);
   });
 
-  it.each(BAD_STUDIES)('study: %s', (_, yaml, loader) => {
+  it.each(BAD_STUDIES)('study: %s', async (_, yaml, loader) => {
     const file = join(tempDir(), 'bad.yaml');
     writeFileSync(file, yaml);
-    expect(() => loadStudy(file)).toThrow(ScenarioError);
-    expect(() => loadStudy(file)).toThrow(loader);
+    await expect(loadStudy(file)).rejects.toThrow(ScenarioError);
+    await expect(loadStudy(file)).rejects.toThrow(loader);
     expect(validStudy(parse(yaml))).toBe(false);
   });
 });

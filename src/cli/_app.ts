@@ -55,6 +55,8 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
   } catch (e) {
     if (e instanceof CtxsimError) {
       io.err(`ctxsim: ${e.message.split('\n').join('\nctxsim: ')}\n`);
+      // What a policy threw is the cause of its error: its stack is for whoever debugs the policy.
+      if (debugging() && e.cause instanceof Error && e.cause.stack) io.err(`${e.cause.stack}\n`);
       return e.exitCode;
     }
     const failed = systemFailure(e);
@@ -71,9 +73,12 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
 export function internalError(e: unknown, io: IO): number {
   const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   io.err(`ctxsim: internal error: ${escapeControl(message.split('\n')[0]!)} — please report it with the command that caused it (CTXSIM_DEBUG=1 shows the stack)\n`);
-  if (process.env.CTXSIM_DEBUG && process.env.CTXSIM_DEBUG !== '0' && e instanceof Error && e.stack) io.err(`${e.stack}\n`);
+  if (debugging() && e instanceof Error && e.stack) io.err(`${e.stack}\n`);
   return EXIT_INTERNAL;
 }
+
+/** Whether `CTXSIM_DEBUG` asks for stacks. */
+const debugging = () => !!process.env.CTXSIM_DEBUG && process.env.CTXSIM_DEBUG !== '0';
 
 /** The exit code of an internal error (a bug): sysexits' EX_SOFTWARE, apart from 1 (regression) and 2 (bad input). */
 const EXIT_INTERNAL = 70;

@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js';
 import { policyHelpLines } from '../policies/docs.js';
 import { COMMON_PARAMS } from '../policies/params.js';
 import type { RunnableStudy } from '../study/pipeline.js';
+import { loadPolicyModules, specModules } from '../study/policy-modules.js';
 import { defaultStudy, loadStudy, policiesFromFlags, type Study } from '../study/study.js';
 
 /** Flags every study-running command takes; they override the study file. */
@@ -31,7 +32,7 @@ export const STUDY_OPTIONS = {
   policy: {
     type: 'string',
     array: true,
-    describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
+    describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000, or a policy module: ./policies/keep-edges.mjs:keep=1 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
   },
   scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
   model: { type: 'string', array: true, describe: 'chat model, e.g. gpt-4o-mini (repeatable: every policy runs on each model; replaces the study’s)' },
@@ -58,9 +59,9 @@ export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | fa
   return last;
 }
 
-/** The study file (or the default study) with the command-line flags applied. */
-export function studyFromFlags(flags: StudyFlags): RunnableStudy {
-  const study = flags.study ? loadStudy(flags.study) : defaultStudy();
+/** The study file (or the default study) with the command-line flags applied; policy modules they name are loaded. */
+export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> {
+  const study = flags.study ? await loadStudy(flags.study) : defaultStudy();
   if (flags.out !== undefined) study.out = resolve(flags.out);
   if (flags.seed !== undefined) {
     if (!Number.isInteger(flags.seed)) throw new UsageError(`--seed: expected a whole number, got ${flags.seed}`);
@@ -75,7 +76,7 @@ export function studyFromFlags(flags: StudyFlags): RunnableStudy {
   if (flags.tokenizer !== undefined) study.tokenizer = flags.tokenizer;
   if (flags.prices !== undefined) study.prices = resolve(flags.prices);
   if (flags.cache !== undefined) study.promptCache = flags.cache as Study['promptCache'];
-  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy);
+  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy)));
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   if (flags.jobs !== undefined && !(Number.isInteger(flags.jobs) && flags.jobs >= 1)) {
     throw new UsageError(`--jobs: expected a whole number ≥ 1, got ${flags.jobs}`);

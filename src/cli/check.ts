@@ -88,7 +88,7 @@ function acceptCommand(flags: CheckFlags, baseline: string): string {
 export async function check(flags: CheckFlags, io: IO): Promise<number> {
   // Refused before the run: a device or FIFO is never replaced.
   if (flags.junit) checkFileTarget(resolve(flags.junit));
-  const study = studyFromFlags(flags);
+  const study = await studyFromFlags(flags);
   const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
   const baseline = readBaseline(file, displayPath(file));

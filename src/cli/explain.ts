@@ -4,6 +4,7 @@ import { replayContext } from '../engine/run.js';
 import { UsageError } from '../errors.js';
 import { align } from '../report/text.js';
 import { loadScenarioFile } from '../scenario/load.js';
+import { loadPolicyModules, specModules } from '../study/policy-modules.js';
 import { displayPath, policiesFromFlags } from '../study/study.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Message } from '../types.js';
@@ -29,7 +30,7 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
     builder: (y: Argv) =>
       y
         .positional('scenario', { type: 'string', demandOption: true, describe: 'scenario file' })
-        .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3' })
+        .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3, or a policy module: ./policies/keep-edges.mjs:keep=1' })
         .option('turn', { type: 'number', demandOption: true, describe: 'turn number (from 1)' })
         .option('model', { type: 'string', default: 'gpt-4o-mini', describe: 'chat model: prices, context window, tokenizer' })
         .option('tokenizer', { type: 'string', default: 'auto', describe: 'auto | o200k_base | cl100k_base | chars4' })
@@ -39,9 +40,9 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
 }
 
 /** `ctxsim explain`: replays up to the turn and prints each model call's prompt. */
-export function explain(flags: ExplainFlags, io: IO): number {
+export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
   const conversation = loadScenarioFile(flags.scenario, displayPath(flags.scenario));
-  const variants = policiesFromFlags([flags.policy]);
+  const variants = policiesFromFlags([flags.policy], await loadPolicyModules(specModules([flags.policy])));
   if (variants.length !== 1) throw new UsageError(`--policy ${flags.policy}: explain takes one policy, not a sweep`);
   const n = conversation.turns.length;
   if (!Number.isInteger(flags.turn) || flags.turn < 1 || flags.turn > n) {

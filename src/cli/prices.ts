@@ -6,6 +6,7 @@ import { settingsModels, type CostSettings } from '../pricing/settings.js';
 import type { Command } from './_command.js';
 import type { IO } from './_io.js';
 import { studyFromFlags } from './_study.js';
+import type { Study } from '../study/study.js';
 
 interface PricesFlags {
   models?: string[];
@@ -35,8 +36,8 @@ export function pricesCommand(io: IO): Command<PricesFlags> {
 }
 
 /** `ctxsim prices`: the price table in use, for the named models or those the study uses. */
-export function prices(flags: PricesFlags, io: IO): number {
-  const study = studyFromFlags({ study: flags.study, prices: flags.prices, cache: flags.cache });
+export async function prices(flags: PricesFlags, io: IO): Promise<number> {
+  const study = await studyFromFlags({ study: flags.study, prices: flags.prices, cache: flags.cache });
   const table = loadPrices(study.prices);
   const settings: CostSettings = { ...study };
   let names: string[];
@@ -49,7 +50,7 @@ export function prices(flags: PricesFlags, io: IO): number {
 }
 
 /** The chat models, routed and fallback models, models named in policy parameters, then a user table's models. */
-function studyModels(study: ReturnType<typeof studyFromFlags>, s: CostSettings, user: readonly string[]): string[] {
+function studyModels(study: Study, s: CostSettings, user: readonly string[]): string[] {
   const fromPolicies = study.policies.flatMap((v) =>
     Object.entries(v.params)
       .filter(([k, val]) => /Model$/.test(k) && typeof val === 'string')

@@ -138,7 +138,7 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   if (flags.format !== undefined && !OUTPUT_FORMATS.includes(flags.format)) {
     throw new UsageError(`--format: expected one of ${OUTPUT_FORMATS.join('|')}, got ${flags.format}`);
   }
-  const study = studyFromFlags(flags);
+  const study = await studyFromFlags(flags);
   const target = outputTarget(study.out, flags.out, flags.format);
   const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
   const baseline = flags.saveBaseline === undefined ? undefined : resolve(flags.saveBaseline);

@@ -36,7 +36,7 @@ export function tableCommand(io: IO): Command<TableFlags> {
 /** `ctxsim table`: replays the study and prints the budget table on stdout (nothing else goes there). */
 export async function table(flags: TableFlags, io: IO): Promise<number> {
   if (!(FORMATS as readonly string[]).includes(flags.format)) throw new UsageError(`--format: expected md or csv, got ${flags.format}`);
-  const { output } = await runStudyPipeline(studyFromFlags(flags), digestSink(), studyEvents(io, flags.quiet));
+  const { output } = await runStudyPipeline(await studyFromFlags(flags), digestSink(), studyEvents(io, flags.quiet));
   io.out(flags.format === 'csv' ? budgetCsv(output.results) : budgetMarkdown(output.results, output.info));
   return 0;
 }

@@ -50,10 +50,10 @@ export const WORKER_OLD_MB = 1024;
 /** Settings a worker needs to rebuild the run's context (plain data only). */
 export type ContextSettings = Pick<RunOptions, 'seed' | 'models' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules'>;
 
-/** What a worker starts with. Policies go by id (policy objects hold functions) with their resolved parameters. */
+/** What a worker starts with. Policies go by id, or by module path and hash (policy objects hold functions), with their resolved parameters. */
 export interface WorkerSetup {
   context: ContextSettings;
-  policies: { id: string; name: string; params: Params }[];
+  policies: { id: string; name: string; params: Params; module?: { file: string; hash: string } }[];
   shard?: RunOptions['shard'];
   recordText?: boolean;
 }
@@ -106,13 +106,14 @@ export function autoJobs(conversations: Conversations, cores = availableParallel
  * Runs a study on `jobs` threads (default: `autoJobs`), handing each
  * scenario's records to `sink` in scenario order, as `streamStudy` does; only
  * `tokenizerCalls` differs (a text seen by two workers is counted by both).
- * Falls back to one thread for one job, for policies outside the registry,
- * or when the compiled worker is missing. A sink that throws stops the run.
+ * Falls back to one thread for one job, for policy objects neither in the
+ * registry nor loaded from a module, or when the compiled worker is missing. A sink that throws stops the run.
  */
 export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, sink: RecordSink): Promise<RunInfo> {
   const jobs = Math.min(opts.jobs ?? autoJobs(opts.conversations), opts.conversations.length);
   const file = workerFile();
-  const registered = opts.policies.every((v) => REGISTRY.get(v.policy.id) === v.policy);
+  // A worker rebuilds each policy from the registry or by importing its module: a policy object made otherwise stays on this thread.
+  const registered = opts.policies.every((v) => v.module || REGISTRY.get(v.policy.id) === v.policy);
   if (jobs <= 1 || !file || !registered) return streamStudy(opts, sink);
 
   // Resolve encodings and prices here: a bad model or price table fails before any worker starts.
@@ -133,7 +134,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
   };
   const setup: WorkerSetup = {
     context,
-    policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params })),
+    policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params, ...(v.module && { module: v.module }) })),
     ...(opts.shard && { shard: opts.shard }),
     ...(opts.recordText && { recordText: true }),
   };

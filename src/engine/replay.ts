@@ -1,4 +1,5 @@
 import seedrandom from 'seedrandom';
+import { guardPolicy } from '../policies/guard.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { Artifact, PolicySession, PromptPlan, TurnInfo } from '../policies/types.js';
 import { Meter } from '../pricing/meter.js';
@@ -150,7 +151,8 @@ class Replayer {
     private readonly ctx: ReplayContext,
   ) {
     const { tokens, model } = ctx;
-    this.session = variant.policy.start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model });
+    // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario.
+    this.session = guardPolicy(variant.policy, variant.name).start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model });
     this.meter = new Meter(ctx.prices, {
       settings: ctx.costs,
       count: (m) => tokens.message(m),

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
+import { loadPolicyModule } from '../policies/module.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { DigestBuilder } from '../records/digest.js';
 import { recordText, textBuffers } from '../records/encode.js';
@@ -20,13 +21,26 @@ function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
   port.postMessage(message, transfer);
 }
 
-try {
-  // Policies hold functions, which do not cross threads: rebuild them from the registry by id.
-  const policies: PolicyVariant[] = setup.policies.map((p) => {
+/** The run's policies, rebuilt: policies hold functions, which do not cross threads; a module is imported again by path, and must not have changed. */
+async function rebuild(list: WorkerSetup['policies']): Promise<PolicyVariant[]> {
+  const out: PolicyVariant[] = [];
+  for (const p of list) {
+    if (p.module) {
+      const m = await loadPolicyModule(p.module.file, p.module.file);
+      if (m.hash !== p.module.hash) throw new CtxsimError(`policy module ${p.module.file} changed while the run was starting; run again`, 'policy-module');
+      out.push({ name: p.name, policy: m.policy, params: p.params, module: p.module });
+      continue;
+    }
     const policy = REGISTRY.get(p.id);
     if (!policy) throw new CtxsimError(`worker: unknown policy "${p.id}"`, 'internal');
-    return { name: p.name, policy, params: p.params };
-  });
+    out.push({ name: p.name, policy, params: p.params });
+  }
+  return out;
+}
+
+try {
+  // Messages sent meanwhile wait in the port until the listener below is added.
+  const policies = await rebuild(setup.policies);
   const ctxs = replayContexts(setup.context);
   const counters = countersOf(ctxs);
   port.on('message', (message: ToWorker) => {

@@ -14,6 +14,8 @@ export interface StudyFingerprint {
   rules: string;
   seed: number;
   policies: string[];
+  /** Policy id → hash of its module's file, for the policies loaded from modules (absent when there are none). */
+  modules?: Record<string, string>;
   /** Scenario id → hash of its content. */
   scenarios: Record<string, string>;
 }

@@ -154,6 +154,10 @@ export function studyDifferences(a: StudyFingerprint, b: StudyFingerprint, renam
   }
   const added = b.policies.filter((p) => !a.policies.includes(p) && !renamed.has(p));
   const removed = a.policies.filter((p) => !b.policies.includes(p) && !renamed.has(p));
+  for (const [id, hash] of Object.entries(b.modules ?? {})) {
+    const before = a.modules?.[id];
+    if (before !== undefined && before !== hash) out.push(`policy implementation changed: ${id}`);
+  }
   if (added.length) out.push(`policies added: ${added.join(', ')}`);
   if (removed.length) out.push(`policies removed: ${removed.join(', ')}`);
   for (const [id, hash] of Object.entries(b.scenarios)) {

@@ -17,14 +17,19 @@ import type { Policy, PolicySession } from './types.js';
  *     keep-edges: turn 5 of noah-amnesia: threw: <its message>
  *
  * What the policy threw is the error's `cause` (its stack for `CTXSIM_DEBUG=1`).
- * `label` names the policy: the variant's canonical name. The checks cost
+ * A variant with `naive: true` (a parameter of window-turns, and of any
+ * policy that declares one) may break `tool-pairs` and `first-user`: it does
+ * so on purpose, and the run counts those prompts as provider rule
+ * violations instead. `label` names the policy: the variant's canonical name. The checks cost
  * O(messages of the plan) per call; the budget is counted with the session's
  * own counter (memoized per message), through running sums of the prompt's
  * first messages when they are the previous prompt's.
  */
 export function guardPolicy(policy: Policy, label: string): Policy {
+  // A policy already guarded (a run guards every policy it replays) is not checked twice.
+  if (GUARDED.has(policy)) return policy;
   const { id, describe, params: declared } = policy;
-  return {
+  const guarded: Policy = {
     id,
     describe,
     params: declared,
@@ -34,6 +39,9 @@ export function guardPolicy(policy: Policy, label: string): Policy {
       const missing = sessionProblem(session);
       if (missing) throw new CtxsimError(`${label}: ${scenario}: start returned ${missing}`, 'policy');
       const budget = typeof params.budget === 'number' ? params.budget : undefined;
+      // `naive: true` (window-turns' slice with no repair) breaks tool pairs on purpose, to measure what that costs: those
+      // prompts are counted as provider rule violations (violations.csv), not stopped.
+      const measured: ReadonlySet<string> = params.naive === true ? NAIVE_RULES : NO_RULES;
       // Successive prompts share their first messages: their running sums are reused (see PromptTokens).
       const counted = new PromptTokens(deps.tokens);
       const { system } = conversation;
@@ -55,7 +63,7 @@ export function guardPolicy(policy: Policy, label: string): Policy {
           const t = (turn = info.turn.index);
           const afterTools = pending.length > 1;
           const plan = attempt(() => session.prompt(pending, info), () => `${during(t, afterTools)}: threw`);
-          const problem = planProblems(plan, { system, pending, budget, tokens, afterTools })[0];
+          const problem = planProblems(plan, { system, pending, budget, tokens, afterTools }).find((p) => !measured.has(p.rule));
           if (problem) throw new CtxsimError(`${during(t, afterTools)}: ${problem.rule}: ${problem.detail}`, 'policy');
           // The run keeps the previous prompt to compare the next one with: one array changed in place would spoil that.
           if (plan.messages === previous) {
@@ -79,7 +87,16 @@ export function guardPolicy(policy: Policy, label: string): Policy {
       };
     },
   };
+  GUARDED.add(guarded);
+  return guarded;
 }
+
+/** The rules a `naive: true` variant may break: a slice with no repair orphans tool messages and may start on one. */
+const NAIVE_RULES: ReadonlySet<string> = new Set(['tool-pairs', 'first-user']);
+const NO_RULES: ReadonlySet<string> = new Set();
+
+/** The policies `guardPolicy` made. */
+const GUARDED = new WeakSet<Policy>();
 
 /** Runs `f`; what it throws becomes a `CtxsimError` `${prefix()}: <its message>`, the thrown value its cause. */
 function attempt<T>(f: () => T, prefix: () => string): T {

@@ -21,8 +21,11 @@ export interface PolicyModule {
  * (a `.cjs` module's `module.exports` is its default export).
  */
 export function isPolicyPath(name: string): boolean {
-  return /^\.{0,2}\//.test(name) || /\.[cm]?js$/.test(name);
+  return POLICY_PATH.test(name);
 }
+
+/** What `isPolicyPath` accepts, as a pattern (the study schema uses it too). */
+export const POLICY_PATH = /^(?:\.{0,2}\/[^:]*|[^:]*\.[cm]?js)$/;
 
 /** The kinds a parameter table may declare. */
 const KINDS = ['int', 'number', 'string', 'boolean', 'duration', 'probability'] as const satisfies readonly ParamSpec['kind'][];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { POLICY_PATH } from './module.js';
 import { COMMON_PARAMS, defaultOf, policyParams, readParam, studyParamSchema } from './params.js';
 import type { ParamValue, Params, Policy } from './types.js';
 
@@ -13,6 +14,8 @@ export interface PolicyVariant {
   name: string;
   policy: Policy;
   params: Params;
+  /** For a policy loaded from a module: its absolute path and the sha256 of its bytes (worker threads import it again by path). */
+  module?: { file: string; hash: string };
 }
 
 /** Canonical name: the id, then the given parameters as key=value in the order given. */
@@ -109,5 +112,13 @@ export function policyEntrySchema(registry: ReadonlyMap<string, Policy>): z.ZodT
       })
       .describe(`${p.id}: ${p.describe}`),
   );
-  return z.union([spec, ...objects]);
+  // A module's path (see module.ts), as a spec or as the key of its parameters: checked when the module is loaded.
+  const moduleSpec = z
+    .string()
+    .regex(new RegExp(`^\\s*${POLICY_PATH.source.slice(1, -1)}\\s*(:.*)?$`))
+    .describe('a policy module: the path of a JavaScript file (./…, ../…, /… or ….mjs/.js), relative to the study file, with parameters as on the command line');
+  const moduleObject = z
+    .record(z.string().regex(POLICY_PATH), z.union([z.record(z.string(), z.unknown()), z.null()]))
+    .describe('a policy module’s path (relative to the study file) and its parameters; a list of values makes a sweep');
+  return z.union([spec, ...objects, moduleSpec, moduleObject]);
 }

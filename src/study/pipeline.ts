@@ -129,8 +129,15 @@ function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, 
     rules: [...new Set(run.models.map((m) => m.messageRules))].join(', '),
     seed: study.seed,
     policies: study.policies.map((p) => p.name),
+    ...moduleHashes(study),
     scenarios,
   };
+}
+
+/** Each module policy's id with the hash of its file (16 hex digits), or nothing when every policy is built in. */
+function moduleHashes(study: Study): Pick<StudyFingerprint, 'modules'> {
+  const modules = study.policies.flatMap((v) => (v.module ? [[v.policy.id, v.module.hash.slice(0, 16)] as const] : []));
+  return modules.length ? { modules: Object.fromEntries(modules) } : {};
 }
 
 /** What the reports say about the run besides its records. */

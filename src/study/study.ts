@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } from '../policies/spec.js';
+import { loadPolicyModules, moduleRequest, resolveNamed, resolveSpecString, type PolicyModules } from './policy-modules.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { COST_KEYS, DEFAULT_PROMPT_CACHE_TTL, type CostSettings } from '../pricing/settings.js';
@@ -176,8 +177,11 @@ export function defaultStudy(): Study {
   };
 }
 
-/** Reads a study file; every problem is reported with its place. */
-export function loadStudy(file: string): Study {
+/**
+ * Reads a study file, with the policy modules it names (loading a module is
+ * asynchronous); every problem is reported with its place.
+ */
+export async function loadStudy(file: string): Promise<Study> {
   const shown = displayPath(resolve(file));
   let text: string;
   try {
@@ -193,6 +197,7 @@ export function loadStudy(file: string): Study {
   const problems: Problem[] = [];
   const doc = src.check(studySchema, root, [], problems);
   const dir = dirname(resolve(file));
+  const modules = await studyModules(src, root, dir, problems);
   const base = defaultStudy();
   const study: Study = { ...base, file: resolve(file), out: resolve(dir, 'reports') };
   if (doc) {
@@ -227,7 +232,11 @@ export function loadStudy(file: string): Study {
   const entries: { i: number; variants: PolicyVariant[] }[] = [];
   if (Array.isArray(raw.policies) && raw.policies.length) {
     study.policies = raw.policies.flatMap((entry: unknown, i: number) => {
-      const r = policyEntry(entry);
+      // A module that could not be loaded is a problem already, at this entry.
+      const name = entryName(entry);
+      const request = name === undefined ? undefined : moduleRequest(name, dir);
+      if (request && !modules.has(request.file)) return [];
+      const r = policyEntry(entry, modules, dir);
       if (typeof r === 'string') {
         problems.push(src.problem(['policies', i], r));
         return [];
@@ -333,32 +342,61 @@ function modelProblems(
   return out;
 }
 
-/** A study's policy entry: `id`, `id:k=v`, or `{id: {k: v}}`. */
-function policyEntry(entry: unknown): PolicyVariant[] | string {
-  if (typeof entry === 'string') return policyFromString(entry);
+/** The name a study's policy entry gives (`id`, `id:k=v`, `{id: {k: v}}`; the id may be a module's path). */
+function entryName(entry: unknown): string | undefined {
+  if (typeof entry === 'string') {
+    const spec = parseSpecString(entry);
+    return typeof spec === 'string' ? undefined : spec.id;
+  }
+  if (entry && typeof entry === 'object' && !Array.isArray(entry)) {
+    const keys = Object.keys(entry);
+    return keys.length === 1 ? keys[0] : undefined;
+  }
+  return undefined;
+}
+
+/** Loads the policy modules a study's entries name (paths relative to the study file); one that cannot be loaded is a problem at its entry. */
+async function studyModules(src: SourceDoc, root: unknown, dir: string, problems: Problem[]): Promise<PolicyModules> {
+  const entries = root && typeof root === 'object' && Array.isArray((root as { policies?: unknown }).policies) ? ((root as { policies: unknown[] }).policies) : [];
+  const at = new Map<string, number>();
+  const requests = entries.flatMap((entry, i) => {
+    const name = entryName(entry);
+    const r = name === undefined ? undefined : moduleRequest(name, dir);
+    if (!r) return [];
+    if (!at.has(r.file)) at.set(r.file, i);
+    return [r];
+  });
+  return loadPolicyModules(requests, (e, r) => problems.push(src.problem(['policies', at.get(r.file)!], e.message)));
+}
+
+/** A study's policy entry: `id`, `id:k=v`, or `{id: {k: v}}`; the id may be a module's path, relative to the study's folder `dir`. */
+function policyEntry(entry: unknown, modules: PolicyModules, dir: string): PolicyVariant[] | string {
+  if (typeof entry === 'string') return resolveSpecString(entry, modules, dir);
   if (entry && typeof entry === 'object' && !Array.isArray(entry)) {
     const keys = Object.keys(entry);
     if (keys.length !== 1) return `expected one policy id as the key, got ${keys.length} keys`;
     const id = keys[0]!;
     const params = (entry as Record<string, unknown>)[id] ?? {};
     if (typeof params !== 'object' || Array.isArray(params)) return `policy ${id}: expected a mapping of parameters`;
-    return resolveSpec(REGISTRY, id, Object.entries(params as object));
+    return resolveNamed(id, Object.entries(params as object), modules, dir);
   }
   return `expected a policy id or {id: {parameter: value}}, got ${JSON.stringify(entry)}`;
 }
 
-/** A command-line policy spec such as `window-tokens:budget=2000`. */
-export function policyFromString(text: string): PolicyVariant[] | string {
-  const spec = parseSpecString(text);
-  if (typeof spec === 'string') return spec;
-  return resolveSpec(REGISTRY, spec.id, spec.given);
+/**
+ * A command-line policy spec such as `window-tokens:budget=2000`, or
+ * `./keep-edges.mjs:keep=1` for a module among `modules` (see
+ * `loadPolicyModules`; paths relative to the working folder).
+ */
+export function policyFromString(text: string, modules: PolicyModules = new Map()): PolicyVariant[] | string {
+  return resolveSpecString(text, modules, process.cwd());
 }
 
-/** Resolves `--policy` flags; a bad one is a usage error. */
-export function policiesFromFlags(specs: readonly string[]): PolicyVariant[] {
+/** Resolves `--policy` flags (modules loaded beforehand: `loadPolicyModules(specModules(specs))`); a bad one is a usage error. */
+export function policiesFromFlags(specs: readonly string[], modules: PolicyModules = new Map()): PolicyVariant[] {
   const seen = new Map<string, string>();
   return specs.flatMap((s) => {
-    const r = policyFromString(s);
+    const r = policyFromString(s, modules);
     if (typeof r === 'string') throw new UsageError(`--policy ${s}: ${r}`);
     for (const v of r) {
       const before = seen.get(v.name);

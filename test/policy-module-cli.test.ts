@@ -1,0 +1,238 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { capture } from './_io.js';
+import { ROOT } from './_shared.js';
+import { tempDir } from './_tmp.js';
+
+/**
+ * A policy module run like a built-in policy: from `--policy PATH:k=v` and
+ * from a study entry keyed by its path, swept, on worker threads, in the
+ * gate; and every way a module can be wrong, one line with exit 2.
+ *
+ * keep-edges (test/fixtures/policies/keep-edges.mjs) sends the system
+ * prompt, the first `keep` exchanges and the current turn. So with keep=0
+ * it sends exactly what `window-turns:turns=0` sends (the system prompt and
+ * the current turn), and with keep=5 on the five-turn noah-amnesia exactly
+ * what `full` sends: the built-ins are the reference for its token counts.
+ * Noah says his name in turn 1 and is asked it in turn 5: keep=0 has lost
+ * it, keep=1 still sends it.
+ */
+
+const FIXTURE = join(ROOT, 'test', 'fixtures', 'policies', 'keep-edges.mjs');
+const NOAH = join(ROOT, 'scenarios', 'noah-amnesia.yaml');
+
+async function cli(...args: string[]) {
+  const io = capture();
+  const code = await runMain(args, io);
+  return { code, out: io.stdout, err: io.stderr };
+}
+
+/** A CSV of plain cells (no quoting) as header-keyed rows. */
+function readCsv(file: string): Record<string, string>[] {
+  const [head, ...rows] = readFileSync(file, 'utf8').trimEnd().split('\n');
+  const keys = head!.split(',');
+  return rows.map((r) => Object.fromEntries(r.split(',').map((c, i) => [keys[i]!, c])));
+}
+
+/** A project folder with the fixture module at policies/keep-edges.mjs and noah-amnesia at s/. */
+function project(): string {
+  const dir = tempDir();
+  mkdirSync(join(dir, 'policies'));
+  mkdirSync(join(dir, 's'));
+  cpSync(FIXTURE, join(dir, 'policies', 'keep-edges.mjs'));
+  cpSync(NOAH, join(dir, 's', 'noah-amnesia.yaml'));
+  return dir;
+}
+
+const COMMON = ['--tokenizer', 'chars4', '--no-token-cache', '--quiet'];
+
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'study', 'policy-modules.ts')).mtimeMs;
+
+describe('a policy module from the command line', () => {
+  it('runs as a sweep beside built-ins, named by its id: keep=0 sends what window-turns:turns=0 sends, keep=5 what full sends', async () => {
+    const dir = project();
+    const out = join(dir, 'out');
+    const spec = './policies/keep-edges.mjs:keep=0|1|5';
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const r = await cli('run', '--scenario', 's/noah-amnesia.yaml', '--policy', spec, '--policy', 'window-turns:turns=0', '--policy', 'full', ...COMMON, '--out', out);
+      expect([r.code, r.err]).toEqual([0, '']);
+    } finally {
+      process.chdir(cwd);
+    }
+    const turns = readCsv(join(out, 'turns.csv'));
+    const tokens = (policy: string) => turns.filter((t) => t.policy === policy).map((t) => t.input_tokens);
+    expect(tokens('keep-edges:keep=0')).toEqual(tokens('window-turns:turns=0'));
+    expect(tokens('keep-edges:keep=5')).toEqual(tokens('full'));
+    expect(tokens('keep-edges:keep=1')).not.toEqual(tokens('full'));
+    const probes = readCsv(join(out, 'probes.csv'));
+    expect(probes.map((p) => [p.policy, p.turn, p.fact, p.outcome])).toEqual([
+      ['keep-edges:keep=0', '5', 'name', 'missing'],
+      ['keep-edges:keep=1', '5', 'name', 'retained'],
+      ['keep-edges:keep=5', '5', 'name', 'retained'],
+      ['window-turns:turns=0', '5', 'name', 'missing'],
+      ['full', '5', 'name', 'retained'],
+    ]);
+    // What it stores is scored like a built-in's: the transcript of its first `keep` exchanges.
+    const summary = readCsv(join(out, 'summary.csv'));
+    const stored = (policy: string) => Number(summary.find((s) => s.policy === policy)!.stored_bytes);
+    expect(stored('keep-edges:keep=0')).toBe(0);
+    // Turn 1: "My name is Noah." (16 bytes) and "Nice to meet you, Noah!" (23).
+    expect(stored('keep-edges:keep=1')).toBe(39);
+  });
+
+  it('explain shows what the module sends at a turn', async () => {
+    const r = await cli('explain', NOAH, '--policy', `${FIXTURE}:keep=1`, '--turn', '5', '--tokenizer', 'chars4');
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')[0]).toBe('noah-amnesia · keep-edges:keep=1 · turn 5 · chars4');
+    expect(r.out).toContain('My name is Noah.');
+    expect(r.out).not.toContain('Blue is my favorite color.');
+  });
+});
+
+describe('a policy module in a study', () => {
+  it('is named by its path relative to the study file; a sweep of its parameters gives the rows of the same specs on the command line', async () => {
+    const dir = project();
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies:', '  - ./policies/keep-edges.mjs: {keep: [0, 1]}', '  - full', ''].join('\n'));
+    expect((await cli('run', study, ...COMMON, '--out', join(dir, 'a'))).code).toBe(0);
+    const r = await cli('run', '--scenario', join(dir, 's', '*.yaml'), '--policy', `${join(dir, 'policies', 'keep-edges.mjs')}:keep=0|1`, '--policy', 'full', ...COMMON, '--out', join(dir, 'b'));
+    expect(r.code).toBe(0);
+    for (const f of ['turns.csv', 'probes.csv', 'summary.csv', 'policies.csv']) expect(readFileSync(join(dir, 'a', f), 'utf8'), f).toBe(readFileSync(join(dir, 'b', f), 'utf8'));
+    expect(readCsv(join(dir, 'a', 'policies.csv')).map((p) => p.policy)).toEqual(['keep-edges:keep=0', 'keep-edges:keep=1', 'full']);
+  });
+
+  it.skipIf(!built)(`runs on worker threads with output byte-identical to one thread${built ? '' : ' (skipped: dist/ is missing or stale)'}`, () => {
+    const dir = project();
+    cpSync(NOAH, join(dir, 's', 'noah-2.yaml'));
+    writeFileSync(join(dir, 's', 'noah-2.yaml'), readFileSync(NOAH, 'utf8').replace('id: noah-amnesia', 'id: noah-2'));
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies:', '  - ./policies/keep-edges.mjs: {keep: [0, 1, 2]}', '  - window-turns: {turns: 1}', ''].join('\n'));
+    const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
+    for (const jobs of ['1', '2']) execFileSync(process.execPath, [MAIN, 'run', study, ...COMMON, '--jobs', jobs, '--out', join(dir, `jobs-${jobs}`)], { env });
+    const files = readdirSync(join(dir, 'jobs-1')).sort();
+    expect(readdirSync(join(dir, 'jobs-2')).sort()).toEqual(files);
+    for (const f of files) expect(readFileSync(join(dir, 'jobs-2', f)).equals(readFileSync(join(dir, 'jobs-1', f))), f).toBe(true);
+  });
+
+  it('the gate says when the module changed', async () => {
+    const dir = project();
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies: ["./policies/keep-edges.mjs:keep=1"]', ''].join('\n'));
+    const baseline = join(dir, 'baseline.json');
+    expect((await cli('run', study, ...COMMON, '--out', join(dir, 'out'), '--save-baseline', baseline)).code).toBe(0);
+    const same = await cli('check', study, ...COMMON, '--baseline', baseline);
+    expect(same.code).toBe(0);
+    expect(same.out).not.toContain('policy implementation changed');
+    appendFileSync(join(dir, 'policies', 'keep-edges.mjs'), '// a comment changes the file, not what it sends\n');
+    const changed = await cli('check', study, ...COMMON, '--baseline', baseline);
+    expect(changed.code).toBe(0);
+    expect(changed.out).toContain('- policy implementation changed: keep-edges\n');
+  });
+});
+
+describe('a bad policy module: one line, exit 2', () => {
+  /** Writes a module into a fresh folder; returns its path. */
+  function moduleFile(text: string, name = 'bad.mjs'): string {
+    const file = join(tempDir(), name);
+    writeFileSync(file, text);
+    return file;
+  }
+
+  /** A module of the documented shape whose `prompt` is `body` (given `pending`, `head`, `kept`). */
+  const shaped = (prompt: string, id = 'bad') => `export default {
+  id: '${id}',
+  describe: 'a broken policy',
+  params: {},
+  start(conversation) {
+    const head = conversation.system ? [conversation.system] : [];
+    const kept = [];
+    return {
+      prompt(pending, info) { ${prompt} },
+      commit(exchange) { kept.push(...exchange); return []; },
+      forget() { return []; },
+      artifacts() { return []; },
+    };
+  },
+};
+`;
+
+  async function fails(spec: string, message: string | RegExp): Promise<void> {
+    const r = await cli('run', '--scenario', NOAH, '--policy', spec, ...COMMON, '--out', join(tempDir(), 'out'));
+    expect(r.code).toBe(2);
+    expect(r.err.split('\n')).toHaveLength(2);
+    if (typeof message === 'string') expect(r.err).toBe(`ctxsim: ${message}\n`);
+    else expect(r.err).toMatch(message);
+  }
+
+  it('a missing file', async () => {
+    const file = join(tempDir(), 'nope.mjs');
+    await fails(file, `policy module ${file}: no such file`);
+  });
+
+  it('no default export, and a default export of the wrong shape', async () => {
+    const none = moduleFile('export const policy = {};\n');
+    await fails(none, `policy module ${none}: no default export (expected \`export default { id, describe, params, start }\`)`);
+    const noStart = moduleFile("export default { id: 'x', describe: 'x', params: {} };\n");
+    await fails(noStart, `policy module ${noStart}: start must be a function (conversation, params, deps) => session, got undefined`);
+  });
+
+  it('an unknown parameter, and a value out of bounds', async () => {
+    await fails(`${FIXTURE}:kep=1`, `--policy ${FIXTURE}:kep=1: policy keep-edges: unknown parameter "kep" (expected one of keep, sessionCap, forget, moderation)`);
+    await fails(`${FIXTURE}:keep=-1`, `--policy ${FIXTURE}:keep=-1: policy keep-edges: parameter keep: expected a number ≥ 0, got "-1"`);
+  });
+
+  it('an id of a built-in policy, or of another module', async () => {
+    const full = moduleFile(shaped('return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };', 'full'));
+    await fails(full, `policy module ${full}: id "full" is a built-in policy's; give the module an id of its own`);
+    const twin = moduleFile(readFileSync(FIXTURE, 'utf8'), 'twin.mjs');
+    const r = await cli('run', '--scenario', NOAH, '--policy', FIXTURE, '--policy', twin, ...COMMON, '--out', join(tempDir(), 'out'));
+    expect([r.code, r.err]).toEqual([2, `ctxsim: policy module ${twin}: id "keep-edges" is also the id of ${FIXTURE}; each module needs an id of its own\n`]);
+  });
+
+  it('throws at turn 3: the run stops naming the policy, the turn and the scenario; CTXSIM_DEBUG=1 adds the stack', async () => {
+    const file = moduleFile(shaped("if (info.turn.index === 3) throw new Error('no memory left'); return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };"));
+    await fails(file, 'bad: turn 3 of noah-amnesia: threw: no memory left');
+    process.env.CTXSIM_DEBUG = '1';
+    try {
+      const r = await cli('run', '--scenario', NOAH, '--policy', file, ...COMMON, '--out', join(tempDir(), 'out'));
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/^ctxsim: bad: turn 3 of noah-amnesia: threw: no memory left\nError: no memory left\n\s+at /);
+    } finally {
+      delete process.env.CTXSIM_DEBUG;
+    }
+  });
+
+  it.each([
+    ['the current turn not sent last', 'return { messages: [...head, ...pending, ...kept], overBudget: false, upkeep: [], stablePrefix: head.length };', 'bad: turn 2 of noah-amnesia: current-turn-last: the current turn is not sent last, in full'],
+    ['the system prompt not pinned', 'return { messages: [...kept, ...head, ...pending], overBudget: false, upkeep: [], stablePrefix: 1 };', /^ctxsim: bad: turn 2 of noah-amnesia: system-pinned: /],
+    ['a plan of the wrong shape', 'return { messages: [...head, ...pending], upkeep: [], stablePrefix: 0 };', /^ctxsim: bad: turn 1 of noah-amnesia: plan: /],
+  ])('breaks a rule: %s', async (_, prompt, message) => {
+    await fails(moduleFile(shaped(prompt)), message);
+  });
+
+  it.skipIf(!built)(`a syntax error (the built CLI: Node's own loader)${built ? '' : ' (skipped: dist/ is missing or stale)'}`, () => {
+    const file = moduleFile('export default { id: "x", describe: ;\n');
+    const r = spawnSync(process.execPath, [MAIN, 'run', '--scenario', NOAH, '--policy', file, ...COMMON, '--out', join(tempDir(), 'out')], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(`ctxsim: policy module ${file}: syntax error: Unexpected token ';'\n`);
+  });
+
+  it('in a study: the problem is placed at the entry that names the module', async () => {
+    const dir = project();
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies:', '  - full', '  - ./policies/missing.mjs: {keep: 1}', '  - ./policies/keep-edges.mjs: {keep: [1, nope]}', ''].join('\n'));
+    const r = await cli('run', study, ...COMMON, '--out', join(dir, 'out'));
+    expect(r.code).toBe(2);
+    expect(r.err.split('\n').map((l) => l.replace(`${dir}/`, ''))).toEqual([
+      'ctxsim: study.yaml:4:5 policies[1]: policy module ./policies/missing.mjs: no such file',
+      'ctxsim: study.yaml:5:5 policies[2]: policy keep-edges: parameter keep: expected a whole number, got "nope"',
+      '',
+    ]);
+  });
+});
