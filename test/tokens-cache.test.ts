@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,6 +67,20 @@ describe('token cache across runs', () => {
   it('without a cache folder every run counts again and nothing is written', () => {
     expect(runStudy(study(false)).tokenizerCalls).toBe(8);
     expect(runStudy(study(false)).tokenizerCalls).toBe(8);
+  });
+
+  it('a save removes the temp files of saves that died before their rename, and keeps a live run’s', () => {
+    const dir = tempDir();
+    runStudy(study(dir));
+    // A process that has exited: its pid is free (and not reused within this test).
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    const stale = `o200k_base.tokens.${dead}-0-0123abcd.tmp`;
+    const live = `o200k_base.tokens.${process.pid}-1-89abcdef.tmp`;
+    const old = `o200k_base.tokens.${process.pid}-2-deadbeef.tmp`;
+    for (const f of [stale, live, old, 'other.tokens.1-0-0123abcd.tmp']) writeFileSync(join(dir, f), 'partial');
+    utimesSync(join(dir, old), new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
+    runStudy(study(dir, chat('Something new')));
+    expect(readdirSync(dir).sort()).toEqual([live, 'o200k_base.tokens', 'other.tokens.1-0-0123abcd.tmp'].sort());
   });
 
   it('chars4 needs no cache file', () => {

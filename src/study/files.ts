@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CtxsimError } from '../errors.js';
+import { alive } from '../process.js';
 
 /**
  * Output files written all-or-nothing, through one staging folder per run
@@ -23,18 +24,6 @@ export const STAGING_PREFIX = '.ctxsim-staging-';
 
 /** A staging folder older than this is stale even when its process id belongs to a live process (the id was reused). */
 export const STAGING_STALE_MS = 7 * 24 * 3600 * 1000;
-
-/** Whether process `pid` is alive on this machine. */
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: alive, but another user's.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes the staging folders in `dir` left by runs that died: one whose

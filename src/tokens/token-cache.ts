@@ -1,7 +1,8 @@
 import { hash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { alive } from '../process.js';
 import { endianness } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 import type { TokenCount } from './bounded.js';
@@ -276,6 +277,7 @@ export class TokenCache {
       mkdirSync(join(this.file, '..'), { recursive: true });
       release = lock(this.file);
       if (!release) warnings.push(`token cache ${this.file}: another run held the lock for ${LOCK_WAIT_MS / 1000} s; saving without it`);
+      else removeStaleTemps(this.file);
       const now = readCacheFile(this.file, this.counter);
       const onDisk = now.status === 'ok' ? now.records : new Uint32Array(0);
       records = merge(merge(onDisk, this.records), mine);
@@ -327,6 +329,38 @@ function lock(file: string): (() => void) | undefined {
     Atomics.wait(pause, 0, 0, wait);
   }
 }
+
+/** A save's temp file beside the cache file: `<file>.<pid>-<thread>-<random>.tmp`. */
+const TEMP = /^(.*)\.(\d+)-\d+-[0-9a-f]{8}\.tmp$/;
+
+/**
+ * Removes the temp files of saves that died before their rename (killed
+ * runs): those of `file` whose process is gone, or older than an hour.
+ * Called under the lock, when no save of a live run is between its write
+ * and its rename (one that gave up waiting for the lock is young). Best effort.
+ */
+function removeStaleTemps(file: string, now = Date.now()): void {
+  const dir = dirname(file);
+  const base = basename(file);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = TEMP.exec(name);
+    if (!m || m[1] !== base) continue;
+    const path = join(dir, name);
+    try {
+      if (!alive(Number(m[2])) || now - statSync(path).mtimeMs > TEMP_STALE_MS) rmSync(path, { force: true });
+    } catch {
+      // Gone meanwhile, or not ours to remove.
+    }
+  }
+}
+
+const TEMP_STALE_MS = 3_600_000;
 
 /** Removes the lock at `path` if it is older than LOCK_STALE_MS; whether it did (or the lock is gone). */
 function breakStale(path: string): boolean {
