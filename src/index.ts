@@ -18,7 +18,7 @@
 export { CtxsimError, ScenarioError, UsageError, formatProblem, type Problem } from './errors.js';
 
 // Studies
-export { defaultStudy, displayPath, loadScenarios, loadStudy, policyFromString, studyJsonSchema, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study } from './study/study.js';
+export { defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, policyFromString, studyJsonSchema, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study } from './study/study.js';
 export {
   resultsMeta,
   runStudyPipeline,
@@ -32,6 +32,7 @@ export {
 } from './study/pipeline.js';
 export { digestSink, fileSink, folderSink, gateSink, memorySink, shardSink, textSink, type GateRun, type KeptResults, type ReportedResults } from './study/sinks.js';
 export { mergeShardFiles } from './study/merge.js';
+export { loadPolicyModules, specModules, type ModuleRequest, type PolicyModules } from './study/policy-modules.js';
 
 // Scenarios: load, parse, generate, import, write
 export { loadScenarioFile, parseScenario } from './scenario/load.js';
@@ -42,10 +43,10 @@ export type { ScenarioOut } from './scenario/docs.js';
 export { scenarioJsonSchema } from './scenario/schema.js';
 
 // Running conversations through policies
-export { runStudy, streamStudy, type Conversations, type EncodedScenario, type RecordLists, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecordLists, type ScenarioRecords } from './engine/run.js';
+export { runStudy, streamStudy, type Conversations, type ModelContext, type RunModel, type EncodedScenario, type RecordLists, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecordLists, type ScenarioRecords } from './engine/run.js';
 export { runStudyParallel, streamStudyParallel } from './engine/parallel.js';
 export { replay, type Replay, type ReplayContext, type SentCall } from './engine/replay.js';
-export { replayContext } from './engine/run.js';
+export { replayContext, replayContexts } from './engine/run.js';
 export { byPolicy, summaryOf } from './engine/summary.js';
 
 // Policies: the registry, specs, writing one's own, the contract every policy keeps
@@ -55,7 +56,20 @@ export type { Artifact, ForgetFact, ForgetInfo, ParamSpec, ParamTable, ParamValu
 export { definePolicy, type PolicyParams } from './policies/define.js';
 export { COMMON_PARAMS, paramsFromTable, type CommonParams } from './policies/params.js';
 export { param } from './policies/param.js';
-export { checkPolicyContract, CONTRACT_RULES, contractVariants, formatContractViolation, type ContractOptions, type ContractRule, type ContractViolation } from './policies/contract.js';
+export {
+  checkPolicyContract,
+  CONTRACT_RULES,
+  contractVariants,
+  formatContractViolation,
+  planProblems,
+  type ContractOptions,
+  type ContractRule,
+  type ContractViolation,
+  type PlanCall,
+  type PlanProblem,
+} from './policies/contract.js';
+export { guardPolicy } from './policies/guard.js';
+export { isPolicyPath, loadPolicyModule, type PolicyModule } from './policies/module.js';
 
 // Prices and provider rules
 export { builtinPrices, loadPrices } from './pricing/load.js';
@@ -71,7 +85,7 @@ export { encodingForModel, textCounter, type EncodingName, type ResolvedEncoding
 export { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from './records/csv.js';
 export { parseResultsJson, resultsJson, type ResultsDocument, type ResultsMeta } from './records/json.js';
 export { dollars, percent, usd } from './records/format.js';
-export type { ReportInfo } from './records/info.js';
+export type { ModelInfo, PolicyInfo, ReportInfo, ScenarioInfo } from './records/info.js';
 export type { Reported } from './records/digest.js';
 
 // Reports: strings and bytes
