@@ -236,7 +236,28 @@ export function studyParamSchema(schema: z.ZodType): z.ZodType {
 
 /** Reads one parameter value (from YAML or from text); returns an error message when it is bad. */
 export function readParam(key: string, schema: z.ZodType, raw: unknown): { value: ParamValue } | { error: string } {
-  const r = valueOf(schema).safeParse(fromText(paramMeta(schema).kind, raw));
+  const r = valueOf(schema).safeParse(fromText(paramMeta(schema).kind, raw), { error: plainIssue });
   if (r.success) return { value: r.data as ParamValue };
   return { error: `parameter ${key}: expected ${r.error.issues[0]?.message ?? 'a valid value'}, got ${JSON.stringify(raw)}` };
+}
+
+/**
+ * What a schema without messages of its own (a policy module's zod object)
+ * expected, in the words the parameter builders use: `a whole number ≥ 0`,
+ * `one of a, b`. Undefined leaves zod's message.
+ */
+function plainIssue(issue: z.core.$ZodRawIssue): string | undefined {
+  const noun = (origin: unknown) => (origin === 'int' ? 'a whole number' : 'a number');
+  switch (issue.code) {
+    case 'invalid_type':
+      return { int: 'a whole number', number: 'a number', string: 'text', boolean: 'true or false' }[issue.expected as string];
+    case 'too_small':
+      return issue.origin === 'number' || issue.origin === 'int' ? `${noun(issue.origin)} ${issue.inclusive ? '≥' : '>'} ${issue.minimum}` : undefined;
+    case 'too_big':
+      return issue.origin === 'number' || issue.origin === 'int' ? `${noun(issue.origin)} ${issue.inclusive ? '≤' : '<'} ${issue.maximum}` : undefined;
+    case 'invalid_value':
+      return `one of ${issue.values.map(String).join(', ')}`;
+    default:
+      return undefined;
+  }
 }

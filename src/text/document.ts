@@ -215,21 +215,24 @@ function kind(v: unknown): string {
   return typeof v;
 }
 
+/** How a message names the type zod expected. */
+const EXPECTED: Partial<Record<string, string>> = { record: 'mapping', object: 'mapping', array: 'list', int: 'a whole number' };
+
 function describe(issue: z.core.$ZodIssue, value: unknown): string {
   if (value === undefined && issue.code === 'invalid_union') return 'required but missing';
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return 'required but missing';
-      return `expected ${issue.expected === 'record' || issue.expected === 'object' ? 'mapping' : issue.expected === 'array' ? 'list' : issue.expected}, got ${kind(value)} ${show(value)}${typeof value === 'number' && issue.expected === 'string' ? ' (quote it)' : ''}`;
+      return `expected ${EXPECTED[issue.expected] ?? issue.expected}, got ${kind(value)} ${show(value)}${typeof value === 'number' && issue.expected === 'string' ? ' (quote it)' : ''}`;
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
     case 'too_small':
       if (issue.origin === 'array') return `expected at least ${issue.minimum} item(s)`;
-      if (issue.origin === 'number') return `expected a number ${issue.inclusive ? '≥' : '>'} ${issue.minimum}, got ${show(value)}`;
+      if (issue.origin === 'number' || issue.origin === 'int') return `expected ${issue.origin === 'int' ? 'a whole number' : 'a number'} ${issue.inclusive ? '≥' : '>'} ${issue.minimum}, got ${show(value)}`;
       return `${issue.message}, got ${show(value)}`;
     case 'too_big':
       if (issue.origin === 'array') return `expected at most ${issue.maximum} item(s)`;
-      if (issue.origin === 'number') return `expected a number ${issue.inclusive ? '≤' : '<'} ${issue.maximum}, got ${show(value)}`;
+      if (issue.origin === 'number' || issue.origin === 'int') return `expected ${issue.origin === 'int' ? 'a whole number' : 'a number'} ${issue.inclusive ? '≤' : '<'} ${issue.maximum}, got ${show(value)}`;
       return `${issue.message}, got ${show(value)}`;
     default:
       return `${issue.message}, got ${show(value)}`;
