@@ -9,8 +9,14 @@ import { forgetSchema, messageSchema, scenarioSchema, turnSchema, type ToolDoc }
 
 export const DEFAULT_GAP_SECONDS = 30;
 
-/** Keys only a study file has: a file with one of them and no turns is a study handed where a scenario belongs. */
-const STUDY_KEYS: ReadonlySet<string> = new Set(['scenarios', 'policies', 'prices', 'model', 'seed', 'out', 'gate', 'route', 'fallback', 'latency', 'cache', 'cacheTtl', 'tokenizer', 'rules']);
+/**
+ * The keys of a study file (study/study.ts checks at compile time that its
+ * schema has exactly these): a file with one of them and no turns is a study
+ * handed where a scenario belongs.
+ */
+export const STUDY_FILE_KEYS = ['seed', 'model', 'models', 'tokenizer', 'prices', 'cache', 'rules', 'cacheTtl', 'route', 'fallback', 'latency', 'scenarios', 'policies', 'out', 'gate'] as const;
+
+const STUDY_KEYS: ReadonlySet<string> = new Set(STUDY_FILE_KEYS);
 
 /** Reads a scenario file (YAML or JSON); throws a ScenarioError listing every problem. */
 export function loadScenarioFile(file: string, displayName = file): Conversation {

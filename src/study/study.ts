@@ -14,7 +14,7 @@ import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
-import { loadScenarioPlaced } from '../scenario/load.js';
+import { loadScenarioPlaced, STUDY_FILE_KEYS } from '../scenario/load.js';
 import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
@@ -79,6 +79,11 @@ const studySchema = z.strictObject({
     })
     .optional(),
 });
+
+// The keys a scenario file is told apart from a study by (scenario/load.ts) are exactly the study schema's.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const KEYS_MATCH: Same<keyof typeof studySchema.shape, (typeof STUDY_FILE_KEYS)[number]> = true;
+void KEYS_MATCH;
 
 /** What each key of a study file means, for its JSON Schema. */
 const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
