@@ -120,6 +120,24 @@ describe('a policy module in a study', () => {
     for (const f of files) expect(readFileSync(join(dir, 'jobs-2', f)).equals(readFileSync(join(dir, 'jobs-1', f))), f).toBe(true);
   });
 
+  it('shards of a study with a module merge into exactly the unsharded run', async () => {
+    process.env.SOURCE_DATE_EPOCH = '1700000000';
+    try {
+      const dir = project();
+      writeFileSync(join(dir, 's', 'noah-2.yaml'), readFileSync(NOAH, 'utf8').replace('id: noah-amnesia', 'id: noah-2'));
+      const study = join(dir, 'study.yaml');
+      writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies:', '  - ./policies/keep-edges.mjs: {keep: [0, 1]}', '  - full', ''].join('\n'));
+      expect((await cli('run', study, ...COMMON, '--out', join(dir, 'whole'))).code).toBe(0);
+      for (const k of [1, 2, 3]) expect((await cli('run', study, ...COMMON, '--shard', `${k}/3`, '--out', join(dir, `p${k}`))).code).toBe(0);
+      expect((await cli('merge', join(dir, 'p1'), join(dir, 'p2'), join(dir, 'p3'), '--out', join(dir, 'merged'), '--quiet')).code).toBe(0);
+      const files = readdirSync(join(dir, 'whole')).sort();
+      expect(readdirSync(join(dir, 'merged')).sort()).toEqual(files);
+      for (const f of files) expect(readFileSync(join(dir, 'merged', f)).equals(readFileSync(join(dir, 'whole', f))), f).toBe(true);
+    } finally {
+      delete process.env.SOURCE_DATE_EPOCH;
+    }
+  });
+
   it('the gate says when the module changed', async () => {
     const dir = project();
     const study = join(dir, 'study.yaml');
