@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { streamFor } from '../src/engine/replay.js';
+import { blocks } from '../src/policies/blocks.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import type { PromptPlan } from '../src/policies/types.js';
 import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
@@ -37,7 +38,7 @@ export interface TurnTrace {
 /** Drives a session the way the replay engine does: one call after the user message, one more after tool results. */
 export function trace(conversation: Conversation, spec: string, tokens = new TokenCounter('chars4'), seed = 42): TurnTrace[] {
   const v = variant(spec);
-  const session = v.policy.start(conversation, v.params, { tokens, random: streamFor(seed, conversation.id, v.name), model: 'gpt-4o-mini' });
+  const session = v.policy.start(conversation, v.params, { tokens, random: streamFor(seed, conversation.id, v.name), model: 'gpt-4o-mini', blocks });
   let time = 0;
   return conversation.turns.map((turn) => {
     if (turn.index > 1) time += turn.gapSeconds;

@@ -1,4 +1,5 @@
 import seedrandom from 'seedrandom';
+import { blocks } from '../policies/blocks.js';
 import { guardPolicy } from '../policies/guard.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { Artifact, PolicySession, PromptPlan, TurnInfo } from '../policies/types.js';
@@ -152,7 +153,7 @@ class Replayer {
   ) {
     const { tokens, model } = ctx;
     // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario.
-    this.session = guardPolicy(variant.policy, variant.name).start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model });
+    this.session = guardPolicy(variant.policy, variant.name).start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks });
     this.meter = new Meter(ctx.prices, {
       settings: ctx.costs,
       count: (m) => tokens.message(m),

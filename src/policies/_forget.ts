@@ -1,6 +1,7 @@
 import { messageText } from '../tokens/counter.js';
 import type { ArtifactKind, Message } from '../types.js';
 import { normalize } from '../text/normalize.js';
+import { STORED_DIMENSIONS } from '../upkeep/embedder.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import type { CommonParams } from './params.js';
 import type { Artifact, ForgetFact, TurnInfo } from './types.js';
@@ -47,6 +48,11 @@ export function artifact(kind: ArtifactKind, texts: string[], extraBytes = 0): A
 /** The raw messages a policy stores, as a `transcript` artifact. */
 export function transcriptArtifact(messages: readonly Message[]): Artifact {
   return artifact('transcript', messages.map(messageText));
+}
+
+/** Stored texts as a `vectors` artifact: their bytes plus an embedding each, sized as a backend stores it (STORED_DIMENSIONS × 4 bytes). */
+export function vectorsArtifact(texts: string[]): Artifact {
+  return artifact('vectors', texts, texts.length * STORED_DIMENSIONS * 4);
 }
 
 /**

@@ -1,12 +1,13 @@
 import type { TokenCounter } from '../tokens/counter.js';
-import type { Conversation, UpkeepCall } from '../types.js';
-import { holds } from '../upkeep/redact.js';
+import type { Conversation, Message, UpkeepCall } from '../types.js';
+import { extract } from '../upkeep/extractor.js';
+import { holds, redactText } from '../upkeep/redact.js';
 import { forgetInSummary, type Summary } from '../upkeep/summarizer.js';
 import type { Fact, Injected } from '../upkeep/types.js';
-import { cascades, type Erasures } from './_forget.js';
-import { sum, type Exchange } from './_transcript.js';
+import { artifact, cascades, valuesOf, type Erasures } from './_forget.js';
+import { sum } from './_transcript.js';
 import type { CommonParams } from './params.js';
-import type { ForgetFact, TurnInfo } from './types.js';
+import type { Artifact, Exchange, FactSheetBlock, FactSheetParams, ForgetFact, PolicyDeps, TurnInfo } from './types.js';
 
 /**
  * What the simulated upkeep knows: the facts each turn states (from the
@@ -92,4 +93,67 @@ export function eraseFromSummary(
     hidden: ctx.hidden,
   });
   return { memory: r.summary, upkeep: [r.call] };
+}
+
+/**
+ * The fact sheet of the `facts` policy ("Known facts: name: Kavya; order_id:
+ * SE-10423"): after each turn one simulated extraction reads the turn and
+ * updates it, a later value of a fact replacing the earlier one.
+ */
+export class FactSheet implements FactSheetBlock {
+  private readonly known = new Map<string, string>();
+  // One message object per version of the sheet, so it is counted once and stays a stable prefix.
+  private sheet: Message | undefined;
+
+  constructor(
+    private readonly params: FactSheetParams,
+    private readonly deps: Pick<PolicyDeps, 'tokens' | 'random' | 'model'>,
+  ) {}
+
+  read(exchange: Exchange, info: TurnInfo): UpkeepCall {
+    const { tokens, random, model } = this.deps;
+    const r = extract({
+      tokens,
+      random,
+      model: this.params.extractModel ?? model,
+      recall: this.params.recall,
+      exchange,
+      stated: Object.entries(info.turn.facts),
+      injection: info.turn.injection,
+    });
+    let changed = false;
+    for (const [name, value] of r.found) {
+      if (this.known.get(name) === value) continue;
+      this.known.set(name, value);
+      changed = true;
+    }
+    if (changed) this.write();
+    return r.call;
+  }
+
+  erase(facts: readonly ForgetFact[]): void {
+    const values = valuesOf(facts);
+    const names = new Set(facts.map((f) => f.name));
+    let changed = false;
+    for (const [name, value] of [...this.known]) {
+      if (names.has(name)) this.known.delete(name);
+      else if (holds(value, values)) this.known.set(name, redactText(value, values));
+      else continue;
+      changed = true;
+    }
+    if (changed) this.write();
+  }
+
+  messages(): Message[] {
+    return this.sheet ? [this.sheet] : [];
+  }
+
+  artifact(): Artifact {
+    return artifact('facts', this.sheet ? [this.sheet.content] : []);
+  }
+
+  private write(): void {
+    const known = this.known;
+    this.sheet = known.size ? { role: 'system', content: `Known facts: ${[...known].map(([k, v]) => `${k}: ${v}`).join('; ')}`, origin: 'facts' } : undefined;
+  }
 }

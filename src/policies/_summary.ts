@@ -3,9 +3,9 @@ import type { Conversation, Message, UpkeepCall } from '../types.js';
 import { summarize, type Summary } from '../upkeep/summarizer.js';
 import { artifact, Erasures, moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { eraseFromSummary, factValues, injected, statedFacts } from './_memory.js';
-import { Transcript, type Exchange } from './_transcript.js';
+import { Transcript } from './_transcript.js';
 import { int, model, probability, type CommonParams } from './params.js';
-import type { PolicyDeps, PolicySession } from './types.js';
+import type { Exchange, PolicyDeps, PolicySession } from './types.js';
 
 /** The parameters both summary policies take for their summarizer. */
 export const SUMMARIZER_PARAMS = {

@@ -2,10 +2,7 @@ import type { TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message } from '../types.js';
 import { moderated, redactMessage, valuesOf } from './_forget.js';
 import type { CommonParams } from './params.js';
-import type { PolicySession } from './types.js';
-
-/** The messages of one finished turn: the user message first, then tool messages and the reply. */
-export type Exchange = readonly Message[];
+import type { Exchange, PolicySession } from './types.js';
 
 /**
  * The raw history a policy keeps, exchange by exchange. With `sessionCap` the

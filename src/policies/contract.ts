@@ -7,6 +7,7 @@ import { messageText, TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, Turn, UpkeepCall } from '../types.js';
 import { injectionQuote } from '../upkeep/quote.js';
 import { holds } from '../upkeep/redact.js';
+import { blocks } from './blocks.js';
 import { defaultOf, paramMeta } from './params.js';
 import { paramShape, resolvePolicy, type PolicyVariant } from './spec.js';
 import type { Artifact, ForgetFact, Policy, PolicySession, PromptPlan } from './types.js';
@@ -196,6 +197,7 @@ function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps,
     tokens: deps.tokens,
     random: seedrandom(`${deps.seed}:${conversation.id}:${variant.name}\0`),
     model: deps.model,
+    blocks,
   });
   const records: Records = [];
   const record = (turn: number, value: unknown) => records.push({ turn, text: JSON.stringify(value) });

@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import type { Message } from '../types.js';
-import { extract } from '../upkeep/extractor.js';
-import { holds, redactText } from '../upkeep/redact.js';
-import { artifact, cascades, moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { cascades, moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { FactSheet } from './_memory.js';
 import { pinned, Transcript } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { int, model as modelParam, probability } from './params.js';
@@ -21,60 +19,30 @@ export const facts = definePolicy({
     extractModel: modelParam({ describe: 'model the extraction call runs on (default: the chat model)' }),
     recall: probability({ default: 1, describe: 'chance that the extractor finds each fact a turn states' }),
   }),
-  start(conversation, params, { tokens, random, model }) {
+  start(conversation, params, deps) {
     const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
     const recent = params.recent;
-    const known = new Map<string, string>();
-    // One message object per version of the sheet, so it is counted once and stays a stable prefix.
-    let sheet: Message | undefined;
-    const write = () => {
-      sheet = known.size ? { role: 'system', content: `Known facts: ${[...known].map(([k, v]) => `${k}: ${v}`).join('; ')}`, origin: 'facts' } : undefined;
-    };
+    const sheet = new FactSheet(params, deps);
     const kept = () => history.messages(Math.max(0, history.exchanges.length - recent));
     return {
       prompt(pending) {
-        const memory = sheet ? [sheet] : [];
+        const memory = sheet.messages();
         return { messages: head.concat(memory, kept(), pending), overBudget: false, upkeep: [], stablePrefix: head.length + memory.length };
       },
       commit(exchange, info) {
         if (moderated(params, info)) return [];
-        const r = extract({
-          tokens,
-          random,
-          model: params.extractModel ?? model,
-          recall: params.recall,
-          exchange,
-          stated: Object.entries(info.turn.facts),
-          injection: info.turn.injection,
-        });
-        let changed = false;
-        for (const [name, value] of r.found) {
-          if (known.get(name) === value) continue;
-          known.set(name, value);
-          changed = true;
-        }
-        if (changed) write();
+        const call = sheet.read(exchange, info);
         history.add(exchange);
-        return [r.call];
+        return [call];
       },
       // Cascade: the forgotten facts leave the sheet, and their values any other entry (a store edit, not a model call).
       forget(facts) {
-        const values = valuesOf(facts);
-        history.redact(values);
-        if (!cascades(params)) return [];
-        const names = new Set(facts.map((f) => f.name));
-        let changed = false;
-        for (const [name, value] of [...known]) {
-          if (names.has(name)) known.delete(name);
-          else if (holds(value, values)) known.set(name, redactText(value, values));
-          else continue;
-          changed = true;
-        }
-        if (changed) write();
+        history.redact(valuesOf(facts));
+        if (cascades(params)) sheet.erase(facts);
         return [];
       },
-      artifacts: () => [transcriptArtifact(kept()), artifact('facts', sheet ? [sheet.content] : [])],
+      artifacts: () => [transcriptArtifact(kept()), sheet.artifact()],
     };
   },
 });

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { transcriptArtifact } from './_forget.js';
-import { fixedTokens, pinned, sum, Transcript, transcriptMemory, type Exchange } from './_transcript.js';
+import { fixedTokens, pinned, sum, Transcript, transcriptMemory } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { BUDGET, int } from './params.js';
+import type { Exchange } from './types.js';
 
 /**
  * Fills `budget` by priority: the last `keepRecent` exchanges (newest first,

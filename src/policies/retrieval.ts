@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { parseDuration } from '../text/duration.js';
 import { messageText } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
-import { cosine, embed, STORED_DIMENSIONS, type Vector } from '../upkeep/embedder.js';
+import { cosine, embed, type Vector } from '../upkeep/embedder.js';
 import { holds } from '../upkeep/redact.js';
 import { VectorStore, type Stored } from '../upkeep/store.js';
-import { artifact, cascades, moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { cascades, moderated, transcriptArtifact, valuesOf, vectorsArtifact } from './_forget.js';
 import { TurnGate } from './_memory.js';
 import { pinned, Transcript } from './_transcript.js';
 import { definePolicy } from './define.js';
@@ -182,7 +182,7 @@ export const retrieval = definePolicy({
         const messages = history.flat;
         const verbatim = windowFrom(messages, messages.length - Math.max(params.recent, params.fallbackRecent));
         const entries = store.all;
-        return [transcriptArtifact(verbatim), artifact('vectors', entries.map((e) => messageText(e.value)), entries.length * STORED_DIMENSIONS * 4)];
+        return [transcriptArtifact(verbatim), vectorsArtifact(entries.map((e) => messageText(e.value)))];
       },
     };
   },

@@ -1,6 +1,9 @@
 import type { z } from 'zod';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { ArtifactKind, Conversation, Message, Turn, UpkeepCall } from '../types.js';
+import type { Vector } from '../upkeep/embedder.js';
+import type { ForgetSummaryRequest, SummarizeRequest, Summary } from '../upkeep/summarizer.js';
+import type { VectorStore } from '../upkeep/store.js';
 
 /** A parameter value after parsing: numbers, strings and booleans. */
 export type ParamValue = number | string | boolean;
@@ -22,13 +25,163 @@ export interface ParamSpec {
 /** A policy's parameters in the table shape: name → `ParamSpec`. */
 export type ParamTable = Readonly<Record<string, ParamSpec>>;
 
-/** What a policy session may use: counts, the seeded stream, the models in play. */
+/** What a policy session may use: counts, the seeded stream, the models in play, the building blocks. */
 export interface PolicyDeps {
   tokens: TokenCounter;
   /** Seeded uniform [0,1) stream for this (seed, scenario, policy). */
   random: () => number;
   /** The chat model. */
   model: string;
+  /** The pieces the built-in policies are made of (the package's `blocks`, the same object), for a policy module that imports nothing. */
+  blocks: Blocks;
+}
+
+/** The messages of one finished turn: the user message first, then tool messages and the reply. */
+export type Exchange = readonly Message[];
+
+/** The common parameters as the blocks read them (a session's `params` has them, defaults filled in). */
+export interface SessionParams {
+  /** After this many stored exchanges the session restarts: the history is cleared. */
+  sessionCap?: number | undefined;
+  forget: 'cascade' | 'naive';
+  moderation: 'none' | 'drop';
+}
+
+/** The summarizer's parameters (the summary policies' `summaryModel`, `summaryTokens`, `keep`). */
+export interface SummaryParams {
+  /** Model the summarizer is priced on (default: the chat model). */
+  summaryModel?: string | undefined;
+  /** Size of the running summary, in tokens. */
+  summaryTokens: number;
+  /** Chance that each fold keeps each fact it read. */
+  keep: number;
+}
+
+/** The fact extractor's parameters (the `facts` policy's `extractModel`, `recall`). */
+export interface FactSheetParams {
+  /** Model the extraction is priced on (default: the chat model). */
+  extractModel?: string | undefined;
+  /** Chance that the extractor finds each fact a turn states. */
+  recall: number;
+}
+
+/** Raw history, exchange by exchange, restarted (cleared) after `sessionCap` exchanges. */
+export interface History {
+  /** The stored exchanges since the last restart, oldest first (read them; store through `add`). */
+  readonly exchanges: readonly Exchange[];
+  /** Every stored message in order (a view, no copy). */
+  readonly flat: readonly Message[];
+  /** The messages of the exchanges from index `from` on (a new array). */
+  messages(from?: number): Message[];
+  /** Stores a finished exchange; returns true when it restarted the session (`sessionCap` reached: history cleared). */
+  add(exchange: Exchange): boolean;
+  /** Replaces each stored message that holds one of the normalized values by a redacted copy. */
+  redact(values: readonly string[]): void;
+}
+
+/** A transcript a session can hand its `commit` and `forget` to: moderation, `sessionCap` and redaction done. */
+export interface TranscriptBlock extends History {
+  /** Stores the exchange, unless `moderation: drop` keeps the turn out; no upkeep. */
+  commit: PolicySession['commit'];
+  /** Redacts every value of the facts from the stored messages (cascade and naive alike: it is raw memory); no upkeep. */
+  forget: PolicySession['forget'];
+  /** The stored messages of the exchanges from index `from` on, as a `transcript` artifact. */
+  artifact(from?: number): Artifact;
+}
+
+/** The running summary of the summary policies: a transcript, how much of it is folded, the summary; its `commit`, `forget` and `artifacts` are a session's. */
+export interface RunningSummaryBlock extends Pick<PolicySession, 'commit' | 'forget' | 'artifacts'> {
+  /** The raw transcript (the summary and the fold point reset when it restarts). */
+  readonly history: History;
+  /** Exchanges of `history` already folded into the summary. */
+  readonly folded: number;
+  /** The summary, once a fold made one. */
+  readonly summary: Summary | undefined;
+  /** The exchanges not folded yet, oldest first. */
+  open(): Exchange[];
+  /** The summary as a message to send (`system`, origin `summary`), or none. */
+  message(): Message[];
+  /** Folds the oldest `count` open exchanges into the summary: one summarizer call, returned to be priced. */
+  fold(count: number): UpkeepCall;
+}
+
+/** The fact sheet of the `facts` policy: name → latest value, sent as one `system` message (origin `facts`). */
+export interface FactSheetBlock {
+  /** One extraction call after a turn: the facts it finds update the sheet (a later value replaces an earlier one). */
+  read(exchange: Exchange, info: TurnInfo): UpkeepCall;
+  /** Removes the facts by name, and their values from every other entry (a store edit, not a model call). */
+  erase(facts: readonly ForgetFact[]): void;
+  /** The sheet as a message to send (the same object until it changes), or none while empty. */
+  messages(): Message[];
+  /** The sheet as a `facts` artifact. */
+  artifact(): Artifact;
+}
+
+/**
+ * The pieces the built-in policies are made of, documented in
+ * docs/custom-policies.md (Building blocks). A policy gets them as
+ * `deps.blocks`; the package exports the same object as `blocks`.
+ */
+export interface Blocks {
+  // Messages, tokens and budgets
+  /** The pinned part of every prompt: the conversation's system prompt, if any. */
+  pinned(conversation: Conversation): Message[];
+  /** The text of a message that is counted and searched: content, then each tool call's `name(arguments)`. */
+  messageText(message: Message): string;
+  /** Tokens of messages in a prompt, chat overhead included, reply priming not. */
+  sumTokens(tokens: TokenCounter, messages: readonly Message[]): number;
+  /** Tokens of the fixed part of a prompt (pinned messages, the pending turn) plus reply priming: `budget - fixedTokens(…)` is the room left for memory. */
+  fixedTokens(tokens: TokenCounter, fixed: readonly Message[]): number;
+  /** Tokens a policy-made `system` message of `contentTokens` tokens costs in a prompt. */
+  systemMessageTokens(tokens: TokenCounter, contentTokens: number): number;
+  /** The newest messages whose tokens fit in `room`, walking back from the newest; stops at the first that does not fit. */
+  newestThatFit(tokens: TokenCounter, messages: readonly Message[], room: number): Message[];
+  /** How many of the newest exchanges fit in `room` tokens (at most `max`), walking back; stops at the first that does not fit. */
+  newestExchangesThatFit(tokens: TokenCounter, exchanges: readonly Exchange[], room: number, max?: number): number;
+  /** Drops leading messages until the first user message, so no reply or tool result is sent without its cause. */
+  fromFirstUser(messages: readonly Message[]): Message[];
+  /** Upkeep is decided once per turn: `first(info)` is true on a turn's first model call only. */
+  turnGate(): { first(info: TurnInfo): boolean };
+
+  // Memory
+  /** The raw history a policy keeps, honouring `sessionCap`, `moderation` and forget events. */
+  transcript(params: Pick<SessionParams, 'sessionCap' | 'moderation'>): TranscriptBlock;
+  /** The memory of `summary` and `summary-buffer`: a transcript and the running summary its old exchanges are folded into. */
+  runningSummary(conversation: Conversation, params: SummaryParams & SessionParams, deps: PolicyDeps): RunningSummaryBlock;
+  /** The simulated summarizer, one call: the old summary plus the folded messages. */
+  summarize(request: SummarizeRequest): { summary: Summary; call: UpkeepCall };
+  /** The simulated re-summarization that erases facts from a summary. */
+  forgetInSummary(request: ForgetSummaryRequest): { summary: Summary; call: UpkeepCall };
+  /** The memory of `facts`: a fact sheet kept up to date by the simulated extractor. */
+  factSheet(params: FactSheetParams, deps: PolicyDeps): FactSheetBlock;
+  /** The lexical embedding `retrieval` uses: hashed words and word pairs, L2-normalised; needs no model. */
+  embed(text: string): Vector;
+  /** Cosine similarity of two embeddings (0 when either is empty). */
+  cosine(a: Vector, b: Vector): number;
+  /** An empty vector store of the lexical embedding (the one `retrieval` keeps): add, best k, remove, keepNewest, dropBefore. */
+  vectorStore<T>(): VectorStore<T>;
+
+  // Forgetting, moderation, artifacts
+  /** Lower case, whitespace collapsed: how fact values are compared with text. */
+  normalize(text: string): string;
+  /** True when the text holds one of the (normalized) values, by the rule probe scoring uses. */
+  holds(text: string, values: readonly string[]): boolean;
+  /** The text with every (normalized) value replaced by `[forgotten]`. */
+  redactText(text: string, values: readonly string[]): string;
+  /** A redacted copy of a message (content and tool-call arguments), or the message itself when it holds none of the values. */
+  redactMessage(message: Message, values: readonly string[]): Message;
+  /** Every value of the facts to forget, once each. */
+  valuesOf(facts: readonly ForgetFact[]): string[];
+  /** True under `forget: cascade` (the default): erase from every artifact; false under `naive`. */
+  cascades(params: Pick<SessionParams, 'forget'>): boolean;
+  /** True when this turn is kept out of memory: flagged `injection: true` under `moderation: drop`. */
+  moderated(params: Pick<SessionParams, 'moderation'>, info: TurnInfo): boolean;
+  /** An artifact of texts, its bytes their UTF-8 size plus `extraBytes`. */
+  artifact(kind: ArtifactKind, texts: string[], extraBytes?: number): Artifact;
+  /** Stored messages as a `transcript` artifact. */
+  transcriptArtifact(messages: readonly Message[]): Artifact;
+  /** Stored texts as a `vectors` artifact: their bytes plus an embedding each (1536 dimensions × 4 bytes). */
+  vectorsArtifact(texts: string[]): Artifact;
 }
 
 /** The turn a prompt is built for. */

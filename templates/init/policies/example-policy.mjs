@@ -3,44 +3,11 @@
 // `keep` exchanges of the conversation (where users tend to say who they
 // are), the last `keep` exchanges, and the current turn.
 //
-// It imports nothing, so `npx ctxsim run study.yaml` runs it as it is. The
-// rules every policy keeps, and how each call below is made, are in
-// ctxsim's docs/custom-policies.md; to check this file against them, call
-// `checkPolicyContract(policy, conversations)` from the ctxsim package.
-
-/** Erased text is replaced by this, as ctxsim's own policies do. */
-const FORGOTTEN = '[forgotten]';
-
-/** Lower case, whitespace collapsed: how ctxsim compares fact values with text. */
-const normalize = (text) => text.toLowerCase().replace(/\s+/g, ' ').trim();
-
-/** A message's text as ctxsim counts and searches it: the content, then any tool calls. */
-function messageText(m) {
-  if (!m.toolCalls?.length) return m.content;
-  const calls = m.toolCalls.map((c) => `${c.name}(${c.arguments})`).join('\n');
-  return m.content ? `${m.content}\n${calls}` : calls;
-}
-
-/** Whether a text holds one of the (normalized) values. */
-const holds = (text, values) => values.some((v) => normalize(text).includes(v));
-
-/** The text with each (normalized) value replaced: any case, any run of whitespace; the whole text if one still slips through. */
-function redactText(text, values) {
-  let out = text;
-  for (const v of values) {
-    const words = v.split(' ').map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-    out = out.replace(new RegExp(words.join('\\s+'), 'gi'), FORGOTTEN);
-  }
-  return holds(out, values) ? FORGOTTEN : out;
-}
-
-/** A redacted copy of a message (content and tool-call arguments), or the message itself when it holds none of the values. */
-function redactMessage(m, values) {
-  if (!holds(messageText(m), values)) return m;
-  const copy = { ...m, content: redactText(m.content, values) };
-  if (m.toolCalls) copy.toolCalls = m.toolCalls.map((c) => ({ ...c, arguments: redactText(c.arguments, values) }));
-  return copy;
-}
+// It imports nothing, so `npx ctxsim run study.yaml` runs it as it is: the
+// pieces ctxsim's own policies are made of come in `deps.blocks`. The rules
+// every policy keeps, how each call below is made, and every block are in
+// ctxsim's docs/custom-policies.md; to check this file against the rules,
+// call `checkPolicyContract(policy, conversations)` from the ctxsim package.
 
 /** @type {import('ctxsim').Policy} */
 export default {
@@ -49,26 +16,32 @@ export default {
   // One parameter, in the table shape: its default, kind and bounds. ctxsim
   // checks the values a study or `--policy` gives (`keep=-1` is an error)
   // and fills in the default. Every policy also takes `sessionCap`, `forget`
-  // and `moderation`, handled below.
+  // and `moderation`: the transcript below honours them.
   params: {
     keep: { default: 2, kind: 'int', min: 0 },
   },
 
   /** Called once per conversation; the session holds that conversation's memory and nothing else. */
-  start(conversation, params) {
-    const head = conversation.system ? [conversation.system] : [];
-    // What the policy stores: whole exchanges (user message, tool call and results, reply).
-    let first = [];
-    let last = [];
-    let sinceRestart = 0;
-    const stored = () => [...first, ...last].flat();
+  start(conversation, params, { blocks }) {
+    const head = blocks.pinned(conversation); // the system prompt, if there is one
+    // The raw history, whole exchanges (user message, tool call and results,
+    // reply). Its `commit` skips a turn `moderation: drop` keeps out and
+    // starts over after `sessionCap` exchanges; its `forget` redacts.
+    const history = blocks.transcript(params);
+    const keep = params.keep;
+    /** The exchanges this policy still sends: the first `keep` and the last `keep` (never the same one twice). */
+    const edges = () => {
+      const all = history.exchanges;
+      return { first: all.slice(0, keep), last: all.slice(Math.max(keep, all.length - keep)) };
+    };
 
     return {
       // A model call: `pending` is the current turn so far (the user message,
       // then the tool call and its results), always sent last and in full.
       prompt(pending) {
+        const { first, last } = edges();
         return {
-          messages: [...head, ...stored(), ...pending],
+          messages: [...head, ...first.flat(), ...last.flat(), ...pending],
           overBudget: false, // this policy has no budget
           upkeep: [], // no summarization or embedding before the call
           // The system prompt and the first exchanges do not change from call
@@ -77,37 +50,19 @@ export default {
         };
       },
 
-      // After the reply: store the finished exchange.
-      commit(exchange, info) {
-        // `moderation: drop`: a turn flagged as a prompt injection is answered but never stored.
-        if (params.moderation === 'drop' && info.turn.injection) return [];
-        if (first.length < params.keep) first.push(exchange);
-        else if (params.keep > 0) last = [...last, exchange].slice(-params.keep);
-        // `sessionCap: N`: after N exchanges the conversation starts over, with nothing stored.
-        sinceRestart += 1;
-        if (params.sessionCap !== undefined && sinceRestart >= params.sessionCap) {
-          first = [];
-          last = [];
-          sinceRestart = 0;
-        }
-        return []; // no upkeep after the turn
-      },
+      // After the reply: store the finished exchange (no upkeep after the turn).
+      commit: history.commit,
 
-      // The user asked to forget facts: erase every value they had from what is stored.
-      // This policy stores only raw messages, so `cascade` and `naive` erase the same.
-      forget(facts) {
-        const values = [...new Set(facts.flatMap((f) => f.values))].filter(Boolean);
-        if (values.length) {
-          first = first.map((e) => e.map((m) => redactMessage(m, values)));
-          last = last.map((e) => e.map((m) => redactMessage(m, values)));
-        }
-        return [];
-      },
+      // The user asked to forget facts: every value they had is redacted from
+      // the stored messages. This policy stores only raw messages, so
+      // `cascade` and `naive` erase the same.
+      forget: history.forget,
 
-      // What the session stores now, as a backend would keep it: here, one transcript.
+      // What the session stores, as a backend would keep it: the messages it
+      // may still send (an exchange between the edges never comes back).
       artifacts() {
-        const texts = stored().map(messageText);
-        return [{ kind: 'transcript', texts, bytes: texts.reduce((n, t) => n + Buffer.byteLength(t, 'utf8'), 0) }];
+        const { first, last } = edges();
+        return [blocks.transcriptArtifact([...first.flat(), ...last.flat()])];
       },
     };
   },
