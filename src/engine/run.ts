@@ -124,7 +124,7 @@ export function replayContexts(opts: Omit<ContextOptions, 'model'> & Pick<RunOpt
 }
 
 /** The token counters of a run's contexts, each once. */
-export function countersOf(ctxs: readonly ReplayContext[]): TokenCounter[] {
+function countersOf(ctxs: readonly ReplayContext[]): TokenCounter[] {
   return [...new Set(ctxs.map((c) => c.tokens))];
 }
 

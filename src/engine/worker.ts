@@ -6,12 +6,13 @@ import type { PolicyVariant } from '../policies/spec.js';
 import { DigestBuilder } from '../records/digest.js';
 import { recordText, textBuffers } from '../records/encode.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './parallel.js';
-import { countersOf, replayContexts, replayScenario } from './run.js';
+import { finishContexts, replayContexts, replayScenario } from './run.js';
 
 /**
- * A worker thread of a parallel run (see parallel.ts): one replay context
- * (one token counter, so a text is tokenized once per worker), then every
- * scenario it is sent through every policy, records sent back per scenario.
+ * A worker thread of a parallel run (see parallel.ts): a replay context per
+ * chat model (one token counter per encoding, so a text is tokenized once per
+ * worker), then every scenario it is sent through every model and policy,
+ * records sent back per scenario.
  */
 
 const setup = workerData as WorkerSetup;
@@ -42,12 +43,11 @@ try {
   // Messages sent meanwhile wait in the port until the listener below is added.
   const policies = await rebuild(setup.policies);
   const ctxs = replayContexts(setup.context);
-  const counters = countersOf(ctxs);
   port.on('message', (message: ToWorker) => {
     try {
       if (message.kind === 'finish') {
-        for (const c of counters) c.save();
-        post({ kind: 'finished', tokenizerCalls: counters.reduce((n, c) => n + c.tokenizerCalls, 0), warnings: counters.flatMap((c) => [...c.warnings]) });
+        const { tokenizerCalls, warnings } = finishContexts(ctxs);
+        post({ kind: 'finished', tokenizerCalls, warnings });
         port.close();
         return;
       }
