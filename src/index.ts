@@ -54,6 +54,12 @@ export { POLICIES, REGISTRY } from './policies/index.js';
 export { canonicalName, resolveSpec, type PolicyVariant } from './policies/spec.js';
 export type { Artifact, ForgetFact, ForgetInfo, ParamSpec, ParamTable, ParamValue, Params, Policy, PolicyDeps, PolicySession, PromptPlan, TurnInfo } from './policies/types.js';
 export { definePolicy, type PolicyParams } from './policies/define.js';
+export { blocks } from './policies/blocks.js';
+export type { Blocks, Exchange, FactSheetBlock, FactSheetParams, History, RunningSummaryBlock, SessionParams, SummaryParams, TranscriptBlock } from './policies/types.js';
+export type { Vector } from './upkeep/embedder.js';
+export type { Hit, Stored, VectorStore } from './upkeep/store.js';
+export type { ForgetSummaryRequest, SummarizeRequest, Summary } from './upkeep/summarizer.js';
+export type { Fact, Injected } from './upkeep/types.js';
 export { COMMON_PARAMS, paramsFromTable, type CommonParams } from './policies/params.js';
 export { param } from './policies/param.js';
 export {

@@ -14,6 +14,7 @@ import { resolvePolicy, type PolicyVariant } from '../src/policies/spec.js';
 import type { Policy, PolicySession, PromptPlan } from '../src/policies/types.js';
 import type { Conversation, Message } from '../src/types.js';
 import { allShipped, conversation } from './_policies.js';
+import { blocks } from '../src/policies/blocks.js';
 
 /**
  * The guard every run wraps around a policy's sessions: the built-in
@@ -212,7 +213,7 @@ describe('what a policy throws stops the run: one line, the thrown error its cau
         return { turns: { default: 1, kind: 'int' as const } };
       }
       start(c: Conversation) {
-        return broken(() => ({})).start(c, { budget: 100_000 }, { tokens: ctx.tokens, random: () => 0, model: 'm' });
+        return broken(() => ({})).start(c, { budget: 100_000 }, { tokens: ctx.tokens, random: () => 0, model: 'm', blocks });
       }
     }
     const [v] = guarded(new Counting());

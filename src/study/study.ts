@@ -14,7 +14,7 @@ import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
-import { loadScenarioPlaced, STUDY_FILE_KEYS } from '../scenario/load.js';
+import { loadScenarioPlaced, type STUDY_FILE_KEYS } from '../scenario/load.js';
 import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
