@@ -18,6 +18,7 @@ import { INIT_FILES, INIT_TEMPLATE_DIR } from '../src/study/init.js';
 import { loadStudy, studyJsonSchema } from '../src/study/study.js';
 import type { Conversation } from '../src/types.js';
 import { capture } from './_io.js';
+import { ROOT } from './_shared.js';
 import { allShipped, fixture, withSafetyEvents } from './_policies.js';
 import { tempDir } from './_tmp.js';
 
@@ -188,6 +189,23 @@ describe('the files ctxsim init writes', () => {
     expect(study.scenarios.map((s) => (s.kind === 'glob' ? s.pattern : s.kind))).toEqual(['scenarios/plant-shop-order.yaml', 'scenarios/smart-home-scenes.yaml']);
     expect(study.gate).toEqual({ baseline: join(dir, 'ctxsim-baseline.json'), maxCostIncrease: '10%', maxRetentionDrop: '2%' });
     expect(study.out).toBe(join(dir, 'reports'));
+  });
+
+  it('the worked example of docs/custom-policies.md prints what the docs show', async () => {
+    const dir = join(tempDir(), 'project');
+    expect((await init([dir])).code).toBe(0);
+    const io = capture();
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const args = ['run', '--policy', './policies/example-policy.mjs:keep=1', '--policy', 'full', '--scenario', 'scenarios/plant-shop-order.yaml', '--no-token-cache', '--quiet'];
+      expect(await runMain(args, io)).toBe(0);
+    } finally {
+      process.chdir(cwd);
+    }
+    const doc = readFileSync(join(ROOT, 'docs', 'custom-policies.md'), 'utf8');
+    expect(doc).toContain(`npx ctxsim run --policy ./policies/example-policy.mjs:keep=1 --policy full --scenario scenarios/plant-shop-order.yaml\n`);
+    expect(doc).toContain(`\`\`\`\n${io.stdout}\`\`\``);
   });
 
   it('the workflow checks the study against its gate on pull requests', () => {
