@@ -132,7 +132,7 @@ async function runCtxsim(conversations) {
   const kept = digestSink();
   let writeMs = 0;
   let turnPolicies = 0;
-  const settings = { seed: 42, model: MODEL, tokenizer: 'auto' };
+  const settings = { seed: 42, models: [MODEL], tokenizer: 'auto' };
   const run = await streamStudyParallel({ ...settings, conversations, policies, tokenCache: flag('--cache'), jobs, recordText: true }, (part, i) => {
     const w0 = performance.now();
     files.add(part);
@@ -143,7 +143,8 @@ async function runCtxsim(conversations) {
   });
   const w0 = performance.now();
   const results = kept.reported();
-  const info = reportInfo({ ...settings, studyFile: null, encoding: run.encoding, prices: 'builtin', priceDate: run.prices.date, cache: 'auto', maxInputTokens: null, conversations: conversations.seen, policies });
+  const models = run.models.map((m) => ({ model: m.model, encoding: m.encoding, maxInputTokens: undefined }));
+  const info = reportInfo({ ...settings, models, studyFile: null, prices: 'builtin', priceDate: run.prices.date, cache: 'auto', conversations: conversations.seen, policies });
   const meta = { tool: 'ctxsim', version: 'bench', priceTable: run.prices.date, generatedAt: new Date(0).toISOString() };
   files.finish(resultsJsonFrame(results, info, meta));
   const bytes = staged.commit().reduce((n, f) => n + statSync(f).size, 0);
