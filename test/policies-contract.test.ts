@@ -46,9 +46,7 @@ const generated = [...PROFILES.keys()].flatMap((profile) =>
     return withSafetyEvents(c!, 3 * k + 2, 5 * k + 1);
   }),
 );
-// No injection turn here: a dropped turn between a turn without a reply and the next one makes two user turns in a
-// row that the rule check (message-rules/blame.ts) counts against the policy, though the scenario wrote no reply.
-const random = fc.sample(randomConversation, { seed: 42, numRuns: 30 }).map((c, k) => withSafetyEvents({ ...c, id: `random-${k + 1}` }, k));
+const random = fc.sample(randomConversation, { seed: 42, numRuns: 30 }).map((c, k) => withSafetyEvents({ ...c, id: `random-${k + 1}` }, k, 2 * k + 1));
 
 const CONVERSATIONS: Conversation[] = [
   ...allShipped(),

@@ -6,9 +6,10 @@ import { checkPrompt, type RuleSet, type Violation } from './provider.js';
  * prompt breaks, less the ones the scenario itself wrote in. ctxsim replays
  * scripted messages and cannot invent what the script left out, so these
  * are data, not the policy's doing:
- * - two turns in a row from the user's side where the first ends a scenario
- *   turn that has no assistant reply, and the second opens the next turn
- *   (a real backend would have had a reply between them);
+ * - two messages in a row from the user's side where the first ends a
+ *   scenario turn that has no assistant reply, and the second opens a later
+ *   turn (a real backend would have had a reply between them; the turns in
+ *   between, if any, were left out by the policy, e.g. dropped by moderation);
  * - an empty message the scenario wrote.
  */
 export function policyViolations(messages: readonly Message[], ruleSet: RuleSet, conversation: Conversation): Violation[] {
@@ -21,7 +22,7 @@ function scripted(v: Violation, messages: readonly Message[], conversation: Conv
   if (v.rule === 'empty-message') return !m.origin && m.turn !== undefined;
   if (v.rule !== 'same-role-twice' || m.role !== 'user' || m.origin || m.turn === undefined) return false;
   const prev = messages[v.index - 1];
-  if (!prev || prev.origin || prev.turn !== m.turn - 1) return false;
+  if (!prev || prev.origin || prev.turn === undefined || prev.turn >= m.turn) return false;
   const t = conversation.turns[prev.turn - 1];
   if (!t || t.assistant) return false;
   const last = t.tools[t.tools.length - 1] ?? t.user;
