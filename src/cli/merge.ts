@@ -6,7 +6,7 @@ import { folderSink } from '../study/sinks.js';
 import { displayPath } from '../study/study.js';
 import type { Command } from './_command.js';
 import type { IO } from './_io.js';
-import { checkOutputFolder } from './run.js';
+import { checkOutputFolder } from './_output.js';
 
 interface MergeFlags {
   dirs: string[];

@@ -1,0 +1,88 @@
+import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { UsageError } from '../errors.js';
+import { formatOfPath, type OutputFormat } from '../report/outputs.js';
+import { displayPath } from '../study/study.js';
+import { reasonOf } from './_io.js';
+
+/**
+ * Where a command's output goes (`--out`), checked before the study runs so
+ * that a bad target fails at once: `run`'s folder, file or stdout, and the
+ * folder `merge` writes.
+ */
+
+/** Where a run's output goes: a folder of every file, one file, or stdout. */
+export type Target = { kind: 'dir'; dir: string } | { kind: 'file'; path: string; format: OutputFormat } | { kind: 'stdout'; format: OutputFormat };
+
+/**
+ * `--out -` (or `--format` without `--out`) is stdout; `--format` or a known
+ * extension makes `--out` one file; otherwise it is a folder. The target is
+ * checked before the run: a file where a folder is needed, a device, a
+ * folder that cannot be written, an unknown extension.
+ */
+export function outputTarget(out: string, rawOut: string | undefined, format: OutputFormat | undefined): Target {
+  if (rawOut === '-' || (rawOut === undefined && format)) return { kind: 'stdout', format: format ?? 'csv' };
+  const shown = rawOut ?? displayPath(out);
+  const isDir = existsSync(out) && statSync(out).isDirectory();
+  const asFolder = isDir || /[\\/]$/.test(rawOut ?? '');
+  let target: Target;
+  if (format) {
+    if (asFolder) throw new UsageError(`--format ${format}: names the format of one output file, but --out ${shown} is a folder`);
+    target = { kind: 'file', path: out, format };
+  } else {
+    const byExtension = asFolder ? undefined : formatOfPath(out);
+    const ext = asFolder ? undefined : /\.([a-z][a-z0-9]*)$/i.exec(basename(out))?.[1];
+    if (!byExtension && ext !== undefined && !existsSync(out)) {
+      throw new UsageError(`--out ${shown}: unknown file type .${ext}; name a file ending in ${ACCEPTED}, - for stdout, or a folder (end it with /)`);
+    }
+    target = byExtension ? { kind: 'file', path: out, format: byExtension } : { kind: 'dir', dir: out };
+  }
+  checkWritable(target, shown);
+  return target;
+}
+
+/** The extensions `--out` takes for one file. */
+const ACCEPTED = '.csv, .json, .md (.markdown), .html (.htm)';
+
+/** Refuses an output folder that cannot be made or written (for commands that write one folder). */
+export function checkOutputFolder(dir: string, shown: string): void {
+  checkWritable({ kind: 'dir', dir }, shown, false);
+}
+
+/** What is at `path`, or undefined when nothing is (a file on the way is found when the loop above gets to it). */
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw e;
+  }
+}
+
+/** Refuses an output path that cannot be written as asked: named in the message, with the reason. */
+function checkWritable(target: Target, shown: string, oneFile = true): void {
+  if (target.kind === 'stdout') return;
+  const path = target.kind === 'dir' ? target.dir : target.path;
+  const fail = (reason: string): never => {
+    throw new UsageError(`--out ${shown}: ${reason}`);
+  };
+  const stat = statOf(path);
+  if (stat && target.kind === 'dir' && !stat.isDirectory()) {
+    fail(`${stat.isFile() ? 'is a file' : 'is not a folder (a device or special file)'}; the reports need a folder${oneFile ? ` (or name one file ending in ${ACCEPTED})` : ''}`);
+  }
+  if (stat && target.kind === 'file' && !stat.isFile()) fail('is not a regular file (a device or special file); name a file or a folder');
+  // The folder that will hold the output: the folder itself, or the nearest one that exists above it.
+  let dir = target.kind === 'dir' && stat ? path : dirname(path);
+  let above = statOf(dir);
+  while (!above && dirname(dir) !== dir) {
+    dir = dirname(dir);
+    above = statOf(dir);
+  }
+  if (above && !above.isDirectory()) fail(`${displayPath(dir)} is a file, not a folder`);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    fail(`cannot write in ${displayPath(dir)}: ${reasonOf(e as NodeJS.ErrnoException)}`);
+  }
+}
