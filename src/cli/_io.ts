@@ -89,3 +89,6 @@ export function studyEvents(io: IO, quiet: boolean | undefined): StudyEvents {
     onWarning: (line) => io.err(`ctxsim: warning: ${line}\n`),
   };
 }
+
+/** A word for a shell command we print (a path, a flag's value): quoted unless it is plain. */
+export const shellWord = (s: string): string => (/^[\w./:=,@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);

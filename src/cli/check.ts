@@ -10,7 +10,7 @@ import { runStudyPipeline } from '../study/pipeline.js';
 import { gateSink } from '../study/sinks.js';
 import { displayPath, type Study } from '../study/study.js';
 import type { Command } from './_command.js';
-import { studyEvents, type IO } from './_io.js';
+import { shellWord, studyEvents, type IO } from './_io.js';
 import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
 
 interface CheckFlags extends StudyFlags {
@@ -59,8 +59,6 @@ function limitsFor(flags: CheckFlags, study: Study): GateLimits {
   return { maxCostIncrease: cost, maxRetentionDrop: drop };
 }
 
-/** A word for a shell: quoted unless it is plain. */
-const shellWord = (s: string) => (/^[\w./:=,@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
 /** The flags that change what a run computes, as given (so the accepting run computes the same). */
 function studyArgs(flags: CheckFlags): string[] {

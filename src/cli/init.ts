@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import { scaffold } from '../study/init.js';
 import { displayPath } from '../study/study.js';
 import type { Command } from './_command.js';
-import type { IO } from './_io.js';
+import { shellWord, type IO } from './_io.js';
 
 interface InitFlags {
   dir?: string;
@@ -36,5 +36,3 @@ export function init(flags: InitFlags, io: IO): number {
   return 0;
 }
 
-/** A path for a shell: quoted unless it is plain. */
-const shellWord = (s: string) => (/^[\w./:=,@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
