@@ -2,10 +2,13 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import { z } from 'zod';
 import { streamFor } from '../src/engine/replay.js';
 import { blocks } from '../src/policies/blocks.js';
+import { definePolicy } from '../src/policies/define.js';
+import { BUDGET, int } from '../src/policies/params.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
-import type { PromptPlan } from '../src/policies/types.js';
+import type { Policy, PolicySession, PromptPlan } from '../src/policies/types.js';
 import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
 import { policyFromString } from '../src/study/study.js';
 import { TokenCounter } from '../src/tokens/counter.js';
@@ -142,4 +145,77 @@ export function withSafetyEvents(c: Conversation, forgetAt: number, injectAt?: n
   const forgets = stated.length ? [{ afterTurn: after, facts: stated.slice(0, 2) }] : [];
   const flagged = injectAt === undefined ? -1 : injectAt % c.turns.length;
   return { ...c, forgets, turns: c.turns.map((t, i) => (i === flagged ? { ...t, injection: true } : t)) };
+}
+
+/** Words for long fact values: each value is a run of them, so values are long and share words. */
+const LONG_WORDS = ['maple', 'harbor', 'violet', 'seven', 'lantern', 'copper', 'meadow', 'Oslo', 'quartz', '42', 'river', 'saffron', 'tundra', 'ember', 'K-77'];
+
+const longTurn = fc.record({
+  filler: words(30),
+  /** Facts the turn states: up to 3, of 8 names (so facts are stated again), each value 1–90 words. */
+  facts: fc.array(fc.record({ name: fc.integer({ min: 0, max: 7 }), value: fc.array(fc.constantFrom(...LONG_WORDS), { minLength: 1, maxLength: 90 }).map((w) => w.join(' ')) }), { maxLength: 3 }),
+  /** Now and then a reply or tool result of up to 400 words: an exchange that alone may break a budget. */
+  big: fc.option(fc.array(fc.constantFrom(...VOCAB), { minLength: 50, maxLength: 400 }).map((w) => w.join(' ')), { nil: undefined, freq: 6 }),
+  reply: fc.option(words(40), { nil: undefined }),
+});
+
+/**
+ * Random conversations with long and many facts: up to 30 turns, each
+ * stating up to 3 facts of up to 90 words (8 fact names, so facts come back
+ * with new values), some turns with a very long reply.
+ */
+export const longFactConversation: fc.Arbitrary<Conversation> = fc
+  .record({ system: fc.option(words(20), { nil: undefined }), turns: fc.array(longTurn, { minLength: 1, maxLength: 30 }) })
+  .map(({ system, turns }): Conversation => ({
+    id: 'long-facts',
+    ...(system !== undefined && { system: { role: 'system', content: system } }),
+    userId: 'user',
+    forgets: [],
+    source: 'generated',
+    turns: turns.map((t, i): Turn => {
+      const index = i + 1;
+      const facts = Object.fromEntries(t.facts.map((f) => [`fact_${f.name}`, f.value]));
+      const stated = Object.entries(facts).map(([k, v]) => `My ${k} is ${v}.`);
+      const reply = t.big ?? t.reply;
+      return {
+        index,
+        user: { role: 'user', content: [t.filler, ...stated].join(' '), turn: index },
+        tools: [],
+        ...(reply !== undefined && { assistant: { role: 'assistant', content: reply, turn: index } }),
+        facts,
+        probe: [],
+        gapSeconds: 30,
+        injection: false,
+      };
+    }),
+  }));
+
+/**
+ * A policy to break: sends the whole transcript (like `full`, but it stores
+ * every turn whatever `moderation` says, and erases forgotten values in
+ * place), under a budget it may be told to keep, with some of its session
+ * changed by `change`.
+ */
+export function brokenPolicy(id: string, change: (s: { conversation: Conversation; stored: Message[][]; session: PolicySession }) => Partial<PolicySession>): Policy {
+  return definePolicy({
+    id,
+    describe: 'broken on purpose',
+    params: z.object({ budget: int({ default: 100_000, min: 1, describe: BUDGET }) }),
+    start(conversation) {
+      const stored: Message[][] = [];
+      const head = conversation.system ? [conversation.system] : [];
+      const session: PolicySession = {
+        prompt: (pending) => ({ messages: [...head, ...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
+        commit: (exchange) => (stored.push([...exchange]), []),
+        forget: (facts) => {
+          const values = facts.flatMap((f) => f.values);
+          const erase = (m: Message) => (values.some((v) => m.content.toLowerCase().includes(v)) ? { ...m, content: '[forgotten]' } : m);
+          stored.splice(0, stored.length, ...stored.map((e) => e.map(erase)));
+          return [];
+        },
+        artifacts: () => [{ kind: 'transcript', texts: stored.flat().map((m) => m.content), bytes: 0 }],
+      };
+      return { ...session, ...change({ conversation, stored, session }) };
+    },
+  });
 }

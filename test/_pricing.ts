@@ -56,3 +56,24 @@ export function study(conversations: readonly Conversation[], policies: readonly
   const { model, ...rest } = opts;
   return runStudy({ seed: 42, tokenizer: 'chars4', ...rest, models: [model], conversations, policies: policiesFromFlags(policies) });
 }
+
+/**
+ * The four-turn scenario of the context-window tests, written to `dir` as
+ * `<id>.yaml`: every message 32 characters (8 chars4 tokens), the fact `code`
+ * stated in turn 1 and probed in turns 2 and 4.
+ */
+export function tinyWindowScenario(dir: string, id = 'tiny-window'): string {
+  const line = (label: string) => label.padEnd(32, '.');
+  const file = join(dir, `${id}.yaml`);
+  const doc = {
+    id,
+    turns: [
+      { user: line('My code is ZX-42 '), facts: { code: 'ZX-42' }, assistant: line('Noted') },
+      { user: line('What is my code?'), probe: ['code'], assistant: line('It is ZX-42 ') },
+      { user: line('Thanks'), assistant: line('Welcome') },
+      { user: line('Remind me of my code'), probe: ['code'], assistant: line('Sure') },
+    ],
+  };
+  writeFileSync(file, JSON.stringify(doc));
+  return file;
+}

@@ -7,7 +7,7 @@ import { tokensByTurnChart } from '../src/report/charts.js';
 import { parseResultsJson } from '../src/records/json.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
-import { priceFile } from './_pricing.js';
+import { priceFile, tinyWindowScenario } from './_pricing.js';
 import { tempDir } from './_tmp.js';
 
 /**
@@ -36,23 +36,6 @@ const prices = priceFile({
   roomy: { litellm_provider: 'custom', input_cost_per_token: 0.000003, output_cost_per_token: 0.000004, max_input_tokens: 1000 },
 });
 
-const line = (label: string) => label.padEnd(32, '.');
-
-/** The four-turn scenario, as `id` (two ids make two scenarios, for two worker threads). */
-function scenario(dir: string, id = 'tiny-window'): string {
-  const file = join(dir, `${id}.yaml`);
-  const doc = {
-    id,
-    turns: [
-      { user: line('My code is ZX-42 '), facts: { code: 'ZX-42' }, assistant: line('Noted') },
-      { user: line('What is my code?'), probe: ['code'], assistant: line('It is ZX-42 ') },
-      { user: line('Thanks'), assistant: line('Welcome') },
-      { user: line('Remind me of my code'), probe: ['code'], assistant: line('Sure') },
-    ],
-  };
-  writeFileSync(file, JSON.stringify(doc));
-  return file;
-}
 
 async function cli(...args: string[]) {
   const io = capture();
@@ -79,7 +62,7 @@ describe('several models in one run', () => {
   it('--model repeated runs every policy on each model: a row per policy × model, hand-checked', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
-    const r = await cli('run', '--scenario', scenario(dir), ...POLICIES, '--model', 'tiny', '--model', 'roomy', ...COMMON, '--out', out);
+    const r = await cli('run', '--scenario', tinyWindowScenario(dir), ...POLICIES, '--model', 'tiny', '--model', 'roomy', ...COMMON, '--out', out);
     expect(r.code).toBe(0);
     const table = r.out.split('\n');
     expect(table[0]).toMatch(/^tiny, roomy · prices of \S+ · tokenizer chars4$/);
@@ -132,7 +115,7 @@ describe('several models in one run', () => {
 
   it('a model added to the run leaves the other model’s rows unchanged', async () => {
     const dir = tempDir();
-    const file = scenario(dir);
+    const file = tinyWindowScenario(dir);
     expect((await cli('run', '--scenario', file, ...POLICIES, '--model', 'tiny', ...COMMON, '--out', join(dir, 'one'))).code).toBe(0);
     expect((await cli('run', '--scenario', file, ...POLICIES, '--model', 'tiny', '--model', 'roomy', ...COMMON, '--out', join(dir, 'two'))).code).toBe(0);
     const drop = (rows: Record<string, string>[]) => rows.filter((r) => r.model === 'tiny').map((r) => JSON.stringify(r));
@@ -143,8 +126,8 @@ describe('several models in one run', () => {
     process.env.SOURCE_DATE_EPOCH = '1700000000';
     const dir = tempDir();
     mkdirSync(join(dir, 's'));
-    scenario(join(dir, 's'), 'first');
-    scenario(join(dir, 's'), 'second');
+    tinyWindowScenario(join(dir, 's'), 'first');
+    tinyWindowScenario(join(dir, 's'), 'second');
     const study = join(dir, 'study.yaml');
     writeFileSync(study, ['models: [tiny, roomy]', 'tokenizer: chars4', `prices: ${prices}`, 'scenarios: ["s/*.yaml"]', 'policies: [full, "window-turns:turns=1"]', ''].join('\n'));
     const run = (...args: string[]) => cli('run', study, '--no-token-cache', '--quiet', ...args);
@@ -166,7 +149,7 @@ describe('several models in one run', () => {
 
   it('the gate pairs rows by model: a price change of one model fails only its rows', async () => {
     const dir = tempDir();
-    const file = scenario(dir);
+    const file = tinyWindowScenario(dir);
     const base = ['--scenario', file, ...POLICIES, '--model', 'tiny', '--model', 'roomy', '--tokenizer', 'chars4', '--no-token-cache', '--quiet'];
     const baseline = join(dir, 'baseline.json');
     expect((await cli('run', ...base, '--prices', prices, '--out', join(dir, 'out'), '--save-baseline', baseline)).code).toBe(0);
@@ -191,7 +174,7 @@ describe('several models in one run', () => {
 
   it('a baseline of one model checked against a run on another compares them (the model changed)', async () => {
     const dir = tempDir();
-    const file = scenario(dir);
+    const file = tinyWindowScenario(dir);
     const base = ['--scenario', file, ...POLICIES, '--prices', prices, '--tokenizer', 'chars4', '--no-token-cache', '--quiet'];
     const baseline = join(dir, 'baseline.json');
     expect((await cli('run', ...base, '--model', 'tiny', '--out', join(dir, 'out'), '--save-baseline', baseline)).code).toBe(0);
@@ -210,7 +193,7 @@ describe('several models: what is refused', () => {
     [['--model', 'tiny', '--model', 'tiny'], 'ctxsim: --model: tiny given twice'],
   ])('%j', async (args, message) => {
     const dir = tempDir();
-    const r = await cli('run', '--scenario', scenario(dir), '--policy', 'full', '--prices', prices, ...args, '--out', join(dir, 'out'));
+    const r = await cli('run', '--scenario', tinyWindowScenario(dir), '--policy', 'full', '--prices', prices, ...args, '--out', join(dir, 'out'));
     expect([r.code, r.err.trimEnd()]).toEqual([2, message]);
   });
 
@@ -222,7 +205,7 @@ describe('several models: what is refused', () => {
   ])('%j', async (head, message) => {
     const dir = tempDir();
     mkdirSync(join(dir, 's'));
-    scenario(join(dir, 's'));
+    tinyWindowScenario(join(dir, 's'));
     const study = join(dir, 'study.yaml');
     writeFileSync(study, [head, `prices: ${prices}`, 'scenarios: ["s/*.yaml"]', 'policies: [full]', ''].join('\n'));
     const r = await cli('run', study, '--out', join(dir, 'out'), '--no-token-cache');

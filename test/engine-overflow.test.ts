@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
@@ -6,7 +6,7 @@ import { byPolicy, summaryOf } from '../src/engine/summary.js';
 import { parseResultsJson } from '../src/records/json.js';
 import type { IO } from '../src/cli/_io.js';
 import { probe, turn } from './fixtures/report/records.js';
-import { priceFile } from './_pricing.js';
+import { priceFile, tinyWindowScenario } from './_pricing.js';
 import { tempDir } from './_tmp.js';
 
 /**
@@ -36,22 +36,6 @@ import { tempDir } from './_tmp.js';
  * Pareto: full is cheaper at the same retention, so window-turns is dominated.
  */
 
-const line = (label: string) => label.padEnd(32, '.');
-
-function scenario(dir: string): string {
-  const file = join(dir, 'tiny-window.yaml');
-  const doc = {
-    id: 'tiny-window',
-    turns: [
-      { user: line('My code is ZX-42 '), facts: { code: 'ZX-42' }, assistant: line('Noted') },
-      { user: line('What is my code?'), probe: ['code'], assistant: line('It is ZX-42 ') },
-      { user: line('Thanks'), assistant: line('Welcome') },
-      { user: line('Remind me of my code'), probe: ['code'], assistant: line('Sure') },
-    ],
-  };
-  writeFileSync(file, JSON.stringify(doc));
-  return file;
-}
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -67,7 +51,7 @@ describe('a call over the context window', () => {
   it('scores its probes as overflow, counts them apart, and warns naming the policy and its turns', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
-    const base = ['run', '--scenario', scenario(dir), '--policy', 'full', '--policy', 'window-turns:turns=1', '--model', 'tiny', '--prices', prices, '--tokenizer', 'chars4'];
+    const base = ['run', '--scenario', tinyWindowScenario(dir), '--policy', 'full', '--policy', 'window-turns:turns=1', '--model', 'tiny', '--prices', prices, '--tokenizer', 'chars4'];
     const r = await cli([...base, '--out', out, '--quiet']);
     expect(r.code).toBe(0);
     const table = r.out.split('\n');
@@ -106,7 +90,7 @@ describe('a call over the context window', () => {
 
   it('prints no warning when no call goes over the window', async () => {
     const dir = tempDir();
-    const r = await cli(['run', '--scenario', scenario(dir), '--policy', 'window-turns:turns=1', '--model', 'tiny', '--prices', prices, '--tokenizer', 'chars4', '--out', join(dir, 'out'), '--quiet']);
+    const r = await cli(['run', '--scenario', tinyWindowScenario(dir), '--policy', 'window-turns:turns=1', '--model', 'tiny', '--prices', prices, '--tokenizer', 'chars4', '--out', join(dir, 'out'), '--quiet']);
     expect(r.code).toBe(0);
     expect(r.err).toBe('');
   });

@@ -1,15 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { checkPolicyContract, CONTRACT_RULES, contractVariants, formatContractViolation, type ContractRule } from '../src/policies/contract.js';
-import { definePolicy } from '../src/policies/define.js';
 import { POLICIES, REGISTRY } from '../src/policies/index.js';
-import { BUDGET, int } from '../src/policies/params.js';
-import type { Policy, PolicySession } from '../src/policies/types.js';
+import type { Policy } from '../src/policies/types.js';
 import { generateConversations, PROFILES } from '../src/scenario/generate/index.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Conversation, Message } from '../src/types.js';
-import { allShipped, conversation, fixture, randomConversation, shipped, withSafetyEvents } from './_policies.js';
+import { allShipped, conversation, fixture, randomConversation, shipped, withSafetyEvents, brokenPolicy } from './_policies.js';
 
 /**
  * Every registered policy keeps the policy contract (src/policies/contract.ts)
@@ -82,59 +79,31 @@ describe('every registered policy keeps the contract', () => {
   });
 });
 
-/**
- * A policy to break: sends the whole transcript (like `full`, but it stores
- * every turn whatever `moderation` says), under a budget it may be told to keep.
- */
-function broken(id: string, change: (s: { conversation: Conversation; stored: Message[][]; session: PolicySession }) => Partial<PolicySession>): Policy {
-  return definePolicy({
-    id,
-    describe: 'broken on purpose',
-    params: z.object({ budget: int({ default: 100_000, min: 1, describe: BUDGET }) }),
-    start(conversation) {
-      const stored: Message[][] = [];
-      const head = conversation.system ? [conversation.system] : [];
-      const session: PolicySession = {
-        prompt: (pending) => ({ messages: [...head, ...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
-        commit: (exchange) => (stored.push([...exchange]), []),
-        forget: (facts) => {
-          const values = facts.flatMap((f) => f.values);
-          const erase = (m: Message) => (values.some((v) => m.content.toLowerCase().includes(v)) ? { ...m, content: '[forgotten]' } : m);
-          stored.splice(0, stored.length, ...stored.map((e) => e.map(erase)));
-          return [];
-        },
-        artifacts: () => [{ kind: 'transcript', texts: stored.flat().map((m) => m.content), bytes: 0 }],
-      };
-      return { ...session, ...change({ conversation, stored, session }) };
-    },
-  });
-}
-
 let starts = 0;
 let shared: Message[][] = [];
 
 /** Each rule, and a policy that breaks it. */
 const BROKEN: [ContractRule, Policy][] = [
-  ['system-pinned', broken('no-system', ({ stored }) => ({ prompt: (pending) => ({ messages: [...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: 0 }) }))],
+  ['system-pinned', brokenPolicy('no-system', ({ stored }) => ({ prompt: (pending) => ({ messages: [...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: 0 }) }))],
   [
     'first-user',
-    broken('reply-first', ({ conversation, stored }) => ({
+    brokenPolicy('reply-first', ({ conversation, stored }) => ({
       prompt: (pending) => ({ messages: [...(conversation.system ? [conversation.system] : []), ...stored.flat().slice(1), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }),
     })),
   ],
-  ['current-turn-last', broken('turn-first', ({ stored }) => ({ prompt: (pending) => ({ messages: [...pending, ...stored.flat()], overBudget: false, upkeep: [], stablePrefix: 0 }) }))],
+  ['current-turn-last', brokenPolicy('turn-first', ({ stored }) => ({ prompt: (pending) => ({ messages: [...pending, ...stored.flat()], overBudget: false, upkeep: [], stablePrefix: 0 }) }))],
   ['tool-pairs', REGISTRY.get('window-turns')!],
   [
     'whole-turns',
-    broken('users-only', ({ conversation, stored }) => ({
+    brokenPolicy('users-only', ({ conversation, stored }) => ({
       prompt: (pending) => ({ messages: [...(conversation.system ? [conversation.system] : []), ...stored.flat().filter((m) => m.role === 'user'), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }),
     })),
   ],
-  ['budget', broken('over-budget', () => ({}))],
-  ['plan', broken('late-upkeep', ({ session }) => ({ prompt: (pending, info) => ({ ...session.prompt(pending, info), upkeep: pending.length > 1 ? [{ kind: 'summary', model: 'm', inputTokens: 1, outputTokens: 1, sync: true }] : [] }) }))],
+  ['budget', brokenPolicy('over-budget', () => ({}))],
+  ['plan', brokenPolicy('late-upkeep', ({ session }) => ({ prompt: (pending, info) => ({ ...session.prompt(pending, info), upkeep: pending.length > 1 ? [{ kind: 'summary', model: 'm', inputTokens: 1, outputTokens: 1, sync: true }] : [] }) }))],
   [
     'provider-rules',
-    broken('empty-memo', ({ conversation, session }) => ({
+    brokenPolicy('empty-memo', ({ conversation, session }) => ({
       prompt: (pending, info) => {
         const plan = session.prompt(pending, info);
         const at = conversation.system ? 1 : 0;
@@ -144,14 +113,14 @@ const BROKEN: [ContractRule, Policy][] = [
   ],
   [
     'determinism',
-    broken('counter', ({ session }) => {
+    brokenPolicy('counter', ({ session }) => {
       const n = starts++;
       return { commit: (exchange, info) => [...session.commit(exchange, info), { kind: 'summary', model: 'm', inputTokens: n, outputTokens: 0, sync: false }] };
     }),
   ],
   [
     'isolation',
-    broken('shared', ({ conversation, session }) => {
+    brokenPolicy('shared', ({ conversation, session }) => {
       shared = [];
       const head = conversation.system ? [conversation.system] : [];
       return {
@@ -162,7 +131,7 @@ const BROKEN: [ContractRule, Policy][] = [
   ],
   [
     'forget-cascade',
-    broken('summary-keeps-all', ({ session, stored }) => {
+    brokenPolicy('summary-keeps-all', ({ session, stored }) => {
       const kept: string[] = [];
       return {
         commit: (exchange, info) => (kept.push(...exchange.map((m) => m.content)), session.commit(exchange, info)),
@@ -170,7 +139,7 @@ const BROKEN: [ContractRule, Policy][] = [
       };
     }),
   ],
-  ['moderation', broken('stores-everything', () => ({}))],
+  ['moderation', brokenPolicy('stores-everything', () => ({}))],
 ];
 
 /** The parameters each broken policy is checked with. */

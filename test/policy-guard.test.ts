@@ -1,19 +1,16 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { CtxsimError } from '../src/errors.js';
 import { contractVariants } from '../src/policies/contract.js';
-import { definePolicy } from '../src/policies/define.js';
 import { guardPolicy } from '../src/policies/guard.js';
 import { POLICIES } from '../src/policies/index.js';
 import { loadPolicyModule } from '../src/policies/module.js';
-import { BUDGET, int } from '../src/policies/params.js';
 import { resolvePolicy, type PolicyVariant } from '../src/policies/spec.js';
 import type { Policy, PolicySession, PromptPlan } from '../src/policies/types.js';
 import type { Conversation, Message } from '../src/types.js';
-import { allShipped, conversation } from './_policies.js';
+import { allShipped, conversation, brokenPolicy } from './_policies.js';
 import { blocks } from '../src/policies/blocks.js';
 
 /**
@@ -67,32 +64,10 @@ const tiny = conversation({
   ],
 });
 
-/**
- * A policy to break: the whole transcript (like `full`) under a budget,
- * with some of its session changed.
- */
-function broken(change: (s: { conversation: Conversation; stored: Message[][]; session: PolicySession }) => Partial<PolicySession>): Policy {
-  return definePolicy({
-    id: 'broken',
-    describe: 'broken on purpose',
-    params: z.object({ budget: int({ default: 100_000, min: 1, describe: BUDGET }) }),
-    start(conversation) {
-      const stored: Message[][] = [];
-      const head = conversation.system ? [conversation.system] : [];
-      const session: PolicySession = {
-        prompt: (pending) => ({ messages: [...head, ...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
-        commit: (exchange) => (stored.push([...exchange]), []),
-        forget: () => [],
-        artifacts: () => [{ kind: 'transcript', texts: stored.flat().map((m) => m.content), bytes: 0 }],
-      };
-      return { ...session, ...change({ conversation, stored, session }) };
-    },
-  });
-}
 
 /** A broken policy's prompt: its plan with some fields changed. */
 const plan = (change: (plan: PromptPlan, pending: readonly Message[]) => Partial<PromptPlan> | Record<string, unknown>) =>
-  broken(({ session }) => ({ prompt: (pending, info) => ({ ...session.prompt(pending, info), ...change(session.prompt(pending, info), pending) }) as PromptPlan }));
+  brokenPolicy('broken', ({ session }) => ({ prompt: (pending, info) => ({ ...session.prompt(pending, info), ...change(session.prompt(pending, info), pending) }) as PromptPlan }));
 
 /** The error a guarded replay of `tiny` stops with. */
 function stops(policy: Policy, given: readonly (readonly [string, unknown])[] = []): CtxsimError {
@@ -109,7 +84,7 @@ const summary = { kind: 'summary', model: 'gpt-4o-mini', inputTokens: 10, output
 
 describe('a broken rule stops the run: one line naming the policy, the turn and the scenario', () => {
   it.each<[string, Policy, (readonly [string, unknown])[], string]>([
-    ['system-pinned', broken(({ stored }) => ({ prompt: (pending) => ({ messages: [...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: 0 }) })), [], 'broken: turn 1 of tiny: system-pinned: message 0 is not the system prompt'],
+    ['system-pinned', brokenPolicy('broken', ({ stored }) => ({ prompt: (pending) => ({ messages: [...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: 0 }) })), [], 'broken: turn 1 of tiny: system-pinned: message 0 is not the system prompt'],
     [
       'system-pinned (late)',
       plan((p, pending) => ({ messages: [...p.messages.slice(0, -pending.length), { role: 'system', content: 'memo', origin: 'summary' }, ...pending] })),
@@ -118,13 +93,13 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
     ],
     [
       'first-user',
-      broken(({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [conversation.system!, ...stored.flat().slice(1), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
+      brokenPolicy('broken', ({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [conversation.system!, ...stored.flat().slice(1), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
       [],
       'broken: turn 2 of tiny: first-user: the first message after the system messages is an assistant message',
     ],
     [
       'current-turn-last',
-      broken(({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [conversation.system!, ...pending, ...stored.flat()], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
+      brokenPolicy('broken', ({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [conversation.system!, ...pending, ...stored.flat()], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
       [],
       'broken: turn 2 of tiny: current-turn-last: the current turn is not sent last, in full',
     ],
@@ -141,7 +116,8 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
       [],
       'broken: turn 3 of tiny: tool-pairs: tool call call_2_1 at 4 without all its results right after it',
     ],
-    ['budget', broken(() => ({})), [['budget', 20]], 'broken:budget=20: turn 2 of tiny, call 2: budget: 24 tokens sent, budget 20'],
+    // Call 2 of turn 2 sends 21 chars4 tokens: turn 1's user message, erased after turn 1 ([forgotten]), counts 2 instead of 5.
+    ['budget', brokenPolicy('broken', () => ({})), [['budget', 20]], 'broken:budget=20: turn 2 of tiny, call 2: budget: 21 tokens sent, budget 20'],
     ['budget (overBudget when under it)', plan(() => ({ overBudget: true })), [], 'broken: turn 1 of tiny: budget: overBudget, but the system prompt and the current turn take 8 tokens of 100000'],
     ['plan: stablePrefix', plan(() => ({ stablePrefix: 99 })), [], 'broken: turn 1 of tiny: plan: stablePrefix 99 outside 1…1'],
     ['plan: upkeep counts', plan(() => ({ upkeep: [{ ...summary, inputTokens: 1.5 }] })), [], 'broken: turn 1 of tiny: plan: upkeep summary with 1.5 in, 5 out'],
@@ -149,7 +125,7 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
     ['plan: messages', plan(() => ({ messages: undefined })), [], 'broken: turn 1 of tiny: plan: messages is undefined, not an array'],
     [
       'plan: one array for every prompt',
-      broken(({ conversation, stored }) => {
+      brokenPolicy('broken', ({ conversation, stored }) => {
         const messages: Message[] = [];
         return { prompt: (pending) => (messages.splice(0, messages.length, conversation.system!, ...stored.flat(), ...pending), { messages, overBudget: false, upkeep: [], stablePrefix: 1 }) };
       }),
@@ -160,10 +136,10 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
     ['plan: a role', plan((p) => ({ messages: [p.messages[0], { role: 'human', content: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has role "human" (expected system, user, assistant or tool)'],
     ['plan: overBudget', plan(() => ({ overBudget: 'no' })), [], 'broken: turn 1 of tiny: plan: overBudget is "no", not true or false'],
     ['plan: upkeep', plan(() => ({ upkeep: undefined })), [], 'broken: turn 1 of tiny: plan: upkeep is undefined, not an array'],
-    ['plan: not an object', broken(() => ({ prompt: () => undefined as unknown as PromptPlan })), [], 'broken: turn 1 of tiny: plan: the plan is undefined, not an object {messages, overBudget, upkeep, stablePrefix}'],
-    ['commit: upkeep', broken(() => ({ commit: () => undefined as unknown as [] })), [], 'broken: turn 1 of tiny: commit: upkeep is undefined, not an array'],
-    ['forget: upkeep', broken(() => ({ forget: () => [{ ...summary, outputTokens: -1 }] })), [], 'broken: after turn 1 of tiny: forget: upkeep summary with 10 in, -1 out'],
-    ['start: no session', broken(() => ({ artifacts: 'none' as unknown as () => [] })), [], 'broken: tiny: start returned a session without artifacts (each a function)'],
+    ['plan: not an object', brokenPolicy('broken', () => ({ prompt: () => undefined as unknown as PromptPlan })), [], 'broken: turn 1 of tiny: plan: the plan is undefined, not an object {messages, overBudget, upkeep, stablePrefix}'],
+    ['commit: upkeep', brokenPolicy('broken', () => ({ commit: () => undefined as unknown as [] })), [], 'broken: turn 1 of tiny: commit: upkeep is undefined, not an array'],
+    ['forget: upkeep', brokenPolicy('broken', () => ({ forget: () => [{ ...summary, outputTokens: -1 }] })), [], 'broken: after turn 1 of tiny: forget: upkeep summary with 10 in, -1 out'],
+    ['start: no session', brokenPolicy('broken', () => ({ artifacts: 'none' as unknown as () => [] })), [], 'broken: tiny: start returned a session without artifacts (each a function)'],
   ])('%s', (_, policy, given, message) => {
     const e = stops(policy, given);
     expect([e.message, e.code, e.exitCode]).toEqual([message, 'policy', 2]);
@@ -181,7 +157,7 @@ describe('what a policy throws stops the run: one line, the thrown error its cau
     ['forget', { forget: boom('in forget') }, 'broken: after turn 1 of tiny: forget threw: no memory left in forget'],
     ['artifacts', { artifacts: boom('in artifacts') }, 'broken: after turn 3 of tiny: artifacts threw: no memory left in artifacts'],
   ])('%s', (_, change, message) => {
-    const policy = broken(({ session }) => ({
+    const policy = brokenPolicy('broken', ({ session }) => ({
       // The other turns' prompts keep the rules.
       ...(change.prompt && { prompt: (pending, info) => (info.turn.index === 3 ? change.prompt!(pending, info) : session.prompt(pending, info)) }),
       ...(change.commit && { commit: change.commit }),
@@ -196,7 +172,7 @@ describe('what a policy throws stops the run: one line, the thrown error its cau
 
   it('start: named with the scenario; a thrown non-error as text', () => {
     const policy: Policy = {
-      ...broken(() => ({})),
+      ...brokenPolicy('broken', () => ({})),
       start: () => {
         throw 'no config';
       },
@@ -213,7 +189,7 @@ describe('what a policy throws stops the run: one line, the thrown error its cau
         return { turns: { default: 1, kind: 'int' as const } };
       }
       start(c: Conversation) {
-        return broken(() => ({})).start(c, { budget: 100_000 }, { tokens: ctx.tokens, random: () => 0, model: 'm', blocks });
+        return brokenPolicy('broken', () => ({})).start(c, { budget: 100_000 }, { tokens: ctx.tokens, random: () => 0, model: 'm', blocks });
       }
     }
     const [v] = guarded(new Counting());
@@ -222,7 +198,7 @@ describe('what a policy throws stops the run: one line, the thrown error its cau
   });
 
   it('start: not a session', () => {
-    const policy: Policy = { ...broken(() => ({})), start: () => undefined as unknown as PolicySession };
+    const policy: Policy = { ...brokenPolicy('broken', () => ({})), start: () => undefined as unknown as PolicySession };
     expect(stops(policy).message).toBe('broken: tiny: start returned undefined, not a session {prompt, commit, forget, artifacts}');
   });
 });

@@ -183,7 +183,8 @@ export class StagedFiles {
   }
 }
 
-function exists(path: string): boolean {
+/** Whether anything (a file, a folder, a link) is at `path`. */
+export function exists(path: string): boolean {
   try {
     lstatSync(path);
     return true;

@@ -1,7 +1,7 @@
-import { lstatSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { writeFilesAtomic } from './files.js';
+import { exists, writeFilesAtomic } from './files.js';
 import { displayPath, PACKAGE_DIR } from './study.js';
 
 /** Where the files `ctxsim init` copies live in the package. */
@@ -42,14 +42,4 @@ export function scaffold(dir: string, options: ScaffoldOptions = {}): string[] {
   }
   const files = new Map(INIT_FILES.map((name) => [name, readFileSync(join(INIT_TEMPLATE_DIR, name))]));
   return writeFilesAtomic(root, files);
-}
-
-/** Whether anything (a file, a folder, a link) is at `path`. */
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
