@@ -45,12 +45,13 @@ describe('stored bytes per policy, by hand', () => {
 
   it('summary: the unfolded messages (10) and the summary', () => {
     const r = replay(tiny, variant('summary:threshold=1,summaryTokens=12'), ctx);
-    // Turn 2 folds turn 1: header (11 tokens) and "Known:" (4) already pass 12, so nothing else is added.
+    // Turn 2 folds turn 1: the header (44 chars → 11 tokens) fits 12, " Known: name: Zoë." (4) would make 15:
+    // the fact does not fit a 12-token summary and is dropped.
     expect(r.artifacts.map((a) => [a.kind, a.texts, a.bytes])).toEqual([
       ['transcript', ['Bye', 'See you'], 10],
-      ['summary', ['Summary of the conversation so far (turn 1). Known: name: Zoë.'], 63],
+      ['summary', ['Summary of the conversation so far (turn 1).'], 44],
     ]);
-    expect(r.end.storedBytes).toBe(73);
+    expect(r.end.storedBytes).toBe(54);
   });
 });
 

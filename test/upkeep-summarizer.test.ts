@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
-import { summarize, summaryTemplate, type SummarizeRequest } from '../src/upkeep/summarizer.js';
+import { dropOrder, summarize, summaryTemplate, type SummarizeRequest } from '../src/upkeep/summarizer.js';
 
 const tokens = new TokenCounter('chars4');
 const t1: Message[] = [
@@ -112,7 +112,7 @@ describe('simulated summarizer', () => {
     expect(third.call.inputTokens).toBe(46 + tokens.text(second.summary.message.content) + 8 + 2);
   });
 
-  it('never exceeds summaryTokens once the facts fit, and stays close to it', () => {
+  it('never exceeds summaryTokens, and stays close to it when there is enough to say', () => {
     for (const n of [40, 60, 100, 120]) {
       const r = summarize(base({ summaryTokens: n }));
       expect(r.call.outputTokens).toBeLessThanOrEqual(n);
@@ -126,5 +126,43 @@ describe('simulated summarizer', () => {
     const sentences = r.summary.message.content.split(/(?<=\.) /);
     expect(new Set(sentences).size).toBe(sentences.length);
     expect(r.call.outputTokens).toBeLessThan(200);
+  });
+
+  it('drops the facts that do not fit: the fewest-mentioned first, then the one stated longest ago (hand-worked, chars4)', () => {
+    // code stated in turns 1 and 3 (2 mentions), room in turn 2, desk in turn 3 (1 mention each): room goes first, then desk.
+    const folded: Message[] = [
+      { role: 'user', content: 'My code is alpha-one.', turn: 1 },
+      { role: 'user', content: 'Room bravo-two.', turn: 2 },
+      { role: 'user', content: 'Desk charlie-three, and again alpha-one.', turn: 3 },
+    ];
+    const stated = [['code', 'alpha-one', 1], ['room', 'bravo-two', 2], ['desk', 'charlie-three', 3], ['code', 'alpha-one', 3]] as const;
+    const at = (summaryTokens: number) => summarize(base({ summaryTokens, folded, stated, hidden: ['alpha-one', 'bravo-two', 'charlie-three'] }));
+    // Header "Summary of the conversation so far (turns 1-3)." 47 chars → 11; the sentence sums " Known:" 7 → 1,
+    // " code: alpha-one;" 17 → 4, " room: bravo-two;" 17 → 4, " desk: charlie-three;" 21 → 5 make 25.
+    // At 27 all three fit: 109 chars → 27.
+    expect(at(27).summary.message.content).toBe('Summary of the conversation so far (turns 1-3). Known: code: alpha-one; room: bravo-two; desk: charlie-three.');
+    // At 25 the sums fit but the exact count (27) does not: room (1 mention, last stated in turn 2) is dropped: 92 chars → 23.
+    const r25 = at(25);
+    expect(r25.summary.message.content).toBe('Summary of the conversation so far (turns 1-3). Known: code: alpha-one; desk: charlie-three.');
+    expect(r25.call.outputTokens).toBe(23);
+    expect([...r25.summary.facts.keys()]).toEqual(['code', 'desk']);
+    expect([...r25.summary.mentions]).toEqual([
+      ['code', { count: 2, lastTurn: 3 }],
+      ['desk', { count: 1, lastTurn: 3 }],
+    ]);
+    // At 20: 11 + 1 + 4 + 5 = 21 > 20, so desk goes too; code (2 mentions) stays: 71 chars → 17.
+    expect(at(20).summary.message.content).toBe('Summary of the conversation so far (turns 1-3). Known: code: alpha-one.');
+    // At 10 not even the header fits: the shorter "Summary of the conversation so far." (35 chars → 8) and nothing else.
+    expect(at(10).summary.message.content).toBe('Summary of the conversation so far.');
+    expect(at(1).summary.message.content).toBe('Summary');
+  });
+
+  it('makes a fact stated again fresh again: a newer statement outlives an older single one', () => {
+    const first = summarize(base({ summaryTokens: 200, folded: t1, stated: [['name', 'Kavya', 1], ['order_id', 'SE-10423', 1]] }));
+    // Turn 2 states the name again: name has 2 mentions, order_id 1; at a size that holds one fact, order_id is dropped.
+    const second = summarize(base({ summaryTokens: 16, previous: first.summary, folded: t2, stated: [['name', 'Kavya', 2]] }));
+    expect([...second.summary.facts]).toEqual([['name', 'Kavya']]);
+    expect(second.summary.mentions.get('name')).toEqual({ count: 2, lastTurn: 2 });
+    expect(dropOrder(first.summary.facts, new Map([['name', { count: 1, lastTurn: 1 }], ['order_id', { count: 1, lastTurn: 3 }]]))).toEqual(['name', 'order_id']);
   });
 });

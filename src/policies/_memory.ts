@@ -3,7 +3,7 @@ import type { Conversation, Message, UpkeepCall } from '../types.js';
 import { extract } from '../upkeep/extractor.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import { forgetInSummary, type Summary } from '../upkeep/summarizer.js';
-import type { Fact, Injected } from '../upkeep/types.js';
+import type { Injected, StatedFact } from '../upkeep/types.js';
 import { artifact, cascades, valuesOf, type Erasures } from './_forget.js';
 import { sum } from './_transcript.js';
 import type { CommonParams } from './params.js';
@@ -14,12 +14,13 @@ import type { Artifact, Exchange, FactSheetBlock, FactSheetParams, ForgetFact, P
  * scenario's `facts:`), which a real summarizer or extractor would read
  * from the text — less the values erased from that text since.
  */
-export function statedFacts(conversation: Conversation, exchanges: readonly Exchange[], erased?: Erasures): Fact[] {
-  const out: Fact[] = [];
+export function statedFacts(conversation: Conversation, exchanges: readonly Exchange[], erased?: Erasures): StatedFact[] {
+  const out: StatedFact[] = [];
   for (const e of exchanges) {
     const index = e[0]?.turn;
     const turn = index === undefined ? undefined : conversation.turns[index - 1];
-    if (turn) out.push(...Object.entries(turn.facts).filter(([, v]) => !erased?.covers(turn.index, v)));
+    if (!turn) continue;
+    for (const [name, value] of Object.entries(turn.facts)) if (!erased?.covers(turn.index, value)) out.push([name, value, turn.index]);
   }
   return out;
 }

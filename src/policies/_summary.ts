@@ -10,7 +10,7 @@ import type { Exchange, PolicyDeps, PolicySession } from './types.js';
 /** The parameters both summary policies take for their summarizer. */
 export const SUMMARIZER_PARAMS = {
   summaryModel: model({ describe: 'model the summarizer runs on (default: the chat model)' }),
-  summaryTokens: int({ default: 200, min: 1, describe: 'size of the running summary, in tokens' }),
+  summaryTokens: int({ default: 200, min: 1, describe: 'most tokens the running summary may have, fact values included (facts that do not fit are dropped)' }),
   keep: probability({ default: 1, describe: 'chance that each fold keeps each fact it read (a fact lost once is gone)' }),
 };
 
@@ -49,15 +49,15 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
     return this.summary ? [this.summary.message] : [];
   }
 
-  /** Folds the oldest `count` open exchanges into the summary: one summarizer call. */
-  fold(count: number): UpkeepCall {
+  /** Folds the oldest `count` open exchanges into a summary of at most `summaryTokens` (default: the policy's): one summarizer call. */
+  fold(count: number, summaryTokens = this.params.summaryTokens): UpkeepCall {
     const { conversation, params, deps } = this;
     const leaving = this.open().slice(0, count);
     const r = summarize({
       tokens: deps.tokens,
       random: deps.random,
       model: params.summaryModel ?? deps.model,
-      summaryTokens: params.summaryTokens,
+      summaryTokens,
       keep: params.keep,
       ...(this.summary && { previous: this.summary }),
       folded: leaving.flat(),

@@ -4,22 +4,28 @@ import { newestExchangesThatFit, systemMessageTokens, TurnGate } from './_memory
 import { RunningSummary, SUMMARIZER_PARAMS } from './_summary.js';
 import { fixedTokens, pinned, sum } from './_transcript.js';
 import { definePolicy } from './define.js';
+import type { Exchange } from './types.js';
 import { BUDGET, int } from './params.js';
 
 /**
  * System prompt + running summary + the recent exchanges verbatim, under
  * `budget`. Exchanges that leave the buffer are folded into the summary in
- * batches: the buffer may grow to `keepRecent + batch` exchanges (batch
- * defaults to `keepRecent`); then, or as soon as the prompt would break the
- * budget, one summarizer call folds everything but the newest `keepRecent`
- * exchanges (fewer if those would not fit next to a full-size summary).
+ * batches, so a fold folds at least `batch` exchanges (batch defaults to
+ * `keepRecent`), unless it folds an exchange too large ever to be sent: one
+ * summarizer call folds everything but the newest `keepRecent` exchanges when
+ * the buffer reaches `keepRecent + batch` exchanges, when `batch` buffered
+ * exchanges no longer fit the prompt, or when a buffered exchange alone
+ * (with the pinned prompt) breaks the budget. Fewer than `keepRecent` stay
+ * when they would not fit next to the new summary, and the summary is
+ * shorter than `summaryTokens` when even that would not fit next to the
+ * current turn: the summary and what stays always fit the budget.
  */
 export const summaryBuffer = definePolicy({
   id: 'summary-buffer',
   describe: 'running summary + the last exchanges verbatim, under a token budget; folds in batches',
   params: z.object({
     budget: int({ default: 2000, min: 1, describe: BUDGET }),
-    keepRecent: int({ default: 4, min: 0, describe: 'exchanges kept verbatim after a fold' }),
+    keepRecent: int({ default: 4, min: 0, describe: 'exchanges kept verbatim after a fold (fewer when they would not fit next to the summary)' }),
     batch: int({ min: 1, describe: 'exchanges the buffer grows by before it is folded (default: `keepRecent`, at least 1)' }),
     ...SUMMARIZER_PARAMS,
   }),
@@ -31,33 +37,39 @@ export const summaryBuffer = definePolicy({
     const keepRecent = params.keepRecent;
     const batch = params.batch ?? Math.max(1, keepRecent);
     const summaryTokens = params.summaryTokens;
+    const headTokens = fixedTokens(tokens, head);
     const gate = new TurnGate();
+    /** The summary, if it fits in `room`, and how many of the newest open exchanges fit beside it. */
+    const fit = (open: readonly Exchange[], room: number) => {
+      const summary = memory.message().filter((m) => tokens.message(m) <= room);
+      return { summary, n: newestExchangesThatFit(tokens, open, room - sum(tokens, summary)) };
+    };
 
     return {
       prompt(pending, info) {
         const upkeep: UpkeepCall[] = [];
         const fixed = fixedTokens(tokens, [...head, ...pending]);
         let open = memory.open();
-        if (gate.first(info) && open.length > keepRecent) {
-          const current = fixed + sum(tokens, memory.message()) + sum(tokens, open.flat());
-          if (open.length >= keepRecent + batch || current > budget) {
-            const room = budget - fixed - systemMessageTokens(tokens, summaryTokens);
-            const stay = newestExchangesThatFit(tokens, open, room, keepRecent);
-            upkeep.push(memory.fold(open.length - stay));
+        if (gate.first(info) && open.length) {
+          const { n } = fit(open, budget - fixed);
+          const full = open.length >= keepRecent + batch || open.length - n >= batch;
+          if (full || open.some((e) => headTokens + sum(tokens, e) > budget)) {
+            // The new summary must fit beside this turn: shorter than summaryTokens when the budget is tight.
+            const size = Math.max(1, Math.min(summaryTokens, budget - fixed - systemMessageTokens(tokens, 0)));
+            const stay = Math.min(n, newestExchangesThatFit(tokens, open, budget - fixed - systemMessageTokens(tokens, size), keepRecent));
+            upkeep.push(memory.fold(open.length - stay, size));
             open = memory.open();
           }
         }
         // Fit the budget: the summary first, then the newest buffered exchanges that fit.
-        let room = budget - fixed;
+        const room = budget - fixed;
         if (room < 0) return { messages: [...head, ...pending], overBudget: true, upkeep, stablePrefix: head.length };
-        const sent = memory.message().filter((m) => tokens.message(m) <= room);
-        if (sent.length) room -= tokens.message(sent[0]!);
-        const n = newestExchangesThatFit(tokens, open, room);
+        const { summary, n } = fit(open, room);
         return {
-          messages: [...head, ...sent, ...open.slice(open.length - n).flat(), ...pending],
+          messages: [...head, ...summary, ...open.slice(open.length - n).flat(), ...pending],
           overBudget: false,
           upkeep,
-          stablePrefix: head.length + sent.length,
+          stablePrefix: head.length + summary.length,
         };
       },
       commit: memory.commit,

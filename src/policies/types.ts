@@ -101,8 +101,8 @@ export interface RunningSummaryBlock extends Pick<PolicySession, 'commit' | 'for
   open(): Exchange[];
   /** The summary as a message to send (`system`, origin `summary`), or none. */
   message(): Message[];
-  /** Folds the oldest `count` open exchanges into the summary: one summarizer call, returned to be priced. */
-  fold(count: number): UpkeepCall;
+  /** Folds the oldest `count` open exchanges into the summary, of at most `summaryTokens` tokens (default: the policy's `summaryTokens`): one summarizer call, returned to be priced. */
+  fold(count: number, summaryTokens?: number): UpkeepCall;
 }
 
 /** The fact sheet of the `facts` policy: name → latest value, sent as one `system` message (origin `facts`). */

@@ -3,7 +3,7 @@ import type { Message, UpkeepCall } from '../types.js';
 import { contentWords, normalize, words } from '../text/normalize.js';
 import { injectionQuote } from './quote.js';
 import { holds, redactText } from './redact.js';
-import type { Fact, Injected } from './types.js';
+import type { Injected, Mentions, StatedFact } from './types.js';
 
 /** A running summary: the message a policy sends, and what it knows. */
 export interface Summary {
@@ -11,9 +11,11 @@ export interface Summary {
   message: Message;
   /** The facts its text states, name → latest value. */
   facts: ReadonlyMap<string, string>;
+  /** For each fact of `facts`: how many folded turns stated it and the last of them (what decides which facts a full summary drops first). */
+  mentions: ReadonlyMap<string, Mentions>;
   /** One sentence per summarized exchange still in the text, oldest first. */
   topics: readonly string[];
-  /** Sentences quoting folded injection turns, oldest first: carried through every later summarization. */
+  /** Sentences quoting folded injection turns, oldest first: carried through every later summarization while they fit. */
   quotes: readonly string[];
   firstTurn: number;
   lastTurn: number;
@@ -32,8 +34,8 @@ export interface SummarizeRequest {
   previous?: Summary;
   /** The messages folded in, whole exchanges, oldest first. */
   folded: readonly Message[];
-  /** Facts the folded messages state, in order (a later value replaces an earlier one). */
-  stated: readonly Fact[];
+  /** Facts the folded messages state, in order (a later value replaces an earlier one), each with the turn that stated it when known. */
+  stated: readonly StatedFact[];
   /** Every fact value of the conversation: never written outside the summary's "Known:" list, so a lost fact stays lost. */
   hidden: readonly string[];
   /** Folded user messages flagged `injection: true`: the summary quotes them. */
@@ -81,30 +83,39 @@ export function summaryTemplate(summaryTokens: number): Message {
 /**
  * The simulated summarizer (a priced auxiliary call). Its input is the
  * template, the old summary and the folded messages; its output is a summary
- * of up to about `summaryTokens` tokens that states, in a "Known:" list, each fact
+ * of at most `summaryTokens` tokens that states, in a "Known:" list, each fact
  * that survived: every fact of the old summary and of the folded messages
  * survives with probability `keep`, so a fact lost once is gone for good and
- * repeated summarization compounds the loss. A folded injection turn is
- * quoted (its first words), and the quote stays in every later summary. The
- * rest of the text is one sentence per exchange (the newest kept when too
- * long), then neutral padding.
+ * repeated summarization compounds the loss. The facts that survive must also
+ * fit: when the list is too long, facts are dropped — the one stated in the
+ * fewest turns first, then the one last stated longest ago, then the one
+ * listed first (`dropOrder`). A folded injection turn is quoted (its first
+ * words), and the quote stays in every later summary while it fits. The rest
+ * of the text is one sentence per exchange (the newest kept when too long),
+ * then neutral padding.
  */
 export function summarize(req: SummarizeRequest): { summary: Summary; call: UpkeepCall } {
   const { tokens, previous } = req;
-  const candidates = new Map(previous?.facts);
-  for (const [name, value] of req.stated) candidates.set(name, value);
-  const facts = new Map<string, string>();
-  for (const [name, value] of candidates) if (req.random() < req.keep) facts.set(name, value);
-
   const turns = req.folded.map((m) => m.turn).filter((t): t is number => t !== undefined);
   const firstTurn = previous?.firstTurn ?? Math.min(...turns, Infinity);
   const lastTurn = Math.max(previous?.lastTurn ?? 0, ...turns);
+
+  const candidates = new Map(previous?.facts);
+  const counts = new Map<string, Mentions>();
+  for (const name of candidates.keys()) counts.set(name, previous?.mentions.get(name) ?? { count: 1, lastTurn: previous?.lastTurn ?? 0 });
+  for (const [name, value, turn] of req.stated) {
+    candidates.set(name, value);
+    counts.set(name, { count: (counts.get(name)?.count ?? 0) + 1, lastTurn: turn ?? lastTurn });
+  }
+  const facts = new Map<string, string>();
+  for (const [name, value] of candidates) if (req.random() < req.keep) facts.set(name, value);
+
   const values = prepared(req.hidden);
   const quotes = [...(previous?.quotes ?? []), ...(req.injected ?? []).map(quoteSentence)];
   const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, values)];
-  const { content, topics } = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, quotes, allTopics, hidden: values.hidden });
+  const r = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, mentions: counts, quotes, allTopics, hidden: values.hidden });
 
-  const message: Message = { role: 'system', content, origin: 'summary' };
+  const message: Message = { role: 'system', content: r.content, origin: 'summary' };
   const call: UpkeepCall = {
     kind: 'summary',
     model: req.model,
@@ -112,7 +123,20 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
     outputTokens: tokens.output(message),
     sync: true,
   };
-  return { summary: { message, facts, topics, quotes, firstTurn, lastTurn }, call };
+  return { summary: { message, facts: r.facts, mentions: r.mentions, topics: r.topics, quotes: r.quotes, firstTurn, lastTurn }, call };
+}
+
+/**
+ * The order in which a summary too long for its size drops facts: the fact
+ * stated in the fewest turns first, then the one last stated longest ago,
+ * then the one listed first. A fact stated again is fresh again: its count
+ * grows and its last turn moves on.
+ */
+export function dropOrder(facts: ReadonlyMap<string, string>, mentions: ReadonlyMap<string, Mentions>): string[] {
+  const listed = [...facts.keys()];
+  const at = new Map(listed.map((name, i) => [name, i]));
+  const of = (name: string) => mentions.get(name) ?? { count: 1, lastTurn: 0 };
+  return listed.sort((a, b) => of(a).count - of(b).count || of(a).lastTurn - of(b).lastTurn || at.get(a)! - at.get(b)!);
 }
 
 /** A forget request for a running summary: the facts to erase, by name and (normalized) values. */
@@ -153,10 +177,14 @@ export function forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; 
   const quotes = previous.quotes.map((q) => redactText(q, req.values));
   const allTopics = previous.topics.map((t) => redactText(t, req.values));
   const { hidden } = prepared(req.hidden);
-  const r = render(tokens, req.summaryTokens, { firstTurn: previous.firstTurn, lastTurn: previous.lastTurn, facts, quotes, allTopics, hidden });
-  // The parts are clean; the whole is checked too, since an erased value must not survive.
-  const content = holds(r.content, req.values) ? redactText(r.content, req.values) : r.content;
-  const topics = r.topics;
+  const mentions = previous.mentions;
+  const r = render(tokens, req.summaryTokens, { firstTurn: previous.firstTurn, lastTurn: previous.lastTurn, facts, mentions, quotes, allTopics, hidden });
+  // The parts are clean; the whole is checked too, since an erased value must not survive (nor the size be passed).
+  let content = r.content;
+  if (holds(content, req.values)) {
+    content = redactText(content, req.values);
+    if (tokens.text(content) > req.summaryTokens) content = shortestHeader(tokens, req.summaryTokens, HEADERS);
+  }
   const message: Message = { role: 'system', content, origin: 'summary' };
   const call: UpkeepCall = {
     kind: 'summary',
@@ -165,31 +193,71 @@ export function forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; 
     outputTokens: tokens.output(message),
     sync: false,
   };
-  return { summary: { ...previous, message, facts, topics, quotes }, call };
+  return { summary: { ...previous, message, facts: r.facts, mentions: r.mentions, topics: r.topics, quotes: r.quotes }, call };
 }
 
 interface Parts {
   firstTurn: number;
   lastTurn: number;
   facts: ReadonlyMap<string, string>;
+  mentions: ReadonlyMap<string, Mentions>;
   quotes: readonly string[];
   allTopics: readonly string[];
   /** Normalized fact values that must not appear outside "Known:". */
   hidden: readonly string[];
 }
 
-/** Lays out a summary: header, "Known:" list, quotes, then as many topic sentences (newest first) and padding as fit the target. */
-function render(tokens: TokenCounter, target: number, p: Parts): { content: string; topics: string[] } {
-  const { facts, quotes, allTopics, hidden } = p;
-  const span = p.firstTurn === p.lastTurn ? `turn ${p.lastTurn}` : `turns ${p.firstTurn}-${p.lastTurn}`;
-  let header = Number.isFinite(p.firstTurn) ? `Summary of the conversation so far (${span}).` : PLAIN_HEADER;
-  const known = facts.size ? `Known: ${[...facts].map(([k, v]) => `${k}: ${v}`).join('; ')}.` : 'Known: nothing specific yet.';
+/** What a summary's text holds once laid out within its size. */
+interface Rendered {
+  content: string;
+  facts: Map<string, string>;
+  mentions: Map<string, Mentions>;
+  quotes: string[];
+  topics: string[];
+}
 
-  // Fill up to the target by sentence counts (each sentence, with the space before it, is counted
-  // once and memoized, so no text is re-tokenized while fitting), newest topics first.
+const NOTHING_KNOWN = 'Known: nothing specific yet.';
+/** Shorter headers for very small summaries, the last one token in every encoding. */
+const HEADERS = [PLAIN_HEADER, 'Summary.', 'Summary'];
+
+/** The first header that fits `target` tokens (the last one if none does). */
+function shortestHeader(tokens: TokenCounter, target: number, headers: readonly string[]): string {
+  return headers.find((h) => tokens.text(h) <= target) ?? headers[headers.length - 1]!;
+}
+
+/**
+ * Lays out a summary within `target` tokens: header, quotes (the newest that
+ * fit), the "Known:" list (facts dropped in `dropOrder` until it fits), then
+ * as many topic sentences (newest first) and padding as fit. Sentence counts
+ * are summed to fit (each counted once and memoized, so no text is
+ * re-tokenized while fitting); the exact count of the whole text is then
+ * checked, and padding, topics, facts, quotes and header give way in that
+ * order until it is within the target.
+ */
+function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
+  const { allTopics, hidden } = p;
+  const span = p.firstTurn === p.lastTurn ? `turn ${p.lastTurn}` : `turns ${p.firstTurn}-${p.lastTurn}`;
+  const headers = Number.isFinite(p.firstTurn) ? [`Summary of the conversation so far (${span}).`, ...HEADERS] : HEADERS;
+  let header = shortestHeader(tokens, target, headers);
   const cost = (sentence: string) => tokens.afterSpace(sentence);
-  let used = tokens.text(header) + cost(known);
-  for (const q of quotes) used += cost(q);
+  let used = tokens.text(header);
+
+  let q = p.quotes.length;
+  while (q > 0 && used + cost(p.quotes[q - 1]!) <= target) used += cost(p.quotes[--q]!);
+  let quotes = p.quotes.slice(q);
+
+  const entry = (name: string) => `${name}: ${p.facts.get(name)!}`;
+  const order = dropOrder(p.facts, p.mentions);
+  let dropped = 0;
+  let listCost = cost('Known:');
+  for (const name of order) listCost += cost(`${entry(name)};`);
+  while (dropped < order.length && used + listCost > target) listCost -= cost(`${entry(order[dropped++]!)};`);
+  const gone = new Set(order.slice(0, dropped));
+  const facts = new Map([...p.facts].filter(([name]) => !gone.has(name)));
+  const knownText = () => (facts.size ? `Known: ${[...facts.keys()].map(entry).join('; ')}.` : used + cost(NOTHING_KNOWN) <= target ? NOTHING_KNOWN : '');
+  let known = knownText();
+  if (known) used += cost(known);
+
   let first = allTopics.length;
   while (first > 0 && used + cost(allTopics[first - 1]!) <= target) used += cost(allTopics[--first]!);
   let topics = allTopics.slice(first);
@@ -209,15 +277,23 @@ function render(tokens: TokenCounter, target: number, p: Parts): { content: stri
     padding.length = 0;
     if (leaks()) header = PLAIN_HEADER;
   }
-  const compose = () => [header, known, ...quotes, ...topics, ...padding].join(' ');
+  const compose = () => [header, known, ...quotes, ...topics, ...padding].filter(Boolean).join(' ');
   let content = compose();
   // Sentence sums are estimates: trim until the exact count is within the target.
-  while (tokens.text(content) > target && (padding.length || topics.length)) {
+  while (tokens.text(content) > target) {
     if (padding.length) padding.pop();
-    else topics = topics.slice(1);
+    else if (topics.length) topics = topics.slice(1);
+    else if (facts.size) {
+      facts.delete(order[dropped++]!);
+      known = knownText();
+    } else if (known) known = '';
+    else if (quotes.length) quotes = quotes.slice(1);
+    else if (header !== headers[headers.length - 1]) header = headers[headers.indexOf(header) + 1] ?? headers[headers.length - 1]!;
+    else break;
     content = compose();
   }
-  return { content, topics };
+  const mentions = new Map([...facts.keys()].map((name) => [name, p.mentions.get(name) ?? { count: 1, lastTurn: p.lastTurn }]));
+  return { content, facts, mentions, quotes, topics };
 }
 
 /** The sentence that quotes an injection turn: its first words, with an ellipsis when there were more. */
