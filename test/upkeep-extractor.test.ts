@@ -42,4 +42,17 @@ describe('simulated extractor', () => {
     expect(r.call.inputTokens).toBe(78);
     expect(r.call.outputTokens).toBe(1); // "none" → 1
   });
+
+  it('reads the text it is given: a fact whose value is not in the messages is not found, and draws nothing', () => {
+    // Only the reply is read: it says "Kavya" but not the order number (compared as probes are scored: any case).
+    const reply = [exchange[1]!];
+    const r = extract({ tokens, random: draws(0.1), model: 'm', recall: 0.5, exchange: reply, stated });
+    expect(r.found).toEqual([['name', 'Kavya']]);
+    // in: 51 + 15; out: "name: Kavya" 11 chars → 2. The one draw (0.1 < 0.5) went to name; order_id was never drawn for.
+    expect([r.call.inputTokens, r.call.outputTokens]).toEqual([66, 2]);
+    const none = extract({ tokens, random: draws(), model: 'm', recall: 1, exchange: [{ role: 'user', content: 'KAVYA   here', turn: 1 }], stated: [['order_id', 'SE-10423']] });
+    expect(none.found).toEqual([]);
+    expect(extract({ tokens, random: draws(0.9), model: 'm', recall: 1, exchange: [{ role: 'user', content: 'It is\nSE-10423', turn: 1 }], stated: [['order_id', 'se-10423']] }).found).toEqual([['order_id', 'se-10423']]);
+  });
 });
+

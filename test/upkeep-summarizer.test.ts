@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
-import { dropOrder, summarize, summaryTemplate, type SummarizeRequest } from '../src/upkeep/summarizer.js';
+import { dropOrder } from '../src/upkeep/mentions.js';
+import { summarize, summaryTemplate, type SummarizeRequest } from '../src/upkeep/summarizer.js';
 
 const tokens = new TokenCounter('chars4');
 const t1: Message[] = [

@@ -2,8 +2,9 @@ import type { TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, UpkeepCall } from '../types.js';
 import { extract } from '../upkeep/extractor.js';
 import { holds, redactText } from '../upkeep/redact.js';
+import { dropOrder } from '../upkeep/mentions.js';
 import { forgetInSummary, type Summary } from '../upkeep/summarizer.js';
-import type { Injected, StatedFact } from '../upkeep/types.js';
+import type { Injected, Mentions, StatedFact } from '../upkeep/types.js';
 import { artifact, cascades, valuesOf, type Erasures } from './_forget.js';
 import { sum } from './_transcript.js';
 import type { CommonParams } from './params.js';
@@ -96,13 +97,22 @@ export function eraseFromSummary(
   return { memory: r.summary, upkeep: [r.call] };
 }
 
+/** Tokens a fact sheet may have when its parameters do not say (the `facts` policy's `sheetTokens` default). */
+export const SHEET_TOKENS = 500;
+
 /**
  * The fact sheet of the `facts` policy ("Known facts: name: Kavya; order_id:
  * SE-10423"): after each turn one simulated extraction reads the turn and
- * updates it, a later value of a fact replacing the earlier one.
+ * updates it, a later value of a fact replacing the earlier one. The sheet
+ * has at most `sheetTokens` tokens: when it would be longer, facts are
+ * dropped in `dropOrder` (found in the fewest turns first, then the one last
+ * found longest ago, then the one listed first); a dropped fact is gone until
+ * an extraction finds it again.
  */
 export class FactSheet implements FactSheetBlock {
   private readonly known = new Map<string, string>();
+  /** For each fact on the sheet: the turns an extraction found it in, and the last of them. */
+  private readonly mentions = new Map<string, Mentions>();
   // One message object per version of the sheet, so it is counted once and stays a stable prefix.
   private sheet: Message | undefined;
 
@@ -124,6 +134,7 @@ export class FactSheet implements FactSheetBlock {
     });
     let changed = false;
     for (const [name, value] of r.found) {
+      this.mentions.set(name, { count: (this.mentions.get(name)?.count ?? 0) + 1, lastTurn: info.turn.index });
       if (this.known.get(name) === value) continue;
       this.known.set(name, value);
       changed = true;
@@ -137,8 +148,10 @@ export class FactSheet implements FactSheetBlock {
     const names = new Set(facts.map((f) => f.name));
     let changed = false;
     for (const [name, value] of [...this.known]) {
-      if (names.has(name)) this.known.delete(name);
-      else if (holds(value, values)) this.known.set(name, redactText(value, values));
+      if (names.has(name)) {
+        this.known.delete(name);
+        this.mentions.delete(name);
+      } else if (holds(value, values)) this.known.set(name, redactText(value, values));
       else continue;
       changed = true;
     }
@@ -153,8 +166,24 @@ export class FactSheet implements FactSheetBlock {
     return artifact('facts', this.sheet ? [this.sheet.content] : []);
   }
 
+  /** Writes the sheet, dropping facts until it fits `sheetTokens` (sentence sums first, then the exact count). */
   private write(): void {
-    const known = this.known;
-    this.sheet = known.size ? { role: 'system', content: `Known facts: ${[...known].map(([k, v]) => `${k}: ${v}`).join('; ')}`, origin: 'facts' } : undefined;
+    const { known, mentions } = this;
+    const { tokens } = this.deps;
+    const limit = this.params.sheetTokens ?? SHEET_TOKENS;
+    const entry = (name: string) => `${name}: ${known.get(name)!}`;
+    const order = dropOrder(known, mentions);
+    let dropped = 0;
+    let size = tokens.text('Known facts:');
+    for (const name of order) size += tokens.afterSpace(`${entry(name)};`);
+    while (dropped < order.length && size > limit) size -= tokens.afterSpace(`${entry(order[dropped++]!)};`);
+    const drop = (name: string) => {
+      known.delete(name);
+      mentions.delete(name);
+    };
+    order.slice(0, dropped).forEach(drop);
+    const text = () => `Known facts: ${[...known.keys()].map(entry).join('; ')}`;
+    while (known.size && tokens.text(text()) > limit) drop(order[dropped++]!);
+    this.sheet = known.size ? { role: 'system', content: text(), origin: 'facts' } : undefined;
   }
 }

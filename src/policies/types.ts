@@ -57,12 +57,14 @@ export interface SummaryParams {
   keep: number;
 }
 
-/** The fact extractor's parameters (the `facts` policy's `extractModel`, `recall`). */
+/** The fact extractor's parameters (the `facts` policy's `extractModel`, `recall`, `sheetTokens`). */
 export interface FactSheetParams {
   /** Model the extraction is priced on (default: the chat model). */
   extractModel?: string | undefined;
-  /** Chance that the extractor finds each fact a turn states. */
+  /** Chance that the extractor finds each fact a turn states whose value is in the messages it reads. */
   recall: number;
+  /** Most tokens the sheet may have (default 500); facts that do not fit are dropped, the fewest-found and longest-unseen first. */
+  sheetTokens?: number | undefined;
 }
 
 /** Raw history, exchange by exchange, restarted (cleared) after `sessionCap` exchanges. */
@@ -107,7 +109,7 @@ export interface RunningSummaryBlock extends Pick<PolicySession, 'commit' | 'for
 
 /** The fact sheet of the `facts` policy: name → latest value, sent as one `system` message (origin `facts`). */
 export interface FactSheetBlock {
-  /** One extraction call after a turn: the facts it finds update the sheet (a later value replaces an earlier one). */
+  /** One extraction call after a turn, reading `exchange`: the facts it finds there update the sheet (a later value replaces an earlier one; the sheet stays within `sheetTokens`). */
   read(exchange: Exchange, info: TurnInfo): UpkeepCall;
   /** Removes the facts by name, and their values from every other entry (a store edit, not a model call). */
   erase(facts: readonly ForgetFact[]): void;

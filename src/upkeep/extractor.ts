@@ -1,4 +1,5 @@
-import type { TokenCounter } from '../tokens/counter.js';
+import { normalize, occursIn } from '../text/normalize.js';
+import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
 import { injectionQuote } from './quote.js';
 import type { Fact } from './types.js';
@@ -9,11 +10,11 @@ export interface ExtractRequest {
   /** The session's seeded stream: one draw per stated fact, in order. */
   random: () => number;
   model: string;
-  /** Chance that each stated fact is found. */
+  /** Chance that each stated fact whose value the messages hold is found. */
   recall: number;
-  /** The turn's messages: user, tool calls and results, reply. */
+  /** The messages the extractor reads: the turn's user message, tool calls and results, reply. */
   exchange: readonly Message[];
-  /** Facts the turn states, in order. */
+  /** Facts the turn states, in order; only those whose value occurs in `exchange` can be found. */
   stated: readonly Fact[];
   /** The turn is flagged `injection: true`: its instruction is stored too. */
   injection?: boolean;
@@ -33,13 +34,21 @@ export const EXTRACT_TEMPLATE: Message = {
 /**
  * The simulated fact extractor (a priced auxiliary call, made after the turn,
  * so the user does not wait for it). Input: the template and the turn's
- * messages; output: the facts found as "name: value; …" or "none". Each
- * stated fact is found with probability `recall`. An injection turn's
- * instruction is stored as a standing `instruction` (its quote, no draw):
- * the way injected text persists in long-term memory.
+ * messages; output: the facts found as "name: value; …" or "none". It reads
+ * the text it is given: a stated fact can be found only when its value
+ * occurs in one of the messages (compared as probes are scored: lower case,
+ * whitespace collapsed), and each such fact is found with probability
+ * `recall` (one draw each, in order). An injection turn's instruction is
+ * stored as a standing `instruction` (its quote, no draw): the way injected
+ * text persists in long-term memory.
  */
 export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall } {
-  const found = req.stated.filter(() => req.random() < req.recall);
+  const texts = req.stated.length ? req.exchange.map((m) => normalize(messageText(m))) : [];
+  const readable = req.stated.filter(([, value]) => {
+    const v = normalize(value);
+    return texts.some((t) => occursIn(t, v));
+  });
+  const found = readable.filter(() => req.random() < req.recall);
   const user = req.exchange.find((m) => m.role === 'user');
   if (req.injection && user) found.push([INSTRUCTION_FACT, injectionQuote(user.content)]);
   const output = found.length ? found.map(([k, v]) => `${k}: ${v}`).join('; ') : 'none';

@@ -3,6 +3,7 @@ import type { Message, UpkeepCall } from '../types.js';
 import { contentWords, normalize, words } from '../text/normalize.js';
 import { injectionQuote } from './quote.js';
 import { holds, redactText } from './redact.js';
+import { dropOrder } from './mentions.js';
 import type { Injected, Mentions, StatedFact } from './types.js';
 
 /** A running summary: the message a policy sends, and what it knows. */
@@ -87,9 +88,9 @@ export function summaryTemplate(summaryTokens: number): Message {
  * that survived: every fact of the old summary and of the folded messages
  * survives with probability `keep`, so a fact lost once is gone for good and
  * repeated summarization compounds the loss. The facts that survive must also
- * fit: when the list is too long, facts are dropped — the one stated in the
- * fewest turns first, then the one last stated longest ago, then the one
- * listed first (`dropOrder`). A folded injection turn is quoted (its first
+ * fit: when the list is too long, facts are dropped in `dropOrder` — the one
+ * stated in the fewest turns first, then the one last stated longest ago,
+ * then the one listed first. A folded injection turn is quoted (its first
  * words), and the quote stays in every later summary while it fits. The rest
  * of the text is one sentence per exchange (the newest kept when too long),
  * then neutral padding.
@@ -124,19 +125,6 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
     sync: true,
   };
   return { summary: { message, facts: r.facts, mentions: r.mentions, topics: r.topics, quotes: r.quotes, firstTurn, lastTurn }, call };
-}
-
-/**
- * The order in which a summary too long for its size drops facts: the fact
- * stated in the fewest turns first, then the one last stated longest ago,
- * then the one listed first. A fact stated again is fresh again: its count
- * grows and its last turn moves on.
- */
-export function dropOrder(facts: ReadonlyMap<string, string>, mentions: ReadonlyMap<string, Mentions>): string[] {
-  const listed = [...facts.keys()];
-  const at = new Map(listed.map((name, i) => [name, i]));
-  const of = (name: string) => mentions.get(name) ?? { count: 1, lastTurn: 0 };
-  return listed.sort((a, b) => of(a).count - of(b).count || of(a).lastTurn - of(b).lastTurn || at.get(a)! - at.get(b)!);
 }
 
 /** A forget request for a running summary: the facts to erase, by name and (normalized) values. */
