@@ -7,6 +7,7 @@ import { caption, type ReportInfo } from '../records/info.js';
 import { groupLabels, LABEL_FONT_SIZE, placeLabels } from './labels.js';
 import { paretoOptimal } from './pareto.js';
 import { PLOT_HEIGHT, PLOT_WIDTH } from './plot.js';
+import { simulatedLines } from './text.js';
 
 /**
  * The charts of a run as Vega-Lite specs, data inlined (no URLs), so a spec
@@ -220,6 +221,7 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
     'Filled: Pareto-optimal (no other policy is as cheap and retains as much, and better at one); hollow: dominated',
     ...(skipped ? [`${plural(skipped, 'policy')} without probes not shown`] : []),
     ...overflowNote(results),
+    ...simulatedLines(info),
   ];
   const textLayer = (align: 'left' | 'right') => ({
     data: { values: labels.filter((l) => l.align === align).map(({ x, y, text }) => ({ x, y, text })) },
@@ -286,7 +288,7 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
     name,
     title,
     spec: {
-      ...base(name, title, ['Share of probes whose current value was in the prompt; a tick at 0 means none was', ...overflowNote(results)], info, 'Grouped bar chart of retention by fact age bucket, one bar per policy.'),
+      ...base(name, title, ['Share of probes whose current value was in the prompt; a tick at 0 means none was', ...overflowNote(results), ...simulatedLines(info)], info, 'Grouped bar chart of retention by fact age bucket, one bar per policy.'),
       width,
       data: { values },
       layer: [

@@ -1,7 +1,7 @@
 import type { ProbeRecord } from '../types.js';
 import { policyNames, reported, seriesName, severalModels, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
-import { columnsFrom, rowLabels } from './text.js';
+import { columnsFrom, rowLabels, simulatedNote } from './text.js';
 import { dollars, grouped, moneyDecimals, percent } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
@@ -159,6 +159,8 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
     .map((c) => `<figure id="chart-${escapeHtml(c.name)}" aria-label="${escapeHtml(c.title)}">\n${scopeSvgIds(c.svg.trimEnd(), c.name)}\n</figure>`)
     .join('\n');
   const n = results.policies[0]?.scenarios ?? 0;
+  const note = simulatedNote(info);
+  const simulated = note ? `<p class="caption">${escapeHtml(note)}</p>\n` : '';
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -183,7 +185,7 @@ ${studyList(results, info)}
 <h2>Budget per policy</h2>
 <p class="caption">${escapeHtml(budgetCaption(results, info))}</p>
 ${table(budgetDisplay(results), 'budget')}
-</section>
+${simulated}</section>
 <section id="details">
 <h2>Latency, storage and safety per policy</h2>
 <p class="caption">${escapeHtml(DETAILS_CAPTION)}</p>
@@ -198,7 +200,7 @@ ${figures}
 <section id="scenarios">
 <h2>Per scenario</h2>
 ${table(scenarioTable(results), 'scenarios')}
-</section>
+${simulated}</section>
 <section id="lost">
 <h2>Facts not retained</h2>
 ${lostSection(results)}

@@ -1,6 +1,7 @@
 import type { Results } from '../types.js';
 import { reported, type Digested, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, DETAILS_CAPTION, detailsDisplay } from './budget.js';
+import { simulatedNote } from './text.js';
 import { grouped } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 
@@ -35,10 +36,11 @@ export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportIn
   return `${caption(info)} · ${grouped(n)} conversation${n === 1 ? '' : 's'} · tokens: mean sent at that turn by the conversations that reach it`;
 }
 
-/** The budget table as paste-ready GitHub markdown: caption line, blank line, table. */
+/** The budget table as paste-ready GitHub markdown: caption line, blank line, table; then, when memory is simulated, a blank line and what that means. */
 export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo): string {
   const t = budgetDisplay(results);
-  return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}`;
+  const note = simulatedNote(info);
+  return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}${note ? `\n${note}\n` : ''}`;
 }
 
 /** The latency, storage and safety table as GitHub markdown: caption line, blank line, table. */

@@ -1,7 +1,7 @@
 import type { PolicyRecord, Results } from '../types.js';
 import { severalModels } from '../records/digest.js';
 import { costPer1000, fraction, grouped, usd } from '../records/format.js';
-import { caption, type ReportInfo } from '../records/info.js';
+import { caption, type PolicyInfo, type ReportInfo } from '../records/info.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
 export function align(rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
@@ -32,7 +32,7 @@ export function columnsFrom(header: readonly string[], from: number): ReadonlySe
  * probes over the model's context window, the 95th-percentile turn latency
  * and whether the policy is on the Pareto frontier of cost and retention.
  */
-export function policyTable(results: Pick<Results, 'policies'>, info: Pick<ReportInfo, 'models' | 'priceDate'>): string {
+export function policyTable(results: Pick<Results, 'policies'>, info: Pick<ReportInfo, 'models' | 'priceDate'> & Partial<Pick<ReportInfo, 'policies'>>): string {
   const labels = rowLabels(results.policies);
   const header = [...labels.header, 'scenarios', 'input tokens', 'cached', 'output', 'upkeep', 'cost/conv USD', 'cost/1k conv USD', 'retained', 'retention', 'overflow turns', 'overflow probes', 'p95 ms', 'pareto'];
   const rows = [
@@ -56,7 +56,52 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
   ];
   // Numbers are right-aligned: every column after the labels but the last (pareto).
   const numeric = new Set([...columnsFrom(header, labels.header.length)].filter((i) => i < header.length - 1));
-  return `${caption(info)}\n${align(rows, numeric)}`;
+  const note = simulatedNote(info);
+  return `${caption(info)}\n${align(rows, numeric)}${note ? `${note}\n` : ''}`;
+}
+
+/** What the simulated upkeep of each built-in policy that remembers rests on, from its parameters. */
+const SIMULATED: Readonly<Record<string, (params: PolicyInfo['params']) => string>> = {
+  summary: (p) => `keep ${String(p.keep)}`,
+  'summary-buffer': (p) => `keep ${String(p.keep)}`,
+  retrieval: () => 'lexical embedding',
+  facts: (p) => `recall ${String(p.recall)}`,
+};
+
+/** What retention means when memory is simulated. */
+const AVAILABILITY = "retained means the fact's value is in what is sent, an upper bound on what a model would answer";
+
+/**
+ * The line every table that shows retention carries when the run has a
+ * policy whose memory is simulated upkeep (summaries, the fact sheet,
+ * retrieval): what it rests on (`keep`, `recall`, the lexical embedding),
+ * and that retention is availability — the fact's value is in what is
+ * sent — an upper bound on what a model would answer. None otherwise.
+ */
+export function simulatedNote(info: Partial<Pick<ReportInfo, 'policies'>>): string | undefined {
+  const what = simulatedMemory(info);
+  return what === undefined ? undefined : `Simulated memory (${what}): ${AVAILABILITY}`;
+}
+
+/** The same as two shorter lines, for a chart's subtitle (none when nothing is simulated). */
+export function simulatedLines(info: Partial<Pick<ReportInfo, 'policies'>>): string[] {
+  const what = simulatedMemory(info);
+  return what === undefined ? [] : [`Simulated memory: ${what}`, `${AVAILABILITY[0]!.toUpperCase()}${AVAILABILITY.slice(1)}`];
+}
+
+/** Each remembering policy of the run with what its simulated upkeep rests on: `summary keep 1, facts recall 0.8`. */
+function simulatedMemory(info: Partial<Pick<ReportInfo, 'policies'>>): string | undefined {
+  const byPolicy = new Map<string, string[]>();
+  for (const p of info.policies ?? []) {
+    const what = SIMULATED[p.id]?.(p.params);
+    if (what === undefined) continue;
+    const seen = byPolicy.get(p.id) ?? [];
+    if (!seen.includes(what)) seen.push(what);
+    byPolicy.set(p.id, seen);
+  }
+  if (!byPolicy.size) return undefined;
+  // Several values of one parameter are listed once: `keep 0.9/1`.
+  return [...byPolicy].map(([id, whats]) => `${id} ${whats.map((w, i) => (i ? w.replace(/^\w+ /, '') : w)).join('/')}`).join(', ');
 }
 
 /**
