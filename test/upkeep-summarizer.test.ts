@@ -166,4 +166,16 @@ describe('simulated summarizer', () => {
     expect(second.summary.mentions.get('name')).toEqual({ count: 2, lastTurn: 2 });
     expect(dropOrder(first.summary.facts, new Map([['name', { count: 1, lastTurn: 1 }], ['order_id', { count: 1, lastTurn: 3 }]]))).toEqual(['name', 'order_id']);
   });
+
+  it('reads a summary made without mentions (by a policy module written before them) as each fact stated once', () => {
+    const first = summarize(base({ summaryTokens: 200 }));
+    const { mentions: _, ...older } = first.summary;
+    const r = summarize(base({ summaryTokens: 200, previous: older as typeof first.summary, folded: t2, stated: [['email', 'kavya@old.example', 2]] }));
+    expect([...r.summary.mentions]).toEqual([
+      ['name', { count: 1, lastTurn: 1 }],
+      ['order_id', { count: 1, lastTurn: 1 }],
+      ['email', { count: 1, lastTurn: 2 }],
+    ]);
+  });
 });
+

@@ -103,7 +103,8 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
 
   const candidates = new Map(previous?.facts);
   const counts = new Map<string, Mentions>();
-  for (const name of candidates.keys()) counts.set(name, previous?.mentions.get(name) ?? { count: 1, lastTurn: previous?.lastTurn ?? 0 });
+  const had = previous && mentionsOf(previous);
+  for (const name of candidates.keys()) counts.set(name, had?.get(name) ?? { count: 1, lastTurn: previous?.lastTurn ?? 0 });
   for (const [name, value, turn] of req.stated) {
     candidates.set(name, value);
     counts.set(name, { count: (counts.get(name)?.count ?? 0) + 1, lastTurn: turn ?? lastTurn });
@@ -125,6 +126,15 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
     sync: true,
   };
   return { summary: { message, facts: r.facts, mentions: r.mentions, topics: r.topics, quotes: r.quotes, firstTurn, lastTurn }, call };
+}
+
+/**
+ * A summary's mentions; an empty map for a summary made without them (by a
+ * policy module written before summaries had them): each of its facts then
+ * counts as stated once, in the summary's last turn.
+ */
+function mentionsOf(summary: Summary): ReadonlyMap<string, Mentions> {
+  return (summary as Partial<Summary>).mentions ?? new Map();
 }
 
 /** A forget request for a running summary: the facts to erase, by name and (normalized) values. */
@@ -165,7 +175,7 @@ export function forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; 
   const quotes = previous.quotes.map((q) => redactText(q, req.values));
   const allTopics = previous.topics.map((t) => redactText(t, req.values));
   const { hidden } = prepared(req.hidden);
-  const mentions = previous.mentions;
+  const mentions = mentionsOf(previous);
   const r = render(tokens, req.summaryTokens, { firstTurn: previous.firstTurn, lastTurn: previous.lastTurn, facts, mentions, quotes, allTopics, hidden });
   // The parts are clean; the whole is checked too, since an erased value must not survive (nor the size be passed).
   let content = r.content;
