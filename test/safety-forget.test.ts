@@ -107,7 +107,7 @@ describe('the cascade, artifact by artifact', () => {
     const tokens = new TokenCounter('chars4');
     const folded: Message[] = [
       { role: 'user', content: 'My email is a@b.example', turn: 1 },
-      { role: 'assistant', content: 'Noted.', turn: 1 },
+      { role: 'assistant', content: 'Noted, Ana.', turn: 1 },
     ];
     const hidden = ['a@b.example', 'Ana'];
     const before = summarizeText({ tokens, random: () => 0, model: 'm', summaryTokens: 30, keep: 1, folded, stated: [['email', 'a@b.example'], ['name', 'Ana']], hidden });

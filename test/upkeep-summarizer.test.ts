@@ -177,5 +177,11 @@ describe('simulated summarizer', () => {
       ['email', { count: 1, lastTurn: 2 }],
     ]);
   });
+
+  it('reads the text it is given: a stated fact whose value is in none of the folded messages is not known, and draws nothing', () => {
+    // t2 says kavya@old.example; the order number is in t1, which is not folded here. One draw (0.2 < 0.5) for the email only.
+    const r = summarize(base({ keep: 0.5, random: draws(0.2), summaryTokens: 200, folded: t2, stated: [['order_id', 'SE-10423', 1], ['email', 'kavya@old.example', 2]] }));
+    expect([...r.summary.facts]).toEqual([['email', 'kavya@old.example']]);
+  });
 });
 

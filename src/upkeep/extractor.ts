@@ -1,6 +1,6 @@
-import { normalize, occursIn } from '../text/normalize.js';
-import { messageText, type TokenCounter } from '../tokens/counter.js';
+import type { TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
+import { readable } from './mentions.js';
 import { injectionQuote } from './quote.js';
 import type { Fact } from './types.js';
 
@@ -43,12 +43,7 @@ export const EXTRACT_TEMPLATE: Message = {
  * text persists in long-term memory.
  */
 export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall } {
-  const texts = req.stated.length ? req.exchange.map((m) => normalize(messageText(m))) : [];
-  const readable = req.stated.filter(([, value]) => {
-    const v = normalize(value);
-    return texts.some((t) => occursIn(t, v));
-  });
-  const found = readable.filter(() => req.random() < req.recall);
+  const found = readable(req.exchange, req.stated).filter(() => req.random() < req.recall);
   const user = req.exchange.find((m) => m.role === 'user');
   if (req.injection && user) found.push([INSTRUCTION_FACT, injectionQuote(user.content)]);
   const output = found.length ? found.map(([k, v]) => `${k}: ${v}`).join('; ') : 'none';

@@ -1,4 +1,21 @@
-import type { Mentions } from './types.js';
+import { normalize, occursIn } from '../text/normalize.js';
+import { messageText } from '../tokens/counter.js';
+import type { Message } from '../types.js';
+import type { Mentions, StatedFact } from './types.js';
+
+/**
+ * The stated facts whose value occurs in one of the messages, in order: what
+ * simulated upkeep can read from the text it is given (compared as probes are
+ * scored: lower case, whitespace collapsed, message by message).
+ */
+export function readable<F extends StatedFact>(messages: readonly Message[], stated: readonly F[]): F[] {
+  if (!stated.length) return [];
+  const texts = messages.map((m) => normalize(messageText(m)));
+  return stated.filter(([, value]) => {
+    const v = normalize(value);
+    return texts.some((t) => occursIn(t, v));
+  });
+}
 
 /**
  * The order in which a bounded memory (a summary, a fact sheet) that is too

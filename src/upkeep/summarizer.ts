@@ -3,7 +3,7 @@ import type { Message, UpkeepCall } from '../types.js';
 import { contentWords, normalize, words } from '../text/normalize.js';
 import { injectionQuote } from './quote.js';
 import { holds, redactText } from './redact.js';
-import { dropOrder } from './mentions.js';
+import { dropOrder, readable } from './mentions.js';
 import type { Injected, Mentions, StatedFact } from './types.js';
 
 /** A running summary: the message a policy sends, and what it knows. */
@@ -35,7 +35,7 @@ export interface SummarizeRequest {
   previous?: Summary;
   /** The messages folded in, whole exchanges, oldest first. */
   folded: readonly Message[];
-  /** Facts the folded messages state, in order (a later value replaces an earlier one), each with the turn that stated it when known. */
+  /** Facts the folded messages state, in order (a later value replaces an earlier one), each with the turn that stated it when known; one whose value is in none of `folded` is not read. */
   stated: readonly StatedFact[];
   /** Every fact value of the conversation: never written outside the summary's "Known:" list, so a lost fact stays lost. */
   hidden: readonly string[];
@@ -85,7 +85,8 @@ export function summaryTemplate(summaryTokens: number): Message {
  * The simulated summarizer (a priced auxiliary call). Its input is the
  * template, the old summary and the folded messages; its output is a summary
  * of at most `summaryTokens` tokens that states, in a "Known:" list, each fact
- * that survived: every fact of the old summary and of the folded messages
+ * that survived: every fact of the old summary, and every stated fact whose
+ * value occurs in the folded messages (it reads the text it is given),
  * survives with probability `keep`, so a fact lost once is gone for good and
  * repeated summarization compounds the loss. The facts that survive must also
  * fit: when the list is too long, facts are dropped in `dropOrder` — the one
@@ -105,7 +106,7 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
   const counts = new Map<string, Mentions>();
   const had = previous && mentionsOf(previous);
   for (const name of candidates.keys()) counts.set(name, had?.get(name) ?? { count: 1, lastTurn: previous?.lastTurn ?? 0 });
-  for (const [name, value, turn] of req.stated) {
+  for (const [name, value, turn] of readable(req.folded, req.stated)) {
     candidates.set(name, value);
     counts.set(name, { count: (counts.get(name)?.count ?? 0) + 1, lastTurn: turn ?? lastTurn });
   }
