@@ -50,6 +50,18 @@ describe('ctxsim check', () => {
     );
   });
 
+  it('says when retention rests on simulated memory, under the limits', async () => {
+    const policies = ['--policy', 'full', '--policy', 'summary-buffer:keep=0.9'];
+    expect((await cli('run', study(), ...policies, '--save-baseline', join(dir, 'memory.json'), '--out', join(dir, 'm.csv'), '--quiet')).code).toBe(0);
+    const r = await cli('check', study(), ...policies, '--baseline', join(dir, 'memory.json'), '--quiet');
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n').slice(2, 5)).toEqual([
+      'Limits per scenario × policy: cost up to +5%, up to 0 more probes lost.',
+      '',
+      "Simulated memory (summary-buffer keep 0.9): retained means the fact's value is in what is sent, an upper bound on what a model would answer.",
+    ]);
+  });
+
   it('--verbose prints every scenario × policy row', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--verbose', '--quiet');
     expect(r.code).toBe(0);

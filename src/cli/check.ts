@@ -12,6 +12,7 @@ import { displayPath, type Study } from '../study/study.js';
 import type { Command } from './_command.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
+import { simulatedNote } from '../report/text.js';
 
 interface CheckFlags extends StudyFlags {
   baseline?: string;
@@ -95,7 +96,8 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
   const run = await runStudyPipeline(study, gateSink(out), studyEvents(io, flags.quiet));
   const result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits, run.output.lost);
   const accept = acceptCommand(flags, flags.baseline ?? displayPath(file));
-  const table = gateMarkdown(result, { accept, ...(flags.verbose && { verbose: true }) });
+  const note = simulatedNote(run.info);
+  const table = gateMarkdown(result, { accept, ...(flags.verbose && { verbose: true }), ...(note && { note }) });
   io.out(flags.json ? gateJson(result) : table);
   const summary = process.env.GITHUB_STEP_SUMMARY;
   if (summary) {

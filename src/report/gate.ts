@@ -13,6 +13,8 @@ export interface GateReportOptions {
   verbose?: boolean;
   /** The command that makes the run the new baseline, shown when the gate fails. */
   accept?: string;
+  /** What retention rests on when the run has simulated memory (`simulatedNote`), under the limits. */
+  note?: string;
 }
 
 /** How the gate names a row or a policy: with its model when the rows are of several. */
@@ -74,6 +76,7 @@ export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): 
   const byModel = severalModels(result.rows);
   const name: Namer = (r) => seriesName(r, byModel);
   const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits)}.`, ''];
+  if (opts.note) lines.push(`${opts.note}.`, '');
   if (result.differences.length) {
     lines.push('The study differs from the baseline\'s:', '', ...result.differences.map((d) => `- ${d}`), '');
   }
