@@ -105,3 +105,9 @@ export function moneyDecimals(values: readonly Pico[], min: number): number {
   const leading = 12 - String(smallest).length;
   return Math.min(12, Math.max(min, leading + 3));
 }
+
+/** Probes retained of probes, `37/40`, with `, 3 overflowed` when some fell on calls over the context window; `-` without probes. */
+export function retainedOf(r: { retained: number; probes: number; overflowProbes: number }): string {
+  if (!r.probes) return '-';
+  return `${grouped(r.retained)}/${grouped(r.probes)}${r.overflowProbes ? `, ${grouped(r.overflowProbes)} overflowed` : ''}`;
+}

@@ -2,7 +2,7 @@ import type { Pico, Results } from '../types.js';
 import { digestOf, policyNames, type Digested } from '../records/digest.js';
 import { csvLine } from '../records/csv.js';
 import { columnsFrom, rowLabels } from './text.js';
-import { costPer1000, dollars, fraction, grouped, meanCost, moneyDecimals, percent, usd } from '../records/format.js';
+import { costPer1000, dollars, fraction, grouped, meanCost, moneyDecimals, percent, retainedOf, usd } from '../records/format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
 export const BUDGET_TURNS: readonly number[] = [1, 5, 10, 20, 50];
@@ -123,7 +123,7 @@ export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): Di
     ...r.tokensAt.map((n) => grouped(n)),
     dollars(r.costPerConversation, perConversation),
     dollars(r.costPer1000, per1000),
-    r.probes ? `${percent(r.retention)} (${grouped(r.retained)}/${grouped(r.probes)}${r.overflowProbes ? `, ${grouped(r.overflowProbes)} overflowed` : ''})` : '-',
+    r.probes ? `${percent(r.retention)} (${retainedOf(r)})` : '-',
     grouped(r.overflowTurns),
   ]);
   return { header, rows, numeric: columnsFrom(header, labels.header.length) };

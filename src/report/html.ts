@@ -2,7 +2,7 @@ import type { ProbeRecord } from '../types.js';
 import { policyNames, reported, seriesName, severalModels, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
 import { columnsFrom, rowLabels, simulatedNote } from './text.js';
-import { dollars, grouped, moneyDecimals, percent } from '../records/format.js';
+import { dollars, grouped, moneyDecimals, percent, retainedOf } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
 
@@ -80,7 +80,7 @@ function scenarioTable(results: Reported): DisplayTable {
     grouped(s.peakInputTokens),
     dollars(s.totalCost, decimals),
     grouped(s.overflowTurns),
-    s.probes ? `${grouped(s.retained)}/${grouped(s.probes)}${s.overflowProbes ? `, ${grouped(s.overflowProbes)} overflowed` : ''}` : '-',
+    retainedOf(s),
     percent(s.retention),
     s.firstLostTurn === null ? '-' : String(s.firstLostTurn),
   ]);
