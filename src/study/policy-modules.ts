@@ -63,7 +63,7 @@ export function resolveNamed(name: string, given: readonly (readonly [string, un
   const request = moduleRequest(name, base);
   if (!request) return resolveSpec(REGISTRY, name, given);
   const m = modules.get(request.file);
-  if (!m) return `policy module ${request.shown} was not loaded`;
+  if (!m) return `policy module ${request.shown} is not loaded (load it first: loadPolicyModules(specModules(specs)))`;
   const variants = resolvePolicy(m.policy, given);
   return typeof variants === 'string' ? variants : variants.map((v) => ({ ...v, module: { file: m.file, hash: m.hash } }));
 }
