@@ -101,8 +101,13 @@ describe('several models in one run', () => {
     expect(md).toMatch(/^\| policy +\| model +\| tokens @ turn 1 /m);
     expect(md).toMatch(/^\| full +\| roomy +\| +8 \| +\$0\.000512/m);
     // The charts name each line `policy @ model`.
-    const spec = JSON.parse(readFileSync(join(out, 'cost-by-turn.vl.json'), 'utf8')) as { data: { values: { policy: string }[] } };
-    expect([...new Set(spec.data.values.map((v) => v.policy))]).toEqual(['full @ tiny', 'window-turns:turns=1 @ tiny', 'full @ roomy', 'window-turns:turns=1 @ roomy']);
+    const spec = JSON.parse(readFileSync(join(out, 'cost-by-turn.vl.json'), 'utf8')) as { data: { values: { policy: string; model: string }[] } };
+    expect([...new Set(spec.data.values.map((v) => `${v.policy} | ${v.model}`))]).toEqual([
+      'full @ tiny | tiny',
+      'window-turns:turns=1 @ tiny | tiny',
+      'full @ roomy | roomy',
+      'window-turns:turns=1 @ roomy | roomy',
+    ]);
 
     // results.json lists both models, in order, with their context windows.
     const doc = parseResultsJson(readFileSync(join(out, 'results.json'), 'utf8'), 'results.json');

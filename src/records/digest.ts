@@ -22,6 +22,17 @@ export function severalModels(rows: readonly { model: string }[]): boolean {
   return rows.some((r) => r.model !== rows[0]!.model);
 }
 
+/**
+ * A row's model as a field of chart data (`{ model }`), by row name; `{}`
+ * when the run has one model, whose name the charts' caption gives.
+ */
+export function modelFields(results: Pick<Results, 'policies'>): (name: string) => { model?: string } {
+  if (!severalModels(results.policies)) return () => ({});
+  const names = policyNames(results);
+  const models = new Map(names.map((n, i) => [n, results.policies[i]!.model]));
+  return (name) => ({ model: models.get(name)! });
+}
+
 /** Row names in report order (the order of `results.policies`: the study's models, each with its policies). */
 export function policyNames(results: Pick<Results, 'policies'>): string[] {
   const byModel = severalModels(results.policies);

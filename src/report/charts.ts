@@ -1,6 +1,6 @@
 import type { TopLevelSpec } from 'vega-lite';
 import type { Results } from '../types.js';
-import { AGE_BUCKETS, digestOf, policyNames, reported, seriesName, severalModels, type ReportInput } from '../records/digest.js';
+import { AGE_BUCKETS, digestOf, modelFields, policyNames, reported, seriesName, severalModels, type ReportInput } from '../records/digest.js';
 import { CHART_FONT } from './font.js';
 import { divRound, dollars, grouped, meanCost, moneyDecimals, usdNumber } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
@@ -116,7 +116,8 @@ function conversationCount(results: Pick<Results, 'policies'>): number {
 export function costByTurnChart(results: ReportInput, info: ReportInfo): Chart {
   const policies = policyNames(results);
   const series = digestOf(results).cumulativeCostByTurn;
-  const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, turn: p.turn, cost: usdNumber(p.value) })));
+  const model = modelFields(results);
+  const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, ...model(policy), turn: p.turn, cost: usdNumber(p.value) })));
   const longest = Math.max(2, ...values.map((v) => v.turn));
   const max = Math.max(0, ...values.map((v) => v.cost));
   const n = conversationCount(results);
@@ -141,7 +142,8 @@ export function costByTurnChart(results: ReportInput, info: ReportInfo): Chart {
 export function tokensByTurnChart(results: ReportInput, info: ReportInfo): Chart {
   const policies = policyNames(results);
   const series = digestOf(results).inputTokensByTurn;
-  const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, turn: p.turn, tokens: p.value, conversations: p.conversations })));
+  const model = modelFields(results);
+  const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, ...model(policy), turn: p.turn, tokens: p.value, conversations: p.conversations })));
   const longest = Math.max(2, ...values.map((v) => v.turn));
   const max = Math.max(0, ...values.map((v) => v.tokens));
   // A model's limit is drawn when the data come within half of it; further off, it would flatten every line.
@@ -194,7 +196,7 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
   const means = rated.map(meanCost);
   const optimal = paretoOptimal(rated.map((p, i) => ({ cost: means[i]!, retention: p.retention! })));
   const byModel = severalModels(results.policies);
-  const points = rated.map((p, i) => ({ policy: seriesName(p, byModel), cost: usdNumber(means[i]!), retention: Math.round(p.retention! * 1000) / 10 }));
+  const points = rated.map((p, i) => ({ policy: seriesName(p, byModel), ...(byModel && { model: p.model }), cost: usdNumber(means[i]!), retention: Math.round(p.retention! * 1000) / 10 }));
   const values = points.map((p, i) => ({ ...p, status: optimal[i] ? 'Pareto-optimal' : 'dominated' }));
   const frontier = values.filter((v) => v.status === 'Pareto-optimal').sort((a, b) => a.cost - b.cost || a.retention - b.retention);
   // The cost axis spans the policies' costs with a margin (not from zero): policies often differ by a
@@ -268,6 +270,7 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
   const title = 'Retention by fact age';
   const name = 'retention-by-age';
   const cells = digestOf(results).retentionByAge;
+  const model = modelFields(results);
   if (!cells.length) return noProbes(name, title, info);
   // Every policy answers the same probes, so a bucket's probe count is the same for all of them.
   const counts = new Map<number, number>();
@@ -277,7 +280,7 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
   const order = [...counts.keys()].sort((a, b) => a - b).map(bucketLabel);
   const values = cells
     .sort((a, b) => a.bucket - b.bucket || policies.indexOf(a.policy) - policies.indexOf(b.policy))
-    .map((c) => ({ policy: c.policy, age: bucketLabel(c.bucket), retention: Math.round((c.retained / c.probes) * 1000) / 10, retained: c.retained, probes: c.probes }));
+    .map((c) => ({ policy: c.policy, ...model(c.policy), age: bucketLabel(c.bucket), retention: Math.round((c.retained / c.probes) * 1000) / 10, retained: c.retained, probes: c.probes }));
   const x = { field: 'age', type: 'nominal', title: 'Fact age when probed (turns since it was stated)', sort: order, axis: { labelAngle: 0, labelExpr: "split(datum.label, '|')", labelPadding: 6 } };
   const y = { field: 'retention', type: 'quantitative', title: 'Probed facts retained (%)', scale: { domain: [0, 100] } };
   const color = { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(policies), sort: policies };
@@ -303,14 +306,15 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
 export function costBreakdownChart(results: ReportInput, info: ReportInfo): Chart {
   const policies = policyNames(results);
   const parts = digestOf(results).costParts;
+  const model = modelFields(results);
   const values = policies.flatMap((policy) => {
     const p = parts.get(policy) ?? { input: 0n, cached: 0n, output: 0n, upkeep: 0n };
-    return [p.input, p.cached, p.output, p.upkeep].map((v, i) => ({ policy, part: COST_PARTS[i]!, order: i, cost: usdNumber(v) }));
+    return [p.input, p.cached, p.output, p.upkeep].map((v, i) => ({ policy, ...model(policy), part: COST_PARTS[i]!, order: i, cost: usdNumber(v) }));
   });
   // Bar-end labels say the total of the bars: the plain mean cost per conversation, exactly rounded (the budget table's without weights).
   const means = results.policies.map((p) => divRound(p.totalCost, BigInt(Math.max(1, p.scenarios))));
   const decimals = moneyDecimals(means, 4);
-  const totals = results.policies.map((p, i) => ({ policy: policies[i]!, total: usdNumber(means[i]!), label: dollars(means[i]!, decimals) }));
+  const totals = results.policies.map((p, i) => ({ policy: policies[i]!, ...model(policies[i]!), total: usdNumber(means[i]!), label: dollars(means[i]!, decimals) }));
   const max = Math.max(0, ...totals.map((t) => t.total));
   const format = moneyFormat(max);
   const name = 'cost-breakdown';
@@ -335,7 +339,7 @@ export function costBreakdownChart(results: ReportInput, info: ReportInfo): Char
           },
         },
         {
-          data: { values: totals.map((t) => ({ policy: t.policy, total: t.total, label: t.label })) },
+          data: { values: totals },
           mark: { type: 'text', align: 'left', baseline: 'middle', dx: 5, fontSize: 11, color: '#333' },
           encoding: { y, x: { field: 'total', type: 'quantitative' }, text: { field: 'label' } },
         },
