@@ -146,6 +146,13 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
   });
 });
 
+describe('a run guards every policy it replays', () => {
+  it('unguarded, the budget is checked with the counter the run prices prompts with: the same count', () => {
+    const [v] = resolvePolicy(brokenPolicy('broken', () => ({})), [['budget', 20]]) as PolicyVariant[];
+    expect(() => replay(tiny, v!, ctx)).toThrow('broken:budget=20: turn 2 of tiny, call 2: budget: 21 tokens sent, budget 20');
+  });
+});
+
 describe('what a policy throws stops the run: one line, the thrown error its cause', () => {
   const boom = (where: string) => () => {
     throw new Error(`no memory left ${where}\n    at somewhere`);

@@ -152,15 +152,16 @@ class Replayer {
     private readonly ctx: ReplayContext,
   ) {
     const { tokens, model } = ctx;
-    // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario.
-    this.session = guardPolicy(variant.policy, variant.name).start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks });
+    this.promptTokens = new PromptTokens(tokens);
+    // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario;
+    // the checks count a prompt's tokens with the run's counter, so a prompt is counted once.
+    this.session = guardPolicy(variant.policy, variant.name, this.promptTokens).start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks });
     this.meter = new Meter(ctx.prices, {
       settings: ctx.costs,
       count: (m) => tokens.message(m),
       // Its own stream, so drawing failures leaves the policy's draws unchanged.
       random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`),
     });
-    this.promptTokens = new PromptTokens(tokens);
     this.ledger = new FactLedger(conversation);
     this.watch = new SafetyWatch(ctx.presence);
     for (const event of conversation.forgets) this.forgetsAfter.set(event.afterTurn, [...(this.forgetsAfter.get(event.afterTurn) ?? []), event]);

@@ -20,12 +20,14 @@ import type { Policy, PolicySession } from './types.js';
  * A variant with `naive: true` (a parameter of window-turns, and of any
  * policy that declares one) may break `tool-pairs` and `first-user`: it does
  * so on purpose, and the run counts those prompts as provider rule
- * violations instead. `label` names the policy: the variant's canonical name. The checks cost
- * O(messages of the plan) per call; the budget is counted with the session's
- * own counter (memoized per message), through running sums of the prompt's
- * first messages when they are the previous prompt's.
+ * violations instead. `label` names the policy: the variant's canonical name.
+ * The checks cost O(messages of the plan) per call; the budget is counted
+ * with the session's own counter (memoized per message), through running
+ * sums of the prompt's first messages when they are the previous prompt's.
+ * `prompts`, for one session, is the caller's counter of its prompts (a run
+ * prices each prompt it is given): shared, a prompt is counted once.
  */
-export function guardPolicy(policy: Policy, label: string): Policy {
+export function guardPolicy(policy: Policy, label: string, prompts?: PromptTokens): Policy {
   // A policy already guarded (a run guards every policy it replays) is not checked twice.
   if (GUARDED.has(policy)) return policy;
   const { id, describe, params: declared } = policy;
@@ -43,7 +45,7 @@ export function guardPolicy(policy: Policy, label: string): Policy {
       // prompts are counted as provider rule violations (violations.csv), not stopped.
       const measured: ReadonlySet<string> = params.naive === true ? NAIVE_RULES : NO_RULES;
       // Successive prompts share their first messages: their running sums are reused (see PromptTokens).
-      const counted = new PromptTokens(deps.tokens);
+      const counted = prompts ?? new PromptTokens(deps.tokens);
       const { system } = conversation;
       const tokens: PlanCall['tokens'] = { prompt: (m) => counted.count(m) };
       /** The last turn the session was told of. */

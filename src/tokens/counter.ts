@@ -171,6 +171,8 @@ export class PromptTokens {
 
   count(messages: readonly Message[]): number {
     const last = this.last;
+    // The same prompt again (counted by a check, then by the run): its sum is known.
+    if (messages === last) return this.tokens.overhead.replyPriming + this.sums[messages.length]!;
     const limit = Math.min(last.length, messages.length);
     let shared = 0;
     while (shared < limit && messages[shared] === last[shared]) shared++;
