@@ -11,7 +11,7 @@ import type { RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeOutcome, ProbeRecord, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
 import { SafetyWatch } from './safety.js';
-import { FactLedger, type Presence } from './score.js';
+import { FactLedger, scoreProbe } from './score.js';
 import type { ConversationEnd } from './summary.js';
 
 /** What every replay of a run shares. */
@@ -22,7 +22,6 @@ export interface ReplayContext {
   prices: PriceTable;
   /** Caching, routing, fallback and latency settings (defaults when absent). */
   costs?: CostSettings;
-  presence: Presence;
   /** The provider message rules every prompt is checked against. */
   messageRules: RuleSet;
 }
@@ -163,7 +162,7 @@ class Replayer {
       random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`),
     });
     this.ledger = new FactLedger(conversation);
-    this.watch = new SafetyWatch(ctx.presence);
+    this.watch = new SafetyWatch();
     for (const event of conversation.forgets) this.forgetsAfter.set(event.afterTurn, [...(this.forgetsAfter.get(event.afterTurn) ?? []), event]);
   }
 
@@ -323,7 +322,7 @@ class Replayer {
     for (const fact of turn.probe) {
       const state = this.ledger.at(fact, turn.index)!;
       // A forgotten fact has no current value: finding its last (or an older) value is a violation.
-      const found = this.ctx.presence.score(first.messages, state.current.value, state.older);
+      const found = scoreProbe(first.messages, state.current.value, state.older);
       const { source } = found;
       const outcome: ProbeOutcome = overflow ? 'overflow' : found.outcome;
       if (!state.forgotten) {

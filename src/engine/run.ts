@@ -10,7 +10,6 @@ import type { DigestPart } from '../records/digest.js';
 import type { RecordText } from '../records/encode.js';
 import type { Conversation, Results, SummaryRecord } from '../types.js';
 import { replay, type ReplayContext } from './replay.js';
-import { Presence } from './score.js';
 import { byPolicy, summaryOf } from './summary.js';
 
 /**
@@ -97,7 +96,7 @@ export type ModelContext = ReplayContext & { encoding: ResolvedEncoding; prices:
  * A chat model's context: its token counter (count once across policies;
  * taken from `counters` when another model of the run has the same
  * encoding), prices (every model the settings name checked up front), cost
- * settings, presence memo, the provider rule set (given, or the model's).
+ * settings, the provider rule set (given, or the model's).
  */
 export function replayContext(opts: ContextOptions, counters = new Map<string, TokenCounter>()): ModelContext {
   const encoding = encodingForModel(opts.model, opts.tokenizer);
@@ -113,7 +112,7 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
   const messageRules = opts.messageRules ?? ruleSetFor(lookup(prices, opts.model).provider, opts.model);
   let tokens = counters.get(encoding.name);
   if (!tokens) counters.set(encoding.name, (tokens = openTokenCounter(encoding.name, opts.tokenCache)));
-  return { seed: opts.seed, model: opts.model, tokens, prices, costs, presence: new Presence(), messageRules, encoding };
+  return { seed: opts.seed, model: opts.model, tokens, prices, costs, messageRules, encoding };
 }
 
 /** One context per chat model of the run, sharing one price table and one token counter per encoding. */
@@ -236,13 +235,10 @@ export function replayScenario(
 ): ScenarioRecordLists {
   const out: ScenarioRecordLists = { kind: 'records', turns: [], probes: [], summary: [], violations: [] };
   const p = policies.length;
-  // Memos keyed by this scenario's messages live as long as the scenario.
-  const presence = new Presence();
   for (const [m, ctx] of ctxs.entries()) {
-    const scoped: ReplayContext = { ...ctx, presence };
     for (const [j, variant] of policies.entries()) {
       if (shard && ((i * ctxs.length + m) * p + j) % shard.count !== shard.index - 1) continue;
-      const r = replay(conversation, variant, scoped);
+      const r = replay(conversation, variant, ctx);
       appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model)] });
     }
   }

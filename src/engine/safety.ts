@@ -3,7 +3,7 @@ import type { ArtifactKind, Message, Turn } from '../types.js';
 import { injectionQuote } from '../upkeep/quote.js';
 import { holds } from '../upkeep/redact.js';
 import { normalize } from '../text/normalize.js';
-import type { Presence } from './score.js';
+import { findIn } from './score.js';
 
 const KINDS: readonly ArtifactKind[] = ['transcript', 'summary', 'vectors', 'facts'];
 
@@ -26,15 +26,13 @@ export class SafetyWatch {
   private readonly forgotten = new Map<string, string>();
   private readonly marks: string[] = [];
 
-  constructor(private readonly presence: Presence) {}
-
   /** A new turn: values it states again are no longer forgotten. */
   startTurn(turn: Turn): void {
     if (!this.forgotten.size) return;
     const own = [turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])];
     const stated = new Set(Object.values(turn.facts).map(normalize));
     for (const v of [...this.forgotten.keys()]) {
-      if (stated.has(v) || this.presence.find(own, v) !== 'none') this.forgotten.delete(v);
+      if (stated.has(v) || findIn(own, v) !== 'none') this.forgotten.delete(v);
     }
   }
 
@@ -52,7 +50,7 @@ export class SafetyWatch {
 
   /** The prompt holds a forgotten value. */
   zombieIn(messages: readonly Message[]): boolean {
-    for (const v of this.forgotten.keys()) if (this.presence.find(messages, v) !== 'none') return true;
+    for (const v of this.forgotten.keys()) if (findIn(messages, v) !== 'none') return true;
     return false;
   }
 
@@ -60,7 +58,7 @@ export class SafetyWatch {
   exposedIn(messages: readonly Message[], pending: number): boolean {
     if (!this.marks.length) return false;
     const memory = messages.slice(0, messages.length - pending);
-    return this.marks.some((mark) => this.presence.find(memory, mark) !== 'none');
+    return this.marks.some((mark) => findIn(memory, mark) !== 'none');
   }
 
   /** The kinds of artifact that still hold a forgotten value, in a fixed order. */

@@ -1,6 +1,6 @@
-import { messageText } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeOutcome, ProbeSource } from '../types.js';
 import { normalize, occursIn } from '../text/normalize.js';
+import { searchText } from '../upkeep/mentions.js';
 
 
 interface Stated {
@@ -56,39 +56,25 @@ export class FactLedger {
 
 const SOURCE_ORDER: readonly ProbeSource[] = ['window', 'summary', 'retrieved', 'facts'];
 
-/** Finds fact values in a prompt: normalized text per message, computed once per message. */
-export class Presence {
-  private readonly memo = new WeakMap<Message, string>();
-
-  private text(m: Message): string {
-    let t = this.memo.get(m);
-    if (t === undefined) {
-      t = normalize(messageText(m));
-      this.memo.set(m, t);
-    }
-    return t;
+/** Where a value occurs in a prompt, by source order (a value the window holds is found there first); `none` if nowhere. */
+export function findIn(messages: readonly Message[], value: string): ProbeSource {
+  let best: ProbeSource = 'none';
+  for (const m of messages) {
+    if (!occursIn(searchText(m), value)) continue;
+    const source: ProbeSource = m.origin ?? 'window';
+    if (best === 'none' || SOURCE_ORDER.indexOf(source) < SOURCE_ORDER.indexOf(best)) best = source;
+    if (best === 'window') break;
   }
+  return best;
+}
 
-  /** Where a value occurs in the prompt, by source order; `none` if nowhere. */
-  find(messages: readonly Message[], value: string): ProbeSource {
-    let best: ProbeSource = 'none';
-    for (const m of messages) {
-      if (!occursIn(this.text(m), value)) continue;
-      const source: ProbeSource = m.origin ?? 'window';
-      if (best === 'none' || SOURCE_ORDER.indexOf(source) < SOURCE_ORDER.indexOf(best)) best = source;
-      if (best === 'window') break;
-    }
-    return best;
+/** Scores one probe: retained (current value sent), stale (only an older one), missing. */
+export function scoreProbe(messages: readonly Message[], current: string, older: readonly string[]): { outcome: ProbeOutcome; source: ProbeSource } {
+  const here = findIn(messages, current);
+  if (here !== 'none') return { outcome: 'retained', source: here };
+  for (const v of older) {
+    const there = findIn(messages, v);
+    if (there !== 'none') return { outcome: 'stale', source: there };
   }
-
-  /** Scores one probe: retained (current value sent), stale (only an older one), missing. */
-  score(messages: readonly Message[], current: string, older: readonly string[]): { outcome: ProbeOutcome; source: ProbeSource } {
-    const here = this.find(messages, current);
-    if (here !== 'none') return { outcome: 'retained', source: here };
-    for (const v of older) {
-      const there = this.find(messages, v);
-      if (there !== 'none') return { outcome: 'stale', source: there };
-    }
-    return { outcome: 'missing', source: 'none' };
-  }
+  return { outcome: 'missing', source: 'none' };
 }

@@ -6,6 +6,7 @@ import { normalize } from '../text/normalize.js';
 import { messageText, TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, Turn, UpkeepCall } from '../types.js';
 import { injectionQuote } from '../upkeep/quote.js';
+import { searchText } from '../upkeep/mentions.js';
 import { holds } from '../upkeep/redact.js';
 import { blocks } from './blocks.js';
 import { defaultOf, paramMeta } from './params.js';
@@ -437,7 +438,6 @@ class Checker implements Watch {
   private readonly cascade: boolean;
   private readonly drop: boolean;
   /** Normalized text per message, made once. */
-  private readonly texts = new WeakMap<Message, string>();
   /** Erased values not stated again since. */
   private readonly forgotten = new Set<string>();
   /** Quotes of the dropped injection turns so far (those no other turn holds). */
@@ -457,11 +457,6 @@ class Checker implements Watch {
     this.drop = variant.params.moderation === 'drop';
   }
 
-  private text(m: Message): string {
-    let t = this.texts.get(m);
-    if (t === undefined) this.texts.set(m, (t = normalize(messageText(m))));
-    return t;
-  }
 
   private fail(rule: ContractRule, turn: number, detail: string): void {
     this.report({ rule, scenario: this.conversation.id, turn, detail });
@@ -496,8 +491,8 @@ class Checker implements Watch {
     // forget-cascade, moderation: the memory part of the prompt
     if (this.forgotten.size || this.marks.length) {
       const memory = m.slice(0, Math.max(0, m.length - pending.length)).filter((x) => x !== system);
-      for (const v of this.forgotten) if (memory.some((x) => this.text(x).includes(v))) fail('forget-cascade', `the prompt holds the erased value "${v}"`);
-      for (const { turn: t, mark } of this.marks) if (memory.some((x) => this.text(x).includes(mark))) fail('moderation', `the prompt holds dropped turn ${t}`);
+      for (const v of this.forgotten) if (memory.some((x) => searchText(x).includes(v))) fail('forget-cascade', `the prompt holds the erased value "${v}"`);
+      for (const { turn: t, mark } of this.marks) if (memory.some((x) => searchText(x).includes(mark))) fail('moderation', `the prompt holds dropped turn ${t}`);
     }
   }
 
@@ -532,7 +527,7 @@ class Checker implements Watch {
     if (!this.forgotten.size) return;
     const own = [turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])];
     const stated = new Set(Object.values(turn.facts).map(normalize));
-    for (const v of [...this.forgotten]) if (stated.has(v) || own.some((x) => this.text(x).includes(v))) this.forgotten.delete(v);
+    for (const v of [...this.forgotten]) if (stated.has(v) || own.some((x) => searchText(x).includes(v))) this.forgotten.delete(v);
   }
 
   committed(turn: Turn, upkeep: readonly UpkeepCall[], session: PolicySession): void {
@@ -540,7 +535,7 @@ class Checker implements Watch {
     if (upkeep.length) this.fail('moderation', turn.index, `storing dropped turn ${turn.index} cost upkeep (${upkeep.map((u) => u.kind).join(', ')})`);
     const mark = normalize(injectionQuote(turn.user.content));
     // A quote another turn (or the system prompt) also holds cannot tell what was stored.
-    const elsewhere = (x: Message) => this.text(x).includes(mark);
+    const elsewhere = (x: Message) => searchText(x).includes(mark);
     const shared = this.conversation.turns.some((t) => t !== turn && [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])].some(elsewhere));
     if (!mark || shared || (this.head[0] && elsewhere(this.head[0]))) return;
     this.marks.push({ turn: turn.index, mark });

@@ -3,6 +3,19 @@ import { messageText } from '../tokens/counter.js';
 import type { Message } from '../types.js';
 import type { Mentions, StatedFact } from './types.js';
 
+const searched = new WeakMap<Message, string>();
+
+/**
+ * A message's text as fact values are looked for in it (by probes, simulated
+ * upkeep and the contract checks): its content and tool calls, lower case,
+ * whitespace collapsed; made once per message object.
+ */
+export function searchText(m: Message): string {
+  let t = searched.get(m);
+  if (t === undefined) searched.set(m, (t = normalize(messageText(m))));
+  return t;
+}
+
 /**
  * The stated facts whose value occurs in one of the messages, in order: what
  * simulated upkeep can read from the text it is given (compared as probes are
@@ -10,7 +23,7 @@ import type { Mentions, StatedFact } from './types.js';
  */
 export function readable<F extends StatedFact>(messages: readonly Message[], stated: readonly F[]): F[] {
   if (!stated.length) return [];
-  const texts = messages.map((m) => normalize(messageText(m)));
+  const texts = messages.map(searchText);
   return stated.filter(([, value]) => {
     const v = normalize(value);
     return texts.some((t) => occursIn(t, v));
