@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
 import { dropOrder } from '../src/upkeep/mentions.js';
-import { summarize, summaryTemplate, type SummarizeRequest } from '../src/upkeep/summarizer.js';
+import { summaryInstruction } from '../src/upkeep/prompts.js';
+import { summarize, type SummarizeRequest } from '../src/upkeep/summarizer.js';
 
 const tokens = new TokenCounter('chars4');
 const t1: Message[] = [
@@ -56,7 +57,7 @@ describe('simulated summarizer', () => {
         'The conversation stayed polite throughout. Nothing else needed a follow-up.',
     });
     // in: template (187 chars → 46) + 12 + 15 = 73; out: 40
-    expect(summaryTemplate(40).content.length).toBe(187);
+    expect(summaryInstruction(40).content.length).toBe(187);
     expect(r.call).toEqual({ kind: 'summary', model: 'gpt-4o-mini', inputTokens: 73, outputTokens: 40, sync: true });
   });
 

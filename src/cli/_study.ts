@@ -1,10 +1,11 @@
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { policyHelpLines } from '../policies/docs.js';
 import { COMMON_PARAMS } from '../policies/params.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
 import { defaultStudy, loadStudy, policiesFromFlags, type Study } from '../study/study.js';
+import { defaultUpkeep, UPKEEP_MODES, type UpkeepMode } from '../study/upkeep.js';
 
 /** Flags every study-running command takes; they override the study file. */
 export interface StudyFlags {
@@ -21,6 +22,10 @@ export interface StudyFlags {
   tokenCache?: string | false | (string | false)[];
   /** Worker threads; omitted: `autoJobs` (every core for a large study, one for a small one). */
   jobs?: number;
+  /** Where upkeep comes from: simulate, record, replay or live. */
+  upkeep?: string;
+  /** The upkeep cassette file. */
+  cassette?: string;
 }
 
 /** Where the token-count cache lives unless `--token-cache` says otherwise (relative to the working directory). */
@@ -49,6 +54,12 @@ export const STUDY_OPTIONS = {
     describe: 'worker threads (output is the same for any number)',
     defaultDescription: 'cores; 1 below 4 MB of message text or for one scenario',
   },
+  upkeep: {
+    type: 'string',
+    describe: 'where summaries, extractions and embeddings come from: simulate, record (a real model, into the cassette), replay (the cassette only) or live',
+    defaultDescription: 'the study’s, else simulate',
+  },
+  cassette: { type: 'string', describe: 'the upkeep cassette (JSON Lines) to record into or replay', defaultDescription: 'upkeep.cassette.jsonl beside the study' },
 } as const;
 
 /** The token-cache folder the flags name: the default, a folder, or false for none. */
@@ -78,8 +89,25 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   if (flags.cache !== undefined) study.promptCache = flags.cache as Study['promptCache'];
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy)));
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
+  applyUpkeepFlags(study, flags);
   if (flags.jobs !== undefined && !(Number.isInteger(flags.jobs) && flags.jobs >= 1)) {
     throw new UsageError(`--jobs: expected a whole number ≥ 1, got ${flags.jobs}`);
   }
   return Object.assign(study, { tokenCache: tokenCacheFromFlags(flags.tokenCache) }, flags.jobs !== undefined && { jobs: flags.jobs });
+}
+
+/** `--upkeep` and `--cassette` over the study's upkeep settings. */
+function applyUpkeepFlags(study: Study, flags: StudyFlags): void {
+  if (flags.upkeep === undefined && flags.cassette === undefined) return;
+  if (flags.upkeep !== undefined && !(UPKEEP_MODES as readonly string[]).includes(flags.upkeep)) {
+    throw new UsageError(`--upkeep: expected one of ${UPKEEP_MODES.join('|')}, got ${flags.upkeep}`);
+  }
+  if (flags.cassette === '') throw new UsageError('--cassette: name a file');
+  const u = { ...(study.upkeep ?? defaultUpkeep(study.file ? dirname(study.file) : process.cwd())) };
+  if (flags.upkeep !== undefined) u.mode = flags.upkeep as UpkeepMode;
+  if (flags.cassette !== undefined) u.cassette = resolve(flags.cassette);
+  if (flags.cassette !== undefined && (u.mode === 'simulate' || u.mode === 'live')) {
+    throw new UsageError(`--cassette: upkeep is ${u.mode === 'simulate' ? 'simulated' : 'live'}, so no cassette is read or written; add --upkeep record or --upkeep replay`);
+  }
+  study.upkeep = u;
 }

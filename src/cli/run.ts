@@ -8,7 +8,8 @@ import { OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
 import { overflowWarnings, policyTable } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { fileSink, folderSink, shardSink, textSink } from '../study/sinks.js';
-import { displayPath } from '../study/study.js';
+import { displayPath, loadScenarios, type Study } from '../study/study.js';
+import { planText, upkeepPlan } from '../study/upkeep.js';
 import type { Command } from './_command.js';
 import { studyEvents, type IO } from './_io.js';
 import { outputTarget } from './_output.js';
@@ -20,6 +21,7 @@ export interface RunFlags extends StudyFlags {
   saveBaseline?: string;
   force?: boolean;
   shard?: string;
+  dryRun?: boolean;
 }
 
 export function runCommand(io: IO): Command<RunFlags> {
@@ -31,6 +33,7 @@ export function runCommand(io: IO): Command<RunFlags> {
       ['ctxsim run study.yaml --out reports/', 'replay a study, write every report'],
       ['ctxsim run --scenario \'scenarios/*.yaml\' --policy full --policy \'window-tokens:budget=1000|2000\' --out - --format md', 'two policies (one a sweep), report.md on stdout'],
       ['ctxsim run study.yaml --save-baseline ctxsim-baseline.json', 'also save a baseline for `ctxsim check`'],
+      ['ctxsim run study.yaml --upkeep record --dry-run', 'how many calls recording real upkeep would make, and their cost'],
     ],
     builder: (y: Argv) =>
       y
@@ -42,7 +45,8 @@ export function runCommand(io: IO): Command<RunFlags> {
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
         .option('save-baseline', { type: 'string', describe: 'also write a baseline JSON for `ctxsim check`' })
         .option('force', { type: 'boolean', describe: 'let --save-baseline replace an existing file' })
-        .option('shard', { type: 'string', describe: 'run slice K/N of the scenario × model × policy work (combine with `ctxsim merge`)' }),
+        .option('shard', { type: 'string', describe: 'run slice K/N of the scenario × model × policy work (combine with `ctxsim merge`)' })
+        .option('dry-run', { type: 'boolean', describe: 'with --upkeep record or live: print how many upkeep calls the recording needs and what they cost at most, send nothing, write nothing' }),
     handler: (argv: RunFlags) => run(argv, io),
   };
 }
@@ -64,6 +68,7 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     throw new UsageError(`--format: expected one of ${OUTPUT_FORMATS.join('|')}, got ${flags.format}`);
   }
   const study = await studyFromFlags(flags);
+  if (flags.dryRun) return dryRun(study, io);
   const target = outputTarget(study.out, flags.out, flags.format);
   const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
   const baseline = flags.saveBaseline === undefined ? undefined : resolve(flags.saveBaseline);
@@ -95,5 +100,14 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     io.out(output);
     warnOverflows(io, policies);
   }
+  return 0;
+}
+
+/** `--dry-run`: what recording the study's upkeep would send, on stdout; nothing is sent or written. */
+function dryRun(study: Study, io: IO): number {
+  const mode = study.upkeep?.mode;
+  if (mode !== 'record' && mode !== 'live') throw new UsageError('--dry-run: only a recording has calls to plan; add --upkeep record (or live)');
+  const plan = upkeepPlan(study, loadScenarios(study.scenarios, { seed: study.seed }));
+  io.out(plan.calls ? `a recording would send ${planText(plan)} to ${study.upkeep!.baseURL}\n` : 'a recording would send nothing: the cassette has every response\n');
   return 0;
 }

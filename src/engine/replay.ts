@@ -10,6 +10,9 @@ import { policyViolations } from '../message-rules/blame.js';
 import type { RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeOutcome, ProbeRecord, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
+import type { Cassette } from '../upkeep/cassette.js';
+import type { UpkeepPrompts } from '../upkeep/prompts.js';
+import { recordedUpkeep, simulatedUpkeep, type MissHandler, type Upkeep } from '../upkeep/upkeep.js';
 import { SafetyWatch } from './safety.js';
 import { FactLedger, scoreProbe } from './score.js';
 import type { ConversationEnd } from './summary.js';
@@ -24,6 +27,18 @@ export interface ReplayContext {
   costs?: CostSettings;
   /** The provider message rules every prompt is checked against. */
   messageRules: RuleSet;
+  /** Where upkeep comes from (absent: simulated, with the default prompts). */
+  upkeep?: UpkeepContext;
+}
+
+/** A run's upkeep: its prompts, and the recorded responses when upkeep is a real model's. */
+export interface UpkeepContext {
+  prompts: UpkeepPrompts;
+  recorded?: {
+    cassette: Cassette;
+    /** Told of each request the cassette has no response for (it throws, unless a recording is finding what to send). */
+    onMiss: MissHandler;
+  };
 }
 
 /** One model call of a turn, as sent. */
@@ -144,6 +159,8 @@ class Replayer {
   /** The forget events after each turn (most conversations have none). */
   private readonly forgetsAfter = new Map<number, Conversation['forgets']>();
   private cumulative = 0n;
+  /** The turn under way (0 before the first): where an upkeep request the cassette lacks was made. */
+  private turn = 0;
 
   constructor(
     private readonly conversation: Conversation,
@@ -154,7 +171,8 @@ class Replayer {
     this.promptTokens = new PromptTokens(tokens);
     // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario;
     // the checks count a prompt's tokens with the run's counter, so a prompt is counted once.
-    this.session = guardPolicy(variant.policy, variant.name, this.promptTokens).start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks });
+    const upkeep = this.upkeep(ctx.upkeep);
+    this.session = guardPolicy(variant.policy, variant.name, this.promptTokens).start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks, upkeep });
     this.meter = new Meter(ctx.prices, {
       settings: ctx.costs,
       count: (m) => tokens.message(m),
@@ -166,8 +184,16 @@ class Replayer {
     for (const event of conversation.forgets) this.forgetsAfter.set(event.afterTurn, [...(this.forgetsAfter.get(event.afterTurn) ?? []), event]);
   }
 
+  /** The session's upkeep: simulated, or from the run's cassette. */
+  private upkeep(u: UpkeepContext | undefined): Upkeep {
+    if (!u?.recorded) return simulatedUpkeep(this.ctx.tokens, u?.prompts);
+    const where = () => ({ scenario: this.conversation.id, policy: this.variant.name, turn: this.turn });
+    return recordedUpkeep({ tokens: this.ctx.tokens, cassette: u.recorded.cassette, prompts: u.prompts, onMiss: u.recorded.onMiss, where });
+  }
+
   /** Starts turn `turn`: its time (after the gap before it), and what the safety watch knows of it. */
   begin(turn: Turn): TurnInfo {
+    this.turn = turn.index;
     if (turn.index > 1) this.time += turn.gapSeconds;
     this.watch.startTurn(turn);
     return { turn, time: this.time };

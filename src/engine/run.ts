@@ -9,7 +9,10 @@ import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { DigestPart } from '../records/digest.js';
 import type { RecordText } from '../records/encode.js';
 import type { Conversation, Results, SummaryRecord } from '../types.js';
-import { replay, type ReplayContext } from './replay.js';
+import { Cassette, type CassetteEntry } from '../upkeep/cassette.js';
+import { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
+import type { Miss } from '../upkeep/upkeep.js';
+import { replay, type ReplayContext, type UpkeepContext } from './replay.js';
 import { byPolicy, summaryOf } from './summary.js';
 
 /**
@@ -56,6 +59,42 @@ export interface RunOptions {
    * only writes bytes and adds up sums. A one-thread run sends the lists.
    */
   recordText?: boolean;
+  /** Where upkeep comes from (absent: simulated, with the default prompts). */
+  upkeep?: RunUpkeep;
+}
+
+/** A run's upkeep settings, as plain data (they cross to worker threads). */
+export interface RunUpkeep {
+  /** The upkeep prompts (default: `DEFAULT_PROMPTS`). */
+  prompts?: UpkeepPrompts;
+  /** A real model's recorded responses: every upkeep request of the run must be among them. */
+  recorded?: {
+    entries: readonly CassetteEntry[];
+    /** The cassette as displayed, and the command that records what it lacks: for the error a missing response is. */
+    file: string;
+    recordCommand: string;
+  };
+}
+
+/** What a response the cassette lacks is called in the error. */
+const MISSING_WHAT = { summary: 'summary', extract: 'extraction', embed: 'embedding' } as const;
+
+/** A replay that needs a response its cassette does not have: exit 2, naming where and how to record it. */
+export function missError(file: string, recordCommand: string): (miss: Miss) => never {
+  return (m) => {
+    throw new CtxsimError(
+      `${file} has no ${MISSING_WHAT[m.request.kind]} by ${m.request.model} for scenario ${m.scenario}, policy ${m.policy}, ${m.turn ? `turn ${m.turn}` : 'before turn 1'}: record it with \`${recordCommand}\``,
+      'cassette-miss',
+    );
+  };
+}
+
+/** The upkeep of a run's contexts, made once from its settings. */
+export function upkeepContext(u: RunUpkeep | undefined): UpkeepContext | undefined {
+  if (!u) return undefined;
+  const prompts = u.prompts ?? DEFAULT_PROMPTS;
+  if (!u.recorded) return { prompts };
+  return { prompts, recorded: { cassette: new Cassette(u.recorded.entries), onMiss: missError(u.recorded.file, u.recorded.recordCommand) } };
 }
 
 /** What a run used for one of its chat models. */
@@ -87,7 +126,10 @@ function modelList(models: readonly string[]): readonly string[] {
   return models;
 }
 
-type ContextOptions = Pick<RunOptions, 'seed' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules'> & { model: string };
+type ContextOptions = Pick<RunOptions, 'seed' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules'> & {
+  model: string;
+  upkeep?: UpkeepContext;
+};
 
 /** A replay context with what was resolved for it. */
 export type ModelContext = ReplayContext & { encoding: ResolvedEncoding; prices: PriceTable; costs: CostSettings };
@@ -112,14 +154,16 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
   const messageRules = opts.messageRules ?? ruleSetFor(lookup(prices, opts.model).provider, opts.model);
   let tokens = counters.get(encoding.name);
   if (!tokens) counters.set(encoding.name, (tokens = openTokenCounter(encoding.name, opts.tokenCache)));
-  return { seed: opts.seed, model: opts.model, tokens, prices, costs, messageRules, encoding };
+  return { seed: opts.seed, model: opts.model, tokens, prices, costs, messageRules, encoding, ...(opts.upkeep && { upkeep: opts.upkeep }) };
 }
 
 /** One context per chat model of the run, sharing one price table and one token counter per encoding. */
-export function replayContexts(opts: Omit<ContextOptions, 'model'> & Pick<RunOptions, 'models'>): ModelContext[] {
+export function replayContexts(opts: Omit<ContextOptions, 'model' | 'upkeep'> & Pick<RunOptions, 'models' | 'upkeep'>): ModelContext[] {
   const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
   const counters = new Map<string, TokenCounter>();
-  return modelList(opts.models).map((model) => replayContext({ ...opts, model, prices }, counters));
+  const { upkeep: settings, ...rest } = opts;
+  const upkeep = upkeepContext(settings);
+  return modelList(opts.models).map((model) => replayContext({ ...rest, model, prices, ...(upkeep && { upkeep }) }, counters));
 }
 
 /** The token counters of a run's contexts, each once. */

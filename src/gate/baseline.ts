@@ -18,6 +18,8 @@ export interface StudyFingerprint {
   modules?: Record<string, string>;
   /** Scenario id → hash of its content. */
   scenarios: Record<string, string>;
+  /** Where upkeep came from when not simulated with the default prompts: `recorded FILE sha256:…`, `live URL`, `simulated prompts sha256:…`. */
+  upkeep?: string;
 }
 
 /** One scenario × policy × model's totals, compact. */

@@ -152,6 +152,8 @@ export function studyDifferences(a: StudyFingerprint, b: StudyFingerprint, renam
   for (const key of ['model', 'tokenizer', 'prices', 'cache', 'rules', 'seed'] as const) {
     if (a[key] !== b[key]) out.push(`${key}: ${a[key]} → ${b[key]}`);
   }
+  const upkeep = [a.upkeep ?? 'simulated', b.upkeep ?? 'simulated'];
+  if (upkeep[0] !== upkeep[1]) out.push(`upkeep: ${upkeep[0]} → ${upkeep[1]}`);
   const added = b.policies.filter((p) => !a.policies.includes(p) && !renamed.has(p));
   const removed = a.policies.filter((p) => !b.policies.includes(p) && !renamed.has(p));
   for (const [id, hash] of Object.entries(b.modules ?? {})) {

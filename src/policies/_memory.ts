@@ -1,10 +1,10 @@
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, UpkeepCall } from '../types.js';
-import { extract } from '../upkeep/extractor.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import { dropOrder } from '../upkeep/mentions.js';
-import { forgetInSummary, type Summary } from '../upkeep/summarizer.js';
+import type { Summary } from '../upkeep/summarizer.js';
 import type { Injected, Mentions, StatedFact } from '../upkeep/types.js';
+import { simulatedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
 import { artifact, cascades, valuesOf, type Erasures } from './_forget.js';
 import { sum } from './_transcript.js';
 import type { CommonParams } from './params.js';
@@ -34,6 +34,11 @@ export function injected(conversation: Conversation, exchanges: readonly Exchang
     if (turn !== undefined && conversation.turns[turn - 1]?.injection) out.push({ turn, text: e[0]!.content });
   }
   return out;
+}
+
+/** The upkeep a session's deps give: the run's, or simulated for a session started without one. */
+export function upkeepOf(deps: Pick<PolicyDeps, 'tokens' | 'upkeep'>): Upkeep {
+  return deps.upkeep ?? simulatedUpkeep(deps.tokens);
 }
 
 /** Every value any fact of the conversation takes. */
@@ -82,10 +87,10 @@ export function eraseFromSummary(
   memory: Summary | undefined,
   facts: readonly ForgetFact[],
   values: readonly string[],
-  ctx: { tokens: TokenCounter; params: { summaryModel?: string | undefined; summaryTokens: number } & Pick<CommonParams, 'forget'>; model: string; hidden: readonly string[] },
+  ctx: { tokens: TokenCounter; params: { summaryModel?: string | undefined; summaryTokens: number } & Pick<CommonParams, 'forget'>; model: string; hidden: readonly string[]; upkeep: Upkeep },
 ): { memory: Summary | undefined; upkeep: UpkeepCall[] } {
   if (!memory || !cascades(ctx.params) || !holds(memory.message.content, values)) return { memory, upkeep: [] };
-  const r = forgetInSummary({
+  const r = ctx.upkeep.forgetInSummary({
     tokens: ctx.tokens,
     model: ctx.params.summaryModel ?? ctx.model,
     summaryTokens: ctx.params.summaryTokens,
@@ -118,12 +123,12 @@ export class FactSheet implements FactSheetBlock {
 
   constructor(
     private readonly params: FactSheetParams,
-    private readonly deps: Pick<PolicyDeps, 'tokens' | 'random' | 'model'>,
+    private readonly deps: Pick<PolicyDeps, 'tokens' | 'random' | 'model' | 'upkeep'>,
   ) {}
 
   read(exchange: Exchange, info: TurnInfo): UpkeepCall {
     const { tokens, random, model } = this.deps;
-    const r = extract({
+    const r = upkeepOf(this.deps).extract({
       tokens,
       random,
       model: this.params.extractModel ?? model,
@@ -131,6 +136,7 @@ export class FactSheet implements FactSheetBlock {
       exchange,
       stated: Object.entries(info.turn.facts),
       injection: info.turn.injection,
+      maxTokens: this.params.sheetTokens ?? SHEET_TOKENS,
     });
     let changed = false;
     for (const [name, value] of r.found) {

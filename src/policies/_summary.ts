@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { Conversation, Message, UpkeepCall } from '../types.js';
-import { summarize, type Summary } from '../upkeep/summarizer.js';
+import type { Summary } from '../upkeep/summarizer.js';
 import { artifact, Erasures, moderated, transcriptArtifact, valuesOf } from './_forget.js';
-import { eraseFromSummary, factValues, injected, statedFacts } from './_memory.js';
+import { eraseFromSummary, factValues, injected, statedFacts, upkeepOf } from './_memory.js';
 import { Transcript } from './_transcript.js';
 import { int, model, probability, type CommonParams } from './params.js';
 import type { Exchange, PolicyDeps, PolicySession } from './types.js';
@@ -53,7 +53,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
   fold(count: number, summaryTokens = this.params.summaryTokens): UpkeepCall {
     const { conversation, params, deps } = this;
     const leaving = this.open().slice(0, count);
-    const r = summarize({
+    const r = upkeepOf(deps).summarize({
       tokens: deps.tokens,
       random: deps.random,
       model: params.summaryModel ?? deps.model,
@@ -85,7 +85,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
     this.history.redact(values);
     this.erased.add(info.afterTurn, values);
     const { tokens, model } = this.deps;
-    const r = eraseFromSummary(this.summary, facts, values, { tokens, params: this.params, model, hidden: this.hidden });
+    const r = eraseFromSummary(this.summary, facts, values, { tokens, params: this.params, model, hidden: this.hidden, upkeep: upkeepOf(this.deps) });
     this.summary = r.memory;
     return r.upkeep;
   };

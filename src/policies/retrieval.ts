@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { parseDuration } from '../text/duration.js';
 import { messageText } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
-import { cosine, embed, type Vector } from '../upkeep/embedder.js';
+import { cosine, type Vector } from '../upkeep/embedder.js';
 import { holds } from '../upkeep/redact.js';
 import { VectorStore, type Stored } from '../upkeep/store.js';
 import { cascades, moderated, transcriptArtifact, valuesOf, vectorsArtifact } from './_forget.js';
-import { TurnGate } from './_memory.js';
+import { TurnGate, upkeepOf } from './_memory.js';
 import { pinned, Transcript } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { duration, int, model, number } from './params.js';
@@ -78,7 +78,8 @@ export const retrieval = definePolicy({
     maxAge: duration({ describe: 'simulated time after which a stored message is dropped (default: never)' }),
     embedModel: model({ default: 'text-embedding-3-small', describe: 'embedding model each embedding is priced on' }),
   }),
-  start(conversation, params, { tokens }) {
+  start(conversation, params, deps) {
+    const upkeep = upkeepOf(deps);
     const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
     const topK = params.topK;
@@ -139,18 +140,19 @@ export const retrieval = definePolicy({
 
     return {
       prompt(pending, info) {
-        const upkeep: UpkeepCall[] = [];
+        const calls: UpkeepCall[] = [];
         if (gate.first(info)) {
           if (maxAge !== undefined) store.dropBefore(info.time - maxAge);
           const user = pending[0]!;
-          query = { message: user, vector: embed(messageText(user)) };
-          upkeep.push(embedCall(tokens.text(messageText(user)), true));
+          const e = upkeep.embed(messageText(user), embedModel);
+          query = { message: user, vector: e.vector };
+          calls.push(embedCall(e.inputTokens, true));
           selection = select(query.vector);
         }
         return {
           messages: [...head, ...selection.retrieved, ...selection.verbatim, ...pending],
           overBudget: false,
-          upkeep,
+          upkeep: calls,
           stablePrefix: head.length,
         };
       },
@@ -161,9 +163,13 @@ export const retrieval = definePolicy({
           const text = messageText(message);
           if (!text.trim()) continue;
           // The user message was embedded as the query: stored, not embedded twice.
-          const reused = query?.message === message ? query.vector : undefined;
-          if (!reused) embedded += tokens.text(text);
-          const item = store.add(message, reused ?? embed(text), info.time);
+          let vector = query?.message === message ? query.vector : undefined;
+          if (!vector) {
+            const e = upkeep.embed(text, embedModel);
+            embedded += e.inputTokens;
+            vector = e.vector;
+          }
+          const item = store.add(message, vector, info.time);
           for (const c of message.toolCalls ?? []) remember(callsById, c.id, item);
           if (message.role === 'tool' && message.toolCallId !== undefined) remember(resultsById, message.toolCallId, item);
         }

@@ -4,6 +4,7 @@ import type { ArtifactKind, Conversation, Message, Turn, UpkeepCall } from '../t
 import type { Vector } from '../upkeep/embedder.js';
 import type { ForgetSummaryRequest, SummarizeRequest, Summary } from '../upkeep/summarizer.js';
 import type { VectorStore } from '../upkeep/store.js';
+import type { Upkeep } from '../upkeep/upkeep.js';
 
 /** A parameter value after parsing: numbers, strings and booleans. */
 export type ParamValue = number | string | boolean;
@@ -34,6 +35,12 @@ export interface PolicyDeps {
   model: string;
   /** The pieces the built-in policies are made of (the package's `blocks`, the same object), for a policy module that imports nothing. */
   blocks: Blocks;
+  /**
+   * The run's summarizer, extractor and embedding: simulated, or a real
+   * model's responses recorded in a cassette (`upkeep:` in a study). The
+   * blocks use it; absent (a session started by hand), upkeep is simulated.
+   */
+  upkeep?: Upkeep;
 }
 
 /** The messages of one finished turn: the user message first, then tool messages and the reply. */

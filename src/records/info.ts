@@ -30,6 +30,8 @@ export interface ReportInfo {
   models: ModelInfo[];
   scenarios: ScenarioInfo[];
   policies: PolicyInfo[];
+  /** Present when summaries, extractions and embeddings are a real model's responses: the cassette they were replayed from. */
+  upkeep?: { recorded: string };
 }
 
 /** A chat model of the run: its encoding and context window. */
@@ -68,6 +70,7 @@ export interface InfoSource {
   /** The study's conversations, or as much of them as the reports use. */
   conversations: readonly ScenarioShape[];
   policies: readonly PolicyVariant[];
+  upkeep?: ReportInfo['upkeep'];
 }
 
 /** What the reports use of a conversation: where it comes from and how long it is. */
@@ -100,6 +103,7 @@ export function reportInfo(s: InfoSource): ReportInfo {
       id: v.policy.id,
       params: Object.fromEntries(Object.entries(v.params).filter((e): e is [string, ParamValue] => e[1] !== undefined)),
     })),
+    ...(s.upkeep && { upkeep: s.upkeep }),
   };
 }
 

@@ -73,20 +73,31 @@ const AVAILABILITY = "retained means the fact's value is in what is sent, an upp
 
 /**
  * The line every table that shows retention carries when the run has a
- * policy whose memory is simulated upkeep (summaries, the fact sheet,
- * retrieval): what it rests on (`keep`, `recall`, the lexical embedding),
+ * policy that remembers through upkeep (summaries, the fact sheet,
+ * retrieval): simulated — what it rests on (`keep`, `recall`, the lexical
+ * embedding) — or recorded — a real model's responses, from which cassette;
  * and that retention is availability — the fact's value is in what is
  * sent — an upper bound on what a model would answer. None otherwise.
  */
-export function simulatedNote(info: Partial<Pick<ReportInfo, 'policies'>>): string | undefined {
-  const what = simulatedMemory(info);
-  return what === undefined ? undefined : `Simulated memory (${what}): ${AVAILABILITY}`;
+export function simulatedNote(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>): string | undefined {
+  const what = memoryBasis(info);
+  return what === undefined ? undefined : `${what.kind} memory (${what.basis}): ${AVAILABILITY}`;
 }
 
-/** The same as two shorter lines, for a chart's subtitle (none when nothing is simulated). */
-export function simulatedLines(info: Partial<Pick<ReportInfo, 'policies'>>): string[] {
-  const what = simulatedMemory(info);
-  return what === undefined ? [] : [`Simulated memory: ${what}`, `${AVAILABILITY[0]!.toUpperCase()}${AVAILABILITY.slice(1)}`];
+/** The same as two shorter lines, for a chart's subtitle (none when no policy remembers through upkeep). */
+export function simulatedLines(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>): string[] {
+  const what = memoryBasis(info);
+  return what === undefined ? [] : [`${what.kind} memory: ${what.basis}`, `${AVAILABILITY[0]!.toUpperCase()}${AVAILABILITY.slice(1)}`];
+}
+
+/** Whether the run's memory is simulated or recorded, and what it rests on. */
+function memoryBasis(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>): { kind: 'Simulated' | 'Recorded'; basis: string } | undefined {
+  if (info.upkeep) {
+    const ids = [...new Set((info.policies ?? []).map((p) => p.id).filter((id) => id in SIMULATED))];
+    return ids.length ? { kind: 'Recorded', basis: `${ids.join(', ')}: a real model’s responses from ${info.upkeep.recorded}` } : undefined;
+  }
+  const basis = simulatedMemory(info);
+  return basis === undefined ? undefined : { kind: 'Simulated', basis };
 }
 
 /** Each remembering policy of the run with what its simulated upkeep rests on: `summary keep 1, facts recall 0.8`. */

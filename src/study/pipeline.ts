@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { UsageError } from '../errors.js';
 import { join } from 'node:path';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
 import type { Conversations, RunInfo, RunOptions, ScenarioRecords } from '../engine/run.js';
@@ -10,6 +11,7 @@ import type { ResultsMeta } from '../records/json.js';
 import type { Conversation, PolicyRecord, SummaryRecord } from '../types.js';
 import { writeFileAtomic } from './files.js';
 import { displayPath, loadScenarios, PACKAGE_DIR, type Study } from './study.js';
+import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
 
 /**
  * Runs a study end to end. The phases, in order:
@@ -18,13 +20,16 @@ import { displayPath, loadScenarios, PACKAGE_DIR, type Study } from './study.js'
  *                imported datasets (`loadScenarios`);
  *  2. describe — what the fingerprint and the reports need of them (content
  *                hashes, shapes), taken before the run lets them go;
- *  3. replay   — every conversation × policy variant, on worker threads when
+ *  3. upkeep   — where summaries, extractions and embeddings come from:
+ *                simulated, or a cassette of a real model's responses, read
+ *                or first recorded (study/upkeep.ts);
+ *  4. replay   — every conversation × policy variant, on worker threads when
  *                the study is large (engine/parallel.ts); each scenario's
  *                records go to the sink in study order as they exist;
- *  4. digest   — the study's fingerprint and the report info;
- *  5. finish   — the sink makes its output (keeps the records, writes an
+ *  5. digest   — the study's fingerprint and the report info;
+ *  6. finish   — the sink makes its output (keeps the records, writes an
  *                output folder, renders one report, writes a shard file);
- *  6. baseline — written when asked, once the sink has finished.
+ *  7. baseline — written when asked, once the sink has finished.
  *
  * Every output of ctxsim goes through a `StudySink`; `ctxsim merge` feeds a
  * sink from shard files instead of a replay (study/merge.ts).
@@ -87,10 +92,15 @@ export interface StudyOutcome<R> extends SinkOutcome<R> {
 /** Runs `study` through the phases above into `sink`; on failure the sink is aborted and nothing is left behind. */
 export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<R>, opts: PipelineOptions = {}): Promise<StudyOutcome<R>> {
   try {
+    const mode = study.upkeep?.mode;
+    if (opts.shard && (mode === 'record' || mode === 'live')) {
+      throw new UsageError(`--shard: record the upkeep cassette first (ctxsim run --upkeep record), then run the shards with --upkeep replay`);
+    }
     const loaded = loadScenarios(study.scenarios, { seed: study.seed, ...(opts.onNote && { onNote: opts.onNote }) });
     const jobs = study.jobs ?? autoJobs(loaded);
     const scenarios = scenarioHashes(loaded);
     const shapes = loaded.map(scenarioShape);
+    const upkeep = await studyUpkeep(study, loaded, displayPath, opts);
     const summary: SummaryRecord[] = [];
     const run = await streamStudyParallel(
       {
@@ -100,6 +110,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
         ...(opts.shard && { shard: opts.shard }),
         ...(sink.encoded && { recordText: true }),
         ...(opts.onProgress && { onProgress: opts.onProgress }),
+        ...(upkeep && { upkeep }),
       },
       (records, i) => {
         for (const s of records.summary) summary.push(s);
@@ -107,8 +118,9 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
       },
     );
     for (const w of run.warnings) opts.onWarning?.(w);
-    const fingerprint = studyFingerprint(study, run, scenarios);
-    const info = studyInfo(study, run, shapes);
+    const upkeepUsed = upkeepFingerprint(study, upkeep);
+    const fingerprint = { ...studyFingerprint(study, run, scenarios), ...(upkeepUsed && { upkeep: upkeepUsed }) };
+    const info = studyInfo(study, run, shapes, upkeep?.recorded && { recorded: upkeep.recorded.file });
     const done: StudyDone = { fingerprint, info, meta: resultsMeta(info.priceDate) };
     const output = await sink.finish(done);
     if (opts.baseline) writeFileAtomic(opts.baseline, baselineJson(makeBaseline(fingerprint, summary)));
@@ -140,9 +152,10 @@ function moduleHashes(study: Study): Pick<StudyFingerprint, 'modules'> {
   return modules.length ? { modules: Object.fromEntries(modules) } : {};
 }
 
-/** What the reports say about the run besides its records. */
-function studyInfo(study: Study, run: RunInfo, shapes: readonly ScenarioShape[]): ReportInfo {
+/** What the reports say about the run besides its records; `upkeep` when memory is a real model's, recorded. */
+function studyInfo(study: Study, run: RunInfo, shapes: readonly ScenarioShape[], upkeep: ReportInfo['upkeep']): ReportInfo {
   return reportInfo({
+    ...(upkeep && { upkeep }),
     studyFile: study.file ? displayPath(study.file) : null,
     seed: study.seed,
     models: run.models.map((m) => ({ model: m.model, encoding: m.encoding, maxInputTokens: lookup(run.prices, m.model).maxInputTokens })),

@@ -18,6 +18,7 @@ import { loadScenarioPlaced, type STUDY_FILE_KEYS } from '../scenario/load.js';
 import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
+import { promptProblems, upkeepSchema, upkeepSettings, type UpkeepSettings } from './upkeep.js';
 import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from './sources.js';
@@ -48,6 +49,8 @@ export interface Study {
   out: string;
   /** The CI gate's settings (`ctxsim check`); the baseline path is absolute. */
   gate?: { baseline?: string; maxCostIncrease?: string | number; maxRetentionDrop?: string | number };
+  /** Where summaries, extractions and embeddings come from (absent: simulated, the default prompts). */
+  upkeep?: UpkeepSettings;
 }
 
 /** The package's own folder (for shipped scenarios). */
@@ -78,6 +81,7 @@ const studySchema = z.strictObject({
       maxRetentionDrop: z.union([z.string(), z.number()]).optional(),
     })
     .optional(),
+  upkeep: upkeepSchema.optional(),
 });
 
 // The keys a scenario file is told apart from a study by (scenario/load.ts) are exactly the study schema's.
@@ -102,6 +106,7 @@ const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
   policies: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep',
   out: 'the output folder, relative to the study file (default reports/)',
   gate: 'the CI gate of ctxsim check: the baseline and the allowed changes',
+  upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette and replayed',
 };
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */
@@ -223,6 +228,10 @@ export async function loadStudy(file: string): Promise<Study> {
       }),
     });
     if (doc.cacheTtl !== undefined) study.promptCacheTtl = parseDuration(doc.cacheTtl)!;
+    if (doc.upkeep !== undefined) {
+      study.upkeep = upkeepSettings(doc.upkeep, dir);
+      for (const p of promptProblems(doc.upkeep.prompts)) problems.push(src.problem(['upkeep', 'prompts', p.prompt], p.message));
+    }
   }
   // Scenario and policy entries are checked even when another key is bad, so every problem is listed at once.
   const raw = (root && typeof root === 'object' ? root : {}) as { scenarios?: unknown; policies?: unknown };

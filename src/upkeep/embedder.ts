@@ -110,7 +110,7 @@ let sumWeights: Float64Array = new Float64Array(256);
 let bigrams: Uint32Array = new Uint32Array(256);
 
 /** `a` if it holds `n` items, else a copy with room for them (at least twice as long, so appending stays linear). */
-export function room<A extends Int32Array | Uint32Array | Float64Array>(a: A, n: number): A {
+export function room<A extends Uint8Array | Int32Array | Uint32Array | Float64Array>(a: A, n: number): A {
   if (n <= a.length) return a;
   const b = new (a.constructor as new (length: number) => A)(Math.max(n, 2 * a.length));
   b.set(a);
@@ -161,4 +161,20 @@ function isStopword(h: number, s: string, start: number, end: number): boolean {
   if (candidates === undefined) return false;
   for (const w of candidates) if (w.length === end - start && s.startsWith(w, start)) return true;
   return false;
+}
+
+const denseBuckets = new Map<number, readonly number[]>();
+
+/**
+ * A model's embedding as a `Vector`: dimension i is bucket i (one bucket list
+ * per dimension count, shared), the values L2-normalised, so `cosine` and
+ * the vector store take it as they take the lexical embedding.
+ */
+export function denseVector(values: ArrayLike<number>): Vector {
+  let buckets = denseBuckets.get(values.length);
+  if (!buckets) denseBuckets.set(values.length, (buckets = Array.from({ length: values.length }, (_, i) => i)));
+  let norm = 0;
+  for (let i = 0; i < values.length; i++) norm += values[i]! * values[i]!;
+  norm = Math.sqrt(norm) || 1;
+  return { buckets, weights: Array.from(values, (v) => v / norm) };
 }

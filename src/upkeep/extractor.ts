@@ -1,6 +1,7 @@
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
 import { readable } from './mentions.js';
+import { DEFAULT_PROMPTS, instruction } from './prompts.js';
 import { injectionQuote } from './quote.js';
 import type { Fact } from './types.js';
 
@@ -18,18 +19,17 @@ export interface ExtractRequest {
   stated: readonly Fact[];
   /** The turn is flagged `injection: true`: its instruction is stored too. */
   injection?: boolean;
+  /** The extractor's instruction (default: `DEFAULT_PROMPTS.extract`). */
+  prompt?: string;
+  /** Most tokens the answer may have, for a real extractor (default 500). */
+  maxTokens?: number;
 }
 
 /** The sheet entry an injected instruction is stored under. */
 export const INSTRUCTION_FACT = 'instruction';
 
-/** The extractor's instruction: one object, counted once per run. */
-export const EXTRACT_TEMPLATE: Message = {
-  role: 'system',
-  content:
-    'Extract the facts the user states about themselves or their requests (names, numbers, identifiers, addresses, preferences) ' +
-    'from the messages below. Answer with one line "name: value; name: value", or "none".',
-};
+/** The extractor's default instruction: one object, counted once per run. */
+export const EXTRACT_TEMPLATE: Message = instruction(DEFAULT_PROMPTS.extract);
 
 /**
  * The simulated fact extractor (a priced auxiliary call, made after the turn,
@@ -52,7 +52,7 @@ export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall 
     call: {
       kind: 'extract',
       model: req.model,
-      inputTokens: req.tokens.prompt([EXTRACT_TEMPLATE, ...req.exchange]),
+      inputTokens: req.tokens.prompt([instruction(req.prompt ?? DEFAULT_PROMPTS.extract), ...req.exchange]),
       outputTokens: req.tokens.text(output),
       sync: false,
     },

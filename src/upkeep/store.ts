@@ -24,10 +24,8 @@ interface Entry<T> extends Stored<T> {
  * through an inverted index (bucket → entries with their weights), so a query
  * costs what it shares with the store, not one cosine per stored entry; each
  * entry's score accumulates in the query's bucket order (so the sum is the
- * same float as a cosine taken in that order). Weights are positive, as the
- * lexical embedding's are, and a product of two never rounds to 0 (a weight
- * is at least 0.5 over the norm, which is at most 1.5 × the text's length),
- * so a score of 0 means not scored yet.
+ * same float as a cosine taken in that order). Weights may be negative (a
+ * model's embedding has such), so a search marks the entries it has scored.
  *
  * The index is numbers in typed arrays that double when full: each entry has
  * a slot (the order it was indexed in), each (entry, bucket) pair a cell, and
@@ -43,6 +41,8 @@ export class VectorStore<T> {
   private scores = new Float64Array(64);
   /** The slots a search scored (as many as there are slots at most), reused from search to search. */
   private touched = new Int32Array(64);
+  /** By slot: 1 while the current search has scored it. */
+  private marked = new Uint8Array(64);
   /**
    * Bucket → its newest cell. Every bucket has its place (4 bytes each, 1 MB a
    * store): cheaper than hashing the bucket twice for each one a message adds.
@@ -106,13 +106,16 @@ export class VectorStore<T> {
    * first, ties to the newer entry; entries `skip` accepts are passed over.
    */
   best(query: Vector, k: number, skip?: (entry: Stored<T>) => boolean): Hit<T>[] {
-    const { scores, heads, cellSlot, cellWeight, cellNext, touched } = this;
+    const { scores, heads, cellSlot, cellWeight, cellNext, touched, marked } = this;
     let n = 0;
     for (let q = 0; q < query.buckets.length; q++) {
       const weight = query.weights[q]!;
       for (let c = heads[query.buckets[q]!]!; c; c = cellNext[c]!) {
         const slot = cellSlot[c]!;
-        if (scores[slot] === 0) touched[n++] = slot;
+        if (!marked[slot]) {
+          marked[slot] = 1;
+          touched[n++] = slot;
+        }
         scores[slot]! += weight * cellWeight[c]!;
       }
     }
@@ -122,6 +125,7 @@ export class VectorStore<T> {
       const slot = touched[i]!;
       const score = scores[slot]!;
       scores[slot] = 0;
+      marked[slot] = 0;
       const entry = this.slots[slot];
       if (!entry || !(score > 0) || (top.length >= k && !before(score, slot, top[top.length - 1]!)) || skip?.(entry)) continue;
       let at = top.length;
@@ -137,6 +141,7 @@ export class VectorStore<T> {
     this.slots.push(entry);
     this.scores = room(this.scores, slot + 1);
     this.touched = room(this.touched, slot + 1);
+    this.marked = room(this.marked, slot + 1);
     const { buckets, weights } = entry.vector;
     this.cellSlot = room(this.cellSlot, this.cells + buckets.length);
     this.cellWeight = room(this.cellWeight, this.cells + buckets.length);

@@ -4,6 +4,7 @@ import { contentWords, normalize, words } from '../text/normalize.js';
 import { injectionQuote } from './quote.js';
 import { holds, redactText } from './redact.js';
 import { dropOrder, readable } from './mentions.js';
+import { forgetInstruction, summaryInstruction } from './prompts.js';
 import type { Injected, Mentions, StatedFact } from './types.js';
 
 /** A running summary: the message a policy sends, and what it knows. */
@@ -41,6 +42,8 @@ export interface SummarizeRequest {
   hidden: readonly string[];
   /** Folded user messages flagged `injection: true`: the summary quotes them. */
   injected?: readonly Injected[];
+  /** The summarizer's instruction, `{summaryTokens}` in it standing for the size (default: `DEFAULT_PROMPTS.summary`). */
+  prompt?: string;
 }
 
 /**
@@ -64,22 +67,6 @@ const PADDING = [
 
 const TOPIC_WORDS = 10;
 const PLAIN_HEADER = 'Summary of the conversation so far.';
-const templates = new Map<number, Message>();
-
-/** The summarizer's instruction, one message object per length so it is counted once. */
-export function summaryTemplate(summaryTokens: number): Message {
-  let m = templates.get(summaryTokens);
-  if (!m) {
-    m = {
-      role: 'system',
-      content:
-        `Update the running summary of this conversation with the new messages below, in about ${summaryTokens} tokens. ` +
-        'Keep every name, number, identifier and preference the user stated, with its latest value.',
-    };
-    templates.set(summaryTokens, m);
-  }
-  return m;
-}
 
 /**
  * The simulated summarizer (a priced auxiliary call). Its input is the
@@ -98,18 +85,7 @@ export function summaryTemplate(summaryTokens: number): Message {
  */
 export function summarize(req: SummarizeRequest): { summary: Summary; call: UpkeepCall } {
   const { tokens, previous } = req;
-  const turns = req.folded.map((m) => m.turn).filter((t): t is number => t !== undefined);
-  const firstTurn = previous?.firstTurn ?? Math.min(...turns, Infinity);
-  const lastTurn = Math.max(previous?.lastTurn ?? 0, ...turns);
-
-  const candidates = new Map(previous?.facts);
-  const counts = new Map<string, Mentions>();
-  const had = previous && mentionsOf(previous);
-  for (const name of candidates.keys()) counts.set(name, had?.get(name) ?? { count: 1, lastTurn: previous?.lastTurn ?? 0 });
-  for (const [name, value, turn] of readable(req.folded, req.stated)) {
-    candidates.set(name, value);
-    counts.set(name, { count: (counts.get(name)?.count ?? 0) + 1, lastTurn: turn ?? lastTurn });
-  }
+  const { candidates, counts, firstTurn, lastTurn } = foldedFacts(req);
   const facts = new Map<string, string>();
   for (const [name, value] of candidates) if (req.random() < req.keep) facts.set(name, value);
 
@@ -122,11 +98,37 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
   const call: UpkeepCall = {
     kind: 'summary',
     model: req.model,
-    inputTokens: tokens.prompt([summaryTemplate(req.summaryTokens), ...(previous ? [previous.message] : []), ...req.folded]),
+    inputTokens: tokens.prompt([summaryInstruction(req.summaryTokens, req.prompt), ...(previous ? [previous.message] : []), ...req.folded]),
     outputTokens: tokens.output(message),
     sync: true,
   };
   return { summary: { message, facts: r.facts, mentions: r.mentions, topics: r.topics, quotes: r.quotes, firstTurn, lastTurn }, call };
+}
+
+/**
+ * What a fold can know: the facts of the old summary and those the folded
+ * messages state (their value in the text), each with how many turns stated
+ * it and the last of them, and the turns the new summary covers.
+ */
+export function foldedFacts(req: Pick<SummarizeRequest, 'previous' | 'folded' | 'stated'>): {
+  candidates: Map<string, string>;
+  counts: Map<string, Mentions>;
+  firstTurn: number;
+  lastTurn: number;
+} {
+  const { previous } = req;
+  const turns = req.folded.map((m) => m.turn).filter((t): t is number => t !== undefined);
+  const firstTurn = previous?.firstTurn ?? Math.min(...turns, Infinity);
+  const lastTurn = Math.max(previous?.lastTurn ?? 0, ...turns);
+  const candidates = new Map(previous?.facts);
+  const counts = new Map<string, Mentions>();
+  const had = previous && mentionsOf(previous);
+  for (const name of candidates.keys()) counts.set(name, had?.get(name) ?? { count: 1, lastTurn: previous?.lastTurn ?? 0 });
+  for (const [name, value, turn] of readable(req.folded, req.stated)) {
+    candidates.set(name, value);
+    counts.set(name, { count: (counts.get(name)?.count ?? 0) + 1, lastTurn: turn ?? lastTurn });
+  }
+  return { candidates, counts, firstTurn, lastTurn };
 }
 
 /**
@@ -148,19 +150,8 @@ export interface ForgetSummaryRequest {
   values: readonly string[];
   /** As in SummarizeRequest. */
   hidden: readonly string[];
-}
-
-const forgetTemplates = new Map<string, Message>();
-
-/** The instruction of a re-summarization that erases facts (it names them, never their values). */
-export function forgetTemplate(names: readonly string[]): Message {
-  const key = names.join(', ');
-  let m = forgetTemplates.get(key);
-  if (!m) {
-    m = { role: 'system', content: `Rewrite the summary below without these facts, which the user asked to erase: ${key}. Keep everything else as it is.` };
-    forgetTemplates.set(key, m);
-  }
-  return m;
+  /** The instruction, `{facts}` in it standing for the names (default: `DEFAULT_PROMPTS.forget`). */
+  prompt?: string;
 }
 
 /**
@@ -188,7 +179,7 @@ export function forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; 
   const call: UpkeepCall = {
     kind: 'summary',
     model: req.model,
-    inputTokens: tokens.prompt([forgetTemplate(req.names), previous.message]),
+    inputTokens: tokens.prompt([forgetInstruction(req.names, req.prompt), previous.message]),
     outputTokens: tokens.output(message),
     sync: false,
   };

@@ -1,0 +1,351 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { CtxsimError, UsageError } from '../errors.js';
+import { replayContexts, type ModelContext, type RunUpkeep } from '../engine/run.js';
+import { replay } from '../engine/replay.js';
+import type { PolicyVariant } from '../policies/spec.js';
+import { priceUsage } from '../pricing/meter.js';
+import { lookup, picoPerToken as usdToPico, type PriceTable } from '../pricing/prices.js';
+import { usd } from '../records/format.js';
+import type { Conversation, Pico } from '../types.js';
+import { Cassette, type CassetteEntry, type UpkeepRequest } from '../upkeep/cassette.js';
+import { openEndpoint, type EndpointAnswer } from '../upkeep/endpoint.js';
+import { DEFAULT_PROMPTS, PROMPT_PLACEHOLDERS, type UpkeepPrompts } from '../upkeep/prompts.js';
+import type { Miss } from '../upkeep/upkeep.js';
+import { exists, writeFileAtomic } from './files.js';
+import { sha256 } from '../gate/baseline.js';
+
+/**
+ * Real upkeep, recorded once and replayed: where a study's summaries,
+ * extractions and embeddings come from (`upkeep:` in a study, `--upkeep`).
+ *
+ *  - simulate — the simulated summarizer, extractor and lexical embedding
+ *               (the default; offline, deterministic);
+ *  - record   — every upkeep request the cassette lacks is sent to an
+ *               OpenAI-compatible endpoint and its response added; then the
+ *               run replays the cassette;
+ *  - replay   — the cassette only, never a socket; a request it lacks is an
+ *               error naming where and how to record it;
+ *  - live     — every request is sent, nothing is written.
+ *
+ * A recording learns which requests a conversation makes by replaying it
+ * with what the cassette has: a summary chain (each fold reads the summary
+ * before it) needs one replay per link, the requests of one replay go out
+ * together (up to `concurrency` at a time), and the conversations and
+ * policies are recorded side by side. The outputs of a recording are then
+ * those of a replay of the cassette it leaves: byte-identical to every
+ * later replay.
+ */
+
+export const UPKEEP_MODES = ['simulate', 'record', 'replay', 'live'] as const;
+export type UpkeepMode = (typeof UPKEEP_MODES)[number];
+
+/** A study's upkeep settings, defaults filled in, paths absolute. */
+export interface UpkeepSettings {
+  mode: UpkeepMode;
+  /** The OpenAI-compatible API, e.g. `http://localhost:11434/v1` (default: OpenAI's). */
+  baseURL: string;
+  /** The environment variable holding the API key (never written anywhere). */
+  apiKeyEnv: string;
+  /** The cassette file. */
+  cassette: string;
+  /** Requests in flight at once while recording. */
+  concurrency: number;
+  /** Seconds a request may take. */
+  timeout: number;
+  /** Retries of a failed request (429, 5xx, timeout), honouring `Retry-After`. */
+  retries: number;
+  /** A recording that would cost more (USD) is not started, and one that does is stopped. */
+  maxUpkeepCost?: number;
+  prompts: UpkeepPrompts;
+}
+
+export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+export const DEFAULT_CASSETTE = 'upkeep.cassette.jsonl';
+
+/** The study file's `upkeep:` key. */
+export const upkeepSchema = z.strictObject({
+  mode: z.enum(UPKEEP_MODES).optional().describe('simulate (default), record, replay or live'),
+  baseURL: z.url().optional().describe(`the OpenAI-compatible API (default ${DEFAULT_BASE_URL}), e.g. http://localhost:11434/v1 for Ollama`),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+    .optional()
+    .describe('the environment variable holding the API key (default OPENAI_API_KEY; none needed for a local server)'),
+  cassette: z.string().min(1).optional().describe(`the cassette file, relative to the study file (default ${DEFAULT_CASSETTE})`),
+  concurrency: z.number().int().min(1).max(64).optional().describe('requests in flight at once while recording (default 4)'),
+  timeout: z.number().positive().optional().describe('seconds a request may take (default 60)'),
+  retries: z.number().int().min(0).max(10).optional().describe('retries of a request on 429, 5xx or a timeout, honouring Retry-After (default 3)'),
+  maxUpkeepCost: z.number().positive().optional().describe('USD: a recording that would cost more is not started, one that reaches it is stopped'),
+  prompts: z
+    .strictObject({
+      summary: z.string().min(1).optional().describe('the summarizer’s instruction; {summaryTokens} is the summary’s size'),
+      forget: z.string().min(1).optional().describe('the instruction that erases facts from a summary; {facts} is their names'),
+      extract: z.string().min(1).optional().describe('the fact extractor’s instruction'),
+    })
+    .optional()
+    .describe('the upkeep prompts (defaults in the docs)'),
+});
+
+/** The settings of a study without an `upkeep:` key (the cassette beside the study file, or in `dir`). */
+export function defaultUpkeep(dir: string): UpkeepSettings {
+  return { mode: 'simulate', baseURL: DEFAULT_BASE_URL, apiKeyEnv: 'OPENAI_API_KEY', cassette: resolve(dir, DEFAULT_CASSETTE), concurrency: 4, timeout: 60, retries: 3, prompts: DEFAULT_PROMPTS };
+}
+
+/** The settings of an `upkeep:` key, checked; `dir` is the study file's folder. */
+export function upkeepSettings(doc: z.infer<typeof upkeepSchema>, dir: string): UpkeepSettings {
+  const base = defaultUpkeep(dir);
+  return {
+    mode: doc.mode ?? base.mode,
+    baseURL: doc.baseURL ?? base.baseURL,
+    apiKeyEnv: doc.apiKeyEnv ?? base.apiKeyEnv,
+    cassette: doc.cassette === undefined ? base.cassette : resolve(dir, doc.cassette),
+    concurrency: doc.concurrency ?? base.concurrency,
+    timeout: doc.timeout ?? base.timeout,
+    retries: doc.retries ?? base.retries,
+    ...(doc.maxUpkeepCost !== undefined && { maxUpkeepCost: doc.maxUpkeepCost }),
+    prompts: { ...DEFAULT_PROMPTS, ...doc.prompts },
+  };
+}
+
+/** Each placeholder a prompt uses that it may not, as [prompt, placeholder, allowed]. */
+export function promptProblems(prompts: Partial<UpkeepPrompts> | undefined): { prompt: keyof UpkeepPrompts; message: string }[] {
+  const out: { prompt: keyof UpkeepPrompts; message: string }[] = [];
+  for (const [name, text] of Object.entries(prompts ?? {}) as [keyof UpkeepPrompts, string | undefined][]) {
+    const allowed = PROMPT_PLACEHOLDERS[name];
+    for (const p of text?.match(/\{[A-Za-z]+\}/g) ?? []) {
+      if (!allowed.includes(p)) out.push({ prompt: name, message: `unknown placeholder ${p}${allowed.length ? `; this prompt may use ${allowed.join(', ')}` : '; this prompt takes none'}` });
+    }
+  }
+  return out;
+}
+
+/** What a study runs with that a recording needs. */
+export interface UpkeepStudy {
+  file?: string;
+  upkeep?: UpkeepSettings;
+  policies: readonly PolicyVariant[];
+  seed: number;
+  models: string[];
+  tokenizer: string;
+  prices: string;
+}
+
+/** What a recording tells while it goes. */
+export interface UpkeepEvents {
+  /** A line for stderr: what is to be recorded, progress, what was. */
+  onNote?: (line: string) => void;
+}
+
+/** How a study's upkeep is told in its fingerprint (absent: simulated with the default prompts). */
+export function upkeepFingerprint(study: UpkeepStudy, run: RunUpkeep | undefined): string | undefined {
+  const u = study.upkeep;
+  if (!u) return undefined;
+  const prompts = u.prompts === DEFAULT_PROMPTS || JSON.stringify(u.prompts) === JSON.stringify(DEFAULT_PROMPTS) ? '' : ` prompts sha256:${sha256(JSON.stringify(u.prompts)).slice(0, 12)}`;
+  if (!run?.recorded) return prompts ? `simulated${prompts}` : undefined;
+  if (u.mode === 'live') return `live ${u.baseURL}${prompts}`;
+  const text = new Cassette(run.recorded.entries).text();
+  return `recorded ${run.recorded.file} sha256:${sha256(text).slice(0, 12)}${prompts}`;
+}
+
+/**
+ * The run's upkeep for a study: simulated (nothing, or the study's prompts),
+ * or a cassette — read (replay), recorded into and saved (record), or
+ * recorded afresh in memory (live). `display` shows a path as the reports do.
+ */
+export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Conversation[], display: (path: string) => string, events: UpkeepEvents = {}): Promise<RunUpkeep | undefined> {
+  const u = study.upkeep;
+  if (!u) return undefined;
+  if (u.mode === 'simulate') return u.prompts === DEFAULT_PROMPTS ? undefined : { prompts: u.prompts };
+  const file = display(u.cassette);
+  const recordCommand = `ctxsim run${study.file ? ` ${display(study.file)}` : ''} --upkeep record --cassette ${file}`;
+  if (u.mode === 'replay') {
+    if (!exists(u.cassette)) throw new UsageError(`upkeep cassette ${file} does not exist: record it with \`${recordCommand}\``);
+    return { prompts: u.prompts, recorded: { entries: readCassette(u.cassette, file).entries(), file, recordCommand } };
+  }
+  const cassette = u.mode === 'record' && exists(u.cassette) ? readCassette(u.cassette, file) : new Cassette();
+  const before = cassette.size;
+  const recorder = new Recorder(study, u, conversations, cassette);
+  const plan = recorder.plan();
+  const say = events.onNote ?? (() => {});
+  if (plan.calls === 0) say(`upkeep: every request is in ${file} (${cassette.size} responses)`);
+  else {
+    say(`upkeep: recording about ${planText(plan)} from ${u.baseURL}`);
+    if (u.maxUpkeepCost !== undefined && plan.cost > usdToPico(u.maxUpkeepCost)) {
+      throw new UsageError(`upkeep: recording needs about ${planText(plan)}, more than maxUpkeepCost $${u.maxUpkeepCost}; raise it or record fewer scenarios or policies`);
+    }
+    try {
+      await recorder.record(say);
+    } finally {
+      if (u.mode === 'record' && cassette.size > before) writeFileAtomic(u.cassette, cassette.text());
+    }
+    say(`upkeep: recorded ${cassette.size - before} responses for $${usd(recorder.spent, 4)}${u.mode === 'record' ? ` into ${file}` : ''}`);
+  }
+  return { prompts: u.prompts, recorded: { entries: cassette.entries(), file: u.mode === 'live' ? 'the live recording' : file, recordCommand } };
+}
+
+/** Reads a cassette file; a bad line is an input error at its line. */
+function readCassette(path: string, file: string): Cassette {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read upkeep cassette ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
+  }
+  return Cassette.parse(file, text);
+}
+
+/** What a recording is expected to send: how many calls of each kind, their tokens, and what they cost at most. */
+export interface UpkeepPlan {
+  calls: number;
+  byKind: Record<UpkeepRequest['kind'], number>;
+  inputTokens: number;
+  /** Chat answers at their `max_tokens`: an upper bound. */
+  maxOutputTokens: number;
+  cost: Pico;
+}
+
+/** `12 calls (4 summaries, 8 embeddings), at most $0.0021`. */
+export function planText(plan: UpkeepPlan): string {
+  const names = { summary: ['summary', 'summaries'], extract: ['extraction', 'extractions'], embed: ['embedding', 'embeddings'] } as const;
+  const parts = (Object.keys(names) as (keyof typeof names)[]).filter((k) => plan.byKind[k]).map((k) => `${plan.byKind[k]} ${names[k][plan.byKind[k] === 1 ? 0 : 1]}`);
+  return `${plan.calls} calls (${parts.join(', ')}), ${plan.inputTokens} input tokens and at most ${plan.maxOutputTokens} output tokens, at most $${usd(plan.cost, 4)}`;
+}
+
+/** The plan of a study's recording without sending anything (`--dry-run`). */
+export function upkeepPlan(study: UpkeepStudy, conversations: readonly Conversation[]): UpkeepPlan {
+  const u = study.upkeep ?? defaultUpkeep(process.cwd());
+  const cassette = u.mode === 'record' && exists(u.cassette) ? readCassette(u.cassette, u.cassette) : new Cassette();
+  return new Recorder(study, u, conversations, cassette).plan();
+}
+
+/** One conversation under one policy on one chat model: what a recording replays until it makes no request the cassette lacks. */
+interface Unit {
+  conversation: Conversation;
+  variant: PolicyVariant;
+  ctx: ModelContext;
+}
+
+/** A study's recording into a cassette. */
+class Recorder {
+  private readonly ctxs: ModelContext[];
+  private readonly prices: PriceTable;
+  private readonly policies: readonly PolicyVariant[];
+  /** Pico-dollars the responses recorded so far were billed. */
+  spent = 0n;
+
+  constructor(
+    study: UpkeepStudy,
+    private readonly settings: UpkeepSettings,
+    private readonly conversations: readonly Conversation[],
+    private readonly cassette: Cassette,
+  ) {
+    this.ctxs = replayContexts({ ...study, tokenCache: false });
+    this.prices = this.ctxs[0]!.prices;
+    this.policies = study.policies;
+  }
+
+  private units(): Unit[] {
+    return this.conversations.flatMap((conversation) => this.ctxs.flatMap((ctx) => this.policies.map((variant) => ({ conversation, variant, ctx }))));
+  }
+
+  /** Replays a unit with what the cassette has, telling each request it lacks. */
+  private replayWith(unit: Unit, onMiss: (m: Miss) => void): void {
+    replay(unit.conversation, unit.variant, { ...unit.ctx, upkeep: { prompts: this.settings.prompts, recorded: { cassette: this.cassette, onMiss } } });
+  }
+
+  /** One replay of every unit, each missing request counted once (those after a stand-in too): what recording would send. */
+  plan(): UpkeepPlan {
+    const misses = new Map<string, { miss: Miss; ctx: ModelContext }>();
+    for (const unit of this.units()) this.replayWith(unit, (miss) => misses.set(miss.key, { miss, ctx: unit.ctx }));
+    const plan: UpkeepPlan = { calls: 0, byKind: { summary: 0, extract: 0, embed: 0 }, inputTokens: 0, maxOutputTokens: 0, cost: 0n };
+    for (const { miss, ctx } of misses.values()) {
+      const r = miss.request;
+      const input = r.kind === 'embed' ? ctx.tokens.text(r.input) : ctx.tokens.prompt(r.messages);
+      const output = r.kind === 'embed' ? 0 : r.maxTokens;
+      plan.calls++;
+      plan.byKind[r.kind]++;
+      plan.inputTokens += input;
+      plan.maxOutputTokens += output;
+      plan.cost += this.cost(r.model, { input, output });
+    }
+    return plan;
+  }
+
+  private cost(model: string, usage: { input: number; output: number }): Pico {
+    const c = priceUsage(lookup(this.prices, model), { input: usage.input, cached: 0, written: 0, output: usage.output });
+    return c.input + c.cached + c.output;
+  }
+
+  /**
+   * Records until no unit makes a request the cassette lacks. Each unit is
+   * replayed; the requests it made that do not depend on a stand-in are sent
+   * (each key once, whichever unit asked first); then it is replayed again.
+   * On a failure the requests under way finish (they are paid for) and the
+   * failure is thrown.
+   */
+  async record(say: (line: string) => void): Promise<void> {
+    const u = this.settings;
+    const send = await openEndpoint({ baseURL: u.baseURL, apiKey: process.env[u.apiKeyEnv] || undefined, apiKeyEnv: u.apiKeyEnv, timeoutSeconds: u.timeout, maxRetries: u.retries });
+    const inflight = new Map<string, Promise<void>>();
+    const limit = pool(u.concurrency);
+    let failure: unknown;
+    let made = 0;
+    const fetch = (miss: Miss, ctx: ModelContext): Promise<void> => {
+      let p = inflight.get(miss.key);
+      if (!p) {
+        p = limit(async () => {
+          if (failure !== undefined) return;
+          const entry = withUsage(await send(miss.request), miss.request, ctx);
+          this.cassette.add(entry);
+          this.spent += this.cost(entry.model, entry.usage);
+          if (++made % 25 === 0) say(`upkeep: recorded ${made} responses ($${usd(this.spent, 4)})`);
+          if (u.maxUpkeepCost !== undefined && this.spent > usdToPico(u.maxUpkeepCost)) {
+            throw new CtxsimError(`upkeep: the recording reached maxUpkeepCost $${u.maxUpkeepCost} after ${made} responses ($${usd(this.spent, 4)}); they are kept in the cassette`, 'upkeep-cost');
+          }
+        }).catch((e: unknown) => {
+          failure ??= e;
+        });
+        inflight.set(miss.key, p);
+      }
+      return p;
+    };
+    const run = async (unit: Unit): Promise<void> => {
+      while (failure === undefined) {
+        const misses = new Map<string, Miss>();
+        this.replayWith(unit, (m) => {
+          if (!m.dependent) misses.set(m.key, m);
+        });
+        if (!misses.size) return;
+        await Promise.all([...misses.values()].map((m) => fetch(m, unit.ctx)));
+      }
+    };
+    await Promise.all(this.units().map(run));
+    await Promise.all(inflight.values());
+    if (failure !== undefined) throw failure;
+  }
+}
+
+/** A response with its usage: the endpoint's, or (when it reports none) the request and answer counted with the run's tokenizer. */
+function withUsage(a: EndpointAnswer, request: UpkeepRequest, ctx: ModelContext): CassetteEntry {
+  if (a.usage) return { ...a, usage: a.usage };
+  const input = request.kind === 'embed' ? ctx.tokens.text(request.input) : ctx.tokens.prompt(request.messages);
+  return { ...a, usage: { input, output: a.text === undefined ? 0 : ctx.tokens.text(a.text) } };
+}
+
+/** Runs at most `n` tasks at once, in the order they are given. */
+function pool(n: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    if (active >= n) await new Promise<void>((go) => waiting.push(go));
+    active++;
+    try {
+      return await task();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}

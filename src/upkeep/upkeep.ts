@@ -1,0 +1,156 @@
+import { CtxsimError } from '../errors.js';
+import { normalize, occursIn } from '../text/normalize.js';
+import type { TokenCounter } from '../tokens/counter.js';
+import type { Message, UpkeepCall } from '../types.js';
+import { type Cassette, decodeVector, requestKey, type CassetteEntry, type UpkeepRequest } from './cassette.js';
+import { denseVector, embed, EMBED_BUCKETS, type Vector } from './embedder.js';
+import { extract, type ExtractRequest } from './extractor.js';
+import { DEFAULT_PROMPTS, extractRequest, forgetRequest, parseFacts, summaryRequest, type UpkeepPrompts } from './prompts.js';
+import { foldedFacts, forgetInSummary, summarize, type ForgetSummaryRequest, type SummarizeRequest, type Summary } from './summarizer.js';
+import type { Fact } from './types.js';
+
+/**
+ * Where a replay's upkeep comes from: the simulated summarizer, extractor
+ * and lexical embedding, or the responses of a real model recorded in a
+ * cassette. Policies call it as they would call the simulated functions
+ * (`deps.upkeep`); the engine makes one per conversation and policy.
+ */
+export interface Upkeep {
+  /** `simulated`, or `recorded` when the responses are a real model's, from a cassette. */
+  readonly kind: 'simulated' | 'recorded';
+  /** One summarization: the old summary plus the folded messages. */
+  summarize(req: SummarizeRequest): { summary: Summary; call: UpkeepCall };
+  /** A re-summarization that erases facts the user asked to forget. */
+  forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; call: UpkeepCall };
+  /** One extraction from a finished turn. */
+  extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall };
+  /** The embedding of a text on `model`, with the tokens it is billed. */
+  embed(text: string, model: string): { vector: Vector; inputTokens: number };
+}
+
+/** Simulated upkeep (the default): the simulated functions, with the study's prompts. */
+export function simulatedUpkeep(tokens: TokenCounter, prompts: UpkeepPrompts = DEFAULT_PROMPTS): Upkeep {
+  return {
+    kind: 'simulated',
+    summarize: (req) => summarize({ prompt: prompts.summary, ...req }),
+    forgetInSummary: (req) => forgetInSummary({ prompt: prompts.forget, ...req }),
+    extract: (req) => extract({ prompt: prompts.extract, ...req }),
+    embed: (text) => ({ vector: embed(text), inputTokens: tokens.text(text) }),
+  };
+}
+
+/** A request the cassette has no response for, with where the replay was. */
+export interface Miss {
+  request: UpkeepRequest;
+  key: string;
+  /** The request holds a stand-in made for an earlier miss: it would change once that one is recorded. */
+  dependent: boolean;
+  scenario: string;
+  policy: string;
+  turn: number;
+}
+
+/**
+ * What a recorded replay does when the cassette has no response: throw (a
+ * replay must find every one), or note the miss and go on with a simulated
+ * stand-in (while recording, to learn which requests to send).
+ */
+export type MissHandler = (miss: Miss) => void;
+
+/** What a recorded upkeep needs of its replay. */
+export interface RecordedOptions {
+  tokens: TokenCounter;
+  cassette: Cassette;
+  prompts: UpkeepPrompts;
+  onMiss: MissHandler;
+  /** Where the replay is: its scenario, policy and turn (0 before the first). */
+  where: () => { scenario: string; policy: string; turn: number };
+}
+
+/** A constant stream: stand-ins keep every fact, and draw nothing from the policy's stream. */
+const KEEP_ALL = () => 0;
+
+/** An extractor's answer is at most this many tokens unless the request says. */
+const EXTRACT_MAX_TOKENS = 500;
+
+/**
+ * Upkeep from a cassette of a real model's responses. A summary is the
+ * model's text; the facts it holds are those whose value occurs in that text
+ * (as probes are scored), so `keep` does not apply. An extraction's facts are
+ * the `name: value` pairs of the model's answer (`recall` does not apply). An
+ * embedding is the model's vector. Tokens are the response's `usage`.
+ */
+export function recordedUpkeep(o: RecordedOptions): Upkeep {
+  const simulated = simulatedUpkeep(o.tokens, o.prompts);
+  /** Texts of the stand-ins given for misses: a request that holds one depends on that miss. */
+  const standIns = new Set<string>();
+  const vectors = new Map<CassetteEntry, Vector>();
+
+  /** The recorded response to a request, or undefined after the miss handler was told (it throws unless recording). */
+  function answer(request: UpkeepRequest): CassetteEntry | undefined {
+    const key = requestKey(request);
+    const found = o.cassette.get(key);
+    if (found) return found;
+    const texts = request.kind === 'embed' ? [request.input] : request.messages.map((m) => m.content);
+    const dependent = standIns.size > 0 && texts.some((t) => [...standIns].some((s) => t.includes(s)));
+    o.onMiss({ request, key, dependent, ...o.where() });
+    return undefined;
+  }
+
+  const call = (kind: UpkeepCall['kind'], model: string, e: CassetteEntry, sync: boolean): UpkeepCall => ({ kind, model, inputTokens: e.usage.input, outputTokens: e.usage.output, sync });
+  const standIn = <R extends { summary: Summary }>(r: R): R => {
+    standIns.add(r.summary.message.content);
+    return r;
+  };
+
+  return {
+    kind: 'recorded',
+    summarize(req) {
+      const e = answer(summaryRequest(req.model, req.summaryTokens, req.previous?.message.content, req.folded, o.prompts.summary));
+      if (!e) return standIn(simulated.summarize({ ...req, random: KEEP_ALL }));
+      const { candidates, counts, firstTurn, lastTurn } = foldedFacts(req);
+      const message: Message = { role: 'system', content: textOf(e), origin: 'summary' };
+      const facts = statedIn(message.content, candidates);
+      const mentions = new Map([...facts.keys()].map((name) => [name, counts.get(name)!]));
+      return { summary: { message, facts, mentions, topics: [], quotes: [], firstTurn, lastTurn }, call: call('summary', req.model, e, true) };
+    },
+    forgetInSummary(req) {
+      const { previous } = req;
+      const e = answer(forgetRequest(req.model, req.summaryTokens, previous.message.content, req.names, o.prompts.forget));
+      if (!e) return standIn(simulated.forgetInSummary(req));
+      const message: Message = { role: 'system', content: textOf(e), origin: 'summary' };
+      const facts = statedIn(message.content, previous.facts);
+      const mentions = new Map([...facts.keys()].flatMap((name) => (previous.mentions.has(name) ? [[name, previous.mentions.get(name)!] as const] : [])));
+      return { summary: { ...previous, message, facts, mentions, topics: [], quotes: [] }, call: call('summary', req.model, e, false) };
+    },
+    extract(req) {
+      const e = answer(extractRequest(req.model, req.exchange, req.maxTokens ?? EXTRACT_MAX_TOKENS, o.prompts.extract));
+      if (!e) return simulated.extract({ ...req, random: KEEP_ALL });
+      return { found: parseFacts(textOf(e)), call: call('extract', req.model, e, false) };
+    },
+    embed(text, model) {
+      // An endpoint refuses empty input; a text without words matches nothing anyway.
+      if (!text.trim()) return { vector: { buckets: [], weights: [] }, inputTokens: 0 };
+      const e = answer({ kind: 'embed', model, input: text });
+      if (!e) return simulated.embed(text, model);
+      let v = vectors.get(e);
+      if (!v) {
+        const values = decodeVector(e.vector ?? '');
+        if (values.length > EMBED_BUCKETS) throw new CtxsimError(`embedding of ${model} has ${values.length} dimensions; at most ${EMBED_BUCKETS} are supported`, 'upkeep');
+        vectors.set(e, (v = denseVector(values)));
+      }
+      return { vector: v, inputTokens: e.usage.input };
+    },
+  };
+}
+
+/** A chat response's text, trimmed. */
+function textOf(e: CassetteEntry): string {
+  return (e.text ?? '').trim();
+}
+
+/** The facts whose value occurs in the text, compared as probes are scored. */
+function statedIn(text: string, facts: ReadonlyMap<string, string>): Map<string, string> {
+  const t = normalize(text);
+  return new Map([...facts].filter(([, value]) => occursIn(t, normalize(value))));
+}

@@ -1,0 +1,107 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A scripted answer instead of the model's: a status with headers and a body, a JSON that does not parse, or a stall. */
+export type Fault = { status: number; headers?: Record<string, string>; body?: unknown } | { malformed: true } | { stallMs: number };
+
+/** One request the server took. */
+export interface Seen {
+  path: string;
+  authorization: string | undefined;
+  body: { model?: string; messages?: { role: string; content: string }[]; input?: string; max_tokens?: number };
+}
+
+/**
+ * A small OpenAI-compatible server for tests: `/v1/chat/completions` and
+ * `/v1/embeddings`, with answers that follow from the request alone (so a
+ * recording is reproducible) and `usage` counted in words:
+ *
+ *  - a summary request (its instruction says "summary") is answered with the
+ *    request's lines that hold a digit or an `@`, within `max_tokens` words;
+ *  - an extraction request with `name: value` for each "my NAME is VALUE" of
+ *    its user lines, or `none`;
+ *  - an embedding with 8 dimensions counting the words of the input by their
+ *    first letter.
+ *
+ * `faults` are used up one per request, before any answer.
+ */
+export class FakeOpenAI {
+  readonly seen: Seen[] = [];
+  readonly faults: Fault[] = [];
+  private server: Server | undefined;
+  private readonly sockets = new Set<import('node:net').Socket>();
+
+  /** Starts listening on a free port of 127.0.0.1; returns the base URL (…/v1). */
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    await new Promise<void>((ok) => this.server!.listen(0, '127.0.0.1', ok));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((ok) => (this.server ? this.server.close(() => ok()) : ok()));
+    this.server = undefined;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const body = JSON.parse(raw || '{}') as Seen['body'];
+    this.seen.push({ path: req.url ?? '', authorization: req.headers.authorization, body });
+    const fault = this.faults.shift();
+    if (fault && 'stallMs' in fault) {
+      await new Promise((ok) => setTimeout(ok, fault.stallMs));
+      if (res.destroyed) return;
+    } else if (fault && 'malformed' in fault) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [');
+      return;
+    } else if (fault) {
+      res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers }).end(JSON.stringify(fault.body ?? { error: { message: `status ${fault.status}`, type: 'test' } }));
+      return;
+    }
+    const json = (value: unknown): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    if (req.url === '/v1/embeddings') {
+      const input = String(body.input ?? '');
+      return json({ object: 'list', model: body.model, data: [{ object: 'embedding', index: 0, embedding: embedding(input) }], usage: { prompt_tokens: words(input).length, total_tokens: words(input).length } });
+    }
+    if (req.url === '/v1/chat/completions') {
+      const messages = body.messages ?? [];
+      const text = answer(messages, body.max_tokens ?? 100);
+      const input = messages.reduce((n, m) => n + words(m.content).length, 0);
+      return json({
+        id: `chatcmpl-${this.seen.length}`,
+        object: 'chat.completion',
+        created: 0,
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: input, completion_tokens: words(text).length, total_tokens: input + words(text).length },
+      });
+    }
+    res.writeHead(404).end();
+  }
+}
+
+const words = (text: string) => text.split(/\s+/).filter(Boolean);
+
+function answer(messages: readonly { role: string; content: string }[], maxTokens: number): string {
+  const instruction = messages[0]?.content ?? '';
+  const body = messages.slice(1).map((m) => m.content).join('\n');
+  if (/extract/i.test(instruction)) {
+    const found = [...body.matchAll(/\bmy ([a-z ]+?) is ([^\s,.;!?]+(?:@[^\s,;!?]+)?)/gi)].map((m) => `${m[1]!.trim().replace(/\s+/g, '_')}: ${m[2]}`);
+    return found.length ? found.join('; ') : 'none';
+  }
+  const lines = body.split('\n').filter((l) => /\d|@/.test(l) && !/^(Summary so far|New messages|Summary):?$/.test(l));
+  return words(lines.join(' ')).slice(0, maxTokens).join(' ') || 'Nothing to note.';
+}
+
+function embedding(text: string): number[] {
+  const v = Array.from({ length: 8 }, () => 0);
+  for (const w of words(text.toLowerCase())) v[w.charCodeAt(0) % 8]! += 1;
+  if (!v.some((x) => x > 0)) v[0] = 1;
+  return v;
+}
