@@ -33,6 +33,7 @@ export {
 export { digestSink, fileSink, folderSink, gateSink, memorySink, shardSink, textSink, type GateRun, type KeptResults, type ReportedResults } from './study/sinks.js';
 export { mergeShardFiles } from './study/merge.js';
 export { loadPolicyModules, specModules, type ModuleRequest, type PolicyModules } from './study/policy-modules.js';
+export { defaultUpkeep, planText, upkeepPlan, UPKEEP_MODES, type UpkeepMode, type UpkeepPlan, type UpkeepSettings } from './study/upkeep.js';
 
 // Scenarios: load, parse, generate, import, write
 export { loadScenarioFile, parseScenario } from './scenario/load.js';
@@ -43,7 +44,7 @@ export type { ScenarioOut } from './scenario/docs.js';
 export { scenarioJsonSchema } from './scenario/schema.js';
 
 // Running conversations through policies
-export { runStudy, streamStudy, type Conversations, type ModelContext, type RunModel, type EncodedScenario, type RecordLists, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecordLists, type ScenarioRecords } from './engine/run.js';
+export { runStudy, streamStudy, type RunUpkeep, type Conversations, type ModelContext, type RunModel, type EncodedScenario, type RecordLists, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecordLists, type ScenarioRecords } from './engine/run.js';
 export { runStudyParallel, streamStudyParallel } from './engine/parallel.js';
 export { replay, type Replay, type ReplayContext, type SentCall } from './engine/replay.js';
 export { replayContext, replayContexts } from './engine/run.js';
@@ -60,6 +61,10 @@ export type { Vector } from './upkeep/embedder.js';
 export type { Hit, Stored, VectorStore } from './upkeep/store.js';
 export type { ForgetSummaryRequest, SummarizeRequest, Summary } from './upkeep/summarizer.js';
 export type { Fact, Injected } from './upkeep/types.js';
+export { Cassette, requestKey, type BilledUsage, type CassetteEntry, type ChatMessage, type UpkeepRequest } from './upkeep/cassette.js';
+export { DEFAULT_PROMPTS, type UpkeepPrompts } from './upkeep/prompts.js';
+export { CassetteMissError, recordedUpkeep, simulatedUpkeep, type Miss, type MissHandler, type RecordedOptions, type Upkeep } from './upkeep/upkeep.js';
+export type { ExtractRequest } from './upkeep/extractor.js';
 export { COMMON_PARAMS, paramsFromTable, type CommonParams } from './policies/params.js';
 export { param } from './policies/param.js';
 export {

@@ -28,6 +28,8 @@ export interface Seen {
 export class FakeOpenAI {
   readonly seen: Seen[] = [];
   readonly faults: Fault[] = [];
+  /** Multiplies every `usage` count (a dearer model than the words suggest). */
+  usageFactor = 1;
   private server: Server | undefined;
   private readonly sockets = new Set<import('node:net').Socket>();
 
@@ -67,19 +69,21 @@ export class FakeOpenAI {
     const json = (value: unknown): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     if (req.url === '/v1/embeddings') {
       const input = String(body.input ?? '');
-      return json({ object: 'list', model: body.model, data: [{ object: 'embedding', index: 0, embedding: embedding(input) }], usage: { prompt_tokens: words(input).length, total_tokens: words(input).length } });
+      const n = words(input).length * this.usageFactor;
+      return json({ object: 'list', model: body.model, data: [{ object: 'embedding', index: 0, embedding: embedding(input) }], usage: { prompt_tokens: n, total_tokens: n } });
     }
     if (req.url === '/v1/chat/completions') {
       const messages = body.messages ?? [];
       const text = answer(messages, body.max_tokens ?? 100);
-      const input = messages.reduce((n, m) => n + words(m.content).length, 0);
+      const input = messages.reduce((n, m) => n + words(m.content).length, 0) * this.usageFactor;
+      const output = words(text).length * this.usageFactor;
       return json({
         id: `chatcmpl-${this.seen.length}`,
         object: 'chat.completion',
         created: 0,
         model: body.model,
         choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: input, completion_tokens: words(text).length, total_tokens: input + words(text).length },
+        usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
       });
     }
     res.writeHead(404).end();

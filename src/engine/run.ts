@@ -11,7 +11,7 @@ import type { RecordText } from '../records/encode.js';
 import type { Conversation, Results, SummaryRecord } from '../types.js';
 import { Cassette, type CassetteEntry } from '../upkeep/cassette.js';
 import { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
-import type { Miss } from '../upkeep/upkeep.js';
+import { CassetteMissError, type Miss } from '../upkeep/upkeep.js';
 import { replay, type ReplayContext, type UpkeepContext } from './replay.js';
 import { byPolicy, summaryOf } from './summary.js';
 
@@ -82,9 +82,8 @@ const MISSING_WHAT = { summary: 'summary', extract: 'extraction', embed: 'embedd
 /** A replay that needs a response its cassette does not have: exit 2, naming where and how to record it. */
 export function missError(file: string, recordCommand: string): (miss: Miss) => never {
   return (m) => {
-    throw new CtxsimError(
+    throw new CassetteMissError(
       `${file} has no ${MISSING_WHAT[m.request.kind]} by ${m.request.model} for scenario ${m.scenario}, policy ${m.policy}, ${m.turn ? `turn ${m.turn}` : 'before turn 1'}: record it with \`${recordCommand}\``,
-      'cassette-miss',
     );
   };
 }

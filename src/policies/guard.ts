@@ -1,3 +1,4 @@
+import { CassetteMissError } from '../upkeep/upkeep.js';
 import { CtxsimError } from '../errors.js';
 import { PromptTokens } from '../tokens/counter.js';
 import type { UpkeepCall } from '../types.js';
@@ -105,6 +106,7 @@ function attempt<T>(f: () => T, prefix: () => string): T {
   try {
     return f();
   } catch (e) {
+    if (e instanceof CassetteMissError) throw e;
     const message = (e instanceof Error ? e.message || e.name : String(e)).split('\n')[0];
     const error = new CtxsimError(`${prefix()}: ${message}`, 'policy');
     error.cause = e;

@@ -47,9 +47,10 @@ export function requestKey(r: UpkeepRequest): string {
 }
 
 const usage = z.strictObject({ input: z.number().int().min(0), output: z.number().int().min(0) });
-const entrySchema = z.union([
-  z.strictObject({ key: z.string().regex(/^[0-9a-f]{32}$/), kind: z.enum(['summary', 'extract']), model: z.string().min(1), text: z.string(), usage }),
-  z.strictObject({ key: z.string().regex(/^[0-9a-f]{32}$/), kind: z.literal('embed'), model: z.string().min(1), vector: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/), usage }),
+const key = z.string().regex(/^[0-9a-f]{32}$/, 'expected 32 hex digits');
+const entrySchema = z.discriminatedUnion('kind', [
+  z.strictObject({ key, kind: z.enum(['summary', 'extract']), model: z.string().min(1), text: z.string(), usage }),
+  z.strictObject({ key, kind: z.literal('embed'), model: z.string().min(1), vector: z.string().refine(isFloat32Base64, 'expected base64 of float32 values'), usage }),
 ]);
 
 /**
@@ -120,6 +121,12 @@ export class Cassette {
     if (problems.length) throw new ScenarioError(problems);
     return new Cassette(entries);
   }
+}
+
+/** Whether a text is the base64 of a whole number of float32 values (at least one). */
+function isFloat32Base64(text: string): boolean {
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.length > 0 && bytes.length % 4 === 0 && bytes.toString('base64') === text;
 }
 
 /** An embedding as a cassette stores it: float32 values, little-endian, base64. */

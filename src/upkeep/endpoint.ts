@@ -26,7 +26,7 @@ export type EndpointAnswer = Omit<CassetteEntry, 'usage'> & { usage?: BilledUsag
  * endpoint and what to do; the key never appears in one.
  */
 export async function openEndpoint(s: EndpointSettings): Promise<(request: UpkeepRequest) => Promise<EndpointAnswer>> {
-  const { default: OpenAI } = await import('openai');
+  const { default: OpenAI, APIConnectionError, APIConnectionTimeoutError } = await import('openai');
   // A local server needs no key, but the client wants one: a placeholder the server ignores.
   const client = new OpenAI({ baseURL: s.baseURL, apiKey: s.apiKey ?? 'none', timeout: s.timeoutSeconds * 1000, maxRetries: s.maxRetries });
   const hide = (text: string) => (s.apiKey && s.apiKey.length >= 4 ? text.split(s.apiKey).join('***') : text);
@@ -41,7 +41,8 @@ export async function openEndpoint(s: EndpointSettings): Promise<(request: Upkee
           ? await client.embeddings.create({ model: request.model, input: request.input, encoding_format: 'float' })
           : await client.chat.completions.create({ model: request.model, messages: [...request.messages], max_tokens: request.maxTokens, temperature: 0 });
     } catch (e) {
-      throw fail(what, failure(e, s));
+      const kind = e instanceof APIConnectionTimeoutError ? 'timeout' : e instanceof APIConnectionError ? 'connection' : undefined;
+      throw fail(what, failure(e, kind, s));
     }
     const parsed = request.kind === 'embed' ? embedding(answer) : completion(answer);
     if (typeof parsed === 'string') throw fail(what, parsed);
@@ -50,12 +51,12 @@ export async function openEndpoint(s: EndpointSettings): Promise<(request: Upkee
 }
 
 /** What went wrong with a request, in words (the client has already retried what can be retried). */
-function failure(e: unknown, s: EndpointSettings): string {
-  const err = e as { status?: number; name?: string; message?: string };
+function failure(e: unknown, kind: 'timeout' | 'connection' | undefined, s: EndpointSettings): string {
+  const err = e as { status?: number; message?: string };
   const tries = `${s.maxRetries + 1} ${s.maxRetries ? 'tries' : 'try'}`;
   if (err.status === 401 || err.status === 403) return `${err.status} (${firstLine(err.message)}): check the key in ${s.apiKeyEnv}`;
-  if (err.name === 'APIConnectionTimeoutError') return `no answer within ${s.timeoutSeconds} s (${tries})`;
-  if (err.name === 'APIConnectionError') return `cannot connect (${tries}): is the server running at this address?`;
+  if (kind === 'timeout') return `no answer within ${s.timeoutSeconds} s (${tries})`;
+  if (kind === 'connection') return `cannot connect (${tries}): is the server running at this address?`;
   if (e instanceof SyntaxError) return `the answer is not valid JSON (${firstLine(err.message)})`;
   if (typeof err.status === 'number') return `${err.status} (${firstLine(err.message)})${err.status === 429 || err.status >= 500 ? ` after ${tries}` : ''}`;
   return firstLine(err.message ?? String(e));

@@ -39,6 +39,13 @@ export function simulatedUpkeep(tokens: TokenCounter, prompts: UpkeepPrompts = D
   };
 }
 
+/** A replay needs a response its cassette lacks: a failure of the run, not of the policy that asked (the policy guard lets it through). */
+export class CassetteMissError extends CtxsimError {
+  constructor(message: string) {
+    super(message, 'cassette-miss');
+  }
+}
+
 /** A request the cassette has no response for, with where the replay was. */
 export interface Miss {
   request: UpkeepRequest;
