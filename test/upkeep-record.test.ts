@@ -284,4 +284,18 @@ describe('upkeep record and replay', () => {
     const changed = await ctxsim(['check', study, ...common, '--upkeep', 'replay', '--baseline', baseline]);
     expect(changed.stdout).toMatch(/upkeep: recorded \S+ sha256:([0-9a-f]{12}) → recorded \S+ sha256:(?!\1)[0-9a-f]{12}/);
   });
+
+  it('upkeep models unknown to the builtin table are priced by a --prices table, whose entries the study is checked against', async () => {
+    const dir = project();
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, readFileSync(study, 'utf8').replace('  - facts\n', '  - facts: {extractModel: llama3.2}\n'));
+    const prices = join(dir, 'local-prices.json');
+    writeFileSync(prices, JSON.stringify({ 'llama3.2': { litellm_provider: 'ollama', mode: 'chat', input_cost_per_token: 0, output_cost_per_token: 0, max_input_tokens: 8192 } }));
+    const unknown = await ctxsim(['run', study, '--dry-run']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^ctxsim: \S*study\.yaml:5:27 policies\[2\]\.facts\.extractModel: unknown model "llama3\.2"/);
+    const planned = await ctxsim(['run', study, '--dry-run', '--prices', prices]);
+    expect(planned.code).toBe(0);
+    expect(planned.stdout).toMatch(/, 6 extractions, /);
+  });
 });

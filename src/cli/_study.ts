@@ -72,7 +72,7 @@ export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | fa
 
 /** The study file (or the default study) with the command-line flags applied; policy modules they name are loaded. */
 export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> {
-  const study = flags.study ? await loadStudy(flags.study) : defaultStudy();
+  const study = flags.study ? await loadStudy(flags.study, flags.prices === undefined ? {} : { prices: resolve(flags.prices) }) : defaultStudy();
   if (flags.out !== undefined) study.out = resolve(flags.out);
   if (flags.seed !== undefined) {
     if (!Number.isInteger(flags.seed)) throw new UsageError(`--seed: expected a whole number, got ${flags.seed}`);

@@ -189,9 +189,10 @@ export function defaultStudy(): Study {
 
 /**
  * Reads a study file, with the policy modules it names (loading a module is
- * asynchronous); every problem is reported with its place.
+ * asynchronous); every problem is reported with its place. `prices` (a
+ * path) replaces the study's price table, as `--prices` does.
  */
-export async function loadStudy(file: string): Promise<Study> {
+export async function loadStudy(file: string, opts: { prices?: string } = {}): Promise<Study> {
   const shown = displayPath(resolve(file));
   let text: string;
   try {
@@ -228,6 +229,8 @@ export async function loadStudy(file: string): Promise<Study> {
       }),
     });
     if (doc.cacheTtl !== undefined) study.promptCacheTtl = parseDuration(doc.cacheTtl)!;
+    // A price table given on the command line replaces the study's, so the models it names are checked against it.
+    if (opts.prices !== undefined) study.prices = opts.prices;
     if (doc.upkeep !== undefined) {
       study.upkeep = upkeepSettings(doc.upkeep, dir);
       for (const p of promptProblems(doc.upkeep.prompts)) problems.push(src.problem(['upkeep', 'prompts', p.prompt], p.message));

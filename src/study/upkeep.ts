@@ -114,7 +114,7 @@ export function promptProblems(prompts: Partial<UpkeepPrompts> | undefined): { p
   const out: { prompt: keyof UpkeepPrompts; message: string }[] = [];
   for (const [name, text] of Object.entries(prompts ?? {}) as [keyof UpkeepPrompts, string | undefined][]) {
     const allowed = PROMPT_PLACEHOLDERS[name];
-    for (const p of text?.match(/\{[A-Za-z]+\}/g) ?? []) {
+    for (const p of text?.match(/\{[^{}\s]+\}/g) ?? []) {
       if (!allowed.includes(p)) out.push({ prompt: name, message: `unknown placeholder ${p}${allowed.length ? `; this prompt may use ${allowed.join(', ')}` : '; this prompt takes none'}` });
     }
   }

@@ -54,11 +54,12 @@ export async function openEndpoint(s: EndpointSettings): Promise<(request: Upkee
 function failure(e: unknown, kind: 'timeout' | 'connection' | undefined, s: EndpointSettings): string {
   const err = e as { status?: number; message?: string };
   const tries = `${s.maxRetries + 1} ${s.maxRetries ? 'tries' : 'try'}`;
-  if (err.status === 401 || err.status === 403) return `${err.status} (${firstLine(err.message)}): check the key in ${s.apiKeyEnv}`;
+  const said = firstLine(err.message).replace(/^\d{3}\s+/, '');
+  if (err.status === 401 || err.status === 403) return `${err.status} (${said}): check the key in ${s.apiKeyEnv}`;
   if (kind === 'timeout') return `no answer within ${s.timeoutSeconds} s (${tries})`;
   if (kind === 'connection') return `cannot connect (${tries}): is the server running at this address?`;
   if (e instanceof SyntaxError) return `the answer is not valid JSON (${firstLine(err.message)})`;
-  if (typeof err.status === 'number') return `${err.status} (${firstLine(err.message)})${err.status === 429 || err.status >= 500 ? ` after ${tries}` : ''}`;
+  if (typeof err.status === 'number') return `${err.status} (${said})${err.status === 429 || err.status >= 500 ? ` after ${tries}` : ''}`;
   return firstLine(err.message ?? String(e));
 }
 

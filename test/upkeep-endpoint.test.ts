@@ -1,0 +1,224 @@
+/**
+ * The upkeep endpoint client (src/upkeep/endpoint.ts) against a real local
+ * HTTP server (FakeOpenAI): what a chat completion and an embedding send and
+ * answer, retries (Retry-After, 5xx, maxRetries), and the one-line errors for
+ * every failure, which name the endpoint and never the key.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CtxsimError } from '../src/errors.js';
+import { decodeVector, encodeVector, requestKey, type UpkeepRequest } from '../src/upkeep/cassette.js';
+import { openEndpoint, type EndpointSettings } from '../src/upkeep/endpoint.js';
+import { DEFAULT_PROMPTS, summaryInstruction, summaryRequest } from '../src/upkeep/prompts.js';
+import { FakeOpenAI } from './_openai-server.js';
+
+const KEY = 'sk-test-SECRET-4242';
+const server = new FakeOpenAI();
+let url = '';
+
+beforeAll(async () => {
+  url = await server.start();
+});
+afterAll(() => server.stop());
+beforeEach(() => {
+  server.seen.length = 0;
+  server.faults.length = 0;
+});
+
+const open = (o: Partial<EndpointSettings> = {}) => openEndpoint({ baseURL: url, apiKey: KEY, apiKeyEnv: 'TEST_KEY', timeoutSeconds: 5, maxRetries: 0, ...o });
+
+const chat = summaryRequest(
+  'gpt-4o-mini',
+  40,
+  undefined,
+  [
+    { role: 'user', content: 'My order is SE-10423, email kavya@example.com' },
+    { role: 'assistant', content: 'Thanks, looking.' },
+  ],
+  DEFAULT_PROMPTS.summary,
+);
+const embed: UpkeepRequest = { kind: 'embed', model: 'text-embedding-3-small', input: 'alpha beta apple cherry' };
+/** A small chat request (model "m") for the failure tests. */
+const small: UpkeepRequest = { kind: 'summary', model: 'm', messages: [{ role: 'system', content: 'summary' }, { role: 'user', content: 'order 1' }], maxTokens: 5 };
+
+/** The error `p` rejects with (fails the test when it resolves). */
+async function rejection(p: Promise<unknown>): Promise<CtxsimError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(CtxsimError);
+  return e as CtxsimError;
+}
+
+describe('upkeep endpoint: answers', () => {
+  it('a chat request answers with its key, kind, model, the server text and usage; sends max_tokens, temperature 0, the messages and the key', async () => {
+    const ask = await open();
+    const answer = await ask(chat);
+    // The fake answers a summary with the request's lines holding a digit or "@"; usage counts words.
+    const text = 'user: My order is SE-10423, email kavya@example.com';
+    const system = summaryInstruction(40).content;
+    expect(system.split(/\s+/).length).toBe(30);
+    expect(answer).toEqual({ key: requestKey(chat), kind: 'summary', model: 'gpt-4o-mini', text, usage: { input: 30 + 12, output: 7 } });
+    expect(Object.keys(answer)).toEqual(['key', 'kind', 'model', 'text', 'usage']);
+
+    expect(server.seen).toHaveLength(1);
+    const seen = server.seen[0]!;
+    expect(seen.path).toBe('/v1/chat/completions');
+    expect(seen.authorization).toBe(`Bearer ${KEY}`);
+    expect(seen.body).toEqual({
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: `New messages:\nuser: My order is SE-10423, email kavya@example.com\nassistant: Thanks, looking.` },
+      ],
+      max_tokens: 40,
+      temperature: 0,
+    });
+  });
+
+  it("maps usage prompt_tokens → input and completion_tokens → output, whatever the server's text", async () => {
+    server.faults.push({ status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: 'Kavya, SE-10423.' } }], usage: { prompt_tokens: 17, completion_tokens: 3, total_tokens: 20 } } });
+    const answer = await (await open())(small);
+    expect(answer).toEqual({ key: requestKey(small), kind: 'summary', model: 'm', text: 'Kavya, SE-10423.', usage: { input: 17, output: 3 } });
+  });
+
+  it('an embedding answers with the base64 float32 vector of the server numbers, usage output 0; sends encoding_format float', async () => {
+    const answer = await (await open())(embed);
+    // words by first letter % 8: a(97) → 1 twice, b(98) → 2, c(99) → 3
+    const values = [0, 2, 1, 1, 0, 0, 0, 0];
+    expect(answer).toEqual({ key: requestKey(embed), kind: 'embed', model: 'text-embedding-3-small', vector: encodeVector(values), usage: { input: 4, output: 0 } });
+    expect(Array.from(decodeVector(answer.vector!))).toEqual(values);
+    expect(server.seen).toHaveLength(1);
+    expect(server.seen[0]!.path).toBe('/v1/embeddings');
+    expect(server.seen[0]!.body).toEqual({ model: 'text-embedding-3-small', input: 'alpha beta apple cherry', encoding_format: 'float' });
+  });
+
+  it('a response without usage answers without usage (the recorder fills it in)', async () => {
+    server.faults.push(
+      { status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: 'Short.' } }] } },
+      // output tokens missing on a chat completion: no usage either
+      { status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: 'Short.' } }], usage: { prompt_tokens: 9 } } },
+      { status: 200, body: { data: [{ index: 0, embedding: [0.5, -1] }] } },
+    );
+    const ask = await open();
+    const a = await ask(small);
+    expect(Object.keys(a)).toEqual(['key', 'kind', 'model', 'text']);
+    expect(a.text).toBe('Short.');
+    expect(Object.keys(await ask(small))).toEqual(['key', 'kind', 'model', 'text']);
+    const e = await ask(embed);
+    expect(Object.keys(e)).toEqual(['key', 'kind', 'model', 'vector']);
+    expect(Array.from(decodeVector(e.vector!))).toEqual([0.5, -1]);
+  });
+
+  it('an embedding usage with prompt_tokens only is input tokens, output 0', async () => {
+    server.faults.push({ status: 200, body: { data: [{ index: 0, embedding: [1] }], usage: { prompt_tokens: 6 } } });
+    expect((await (await open())(embed)).usage).toEqual({ input: 6, output: 0 });
+  });
+
+  it('a null content is the empty text', async () => {
+    server.faults.push({ status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: null } }], usage: { prompt_tokens: 2, completion_tokens: 0 } } });
+    expect(await (await open())(small)).toEqual({ key: requestKey(small), kind: 'summary', model: 'm', text: '', usage: { input: 2, output: 0 } });
+  });
+
+  it('without a key the client sends the placeholder "none"', async () => {
+    await (await open({ apiKey: undefined }))(small);
+    expect(server.seen[0]!.authorization).toBe('Bearer none');
+  });
+});
+
+describe('upkeep endpoint: retries', () => {
+  it('429 with Retry-After: 1 waits a second (not the ~0.5 s default backoff), then answers', async () => {
+    server.faults.push({ status: 429, headers: { 'Retry-After': '1' } });
+    const ask = await open({ maxRetries: 2 });
+    const start = Date.now();
+    const answer = await ask(small);
+    const elapsed = Date.now() - start;
+    expect(answer.text).toBe('order 1');
+    expect(server.seen).toHaveLength(2);
+    expect(elapsed).toBeGreaterThanOrEqual(900);
+  });
+
+  it('500 twice then success with maxRetries 2 answers after 3 requests', async () => {
+    const fast = { 'retry-after-ms': '10' }; // keeps the test fast; the retry count is what is tested
+    server.faults.push({ status: 500, headers: fast }, { status: 500, headers: fast });
+    const answer = await (await open({ maxRetries: 2 }))(small);
+    expect(answer.text).toBe('order 1');
+    expect(server.seen).toHaveLength(3);
+  });
+
+  it('500 twice with maxRetries 1 fails after 2 tries', async () => {
+    const fast = { 'retry-after-ms': '10' };
+    server.faults.push({ status: 500, headers: fast }, { status: 500, headers: fast });
+    const e = await rejection((await open({ maxRetries: 1 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: 500 (status 500) after 2 tries`);
+    expect(server.seen).toHaveLength(2);
+  });
+
+  it('503 with maxRetries 0 fails at once, naming the base URL and the status', async () => {
+    server.faults.push({ status: 503 });
+    const e = await rejection((await open({ maxRetries: 0 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: 503 (status 503) after 1 try`);
+    expect(e.code).toBe('upkeep-endpoint');
+    expect(e.exitCode).toBe(2);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('400 is not retried and does not say "after"', async () => {
+    server.faults.push({ status: 400, body: { error: { message: 'bad max_tokens\nsecond line', type: 'invalid_request_error' } } });
+    const e = await rejection((await open({ maxRetries: 2 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: 400 (bad max_tokens)`);
+    expect(server.seen).toHaveLength(1);
+  });
+});
+
+describe('upkeep endpoint: failures', () => {
+  it('401 names the status and the key variable, never the key even when the server echoes it; not retried', async () => {
+    server.faults.push({ status: 401, body: { error: { message: `Incorrect API key provided: ${KEY}. Check ${KEY}`, type: 'invalid_request_error' } } });
+    const e = await rejection((await open({ maxRetries: 2 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: 401 (Incorrect API key provided: ***. Check ***): check the key in TEST_KEY`);
+    expect(e.message).not.toContain(KEY);
+    expect(e.exitCode).toBe(2);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('403 is told like 401', async () => {
+    server.faults.push({ status: 403, body: { error: { message: 'no access' } } });
+    const e = await rejection((await open())(embed));
+    expect(e.message).toBe(`upkeep endpoint ${url}: embedding by text-embedding-3-small: 403 (no access): check the key in TEST_KEY`);
+  });
+
+  it('a stall longer than the timeout (0.3 s, maxRetries 0) says no answer within 0.3 s, given up near the timeout', async () => {
+    server.faults.push({ stallMs: 1500 });
+    const ask = await open({ timeoutSeconds: 0.3, maxRetries: 0 });
+    const start = Date.now();
+    const e = await rejection(ask(small));
+    const elapsed = Date.now() - start;
+    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: no answer within 0.3 s (1 try)`);
+    expect(elapsed).toBeGreaterThanOrEqual(250);
+    expect(elapsed).toBeLessThan(1200);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('a body that is not JSON says so', async () => {
+    server.faults.push({ malformed: true });
+    const e = await rejection((await open())(small));
+    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: the answer is not valid JSON (Unexpected end of JSON input)`);
+    expect(e.code).toBe('upkeep-endpoint');
+  });
+
+  it('an answer without content or embedding says what is missing', async () => {
+    server.faults.push({ status: 200, body: { choices: [] } }, { status: 200, body: { data: [{ embedding: [] }] } });
+    const ask = await open();
+    expect((await rejection(ask(small))).message).toBe(`upkeep endpoint ${url}: summary by m: the answer has no choices[0].message.content`);
+    expect((await rejection(ask(embed))).message).toBe(`upkeep endpoint ${url}: embedding by text-embedding-3-small: the answer has no data[0].embedding of numbers`);
+  });
+
+  it('connection refused (a stopped server, maxRetries 0) says cannot connect', async () => {
+    const gone = new FakeOpenAI();
+    const at = await gone.start();
+    await gone.stop();
+    const e = await rejection((await open({ baseURL: at, maxRetries: 0 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${at}: summary by m: cannot connect (1 try): is the server running at this address?`);
+    expect(e.code).toBe('upkeep-endpoint');
+  });
+});
