@@ -176,11 +176,11 @@ export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Co
       throw new UsageError(`upkeep: recording needs about ${planText(plan)}, more than maxUpkeepCost $${u.maxUpkeepCost}; raise it or record fewer scenarios or policies`);
     }
     try {
-      await recorder.record(say);
+      await recorder.record(plan.calls, say);
     } finally {
       if (u.mode === 'record' && cassette.size > before) writeFileAtomic(u.cassette, cassette.text());
     }
-    say(`upkeep: recorded ${cassette.size - before} responses for $${usd(recorder.spent, 4)}${u.mode === 'record' ? ` into ${file}` : ''}`);
+    say(`upkeep: recorded ${cassette.size - before} responses for $${usd(recorder.spent, 4)}${u.mode === 'record' ? ` into ${file}${before ? ` (${before} were there already)` : ''}` : ''}`);
   }
   return { prompts: u.prompts, recorded: { entries: cassette.entries(), file: u.mode === 'live' ? 'the live recording' : file, recordCommand } };
 }
@@ -279,13 +279,14 @@ class Recorder {
   }
 
   /**
-   * Records until no unit makes a request the cassette lacks. Each unit is
+   * Records until no unit makes a request the cassette lacks (about
+   * `expected` requests, for the progress lines). Each unit is
    * replayed; the requests it made that do not depend on a stand-in are sent
    * (each key once, whichever unit asked first); then it is replayed again.
    * On a failure the requests under way finish (they are paid for) and the
    * failure is thrown.
    */
-  async record(say: (line: string) => void): Promise<void> {
+  async record(expected: number, say: (line: string) => void): Promise<void> {
     const u = this.settings;
     const send = await openEndpoint({ baseURL: u.baseURL, apiKey: process.env[u.apiKeyEnv] || undefined, apiKeyEnv: u.apiKeyEnv, timeoutSeconds: u.timeout, maxRetries: u.retries });
     const inflight = new Map<string, Promise<void>>();
@@ -300,7 +301,7 @@ class Recorder {
           const entry = withUsage(await send(miss.request), miss.request, ctx);
           this.cassette.add(entry);
           this.spent += this.cost(entry.model, entry.usage);
-          if (++made % 25 === 0) say(`upkeep: recorded ${made} responses ($${usd(this.spent, 4)})`);
+          if (++made % 25 === 0) say(`upkeep: recorded ${made} of about ${Math.max(expected, made)} responses ($${usd(this.spent, 4)})`);
           if (u.maxUpkeepCost !== undefined && this.spent > usdToPico(u.maxUpkeepCost)) {
             throw new CtxsimError(`upkeep: the recording reached maxUpkeepCost $${u.maxUpkeepCost} after ${made} responses ($${usd(this.spent, 4)}); they are kept in the cassette`, 'upkeep-cost');
           }

@@ -114,7 +114,7 @@ export function recordedUpkeep(o: RecordedOptions): Upkeep {
     kind: 'recorded',
     summarize(req) {
       const e = answer(summaryRequest(req.model, req.summaryTokens, req.previous?.message.content, req.folded, o.prompts.summary));
-      if (!e) return standIn(simulated.summarize({ ...req, random: KEEP_ALL }));
+      if (!e) return standIn(simulated.summarize({ ...req, random: KEEP_ALL, keep: 1 }));
       const { candidates, counts, firstTurn, lastTurn } = foldedFacts(req);
       const message: Message = { role: 'system', content: textOf(e), origin: 'summary' };
       const facts = statedIn(message.content, candidates);
@@ -132,7 +132,7 @@ export function recordedUpkeep(o: RecordedOptions): Upkeep {
     },
     extract(req) {
       const e = answer(extractRequest(req.model, req.exchange, req.maxTokens ?? EXTRACT_MAX_TOKENS, o.prompts.extract));
-      if (!e) return simulated.extract({ ...req, random: KEEP_ALL });
+      if (!e) return simulated.extract({ ...req, random: KEEP_ALL, recall: 1 });
       return { found: parseFacts(textOf(e)), call: call('extract', req.model, e, false) };
     },
     embed(text, model) {
