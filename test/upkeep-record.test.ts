@@ -298,4 +298,13 @@ describe('upkeep record and replay', () => {
     expect(planned.code).toBe(0);
     expect(planned.stdout).toMatch(/, 6 extractions, /);
   });
+
+  it('shards replaying the cassette merge into exactly the recording’s outputs', async () => {
+    const dir = project();
+    const study = join(dir, 'study.yaml');
+    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--no-token-cache', '--quiet'])).code).toBe(0);
+    for (const k of [1, 2]) expect((await ctxsim(['run', study, '--upkeep', 'replay', '--shard', `${k}/2`, '--out', join(dir, `p${k}`), '--no-token-cache', '--quiet'])).code).toBe(0);
+    expect((await ctxsim(['merge', join(dir, 'p1'), join(dir, 'p2'), '--out', join(dir, 'merged'), '--quiet'])).code).toBe(0);
+    expect(files(join(dir, 'merged'))).toEqual(files(join(dir, 'rec')));
+  });
 });
