@@ -38,7 +38,7 @@ export interface Turn {
   /** 1-based turn number, as in every output. */
   index: number;
   user: Message;
-  /** Assistant `tool_calls` message followed by its `tool` results; empty without tools. */
+  /** The rounds of tool calls, in order: each an assistant message with its `tool_calls` (and any text), then its `tool` results; empty without tools. */
   tools: readonly Message[];
   assistant?: Message;
   /** Facts stated in this turn: name → value. */
@@ -150,6 +150,8 @@ export interface TurnRecord {
   costUpkeep: Pico;
   /** True when a message counted in the turn's prompts or outputs has an estimated count (a text too long to count exactly). */
   estimatedTokens: boolean;
+  /** Model calls the turn made: one after the user message, and one after each round of tool calls. */
+  calls: number;
 }
 
 export interface SummaryRecord {

@@ -99,14 +99,21 @@ const words = (max: number) => fc.array(fc.constantFrom(...VOCAB), { minLength: 
 const turnArb = fc.record({
   user: words(40),
   assistant: fc.option(words(60), { nil: undefined }),
-  tools: fc.array(fc.record({ name: fc.constantFrom('create_task', 'update_task', 'lookup_order'), args: words(8), result: words(20) }), { maxLength: 2 }),
+  rounds: fc.array(
+    fc.record({
+      say: fc.option(words(10), { nil: undefined }),
+      calls: fc.array(fc.record({ name: fc.constantFrom('create_task', 'update_task', 'lookup_order'), args: words(8), result: words(20) }), { minLength: 1, maxLength: 2 }),
+    }),
+    { maxLength: 3 },
+  ),
   fact: fc.option(fc.constantFrom('SE-10423', 'T-481', 'kavya@new.example', 'blue'), { nil: undefined }),
   gap: fc.integer({ min: 0, max: 4000 }),
 });
 
 /**
  * Random conversations of overlapping words: up to 24 turns, some without a
- * reply, some with one or two tool calls, some stating a fact.
+ * reply, some with up to three rounds of one or two tool calls (an agent's
+ * loop), some stating a fact.
  */
 export const randomConversation: fc.Arbitrary<Conversation> = fc
   .record({ system: fc.option(words(30), { nil: undefined }), turns: fc.array(turnArb, { minLength: 1, maxLength: 24 }) })
@@ -118,13 +125,14 @@ export const randomConversation: fc.Arbitrary<Conversation> = fc
     source: 'generated',
     turns: turns.map((t, i): Turn => {
       const index = i + 1;
-      const calls = t.tools.map((c, j) => ({ id: `call_${index}_${j + 1}`, name: c.name, arguments: JSON.stringify({ q: c.args }) }));
-      const tools: Message[] = calls.length
-        ? [
-            { role: 'assistant', content: '', toolCalls: calls, turn: index },
-            ...t.tools.map((c, j): Message => ({ role: 'tool', content: c.result, toolCallId: calls[j]!.id, turn: index })),
-          ]
-        : [];
+      let n = 0;
+      const tools: Message[] = t.rounds.flatMap((round) => {
+        const calls = round.calls.map((c) => ({ id: `call_${index}_${++n}`, name: c.name, arguments: JSON.stringify({ q: c.args }) }));
+        return [
+          { role: 'assistant', content: round.say ?? '', toolCalls: calls, turn: index } satisfies Message,
+          ...round.calls.map((c, j): Message => ({ role: 'tool', content: c.result, toolCallId: calls[j]!.id, turn: index })),
+        ];
+      });
       return {
         index,
         user: { role: 'user', content: t.fact ? `${t.user} ${t.fact}` : t.user, turn: index },

@@ -44,9 +44,9 @@ describe('OpenAI importer on its fixture (JSONL, fine-tuning format)', () => {
       { role: 'assistant', content: '', toolCalls: [{ id: 'call_2_1', name: 'lookup_order', arguments: '{"order_id":"SE-10423"}' }], turn: 2 },
       { role: 'tool', content: '{"status": "out for delivery"}', toolCallId: 'call_2_1', turn: 2 },
     ]);
-    // Text sent alongside tool calls joins the final reply; arguments "" mean no arguments.
-    expect(b!.turns.map((t) => [t.user.content, t.tools.map((m) => m.toolCalls?.map((c) => `${c.name}(${c.arguments})`) ?? m.content), t.assistant?.content])).toEqual([
-      ['Set a timer for ten minutes.', [['start_timer({"minutes":10})', 'notify({})'], 'started', 'ok'], 'Starting it now.\nYour timer is running.'],
+    // Text sent alongside tool calls stays with them, in their round; arguments "" mean no arguments.
+    expect(b!.turns.map((t) => [t.user.content, t.tools.map((m) => (m.toolCalls ? [m.content, ...m.toolCalls.map((c) => `${c.name}(${c.arguments})`)] : m.content)), t.assistant?.content])).toEqual([
+      ['Set a timer for ten minutes.', [['Starting it now.', 'start_timer({"minutes":10})', 'notify({})'], 'started', 'ok'], 'Your timer is running.'],
     ]);
   });
 
@@ -55,10 +55,7 @@ describe('OpenAI importer on its fixture (JSONL, fine-tuning format)', () => {
     expect(a!.turns.map((t) => t.probe)).toEqual([[], [], [], ['order_id', 'email']]);
     expect(b!.turns[0]!.facts).toEqual({});
     expect(report).toMatchObject({ conversations: 2, turns: 5, facts: 4, probes: 2 });
-    expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
-      ['non-text-part', 1],
-      ['text-with-calls', 1],
-    ]);
+    expect(report.quirks.map((q) => [q.key, q.count])).toEqual([['non-text-part', 1]]);
   });
 
   it('takes facts and probes for every conversation from flags, skipping where they do not apply', () => {
@@ -66,7 +63,6 @@ describe('OpenAI importer on its fixture (JSONL, fine-tuning format)', () => {
     expect(r.conversations[0]!.turns.map((t) => t.probe)).toEqual([[], [], ['order_id'], ['order_id']]);
     expect(r.report.quirks.map((q) => [q.key, q.count, q.examples])).toEqual([
       ['non-text-part', 1, ['openai-chats-0001']],
-      ['text-with-calls', 1, ['openai-chats-0002']],
       ['fact-not-found', 1, ['openai-chats-0002 order_id']],
       ['probe-before-fact', 1, ['openai-chats-0002 order_id']],
       ['probe-out-of-range', 1, ['openai-chats-0002 3']],

@@ -34,6 +34,27 @@ const mira = conversation({
   ],
 });
 
+// An agent's turn: rounds of tool calls, each a model call, the fact first seen in a tool result.
+const agent = conversation({
+  id: 'agent-rounds',
+  user: 'dev',
+  system: 'You fix bugs in the repository.',
+  turns: [
+    {
+      user: 'The date parser crashes on leap days; fix it.',
+      tools: [
+        { assistant: 'Searching for the parser.', calls: [{ call: 'search', args: { query: 'parse_date' }, result: 'src/dates.py:14' }] },
+        { calls: [{ call: 'read_file', args: { path: 'src/dates.py' }, result: 'def parse_date(text): ...' }, { call: 'run_tests', result: 'FAILED test_leap_day' }] },
+        { calls: [{ call: 'edit_file', args: { path: 'src/dates.py' }, result: 'edited' }] },
+      ],
+      facts: { failing_test: 'test_leap_day' },
+      assistant: 'Fixed the leap-day bug.',
+    },
+    { user: 'Run the tests again.', tools: [{ calls: [{ call: 'run_tests', result: 'all passed' }] }, { assistant: 'One more check.', calls: [{ call: 'lint', result: 'clean' }] }] },
+    { user: 'Which test was failing before?', probe: ['failing_test'], assistant: 'test_leap_day.' },
+  ],
+});
+
 // Companion chats run 50–300 turns by default and coding sessions 10–60 with large code blocks: shorter ones keep this fast.
 const LENGTHS: Record<string, [number, number] | undefined> = { companion: [8, 30], coding: [6, 20] };
 const generated = [...PROFILES.keys()].flatMap((profile) =>
@@ -51,6 +72,7 @@ const CONVERSATIONS: Conversation[] = [
   mira,
   fixture('spec-example.yaml'),
   fixture('late-order-tools.yaml'),
+  agent,
   ...generated,
 ];
 

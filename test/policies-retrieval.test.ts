@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
+import { messageText } from '../src/tokens/counter.js';
 import { fixture, labels, randomConversation, scenario, trace, variant } from './_policies.js';
 
 /*
@@ -116,11 +117,13 @@ describe('retrieved memories on random conversations', () => {
               for (let j = 1; j < memories.length; j++) if (memories[j]!.turn! < memories[j - 1]!.turn!) throw new Error(`turn ${t.turn}: retrieved memories out of order`);
               for (const turn of new Set(memories.map((m) => m.turn!))) {
                 if (turn >= t.turn) throw new Error(`turn ${t.turn}: memory of turn ${turn} retrieved`);
-                const kinds = memories.filter((m) => m.turn === turn).map((m) => /^Earlier \(turn \d+, ([^)]+)\)/.exec(m.content)![1]);
-                const calls = kinds.filter((k) => k === 'tool call').length;
-                const results = kinds.filter((k) => k === 'tool result').length;
-                const expected = c.turns[turn - 1]!.tools.length - 1;
-                if ((calls || results) && (calls !== 1 || results !== expected)) throw new Error(`turn ${t.turn}: tool pair of turn ${turn} split: ${calls} call, ${results} results`);
+                // Each retrieved call message (a round of the turn) comes with every one of its results, and no result without its call.
+                const own = memories.filter((m) => m.turn === turn).map((m) => /^Earlier \(turn \d+, ([^)]+)\): ([\s\S]*)$/.exec(m.content)!);
+                const rounds = c.turns[turn - 1]!.tools.filter((m) => m.toolCalls?.length);
+                const calls = own.filter((k) => k[1] === 'tool call').map((k) => rounds.find((r) => messageText(r) === k[2])!);
+                const results = own.filter((k) => k[1] === 'tool result').length;
+                const expected = calls.reduce((n, r) => n + r.toolCalls!.length, 0);
+                if (results !== expected) throw new Error(`turn ${t.turn}: tool pair of turn ${turn} split: ${calls.length} call message(s) with ${expected} calls, ${results} results`);
               }
             }
           }

@@ -21,7 +21,7 @@ const results = runStudy({
 const header = (csv: string) => csv.split('\n')[0]!;
 
 describe('safety columns, appended after the existing ones', () => {
-  it('turns.csv', () => expect(header(turnsCsv(results)).endsWith(',cache_write_tokens,estimated_tokens,violations,zombie_prompt,injection_exposed')).toBe(true));
+  it('turns.csv', () => expect(header(turnsCsv(results)).endsWith(',cache_write_tokens,estimated_tokens,violations,zombie_prompt,injection_exposed,calls')).toBe(true));
 
   it('summary.csv', () => {
     expect(header(summaryCsv(results)).endsWith(',latency_p95_ms,zombie_artifacts,zombie_prompt_turns,injection_exposure_turns,violations,stored_bytes,zombies,zombie_probes,overflow_probes,weight,model')).toBe(true);

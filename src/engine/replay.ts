@@ -13,6 +13,7 @@ import type { Conversation, Message, ProbeOutcome, ProbeRecord, Turn, TurnRecord
 import type { Cassette } from '../upkeep/cassette.js';
 import type { UpkeepPrompts } from '../upkeep/prompts.js';
 import { recordedUpkeep, simulatedUpkeep, type MissHandler, type Upkeep } from '../upkeep/upkeep.js';
+import { turnCalls } from '../scenario/rounds.js';
 import { SafetyWatch } from './safety.js';
 import { FactLedger, scoreProbe } from './score.js';
 import type { ConversationEnd } from './summary.js';
@@ -65,8 +66,8 @@ export function streamFor(seed: number, scenario: string, policy: string): () =>
 
 /**
  * Replays one conversation through one policy. Per turn: the policy builds the
- * prompt for each model call (after the user message, and again after tool
- * results); each prompt is checked against the provider's message rules and
+ * prompt for each model call (after the user message, and again after each
+ * round of tool results); each prompt is checked against the provider's message rules and
  * for forgotten values; the first for injections still in memory; the policy
  * stores the exchange; forget events after the turn are carried out; the meter
  * prices the calls and the upkeep; probes are scored on the prompt of the
@@ -111,7 +112,7 @@ export function* replaySteps(
     const sent = r.inspect(turn.index, calls, upkeep);
     r.commit(info, upkeep);
     const priced = r.price(turn.index, model, calls, upkeep, onCall);
-    const row = r.record(turn.index, calls[0]!.plan, sent, priced);
+    const row = r.record(turn.index, calls, sent, priced);
     r.score(turn, calls[0]!.plan, priced.firstOverflow, row);
     yield row;
   }
@@ -208,16 +209,12 @@ class Replayer {
     }
   }
 
-  /** The turn's model calls: the prompt after the user message, and another after tool results. */
+  /** The turn's model calls: the prompt after the user message, and another after each round of tool calls. */
   prompt(info: TurnInfo): SentCall[] {
-    const { turn } = info;
-    const first = this.session.prompt([turn.user], info);
-    const calls: SentCall[] = [{ plan: first, promptTokens: this.promptTokens.count(first.messages), output: turn.tools[0] ?? turn.assistant }];
-    if (turn.tools.length) {
-      const second = this.session.prompt([turn.user, ...turn.tools], info);
-      calls.push({ plan: second, promptTokens: this.promptTokens.count(second.messages), output: turn.assistant });
-    }
-    return calls;
+    return turnCalls(info.turn).map(({ pending, output }) => {
+      const plan = this.session.prompt(pending, info);
+      return { plan, promptTokens: this.promptTokens.count(plan.messages), ...(output && { output }) };
+    });
   }
 
   /** What was sent, before the turn changes memory: rule violations, forgotten values, injections; the plans' upkeep goes to `upkeep`. */
@@ -301,14 +298,14 @@ class Replayer {
   }
 
   /** The turn's record, made whole in one go, its fields in the order of TurnRecord (the order results.json lists them in). */
-  record(turn: number, first: PromptPlan, sent: Inspected, p: Priced): TurnRecord {
+  record(turn: number, calls: readonly SentCall[], sent: Inspected, p: Priced): TurnRecord {
     const cost = p.costInput + p.costCached + p.costOutput + p.costUpkeep;
     this.cumulative += cost;
     const row: TurnRecord = {
       scenario: this.conversation.id,
       policy: this.variant.name,
       turn,
-      contextMessages: first.messages.length,
+      contextMessages: calls[0]!.plan.messages.length,
       model: p.model,
       fallback: p.fallback,
       inputTokens: p.inputTokens,
@@ -333,6 +330,7 @@ class Replayer {
       costOutput: p.costOutput,
       costUpkeep: p.costUpkeep,
       estimatedTokens: sent.estimatedTokens,
+      calls: calls.length,
     };
     this.turns.push(row);
     return row;

@@ -1,3 +1,4 @@
+import { turnCalls } from '../scenario/rounds.js';
 import seedrandom from 'seedrandom';
 import { UsageError } from '../errors.js';
 import { policyViolations } from '../message-rules/blame.js';
@@ -219,8 +220,7 @@ function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps,
   for (const turn of conversation.turns) {
     if (turn.index > 1) time += turn.gapSeconds;
     const info = { turn, time };
-    const pendings = turn.tools.length ? [[turn.user], [turn.user, ...turn.tools]] : [[turn.user]];
-    pendings.forEach((pending, k) => {
+    turnCalls(turn).forEach(({ pending }, k) => {
       const plan = session.prompt(pending, info);
       recordPlan(turn.index, plan);
       watch?.call(turn, k, plan, pending);

@@ -79,6 +79,7 @@ export const TURN_COLUMNS: readonly Column<TurnRecord>[] = [
   ['violations', (r) => r.violations],
   ['zombie_prompt', (r) => r.zombiePrompt],
   ['injection_exposed', (r) => r.injectionExposed],
+  ['calls', (r) => r.calls],
 ];
 
 export const PROBE_COLUMNS: readonly Column<ProbeRecord>[] = [

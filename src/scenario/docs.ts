@@ -13,13 +13,20 @@ export interface ToolOut {
   result?: unknown;
 }
 
+/** One round of an agent's loop: its text and its calls (with their results). */
+export interface RoundOut {
+  assistant?: string;
+  calls: ToolOut[];
+}
+
 export interface TurnOut {
   user: string;
   /** A duration such as `3d` (default 30s when absent). */
   gap?: string;
   facts?: Record<string, string>;
   probe?: string[];
-  tools?: ToolOut[];
+  /** The calls of one round, or the rounds. */
+  tools?: ToolOut[] | RoundOut[];
   assistant?: string;
   injection?: boolean;
 }

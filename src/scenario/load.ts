@@ -5,7 +5,7 @@ import { messageText } from '../tokens/counter.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
 import { mentions } from '../text/normalize.js';
-import { forgetSchema, messageSchema, scenarioSchema, turnSchema, type ToolDoc } from './schema.js';
+import { forgetSchema, messageSchema, oneRoundTurnSchema, roundsTurnSchema, scenarioSchema, type RoundDoc, type ToolDoc } from './schema.js';
 
 export const DEFAULT_GAP_SECONDS = 30;
 
@@ -72,7 +72,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     i: number,
     user: string,
     extra: { facts?: Record<string, string>; probe?: string[]; gap?: string | number; injection?: boolean },
-    tools: readonly ToolDoc[],
+    tools: readonly ToolDoc[] | readonly RoundDoc[],
   ) => {
     const index = turns.length + 1;
     const factsAll = extra.facts ?? {};
@@ -128,7 +128,13 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
       }
       return;
     }
-    const t = src.check(turnSchema, item, path, problems);
+    const tools = (item as { tools?: unknown }).tools;
+    const rounds = Array.isArray(tools) ? tools.filter((x) => x !== null && typeof x === 'object' && 'calls' in x).length : 0;
+    if (rounds && rounds !== (tools as unknown[]).length) {
+      problems.push(src.problem([...path, 'tools'], 'give tool calls ({call: …}) or rounds ({calls: […]}), not both'));
+      return;
+    }
+    const t = rounds ? src.check(roundsTurnSchema, item, path, problems) : src.check(oneRoundTurnSchema, item, path, problems);
     if (!t) return;
     const turn = startTurn(i, t.user, t, t.tools ?? []);
     if (t.assistant !== undefined) (turn as { assistant?: Message }).assistant = { role: 'assistant', content: t.assistant, turn: turn.index };
@@ -172,7 +178,7 @@ function turnText(turn: Pick<Turn, 'user' | 'tools' | 'assistant'>): string {
 }
 
 /** `turnText` of a turn document built in memory (generated or imported). */
-export function turnDocText(turn: { user: string; tools?: readonly ToolDoc[]; assistant?: string }): string {
+export function turnDocText(turn: { user: string; tools?: readonly ToolDoc[] | readonly RoundDoc[]; assistant?: string }): string {
   return turnText({
     user: { role: 'user', content: turn.user, turn: 0 },
     tools: toolMessages(turn.tools ?? [], 0),
@@ -180,15 +186,19 @@ export function turnDocText(turn: { user: string; tools?: readonly ToolDoc[]; as
   });
 }
 
-/** Tool calls become one assistant `tool_calls` message followed by one `tool` message per result. */
-function toolMessages(tools: readonly ToolDoc[], turn: number): Message[] {
-  if (!tools.length) return [];
-  const calls = tools.map((t, i) => ({ id: `call_${turn}_${i + 1}`, name: t.call, arguments: JSON.stringify(t.args ?? {}) }));
-  const results: Message[] = tools.map((t, i) => ({
-    role: 'tool',
-    content: typeof t.result === 'string' ? t.result : JSON.stringify(t.result ?? null),
-    toolCallId: calls[i]!.id,
-    turn,
-  }));
-  return [{ role: 'assistant', content: '', toolCalls: calls, turn }, ...results];
+/**
+ * A turn's tool calls as messages: per round, one assistant message with the
+ * round's text and `tool_calls`, then one `tool` message per result. Calls of
+ * one round (the first form) are one round. Call ids run through the turn.
+ */
+function toolMessages(tools: readonly ToolDoc[] | readonly RoundDoc[], turn: number): Message[] {
+  const rounds: readonly RoundDoc[] = tools.length && 'calls' in tools[0]! ? (tools as readonly RoundDoc[]) : tools.length ? [{ calls: tools as ToolDoc[] }] : [];
+  const out: Message[] = [];
+  let n = 0;
+  for (const round of rounds) {
+    const calls = round.calls.map((t) => ({ id: `call_${turn}_${++n}`, name: t.call, arguments: JSON.stringify(t.args ?? {}) }));
+    out.push({ role: 'assistant', content: round.assistant ?? '', toolCalls: calls, turn });
+    round.calls.forEach((t, i) => out.push({ role: 'tool', content: typeof t.result === 'string' ? t.result : JSON.stringify(t.result ?? null), toolCallId: calls[i]!.id, turn }));
+  }
+  return out;
 }

@@ -17,15 +17,32 @@ export const toolSchema = z.strictObject({
   result: z.unknown().optional().describe('what it returned: text, or any value (sent as JSON)'),
 });
 
-export const turnSchema = z.strictObject({
+/** One model call of an agent's loop: what the assistant said, the calls it made, their results. */
+export const roundSchema = z.strictObject({
+  assistant: z.string().optional().describe('what the assistant wrote in this round, beside its calls'),
+  calls: z.array(toolSchema).min(1).describe('the tool calls of this round, each with its result'),
+});
+
+const turnFields = {
   user: z.string().describe('the user message'),
   assistant: z.string().optional().describe('the assistant reply (none: no output tokens)'),
   facts: facts.optional(),
   probe: probe.optional(),
-  tools: z.array(toolSchema).optional().describe('tool calls made while answering, each with its result'),
   gap,
   injection,
+};
+const ONE_ROUND = 'tool calls made while answering, each with its result (one round: one model call makes them all)';
+const ROUNDS = 'rounds of tool calls, in order: each round is one model call that makes its calls and reads their results before the next';
+
+/** A turn whose `tools` are calls of one round, or rounds. */
+const turnSchema = z.strictObject({
+  ...turnFields,
+  tools: z.union([z.array(toolSchema).describe(ONE_ROUND), z.array(roundSchema).describe(ROUNDS)]).optional().describe(`${ONE_ROUND}; or ${ROUNDS}`),
 });
+
+/** The two forms of a turn, as the loader checks one (told apart by whether its tools have `calls`). */
+export const oneRoundTurnSchema = z.strictObject({ ...turnFields, tools: z.array(toolSchema).optional() });
+export const roundsTurnSchema = z.strictObject({ ...turnFields, tools: z.array(roundSchema).optional() });
 
 /** A turn written as one chat message; user messages open a turn, assistant messages close it. */
 export const messageSchema = z.strictObject({
@@ -64,6 +81,7 @@ export const scenarioSchema = z.strictObject({
 });
 
 export type ToolDoc = z.infer<typeof toolSchema>;
+export type RoundDoc = z.infer<typeof roundSchema>;
 
 /** Where the JSON Schemas of ctxsim's files are published: the package's `schema/` folder on unpkg, newest version. */
 export const SCHEMA_BASE_URL = 'https://unpkg.com/ctxsim/schema/';

@@ -1,19 +1,22 @@
-import type { ToolOut, TurnOut } from '../docs.js';
+import type { RoundOut, ToolOut, TurnOut } from '../docs.js';
 
 interface Draft {
   user: string[];
   assistant: string[];
-  tools: ToolOut[];
+  /** The rounds of tool calls so far. */
+  rounds: RoundOut[];
   facts: Record<string, string>;
   probe: string[];
   gap?: string;
 }
 
 /**
- * Folds a stream of dataset messages into turns (one user message, tool
- * calls, one assistant reply): consecutive user messages merge, consecutive
- * assistant messages merge (joined by a newline), and an assistant message
- * with no user message before it opens a turn whose user message is empty.
+ * Folds a stream of dataset messages into turns (one user message, rounds of
+ * tool calls, one assistant reply): consecutive user messages merge,
+ * consecutive assistant messages merge (joined by a newline), each assistant
+ * message that calls tools is a round of its own (its text kept with its
+ * calls), and an assistant message with no user message before it opens a
+ * turn whose user message is empty.
  */
 export class TurnBuilder {
   private readonly drafts: Draft[] = [];
@@ -33,7 +36,7 @@ export class TurnBuilder {
   /** Adds user text: merged into the open turn while it has no reply or tools yet, unless `fresh`. */
   user(text: string, fresh = false): void {
     const c = this.current;
-    if (c && !fresh && !this.pendingBreak && !c.assistant.length && !c.tools.length) c.user.push(text);
+    if (c && !fresh && !this.pendingBreak && !c.assistant.length && !c.rounds.length) c.user.push(text);
     else this.open(text);
   }
 
@@ -44,10 +47,19 @@ export class TurnBuilder {
     return opened;
   }
 
-  /** Adds a tool call with its result to the open turn (tools come before the reply in a turn). */
+  /** Starts a round of tool calls in the open turn: one model call, with the text it wrote beside its calls; returns true when it had to open a turn. */
+  round(text?: string): boolean {
+    const opened = this.ensure();
+    this.current!.rounds.push({ ...(text && { assistant: text }), calls: [] });
+    return opened;
+  }
+
+  /** Adds a tool call with its result to the open turn's last round (a round of its own when there is none; tools come before the reply in a turn). */
   tool(tool: ToolOut): boolean {
     const opened = this.ensure();
-    this.current!.tools.push(tool);
+    const rounds = this.current!.rounds;
+    if (!rounds.length) rounds.push({ calls: [] });
+    rounds[rounds.length - 1]!.calls.push(tool);
     return opened;
   }
 
@@ -78,10 +90,11 @@ export class TurnBuilder {
 
   /** Adds a finished turn as is (e.g. a question appended after the dialogue). */
   push(turn: TurnOut): void {
+    const tools = turn.tools ?? [];
     this.drafts.push({
       user: [turn.user],
       assistant: turn.assistant === undefined ? [] : [turn.assistant],
-      tools: turn.tools ?? [],
+      rounds: tools.length && 'calls' in tools[0]! ? (tools as RoundOut[]) : tools.length ? [{ calls: tools as ToolOut[] }] : [],
       facts: { ...turn.facts },
       probe: [...(turn.probe ?? [])],
       ...(turn.gap !== undefined && { gap: turn.gap }),
@@ -94,13 +107,13 @@ export class TurnBuilder {
       ...(d.gap !== undefined && { gap: d.gap }),
       ...(Object.keys(d.facts).length && { facts: d.facts }),
       ...(d.probe.length && { probe: d.probe }),
-      ...(d.tools.length && { tools: d.tools }),
+      ...(toolsOf(d.rounds) && { tools: toolsOf(d.rounds)! }),
       ...(d.assistant.length && { assistant: d.assistant.join('\n') }),
     }));
   }
 
   private open(user: string): void {
-    this.drafts.push({ user: [user], assistant: [], tools: [], facts: {}, probe: [], ...(this.pendingGap !== undefined && { gap: this.pendingGap }) });
+    this.drafts.push({ user: [user], assistant: [], rounds: [], facts: {}, probe: [], ...(this.pendingGap !== undefined && { gap: this.pendingGap }) });
     this.pendingBreak = false;
     this.pendingGap = undefined;
   }
@@ -110,4 +123,11 @@ export class TurnBuilder {
     this.open('');
     return true;
   }
+}
+
+/** A turn's tools as a scenario writes them: the calls of a single round without text, else the rounds (none: undefined). */
+function toolsOf(rounds: RoundOut[]): ToolOut[] | RoundOut[] | undefined {
+  const kept = rounds.filter((r) => r.calls.length);
+  if (!kept.length) return undefined;
+  return kept.length === 1 && kept[0]!.assistant === undefined ? kept[0]!.calls : kept;
 }

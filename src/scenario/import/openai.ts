@@ -166,10 +166,9 @@ function conversationDoc(id: string, msgs: Msg[], file: string, at: DocPath, pro
           ...(m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
           ...(m.function_call ? [{ id: `function:${m.function_call.name}`, name: m.function_call.name, arguments: m.function_call.arguments }] : []),
         ];
-        if (calls.length && text) quirks.add('text-with-calls', 'assistant text sent with tool calls (joined to the reply)', id);
-        if (text || !calls.length) {
-          if (b.assistant(text)) quirks.add('assistant-first', 'assistant messages before any user message (turn with an empty user message)', id);
-        }
+        // A message that calls tools is a round of the agent's loop, its text kept with its calls; one without is the reply.
+        const opened = calls.length ? b.round(text) : b.assistant(text);
+        if (opened) quirks.add('assistant-first', 'assistant messages before any user message (turn with an empty user message)', id);
         calls.forEach((c, k) => {
           let args: unknown;
           try {
@@ -182,7 +181,7 @@ function conversationDoc(id: string, msgs: Msg[], file: string, at: DocPath, pro
             return;
           }
           const tool: ToolOut = { call: c.name, ...(Object.keys(args).length && { args: args as Record<string, unknown> }) };
-          if (b.tool(tool)) quirks.add('assistant-first', 'assistant messages before any user message (turn with an empty user message)', id);
+          b.tool(tool);
           pending.set(c.id, tool);
         });
         return;

@@ -1,0 +1,193 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { replay, type SentCall } from '../src/engine/replay.js';
+import { replayContext } from '../src/engine/run.js';
+import type { Policy } from '../src/policies/types.js';
+import { policiesFromFlags } from '../src/study/study.js';
+import { turnsCsv } from '../src/records/csv.js';
+import { importDataset } from '../src/scenario/import/index.js';
+import { parseScenario } from '../src/scenario/load.js';
+import { TokenCounter } from '../src/tokens/counter.js';
+import type { Message } from '../src/types.js';
+import { capture, problems } from './_io.js';
+import { study } from './_pricing.js';
+import { itShared } from './_shared.js';
+import { tempDir } from './_tmp.js';
+
+/**
+ * A turn is a loop of model calls: one after the user message, then one after
+ * each round of tool calls (the assistant's text and calls, their results),
+ * each round's prompt holding every round before it. Scenario files write
+ * rounds under `tools:`; importers keep the rounds of a transcript; every
+ * call is priced, checked and shown; a turn of one round is what it was.
+ * Checked against a real agent session's billed prompt tokens, call by call.
+ */
+
+const AGENT = `id: agent-task
+system: You fix bugs.
+turns:
+  - user: The date parser crashes on leap days; fix it.
+    tools:
+      - assistant: Let me find the parser.
+        calls:
+          - {call: search, args: {query: parse_date}, result: "src/dates.py:14: def parse_date(text):"}
+      - calls:
+          - {call: read_file, args: {path: src/dates.py}, result: "def parse_date(text):\\n    return datetime.strptime(text, '%Y-%m-%d')"}
+          - {call: run_tests, args: {path: tests/test_dates.py}, result: "FAILED test_leap_day - ValueError: day is out of range for month"}
+    facts: {failing_test: test_leap_day}
+    assistant: Fixed parse_date for leap days; test_leap_day passes.
+  - user: Which test was failing?
+    probe: [failing_test]
+    assistant: test_leap_day.
+`;
+
+const conversation = parseScenario('agent.yaml', AGENT);
+const tokens = new TokenCounter('chars4');
+
+describe('a scenario turn of several rounds', () => {
+  it('is messages round by round: each round one assistant message with its text and calls, then its results; call ids run through the turn', () => {
+    const t = conversation.turns[0]!;
+    expect(t.tools.map((m) => [m.role, m.content.slice(0, 24), m.toolCalls?.map((c) => `${c.id} ${c.name}`) ?? m.toolCallId])).toEqual([
+      ['assistant', 'Let me find the parser.', ['call_1_1 search']],
+      ['tool', 'src/dates.py:14: def par', 'call_1_1'],
+      ['assistant', '', ['call_1_2 read_file', 'call_1_3 run_tests']],
+      ['tool', 'def parse_date(text):\n  ', 'call_1_2'],
+      ['tool', 'FAILED test_leap_day - V', 'call_1_3'],
+    ]);
+  });
+
+  it('gives every problem a place: mixed forms, an empty round, an unknown key', () => {
+    const bad = (tools: string) => problems(() => parseScenario('bad.yaml', `id: bad\nturns:\n  - user: hi\n    tools:\n${tools}`));
+    expect(bad('      - {call: a}\n      - calls: [{call: b}]\n')).toEqual(['bad.yaml:5:7 turns[0].tools: give tool calls ({call: …}) or rounds ({calls: […]}), not both']);
+    expect(bad('      - calls: []\n')).toEqual(['bad.yaml:5:16 turns[0].tools[0].calls: expected at least 1 item(s)']);
+    expect(bad('      - {calls: [{call: b}], say: hello}\n')).toEqual(['bad.yaml:5:30 turns[0].tools[0].say: unknown key "say"']);
+  });
+
+  it('is one model call per round plus one for the reply, each prompt holding the rounds before it', () => {
+    const seen: number[] = [];
+    const spy: Policy = {
+      id: 'spy',
+      describe: 'sends everything, records how long the pending turn is at each call',
+      params: {},
+      start: (c) => {
+        const history: Message[] = [];
+        return {
+          prompt: (pending) => {
+            seen.push(pending.length);
+            return { messages: [...(c.system ? [c.system] : []), ...history, ...pending], overBudget: false, upkeep: [], stablePrefix: c.system ? 1 : 0 };
+          },
+          commit: (exchange) => {
+            history.push(...exchange);
+            return [];
+          },
+          forget: () => [],
+          artifacts: () => [],
+        };
+      },
+    };
+    const calls: SentCall[] = [];
+    const ctx = replayContext({ model: 'gpt-4o-mini', tokenizer: 'chars4', seed: 42 });
+    const r = replay(conversation, { name: 'spy', policy: spy, params: {} }, ctx, (turn, call) => {
+      if (turn === 1) calls.push(call);
+    });
+    expect(seen).toEqual([1, 3, 6, 1]);
+    const [user, a1, r1, a2, r2, r3] = [conversation.turns[0]!.user, ...conversation.turns[0]!.tools];
+    const system = conversation.system!;
+    expect(calls.map((c) => c.plan.messages)).toEqual([
+      [system, user],
+      [system, user, a1, r1],
+      [system, user, a1, r1, a2, r2, r3],
+    ]);
+    // Each call's output is the next round's assistant message, then the reply.
+    expect(calls.map((c) => c.output)).toEqual([a1, a2, conversation.turns[0]!.assistant]);
+    const expected = [[system, user], [system, user, a1!, r1!], [system, user, a1!, r1!, a2!, r2!, r3!]].map((m) => tokens.prompt(m));
+    expect(calls.map((c) => c.promptTokens)).toEqual(expected);
+    expect(r.turns.map((t) => [t.calls, t.inputTokens, t.outputTokens])).toEqual([
+      [3, expected.reduce((a, b) => a + b, 0), tokens.output(a1!) + tokens.output(a2!) + tokens.output(conversation.turns[0]!.assistant!)],
+      [1, r.turns[1]!.inputTokens, tokens.output(conversation.turns[1]!.assistant!)],
+    ]);
+  });
+
+  it('is priced call by call, each call caching the prefix the one before it sent, and turns.csv counts the calls', () => {
+    const long = parseScenario('long.yaml', AGENT.replace('You fix bugs.', 'You fix bugs. '.repeat(400).trim()));
+    const r = study([long], ['full'], { model: 'gpt-4o-mini' });
+    const t1 = r.turns[0]!;
+    expect(t1.calls).toBe(3);
+    // Calls 2 and 3 find the previous call's prompt cached (over 1,024 tokens, in 128-token steps).
+    expect(t1.cachedTokens).toBeGreaterThan(2 * 1024);
+    expect(turnsCsv(r).split('\n').slice(1, 3).map((l) => l.split(',').at(-1))).toEqual(['3', '1']);
+  });
+
+  it('sees a window keep its budget inside a long turn: the pending rounds alone may break it', () => {
+    const r = study([conversation], ['window-tokens:budget=60'], { model: 'gpt-4o-mini' });
+    expect(r.turns[0]!.overBudget).toBe(true);
+    expect(r.turns[1]!.overBudget).toBe(false);
+  });
+
+  it('explain shows every call', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'agent.yaml'), AGENT);
+    const io = capture();
+    expect(await runMain(['explain', join(dir, 'agent.yaml'), '--policy', 'full', '--turn', '1', '--tokenizer', 'chars4'], io)).toBe(0);
+    expect(io.stdout.match(/^call \d of \d/gm)).toEqual(['call 1 of 3', 'call 2 of 3', 'call 3 of 3']);
+  });
+});
+
+describe('importers keep the rounds', () => {
+  it('openai: each assistant message with calls is a round, its text kept with them', () => {
+    const dir = tempDir();
+    const messages = [
+      { role: 'user', content: 'Fix the leap-day bug.' },
+      { role: 'assistant', content: 'Searching.', tool_calls: [{ id: 'a', type: 'function', function: { name: 'search', arguments: '{"q":"parse_date"}' } }] },
+      { role: 'tool', tool_call_id: 'a', content: 'src/dates.py' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'b', type: 'function', function: { name: 'read_file', arguments: '{"path":"src/dates.py"}' } }] },
+      { role: 'tool', tool_call_id: 'b', content: 'def parse_date' },
+      { role: 'assistant', content: 'Done.' },
+    ];
+    writeFileSync(join(dir, 'agent.json'), JSON.stringify({ messages }));
+    const [c] = importDataset('openai', { path: join(dir, 'agent.json'), file: 'agent.json', base: dir }).conversations;
+    expect(c!.turns).toHaveLength(1);
+    expect(c!.turns[0]!.tools.map((m) => (m.toolCalls ? `${m.content}|${m.toolCalls.map((x) => x.name).join(',')}` : `→ ${m.content}`))).toEqual([
+      'Searching.|search',
+      '→ src/dates.py',
+      '|read_file',
+      '→ def parse_date',
+    ]);
+    expect(c!.turns[0]!.assistant?.content).toBe('Done.');
+    expect(study([c!], ['full'], { model: 'gpt-4o-mini' }).turns[0]!.calls).toBe(3);
+  });
+});
+
+const MINI = 'agent_transcripts_sample/mini-swe-agent_deepseek-chat_django-15213.traj.json';
+
+itShared(MINI, 'a real agent session (mini-swe-agent on deepseek-chat, 124 calls): each call counted round by round, against the prompt tokens the provider billed for it', (path) => {
+  const traj = JSON.parse(readFileSync(path, 'utf8')) as { messages: { role: string; content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[]; tool_call_id?: string; extra?: { response: { usage: { prompt_tokens: number } } } }[] };
+  // The chat messages as the model saw them; the last entry (role "exit") is the run's end, not a message.
+  const messages = traj.messages
+    .filter((m) => m.role !== 'exit')
+    .map((m) => ({
+      role: m.role,
+      content: m.content,
+      ...(m.tool_calls && { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } })) }),
+      ...(m.tool_call_id && { tool_call_id: m.tool_call_id }),
+    }));
+  const billed = traj.messages.filter((m) => m.role === 'assistant').map((m) => m.extra!.response.usage.prompt_tokens);
+  const dir = tempDir();
+  writeFileSync(join(dir, 'mini.json'), JSON.stringify({ messages }));
+  const [c] = importDataset('openai', { path: join(dir, 'mini.json'), file: 'mini.json', base: dir }).conversations;
+  expect(c!.turns).toHaveLength(1);
+  const ours: number[] = [];
+  const ctx = replayContext({ model: 'deepseek/deepseek-chat', tokenizer: 'auto', seed: 42 });
+  replay(c!, policiesFromFlags(['full'])[0]!, ctx, (_, call) => ours.push(call.promptTokens));
+  // 124 calls made tool calls; the 125th is the call after the last round, which the run ended before.
+  expect([billed.length, ours.length]).toEqual([124, 125]);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  expect(sum(billed)).toBe(4_930_216);
+  // ctxsim counts with o200k_base (deepseek's tokenizer is not published) and without the tool's
+  // definition: every call below what was billed, the whole within 9% of it (one call before: 2 calls, 3%).
+  expect(ours.slice(0, 124).every((n, i) => n < billed[i]!)).toBe(true);
+  expect(sum(ours.slice(0, 124))).toBe(4_505_698);
+  expect(sum(ours.slice(0, 124)) / sum(billed)).toBeCloseTo(0.914, 3);
+});
