@@ -32,6 +32,15 @@ export interface Message {
   score?: number;
   /** Scenario turn the message belongs to (a retrieved memory keeps its source's; other policy-made messages have none). */
   turn?: number;
+  /** On a scenario's assistant message: what the provider billed for the call that wrote it, as a transcript recorded it. */
+  billed?: BilledCall;
+}
+
+/** What a provider billed for one model call (prompt tokens include cached ones). */
+export interface BilledCall {
+  input: number;
+  cached?: number;
+  output?: number;
 }
 
 export interface Turn {
@@ -56,6 +65,14 @@ export interface ForgetEvent {
   facts: readonly string[];
 }
 
+/** A tool the model is offered, as in the `function` of an OpenAI `tools` entry: its definition is part of every call's prompt. */
+export interface ToolDef {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments (`{type: object, properties: {…}, required: […]}`). */
+  parameters?: { properties?: Readonly<Record<string, unknown>>; [key: string]: unknown };
+}
+
 export interface Conversation {
   id: string;
   title?: string;
@@ -65,6 +82,8 @@ export interface Conversation {
   weight?: number;
   turns: readonly Turn[];
   forgets: readonly ForgetEvent[];
+  /** The tools the model is offered in every call of the conversation (`tool_defs:`); absent: none. */
+  toolDefs?: readonly ToolDef[];
   /** Where it came from, for error messages and explain. */
   source: string;
 }

@@ -90,6 +90,8 @@ function preview(m: Message): string {
 function callTable(call: SentCall, tokens: TokenCounter): string {
   const rows = [
     ['#', 'role', 'turn', 'tokens', 'text'],
+    // The tool definitions come first in what the model is sent.
+    ...(call.toolTokens ? [['', 'tool definitions', '', String(call.toolTokens), 'offered with every call']] : []),
     ...call.plan.messages.map((m, i) => [String(i + 1), label(m), m.turn === undefined ? '-' : String(m.turn), String(tokens.message(m)), preview(m)]),
   ];
   if (tokens.overhead.replyPriming) rows.push(['', 'reply priming', '', String(tokens.overhead.replyPriming), '']);

@@ -48,7 +48,7 @@ export const WORKER_YOUNG_MB = 96;
 export const WORKER_OLD_MB = 1024;
 
 /** Settings a worker needs to rebuild the run's context (plain data only). */
-export type ContextSettings = Pick<RunOptions, 'seed' | 'models' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'upkeep'>;
+export type ContextSettings = Pick<RunOptions, 'seed' | 'models' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'upkeep' | 'toolDefs'>;
 
 /** What a worker starts with. Policies go by id, or by module path and hash (policy objects hold functions), with their resolved parameters. */
 export interface WorkerSetup {
@@ -132,6 +132,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     ...(opts.messageRules !== undefined && { messageRules: opts.messageRules }),
     ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache && resolve(opts.tokenCache) }),
     ...(opts.upkeep !== undefined && { upkeep: opts.upkeep }),
+    ...(opts.toolDefs !== undefined && { toolDefs: opts.toolDefs }),
   };
   const setup: WorkerSetup = {
     context,

@@ -9,7 +9,8 @@ import { chooseModel, type CostSettings } from '../pricing/settings.js';
 import { policyViolations } from '../message-rules/blame.js';
 import type { RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
-import type { Conversation, Message, ProbeOutcome, ProbeRecord, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
+import type { Conversation, Message, ProbeOutcome, ProbeRecord, ToolDef, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
+import { toolDefTokens } from '../tokens/tools.js';
 import type { Cassette } from '../upkeep/cassette.js';
 import type { UpkeepPrompts } from '../upkeep/prompts.js';
 import { recordedUpkeep, simulatedUpkeep, type MissHandler, type Upkeep } from '../upkeep/upkeep.js';
@@ -30,6 +31,8 @@ export interface ReplayContext {
   messageRules: RuleSet;
   /** Where upkeep comes from (absent: simulated, with the default prompts). */
   upkeep?: UpkeepContext;
+  /** Tools offered in every call of every conversation (the study's `toolDefs`), before a conversation's own. */
+  toolDefs?: readonly ToolDef[];
 }
 
 /** A run's upkeep: its prompts, and the recorded responses when upkeep is a real model's. */
@@ -45,7 +48,10 @@ export interface UpkeepContext {
 /** One model call of a turn, as sent. */
 export interface SentCall {
   plan: PromptPlan;
+  /** The prompt's tokens: its messages, and the tool definitions offered with it. */
   promptTokens: number;
+  /** Of `promptTokens`, the tool definitions' (0 when no tools are offered). */
+  toolTokens: number;
   output?: Message;
 }
 
@@ -162,6 +168,8 @@ class Replayer {
   private cumulative = 0n;
   /** The turn under way (0 before the first): where an upkeep request the cassette lacks was made. */
   private turn = 0;
+  /** The tool definitions offered with every call, as the head of each priced prompt (caching sees them first), and their tokens. */
+  private readonly tools: { head: Message; tokens: number } | undefined;
 
   constructor(
     private readonly conversation: Conversation,
@@ -174,9 +182,12 @@ class Replayer {
     // the checks count a prompt's tokens with the run's counter, so a prompt is counted once.
     const upkeep = this.upkeep(ctx.upkeep);
     this.session = guardPolicy(variant.policy, variant.name, this.promptTokens).start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks, upkeep });
+    this.tools = offeredTools(ctx.toolDefs, conversation.toolDefs, tokens);
+    const head = this.tools?.head;
+    const headTokens = this.tools?.tokens ?? 0;
     this.meter = new Meter(ctx.prices, {
       settings: ctx.costs,
-      count: (m) => tokens.message(m),
+      count: (m) => (m === head ? headTokens : tokens.message(m)),
       // Its own stream, so drawing failures leaves the policy's draws unchanged.
       random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`),
     });
@@ -213,7 +224,8 @@ class Replayer {
   prompt(info: TurnInfo): SentCall[] {
     return turnCalls(info.turn).map(({ pending, output }) => {
       const plan = this.session.prompt(pending, info);
-      return { plan, promptTokens: this.promptTokens.count(plan.messages), ...(output && { output }) };
+      const toolTokens = this.tools?.tokens ?? 0;
+      return { plan, promptTokens: this.promptTokens.count(plan.messages) + toolTokens, toolTokens, ...(output && { output }) };
     });
   }
 
@@ -270,7 +282,10 @@ class Replayer {
     for (const call of calls) {
       onCall?.(turn, call);
       const outputTokens = call.output ? tokens.output(call.output) : 0;
-      const c = this.meter.call({ model, messages: call.plan.messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix, outputTokens, time: this.time });
+      // The tool definitions go first in the prompt a provider caches: a head message that stands for them.
+      const head = this.tools ? [this.tools.head] : [];
+      const messages = head.length ? [...head, ...call.plan.messages] : call.plan.messages;
+      const c = this.meter.call({ model, messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix + head.length, outputTokens, time: this.time });
       p.inputTokens += c.inputTokens;
       p.cachedTokens += c.cachedTokens;
       p.cacheWriteTokens += c.cacheWriteTokens;
@@ -374,4 +389,16 @@ class Replayer {
     const storedBytes = artifacts.reduce((n, a) => n + a.bytes, 0);
     return { turns: this.turns, probes: this.probes, violations: this.violations, artifacts, end: { zombies: this.watch.zombies(artifacts), storedBytes } };
   }
+}
+
+/**
+ * The tools offered with a conversation's calls: the study's, then the
+ * conversation's own (one of the same name replaces the study's); none: undefined.
+ */
+function offeredTools(study: readonly ToolDef[] | undefined, own: readonly ToolDef[] | undefined, tokens: TokenCounter): { head: Message; tokens: number } | undefined {
+  if (!study?.length && !own?.length) return undefined;
+  const byName = new Map<string, ToolDef>();
+  for (const d of [...(study ?? []), ...(own ?? [])]) byName.set(d.name, d);
+  const defs = [...byName.values()];
+  return { head: { role: 'system', content: JSON.stringify(defs) }, tokens: toolDefTokens(defs, tokens) };
 }

@@ -8,7 +8,7 @@ import { openTokenCounter, type TokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { DigestPart } from '../records/digest.js';
 import type { RecordText } from '../records/encode.js';
-import type { Conversation, Results, SummaryRecord } from '../types.js';
+import type { Conversation, Results, SummaryRecord, ToolDef } from '../types.js';
 import { Cassette, type CassetteEntry } from '../upkeep/cassette.js';
 import { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
 import { CassetteMissError, type Miss } from '../upkeep/upkeep.js';
@@ -61,6 +61,8 @@ export interface RunOptions {
   recordText?: boolean;
   /** Where upkeep comes from (absent: simulated, with the default prompts). */
   upkeep?: RunUpkeep;
+  /** Tools offered in every call of every conversation, before each conversation's own `tool_defs`. */
+  toolDefs?: readonly ToolDef[];
 }
 
 /** A run's upkeep settings, as plain data (they cross to worker threads). */
@@ -125,7 +127,7 @@ function modelList(models: readonly string[]): readonly string[] {
   return models;
 }
 
-type ContextOptions = Pick<RunOptions, 'seed' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules'> & {
+type ContextOptions = Pick<RunOptions, 'seed' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'toolDefs'> & {
   model: string;
   upkeep?: UpkeepContext;
 };
@@ -153,7 +155,7 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
   const messageRules = opts.messageRules ?? ruleSetFor(lookup(prices, opts.model).provider, opts.model);
   let tokens = counters.get(encoding.name);
   if (!tokens) counters.set(encoding.name, (tokens = openTokenCounter(encoding.name, opts.tokenCache)));
-  return { seed: opts.seed, model: opts.model, tokens, prices, costs, messageRules, encoding, ...(opts.upkeep && { upkeep: opts.upkeep }) };
+  return { seed: opts.seed, model: opts.model, tokens, prices, costs, messageRules, encoding, ...(opts.upkeep && { upkeep: opts.upkeep }), ...(opts.toolDefs?.length && { toolDefs: opts.toolDefs }) };
 }
 
 /** One context per chat model of the run, sharing one price table and one token counter per encoding. */

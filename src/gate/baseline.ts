@@ -16,6 +16,8 @@ export interface StudyFingerprint {
   policies: string[];
   /** Policy id → hash of its module's file, for the policies loaded from modules (absent when there are none). */
   modules?: Record<string, string>;
+  /** Hash of the study's tool definitions (absent when it has none). */
+  toolDefs?: string;
   /** Scenario id → hash of its content. */
   scenarios: Record<string, string>;
   /** Where upkeep came from when not simulated with the default prompts: `recorded FILE sha256:…`, `live URL`, `simulated prompts sha256:…`. */

@@ -152,6 +152,7 @@ export function studyDifferences(a: StudyFingerprint, b: StudyFingerprint, renam
   for (const key of ['model', 'tokenizer', 'prices', 'cache', 'rules', 'seed'] as const) {
     if (a[key] !== b[key]) out.push(`${key}: ${a[key]} → ${b[key]}`);
   }
+  if (a.toolDefs !== b.toolDefs) out.push(a.toolDefs === undefined ? 'tool definitions added' : b.toolDefs === undefined ? 'tool definitions removed' : 'tool definitions changed');
   const upkeep = [a.upkeep ?? 'simulated', b.upkeep ?? 'simulated'];
   if (upkeep[0] !== upkeep[1]) out.push(`upkeep: ${upkeep[0]} → ${upkeep[1]}`);
   const added = b.policies.filter((p) => !a.policies.includes(p) && !renamed.has(p));

@@ -1,5 +1,5 @@
 import { ScenarioError, type Problem } from '../errors.js';
-import type { Conversation } from '../types.js';
+import type { Conversation, ToolDef } from '../types.js';
 import { scenarioFromValue } from './load.js';
 
 /**
@@ -17,6 +17,15 @@ export interface ToolOut {
 export interface RoundOut {
   assistant?: string;
   calls: ToolOut[];
+  /** What the provider billed for the call that wrote this round. */
+  usage?: UsageOut;
+}
+
+/** Billed usage of one call, as a transcript recorded it. */
+export interface UsageOut {
+  input: number;
+  cached?: number;
+  output?: number;
 }
 
 export interface TurnOut {
@@ -28,6 +37,8 @@ export interface TurnOut {
   /** The calls of one round, or the rounds. */
   tools?: ToolOut[] | RoundOut[];
   assistant?: string;
+  /** What the provider billed for the call that wrote the reply. */
+  usage?: UsageOut;
   injection?: boolean;
 }
 
@@ -40,6 +51,7 @@ export interface ScenarioOut {
   title?: string;
   system?: string;
   user?: string;
+  tool_defs?: ToolDef[];
   turns: (TurnOut | ForgetOut)[];
 }
 

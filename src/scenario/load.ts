@@ -14,7 +14,7 @@ export const DEFAULT_GAP_SECONDS = 30;
  * schema has exactly these): a file with one of them and no turns is a study
  * handed where a scenario belongs.
  */
-export const STUDY_FILE_KEYS = ['seed', 'model', 'models', 'tokenizer', 'prices', 'cache', 'rules', 'cacheTtl', 'route', 'fallback', 'latency', 'scenarios', 'policies', 'out', 'gate', 'upkeep'] as const;
+export const STUDY_FILE_KEYS = ['seed', 'model', 'models', 'tokenizer', 'prices', 'cache', 'rules', 'cacheTtl', 'route', 'fallback', 'latency', 'scenarios', 'policies', 'out', 'gate', 'upkeep', 'toolDefs'] as const;
 
 const STUDY_KEYS: ReadonlySet<string> = new Set(STUDY_FILE_KEYS);
 
@@ -137,7 +137,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     const t = rounds ? src.check(roundsTurnSchema, item, path, problems) : src.check(oneRoundTurnSchema, item, path, problems);
     if (!t) return;
     const turn = startTurn(i, t.user, t, t.tools ?? []);
-    if (t.assistant !== undefined) (turn as { assistant?: Message }).assistant = { role: 'assistant', content: t.assistant, turn: turn.index };
+    if (t.assistant !== undefined) (turn as { assistant?: Message }).assistant = { role: 'assistant', content: t.assistant, turn: turn.index, ...(t.usage && { billed: t.usage }) };
     closed = true;
   });
 
@@ -149,6 +149,10 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     for (const name of names) {
       if (!mentions(text, t.facts[name]!)) problems.push(src.problem(['turns', turnItems[k]!, 'facts', name], factMissingMessage(name, t.facts[name]!)));
     }
+  });
+  doc?.tool_defs?.forEach((t, i) => {
+    const j = doc.tool_defs!.findIndex((u) => u.name === t.name);
+    if (j !== i) problems.push(src.problem(['tool_defs', i, 'name'], `tool ${t.name} is defined twice (also tool_defs[${j}])`));
   });
   if (doc && turns.length === 0 && problems.length === 0) problems.push(src.problem(['turns'], 'expected at least one turn with a user message'));
   if (problems.length) throw new ScenarioError(problems);
@@ -162,6 +166,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     ...(d.weight !== undefined && d.weight !== 1 && { weight: d.weight }),
     turns,
     forgets,
+    ...(d.tool_defs?.length && { toolDefs: d.tool_defs }),
     source: src.file,
   };
 }
@@ -197,7 +202,7 @@ function toolMessages(tools: readonly ToolDoc[] | readonly RoundDoc[], turn: num
   let n = 0;
   for (const round of rounds) {
     const calls = round.calls.map((t) => ({ id: `call_${turn}_${++n}`, name: t.call, arguments: JSON.stringify(t.args ?? {}) }));
-    out.push({ role: 'assistant', content: round.assistant ?? '', toolCalls: calls, turn });
+    out.push({ role: 'assistant', content: round.assistant ?? '', toolCalls: calls, turn, ...(round.usage && { billed: round.usage }) });
     round.calls.forEach((t, i) => out.push({ role: 'tool', content: typeof t.result === 'string' ? t.result : JSON.stringify(t.result ?? null), toolCallId: calls[i]!.id, turn }));
   }
   return out;

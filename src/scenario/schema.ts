@@ -17,15 +17,36 @@ export const toolSchema = z.strictObject({
   result: z.unknown().optional().describe('what it returned: text, or any value (sent as JSON)'),
 });
 
+/** A tool the model is offered: the `function` of an OpenAI `tools` entry. */
+export const toolDefSchema = z.strictObject({
+  name: z.string().min(1).describe('the function’s name'),
+  description: z.string().optional().describe('what it does'),
+  parameters: z
+    .looseObject({ properties: z.record(z.string(), z.unknown()).optional() })
+    .optional()
+    .describe('JSON Schema of its arguments: {type: object, properties: {…}, required: […]}'),
+});
+
+/** What a provider billed for one model call, as a transcript recorded it. */
+export const usageSchema = z
+  .strictObject({
+    input: z.number().int().min(0).describe('prompt tokens billed (cached ones included)'),
+    cached: z.number().int().min(0).optional().describe('of them, read from the cache'),
+    output: z.number().int().min(0).optional().describe('output tokens billed'),
+  })
+  .describe('what the provider billed for the call that wrote this (from a transcript): compared with what ctxsim counts');
+
 /** One model call of an agent's loop: what the assistant said, the calls it made, their results. */
 export const roundSchema = z.strictObject({
   assistant: z.string().optional().describe('what the assistant wrote in this round, beside its calls'),
   calls: z.array(toolSchema).min(1).describe('the tool calls of this round, each with its result'),
+  usage: usageSchema.optional(),
 });
 
 const turnFields = {
   user: z.string().describe('the user message'),
   assistant: z.string().optional().describe('the assistant reply (none: no output tokens)'),
+  usage: usageSchema.optional(),
   facts: facts.optional(),
   probe: probe.optional(),
   gap,
@@ -77,6 +98,7 @@ export const scenarioSchema = z.strictObject({
   system: z.string().optional().describe('the system prompt, pinned at index 0 of every prompt'),
   user: z.string().optional().describe('the user id (default "user")'),
   weight: weightSchema.optional(),
+  tool_defs: z.array(toolDefSchema).optional().describe('the tools the model is offered in every call: their definitions are part of each prompt'),
   turns: z.array(z.unknown()).min(1),
 });
 

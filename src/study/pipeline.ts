@@ -142,6 +142,7 @@ function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, 
     seed: study.seed,
     policies: study.policies.map((p) => p.name),
     ...moduleHashes(study),
+    ...(study.toolDefs && { toolDefs: sha256(JSON.stringify(study.toolDefs)).slice(0, 16) }),
     scenarios,
   };
 }

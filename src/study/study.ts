@@ -11,11 +11,11 @@ import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { COST_KEYS, DEFAULT_PROMPT_CACHE_TTL, type CostSettings } from '../pricing/settings.js';
 import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
-import type { Conversation } from '../types.js';
+import type { Conversation, ToolDef } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
 import { loadScenarioPlaced, type STUDY_FILE_KEYS } from '../scenario/load.js';
-import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
+import { fileJsonSchema, toolDefSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
 import { promptProblems, upkeepSchema, upkeepSettings, type UpkeepSettings } from './upkeep.js';
@@ -51,6 +51,8 @@ export interface Study {
   gate?: { baseline?: string; maxCostIncrease?: string | number; maxRetentionDrop?: string | number };
   /** Where summaries, extractions and embeddings come from (absent: simulated, the default prompts). */
   upkeep?: UpkeepSettings;
+  /** Tools offered in every call of every conversation (the study's `toolDefs`). */
+  toolDefs?: ToolDef[];
 }
 
 /** The package's own folder (for shipped scenarios). */
@@ -82,6 +84,7 @@ const studySchema = z.strictObject({
     })
     .optional(),
   upkeep: upkeepSchema.optional(),
+  toolDefs: z.array(toolDefSchema).min(1).optional(),
 });
 
 // The keys a scenario file is told apart from a study by (scenario/load.ts) are exactly the study schema's.
@@ -107,6 +110,7 @@ const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
   out: 'the output folder, relative to the study file (default reports/)',
   gate: 'the CI gate of ctxsim check: the baseline and the allowed changes',
   upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette and replayed',
+  toolDefs: 'tools offered in every call of every conversation (name, description, JSON Schema parameters): their definitions are part of each prompt; a scenario’s tool_defs of the same name replace them',
 };
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */
@@ -231,6 +235,13 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
     if (doc.cacheTtl !== undefined) study.promptCacheTtl = parseDuration(doc.cacheTtl)!;
     // A price table given on the command line replaces the study's, so the models it names are checked against it.
     if (opts.prices !== undefined) study.prices = opts.prices;
+    if (doc.toolDefs !== undefined) {
+      study.toolDefs = doc.toolDefs;
+      doc.toolDefs.forEach((t, i) => {
+        const j = doc.toolDefs!.findIndex((u) => u.name === t.name);
+        if (j !== i) problems.push(src.problem(['toolDefs', i, 'name'], `tool ${t.name} is defined twice (also toolDefs[${j}])`));
+      });
+    }
     if (doc.upkeep !== undefined) {
       study.upkeep = upkeepSettings(doc.upkeep, dir);
       for (const p of promptProblems(doc.upkeep.prompts)) problems.push(src.problem(['upkeep', 'prompts', p.prompt], p.message));

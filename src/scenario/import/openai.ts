@@ -66,7 +66,7 @@ const annotationSchema = z.strictObject({
  */
 export const openai: Importer<OpenaiOptions> = {
   id: 'openai',
-  describe: 'OpenAI chat messages: JSON array of messages, or JSONL of {"messages": [...]} (fine-tuning format)',
+  describe: 'OpenAI chat messages: JSON array of messages, or JSONL of {"messages": [...], "tools": [...]} (fine-tuning format)',
   options,
   read(input, opts) {
     const { path, file } = input;
@@ -77,12 +77,17 @@ export const openai: Importer<OpenaiOptions> = {
     const prefix = opts.prefix ?? (slug(basename(path).replace(/\.(jsonl?|ndjson)$/i, '')) || 'openai');
     const docs: ScenarioOut[] = [];
     const width = Math.max(4, String(conversations.length).length);
-    conversations.forEach(({ messages, path: at }, k) => {
+    conversations.forEach(({ messages, path: at, tools }, k) => {
       const msgs = checkShape(z.array(message).min(1), messages, file, at, problems);
-      if (!msgs) return;
+      const defs = tools === undefined ? [] : checkShape(z.array(toolEntry), tools.value, file, tools.path, problems);
+      if (!msgs || !defs) return;
       const id = `${prefix}-${String(k + 1).padStart(width, '0')}`;
       const doc = conversationDoc(id, msgs, file, at, problems, quirks);
-      if (doc) docs.push(doc);
+      if (!doc) return;
+      // The tools offered with the conversation's calls: each entry's function, as a scenario's tool_defs.
+      const toolDefs = defs.map(({ function: f }) => ({ name: f.name, ...(f.description !== undefined && { description: f.description }), ...(f.parameters && { parameters: f.parameters }) }));
+      const { turns, ...head } = doc;
+      docs.push({ ...head, ...(toolDefs.length && { tool_defs: toolDefs }), turns });
     });
     if (problems.length) throw new ScenarioError(problems);
     annotate(docs, annotations(input, opts), quirks);
@@ -90,8 +95,21 @@ export const openai: Importer<OpenaiOptions> = {
   },
 };
 
+/** An entry of a request's `tools`: a function the model is offered. */
+const toolEntry = z.looseObject({
+  type: z.literal('function').optional(),
+  function: z.looseObject({ name: z.string().min(1), description: z.string().optional(), parameters: z.looseObject({}).optional() }),
+});
+
+/** One conversation of a file: its messages with their path in the file, and the `tools` beside them, if any. */
+interface FileConversation {
+  messages: unknown;
+  path: DocPath;
+  tools?: { value: unknown; path: DocPath };
+}
+
 /** The conversations of a file, each with its path in the file for messages. */
-function splitConversations(text: string, file: string): { messages: unknown; path: DocPath }[] {
+function splitConversations(text: string, file: string): FileConversation[] {
   const trimmed = text.trimStart();
   let items: unknown[];
   let jsonl = false;
@@ -107,14 +125,17 @@ function splitConversations(text: string, file: string): { messages: unknown; pa
     jsonl = whole === undefined;
     items = jsonl ? parseJsonLines(text, file) : [whole];
   }
-  const out: { messages: unknown; path: DocPath }[] = [];
+  const out: FileConversation[] = [];
   const single = !jsonl && Array.isArray(items[0]) ? (items[0] as unknown[]) : undefined;
   if (single && single.length && single.every((m) => m && typeof m === 'object' && 'role' in m)) return [{ messages: single, path: [] }];
   const list = single ?? items;
   list.forEach((item, i) => {
     const path: DocPath = jsonl ? [`line ${lineOf(text, i)}`] : [i];
     if (Array.isArray(item)) out.push({ messages: item, path });
-    else if (item && typeof item === 'object' && 'messages' in item) out.push({ messages: (item as { messages: unknown }).messages, path: [...path, 'messages'] });
+    else if (item && typeof item === 'object' && 'messages' in item) {
+      const { messages, tools } = item as { messages: unknown; tools?: unknown };
+      out.push({ messages, path: [...path, 'messages'], ...(tools !== undefined && { tools: { value: tools, path: [...path, 'tools'] } }) });
+    }
     else out.push({ messages: undefined, path: [...path, 'messages'] });
   });
   if (!out.length) throw new ScenarioError([{ file, path: '', message: 'no conversations in the file' }]);
