@@ -113,7 +113,7 @@ async function child(mode) {
  * results.json is assembled. Time spent in that writing is measured apart.
  */
 async function runCtxsim(conversations) {
-  const { POLICIES, policyFromString } = await dist('index.js');
+  const { CHAT_POLICIES: POLICIES, policyFromString } = await dist('index.js');
   const { tuneHeap } = await dist('engine/heap.js');
   const { streamStudyParallel } = await dist('engine/parallel.js');
   // As `ctxsim run` starts.
@@ -258,7 +258,7 @@ async function main() {
   const cores = availableParallelism();
 
   const { generateConversations } = await dist('scenario/generate/index.js');
-  const { POLICIES, messageText } = await dist('index.js');
+  const { CHAT_POLICIES: POLICIES, messageText } = await dist('index.js');
   const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-bench-'));
   try {
     process.stderr.write(`generating ${count} conversations × ${TURNS} turns…\n`);

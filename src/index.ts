@@ -51,7 +51,7 @@ export { replayContext, replayContexts } from './engine/run.js';
 export { byPolicy, summaryOf } from './engine/summary.js';
 
 // Policies: the registry, specs, writing one's own, the contract every policy keeps
-export { POLICIES, REGISTRY } from './policies/index.js';
+export { AGENT_POLICIES, CHAT_POLICIES, POLICIES, REGISTRY } from './policies/index.js';
 export { canonicalName, resolveSpec, type PolicyVariant } from './policies/spec.js';
 export type { Artifact, ForgetFact, ForgetInfo, ParamSpec, ParamTable, ParamValue, Params, Policy, PolicyDeps, PolicySession, PromptPlan, TurnInfo } from './policies/types.js';
 export { definePolicy, type PolicyParams } from './policies/define.js';

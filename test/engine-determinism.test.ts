@@ -6,7 +6,7 @@ import { replay } from '../src/engine/replay.js';
 import { replayContext, replayScenario, runStudy } from '../src/engine/run.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { textCounter } from '../src/tokens/encoding.js';
-import { allPolicies } from '../src/study/study.js';
+import { defaultPolicies } from '../src/study/study.js';
 import { conversation } from './_policies.js';
 import { capture } from './_io.js';
 import { tempDir } from './_tmp.js';
@@ -39,7 +39,7 @@ describe('count once', () => {
   const conv = conversation({ id: 'long', system: 'You are a support bot.', turns });
 
   it('a 200-turn conversation under the window policies tokenizes each distinct message once', () => {
-    const windows = allPolicies().filter((p) => ['full', 'window-turns', 'window-tokens', 'window'].includes(p.policy.id));
+    const windows = defaultPolicies().filter((p) => ['full', 'window-turns', 'window-tokens', 'window'].includes(p.policy.id));
     const r = runStudy({ conversations: [conv], policies: windows, seed: 1, models: ['gpt-4o-mini'], tokenizer: 'o200k_base' });
     expect(r.turns).toHaveLength(200 * 4);
     // Distinct texts: 200 user + 200 assistant + 10 tool-call texts + 10 results + system
@@ -55,7 +55,7 @@ describe('count once', () => {
       return raw(t);
     });
     const ctx = { ...replayContext({ seed: 1, model: 'gpt-4o-mini', tokenizer: 'o200k_base' }), tokens };
-    for (const v of allPolicies()) replay(conv, v, ctx);
+    for (const v of defaultPolicies()) replay(conv, v, ctx);
     expect([...seen.values()].filter((n) => n > 1)).toEqual([]);
     expect(tokens.tokenizerCalls).toBe(seen.size);
     expect(seen.size).toBeGreaterThan(425); // the conversation's own texts, plus summaries, fact sheets, templates
@@ -63,7 +63,7 @@ describe('count once', () => {
 
   it('a second scenario with the same texts (new message objects) tokenizes nothing: per-scenario tables are dropped, text counts are not', () => {
     const ctx = replayContext({ seed: 1, model: 'gpt-4o-mini', tokenizer: 'o200k_base' });
-    const policies = allPolicies();
+    const policies = defaultPolicies();
     const first = replayScenario(conv, 0, policies, [ctx]);
     const calls = ctx.tokens.tokenizerCalls;
     const again = conversation({ id: 'long-2', system: 'You are a support bot.', turns });

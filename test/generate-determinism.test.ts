@@ -66,7 +66,7 @@ describe('ctxsim generate', () => {
     expect(turns).toEqual([4, 4]);
 
     const cases: [string[], string][] = [
-      [['--profile', 'chatty'], 'ctxsim: unknown profile "chatty"; expected one of support, voice-assistant, coding, companion\n'],
+      [['--profile', 'chatty'], 'ctxsim: unknown profile "chatty"; expected one of support, voice-assistant, coding, companion, agent\n'],
       [['--profile', 'support', '--turns', '9-3'], 'ctxsim: --turns: expected a range MIN-MAX of whole numbers from 1, such as 5-40, got "9-3"\n'],
       [['--profile', 'support', '--set', 'correctionShare=2'], 'ctxsim: --set correctionShare: expected a number ≤ 1, got 2\n'],
       [['--profile', 'support', '--set', 'mood=happy'], 'ctxsim: --set mood: unknown key "mood"\n'],

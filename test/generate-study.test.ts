@@ -62,7 +62,7 @@ describe('generate: entries in a study', () => {
       ].join('\n'),
     );
     expect(await problems(() => loadStudy(file))).toEqual([
-      'bad.yaml:2:25 scenarios[0].generate.profile: unknown profile "chatty"; expected one of support, voice-assistant, coding, companion',
+      'bad.yaml:2:25 scenarios[0].generate.profile: unknown profile "chatty"; expected one of support, voice-assistant, coding, companion, agent',
       'bad.yaml:3:41 scenarios[1].generate.count: expected a number ≥ 1, got 0',
       'bad.yaml:4:61 scenarios[2].generate.correctionShare: expected a number ≤ 1, got 2',
       'bad.yaml:4:64 scenarios[2].generate.mood: unknown key "mood"',

@@ -55,12 +55,12 @@ const agent = conversation({
   ],
 });
 
-// Companion chats run 50–300 turns by default and coding sessions 10–60 with large code blocks: shorter ones keep this fast.
-const LENGTHS: Record<string, [number, number] | undefined> = { companion: [8, 30], coding: [6, 20] };
+// Companion chats run 50–300 turns by default, coding sessions 10–60 with large code blocks and agent sessions 20–200 rounds of long tool results: shorter ones keep this fast.
+const LENGTHS: Record<string, Record<string, unknown> | undefined> = { companion: { turns: [8, 30] }, coding: { turns: [6, 20] }, agent: { turns: [2, 4], steps: [2, 8], observationTokens: 150 } };
 const generated = [...PROFILES.keys()].flatMap((profile) =>
   Array.from({ length: 10 }, (_, k) => {
-    const turns = LENGTHS[profile];
-    const [c] = generateConversations({ profile, count: 1, seed: 100 + k, prefix: `${profile}-contract`, ...(turns && { params: { turns } }) });
+    const params = LENGTHS[profile];
+    const [c] = generateConversations({ profile, count: 1, seed: 100 + k, prefix: `${profile}-contract`, ...(params && { params }) });
     return withSafetyEvents(c!, 3 * k + 2, 5 * k + 1);
   }),
 );
@@ -122,7 +122,7 @@ const BROKEN: [ContractRule, Policy][] = [
     })),
   ],
   ['budget', brokenPolicy('over-budget', () => ({}))],
-  ['plan', brokenPolicy('late-upkeep', ({ session }) => ({ prompt: (pending, info) => ({ ...session.prompt(pending, info), upkeep: pending.length > 1 ? [{ kind: 'summary', model: 'm', inputTokens: 1, outputTokens: 1, sync: true }] : [] }) }))],
+  ['plan', brokenPolicy('half-token', ({ session }) => ({ prompt: (pending, info) => ({ ...session.prompt(pending, info), upkeep: [{ kind: 'summary', model: 'm', inputTokens: 1.5, outputTokens: 1, sync: true }] }) }))],
   [
     'provider-rules',
     brokenPolicy('empty-memo', ({ conversation, session }) => ({

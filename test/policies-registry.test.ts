@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { replayContext, runStudy } from '../src/engine/run.js';
-import { POLICIES, REGISTRY } from '../src/policies/index.js';
+import { CHAT_POLICIES, POLICIES, REGISTRY } from '../src/policies/index.js';
 import { resolveSpec, type PolicyVariant } from '../src/policies/spec.js';
 import { lookup } from '../src/pricing/prices.js';
 import type { Policy } from '../src/policies/types.js';
-import { allPolicies, policyFromString } from '../src/study/study.js';
+import { defaultPolicies, policyFromString } from '../src/study/study.js';
 import { shipped, variant } from './_policies.js';
 
 describe('policy registry', () => {
   it('holds each policy once, by its id, in report order; the default study runs them all with their defaults', () => {
     expect([...REGISTRY.keys()]).toEqual(POLICIES.map((p) => p.id));
     expect(new Set(POLICIES.map((p) => p.id)).size).toBe(POLICIES.length);
-    expect(allPolicies().map((v) => v.name)).toEqual(POLICIES.map((p) => p.id));
+    expect(defaultPolicies().map((v) => v.name)).toEqual(CHAT_POLICIES.map((p) => p.id));
   });
 
   it('resolves the new parameters with their defaults and names variants by what was given', () => {
@@ -71,7 +71,7 @@ describe('a policy whose parameters are a table of the first documented shape', 
 });
 
 describe('the default policies on the shipped voice-assistant scenario', () => {
-  const results = runStudy({ conversations: [shipped('voice-assistant-tasks.yaml')], policies: allPolicies(), seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto' });
+  const results = runStudy({ conversations: [shipped('voice-assistant-tasks.yaml')], policies: defaultPolicies(), seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto' });
   const row = (policy: string) => results.summary.find((s) => s.policy === policy)!;
 
   it('windows lose the early task id that summary-buffer, retrieval, facts and priority keep', () => {

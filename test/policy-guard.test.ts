@@ -101,9 +101,9 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
       'current-turn-last',
       brokenPolicy('broken', ({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [conversation.system!, ...pending, ...stored.flat()], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
       [],
-      'broken: turn 2 of tiny: current-turn-last: the current turn is not sent last, in full',
+      'broken: turn 2 of tiny: current-turn-last: the current turn is not sent last, its newest round in full: 2 message(s) after it',
     ],
-    ['current-turn-last (in part)', plan((p, pending) => ({ messages: p.messages.slice(0, p.messages.length - pending.length + 1) })), [], 'broken: turn 2 of tiny, call 2: current-turn-last: the current turn is not sent last, in full'],
+    ['current-turn-last (in part)', plan((p, pending) => ({ messages: p.messages.slice(0, p.messages.length - pending.length + 1) })), [], 'broken: turn 2 of tiny, call 2: current-turn-last: the current turn is not sent last, its newest round in full: round 1 is cut short'],
     [
       'tool-pairs',
       plan((p, pending) => ({ messages: [...p.messages.slice(0, -pending.length).filter((m) => !m.toolCalls), ...pending] })),
@@ -121,7 +121,6 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
     ['budget (overBudget when under it)', plan(() => ({ overBudget: true })), [], 'broken: turn 1 of tiny: budget: overBudget, but the system prompt and the current turn take 8 tokens of 100000'],
     ['plan: stablePrefix', plan(() => ({ stablePrefix: 99 })), [], 'broken: turn 1 of tiny: plan: stablePrefix 99 outside 1…1'],
     ['plan: upkeep counts', plan(() => ({ upkeep: [{ ...summary, inputTokens: 1.5 }] })), [], 'broken: turn 1 of tiny: plan: upkeep summary with 1.5 in, 5 out'],
-    ['plan: upkeep after tool results', plan(() => ({ upkeep: [summary] })), [], 'broken: turn 2 of tiny, call 2: plan: upkeep on the call after tool results (it is decided on the turn’s first call)'],
     ['plan: messages', plan(() => ({ messages: undefined })), [], 'broken: turn 1 of tiny: plan: messages is undefined, not an array'],
     [
       'plan: one array for every prompt',

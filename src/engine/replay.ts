@@ -4,7 +4,7 @@ import { guardPolicy } from '../policies/guard.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { Artifact, PolicySession, PromptPlan, TurnInfo } from '../policies/types.js';
 import { Meter } from '../pricing/meter.js';
-import type { PriceTable } from '../pricing/prices.js';
+import { lookup, type PriceTable } from '../pricing/prices.js';
 import { chooseModel, type CostSettings } from '../pricing/settings.js';
 import { policyViolations } from '../message-rules/blame.js';
 import type { RuleSet } from '../message-rules/provider.js';
@@ -181,7 +181,9 @@ class Replayer {
     // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario;
     // the checks count a prompt's tokens with the run's counter, so a prompt is counted once.
     const upkeep = this.upkeep(ctx.upkeep);
-    this.session = guardPolicy(variant.policy, variant.name, this.promptTokens).start(conversation, variant.params, { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks, upkeep });
+    const contextWindow = lookup(ctx.prices, model).maxInputTokens;
+    const deps = { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks, upkeep, ...(contextWindow !== undefined && { contextWindow }) };
+    this.session = guardPolicy(variant.policy, variant.name, this.promptTokens).start(conversation, variant.params, deps);
     this.tools = offeredTools(ctx.toolDefs, conversation.toolDefs, tokens);
     const head = this.tools?.head;
     const headTokens = this.tools?.tokens ?? 0;

@@ -23,18 +23,23 @@ import type { Artifact, ForgetFact, Policy, PolicySession, PromptPlan } from './
  * - `system-pinned`: the scenario's system prompt is message 0, and every
  *   system message (policy-made memories) comes before the first other one;
  * - `first-user`: the first message after the system messages is a user message;
- * - `current-turn-last`: the current turn (user message, tool call and
- *   results) is sent last, in full;
+ * - `current-turn-last`: the current turn is sent last: its user message,
+ *   then its rounds of tool calls in order, the newest in full; an earlier
+ *   round may be left out whole, or sent with a result replaced by a
+ *   placeholder that keeps its call id (an agent's context management acts
+ *   inside a long turn);
  * - `tool-pairs`: a tool call is followed by all its results, and no tool
  *   result is sent without its call;
  * - `whole-turns`: an earlier turn is sent whole or not at all, in the
- *   conversation's order, once; no later turn is sent;
+ *   conversation's order, once — its user message, its rounds of tool calls
+ *   (an agent's memory may leave out a round whole, or replace a result by a
+ *   placeholder), its reply; no later turn is sent;
  * - `budget`: a policy with a `budget` parameter sends no more tokens unless
  *   the plan says `overBudget`, which it says only when the system prompt and
  *   the current turn alone exceed it (and then sends only those);
  * - `plan`: the stable prefix lies between the system prompt and the current
- *   turn; upkeep has whole token counts and is decided on a turn's first
- *   call; a returned prompt is not changed afterwards;
+ *   turn; upkeep has whole token counts; a returned prompt is not changed
+ *   afterwards;
  * - `provider-rules`: no other provider message rule (same role twice, empty
  *   message) is broken by the policy, under any rule set;
  * - `determinism`: the same seed gives the same prompts, upkeep and artifacts;
@@ -299,8 +304,6 @@ export interface PlanCall {
   budget: number | undefined;
   /** Counts a prompt: the session's counter (its counts memoized per message), or a `PromptTokens` over it. */
   tokens: Pick<TokenCounter, 'prompt'>;
-  /** The call after tool results (upkeep is decided on a turn's first call). */
-  afterTools: boolean;
 }
 
 /** A rule one plan breaks, and what was seen. */
@@ -332,8 +335,9 @@ export function planProblems(plan: PromptPlan, call: PlanCall): PlanProblem[] {
   if (start < m.length && m[start]!.role !== 'user') fail('first-user', `the first message after the system messages is ${describe(m[start]!)}`);
 
   // current-turn-last
-  const at = m.length - pending.length;
-  if (at < 0 || pending.some((x, j) => !same(m[at + j]!, x))) fail('current-turn-last', 'the current turn is not sent last, in full');
+  const at = currentTurnAt(m, pending);
+  const problem = at < 0 ? 'its user message is not sent' : currentTurnProblem(m.slice(at + 1), pending);
+  if (problem) fail('current-turn-last', `the current turn is not sent last, its newest round in full: ${problem}`);
 
   // tool-pairs, and system-pinned: no system message after the others (one pass, as this runs on every call)
   let late = false;
@@ -373,8 +377,40 @@ export function planProblems(plan: PromptPlan, call: PlanCall): PlanProblem[] {
   for (const u of plan.upkeep) {
     if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) fail('plan', `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`);
   }
-  if (call.afterTools && plan.upkeep.length) fail('plan', 'upkeep on the call after tool results (it is decided on the turn’s first call)');
   return out;
+}
+
+/** Where the current turn starts in a prompt: the last place its user message is sent (-1: nowhere). */
+export function currentTurnAt(m: readonly Message[], pending: readonly Message[]): number {
+  for (let i = m.length - 1; i >= 0; i--) if (same(m[i]!, pending[0]!)) return i;
+  return -1;
+}
+
+/**
+ * What is wrong with what a prompt sends of the current turn after its user
+ * message (`sent`), or undefined: the turn's rounds in order, each whole or
+ * left out, a result verbatim or a placeholder with its call id; the newest
+ * round verbatim; nothing else.
+ */
+function currentTurnProblem(sent: readonly Message[], pending: readonly Message[]): string | undefined {
+  const rounds: Message[][] = [];
+  for (const x of pending.slice(1)) {
+    if (x.role === 'assistant' || !rounds.length) rounds.push([x]);
+    else rounds[rounds.length - 1]!.push(x);
+  }
+  let i = 0;
+  for (const [k, round] of rounds.entries()) {
+    const newest = k === rounds.length - 1;
+    if (!newest && (i >= sent.length || !same(sent[i]!, round[0]!))) continue;
+    for (const [j, x] of round.entries()) {
+      const y = sent[i + j];
+      if (!y) return `round ${k + 1} is cut short`;
+      const placeholder = !newest && j > 0 && y.role === 'tool' && y.toolCallId === x.toolCallId;
+      if (!same(y, x) && !placeholder) return `round ${k + 1} differs at its message ${j + 1}`;
+    }
+    i += round.length;
+  }
+  return i === sent.length ? undefined : `${sent.length - i} message(s) after it`;
 }
 
 /**
@@ -466,7 +502,7 @@ class Checker implements Watch {
     if (k === 0) this.startTurn(turn);
     const fail = (rule: ContractRule, detail: string) => this.fail(rule, turn.index, `call ${k + 1}: ${detail}`);
     const system = this.head[0];
-    for (const p of planProblems(plan, { system, pending, budget: this.budget, tokens: this.tokens, afterTools: k > 0 })) fail(p.rule, p.detail);
+    for (const p of planProblems(plan, { system, pending, budget: this.budget, tokens: this.tokens })) fail(p.rule, p.detail);
     // The checks below read the messages: a plan not of the right shape has had its problem reported.
     if (planShape(plan)) return;
     const m = plan.messages;
@@ -475,7 +511,8 @@ class Checker implements Watch {
     this.last = { turn: turn.index, k, messages: m, copy: [...m] };
 
     // whole-turns
-    this.wholeTurns(turn, m, pending, fail);
+    const at = currentTurnAt(m, pending);
+    this.wholeTurns(turn, m.slice(0, Math.max(0, at)), fail);
 
     // provider-rules
     const found = new Map<string, string[]>();
@@ -490,15 +527,15 @@ class Checker implements Watch {
 
     // forget-cascade, moderation: the memory part of the prompt
     if (this.forgotten.size || this.marks.length) {
-      const memory = m.slice(0, Math.max(0, m.length - pending.length)).filter((x) => x !== system);
+      const memory = m.slice(0, Math.max(0, at)).filter((x) => x !== system);
       for (const v of this.forgotten) if (memory.some((x) => searchText(x).includes(v))) fail('forget-cascade', `the prompt holds the erased value "${v}"`);
       for (const { turn: t, mark } of this.marks) if (memory.some((x) => searchText(x).includes(mark))) fail('moderation', `the prompt holds dropped turn ${t}`);
     }
   }
 
   /** Earlier turns whole, in order, once; the current turn only as pending; no later turn. */
-  private wholeTurns(turn: Turn, m: readonly Message[], pending: readonly Message[], fail: (rule: ContractRule, detail: string) => void): void {
-    const verbatim = m.slice(0, m.length - pending.length).filter((x) => !x.origin && x.role !== 'system' && x.turn !== undefined);
+  private wholeTurns(turn: Turn, before: readonly Message[], fail: (rule: ContractRule, detail: string) => void): void {
+    const verbatim = before.filter((x) => !x.origin && x.role !== 'system' && x.turn !== undefined);
     let i = 0;
     let previous = 0;
     while (i < verbatim.length) {
@@ -515,9 +552,9 @@ class Checker implements Watch {
       previous = Math.max(previous, t);
       const source = this.conversation.turns[t - 1];
       if (!source) continue;
-      const whole = [source.user, ...source.tools, ...(source.assistant ? [source.assistant] : [])];
-      if (sent.length !== whole.length || sent.some((x, j) => x.role !== whole[j]!.role || x.toolCallId !== whole[j]!.toolCallId)) {
-        fail('whole-turns', `turn ${t} sent in part (${sent.length} of its ${whole.length} messages)`);
+      if (!sentWhole(sent, source)) {
+        const whole = 1 + source.tools.length + (source.assistant ? 1 : 0);
+        fail('whole-turns', `turn ${t} sent in part (${sent.length} of its ${whole} messages)`);
       }
     }
   }
@@ -571,8 +608,32 @@ class Checker implements Watch {
 }
 
 /** The same message: the object itself, or one with the same role, text and tool ids. */
+/**
+ * Whether the messages sent of an earlier turn are the turn, whole: its user
+ * message, some of its rounds (each whole, in order; a result may be a
+ * placeholder with its call id) and its reply. Messages are told apart by
+ * role and call ids.
+ */
+function sentWhole(sent: readonly Message[], turn: Turn): boolean {
+  const key = (x: Message) => `${x.role}:${x.toolCallId ?? x.toolCalls?.map((c) => c.id).join(',') ?? ''}`;
+  const rounds: string[][] = [];
+  for (const x of turn.tools) {
+    if (x.role === 'assistant' || !rounds.length) rounds.push([key(x)]);
+    else rounds[rounds.length - 1]!.push(key(x));
+  }
+  const keys = sent.map(key);
+  if (keys[0] !== key(turn.user)) return false;
+  let i = 1;
+  for (const round of rounds) if (round.every((k, j) => keys[i + j] === k)) i += round.length;
+  if (turn.assistant && keys[i++] !== key(turn.assistant)) return false;
+  return i === keys.length;
+}
+
+/** The same message: the same object, or the same role, call ids and text. */
 function same(a: Message, b: Message): boolean {
-  return a === b || (a.role === b.role && a.toolCallId === b.toolCallId && messageText(a) === messageText(b));
+  if (a === b) return true;
+  const ids = (m: Message) => m.toolCalls?.map((c) => c.id).join(',') ?? '';
+  return a.role === b.role && a.toolCallId === b.toolCallId && ids(a) === ids(b) && messageText(a) === messageText(b);
 }
 
 function describe(m: Message): string {

@@ -14,7 +14,7 @@ import type { Policy, PolicySession } from './types.js';
  * with a `CtxsimError` (code `policy`, exit 2) of one line naming the
  * policy, the turn and the scenario:
  *
- *     keep-edges: turn 5 of noah-amnesia: current-turn-last: the current turn is not sent last, in full
+ *     keep-edges: turn 5 of noah-amnesia: current-turn-last: the current turn is not sent last, its newest round in full: 4 message(s) after it
  *     keep-edges: turn 5 of noah-amnesia: threw: <its message>
  *
  * What the policy threw is the error's `cause` (its stack for `CTXSIM_DEBUG=1`).
@@ -54,7 +54,8 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
       /** The messages of the previous call. */
       let previous: unknown;
       // Messages are made only on failure: the checks run on every call.
-      const during = (t: number, afterTools: boolean) => `${label}: turn ${t} of ${scenario}${afterTools ? ', call 2' : ''}`;
+      // A turn's call k comes after k − 1 rounds of tool calls, each opened by an assistant message in `pending`.
+      const during = (t: number, call: number) => `${label}: turn ${t} of ${scenario}${call > 1 ? `, call ${call}` : ''}`;
       const after = (t: number) => `${label}: ${t ? `after turn ${t}` : 'before the first turn'} of ${scenario}`;
       const upkeep = (list: UpkeepCall[], where: () => string) => {
         const bad = upkeepShape(list);
@@ -64,21 +65,21 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
       return {
         prompt(pending, info) {
           const t = (turn = info.turn.index);
-          const afterTools = pending.length > 1;
-          const plan = attempt(() => session.prompt(pending, info), () => `${during(t, afterTools)}: threw`);
-          const problem = planProblems(plan, { system, pending, budget, tokens, afterTools }).find((p) => !measured.has(p.rule));
-          if (problem) throw new CtxsimError(`${during(t, afterTools)}: ${problem.rule}: ${problem.detail}`, 'policy');
+          const call = 1 + pending.filter((x) => x.role === 'assistant').length;
+          const plan = attempt(() => session.prompt(pending, info), () => `${during(t, call)}: threw`);
+          const problem = planProblems(plan, { system, pending, budget, tokens }).find((p) => !measured.has(p.rule));
+          if (problem) throw new CtxsimError(`${during(t, call)}: ${problem.rule}: ${problem.detail}`, 'policy');
           // The run keeps the previous prompt to compare the next one with: one array changed in place would spoil that.
           if (plan.messages === previous) {
-            throw new CtxsimError(`${during(t, afterTools)}: plan: the messages are the previous call's array again (each prompt is an array of its own, not changed after it is returned)`, 'policy');
+            throw new CtxsimError(`${during(t, call)}: plan: the messages are the previous call's array again (each prompt is an array of its own, not changed after it is returned)`, 'policy');
           }
           previous = plan.messages;
           return plan;
         },
         commit(exchange, info) {
           const t = (turn = info.turn.index);
-          const upkept = attempt(() => session.commit(exchange, info), () => `${during(t, false)}: commit threw`);
-          return upkeep(upkept, () => `${during(t, false)}: commit`);
+          const upkept = attempt(() => session.commit(exchange, info), () => `${during(t, 1)}: commit threw`);
+          return upkeep(upkept, () => `${during(t, 1)}: commit`);
         },
         forget(facts, info) {
           const upkept = attempt(() => session.forget(facts, info), () => `${after(info.afterTurn)}: forget threw`);

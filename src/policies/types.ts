@@ -33,6 +33,8 @@ export interface PolicyDeps {
   random: () => number;
   /** The chat model. */
   model: string;
+  /** The chat model's context window in tokens, when the price table knows it. */
+  contextWindow?: number;
   /** The pieces the built-in policies are made of (the package's `blocks`, the same object), for a policy module that imports nothing. */
   blocks: Blocks;
   /**

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { globSync } from 'tinyglobby';
 import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
-import { REGISTRY } from '../policies/index.js';
+import { CHAT_POLICIES, REGISTRY } from '../policies/index.js';
 import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } from '../policies/spec.js';
 import { loadPolicyModules, moduleRequest, resolveNamed, resolveSpecString, type PolicyModules } from './policy-modules.js';
 import { loadPrices } from '../pricing/load.js';
@@ -156,9 +156,9 @@ export function studyJsonSchema(): Record<string, unknown> {
   return fileJsonSchema(file, { file: 'study.schema.json', title: 'ctxsim study', durations: [COST_KEYS.cacheTtl.unwrap()] });
 }
 
-/** Every policy with its defaults, in registry order. */
-export function allPolicies(): PolicyVariant[] {
-  return [...REGISTRY.keys()].flatMap((id) => resolveSpec(REGISTRY, id, []) as PolicyVariant[]);
+/** Every chat policy with its defaults, in registry order: the default study's policies. */
+export function defaultPolicies(): PolicyVariant[] {
+  return CHAT_POLICIES.flatMap((p) => resolveSpec(REGISTRY, p.id, []) as PolicyVariant[]);
 }
 
 /** The generated part of the default study: a small mix of every profile, kept fast. */
@@ -172,7 +172,7 @@ const DEFAULT_GENERATED: readonly [string, number, Record<string, unknown>][] = 
 /**
  * The built-in default study: the shipped scenarios plus generated ones
  * (20 support, 5 voice-assistant, 2 coding, 1 companion chat), every
- * policy, builtin prices, `reports/`.
+ * chat policy, builtin prices, `reports/`.
  */
 export function defaultStudy(): Study {
   return {
@@ -186,7 +186,7 @@ export function defaultStudy(): Study {
       { kind: 'glob', pattern: 'scenarios/*.yaml', base: PACKAGE_DIR },
       ...DEFAULT_GENERATED.map(([profile, count, params]): GenerateSource => ({ kind: 'generate', profile, count, params })),
     ],
-    policies: allPolicies(),
+    policies: defaultPolicies(),
     out: resolve('reports'),
   };
 }

@@ -1,6 +1,7 @@
 import { UsageError } from '../../errors.js';
 import type { Conversation } from '../../types.js';
 import { validateDocs, type ScenarioOut } from '../docs.js';
+import { agent } from './agent.js';
 import { coding } from './coding.js';
 import { companion } from './companion.js';
 import type { CommonProfileParams, Profile } from './profile.js';
@@ -12,7 +13,7 @@ export type { Profile } from './profile.js';
 
 /** Every profile, by id, in the order help lists them. */
 export const PROFILES: ReadonlyMap<string, Profile> = new Map<string, Profile>(
-  [support, voiceAssistant, coding, companion].map((p) => [p.id, p as unknown as Profile]),
+  [support, voiceAssistant, coding, companion, agent].map((p) => [p.id, p as unknown as Profile]),
 );
 
 /** What to generate. `params` are profile overrides, already validated by the profile's schema. */

@@ -1,0 +1,53 @@
+import type { Message } from '../types.js';
+
+/**
+ * What the agent policies share: a turn's rounds, the names of the tools
+ * their results answer, and placeholders that stand for a result left out.
+ */
+
+/** The rounds of tool calls of a turn's messages after its user message: each an assistant message, then its results. */
+export function roundsOf(messages: readonly Message[]): Message[][] {
+  const rounds: Message[][] = [];
+  for (const m of messages) {
+    if (m.role === 'assistant' && m.toolCalls?.length) rounds.push([m]);
+    else if (rounds.length && m.role === 'tool') rounds[rounds.length - 1]!.push(m);
+  }
+  return rounds;
+}
+
+/** The names of the tools called, by call id: learnt from every message that calls one. */
+export class ToolNames {
+  private readonly names = new Map<string, string>();
+
+  learn(messages: readonly Message[]): void {
+    for (const m of messages) for (const c of m.toolCalls ?? []) this.names.set(c.id, c.name);
+  }
+
+  of(result: Message): string {
+    return (result.toolCallId !== undefined && this.names.get(result.toolCallId)) || 'a tool';
+  }
+}
+
+/**
+ * Placeholders for tool results, one object per result (the same text each
+ * time), so a prompt that replaces a result the same way on every call keeps
+ * a stable prefix for caching. The placeholder keeps the result's role, call
+ * id and turn: the call stays paired.
+ */
+export class Placeholders {
+  private readonly made = new WeakMap<Message, Message>();
+
+  constructor(private readonly text: (tool: string) => string) {}
+
+  for(result: Message, tool: string): Message {
+    let p = this.made.get(result);
+    if (!p) this.made.set(result, (p = { ...result, content: this.text(tool) }));
+    return p;
+  }
+}
+
+/** Where the newest round of the current turn starts in `pending` (its length when the turn has no round yet). */
+export function newestRoundStart(pending: readonly Message[]): number {
+  for (let i = pending.length - 1; i > 0; i--) if (pending[i]!.role === 'assistant') return i;
+  return pending.length;
+}

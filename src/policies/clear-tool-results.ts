@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import type { Message } from '../types.js';
+import { newestRoundStart, Placeholders, ToolNames } from './_agent.js';
+import { transcriptArtifact } from './_forget.js';
+import { pinned, Transcript, transcriptMemory } from './_transcript.js';
+import { definePolicy } from './define.js';
+import { int, text } from './params.js';
+
+/**
+ * Anthropic's context editing (`clear_tool_uses_20250919`), call by call as
+ * the API applies it: once the prompt would exceed `trigger` tokens, every
+ * tool result but those of the newest `keep` tool uses (and of the tools in
+ * `exclude`) is replaced by a placeholder, "[result of read_file cleared]" —
+ * unless that would clear fewer than `clearAtLeast` tokens, in which case
+ * nothing is cleared. Clearing changes the prompt's prefix, so the cache is
+ * written again from the first newly cleared result on.
+ */
+export const clearToolResults = definePolicy({
+  id: 'clear-tool-results',
+  describe: 'past `trigger` tokens, tool results but the newest `keep` tool uses replaced by a placeholder (Anthropic context editing)',
+  params: z.object({
+    trigger: int({ default: 100000, min: 1, describe: 'prompt tokens above which old tool results are cleared' }),
+    keep: int({ default: 3, min: 0, describe: 'newest tool uses whose results stay (the round being read is always sent whole)' }),
+    clearAtLeast: int({ default: 0, min: 0, describe: 'fewest tokens a clearing must free, or nothing is cleared (clearing rewrites the cached prefix)' }),
+    exclude: text({ describe: 'tools whose results are never cleared, names joined by + (e.g. web_search+read_file)' }),
+  }),
+  start(conversation, params, { tokens }) {
+    const history = new Transcript(params.sessionCap);
+    const head = pinned(conversation);
+    const names = new ToolNames();
+    const placeholders = new Placeholders((tool) => `[result of ${tool} cleared]`);
+    const exclude = new Set((params.exclude ?? '').split('+').map((s) => s.trim()).filter(Boolean));
+    return {
+      prompt(pending) {
+        names.learn(pending);
+        const stored = history.flat;
+        const messages: Message[] = [...head, ...stored, ...pending];
+        const plan = (m: Message[]) => ({ messages: m, overBudget: false, upkeep: [], stablePrefix: head.length + stored.length });
+        if (tokens.prompt(messages) <= params.trigger) return plan(messages);
+        // The newest `keep` tool uses stay (walking back from the newest result), and so does the round being read.
+        const newest = head.length + stored.length + newestRoundStart(pending);
+        const cleared = [...messages];
+        let kept = 0;
+        let freed = 0;
+        for (let i = messages.length - 1; i >= head.length; i--) {
+          const m = messages[i]!;
+          if (m.role !== 'tool') continue;
+          if (i >= newest || kept < params.keep) {
+            kept++;
+            continue;
+          }
+          const tool = names.of(m);
+          if (exclude.has(tool)) continue;
+          const p = placeholders.for(m, tool);
+          freed += tokens.message(m) - tokens.message(p);
+          cleared[i] = p;
+        }
+        return plan(freed > 0 && freed >= params.clearAtLeast ? cleared : messages);
+      },
+      ...transcriptMemory(history, params),
+      artifacts: () => [transcriptArtifact(history.messages())],
+    };
+  },
+});
