@@ -72,6 +72,13 @@ describe('mask-observations', () => {
     ]);
   });
 
+  it('with batch, masks results a whole batch at a time, so more than keep may stay verbatim for a while', () => {
+    const { calls } = sent('mask-observations:keep=1,batch=2');
+    expect(results(calls[3]!.call.plan.messages)).toEqual(['[output of search omitted]', '[output of read_file omitted]', 'run_tests output 3']);
+    // Three older results: two go (a batch), one stays until the next batch fills.
+    expect(results(calls[4]!.call.plan.messages)).toEqual(['[output of search omitted]', '[output of read_file omitted]', 'run_tests output 3', 'edit_file output 4', 'run_tests output 5']);
+  });
+
   it('a masked result is the same message on every later call, so the masked prefix stays cached', () => {
     const { calls } = sent('mask-observations:keep=1');
     const masked = (k: number) => calls[k]!.call.plan.messages.find((x) => x.content === '[output of search omitted]');

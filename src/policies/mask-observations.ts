@@ -12,13 +12,16 @@ import { int } from './params.js';
  * are replaced by a short placeholder, "[output of read_file omitted]", while
  * the calls themselves stay — observation masking, which on SWE-bench halves
  * an agent's cost against the raw transcript (Lindenbauer et al., 2025). A
- * result once masked stays masked, so the masked prefix stays cached.
+ * result once masked stays masked, so the masked prefix stays cached; but
+ * each newly masked result changes the prompt from there on, so with prompt
+ * caching `batch` masks results `batch` at a time, breaking the cache less often.
  */
 export const maskObservations = definePolicy({
   id: 'mask-observations',
   describe: 'everything, but tool results older than the newest `keep` replaced by a placeholder (the calls stay)',
   params: z.object({
     keep: int({ default: 10, min: 0, describe: 'newest tool results sent verbatim (the round being read is always sent whole)' }),
+    batch: int({ default: 1, min: 1, describe: 'results masked at a time: more than `keep` may stay verbatim until `batch` more can go, so the cached prefix breaks less often' }),
   }),
   start(conversation, params) {
     const history = new Transcript(params.sessionCap);
@@ -29,19 +32,19 @@ export const maskObservations = definePolicy({
       prompt(pending) {
         names.learn(pending);
         const all: Message[] = [...history.flat, ...pending];
-        // Walking back from the newest result, `keep` results stay (and the round being read, whatever `keep`); older ones are masked.
+        // Walking back from the newest result, `keep` results stay (and the round being read, whatever `keep`);
+        // of the older ones, a whole number of batches is masked, the oldest first.
         const newest = history.flat.length + newestRoundStart(pending);
-        let kept = 0;
-        let stable = history.flat.length;
-        for (let i = all.length - 1; i >= 0; i--) {
-          const m = all[i]!;
-          if (m.role !== 'tool') continue;
-          if (i >= newest || kept < params.keep) {
-            kept++;
-            // The prefix up to the oldest result still sent verbatim is masked for good: stable.
-            if (i < history.flat.length) stable = i;
-          } else all[i] = placeholders.for(m, names.of(m));
-        }
+        const results: number[] = [];
+        for (let i = all.length - 1; i >= 0; i--) if (all[i]!.role === 'tool') results.push(i);
+        let verbatim = 0;
+        while (verbatim < results.length && (results[verbatim]! >= newest || verbatim < params.keep)) verbatim++;
+        const older = results.length - verbatim;
+        const masked = older - (older % params.batch);
+        for (const i of results.slice(results.length - masked)) all[i] = placeholders.for(all[i]!, names.of(all[i]!));
+        // The prefix up to the oldest result still sent verbatim is masked for good: stable.
+        const oldestVerbatim = results[results.length - masked - 1];
+        const stable = oldestVerbatim === undefined ? history.flat.length : Math.min(oldestVerbatim, history.flat.length);
         return { messages: [...head, ...all], overBudget: false, upkeep: [], stablePrefix: head.length + stable };
       },
       // Every call of a stored turn was seen in a `pending` first: its tool names are known.
