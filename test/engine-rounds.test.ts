@@ -126,6 +126,16 @@ describe('a scenario turn of several rounds', () => {
     expect(r.turns[1]!.overBudget).toBe(false);
   });
 
+  it('explain shows what the provider billed for a call, from a transcript, beside what ctxsim counts', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'billed.yaml'), AGENT.replace('      - assistant: Let me find the parser.\n', '      - assistant: Let me find the parser.\n        usage: {input: 40, output: 12}\n'));
+    const io = capture();
+    expect(await runMain(['explain', join(dir, 'billed.yaml'), '--policy', 'full', '--turn', '1', '--tokenizer', 'chars4'], io)).toBe(0);
+    const counted = Number(/^\s+total\s+(\d+)/m.exec(io.stdout)![1]);
+    expect(io.stdout).toContain(`  billed by the provider: 40 prompt tokens (ctxsim counts ${counted}, ${counted >= 40 ? '+' : '−'}${Math.abs((counted / 40 - 1) * 100).toFixed(1)}%)\n`);
+    expect(io.stdout.match(/billed by the provider/g)).toHaveLength(1);
+  });
+
   it('explain shows every call', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'agent.yaml'), AGENT);

@@ -58,9 +58,16 @@ export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
   calls.forEach((call, i) => {
     io.out(`\ncall ${i + 1} of ${calls.length}${call.plan.overBudget ? ' (over budget)' : ''}\n`);
     io.out(callTable(call, ctx.tokens));
+    // A transcript's billed usage for this call (the call that wrote its output), beside what ctxsim counts.
+    const billed = call.output?.billed;
+    if (billed) io.out(`  billed by the provider: ${billed.input} prompt tokens (ctxsim counts ${call.promptTokens}, ${signedPercent(call.promptTokens / billed.input - 1)})\n`);
     io.out(policyMade(call, ctx.tokens));
   });
   return 0;
+}
+
+function signedPercent(x: number): string {
+  return `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`;
 }
 
 function label(m: Message): string {
