@@ -45,9 +45,9 @@ export function importCommand(io: IO): Command<ImportFlags> {
         .option('user', { type: 'string', describe: 'locomo: speaker_a | speaker_b plays the user' })
         .option('fact-value', { type: 'string', describe: 'locomo: text | answer (what a probed fact is)' })
         .option('system', { type: 'string', describe: 'abcd: system prompt for every conversation' })
-        .option('annotations', { type: 'string', describe: 'openai: side file of facts and probes by conversation id' })
-        .option('fact', { type: 'string', array: true, describe: 'openai: name=value for every conversation (repeatable)' })
-        .option('probe', { type: 'string', array: true, describe: 'openai: TURN:name[,name] for every conversation (repeatable)' })
+        .option('annotations', { type: 'string', describe: 'openai, claude-code, swe-agent, anthropic: side file of facts and probes by conversation id' })
+        .option('fact', { type: 'string', array: true, describe: 'openai, claude-code, swe-agent, anthropic: name=value for every conversation (repeatable)' })
+        .option('probe', { type: 'string', array: true, describe: 'openai, claude-code, swe-agent, anthropic: TURN:name[,name] for every conversation (repeatable)' })
         .option('ask', { type: 'boolean', describe: 'multiwoz: end with a turn asking for the booking references (default on; --no-ask)' }),
     handler: (argv: ImportFlags) => importCmd(argv, io),
   };

@@ -16,7 +16,7 @@ import { SCHEMA_BASE_URL } from './schema.js';
 export const SCENARIO_MODELINE = `# yaml-language-server: $schema=${SCHEMA_BASE_URL}scenario.schema.json`;
 
 /** Keys written in flow style (`{name: Kavya}`), as hand-written scenarios do. */
-const FLOW_KEYS = new Set(['facts', 'probe', 'args', 'result', 'forget']);
+const FLOW_KEYS = new Set(['facts', 'probe', 'args', 'result', 'forget', 'usage']);
 
 /**
  * Serializes a scenario document to YAML that loads back to the same
@@ -42,7 +42,7 @@ export function scenariosToYamlStream(docs: readonly ScenarioOut[], header: read
 
 /** A turn's keys in reading order, whatever order they were set in. */
 function ordered(t: TurnOut): TurnOut {
-  const { user, gap, facts, probe, tools, assistant, injection } = t;
+  const { user, gap, facts, probe, tools, assistant, usage, injection } = t;
   return {
     user,
     ...(gap !== undefined && { gap }),
@@ -50,6 +50,7 @@ function ordered(t: TurnOut): TurnOut {
     ...(probe !== undefined && { probe }),
     ...(tools !== undefined && { tools }),
     ...(assistant !== undefined && { assistant }),
+    ...(usage !== undefined && { usage }),
     ...(injection !== undefined && { injection }),
   };
 }

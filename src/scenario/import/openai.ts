@@ -19,7 +19,8 @@ export interface OpenaiOptions {
   probe?: string[];
 }
 
-const options = z.strictObject({
+/** The options (also of the agent-transcript importers, which annotate the same way). */
+export const options = z.strictObject({
   prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').optional(),
   annotations: z.string().min(1).optional(),
   fact: z.array(z.string().regex(/^[^=]+=.+$/s, 'expected name=value')).optional(),
@@ -77,15 +78,26 @@ export const openai: Importer<OpenaiOptions> = {
     const prefix = opts.prefix ?? (slug(basename(path).replace(/\.(jsonl?|ndjson)$/i, '')) || 'openai');
     const docs: ScenarioOut[] = [];
     const width = Math.max(4, String(conversations.length).length);
-    conversations.forEach(({ messages, path: at, tools }, k) => {
-      const msgs = checkShape(z.array(message).min(1), messages, file, at, problems);
-      const defs = tools === undefined ? [] : checkShape(z.array(toolEntry), tools.value, file, tools.path, problems);
-      if (!msgs || !defs) return;
+    conversations.forEach(({ messages, path: at, tools, responses }, k) => {
       const id = `${prefix}-${String(k + 1).padStart(width, '0')}`;
+      const msgs = responses ? responsesMessages(messages, responses.instructions, file, at, problems, quirks, id) : checkShape(z.array(message).min(1), messages, file, at, problems);
+      const defs =
+        tools === undefined ? [] : responses ? checkShape(z.array(z.union([toolEntry, responsesTool, builtinTool])), tools.value, file, tools.path, problems) : checkShape(z.array(toolEntry), tools.value, file, tools.path, problems);
+      if (!msgs || !defs) return;
       const doc = conversationDoc(id, msgs, file, at, problems, quirks);
       if (!doc) return;
       // The tools offered with the conversation's calls: each entry's function, as a scenario's tool_defs.
-      const toolDefs = defs.map(({ function: f }) => ({ name: f.name, ...(f.description !== undefined && { description: f.description }), ...(f.parameters && { parameters: f.parameters }) }));
+      // (A Responses API entry is the function itself.)
+      const toolDefs = defs
+        .flatMap((d): { name: string; description?: string | null; parameters?: Record<string, unknown> | null }[] => {
+          const chat = toolEntry.safeParse(d);
+          if (chat.success) return [chat.data.function];
+          const fn = responsesTool.safeParse(d);
+          if (fn.success) return [fn.data];
+          quirks.add('builtin-tool', 'built-in tools offered (web search, file search…: no definition to count, left out)', `${id} ${String(d.type)}`);
+          return [];
+        })
+        .map((f) => ({ name: f.name, ...(typeof f.description === 'string' && { description: f.description }), ...(f.parameters && { parameters: f.parameters }) }));
       const { turns, ...head } = doc;
       docs.push({ ...head, ...(toolDefs.length && { tool_defs: toolDefs }), turns });
     });
@@ -101,11 +113,86 @@ const toolEntry = z.looseObject({
   function: z.looseObject({ name: z.string().min(1), description: z.string().optional(), parameters: z.looseObject({}).optional() }),
 });
 
+/** An entry of a Responses API request's `tools`: a function, flat. */
+const responsesTool = z.looseObject({ type: z.literal('function'), name: z.string().min(1), description: z.string().nullish(), parameters: z.looseObject({}).nullish() });
+
+/** A built-in tool of the Responses API (`web_search`, `file_search`…): no function definition. */
+const builtinTool = z.looseObject({ type: z.string().regex(/^(?!function$)/, 'expected a built-in tool type') });
+
+const responsesMessage = z.looseObject({
+  type: z.literal('message').optional(),
+  role: z.enum(['system', 'developer', 'user', 'assistant']),
+  content: z.union([z.string(), z.array(part)]),
+});
+const functionCall = z.looseObject({ type: z.literal('function_call'), call_id: z.string().min(1), name: z.string().min(1), arguments: z.string() });
+const functionCallOutput = z.looseObject({ type: z.literal('function_call_output'), call_id: z.string().min(1), output: z.union([z.string(), z.array(part)]) });
+
+/**
+ * Responses API input items as chat messages: a `message` item is a message,
+ * `function_call` items join the assistant message before them (one model
+ * response: its text and its calls) or open one, a `function_call_output`
+ * is a tool message; `instructions` is the system message. Reasoning and
+ * other items are dropped and counted. Problems name the item.
+ */
+function responsesMessages(input: unknown, instructions: unknown, file: string, at: DocPath, problems: Problem[], quirks: QuirkLog, id: string): Msg[] | undefined {
+  const before = problems.length;
+  const problem = (path: DocPath, msg: string) => problems.push(SourceDoc.fromValue(file, null).problem(path, msg));
+  const items = typeof input === 'string' ? [{ role: 'user', content: input }] : checkShape(z.array(z.looseObject({ type: z.string().optional() })).min(1), input, file, at, problems);
+  if (!items) return undefined;
+  const out: Msg[] = [];
+  if (typeof instructions === 'string' && instructions) out.push({ role: 'system', content: instructions });
+  const pending = new Set<string>();
+  let started = false;
+  /** The assistant message of the response being read, open for more calls. */
+  let open: Msg | undefined;
+  items.forEach((item, j) => {
+    const here: DocPath = [...at, j];
+    const type = item.type ?? 'message';
+    if (type === 'message') {
+      const m = checkShape(responsesMessage, item, file, here, problems);
+      if (!m) return;
+      if ((m.role === 'system' || m.role === 'developer') && started) return problem([...here, 'role'], 'a system message after the conversation started is not supported');
+      started ||= m.role === 'user' || m.role === 'assistant';
+      const msg: Msg = { role: m.role, content: m.content };
+      out.push(msg);
+      open = m.role === 'assistant' ? msg : undefined;
+    } else if (type === 'function_call') {
+      const c = checkShape(functionCall, item, file, here, problems);
+      if (!c) return;
+      let args: unknown;
+      try {
+        args = c.arguments.trim() ? JSON.parse(c.arguments) : {};
+      } catch {
+        args = undefined;
+      }
+      if (!args || typeof args !== 'object' || Array.isArray(args)) return problem([...here, 'arguments'], `expected a JSON object, got ${JSON.stringify(c.arguments.slice(0, 40))}`);
+      started = true;
+      if (!open) out.push((open = { role: 'assistant', content: null }));
+      open.tool_calls = [...(open.tool_calls ?? []), { id: c.call_id, type: 'function', function: { name: c.name, arguments: c.arguments } }];
+      pending.add(c.call_id);
+    } else if (type === 'function_call_output') {
+      const o = checkShape(functionCallOutput, item, file, here, problems);
+      if (!o) return;
+      if (!pending.delete(o.call_id)) return problem([...here, 'call_id'], `answers no function call before it (${JSON.stringify(o.call_id)})`);
+      out.push({ role: 'tool', tool_call_id: o.call_id, content: o.output });
+      open = undefined;
+    } else quirks.add('responses-item', 'Responses API items other than messages and function calls (reasoning, built-in tool calls: dropped)', `${id} ${type}`);
+  });
+  if (problems.length > before) return undefined;
+  if (!out.length) {
+    problem(at, 'expected at least one message or function call');
+    return undefined;
+  }
+  return out;
+}
+
 /** One conversation of a file: its messages with their path in the file, and the `tools` beside them, if any. */
 interface FileConversation {
   messages: unknown;
   path: DocPath;
   tools?: { value: unknown; path: DocPath };
+  /** Set for the Responses API's input items (with the request's `instructions`). */
+  responses?: { instructions: unknown };
 }
 
 /** The conversations of a file, each with its path in the file for messages. */
@@ -127,6 +214,11 @@ function splitConversations(text: string, file: string): FileConversation[] {
   }
   const out: FileConversation[] = [];
   const single = !jsonl && Array.isArray(items[0]) ? (items[0] as unknown[]) : undefined;
+  const isObj = (m: unknown): m is Record<string, unknown> => Boolean(m) && typeof m === 'object' && !Array.isArray(m);
+  // A Responses API input: items with a `type` (function_call, function_call_output, message) or a `role`.
+  if (single && single.length && single.every((m) => isObj(m) && ('role' in m || 'type' in m)) && single.some((m) => isObj(m) && typeof m.type === 'string')) {
+    return [{ messages: single, path: [], responses: { instructions: undefined } }];
+  }
   if (single && single.length && single.every((m) => m && typeof m === 'object' && 'role' in m)) return [{ messages: single, path: [] }];
   const list = single ?? items;
   list.forEach((item, i) => {
@@ -135,6 +227,10 @@ function splitConversations(text: string, file: string): FileConversation[] {
     else if (item && typeof item === 'object' && 'messages' in item) {
       const { messages, tools } = item as { messages: unknown; tools?: unknown };
       out.push({ messages, path: [...path, 'messages'], ...(tools !== undefined && { tools: { value: tools, path: [...path, 'tools'] } }) });
+    } else if (item && typeof item === 'object' && 'input' in item) {
+      // A Responses API request: `input` items (or text), `instructions`, `tools`.
+      const { input, tools, instructions } = item as { input: unknown; tools?: unknown; instructions?: unknown };
+      out.push({ messages: input, path: [...path, 'input'], responses: { instructions }, ...(tools !== undefined && { tools: { value: tools, path: [...path, 'tools'] } }) });
     }
     else out.push({ messages: undefined, path: [...path, 'messages'] });
   });
@@ -230,7 +326,7 @@ function conversationDoc(id: string, msgs: Msg[], file: string, at: DocPath, pro
 }
 
 /** Reads the side file and flags into annotations by conversation id (`*` = all). */
-function annotations({ base }: ImportInput, opts: OpenaiOptions): Map<string, Annotation[]> {
+export function annotations({ base }: ImportInput, opts: OpenaiOptions): Map<string, Annotation[]> {
   const out = new Map<string, Annotation[]>();
   const add = (id: string, a: Annotation) => out.set(id, [...(out.get(id) ?? []), a]);
   if (opts.annotations) {
@@ -273,7 +369,7 @@ function annotations({ base }: ImportInput, opts: OpenaiOptions): Map<string, An
  * whose user message contains it (a list of values: each after the previous,
  * a correction); a probe goes on its turn.
  */
-function annotate(docs: ScenarioOut[], byId: Map<string, Annotation[]>, quirks: QuirkLog): void {
+export function annotate(docs: ScenarioOut[], byId: Map<string, Annotation[]>, quirks: QuirkLog): void {
   const problems: Problem[] = [];
   const known = new Set(docs.map((d) => d.id));
   for (const id of byId.keys()) {

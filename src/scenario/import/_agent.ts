@@ -1,0 +1,91 @@
+import type { Problem } from '../../errors.js';
+import type { DocPath } from '../../text/document.js';
+import { formatPath } from '../../text/document.js';
+import type { RoundOut, ToolOut, TurnOut, UsageOut } from '../docs.js';
+import { TurnBuilder } from './_turns.js';
+import type { QuirkLog } from './types.js';
+
+/** The billed usage recorded for the calls of one turn: one entry per round, and the reply's. */
+interface TurnUsage {
+  rounds: (UsageOut | undefined)[];
+  reply?: UsageOut;
+}
+
+/**
+ * Folds an agent transcript into turns, as TurnBuilder does, keeping what the
+ * provider billed for each model call on the round (or reply) that call wrote.
+ * A model response is one call: with tool calls it is a round, without them
+ * the turn's reply; a response after the reply with no user message between
+ * opens a turn whose user message is empty, so the order of calls is kept.
+ */
+export class AgentTurns {
+  private readonly b = new TurnBuilder();
+  private readonly usage: TurnUsage[] = [];
+
+  constructor(
+    private readonly quirks: QuirkLog,
+    private readonly id: string,
+  ) {}
+
+  /** 1-based number of the turn being built (0 before the first). */
+  get turn(): number {
+    return this.b.turn;
+  }
+
+  user(text: string): void {
+    this.b.user(text);
+  }
+
+  /** One model response that made tool calls (at least one): a round, its text kept with its calls. */
+  round(text: string, calls: ToolOut[], usage?: UsageOut): void {
+    this.before();
+    this.b.round(text);
+    for (const c of calls) this.b.tool(c);
+    this.slot().rounds.push(usage);
+  }
+
+  /** One model response without tool calls: the turn's reply. */
+  reply(text: string, usage?: UsageOut): void {
+    this.before();
+    this.b.assistant(text);
+    if (usage) this.slot().reply = usage;
+  }
+
+  finish(): TurnOut[] {
+    return this.b.finish().map((t, i) => {
+      const u = this.usage[i];
+      if (!u) return t;
+      const out: TurnOut = { ...t };
+      if (u.rounds.some(Boolean) && t.tools?.length) {
+        const rounds: RoundOut[] = 'calls' in t.tools[0]! ? (t.tools as RoundOut[]) : [{ calls: t.tools as ToolOut[] }];
+        out.tools = rounds.map((r, k) => (u.rounds[k] ? { ...r, usage: u.rounds[k] } : r));
+      }
+      if (u.reply && t.assistant !== undefined) out.usage = u.reply;
+      return out;
+    });
+  }
+
+  /** Opens a turn with an empty user message when the model speaks first or again after its reply. */
+  private before(): void {
+    if (this.b.turn === 0) this.quirks.add('assistant-first', 'model responses before any user message (turn with an empty user message)', this.id);
+    else if (this.b.hasReply) {
+      this.quirks.add('response-after-reply', 'model responses after a reply with no user message between (turn with an empty user message)', this.id);
+      this.b.breakTurn();
+    }
+  }
+
+  private slot(): TurnUsage {
+    while (this.usage.length < this.b.turn) this.usage.push({ rounds: [] });
+    return this.usage[this.b.turn - 1]!;
+  }
+}
+
+/** A problem at a path inside one line of a JSON Lines file: `file:line:1 path: message`. */
+export function lineProblem(file: string, line: number, path: DocPath, message: string): Problem {
+  return { file, line, column: 1, path: formatPath(path), message };
+}
+
+/** A file name as an id: lower case, a-z 0-9 and `-`. */
+export function slug(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}

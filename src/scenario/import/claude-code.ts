@@ -1,0 +1,214 @@
+import { basename } from 'node:path';
+import { z } from 'zod';
+import { ScenarioError, type Problem } from '../../errors.js';
+import type { DocPath } from '../../text/document.js';
+import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
+import { AgentTurns, lineProblem, slug } from './_agent.js';
+import { checkShape, parseJson, readText } from './_read.js';
+import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
+import { QuirkLog, type Importer } from './types.js';
+
+/** Claude Code import options: the id, and facts and probes as for `openai`. */
+export type ClaudeCodeOptions = OpenaiOptions;
+
+const block = z.looseObject({ type: z.string() });
+const textBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
+const toolUse = z.looseObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()).optional() });
+const toolResult = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(block), z.null()]).optional(),
+  is_error: z.boolean().nullish(),
+});
+const usage = z.looseObject({
+  input_tokens: z.number().int().min(0),
+  cache_creation_input_tokens: z.number().int().min(0).nullish(),
+  cache_read_input_tokens: z.number().int().min(0).nullish(),
+  output_tokens: z.number().int().min(0).nullish(),
+});
+const userLine = z.looseObject({
+  type: z.literal('user'),
+  message: z.looseObject({ content: z.union([z.string(), z.array(block)]) }),
+});
+const assistantLine = z.looseObject({
+  type: z.literal('assistant'),
+  message: z.looseObject({ id: z.string().optional(), content: z.array(block), usage: usage.optional() }),
+});
+const anyLine = z.looseObject({ type: z.string(), isSidechain: z.boolean().optional() });
+
+/** One model response: the lines sharing a `message.id`, with the calls it made. */
+interface Response {
+  kind: 'response';
+  id: string | undefined;
+  texts: string[];
+  calls: ToolOut[];
+  usage?: UsageOut;
+}
+type Event = Response | { kind: 'user'; text: string };
+
+/**
+ * Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`,
+ * sub-agents in `subagents/agent-<id>.jsonl`): one conversation per file.
+ * User lines with text are user messages; assistant lines sharing a
+ * `message.id` are one model response (Claude Code writes one line per
+ * content block): with `tool_use` blocks a round, without them the reply;
+ * `tool_result` blocks answer their call by `tool_use_id`. The billed usage of
+ * each response is kept on its round or reply.
+ */
+export const claudeCode: Importer<ClaudeCodeOptions> = {
+  id: 'claude-code',
+  describe: 'Claude Code session JSONL (one conversation: user and assistant lines, tool_use/tool_result blocks, usage per response)',
+  options,
+  read(input, opts) {
+    const { path, file } = input;
+    const text = readText(path, file);
+    const problems: Problem[] = [];
+    const lines = parseLines(text, file);
+    const quirks = new QuirkLog();
+    const id = opts.prefix ?? (slug(basename(path).replace(/\.(jsonl?|ndjson)$/i, '')) || 'claude-code');
+    // A main session's sidechain lines are a sub-agent's (also written to its own file): skipped.
+    // A file of sidechain lines only is a sub-agent's session: kept.
+    const kinds = lines.filter(({ value }) => isObject(value) && (value.type === 'user' || value.type === 'assistant'));
+    const subagent = kinds.length > 0 && kinds.every(({ value }) => (value as { isSidechain?: unknown }).isSidechain === true);
+    if (subagent) quirks.add('subagent-session', 'sub-agent sessions (every line isSidechain: kept as the conversation)', id);
+    const events: Event[] = [];
+    /** Calls waiting for their result, by tool_use id. */
+    const pending = new Map<string, ToolOut>();
+    /** The response open for more lines of the same message.id. */
+    let open: Response | undefined;
+    for (const { line, value } of lines) {
+      const bad = (p: DocPath, message: string) => problems.push(lineProblem(file, line, p, message));
+      const check = <T>(schema: z.ZodType<T>, v: unknown, at: DocPath = []): T | undefined => {
+        const out: Problem[] = [];
+        const r = checkShape(schema, v, file, at, out);
+        for (const p of out) problems.push({ ...p, line, column: 1 });
+        return r;
+      };
+      const head = check(anyLine, value);
+      if (!head) continue;
+      if (head.type !== 'user' && head.type !== 'assistant') {
+        quirks.add('other-line', 'lines of other types (progress, summary, system, file-history-snapshot…: skipped)', `line ${line} ${head.type}`);
+        continue;
+      }
+      if (head.isSidechain === true && !subagent) {
+        quirks.add('sidechain', 'sidechain lines of a main session (a sub-agent’s: skipped)', `line ${line}`);
+        continue;
+      }
+      if (head.type === 'user') {
+        const u = check(userLine, value);
+        if (!u) continue;
+        const content = u.message.content;
+        if (typeof content === 'string') {
+          events.push({ kind: 'user', text: content });
+          open = undefined;
+          continue;
+        }
+        const texts: string[] = [];
+        content.forEach((b, k) => {
+          const at = ['message', 'content', k];
+          if (b.type === 'tool_result') {
+            const r = check(toolResult, b, at);
+            if (!r) return;
+            const call = pending.get(r.tool_use_id);
+            if (!call) return bad([...at, 'tool_use_id'], `answers no tool call before it (${JSON.stringify(r.tool_use_id)})`);
+            pending.delete(r.tool_use_id);
+            call.result = resultText(r.content, quirks, line);
+            if (r.is_error) quirks.add('error-result', 'tool results marked is_error (kept as results)', `line ${line}`);
+          } else if (b.type === 'text') {
+            const t = check(textBlock, b, at);
+            if (t) texts.push(t.text);
+          } else quirks.add('user-non-text', 'non-text user content blocks (images, documents: dropped)', `line ${line} ${b.type}`);
+        });
+        if (texts.length) {
+          events.push({ kind: 'user', text: texts.join('\n') });
+          open = undefined;
+        }
+        continue;
+      }
+      const a = check(assistantLine, value);
+      if (!a) continue;
+      const msg = a.message;
+      if (!open || msg.id === undefined || open.id !== msg.id) {
+        open = { kind: 'response', id: msg.id, texts: [], calls: [] };
+        events.push(open);
+      }
+      const resp = open;
+      msg.content.forEach((b, k) => {
+        const at = ['message', 'content', k];
+        if (b.type === 'text') {
+          const t = check(textBlock, b, at);
+          if (t) resp.texts.push(t.text);
+        } else if (b.type === 'tool_use') {
+          const t = check(toolUse, b, at);
+          if (!t) return;
+          if (pending.has(t.id)) return bad([...at, 'id'], `a tool call with this id is already waiting for its result (${JSON.stringify(t.id)})`);
+          const call: ToolOut = { call: t.name, ...(t.input && Object.keys(t.input).length && { args: t.input }) };
+          resp.calls.push(call);
+          pending.set(t.id, call);
+        } else if (b.type === 'thinking' || b.type === 'redacted_thinking') quirks.add('thinking', 'thinking blocks (dropped: not sent back to the model)', `line ${line}`);
+        else quirks.add('assistant-other', 'other assistant content blocks (dropped)', `line ${line} ${b.type}`);
+      });
+      // Every line of a response repeats its usage; output_tokens may grow as it streams: the largest is kept.
+      if (msg.usage) {
+        const u = msg.usage;
+        const output = Math.max(resp.usage?.output ?? 0, u.output_tokens ?? 0);
+        resp.usage = {
+          input: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+          cached: u.cache_read_input_tokens ?? 0,
+          output,
+        };
+      }
+    }
+    if (problems.length) throw new ScenarioError(problems);
+    const turns = new AgentTurns(quirks, id);
+    for (const e of events) {
+      if (e.kind === 'user') {
+        turns.user(e.text);
+        continue;
+      }
+      if (e.usage) quirks.add('output-under-reported', 'responses whose usage.output_tokens was logged mid-stream (under-reports the output; kept as logged)', e.id);
+      if (e.calls.length) turns.round(e.texts.join('\n'), e.calls, e.usage);
+      else if (e.texts.length) turns.reply(e.texts.join('\n'), e.usage);
+      else quirks.add('empty-response', 'model responses with neither text nor tool calls (skipped)', e.id);
+    }
+    if (pending.size) quirks.add('no-result', 'tool calls without a result (the session ended first)', [...pending.keys()][0]);
+    if (turns.turn === 0) throw new ScenarioError([{ file, path: '', message: 'no user or assistant messages in the file' }]);
+    const docs: ScenarioOut[] = [{ id, turns: turns.finish() }];
+    annotate(docs, annotations(input, opts), quirks);
+    return { docs, quirks: quirks.list() };
+  },
+};
+
+/** A tool result's content as text: a string, or its text blocks joined by a newline. */
+function resultText(content: string | { type: string }[] | null | undefined, quirks: QuirkLog, line: number): string {
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  const texts: string[] = [];
+  for (const b of content) {
+    const t = (b as { text?: unknown }).text;
+    if (b.type === 'text' && typeof t === 'string') texts.push(t);
+    else quirks.add('result-non-text', 'non-text tool result blocks (images: dropped)', `line ${line} ${b.type}`);
+  }
+  return texts.join('\n');
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The non-blank lines of a JSON Lines file, parsed, with their 1-based numbers; every bad line is reported. */
+function parseLines(text: string, file: string): { line: number; value: unknown }[] {
+  const out: { line: number; value: unknown }[] = [];
+  const problems: Problem[] = [];
+  text.split('\n').forEach((l, i) => {
+    if (!l.trim()) return;
+    try {
+      out.push({ line: i + 1, value: parseJson(l, file, i) });
+    } catch (e) {
+      if (!(e instanceof ScenarioError)) throw e;
+      problems.push(...e.problems);
+    }
+  });
+  if (problems.length) throw new ScenarioError(problems);
+  return out;
+}

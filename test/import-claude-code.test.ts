@@ -1,0 +1,190 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { replay } from '../src/engine/replay.js';
+import { replayContext } from '../src/engine/run.js';
+import { ScenarioError } from '../src/errors.js';
+import type { RoundOut, TurnOut } from '../src/scenario/docs.js';
+import { importDataset } from '../src/scenario/import/index.js';
+import { parseScenario } from '../src/scenario/load.js';
+import { scenarioToYaml } from '../src/scenario/yaml.js';
+import { policiesFromFlags } from '../src/study/study.js';
+import { itShared } from './_shared.js';
+
+const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
+const session = { path: join(FIXTURES, 'claude-code-session.jsonl'), file: 'claude-code-session.jsonl', base: FIXTURES };
+const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-claude-code-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function write(name: string, lines: unknown[]) {
+  const path = join(tmp, name);
+  writeFileSync(path, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n'));
+  return { path, file: name, base: tmp };
+}
+
+function problems(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.message.split('\n');
+    throw e;
+  }
+  throw new Error('expected a ScenarioError');
+}
+
+/** A turn's rounds, whichever form its tools took. */
+const roundsOf = (t: TurnOut): RoundOut[] => (!t.tools?.length ? [] : 'calls' in t.tools[0]! ? (t.tools as RoundOut[]) : [{ calls: t.tools as RoundOut['calls'] }]);
+
+/** Counts of an imported document: turns, rounds, calls, results, usages (rounds and replies). */
+function counts(turns: TurnOut[]) {
+  const rounds = turns.flatMap(roundsOf);
+  const calls = rounds.flatMap((r) => r.calls);
+  return {
+    turns: turns.length,
+    rounds: rounds.length,
+    calls: calls.length,
+    results: calls.filter((c) => c.result !== undefined).length,
+    usages: rounds.filter((r) => r.usage).length + turns.filter((t) => t.usage).length,
+  };
+}
+
+describe('Claude Code importer on its fixture', () => {
+  const { docs, conversations, report } = importDataset('claude-code', session, { fact: ['ticket=DATE-42'], probe: ['last:ticket'] });
+  const turns = docs[0]!.turns as TurnOut[];
+
+  it('makes one response of the lines sharing a message.id (results between them), a round when it calls tools, else the reply', () => {
+    expect(docs.map((d) => d.id)).toEqual(['claude-code-session']);
+    expect(counts(turns)).toEqual({ turns: 2, rounds: 2, calls: 3, results: 3, usages: 4 });
+    expect(turns[0]).toEqual({
+      user: 'Find where parse_date is defined. My ticket is DATE-42.',
+      facts: { ticket: 'DATE-42' },
+      tools: [
+        {
+          assistant: 'Searching.',
+          calls: [
+            { call: 'Grep', args: { pattern: 'def parse_date' }, result: 'src/dates.py:14: def parse_date(text):' },
+            { call: 'Glob', args: { pattern: '**/*dates*.py' }, result: 'src/dates.py\ntests/test_dates.py' },
+          ],
+          usage: { input: 105, cached: 0, output: 2 },
+        },
+        { calls: [{ call: 'Read', args: { file_path: '/repo/src/dates.py' }, result: 'File content (300KB) exceeds maximum allowed size' }], usage: { input: 128, cached: 105, output: 1 } },
+      ],
+      assistant: 'parse_date is defined in src/dates.py, line 14.',
+      usage: { input: 137, cached: 125, output: 4 },
+    });
+    expect(turns[1]).toEqual({ user: 'Which ticket was it?', probe: ['ticket'], assistant: 'DATE-42.', usage: { input: 146, cached: 140, output: 3 } });
+  });
+
+  it('replays each response as one model call, its billed usage on the message it wrote', () => {
+    const t = conversations[0]!.turns[0]!;
+    expect(t.tools.filter((m) => m.role === 'assistant').map((m) => m.billed)).toEqual([
+      { input: 105, cached: 0, output: 2 },
+      { input: 128, cached: 105, output: 1 },
+    ]);
+    expect(t.assistant?.billed).toEqual({ input: 137, cached: 125, output: 4 });
+  });
+
+  it('reports what it skipped or kept as it was', () => {
+    expect(report).toMatchObject({ conversations: 1, turns: 2, facts: 1, probes: 1 });
+    expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
+      ['other-line', 2],
+      ['thinking', 1],
+      ['error-result', 1],
+      ['sidechain', 1],
+      ['output-under-reported', 4],
+    ]);
+  });
+});
+
+describe('Claude Code sessions of other shapes', () => {
+  const user = (content: unknown, extra = {}) => ({ type: 'user', isSidechain: false, message: { role: 'user', content }, ...extra });
+  const assistant = (id: string, content: unknown[], extra = {}) => ({ type: 'assistant', isSidechain: false, message: { id, role: 'assistant', content }, ...extra });
+
+  it('keeps a sub-agent file (every line a sidechain) as its conversation; a response after the reply opens a turn', () => {
+    const f = write('agent-a1.jsonl', [
+      user('Look around.', { isSidechain: true }),
+      assistant('m1', [{ type: 'text', text: 'Done looking.' }], { isSidechain: true }),
+      assistant('m2', [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }], { isSidechain: true }),
+      user([{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'a.txt' }, { type: 'image', source: {} }] }], { isSidechain: true }),
+    ]);
+    const { docs, report } = importDataset('claude-code', f, { prefix: 'sub' });
+    expect(docs[0]).toEqual({
+      id: 'sub',
+      turns: [
+        { user: 'Look around.', assistant: 'Done looking.' },
+        { user: '', tools: [{ call: 'Bash', args: { command: 'ls' }, result: 'a.txt' }] },
+      ],
+    });
+    expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
+      ['subagent-session', 1],
+      ['result-non-text', 1],
+      ['response-after-reply', 1],
+    ]);
+  });
+});
+
+describe('malformed Claude Code data', () => {
+  it('lists every problem with its line and path, and yields nothing', () => {
+    const f = write('bad.jsonl', [
+      { type: 'user', message: { role: 'user', content: 'hi' } },
+      { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope', content: 'x' }] } },
+      { type: 'assistant', message: { id: 'm', content: [{ type: 'tool_use', id: 't', input: {} }] } },
+      { message: { content: 'no type' } },
+      { type: 'assistant', message: { id: 'm2', content: 'text, not blocks' } },
+    ]);
+    expect(problems(() => importDataset('claude-code', f))).toEqual([
+      'bad.jsonl:2:1 message.content[0].tool_use_id: answers no tool call before it ("nope")',
+      'bad.jsonl:3:1 message.content[0].name: required but missing',
+      'bad.jsonl:4:1 type: required but missing',
+      'bad.jsonl:5:1 message.content: expected list, got string "text, not blocks"',
+    ]);
+    expect(problems(() => importDataset('claude-code', write('syntax.jsonl', ['{"type": "user"}', '{"type": }'])))[0]).toMatch(/^syntax\.jsonl:2:\d+: invalid JSON: /);
+    expect(problems(() => importDataset('claude-code', write('empty.jsonl', [{ type: 'summary', summary: 'x' }])))).toEqual(['empty.jsonl: no user or assistant messages in the file']);
+  });
+});
+
+const SAMPLE = 'agent_transcripts_sample/claude-code_sonnet-4-5_subagent-a2898e3.jsonl';
+
+itShared(SAMPLE, 'a real Claude Code sub-agent session: 12 responses (11 rounds and the reply), 33 calls each with its result, billed usage on every response', (path) => {
+  const { docs, report } = importDataset('claude-code', { path, file: 'a.jsonl', base: dirname(path) });
+  const turns = docs[0]!.turns as TurnOut[];
+  expect(counts(turns)).toEqual({ turns: 1, rounds: 11, calls: 33, results: 33, usages: 12 });
+  const billed = [...roundsOf(turns[0]!).map((r) => r.usage!), turns[0]!.usage!];
+  // As in the derived .usage.json: input + cache creation + cache read per response.
+  expect(billed.map((u) => u.input)).toEqual([13525, 25092, 25946, 65093, 66161, 66778, 66975, 67531, 68052, 68273, 70783, 71257]);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  expect([sum(billed.map((u) => u.input)), sum(billed.map((u) => u.cached!)), sum(billed.map((u) => u.output!))]).toEqual([675_466, 604_156, 136]);
+  expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
+    ['subagent-session', 1],
+    ['other-line', 70],
+    ['error-result', 8],
+    ['output-under-reported', 12],
+  ]);
+});
+
+itShared(SAMPLE, 'the same session replayed under full on claude-sonnet-4-5: every call counted below what was billed (no system prompt or tool definitions in the log, and o200k for Claude’s tokenizer)', (path) => {
+  const { conversations } = importDataset('claude-code', { path, file: 'a.jsonl', base: dirname(path) });
+  const ours: number[] = [];
+  const billed: number[] = [];
+  const ctx = replayContext({ model: 'claude-sonnet-4-5', tokenizer: 'auto', seed: 42 });
+  replay(conversations[0]!, policiesFromFlags(['full'])[0]!, ctx, (_, call) => {
+    ours.push(call.promptTokens);
+    billed.push(call.output!.billed!.input);
+  });
+  expect(ours).toHaveLength(12);
+  expect(ours.every((n, i) => n < billed[i]!)).toBe(true);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  expect(sum(billed)).toBe(675_466);
+  // Claude Code's system prompt and tool definitions (about 13.5k tokens: the first call's cache write) are not in the log.
+  expect(sum(ours)).toBe(449_144);
+  expect(sum(ours) / sum(billed)).toBeCloseTo(0.665, 3);
+});
+
+it('round trip: the session imported, written as YAML and loaded is the same conversation (the reply’s usage included)', () => {
+  const { docs, conversations } = importDataset('claude-code', session);
+  const back = parseScenario(`${docs[0]!.id}.yaml`, scenarioToYaml(docs[0]!, ['header']));
+  expect({ ...back, source: '' }).toEqual({ ...conversations[0]!, source: '' });
+  expect(back.turns.some((t) => t.assistant?.billed)).toBe(true);
+});

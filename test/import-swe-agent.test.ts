@@ -1,0 +1,194 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { replay } from '../src/engine/replay.js';
+import { replayContext } from '../src/engine/run.js';
+import { ScenarioError } from '../src/errors.js';
+import type { RoundOut, TurnOut } from '../src/scenario/docs.js';
+import { importDataset } from '../src/scenario/import/index.js';
+import { parseScenario } from '../src/scenario/load.js';
+import { scenarioToYaml } from '../src/scenario/yaml.js';
+import { policiesFromFlags } from '../src/study/study.js';
+import { itShared } from './_shared.js';
+
+const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
+const fixture = (file: string) => ({ path: join(FIXTURES, file), file, base: FIXTURES });
+const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-swe-agent-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function write(name: string, text: string) {
+  const path = join(tmp, name);
+  writeFileSync(path, text);
+  return { path, file: name, base: tmp };
+}
+
+function problems(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.message.split('\n');
+    throw e;
+  }
+  throw new Error('expected a ScenarioError');
+}
+
+/** A turn's rounds, whichever form its tools took. */
+const roundsOf = (t: TurnOut): RoundOut[] => (!t.tools?.length ? [] : 'calls' in t.tools[0]! ? (t.tools as RoundOut[]) : [{ calls: t.tools as RoundOut['calls'] }]);
+
+/** Counts of an imported document: turns, rounds, calls, results, usages (rounds and replies). */
+function counts(turns: TurnOut[]) {
+  const rounds = turns.flatMap(roundsOf);
+  const calls = rounds.flatMap((r) => r.calls);
+  return {
+    turns: turns.length,
+    rounds: rounds.length,
+    calls: calls.length,
+    results: calls.filter((c) => c.result !== undefined).length,
+    usages: rounds.filter((r) => r.usage).length + turns.filter((t) => t.usage).length,
+  };
+}
+
+describe('swe-agent importer: mini-swe-agent .traj.json', () => {
+  const { docs, conversations, report } = importDataset('swe-agent', fixture('mini-swe-agent-sample.traj.json'), { fact: ['ticket=DATE-42'] });
+  const doc = docs[0]!;
+  const turns = doc.turns as TurnOut[];
+
+  it('opens with the system prompt and the task; each tool-calling response is a round with its billed usage; the exit entry ends the run', () => {
+    expect([doc.id, doc.system]).toEqual(['mini-swe-agent-sample', 'You are a helpful assistant that can interact with a computer shell.']);
+    expect(counts(turns)).toEqual({ turns: 1, rounds: 3, calls: 4, results: 3, usages: 3 });
+    const t = turns[0]!;
+    expect(t.user).toBe('<pr_description>parse_date crashes on 2024-02-29 (ticket DATE-42).</pr_description>');
+    expect(t.facts).toEqual({ ticket: 'DATE-42' });
+    expect(roundsOf(t).map((r) => [r.assistant, r.calls.map((c) => c.args!.command), r.usage])).toEqual([
+      ['Let me find the parser.', ['grep -rn "def parse_date" src'], { input: 1200, output: 30 }],
+      ['Reading it and running the test.', ['sed -n 10,20p src/dates.py', 'python -m pytest tests/test_dates.py -q'], { input: 1350, cached: 1152, output: 45 }],
+      ['Submitting.', ['echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff'], { input: 1500, cached: 1280, output: 20 }],
+    ]);
+    expect(roundsOf(t)[1]!.calls[1]!.result).toBe('<returncode>0</returncode>\n<output>\n1 failed: test_leap_day\n</output>');
+    expect(t.assistant).toBeUndefined();
+    expect(conversations[0]!.turns[0]!.tools.filter((m) => m.role === 'assistant').map((m) => m.billed?.input)).toEqual([1200, 1350, 1500]);
+    expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
+      ['exit', 1],
+      ['no-result', 1],
+    ]);
+  });
+});
+
+describe('swe-agent importer: SWE-agent .traj', () => {
+  it('reads the history of a function-calling run: tool messages answer their tool_call_ids', () => {
+    const { docs, report } = importDataset('swe-agent', fixture('swe-agent-fc-sample.traj'));
+    const turns = docs[0]!.turns as TurnOut[];
+    expect([docs[0]!.id, docs[0]!.system]).toEqual(['swe-agent-fc-sample', 'SETTING: You are an autonomous programmer.']);
+    expect(counts(turns)).toEqual({ turns: 1, rounds: 2, calls: 2, results: 2, usages: 0 });
+    expect(turns[0]!.user).toBe('ISSUE: parse_date crashes on leap days (DATE-42).');
+    expect(roundsOf(turns[0]!).map((r) => [r.assistant, r.calls.map((c) => [c.call, c.args, c.result])])).toEqual([
+      ['Find the file.', [['find_file', { file_name: 'dates.py' }, 'Found 1 matches: /testbed/src/dates.py\n(Open file: n/a)\nbash-$']]],
+      ['Submit.', [['submit', undefined, 'diff --git a/src/dates.py\n(Open file: n/a)\nbash-$']]],
+    ]);
+    expect(report.quirks).toEqual([]);
+  });
+
+  it('reads the steps of a run without tool calls: thought, action (named by its first word), observation', () => {
+    const { docs, report } = importDataset('swe-agent', fixture('swe-agent-steps-sample.traj'), { prefix: 'steps' });
+    const turns = docs[0]!.turns as TurnOut[];
+    expect([docs[0]!.id, docs[0]!.system]).toEqual(['steps', 'SETTING: You are an autonomous programmer.']);
+    expect(counts(turns)).toEqual({ turns: 1, rounds: 2, calls: 2, results: 2, usages: 0 });
+    expect(turns[0]).toEqual({
+      user: 'ISSUE: parse_date crashes on leap days (DATE-42).',
+      tools: [
+        { assistant: 'DISCUSSION\nList the files.\n', calls: [{ call: 'ls', args: { command: 'ls -F' }, result: 'src/ tests/' }] },
+        { assistant: 'Open it.\n', calls: [{ call: 'open', args: { command: 'open src/dates.py 14' }, result: '[File: src/dates.py (20 lines total)]\n14:def parse_date(text):' }] },
+      ],
+      assistant: 'I am done.',
+    });
+    expect(report.quirks.map((q) => q.key)).toEqual(['steps']);
+  });
+});
+
+describe('malformed trajectories', () => {
+  it('lists every problem at its line and path in the file, and yields nothing', () => {
+    const f = write(
+      'bad.traj.json',
+      JSON.stringify(
+        {
+          messages: [
+            { role: 'system', content: 'sys' },
+            { role: 'user', content: 'task' },
+            { role: 'assistant', content: 'x', tool_calls: [{ id: 'a', function: { name: 'bash', arguments: '[1]' } }] },
+            { role: 'tool', tool_call_id: 'zzz', content: 'out' },
+            { role: 'exit', content: '' },
+            { role: 'robot', content: 'beep' },
+          ],
+        },
+        null,
+        2,
+      ),
+    );
+    expect(problems(() => importDataset('swe-agent', f))).toEqual(['bad.traj.json:34:15 messages[5].role: expected one of system|user|assistant|tool|exit, got "robot"']);
+    const g = write('bad2.traj.json', JSON.stringify({ messages: [{ role: 'user', content: 'task' }, { role: 'assistant', content: 'x', tool_calls: [{ id: 'a', function: { name: 'bash', arguments: '[1]' } }] }, { role: 'tool', tool_call_id: 'zzz', content: 'out' }, { role: 'exit', content: '' }, { role: 'user', content: 'more' }] }, null, 1));
+    expect(problems(() => importDataset('swe-agent', g))).toEqual([
+      'bad2.traj.json:15:20 messages[1].tool_calls[0].function.arguments: expected a JSON object, got "[1]"',
+      'bad2.traj.json:22:20 messages[2].tool_call_id: answers no tool call before it ("zzz")',
+      'bad2.traj.json:26:12 messages[3].role: an exit entry before the last message',
+    ]);
+    expect(problems(() => importDataset('swe-agent', write('other.json', '{"steps": []}')))).toEqual([
+      'other.json:1:1: expected a mini-swe-agent .traj.json ({messages: [...]}) or a SWE-agent .traj ({history: [...], trajectory: [...]})',
+    ]);
+    expect(problems(() => importDataset('swe-agent', write('syntax.traj', '{"history": [\n  {"role": }\n]}')))[0]).toMatch(/^syntax\.traj:2:\d+: invalid JSON: /);
+  });
+});
+
+const MINI = 'agent_transcripts_sample/mini-swe-agent_deepseek-chat_django-15213.traj.json';
+const FC = 'agent_transcripts_sample/swe-agent_fc-demo_marshmallow-1867.traj';
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+itShared(MINI, 'a real mini-swe-agent run: 124 responses, each a round of one bash call with its billed usage; 123 results (the run ended after the last call)', (path) => {
+  const { docs, report } = importDataset('swe-agent', { path, file: 'mini.traj.json', base: dirname(path) });
+  const turns = docs[0]!.turns as TurnOut[];
+  expect(docs[0]!.system).toBe('You are a helpful assistant that can interact with a computer shell to solve programming tasks.');
+  expect(counts(turns)).toEqual({ turns: 1, rounds: 124, calls: 124, results: 123, usages: 124 });
+  expect(new Set(roundsOf(turns[0]!).flatMap((r) => r.calls.map((c) => c.call)))).toEqual(new Set(['bash']));
+  const usage = roundsOf(turns[0]!).map((r) => r.usage!);
+  expect([sum(usage.map((u) => u.input)), sum(usage.map((u) => u.cached!)), sum(usage.map((u) => u.output!))]).toEqual([4_930_216, 4_892_096, 39_027]);
+  expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
+    ['exit', 1],
+    ['no-result', 1],
+  ]);
+});
+
+itShared(MINI, 'the mini-swe-agent run replayed under full on deepseek-chat: every call counted below the prompt tokens billed for the round it wrote', (path) => {
+  const { conversations } = importDataset('swe-agent', { path, file: 'mini.traj.json', base: dirname(path) });
+  const ours: number[] = [];
+  const billed: number[] = [];
+  const ctx = replayContext({ model: 'deepseek/deepseek-chat', tokenizer: 'auto', seed: 42 });
+  replay(conversations[0]!, policiesFromFlags(['full'])[0]!, ctx, (_, call) => {
+    // The 125th call, after the last round, is the one the run ended before: it wrote nothing and was never billed.
+    if (call.output?.billed) {
+      ours.push(call.promptTokens);
+      billed.push(call.output.billed.input);
+    }
+  });
+  expect([ours.length, sum(billed)]).toEqual([124, 4_930_216]);
+  // o200k_base for deepseek's unpublished tokenizer, and the bash tool's definition is not in the file.
+  expect(ours.every((n, i) => n < billed[i]!)).toBe(true);
+  expect(sum(ours)).toBe(4_505_698);
+  expect(sum(ours) / sum(billed)).toBeCloseTo(0.914, 3);
+});
+
+itShared(FC, 'a real SWE-agent function-calling run: 13 rounds of one call each, every one with its result; no usage recorded', (path) => {
+  const { docs, report } = importDataset('swe-agent', { path, file: 'fc.traj', base: dirname(path) });
+  const turns = docs[0]!.turns as TurnOut[];
+  expect(docs[0]!.system).toMatch(/^SETTING: You are an autonomous programmer/);
+  expect(turns[0]!.user).toMatch(/^We're currently solving the following issue within our repository/);
+  expect(counts(turns)).toEqual({ turns: 1, rounds: 13, calls: 13, results: 13, usages: 0 });
+  expect(roundsOf(turns[0]!).map((r) => r.calls[0]!.call).at(-1)).toBe('submit');
+  expect(report.quirks).toEqual([]);
+});
+
+it.each(['mini-swe-agent-sample.traj.json', 'swe-agent-fc-sample.traj', 'swe-agent-steps-sample.traj'])('round trip: %s imported, written as YAML and loaded is the same conversation (usage included)', (file) => {
+  const { docs, conversations } = importDataset('swe-agent', fixture(file));
+  const back = parseScenario(`${docs[0]!.id}.yaml`, scenarioToYaml(docs[0]!, ['header']));
+  expect({ ...back, source: '' }).toEqual({ ...conversations[0]!, source: '' });
+});
