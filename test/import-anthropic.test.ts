@@ -1,34 +1,16 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ScenarioError } from '../src/errors.js';
+import { describe, expect, it } from 'vitest';
 import type { TurnOut } from '../src/scenario/docs.js';
 import { importDataset } from '../src/scenario/import/index.js';
 import { parseScenario } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
+import { importFixture, writeInput } from './_import.js';
+import { problems } from './_io.js';
+import { tempDir } from './_tmp.js';
 
-const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
-const requests = { path: join(FIXTURES, 'anthropic-requests.jsonl'), file: 'anthropic-requests.jsonl', base: FIXTURES };
-const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-anthropic-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const requests = importFixture('anthropic-requests.jsonl');
+const tmp = tempDir('ctxsim-anthropic-');
 
-function write(name: string, text: string) {
-  const path = join(tmp, name);
-  writeFileSync(path, text);
-  return { path, file: name, base: tmp };
-}
 
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ScenarioError) return e.message.split('\n');
-    throw e;
-  }
-  throw new Error('expected a ScenarioError');
-}
 
 describe('Anthropic importer on its fixture (JSONL of Messages API requests, one a Message Batches entry)', () => {
   const { docs, conversations, report } = importDataset('anthropic', requests, { fact: ['order=SE-10423'], probe: ['last:order'] });
@@ -70,9 +52,9 @@ describe('Anthropic importer on its fixture (JSONL of Messages API requests, one
   });
 
   it('reads one request as a JSON object, and positions its problems in the file', () => {
-    const one = write('one.json', JSON.stringify({ system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] }));
+    const one = writeInput(tmp, 'one.json', JSON.stringify({ system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] }));
     expect(importDataset('anthropic', one).docs).toEqual([{ id: 'one-0001', system: 'Be brief.', turns: [{ user: 'hi', assistant: 'hello' }] }]);
-    const bad = write(
+    const bad = writeInput(tmp, 
       'bad.json',
       JSON.stringify(
         {
@@ -87,7 +69,7 @@ describe('Anthropic importer on its fixture (JSONL of Messages API requests, one
       ),
     );
     expect(problems(() => importDataset('anthropic', bad))).toEqual(['bad.json:24:15 messages[2].role: expected one of user|assistant, got "robot"']);
-    const bad2 = write('bad2.json', JSON.stringify({ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope', content: 'x' }] }, { role: 'assistant', content: [{ type: 'tool_use', id: 't', input: {} }] }] }, null, 1));
+    const bad2 = writeInput(tmp, 'bad2.json', JSON.stringify({ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope', content: 'x' }] }, { role: 'assistant', content: [{ type: 'tool_use', id: 't', input: {} }] }] }, null, 1));
     expect(problems(() => importDataset('anthropic', bad2))).toEqual([
       'bad2.json:8:21 messages[0].content[0].tool_use_id: answers no tool call before it ("nope")',
       'bad2.json:16:5 messages[1].content[0]: expected a tool_use block with id, name and input',
@@ -95,7 +77,7 @@ describe('Anthropic importer on its fixture (JSONL of Messages API requests, one
   });
 
   it('names the line of each bad JSONL request', () => {
-    const f = write('bad.jsonl', [JSON.stringify({ messages: [{ role: 'user', content: 'ok' }] }), JSON.stringify({ messages: [] }), JSON.stringify({ params: { messages: [{ role: 'user', content: 7 }] } })].join('\n'));
+    const f = writeInput(tmp, 'bad.jsonl', [JSON.stringify({ messages: [{ role: 'user', content: 'ok' }] }), JSON.stringify({ messages: [] }), JSON.stringify({ params: { messages: [{ role: 'user', content: 7 }] } })].join('\n'));
     expect(problems(() => importDataset('anthropic', f))).toEqual([
       'bad.jsonl:2:1 messages: expected at least 1 item(s)',
       'bad.jsonl:3:1 params.messages[0].content: Invalid input, got 7',
@@ -107,7 +89,7 @@ it.each([
   ['anthropic', 'anthropic-requests.jsonl'],
   ['openai', 'openai-responses.jsonl'],
 ])('round trip: %s %s imported, written as YAML and loaded is the same conversations (tool definitions included)', (format, file) => {
-  const { docs, conversations } = importDataset(format, { path: join(FIXTURES, file), file, base: FIXTURES });
+  const { docs, conversations } = importDataset(format, importFixture(file));
   docs.forEach((doc, i) => {
     const back = parseScenario(`${doc.id}.yaml`, scenarioToYaml(doc, ['header']));
     expect({ ...back, source: '' }).toEqual({ ...conversations[i]!, source: '' });

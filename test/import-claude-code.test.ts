@@ -1,54 +1,23 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
-import { ScenarioError } from '../src/errors.js';
-import type { RoundOut, TurnOut } from '../src/scenario/docs.js';
+import type { TurnOut } from '../src/scenario/docs.js';
 import { importDataset } from '../src/scenario/import/index.js';
 import { parseScenario } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { itShared } from './_shared.js';
+import { counts, importFixture, roundsOf, writeInput } from './_import.js';
+import { problems } from './_io.js';
+import { tempDir } from './_tmp.js';
 
-const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
-const session = { path: join(FIXTURES, 'claude-code-session.jsonl'), file: 'claude-code-session.jsonl', base: FIXTURES };
-const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-claude-code-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const session = importFixture('claude-code-session.jsonl');
+const tmp = tempDir('ctxsim-claude-code-');
 
-function write(name: string, lines: unknown[]) {
-  const path = join(tmp, name);
-  writeFileSync(path, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n'));
-  return { path, file: name, base: tmp };
-}
 
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ScenarioError) return e.message.split('\n');
-    throw e;
-  }
-  throw new Error('expected a ScenarioError');
-}
 
-/** A turn's rounds, whichever form its tools took. */
-const roundsOf = (t: TurnOut): RoundOut[] => (!t.tools?.length ? [] : 'calls' in t.tools[0]! ? (t.tools as RoundOut[]) : [{ calls: t.tools as RoundOut['calls'] }]);
 
-/** Counts of an imported document: turns, rounds, calls, results, usages (rounds and replies). */
-function counts(turns: TurnOut[]) {
-  const rounds = turns.flatMap(roundsOf);
-  const calls = rounds.flatMap((r) => r.calls);
-  return {
-    turns: turns.length,
-    rounds: rounds.length,
-    calls: calls.length,
-    results: calls.filter((c) => c.result !== undefined).length,
-    usages: rounds.filter((r) => r.usage).length + turns.filter((t) => t.usage).length,
-  };
-}
 
 describe('Claude Code importer on its fixture', () => {
   const { docs, conversations, report } = importDataset('claude-code', session, { fact: ['ticket=DATE-42'], probe: ['last:ticket'] });
@@ -103,7 +72,7 @@ describe('Claude Code sessions of other shapes', () => {
   const assistant = (id: string, content: unknown[], extra = {}) => ({ type: 'assistant', isSidechain: false, message: { id, role: 'assistant', content }, ...extra });
 
   it('keeps a sub-agent file (every line a sidechain) as its conversation; a response after the reply opens a turn', () => {
-    const f = write('agent-a1.jsonl', [
+    const f = writeInput(tmp, 'agent-a1.jsonl', [
       user('Look around.', { isSidechain: true }),
       assistant('m1', [{ type: 'text', text: 'Done looking.' }], { isSidechain: true }),
       assistant('m2', [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }], { isSidechain: true }),
@@ -127,7 +96,7 @@ describe('Claude Code sessions of other shapes', () => {
 
 describe('malformed Claude Code data', () => {
   it('lists every problem with its line and path, and yields nothing', () => {
-    const f = write('bad.jsonl', [
+    const f = writeInput(tmp, 'bad.jsonl', [
       { type: 'user', message: { role: 'user', content: 'hi' } },
       { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope', content: 'x' }] } },
       { type: 'assistant', message: { id: 'm', content: [{ type: 'tool_use', id: 't', input: {} }] } },
@@ -140,8 +109,8 @@ describe('malformed Claude Code data', () => {
       'bad.jsonl:4:1 type: required but missing',
       'bad.jsonl:5:1 message.content: expected list, got string "text, not blocks"',
     ]);
-    expect(problems(() => importDataset('claude-code', write('syntax.jsonl', ['{"type": "user"}', '{"type": }'])))[0]).toMatch(/^syntax\.jsonl:2:\d+: invalid JSON: /);
-    expect(problems(() => importDataset('claude-code', write('empty.jsonl', [{ type: 'summary', summary: 'x' }])))).toEqual(['empty.jsonl: no user or assistant messages in the file']);
+    expect(problems(() => importDataset('claude-code', writeInput(tmp, 'syntax.jsonl', ['{"type": "user"}', '{"type": }'])))[0]).toMatch(/^syntax\.jsonl:2:\d+: invalid JSON: /);
+    expect(problems(() => importDataset('claude-code', writeInput(tmp, 'empty.jsonl', [{ type: 'summary', summary: 'x' }])))).toEqual(['empty.jsonl: no user or assistant messages in the file']);
   });
 });
 

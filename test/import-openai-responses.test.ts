@@ -1,31 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ScenarioError } from '../src/errors.js';
+import { describe, expect, it } from 'vitest';
 import { importDataset } from '../src/scenario/import/index.js';
+import { importFixture, writeInput } from './_import.js';
+import { problems } from './_io.js';
+import { tempDir } from './_tmp.js';
 
-const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
-const responses = { path: join(FIXTURES, 'openai-responses.jsonl'), file: 'openai-responses.jsonl', base: FIXTURES };
-const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-responses-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const responses = importFixture('openai-responses.jsonl');
+const tmp = tempDir('ctxsim-responses-');
 
-function write(name: string, text: string) {
-  const path = join(tmp, name);
-  writeFileSync(path, text);
-  return { path, file: name, base: tmp };
-}
 
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ScenarioError) return e.message.split('\n');
-    throw e;
-  }
-  throw new Error('expected a ScenarioError');
-}
 
 describe('OpenAI importer on Responses API requests (input items)', () => {
   const { docs, report } = importDataset('openai', responses);
@@ -74,12 +56,12 @@ describe('OpenAI importer on Responses API requests (input items)', () => {
   });
 
   it('reads a JSON array of input items as one conversation', () => {
-    const f = write('items.json', JSON.stringify([{ role: 'user', content: 'hi' }, { type: 'function_call', call_id: 'x', name: 'ping', arguments: '{}' }, { type: 'function_call_output', call_id: 'x', output: 'pong' }, { type: 'message', role: 'assistant', content: 'done' }]));
+    const f = writeInput(tmp, 'items.json', JSON.stringify([{ role: 'user', content: 'hi' }, { type: 'function_call', call_id: 'x', name: 'ping', arguments: '{}' }, { type: 'function_call_output', call_id: 'x', output: 'pong' }, { type: 'message', role: 'assistant', content: 'done' }]));
     expect(importDataset('openai', f).docs).toEqual([{ id: 'items-0001', turns: [{ user: 'hi', tools: [{ call: 'ping', result: 'pong' }], assistant: 'done' }] }]);
   });
 
   it('names the item of each problem', () => {
-    const f = write(
+    const f = writeInput(tmp, 
       'bad.jsonl',
       [
         JSON.stringify({ input: [{ role: 'user', content: 'a' }, { type: 'function_call_output', call_id: 'zzz', output: 'x' }] }),

@@ -1,54 +1,23 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
-import { ScenarioError } from '../src/errors.js';
-import type { RoundOut, TurnOut } from '../src/scenario/docs.js';
+import type { TurnOut } from '../src/scenario/docs.js';
 import { importDataset } from '../src/scenario/import/index.js';
 import { parseScenario } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { itShared } from './_shared.js';
+import { counts, importFixture, roundsOf, writeInput } from './_import.js';
+import { problems } from './_io.js';
+import { tempDir } from './_tmp.js';
 
-const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
-const fixture = (file: string) => ({ path: join(FIXTURES, file), file, base: FIXTURES });
-const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-swe-agent-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const fixture = importFixture;
+const tmp = tempDir('ctxsim-swe-agent-');
 
-function write(name: string, text: string) {
-  const path = join(tmp, name);
-  writeFileSync(path, text);
-  return { path, file: name, base: tmp };
-}
 
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ScenarioError) return e.message.split('\n');
-    throw e;
-  }
-  throw new Error('expected a ScenarioError');
-}
 
-/** A turn's rounds, whichever form its tools took. */
-const roundsOf = (t: TurnOut): RoundOut[] => (!t.tools?.length ? [] : 'calls' in t.tools[0]! ? (t.tools as RoundOut[]) : [{ calls: t.tools as RoundOut['calls'] }]);
 
-/** Counts of an imported document: turns, rounds, calls, results, usages (rounds and replies). */
-function counts(turns: TurnOut[]) {
-  const rounds = turns.flatMap(roundsOf);
-  const calls = rounds.flatMap((r) => r.calls);
-  return {
-    turns: turns.length,
-    rounds: rounds.length,
-    calls: calls.length,
-    results: calls.filter((c) => c.result !== undefined).length,
-    usages: rounds.filter((r) => r.usage).length + turns.filter((t) => t.usage).length,
-  };
-}
 
 describe('swe-agent importer: mini-swe-agent .traj.json', () => {
   const { docs, conversations, report } = importDataset('swe-agent', fixture('mini-swe-agent-sample.traj.json'), { fact: ['ticket=DATE-42'] });
@@ -109,7 +78,7 @@ describe('swe-agent importer: SWE-agent .traj', () => {
 
 describe('malformed trajectories', () => {
   it('lists every problem at its line and path in the file, and yields nothing', () => {
-    const f = write(
+    const f = writeInput(tmp, 
       'bad.traj.json',
       JSON.stringify(
         {
@@ -127,16 +96,16 @@ describe('malformed trajectories', () => {
       ),
     );
     expect(problems(() => importDataset('swe-agent', f))).toEqual(['bad.traj.json:34:15 messages[5].role: expected one of system|user|assistant|tool|exit, got "robot"']);
-    const g = write('bad2.traj.json', JSON.stringify({ messages: [{ role: 'user', content: 'task' }, { role: 'assistant', content: 'x', tool_calls: [{ id: 'a', function: { name: 'bash', arguments: '[1]' } }] }, { role: 'tool', tool_call_id: 'zzz', content: 'out' }, { role: 'exit', content: '' }, { role: 'user', content: 'more' }] }, null, 1));
+    const g = writeInput(tmp, 'bad2.traj.json', JSON.stringify({ messages: [{ role: 'user', content: 'task' }, { role: 'assistant', content: 'x', tool_calls: [{ id: 'a', function: { name: 'bash', arguments: '[1]' } }] }, { role: 'tool', tool_call_id: 'zzz', content: 'out' }, { role: 'exit', content: '' }, { role: 'user', content: 'more' }] }, null, 1));
     expect(problems(() => importDataset('swe-agent', g))).toEqual([
       'bad2.traj.json:15:20 messages[1].tool_calls[0].function.arguments: expected a JSON object, got "[1]"',
       'bad2.traj.json:22:20 messages[2].tool_call_id: answers no tool call before it ("zzz")',
       'bad2.traj.json:26:12 messages[3].role: an exit entry before the last message',
     ]);
-    expect(problems(() => importDataset('swe-agent', write('other.json', '{"steps": []}')))).toEqual([
+    expect(problems(() => importDataset('swe-agent', writeInput(tmp, 'other.json', '{"steps": []}')))).toEqual([
       'other.json:1:1: expected a mini-swe-agent .traj.json ({messages: [...]}) or a SWE-agent .traj ({history: [...], trajectory: [...]})',
     ]);
-    expect(problems(() => importDataset('swe-agent', write('syntax.traj', '{"history": [\n  {"role": }\n]}')))[0]).toMatch(/^syntax\.traj:2:\d+: invalid JSON: /);
+    expect(problems(() => importDataset('swe-agent', writeInput(tmp, 'syntax.traj', '{"history": [\n  {"role": }\n]}')))[0]).toMatch(/^syntax\.traj:2:\d+: invalid JSON: /);
   });
 });
 

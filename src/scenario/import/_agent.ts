@@ -1,9 +1,21 @@
+import { z } from 'zod';
 import type { Problem } from '../../errors.js';
 import type { DocPath } from '../../text/document.js';
 import { formatPath } from '../../text/document.js';
 import type { RoundOut, ToolOut, TurnOut, UsageOut } from '../docs.js';
 import { TurnBuilder } from './_turns.js';
 import type { QuirkLog } from './types.js';
+
+/** The content blocks of Anthropic's Messages API, as Claude Code's logs hold them too: any block, text, a tool call, a tool's result. */
+export const block = z.looseObject({ type: z.string() });
+export const textBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
+export const toolUse = z.looseObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()).optional() });
+export const toolResult = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(block), z.null()]).optional(),
+  is_error: z.boolean().nullish(),
+});
 
 /** The billed usage recorded for the calls of one turn: one entry per round, and the reply's. */
 interface TurnUsage {

@@ -4,7 +4,7 @@ import { ScenarioError, type Problem } from '../../errors.js';
 import { SourceDoc, type DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut } from '../docs.js';
 import type { ToolDef } from '../../types.js';
-import { AgentTurns, lineProblem, slug } from './_agent.js';
+import { AgentTurns, block, lineProblem, slug, textBlock, toolResult, toolUse } from './_agent.js';
 import { parseJson, readText } from './_read.js';
 import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
@@ -12,15 +12,6 @@ import { QuirkLog, type Importer } from './types.js';
 /** Anthropic import options: the id prefix, and facts and probes as for `openai`. */
 export type AnthropicOptions = OpenaiOptions;
 
-const block = z.looseObject({ type: z.string() });
-const textBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
-const toolUse = z.looseObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()).optional() });
-const toolResult = z.looseObject({
-  type: z.literal('tool_result'),
-  tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(block), z.null()]).optional(),
-  is_error: z.boolean().nullish(),
-});
 const message = z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(block)]) });
 const tool = z.looseObject({ name: z.string().min(1), description: z.string().optional(), input_schema: z.looseObject({}).optional(), type: z.string().optional() });
 const request = z.looseObject({

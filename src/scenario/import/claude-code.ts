@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import type { DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
-import { AgentTurns, lineProblem, slug } from './_agent.js';
+import { AgentTurns, block, lineProblem, slug, textBlock, toolResult, toolUse } from './_agent.js';
 import { checkShape, parseJson, readText } from './_read.js';
 import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
@@ -11,15 +11,6 @@ import { QuirkLog, type Importer } from './types.js';
 /** Claude Code import options: the id, and facts and probes as for `openai`. */
 export type ClaudeCodeOptions = OpenaiOptions;
 
-const block = z.looseObject({ type: z.string() });
-const textBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
-const toolUse = z.looseObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()).optional() });
-const toolResult = z.looseObject({
-  type: z.literal('tool_result'),
-  tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(block), z.null()]).optional(),
-  is_error: z.boolean().nullish(),
-});
 const usage = z.looseObject({
   input_tokens: z.number().int().min(0),
   cache_creation_input_tokens: z.number().int().min(0).nullish(),
