@@ -79,11 +79,21 @@ const CONVERSATIONS: Conversation[] = [
 const o200k = new TokenCounter('o200k_base');
 const chars4 = new TokenCounter('chars4');
 
+// A pipeline's parameter is its stages: checked with stages that rewrite, trim, fold and compact, under each mode.
+const PIPELINES = [
+  { stages: 'mask-observations:keep=2 > summary-buffer:budget=500,keepRecent=1,summaryTokens=50' },
+  { stages: 'mask-observations:keep=1,batch=2 > clear-tool-results:trigger=200,keep=1 > window-tokens:budget=300' },
+  { stages: 'clear-tool-results:trigger=150,keep=1 > compact:window=600,keepRecent=1,summaryTokens=60,moderation=drop' },
+  { stages: 'mask-observations:keep=1 > retrieval:topK=2,recent=1,sessionCap=3' },
+  { stages: 'mask-observations:keep=1 > summary:threshold=300,summaryTokens=40,forget=naive' },
+];
+
 describe('every registered policy keeps the contract', () => {
   it.each(POLICIES.map((p) => [p.id, p] as const))('%s', (_, policy) => {
+    const variants = policy.id === 'pipeline' ? { variants: PIPELINES } : {};
     const broken = [
-      ...checkPolicyContract(policy, CONVERSATIONS, { tokens: o200k }),
-      ...checkPolicyContract(policy, random, { tokens: chars4 }),
+      ...checkPolicyContract(policy, CONVERSATIONS, { tokens: o200k, ...variants }),
+      ...checkPolicyContract(policy, random, { tokens: chars4, ...variants }),
     ];
     expect(broken.map(formatContractViolation)).toEqual([]);
   });

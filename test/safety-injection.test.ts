@@ -68,7 +68,8 @@ describe('injection exposure, by channel', () => {
 
 describe('moderation: drop keeps flagged turns out of memory', () => {
   // That no artifact and no later prompt holds a dropped turn is the policy contract's (test/policies-contract.test.ts).
-  it.each(POLICIES.map((p) => p.id))('%s: exposure 0, the flagged turn answered, and the phone it stated lost', (id) => {
+  // A pipeline keeps what its stages keep (checked by the contract, with each mode on its last stage).
+  it.each(POLICIES.filter((p) => !p.variants).map((p) => p.id))('%s: exposure 0, the flagged turn answered, and the phone it stated lost', (id) => {
     const kept = run(id);
     const dropped = run(`${id}:moderation=drop`);
     expect(dropped.summary.injectionExposureTurns).toBe(0);

@@ -1,4 +1,5 @@
 import type { Message } from '../types.js';
+import type { PromptPlan } from './types.js';
 
 /**
  * What the agent policies share: a turn's rounds, the names of the tools
@@ -50,4 +51,44 @@ export class Placeholders {
 export function newestRoundStart(pending: readonly Message[]): number {
   for (let i = pending.length - 1; i > 0; i--) if (pending[i]!.role === 'assistant') return i;
   return pending.length;
+}
+
+/**
+ * What an agent policy does to a prompt: which tool results it replaces, and
+ * by what. `messages` is the prompt as it would go whole (the pinned prompt,
+ * the conversation so far, the current turn last); the round being read
+ * starts at `newest` and is never replaced.
+ */
+export interface ToolView {
+  replace(messages: readonly Message[], newest: number): ReadonlyMap<Message, Message>;
+}
+
+/** The replacements of several views, applied in order, as one map from a message to what is sent. */
+export function composeViews(views: readonly ToolView[], messages: readonly Message[], newest: number): Map<Message, Message> {
+  const out = new Map<Message, Message>();
+  let current: readonly Message[] = messages;
+  for (const v of views) {
+    const map = v.replace(current, newest);
+    if (!map.size) continue;
+    current = current.map((m) => map.get(m) ?? m);
+    messages.forEach((m, i) => {
+      if (current[i] !== m) out.set(m, current[i]!);
+    });
+  }
+  return out;
+}
+
+/**
+ * The plan of a policy that sends everything through views: the pinned
+ * prompt, the stored messages and the current turn, each replaced as the
+ * views say. The stable prefix runs to the oldest stored result still sent
+ * verbatim: what is before it is replaced for good (a view replaces results
+ * from the oldest on).
+ */
+export function viewPlan(views: readonly ToolView[], head: readonly Message[], stored: readonly Message[], pending: readonly Message[]): PromptPlan {
+  const all = [...head, ...stored, ...pending];
+  const map = composeViews(views, all, head.length + stored.length + newestRoundStart(pending));
+  let stable = head.length;
+  while (stable < head.length + stored.length && !(all[stable]!.role === 'tool' && !map.has(all[stable]!))) stable++;
+  return { messages: all.map((m) => map.get(m) ?? m), overBudget: false, upkeep: [], stablePrefix: stable };
 }

@@ -1,10 +1,55 @@
 import { z } from 'zod';
+import type { TokenCounter } from '../tokens/counter.js';
 import type { Message } from '../types.js';
-import { newestRoundStart, Placeholders, ToolNames } from './_agent.js';
+import { Placeholders, ToolNames, type ToolView, viewPlan } from './_agent.js';
 import { transcriptArtifact } from './_forget.js';
 import { pinned, Transcript, transcriptMemory } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { int, text } from './params.js';
+
+/** The parameters of clearing, as the policy and a pipeline stage read them. */
+interface ClearParams {
+  trigger: number;
+  keep: number;
+  clearAtLeast: number;
+  exclude?: string | undefined;
+}
+
+/**
+ * Clearing as a view of a prompt: once the prompt exceeds `trigger` tokens,
+ * every tool result but those of the newest `keep` tool uses, of the round
+ * being read and of the `exclude`d tools is replaced by "[result of read_file
+ * cleared]" — unless that frees fewer than `clearAtLeast` tokens.
+ */
+export function clearView(params: ClearParams, tokens: TokenCounter): ToolView {
+  const names = new ToolNames();
+  const placeholders = new Placeholders((tool) => `[result of ${tool} cleared]`);
+  const exclude = new Set((params.exclude ?? '').split('+').map((s) => s.trim()).filter(Boolean));
+  return {
+    replace(messages, newest) {
+      names.learn(messages);
+      const cleared = new Map<Message, Message>();
+      if (tokens.prompt(messages) <= params.trigger) return cleared;
+      let kept = 0;
+      let freed = 0;
+      // The newest `keep` tool uses stay (walking back from the newest result), and so does the round being read.
+      for (let i = messages.length - 1; i >= 0; i--) {
+        const m = messages[i]!;
+        if (m.role !== 'tool') continue;
+        if (i >= newest || kept < params.keep) {
+          kept++;
+          continue;
+        }
+        const tool = names.of(m);
+        if (exclude.has(tool)) continue;
+        const p = placeholders.for(m, tool);
+        freed += tokens.message(m) - tokens.message(p);
+        cleared.set(m, p);
+      }
+      return freed > 0 && freed >= params.clearAtLeast ? cleared : new Map();
+    },
+  };
+}
 
 /**
  * Anthropic's context editing (`clear_tool_uses_20250919`), call by call as
@@ -27,36 +72,9 @@ export const clearToolResults = definePolicy({
   start(conversation, params, { tokens }) {
     const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
-    const names = new ToolNames();
-    const placeholders = new Placeholders((tool) => `[result of ${tool} cleared]`);
-    const exclude = new Set((params.exclude ?? '').split('+').map((s) => s.trim()).filter(Boolean));
+    const view = clearView(params, tokens);
     return {
-      prompt(pending) {
-        names.learn(pending);
-        const stored = history.flat;
-        const messages: Message[] = [...head, ...stored, ...pending];
-        const plan = (m: Message[]) => ({ messages: m, overBudget: false, upkeep: [], stablePrefix: head.length + stored.length });
-        if (tokens.prompt(messages) <= params.trigger) return plan(messages);
-        // The newest `keep` tool uses stay (walking back from the newest result), and so does the round being read.
-        const newest = head.length + stored.length + newestRoundStart(pending);
-        const cleared = [...messages];
-        let kept = 0;
-        let freed = 0;
-        for (let i = messages.length - 1; i >= head.length; i--) {
-          const m = messages[i]!;
-          if (m.role !== 'tool') continue;
-          if (i >= newest || kept < params.keep) {
-            kept++;
-            continue;
-          }
-          const tool = names.of(m);
-          if (exclude.has(tool)) continue;
-          const p = placeholders.for(m, tool);
-          freed += tokens.message(m) - tokens.message(p);
-          cleared[i] = p;
-        }
-        return plan(freed > 0 && freed >= params.clearAtLeast ? cleared : messages);
-      },
+      prompt: (pending) => viewPlan([view], head, history.flat, pending),
       ...transcriptMemory(history, params),
       artifacts: () => [transcriptArtifact(history.messages())],
     };

@@ -3,6 +3,7 @@ import { compact } from './compact.js';
 import { facts } from './facts.js';
 import { full } from './full.js';
 import { maskObservations } from './mask-observations.js';
+import { pipelinePolicy } from './pipeline.js';
 import { priority } from './priority.js';
 import { retrieval } from './retrieval.js';
 import { summary } from './summary.js';
@@ -16,7 +17,7 @@ import { windowTurns } from './window-turns.js';
 export const CHAT_POLICIES: readonly Policy[] = [full, windowTurns, windowTokens, window, summary, summaryBuffer, priority, retrieval, facts];
 
 /** The policies for tool-using agents: they act on tool results, inside a long turn too. */
-export const AGENT_POLICIES: readonly Policy[] = [maskObservations, clearToolResults, compact];
+export const AGENT_POLICIES: readonly Policy[] = [maskObservations, clearToolResults, compact, pipelinePolicy(() => REGISTRY)];
 
 /** Every policy: the chat policies, then the agent policies. */
 export const POLICIES: readonly Policy[] = [...CHAT_POLICIES, ...AGENT_POLICIES];

@@ -1,10 +1,39 @@
 import { z } from 'zod';
-import type { Message } from '../types.js';
-import { newestRoundStart, Placeholders, ToolNames } from './_agent.js';
+import { Placeholders, ToolNames, type ToolView, viewPlan } from './_agent.js';
 import { transcriptArtifact } from './_forget.js';
 import { pinned, Transcript, transcriptMemory } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { int } from './params.js';
+
+/** The parameters of masking, as the policy and a pipeline stage read them. */
+interface MaskParams {
+  keep: number;
+  batch: number;
+}
+
+/**
+ * Masking as a view of a prompt: walking back from the newest result, `keep`
+ * results stay verbatim (and the round being read, whatever `keep`); of the
+ * older ones a whole number of `batch`es is replaced, the oldest first, by
+ * "[output of read_file omitted]" — the same placeholder object every call.
+ */
+export function maskView(params: MaskParams): ToolView {
+  const names = new ToolNames();
+  const placeholders = new Placeholders((tool) => `[output of ${tool} omitted]`);
+  return {
+    replace(messages, newest) {
+      names.learn(messages);
+      // Where the results are, newest first.
+      const results: number[] = [];
+      for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'tool') results.push(i);
+      let verbatim = 0;
+      while (verbatim < results.length && (results[verbatim]! >= newest || verbatim < params.keep)) verbatim++;
+      const older = results.length - verbatim;
+      const masked = older - (older % params.batch);
+      return new Map(results.slice(results.length - masked).map((i) => [messages[i]!, placeholders.for(messages[i]!, names.of(messages[i]!))]));
+    },
+  };
+}
 
 /**
  * The whole conversation, but only the newest `keep` tool results verbatim
@@ -26,27 +55,9 @@ export const maskObservations = definePolicy({
   start(conversation, params) {
     const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);
-    const names = new ToolNames();
-    const placeholders = new Placeholders((tool) => `[output of ${tool} omitted]`);
+    const view = maskView(params);
     return {
-      prompt(pending) {
-        names.learn(pending);
-        const all: Message[] = [...history.flat, ...pending];
-        // Walking back from the newest result, `keep` results stay (and the round being read, whatever `keep`);
-        // of the older ones, a whole number of batches is masked, the oldest first.
-        const newest = history.flat.length + newestRoundStart(pending);
-        const results: number[] = [];
-        for (let i = all.length - 1; i >= 0; i--) if (all[i]!.role === 'tool') results.push(i);
-        let verbatim = 0;
-        while (verbatim < results.length && (results[verbatim]! >= newest || verbatim < params.keep)) verbatim++;
-        const older = results.length - verbatim;
-        const masked = older - (older % params.batch);
-        for (const i of results.slice(results.length - masked)) all[i] = placeholders.for(all[i]!, names.of(all[i]!));
-        // The prefix up to the oldest result still sent verbatim is masked for good: stable.
-        const oldestVerbatim = results[results.length - masked - 1];
-        const stable = oldestVerbatim === undefined ? history.flat.length : Math.min(oldestVerbatim, history.flat.length);
-        return { messages: [...head, ...all], overBudget: false, upkeep: [], stablePrefix: head.length + stable };
-      },
+      prompt: (pending) => viewPlan([view], head, history.flat, pending),
       // Every call of a stored turn was seen in a `pending` first: its tool names are known.
       ...transcriptMemory(history, params),
       artifacts: () => [transcriptArtifact(history.messages())],

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { POLICY_PATH } from './module.js';
 import { COMMON_PARAMS, defaultOf, policyParams, readParam, studyParamSchema } from './params.js';
-import type { ParamValue, Params, Policy } from './types.js';
+import type { ParamValue, Policy, PolicyVariant } from './types.js';
 
 /** A policy as the user wrote it: id and parameters in the order given. */
 export interface PolicySpec {
@@ -9,14 +9,7 @@ export interface PolicySpec {
   given: readonly (readonly [string, ParamValue])[];
 }
 
-/** A policy ready to run: its canonical name and resolved parameters (defaults filled in). */
-export interface PolicyVariant {
-  name: string;
-  policy: Policy;
-  params: Params;
-  /** For a policy loaded from a module: its absolute path and the sha256 of its bytes (worker threads import it again by path). */
-  module?: { file: string; hash: string };
-}
+export type { PolicyVariant } from './types.js';
 
 /** Canonical name: the id, then the given parameters as key=value in the order given. */
 export function canonicalName(spec: PolicySpec): string {
@@ -30,6 +23,8 @@ export function parseSpecString(text: string): { id: string; given: [string, str
   const id = (colon < 0 ? text : text.slice(0, colon)).trim();
   if (!id) return `policy spec "${text}": missing policy id`;
   const given: [string, string | string[]][] = [];
+  // A pipeline's parameter is its stages, specs themselves: kept whole.
+  if (id === 'pipeline' && colon >= 0) return { id, given: [['stages', text.slice(colon + 1).trim()]] };
   if (colon >= 0) {
     for (const part of text.slice(colon + 1).split(',')) {
       const eq = part.indexOf('=');
@@ -63,6 +58,7 @@ export function resolveSpec(
 
 /** `resolveSpec` for one policy: its variants for the parameters given, or an error message. */
 export function resolvePolicy(policy: Policy, given: readonly (readonly [string, unknown])[]): PolicyVariant[] | string {
+  if (policy.variants) return policy.variants(given);
   const { id } = policy;
   const shape = paramShape(policy);
   let combos: [string, ParamValue][][] = [[]];
@@ -96,6 +92,8 @@ export function policyEntrySchema(registry: ReadonlyMap<string, Policy>): z.ZodT
   const policies = [...registry.values()];
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const specs = policies.map((p) => {
+    // A policy made of policies takes its own spec after the colon (the pipeline's stages).
+    if (p.variants) return `${escape(p.id)}\\s*:.+`;
     const key = `\\s*(${Object.keys(paramShape(p)).map(escape).join('|')})\\s*=[^,]*`;
     return `${escape(p.id)}\\s*(:${key}(,${key})*)?`;
   });
@@ -120,5 +118,9 @@ export function policyEntrySchema(registry: ReadonlyMap<string, Policy>): z.ZodT
   const moduleObject = z
     .record(z.string().regex(POLICY_PATH), z.union([z.record(z.string(), z.unknown()), z.null()]))
     .describe('a policy module’s path (relative to the study file) and its parameters; a list of values makes a sweep');
-  return z.union([spec, ...objects, moduleSpec, moduleObject]);
+  // A policy made of policies (the pipeline) may list them: each item an entry of its own.
+  const lists = policies
+    .filter((p) => p.variants)
+    .map((p) => z.strictObject({ [p.id]: z.array(z.union([z.string(), z.record(z.string(), z.unknown())])).min(1).describe('its stages, in order, each a policy entry') }).describe(`${p.id}: ${p.describe}`));
+  return z.union([spec, ...objects, ...lists, moduleSpec, moduleObject]);
 }

@@ -254,6 +254,15 @@ export interface PolicySession {
   artifacts(): Artifact[];
 }
 
+/** A policy ready to run: its canonical name and resolved parameters (defaults filled in). */
+export interface PolicyVariant {
+  name: string;
+  policy: Policy;
+  params: Params;
+  /** For a policy loaded from a module: its absolute path and the sha256 of its bytes (worker threads import it again by path). */
+  module?: { file: string; hash: string };
+}
+
 /** Resolved parameters (defaults filled in), as a run carries them: plain values, so they cross threads. */
 export type Params = Readonly<Record<string, ParamValue | undefined>>;
 
@@ -271,4 +280,10 @@ export interface Policy<P extends object = Params> {
   describe: string;
   params: z.ZodObject | ParamTable;
   start(conversation: Conversation, params: P, deps: PolicyDeps): PolicySession;
+  /**
+   * For a policy whose parameter is itself made of policies (`pipeline`): its
+   * variants for the parameters given (sweeps inside, canonical names), or an
+   * error message. Others are resolved from `params`.
+   */
+  variants?(given: readonly (readonly [string, unknown])[]): PolicyVariant[] | string;
 }

@@ -61,11 +61,18 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
 }
 
 /** What the simulated upkeep of each built-in policy that remembers rests on, from its parameters. */
-const SIMULATED: Readonly<Record<string, (params: PolicyInfo['params']) => string>> = {
+const SIMULATED: Readonly<Record<string, (params: PolicyInfo['params']) => string | undefined>> = {
   summary: (p) => `keep ${String(p.keep)}`,
   'summary-buffer': (p) => `keep ${String(p.keep)}`,
   retrieval: () => 'lexical embedding',
   facts: (p) => `recall ${String(p.recall)}`,
+  compact: (p) => `keep ${String(p.keep)}`,
+  // A pipeline remembers through its last stage.
+  pipeline: (p) => {
+    const last = String(p.stages).split('>').pop()!.trim();
+    const id = last.split(':')[0]!;
+    return id in SIMULATED && id !== 'pipeline' ? `via ${last}` : undefined;
+  },
 };
 
 /** What retention means when memory is simulated. */
@@ -93,7 +100,7 @@ export function simulatedLines(info: Partial<Pick<ReportInfo, 'policies' | 'upke
 /** Whether the run's memory is simulated or recorded, and what it rests on. */
 function memoryBasis(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>): { kind: 'Simulated' | 'Recorded'; basis: string } | undefined {
   if (info.upkeep) {
-    const ids = [...new Set((info.policies ?? []).map((p) => p.id).filter((id) => id in SIMULATED))];
+    const ids = [...new Set((info.policies ?? []).filter((p) => SIMULATED[p.id]?.(p.params) !== undefined).map((p) => p.id))];
     return ids.length ? { kind: 'Recorded', basis: `${ids.join(', ')}: a real model’s responses from ${info.upkeep.recorded}` } : undefined;
   }
   const basis = simulatedMemory(info);

@@ -5,6 +5,7 @@ import { globSync } from 'tinyglobby';
 import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
 import { CHAT_POLICIES, REGISTRY } from '../policies/index.js';
+import { STAGE_SEPARATOR } from '../policies/pipeline.js';
 import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } from '../policies/spec.js';
 import { loadPolicyModules, moduleRequest, resolveNamed, resolveSpecString, type PolicyModules } from './policy-modules.js';
 import { loadPrices } from '../pricing/load.js';
@@ -405,10 +406,33 @@ function policyEntry(entry: unknown, modules: PolicyModules, dir: string): Polic
     if (keys.length !== 1) return `expected one policy id as the key, got ${keys.length} keys`;
     const id = keys[0]!;
     const params = (entry as Record<string, unknown>)[id] ?? {};
+    if (id === 'pipeline' && Array.isArray(params)) return pipelineEntry(params, modules, dir);
     if (typeof params !== 'object' || Array.isArray(params)) return `policy ${id}: expected a mapping of parameters`;
     return resolveNamed(id, Object.entries(params as object), modules, dir);
   }
   return `expected a policy id or {id: {parameter: value}}, got ${JSON.stringify(entry)}`;
+}
+
+/**
+ * A pipeline written as a list of stages, each a policy entry (a spec, or
+ * `{id: {parameter: value}}`; lists of values sweep): one pipeline variant
+ * per combination of the stages' variants.
+ */
+function pipelineEntry(stages: readonly unknown[], modules: PolicyModules, dir: string): PolicyVariant[] | string {
+  if (!stages.length) return 'pipeline: expected at least one stage';
+  let combos: string[][] = [[]];
+  for (const [i, stage] of stages.entries()) {
+    const variants = policyEntry(stage, modules, dir);
+    if (typeof variants === 'string') return `pipeline stage ${i + 1}: ${variants}`;
+    combos = combos.flatMap((c) => variants.map((v) => [...c, v.name]));
+  }
+  const out: PolicyVariant[] = [];
+  for (const names of combos) {
+    const r = resolveSpec(REGISTRY, 'pipeline', [['stages', names.join(STAGE_SEPARATOR)]]);
+    if (typeof r === 'string') return r;
+    out.push(...r);
+  }
+  return out;
 }
 
 /**
