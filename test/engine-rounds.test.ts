@@ -14,6 +14,7 @@ import type { Message } from '../src/types.js';
 import { capture, problems } from './_io.js';
 import { study } from './_pricing.js';
 import { itShared } from './_shared.js';
+import { IMPORT_FIXTURES, importFixture } from './_import.js';
 import { tempDir } from './_tmp.js';
 
 /**
@@ -134,6 +135,29 @@ describe('a scenario turn of several rounds', () => {
     const counted = Number(/^\s+total\s+(\d+)/m.exec(io.stdout)![1]);
     expect(io.stdout).toContain(`  billed by the provider: 40 prompt tokens (ctxsim counts ${counted}, ${counted >= 40 ? '+' : '−'}${Math.abs((counted / 40 - 1) * 100).toFixed(1)}%)\n`);
     expect(io.stdout.match(/billed by the provider/g)).toHaveLength(1);
+  });
+
+  it('run prints, for a transcript that records what the provider billed, ctxsim’s count of those calls under full against the bill', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'study.yaml'), `scenarios:\n  - import: {format: swe-agent, path: ${JSON.stringify(join(IMPORT_FIXTURES, 'mini-swe-agent-sample.traj.json'))}}\npolicies: [window-turns]\n`);
+    const io = capture();
+    expect(await runMain(['run', join(dir, 'study.yaml'), '--out', join(dir, 'out'), '--no-token-cache'], io)).toBe(0);
+    // The same count by hand: every call under full, those whose output carries a bill.
+    const [c] = importDataset('swe-agent', importFixture('mini-swe-agent-sample.traj.json')).conversations;
+    let counted = 0;
+    let billed = 0;
+    let calls = 0;
+    replay(c!, policiesFromFlags(['full'])[0]!, replayContext({ model: 'gpt-4o-mini', tokenizer: 'auto', seed: 42 }), (_, call) => {
+      if (!call.output?.billed) return;
+      calls++;
+      counted += call.promptTokens;
+      billed += call.output.billed.input;
+    });
+    expect(calls).toBeGreaterThan(1);
+    const diff = counted / billed - 1;
+    expect(io.stderr).toContain(
+      `billed: ${c!.id} (full on gpt-4o-mini, ${calls} calls): ctxsim counts ${counted.toLocaleString('en-US')} prompt tokens, the provider billed ${billed.toLocaleString('en-US')} (${diff >= 0 ? '+' : '−'}${Math.abs(diff * 100).toFixed(1)}%)\n`,
+    );
   });
 
   it('explain shows every call', async () => {

@@ -128,7 +128,7 @@ describe('malformed OpenAI data', () => {
     expect(await runMain(['import', '--format', 'openai', chats.path, '--user', 'speaker_b'], io)).toBe(2);
     expect(o.err).toBe('ctxsim: --user: not an option of the openai format\n');
     expect(await runMain(['import', '--format', 'parquet', chats.path], io)).toBe(2);
-    expect(o.err.split('\n')[1]).toBe('ctxsim: unknown import format "parquet"; expected one of openai, locomo, abcd, multiwoz, claude-code, swe-agent, anthropic');
+    expect(o.err.split('\n')[1]).toBe('ctxsim: unknown import format "parquet"; expected one of openai, locomo, abcd, multiwoz, claude-code, swe-agent, anthropic, sgd');
     expect(o.out).toBe('');
   });
 });

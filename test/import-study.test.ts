@@ -62,7 +62,7 @@ describe('import: entries in a study', () => {
       '  - import: {format: openai}',
     ]);
     expect(await problems(() => loadStudy(file))).toEqual([
-      'bad.yaml:2:22 scenarios[0].import.format: unknown import format "parquet"; expected one of openai, locomo, abcd, multiwoz, claude-code, swe-agent, anthropic',
+      'bad.yaml:2:22 scenarios[0].import.format: unknown import format "parquet"; expected one of openai, locomo, abcd, multiwoz, claude-code, swe-agent, anthropic, sgd',
       'bad.yaml:3:50 scenarios[1].import.user: expected one of speaker_a|speaker_b, got "bob"',
       'bad.yaml:4:42 scenarios[2].import.annotations: unknown key "annotations"',
       'bad.yaml:5:13 scenarios[3].import.path: required but missing',

@@ -15,7 +15,7 @@ describe('every problem of every file, in one report', () => {
     const io = capture();
     expect(await runMain(['run', join(dir, 's.yaml'), '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
     expect(io.stderr.split('\n')).toEqual([
-      `ctxsim: ${join(dir, 's.yaml')}:2:12 policies[0]: unknown policy "nope" (expected one of full, window-turns, window-tokens, window, summary, summary-buffer, priority, retrieval, facts, mask-observations, clear-tool-results, compact)`,
+      `ctxsim: ${join(dir, 's.yaml')}:2:12 policies[0]: unknown policy "nope" (expected one of full, window-turns, window-tokens, window, summary, summary-buffer, priority, retrieval, facts, mask-observations, clear-tool-results, compact, pipeline)`,
       `ctxsim: ${join(dir, 'a.yaml')}:4:19 turns[0].facts.name: fact "name": "Anna" occurs nowhere in this turn (user message, tool calls and results, assistant reply)`,
       '',
     ]);

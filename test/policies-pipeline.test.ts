@@ -6,6 +6,8 @@ import { replayContext } from '../src/engine/run.js';
 import { parseScenario } from '../src/scenario/load.js';
 import { loadStudy, policyFromString } from '../src/study/study.js';
 import type { Message } from '../src/types.js';
+import { REGISTRY } from '../src/policies/index.js';
+import type { PolicyVariant } from '../src/policies/spec.js';
 import { asyncProblems } from './_io.js';
 import { tempDir } from './_tmp.js';
 
@@ -67,7 +69,10 @@ describe('pipeline specs', () => {
     expect(names('pipeline:mask-observations > pipeline:full')).toBe('pipeline stage 2: a pipeline cannot be a stage');
     expect(names('pipeline:mask-observations > nope')).toMatch(/^pipeline stage 2: unknown policy "nope"/);
     expect(names('pipeline:mask-observations >')).toBe('pipeline: expected stages joined by ">", got "mask-observations >"');
-    expect(names('pipeline')).toBe('policy pipeline: give its stages, e.g. pipeline:mask-observations:keep=5 > summary-buffer:budget=30000');
+    // Given nothing, the hybrid with its stages' defaults; common parameters go to the last stage.
+    expect(names('pipeline')).toEqual(['pipeline:mask-observations > summary-buffer']);
+    const [v] = REGISTRY.get('pipeline')!.variants!([['moderation', 'drop']]) as PolicyVariant[];
+    expect([v!.name, v!.params.moderation]).toEqual(['pipeline:mask-observations > summary-buffer:moderation=drop', 'drop']);
   });
 
   it('may be a list of stages in a study, each an entry of its own, sweeping as specs do', async () => {

@@ -96,7 +96,7 @@ describe('study errors', () => {
     expect(io.stderr.replaceAll(file, 'study.yaml').split('\n')).toEqual([
       'ctxsim: study.yaml:1:7 seed: expected number, got string "x"',
       'ctxsim: study.yaml:3:5 policies[0]: policy window-tokens: unknown parameter "budgt" (expected one of budget, sessionCap, forget, moderation)',
-      'ctxsim: study.yaml:4:5 policies[1]: unknown policy "nope" (expected one of full, window-turns, window-tokens, window, summary, summary-buffer, priority, retrieval, facts, mask-observations, clear-tool-results, compact)',
+      'ctxsim: study.yaml:4:5 policies[1]: unknown policy "nope" (expected one of full, window-turns, window-tokens, window, summary, summary-buffer, priority, retrieval, facts, mask-observations, clear-tool-results, compact, pipeline)',
       '',
     ]);
   });

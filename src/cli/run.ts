@@ -10,6 +10,7 @@ import { runStudyPipeline } from '../study/pipeline.js';
 import { fileSink, folderSink, shardSink, textSink } from '../study/sinks.js';
 import { displayPath, loadScenarios, type Study } from '../study/study.js';
 import { planText, upkeepPlan } from '../study/upkeep.js';
+import { billedLine, type BilledCheck } from '../study/billed.js';
 import type { Command } from './_command.js';
 import { studyEvents, type IO } from './_io.js';
 import { outputTarget } from './_output.js';
@@ -81,24 +82,29 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   const say = (line: string) => {
     if (!flags.quiet) io.err(`${line}\n`);
   };
+  // A transcript that records what the provider billed: ctxsim's count of those calls against the bill, on stderr.
+  const billed = (checks: readonly BilledCheck[]) => checks.forEach((b) => say(billedLine(b)));
   if (shard && target.kind === 'dir') {
     const { output, policies } = await runStudyPipeline(study, shardSink(target.dir, shard), opts);
     warnOverflows(io, policies);
     say(`wrote ${displayPath(output)}; combine the shards with \`ctxsim merge\``);
   } else if (target.kind === 'dir') {
-    const { output, policies, info } = await runStudyPipeline(study, folderSink(target.dir), opts);
+    const { output, policies, info, billed: checks } = await runStudyPipeline(study, folderSink(target.dir), opts);
     io.out(policyTable({ policies }, info));
     warnOverflows(io, policies);
+    billed(checks);
     say(`wrote ${output.length} files to ${displayPath(target.dir)}/${baseline ? ` and the baseline ${displayPath(baseline)}` : ''}`);
   } else if (target.kind === 'file') {
-    const { policies, info } = await runStudyPipeline(study, fileSink(target.path, target.format), opts);
+    const { policies, info, billed: checks } = await runStudyPipeline(study, fileSink(target.path, target.format), opts);
     io.out(policyTable({ policies }, info));
     warnOverflows(io, policies);
+    billed(checks);
     say(`wrote ${displayPath(target.path)}`);
   } else {
-    const { output, policies } = await runStudyPipeline(study, textSink(target.format), opts);
+    const { output, policies, billed: checks } = await runStudyPipeline(study, textSink(target.format), opts);
     io.out(output);
     warnOverflows(io, policies);
+    billed(checks);
   }
   return 0;
 }

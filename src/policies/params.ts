@@ -135,9 +135,11 @@ export function model(o: Described & { default?: string }) {
   return registered(withDefault(stringValue(), o.default), { kind: 'string', describe: o.describe });
 }
 
-/** Free text (a list of names, say); none by default. */
-export function text(o: Described) {
-  return registered(stringValue().optional(), { kind: 'string', describe: o.describe });
+/** Free text (a list of names, say). */
+export function text(o: Described & { default: string }): z.ZodDefault<z.ZodString>;
+export function text(o: Described & { default?: undefined }): z.ZodOptional<z.ZodString>;
+export function text(o: Described & { default?: string }) {
+  return registered(withDefault(stringValue(), o.default), { kind: 'string', describe: o.describe });
 }
 
 /** The description of a policy's `budget`, the same for every policy that has one. */

@@ -16,6 +16,9 @@ import type { Params, Policy } from './types.js';
 /** What joins the stages of a pipeline in its spec and its name. */
 export const STAGE_SEPARATOR = ' > ';
 
+/** The stages of a pipeline given none: masking, then a summary and buffer (the hybrid). */
+const DEFAULT_STAGES = 'mask-observations > summary-buffer';
+
 /** The stages that may come before a pipeline's last: they rewrite tool results in what is sent. */
 const VIEWS: Readonly<Record<string, (params: Params, tokens: TokenCounter) => ToolView>> = {
   'mask-observations': (p) => maskView(p as unknown as Parameters<typeof maskView>[0]),
@@ -29,19 +32,20 @@ const VIEWS: Readonly<Record<string, (params: Params, tokens: TokenCounter) => T
  * (`mask-observations`, `clear-tool-results`); the last is any policy, the
  * memory, and it sees the conversation as those stages show it — it measures
  * each message as sent, and its summarizer reads the rewritten results — so
- * `mask-observations > summary-buffer` summarizes only when the masked
- * context outgrows its budget (the hybrid of Lindenbauer et al., 2025). A
- * pipeline of rewriting stages alone keeps everything else (`full`).
+ * `mask-observations > summary-buffer` (the default) summarizes only when
+ * the masked context outgrows its budget (the hybrid of Lindenbauer et al.,
+ * 2025). A pipeline of rewriting stages alone keeps everything else
+ * (`full`); common parameters given to a pipeline go to its last stage.
  */
 export function pipelinePolicy(registry: () => ReadonlyMap<string, Policy>): Policy {
   const policy = definePolicy({
     id: 'pipeline',
     describe: 'stages in order: tool-result rewriting (mask-observations, clear-tool-results), then a memory policy that sees what they send',
     params: z.object({
-      stages: text({ describe: `the stages as policy specs joined by "${STAGE_SEPARATOR.trim()}", e.g. mask-observations:keep=5 > summary-buffer:budget=30000` }),
+      stages: text({ default: DEFAULT_STAGES, describe: `the stages as policy specs joined by "${STAGE_SEPARATOR.trim()}", e.g. mask-observations:keep=5 > summary-buffer:budget=30000` }),
     }),
     start(conversation, params, deps) {
-      const stages = resolveStages(params.stages ?? '');
+      const stages = resolveStages(params.stages);
       if (typeof stages === 'string') throw new Error(stages);
       const chosen = stages.map((list) => list[0]!);
       const memory = chosen[chosen.length - 1]!.policy.id in VIEWS ? resolveSpec(registry(), 'full', []) : [chosen.pop()!];
@@ -73,8 +77,12 @@ export function pipelinePolicy(registry: () => ReadonlyMap<string, Policy>): Pol
     },
   });
 
-  /** Each stage's variants (a stage with a list of values is a sweep), checked: rewriting stages first, then one memory. */
-  function resolveStages(spec: string): PolicyVariant[][] | string {
+  /**
+   * Each stage's variants (a stage with a list of values is a sweep), checked:
+   * rewriting stages first, then one memory; `last` are parameters added to
+   * the last stage.
+   */
+  function resolveStages(spec: string, last: readonly (readonly [string, unknown])[] = []): PolicyVariant[][] | string {
     const parts = spec.split('>').map((s) => s.trim());
     if (parts.some((s) => !s)) return `pipeline: expected stages joined by "${STAGE_SEPARATOR.trim()}", got "${spec}"`;
     const out: PolicyVariant[][] = [];
@@ -82,7 +90,7 @@ export function pipelinePolicy(registry: () => ReadonlyMap<string, Policy>): Pol
       const s = parseSpecString(part);
       if (typeof s === 'string') return `pipeline stage ${i + 1}: ${s}`;
       if (s.id === 'pipeline') return `pipeline stage ${i + 1}: a pipeline cannot be a stage`;
-      const variants = resolveSpec(registry(), s.id, s.given);
+      const variants = resolveSpec(registry(), s.id, i === parts.length - 1 ? [...s.given, ...last] : s.given);
       if (typeof variants === 'string') return `pipeline stage ${i + 1}: ${variants}`;
       if (i < parts.length - 1 && !(s.id in VIEWS)) return `pipeline stage ${i + 1}: ${s.id} must be last (only ${Object.keys(VIEWS).join(' and ')} come before the last stage)`;
       out.push(variants);
@@ -92,9 +100,14 @@ export function pipelinePolicy(registry: () => ReadonlyMap<string, Policy>): Pol
 
   /** One variant per combination of the stages' variants, named by its stages. */
   function variants(given: readonly (readonly [string, unknown])[]): PolicyVariant[] | string {
-    const [key, value] = given[0] ?? [];
-    if (given.length !== 1 || key !== 'stages' || typeof value !== 'string') return 'policy pipeline: give its stages, e.g. pipeline:mask-observations:keep=5 > summary-buffer:budget=30000';
-    const stages = resolveStages(value);
+    let spec = DEFAULT_STAGES;
+    const last: (readonly [string, unknown])[] = [];
+    for (const [key, value] of given) {
+      if (key === 'stages' && typeof value === 'string') spec = value;
+      else if (key in COMMON_PARAMS.shape) last.push([key, value]);
+      else return `policy pipeline: parameter ${key}: expected its stages (stages=…), or a common parameter (${Object.keys(COMMON_PARAMS.shape).join(', ')}) for its last stage`;
+    }
+    const stages = resolveStages(spec, last);
     if (typeof stages === 'string') return stages;
     let combos: PolicyVariant[][] = [[]];
     for (const list of stages) combos = combos.flatMap((c) => list.map((v) => [...c, v]));

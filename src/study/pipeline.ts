@@ -12,6 +12,7 @@ import type { Conversation, PolicyRecord, SummaryRecord } from '../types.js';
 import { writeFileAtomic } from './files.js';
 import { displayPath, loadScenarios, PACKAGE_DIR, type Study } from './study.js';
 import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
+import { billedChecks, type BilledCheck } from './billed.js';
 
 /**
  * Runs a study end to end. The phases, in order:
@@ -19,7 +20,9 @@ import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
  *  1. load     — the study's conversations: scenario files, generated sets,
  *                imported datasets (`loadScenarios`);
  *  2. describe — what the fingerprint and the reports need of them (content
- *                hashes, shapes), taken before the run lets them go;
+ *                hashes, shapes, and for a transcript that records what
+ *                the provider billed, ctxsim's count against the bill),
+ *                taken before the run lets them go;
  *  3. upkeep   — where summaries, extractions and embeddings come from:
  *                simulated, or a cassette of a real model's responses, read
  *                or first recorded (study/upkeep.ts);
@@ -87,6 +90,8 @@ export interface SinkOutcome<R> extends StudyDone {
 /** A study as run: its sink's outcome, and what the run told (encoding, prices, token counting). */
 export interface StudyOutcome<R> extends SinkOutcome<R> {
   run: RunInfo;
+  /** For each transcript that records billed usage: ctxsim's count of those calls against the bill. */
+  billed: BilledCheck[];
 }
 
 /** Runs `study` through the phases above into `sink`; on failure the sink is aborted and nothing is left behind. */
@@ -100,6 +105,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     const jobs = study.jobs ?? autoJobs(loaded);
     const scenarios = scenarioHashes(loaded);
     const shapes = loaded.map(scenarioShape);
+    const billed = billedChecks(loaded, study);
     const upkeep = await studyUpkeep(study, loaded, displayPath, opts);
     const summary: SummaryRecord[] = [];
     const run = await streamStudyParallel(
@@ -124,7 +130,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     const done: StudyDone = { fingerprint, info, meta: resultsMeta(info.priceDate) };
     const output = await sink.finish(done);
     if (opts.baseline) writeFileAtomic(opts.baseline, baselineJson(makeBaseline(fingerprint, summary)));
-    return { ...done, output, summary, policies: byPolicy(summary), run };
+    return { ...done, output, summary, policies: byPolicy(summary), run, billed };
   } catch (e) {
     sink.abort();
     throw e;

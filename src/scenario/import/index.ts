@@ -10,6 +10,7 @@ import { claudeCode } from './claude-code.js';
 import { locomo } from './locomo.js';
 import { multiwoz } from './multiwoz.js';
 import { openai } from './openai.js';
+import { sgd } from './sgd.js';
 import { sweAgent } from './swe-agent.js';
 import { QuirkLog, type ImportInput, type Importer, type Quirk } from './types.js';
 
@@ -17,7 +18,7 @@ export type { ImportInput, Importer, ImportResult, Quirk } from './types.js';
 
 /** Every dataset format, by id. */
 export const IMPORTERS: ReadonlyMap<string, Importer> = new Map<string, Importer>(
-  [openai, locomo, abcd, multiwoz, claudeCode, sweAgent, anthropic].map((i) => [i.id, i as unknown as Importer]),
+  [openai, locomo, abcd, multiwoz, claudeCode, sweAgent, anthropic, sgd].map((i) => [i.id, i as unknown as Importer]),
 );
 
 /** The importer for a format, or a usage error listing the known ones. */
