@@ -3,8 +3,9 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import type { PolicyRecord } from '../types.js';
-import { parseShard } from '../gate/shard.js';
+import { shardFromEnv, shardNote } from '../gate/shard.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
+import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
 import { overflowWarnings, policyTable } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { fileSink, folderSink, shardSink, textSink } from '../study/sinks.js';
@@ -23,6 +24,7 @@ export interface RunFlags extends StudyFlags {
   force?: boolean;
   shard?: string;
   dryRun?: boolean;
+  records?: RecordsMode;
 }
 
 export function runCommand(io: IO): Command<RunFlags> {
@@ -43,10 +45,15 @@ export function runCommand(io: IO): Command<RunFlags> {
         // nargs: 1 lets `--out -` take the dash (yargs otherwise reads it as a positional).
         .option('out', { type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' })
         .option('format', { type: 'string', choices: OUTPUT_FORMATS, describe: 'format of the single output (without --out: to stdout; --out - writes csv unless told)' })
+        .option('records', {
+          type: 'string',
+          describe: 'full | summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report the same; a shard file keeps every record',
+          defaultDescription: 'full',
+        })
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
         .option('save-baseline', { type: 'string', describe: 'also write a baseline JSON for `ctxsim check`' })
         .option('force', { type: 'boolean', describe: 'let --save-baseline replace an existing file' })
-        .option('shard', { type: 'string', describe: 'run slice K/N of the scenario × model × policy work (combine with `ctxsim merge`)' })
+        .option('shard', { type: 'string', describe: 'run slice K/N of the scenario × model × policy work (combine with `ctxsim merge`); auto or auto/N reads K and N from the CI or batch engine (GitLab CI, Buildkite, CircleCI, AWS Batch, Kubernetes Indexed Job)' })
         .option('dry-run', { type: 'boolean', describe: 'with --upkeep record or live: print how many upkeep calls the recording needs and what they cost at most, send nothing, write nothing' }),
     handler: (argv: RunFlags) => run(argv, io),
   };
@@ -68,16 +75,22 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   if (flags.format !== undefined && !OUTPUT_FORMATS.includes(flags.format)) {
     throw new UsageError(`--format: expected one of ${OUTPUT_FORMATS.join('|')}, got ${flags.format}`);
   }
+  if (flags.records !== undefined && !RECORDS_MODES.includes(flags.records)) {
+    throw new UsageError(`--records: expected one of ${RECORDS_MODES.join('|')}, got ${flags.records}`);
+  }
+  const records = { records: flags.records ?? 'full' } as const;
   const study = await studyFromFlags(flags);
   if (flags.dryRun) return dryRun(study, io);
   const target = outputTarget(study.out, flags.out, flags.format);
-  const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
+  const chosen = flags.shard === undefined ? undefined : shardFromEnv(flags.shard, process.env);
+  const shard = chosen && { index: chosen.index, count: chosen.count };
   const baseline = flags.saveBaseline === undefined ? undefined : resolve(flags.saveBaseline);
   if (shard && target.kind !== 'dir') throw new UsageError('--shard: --out must name a folder for the shard file');
   if (baseline && shard) throw new UsageError('--save-baseline: save the baseline from the merged run, not from a shard');
   if (baseline && existsSync(baseline) && !flags.force) {
     throw new UsageError(`--save-baseline: ${displayPath(baseline)} exists; add --force to replace it`);
   }
+  if (chosen?.from && !flags.quiet) io.err(`${shardNote(chosen)}\n`);
   const opts = { ...studyEvents(io, flags.quiet), ...(shard && { shard }), ...(baseline && { baseline }) };
   const say = (line: string) => {
     if (!flags.quiet) io.err(`${line}\n`);
@@ -89,19 +102,19 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     warnOverflows(io, policies);
     say(`wrote ${displayPath(output)}; combine the shards with \`ctxsim merge\``);
   } else if (target.kind === 'dir') {
-    const { output, policies, info, billed: checks } = await runStudyPipeline(study, folderSink(target.dir), opts);
+    const { output, policies, info, billed: checks } = await runStudyPipeline(study, folderSink(target.dir, records), opts);
     io.out(policyTable({ policies }, info));
     warnOverflows(io, policies);
     billed(checks);
     say(`wrote ${output.length} files to ${displayPath(target.dir)}/${baseline ? ` and the baseline ${displayPath(baseline)}` : ''}`);
   } else if (target.kind === 'file') {
-    const { policies, info, billed: checks } = await runStudyPipeline(study, fileSink(target.path, target.format), opts);
+    const { policies, info, billed: checks } = await runStudyPipeline(study, fileSink(target.path, target.format, records), opts);
     io.out(policyTable({ policies }, info));
     warnOverflows(io, policies);
     billed(checks);
     say(`wrote ${displayPath(target.path)}`);
   } else {
-    const { output, policies, billed: checks } = await runStudyPipeline(study, textSink(target.format), opts);
+    const { output, policies, billed: checks } = await runStudyPipeline(study, textSink(target.format, records), opts);
     io.out(output);
     warnOverflows(io, policies);
     billed(checks);

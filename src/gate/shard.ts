@@ -28,6 +28,92 @@ export function parseShard(text: string): { index: number; count: number } {
   return { index, count };
 }
 
+/** An engine that runs N copies of a job and tells each its index (and, most, the count) in its environment. */
+interface ShardEngine {
+  name: string;
+  index: string;
+  /** Kubernetes Indexed Jobs give the pod no count: it comes from `--shard auto/N`. */
+  count?: string;
+  /** What the engine's first index is. */
+  base: 0 | 1;
+}
+
+/** Checked in this order; the first whose index variable is set wins. */
+const SHARD_ENGINES: readonly ShardEngine[] = [
+  { name: 'GitLab CI', index: 'CI_NODE_INDEX', count: 'CI_NODE_TOTAL', base: 1 },
+  { name: 'Buildkite', index: 'BUILDKITE_PARALLEL_JOB', count: 'BUILDKITE_PARALLEL_JOB_COUNT', base: 0 },
+  { name: 'CircleCI', index: 'CIRCLE_NODE_INDEX', count: 'CIRCLE_NODE_TOTAL', base: 0 },
+  { name: 'AWS Batch', index: 'AWS_BATCH_JOB_ARRAY_INDEX', count: 'AWS_BATCH_JOB_ARRAY_SIZE', base: 0 },
+  { name: 'Kubernetes Indexed Job', index: 'JOB_COMPLETION_INDEX', base: 0 },
+];
+
+/** The shard to run (1-based index, as `K/N`) and, for `--shard auto`, the engine and variables it came from. */
+export interface ShardChoice {
+  index: number;
+  count: number;
+  from?: { engine: string; variables: string };
+}
+
+/**
+ * Reads `--shard`: `K/N` as {@link parseShard}; `auto` takes the index and
+ * count from the environment `env` of the engine running the job (GitLab CI
+ * `parallel`, Buildkite, CircleCI, AWS Batch array jobs, in that order);
+ * `auto/N` also gives the count, which must agree with the engine's, and is
+ * the only count a Kubernetes Indexed Job (`JOB_COMPLETION_INDEX`) has.
+ */
+export function shardFromEnv(text: string, env: Readonly<Record<string, string | undefined>>): ShardChoice {
+  const m = /^auto(?:\/(.*))?$/.exec(text.trim());
+  if (!m) return parseShard(text);
+  let given: number | undefined;
+  if (m[1] !== undefined) {
+    given = wholeNumber(m[1]);
+    if (given === undefined || given < 1) throw new UsageError(`--shard: expected auto/N with N a whole number ≥ 1, got "${text}"`);
+  }
+  const value = (name: string) => {
+    const v = env[name]?.trim();
+    return v ? v : undefined;
+  };
+  const engine = SHARD_ENGINES.find((e) => value(e.index) !== undefined);
+  if (!engine) {
+    const looked = SHARD_ENGINES.map((e) => `${e.count ? `${e.index}/${e.count}` : e.index} (${e.name})`).join(', ');
+    throw new UsageError(`--shard ${text.trim()}: no shard index in the environment; looked for ${looked}; or give --shard K/N`);
+  }
+  const rawIndex = value(engine.index)!;
+  const index = wholeNumber(rawIndex);
+  if (index === undefined) throw new UsageError(`--shard ${text.trim()}: ${engine.index}="${rawIndex}" (${engine.name}) is not a whole number`);
+  const rawCount = engine.count === undefined ? undefined : value(engine.count);
+  let count: number;
+  let variables = `${engine.index}=${rawIndex}`;
+  if (rawCount !== undefined) {
+    const n = wholeNumber(rawCount);
+    if (n === undefined || n < 1) throw new UsageError(`--shard ${text.trim()}: ${engine.count}="${rawCount}" (${engine.name}) is not a whole number ≥ 1`);
+    if (given !== undefined && given !== n) throw new UsageError(`--shard ${text.trim()}: ${engine.count}=${rawCount} (${engine.name}) says ${n} shards, --shard says ${given}`);
+    count = n;
+    variables += `, ${engine.count}=${rawCount}`;
+  } else if (given !== undefined) {
+    count = given;
+    variables += `, count ${given} from --shard auto/${given}`;
+  } else {
+    const why = engine.count ? `${engine.count} is not set` : 'it gives no count';
+    throw new UsageError(`--shard auto: ${engine.index}=${rawIndex} (${engine.name}) is set but ${why}; give the count as --shard auto/N`);
+  }
+  const last = count - 1 + engine.base;
+  if (index < engine.base || index > last) {
+    throw new UsageError(`--shard ${text.trim()}: ${engine.index}=${rawIndex} (${engine.name}, counting from ${engine.base}) is out of range ${engine.base}–${last} for ${count} shard${count === 1 ? '' : 's'}`);
+  }
+  return { index: index - engine.base + 1, count, from: { engine: engine.name, variables } };
+}
+
+/** The stderr line saying which shard `--shard auto` chose and why. */
+export const shardNote = (s: ShardChoice) => `shard ${s.index}/${s.count}${s.from ? ` (from ${s.from.engine}: ${s.from.variables})` : ''}`;
+
+/** A whole number written in decimal digits (no sign, no fraction), else undefined. */
+function wholeNumber(text: string): number | undefined {
+  if (!/^\d+$/.test(text.trim())) return undefined;
+  const n = Number(text.trim());
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
 /** The file name a shard writes. */
 export const shardFileName = (s: { index: number; count: number }) => `shard-${s.index}-of-${s.count}.json`;
 

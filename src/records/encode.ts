@@ -13,13 +13,23 @@ export type RecordBatch = Pick<Results, StreamedList>;
  */
 export type RecordText = Record<StreamedList, { csv: Uint8Array; json: Uint8Array }>;
 
-/** A batch's rows in the record files, as the files hold them. */
-export function recordText(batch: RecordBatch): RecordText {
+/**
+ * A batch's rows in the record files, as the files hold them: of the lists
+ * in `lists` (default: all); any other list's text is empty, its rows not
+ * encoded (a `--records summary` run writes no turn or probe rows).
+ */
+export function recordText(batch: RecordBatch, lists: readonly StreamedList[] = STREAMED_LISTS): RecordText {
+  const of = <T extends object>(list: StreamedList, columns: readonly Column<T>[], rows: readonly T[]) => (lists.includes(list) ? text(columns, rows) : none());
   return {
-    turns: text(TURN_COLUMNS, batch.turns),
-    probes: text(PROBE_COLUMNS, batch.probes),
-    violations: text(VIOLATION_COLUMNS, batch.violations),
+    turns: of('turns', TURN_COLUMNS, batch.turns),
+    probes: of('probes', PROBE_COLUMNS, batch.probes),
+    violations: of('violations', VIOLATION_COLUMNS, batch.violations),
   };
+}
+
+/** A list's text when it is not written: empty, each part its own (empty) ArrayBuffer. */
+function none(): { csv: Uint8Array; json: Uint8Array } {
+  return { csv: new Uint8Array(0), json: new Uint8Array(0) };
 }
 
 /** The ArrayBuffers of a batch's text (to transfer it to another thread). */

@@ -20,11 +20,22 @@ export interface ResultsMeta {
   generatedAt: string;
 }
 
+/**
+ * Which records an output folder and its results.json hold: `full`, every
+ * record; `summary`, no turn or probe rows (no turns.csv or probes.csv, no
+ * `turns` or `probes` list in results.json). The reports are made from the
+ * summaries and the digest either way, so they are the same in both.
+ */
+export type RecordsMode = 'full' | 'summary';
+export const RECORDS_MODES: readonly RecordsMode[] = ['full', 'summary'];
+
 /** The document `results.json` holds, as parsed back (money as bigint pico-dollars). */
 export interface ResultsDocument {
   schemaVersion: number;
   meta: ResultsMeta;
   study: ReportInfo;
+  /** `summary` when the file was written without its turn and probe rows: then `results.turns` and `results.probes` are empty because they were left out. */
+  records: RecordsMode;
   results: Results;
 }
 
@@ -80,9 +91,14 @@ export function recordJson(r: object): string {
 export const STREAMED_LISTS = ['turns', 'probes', 'violations'] as const;
 export type StreamedList = (typeof STREAMED_LISTS)[number];
 
-/** results.json around its streamed lists: the text before each of them, and after the last. */
+/** The streamed lists (and their CSV files) a run writes with `records`, in file order: with `summary`, violations only. */
+export function streamedLists(records: RecordsMode): readonly StreamedList[] {
+  return records === 'full' ? STREAMED_LISTS : (['violations'] as const);
+}
+
+/** results.json around its streamed lists: each list it holds (in file order) with the text before it, and the text after the last. */
 export interface ResultsJsonFrame {
-  before: Record<StreamedList, string>;
+  lists: { list: StreamedList; before: string }[];
   end: string;
 }
 
@@ -112,32 +128,39 @@ function records(rows: readonly object[]): string {
   return rows.length ? `${LIST_OPEN}${jsonRows(rows)}${LIST_CLOSE}` : EMPTY_LIST;
 }
 
-/** results.json's frame: schemaVersion, meta, money, study, policies, summary, then the streamed lists. */
-export function resultsJsonFrame(results: Pick<Results, 'policies' | 'summary'>, study: ReportInfo, meta: ResultsMeta): ResultsJsonFrame {
+/**
+ * results.json's frame: schemaVersion, meta, money, (with `summary` records:
+ * `"records": "summary"`), study, policies, summary, then the streamed lists
+ * the mode writes.
+ */
+export function resultsJsonFrame(results: Pick<Results, 'policies' | 'summary'>, study: ReportInfo, meta: ResultsMeta, mode: RecordsMode = 'full'): ResultsJsonFrame {
   const head: [string, string][] = [
     ['schemaVersion', JSON.stringify(SCHEMA_VERSION)],
     ['meta', JSON.stringify(meta)],
     ['money', JSON.stringify(`USD, exact decimal strings with ${MONEY_DECIMALS} decimals`)],
+    ...(mode === 'full' ? [] : [['records', JSON.stringify(mode)] as [string, string]]),
     ['study', JSON.stringify(study, null, 1).replace(/\n/g, '\n ')],
     ['policies', records(results.policies)],
     ['summary', records(results.summary)],
   ];
   const key = (k: string) => `,\n ${JSON.stringify(k)}: `;
+  const start = `{\n${head.map(([k, v]) => ` ${JSON.stringify(k)}: ${v}`).join(',\n')}`;
   return {
-    before: { turns: `{\n${head.map(([k, v]) => ` ${JSON.stringify(k)}: ${v}`).join(',\n')}${key('turns')}`, probes: key('probes'), violations: key('violations') },
+    lists: streamedLists(mode).map((list, i) => ({ list, before: (i === 0 ? start : '') + key(list) })),
     end: '\n}\n',
   };
 }
 
 /**
  * results.json: every record of the run (policies, summary, turns, probes, violations),
- * the resolved study, and `meta` (version, price-table date, time written).
+ * the resolved study, and `meta` (version, price-table date, time written);
+ * with `summary` records, no turns or probes (and `"records": "summary"`).
  * Money is an exact decimal string of USD with 12 decimals ("0.000013500000"):
  * JSON numbers cannot hold pico-dollar totals exactly.
  */
-export function resultsJson(results: Results, study: ReportInfo, meta: ResultsMeta): string {
-  const frame = resultsJsonFrame(results, study, meta);
-  return `${STREAMED_LISTS.map((k) => frame.before[k] + records(results[k])).join('')}${frame.end}`;
+export function resultsJson(results: Results, study: ReportInfo, meta: ResultsMeta, mode: RecordsMode = 'full'): string {
+  const frame = resultsJsonFrame(results, study, meta, mode);
+  return `${frame.lists.map(({ list, before }) => before + records(results[list])).join('')}${frame.end}`;
 }
 
 /** Decimal USD text → pico-dollars, exactly. */
@@ -169,15 +192,24 @@ export function parseResultsJson(text: string, file: string): ResultsDocument {
     if (doc.schemaVersion !== SCHEMA_VERSION) {
       throw new Error(`schemaVersion: expected ${SCHEMA_VERSION}, got ${JSON.stringify(doc.schemaVersion)}`);
     }
+    // Files written with `--records summary` say so, and hold no turns or probes.
+    const mode = doc.records ?? 'full';
+    if (mode !== 'summary' && mode !== 'full') throw new Error(`records: expected "summary" or none, got ${JSON.stringify(doc.records)}`);
+    const rows = <T>(list: 'turns' | 'probes'): T[] => {
+      if (mode === 'full') return decodeRecords<T>(doc[list], list);
+      if (doc[list] !== undefined) throw new Error(`${list}: a file of summary records holds none`);
+      return [];
+    };
     return {
       schemaVersion: SCHEMA_VERSION,
       meta: doc.meta as ResultsMeta,
       study: doc.study as ReportInfo,
+      records: mode,
       results: {
         policies: decodeRecords(doc.policies, 'policies'),
         summary: decodeRecords(doc.summary, 'summary'),
-        turns: decodeRecords(doc.turns, 'turns'),
-        probes: decodeRecords(doc.probes, 'probes'),
+        turns: rows('turns'),
+        probes: rows('probes'),
         // Files written before provider rules were checked have none.
         violations: doc.violations === undefined ? [] : decodeRecords(doc.violations, 'violations'),
       },

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
 import type { ScenarioRecords } from '../engine/run.js';
 import { csvHeader, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS } from '../records/csv.js';
-import { EMPTY_LIST, LIST_CLOSE, LIST_OPEN, STREAMED_LISTS, type ResultsJsonFrame, type StreamedList } from '../records/json.js';
+import { EMPTY_LIST, LIST_CLOSE, LIST_OPEN, streamedLists, type RecordsMode, type ResultsJsonFrame, type StreamedList } from '../records/json.js';
 import { recordText } from '../records/encode.js';
 import type { StagedFiles } from './files.js';
 
@@ -10,25 +10,37 @@ import type { StagedFiles } from './files.js';
  * turns.csv, probes.csv and violations.csv (the header first), and the
  * turns, probes and violations lists of results.json to scratch files, a
  * batch's bytes at a time (made by the worker thread that replayed it, or
- * here). `finish` then writes results.json: its head (policies and summary
- * are known only at the end), each list copied from its scratch file in
- * chunks, its end. All of it goes through `staged`, so nothing is in place
- * until the folder is committed. (writeFileSync on a descriptor writes at
- * its position, and all of it.)
+ * here); with `summary` records, violations only (a worker's text of the
+ * turns and probes is dropped; text made here leaves them out). `finish`
+ * then writes results.json: its head (policies and summary are known only
+ * at the end), each list copied from its scratch file in chunks, its end.
+ * All of it goes through `staged`, so nothing is in place until the folder
+ * is committed. (writeFileSync on a descriptor writes at its position, and
+ * all of it.)
  */
 
 /** Bytes copied per read from a scratch file into results.json. */
 const CHUNK = 1 << 20;
 
+/** Each record file's header row. */
+const HEADERS: Record<StreamedList, string> = { turns: csvHeader(TURN_COLUMNS), probes: csvHeader(PROBE_COLUMNS), violations: csvHeader(VIOLATION_COLUMNS) };
+
+/** A list's CSV file, and the scratch file of its results.json list (with whether it holds a line yet). */
+interface ListFiles {
+  csv: number;
+  json: { fd: number; started: boolean };
+}
+
 export class RecordFiles {
-  private readonly csv: Record<StreamedList, number>;
-  /** The scratch file of each results.json list, and whether it holds a line yet. */
-  private readonly json: Record<StreamedList, { fd: number; started: boolean }>;
+  /** The lists written, in file order. */
+  private readonly lists: readonly StreamedList[];
+  private readonly files: Partial<Record<StreamedList, ListFiles>> = {};
   private readonly results: string;
   private closed = false;
 
-  /** Opens the files in `staged` (names: turns.csv, probes.csv, violations.csv, results.json). */
-  constructor(staged: StagedFiles) {
+  /** Opens the files in `staged` (names: turns.csv, probes.csv, violations.csv, results.json; with `summary` records, no turns.csv or probes.csv). */
+  constructor(staged: StagedFiles, records: RecordsMode = 'full') {
+    this.lists = streamedLists(records);
     const fds: number[] = [];
     const open = (path: string, flags: string): number => {
       const fd = openSync(path, flags);
@@ -36,18 +48,13 @@ export class RecordFiles {
       return fd;
     };
     try {
-      this.csv = {
-        turns: open(staged.path('turns.csv'), 'w'),
-        probes: open(staged.path('probes.csv'), 'w'),
-        violations: open(staged.path('violations.csv'), 'w'),
-      };
-      // Read back in `finish`: opened for writing and reading.
-      const scratch = (list: StreamedList) => ({ fd: open(staged.scratch(`results.json.${list}`), 'w+'), started: false });
-      this.json = { turns: scratch('turns'), probes: scratch('probes'), violations: scratch('violations') };
+      for (const list of this.lists) {
+        const csv = open(staged.path(`${list}.csv`), 'w');
+        // Read back in `finish`: opened for writing and reading.
+        this.files[list] = { csv, json: { fd: open(staged.scratch(`results.json.${list}`), 'w+'), started: false } };
+        writeFileSync(csv, HEADERS[list]);
+      }
       this.results = staged.path('results.json');
-      writeFileSync(this.csv.turns, csvHeader(TURN_COLUMNS));
-      writeFileSync(this.csv.probes, csvHeader(PROBE_COLUMNS));
-      writeFileSync(this.csv.violations, csvHeader(VIOLATION_COLUMNS));
     } catch (e) {
       for (const fd of fds) closeSync(fd);
       throw e;
@@ -56,26 +63,27 @@ export class RecordFiles {
 
   /** Appends the next scenario's records (in run order) to every file: its text as a worker thread made it, or made here. */
   add(records: ScenarioRecords): void {
-    const text = records.kind === 'encoded' ? records.text : recordText(records);
-    for (const list of STREAMED_LISTS) {
+    const text = records.kind === 'encoded' ? records.text : recordText(records, this.lists);
+    for (const list of this.lists) {
       const { csv, json } = text[list];
-      if (csv.length) writeFileSync(this.csv[list], csv);
+      const files = this.files[list]!;
+      if (csv.length) writeFileSync(files.csv, csv);
       if (!json.length) continue;
-      const scratch = this.json[list];
+      const scratch = files.json;
       if (scratch.started) writeFileSync(scratch.fd, ',\n');
       writeFileSync(scratch.fd, json);
       scratch.started = true;
     }
   }
 
-  /** Writes results.json from its frame and the streamed lists, and closes every file. */
+  /** Writes results.json from its frame (made for the same records mode) and the streamed lists, and closes every file. */
   finish(frame: ResultsJsonFrame): void {
     const out = openSync(this.results, 'w');
     try {
       const buffer = Buffer.allocUnsafe(CHUNK);
-      for (const list of STREAMED_LISTS) {
-        const { fd, started } = this.json[list];
-        writeFileSync(out, frame.before[list]);
+      for (const { list, before } of frame.lists) {
+        const { fd, started } = this.files[list]!.json;
+        writeFileSync(out, before);
         if (!started) {
           writeFileSync(out, EMPTY_LIST);
           continue;
@@ -95,9 +103,9 @@ export class RecordFiles {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const list of STREAMED_LISTS) {
-      closeSync(this.csv[list]);
-      closeSync(this.json[list].fd);
+    for (const list of this.lists) {
+      closeSync(this.files[list]!.csv);
+      closeSync(this.files[list]!.json.fd);
     }
   }
 }

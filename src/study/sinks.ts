@@ -1,9 +1,10 @@
 import { join } from 'node:path';
+import { UsageError } from '../errors.js';
 import { appendRecords, type RecordLists, type ScenarioRecords } from '../engine/run.js';
 import { byPolicy } from '../engine/summary.js';
 import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
 import { DigestBuilder, severalModels, lostProbes, type Reported } from '../records/digest.js';
-import { resultsJsonFrame } from '../records/json.js';
+import { RECORDS_MODES, resultsJson, resultsJsonFrame, type RecordsMode } from '../records/json.js';
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat } from '../report/outputs.js';
 import type { ProbeRecord, Results, SummaryRecord } from '../types.js';
 import { naming, StagedFiles, writeFileAtomic } from './files.js';
@@ -64,17 +65,30 @@ export function digestSink(): StudySink<ReportedResults> & { reported(): Reporte
   };
 }
 
+/** What an output a sink writes holds. */
+export interface RecordsOptions {
+  /**
+   * `full` (default): every record; `summary`: no turn or probe rows — no
+   * turns.csv or probes.csv, results.json without its `turns` and `probes`
+   * lists. Every other file is the same in both.
+   */
+  records?: RecordsMode;
+}
+
 /**
  * Writes an output folder all-or-nothing: the record files as the records
  * stream in (worker threads encode them), then the reports from the
  * summaries and the digest; every file is renamed into place only when all
- * are written. Its output is the list of files written.
+ * are written. Its output is the list of files written. With `summary`
+ * records the folder has no turns.csv or probes.csv and results.json no
+ * turns or probes; the reports, made from the digest, are the same.
  */
-export function folderSink(dir: string): StudySink<string[]> {
+export function folderSink(dir: string, opts: RecordsOptions = {}): StudySink<string[]> {
+  const mode = recordsMode(opts);
   const staged = new StagedFiles(dir);
   let files: RecordFiles;
   try {
-    files = new RecordFiles(staged);
+    files = new RecordFiles(staged, mode);
   } catch (e) {
     staged.abort();
     throw e;
@@ -88,7 +102,7 @@ export function folderSink(dir: string): StudySink<string[]> {
     },
     async finish(done) {
       const results = kept.reported();
-      naming(dir, () => files.finish(resultsJsonFrame(results, done.info, done.meta)));
+      naming(dir, () => files.finish(resultsJsonFrame(results, done.info, done.meta, mode)));
       for (const [name, content] of await reportOnlyFiles(results, done.info)) staged.write(name, content);
       return staged.commit();
     },
@@ -129,12 +143,27 @@ export function gateSink(dir?: string): StudySink<GateRun> {
 /**
  * One output's text (`--out FILE`, `--out -`): a report (md, html) from the
  * summaries and the digest, the records streamed past; a record file (csv:
- * turns.csv, json: results.json) from every record, kept.
+ * turns.csv, json: results.json) from every record, kept. With `summary`
+ * records, results.json without turns or probes (they are not kept), and no
+ * csv: that output is turns.csv.
  */
-export function textSink(format: OutputFormat): StudySink<string> {
+export function textSink(format: OutputFormat, opts: RecordsOptions = {}): StudySink<string> {
+  const mode = recordsMode(opts);
   if (format === 'md' || format === 'html') {
     const kept = digestSink();
     return { ...kept, finish: async (done) => reportOutput(format, kept.reported(), done.info) };
+  }
+  if (mode === 'summary') {
+    if (format === 'csv') throw new UsageError('--records summary: the csv output is turns.csv, which summary records leave out; write json, a report, or a folder');
+    const kept = memorySink();
+    return {
+      ...kept,
+      add: (records, index) => kept.add(records.kind === 'records' ? { ...records, turns: [], probes: [] } : records, index),
+      async finish(done) {
+        const { results } = await kept.finish(done);
+        return resultsJson(results, done.info, done.meta, 'summary');
+      },
+    };
   }
   const kept = memorySink();
   return {
@@ -146,7 +175,12 @@ export function textSink(format: OutputFormat): StudySink<string> {
   };
 }
 
-/** Writes the slice of a sharded run, losslessly, as `shard-K-of-N.json` in `dir`; its output is the file's path. */
+/**
+ * Writes the slice of a sharded run, losslessly, as `shard-K-of-N.json` in
+ * `dir`; its output is the file's path. A shard file always holds every
+ * record (whatever the records mode): `ctxsim merge` makes the reports'
+ * digest from its turn and probe rows.
+ */
 export function shardSink(dir: string, shard: { index: number; count: number }): StudySink<string> {
   const kept = memorySink();
   return {
@@ -163,8 +197,8 @@ export function shardSink(dir: string, shard: { index: number; count: number }):
 }
 
 /** A sink whose text output is also written, all-or-nothing, to `path`. */
-export function fileSink(path: string, format: OutputFormat): StudySink<string> {
-  const text = textSink(format);
+export function fileSink(path: string, format: OutputFormat, opts: RecordsOptions = {}): StudySink<string> {
+  const text = textSink(format, opts);
   return {
     ...text,
     async finish(done) {
@@ -175,3 +209,9 @@ export function fileSink(path: string, format: OutputFormat): StudySink<string> 
   };
 }
 
+/** The records mode of `opts` (default `full`), checked: a library caller's typo is not silently a full run. */
+function recordsMode(opts: RecordsOptions): RecordsMode {
+  const mode = opts.records ?? 'full';
+  if (!RECORDS_MODES.includes(mode)) throw new UsageError(`--records: expected one of ${RECORDS_MODES.join('|')}, got ${String(mode)}`);
+  return mode;
+}
