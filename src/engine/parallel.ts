@@ -7,6 +7,7 @@ import { CtxsimError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import type { Params } from '../policies/types.js';
 import { messageText } from '../tokens/counter.js';
+import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
 import { collectRecords, finishContexts, replayContexts, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
 
@@ -55,7 +56,8 @@ export interface WorkerSetup {
   context: ContextSettings;
   policies: { id: string; name: string; params: Params; module?: { file: string; hash: string } }[];
   shard?: RunOptions['shard'];
-  recordText?: boolean;
+  /** Send each scenario encoded: every record list (`true`) or only these. */
+  recordText?: boolean | readonly StreamedList[];
 }
 
 /** Messages to a worker: a scenario (with its index in the study), or finish (save the token cache and report). */
@@ -138,7 +140,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     context,
     policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params, ...(v.module && { module: v.module }) })),
     ...(opts.shard && { shard: opts.shard }),
-    ...(opts.recordText && { recordText: true }),
+    ...(opts.recordText && { recordText: opts.recordText }),
   };
   const { tokenizerCalls, warnings } = await spread(file, setup, opts, jobs, inOrder(sink));
   return { ...finishContexts(ctxs), tokenizerCalls, warnings };

@@ -8,6 +8,7 @@ import { openTokenCounter, type TokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { DigestPart } from '../records/digest.js';
 import type { RecordText } from '../records/encode.js';
+import type { StreamedList } from '../records/json.js';
 import type { Conversation, Results, SummaryRecord, ToolDef } from '../types.js';
 import { Cassette, type CassetteEntry } from '../upkeep/cassette.js';
 import { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
@@ -58,7 +59,7 @@ export interface RunOptions {
    * report digest) instead of its lists of records, so the writing thread
    * only writes bytes and adds up sums. A one-thread run sends the lists.
    */
-  recordText?: boolean;
+  recordText?: boolean | readonly StreamedList[];
   /** Where upkeep comes from (absent: simulated, with the default prompts). */
   upkeep?: RunUpkeep;
   /** Tools offered in every call of every conversation, before each conversation's own `tool_defs`. */

@@ -54,7 +54,7 @@ try {
       const { index: i, conversation } = message;
       const records = replayScenario(conversation, i, policies, ctxs, setup.shard);
       if (!setup.recordText) return post({ kind: 'scenario', index: i, records });
-      const text = recordText(records);
+      const text = recordText(records, setup.recordText === true ? undefined : setup.recordText);
       const digest = new DigestBuilder(ctxs.length > 1).add(records).part();
       post({ kind: 'scenario', index: i, records: { kind: 'encoded', summary: records.summary, text, digest } }, textBuffers(text));
     } catch (e) {

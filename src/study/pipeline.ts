@@ -7,7 +7,7 @@ import { byPolicy } from '../engine/summary.js';
 import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
-import type { ResultsMeta } from '../records/json.js';
+import type { ResultsMeta, StreamedList } from '../records/json.js';
 import type { Conversation, PolicyRecord, SummaryRecord } from '../types.js';
 import { writeFileAtomic } from './files.js';
 import { displayPath, loadScenarios, PACKAGE_DIR, type Study } from './study.js';
@@ -58,6 +58,8 @@ export interface StudyDone {
 export interface StudySink<R> {
   /** Whether worker threads should send each scenario encoded (record-file bytes and digest sums) rather than as lists. */
   readonly encoded: boolean;
+  /** With `encoded`: the record lists the sink writes (default all); worker threads encode only these. */
+  readonly lists?: readonly StreamedList[];
   add(records: ScenarioRecords, index: number): void;
   finish(done: StudyDone): Promise<R>;
   abort(): void;
@@ -114,7 +116,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
         conversations: handOver(loaded),
         jobs,
         ...(opts.shard && { shard: opts.shard }),
-        ...(sink.encoded && { recordText: true }),
+        ...(sink.encoded && { recordText: sink.lists ?? true }),
         ...(opts.onProgress && { onProgress: opts.onProgress }),
         ...(upkeep && { upkeep }),
       },

@@ -4,7 +4,7 @@ import { appendRecords, type RecordLists, type ScenarioRecords } from '../engine
 import { byPolicy } from '../engine/summary.js';
 import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
 import { DigestBuilder, severalModels, lostProbes, type Reported } from '../records/digest.js';
-import { RECORDS_MODES, resultsJson, resultsJsonFrame, type RecordsMode } from '../records/json.js';
+import { RECORDS_MODES, resultsJson, resultsJsonFrame, type RecordsMode, streamedLists } from '../records/json.js';
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat } from '../report/outputs.js';
 import type { ProbeRecord, Results, SummaryRecord } from '../types.js';
 import { naming, StagedFiles, writeFileAtomic } from './files.js';
@@ -96,6 +96,7 @@ export function folderSink(dir: string, opts: RecordsOptions = {}): StudySink<st
   const kept = digestSink();
   return {
     encoded: true,
+    lists: streamedLists(mode),
     add(records) {
       naming(dir, () => files.add(records));
       kept.add(records, 0);
@@ -129,6 +130,7 @@ export function gateSink(dir?: string): StudySink<GateRun> {
   const folder = dir === undefined ? undefined : folderSink(dir);
   return {
     encoded: folder?.encoded ?? false,
+    ...(folder?.lists && { lists: folder.lists }),
     add(records, index) {
       for (const p of records.kind === 'encoded' ? records.digest.lost : lostProbes(records.probes)) lost.push(p);
       folder?.add(records, index);
