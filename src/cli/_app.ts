@@ -1,6 +1,7 @@
 import yargs, { type CommandModule } from 'yargs';
 import { CtxsimError, escapeControl, UsageError } from '../errors.js';
 import { displayPath } from '../study/study.js';
+import { cacheCommand } from './cache.js';
 import { checkCommand } from './check.js';
 import { explainCommand } from './explain.js';
 import { mergeCommand } from './merge.js';
@@ -11,6 +12,7 @@ import type { Command } from './_command.js';
 import { processIO, reasonOf, type IO } from './_io.js';
 import { pricesCommand } from './prices.js';
 import { runCommand } from './run.js';
+import { noCacheAlias } from './_study.js';
 import { tableCommand } from './table.js';
 
 /**
@@ -24,6 +26,7 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
   const setCode = (c: number) => {
     code = c;
   };
+  rawArgs = noCacheAlias(rawArgs);
   const cli = yargs([...rawArgs])
     .scriptName('ctxsim')
     .usage('$0 <command> [options]')
@@ -36,7 +39,8 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .command(wrap(importCommand(io), setCode))
     .command(wrap(tableCommand(io), setCode))
     .command(wrap(initCommand(io), setCode))
-    .demandCommand(1, 'name a command: run, explain, check, merge, prices, generate, import, table, init')
+    .command(wrap(cacheCommand(io), setCode))
+    .demandCommand(1, 'name a command: run, explain, check, merge, prices, generate, import, table, init, cache')
     .strict()
     .check(onlyOnce)
     .help()

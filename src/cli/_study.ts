@@ -1,4 +1,5 @@
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { REPLAY_DIR } from '../engine/replay-cache.js';
 import { UsageError } from '../errors.js';
 import { policyHelpLines } from '../policies/docs.js';
 import { COMMON_PARAMS } from '../policies/params.js';
@@ -28,7 +29,7 @@ export interface StudyFlags {
   cassette?: string;
 }
 
-/** Where the token-count cache lives unless `--token-cache` says otherwise (relative to the working directory). */
+/** Where the token-count cache and the replay cache (in its `replay/`) live unless `--token-cache` says otherwise (relative to the working directory). */
 export const DEFAULT_TOKEN_CACHE = '.ctxsim-cache';
 
 export const STUDY_OPTIONS = {
@@ -46,7 +47,7 @@ export const STUDY_OPTIONS = {
   cache: { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' },
   'token-cache': {
     type: 'string',
-    describe: 'folder of the persistent token-count cache (--no-token-cache: none)',
+    describe: 'folder of the persistent caches: token counts, and the records of each scenario × model × policy replayed (--no-token-cache or --no-cache: none)',
     defaultDescription: DEFAULT_TOKEN_CACHE,
   },
   jobs: {
@@ -61,6 +62,12 @@ export const STUDY_OPTIONS = {
   },
   cassette: { type: 'string', describe: 'the upkeep cassette (JSON Lines) to record into or replay', defaultDescription: 'upkeep.cassette.jsonl beside the study' },
 } as const;
+
+/** `--no-cache`, the old name of `--no-token-cache` (before `--`), under its name: yargs would take it for a negated `--cache`. */
+export function noCacheAlias(args: readonly string[]): readonly string[] {
+  const end = args.indexOf('--');
+  return args.map((a, i) => (a === '--no-cache' && (end < 0 || i < end) ? '--no-token-cache' : a));
+}
 
 /** The token-cache folder the flags name: the default, a folder, or false for none. */
 export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | false {
@@ -93,7 +100,8 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   if (flags.jobs !== undefined && !(Number.isInteger(flags.jobs) && flags.jobs >= 1)) {
     throw new UsageError(`--jobs: expected a whole number ≥ 1, got ${flags.jobs}`);
   }
-  return Object.assign(study, { tokenCache: tokenCacheFromFlags(flags.tokenCache) }, flags.jobs !== undefined && { jobs: flags.jobs });
+  const tokenCache = tokenCacheFromFlags(flags.tokenCache);
+  return Object.assign(study, { tokenCache, replayCache: tokenCache && join(tokenCache, REPLAY_DIR) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }
 
 /** `--upkeep` and `--cassette` over the study's upkeep settings. */

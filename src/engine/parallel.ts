@@ -9,6 +9,7 @@ import type { Params } from '../policies/types.js';
 import { messageText } from '../tokens/counter.js';
 import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
+import { codeId, evictReplayCache } from './replay-cache.js';
 import { collectRecords, finishContexts, replayContexts, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
 
 /**
@@ -58,6 +59,8 @@ export interface WorkerSetup {
   shard?: RunOptions['shard'];
   /** Send each scenario encoded: every record list (`true`) or only these. */
   recordText?: boolean | readonly StreamedList[];
+  /** The replay cache's folder (absolute) and the code id its keys start from (`codeId`, computed once here). */
+  replayCache?: { dir: string; code: string };
 }
 
 /** Messages to a worker: a scenario (with its index in the study), or finish (save the token cache and report). */
@@ -66,7 +69,7 @@ export type ToWorker = { kind: 'scenario'; index: number; conversation: Conversa
 /** Messages from a worker. */
 export type FromWorker =
   | { kind: 'scenario'; index: number; records: ScenarioRecords }
-  | { kind: 'finished'; tokenizerCalls: number; warnings: string[] }
+  | { kind: 'finished'; tokenizerCalls: number; warnings: string[]; replayedUnits: number; cachedUnits: number }
   | { kind: 'error'; message: string; code?: string; exitCode?: number; stack?: string };
 
 /** A worker's crash as the run reports it: running out of its heap says what to do about it. */
@@ -141,9 +144,11 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params, ...(v.module && { module: v.module }) })),
     ...(opts.shard && { shard: opts.shard }),
     ...(opts.recordText && { recordText: opts.recordText }),
+    ...(opts.replayCache && { replayCache: { dir: resolve(opts.replayCache), code: codeId() } }),
   };
-  const { tokenizerCalls, warnings } = await spread(file, setup, opts, jobs, inOrder(sink));
-  return { ...finishContexts(ctxs), tokenizerCalls, warnings };
+  const told = await spread(file, setup, opts, jobs, inOrder(sink));
+  if (opts.replayCache) evictReplayCache(opts.replayCache, opts.replayCacheMaxBytes);
+  return { ...finishContexts(ctxs), ...told };
 }
 
 /** Runs a study on worker threads and keeps every record: the results of `runStudy`, record for record. */
@@ -170,12 +175,14 @@ export function inOrder(sink: RecordSink): RecordSink {
 }
 
 /** Hands scenarios to the workers as they free up (two in flight each), passes each one's records to `sink` as it comes. */
-function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number, sink: RecordSink): Promise<{ tokenizerCalls: number; warnings: string[] }> {
+function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number, sink: RecordSink): Promise<Pick<RunInfo, 'tokenizerCalls' | 'warnings' | 'replayedUnits' | 'cachedUnits'>> {
   const { conversations } = opts;
   /** Ids of the scenarios in flight, for progress (the conversations themselves are not kept). */
   const ids = new Map<number, string>();
   const warnings = new Set<string>();
   let tokenizerCalls = 0;
+  let replayedUnits = 0;
+  let cachedUnits = 0;
   let next = 0;
   let done = 0;
   let finished = 0;
@@ -228,8 +235,10 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
           send();
         } else {
           tokenizerCalls += m.tokenizerCalls;
+          replayedUnits += m.replayedUnits;
+          cachedUnits += m.cachedUnits;
           for (const x of m.warnings) warnings.add(x);
-          if (++finished === jobs) resolveAll({ tokenizerCalls, warnings: [...warnings] });
+          if (++finished === jobs) resolveAll({ tokenizerCalls, warnings: [...warnings], replayedUnits, cachedUnits });
         }
       });
       w.on('error', (e) => fail(workerError(e)));

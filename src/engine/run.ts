@@ -14,6 +14,7 @@ import { Cassette, type CassetteEntry } from '../upkeep/cassette.js';
 import { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
 import { CassetteMissError, type Miss } from '../upkeep/upkeep.js';
 import { replay, type ReplayContext, type UpkeepContext } from './replay.js';
+import { evictReplayCache, ReplayCache } from './replay-cache.js';
 import { byPolicy, summaryOf } from './summary.js';
 
 /**
@@ -50,6 +51,15 @@ export interface RunOptions {
   onProgress?: (done: number, total: number, scenario: string) => void;
   /** Folder of the persistent token-count cache, loaded before and saved after the run; omitted or false: none. */
   tokenCache?: string | false;
+  /**
+   * Folder of the replay cache (the CLI's is `replay/` in the token-cache
+   * folder): each unit's records (scenario × model × policy variant) are kept
+   * by a key of everything they depend on, and a unit whose key is there is
+   * not replayed. Omitted or false: none.
+   */
+  replayCache?: string | false;
+  /** The replay cache's size bound in bytes (default `DEFAULT_REPLAY_CACHE_BYTES`, 1 GB): past it, the least recently used entries are removed at the end of the run. */
+  replayCacheMaxBytes?: number;
   /** Worker threads for `runStudyParallel` (parallel.ts); `runStudy` itself always runs on the calling thread. */
   jobs?: number;
   /**
@@ -118,6 +128,10 @@ export interface RunResults extends Results {
   messageRules: RuleSet;
   /** Each chat model of the run, in the order given. */
   models: RunModel[];
+  /** Units (scenario × model × policy variant) replayed. */
+  replayedUnits: number;
+  /** Units whose records came from the replay cache instead. */
+  cachedUnits: number;
 }
 
 /** The chat models of a run, checked: none, or one given twice, is a usage error. */
@@ -173,8 +187,8 @@ function countersOf(ctxs: readonly ReplayContext[]): TokenCounter[] {
   return [...new Set(ctxs.map((c) => c.tokens))];
 }
 
-/** What a run tells of its contexts once they are done: saves each token counter once. */
-export function finishContexts(ctxs: readonly ModelContext[]): RunInfo {
+/** What a run tells of its contexts once they are done: saves each token counter once; the counts and warnings of its replay cache, if any. */
+export function finishContexts(ctxs: readonly ModelContext[], cache?: ReplayCache): RunInfo {
   const counters = countersOf(ctxs);
   for (const c of counters) c.save();
   const first = ctxs[0]!;
@@ -182,9 +196,11 @@ export function finishContexts(ctxs: readonly ModelContext[]): RunInfo {
     encoding: first.encoding,
     prices: first.prices,
     tokenizerCalls: counters.reduce((n, c) => n + c.tokenizerCalls, 0),
-    warnings: counters.flatMap((c) => [...c.warnings]),
+    warnings: [...counters.flatMap((c) => [...c.warnings]), ...(cache?.warnings ?? [])],
     messageRules: first.messageRules,
     models: ctxs.map((c) => ({ model: c.model, encoding: c.encoding, messageRules: c.messageRules })),
+    replayedUnits: cache?.replayed ?? 0,
+    cachedUnits: cache?.cached ?? 0,
   };
 }
 
@@ -206,12 +222,18 @@ export type RecordSink = (records: ScenarioRecords, index: number) => void;
 export function streamStudy(opts: RunOptions, sink: RecordSink): RunInfo {
   const ctxs = replayContexts(opts);
   const { conversations } = opts;
+  const cache = opts.replayCache ? new ReplayCache(opts.replayCache) : undefined;
+  let replayed = 0;
   for (let i = 0; i < conversations.length; i++) {
     const conversation = conversations.at(i)!;
-    sink(replayScenario(conversation, i, opts.policies, ctxs, opts.shard), i);
+    const records = replayScenario(conversation, i, opts.policies, ctxs, opts.shard, cache);
+    replayed += records.summary.length;
+    sink(records, i);
     opts.onProgress?.(i + 1, conversations.length, conversation.id);
   }
-  return finishContexts(ctxs);
+  const info = finishContexts(ctxs, cache);
+  if (opts.replayCache) evictReplayCache(opts.replayCache, opts.replayCacheMaxBytes);
+  return cache ? info : { ...info, replayedUnits: replayed };
 }
 
 /** A sink that keeps every record, and the results it makes of them once the run has told its `RunInfo`. */
@@ -278,14 +300,30 @@ export function replayScenario(
   policies: readonly PolicyVariant[],
   ctxs: readonly ReplayContext[],
   shard?: RunOptions['shard'],
+  cache?: ReplayCache,
 ): ScenarioRecordLists {
   const out: ScenarioRecordLists = { kind: 'records', turns: [], probes: [], summary: [], violations: [] };
   const p = policies.length;
+  let scenarioKey: string | undefined;
   for (const [m, ctx] of ctxs.entries()) {
     for (const [j, variant] of policies.entries()) {
       if (shard && ((i * ctxs.length + m) * p + j) % shard.count !== shard.index - 1) continue;
-      const r = replay(conversation, variant, ctx);
-      appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model)] });
+      if (!cache) {
+        const r = replay(conversation, variant, ctx);
+        appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model)] });
+        continue;
+      }
+      scenarioKey ??= cache.conversationKey(conversation);
+      const key = cache.unitKey(scenarioKey, variant, ctx);
+      let unit = cache.get(key);
+      if (unit) cache.cached++;
+      else {
+        const r = replay(conversation, variant, ctx);
+        unit = { turns: r.turns, probes: r.probes, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model)], violations: r.violations };
+        cache.replayed++;
+        cache.put(key, unit);
+      }
+      appendRecords(out, unit);
     }
   }
   for (const c of countersOf(ctxs)) c.forgetScenario();

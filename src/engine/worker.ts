@@ -6,6 +6,7 @@ import type { PolicyVariant } from '../policies/spec.js';
 import { DigestBuilder } from '../records/digest.js';
 import { recordText, textBuffers } from '../records/encode.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './parallel.js';
+import { ReplayCache } from './replay-cache.js';
 import { finishContexts, replayContexts, replayScenario } from './run.js';
 
 /**
@@ -43,16 +44,20 @@ try {
   // Messages sent meanwhile wait in the port until the listener below is added.
   const policies = await rebuild(setup.policies);
   const ctxs = replayContexts(setup.context);
+  const cache = setup.replayCache && new ReplayCache(setup.replayCache.dir, setup.replayCache.code);
+  /** Units replayed without a cache (a cache counts its own). */
+  let replayed = 0;
   port.on('message', (message: ToWorker) => {
     try {
       if (message.kind === 'finish') {
-        const { tokenizerCalls, warnings } = finishContexts(ctxs);
-        post({ kind: 'finished', tokenizerCalls, warnings });
+        const { tokenizerCalls, warnings, replayedUnits, cachedUnits } = finishContexts(ctxs, cache);
+        post({ kind: 'finished', tokenizerCalls, warnings, replayedUnits: cache ? replayedUnits : replayed, cachedUnits });
         port.close();
         return;
       }
       const { index: i, conversation } = message;
-      const records = replayScenario(conversation, i, policies, ctxs, setup.shard);
+      const records = replayScenario(conversation, i, policies, ctxs, setup.shard, cache);
+      if (!cache) replayed += records.summary.length;
       if (!setup.recordText) return post({ kind: 'scenario', index: i, records });
       const text = recordText(records, setup.recordText === true ? undefined : setup.recordText);
       const digest = new DigestBuilder(ctxs.length > 1).add(records).part();

@@ -38,8 +38,8 @@ import { billedChecks, type BilledCheck } from './billed.js';
  * sink from shard files instead of a replay (study/merge.ts).
  */
 
-/** A study ready to run: where its token counts are cached and on how many threads. */
-export type RunnableStudy = Study & Pick<RunOptions, 'tokenCache' | 'jobs'>;
+/** A study ready to run: where its token counts and replayed units are cached and on how many threads. */
+export type RunnableStudy = Study & Pick<RunOptions, 'tokenCache' | 'replayCache' | 'replayCacheMaxBytes' | 'jobs'>;
 
 /** What a finished run tells a sink besides the records it was given. */
 export interface StudyDone {

@@ -1,0 +1,261 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { evictReplayCache, replayCacheStats } from '../src/engine/replay-cache.js';
+import { runStudy, type RunOptions, type RunResults } from '../src/engine/run.js';
+import { REGISTRY } from '../src/policies/index.js';
+import type { PolicyVariant } from '../src/policies/spec.js';
+import { policiesFromFlags } from '../src/study/study.js';
+import { capture } from './_io.js';
+import { conversation } from './_policies.js';
+import { priceFile } from './_pricing.js';
+import { ROOT } from './_shared.js';
+import { tempDir } from './_tmp.js';
+
+/**
+ * The replay cache: a unit (scenario × model × policy variant) whose inputs
+ * did not change is not replayed again, and what the cache gives back is
+ * what a replay makes, to the byte.
+ */
+
+afterEach(() => delete process.env.SOURCE_DATE_EPOCH);
+
+function chat(id: string, extra = ''): ReturnType<typeof conversation> {
+  return conversation({
+    id,
+    system: 'You are a helpful assistant.',
+    turns: [
+      { user: `Hi, I am ${id}. My order number is 4411${extra}.`, assistant: 'Noted, thanks.' },
+      { user: 'What is the weather like on Mars?', assistant: 'Cold and dusty, about -60 °C.' },
+      { user: 'And on Venus?', assistant: 'Hot: over 450 °C at the surface.' },
+      { user: 'What was my order number?', assistant: `It is 4411${extra}.` },
+    ],
+  });
+}
+
+const SPECS = ['full', 'window-turns:turns=1', 'summary:threshold=40'];
+
+function options(dir: string | false, over: Partial<RunOptions> = {}): RunOptions {
+  return {
+    conversations: [chat('a'), chat('b'), chat('c')],
+    policies: policiesFromFlags(SPECS),
+    seed: 7,
+    models: ['gpt-4o-mini'],
+    tokenizer: 'chars4',
+    replayCache: dir,
+    ...over,
+  };
+}
+
+/** What a run produced, without what tells how it ran. */
+const records = (r: RunResults) => ({ turns: r.turns, probes: r.probes, summary: r.summary, violations: r.violations, policies: r.policies });
+
+const counts = (r: RunResults) => ({ replayed: r.replayedUnits, cached: r.cachedUnits });
+
+/** Every entry file of a replay cache folder. */
+function entryFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.rec'))
+    .map((f) => join(dir, f))
+    .sort();
+}
+
+describe('replay cache (library)', () => {
+  it('a rerun replays no unit and gives back the records a replay makes, field for field', () => {
+    const dir = tempDir();
+    const cold = runStudy(options(dir));
+    expect(counts(cold)).toEqual({ replayed: 9, cached: 0 });
+    expect(entryFiles(dir)).toHaveLength(9);
+    const warm = runStudy(options(dir));
+    expect(counts(warm)).toEqual({ replayed: 0, cached: 9 });
+    expect(warm.warnings).toEqual([]);
+    expect(records(warm)).toStrictEqual(records(cold));
+    const none = runStudy(options(false));
+    expect(counts(none)).toEqual({ replayed: 9, cached: 0 });
+    expect(records(none)).toStrictEqual(records(cold));
+  });
+
+  it('a changed scenario replays its units only', () => {
+    const dir = tempDir();
+    runStudy(options(dir));
+    const changed = options(dir, { conversations: [chat('a'), chat('b', '7'), chat('c')] });
+    const r = runStudy(changed);
+    expect(counts(r)).toEqual({ replayed: 3, cached: 6 });
+    expect(records(r)).toStrictEqual(records(runStudy({ ...changed, replayCache: false })));
+    // Where a scenario was read from is not its content: a moved file replays nothing.
+    expect(counts(runStudy(options(dir, { conversations: [{ ...chat('a'), source: 'moved/a.yaml' }] })))).toEqual({ replayed: 0, cached: 3 });
+  });
+
+  it('a changed policy parameter replays that variant’s units only', () => {
+    const dir = tempDir();
+    runStudy(options(dir));
+    const changed = options(dir, { policies: policiesFromFlags(['full', 'window-turns:turns=2', 'summary:threshold=40']) });
+    const r = runStudy(changed);
+    expect(counts(r)).toEqual({ replayed: 3, cached: 6 });
+    expect(records(r)).toStrictEqual(records(runStudy({ ...changed, replayCache: false })));
+  });
+
+  it('a changed policy module (its hash) replays that variant’s units only', () => {
+    const dir = tempDir();
+    const moduleVariant = (hash: string): PolicyVariant => ({ name: 'keep-all', policy: REGISTRY.get('full')!, params: {}, module: { file: '/policies/keep-all.mjs', hash } });
+    const with_ = (hash: string) => options(dir, { policies: [...policiesFromFlags(['window-turns:turns=1']), moduleVariant(hash)] });
+    expect(counts(runStudy(with_('1111')))).toEqual({ replayed: 6, cached: 0 });
+    expect(counts(runStudy(with_('1111')))).toEqual({ replayed: 0, cached: 6 });
+    expect(counts(runStudy(with_('2222')))).toEqual({ replayed: 3, cached: 3 });
+  });
+
+  it('a changed price replays the units of that model only; a model added replays its units only', () => {
+    const dir = tempDir();
+    const entry = (input: number) => ({ litellm_provider: 'openai', input_cost_per_token: input, output_cost_per_token: 0.000002, max_input_tokens: 100000 });
+    const two = (prices: string) => options(dir, { models: ['m-one', 'm-two'], prices });
+    expect(counts(runStudy(two(priceFile({ 'm-one': entry(0.000001), 'm-two': entry(0.000003) }))))).toEqual({ replayed: 18, cached: 0 });
+    const changed = two(priceFile({ 'm-one': entry(0.000001), 'm-two': entry(0.000005) }));
+    const r = runStudy(changed);
+    expect(counts(r)).toEqual({ replayed: 9, cached: 9 });
+    expect(r.summary.filter((s) => s.model === 'm-two')).toStrictEqual(runStudy({ ...changed, replayCache: false }).summary.filter((s) => s.model === 'm-two'));
+    const three = runStudy(options(dir, { models: ['m-one', 'm-two', 'gpt-4o-mini'], prices: changed.prices! }));
+    expect(counts(three)).toEqual({ replayed: 9, cached: 18 });
+  });
+
+  it('a changed seed or tokenizer replays every unit', () => {
+    const dir = tempDir();
+    runStudy(options(dir));
+    expect(counts(runStudy(options(dir, { seed: 8 })))).toEqual({ replayed: 9, cached: 0 });
+    expect(counts(runStudy(options(dir, { tokenizer: 'o200k_base' })))).toEqual({ replayed: 9, cached: 0 });
+  });
+
+  it('a damaged entry is replayed again with a warning, and replaced', () => {
+    const dir = tempDir();
+    const cold = runStudy(options(dir));
+    const [first, second, third] = entryFiles(dir);
+    const bytes = readFileSync(first!);
+    bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0xff;
+    writeFileSync(first!, bytes);
+    writeFileSync(second!, readFileSync(second!).subarray(0, 50));
+    writeFileSync(third!, 'not an entry');
+    const r = runStudy(options(dir));
+    expect(counts(r)).toEqual({ replayed: 3, cached: 6 });
+    expect(r.warnings).toHaveLength(3);
+    expect(r.warnings.join('\n')).toMatch(/replay cache entry .* is damaged \(checksum mismatch\); replaying its unit again/);
+    expect(r.warnings.join('\n')).toMatch(/damaged \(not a ctxsim replay-cache entry\)/);
+    expect(records(r)).toStrictEqual(records(cold));
+    const again = runStudy(options(dir));
+    expect(counts(again)).toEqual({ replayed: 0, cached: 9 });
+    expect(again.warnings).toEqual([]);
+  });
+
+  it('past its size bound the cache drops the least recently used entries', () => {
+    const dir = tempDir();
+    runStudy(options(dir));
+    const old = new Date('2001-01-01T00:00:00Z');
+    for (const f of entryFiles(dir)) utimesSync(f, old, old);
+    // A rerun of one scenario uses (and so touches) its three entries.
+    expect(counts(runStudy(options(dir, { conversations: [chat('b')] })))).toEqual({ replayed: 0, cached: 3 });
+    const recent = entryFiles(dir).filter((f) => statSync(f).mtimeMs > old.getTime());
+    expect(recent).toHaveLength(3);
+    const bound = recent.reduce((n, f) => n + statSync(f).size, 0);
+    expect(evictReplayCache(dir, bound)).toBe(6);
+    expect(entryFiles(dir)).toEqual(recent);
+    expect(replayCacheStats(dir)).toEqual({ entries: 3, bytes: bound });
+    // A run with a bound of 0 keeps nothing.
+    runStudy(options(dir, { replayCacheMaxBytes: 0 }));
+    expect(replayCacheStats(dir)).toEqual({ entries: 0, bytes: 0 });
+  });
+});
+
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'replay-cache.ts')).mtimeMs;
+
+async function cli(...args: string[]) {
+  const io = capture();
+  const code = await runMain(args, io);
+  return { code, out: io.stdout, err: io.stderr };
+}
+
+/** Each file of an output folder, by name. */
+function folder(dir: string): Map<string, Buffer> {
+  return new Map(
+    readdirSync(dir)
+      .sort()
+      .map((f) => [f, readFileSync(join(dir, f))]),
+  );
+}
+
+function expectSame(dir: string, expected: Map<string, Buffer>): void {
+  const got = folder(dir);
+  expect([...got.keys()]).toEqual([...expected.keys()]);
+  for (const [f, b] of expected) expect(got.get(f)!.equals(b), `${dir}/${f}`).toBe(true);
+}
+
+describe('replay cache (command line)', () => {
+  const scenarios = ['--scenario', join(ROOT, 'scenarios', 'noah-amnesia.yaml'), '--scenario', join(ROOT, 'scenarios', 'kavya-late-order.yaml')];
+  const policies = ['--policy', 'full', '--policy', 'window-turns:turns=2', '--policy', 'summary'];
+  const common = [...scenarios, ...policies, '--tokenizer', 'chars4', '--quiet'];
+
+  it(`a rerun writes the bytes of a cold run, on one thread, two${built ? '' : ' (skipped: dist/ is missing or stale)'} and in shards`, async () => {
+    process.env.SOURCE_DATE_EPOCH = '1700000000';
+    const dir = tempDir();
+    const cache = join(dir, 'cache');
+    const run = (out: string, ...more: string[]) => cli('run', ...common, '--token-cache', cache, '--out', join(dir, out), ...more);
+    expect((await cli('run', ...common, '--no-token-cache', '--out', join(dir, 'nocache'), '--jobs', '1')).code).toBe(0);
+    const expected = folder(join(dir, 'nocache'));
+    expect(existsSync(cache)).toBe(false);
+    expect((await run('cold', '--jobs', '1')).code).toBe(0);
+    expect(entryFiles(join(cache, 'replay'))).toHaveLength(6);
+    expectSame(join(dir, 'cold'), expected);
+    expect((await run('warm', '--jobs', '1')).code).toBe(0);
+    expectSame(join(dir, 'warm'), expected);
+    if (built) {
+      const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
+      // Two worker threads, from an empty cache and then from a full one.
+      const other = join(dir, 'cache2');
+      const inodes = () => entryFiles(join(other, 'replay')).map((f) => statSync(f).ino);
+      let before: number[] = [];
+      for (const out of ['jobs-cold', 'jobs-warm']) {
+        execFileSync(process.execPath, [MAIN, 'run', ...common, '--token-cache', other, '--out', join(dir, out), '--jobs', '2'], { env });
+        expectSame(join(dir, out), expected);
+        if (out === 'jobs-cold') before = inodes();
+      }
+      // The warm run rewrote no entry: every unit came from the cache; nor does a run on one thread.
+      expect(before).toHaveLength(6);
+      expect(inodes()).toEqual(before);
+      execFileSync(process.execPath, [MAIN, 'run', ...common, '--token-cache', other, '--out', join(dir, 'one-warm'), '--jobs', '1'], { env });
+      expectSame(join(dir, 'one-warm'), expected);
+      expect(inodes()).toEqual(before);
+    }
+    for (const k of [1, 2]) expect((await run(`p${k}`, '--shard', `${k}/2`)).code).toBe(0);
+    expect((await cli('merge', join(dir, 'p1'), join(dir, 'p2'), '--out', join(dir, 'merged'), '--quiet')).code).toBe(0);
+    expectSame(join(dir, 'merged'), expected);
+    expect(entryFiles(join(cache, 'replay'))).toHaveLength(6);
+  });
+
+  it('--no-token-cache (and its old name --no-cache) use no cache', async () => {
+    const dir = tempDir();
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      expect((await cli('run', ...common, '--no-token-cache', '--out', join(dir, 'a'))).code).toBe(0);
+      expect((await cli('run', ...common, '--no-cache', '--out', join(dir, 'b'))).code).toBe(0);
+      expect(existsSync(join(dir, '.ctxsim-cache'))).toBe(false);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it('`cache info` shows what the cache holds; `cache clear` empties it', async () => {
+    const dir = tempDir();
+    const cache = join(dir, 'cache');
+    expect((await cli('run', ...common, '--token-cache', cache, '--out', join(dir, 'a'))).code).toBe(0);
+    const info = await cli('cache', 'info', '--token-cache', cache);
+    expect(info.code).toBe(0);
+    expect(info.out).toMatch(/^cache folder: .*cache\nreplayed units: 6 entries, [\d.]+ kB \(bound 1\.0 GB, least recently used removed past it\)\ntoken counts: \d+ files?, [\d.]+ k?B\n$/);
+    const clear = await cli('cache', 'clear', '--token-cache', cache);
+    expect(clear.code).toBe(0);
+    expect(clear.out).toMatch(/^cleared .*cache: 6 replayed units \([\d.]+ kB\), \d+ token-count files? \([\d.]+ k?B\)\n$/);
+    expect(entryFiles(join(cache, 'replay'))).toEqual([]);
+    expect((await cli('cache', 'info', '--token-cache', cache)).out).toMatch(/replayed units: 0 entries, 0 B .*\ntoken counts: 0 files, 0 B\n$/);
+    expect((await cli('cache', 'nothing')).code).toBe(2);
+  });
+});
