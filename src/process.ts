@@ -1,3 +1,5 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+
 /** Whether process `pid` is alive on this machine (a process of another user counts). */
 export function alive(pid: number): boolean {
   if (pid === process.pid) return true;
@@ -7,5 +9,35 @@ export function alive(pid: number): boolean {
   } catch (e) {
     // EPERM: alive, but another user's.
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** What is where a file should be, when it is not a regular file: `a FIFO`, `a folder`, … (undefined for a file). */
+function fileKind(st: Stats): string | undefined {
+  if (st.isFile()) return undefined;
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isDirectory()) return 'a folder';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  return 'something else';
+}
+
+/**
+ * A cache file's bytes, read safely; never throws. It is opened without
+ * blocking and checked before it is read: a FIFO or a device in its place is
+ * never read (a FIFO would wait forever).
+ */
+export function readRegularFile(file: string): { status: 'ok'; buf: Buffer } | { status: 'missing' } | { status: 'unreadable'; reason: string } {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    const kind = fileKind(fstatSync(fd));
+    if (kind) return { status: 'unreadable', reason: `not a regular file but ${kind}` };
+    return { status: 'ok', buf: readFileSync(fd) };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? { status: 'missing' } : { status: 'unreadable', reason: code ?? String(e) };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }

@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { threadId } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
-import { alive } from '../process.js';
+import { alive, readRegularFile } from '../process.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { PriceTable } from '../pricing/prices.js';
 import { settingsModels } from '../pricing/settings.js';
@@ -131,18 +131,10 @@ function isList(v: unknown): boolean {
 
 /** Reads and checks an entry; never throws. */
 function readEntry(file: string, key: string): Read {
-  let buf: Buffer;
-  let fd: number | undefined;
-  try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-    if (!fstatSync(fd).isFile()) return { status: 'damaged', reason: 'not a regular file' };
-    buf = readFileSync(fd);
-  } catch (e) {
-    const c = (e as NodeJS.ErrnoException).code;
-    return c === 'ENOENT' || c === 'ENOTDIR' ? { status: 'missing' } : { status: 'damaged', reason: c ?? String(e) };
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  const read = readRegularFile(file);
+  if (read.status === 'missing') return read;
+  if (read.status === 'unreadable') return { status: 'damaged', reason: read.reason };
+  const { buf } = read;
   if (buf.length < HEADER || !buf.subarray(0, 8).equals(MAGIC)) return { status: 'damaged', reason: 'not a ctxsim replay-cache entry' };
   const version = buf.readUInt32LE(8);
   if (version !== VERSION) return { status: 'damaged', reason: `format version ${version}, expected ${VERSION}` };

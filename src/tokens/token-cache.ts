@@ -1,6 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
-import { alive } from '../process.js';
+import { closeSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { alive, readRegularFile } from '../process.js';
 import { endianness } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { threadId } from 'node:worker_threads';
@@ -136,32 +136,11 @@ const pad4 = (n: number) => (n + 3) & ~3;
 /** Records are little-endian on disk; typed arrays use the host's order. */
 const SWAP = endianness() === 'BE';
 
-/** What a file that is not a regular file is, in words; undefined for a regular file. */
-function fileKind(st: Stats): string | undefined {
-  if (st.isFile()) return undefined;
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isDirectory()) return 'a folder';
-  if (st.isSocket()) return 'a socket';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  return 'something else';
-}
-
 /** Reads and checks a cache file; never throws. */
 function readCacheFile(file: string, counter: string): Read {
-  let buf: Buffer;
-  let fd: number | undefined;
-  try {
-    // Opened without blocking and checked before reading: a FIFO or a device in its place is never read (a FIFO would wait forever).
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-    const kind = fileKind(fstatSync(fd));
-    if (kind) return { status: 'unreadable', reason: `not a regular file but ${kind}` };
-    buf = readFileSync(fd);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ENOTDIR' ? { status: 'missing' } : { status: 'unreadable', reason: code ?? String(e) };
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  const r = readRegularFile(file);
+  if (r.status !== 'ok') return r;
+  const { buf } = r;
   if (buf.length < HEADER || !buf.subarray(0, 8).equals(MAGIC)) return { status: 'damaged', reason: 'not a ctxsim token cache' };
   const version = buf.readUInt32LE(8);
   if (version !== VERSION) return { status: 'damaged', reason: `format version ${version}, expected ${VERSION}` };
