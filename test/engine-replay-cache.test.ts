@@ -194,6 +194,14 @@ describe('replay cache (command line)', () => {
   const policies = ['--policy', 'full', '--policy', 'window-turns:turns=2', '--policy', 'summary'];
   const common = [...scenarios, ...policies, '--tokenizer', 'chars4', '--quiet'];
 
+  it('a rerun says on stderr how much the cache served', async () => {
+    const dir = tempDir();
+    const args = [...scenarios, ...policies, '--tokenizer', 'chars4', '--token-cache', join(dir, 'cache')];
+    expect((await cli('run', ...args, '--out', join(dir, 'a'))).err).not.toContain('replay cache:');
+    // Two scenarios × three policies on one model: six units.
+    expect((await cli('run', ...args, '--out', join(dir, 'b'))).err).toContain('replay cache: 6 of 6 units served, 0 replayed\n');
+  });
+
   it(`a rerun writes the bytes of a cold run, on one thread, two${built ? '' : ' (skipped: dist/ is missing or stale)'} and in shards`, async () => {
     process.env.SOURCE_DATE_EPOCH = '1700000000';
     const dir = tempDir();

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
+import type { RunInfo } from '../engine/run.js';
 import type { PolicyRecord } from '../types.js';
 import { shardFromEnv, shardNote } from '../gate/shard.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
@@ -97,15 +98,20 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   };
   // A transcript that records what the provider billed: ctxsim's count of those calls against the bill, on stderr.
   const billed = (checks: readonly BilledCheck[]) => checks.forEach((b) => say(billedLine(b)));
+  // A rerun says how much of it the replay cache served.
+  const cached = (run: RunInfo) => {
+    if (run.cachedUnits) say(`replay cache: ${run.cachedUnits} of ${run.cachedUnits + run.replayedUnits} units served, ${run.replayedUnits} replayed`);
+  };
   if (shard && target.kind === 'dir') {
     const { output, policies } = await runStudyPipeline(study, shardSink(target.dir, shard), opts);
     warnOverflows(io, policies);
     say(`wrote ${displayPath(output)}; combine the shards with \`ctxsim merge\``);
   } else if (target.kind === 'dir') {
-    const { output, policies, info, billed: checks } = await runStudyPipeline(study, folderSink(target.dir, records), opts);
+    const { output, policies, info, billed: checks, run: ran } = await runStudyPipeline(study, folderSink(target.dir, records), opts);
     io.out(policyTable({ policies }, info));
     warnOverflows(io, policies);
     billed(checks);
+    cached(ran);
     say(`wrote ${output.length} files to ${displayPath(target.dir)}/${baseline ? ` and the baseline ${displayPath(baseline)}` : ''}`);
   } else if (target.kind === 'file') {
     const { policies, info, billed: checks } = await runStudyPipeline(study, fileSink(target.path, target.format, records), opts);
