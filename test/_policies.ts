@@ -117,14 +117,8 @@ const turnArb = fc.record({
  */
 export const randomConversation: fc.Arbitrary<Conversation> = fc
   .record({ system: fc.option(words(30), { nil: undefined }), turns: fc.array(turnArb, { minLength: 1, maxLength: 24 }) })
-  .map(({ system, turns }): Conversation => ({
-    id: 'generated',
-    ...(system !== undefined && { system: { role: 'system', content: system } }),
-    userId: 'user',
-    forgets: [],
-    source: 'generated',
-    turns: turns.map((t, i): Turn => {
-      const index = i + 1;
+  .map(({ system, turns }) =>
+    generated('generated', system, turns, (t, index): Turn => {
       let n = 0;
       const tools: Message[] = t.rounds.flatMap((round) => {
         const calls = round.calls.map((c) => ({ id: `call_${index}_${++n}`, name: c.name, arguments: JSON.stringify({ q: c.args }) }));
@@ -144,7 +138,19 @@ export const randomConversation: fc.Arbitrary<Conversation> = fc
         injection: false,
       };
     }),
-  }));
+  );
+
+/** A generated conversation: its id, optional system prompt, and each drawn turn made a Turn (numbered from 1). */
+function generated<T>(id: string, system: string | undefined, turns: readonly T[], turn: (t: T, index: number) => Turn): Conversation {
+  return {
+    id,
+    ...(system !== undefined && { system: { role: 'system', content: system } }),
+    userId: 'user',
+    forgets: [],
+    source: 'generated',
+    turns: turns.map((t, i) => turn(t, i + 1)),
+  };
+}
 
 /** The conversation with one forget event (of up to two facts stated so far) and, given `injectAt`, one injection turn, placed by the draws. */
 export function withSafetyEvents(c: Conversation, forgetAt: number, injectAt?: number): Conversation {
@@ -174,14 +180,8 @@ const longTurn = fc.record({
  */
 export const longFactConversation: fc.Arbitrary<Conversation> = fc
   .record({ system: fc.option(words(20), { nil: undefined }), turns: fc.array(longTurn, { minLength: 1, maxLength: 30 }) })
-  .map(({ system, turns }): Conversation => ({
-    id: 'long-facts',
-    ...(system !== undefined && { system: { role: 'system', content: system } }),
-    userId: 'user',
-    forgets: [],
-    source: 'generated',
-    turns: turns.map((t, i): Turn => {
-      const index = i + 1;
+  .map(({ system, turns }) =>
+    generated('long-facts', system, turns, (t, index): Turn => {
       const facts = Object.fromEntries(t.facts.map((f) => [`fact_${f.name}`, f.value]));
       const stated = Object.entries(facts).map(([k, v]) => `My ${k} is ${v}.`);
       const reply = t.big ?? t.reply;
@@ -196,7 +196,7 @@ export const longFactConversation: fc.Arbitrary<Conversation> = fc
         injection: false,
       };
     }),
-  }));
+  );
 
 /**
  * A policy to break: sends the whole transcript (like `full`, but it stores

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
@@ -13,7 +13,6 @@ import { TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
 import { capture, problems } from './_io.js';
 import { study } from './_pricing.js';
-import { itShared } from './_shared.js';
 import { IMPORT_FIXTURES, importFixture } from './_import.js';
 import { tempDir } from './_tmp.js';
 
@@ -23,7 +22,7 @@ import { tempDir } from './_tmp.js';
  * each round's prompt holding every round before it. Scenario files write
  * rounds under `tools:`; importers keep the rounds of a transcript; every
  * call is priced, checked and shown; a turn of one round is what it was.
- * Checked against a real agent session's billed prompt tokens, call by call.
+ * (A real session counted call by call against its bill: import-swe-agent.test.ts.)
  */
 
 const AGENT = `id: agent-task
@@ -192,36 +191,4 @@ describe('importers keep the rounds', () => {
     expect(c!.turns[0]!.assistant?.content).toBe('Done.');
     expect(study([c!], ['full'], { model: 'gpt-4o-mini' }).turns[0]!.calls).toBe(3);
   });
-});
-
-const MINI = 'agent_transcripts_sample/mini-swe-agent_deepseek-chat_django-15213.traj.json';
-
-itShared(MINI, 'a real agent session (mini-swe-agent on deepseek-chat, 124 calls): each call counted round by round, against the prompt tokens the provider billed for it', (path) => {
-  const traj = JSON.parse(readFileSync(path, 'utf8')) as { messages: { role: string; content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[]; tool_call_id?: string; extra?: { response: { usage: { prompt_tokens: number } } } }[] };
-  // The chat messages as the model saw them; the last entry (role "exit") is the run's end, not a message.
-  const messages = traj.messages
-    .filter((m) => m.role !== 'exit')
-    .map((m) => ({
-      role: m.role,
-      content: m.content,
-      ...(m.tool_calls && { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } })) }),
-      ...(m.tool_call_id && { tool_call_id: m.tool_call_id }),
-    }));
-  const billed = traj.messages.filter((m) => m.role === 'assistant').map((m) => m.extra!.response.usage.prompt_tokens);
-  const dir = tempDir();
-  writeFileSync(join(dir, 'mini.json'), JSON.stringify({ messages }));
-  const [c] = importDataset('openai', { path: join(dir, 'mini.json'), file: 'mini.json', base: dir }).conversations;
-  expect(c!.turns).toHaveLength(1);
-  const ours: number[] = [];
-  const ctx = replayContext({ model: 'deepseek/deepseek-chat', tokenizer: 'auto', seed: 42 });
-  replay(c!, policiesFromFlags(['full'])[0]!, ctx, (_, call) => ours.push(call.promptTokens));
-  // 124 calls made tool calls; the 125th is the call after the last round, which the run ended before.
-  expect([billed.length, ours.length]).toEqual([124, 125]);
-  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  expect(sum(billed)).toBe(4_930_216);
-  // ctxsim counts with o200k_base (deepseek's tokenizer is not published) and without the tool's
-  // definition: every call below what was billed, the whole within 9% of it (one call before: 2 calls, 3%).
-  expect(ours.slice(0, 124).every((n, i) => n < billed[i]!)).toBe(true);
-  expect(sum(ours.slice(0, 124))).toBe(4_505_698);
-  expect(sum(ours.slice(0, 124)) / sum(billed)).toBeCloseTo(0.914, 3);
 });

@@ -146,9 +146,11 @@ itShared(SAMPLE, 'the same session replayed under full on claude-sonnet-4-5: eve
   expect(ours.every((n, i) => n < billed[i]!)).toBe(true);
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   expect(sum(billed)).toBe(675_466);
-  // Claude Code's system prompt and tool definitions (about 13.5k tokens: the first call's cache write) are not in the log.
-  expect(sum(ours)).toBe(449_144);
-  expect(sum(ours) / sum(billed)).toBeCloseTo(0.665, 3);
+  // Claude Code's system prompt and tool definitions (about 13.5k tokens: the first call's cache write) are not in the log:
+  // every call is short of its bill by at least what the first one is, and o200k's undercount of Claude's tokens only adds to that.
+  const gap = ours.map((n, i) => billed[i]! - n);
+  expect(gap[0]).toBeGreaterThan(13_000);
+  expect(gap.every((g) => g >= gap[0]!)).toBe(true);
 });
 
 it('round trip: the session imported, written as YAML and loaded is the same conversation (the reply’s usage included)', () => {

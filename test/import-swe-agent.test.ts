@@ -142,8 +142,8 @@ itShared(MINI, 'the mini-swe-agent run replayed under full on deepseek-chat: eve
   expect([ours.length, sum(billed)]).toEqual([124, 4_930_216]);
   // o200k_base for deepseek's unpublished tokenizer, and the bash tool's definition is not in the file.
   expect(ours.every((n, i) => n < billed[i]!)).toBe(true);
-  expect(sum(ours)).toBe(4_505_698);
-  expect(sum(ours) / sum(billed)).toBeCloseTo(0.914, 3);
+  // ctxsim's count of the whole session is within 10% of the bill (docs/agents.md: −8.6%).
+  expect(sum(ours) / sum(billed)).toBeGreaterThan(0.9);
 });
 
 itShared(FC, 'a real SWE-agent function-calling run: 13 rounds of one call each, every one with its result; no usage recorded', (path) => {

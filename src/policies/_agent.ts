@@ -2,19 +2,9 @@ import type { Message } from '../types.js';
 import type { PromptPlan } from './types.js';
 
 /**
- * What the agent policies share: a turn's rounds, the names of the tools
- * their results answer, and placeholders that stand for a result left out.
+ * What the agent policies share: the names of the tools results answer,
+ * placeholders that stand for a result left out, and views of a prompt.
  */
-
-/** The rounds of tool calls of a turn's messages after its user message: each an assistant message, then its results. */
-export function roundsOf(messages: readonly Message[]): Message[][] {
-  const rounds: Message[][] = [];
-  for (const m of messages) {
-    if (m.role === 'assistant' && m.toolCalls?.length) rounds.push([m]);
-    else if (rounds.length && m.role === 'tool') rounds[rounds.length - 1]!.push(m);
-  }
-  return rounds;
-}
 
 /** The names of the tools called, by call id: learnt from every message that calls one. */
 export class ToolNames {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Message, UpkeepCall } from '../types.js';
 import type { Summary } from '../upkeep/summarizer.js';
-import { roundsOf } from './_agent.js';
+import { roundsOf } from '../scenario/rounds.js';
 import { artifact, Erasures, moderated, redactMessage, transcriptArtifact, valuesOf } from './_forget.js';
 import { eraseFromSummary, factValues, injected, statedFacts, upkeepOf } from './_memory.js';
 import { pinned, Transcript } from './_transcript.js';

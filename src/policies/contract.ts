@@ -1,4 +1,4 @@
-import { turnCalls } from '../scenario/rounds.js';
+import { roundsOf, turnCalls } from '../scenario/rounds.js';
 import seedrandom from 'seedrandom';
 import { UsageError } from '../errors.js';
 import { policyViolations } from '../message-rules/blame.js';
@@ -393,11 +393,7 @@ export function currentTurnAt(m: readonly Message[], pending: readonly Message[]
  * round verbatim; nothing else.
  */
 function currentTurnProblem(sent: readonly Message[], pending: readonly Message[]): string | undefined {
-  const rounds: Message[][] = [];
-  for (const x of pending.slice(1)) {
-    if (x.role === 'assistant' || !rounds.length) rounds.push([x]);
-    else rounds[rounds.length - 1]!.push(x);
-  }
+  const rounds = roundsOf(pending.slice(1));
   let i = 0;
   for (const [k, round] of rounds.entries()) {
     const newest = k === rounds.length - 1;
@@ -616,11 +612,7 @@ class Checker implements Watch {
  */
 function sentWhole(sent: readonly Message[], turn: Turn): boolean {
   const key = (x: Message) => `${x.role}:${x.toolCallId ?? x.toolCalls?.map((c) => c.id).join(',') ?? ''}`;
-  const rounds: string[][] = [];
-  for (const x of turn.tools) {
-    if (x.role === 'assistant' || !rounds.length) rounds.push([key(x)]);
-    else rounds[rounds.length - 1]!.push(key(x));
-  }
+  const rounds = roundsOf(turn.tools).map((r) => r.map(key));
   const keys = sent.map(key);
   if (keys[0] !== key(turn.user)) return false;
   let i = 1;

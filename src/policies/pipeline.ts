@@ -139,7 +139,6 @@ function viewTokens(tokens: TokenCounter, view: (m: Message) => Message): TokenC
 /** The run's upkeep, reading each message as a view shows it. */
 function viewUpkeep(upkeep: Upkeep, view: (m: Message) => Message): Upkeep {
   return {
-    kind: upkeep.kind,
     summarize: (req) => upkeep.summarize({ ...req, folded: req.folded.map(view) }),
     forgetInSummary: (req) => upkeep.forgetInSummary(req),
     extract: (req) => upkeep.extract({ ...req, exchange: req.exchange.map(view) }),

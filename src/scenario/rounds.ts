@@ -21,3 +21,13 @@ export function turnCalls(turn: Pick<Turn, 'user' | 'tools' | 'assistant'>): Tur
   calls.push({ pending: all, output: turn.assistant });
   return calls;
 }
+
+/** The rounds of tool calls of a turn's messages after its user message: each an assistant message, then its results. */
+export function roundsOf(messages: readonly Message[]): Message[][] {
+  const rounds: Message[][] = [];
+  for (const m of messages) {
+    if (m.role === 'assistant' && m.toolCalls?.length) rounds.push([m]);
+    else if (rounds.length && m.role === 'tool') rounds[rounds.length - 1]!.push(m);
+  }
+  return rounds;
+}

@@ -406,7 +406,8 @@ function policyEntry(entry: unknown, modules: PolicyModules, dir: string): Polic
     if (keys.length !== 1) return `expected one policy id as the key, got ${keys.length} keys`;
     const id = keys[0]!;
     const params = (entry as Record<string, unknown>)[id] ?? {};
-    if (id === 'pipeline' && Array.isArray(params)) return pipelineEntry(params, modules, dir);
+    // A policy made of policies (the pipeline) may be given as the list of its stages.
+    if (Array.isArray(params) && REGISTRY.get(id)?.variants) return stagesEntry(id, params, modules, dir);
     if (typeof params !== 'object' || Array.isArray(params)) return `policy ${id}: expected a mapping of parameters`;
     return resolveNamed(id, Object.entries(params as object), modules, dir);
   }
@@ -418,17 +419,17 @@ function policyEntry(entry: unknown, modules: PolicyModules, dir: string): Polic
  * `{id: {parameter: value}}`; lists of values sweep): one pipeline variant
  * per combination of the stages' variants.
  */
-function pipelineEntry(stages: readonly unknown[], modules: PolicyModules, dir: string): PolicyVariant[] | string {
-  if (!stages.length) return 'pipeline: expected at least one stage';
+function stagesEntry(id: string, stages: readonly unknown[], modules: PolicyModules, dir: string): PolicyVariant[] | string {
+  if (!stages.length) return `${id}: expected at least one stage`;
   let combos: string[][] = [[]];
   for (const [i, stage] of stages.entries()) {
     const variants = policyEntry(stage, modules, dir);
-    if (typeof variants === 'string') return `pipeline stage ${i + 1}: ${variants}`;
+    if (typeof variants === 'string') return `${id} stage ${i + 1}: ${variants}`;
     combos = combos.flatMap((c) => variants.map((v) => [...c, v.name]));
   }
   const out: PolicyVariant[] = [];
   for (const names of combos) {
-    const r = resolveSpec(REGISTRY, 'pipeline', [['stages', names.join(STAGE_SEPARATOR)]]);
+    const r = resolveSpec(REGISTRY, id, [['stages', names.join(STAGE_SEPARATOR)]]);
     if (typeof r === 'string') return r;
     out.push(...r);
   }

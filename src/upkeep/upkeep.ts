@@ -16,8 +16,6 @@ import type { Fact } from './types.js';
  * (`deps.upkeep`); the engine makes one per conversation and policy.
  */
 export interface Upkeep {
-  /** `simulated`, or `recorded` when the responses are a real model's, from a cassette. */
-  readonly kind: 'simulated' | 'recorded';
   /** One summarization: the old summary plus the folded messages. */
   summarize(req: SummarizeRequest): { summary: Summary; call: UpkeepCall };
   /** A re-summarization that erases facts the user asked to forget. */
@@ -31,7 +29,6 @@ export interface Upkeep {
 /** Simulated upkeep (the default): the simulated functions, with the study's prompts. */
 export function simulatedUpkeep(tokens: TokenCounter, prompts: UpkeepPrompts = DEFAULT_PROMPTS): Upkeep {
   return {
-    kind: 'simulated',
     summarize: (req) => summarize({ prompt: prompts.summary, ...req }),
     forgetInSummary: (req) => forgetInSummary({ prompt: prompts.forget, ...req }),
     extract: (req) => extract({ prompt: prompts.extract, ...req }),
@@ -111,7 +108,6 @@ export function recordedUpkeep(o: RecordedOptions): Upkeep {
   };
 
   return {
-    kind: 'recorded',
     summarize(req) {
       const e = answer(summaryRequest(req.model, req.summaryTokens, req.previous?.message.content, req.folded, o.prompts.summary));
       if (!e) return standIn(simulated.summarize({ ...req, random: KEEP_ALL, keep: 1 }));
