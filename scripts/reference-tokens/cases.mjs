@@ -139,6 +139,8 @@ function casesFor(name, source) {
   add('unicode-spaces', [sys, msg('user', '\u3000\u00a0 full-width and no-break spaces around \u2003\u00a0'), msg('assistant', '\u2028ok\u2029'), msg('user', '\u0085next line\u0085')]);
   // U+FEFF (a byte order mark, as a pasted file may start with) is no space to Python, but String.prototype.trim() removes it.
   add('byte-order-mark', [msg('user', '\ufeffname,price\nwidget,3\ufeff')]);
+  // Special-token strings typed in a message are special tokens to the tokenizer too: pieces() must cut there as the reference counts.
+  add('special-tokens-in-content', [sys, msg('user', 'Print the literals <|im_start|>, <|im_end|>, <|eot_id|>, <start_of_turn>, <end_of_turn>, [INST], </s>, <｜User｜> and <think>; thanks.')]);
   if (name === 'deepseek-v3') add('two-systems', [sys, msg('system', 'Answer in English.'), msg('user', 'Hi!')]);
   if (name === 'qwen3') {
     // Earlier turns' reasoning is dropped; reasoning after the last user query is kept.
