@@ -22,6 +22,7 @@ export interface ToolCall {
 export interface Message {
   role: Role;
   content: string;
+  /** The participant's name (OpenAI's `name` field), counted in the prompt. */
   name?: string;
   toolCalls?: readonly ToolCall[];
   /** On a `tool` message: the id of the call it answers. */
@@ -76,7 +77,8 @@ export interface ToolDef {
 export interface Conversation {
   id: string;
   title?: string;
-  system?: Message;
+  /** The pinned system messages, in order (empty: none): every policy sends them first, on every call. */
+  system: readonly Message[];
   userId: string;
   /** How many real conversations it stands for in the per-policy means; absent means 1. */
   weight?: number;

@@ -33,7 +33,7 @@ describe('OpenAI importer on its fixture (JSONL, fine-tuning format)', () => {
 
   it('folds messages into turns: consecutive user messages merge, tool calls and results join their turn', () => {
     expect([a!.id, b!.id]).toEqual(['openai-chats-0001', 'openai-chats-0002']);
-    expect(a!.system?.content).toBe('You are a support agent for Brightcart.');
+    expect(a!.system).toEqual([{ role: 'system', content: 'You are a support agent for Brightcart.' }]);
     expect(a!.turns.map((t) => [t.user.content, t.assistant?.content])).toEqual([
       ["Hi, I'm Kavya. My order SE-10423 is late.", 'Sorry Kavya, let me check.'],
       ['Thanks.\nMy email is kavya@old.example by the way.', 'It is out for delivery today.'],
@@ -106,7 +106,7 @@ describe('malformed OpenAI data', () => {
       'bad.jsonl',
       [
         JSON.stringify({ messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 'zzz', content: 'x' }] }),
-        JSON.stringify({ messages: [{ role: 'user', content: 'b' }, { role: 'system', content: 'late' }] }),
+        JSON.stringify({ messages: [{ role: 'user', content: 'b' }, { role: 'tool', content: 'x' }] }),
         JSON.stringify({ messages: [{ role: 'user', content: 'c' }, { role: 'assistant', tool_calls: [{ id: 'q', function: { name: 'f', arguments: '[1]' } }] }] }),
         JSON.stringify({ conversation: [] }),
         JSON.stringify({ messages: [{ role: 'robot', content: 'c' }] }),
@@ -114,7 +114,7 @@ describe('malformed OpenAI data', () => {
     );
     expect(problems(() => importDataset('openai', f))).toEqual([
       'bad.jsonl line 1.messages[1].tool_call_id: answers no tool call of this turn ("zzz")',
-      'bad.jsonl line 2.messages[1].role: a system message after the conversation started is not supported',
+      'bad.jsonl line 2.messages[1].tool_call_id: answers no tool call of this turn (null)',
       'bad.jsonl line 3.messages[1].tool_calls[0].function.arguments: expected a JSON object, got "[1]"',
       'bad.jsonl line 4.messages: required but missing',
       'bad.jsonl line 5.messages[0].role: expected one of system|developer|user|assistant|tool|function, got "robot"',

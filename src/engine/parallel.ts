@@ -96,7 +96,7 @@ export function autoJobs(conversations: Conversations, cores = availableParallel
   let chars = 0;
   for (let i = 0; i < conversations.length; i++) {
     const c = conversations.at(i)!;
-    if (c.system) chars += c.system.content.length;
+    for (const m of c.system) chars += m.content.length;
     for (const t of c.turns) {
       chars += messageText(t.user).length;
       for (const m of t.tools) chars += messageText(m).length;

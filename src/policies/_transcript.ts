@@ -56,9 +56,9 @@ export class Transcript {
   }
 }
 
-/** The pinned part of every prompt: the system prompt, if any. */
+/** The pinned part of every prompt: the scenario's system messages, in order (none: empty). */
 export function pinned(conversation: Conversation): Message[] {
-  return conversation.system ? [conversation.system] : [];
+  return [...conversation.system];
 }
 
 /** Tokens of messages in a prompt (without reply priming). */

@@ -20,8 +20,9 @@ import type { Artifact, ForgetFact, Policy, PolicySession, PromptPlan } from './
  * one more after tool results, then the exchange is stored, then the
  * forget events that follow the turn):
  *
- * - `system-pinned`: the scenario's system prompt is message 0, and every
- *   system message (policy-made memories) comes before the first other one;
+ * - `system-pinned`: the scenario's system messages are the first messages,
+ *   in order, and every other system message (policy-made memories) comes
+ *   right after them, before the first other one;
  * - `first-user`: the first message after the system messages is a user message;
  * - `current-turn-last`: the current turn is sent last: its user message,
  *   then its rounds of tool calls in order, the newest in full; an earlier
@@ -249,7 +250,7 @@ function ownMessages(conversation: Conversation): Map<Message, string> {
   let own = numbered.get(conversation);
   if (!own) {
     own = new Map();
-    const all = [...(conversation.system ? [conversation.system] : []), ...conversation.turns.flatMap((t) => [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])])];
+    const all = [...conversation.system, ...conversation.turns.flatMap((t) => [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])])];
     for (const m of all) own.set(m, `#${own.size}`);
     numbered.set(conversation, own);
   }
@@ -296,8 +297,8 @@ function valuesUpTo(conversation: Conversation, fact: string, turn: number): str
 
 /** One model call, as the per-call rules see it. */
 export interface PlanCall {
-  /** The scenario's system prompt, if it has one. */
-  system: Message | undefined;
+  /** The scenario's pinned system messages, in order (empty: none). */
+  system: readonly Message[];
   /** The current turn so far, as given to `prompt`. */
   pending: readonly Message[];
   /** The policy's `budget` parameter, if it has one. */
@@ -326,10 +327,11 @@ export function planProblems(plan: PromptPlan, call: PlanCall): PlanProblem[] {
   const fail = (rule: ContractRule, detail: string) => out.push({ rule, detail });
   const { system, pending, budget, tokens } = call;
   const m = plan.messages;
-  const head = system ? 1 : 0;
+  const head = system.length;
 
-  // system-pinned, first-user
-  if (system && (m[0]?.role !== 'system' || m[0].content !== system.content || m[0].origin)) fail('system-pinned', `message 0 is not the system prompt`);
+  // system-pinned (the scenario's system messages first, in order), first-user
+  const moved = system.findIndex((s, i) => m[i]?.role !== 'system' || m[i]!.content !== s.content || m[i]!.name !== s.name || m[i]!.origin);
+  if (moved >= 0) fail('system-pinned', head === 1 ? 'message 0 is not the system prompt' : `message ${moved} is not the scenario's system message ${moved + 1} of ${head}`);
   let start = 0;
   while (start < m.length && m[start]!.role === 'system') start++;
   if (start < m.length && m[start]!.role !== 'user') fail('first-user', `the first message after the system messages is ${describe(m[start]!)}`);
@@ -362,7 +364,7 @@ export function planProblems(plan: PromptPlan, call: PlanCall): PlanProblem[] {
   if (budget === undefined) {
     if (plan.overBudget) fail('budget', 'overBudget without a budget');
   } else if (plan.overBudget) {
-    const fixed = tokens.prompt(system ? [system, ...pending] : pending);
+    const fixed = tokens.prompt([...system, ...pending]);
     if (fixed <= budget) fail('budget', `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${budget}`);
     if (m.length !== head + pending.length) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
   } else {
@@ -465,7 +467,7 @@ const OTHER_PROVIDER_RULES: ReadonlySet<Rule> = new Set(['same-role-twice', 'emp
 
 /** The per-prompt, forget and moderation checks of one replay. */
 class Checker implements Watch {
-  private readonly head: Message[];
+  private readonly head: readonly Message[];
   private readonly budget: number | undefined;
   private readonly cascade: boolean;
   private readonly drop: boolean;
@@ -482,7 +484,7 @@ class Checker implements Watch {
     private readonly tokens: TokenCounter,
     private readonly report: (v: Omit<ContractViolation, 'policy'>) => void,
   ) {
-    this.head = conversation.system ? [conversation.system] : [];
+    this.head = conversation.system;
     const budget = variant.params.budget;
     this.budget = typeof budget === 'number' ? budget : undefined;
     this.cascade = variant.params.forget !== 'naive';
@@ -497,8 +499,7 @@ class Checker implements Watch {
   call(turn: Turn, k: number, plan: PromptPlan, pending: readonly Message[]): void {
     if (k === 0) this.startTurn(turn);
     const fail = (rule: ContractRule, detail: string) => this.fail(rule, turn.index, `call ${k + 1}: ${detail}`);
-    const system = this.head[0];
-    for (const p of planProblems(plan, { system, pending, budget: this.budget, tokens: this.tokens })) fail(p.rule, p.detail);
+    for (const p of planProblems(plan, { system: this.head, pending, budget: this.budget, tokens: this.tokens })) fail(p.rule, p.detail);
     // The checks below read the messages: a plan not of the right shape has had its problem reported.
     if (planShape(plan)) return;
     const m = plan.messages;
@@ -523,7 +524,7 @@ class Checker implements Watch {
 
     // forget-cascade, moderation: the memory part of the prompt
     if (this.forgotten.size || this.marks.length) {
-      const memory = m.slice(0, Math.max(0, at)).filter((x) => x !== system);
+      const memory = m.slice(0, Math.max(0, at)).filter((x) => !this.head.includes(x));
       for (const v of this.forgotten) if (memory.some((x) => searchText(x).includes(v))) fail('forget-cascade', `the prompt holds the erased value "${v}"`);
       for (const { turn: t, mark } of this.marks) if (memory.some((x) => searchText(x).includes(mark))) fail('moderation', `the prompt holds dropped turn ${t}`);
     }
@@ -567,10 +568,10 @@ class Checker implements Watch {
     if (!this.drop || !turn.injection) return;
     if (upkeep.length) this.fail('moderation', turn.index, `storing dropped turn ${turn.index} cost upkeep (${upkeep.map((u) => u.kind).join(', ')})`);
     const mark = normalize(injectionQuote(turn.user.content));
-    // A quote another turn (or the system prompt) also holds cannot tell what was stored.
+    // A quote another turn (or a system message) also holds cannot tell what was stored.
     const elsewhere = (x: Message) => searchText(x).includes(mark);
     const shared = this.conversation.turns.some((t) => t !== turn && [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])].some(elsewhere));
-    if (!mark || shared || (this.head[0] && elsewhere(this.head[0]))) return;
+    if (!mark || shared || this.head.some(elsewhere)) return;
     this.marks.push({ turn: turn.index, mark });
     this.artifactsHold(session.artifacts(), turn.index);
   }

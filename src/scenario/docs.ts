@@ -40,6 +40,14 @@ export interface TurnOut {
   /** What the provider billed for the call that wrote the reply. */
   usage?: UsageOut;
   injection?: boolean;
+  /** Names on the user message and the reply (OpenAI's `name`). */
+  names?: { user?: string; assistant?: string };
+}
+
+/** One pinned system message of a list, with its name (OpenAI's `name`). */
+export interface SystemOut {
+  content: string;
+  name?: string;
 }
 
 export interface ForgetOut {
@@ -49,7 +57,8 @@ export interface ForgetOut {
 export interface ScenarioOut {
   id: string;
   title?: string;
-  system?: string;
+  /** One system message's text, or several (in order, each with its name). */
+  system?: string | SystemOut[];
   user?: string;
   tool_defs?: ToolDef[];
   turns: (TurnOut | ForgetOut)[];

@@ -5,7 +5,7 @@ import { messageText } from '../tokens/counter.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
 import { mentions } from '../text/normalize.js';
-import { forgetSchema, messageSchema, oneRoundTurnSchema, roundsTurnSchema, scenarioSchema, type RoundDoc, type ToolDoc } from './schema.js';
+import { forgetSchema, messageSchema, oneRoundTurnSchema, roundsTurnSchema, scenarioSchema, systemMessageSchema, type RoundDoc, type ToolDoc } from './schema.js';
 
 export const DEFAULT_GAP_SECONDS = 30;
 
@@ -58,6 +58,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     throw new ScenarioError([src.problem([], 'this is a study file, not a scenario (it has no turns): run it with ctxsim run FILE')]);
   }
   const doc = src.check(scenarioSchema, root, [], problems);
+  const system = systemMessages(src, (root as { system?: unknown }).system, problems);
   const items = Array.isArray((root as { turns?: unknown }).turns) ? ((root as { turns: unknown[] }).turns) : [];
 
   const turns: Turn[] = [];
@@ -71,7 +72,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
   const startTurn = (
     i: number,
     user: string,
-    extra: { facts?: Record<string, string>; probe?: string[]; gap?: string | number; injection?: boolean },
+    extra: { facts?: Record<string, string>; probe?: string[]; gap?: string | number; injection?: boolean; name?: string },
     tools: readonly ToolDoc[] | readonly RoundDoc[],
   ) => {
     const index = turns.length + 1;
@@ -82,7 +83,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     });
     const turn: Turn = {
       index,
-      user: { role: 'user', content: user, turn: index },
+      user: { role: 'user', content: user, ...(extra.name !== undefined && { name: extra.name }), turn: index },
       tools: toolMessages(tools, index),
       facts: factsAll,
       probe: extra.probe ?? [],
@@ -123,7 +124,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
         for (const k of ['facts', 'probe', 'gap', 'injection'] as const) {
           if (m[k] !== undefined) problems.push(src.problem([...path, k], 'belongs on the user message'));
         }
-        open.assistant = { role: 'assistant', content: m.content, turn: open.index };
+        open.assistant = { role: 'assistant', content: m.content, ...(m.name !== undefined && { name: m.name }), turn: open.index };
         closed = true;
       }
       return;
@@ -136,8 +137,12 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     }
     const t = rounds ? src.check(roundsTurnSchema, item, path, problems) : src.check(oneRoundTurnSchema, item, path, problems);
     if (!t) return;
-    const turn = startTurn(i, t.user, t, t.tools ?? []);
-    if (t.assistant !== undefined) (turn as { assistant?: Message }).assistant = { role: 'assistant', content: t.assistant, turn: turn.index, ...(t.usage && { billed: t.usage }) };
+    const turn = startTurn(i, t.user, { ...t, ...(t.names?.user !== undefined && { name: t.names.user }) }, t.tools ?? []);
+    const replyName = t.names?.assistant;
+    if (replyName !== undefined && t.assistant === undefined) problems.push(src.problem([...path, 'names', 'assistant'], 'a name for a reply the turn does not have (no assistant:)'));
+    if (t.assistant !== undefined) {
+      (turn as { assistant?: Message }).assistant = { role: 'assistant', content: t.assistant, ...(replyName !== undefined && { name: replyName }), turn: turn.index, ...(t.usage && { billed: t.usage }) };
+    }
     closed = true;
   });
 
@@ -160,7 +165,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
   return {
     id: d.id,
     ...(d.title !== undefined && { title: d.title }),
-    ...(d.system !== undefined && { system: { role: 'system', content: d.system } }),
+    system,
     userId: d.user ?? 'user',
     // Weight 1 is the default and is left out, so the content hash stays the one of a file without it.
     ...(d.weight !== undefined && d.weight !== 1 && { weight: d.weight }),
@@ -169,6 +174,20 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     ...(d.tool_defs?.length && { toolDefs: d.tool_defs }),
     source: src.file,
   };
+}
+
+/** The pinned system messages of `system:`: one text, or a list of `{content, name}` (each checked on its own). */
+function systemMessages(src: SourceDoc, system: unknown, problems: Problem[]): Message[] {
+  if (system === undefined) return [];
+  if (typeof system === 'string') return [{ role: 'system', content: system }];
+  if (!Array.isArray(system) || !system.length) {
+    problems.push(src.problem(['system'], `expected the system prompt's text, or a list of messages {content, name}${Array.isArray(system) ? ', got an empty list' : ''}`));
+    return [];
+  }
+  return system.flatMap((item, i): Message[] => {
+    const m = src.check(systemMessageSchema, item, ['system', i], problems);
+    return m ? [{ role: 'system', content: m.content, ...(m.name !== undefined && { name: m.name }) }] : [];
+  });
 }
 
 /** The problem of a fact whose value its turn does not contain. */

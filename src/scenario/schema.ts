@@ -43,6 +43,15 @@ export const roundSchema = z.strictObject({
   usage: usageSchema.optional(),
 });
 
+/** A participant's name on a message: OpenAI's `name` field, counted in the prompt. */
+const name = z.string().min(1, 'expected a non-empty name').describe('the participant\'s name on the message (OpenAI\'s name field: counted in the prompt)');
+
+/** One pinned system message of a list. */
+export const systemMessageSchema = z.strictObject({
+  content: z.string().describe('the message text'),
+  name: name.optional(),
+});
+
 const turnFields = {
   user: z.string().describe('the user message'),
   assistant: z.string().optional().describe('the assistant reply (none: no output tokens)'),
@@ -51,6 +60,10 @@ const turnFields = {
   probe: probe.optional(),
   gap,
   injection,
+  names: z
+    .strictObject({ user: name.optional(), assistant: name.optional() })
+    .optional()
+    .describe('names on the user message and the reply (OpenAI\'s name field: counted in the prompt)'),
 };
 const ONE_ROUND = 'tool calls made while answering, each with its result (one round: one model call makes them all)';
 const ROUNDS = 'rounds of tool calls, in order: each round is one model call that makes its calls and reads their results before the next';
@@ -69,6 +82,7 @@ export const roundsTurnSchema = z.strictObject({ ...turnFields, tools: z.array(r
 export const messageSchema = z.strictObject({
   role: z.enum(['user', 'assistant']).describe('user opens a turn, assistant closes it'),
   content: z.string().describe('the message text'),
+  name: name.optional(),
   facts: facts.optional(),
   probe: probe.optional(),
   gap,
@@ -95,12 +109,18 @@ export const scenarioSchema = z.strictObject({
     .regex(/^[a-z0-9][a-z0-9-]*$/, 'expected an id of a-z, 0-9 and -, starting with a letter or digit')
     .describe('unique id: a-z, 0-9 and -, starting with a letter or digit'),
   title: z.string().optional().describe('a title for reports'),
-  system: z.string().optional().describe('the system prompt, pinned at index 0 of every prompt'),
+  // Checked by the loader (text, or each message of a list, for errors at the message); see systemJsonSchema.
+  system: z.unknown().optional(),
   user: z.string().optional().describe('the user id (default "user")'),
   weight: weightSchema.optional(),
   tool_defs: z.array(toolDefSchema).optional().describe('the tools the model is offered in every call: their definitions are part of each prompt'),
   turns: z.array(z.unknown()).min(1),
 });
+
+/** `system:` as the JSON Schema shows it. */
+const systemJsonSchema = z
+  .union([z.string().describe('one system message'), z.array(systemMessageSchema).min(1).describe('system messages, in order, each with an optional name')])
+  .describe('the system prompt, pinned first in every prompt, in order: its text, or a list of messages {content, name}');
 
 export type ToolDoc = z.infer<typeof toolSchema>;
 export type RoundDoc = z.infer<typeof roundSchema>;
@@ -141,6 +161,7 @@ export function fileJsonSchema(schema: z.ZodType, info: { file: string; title: s
 export function scenarioJsonSchema(): Record<string, unknown> {
   const file = scenarioSchema
     .extend({
+      system: systemJsonSchema.optional(),
       turns: z
         .array(z.union([turnSchema, messageSchema, forgetSchema]))
         .min(1)

@@ -42,7 +42,7 @@ export function scenariosToYamlStream(docs: readonly ScenarioOut[], header: read
 
 /** A turn's keys in reading order, whatever order they were set in. */
 function ordered(t: TurnOut): TurnOut {
-  const { user, gap, facts, probe, tools, assistant, usage, injection } = t;
+  const { user, gap, facts, probe, tools, assistant, usage, injection, names } = t;
   return {
     user,
     ...(gap !== undefined && { gap }),
@@ -52,5 +52,6 @@ function ordered(t: TurnOut): TurnOut {
     ...(assistant !== undefined && { assistant }),
     ...(usage !== undefined && { usage }),
     ...(injection !== undefined && { injection }),
+    ...(names !== undefined && { names }),
   };
 }

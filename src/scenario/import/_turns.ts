@@ -8,6 +8,8 @@ interface Draft {
   facts: Record<string, string>;
   probe: string[];
   gap?: string;
+  /** The first name given to a message merged into the user message, and into the reply. */
+  names: { user?: string; assistant?: string };
 }
 
 /**
@@ -16,7 +18,8 @@ interface Draft {
  * consecutive assistant messages merge (joined by a newline), each assistant
  * message that calls tools is a round of its own (its text kept with its
  * calls), and an assistant message with no user message before it opens a
- * turn whose user message is empty.
+ * turn whose user message is empty. A merged message keeps the first name
+ * given to its parts.
  */
 export class TurnBuilder {
   private readonly drafts: Draft[] = [];
@@ -33,17 +36,19 @@ export class TurnBuilder {
     return this.drafts.length;
   }
 
-  /** Adds user text: merged into the open turn while it has no reply or tools yet, unless `fresh`. */
-  user(text: string, fresh = false): void {
+  /** Adds user text (with its author's `name`, if any): merged into the open turn while it has no reply or tools yet, unless `fresh`. */
+  user(text: string, fresh = false, name?: string): void {
     const c = this.current;
     if (c && !fresh && !this.pendingBreak && !c.assistant.length && !c.rounds.length) c.user.push(text);
     else this.open(text);
+    if (name !== undefined) this.current!.names.user ??= name;
   }
 
-  /** Adds assistant text to the open turn; returns true when it had to open one with an empty user message. */
-  assistant(text: string): boolean {
+  /** Adds assistant text (with its `name`, if any) to the open turn; returns true when it had to open one with an empty user message. */
+  assistant(text: string, name?: string): boolean {
     const opened = this.ensure();
     this.current!.assistant.push(text);
+    if (name !== undefined) this.current!.names.assistant ??= name;
     return opened;
   }
 
@@ -98,6 +103,7 @@ export class TurnBuilder {
       facts: { ...turn.facts },
       probe: [...(turn.probe ?? [])],
       ...(turn.gap !== undefined && { gap: turn.gap }),
+      names: { ...turn.names },
     });
   }
 
@@ -109,11 +115,12 @@ export class TurnBuilder {
       ...(d.probe.length && { probe: d.probe }),
       ...(toolsOf(d.rounds) && { tools: toolsOf(d.rounds)! }),
       ...(d.assistant.length && { assistant: d.assistant.join('\n') }),
+      ...((d.names.user !== undefined || d.names.assistant !== undefined) && { names: d.names }),
     }));
   }
 
   private open(user: string): void {
-    this.drafts.push({ user: [user], assistant: [], rounds: [], facts: {}, probe: [], ...(this.pendingGap !== undefined && { gap: this.pendingGap }) });
+    this.drafts.push({ user: [user], assistant: [], rounds: [], facts: {}, probe: [], names: {}, ...(this.pendingGap !== undefined && { gap: this.pendingGap }) });
     this.pendingBreak = false;
     this.pendingGap = undefined;
   }

@@ -2,7 +2,7 @@ import { basename, resolve } from 'node:path';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { SourceDoc, type DocPath } from '../../text/document.js';
-import { normalizeText, type ScenarioOut, type ToolOut, type TurnOut } from '../docs.js';
+import { normalizeText, type ScenarioOut, type SystemOut, type ToolOut, type TurnOut } from '../docs.js';
 import { checkShape, parseJson, parseJsonLines, readText } from './_read.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type ImportInput, type Importer } from './types.js';
@@ -131,7 +131,7 @@ const functionCallOutput = z.looseObject({ type: z.literal('function_call_output
  * Responses API input items as chat messages: a `message` item is a message,
  * `function_call` items join the assistant message before them (one model
  * response: its text and its calls) or open one, a `function_call_output`
- * is a tool message; `instructions` is the system message. Reasoning and
+ * is a tool message; `instructions` is the first system message. Reasoning and
  * other items are dropped and counted. Problems name the item.
  */
 function responsesMessages(input: unknown, instructions: unknown, file: string, at: DocPath, problems: Problem[], quirks: QuirkLog, id: string): Msg[] | undefined {
@@ -142,7 +142,6 @@ function responsesMessages(input: unknown, instructions: unknown, file: string, 
   const out: Msg[] = [];
   if (typeof instructions === 'string' && instructions) out.push({ role: 'system', content: instructions });
   const pending = new Set<string>();
-  let started = false;
   /** The assistant message of the response being read, open for more calls. */
   let open: Msg | undefined;
   items.forEach((item, j) => {
@@ -151,8 +150,6 @@ function responsesMessages(input: unknown, instructions: unknown, file: string, 
     if (type === 'message') {
       const m = checkShape(responsesMessage, item, file, here, problems);
       if (!m) return;
-      if ((m.role === 'system' || m.role === 'developer') && started) return problem([...here, 'role'], 'a system message after the conversation started is not supported');
-      started ||= m.role === 'user' || m.role === 'assistant';
       const msg: Msg = { role: m.role, content: m.content };
       out.push(msg);
       open = m.role === 'assistant' ? msg : undefined;
@@ -166,7 +163,6 @@ function responsesMessages(input: unknown, instructions: unknown, file: string, 
         args = undefined;
       }
       if (!args || typeof args !== 'object' || Array.isArray(args)) return problem([...here, 'arguments'], `expected a JSON object, got ${JSON.stringify(c.arguments.slice(0, 40))}`);
-      started = true;
       if (!open) out.push((open = { role: 'assistant', content: null }));
       open.tool_calls = [...(open.tool_calls ?? []), { id: c.call_id, type: 'function', function: { name: c.name, arguments: c.arguments } }];
       pending.add(c.call_id);
@@ -261,21 +257,23 @@ function conversationDoc(id: string, msgs: Msg[], file: string, at: DocPath, pro
   const before = problems.length;
   const here = (j: number, key?: string) => [...at, j, ...(key ? [key] : [])];
   const problem = (path: DocPath, msg: string) => problems.push(SourceDoc.fromValue(file, null).problem(path, msg));
-  const system: string[] = [];
+  const system: SystemOut[] = [];
   const b = new TurnBuilder();
   /** Calls of the open turn waiting for their results, by id. */
   let pending = new Map<string, ToolOut>();
   msgs.forEach((m, j) => {
-    if (m.name !== undefined && m.role !== 'function') quirks.add('name', 'message names (dropped: scenarios have none)', id);
     const text = textOf(m.content, quirks, id);
+    // An empty name is no name (a scenario's names are not empty).
+    const name = m.role !== 'function' && m.name ? m.name : undefined;
     switch (m.role) {
       case 'system':
       case 'developer':
-        if (b.turn > 0) problem(here(j, 'role'), 'a system message after the conversation started is not supported');
-        else system.push(text);
+        // A scenario pins its system messages: one that came later is pinned after the leading ones, in order.
+        if (b.turn > 0) quirks.add('late-system', 'system messages after the conversation started (pinned after the leading ones: sent from the first call)', `${id} message ${j + 1}`);
+        system.push({ content: text, ...(name !== undefined && { name }) });
         return;
       case 'user':
-        b.user(text);
+        b.user(text, false, name);
         pending = new Map();
         return;
       case 'assistant': {
@@ -284,7 +282,8 @@ function conversationDoc(id: string, msgs: Msg[], file: string, at: DocPath, pro
           ...(m.function_call ? [{ id: `function:${m.function_call.name}`, name: m.function_call.name, arguments: m.function_call.arguments }] : []),
         ];
         // A message that calls tools is a round of the agent's loop, its text kept with its calls; one without is the reply.
-        const opened = calls.length ? b.round(text) : b.assistant(text);
+        if (calls.length && name !== undefined) quirks.add('round-name', 'names on assistant messages that call tools (dropped: a round has none)', id);
+        const opened = calls.length ? b.round(text) : b.assistant(text, name);
         if (opened) quirks.add('assistant-first', 'assistant messages before any user message (turn with an empty user message)', id);
         calls.forEach((c, k) => {
           let args: unknown;
@@ -305,6 +304,7 @@ function conversationDoc(id: string, msgs: Msg[], file: string, at: DocPath, pro
       }
       case 'tool':
       case 'function': {
+        if (name !== undefined) quirks.add('tool-name', 'names on tool messages (dropped: a tool result has none)', id);
         const key = m.role === 'tool' ? m.tool_call_id : `function:${m.name}`;
         const tool = key === undefined ? undefined : pending.get(key);
         if (!tool) {
@@ -322,7 +322,12 @@ function conversationDoc(id: string, msgs: Msg[], file: string, at: DocPath, pro
     problem(at, 'expected at least one user or assistant message');
     return undefined;
   }
-  return { id, ...(system.length && { system: system.join('\n\n') }), turns: b.finish() };
+  return { id, ...(system.length && { system: systemDoc(system) }), turns: b.finish() };
+}
+
+/** A scenario's `system:` of imported system messages: the text of a single unnamed one, else the list. */
+function systemDoc(system: readonly SystemOut[]): string | SystemOut[] {
+  return system.length === 1 && system[0]!.name === undefined ? system[0]!.content : [...system];
 }
 
 /** Reads the side file and flags into annotations by conversation id (`*` = all). */
