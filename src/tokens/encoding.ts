@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { BoundedCounter, type TokenCount, type Tokenizer } from './bounded.js';
 import { loadTiktoken } from './ranks.js';
+import { REFERENCE_UNICODE, runtimeUnicode, unicodeUnsure } from './unicode.js';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base' | 'chars4';
 export const ENCODINGS: readonly EncodingName[] = ['o200k_base', 'cl100k_base', 'chars4'];
@@ -68,14 +69,20 @@ const measures = new Map<EncodingName, TextMeasure>();
  * The bounded counter of an encoding (no memo of whole texts; one per process
  * and encoding, so its pieces are shared by every run). The BPE ranks are
  * loaded on the first text, not before, so a run served from the token cache
- * never loads them. `chars4` is max(1, floor(len/4)).
+ * never loads them. `chars4` is max(1, floor(len/4)). A text holding a code
+ * point that OpenAI's tiktoken may class differently (its regex tables are of
+ * another Unicode version than the runtime's; see unicode.ts) is counted the
+ * same way and flagged as an estimate.
  */
 export function textMeasure(name: EncodingName): TextMeasure {
   if (name === 'chars4') return (text) => ({ tokens: Math.max(1, Math.floor(text.length / 4)), estimated: false });
   let m = measures.get(name);
   if (!m) {
     const bounded = new BoundedCounter(() => tokenizer(name));
-    m = (text) => bounded.count(text);
+    m = (text) => {
+      const c = bounded.count(text);
+      return c.estimated || !unicodeUnsure(text) ? c : { tokens: c.tokens, estimated: true };
+    };
     measures.set(name, m);
   }
   return m;
@@ -89,11 +96,12 @@ export function textCounter(name: EncodingName): TextCounter {
 
 /**
  * What produced a count, for the token cache: the encoding, the tokenizer
- * library's version and the long-input method's version. Counts from another
- * counter are not reused.
+ * library's version, the long-input method's version, and the runtime's and
+ * the reference's Unicode versions (which texts are flagged depends on
+ * both). Counts from another counter are not reused.
  */
 export function counterId(name: EncodingName): string {
-  return `${name} js-tiktoken@${tiktokenVersion()} bounded@${BOUNDED_VERSION}`;
+  return `${name} js-tiktoken@${tiktokenVersion()} bounded@${BOUNDED_VERSION} unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`;
 }
 
 /** Bump when `bounded.ts` changes how estimates are made. */
