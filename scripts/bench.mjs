@@ -155,7 +155,7 @@ async function runCtxsim(conversations) {
 }
 
 function flatten(c) {
-  const msgs = c.system ? [c.system] : [];
+  const msgs = [...c.system];
   const turns = [];
   for (const t of c.turns) turns.push({ user: t.user, rest: [...t.tools, ...(t.assistant ? [t.assistant] : [])] });
   return { head: msgs, turns };
@@ -233,6 +233,46 @@ async function runTrim(conversations) {
   return { ms: performance.now() - t0, turnPolicies: turns, threads: 1, check: kept };
 }
 
+/**
+ * MB/s of each tokenizer on texts up to `limit` UTF-8 bytes, counted one by
+ * one without memo: the OpenAI encodings through `textMeasure`, every
+ * open-weight tokenizer whose package is installed through its bounded
+ * measure. Load time is the first use.
+ */
+async function tokenizerThroughput(texts, limit) {
+  const { textMeasure, tokenizer, TOKENIZERS, isOpenWeight } = await dist('tokens/encoding.js');
+  const { chatTokenizer } = await dist('tokens/chat-template.js');
+  const sample = [];
+  let bytes = 0;
+  for (const t of texts) {
+    if (bytes >= limit) break;
+    sample.push(t);
+    bytes += Buffer.byteLength(t);
+  }
+  const rows = [];
+  for (const name of TOKENIZERS) {
+    if (name === 'chars4') continue;
+    let measure;
+    let loadMs;
+    try {
+      const t0 = performance.now();
+      if (isOpenWeight(name)) measure = chatTokenizer(name).measure;
+      else {
+        tokenizer(name);
+        measure = textMeasure(name);
+      }
+      loadMs = performance.now() - t0;
+    } catch (e) {
+      rows.push({ name, note: String(e.message).split(':')[0] });
+      continue;
+    }
+    const t0 = performance.now();
+    for (const t of sample) measure(t);
+    rows.push({ name, mbps: bytes / 1e6 / ((performance.now() - t0) / 1000), loadMs });
+  }
+  return { bytes, rows };
+}
+
 /** Runs one row in a child process with the tokenizer timer; returns its measurements and tokenizer time (summed over threads). */
 function measure(tmp, name, childArgs) {
   const timer = join(tmp, `${name}.timer`);
@@ -265,7 +305,7 @@ async function main() {
     const conversations = generateConversations({ profile: 'support', count, seed: SEED, params: PARAMS });
     const distinct = new Set();
     for (const c of conversations) {
-      if (c.system) distinct.add(messageText(c.system));
+      for (const m of c.system) distinct.add(messageText(m));
       for (const t of c.turns) for (const m of [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])]) distinct.add(messageText(m));
     }
     let bytes = 0;
@@ -292,6 +332,7 @@ async function main() {
     const naive = best('naive (sample)', ['--child', 'naive', '--sample', String(sample)]);
     const trim = best('trimMessages (sample)', ['--child', 'trim', '--sample', String(sample)]);
 
+    const throughput = await tokenizerThroughput([...distinct], quick ? 500_000 : 2_000_000);
     const loadAfter = loadavg()[0];
     const mb = bytes / 1e6;
     const rate = (r) => r.turnPolicies / (r.ms / 1000);
@@ -318,6 +359,12 @@ async function main() {
       row([`LangChain trimMessages, memoized counter, 1 policy (measured on ${sampleNote}, best of 3, extrapolated)`, `≈ ${secs(extrapolated(trim))}`, fmt(rate(trim)), fmt(mb, 1), secs(trim.tokenizerMs), share(trim), '–', `${rss(trim)} (sample)`]),
       '',
       `Ratios (turn·policies per second): ctxsim 1 thread / naive = **${fmt(rate(cold) / rate(naive))}×**, ctxsim ${cores} threads / naive = **${fmt(rate(all) / rate(naive))}×**; ctxsim 1 thread / trimMessages = **${fmt(rate(cold) / rate(trim), 1)}×**, ctxsim ${cores} threads / trimMessages = **${fmt(rate(all) / rate(trim), 1)}×**.`,
+      '',
+      `Tokenizers, counting the workload's distinct texts (the first ${fmt(throughput.bytes / 1e6, 1)} MB of them) one by one, cold (no memo, no cache), on this thread: each tokenizer as ctxsim counts with it (bounded counting; open-weight ones through @huggingface/tokenizers with the model's tokenizer.json, when its package is installed). Load is the first use: reading the vocabulary (and, for an open-weight tokenizer, checking its files' SHA-256 and parsing its chat template).`,
+      '',
+      row(['tokenizer', 'MB/s', 'load']),
+      row(['---', '---:', '---:']),
+      ...throughput.rows.map((t) => row([t.name, t.mbps === undefined ? `not installed (${t.note})` : fmt(t.mbps, 2), t.loadMs === undefined ? '–' : secs(t.loadMs)])),
       '',
       `Engine time beyond tokenization (cold, 1 thread) = wall − tokenizer − writing records = ${secs(engineMs)}, ${fmt((100 * engineMs) / cold.ms, 1)} % of the wall time. Tokenizer time is summed over threads; tokenizer share with ${cores} threads is that ÷ (wall × threads). Wall time is the run from conversations to written record files, as \`ctxsim run\` streams them into a folder (worker start-up and token-cache load and save included; workload generation, charts and reports not). Writing records is the part of the wall time spent on the main thread handing each scenario's records to the record files (turns.csv, probes.csv, violations.csv, results.json's lists; ${fmt(cold.recordBytes / 2 ** 20)} MB in all) and to the report digest, then assembling results.json. Peak RSS is the whole process's (every thread); the run reads the conversations from the workload file one at a time, as it asks for them. Load average (1 min) on the machine: ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after — above ${cores} means other processes competed for the cores.`,
       '',

@@ -144,7 +144,7 @@ export const randomConversation: fc.Arbitrary<Conversation> = fc
 function generated<T>(id: string, system: string | undefined, turns: readonly T[], turn: (t: T, index: number) => Turn): Conversation {
   return {
     id,
-    ...(system !== undefined && { system: { role: 'system', content: system } }),
+    system: system === undefined ? [] : [{ role: 'system', content: system }],
     userId: 'user',
     forgets: [],
     source: 'generated',
@@ -211,7 +211,7 @@ export function brokenPolicy(id: string, change: (s: { conversation: Conversatio
     params: z.object({ budget: int({ default: 100_000, min: 1, describe: BUDGET }) }),
     start(conversation) {
       const stored: Message[][] = [];
-      const head = conversation.system ? [conversation.system] : [];
+      const head = [...conversation.system];
       const session: PolicySession = {
         prompt: (pending) => ({ messages: [...head, ...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
         commit: (exchange) => (stored.push([...exchange]), []),

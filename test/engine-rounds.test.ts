@@ -76,7 +76,7 @@ describe('a scenario turn of several rounds', () => {
         return {
           prompt: (pending) => {
             seen.push(pending.length);
-            return { messages: [...(c.system ? [c.system] : []), ...history, ...pending], overBudget: false, upkeep: [], stablePrefix: c.system ? 1 : 0 };
+            return { messages: [...c.system, ...history, ...pending], overBudget: false, upkeep: [], stablePrefix: c.system.length };
           },
           commit: (exchange) => {
             history.push(...exchange);
@@ -94,7 +94,7 @@ describe('a scenario turn of several rounds', () => {
     });
     expect(seen).toEqual([1, 3, 6, 1]);
     const [user, a1, r1, a2, r2, r3] = [conversation.turns[0]!.user, ...conversation.turns[0]!.tools];
-    const system = conversation.system!;
+    const system = conversation.system[0]!;
     expect(calls.map((c) => c.plan.messages)).toEqual([
       [system, user],
       [system, user, a1, r1],

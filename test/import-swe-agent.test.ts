@@ -127,23 +127,31 @@ itShared(MINI, 'a real mini-swe-agent run: 124 responses, each a round of one ba
   ]);
 });
 
-itShared(MINI, 'the mini-swe-agent run replayed under full on deepseek-chat: every call counted below the prompt tokens billed for the round it wrote', (path) => {
+itShared(MINI, 'the mini-swe-agent run replayed under full on deepseek-chat: the session counted with DeepSeek V3’s tokenizer and template within 1.5% of its bill, with o200k_base 8.6% under', (path) => {
   const { conversations } = importDataset('swe-agent', { path, file: 'mini.traj.json', base: dirname(path) });
-  const ours: number[] = [];
-  const billed: number[] = [];
-  const ctx = replayContext({ model: 'deepseek/deepseek-chat', tokenizer: 'auto', seed: 42 });
-  replay(conversations[0]!, policiesFromFlags(['full'])[0]!, ctx, (_, call) => {
-    // The 125th call, after the last round, is the one the run ended before: it wrote nothing and was never billed.
-    if (call.output?.billed) {
-      ours.push(call.promptTokens);
-      billed.push(call.output.billed.input);
-    }
-  });
-  expect([ours.length, sum(billed)]).toEqual([124, 4_930_216]);
-  // o200k_base for deepseek's unpublished tokenizer, and the bash tool's definition is not in the file.
-  expect(ours.every((n, i) => n < billed[i]!)).toBe(true);
-  // ctxsim's count of the whole session is within 10% of the bill (docs/agents.md: −8.6%).
-  expect(sum(ours) / sum(billed)).toBeGreaterThan(0.9);
+  const counted = (tokenizer: string) => {
+    const ours: number[] = [];
+    const billed: number[] = [];
+    const ctx = replayContext({ model: 'deepseek/deepseek-chat', tokenizer, seed: 42 });
+    replay(conversations[0]!, policiesFromFlags(['full'])[0]!, ctx, (_, call) => {
+      // The 125th call, after the last round, is the one the run ended before: it wrote nothing and was never billed.
+      if (call.output?.billed) {
+        ours.push(call.promptTokens);
+        billed.push(call.output.billed.input);
+      }
+    });
+    return { ours, billed };
+  };
+  const exact = counted('auto');
+  expect([exact.ours.length, sum(exact.billed)]).toEqual([124, 4_930_216]);
+  // docs/agents.md: 4,870,481 counted, −1.2%; the rest is framing the transcript does not keep (mini-swe-agent sends commands and output as text, not tool messages).
+  expect(sum(exact.ours) / sum(exact.billed)).toBeGreaterThan(0.985);
+  expect(sum(exact.ours) / sum(exact.billed)).toBeLessThan(1);
+  // The stand-in, o200k_base with OpenAI's rule, counts every call below its bill (−8.6% in all).
+  const standIn = counted('o200k_base');
+  expect(standIn.ours.every((n, i) => n < standIn.billed[i]!)).toBe(true);
+  expect(sum(standIn.ours) / sum(standIn.billed)).toBeGreaterThan(0.9);
+  expect(sum(standIn.ours) / sum(standIn.billed)).toBeLessThan(0.92);
 });
 
 itShared(FC, 'a real SWE-agent function-calling run: 13 rounds of one call each, every one with its result; no usage recorded', (path) => {

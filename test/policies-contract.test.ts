@@ -120,7 +120,7 @@ const BROKEN: [ContractRule, Policy][] = [
   [
     'first-user',
     brokenPolicy('reply-first', ({ conversation, stored }) => ({
-      prompt: (pending) => ({ messages: [...(conversation.system ? [conversation.system] : []), ...stored.flat().slice(1), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }),
+      prompt: (pending) => ({ messages: [...conversation.system, ...stored.flat().slice(1), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }),
     })),
   ],
   ['current-turn-last', brokenPolicy('turn-first', ({ stored }) => ({ prompt: (pending) => ({ messages: [...pending, ...stored.flat()], overBudget: false, upkeep: [], stablePrefix: 0 }) }))],
@@ -128,7 +128,7 @@ const BROKEN: [ContractRule, Policy][] = [
   [
     'whole-turns',
     brokenPolicy('users-only', ({ conversation, stored }) => ({
-      prompt: (pending) => ({ messages: [...(conversation.system ? [conversation.system] : []), ...stored.flat().filter((m) => m.role === 'user'), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }),
+      prompt: (pending) => ({ messages: [...conversation.system, ...stored.flat().filter((m) => m.role === 'user'), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }),
     })),
   ],
   ['budget', brokenPolicy('over-budget', () => ({}))],
@@ -138,7 +138,7 @@ const BROKEN: [ContractRule, Policy][] = [
     brokenPolicy('empty-memo', ({ conversation, session }) => ({
       prompt: (pending, info) => {
         const plan = session.prompt(pending, info);
-        const at = conversation.system ? 1 : 0;
+        const at = conversation.system.length;
         return { ...plan, messages: [...plan.messages.slice(0, at), { role: 'system', content: ' ', origin: 'summary' }, ...plan.messages.slice(at)], stablePrefix: at + 1 };
       },
     })),
@@ -154,7 +154,7 @@ const BROKEN: [ContractRule, Policy][] = [
     'isolation',
     brokenPolicy('shared', ({ conversation, session }) => {
       shared = [];
-      const head = conversation.system ? [conversation.system] : [];
+      const head = [...conversation.system];
       return {
         prompt: (pending) => ({ messages: [...head, ...shared.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
         commit: (exchange, info) => (shared.push([...exchange]), session.commit(exchange, info)),
@@ -213,7 +213,7 @@ describe('a policy written with a parameter table (the first documented shape)',
     params: { turns: { default: 4, kind: 'int', min: 0 } },
     start(c, params) {
       const stored: Message[][] = [];
-      const head = c.system ? [c.system] : [];
+      const head = [...c.system];
       const turns = typeof params.turns === 'number' ? params.turns : 0;
       return {
         prompt: (pending) => ({ messages: [...head, ...stored.slice(Math.max(0, stored.length - turns)).flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),

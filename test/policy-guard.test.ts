@@ -93,13 +93,13 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
     ],
     [
       'first-user',
-      brokenPolicy('broken', ({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [conversation.system!, ...stored.flat().slice(1), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
+      brokenPolicy('broken', ({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [...conversation.system, ...stored.flat().slice(1), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
       [],
       'broken: turn 2 of tiny: first-user: the first message after the system messages is an assistant message',
     ],
     [
       'current-turn-last',
-      brokenPolicy('broken', ({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [conversation.system!, ...pending, ...stored.flat()], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
+      brokenPolicy('broken', ({ conversation, stored }) => ({ prompt: (pending) => ({ messages: [...conversation.system, ...pending, ...stored.flat()], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
       [],
       'broken: turn 2 of tiny: current-turn-last: the current turn is not sent last, its newest round in full: 2 message(s) after it',
     ],
@@ -126,7 +126,7 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
       'plan: one array for every prompt',
       brokenPolicy('broken', ({ conversation, stored }) => {
         const messages: Message[] = [];
-        return { prompt: (pending) => (messages.splice(0, messages.length, conversation.system!, ...stored.flat(), ...pending), { messages, overBudget: false, upkeep: [], stablePrefix: 1 }) };
+        return { prompt: (pending) => (messages.splice(0, messages.length, ...conversation.system, ...stored.flat(), ...pending), { messages, overBudget: false, upkeep: [], stablePrefix: 1 }) };
       }),
       [],
       "broken: turn 2 of tiny: plan: the messages are the previous call's array again (each prompt is an array of its own, not changed after it is returned)",

@@ -168,7 +168,7 @@ describe('a bad policy module: one line, exit 2', () => {
   describe: 'a broken policy',
   params: {},
   start(conversation) {
-    const head = conversation.system ? [conversation.system] : [];
+    const head = [...conversation.system];
     const kept = [];
     return {
       prompt(pending, info) { ${prompt} },

@@ -27,7 +27,7 @@ describe('why caching changes the answer (a long coding session on claude-sonnet
   it('a sliding window only ever reads the system prompt from the cache', () => {
     // window-turns puts the breakpoint after the system prompt; it is read on every call but the
     // first, except after the 20-minute pause before turn 20 (TTL 5 min), where it is written again.
-    const system = new TokenCounter('chars4').message(conv.system!);
+    const system = new TokenCounter('chars4').message(conv.system[0]!);
     const rows = on.turns.filter((t) => t.policy === 'window-turns');
     const calls = (i: number) => 1 + (conv.turns[i]!.tools.length ? 1 : 0);
     expect(rows.map((t) => t.cachedTokens)).toEqual(rows.map((_, i) => (i === 0 || i === 19 ? 0 : calls(i) * system)));

@@ -91,7 +91,7 @@ describe('support-email-correction.yaml', () => {
 
   it('has 30 turns, a system prompt, a user id and no forget event', () => {
     expect(c.turns).toHaveLength(30);
-    expect(c.system?.role).toBe('system');
+    expect(c.system.map((m) => m.role)).toEqual(['system']);
     expect(c.userId).toBe('tomasz');
     expect(c.forgets).toEqual([]);
     expect(c.turns.every((t) => t.assistant !== undefined && !t.injection)).toBe(true);
@@ -162,7 +162,7 @@ describe('coding-help-long.yaml', () => {
 
   it('has 35 turns, each with a reply, a system prompt and no tools or events', () => {
     expect(c.turns).toHaveLength(35);
-    expect(c.system?.role).toBe('system');
+    expect(c.system.map((m) => m.role)).toEqual(['system']);
     expect(c.userId).toBe('priya');
     expect(c.forgets).toEqual([]);
     expect(c.turns.every((t) => t.assistant !== undefined && t.tools.length === 0 && !t.injection)).toBe(true);
@@ -196,7 +196,7 @@ describe('spec-example.yaml (the SPEC §2.1 example)', () => {
   it('loads header fields', () => {
     expect(c.id).toBe('spec-example');
     expect(c.title).toBe('Late order, then socks');
-    expect(c.system).toEqual({ role: 'system', content: 'You are a helpful support agent for an online store.' });
+    expect(c.system).toEqual([{ role: 'system', content: 'You are a helpful support agent for an online store.' }]);
     expect(c.userId).toBe('kavya');
   });
 

@@ -110,7 +110,7 @@ describe('tools offered with every call', () => {
     // Long definitions (over 1,024 tokens), and a one-exchange window, whose messages after the system prompt change each turn.
     const long = DEFS.replace('Get the current weather in a given location', 'Get the current weather in a given location. '.repeat(150).trim());
     const { calls: sent, r } = calls(SCENARIO(long), 'window-turns:turns=1');
-    const head = sent[0]!.toolTokens + ctx.tokens.message(parseScenario('t.yaml', SCENARIO('')).system!);
+    const head = sent[0]!.toolTokens + ctx.tokens.message(parseScenario('t.yaml', SCENARIO('')).system[0]!);
     expect(head).toBeGreaterThan(1024);
     // Turn 2's call shares only the definitions and the system prompt with the call before it.
     expect(r.turns[1]!.cachedTokens).toBe(Math.floor(head / 128) * 128);

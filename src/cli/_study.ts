@@ -6,6 +6,7 @@ import { COMMON_PARAMS } from '../policies/params.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
 import { defaultStudy, loadStudy, policiesFromFlags, type Study } from '../study/study.js';
+import { TOKENIZERS } from '../tokens/encoding.js';
 import { defaultUpkeep, UPKEEP_MODES, type UpkeepMode } from '../study/upkeep.js';
 
 /** Flags every study-running command takes; they override the study file. */
@@ -42,7 +43,7 @@ export const STUDY_OPTIONS = {
   },
   scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
   model: { type: 'string', array: true, describe: 'chat model, e.g. gpt-4o-mini (repeatable: every policy runs on each model; replaces the study’s)' },
-  tokenizer: { type: 'string', describe: 'auto | o200k_base | cl100k_base | chars4' },
+  tokenizer: { type: 'string', describe: `auto | ${TOKENIZERS.join(' | ')}` },
   prices: { type: 'string', describe: 'LiteLLM-format price table JSON' },
   cache: { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' },
   'token-cache': {

@@ -7,6 +7,7 @@ import { loadScenarioFile } from '../scenario/load.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
 import { displayPath, policiesFromFlags } from '../study/study.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
+import { TOKENIZERS } from '../tokens/encoding.js';
 import type { Message } from '../types.js';
 import type { Command } from './_command.js';
 import type { IO } from './_io.js';
@@ -33,7 +34,7 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
         .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3, or a policy module: ./policies/keep-edges.mjs:keep=1' })
         .option('turn', { type: 'number', demandOption: true, describe: 'turn number (from 1)' })
         .option('model', { type: 'string', default: 'gpt-4o-mini', describe: 'chat model: prices, context window, tokenizer' })
-        .option('tokenizer', { type: 'string', default: 'auto', describe: 'auto | o200k_base | cl100k_base | chars4' })
+        .option('tokenizer', { type: 'string', default: 'auto', describe: `auto | ${TOKENIZERS.join(' | ')}` })
         .option('seed', { type: 'number', default: 42, describe: 'random seed (the same as the run\'s, to see what it sent)' }),
     handler: (argv: ExplainFlags) => explain(argv, io),
   };
@@ -101,7 +102,11 @@ function callTable(call: SentCall, tokens: TokenCounter): string {
     ...(call.toolTokens ? [['', 'tool definitions', '', String(call.toolTokens), 'offered with every call']] : []),
     ...call.plan.messages.map((m, i) => [String(i + 1), label(m), m.turn === undefined ? '-' : String(m.turn), String(tokens.message(m)), preview(m)]),
   ];
-  if (tokens.overhead.replyPriming) rows.push(['', 'reply priming', '', String(tokens.overhead.replyPriming), '']);
+  if (tokens.template) {
+    // The template's framing: what the rendered prompt holds beyond the rows above (special tokens, headers, generation prompt).
+    const rest = call.promptTokens - call.toolTokens - call.plan.messages.reduce((n, m) => n + tokens.message(m), 0);
+    rows.push(['', 'template', '', String(rest), `${tokens.encoding}'s chat template${call.templateEstimate ? ' (adapted: an estimate)' : ''}`]);
+  } else if (tokens.overhead.replyPriming) rows.push(['', 'reply priming', '', String(tokens.overhead.replyPriming), '']);
   rows.push(['', 'total', '', String(call.promptTokens), `${call.plan.messages.length} messages`]);
   return align(rows, new Set([0, 2, 3]));
 }

@@ -45,7 +45,7 @@ export async function prices(flags: PricesFlags, io: IO): Promise<number> {
   else if (flags.all) names = [...table.models.keys()].sort();
   else names = studyModels(study, settings, table.userModels ?? []);
   const models = [...new Set(names)].map((m) => lookup(table, m));
-  io.out(pricesTable(table, models, settings));
+  io.out(pricesTable(table, models, settings, { tokenizer: study.tokenizer, ...(study.tokenFactor !== undefined && { tokenFactor: study.tokenFactor }) }));
   return 0;
 }
 

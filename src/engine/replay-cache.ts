@@ -9,7 +9,6 @@ import { alive, readRegularFile } from '../process.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { PriceTable } from '../pricing/prices.js';
 import { settingsModels } from '../pricing/settings.js';
-import { counterId } from '../tokens/encoding.js';
 import type { Conversation, ProbeRecord, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
 import type { ReplayContext } from './replay.js';
 
@@ -215,7 +214,7 @@ export class ReplayCache {
         canon({
           seed: ctx.seed,
           model: ctx.model,
-          tokenizer: counterId(ctx.tokens.encoding),
+          tokenizer: ctx.tokens.id,
           overhead: ctx.tokens.overhead,
           costs: ctx.costs ?? null,
           messageRules: ctx.messageRules,

@@ -52,6 +52,8 @@ export interface SentCall {
   promptTokens: number;
   /** Of `promptTokens`, the tool definitions' (0 when no tools are offered). */
   toolTokens: number;
+  /** Under a chat template, the prompt could only be counted adapted or by the per-message rule (see TemplatePrompts). */
+  templateEstimate?: true;
   output?: Message;
 }
 
@@ -169,7 +171,7 @@ class Replayer {
   /** The turn under way (0 before the first): where an upkeep request the cassette lacks was made. */
   private turn = 0;
   /** The tool definitions offered with every call, as the head of each priced prompt (caching sees them first), and their tokens. */
-  private readonly tools: { head: Message; tokens: number } | undefined;
+  private readonly tools: { head: Message; tokens: number; defs: readonly ToolDef[] } | undefined;
 
   constructor(
     private readonly conversation: Conversation,
@@ -224,10 +226,14 @@ class Replayer {
 
   /** The turn's model calls: the prompt after the user message, and another after each round of tool calls. */
   prompt(info: TurnInfo): SentCall[] {
+    const { template } = this.ctx.tokens;
     return turnCalls(info.turn).map(({ pending, output }) => {
       const plan = this.session.prompt(pending, info);
       const toolTokens = this.tools?.tokens ?? 0;
-      return { plan, promptTokens: this.promptTokens.count(plan.messages) + toolTokens, toolTokens, ...(output && { output }) };
+      const counted = () => this.promptTokens.count(plan.messages) + toolTokens;
+      // A chat template lays out the prompt itself, tool definitions included: its rendering is counted.
+      const t = template?.count(plan.messages, this.tools?.defs, counted);
+      return { plan, promptTokens: t ? t.tokens : counted(), toolTokens, ...(t?.estimated && { templateEstimate: true as const }), ...(output && { output }) };
     });
   }
 
@@ -243,7 +249,7 @@ class Replayer {
       }
       found.zombiePrompt ||= this.watch.zombieIn(plan.messages);
       found.overBudget ||= plan.overBudget;
-      found.estimatedTokens ||= tokens.anyEstimated && (tokens.estimatedIn(plan.messages) || (output !== undefined && tokens.estimated(output)));
+      found.estimatedTokens ||= calls[k]!.templateEstimate === true || (tokens.anyEstimated && (tokens.estimatedIn(plan.messages) || (output !== undefined && tokens.estimated(output))));
       for (const u of plan.upkeep) upkeep.push(u);
     }
     found.injectionExposed = this.watch.exposedIn(calls[0]!.plan.messages, 1);
@@ -397,10 +403,10 @@ class Replayer {
  * The tools offered with a conversation's calls: the study's, then the
  * conversation's own (one of the same name replaces the study's); none: undefined.
  */
-function offeredTools(study: readonly ToolDef[] | undefined, own: readonly ToolDef[] | undefined, tokens: TokenCounter): { head: Message; tokens: number } | undefined {
+function offeredTools(study: readonly ToolDef[] | undefined, own: readonly ToolDef[] | undefined, tokens: TokenCounter): { head: Message; tokens: number; defs: readonly ToolDef[] } | undefined {
   if (!study?.length && !own?.length) return undefined;
   const byName = new Map<string, ToolDef>();
   for (const d of [...(study ?? []), ...(own ?? [])]) byName.set(d.name, d);
   const defs = [...byName.values()];
-  return { head: { role: 'system', content: JSON.stringify(defs) }, tokens: toolDefTokens(defs, tokens) };
+  return { head: { role: 'system', content: JSON.stringify(defs) }, tokens: toolDefTokens(defs, tokens), defs };
 }

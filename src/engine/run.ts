@@ -36,6 +36,12 @@ export interface RunOptions {
   /** The chat models: every conversation × policy is replayed on each, in the order given. */
   models: readonly string[];
   tokenizer: string;
+  /**
+   * A correction of the counts of models whose tokenizer is a stand-in: a
+   * number for every such model, or a factor by model (any model). Each
+   * text's count is multiplied and rounded.
+   */
+  tokenFactor?: number | Readonly<Record<string, number>>;
   /** `builtin`, a path to a LiteLLM-format table laid over the builtin one, or a loaded table. */
   prices?: string | PriceTable;
   promptCache?: CostSettings['promptCache'];
@@ -142,7 +148,7 @@ function modelList(models: readonly string[]): readonly string[] {
   return models;
 }
 
-type ContextOptions = Pick<RunOptions, 'seed' | 'tokenizer' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'toolDefs'> & {
+type ContextOptions = Pick<RunOptions, 'seed' | 'tokenizer' | 'tokenFactor' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'toolDefs'> & {
   model: string;
   upkeep?: UpkeepContext;
 };
@@ -157,7 +163,7 @@ export type ModelContext = ReplayContext & { encoding: ResolvedEncoding; prices:
  * settings, the provider rule set (given, or the model's).
  */
 export function replayContext(opts: ContextOptions, counters = new Map<string, TokenCounter>()): ModelContext {
-  const encoding = encodingForModel(opts.model, opts.tokenizer);
+  const encoding = withFactor(encodingForModel(opts.model, opts.tokenizer), opts.model, opts.tokenFactor);
   const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
   const costs: CostSettings = {
     promptCache: opts.promptCache ?? DEFAULT_COSTS.promptCache,
@@ -168,9 +174,17 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
   };
   for (const m of [opts.model, ...settingsModels(costs)]) lookup(prices, m);
   const messageRules = opts.messageRules ?? ruleSetFor(lookup(prices, opts.model).provider, opts.model);
-  let tokens = counters.get(encoding.name);
-  if (!tokens) counters.set(encoding.name, (tokens = openTokenCounter(encoding.name, opts.tokenCache)));
+  const key = `${encoding.name} ×${encoding.factor ?? 1}`;
+  let tokens = counters.get(key);
+  if (!tokens) counters.set(key, (tokens = openTokenCounter(encoding.name, opts.tokenCache, encoding.factor)));
   return { seed: opts.seed, model: opts.model, tokens, prices, costs, messageRules, encoding, ...(opts.upkeep && { upkeep: opts.upkeep }), ...(opts.toolDefs?.length && { toolDefs: opts.toolDefs }) };
+}
+
+/** The model's `tokenFactor`: its own, else the study's number when its counts are an estimate. */
+function withFactor(encoding: ResolvedEncoding, model: string, tokenFactor: RunOptions['tokenFactor']): ResolvedEncoding {
+  const factor = typeof tokenFactor === 'number' ? (encoding.estimate ? tokenFactor : 1) : (tokenFactor?.[model] ?? 1);
+  if (!(Number.isFinite(factor) && factor > 0)) throw new UsageError(`tokenFactor for ${model}: ${factor} is not a positive number`);
+  return factor === 1 ? encoding : { ...encoding, factor };
 }
 
 /** One context per chat model of the run, sharing one price table and one token counter per encoding. */

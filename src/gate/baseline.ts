@@ -56,7 +56,9 @@ export function sha256(text: string): string {
 /** A stable hash of a conversation's content (what is replayed, not where it came from). */
 export function conversationHash(c: Conversation): string {
   const { source: _source, ...content } = c;
-  return sha256(JSON.stringify(content)).slice(0, 16);
+  // A single system message is hashed as one message, none as no key: the hashes of baselines made before lists of them.
+  const system = c.system.length > 1 ? c.system : c.system[0];
+  return sha256(JSON.stringify({ ...content, system })).slice(0, 16);
 }
 
 /** The `scenarios` of a study's fingerprint: each conversation's content hash by id. */

@@ -39,6 +39,8 @@ export interface ModelInfo {
   model: string;
   encoding: string;
   encodingEstimate: boolean;
+  /** The study's `tokenFactor` for the model, when not 1. */
+  tokenFactor?: number;
   maxInputTokens: number | null;
 }
 
@@ -62,7 +64,7 @@ export interface InfoSource {
   studyFile: string | null;
   seed: number;
   /** Each chat model, its encoding and context window. */
-  models: readonly { model: string; encoding: { name: string; estimate: boolean }; maxInputTokens: number | undefined }[];
+  models: readonly { model: string; encoding: { name: string; estimate: boolean; factor?: number }; maxInputTokens: number | undefined }[];
   tokenizer: string;
   prices: string;
   priceDate: string;
@@ -83,7 +85,15 @@ export function scenarioShape(c: ScenarioShape): ScenarioShape {
 
 /** Builds the report info from the resolved study and what the run used. */
 export function reportInfo(s: InfoSource): ReportInfo {
-  const models = s.models.map((m): ModelInfo => ({ model: m.model, encoding: m.encoding.name, encodingEstimate: m.encoding.estimate, maxInputTokens: m.maxInputTokens ?? null }));
+  const models = s.models.map(
+    (m): ModelInfo => ({
+      model: m.model,
+      encoding: m.encoding.name,
+      encodingEstimate: m.encoding.estimate,
+      ...(m.encoding.factor !== undefined && { tokenFactor: m.encoding.factor }),
+      maxInputTokens: m.maxInputTokens ?? null,
+    }),
+  );
   const first = models[0]!;
   return {
     studyFile: s.studyFile,
@@ -107,9 +117,9 @@ export function reportInfo(s: InfoSource): ReportInfo {
   };
 }
 
-/** `o200k_base`, or `o200k_base (estimate)` when it stands in for another provider's tokenizer. */
-export function tokenizerLabel(info: Pick<ModelInfo, 'encoding' | 'encodingEstimate'>): string {
-  return `${info.encoding}${info.encodingEstimate ? ' (estimate)' : ''}`;
+/** `o200k_base`, `o200k_base (estimate)` when it stands in for another provider's tokenizer, `… × 1.2` with a token factor. */
+export function tokenizerLabel(info: Pick<ModelInfo, 'encoding' | 'encodingEstimate' | 'tokenFactor'>): string {
+  return `${info.encoding}${info.encodingEstimate ? ' (estimate)' : ''}${info.tokenFactor !== undefined ? ` × ${info.tokenFactor}` : ''}`;
 }
 
 /** The one-line caption under every table and chart: the models, price-table date, tokenizers (each once). */

@@ -2,6 +2,7 @@ import { usd } from '../records/format.js';
 import { align } from './text.js';
 import type { Pico } from '../types.js';
 import { latencyFor } from '../pricing/latency.js';
+import { encodingForModel } from '../tokens/encoding.js';
 import type { ModelPrice, PriceTable } from '../pricing/prices.js';
 import type { CostSettings } from '../pricing/settings.js';
 
@@ -29,15 +30,28 @@ function ruleText(p: ModelPrice, s: CostSettings): string {
   }
 }
 
+/** How a model's tokens are counted: its tokenizer, and whether its counts are exact or an estimate (× the study's factor). */
+function counting(model: string, tokenizer: string, tokenFactor: number | Readonly<Record<string, number>> | undefined): [string, string] {
+  const e = encodingForModel(model, tokenizer);
+  const factor = typeof tokenFactor === 'number' ? (e.estimate ? tokenFactor : 1) : (tokenFactor?.[model] ?? 1);
+  return [e.name, `${e.estimate ? 'estimate' : 'exact'}${factor === 1 ? '' : ` × ${factor}`}`];
+}
+
 /**
  * The table `ctxsim prices` prints: USD per million tokens (input, cache read,
- * cache write, output), context window, cache rule and latency figures, under
- * a caption naming the table's source and date.
+ * cache write, output), context window, cache rule, latency figures and how
+ * tokens are counted (tokenizer, exact or estimate), under a caption naming
+ * the table's source and date.
  */
-export function pricesTable(table: PriceTable, models: readonly ModelPrice[], s: CostSettings): string {
+export function pricesTable(
+  table: PriceTable,
+  models: readonly ModelPrice[],
+  s: CostSettings,
+  tokens: { tokenizer?: string; tokenFactor?: number | Readonly<Record<string, number>> } = {},
+): string {
   const dash = (p: Pico | undefined) => (p === undefined ? '-' : perMillion(p));
   const rows = [
-    ['model', 'provider', 'mode', 'input $/1M', 'cached $/1M', 'write $/1M', 'output $/1M', 'context', 'cache rule', 'ttft ms', 'prefill tok/s', 'decode tok/s'],
+    ['model', 'provider', 'mode', 'input $/1M', 'cached $/1M', 'write $/1M', 'output $/1M', 'context', 'cache rule', 'ttft ms', 'prefill tok/s', 'decode tok/s', 'tokenizer', 'counts'],
     ...models.map((p) => {
       const l = latencyFor(p.model, s.latency);
       const cached = s.promptCache === 'off' || p.cacheRule.kind === 'none' ? undefined : p.cacheRead;
@@ -55,6 +69,8 @@ export function pricesTable(table: PriceTable, models: readonly ModelPrice[], s:
         String(l.ttftMs),
         String(l.prefillTps),
         p.mode === 'embedding' ? '-' : String(l.decodeTps),
+        // An embedding model's input is counted with the run's chat tokenizer.
+        ...(p.mode === 'embedding' ? ['-', '-'] : counting(p.model, tokens.tokenizer ?? 'auto', tokens.tokenFactor)),
       ];
     }),
   ];

@@ -143,7 +143,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
 function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, string>): StudyFingerprint {
   return {
     model: study.models.join(', '),
-    tokenizer: [...new Set(run.models.map((m) => m.encoding.name))].join(', '),
+    tokenizer: [...new Set(run.models.map((m) => `${m.encoding.name}${m.encoding.factor !== undefined ? ` ×${m.encoding.factor}` : ''}`))].join(', '),
     prices: study.prices === 'builtin' ? `builtin ${run.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readFileSync(study.prices, 'utf8')).slice(0, 12)}`,
     cache: `${study.promptCache} ttl=${study.promptCacheTtl}s`,
     rules: [...new Set(run.models.map((m) => m.messageRules))].join(', '),

@@ -15,6 +15,7 @@ import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
 import type { Conversation, ToolDef } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
+import { TOKENIZERS } from '../tokens/encoding.js';
 import { loadScenarioPlaced, type STUDY_FILE_KEYS } from '../scenario/load.js';
 import { fileJsonSchema, toolDefSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
@@ -34,6 +35,8 @@ export interface Study {
   /** The chat models (the study's `model`, or `models`): every conversation × policy runs on each, in this order. */
   models: string[];
   tokenizer: string;
+  /** A correction of stand-in tokenizers' counts (the study's `tokenFactor`): one number, or a factor by model. */
+  tokenFactor?: number | Record<string, number>;
   prices: string;
   /** Prompt caching (the study's `cache` key). */
   promptCache: 'auto' | 'off';
@@ -69,7 +72,8 @@ const studySchema = z.strictObject({
   seed: z.number().int().optional(),
   model: z.string().min(1).optional(),
   models: z.array(z.string().min(1)).min(1).optional(),
-  tokenizer: z.enum(['auto', 'o200k_base', 'cl100k_base', 'chars4']).optional(),
+  tokenizer: z.enum(['auto', ...TOKENIZERS]).optional(),
+  tokenFactor: z.union([z.number().positive(), z.record(z.string().min(1), z.number().positive())]).optional(),
   prices: z.string().min(1).optional(),
   cache: z.enum(['auto', 'off']).optional(),
   rules: z.enum(RULE_SETS).optional(),
@@ -98,7 +102,8 @@ const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
   seed: 'seed of every random stream (default 42)',
   model: 'the chat model: prices, context window, tokenizer (default gpt-4o-mini)',
   models: 'several chat models, instead of model: every conversation and policy runs on each, a row per policy and model',
-  tokenizer: 'auto picks the encoding from the model (default auto)',
+  tokenizer: 'auto picks the tokenizer from the model: an OpenAI encoding, an open-weight family with its chat template, or o200k_base as an estimate (default auto)',
+  tokenFactor: 'multiplies the token counts of models whose tokenizer is a stand-in (a number), or of the models named (model: factor), e.g. 1.15 when you measured that o200k_base undercounts your model by 15%',
   prices: 'builtin, or the path of a LiteLLM-format JSON price table',
   cache: 'prompt caching: auto (the model’s provider’s rules) or off',
   rules: 'the provider message rules prompts are checked against (default: the chat model’s provider’s)',
@@ -222,6 +227,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
       ...(doc.model !== undefined && { models: [doc.model] }),
       ...(doc.models !== undefined && { models: doc.models }),
       ...(doc.tokenizer !== undefined && { tokenizer: doc.tokenizer }),
+      ...(doc.tokenFactor !== undefined && { tokenFactor: doc.tokenFactor }),
       ...(doc.prices !== undefined && { prices: doc.prices === 'builtin' ? 'builtin' : resolve(dir, doc.prices) }),
       ...(doc.cache !== undefined && { promptCache: doc.cache }),
       ...(doc.route !== undefined && { route: doc.route }),

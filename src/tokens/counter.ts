@@ -2,7 +2,9 @@ import type { Message } from '../types.js';
 import type { TokenCount } from './bounded.js';
 import { cacheKey, TokenCache } from './token-cache.js';
 import { KeyTable } from './keys.js';
-import { counterId, overheadFor, textMeasure, type EncodingName, type Overhead, type TextCounter, type TextMeasure } from './encoding.js';
+import { chatTokenizer } from './chat-template.js';
+import { counterId, isOpenWeight, overheadFor, textMeasure, type EncodingName, type Overhead, type TextCounter, type TextMeasure, type TokenizerName } from './encoding.js';
+import { TemplatePrompts } from './templated.js';
 
 /** The text of a message that is tokenized: content, then each tool call's name and JSON arguments. */
 export function messageText(m: Message): string {
@@ -37,13 +39,32 @@ export class TokenCounter {
   /** How many texts the token cache served. */
   tokenCacheHits = 0;
 
+  /** Per-message chat overhead: OpenAI's rule, none for `chars4`, or measured on the chat template. */
+  readonly overhead: Overhead;
+  /** For an open-weight tokenizer: its chat template, which lays out (and so counts) each prompt. */
+  readonly template: TemplatePrompts | undefined;
+
+  private readonly raw: TextMeasure | TextCounter;
+
+  /** Counts with `encoding`'s tokenizer (and, for an open-weight one, its chat template) unless `raw` and `overhead` are given. */
   constructor(
-    readonly encoding: EncodingName,
-    readonly overhead: Overhead = overheadFor(encoding),
-    private readonly raw: TextMeasure | TextCounter = textMeasure(encoding),
+    readonly encoding: TokenizerName,
+    overhead?: Overhead,
+    raw?: TextMeasure | TextCounter,
     /** The persistent cache to read counts from and add new ones to. */
     readonly tokenCache?: TokenCache,
-  ) {}
+    /** Multiplies every text's count (rounded per text): a team's measured correction of a stand-in tokenizer. */
+    readonly factor = 1,
+  ) {
+    const chat = isOpenWeight(encoding) ? chatTokenizer(encoding) : undefined;
+    this.raw = raw ?? chat?.measure ?? textMeasure(encoding as EncodingName);
+    this.template = chat && new TemplatePrompts(chat, (t) => this.text(t));
+    this.overhead = overhead ?? this.template?.overhead ?? overheadFor(encoding as EncodingName);
+    this.id = `${chat?.id ?? counterId(encoding as EncodingName)}${factor === 1 ? '' : ` ×${factor}`}`;
+  }
+
+  /** What its counts depend on: the tokenizer, its files and libraries (the token cache's counter id), and the factor. */
+  readonly id: string;
 
   /** Tokens of a text, without chat overhead. */
   text(text: string): number {
@@ -68,9 +89,10 @@ export class TokenCounter {
       }
       this.runIndex.set(key, c.estimated ? -1 - c.tokens : c.tokens);
     }
-    this.texts.set(text, c.tokens);
+    const n = this.factor === 1 ? c.tokens : Math.round(c.tokens * this.factor);
+    this.texts.set(text, n);
     if (c.estimated) this.estimatedTexts.add(text);
-    return c.tokens;
+    return n;
   }
 
   /**
@@ -92,7 +114,7 @@ export class TokenCounter {
     const o = this.overhead;
     n = this.text(messageText(m));
     if (o.perMessage) n += o.perMessage + this.text(m.role);
-    if (m.name !== undefined && o.perMessage) n += this.text(m.name) + o.perName;
+    if (m.name !== undefined && o.perName) n += this.text(m.name) + o.perName;
     this.messageMemo.set(m, n);
     return n;
   }
@@ -186,9 +208,11 @@ export class PromptTokens {
 
 /**
  * A counter for a run: with the persistent token cache in `dir` loaded (none
- * for `chars4`, which costs nothing to count, or when `dir` is omitted or false).
+ * for `chars4`, which costs nothing to count, or when `dir` is omitted or
+ * false). An open-weight tokenizer is loaded from its package here.
  */
-export function openTokenCounter(encoding: EncodingName, dir?: string | false): TokenCounter {
-  const tokenCache = dir && encoding !== 'chars4' ? TokenCache.open(dir, encoding, counterId(encoding)) : undefined;
-  return new TokenCounter(encoding, overheadFor(encoding), textMeasure(encoding), tokenCache);
+export function openTokenCounter(name: TokenizerName, dir?: string | false, factor = 1): TokenCounter {
+  const id = isOpenWeight(name) ? chatTokenizer(name).id : counterId(name);
+  const tokenCache = dir && name !== 'chars4' ? TokenCache.open(dir, name, id) : undefined;
+  return new TokenCounter(name, undefined, undefined, tokenCache, factor);
 }

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { BoundedCounter, type TokenCount, type Tokenizer } from './bounded.js';
+import { OPEN_WEIGHT_NAMES, type OpenWeightName } from './open-weights.js';
 import { loadTiktoken } from './ranks.js';
 import { REFERENCE_UNICODE, runtimeUnicode, unicodeUnsure } from './unicode.js';
 
@@ -20,23 +21,66 @@ export interface Overhead {
 export const OPENAI_OVERHEAD: Overhead = { perMessage: 3, perName: 1, replyPriming: 3 };
 export const NO_OVERHEAD: Overhead = { perMessage: 0, perName: 0, replyPriming: 0 };
 
-export interface ResolvedEncoding {
-  name: EncodingName;
-  /** True when the model is not an OpenAI model, so counts are an estimate. */
-  estimate: boolean;
+/** A tokenizer ctxsim counts with: an OpenAI encoding (with OpenAI's per-message rule), `chars4`, or an open-weight model's tokenizer with its chat template. */
+export type TokenizerName = EncodingName | OpenWeightName;
+export const TOKENIZERS: readonly TokenizerName[] = [...ENCODINGS, ...OPEN_WEIGHT_NAMES];
+
+export function isOpenWeight(name: TokenizerName): name is OpenWeightName {
+  return (OPEN_WEIGHT_NAMES as readonly string[]).includes(name);
 }
 
-/** Picks the encoding for a model: gpt-4o*, gpt-4.1*, o-series → o200k; gpt-4, gpt-3.5 → cl100k. */
+export interface ResolvedEncoding {
+  name: TokenizerName;
+  /** True when the tokenizer stands in for the model's own (not published, or a variant whose template differs), so counts are an estimate. */
+  estimate: boolean;
+  /** The study's `tokenFactor` for the model, when not 1: every text's count is multiplied by it. */
+  factor?: number;
+}
+
+/**
+ * Open-weight models by name, wherever a provider hosts them
+ * (`together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo`,
+ * `bedrock/meta.llama3-1-70b-instruct-v1:0`, `groq/qwen-2.5-32b`,
+ * `ollama/gemma3:12b`): the first rule that matches names the tokenizer;
+ * `estimate` when the model is a variant whose template is not the
+ * family's (counted with the family's, an estimate).
+ */
+const OPEN_WEIGHT_RULES: readonly { test: RegExp; name: OpenWeightName; estimate?: true }[] = [
+  { test: /llama[-_.]?3[-_.]?[123](?!\d)/, name: 'llama3.1' },
+  { test: /llama[-_.]?3(?!\d)/, name: 'llama3' },
+  { test: /qwen[-_]?2[.p]?5(?!\d)/, name: 'qwen2.5' },
+  { test: /qwen[-_]?3(?![\d.])(?!.*(2507|coder|next|-vl|max))/, name: 'qwen3' },
+  { test: /qwen/, name: 'qwen3', estimate: true },
+  { test: /gemma[-_]?3(?![\dn])/, name: 'gemma3' },
+  { test: /deepseek[-_./]?(v3(?![.\d])|v3-0324|chat)/, name: 'deepseek-v3' },
+  { test: /deepseek[-_./]?(v3|r1|reasoner)/, name: 'deepseek-v3', estimate: true },
+  { test: /mistral-nemo|open-mistral-nemo/, name: 'mistral-nemo' },
+];
+
+/** Variants of an open-weight family whose tokenizer or template differs from the family's: counted as other models are (o200k_base, an estimate). */
+const NOT_OPEN_WEIGHT = /distill|hermes|guard|llama[-_.]?4|codellama|-vl-|vision/;
+
+/**
+ * Picks the tokenizer for a model: gpt-4o*, gpt-4.1*, gpt-5*, o-series →
+ * o200k_base; gpt-4, gpt-3.5 → cl100k_base; an open-weight family
+ * (OPEN_WEIGHT_RULES) → its tokenizer and template; anything else
+ * o200k_base as an estimate. `tokenizer` (not `auto`) overrides, exact.
+ */
 export function encodingForModel(model: string, tokenizer = 'auto'): ResolvedEncoding {
   if (tokenizer !== 'auto') {
-    if (!(ENCODINGS as readonly string[]).includes(tokenizer)) {
-      throw new UsageError(`tokenizer: unknown tokenizer "${tokenizer}" (expected auto|${ENCODINGS.join('|')})`);
+    if (!(TOKENIZERS as readonly string[]).includes(tokenizer)) {
+      throw new UsageError(`tokenizer: unknown tokenizer "${tokenizer}" (expected auto|${TOKENIZERS.join('|')})`);
     }
-    return { name: tokenizer as EncodingName, estimate: false };
+    return { name: tokenizer as TokenizerName, estimate: false };
   }
   const m = model.replace(/^openai\//, '');
   if (/^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o\d)/.test(m)) return { name: 'o200k_base', estimate: false };
   if (/^(gpt-4|gpt-3\.5)/.test(m)) return { name: 'cl100k_base', estimate: false };
+  const lower = model.toLowerCase();
+  if (!NOT_OPEN_WEIGHT.test(lower)) {
+    const rule = OPEN_WEIGHT_RULES.find((r) => r.test.test(lower));
+    if (rule) return { name: rule.name, estimate: rule.estimate ?? false };
+  }
   return { name: 'o200k_base', estimate: true };
 }
 

@@ -28,10 +28,14 @@ const dropPeriod = (s: string) => (s.endsWith('.') ? s.slice(0, -1) : s);
  * published rule: per function `name:description` (a final period dropped)
  * and, for each top-level parameter property, `name:type:description` and
  * each enum value; the rule's constants around them. Nested schemas are not
- * counted (the rule reads the top level only). No definitions: 0.
+ * counted (the rule reads the top level only). No definitions: 0. Under
+ * an open-weight tokenizer, what the definitions add to a prompt its chat
+ * template renders.
  */
 export function toolDefTokens(defs: readonly ToolDef[], tokens: TokenCounter): number {
   if (!defs.length) return 0;
+  // A chat template lays the definitions out itself: what they add to a prompt.
+  if (tokens.template) return tokens.template.toolTokens(defs);
   const r = tokens.encoding === 'cl100k_base' ? RULES.cl100k_base : RULES.default;
   let n = 0;
   for (const d of defs) {

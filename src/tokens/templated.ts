@@ -1,0 +1,127 @@
+import type { Message, ToolDef } from '../types.js';
+import { chatMessage, chatTools, type TemplateMessage, type ChatTokenizer } from './chat-template.js';
+import type { Overhead } from './encoding.js';
+
+/** A prompt's exact tokens under a chat template, and whether they are an estimate (see `TemplatePrompts.count`). */
+export interface TemplateCount {
+  tokens: number;
+  estimated: boolean;
+}
+
+/**
+ * Prompts laid out by a model's own chat template. A call's input tokens are
+ * the tokens of the prompt the template renders (special tokens, default
+ * system prompt, date header and generation prompt included); the texts
+ * between its special tokens are counted by `text`, the run's counter, so
+ * each is tokenized once however many prompts repeat it.
+ *
+ * Templates that refuse a prompt's shape (Gemma and Mistral insist that user
+ * and assistant alternate after one system message; some render no tool
+ * calls) are given the prompt as a team serving them would send it: every
+ * system message joined into the first, then consecutive messages of one
+ * role joined; then, if still refused, tool calls and results as text. The
+ * last is flagged an estimate, as is a prompt no adaptation renders (counted
+ * by the per-message rule instead).
+ */
+export class TemplatePrompts {
+  /** Per-message framing and the prompt's fixed tokens, measured on the template: the per-message rule policies budget with. */
+  readonly overhead: Overhead;
+  private readonly tools = new WeakMap<readonly ToolDef[], { defs: ReturnType<typeof chatTools>; tokens: number }>();
+
+  constructor(
+    readonly chat: ChatTokenizer,
+    private readonly text: (text: string) => number,
+  ) {
+    this.overhead = this.measureOverhead();
+  }
+
+  /** Tokens of a rendered prompt: its pieces through the counter, one per special token. */
+  private tokensOf(rendered: string): number {
+    const { texts, specials } = this.chat.pieces(rendered);
+    let n = specials;
+    for (const t of texts) n += this.text(t);
+    return n;
+  }
+
+  /**
+   * Framing per message and fixed tokens, from two renders: one user message,
+   * and user–assistant–user. What the second adds beyond its two texts and
+   * roles, halved, is a message's framing; what the first has beyond its
+   * message is the prompt's own (BOS, default system prompt, generation prompt).
+   */
+  private measureOverhead(): Overhead {
+    const [a, b] = ['Hello', 'Hi'];
+    const one = this.tokensOf(this.chat.render([{ role: 'user', content: a }]));
+    const three = this.tokensOf(this.chat.render([{ role: 'user', content: a }, { role: 'assistant', content: b }, { role: 'user', content: a }]));
+    const user = this.text('user');
+    const perMessage = Math.max(0, Math.round((three - one - this.text(a) - this.text(b) - user - this.text('assistant')) / 2));
+    const replyPriming = Math.max(0, one - this.text(a) - user - perMessage);
+    return { perMessage, perName: 0, replyPriming };
+  }
+
+  /** The tool definitions' tokens: what they add to a one-message prompt. */
+  toolTokens(defs: readonly ToolDef[]): number {
+    return this.toolsOf(defs).tokens;
+  }
+
+  private toolsOf(defs: readonly ToolDef[]): { defs: ReturnType<typeof chatTools>; tokens: number } {
+    let t = this.tools.get(defs);
+    if (!t) {
+      const chat = chatTools(defs);
+      const probe: TemplateMessage[] = [{ role: 'user', content: 'Hello' }];
+      t = { defs: chat, tokens: defs.length ? Math.max(0, this.tokensOf(this.chat.render(probe, chat)) - this.tokensOf(this.chat.render(probe))) : 0 };
+      this.tools.set(defs, t);
+    }
+    return t;
+  }
+
+  /** A prompt's tokens as the template renders it with the tools offered; `fallback` counts it when no adaptation renders. */
+  count(messages: readonly Message[], tools: readonly ToolDef[] | undefined, fallback: () => number): TemplateCount {
+    const source = this.chat.source;
+    const defs = tools?.length ? this.toolsOf(tools).defs : undefined;
+    let split = false;
+    const plain = messages.flatMap((m) => {
+      if (!source.callsWithoutText || !m.content || !m.toolCalls?.length) return [chatMessage(m, source)];
+      split = true;
+      return [chatMessage({ role: m.role, content: m.content }, source), chatMessage({ ...m, content: '' }, source)];
+    });
+    for (const [shape, estimated] of [
+      [plain, split],
+      [alternating(plain), split],
+      [alternating(messages.map(asText)), true],
+    ] as const) {
+      const rendered = tryRender(this.chat, shape, defs);
+      if (rendered !== undefined) return { tokens: this.tokensOf(rendered), estimated };
+    }
+    return { tokens: fallback(), estimated: true };
+  }
+}
+
+function tryRender(chat: ChatTokenizer, messages: readonly TemplateMessage[], tools: ReturnType<typeof chatTools> | undefined): string | undefined {
+  try {
+    return chat.render(messages, tools);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A message with its tool calls or result as plain text: calls `name(arguments)` after the content, results as the user's. */
+function asText(m: Message): TemplateMessage {
+  if (m.role === 'tool') return { role: 'user', content: m.content };
+  if (!m.toolCalls?.length) return { role: m.role, content: m.content };
+  const calls = m.toolCalls.map((c) => `${c.name}(${c.arguments})`).join('\n');
+  return { role: m.role, content: m.content ? `${m.content}\n${calls}` : calls };
+}
+
+/** Every system message joined into one first, then each run of messages of one role (without tool calls) joined, by blank lines. */
+function alternating(messages: readonly TemplateMessage[]): TemplateMessage[] {
+  const system = messages.filter((m) => m.role === 'system').map((m) => m.content ?? '');
+  const out: TemplateMessage[] = system.length ? [{ role: 'system', content: system.join('\n\n') }] : [];
+  for (const m of messages) {
+    if (m.role === 'system') continue;
+    const last = out[out.length - 1];
+    if (last && last.role === m.role && last.role !== 'tool' && !last.tool_calls && !m.tool_calls) out[out.length - 1] = { ...last, content: `${last.content ?? ''}\n\n${m.content ?? ''}` };
+    else out.push(m);
+  }
+  return out;
+}
