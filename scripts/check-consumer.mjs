@@ -29,7 +29,7 @@ export const keepEdges = definePolicy({
   start(conversation, params) {
     const keep: number = params.keep;
     return {
-      prompt: (pending) => ({ messages: [...(conversation.system ? [conversation.system] : []), ...pending], overBudget: false, upkeep: [], stablePrefix: Math.min(keep, 1) }),
+      prompt: (pending) => ({ messages: [...conversation.system, ...pending], overBudget: false, upkeep: [], stablePrefix: Math.min(keep, conversation.system.length) }),
       commit: () => [],
       forget: () => [],
       artifacts: () => [],
