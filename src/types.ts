@@ -169,7 +169,7 @@ export interface TurnRecord {
   costCached: Pico;
   costOutput: Pico;
   costUpkeep: Pico;
-  /** True when a message counted in the turn's prompts or outputs has an estimated count (a text too long to count exactly). */
+  /** True when the turn's counts are estimates: the model's tokenizer is a stand-in (not published), a text was too long to count exactly or holds a code point the runtime's Unicode tables class otherwise, or a chat template could only be given the prompt adapted. */
   estimatedTokens: boolean;
   /** Model calls the turn made: one after the user message, and one after each round of tool calls. */
   calls: number;

@@ -74,6 +74,13 @@ describe('a model name picks its tokenizer', () => {
     expect(encodingForModel(model)).toEqual({ name, estimate });
   });
 
+  it('a stand-in’s counts are flagged estimated_tokens on every turn; an exact tokenizer’s are not', () => {
+    const c = scenario('id: s\nturns:\n  - {user: "Hello there", assistant: "Hi!"}\n  - {user: "How are you?", assistant: "Well."}\n');
+    expect(calls(c, 'full', 'claude-sonnet-4-5').turns.map((t) => t.estimatedTokens)).toEqual([true, true]);
+    expect(calls(c, 'full', 'gpt-4o-mini').turns.map((t) => t.estimatedTokens)).toEqual([false, false]);
+    if (installed('llama3.1')) expect(calls(c, 'full', MODEL['llama3.1']).turns.map((t) => t.estimatedTokens)).toEqual([false, false]);
+  });
+
   it('a tokenizer given by name overrides, and an unknown one is an error naming the choices', () => {
     expect(encodingForModel('claude-sonnet-4-5', 'qwen3')).toEqual({ name: 'qwen3', estimate: false });
     expect(() => encodingForModel('gpt-4o', 'llama4')).toThrow(/unknown tokenizer "llama4" \(expected auto\|o200k_base\|cl100k_base\|chars4\|llama3\|llama3\.1\|qwen2\.5/);

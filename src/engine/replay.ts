@@ -33,6 +33,8 @@ export interface ReplayContext {
   upkeep?: UpkeepContext;
   /** Tools offered in every call of every conversation (the study's `toolDefs`), before a conversation's own. */
   toolDefs?: readonly ToolDef[];
+  /** The model's tokenizer stands in for its own (not published): every turn's counts are estimates. */
+  standIn?: boolean;
 }
 
 /** A run's upkeep: its prompts, and the recorded responses when upkeep is a real model's. */
@@ -240,7 +242,7 @@ class Replayer {
   /** What was sent, before the turn changes memory: rule violations, forgotten values, injections; the plans' upkeep goes to `upkeep`. */
   inspect(turn: number, calls: readonly SentCall[], upkeep: UpkeepCall[]): Inspected {
     const { tokens } = this.ctx;
-    const found: Inspected = { violations: 0, zombiePrompt: false, injectionExposed: false, overBudget: false, estimatedTokens: false };
+    const found: Inspected = { violations: 0, zombiePrompt: false, injectionExposed: false, overBudget: false, estimatedTokens: this.ctx.standIn === true };
     for (let k = 0; k < calls.length; k++) {
       const { plan, output } = calls[k]!;
       for (const v of policyViolations(plan.messages, this.ctx.messageRules, this.conversation)) {

@@ -177,7 +177,18 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
   const key = `${encoding.name} ×${encoding.factor ?? 1}`;
   let tokens = counters.get(key);
   if (!tokens) counters.set(key, (tokens = openTokenCounter(encoding.name, opts.tokenCache, encoding.factor)));
-  return { seed: opts.seed, model: opts.model, tokens, prices, costs, messageRules, encoding, ...(opts.upkeep && { upkeep: opts.upkeep }), ...(opts.toolDefs?.length && { toolDefs: opts.toolDefs }) };
+  return {
+    seed: opts.seed,
+    model: opts.model,
+    tokens,
+    prices,
+    costs,
+    messageRules,
+    encoding,
+    ...(encoding.estimate && { standIn: true }),
+    ...(opts.upkeep && { upkeep: opts.upkeep }),
+    ...(opts.toolDefs?.length && { toolDefs: opts.toolDefs }),
+  };
 }
 
 /** The model's `tokenFactor`: its own, else the study's number when its counts are an estimate. */
