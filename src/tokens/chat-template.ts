@@ -76,13 +76,15 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
   framing.sort((a, b) => b.length - a.length);
   const cut = new RegExp(framing.map(escapeRegExp).join('|'), 'g');
   const encodeLength = (text: string): number => hf.encode(text, { add_special_tokens: false }).ids.length;
+  // A regex pre-tokenizer ends a piece at every letter a non-letter follows; Gemma's cuts at spaces only.
+  const cuts = JSON.stringify(tokenizerJson.pre_tokenizer ?? null).includes('"Regex"') ? WORD_END : SPACE_BETWEEN_LETTERS;
   return {
     name,
     source,
     id: `${name} ${source.tokenizer.package}@${source.tokenizer.version}:${source.tokenizer.sha256.slice(0, 16)} template:${source.template.templateSha256.slice(0, 16)} @huggingface/tokenizers@${versionOf('@huggingface/tokenizers')} unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`,
     encodeLength,
     measure(text) {
-      const c = boundedLength(text, encodeLength);
+      const c = boundedLength(text, encodeLength, cuts);
       // A code point the runtime's Unicode tables classify otherwise than the reference's (see unicode.ts): counted, flagged.
       return c.estimated || !unicodeUnsure(text) ? c : { tokens: c.tokens, estimated: true };
     },
@@ -107,18 +109,24 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
 const LONG = 16_384;
 const CHUNK = 8_192;
 
+/** Where a text may be cut: after a letter followed by a space and a letter (every tokenizer here starts a piece at that space). */
+const SPACE_BETWEEN_LETTERS = /\p{L}(?= \p{L})/gu;
+/** …or followed by anything but a letter, mark, digit or space (a regex pre-tokenizer ends a piece there: CJK punctuation, code). */
+const WORD_END = /\p{L}(?= \p{L}|[^\p{L}\p{M}\p{N}\s])/gu;
+
 /**
  * The tokenizers' byte-pair merge is superlinear in the length of a run
  * without spaces (100,000 letters: 0.8 s, 300,000: 3.7 s), so a long text
- * is encoded in chunks cut before a space between two letters, where every
- * pre-tokenizer here starts a new piece (the sum is then the whole's count:
- * tested against the whole on long texts). A run longer than `LONG` with no
- * such cut is counted on its first `CHUNK` units and scaled to its length,
- * and flagged an estimate.
+ * is encoded in chunks cut where the tokenizer's pre-tokenizer starts a new
+ * piece anyway (`cuts`: the end of a letter run before a space, or before
+ * punctuation), so the sum is the whole's count (tested against the whole on
+ * long prose, code and CJK). A run longer than `LONG` with no such cut is
+ * counted on its first `CHUNK` units and scaled to its length, and flagged an
+ * estimate.
  */
-export function boundedLength(text: string, encodeLength: (text: string) => number): TokenCount {
+export function boundedLength(text: string, encodeLength: (text: string) => number, cuts: RegExp = SPACE_BETWEEN_LETTERS): TokenCount {
   if (text.length <= LONG) return { tokens: encodeLength(text), estimated: false };
-  const safe = /\p{L} \p{L}/gu;
+  const safe = new RegExp(cuts.source, 'gu');
   let tokens = 0;
   let estimated = false;
   for (let at = 0; at < text.length; ) {
@@ -128,7 +136,7 @@ export function boundedLength(text: string, encodeLength: (text: string) => numb
     }
     safe.lastIndex = at + CHUNK;
     const m = safe.exec(text);
-    const cut = m ? m.index + m[0].indexOf(' ') : text.length;
+    const cut = m ? m.index + m[0].length : text.length;
     if (cut - at <= LONG) tokens += encodeLength(text.slice(at, cut));
     else {
       let end = at + CHUNK;
@@ -210,6 +218,7 @@ function unescapeLiteral(body: string): string {
 /** The parts of a `tokenizer.json` read here. */
 interface TokenizerJson {
   model: { vocab: Record<string, number> | unknown[] };
+  pre_tokenizer?: unknown;
   added_tokens: { id: number; content: string; special: boolean }[];
 }
 
