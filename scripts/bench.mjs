@@ -21,6 +21,8 @@
  *   records streamed to the record files in a temp folder (see runCtxsim)
  * - ctxsim, cold, every core (`--jobs <cores>`, another fresh folder)
  * - ctxsim, warm token cache (the first row's folder), every core
+ * - per policy: the cold one-thread run with that policy alone (its own
+ *   process, a fresh cache folder), for the engine's µs per turn·policy
  * - naive: re-tokenizes the whole context each turn, then drops the oldest
  *   messages until the window-tokens budget (2,000) fits — one policy; run on
  *   a sample of conversations, best of three runs, extrapolated per
@@ -32,12 +34,18 @@
  *   three, extrapolated
  *
  * Writes the table as markdown (default bench/results.md, or
- * bench/results-quick.md with --quick) and prints it.
+ * bench/results-quick.md with --quick) and prints it, with the SHA-256 of
+ * each record file the cold one-thread run wrote (the other ctxsim rows must
+ * write the same bytes), so that a change can be checked to leave every
+ * output as it was.
+ *
+ *   node scripts/bench.mjs --quick --engine   # only the cold one-thread and per-policy rows and the record hashes; writes no file
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -102,7 +110,7 @@ async function child(mode) {
   else if (mode === 'naive') out = await runNaive(first(conversations, sample));
   else if (mode === 'trim') out = await runTrim(first(conversations, sample));
   else throw new Error(`unknown child mode ${mode}`);
-  process.stdout.write(`${JSON.stringify({ ...out, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
+  process.stdout.write(`${JSON.stringify({ maxRssBytes: process.resourceUsage().maxRSS * 1024, ...out })}\n`);
 }
 
 /**
@@ -123,7 +131,8 @@ async function runCtxsim(conversations) {
   const { digestSink } = await dist('study/sinks.js');
   const { resultsJsonFrame } = await dist('records/json.js');
   const { reportInfo } = await dist('records/info.js');
-  const policies = POLICIES.flatMap((p) => policyFromString(p.id));
+  const only = flag('--policy');
+  const policies = POLICIES.filter((p) => only === undefined || p.id === only).flatMap((p) => policyFromString(p.id));
   const jobs = Number(flag('--jobs'));
   const out = flag('--records');
   const t0 = performance.now();
@@ -147,11 +156,28 @@ async function runCtxsim(conversations) {
   const info = reportInfo({ ...settings, models, studyFile: null, prices: 'builtin', priceDate: run.prices.date, cache: 'auto', conversations: conversations.seen, policies });
   const meta = { tool: 'ctxsim', version: 'bench', priceTable: run.prices.date, generatedAt: new Date(0).toISOString() };
   files.finish(resultsJsonFrame(results, info, meta));
-  const bytes = staged.commit().reduce((n, f) => n + statSync(f).size, 0);
+  const written = staged.commit();
+  const bytes = written.reduce((n, f) => n + statSync(f).size, 0);
   writeMs += performance.now() - w0;
   const ms = performance.now() - t0;
+  // Taken before hashing, which is not part of the run.
+  const maxRssBytes = process.resourceUsage().maxRSS * 1024;
+  const hashes = Object.fromEntries(written.map((f) => [basename(f), sha256File(f)]));
   rmSync(out, { recursive: true, force: true });
-  return { ms, writeMs, recordBytes: bytes, turnPolicies, threads: jobs, tokenizerCalls: run.tokenizerCalls };
+  return { ms, writeMs, recordBytes: bytes, turnPolicies, threads: jobs, tokenizerCalls: run.tokenizerCalls, maxRssBytes, hashes };
+}
+
+/** The SHA-256 of a file, read in 1 MB pieces (a record file can be larger than a string may be). */
+function sha256File(file) {
+  const hash = createHash('sha256');
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  const fd = openSync(file, 'r');
+  try {
+    for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) hash.update(chunk.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
 }
 
 function flatten(c) {
@@ -292,6 +318,7 @@ function measure(tmp, name, childArgs) {
 
 async function main() {
   const quick = args.includes('--quick');
+  const engineOnly = args.includes('--engine');
   const count = Number(flag('--count') ?? (quick ? 50 : 1000));
   const sample = Number(flag('--sample') ?? 1);
   const out = resolve(flag('--out') ?? join(ROOT, 'bench', flag('--count') ? `results-${count}.md` : quick ? 'results-quick.md' : 'results.md'));
@@ -325,6 +352,26 @@ async function main() {
     const loadBefore = loadavg()[0];
     const records = ['--records', join(tmp, 'records')];
     const cold = measure(tmp, 'cold, one thread', ['--child', 'ctxsim', '--jobs', '1', '--cache', cacheA, ...records]);
+    // Each policy alone, cold, on one thread: the engine's time per turn·policy, policy by policy.
+    const perPolicy = POLICIES.map((p) => ({ id: p.id, ...measure(tmp, `${p.id} alone`, ['--child', 'ctxsim', '--jobs', '1', '--cache', join(tmp, `cache-${p.id}`), ...records, '--policy', p.id]) }));
+    const engineUs = (r) => (1000 * (r.ms - r.tokenizerMs - r.writeMs)) / r.turnPolicies;
+    const meanUs = perPolicy.reduce((a, r) => a + engineUs(r), 0) / perPolicy.length;
+    const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+    const secs = (ms) => (ms >= 100_000 ? `${fmt(ms / 1000)} s` : `${fmt(ms / 1000, 1)} s`);
+    const rss = (r) => `${fmt(r.maxRssBytes / 2 ** 20)} MB`;
+    const row = (cells) => `| ${cells.join(' | ')} |`;
+    const hashLines = Object.entries(cold.hashes).map(([f, h]) => `- \`${f}\` ${h}`);
+    const policyTable = [
+      row(['policy (alone, cold token cache, 1 thread)', 'wall time', 'tokenizer time', 'writing records', 'engine µs / turn·policy', 'peak RSS']),
+      row(['---', '---:', '---:', '---:', '---:', '---:']),
+      ...perPolicy.map((r) => row([`\`${r.id}\``, secs(r.ms), secs(r.tokenizerMs), secs(r.writeMs), fmt(engineUs(r), 1), rss(r)])),
+      row([`**average of the ${perPolicy.length}**`, '', '', '', `**${fmt(meanUs, 1)}**`, '']),
+      row([`all ${perPolicy.length} together (the cold one-thread row)`, secs(cold.ms), secs(cold.tokenizerMs), secs(cold.writeMs), fmt(engineUs(cold), 1), rss(cold)]),
+    ];
+    if (engineOnly) {
+      process.stdout.write([...policyTable, '', 'Record files of the cold one-thread run (SHA-256):', ...hashLines, ''].join('\n'));
+      return;
+    }
     const all = measure(tmp, `cold, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheB, ...records]);
     const warm = measure(tmp, `warm, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheA, ...records]);
     // The references run on a sample, whose rate moves a lot between runs on a busy machine: each keeps its best of three.
@@ -336,11 +383,7 @@ async function main() {
     const loadAfter = loadavg()[0];
     const mb = bytes / 1e6;
     const rate = (r) => r.turnPolicies / (r.ms / 1000);
-    const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
-    const secs = (ms) => (ms >= 100_000 ? `${fmt(ms / 1000)} s` : `${fmt(ms / 1000, 1)} s`);
     const share = (r) => `${fmt((100 * r.tokenizerMs) / (r.ms * r.threads), 1)} %`;
-    const rss = (r) => `${fmt(r.maxRssBytes / 2 ** 20)} MB`;
-    const row = (cells) => `| ${cells.join(' | ')} |`;
     const extrapolated = (r) => (r.ms / r.turnPolicies) * turnPolicies;
     const engineMs = cold.ms - cold.tokenizerMs - cold.writeMs;
     const sampleNote = `${sample} conversation${sample === 1 ? '' : 's'} × ${TURNS} turns`;
@@ -359,6 +402,18 @@ async function main() {
       row([`LangChain trimMessages, memoized counter, 1 policy (measured on ${sampleNote}, best of 3, extrapolated)`, `≈ ${secs(extrapolated(trim))}`, fmt(rate(trim)), fmt(mb, 1), secs(trim.tokenizerMs), share(trim), '–', `${rss(trim)} (sample)`]),
       '',
       `Ratios (turn·policies per second): ctxsim 1 thread / naive = **${fmt(rate(cold) / rate(naive))}×**, ctxsim ${cores} threads / naive = **${fmt(rate(all) / rate(naive))}×**; ctxsim 1 thread / trimMessages = **${fmt(rate(cold) / rate(trim), 1)}×**, ctxsim ${cores} threads / trimMessages = **${fmt(rate(all) / rate(trim), 1)}×**.`,
+      '',
+      `Engine time per turn·policy, policy by policy: each policy alone replays the workload (${fmt(totalTurns)} turn·policies) on one thread with a cold token cache, in its own process; engine µs per turn·policy = (wall − tokenizer − writing records) ÷ turn·policies. The engine's time (the replay itself: building prompts, pricing, rule checks, scoring, the policies' simulated upkeep, making the records) includes the token-cache load and save; the tokenizer time includes loading the encoding.`,
+      '',
+      ...policyTable,
+      '',
+      `Two threads against one (cold token cache, wall time): **${fmt(cold.ms / all.ms, 2)}×**. Peak RSS: ${rss(cold)} on one thread, ${rss(all)} on ${cores}, ${rss(warm)} warm.`,
+      '',
+      'Record files of the cold one-thread run (SHA-256; the same bytes as any other run of this workload, whatever the version of ctxsim that does not change its outputs):',
+      '',
+      ...hashLines,
+      '',
+      `The ${cores}-thread and warm runs wrote the same bytes: ${[all, warm].every((r) => JSON.stringify(r.hashes) === JSON.stringify(cold.hashes)) ? 'yes' : '**NO**'}.`,
       '',
       `Tokenizers, counting the workload's distinct texts (the first ${fmt(throughput.bytes / 1e6, 1)} MB of them) one by one, cold (no memo, no cache), on this thread: each tokenizer as ctxsim counts with it (bounded counting; open-weight ones through @huggingface/tokenizers with the model's tokenizer.json, when its package is installed). Load is the first use: reading the vocabulary (and, for an open-weight tokenizer, checking its files' SHA-256 and parsing its chat template).`,
       '',

@@ -81,7 +81,14 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
   return {
     name,
     source,
-    id: `${name} ${source.tokenizer.package}@${source.tokenizer.version}:${source.tokenizer.sha256.slice(0, 16)} template:${source.template.templateSha256.slice(0, 16)} @huggingface/tokenizers@${versionOf('@huggingface/tokenizers')} unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`,
+    // Everything a count depends on: the files, both libraries (the renderer for the replay cache, whose key holds this too), the Unicode tables.
+    id: [
+      name,
+      `${source.tokenizer.package}@${source.tokenizer.version}:${source.tokenizer.sha256.slice(0, 16)}`,
+      `template:${source.template.templateSha256.slice(0, 16)}`,
+      ...['@huggingface/tokenizers', '@huggingface/jinja'].map((p) => `${p}@${versionOf(p)}`),
+      `unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`,
+    ].join(' '),
     encodeLength,
     measure(text) {
       const c = boundedLength(text, encodeLength, cuts);
