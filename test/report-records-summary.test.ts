@@ -130,6 +130,29 @@ describe('--records summary', () => {
     expect(existsSync(join(dir, 'bad'))).toBe(false);
   });
 
+  it('a study may ask for it (records: summary), and --records overrides the study', async () => {
+    expect((await cli('run', study(), '--out', join(dir, 'full'), '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
+    writeFileSync(study(), `${readFileSync(study(), 'utf8')}records: summary\n`);
+    expect((await cli('run', study(), '--out', join(dir, 'summary'), '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
+    expectSummaryOf(join(dir, 'full'), join(dir, 'summary'));
+    expect((await cli('run', study(), '--out', join(dir, 'again'), '--records', 'full', '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
+    for (const f of readdirSync(join(dir, 'full'))) expect(readFileSync(join(dir, 'again', f)).equals(readFileSync(join(dir, 'full', f))), f).toBe(true);
+    writeFileSync(study(), `${readFileSync(study(), 'utf8')}`.replace('records: summary', 'records: some'));
+    const bad = await cli('run', study(), '--out', join(dir, 'bad'), '--no-token-cache', '--quiet');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/study\.yaml:\d+:\d+ records: /);
+  });
+
+  it('merge --records summary writes from the shards what a summary run writes', async () => {
+    expect((await cli('run', study(), '--out', join(dir, 'summary'), '--records', 'summary', '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
+    for (const k of [1, 2]) expect((await cli('run', study(), '--shard', `${k}/2`, '--out', join(dir, `shard-${k}`), '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
+    expect((await cli('merge', join(dir, 'shard-1'), join(dir, 'shard-2'), '--out', join(dir, 'merged'), '--records', 'summary', '--quiet')).code).toBe(0);
+    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(readdirSync(join(dir, 'summary')).sort());
+    for (const f of readdirSync(join(dir, 'summary'))) expect(readFileSync(join(dir, 'merged', f)).equals(readFileSync(join(dir, 'summary', f))), f).toBe(true);
+    const bad = await cli('merge', join(dir, 'shard-1'), join(dir, 'shard-2'), '--out', join(dir, 'bad'), '--records', 'none', '--quiet');
+    expect([bad.code, bad.err]).toEqual([2, 'ctxsim: --records: expected one of full|summary, got none\n']);
+  });
+
   it('the library: folderSink with records summary writes what the CLI writes', async () => {
     const runnable = Object.assign(await loadStudy(study()), { tokenCache: false as const, jobs: 1 });
     await runStudyPipeline(runnable, folderSink(join(dir, 'lib-full')));

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { policyTable } from '../report/text.js';
 import { mergeShardFiles } from '../study/merge.js';
+import type { RecordsMode } from '../records/json.js';
 import { folderSink } from '../study/sinks.js';
 import { displayPath } from '../study/study.js';
 import type { Command } from './_command.js';
@@ -11,6 +12,7 @@ import { checkOutputFolder } from './_output.js';
 interface MergeFlags {
   dirs: string[];
   out: string;
+  records?: string;
   quiet?: boolean;
 }
 
@@ -25,6 +27,7 @@ export function mergeCommand(io: IO): Command<MergeFlags> {
       y
         .positional('dirs', { type: 'string', array: true, describe: 'folders (or files) holding shard-K-of-N.json' })
         .option('out', { type: 'string', default: 'reports', describe: 'output folder' })
+        .option('records', { type: 'string', describe: 'full | summary: summary writes no per-turn or per-probe rows, every report the same', defaultDescription: 'full' })
         .option('quiet', { type: 'boolean', describe: 'no summary line on stderr' }),
     handler: (argv: MergeFlags) => merge(argv, io),
   };
@@ -34,7 +37,7 @@ export function mergeCommand(io: IO): Command<MergeFlags> {
 export async function merge(flags: MergeFlags, io: IO): Promise<number> {
   const out = resolve(flags.out);
   checkOutputFolder(out, flags.out);
-  const { output, policies, info, shards } = await mergeShardFiles(flags.dirs, folderSink(out));
+  const { output, policies, info, shards } = await mergeShardFiles(flags.dirs, folderSink(out, { ...(flags.records !== undefined && { records: flags.records as RecordsMode }) }));
   io.out(policyTable({ policies }, info));
   if (!flags.quiet) io.err(`merged ${shards} shards; wrote ${output.length} files to ${displayPath(out)}/\n`);
   return 0;

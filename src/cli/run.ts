@@ -79,8 +79,8 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   if (flags.records !== undefined && !RECORDS_MODES.includes(flags.records)) {
     throw new UsageError(`--records: expected one of ${RECORDS_MODES.join('|')}, got ${flags.records}`);
   }
-  const records = { records: flags.records ?? 'full' } as const;
   const study = await studyFromFlags(flags);
+  const records = { records: flags.records ?? study.records ?? 'full' } as const;
   if (flags.dryRun) return dryRun(study, io);
   const target = outputTarget(study.out, flags.out, flags.format);
   const chosen = flags.shard === undefined ? undefined : shardFromEnv(flags.shard, process.env);

@@ -16,6 +16,7 @@ import type { Conversation, ToolDef } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
 import { TOKENIZERS } from '../tokens/encoding.js';
+import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
 import { loadScenarioPlaced, type STUDY_FILE_KEYS } from '../scenario/load.js';
 import { fileJsonSchema, toolDefSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
@@ -57,6 +58,8 @@ export interface Study {
   upkeep?: UpkeepSettings;
   /** Tools offered in every call of every conversation (the study's `toolDefs`). */
   toolDefs?: ToolDef[];
+  /** `summary`: no per-turn or per-probe rows in the outputs (the study's `records`; `--records` overrides). */
+  records?: RecordsMode;
 }
 
 /** The package's own folder (for shipped scenarios). */
@@ -90,6 +93,7 @@ const studySchema = z.strictObject({
     .optional(),
   upkeep: upkeepSchema.optional(),
   toolDefs: z.array(toolDefSchema).min(1).optional(),
+  records: z.enum(RECORDS_MODES).optional(),
 });
 
 // The keys a scenario file is told apart from a study by (scenario/load.ts) are exactly the study schema's.
@@ -117,6 +121,7 @@ const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
   gate: 'the CI gate of ctxsim check: the baseline and the allowed changes',
   upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette and replayed',
   toolDefs: 'tools offered in every call of every conversation (name, description, JSON Schema parameters): their definitions are part of each prompt; a scenario’s tool_defs of the same name replace them',
+  records: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
 };
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */
@@ -235,6 +240,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
       ...(doc.latency !== undefined && { latency: doc.latency }),
       ...(doc.rules !== undefined && { messageRules: doc.rules }),
       ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
+      ...(doc.records !== undefined && { records: doc.records }),
       ...(doc.gate !== undefined && {
         gate: { ...doc.gate, ...(doc.gate.baseline !== undefined && { baseline: resolve(dir, doc.gate.baseline) }) },
       }),
