@@ -1,4 +1,6 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 
 /** Whether process `pid` is alive on this machine (a process of another user counts). */
 export function alive(pid: number): boolean {
@@ -39,5 +41,27 @@ export function readRegularFile(file: string): { status: 'ok'; buf: Buffer } | {
     return code === 'ENOENT' || code === 'ENOTDIR' ? { status: 'missing' } : { status: 'unreadable', reason: code ?? String(e) };
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+const requireCjs = createRequire(import.meta.url);
+
+/** The root folder of an installed package, as Node would find it from here (whether or not its `exports` list package.json). */
+export function packageRoot(pkg: string): string | undefined {
+  for (const dir of requireCjs.resolve.paths(pkg) ?? []) {
+    const root = join(dir, pkg);
+    if (existsSync(join(root, 'package.json'))) return root;
+  }
+  return undefined;
+}
+
+/** An installed package's version: `missing` when it is not installed, `unknown` when its package.json names none. */
+export function packageVersion(pkg: string): string {
+  const root = packageRoot(pkg);
+  if (!root) return 'missing';
+  try {
+    return String((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: unknown }).version ?? 'unknown');
+  } catch {
+    return 'unknown';
   }
 }

@@ -211,7 +211,8 @@ describe('replay cache (command line)', () => {
     const expected = folder(join(dir, 'nocache'));
     expect(existsSync(cache)).toBe(false);
     expect((await run('cold', '--jobs', '1')).code).toBe(0);
-    expect(entryFiles(join(cache, 'replay'))).toHaveLength(6);
+    // Six units, and the report's five charts.
+    expect(entryFiles(join(cache, 'replay'))).toHaveLength(11);
     expectSame(join(dir, 'cold'), expected);
     expect((await run('warm', '--jobs', '1')).code).toBe(0);
     expectSame(join(dir, 'warm'), expected);
@@ -226,8 +227,8 @@ describe('replay cache (command line)', () => {
         expectSame(join(dir, out), expected);
         if (out === 'jobs-cold') before = inodes();
       }
-      // The warm run rewrote no entry: every unit came from the cache; nor does a run on one thread.
-      expect(before).toHaveLength(6);
+      // The warm run rewrote no entry: every unit and chart came from the cache; nor does a run on one thread.
+      expect(before).toHaveLength(11);
       expect(inodes()).toEqual(before);
       execFileSync(process.execPath, [MAIN, 'run', ...common, '--token-cache', other, '--out', join(dir, 'one-warm'), '--jobs', '1'], { env });
       expectSame(join(dir, 'one-warm'), expected);
@@ -236,7 +237,7 @@ describe('replay cache (command line)', () => {
     for (const k of [1, 2]) expect((await run(`p${k}`, '--shard', `${k}/2`)).code).toBe(0);
     expect((await cli('merge', join(dir, 'p1'), join(dir, 'p2'), '--out', join(dir, 'merged'), '--quiet')).code).toBe(0);
     expectSame(join(dir, 'merged'), expected);
-    expect(entryFiles(join(cache, 'replay'))).toHaveLength(6);
+    expect(entryFiles(join(cache, 'replay'))).toHaveLength(11);
   });
 
   it('--no-token-cache (and its old name --no-cache) use no cache', async () => {
@@ -258,12 +259,13 @@ describe('replay cache (command line)', () => {
     expect((await cli('run', ...common, '--token-cache', cache, '--out', join(dir, 'a'))).code).toBe(0);
     const info = await cli('cache', 'info', '--token-cache', cache);
     expect(info.code).toBe(0);
-    expect(info.out).toMatch(/^cache folder: .*cache\nreplayed units: 6 entries, [\d.]+ kB \(bound 1\.0 GB, least recently used removed past it\)\ntoken counts: \d+ files?, [\d.]+ k?B\n$/);
+    // Six units and the five charts of the report.
+    expect(info.out).toMatch(/^cache folder: .*cache\nreplays \(units and rendered charts\): 11 entries, [\d.]+ kB \(bound 1\.0 GB, least recently used removed past it\)\ntoken counts: \d+ files?, [\d.]+ k?B\n$/);
     const clear = await cli('cache', 'clear', '--token-cache', cache);
     expect(clear.code).toBe(0);
-    expect(clear.out).toMatch(/^cleared .*cache: 6 replayed units \([\d.]+ kB\), \d+ token-count files? \([\d.]+ k?B\)\n$/);
+    expect(clear.out).toMatch(/^cleared .*cache: 11 replay entries \([\d.]+ kB\), \d+ token-count files? \([\d.]+ k?B\)\n$/);
     expect(entryFiles(join(cache, 'replay'))).toEqual([]);
-    expect((await cli('cache', 'info', '--token-cache', cache)).out).toMatch(/replayed units: 0 entries, 0 B .*\ntoken counts: 0 files, 0 B\n$/);
+    expect((await cli('cache', 'info', '--token-cache', cache)).out).toMatch(/replays \(units and rendered charts\): 0 entries, 0 B .*\ntoken counts: 0 files, 0 B\n$/);
     expect((await cli('cache', 'nothing')).code).toBe(2);
   });
 });

@@ -18,7 +18,7 @@ interface CacheFlags {
 export function cacheCommand(io: IO): Command<CacheFlags> {
   return {
     command: 'cache <action>',
-    describe: 'show (info) or empty (clear) the cache folder: token counts and replayed units',
+    describe: 'show (info) or empty (clear) the cache folder: token counts, replayed units and rendered charts',
     examples: [
       ['ctxsim cache info', 'entries and bytes of .ctxsim-cache/'],
       ['ctxsim cache clear --token-cache /tmp/c', 'empty the cache folder /tmp/c'],
@@ -73,7 +73,7 @@ export function cache(flags: CacheFlags, io: IO): number {
     io.out(
       [
         `cache folder: ${displayPath(dir)}`,
-        `replayed units: ${plural(r.entries, 'entry', 'entries')}, ${size(r.bytes)} (bound ${size(DEFAULT_REPLAY_CACHE_BYTES)}, least recently used removed past it)`,
+        `replays (units and rendered charts): ${plural(r.entries, 'entry', 'entries')}, ${size(r.bytes)} (bound ${size(DEFAULT_REPLAY_CACHE_BYTES)}, least recently used removed past it)`,
         `token counts: ${plural(tokens.length, 'file')}, ${size(tokenBytes)}`,
         '',
       ].join('\n'),
@@ -82,6 +82,6 @@ export function cache(flags: CacheFlags, io: IO): number {
   }
   const r = clearReplayCache(replayDir);
   for (const f of tokens) rmSync(f.path, { force: true });
-  io.out(`cleared ${displayPath(dir)}: ${plural(r.entries, 'replayed unit')} (${size(r.bytes)}), ${plural(tokens.length, 'token-count file')} (${size(tokenBytes)})\n`);
+  io.out(`cleared ${displayPath(dir)}: ${plural(r.entries, 'replay entry', 'replay entries')} (${size(r.bytes)}), ${plural(tokens.length, 'token-count file')} (${size(tokenBytes)})\n`);
   return 0;
 }

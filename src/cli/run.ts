@@ -13,6 +13,7 @@ import { fileSink, folderSink, shardSink, textSink } from '../study/sinks.js';
 import { displayPath, loadScenarios, type Study } from '../study/study.js';
 import { planText, upkeepPlan } from '../study/upkeep.js';
 import { billedLine, type BilledCheck } from '../study/billed.js';
+import { replayChartStore } from '../study/chart-store.js';
 import type { Command } from './_command.js';
 import { studyEvents, type IO } from './_io.js';
 import { outputTarget } from './_output.js';
@@ -107,9 +108,12 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     warnOverflows(io, policies);
     say(`wrote ${displayPath(output)}; combine the shards with \`ctxsim merge\``);
   } else if (target.kind === 'dir') {
-    const { output, policies, info, billed: checks, run: ran } = await runStudyPipeline(study, folderSink(target.dir, records), opts);
+    // Charts rendered by an earlier run are kept beside its replays.
+    const charts = study.replayCache ? replayChartStore(study.replayCache) : undefined;
+    const { output, policies, info, billed: checks, run: ran } = await runStudyPipeline(study, folderSink(target.dir, { ...records, ...(charts && { charts }) }), opts);
     io.out(policyTable({ policies }, info));
     warnOverflows(io, policies);
+    for (const w of charts?.warnings ?? []) io.err(`ctxsim: warning: ${w}\n`);
     billed(checks);
     cached(ran);
     say(`wrote ${output.length} files to ${displayPath(target.dir)}/${baseline ? ` and the baseline ${displayPath(baseline)}` : ''}`);

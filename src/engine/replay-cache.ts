@@ -122,14 +122,14 @@ export function codeId(): string {
 }
 
 /** What reading an entry found. */
-type Read = { status: 'ok'; records: UnitRecords } | { status: 'missing' } | { status: 'damaged'; reason: string };
+type Read<T> = { status: 'ok'; value: T } | { status: 'missing' } | { status: 'damaged'; reason: string };
 
 function isList(v: unknown): boolean {
   return Array.isArray(v);
 }
 
-/** Reads and checks an entry; never throws. */
-function readEntry(file: string, key: string): Read {
+/** Reads and checks an entry holding what `valid` accepts (`what` names it in a warning); never throws. */
+function readEntry<T>(file: string, key: string, valid: (v: unknown) => v is T, what: string): Read<T> {
   const read = readRegularFile(file);
   if (read.status === 'missing') return read;
   if (read.status === 'unreadable') return { status: 'damaged', reason: read.reason };
@@ -145,17 +145,18 @@ function readEntry(file: string, key: string): Read {
   try {
     v = deserialize(buf.subarray(HEADER));
   } catch (e) {
-    return { status: 'damaged', reason: `unreadable records (${(e as Error).message})` };
+    return { status: 'damaged', reason: `unreadable ${what} (${(e as Error).message})` };
   }
-  const r = v as Partial<UnitRecords> | null;
-  if (!r || typeof r !== 'object' || !isList(r.turns) || !isList(r.probes) || !isList(r.summary) || !isList(r.violations)) {
-    return { status: 'damaged', reason: 'not a unit’s records' };
-  }
-  return { status: 'ok', records: r as UnitRecords };
+  return valid(v) ? { status: 'ok', value: v } : { status: 'damaged', reason: `not ${what}` };
 }
 
-function encodeEntry(key: string, records: UnitRecords): Buffer {
-  const payload = serialize(records);
+function isUnit(v: unknown): v is UnitRecords {
+  const r = v as Partial<UnitRecords> | null;
+  return !!r && typeof r === 'object' && isList(r.turns) && isList(r.probes) && isList(r.summary) && isList(r.violations);
+}
+
+function encodeEntry(key: string, value: unknown): Buffer {
+  const payload = serialize(value);
   const buf = Buffer.alloc(HEADER + payload.length);
   MAGIC.copy(buf, 0);
   buf.writeUInt32LE(VERSION, 8);
@@ -258,8 +259,27 @@ export class ReplayCache {
 
   /** A unit's records if the cache has them (its file's mtime set to now); a damaged entry is a miss, with a warning. */
   get(key: string): UnitRecords | undefined {
+    return this.getValue(key, isUnit, 'a unit’s records', 'replaying its unit again');
+  }
+
+  /** Stores a unit's records (a temp file renamed into place); a failed write is a warning, once per run. */
+  put(key: string, records: UnitRecords): void {
+    this.putValue(key, records);
+  }
+
+  /**
+   * The key of anything else a run makes from `content` alone with ctxsim's
+   * code (a rendered chart from its spec): `kind` keeps kinds apart, and
+   * should name every library the making depends on.
+   */
+  keyOf(kind: string, content: string): string {
+    return sha256(`ctxsim replay cache ${VERSION}\0${this.code}\0${kind}\0${content}`);
+  }
+
+  /** A value kept under `key` that `valid` accepts (`what` names it, `redo` says what a damaged entry costs, in the warning). */
+  getValue<T>(key: string, valid: (v: unknown) => v is T, what: string, redo: string): T | undefined {
     const file = this.file(key);
-    const read = readEntry(file, key);
+    const read = readEntry(file, key, valid, what);
     if (read.status === 'ok') {
       try {
         const now = new Date();
@@ -267,19 +287,19 @@ export class ReplayCache {
       } catch {
         // Removed meanwhile, or read-only: it served this run anyway.
       }
-      return read.records;
+      return read.value;
     }
-    if (read.status === 'damaged') this.warnings.push(`replay cache entry ${file} is damaged (${read.reason}); replaying its unit again and replacing it`);
+    if (read.status === 'damaged') this.warnings.push(`replay cache entry ${file} is damaged (${read.reason}); ${redo} and replacing it`);
     return undefined;
   }
 
-  /** Stores a unit's records (a temp file renamed into place); a failed write is a warning, once per run. */
-  put(key: string, records: UnitRecords): void {
+  /** Stores a value (a temp file renamed into place); a failed write is a warning, once per run. */
+  putValue(key: string, value: unknown): void {
     const file = this.file(key);
     const tmp = `${file}.${process.pid}-${threadId}-${randomBytes(4).toString('hex')}.tmp`;
     try {
       mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(tmp, encodeEntry(key, records));
+      writeFileSync(tmp, encodeEntry(key, value));
       renameSync(tmp, file);
     } catch (e) {
       try {
@@ -287,7 +307,7 @@ export class ReplayCache {
       } catch {
         // Nothing was written there.
       }
-      if (!this.writeFailed) this.warnings.push(`replay cache ${this.dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? e}); replays were not saved`);
+      if (!this.writeFailed) this.warnings.push(`replay cache ${this.dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? e}); nothing was saved`);
       this.writeFailed = true;
     }
   }

@@ -40,9 +40,45 @@ export async function renderCharts(list: readonly Chart[]): Promise<RenderedChar
   return out;
 }
 
+/** A chart as rendered: its SVG, and its PNG when one was asked for. */
+export interface StoredChart {
+  svg: string;
+  png?: Uint8Array;
+}
+
+/**
+ * Charts rendered before, kept by the JSON of their spec (a chart is a
+ * function of its spec): a rerun whose charts did not change renders none.
+ * The CLI keeps them in the replay cache.
+ */
+export interface ChartStore {
+  get(spec: string): StoredChart | undefined;
+  set(spec: string, chart: StoredChart): void;
+}
+
 export interface ReportFilesOptions {
   /** Write PNGs beside the SVGs (default true). */
   png?: boolean;
+  /** Where charts rendered before are kept, and new ones put. */
+  charts?: ChartStore;
+}
+
+/** Each chart's SVG (and PNG), from the store when it has them, else rendered (one at a time) and stored. */
+async function chartImages(list: readonly Chart[], png: boolean, store: ChartStore | undefined): Promise<StoredChart[]> {
+  const out: StoredChart[] = [];
+  for (const c of list) {
+    const spec = specJson(c.spec);
+    const kept = store?.get(spec);
+    if (kept && (!png || kept.png)) {
+      out.push(kept);
+      continue;
+    }
+    const [svg] = await renderCharts([c]);
+    const made: StoredChart = { svg: svg!.svg, ...(png && { png: (await import('./png.js')).svgToPng(svg!.svg) }) };
+    store?.set(spec, made);
+    out.push(made);
+  }
+  return out;
 }
 
 /**
@@ -52,19 +88,18 @@ export interface ReportFilesOptions {
 export async function reportOnlyFiles(results: Reported, info: ReportInfo, opts: ReportFilesOptions = {}): Promise<Map<string, string | Uint8Array>> {
   const png = opts.png ?? true;
   const list = charts(results, info);
-  const rendered = await renderCharts(list);
-  const { svgToPng } = await import('./png.js');
+  const images = await chartImages(list, png, opts.charts);
   const files = new Map<string, string | Uint8Array>([
     ['summary.csv', summaryCsv(results)],
     ['policies.csv', policiesCsv(results)],
   ]);
   for (const [i, c] of list.entries()) {
     files.set(`${c.name}.vl.json`, specJson(c.spec));
-    files.set(`${c.name}.svg`, rendered[i]!.svg);
-    if (png) files.set(`${c.name}.png`, svgToPng(rendered[i]!.svg));
+    files.set(`${c.name}.svg`, images[i]!.svg);
+    if (png) files.set(`${c.name}.png`, images[i]!.png!);
   }
   files.set('report.md', reportMarkdown(results, info, list.map((c) => ({ title: c.title, file: `${c.name}.${png ? 'png' : 'svg'}` }))));
-  files.set('report.html', reportHtml(results, info, rendered));
+  files.set('report.html', reportHtml(results, info, list.map((c, i) => ({ name: c.name, title: c.title, svg: images[i]!.svg }))));
   return files;
 }
 

