@@ -3,35 +3,51 @@
  * through execArgv, into each of its worker threads: times token counting —
  * every call of ctxsim's text counter (pre-tokenizing, the per-piece memo and
  * the js-tiktoken calls it makes) and every direct call of js-tiktoken's
- * encode (the reference rows) — and, when the thread exits, appends one line
- * `{"ms":…,"calls":…,"chars":…}` to the file named by $CTXSIM_BENCH_TIMER.
+ * encode (the reference rows) — and the first sight of each text in a
+ * scenario (`TokenCounter`'s `first`: the text's SHA-256 key, the run's
+ * index and the token cache, and counting it when they do not know it), and,
+ * when the thread exits, appends one line
+ * `{"ms":…,"calls":…,"chars":…,"firstMs":…}` to the file named by
+ * $CTXSIM_BENCH_TIMER (`ms` the counting; `firstMs` first sight, counting
+ * included).
  */
 import { appendFileSync } from 'node:fs';
 import { Tiktoken } from 'js-tiktoken/lite';
 import { BoundedCounter } from '../dist/tokens/bounded.js';
+import { TokenCounter } from '../dist/tokens/counter.js';
 
 const file = process.env.CTXSIM_BENCH_TIMER;
-const total = { ms: 0, calls: 0, chars: 0 };
-let depth = 0;
+const total = { ms: 0, calls: 0, chars: 0, firstMs: 0 };
 
-/** Wraps a method so that its outermost calls are timed (the counter's own encode calls are inside its time). */
-function time(proto, name) {
-  const inner = proto[name];
-  proto[name] = function timed(text, ...rest) {
-    if (depth) return inner.call(this, text, ...rest);
-    depth++;
-    const t0 = performance.now();
-    try {
-      return inner.call(this, text, ...rest);
-    } finally {
-      total.ms += performance.now() - t0;
-      total.calls++;
-      total.chars += text.length;
-      depth--;
-    }
+/**
+ * A clock adding to `total[field]`: `wrap(proto, name)` times the outermost
+ * calls of a method (calls made inside a timed call of the same clock, as the
+ * counter's own encode calls, are inside its time).
+ */
+function clock(field, counted) {
+  let depth = 0;
+  return (proto, name) => {
+    const inner = proto[name];
+    proto[name] = function timed(text, ...rest) {
+      if (depth) return inner.call(this, text, ...rest);
+      depth++;
+      const t0 = performance.now();
+      try {
+        return inner.call(this, text, ...rest);
+      } finally {
+        total[field] += performance.now() - t0;
+        if (counted) {
+          total.calls++;
+          total.chars += text.length;
+        }
+        depth--;
+      }
+    };
   };
 }
 
-time(Tiktoken.prototype, 'encode');
-time(BoundedCounter.prototype, 'count');
+const counting = clock('ms', true);
+counting(Tiktoken.prototype, 'encode');
+counting(BoundedCounter.prototype, 'count');
+clock('firstMs', false)(TokenCounter.prototype, 'first');
 if (file) process.on('exit', () => appendFileSync(file, `${JSON.stringify(total)}\n`));

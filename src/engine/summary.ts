@@ -13,7 +13,8 @@ const NOTHING_STORED: ConversationEnd = { zombies: [], storedBytes: 0 };
 /** Nearest-rank percentile of unsorted numbers (0 for none). */
 export function percentile(values: readonly number[], p: number): number {
   if (!values.length) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
+  // A typed array sorts numbers by value without a comparator call per comparison: several times faster (a summary row takes two).
+  const sorted = Float64Array.from(values).sort();
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
