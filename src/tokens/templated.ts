@@ -27,6 +27,7 @@ export class TemplatePrompts {
   /** Per-message framing and the prompt's fixed tokens, measured on the template: the per-message rule policies budget with. */
   readonly overhead: Overhead;
   private readonly tools = new WeakMap<readonly ToolDef[], { defs: ReturnType<typeof chatTools>; tokens: number }>();
+  private readonly shaped = new WeakMap<Message, readonly TemplateMessage[]>();
 
   constructor(
     readonly chat: ChatTokenizer,
@@ -77,23 +78,31 @@ export class TemplatePrompts {
 
   /** A prompt's tokens as the template renders it with the tools offered; `fallback` counts it when no adaptation renders. */
   count(messages: readonly Message[], tools: readonly ToolDef[] | undefined, fallback: () => number): TemplateCount {
-    const source = this.chat.source;
     const defs = tools?.length ? this.toolsOf(tools).defs : undefined;
-    let split = false;
-    const plain = messages.flatMap((m) => {
-      if (!source.callsWithoutText || !m.content || !m.toolCalls?.length) return [chatMessage(m, source)];
-      split = true;
-      return [chatMessage({ role: m.role, content: m.content }, source), chatMessage({ ...m, content: '' }, source)];
-    });
-    for (const [shape, estimated] of [
-      [plain, split],
-      [alternating(plain), split],
-      [alternating(messages.map(asText)), true],
-    ] as const) {
-      const rendered = tryRender(this.chat, shape, defs);
+    const split = this.chat.source.callsWithoutText === true && messages.some((m) => m.content && m.toolCalls?.length);
+    const plain = messages.flatMap((m) => this.templateMessages(m));
+    // Each shape only when the one before it was refused (most prompts render as they are).
+    const shapes: [() => readonly TemplateMessage[], boolean][] = [
+      [() => plain, split],
+      [() => alternating(plain), split],
+      [() => alternating(messages.map(asText)), true],
+    ];
+    for (const [shape, estimated] of shapes) {
+      const rendered = tryRender(this.chat, shape(), defs);
       if (rendered !== undefined) return { tokens: this.tokensOf(rendered), estimated };
     }
     return { tokens: fallback(), estimated: true };
+  }
+
+  /** A message as the template reads it (two, text then calls, where the template drops calls beside text); made once per message. */
+  private templateMessages(m: Message): readonly TemplateMessage[] {
+    let t = this.shaped.get(m);
+    if (!t) {
+      const source = this.chat.source;
+      t = source.callsWithoutText && m.content && m.toolCalls?.length ? [chatMessage({ role: m.role, content: m.content }, source), chatMessage({ ...m, content: '' }, source)] : [chatMessage(m, source)];
+      this.shaped.set(m, t);
+    }
+    return t;
   }
 }
 
