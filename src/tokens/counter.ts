@@ -125,6 +125,7 @@ export class TokenCounter {
    * size of one conversation instead of growing with the run.
    */
   forgetScenario(): void {
+    this.template?.forgetScenario();
     this.texts = new Map();
     this.spaced = new Map();
     this.messageMemo = new WeakMap();

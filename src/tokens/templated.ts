@@ -28,6 +28,10 @@ export class TemplatePrompts {
   readonly overhead: Overhead;
   private readonly tools = new WeakMap<readonly ToolDef[], { defs: ReturnType<typeof chatTools>; tokens: number }>();
   private readonly shaped = new WeakMap<Message, readonly TemplateMessage[]>();
+  /** Message objects numbered, and the prompts of the scenario counted so far by their messages' numbers and tools. */
+  private readonly ids = new WeakMap<object, number>();
+  private nextId = 0;
+  private counted = new Map<string, TemplateCount>();
 
   constructor(
     readonly chat: ChatTokenizer,
@@ -78,6 +82,25 @@ export class TemplatePrompts {
 
   /** A prompt's tokens as the template renders it with the tools offered; `fallback` counts it when no adaptation renders. */
   count(messages: readonly Message[], tools: readonly ToolDef[] | undefined, fallback: () => number): TemplateCount {
+    // Policies that send the same messages (the same objects: prompts do not change once made) send the same prompt: rendered once.
+    const key = `${tools ? this.idOf(tools) : '-'}:${messages.map((m) => this.idOf(m)).join(',')}`;
+    let c = this.counted.get(key);
+    if (!c) this.counted.set(key, (c = this.render(messages, tools, fallback)));
+    return c;
+  }
+
+  /** Forgets the prompts counted (at the end of a scenario; their messages are not sent again). */
+  forgetScenario(): void {
+    this.counted = new Map();
+  }
+
+  private idOf(o: object): number {
+    let id = this.ids.get(o);
+    if (id === undefined) this.ids.set(o, (id = this.nextId++));
+    return id;
+  }
+
+  private render(messages: readonly Message[], tools: readonly ToolDef[] | undefined, fallback: () => number): TemplateCount {
     const defs = tools?.length ? this.toolsOf(tools).defs : undefined;
     const split = this.chat.source.callsWithoutText === true && messages.some((m) => m.content && m.toolCalls?.length);
     const plain = messages.flatMap((m) => this.templateMessages(m));
