@@ -134,6 +134,33 @@ turns:
   });
 });
 
+describe.runIf(installed('deepseek-v3'))('prompt caching under a chat template', () => {
+  it('a call reads from the cache the tokens of the leading pieces its rendered prompt shares with the previous one, framing included', () => {
+    const c = scenario(`id: cached
+system: "${'You answer questions about the shipping policy. '.repeat(200).trim()}"
+turns:
+  - {user: "Hello, my parcel is late.", assistant: "Sorry to hear that. What is the order number?"}
+  - {user: "It is 4411.", assistant: "Thanks, order 4411 ships tomorrow."}
+  - {user: "Thanks!", assistant: "You are welcome."}
+`);
+    const ctx = replayContext({ seed: 42, model: MODEL['deepseek-v3'], tokenizer: 'auto' });
+    const sent: SentCall[] = [];
+    const r = replay(c, variant('full'), ctx, (_, call) => sent.push(call));
+    const t = chatTokenizer('deepseek-v3');
+    const pieces = (call: SentCall) => t.pieces(t.render(call.plan.messages.map((m) => chatMessage(m, t.source))));
+    for (let k = 1; k < sent.length; k++) {
+      const [a, b] = [pieces(sent[k - 1]!), pieces(sent[k]!)];
+      let shared = 0;
+      while (shared < a.length && a[shared] === b[shared]) shared++;
+      const tokens = b.slice(0, shared).reduce((n, p) => n + t.encodeLength(p), 0);
+      // deepseek-chat: automatic prefix caching from 1,024 tokens, in 128-token steps.
+      expect(r.turns[k]!.cachedTokens, `turn ${k + 1}`).toBe(tokens < 1024 ? 0 : Math.floor(tokens / 128) * 128);
+    }
+    expect(r.turns[0]!.cachedTokens).toBe(0);
+    expect(r.turns[2]!.cachedTokens).toBeGreaterThan(1024);
+  });
+});
+
 describe.runIf(installed('gemma3'))('a prompt the template refuses', () => {
   it('several system messages (a summary after the system prompt) are joined into the first, not an estimate', () => {
     const c = scenario(`id: long

@@ -71,8 +71,7 @@ describe.each(OPEN_WEIGHT_NAMES)('open-weight tokenizer %s against transformers 
       let got: { rendered: string; pieces: number; whole: number } | { error: string };
       try {
         const rendered = t.render(messages, c.tools ?? undefined);
-        const { texts, specials } = t.pieces(rendered);
-        got = { rendered: sha256(rendered), pieces: texts.reduce((n, s) => n + t.encodeLength(s), specials), whole: t.encodeLength(rendered) };
+        got = { rendered: sha256(rendered), pieces: t.pieces(rendered).reduce((n, s) => n + t.encodeLength(s), 0), whole: t.encodeLength(rendered) };
       } catch (e) {
         got = { error: (e as Error).message };
       }

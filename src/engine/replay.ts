@@ -11,6 +11,7 @@ import type { RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeOutcome, ProbeRecord, ToolDef, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
 import { toolDefTokens } from '../tokens/tools.js';
+import type { PromptSequence } from '../tokens/templated.js';
 import type { Cassette } from '../upkeep/cassette.js';
 import type { UpkeepPrompts } from '../upkeep/prompts.js';
 import { recordedUpkeep, simulatedUpkeep, type MissHandler, type Upkeep } from '../upkeep/upkeep.js';
@@ -56,6 +57,8 @@ export interface SentCall {
   toolTokens: number;
   /** Under a chat template, the prompt could only be counted adapted or by the per-message rule (see TemplatePrompts). */
   templateEstimate?: true;
+  /** Under a chat template, the rendered prompt's pieces: what prefix caching compares. */
+  sequence?: PromptSequence;
   output?: Message;
 }
 
@@ -235,7 +238,14 @@ class Replayer {
       const counted = () => this.promptTokens.count(plan.messages) + toolTokens;
       // A chat template lays out the prompt itself, tool definitions included: its rendering is counted.
       const t = template?.count(plan.messages, this.tools?.defs, counted);
-      return { plan, promptTokens: t ? t.tokens : counted(), toolTokens, ...(t?.estimated && { templateEstimate: true as const }), ...(output && { output }) };
+      return {
+        plan,
+        promptTokens: t ? t.tokens : counted(),
+        toolTokens,
+        ...(t?.estimated && { templateEstimate: true as const }),
+        ...(t?.sequence && { sequence: t.sequence }),
+        ...(output && { output }),
+      };
     });
   }
 
@@ -295,7 +305,15 @@ class Replayer {
       // The tool definitions go first in the prompt a provider caches: a head message that stands for them.
       const head = this.tools ? [this.tools.head] : [];
       const messages = head.length ? [...head, ...call.plan.messages] : call.plan.messages;
-      const c = this.meter.call({ model, messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix + head.length, outputTokens, time: this.time });
+      const c = this.meter.call({
+        model,
+        messages,
+        promptTokens: call.promptTokens,
+        stablePrefix: call.plan.stablePrefix + head.length,
+        outputTokens,
+        time: this.time,
+        ...(call.sequence && { sequence: call.sequence }),
+      });
       p.inputTokens += c.inputTokens;
       p.cachedTokens += c.cachedTokens;
       p.cacheWriteTokens += c.cacheWriteTokens;

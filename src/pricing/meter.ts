@@ -1,4 +1,5 @@
 import type { Message, Pico } from '../types.js';
+import type { PromptSequence } from '../tokens/templated.js';
 import { BreakpointCache, PrefixCache, type MessageTokens } from './prompt-cache.js';
 import { callLatencyMs, latencyFor, type Latency } from './latency.js';
 import { lookup, type ModelPrice, type PriceTable } from './prices.js';
@@ -15,6 +16,8 @@ export interface CallRequest {
   outputTokens: number;
   /** Simulated seconds since the conversation started. */
   time: number;
+  /** The prompt as rendered by the model's chat template, piece by piece: automatic prefix caching compares these (the template's framing and tools included) instead of messages. */
+  sequence?: PromptSequence;
 }
 
 /** What a call cost. `inputTokens` includes `cachedTokens` and `cacheWriteTokens`. */
@@ -172,7 +175,7 @@ export class Meter {
     if (rule.kind === 'automatic') {
       let c = this.prefix.get(p.model);
       if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, cacheTtl)));
-      return { read: c.call(req.messages, req.time, this.count), written: 0 };
+      return { read: c.call(req.messages, req.time, this.count, req.sequence), written: 0 };
     }
     if (rule.kind === 'explicit') {
       // Anthropic offers two TTLs: a cacheTtl above five minutes takes the 1-hour tier (dearer writes), capped at one hour.

@@ -1,3 +1,4 @@
+import type { PromptSequence } from '../tokens/templated.js';
 import type { Message, ToolCall } from '../types.js';
 
 /** Tokens of one message in a prompt, chat overhead included. */
@@ -42,8 +43,8 @@ function tokensOf(messages: readonly Message[], n: number, count: MessageTokens)
  * seconds passed since the previous call.
  */
 export class PrefixCache {
-  /** The previous call: its prompt, when, and the prompt's tokens (without reply priming). */
-  private previous?: { messages: readonly Message[]; time: number; tokens: number };
+  /** The previous call: its prompt, when, the prompt's tokens (without reply priming), and its pieces when rendered by a template. */
+  private previous?: { messages: readonly Message[]; time: number; tokens: number; sequence: PromptSequence | undefined };
 
   constructor(
     private readonly rule: { minTokens: number; step: number },
@@ -55,17 +56,33 @@ export class PrefixCache {
    * whole previous prompt is the shared prefix (a growing transcript), its
    * tokens are known: only the new messages are summed.
    */
-  call(messages: readonly Message[], time: number, count: MessageTokens): number {
+  call(messages: readonly Message[], time: number, count: MessageTokens, sequence?: PromptSequence): number {
     const prev = this.previous;
-    const shared = prev ? commonPrefix(messages, prev.messages) : 0;
-    const p = prev && shared === prev.messages.length ? prev.tokens : tokensOf(messages, shared, count);
-    let total = p;
-    for (let i = shared; i < messages.length; i++) total += count(messages[i]!);
+    let p: number;
+    let total: number;
+    if (sequence) {
+      // Rendered by a chat template: the tokens of the leading pieces both prompts share (a piece the next prompt changes is not cached).
+      p = prev?.sequence ? sequence.sums[sharedPieces(sequence.ids, prev.sequence.ids)]! : 0;
+      total = sequence.sums[sequence.ids.length]!;
+    } else {
+      const shared = prev ? commonPrefix(messages, prev.messages) : 0;
+      p = prev && shared === prev.messages.length && !prev.sequence ? prev.tokens : tokensOf(messages, shared, count);
+      total = p;
+      for (let i = shared; i < messages.length; i++) total += count(messages[i]!);
+    }
     // Prompts are not changed once sent: the previous one is kept as it is.
-    this.previous = { messages, time, tokens: total };
+    this.previous = { messages, time, tokens: total, sequence };
     if (!prev || time - prev.time > this.ttl) return 0;
     return p < this.rule.minTokens ? 0 : Math.floor(p / this.rule.step) * this.rule.step;
   }
+}
+
+/** How many leading pieces two rendered prompts share. */
+function sharedPieces(a: Int32Array, b: Int32Array): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
 }
 
 interface Entry {

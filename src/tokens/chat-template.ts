@@ -41,8 +41,8 @@ export interface ChatTokenizer {
   /** Tokens of a text in bounded time: exact, or (a long run without spaces) an estimate, flagged. */
   measure(text: string): TokenCount;
   render(messages: readonly TemplateMessage[], tools?: readonly TemplateTool[]): string;
-  /** The texts between the special tokens of `rendered`, and how many special tokens it holds. */
-  pieces(rendered: string): { texts: string[]; specials: number };
+  /** A rendered prompt cut at its special tokens: the texts between them and the special tokens themselves (one token each), in order. */
+  pieces(rendered: string): string[];
   /** The packages and hashes counts depend on, for the token cache's key. */
   readonly id: string;
 }
@@ -97,16 +97,15 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
     render: (messages, tools) =>
       template.render({ messages: messages as unknown as Record<string, unknown>[], tools: tools?.length ? (tools as unknown as Record<string, unknown>[]) : null, add_generation_prompt: true, bos_token: bos, eos_token: eos }),
     pieces(rendered) {
-      const texts: string[] = [];
-      let specials = 0;
+      const out: string[] = [];
       let at = 0;
       for (const m of rendered.matchAll(cut)) {
-        if (m.index > at) texts.push(rendered.slice(at, m.index));
-        specials++;
+        if (m.index > at) out.push(rendered.slice(at, m.index));
+        out.push(m[0]);
         at = m.index + m[0].length;
       }
-      if (at < rendered.length) texts.push(rendered.slice(at));
-      return { texts, specials };
+      if (at < rendered.length) out.push(rendered.slice(at));
+      return out;
     },
   };
 }

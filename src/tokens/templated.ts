@@ -2,10 +2,23 @@ import type { Message, ToolDef } from '../types.js';
 import { chatMessage, chatTools, type TemplateMessage, type ChatTokenizer } from './chat-template.js';
 import type { Overhead } from './encoding.js';
 
-/** A prompt's exact tokens under a chat template, and whether they are an estimate (see `TemplatePrompts.count`). */
+/**
+ * A rendered prompt as the provider's cache sees it: its pieces in order
+ * (the texts between special tokens, and the special tokens), each by an id
+ * that is the same for the same text within a scenario, and the tokens of
+ * its first k pieces (`sums[k]`). Two prompts share a cached prefix of as
+ * many tokens as their leading pieces in common.
+ */
+export interface PromptSequence {
+  ids: Int32Array;
+  sums: Float64Array;
+}
+
+/** A prompt's exact tokens under a chat template, whether they are an estimate (see `TemplatePrompts.count`), and its pieces when it was rendered. */
 export interface TemplateCount {
   tokens: number;
   estimated: boolean;
+  sequence?: PromptSequence;
 }
 
 /**
@@ -32,6 +45,8 @@ export class TemplatePrompts {
   private readonly ids = new WeakMap<object, number>();
   private nextId = 0;
   private counted = new Map<string, TemplateCount>();
+  /** The ids of the pieces met in the scenario. */
+  private pieceIds = new Map<string, number>();
 
   constructor(
     readonly chat: ChatTokenizer,
@@ -40,12 +55,26 @@ export class TemplatePrompts {
     this.overhead = this.measureOverhead();
   }
 
-  /** Tokens of a rendered prompt: its pieces through the counter, one per special token. */
+  /** Tokens of a rendered prompt: its pieces through the counter (a special token is one). */
   private tokensOf(rendered: string): number {
-    const { texts, specials } = this.chat.pieces(rendered);
-    let n = specials;
-    for (const t of texts) n += this.text(t);
+    let n = 0;
+    for (const p of this.chat.pieces(rendered)) n += this.text(p);
     return n;
+  }
+
+  /** A rendered prompt's tokens and its pieces as a sequence (ids, running sums). */
+  private sequenceOf(rendered: string): { tokens: number; sequence: PromptSequence } {
+    const pieces = this.chat.pieces(rendered);
+    const ids = new Int32Array(pieces.length);
+    const sums = new Float64Array(pieces.length + 1);
+    for (let i = 0; i < pieces.length; i++) {
+      const p = pieces[i]!;
+      let id = this.pieceIds.get(p);
+      if (id === undefined) this.pieceIds.set(p, (id = this.pieceIds.size));
+      ids[i] = id;
+      sums[i + 1] = sums[i]! + this.text(p);
+    }
+    return { tokens: sums[pieces.length]!, sequence: { ids, sums } };
   }
 
   /**
@@ -92,6 +121,7 @@ export class TemplatePrompts {
   /** Forgets the prompts counted (at the end of a scenario; their messages are not sent again). */
   forgetScenario(): void {
     this.counted = new Map();
+    this.pieceIds = new Map();
   }
 
   private idOf(o: object): number {
@@ -112,7 +142,7 @@ export class TemplatePrompts {
     ];
     for (const [shape, estimated] of shapes) {
       const rendered = tryRender(this.chat, shape(), defs);
-      if (rendered !== undefined) return { tokens: this.tokensOf(rendered), estimated };
+      if (rendered !== undefined) return { ...this.sequenceOf(rendered), estimated };
     }
     return { tokens: fallback(), estimated: true };
   }
