@@ -90,7 +90,7 @@ export { checkPrompt, type RuleSet, type Violation } from './message-rules/provi
 
 // Token counting
 export { openTokenCounter, messageText, TokenCounter } from './tokens/counter.js';
-export { encodingForModel, textCounter, TOKENIZERS, type EncodingName, type ResolvedEncoding, type TextCounter, type TokenizerName } from './tokens/encoding.js';
+export { encodingForModel, textCounter, TOKENIZERS, type EncodingName, type ResolvedEncoding, type TextCounter, type TokenFactor, type TokenizerName } from './tokens/encoding.js';
 export { OPEN_WEIGHTS, type OpenWeightName, type OpenWeightSource } from './tokens/open-weights.js';
 
 // Records: CSV, results.json, money

@@ -5,7 +5,7 @@ import { lookup, type PriceTable } from '../pricing/prices.js';
 import { ruleSetFor, type RuleSet } from '../message-rules/provider.js';
 import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
 import { openTokenCounter, type TokenCounter } from '../tokens/counter.js';
-import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
+import { encodingForModel, type ResolvedEncoding, type TokenFactor } from '../tokens/encoding.js';
 import type { DigestPart } from '../records/digest.js';
 import type { RecordText } from '../records/encode.js';
 import type { StreamedList } from '../records/json.js';
@@ -41,7 +41,7 @@ export interface RunOptions {
    * number for every such model, or a factor by model (any model). Each
    * text's count is multiplied and rounded.
    */
-  tokenFactor?: number | Readonly<Record<string, number>>;
+  tokenFactor?: TokenFactor;
   /** `builtin`, a path to a LiteLLM-format table laid over the builtin one, or a loaded table. */
   prices?: string | PriceTable;
   promptCache?: CostSettings['promptCache'];
@@ -163,7 +163,7 @@ export type ModelContext = ReplayContext & { encoding: ResolvedEncoding; prices:
  * settings, the provider rule set (given, or the model's).
  */
 export function replayContext(opts: ContextOptions, counters = new Map<string, TokenCounter>()): ModelContext {
-  const encoding = withFactor(encodingForModel(opts.model, opts.tokenizer), opts.model, opts.tokenFactor);
+  const encoding = encodingForModel(opts.model, opts.tokenizer, opts.tokenFactor);
   const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
   const costs: CostSettings = {
     promptCache: opts.promptCache ?? DEFAULT_COSTS.promptCache,
@@ -189,13 +189,6 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
     ...(opts.upkeep && { upkeep: opts.upkeep }),
     ...(opts.toolDefs?.length && { toolDefs: opts.toolDefs }),
   };
-}
-
-/** The model's `tokenFactor`: its own, else the study's number when its counts are an estimate. */
-function withFactor(encoding: ResolvedEncoding, model: string, tokenFactor: RunOptions['tokenFactor']): ResolvedEncoding {
-  const factor = typeof tokenFactor === 'number' ? (encoding.estimate ? tokenFactor : 1) : (tokenFactor?.[model] ?? 1);
-  if (!(Number.isFinite(factor) && factor > 0)) throw new UsageError(`tokenFactor for ${model}: ${factor} is not a positive number`);
-  return factor === 1 ? encoding : { ...encoding, factor };
 }
 
 /** One context per chat model of the run, sharing one price table and one token counter per encoding. */

@@ -2,7 +2,7 @@ import { usd } from '../records/format.js';
 import { align } from './text.js';
 import type { Pico } from '../types.js';
 import { latencyFor } from '../pricing/latency.js';
-import { encodingForModel } from '../tokens/encoding.js';
+import { encodingForModel, type TokenFactor } from '../tokens/encoding.js';
 import type { ModelPrice, PriceTable } from '../pricing/prices.js';
 import type { CostSettings } from '../pricing/settings.js';
 
@@ -31,10 +31,9 @@ function ruleText(p: ModelPrice, s: CostSettings): string {
 }
 
 /** How a model's tokens are counted: its tokenizer, and whether its counts are exact or an estimate (× the study's factor). */
-function counting(model: string, tokenizer: string, tokenFactor: number | Readonly<Record<string, number>> | undefined): [string, string] {
-  const e = encodingForModel(model, tokenizer);
-  const factor = typeof tokenFactor === 'number' ? (e.estimate ? tokenFactor : 1) : (tokenFactor?.[model] ?? 1);
-  return [e.name, `${e.estimate ? 'estimate' : 'exact'}${factor === 1 ? '' : ` × ${factor}`}`];
+function counting(model: string, tokenizer: string, tokenFactor: TokenFactor | undefined): [string, string] {
+  const e = encodingForModel(model, tokenizer, tokenFactor);
+  return [e.name, `${e.estimate ? 'estimate' : 'exact'}${e.factor === undefined ? '' : ` × ${e.factor}`}`];
 }
 
 /**
@@ -47,7 +46,7 @@ export function pricesTable(
   table: PriceTable,
   models: readonly ModelPrice[],
   s: CostSettings,
-  tokens: { tokenizer?: string; tokenFactor?: number | Readonly<Record<string, number>> } = {},
+  tokens: { tokenizer?: string; tokenFactor?: TokenFactor } = {},
 ): string {
   const dash = (p: Pico | undefined) => (p === undefined ? '-' : perMillion(p));
   const rows = [

@@ -15,7 +15,7 @@ import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
 import type { Conversation, ToolDef } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
-import { TOKENIZERS } from '../tokens/encoding.js';
+import { TOKENIZERS, type TokenFactor } from '../tokens/encoding.js';
 import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
 import { loadScenarioPlaced, type STUDY_FILE_KEYS } from '../scenario/load.js';
 import { fileJsonSchema, toolDefSchema, weightSchema } from '../scenario/schema.js';
@@ -37,7 +37,7 @@ export interface Study {
   models: string[];
   tokenizer: string;
   /** A correction of stand-in tokenizers' counts (the study's `tokenFactor`): one number, or a factor by model. */
-  tokenFactor?: number | Record<string, number>;
+  tokenFactor?: TokenFactor;
   prices: string;
   /** Prompt caching (the study's `cache` key). */
   promptCache: 'auto' | 'off';

@@ -59,13 +59,25 @@ const OPEN_WEIGHT_RULES: readonly { test: RegExp; name: OpenWeightName; estimate
 /** Variants of an open-weight family whose tokenizer or template differs from the family's: counted as other models are (o200k_base, an estimate). */
 const NOT_OPEN_WEIGHT = /distill|hermes|guard|llama[-_.]?4|codellama|-vl-|vision/;
 
+/** A study's correction of token counts: one number for every model counted with a stand-in, or a factor by model. */
+export type TokenFactor = number | Readonly<Record<string, number>>;
+
 /**
  * Picks the tokenizer for a model: gpt-4o*, gpt-4.1*, gpt-5*, o-series →
  * o200k_base; gpt-4, gpt-3.5 → cl100k_base; an open-weight family
  * (OPEN_WEIGHT_RULES) → its tokenizer and template; anything else
  * o200k_base as an estimate. `tokenizer` (not `auto`) overrides, exact.
+ * With `tokenFactor`, the model's factor: its own, else the number when its
+ * counts are an estimate.
  */
-export function encodingForModel(model: string, tokenizer = 'auto'): ResolvedEncoding {
+export function encodingForModel(model: string, tokenizer = 'auto', tokenFactor?: TokenFactor): ResolvedEncoding {
+  const e = tokenizerForModel(model, tokenizer);
+  const factor = typeof tokenFactor === 'number' ? (e.estimate ? tokenFactor : 1) : (tokenFactor?.[model] ?? 1);
+  if (!(Number.isFinite(factor) && factor > 0)) throw new UsageError(`tokenFactor for ${model}: ${factor} is not a positive number`);
+  return factor === 1 ? e : { ...e, factor };
+}
+
+function tokenizerForModel(model: string, tokenizer: string): ResolvedEncoding {
   if (tokenizer !== 'auto') {
     if (!(TOKENIZERS as readonly string[]).includes(tokenizer)) {
       throw new UsageError(`tokenizer: unknown tokenizer "${tokenizer}" (expected auto|${TOKENIZERS.join('|')})`);

@@ -55,13 +55,6 @@ export class TemplatePrompts {
     this.overhead = this.measureOverhead();
   }
 
-  /** Tokens of a rendered prompt: its pieces through the counter (a special token is one). */
-  private tokensOf(rendered: string): number {
-    let n = 0;
-    for (const p of this.chat.pieces(rendered)) n += this.text(p);
-    return n;
-  }
-
   /** A rendered prompt's tokens and its pieces as a sequence (ids, running sums). */
   private sequenceOf(rendered: string): { tokens: number; sequence: PromptSequence } {
     const pieces = this.chat.pieces(rendered);
@@ -85,8 +78,8 @@ export class TemplatePrompts {
    */
   private measureOverhead(): Overhead {
     const [a, b] = ['Hello', 'Hi'];
-    const one = this.tokensOf(this.chat.render([{ role: 'user', content: a }]));
-    const three = this.tokensOf(this.chat.render([{ role: 'user', content: a }, { role: 'assistant', content: b }, { role: 'user', content: a }]));
+    const one = this.sequenceOf(this.chat.render([{ role: 'user', content: a }])).tokens;
+    const three = this.sequenceOf(this.chat.render([{ role: 'user', content: a }, { role: 'assistant', content: b }, { role: 'user', content: a }])).tokens;
     const user = this.text('user');
     const perMessage = Math.max(0, Math.round((three - one - this.text(a) - this.text(b) - user - this.text('assistant')) / 2));
     const replyPriming = Math.max(0, one - this.text(a) - user - perMessage);
@@ -103,7 +96,7 @@ export class TemplatePrompts {
     if (!t) {
       const chat = chatTools(defs);
       const probe: TemplateMessage[] = [{ role: 'user', content: 'Hello' }];
-      t = { defs: chat, tokens: defs.length ? Math.max(0, this.tokensOf(this.chat.render(probe, chat)) - this.tokensOf(this.chat.render(probe))) : 0 };
+      t = { defs: chat, tokens: defs.length ? Math.max(0, this.sequenceOf(this.chat.render(probe, chat)).tokens - this.sequenceOf(this.chat.render(probe)).tokens) : 0 };
       this.tools.set(defs, t);
     }
     return t;
