@@ -129,7 +129,7 @@ const WORD_END = /\p{L}(?= \p{L}|[^\p{L}\p{M}\p{N}\s])/gu;
  * counted on its first `CHUNK` units and scaled to its length, and flagged an
  * estimate.
  */
-export function boundedLength(text: string, encodeLength: (text: string) => number, cuts: RegExp = SPACE_BETWEEN_LETTERS): TokenCount {
+function boundedLength(text: string, encodeLength: (text: string) => number, cuts: RegExp = SPACE_BETWEEN_LETTERS): TokenCount {
   if (text.length <= LONG) return { tokens: encodeLength(text), estimated: false };
   const safe = new RegExp(cuts.source, 'gu');
   let tokens = 0;
