@@ -121,7 +121,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
   const registered = opts.policies.every((v) => v.module || REGISTRY.get(v.policy.id) === v.policy);
   if (jobs <= 1 || !file || !registered) return streamStudy(opts, sink);
 
-  // Resolve encodings and prices here: a bad model or price table fails before any worker starts.
+  // Resolve encodings and prices here: a bad model, price table or tokenizer package fails before any worker starts (no tokenizer is loaded here: only a worker that counts loads its own).
   const ctxs = replayContexts({ ...opts, tokenCache: false });
   const { prices } = ctxs[0]!;
   const context: ContextSettings = {

@@ -215,8 +215,8 @@ export class ReplayCache {
         canon({
           seed: ctx.seed,
           model: ctx.model,
+          // The counter's id decides its chat overhead too; reading the overhead would load an open-weight tokenizer, which a unit served from here never needs.
           tokenizer: ctx.tokens.id,
-          overhead: ctx.tokens.overhead,
           costs: ctx.costs ?? null,
           messageRules: ctx.messageRules,
           upkeep: ctx.upkeep ? { prompts: ctx.upkeep.prompts, cassette: ctx.upkeep.recorded?.cassette ?? null } : null,

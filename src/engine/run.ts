@@ -159,7 +159,9 @@ export type ModelContext = ReplayContext & { encoding: ResolvedEncoding; prices:
 /**
  * A chat model's context: its token counter (count once across policies;
  * taken from `counters` when another model of the run has the same
- * encoding), prices (every model the settings name checked up front), cost
+ * encoding; an open-weight tokenizer's packages are checked here, its files
+ * loaded on the first count, so a unit served by the replay cache needs
+ * none), prices (every model the settings name checked up front), cost
  * settings, the provider rule set (given, or the model's).
  */
 export function replayContext(opts: ContextOptions, counters = new Map<string, TokenCounter>()): ModelContext {

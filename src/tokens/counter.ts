@@ -2,8 +2,9 @@ import type { Message } from '../types.js';
 import type { TokenCount } from './bounded.js';
 import { cacheKey, TokenCache } from './token-cache.js';
 import { KeyTable } from './keys.js';
-import { chatTokenizer } from './chat-template.js';
+import { chatTokenizer, chatTokenizerId, type ChatTokenizer } from './chat-template.js';
 import { counterId, isOpenWeight, overheadFor, textMeasure, type EncodingName, type Overhead, type TextCounter, type TextMeasure, type TokenizerName } from './encoding.js';
+import type { OpenWeightName } from './open-weights.js';
 import { TemplatePrompts } from './templated.js';
 
 /** The text of a message that is tokenized: content, then each tool call's name and JSON arguments. */
@@ -39,14 +40,21 @@ export class TokenCounter {
   /** How many texts the token cache served. */
   tokenCacheHits = 0;
 
-  /** Per-message chat overhead: OpenAI's rule, none for `chars4`, or measured on the chat template. */
-  readonly overhead: Overhead;
-  /** For an open-weight tokenizer: its chat template, which lays out (and so counts) each prompt. */
-  readonly template: TemplatePrompts | undefined;
-
   private readonly raw: TextMeasure | TextCounter;
+  /** For an open-weight tokenizer: its name, the tokenizer being loaded on the first count (see `template`). */
+  private readonly openWeight: OpenWeightName | undefined;
+  private loadedChat: ChatTokenizer | undefined;
+  private prompts: TemplatePrompts | undefined;
+  /** The overhead when it is not the template's: given, OpenAI's rule, or none. */
+  private readonly fixedOverhead: Overhead | undefined;
 
-  /** Counts with `encoding`'s tokenizer (and, for an open-weight one, its chat template) unless `raw` and `overhead` are given. */
+  /**
+   * Counts with `encoding`'s tokenizer (and, for an open-weight one, its chat
+   * template) unless `raw` and `overhead` are given. An open-weight
+   * tokenizer's packages are checked here (installed, at the pinned
+   * version), but its files are loaded on the first count, so a run that
+   * counts nothing (every unit from the replay cache) never loads them.
+   */
   constructor(
     readonly encoding: TokenizerName,
     overhead?: Overhead,
@@ -56,15 +64,34 @@ export class TokenCounter {
     /** Multiplies every text's count (rounded per text): a team's measured correction of a stand-in tokenizer. */
     readonly factor = 1,
   ) {
-    const chat = isOpenWeight(encoding) ? chatTokenizer(encoding) : undefined;
-    this.raw = raw ?? chat?.measure ?? textMeasure(encoding as EncodingName);
-    this.template = chat && new TemplatePrompts(chat, (t) => this.text(t));
-    this.overhead = overhead ?? this.template?.overhead ?? overheadFor(encoding as EncodingName);
-    this.id = `${chat?.id ?? counterId(encoding as EncodingName)}${factor === 1 ? '' : ` ×${factor}`}`;
+    this.openWeight = isOpenWeight(encoding) ? encoding : undefined;
+    const base = this.openWeight ? chatTokenizerId(this.openWeight) : counterId(encoding as EncodingName);
+    this.raw = raw ?? (this.openWeight ? (text) => this.chat().measure(text) : textMeasure(encoding as EncodingName));
+    this.fixedOverhead = overhead ?? (this.openWeight ? undefined : overheadFor(encoding as EncodingName));
+    // An overhead given by hand is part of what counts depend on; otherwise the tokenizer (and its template) decides it.
+    const given = overhead ? ` overhead:${overhead.perMessage}/${overhead.perName}/${overhead.replyPriming}` : '';
+    this.id = `${base}${factor === 1 ? '' : ` ×${factor}`}${given}`;
   }
 
-  /** What its counts depend on: the tokenizer, its files and libraries (the token cache's counter id), and the factor. */
+  /** What its counts depend on: the tokenizer, its files and libraries (the token cache's counter id), the factor, and an overhead given by hand. */
   readonly id: string;
+
+  /** Per-message chat overhead: OpenAI's rule, none for `chars4`, or measured on the chat template (which loads it). */
+  get overhead(): Overhead {
+    return this.fixedOverhead ?? this.template!.overhead;
+  }
+
+  /** For an open-weight tokenizer: its chat template, which lays out (and so counts) each prompt; loaded on first use. */
+  get template(): TemplatePrompts | undefined {
+    if (!this.openWeight) return undefined;
+    // Measuring the overhead counts a few texts through `text`, as any other.
+    return (this.prompts ??= new TemplatePrompts(this.chat(), (t) => this.text(t)));
+  }
+
+  /** The open-weight tokenizer, loaded (once per process) when first needed. */
+  private chat(): ChatTokenizer {
+    return (this.loadedChat ??= chatTokenizer(this.openWeight!));
+  }
 
   /** Tokens of a text, without chat overhead. */
   text(text: string): number {
@@ -125,7 +152,7 @@ export class TokenCounter {
    * size of one conversation instead of growing with the run.
    */
   forgetScenario(): void {
-    this.template?.forgetScenario();
+    this.prompts?.forgetScenario();
     this.texts = new Map();
     this.spaced = new Map();
     this.messageMemo = new WeakMap();
@@ -210,10 +237,11 @@ export class PromptTokens {
 /**
  * A counter for a run: with the persistent token cache in `dir` loaded (none
  * for `chars4`, which costs nothing to count, or when `dir` is omitted or
- * false). An open-weight tokenizer is loaded from its package here.
+ * false). An open-weight tokenizer's packages are checked here; its files
+ * are loaded on the first count.
  */
 export function openTokenCounter(name: TokenizerName, dir?: string | false, factor = 1): TokenCounter {
-  const id = isOpenWeight(name) ? chatTokenizer(name).id : counterId(name);
+  const id = isOpenWeight(name) ? chatTokenizerId(name) : counterId(name);
   const tokenCache = dir && name !== 'chars4' ? TokenCache.open(dir, name, id) : undefined;
   return new TokenCounter(name, undefined, undefined, tokenCache, factor);
 }
