@@ -18,8 +18,12 @@ async function cli(args: string[], isTTY = false): Promise<{ code: number; out: 
 }
 
 const STUDY = 'test/fixtures/report/study.yaml';
-/** A quick study from flags: the shipped scenarios, two policies, chars4. */
-const SMALL = ['--scenario', 'scenarios/{kavya-late-order,noah-amnesia}.yaml', '--policy', 'full', '--policy', 'window-turns:turns=2', '--tokenizer', 'chars4'];
+/**
+ * A quick study from flags: the shipped scenarios, two policies, chars4; no
+ * cache, so a rerun of the suite finds no units of an earlier run in the
+ * folder's `.ctxsim-cache/` (and says nothing of them).
+ */
+const SMALL = ['--scenario', 'scenarios/{kavya-late-order,noah-amnesia}.yaml', '--policy', 'full', '--policy', 'window-turns:turns=2', '--tokenizer', 'chars4', '--no-cache'];
 
 const FILES = [
   'cost-breakdown.png', 'cost-breakdown.svg', 'cost-breakdown.vl.json',
@@ -51,7 +55,7 @@ describe('ctxsim run writes the reports', () => {
   });
 
   it('reads a study file: its scenarios, policies and tokenizer', async () => {
-    const r = await cli(['run', STUDY, '--out', '-', '--format', 'json']);
+    const r = await cli(['run', STUDY, '--out', '-', '--format', 'json', '--no-cache']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.out);
     expect(doc.study.studyFile).toBe('test/fixtures/report/study.yaml');
