@@ -2,7 +2,8 @@
  * Preloaded by scripts/bench.mjs (`node --import`) into a measured process and,
  * through execArgv, into each of its worker threads: times token counting —
  * every call of ctxsim's text counter (pre-tokenizing, the per-piece memo and
- * the js-tiktoken calls it makes) and every direct call of js-tiktoken's
+ * the js-tiktoken calls it makes), every call of an open-weight tokenizer's
+ * encode (@huggingface/tokenizers) and every direct call of js-tiktoken's
  * encode (the reference rows) — and the first sight of each text in a
  * scenario (`TokenCounter`'s `first`: the text's SHA-256 key, the run's
  * index and the token cache, and counting it when they do not know it), and,
@@ -12,6 +13,7 @@
  * included).
  */
 import { appendFileSync } from 'node:fs';
+import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { Tiktoken } from 'js-tiktoken/lite';
 import { BoundedCounter } from '../dist/tokens/bounded.js';
 import { TokenCounter } from '../dist/tokens/counter.js';
@@ -48,6 +50,7 @@ function clock(field, counted) {
 
 const counting = clock('ms', true);
 counting(Tiktoken.prototype, 'encode');
+counting(HfTokenizer.prototype, 'encode');
 counting(BoundedCounter.prototype, 'count');
 clock('firstMs', false)(TokenCounter.prototype, 'first');
 if (file) process.on('exit', () => appendFileSync(file, `${JSON.stringify(total)}\n`));

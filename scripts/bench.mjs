@@ -8,6 +8,7 @@
  *   node scripts/bench.mjs --quick --out bench/results-quick.md   # after npm run build
  *   node scripts/bench.mjs --count 200 --out /tmp/bench-200.md     # any number of conversations
  *   node scripts/bench.mjs --quick --engine   # only the cold one-thread and per-policy rows and the record hashes; writes no file
+ *   node scripts/bench.mjs --count 10 --engine --model groq/llama-3.3-70b-versatile   # the same on another model (an open-weight one: its template)
  *
  * Workload: the generator's `support` profile, seed 2024, 200 turns each, user
  * ≈ 60 and assistant ≈ 120 tokens (o200k_base), every registered policy with
@@ -54,7 +55,6 @@ const dist = (p) => import(join(ROOT, 'dist', p));
 const SEED = 2024;
 const TURNS = 200;
 const BUDGET = 2000;
-const MODEL = 'gpt-4o-mini';
 /** Chat overhead of the o200k/cl100k chat format: 3 per message + role, 3 to prime the reply. */
 const PER_MESSAGE = 3;
 const REPLY = 3;
@@ -66,6 +66,9 @@ const flag = (name) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
+
+/** The model of the ctxsim rows (`--model`, with `--engine` only: the reference rows count with o200k_base). */
+const MODEL = flag('--model') ?? 'gpt-4o-mini';
 
 if (flag('--child')) await child(flag('--child'));
 else await main();
@@ -324,6 +327,7 @@ function measure(tmp, name, childArgs) {
 async function main() {
   const quick = args.includes('--quick');
   const engineOnly = args.includes('--engine');
+  if (flag('--model') && !engineOnly) throw new Error('--model goes with --engine: the naive and trimMessages rows count with o200k_base');
   const count = Number(flag('--count') ?? (quick ? 50 : 1000));
   const sample = Number(flag('--sample') ?? 1);
   const out = resolve(flag('--out') ?? join(ROOT, 'bench', flag('--count') ? `results-${count}.md` : quick ? 'results-quick.md' : 'results.md'));
@@ -355,7 +359,7 @@ async function main() {
     const cacheB = join(tmp, 'cache-b');
     process.stderr.write('measuring…\n');
     const loadBefore = loadavg()[0];
-    const records = ['--records', join(tmp, 'records')];
+    const records = ['--records', join(tmp, 'records'), '--model', MODEL];
     const cold = measure(tmp, 'cold, one thread', ['--child', 'ctxsim', '--jobs', '1', '--cache', cacheA, ...records]);
     // Each policy alone, cold, on one thread: the engine's time per turn·policy, policy by policy.
     const perPolicy = POLICIES.map((p) => ({ id: p.id, ...measure(tmp, `${p.id} alone`, ['--child', 'ctxsim', '--jobs', '1', '--cache', join(tmp, `cache-${p.id}`), ...records, '--policy', p.id]) }));
@@ -378,7 +382,10 @@ async function main() {
       row([`all ${perPolicy.length} together (the cold one-thread row)`, secs(cold.ms), secs(cold.tokenizerMs), secs(cold.writeMs), fmt(engineUs(cold), 1), secs(cold.readMs), secs(sightMs(cold)), fmt(replayUs(cold), 1), rss(cold)]),
     ];
     if (engineOnly) {
-      process.stdout.write([...policyTable, '', 'Record files of the cold one-thread run (SHA-256):', ...hashLines, ''].join('\n'));
+      const { encodingForModel } = await dist('tokens/encoding.js');
+      const e = encodingForModel(MODEL);
+      const workload = `Workload: ${fmt(count)} conversations × ${TURNS} turns, ${POLICIES.length} policies; ${MODEL}, ${e.name}${e.estimate ? ' (estimate)' : ''}.`;
+      process.stdout.write([workload, '', ...policyTable, '', 'Record files of the cold one-thread run (SHA-256):', ...hashLines, ''].join('\n'));
       return;
     }
     const all = measure(tmp, `cold, ${cores} threads`, ['--child', 'ctxsim', '--jobs', String(cores), '--cache', cacheB, ...records]);

@@ -43,6 +43,14 @@ export interface ChatTokenizer {
   render(messages: readonly TemplateMessage[], tools?: readonly TemplateTool[]): string;
   /** A rendered prompt cut at its special tokens: the texts between them and the special tokens themselves (one token each), in order. */
   pieces(rendered: string): string[];
+  /** The special tokens `pieces` cuts at. */
+  readonly framing: ReadonlySet<string>;
+  /**
+   * Whether a text holds none of the tokenizer's added tokens (its runs of
+   * whitespace aside): templates write such a text as it is, where one that
+   * holds `<think>` or `<tool_response>` may be tested for (see spliced.ts).
+   */
+  plainText(text: string): boolean;
   /** The packages and hashes counts depend on, for the token cache's key. */
   readonly id: string;
 }
@@ -109,6 +117,7 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
   framing.sort((a, b) => b.length - a.length);
   const cut = new RegExp(framing.map(escapeRegExp).join('|'), 'g');
   const encodeLength = (text: string): number => hf.encode(text, { add_special_tokens: false }).ids.length;
+  const added = byFirstCharacter(tokenizerJson.added_tokens.map((a) => a.content).filter((c) => c.trim() !== ''));
   // A regex pre-tokenizer ends a piece at every letter a non-letter follows; Gemma's cuts at spaces only.
   const cuts = JSON.stringify(tokenizerJson.pre_tokenizer ?? null).includes('"Regex"') ? WORD_END : SPACE_BETWEEN_LETTERS;
   return {
@@ -122,6 +131,7 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
       // A code point the runtime's Unicode tables classify otherwise than the reference's (see unicode.ts): counted, flagged.
       return c.estimated || !unicodeUnsure(text) ? c : { tokens: c.tokens, estimated: true };
     },
+    framing: new Set(framing),
     render: (messages, tools) =>
       template.render({ messages: messages as unknown as Record<string, unknown>[], tools: tools?.length ? (tools as unknown as Record<string, unknown>[]) : null, add_generation_prompt: true, bos_token: bos, eos_token: eos }),
     pieces(rendered) {
@@ -135,7 +145,25 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
       if (at < rendered.length) out.push(rendered.slice(at));
       return out;
     },
+    plainText(text) {
+      for (let i = 0; i < text.length; i++) {
+        const candidates = added.get(text[i]!);
+        if (candidates?.some((c) => text.startsWith(c, i))) return false;
+      }
+      return true;
+    },
   };
+}
+
+/** Strings by their first character (Gemma has 6,000 added tokens, nearly all starting with `<`: a text is scanned once). */
+function byFirstCharacter(strings: readonly string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const s of strings) {
+    const list = out.get(s[0]!);
+    if (list) list.push(s);
+    else out.set(s[0]!, [s]);
+  }
+  return out;
 }
 
 /** Texts up to this many UTF-16 units are encoded in one call; longer ones in chunks of about `CHUNK`. */

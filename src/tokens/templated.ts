@@ -1,6 +1,7 @@
 import type { Message, ToolDef } from '../types.js';
 import { chatMessage, chatTools, type TemplateMessage, type ChatTokenizer } from './chat-template.js';
 import type { Overhead } from './encoding.js';
+import { Skeletons, partsText, textOf, type Part } from './spliced.js';
 
 /**
  * A rendered prompt as the provider's cache sees it: its pieces in order
@@ -41,6 +42,19 @@ export class TemplatePrompts {
   readonly overhead: Overhead;
   private readonly tools = new WeakMap<readonly ToolDef[], { defs: ReturnType<typeof chatTools>; tokens: number }>();
   private readonly shaped = new WeakMap<Message, readonly TemplateMessage[]>();
+  /** Whether a message's text may be laid into a skeleton (see spliced.ts), by message. */
+  private readonly plain = new WeakMap<TemplateMessage, boolean>();
+  private readonly plainText = (m: TemplateMessage): boolean => {
+    let yes = this.plain.get(m);
+    if (yes === undefined) this.plain.set(m, (yes = this.chat.plainText(m.content ?? '')));
+    return yes;
+  };
+  /** The skeletons prompts are laid out on, by the tools offered with them (NO_TOOLS: none). */
+  private readonly skeletons = new WeakMap<object, Skeletons>();
+  /** The piece a message's text makes with the framing text around it, by message and framing: its id and tokens. */
+  private laidPieces = new WeakMap<TemplateMessage, { key: string; piece: Piece | undefined }>();
+  /** Literal parts of laid-out prompts, cut at the special tokens. */
+  private literals = new Map<string, Literal>();
   /** Message objects numbered, and the prompts of the scenario counted so far by their messages' numbers and tools. */
   private readonly ids = new WeakMap<object, number>();
   private nextId = 0;
@@ -61,13 +75,96 @@ export class TemplatePrompts {
     const ids = new Int32Array(pieces.length);
     const sums = new Float64Array(pieces.length + 1);
     for (let i = 0; i < pieces.length; i++) {
-      const p = pieces[i]!;
-      let id = this.pieceIds.get(p);
-      if (id === undefined) this.pieceIds.set(p, (id = this.pieceIds.size));
-      ids[i] = id;
-      sums[i + 1] = sums[i]! + this.text(p);
+      const p = this.piece(pieces[i]!);
+      ids[i] = p.id;
+      sums[i + 1] = sums[i]! + p.tokens;
     }
     return { tokens: sums[pieces.length]!, sequence: { ids, sums } };
+  }
+
+  /** A piece's id in the scenario and its tokens. */
+  private piece(text: string): Piece {
+    let id = this.pieceIds.get(text);
+    if (id === undefined) this.pieceIds.set(text, (id = this.pieceIds.size));
+    return { id, tokens: this.text(text) };
+  }
+
+  /**
+   * The same for a prompt laid out on a skeleton, without making its text:
+   * each literal part is cut at the template's special tokens once per
+   * scenario, and a message's text makes one piece with the framing text
+   * around it, looked up by message (so a long prompt costs a lookup per
+   * message, not a pass over its text). Undefined when a piece would not be
+   * what cutting the whole text makes (a special token across a text's edge,
+   * or two texts in one piece): the prompt is then cut as text.
+   */
+  private sequenceOfParts(parts: readonly Part[]): { tokens: number; sequence: PromptSequence } | undefined {
+    const ids: number[] = [];
+    const sums: number[] = [0];
+    const push = (p: Piece) => {
+      ids.push(p.id);
+      sums.push(sums[sums.length - 1]! + p.tokens);
+    };
+    /** The piece being made: framing text before its message's text, the message, framing text after. */
+    let before = '';
+    let message: Exclude<Part, string> | undefined;
+    let after = '';
+    for (const part of parts) {
+      if (typeof part !== 'string') {
+        if (message) return undefined;
+        message = part;
+        continue;
+      }
+      const literal = this.literal(part);
+      if (message) after += literal.lead;
+      else before += literal.lead;
+      if (!literal.special) continue;
+      if (message) {
+        const p = this.laidPiece(message, before, after);
+        if (!p) return undefined;
+        push(p);
+      } else if (before) push(this.piece(before));
+      for (const p of literal.inner) push(p);
+      before = literal.trail;
+      after = '';
+      message = undefined;
+    }
+    if (message) {
+      const p = this.laidPiece(message, before, after);
+      if (!p) return undefined;
+      push(p);
+    } else if (before) push(this.piece(before));
+    return { tokens: sums[sums.length - 1]!, sequence: { ids: Int32Array.from(ids), sums: Float64Array.from(sums) } };
+  }
+
+  /** A literal part cut at the special tokens, once per scenario (the same few literals make every prompt of a shape). */
+  private literal(text: string): Literal {
+    let l = this.literals.get(text);
+    if (!l) {
+      const pieces = this.chat.pieces(text);
+      const first = pieces.findIndex((p) => this.chat.framing.has(p));
+      if (first < 0) l = { lead: text, inner: [], trail: '', special: false };
+      else {
+        let last = pieces.length - 1;
+        while (!this.chat.framing.has(pieces[last]!)) last--;
+        l = { lead: pieces.slice(0, first).join(''), inner: pieces.slice(first, last + 1).map((p) => this.piece(p)), trail: pieces.slice(last + 1).join(''), special: true };
+      }
+      if (this.literals.size >= 4096) this.literals.clear();
+      this.literals.set(text, l);
+    }
+    return l;
+  }
+
+  /** The piece of a message's text with the framing text around it, made and checked once per message and framing; undefined when cutting it would cut it again. */
+  private laidPiece(part: Exclude<Part, string>, before: string, after: string): Piece | undefined {
+    const key = `${part.trimmed ? 't' : 'v'}${before}\0${after}`;
+    let laid = this.laidPieces.get(part.message);
+    if (laid?.key !== key) {
+      const text = `${before}${textOf(part)}${after}`;
+      const piece = this.chat.pieces(text).length === 1 && !this.chat.framing.has(text) ? this.piece(text) : undefined;
+      this.laidPieces.set(part.message, (laid = { key, piece }));
+    }
+    return laid.piece;
   }
 
   /**
@@ -115,6 +212,8 @@ export class TemplatePrompts {
   forgetScenario(): void {
     this.counted = new Map();
     this.pieceIds = new Map();
+    this.laidPieces = new WeakMap();
+    this.literals = new Map();
   }
 
   private idOf(o: object): number {
@@ -133,11 +232,25 @@ export class TemplatePrompts {
       [() => alternating(plain), split],
       [() => alternating(messages.map(asText)), true],
     ];
+    const skeletons = this.skeletonsFor(defs);
     for (const [shape, estimated] of shapes) {
-      const rendered = tryRender(this.chat, shape(), defs);
+      const shaped = shape();
+      // Laid out on the skeleton of its shape when it has one (the same text as rendering it: see spliced.ts), else rendered.
+      const parts = skeletons.layout(shaped);
+      if (parts === 'refused') continue;
+      const laid = parts && this.sequenceOfParts(parts);
+      if (laid) return { ...laid, estimated };
+      const rendered = parts ? partsText(parts) : tryRender(this.chat, shaped, defs);
       if (rendered !== undefined) return { ...this.sequenceOf(rendered), estimated };
     }
     return { tokens: fallback(), estimated: true };
+  }
+
+  private skeletonsFor(defs: ReturnType<typeof chatTools> | undefined): Skeletons {
+    const key = defs ?? NO_TOOLS;
+    let s = this.skeletons.get(key);
+    if (!s) this.skeletons.set(key, (s = new Skeletons((m) => tryRender(this.chat, m, defs), this.plainText, (m) => this.idOf(m))));
+    return s;
   }
 
   /** A message as the template reads it (two, text then calls, where the template drops calls beside text); made once per message. */
@@ -151,6 +264,28 @@ export class TemplatePrompts {
     return t;
   }
 }
+
+/** A piece of a rendered prompt: its id in the scenario, its tokens. */
+interface Piece {
+  id: number;
+  tokens: number;
+}
+
+/**
+ * A literal part of a laid-out prompt, cut at the special tokens: the text
+ * before the first (the end of the piece before it), the pieces from the
+ * first to the last, the text after the last (the start of the next piece);
+ * without a special token, all of it is `lead`.
+ */
+interface Literal {
+  lead: string;
+  inner: Piece[];
+  trail: string;
+  special: boolean;
+}
+
+/** The key of the skeletons of prompts offered no tools. */
+const NO_TOOLS = {};
 
 function tryRender(chat: ChatTokenizer, messages: readonly TemplateMessage[], tools: ReturnType<typeof chatTools> | undefined): string | undefined {
   try {
