@@ -1,3 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
 import { ScenarioError } from '../src/errors.js';
 import type { IO } from '../src/cli/_io.js';
 
@@ -37,4 +41,27 @@ export async function asyncProblems(fn: () => Promise<unknown>): Promise<string[
     throw e;
   }
   return [];
+}
+
+/** Runs the command line in this process: its exit code and what it printed. */
+export async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = capture();
+  const code = await runMain(args, io);
+  return { code, out: io.stdout, err: io.stderr };
+}
+
+/** Each file of a folder, by name. */
+export function folder(dir: string): Map<string, Buffer> {
+  return new Map(
+    readdirSync(dir)
+      .sort()
+      .map((f) => [f, readFileSync(join(dir, f))]),
+  );
+}
+
+/** Expects a folder to hold exactly these files, byte for byte. */
+export function expectSameFiles(dir: string, expected: Map<string, Buffer>): void {
+  const got = folder(dir);
+  expect([...got.keys()]).toEqual([...expected.keys()]);
+  for (const [f, b] of expected) expect(got.get(f)!.equals(b), `${dir}/${f}`).toBe(true);
 }

@@ -2,13 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runMain } from '../src/cli/_app.js';
 import { evictReplayCache, replayCacheStats } from '../src/engine/replay-cache.js';
 import { runStudy, type RunOptions, type RunResults } from '../src/engine/run.js';
 import { REGISTRY } from '../src/policies/index.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import { policiesFromFlags } from '../src/study/study.js';
-import { capture } from './_io.js';
+import { cli, expectSameFiles, folder } from './_io.js';
 import { conversation } from './_policies.js';
 import { priceFile } from './_pricing.js';
 import { ROOT } from './_shared.js';
@@ -168,26 +167,8 @@ describe('replay cache (library)', () => {
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'replay-cache.ts')).mtimeMs;
 
-async function cli(...args: string[]) {
-  const io = capture();
-  const code = await runMain(args, io);
-  return { code, out: io.stdout, err: io.stderr };
-}
 
-/** Each file of an output folder, by name. */
-function folder(dir: string): Map<string, Buffer> {
-  return new Map(
-    readdirSync(dir)
-      .sort()
-      .map((f) => [f, readFileSync(join(dir, f))]),
-  );
-}
 
-function expectSame(dir: string, expected: Map<string, Buffer>): void {
-  const got = folder(dir);
-  expect([...got.keys()]).toEqual([...expected.keys()]);
-  for (const [f, b] of expected) expect(got.get(f)!.equals(b), `${dir}/${f}`).toBe(true);
-}
 
 describe('replay cache (command line)', () => {
   const scenarios = ['--scenario', join(ROOT, 'scenarios', 'noah-amnesia.yaml'), '--scenario', join(ROOT, 'scenarios', 'kavya-late-order.yaml')];
@@ -213,9 +194,9 @@ describe('replay cache (command line)', () => {
     expect((await run('cold', '--jobs', '1')).code).toBe(0);
     // Six units, and the report's five charts.
     expect(entryFiles(join(cache, 'replay'))).toHaveLength(11);
-    expectSame(join(dir, 'cold'), expected);
+    expectSameFiles(join(dir, 'cold'), expected);
     expect((await run('warm', '--jobs', '1')).code).toBe(0);
-    expectSame(join(dir, 'warm'), expected);
+    expectSameFiles(join(dir, 'warm'), expected);
     if (built) {
       const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
       // Two worker threads, from an empty cache and then from a full one.
@@ -224,19 +205,19 @@ describe('replay cache (command line)', () => {
       let before: number[] = [];
       for (const out of ['jobs-cold', 'jobs-warm']) {
         execFileSync(process.execPath, [MAIN, 'run', ...common, '--token-cache', other, '--out', join(dir, out), '--jobs', '2'], { env });
-        expectSame(join(dir, out), expected);
+        expectSameFiles(join(dir, out), expected);
         if (out === 'jobs-cold') before = inodes();
       }
       // The warm run rewrote no entry: every unit and chart came from the cache; nor does a run on one thread.
       expect(before).toHaveLength(11);
       expect(inodes()).toEqual(before);
       execFileSync(process.execPath, [MAIN, 'run', ...common, '--token-cache', other, '--out', join(dir, 'one-warm'), '--jobs', '1'], { env });
-      expectSame(join(dir, 'one-warm'), expected);
+      expectSameFiles(join(dir, 'one-warm'), expected);
       expect(inodes()).toEqual(before);
     }
     for (const k of [1, 2]) expect((await run(`p${k}`, '--shard', `${k}/2`)).code).toBe(0);
     expect((await cli('merge', join(dir, 'p1'), join(dir, 'p2'), '--out', join(dir, 'merged'), '--quiet')).code).toBe(0);
-    expectSame(join(dir, 'merged'), expected);
+    expectSameFiles(join(dir, 'merged'), expected);
     expect(entryFiles(join(cache, 'replay'))).toHaveLength(11);
   });
 

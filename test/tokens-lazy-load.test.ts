@@ -3,11 +3,10 @@ import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, re
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runMain } from '../src/cli/_app.js';
 import { chatTokenizerId, chatTokenizerRequests } from '../src/tokens/chat-template.js';
 import { openTokenCounter } from '../src/tokens/counter.js';
 import { OPEN_WEIGHTS } from '../src/tokens/open-weights.js';
-import { capture } from './_io.js';
+import { cli, expectSameFiles, folder } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -50,26 +49,8 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
-async function cli(...args: string[]) {
-  const io = capture();
-  const code = await runMain(args, io);
-  return { code, out: io.stdout, err: io.stderr };
-}
 
-/** Each file of a folder, by name. */
-function folder(dir: string): Map<string, Buffer> {
-  return new Map(
-    readdirSync(dir)
-      .sort()
-      .map((f) => [f, readFileSync(join(dir, f))]),
-  );
-}
 
-function expectSame(dir: string, expected: Map<string, Buffer>): void {
-  const got = folder(dir);
-  expect([...got.keys()]).toEqual([...expected.keys()]);
-  for (const [f, b] of expected) expect(got.get(f)!.equals(b), `${dir}/${f}`).toBe(true);
-}
 
 describe('an open-weight counter', () => {
   it.skipIf(!installed)(`checks its packages when made, and loads its tokenizer on the first count${skipped}`, () => {
@@ -93,13 +74,13 @@ describe('a rerun on an open-weight model (one thread)', () => {
     const expected = folder(join(dir, 'nocache'));
     const before = requests();
     expect((await run('cold', '--token-cache', join(dir, 'cache'))).code).toBe(0);
-    expectSame(join(dir, 'cold'), expected);
+    expectSameFiles(join(dir, 'cold'), expected);
     expect(requests()).toBeGreaterThan(before);
     const asked = requests();
     const warm = await cli('run', ...STUDY, '--jobs', '1', '--out', join(dir, 'warm'), '--token-cache', join(dir, 'cache'));
     expect(warm.code).toBe(0);
     expect(warm.err).toContain('replay cache: 6 of 6 units served, 0 replayed\n');
-    expectSame(join(dir, 'warm'), expected);
+    expectSameFiles(join(dir, 'warm'), expected);
     expect(requests()).toBe(asked);
   });
 });
@@ -200,7 +181,7 @@ describe(`the built CLI, on one thread and two${built ? '' : ' (skipped: dist/ i
       const warm = run(`warm-${jobs}`, jobs);
       expect(warm.stderr).toBe('');
       expect(warm.status).toBe(0);
-      expectSame(join(dir, `warm-${jobs}`), expected);
+      expectSameFiles(join(dir, `warm-${jobs}`), expected);
     }
     const hash = /has SHA-256 ([0-9a-f]{64})/;
     for (const jobs of ['1', '2']) {
