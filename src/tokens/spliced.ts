@@ -57,6 +57,7 @@ export class Skeletons {
     // The shape: each message's role when a placeholder stands for its text, else the message itself; the middle by its first role.
     const slots: TemplateMessage[] = [];
     let shape = '';
+    let kept = false;
     for (let i = 0; i < messages.length; i++) {
       if (middle && i === middle.from) {
         shape += `~${messages[i]!.role}`;
@@ -64,10 +65,14 @@ export class Skeletons {
       } else if (plain[i]) {
         slots.push(messages[i]!);
         shape += `,${messages[i]!.role}`;
-      } else shape += `,#${this.idOf(messages[i]!)}`;
+      } else {
+        kept = true;
+        shape += `,#${this.idOf(messages[i]!)}`;
+      }
     }
-    // A prompt too short to have a middle, with every message as it is, has no text to lay in: rendered in full.
-    if (!slots.length && !middle) return undefined;
+    // Without a middle, a skeleton that keeps messages as they are (tool rounds) serves only this prompt, and one of no message
+    // has nothing to lay in: rendered in full.
+    if (!middle && (kept || !slots.length)) return undefined;
     let skeleton = this.made.get(shape);
     if (skeleton === undefined) {
       // Prompts of a run come in few shapes; a bound keeps a run of many shapes from holding them all.
@@ -176,19 +181,22 @@ interface Skeleton {
 
 /** Reads a rendered skeleton: every placeholder once, its pads kept or gone both; the middle's four in a row, its gaps consistent. */
 function skeletonOf(out: string, slots: number, middle: boolean): Skeleton | null {
-  const names = [...Array.from({ length: slots }, (_, k) => String(k)), ...(middle ? ['m0', 'm1', 'm2', 'm3'] : [])];
+  const expected = new Set([...Array.from({ length: slots }, (_, k) => String(k)), ...(middle ? ['m0', 'm1', 'm2', 'm3'] : [])]);
+  // One pass over the output: each placeholder, in the order the template wrote them.
   const found: { name: string; start: number; end: number; trimmed: boolean }[] = [];
-  for (const name of names) {
-    const mark = `${MARK}${name}${MARK_END}`;
-    const at = out.indexOf(mark);
-    if (at < 0 || out.includes(mark, at + 1)) return null;
-    const end = at + mark.length;
+  for (let at = out.indexOf(MARK); at >= 0; at = out.indexOf(MARK, at + 1)) {
+    const close = out.indexOf(MARK_END, at + MARK.length);
+    const name = close < 0 ? '' : out.slice(at + MARK.length, close);
+    // Unknown (changed) or written twice.
+    if (!expected.delete(name)) return null;
+    const end = close + MARK_END.length;
     const padded = out.startsWith(PAD_BEFORE, at - PAD_BEFORE.length) && out.startsWith(PAD_AFTER, end);
     const bare = out[at - 1] !== PAD_BEFORE[1] && out[end] !== PAD_AFTER[0];
     if (padded === bare) return null;
     found.push(padded ? { name, start: at - PAD_BEFORE.length, end: end + PAD_AFTER.length, trimmed: false } : { name, start: at, end, trimmed: true });
   }
-  found.sort((a, b) => a.start - b.start);
+  // One not written, or written changed.
+  if (expected.size) return null;
   const items: Skeleton['items'] = [];
   const skeleton: Skeleton = { items, gaps: ['', ''], trimmed: [false, false] };
   let at = 0;
