@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -5,6 +6,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     isolate: false,
+    // Every core: vitest leaves one free by default, which on two cores is one worker (the suite took 164 s, against 122 s on two).
+    maxWorkers: availableParallelism(),
     globalSetup: ['test/_leftovers.ts'],
   },
 });
