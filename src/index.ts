@@ -108,7 +108,7 @@ export { reportMarkdown, budgetMarkdown } from './report/markdown.js';
 export { reportHtml } from './report/html.js';
 export { budgetCsv } from './report/budget.js';
 export { policyTable } from './report/text.js';
-export { pricesTable } from './report/prices.js';
+export { pricesTable, type Counting } from './report/prices.js';
 export { gateJson, gateJunit, gateMarkdown } from './report/gate.js';
 
 // The CI gate

@@ -168,6 +168,22 @@ describe(`the built CLI, on one thread and two${built ? '' : ' (skipped: dist/ i
     }
   });
 
+  it.skipIf(!built || !installed)(`prices say which tokenizers are not installed, and what to install${why}`, () => {
+    const app = install();
+    const prices = () => spawnSync(process.execPath, [app.main, 'prices', 'deepseek/deepseek-chat', 'gpt-4o-mini'], { env, encoding: 'utf8' });
+    const counts = (stdout: string) => stdout.split('\n').filter((l) => /^(deepseek|gpt)/.test(l)).map((l) => l.split(/\s{2,}/).slice(-2).join(' | '));
+    app.set('intact');
+    const ok = prices();
+    expect(ok.status).toBe(0);
+    expect(counts(ok.stdout)).toEqual(['deepseek-v3 | exact', 'o200k_base | exact']);
+    expect(ok.stdout).not.toContain('not installed');
+    app.set('missing');
+    const r = prices();
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(counts(r.stdout)).toEqual(['deepseek-v3 | exact, not installed', 'o200k_base | exact']);
+    expect(r.stdout.split('\n').at(-2)).toBe(`not installed: ${MISSING}`);
+  });
+
   it.skipIf(!built || !installed)(`reruns from the replay cache without reading the tokenizer's files; a run that counts reports a damaged file in one line${why}`, () => {
     const dir = tempDir();
     const app = install();

@@ -6,6 +6,7 @@ import { settingsModels, type CostSettings } from '../pricing/settings.js';
 import type { Command } from './_command.js';
 import type { IO } from './_io.js';
 import { studyFromFlags } from './_study.js';
+import { tokenizerUnavailable } from '../tokens/chat-template.js';
 import type { Study } from '../study/study.js';
 
 interface PricesFlags {
@@ -45,7 +46,8 @@ export async function prices(flags: PricesFlags, io: IO): Promise<number> {
   else if (flags.all) names = [...table.models.keys()].sort();
   else names = studyModels(study, settings, table.userModels ?? []);
   const models = [...new Set(names)].map((m) => lookup(table, m));
-  io.out(pricesTable(table, models, settings, { tokenizer: study.tokenizer, ...(study.tokenFactor !== undefined && { tokenFactor: study.tokenFactor }) }));
+  const counting = { tokenizer: study.tokenizer, unavailable: tokenizerUnavailable, ...(study.tokenFactor !== undefined && { tokenFactor: study.tokenFactor }) };
+  io.out(pricesTable(table, models, settings, counting));
   return 0;
 }
 

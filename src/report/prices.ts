@@ -30,23 +30,33 @@ function ruleText(p: ModelPrice, s: CostSettings): string {
   }
 }
 
-/** How a model's tokens are counted: its tokenizer, and whether its counts are exact or an estimate (× the study's factor). */
-function counting(model: string, tokenizer: string, tokenFactor: TokenFactor | undefined): [string, string] {
-  const e = encodingForModel(model, tokenizer, tokenFactor);
-  return [e.name, `${e.estimate ? 'estimate' : 'exact'}${e.factor === undefined ? '' : ` × ${e.factor}`}`];
+/** How tokens are counted: the run's tokenizer setting and factor, and what keeps an open-weight tokenizer from loading (its packages not installed). */
+export interface Counting {
+  tokenizer?: string;
+  tokenFactor?: TokenFactor;
+  /** Why a tokenizer cannot count here (the install command), or undefined when it can. */
+  unavailable?: (tokenizer: string) => string | undefined;
+}
+
+/** How a model's tokens are counted: its tokenizer, and whether its counts are exact or an estimate (× the study's factor); `not installed` when they cannot be made here. */
+function counting(model: string, c: Counting): [string, string] {
+  const e = encodingForModel(model, c.tokenizer ?? 'auto', c.tokenFactor);
+  const how = `${e.estimate ? 'estimate' : 'exact'}${e.factor === undefined ? '' : ` × ${e.factor}`}`;
+  return [e.name, c.unavailable?.(e.name) ? `${how}, not installed` : how];
 }
 
 /**
  * The table `ctxsim prices` prints: USD per million tokens (input, cache read,
  * cache write, output), context window, cache rule, latency figures and how
- * tokens are counted (tokenizer, exact or estimate), under a caption naming
- * the table's source and date.
+ * tokens are counted (tokenizer, exact or estimate, and whether an
+ * open-weight tokenizer's packages are missing, with a line saying what to
+ * install), under a caption naming the table's source and date.
  */
 export function pricesTable(
   table: PriceTable,
   models: readonly ModelPrice[],
   s: CostSettings,
-  tokens: { tokenizer?: string; tokenFactor?: TokenFactor } = {},
+  tokens: Counting = {},
 ): string {
   const dash = (p: Pico | undefined) => (p === undefined ? '-' : perMillion(p));
   const rows = [
@@ -69,10 +79,13 @@ export function pricesTable(
         String(l.prefillTps),
         p.mode === 'embedding' ? '-' : String(l.decodeTps),
         // An embedding model's input is counted with the run's chat tokenizer.
-        ...(p.mode === 'embedding' ? ['-', '-'] : counting(p.model, tokens.tokenizer ?? 'auto', tokens.tokenFactor)),
+        ...(p.mode === 'embedding' ? ['-', '-'] : counting(p.model, tokens)),
       ];
     }),
   ];
   const caption = `prices: ${table.source} (LiteLLM table of ${table.date}) · cache: ${s.promptCache}${s.promptCache === 'off' ? '' : `, ttl ${seconds(s.promptCacheTtl)}`}\n`;
-  return caption + align(rows, new Set([3, 4, 5, 6, 7, 9, 10, 11]));
+  // What a run on those models would stop with, once per tokenizer.
+  const names = new Set(models.filter((p) => p.mode !== 'embedding').map((p) => encodingForModel(p.model, tokens.tokenizer ?? 'auto').name));
+  const notes = [...names].flatMap((n) => tokens.unavailable?.(n) ?? []).map((why) => `not installed: ${why}\n`);
+  return caption + align(rows, new Set([3, 4, 5, 6, 7, 9, 10, 11])) + notes.join('');
 }

@@ -97,6 +97,22 @@ export function chatTokenizerId(name: OpenWeightName, source: OpenWeightSource =
   ].join(' ');
 }
 
+/**
+ * Why a tokenizer cannot count here — one of its packages is missing or at
+ * another version: the error a run would stop with, naming the install
+ * command — or undefined (every tokenizer but the open-weight ones can).
+ */
+export function tokenizerUnavailable(name: string): string | undefined {
+  if (!(name in OPEN_WEIGHTS)) return undefined;
+  try {
+    chatTokenizerId(name as OpenWeightName);
+    return undefined;
+  } catch (e) {
+    if (e instanceof UsageError) return e.message;
+    throw e;
+  }
+}
+
 /** Loads a tokenizer and template from `source`'s packages; a package missing, at another version, or a file with another hash is a usage error. */
 export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource): ChatTokenizer {
   const id = chatTokenizerId(name, source);
