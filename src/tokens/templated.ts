@@ -52,7 +52,7 @@ export class TemplatePrompts {
   /** The skeletons prompts are laid out on, by the tools offered with them (NO_TOOLS: none). */
   private readonly skeletons = new WeakMap<object, Skeletons>();
   /** The piece a message's text makes with the framing text around it, by message and framing: its id and tokens. */
-  private laidPieces = new WeakMap<TemplateMessage, { key: string; piece: Piece | undefined }>();
+  private laidPieces = new WeakMap<TemplateMessage, { before: string; after: string; trimmed: boolean; piece: Piece | undefined }>();
   /** Literal parts of laid-out prompts, cut at the special tokens. */
   private literals = new Map<string, Literal>();
   /** Message objects numbered, and the prompts of the scenario counted so far by their messages' numbers and tools. */
@@ -157,12 +157,11 @@ export class TemplatePrompts {
 
   /** The piece of a message's text with the framing text around it, made and checked once per message and framing; undefined when cutting it would cut it again. */
   private laidPiece(part: Exclude<Part, string>, before: string, after: string): Piece | undefined {
-    const key = `${part.trimmed ? 't' : 'v'}${before}\0${after}`;
     let laid = this.laidPieces.get(part.message);
-    if (laid?.key !== key) {
+    if (laid?.before !== before || laid.after !== after || laid.trimmed !== part.trimmed) {
       const text = `${before}${textOf(part)}${after}`;
       const piece = this.chat.pieces(text).length === 1 && !this.chat.framing.has(text) ? this.piece(text) : undefined;
-      this.laidPieces.set(part.message, (laid = { key, piece }));
+      this.laidPieces.set(part.message, (laid = { before, after, trimmed: part.trimmed, piece }));
     }
     return laid.piece;
   }
