@@ -27,7 +27,10 @@ export interface TemplateCount {
  * the tokens of the prompt the template renders (special tokens, default
  * system prompt, date header and generation prompt included); the texts
  * between its special tokens are counted by `text`, the run's counter, so
- * each is tokenized once however many prompts repeat it.
+ * each is tokenized once however many prompts repeat it. A prompt is laid
+ * out on the skeleton of its shape, rendered once (see spliced.ts), rather
+ * than rendered whole on every call, and counted from pieces looked up by
+ * message.
  *
  * Templates that refuse a prompt's shape (Gemma and Mistral insist that user
  * and assistant alternate after one system message; some render no tool
