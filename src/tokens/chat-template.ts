@@ -134,6 +134,7 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
   const cut = new RegExp(framing.map(escapeRegExp).join('|'), 'g');
   const encodeLength = (text: string): number => hf.encode(text, { add_special_tokens: false }).ids.length;
   const added = byFirstCharacter(tokenizerJson.added_tokens.map((a) => a.content).filter((c) => c.trim() !== ''));
+  const starts = new RegExp(`[${[...added.keys()].map((c) => c.replace(/[\\\]^-]/g, '\\$&')).join('')}]`, 'g');
   // A regex pre-tokenizer ends a piece at every letter a non-letter follows; Gemma's cuts at spaces only.
   const cuts = JSON.stringify(tokenizerJson.pre_tokenizer ?? null).includes('"Regex"') ? WORD_END : SPACE_BETWEEN_LETTERS;
   return {
@@ -162,9 +163,10 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
       return out;
     },
     plainText(text) {
-      for (let i = 0; i < text.length; i++) {
-        const candidates = added.get(text[i]!);
-        if (candidates?.some((c) => text.startsWith(c, i))) return false;
+      // Only where an added token could start (most texts have no `<` or `[` at all): found by one native scan.
+      starts.lastIndex = 0;
+      for (let m = starts.exec(text); m; m = starts.exec(text)) {
+        if (added.get(m[0])!.some((c) => text.startsWith(c, m!.index))) return false;
       }
       return true;
     },

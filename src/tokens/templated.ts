@@ -227,7 +227,8 @@ export class TemplatePrompts {
   private render(messages: readonly Message[], tools: readonly ToolDef[] | undefined, fallback: () => number): TemplateCount {
     const defs = tools?.length ? this.toolsOf(tools).defs : undefined;
     const split = this.chat.source.callsWithoutText === true && messages.some((m) => m.content && m.toolCalls?.length);
-    const plain = messages.flatMap((m) => this.templateMessages(m));
+    const plain: TemplateMessage[] = [];
+    for (const m of messages) for (const t of this.templateMessages(m)) plain.push(t);
     // Each shape only when the one before it was refused (most prompts render as they are).
     const shapes: [() => readonly TemplateMessage[], boolean][] = [
       [() => plain, split],
