@@ -63,20 +63,20 @@ export interface ReportFilesOptions {
   charts?: ChartStore;
 }
 
-/** Each chart's SVG (and PNG), from the store when it has them, else rendered (one at a time) and stored. */
-async function chartImages(list: readonly Chart[], png: boolean, store: ChartStore | undefined): Promise<StoredChart[]> {
-  const out: StoredChart[] = [];
+/** Each chart's spec as JSON and its SVG (and PNG), from the store when it has them, else rendered (one at a time) and stored. */
+async function chartImages(list: readonly Chart[], png: boolean, store: ChartStore | undefined): Promise<(StoredChart & { spec: string })[]> {
+  const out: (StoredChart & { spec: string })[] = [];
   for (const c of list) {
     const spec = specJson(c.spec);
     const kept = store?.get(spec);
     if (kept && (!png || kept.png)) {
-      out.push(kept);
+      out.push({ ...kept, spec });
       continue;
     }
     const [svg] = await renderCharts([c]);
     const made: StoredChart = { svg: svg!.svg, ...(png && { png: (await import('./png.js')).svgToPng(svg!.svg) }) };
     store?.set(spec, made);
-    out.push(made);
+    out.push({ ...made, spec });
   }
   return out;
 }
@@ -94,7 +94,7 @@ export async function reportOnlyFiles(results: Reported, info: ReportInfo, opts:
     ['policies.csv', policiesCsv(results)],
   ]);
   for (const [i, c] of list.entries()) {
-    files.set(`${c.name}.vl.json`, specJson(c.spec));
+    files.set(`${c.name}.vl.json`, images[i]!.spec);
     files.set(`${c.name}.svg`, images[i]!.svg);
     if (png) files.set(`${c.name}.png`, images[i]!.png!);
   }

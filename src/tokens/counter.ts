@@ -65,7 +65,7 @@ export class TokenCounter {
     readonly factor = 1,
   ) {
     this.openWeight = isOpenWeight(encoding) ? encoding : undefined;
-    const base = this.openWeight ? chatTokenizerId(this.openWeight) : counterId(encoding as EncodingName);
+    const base = tokenizerId(encoding);
     this.raw = raw ?? (this.openWeight ? (text) => this.chat().measure(text) : textMeasure(encoding as EncodingName));
     this.fixedOverhead = overhead ?? (this.openWeight ? undefined : overheadFor(encoding as EncodingName));
     // An overhead given by hand is part of what counts depend on; otherwise the tokenizer (and its template) decides it.
@@ -241,7 +241,11 @@ export class PromptTokens {
  * are loaded on the first count.
  */
 export function openTokenCounter(name: TokenizerName, dir?: string | false, factor = 1): TokenCounter {
-  const id = isOpenWeight(name) ? chatTokenizerId(name) : counterId(name);
-  const tokenCache = dir && name !== 'chars4' ? TokenCache.open(dir, name, id) : undefined;
+  const tokenCache = dir && name !== 'chars4' ? TokenCache.open(dir, name, tokenizerId(name)) : undefined;
   return new TokenCounter(name, undefined, undefined, tokenCache, factor);
+}
+
+/** What a tokenizer's counts depend on (the token cache's counter id): its encoding, or an open-weight tokenizer's packages, files and libraries (checked installed, not loaded). */
+function tokenizerId(name: TokenizerName): string {
+  return isOpenWeight(name) ? chatTokenizerId(name) : counterId(name);
 }
