@@ -40,19 +40,54 @@ function width(s: string, i: number): number {
   return c >= 0xd800 && c < 0xdc00 && s.codePointAt(i)! > 0xffff ? 2 : 1;
 }
 
+/** Whether the code point at `i` is a letter or a digit: ASCII by its code unit, others by the code point. */
+function isWordAt(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  return c < 128 ? ASCII_WORD[c] === 1 : wordPoint(s.codePointAt(i)!);
+}
+
 /** Where a run of letters and digits starting at `i` ends (`i` when there is none). */
 function runEnd(s: string, i: number): number {
   while (i < s.length) {
     const c = s.charCodeAt(i);
-    // ASCII by code unit; only other units need the code point (a surrogate pair is one).
-    if (c < 128 ? ASCII_WORD[c] === 0 : !wordPoint(s.codePointAt(i)!)) break;
-    i += width(s, i);
+    // ASCII by code unit, a step of one; only other units need the code point (a surrogate pair is one).
+    if (c < 128) {
+      if (ASCII_WORD[c] === 0) break;
+      i++;
+    } else {
+      if (!wordPoint(s.codePointAt(i)!)) break;
+      i += width(s, i);
+    }
   }
   return i;
 }
 
 /** The characters that join two runs into one word: ' - @ . */
 const isJoiner = (c: number) => c === 39 || c === 45 || c === 64 || c === 46;
+
+/** The text the word cursor reads (`wordStart`, `wordEnd`): lower-cased, with ’ read as ' (it's). */
+export function wordText(text: string): string {
+  const lower = text.toLowerCase();
+  // Most texts have no ’, and need no second copy.
+  return lower.includes('’') ? lower.replaceAll('’', "'") : lower;
+}
+
+/** Where the first word of a `wordText` at or after `i` starts (its length when there is none). */
+export function wordStart(s: string, i: number): number {
+  while (i < s.length && !isWordAt(s, i)) i += width(s, i);
+  return i;
+}
+
+/** Where the word starting at `i` ends: its runs of letters and digits, and each joiner between two of them. */
+export function wordEnd(s: string, i: number): number {
+  let end = runEnd(s, i);
+  while (isJoiner(s.charCodeAt(end))) {
+    const next = runEnd(s, end + 1);
+    if (next === end + 1) break;
+    end = next;
+  }
+  return end;
+}
 
 /**
  * Words of a text, lower-cased. Identifiers stay whole: letters and digits
@@ -71,29 +106,16 @@ export function words(text: string): string[] {
 }
 
 /**
- * Calls `visit` with each word of `words(text)` in order, as a span of the
- * lower-cased text (so a caller that only hashes words need not copy them),
+ * Calls `visit` with each word of `words(text)` in order, as a span of its
+ * `wordText` (so a caller that only hashes words need not copy them),
  * until it returns false.
  */
 export function eachWord(text: string, visit: (lower: string, start: number, end: number) => boolean): void {
-  const lower = text.toLowerCase();
-  // ’ reads as ' (it's); most texts have none, and need no second copy.
-  const s = lower.includes('’') ? lower.replaceAll('’', "'") : lower;
-  let i = 0;
-  while (i < s.length) {
-    let end = runEnd(s, i);
-    if (end === i) {
-      i += width(s, i);
-      continue;
-    }
-    for (;;) {
-      if (!isJoiner(s.charCodeAt(end))) break;
-      const next = runEnd(s, end + 1);
-      if (next === end + 1) break;
-      end = next;
-    }
-    if (!visit(s, i, end)) return;
-    i = end;
+  const s = wordText(text);
+  for (let start = wordStart(s, 0); start < s.length; ) {
+    const end = wordEnd(s, start);
+    if (!visit(s, start, end)) return;
+    start = wordStart(s, end);
   }
 }
 

@@ -1,4 +1,4 @@
-import { contentWords, eachWord, STOPWORDS } from '../text/normalize.js';
+import { contentWords, STOPWORDS, wordEnd, wordStart, wordText } from '../text/normalize.js';
 
 /** A sparse, L2-normalised vector: its buckets in the order their features first occur, with their weights. */
 export interface Vector {
@@ -42,10 +42,12 @@ export function features(text: string): [feature: string, weight: number][] {
 export function embed(text: string): Vector {
   // The features in `features` order, hashed straight from the text: each topic word as it is
   // scanned; the bigrams after them, each the previous topic word's hash continued over " " and the word.
+  const s = wordText(text);
   let n = 0;
   let pairs = 0;
   let previous = -1;
-  eachWord(text, (s, start, end) => {
+  for (let start = wordStart(s, 0); start < s.length; ) {
+    const end = wordEnd(s, start);
     let h = FNV_OFFSET;
     let pair = previous < 0 ? 0 : fnv1aStep(previous, 32);
     for (let i = start; i < end; i++) {
@@ -54,15 +56,16 @@ export function embed(text: string): Vector {
       pair = fnv1aStep(pair, unit);
     }
     h >>>= 0;
-    if (isStopword(h, s, start, end)) return true;
-    n = addFeature(n, h, 1);
-    if (previous >= 0) {
-      bigrams = room(bigrams, pairs + 1);
-      bigrams[pairs++] = pair >>> 0;
+    if (!isStopword(h, s, start, end)) {
+      n = addFeature(n, h, 1);
+      if (previous >= 0) {
+        bigrams = room(bigrams, pairs + 1);
+        bigrams[pairs++] = pair >>> 0;
+      }
+      previous = h;
     }
-    previous = h;
-    return true;
-  });
+    start = wordStart(s, end);
+  }
   for (let i = 0; i < pairs; i++) n = addFeature(n, bigrams[i]!, BIGRAM_WEIGHT);
   let norm = 0;
   for (let i = 0; i < n; i++) {
@@ -86,7 +89,7 @@ export function embed(text: string): Vector {
  * there are now.
  */
 function addFeature(n: number, hash: number, weight: number): number {
-  const b = hash % EMBED_BUCKETS;
+  const b = hash & (EMBED_BUCKETS - 1);
   const at = slot[b]!;
   if (at) {
     sumWeights[at - 1]! += weight;
