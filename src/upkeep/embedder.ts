@@ -43,6 +43,10 @@ export function embed(text: string): Vector {
   // The features in `features` order, hashed straight from the text: each topic word as it is
   // scanned; the bigrams after them, each the previous topic word's hash continued over " " and the word.
   const s = wordText(text);
+  // Room for every feature at once (so the loops below need not check): words are a character
+  // at least and apart, so there are at most (length + 1) / 2 of them, and as many bigrams.
+  const most = (s.length + 1) >> 1;
+  if (most > roomFor) grow(most);
   let n = 0;
   let pairs = 0;
   let previous = -1;
@@ -58,10 +62,7 @@ export function embed(text: string): Vector {
     h >>>= 0;
     if (!isStopword(h, s, start, end)) {
       n = addFeature(n, h, 1);
-      if (previous >= 0) {
-        bigrams = room(bigrams, pairs + 1);
-        bigrams[pairs++] = pair >>> 0;
-      }
+      if (previous >= 0) bigrams[pairs++] = pair >>> 0;
       previous = h;
     }
     start = wordStart(s, end);
@@ -95,8 +96,6 @@ function addFeature(n: number, hash: number, weight: number): number {
     sumWeights[at - 1]! += weight;
     return n;
   }
-  sumBuckets = room(sumBuckets, n + 1);
-  sumWeights = room(sumWeights, n + 1);
   sumBuckets[n] = b;
   sumWeights[n] = weight;
   slot[b] = n + 1;
@@ -104,13 +103,25 @@ function addFeature(n: number, hash: number, weight: number): number {
 }
 
 /**
- * Scratch lists of `embed`, reused from text to text (grown, never shrunk):
- * the buckets summed so far with their weights, and the bigram hashes held
- * until the text's words are done (unsigned, as hashes are).
+ * Scratch lists of `embed`, reused from text to text: the buckets summed so
+ * far with their weights, and the bigram hashes held until the text's words
+ * are done (unsigned, as hashes are). They have room for the features of
+ * `roomFor` words (twice as many buckets, as many bigrams), grown for a
+ * longer text and never shrunk.
  */
-let sumBuckets: Int32Array = new Int32Array(256);
-let sumWeights: Float64Array = new Float64Array(256);
-let bigrams: Uint32Array = new Uint32Array(256);
+let roomFor = 128;
+let sumBuckets: Int32Array = new Int32Array(2 * roomFor);
+let sumWeights: Float64Array = new Float64Array(2 * roomFor);
+let bigrams: Uint32Array = new Uint32Array(roomFor);
+
+/** Makes the scratch lists room for a text of `words` words (they are empty between texts: nothing is copied). */
+function grow(words: number): void {
+  roomFor = Math.max(words, 2 * roomFor);
+  bigrams = new Uint32Array(roomFor);
+  // A text has no more buckets than there are.
+  sumBuckets = new Int32Array(Math.min(2 * roomFor, EMBED_BUCKETS));
+  sumWeights = new Float64Array(Math.min(2 * roomFor, EMBED_BUCKETS));
+}
 
 /** `a` if it holds `n` items, else a copy with room for them (at least twice as long, so appending stays linear). */
 export function room<A extends Uint8Array | Int32Array | Uint32Array | Float64Array>(a: A, n: number): A {
