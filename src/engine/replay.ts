@@ -7,7 +7,7 @@ import { Meter } from '../pricing/meter.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { chooseModel, type CostSettings } from '../pricing/settings.js';
 import { policyViolations } from '../message-rules/blame.js';
-import type { RuleSet } from '../message-rules/provider.js';
+import { PromptRules, type RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, ProbeOutcome, ProbeRecord, ToolDef, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
 import { toolDefTokens } from '../tokens/tools.js';
@@ -166,6 +166,8 @@ class Replayer {
   private readonly session: PolicySession;
   private readonly meter: Meter;
   private readonly promptTokens: PromptTokens;
+  /** The provider rules, checked on each prompt from where the previous one ended when it starts with it. */
+  private readonly rules: PromptRules;
   private readonly ledger: FactLedger;
   private readonly turns: TurnRecord[] = [];
   private readonly probes: ProbeRecord[] = [];
@@ -185,6 +187,7 @@ class Replayer {
   ) {
     const { tokens, model } = ctx;
     this.promptTokens = new PromptTokens(tokens);
+    this.rules = new PromptRules(ctx.messageRules);
     // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario;
     // the checks count a prompt's tokens with the run's counter, so a prompt is counted once.
     const upkeep = this.upkeep(ctx.upkeep);
@@ -255,7 +258,7 @@ class Replayer {
     const found: Inspected = { violations: 0, zombiePrompt: false, injectionExposed: false, overBudget: false, estimatedTokens: this.ctx.standIn === true };
     for (let k = 0; k < calls.length; k++) {
       const { plan, output } = calls[k]!;
-      for (const v of policyViolations(plan.messages, this.ctx.messageRules, this.conversation)) {
+      for (const v of policyViolations(plan.messages, this.rules, this.conversation)) {
         this.violations.push({ scenario: this.conversation.id, policy: this.variant.name, model: this.ctx.model, turn, call: k + 1, rule: v.rule, detail: v.detail });
         found.violations++;
       }

@@ -1,5 +1,5 @@
 import type { Conversation, Message } from '../types.js';
-import { checkPrompt, type RuleSet, type Violation } from './provider.js';
+import { checkPrompt, type PromptRules, type RuleSet, type Violation } from './provider.js';
 
 /**
  * The violations a policy caused in a prompt: every provider rule the
@@ -11,9 +11,11 @@ import { checkPrompt, type RuleSet, type Violation } from './provider.js';
  *   turn (a real backend would have had a reply between them; the turns in
  *   between, if any, were left out by the policy, e.g. dropped by moderation);
  * - an empty message the scenario wrote.
+ *
+ * `rules`: a rule set, or a session's `PromptRules` (its successive prompts checked as they grow).
  */
-export function policyViolations(messages: readonly Message[], ruleSet: RuleSet, conversation: Conversation): Violation[] {
-  const found = checkPrompt(messages, ruleSet);
+export function policyViolations(messages: readonly Message[], rules: RuleSet | PromptRules, conversation: Conversation): Violation[] {
+  const found = typeof rules === 'string' ? checkPrompt(messages, rules) : rules.check(messages);
   return found.length ? found.filter((v) => !scripted(v, messages, conversation)) : found;
 }
 

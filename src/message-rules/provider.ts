@@ -45,42 +45,106 @@ export function ruleSetFor(provider: string, model: string): RuleSet {
 
 /** Checks one prompt against a provider's message rules. */
 export function checkPrompt(messages: readonly Message[], ruleSet: RuleSet): Violation[] {
-  const p = PROVIDERS[ruleSet];
-  const out: Violation[] = [];
-  // Most prompts have no tool messages: the tables are made on the first one.
-  let calls: Map<string, number> | undefined;
-  let answered: Set<string> | undefined;
-  let seenOther = false;
-  let firstOther = true;
-  let prevRole: string | undefined;
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i]!;
-    if (!m.content.trim() && !m.toolCalls?.length) out.push({ rule: 'empty-message', index: i, detail: `${m.role} message at ${i} is empty` });
-    if (m.role === 'system') {
-      if (p.leadingSystemOnly && seenOther) out.push({ rule: 'system-not-first', index: i, detail: `system message at ${i} after the conversation started` });
-      continue;
-    }
-    seenOther = true;
-    if (firstOther && p.userFirst && m.role !== 'user') out.push({ rule: 'first-not-user', index: i, detail: `first turn is ${m.role}` });
-    firstOther = false;
-    if (m.toolCalls?.length) {
-      calls ??= new Map();
-      for (const c of m.toolCalls) calls.set(c.id, i);
-    }
-    if (m.role === 'tool') {
-      const at = calls?.get(m.toolCallId ?? '');
-      if (at === undefined) out.push({ rule: 'orphan-tool-result', index: i, detail: `tool result ${m.toolCallId} at ${i} has no tool call before it` });
-      (answered ??= new Set()).add(m.toolCallId ?? '');
-    }
-    const role = m.role === 'tool' ? p.toolRole : m.role;
-    // Several tool results in a row answer one call message: that is one turn.
-    if (p.alternate && role === prevRole && !(m.role === 'tool' && messages[i - 1]?.role === 'tool')) {
-      out.push({ rule: 'same-role-twice', index: i, detail: `two ${role} turns in a row at ${i - 1} and ${i}` });
-    }
-    prevRole = role;
+  return new PromptRules(ruleSet).check(messages);
+}
+
+/**
+ * `checkPrompt` over the successive prompts of one session. The rules are
+ * checked left to right, each message against what came before it, so a
+ * prompt that starts with the whole previous prompt (the same message
+ * objects, as a growing transcript sends them) is checked from where the
+ * previous one ended: only its new messages are read, and it finds what
+ * `checkPrompt` finds. Prompts must not change after they are checked
+ * (PromptPlan says so).
+ */
+export class PromptRules {
+  private readonly p: (typeof PROVIDERS)[RuleSet];
+  /** The last prompt checked, and how many of its messages the state below has read. */
+  private last: readonly Message[] = [];
+  private read = 0;
+  /** Violations found so far, but the unanswered calls (known only at the end). */
+  private found: Violation[] = [];
+  /** Tool call id → the message it is in; the ids with a result; how many calls have none yet. Most prompts have no tool messages: made on the first one. */
+  private calls: Map<string, number> | undefined;
+  private answered: Set<string> | undefined;
+  private unanswered = 0;
+  private seenOther = false;
+  private firstOther = true;
+  private prevRole: string | undefined;
+
+  constructor(ruleSet: RuleSet) {
+    this.p = PROVIDERS[ruleSet];
   }
-  for (const [id, i] of calls ?? []) {
-    if (!answered?.has(id)) out.push({ rule: 'unanswered-tool-call', index: i, detail: `tool call ${id} at ${i} has no result` });
+
+  check(messages: readonly Message[]): Violation[] {
+    if (!this.extends(messages)) this.restart();
+    this.last = messages;
+    this.scan(messages);
+    if (!this.found.length && !this.unanswered) return [];
+    const out = [...this.found];
+    if (this.unanswered) {
+      for (const [id, i] of this.calls!) {
+        if (!this.answered?.has(id)) out.push({ rule: 'unanswered-tool-call', index: i, detail: `tool call ${id} at ${i} has no result` });
+      }
+    }
+    return out.length > 1 ? out.sort((a, b) => a.index - b.index || (a.rule < b.rule ? -1 : 1)) : out;
   }
-  return out.length > 1 ? out.sort((a, b) => a.index - b.index || (a.rule < b.rule ? -1 : 1)) : out;
+
+  /** Whether `messages` starts with the whole last prompt (another array: one changed in place is checked again). */
+  private extends(messages: readonly Message[]): boolean {
+    const last = this.last;
+    const n = this.read;
+    if (messages === last || messages.length < n) return false;
+    for (let i = 0; i < n; i++) if (messages[i] !== last[i]) return false;
+    return true;
+  }
+
+  private restart(): void {
+    this.read = 0;
+    this.found = [];
+    this.calls = undefined;
+    this.answered = undefined;
+    this.unanswered = 0;
+    this.seenOther = false;
+    this.firstOther = true;
+    this.prevRole = undefined;
+  }
+
+  /** Reads the messages after those already read. */
+  private scan(messages: readonly Message[]): void {
+    const { p, found: out } = this;
+    for (let i = this.read; i < messages.length; i++) {
+      const m = messages[i]!;
+      if (!m.content.trim() && !m.toolCalls?.length) out.push({ rule: 'empty-message', index: i, detail: `${m.role} message at ${i} is empty` });
+      if (m.role === 'system') {
+        if (p.leadingSystemOnly && this.seenOther) out.push({ rule: 'system-not-first', index: i, detail: `system message at ${i} after the conversation started` });
+        continue;
+      }
+      this.seenOther = true;
+      if (this.firstOther && p.userFirst && m.role !== 'user') out.push({ rule: 'first-not-user', index: i, detail: `first turn is ${m.role}` });
+      this.firstOther = false;
+      if (m.toolCalls?.length) {
+        const calls = (this.calls ??= new Map());
+        for (const c of m.toolCalls) {
+          if (!calls.has(c.id) && !this.answered?.has(c.id)) this.unanswered++;
+          calls.set(c.id, i);
+        }
+      }
+      if (m.role === 'tool') {
+        const id = m.toolCallId ?? '';
+        const at = this.calls?.get(id);
+        if (at === undefined) out.push({ rule: 'orphan-tool-result', index: i, detail: `tool result ${m.toolCallId} at ${i} has no tool call before it` });
+        const answered = (this.answered ??= new Set());
+        if (at !== undefined && !answered.has(id)) this.unanswered--;
+        answered.add(id);
+      }
+      const role = m.role === 'tool' ? p.toolRole : m.role;
+      // Several tool results in a row answer one call message: that is one turn.
+      if (p.alternate && role === this.prevRole && !(m.role === 'tool' && messages[i - 1]?.role === 'tool')) {
+        out.push({ rule: 'same-role-twice', index: i, detail: `two ${role} turns in a row at ${i - 1} and ${i}` });
+      }
+      this.prevRole = role;
+    }
+    this.read = messages.length;
+  }
 }

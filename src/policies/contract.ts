@@ -317,69 +317,131 @@ export interface PlanProblem {
  * The rules one plan must keep, whatever came before: `system-pinned`,
  * `first-user`, `current-turn-last`, `tool-pairs`, `budget` and `plan`
  * (a plan of the wrong shape is that one problem, the others unchecked).
- * O(messages of the plan); checked on every call of a run (see guard.ts)
- * and by `checkPolicyContract`.
+ * O(messages of the plan); checked by `checkPolicyContract`, and on every
+ * call of a run through `PlanChecks` (see guard.ts).
  */
 export function planProblems(plan: PromptPlan, call: PlanCall): PlanProblem[] {
-  const shape = planShape(plan);
-  if (shape) return [{ rule: 'plan', detail: shape }];
-  const out: PlanProblem[] = [];
-  const fail = (rule: ContractRule, detail: string) => out.push({ rule, detail });
-  const { system, pending, budget, tokens } = call;
-  const m = plan.messages;
-  const head = system.length;
+  return new PlanChecks(call).check(plan, call.pending);
+}
 
-  // system-pinned (the scenario's system messages first, in order), first-user
-  const moved = system.findIndex((s, i) => m[i]?.role !== 'system' || m[i]!.content !== s.content || m[i]!.name !== s.name || m[i]!.origin);
-  if (moved >= 0) fail('system-pinned', head === 1 ? 'message 0 is not the system prompt' : `message ${moved} is not the scenario's system message ${moved + 1} of ${head}`);
-  let start = 0;
-  while (start < m.length && m[start]!.role === 'system') start++;
-  if (start < m.length && m[start]!.role !== 'user') fail('first-user', `the first message after the system messages is ${describe(m[start]!)}`);
+/**
+ * `planProblems` over the successive calls of one session. The shape of the
+ * messages and the tool pairs are read left to right, so a prompt that
+ * starts with the whole previous prompt (the same message objects, as a
+ * growing transcript sends them) is read from where the previous one ended
+ * (a tool call there whose results the previous prompt cut short is read
+ * again); the other rules read the system prompt and the current turn only.
+ * It finds what `planProblems` finds, in O(new messages + current turn) per
+ * call. Prompts must not change after they are returned (PromptPlan says so).
+ */
+export class PlanChecks {
+  /** The last plan's messages, when it was well formed. */
+  private last: readonly Message[] = [];
+  /** Where the tool-pairs pass over `last` may go on for a longer prompt: tool calls before it read only messages of `last`. */
+  private resume = 0;
+  /** What that pass had seen before `resume`: a late system message, and the problems it found. */
+  private late = false;
+  private pairs: PlanProblem[] = [];
 
-  // current-turn-last
-  const at = currentTurnAt(m, pending);
-  const problem = at < 0 ? 'its user message is not sent' : currentTurnProblem(m.slice(at + 1), pending);
-  if (problem) fail('current-turn-last', `the current turn is not sent last, its newest round in full: ${problem}`);
+  constructor(private readonly call: Omit<PlanCall, 'pending'>) {}
 
-  // tool-pairs, and system-pinned: no system message after the others (one pass, as this runs on every call)
-  let late = false;
-  for (let i = start; i < m.length; i++) {
-    const x = m[i]!;
-    if (x.role === 'system' && !late) {
-      late = true;
-      fail('system-pinned', `system message at ${i} after the conversation started`);
+  check(plan: PromptPlan, pending: readonly Message[]): PlanProblem[] {
+    const known = this.knownPrefix(plan);
+    const shape = planShape(plan, known);
+    this.last = [];
+    if (shape) return [{ rule: 'plan', detail: shape }];
+    const out: PlanProblem[] = [];
+    const fail = (rule: ContractRule, detail: string) => out.push({ rule, detail });
+    const { system, budget, tokens } = this.call;
+    const m = plan.messages;
+    const head = system.length;
+
+    // system-pinned (the scenario's system messages first, in order), first-user
+    const moved = system.findIndex((s, i) => m[i]?.role !== 'system' || m[i]!.content !== s.content || m[i]!.name !== s.name || m[i]!.origin);
+    if (moved >= 0) fail('system-pinned', head === 1 ? 'message 0 is not the system prompt' : `message ${moved} is not the scenario's system message ${moved + 1} of ${head}`);
+    let start = 0;
+    while (start < m.length && m[start]!.role === 'system') start++;
+    if (start < m.length && m[start]!.role !== 'user') fail('first-user', `the first message after the system messages is ${describe(m[start]!)}`);
+
+    // current-turn-last
+    const at = currentTurnAt(m, pending);
+    const problem = at < 0 ? 'its user message is not sent' : currentTurnProblem(m.slice(at + 1), pending);
+    if (problem) fail('current-turn-last', `the current turn is not sent last, its newest round in full: ${problem}`);
+
+    // tool-pairs, and system-pinned: no system message after the others (one pass, from where the last prompt's pass may go on)
+    const resumed = known > 0 && this.resume > start;
+    let late = resumed && this.late;
+    if (resumed) for (const p of this.pairs) out.push(p);
+    const first = out.length;
+    let resume = m.length;
+    let lateBefore = false;
+    let pairsBefore = 0;
+    for (let i = resumed ? this.resume : start; i < m.length; i++) {
+      const x = m[i]!;
+      // A tool call whose results would lie past the prompt's end: a longer prompt reads it again.
+      if (resume === m.length && x.toolCalls?.length && i + x.toolCalls.length >= m.length) {
+        resume = i;
+        lateBefore = late;
+        pairsBefore = out.length - first;
+      }
+      if (x.role === 'system' && !late) {
+        late = true;
+        fail('system-pinned', `system message at ${i} after the conversation started`);
+      }
+      if (x.role === 'tool') {
+        fail('tool-pairs', `tool result ${x.toolCallId} at ${i} without its call right before it`);
+        continue;
+      }
+      if (!x.toolCalls?.length) continue;
+      const ids = x.toolCalls.map((c) => c.id);
+      const results = m.slice(i + 1, i + 1 + ids.length).map((r) => (r.role === 'tool' ? r.toolCallId : undefined));
+      if (results.join('\n') !== ids.join('\n')) fail('tool-pairs', `tool call ${ids.join(', ')} at ${i} without all its results right after it`);
+      else i += ids.length;
     }
-    if (x.role === 'tool') {
-      fail('tool-pairs', `tool result ${x.toolCallId} at ${i} without its call right before it`);
-      continue;
+    const resumedPairs = resumed ? this.pairs.length : 0;
+    if (resume === m.length) {
+      lateBefore = late;
+      pairsBefore = out.length - first;
     }
-    if (!x.toolCalls?.length) continue;
-    const ids = x.toolCalls.map((c) => c.id);
-    const results = m.slice(i + 1, i + 1 + ids.length).map((r) => (r.role === 'tool' ? r.toolCallId : undefined));
-    if (results.join('\n') !== ids.join('\n')) fail('tool-pairs', `tool call ${ids.join(', ')} at ${i} without all its results right after it`);
-    else i += ids.length;
+    this.last = m;
+    this.resume = resume;
+    this.late = lateBefore;
+    this.pairs = resumedPairs + pairsBefore ? out.slice(first - resumedPairs, first + pairsBefore) : [];
+
+    // budget
+    if (budget === undefined) {
+      if (plan.overBudget) fail('budget', 'overBudget without a budget');
+    } else if (plan.overBudget) {
+      const fixed = tokens.prompt([...system, ...pending]);
+      if (fixed <= budget) fail('budget', `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${budget}`);
+      if (m.length !== head + pending.length) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
+    } else {
+      const total = tokens.prompt(m);
+      if (total > budget) fail('budget', `${total} tokens sent, budget ${budget}`);
+    }
+
+    // plan
+    if (!Number.isInteger(plan.stablePrefix) || plan.stablePrefix < head || plan.stablePrefix > at) {
+      fail('plan', `stablePrefix ${plan.stablePrefix} outside ${head}…${at}`);
+    }
+    for (const u of plan.upkeep) {
+      if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) fail('plan', `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`);
+    }
+    return out;
   }
 
-  // budget
-  if (budget === undefined) {
-    if (plan.overBudget) fail('budget', 'overBudget without a budget');
-  } else if (plan.overBudget) {
-    const fixed = tokens.prompt([...system, ...pending]);
-    if (fixed <= budget) fail('budget', `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${budget}`);
-    if (m.length !== head + pending.length) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
-  } else {
-    const total = tokens.prompt(m);
-    if (total > budget) fail('budget', `${total} tokens sent, budget ${budget}`);
+  /**
+   * How many leading messages of the plan were read with the last plan: all
+   * of the last plan's when the plan's messages (another array: one changed
+   * in place is read again) start with them; otherwise none.
+   */
+  private knownPrefix(plan: PromptPlan): number {
+    const last = this.last;
+    const m = typeof plan === 'object' && plan !== null ? plan.messages : undefined;
+    if (!Array.isArray(m) || m === last || m.length < last.length) return 0;
+    for (let i = 0; i < last.length; i++) if (m[i] !== last[i]) return 0;
+    return last.length;
   }
-
-  // plan
-  if (!Number.isInteger(plan.stablePrefix) || plan.stablePrefix < head || plan.stablePrefix > at) {
-    fail('plan', `stablePrefix ${plan.stablePrefix} outside ${head}…${at}`);
-  }
-  for (const u of plan.upkeep) {
-    if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) fail('plan', `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`);
-  }
-  return out;
 }
 
 /** Where the current turn starts in a prompt: the last place its user message is sent (-1: nowhere). */
@@ -416,11 +478,12 @@ function currentTurnProblem(sent: readonly Message[], pending: readonly Message[
  * not type-checked), or undefined: its messages an array of messages, its
  * `overBudget` a boolean, its upkeep a list of calls, its `stablePrefix` a
  * number. Checked by hand, not by a schema: it runs on every call of a run.
+ * The first `known` messages are known to be messages (read with the previous plan).
  */
-function planShape(plan: PromptPlan): string | undefined {
+function planShape(plan: PromptPlan, known = 0): string | undefined {
   if (typeof plan !== 'object' || plan === null) return `the plan is ${kindOf(plan)}, not an object {messages, overBudget, upkeep, stablePrefix}`;
   if (!Array.isArray(plan.messages)) return `messages is ${kindOf(plan.messages)}, not an array`;
-  for (let i = 0; i < plan.messages.length; i++) {
+  for (let i = known; i < plan.messages.length; i++) {
     const bad = messageShape(plan.messages[i]);
     if (bad) return `message ${i} ${bad}`;
   }

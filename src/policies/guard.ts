@@ -1,9 +1,9 @@
 import { CassetteMissError } from '../upkeep/upkeep.js';
 import { CtxsimError } from '../errors.js';
 import { PromptTokens } from '../tokens/counter.js';
-import type { UpkeepCall } from '../types.js';
-import { planProblems, upkeepShape, type PlanCall } from './contract.js';
-import type { Policy, PolicySession } from './types.js';
+import type { Message, UpkeepCall } from '../types.js';
+import { PlanChecks, upkeepShape, type PlanCall } from './contract.js';
+import type { Policy, PolicySession, PromptPlan } from './types.js';
 
 /**
  * A policy whose sessions keep the per-call rules of the policy contract
@@ -22,9 +22,10 @@ import type { Policy, PolicySession } from './types.js';
  * policy that declares one) may break `tool-pairs` and `first-user`: it does
  * so on purpose, and the run counts those prompts as provider rule
  * violations instead. `label` names the policy: the variant's canonical name.
- * The checks cost O(messages of the plan) per call; the budget is counted
- * with the session's own counter (memoized per message), through running
- * sums of the prompt's first messages when they are the previous prompt's.
+ * The checks read only what a prompt adds when it starts with the previous
+ * one (see PlanChecks); the budget is counted with the session's own
+ * counter (memoized per message), through running sums of the prompt's
+ * first messages when they are the previous prompt's.
  * `prompts`, for one session, is the caller's counter of its prompts (a run
  * prices each prompt it is given): shared, a prompt is counted once.
  */
@@ -38,7 +39,12 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
     params: declared,
     start(conversation, params, deps) {
       const scenario = conversation.id;
-      const session = attempt(() => policy.start(conversation, params, deps), () => `${label}: ${scenario}: start threw`);
+      let session: PolicySession;
+      try {
+        session = policy.start(conversation, params, deps);
+      } catch (e) {
+        throw thrown(e, `${label}: ${scenario}: start threw`);
+      }
       const missing = sessionProblem(session);
       if (missing) throw new CtxsimError(`${label}: ${scenario}: start returned ${missing}`, 'policy');
       const budget = typeof params.budget === 'number' ? params.budget : undefined;
@@ -49,44 +55,61 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
       const counted = prompts ?? new PromptTokens(deps.tokens);
       const { system } = conversation;
       const tokens: PlanCall['tokens'] = { prompt: (m) => counted.count(m) };
+      const checks = new PlanChecks({ system, budget, tokens });
       /** The last turn the session was told of. */
       let turn = 0;
       /** The messages of the previous call. */
       let previous: unknown;
       // Messages are made only on failure: the checks run on every call.
-      // A turn's call k comes after k − 1 rounds of tool calls, each opened by an assistant message in `pending`.
       const during = (t: number, call: number) => `${label}: turn ${t} of ${scenario}${call > 1 ? `, call ${call}` : ''}`;
       const after = (t: number) => `${label}: ${t ? `after turn ${t}` : 'before the first turn'} of ${scenario}`;
-      const upkeep = (list: UpkeepCall[], where: () => string) => {
-        const bad = upkeepShape(list);
-        if (bad) throw new CtxsimError(`${where()}: ${bad}`, 'policy');
-        return list;
-      };
       return {
         prompt(pending, info) {
           const t = (turn = info.turn.index);
-          const call = 1 + pending.filter((x) => x.role === 'assistant').length;
-          const plan = attempt(() => session.prompt(pending, info), () => `${during(t, call)}: threw`);
-          const problem = planProblems(plan, { system, pending, budget, tokens }).find((p) => !measured.has(p.rule));
-          if (problem) throw new CtxsimError(`${during(t, call)}: ${problem.rule}: ${problem.detail}`, 'policy');
+          let plan: PromptPlan;
+          try {
+            plan = session.prompt(pending, info);
+          } catch (e) {
+            throw thrown(e, `${during(t, callOf(pending))}: threw`);
+          }
+          const problem = checks.check(plan, pending).find((p) => !measured.has(p.rule));
+          if (problem) throw new CtxsimError(`${during(t, callOf(pending))}: ${problem.rule}: ${problem.detail}`, 'policy');
           // The run keeps the previous prompt to compare the next one with: one array changed in place would spoil that.
           if (plan.messages === previous) {
-            throw new CtxsimError(`${during(t, call)}: plan: the messages are the previous call's array again (each prompt is an array of its own, not changed after it is returned)`, 'policy');
+            throw new CtxsimError(`${during(t, callOf(pending))}: plan: the messages are the previous call's array again (each prompt is an array of its own, not changed after it is returned)`, 'policy');
           }
           previous = plan.messages;
           return plan;
         },
         commit(exchange, info) {
           const t = (turn = info.turn.index);
-          const upkept = attempt(() => session.commit(exchange, info), () => `${during(t, 1)}: commit threw`);
-          return upkeep(upkept, () => `${during(t, 1)}: commit`);
+          let upkept: UpkeepCall[];
+          try {
+            upkept = session.commit(exchange, info);
+          } catch (e) {
+            throw thrown(e, `${during(t, 1)}: commit threw`);
+          }
+          const bad = upkeepShape(upkept);
+          if (bad) throw new CtxsimError(`${during(t, 1)}: commit: ${bad}`, 'policy');
+          return upkept;
         },
         forget(facts, info) {
-          const upkept = attempt(() => session.forget(facts, info), () => `${after(info.afterTurn)}: forget threw`);
-          return upkeep(upkept, () => `${after(info.afterTurn)}: forget`);
+          let upkept: UpkeepCall[];
+          try {
+            upkept = session.forget(facts, info);
+          } catch (e) {
+            throw thrown(e, `${after(info.afterTurn)}: forget threw`);
+          }
+          const bad = upkeepShape(upkept);
+          if (bad) throw new CtxsimError(`${after(info.afterTurn)}: forget: ${bad}`, 'policy');
+          return upkept;
         },
         artifacts() {
-          return attempt(() => session.artifacts(), () => `${after(turn)}: artifacts threw`);
+          try {
+            return session.artifacts();
+          } catch (e) {
+            throw thrown(e, `${after(turn)}: artifacts threw`);
+          }
         },
       };
     },
@@ -102,17 +125,18 @@ const NO_RULES: ReadonlySet<string> = new Set();
 /** The policies `guardPolicy` made. */
 const GUARDED = new WeakSet<Policy>();
 
-/** Runs `f`; what it throws becomes a `CtxsimError` `${prefix()}: <its message>`, the thrown value its cause. */
-function attempt<T>(f: () => T, prefix: () => string): T {
-  try {
-    return f();
-  } catch (e) {
-    if (e instanceof CassetteMissError) throw e;
-    const message = (e instanceof Error ? e.message || e.name : String(e)).split('\n')[0];
-    const error = new CtxsimError(`${prefix()}: ${message}`, 'policy');
-    error.cause = e;
-    throw error;
-  }
+/** What a policy threw, as the run throws it: a `CtxsimError` `${prefix}: <its first line>`, the thrown value its cause (a cassette's miss as it is). */
+function thrown(e: unknown, prefix: string): unknown {
+  if (e instanceof CassetteMissError) return e;
+  const message = (e instanceof Error ? e.message || e.name : String(e)).split('\n')[0];
+  const error = new CtxsimError(`${prefix}: ${message}`, 'policy');
+  error.cause = e;
+  return error;
+}
+
+/** Which call of its turn a prompt is: call k comes after k − 1 rounds of tool calls, each opened by an assistant message in `pending`. */
+function callOf(pending: readonly Message[]): number {
+  return 1 + pending.filter((x) => x.role === 'assistant').length;
 }
 
 const METHODS = ['prompt', 'commit', 'forget', 'artifacts'] as const;
