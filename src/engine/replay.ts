@@ -3,7 +3,7 @@ import { blocks } from '../policies/blocks.js';
 import { guardPolicy } from '../policies/guard.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { Artifact, PolicySession, PromptPlan, TurnInfo } from '../policies/types.js';
-import { Meter } from '../pricing/meter.js';
+import { Meter, type CallRequest } from '../pricing/meter.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { chooseModel, type CostSettings } from '../pricing/settings.js';
 import { policyViolations } from '../message-rules/blame.js';
@@ -118,7 +118,9 @@ export function* replaySteps(
   r.forgetAfter(0, carried);
   for (const turn of conversation.turns) {
     const info = r.begin(turn);
-    const model = chooseModel(ctx.costs?.route, ctx.model, ctx.tokens.output(turn.user));
+    // The user message's output count is needed only to route the turn.
+    const route = ctx.costs?.route;
+    const model = route ? chooseModel(route, ctx.model, ctx.tokens.output(turn.user)) : ctx.model;
     const calls = r.prompt(info);
     const upkeep = carried;
     carried = [];
@@ -200,8 +202,8 @@ class Replayer {
     this.meter = new Meter(ctx.prices, {
       settings: ctx.costs,
       count: (m) => (m === head ? headTokens : tokens.message(m)),
-      // Its own stream, so drawing failures leaves the policy's draws unchanged.
-      random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`),
+      // Its own stream, so drawing failures leaves the policy's draws unchanged (made only when calls may fail).
+      ...(ctx.costs?.fallback && { random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`) }),
     });
     this.ledger = new FactLedger(conversation);
     this.watch = new SafetyWatch();
@@ -235,21 +237,22 @@ class Replayer {
   /** The turn's model calls: the prompt after the user message, and another after each round of tool calls. */
   prompt(info: TurnInfo): SentCall[] {
     const { template } = this.ctx.tokens;
-    return turnCalls(info.turn).map(({ pending, output }) => {
+    const toolTokens = this.tools?.tokens ?? 0;
+    const sent: SentCall[] = [];
+    for (const { pending, output } of turnCalls(info.turn)) {
       const plan = this.session.prompt(pending, info);
-      const toolTokens = this.tools?.tokens ?? 0;
-      const counted = () => this.promptTokens.count(plan.messages) + toolTokens;
-      // A chat template lays out the prompt itself, tool definitions included: its rendering is counted.
-      const t = template?.count(plan.messages, this.tools?.defs, counted);
-      return {
-        plan,
-        promptTokens: t ? t.tokens : counted(),
-        toolTokens,
-        ...(t?.estimated && { templateEstimate: true as const }),
-        ...(t?.sequence && { sequence: t.sequence }),
-        ...(output && { output }),
-      };
-    });
+      let call: SentCall;
+      if (template) {
+        // A chat template lays out the prompt itself, tool definitions included: its rendering is counted.
+        const t = template.count(plan.messages, this.tools?.defs, () => this.promptTokens.count(plan.messages) + toolTokens);
+        call = { plan, promptTokens: t.tokens, toolTokens };
+        if (t.estimated) call.templateEstimate = true;
+        if (t.sequence) call.sequence = t.sequence;
+      } else call = { plan, promptTokens: this.promptTokens.count(plan.messages) + toolTokens, toolTokens };
+      if (output) call.output = output;
+      sent.push(call);
+    }
+    return sent;
   }
 
   /** What was sent, before the turn changes memory: rule violations, forgotten values, injections; the plans' upkeep goes to `upkeep`. */
@@ -306,17 +309,11 @@ class Replayer {
       onCall?.(turn, call);
       const outputTokens = call.output ? tokens.output(call.output) : 0;
       // The tool definitions go first in the prompt a provider caches: a head message that stands for them.
-      const head = this.tools ? [this.tools.head] : [];
-      const messages = head.length ? [...head, ...call.plan.messages] : call.plan.messages;
-      const c = this.meter.call({
-        model,
-        messages,
-        promptTokens: call.promptTokens,
-        stablePrefix: call.plan.stablePrefix + head.length,
-        outputTokens,
-        time: this.time,
-        ...(call.sequence && { sequence: call.sequence }),
-      });
+      const head = this.tools?.head;
+      const messages = head ? [head, ...call.plan.messages] : call.plan.messages;
+      const request: CallRequest = { model, messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix + (head ? 1 : 0), outputTokens, time: this.time };
+      if (call.sequence) request.sequence = call.sequence;
+      const c = this.meter.call(request);
       p.inputTokens += c.inputTokens;
       p.cachedTokens += c.cachedTokens;
       p.cacheWriteTokens += c.cacheWriteTokens;
