@@ -205,7 +205,7 @@ class Replayer {
       // Its own stream, so drawing failures leaves the policy's draws unchanged (made only when calls may fail).
       ...(ctx.costs?.fallback && { random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`) }),
     });
-    this.ledger = new FactLedger(conversation);
+    this.ledger = FactLedger.of(conversation);
     this.watch = new SafetyWatch();
     for (const event of conversation.forgets) this.forgetsAfter.set(event.afterTurn, [...(this.forgetsAfter.get(event.afterTurn) ?? []), event]);
   }

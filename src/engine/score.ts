@@ -10,9 +10,16 @@ interface Stated {
 
 /**
  * Every value each fact took, in order, and when the user asked to forget
- * it: the history probes are scored against.
+ * it: the history probes are scored against. It does not change once made.
  */
 export class FactLedger {
+  /** The conversation's ledger, made once for all the replays of the conversation. */
+  static of(conversation: Conversation): FactLedger {
+    let ledger = LEDGERS.get(conversation);
+    if (!ledger) LEDGERS.set(conversation, (ledger = new FactLedger(conversation)));
+    return ledger;
+  }
+
   private readonly values = new Map<string, Stated[]>();
   /** fact → the turns its forget events follow. */
   private readonly forgets = new Map<string, number[]>();
@@ -53,6 +60,8 @@ export class FactLedger {
     return [...new Set((this.values.get(fact) ?? []).map((s) => s.value))];
   }
 }
+
+const LEDGERS = new WeakMap<Conversation, FactLedger>();
 
 const SOURCE_ORDER: readonly ProbeSource[] = ['window', 'summary', 'retrieved', 'facts'];
 

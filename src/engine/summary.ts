@@ -41,8 +41,8 @@ export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly Prob
   const count = (o: ProbeOutcome) => probes.filter((p) => p.outcome === o).length;
   const lost = probes.find((p) => p.outcome !== 'retained');
   const totalCost = turns[turns.length - 1]!.cumulativeCost;
-  // Sorted once for both percentiles.
-  const latencies = Float64Array.from(turns, (t) => t.latencyMs).sort();
+  // Sorted once for both percentiles (from an array: Float64Array.from with a mapping function is several times slower).
+  const latencies = Float64Array.from(turns.map((t) => t.latencyMs)).sort();
   const retained = count('retained');
   return {
     scenario: first.scenario,
