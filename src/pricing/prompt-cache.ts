@@ -29,9 +29,9 @@ export function commonPrefix(a: readonly Message[], b: readonly Message[], limit
   return i;
 }
 
-function tokensOf(messages: readonly Message[], n: number, count: MessageTokens): number {
+function tokensOf(messages: readonly Message[], n: number, count: MessageTokens, from = 0): number {
   let t = 0;
-  for (let i = 0; i < n; i++) t += count(messages[i]!);
+  for (let i = from; i < n; i++) t += count(messages[i]!);
   return t;
 }
 
@@ -43,8 +43,13 @@ function tokensOf(messages: readonly Message[], n: number, count: MessageTokens)
  * seconds passed since the previous call.
  */
 export class PrefixCache {
-  /** The previous call: its prompt, when, the prompt's tokens (without reply priming), and its pieces when rendered by a template. */
-  private previous?: { messages: readonly Message[]; time: number; tokens: number; sequence: PromptSequence | undefined };
+  /**
+   * The previous call: its prompt, when, its pieces when rendered by a
+   * template, and the tokens of its first `counted` messages (without reply
+   * priming). The rest is summed only when a later prompt starts with the
+   * whole of it: a sliding window's prompt is not summed at all.
+   */
+  private previous?: { messages: readonly Message[]; time: number; sequence: PromptSequence | undefined; counted: number; tokens: number };
 
   constructor(
     private readonly rule: { minTokens: number; step: number },
@@ -53,25 +58,23 @@ export class PrefixCache {
 
   /**
    * Cached tokens of this call; the call becomes the previous one. When the
-   * whole previous prompt is the shared prefix (a growing transcript), its
-   * tokens are known: only the new messages are summed.
+   * whole previous prompt is the shared prefix (a growing transcript), the
+   * tokens of its part shared with the call before are known: only the
+   * messages it added are summed.
    */
   call(messages: readonly Message[], time: number, count: MessageTokens, sequence?: PromptSequence): number {
     const prev = this.previous;
     let p: number;
-    let total: number;
+    let shared = 0;
     if (sequence) {
       // Rendered by a chat template: the tokens of the leading pieces both prompts share (a piece the next prompt changes is not cached).
       p = prev?.sequence ? sequence.sums[sharedPieces(sequence.ids, prev.sequence.ids)]! : 0;
-      total = sequence.sums[sequence.ids.length]!;
     } else {
-      const shared = prev ? commonPrefix(messages, prev.messages) : 0;
-      p = prev && shared === prev.messages.length && !prev.sequence ? prev.tokens : tokensOf(messages, shared, count);
-      total = p;
-      for (let i = shared; i < messages.length; i++) total += count(messages[i]!);
+      shared = prev ? commonPrefix(messages, prev.messages) : 0;
+      p = prev && shared === prev.messages.length && !prev.sequence ? prev.tokens + tokensOf(prev.messages, shared, count, prev.counted) : tokensOf(messages, shared, count);
     }
     // Prompts are not changed once sent: the previous one is kept as it is.
-    this.previous = { messages, time, tokens: total, sequence };
+    this.previous = { messages, time, sequence, counted: shared, tokens: sequence ? 0 : p };
     if (!prev || time - prev.time > this.ttl) return 0;
     return p < this.rule.minTokens ? 0 : Math.floor(p / this.rule.step) * this.rule.step;
   }
