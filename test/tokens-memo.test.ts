@@ -24,6 +24,39 @@ describe('prompt token sums', () => {
     );
   });
 
+  it('equal TokenCounter.prompt when a window slides: the same head, a later part of the previous prompt, new messages', () => {
+    const tokens = openTokenCounter('o200k_base', false);
+    const indices = fc.array(fc.integer({ min: 0, max: POOL.length - 1 }), { maxLength: 12 });
+    const step = fc.record({ head: fc.integer({ min: 0, max: 3 }), drop: fc.nat(10), keep: fc.nat(30), added: indices, fresh: fc.boolean() });
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 20 }), (steps) => {
+        const sums = new PromptTokens(tokens);
+        let previous: Message[] = [];
+        for (const s of steps) {
+          const head = previous.slice(0, s.head);
+          const kept = s.fresh ? [] : previous.slice(s.head + s.drop, s.head + s.drop + s.keep);
+          const messages = (previous = [...head, ...kept, ...s.added.map((i) => POOL[i]!)]);
+          expect(sums.count(messages)).toBe(tokens.prompt(messages));
+        }
+      }),
+      { seed: 42, numRuns: 500 },
+    );
+  });
+
+  it('counts a slid window from the previous sums: only the messages new to it are looked up', () => {
+    const tokens = openTokenCounter('o200k_base', false);
+    const sums = new PromptTokens(tokens);
+    const [system, ...rest] = POOL;
+    sums.count([system!, ...rest.slice(0, 5)]);
+    let looked = 0;
+    const message = tokens.message.bind(tokens);
+    tokens.message = (m) => (looked++, message(m));
+    const slid = [system!, ...rest.slice(2, 7)];
+    expect(sums.count(slid)).toBe(tokens.prompt(slid));
+    // 2 looked up by the sums (rest[5], rest[6]), then 6 by the reference prompt() call.
+    expect(looked).toBe(2 + 6);
+  });
+
   it('counts a grown prompt from the previous sum: only the new messages are looked up', () => {
     const tokens = openTokenCounter('o200k_base', false);
     const sums = new PromptTokens(tokens);

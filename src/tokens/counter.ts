@@ -208,9 +208,10 @@ export class TokenCounter {
 /**
  * Tokens of the successive prompts of one session. A prompt that starts with
  * messages of the previous one (the same objects, as a growing transcript
- * sends them) reuses their running sums, so only what changed is looked up:
- * equal to `TokenCounter.prompt`, without walking the whole history each call.
- * Prompts must not change after they are counted (PromptPlan says so).
+ * sends them) reuses their running sums, and so does a run of them further
+ * on (a sliding window's): only the messages new to the prompt are looked
+ * up. Equal to `TokenCounter.prompt`, without walking the whole history each
+ * call. Prompts must not change after they are counted (PromptPlan says so).
  */
 export class PromptTokens {
   private last: readonly Message[] = [];
@@ -224,11 +225,18 @@ export class PromptTokens {
     // The same prompt again (counted by a check, then by the run): its sum is known.
     if (messages === last) return this.tokens.overhead.replyPriming + this.sums[messages.length]!;
     const limit = Math.min(last.length, messages.length);
-    let shared = 0;
-    while (shared < limit && messages[shared] === last[shared]) shared++;
+    let i = 0;
+    while (i < limit && messages[i] === last[i]) i++;
     const sums = this.sums;
     // Entries past the prompt's end are stale, never read: writing by index keeps the list from shrinking.
-    for (let i = shared; i < messages.length; i++) sums[i + 1] = sums[i]! + this.tokens.message(messages[i]!);
+    // The messages after the shared prefix may be a run of the last prompt's further on (a window slid past its oldest messages):
+    // their sums are differences of its running sums, rewritten in place (each read lies ahead of the writes so far).
+    const j = i < messages.length ? last.indexOf(messages[i]!, i + 1) : -1;
+    if (j > i) {
+      const from = sums[i]! - sums[j]!;
+      for (let k = j; k < last.length && i < messages.length && messages[i] === last[k]; k++, i++) sums[i + 1] = sums[k + 1]! + from;
+    }
+    for (; i < messages.length; i++) sums[i + 1] = sums[i]! + this.tokens.message(messages[i]!);
     this.last = messages;
     return this.tokens.overhead.replyPriming + sums[messages.length]!;
   }
