@@ -24,8 +24,8 @@ import type { Policy, PolicySession, PromptPlan } from './types.js';
  * violations instead. `label` names the policy: the variant's canonical name.
  * The checks read only what a prompt adds when it starts with the previous
  * one (see PlanChecks); the budget is counted with the session's own
- * counter (memoized per message), through running sums of the prompt's
- * first messages when they are the previous prompt's.
+ * counter (memoized per message), through running sums of the messages a
+ * prompt shares with the previous one (see PromptTokens).
  * `prompts`, for one session, is the caller's counter of its prompts (a run
  * prices each prompt it is given): shared, a prompt is counted once.
  */
