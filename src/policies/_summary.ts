@@ -3,7 +3,7 @@ import type { Conversation, Message, UpkeepCall } from '../types.js';
 import type { Summary } from '../upkeep/summarizer.js';
 import { artifact, Erasures, moderated, transcriptArtifact, valuesOf } from './_forget.js';
 import { eraseFromSummary, factValues, injected, statedFacts, upkeepOf } from './_memory.js';
-import { Transcript } from './_transcript.js';
+import { sum, Transcript } from './_transcript.js';
 import { int, model, probability, type CommonParams } from './params.js';
 import type { Exchange, PolicyDeps, PolicySession } from './types.js';
 
@@ -29,6 +29,16 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
   summary: Summary | undefined;
   private readonly erased = new Erasures();
   private readonly hidden: string[];
+  /**
+   * Prefix sums of the stored exchanges' tokens from exchange `base` on:
+   * sums[i] = tokens of the messages of exchanges base … base + i − 1.
+   * Extended as the transcript grows and restarted from the fold point when
+   * it changes otherwise (a session restart, a redaction), so a turn weighs
+   * what is open without walking every message, and no folded message is
+   * counted again.
+   */
+  private readonly sums: number[] = [0];
+  private base = 0;
 
   constructor(
     private readonly conversation: Conversation,
@@ -42,6 +52,53 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
   /** Exchanges not folded yet. */
   open(): Exchange[] {
     return this.history.exchanges.slice(this.folded);
+  }
+
+  /** How many exchanges are not folded yet. */
+  openCount(): number {
+    return this.history.exchanges.length - this.folded;
+  }
+
+  /** Tokens of the open exchanges' messages (as `sum(tokens, open().flat())`). */
+  openTokens(): number {
+    const sums = this.counted();
+    return sums[sums.length - 1]! - sums[this.folded - this.base]!;
+  }
+
+  /** Tokens of the messages of open exchange `i` (0: the oldest open). */
+  openExchangeTokens(i: number): number {
+    const sums = this.counted();
+    const at = this.folded - this.base + i;
+    return sums[at + 1]! - sums[at]!;
+  }
+
+  /** How many of the newest open exchanges fit in `room` tokens (at most `max`): `newestExchangesThatFit` on `open()`. */
+  newestOpenThatFit(room: number, max = Infinity): number {
+    const sums = this.counted();
+    const end = sums.length - 1;
+    const open = end - (this.folded - this.base);
+    let n = 0;
+    while (n < open && n < max) {
+      const size = sums[end - n]! - sums[end - n - 1]!;
+      if (size > room) break;
+      room -= size;
+      n++;
+    }
+    return n;
+  }
+
+  /** The prefix sums, extended to the newest stored exchange. */
+  private counted(): number[] {
+    const { sums, base } = this;
+    const { exchanges } = this.history;
+    for (let i = base + sums.length - 1; i < exchanges.length; i++) sums.push(sums[i - base]! + sum(this.deps.tokens, exchanges[i]!));
+    return sums;
+  }
+
+  /** Restarts the prefix sums at the fold point (the transcript changed other than by growing). */
+  private recount(): void {
+    this.sums.length = 1;
+    this.base = this.folded;
   }
 
   /** The summary as a message to send, if there is one. */
@@ -76,6 +133,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
     if (this.history.add(exchange)) {
       this.folded = 0;
       this.summary = undefined;
+      this.recount();
     }
     return [];
   };
@@ -83,6 +141,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
   forget: PolicySession['forget'] = (facts, info) => {
     const values = valuesOf(facts);
     this.history.redact(values);
+    this.recount();
     this.erased.add(info.afterTurn, values);
     const { tokens, model } = this.deps;
     const r = eraseFromSummary(this.summary, facts, values, { tokens, params: this.params, model, hidden: this.hidden, upkeep: upkeepOf(this.deps) });

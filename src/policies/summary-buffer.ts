@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { UpkeepCall } from '../types.js';
-import { newestExchangesThatFit, systemMessageTokens, TurnGate } from './_memory.js';
+import { systemMessageTokens, TurnGate } from './_memory.js';
 import { RunningSummary, SUMMARIZER_PARAMS } from './_summary.js';
 import { fixedTokens, pinned, sum } from './_transcript.js';
 import { definePolicy } from './define.js';
-import type { Exchange } from './types.js';
 import { BUDGET, int } from './params.js';
 
 /**
@@ -40,33 +39,37 @@ export const summaryBuffer = definePolicy({
     const headTokens = fixedTokens(tokens, head);
     const gate = new TurnGate();
     /** The summary, if it fits in `room`, and how many of the newest open exchanges fit beside it. */
-    const fit = (open: readonly Exchange[], room: number) => {
+    const fit = (room: number) => {
       const summary = memory.message().filter((m) => tokens.message(m) <= room);
-      return { summary, n: newestExchangesThatFit(tokens, open, room - sum(tokens, summary)) };
+      return { summary, n: memory.newestOpenThatFit(room - sum(tokens, summary)) };
+    };
+    /** Whether an open exchange alone (with the pinned prompt) breaks the budget. */
+    const tooLarge = () => {
+      for (let i = 0; i < memory.openCount(); i++) if (headTokens + memory.openExchangeTokens(i) > budget) return true;
+      return false;
     };
 
     return {
       prompt(pending, info) {
         const upkeep: UpkeepCall[] = [];
-        const fixed = fixedTokens(tokens, [...head, ...pending]);
-        let open = memory.open();
-        if (gate.first(info) && open.length) {
-          const { n } = fit(open, budget - fixed);
-          const full = open.length >= keepRecent + batch || open.length - n >= batch;
-          if (full || open.some((e) => headTokens + sum(tokens, e) > budget)) {
+        const fixed = headTokens + sum(tokens, pending);
+        const open = memory.openCount();
+        if (gate.first(info) && open) {
+          const { n } = fit(budget - fixed);
+          const full = open >= keepRecent + batch || open - n >= batch;
+          if (full || tooLarge()) {
             // The new summary must fit beside this turn: shorter than summaryTokens when the budget is tight.
             const size = Math.max(1, Math.min(summaryTokens, budget - fixed - systemMessageTokens(tokens, 0)));
-            const stay = Math.min(n, newestExchangesThatFit(tokens, open, budget - fixed - systemMessageTokens(tokens, size), keepRecent));
-            upkeep.push(memory.fold(open.length - stay, size));
-            open = memory.open();
+            const stay = Math.min(n, memory.newestOpenThatFit(budget - fixed - systemMessageTokens(tokens, size), keepRecent));
+            upkeep.push(memory.fold(open - stay, size));
           }
         }
         // Fit the budget: the summary first, then the newest buffered exchanges that fit.
         const room = budget - fixed;
-        if (room < 0) return { messages: [...head, ...pending], overBudget: true, upkeep, stablePrefix: head.length };
-        const { summary, n } = fit(open, room);
+        if (room < 0) return { messages: head.concat(pending), overBudget: true, upkeep, stablePrefix: head.length };
+        const { summary, n } = fit(room);
         return {
-          messages: [...head, ...summary, ...open.slice(open.length - n).flat(), ...pending],
+          messages: head.concat(summary, memory.history.messages(memory.history.exchanges.length - n), pending),
           overBudget: false,
           upkeep,
           stablePrefix: head.length + summary.length,

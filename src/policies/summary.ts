@@ -28,9 +28,9 @@ export const summary = definePolicy({
     return {
       prompt(pending, info) {
         const upkeep: UpkeepCall[] = [];
-        const open = memory.open();
-        if (gate.first(info) && open.length && sum(tokens, open.flat()) + sum(tokens, pending) > threshold) {
-          upkeep.push(memory.fold(open.length));
+        const open = memory.openCount();
+        if (gate.first(info) && open && memory.openTokens() + sum(tokens, pending) > threshold) {
+          upkeep.push(memory.fold(open));
         }
         const summary = memory.message();
         return { messages: head.concat(summary, memory.history.messages(memory.folded), pending), overBudget: false, upkeep, stablePrefix: head.length + summary.length };
