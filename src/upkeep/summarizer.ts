@@ -117,9 +117,14 @@ export function foldedFacts(req: Pick<SummarizeRequest, 'previous' | 'folded' | 
   lastTurn: number;
 } {
   const { previous } = req;
-  const turns = req.folded.map((m) => m.turn).filter((t): t is number => t !== undefined);
-  const firstTurn = previous?.firstTurn ?? Math.min(...turns, Infinity);
-  const lastTurn = Math.max(previous?.lastTurn ?? 0, ...turns);
+  let first = Infinity;
+  let lastTurn = previous?.lastTurn ?? 0;
+  for (const { turn } of req.folded) {
+    if (turn === undefined) continue;
+    first = Math.min(first, turn);
+    lastTurn = Math.max(lastTurn, turn);
+  }
+  const firstTurn = previous?.firstTurn ?? first;
   const candidates = new Map(previous?.facts);
   const counts = new Map<string, Mentions>();
   const had = previous && mentionsOf(previous);
@@ -243,7 +248,8 @@ function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
   for (const name of order) listCost += cost(`${entry(name)};`);
   while (dropped < order.length && used + listCost > target) listCost -= cost(`${entry(order[dropped++]!)};`);
   const gone = new Set(order.slice(0, dropped));
-  const facts = new Map([...p.facts].filter(([name]) => !gone.has(name)));
+  const facts = new Map<string, string>();
+  for (const [name, value] of p.facts) if (!gone.has(name)) facts.set(name, value);
   const knownText = () => (facts.size ? `Known: ${[...facts.keys()].map(entry).join('; ')}.` : used + cost(NOTHING_KNOWN) <= target ? NOTHING_KNOWN : '');
   let known = knownText();
   if (known) used += cost(known);
@@ -282,7 +288,8 @@ function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
     else break;
     content = compose();
   }
-  const mentions = new Map([...facts.keys()].map((name) => [name, p.mentions.get(name) ?? { count: 1, lastTurn: p.lastTurn }]));
+  const mentions = new Map<string, Mentions>();
+  for (const name of facts.keys()) mentions.set(name, p.mentions.get(name) ?? { count: 1, lastTurn: p.lastTurn });
   return { content, facts, mentions, quotes, topics };
 }
 
@@ -332,15 +339,24 @@ function topicSentences(folded: readonly Message[], hidden: Hidden): string[] {
     if (list) list.push(m);
     else byTurn.set(t, [m]);
   }
-  return [...byTurn].map(([turn, messages]) => {
+  const sentences: string[] = [];
+  for (const [turn, messages] of byTurn) {
     const known = written.get(messages[0]!);
-    if (known && known.hidden === hiddenKey && known.messages.length === messages.length && known.messages.every((m, i) => m === messages[i])) {
-      return known.sentence;
+    if (known && known.hidden === hiddenKey && sameMessages(known.messages, messages)) sentences.push(known.sentence);
+    else {
+      const sentence = topicSentence(turn, messages, hidden.reveals);
+      written.set(messages[0]!, { messages, hidden: hiddenKey, sentence });
+      sentences.push(sentence);
     }
-    const sentence = topicSentence(turn, messages, hidden.reveals);
-    written.set(messages[0]!, { messages, hidden: hiddenKey, sentence });
-    return sentence;
-  });
+  }
+  return sentences;
+}
+
+/** Whether two lists hold the same message objects in the same order. */
+function sameMessages(a: readonly Message[], b: readonly Message[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
