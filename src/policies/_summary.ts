@@ -117,7 +117,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
       summaryTokens,
       keep: params.keep,
       ...(this.summary && { previous: this.summary }),
-      folded: leaving.flat(),
+      folded: ([] as Message[]).concat(...leaving),
       stated: statedFacts(conversation, leaving, this.erased),
       hidden: this.hidden,
       injected: injected(conversation, leaving),
