@@ -92,7 +92,7 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
   const values = prepared(req.hidden);
   const quotes = [...(previous?.quotes ?? []), ...(req.injected ?? []).map(quoteSentence)];
   const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, values)];
-  const r = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, mentions: counts, quotes, allTopics, hidden: values.hidden });
+  const r = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, mentions: counts, quotes, allTopics, hidden: values });
 
   const message: Message = { role: 'system', content: r.content, origin: 'summary' };
   const call: UpkeepCall = {
@@ -171,7 +171,7 @@ export function forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; 
   const facts = new Map([...previous.facts].filter(([, v]) => !erased.has(normalize(v))));
   const quotes = previous.quotes.map((q) => redactText(q, req.values));
   const allTopics = previous.topics.map((t) => redactText(t, req.values));
-  const { hidden } = prepared(req.hidden);
+  const hidden = prepared(req.hidden);
   const mentions = mentionsOf(previous);
   const r = render(tokens, req.summaryTokens, { firstTurn: previous.firstTurn, lastTurn: previous.lastTurn, facts, mentions, quotes, allTopics, hidden });
   // The parts are clean; the whole is checked too, since an erased value must not survive (nor the size be passed).
@@ -198,8 +198,8 @@ interface Parts {
   mentions: ReadonlyMap<string, Mentions>;
   quotes: readonly string[];
   allTopics: readonly string[];
-  /** Normalized fact values that must not appear outside "Known:". */
-  hidden: readonly string[];
+  /** The fact values that must not appear outside "Known:". */
+  hidden: Hidden;
 }
 
 /** What a summary's text holds once laid out within its size. */
@@ -265,8 +265,8 @@ function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
   }
   // A fact value in the free text would be a fact the summary did not keep: drop that text.
   const leaks = () => {
-    const free = normalize([header, ...topics, ...padding].join(' '));
-    return hidden.some((v) => free.includes(v));
+    const free = freeText(hidden, [header, ...topics, ...padding]);
+    return hidden.hidden.some((v) => free.includes(v));
   };
   if (leaks()) {
     topics = [];
@@ -308,6 +308,30 @@ interface Hidden {
   key: string;
   /** Whether a word contains one of those words (a topic word that would give a fact away). */
   reveals: (word: string) => boolean;
+  /** Sentences of free text as `freeText` reads them, by sentence (null: not tidy): a topic is checked at every fold it stays in. */
+  read: Map<string, string | null>;
+}
+
+/**
+ * The free text of a summary (header, topics, padding) as the leak check
+ * reads it: `normalize` of the sentences joined by spaces. Each sentence is
+ * lower-cased once and remembered; when every one is tidy (not empty, no
+ * whitespace but single inner spaces), the lower-cased sentences joined by
+ * spaces are that normalized whole, so the whole is not lower-cased and
+ * scanned again.
+ */
+function freeText(h: Hidden, sentences: readonly string[]): string {
+  const lowered: string[] = [];
+  for (const s of sentences) {
+    let l = h.read.get(s);
+    if (l === undefined) {
+      const lower = s.toLowerCase();
+      h.read.set(s, (l = lower && normalize(s) === lower ? lower : null));
+    }
+    if (l === null) return normalize(sentences.join(' '));
+    lowered.push(l);
+  }
+  return lowered.join(' ');
 }
 
 /**
@@ -321,7 +345,7 @@ function prepared(values: readonly string[]): Hidden {
     const hiddenWords = [...new Set(hidden.flatMap(words))];
     // One alternation of the literal words: `some(h => word.includes(h))` in a single pass.
     const any = new RegExp(hiddenWords.map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join('|'));
-    h = { hidden, key: hiddenWords.join('\n'), reveals: hiddenWords.length ? (word) => any.test(word) : () => false };
+    h = { hidden, key: hiddenWords.join('\n'), reveals: hiddenWords.length ? (word) => any.test(word) : () => false, read: new Map() };
     preparedLists.set(values, h);
   }
   return h;
