@@ -125,10 +125,15 @@ export function foldedFacts(req: Pick<SummarizeRequest, 'previous' | 'folded' | 
     lastTurn = Math.max(lastTurn, turn);
   }
   const firstTurn = previous?.firstTurn ?? first;
-  const candidates = new Map(previous?.facts);
+  const candidates = new Map<string, string>();
   const counts = new Map<string, Mentions>();
-  const had = previous && mentionsOf(previous);
-  for (const name of candidates.keys()) counts.set(name, had?.get(name) ?? { count: 1, lastTurn: previous?.lastTurn ?? 0 });
+  if (previous) {
+    const had = mentionsOf(previous);
+    for (const [name, value] of previous.facts) {
+      candidates.set(name, value);
+      counts.set(name, had.get(name) ?? { count: 1, lastTurn: previous.lastTurn ?? 0 });
+    }
+  }
   for (const [name, value, turn] of readable(req.folded, req.stated)) {
     candidates.set(name, value);
     counts.set(name, { count: (counts.get(name)?.count ?? 0) + 1, lastTurn: turn ?? lastTurn });
