@@ -70,6 +70,7 @@ export class Erasures {
 
   /** True when the value, stated in turn `turn`, was erased afterwards. */
   covers(turn: number, value: string): boolean {
+    if (!this.events.length) return false;
     const v = normalize(value);
     return this.events.some((e) => e.afterTurn >= turn && e.values.has(v));
   }

@@ -5,7 +5,8 @@ export function normalize(text: string): string {
   return (OTHER_WHITESPACE.test(lower) ? lower.replace(/\s+/g, ' ') : lower).trim();
 }
 
-const OTHER_WHITESPACE = /[^\S ]| {2}/;
+/** Whitespace other than a single space (`[^\S ]`, spelled out: a third fewer instructions per text), or two spaces. */
+const OTHER_WHITESPACE = /[\t-\r\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]| {2}/;
 
 /**
  * Whether a normalized value occurs in a normalized text: the one comparison
