@@ -45,6 +45,24 @@ export class Skeletons {
     private readonly idOf: (m: TemplateMessage) => number,
   ) {}
 
+  /** The messages of the last prompt laid out, and whether a placeholder may stand for each. */
+  private readonly last: TemplateMessage[] = [];
+  private readonly lastPlain: boolean[] = [];
+
+  /** Whether a placeholder may stand for each message: looked up only for those after the messages it shares with the last prompt. */
+  private plainOf(messages: readonly TemplateMessage[]): readonly boolean[] {
+    const { last, lastPlain } = this;
+    const limit = Math.min(messages.length, last.length);
+    let i = 0;
+    while (i < limit && messages[i] === last[i]) i++;
+    last.length = lastPlain.length = i;
+    for (; i < messages.length; i++) {
+      last.push(messages[i]!);
+      lastPlain.push(isPlain(messages[i]!, this.plainText));
+    }
+    return lastPlain;
+  }
+
   /**
    * The prompt as the template lays it out: literal text and the messages
    * whose text goes between; `refused` when the template refuses its shape
@@ -52,7 +70,7 @@ export class Skeletons {
    * never by a text); undefined when it must be rendered in full.
    */
   layout(messages: readonly TemplateMessage[]): Part[] | 'refused' | undefined {
-    const plain = messages.map((m) => isPlain(m, this.plainText));
+    const plain = this.plainOf(messages);
     const middle = middleOf(messages, plain);
     // The shape: each message's role when a placeholder stands for its text, else the message itself; the middle by its first role.
     const slots: TemplateMessage[] = [];

@@ -56,12 +56,16 @@ export class TemplatePrompts {
   private readonly skeletons = new WeakMap<object, Skeletons>();
   /** The piece a message's text makes with the framing text around it, by message and framing: its id and tokens. */
   private laidPieces = new WeakMap<TemplateMessage, { before: string; after: string; trimmed: boolean; piece: Piece | undefined }>();
+  /** The last prompt laid out (see `sequenceOfParts`). */
+  private laid = new LaidOut();
   /** Literal parts of laid-out prompts, cut at the special tokens. */
   private literals = new Map<string, Literal>();
-  /** Message objects numbered, and the prompts of the scenario counted so far by their messages' numbers and tools. */
+  /** Message objects numbered (the shapes of skeletons name the messages they keep by number). */
   private readonly ids = new WeakMap<object, number>();
   private nextId = 0;
-  private counted = new Map<string, TemplateCount>();
+  /** The prompts of the scenario counted so far, in a tree by their tools (NO_TOOLS: none) and messages; the path of the last one. */
+  private counted = new Map<object, Counted>();
+  private walk: { tools: readonly ToolDef[] | undefined | null; messages: readonly Message[]; path: Counted[] } = { tools: null, messages: [], path: [] };
   /** The ids of the pieces met in the scenario. */
   private pieceIds = new Map<string, number>();
 
@@ -102,17 +106,30 @@ export class TemplatePrompts {
    * or two texts in one piece): the prompt is then cut as text.
    */
   private sequenceOfParts(parts: readonly Part[]): { tokens: number; sequence: PromptSequence } | undefined {
-    const ids: number[] = [];
-    const sums: number[] = [0];
+    const laid = this.laid;
+    // Resumed after the last part both this prompt and the last one laid out begin with that ends in a special token: the pieces
+    // up to there are the same (a prompt that extends the last one costs its new parts).
+    const limit = Math.min(parts.length, laid.parts.length);
+    let same = 0;
+    while (same < limit && samePart(parts[same]!, laid.parts[same]!)) same++;
+    let k = laid.marks.length - 1;
+    while (k >= 0 && laid.marks[k]! > same) k--;
+    laid.marks.length = laid.counts.length = laid.carried.length = k + 1;
+    laid.parts = parts;
+    let n = k >= 0 ? laid.counts[k]! : 0;
+    if (n < laid.handed) laid.grow(n, n + ROOM);
     const push = (p: Piece) => {
-      ids.push(p.id);
-      sums.push(sums[sums.length - 1]! + p.tokens);
+      if (n >= laid.ids.length) laid.grow(n, 2 * n + ROOM);
+      laid.ids[n] = p.id;
+      laid.sums[n + 1] = laid.sums[n]! + p.tokens;
+      n++;
     };
     /** The piece being made: framing text before its message's text, the message, framing text after. */
-    let before = '';
+    let before = k >= 0 ? laid.carried[k]! : '';
     let message: Exclude<Part, string> | undefined;
     let after = '';
-    for (const part of parts) {
+    for (let i = k >= 0 ? laid.marks[k]! : 0; i < parts.length; i++) {
+      const part = parts[i]!;
       if (typeof part !== 'string') {
         if (message) return undefined;
         message = part;
@@ -131,13 +148,18 @@ export class TemplatePrompts {
       before = literal.trail;
       after = '';
       message = undefined;
+      laid.marks.push(i + 1);
+      laid.counts.push(n);
+      laid.carried.push(before);
     }
     if (message) {
       const p = this.laidPiece(message, before, after);
       if (!p) return undefined;
       push(p);
     } else if (before) push(this.piece(before));
-    return { tokens: sums[sums.length - 1]!, sequence: { ids: Int32Array.from(ids), sums: Float64Array.from(sums) } };
+    // The pieces handed out are not written again: a later prompt that changes them is written to new arrays.
+    laid.handed = Math.max(laid.handed, n);
+    return { tokens: laid.sums[n]!, sequence: { ids: laid.ids.subarray(0, n), sums: laid.sums.subarray(0, n + 1) } };
   }
 
   /** A literal part cut at the special tokens, once per scenario (the same few literals make every prompt of a shape). */
@@ -204,18 +226,41 @@ export class TemplatePrompts {
   /** A prompt's tokens as the template renders it with the tools offered; `fallback` counts it when no adaptation renders. */
   count(messages: readonly Message[], tools: readonly ToolDef[] | undefined, fallback: () => number): TemplateCount {
     // Policies that send the same messages (the same objects: prompts do not change once made) send the same prompt: rendered once.
-    const key = `${tools ? this.idOf(tools) : '-'}:${messages.map((m) => this.idOf(m)).join(',')}`;
-    let c = this.counted.get(key);
-    if (!c) this.counted.set(key, (c = this.render(messages, tools, fallback)));
-    return c;
+    // Prompts are found in a tree by their tools and messages, walked from where the last prompt's path and this one part
+    // (a prompt that extends the last one looks up its new messages only).
+    const walk = this.walk;
+    let same = 0;
+    if (walk.tools === tools) {
+      const limit = Math.min(messages.length, walk.messages.length);
+      while (same < limit && messages[same] === walk.messages[same]) same++;
+    } else {
+      const key = tools ?? NO_TOOLS;
+      let root = this.counted.get(key);
+      if (!root) this.counted.set(key, (root = { next: undefined, count: undefined }));
+      walk.tools = tools;
+      walk.path[0] = root;
+    }
+    const path = walk.path;
+    path.length = same + 1;
+    let node = path[same]!;
+    for (let i = same; i < messages.length; i++) {
+      const m = messages[i]!;
+      let next = node.next?.get(m);
+      if (!next) (node.next ??= new Map()).set(m, (next = { next: undefined, count: undefined }));
+      path.push((node = next));
+    }
+    walk.messages = messages;
+    return (node.count ??= this.render(messages, tools, fallback));
   }
 
   /** Forgets the prompts counted (at the end of a scenario; their messages are not sent again). */
   forgetScenario(): void {
     this.counted = new Map();
+    this.walk = { tools: null, messages: [], path: [] };
     this.pieceIds = new Map();
     this.laidPieces = new WeakMap();
     this.literals = new Map();
+    this.laid = new LaidOut();
   }
 
   private idOf(o: object): number {
@@ -266,6 +311,49 @@ export class TemplatePrompts {
     }
     return t;
   }
+}
+
+/**
+ * The last prompt laid out, to resume the next one from: its parts; after
+ * each literal part that ends in a special token (where a piece starts
+ * afresh), the index of the next part, the pieces so far and the text carried
+ * into the next piece; and the pieces, in arrays the prompts' sequences are
+ * views of, whose first `handed` are never written again.
+ */
+class LaidOut {
+  parts: readonly Part[] = [];
+  readonly marks: number[] = [];
+  readonly counts: number[] = [];
+  readonly carried: string[] = [];
+  ids = new Int32Array(0);
+  sums = new Float64Array(1);
+  handed = 0;
+
+  /** Moves the first n pieces to new arrays with room for `room`. */
+  grow(n: number, room: number): void {
+    const ids = new Int32Array(room);
+    const sums = new Float64Array(room + 1);
+    ids.set(this.ids.subarray(0, n));
+    sums.set(this.sums.subarray(0, n + 1));
+    this.ids = ids;
+    this.sums = sums;
+    this.handed = 0;
+  }
+}
+
+/** Room for the pieces a prompt adds to the last one (most add a message or two), made when its pieces move to new arrays. */
+const ROOM = 64;
+
+/** Whether two parts are the same: the same literal text, or the same message written the same way. */
+function samePart(a: Part, b: Part): boolean {
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  return a.message === b.message && a.trimmed === b.trimmed;
+}
+
+/** A prompt counted, at the end of its path of messages, and the prompts that extend it, by their next message. */
+interface Counted {
+  next: Map<Message, Counted> | undefined;
+  count: TemplateCount | undefined;
 }
 
 /** A piece of a rendered prompt: its id in the scenario, its tokens. */
