@@ -117,11 +117,12 @@ export class TemplatePrompts {
     laid.marks.length = laid.counts.length = laid.carried.length = k + 1;
     laid.parts = parts;
     let n = k >= 0 ? laid.counts[k]! : 0;
-    if (n < laid.handed) laid.grow(n, n + ROOM);
+    if (n < laid.handed) laid.move(n, n + ROOM);
     const push = (p: Piece) => {
-      if (n >= laid.ids.length) laid.grow(n, 2 * n + ROOM);
-      laid.ids[n] = p.id;
-      laid.sums[n + 1] = laid.sums[n]! + p.tokens;
+      if (laid.base + n >= laid.ids.length) laid.move(n, 2 * n + ROOM);
+      const at = laid.base + n;
+      laid.ids[at] = p.id;
+      laid.sums[at + 1] = laid.sums[at]! + p.tokens;
       n++;
     };
     /** The piece being made: framing text before its message's text, the message, framing text after. */
@@ -159,7 +160,8 @@ export class TemplatePrompts {
     } else if (before) push(this.piece(before));
     // The pieces handed out are not written again: a later prompt that changes them is written to new arrays.
     laid.handed = Math.max(laid.handed, n);
-    return { tokens: laid.sums[n]!, sequence: { ids: laid.ids.subarray(0, n), sums: laid.sums.subarray(0, n + 1) } };
+    const { base } = laid;
+    return { tokens: laid.sums[base + n]!, sequence: { ids: laid.ids.subarray(base, base + n), sums: laid.sums.subarray(base, base + n + 1) } };
   }
 
   /** A literal part cut at the special tokens, once per scenario (the same few literals make every prompt of a shape). */
@@ -317,8 +319,10 @@ export class TemplatePrompts {
  * The last prompt laid out, to resume the next one from: its parts; after
  * each literal part that ends in a special token (where a piece starts
  * afresh), the index of the next part, the pieces so far and the text carried
- * into the next piece; and the pieces, in arrays the prompts' sequences are
- * views of, whose first `handed` are never written again.
+ * into the next piece; and its pieces, from `base` on in arrays the prompts'
+ * sequences are views of (shared, so that a prompt that extends the last one
+ * copies nothing). The first `handed` pieces from `base` are never written
+ * again: a prompt that changes one is moved past them.
  */
 class LaidOut {
   parts: readonly Part[] = [];
@@ -327,21 +331,34 @@ class LaidOut {
   readonly carried: string[] = [];
   ids = new Int32Array(0);
   sums = new Float64Array(1);
+  base = 0;
   handed = 0;
 
-  /** Moves the first n pieces to new arrays with room for `room`. */
-  grow(n: number, room: number): void {
-    const ids = new Int32Array(room);
-    const sums = new Float64Array(room + 1);
-    ids.set(this.ids.subarray(0, n));
-    sums.set(this.sums.subarray(0, n + 1));
-    this.ids = ids;
-    this.sums = sums;
+  /** Moves the first n pieces past those handed out, with room for `room` in all; to new arrays when these are full. */
+  move(n: number, room: number): void {
+    let to = this.base + this.handed + 1;
+    if (to + room > this.ids.length) {
+      const size = Math.max(SLAB, 2 * room);
+      const ids = new Int32Array(size);
+      const sums = new Float64Array(size + 1);
+      ids.set(this.ids.subarray(this.base, this.base + n));
+      sums.set(this.sums.subarray(this.base, this.base + n + 1));
+      this.ids = ids;
+      this.sums = sums;
+      to = 0;
+    } else {
+      this.ids.copyWithin(to, this.base, this.base + n);
+      this.sums.copyWithin(to, this.base, this.base + n + 1);
+    }
+    this.base = to;
     this.handed = 0;
   }
 }
 
-/** Room for the pieces a prompt adds to the last one (most add a message or two), made when its pieces move to new arrays. */
+/** Pieces the arrays of laid-out prompts hold (a few prompts of a long chat). */
+const SLAB = 1 << 16;
+
+/** Room for the pieces a prompt adds to the last one (most add a message or two), made when its pieces are moved. */
 const ROOM = 64;
 
 /** Whether two parts are the same: the same literal text, or the same message written the same way. */
