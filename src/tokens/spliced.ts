@@ -99,8 +99,53 @@ export class Skeletons {
       this.made.set(shape, (skeleton = out === undefined ? 'refused' : skeletonOf(out, slots.length, middle !== undefined)));
     }
     if (typeof skeleton === 'string' || skeleton === null) return skeleton ?? undefined;
-    return lay(skeleton, slots, middle ? messages.slice(middle.from, middle.to) : []);
+    return this.lay(skeleton, slots, messages, middle ?? { from: 0, to: 0 });
   }
+
+  /** The last prompt laid out on a skeleton: the skeleton, its slots' messages, its middle's, and its parts. */
+  private laid: { skeleton: Skeleton | undefined; slots: readonly TemplateMessage[]; middle: TemplateMessage[]; parts: Part[] } = { skeleton: undefined, slots: [], middle: [], parts: [] };
+
+  /**
+   * A prompt laid out on its skeleton: its texts in the slots, the middle's
+   * messages with the middle's framing between them. On the skeleton of the
+   * last prompt, with the same slots and a middle that starts with the last
+   * one's, its parts up to the first middle message it does not share are the
+   * last prompt's (a growing chat lays out its new messages only).
+   */
+  private lay(skeleton: Skeleton, slots: readonly TemplateMessage[], messages: readonly TemplateMessage[], middle: { from: number; to: number }): Part[] {
+    const last = this.laid;
+    let parts: Part[] = [];
+    let item = 0;
+    let j = 0;
+    const at = skeleton.items.indexOf(null);
+    if (last.skeleton === skeleton && at >= 0 && sameList(slots, last.slots)) {
+      const limit = Math.min(middle.to - middle.from, last.middle.length);
+      while (j < limit && messages[middle.from + j] === last.middle[j]) j++;
+      if (j > 0) {
+        // The parts before the middle, one per item, then two per middle message (its gap, but the first's, and its text).
+        parts = last.parts.slice(0, at + 2 * j - 1);
+        item = at;
+      }
+    }
+    for (; item < skeleton.items.length; item++) {
+      const it = skeleton.items[item];
+      if (typeof it === 'string') parts.push(it);
+      else if (it) parts.push({ message: slots[it.slot]!, trimmed: it.trimmed });
+      else {
+        for (; j < middle.to - middle.from; j++) {
+          if (j) parts.push(skeleton.gaps[(j - 1) % 2]!);
+          parts.push({ message: messages[middle.from + j]!, trimmed: skeleton.trimmed[j % 2]! });
+        }
+      }
+    }
+    this.laid = { skeleton, slots, middle: messages.slice(middle.from, middle.to), parts };
+    return parts;
+  }
+}
+
+/** Whether two lists hold the same objects. */
+function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** The skeleton of a prompt: its texts as placeholders, numbered in order, and its middle cut to four. */
@@ -239,20 +284,4 @@ function skeletonOf(out: string, slots: number, middle: boolean): Skeleton | nul
   }
   if (at < out.length) items.push(out.slice(at));
   return skeleton;
-}
-
-/** A prompt laid out on its skeleton: its texts in the slots, the middle's messages with the middle's framing between them. */
-function lay(skeleton: Skeleton, slots: readonly TemplateMessage[], middle: readonly TemplateMessage[]): Part[] {
-  const parts: Part[] = [];
-  for (const item of skeleton.items) {
-    if (typeof item === 'string') parts.push(item);
-    else if (item) parts.push({ message: slots[item.slot]!, trimmed: item.trimmed });
-    else {
-      for (let j = 0; j < middle.length; j++) {
-        if (j) parts.push(skeleton.gaps[(j - 1) % 2]!);
-        parts.push({ message: middle[j]!, trimmed: skeleton.trimmed[j % 2]! });
-      }
-    }
-  }
-  return parts;
 }

@@ -363,6 +363,7 @@ const ROOM = 64;
 
 /** Whether two parts are the same: the same literal text, or the same message written the same way. */
 function samePart(a: Part, b: Part): boolean {
+  if (a === b) return true;
   if (typeof a === 'string' || typeof b === 'string') return a === b;
   return a.message === b.message && a.trimmed === b.trimmed;
 }
