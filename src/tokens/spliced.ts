@@ -118,7 +118,7 @@ export class Skeletons {
     let item = 0;
     let j = 0;
     const at = skeleton.items.indexOf(null);
-    if (last.skeleton === skeleton && at >= 0 && sameList(slots, last.slots)) {
+    if (last.skeleton === skeleton && at >= 0 && sameSlots(skeleton, at, slots, last.slots)) {
       const limit = Math.min(middle.to - middle.from, last.middle.length);
       while (j < limit && messages[middle.from + j] === last.middle[j]) j++;
       if (j > 0) {
@@ -143,9 +143,13 @@ export class Skeletons {
   }
 }
 
-/** Whether two lists hold the same objects. */
-function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
+/** Whether two prompts on a skeleton have the same messages in the slots before its middle (at `at`: the slots after it are laid anew). */
+function sameSlots(skeleton: Skeleton, at: number, a: readonly TemplateMessage[], b: readonly TemplateMessage[]): boolean {
+  for (let i = 0; i < at; i++) {
+    const item = skeleton.items[i];
+    if (typeof item === 'object' && item && a[item.slot] !== b[item.slot]) return false;
+  }
+  return true;
 }
 
 /** The skeleton of a prompt: its texts as placeholders, numbered in order, and its middle cut to four. */
