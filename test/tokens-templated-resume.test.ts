@@ -24,11 +24,11 @@ const TEXTS = ['hello', 'My order SE-10423 has not arrived.', 'It left the wareh
 const text = fc.constantFrom(...TEXTS);
 
 let callNo = 0;
-/** A conversation: maybe a system message, then turns of a user message, maybe a tool round, and a reply. */
+/** A conversation: maybe a system message, then turns of a user message, maybe a tool round (its call with text or without), and a reply. */
 const conversation = fc
   .record({
     system: fc.boolean(),
-    turns: fc.array(fc.record({ user: text, reply: text, tool: fc.constantFrom(false, false, false, true) }), { minLength: 1, maxLength: 14 }),
+    turns: fc.array(fc.record({ user: text, reply: text, tool: fc.constantFrom(false, false, false, 'bare', 'with text') }), { minLength: 1, maxLength: 14 }),
   })
   .map(({ system, turns }) => {
     const messages: Message[] = system ? [{ role: 'system', content: 'You help with orders.' }] : [];
@@ -36,7 +36,7 @@ const conversation = fc
       messages.push({ role: 'user', content: t.user || 'hi' });
       if (t.tool) {
         const id = `call${String(++callNo).padStart(5, '0')}`;
-        messages.push({ role: 'assistant', content: '', toolCalls: [{ id, name: 'lookup', arguments: '{"order":"SE-1"}' }] });
+        messages.push({ role: 'assistant', content: t.tool === 'bare' ? '' : 'Let me look.', toolCalls: [{ id, name: 'lookup', arguments: '{"order":"SE-1"}' }] });
         messages.push({ role: 'tool', content: 'shipped', toolCallId: id });
       }
       messages.push({ role: 'assistant', content: t.reply || 'ok' });

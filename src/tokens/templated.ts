@@ -263,6 +263,7 @@ export class TemplatePrompts {
     this.laidPieces = new WeakMap();
     this.literals = new Map();
     this.laid = new LaidOut();
+    this.listed = { messages: [], plain: [], ends: [0], split: Infinity };
   }
 
   private idOf(o: object): number {
@@ -273,9 +274,7 @@ export class TemplatePrompts {
 
   private render(messages: readonly Message[], tools: readonly ToolDef[] | undefined, fallback: () => number): TemplateCount {
     const defs = tools?.length ? this.toolsOf(tools).defs : undefined;
-    const split = this.chat.source.callsWithoutText === true && messages.some((m) => m.content && m.toolCalls?.length);
-    const plain: TemplateMessage[] = [];
-    for (const m of messages) for (const t of this.templateMessages(m)) plain.push(t);
+    const { plain, split } = this.templateList(messages);
     // Each shape only when the one before it was refused (most prompts render as they are).
     const shapes: [() => readonly TemplateMessage[], boolean][] = [
       [() => plain, split],
@@ -301,6 +300,35 @@ export class TemplatePrompts {
     let s = this.skeletons.get(key);
     if (!s) this.skeletons.set(key, (s = new Skeletons((m) => tryRender(this.chat, m, defs), this.plainText, (m) => this.idOf(m))));
     return s;
+  }
+
+  /** The last prompt's messages, the messages the template reads for them (`ends[i]`: for its first i), and the first split in two. */
+  private listed: { messages: Message[]; plain: TemplateMessage[]; ends: number[]; split: number } = { messages: [], plain: [], ends: [0], split: Infinity };
+
+  /**
+   * The messages the template reads for a prompt, and whether one was split
+   * in two (its calls apart from its text); made anew only past the messages
+   * the prompt shares with the last one. The list is the last one changed:
+   * it is read before the next prompt is counted, never kept.
+   */
+  private templateList(messages: readonly Message[]): { plain: readonly TemplateMessage[]; split: boolean } {
+    const l = this.listed;
+    const limit = Math.min(messages.length, l.messages.length);
+    let i = 0;
+    while (i < limit && messages[i] === l.messages[i]) i++;
+    l.messages.length = i;
+    l.ends.length = i + 1;
+    l.plain.length = l.ends[i]!;
+    if (l.split >= i) l.split = Infinity;
+    for (; i < messages.length; i++) {
+      const m = messages[i]!;
+      const t = this.templateMessages(m);
+      if (t.length > 1 && l.split === Infinity) l.split = i;
+      for (const x of t) l.plain.push(x);
+      l.messages.push(m);
+      l.ends.push(l.plain.length);
+    }
+    return { plain: l.plain, split: l.split !== Infinity };
   }
 
   /** A message as the template reads it (two, text then calls, where the template drops calls beside text); made once per message. */
