@@ -55,7 +55,8 @@ export class Skeletons {
     const limit = Math.min(messages.length, last.length);
     let i = 0;
     while (i < limit && messages[i] === last[i]) i++;
-    last.length = lastPlain.length = i;
+    truncate(last, i);
+    truncate(lastPlain, i);
     for (; i < messages.length; i++) {
       last.push(messages[i]!);
       lastPlain.push(isPlain(messages[i]!, this.plainText));
@@ -172,6 +173,11 @@ export type Part = string | { message: TemplateMessage; trimmed: boolean };
 /** The text of a laid-out prompt. */
 export function partsText(parts: readonly Part[]): string {
   return parts.map(textOf).join('');
+}
+
+/** Cuts a list to its first n items (setting the length of a list costs even when it does not change it). */
+export function truncate(list: unknown[], n: number): void {
+  if (list.length > n) list.length = n;
 }
 
 /** A part's text. */

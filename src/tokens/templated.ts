@@ -1,7 +1,7 @@
 import type { Message, ToolDef } from '../types.js';
 import { chatMessage, chatTools, type TemplateMessage, type ChatTokenizer } from './chat-template.js';
 import type { Overhead } from './encoding.js';
-import { Skeletons, partsText, textOf, type Part } from './spliced.js';
+import { Skeletons, partsText, textOf, truncate, type Part } from './spliced.js';
 
 /**
  * A rendered prompt as the provider's cache sees it: its pieces in order
@@ -114,7 +114,9 @@ export class TemplatePrompts {
     while (same < limit && samePart(parts[same]!, laid.parts[same]!)) same++;
     let k = laid.marks.length - 1;
     while (k >= 0 && laid.marks[k]! > same) k--;
-    laid.marks.length = laid.counts.length = laid.carried.length = k + 1;
+    truncate(laid.marks, k + 1);
+    truncate(laid.counts, k + 1);
+    truncate(laid.carried, k + 1);
     laid.parts = parts;
     let n = k >= 0 ? laid.counts[k]! : 0;
     if (n < laid.handed) laid.move(n, n + ROOM);
@@ -243,7 +245,7 @@ export class TemplatePrompts {
       walk.path[0] = root;
     }
     const path = walk.path;
-    path.length = same + 1;
+    truncate(path, same + 1);
     let node = path[same]!;
     for (let i = same; i < messages.length; i++) {
       const m = messages[i]!;
@@ -316,9 +318,9 @@ export class TemplatePrompts {
     const limit = Math.min(messages.length, l.messages.length);
     let i = 0;
     while (i < limit && messages[i] === l.messages[i]) i++;
-    l.messages.length = i;
-    l.ends.length = i + 1;
-    l.plain.length = l.ends[i]!;
+    truncate(l.messages, i);
+    truncate(l.ends, i + 1);
+    truncate(l.plain, l.ends[i]!);
     if (l.split >= i) l.split = Infinity;
     for (; i < messages.length; i++) {
       const m = messages[i]!;
