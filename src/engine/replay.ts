@@ -308,10 +308,9 @@ class Replayer {
     for (const call of calls) {
       onCall?.(turn, call);
       const outputTokens = call.output ? tokens.output(call.output) : 0;
+      const request: CallRequest = { model, messages: call.plan.messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix, outputTokens, time: this.time };
       // The tool definitions go first in the prompt a provider caches: a head message that stands for them.
-      const head = this.tools?.head;
-      const messages = head ? [head, ...call.plan.messages] : call.plan.messages;
-      const request: CallRequest = { model, messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix + (head ? 1 : 0), outputTokens, time: this.time };
+      if (this.tools) request.head = this.tools.head;
       if (call.sequence) request.sequence = call.sequence;
       const c = this.meter.call(request);
       p.inputTokens += c.inputTokens;

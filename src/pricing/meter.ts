@@ -10,8 +10,10 @@ export interface CallRequest {
   model: string;
   /** The prompt as sent (caching compares it with earlier calls'). */
   messages: readonly Message[];
+  /** A message sent before `messages` that stands for the tool definitions offered (caching sees it first); it is not copied into them. */
+  head?: Message;
   promptTokens: number;
-  /** Leading messages the policy marks as its stable prefix (where a cache breakpoint goes). */
+  /** Leading messages of `messages` the policy marks as its stable prefix (where a cache breakpoint goes); `head` is always before it. */
   stablePrefix: number;
   outputTokens: number;
   /** Simulated seconds since the conversation started. */
@@ -175,14 +177,14 @@ export class Meter {
     if (rule.kind === 'automatic') {
       let c = this.prefix.get(p.model);
       if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, cacheTtl)));
-      return { read: c.call(req.messages, req.time, this.count, req.sequence), written: 0 };
+      return { read: c.call(req.messages, req.time, this.count, req.sequence, req.head), written: 0 };
     }
     if (rule.kind === 'explicit') {
       // Anthropic offers two TTLs: a cacheTtl above five minutes takes the 1-hour tier (dearer writes), capped at one hour.
       const long = cacheTtl > FIVE_MINUTES;
       let c = this.breakpoints.get(p.model);
       if (!c) this.breakpoints.set(p.model, (c = new BreakpointCache(rule.minTokens, Math.min(cacheTtl, ONE_HOUR))));
-      const use = c.call(req.messages, req.stablePrefix, req.time, this.count);
+      const use = c.call(req.messages, req.stablePrefix, req.time, this.count, req.head);
       return { ...use, writePrice: long ? p.cacheWrite1h : p.cacheWrite };
     }
     return { read: 0, written: 0 };

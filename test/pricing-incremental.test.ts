@@ -1,0 +1,178 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { AUTOMATIC } from '../src/pricing/cache-rules.js';
+import { Meter, type CallRequest } from '../src/pricing/meter.js';
+import type { ModelPrice } from '../src/pricing/prices.js';
+import { BreakpointCache, PrefixCache, sameMessage, type CacheUse } from '../src/pricing/prompt-cache.js';
+import type { Message } from '../src/types.js';
+
+const RUNS = { seed: 42, numRuns: 400 };
+
+/**
+ * A pool of messages; a prompt is built from indices into it. Indices 0–7 are
+ * eight objects of four different messages (each message twice: equal, not
+ * the same object), so prompts share prefixes both ways.
+ */
+const POOL: Message[] = Array.from({ length: 8 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i % 4}` }));
+/** Tool definitions, a message sent before the prompt: the same twice (equal, not the same object), and other ones. */
+const HEADS: Message[] = [
+  { role: 'system', content: 'tools' },
+  { role: 'system', content: 'tools' },
+  { role: 'system', content: 'other tools' },
+];
+const HEAD = HEADS[0]!;
+const size = (m: Message): number => (m.content === 'tools' ? 700 : m.content === 'other tools' ? 900 : 100 + 37 * Number(m.content.slice(1)));
+
+/** One step of a conversation's prompts: the next prompt made from the previous one. */
+type Step =
+  | { op: 'grow'; add: number[] }
+  | { op: 'cut'; keep: number; add: number[] }
+  | { op: 'replace'; at: number; with: number }
+  | { op: 'new'; prompt: number[] };
+
+const index = fc.integer({ min: 0, max: POOL.length - 1 });
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { arbitrary: fc.record({ op: fc.constant('grow' as const), add: fc.array(index, { maxLength: 6 }) }), weight: 4 },
+  { arbitrary: fc.record({ op: fc.constant('cut' as const), keep: fc.nat(30), add: fc.array(index, { maxLength: 4 }) }), weight: 2 },
+  { arbitrary: fc.record({ op: fc.constant('replace' as const), at: fc.nat(30), with: index }), weight: 2 },
+  { arbitrary: fc.record({ op: fc.constant('new' as const), prompt: fc.array(index, { maxLength: 12 }) }), weight: 1 },
+);
+const callArb = fc.record({
+  step: stepArb,
+  /** Where the breakpoint goes: leading messages of the prompt (may exceed it). */
+  stable: fc.nat(40),
+  /** Breakpoint just before the newest message instead (a growing transcript's). */
+  lastButOne: fc.boolean(),
+  gap: fc.integer({ min: 0, max: 400 }),
+  /** Which tool-definitions head, if any (when a sequence mixes them). */
+  head: fc.constantFrom(undefined, ...HEADS),
+});
+const sequenceArb = fc.record({
+  calls: fc.array(callArb, { minLength: 1, maxLength: 25 }),
+  /** Every call with the same head, none, or as each call says. */
+  heads: fc.constantFrom('all', 'none', 'mixed'),
+  minTokens: fc.constantFrom(0, 500, 1024, 2048),
+  ttl: fc.constantFrom(60, 300, 3600),
+});
+
+/** The prompts of a sequence: each a fresh array, as a policy returns them. */
+function prompts(calls: readonly { step: Step }[]): Message[][] {
+  let prev: Message[] = [];
+  return calls.map(({ step }) => {
+    let next: Message[];
+    if (step.op === 'grow') next = [...prev, ...step.add.map((i) => POOL[i]!)];
+    else if (step.op === 'cut') next = [...prev.slice(0, step.keep), ...step.add.map((i) => POOL[i]!)];
+    else if (step.op === 'replace') next = prev.map((m, i) => (i === step.at % Math.max(1, prev.length) ? POOL[step.with]! : m));
+    else next = step.prompt.map((i) => POOL[i]!);
+    return (prev = next);
+  });
+}
+
+const headOf = (heads: string, call: { head: Message | undefined }): Message | undefined => (heads === 'all' ? HEAD : heads === 'mixed' ? call.head : undefined);
+
+/** The explicit cache by its definition, on whole prompts: each entry a copy of its prefix, each call summing the prefix and comparing every entry. */
+class PlainBreakpoints {
+  private entries: { messages: Message[]; tokens: number; expires: number }[] = [];
+
+  constructor(
+    private readonly minTokens: number,
+    private readonly ttl: number,
+  ) {}
+
+  call(messages: readonly Message[], stablePrefix: number, time: number): CacheUse {
+    this.entries = this.entries.filter((e) => time <= e.expires);
+    const k = Math.min(stablePrefix, messages.length);
+    const prefix = messages.slice(0, k);
+    const total = prefix.reduce((t, m) => t + size(m), 0);
+    if (k === 0 || total < this.minTokens) return { read: 0, written: 0 };
+    let hit: (typeof this.entries)[number] | undefined;
+    for (const e of this.entries) {
+      const isPrefix = e.messages.length <= k && e.messages.every((m, i) => sameMessage(m, prefix[i]!));
+      if (isPrefix && (!hit || e.messages.length > hit.messages.length)) hit = e;
+    }
+    if (hit) hit.expires = time + this.ttl;
+    if (hit?.messages.length !== k) this.entries.push({ messages: prefix, tokens: total, expires: time + this.ttl });
+    return { read: hit?.tokens ?? 0, written: total - (hit?.tokens ?? 0) };
+  }
+}
+
+/** The automatic cache by its definition (SPEC §5), on whole prompts. */
+function plainPrefix(messages: readonly Message[], previous: { messages: readonly Message[]; time: number } | undefined, time: number, rule: { minTokens: number; step: number }, ttl: number): number {
+  if (!previous || time - previous.time > ttl) return 0;
+  let n = 0;
+  while (n < Math.min(messages.length, previous.messages.length) && sameMessage(messages[n]!, previous.messages[n]!)) n++;
+  const p = messages.slice(0, n).reduce((t, m) => t + size(m), 0);
+  return p < rule.minTokens ? 0 : Math.floor(p / rule.step) * rule.step;
+}
+
+describe('caches priced call by call equal the whole-prompt definitions', () => {
+  it('explicit breakpoints: growing, cut, replaced and unrelated prompts, with and without the tool-definitions head', () => {
+    fc.assert(
+      fc.property(sequenceArb, ({ calls, heads, minTokens, ttl }) => {
+        const cache = new BreakpointCache(minTokens, ttl);
+        const plain = new PlainBreakpoints(minTokens, ttl);
+        let time = 0;
+        prompts(calls).forEach((messages, i) => {
+          const c = calls[i]!;
+          time += c.gap;
+          const stable = c.lastButOne ? Math.max(0, messages.length - 1) : c.stable;
+          const head = headOf(heads, c);
+          const expected = head ? plain.call([head, ...messages], stable + 1, time) : plain.call(messages, stable, time);
+          expect(cache.call(messages, stable, time, size, head)).toEqual(expected);
+        });
+      }),
+      RUNS,
+    );
+  });
+
+  it('automatic prefix: the same prompts, the head sent before the messages', () => {
+    const rule = { minTokens: 1024, step: 128 };
+    fc.assert(
+      fc.property(sequenceArb, ({ calls, heads, ttl }) => {
+        const cache = new PrefixCache(rule, ttl);
+        let previous: { messages: readonly Message[]; time: number } | undefined;
+        let time = 0;
+        prompts(calls).forEach((messages, i) => {
+          const c = calls[i]!;
+          time += c.gap;
+          const head = headOf(heads, c);
+          const whole = head ? [head, ...messages] : messages;
+          expect(cache.call(messages, time, size, undefined, head)).toBe(plainPrefix(whole, previous, time, rule, ttl));
+          previous = { messages: whole, time };
+        });
+      }),
+      RUNS,
+    );
+  });
+
+  it('a meter given the head apart prices every call as it prices the head copied into the prompt', () => {
+    const price = (kind: 'automatic' | 'explicit'): ModelPrice => ({
+      model: 'm',
+      provider: 'test',
+      mode: 'chat',
+      input: 3_000_000n,
+      output: 15_000_000n,
+      cacheRead: 300_000n,
+      cacheWrite: 3_750_000n,
+      cacheWrite1h: 6_000_000n,
+      cacheRule: kind === 'automatic' ? AUTOMATIC : { kind, minTokens: 1024 },
+    });
+    fc.assert(
+      fc.property(sequenceArb, fc.constantFrom('automatic' as const, 'explicit' as const), fc.constantFrom(300, 3600), ({ calls }, kind, ttl) => {
+        const p = price(kind);
+        const meter = () => new Meter({ date: 'test', source: 'test', models: new Map([['m', p]]) }, { settings: { promptCache: 'auto', promptCacheTtl: ttl }, count: size });
+        const apart = meter();
+        const copied = meter();
+        let time = 0;
+        prompts(calls).forEach((messages, i) => {
+          const c = calls[i]!;
+          time += c.gap;
+          const promptTokens = size(HEAD) + messages.reduce((t, m) => t + size(m), 0);
+          const req: CallRequest = { model: 'm', messages, promptTokens, stablePrefix: c.stable, outputTokens: 50, time };
+          expect(apart.call({ ...req, head: HEAD })).toEqual(copied.call({ ...req, messages: [HEAD, ...messages], stablePrefix: c.stable + 1 }));
+        });
+      }),
+      RUNS,
+    );
+  });
+});
