@@ -184,8 +184,8 @@ export class Meter {
       const long = cacheTtl > FIVE_MINUTES;
       let c = this.breakpoints.get(p.model);
       if (!c) this.breakpoints.set(p.model, (c = new BreakpointCache(rule.minTokens, Math.min(cacheTtl, ONE_HOUR))));
-      const use = c.call(req.messages, req.stablePrefix, req.time, this.count, req.head);
-      return { ...use, writePrice: long ? p.cacheWrite1h : p.cacheWrite };
+      const { read, written } = c.call(req.messages, req.stablePrefix, req.time, this.count, req.head);
+      return { read, written, writePrice: long ? p.cacheWrite1h : p.cacheWrite };
     }
     return { read: 0, written: 0 };
   }
