@@ -64,8 +64,13 @@ function sharedFrom(a: Prompt, b: Prompt, from: number, limit: number): number {
   }
   const x = a.messages;
   const y = b.messages;
-  while (i < limit && sameMessage(x[i - off]!, y[i - off]!)) i++;
-  return i;
+  // Prompts of one conversation mostly hold the same objects: those are told apart without a call.
+  for (let j = i - off, n = limit - off; j < n; j++) {
+    const m = x[j]!;
+    const o = y[j]!;
+    if (m !== o && !sameMessage(m, o)) return j + off;
+  }
+  return limit;
 }
 
 /** Tokens of messages `from` to `to` (not included) of a prompt. */
@@ -191,15 +196,21 @@ export class BreakpointCache {
    */
   call(messages: readonly Message[], stablePrefix: number, time: number, count: MessageTokens, head?: Message): CacheUse {
     const entries = this.entries;
+    const k = (head ? 1 : 0) + Math.min(stablePrefix, messages.length);
+    // Past the breakpoint and the longest live entry, what the prompt shares with the latest one matters to no entry.
+    let reach = k;
     let live = 0;
-    for (const e of entries) if (time <= e.expires) entries[live++] = e;
+    for (const e of entries) {
+      if (time > e.expires) continue;
+      entries[live++] = e;
+      if (e.length > reach) reach = e.length;
+    }
     entries.length = live;
     const prompt: Prompt = { head, messages };
     const length = lengthOf(prompt);
-    const k = (head ? 1 : 0) + Math.min(stablePrefix, messages.length);
     // The first s messages are the latest prompt's: an entry sharing fewer with it shares exactly as many with this prompt,
     // and one sharing at least s shares those s and is compared from there.
-    const s = this.latest ? sharedFrom(prompt, this.latest, 0, Math.min(length, this.latestLength)) : 0;
+    const s = this.latest ? sharedFrom(prompt, this.latest, 0, Math.min(length, this.latestLength, reach)) : 0;
     for (const e of entries) if (e.shared >= s) e.shared = sharedFrom(prompt, e.prompt, s, Math.min(e.length, length));
     this.latest = prompt;
     this.latestLength = length;
