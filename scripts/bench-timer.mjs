@@ -3,8 +3,8 @@
  * through execArgv, into each of its worker threads: times token counting —
  * every call of ctxsim's text counter (pre-tokenizing, the per-piece memo and
  * the js-tiktoken calls it makes), every call of an open-weight tokenizer's
- * encode (@huggingface/tokenizers) and every direct call of js-tiktoken's
- * encode (the reference rows) — and the first sight of each text in a
+ * encode (@huggingface/tokenizers), loading an open-weight tokenizer, and
+ * every direct call of js-tiktoken's encode (the reference rows) — and the first sight of each text in a
  * scenario (`TokenCounter`'s `first`: the text's SHA-256 key, the run's
  * index and the token cache, and counting it when they do not know it), and,
  * when the thread exits, appends one line
@@ -28,7 +28,7 @@ const total = { ms: 0, calls: 0, chars: 0, firstMs: 0 };
  */
 function clock(field, counted) {
   let depth = 0;
-  return (proto, name) => {
+  const wrap = (proto, name) => {
     const inner = proto[name];
     proto[name] = function timed(text, ...rest) {
       if (depth) return inner.call(this, text, ...rest);
@@ -46,11 +46,30 @@ function clock(field, counted) {
       }
     };
   };
+  /** Whether a timed call of this clock is running. */
+  wrap.busy = () => depth > 0;
+  return wrap;
 }
 
 const counting = clock('ms', true);
 counting(Tiktoken.prototype, 'encode');
 counting(HfTokenizer.prototype, 'encode');
 counting(BoundedCounter.prototype, 'count');
-clock('firstMs', false)(TokenCounter.prototype, 'first');
+const firstSight = clock('firstMs', false);
+firstSight(TokenCounter.prototype, 'first');
+
+// Loading an open-weight tokenizer (its files, its template) is tokenizer time wherever the call that needs it comes
+// from; outside a first sight it is added to that clock too, as first sight is reported less the tokenizer time.
+const chat = TokenCounter.prototype.chat;
+TokenCounter.prototype.chat = function timedChat() {
+  if (this.loadedChat) return chat.call(this);
+  const t0 = performance.now();
+  try {
+    return chat.call(this);
+  } finally {
+    const ms = performance.now() - t0;
+    total.ms += ms;
+    if (!firstSight.busy()) total.firstMs += ms;
+  }
+};
 if (file) process.on('exit', () => appendFileSync(file, `${JSON.stringify(total)}\n`));
