@@ -204,7 +204,7 @@ export interface TurnInfo {
 
 /** What a policy sends for one model call. */
 export interface PromptPlan {
-  /** The prompt, in order: an array of its own, not changed after it is returned (the meter keeps it to compare the next call's with). */
+  /** The prompt, in order: an array of its own, neither it nor its messages changed after it is returned (the meter keeps it to compare the next call's with; the per-call checks read only what the next prompt adds). */
   messages: Message[];
   /** The budget could not be kept: the pinned system prompt and the current turn alone exceed it. */
   overBudget: boolean;
