@@ -6,7 +6,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     isolate: false,
-    // Every core: vitest leaves one free by default, which on two cores is one worker (the suite took 164 s, against 122 s on two).
+    // Every core: vitest leaves one free by default, which on two cores is one worker.
     maxWorkers: availableParallelism(),
     globalSetup: ['test/_leftovers.ts'],
   },

@@ -316,9 +316,10 @@ function measure(tmp, name, childArgs) {
 }
 
 /**
- * Runs rows at the same time, each in its own process as `measure` does: two
- * one-thread runs that share nothing say how much work the machine's cores
- * give two processes, the ceiling of a two-thread run on it.
+ * Runs rows at the same time, each in its own process as `measure` does: as
+ * many one-thread runs as cores, sharing nothing, say how much work the
+ * machine's cores give that many processes, the ceiling of a run on as many
+ * threads.
  */
 function measureTogether(tmp, rows) {
   return Promise.all(

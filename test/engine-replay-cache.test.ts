@@ -167,9 +167,6 @@ describe('replay cache (library)', () => {
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'replay-cache.ts')).mtimeMs;
 
-
-
-
 describe('replay cache (command line)', () => {
   const scenarios = ['--scenario', join(ROOT, 'scenarios', 'noah-amnesia.yaml'), '--scenario', join(ROOT, 'scenarios', 'kavya-late-order.yaml')];
   const policies = ['--policy', 'full', '--policy', 'window-turns:turns=2', '--policy', 'summary'];

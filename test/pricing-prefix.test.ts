@@ -1,11 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { commonPrefix, PrefixCache } from '../src/pricing/prompt-cache.js';
+import { PrefixCache, sameMessage } from '../src/pricing/prompt-cache.js';
 import type { Message } from '../src/types.js';
 
 /** A pool of messages: a prompt is a list of indices into it (equal index = same object; equal text too). */
 const POOL: Message[] = Array.from({ length: 6 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i % 4}` }));
 const size = (m: Message) => 100 + 37 * Number(m.content.slice(1));
+
+/** How many leading messages two prompts share (the same role and text). */
+function commonPrefix(a: readonly Message[], b: readonly Message[]): number {
+  let i = 0;
+  while (i < Math.min(a.length, b.length) && sameMessage(a[i]!, b[i]!)) i++;
+  return i;
+}
 
 describe('automatic prefix cache', () => {
   it('caches the tokens of the prefix shared with the previous call, whatever the prompts (growing or not)', () => {

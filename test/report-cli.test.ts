@@ -23,7 +23,7 @@ const STUDY = 'test/fixtures/report/study.yaml';
  * cache, so a rerun of the suite finds no units of an earlier run in the
  * folder's `.ctxsim-cache/` (and says nothing of them).
  */
-const SMALL = ['--scenario', 'scenarios/{kavya-late-order,noah-amnesia}.yaml', '--policy', 'full', '--policy', 'window-turns:turns=2', '--tokenizer', 'chars4', '--no-cache'];
+const SMALL = ['--scenario', 'scenarios/{kavya-late-order,noah-amnesia}.yaml', '--policy', 'full', '--policy', 'window-turns:turns=2', '--tokenizer', 'chars4', '--no-token-cache'];
 
 const FILES = [
   'cost-breakdown.png', 'cost-breakdown.svg', 'cost-breakdown.vl.json',
@@ -55,7 +55,7 @@ describe('ctxsim run writes the reports', () => {
   });
 
   it('reads a study file: its scenarios, policies and tokenizer', async () => {
-    const r = await cli(['run', STUDY, '--out', '-', '--format', 'json', '--no-cache']);
+    const r = await cli(['run', STUDY, '--out', '-', '--format', 'json', '--no-token-cache']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.out);
     expect(doc.study.studyFile).toBe('test/fixtures/report/study.yaml');

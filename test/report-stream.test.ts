@@ -13,7 +13,7 @@ import { jsonRows } from '../src/records/json.js';
 import { recordText } from '../src/records/encode.js';
 import { reportFiles } from '../src/report/outputs.js';
 import type { ViolationRecord } from '../src/types.js';
-import { capture } from './_io.js';
+import { capture, expectSameFiles } from './_io.js';
 import { ROOT } from './_shared.js';
 
 /**
@@ -32,20 +32,11 @@ const ENV = { SOURCE_DATE_EPOCH: '0' };
 const MULTI = join(tmp, 'multi.yaml');
 writeFileSync(MULTI, ['seed: 3', 'scenarios:', '  - generate: {profile: support, count: 3, turns: 8-14}', '  - generate: {profile: coding, count: 2, turns: 6-9}', ''].join('\n'));
 
-function folder(dir: string): Map<string, Buffer> {
-  return new Map(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f))]));
-}
-
 /** What `reportFiles` makes of the same study run in memory. */
 async function inMemory(args: string[]): Promise<Map<string, Buffer>> {
   const { results, info } = (await runStudyPipeline(await studyFromFlags({ study: args[0], tokenCache: false, jobs: 1 }), memorySink())).output;
   const files = await reportFiles(results, info, resultsMeta(info.priceDate, ENV));
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, Buffer.from(v)]));
-}
-
-function expectSame(got: Map<string, Buffer>, want: Map<string, Buffer>): void {
-  expect([...got.keys()]).toEqual([...want.keys()]);
-  for (const [name, bytes] of want) expect(got.get(name)!.equals(bytes), name).toBe(true);
 }
 
 /** Runs `ctxsim run` in this process, with SOURCE_DATE_EPOCH pinned. */
@@ -64,7 +55,7 @@ describe('ctxsim run into a folder: streamed files equal the in-memory ones', ()
   it('for the default study', async () => {
     const out = join(tmp, 'default');
     expect(await run(['--out', out])).toBe(0);
-    expectSame(folder(out), await inMemory([]));
+    expectSameFiles(out, await inMemory([]));
   });
 
   it('for a study of several scenarios', async () => {
@@ -72,7 +63,7 @@ describe('ctxsim run into a folder: streamed files equal the in-memory ones', ()
     expect(await run([MULTI, '--out', out])).toBe(0);
     const want = await inMemory([MULTI]);
     expect(want.get('turns.csv')!.length).toBeGreaterThan(1000);
-    expectSame(folder(out), want);
+    expectSameFiles(out, want);
   });
 
   const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
@@ -80,7 +71,7 @@ describe('ctxsim run into a folder: streamed files equal the in-memory ones', ()
   it.skipIf(!built)(`for a study of several scenarios on two worker threads (the built CLI)${built ? '' : ' (skipped: dist/ is missing or stale)'}`, async () => {
     const out = join(tmp, 'multi-jobs2');
     execFileSync(process.execPath, [MAIN, 'run', MULTI, '--out', out, '--jobs', '2', '--no-token-cache', '--quiet'], { env: { ...process.env, ...ENV }, cwd: ROOT });
-    expectSame(folder(out), await inMemory([MULTI]));
+    expectSameFiles(out, await inMemory([MULTI]));
   });
 });
 

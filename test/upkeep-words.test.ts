@@ -51,9 +51,11 @@ describe('words', () => {
       { seed: 42, numRuns: 1000 },
     );
     // Every code point as whitespace (doubled between words, and at the end): the spelled-out class of `normalize` is \s.
+    const wrong: string[] = [];
     for (let c = 0; c <= 0x10ffff; c += c < 0x10000 ? 1 : 0x101) {
       const t = `a${String.fromCodePoint(c).repeat(2)}b${String.fromCodePoint(c)}`;
-      if (normalize(t) !== t.toLowerCase().replace(/\s+/g, ' ').trim()) expect(normalize(t)).toBe(t.toLowerCase().replace(/\s+/g, ' ').trim());
+      if (normalize(t) !== t.toLowerCase().replace(/\s+/g, ' ').trim()) wrong.push(c.toString(16));
     }
+    expect(wrong).toEqual([]);
   });
 });

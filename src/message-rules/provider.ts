@@ -1,4 +1,5 @@
 import type { Message } from '../types.js';
+import { extendsList } from '../tokens/resume.js';
 
 /** A provider rule broken by a prompt: data, not an exception. */
 export interface Violation {
@@ -59,9 +60,8 @@ export function checkPrompt(messages: readonly Message[], ruleSet: RuleSet): Vio
  */
 export class PromptRules {
   private readonly p: (typeof PROVIDERS)[RuleSet];
-  /** The last prompt checked, and how many of its messages the state below has read. */
+  /** The last prompt checked: the state below has read all of it. */
   private last: readonly Message[] = [];
-  private read = 0;
   /** Violations found so far, but the unanswered calls (known only at the end). */
   private found: Violation[] = [];
   /** Tool call id → the message it is in; the ids with a result; how many calls have none yet. Most prompts have no tool messages: made on the first one. */
@@ -77,9 +77,9 @@ export class PromptRules {
   }
 
   check(messages: readonly Message[]): Violation[] {
-    if (!this.extends(messages)) this.restart();
+    const from = extendsList(messages, this.last) ? this.last.length : this.restart();
     this.last = messages;
-    this.scan(messages);
+    this.scan(messages, from);
     if (!this.found.length && !this.unanswered) return [];
     const out = [...this.found];
     if (this.unanswered) {
@@ -90,17 +90,8 @@ export class PromptRules {
     return out.length > 1 ? out.sort((a, b) => a.index - b.index || (a.rule < b.rule ? -1 : 1)) : out;
   }
 
-  /** Whether `messages` starts with the whole last prompt (another array: one changed in place is checked again). */
-  private extends(messages: readonly Message[]): boolean {
-    const last = this.last;
-    const n = this.read;
-    if (messages === last || messages.length < n) return false;
-    for (let i = 0; i < n; i++) if (messages[i] !== last[i]) return false;
-    return true;
-  }
-
-  private restart(): void {
-    this.read = 0;
+  /** Forgets what was read; returns where reading starts again (0). */
+  private restart(): number {
     this.found = [];
     this.calls = undefined;
     this.answered = undefined;
@@ -108,12 +99,13 @@ export class PromptRules {
     this.seenOther = false;
     this.firstOther = true;
     this.prevRole = undefined;
+    return 0;
   }
 
-  /** Reads the messages after those already read. */
-  private scan(messages: readonly Message[]): void {
+  /** Reads the messages from `from` on. */
+  private scan(messages: readonly Message[], from: number): void {
     const { p, found: out } = this;
-    for (let i = this.read; i < messages.length; i++) {
+    for (let i = from; i < messages.length; i++) {
       const m = messages[i]!;
       if (!m.content.trim() && !m.toolCalls?.length) out.push({ rule: 'empty-message', index: i, detail: `${m.role} message at ${i} is empty` });
       if (m.role === 'system') {
@@ -145,6 +137,5 @@ export class PromptRules {
       }
       this.prevRole = role;
     }
-    this.read = messages.length;
   }
 }

@@ -117,7 +117,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
       summaryTokens,
       keep: params.keep,
       ...(this.summary && { previous: this.summary }),
-      folded: ([] as Message[]).concat(...leaving),
+      folded: this.history.messages(this.folded, this.folded + leaving.length),
       stated: statedFacts(conversation, leaving, this.erased),
       hidden: this.hidden,
       injected: injected(conversation, leaving),

@@ -33,9 +33,9 @@ export class Transcript {
     return false;
   }
 
-  /** The messages of the exchanges from index `from` on, in order. */
-  messages(from = 0): Message[] {
-    return this.all.slice(this.starts[from] ?? this.all.length);
+  /** The messages of the exchanges from index `from` up to (not including) `to`, in order. */
+  messages(from = 0, to = this.exchanges.length): Message[] {
+    return this.all.slice(this.starts[from] ?? this.all.length, this.starts[to] ?? this.all.length);
   }
 
   /** Every stored message, in order (read-only view; no copy). */

@@ -5,6 +5,7 @@ import { policyViolations } from '../message-rules/blame.js';
 import { RULE_SETS, type Rule } from '../message-rules/provider.js';
 import { normalize } from '../text/normalize.js';
 import { messageText, TokenCounter } from '../tokens/counter.js';
+import { extendsList } from '../tokens/resume.js';
 import type { Conversation, Message, Turn, UpkeepCall } from '../types.js';
 import { injectionQuote } from '../upkeep/quote.js';
 import { searchText } from '../upkeep/mentions.js';
@@ -438,9 +439,7 @@ export class PlanChecks {
   private knownPrefix(plan: PromptPlan): number {
     const last = this.last;
     const m = typeof plan === 'object' && plan !== null ? plan.messages : undefined;
-    if (!Array.isArray(m) || m === last || m.length < last.length) return 0;
-    for (let i = 0; i < last.length; i++) if (m[i] !== last[i]) return 0;
-    return last.length;
+    return Array.isArray(m) && extendsList(m, last) ? last.length : 0;
   }
 }
 

@@ -83,26 +83,10 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
         },
         commit(exchange, info) {
           const t = (turn = info.turn.index);
-          let upkept: UpkeepCall[];
-          try {
-            upkept = session.commit(exchange, info);
-          } catch (e) {
-            throw thrown(e, `${during(t, 1)}: commit threw`);
-          }
-          const bad = upkeepShape(upkept);
-          if (bad) throw new CtxsimError(`${during(t, 1)}: commit: ${bad}`, 'policy');
-          return upkept;
+          return checkedUpkeep(() => session.commit(exchange, info), () => `${during(t, 1)}: commit`);
         },
         forget(facts, info) {
-          let upkept: UpkeepCall[];
-          try {
-            upkept = session.forget(facts, info);
-          } catch (e) {
-            throw thrown(e, `${after(info.afterTurn)}: forget threw`);
-          }
-          const bad = upkeepShape(upkept);
-          if (bad) throw new CtxsimError(`${after(info.afterTurn)}: forget: ${bad}`, 'policy');
-          return upkept;
+          return checkedUpkeep(() => session.forget(facts, info), () => `${after(info.afterTurn)}: forget`);
         },
         artifacts() {
           try {
@@ -132,6 +116,19 @@ function thrown(e: unknown, prefix: string): unknown {
   const error = new CtxsimError(`${prefix}: ${message}`, 'policy');
   error.cause = e;
   return error;
+}
+
+/** The upkeep a session method returns; what it throws, or upkeep of the wrong shape, ends the run as `${where()} threw: …` or `${where()}: …`. */
+function checkedUpkeep(f: () => UpkeepCall[], where: () => string): UpkeepCall[] {
+  let list: UpkeepCall[];
+  try {
+    list = f();
+  } catch (e) {
+    throw thrown(e, `${where()} threw`);
+  }
+  const bad = upkeepShape(list);
+  if (bad) throw new CtxsimError(`${where()}: ${bad}`, 'policy');
+  return list;
 }
 
 /** Which call of its turn a prompt is: call k comes after k − 1 rounds of tool calls, each opened by an assistant message in `pending`. */

@@ -22,13 +22,6 @@ function sameCalls(a: readonly ToolCall[] | undefined, b: readonly ToolCall[] | 
   return a.length === b.length && a.every((c, i) => c.id === b[i]!.id && c.name === b[i]!.name && c.arguments === b[i]!.arguments);
 }
 
-/** How many leading messages two prompts share. */
-export function commonPrefix(a: readonly Message[], b: readonly Message[], limit = Math.min(a.length, b.length)): number {
-  let i = 0;
-  while (i < limit && sameMessage(a[i]!, b[i]!)) i++;
-  return i;
-}
-
 /**
  * A prompt as a cache compares it: `head`, when there is one, is a message
  * sent before `messages` (the tool definitions offered with a call), so that a

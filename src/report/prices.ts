@@ -39,10 +39,10 @@ export interface Counting {
 }
 
 /** How a model's tokens are counted: its tokenizer, and whether its counts are exact or an estimate (× the study's factor); `not installed` when they cannot be made here. */
-function counting(model: string, c: Counting): [string, string] {
+function counting(model: string, c: Counting, unavailable: (tokenizer: string) => string | undefined): [string, string] {
   const e = encodingForModel(model, c.tokenizer ?? 'auto', c.tokenFactor);
   const how = `${e.estimate ? 'estimate' : 'exact'}${e.factor === undefined ? '' : ` × ${e.factor}`}`;
-  return [e.name, c.unavailable?.(e.name) ? `${how}, not installed` : how];
+  return [e.name, unavailable(e.name) ? `${how}, not installed` : how];
 }
 
 /**
@@ -59,6 +59,12 @@ export function pricesTable(
   tokens: Counting = {},
 ): string {
   const dash = (p: Pico | undefined) => (p === undefined ? '-' : perMillion(p));
+  // What a run on those models would stop with, asked once per tokenizer.
+  const missing = new Map<string, string | undefined>();
+  const unavailable = (n: string) => {
+    if (!missing.has(n)) missing.set(n, tokens.unavailable?.(n));
+    return missing.get(n);
+  };
   const rows = [
     ['model', 'provider', 'mode', 'input $/1M', 'cached $/1M', 'write $/1M', 'output $/1M', 'context', 'cache rule', 'ttft ms', 'prefill tok/s', 'decode tok/s', 'tokenizer', 'counts'],
     ...models.map((p) => {
@@ -79,13 +85,11 @@ export function pricesTable(
         String(l.prefillTps),
         p.mode === 'embedding' ? '-' : String(l.decodeTps),
         // An embedding model's input is counted with the run's chat tokenizer.
-        ...(p.mode === 'embedding' ? ['-', '-'] : counting(p.model, tokens)),
+        ...(p.mode === 'embedding' ? ['-', '-'] : counting(p.model, tokens, unavailable)),
       ];
     }),
   ];
   const caption = `prices: ${table.source} (LiteLLM table of ${table.date}) · cache: ${s.promptCache}${s.promptCache === 'off' ? '' : `, ttl ${seconds(s.promptCacheTtl)}`}\n`;
-  // What a run on those models would stop with, once per tokenizer.
-  const names = new Set(models.filter((p) => p.mode !== 'embedding').map((p) => encodingForModel(p.model, tokens.tokenizer ?? 'auto').name));
-  const notes = [...names].flatMap((n) => tokens.unavailable?.(n) ?? []).map((why) => `not installed: ${why}\n`);
+  const notes = [...missing.values()].flatMap((why) => (why ? [`not installed: ${why}\n`] : []));
   return caption + align(rows, new Set([3, 4, 5, 6, 7, 9, 10, 11])) + notes.join('');
 }

@@ -51,8 +51,6 @@ export interface ChatTokenizer {
    * holds `<think>` or `<tool_response>` may be tested for (see spliced.ts).
    */
   plainText(text: string): boolean;
-  /** The packages and hashes counts depend on, for the token cache's key. */
-  readonly id: string;
 }
 
 const loaded = new Map<OpenWeightName, ChatTokenizer>();
@@ -81,7 +79,7 @@ export function chatTokenizer(name: OpenWeightName): ChatTokenizer {
 }
 
 /**
- * What an open-weight tokenizer's counts depend on (`ChatTokenizer.id`),
+ * What an open-weight tokenizer's counts depend on (the token cache's counter id),
  * without loading it: checks that each of its packages is installed at the
  * pinned version, the errors of a load (a package missing or at another
  * version), but reads no file; the files' hashes are checked when loaded.
@@ -115,7 +113,6 @@ export function tokenizerUnavailable(name: string): string | undefined {
 
 /** Loads a tokenizer and template from `source`'s packages; a package missing, at another version, or a file with another hash is a usage error. */
 export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource): ChatTokenizer {
-  const id = chatTokenizerId(name, source);
   const tokenizerJson = JSON.parse(readPinned(name, source.tokenizer)) as TokenizerJson;
   const config = JSON.parse(readPinned(name, source.config)) as Record<string, unknown>;
   const templateText = templateOf(name, source);
@@ -140,8 +137,6 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
   return {
     name,
     source,
-    // Everything a count depends on: the files, both libraries (the renderer for the replay cache, whose key holds this too), the Unicode tables.
-    id,
     encodeLength,
     measure(text) {
       const c = boundedLength(text, encodeLength, cuts);

@@ -5,6 +5,7 @@ import { KeyTable } from './keys.js';
 import { chatTokenizer, chatTokenizerId, type ChatTokenizer } from './chat-template.js';
 import { counterId, isOpenWeight, overheadFor, textMeasure, type EncodingName, type Overhead, type TextCounter, type TextMeasure, type TokenizerName } from './encoding.js';
 import type { OpenWeightName } from './open-weights.js';
+import { sharedPrefix } from './resume.js';
 import { TemplatePrompts } from './templated.js';
 
 /** The text of a message that is tokenized: content, then each tool call's name and JSON arguments. */
@@ -224,9 +225,7 @@ export class PromptTokens {
     const last = this.last;
     // The same prompt again (counted by a check, then by the run): its sum is known.
     if (messages === last) return this.tokens.overhead.replyPriming + this.sums[messages.length]!;
-    const limit = Math.min(last.length, messages.length);
-    let i = 0;
-    while (i < limit && messages[i] === last[i]) i++;
+    let i = sharedPrefix(messages, last);
     const sums = this.sums;
     // Entries past the prompt's end are stale, never read: writing by index keeps the list from shrinking.
     // The messages after the shared prefix may be a run of the last prompt's further on (a window slid past its oldest messages):

@@ -1,4 +1,5 @@
 import type { TemplateMessage } from './chat-template.js';
+import { sharedPrefix, truncate } from './resume.js';
 
 /**
  * Prompts laid out by a chat template without running it over every message.
@@ -52,9 +53,7 @@ export class Skeletons {
   /** Whether a placeholder may stand for each message: looked up only for those after the messages it shares with the last prompt. */
   private plainOf(messages: readonly TemplateMessage[]): readonly boolean[] {
     const { last, lastPlain } = this;
-    const limit = Math.min(messages.length, last.length);
-    let i = 0;
-    while (i < limit && messages[i] === last[i]) i++;
+    let i = sharedPrefix(messages, last);
     truncate(last, i);
     truncate(lastPlain, i);
     for (; i < messages.length; i++) {
@@ -175,10 +174,6 @@ export function partsText(parts: readonly Part[]): string {
   return parts.map(textOf).join('');
 }
 
-/** Cuts a list to its first n items (setting the length of a list costs even when it does not change it). */
-export function truncate(list: unknown[], n: number): void {
-  if (list.length > n) list.length = n;
-}
 
 /** A part's text. */
 export function textOf(p: Part): string {

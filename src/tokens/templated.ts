@@ -1,7 +1,8 @@
 import type { Message, ToolDef } from '../types.js';
 import { chatMessage, chatTools, type TemplateMessage, type ChatTokenizer } from './chat-template.js';
 import type { Overhead } from './encoding.js';
-import { Skeletons, partsText, textOf, truncate, type Part } from './spliced.js';
+import { sharedPrefix, truncate } from './resume.js';
+import { Skeletons, partsText, textOf, type Part } from './spliced.js';
 
 /**
  * A rendered prompt as the provider's cache sees it: its pieces in order
@@ -52,8 +53,8 @@ export class TemplatePrompts {
     if (yes === undefined) this.plain.set(m, (yes = this.chat.plainText(m.content ?? '')));
     return yes;
   };
-  /** The skeletons prompts are laid out on, by the tools offered with them (NO_TOOLS: none). */
-  private readonly skeletons = new WeakMap<object, Skeletons>();
+  /** The skeletons prompts are laid out on, by the tools offered with them (NO_TOOLS: none); per scenario, as a shape that keeps a message whole holds its text. */
+  private skeletons = new WeakMap<object, Skeletons>();
   /** The piece a message's text makes with the framing text around it, by message and framing: its id and tokens. */
   private laidPieces = new WeakMap<TemplateMessage, { before: string; after: string; trimmed: boolean; piece: Piece | undefined }>();
   /** The last prompt laid out (see `sequenceOfParts`). */
@@ -141,7 +142,7 @@ export class TemplatePrompts {
       const literal = this.literal(part);
       if (message) after += literal.lead;
       else before += literal.lead;
-      if (!literal.special) continue;
+      if (!literal.inner.length) continue;
       if (message) {
         const p = this.laidPiece(message, before, after);
         if (!p) return undefined;
@@ -172,11 +173,11 @@ export class TemplatePrompts {
     if (!l) {
       const pieces = this.chat.pieces(text);
       const first = pieces.findIndex((p) => this.chat.framing.has(p));
-      if (first < 0) l = { lead: text, inner: [], trail: '', special: false };
+      if (first < 0) l = { lead: text, inner: [], trail: '' };
       else {
         let last = pieces.length - 1;
         while (!this.chat.framing.has(pieces[last]!)) last--;
-        l = { lead: pieces.slice(0, first).join(''), inner: pieces.slice(first, last + 1).map((p) => this.piece(p)), trail: pieces.slice(last + 1).join(''), special: true };
+        l = { lead: pieces.slice(0, first).join(''), inner: pieces.slice(first, last + 1).map((p) => this.piece(p)), trail: pieces.slice(last + 1).join('') };
       }
       if (this.literals.size >= 4096) this.literals.clear();
       this.literals.set(text, l);
@@ -234,10 +235,8 @@ export class TemplatePrompts {
     // (a prompt that extends the last one looks up its new messages only).
     const walk = this.walk;
     let same = 0;
-    if (walk.tools === tools) {
-      const limit = Math.min(messages.length, walk.messages.length);
-      while (same < limit && messages[same] === walk.messages[same]) same++;
-    } else {
+    if (walk.tools === tools) same = sharedPrefix(messages, walk.messages);
+    else {
       const key = tools ?? NO_TOOLS;
       let root = this.counted.get(key);
       if (!root) this.counted.set(key, (root = { next: undefined, count: undefined }));
@@ -259,6 +258,7 @@ export class TemplatePrompts {
 
   /** Forgets the prompts counted (at the end of a scenario; their messages are not sent again). */
   forgetScenario(): void {
+    this.skeletons = new WeakMap();
     this.counted = new Map();
     this.walk = { tools: null, messages: [], path: [] };
     this.pieceIds = new Map();
@@ -315,9 +315,7 @@ export class TemplatePrompts {
    */
   private templateList(messages: readonly Message[]): { plain: readonly TemplateMessage[]; split: boolean } {
     const l = this.listed;
-    const limit = Math.min(messages.length, l.messages.length);
-    let i = 0;
-    while (i < limit && messages[i] === l.messages[i]) i++;
+    let i = sharedPrefix(messages, l.messages);
     truncate(l.messages, i);
     truncate(l.ends, i + 1);
     truncate(l.plain, l.ends[i]!);
@@ -414,13 +412,12 @@ interface Piece {
  * A literal part of a laid-out prompt, cut at the special tokens: the text
  * before the first (the end of the piece before it), the pieces from the
  * first to the last, the text after the last (the start of the next piece);
- * without a special token, all of it is `lead`.
+ * without a special token, all of it is `lead` (and `inner` is empty).
  */
 interface Literal {
   lead: string;
   inner: Piece[];
   trail: string;
-  special: boolean;
 }
 
 /** The key of the skeletons of prompts offered no tools. */

@@ -46,15 +46,8 @@ export function instruction(text: string): Message {
 
 /** The summarizer's instruction for a summary of `summaryTokens`. */
 export function summaryInstruction(summaryTokens: number, prompt = DEFAULT_PROMPTS.summary): Message {
-  // Every fold asks for it: found by prompt and size, not by writing out its text again.
-  let bySize = summaryInstructions.get(prompt);
-  if (!bySize) summaryInstructions.set(prompt, (bySize = new Map()));
-  let m = bySize.get(summaryTokens);
-  if (!m) bySize.set(summaryTokens, (m = instruction(prompt.replaceAll('{summaryTokens}', String(summaryTokens)))));
-  return m;
+  return instruction(prompt.replaceAll('{summaryTokens}', String(summaryTokens)));
 }
-
-const summaryInstructions = new Map<string, Map<number, Message>>();
 
 /** The instruction of a re-summarization that erases the named facts (it names them, never their values). */
 export function forgetInstruction(names: readonly string[], prompt = DEFAULT_PROMPTS.forget): Message {
