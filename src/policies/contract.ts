@@ -395,8 +395,8 @@ export class PlanChecks {
       }
       if (!x.toolCalls?.length) continue;
       const ids = x.toolCalls.map((c) => c.id);
-      const results = m.slice(i + 1, i + 1 + ids.length).map((r) => (r.role === 'tool' ? r.toolCallId : undefined));
-      if (results.join('\n') !== ids.join('\n')) fail('tool-pairs', `tool call ${ids.join(', ')} at ${i} without all its results right after it`);
+      // Each result compared, not joined: a call with the id '' is not answered by nothing, nor by a result without an id.
+      if (!ids.every((id, j) => m[i + 1 + j]?.role === 'tool' && m[i + 1 + j]!.toolCallId === id)) fail('tool-pairs', `tool call ${ids.join(', ')} at ${i} without all its results right after it`);
       else i += ids.length;
     }
     const resumedPairs = resumed ? this.pairs.length : 0;
