@@ -255,7 +255,7 @@ function planRules(plan: PromptPlan, call: PlanCall): PlanProblem[] {
   } else if (plan.overBudget) {
     const fixed = tokens.prompt([...system, ...pending]);
     if (fixed <= budget) out.push({ rule: 'budget', detail: `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${budget}` });
-    if (m.length !== head + pending.length) out.push({ rule: 'budget', detail: 'over budget, but more than the system prompt and the current turn sent' });
+    if (at !== head || m.length !== head + pending.length) out.push({ rule: 'budget', detail: 'over budget, but more than the system prompt and the current turn sent' });
   } else {
     const total = tokens.prompt(m);
     if (total > budget) out.push({ rule: 'budget', detail: `${total} tokens sent, budget ${budget}` });
@@ -395,5 +395,15 @@ describe('checks that read only what a prompt adds', () => {
     expect(pairs([system, user, call([''])])).toEqual([{ rule: 'tool-pairs', detail: 'tool call  at 2 without all its results right after it' }]);
     expect(pairs([system, user, call(['']), call(['c1']), result('c1')])).toEqual([{ rule: 'tool-pairs', detail: 'tool call  at 2 without all its results right after it' }]);
     expect(pairs([system, user, call(['']), result('')])).toEqual([]);
+  });
+
+  it('an over-budget plan sends the system prompt and the current turn only, no memory in place of a round left out', () => {
+    const user = POOL[2]!;
+    const [c1, r1, c2, r2] = [call(['c1']), result('c1'), call(['c2']), result('c2')];
+    const summary = POOL[1]!;
+    const problems = (messages: Message[]) =>
+      planProblems({ messages, overBudget: true, upkeep: [], stablePrefix: 1 }, { system: [system], pending: [user, c1, r1, c2, r2], budget: 10, tokens: { prompt: () => 100 } });
+    expect(problems([system, user, c1, r1, c2, r2])).toEqual([]);
+    expect(problems([system, summary, summary, user, c2, r2])).toEqual([{ rule: 'budget', detail: 'over budget, but more than the system prompt and the current turn sent' }]);
   });
 });

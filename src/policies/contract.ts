@@ -415,7 +415,8 @@ export class PlanChecks {
     } else if (plan.overBudget) {
       const fixed = tokens.prompt([...system, ...pending]);
       if (fixed <= budget) fail('budget', `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${budget}`);
-      if (m.length !== head + pending.length) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
+      // Only those: the current turn right after the system prompt (no memory between them), and no more messages than they have.
+      if (at !== head || m.length !== head + pending.length) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
     } else {
       const total = tokens.prompt(m);
       if (total > budget) fail('budget', `${total} tokens sent, budget ${budget}`);
