@@ -338,11 +338,8 @@ export function planProblems(plan: PromptPlan, call: PlanCall): PlanProblem[] {
 export class PlanChecks {
   /** The last plan's messages, when it was well formed. */
   private last: readonly Message[] = [];
-  /** Where the tool-pairs pass over `last` may go on for a longer prompt: tool calls before it read only messages of `last`. */
-  private resume = 0;
-  /** What that pass had seen before `resume`: a late system message, and the problems it found. */
-  private late = false;
-  private pairs: PlanProblem[] = [];
+  /** Where the pass over `last` (tool pairs, late system messages) may go on for a longer prompt: tool calls before it read only messages of `last`. */
+  private pass: Pass = { at: 0, late: false, problems: [] };
 
   constructor(private readonly call: Omit<PlanCall, 'pending'>) {}
 
@@ -369,45 +366,33 @@ export class PlanChecks {
     const problem = at < 0 ? 'its user message is not sent' : currentTurnProblem(m.slice(at + 1), pending);
     if (problem) fail('current-turn-last', `the current turn is not sent last, its newest round in full: ${problem}`);
 
-    // tool-pairs, and system-pinned: no system message after the others (one pass, from where the last prompt's pass may go on)
-    const resumed = known > 0 && this.resume > start;
-    let late = resumed && this.late;
-    if (resumed) for (const p of this.pairs) out.push(p);
-    const first = out.length;
-    let resume = m.length;
-    let lateBefore = false;
-    let pairsBefore = 0;
-    for (let i = resumed ? this.resume : start; i < m.length; i++) {
+    // tool-pairs, and system-pinned: no system message after the others (one pass, going on from where the last prompt's
+    // stopped, unless that prompt was system messages only and stopped before this one's conversation starts)
+    const from = known > 0 && this.pass.at > start ? this.pass : { at: start, late: false, problems: [] };
+    let late = from.late;
+    const pass = [...from.problems];
+    let resume: Pass | undefined;
+    for (let i = from.at; i < m.length; i++) {
       const x = m[i]!;
-      // A tool call whose results would lie past the prompt's end: a longer prompt reads it again.
-      if (resume === m.length && x.toolCalls?.length && i + x.toolCalls.length >= m.length) {
-        resume = i;
-        lateBefore = late;
-        pairsBefore = out.length - first;
-      }
+      // A tool call whose results would lie past the prompt's end: a longer prompt reads it again, from here.
+      if (!resume && x.toolCalls?.length && i + x.toolCalls.length >= m.length) resume = { at: i, late, problems: pass.slice() };
       if (x.role === 'system' && !late) {
         late = true;
-        fail('system-pinned', `system message at ${i} after the conversation started`);
+        pass.push({ rule: 'system-pinned', detail: `system message at ${i} after the conversation started` });
       }
       if (x.role === 'tool') {
-        fail('tool-pairs', `tool result ${x.toolCallId} at ${i} without its call right before it`);
+        pass.push({ rule: 'tool-pairs', detail: `tool result ${x.toolCallId} at ${i} without its call right before it` });
         continue;
       }
       if (!x.toolCalls?.length) continue;
       const ids = x.toolCalls.map((c) => c.id);
       // Each result compared, not joined: a call with the id '' is not answered by nothing, nor by a result without an id.
-      if (!ids.every((id, j) => m[i + 1 + j]?.role === 'tool' && m[i + 1 + j]!.toolCallId === id)) fail('tool-pairs', `tool call ${ids.join(', ')} at ${i} without all its results right after it`);
-      else i += ids.length;
+      if (ids.every((id, j) => m[i + 1 + j]?.role === 'tool' && m[i + 1 + j]!.toolCallId === id)) i += ids.length;
+      else pass.push({ rule: 'tool-pairs', detail: `tool call ${ids.join(', ')} at ${i} without all its results right after it` });
     }
-    const resumedPairs = resumed ? this.pairs.length : 0;
-    if (resume === m.length) {
-      lateBefore = late;
-      pairsBefore = out.length - first;
-    }
+    out.push(...pass);
     this.last = m;
-    this.resume = resume;
-    this.late = lateBefore;
-    this.pairs = resumedPairs + pairsBefore ? out.slice(first - resumedPairs, first + pairsBefore) : [];
+    this.pass = resume ?? { at: m.length, late, problems: pass };
 
     // budget
     if (budget === undefined) {
@@ -426,9 +411,7 @@ export class PlanChecks {
     if (!Number.isInteger(plan.stablePrefix) || plan.stablePrefix < head || plan.stablePrefix > at) {
       fail('plan', `stablePrefix ${plan.stablePrefix} outside ${head}…${at}`);
     }
-    for (const u of plan.upkeep) {
-      if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) fail('plan', `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`);
-    }
+    // (upkeep's token counts are part of its shape, checked first)
     return out;
   }
 
@@ -442,6 +425,13 @@ export class PlanChecks {
     const m = typeof plan === 'object' && plan !== null ? plan.messages : undefined;
     return Array.isArray(m) && extendsList(m, last) ? last.length : 0;
   }
+}
+
+/** Where a pass over a prompt's messages stood: at a message, whether it had seen a late system message, the problems it had found. */
+interface Pass {
+  at: number;
+  late: boolean;
+  problems: PlanProblem[];
 }
 
 /** Where the current turn starts in a prompt: the last place its user message is sent (-1: nowhere). */
