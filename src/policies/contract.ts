@@ -411,7 +411,6 @@ export class PlanChecks {
     if (!Number.isInteger(plan.stablePrefix) || plan.stablePrefix < head || plan.stablePrefix > at) {
       fail('plan', `stablePrefix ${plan.stablePrefix} outside ${head}…${at}`);
     }
-    // (upkeep's token counts are part of its shape, checked first)
     return out;
   }
 
