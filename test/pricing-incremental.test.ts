@@ -14,14 +14,9 @@ const RUNS = { seed: 42, numRuns: 400 };
  * the same object), so prompts share prefixes both ways.
  */
 const POOL: Message[] = Array.from({ length: 8 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i % 4}` }));
-/** Tool definitions, a message sent before the prompt: the same twice (equal, not the same object), and other ones. */
-const HEADS: Message[] = [
-  { role: 'system', content: 'tools' },
-  { role: 'system', content: 'tools' },
-  { role: 'system', content: 'other tools' },
-];
-const HEAD = HEADS[0]!;
-const size = (m: Message): number => (m.content === 'tools' ? 700 : m.content === 'other tools' ? 900 : 100 + 37 * Number(m.content.slice(1)));
+/** The tool definitions, as the whole-prompt definitions see them: a message before the prompt's. */
+const HEAD: Message = { role: 'system', content: 'tools' };
+const size = (m: Message): number => (m === HEAD ? 700 : 100 + 37 * Number(m.content.slice(1)));
 
 /** One step of a conversation's prompts: the next prompt made from the previous one. */
 type Step =
@@ -44,13 +39,11 @@ const callArb = fc.record({
   /** Breakpoint just before the newest message instead (a growing transcript's). */
   lastButOne: fc.boolean(),
   gap: fc.integer({ min: 0, max: 400 }),
-  /** Which tool-definitions head, if any (when a sequence mixes them). */
-  head: fc.constantFrom(undefined, ...HEADS),
 });
 const sequenceArb = fc.record({
   calls: fc.array(callArb, { minLength: 1, maxLength: 25 }),
-  /** Every call with the same head, none, or as each call says. */
-  heads: fc.constantFrom('all', 'none', 'mixed'),
+  /** Tool definitions offered with every call. */
+  tools: fc.boolean(),
   minTokens: fc.constantFrom(0, 500, 1024, 2048),
   ttl: fc.constantFrom(60, 300, 3600),
 });
@@ -67,8 +60,6 @@ function prompts(calls: readonly { step: Step }[]): Message[][] {
     return (prev = next);
   });
 }
-
-const headOf = (heads: string, call: { head: Message | undefined }): Message | undefined => (heads === 'all' ? HEAD : heads === 'mixed' ? call.head : undefined);
 
 /** The explicit cache by its definition, on whole prompts: each entry a copy of its prefix, each call summing the prefix and comparing every entry. */
 class PlainBreakpoints {
@@ -106,38 +97,36 @@ function plainPrefix(messages: readonly Message[], previous: { messages: readonl
 }
 
 describe('caches priced call by call equal the whole-prompt definitions', () => {
-  it('explicit breakpoints: growing, cut, replaced and unrelated prompts, with and without the tool-definitions head', () => {
+  it('explicit breakpoints: growing, cut, replaced and unrelated prompts, with and without tool definitions', () => {
     fc.assert(
-      fc.property(sequenceArb, ({ calls, heads, minTokens, ttl }) => {
-        const cache = new BreakpointCache(minTokens, ttl);
+      fc.property(sequenceArb, ({ calls, tools, minTokens, ttl }) => {
+        const cache = new BreakpointCache(minTokens, ttl, tools ? size(HEAD) : 0);
         const plain = new PlainBreakpoints(minTokens, ttl);
         let time = 0;
         prompts(calls).forEach((messages, i) => {
           const c = calls[i]!;
           time += c.gap;
           const stable = c.lastButOne ? Math.max(0, messages.length - 1) : c.stable;
-          const head = headOf(heads, c);
-          const expected = head ? plain.call([head, ...messages], stable + 1, time) : plain.call(messages, stable, time);
-          expect(cache.call(messages, stable, time, size, head)).toEqual(expected);
+          const expected = tools ? plain.call([HEAD, ...messages], stable + 1, time) : plain.call(messages, stable, time);
+          expect(cache.call(messages, stable, time, size)).toEqual(expected);
         });
       }),
       RUNS,
     );
   });
 
-  it('automatic prefix: the same prompts, the head sent before the messages', () => {
+  it('automatic prefix: the same prompts, the tool definitions sent before the messages', () => {
     const rule = { minTokens: 1024, step: 128 };
     fc.assert(
-      fc.property(sequenceArb, ({ calls, heads, ttl }) => {
-        const cache = new PrefixCache(rule, ttl);
+      fc.property(sequenceArb, ({ calls, tools, ttl }) => {
+        const cache = new PrefixCache(rule, ttl, tools ? size(HEAD) : 0);
         let previous: { messages: readonly Message[]; time: number } | undefined;
         let time = 0;
         prompts(calls).forEach((messages, i) => {
           const c = calls[i]!;
           time += c.gap;
-          const head = headOf(heads, c);
-          const whole = head ? [head, ...messages] : messages;
-          expect(cache.call(messages, time, size, undefined, head)).toBe(plainPrefix(whole, previous, time, rule, ttl));
+          const whole = tools ? [HEAD, ...messages] : messages;
+          expect(cache.call(messages, time, size)).toBe(plainPrefix(whole, previous, time, rule, ttl));
           previous = { messages: whole, time };
         });
       }),
@@ -145,7 +134,7 @@ describe('caches priced call by call equal the whole-prompt definitions', () => 
     );
   });
 
-  it('a meter given the head apart prices every call as it prices the head copied into the prompt', () => {
+  it('a meter given the tool definitions’ tokens prices every call as it prices them copied into the prompt', () => {
     const price = (kind: 'automatic' | 'explicit'): ModelPrice => ({
       model: 'm',
       provider: 'test',
@@ -160,8 +149,8 @@ describe('caches priced call by call equal the whole-prompt definitions', () => 
     fc.assert(
       fc.property(sequenceArb, fc.constantFrom('automatic' as const, 'explicit' as const), fc.constantFrom(300, 3600), ({ calls }, kind, ttl) => {
         const p = price(kind);
-        const meter = () => new Meter({ date: 'test', source: 'test', models: new Map([['m', p]]) }, { settings: { promptCache: 'auto', promptCacheTtl: ttl }, count: size });
-        const apart = meter();
+        const meter = (toolTokens?: number) => new Meter({ date: 'test', source: 'test', models: new Map([['m', p]]) }, { settings: { promptCache: 'auto', promptCacheTtl: ttl }, count: size, ...(toolTokens && { toolTokens }) });
+        const apart = meter(size(HEAD));
         const copied = meter();
         let time = 0;
         prompts(calls).forEach((messages, i) => {
@@ -169,7 +158,7 @@ describe('caches priced call by call equal the whole-prompt definitions', () => 
           time += c.gap;
           const promptTokens = size(HEAD) + messages.reduce((t, m) => t + size(m), 0);
           const req: CallRequest = { model: 'm', messages, promptTokens, stablePrefix: c.stable, outputTokens: 50, time };
-          expect(apart.call({ ...req, head: HEAD })).toEqual(copied.call({ ...req, messages: [HEAD, ...messages], stablePrefix: c.stable + 1 }));
+          expect(apart.call(req)).toEqual(copied.call({ ...req, messages: [HEAD, ...messages], stablePrefix: c.stable + 1 }));
         });
       }),
       RUNS,

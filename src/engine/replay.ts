@@ -179,8 +179,8 @@ class Replayer {
   private cumulative = 0n;
   /** The turn under way (0 before the first): where an upkeep request the cassette lacks was made. */
   private turn = 0;
-  /** The tool definitions offered with every call, as the head of each priced prompt (caching sees them first), and their tokens. */
-  private readonly tools: { head: Message; tokens: number; defs: readonly ToolDef[] } | undefined;
+  /** The tool definitions offered with every call, and their tokens (sent first: caching sees them before the messages). */
+  private readonly tools: { tokens: number; defs: readonly ToolDef[] } | undefined;
 
   constructor(
     private readonly conversation: Conversation,
@@ -197,11 +197,10 @@ class Replayer {
     const deps = { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks, upkeep, ...(contextWindow !== undefined && { contextWindow }) };
     this.session = guardPolicy(variant.policy, variant.name, this.promptTokens).start(conversation, variant.params, deps);
     this.tools = offeredTools(ctx.toolDefs, conversation.toolDefs, tokens);
-    const head = this.tools?.head;
-    const headTokens = this.tools?.tokens ?? 0;
     this.meter = new Meter(ctx.prices, {
       settings: ctx.costs,
-      count: (m) => (m === head ? headTokens : tokens.message(m)),
+      count: (m) => tokens.message(m),
+      ...(this.tools && { toolTokens: this.tools.tokens }),
       // Its own stream, so drawing failures leaves the policy's draws unchanged (made only when calls may fail).
       ...(ctx.costs?.fallback && { random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`) }),
     });
@@ -309,8 +308,6 @@ class Replayer {
       onCall?.(turn, call);
       const outputTokens = call.output ? tokens.output(call.output) : 0;
       const request: CallRequest = { model, messages: call.plan.messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix, outputTokens, time: this.time };
-      // The tool definitions go first in the prompt a provider caches: a head message that stands for them.
-      if (this.tools) request.head = this.tools.head;
       if (call.sequence) request.sequence = call.sequence;
       const c = this.meter.call(request);
       p.inputTokens += c.inputTokens;
@@ -422,10 +419,10 @@ class Replayer {
  * The tools offered with a conversation's calls: the study's, then the
  * conversation's own (one of the same name replaces the study's); none: undefined.
  */
-function offeredTools(study: readonly ToolDef[] | undefined, own: readonly ToolDef[] | undefined, tokens: TokenCounter): { head: Message; tokens: number; defs: readonly ToolDef[] } | undefined {
+function offeredTools(study: readonly ToolDef[] | undefined, own: readonly ToolDef[] | undefined, tokens: TokenCounter): { tokens: number; defs: readonly ToolDef[] } | undefined {
   if (!study?.length && !own?.length) return undefined;
   const byName = new Map<string, ToolDef>();
   for (const d of [...(study ?? []), ...(own ?? [])]) byName.set(d.name, d);
   const defs = [...byName.values()];
-  return { head: { role: 'system', content: JSON.stringify(defs) }, tokens: toolDefTokens(defs, tokens), defs };
+  return { tokens: toolDefTokens(defs, tokens), defs };
 }

@@ -10,10 +10,8 @@ export interface CallRequest {
   model: string;
   /** The prompt as sent (caching compares it with earlier calls'). */
   messages: readonly Message[];
-  /** A message sent before `messages` that stands for the tool definitions offered (caching sees it first); it is not copied into them. */
-  head?: Message;
   promptTokens: number;
-  /** Leading messages of `messages` the policy marks as its stable prefix (where a cache breakpoint goes); `head` is always before it. */
+  /** Leading messages of `messages` the policy marks as its stable prefix (where a cache breakpoint goes); the tool definitions are always before it. */
   stablePrefix: number;
   outputTokens: number;
   /** Simulated seconds since the conversation started. */
@@ -65,6 +63,8 @@ export interface MeterOptions {
   settings?: CostSettings;
   /** Tokens of one message in a prompt (chat overhead included): caching measures prefixes with it. */
   count?: MessageTokens;
+  /** Tokens of the tool definitions offered with every call (in `promptTokens`, not in `messages`): sent first, so caching sees them before the messages. */
+  toolTokens?: number;
   /** The seeded stream that decides which calls fail (used only with `fallback`). */
   random?: () => number;
 }
@@ -81,6 +81,7 @@ export class Meter {
   private readonly settings: CostSettings;
   private readonly count: MessageTokens;
   private readonly random: () => number;
+  private readonly toolTokens: number | undefined;
   private readonly prefix = new Map<string, PrefixCache>();
   private readonly breakpoints = new Map<string, BreakpointCache>();
   private readonly latencies = new Map<string, Latency>();
@@ -92,6 +93,7 @@ export class Meter {
     this.settings = opts.settings ?? DEFAULT_COSTS;
     this.count = opts.count ?? (() => 0);
     this.random = opts.random ?? (() => 1);
+    this.toolTokens = opts.toolTokens;
   }
 
   price(model: string): ModelPrice {
@@ -176,15 +178,15 @@ export class Meter {
     const rule = p.cacheRule;
     if (rule.kind === 'automatic') {
       let c = this.prefix.get(p.model);
-      if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, cacheTtl)));
-      return { read: c.call(req.messages, req.time, this.count, req.sequence, req.head), written: 0 };
+      if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, cacheTtl, this.toolTokens)));
+      return { read: c.call(req.messages, req.time, this.count, req.sequence), written: 0 };
     }
     if (rule.kind === 'explicit') {
       // Anthropic offers two TTLs: a cacheTtl above five minutes takes the 1-hour tier (dearer writes), capped at one hour.
       const long = cacheTtl > FIVE_MINUTES;
       let c = this.breakpoints.get(p.model);
-      if (!c) this.breakpoints.set(p.model, (c = new BreakpointCache(rule.minTokens, Math.min(cacheTtl, ONE_HOUR))));
-      const { read, written } = c.call(req.messages, req.stablePrefix, req.time, this.count, req.head);
+      if (!c) this.breakpoints.set(p.model, (c = new BreakpointCache(rule.minTokens, Math.min(cacheTtl, ONE_HOUR), this.toolTokens)));
+      const { read, written } = c.call(req.messages, req.stablePrefix, req.time, this.count);
       return { read, written, writePrice: long ? p.cacheWrite1h : p.cacheWrite };
     }
     return { read: 0, written: 0 };

@@ -22,61 +22,21 @@ function sameCalls(a: readonly ToolCall[] | undefined, b: readonly ToolCall[] | 
   return a.length === b.length && a.every((c, i) => c.id === b[i]!.id && c.name === b[i]!.name && c.arguments === b[i]!.arguments);
 }
 
-/**
- * A prompt as a cache compares it: `head`, when there is one, is a message
- * sent before `messages` (the tool definitions offered with a call), so that a
- * call need not copy its whole prompt to put the head first.
- */
-interface Prompt {
-  head: Message | undefined;
-  messages: readonly Message[];
-}
-
-/** How many messages a prompt has, its head included. */
-function lengthOf(p: Prompt): number {
-  return p.messages.length + (p.head ? 1 : 0);
-}
-
-/** Message `i` of a prompt, its head being message 0 when there is one. */
-function nth(p: Prompt, i: number): Message {
-  return p.head ? (i === 0 ? p.head : p.messages[i - 1]!) : p.messages[i]!;
-}
-
 /** How many leading messages two prompts share, up to `limit`, when their first `from` are known to be shared. */
-function sharedFrom(a: Prompt, b: Prompt, from: number, limit: number): number {
-  let i = from;
-  if ((a.head === undefined) !== (b.head === undefined)) {
-    // Only one has a head: its messages are one place further on than the other's.
-    while (i < limit && sameMessage(nth(a, i), nth(b, i))) i++;
-    return i;
-  }
-  const off = a.head ? 1 : 0;
-  if (i < off && i < limit) {
-    if (!sameMessage(a.head!, b.head!)) return 0;
-    i = off;
-  }
-  const x = a.messages;
-  const y = b.messages;
+function sharedFrom(a: readonly Message[], b: readonly Message[], from: number, limit: number): number {
   // Prompts of one conversation mostly hold the same objects: those are told apart without a call.
-  for (let j = i - off, n = limit - off; j < n; j++) {
-    const m = x[j]!;
-    const o = y[j]!;
-    if (m !== o && !sameMessage(m, o)) return j + off;
+  for (let i = from; i < limit; i++) {
+    const m = a[i]!;
+    const o = b[i]!;
+    if (m !== o && !sameMessage(m, o)) return i;
   }
   return limit;
 }
 
 /** Tokens of messages `from` to `to` (not included) of a prompt. */
-function tokensOf(p: Prompt, to: number, count: MessageTokens, from = 0): number {
+function tokensOf(messages: readonly Message[], to: number, count: MessageTokens, from = 0): number {
   let t = 0;
-  let i = from;
-  const off = p.head ? 1 : 0;
-  if (i < off && i < to) {
-    t += count(p.head!);
-    i = off;
-  }
-  const m = p.messages;
-  for (; i < to; i++) t += count(m[i - off]!);
+  for (let i = from; i < to; i++) t += count(messages[i]!);
   return t;
 }
 
@@ -85,45 +45,47 @@ function tokensOf(p: Prompt, to: number, count: MessageTokens, from = 0): number
  * (SPEC §5): P = tokens of the longest run of leading messages identical to
  * the previous call's; cached = 0 if P < minTokens, else P rounded down to a
  * multiple of `step`; nothing is cached once more than `ttl` simulated
- * seconds passed since the previous call.
+ * seconds passed since the previous call. The tool definitions offered with
+ * every call (`head`, their tokens) are sent first, so they start every
+ * shared prefix.
  */
 export class PrefixCache {
   /**
-   * The previous call: its prompt, when, its pieces when rendered by a
-   * template, its length (head included) and the tokens of its first
-   * `counted` messages (without reply priming). The rest is summed only when
-   * a later prompt starts with the whole of it: a sliding window's prompt is
-   * not summed at all.
+   * The previous call: its messages, when, its pieces when rendered by a
+   * template, and the tokens of the head and its first `counted` messages
+   * (without reply priming). The rest is summed only when a later prompt
+   * starts with the whole of it: a sliding window's prompt is not summed at
+   * all.
    */
-  private previous?: { prompt: Prompt; length: number; time: number; sequence: PromptSequence | undefined; counted: number; tokens: number };
+  private previous?: { messages: readonly Message[]; time: number; sequence: PromptSequence | undefined; counted: number; tokens: number };
 
   constructor(
     private readonly rule: { minTokens: number; step: number },
     private readonly ttl: number,
+    /** Tokens of the tool definitions sent before every prompt (0: none). */
+    private readonly head = 0,
   ) {}
 
   /**
    * Cached tokens of this call; the call becomes the previous one. When the
    * whole previous prompt is the shared prefix (a growing transcript), the
    * tokens of its part shared with the call before are known: only the
-   * messages it added are summed. `head`, when given, is a message sent
-   * before `messages` (see Prompt).
+   * messages it added are summed.
    */
-  call(messages: readonly Message[], time: number, count: MessageTokens, sequence?: PromptSequence, head?: Message): number {
+  call(messages: readonly Message[], time: number, count: MessageTokens, sequence?: PromptSequence): number {
     const prev = this.previous;
-    const prompt: Prompt = { head, messages };
-    const length = lengthOf(prompt);
     let p: number;
     let shared = 0;
     if (sequence) {
       // Rendered by a chat template: the tokens of the leading pieces both prompts share (a piece the next prompt changes is not cached).
       p = prev?.sequence ? sequence.sums[sharedPieces(sequence.ids, prev.sequence.ids)]! : 0;
     } else {
-      shared = prev ? sharedFrom(prompt, prev.prompt, 0, Math.min(length, prev.length)) : 0;
-      p = prev && shared === prev.length && !prev.sequence ? prev.tokens + tokensOf(prev.prompt, shared, count, prev.counted) : tokensOf(prompt, shared, count);
+      const before = prev?.messages ?? [];
+      shared = sharedFrom(messages, before, 0, Math.min(messages.length, before.length));
+      p = prev && shared === before.length && !prev.sequence ? prev.tokens + tokensOf(before, shared, count, prev.counted) : this.head + tokensOf(messages, shared, count);
     }
     // Prompts are not changed once sent: the previous one is kept as it is.
-    this.previous = { prompt, length, time, sequence, counted: shared, tokens: sequence ? 0 : p };
+    this.previous = { messages, time, sequence, counted: shared, tokens: sequence ? 0 : p };
     if (!prev || time - prev.time > this.ttl) return 0;
     return p < this.rule.minTokens ? 0 : Math.floor(p / this.rule.step) * this.rule.step;
   }
@@ -137,10 +99,10 @@ function sharedPieces(a: Int32Array, b: Int32Array): number {
   return i;
 }
 
-/** A live entry of an explicit cache: the first `length` messages of a prompt. */
+/** A live entry of an explicit cache: the head and the first `length` messages of a prompt. */
 interface Entry {
   /** The prompt the entry was written from (prompts are not changed once sent, so it is kept, not copied). */
-  prompt: Prompt;
+  messages: readonly Message[];
   length: number;
   tokens: number;
   expires: number;
@@ -167,29 +129,30 @@ export interface CacheUse {
  * agreement with the latest one (an entry is compared message by message
  * only past the point where the two prompts part); the prefix's tokens are
  * running sums of the latest prompt, extended by the messages new to it.
+ * The tool definitions offered with every call (`head`, their tokens) are
+ * sent first, always inside the cached prefix.
  */
 export class BreakpointCache {
   private readonly entries: Entry[] = [];
-  /** The latest prompt and its length (head included). */
-  private latest: Prompt | undefined;
-  private latestLength = 0;
-  /** sums[i] = tokens of the latest prompt's first i messages, for i ≤ counted (later entries are stale). */
-  private readonly sums: number[] = [0];
+  /** The latest prompt. */
+  private latest: readonly Message[] = [];
+  /** sums[i] = tokens of the head and the latest prompt's first i messages, for i ≤ counted (later entries are stale). */
+  private readonly sums: number[];
   private counted = 0;
 
   constructor(
     private readonly minTokens: number,
     private readonly ttl: number,
-  ) {}
+    /** Tokens of the tool definitions sent before every prompt (0: none). */
+    head = 0,
+  ) {
+    this.sums = [head];
+  }
 
-  /**
-   * What one call reads and writes. `stablePrefix` counts leading messages of
-   * `messages`; `head`, when given, is a message sent before them, always
-   * inside the cached prefix (see Prompt).
-   */
-  call(messages: readonly Message[], stablePrefix: number, time: number, count: MessageTokens, head?: Message): CacheUse {
+  /** What one call reads and writes. `stablePrefix` counts leading messages of `messages`, after the head. */
+  call(messages: readonly Message[], stablePrefix: number, time: number, count: MessageTokens): CacheUse {
     const entries = this.entries;
-    const k = (head ? 1 : 0) + Math.min(stablePrefix, messages.length);
+    const k = Math.min(stablePrefix, messages.length);
     // Past the breakpoint and the longest live entry, what the prompt shares with the latest one matters to no entry.
     let reach = k;
     let live = 0;
@@ -199,20 +162,18 @@ export class BreakpointCache {
       if (e.length > reach) reach = e.length;
     }
     entries.length = live;
-    const prompt: Prompt = { head, messages };
-    const length = lengthOf(prompt);
     // The first s messages are the latest prompt's: an entry sharing fewer with it shares exactly as many with this prompt,
     // and one sharing at least s shares those s and is compared from there.
-    const s = this.latest ? sharedFrom(prompt, this.latest, 0, Math.min(length, this.latestLength, reach)) : 0;
-    for (const e of entries) if (e.shared >= s) e.shared = sharedFrom(prompt, e.prompt, s, Math.min(e.length, length));
-    this.latest = prompt;
-    this.latestLength = length;
+    const s = sharedFrom(messages, this.latest, 0, Math.min(messages.length, this.latest.length, reach));
+    for (const e of entries) if (e.shared >= s) e.shared = sharedFrom(messages, e.messages, s, Math.min(e.length, messages.length));
+    this.latest = messages;
     const sums = this.sums;
     let c = Math.min(this.counted, s);
-    for (; c < k; c++) sums[c + 1] = sums[c]! + count(nth(prompt, c));
+    for (; c < k; c++) sums[c + 1] = sums[c]! + count(messages[c]!);
     this.counted = c;
     const total = sums[k]!;
-    if (k === 0 || total < this.minTokens) return { read: 0, written: 0 };
+    // A prefix of no tokens caches nothing (no breakpoint, no tool definitions).
+    if (total === 0 || total < this.minTokens) return { read: 0, written: 0 };
     // Longest live entry that is a prefix of the messages up to the breakpoint (the first of them, as entries were written).
     let hit: Entry | undefined;
     for (const e of entries) {
@@ -221,7 +182,7 @@ export class BreakpointCache {
     }
     const read = hit?.tokens ?? 0;
     if (hit) hit.expires = time + this.ttl;
-    if (hit?.length !== k) entries.push({ prompt, length: k, tokens: total, expires: time + this.ttl, shared: k });
+    if (hit?.length !== k) entries.push({ messages, length: k, tokens: total, expires: time + this.ttl, shared: k });
     return { read, written: total - read };
   }
 }
