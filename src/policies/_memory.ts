@@ -63,11 +63,16 @@ export class TurnGate {
 
 /** How many of the newest exchanges fit in `room` tokens (at most `max`), walking back; stops at the first that does not fit. */
 export function newestExchangesThatFit(tokens: TokenCounter, exchanges: readonly Exchange[], room: number, max = Infinity): number {
+  return newestThatFit(exchanges.length, (i) => sum(tokens, exchanges[i]!), room, max);
+}
+
+/** How many of the last items of `count` fit in `room` tokens (at most `max`), walking back from item count − 1 with their tokens `size(i)`; stops at the first that does not fit. */
+export function newestThatFit(count: number, size: (i: number) => number, room: number, max = Infinity): number {
   let n = 0;
-  while (n < exchanges.length && n < max) {
-    const size = sum(tokens, exchanges[exchanges.length - 1 - n]!);
-    if (size > room) break;
-    room -= size;
+  while (n < count && n < max) {
+    const tokens = size(count - 1 - n);
+    if (tokens > room) break;
+    room -= tokens;
     n++;
   }
   return n;

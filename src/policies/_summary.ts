@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Conversation, Message, UpkeepCall } from '../types.js';
 import type { Summary } from '../upkeep/summarizer.js';
 import { artifact, Erasures, moderated, transcriptArtifact, valuesOf } from './_forget.js';
-import { eraseFromSummary, factValues, injected, statedFacts, upkeepOf } from './_memory.js';
+import { eraseFromSummary, factValues, injected, newestThatFit, statedFacts, upkeepOf } from './_memory.js';
 import { sum, Transcript } from './_transcript.js';
 import { int, model, probability, type CommonParams } from './params.js';
 import type { Exchange, PolicyDeps, PolicySession } from './types.js';
@@ -75,16 +75,8 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
   /** How many of the newest open exchanges fit in `room` tokens (at most `max`): `newestExchangesThatFit` on `open()`. */
   newestOpenThatFit(room: number, max = Infinity): number {
     const sums = this.counted();
-    const end = sums.length - 1;
-    const open = end - (this.folded - this.base);
-    let n = 0;
-    while (n < open && n < max) {
-      const size = sums[end - n]! - sums[end - n - 1]!;
-      if (size > room) break;
-      room -= size;
-      n++;
-    }
-    return n;
+    const from = this.folded - this.base;
+    return newestThatFit(sums.length - 1 - from, (i) => sums[from + i + 1]! - sums[from + i]!, room, max);
   }
 
   /** The prefix sums, extended to the newest stored exchange. */
