@@ -52,11 +52,14 @@ export interface Usage {
  */
 export function priceUsage(p: ModelPrice, u: Usage, writePrice: Pico = p.cacheWrite ?? p.input): { input: Pico; cached: Pico; output: Pico } {
   return {
-    input: BigInt(u.input - u.cached - u.written) * p.input + BigInt(u.written) * writePrice,
-    cached: BigInt(u.cached) * (p.cacheRead ?? p.input),
-    output: BigInt(u.output) * p.output,
+    input: times(u.input - u.cached - u.written, p.input) + times(u.written, writePrice),
+    cached: times(u.cached, p.cacheRead ?? p.input),
+    output: times(u.output, p.output),
   };
 }
+
+/** `tokens` at `price` per token (a call often has no cache reads or writes: no BigInt is made for those). */
+const times = (tokens: number, price: Pico): Pico => (tokens === 0 ? 0n : BigInt(tokens) * price);
 
 /** What the Meter needs besides the price table. */
 export interface MeterOptions {
