@@ -2,20 +2,13 @@ import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runMain } from '../src/cli/_app.js';
-import { capture } from './_io.js';
+import { cli } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
 let dir: string;
 const study = () => join(dir, 'study.yaml');
 const baseline = () => join(dir, 'baseline.json');
-
-async function cli(...args: string[]) {
-  const io = capture();
-  const code = await runMain(args, io);
-  return { code, ...io };
-}
 
 beforeEach(async () => {
   dir = tempDir('ctxsim-gate-');
@@ -37,7 +30,7 @@ describe('ctxsim check', () => {
   it('passes an unchanged study: one line per policy', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--quiet');
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(
+    expect(r.out).toBe(
       [
         '### ctxsim check: passed',
         '',
@@ -55,7 +48,7 @@ describe('ctxsim check', () => {
     expect((await cli('run', study(), ...policies, '--save-baseline', join(dir, 'memory.json'), '--out', join(dir, 'm.csv'), '--quiet')).code).toBe(0);
     const r = await cli('check', study(), ...policies, '--baseline', join(dir, 'memory.json'), '--quiet');
     expect(r.code).toBe(0);
-    expect(r.stdout.split('\n').slice(2, 5)).toEqual([
+    expect(r.out.split('\n').slice(2, 5)).toEqual([
       'Limits per scenario × policy: cost up to +5%, up to 0 more probes lost.',
       '',
       "Simulated memory (summary-buffer keep 0.9): retained means the fact's value is in what is sent, an upper bound on what a model would answer.",
@@ -65,7 +58,7 @@ describe('ctxsim check', () => {
   it('--verbose prints every scenario × policy row', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--verbose', '--quiet');
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(
+    expect(r.out).toBe(
       [
         '### ctxsim check: passed',
         '',
@@ -85,20 +78,20 @@ describe('ctxsim check', () => {
   it('a dearer model trips the gate and names every scenario × policy', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--quiet');
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('- model: gpt-4o-mini → gpt-4o');
+    expect(r.out).toContain('- model: gpt-4o-mini → gpt-4o');
     // gpt-4o costs 2.5e-6/1e-5 against 1.5e-7/6e-7 per token: input ×16.67, output ×16.67 → +1566.7%
-    expect(r.stdout).toContain('| fail | kavya-late-order | full | $0.000051 | $0.000855 | +1566.7% |');
-    expect(r.stdout.match(/^\| fail \|/gm)).toHaveLength(4);
-    expect(r.stdout).toContain(`| fail | kavya-late-order | full | $0.000051 | $0.000855 | +1566.7% | 0/0 | 0/0 | 0 | 0 | cost $0.000051 → $0.000855 (+1566.7%, limit +5%) |`);
+    expect(r.out).toContain('| fail | kavya-late-order | full | $0.000051 | $0.000855 | +1566.7% |');
+    expect(r.out.match(/^\| fail \|/gm)).toHaveLength(4);
+    expect(r.out).toContain(`| fail | kavya-late-order | full | $0.000051 | $0.000855 | +1566.7% | 0/0 | 0/0 | 0 | 0 | cost $0.000051 → $0.000855 (+1566.7%, limit +5%) |`);
     // The command that accepts it repeats the flags that changed the run.
-    expect(r.stdout.endsWith(`To accept the change, save the new baseline:\n\n    npx ctxsim run ${study()} --model gpt-4o --save-baseline ${baseline()} --force\n`)).toBe(true);
+    expect(r.out.endsWith(`To accept the change, save the new baseline:\n\n    npx ctxsim run ${study()} --model gpt-4o --save-baseline ${baseline()} --force\n`)).toBe(true);
   });
 
   it('an improvement passes', async () => {
     await cli('run', study(), '--model', 'gpt-4o', '--save-baseline', baseline(), '--force', '--out', join(dir, 'turns.csv'), '--quiet');
     const r = await cli('check', study(), '--baseline', baseline(), '--quiet');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('- full: cost $0.002083 → $0.000125 (-94.0%), retained 1/1 → 1/1 (2 scenarios)\n');
+    expect(r.out).toContain('- full: cost $0.002083 → $0.000125 (-94.0%), retained 1/1 → 1/1 (2 scenarios)\n');
   });
 
   it('a longer system prompt in a scenario trips it for that scenario only', async () => {
@@ -106,27 +99,27 @@ describe('ctxsim check', () => {
     writeFileSync(f, readFileSync(f, 'utf8').replace('system: You are a friendly assistant.', `system: You are a friendly assistant. ${'Always be polite. '.repeat(30)}`));
     const r = await cli('check', study(), '--baseline', baseline(), '--verbose', '--quiet');
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('- scenario changed: noah-amnesia');
-    expect(r.stdout).toMatch(/^\| fail \| noah-amnesia \| full \|/m);
-    expect(r.stdout).toMatch(/^\| fail \| noah-amnesia \| window-turns:turns=2 \|/m);
-    expect(r.stdout).toMatch(/^\| pass \| kavya-late-order \| full \|/m);
+    expect(r.out).toContain('- scenario changed: noah-amnesia');
+    expect(r.out).toMatch(/^\| fail \| noah-amnesia \| full \|/m);
+    expect(r.out).toMatch(/^\| fail \| noah-amnesia \| window-turns:turns=2 \|/m);
+    expect(r.out).toMatch(/^\| pass \| kavya-late-order \| full \|/m);
   });
 
   it('a larger budget (re-parameterized policy) is compared with its old variant and trips it', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'full', '--policy', 'window-turns:turns=4', '--verbose', '--quiet');
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('- policy: window-turns:turns=2 → window-turns:turns=4');
+    expect(r.out).toContain('- policy: window-turns:turns=2 → window-turns:turns=4');
     // noah: turns 4 and 5 now send 3 and 4 earlier exchanges instead of 2: dearer, and the name is retained again.
-    expect(r.stdout).toMatch(/^\| fail \| noah-amnesia \| window-turns:turns=2 → window-turns:turns=4 \|.*\| 0\/1 \| 1\/1 \|/m);
+    expect(r.out).toMatch(/^\| fail \| noah-amnesia \| window-turns:turns=2 → window-turns:turns=4 \|.*\| 0\/1 \| 1\/1 \|/m);
     // kavya has 3 turns: a window of 2 or 4 exchanges sends the same.
-    expect(r.stdout).toMatch(/^\| pass \| kavya-late-order \| window-turns:turns=2 → window-turns:turns=4 \|.*\| \+0\.0% \|/m);
+    expect(r.out).toMatch(/^\| pass \| kavya-late-order \| window-turns:turns=2 → window-turns:turns=4 \|.*\| \+0\.0% \|/m);
   });
 
   it('a retention drop trips it: the failing row, the fact lost at its turn, the command that accepts it', async () => {
     await cli('run', study(), '--policy', 'window-turns:turns=4', '--save-baseline', baseline(), '--force', '--out', join(dir, 'turns.csv'), '--quiet');
     const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-turns:turns=3', '--quiet');
     expect(r.code).toBe(1);
-    expect(r.stdout).toBe(
+    expect(r.out).toBe(
       [
         '### ctxsim check: FAILED (1 regression)',
         '',
@@ -154,7 +147,7 @@ describe('ctxsim check', () => {
     expect(lenient.code).toBe(0);
     const points = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-turns:turns=3', '--max-retention-drop', '2.5%', '--json', '--quiet');
     expect(points.code).toBe(1);
-    const row = JSON.parse(points.stdout).rows[0];
+    const row = JSON.parse(points.out).rows[0];
     expect(row.reasons).toEqual(['retained 1/1 → 0/1 (100.0% → 0.0%, limit −2.5% points)']);
     expect(row.lostFacts).toEqual([{ fact: 'name', turn: 5, outcome: 'missing' }]);
   });
@@ -162,15 +155,15 @@ describe('ctxsim check', () => {
   it('a bare number as a cost limit is refused (fraction or percentage?)', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--max-cost-increase', '0.25', '--quiet');
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('ctxsim: --max-cost-increase: write 25% or 0.25% (a bare number could be a fraction or a percentage), got 0.25\n');
+    expect(r.err).toBe('ctxsim: --max-cost-increase: write 25% or 0.25% (a bare number could be a fraction or a percentage), got 0.25\n');
     writeFileSync(study(), `${readFileSync(study(), 'utf8')}gate: {maxCostIncrease: 5}\n`);
     const s = await cli('check', study(), '--baseline', baseline(), '--quiet');
     expect(s.code).toBe(2);
-    expect(s.stderr).toBe('ctxsim: gate.maxCostIncrease: write 500% or 5% (a bare number could be a fraction or a percentage), got 5\n');
+    expect(s.err).toBe('ctxsim: gate.maxCostIncrease: write 500% or 5% (a bare number could be a fraction or a percentage), got 5\n');
     // The limit prints as given, unrounded.
     const exact = await cli('check', study(), '--baseline', baseline(), '--max-cost-increase', '0.25%', '--max-retention-drop', '2.5%', '--quiet');
     expect(exact.code).toBe(0);
-    expect(exact.stdout).toContain('\nLimits per scenario × policy: cost up to +0.25%, retention down by up to 2.5% (points).\n');
+    expect(exact.out).toContain('\nLimits per scenario × policy: cost up to +0.25%, retention down by up to 2.5% (points).\n');
   });
 
   it('--out DIR writes the new run\'s reports there', async () => {
@@ -188,7 +181,7 @@ describe('ctxsim check', () => {
   it('rows on one side only are listed, not failed', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'full', '--policy', 'window-tokens:budget=50', '--policy', 'window-turns:turns=2', '--quiet');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('\n- window-tokens:budget=50: added for kavya-late-order\n- window-tokens:budget=50: added for noah-amnesia\n');
+    expect(r.out).toContain('\n- window-tokens:budget=50: added for kavya-late-order\n- window-tokens:budget=50: added for noah-amnesia\n');
   });
 
   it('appends the table to $GITHUB_STEP_SUMMARY and writes parseable JUnit XML', async () => {
@@ -221,7 +214,7 @@ describe('ctxsim check', () => {
     writeFileSync(study(), `${readFileSync(study(), 'utf8')}gate: {baseline: baseline.json, maxCostIncrease: 2000%}\n`);
     const r = await cli('check', study(), '--model', 'gpt-4o', '--json', '--quiet');
     expect(r.code).toBe(0);
-    const j = JSON.parse(r.stdout);
+    const j = JSON.parse(r.out);
     expect(j.failed).toBe(false);
     expect(j.rows).toHaveLength(4);
     expect(j.differences).toEqual(['model: gpt-4o-mini → gpt-4o']);
@@ -230,11 +223,11 @@ describe('ctxsim check', () => {
   it('never overwrites a baseline without --force; bad baselines are input errors', async () => {
     const again = await cli('run', study(), '--save-baseline', baseline(), '--out', join(dir, 'turns.csv'), '--quiet');
     expect(again.code).toBe(2);
-    expect(again.stderr).toContain('exists; add --force to replace it');
+    expect(again.err).toContain('exists; add --force to replace it');
     writeFileSync(join(dir, 'bad.json'), '{"rows": 3}');
     const bad = await cli('check', study(), '--baseline', join(dir, 'bad.json'), '--quiet');
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('bad.json: not a ctxsim baseline');
+    expect(bad.err).toContain('bad.json: not a ctxsim baseline');
   });
 });
 
@@ -256,6 +249,6 @@ describe('sharded runs', () => {
     await cli('run', study(), '--shard', '1/2', '--out', join(dir, 'a'), '--quiet');
     const m = await cli('merge', join(dir, 'a'), '--out', join(dir, 'm'), '--quiet');
     expect(m.code).toBe(2);
-    expect(m.stderr).toBe('ctxsim: merge: missing shard(s) 2/2\n');
+    expect(m.err).toBe('ctxsim: merge: missing shard(s) 2/2\n');
   });
 });
