@@ -131,10 +131,10 @@ async function child(mode) {
  */
 async function runCtxsim(conversations) {
   const { CHAT_POLICIES: POLICIES, policyFromString } = await dist('index.js');
-  const { tuneHeap } = await dist('engine/heap.js');
+  const { setV8Flags } = await dist('engine/v8-flags.js');
   const { streamStudyParallel } = await dist('engine/parallel.js');
   // As `ctxsim run` starts.
-  tuneHeap();
+  setV8Flags();
   const { StagedFiles } = await dist('study/files.js');
   const { RecordFiles } = await dist('study/record-files.js');
   const { digestSink } = await dist('study/sinks.js');

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { tuneHeap } from '../engine/heap.js';
+import { setV8Flags } from '../engine/v8-flags.js';
 import { internalError, runMain } from './_app.js';
 import { processIO, stdoutFailed, watchStdio } from './_io.js';
 
-tuneHeap();
+setV8Flags();
 watchStdio();
 // An error outside a command's own flow (an event handler, a stray promise) is a bug too: one line, not a stack.
 const crash = (e: unknown) => process.exit(internalError(e, processIO));
