@@ -4,39 +4,58 @@ const PICO_PER_USD = 1_000_000_000_000n;
 
 /** Pico-dollars as USD with a fixed number of decimals, rounded half away from zero. */
 export function usd(p: Pico, decimals = 8): string {
-  const neg = p < 0n;
-  let digits: string;
-  if (decimals === 12) digits = (neg ? -p : p).toString();
-  else if (p >= -SAFE && p <= SAFE) {
-    // Exact in doubles (records are written by the million; bigint division is slow).
-    const abs = Math.abs(Number(p));
-    const unit = UNIT_NUMBER[decimals]!;
-    let units = Math.floor(abs / unit);
-    let rest = abs - units * unit;
-    // The quotient of doubles can be one off: correct it so 0 ≤ rest < unit.
-    if (rest < 0) {
-      units--;
-      rest += unit;
-    } else if (rest >= unit) {
-      units++;
-      rest -= unit;
-    }
-    if (2 * rest >= unit) units++;
-    digits = String(units);
-  } else {
-    const abs = neg ? -p : p;
-    digits = ((abs + HALF_UNIT[decimals]!) / UNIT[decimals]!).toString();
+  if (p < -SAFE || p > SAFE) {
+    // Beyond exact doubles: bigint arithmetic. Units of 10^-decimals USD, as digits: the last `decimals` of them are the fraction.
+    const abs = p < 0n ? -p : p;
+    const digits = ((abs + HALF_UNIT[decimals]!) / UNIT[decimals]!).toString().padStart(decimals + 1, '0');
+    const cut = digits.length - decimals;
+    return `${p < 0n ? '-' : ''}${digits.slice(0, cut)}${decimals ? `.${digits.slice(cut)}` : ''}`;
   }
-  // Units of 10^-decimals USD, as digits: the last `decimals` of them are the fraction.
-  digits = digits.padStart(decimals + 1, '0');
-  const cut = digits.length - decimals;
-  return `${neg ? '-' : ''}${digits.slice(0, cut)}${decimals ? `.${digits.slice(cut)}` : ''}`;
+  // Exact in doubles (records are written by the million; bigint division and printing are slow).
+  const abs = Math.abs(Number(p));
+  let units = abs;
+  if (decimals < 12) {
+    const [whole, rest] = divide(abs, UNIT_NUMBER[decimals]!);
+    units = 2 * rest >= UNIT_NUMBER[decimals]! ? whole + 1 : whole;
+  }
+  const [whole, fraction] = divide(units, TEN_TO[decimals]!);
+  return `${p < 0n ? '-' : ''}${whole}${decimals ? `.${fractionDigits(fraction, decimals)}` : ''}`;
+}
+
+/** `n` ÷ `d` for integers below 2^53: the quotient and the remainder (0 ≤ remainder < d), exact. */
+function divide(n: number, d: number): [number, number] {
+  let q = Math.floor(n / d);
+  let rest = n - q * d;
+  // The quotient of doubles can be one off: correct it.
+  if (rest < 0) {
+    q--;
+    rest += d;
+  } else if (rest >= d) {
+    q++;
+    rest -= d;
+  }
+  return [q, rest];
+}
+
+/** `n` (0 ≤ n < 10^digits) as exactly `digits` decimal digits: four at a time from a table. */
+function fractionDigits(n: number, digits: number): string {
+  let out = '';
+  // The first chunk takes what is over a multiple of four.
+  for (let left = digits, size = ((digits - 1) % 4) + 1; left > 0; left -= size, size = 4) {
+    const scale = TEN_TO[left - size]!;
+    const chunk = Math.floor(n / scale);
+    n -= chunk * scale;
+    out += size === 4 ? FOUR_DIGITS[chunk]! : FOUR_DIGITS[chunk]!.slice(4 - size);
+  }
+  return out;
 }
 
 /** Pico-dollars per unit of 10^-d USD (d = 0 … 12), and half of it (for rounding half up). */
 const UNIT = Array.from({ length: 13 }, (_, d) => 10n ** BigInt(12 - d));
 const HALF_UNIT = UNIT.map((u) => u / 2n);
 const UNIT_NUMBER = UNIT.map(Number);
+const TEN_TO = Array.from({ length: 13 }, (_, d) => 10 ** d);
+const FOUR_DIGITS = Array.from({ length: 10_000 }, (_, i) => String(i).padStart(4, '0'));
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Pico-dollars as a float of USD, for charts only. */
