@@ -6,7 +6,7 @@ import type { Summary } from '../upkeep/summarizer.js';
 import type { Injected, Mentions, StatedFact } from '../upkeep/types.js';
 import { simulatedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
 import { artifact, cascades, valuesOf, type Erasures } from './_forget.js';
-import { sum } from './_transcript.js';
+import { fitFromNewest, sum } from './_transcript.js';
 import type { CommonParams } from './params.js';
 import type { Artifact, Exchange, FactSheetBlock, FactSheetParams, ForgetFact, PolicyDeps, TurnInfo } from './types.js';
 
@@ -63,20 +63,9 @@ export class TurnGate {
 
 /** How many of the newest exchanges fit in `room` tokens (at most `max`), walking back; stops at the first that does not fit. */
 export function newestExchangesThatFit(tokens: TokenCounter, exchanges: readonly Exchange[], room: number, max = Infinity): number {
-  return newestThatFit(exchanges.length, (i) => sum(tokens, exchanges[i]!), room, max);
+  return fitFromNewest(exchanges.length, (i) => sum(tokens, exchanges[i]!), room, max);
 }
 
-/** How many of the last items of `count` fit in `room` tokens (at most `max`), walking back from item count − 1 with their tokens `size(i)`; stops at the first that does not fit. */
-export function newestThatFit(count: number, size: (i: number) => number, room: number, max = Infinity): number {
-  let n = 0;
-  while (n < count && n < max) {
-    const tokens = size(count - 1 - n);
-    if (tokens > room) break;
-    room -= tokens;
-    n++;
-  }
-  return n;
-}
 
 /** Tokens a policy-made `system` message of `contentTokens` tokens costs in a prompt. */
 export function systemMessageTokens(tokens: TokenCounter, contentTokens: number): number {

@@ -2,8 +2,8 @@ import type { z } from 'zod';
 import type { Conversation, Message, UpkeepCall } from '../types.js';
 import type { Summary } from '../upkeep/summarizer.js';
 import { artifact, Erasures, moderated, transcriptArtifact, valuesOf } from './_forget.js';
-import { eraseFromSummary, factValues, injected, newestThatFit, statedFacts, upkeepOf } from './_memory.js';
-import { sum, Transcript } from './_transcript.js';
+import { eraseFromSummary, factValues, injected, statedFacts, upkeepOf } from './_memory.js';
+import { fitFromNewest, sum, Transcript } from './_transcript.js';
 import { int, model, probability, type CommonParams } from './params.js';
 import type { Exchange, PolicyDeps, PolicySession } from './types.js';
 
@@ -76,7 +76,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
   newestOpenThatFit(room: number, max = Infinity): number {
     const sums = this.counted();
     const from = this.folded - this.base;
-    return newestThatFit(sums.length - 1 - from, (i) => sums[from + i + 1]! - sums[from + i]!, room, max);
+    return fitFromNewest(sums.length - 1 - from, (i) => sums[from + i + 1]! - sums[from + i]!, room, max);
   }
 
   /** The prefix sums, extended to the newest stored exchange. */

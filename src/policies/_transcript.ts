@@ -70,14 +70,19 @@ export function sum(tokens: TokenCounter, messages: readonly Message[]): number 
 
 /** The newest messages whose tokens fit in `room`, walking back from the newest; stops at the first that does not fit. */
 export function newestThatFit(tokens: TokenCounter, messages: readonly Message[], room: number): Message[] {
-  let i = messages.length;
-  while (i > 0) {
-    const n = tokens.message(messages[i - 1]!);
-    if (n > room) break;
-    room -= n;
-    i--;
+  return messages.slice(messages.length - fitFromNewest(messages.length, (i) => tokens.message(messages[i]!), room));
+}
+
+/** How many of the last of `count` items fit in `room` tokens (at most `max`), walking back from item count − 1 with their tokens `size(i)`; stops at the first that does not fit. */
+export function fitFromNewest(count: number, size: (i: number) => number, room: number, max = Infinity): number {
+  let n = 0;
+  while (n < count && n < max) {
+    const tokens = size(count - 1 - n);
+    if (tokens > room) break;
+    room -= tokens;
+    n++;
   }
-  return messages.slice(i);
+  return n;
 }
 
 /** Drops leading messages until the first user message, so no reply or tool result is sent without its cause. */
