@@ -58,6 +58,9 @@ describe('an open-weight counter', () => {
     expect(tokens.id).toContain(`${PACKAGE}@3.7.2:${SOURCE.tokenizer.sha256.slice(0, 16)}`);
     expect(requests() - before).toBe(0);
     expect(tokens.text('Hello, world')).toBeGreaterThan(0);
+    // Worked by hand from the template: [user "Hello"] renders as <｜begin▁of▁sentence｜><｜User｜>Hello<｜Assistant｜>, 4 tokens, of
+    // which the rule counts "Hello" (1) and the role "user" (1): the other 2 prime the reply. [user, assistant "Hi", user] renders 9
+    // tokens, the one-message prompt's 4 and exactly the texts added ("Hi" 1, "assistant" 2, "user" 1, "Hello" 1): none per message.
     expect(tokens.overhead).toEqual({ perMessage: 0, perName: 0, replyPriming: 2 });
     expect(tokens.template).toBeDefined();
     expect(requests() - before).toBe(1);
