@@ -142,7 +142,7 @@ const SPOIL: ((p: PromptPlan) => unknown)[] = [
 ];
 
 /** How a session's next call is made from its last one. */
-const call_ = fc.record({
+const callStep = fc.record({
   // grow: the next messages of the transcript (cutting a round anywhere); pool: any messages; slide: drop the oldest after the system prompt;
   // cut: drop the newest; memory: a summary after the system prompt; swap: one message replaced; clear: a tool result replaced by a
   // placeholder; omit: a run of messages left out; same: the previous array again; fresh: a prompt of its own; odd, bad: one more.
@@ -158,7 +158,7 @@ const call_ = fc.record({
   spoil: fc.oneof({ weight: 12, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat(SPOIL.length - 1) }),
 });
 
-type Call = typeof call_ extends fc.Arbitrary<infer T> ? T : never;
+type Call = typeof callStep extends fc.Arbitrary<infer T> ? T : never;
 
 const summary = POOL[1]!;
 
@@ -361,7 +361,7 @@ describe('checks that read only what a prompt adds', () => {
     const counter = new TokenCounter('chars4');
     const tokens = { prompt: (m: readonly Message[]) => counter.prompt(m) };
     fc.assert(
-      fc.property(fc.constantFrom(...PINNED), fc.option(fc.integer({ min: 5, max: 120 }), { nil: undefined }), fc.array(call_, { maxLength: 30 }), (pinned, budget, steps) => {
+      fc.property(fc.constantFrom(...PINNED), fc.option(fc.integer({ min: 5, max: 120 }), { nil: undefined }), fc.array(callStep, { maxLength: 30 }), (pinned, budget, steps) => {
         const checks = new PlanChecks({ system: pinned, budget, tokens });
         for (const { plan, pending } of calls(pinned, steps)) {
           const expected = planRules(plan, { system: pinned, pending, budget, tokens });

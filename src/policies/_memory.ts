@@ -66,7 +66,6 @@ export function newestExchangesThatFit(tokens: TokenCounter, exchanges: readonly
   return fitFromNewest(exchanges.length, (i) => sum(tokens, exchanges[i]!), room, max);
 }
 
-
 /** Tokens a policy-made `system` message of `contentTokens` tokens costs in a prompt. */
 export function systemMessageTokens(tokens: TokenCounter, contentTokens: number): number {
   return contentTokens + (tokens.overhead.perMessage ? tokens.overhead.perMessage + tokens.text('system') : 0);

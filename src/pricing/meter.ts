@@ -84,7 +84,8 @@ export class Meter {
   private readonly settings: CostSettings;
   private readonly count: MessageTokens;
   private readonly random: () => number;
-  private readonly toolTokens: number | undefined;
+  /** Tokens of the tool definitions sent before every prompt (0: none). */
+  private readonly toolTokens: number;
   private readonly prefix = new Map<string, PrefixCache>();
   private readonly breakpoints = new Map<string, BreakpointCache>();
   private readonly latencies = new Map<string, Latency>();
@@ -96,7 +97,7 @@ export class Meter {
     this.settings = opts.settings ?? DEFAULT_COSTS;
     this.count = opts.count ?? (() => 0);
     this.random = opts.random ?? (() => 1);
-    this.toolTokens = opts.toolTokens;
+    this.toolTokens = opts.toolTokens ?? 0;
   }
 
   price(model: string): ModelPrice {
