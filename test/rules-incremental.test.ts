@@ -145,8 +145,9 @@ const SPOIL: ((p: PromptPlan) => unknown)[] = [
 const callStep = fc.record({
   // grow: the next messages of the transcript (cutting a round anywhere); pool: any messages; slide: drop the oldest after the system prompt;
   // cut: drop the newest; memory: a summary after the system prompt; swap: one message replaced; clear: a tool result replaced by a
-  // placeholder; omit: a run of messages left out; same: the previous array again; fresh: a prompt of its own; odd, bad: one more.
-  kind: fc.constantFrom('grow', 'grow', 'grow', 'grow', 'pool', 'pool', 'slide', 'cut', 'memory', 'swap', 'clear', 'omit', 'same', 'fresh', 'odd', 'bad'),
+  // placeholder; reorder: one call's results in reverse order; omit: a run of messages left out; same: the previous array again;
+  // fresh: a prompt of its own; odd, bad: one more.
+  kind: fc.constantFrom('grow', 'grow', 'grow', 'grow', 'pool', 'pool', 'slide', 'cut', 'memory', 'swap', 'clear', 'reorder', 'omit', 'same', 'fresh', 'odd', 'bad'),
   n: fc.integer({ min: 1, max: 7 }),
   at: fc.nat(40),
   picks: fc.array(fc.nat(POOL.length - 1), { maxLength: 5 }),
@@ -181,6 +182,13 @@ function calls(pinned: readonly Message[], steps: readonly Call[]): { plan: Prom
       const results = last.flatMap((m, i) => (m?.role === 'tool' ? [i] : []));
       const i = results[s.at % Math.max(1, results.length)];
       if (i !== undefined) last = last.map((m, j) => (j === i ? { role: 'tool', content: '[cleared]', toolCallId: m.toolCallId } : m));
+    } else if (s.kind === 'reorder') {
+      const callsAt = last.flatMap((m, i) => (Array.isArray(m?.toolCalls) && m.toolCalls.length > 1 ? [i] : []));
+      const i = callsAt[s.at % Math.max(1, callsAt.length)];
+      if (i !== undefined) {
+        const end = i + 1 + last[i]!.toolCalls!.length;
+        last = [...last.slice(0, i + 1), ...last.slice(i + 1, end).reverse(), ...last.slice(end)];
+      }
     } else if (s.kind === 'omit') last = [...last.slice(0, s.at % (last.length + 1)), ...last.slice((s.at % (last.length + 1)) + s.n)];
     else if (s.kind === 'fresh') last = [...pinned, ...picked];
     else if (s.kind === 'odd') last = [...last, ODD[s.at % ODD.length]!];
@@ -234,13 +242,16 @@ function planRules(plan: PromptPlan, call: PlanCall): PlanProblem[] {
   const placed: { at: number; problem: PlanProblem }[] = [];
   const late = m.findIndex((x, i) => i >= begun && x.role === 'system');
   if (late >= 0) placed.push({ at: late, problem: { rule: 'system-pinned', detail: `system message at ${late} after the conversation started` } });
-  // A tool call (a message with calls, not itself a result) is answered when the messages right after it are its results, one per call, in order.
+  // A tool call (a message with calls, not itself a result) is answered when the messages right after it are its results, one per
+  // call, in any order: their ids, sorted, are the calls' ids, sorted.
   const answered = new Set<number>();
   m.forEach((x, i) => {
     if (i < begun || x.role === 'tool' || !x.toolCalls?.length) return;
     const ids = x.toolCalls.map((c) => c.id);
     const after = m.slice(i + 1, i + 1 + ids.length);
-    if (after.length === ids.length && after.every((r, j) => r.role === 'tool' && r.toolCallId === ids[j])) after.forEach((_, j) => answered.add(i + 1 + j));
+    const got = after.map((r) => (r.role === 'tool' ? r.toolCallId : undefined));
+    const want = [...ids].sort();
+    if (after.length === ids.length && got.every((id) => id !== undefined) && [...got].sort().every((id, j) => id === want[j])) after.forEach((_, j) => answered.add(i + 1 + j));
     else placed.push({ at: i, problem: { rule: 'tool-pairs', detail: `tool call ${ids.join(', ')} at ${i} without all its results right after it` } });
   });
   m.forEach((x, i) => {
@@ -395,6 +406,22 @@ describe('checks that read only what a prompt adds', () => {
     expect(pairs([system, user, call([''])])).toEqual([{ rule: 'tool-pairs', detail: 'tool call  at 2 without all its results right after it' }]);
     expect(pairs([system, user, call(['']), call(['c1']), result('c1')])).toEqual([{ rule: 'tool-pairs', detail: 'tool call  at 2 without all its results right after it' }]);
     expect(pairs([system, user, call(['']), result('')])).toEqual([]);
+  });
+
+  it("a call's results may come in any order, each once, right after it (providers match them by id)", () => {
+    const user = POOL[2]!;
+    const c = call(['c1', 'c2', 'c3']);
+    const [r1, r2, r3] = [result('c1'), result('c2'), result('c3')];
+    const plan = (messages: Message[]): PromptPlan => ({ messages, overBudget: false, upkeep: [], stablePrefix: 1 });
+    const pairs = (messages: Message[]) =>
+      planProblems(plan(messages), { system: [system], pending: [user], budget: undefined, tokens: { prompt: () => 0 } }).filter((p) => p.rule === 'tool-pairs');
+    expect(pairs([system, user, c, r3, r1, r2, user])).toEqual([]);
+    expect(pairs([system, user, c, r2, r2, r3, user])).toEqual([
+      { rule: 'tool-pairs', detail: 'tool call c1, c2, c3 at 2 without all its results right after it' },
+      { rule: 'tool-pairs', detail: 'tool result c2 at 3 without its call right before it' },
+      { rule: 'tool-pairs', detail: 'tool result c2 at 4 without its call right before it' },
+      { rule: 'tool-pairs', detail: 'tool result c3 at 5 without its call right before it' },
+    ]);
   });
 
   it('an over-budget plan sends the system prompt and the current turn only, no memory in place of a round left out', () => {

@@ -30,7 +30,8 @@ import type { Artifact, ForgetFact, Policy, PolicySession, PromptPlan } from './
  *   round may be left out whole, or sent with a result replaced by a
  *   placeholder that keeps its call id (an agent's context management acts
  *   inside a long turn);
- * - `tool-pairs`: a tool call is followed by all its results, and no tool
+ * - `tool-pairs`: a tool call is followed right away by its results, one for
+ *   each call id, in any order (providers match them by id), and no tool
  *   result is sent without its call;
  * - `whole-turns`: an earlier turn is sent whole or not at all, in the
  *   conversation's order, once — its user message, its rounds of tool calls
@@ -386,8 +387,7 @@ export class PlanChecks {
       }
       if (!x.toolCalls?.length) continue;
       const ids = x.toolCalls.map((c) => c.id);
-      // Each result compared, not joined: a call with the id '' is not answered by nothing, nor by a result without an id.
-      if (ids.every((id, j) => m[i + 1 + j]?.role === 'tool' && m[i + 1 + j]!.toolCallId === id)) i += ids.length;
+      if (answers(m, i, ids)) i += ids.length;
       else pass.push({ rule: 'tool-pairs', detail: `tool call ${ids.join(', ')} at ${i} without all its results right after it` });
     }
     out.push(...pass);
@@ -431,6 +431,23 @@ interface Pass {
   at: number;
   late: boolean;
   problems: PlanProblem[];
+}
+
+/**
+ * Whether the messages right after the call message at `at` are its results:
+ * one tool message for each of `ids`, in any order (providers match a result
+ * to its call by id). Each id is matched, not joined: a call with the id ''
+ * is not answered by nothing, nor by a result without an id.
+ */
+function answers(m: readonly Message[], at: number, ids: readonly string[]): boolean {
+  const open = ids.slice();
+  for (let j = 1; j <= ids.length; j++) {
+    const r = m[at + j];
+    const k = r?.role === 'tool' && r.toolCallId !== undefined ? open.indexOf(r.toolCallId) : -1;
+    if (k < 0) return false;
+    open.splice(k, 1);
+  }
+  return true;
 }
 
 /** Where the current turn starts in a prompt: the last place its user message is sent (-1: nowhere). */
