@@ -266,7 +266,8 @@ function planRules(plan: PromptPlan, call: PlanCall): PlanProblem[] {
   } else if (plan.overBudget) {
     const fixed = tokens.prompt([...system, ...pending]);
     if (fixed <= budget) out.push({ rule: 'budget', detail: `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${budget}` });
-    if (at !== head || m.length !== head + pending.length) out.push({ rule: 'budget', detail: 'over budget, but more than the system prompt and the current turn sent' });
+    // Nothing before the current turn's user message but the system prompt; after it, current-turn-last says what may come.
+    if (at !== head) out.push({ rule: 'budget', detail: 'over budget, but more than the system prompt and the current turn sent' });
   } else {
     const total = tokens.prompt(m);
     if (total > budget) out.push({ rule: 'budget', detail: `${total} tokens sent, budget ${budget}` });
@@ -432,5 +433,8 @@ describe('checks that read only what a prompt adds', () => {
       planProblems({ messages, overBudget: true, upkeep: [], stablePrefix: 1 }, { system: [system], pending: [user, c1, r1, c2, r2], budget: 10, tokens: { prompt: () => 100 } });
     expect(problems([system, user, c1, r1, c2, r2])).toEqual([]);
     expect(problems([system, summary, summary, user, c2, r2])).toEqual([{ rule: 'budget', detail: 'over budget, but more than the system prompt and the current turn sent' }]);
+    // Less of the current turn is still only those: an earlier round left out, or its result a placeholder.
+    expect(problems([system, user, c2, r2])).toEqual([]);
+    expect(problems([system, user, c1, { ...r1, content: '[cleared]' }, c2, r2])).toEqual([]);
   });
 });

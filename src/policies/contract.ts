@@ -39,7 +39,9 @@ import type { Artifact, ForgetFact, Policy, PolicySession, PromptPlan } from './
  *   placeholder), its reply; no later turn is sent;
  * - `budget`: a policy with a `budget` parameter sends no more tokens unless
  *   the plan says `overBudget`, which it says only when the system prompt and
- *   the current turn alone exceed it (and then sends only those);
+ *   the current turn alone exceed it (and then sends only those: an earlier
+ *   round of the current turn may be left out or shortened as
+ *   `current-turn-last` allows);
  * - `plan`: the stable prefix lies between the system prompt and the current
  *   turn; upkeep has whole token counts; a returned prompt is not changed
  *   afterwards;
@@ -400,8 +402,9 @@ export class PlanChecks {
     } else if (plan.overBudget) {
       const fixed = tokens.prompt([...system, ...pending]);
       if (fixed <= budget) fail('budget', `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${budget}`);
-      // Only those: the current turn right after the system prompt (no memory between them), and no more messages than they have.
-      if (at !== head || m.length !== head + pending.length) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
+      // Only those: the current turn right after the system prompt, no memory between them (what follows its user message is
+      // current-turn-last's: its rounds, an earlier one left out or with placeholders, and nothing after them).
+      if (at !== head) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
     } else {
       const total = tokens.prompt(m);
       if (total > budget) fail('budget', `${total} tokens sent, budget ${budget}`);
