@@ -13,6 +13,7 @@ import type { Conversation, Message, ProbeOutcome, ProbeRecord, ToolDef, Turn, T
 import { toolDefTokens } from '../tokens/tools.js';
 import type { PromptSequence } from '../tokens/templated.js';
 import type { Cassette } from '../upkeep/cassette.js';
+import type { Vector } from '../upkeep/embedder.js';
 import type { UpkeepPrompts } from '../upkeep/prompts.js';
 import { recordedUpkeep, simulatedUpkeep, type MissHandler, type Upkeep } from '../upkeep/upkeep.js';
 import { turnCalls } from '../scenario/rounds.js';
@@ -36,6 +37,12 @@ export interface ReplayContext {
   toolDefs?: readonly ToolDef[];
   /** The model's tokenizer stands in for its own (not published): every turn's counts are estimates. */
   standIn?: boolean;
+  /**
+   * The simulated embeddings of one scenario's texts, by text, shared by the
+   * scenario's replays (`replayScenario` makes one per scenario): every
+   * policy variant and model embeds a text once.
+   */
+  embeddings?: Map<string, Vector>;
 }
 
 /** A run's upkeep: its prompts, and the recorded responses when upkeep is a real model's. */
@@ -211,7 +218,7 @@ class Replayer {
 
   /** The session's upkeep: simulated, or from the run's cassette. */
   private upkeep(u: UpkeepContext | undefined): Upkeep {
-    if (!u?.recorded) return simulatedUpkeep(this.ctx.tokens, u?.prompts);
+    if (!u?.recorded) return simulatedUpkeep(this.ctx.tokens, u?.prompts, this.ctx.embeddings);
     const where = () => ({ scenario: this.conversation.id, policy: this.variant.name, turn: this.turn });
     return recordedUpkeep({ tokens: this.ctx.tokens, cassette: u.recorded.cassette, prompts: u.prompts, onMiss: u.recorded.onMiss, where });
   }

@@ -12,6 +12,7 @@ import type { StreamedList } from '../records/json.js';
 import type { Conversation, Results, SummaryRecord, ToolDef } from '../types.js';
 import { Cassette, type CassetteEntry } from '../upkeep/cassette.js';
 import { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
+import type { Vector } from '../upkeep/embedder.js';
 import { CassetteMissError, type Miss } from '../upkeep/upkeep.js';
 import { replay, type ReplayContext, type UpkeepContext } from './replay.js';
 import { evictReplayCache, ReplayCache } from './replay-cache.js';
@@ -325,11 +326,14 @@ export function replayScenario(
   const out: ScenarioRecordLists = { kind: 'records', turns: [], probes: [], summary: [], violations: [] };
   const p = policies.length;
   let scenarioKey: string | undefined;
+  // Every variant and model replayed here embeds a text of the scenario once.
+  const embeddings = new Map<string, Vector>();
   for (const [m, ctx] of ctxs.entries()) {
+    const withEmbeddings = { ...ctx, embeddings };
     for (const [j, variant] of policies.entries()) {
       if (shard && ((i * ctxs.length + m) * p + j) % shard.count !== shard.index - 1) continue;
       if (!cache) {
-        const r = replay(conversation, variant, ctx);
+        const r = replay(conversation, variant, withEmbeddings);
         appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model)] });
         continue;
       }
@@ -338,7 +342,7 @@ export function replayScenario(
       let unit = cache.get(key);
       if (unit) cache.cached++;
       else {
-        const r = replay(conversation, variant, ctx);
+        const r = replay(conversation, variant, withEmbeddings);
         unit = { turns: r.turns, probes: r.probes, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model)], violations: r.violations };
         cache.replayed++;
         cache.put(key, unit);

@@ -26,13 +26,24 @@ export interface Upkeep {
   embed(text: string, model: string): { vector: Vector; inputTokens: number };
 }
 
-/** Simulated upkeep (the default): the simulated functions, with the study's prompts. */
-export function simulatedUpkeep(tokens: TokenCounter, prompts: UpkeepPrompts = DEFAULT_PROMPTS): Upkeep {
+/**
+ * Simulated upkeep (the default): the simulated functions, with the study's
+ * prompts. With `embeddings`, a text's embedding is made once and kept there
+ * (the embedding depends on the text alone).
+ */
+export function simulatedUpkeep(tokens: TokenCounter, prompts: UpkeepPrompts = DEFAULT_PROMPTS, embeddings?: Map<string, Vector>): Upkeep {
+  const vectorOf = embeddings
+    ? (text: string) => {
+        let v = embeddings.get(text);
+        if (!v) embeddings.set(text, (v = embed(text)));
+        return v;
+      }
+    : embed;
   return {
     summarize: (req) => summarize({ prompt: prompts.summary, ...req }),
     forgetInSummary: (req) => forgetInSummary({ prompt: prompts.forget, ...req }),
     extract: (req) => extract({ prompt: prompts.extract, ...req }),
-    embed: (text) => ({ vector: embed(text), inputTokens: tokens.text(text) }),
+    embed: (text) => ({ vector: vectorOf(text), inputTokens: tokens.text(text) }),
   };
 }
 
