@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { capture } from './_io.js';
+import { capture, cli } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -17,17 +17,11 @@ const SCENARIO = join(ROOT, 'test', 'fixtures', 'email-correction.yaml');
 /** A short study run: one scenario, one policy, nothing written outside the test's folder. */
 const SMALL = ['--scenario', SCENARIO, '--policy', 'full', '--no-token-cache', '--quiet'];
 
-async function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = capture();
-  const code = await runMain(args, io);
-  return { code, stdout: io.stdout, stderr: io.stderr };
-}
-
 /** Exit 2 with exactly this one line on stderr, and no stack trace. */
 async function expectUsage(args: readonly string[], line: string | RegExp): Promise<void> {
-  const { code, stderr } = await cli(args);
-  expect(stderr).not.toContain('    at ');
-  const lines = stderr.split('\n');
+  const { code, err } = await cli(...args);
+  expect(err).not.toContain('    at ');
+  const lines = err.split('\n');
   expect(lines).toHaveLength(2);
   expect(lines[1]).toBe('');
   if (typeof line === 'string') expect(lines[0]).toBe(line);
@@ -79,8 +73,8 @@ describe('a flag that takes one value, given twice', () => {
 
   it('--token-cache and --no-token-cache still take a list: the last wins', async () => {
     const dir = tempDir();
-    const { code, stderr } = await cli(['run', '--out', '-', '--scenario', SCENARIO, '--policy', 'full', '--quiet', '--token-cache', join(dir, 'cache'), '--no-token-cache']);
-    expect([code, stderr]).toEqual([0, '']);
+    const { code, err } = await cli('run', '--out', '-', '--scenario', SCENARIO, '--policy', 'full', '--quiet', '--token-cache', join(dir, 'cache'), '--no-token-cache');
+    expect([code, err]).toEqual([0, '']);
     expect(existsSync(join(dir, 'cache'))).toBe(false);
   });
 });
@@ -90,9 +84,9 @@ describe('run --out and --format', () => {
     const dir = tempDir();
     const study = join(dir, 'study.yaml');
     writeFileSync(study, `scenarios: [${JSON.stringify(SCENARIO)}]\npolicies: [full]\n`);
-    const { code, stdout, stderr } = await cli(['run', study, '--format', 'md', '--no-token-cache', '--quiet']);
-    expect([code, stderr]).toEqual([0, '']);
-    expect(stdout).toMatch(/^# /);
+    const { code, out, err } = await cli('run', study, '--format', 'md', '--no-token-cache', '--quiet');
+    expect([code, err]).toEqual([0, '']);
+    expect(out).toMatch(/^# /);
     expect(existsSync(join(dir, 'reports'))).toBe(false);
   });
 
@@ -141,12 +135,12 @@ describe('GITHUB_STEP_SUMMARY that cannot be written', () => {
   it('is a warning; the gate passes with exit 0', async () => {
     const dir = tempDir();
     const baseline = join(dir, 'baseline.json');
-    expect((await cli(['run', '--out', '-', '--save-baseline', baseline, ...SMALL])).code).toBe(0);
+    expect((await cli('run', '--out', '-', '--save-baseline', baseline, ...SMALL)).code).toBe(0);
     const before = process.env.GITHUB_STEP_SUMMARY;
     process.env.GITHUB_STEP_SUMMARY = join(dir, 'missing', 'summary.md');
     try {
-      const { code, stderr } = await cli(['check', '--baseline', baseline, ...SMALL]);
-      expect(stderr).toBe(`ctxsim: warning: cannot append to GITHUB_STEP_SUMMARY ${join(dir, 'missing', 'summary.md')}: ENOENT\n`);
+      const { code, err } = await cli('check', '--baseline', baseline, ...SMALL);
+      expect(err).toBe(`ctxsim: warning: cannot append to GITHUB_STEP_SUMMARY ${join(dir, 'missing', 'summary.md')}: ENOENT\n`);
       expect(code).toBe(0);
     } finally {
       if (before === undefined) delete process.env.GITHUB_STEP_SUMMARY;
@@ -203,9 +197,9 @@ describe('names inherited from Object.prototype are names like any other', () =>
     const file = join(dir, 'proto.yaml');
     const text = readFileSync(SCENARIO, 'utf8').replace('facts: {name: Kavya, order_id: SE-10423}', 'facts: {__proto__: Kavya, toString: SE-10423}');
     writeFileSync(file, text.replace(/probe: \[[^\]]*\]/, 'probe: [__proto__, toString]'));
-    const { code, stdout, stderr } = await cli(['run', '--scenario', file, '--policy', 'facts', '--out', '-', '--format', 'json', '--no-token-cache', '--quiet']);
-    expect([code, stderr]).toEqual([0, '']);
-    expect([...stdout.matchAll(/"fact":"([^"]*)","outcome":"([^"]*)"/g)].map((m) => `${m[1]} ${m[2]}`)).toEqual(['__proto__ retained', 'toString retained']);
+    const { code, out, err } = await cli('run', '--scenario', file, '--policy', 'facts', '--out', '-', '--format', 'json', '--no-token-cache', '--quiet');
+    expect([code, err]).toEqual([0, '']);
+    expect([...out.matchAll(/"fact":"([^"]*)","outcome":"([^"]*)"/g)].map((m) => `${m[1]} ${m[2]}`)).toEqual(['__proto__ retained', 'toString retained']);
   });
 });
 
@@ -231,7 +225,7 @@ describe('numbers too large', () => {
 describe('a malformed shard file', () => {
   it('is a merge error naming the file and the field', async () => {
     const dir = tempDir();
-    expect((await cli(['run', '--shard', '1/1', '--out', join(dir, 'shards'), ...SMALL])).code).toBe(0);
+    expect((await cli('run', '--shard', '1/1', '--out', join(dir, 'shards'), ...SMALL)).code).toBe(0);
     const file = join(dir, 'shards', 'shard-1-of-1.json');
     const shard = JSON.parse(readFileSync(file, 'utf8')) as { summary: Record<string, unknown>[] };
     shard.summary[0]!.totalCost = 'lots';
@@ -242,7 +236,7 @@ describe('a malformed shard file', () => {
 
   it('is a merge error when a summary row lacks its overflow probes (a shard of an older version), not a NaN total', async () => {
     const dir = tempDir();
-    expect((await cli(['run', '--shard', '1/1', '--out', join(dir, 'shards'), ...SMALL])).code).toBe(0);
+    expect((await cli('run', '--shard', '1/1', '--out', join(dir, 'shards'), ...SMALL)).code).toBe(0);
     const file = join(dir, 'shards', 'shard-1-of-1.json');
     const shard = JSON.parse(readFileSync(file, 'utf8')) as { summary: Record<string, unknown>[] };
     delete shard.summary[0]!.overflowProbes;

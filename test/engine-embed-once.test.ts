@@ -21,7 +21,7 @@ const conv = conversation({ id: 'orders', system: 'You are a support bot.', turn
 
 /** The texts retrieval embeds: every message it stores that has text, each once. */
 const stored = new Set(
-  conv.turns.flatMap((t) => [t.user, ...t.tools, t.assistant]).map(messageText).filter((text) => text.trim()),
+  conv.turns.flatMap((t) => [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])]).map(messageText).filter((text) => text.trim()),
 );
 
 describe('embedding once per scenario', () => {
