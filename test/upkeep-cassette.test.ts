@@ -2,10 +2,10 @@
  * The upkeep cassette (src/upkeep/cassette.ts): request keys, the JSON Lines
  * text and its parse errors, stored vectors; and the prompts that build the
  * recorded requests (src/upkeep/prompts.ts: transcript, the request builders,
- * parseFacts) with their placeholder check (promptProblems).
+ * parseFacts) with the study's placeholder check (upkeepSchema).
  */
 import { describe, expect, it } from 'vitest';
-import { promptProblems } from '../src/study/upkeep.js';
+import { upkeepSchema } from '../src/study/upkeep.js';
 import type { Message } from '../src/types.js';
 import { Cassette, decodeVector, encodeVector, requestKey, type CassetteEntry, type ChatMessage, type UpkeepRequest } from '../src/upkeep/cassette.js';
 import { DEFAULT_PROMPTS, extractRequest, forgetRequest, parseFacts, summaryRequest, transcript } from '../src/upkeep/prompts.js';
@@ -259,13 +259,16 @@ describe('prompts', () => {
     });
   });
 
-  it('promptProblems names an unknown placeholder with the allowed ones; the extract prompt takes none', () => {
-    expect(promptProblems({ summary: 'Summarize in {tokens} tokens ({summaryTokens}).' })).toEqual([{ prompt: 'summary', message: 'unknown placeholder {tokens}; this prompt may use {summaryTokens}' }]);
-    expect(promptProblems({ forget: 'Erase {facts} from {summary}.' })).toEqual([{ prompt: 'forget', message: 'unknown placeholder {summary}; this prompt may use {facts}' }]);
-    expect(promptProblems({ extract: 'Extract all but {facts}.' })).toEqual([{ prompt: 'extract', message: 'unknown placeholder {facts}; this prompt takes none' }]);
+  /** The problems the study's `upkeep.prompts` key has, as `prompt: message`. */
+  const promptProblems = (prompts: unknown) => upkeepSchema.safeParse({ prompts }).error?.issues.map((i) => `${i.path.at(-1)!.toString()}: ${i.message}`) ?? [];
+
+  it('the upkeep schema names an unknown placeholder with the allowed ones; the extract prompt takes none', () => {
+    expect(promptProblems({ summary: 'Summarize in {tokens} tokens ({summaryTokens}).' })).toEqual(['summary: unknown placeholder {tokens} (this prompt may use {summaryTokens})']);
+    expect(promptProblems({ forget: 'Erase {facts} from {summary}.' })).toEqual(['forget: unknown placeholder {summary} (this prompt may use {facts})']);
+    expect(promptProblems({ extract: 'Extract all but {facts}.' })).toEqual(['extract: unknown placeholder {facts} (this prompt takes none)']);
   });
 
-  it('promptProblems passes the allowed placeholders and no prompts', () => {
+  it('the upkeep schema passes the allowed placeholders and no prompts', () => {
     expect(promptProblems({ summary: 'In {summaryTokens} tokens.', forget: 'Without {facts}.', extract: 'Extract facts.' })).toEqual([]);
     expect(promptProblems(DEFAULT_PROMPTS)).toEqual([]);
     expect(promptProblems(undefined)).toEqual([]);

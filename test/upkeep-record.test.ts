@@ -257,15 +257,16 @@ describe('upkeep record and replay', () => {
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
-  it('study keys are checked at their place', async () => {
+  it('study keys are checked at their place, every problem at once', async () => {
     const low = await ctxsim(['run', join(project(', concurrency: 0'), 'study.yaml')]);
     expect(low.code).toBe(2);
     expect(low.stderr).toMatch(/^ctxsim: \S*study\.yaml:7:\d+ upkeep\.concurrency: expected a number ≥ 1, got 0\n$/);
-    const placeholder = await ctxsim(['run', join(project(", prompts: {summary: 'In {summaryTokens} tokens, drop {facts}.', extract: 'Facts of {facts}'}"), 'study.yaml')]);
+    const placeholder = await ctxsim(['run', join(project(", concurrency: 0, prompts: {summary: 'In {summaryTokens} tokens, drop {facts}.', extract: 'Facts of {facts}'}"), 'study.yaml')]);
     expect(placeholder.code).toBe(2);
     expect(placeholder.stderr.split('\n').filter(Boolean)).toEqual([
-      expect.stringMatching(/^ctxsim: \S*study\.yaml:7:\d+ upkeep\.prompts\.summary: unknown placeholder \{facts\}; this prompt may use \{summaryTokens\}$/),
-      expect.stringMatching(/^ctxsim: \S*study\.yaml:7:\d+ upkeep\.prompts\.extract: unknown placeholder \{facts\}; this prompt takes none$/),
+      expect.stringMatching(/^ctxsim: \S*study\.yaml:7:\d+ upkeep\.concurrency: expected a number ≥ 1, got 0$/),
+      expect.stringMatching(/^ctxsim: \S*study\.yaml:7:\d+ upkeep\.prompts\.summary: unknown placeholder \{facts\} \(this prompt may use \{summaryTokens\}\), got "In \{summaryTokens\} tokens, drop \{facts\}\."$/),
+      expect.stringMatching(/^ctxsim: \S*study\.yaml:7:\d+ upkeep\.prompts\.extract: unknown placeholder \{facts\} \(this prompt takes none\), got "Facts of \{facts\}"$/),
     ]);
   });
 

@@ -21,7 +21,7 @@ import { loadScenarioPlaced, type STUDY_FILE_KEYS } from '../scenario/load.js';
 import { fileJsonSchema, toolDefSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
-import { promptProblems, upkeepSchema, upkeepSettings, type UpkeepSettings } from './upkeep.js';
+import { upkeepSchema, upkeepSettings, type UpkeepSettings } from './upkeep.js';
 import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from './sources.js';
@@ -257,7 +257,6 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
     }
     if (doc.upkeep !== undefined) {
       study.upkeep = upkeepSettings(doc.upkeep, dir);
-      for (const p of promptProblems(doc.upkeep.prompts)) problems.push(src.problem(['upkeep', 'prompts', p.prompt], p.message));
     }
   }
   // Scenario and policy entries are checked even when another key is bad, so every problem is listed at once.

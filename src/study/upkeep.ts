@@ -64,6 +64,19 @@ export interface UpkeepSettings {
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 export const DEFAULT_CASSETTE = 'upkeep.cassette.jsonl';
 
+/** A prompt's text: not empty, and only the placeholders it may hold (checked with the study's other keys, so every problem is listed at once). */
+function promptText(name: keyof UpkeepPrompts) {
+  return z
+    .string()
+    .min(1)
+    .superRefine((text, ctx) => {
+      const allowed = PROMPT_PLACEHOLDERS[name];
+      for (const p of text.match(/\{[^{}\s]+\}/g) ?? []) {
+        if (!allowed.includes(p)) ctx.addIssue({ code: 'custom', message: `unknown placeholder ${p} (${allowed.length ? `this prompt may use ${allowed.join(', ')}` : 'this prompt takes none'})` });
+      }
+    });
+}
+
 /** The study file's `upkeep:` key. */
 export const upkeepSchema = z.strictObject({
   mode: z.enum(UPKEEP_MODES).optional().describe('simulate (default), record, replay or live'),
@@ -80,9 +93,9 @@ export const upkeepSchema = z.strictObject({
   maxUpkeepCost: z.number().positive().optional().describe('USD: a recording that would cost more is not started, one that reaches it is stopped'),
   prompts: z
     .strictObject({
-      summary: z.string().min(1).optional().describe('the summarizer’s instruction; {summaryTokens} is the summary’s size'),
-      forget: z.string().min(1).optional().describe('the instruction that erases facts from a summary; {facts} is their names'),
-      extract: z.string().min(1).optional().describe('the fact extractor’s instruction'),
+      summary: promptText('summary').optional().describe('the summarizer’s instruction; {summaryTokens} is the summary’s size'),
+      forget: promptText('forget').optional().describe('the instruction that erases facts from a summary; {facts} is their names'),
+      extract: promptText('extract').optional().describe('the fact extractor’s instruction'),
     })
     .optional()
     .describe('the upkeep prompts (defaults in the docs)'),
@@ -107,18 +120,6 @@ export function upkeepSettings(doc: z.infer<typeof upkeepSchema>, dir: string): 
     ...(doc.maxUpkeepCost !== undefined && { maxUpkeepCost: doc.maxUpkeepCost }),
     prompts: { ...DEFAULT_PROMPTS, ...doc.prompts },
   };
-}
-
-/** Each placeholder a prompt uses that it may not, as [prompt, placeholder, allowed]. */
-export function promptProblems(prompts: Partial<UpkeepPrompts> | undefined): { prompt: keyof UpkeepPrompts; message: string }[] {
-  const out: { prompt: keyof UpkeepPrompts; message: string }[] = [];
-  for (const [name, text] of Object.entries(prompts ?? {}) as [keyof UpkeepPrompts, string | undefined][]) {
-    const allowed = PROMPT_PLACEHOLDERS[name];
-    for (const p of text?.match(/\{[^{}\s]+\}/g) ?? []) {
-      if (!allowed.includes(p)) out.push({ prompt: name, message: `unknown placeholder ${p}${allowed.length ? `; this prompt may use ${allowed.join(', ')}` : '; this prompt takes none'}` });
-    }
-  }
-  return out;
 }
 
 /** What a study runs with that a recording needs. */
