@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CtxsimError } from '../errors.js';
-import type { Conversation, SummaryRecord } from '../types.js';
+import type { Conversation, ProbeRecord, SummaryRecord } from '../types.js';
 
 /** What a run was: the settings a baseline is compared on. */
 export interface StudyFingerprint {
@@ -40,6 +40,12 @@ export interface BaselineRow {
   retained: number;
   overflowTurns: number;
   latencyP95Ms: number;
+  /**
+   * The probes it did not retain, as `fact@turn`, in the order they were
+   * probed; absent when it retained every one (and in a baseline written
+   * before rows named them, which cannot tell which it lost).
+   */
+  lost?: string[];
 }
 
 export interface Baseline {
@@ -66,8 +72,24 @@ export function scenarioHashes(conversations: readonly Conversation[]): Record<s
   return Object.fromEntries(conversations.map((c) => [c.id, conversationHash(c)]));
 }
 
-/** The baseline of a run: per scenario × policy × model totals and the study's fingerprint. */
-export function makeBaseline(study: StudyFingerprint, summary: readonly SummaryRecord[]): Baseline {
+/** A probe as a baseline row names it among those it lost: `fact@turn`. */
+export const probeName = (p: Pick<ProbeRecord, 'fact' | 'turn'>): string => `${p.fact}@${p.turn}`;
+
+/** The key of a row's records: scenario, policy and model. */
+const rowKey = (r: Pick<ProbeRecord, 'scenario' | 'policy' | 'model'>) => `${r.scenario}\0${r.policy}\0${r.model}`;
+
+/**
+ * The baseline of a run: per scenario × policy × model totals, the probes
+ * each did not retain (from `lost`, the run's probes that were not retained),
+ * and the study's fingerprint.
+ */
+export function makeBaseline(study: StudyFingerprint, summary: readonly SummaryRecord[], lost: readonly ProbeRecord[] = []): Baseline {
+  const lostBy = new Map<string, string[]>();
+  for (const p of lost) {
+    const list = lostBy.get(rowKey(p));
+    if (list) list.push(probeName(p));
+    else lostBy.set(rowKey(p), [probeName(p)]);
+  }
   return {
     schemaVersion: 1,
     studyHash: sha256(JSON.stringify(study)).slice(0, 16),
@@ -85,6 +107,7 @@ export function makeBaseline(study: StudyFingerprint, summary: readonly SummaryR
       retained: s.retained,
       overflowTurns: s.overflowTurns,
       latencyP95Ms: s.latencyP95Ms,
+      ...(lostBy.has(rowKey(s)) && { lost: lostBy.get(rowKey(s)) }),
     })),
   };
 }

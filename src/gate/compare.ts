@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { ProbeRecord } from '../types.js';
-import type { Baseline, BaselineRow, StudyFingerprint } from './baseline.js';
+import { probeName, type Baseline, type BaselineRow, type StudyFingerprint } from './baseline.js';
 
 /** Retention may drop by a number of probes (`1`) or by percentage points of retention (`2%`). */
 export type RetentionLimit = { probes: number } | { points: number };
@@ -29,7 +29,7 @@ export interface RowComparison {
   costChange: number | null;
   /** Change in probes not retained (positive = forgets more). */
   lostChange: number;
-  /** When it retains fewer probes than its baseline: the facts the new run lost, at which turn. */
+  /** When it retains fewer probes than its baseline: the facts the new run lost that the baseline retained, at which turn (all it lost, against a baseline that does not say which it lost). */
   lostFacts?: LostFact[];
 }
 
@@ -242,7 +242,13 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
   for (const row of rows) {
     if (row.verdict !== 'fail' || row.after!.retained >= row.before!.retained) continue;
     const { scenario, policy, model: m } = row.after!;
-    row.lostFacts = lost.filter((p) => p.scenario === scenario && p.policy === policy && p.model === m).map((p) => ({ fact: p.fact, turn: p.turn, outcome: p.outcome }));
+    const before = row.before!;
+    // Lost before too: not lost by this change. A baseline that lost some without naming them cannot tell.
+    const known = before.lost ?? (before.retained < before.probes ? undefined : []);
+    const lostBefore = new Set(known);
+    row.lostFacts = lost
+      .filter((p) => p.scenario === scenario && p.policy === policy && p.model === m && (!known || !lostBefore.has(probeName(p))))
+      .map((p) => ({ fact: p.fact, turn: p.turn, outcome: p.outcome }));
   }
   const policies = policyTotals(rows, current.rows);
   rows.sort(
