@@ -1,18 +1,20 @@
 /**
- * Control characters (and bidirectional overrides) written as escapes such as
- * `\x1b` or `\u202e`, so a value quoted in an error cannot drive the terminal
- * or reorder the line; newlines stay when `keepNewlines` (they separate problems).
+ * Control and invisible format characters (bidirectional overrides, zero-width
+ * spaces, a byte order mark…) written as escapes such as `\x1b`, `\u202e` or
+ * `\ufeff`, so a value quoted in an error cannot drive the terminal, reorder
+ * the line or hide in it; newlines stay when `keepNewlines` (they separate problems).
  */
 export function escapeControl(text: string, keepNewlines = false): string {
   return text.replace(CONTROL, (c) => {
     if (keepNewlines && c === '\n') return c;
-    const code = c.charCodeAt(0);
-    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+    const code = c.codePointAt(0)!;
+    if (code < 0x100) return `\\x${code.toString(16).padStart(2, '0')}`;
+    return code < 0x10000 ? `\\u${code.toString(16).padStart(4, '0')}` : `\\u{${code.toString(16)}}`;
   });
 }
 
-/** C0 and C1 controls, line and paragraph separators, bidirectional embeddings, overrides and isolates. */
-const CONTROL = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+/** C0 and C1 controls, line and paragraph separators, and format characters (invisible: bidirectional marks, zero-width spaces and joiners, BOM, tags). */
+const CONTROL = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
 
 /**
  * Known failures. The CLI prints `message` on one line and exits with

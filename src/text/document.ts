@@ -208,11 +208,9 @@ export function show(v: unknown): string {
   return s.length > 60 ? `${s.slice(0, 57)}..."` : s;
 }
 
-function kind(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'list';
-  if (typeof v === 'object') return 'mapping';
-  return typeof v;
+/** A value with its type: `number 5`, `string "5"`; `null`, `a list` and `a mapping` name their type already. */
+function typed(v: unknown): string {
+  return v === null || typeof v === 'object' ? show(v) : `${typeof v} ${show(v)}`;
 }
 
 /** How a message names the type zod expected. */
@@ -223,7 +221,7 @@ function describe(issue: z.core.$ZodIssue, value: unknown): string {
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return 'required but missing';
-      return `expected ${EXPECTED[issue.expected] ?? issue.expected}, got ${kind(value)} ${show(value)}${typeof value === 'number' && issue.expected === 'string' ? ' (quote it)' : ''}`;
+      return `expected ${EXPECTED[issue.expected] ?? issue.expected}, got ${typed(value)}${typeof value === 'number' && issue.expected === 'string' ? ' (quote it)' : ''}`;
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
     case 'too_small':

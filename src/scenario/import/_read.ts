@@ -3,13 +3,19 @@ import type { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { SourceDoc, type DocPath } from '../../text/document.js';
 
-/** Reads a dataset file; a missing file is a one-line problem, not a crash. */
+/**
+ * Reads a dataset file; a missing file is a one-line problem, not a crash. A
+ * leading byte order mark (Windows tools write one) is no part of the text:
+ * JSON.parse would refuse it.
+ */
 export function readText(path: string, file: string): string {
+  let text: string;
   try {
-    return readFileSync(path, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (e) {
     throw new ScenarioError([{ file, path: '', message: `cannot read file (${(e as NodeJS.ErrnoException).code ?? e})` }]);
   }
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /** Parses JSON; a syntax error names its line and column. */
@@ -23,27 +29,79 @@ export function parseJson(text: string, file: string, lineOffset = 0): unknown {
     const pos = lineCol(text, m ? Number(m[1]) : jsonErrorOffset(text));
     const reason = msg
       .replace(/ in JSON at position \d+.*$/s, '')
-      .replace(/, ".*" is not valid JSON$/s, '')
+      // The quoted excerpt of the text (cut with `...` at either end when long) is not repeated.
+      .replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '')
       .replace(/^JSON\.parse: /, '');
     throw new ScenarioError([{ file, line: pos.line + lineOffset, column: pos.column, path: '', message: `invalid JSON: ${reason}` }]);
   }
 }
 
-/** Parses JSON Lines (blank lines skipped); every bad line is reported. */
-export function parseJsonLines(text: string, file: string): unknown[] {
-  const out: unknown[] = [];
-  const problems: Problem[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
+/** A value of a JSON Lines file, with its 1-based line. */
+export interface JsonLine {
+  line: number;
+  value: unknown;
+}
+
+/**
+ * Parses JSON Lines (blank lines skipped). Only the first bad line is
+ * reported: the lines after it say nothing new (a pretty-printed file would
+ * give one error per line). A first line that opens a value it does not close
+ * starts one JSON document over several lines: a format that also reads JSON
+ * documents (`document`) reports that document's first syntax error; one that
+ * reads only JSON Lines says it expects one object per line, and which format
+ * the document looks like.
+ */
+export function parseJsonLines(text: string, file: string, expect: { format: string; document?: boolean }): JsonLine[] {
+  const lines = text.split('\n');
+  const out: JsonLine[] = [];
+  lines.forEach((l, i) => {
+    if (!l.trim()) return;
+    let value: unknown;
     try {
-      out.push(parseJson(line, file, i));
-    } catch (e) {
-      if (!(e instanceof ScenarioError)) throw e;
-      problems.push(...e.problems.map((p) => ({ ...p, line: i + 1, column: p.column ?? 1 })));
+      value = JSON.parse(l);
+    } catch {
+      const more = lines.slice(i + 1).some((x) => x.trim());
+      if (!out.length && more && jsonErrorOffset(l) === l.length) {
+        if (expect.document) parseJson(text, file);
+        throw new ScenarioError([{ file, line: i + 1, column: l.search(/\S/) + 1, path: '', message: notJsonLines(text, i + 1, expect.format) }]);
+      }
+      parseJson(l, file, i);
     }
+    out.push({ line: i + 1, value });
   });
-  if (problems.length) throw new ScenarioError(problems);
   return out;
+}
+
+/** Why a JSON document over several lines is not JSON Lines, and which format it looks like. */
+function notJsonLines(text: string, line: number, format: string): string {
+  const expects = `the ${format} format expects one JSON object per line`;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return `not JSON Lines: line ${line} opens a JSON value it does not close, as a document over several lines does; ${expects}`;
+  }
+  const guess = guessFormat(doc);
+  return `not JSON Lines: the file is one JSON document over several lines; ${expects}${guess && guess !== format ? ` (it looks like the ${guess} format)` : ''}`;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The import format a parsed JSON document most likely is, by the keys each format's top level has. */
+function guessFormat(v: unknown): string | undefined {
+  const first = Array.isArray(v) ? v[0] : undefined;
+  if (isObject(v)) {
+    if ('trajectory' in v || 'trajectory_format' in v || ('messages' in v && 'info' in v)) return 'swe-agent';
+    if ('custom_id' in v || ('messages' in v && ('system' in v || 'max_tokens' in v))) return 'anthropic';
+    if ('messages' in v || 'input' in v) return 'openai';
+    if ('train' in v) return 'abcd';
+  } else if (isObject(first)) {
+    if ('sample_id' in first) return 'locomo';
+    if ('convo_id' in first) return 'abcd';
+    if ('dialogue_id' in first) return 'services' in first ? 'sgd' : 'multiwoz';
+    if ('role' in first || 'messages' in first) return 'openai';
+  }
+  return undefined;
 }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;

@@ -5,19 +5,21 @@ import { SourceDoc, type DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut } from '../docs.js';
 import type { ToolDef } from '../../types.js';
 import { AgentTurns, block, lineProblem, slug, textBlock, toolResult, toolUse } from './_agent.js';
-import { parseJson, readText } from './_read.js';
+import { parseJson, parseJsonLines, readText } from './_read.js';
 import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
 /** Anthropic import options: the id prefix, and facts and probes as for `openai`. */
 export type AnthropicOptions = OpenaiOptions;
 
+// The SDK's models write an absent optional field as null (a tool's `type` and `description`): null is
+// absent here. Keys not read (a dumped response's `stop_sequence`, a text block's `citations`) may be null too.
 const message = z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(block)]) });
-const tool = z.looseObject({ name: z.string().min(1), description: z.string().optional(), input_schema: z.looseObject({}).optional(), type: z.string().optional() });
+const tool = z.looseObject({ name: z.string().min(1), description: z.string().nullish(), input_schema: z.looseObject({}).nullish(), type: z.string().nullish() });
 const request = z.looseObject({
-  system: z.union([z.string(), z.array(block)]).optional(),
+  system: z.union([z.string(), z.array(block)]).nullish(),
   messages: z.array(message).min(1),
-  tools: z.array(tool).optional(),
+  tools: z.array(tool).nullish(),
 });
 type Request = z.infer<typeof request>;
 
@@ -139,7 +141,7 @@ function requestDoc(id: string, req: Request, at: DocPath, problem: (at: DocPath
       quirks.add('server-tool', 'server tools without an input_schema (not a definition the model reads as JSON Schema: left out)', `${id} ${t.name}`);
       return [];
     }
-    return [{ name: t.name, ...(t.description !== undefined && { description: t.description }), parameters: t.input_schema }];
+    return [{ name: t.name, ...(typeof t.description === 'string' && { description: t.description }), parameters: t.input_schema }];
   });
   return { id, ...(system && { system }), ...(toolDefs.length && { tool_defs: toolDefs }), turns: turns.finish() };
 }
@@ -165,20 +167,8 @@ function splitRequests(text: string, file: string): FileRequest[] {
     whole = undefined;
   }
   if (whole === undefined) {
-    if (text.trimStart().startsWith('[') || !text.includes('\n')) parseJson(text, file);
-    const out: FileRequest[] = [];
-    const problems: Problem[] = [];
-    text.split('\n').forEach((l, i) => {
-      if (!l.trim()) return;
-      try {
-        out.push({ value: parseJson(l, file, i), line: i + 1, path: [] });
-      } catch (e) {
-        if (!(e instanceof ScenarioError)) throw e;
-        problems.push(...e.problems);
-      }
-    });
-    if (problems.length) throw new ScenarioError(problems);
-    return out;
+    if (text.trimStart().startsWith('[')) parseJson(text, file);
+    return parseJsonLines(text, file, { format: 'anthropic', document: true }).map(({ line, value }) => ({ value, line, path: [] }));
   }
   if (Array.isArray(whole)) return whole.map((value, i) => ({ value, path: [i] }));
   return [{ value: whole, path: [] }];

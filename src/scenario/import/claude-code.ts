@@ -4,7 +4,7 @@ import { ScenarioError, type Problem } from '../../errors.js';
 import type { DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
 import { AgentTurns, block, lineProblem, slug, textBlock, toolResult, toolUse } from './_agent.js';
-import { checkShape, parseJson, readText } from './_read.js';
+import { checkShape, parseJsonLines, readText } from './_read.js';
 import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -54,7 +54,7 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
     const { path, file } = input;
     const text = readText(path, file);
     const problems: Problem[] = [];
-    const lines = parseLines(text, file);
+    const lines = parseJsonLines(text, file, { format: 'claude-code' });
     const quirks = new QuirkLog();
     const id = opts.prefix ?? (slug(basename(path).replace(/\.(jsonl?|ndjson)$/i, '')) || 'claude-code');
     // A main session's sidechain lines are a sub-agent's (also written to its own file): skipped.
@@ -185,21 +185,4 @@ function resultText(content: string | { type: string }[] | null | undefined, qui
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** The non-blank lines of a JSON Lines file, parsed, with their 1-based numbers; every bad line is reported. */
-function parseLines(text: string, file: string): { line: number; value: unknown }[] {
-  const out: { line: number; value: unknown }[] = [];
-  const problems: Problem[] = [];
-  text.split('\n').forEach((l, i) => {
-    if (!l.trim()) return;
-    try {
-      out.push({ line: i + 1, value: parseJson(l, file, i) });
-    } catch (e) {
-      if (!(e instanceof ScenarioError)) throw e;
-      problems.push(...e.problems);
-    }
-  });
-  if (problems.length) throw new ScenarioError(problems);
-  return out;
 }

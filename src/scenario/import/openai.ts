@@ -34,13 +34,15 @@ const toolCall = z.looseObject({
   type: z.string().optional(),
   function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
 });
+// The API returns null for an absent field, and SDK dumps of its messages keep those nulls: null is
+// absent here (`refusal`, `audio` and `annotations`, also null in dumps, are not read).
 const message = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
   content,
-  name: z.string().optional(),
-  tool_calls: z.array(toolCall).optional(),
-  tool_call_id: z.string().optional(),
-  function_call: z.looseObject({ name: z.string().min(1), arguments: z.string() }).optional(),
+  name: z.string().nullish(),
+  tool_calls: z.array(toolCall).nullish(),
+  tool_call_id: z.string().nullish(),
+  function_call: z.looseObject({ name: z.string().min(1), arguments: z.string() }).nullish(),
 });
 type Msg = z.infer<typeof message>;
 
@@ -110,7 +112,7 @@ export const openai: Importer<OpenaiOptions> = {
 /** An entry of a request's `tools`: a function the model is offered. */
 const toolEntry = z.looseObject({
   type: z.literal('function').optional(),
-  function: z.looseObject({ name: z.string().min(1), description: z.string().optional(), parameters: z.looseObject({}).optional() }),
+  function: z.looseObject({ name: z.string().min(1), description: z.string().nullish(), parameters: z.looseObject({}).nullish() }),
 });
 
 /** An entry of a Responses API request's `tools`: a function, flat. */
@@ -120,7 +122,7 @@ const responsesTool = z.looseObject({ type: z.literal('function'), name: z.strin
 const builtinTool = z.looseObject({ type: z.string().regex(/^(?!function$)/, 'expected a built-in tool type') });
 
 const responsesMessage = z.looseObject({
-  type: z.literal('message').optional(),
+  type: z.literal('message').nullish(),
   role: z.enum(['system', 'developer', 'user', 'assistant']),
   content: z.union([z.string(), z.array(part)]),
 });
@@ -137,7 +139,7 @@ const functionCallOutput = z.looseObject({ type: z.literal('function_call_output
 function responsesMessages(input: unknown, instructions: unknown, file: string, at: DocPath, problems: Problem[], quirks: QuirkLog, id: string): Msg[] | undefined {
   const before = problems.length;
   const problem = (path: DocPath, msg: string) => problems.push(SourceDoc.fromValue(file, null).problem(path, msg));
-  const items = typeof input === 'string' ? [{ role: 'user', content: input }] : checkShape(z.array(z.looseObject({ type: z.string().optional() })).min(1), input, file, at, problems);
+  const items = typeof input === 'string' ? [{ role: 'user', content: input }] : checkShape(z.array(z.looseObject({ type: z.string().nullish() })).min(1), input, file, at, problems);
   if (!items) return undefined;
   const out: Msg[] = [];
   if (typeof instructions === 'string' && instructions) out.push({ role: 'system', content: instructions });
@@ -194,8 +196,9 @@ interface FileConversation {
 /** The conversations of a file, each with its path in the file for messages. */
 function splitConversations(text: string, file: string): FileConversation[] {
   const trimmed = text.trimStart();
+  /** The values of the file; for JSON Lines, each with its line. */
   let items: unknown[];
-  let jsonl = false;
+  let lines: number[] | undefined;
   if (trimmed.startsWith('[')) items = [parseJson(text, file)];
   else {
     // One JSON object (possibly pretty-printed), else JSON Lines.
@@ -205,11 +208,14 @@ function splitConversations(text: string, file: string): FileConversation[] {
     } catch {
       whole = undefined;
     }
-    jsonl = whole === undefined;
-    items = jsonl ? parseJsonLines(text, file) : [whole];
+    if (whole === undefined) {
+      const read = parseJsonLines(text, file, { format: 'openai', document: true });
+      items = read.map((l) => l.value);
+      lines = read.map((l) => l.line);
+    } else items = [whole];
   }
   const out: FileConversation[] = [];
-  const single = !jsonl && Array.isArray(items[0]) ? (items[0] as unknown[]) : undefined;
+  const single = !lines && Array.isArray(items[0]) ? (items[0] as unknown[]) : undefined;
   const isObj = (m: unknown): m is Record<string, unknown> => Boolean(m) && typeof m === 'object' && !Array.isArray(m);
   // A Responses API input: items with a `type` (function_call, function_call_output, message) or a `role`.
   if (single && single.length && single.every((m) => isObj(m) && ('role' in m || 'type' in m)) && single.some((m) => isObj(m) && typeof m.type === 'string')) {
@@ -217,29 +223,22 @@ function splitConversations(text: string, file: string): FileConversation[] {
   }
   if (single && single.length && single.every((m) => m && typeof m === 'object' && 'role' in m)) return [{ messages: single, path: [] }];
   const list = single ?? items;
+  // `tools: null` (how a dump writes an absent field) offers none.
   list.forEach((item, i) => {
-    const path: DocPath = jsonl ? [`line ${lineOf(text, i)}`] : [i];
+    const path: DocPath = lines ? [`line ${lines[i]!}`] : [i];
     if (Array.isArray(item)) out.push({ messages: item, path });
     else if (item && typeof item === 'object' && 'messages' in item) {
       const { messages, tools } = item as { messages: unknown; tools?: unknown };
-      out.push({ messages, path: [...path, 'messages'], ...(tools !== undefined && { tools: { value: tools, path: [...path, 'tools'] } }) });
+      out.push({ messages, path: [...path, 'messages'], ...(tools != null && { tools: { value: tools, path: [...path, 'tools'] } }) });
     } else if (item && typeof item === 'object' && 'input' in item) {
       // A Responses API request: `input` items (or text), `instructions`, `tools`.
       const { input, tools, instructions } = item as { input: unknown; tools?: unknown; instructions?: unknown };
-      out.push({ messages: input, path: [...path, 'input'], responses: { instructions }, ...(tools !== undefined && { tools: { value: tools, path: [...path, 'tools'] } }) });
+      out.push({ messages: input, path: [...path, 'input'], responses: { instructions }, ...(tools != null && { tools: { value: tools, path: [...path, 'tools'] } }) });
     }
     else out.push({ messages: undefined, path: [...path, 'messages'] });
   });
   if (!out.length) throw new ScenarioError([{ file, path: '', message: 'no conversations in the file' }]);
   return out;
-}
-
-/** The 1-based line of the i-th non-blank line. */
-function lineOf(text: string, i: number): number {
-  const lines = text.split('\n');
-  let seen = -1;
-  for (let n = 0; n < lines.length; n++) if (lines[n]!.trim() && ++seen === i) return n + 1;
-  return i + 1;
 }
 
 function textOf(c: Msg['content'], quirks: QuirkLog, id: string): string {
@@ -305,7 +304,7 @@ function conversationDoc(id: string, msgs: Msg[], file: string, at: DocPath, pro
       case 'tool':
       case 'function': {
         if (name !== undefined) quirks.add('tool-name', 'names on tool messages (dropped: a tool result has none)', id);
-        const key = m.role === 'tool' ? m.tool_call_id : `function:${m.name}`;
+        const key = m.role === 'tool' ? (m.tool_call_id ?? undefined) : `function:${m.name}`;
         const tool = key === undefined ? undefined : pending.get(key);
         if (!tool) {
           problem(here(j, m.role === 'tool' ? 'tool_call_id' : 'name'), `answers no tool call of this turn (${JSON.stringify(key ?? null)})`);

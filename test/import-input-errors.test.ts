@@ -1,0 +1,160 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { importDataset } from '../src/scenario/import/index.js';
+import { IMPORT_FIXTURES, writeInput } from './_import.js';
+import { cli, problems } from './_io.js';
+import { itShared } from './_shared.js';
+import { tempDir } from './_tmp.js';
+
+/** The import command on `path`: exit code and stderr, with the folder left out of paths. */
+async function importCli(path: string, ...args: string[]) {
+  const { code, err } = await cli('import', path, ...args);
+  return { code, err: err.replaceAll(`${join(path, '..')}/`, '') };
+}
+
+describe('a file that is not JSON Lines is one problem, not one per line', () => {
+  it('a pretty-printed document given to a JSON Lines format: what it expects, and the format the document looks like', async () => {
+    const dir = tempDir();
+    const traj = join(dir, 'run.traj.json');
+    writeFileSync(traj, readFileSync(join(IMPORT_FIXTURES, 'mini-swe-agent-sample.traj.json')));
+    expect(await importCli(traj, '--format', 'claude-code')).toEqual({
+      code: 2,
+      err: 'ctxsim: run.traj.json:1:1: not JSON Lines: the file is one JSON document over several lines; the claude-code format expects one JSON object per line (it looks like the swe-agent format)\n',
+    });
+  });
+
+  it('a broken pretty-printed document given to claude-code: one problem, at its first line', () => {
+    const f = writeInput(tempDir(), 'doc.json', '{\n  "messages": [\n    {"role": "user", "content": "hi"},\n  ]\n}\n');
+    expect(problems(() => importDataset('claude-code', f))).toEqual([
+      'doc.json:1:1: not JSON Lines: line 1 opens a JSON value it does not close, as a document over several lines does; the claude-code format expects one JSON object per line',
+    ]);
+  });
+
+  it.each(['openai', 'anthropic'])('%s also reads a JSON document: a broken pretty-printed one is its first syntax error', (format) => {
+    const f = writeInput(tempDir(), 'doc.json', '{\n  "messages": [\n    {"role": "user", "content": "hi"},\n  ]\n}\n');
+    expect(problems(() => importDataset(format, f))).toEqual(["doc.json:4:3: invalid JSON: Unexpected token ']'"]);
+  });
+
+  it.each(['openai', 'anthropic', 'claude-code'])('%s: of several bad JSON Lines, the first is the problem', (format) => {
+    const f = writeInput(tempDir(), 'bad.jsonl', '{"messages": [{"role": "user", "content": "hi"}]}\n{"type": x}\n{"type": y}\n{\n');
+    expect(problems(() => importDataset(format, f))).toEqual(["bad.jsonl:2:10: invalid JSON: Unexpected token 'x'"]);
+  });
+
+  it('a long line: the reason only, not the excerpt of the text JSON.parse quotes (cut with ...)', () => {
+    const f = writeInput(tempDir(), 'long.jsonl', `{"messages": [${'1, '.repeat(40)}x]}\n`);
+    expect(problems(() => importDataset('openai', f))).toEqual(["long.jsonl:1:135: invalid JSON: Unexpected token 'x'"]);
+  });
+
+  itShared('agent_transcripts_sample/mini-swe-agent_deepseek-chat_django-15213.traj.json', 'the real mini-swe-agent run given as claude-code: one stderr line, exit 2', async (path) => {
+    const { code, err } = await importCli(path, '--format', 'claude-code');
+    expect(code).toBe(2);
+    expect(err.split('\n')).toEqual([expect.stringMatching(/traj\.json:1:1: not JSON Lines: .* \(it looks like the swe-agent format\)$/), '']);
+  });
+});
+
+describe('OpenAI SDK dumps write absent fields as null', () => {
+  it('an assistant message with refusal, function_call, tool_calls, audio and annotations null is a reply', async () => {
+    const dir = tempDir();
+    const line = '{"messages":[{"role":"user","content":"My order is SE-10423"},{"role":"assistant","content":"Thanks","refusal":null,"function_call":null,"tool_calls":null,"audio":null,"annotations":null,"name":null}]}';
+    writeFileSync(join(dir, 'oa.jsonl'), line + '\n');
+    const { code, err } = await importCli(join(dir, 'oa.jsonl'), '--format', 'openai');
+    expect({ code, err }).toEqual({ code: 0, err: 'openai oa.jsonl: 1 conversations, 1 turns, 0 facts, 0 probes\n' });
+  });
+
+  it('a message that calls tools with content null, a tool result naming it, and tools with a null description', () => {
+    const f = writeInput(tempDir(), 'calls.jsonl', [
+      {
+        messages: [
+          { role: 'user', content: 'Where is SE-10423?', name: null, tool_calls: null },
+          { role: 'assistant', content: null, refusal: null, function_call: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'track', arguments: '{"id":"SE-10423"}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: 'in transit', name: null },
+          { role: 'assistant', content: 'It is in transit.', tool_calls: null, function_call: null },
+        ],
+        tools: [{ type: 'function', function: { name: 'track', description: null, parameters: null } }],
+      },
+      { messages: [{ role: 'user', content: 'hi' }], tools: null },
+    ]);
+    const { docs } = importDataset('openai', f);
+    expect(docs[0]!.tool_defs).toEqual([{ name: 'track' }]);
+    expect(docs[0]!.turns).toEqual([{ user: 'Where is SE-10423?', tools: [{ call: 'track', args: { id: 'SE-10423' }, result: 'in transit' }], assistant: 'It is in transit.' }]);
+    expect(docs[1]!.tool_defs).toBeUndefined();
+  });
+
+  it('Responses API items with type null are messages', () => {
+    const f = writeInput(tempDir(), 'resp.jsonl', [{ input: [{ type: null, role: 'user', content: 'hi' }], instructions: null, tools: null }]);
+    expect(importDataset('openai', f).docs[0]!.turns).toEqual([{ user: 'hi' }]);
+  });
+
+  it('a null where a value is needed says null once', () => {
+    const f = writeInput(tempDir(), 'bad.jsonl', [{ messages: null }, { messages: [{ role: 'user', content: 'hi', tool_calls: [null] }] }, { messages: [{ role: 'user', content: 'hi', name: ['a'] }] }]);
+    expect(problems(() => importDataset('openai', f))).toEqual([
+      'bad.jsonl line 1.messages: expected list, got null',
+      'bad.jsonl line 2.messages[0].tool_calls[0]: expected mapping, got null',
+      'bad.jsonl line 3.messages[0].name: expected string, got a list',
+    ]);
+  });
+});
+
+describe('Anthropic SDK models write absent fields as null', () => {
+  it('system, tools, a tool type and description null; a dumped response message with stop_sequence null', () => {
+    const f = writeInput(tempDir(), 'req.jsonl', [
+      {
+        system: null,
+        tools: [{ name: 'track', type: null, description: null, input_schema: { type: 'object' } }],
+        messages: [
+          { role: 'user', content: 'Where is SE-10423?' },
+          { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude', stop_reason: 'tool_use', stop_sequence: null, content: [{ type: 'tool_use', id: 't1', name: 'track', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'in transit', is_error: null }] },
+          { role: 'assistant', stop_sequence: null, content: [{ type: 'text', text: 'In transit.', citations: null }] },
+        ],
+      },
+      { messages: [{ role: 'user', content: 'hi' }], tools: null },
+    ]);
+    const { docs } = importDataset('anthropic', f);
+    expect(docs[0]!.tool_defs).toEqual([{ name: 'track', parameters: { type: 'object' } }]);
+    expect(docs[0]!.system).toBeUndefined();
+    expect(docs[0]!.turns).toEqual([{ user: 'Where is SE-10423?', tools: [{ call: 'track', result: 'in transit' }], assistant: 'In transit.' }]);
+  });
+});
+
+describe('a UTF-8 byte order mark', () => {
+  const BOM = '\uFEFF';
+  const cases: [string, string, Record<string, unknown>?][] = [
+    ['openai', 'openai-chats.jsonl', { annotations: 'facts.yaml' }],
+    ['openai', 'openai-responses.jsonl'],
+    ['locomo', 'locomo-sample.json'],
+    ['abcd', 'abcd-sample.json'],
+    ['multiwoz', 'multiwoz-sample.json'],
+    ['claude-code', 'claude-code-session.jsonl'],
+    ['swe-agent', 'mini-swe-agent-sample.traj.json'],
+    ['swe-agent', 'swe-agent-steps-sample.traj'],
+    ['anthropic', 'anthropic-requests.jsonl'],
+    ['sgd', 'sgd-sample.json'],
+  ];
+
+  it.each(cases)('%s %s: leading the file, it is no part of the data', (format, name, options = {}) => {
+    const dir = tempDir();
+    const facts = readFileSync(join(IMPORT_FIXTURES, 'openai-chats.facts.yaml'), 'utf8');
+    writeFileSync(join(dir, 'facts.yaml'), facts);
+    const plain = importDataset(format, writeInput(dir, name, readFileSync(join(IMPORT_FIXTURES, name), 'utf8')), options);
+    writeFileSync(join(dir, 'facts.yaml'), BOM + facts);
+    const marked = importDataset(format, writeInput(dir, name, BOM + readFileSync(join(IMPORT_FIXTURES, name), 'utf8')), options);
+    expect(marked.docs).toEqual(plain.docs);
+    expect(marked.docs.length).toBeGreaterThan(0);
+  });
+
+  it('anywhere else it is an error, shown escaped, never raw', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'twice.jsonl'), `${BOM}{"messages": [{"role": "user", "content": "a"}]}\n${BOM}{"messages": [{"role": "user", "content": "b"}]}\n`);
+    const { code, err } = await importCli(join(dir, 'twice.jsonl'), '--format', 'openai');
+    expect({ code, err }).toEqual({ code: 2, err: "ctxsim: twice.jsonl:2:1: invalid JSON: Unexpected token '\\ufeff'\n" });
+  });
+
+  it('other invisible characters in a value are escaped too (zero-width space, word joiner, tag characters)', () => {
+    const f = writeInput(tempDir(), 'role.jsonl', [{ messages: [{ role: 'user\u200b\u2060\u{e0041}', content: 'a' }] }]);
+    expect(problems(() => importDataset('openai', f))).toEqual([
+      'role.jsonl [0].messages[0].role: expected one of system|developer|user|assistant|tool|function, got "user\\u200b\\u2060\\u{e0041}"',
+    ]);
+  });
+});
