@@ -158,3 +158,11 @@ describe('a UTF-8 byte order mark', () => {
     ]);
   });
 });
+
+describe('import flags are named as they were given', () => {
+  it('--no-ask of another format is --no-ask, --ask is --ask', async () => {
+    const abcd = join(IMPORT_FIXTURES, 'abcd-sample.json');
+    expect(await cli('import', '--format', 'abcd', abcd, '--no-ask')).toMatchObject({ code: 2, err: 'ctxsim: --no-ask: not an option of the abcd format\n' });
+    expect(await cli('import', '--format', 'abcd', abcd, '--ask')).toMatchObject({ code: 2, err: 'ctxsim: --ask: not an option of the abcd format\n' });
+  });
+});

@@ -25,8 +25,9 @@ export interface ImportFlags {
 /** Flags that carry importer options, by option name. */
 const OPTION_FLAGS = ['prefix', 'user', 'factValue', 'system', 'annotations', 'fact', 'probe', 'ask'] as const;
 
-function flagName(option: string): string {
-  return `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+/** The flag as it was given: a boolean option turned off was `--no-<name>`. */
+function flagName(option: string, value: unknown): string {
+  return `--${value === false ? 'no-' : ''}${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
 export function importCommand(io: IO): Command<ImportFlags> {
@@ -65,7 +66,8 @@ export function importCmd(flags: ImportFlags, io: IO): number {
       problems
         .map((p) => {
           const key = p.path.split(/[.[]/)[0]!;
-          return /^unknown key/.test(p.message) ? `${flagName(key)}: not an option of the ${importer.id} format` : `${flagName(key)}: ${p.message}`;
+          const flag = flagName(key, options[key]);
+          return /^unknown key/.test(p.message) ? `${flag}: not an option of the ${importer.id} format` : `${flag}: ${p.message}`;
         })
         .join('; '),
     );
