@@ -166,3 +166,32 @@ describe('import flags are named as they were given', () => {
     expect(await cli('import', '--format', 'abcd', abcd, '--ask')).toMatchObject({ code: 2, err: 'ctxsim: --ask: not an option of the abcd format\n' });
   });
 });
+
+describe('a dataset or side file a study names that cannot be read is at its key in the study', () => {
+  it('missing, a folder, a missing side file: file, line and column, and the key', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'chats.jsonl'), readFileSync(join(IMPORT_FIXTURES, 'openai-chats.jsonl')));
+    const study = join(dir, 's5.yaml');
+    writeFileSync(
+      study,
+      [
+        'scenarios:',
+        '  - import: {format: abcd, path: missing.json}',
+        '  - import: {format: abcd, path: .}',
+        '  - import: {format: openai, path: chats.jsonl, annotations: none.yaml}',
+        'policies: [full]',
+        '',
+      ].join('\n'),
+    );
+    const { code, err } = await cli('run', study, '--out', '-', '--no-token-cache', '--quiet');
+    expect(code).toBe(2);
+    expect(err.replaceAll(`${dir}/`, '').replaceAll(dir, '<dir>')).toBe(
+      [
+        'ctxsim: s5.yaml:2:34 scenarios[0].import.path: missing.json: cannot read file (ENOENT)',
+        'ctxsim: s5.yaml:3:34 scenarios[1].import.path: <dir>: cannot read file (EISDIR)',
+        'ctxsim: s5.yaml:4:62 scenarios[2].import.annotations: none.yaml: cannot read file (ENOENT)',
+        '',
+      ].join('\n'),
+    );
+  });
+});

@@ -80,7 +80,7 @@ describe('import: entries in a study', () => {
     const { scenarios } = await loadStudy(file);
     expect(await problems(() => loadScenarios(scenarios))).toEqual([
       'data/broken.json [0].original[0][1]: expected string, got number 1 (quote it)',
-      'data/missing.json: cannot read file (ENOENT)',
+      'partial.yaml:4:36 scenarios[2].import.path: data/missing.json: cannot read file (ENOENT)',
     ]);
   });
 

@@ -4,12 +4,12 @@
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { Problem } from '../errors.js';
+import { ScenarioError, type Problem } from '../errors.js';
 import type { Conversation } from '../types.js';
 import type { SourceDoc } from '../text/document.js';
 import { generateConversations, PROFILES } from '../scenario/generate/index.js';
 import { weightSchema } from '../scenario/schema.js';
-import { formatImportReport, importDataset, IMPORTERS } from '../scenario/import/index.js';
+import { formatImportReport, importDataset, IMPORTERS, UnreadableFile, type Imported } from '../scenario/import/index.js';
 
 /** Where scenarios come from: a glob of scenario files (relative to `base`): `pattern` or `{glob: pattern, weight}`. */
 export interface GlobSource {
@@ -50,6 +50,8 @@ export interface ImportSource {
   /** Multiplies the weight of every conversation it yields (default 1). */
   weight?: number;
   at?: Problem;
+  /** The files the entry names (the dataset, a side file), absolute, each with the place of its key. */
+  files?: { path: string; at: Problem }[];
 }
 
 /** Options for loading a study's scenarios. */
@@ -127,7 +129,9 @@ export function sourceEntry(src: SourceDoc, entry: unknown, i: number, dir: stri
   const { format: _f, path: file, ...rest } = m;
   const options = src.check(importer.options, rest, path, problems);
   if (!options) return undefined;
-  return { kind, format: m.format, path: resolve(dir, file), base: dir, options: rest, ...w, at };
+  const files = [{ path: resolve(dir, file), at: src.problem([...path, 'path'], '') }];
+  if (typeof options.annotations === 'string') files.push({ path: resolve(dir, options.annotations), at: src.problem([...path, 'annotations'], '') });
+  return { kind, format: m.format, path: resolve(dir, file), base: dir, options: rest, ...w, at, files };
 }
 
 /** The conversations of a generate or import entry (validated; throws ScenarioError). */
@@ -135,7 +139,17 @@ export function loadSource(s: GenerateSource | ImportSource, opts: LoadOptions, 
   if (s.kind === 'generate') {
     return generateConversations({ profile: s.profile, count: s.count, seed: s.seed ?? opts.seed ?? 42, prefix: s.prefix, params: s.params });
   }
-  const r = importDataset(s.format, { path: s.path, file: display(s.path), base: s.base }, s.options);
+  let r: Imported;
+  try {
+    r = importDataset(s.format, { path: s.path, file: display(s.path), base: s.base }, s.options);
+  } catch (e) {
+    // A file that cannot be read has no place of its own: the key of the study entry naming it is where it is wrong.
+    if (e instanceof UnreadableFile) {
+      const named = s.files?.find((f) => f.path === e.filePath);
+      if (named) throw new ScenarioError([{ ...named.at, message: `${e.file}: ${e.problems[0]!.message}` }]);
+    }
+    throw e;
+  }
   formatImportReport(r.report).forEach((l) => opts.onNote?.(l));
   return r.conversations;
 }

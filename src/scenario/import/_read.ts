@@ -4,6 +4,20 @@ import { ScenarioError, type Problem } from '../../errors.js';
 import { SourceDoc, type DocPath } from '../../text/document.js';
 
 /**
+ * A dataset or side file that cannot be read. `filePath` (absolute) lets a
+ * study entry that names the file put the problem at its key.
+ */
+export class UnreadableFile extends ScenarioError {
+  constructor(
+    readonly filePath: string,
+    file: string,
+    reason: string,
+  ) {
+    super([{ file, path: '', message: `cannot read file (${reason})` }]);
+  }
+}
+
+/**
  * Reads a dataset file; a missing file is a one-line problem, not a crash. A
  * leading byte order mark (Windows tools write one) is no part of the text:
  * JSON.parse would refuse it.
@@ -13,7 +27,7 @@ export function readText(path: string, file: string): string {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new ScenarioError([{ file, path: '', message: `cannot read file (${(e as NodeJS.ErrnoException).code ?? e})` }]);
+    throw new UnreadableFile(path, file, String((e as NodeJS.ErrnoException).code ?? e));
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }

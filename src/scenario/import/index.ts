@@ -15,6 +15,7 @@ import { sweAgent } from './swe-agent.js';
 import { QuirkLog, type ImportInput, type Importer, type Quirk } from './types.js';
 
 export type { ImportInput, Importer, ImportResult, Quirk } from './types.js';
+export { UnreadableFile } from './_read.js';
 
 /** Every dataset format, by id. */
 export const IMPORTERS: ReadonlyMap<string, Importer> = new Map<string, Importer>(
