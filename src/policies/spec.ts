@@ -23,8 +23,8 @@ export function parseSpecString(text: string): { id: string; given: [string, str
   const id = (colon < 0 ? text : text.slice(0, colon)).trim();
   if (!id) return `policy spec "${text}": missing policy id`;
   const given: [string, string | string[]][] = [];
-  // A pipeline's parameter is its stages, specs themselves: kept whole.
-  if (id === 'pipeline' && colon >= 0) return { id, given: [['stages', text.slice(colon + 1).trim()]] };
+  // A pipeline's parameter is its stages, specs themselves: kept whole, with or without their name (`stages=`).
+  if (id === 'pipeline' && colon >= 0) return { id, given: [['stages', text.slice(colon + 1).replace(/^\s*stages\s*=/, '').trim()]] };
   if (colon >= 0) {
     for (const part of text.slice(colon + 1).split(',')) {
       const eq = part.indexOf('=');
