@@ -10,6 +10,20 @@ import { ROOT } from './_shared.js';
  */
 
 const SCENARIO = join(ROOT, 'test', 'fixtures', 'email-correction.yaml');
+/** A short study run: one scenario, one policy, no cache; a run that were not refused would print its report. */
+const SMALL = ['--scenario', SCENARIO, '--policy', 'full', '--no-token-cache', '--quiet'];
+const RUN = ['run', ...SMALL, '--out', '-'];
+
+/** Exit 2 with exactly this one line on stderr, and no stack trace. */
+async function expectUsage(args: readonly string[], line: string | RegExp): Promise<void> {
+  const { code, err } = await cli(...args);
+  const lines = err.split('\n');
+  expect(lines).toHaveLength(2);
+  expect(lines[1]).toBe('');
+  if (typeof line === 'string') expect(lines[0]).toBe(line);
+  else expect(lines[0]).toMatch(line);
+  expect(code).toBe(2);
+}
 
 describe('a pipeline on the command line', () => {
   const LONG = 'pipeline:stages=mask-observations:keep=5 > summary-buffer';
@@ -33,5 +47,22 @@ describe('a pipeline on the command line', () => {
     expect(r.err).toBe('');
     expect(r.out.split('\n')[0]).toContain(' · pipeline:mask-observations:keep=5 > summary-buffer · turn 2 · ');
     expect(r.code).toBe(0);
+  });
+});
+
+describe('a value not among the choices', () => {
+  it.each([
+    [[...RUN, '--format', 'pdf'], 'ctxsim: --format: "pdf" is not one of "csv", "json", "md", "html"'],
+    [[...RUN, '--cache', 'maybe'], 'ctxsim: --cache: "maybe" is not one of "auto", "off"'],
+    [['table', ...SMALL, '--format', 'html'], 'ctxsim: --format: "html" is not one of "md", "csv"'],
+    [['cache', 'bogus'], 'ctxsim: cache: "bogus" is not one of "info", "clear"'],
+  ])('%j → one line naming the flag and the value', async (args, line) => {
+    await expectUsage(args, line);
+  });
+
+  it('two bad flags are two lines, one each', async () => {
+    const r = await cli(...RUN, '--format', 'pdf', '--cache', 'maybe');
+    expect(r.err).toBe('ctxsim: --format: "pdf" is not one of "csv", "json", "md", "html"\nctxsim: --cache: "maybe" is not one of "auto", "off"\n');
+    expect(r.code).toBe(2);
   });
 });

@@ -46,8 +46,13 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .help()
     .version()
     .exitProcess(false)
+    // yargs' invalid-choice message spans two lines (a heading, then the value): one line per flag instead
+    // (the heading becomes blank, which oneLinePerProblem drops; an empty string would leave it as it was).
+    .updateStrings({ 'Invalid values:': ' ', 'Argument: %s, Given: %s, Choices: %s': '--%s: %s is not one of %s' })
     .fail((msg, err) => {
-      throw err ?? new CtxsimError(msg, 'usage');
+      // What an option's coerce threw (a value it refused) arrives as a YError with the same message.
+      if (err?.name === 'YError') throw new CtxsimError(err.message, 'usage');
+      throw err ?? new CtxsimError(oneLinePerProblem(msg), 'usage');
     })
     .wrap(Math.min(100, process.stdout.columns || 100));
   let helpText = '';
@@ -71,6 +76,15 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     return internalError(e, io);
   }
   return code;
+}
+
+/** A yargs message as one line per problem: its blank lines and indents dropped. */
+function oneLinePerProblem(msg: string): string {
+  return msg
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join('\n');
 }
 
 /** Reports an error that is a bug (one line, the stack only with `CTXSIM_DEBUG=1`); returns its exit code. */

@@ -25,7 +25,16 @@ export function cacheCommand(io: IO): Command<CacheFlags> {
     ],
     builder: (y: Argv) =>
       y
-        .positional('action', { type: 'string', choices: ACTIONS, describe: 'info: what the cache holds; clear: remove it all' })
+        .positional('action', {
+          type: 'string',
+          choices: ACTIONS,
+          // Checked here, before yargs checks the choices: its message would name the positional as a flag (--action).
+          coerce: (action: string) => {
+            if (!(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`cache: ${JSON.stringify(action)} is not one of ${ACTIONS.map((a) => JSON.stringify(a)).join(', ')}`);
+            return action;
+          },
+          describe: 'info: what the cache holds; clear: remove it all',
+        })
         .option('token-cache', { type: 'string', describe: 'the cache folder', defaultDescription: '.ctxsim-cache' }),
     handler: (argv: CacheFlags) => cache(argv, io),
   };
@@ -62,7 +71,6 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 
 /** `ctxsim cache info|clear`: what the cache folder holds, or empty it (only ctxsim's own files go). */
 export function cache(flags: CacheFlags, io: IO): number {
-  if (!(ACTIONS as readonly string[]).includes(flags.action)) throw new UsageError(`cache: expected info or clear, got ${flags.action}`);
   const dir = tokenCacheFromFlags(flags.tokenCache);
   if (dir === false) throw new UsageError('cache: --no-token-cache names no folder');
   const replayDir = join(dir, REPLAY_DIR);
