@@ -66,3 +66,43 @@ describe('a value not among the choices', () => {
     expect(r.code).toBe(2);
   });
 });
+
+describe('a whole-number flag', () => {
+  it.each([
+    [[...RUN, '--seed', 'abc'], 'ctxsim: --seed: expected a whole number, got "abc"'],
+    [[...RUN, '--seed', '1.5'], 'ctxsim: --seed: expected a whole number, got 1.5'],
+    [[...RUN, '--seed', '99999999999999999999'], 'ctxsim: --seed: expected a whole number, got 99999999999999999999'],
+    [[...RUN, '--jobs', 'abc'], 'ctxsim: --jobs: expected a whole number ≥ 1, got "abc"'],
+    [[...RUN, '--jobs', '0'], 'ctxsim: --jobs: expected a whole number ≥ 1, got 0'],
+    [[...RUN, '--jobs', '2', '--jobs', 'x'], 'ctxsim: --jobs: expected a whole number ≥ 1, got "x"'],
+    [['generate', '--profile', 'support', '--count', 'abc'], 'ctxsim: --count: expected a whole number from 1 to 100000, got "abc"'],
+    [['generate', '--profile', 'support', '--seed', ''], 'ctxsim: --seed: expected a whole number, got ""'],
+    [['explain', SCENARIO, '--policy', 'full', '--turn', 'abc'], 'ctxsim: --turn: expected a whole number, got "abc"'],
+    [['explain', SCENARIO, '--policy', 'full', '--turn', '0'], /^ctxsim: --turn: expected a turn from 1 to \d+, got 0$/],
+  ])('%j → the value as typed', async (args, line) => {
+    await expectUsage(args, line);
+  });
+
+  it('given twice is refused with both values', async () => {
+    await expectUsage([...RUN, '--seed', '1', '--seed', '2'], 'ctxsim: --seed: give --seed once (got 1, 2)');
+  });
+
+  it('takes a negative seed, and its default', async () => {
+    const seeded = await cli('generate', '--profile', 'support', '--count', '1', '--seed', '-5');
+    expect(seeded.err).toBe('');
+    expect(seeded.out).toContain('--seed -5');
+    const plain = await cli('generate', '--profile', 'support', '--count', '1');
+    expect(plain.out).toContain('--seed 42');
+  });
+});
+
+describe('an unknown model names the flag that gave it', () => {
+  it.each([
+    [[...RUN, '--model', 'nope'], /^ctxsim: --model: unknown model "nope" \(closest: /],
+    [[...RUN, '--policy', 'facts:extractModel=nope-4'], /^ctxsim: --policy facts:extractModel=nope-4: unknown model "nope-4" \(closest: /],
+    [['explain', SCENARIO, '--policy', 'full', '--turn', '1', '--model', 'nope'], /^ctxsim: --model: unknown model "nope" \(closest: /],
+    [['explain', SCENARIO, '--policy', 'summary:summaryModel=nope-3', '--turn', '1'], /^ctxsim: --policy summary:summaryModel=nope-3: unknown model "nope-3" \(closest: /],
+  ])('%j', async (args, line) => {
+    await expectUsage(args, line);
+  });
+});

@@ -136,7 +136,7 @@ describe('the CLI', () => {
   it('exits 2 with the closest names for an unknown model', async () => {
     const io = capture();
     expect(await runMain(['run', '--quiet', '--model', 'gpt-4o-mni', '--out', out()], io)).toBe(2);
-    expect(io.stderr).toBe('ctxsim: unknown model "gpt-4o-mni" (closest: gpt-4o-mini, gpt-4.1-mini, gpt-5-mini)\n');
+    expect(io.stderr).toBe('ctxsim: --model: unknown model "gpt-4o-mni" (closest: gpt-4o-mini, gpt-4.1-mini, gpt-5-mini)\n');
   });
 
   it('exits 2 on an impossible price, naming model and field', async () => {

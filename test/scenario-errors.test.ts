@@ -75,7 +75,7 @@ describe('the CLI on bad input', () => {
   it.each([
     [['run', '--policy', 'nope'], 'ctxsim: --policy nope: unknown policy "nope"'],
     [['run', '--policy', 'window-tokens:budgit=3'], 'ctxsim: --policy window-tokens:budgit=3: policy window-tokens: unknown parameter "budgit"'],
-    [['run', '--model', 'gpt-4o-minii'], 'ctxsim: unknown model "gpt-4o-minii" (closest: gpt-4o-mini'],
+    [['run', '--model', 'gpt-4o-minii'], 'ctxsim: --model: unknown model "gpt-4o-minii" (closest: gpt-4o-mini'],
     [['run', 'missing-study.yaml'], 'ctxsim: missing-study.yaml: cannot read study file (ENOENT)'],
     [['explain', 'scenarios/noah-amnesia.yaml', '--policy', 'full', '--turn', '9'], 'ctxsim: --turn: expected a turn from 1 to 5, got 9'],
   ])('%j → exit 2 with one line', async (args, start) => {

@@ -1,11 +1,13 @@
 import { dirname, join, resolve } from 'node:path';
 import { REPLAY_DIR } from '../engine/replay-cache.js';
 import { UsageError } from '../errors.js';
+import { wholeNumberOption } from './_command.js';
 import { policyHelpLines } from '../policies/docs.js';
 import { COMMON_PARAMS } from '../policies/params.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
-import { defaultStudy, loadStudy, policiesFromFlags, type Study } from '../study/study.js';
+import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study } from '../study/study.js';
+import { loadPrices } from '../pricing/load.js';
 import { TOKENIZERS } from '../tokens/encoding.js';
 import { defaultUpkeep, UPKEEP_MODES, type UpkeepMode } from '../study/upkeep.js';
 
@@ -35,7 +37,7 @@ export const DEFAULT_TOKEN_CACHE = '.ctxsim-cache';
 
 export const STUDY_OPTIONS = {
   out: { type: 'string', describe: 'output folder (overrides the study)' },
-  seed: { type: 'number', describe: 'random seed' },
+  seed: wholeNumberOption('seed', { describe: 'random seed' }),
   policy: {
     type: 'string',
     array: true,
@@ -51,11 +53,11 @@ export const STUDY_OPTIONS = {
     describe: 'folder of the persistent caches: token counts, and the records of each scenario × model × policy replayed (--no-token-cache or --no-cache: none)',
     defaultDescription: DEFAULT_TOKEN_CACHE,
   },
-  jobs: {
-    type: 'number',
+  jobs: wholeNumberOption('jobs', {
+    min: 1,
     describe: 'worker threads (output is the same for any number)',
     defaultDescription: 'cores; 1 below 4 MB of message text or for one scenario',
-  },
+  }),
   upkeep: {
     type: 'string',
     describe: 'where summaries, extractions and embeddings come from: simulate, record (a real model, into the cassette), replay (the cassette only) or live',
@@ -82,25 +84,22 @@ export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | fa
 export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> {
   const study = flags.study ? await loadStudy(flags.study, flags.prices === undefined ? {} : { prices: resolve(flags.prices) }) : defaultStudy();
   if (flags.out !== undefined) study.out = resolve(flags.out);
-  if (flags.seed !== undefined) {
-    if (!Number.isInteger(flags.seed)) throw new UsageError(`--seed: expected a whole number, got ${flags.seed}`);
-    study.seed = flags.seed;
-  }
+  if (flags.seed !== undefined) study.seed = flags.seed;
+  if (flags.prices !== undefined) study.prices = resolve(flags.prices);
+  // The models the flags name are checked here, where an unknown one can be blamed on its flag.
+  const prices = flags.model?.length || flags.policy?.length ? loadPrices(study.prices) : undefined;
   if (flags.model?.length) {
     const twice = flags.model.find((m, i) => flags.model!.indexOf(m) !== i);
     if (twice !== undefined) throw new UsageError(`--model: ${twice} given twice`);
     if (study.route && flags.model.length > 1) throw new UsageError('--model: route picks each turn’s model (light or strong): give one model with route');
+    for (const m of flags.model) flagModel(prices!, m, '--model');
     study.models = flags.model;
   }
   if (flags.tokenizer !== undefined) study.tokenizer = flags.tokenizer;
-  if (flags.prices !== undefined) study.prices = resolve(flags.prices);
   if (flags.cache !== undefined) study.promptCache = flags.cache as Study['promptCache'];
-  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy)));
+  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy)), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   applyUpkeepFlags(study, flags);
-  if (flags.jobs !== undefined && !(Number.isInteger(flags.jobs) && flags.jobs >= 1)) {
-    throw new UsageError(`--jobs: expected a whole number ≥ 1, got ${flags.jobs}`);
-  }
   const tokenCache = tokenCacheFromFlags(flags.tokenCache);
   return Object.assign(study, { tokenCache, replayCache: tokenCache && join(tokenCache, REPLAY_DIR) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }

@@ -5,11 +5,12 @@ import { UsageError } from '../errors.js';
 import { align } from '../report/text.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
-import { displayPath, policiesFromFlags } from '../study/study.js';
+import { displayPath, flagModel, policiesFromFlags } from '../study/study.js';
+import { loadPrices } from '../pricing/load.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import { TOKENIZERS } from '../tokens/encoding.js';
 import type { Message } from '../types.js';
-import type { Command } from './_command.js';
+import { wholeNumberOption, type Command } from './_command.js';
 import type { IO } from './_io.js';
 
 interface ExplainFlags {
@@ -32,10 +33,10 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
       y
         .positional('scenario', { type: 'string', demandOption: true, describe: 'scenario file' })
         .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3, or a policy module: ./policies/keep-edges.mjs:keep=1' })
-        .option('turn', { type: 'number', demandOption: true, describe: 'turn number (from 1)' })
+        .option('turn', wholeNumberOption('turn', { demandOption: true, describe: 'turn number (from 1)' }))
         .option('model', { type: 'string', default: 'gpt-4o-mini', describe: 'chat model: prices, context window, tokenizer' })
         .option('tokenizer', { type: 'string', default: 'auto', describe: `auto | ${TOKENIZERS.join(' | ')}` })
-        .option('seed', { type: 'number', default: 42, describe: 'random seed (the same as the run\'s, to see what it sent)' }),
+        .option('seed', wholeNumberOption('seed', { default: 42, describe: 'random seed (the same as the run\'s, to see what it sent)' })),
     handler: (argv: ExplainFlags) => explain(argv, io),
   };
 }
@@ -43,13 +44,15 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
 /** `ctxsim explain`: replays up to the turn and prints each model call's prompt. */
 export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
   const conversation = loadScenarioFile(flags.scenario, displayPath(flags.scenario));
-  const variants = policiesFromFlags([flags.policy], await loadPolicyModules(specModules([flags.policy])));
+  const prices = loadPrices('builtin');
+  flagModel(prices, flags.model, '--model');
+  const variants = policiesFromFlags([flags.policy], await loadPolicyModules(specModules([flags.policy])), prices);
   if (variants.length !== 1) throw new UsageError(`--policy ${flags.policy}: explain takes one policy, not a sweep`);
   const n = conversation.turns.length;
-  if (!Number.isInteger(flags.turn) || flags.turn < 1 || flags.turn > n) {
+  if (flags.turn < 1 || flags.turn > n) {
     throw new UsageError(`--turn: expected a turn from 1 to ${n}, got ${flags.turn}`);
   }
-  const ctx = replayContext({ ...flags });
+  const ctx = replayContext({ ...flags, prices });
   const calls: SentCall[] = [];
   const turn = conversation.turns[flags.turn - 1]!;
   replay({ ...conversation, turns: conversation.turns.slice(0, flags.turn) }, variants[0]!, ctx, (t, call) => {

@@ -4,7 +4,7 @@ import { SourceDoc } from '../text/document.js';
 import { validateDocs } from '../scenario/docs.js';
 import { generateDocs, profileFor, PROFILES } from '../scenario/generate/index.js';
 import { MAX_GENERATE_COUNT } from '../study/sources.js';
-import type { Command } from './_command.js';
+import { wholeNumberOption, type Command } from './_command.js';
 import type { IO } from './_io.js';
 import { writeScenarios } from './_scenarios.js';
 
@@ -29,8 +29,8 @@ export function generateCommand(io: IO): Command<GenerateFlags> {
     builder: (y: Argv) =>
       y
         .option('profile', { type: 'string', demandOption: true, describe: [...PROFILES.keys()].join(' | ') })
-        .option('count', { type: 'number', default: 10, describe: 'how many conversations' })
-        .option('seed', { type: 'number', default: 42, describe: 'random seed' })
+        .option('count', wholeNumberOption('count', { min: 1, max: MAX_GENERATE_COUNT, default: 10, describe: 'how many conversations' }))
+        .option('seed', wholeNumberOption('seed', { default: 42, describe: 'random seed' }))
         .option('turns', { type: 'string', describe: 'turns per conversation, MIN-MAX (default: the profile’s)' })
         .option('prefix', { type: 'string', describe: 'id prefix (default: the profile id)' })
         .option('set', { type: 'string', array: true, describe: 'profile parameter, e.g. correctionShare=0.5 (repeatable)' })
@@ -42,10 +42,6 @@ export function generateCommand(io: IO): Command<GenerateFlags> {
 /** `ctxsim generate`: validate like scenario files, then write all files at once or print a stream. */
 export function generate(flags: GenerateFlags, io: IO): number {
   const profile = profileFor(flags.profile);
-  if (!Number.isInteger(flags.count) || flags.count < 1 || flags.count > MAX_GENERATE_COUNT) {
-    throw new UsageError(`--count: expected a whole number from 1 to ${MAX_GENERATE_COUNT}, got ${flags.count}`);
-  }
-  if (!Number.isInteger(flags.seed)) throw new UsageError(`--seed: expected a whole number, got ${flags.seed}`);
   const raw: Record<string, unknown> = {};
   for (const kv of flags.set ?? []) {
     const eq = kv.indexOf('=');

@@ -456,8 +456,11 @@ export function policyFromString(text: string, modules: PolicyModules = new Map(
   return resolveSpecString(text, modules, process.cwd());
 }
 
-/** Resolves `--policy` flags (modules loaded beforehand: `loadPolicyModules(specModules(specs))`); a bad one is a usage error. */
-export function policiesFromFlags(specs: readonly string[], modules: PolicyModules = new Map()): PolicyVariant[] {
+/**
+ * Resolves `--policy` flags (modules loaded beforehand: `loadPolicyModules(specModules(specs))`); a bad one is a usage error.
+ * With `prices`, the models each names (`summaryModel`, `extractModel`, …) are checked against it, so an unknown one names its flag.
+ */
+export function policiesFromFlags(specs: readonly string[], modules: PolicyModules = new Map(), prices?: PriceTable): PolicyVariant[] {
   const seen = new Map<string, string>();
   return specs.flatMap((s) => {
     const r = policyFromString(s, modules);
@@ -466,9 +469,20 @@ export function policiesFromFlags(specs: readonly string[], modules: PolicyModul
       const before = seen.get(v.name);
       if (before !== undefined) throw new UsageError(`--policy ${s}: policy ${v.name} is given twice (also --policy ${before}); its totals would count twice`);
       seen.set(v.name, s);
+      if (!prices) continue;
+      for (const [k, val] of Object.entries(v.params)) if (/Model$/.test(k) && typeof val === 'string') flagModel(prices, val, `--policy ${s}`);
     }
     return r;
   });
+}
+
+/** Looks up a model a flag names: an unknown one is a usage error that starts with the flag (`--model: unknown model "x" …`). */
+export function flagModel(prices: PriceTable, model: string, flag: string): void {
+  try {
+    lookup(prices, model);
+  } catch (e) {
+    throw e instanceof UsageError ? new UsageError(`${flag}: ${e.message}`) : e;
+  }
 }
 
 /**
