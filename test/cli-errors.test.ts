@@ -176,7 +176,7 @@ describe('YAML aliases are errors at file:line:col', () => {
     await expectUsage(['run', study, '--out', '-'], `ctxsim: ${study}:1:23: alias *x is inside the node &x it names (a cycle)`);
     const prices = join(dir, 'prices.json');
     writeFileSync(prices, `${BOMB}gpt-4o-mini: {input_cost_per_token: 1.0e-7}\n`);
-    await expectUsage(['prices', '--prices', prices], `ctxsim: ${prices}:2:8: ${BOMB_LINE}`);
+    await expectUsage(['prices', '--prices', prices], `ctxsim: ${prices}:2:8: price table: ${BOMB_LINE}`);
     const notes = join(dir, 'notes.yaml');
     writeFileSync(notes, 'conv-1:\n  facts: *nope\n');
     const chats = join(ROOT, 'test', 'fixtures', 'import', 'openai-chats.jsonl');

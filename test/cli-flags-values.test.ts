@@ -1,8 +1,10 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { policyFromString } from '../src/study/study.js';
 import { cli } from './_io.js';
 import { ROOT } from './_shared.js';
+import { tempDir } from './_tmp.js';
 
 /**
  * A bad flag value is one line on stderr that names the flag (or file) and
@@ -104,5 +106,20 @@ describe('an unknown model names the flag that gave it', () => {
     [['explain', SCENARIO, '--policy', 'summary:summaryModel=nope-3', '--turn', '1'], /^ctxsim: --policy summary:summaryModel=nope-3: unknown model "nope-3" \(closest: /],
   ])('%j', async (args, line) => {
     await expectUsage(args, line);
+  });
+});
+
+describe('a price table that does not parse', () => {
+  it('is one line: the file, where the text breaks, and the first problem, named as the price table', async () => {
+    const dir = tempDir();
+    const cut = join(dir, 'cut.json');
+    // The first 5,000 bytes of a LiteLLM table stop inside a string: the parser finds three problems where the text ends.
+    const text = readFileSync(join(ROOT, 'src', 'pricing', 'builtin-prices.json'), 'utf8').slice(0, 5000);
+    writeFileSync(cut, text);
+    const lines = text.split('\n');
+    const end = `${lines.length}:${lines[lines.length - 1]!.length + 1}`;
+    const expected = new RegExp(`^ctxsim: \\S*cut\\.json:${end}: price table: Missing closing "quote$`);
+    await expectUsage([...RUN, '--prices', cut], expected);
+    await expectUsage(['prices', '--prices', cut], expected);
   });
 });

@@ -56,8 +56,7 @@ export function loadPrices(spec: string): PriceTable {
   } catch (e) {
     throw new ScenarioError([{ file: shown, path: '', message: `cannot read price table (${(e as NodeJS.ErrnoException).code ?? e})` }]);
   }
-  // The YAML parser reads JSON too and knows where every value is.
-  const src = SourceDoc.parse(shown, text);
+  const src = parseTable(shown, text);
   const root = src.value;
   if (root === null || typeof root !== 'object' || Array.isArray(root)) {
     throw new ScenarioError([src.problem([], 'expected a JSON object mapping model names to price entries')]);
@@ -76,4 +75,20 @@ export function loadPrices(spec: string): PriceTable {
       : { file: BUILTIN_FILE, path: field ? `${model}.${field}` : model, message: '' },
   );
   return { ...table, userModels: [...user.keys()].filter((m) => table.models.has(m)) };
+}
+
+/**
+ * The price table's text, parsed. The YAML parser reads JSON too (and what
+ * Python's json module writes, such as NaN, which strict JSON refuses) and
+ * knows where every value is. A file it cannot read is one problem, the
+ * first: a cut-off file would give several for one cause.
+ */
+function parseTable(file: string, text: string): SourceDoc {
+  try {
+    return SourceDoc.parse(file, text);
+  } catch (e) {
+    if (!(e instanceof ScenarioError)) throw e;
+    const first = e.problems[0]!;
+    throw new ScenarioError([{ ...first, message: `price table: ${first.message}` }]);
+  }
 }
