@@ -123,3 +123,21 @@ describe('a price table that does not parse', () => {
     await expectUsage(['prices', '--prices', cut], expected);
   });
 });
+
+describe('a whole-number policy parameter', () => {
+  it('is refused beyond Number.MAX_SAFE_INTEGER, where it would no longer be the number typed', () => {
+    expect(policyFromString('window-turns:turns=99999999999999999999')).toBe(
+      'policy window-turns: parameter turns: expected a whole number ≤ 9007199254740991, got "99999999999999999999"',
+    );
+    expect(policyFromString('window-turns:turns=9007199254740992')).toMatch(/expected a whole number ≤ 9007199254740991/);
+    const max = policyFromString('window-turns:turns=9007199254740991');
+    expect(typeof max === 'string' ? max : max.map((v) => v.name)).toEqual(['window-turns:turns=9007199254740991']);
+  });
+
+  it('is refused on the command line with one line', async () => {
+    await expectUsage(
+      ['run', ...SMALL.slice(0, 2), '--policy', 'window-turns:turns=99999999999999999999', '--no-token-cache', '--quiet', '--out', '-'],
+      'ctxsim: --policy window-turns:turns=99999999999999999999: policy window-turns: parameter turns: expected a whole number ≤ 9007199254740991, got "99999999999999999999"',
+    );
+  });
+});

@@ -42,8 +42,11 @@ function fromText(kind: ParamKind, raw: unknown): unknown {
 
 // The value schemas of the kinds; each message completes "expected …".
 const atLeast = (s: z.ZodNumber, min: number | undefined) => (min === undefined ? s : s.min(min, { error: `a number ≥ ${min}` }));
-// Any whole number, as Number.isInteger says (zod's int() stops at 2^53).
-const intValue = (min?: number) => atLeast(z.number({ error: 'a whole number' }).refine(Number.isInteger, { error: 'a whole number' }), min);
+// A safe integer: past 2^53 a number read from text is no longer the one written (99999999999999999999 reads as 1e20).
+const intValue = (min?: number) =>
+  atLeast(z.number({ error: 'a whole number' }).refine(Number.isInteger, { error: 'a whole number' }), min).max(Number.MAX_SAFE_INTEGER, {
+    error: `a whole number ≤ ${Number.MAX_SAFE_INTEGER}`,
+  });
 const numberValue = (min?: number) => atLeast(z.number({ error: 'a number' }), min);
 const probabilityValue = (min?: number) => atLeast(z.number({ error: 'a number' }).min(0, { error: 'a number from 0 to 1' }).max(1, { error: 'a number from 0 to 1' }), min);
 const booleanValue = () => z.boolean({ error: 'true or false' });
