@@ -156,14 +156,32 @@ describe('ctxsim check', () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--max-cost-increase', '0.25', '--quiet');
     expect(r.code).toBe(2);
     expect(r.err).toBe('ctxsim: --max-cost-increase: write 25% or 0.25% (a bare number could be a fraction or a percentage), got 0.25\n');
-    writeFileSync(study(), `${readFileSync(study(), 'utf8')}gate: {maxCostIncrease: 5}\n`);
+    const plain = readFileSync(study(), 'utf8');
+    writeFileSync(study(), `${plain}gate: {maxCostIncrease: 5}\n`);
     const s = await cli('check', study(), '--baseline', baseline(), '--quiet');
     expect(s.code).toBe(2);
-    expect(s.err).toBe('ctxsim: gate.maxCostIncrease: write 500% or 5% (a bare number could be a fraction or a percentage), got 5\n');
+    expect(s.err).toBe(`ctxsim: ${study()}:8:25 gate.maxCostIncrease: write 500% or 5% (a bare number could be a fraction or a percentage), got 5\n`);
     // The limit prints as given, unrounded.
+    writeFileSync(study(), plain);
     const exact = await cli('check', study(), '--baseline', baseline(), '--max-cost-increase', '0.25%', '--max-retention-drop', '2.5%', '--quiet');
     expect(exact.code).toBe(0);
     expect(exact.out).toContain('\nLimits per scenario × policy: cost up to +0.25%, retention down by up to 2.5% (points).\n');
+  });
+
+  it('a limit below 0, or a retention drop beyond 100%, is refused: on the command line, and at its place in the study', async () => {
+    const flags = [
+      [['--max-cost-increase=-5%'], '--max-cost-increase: a limit is at least 0%, got -5%'],
+      [['--max-retention-drop', '150%'], '--max-retention-drop: retention cannot drop by more than 100%, got 150%'],
+      [['--max-retention-drop=-1'], '--max-retention-drop: a limit is at least 0 probes, got -1'],
+    ] as const;
+    for (const [args, line] of flags) expect(await cli('check', study(), '--baseline', baseline(), ...args, '--quiet')).toEqual({ code: 2, out: '', err: `ctxsim: ${line}\n` });
+    writeFileSync(study(), `${readFileSync(study(), 'utf8')}gate:\n  maxCostIncrease: -1%\n  maxRetentionDrop: 101%\n`);
+    // Any command reads the study, and names both at once.
+    expect(await cli('run', study(), '--out', '-', '--quiet')).toEqual({
+      code: 2,
+      out: '',
+      err: `ctxsim: ${study()}:9:20 gate.maxCostIncrease: a limit is at least 0%, got -1%\nctxsim: ${study()}:10:21 gate.maxRetentionDrop: retention cannot drop by more than 100%, got 101%\n`,
+    });
   });
 
   it('--out DIR writes the new run\'s reports there', async () => {

@@ -76,8 +76,10 @@ export function limitPercent(fraction: number): string {
  */
 export function parsePercent(flag: string, value: string | number): number {
   const s = String(value).trim();
-  const m = /^(\d+(?:\.\d+)?)\s*(%?)$/.exec(s);
+  const m = /^(-?\d+(?:\.\d+)?)\s*(%?)$/.exec(s);
   if (!m) throw new UsageError(`${flag}: expected a percentage such as 5%, got ${JSON.stringify(value)}`);
+  // A limit is how much worse a row may get: below 0 every unchanged row would fail.
+  if (m[1]!.startsWith('-')) throw new UsageError(`${flag}: a limit is at least 0%, got ${s}`);
   const n = Number(m[1]);
   if (!m[2]) throw new UsageError(`${flag}: write ${limitPercent(n)} or ${m[1]}% (a bare number could be a fraction or a percentage), got ${s}`);
   return n / 100;
@@ -86,7 +88,12 @@ export function parsePercent(flag: string, value: string | number): number {
 /** Parses a retention limit: `2%` (points of retention) or `1` (probes). */
 export function parseRetentionLimit(flag: string, value: string | number): RetentionLimit {
   const s = String(value).trim();
-  if (s.endsWith('%')) return { points: parsePercent(flag, s) };
+  if (s.endsWith('%')) {
+    const points = parsePercent(flag, s);
+    if (points > 1) throw new UsageError(`${flag}: retention cannot drop by more than 100%, got ${s}`);
+    return { points };
+  }
+  if (/^-\d+$/.test(s)) throw new UsageError(`${flag}: a limit is at least 0 probes, got ${s}`);
   if (!/^\d+$/.test(s)) throw new UsageError(`${flag}: expected a number of probes (1) or a percentage (2%), got ${JSON.stringify(value)}`);
   return { probes: Number(s) };
 }
