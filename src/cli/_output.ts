@@ -2,13 +2,15 @@ import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs
 import { basename, dirname } from 'node:path';
 import { UsageError } from '../errors.js';
 import { formatOfPath, type OutputFormat } from '../report/outputs.js';
+import { checkFileTarget } from '../study/files.js';
 import { displayPath } from '../study/study.js';
 import { reasonOf } from './_io.js';
 
 /**
  * Where a command's output goes (`--out`), checked before the study runs so
- * that a bad target fails at once: `run`'s folder, file or stdout, and the
- * folder `merge` writes.
+ * that a bad target fails at once: `run`'s folder, file or stdout, the
+ * folder `merge`, `generate` and `import` write, and the files written
+ * beside the reports (`--save-baseline`, `--junit`).
  */
 
 /** Where a run's output goes: a folder of every file, one file, or stdout. */
@@ -49,6 +51,18 @@ export function checkOutputFolder(dir: string, shown: string): void {
   checkWritable({ kind: 'dir', dir }, shown, false);
 }
 
+/**
+ * Refuses a file written beside the reports (`flag` is `--save-baseline` or
+ * `--junit`) that cannot be written: not a regular file, a file on its path,
+ * a folder that cannot be written. Checked before the run, so a long run is
+ * not lost to a typo, and its reports are not written without it.
+ */
+export function checkOutputFile(path: string, flag: string, shown: string): void {
+  // Something there that is not a file (a device, a FIFO, a folder) is named as every writer names it.
+  if (statOf(path)) checkFileTarget(path);
+  checkWritable({ kind: 'file', path, format: 'json' }, shown, true, flag);
+}
+
 /** What is at `path`, or undefined when nothing is (a file on the way is found when the loop above gets to it). */
 function statOf(path: string): Stats | undefined {
   try {
@@ -61,11 +75,11 @@ function statOf(path: string): Stats | undefined {
 }
 
 /** Refuses an output path that cannot be written as asked: named in the message, with the reason. */
-function checkWritable(target: Target, shown: string, oneFile = true): void {
+function checkWritable(target: Target, shown: string, oneFile = true, flag = '--out'): void {
   if (target.kind === 'stdout') return;
   const path = target.kind === 'dir' ? target.dir : target.path;
   const fail = (reason: string): never => {
-    throw new UsageError(`--out ${shown}: ${reason}`);
+    throw new UsageError(`${flag} ${shown}: ${reason}`);
   };
   const stat = statOf(path);
   if (stat && target.kind === 'dir' && !stat.isDirectory()) {

@@ -4,6 +4,7 @@ import type { ScenarioOut } from '../scenario/docs.js';
 import { scenariosToYamlStream, scenarioToYaml } from '../scenario/yaml.js';
 import { writeFilesAtomic } from '../study/files.js';
 import type { IO } from './_io.js';
+import { checkOutputFolder } from './_output.js';
 
 /**
  * Writes scenario documents as `generate` and `import` do: one YAML file each
@@ -15,6 +16,7 @@ export function writeScenarios(docs: readonly ScenarioOut[], header: readonly st
     return 0;
   }
   const dir = resolve(out);
+  checkOutputFolder(dir, out);
   writeFilesAtomic(dir, new Map(docs.map((d) => [`${d.id}.yaml`, scenarioToYaml(d, header)])));
   io.err(`wrote ${docs.length} scenarios to ${displayPath(dir)}/\n`);
   return 0;

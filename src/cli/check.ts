@@ -5,12 +5,13 @@ import { UsageError } from '../errors.js';
 import { makeBaseline, readBaseline } from '../gate/baseline.js';
 import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLimits } from '../gate/compare.js';
 import { gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
-import { checkFileTarget, writeFileAtomic } from '../study/files.js';
+import { OutputSet } from '../study/files.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { gateSink } from '../study/sinks.js';
 import { displayPath, type Study } from '../study/study.js';
 import type { Command } from './_command.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
+import { checkOutputFile, checkOutputFolder } from './_output.js';
 import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
 import { simulatedNote } from '../report/text.js';
 
@@ -83,18 +84,32 @@ function acceptCommand(flags: CheckFlags, baseline: string): string {
   return words.map(shellWord).join(' ');
 }
 
-/** `ctxsim check`: exit 0 pass, 1 regression. */
+/**
+ * `ctxsim check`: exit 0 pass, 1 regression. The reports (`--out`) and the
+ * JUnit file are committed together, before the verdict is printed: all of
+ * them are written, or none.
+ */
 export async function check(flags: CheckFlags, io: IO): Promise<number> {
-  // Refused before the run: a device or FIFO is never replaced.
-  if (flags.junit) checkFileTarget(resolve(flags.junit));
+  // Refused before the run: a device or FIFO is never replaced, a file on the way is named.
+  if (flags.junit) checkOutputFile(resolve(flags.junit), '--junit', flags.junit);
   const study = await studyFromFlags(flags);
   const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
   const baseline = readBaseline(file, displayPath(file));
   const limits = limitsFor(flags, study);
   const out = flags.out !== undefined ? resolve(flags.out) : undefined;
-  const run = await runStudyPipeline(study, gateSink(out), studyEvents(io, flags.quiet));
-  const result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits, run.output.lost);
+  if (out !== undefined) checkOutputFolder(out, flags.out!);
+  const outputs = new OutputSet();
+  const run = await runStudyPipeline(study, gateSink(out), { ...studyEvents(io, flags.quiet), outputs });
+  let result;
+  try {
+    result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits, run.output.lost);
+    if (flags.junit) outputs.file(resolve(flags.junit), gateJunit(result));
+    outputs.commit();
+  } catch (e) {
+    outputs.abort();
+    throw e;
+  }
   const accept = acceptCommand(flags, flags.baseline ?? displayPath(file));
   const note = simulatedNote(run.info);
   const table = gateMarkdown(result, { accept, ...(flags.verbose && { verbose: true }), ...(note && { note }) });
@@ -108,7 +123,6 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
       io.err(`ctxsim: warning: cannot append to GITHUB_STEP_SUMMARY ${summary}: ${(e as NodeJS.ErrnoException).code ?? String(e)}\n`);
     }
   }
-  if (flags.junit) writeFileAtomic(resolve(flags.junit), gateJunit(result));
   if (out !== undefined && !flags.quiet) io.err(`reports: ${displayPath(out)}\n`);
   return result.failed ? 1 : 0;
 }

@@ -16,7 +16,7 @@ import { billedLine, type BilledCheck } from '../study/billed.js';
 import { replayChartStore } from '../study/chart-store.js';
 import type { Command } from './_command.js';
 import { studyEvents, type IO } from './_io.js';
-import { outputTarget } from './_output.js';
+import { checkOutputFile, outputTarget } from './_output.js';
 import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
 
 export interface RunFlags extends StudyFlags {
@@ -89,6 +89,7 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   const baseline = flags.saveBaseline === undefined ? undefined : resolve(flags.saveBaseline);
   if (shard && target.kind !== 'dir') throw new UsageError('--shard: --out must name a folder for the shard file');
   if (baseline && shard) throw new UsageError('--save-baseline: save the baseline from the merged run, not from a shard');
+  if (baseline) checkOutputFile(baseline, '--save-baseline', flags.saveBaseline!);
   if (baseline && existsSync(baseline) && !flags.force) {
     throw new UsageError(`--save-baseline: ${displayPath(baseline)} exists; add --force to replace it`);
   }

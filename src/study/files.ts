@@ -17,6 +17,9 @@ import { alive } from '../process.js';
  *
  * A staging folder left by a run that died is removed by the next run that
  * writes into the same folder (see `removeStaleStaging`).
+ *
+ * The outputs of one command in several places (a report folder, a
+ * baseline, a JUnit file) are committed together by an `OutputSet`.
  */
 
 /** The name prefix of a run's staging folder. */
@@ -62,10 +65,30 @@ export function checkFileTarget(target: string): void {
     kind = s.isDirectory() ? 'a folder' : s.isFIFO() ? 'a FIFO' : s.isSocket() ? 'a socket' : s.isCharacterDevice() || s.isBlockDevice() ? 'a device' : 'not a file';
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return;
+    if (code === 'ENOENT') return;
+    if (code === 'ENOTDIR') notAFolder(target, dirname(target));
     throw e;
   }
   throw new CtxsimError(`${target}: ${kind === 'not a file' ? 'not a regular file' : `is ${kind}, not a regular file`}; refusing to write it`, 'output');
+}
+
+/**
+ * Throws, naming it, when `dir` or a folder above it is a file (or anything
+ * but a folder): there `mkdir` only says EEXIST or ENOTDIR, which names no
+ * culprit. Returns when the path is clear.
+ */
+function notAFolder(target: string, dir: string): void {
+  for (let d = dir; ; d = dirname(d)) {
+    let st;
+    try {
+      st = statSync(d);
+    } catch {
+      if (dirname(d) === d) return;
+      continue;
+    }
+    if (!st.isDirectory()) throw new CtxsimError(`cannot write ${target}: ${d === target ? 'it' : d} ${st.isFile() ? 'is a file, not a folder' : 'is not a folder'}`, 'output');
+    return;
+  }
 }
 
 /**
@@ -86,12 +109,17 @@ export function naming<T>(path: string, write: () => T): T {
 export class StagedFiles {
   /** The names (relative to the folder) of the files staged so far. */
   private readonly names: string[] = [];
+  /** Names whose previous file goes on commit, with no new one (see `retire`). */
+  private readonly retired: string[] = [];
   /** The run's staging folder, made on first use. */
   private staging: string | undefined;
   /** The first folder the constructor created, if the folder did not exist. */
   private readonly created: string | undefined;
+  /** While placed (see `place`): the names moved aside and the names moved in, to put back. */
+  private moved: { aside: string[]; placed: string[] } | undefined;
 
   constructor(readonly dir: string) {
+    notAFolder(dir, dir);
     this.created = mkdirSync(dir, { recursive: true });
     removeStaleStaging(dir);
   }
@@ -114,6 +142,17 @@ export class StagedFiles {
     return tmp;
   }
 
+  /**
+   * Marks file `name` as one this run replaces with nothing: a regular file
+   * of that name goes on commit, as a previous file does (a record file an
+   * earlier run wrote that this run does not write, so old and new are never
+   * side by side).
+   */
+  retire(name: string): void {
+    this.stage();
+    this.retired.push(name);
+  }
+
   /** A path for a piece of work in the staging folder, removed on `commit` and on `abort`. */
   scratch(name: string): string {
     const dir = join(this.stage(), 'scratch');
@@ -127,42 +166,76 @@ export class StagedFiles {
     naming(join(this.dir, name), () => writeFileSync(staged, content));
   }
 
-  /**
-   * Moves the previous files of the same names aside, then every new file
-   * into place, then removes the staging folder; returns the targets.
-   */
+  /** The paths the staged files go to. */
+  targets(): string[] {
+    return this.names.map((n) => join(this.dir, n));
+  }
+
+  /** Places the files (`place`) and removes the staging folder; returns the targets. */
   commit(): string[] {
-    const targets = this.names.map((n) => join(this.dir, n));
-    for (const t of targets) checkFileTarget(t);
-    if (this.staging === undefined) return targets;
+    this.place();
+    this.settle();
+    return this.targets();
+  }
+
+  /**
+   * Moves the previous files of the same names (and the retired ones) aside
+   * into the staging folder, then every new file into place. A failure puts
+   * the previous files back; after success, `settle` removes the previous
+   * files for good, or `restore` puts them back.
+   */
+  place(): void {
+    for (const t of this.targets()) checkFileTarget(t);
+    if (this.staging === undefined) return;
     const staging = this.staging;
-    const aside: string[] = [];
-    const placed: string[] = [];
+    const moved = { aside: [] as string[], placed: [] as string[] };
+    this.moved = moved;
     try {
       for (const name of this.names) {
         if (!exists(join(this.dir, name))) continue;
         mkdirSync(dirname(join(staging, 'old', name)), { recursive: true });
         renameSync(join(this.dir, name), join(staging, 'old', name));
-        aside.push(name);
+        moved.aside.push(name);
+      }
+      for (const name of this.retired) {
+        // Only a file: a folder of that name is not ctxsim's.
+        if (this.names.includes(name) || !isFile(join(this.dir, name))) continue;
+        mkdirSync(dirname(join(staging, 'old', name)), { recursive: true });
+        renameSync(join(this.dir, name), join(staging, 'old', name));
+        moved.aside.push(name);
       }
       for (const name of this.names) {
         mkdirSync(dirname(join(this.dir, name)), { recursive: true });
         renameSync(join(staging, 'new', name), join(this.dir, name));
-        placed.push(name);
+        moved.placed.push(name);
       }
     } catch (e) {
       // Put the previous files back, so a failed commit leaves the folder as it was.
-      for (const name of placed) rmSync(join(this.dir, name), { force: true });
-      for (const name of aside) renameSync(join(staging, 'old', name), join(this.dir, name));
+      this.restore();
       throw e;
     }
-    rmSync(staging, { recursive: true, force: true });
+  }
+
+  /** Undoes `place`: removes the new files placed, and moves the previous ones back. */
+  restore(): void {
+    if (this.moved === undefined || this.staging === undefined) return;
+    const { aside, placed } = this.moved;
+    this.moved = undefined;
+    for (const name of placed) rmSync(join(this.dir, name), { force: true });
+    for (const name of aside) renameSync(join(this.staging, 'old', name), join(this.dir, name));
+  }
+
+  /** After `place`: removes the staging folder, with the previous files in it. */
+  settle(): void {
+    this.moved = undefined;
+    if (this.staging === undefined) return;
+    rmSync(this.staging, { recursive: true, force: true });
     this.staging = undefined;
-    return targets;
   }
 
   /** Removes the staging folder, and the folders the constructor created if they are left empty; the folder's files stay as they were. */
   abort(): void {
+    this.restore();
     if (this.staging !== undefined) {
       try {
         rmSync(this.staging, { recursive: true, force: true });
@@ -183,6 +256,61 @@ export class StagedFiles {
   }
 }
 
+/**
+ * The outputs of one command, in one or several places (a report folder, a
+ * baseline, a JUnit file), committed together: each is staged beside its
+ * target, and none is in place until all are written. If placing one fails,
+ * the ones placed before it are put back, so the command leaves every
+ * target as it was.
+ */
+export class OutputSet {
+  private readonly parts: StagedFiles[] = [];
+
+  /** Adds the staged files of a folder, to be committed with the rest. */
+  add(staged: StagedFiles): void {
+    this.parts.push(staged);
+  }
+
+  /** Stages one file, beside `path`. */
+  file(path: string, content: string | Uint8Array): void {
+    // Refused before any folder is made for it.
+    checkFileTarget(path);
+    const staged = new StagedFiles(dirname(path));
+    this.parts.push(staged);
+    staged.write(basename(path), content);
+  }
+
+  /** Places every part, or none; returns every target. */
+  commit(): string[] {
+    const placed: StagedFiles[] = [];
+    try {
+      for (const part of this.parts) {
+        part.place();
+        placed.push(part);
+      }
+    } catch (e) {
+      for (const part of placed.reverse()) part.restore();
+      throw e;
+    }
+    for (const part of this.parts) part.settle();
+    return this.parts.flatMap((p) => p.targets());
+  }
+
+  /** Aborts every part: no target changes. */
+  abort(): void {
+    for (const part of this.parts) part.abort();
+  }
+}
+
+/** Whether a regular file (not a link) is at `path`. */
+function isFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** Whether anything (a file, a folder, a link) is at `path`. */
 export function exists(path: string): boolean {
   try {
@@ -199,6 +327,7 @@ export function exists(path: string): boolean {
  */
 export function writeFilesAtomic(dir: string, files: ReadonlyMap<string, string | Uint8Array>): string[] {
   // Refused before any folder is made: a device's folder is no place for a staging folder.
+  notAFolder(dir, dir);
   for (const name of files.keys()) checkFileTarget(join(dir, name));
   const staged = new StagedFiles(dir);
   try {

@@ -9,7 +9,7 @@ import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
 import type { ResultsMeta, StreamedList } from '../records/json.js';
 import type { Conversation, PolicyRecord, SummaryRecord } from '../types.js';
-import { writeFileAtomic } from './files.js';
+import { checkFileTarget, OutputSet } from './files.js';
 import { displayPath, loadScenarios, PACKAGE_DIR, type Study } from './study.js';
 import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
 import { billedChecks, type BilledCheck } from './billed.js';
@@ -32,7 +32,9 @@ import { billedChecks, type BilledCheck } from './billed.js';
  *  5. digest   — the study's fingerprint and the report info;
  *  6. finish   — the sink makes its output (keeps the records, writes an
  *                output folder, renders one report, writes a shard file);
- *  7. baseline — written when asked, once the sink has finished.
+ *  7. baseline — written when asked, once the sink has finished; the
+ *                sink's files and the baseline are committed together
+ *                (an `OutputSet`): all are in place, or none.
  *
  * Every output of ctxsim goes through a `StudySink`; `ctxsim merge` feeds a
  * sink from shard files instead of a replay (study/merge.ts).
@@ -53,7 +55,9 @@ export interface StudyDone {
  * Where a study's records go as it runs, and what is made of them at the
  * end. `add` takes each scenario's records in study order; `finish` makes the
  * output once the run is done; `abort` undoes what `add` began when the run
- * fails (no half-written file stays).
+ * fails (no half-written file stays). Given `outputs`, `finish` stages the
+ * files it writes there, for its owner to commit with the command's other
+ * outputs; without, it commits them itself.
  */
 export interface StudySink<R> {
   /** Whether worker threads should send each scenario encoded (record-file bytes and digest sums) rather than as lists. */
@@ -61,7 +65,7 @@ export interface StudySink<R> {
   /** With `encoded`: the record lists the sink writes (default all); worker threads encode only these. */
   readonly lists?: readonly StreamedList[];
   add(records: ScenarioRecords, index: number): void;
-  finish(done: StudyDone): Promise<R>;
+  finish(done: StudyDone, outputs?: OutputSet): Promise<R>;
   abort(): void;
 }
 
@@ -80,6 +84,12 @@ export interface PipelineOptions extends StudyEvents {
   shard?: RunOptions['shard'];
   /** Also write a baseline for `ctxsim check` to this (absolute) path. */
   baseline?: string;
+  /**
+   * Stage the sink's files and the baseline here, and leave the commit to the
+   * caller (who may add outputs of its own); the pipeline aborts it if the
+   * run fails. Without it, the pipeline commits them when the run is done.
+   */
+  outputs?: OutputSet;
 }
 
 /** A sink's output, with the per-policy totals and what describes the run. */
@@ -98,7 +108,10 @@ export interface StudyOutcome<R> extends SinkOutcome<R> {
 
 /** Runs `study` through the phases above into `sink`; on failure the sink is aborted and nothing is left behind. */
 export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<R>, opts: PipelineOptions = {}): Promise<StudyOutcome<R>> {
+  const outputs = opts.outputs ?? new OutputSet();
   try {
+    // Refused before the run: a device, a folder or a file on the way is never written.
+    if (opts.baseline) checkFileTarget(opts.baseline);
     const mode = study.upkeep?.mode;
     if (opts.shard && (mode === 'record' || mode === 'live')) {
       throw new UsageError(`--shard: record the upkeep cassette first (ctxsim run --upkeep record), then run the shards with --upkeep replay`);
@@ -130,11 +143,13 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     const fingerprint = { ...studyFingerprint(study, run, scenarios), ...(upkeepUsed && { upkeep: upkeepUsed }) };
     const info = studyInfo(study, run, shapes, upkeep?.recorded && { recorded: upkeep.recorded.file });
     const done: StudyDone = { fingerprint, info, meta: resultsMeta(info.priceDate) };
-    const output = await sink.finish(done);
-    if (opts.baseline) writeFileAtomic(opts.baseline, baselineJson(makeBaseline(fingerprint, summary)));
+    const output = await sink.finish(done, outputs);
+    if (opts.baseline) outputs.file(opts.baseline, baselineJson(makeBaseline(fingerprint, summary)));
+    if (!opts.outputs) outputs.commit();
     return { ...done, output, summary, policies: byPolicy(summary), run, billed };
   } catch (e) {
     sink.abort();
+    outputs.abort();
     throw e;
   }
 }

@@ -7,7 +7,7 @@ import { DigestBuilder, severalModels, lostProbes, type Reported } from '../reco
 import { RECORDS_MODES, resultsJson, resultsJsonFrame, type RecordsMode, streamedLists } from '../records/json.js';
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type ReportFilesOptions } from '../report/outputs.js';
 import type { ProbeRecord, Results, SummaryRecord } from '../types.js';
-import { naming, StagedFiles, writeFileAtomic } from './files.js';
+import { naming, StagedFiles, writeFileAtomic, type OutputSet } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
 import { RecordFiles } from './record-files.js';
 
@@ -89,6 +89,8 @@ export function folderSink(dir: string, opts: RecordsOptions & Pick<ReportFilesO
   let files: RecordFiles;
   try {
     files = new RecordFiles(staged, mode);
+    // The record files of the other mode, from an earlier run, go too: never old and new side by side.
+    for (const list of streamedLists('full')) if (!streamedLists(mode).includes(list)) staged.retire(`${list}.csv`);
   } catch (e) {
     staged.abort();
     throw e;
@@ -101,11 +103,13 @@ export function folderSink(dir: string, opts: RecordsOptions & Pick<ReportFilesO
       naming(dir, () => files.add(records));
       kept.add(records, 0);
     },
-    async finish(done) {
+    async finish(done, outputs) {
       const results = kept.reported();
       naming(dir, () => files.finish(resultsJsonFrame(results, done.info, done.meta, mode)));
       for (const [name, content] of await reportOnlyFiles(results, done.info, opts.charts && { charts: opts.charts })) staged.write(name, content);
-      return staged.commit();
+      if (!outputs) return staged.commit();
+      outputs.add(staged);
+      return staged.targets();
     },
     abort() {
       files.close();
@@ -135,7 +139,7 @@ export function gateSink(dir?: string): StudySink<GateRun> {
       for (const p of records.kind === 'encoded' ? records.digest.lost : lostProbes(records.probes)) lost.push(p);
       folder?.add(records, index);
     },
-    finish: async (done) => ({ lost, files: folder ? await folder.finish(done) : [] }),
+    finish: async (done, outputs) => ({ lost, files: folder ? await folder.finish(done, outputs) : [] }),
     abort() {
       folder?.abort();
     },
@@ -187,12 +191,12 @@ export function shardSink(dir: string, shard: { index: number; count: number }):
   const kept = memorySink();
   return {
     ...kept,
-    async finish(done) {
+    async finish(done, outputs) {
       const { results } = await kept.finish(done);
       const { turns, probes, summary, violations } = results;
       const file: ShardFile = { kind: 'ctxsim-shard', schemaVersion: 1, shard, study: done.fingerprint, info: done.info, turns, probes, summary, violations };
       const path = join(dir, shardFileName(shard));
-      writeFileAtomic(path, toJson(file));
+      writeIn(outputs, path, toJson(file));
       return path;
     },
   };
@@ -203,12 +207,18 @@ export function fileSink(path: string, format: OutputFormat, opts: RecordsOption
   const text = textSink(format, opts);
   return {
     ...text,
-    async finish(done) {
+    async finish(done, outputs) {
       const output = await text.finish(done);
-      writeFileAtomic(path, output);
+      writeIn(outputs, path, output);
       return output;
     },
   };
+}
+
+/** Stages file `path` in `outputs`, for its owner to commit; without, writes it all-or-nothing at once. */
+function writeIn(outputs: OutputSet | undefined, path: string, content: string): void {
+  if (outputs) outputs.file(path, content);
+  else writeFileAtomic(path, content);
 }
 
 /** The records mode of `opts` (default `full`), checked: a library caller's typo is not silently a full run. */
