@@ -2,9 +2,11 @@
 import { setV8Flags } from '../engine/v8-flags.js';
 import { internalError, runMain } from './_app.js';
 import { processIO, stdoutFailed, watchStdio } from './_io.js';
+import { abortStagingOnSignals } from './_output.js';
 
 setV8Flags();
 watchStdio();
+abortStagingOnSignals();
 // An error outside a command's own flow (an event handler, a stray promise) is a bug too: one line, not a stack.
 const crash = (e: unknown) => process.exit(internalError(e, processIO));
 process.on('uncaughtException', crash);

@@ -16,7 +16,8 @@ import { alive } from '../process.js';
  * folder are never touched.
  *
  * A staging folder left by a run that died is removed by the next run that
- * writes into the same folder (see `removeStaleStaging`).
+ * writes into the same folder (see `removeStaleStaging`); the command line
+ * removes its own when stopped by Ctrl-C or SIGTERM (`abortOpenStaging`).
  *
  * The outputs of one command in several places (a report folder, a
  * baseline, a JUnit file) are committed together by an `OutputSet`.
@@ -106,6 +107,18 @@ export function naming<T>(path: string, write: () => T): T {
   }
 }
 
+/** The staged files not yet committed nor aborted: what a signal's handler removes. */
+const open = new Set<StagedFiles>();
+
+/**
+ * Aborts every staged output of this process (its staging folders, and the
+ * folders made for them if left empty). For a handler of SIGINT or SIGTERM:
+ * JavaScript runs between system calls, so no commit is then half done.
+ */
+export function abortOpenStaging(): void {
+  for (const staged of open) staged.abort();
+}
+
 export class StagedFiles {
   /** The names (relative to the folder) of the files staged so far. */
   private readonly names: string[] = [];
@@ -121,6 +134,7 @@ export class StagedFiles {
   constructor(readonly dir: string) {
     notAFolder(dir, dir);
     this.created = mkdirSync(dir, { recursive: true });
+    open.add(this);
     removeStaleStaging(dir);
   }
 
@@ -227,6 +241,7 @@ export class StagedFiles {
 
   /** After `place`: removes the staging folder, with the previous files in it. */
   settle(): void {
+    open.delete(this);
     this.moved = undefined;
     if (this.staging === undefined) return;
     rmSync(this.staging, { recursive: true, force: true });
@@ -235,6 +250,7 @@ export class StagedFiles {
 
   /** Removes the staging folder, and the folders the constructor created if they are left empty; the folder's files stay as they were. */
   abort(): void {
+    open.delete(this);
     this.restore();
     if (this.staging !== undefined) {
       try {
