@@ -108,7 +108,7 @@ describe('good files pass the loader and the JSON Schema', () => {
       '  - retrieval: {maxAge: 3600}',
       '  - facts: {moderation: drop, sessionCap: 5}',
       'out: out/',
-      'gate: {maxCostIncrease: 5%, maxRetentionDrop: 0.02}',
+      'gate: {maxCostIncrease: 5%, maxRetentionDrop: 2%}',
       '',
     ].join('\n');
     const file = join(tempDir(), 'study.yaml');
