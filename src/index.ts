@@ -30,8 +30,9 @@ export {
   type StudyOutcome,
   type StudySink,
 } from './study/pipeline.js';
-export { digestSink, fileSink, folderSink, gateSink, memorySink, shardSink, textSink, type GateRun, type KeptResults, type ReportedResults } from './study/sinks.js';
+export { digestSink, fileSink, folderSink, gateSink, memorySink, shardSink, textSink, type KeptResults, type ReportedResults } from './study/sinks.js';
 export { mergeShardFiles } from './study/merge.js';
+export { OutputSet } from './study/files.js';
 export { loadPolicyModules, specModules, type ModuleRequest, type PolicyModules } from './study/policy-modules.js';
 export { defaultUpkeep, planText, upkeepPlan, UPKEEP_MODES, type UpkeepMode, type UpkeepPlan, type UpkeepSettings } from './study/upkeep.js';
 

@@ -196,6 +196,30 @@ describe('ctxsim check', () => {
     for (const f of files.filter((f) => f !== 'results.json')) expect(readFileSync(join(out, f)).equals(readFileSync(join(whole, f))), f).toBe(true);
   });
 
+  it('names only the facts the change lost: the baseline names those it had lost already', async () => {
+    const scenario = ['id: two-facts', 'system: You are a helpful assistant.', 'turns:'];
+    const turn = (user: string, extra = '') => [`  - user: ${user}`, ...(extra ? [`    ${extra}`] : []), '    assistant: Noted.'];
+    scenario.push(...turn('My name is Ada.', 'facts: {name: Ada}'), ...turn('Nice weather.'), ...turn('My city is Oslo.', 'facts: {city: Oslo}'));
+    scenario.push(...turn('Tell me a joke.'), ...turn('Another one.'), ...turn('What are my name and city?', 'probe: [name, city]'));
+    writeFileSync(join(dir, 'scenarios', 'two-facts.yaml'), `${scenario.join('\n')}\n`);
+    // Three turns back at turn 6 reach the city (turn 3), not the name (turn 1); two reach neither.
+    expect((await cli('run', study(), '--policy', 'window-turns:turns=3', '--save-baseline', baseline(), '--force', '--out', '-', '--quiet')).code).toBe(0);
+    const rows = JSON.parse(readFileSync(baseline(), 'utf8')).rows as { scenario: string; lost?: string[] }[];
+    expect(rows.find((r) => r.scenario === 'two-facts')!.lost).toEqual(['name@6']);
+    const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-turns:turns=2', '--json', '--quiet');
+    expect(r.code).toBe(1);
+    const failed = (JSON.parse(r.out).rows as { scenario: string; lostFacts?: unknown }[]).find((x) => x.scenario === 'two-facts')!;
+    expect(failed.lostFacts).toEqual([{ fact: 'city', turn: 6, outcome: 'missing' }]);
+    // A baseline that does not name its lost probes (written before rows did) cannot tell: every one is listed.
+    writeFileSync(baseline(), readFileSync(baseline(), 'utf8').replace(/,"lost":\["name@6"\]/, ''));
+    const old = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-turns:turns=2', '--json', '--quiet');
+    const all = (JSON.parse(old.out).rows as { scenario: string; lostFacts?: unknown }[]).find((x) => x.scenario === 'two-facts')!;
+    expect(all.lostFacts).toEqual([
+      { fact: 'name', turn: 6, outcome: 'missing' },
+      { fact: 'city', turn: 6, outcome: 'missing' },
+    ]);
+  });
+
   it('rows on one side only are listed, not failed', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'full', '--policy', 'window-tokens:budget=50', '--policy', 'window-turns:turns=2', '--quiet');
     expect(r.code).toBe(0);

@@ -103,7 +103,7 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
   const run = await runStudyPipeline(study, gateSink(out), { ...studyEvents(io, flags.quiet), outputs });
   let result;
   try {
-    result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits, run.output.lost);
+    result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits, run.lost);
     if (flags.junit) outputs.file(resolve(flags.junit), gateJunit(result));
     outputs.commit();
   } catch (e) {

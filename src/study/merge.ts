@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { byPolicy } from '../engine/summary.js';
 import { CtxsimError } from '../errors.js';
+import { lostProbes } from '../records/digest.js';
 import { mergeShards, readShard } from '../gate/shard.js';
 import { resultsMeta, type SinkOutcome, type StudySink } from './pipeline.js';
 import { displayPath } from './study.js';
@@ -35,7 +36,7 @@ export async function mergeShardFiles<R>(paths: readonly string[], sink: StudySi
     sink.add({ kind: 'records', turns, probes, summary, violations }, 0);
     const done = { fingerprint, info, meta: resultsMeta(info.priceDate) };
     const output = await sink.finish(done);
-    return { ...done, output, summary, policies: byPolicy(summary), shards: shards.length };
+    return { ...done, output, summary, lost: lostProbes(probes), policies: byPolicy(summary), shards: shards.length };
   } catch (e) {
     sink.abort();
     throw e;

@@ -8,7 +8,8 @@ import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerpri
 import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
 import type { ResultsMeta, StreamedList } from '../records/json.js';
-import type { Conversation, PolicyRecord, SummaryRecord } from '../types.js';
+import { lostProbes } from '../records/digest.js';
+import type { Conversation, PolicyRecord, ProbeRecord, SummaryRecord } from '../types.js';
 import { checkFileTarget, OutputSet } from './files.js';
 import { displayPath, loadScenarios, PACKAGE_DIR, type Study } from './study.js';
 import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
@@ -96,6 +97,8 @@ export interface PipelineOptions extends StudyEvents {
 export interface SinkOutcome<R> extends StudyDone {
   output: R;
   summary: SummaryRecord[];
+  /** The probes the run did not retain, in record order: a baseline names them per row, the gate those a change lost. */
+  lost: ProbeRecord[];
   policies: PolicyRecord[];
 }
 
@@ -123,6 +126,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     const billed = billedChecks(loaded, study);
     const upkeep = await studyUpkeep(study, loaded, displayPath, opts);
     const summary: SummaryRecord[] = [];
+    const lost: ProbeRecord[] = [];
     const run = await streamStudyParallel(
       {
         ...study,
@@ -135,6 +139,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
       },
       (records, i) => {
         for (const s of records.summary) summary.push(s);
+        for (const p of records.kind === 'encoded' ? records.digest.lost : lostProbes(records.probes)) lost.push(p);
         sink.add(records, i);
       },
     );
@@ -144,9 +149,9 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     const info = studyInfo(study, run, shapes, upkeep?.recorded && { recorded: upkeep.recorded.file });
     const done: StudyDone = { fingerprint, info, meta: resultsMeta(info.priceDate) };
     const output = await sink.finish(done, outputs);
-    if (opts.baseline) outputs.file(opts.baseline, baselineJson(makeBaseline(fingerprint, summary)));
+    if (opts.baseline) outputs.file(opts.baseline, baselineJson(makeBaseline(fingerprint, summary, lost)));
     if (!opts.outputs) outputs.commit();
-    return { ...done, output, summary, policies: byPolicy(summary), run, billed };
+    return { ...done, output, summary, lost, policies: byPolicy(summary), run, billed };
   } catch (e) {
     sink.abort();
     outputs.abort();

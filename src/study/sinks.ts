@@ -3,10 +3,10 @@ import { UsageError } from '../errors.js';
 import { appendRecords, type RecordLists, type ScenarioRecords } from '../engine/run.js';
 import { byPolicy } from '../engine/summary.js';
 import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
-import { DigestBuilder, severalModels, lostProbes, type Reported } from '../records/digest.js';
+import { DigestBuilder, severalModels, type Reported } from '../records/digest.js';
 import { RECORDS_MODES, resultsJson, resultsJsonFrame, type RecordsMode, streamedLists } from '../records/json.js';
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type ReportFilesOptions } from '../report/outputs.js';
-import type { ProbeRecord, Results, SummaryRecord } from '../types.js';
+import type { Results, SummaryRecord } from '../types.js';
 import { naming, StagedFiles, writeFileAtomic, type OutputSet } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
 import { RecordFiles } from './record-files.js';
@@ -118,32 +118,14 @@ export function folderSink(dir: string, opts: RecordsOptions & Pick<ReportFilesO
   };
 }
 
-/** What `ctxsim check` keeps of a run: the probes that were not retained, and the files written (with an output folder). */
-export interface GateRun {
-  lost: ProbeRecord[];
-  files: string[];
-}
-
 /**
- * The sink of `ctxsim check`: keeps the probes that were not retained (to
- * name the facts a regression lost) and, given an output folder, writes the
- * run's reports there as `folderSink` does.
+ * The sink of `ctxsim check`: given an output folder, writes the run's
+ * reports there as `folderSink` does; else keeps nothing (the gate compares
+ * the run's summaries and lost probes, which the pipeline keeps).
  */
-export function gateSink(dir?: string): StudySink<GateRun> {
-  const lost: ProbeRecord[] = [];
-  const folder = dir === undefined ? undefined : folderSink(dir);
-  return {
-    encoded: folder?.encoded ?? false,
-    ...(folder?.lists && { lists: folder.lists }),
-    add(records, index) {
-      for (const p of records.kind === 'encoded' ? records.digest.lost : lostProbes(records.probes)) lost.push(p);
-      folder?.add(records, index);
-    },
-    finish: async (done, outputs) => ({ lost, files: folder ? await folder.finish(done, outputs) : [] }),
-    abort() {
-      folder?.abort();
-    },
-  };
+export function gateSink(dir?: string): StudySink<string[]> {
+  if (dir !== undefined) return folderSink(dir);
+  return { encoded: false, add() {}, finish: async () => [], abort() {} };
 }
 
 /**
