@@ -171,8 +171,9 @@ describe('ctxsim check', () => {
   it('a limit below 0, or a retention drop beyond 100%, is refused: on the command line, and at its place in the study', async () => {
     const flags = [
       [['--max-cost-increase=-5%'], '--max-cost-increase: a limit is at least 0%, got -5%'],
+      [['--max-cost-increase', '-5%'], '--max-cost-increase: a limit is at least 0%, got -5%'],
       [['--max-retention-drop', '150%'], '--max-retention-drop: retention cannot drop by more than 100%, got 150%'],
-      [['--max-retention-drop=-1'], '--max-retention-drop: a limit is at least 0 probes, got -1'],
+      [['--max-retention-drop', '-1'], '--max-retention-drop: a limit is at least 0 probes, got -1'],
     ] as const;
     for (const [args, line] of flags) expect(await cli('check', study(), '--baseline', baseline(), ...args, '--quiet')).toEqual({ code: 2, out: '', err: `ctxsim: ${line}\n` });
     writeFileSync(study(), `${readFileSync(study(), 'utf8')}gate:\n  maxCostIncrease: -1%\n  maxRetentionDrop: 101%\n`);

@@ -37,8 +37,8 @@ export function checkCommand(io: IO): Command<CheckFlags> {
       y
         .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
         .option('baseline', { type: 'string', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' })
-        .option('max-cost-increase', { type: 'string', describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)' })
-        .option('max-retention-drop', { type: 'string', describe: 'allowed retention drop: probes (default 0) or points (2%)' })
+        .option('max-cost-increase', { type: 'string', nargs: 1, describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)' })
+        .option('max-retention-drop', { type: 'string', nargs: 1, describe: 'allowed retention drop: probes (default 0) or points (2%)' })
         .option('junit', { type: 'string', describe: 'also write JUnit XML here' })
         .option('json', { type: 'boolean', describe: 'print the result as JSON instead of a table' })
         .option('verbose', { type: 'boolean', describe: 'print every scenario × policy row, also when it passes' })
