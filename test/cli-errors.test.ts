@@ -79,6 +79,21 @@ describe('a flag that takes one value, given twice', () => {
   });
 });
 
+describe('a flag with nothing to name', () => {
+  it('an empty --policy or --model is refused, not read as the study\'s', async () => {
+    await expectUsage(['run', '--scenario', SCENARIO, '--policy', '', '--out', '-'], 'ctxsim: --policy: name a policy, e.g. --policy window-tokens:budget=2000');
+    await expectUsage(['run', '--scenario', SCENARIO, '--model', ' ', '--out', '-'], 'ctxsim: --model: name a chat model, e.g. --model gpt-4o-mini');
+  });
+
+  it('a file as the cache folder is refused before the run, for run and cache alike', async () => {
+    const file = join(tempDir(), 'p1.json');
+    writeFileSync(file, '{}');
+    await expectUsage(['run', ...SMALL.slice(0, 4), '--token-cache', file, '--out', '-'], `ctxsim: --token-cache ${file}: a file, not a folder`);
+    await expectUsage(['cache', 'info', '--token-cache', file], `ctxsim: --token-cache ${file}: a file, not a folder`);
+    expect(readFileSync(file, 'utf8')).toBe('{}');
+  });
+});
+
 describe('run --out and --format', () => {
   it('--format md without --out prints to stdout, never a file named reports', async () => {
     const dir = tempDir();

@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { REPLAY_DIR } from '../engine/replay-cache.js';
 import { UsageError } from '../errors.js';
@@ -75,9 +76,11 @@ export function noCacheAlias(args: readonly string[]): readonly string[] {
 /** The token-cache folder the flags name: the default, a folder, or false for none. */
 export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | false {
   const last = Array.isArray(flag) ? flag[flag.length - 1] : flag;
-  if (last === undefined) return DEFAULT_TOKEN_CACHE;
   if (last === '') throw new UsageError('--token-cache: name a folder (or use --no-token-cache)');
-  return last;
+  const dir = last ?? DEFAULT_TOKEN_CACHE;
+  // Caught here rather than as a warning per cache file at the end of the run.
+  if (dir !== false && existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`--token-cache ${dir}: a file, not a folder`);
+  return dir;
 }
 
 /** The study file (or the default study) with the command-line flags applied; policy modules they name are loaded. */
@@ -86,6 +89,7 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   if (flags.out !== undefined) study.out = resolve(flags.out);
   if (flags.seed !== undefined) study.seed = flags.seed;
   if (flags.prices !== undefined) study.prices = resolve(flags.prices);
+  if (flags.model?.some((m) => !m.trim())) throw new UsageError('--model: name a chat model, e.g. --model gpt-4o-mini');
   // The models the flags name are checked here, where an unknown one can be blamed on its flag.
   const prices = flags.model?.length || flags.policy?.length ? loadPrices(study.prices) : undefined;
   if (flags.model?.length) {
@@ -97,6 +101,7 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   }
   if (flags.tokenizer !== undefined) study.tokenizer = flags.tokenizer;
   if (flags.cache !== undefined) study.promptCache = flags.cache as Study['promptCache'];
+  if (flags.policy?.some((spec) => !spec.trim())) throw new UsageError('--policy: name a policy, e.g. --policy window-tokens:budget=2000');
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy)), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   applyUpkeepFlags(study, flags);
