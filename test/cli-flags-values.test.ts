@@ -104,8 +104,16 @@ describe('an unknown model names the flag that gave it', () => {
     [[...RUN, '--policy', 'facts:extractModel=nope-4'], /^ctxsim: --policy facts:extractModel=nope-4: unknown model "nope-4" \(closest: /],
     [['explain', SCENARIO, '--policy', 'full', '--turn', '1', '--model', 'nope'], /^ctxsim: --model: unknown model "nope" \(closest: /],
     [['explain', SCENARIO, '--policy', 'summary:summaryModel=nope-3', '--turn', '1'], /^ctxsim: --policy summary:summaryModel=nope-3: unknown model "nope-3" \(closest: /],
+    // A pipeline's stages name models too, checked before the run whether or not a call would use them.
+    [[...RUN, '--policy', 'pipeline:stages=mask-observations > summary-buffer:summaryModel=nope-5'], /^ctxsim: --policy pipeline:stages=mask-observations > summary-buffer:summaryModel=nope-5: unknown model "nope-5" \(closest: /],
   ])('%j', async (args, line) => {
     await expectUsage(args, line);
+  });
+
+  it("a pipeline stage's model in a study is named at its policy entry", async () => {
+    const study = join(tempDir(), 'study.yaml');
+    writeFileSync(study, `seed: 1\nscenarios: [${SCENARIO}]\npolicies:\n  - pipeline: {stages: "mask-observations > summary:summaryModel=nope-6"}\n`);
+    await expectUsage(['run', study, '--no-token-cache', '--out', '-'], new RegExp(`^ctxsim: ${study.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:4:5 policies\\[0\\]: unknown model "nope-6" \\(closest: `));
   });
 });
 

@@ -387,14 +387,25 @@ function modelProblems(
     const entry: unknown = list[i];
     const id = entry && typeof entry === 'object' && !Array.isArray(entry) ? Object.keys(entry)[0] : undefined;
     for (const v of variants) {
-      for (const [k, val] of Object.entries(v.params)) {
-        if (!/Model$/.test(k) || typeof val !== 'string') continue;
+      for (const [k, val] of variantModels(v)) {
         const given = id !== undefined && typeof (entry as Record<string, unknown>)[id] === 'object' && k in ((entry as Record<string, object>)[id] ?? {});
         check(val, given ? ['policies', i, id, k] : ['policies', i]);
       }
     }
   }
   return out;
+}
+
+/** The upkeep models a variant names (`summaryModel`, `extractModel`, …), by parameter; a pipeline's are its stages'. */
+function variantModels(v: PolicyVariant): [param: string, model: string][] {
+  const own = Object.entries(v.params).filter((e): e is [string, string] => /Model$/.test(e[0]) && typeof e[1] === 'string');
+  if (v.policy.id !== 'pipeline' || typeof v.params.stages !== 'string') return own;
+  const stages = v.params.stages.split(STAGE_SEPARATOR).flatMap((stage) => {
+    const s = parseSpecString(stage);
+    const r = typeof s === 'string' ? s : resolveSpec(REGISTRY, s.id, s.given);
+    return typeof r === 'string' ? [] : variantModels(r[0]!);
+  });
+  return [...own, ...stages];
 }
 
 /** The name a study's policy entry gives (`id`, `id:k=v`, `{id: {k: v}}`; the id may be a module's path). */
@@ -485,7 +496,7 @@ export function policiesFromFlags(specs: readonly string[], modules: PolicyModul
       if (before !== undefined) throw new UsageError(`--policy ${s}: policy ${v.name} is given twice (also --policy ${before}); its totals would count twice`);
       seen.set(v.name, s);
       if (!prices) continue;
-      for (const [k, val] of Object.entries(v.params)) if (/Model$/.test(k) && typeof val === 'string') flagModel(prices, val, `--policy ${s}`);
+      for (const [, model] of variantModels(v)) flagModel(prices, model, `--policy ${s}`);
     }
     return r;
   });
