@@ -1,16 +1,18 @@
 import { describe, expect, it, vi } from 'vitest';
-import { replay } from '../src/engine/replay.js';
-import { replayContext, replayScenario } from '../src/engine/run.js';
-import { policiesFromFlags } from '../src/study/study.js';
-import { messageText } from '../src/tokens/counter.js';
-import { embed } from '../src/upkeep/embedder.js';
 import { conversation } from './_policies.js';
 
-// Every simulated embedding goes through this spy, so a test can count them.
+// Every simulated embedding goes through this spy, so a test can count them. The engine is imported
+// afresh after it (the suite shares modules between files, and another file may have loaded the real one).
 vi.mock('../src/upkeep/embedder.js', async (original) => {
   const actual = await original<typeof import('../src/upkeep/embedder.js')>();
   return { ...actual, embed: vi.fn(actual.embed) };
 });
+vi.resetModules();
+const { replay } = await import('../src/engine/replay.js');
+const { replayContext, replayScenario } = await import('../src/engine/run.js');
+const { policiesFromFlags } = await import('../src/study/study.js');
+const { messageText } = await import('../src/tokens/counter.js');
+const { embed } = await import('../src/upkeep/embedder.js');
 
 const turns = Array.from({ length: 40 }, (_, i) => ({
   user: `Question ${i}: where is order SE-${1000 + i} and when does it ship?`,
