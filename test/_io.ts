@@ -50,6 +50,18 @@ export async function cli(...args: string[]): Promise<{ code: number; out: strin
   return { code, out: io.stdout, err: io.stderr };
 }
 
+/** Runs the command line and expects exit 2 with exactly this one line on stderr, and no stack trace. */
+export async function expectUsage(args: readonly string[], line: string | RegExp): Promise<void> {
+  const { code, err } = await cli(...args);
+  expect(err).not.toContain('    at ');
+  const lines = err.split('\n');
+  expect(lines).toHaveLength(2);
+  expect(lines[1]).toBe('');
+  if (typeof line === 'string') expect(lines[0]).toBe(line);
+  else expect(lines[0]).toMatch(line);
+  expect(code).toBe(2);
+}
+
 /** Each file of a folder, by name. */
 export function folder(dir: string): Map<string, Buffer> {
   return new Map(

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { capture, cli } from './_io.js';
+import { capture, cli, expectUsage } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -16,18 +16,6 @@ import { tempDir } from './_tmp.js';
 const SCENARIO = join(ROOT, 'test', 'fixtures', 'email-correction.yaml');
 /** A short study run: one scenario, one policy, nothing written outside the test's folder. */
 const SMALL = ['--scenario', SCENARIO, '--policy', 'full', '--no-token-cache', '--quiet'];
-
-/** Exit 2 with exactly this one line on stderr, and no stack trace. */
-async function expectUsage(args: readonly string[], line: string | RegExp): Promise<void> {
-  const { code, err } = await cli(...args);
-  expect(err).not.toContain('    at ');
-  const lines = err.split('\n');
-  expect(lines).toHaveLength(2);
-  expect(lines[1]).toBe('');
-  if (typeof line === 'string') expect(lines[0]).toBe(line);
-  else expect(lines[0]).toMatch(line);
-  expect(code).toBe(2);
-}
 
 describe('a reader that stops early ends the output quietly (the built CLI)', () => {
   const MAIN = join(ROOT, 'dist', 'cli', 'main.js');

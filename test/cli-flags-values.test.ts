@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { policyFromString } from '../src/study/study.js';
-import { cli } from './_io.js';
+import { cli, expectUsage } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -15,17 +15,6 @@ const SCENARIO = join(ROOT, 'test', 'fixtures', 'email-correction.yaml');
 /** A short study run: one scenario, one policy, no cache; a run that were not refused would print its report. */
 const SMALL = ['--scenario', SCENARIO, '--policy', 'full', '--no-token-cache', '--quiet'];
 const RUN = ['run', ...SMALL, '--out', '-'];
-
-/** Exit 2 with exactly this one line on stderr, and no stack trace. */
-async function expectUsage(args: readonly string[], line: string | RegExp): Promise<void> {
-  const { code, err } = await cli(...args);
-  const lines = err.split('\n');
-  expect(lines).toHaveLength(2);
-  expect(lines[1]).toBe('');
-  if (typeof line === 'string') expect(lines[0]).toBe(line);
-  else expect(lines[0]).toMatch(line);
-  expect(code).toBe(2);
-}
 
 describe('a pipeline on the command line', () => {
   const LONG = 'pipeline:stages=mask-observations:keep=5 > summary-buffer';
