@@ -205,16 +205,23 @@ describe('upkeep record and replay', () => {
 
     // The plan fits, but the endpoint bills far more than the words sent: the recording stops at the limit.
     const stopped = project(', maxUpkeepCost: 0.01');
+    const sentBefore = server.seen.length;
     server.usageFactor = 5000;
+    let stderr: string;
     try {
       const s = await ctxsim(['run', join(stopped, 'study.yaml'), '--out', join(stopped, 'out'), '--no-token-cache']);
       expect(s.code).toBe(2);
-      expect(s.stderr).toMatch(/^ctxsim: upkeep: the recording reached maxUpkeepCost \$0\.01 after \d+ responses \(\$\d+\.\d{4}\); they are kept in the cassette\n$/m);
+      stderr = s.stderr;
     } finally {
       server.usageFactor = 1;
     }
+    const m = /^ctxsim: upkeep: the recording reached maxUpkeepCost \$0\.01 after (?:1 response|(\d+) responses) \(\$\d+\.\d{4}\); (?:it is|they are) kept in the cassette\n$/m.exec(stderr);
+    expect(m, stderr).not.toBeNull();
+    // Every response the server sent back is in the cassette, and the message counts them all.
     const kept = readFileSync(join(stopped, 'upkeep.cassette.jsonl'), 'utf8').trimEnd().split('\n');
     expect(kept.length).toBeGreaterThan(0);
+    expect(kept).toHaveLength(server.seen.length - sentBefore);
+    expect(Number(m![1] ?? 1)).toBe(kept.length);
     expect(existsSync(join(stopped, 'out'))).toBe(false);
   });
 

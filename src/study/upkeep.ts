@@ -285,36 +285,45 @@ class Recorder {
    * replayed; the requests it made that do not depend on a stand-in are sent
    * (each key once, whichever unit asked first); then it is replayed again.
    * On a failure the requests under way finish (they are paid for) and the
-   * failure is thrown.
+   * failure is thrown. Once the responses recorded were billed
+   * `maxUpkeepCost` or more, no request is sent: those under way finish and
+   * are recorded, and unless nothing was left to record, the recording
+   * stops with a message counting every response recorded and their cost.
    */
   async record(expected: number, say: (line: string) => void): Promise<void> {
     const u = this.settings;
     const send = await openEndpoint({ baseURL: u.baseURL, apiKey: process.env[u.apiKeyEnv] || undefined, apiKeyEnv: u.apiKeyEnv, timeoutSeconds: u.timeout, maxRetries: u.retries });
+    const cap = u.maxUpkeepCost === undefined ? undefined : usdToPico(u.maxUpkeepCost);
     const inflight = new Map<string, Promise<void>>();
     const limit = pool(u.concurrency);
     let failure: unknown;
+    /** The billed cost reached the cap (before any failure): nothing more is sent. */
+    let capped = false;
+    const stopped = () => failure !== undefined || capped;
     let made = 0;
     const fetch = (miss: Miss, ctx: ModelContext): Promise<void> => {
       let p = inflight.get(miss.key);
       if (!p) {
         p = limit(async () => {
-          if (failure !== undefined) return;
-          const entry = withUsage(await send(miss.request), miss.request, ctx);
-          this.cassette.add(entry);
-          this.spent += this.cost(entry.model, entry.usage);
-          if (++made % 25 === 0) say(`upkeep: recorded ${made} of about ${Math.max(expected, made)} responses ($${usd(this.spent, 4)})`);
-          if (u.maxUpkeepCost !== undefined && this.spent > usdToPico(u.maxUpkeepCost)) {
-            throw new CtxsimError(`upkeep: the recording reached maxUpkeepCost $${u.maxUpkeepCost} after ${made} responses ($${usd(this.spent, 4)}); they are kept in the cassette`, 'upkeep-cost');
+          // Checked as the request would go out, not when it was queued: a response recorded meanwhile may have reached the cap.
+          if (stopped()) return;
+          try {
+            const entry = withUsage(await send(miss.request), miss.request, ctx);
+            this.cassette.add(entry);
+            this.spent += this.cost(entry.model, entry.usage);
+            if (++made % 25 === 0) say(`upkeep: recorded ${made} of about ${Math.max(expected, made)} responses ($${usd(this.spent, 4)})`);
+            if (cap !== undefined && this.spent >= cap && failure === undefined) capped = true;
+          } catch (e) {
+            // Set before the pool starts the next request, which then is not sent.
+            failure ??= e;
           }
-        }).catch((e: unknown) => {
-          failure ??= e;
         });
         inflight.set(miss.key, p);
       }
       return p;
     };
     const run = async (unit: Unit): Promise<void> => {
-      while (failure === undefined) {
+      while (!stopped()) {
         const misses = new Map<string, Miss>();
         this.replayWith(unit, (m) => {
           if (!m.dependent) misses.set(m.key, m);
@@ -326,6 +335,11 @@ class Recorder {
     await Promise.all(this.units().map(run));
     await Promise.all(inflight.values());
     if (failure !== undefined) throw failure;
+    // The response that reached the cap may have been the last one needed: then the recording is complete.
+    if (capped && this.plan().calls > 0) {
+      const responses = made === 1 ? '1 response' : `${made} responses`;
+      throw new CtxsimError(`upkeep: the recording reached maxUpkeepCost $${u.maxUpkeepCost} after ${responses} ($${usd(this.spent, 4)}); ${made === 1 ? 'it is' : 'they are'} kept in the cassette`, 'upkeep-cost');
+    }
   }
 }
 
