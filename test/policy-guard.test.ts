@@ -131,6 +131,17 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
       [],
       "broken: turn 2 of tiny: plan: the messages are the previous call's array again (each prompt is an array of its own, not changed after it is returned)",
     ],
+    [
+      'plan: the previous prompt changed after it was returned',
+      brokenPolicy('broken', ({ session }) => {
+        let last: Message[] | undefined;
+        return { prompt: (pending, info) => (last?.push({ role: 'user', content: 'late' }), (last = [...session.prompt(pending, info).messages]), { messages: last, overBudget: false, upkeep: [], stablePrefix: 1 }) };
+      }),
+      [],
+      "broken: turn 2 of tiny: plan: the previous call's prompt was changed after it was returned (each prompt is an array of its own, not changed after it is returned)",
+    ],
+    ['plan: upkeep kind', plan(() => ({ upkeep: [{ ...summary, kind: 'chat' }] })), [], 'broken: turn 1 of tiny: plan: upkeep of kind "chat" (expected summary, extract, embed)'],
+    ['plan: upkeep model', plan(() => ({ upkeep: [{ ...summary, model: undefined }] })), [], "broken: turn 1 of tiny: plan: upkeep summary with model undefined (expected a model's name)"],
     ['plan: a message', plan((p) => ({ messages: [p.messages[0], { role: 'user', text: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has content undefined, not a string'],
     ['plan: a role', plan((p) => ({ messages: [p.messages[0], { role: 'human', content: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has role "human" (expected system, user, assistant or tool)'],
     ['plan: overBudget', plan(() => ({ overBudget: 'no' })), [], 'broken: turn 1 of tiny: plan: overBudget is "no", not true or false'],
@@ -138,6 +149,9 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
     ['plan: not an object', brokenPolicy('broken', () => ({ prompt: () => undefined as unknown as PromptPlan })), [], 'broken: turn 1 of tiny: plan: the plan is undefined, not an object {messages, overBudget, upkeep, stablePrefix}'],
     ['commit: upkeep', brokenPolicy('broken', () => ({ commit: () => undefined as unknown as [] })), [], 'broken: turn 1 of tiny: commit: upkeep is undefined, not an array'],
     ['forget: upkeep', brokenPolicy('broken', () => ({ forget: () => [{ ...summary, outputTokens: -1 }] })), [], 'broken: after turn 1 of tiny: forget: upkeep summary with 10 in, -1 out'],
+    ['artifacts: texts', brokenPolicy('broken', () => ({ artifacts: () => [{ kind: 'summary', texts: 'all of it', bytes: 9 }] as unknown as [] })), [], 'broken: after turn 3 of tiny: artifacts: artifact summary with texts "all of it" (expected a list of strings)'],
+    ['artifacts: two of a kind', brokenPolicy('broken', () => ({ artifacts: () => [{ kind: 'facts', texts: [], bytes: 0 }, { kind: 'facts', texts: [], bytes: 0 }] })), [], 'broken: after turn 3 of tiny: artifacts: two artifacts of kind facts (one per kind)'],
+    ['artifacts: bytes', brokenPolicy('broken', () => ({ artifacts: () => [{ kind: 'vectors', texts: [], bytes: -1 }] })), [], 'broken: after turn 3 of tiny: artifacts: artifact vectors with bytes -1 (expected a whole number ≥ 0)'],
     ['start: no session', brokenPolicy('broken', () => ({ artifacts: 'none' as unknown as () => [] })), [], 'broken: tiny: start returned a session without artifacts (each a function)'],
   ])('%s', (_, policy, given, message) => {
     const e = stops(policy, given);
@@ -174,6 +188,20 @@ describe('what a policy throws stops the run: one line, the thrown error its cau
     expect([e.message, e.code, e.exitCode]).toEqual([message, 'policy', 2]);
     expect(e.cause).toBeInstanceOf(Error);
     expect((e.cause as Error).message).toMatch(/^no memory left/);
+  });
+
+  it('a message it was given is frozen: changing one throws instead of changing what the other policies send', () => {
+    const policy = brokenPolicy('broken', ({ session }) => ({
+      prompt: (pending, info) => {
+        (pending[0] as { content: string }).content = 'changed';
+        return session.prompt(pending, info);
+      },
+    }));
+    const e = stops(policy);
+    expect([e.message.split(': ').slice(0, 3).join(': '), e.code, e.exitCode]).toEqual(['broken: turn 1 of tiny: threw', 'policy', 2]);
+    expect(e.cause).toBeInstanceOf(TypeError);
+    // The scenario is unchanged: what it was replayed with is what every policy gets.
+    expect(tiny.turns[0]!.user.content).toBe('Hi, my order is SE-1.');
   });
 
   it('start: named with the scenario; a thrown non-error as text', () => {

@@ -230,8 +230,27 @@ describe('a bad policy module: one line, exit 2', () => {
     ['the current turn not sent last', 'return { messages: [...head, ...pending, ...kept], overBudget: false, upkeep: [], stablePrefix: head.length };', 'bad: turn 2 of noah-amnesia: current-turn-last: the current turn is not sent last, its newest round in full: 2 message(s) after it'],
     ['the system prompt not pinned', 'return { messages: [...kept, ...head, ...pending], overBudget: false, upkeep: [], stablePrefix: 1 };', /^ctxsim: bad: turn 2 of noah-amnesia: system-pinned: /],
     ['a plan of the wrong shape', 'return { messages: [...head, ...pending], upkeep: [], stablePrefix: 0 };', /^ctxsim: bad: turn 1 of noah-amnesia: plan: /],
+    [
+      'an upkeep call without a model',
+      "return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [{ kind: 'summary', inputTokens: 10, outputTokens: 5, sync: true }], stablePrefix: head.length };",
+      "bad: turn 1 of noah-amnesia: plan: upkeep summary with model undefined (expected a model's name)",
+    ],
+    [
+      'an upkeep call on a model the price table lacks',
+      "return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [{ kind: 'summary', model: 'nope-4', inputTokens: 10, outputTokens: 5, sync: true }], stablePrefix: head.length };",
+      'bad: turn 1 of noah-amnesia: upkeep summary: unknown model "nope-4" (closest: gpt-4, gpt-4o, gpt-5)',
+    ],
+    // The scenario's messages are frozen: a module (strict, as every ES module is) cannot change what the other policies send.
+    ['changes a message it was given', "pending[0].content += '!'; return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };", /^ctxsim: bad: turn 1 of noah-amnesia: threw: Cannot assign to read only property 'content'/],
   ])('breaks a rule: %s', async (_, prompt, message) => {
     await fails(moduleFile(shaped(prompt)), message);
+  });
+
+  it('returns artifacts of the wrong shape: named like a broken rule, not an internal error', async () => {
+    const file = moduleFile(
+      shaped('return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };').replace('artifacts() { return []; }', "artifacts() { return [{ kind: 'memo', texts: [], bytes: 0 }]; }"),
+    );
+    await fails(file, /^ctxsim: bad: after turn \d+ of noah-amnesia: artifacts: artifact of kind "memo" \(expected transcript, summary, vectors, facts\)\n$/);
   });
 
   it.skipIf(!built)(`a syntax error (the built CLI: Node's own loader)${built ? '' : ' (skipped: dist/ is missing or stale)'}`, () => {

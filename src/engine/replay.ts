@@ -1,4 +1,5 @@
 import seedrandom from 'seedrandom';
+import { CtxsimError, UsageError } from '../errors.js';
 import { blocks } from '../policies/blocks.js';
 import { guardPolicy } from '../policies/guard.js';
 import type { PolicyVariant } from '../policies/spec.js';
@@ -195,6 +196,8 @@ class Replayer {
     private readonly ctx: ReplayContext,
   ) {
     const { tokens, model } = ctx;
+    // Every policy is given the same message objects: one that changed them would change what the others send.
+    deepFreeze(conversation);
     this.promptTokens = new PromptTokens(tokens);
     this.rules = new PromptRules(ctx.messageRules);
     // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario;
@@ -335,12 +338,22 @@ class Replayer {
         p.auxInputTokens += u.inputTokens;
         p.auxOutputTokens += u.outputTokens;
       }
-      const priced = this.meter.upkeep(u.model, u.inputTokens, u.outputTokens);
+      const priced = this.upkeepPrice(turn, u);
       p.costUpkeep += priced.cost;
       p.overflow ||= priced.overflow;
       if (u.sync) p.latencyMs += priced.latencyMs;
     }
     return p;
+  }
+
+  /** An upkeep call priced; a model the price table lacks (only a policy module can name one: the run checks its own) names the policy, turn and scenario. */
+  private upkeepPrice(turn: number, u: UpkeepCall): ReturnType<Meter['upkeep']> {
+    try {
+      return this.meter.upkeep(u.model, u.inputTokens, u.outputTokens);
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      throw new CtxsimError(`${this.variant.name}: turn ${turn} of ${this.conversation.id}: upkeep ${u.kind}: ${e.message}`, 'policy');
+    }
   }
 
   /** The turn's record, made whole in one go, its fields in the order of TurnRecord (the order results.json lists them in). */
@@ -432,4 +445,16 @@ function offeredTools(study: readonly ToolDef[] | undefined, own: readonly ToolD
   for (const d of [...(study ?? []), ...(own ?? [])]) byName.set(d.name, d);
   const defs = [...byName.values()];
   return { tokens: toolDefTokens(defs, tokens), defs };
+}
+
+/**
+ * Freezes a value and everything it holds (a conversation: its turns and
+ * messages), once: a policy that changes a message it was given then fails
+ * (a TypeError in a module, which is strict) instead of changing what the
+ * other policies of the run send and what the replay cache keeps.
+ */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
 }

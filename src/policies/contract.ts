@@ -6,7 +6,7 @@ import { RULE_SETS, type Rule } from '../message-rules/provider.js';
 import { normalize } from '../text/normalize.js';
 import { messageText, TokenCounter } from '../tokens/counter.js';
 import { extendsList } from '../tokens/resume.js';
-import type { Conversation, Message, Turn, UpkeepCall } from '../types.js';
+import type { ArtifactKind, Conversation, Message, Turn, UpkeepCall } from '../types.js';
 import { injectionQuote } from '../upkeep/quote.js';
 import { searchText } from '../upkeep/mentions.js';
 import { holds } from '../upkeep/redact.js';
@@ -521,7 +521,27 @@ export function upkeepShape(upkeep: readonly UpkeepCall[]): string | undefined {
   if (!Array.isArray(upkeep)) return `upkeep is ${kindOf(upkeep)}, not an array`;
   for (const u of upkeep) {
     if (typeof u !== 'object' || u === null) return `upkeep holds ${kindOf(u)}, not a call {kind, model, inputTokens, outputTokens, sync}`;
+    if (!UPKEEP_KINDS.includes(u.kind)) return `upkeep of kind ${kindOf(u.kind)} (expected ${UPKEEP_KINDS.join(', ')})`;
+    if (typeof u.model !== 'string' || !u.model) return `upkeep ${u.kind} with model ${kindOf(u.model)} (expected a model's name)`;
     if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`;
+  }
+  return undefined;
+}
+
+const UPKEEP_KINDS: readonly unknown[] = ['summary', 'extract', 'embed'] satisfies UpkeepCall['kind'][];
+const ARTIFACT_KINDS: readonly unknown[] = ['transcript', 'summary', 'vectors', 'facts'] satisfies ArtifactKind[];
+
+/** What is wrong with what `artifacts()` returned, or undefined: a list of {kind, texts, bytes}, one per kind. */
+export function artifactsShape(artifacts: readonly Artifact[]): string | undefined {
+  if (!Array.isArray(artifacts)) return `artifacts is ${kindOf(artifacts)}, not an array`;
+  const seen = new Set<unknown>();
+  for (const a of artifacts) {
+    if (typeof a !== 'object' || a === null) return `artifacts holds ${kindOf(a)}, not an artifact {kind, texts, bytes}`;
+    if (!ARTIFACT_KINDS.includes(a.kind)) return `artifact of kind ${kindOf(a.kind)} (expected ${ARTIFACT_KINDS.join(', ')})`;
+    if (seen.has(a.kind)) return `two artifacts of kind ${a.kind} (one per kind)`;
+    seen.add(a.kind);
+    if (!Array.isArray(a.texts) || !a.texts.every((t: unknown) => typeof t === 'string')) return `artifact ${a.kind} with texts ${kindOf(a.texts)} (expected a list of strings)`;
+    if (!Number.isInteger(a.bytes) || a.bytes < 0) return `artifact ${a.kind} with bytes ${kindOf(a.bytes)} (expected a whole number ≥ 0)`;
   }
   return undefined;
 }

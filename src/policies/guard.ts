@@ -2,8 +2,8 @@ import { CassetteMissError } from '../upkeep/upkeep.js';
 import { CtxsimError } from '../errors.js';
 import { PromptTokens } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
-import { PlanChecks, upkeepShape, type PlanCall } from './contract.js';
-import type { Policy, PolicySession, PromptPlan } from './types.js';
+import { artifactsShape, PlanChecks, upkeepShape, type PlanCall } from './contract.js';
+import type { Artifact, Policy, PolicySession, PromptPlan } from './types.js';
 
 /**
  * A policy whose sessions keep the per-call rules of the policy contract
@@ -58,8 +58,8 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
       const checks = new PlanChecks({ system, budget, tokens });
       /** The last turn the session was told of. */
       let turn = 0;
-      /** The messages of the previous call. */
-      let previous: unknown;
+      /** The messages of the previous call, with their length and last message as returned. */
+      let previous: { messages: readonly Message[]; length: number; last: Message | undefined } | undefined;
       // Messages are made only on failure: the checks run on every call.
       const during = (t: number, call: number) => `${label}: turn ${t} of ${scenario}${call > 1 ? `, call ${call}` : ''}`;
       const after = (t: number) => `${label}: ${t ? `after turn ${t}` : 'before the first turn'} of ${scenario}`;
@@ -72,13 +72,16 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
           } catch (e) {
             throw thrown(e, `${during(t, callOf(pending))}: threw`);
           }
+          // The run keeps the previous prompt to compare the next one with: one array reused or changed in place would spoil
+          // that. Its length and last message tell most changes (a push, a pop, a cut) at no cost.
+          const again = plan?.messages === previous?.messages;
+          if (previous && (again || previous.messages.length !== previous.length || previous.messages[previous.length - 1] !== previous.last)) {
+            const what = again ? "the messages are the previous call's array again" : "the previous call's prompt was changed after it was returned";
+            throw new CtxsimError(`${during(t, callOf(pending))}: plan: ${what} (each prompt is an array of its own, not changed after it is returned)`, 'policy');
+          }
           const problem = checks.check(plan, pending).find((p) => !measured.has(p.rule));
           if (problem) throw new CtxsimError(`${during(t, callOf(pending))}: ${problem.rule}: ${problem.detail}`, 'policy');
-          // The run keeps the previous prompt to compare the next one with: one array changed in place would spoil that.
-          if (plan.messages === previous) {
-            throw new CtxsimError(`${during(t, callOf(pending))}: plan: the messages are the previous call's array again (each prompt is an array of its own, not changed after it is returned)`, 'policy');
-          }
-          previous = plan.messages;
+          previous = { messages: plan.messages, length: plan.messages.length, last: plan.messages[plan.messages.length - 1] };
           return plan;
         },
         commit(exchange, info) {
@@ -89,11 +92,15 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
           return checkedUpkeep(() => session.forget(facts, info), () => `${after(info.afterTurn)}: forget`);
         },
         artifacts() {
+          let list: Artifact[];
           try {
-            return session.artifacts();
+            list = session.artifacts();
           } catch (e) {
             throw thrown(e, `${after(turn)}: artifacts threw`);
           }
+          const bad = artifactsShape(list);
+          if (bad) throw new CtxsimError(`${after(turn)}: artifacts: ${bad}`, 'policy');
+          return list;
         },
       };
     },
