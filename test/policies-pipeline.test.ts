@@ -56,14 +56,14 @@ function run(spec: string) {
 const results = (m: readonly Message[]) => m.filter((x) => x.role === 'tool').map((x) => x.content.split(':')[0]);
 
 describe('pipeline specs', () => {
-  it('are named by their stages, each canonical, and a stage’s list of values sweeps', () => {
+  it('are named by their stages, each canonical (parameters in the order the stage declares them), and a stage’s list of values sweeps', () => {
     const names = (spec: string) => {
       const v = policyFromString(spec);
       return typeof v === 'string' ? v : v.map((x) => x.name);
     };
     expect(names('pipeline:mask-observations:keep=5|10>summary-buffer:keepRecent=1,budget=300')).toEqual([
-      'pipeline:mask-observations:keep=5 > summary-buffer:keepRecent=1,budget=300',
-      'pipeline:mask-observations:keep=10 > summary-buffer:keepRecent=1,budget=300',
+      'pipeline:mask-observations:keep=5 > summary-buffer:budget=300,keepRecent=1',
+      'pipeline:mask-observations:keep=10 > summary-buffer:budget=300,keepRecent=1',
     ]);
     expect(names('pipeline:summary-buffer > mask-observations')).toBe('pipeline stage 1: summary-buffer must be last (only mask-observations and clear-tool-results come before the last stage)');
     expect(names('pipeline:mask-observations > pipeline:full')).toBe('pipeline stage 2: a pipeline cannot be a stage');

@@ -11,10 +11,27 @@ export interface PolicySpec {
 
 export type { PolicyVariant } from './types.js';
 
-/** Canonical name: the id, then the given parameters as key=value in the order given. */
-export function canonicalName(spec: PolicySpec): string {
+/**
+ * Canonical name: the id, then the given parameters as key=value. With the
+ * policy, they are in the order its schema declares them (its own, then the
+ * common ones), whatever the order written, so `window:turns=3,budget=500`
+ * and `window:budget=500,turns=3` are one variant, `window:turns=3,budget=500`;
+ * without it, in the order given.
+ */
+export function canonicalName(spec: PolicySpec, policy?: Policy): string {
   if (!spec.given.length) return spec.id;
-  return `${spec.id}:${spec.given.map(([k, v]) => `${k}=${v}`).join(',')}`;
+  const given = policy ? declarationOrder(policy, spec.given) : spec.given;
+  return `${spec.id}:${given.map(([k, v]) => `${k}=${v}`).join(',')}`;
+}
+
+/** Parameters in the order the policy declares them (a stable sort: a name it does not declare keeps its place after those it does). */
+function declarationOrder<T extends readonly [string, unknown]>(policy: Policy, given: readonly T[]): T[] {
+  const keys = Object.keys(paramShape(policy));
+  const rank = (k: string) => {
+    const i = keys.indexOf(k);
+    return i < 0 ? keys.length : i;
+  };
+  return [...given].sort((a, b) => rank(a[0]) - rank(b[0]));
 }
 
 /** Parses a command-line spec such as `window-tokens:budget=2000` (values as text, lists as `a|b`). */
@@ -44,7 +61,10 @@ export function paramShape(policy: Policy): Readonly<Record<string, z.ZodType>> 
 /**
  * Resolves a spec against the registry: unknown ids and parameters are errors;
  * a list value makes a sweep, one variant per combination, in the order given.
- * Returns variants, or an error message.
+ * Each variant is named canonically (`canonicalName`), its parameters in the
+ * order the policy declares them: the order they are written in changes
+ * neither the name nor the variant's numbers (its random stream is seeded by
+ * the name). Returns variants, or an error message.
  */
 export function resolveSpec(
   registry: ReadonlyMap<string, Policy>,
@@ -78,7 +98,7 @@ export function resolvePolicy(policy: Policy, given: readonly (readonly [string,
     const params: Record<string, ParamValue | undefined> = {};
     for (const [k, s] of Object.entries(shape)) params[k] = defaultOf(s);
     for (const [k, v] of c) params[k] = v;
-    return { name: canonicalName({ id, given: c }), policy, params };
+    return { name: canonicalName({ id, given: c }, policy), policy, params };
   });
 }
 
