@@ -2,12 +2,23 @@
 /**
  * Checks that the packed package typechecks for a strict consumer: `npm pack`
  * the built package, install it with its runtime dependencies only (no dev
- * dependencies, and of @types only @types/node), and compile a file that uses
- * the public API with `strict` and `skipLibCheck: false`. Run by `npm run
- * check` (after `npm run build`); exits non-zero with tsc's errors otherwise.
+ * dependencies, no @types/node), and compile with `strict` and `skipLibCheck:
+ * false`:
+ *
+ * - a file that uses the public API, first without @types/node (a consumer
+ *   need not have Node's types), then with them;
+ * - the example policy `ctxsim init` scaffolds, as JavaScript under
+ *   `checkJs`, as an editor with ctxsim installed checks it;
+ * - every `ts` and `js` code sample of docs/custom-policies.md and
+ *   docs/api.md: a sample that is a whole module as it is, a fragment inside
+ *   the code it stands for (SAMPLE_WRAPPERS, by its first line). A sample no
+ *   wrapper fits fails the check.
+ *
+ * Run by `npm run check` (after `npm run build`); exits non-zero with tsc's
+ * errors otherwise.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const dir = mkdtempSync(join(tmpdir(), 'ctxsim-consumer-'));
+const DOCS = ['docs/custom-policies.md', 'docs/api.md'];
 
 const CONSUMER = `import { z } from 'zod';
 import {
@@ -52,36 +64,143 @@ export async function consume(file?: string): Promise<string> {
 }
 `;
 
+/** The type of a policy whose own parameters are `own`, in a JSDoc comment. */
+const policyOf = (own) => `/** @type {import('ctxsim').Policy<${own} & import('ctxsim').CommonParams>} */`;
+
+/**
+ * How a fragment of the docs is checked: by its first line, the code around
+ * it (`null`: a whole module, checked as it is). A fragment of a session's
+ * members is split at `split`: the lines before it go in `start`.
+ */
+const SAMPLE_WRAPPERS = [
+  // The contract: the session's methods stand for any.
+  { first: "/** @type {import('ctxsim').Policy<", wrap: (code) => `${['prompt', 'commit', 'forget', 'artifacts'].map((m) => `/** @type {any} */ let ${m};`).join('\n')}\n${code}` },
+  // An upkeep call.
+  { first: "{ kind: 'summary',", wrap: (code) => `/** @type {import('ctxsim').PromptPlan['upkeep'][number]} */\nexport const call = ${code};` },
+  // The worked example's session.
+  { first: 'start(conversation, params, { blocks }) {', wrap: (code) => `${policyOf('{ keep: number }')}\nexport default { id: 'keep-edges', describe: '', params: {},\n${code}\n};` },
+  // summary-buffer's memory.
+  {
+    first: 'start(conversation, params, deps) {',
+    wrap: (code) => `${policyOf("import('ctxsim').SummaryParams & { budget: number; keepRecent: number }")}\nexport default { id: 'summary-keep', describe: '', params: {},\n${code}\n};`,
+  },
+  // The token window of window-tokens.
+  {
+    first: 'const room = params.budget',
+    wrap: (code) => `${policyOf('{ budget: number }')}
+export default { id: 'window', describe: '', params: {},
+  start(conversation, params, { tokens, blocks }) {
+    const head = blocks.pinned(conversation);
+    const history = blocks.transcript(params);
+    return {
+      prompt(pending) {
+${code}
+        return { messages: [...head, ...kept, ...pending], overBudget: room < 0, upkeep: [], stablePrefix: head.length };
+      },
+      commit: history.commit,
+      forget: history.forget,
+      artifacts: () => [history.artifact()],
+    };
+  },
+};`,
+  },
+  // A store of one's own, erased under the cascade.
+  {
+    first: 'const store = blocks.vectorStore<string>();',
+    split: 'forget(facts, info) {',
+    wrap: (start, members) => `import { definePolicy } from 'ctxsim';
+import { z } from 'zod';
+export default definePolicy({ id: 'store', describe: '', params: z.object({}),
+  start(conversation, params, { blocks }) {
+    const history = blocks.transcript(params);
+${start}
+    return {
+      prompt: (pending) => ({ messages: [...blocks.pinned(conversation), ...pending], overBudget: false, upkeep: [], stablePrefix: 0 }),
+      commit: history.commit,
+${members}
+    };
+  },
+});`,
+  },
+];
+
+/** The `ts` and `js` code samples of a doc, each a file to check: its name and text, and whether it needs Node's types. */
+function docSamples(doc) {
+  const text = readFileSync(join(ROOT, doc), 'utf8');
+  const out = [];
+  for (const m of text.matchAll(/^```(ts|js)\n([\s\S]*?)^```$/gm)) {
+    const [, lang, code] = m;
+    const line = text.slice(0, m.index).split('\n').length;
+    const name = `sample-${doc.replace(/\W/g, '-')}-${line}.${lang === 'ts' ? 'mts' : 'mjs'}`;
+    const firstLine = code.trimStart().split('\n')[0];
+    let file = code;
+    if (!/^import /m.test(code)) {
+      const wrapper = SAMPLE_WRAPPERS.find((w) => firstLine.startsWith(w.first));
+      if (!wrapper) throw new Error(`${doc}:${line}: a ${lang} sample that is not a module and that no wrapper of check-consumer.mjs fits: ${firstLine}`);
+      if (wrapper.split) {
+        const at = code.indexOf(wrapper.split);
+        file = wrapper.wrap(code.slice(0, at), code.slice(at));
+      } else {
+        file = wrapper.wrap(code);
+      }
+    }
+    out.push({ name, text: file, node: /from 'node:/.test(file) });
+  }
+  return out;
+}
+
+/** Compiles files in `dir` with tsc, strict; returns tsc's output on failure. */
+function tsc(name, files, types) {
+  const config = `tsconfig.${name}.json`;
+  const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noEmit: true, allowJs: true, checkJs: true, types };
+  writeFileSync(join(dir, config), JSON.stringify({ compilerOptions, files }));
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], { cwd: dir, encoding: 'utf8', stdio: 'pipe' });
+    return undefined;
+  } catch (e) {
+    return `${e.stdout}${e.stderr}`;
+  }
+}
+
 try {
   const tarball = execFileSync(npm, ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').pop();
   const modules = join(dir, 'node_modules');
   mkdirSync(join(modules, 'ctxsim'), { recursive: true });
   execFileSync('tar', ['-xzf', join(dir, tarball), '-C', join(modules, 'ctxsim'), '--strip-components=1']);
-  // The runtime dependency closure, as installed here, and @types/node: nothing else a consumer would not have.
-  const prod = execFileSync(npm, ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').slice(1);
-  for (const path of [...prod, join(ROOT, 'node_modules', '@types', 'node')]) {
+  /** Links a package of the repository's node_modules into the consumer's. */
+  const link = (path) => {
     const name = relative(join(ROOT, 'node_modules'), path);
-    if (name.startsWith('..') || name.includes(`node_modules`)) continue;
+    if (name.startsWith('..') || name.includes(`node_modules`)) return;
     mkdirSync(dirname(join(modules, name)), { recursive: true });
     try {
       symlinkSync(path, join(modules, name), 'dir');
     } catch (e) {
       if (e.code !== 'EEXIST') throw e;
     }
-  }
+  };
+  // The runtime dependency closure, as installed here: nothing else a consumer would not have.
+  for (const path of execFileSync(npm, ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').slice(1)) link(path);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
   writeFileSync(join(dir, 'consumer.ts'), CONSUMER);
-  writeFileSync(
-    join(dir, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] }, files: ['consumer.ts'] }),
-  );
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  try {
-    execFileSync(process.execPath, [tsc, '-p', dir], { cwd: dir, encoding: 'utf8', stdio: 'pipe' });
-  } catch (e) {
-    process.stderr.write(`the packed package does not typecheck for a strict consumer:\n${e.stdout}${e.stderr}`);
+  // The example policy as `ctxsim init` writes it, from the packed templates (the docs' test sample imports it from there).
+  mkdirSync(join(dir, 'policies'));
+  copyFileSync(join(modules, 'ctxsim', 'templates', 'init', 'policies', 'example-policy.mjs'), join(dir, 'policies', 'example-policy.mjs'));
+  const samples = DOCS.flatMap(docSamples);
+  for (const s of samples) writeFileSync(join(dir, s.name), s.text);
+  const common = ['consumer.ts', 'policies/example-policy.mjs', ...samples.filter((s) => !s.node).map((s) => s.name)];
+  const failures = [];
+  const without = tsc('no-node', common, []);
+  if (without) failures.push(`without @types/node:\n${without}`);
+  link(join(ROOT, 'node_modules', '@types', 'node'));
+  const withNode = tsc('node', [...common, ...samples.filter((s) => s.node).map((s) => s.name)], ['node']);
+  if (withNode) failures.push(`with @types/node:\n${withNode}`);
+  if (failures.length) {
+    process.stderr.write(`the packed package, its example policy or a docs sample does not typecheck for a strict consumer:\n${failures.join('')}`);
     process.exitCode = 1;
+  } else {
+    const version = JSON.parse(readFileSync(join(modules, 'ctxsim', 'package.json'), 'utf8')).version;
+    console.log(`packed package typechecks for a strict consumer, with and without @types/node (${version}, skipLibCheck: false), with the example policy (checkJs) and ${samples.length} docs samples`);
   }
-  if (!process.exitCode) console.log(`packed package typechecks for a strict consumer (${JSON.parse(readFileSync(join(modules, 'ctxsim', 'package.json'), 'utf8')).version}, skipLibCheck: false)`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

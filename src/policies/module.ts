@@ -9,7 +9,7 @@ import type { ParamSpec, Policy } from './types.js';
 /** A policy loaded from a JavaScript module the user named by path. */
 export interface PolicyModule {
   policy: Policy;
-  /** The module's absolute path. */
+  /** The module's path as it was given (a relative one is read from the working directory). */
   file: string;
   /** sha256 (hex) of the file's bytes: what a run's fingerprint records. */
   hash: string;

@@ -214,7 +214,7 @@ export function handOver(list: (Conversation | undefined)[]): Conversations {
 }
 
 /** `results.json`'s meta: package version, price-table date, and the time (`SOURCE_DATE_EPOCH` if set, for reproducible builds). */
-export function resultsMeta(priceDate: string, env: NodeJS.ProcessEnv = process.env, now = () => new Date()): ResultsMeta {
+export function resultsMeta(priceDate: string, env: Readonly<Record<string, string | undefined>> = process.env, now = () => new Date()): ResultsMeta {
   const epoch = env.SOURCE_DATE_EPOCH;
   const at = epoch && /^\d+$/.test(epoch) ? new Date(Number(epoch) * 1000) : now();
   return { tool: 'ctxsim', version: packageVersion(), priceTable: priceDate, generatedAt: at.toISOString() };

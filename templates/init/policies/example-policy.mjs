@@ -8,8 +8,13 @@
 // every policy keeps, how each call below is made, and every block are in
 // ctxsim's docs/custom-policies.md; to check this file against the rules,
 // call `checkPolicyContract(policy, conversations)` from the ctxsim package.
+//
+// The type comment below is for an editor with ctxsim installed (it imports
+// nothing at run time): `params` is this policy's own parameter, `keep`, with
+// its default filled in, and the common ones (`sessionCap`, `forget`,
+// `moderation`), so `// @ts-check` or `checkJs` checks the file as it is.
 
-/** @type {import('ctxsim').Policy} */
+/** @type {import('ctxsim').Policy<{ keep: number } & import('ctxsim').CommonParams>} */
 export default {
   id: 'keep-edges',
   describe: 'the first and the last `keep` exchanges, plus the current turn',
