@@ -86,6 +86,42 @@ describe('a policy module from the command line', () => {
     expect(stored('keep-edges:keep=1')).toBe(39);
   });
 
+  it('a module whose records show upkeep is named in the memory line of the reports (what it remembers is what it simulates); without upkeep it is not', async () => {
+    const file = join(tempDir(), 'notes.mjs');
+    // Keeps every exchange and says it paid a summarizer after each turn when `upkeep` is 1.
+    writeFileSync(
+      file,
+      `export default {
+  id: 'notes',
+  describe: 'keeps everything, with or without a summarizer call after each turn',
+  params: { upkeep: { default: 1, kind: 'int', min: 0 } },
+  start(conversation, params) {
+    const head = [...conversation.system];
+    const kept = [];
+    const call = { kind: 'summary', model: 'gpt-4o-mini', inputTokens: 40, outputTokens: 10, sync: false };
+    return {
+      prompt: (pending) => ({ messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
+      commit: (exchange) => (kept.push(...exchange), params.upkeep ? [call] : []),
+      forget: () => [],
+      artifacts: () => [],
+    };
+  },
+};
+`,
+    );
+    const line = (policy: string) => {
+      const out = join(tempDir(), 'out');
+      return cli('run', '--scenario', NOAH, '--policy', policy, ...COMMON, '--out', out).then((r) => {
+        expect([r.code, r.err]).toEqual([0, '']);
+        return readFileSync(join(out, 'report.md'), 'utf8').split('\n').filter((l) => l.includes('memory ('));
+      });
+    };
+    expect(await line(file)).toEqual([
+      "Simulated memory (notes as its module simulates it): retained means the fact's value is in what is sent, an upper bound on what a model would answer",
+    ]);
+    expect(await line(`${file}:upkeep=0`)).toEqual([]);
+  });
+
   it('explain shows what the module sends at a turn', async () => {
     const r = await cli('explain', NOAH, '--policy', `${FIXTURE}:keep=1`, '--turn', '5', '--tokenizer', 'chars4');
     expect(r.code).toBe(0);

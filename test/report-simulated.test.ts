@@ -23,6 +23,20 @@ describe('reports say what is simulated', async () => {
     expect(simulatedNote({})).toBeUndefined();
   });
 
+  it('a policy that is not built in is named when its records show upkeep (its memory is what its module simulates), and not otherwise', () => {
+    const info = { policies: [...memory.info.policies, { name: 'mine:keep=2', id: 'mine', params: { keep: 2 } }, { name: 'constructor', id: 'constructor', params: {} }] };
+    const records = [
+      { policy: 'mine:keep=2', auxTokens: 120 },
+      { policy: 'constructor', auxTokens: 0 },
+    ];
+    expect(simulatedNote(info, records)).toBe(NOTE.replace('facts recall 0.8)', 'facts recall 0.8, mine as its module simulates it)'));
+    expect(simulatedNote(info, [{ policy: 'mine:keep=2', auxTokens: 0 }])).toBe(NOTE);
+    expect(simulatedNote({ policies: info.policies.slice(-2) }, records)).toBe(
+      "Simulated memory (mine as its module simulates it): retained means the fact's value is in what is sent, an upper bound on what a model would answer",
+    );
+    expect(simulatedNote({ ...info, upkeep: { recorded: 'upkeep.cassette.jsonl' } }, records)).toMatch(/^Recorded memory \(summary-buffer, retrieval, facts, mine: a real model’s responses from upkeep\.cassette\.jsonl\)/);
+  });
+
   it('the run table ends with the line, only when such a policy is in the run', () => {
     const table = policyTable(memory.results, memory.info);
     expect(table.trimEnd().split('\n').at(-1)).toBe(NOTE);

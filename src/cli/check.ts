@@ -111,7 +111,7 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
     throw e;
   }
   const accept = acceptCommand(flags, flags.baseline ?? displayPath(file));
-  const note = simulatedNote(run.info);
+  const note = simulatedNote(run.info, run.policies);
   const table = gateMarkdown(result, { accept, ...(flags.verbose && { verbose: true }), ...(note && { note }) });
   io.out(flags.json ? gateJson(result) : table);
   const summary = process.env.GITHUB_STEP_SUMMARY;

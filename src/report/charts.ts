@@ -223,7 +223,7 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
     'Filled: Pareto-optimal (no other policy is as cheap and retains as much, and better at one); hollow: dominated',
     ...(skipped ? [`${plural(skipped, 'policy')} without probes not shown`] : []),
     ...overflowNote(results),
-    ...simulatedLines(info),
+    ...simulatedLines(info, results.policies),
   ];
   const textLayer = (align: 'left' | 'right') => ({
     data: { values: labels.filter((l) => l.align === align).map(({ x, y, text }) => ({ x, y, text })) },
@@ -291,7 +291,7 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
     name,
     title,
     spec: {
-      ...base(name, title, ['Share of probes whose current value was in the prompt; a tick at 0 means none was', ...overflowNote(results), ...simulatedLines(info)], info, 'Grouped bar chart of retention by fact age bucket, one bar per policy.'),
+      ...base(name, title, ['Share of probes whose current value was in the prompt; a tick at 0 means none was', ...overflowNote(results), ...simulatedLines(info, results.policies)], info, 'Grouped bar chart of retention by fact age bucket, one bar per policy.'),
       width,
       data: { values },
       layer: [

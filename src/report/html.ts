@@ -159,7 +159,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
     .map((c) => `<figure id="chart-${escapeHtml(c.name)}" aria-label="${escapeHtml(c.title)}">\n${scopeSvgIds(c.svg.trimEnd(), c.name)}\n</figure>`)
     .join('\n');
   const n = results.policies[0]?.scenarios ?? 0;
-  const note = simulatedNote(info);
+  const note = simulatedNote(info, results.policies);
   const simulated = note ? `<p class="caption">${escapeHtml(note)}</p>\n` : '';
   return `<!doctype html>
 <html lang="en">

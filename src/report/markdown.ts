@@ -39,7 +39,7 @@ export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportIn
 /** The budget table as paste-ready GitHub markdown: caption line, blank line, table; then, when memory is simulated, a blank line and what that means. */
 export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo): string {
   const t = budgetDisplay(results);
-  const note = simulatedNote(info);
+  const note = simulatedNote(info, results.policies);
   return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}${note ? `\n${note}\n` : ''}`;
 }
 

@@ -56,7 +56,7 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
   ];
   // Numbers are right-aligned: every column after the labels but the last (pareto).
   const numeric = new Set([...columnsFrom(header, labels.header.length)].filter((i) => i < header.length - 1));
-  const note = simulatedNote(info);
+  const note = simulatedNote(info, results.policies);
   return `${caption(info)}\n${align(rows, numeric)}${note ? `${note}\n` : ''}`;
 }
 
@@ -71,47 +71,63 @@ const SIMULATED: Readonly<Record<string, (params: PolicyInfo['params']) => strin
   pipeline: (p) => {
     const last = String(p.stages).split('>').pop()!.trim();
     const id = last.split(':')[0]!;
-    return id in SIMULATED && id !== 'pipeline' ? `via ${last}` : undefined;
+    return id !== 'pipeline' && simulatedOf({ id, params: {} }) !== undefined ? `via ${last}` : undefined;
   },
 };
+
+/** What a built-in policy's simulated upkeep rests on; undefined for one that does not remember through upkeep (or is not built in). */
+function simulatedOf(p: Pick<PolicyInfo, 'id' | 'params'>): string | undefined {
+  return Object.hasOwn(SIMULATED, p.id) ? SIMULATED[p.id]!(p.params) : undefined;
+}
 
 /** What retention means when memory is simulated. */
 const AVAILABILITY = "retained means the fact's value is in what is sent, an upper bound on what a model would answer";
 
+/** Per-policy totals as the memory line reads them: a policy not built in that did upkeep remembers through it. */
+type UpkeepTotals = readonly Pick<PolicyRecord, 'policy' | 'auxTokens'>[];
+
 /**
  * The line every table that shows retention carries when the run has a
  * policy that remembers through upkeep (summaries, the fact sheet,
- * retrieval): simulated — what it rests on (`keep`, `recall`, the lexical
- * embedding) — or recorded — a real model's responses, from which cassette;
- * and that retention is availability — the fact's value is in what is
- * sent — an upper bound on what a model would answer. None otherwise.
+ * retrieval, or a policy module's upkeep, told by its records): simulated —
+ * what it rests on (`keep`, `recall`, the lexical embedding, the module) —
+ * or recorded — a real model's responses, from which cassette; and that
+ * retention is availability — the fact's value is in what is sent — an
+ * upper bound on what a model would answer. None otherwise.
  */
-export function simulatedNote(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>): string | undefined {
-  const what = memoryBasis(info);
+export function simulatedNote(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals = []): string | undefined {
+  const what = memoryBasis(info, records);
   return what === undefined ? undefined : `${what.kind} memory (${what.basis}): ${AVAILABILITY}`;
 }
 
 /** The same as two shorter lines, for a chart's subtitle (none when no policy remembers through upkeep). */
-export function simulatedLines(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>): string[] {
-  const what = memoryBasis(info);
+export function simulatedLines(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals = []): string[] {
+  const what = memoryBasis(info, records);
   return what === undefined ? [] : [`${what.kind} memory: ${what.basis}`, `${AVAILABILITY[0]!.toUpperCase()}${AVAILABILITY.slice(1)}`];
 }
 
 /** Whether the run's memory is simulated or recorded, and what it rests on. */
-function memoryBasis(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>): { kind: 'Simulated' | 'Recorded'; basis: string } | undefined {
+function memoryBasis(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals): { kind: 'Simulated' | 'Recorded'; basis: string } | undefined {
+  const own = ownUpkeep(info, records);
   if (info.upkeep) {
-    const ids = [...new Set((info.policies ?? []).filter((p) => SIMULATED[p.id]?.(p.params) !== undefined).map((p) => p.id))];
+    const ids = [...new Set((info.policies ?? []).filter((p) => simulatedOf(p) !== undefined).map((p) => p.id)), ...own];
     return ids.length ? { kind: 'Recorded', basis: `${ids.join(', ')}: a real model’s responses from ${info.upkeep.recorded}` } : undefined;
   }
-  const basis = simulatedMemory(info);
-  return basis === undefined ? undefined : { kind: 'Simulated', basis };
+  const basis = [simulatedMemory(info), ...own.map((id) => `${id} as its module simulates it`)].filter((b) => b !== undefined);
+  return basis.length ? { kind: 'Simulated', basis: basis.join(', ') } : undefined;
+}
+
+/** The ids of the policies the run has that are not built in (no entry in SIMULATED) and whose records show upkeep. */
+function ownUpkeep(info: Partial<Pick<ReportInfo, 'policies'>>, records: UpkeepTotals): string[] {
+  const did = new Set(records.filter((r) => r.auxTokens > 0).map((r) => r.policy));
+  return [...new Set((info.policies ?? []).filter((p) => !Object.hasOwn(SIMULATED, p.id) && did.has(p.name)).map((p) => p.id))];
 }
 
 /** Each remembering policy of the run with what its simulated upkeep rests on: `summary keep 1, facts recall 0.8`. */
 function simulatedMemory(info: Partial<Pick<ReportInfo, 'policies'>>): string | undefined {
   const byPolicy = new Map<string, string[]>();
   for (const p of info.policies ?? []) {
-    const what = SIMULATED[p.id]?.(p.params);
+    const what = simulatedOf(p);
     if (what === undefined) continue;
     const seen = byPolicy.get(p.id) ?? [];
     if (!seen.includes(what)) seen.push(what);
