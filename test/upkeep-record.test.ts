@@ -277,7 +277,7 @@ describe('upkeep record and replay', () => {
     ]);
   });
 
-  it('the gate tells when upkeep changed from simulated to recorded, and when the cassette changed', async () => {
+  it('the gate tells when upkeep changed from simulated to recorded, and when the cassette changed; its accept command keeps --upkeep', async () => {
     const dir = project();
     const study = join(dir, 'study.yaml');
     const baseline = join(dir, 'baseline.json');
@@ -291,6 +291,16 @@ describe('upkeep record and replay', () => {
     writeFileSync(cassette, readFileSync(cassette, 'utf8').replace('"text":"none"', '"text":"note: none of it"'));
     const changed = await ctxsim(['check', study, ...common, '--upkeep', 'replay', '--baseline', baseline]);
     expect(changed.stdout).toMatch(/upkeep: recorded \S+ sha256:([0-9a-f]{12}) → recorded \S+ sha256:(?!\1)[0-9a-f]{12}/);
+    // A check that fails gives the command that accepts the change with the upkeep flags it ran with: the baseline it saves is the recorded run's.
+    const cheap = join(dir, 'cheap-prices.json');
+    writeFileSync(cheap, JSON.stringify({ 'gpt-4o-mini': { input_cost_per_token: 1e-9, cache_read_input_token_cost: 1e-10, output_cost_per_token: 1e-9 } }));
+    expect((await ctxsim(['run', study, ...common, '--upkeep', 'replay', '--prices', cheap, '--out', join(dir, 'cheap'), '--save-baseline', baseline, '--force'])).code).toBe(0);
+    const dearer = await ctxsim(['check', study, ...common, '--upkeep', 'replay', '--baseline', baseline]);
+    expect(dearer.code).toBe(1);
+    const accept = /^ {4}npx ctxsim (run .*)$/m.exec(dearer.stdout)![1]!.split(' ');
+    expect(accept).toEqual(['run', study, '--policy', 'facts', '--upkeep', 'replay', '--save-baseline', baseline, '--force']);
+    expect((await ctxsim([...accept, '--no-token-cache', '--quiet', '--out', join(dir, 'accepted')])).code).toBe(0);
+    expect((await ctxsim(['check', study, ...common, '--upkeep', 'replay', '--baseline', baseline])).code).toBe(0);
   });
 
   it('upkeep models unknown to the builtin table are priced by a --prices table, whose entries the study is checked against', async () => {

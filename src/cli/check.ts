@@ -75,6 +75,8 @@ function studyArgs(flags: CheckFlags): string[] {
   add('--tokenizer', flags.tokenizer);
   add('--prices', flags.prices);
   add('--cache', flags.cache);
+  add('--upkeep', flags.upkeep);
+  add('--cassette', flags.cassette);
   return args;
 }
 
