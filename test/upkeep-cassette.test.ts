@@ -128,6 +128,13 @@ describe('Cassette text', () => {
     ]);
   });
 
+  it("parse errors: a model's vectors of different lengths (they are compared with each other); another model's may differ", () => {
+    const vec = (key: string, model: string, n: number) => line({ key: k(key), kind: 'embed', model, vector: encodeVector(Array.from({ length: n }, (_, i) => i / n)), usage: { input: 1, output: 0 } });
+    const text = [vec('a', 'e', 3), vec('b', 'f', 5), vec('c', 'e', 3), vec('d', 'e', 4), vec('e', 'f', 5)].join('\n');
+    expect(problems(() => Cassette.parse('c.jsonl', text))).toEqual([`c.jsonl:4:1 vector: 4 dimensions, but e's vector on line 1 has 3 (a model's vectors are compared with each other)`]);
+    expect(Cassette.parse('c.jsonl', [vec('a', 'e', 3), vec('b', 'f', 5)].join('\n')).size).toBe(2);
+  });
+
   it('parse errors: an unknown kind, a missing usage, a non-object, an extra field', () => {
     const text = [
       line({ ...ok, kind: 'sum' }),

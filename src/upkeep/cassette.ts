@@ -94,6 +94,8 @@ export class Cassette {
     const problems: Problem[] = [];
     const entries: CassetteEntry[] = [];
     const seen = new Map<string, number>();
+    /** Per embedding model, the dimensions of its first vector and that line: a model gives all its vectors one length. */
+    const dimensions = new Map<string, { n: number; line: number }>();
     text.split('\n').forEach((raw, i) => {
       const line = i + 1;
       if (!raw.trim()) return;
@@ -116,6 +118,12 @@ export class Cassette {
       const first = seen.get(entry.key);
       if (first !== undefined) problems.push({ file, line, path: 'key', message: `${entry.key} is recorded twice (also on line ${first})` });
       seen.set(entry.key, line);
+      if (entry.vector !== undefined) {
+        const n = Buffer.byteLength(entry.vector, 'base64') / 4;
+        const first = dimensions.get(entry.model);
+        if (!first) dimensions.set(entry.model, { n, line });
+        else if (first.n !== n) problems.push({ file, line, path: 'vector', message: `${n} dimensions, but ${entry.model}'s vector on line ${first.line} has ${first.n} (a model's vectors are compared with each other)` });
+      }
       entries.push(entry);
     });
     if (problems.length) throw new ScenarioError(problems);
