@@ -1,20 +1,29 @@
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * Vitest global setup: the suite must remove every temp folder it makes
  * (`test/_tmp.ts` does it for a test). Teardown fails the run naming any
  * `ctxsim-*` entry of the temp folder that appeared while it ran.
+ *
+ * A run that names no cache folder uses `$CTXSIM_CACHE_DIR`: the suite's is
+ * a temp folder of its own, removed at the end, so no test writes a cache
+ * into the working tree or reads one an earlier run left there.
  */
 const ours = () => new Set(readdirSync(tmpdir()).filter((f) => f.startsWith('ctxsim-')));
 
 let before = new Set<string>();
+let cache = '';
 
 export function setup(): void {
   before = ours();
+  cache = mkdtempSync(join(tmpdir(), 'ctxsim-suite-cache-'));
+  process.env.CTXSIM_CACHE_DIR = cache;
 }
 
 export function teardown(): void {
+  rmSync(cache, { recursive: true, force: true });
   const left = [...ours()].filter((f) => !before.has(f));
   if (!left.length) return;
   process.exitCode = 1;

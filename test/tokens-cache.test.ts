@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import {existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { tokenCacheFromFlags } from '../src/cli/_study.js';
 import { runStudy, type RunOptions } from '../src/engine/run.js';
@@ -266,8 +266,36 @@ describe('token cache file', () => {
 });
 
 describe('token cache flags', () => {
-  it('defaults to .ctxsim-cache; --no-token-cache is false; of both, the last wins', () => {
-    expect(tokenCacheFromFlags(undefined)).toBe('.ctxsim-cache');
+  it('defaults to $CTXSIM_CACHE_DIR, else .ctxsim-cache; a flag wins over the variable; one naming a file is named', () => {
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, '');
+    try {
+      vi.stubEnv('CTXSIM_CACHE_DIR', '');
+      expect(tokenCacheFromFlags(undefined)).toBe('.ctxsim-cache');
+      vi.stubEnv('CTXSIM_CACHE_DIR', '/ci/cache');
+      expect(tokenCacheFromFlags(undefined)).toBe('/ci/cache');
+      expect(tokenCacheFromFlags('x')).toBe('x');
+      expect(tokenCacheFromFlags(false)).toBe(false);
+      vi.stubEnv('CTXSIM_CACHE_DIR', file);
+      expect(() => tokenCacheFromFlags(undefined)).toThrow(new UsageError(`CTXSIM_CACHE_DIR ${file}: a file, not a folder`));
+      expect(() => tokenCacheFromFlags(file)).toThrow(new UsageError(`--token-cache ${file}: a file, not a folder`));
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('run without a cache flag fills $CTXSIM_CACHE_DIR', async () => {
+    const dir = tempDir();
+    vi.stubEnv('CTXSIM_CACHE_DIR', join(dir, 'ci-cache'));
+    try {
+      expect((await cli('--out', join(dir, 'out'))).code).toBe(0);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(readdirSync(join(dir, 'ci-cache')).sort()).toEqual(['o200k_base.tokens', 'replay']);
+  });
+
+  it('--no-token-cache is false; of both, the last wins', () => {
     expect(tokenCacheFromFlags('x')).toBe('x');
     expect(tokenCacheFromFlags(false)).toBe(false);
     expect(tokenCacheFromFlags(['x', false])).toBe(false);

@@ -36,6 +36,9 @@ export interface StudyFlags {
 /** Where the token-count cache and the replay cache (in its `replay/`) live unless `--token-cache` says otherwise (relative to the working directory). */
 export const DEFAULT_TOKEN_CACHE = '.ctxsim-cache';
 
+/** The environment variable that names the cache folder when no flag does (CI jobs that keep one folder between runs). */
+export const CACHE_DIR_ENV = 'CTXSIM_CACHE_DIR';
+
 export const STUDY_OPTIONS = {
   out: { type: 'string', describe: 'output folder (overrides the study)' },
   seed: wholeNumberOption('seed', { describe: 'random seed' }),
@@ -52,7 +55,7 @@ export const STUDY_OPTIONS = {
   'token-cache': {
     type: 'string',
     describe: 'folder of the persistent caches: token counts, and the records of each scenario × model × policy replayed (--no-token-cache or --no-cache: none)',
-    defaultDescription: DEFAULT_TOKEN_CACHE,
+    defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_TOKEN_CACHE}`,
   },
   jobs: wholeNumberOption('jobs', {
     min: 1,
@@ -73,13 +76,14 @@ export function noCacheAlias(args: readonly string[]): readonly string[] {
   return args.map((a, i) => (a === '--no-cache' && (end < 0 || i < end) ? '--no-token-cache' : a));
 }
 
-/** The token-cache folder the flags name: the default, a folder, or false for none. */
+/** The token-cache folder the flags name: a folder, false for none, else $CTXSIM_CACHE_DIR, else the default. */
 export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | false {
   const last = Array.isArray(flag) ? flag[flag.length - 1] : flag;
   if (last === '') throw new UsageError('--token-cache: name a folder (or use --no-token-cache)');
-  const dir = last ?? DEFAULT_TOKEN_CACHE;
+  const fromEnv = last === undefined && process.env[CACHE_DIR_ENV] ? process.env[CACHE_DIR_ENV] : undefined;
+  const dir = last ?? fromEnv ?? DEFAULT_TOKEN_CACHE;
   // Caught here rather than as a warning per cache file at the end of the run.
-  if (dir !== false && existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`--token-cache ${dir}: a file, not a folder`);
+  if (dir !== false && existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`${fromEnv ? CACHE_DIR_ENV : '--token-cache'} ${dir}: a file, not a folder`);
   return dir;
 }
 

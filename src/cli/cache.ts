@@ -6,7 +6,7 @@ import { clearReplayCache, DEFAULT_REPLAY_CACHE_BYTES, REPLAY_DIR, replayCacheSt
 import { displayPath } from '../study/study.js';
 import type { Command } from './_command.js';
 import type { IO } from './_io.js';
-import { tokenCacheFromFlags, type StudyFlags } from './_study.js';
+import { CACHE_DIR_ENV, DEFAULT_TOKEN_CACHE, tokenCacheFromFlags, type StudyFlags } from './_study.js';
 
 const ACTIONS = ['info', 'clear'] as const;
 
@@ -35,7 +35,7 @@ export function cacheCommand(io: IO): Command<CacheFlags> {
           },
           describe: 'info: what the cache holds; clear: remove it all',
         })
-        .option('token-cache', { type: 'string', describe: 'the cache folder', defaultDescription: '.ctxsim-cache' }),
+        .option('token-cache', { type: 'string', describe: 'the cache folder', defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_TOKEN_CACHE}` }),
     handler: (argv: CacheFlags) => cache(argv, io),
   };
 }
