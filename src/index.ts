@@ -18,7 +18,7 @@
 export { CtxsimError, ScenarioError, UsageError, formatProblem, type Problem } from './errors.js';
 
 // Studies
-export { defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, policyFromString, studyJsonSchema, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study } from './study/study.js';
+export { contractScenarios, defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, policyFromString, studyJsonSchema, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study } from './study/study.js';
 export {
   resultsMeta,
   runStudyPipeline,

@@ -208,10 +208,13 @@ describe('the files ctxsim init writes', () => {
     expect(doc).toContain(`\`\`\`\n${io.stdout}\`\`\``);
   });
 
-  it('the workflow checks the study against its gate on pull requests', () => {
+  it('the workflow checks the example policy against the contract, then the study against its gate, on pull requests', () => {
     const wf = parse(template('.github/workflows/ctxsim.yml')) as { on: unknown; jobs: { gate: { steps: { run?: string }[] } } };
     expect(wf.on).toBe('pull_request');
-    expect(wf.jobs.gate.steps.map((s) => s.run).filter(Boolean)).toEqual(['npx --yes ctxsim check study.yaml --junit gate.xml --out ctxsim-reports']);
+    expect(wf.jobs.gate.steps.map((s) => s.run).filter(Boolean)).toEqual([
+      'npx --yes ctxsim check-policy ./policies/example-policy.mjs',
+      'npx --yes ctxsim check study.yaml --junit gate.xml --out ctxsim-reports',
+    ]);
     expect(template('.github/workflows/ctxsim.yml')).toContain('npx ctxsim run study.yaml --save-baseline ctxsim-baseline.json\n');
   });
 
@@ -231,6 +234,16 @@ describe('the files ctxsim init writes', () => {
     const gate = capture();
     expect(await runMain(['check', join(dir, 'study.yaml'), '--no-token-cache', '--quiet'], gate)).toBe(0);
     expect(gate.stdout).toMatch(/^### ctxsim check: passed/);
+    // The workflow's first step, from the project's folder.
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const contract = capture();
+      expect(await runMain(['check-policy', './policies/example-policy.mjs'], contract)).toBe(0);
+      expect(contract.stdout).toMatch(/^keep-edges keeps the 12 rules of the policy contract on \d+ scenarios\n$/);
+    } finally {
+      process.chdir(cwd);
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import { CtxsimError, escapeControl, UsageError } from '../errors.js';
 import { displayPath } from '../study/study.js';
 import { cacheCommand } from './cache.js';
 import { checkCommand } from './check.js';
+import { checkPolicyCommand } from './check-policy.js';
 import { explainCommand } from './explain.js';
 import { mergeCommand } from './merge.js';
 import { generateCommand } from './generate.js';
@@ -33,6 +34,7 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .command(wrap(runCommand(io), setCode))
     .command(wrap(explainCommand(io), setCode))
     .command(wrap(checkCommand(io), setCode))
+    .command(wrap(checkPolicyCommand(io), setCode))
     .command(wrap(mergeCommand(io), setCode))
     .command(wrap(pricesCommand(io), setCode))
     .command(wrap(generateCommand(io), setCode))

@@ -1,6 +1,6 @@
 import { roundsOf, turnCalls } from '../scenario/rounds.js';
 import seedrandom from 'seedrandom';
-import { UsageError } from '../errors.js';
+import { CtxsimError, UsageError } from '../errors.js';
 import { policyViolations } from '../message-rules/blame.js';
 import { RULE_SETS, type Rule } from '../message-rules/provider.js';
 import { normalize } from '../text/normalize.js';
@@ -8,6 +8,7 @@ import { messageText, TokenCounter } from '../tokens/counter.js';
 import { extendsList } from '../tokens/resume.js';
 import type { ArtifactKind, Conversation, Message, Turn, UpkeepCall } from '../types.js';
 import { injectionQuote } from '../upkeep/quote.js';
+import { CassetteMissError } from '../upkeep/upkeep.js';
 import { searchText } from '../upkeep/mentions.js';
 import { holds } from '../upkeep/redact.js';
 import { blocks } from './blocks.js';
@@ -205,24 +206,26 @@ interface Watch {
 
 /** Replays one conversation as a run does, a turn per step; returns its records. */
 function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps, watch?: Watch): Generator<void, Records, void> {
-  const session = variant.policy.start(conversation, variant.params, {
-    tokens: deps.tokens,
-    random: seedrandom(`${deps.seed}:${conversation.id}:${variant.name}\0`),
-    model: deps.model,
-    blocks,
-  });
+  // What the policy throws stops the check as it stops a run: one line naming the variant, the turn and the scenario.
+  const at = `${variant.name}: ${conversation.id}`;
+  const turnOf = (t: number) => `${variant.name}: turn ${t} of ${conversation.id}`;
+  const session = caught(
+    () => variant.policy.start(conversation, variant.params, { tokens: deps.tokens, random: seedrandom(`${deps.seed}:${conversation.id}:${variant.name}\0`), model: deps.model, blocks }),
+    () => `${at}: start threw`,
+  );
   const records: Records = [];
   const record = (turn: number, value: unknown) => records.push({ turn, text: JSON.stringify(value) });
-  // A prompt as text: the conversation's own messages by number (the same objects in every replay), others in full.
+  // A prompt as text: the conversation's own messages by number (the same objects in every replay), others in full; a plan
+  // of the wrong shape as its problem (the watch reports it).
   const own = ownMessages(conversation);
   const recordPlan = (turn: number, plan: PromptPlan) =>
-    records.push({ turn, text: `${plan.overBudget} ${plan.stablePrefix} ${JSON.stringify(plan.upkeep)} ${plan.messages.map((m) => own.get(m) ?? JSON.stringify(m)).join(' ')}` });
+    records.push({ turn, text: planShape(plan) ?? `${plan.overBudget} ${plan.stablePrefix} ${JSON.stringify(plan.upkeep)} ${plan.messages.map((m) => own.get(m) ?? JSON.stringify(m)).join(' ')}` });
   let time = 0;
   const forgetAfter = (afterTurn: number) => {
     for (const event of conversation.forgets) {
       if (event.afterTurn !== afterTurn) continue;
       const facts = event.facts.map((name) => ({ name, values: valuesUpTo(conversation, name, afterTurn) }));
-      record(afterTurn, session.forget(facts, { afterTurn, time }));
+      record(afterTurn, caught(() => session.forget(facts, { afterTurn, time }), () => `${variant.name}: after turn ${afterTurn} of ${conversation.id}: forget threw`));
       watch?.forgot(afterTurn, facts, session);
     }
   };
@@ -231,20 +234,29 @@ function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps,
     if (turn.index > 1) time += turn.gapSeconds;
     const info = { turn, time };
     turnCalls(turn).forEach(({ pending }, k) => {
-      const plan = session.prompt(pending, info);
+      const plan = caught(() => session.prompt(pending, info), () => `${turnOf(turn.index)}${k ? `, call ${k + 1}` : ''}: threw`);
       recordPlan(turn.index, plan);
       watch?.call(turn, k, plan, pending);
     });
-    const upkeep = session.commit([turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])], info);
+    const upkeep = caught(() => session.commit([turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])], info), () => `${turnOf(turn.index)}: commit threw`);
     record(turn.index, upkeep);
     watch?.committed(turn, upkeep, session);
     forgetAfter(turn.index);
     yield;
   }
-  const artifacts = session.artifacts();
+  const artifacts = caught(() => session.artifacts(), () => `${variant.name}: after turn ${conversation.turns.length} of ${conversation.id}: artifacts threw`);
   record(conversation.turns.length + 1, artifacts);
   watch?.end(artifacts);
   return records;
+}
+
+/** What `f` returns; what it throws, as `thrown` makes it (a one-line CtxsimError, the thrown value its cause). */
+function caught<T>(f: () => T, where: () => string): T {
+  try {
+    return f();
+  } catch (e) {
+    throw thrown(e, where());
+  }
 }
 
 const numbered = new WeakMap<Conversation, Map<Message, string>>();
@@ -544,6 +556,15 @@ export function artifactsShape(artifacts: readonly Artifact[]): string | undefin
     if (!Number.isInteger(a.bytes) || a.bytes < 0) return `artifact ${a.kind} with bytes ${kindOf(a.bytes)} (expected a whole number ≥ 0)`;
   }
   return undefined;
+}
+
+/** What a policy threw, as the run throws it: a `CtxsimError` `${prefix}: <its first line>`, the thrown value its cause (a cassette's miss as it is). */
+export function thrown(e: unknown, prefix: string): unknown {
+  if (e instanceof CassetteMissError) return e;
+  const message = (e instanceof Error ? e.message || e.name : String(e)).split('\n')[0];
+  const error = new CtxsimError(`${prefix}: ${message}`, 'policy');
+  error.cause = e;
+  return error;
 }
 
 /** A value as an error names it: `undefined`, `null`, `an array`, or its type and JSON. */

@@ -1,8 +1,7 @@
-import { CassetteMissError } from '../upkeep/upkeep.js';
 import { CtxsimError } from '../errors.js';
 import { PromptTokens } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
-import { artifactsShape, PlanChecks, upkeepShape, type PlanCall } from './contract.js';
+import { artifactsShape, PlanChecks, thrown, upkeepShape, type PlanCall } from './contract.js';
 import type { Artifact, Policy, PolicySession, PromptPlan } from './types.js';
 
 /**
@@ -115,15 +114,6 @@ const NO_RULES: ReadonlySet<string> = new Set();
 
 /** The policies `guardPolicy` made. */
 const GUARDED = new WeakSet<Policy>();
-
-/** What a policy threw, as the run throws it: a `CtxsimError` `${prefix}: <its first line>`, the thrown value its cause (a cassette's miss as it is). */
-function thrown(e: unknown, prefix: string): unknown {
-  if (e instanceof CassetteMissError) return e;
-  const message = (e instanceof Error ? e.message || e.name : String(e)).split('\n')[0];
-  const error = new CtxsimError(`${prefix}: ${message}`, 'policy');
-  error.cause = e;
-  return error;
-}
 
 /** The upkeep a session method returns; what it throws, or upkeep of the wrong shape, ends the run as `${where()} threw: …` or `${where()}: …`. */
 function checkedUpkeep(f: () => UpkeepCall[], where: () => string): UpkeepCall[] {

@@ -204,6 +204,17 @@ export function defaultStudy(): Study {
 }
 
 /**
+ * The scenarios `ctxsim check-policy` replays a policy through when given
+ * none: the default study's, and the package's contract scenarios
+ * (`templates/contract/`: a fact forgotten and stated again, an injection,
+ * an agent's turns of several tool rounds), so every rule of the contract
+ * meets a conversation that can break it.
+ */
+export function contractScenarios(): ScenarioSource[] {
+  return [...defaultStudy().scenarios, { kind: 'glob', pattern: 'templates/contract/*.yaml', base: PACKAGE_DIR }];
+}
+
+/**
  * Reads a study file, with the policy modules it names (loading a module is
  * asynchronous); every problem is reported with its place. `prices` (a
  * path) replaces the study's price table, as `--prices` does.

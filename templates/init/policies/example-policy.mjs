@@ -7,7 +7,8 @@
 // pieces ctxsim's own policies are made of come in `deps.blocks`. The rules
 // every policy keeps, how each call below is made, and every block are in
 // ctxsim's docs/custom-policies.md; to check this file against the rules,
-// call `checkPolicyContract(policy, conversations)` from the ctxsim package.
+// run `npx ctxsim check-policy ./policies/example-policy.mjs` (the workflow
+// does), or call `checkPolicyContract(policy, conversations)` in a test.
 //
 // The type comment below is for an editor with ctxsim installed (it imports
 // nothing at run time): `params` is this policy's own parameter, `keep`, with
