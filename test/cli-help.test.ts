@@ -4,7 +4,7 @@ import { capture } from './_io.js';
 
 /** Every command's --help describes each option and shows an example. */
 
-const COMMANDS = ['run', 'explain', 'check', 'merge', 'prices', 'generate', 'import', 'table', 'init', 'cache'];
+const COMMANDS = ['run', 'explain', 'check', 'check-policy', 'merge', 'prices', 'generate', 'import', 'table', 'init', 'cache'];
 
 async function help(command: string): Promise<string> {
   const io = capture();
@@ -16,7 +16,7 @@ describe('--help', () => {
   it('the commands checked below are every command ctxsim has', async () => {
     const io = capture();
     expect(await runMain(['--help'], io)).toBe(0);
-    expect([...io.stdout.matchAll(/^ {2}ctxsim ([a-z]+)/gm)].map((m) => m[1])).toEqual(COMMANDS);
+    expect([...io.stdout.matchAll(/^ {2}ctxsim ([a-z-]+)/gm)].map((m) => m[1])).toEqual(COMMANDS);
   });
 
   it.each(COMMANDS)('%s: every option has a description, and there is an example', async (command) => {
