@@ -116,6 +116,13 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
       [],
       'broken: turn 3 of tiny: tool-pairs: tool call call_2_1 at 4 without all its results right after it',
     ],
+    ['whole-turns (the current turn twice)', plan((p, pending) => ({ messages: [...p.messages.slice(0, -pending.length), ...pending, ...pending] })), [], 'broken: turn 1 of tiny: whole-turns: turn 1, the current one, sent before its own messages (at 1)'],
+    [
+      'whole-turns (the current turn stored by prompt, not commit)',
+      brokenPolicy('broken', ({ conversation, stored }) => ({ prompt: (pending) => (stored.push([...pending]), { messages: [...conversation.system, ...stored.flat(), ...pending], overBudget: false, upkeep: [], stablePrefix: 1 }) })),
+      [],
+      'broken: turn 1 of tiny: whole-turns: turn 1, the current one, sent before its own messages (at 1)',
+    ],
     // Call 2 of turn 2 sends 21 chars4 tokens: turn 1's user message, erased after turn 1 ([forgotten]), counts 2 instead of 5.
     ['budget', brokenPolicy('broken', () => ({})), [['budget', 20]], 'broken:budget=20: turn 2 of tiny, call 2: budget: 21 tokens sent, budget 20'],
     ['budget (overBudget when under it)', plan(() => ({ overBudget: true })), [], 'broken: turn 1 of tiny: budget: overBudget, but the system prompt and the current turn take 8 tokens of 100000'],

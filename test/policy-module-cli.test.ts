@@ -264,6 +264,11 @@ describe('a bad policy module: one line, exit 2', () => {
 
   it.each([
     ['the current turn not sent last', 'return { messages: [...head, ...pending, ...kept], overBudget: false, upkeep: [], stablePrefix: head.length };', 'bad: turn 2 of noah-amnesia: current-turn-last: the current turn is not sent last, its newest round in full: 2 message(s) after it'],
+    [
+      'the current turn stored when it is sent (in prompt, not commit): sent twice, priced twice',
+      'kept.push(...pending); return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };',
+      'bad: turn 1 of noah-amnesia: whole-turns: turn 1, the current one, sent before its own messages (at 1)',
+    ],
     ['the system prompt not pinned', 'return { messages: [...kept, ...head, ...pending], overBudget: false, upkeep: [], stablePrefix: 1 };', /^ctxsim: bad: turn 2 of noah-amnesia: system-pinned: /],
     ['a plan of the wrong shape', 'return { messages: [...head, ...pending], upkeep: [], stablePrefix: 0 };', /^ctxsim: bad: turn 1 of noah-amnesia: plan: /],
     [

@@ -381,16 +381,23 @@ export class PlanChecks {
     const problem = at < 0 ? 'its user message is not sent' : currentTurnProblem(m.slice(at + 1), pending);
     if (problem) fail('current-turn-last', `the current turn is not sent last, its newest round in full: ${problem}`);
 
-    // tool-pairs, and system-pinned: no system message after the others (one pass, going on from where the last prompt's
-    // stopped, unless that prompt was system messages only and stopped before this one's conversation starts)
+    // tool-pairs; system-pinned: no system message after the others; whole-turns, as far as one call tells: no message of
+    // the current turn or a later one before the current turn (one pass, going on from where the last prompt's stopped,
+    // unless that prompt was system messages only and stopped before this one's conversation starts)
     const from = known > 0 && this.pass.at > start ? this.pass : { at: start, late: false, problems: [] };
     let late = from.late;
     const pass = [...from.problems];
     let resume: Pass | undefined;
+    const current = pending[0]?.turn;
+    let early = false;
     for (let i = from.at; i < m.length; i++) {
       const x = m[i]!;
       // A tool call whose results would lie past the prompt's end: a longer prompt reads it again, from here.
       if (!resume && x.toolCalls?.length && i + x.toolCalls.length >= m.length) resume = { at: i, late, problems: pass.slice() };
+      if (i < at && current !== undefined && x.turn !== undefined && x.turn >= current && !x.origin && x.role !== 'system' && !early) {
+        early = true;
+        pass.push({ rule: 'whole-turns', detail: x.turn === current ? `turn ${x.turn}, the current one, sent before its own messages (at ${i})` : `turn ${x.turn}, a later one, sent (at ${i})` });
+      }
       if (x.role === 'system' && !late) {
         late = true;
         pass.push({ rule: 'system-pinned', detail: `system message at ${i} after the conversation started` });
@@ -612,7 +619,8 @@ class Checker implements Watch {
   call(turn: Turn, k: number, plan: PromptPlan, pending: readonly Message[]): void {
     if (k === 0) this.startTurn(turn);
     const fail = (rule: ContractRule, detail: string) => this.fail(rule, turn.index, `call ${k + 1}: ${detail}`);
-    for (const p of planProblems(plan, { system: this.head, pending, budget: this.budget, tokens: this.tokens })) fail(p.rule, p.detail);
+    // whole-turns is checked in full below: the per-call part of it would name the same message again.
+    for (const p of planProblems(plan, { system: this.head, pending, budget: this.budget, tokens: this.tokens })) if (p.rule !== 'whole-turns') fail(p.rule, p.detail);
     // The checks below read the messages: a plan not of the right shape has had its problem reported.
     if (planShape(plan)) return;
     const m = plan.messages;
