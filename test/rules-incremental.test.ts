@@ -238,6 +238,15 @@ function planRules(plan: PromptPlan, call: PlanCall): PlanProblem[] {
   const last = at < 0 ? 'its user message is not sent' : turnSentLast(m.slice(at + 1), pending);
   if (last) out.push({ rule: 'current-turn-last', detail: `the current turn is not sent last, its newest round in full: ${last}` });
 
+  // whole-turns, as one call tells it: no message of the conversation (not made by the policy) from the current turn or a
+  // later one before the current turn; the first named.
+  const current = pending[0]!.turn;
+  const early = current === undefined ? -1 : m.findIndex((x, i) => i < at && x.turn !== undefined && x.turn >= current && !x.origin && x.role !== 'system');
+  if (early >= 0) {
+    const t = m[early]!.turn!;
+    out.push({ rule: 'whole-turns', detail: t === current ? `turn ${t}, the current one, sent before its own messages (at ${early})` : `turn ${t}, a later one, sent (at ${early})` });
+  }
+
   // system-pinned (no system message once the conversation started: the first one named) and tool-pairs, by place.
   const placed: { at: number; problem: PlanProblem }[] = [];
   const late = m.findIndex((x, i) => i >= begun && x.role === 'system');

@@ -355,6 +355,8 @@ export class PlanChecks {
   private last: readonly Message[] = [];
   /** Where the pass over `last` (tool pairs, late system messages) may go on for a longer prompt: tool calls before it read only messages of `last`. */
   private pass: Pass = { at: 0, late: false, problems: [] };
+  /** How many leading messages of `last` were found to be of turns before `turn`, its current one (whole-turns). */
+  private turnsChecked: { upTo: number; turn: number | undefined } = { upTo: 0, turn: undefined };
 
   constructor(private readonly call: Omit<PlanCall, 'pending'>) {}
 
@@ -381,23 +383,28 @@ export class PlanChecks {
     const problem = at < 0 ? 'its user message is not sent' : currentTurnProblem(m.slice(at + 1), pending);
     if (problem) fail('current-turn-last', `the current turn is not sent last, its newest round in full: ${problem}`);
 
-    // tool-pairs; system-pinned: no system message after the others; whole-turns, as far as one call tells: no message of
-    // the current turn or a later one before the current turn (one pass, going on from where the last prompt's stopped,
-    // unless that prompt was system messages only and stopped before this one's conversation starts)
+    // whole-turns, as far as one call tells: no message of the current turn or a later one before the current turn. The
+    // messages the last prompt had checked were of turns before its current one; before this one too, unless it is earlier.
+    const current = pending[0]?.turn;
+    const before = this.turnsChecked;
+    let clean = known > 0 && current !== undefined && before.turn !== undefined && current >= before.turn ? Math.min(before.upTo, known) : 0;
+    for (; current !== undefined && clean < at; clean++) {
+      const x = m[clean]!;
+      if (x.turn === undefined || x.turn < current || x.origin || x.role === 'system') continue;
+      fail('whole-turns', x.turn === current ? `turn ${x.turn}, the current one, sent before its own messages (at ${clean})` : `turn ${x.turn}, a later one, sent (at ${clean})`);
+      break;
+    }
+
+    // tool-pairs, and system-pinned: no system message after the others (one pass, going on from where the last prompt's
+    // stopped, unless that prompt was system messages only and stopped before this one's conversation starts)
     const from = known > 0 && this.pass.at > start ? this.pass : { at: start, late: false, problems: [] };
     let late = from.late;
     const pass = [...from.problems];
     let resume: Pass | undefined;
-    const current = pending[0]?.turn;
-    let early = false;
     for (let i = from.at; i < m.length; i++) {
       const x = m[i]!;
       // A tool call whose results would lie past the prompt's end: a longer prompt reads it again, from here.
       if (!resume && x.toolCalls?.length && i + x.toolCalls.length >= m.length) resume = { at: i, late, problems: pass.slice() };
-      if (i < at && current !== undefined && x.turn !== undefined && x.turn >= current && !x.origin && x.role !== 'system' && !early) {
-        early = true;
-        pass.push({ rule: 'whole-turns', detail: x.turn === current ? `turn ${x.turn}, the current one, sent before its own messages (at ${i})` : `turn ${x.turn}, a later one, sent (at ${i})` });
-      }
       if (x.role === 'system' && !late) {
         late = true;
         pass.push({ rule: 'system-pinned', detail: `system message at ${i} after the conversation started` });
@@ -414,6 +421,7 @@ export class PlanChecks {
     out.push(...pass);
     this.last = m;
     this.pass = resume ?? { at: m.length, late, problems: pass };
+    this.turnsChecked = { upTo: clean, turn: current };
 
     // budget
     if (budget === undefined) {
