@@ -105,9 +105,8 @@ describe('--records summary', () => {
     expect((await cli('run', study(), '--out', join(dir, 'full'), '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
     const run = (out: string, ...args: string[]) =>
       execFileSync(process.execPath, [MAIN, 'run', study(), '--out', join(dir, out), '--no-token-cache', '--quiet', '--jobs', '2', ...args], { env: process.env });
-    run('jobs-full');
+    // (That a full run on two threads writes a one-thread run's bytes, engine-stream and engine-determinism test.)
     run('jobs-summary', '--records', 'summary');
-    for (const f of readdirSync(join(dir, 'full'))) expect(readFileSync(join(dir, 'jobs-full', f)).equals(readFileSync(join(dir, 'full', f))), f).toBe(true);
     expectSummaryOf(join(dir, 'full'), join(dir, 'jobs-summary'));
   });
 

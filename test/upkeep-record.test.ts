@@ -145,7 +145,7 @@ describe('upkeep record and replay', () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  it.skipIf(!built)(`replays on worker threads, and simulates, without opening a connection${built ? '' : ' (skipped: dist/ is missing or stale)'}`, async () => {
+  it.skipIf(!built)(`replays on worker threads without opening a connection, and simulates without a request${built ? '' : ' (skipped: dist/ is missing or stale)'}`, async () => {
     const dir = project(', retries: 0');
     const study = join(dir, 'study.yaml');
     writeFileSync(join(dir, 'scenario-2.yaml'), readFileSync(SCENARIO, 'utf8').replace('id: upkeep-facts', 'id: upkeep-facts-2'));
@@ -157,7 +157,10 @@ describe('upkeep record and replay', () => {
     expect(() => node(['run', study, '--upkeep', 'live', '--out', join(dir, 'live')])).toThrow(/cannot connect/);
     node(['run', study, '--upkeep', 'replay', '--jobs', '2', '--out', join(dir, 'rep')]);
     expect(files(join(dir, 'rep'))).toEqual(files(join(dir, 'rec')));
-    node(['run', study, '--upkeep', 'simulate', '--jobs', '2', '--out', join(dir, 'sim')]);
+    // Simulated, in this process: the endpoint sees no request.
+    const before = server.seen.length;
+    expect((await ctxsim(['run', study, '--upkeep', 'simulate', '--no-token-cache', '--quiet', '--out', join(dir, 'sim')])).code).toBe(0);
+    expect(server.seen.length).toBe(before);
     expect(files(join(dir, 'sim')).get('report.md')).toContain('Simulated memory (summary keep 1, summary-buffer keep 1, facts recall 1, retrieval lexical embedding)');
   });
 
