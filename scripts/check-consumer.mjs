@@ -139,6 +139,7 @@ function docSamples(doc) {
       if (!wrapper) throw new Error(`${doc}:${line}: a ${lang} sample that is not a module and that no wrapper of check-consumer.mjs fits: ${firstLine}`);
       if (wrapper.split) {
         const at = code.indexOf(wrapper.split);
+        if (at < 0) throw new Error(`${doc}:${line}: a ${lang} sample without the line its wrapper splits at (${wrapper.split})`);
         file = wrapper.wrap(code.slice(0, at), code.slice(at));
       } else {
         file = wrapper.wrap(code);

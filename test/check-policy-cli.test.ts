@@ -5,6 +5,7 @@ import { CtxsimError } from '../src/errors.js';
 import { CONTRACT_RULES, checkPolicyContract, formatContractViolation } from '../src/policies/contract.js';
 import { contractScenarios, loadScenarios } from '../src/study/study.js';
 import type { Policy } from '../src/policies/types.js';
+import type { Conversation, Message } from '../src/types.js';
 import { cli } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -112,6 +113,42 @@ describe('checkPolicyContract with a policy that throws or returns the wrong sha
     }
     expect(caught).toBeInstanceOf(CtxsimError);
     expect([(caught as CtxsimError).message, (caught as CtxsimError).cause]).toEqual(['bad: turn 1 of noah-amnesia: threw: no memory left', boom]);
+  });
+
+  it('artifacts of the wrong shape, or a message changed, stop the check as they stop a run (one line, not a TypeError)', () => {
+    const erase = loadScenarios([{ kind: 'glob', pattern: 'templates/contract/refund-erase-inject.yaml', base: ROOT }]);
+    const keeping = (change: Partial<ReturnType<Policy['start']>>): Policy =>
+      policy((c) => {
+        const head = [...c.system];
+        const kept: Message[] = [];
+        return {
+          prompt: (pending) => ({ messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }),
+          commit: (exchange) => (kept.push(...exchange), []),
+          forget: () => [],
+          artifacts: () => [],
+          ...change,
+        };
+      });
+    const stops = (p: Policy, c: readonly Conversation[]) => {
+      try {
+        checkPolicyContract(p, c, { variants: [{}] });
+      } catch (e) {
+        return e instanceof CtxsimError ? e.message : `not a CtxsimError: ${String(e)}`;
+      }
+      return 'no error';
+    };
+    // The check reads the artifacts after the forget event that follows turn 4.
+    expect(stops(keeping({ artifacts: () => [{ kind: 'transcript', texts: 'all', bytes: 3 }] as never }), erase)).toBe(
+      'bad: after turn 4 of contract-refund-erase-inject: artifacts: artifact transcript with texts "all" (expected a list of strings)',
+    );
+    const changes = keeping({
+      prompt: (pending) => {
+        (pending[0] as { content: string }).content = 'changed';
+        return { messages: [], overBudget: false, upkeep: [], stablePrefix: 0 };
+      },
+    });
+    expect(stops(changes, noah)).toMatch(/^bad: turn 1 of noah-amnesia: threw: Cannot assign to read only property 'content'/);
+    expect(noah[0]!.turns[0]!.user.content).not.toBe('changed');
   });
 
   it('a plan of the wrong shape is a broken plan rule, not a crash of the check', () => {

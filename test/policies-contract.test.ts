@@ -167,7 +167,7 @@ const BROKEN: [ContractRule, Policy][] = [
       const kept: string[] = [];
       return {
         commit: (exchange, info) => (kept.push(...exchange.map((m) => m.content)), session.commit(exchange, info)),
-        artifacts: () => [...session.artifacts(), { kind: 'summary', texts: [...kept], bytes: 0 }, { kind: 'transcript', texts: stored.flat().map((m) => m.content), bytes: 0 }],
+        artifacts: () => [{ kind: 'summary', texts: [...kept], bytes: 0 }, { kind: 'transcript', texts: stored.flat().map((m) => m.content), bytes: 0 }],
       };
     }),
   ],

@@ -105,7 +105,7 @@ describe('--records summary', () => {
     expect((await cli('run', study(), '--out', join(dir, 'full'), '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
     const run = (out: string, ...args: string[]) =>
       execFileSync(process.execPath, [MAIN, 'run', study(), '--out', join(dir, out), '--no-token-cache', '--quiet', '--jobs', '2', ...args], { env: process.env });
-    // (That a full run on two threads writes a one-thread run's bytes, engine-stream and engine-determinism test.)
+    // (That a full run on two threads writes a one-thread run's files, report-stream tests.)
     run('jobs-summary', '--records', 'summary');
     expectSummaryOf(join(dir, 'full'), join(dir, 'jobs-summary'));
   });

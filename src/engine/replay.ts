@@ -17,6 +17,7 @@ import type { Cassette } from '../upkeep/cassette.js';
 import type { Vector } from '../upkeep/embedder.js';
 import type { UpkeepPrompts } from '../upkeep/prompts.js';
 import { recordedUpkeep, simulatedUpkeep, type MissHandler, type Upkeep } from '../upkeep/upkeep.js';
+import { freezeConversation } from '../scenario/freeze.js';
 import { turnCalls } from '../scenario/rounds.js';
 import { SafetyWatch } from './safety.js';
 import { FactLedger, scoreProbe } from './score.js';
@@ -196,8 +197,7 @@ class Replayer {
     private readonly ctx: ReplayContext,
   ) {
     const { tokens, model } = ctx;
-    // Every policy is given the same message objects: one that changed them would change what the others send.
-    deepFreeze(conversation);
+    freezeConversation(conversation);
     this.promptTokens = new PromptTokens(tokens);
     this.rules = new PromptRules(ctx.messageRules);
     // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario;
@@ -445,16 +445,4 @@ function offeredTools(study: readonly ToolDef[] | undefined, own: readonly ToolD
   for (const d of [...(study ?? []), ...(own ?? [])]) byName.set(d.name, d);
   const defs = [...byName.values()];
   return { tokens: toolDefTokens(defs, tokens), defs };
-}
-
-/**
- * Freezes a value and everything it holds (a conversation: its turns and
- * messages), once: a policy that changes a message it was given then fails
- * (a TypeError in a module, which is strict) instead of changing what the
- * other policies of the run send and what the replay cache keeps.
- */
-function deepFreeze(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  for (const v of Object.values(value)) deepFreeze(v);
 }

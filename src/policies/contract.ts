@@ -1,17 +1,18 @@
+import { freezeConversation } from '../scenario/freeze.js';
 import { roundsOf, turnCalls } from '../scenario/rounds.js';
 import seedrandom from 'seedrandom';
-import { CtxsimError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { policyViolations } from '../message-rules/blame.js';
 import { RULE_SETS, type Rule } from '../message-rules/provider.js';
 import { normalize } from '../text/normalize.js';
 import { messageText, TokenCounter } from '../tokens/counter.js';
 import { extendsList } from '../tokens/resume.js';
-import type { ArtifactKind, Conversation, Message, Turn, UpkeepCall } from '../types.js';
+import type { Conversation, Message, Turn, UpkeepCall } from '../types.js';
 import { injectionQuote } from '../upkeep/quote.js';
-import { CassetteMissError } from '../upkeep/upkeep.js';
 import { searchText } from '../upkeep/mentions.js';
 import { holds } from '../upkeep/redact.js';
 import { blocks } from './blocks.js';
+import { kindOf, startSession, upkeepShape } from './session.js';
 import { defaultOf, paramMeta } from './params.js';
 import { paramShape, resolvePolicy, type PolicyVariant } from './spec.js';
 import type { Artifact, ForgetFact, Policy, PolicySession, PromptPlan } from './types.js';
@@ -157,6 +158,8 @@ export function checkPolicyContract(policy: Policy, conversations: readonly Conv
   const limit = options.limit ?? 100;
   const deps = { tokens, seed: options.seed ?? 42, model: options.model ?? 'gpt-4o-mini' };
   const out: ContractViolation[] = [];
+  // As in a run: a policy that changes a message it is given throws, instead of changing what later replays send.
+  for (const c of conversations) freezeConversation(c);
   for (const given of options.variants ?? contractVariants(policy)) {
     const variants = resolvePolicy(policy, Object.entries(given));
     if (typeof variants === 'string') throw new UsageError(`checkPolicyContract: ${variants}`);
@@ -206,13 +209,9 @@ interface Watch {
 
 /** Replays one conversation as a run does, a turn per step; returns its records. */
 function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps, watch?: Watch): Generator<void, Records, void> {
-  // What the policy throws stops the check as it stops a run: one line naming the variant, the turn and the scenario.
-  const at = `${variant.name}: ${conversation.id}`;
-  const turnOf = (t: number) => `${variant.name}: turn ${t} of ${conversation.id}`;
-  const session = caught(
-    () => variant.policy.start(conversation, variant.params, { tokens: deps.tokens, random: seedrandom(`${deps.seed}:${conversation.id}:${variant.name}\0`), model: deps.model, blocks }),
-    () => `${at}: start threw`,
-  );
+  // What the policy throws, or returns of the wrong shape outside a plan, stops the check as it stops a run: one line
+  // naming the variant, the turn and the scenario.
+  const session = startSession(variant.policy, conversation, variant.params, { tokens: deps.tokens, random: seedrandom(`${deps.seed}:${conversation.id}:${variant.name}\0`), model: deps.model, blocks }, variant.name);
   const records: Records = [];
   const record = (turn: number, value: unknown) => records.push({ turn, text: JSON.stringify(value) });
   // A prompt as text: the conversation's own messages by number (the same objects in every replay), others in full; a plan
@@ -225,7 +224,7 @@ function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps,
     for (const event of conversation.forgets) {
       if (event.afterTurn !== afterTurn) continue;
       const facts = event.facts.map((name) => ({ name, values: valuesUpTo(conversation, name, afterTurn) }));
-      record(afterTurn, caught(() => session.forget(facts, { afterTurn, time }), () => `${variant.name}: after turn ${afterTurn} of ${conversation.id}: forget threw`));
+      record(afterTurn, session.forget(facts, { afterTurn, time }));
       watch?.forgot(afterTurn, facts, session);
     }
   };
@@ -234,29 +233,20 @@ function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps,
     if (turn.index > 1) time += turn.gapSeconds;
     const info = { turn, time };
     turnCalls(turn).forEach(({ pending }, k) => {
-      const plan = caught(() => session.prompt(pending, info), () => `${turnOf(turn.index)}${k ? `, call ${k + 1}` : ''}: threw`);
+      const plan = session.prompt(pending, info);
       recordPlan(turn.index, plan);
       watch?.call(turn, k, plan, pending);
     });
-    const upkeep = caught(() => session.commit([turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])], info), () => `${turnOf(turn.index)}: commit threw`);
+    const upkeep = session.commit([turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])], info);
     record(turn.index, upkeep);
     watch?.committed(turn, upkeep, session);
     forgetAfter(turn.index);
     yield;
   }
-  const artifacts = caught(() => session.artifacts(), () => `${variant.name}: after turn ${conversation.turns.length} of ${conversation.id}: artifacts threw`);
+  const artifacts = session.artifacts();
   record(conversation.turns.length + 1, artifacts);
   watch?.end(artifacts);
   return records;
-}
-
-/** What `f` returns; what it throws, as `thrown` makes it (a one-line CtxsimError, the thrown value its cause). */
-function caught<T>(f: () => T, where: () => string): T {
-  try {
-    return f();
-  } catch (e) {
-    throw thrown(e, where());
-  }
 }
 
 const numbered = new WeakMap<Conversation, Map<Message, string>>();
@@ -331,8 +321,10 @@ export interface PlanProblem {
 
 /**
  * The rules one plan must keep, whatever came before: `system-pinned`,
- * `first-user`, `current-turn-last`, `tool-pairs`, `budget` and `plan`
- * (a plan of the wrong shape is that one problem, the others unchecked).
+ * `first-user`, `current-turn-last`, `tool-pairs`, `budget`, `plan`, and
+ * of `whole-turns` that no message of the current turn or a later one comes
+ * before the current turn (a plan of the wrong shape is that one problem,
+ * the others unchecked).
  * O(messages of the plan); checked by `checkPolicyContract`, and on every
  * call of a run through `PlanChecks` (see guard.ts).
  */
@@ -346,8 +338,9 @@ export function planProblems(plan: PromptPlan, call: PlanCall): PlanProblem[] {
  * starts with the whole previous prompt (the same message objects, as a
  * growing transcript sends them) is read from where the previous one ended
  * (a tool call there whose results the previous prompt cut short is read
- * again); the other rules read the system prompt and the current turn only.
- * It finds what `planProblems` finds, in O(new messages + current turn) per
+ * again), and the messages before the current turn from where the previous
+ * prompt's check of their turns stopped; the other rules read the system
+ * prompt and the current turn only. It finds what `planProblems` finds, in O(new messages + current turn) per
  * call. Prompts must not change after they are returned (PromptPlan says so).
  */
 export class PlanChecks {
@@ -355,8 +348,9 @@ export class PlanChecks {
   private last: readonly Message[] = [];
   /** Where the pass over `last` (tool pairs, late system messages) may go on for a longer prompt: tool calls before it read only messages of `last`. */
   private pass: Pass = { at: 0, late: false, problems: [] };
-  /** How many leading messages of `last` were found to be of turns before `turn`, its current one (whole-turns). */
-  private turnsChecked: { upTo: number; turn: number | undefined } = { upTo: 0, turn: undefined };
+  /** How many leading messages of `last` were found to be of turns before `checkedTurn`, its current one (whole-turns). */
+  private checkedUpTo = 0;
+  private checkedTurn: number | undefined;
 
   constructor(private readonly call: Omit<PlanCall, 'pending'>) {}
 
@@ -386,8 +380,8 @@ export class PlanChecks {
     // whole-turns, as far as one call tells: no message of the current turn or a later one before the current turn. The
     // messages the last prompt had checked were of turns before its current one; before this one too, unless it is earlier.
     const current = pending[0]?.turn;
-    const before = this.turnsChecked;
-    let clean = known > 0 && current !== undefined && before.turn !== undefined && current >= before.turn ? Math.min(before.upTo, known) : 0;
+    const prior = this.checkedTurn;
+    let clean = known > 0 && current !== undefined && prior !== undefined && current >= prior ? Math.min(this.checkedUpTo, known) : 0;
     for (; current !== undefined && clean < at; clean++) {
       const x = m[clean]!;
       if (x.turn === undefined || x.turn < current || x.origin || x.role === 'system') continue;
@@ -421,7 +415,8 @@ export class PlanChecks {
     out.push(...pass);
     this.last = m;
     this.pass = resume ?? { at: m.length, late, problems: pass };
-    this.turnsChecked = { upTo: clean, turn: current };
+    this.checkedUpTo = clean;
+    this.checkedTurn = current;
 
     // budget
     if (budget === undefined) {
@@ -539,57 +534,6 @@ function messageShape(m: Message | undefined): string | undefined {
   return 'has toolCalls that are not a list of calls {id, name, arguments}';
 }
 
-/**
- * What is wrong with a list of upkeep calls (a plan's, or what `commit` or
- * `forget` returned), or undefined: an array of calls whose token counts
- * are whole numbers, not negative.
- */
-export function upkeepShape(upkeep: readonly UpkeepCall[]): string | undefined {
-  if (!Array.isArray(upkeep)) return `upkeep is ${kindOf(upkeep)}, not an array`;
-  for (const u of upkeep) {
-    if (typeof u !== 'object' || u === null) return `upkeep holds ${kindOf(u)}, not a call {kind, model, inputTokens, outputTokens, sync}`;
-    if (!UPKEEP_KINDS.includes(u.kind)) return `upkeep of kind ${kindOf(u.kind)} (expected ${UPKEEP_KINDS.join(', ')})`;
-    if (typeof u.model !== 'string' || !u.model) return `upkeep ${u.kind} with model ${kindOf(u.model)} (expected a model's name)`;
-    if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`;
-  }
-  return undefined;
-}
-
-const UPKEEP_KINDS: readonly unknown[] = ['summary', 'extract', 'embed'] satisfies UpkeepCall['kind'][];
-const ARTIFACT_KINDS: readonly unknown[] = ['transcript', 'summary', 'vectors', 'facts'] satisfies ArtifactKind[];
-
-/** What is wrong with what `artifacts()` returned, or undefined: a list of {kind, texts, bytes}, one per kind. */
-export function artifactsShape(artifacts: readonly Artifact[]): string | undefined {
-  if (!Array.isArray(artifacts)) return `artifacts is ${kindOf(artifacts)}, not an array`;
-  const seen = new Set<unknown>();
-  for (const a of artifacts) {
-    if (typeof a !== 'object' || a === null) return `artifacts holds ${kindOf(a)}, not an artifact {kind, texts, bytes}`;
-    if (!ARTIFACT_KINDS.includes(a.kind)) return `artifact of kind ${kindOf(a.kind)} (expected ${ARTIFACT_KINDS.join(', ')})`;
-    if (seen.has(a.kind)) return `two artifacts of kind ${a.kind} (one per kind)`;
-    seen.add(a.kind);
-    if (!Array.isArray(a.texts) || !a.texts.every((t: unknown) => typeof t === 'string')) return `artifact ${a.kind} with texts ${kindOf(a.texts)} (expected a list of strings)`;
-    if (!Number.isInteger(a.bytes) || a.bytes < 0) return `artifact ${a.kind} with bytes ${kindOf(a.bytes)} (expected a whole number ≥ 0)`;
-  }
-  return undefined;
-}
-
-/** What a policy threw, as the run throws it: a `CtxsimError` `${prefix}: <its first line>`, the thrown value its cause (a cassette's miss as it is). */
-export function thrown(e: unknown, prefix: string): unknown {
-  if (e instanceof CassetteMissError) return e;
-  const message = (e instanceof Error ? e.message || e.name : String(e)).split('\n')[0];
-  const error = new CtxsimError(`${prefix}: ${message}`, 'policy');
-  error.cause = e;
-  return error;
-}
-
-/** A value as an error names it: `undefined`, `null`, `an array`, or its type and JSON. */
-function kindOf(v: unknown): string {
-  if (v === undefined || v === null) return String(v);
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'object' || typeof v === 'function') return `a ${typeof v}`;
-  return JSON.stringify(v) ?? String(v);
-}
-
 /** Rules the provider check adds to the ones checked here by name. */
 const OTHER_PROVIDER_RULES: ReadonlySet<Rule> = new Set(['same-role-twice', 'empty-message']);
 
@@ -627,8 +571,7 @@ class Checker implements Watch {
   call(turn: Turn, k: number, plan: PromptPlan, pending: readonly Message[]): void {
     if (k === 0) this.startTurn(turn);
     const fail = (rule: ContractRule, detail: string) => this.fail(rule, turn.index, `call ${k + 1}: ${detail}`);
-    // whole-turns is checked in full below: the per-call part of it would name the same message again.
-    for (const p of planProblems(plan, { system: this.head, pending, budget: this.budget, tokens: this.tokens })) if (p.rule !== 'whole-turns') fail(p.rule, p.detail);
+    for (const p of planProblems(plan, { system: this.head, pending, budget: this.budget, tokens: this.tokens })) fail(p.rule, p.detail);
     // The checks below read the messages: a plan not of the right shape has had its problem reported.
     if (planShape(plan)) return;
     const m = plan.messages;
@@ -659,7 +602,7 @@ class Checker implements Watch {
     }
   }
 
-  /** Earlier turns whole, in order, once; the current turn only as pending; no later turn. */
+  /** Earlier turns whole, in order, once (the current turn or a later one before it is the per-call check's). */
   private wholeTurns(turn: Turn, before: readonly Message[], fail: (rule: ContractRule, detail: string) => void): void {
     const verbatim = before.filter((x) => !x.origin && x.role !== 'system' && x.turn !== undefined);
     let i = 0;
@@ -670,10 +613,8 @@ class Checker implements Watch {
       while (i + n < verbatim.length && verbatim[i + n]!.turn === t) n++;
       const sent = verbatim.slice(i, i + n);
       i += n;
-      if (t >= turn.index) {
-        fail('whole-turns', t === turn.index ? `turn ${t}, the current one, sent before its own messages` : `turn ${t}, a later one, sent`);
-        continue;
-      }
+      // The current turn or a later one before it: the per-call check (planProblems) has named the first.
+      if (t >= turn.index) continue;
       if (t <= previous) fail('whole-turns', `turn ${t} sent out of order or twice`);
       previous = Math.max(previous, t);
       const source = this.conversation.turns[t - 1];

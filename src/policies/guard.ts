@@ -1,15 +1,19 @@
 import { CtxsimError } from '../errors.js';
 import { PromptTokens } from '../tokens/counter.js';
-import type { Message, UpkeepCall } from '../types.js';
-import { artifactsShape, PlanChecks, thrown, upkeepShape, type PlanCall } from './contract.js';
-import type { Artifact, Policy, PolicySession, PromptPlan } from './types.js';
+import type { Message } from '../types.js';
+import { PlanChecks, type PlanCall } from './contract.js';
+import { callPlace, startSession } from './session.js';
+import type { Policy } from './types.js';
 
 /**
  * A policy whose sessions keep the per-call rules of the policy contract
  * (`planProblems`: system prompt pinned, a user message first, the current
- * turn last and whole, tool pairs intact, the budget kept, the plan well
- * formed) on every call of a run, for any policy, built in or a user's
- * module. The first broken rule, or anything the policy throws, ends the run
+ * turn last and whole, no message of it or a later turn before it, tool
+ * pairs intact, the budget kept, the plan well formed) on every call of a
+ * run, for any policy, built in or a user's module; its session is
+ * `startSession`'s, which names what the policy throws and checks what
+ * `commit`, `forget` and `artifacts` return. The first broken rule, or
+ * anything the policy throws, ends the run
  * with a `CtxsimError` (code `policy`, exit 2) of one line naming the
  * policy, the turn and the scenario:
  *
@@ -38,14 +42,7 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
     params: declared,
     start(conversation, params, deps) {
       const scenario = conversation.id;
-      let session: PolicySession;
-      try {
-        session = policy.start(conversation, params, deps);
-      } catch (e) {
-        throw thrown(e, `${label}: ${scenario}: start threw`);
-      }
-      const missing = sessionProblem(session);
-      if (missing) throw new CtxsimError(`${label}: ${scenario}: start returned ${missing}`, 'policy');
+      const session = startSession(policy, conversation, params, deps, label);
       const budget = typeof params.budget === 'number' ? params.budget : undefined;
       // `naive: true` (window-turns' slice with no repair) breaks tool pairs on purpose, to measure what that costs: those
       // prompts are counted as provider rule violations (violations.csv), not stopped.
@@ -55,52 +52,31 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
       const { system } = conversation;
       const tokens: PlanCall['tokens'] = { prompt: (m) => counted.count(m) };
       const checks = new PlanChecks({ system, budget, tokens });
-      /** The last turn the session was told of. */
-      let turn = 0;
       /** The messages of the previous call, with their length and last message as returned. */
-      let previous: { messages: readonly Message[]; length: number; last: Message | undefined } | undefined;
-      // Messages are made only on failure: the checks run on every call.
-      const during = (t: number, call: number) => `${label}: turn ${t} of ${scenario}${call > 1 ? `, call ${call}` : ''}`;
-      const after = (t: number) => `${label}: ${t ? `after turn ${t}` : 'before the first turn'} of ${scenario}`;
+      let previous: readonly Message[] | undefined;
+      let previousLength = 0;
+      let previousLast: Message | undefined;
       return {
         prompt(pending, info) {
-          const t = (turn = info.turn.index);
-          let plan: PromptPlan;
-          try {
-            plan = session.prompt(pending, info);
-          } catch (e) {
-            throw thrown(e, `${during(t, callOf(pending))}: threw`);
-          }
+          const plan = session.prompt(pending, info);
+          // Messages are made only on failure (placed by `callPlace`): the checks run on every call.
           // The run keeps the previous prompt to compare the next one with: one array reused or changed in place would spoil
           // that. Its length and last message tell most changes (a push, a pop, a cut) at no cost.
-          const again = plan?.messages === previous?.messages;
-          if (previous && (again || previous.messages.length !== previous.length || previous.messages[previous.length - 1] !== previous.last)) {
+          const again = plan?.messages === previous;
+          if (previous && (again || previous.length !== previousLength || previous[previousLength - 1] !== previousLast)) {
             const what = again ? "the messages are the previous call's array again" : "the previous call's prompt was changed after it was returned";
-            throw new CtxsimError(`${during(t, callOf(pending))}: plan: ${what} (each prompt is an array of its own, not changed after it is returned)`, 'policy');
+            throw new CtxsimError(`${callPlace(label, scenario, info.turn.index, pending)}: plan: ${what} (each prompt is an array of its own, not changed after it is returned)`, 'policy');
           }
           const problem = checks.check(plan, pending).find((p) => !measured.has(p.rule));
-          if (problem) throw new CtxsimError(`${during(t, callOf(pending))}: ${problem.rule}: ${problem.detail}`, 'policy');
-          previous = { messages: plan.messages, length: plan.messages.length, last: plan.messages[plan.messages.length - 1] };
+          if (problem) throw new CtxsimError(`${callPlace(label, scenario, info.turn.index, pending)}: ${problem.rule}: ${problem.detail}`, 'policy');
+          previous = plan.messages;
+          previousLength = previous.length;
+          previousLast = previous[previousLength - 1];
           return plan;
         },
-        commit(exchange, info) {
-          const t = (turn = info.turn.index);
-          return checkedUpkeep(() => session.commit(exchange, info), () => `${during(t, 1)}: commit`);
-        },
-        forget(facts, info) {
-          return checkedUpkeep(() => session.forget(facts, info), () => `${after(info.afterTurn)}: forget`);
-        },
-        artifacts() {
-          let list: Artifact[];
-          try {
-            list = session.artifacts();
-          } catch (e) {
-            throw thrown(e, `${after(turn)}: artifacts threw`);
-          }
-          const bad = artifactsShape(list);
-          if (bad) throw new CtxsimError(`${after(turn)}: artifacts: ${bad}`, 'policy');
-          return list;
-        },
+        commit: session.commit,
+        forget: session.forget,
+        artifacts: session.artifacts,
       };
     },
   };
@@ -114,30 +90,3 @@ const NO_RULES: ReadonlySet<string> = new Set();
 
 /** The policies `guardPolicy` made. */
 const GUARDED = new WeakSet<Policy>();
-
-/** The upkeep a session method returns; what it throws, or upkeep of the wrong shape, ends the run as `${where()} threw: …` or `${where()}: …`. */
-function checkedUpkeep(f: () => UpkeepCall[], where: () => string): UpkeepCall[] {
-  let list: UpkeepCall[];
-  try {
-    list = f();
-  } catch (e) {
-    throw thrown(e, `${where()} threw`);
-  }
-  const bad = upkeepShape(list);
-  if (bad) throw new CtxsimError(`${where()}: ${bad}`, 'policy');
-  return list;
-}
-
-/** Which call of its turn a prompt is: call k comes after k − 1 rounds of tool calls, each opened by an assistant message in `pending`. */
-function callOf(pending: readonly Message[]): number {
-  return 1 + pending.filter((x) => x.role === 'assistant').length;
-}
-
-const METHODS = ['prompt', 'commit', 'forget', 'artifacts'] as const;
-
-/** What is wrong with what `start` returned (not an object, or methods missing), or undefined. */
-function sessionProblem(s: PolicySession): string | undefined {
-  if (typeof s !== 'object' || s === null) return `${s === null ? 'null' : typeof s}, not a session {${METHODS.join(', ')}}`;
-  const missing = METHODS.filter((k) => typeof s[k] !== 'function');
-  return missing.length ? `a session without ${missing.join(', ')} (each a function)` : undefined;
-}

@@ -71,7 +71,7 @@ const SIMULATED: Readonly<Record<string, (params: PolicyInfo['params']) => strin
   pipeline: (p) => {
     const last = String(p.stages).split('>').pop()!.trim();
     const id = last.split(':')[0]!;
-    return id !== 'pipeline' && simulatedOf({ id, params: {} }) !== undefined ? `via ${last}` : undefined;
+    return id !== 'pipeline' && Object.hasOwn(SIMULATED, id) ? `via ${last}` : undefined;
   },
 };
 
