@@ -50,9 +50,10 @@ export async function cli(...args: string[]): Promise<{ code: number; out: strin
   return { code, out: io.stdout, err: io.stderr };
 }
 
-/** Runs the command line and expects exit 2 with exactly this one line on stderr, and no stack trace. */
+/** Runs the command line and expects exit 2 with exactly this one line on stderr, no stack trace, and nothing on stdout. */
 export async function expectUsage(args: readonly string[], line: string | RegExp): Promise<void> {
-  const { code, err } = await cli(...args);
+  const { code, out, err } = await cli(...args);
+  expect(out).toBe('');
   expect(err).not.toContain('    at ');
   const lines = err.split('\n');
   expect(lines).toHaveLength(2);

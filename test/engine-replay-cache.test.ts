@@ -7,7 +7,9 @@ import { runStudy, type RunOptions, type RunResults } from '../src/engine/run.js
 import { REGISTRY } from '../src/policies/index.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import { policiesFromFlags } from '../src/study/study.js';
-import { cli, expectSameFiles, folder } from './_io.js';
+import { cache } from '../src/cli/cache.js';
+import { UsageError } from '../src/errors.js';
+import { capture, cli, expectSameFiles, folder } from './_io.js';
 import { conversation } from './_policies.js';
 import { priceFile } from './_pricing.js';
 import { ROOT } from './_shared.js';
@@ -245,5 +247,14 @@ describe('replay cache (command line)', () => {
     expect(entryFiles(join(cache, 'replay'))).toEqual([]);
     expect((await cli('cache', 'info', '--token-cache', cache)).out).toMatch(/replays \(units and rendered charts\): 0 entries, 0 B .*\ntoken counts: 0 files, 0 B\n$/);
     expect((await cli('cache', 'nothing')).code).toBe(2);
+  });
+
+  it('the library `cache` clears only for the action clear: an unknown one is refused', async () => {
+    const dir = tempDir();
+    const cacheDir = join(dir, 'cache');
+    expect((await cli('run', ...common, '--token-cache', cacheDir, '--out', join(dir, 'a'))).code).toBe(0);
+    const before = entryFiles(join(cacheDir, 'replay'));
+    expect(() => cache({ action: 'wipe', tokenCache: cacheDir }, capture())).toThrow(new UsageError('cache: "wipe" is not one of "info", "clear"'));
+    expect(entryFiles(join(cacheDir, 'replay'))).toEqual(before);
   });
 });

@@ -5,7 +5,7 @@ import { studyFromFlags } from '../src/cli/_study.js';
 import { OutputSet, StagedFiles, STAGING_PREFIX } from '../src/study/files.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
 import { folderSink } from '../src/study/sinks.js';
-import { cli, expectSameFiles, folder } from './_io.js';
+import { cli, expectSameFiles, expectUsage, folder } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -33,12 +33,6 @@ function made(path: string, make: () => void): string {
 }
 
 /** Exit 2 with exactly this one line on stderr and nothing on stdout. */
-function expectRefused(r: { code: number; out: string; err: string }, line: string): void {
-  expect(r.err).toBe(`ctxsim: ${line}\n`);
-  expect(r.out).toBe('');
-  expect(r.code).toBe(2);
-}
-
 describe('run --save-baseline that cannot be written', () => {
   it.each([
     ['a device', () => '/dev/null', (b: string) => `${b}: is a device, not a regular file; refusing to write it`],
@@ -49,10 +43,10 @@ describe('run --save-baseline that cannot be written', () => {
     const baseline = target(dir);
     const out = join(dir, 'reports');
     const before = previousRun(out);
-    expectRefused(await cli('run', ...SMALL, '--out', out, '--save-baseline', baseline, '--force'), message(baseline));
+    await expectUsage(['run', ...SMALL, '--out', out, '--save-baseline', baseline, '--force'], `ctxsim: ${message(baseline)}`);
     expectSameFiles(out, before);
     // A new folder is not even made.
-    expectRefused(await cli('run', ...SMALL, '--out', join(dir, 'fresh'), '--save-baseline', baseline, '--force'), message(baseline));
+    await expectUsage(['run', ...SMALL, '--out', join(dir, 'fresh'), '--save-baseline', baseline, '--force'], `ctxsim: ${message(baseline)}`);
     expect(readdirSync(dir)).not.toContain('fresh');
   });
 
@@ -76,7 +70,7 @@ describe('check --junit that cannot be written', () => {
     writeFileSync(join(dir, 'plain'), 'mine\n');
     const junit = join(dir, 'plain', 'j.xml');
     const out = join(dir, 'ck');
-    expectRefused(await cli('check', ...SMALL, '--baseline', baseline, '--junit', junit, '--out', out), `--junit ${junit}: ${join(dir, 'plain')} is a file, not a folder`);
+    await expectUsage(['check', ...SMALL, '--baseline', baseline, '--junit', junit, '--out', out], `ctxsim: --junit ${junit}: ${join(dir, 'plain')} is a file, not a folder`);
     expect(readdirSync(dir).sort()).toEqual(['b.json', 'plain']);
     // Written: both in place.
     const ok = await cli('check', ...SMALL, '--baseline', baseline, '--junit', join(dir, 'j.xml'), '--out', out);
@@ -92,7 +86,7 @@ describe('generate and import --out under a file', () => {
     const file = join(dir, 'afile');
     writeFileSync(file, 'mine\n');
     const out = join(file, 'x');
-    expectRefused(await cli('generate', '--profile', 'support', '--count', '1', '--out', out), `--out ${out}: ${file} is a file, not a folder`);
+    await expectUsage(['generate', '--profile', 'support', '--count', '1', '--out', out], `ctxsim: --out ${out}: ${file} is a file, not a folder`);
     const dataset = join(ROOT, 'test', 'fixtures', 'import', 'locomo-sample.json');
     const r = await cli('import', '--format', 'locomo', dataset, '--out', out);
     expect(r.err.split('\n').at(-2)).toBe(`ctxsim: --out ${out}: ${file} is a file, not a folder`);

@@ -83,7 +83,10 @@ export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | fa
   const fromEnv = last === undefined && process.env[CACHE_DIR_ENV] ? process.env[CACHE_DIR_ENV] : undefined;
   const dir = last ?? fromEnv ?? DEFAULT_TOKEN_CACHE;
   // Caught here rather than as a warning per cache file at the end of the run.
-  if (dir !== false && existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`${fromEnv ? CACHE_DIR_ENV : '--token-cache'} ${dir}: a file, not a folder`);
+  if (dir !== false && existsSync(dir) && !statSync(dir).isDirectory()) {
+    const named = last !== undefined ? '--token-cache' : fromEnv ? CACHE_DIR_ENV : 'the cache folder';
+    throw new UsageError(`${named} ${dir}: a file, not a folder`);
+  }
   return dir;
 }
 

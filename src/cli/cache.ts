@@ -10,6 +10,13 @@ import { CACHE_DIR_ENV, DEFAULT_TOKEN_CACHE, tokenCacheFromFlags, type StudyFlag
 
 const ACTIONS = ['info', 'clear'] as const;
 
+/** The action, or a usage error naming it (also for a library caller: an unknown action clears nothing). */
+function actionOf(action: string): (typeof ACTIONS)[number] {
+  const known = ACTIONS.find((a) => a === action);
+  if (!known) throw new UsageError(`cache: ${JSON.stringify(action)} is not one of ${ACTIONS.map((a) => JSON.stringify(a)).join(', ')}`);
+  return known;
+}
+
 interface CacheFlags {
   action: string;
   tokenCache?: StudyFlags['tokenCache'];
@@ -29,10 +36,7 @@ export function cacheCommand(io: IO): Command<CacheFlags> {
           type: 'string',
           choices: ACTIONS,
           // Checked here, before yargs checks the choices: its message would name the positional as a flag (--action).
-          coerce: (action: string) => {
-            if (!(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`cache: ${JSON.stringify(action)} is not one of ${ACTIONS.map((a) => JSON.stringify(a)).join(', ')}`);
-            return action;
-          },
+          coerce: actionOf,
           describe: 'info: what the cache holds; clear: remove it all',
         })
         .option('token-cache', { type: 'string', describe: 'the cache folder', defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_TOKEN_CACHE}` }),
@@ -71,12 +75,13 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 
 /** `ctxsim cache info|clear`: what the cache folder holds, or empty it (only ctxsim's own files go). */
 export function cache(flags: CacheFlags, io: IO): number {
+  const action = actionOf(flags.action);
   const dir = tokenCacheFromFlags(flags.tokenCache);
   if (dir === false) throw new UsageError('cache: --no-token-cache names no folder');
   const replayDir = join(dir, REPLAY_DIR);
   const tokens = tokenFiles(dir);
   const tokenBytes = tokens.reduce((n, f) => n + f.bytes, 0);
-  if (flags.action === 'info') {
+  if (action === 'info') {
     const r = replayCacheStats(replayDir);
     io.out(
       [

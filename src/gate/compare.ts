@@ -250,11 +250,10 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
     if (row.verdict !== 'fail' || row.after!.retained >= row.before!.retained) continue;
     const { scenario, policy, model: m } = row.after!;
     const before = row.before!;
-    // Lost before too: not lost by this change. A baseline that lost some without naming them cannot tell.
-    const known = before.lost ?? (before.retained < before.probes ? undefined : []);
-    const lostBefore = new Set(known);
+    // Lost before too: not lost by this change (a baseline that lost some without naming them cannot tell: all are listed).
+    const lostBefore = new Set(before.lost);
     row.lostFacts = lost
-      .filter((p) => p.scenario === scenario && p.policy === policy && p.model === m && (!known || !lostBefore.has(probeName(p))))
+      .filter((p) => p.scenario === scenario && p.policy === policy && p.model === m && !lostBefore.has(probeName(p)))
       .map((p) => ({ fact: p.fact, turn: p.turn, outcome: p.outcome }));
   }
   const policies = policyTotals(rows, current.rows);

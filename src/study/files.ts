@@ -342,8 +342,7 @@ export function exists(path: string): boolean {
  * only when all are written are they moved into place.
  */
 export function writeFilesAtomic(dir: string, files: ReadonlyMap<string, string | Uint8Array>): string[] {
-  // Refused before any folder is made: a device's folder is no place for a staging folder.
-  notAFolder(dir, dir);
+  // Refused before any folder is made (a file on the way is named).
   for (const name of files.keys()) checkFileTarget(join(dir, name));
   const staged = new StagedFiles(dir);
   try {
