@@ -6,7 +6,7 @@ import { generateDocs, profileFor, PROFILES } from '../scenario/generate/index.j
 import { MAX_GENERATE_COUNT } from '../study/sources.js';
 import { wholeNumberOption, type Command } from './_command.js';
 import type { IO } from './_io.js';
-import { writeScenarios } from './_scenarios.js';
+import { checkScenarioOut, writeScenarios } from './_scenarios.js';
 
 export interface GenerateFlags {
   profile: string;
@@ -41,6 +41,7 @@ export function generateCommand(io: IO): Command<GenerateFlags> {
 
 /** `ctxsim generate`: validate like scenario files, then write all files at once or print a stream. */
 export function generate(flags: GenerateFlags, io: IO): number {
+  checkScenarioOut(flags.out);
   const profile = profileFor(flags.profile);
   const raw: Record<string, unknown> = {};
   for (const kv of flags.set ?? []) {

@@ -6,7 +6,7 @@ import { formatImportReport, importDataset, importerFor, IMPORTERS } from '../sc
 import { displayPath } from '../study/study.js';
 import type { Command } from './_command.js';
 import type { IO } from './_io.js';
-import { writeScenarios } from './_scenarios.js';
+import { checkScenarioOut, writeScenarios } from './_scenarios.js';
 
 export interface ImportFlags {
   format: string;
@@ -56,6 +56,7 @@ export function importCommand(io: IO): Command<ImportFlags> {
 
 /** `ctxsim import`: read, validate every conversation, report quirks on stderr, then write. */
 export function importCmd(flags: ImportFlags, io: IO): number {
+  checkScenarioOut(flags.out);
   const importer = importerFor(flags.format);
   const options: Record<string, unknown> = {};
   for (const k of OPTION_FLAGS) if (flags[k] !== undefined) options[k] = flags[k];

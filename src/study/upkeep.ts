@@ -297,7 +297,7 @@ class Recorder {
     const inflight = new Map<string, Promise<void>>();
     const limit = pool(u.concurrency);
     let failure: unknown;
-    /** The billed cost reached the cap (before any failure): nothing more is sent. */
+    /** The billed cost reached the cap: nothing more is sent (a failure, thrown first, wins over it). */
     let capped = false;
     const stopped = () => failure !== undefined || capped;
     let made = 0;
@@ -312,7 +312,7 @@ class Recorder {
             this.cassette.add(entry);
             this.spent += this.cost(entry.model, entry.usage);
             if (++made % 25 === 0) say(`upkeep: recorded ${made} of about ${Math.max(expected, made)} responses ($${usd(this.spent, 4)})`);
-            if (cap !== undefined && this.spent >= cap && failure === undefined) capped = true;
+            if (cap !== undefined && this.spent >= cap) capped = true;
           } catch (e) {
             // Set before the pool starts the next request, which then is not sent.
             failure ??= e;

@@ -120,9 +120,9 @@ export class Cassette {
       seen.set(entry.key, line);
       if (entry.vector !== undefined) {
         const n = Buffer.byteLength(entry.vector, 'base64') / 4;
-        const first = dimensions.get(entry.model);
-        if (!first) dimensions.set(entry.model, { n, line });
-        else if (first.n !== n) problems.push({ file, line, path: 'vector', message: `${n} dimensions, but ${entry.model}'s vector on line ${first.line} has ${first.n} (a model's vectors are compared with each other)` });
+        const model = dimensions.get(entry.model);
+        if (!model) dimensions.set(entry.model, { n, line });
+        else if (model.n !== n) problems.push({ file, line, path: 'vector', message: `${n} dimensions, but ${entry.model}'s vector on line ${model.line} has ${model.n} (a model's vectors are compared with each other)` });
       }
       entries.push(entry);
     });

@@ -99,7 +99,8 @@ function notJsonLines(text: string, line: number, format: string): string {
   return `not JSON Lines: the file is one JSON document over several lines; ${expects}${guess && guess !== format ? ` (it looks like the ${guess} format)` : ''}`;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A JSON object (not null, not an array). */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The import format a parsed JSON document most likely is, by the keys each format's top level has. */
 function guessFormat(v: unknown): string | undefined {

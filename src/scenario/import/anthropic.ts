@@ -5,7 +5,7 @@ import { SourceDoc, type DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut } from '../docs.js';
 import type { ToolDef } from '../../types.js';
 import { AgentTurns, block, lineProblem, slug, textBlock, toolResult, toolUse } from './_agent.js';
-import { parseJson, parseJsonLines, readText } from './_read.js';
+import { isObject, parseJson, parseJsonLines, readText } from './_read.js';
 import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -172,8 +172,4 @@ function splitRequests(text: string, file: string): FileRequest[] {
   }
   if (Array.isArray(whole)) return whole.map((value, i) => ({ value, path: [i] }));
   return [{ value: whole, path: [] }];
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

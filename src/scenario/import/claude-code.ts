@@ -4,7 +4,7 @@ import { ScenarioError, type Problem } from '../../errors.js';
 import type { DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
 import { AgentTurns, block, lineProblem, slug, textBlock, toolResult, toolUse } from './_agent.js';
-import { checkShape, parseJsonLines, readText } from './_read.js';
+import { checkShape, isObject, parseJsonLines, readText } from './_read.js';
 import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -181,8 +181,4 @@ function resultText(content: string | { type: string }[] | null | undefined, qui
     else quirks.add('result-non-text', 'non-text tool result blocks (images: dropped)', `line ${line} ${b.type}`);
   }
   return texts.join('\n');
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

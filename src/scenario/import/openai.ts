@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { SourceDoc, type DocPath } from '../../text/document.js';
 import { normalizeText, type ScenarioOut, type SystemOut, type ToolOut, type TurnOut } from '../docs.js';
-import { checkShape, parseJson, parseJsonLines, readText } from './_read.js';
+import { checkShape, isObject, parseJson, parseJsonLines, readText } from './_read.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type ImportInput, type Importer } from './types.js';
 
@@ -216,9 +216,8 @@ function splitConversations(text: string, file: string): FileConversation[] {
   }
   const out: FileConversation[] = [];
   const single = !lines && Array.isArray(items[0]) ? (items[0] as unknown[]) : undefined;
-  const isObj = (m: unknown): m is Record<string, unknown> => Boolean(m) && typeof m === 'object' && !Array.isArray(m);
   // A Responses API input: items with a `type` (function_call, function_call_output, message) or a `role`.
-  if (single && single.length && single.every((m) => isObj(m) && ('role' in m || 'type' in m)) && single.some((m) => isObj(m) && typeof m.type === 'string')) {
+  if (single && single.length && single.every((m) => isObject(m) && ('role' in m || 'type' in m)) && single.some((m) => isObject(m) && typeof m.type === 'string')) {
     return [{ messages: single, path: [], responses: { instructions: undefined } }];
   }
   if (single && single.length && single.every((m) => m && typeof m === 'object' && 'role' in m)) return [{ messages: single, path: [] }];

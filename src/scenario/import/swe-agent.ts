@@ -4,7 +4,7 @@ import { ScenarioError, type Problem } from '../../errors.js';
 import { SourceDoc, type DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
 import { AgentTurns, slug } from './_agent.js';
-import { parseJson, readText } from './_read.js';
+import { isObject, parseJson, readText } from './_read.js';
 import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -194,8 +194,4 @@ function textOf(c: Msg['content'], quirks: QuirkLog, id: string): string {
     else quirks.add('non-text-part', 'non-text content parts (images: dropped)', id);
   }
   return texts.join('\n');
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
