@@ -75,26 +75,49 @@ export function limitPercent(fraction: number): string {
  * could mean a quarter or a quarter of a percent.
  */
 export function parsePercent(flag: string, value: string | number): number {
-  const s = String(value).trim();
-  const m = /^(-?\d+(?:\.\d+)?)\s*(%?)$/.exec(s);
-  if (!m) throw new UsageError(`${flag}: expected a percentage such as 5%, got ${JSON.stringify(value)}`);
-  // A limit is how much worse a row may get: below 0 every unchanged row would fail.
-  if (m[1]!.startsWith('-')) throw new UsageError(`${flag}: a limit is at least 0%, got ${s}`);
-  const n = Number(m[1]);
-  if (!m[2]) throw new UsageError(`${flag}: write ${limitPercent(n)} or ${m[1]}% (a bare number could be a fraction or a percentage), got ${s}`);
-  return n / 100;
+  return named(flag, percent(value));
 }
 
 /** Parses a retention limit: `2%` (points of retention) or `1` (probes). */
 export function parseRetentionLimit(flag: string, value: string | number): RetentionLimit {
+  return named(flag, retentionLimit(value));
+}
+
+/** What is wrong with a study's `gate` limit, or undefined (the reason alone: the study names the key at its place). */
+export function gateLimitProblem(key: 'maxCostIncrease' | 'maxRetentionDrop', value: string | number): string | undefined {
+  const r = key === 'maxCostIncrease' ? percent(value) : retentionLimit(value);
+  return typeof r === 'object' && 'problem' in r ? r.problem : undefined;
+}
+
+/** A value, or why the text is not one (without the flag or key: the caller names it). */
+type Parsed<T> = T | { problem: string };
+
+function named<T>(flag: string, r: Parsed<T>): T {
+  if (typeof r === 'object' && r !== null && 'problem' in r) throw new UsageError(`${flag}: ${r.problem}`);
+  return r as T;
+}
+
+function percent(value: string | number): Parsed<number> {
+  const s = String(value).trim();
+  const m = /^(-?\d+(?:\.\d+)?)\s*(%?)$/.exec(s);
+  if (!m) return { problem: `expected a percentage such as 5%, got ${JSON.stringify(value)}` };
+  // A limit is how much worse a row may get: below 0 every unchanged row would fail.
+  if (m[1]!.startsWith('-')) return { problem: `a limit is at least 0%, got ${s}` };
+  const n = Number(m[1]);
+  if (!m[2]) return { problem: `write ${limitPercent(n)} or ${m[1]}% (a bare number could be a fraction or a percentage), got ${s}` };
+  return n / 100;
+}
+
+function retentionLimit(value: string | number): Parsed<RetentionLimit> {
   const s = String(value).trim();
   if (s.endsWith('%')) {
-    const points = parsePercent(flag, s);
-    if (points > 1) throw new UsageError(`${flag}: retention cannot drop by more than 100%, got ${s}`);
+    const points = percent(s);
+    if (typeof points !== 'number') return points;
+    if (points > 1) return { problem: `retention cannot drop by more than 100%, got ${s}` };
     return { points };
   }
-  if (/^-\d+$/.test(s)) throw new UsageError(`${flag}: a limit is at least 0 probes, got ${s}`);
-  if (!/^\d+$/.test(s)) throw new UsageError(`${flag}: expected a number of probes (1) or a percentage (2%), got ${JSON.stringify(value)}`);
+  if (/^-\d+$/.test(s)) return { problem: `a limit is at least 0 probes, got ${s}` };
+  if (!/^\d+$/.test(s)) return { problem: `expected a number of probes (1) or a percentage (2%), got ${JSON.stringify(value)}` };
   return { probes: Number(s) };
 }
 

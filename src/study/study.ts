@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { globSync } from 'tinyglobby';
 import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
-import { parsePercent, parseRetentionLimit } from '../gate/compare.js';
+import { gateLimitProblem } from '../gate/compare.js';
 import { CHAT_POLICIES, REGISTRY } from '../policies/index.js';
 import { STAGE_SEPARATOR } from '../policies/pipeline.js';
 import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } from '../policies/spec.js';
@@ -271,18 +271,10 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
       study.upkeep = upkeepSettings(doc.upkeep, dir);
     }
     // The gate's limits are checked here, at their place, as `ctxsim check` reads them.
-    for (const [key, parse] of [
-      ['maxCostIncrease', parsePercent],
-      ['maxRetentionDrop', parseRetentionLimit],
-    ] as const) {
+    for (const key of ['maxCostIncrease', 'maxRetentionDrop'] as const) {
       const value = doc.gate?.[key];
-      if (value === undefined) continue;
-      try {
-        parse('', value);
-      } catch (e) {
-        if (!(e instanceof UsageError)) throw e;
-        problems.push(src.problem(['gate', key], e.message.replace(/^: /, '')));
-      }
+      const problem = value === undefined ? undefined : gateLimitProblem(key, value);
+      if (problem) problems.push(src.problem(['gate', key], problem));
     }
   }
   // Scenario and policy entries are checked even when another key is bad, so every problem is listed at once.
