@@ -204,7 +204,7 @@ export class DigestBuilder {
     if (!c) this.sums.cells.set(key, (c = { policy, bucket, probes: 0, retained: 0 }));
     c.probes++;
     if (p.outcome === 'retained') c.retained++;
-    else this.sums.lost.push(p);
+    if (isLost(p)) this.sums.lost.push(p);
   }
 
   /** The figures of the records added so far (adding may go on after). */
@@ -313,5 +313,10 @@ export function retentionByAge(probes: readonly ProbeRecord[]): RetentionCell[] 
 
 /** Probes whose fact was not retained (stale, missing or overflow), in record order. */
 export function lostProbes(probes: readonly ProbeRecord[]): ProbeRecord[] {
-  return digestRecords({ probes }).lost;
+  return probes.filter(isLost);
+}
+
+/** A retention probe (its fact expected) whose fact was not retained. */
+function isLost(p: ProbeRecord): boolean {
+  return p.expected !== 'missing' && p.outcome !== 'retained';
 }
