@@ -123,7 +123,7 @@ describe.each(OPEN_WEIGHT_NAMES)('prompts laid out on skeletons, %s', (name) => 
         const pieces = t.pieces(whole!);
         expect([...n.sequence!.sums]).toEqual(pieces.reduce((sums, p) => [...sums, sums[sums.length - 1]! + text(p)], [0]));
       }),
-      { seed: 19, numRuns: 300 },
+      { seed: 19, numRuns: 150 },
     );
     // The property means something only if many of the chats the template renders are laid out.
     expect(laid / rendered).toBeGreaterThan(0.5);
