@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { streamFor } from '../src/engine/replay.js';
 import { blocks } from '../src/policies/blocks.js';
+import { SessionDriver } from '../src/policies/driver.js';
 import { definePolicy } from '../src/policies/define.js';
 import { BUDGET, int } from '../src/policies/params.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
@@ -38,17 +39,15 @@ export interface TurnTrace {
   after: UpkeepCall[];
 }
 
-/** Drives a session the way the replay engine does: one call after the user message, one more after tool results. */
+/** Drives a session the way the replay engine does (its driver): one call after the user message, one more after each round of tool results. */
 export function trace(conversation: Conversation, spec: string, tokens = new TokenCounter('chars4'), seed = 42): TurnTrace[] {
   const v = variant(spec);
-  const session = v.policy.start(conversation, v.params, { tokens, random: streamFor(seed, conversation.id, v.name), model: 'gpt-4o-mini', blocks });
-  let time = 0;
+  const deps = { tokens, random: streamFor(seed, conversation.id, v.name), model: 'gpt-4o-mini', blocks };
+  const driver = new SessionDriver(conversation, (start) => v.policy.start(start, v.params, deps));
   return conversation.turns.map((turn) => {
-    if (turn.index > 1) time += turn.gapSeconds;
-    const info = { turn, time };
-    const calls = [session.prompt([turn.user], info)];
-    if (turn.tools.length) calls.push(session.prompt([turn.user, ...turn.tools], info));
-    const after = session.commit([turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])], info);
+    const info = driver.begin(turn);
+    const calls = driver.prompt(turn, info).map((c) => c.plan);
+    const after = driver.commit(turn, info);
     return { turn: turn.index, calls, after };
   });
 }

@@ -1,9 +1,10 @@
 import seedrandom from 'seedrandom';
 import { CtxsimError, UsageError } from '../errors.js';
 import { blocks } from '../policies/blocks.js';
+import { SessionDriver } from '../policies/driver.js';
 import { guardPolicy } from '../policies/guard.js';
 import type { PolicyVariant } from '../policies/spec.js';
-import type { Artifact, PolicySession, PromptPlan, TurnInfo } from '../policies/types.js';
+import type { Artifact, PromptPlan, TurnInfo } from '../policies/types.js';
 import { Meter, type CallRequest } from '../pricing/meter.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { chooseModel, type CostSettings } from '../pricing/settings.js';
@@ -17,8 +18,6 @@ import type { Cassette } from '../upkeep/cassette.js';
 import type { Vector } from '../upkeep/embedder.js';
 import type { UpkeepPrompts } from '../upkeep/prompts.js';
 import { recordedUpkeep, simulatedUpkeep, type MissHandler, type Upkeep } from '../upkeep/upkeep.js';
-import { freezeConversation } from '../scenario/freeze.js';
-import { turnCalls } from '../scenario/rounds.js';
 import { SafetyWatch } from './safety.js';
 import { FactLedger, scoreProbe } from './score.js';
 import type { ConversationEnd } from './summary.js';
@@ -130,11 +129,11 @@ export function* replaySteps(
     // The user message's output count is needed only to route the turn.
     const route = ctx.costs?.route;
     const model = route ? chooseModel(route, ctx.model, ctx.tokens.output(turn.user)) : ctx.model;
-    const calls = r.prompt(info);
+    const calls = r.prompt(turn, info);
     const upkeep = carried;
     carried = [];
     const sent = r.inspect(turn.index, calls, upkeep);
-    r.commit(info, upkeep);
+    r.commit(turn, info, upkeep);
     const priced = r.price(turn.index, model, calls, upkeep, onCall);
     const row = r.record(turn.index, calls, sent, priced);
     r.score(turn, calls[0]!.plan, priced.firstOverflow, row);
@@ -172,9 +171,8 @@ type Priced = Pick<
 /** One conversation's replay under one policy: its session, meter, ledger and records so far. */
 class Replayer {
   private readonly watch: SafetyWatch;
-  /** Simulated seconds since the conversation started. */
-  private time = 0;
-  private readonly session: PolicySession;
+  /** Feeds the session its turns: what the policy may see, and nothing else. */
+  private readonly driver: SessionDriver;
   private readonly meter: Meter;
   private readonly promptTokens: PromptTokens;
   /** The provider rules, checked on each prompt from where the previous one ended when it starts with it. */
@@ -183,8 +181,6 @@ class Replayer {
   private readonly turns: TurnRecord[] = [];
   private readonly probes: ProbeRecord[] = [];
   private readonly violations: ViolationRecord[] = [];
-  /** The forget events after each turn (most conversations have none). */
-  private readonly forgetsAfter = new Map<number, Conversation['forgets']>();
   private cumulative = 0n;
   /** The turn under way (0 before the first): where an upkeep request the cassette lacks was made. */
   private turn = 0;
@@ -197,7 +193,6 @@ class Replayer {
     private readonly ctx: ReplayContext,
   ) {
     const { tokens, model } = ctx;
-    freezeConversation(conversation);
     this.promptTokens = new PromptTokens(tokens);
     this.rules = new PromptRules(ctx.messageRules);
     // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario;
@@ -205,7 +200,8 @@ class Replayer {
     const upkeep = this.upkeep(ctx.upkeep);
     const contextWindow = lookup(ctx.prices, model).maxInputTokens;
     const deps = { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks, upkeep, ...(contextWindow !== undefined && { contextWindow }) };
-    this.session = guardPolicy(variant.policy, variant.name, this.promptTokens).start(conversation, variant.params, deps);
+    const guarded = guardPolicy(variant.policy, variant.name, this.promptTokens);
+    this.driver = new SessionDriver(conversation, (start) => guarded.start(start, variant.params, deps));
     this.tools = offeredTools(ctx.toolDefs, conversation.toolDefs, tokens);
     this.meter = new Meter(ctx.prices, {
       settings: ctx.costs,
@@ -216,7 +212,6 @@ class Replayer {
     });
     this.ledger = FactLedger.of(conversation);
     this.watch = new SafetyWatch();
-    for (const event of conversation.forgets) this.forgetsAfter.set(event.afterTurn, [...(this.forgetsAfter.get(event.afterTurn) ?? []), event]);
   }
 
   /** The session's upkeep: simulated, or from the run's cassette. */
@@ -226,30 +221,27 @@ class Replayer {
     return recordedUpkeep({ tokens: this.ctx.tokens, cassette: u.recorded.cassette, prompts: u.prompts, onMiss: u.recorded.onMiss, where });
   }
 
-  /** Starts turn `turn`: its time (after the gap before it), and what the safety watch knows of it. */
+  /** Starts turn `turn`: what the session is told of it, and what the safety watch knows of it. */
   begin(turn: Turn): TurnInfo {
     this.turn = turn.index;
-    if (turn.index > 1) this.time += turn.gapSeconds;
     this.watch.startTurn(turn);
-    return { turn, time: this.time };
+    return this.driver.begin(turn);
   }
 
   /** Carries out the forget events that follow `afterTurn`; adds their upkeep to `upkeep`. */
   forgetAfter(afterTurn: number, upkeep: UpkeepCall[]): void {
-    for (const event of this.forgetsAfter.get(afterTurn) ?? []) {
-      const facts = event.facts.map((name) => ({ name, values: this.ledger.valuesUpTo(name, afterTurn) }));
-      this.watch.forget(facts);
-      for (const u of this.session.forget(facts, { afterTurn, time: this.time })) upkeep.push(u);
+    for (const event of this.driver.forgetAfter(afterTurn)) {
+      this.watch.forget(event.facts);
+      for (const u of event.upkeep) upkeep.push(u);
     }
   }
 
   /** The turn's model calls: the prompt after the user message, and another after each round of tool calls. */
-  prompt(info: TurnInfo): SentCall[] {
+  prompt(turn: Turn, info: TurnInfo): SentCall[] {
     const { template } = this.ctx.tokens;
     const toolTokens = this.tools?.tokens ?? 0;
     const sent: SentCall[] = [];
-    for (const { pending, output } of turnCalls(info.turn)) {
-      const plan = this.session.prompt(pending, info);
+    for (const { plan, output } of this.driver.prompt(turn, info)) {
       let call: SentCall;
       if (template) {
         // A chat template lays out the prompt itself, tool definitions included: its rendering is counted.
@@ -284,11 +276,8 @@ class Replayer {
   }
 
   /** The policy stores the finished exchange; forget events after the turn are carried out. */
-  commit(info: TurnInfo, upkeep: UpkeepCall[]): void {
-    const { turn } = info;
-    const exchange: Message[] = [turn.user, ...turn.tools];
-    if (turn.assistant) exchange.push(turn.assistant);
-    for (const u of this.session.commit(exchange, info)) upkeep.push(u);
+  commit(turn: Turn, info: TurnInfo, upkeep: UpkeepCall[]): void {
+    for (const u of this.driver.commit(turn, info)) upkeep.push(u);
     this.forgetAfter(turn.index, upkeep);
     this.watch.endTurn(turn);
   }
@@ -317,7 +306,7 @@ class Replayer {
     for (const call of calls) {
       onCall?.(turn, call);
       const outputTokens = call.output ? tokens.output(call.output) : 0;
-      const request: CallRequest = { model, messages: call.plan.messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix, outputTokens, time: this.time };
+      const request: CallRequest = { model, messages: call.plan.messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix, outputTokens, time: this.driver.time };
       if (call.sequence) request.sequence = call.sequence;
       const c = this.meter.call(request);
       p.inputTokens += c.inputTokens;
@@ -429,7 +418,7 @@ class Replayer {
 
   /** The whole replay, with what the policy stores at the end. */
   finish(): Replay {
-    const artifacts = this.session.artifacts();
+    const artifacts = this.driver.artifacts();
     const storedBytes = artifacts.reduce((n, a) => n + a.bytes, 0);
     return { turns: this.turns, probes: this.probes, violations: this.violations, artifacts, end: { zombies: this.watch.zombies(artifacts), storedBytes } };
   }

@@ -1,6 +1,5 @@
 import { messageText } from '../tokens/counter.js';
 import type { ArtifactKind, Message } from '../types.js';
-import { normalize } from '../text/normalize.js';
 import { STORED_DIMENSIONS } from '../upkeep/embedder.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import type { CommonParams } from './params.js';
@@ -53,25 +52,4 @@ export function transcriptArtifact(messages: readonly Message[]): Artifact {
 /** Stored texts as a `vectors` artifact: their bytes plus an embedding each, sized as a backend stores it (STORED_DIMENSIONS × 4 bytes). */
 export function vectorsArtifact(texts: string[]): Artifact {
   return artifact('vectors', texts, texts.length * STORED_DIMENSIONS * 4);
-}
-
-/**
- * Forget events a session has seen: which values were erased after which
- * turn. A message stored up to then no longer states them (its text was
- * redacted), so simulated upkeep reading it later must not learn them from
- * the scenario's `facts:` either; a later turn stating them again is new.
- */
-export class Erasures {
-  private readonly events: { afterTurn: number; values: ReadonlySet<string> }[] = [];
-
-  add(afterTurn: number, values: readonly string[]): void {
-    this.events.push({ afterTurn, values: new Set(values) });
-  }
-
-  /** True when the value, stated in turn `turn`, was erased afterwards. */
-  covers(turn: number, value: string): boolean {
-    if (!this.events.length) return false;
-    const v = normalize(value);
-    return this.events.some((e) => e.afterTurn >= turn && e.values.has(v));
-  }
 }

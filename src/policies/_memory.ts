@@ -1,37 +1,22 @@
 import type { TokenCounter } from '../tokens/counter.js';
-import type { Conversation, Message, UpkeepCall } from '../types.js';
+import type { Message, UpkeepCall } from '../types.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import { dropOrder } from '../upkeep/mentions.js';
 import type { Summary } from '../upkeep/summarizer.js';
-import type { Injected, Mentions, StatedFact } from '../upkeep/types.js';
+import { factLabel, factTier } from '../upkeep/extractor.js';
+import type { Injected, Mentions } from '../upkeep/types.js';
 import { simulatedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
-import { artifact, cascades, valuesOf, type Erasures } from './_forget.js';
+import { artifact, cascades, valuesOf } from './_forget.js';
 import { fitFromNewest, sum } from './_transcript.js';
 import type { CommonParams } from './params.js';
 import type { Artifact, Exchange, FactSheetBlock, FactSheetParams, ForgetFact, PolicyDeps, TurnInfo } from './types.js';
 
-/**
- * What the simulated upkeep knows: the facts each turn states (from the
- * scenario's `facts:`), which a real summarizer or extractor would read
- * from the text — less the values erased from that text since.
- */
-export function statedFacts(conversation: Conversation, exchanges: readonly Exchange[], erased?: Erasures): StatedFact[] {
-  const out: StatedFact[] = [];
-  for (const e of exchanges) {
-    const index = e[0]?.turn;
-    const turn = index === undefined ? undefined : conversation.turns[index - 1];
-    if (!turn) continue;
-    for (const [name, value] of Object.entries(turn.facts)) if (!erased?.covers(turn.index, value)) out.push([name, value, turn.index]);
-  }
-  return out;
-}
-
-/** The stored user messages of the exchanges whose turn is flagged `injection: true`, oldest first. */
-export function injected(conversation: Conversation, exchanges: readonly Exchange[]): Injected[] {
+/** The stored user messages of the exchanges whose turn the moderation classifier flagged (`flagged` holds their numbers), oldest first. */
+export function injected(flagged: ReadonlySet<number>, exchanges: readonly Exchange[]): Injected[] {
   const out: Injected[] = [];
   for (const e of exchanges) {
     const turn = e[0]?.turn;
-    if (turn !== undefined && conversation.turns[turn - 1]?.injection) out.push({ turn, text: e[0]!.content });
+    if (turn !== undefined && flagged.has(turn)) out.push({ turn, text: e[0]!.content });
   }
   return out;
 }
@@ -39,11 +24,6 @@ export function injected(conversation: Conversation, exchanges: readonly Exchang
 /** The upkeep a session's deps give: the run's, or simulated for a session started without one. */
 export function upkeepOf(deps: Pick<PolicyDeps, 'tokens' | 'upkeep'>): Upkeep {
   return deps.upkeep ?? simulatedUpkeep(deps.tokens);
-}
-
-/** Every value any fact of the conversation takes. */
-export function factValues(conversation: Conversation): string[] {
-  return [...new Set(conversation.turns.flatMap((t) => Object.values(t.facts)))];
 }
 
 /**
@@ -80,7 +60,7 @@ export function eraseFromSummary(
   memory: Summary | undefined,
   facts: readonly ForgetFact[],
   values: readonly string[],
-  ctx: { tokens: TokenCounter; params: { summaryModel?: string | undefined; summaryTokens: number } & Pick<CommonParams, 'forget'>; model: string; hidden: readonly string[]; upkeep: Upkeep },
+  ctx: { tokens: TokenCounter; params: { summaryModel?: string | undefined; summaryTokens: number } & Pick<CommonParams, 'forget'>; model: string; upkeep: Upkeep },
 ): { memory: Summary | undefined; upkeep: UpkeepCall[] } {
   if (!memory || !cascades(ctx.params) || !holds(memory.message.content, values)) return { memory, upkeep: [] };
   const r = ctx.upkeep.forgetInSummary({
@@ -90,7 +70,6 @@ export function eraseFromSummary(
     previous: memory,
     names: facts.map((f) => f.name),
     values,
-    hidden: ctx.hidden,
   });
   return { memory: r.summary, upkeep: [r.call] };
 }
@@ -127,13 +106,13 @@ export class FactSheet implements FactSheetBlock {
       model: this.params.extractModel ?? model,
       recall: this.params.recall,
       exchange,
-      stated: Object.entries(info.turn.facts),
       injection: info.turn.injection,
       maxTokens: this.params.sheetTokens ?? SHEET_TOKENS,
     });
     let changed = false;
     for (const [name, value] of r.found) {
-      this.mentions.set(name, { count: (this.mentions.get(name)?.count ?? 0) + 1, lastTurn: info.turn.index });
+      const tier = factTier(name);
+      this.mentions.set(name, { count: (this.mentions.get(name)?.count ?? 0) + 1, lastTurn: info.turn.index, ...(tier !== undefined && { tier }) });
       if (this.known.get(name) === value) continue;
       this.known.set(name, value);
       changed = true;
@@ -147,7 +126,8 @@ export class FactSheet implements FactSheetBlock {
     const names = new Set(facts.map((f) => f.name));
     let changed = false;
     for (const [name, value] of [...this.known]) {
-      if (names.has(name)) {
+      // An entry the simulated extractor named is one span: it goes whole.
+      if (names.has(name) || (factTier(name) !== undefined && holds(value, values))) {
         this.known.delete(name);
         this.mentions.delete(name);
       } else if (holds(value, values)) this.known.set(name, redactText(value, values));
@@ -170,7 +150,7 @@ export class FactSheet implements FactSheetBlock {
     const { known, mentions } = this;
     const { tokens } = this.deps;
     const limit = this.params.sheetTokens ?? SHEET_TOKENS;
-    const entry = (name: string) => `${name}: ${known.get(name)!}`;
+    const entry = (name: string) => `${factLabel(name)}: ${known.get(name)!}`;
     const order = dropOrder(known, mentions);
     let dropped = 0;
     let size = tokens.text('Known facts:');

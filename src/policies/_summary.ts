@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import type { Conversation, Message, UpkeepCall } from '../types.js';
+import type { Message, UpkeepCall } from '../types.js';
 import type { Summary } from '../upkeep/summarizer.js';
-import { artifact, Erasures, moderated, transcriptArtifact, valuesOf } from './_forget.js';
-import { eraseFromSummary, factValues, injected, statedFacts, upkeepOf } from './_memory.js';
+import { artifact, moderated, transcriptArtifact, valuesOf } from './_forget.js';
+import { eraseFromSummary, injected, upkeepOf } from './_memory.js';
 import { fitFromNewest, sum, Transcript } from './_transcript.js';
 import { int, model, probability, type CommonParams } from './params.js';
 import type { Exchange, PolicyDeps, PolicySession } from './types.js';
@@ -27,8 +27,8 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
   /** Exchanges already folded into the summary. */
   folded = 0;
   summary: Summary | undefined;
-  private readonly erased = new Erasures();
-  private readonly hidden: string[];
+  /** The turns the moderation classifier flagged, as they were committed: a fold quotes them. */
+  private readonly flagged = new Set<number>();
   /**
    * Prefix sums of the stored exchanges' tokens from exchange `base` on:
    * sums[i] = tokens of the messages of exchanges base … base + i − 1.
@@ -41,12 +41,10 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
   private base = 0;
 
   constructor(
-    private readonly conversation: Conversation,
     private readonly params: SummarizerParams & CommonParams,
     private readonly deps: PolicyDeps,
   ) {
     this.history = new Transcript(params.sessionCap);
-    this.hidden = factValues(conversation);
   }
 
   /** Exchanges not folded yet. */
@@ -100,7 +98,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
 
   /** Folds the oldest `count` open exchanges into a summary of at most `summaryTokens` (default: the policy's): one summarizer call. */
   fold(count: number, summaryTokens = this.params.summaryTokens): UpkeepCall {
-    const { conversation, params, deps } = this;
+    const { params, deps } = this;
     const leaving = this.open().slice(0, count);
     const r = upkeepOf(deps).summarize({
       tokens: deps.tokens,
@@ -110,9 +108,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
       keep: params.keep,
       ...(this.summary && { previous: this.summary }),
       folded: this.history.messages(this.folded, this.folded + leaving.length),
-      stated: statedFacts(conversation, leaving, this.erased),
-      hidden: this.hidden,
-      injected: injected(conversation, leaving),
+      injected: injected(this.flagged, leaving),
     });
     this.summary = r.summary;
     this.folded += leaving.length;
@@ -121,6 +117,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
 
   commit: PolicySession['commit'] = (exchange, info) => {
     if (moderated(this.params, info)) return [];
+    if (info.turn.injection) this.flagged.add(info.turn.index);
     // A new session starts blank: the running summary belongs to the session.
     if (this.history.add(exchange)) {
       this.folded = 0;
@@ -134,9 +131,8 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
     const values = valuesOf(facts);
     this.history.redact(values);
     this.recount();
-    this.erased.add(info.afterTurn, values);
     const { tokens, model } = this.deps;
-    const r = eraseFromSummary(this.summary, facts, values, { tokens, params: this.params, model, hidden: this.hidden, upkeep: upkeepOf(this.deps) });
+    const r = eraseFromSummary(this.summary, facts, values, { tokens, params: this.params, model, upkeep: upkeepOf(this.deps) });
     this.summary = r.memory;
     return r.upkeep;
   };

@@ -31,7 +31,7 @@ export const blocks: Blocks = Object.freeze({
   turnGate: () => new TurnGate(),
 
   transcript,
-  runningSummary: (conversation, params, deps) => new RunningSummary(conversation, params, deps),
+  runningSummary: (_conversation, params, deps) => new RunningSummary(params, deps),
   summarize,
   forgetInSummary,
   factSheet: (params, deps) => new FactSheet(params, deps),

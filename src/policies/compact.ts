@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { Message, UpkeepCall } from '../types.js';
 import type { Summary } from '../upkeep/summarizer.js';
 import { roundsOf } from '../scenario/rounds.js';
-import { artifact, Erasures, moderated, redactMessage, transcriptArtifact, valuesOf } from './_forget.js';
-import { eraseFromSummary, factValues, injected, statedFacts, upkeepOf } from './_memory.js';
+import { artifact, moderated, redactMessage, transcriptArtifact, valuesOf } from './_forget.js';
+import { eraseFromSummary, injected, upkeepOf } from './_memory.js';
 import { pinned, Transcript } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { int, model, probability } from './params.js';
@@ -35,10 +35,10 @@ export const compact = definePolicy({
     const { tokens } = deps;
     const head = pinned(conversation);
     const upkeep = upkeepOf(deps);
-    const hidden = factValues(conversation);
     const limit = Math.floor(params.at * (params.window ?? deps.contextWindow ?? DEFAULT_WINDOW));
     const history = new Transcript(params.sessionCap);
-    const erased = new Erasures();
+    /** The turns the moderation classifier flagged, as they were committed: a compaction quotes them. */
+    const flagged = new Set<number>();
     let summary: Summary | undefined;
     /** Steps not compacted: earlier turns, each without the rounds a compaction inside it took. */
     let open: Exchange[] = [];
@@ -69,9 +69,7 @@ export const compact = definePolicy({
               keep: params.keep,
               ...(summary && { previous: summary }),
               folded: folded.flat(),
-              stated: statedFacts(conversation, folded, erased),
-              hidden,
-              injected: injected(conversation, folded.filter((s) => s[0]?.role === 'user')),
+              injected: injected(flagged, folded.filter((s) => s[0]?.role === 'user')),
             });
             summary = r.summary;
             calls.push(r.call);
@@ -85,6 +83,7 @@ export const compact = definePolicy({
       },
       commit(exchange, info) {
         if (moderated(params, info)) return [];
+        if (info.turn.injection) flagged.add(info.turn.index);
         if (history.add(exchange)) {
           // A new session starts blank.
           [summary, open] = [undefined, []];
@@ -102,8 +101,7 @@ export const compact = definePolicy({
         const values = valuesOf(facts);
         history.redact(values);
         open = open.map((s) => s.map((m) => redactMessage(m, values)));
-        erased.add(info.afterTurn, values);
-        const r = eraseFromSummary(summary, facts, values, { tokens, params, model: deps.model, hidden, upkeep });
+        const r = eraseFromSummary(summary, facts, values, { tokens, params, model: deps.model, upkeep });
         summary = r.memory;
         return r.upkeep;
       },

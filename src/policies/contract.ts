@@ -1,5 +1,4 @@
-import { freezeConversation } from '../scenario/freeze.js';
-import { roundsOf, turnCalls } from '../scenario/rounds.js';
+import { roundsOf } from '../scenario/rounds.js';
 import seedrandom from 'seedrandom';
 import { UsageError } from '../errors.js';
 import { policyViolations } from '../message-rules/blame.js';
@@ -12,6 +11,7 @@ import { injectionQuote } from '../upkeep/quote.js';
 import { searchText } from '../upkeep/mentions.js';
 import { holds } from '../upkeep/redact.js';
 import { blocks } from './blocks.js';
+import { SessionDriver } from './driver.js';
 import { kindOf, startSession, upkeepShape } from './session.js';
 import { defaultOf, paramMeta } from './params.js';
 import { paramShape, resolvePolicy, type PolicyVariant } from './spec.js';
@@ -158,8 +158,6 @@ export function checkPolicyContract(policy: Policy, conversations: readonly Conv
   const limit = options.limit ?? 100;
   const deps = { tokens, seed: options.seed ?? 42, model: options.model ?? 'gpt-4o-mini' };
   const out: ContractViolation[] = [];
-  // As in a run: a policy that changes a message it is given throws, instead of changing what later replays send.
-  for (const c of conversations) freezeConversation(c);
   for (const given of options.variants ?? contractVariants(policy)) {
     const variants = resolvePolicy(policy, Object.entries(given));
     if (typeof variants === 'string') throw new UsageError(`checkPolicyContract: ${variants}`);
@@ -202,8 +200,8 @@ interface Deps {
 /** The checks of one replay (no checks: a replay only recorded). */
 interface Watch {
   call(turn: Turn, k: number, plan: PromptPlan, pending: readonly Message[]): void;
-  committed(turn: Turn, upkeep: readonly UpkeepCall[], session: PolicySession): void;
-  forgot(afterTurn: number, facts: readonly ForgetFact[], session: PolicySession): void;
+  committed(turn: Turn, upkeep: readonly UpkeepCall[], session: Pick<PolicySession, 'artifacts'>): void;
+  forgot(afterTurn: number, facts: readonly ForgetFact[], session: Pick<PolicySession, 'artifacts'>): void;
   end(artifacts: readonly Artifact[]): void;
 }
 
@@ -211,7 +209,8 @@ interface Watch {
 function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps, watch?: Watch): Generator<void, Records, void> {
   // What the policy throws, or returns of the wrong shape outside a plan, stops the check as it stops a run: one line
   // naming the variant, the turn and the scenario.
-  const session = startSession(variant.policy, conversation, variant.params, { tokens: deps.tokens, random: seedrandom(`${deps.seed}:${conversation.id}:${variant.name}\0`), model: deps.model, blocks }, variant.name);
+  const policyDeps = { tokens: deps.tokens, random: seedrandom(`${deps.seed}:${conversation.id}:${variant.name}\0`), model: deps.model, blocks };
+  const driver = new SessionDriver(conversation, (start) => startSession(variant.policy, start, variant.params, policyDeps, variant.name));
   const records: Records = [];
   const record = (turn: number, value: unknown) => records.push({ turn, text: JSON.stringify(value) });
   // A prompt as text: the conversation's own messages by number (the same objects in every replay), others in full; a plan
@@ -219,31 +218,26 @@ function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps,
   const own = ownMessages(conversation);
   const recordPlan = (turn: number, plan: PromptPlan) =>
     records.push({ turn, text: planShape(plan) ?? `${plan.overBudget} ${plan.stablePrefix} ${JSON.stringify(plan.upkeep)} ${plan.messages.map((m) => own.get(m) ?? JSON.stringify(m)).join(' ')}` });
-  let time = 0;
   const forgetAfter = (afterTurn: number) => {
-    for (const event of conversation.forgets) {
-      if (event.afterTurn !== afterTurn) continue;
-      const facts = event.facts.map((name) => ({ name, values: valuesUpTo(conversation, name, afterTurn) }));
-      record(afterTurn, session.forget(facts, { afterTurn, time }));
-      watch?.forgot(afterTurn, facts, session);
+    for (const { facts, upkeep } of driver.forgetAfter(afterTurn)) {
+      record(afterTurn, upkeep);
+      watch?.forgot(afterTurn, facts, driver);
     }
   };
   forgetAfter(0);
   for (const turn of conversation.turns) {
-    if (turn.index > 1) time += turn.gapSeconds;
-    const info = { turn, time };
-    turnCalls(turn).forEach(({ pending }, k) => {
-      const plan = session.prompt(pending, info);
+    const info = driver.begin(turn);
+    driver.prompt(turn, info).forEach(({ pending, plan }, k) => {
       recordPlan(turn.index, plan);
       watch?.call(turn, k, plan, pending);
     });
-    const upkeep = session.commit([turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])], info);
+    const upkeep = driver.commit(turn, info);
     record(turn.index, upkeep);
-    watch?.committed(turn, upkeep, session);
+    watch?.committed(turn, upkeep, driver);
     forgetAfter(turn.index);
     yield;
   }
-  const artifacts = session.artifacts();
+  const artifacts = driver.artifacts();
   record(conversation.turns.length + 1, artifacts);
   watch?.end(artifacts);
   return records;
@@ -293,12 +287,6 @@ function firstDifference(a: Records, b: Records): number | undefined {
     if (a[i]?.text !== b[i]?.text) return (a[i] ?? b[i])!.turn;
   }
   return undefined;
-}
-
-/** Every value a fact had in turns 1 … `turn`, normalized: what a forget event after that turn erases. */
-function valuesUpTo(conversation: Conversation, fact: string, turn: number): string[] {
-  const values = conversation.turns.filter((t) => t.index <= turn && t.facts[fact] !== undefined).map((t) => normalize(t.facts[fact]!));
-  return [...new Set(values)];
 }
 
 /** One model call, as the per-call rules see it. */
@@ -634,7 +622,7 @@ class Checker implements Watch {
     for (const v of [...this.forgotten]) if (stated.has(v) || own.some((x) => searchText(x).includes(v))) this.forgotten.delete(v);
   }
 
-  committed(turn: Turn, upkeep: readonly UpkeepCall[], session: PolicySession): void {
+  committed(turn: Turn, upkeep: readonly UpkeepCall[], session: Pick<PolicySession, 'artifacts'>): void {
     if (!this.drop || !turn.injection) return;
     if (upkeep.length) this.fail('moderation', turn.index, `storing dropped turn ${turn.index} cost upkeep (${upkeep.map((u) => u.kind).join(', ')})`);
     const mark = normalize(injectionQuote(turn.user.content));
@@ -646,7 +634,7 @@ class Checker implements Watch {
     this.artifactsHold(session.artifacts(), turn.index);
   }
 
-  forgot(afterTurn: number, facts: readonly ForgetFact[], session: PolicySession): void {
+  forgot(afterTurn: number, facts: readonly ForgetFact[], session: Pick<PolicySession, 'artifacts'>): void {
     if (!this.cascade) return;
     for (const f of facts) for (const v of f.values) if (v) this.forgotten.add(v);
     this.artifactsHold(session.artifacts(), afterTurn);

@@ -1,7 +1,7 @@
 import { CtxsimError } from '../errors.js';
-import type { ArtifactKind, Conversation, Message, UpkeepCall } from '../types.js';
+import type { ArtifactKind, Message, UpkeepCall } from '../types.js';
 import { CassetteMissError } from '../upkeep/upkeep.js';
-import type { Artifact, Params, Policy, PolicyDeps, PolicySession } from './types.js';
+import type { Artifact, Params, Policy, PolicyDeps, PolicySession, SessionStart } from './types.js';
 
 /**
  * A session of `policy` for `conversation`, as a run and the contract check
@@ -16,7 +16,7 @@ import type { Artifact, Params, Policy, PolicyDeps, PolicySession } from './type
  * What the policy threw is the error's `cause`. A plan is the caller's to
  * check: `prompt` only names what it throws (`callPlace` names the call).
  */
-export function startSession(policy: Policy, conversation: Conversation, params: Params, deps: PolicyDeps, label: string): PolicySession {
+export function startSession(policy: Policy, conversation: SessionStart, params: Params, deps: PolicyDeps, label: string): PolicySession {
   const scenario = conversation.id;
   let session: PolicySession;
   try {

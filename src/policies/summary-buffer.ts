@@ -30,7 +30,7 @@ export const summaryBuffer = definePolicy({
   }),
   start(conversation, params, deps) {
     const { tokens } = deps;
-    const memory = new RunningSummary(conversation, params, deps);
+    const memory = new RunningSummary(params, deps);
     const head = pinned(conversation);
     const budget = params.budget;
     const keepRecent = params.keepRecent;

@@ -21,7 +21,7 @@ export const summary = definePolicy({
   }),
   start(conversation, params, deps) {
     const { tokens } = deps;
-    const memory = new RunningSummary(conversation, params, deps);
+    const memory = new RunningSummary(params, deps);
     const head = pinned(conversation);
     const threshold = params.threshold;
     const gate = new TurnGate();

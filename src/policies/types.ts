@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { TokenCounter } from '../tokens/counter.js';
-import type { ArtifactKind, Conversation, Message, Turn, UpkeepCall } from '../types.js';
+import type { ArtifactKind, Message, ToolDef, UpkeepCall } from '../types.js';
 import type { Vector } from '../upkeep/embedder.js';
 import type { ForgetSummaryRequest, SummarizeRequest, Summary } from '../upkeep/summarizer.js';
 import type { VectorStore } from '../upkeep/store.js';
@@ -136,7 +136,7 @@ export interface FactSheetBlock {
 export interface Blocks {
   // Messages, tokens and budgets
   /** The pinned part of every prompt: the conversation's system prompt, if any. */
-  pinned(conversation: Conversation): Message[];
+  pinned(conversation: SessionStart): Message[];
   /** The text of a message that is counted and searched: content, then each tool call's `name(arguments)`. */
   messageText(message: Message): string;
   /** Tokens of messages in a prompt, chat overhead included, reply priming not. */
@@ -158,7 +158,7 @@ export interface Blocks {
   /** The raw history a policy keeps, honouring `sessionCap`, `moderation` and forget events. */
   transcript(params: Pick<SessionParams, 'sessionCap' | 'moderation'>): TranscriptBlock;
   /** The memory of `summary` and `summary-buffer`: a transcript and the running summary its old exchanges are folded into. */
-  runningSummary(conversation: Conversation, params: SummaryParams & SessionParams, deps: PolicyDeps): RunningSummaryBlock;
+  runningSummary(conversation: SessionStart, params: SummaryParams & SessionParams, deps: PolicyDeps): RunningSummaryBlock;
   /** The simulated summarizer, one call: the old summary plus the folded messages. */
   summarize(request: SummarizeRequest): { summary: Summary; call: UpkeepCall };
   /** The simulated re-summarization that erases facts from a summary. */
@@ -195,9 +195,37 @@ export interface Blocks {
   vectorsArtifact(texts: string[]): Artifact;
 }
 
+/**
+ * What a policy is told of a conversation when its session starts: its id,
+ * its user, the pinned system messages and the tools offered. Never its
+ * turns: they arrive one at a time, as they happen.
+ */
+export interface SessionStart {
+  id: string;
+  userId: string;
+  /** The pinned system messages, in order (empty: none). */
+  system: readonly Message[];
+  /** The tools the model is offered in every call (absent: none). */
+  toolDefs?: readonly ToolDef[];
+}
+
+/**
+ * What a policy is told of the turn under way: its number, and whether the
+ * moderation classifier flagged its user message as an injection (an input
+ * a backend has, like the message itself). Never what the turn states or
+ * needs (the scenario's `facts:` and `probe:` are the answer key, kept for
+ * scoring), nor its tool rounds or reply before they happen.
+ */
+export interface TurnStart {
+  /** 1-based turn number. */
+  index: number;
+  /** The (simulated) moderation classifier flagged the user message. */
+  injection: boolean;
+}
+
 /** The turn a prompt is built for. */
 export interface TurnInfo {
-  turn: Turn;
+  turn: TurnStart;
   /** Simulated seconds since the conversation started. */
   time: number;
 }
@@ -279,7 +307,7 @@ export interface Policy<P extends object = Params> {
   /** One line for `--help` and the docs. */
   describe: string;
   params: z.ZodObject | ParamTable;
-  start(conversation: Conversation, params: P, deps: PolicyDeps): PolicySession;
+  start(conversation: SessionStart, params: P, deps: PolicyDeps): PolicySession;
   /**
    * For a policy whose parameter is itself made of policies (`pipeline`): its
    * variants for the parameters given (sweeps inside, canonical names), or an

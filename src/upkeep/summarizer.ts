@@ -1,19 +1,19 @@
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
-import { contentWords, normalize, words } from '../text/normalize.js';
+import { contentWords, words } from '../text/normalize.js';
 import { injectionQuote } from './quote.js';
 import { holds, redactText } from './redact.js';
-import { dropOrder, readable } from './mentions.js';
+import { dropOrder, KIND_TIER, salientIn } from './mentions.js';
 import { forgetInstruction, summaryInstruction } from './prompts.js';
-import type { Injected, Mentions, StatedFact } from './types.js';
+import type { Injected, Mentions } from './types.js';
 
 /** A running summary: the message a policy sends, and what it knows. */
 export interface Summary {
   /** The `system` message with origin `summary`. */
   message: Message;
-  /** The facts its text states, name → latest value. */
+  /** What its "Known:" list states, by key (a span's normalized text) → the span as written. */
   facts: ReadonlyMap<string, string>;
-  /** For each fact of `facts`: how many folded turns stated it and the last of them (what decides which facts a full summary drops first). */
+  /** For each entry of `facts`: how many folded turns mentioned it, the last of them, its kind's tier (what decides which entries a full summary drops first). */
   mentions: ReadonlyMap<string, Mentions>;
   /** One sentence per summarized exchange still in the text, oldest first. */
   topics: readonly string[];
@@ -31,16 +31,12 @@ export interface SummarizeRequest {
   model: string;
   /** About how many tokens the summary text should have. */
   summaryTokens: number;
-  /** Chance that each fact survives this summarization. */
+  /** Chance that each entry it could write survives this summarization. */
   keep: number;
   previous?: Summary;
-  /** The messages folded in, whole exchanges, oldest first. */
+  /** The messages folded in, whole exchanges, oldest first: all the summarizer reads, with the old summary. */
   folded: readonly Message[];
-  /** Facts the folded messages state, in order (a later value replaces an earlier one), each with the turn that stated it when known; one whose value is in none of `folded` is not read. */
-  stated: readonly StatedFact[];
-  /** Every fact value of the conversation: never written outside the summary's "Known:" list, so a lost fact stays lost. */
-  hidden: readonly string[];
-  /** Folded user messages flagged `injection: true`: the summary quotes them. */
+  /** Folded user messages the moderation classifier flagged as injections: the summary quotes them. */
   injected?: readonly Injected[];
   /** The summarizer's instruction, `{summaryTokens}` in it standing for the size (default: `DEFAULT_PROMPTS.summary`). */
   prompt?: string;
@@ -70,29 +66,34 @@ const PLAIN_HEADER = 'Summary of the conversation so far.';
 
 /**
  * The simulated summarizer (a priced auxiliary call). Its input is the
- * template, the old summary and the folded messages; its output is a summary
- * of at most `summaryTokens` tokens that states, in a "Known:" list, each fact
- * that survived: every fact of the old summary, and every stated fact whose
- * value occurs in the folded messages (it reads the text it is given),
- * survives with probability `keep`, so a fact lost once is gone for good and
- * repeated summarization compounds the loss. The facts that survive must also
- * fit: when the list is too long, facts are dropped in `dropOrder` — the one
- * stated in the fewest turns first, then the one last stated longest ago,
- * then the one listed first. A folded injection turn is quoted (its first
- * words), and the quote stays in every later summary while it fits. The rest
- * of the text is one sentence per exchange (the newest kept when too long),
- * then neutral padding.
+ * template, the old summary and the folded messages, and it decides from
+ * their text alone, as a real summarizer does: it knows nothing of what a
+ * scenario annotates as facts or will ask about. Its output is a summary of
+ * at most `summaryTokens` tokens that lists, in a "Known:" list, the salient
+ * spans it carries (`salientIn`: names, codes and IDs, e-mails, phone
+ * numbers, dates, times, amounts, URLs, numbers): every entry of the old
+ * summary and every span of the folded messages survives with probability
+ * `keep` (one draw each, in order), so an entry lost once is gone for good
+ * and repeated summarization compounds the loss. What survives must also
+ * fit: when the list is too long, entries are dropped in `dropOrder` — the
+ * lowest kind first (bare numbers, then dates, times, amounts and URLs, then
+ * names and identifiers), then the one mentioned in the fewest turns, then
+ * the one mentioned longest ago. A fact the user gave thus competes with
+ * everything else salient in the conversation. A folded injection turn is
+ * quoted (its first words), and the quote stays in every later summary
+ * while it fits. The rest of the text is one sentence per exchange naming
+ * its topic in plain words (never the words of its spans: those are the
+ * list's), the newest kept when too long, then neutral padding.
  */
 export function summarize(req: SummarizeRequest): { summary: Summary; call: UpkeepCall } {
   const { tokens, previous } = req;
   const { candidates, counts, firstTurn, lastTurn } = foldedFacts(req);
   const facts = new Map<string, string>();
-  for (const [name, value] of candidates) if (req.random() < req.keep) facts.set(name, value);
+  for (const [key, text] of candidates) if (req.random() < req.keep) facts.set(key, text);
 
-  const values = prepared(req.hidden);
   const quotes = [...(previous?.quotes ?? []), ...(req.injected ?? []).map(quoteSentence)];
-  const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded, values)];
-  const r = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, mentions: counts, quotes, allTopics, hidden: values });
+  const allTopics = [...(previous?.topics ?? []), ...topicSentences(req.folded)];
+  const r = render(tokens, req.summaryTokens, { firstTurn, lastTurn, facts, mentions: counts, quotes, allTopics });
 
   const message: Message = { role: 'system', content: r.content, origin: 'summary' };
   const call: UpkeepCall = {
@@ -106,11 +107,11 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
 }
 
 /**
- * What a fold can know: the facts of the old summary and those the folded
- * messages state (their value in the text), each with how many turns stated
- * it and the last of them, and the turns the new summary covers.
+ * What a fold can know: the entries of the old summary and the salient spans
+ * of the folded messages, each with how many turns mentioned it, the last of
+ * them and its kind's tier, and the turns the new summary covers.
  */
-export function foldedFacts(req: Pick<SummarizeRequest, 'previous' | 'folded' | 'stated'>): {
+export function foldedFacts(req: Pick<SummarizeRequest, 'previous' | 'folded'>): {
   candidates: Map<string, string>;
   counts: Map<string, Mentions>;
   firstTurn: number;
@@ -134,9 +135,9 @@ export function foldedFacts(req: Pick<SummarizeRequest, 'previous' | 'folded' | 
       counts.set(name, had.get(name) ?? { count: 1, lastTurn: previous.lastTurn ?? 0 });
     }
   }
-  for (const [name, value, turn] of readable(req.folded, req.stated)) {
-    candidates.set(name, value);
-    counts.set(name, { count: (counts.get(name)?.count ?? 0) + 1, lastTurn: turn ?? lastTurn });
+  for (const { key, text, kind, turn } of salientIn(req.folded)) {
+    candidates.set(key, text);
+    counts.set(key, { count: (counts.get(key)?.count ?? 0) + 1, lastTurn: turn ?? lastTurn, tier: KIND_TIER[kind] });
   }
   return { candidates, counts, firstTurn, lastTurn };
 }
@@ -158,8 +159,6 @@ export interface ForgetSummaryRequest {
   previous: Summary;
   names: readonly string[];
   values: readonly string[];
-  /** As in SummarizeRequest. */
-  hidden: readonly string[];
   /** The instruction, `{facts}` in it standing for the names (default: `DEFAULT_PROMPTS.forget`). */
   prompt?: string;
 }
@@ -167,18 +166,16 @@ export interface ForgetSummaryRequest {
 /**
  * Re-summarizes without the erased facts (a priced auxiliary call made in the
  * background: input = template + old summary, output = the new summary). The
- * rewrite drops those facts from the "Known:" list and the values from the
+ * rewrite drops the entries that hold those values from the "Known:" list and the values from the
  * quotes and keeps everything else: no fact is drawn for loss here.
  */
 export function forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; call: UpkeepCall } {
   const { tokens, previous } = req;
-  const erased = new Set(req.values);
-  const facts = new Map([...previous.facts].filter(([, v]) => !erased.has(normalize(v))));
+  const facts = new Map([...previous.facts].filter(([, v]) => !holds(v, req.values)));
   const quotes = previous.quotes.map((q) => redactText(q, req.values));
   const allTopics = previous.topics.map((t) => redactText(t, req.values));
-  const hidden = prepared(req.hidden);
   const mentions = mentionsOf(previous);
-  const r = render(tokens, req.summaryTokens, { firstTurn: previous.firstTurn, lastTurn: previous.lastTurn, facts, mentions, quotes, allTopics, hidden });
+  const r = render(tokens, req.summaryTokens, { firstTurn: previous.firstTurn, lastTurn: previous.lastTurn, facts, mentions, quotes, allTopics });
   // The parts are clean; the whole is checked too, since an erased value must not survive (nor the size be passed).
   let content = r.content;
   if (holds(content, req.values)) {
@@ -203,8 +200,6 @@ interface Parts {
   mentions: ReadonlyMap<string, Mentions>;
   quotes: readonly string[];
   allTopics: readonly string[];
-  /** The fact values that must not appear outside "Known:". */
-  hidden: Hidden;
 }
 
 /** What a summary's text holds once laid out within its size. */
@@ -235,7 +230,7 @@ function shortestHeader(tokens: TokenCounter, target: number, headers: readonly 
  * order until it is within the target.
  */
 function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
-  const { allTopics, hidden } = p;
+  const { allTopics } = p;
   const span = p.firstTurn === p.lastTurn ? `turn ${p.lastTurn}` : `turns ${p.firstTurn}-${p.lastTurn}`;
   const headers = Number.isFinite(p.firstTurn) ? [`Summary of the conversation so far (${span}).`, ...HEADERS] : HEADERS;
   let header = shortestHeader(tokens, target, headers);
@@ -246,7 +241,7 @@ function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
   while (q > 0 && used + cost(p.quotes[q - 1]!) <= target) used += cost(p.quotes[--q]!);
   let quotes = p.quotes.slice(q);
 
-  const entry = (name: string) => `${name}: ${p.facts.get(name)!}`;
+  const entry = (key: string) => p.facts.get(key)!;
   const order = dropOrder(p.facts, p.mentions);
   let dropped = 0;
   let listCost = cost('Known:');
@@ -268,16 +263,6 @@ function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
     padding.push(pad);
     used += cost(pad);
   }
-  // A fact value in the free text would be a fact the summary did not keep: drop that text.
-  const leaks = () => {
-    const free = freeText(hidden, [header, ...topics, ...padding]);
-    return hidden.hidden.some((v) => free.includes(v));
-  };
-  if (leaks()) {
-    topics = [];
-    padding.length = 0;
-    if (leaks()) header = PLAIN_HEADER;
-  }
   const compose = () => [header, known, ...quotes, ...topics, ...padding].filter(Boolean).join(' ');
   let content = compose();
   // Sentence sums are estimates: trim until the exact count is within the target.
@@ -289,7 +274,7 @@ function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
       known = knownText();
     } else if (known) known = '';
     else if (quotes.length) quotes = quotes.slice(1);
-    else if (header !== headers[headers.length - 1]) header = headers[headers.indexOf(header) + 1] ?? headers[headers.length - 1]!;
+    else if (header !== headers[headers.length - 1]) header = headers[headers.indexOf(header) + 1]!;
     else break;
     content = compose();
   }
@@ -305,62 +290,8 @@ function quoteSentence(i: Injected): string {
   return `In turn ${i.turn} the user wrote: "${q}${more ? '…' : ''}".`;
 }
 
-/** A conversation's fact values as the summarizer checks text against them. */
-interface Hidden {
-  /** The values, normalized (empty ones left out). */
-  hidden: string[];
-  /** Their distinct words, joined: which hidden words a memoized topic sentence was written for. */
-  key: string;
-  /** Whether a word contains one of those words (a topic word that would give a fact away). */
-  reveals: (word: string) => boolean;
-  /** Sentences of free text as `freeText` reads them, by sentence (null: not tidy): a topic is checked at every fold it stays in. */
-  read: Map<string, string | null>;
-}
-
-/**
- * The free text of a summary (header, topics, padding) as the leak check
- * reads it: `normalize` of the sentences joined by spaces. Each sentence is
- * lower-cased once and remembered; when every one is tidy (not empty, no
- * whitespace but single inner spaces), the lower-cased sentences joined by
- * spaces are that normalized whole, so the whole is not lower-cased and
- * scanned again.
- */
-function freeText(h: Hidden, sentences: readonly string[]): string {
-  const lowered: string[] = [];
-  for (const s of sentences) {
-    let l = h.read.get(s);
-    if (l === undefined) {
-      const lower = s.toLowerCase();
-      h.read.set(s, (l = lower && normalize(s) === lower ? lower : null));
-    }
-    if (l === null) return normalize(sentences.join(' '));
-    lowered.push(l);
-  }
-  return lowered.join(' ');
-}
-
-/**
- * `Hidden` of a list of fact values, made once per list: a summary policy
- * passes the same list (its conversation's values) to every fold.
- */
-function prepared(values: readonly string[]): Hidden {
-  let h = preparedLists.get(values);
-  if (!h) {
-    const hidden = values.map(normalize).filter(Boolean);
-    const hiddenWords = [...new Set(hidden.flatMap(words))];
-    // One alternation of the literal words: `some(h => word.includes(h))` in a single pass.
-    const any = new RegExp(hiddenWords.map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join('|'));
-    h = { hidden, key: hiddenWords.join('\n'), reveals: hiddenWords.length ? (word) => any.test(word) : () => false, read: new Map() };
-    preparedLists.set(values, h);
-  }
-  return h;
-}
-
-const preparedLists = new WeakMap<readonly string[], Hidden>();
-
 /** One sentence per exchange: the topic words of the user message, the tools called, the topic words of the reply. */
-function topicSentences(folded: readonly Message[], hidden: Hidden): string[] {
-  const hiddenKey = hidden.key;
+function topicSentences(folded: readonly Message[]): string[] {
   const byTurn = new Map<number, Message[]>();
   for (const m of folded) {
     const t = m.turn ?? 0;
@@ -371,10 +302,10 @@ function topicSentences(folded: readonly Message[], hidden: Hidden): string[] {
   const sentences: string[] = [];
   for (const [turn, messages] of byTurn) {
     const known = written.get(messages[0]!);
-    if (known && known.hidden === hiddenKey && sameMessages(known.messages, messages)) sentences.push(known.sentence);
+    if (known && sameMessages(known.messages, messages)) sentences.push(known.sentence);
     else {
-      const sentence = topicSentence(turn, messages, hidden.reveals);
-      written.set(messages[0]!, { messages, hidden: hiddenKey, sentence });
+      const sentence = topicSentence(turn, messages);
+      written.set(messages[0]!, { messages, sentence });
       sentences.push(sentence);
     }
   }
@@ -390,13 +321,15 @@ function sameMessages(a: readonly Message[], b: readonly Message[]): boolean {
 
 /**
  * Topic sentences already written, by the first message of their exchange
- * (with the exchange's messages and the hidden words they were written for):
- * both summary policies fold the same exchanges of a conversation.
+ * (with the exchange's messages): both summary policies fold the same
+ * exchanges of a conversation.
  */
-const written = new WeakMap<Message, { messages: readonly Message[]; hidden: string; sentence: string }>();
+const written = new WeakMap<Message, { messages: readonly Message[]; sentence: string }>();
 
-function topicSentence(turn: number, messages: readonly Message[], reveals: (word: string) => boolean): string {
-  const clean = (text: string) => contentWords(text, TOPIC_WORDS, (w) => !reveals(w)).join(' ');
+/** The exchange's topic in plain words: no word of one of its salient spans, which only the "Known:" list may state. */
+function topicSentence(turn: number, messages: readonly Message[]): string {
+  const spanWords = new Set(salientIn(messages).flatMap((s) => words(s.key)));
+  const clean = (text: string) => contentWords(text, TOPIC_WORDS, (w) => !spanWords.has(w)).join(' ');
   const user = clean(messages.filter((m) => m.role === 'user').map(messageText).join(' '));
   const tools = [...new Set(messages.flatMap((m) => m.toolCalls?.map((c) => c.name) ?? []))];
   const reply = clean(messages.filter((m) => m.role === 'assistant' && !m.toolCalls?.length).map(messageText).join(' '));
