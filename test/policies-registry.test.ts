@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { replayContext, runStudy } from '../src/engine/run.js';
+import { contractVariants } from '../src/policies/contract.js';
 import { definePolicy } from '../src/policies/define.js';
 import { CHAT_POLICIES, POLICIES, REGISTRY } from '../src/policies/index.js';
 import { param } from '../src/policies/param.js';
@@ -90,6 +91,13 @@ describe('a rule between a policy’s parameters (a check on its parameter objec
     expect((resolveSpec(registry, 'edges', [['head', [1, 2]]]) as PolicyVariant[]).map((v) => v.name)).toEqual(['edges:head=1', 'edges:head=2']);
     // A bad value is still that parameter's error, before any rule.
     expect(resolveSpec(registry, 'edges', [['head', -1]])).toBe('policy edges: parameter head: expected a number ≥ 0, got -1');
+  });
+
+  it('leaves out of the contract’s parameter sets a scaled one that breaks it', () => {
+    const strict = definePolicy({ ...edges, params: z.object({ head: param.int({ default: 3, min: 0, describe: 'first' }), tail: param.int({ default: 4, min: 0, describe: 'last' }) }).refine((p) => p.head < p.tail) });
+    // A quarter of 3 and 4 is 1 and 1: refused; a tenth (0 and 0) too.
+    expect(contractVariants(strict)).toEqual([{}]);
+    expect(contractVariants(edges)).toEqual([{}, { head: 0, tail: 1 }, { head: 0, tail: 1, moderation: 'drop' }, { head: 0, tail: 0, sessionCap: 3 }, { head: 0, tail: 0, sessionCap: 3, forget: 'naive' }]);
   });
 });
 
