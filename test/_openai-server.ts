@@ -14,10 +14,11 @@ export interface Seen {
 /**
  * A small OpenAI-compatible server for tests: `/v1/chat/completions` and
  * `/v1/embeddings`, with answers that follow from the request alone (so a
- * recording is reproducible) and `usage` counted in words:
+ * recording is reproducible) and `max_tokens` and `usage` counted in words
+ * (or as `count` says):
  *
  *  - a summary request (its instruction says "summary") is answered with the
- *    request's lines that hold a digit or an `@`, within `max_tokens` words;
+ *    request's lines that hold a digit or an `@`, within `max_tokens`;
  *  - an extraction request with `name: value` for each "my NAME is VALUE" of
  *    its user lines, or `none`;
  *  - an embedding with 8 dimensions counting the words of the input by their
@@ -30,6 +31,10 @@ export class FakeOpenAI {
   readonly faults: Fault[] = [];
   /** Multiplies every `usage` count (a dearer model than the words suggest). */
   usageFactor = 1;
+  /** Whether answers report `usage` (some servers report none: the recording then counts the tokens itself). */
+  reportsUsage = true;
+  /** How the server counts a text's tokens, for `max_tokens` and `usage`: in words, unless a test gives the run's tokenizer. */
+  count: (text: string) => number = (text) => words(text).length;
   private server: Server | undefined;
   private readonly sockets = new Set<import('node:net').Socket>();
 
@@ -69,21 +74,21 @@ export class FakeOpenAI {
     const json = (value: unknown): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     if (req.url === '/v1/embeddings') {
       const input = String(body.input ?? '');
-      const n = words(input).length * this.usageFactor;
-      return json({ object: 'list', model: body.model, data: [{ object: 'embedding', index: 0, embedding: embedding(input) }], usage: { prompt_tokens: n, total_tokens: n } });
+      const n = this.count(input) * this.usageFactor;
+      return json({ object: 'list', model: body.model, data: [{ object: 'embedding', index: 0, embedding: embedding(input) }], ...(this.reportsUsage && { usage: { prompt_tokens: n, total_tokens: n } }) });
     }
     if (req.url === '/v1/chat/completions') {
       const messages = body.messages ?? [];
-      const text = answer(messages, body.max_tokens ?? 100);
-      const input = messages.reduce((n, m) => n + words(m.content).length, 0) * this.usageFactor;
-      const output = words(text).length * this.usageFactor;
+      const text = answer(messages, body.max_tokens ?? 100, this.count);
+      const input = messages.reduce((n, m) => n + this.count(m.content), 0) * this.usageFactor;
+      const output = this.count(text) * this.usageFactor;
       return json({
         id: `chatcmpl-${this.seen.length}`,
         object: 'chat.completion',
         created: 0,
         model: body.model,
         choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+        ...(this.reportsUsage && { usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } }),
       });
     }
     res.writeHead(404).end();
@@ -92,7 +97,7 @@ export class FakeOpenAI {
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean);
 
-function answer(messages: readonly { role: string; content: string }[], maxTokens: number): string {
+function answer(messages: readonly { role: string; content: string }[], maxTokens: number, count: (text: string) => number): string {
   const instruction = messages[0]?.content ?? '';
   const body = messages.slice(1).map((m) => m.content).join('\n');
   if (/extract/i.test(instruction)) {
@@ -100,7 +105,18 @@ function answer(messages: readonly { role: string; content: string }[], maxToken
     return found.length ? found.join('; ') : 'none';
   }
   const lines = body.split('\n').filter((l) => /\d|@/.test(l) && !/^(Summary so far|New messages|Summary):?$/.test(l));
-  return words(lines.join(' ')).slice(0, maxTokens).join(' ') || 'Nothing to note.';
+  return within(words(lines.join(' ')), maxTokens, count) || 'Nothing to note.';
+}
+
+/** The longest run of the first words that counts at most `maxTokens`, joined. */
+function within(ws: readonly string[], maxTokens: number, count: (text: string) => number): string {
+  let [lo, hi] = [0, Math.min(ws.length, maxTokens)];
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (count(ws.slice(0, mid).join(' ')) <= maxTokens) lo = mid;
+    else hi = mid - 1;
+  }
+  return ws.slice(0, lo).join(' ');
 }
 
 function embedding(text: string): number[] {

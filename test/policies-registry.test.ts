@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { replayContext, runStudy } from '../src/engine/run.js';
+import { contractVariants } from '../src/policies/contract.js';
+import { definePolicy } from '../src/policies/define.js';
 import { CHAT_POLICIES, POLICIES, REGISTRY } from '../src/policies/index.js';
+import { param } from '../src/policies/param.js';
 import { resolveSpec, type PolicyVariant } from '../src/policies/spec.js';
 import { lookup } from '../src/pricing/prices.js';
 import type { Policy } from '../src/policies/types.js';
@@ -67,6 +71,33 @@ describe('a policy whose parameters are a table of the first documented shape', 
     const variants = resolveSpec(registry, 'tabled', [['turns', ['2', 3]], ['naive', 'true']]) as PolicyVariant[];
     expect(variants.map((v) => v.name)).toEqual(['tabled:turns=2,naive=true', 'tabled:turns=3,naive=true']);
     expect(variants[0]!.params).toEqual({ turns: 2, naive: true, maxAge: undefined, mode: 'a', sessionCap: undefined, forget: 'cascade', moderation: 'none' });
+  });
+});
+
+describe('a rule between a policy’s parameters (a check on its parameter object)', () => {
+  const edges = definePolicy({
+    id: 'edges',
+    describe: 'the first `head` and the last `tail` exchanges',
+    params: z
+      .object({ head: param.int({ default: 1, min: 0, describe: 'first exchanges' }), tail: param.int({ default: 2, min: 0, describe: 'last exchanges' }) })
+      .refine((p) => p.head <= p.tail, { error: 'head must not exceed tail' }),
+    start: (c, params, deps) => REGISTRY.get('full')!.start(c, params, deps),
+  });
+  const registry = new Map<string, Policy>([['edges', edges]]);
+
+  it('is checked for each variant, defaults included: one that breaks it is refused by its name, with the rule’s message', () => {
+    expect(resolveSpec(registry, 'edges', [['head', 3]])).toBe('policy edges:head=3: head must not exceed tail');
+    expect(resolveSpec(registry, 'edges', [['head', [1, 2, 3]], ['tail', 2]])).toBe('policy edges:head=3,tail=2: head must not exceed tail');
+    expect((resolveSpec(registry, 'edges', [['head', [1, 2]]]) as PolicyVariant[]).map((v) => v.name)).toEqual(['edges:head=1', 'edges:head=2']);
+    // A bad value is still that parameter's error, before any rule.
+    expect(resolveSpec(registry, 'edges', [['head', -1]])).toBe('policy edges: parameter head: expected a number ≥ 0, got -1');
+  });
+
+  it('leaves out of the contract’s parameter sets a scaled one that breaks it', () => {
+    const strict = definePolicy({ ...edges, params: z.object({ head: param.int({ default: 3, min: 0, describe: 'first' }), tail: param.int({ default: 4, min: 0, describe: 'last' }) }).refine((p) => p.head < p.tail) });
+    // A quarter of 3 and 4 is 1 and 1: refused; a tenth (0 and 0) too.
+    expect(contractVariants(strict)).toEqual([{}]);
+    expect(contractVariants(edges)).toEqual([{}, { head: 0, tail: 1 }, { head: 0, tail: 1, moderation: 'drop' }, { head: 0, tail: 0, sessionCap: 3 }, { head: 0, tail: 0, sessionCap: 3, forget: 'naive' }]);
   });
 });
 

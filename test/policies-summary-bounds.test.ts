@@ -42,7 +42,8 @@ const summarySpec = fc.oneof(
     .map((p) => ({ spec: `summary:threshold=${p.threshold},summaryTokens=${p.size},keep=${p.keep}`, size: p.size })),
   fc
     .record({ budget: fc.integer({ min: 30, max: 3000 }), keepRecent: fc.integer({ min: 0, max: 6 }), size: fc.integer({ min: 1, max: 400 }), keep: fc.constantFrom(1, 0.7) })
-    .map((p) => ({ spec: `summary-buffer:budget=${p.budget},keepRecent=${p.keepRecent},summaryTokens=${p.size},keep=${p.keep}`, size: p.size })),
+    // summary-buffer refuses a summaryTokens of its budget or more.
+    .map((p) => ({ spec: `summary-buffer:budget=${p.budget},keepRecent=${p.keepRecent},summaryTokens=${Math.min(p.size, p.budget - 1)},keep=${p.keep}`, size: Math.min(p.size, p.budget - 1) })),
 );
 
 describe('summary bounds (property)', () => {
@@ -70,7 +71,7 @@ describe('summary bounds (property)', () => {
     });
     fc.assert(
       fc.property(longFactConversation, params, (c, p) => {
-        const spec = `summary-buffer:budget=${p.budget},keepRecent=${p.keepRecent},summaryTokens=${p.size}${p.batch ? `,batch=${p.batch}` : ''}`;
+        const spec = `summary-buffer:budget=${p.budget},keepRecent=${p.keepRecent},summaryTokens=${Math.min(p.size, p.budget - 1)}${p.batch ? `,batch=${p.batch}` : ''}`;
         const batch = p.batch ?? Math.max(1, p.keepRecent);
         const folds = drive(c, spec, tokens).folds.filter((u) => u.kind === 'summary');
         const head = blocks.fixedTokens(tokens, blocks.pinned(c));

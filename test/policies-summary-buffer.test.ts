@@ -56,7 +56,7 @@ describe('summary-buffer policy', () => {
 
   it('flags over budget when the system prompt and the new turn alone break it', () => {
     // budget 20: turn 3 call 2 needs 6 + 20 = 26 > 20 → only system + pending, flagged
-    const turns = trace(conversation, 'summary-buffer:budget=20,keepRecent=1,summaryTokens=30');
+    const turns = trace(conversation, 'summary-buffer:budget=20,keepRecent=1,summaryTokens=19');
     expect(labels(turns[2]!.calls[1]!.messages)).toEqual(['system', 'u3', 'call3', 'tool3']);
     expect(turns[2]!.calls[1]!.overBudget).toBe(true);
     // turn 1: 6 + 12 = 18 ≤ 20

@@ -7,10 +7,15 @@ import { fitFromNewest, sum, Transcript } from './_transcript.js';
 import { int, model, probability, type CommonParams } from './params.js';
 import type { Exchange, PolicyDeps, PolicySession } from './types.js';
 
+/** `summaryTokens`, its description ending with `more` (what a policy adds about it). */
+export function summaryTokensParam(more = '') {
+  return int({ default: 200, min: 1, describe: `most tokens the running summary may have, fact values included (facts that do not fit are dropped)${more}` });
+}
+
 /** The parameters both summary policies take for their summarizer. */
 export const SUMMARIZER_PARAMS = {
   summaryModel: model({ describe: 'model the summarizer runs on (default: the chat model)' }),
-  summaryTokens: int({ default: 200, min: 1, describe: 'most tokens the running summary may have, fact values included (facts that do not fit are dropped)' }),
+  summaryTokens: summaryTokensParam(),
   keep: probability({ default: 1, describe: 'chance that each fold keeps each fact it read (a fact lost once is gone)' }),
 };
 

@@ -128,7 +128,8 @@ export function formatContractViolation(v: ContractViolation): string {
  * folding and retrieval happen on short conversations; that with
  * `moderation: drop`; a tenth, with every optional parameter set (whole
  * numbers to their minimum + 2, e.g. `sessionCap=3`; durations to `30m`);
- * and that with `forget: naive`.
+ * and that with `forget: naive`. A scaled set that breaks a rule between the
+ * policy's parameters (a check on its parameter object) is left out.
  */
 export function contractVariants(policy: Policy): Record<string, unknown>[] {
   const quarter: Record<string, unknown> = {};
@@ -146,7 +147,9 @@ export function contractVariants(policy: Policy): Record<string, unknown>[] {
   }
   const variants = [{}, quarter, { ...quarter, moderation: 'drop' }, tenth, { ...tenth, forget: 'naive' }];
   const seen = new Set<string>();
-  return variants.filter((v) => !seen.has(JSON.stringify(v)) && !!seen.add(JSON.stringify(v)));
+  // A scaled set that breaks a rule between the policy's parameters is not one it can run with (the defaults are checked as they are).
+  const allowed = (v: Record<string, unknown>) => v === variants[0] || typeof resolvePolicy(policy, Object.entries(v)) !== 'string';
+  return variants.filter((v) => !seen.has(JSON.stringify(v)) && !!seen.add(JSON.stringify(v)) && allowed(v));
 }
 
 /**

@@ -94,12 +94,30 @@ export function resolvePolicy(policy: Policy, given: readonly (readonly [string,
     if (!values.length) return `policy ${id}: parameter ${key}: empty list`;
     combos = combos.flatMap((c) => values.map((v) => [...c, [key, v] as [string, ParamValue]]));
   }
-  return combos.map((c) => {
+  const variants: PolicyVariant[] = [];
+  for (const c of combos) {
     const params: Record<string, ParamValue | undefined> = {};
     for (const [k, s] of Object.entries(shape)) params[k] = defaultOf(s);
     for (const [k, v] of c) params[k] = v;
-    return { name: canonicalName({ id, given: c }, policy), policy, params };
-  });
+    const name = canonicalName({ id, given: c }, policy);
+    const broken = brokenRule(policy, params);
+    if (broken !== undefined) return `policy ${name}: ${broken}`;
+    variants.push({ name, policy, params });
+  }
+  return variants;
+}
+
+/**
+ * The message of a rule between a policy's parameters (a check on its
+ * parameter object, such as summary-buffer's `summaryTokens` below `budget`)
+ * that these values break, if any. Each value has passed its own checks.
+ */
+function brokenRule(policy: Policy, params: Readonly<Record<string, ParamValue | undefined>>): string | undefined {
+  const schema = policyParams(policy);
+  const own = Object.fromEntries(Object.keys(schema.shape).map((k) => [k, params[k]]));
+  const r = schema.safeParse(own);
+  // An issue of one parameter (a path) was reported as that parameter's already; only the object's own rules are new.
+  return r.success ? undefined : r.error.issues.find((i) => i.path.length === 0)?.message;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { UpkeepCall } from '../types.js';
 import { systemMessageTokens, TurnGate } from './_memory.js';
-import { RunningSummary, SUMMARIZER_PARAMS } from './_summary.js';
+import { RunningSummary, SUMMARIZER_PARAMS, summaryTokensParam } from './_summary.js';
 import { fixedTokens, pinned, sum } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { BUDGET, int } from './params.js';
@@ -17,17 +17,34 @@ import { BUDGET, int } from './params.js';
  * (with the pinned prompt) breaks the budget. Fewer than `keepRecent` stay
  * when they would not fit next to the new summary, and the summary is
  * shorter than `summaryTokens` when even that would not fit next to the
- * current turn: the summary and what stays always fit the budget.
+ * current turn: the summary and what stays always fit the budget. A
+ * `summaryTokens` of `budget` or more is refused when the variant is
+ * resolved: such a summary could never be sent at its size, so every fold
+ * would shorten it to the room its turn left, and a later, longer turn would
+ * leave it out.
  */
 export const summaryBuffer = definePolicy({
   id: 'summary-buffer',
   describe: 'running summary + the last exchanges verbatim, under a token budget; folds in batches',
-  params: z.object({
-    budget: int({ default: 2000, min: 1, describe: BUDGET }),
-    keepRecent: int({ default: 4, min: 0, describe: 'exchanges kept verbatim after a fold (fewer when they would not fit next to the summary)' }),
-    batch: int({ min: 1, describe: 'exchanges the buffer grows by before it is folded (default: `keepRecent`, at least 1)' }),
-    ...SUMMARIZER_PARAMS,
-  }),
+  params: z
+    .object({
+      budget: int({ default: 2000, min: 1, describe: BUDGET }),
+      keepRecent: int({ default: 4, min: 0, describe: 'exchanges kept verbatim after a fold (fewer when they would not fit next to the summary)' }),
+      batch: int({ min: 1, describe: 'exchanges the buffer grows by before it is folded (default: `keepRecent`, at least 1)' }),
+      ...SUMMARIZER_PARAMS,
+      summaryTokens: summaryTokensParam('; less than `budget`, which also holds the system prompt and the current turn'),
+    })
+    // The summary is sent beside the pinned prompt and the current turn, within the budget: one of budget tokens or more never fits at its size.
+    .check((ctx) => {
+      const { budget, summaryTokens } = ctx.value;
+      if (summaryTokens >= budget) {
+        ctx.issues.push({
+          code: 'custom',
+          input: ctx.value,
+          message: `summaryTokens (${summaryTokens}) must leave room in budget (${budget}) for the system prompt and the current turn: give summaryTokens below ${budget}, or a larger budget`,
+        });
+      }
+    }),
   start(conversation, params, deps) {
     const { tokens } = deps;
     const memory = new RunningSummary(params, deps);

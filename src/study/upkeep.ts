@@ -256,7 +256,15 @@ class Recorder {
     replay(unit.conversation, unit.variant, { ...unit.ctx, upkeep: { prompts: this.settings.prompts, recorded: { cassette: this.cassette, onMiss } } });
   }
 
-  /** One replay of every unit, each missing request counted once (those after a stand-in too): what recording would send. */
+  /**
+   * One replay of every unit, each missing request counted once (those after
+   * a stand-in too): what recording would send. Output is counted at each
+   * request's `max_tokens`. A stand-in summary is as long as the summary it
+   * stands for may be (`recordedUpkeep`), so a later request that holds it is
+   * counted at its most too: the recorded summary may be that long, and
+   * nothing else covers it when output is cheap (a model that charges input
+   * only).
+   */
   plan(): UpkeepPlan {
     const misses = new Map<string, { miss: Miss; ctx: ModelContext }>();
     for (const unit of this.units()) this.replayWith(unit, (miss) => misses.set(miss.key, { miss, ctx: unit.ctx }));
@@ -343,11 +351,16 @@ class Recorder {
   }
 }
 
-/** A response with its usage: the endpoint's, or (when it reports none) the request and answer counted with the run's tokenizer. */
+/**
+ * A response with its usage: the endpoint's, or (when it reports none) the
+ * request and answer counted with the run's tokenizer — the answer at most
+ * the request's `max_tokens`, which the endpoint generated it within (the
+ * run's tokenizer may count its text as more).
+ */
 function withUsage(a: EndpointAnswer, request: UpkeepRequest, ctx: ModelContext): CassetteEntry {
   if (a.usage) return { ...a, usage: a.usage };
-  const input = request.kind === 'embed' ? ctx.tokens.text(request.input) : ctx.tokens.prompt(request.messages);
-  return { ...a, usage: { input, output: a.text === undefined ? 0 : ctx.tokens.text(a.text) } };
+  if (request.kind === 'embed') return { ...a, usage: { input: ctx.tokens.text(request.input), output: 0 } };
+  return { ...a, usage: { input: ctx.tokens.prompt(request.messages), output: Math.min(request.maxTokens, ctx.tokens.text(a.text ?? '')) } };
 }
 
 /** Runs at most `n` tasks at once, in the order they are given. */

@@ -113,15 +113,22 @@ export function recordedUpkeep(o: RecordedOptions): Upkeep {
   }
 
   const call = (kind: UpkeepCall['kind'], model: string, e: CassetteEntry, sync: boolean): UpkeepCall => ({ kind, model, inputTokens: e.usage.input, outputTokens: e.usage.output, sync });
-  const standIn = <R extends { summary: Summary }>(r: R): R => {
-    standIns.add(r.summary.message.content);
-    return r;
+  /**
+   * A simulated summary standing in for a missing one, made as long as the
+   * recorded one may be (its request's `max_tokens`): the requests that will
+   * hold the recorded summary, and the room a policy leaves beside it, are
+   * then counted at their most.
+   */
+  const standIn = <R extends { summary: Summary }>(r: R, maxTokens: number): R => {
+    const content = padTo(o.tokens, r.summary.message.content, maxTokens);
+    standIns.add(content);
+    return { ...r, summary: { ...r.summary, message: { ...r.summary.message, content } } };
   };
 
   return {
     summarize(req) {
       const e = answer(summaryRequest(req.model, req.summaryTokens, req.previous?.message.content, req.folded, o.prompts.summary));
-      if (!e) return standIn(simulated.summarize({ ...req, random: KEEP_ALL, keep: 1 }));
+      if (!e) return standIn(simulated.summarize({ ...req, random: KEEP_ALL, keep: 1 }), req.summaryTokens);
       const { candidates, counts, firstTurn, lastTurn } = foldedFacts(req);
       const message: Message = { role: 'system', content: textOf(e), origin: 'summary' };
       const facts = statedIn(message.content, candidates);
@@ -131,7 +138,7 @@ export function recordedUpkeep(o: RecordedOptions): Upkeep {
     forgetInSummary(req) {
       const { previous } = req;
       const e = answer(forgetRequest(req.model, req.summaryTokens, previous.message.content, req.names, o.prompts.forget));
-      if (!e) return standIn(simulated.forgetInSummary(req));
+      if (!e) return standIn(simulated.forgetInSummary(req), req.summaryTokens);
       const message: Message = { role: 'system', content: textOf(e), origin: 'summary' };
       const facts = statedIn(message.content, previous.facts);
       const mentions = new Map([...facts.keys()].flatMap((name) => (previous.mentions.has(name) ? [[name, previous.mentions.get(name)!] as const] : [])));
@@ -156,6 +163,19 @@ export function recordedUpkeep(o: RecordedOptions): Upkeep {
       return { vector: v, inputTokens: e.usage.input };
     },
   };
+}
+
+/** The text followed by as many filler words as keep it within `target` tokens (a word may count less than a token: `chars4`). */
+function padTo(tokens: TokenCounter, text: string, target: number): string {
+  const padded = (n: number) => text + ' x'.repeat(n);
+  let lo = 0;
+  let hi = Math.max(0, target - tokens.text(text)) * 4;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (tokens.text(padded(mid)) <= target) lo = mid;
+    else hi = mid - 1;
+  }
+  return padded(lo);
 }
 
 /** A chat response's text, trimmed. */
