@@ -84,7 +84,7 @@ export function parseRetentionLimit(flag: string, value: string | number): Reten
 }
 
 /** What is wrong with a study's `gate` limit, or undefined (the reason alone: the study names the key at its place). */
-export function gateLimitProblem(key: 'maxCostIncrease' | 'maxRetentionDrop', value: string | number): string | undefined {
+export function gateLimitProblem(key: 'maxCostIncrease' | 'maxRetentionDrop' | 'maxAnswerDrop', value: string | number): string | undefined {
   const r = key === 'maxCostIncrease' ? percent(value) : retentionLimit(value);
   return typeof r === 'object' && 'problem' in r ? r.problem : undefined;
 }

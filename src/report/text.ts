@@ -1,7 +1,8 @@
 import type { PolicyRecord, Results } from '../types.js';
 import { severalModels } from '../records/digest.js';
 import { costPer1000, fraction, grouped, usd } from '../records/format.js';
-import { caption, type PolicyInfo, type ReportInfo } from '../records/info.js';
+import { caption, type ReportInfo } from '../records/info.js';
+import { builtInMemory, simulatedOf } from '../records/memory.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
 export function align(rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
@@ -60,26 +61,6 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
   return `${caption(info)}\n${align(rows, numeric)}${note ? `${note}\n` : ''}`;
 }
 
-/** What the simulated upkeep of each built-in policy that remembers rests on, from its parameters. */
-const SIMULATED: Readonly<Record<string, (params: PolicyInfo['params']) => string | undefined>> = {
-  summary: (p) => `keep ${String(p.keep)}`,
-  'summary-buffer': (p) => `keep ${String(p.keep)}`,
-  retrieval: () => 'lexical embedding',
-  facts: (p) => `recall ${String(p.recall)}`,
-  compact: (p) => `keep ${String(p.keep)}`,
-  // A pipeline remembers through its last stage.
-  pipeline: (p) => {
-    const last = String(p.stages).split('>').pop()!.trim();
-    const id = last.split(':')[0]!;
-    return id !== 'pipeline' && Object.hasOwn(SIMULATED, id) ? `via ${last}` : undefined;
-  },
-};
-
-/** What a built-in policy's simulated upkeep rests on; undefined for one that does not remember through upkeep (or is not built in). */
-function simulatedOf(p: Pick<PolicyInfo, 'id' | 'params'>): string | undefined {
-  return Object.hasOwn(SIMULATED, p.id) ? SIMULATED[p.id]!(p.params) : undefined;
-}
-
 /** What retention means when memory is simulated. */
 const AVAILABILITY = "retained means the fact's value is in what is sent, an upper bound on what a model would answer";
 
@@ -117,10 +98,10 @@ function memoryBasis(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, rec
   return basis.length ? { kind: 'Simulated', basis: basis.join(', ') } : undefined;
 }
 
-/** The ids of the policies the run has that are not built in (no entry in SIMULATED) and whose records show upkeep. */
+/** The ids of the policies the run has that are not built in (see `builtInMemory`) and whose records show upkeep. */
 function ownUpkeep(info: Partial<Pick<ReportInfo, 'policies'>>, records: UpkeepTotals): string[] {
   const did = new Set(records.filter((r) => r.auxTokens > 0).map((r) => r.policy));
-  return [...new Set((info.policies ?? []).filter((p) => !Object.hasOwn(SIMULATED, p.id) && did.has(p.name)).map((p) => p.id))];
+  return [...new Set((info.policies ?? []).filter((p) => !builtInMemory(p.id) && did.has(p.name)).map((p) => p.id))];
 }
 
 /** Each remembering policy of the run with what its simulated upkeep rests on: `summary keep 1, facts recall 0.8`. */
