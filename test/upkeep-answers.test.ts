@@ -97,10 +97,10 @@ describe('answered probes', () => {
       else expect(p.answer, `${p.policy} ${p.scenario} ${p.turn} ${p.fact}`).toBe(p.outcome === 'retained' ? 'answered' : 'unanswered');
     }
     const policies = csv(out.get('policies.csv')!);
-    expect(policies.map((p) => p.policy.split(':')[0])).toEqual(ALL);
+    expect(policies.map((p) => p.policy!.split(':')[0])).toEqual(ALL);
     for (const p of policies) {
       expect([p.policy, p.answered, p.answer_retention]).toEqual([p.policy, p.retained, p.retention]);
-      expect(p.memory, p.policy).toBe(['summary', 'summary-buffer', 'retrieval', 'facts', 'compact', 'pipeline'].includes(p.policy.split(':')[0]!) ? 'recorded' : 'none');
+      expect(p.memory, p.policy).toBe(['summary', 'summary-buffer', 'retrieval', 'facts', 'compact', 'pipeline'].includes(p.policy!.split(':')[0]!) ? 'recorded' : 'none');
     }
     for (const s of csv(out.get('summary.csv')!)) expect(s.answered, `${s.policy} ${s.scenario}`).toBe(s.retained);
 

@@ -33,9 +33,26 @@ export function columnsFrom(header: readonly string[], from: number): ReadonlySe
  * probes over the model's context window, the 95th-percentile turn latency
  * and whether the policy is on the Pareto frontier of cost and retention.
  */
-export function policyTable(results: Pick<Results, 'policies'>, info: Pick<ReportInfo, 'models' | 'priceDate'> & Partial<Pick<ReportInfo, 'policies'>>): string {
+export function policyTable(results: Pick<Results, 'policies'>, info: Pick<ReportInfo, 'models' | 'priceDate'> & Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>): string {
   const labels = rowLabels(results.policies);
-  const header = [...labels.header, 'scenarios', 'input tokens', 'cached', 'output', 'upkeep', 'cost/conv USD', 'cost/1k conv USD', 'retained', 'retention', 'overflow turns', 'overflow probes', 'p95 ms', 'pareto'];
+  const answers = answersMeasured(results.policies);
+  const header = [
+    ...labels.header,
+    'scenarios',
+    'input tokens',
+    'cached',
+    'output',
+    'upkeep',
+    'cost/conv USD',
+    'cost/1k conv USD',
+    'retained',
+    'retention',
+    ...(answers ? ['answered', 'answer retention'] : []),
+    'overflow turns',
+    'overflow probes',
+    'p95 ms',
+    'pareto',
+  ];
   const rows = [
     header,
     ...results.policies.map((p) => [
@@ -48,7 +65,8 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
       usd(p.costPerConversation, 6),
       usd(costPer1000(p), 4),
       `${p.retained}/${p.probes}`,
-      p.retention === null ? '-' : `${fraction(p.retention * 100, 1)}%`,
+      share(p.retention),
+      ...(answers ? [p.answered === null ? '-' : `${p.answered}/${p.probes}`, share(p.answerRetention)] : []),
       String(p.overflowTurns),
       String(p.overflowProbes),
       String(p.latencyP95Ms),
@@ -57,8 +75,26 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
   ];
   // Numbers are right-aligned: every column after the labels but the last (pareto).
   const numeric = new Set([...columnsFrom(header, labels.header.length)].filter((i) => i < header.length - 1));
-  const note = simulatedNote(info, results.policies);
-  return `${caption(info)}\n${align(rows, numeric)}${note ? `${note}\n` : ''}`;
+  const notes = [simulatedNote(info, results.policies), answersNote(info)].filter((n) => n !== undefined);
+  return `${caption(info)}\n${align(rows, numeric)}${notes.map((n) => `${n}\n`).join('')}`;
+}
+
+/** A ratio as the table shows it: `92.5%`, `-` when there is none. */
+const share = (r: number | null) => (r === null ? '-' : `${fraction(r * 100, 1)}%`);
+
+/** Whether the rows' probes were also scored on the chat model's answers (then tables show answer retention beside retention). */
+export function answersMeasured(rows: readonly { answered?: number | null }[]): boolean {
+  return rows.some((r) => r.answered !== null && r.answered !== undefined);
+}
+
+/**
+ * The line every table that shows answer retention carries: what answered
+ * means, where the answers came from, and that what they cost is not in
+ * the policies' cost. None when answers were not measured.
+ */
+export function answersNote(info: Partial<Pick<ReportInfo, 'upkeep'>>): string | undefined {
+  if (!info.upkeep?.answers) return undefined;
+  return `Answered: the chat model’s reply to the probe turn’s prompt held the fact’s value (a real model’s answers from ${info.upkeep.recorded}; what they cost is not in the policies’ cost)`;
 }
 
 /** What retention means when memory is simulated. */
