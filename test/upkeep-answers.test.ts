@@ -164,6 +164,25 @@ describe('answered probes', () => {
     expect(r.stderr).toMatch(/^ctxsim: \S*upkeep\.cassette\.jsonl has no answer to a probe turn by gpt-4o-mini for scenario \S+, policy full, turn \d+: record it with `ctxsim run \S*study\.yaml --upkeep record --cassette \S*upkeep\.cassette\.jsonl`\n$/);
   });
 
+  it('the gate fails a change that answers fewer, as it fails one that retains fewer; --max-answer-drop allows it', { timeout: 60_000 }, async () => {
+    const dir = project(urls.parrot, ['full']);
+    const study = join(dir, 'study.yaml');
+    const baseline = join(dir, 'baseline.json');
+    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--save-baseline', baseline, '--quiet'])).code).toBe(0);
+    expect(readFileSync(baseline, 'utf8')).toMatch(/"retained":\d+,"overflowTurns":0,"latencyP95Ms":\d+,"answered":\d+/);
+    // The model now answers nothing useful: what is sent is unchanged, what is answered is not.
+    const cassette = join(dir, 'upkeep.cassette.jsonl');
+    const lines = readFileSync(cassette, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { kind: string; text?: string });
+    writeFileSync(cassette, lines.map((e) => `${JSON.stringify(e.kind === 'answer' ? { ...e, text: 'I could not say.' } : e)}\n`).join(''));
+    const failed = await ctxsim(['check', study, '--baseline', baseline, '--upkeep', 'replay', '--quiet']);
+    expect(failed.code, failed.stdout + failed.stderr).toBe(1);
+    expect(failed.stdout).toContain('up to 0 more probes lost, up to 0 more probes unanswered.');
+    expect(failed.stdout).toMatch(/answered (\d+)\/\1 → 0\/\1 \(\1 more probes unanswered, limit 0\)/);
+    expect(failed.stdout).not.toMatch(/retained \d+\/\d+ → /);
+    const allowed = await ctxsim(['check', study, '--baseline', baseline, '--upkeep', 'replay', '--max-answer-drop', '100%', '--quiet']);
+    expect(allowed.code, allowed.stdout).toBe(0);
+  });
+
   it('--answers with simulated upkeep is exit 2 saying to record', async () => {
     const r = await ctxsim(['run', '--scenario', SCENARIOS, '--policy', 'full', '--answers', '--out', join(tempDir(), 'out')]);
     expect(r.code).toBe(2);

@@ -75,7 +75,7 @@ export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): 
   const n = failing.length;
   const byModel = severalModels(result.rows);
   const name: Namer = (r) => seriesName(r, byModel);
-  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits)}.`, ''];
+  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, result.rows.some((r) => r.before?.answered !== undefined && r.after?.answered !== undefined))}.`, ''];
   if (opts.note) lines.push(`${opts.note}.`, '');
   if (result.differences.length) {
     lines.push('The study differs from the baseline\'s:', '', ...result.differences.map((d) => `- ${d}`), '');
