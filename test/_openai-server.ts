@@ -110,9 +110,10 @@ export class FakeOpenAI {
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean);
 
-/** An upkeep request: an instruction, then one user message that starts as ctxsim's upkeep requests do. */
+/** An upkeep request: an instruction (a summarizer's or an extractor's, or one starting as ctxsim's upkeep requests do), then one user message. */
 function isUpkeep(messages: readonly SeenMessage[]): boolean {
-  return messages.length === 2 && messages[0]!.role === 'system' && /^(Summary so far|New messages|Summary|Messages):/.test(messages[1]!.content ?? '');
+  if (messages.length !== 2 || messages[0]!.role !== 'system' || messages[1]!.role !== 'user') return false;
+  return /^(Summary so far|New messages|Summary|Messages):/.test(messages[1]!.content ?? '') || /summar|extract/i.test(messages[0]!.content ?? '');
 }
 
 /** A message's own text: its content and tool calls. */
