@@ -115,6 +115,7 @@ describe('answered probes', () => {
     expect(out.get('report.md')).toContain('answer retention');
     expect(out.get('report.html')).toContain('answer retention');
     expect(out.get('retention-vs-cost.vl.json')).toContain('answered');
+    expect(out.get('retention-by-age.vl.json')).toContain('"answered":');
 
     // The measurement is not the policies' cost: a replay without answers costs the same.
     const plain = await ctxsim(['run', study, '--upkeep', 'replay', '--no-answers', '--out', join(dir, 'plain')]);

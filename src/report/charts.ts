@@ -294,7 +294,16 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
   const order = [...counts.keys()].sort((a, b) => a - b).map(bucketLabel);
   const values = cells
     .sort((a, b) => a.bucket - b.bucket || policies.indexOf(a.policy) - policies.indexOf(b.policy))
-    .map((c) => ({ policy: c.policy, ...model(c.policy), age: bucketLabel(c.bucket), retention: Math.round((c.retained / c.probes) * 1000) / 10, retained: c.retained, probes: c.probes }));
+    .map((c) => ({
+      policy: c.policy,
+      ...model(c.policy),
+      age: bucketLabel(c.bucket),
+      retention: Math.round((c.retained / c.probes) * 1000) / 10,
+      retained: c.retained,
+      probes: c.probes,
+      ...(c.answered !== undefined && { answered: Math.round((c.answered / c.probes) * 1000) / 10 }),
+    }));
+  const answers = values.some((v) => 'answered' in v);
   const x = { field: 'age', type: 'nominal', title: 'Fact age when probed (turns since it was stated)', sort: order, axis: { labelAngle: 0, labelExpr: "split(datum.label, '|')", labelPadding: 6 } };
   const y = { field: 'retention', type: 'quantitative', title: 'Probed facts retained (%)', scale: { domain: [0, 100] } };
   const color = { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(policies), sort: policies };
@@ -305,12 +314,24 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
     name,
     title,
     spec: {
-      ...base(name, title, ['Share of probes whose current value was in the prompt; a tick at 0 means none was', ...overflowNote(results), ...simulatedLines(info, results.policies)], info, 'Grouped bar chart of retention by fact age bucket, one bar per policy.'),
+      ...base(
+        name,
+        title,
+        [
+          'Share of probes whose current value was in the prompt; a tick at 0 means none was',
+          ...(answers ? ['Diamonds: answer retention, the share whose value the chat model’s reply held'] : []),
+          ...overflowNote(results),
+          ...simulatedLines(info, results.policies),
+        ],
+        info,
+        'Grouped bar chart of retention by fact age bucket, one bar per policy.',
+      ),
       width,
       data: { values },
       layer: [
         { mark: { type: 'bar', opacity: 0.85 }, encoding: { x, y, xOffset, color } },
         { mark: { type: 'tick', thickness: 2.5 }, encoding: { x, y, xOffset, color } },
+        ...(answers ? [{ mark: { type: 'point', shape: 'diamond', filled: true, size: 70, opacity: 1, stroke: '#333', strokeWidth: 0.8 }, encoding: { x, y: { ...y, field: 'answered' }, xOffset, color } }] : []),
       ],
     } as TopLevelSpec,
   };
