@@ -1,4 +1,5 @@
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -21,6 +22,9 @@ import { tempDir } from './_tmp.js';
  */
 
 const KEY = 'sk-test-answers-secret-0123456789';
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const NO_NETWORK = join(ROOT, 'test', 'fixtures', 'upkeep', 'no-network.mjs');
+const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'replay.ts')).mtimeMs;
 const SHIPPED = join(ROOT, 'scenarios');
 const SCENARIOS = join(SHIPPED, '*.yaml');
 
@@ -182,6 +186,15 @@ describe('answered probes', () => {
     expect(failed.stdout).not.toMatch(/retained \d+\/\d+ → /);
     const allowed = await ctxsim(['check', study, '--baseline', baseline, '--upkeep', 'replay', '--max-answer-drop', '100%', '--quiet']);
     expect(allowed.code, allowed.stdout).toBe(0);
+  });
+
+  it.skipIf(!built)(`the built command replays answers on worker threads, with no connection, byte-identically${built ? '' : ' (skipped: dist/ is missing or stale)'}`, { timeout: 120_000 }, async () => {
+    const dir = project(urls.parrot, ['full', 'summary-buffer', 'facts']);
+    const study = join(dir, 'study.yaml');
+    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
+    const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
+    execFileSync(process.execPath, ['--import', NO_NETWORK, MAIN, 'run', study, '--upkeep', 'replay', '--jobs', '2', '--out', join(dir, 'rep'), '--no-token-cache', '--quiet'], { env, encoding: 'utf8' });
+    expect(files(join(dir, 'rep'))).toEqual(files(join(dir, 'rec')));
   });
 
   it('--answers with simulated upkeep is exit 2 saying to record', async () => {
