@@ -166,7 +166,7 @@ describe('answered probes', () => {
     writeFileSync(cassette, `${lines.slice(1).join('\n')}\n`);
     const r = await ctxsim(['run', study, '--upkeep', 'replay', '--out', join(dir, 'rep'), '--quiet']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^ctxsim: \S*upkeep\.cassette\.jsonl has no answer to a probe turn by gpt-4o-mini for scenario \S+, policy full, turn \d+: record it with `ctxsim run \S*study\.yaml --upkeep record --cassette \S*upkeep\.cassette\.jsonl`\n$/);
+    expect(r.stderr).toMatch(/^ctxsim: \S*upkeep\.cassette\.jsonl has no answer to a probe turn by gpt-4o-mini for scenario \S+, policy full, turn \d+: record it with `ctxsim run \S*study\.yaml --upkeep record --cassette \S*upkeep\.cassette\.jsonl --answers`\n$/);
   });
 
   it('the gate fails a change that answers fewer, as it fails one that retains fewer; --max-answer-drop allows it', { timeout: 60_000 }, async () => {

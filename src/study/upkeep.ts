@@ -172,7 +172,8 @@ export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Co
   if (u.mode === 'simulate') return u.prompts === DEFAULT_PROMPTS ? undefined : { prompts: u.prompts };
   const answers = study.answers ? { answers: true } : {};
   const file = display(u.cassette);
-  const recordCommand = `ctxsim run${study.file ? ` ${display(study.file)}` : ''} --upkeep record --cassette ${file}`;
+  // A run told to answer by its flag records the answers only when told again.
+  const recordCommand = `ctxsim run${study.file ? ` ${display(study.file)}` : ''} --upkeep record --cassette ${file}${study.answers ? ' --answers' : ''}`;
   if (u.mode === 'replay') {
     if (!exists(u.cassette)) throw new UsageError(`upkeep cassette ${file} does not exist: record it with \`${recordCommand}\``);
     return { prompts: u.prompts, recorded: { entries: readCassette(u.cassette, file).entries(), file, recordCommand }, ...answers };
