@@ -120,7 +120,7 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   applyUpkeepFlags(study, flags);
   if (flags.answers !== undefined) study.answers = flags.answers;
-  checkAnswers(study);
+  checkAnswers(study, flags.answers ? '--answers' : 'answers');
   const tokenCache = tokenCacheFromFlags(flags.tokenCache);
   return Object.assign(study, { tokenCache, replayCache: tokenCache && join(tokenCache, REPLAY_DIR) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }

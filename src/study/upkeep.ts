@@ -153,10 +153,10 @@ export function upkeepFingerprint(study: UpkeepStudy, run: RunUpkeep | undefined
   return `recorded ${run.recorded.file} sha256:${sha256(text).slice(0, 12)}${prompts}${answers}`;
 }
 
-/** A study that measures answers needs a real chat model: simulated upkeep has none to send the probe turns to. */
-export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeep'>): void {
+/** A study that measures answers needs a real chat model: simulated upkeep has none to send the probe turns to. `name` is what asked for them (the study's key, or the flag). */
+export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeep'>, name = 'answers'): void {
   if (study.answers && (study.upkeep?.mode ?? 'simulate') === 'simulate') {
-    throw new UsageError('--answers: the probe turns go to the chat model through the upkeep endpoint, which simulated upkeep has not: add --upkeep record (or replay, live)');
+    throw new UsageError(`${name}: the probe turns go to the chat model through the upkeep endpoint, which simulated upkeep has not: add --upkeep record (or replay, live)`);
   }
 }
 
