@@ -58,6 +58,8 @@ export interface PolicyComparison {
   retainedBefore: number;
   probesAfter: number;
   retainedAfter: number;
+  /** Probes answered before and after, over the rows where both runs measured answers (absent when none did). */
+  answers?: { probesBefore: number; answeredBefore: number; probesAfter: number; answeredAfter: number };
 }
 
 export interface GateResult {
@@ -333,6 +335,13 @@ function policyTotals(rows: readonly RowComparison[], order: readonly BaselineRo
     p.retainedBefore += before.retained;
     p.probesAfter += after.probes;
     p.retainedAfter += after.retained;
+    if (before.answered !== undefined && after.answered !== undefined) {
+      p.answers ??= { probesBefore: 0, answeredBefore: 0, probesAfter: 0, answeredAfter: 0 };
+      p.answers.probesBefore += before.probes;
+      p.answers.answeredBefore += before.answered;
+      p.answers.probesAfter += after.probes;
+      p.answers.answeredAfter += after.answered;
+    }
   }
   const policies = [...by.values()];
   for (const p of policies) p.costChange = relative(p.costBefore, p.costAfter);

@@ -50,7 +50,9 @@ function table(rows: readonly RowComparison[], byModel: boolean): string[] {
 /** One policy's totals on one line. */
 function policyLine(p: PolicyComparison, name: Namer): string {
   const over = `${p.scenarios} scenario${p.scenarios === 1 ? '' : 's'}`;
-  return `- ${name(p)}: cost ${microDollars(p.costBefore)} → ${microDollars(p.costAfter)} (${change(p.costChange)}), retained ${p.retainedBefore}/${p.probesBefore} → ${p.retainedAfter}/${p.probesAfter} (${over})`;
+  const a = p.answers;
+  const answered = a ? `, answered ${a.answeredBefore}/${a.probesBefore} → ${a.answeredAfter}/${a.probesAfter}` : '';
+  return `- ${name(p)}: cost ${microDollars(p.costBefore)} → ${microDollars(p.costAfter)} (${change(p.costChange)}), retained ${p.retainedBefore}/${p.probesBefore} → ${p.retainedAfter}/${p.probesAfter}${answered} (${over})`;
 }
 
 /** The facts failing rows lost, one line each: `- noah-amnesia, window-turns:turns=3: name at turn 5 (missing)`. */
