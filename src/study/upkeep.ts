@@ -36,6 +36,11 @@ import { sha256 } from '../gate/baseline.js';
  * policies are recorded side by side. The outputs of a recording are then
  * those of a replay of the cassette it leaves: byte-identical to every
  * later replay.
+ *
+ * A study with `answers` also sends each probe turn's first prompt to the
+ * chat model the same way: its answers are requests of kind `answer`,
+ * found by the same replays, sent, recorded and counted with the rest (a
+ * measurement: no policy's cost includes them).
  */
 
 export const UPKEEP_MODES = ['simulate', 'record', 'replay', 'live'] as const;
