@@ -197,6 +197,18 @@ describe('answered probes', () => {
     expect(files(join(dir, 'rep'))).toEqual(files(join(dir, 'rec')));
   });
 
+  it('shards replay the answers, and their merge is the unsharded run', { timeout: 120_000 }, async () => {
+    const dir = project(urls.parrot, ['full', 'summary-buffer', 'facts']);
+    const study = join(dir, 'study.yaml');
+    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
+    for (const k of ['1/2', '2/2']) expect((await ctxsim(['run', study, '--upkeep', 'replay', '--shard', k, '--out', join(dir, 'shards'), '--quiet'])).code).toBe(0);
+    const io = capture();
+    expect(await runMain(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], io), io.stderr).toBe(0);
+    const rec = files(join(dir, 'rec'));
+    const merged = files(join(dir, 'merged'));
+    for (const f of ['probes.csv', 'summary.csv', 'policies.csv', 'report.md']) expect(merged.get(f), f).toBe(rec.get(f));
+  });
+
   it('--answers with simulated upkeep is exit 2 saying to record', async () => {
     const r = await ctxsim(['run', '--scenario', SCENARIOS, '--policy', 'full', '--answers', '--out', join(tempDir(), 'out')]);
     expect(r.code).toBe(2);

@@ -128,7 +128,7 @@ export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [
   ['weight', (r) => r.weight],
   ['model', (r) => r.model],
   ['answered', (r) => r.answered],
-  ['answer_retention', (r) => fraction(r.answerRetention)],
+  ['answer_retention', (r) => fraction(r.answerRetention ?? null)],
   ['memory', (r) => r.memory],
 ];
 
@@ -161,7 +161,7 @@ export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
   ['latency_p95_ms', (r) => r.latencyP95Ms],
   ['model', (r) => r.model],
   ['answered', (r) => r.answered],
-  ['answer_retention', (r) => fraction(r.answerRetention)],
+  ['answer_retention', (r) => fraction(r.answerRetention ?? null)],
   ['memory', (r) => r.memory],
 ];
 
