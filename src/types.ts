@@ -119,7 +119,24 @@ export interface ProbeRecord {
   expected: ProbeExpectation;
   /** The probe found a value of a forgotten fact (never on an `overflow`: the call was rejected). */
   violation: boolean;
+  /**
+   * Whether the chat model's reply to the turn's first prompt held the fact's
+   * current value (a study with `answers`); absent when answers were not
+   * measured or the fact was forgotten. An `overflow` probe is `unanswered`.
+   */
+  answer?: ProbeAnswer;
 }
+
+/** What the chat model's reply to a probe turn held: the fact's current value, or not. */
+export type ProbeAnswer = 'answered' | 'unanswered';
+
+/**
+ * Where a policy's memory comes from: `none` (it keeps no memory made by
+ * upkeep: windows, priority, masking), `simulated` (summaries, fact sheets,
+ * retrieval by simulated upkeep) or `recorded` (by a real model's responses,
+ * from a cassette or a live endpoint).
+ */
+export type MemoryKind = 'none' | 'simulated' | 'recorded';
 
 /** What memory upkeep did: a summarizer, extractor or embedder call. */
 export interface UpkeepCall {
@@ -218,6 +235,12 @@ export interface SummaryRecord {
   storedBytes: number;
   /** How many real conversations the scenario stands for in the per-policy means (1 by default). */
   weight: number;
+  /** Probes whose fact the chat model's reply held; null when answers were not measured. */
+  answered: number | null;
+  /** answered / probes; null when answers were not measured, or without probes. */
+  answerRetention: number | null;
+  /** Where the policy's memory comes from. */
+  memory: MemoryKind;
 }
 
 export interface PolicyRecord {
@@ -257,6 +280,12 @@ export interface PolicyRecord {
   zombieProbes: number;
   injectionExposureTurns: number;
   violations: number;
+  /** Probes whose fact the chat model's reply held; null when answers were not measured. */
+  answered: number | null;
+  /** Weighted as `retention`: sum(weight × answered) / sum(weight × probes); null when answers were not measured, or without probes. */
+  answerRetention: number | null;
+  /** Where the policy's memory comes from (`simulated` or `recorded` when any of its rows says so). */
+  memory: MemoryKind;
 }
 
 /** One provider message rule broken by one model call's prompt. */

@@ -8,8 +8,22 @@ export type Fault = { status: number; headers?: Record<string, string>; body?: u
 export interface Seen {
   path: string;
   authorization: string | undefined;
-  body: { model?: string; messages?: { role: string; content: string }[]; input?: string; max_tokens?: number };
+  body: { model?: string; messages?: SeenMessage[]; input?: string; max_tokens?: number; tools?: unknown[] };
 }
+
+/** A chat message as sent: an upkeep request's, or a probe turn's prompt (with tool calls, tool results). */
+export interface SeenMessage {
+  role: string;
+  content: string | null;
+  tool_calls?: { function: { name: string; arguments: string } }[];
+}
+
+/**
+ * How the chat model answers a probe turn's prompt: `parrot` with the
+ * prompt's own text (every message's content and tool calls, joined);
+ * `forgetful` with its last user message only.
+ */
+export type AnswerStyle = 'parrot' | 'forgetful';
 
 /**
  * A small OpenAI-compatible server for tests: `/v1/chat/completions` and
@@ -22,7 +36,9 @@ export interface Seen {
  *  - an extraction request with `name: value` for each "my NAME is VALUE" of
  *    its user lines, or `none`;
  *  - an embedding with 8 dimensions counting the words of the input by their
- *    first letter.
+ *    first letter;
+ *  - any other chat request (a probe turn's prompt, sent to measure answers)
+ *    as `answerStyle` says.
  *
  * `faults` are used up one per request, before any answer.
  */
@@ -35,6 +51,8 @@ export class FakeOpenAI {
   reportsUsage = true;
   /** How the server counts a text's tokens, for `max_tokens` and `usage`: in words, unless a test gives the run's tokenizer. */
   count: (text: string) => number = (text) => words(text).length;
+  /** How a probe turn's prompt is answered. */
+  answerStyle: AnswerStyle = 'parrot';
   private server: Server | undefined;
   private readonly sockets = new Set<import('node:net').Socket>();
 
@@ -79,8 +97,8 @@ export class FakeOpenAI {
     }
     if (req.url === '/v1/chat/completions') {
       const messages = body.messages ?? [];
-      const text = answer(messages, body.max_tokens ?? 100, this.count);
-      const input = messages.reduce((n, m) => n + this.count(m.content), 0) * this.usageFactor;
+      const text = isUpkeep(messages) ? answer(messages, body.max_tokens ?? 100, this.count) : reply(messages, this.answerStyle);
+      const input = messages.reduce((n, m) => n + this.count(m.content ?? ''), 0) * this.usageFactor;
       const output = this.count(text) * this.usageFactor;
       return json({
         id: `chatcmpl-${this.seen.length}`,
@@ -97,7 +115,21 @@ export class FakeOpenAI {
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean);
 
-function answer(messages: readonly { role: string; content: string }[], maxTokens: number, count: (text: string) => number): string {
+/** An upkeep request: an instruction (a summarizer's or an extractor's, or one starting as ctxsim's upkeep requests do), then one user message. */
+function isUpkeep(messages: readonly SeenMessage[]): boolean {
+  if (messages.length !== 2 || messages[0]!.role !== 'system' || messages[1]!.role !== 'user') return false;
+  return /^(Summary so far|New messages|Summary|Messages):/.test(messages[1]!.content ?? '') || /summar|extract/i.test(messages[0]!.content ?? '');
+}
+
+/** A message's own text: its content and tool calls. */
+const textOf = (m: SeenMessage) => [m.content ?? '', ...(m.tool_calls ?? []).map((c) => `${c.function.name}(${c.function.arguments})`)].filter(Boolean).join('\n');
+
+function reply(messages: readonly SeenMessage[], style: AnswerStyle): string {
+  if (style === 'parrot') return messages.map(textOf).join('\n');
+  return messages.filter((m) => m.role === 'user').pop()?.content ?? '';
+}
+
+function answer(messages: readonly SeenMessage[], maxTokens: number, count: (text: string) => number): string {
   const instruction = messages[0]?.content ?? '';
   const body = messages.slice(1).map((m) => m.content).join('\n');
   if (/extract/i.test(instruction)) {

@@ -4,6 +4,8 @@ import { reportHtml } from '../src/report/html.js';
 import { budgetMarkdown, reportMarkdown } from '../src/report/markdown.js';
 import { policyTable, simulatedNote } from '../src/report/text.js';
 import { reported } from '../src/records/digest.js';
+import { policiesCsv, summaryCsv } from '../src/records/csv.js';
+import { memoryOf } from '../src/records/memory.js';
 import { goldenRun, policiesRun } from './fixtures/report/run.js';
 
 /** The one line every retention table and chart carries when a policy's memory is simulated. */
@@ -60,5 +62,40 @@ describe('reports say what is simulated', async () => {
     expect(subtitle(retentionByAgeChart(memory.results, memory.info)).slice(-3, -1)).toEqual(lines);
     expect(subtitle(costByTurnChart(memory.results, memory.info)).join('\n')).not.toContain('Simulated memory');
     expect(subtitle(retentionVsCostChart(plain.results, plain.info)).join('\n')).not.toContain('Simulated memory');
+  });
+});
+
+describe('every output says what it measured', async () => {
+  const memory = await policiesRun(['full', 'window-turns:turns=2', 'summary-buffer', 'priority', 'retrieval', 'facts', 'pipeline:stages=mask-observations>summary']);
+
+  it('memory is none for a policy that keeps no memory made by upkeep, simulated for one whose memory simulated upkeep makes', () => {
+    const byPolicy = Object.fromEntries(memory.results.policies.map((p) => [p.policy, p.memory]));
+    expect(byPolicy).toEqual({
+      full: 'none',
+      'window-turns:turns=2': 'none',
+      'summary-buffer': 'simulated',
+      priority: 'none',
+      retrieval: 'simulated',
+      facts: 'simulated',
+      'pipeline:mask-observations > summary': 'simulated',
+    });
+    // Every scenario's row says the same as its policy's.
+    for (const s of memory.results.summary) expect(s.memory, s.policy).toBe(byPolicy[s.policy]);
+  });
+
+  it('policies.csv and summary.csv end with answered and answer_retention, empty when answers were not measured, and memory', () => {
+    const lines = policiesCsv(memory.results).trimEnd().split('\n');
+    expect(lines[0]).toMatch(/,latency_p95_ms,model,answered,answer_retention,memory$/);
+    expect(lines[3]).toMatch(/^summary-buffer,.*,gpt-4o-mini,,,simulated$/);
+    expect(lines[1]).toMatch(/^full,.*,gpt-4o-mini,,,none$/);
+    expect(summaryCsv(memory.results).split('\n')[0]).toMatch(/,weight,model,answered,answer_retention,memory$/);
+    expect(memory.results.policies.every((p) => p.answered === null && p.answerRetention === null)).toBe(true);
+  });
+
+  it('a policy module is told by its records, and recorded upkeep makes every remembering policy recorded', () => {
+    expect(memoryOf({ id: 'mine', params: {} }, false, true)).toBe('simulated');
+    expect(memoryOf({ id: 'mine', params: {} }, false, false)).toBe('none');
+    expect(memoryOf({ id: 'summary', params: { keep: 1 } }, true, false)).toBe('recorded');
+    expect(memoryOf({ id: 'pipeline', params: { stages: 'summary>window' } }, false, true)).toBe('none');
   });
 });

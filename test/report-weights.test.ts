@@ -29,7 +29,7 @@ describe('weights make the per-policy means weighted (the hand-checked example)'
     const r = await run(['run', '--scenario', `${FIXTURES}/*.yaml`, ...FLAGS, '--out', out]);
     expect(r.code).toBe(0);
     const summary = csv(join(out, 'summary.csv'));
-    expect(summary[0]!.at(-2)).toBe('weight');
+    expect(summary[0]!.slice(-5)).toEqual(['weight', 'model', 'answered', 'answer_retention', 'memory']);
     expect(column(summary, 'scenario')).toEqual(['long', 'short']);
     // long: 16 input × $0.15/M + 3 output × $0.60/M = $0.0000024 + $0.0000018; short: 11 × $0.15/M + 2 × $0.60/M = $0.00000165 + $0.0000012.
     expect(column(summary, 'input_tokens')).toEqual(['16', '11']);
@@ -100,7 +100,7 @@ describe('byPolicy with weights', () => {
     scenario, policy, model: 'gpt-4o-mini', turns: 1, inputTokens: 0, cachedTokens: 0, outputTokens: 0, auxTokens: 0, totalCost, costPerTurn: totalCost,
     peakInputTokens: 0, overflowTurns: 0, overBudgetTurns: 0, probes: 1, retained, stale: 0, missing: 1 - retained, overflowProbes: 0,
     retention: retained, firstLostTurn: null, latencyP50Ms: 0, latencyP95Ms: 0, zombieArtifacts: 0, zombies: [], zombiePromptTurns: 0,
-    zombieProbes: 0, injectionExposureTurns: 0, violations: 0, storedBytes: 0, weight,
+    zombieProbes: 0, injectionExposureTurns: 0, violations: 0, storedBytes: 0, weight, answered: null, answerRetention: null, memory: 'none',
   });
 
   it('decides the Pareto frontier on the weighted cost, and takes weights to millionths', () => {
@@ -115,6 +115,14 @@ describe('byPolicy with weights', () => {
     // retention (1,000,000 × 1 + 1 × 0) / 1,000,001; cost (1,000,000 × 0 + 1 × 1,000,001) / 1,000,001 = 1.
     const tiny = byPolicy([row('s1', 'a', 0n, 1, 1), row('s2', 'a', 1_000_001n, 0, 0.0000004)])[0]!;
     expect([tiny.costPerConversation, tiny.retention]).toEqual([1n, 1_000_000 / 1_000_001]);
+  });
+
+  it('weighs answer retention exactly like retention, and leaves it null when answers were not measured', () => {
+    const answered = (r: SummaryRecord, n: number): SummaryRecord => ({ ...r, answered: n, answerRetention: n });
+    const p = byPolicy([answered(row('s1', 'a', 0n, 1, 1), 1), answered(row('s2', 'a', 0n, 1, 3), 0)])[0]!;
+    expect([p.answered, p.answerRetention, p.retention]).toEqual([1, 1 / 4, 1]);
+    const q = byPolicy([row('s1', 'a', 0n, 1, 1), row('s2', 'a', 0n, 0, 3)])[0]!;
+    expect([q.answered, q.answerRetention, q.memory]).toEqual([null, null, 'none']);
   });
 });
 

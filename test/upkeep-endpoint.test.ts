@@ -9,6 +9,7 @@ import { CtxsimError } from '../src/errors.js';
 import { decodeVector, encodeVector, requestKey, type UpkeepRequest } from '../src/upkeep/cassette.js';
 import { openEndpoint, type EndpointSettings } from '../src/upkeep/endpoint.js';
 import { DEFAULT_PROMPTS, summaryInstruction, summaryRequest } from '../src/upkeep/prompts.js';
+import { answerRequest } from '../src/upkeep/answer.js';
 import { FakeOpenAI } from './_openai-server.js';
 
 const KEY = 'sk-test-SECRET-4242';
@@ -118,6 +119,35 @@ describe('upkeep endpoint: answers', () => {
   it('a null content is the empty text', async () => {
     server.faults.push({ status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: null } }], usage: { prompt_tokens: 2, completion_tokens: 0 } } });
     expect(await (await open())(small)).toEqual({ key: requestKey(small), kind: 'summary', model: 'm', text: '', usage: { input: 2, output: 0 } });
+  });
+
+  it('a probe turn’s prompt is sent as the policy made it, tools included; a tool call in the reply is its text', async () => {
+    const request = answerRequest(
+      'gpt-4o-mini',
+      [
+        { role: 'system', content: 'You help with orders.' },
+        { role: 'user', content: 'Where is SE-10423?', name: 'kavya' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{"id":"SE-10423"}' }] },
+        { role: 'tool', content: '{"status":"late"}', toolCallId: 'c1' },
+        { role: 'system', content: 'Summary: the user is Kavya.', origin: 'summary', turn: 2 },
+      ],
+      [{ name: 'lookup', description: 'find an order', parameters: { type: 'object', properties: { id: { type: 'string' } } } }],
+    );
+    server.faults.push({ status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'lookup', arguments: '{"id":"SE-10423"}' } }] } }], usage: { prompt_tokens: 40, completion_tokens: 9 } } });
+    const answer = await (await open())(request);
+    expect(answer).toEqual({ key: requestKey(request), kind: 'answer', model: 'gpt-4o-mini', text: 'lookup({"id":"SE-10423"})', usage: { input: 40, output: 9 } });
+    const body = server.seen[0]!.body as Record<string, unknown>;
+    expect(body.messages).toEqual([
+      { role: 'system', content: 'You help with orders.' },
+      { role: 'user', content: 'Where is SE-10423?', name: 'kavya' },
+      { role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{"id":"SE-10423"}' } }] },
+      { role: 'tool', content: '{"status":"late"}', tool_call_id: 'c1' },
+      { role: 'system', content: 'Summary: the user is Kavya.' },
+    ]);
+    expect(body.tools).toEqual([{ type: 'function', function: { name: 'lookup', description: 'find an order', parameters: { type: 'object', properties: { id: { type: 'string' } } } } }]);
+    expect([body.max_tokens, body.temperature]).toEqual([500, 0]);
+    // The key is a hash of what is sent: the tools are part of it.
+    expect(requestKey({ ...request, tools: [] })).not.toBe(requestKey(request));
   });
 
   it('without a key the client sends the placeholder "none"', async () => {

@@ -10,7 +10,7 @@ import { loadPolicyModules, specModules } from '../study/policy-modules.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { TOKENIZERS } from '../tokens/encoding.js';
-import { defaultUpkeep, UPKEEP_MODES, type UpkeepMode } from '../study/upkeep.js';
+import { checkAnswers, defaultUpkeep, UPKEEP_MODES, type UpkeepMode } from '../study/upkeep.js';
 
 /** Flags every study-running command takes; they override the study file. */
 export interface StudyFlags {
@@ -31,6 +31,8 @@ export interface StudyFlags {
   upkeep?: string;
   /** The upkeep cassette file. */
   cassette?: string;
+  /** Send each probe turn's first prompt to the chat model and score its answer. */
+  answers?: boolean;
 }
 
 /** Where the token-count cache and the replay cache (in its `replay/`) live unless `--token-cache` says otherwise (relative to the working directory). */
@@ -68,6 +70,11 @@ export const STUDY_OPTIONS = {
     defaultDescription: 'the study’s, else simulate',
   },
   cassette: { type: 'string', describe: 'the upkeep cassette (JSON Lines) to record into or replay', defaultDescription: 'upkeep.cassette.jsonl beside the study' },
+  answers: {
+    type: 'boolean',
+    describe: 'also send each probe turn’s first prompt to the chat model through the upkeep endpoint and score the probes on its answer (needs --upkeep record, replay or live)',
+    defaultDescription: 'the study’s, else false',
+  },
 } as const;
 
 /** `--no-cache`, the old name of `--no-token-cache` (before `--`), under its name: yargs would take it for a negated `--cache`. */
@@ -112,6 +119,8 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy)), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   applyUpkeepFlags(study, flags);
+  if (flags.answers !== undefined) study.answers = flags.answers;
+  checkAnswers(study, flags.answers ? '--answers' : 'answers');
   const tokenCache = tokenCacheFromFlags(flags.tokenCache);
   return Object.assign(study, { tokenCache, replayCache: tokenCache && join(tokenCache, REPLAY_DIR) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }

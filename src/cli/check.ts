@@ -13,12 +13,13 @@ import type { Command } from './_command.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, checkOutputFolder } from './_output.js';
 import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
-import { simulatedNote } from '../report/text.js';
+import { answersNote, simulatedNote } from '../report/text.js';
 
 interface CheckFlags extends StudyFlags {
   baseline?: string;
   maxCostIncrease?: string;
   maxRetentionDrop?: string;
+  maxAnswerDrop?: string;
   junit?: string;
   json?: boolean;
   verbose?: boolean;
@@ -39,6 +40,7 @@ export function checkCommand(io: IO): Command<CheckFlags> {
         .option('baseline', { type: 'string', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' })
         .option('max-cost-increase', { type: 'string', nargs: 1, describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)' })
         .option('max-retention-drop', { type: 'string', nargs: 1, describe: 'allowed retention drop: probes (default 0) or points (2%)' })
+        .option('max-answer-drop', { type: 'string', nargs: 1, describe: 'with answers measured in both runs: allowed answer retention drop, probes (default 0) or points (2%)' })
         .option('junit', { type: 'string', describe: 'also write JUnit XML here' })
         .option('json', { type: 'boolean', describe: 'print the result as JSON instead of a table' })
         .option('verbose', { type: 'boolean', describe: 'print every scenario × policy row, also when it passes' })
@@ -58,7 +60,13 @@ function limitsFor(flags: CheckFlags, study: Study): GateLimits {
       : gate.maxRetentionDrop !== undefined
         ? parseRetentionLimit('gate.maxRetentionDrop', gate.maxRetentionDrop)
         : DEFAULT_LIMITS.maxRetentionDrop;
-  return { maxCostIncrease: cost, maxRetentionDrop: drop };
+  const answers =
+    flags.maxAnswerDrop !== undefined
+      ? parseRetentionLimit('--max-answer-drop', flags.maxAnswerDrop)
+      : gate.maxAnswerDrop !== undefined
+        ? parseRetentionLimit('gate.maxAnswerDrop', gate.maxAnswerDrop)
+        : undefined;
+  return { maxCostIncrease: cost, maxRetentionDrop: drop, ...(answers && { maxAnswerDrop: answers }) };
 }
 
 
@@ -77,6 +85,7 @@ function studyArgs(flags: CheckFlags): string[] {
   add('--cache', flags.cache);
   add('--upkeep', flags.upkeep);
   add('--cassette', flags.cassette);
+  if (flags.answers !== undefined) args.push(flags.answers ? '--answers' : '--no-answers');
   return args;
 }
 
@@ -113,7 +122,7 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
     throw e;
   }
   const accept = acceptCommand(flags, flags.baseline ?? displayPath(file));
-  const note = simulatedNote(run.info, run.policies);
+  const note = [simulatedNote(run.info, run.policies), answersNote(run.info)].filter((n) => n !== undefined).join('. ');
   const table = gateMarkdown(result, { accept, ...(flags.verbose && { verbose: true }), ...(note && { note }) });
   io.out(flags.json ? gateJson(result) : table);
   const summary = process.env.GITHUB_STEP_SUMMARY;

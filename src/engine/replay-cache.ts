@@ -219,7 +219,7 @@ export class ReplayCache {
           tokenizer: ctx.tokens.id,
           costs: ctx.costs ?? null,
           messageRules: ctx.messageRules,
-          upkeep: ctx.upkeep ? { prompts: ctx.upkeep.prompts, cassette: ctx.upkeep.recorded?.cassette ?? null } : null,
+          upkeep: ctx.upkeep ? { prompts: ctx.upkeep.prompts, cassette: ctx.upkeep.recorded?.cassette ?? null, ...(ctx.upkeep.answers && { answers: true }) } : null,
           toolDefs: ctx.toolDefs ?? null,
         }),
       );

@@ -11,15 +11,16 @@ import { chooseModel, type CostSettings } from '../pricing/settings.js';
 import { policyViolations } from '../message-rules/blame.js';
 import { PromptRules, type RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
-import type { Conversation, Message, ProbeOutcome, ProbeRecord, ToolDef, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
+import type { Conversation, Message, ProbeAnswer, ProbeOutcome, ProbeRecord, ToolDef, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
 import { toolDefTokens } from '../tokens/tools.js';
 import type { PromptSequence } from '../tokens/templated.js';
 import type { Cassette } from '../upkeep/cassette.js';
 import type { Vector } from '../upkeep/embedder.js';
 import type { UpkeepPrompts } from '../upkeep/prompts.js';
-import { recordedUpkeep, simulatedUpkeep, type MissHandler, type Upkeep } from '../upkeep/upkeep.js';
+import { answerRequest } from '../upkeep/answer.js';
+import { recordedUpkeep, simulatedUpkeep, type MissHandler, type RecordedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
 import { SafetyWatch } from './safety.js';
-import { FactLedger, scoreProbe } from './score.js';
+import { answeredIn, FactLedger, scoreProbe } from './score.js';
 import type { ConversationEnd } from './summary.js';
 
 /** What every replay of a run shares. */
@@ -54,6 +55,8 @@ export interface UpkeepContext {
     /** Told of each request the cassette has no response for (it throws, unless a recording is finding what to send). */
     onMiss: MissHandler;
   };
+  /** Each probe turn's first prompt is sent to the chat model, and its probes scored on the reply too (needs `recorded`). */
+  answers?: boolean;
 }
 
 /** One model call of a turn, as sent. */
@@ -136,7 +139,7 @@ export function* replaySteps(
     r.commit(turn, info, upkeep);
     const priced = r.price(turn.index, model, calls, upkeep, onCall);
     const row = r.record(turn.index, calls, sent, priced);
-    r.score(turn, calls[0]!.plan, priced.firstOverflow, row);
+    r.score(turn, calls[0]!, priced.firstOverflow, row);
     yield row;
   }
   return r.finish();
@@ -186,6 +189,8 @@ class Replayer {
   private turn = 0;
   /** The tool definitions offered with every call, and their tokens (sent first: caching sees them before the messages). */
   private readonly tools: { tokens: number; defs: readonly ToolDef[] } | undefined;
+  /** The chat model's recorded replies to probe turns, when the run measures answers. */
+  private recorded: RecordedUpkeep | undefined;
 
   constructor(
     private readonly conversation: Conversation,
@@ -218,7 +223,9 @@ class Replayer {
   private upkeep(u: UpkeepContext | undefined): Upkeep {
     if (!u?.recorded) return simulatedUpkeep(this.ctx.tokens, u?.prompts, this.ctx.embeddings);
     const where = () => ({ scenario: this.conversation.id, policy: this.variant.name, turn: this.turn });
-    return recordedUpkeep({ tokens: this.ctx.tokens, cassette: u.recorded.cassette, prompts: u.prompts, onMiss: u.recorded.onMiss, where });
+    const recorded = recordedUpkeep({ tokens: this.ctx.tokens, cassette: u.recorded.cassette, prompts: u.prompts, onMiss: u.recorded.onMiss, where });
+    if (u.answers) this.recorded = recorded;
+    return recorded;
   }
 
   /** Starts turn `turn`: what the session is told of it, and what the safety watch knows of it. */
@@ -388,19 +395,24 @@ class Replayer {
    * Scores the turn's probes on the prompt of its first call; counts them in
    * `row`. When that call was over the context window a real backend rejects
    * it: every probe is an `overflow` (where the value was in the prompt is
-   * still its source), never retained and never a violation.
+   * still its source), never retained and never a violation. When the run
+   * measures answers, a probe of a fact not forgotten is also scored on the
+   * chat model's reply to that prompt (`reply`): `answered` when it holds
+   * the current value; an overflow probe is `unanswered`, and not sent.
    */
-  score(turn: Turn, first: PromptPlan, overflow: boolean, row: TurnRecord): void {
+  score(turn: Turn, first: SentCall, overflow: boolean, row: TurnRecord): void {
+    const reply = this.reply(turn, first, overflow);
     for (const fact of turn.probe) {
       const state = this.ledger.at(fact, turn.index)!;
       // A forgotten fact has no current value: finding its last (or an older) value is a violation.
-      const found = scoreProbe(first.messages, state.current.value, state.older);
+      const found = scoreProbe(first.plan.messages, state.current.value, state.older);
       const { source } = found;
       const outcome: ProbeOutcome = overflow ? 'overflow' : found.outcome;
       if (!state.forgotten) {
         row.probes++;
         if (outcome === 'retained') row.retained++;
       }
+      const answer: ProbeAnswer | undefined = !this.recorded || state.forgotten ? undefined : reply !== undefined && answeredIn(reply, state.current.value) ? 'answered' : 'unanswered';
       this.probes.push({
         scenario: this.conversation.id,
         policy: this.variant.name,
@@ -412,8 +424,20 @@ class Replayer {
         source,
         expected: state.forgotten ? 'missing' : 'retained',
         violation: state.forgotten && outcome !== 'missing' && outcome !== 'overflow',
+        ...(answer && { answer }),
       });
     }
+  }
+
+  /**
+   * The chat model's recorded reply to the turn's first prompt, as sent
+   * (messages and tool definitions), when the run measures answers and the
+   * turn probes a fact not forgotten; none for a call over the context
+   * window (a real backend rejects it).
+   */
+  private reply(turn: Turn, first: SentCall, overflow: boolean): string | undefined {
+    if (!this.recorded || overflow || !turn.probe.some((fact) => !this.ledger.at(fact, turn.index)!.forgotten)) return undefined;
+    return this.recorded.reply(answerRequest(this.ctx.model, first.plan.messages, this.tools?.defs), first.promptTokens);
   }
 
   /** The whole replay, with what the policy stores at the end. */

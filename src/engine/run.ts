@@ -9,14 +9,15 @@ import { encodingForModel, type ResolvedEncoding, type TokenFactor } from '../to
 import type { DigestPart } from '../records/digest.js';
 import type { RecordText } from '../records/encode.js';
 import type { StreamedList } from '../records/json.js';
-import type { Conversation, Results, SummaryRecord, ToolDef } from '../types.js';
+import type { Conversation, Results, SummaryRecord, ToolDef, TurnRecord } from '../types.js';
 import { Cassette, type CassetteEntry } from '../upkeep/cassette.js';
 import { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
 import type { Vector } from '../upkeep/embedder.js';
 import { CassetteMissError, type Miss } from '../upkeep/upkeep.js';
 import { replay, type ReplayContext, type UpkeepContext } from './replay.js';
 import { evictReplayCache, ReplayCache } from './replay-cache.js';
-import { byPolicy, summaryOf } from './summary.js';
+import { byPolicy, summaryOf, type Measured } from './summary.js';
+import { memoryOf } from '../records/memory.js';
 
 /**
  * The conversations of a run: an array, or any source that gives each by
@@ -94,10 +95,12 @@ export interface RunUpkeep {
     file: string;
     recordCommand: string;
   };
+  /** Each probe turn's first prompt goes to the chat model, and probes are scored on its recorded reply too (needs `recorded`). */
+  answers?: boolean;
 }
 
 /** What a response the cassette lacks is called in the error. */
-const MISSING_WHAT = { summary: 'summary', extract: 'extraction', embed: 'embedding' } as const;
+const MISSING_WHAT = { summary: 'summary', extract: 'extraction', embed: 'embedding', answer: 'answer to a probe turn' } as const;
 
 /** A replay that needs a response its cassette does not have: exit 2, naming where and how to record it. */
 export function missError(file: string, recordCommand: string): (miss: Miss) => never {
@@ -113,7 +116,7 @@ export function upkeepContext(u: RunUpkeep | undefined): UpkeepContext | undefin
   if (!u) return undefined;
   const prompts = u.prompts ?? DEFAULT_PROMPTS;
   if (!u.recorded) return { prompts };
-  return { prompts, recorded: { cassette: new Cassette(u.recorded.entries), onMiss: missError(u.recorded.file, u.recorded.recordCommand) } };
+  return { prompts, recorded: { cassette: new Cassette(u.recorded.entries), onMiss: missError(u.recorded.file, u.recorded.recordCommand) }, ...(u.answers && { answers: true }) };
 }
 
 /** What a run used for one of its chat models. */
@@ -334,7 +337,7 @@ export function replayScenario(
       if (shard && ((i * ctxs.length + m) * p + j) % shard.count !== shard.index - 1) continue;
       if (!cache) {
         const r = replay(conversation, variant, withEmbeddings);
-        appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model)] });
+        appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model, measured(variant, ctx, r.turns))] });
         continue;
       }
       scenarioKey ??= cache.conversationKey(conversation);
@@ -343,7 +346,7 @@ export function replayScenario(
       if (unit) cache.cached++;
       else {
         const r = replay(conversation, variant, withEmbeddings);
-        unit = { turns: r.turns, probes: r.probes, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model)], violations: r.violations };
+        unit = { turns: r.turns, probes: r.probes, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model, measured(variant, ctx, r.turns))], violations: r.violations };
         cache.replayed++;
         cache.put(key, unit);
       }
@@ -352,4 +355,11 @@ export function replayScenario(
   }
   for (const c of countersOf(ctxs)) c.forgetScenario();
   return out;
+}
+
+/** How a unit was measured: where its policy's memory came from (a policy module's told by whether this replay did upkeep), and whether answers were. */
+function measured(variant: PolicyVariant, ctx: ReplayContext, turns: readonly TurnRecord[]): Measured {
+  const recorded = ctx.upkeep?.recorded !== undefined;
+  const didUpkeep = turns.some((t) => t.auxInputTokens + t.auxOutputTokens + t.embedTokens > 0);
+  return { memory: memoryOf({ id: variant.policy.id, params: variant.params }, recorded, didUpkeep), answers: ctx.upkeep?.answers === true };
 }

@@ -87,3 +87,8 @@ export function scoreProbe(messages: readonly Message[], current: string, older:
   }
   return { outcome: 'missing', source: 'none' };
 }
+
+/** Whether a chat model's reply holds a fact's (normalized) current value: compared as probes are scored, lower case, whitespace collapsed. */
+export function answeredIn(reply: string, value: string): boolean {
+  return occursIn(normalize(reply), value);
+}

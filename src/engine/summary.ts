@@ -1,4 +1,4 @@
-import type { ArtifactKind, PolicyRecord, ProbeOutcome, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
+import type { ArtifactKind, MemoryKind, PolicyRecord, ProbeOutcome, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
 
 /** What a conversation's memory holds once it is over. */
 export interface ConversationEnd {
@@ -26,6 +26,15 @@ function ratio(a: number, b: number): number | null {
   return b ? a / b : null;
 }
 
+/** What a summary row tells of how it was measured: where the policy's memory came from, and whether answers were. */
+export interface Measured {
+  memory: MemoryKind;
+  /** The probes were also scored on the chat model's replies (`ProbeRecord.answer`). */
+  answers: boolean;
+}
+
+const NOT_MEASURED: Measured = { memory: 'none', answers: false };
+
 /**
  * One row per scenario × policy, from its turn and probe records and what it
  * stores at the end. Retention counts the probes that expect the current
@@ -33,9 +42,18 @@ function ratio(a: number, b: number): number | null {
  * retained, and counts apart as an overflow probe; probes of forgotten facts
  * count apart, as zombie probes when they found a value. `weight` is how
  * many real conversations the scenario stands for (see byPolicy); `model`
- * the run's chat model (by default the first turn's).
+ * the run's chat model (by default the first turn's); `measured` where
+ * its memory came from and whether answers were measured (answered probes
+ * count as retained ones do; null when answers were not measured).
  */
-export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly ProbeRecord[], end: ConversationEnd = NOTHING_STORED, weight = 1, model = turns[0]!.model): SummaryRecord {
+export function summaryOf(
+  turns: readonly TurnRecord[],
+  allProbes: readonly ProbeRecord[],
+  end: ConversationEnd = NOTHING_STORED,
+  weight = 1,
+  model = turns[0]!.model,
+  measured: Measured = NOT_MEASURED,
+): SummaryRecord {
   const first = turns[0]!;
   const probes = allProbes.filter((p) => p.expected !== 'missing');
   const count = (o: ProbeOutcome) => probes.filter((p) => p.outcome === o).length;
@@ -44,6 +62,7 @@ export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly Prob
   // Sorted once for both percentiles (from an array: Float64Array.from with a mapping function is several times slower).
   const latencies = Float64Array.from(turns.map((t) => t.latencyMs)).sort();
   const retained = count('retained');
+  const answered = measured.answers ? probes.filter((p) => p.answer === 'answered').length : null;
   return {
     scenario: first.scenario,
     policy: first.policy,
@@ -75,6 +94,9 @@ export function summaryOf(turns: readonly TurnRecord[], allProbes: readonly Prob
     violations: sumOf(turns, (t) => t.violations),
     storedBytes: end.storedBytes,
     weight,
+    answered,
+    answerRetention: answered === null ? null : ratio(answered, probes.length),
+    memory: measured.memory,
   };
 }
 
@@ -132,6 +154,10 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): { row: Omit<PolicyRe
     const weightedCost = rows.reduce((a, r, i) => a + r.totalCost * w[i]!, 0n);
     const weightedProbes = rows.reduce((a, r, i) => a + BigInt(r.probes) * w[i]!, 0n);
     const weightedRetained = rows.reduce((a, r, i) => a + BigInt(r.retained) * w[i]!, 0n);
+    // Rows read back from files written before answers were measured have no `answered`.
+    const answers = rows.some((r) => (r.answered ?? null) !== null);
+    const answered = answers ? sumOf(rows, (r) => r.answered ?? 0) : null;
+    const weightedAnswered = rows.reduce((a, r, i) => a + BigInt(r.answered ?? 0) * w[i]!, 0n);
     const row: Omit<PolicyRecord, 'pareto'> = {
       policy,
       model,
@@ -161,6 +187,9 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): { row: Omit<PolicyRe
       zombieProbes: sumOf(rows, (r) => r.zombieProbes),
       injectionExposureTurns: sumOf(rows, (r) => r.injectionExposureTurns),
       violations: sumOf(rows, (r) => r.violations),
+      answered,
+      answerRetention: answered === null ? null : weighted ? (weightedProbes ? Number(weightedAnswered) / Number(weightedProbes) : null) : ratio(answered, probes),
+      memory: rows.find((r) => r.memory !== undefined && r.memory !== 'none')?.memory ?? 'none',
     };
     return { row, weightedCost };
   });

@@ -40,6 +40,8 @@ export interface BaselineRow {
   retained: number;
   overflowTurns: number;
   latencyP95Ms: number;
+  /** Probes the chat model's reply held, when the run measured answers. */
+  answered?: number;
   /**
    * The probes it did not retain, as `fact@turn`, in the order they were
    * probed; absent when it retained every one (and in a baseline written
@@ -107,6 +109,7 @@ export function makeBaseline(study: StudyFingerprint, summary: readonly SummaryR
       retained: s.retained,
       overflowTurns: s.overflowTurns,
       latencyP95Ms: s.latencyP95Ms,
+      ...(s.answered !== null && s.answered !== undefined && { answered: s.answered }),
       ...(lostBy.has(rowKey(s)) && { lost: lostBy.get(rowKey(s)) }),
     })),
   };

@@ -9,9 +9,14 @@ export interface GateLimits {
   /** Largest allowed relative cost increase, e.g. 0.05 for 5%. */
   maxCostIncrease: number;
   maxRetentionDrop: RetentionLimit;
+  /** How far answer retention may drop, where both runs measured answers (default: `DEFAULT_ANSWER_DROP`, 0 probes). */
+  maxAnswerDrop?: RetentionLimit;
 }
 
 export const DEFAULT_LIMITS: GateLimits = { maxCostIncrease: 0.05, maxRetentionDrop: { probes: 0 } };
+
+/** The answer limit of limits that name none: as the retention limit's default, no more probes unanswered. */
+const DEFAULT_ANSWER_DROP: RetentionLimit = { probes: 0 };
 
 export type Verdict = 'fail' | 'pass' | 'added' | 'removed';
 
@@ -53,6 +58,8 @@ export interface PolicyComparison {
   retainedBefore: number;
   probesAfter: number;
   retainedAfter: number;
+  /** Probes answered before and after, over the rows where both runs measured answers (absent when none did). */
+  answers?: { probesBefore: number; answeredBefore: number; probesAfter: number; answeredAfter: number };
 }
 
 export interface GateResult {
@@ -84,7 +91,7 @@ export function parseRetentionLimit(flag: string, value: string | number): Reten
 }
 
 /** What is wrong with a study's `gate` limit, or undefined (the reason alone: the study names the key at its place). */
-export function gateLimitProblem(key: 'maxCostIncrease' | 'maxRetentionDrop', value: string | number): string | undefined {
+export function gateLimitProblem(key: 'maxCostIncrease' | 'maxRetentionDrop' | 'maxAnswerDrop', value: string | number): string | undefined {
   const r = key === 'maxCostIncrease' ? percent(value) : retentionLimit(value);
   return typeof r === 'object' && 'problem' in r ? r.problem : undefined;
 }
@@ -121,11 +128,13 @@ function retentionLimit(value: string | number): Parsed<RetentionLimit> {
   return { probes: Number(s) };
 }
 
-/** The limits in words: `cost up to +5%, up to 0 more probes lost`. */
-export function limitsText(limits: GateLimits): string {
+/** The limits in words: `cost up to +5%, up to 0 more probes lost`; with `answers` (the runs measured them), the answer limit too. */
+export function limitsText(limits: GateLimits, answers = false): string {
   const lim = limits.maxRetentionDrop;
   const retention = 'probes' in lim ? `up to ${lim.probes} more probe${lim.probes === 1 ? '' : 's'} lost` : `retention down by up to ${limitPercent(lim.points)} (points)`;
-  return `cost up to +${limitPercent(limits.maxCostIncrease)}, ${retention}`;
+  const a = limits.maxAnswerDrop ?? DEFAULT_ANSWER_DROP;
+  const answered = 'probes' in a ? `up to ${a.probes} more probe${a.probes === 1 ? '' : 's'} unanswered` : `answer retention down by up to ${limitPercent(a.points)} (points)`;
+  return `cost up to +${limitPercent(limits.maxCostIncrease)}, ${retention}${answers ? `, ${answered}` : ''}`;
 }
 
 /** Micro-dollars as dollars with 6 decimals. */
@@ -158,6 +167,7 @@ function compareRow(before: BaselineRow, after: BaselineRow, limits: GateLimits)
       reasons.push(`${retainedText} (${share(before.retained, before.probes)} → ${share(after.retained, after.probes)}, limit −${limitPercent(lim.points)} points)`);
     }
   }
+  reasons.push(...answerDrop(before, after, limits.maxAnswerDrop ?? DEFAULT_ANSWER_DROP));
   if (after.overflowTurns > before.overflowTurns) reasons.push(`overflow turns ${before.overflowTurns} → ${after.overflowTurns}`);
   return {
     scenario: after.scenario,
@@ -170,6 +180,17 @@ function compareRow(before: BaselineRow, after: BaselineRow, limits: GateLimits)
     costChange,
     lostChange,
   };
+}
+
+/** Why a row answers too few, as retention is judged, when both runs measured answers (none otherwise). */
+function answerDrop(before: BaselineRow, after: BaselineRow, lim: RetentionLimit): string[] {
+  if (before.answered === undefined || after.answered === undefined) return [];
+  const more = after.probes - after.answered - (before.probes - before.answered);
+  const text = `answered ${before.answered}/${before.probes} → ${after.answered}/${after.probes}`;
+  if ('probes' in lim) return more > lim.probes ? [`${text} (${more} more probe${more === 1 ? '' : 's'} unanswered, limit ${lim.probes})`] : [];
+  const rate = (r: BaselineRow) => (r.probes ? r.answered! / r.probes : 1);
+  const drop = rate(before) - rate(after);
+  return drop > lim.points + 1e-9 ? [`${text} (${share(before.answered, before.probes)} → ${share(after.answered, after.probes)}, limit −${limitPercent(lim.points)} points)`] : [];
 }
 
 /**
@@ -314,6 +335,13 @@ function policyTotals(rows: readonly RowComparison[], order: readonly BaselineRo
     p.retainedBefore += before.retained;
     p.probesAfter += after.probes;
     p.retainedAfter += after.retained;
+    if (before.answered !== undefined && after.answered !== undefined) {
+      p.answers ??= { probesBefore: 0, answeredBefore: 0, probesAfter: 0, answeredAfter: 0 };
+      p.answers.probesBefore += before.probes;
+      p.answers.answeredBefore += before.answered;
+      p.answers.probesAfter += after.probes;
+      p.answers.answeredAfter += after.answered;
+    }
   }
   const policies = [...by.values()];
   for (const p of policies) p.costChange = relative(p.costBefore, p.costAfter);

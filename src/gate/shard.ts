@@ -184,6 +184,9 @@ const SHARD = z.looseObject({
       latencyP50Ms: z.number(),
       latencyP95Ms: z.number(),
       weight: z.number().positive(),
+      // Absent from shards written before answers were measured.
+      answered: count.nullable().optional(),
+      answerRetention: z.number().nullable().optional(),
     }),
   ),
   violations: z.array(z.looseObject({ ...keyed, rule: z.string(), detail: z.string() })),

@@ -2,7 +2,7 @@ import type { PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord, Vio
 import { fraction, usd } from './format.js';
 
 /** A CSV column: its header and how a row gives its cell. */
-export type Column<T> = readonly [header: string, value: (row: T) => string | number | boolean];
+export type Column<T> = readonly [header: string, value: (row: T) => string | number | boolean | null | undefined];
 
 /** First characters that make a spreadsheet run a text cell as a formula: such a cell gets a leading `'`. */
 const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r', '\uFF1D', '\uFF0B', '\uFF0D', '\uFF20']);
@@ -93,6 +93,7 @@ export const PROBE_COLUMNS: readonly Column<ProbeRecord>[] = [
   ['expected', (r) => r.expected],
   ['violation', (r) => r.violation],
   ['model', (r) => r.model],
+  ['answer', (r) => r.answer],
 ];
 
 export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [
@@ -126,6 +127,9 @@ export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [
   ['overflow_probes', (r) => r.overflowProbes],
   ['weight', (r) => r.weight],
   ['model', (r) => r.model],
+  ['answered', (r) => r.answered],
+  ['answer_retention', (r) => fraction(r.answerRetention ?? null)],
+  ['memory', (r) => r.memory],
 ];
 
 export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
@@ -156,6 +160,9 @@ export const POLICY_COLUMNS: readonly Column<PolicyRecord>[] = [
   ['overflow_probes', (r) => r.overflowProbes],
   ['latency_p95_ms', (r) => r.latencyP95Ms],
   ['model', (r) => r.model],
+  ['answered', (r) => r.answered],
+  ['answer_retention', (r) => fraction(r.answerRetention ?? null)],
+  ['memory', (r) => r.memory],
 ];
 
 export const VIOLATION_COLUMNS: readonly Column<ViolationRecord>[] = [

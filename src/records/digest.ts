@@ -61,6 +61,8 @@ export interface RetentionCell {
   bucket: number;
   probes: number;
   retained: number;
+  /** How many the chat model's reply held, when answers were measured. */
+  answered?: number;
 }
 
 /**
@@ -165,6 +167,7 @@ export class DigestBuilder {
       if (mine) {
         mine.probes += c.probes;
         mine.retained += c.retained;
+        if (c.answered !== undefined) mine.answered = (mine.answered ?? 0) + c.answered;
       } else sums.cells.set(key, { ...c });
     }
     for (const p of part.lost) sums.lost.push(p);
@@ -204,6 +207,7 @@ export class DigestBuilder {
     if (!c) this.sums.cells.set(key, (c = { policy, bucket, probes: 0, retained: 0 }));
     c.probes++;
     if (p.outcome === 'retained') c.retained++;
+    if (p.answer !== undefined) c.answered = (c.answered ?? 0) + (p.answer === 'answered' ? 1 : 0);
     if (isLost(p)) this.sums.lost.push(p);
   }
 

@@ -30,8 +30,12 @@ export interface ReportInfo {
   models: ModelInfo[];
   scenarios: ScenarioInfo[];
   policies: PolicyInfo[];
-  /** Present when summaries, extractions and embeddings are a real model's responses: the cassette they were replayed from. */
-  upkeep?: { recorded: string };
+  /**
+   * Present when summaries, extractions and embeddings are a real model's
+   * responses: the cassette they were replayed from; `answers` when the
+   * probes were also scored on the chat model's recorded answers.
+   */
+  upkeep?: { recorded: string; answers?: true };
 }
 
 /** A chat model of the run: its encoding and context window. */

@@ -1,7 +1,7 @@
 import type { Pico, Results } from '../types.js';
 import { digestOf, policyNames, type Digested } from '../records/digest.js';
 import { csvLine } from '../records/csv.js';
-import { columnsFrom, rowLabels } from './text.js';
+import { answersMeasured, columnsFrom, rowLabels } from './text.js';
 import { costPer1000, dollars, fraction, grouped, meanCost, moneyDecimals, percent, retainedOf, usd } from '../records/format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
@@ -18,6 +18,9 @@ export interface BudgetRow {
   probes: number;
   retained: number;
   retention: number | null;
+  /** Probes the chat model's reply held; null when answers were not measured. */
+  answered: number | null;
+  answerRetention: number | null;
   overflowTurns: number;
   /** Probes scored on calls over the context window (not retained). */
   overflowProbes: number;
@@ -51,6 +54,8 @@ export function budgetTable(results: Pick<Results, 'policies'> & Digested): Budg
       probes: p.probes,
       retained: p.retained,
       retention: p.retention,
+      answered: p.answered ?? null,
+      answerRetention: p.answerRetention ?? null,
       overflowTurns: p.overflowTurns,
       overflowProbes: p.overflowProbes,
       scenarios: p.scenarios,
@@ -59,9 +64,10 @@ export function budgetTable(results: Pick<Results, 'policies'> & Digested): Budg
   return { turns, rows };
 }
 
-/** The budget table as CSV: plain numbers (USD with fixed decimals), one row per policy. */
+/** The budget table as CSV: plain numbers (USD with fixed decimals), one row per policy; `answered` and `answer_retention` when answers were measured. */
 export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string {
   const t = budgetTable(results);
+  const answers = answersMeasured(t.rows);
   const header = [
     'policy',
     ...t.turns.map((n) => `tokens_turn_${n}`),
@@ -74,6 +80,7 @@ export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string
     'scenarios',
     'overflow_probes',
     'model',
+    ...(answers ? ['answered', 'answer_retention'] : []),
   ];
   const rows = t.rows.map((r) => [
     r.policy,
@@ -87,6 +94,7 @@ export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string
     r.scenarios,
     r.overflowProbes,
     r.model,
+    ...(answers ? [r.answered, fraction(r.answerRetention)] : []),
   ]);
   return [header, ...rows].map(csvLine).join('');
 }
@@ -110,12 +118,14 @@ export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): Di
   const perConversation = moneyDecimals(t.rows.map((r) => r.costPerConversation), 4);
   const per1000 = moneyDecimals(t.rows.map((r) => r.costPer1000), 2);
   const labels = rowLabels(t.rows);
+  const answers = answersMeasured(t.rows);
   const header = [
     ...labels.header,
     ...t.turns.map((n) => `tokens @ turn ${n}`),
     'cost / conversation',
     'cost / 1,000 conversations',
     'retention',
+    ...(answers ? ['answer retention'] : []),
     'overflows',
   ];
   const rows = t.rows.map((r) => [
@@ -124,6 +134,7 @@ export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): Di
     dollars(r.costPerConversation, perConversation),
     dollars(r.costPer1000, per1000),
     r.probes ? `${percent(r.retention)} (${retainedOf(r)})` : '-',
+    ...(answers ? [r.probes && r.answered !== null ? `${percent(r.answerRetention)} (${r.answered}/${r.probes})` : '-'] : []),
     grouped(r.overflowTurns),
   ]);
   return { header, rows, numeric: columnsFrom(header, labels.header.length) };

@@ -7,7 +7,7 @@ import { caption, type ReportInfo } from '../records/info.js';
 import { groupLabels, LABEL_FONT_SIZE, placeLabels } from './labels.js';
 import { paretoOptimal } from './pareto.js';
 import { PLOT_HEIGHT, PLOT_WIDTH } from './plot.js';
-import { simulatedLines } from './text.js';
+import { answersMeasured, simulatedLines } from './text.js';
 
 /**
  * The charts of a run as Vega-Lite specs, data inlined (no URLs), so a spec
@@ -219,8 +219,10 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
   );
   const leaders = labels.flatMap((l) => (l.leader ? [l.leader] : []));
   const skipped = results.policies.length - rated.length;
+  const answered = answersMeasured(rated) ? rated.flatMap((p, i) => (p.answerRetention === null ? [] : [{ ...points[i]!, answered: Math.round(p.answerRetention * 1000) / 10 }])) : [];
   const notes = [
     'Filled: Pareto-optimal (no other policy is as cheap and retains as much, and better at one); hollow: dominated',
+    ...(answered.length ? ['Diamonds: answer retention, the share of probes whose value the chat model’s reply held, joined to its policy’s point'] : []),
     ...(skipped ? [`${plural(skipped, 'policy')} without probes not shown`] : []),
     ...overflowNote(results),
     ...simulatedLines(info, results.policies),
@@ -241,8 +243,10 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
       ...base(name, title, notes, info, 'Scatter plot of retention against cost per conversation, one point per policy, with the Pareto frontier.'),
       layer: [
         { data: { values: frontier }, mark: { type: 'line', color: '#777', strokeDash: [5, 4], strokeWidth: 1.5 }, encoding: { x, y, order: { field: 'cost', type: 'quantitative' } } },
+        ...answeredLayers(answered, x, y, color).slice(0, 1),
         { data: { values: values.filter((v) => v.status !== 'Pareto-optimal') }, mark: { type: 'point', filled: false, size: 130, strokeWidth: 2.5, opacity: 1 }, encoding: { x, y, color } },
         { data: { values: frontier }, mark: { type: 'point', filled: true, size: 150, opacity: 1 }, encoding: { x, y, color } },
+        ...answeredLayers(answered, x, y, color).slice(1),
         ...(leaders.length
           ? [
               {
@@ -264,6 +268,16 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
   };
 }
 
+/** With answers measured: a rule from each policy's point down (or up) to its answer retention (drawn under the points), and a diamond there. */
+function answeredLayers(values: readonly { policy: string; cost: number; retention: number; answered: number }[], x: object, y: object, color: object): object[] {
+  if (!values.length) return [];
+  const answered = { ...y, field: 'answered' };
+  return [
+    { data: { values }, mark: { type: 'rule', color: '#999', strokeDash: [2, 2], strokeWidth: 1 }, encoding: { x, y, y2: { field: 'answered' } } },
+    { data: { values }, mark: { type: 'point', shape: 'diamond', filled: true, size: 110, opacity: 1 }, encoding: { x, y: answered, color } },
+  ];
+}
+
 /** Retention by fact age bucket, grouped bars by policy. */
 export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Chart {
   const policies = policyNames(results);
@@ -280,7 +294,16 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
   const order = [...counts.keys()].sort((a, b) => a - b).map(bucketLabel);
   const values = cells
     .sort((a, b) => a.bucket - b.bucket || policies.indexOf(a.policy) - policies.indexOf(b.policy))
-    .map((c) => ({ policy: c.policy, ...model(c.policy), age: bucketLabel(c.bucket), retention: Math.round((c.retained / c.probes) * 1000) / 10, retained: c.retained, probes: c.probes }));
+    .map((c) => ({
+      policy: c.policy,
+      ...model(c.policy),
+      age: bucketLabel(c.bucket),
+      retention: Math.round((c.retained / c.probes) * 1000) / 10,
+      retained: c.retained,
+      probes: c.probes,
+      ...(c.answered !== undefined && { answered: Math.round((c.answered / c.probes) * 1000) / 10 }),
+    }));
+  const answers = values.some((v) => 'answered' in v);
   const x = { field: 'age', type: 'nominal', title: 'Fact age when probed (turns since it was stated)', sort: order, axis: { labelAngle: 0, labelExpr: "split(datum.label, '|')", labelPadding: 6 } };
   const y = { field: 'retention', type: 'quantitative', title: 'Probed facts retained (%)', scale: { domain: [0, 100] } };
   const color = { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(policies), sort: policies };
@@ -291,12 +314,24 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
     name,
     title,
     spec: {
-      ...base(name, title, ['Share of probes whose current value was in the prompt; a tick at 0 means none was', ...overflowNote(results), ...simulatedLines(info, results.policies)], info, 'Grouped bar chart of retention by fact age bucket, one bar per policy.'),
+      ...base(
+        name,
+        title,
+        [
+          'Share of probes whose current value was in the prompt; a tick at 0 means none was',
+          ...(answers ? ['Diamonds: answer retention, the share whose value the chat model’s reply held'] : []),
+          ...overflowNote(results),
+          ...simulatedLines(info, results.policies),
+        ],
+        info,
+        'Grouped bar chart of retention by fact age bucket, one bar per policy.',
+      ),
       width,
       data: { values },
       layer: [
         { mark: { type: 'bar', opacity: 0.85 }, encoding: { x, y, xOffset, color } },
         { mark: { type: 'tick', thickness: 2.5 }, encoding: { x, y, xOffset, color } },
+        ...(answers ? [{ mark: { type: 'point', shape: 'diamond', filled: true, size: 70, opacity: 1, stroke: '#333', strokeWidth: 0.8 }, encoding: { x, y: { ...y, field: 'answered' }, xOffset, color } }] : []),
       ],
     } as TopLevelSpec,
   };

@@ -50,7 +50,9 @@ function table(rows: readonly RowComparison[], byModel: boolean): string[] {
 /** One policy's totals on one line. */
 function policyLine(p: PolicyComparison, name: Namer): string {
   const over = `${p.scenarios} scenario${p.scenarios === 1 ? '' : 's'}`;
-  return `- ${name(p)}: cost ${microDollars(p.costBefore)} → ${microDollars(p.costAfter)} (${change(p.costChange)}), retained ${p.retainedBefore}/${p.probesBefore} → ${p.retainedAfter}/${p.probesAfter} (${over})`;
+  const a = p.answers;
+  const answered = a ? `, answered ${a.answeredBefore}/${a.probesBefore} → ${a.answeredAfter}/${a.probesAfter}` : '';
+  return `- ${name(p)}: cost ${microDollars(p.costBefore)} → ${microDollars(p.costAfter)} (${change(p.costChange)}), retained ${p.retainedBefore}/${p.probesBefore} → ${p.retainedAfter}/${p.probesAfter}${answered} (${over})`;
 }
 
 /** The facts failing rows lost, one line each: `- noah-amnesia, window-turns:turns=3: name at turn 5 (missing)`. */
@@ -75,7 +77,7 @@ export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): 
   const n = failing.length;
   const byModel = severalModels(result.rows);
   const name: Namer = (r) => seriesName(r, byModel);
-  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits)}.`, ''];
+  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, result.rows.some((r) => r.before?.answered !== undefined && r.after?.answered !== undefined))}.`, ''];
   if (opts.note) lines.push(`${opts.note}.`, '');
   if (result.differences.length) {
     lines.push('The study differs from the baseline\'s:', '', ...result.differences.map((d) => `- ${d}`), '');

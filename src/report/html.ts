@@ -1,7 +1,7 @@
 import type { ProbeRecord } from '../types.js';
 import { policyNames, reported, seriesName, severalModels, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
-import { columnsFrom, rowLabels, simulatedNote } from './text.js';
+import { answersMeasured, answersNote, columnsFrom, rowLabels, simulatedNote } from './text.js';
 import { dollars, grouped, moneyDecimals, percent, retainedOf } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
@@ -68,7 +68,23 @@ function studyList(results: Reported, info: ReportInfo): string {
 function scenarioTable(results: Reported): DisplayTable {
   const decimals = moneyDecimals(results.summary.map((s) => s.totalCost), 4);
   const labels = rowLabels(results.policies);
-  const header = ['scenario', ...labels.header, 'turns', 'input tokens', 'cached', 'output', 'upkeep tokens', 'peak input', 'cost', 'overflows', 'retained', 'retention', 'first lost at turn'];
+  const answers = answersMeasured(results.summary);
+  const header = [
+    'scenario',
+    ...labels.header,
+    'turns',
+    'input tokens',
+    'cached',
+    'output',
+    'upkeep tokens',
+    'peak input',
+    'cost',
+    'overflows',
+    'retained',
+    'retention',
+    ...(answers ? ['answered', 'answer retention'] : []),
+    'first lost at turn',
+  ];
   const rows = results.summary.map((s) => [
     s.scenario,
     ...labels.cells(s),
@@ -82,6 +98,7 @@ function scenarioTable(results: Reported): DisplayTable {
     grouped(s.overflowTurns),
     retainedOf(s),
     percent(s.retention),
+    ...(answers ? [s.answered === null ? '-' : `${grouped(s.answered)}/${grouped(s.probes)}`, percent(s.answerRetention)] : []),
     s.firstLostTurn === null ? '-' : String(s.firstLostTurn),
   ]);
   return { header, rows, numeric: columnsFrom(header, 1 + labels.header.length) };
@@ -159,8 +176,10 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
     .map((c) => `<figure id="chart-${escapeHtml(c.name)}" aria-label="${escapeHtml(c.title)}">\n${scopeSvgIds(c.svg.trimEnd(), c.name)}\n</figure>`)
     .join('\n');
   const n = results.policies[0]?.scenarios ?? 0;
-  const note = simulatedNote(info, results.policies);
-  const simulated = note ? `<p class="caption">${escapeHtml(note)}</p>\n` : '';
+  const simulated = [simulatedNote(info, results.policies), answersNote(info)]
+    .filter((n) => n !== undefined)
+    .map((n) => `<p class="caption">${escapeHtml(n)}</p>\n`)
+    .join('');
   return `<!doctype html>
 <html lang="en">
 <head>

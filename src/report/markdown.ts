@@ -1,7 +1,7 @@
 import type { Results } from '../types.js';
 import { reported, type Digested, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, DETAILS_CAPTION, detailsDisplay } from './budget.js';
-import { simulatedNote } from './text.js';
+import { answersNote, simulatedNote } from './text.js';
 import { grouped } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 
@@ -36,11 +36,11 @@ export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportIn
   return `${caption(info)} · ${grouped(n)} conversation${n === 1 ? '' : 's'} · tokens: mean sent at that turn by the conversations that reach it`;
 }
 
-/** The budget table as paste-ready GitHub markdown: caption line, blank line, table; then, when memory is simulated, a blank line and what that means. */
+/** The budget table as paste-ready GitHub markdown: caption line, blank line, table; then, when memory is simulated or recorded and when answers were measured, a blank line and what that means, each. */
 export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo): string {
   const t = budgetDisplay(results);
-  const note = simulatedNote(info, results.policies);
-  return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}${note ? `\n${note}\n` : ''}`;
+  const notes = [simulatedNote(info, results.policies), answersNote(info)].filter((n) => n !== undefined);
+  return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${n}\n`).join('')}`;
 }
 
 /** The latency, storage and safety table as GitHub markdown: caption line, blank line, table. */

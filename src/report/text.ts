@@ -1,7 +1,8 @@
 import type { PolicyRecord, Results } from '../types.js';
 import { severalModels } from '../records/digest.js';
 import { costPer1000, fraction, grouped, usd } from '../records/format.js';
-import { caption, type PolicyInfo, type ReportInfo } from '../records/info.js';
+import { caption, type ReportInfo } from '../records/info.js';
+import { builtInMemory, simulatedOf } from '../records/memory.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
 export function align(rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
@@ -32,9 +33,26 @@ export function columnsFrom(header: readonly string[], from: number): ReadonlySe
  * probes over the model's context window, the 95th-percentile turn latency
  * and whether the policy is on the Pareto frontier of cost and retention.
  */
-export function policyTable(results: Pick<Results, 'policies'>, info: Pick<ReportInfo, 'models' | 'priceDate'> & Partial<Pick<ReportInfo, 'policies'>>): string {
+export function policyTable(results: Pick<Results, 'policies'>, info: Pick<ReportInfo, 'models' | 'priceDate'> & Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>): string {
   const labels = rowLabels(results.policies);
-  const header = [...labels.header, 'scenarios', 'input tokens', 'cached', 'output', 'upkeep', 'cost/conv USD', 'cost/1k conv USD', 'retained', 'retention', 'overflow turns', 'overflow probes', 'p95 ms', 'pareto'];
+  const answers = answersMeasured(results.policies);
+  const header = [
+    ...labels.header,
+    'scenarios',
+    'input tokens',
+    'cached',
+    'output',
+    'upkeep',
+    'cost/conv USD',
+    'cost/1k conv USD',
+    'retained',
+    'retention',
+    ...(answers ? ['answered', 'answer retention'] : []),
+    'overflow turns',
+    'overflow probes',
+    'p95 ms',
+    'pareto',
+  ];
   const rows = [
     header,
     ...results.policies.map((p) => [
@@ -47,7 +65,8 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
       usd(p.costPerConversation, 6),
       usd(costPer1000(p), 4),
       `${p.retained}/${p.probes}`,
-      p.retention === null ? '-' : `${fraction(p.retention * 100, 1)}%`,
+      share(p.retention),
+      ...(answers ? [p.answered === null ? '-' : `${p.answered}/${p.probes}`, share(p.answerRetention)] : []),
       String(p.overflowTurns),
       String(p.overflowProbes),
       String(p.latencyP95Ms),
@@ -56,28 +75,26 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
   ];
   // Numbers are right-aligned: every column after the labels but the last (pareto).
   const numeric = new Set([...columnsFrom(header, labels.header.length)].filter((i) => i < header.length - 1));
-  const note = simulatedNote(info, results.policies);
-  return `${caption(info)}\n${align(rows, numeric)}${note ? `${note}\n` : ''}`;
+  const notes = [simulatedNote(info, results.policies), answersNote(info)].filter((n) => n !== undefined);
+  return `${caption(info)}\n${align(rows, numeric)}${notes.map((n) => `${n}\n`).join('')}`;
 }
 
-/** What the simulated upkeep of each built-in policy that remembers rests on, from its parameters. */
-const SIMULATED: Readonly<Record<string, (params: PolicyInfo['params']) => string | undefined>> = {
-  summary: (p) => `keep ${String(p.keep)}`,
-  'summary-buffer': (p) => `keep ${String(p.keep)}`,
-  retrieval: () => 'lexical embedding',
-  facts: (p) => `recall ${String(p.recall)}`,
-  compact: (p) => `keep ${String(p.keep)}`,
-  // A pipeline remembers through its last stage.
-  pipeline: (p) => {
-    const last = String(p.stages).split('>').pop()!.trim();
-    const id = last.split(':')[0]!;
-    return id !== 'pipeline' && Object.hasOwn(SIMULATED, id) ? `via ${last}` : undefined;
-  },
-};
+/** A ratio as the table shows it: `92.5%`, `-` when there is none. */
+const share = (r: number | null) => (r === null ? '-' : `${fraction(r * 100, 1)}%`);
 
-/** What a built-in policy's simulated upkeep rests on; undefined for one that does not remember through upkeep (or is not built in). */
-function simulatedOf(p: Pick<PolicyInfo, 'id' | 'params'>): string | undefined {
-  return Object.hasOwn(SIMULATED, p.id) ? SIMULATED[p.id]!(p.params) : undefined;
+/** Whether the rows' probes were also scored on the chat model's answers (then tables show answer retention beside retention). */
+export function answersMeasured(rows: readonly { answered?: number | null }[]): boolean {
+  return rows.some((r) => r.answered !== null && r.answered !== undefined);
+}
+
+/**
+ * The line every table that shows answer retention carries: what answered
+ * means, where the answers came from, and that what they cost is not in
+ * the policies' cost. None when answers were not measured.
+ */
+export function answersNote(info: Partial<Pick<ReportInfo, 'upkeep'>>): string | undefined {
+  if (!info.upkeep?.answers) return undefined;
+  return `Answered: the chat model’s reply to the probe turn’s prompt held the fact’s value (a real model’s answers from ${info.upkeep.recorded}; what they cost is not in the policies’ cost)`;
 }
 
 /** What retention means when memory is simulated. */
@@ -117,10 +134,10 @@ function memoryBasis(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, rec
   return basis.length ? { kind: 'Simulated', basis: basis.join(', ') } : undefined;
 }
 
-/** The ids of the policies the run has that are not built in (no entry in SIMULATED) and whose records show upkeep. */
+/** The ids of the policies the run has that are not built in (see `builtInMemory`) and whose records show upkeep. */
 function ownUpkeep(info: Partial<Pick<ReportInfo, 'policies'>>, records: UpkeepTotals): string[] {
   const did = new Set(records.filter((r) => r.auxTokens > 0).map((r) => r.policy));
-  return [...new Set((info.policies ?? []).filter((p) => !Object.hasOwn(SIMULATED, p.id) && did.has(p.name)).map((p) => p.id))];
+  return [...new Set((info.policies ?? []).filter((p) => !builtInMemory(p.id) && did.has(p.name)).map((p) => p.id))];
 }
 
 /** Each remembering policy of the run with what its simulated upkeep rests on: `summary keep 1, facts recall 0.8`. */

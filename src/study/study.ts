@@ -54,13 +54,15 @@ export interface Study {
   /** Output folder, absolute. */
   out: string;
   /** The CI gate's settings (`ctxsim check`); the baseline path is absolute. */
-  gate?: { baseline?: string; maxCostIncrease?: string | number; maxRetentionDrop?: string | number };
+  gate?: { baseline?: string; maxCostIncrease?: string | number; maxRetentionDrop?: string | number; maxAnswerDrop?: string | number };
   /** Where summaries, extractions and embeddings come from (absent: simulated, the default prompts). */
   upkeep?: UpkeepSettings;
   /** Tools offered in every call of every conversation (the study's `toolDefs`). */
   toolDefs?: ToolDef[];
   /** `summary`: no per-turn or per-probe rows in the outputs (the study's `records`; `--records` overrides). */
   records?: RecordsMode;
+  /** Each probe turn's first prompt also goes to the chat model through the upkeep endpoint, and probes are scored on its answer (the study's `answers`; `--answers`). */
+  answers?: boolean;
 }
 
 /** The package's own folder (for shipped scenarios). */
@@ -90,11 +92,13 @@ const studySchema = z.strictObject({
       baseline: z.string().min(1).optional(),
       maxCostIncrease: z.union([z.string(), z.number()]).optional(),
       maxRetentionDrop: z.union([z.string(), z.number()]).optional(),
+      maxAnswerDrop: z.union([z.string(), z.number()]).optional(),
     })
     .optional(),
   upkeep: upkeepSchema.optional(),
   toolDefs: z.array(toolDefSchema).min(1).optional(),
   records: z.enum(RECORDS_MODES).optional(),
+  answers: z.boolean().optional(),
 });
 
 // The keys a scenario file is told apart from a study by (scenario/load.ts) are exactly the study schema's.
@@ -123,6 +127,7 @@ const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
   upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette and replayed',
   toolDefs: 'tools offered in every call of every conversation (name, description, JSON Schema parameters): their definitions are part of each prompt; a scenario’s tool_defs of the same name replace them',
   records: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
+  answers: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',
 };
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */
@@ -253,6 +258,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
       ...(doc.rules !== undefined && { messageRules: doc.rules }),
       ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
       ...(doc.records !== undefined && { records: doc.records }),
+      ...(doc.answers !== undefined && { answers: doc.answers }),
       ...(doc.gate !== undefined && {
         gate: { ...doc.gate, ...(doc.gate.baseline !== undefined && { baseline: resolve(dir, doc.gate.baseline) }) },
       }),
@@ -271,7 +277,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
       study.upkeep = upkeepSettings(doc.upkeep, dir);
     }
     // The gate's limits are checked here, at their place, as `ctxsim check` reads them.
-    for (const key of ['maxCostIncrease', 'maxRetentionDrop'] as const) {
+    for (const key of ['maxCostIncrease', 'maxRetentionDrop', 'maxAnswerDrop'] as const) {
       const value = doc.gate?.[key];
       const problem = value === undefined ? undefined : gateLimitProblem(key, value);
       if (problem) problems.push(src.problem(['gate', key], problem));

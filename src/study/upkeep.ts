@@ -36,6 +36,11 @@ import { sha256 } from '../gate/baseline.js';
  * policies are recorded side by side. The outputs of a recording are then
  * those of a replay of the cassette it leaves: byte-identical to every
  * later replay.
+ *
+ * A study with `answers` also sends each probe turn's first prompt to the
+ * chat model the same way: its answers are requests of kind `answer`,
+ * found by the same replays, sent, recorded and counted with the rest (a
+ * measurement: no policy's cost includes them).
  */
 
 export const UPKEEP_MODES = ['simulate', 'record', 'replay', 'live'] as const;
@@ -131,6 +136,8 @@ export interface UpkeepStudy {
   models: string[];
   tokenizer: string;
   prices: string;
+  /** Each probe turn's first prompt also goes to the chat model, through the upkeep endpoint (the study's `answers`). */
+  answers?: boolean;
 }
 
 /** What a recording tells while it goes. */
@@ -145,9 +152,17 @@ export function upkeepFingerprint(study: UpkeepStudy, run: RunUpkeep | undefined
   if (!u) return undefined;
   const prompts = u.prompts === DEFAULT_PROMPTS || JSON.stringify(u.prompts) === JSON.stringify(DEFAULT_PROMPTS) ? '' : ` prompts sha256:${sha256(JSON.stringify(u.prompts)).slice(0, 12)}`;
   if (!run?.recorded) return prompts ? `simulated${prompts}` : undefined;
-  if (u.mode === 'live') return `live ${u.baseURL}${prompts}`;
+  const answers = run.answers ? ' answers' : '';
+  if (u.mode === 'live') return `live ${u.baseURL}${prompts}${answers}`;
   const text = new Cassette(run.recorded.entries).text();
-  return `recorded ${run.recorded.file} sha256:${sha256(text).slice(0, 12)}${prompts}`;
+  return `recorded ${run.recorded.file} sha256:${sha256(text).slice(0, 12)}${prompts}${answers}`;
+}
+
+/** A study that measures answers needs a real chat model: simulated upkeep has none to send the probe turns to. `name` is what asked for them (the study's key, or the flag). */
+export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeep'>, name = 'answers'): void {
+  if (study.answers && (study.upkeep?.mode ?? 'simulate') === 'simulate') {
+    throw new UsageError(`${name}: the probe turns go to the chat model through the upkeep endpoint, which simulated upkeep has not: add --upkeep record (or replay, live)`);
+  }
 }
 
 /**
@@ -156,14 +171,17 @@ export function upkeepFingerprint(study: UpkeepStudy, run: RunUpkeep | undefined
  * recorded afresh in memory (live). `display` shows a path as the reports do.
  */
 export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Conversation[], display: (path: string) => string, events: UpkeepEvents = {}): Promise<RunUpkeep | undefined> {
+  checkAnswers(study);
   const u = study.upkeep;
   if (!u) return undefined;
   if (u.mode === 'simulate') return u.prompts === DEFAULT_PROMPTS ? undefined : { prompts: u.prompts };
+  const answers = study.answers ? { answers: true } : {};
   const file = display(u.cassette);
-  const recordCommand = `ctxsim run${study.file ? ` ${display(study.file)}` : ''} --upkeep record --cassette ${file}`;
+  // A run told to answer by its flag records the answers only when told again.
+  const recordCommand = `ctxsim run${study.file ? ` ${display(study.file)}` : ''} --upkeep record --cassette ${file}${study.answers ? ' --answers' : ''}`;
   if (u.mode === 'replay') {
     if (!exists(u.cassette)) throw new UsageError(`upkeep cassette ${file} does not exist: record it with \`${recordCommand}\``);
-    return { prompts: u.prompts, recorded: { entries: readCassette(u.cassette, file).entries(), file, recordCommand } };
+    return { prompts: u.prompts, recorded: { entries: readCassette(u.cassette, file).entries(), file, recordCommand }, ...answers };
   }
   const cassette = u.mode === 'record' && exists(u.cassette) ? readCassette(u.cassette, file) : new Cassette();
   const before = cassette.size;
@@ -183,7 +201,7 @@ export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Co
     }
     say(`upkeep: recorded ${cassette.size - before} responses for $${usd(recorder.spent, 4)}${u.mode === 'record' ? ` into ${file}${before ? ` (${before} were there already)` : ''}` : ''}`);
   }
-  return { prompts: u.prompts, recorded: { entries: cassette.entries(), file: u.mode === 'live' ? 'the live recording' : file, recordCommand } };
+  return { prompts: u.prompts, recorded: { entries: cassette.entries(), file: u.mode === 'live' ? 'the live recording' : file, recordCommand }, ...answers };
 }
 
 /** Reads a cassette file; a bad line is an input error at its line. */
@@ -197,25 +215,34 @@ function readCassette(path: string, file: string): Cassette {
   return Cassette.parse(file, text);
 }
 
-/** What a recording is expected to send: how many calls of each kind, their tokens, and what they cost at most. */
-export interface UpkeepPlan {
+/** Calls, their tokens and what they cost at most. */
+interface PlanTotals {
   calls: number;
-  byKind: Record<UpkeepRequest['kind'], number>;
   inputTokens: number;
   /** Chat answers at their `max_tokens`: an upper bound. */
   maxOutputTokens: number;
   cost: Pico;
 }
 
-/** `12 calls (4 summaries, 8 embeddings), at most $0.0021`. */
+/** What a recording is expected to send: how many calls of each kind, their tokens, and what they cost at most; of them, the answers to probe turns apart. */
+export interface UpkeepPlan extends PlanTotals {
+  byKind: Record<UpkeepRequest['kind'], number>;
+  /** The chat model's answers to probe turns (a measurement, not the policies' cost), counted in the totals too. */
+  answers: PlanTotals;
+}
+
+/** `12 calls (4 summaries, 8 embeddings), at most $0.0021`, and what the answers to probe turns among them come to. */
 export function planText(plan: UpkeepPlan): string {
-  const names = { summary: ['summary', 'summaries'], extract: ['extraction', 'extractions'], embed: ['embedding', 'embeddings'] } as const;
+  const names = { summary: ['summary', 'summaries'], extract: ['extraction', 'extractions'], embed: ['embedding', 'embeddings'], answer: ['answer to a probe turn', 'answers to probe turns'] } as const;
   const parts = (Object.keys(names) as (keyof typeof names)[]).filter((k) => plan.byKind[k]).map((k) => `${plan.byKind[k]} ${names[k][plan.byKind[k] === 1 ? 0 : 1]}`);
-  return `${plan.calls} calls (${parts.join(', ')}), ${plan.inputTokens} input tokens and at most ${plan.maxOutputTokens} output tokens, at most $${usd(plan.cost, 4)}`;
+  const a = plan.answers;
+  const answers = a.calls ? `; the ${a.calls === 1 ? 'answer' : `${a.calls} answers`}: ${a.inputTokens} input tokens and at most ${a.maxOutputTokens} output tokens, at most $${usd(a.cost, 4)}` : '';
+  return `${plan.calls} calls (${parts.join(', ')}), ${plan.inputTokens} input tokens and at most ${plan.maxOutputTokens} output tokens, at most $${usd(plan.cost, 4)}${answers}`;
 }
 
 /** The plan of a study's recording without sending anything (`--dry-run`). */
 export function upkeepPlan(study: UpkeepStudy, conversations: readonly Conversation[]): UpkeepPlan {
+  checkAnswers(study);
   const u = study.upkeep ?? defaultUpkeep(process.cwd());
   const cassette = u.mode === 'record' && exists(u.cassette) ? readCassette(u.cassette, u.cassette) : new Cassette();
   return new Recorder(study, u, conversations, cassette).plan();
@@ -233,6 +260,7 @@ class Recorder {
   private readonly ctxs: ModelContext[];
   private readonly prices: PriceTable;
   private readonly policies: readonly PolicyVariant[];
+  private readonly answers: boolean;
   /** Pico-dollars the responses recorded so far were billed. */
   spent = 0n;
 
@@ -245,6 +273,7 @@ class Recorder {
     this.ctxs = replayContexts({ ...study, tokenCache: false });
     this.prices = this.ctxs[0]!.prices;
     this.policies = study.policies;
+    this.answers = study.answers === true;
   }
 
   private units(): Unit[] {
@@ -253,7 +282,7 @@ class Recorder {
 
   /** Replays a unit with what the cassette has, telling each request it lacks. */
   private replayWith(unit: Unit, onMiss: (m: Miss) => void): void {
-    replay(unit.conversation, unit.variant, { ...unit.ctx, upkeep: { prompts: this.settings.prompts, recorded: { cassette: this.cassette, onMiss } } });
+    replay(unit.conversation, unit.variant, { ...unit.ctx, upkeep: { prompts: this.settings.prompts, recorded: { cassette: this.cassette, onMiss }, ...(this.answers && { answers: true }) } });
   }
 
   /**
@@ -268,16 +297,19 @@ class Recorder {
   plan(): UpkeepPlan {
     const misses = new Map<string, { miss: Miss; ctx: ModelContext }>();
     for (const unit of this.units()) this.replayWith(unit, (miss) => misses.set(miss.key, { miss, ctx: unit.ctx }));
-    const plan: UpkeepPlan = { calls: 0, byKind: { summary: 0, extract: 0, embed: 0 }, inputTokens: 0, maxOutputTokens: 0, cost: 0n };
+    const plan: UpkeepPlan = { calls: 0, byKind: { summary: 0, extract: 0, embed: 0, answer: 0 }, inputTokens: 0, maxOutputTokens: 0, cost: 0n, answers: { calls: 0, inputTokens: 0, maxOutputTokens: 0, cost: 0n } };
     for (const { miss, ctx } of misses.values()) {
       const r = miss.request;
-      const input = r.kind === 'embed' ? ctx.tokens.text(r.input) : ctx.tokens.prompt(r.messages);
+      const input = requestTokens(miss, ctx);
       const output = r.kind === 'embed' ? 0 : r.maxTokens;
-      plan.calls++;
+      const cost = this.cost(r.model, { input, output });
       plan.byKind[r.kind]++;
-      plan.inputTokens += input;
-      plan.maxOutputTokens += output;
-      plan.cost += this.cost(r.model, { input, output });
+      for (const t of r.kind === 'answer' ? [plan, plan.answers] : [plan]) {
+        t.calls++;
+        t.inputTokens += input;
+        t.maxOutputTokens += output;
+        t.cost += cost;
+      }
     }
     return plan;
   }
@@ -316,7 +348,7 @@ class Recorder {
           // Checked as the request would go out, not when it was queued: a response recorded meanwhile may have reached the cap.
           if (stopped()) return;
           try {
-            const entry = withUsage(await send(miss.request), miss.request, ctx);
+            const entry = withUsage(await send(miss.request), miss, ctx);
             this.cassette.add(entry);
             this.spent += this.cost(entry.model, entry.usage);
             if (++made % 25 === 0) say(`upkeep: recorded ${made} of about ${Math.max(expected, made)} responses ($${usd(this.spent, 4)})`);
@@ -357,10 +389,19 @@ class Recorder {
  * the request's `max_tokens`, which the endpoint generated it within (the
  * run's tokenizer may count its text as more).
  */
-function withUsage(a: EndpointAnswer, request: UpkeepRequest, ctx: ModelContext): CassetteEntry {
+function withUsage(a: EndpointAnswer, miss: Miss, ctx: ModelContext): CassetteEntry {
   if (a.usage) return { ...a, usage: a.usage };
-  if (request.kind === 'embed') return { ...a, usage: { input: ctx.tokens.text(request.input), output: 0 } };
-  return { ...a, usage: { input: ctx.tokens.prompt(request.messages), output: Math.min(request.maxTokens, ctx.tokens.text(a.text ?? '')) } };
+  const r = miss.request;
+  const output = r.kind === 'embed' || a.text === undefined ? 0 : Math.min(r.maxTokens, ctx.tokens.text(a.text));
+  return { ...a, usage: { input: requestTokens(miss, ctx), output } };
+}
+
+/** A request's input tokens, counted with the run's tokenizer (an answer's prompt, tool definitions included, as the replay counted it). */
+function requestTokens(miss: Miss, ctx: ModelContext): number {
+  const r = miss.request;
+  if (r.kind === 'embed') return ctx.tokens.text(r.input);
+  if (r.kind === 'answer') return miss.inputTokens ?? 0;
+  return ctx.tokens.prompt(r.messages);
 }
 
 /** Runs at most `n` tasks at once, in the order they are given. */

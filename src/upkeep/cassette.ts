@@ -9,14 +9,31 @@ export interface ChatMessage {
   content: string;
 }
 
+/** A message of a probe turn's prompt as the chat model is sent it: OpenAI's chat message fields. */
+export interface PromptMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  name?: string;
+  tool_calls?: readonly { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+
+/** A tool offered with a probe turn's prompt, as OpenAI's `tools` entry. */
+export interface PromptTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
+
 /**
  * One upkeep request as it goes to an OpenAI-compatible endpoint: a chat
- * completion (a summary, a re-summarization that forgets, an extraction) or
- * the embedding of one text.
+ * completion (a summary, a re-summarization that forgets, an extraction),
+ * the embedding of one text, or a probe turn's prompt sent to the chat
+ * model to see whether its answer holds the probed facts (`answer`).
  */
 export type UpkeepRequest =
   | { kind: 'summary' | 'extract'; model: string; messages: readonly ChatMessage[]; maxTokens: number }
-  | { kind: 'embed'; model: string; input: string };
+  | { kind: 'embed'; model: string; input: string }
+  | { kind: 'answer'; model: string; messages: readonly PromptMessage[]; tools?: readonly PromptTool[]; maxTokens: number };
 
 /** Tokens an endpoint billed for a request, from its response's `usage`. */
 export interface BilledUsage {
@@ -29,7 +46,7 @@ export interface CassetteEntry {
   key: string;
   kind: UpkeepRequest['kind'];
   model: string;
-  /** A chat completion's text. */
+  /** A chat completion's text (with an answer's tool calls, one `name(arguments)` a line after it). */
   text?: string;
   /** An embedding: float32 values, little-endian, base64. */
   vector?: string;
@@ -42,14 +59,19 @@ export interface CassetteEntry {
  * in any run, whichever policy or scenario makes it.
  */
 export function requestKey(r: UpkeepRequest): string {
-  const payload = r.kind === 'embed' ? ['embeddings', r.model, r.input] : ['chat', r.model, r.messages.map((m) => [m.role, m.content]), r.maxTokens];
+  const payload =
+    r.kind === 'embed'
+      ? ['embeddings', r.model, r.input]
+      : r.kind === 'answer'
+        ? ['answer', r.model, r.messages, r.tools ?? null, r.maxTokens]
+        : ['chat', r.model, r.messages.map((m) => [m.role, m.content]), r.maxTokens];
   return createHash('sha256').update(JSON.stringify(payload)).digest('hex').slice(0, 32);
 }
 
 const usage = z.strictObject({ input: z.number().int().min(0), output: z.number().int().min(0) });
 const key = z.string().regex(/^[0-9a-f]{32}$/, 'expected 32 hex digits');
 const entrySchema = z.discriminatedUnion('kind', [
-  z.strictObject({ key, kind: z.enum(['summary', 'extract']), model: z.string().min(1), text: z.string(), usage }),
+  z.strictObject({ key, kind: z.enum(['summary', 'extract', 'answer']), model: z.string().min(1), text: z.string(), usage }),
   z.strictObject({ key, kind: z.literal('embed'), model: z.string().min(1), vector: z.string().refine(isFloat32Base64, 'expected base64 of float32 values'), usage }),
 ]);
 

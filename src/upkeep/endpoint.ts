@@ -39,7 +39,14 @@ export async function openEndpoint(s: EndpointSettings): Promise<(request: Upkee
       answer =
         request.kind === 'embed'
           ? await client.embeddings.create({ model: request.model, input: request.input, encoding_format: 'float' })
-          : await client.chat.completions.create({ model: request.model, messages: [...request.messages], max_tokens: request.maxTokens, temperature: 0 });
+          : await client.chat.completions.create({
+              model: request.model,
+              // A probe turn's prompt is sent as the policy made it (roles, tool calls and results, names); the client's types are its own.
+              messages: [...request.messages] as Parameters<typeof client.chat.completions.create>[0]['messages'],
+              ...(request.kind === 'answer' && request.tools?.length && { tools: [...request.tools] as Parameters<typeof client.chat.completions.create>[0]['tools'] }),
+              max_tokens: request.maxTokens,
+              temperature: 0,
+            });
     } catch (e) {
       const kind = e instanceof APIConnectionTimeoutError ? 'timeout' : e instanceof APIConnectionError ? 'connection' : undefined;
       throw fail(what, failure(e, kind, s));
@@ -75,13 +82,16 @@ function usageOf(u: unknown, output: boolean): BilledUsage | undefined {
   return { input: input as number, output: output ? (out as number) : 0 };
 }
 
-/** A chat completion's text and usage, or what is wrong with it. */
+/** A chat completion's text (a tool call the model made instead or besides, one `name(arguments)` a line after it) and usage, or what is wrong with it. */
 function completion(answer: unknown): Pick<EndpointAnswer, 'text' | 'usage'> | string {
-  const a = answer as { choices?: { message?: { content?: unknown } }[]; usage?: unknown } | null;
-  const content = a?.choices?.[0]?.message?.content;
-  if (content !== null && typeof content !== 'string') return 'the answer has no choices[0].message.content';
+  const a = answer as { choices?: { message?: { content?: unknown; tool_calls?: unknown } }[]; usage?: unknown } | null;
+  const message = a?.choices?.[0]?.message;
+  const content = message?.content;
+  const calls = Array.isArray(message?.tool_calls) ? (message.tool_calls as { function?: { name?: unknown; arguments?: unknown } }[]) : [];
+  if (content !== null && typeof content !== 'string' && !(content === undefined && calls.length)) return 'the answer has no choices[0].message.content';
+  const called = calls.map((c) => `${String(c.function?.name ?? '')}(${String(c.function?.arguments ?? '')})`);
   const usage = usageOf(a?.usage, true);
-  return { text: content ?? '', ...(usage && { usage }) };
+  return { text: [...(content ? [content] : []), ...called].join('\n'), ...(usage && { usage }) };
 }
 
 /** An embedding (stored as base64 float32) and usage, or what is wrong with it. */

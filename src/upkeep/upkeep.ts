@@ -60,6 +60,8 @@ export interface Miss {
   key: string;
   /** The request holds a stand-in made for an earlier miss: it would change once that one is recorded. */
   dependent: boolean;
+  /** The request's input tokens, when the replay counted them (an answer's: the probe turn's prompt, tool definitions included). */
+  inputTokens?: number;
   scenario: string;
   policy: string;
   turn: number;
@@ -88,6 +90,16 @@ const KEEP_ALL = () => 0;
 /** An extractor's answer is at most this many tokens unless the request says. */
 const EXTRACT_MAX_TOKENS = 500;
 
+/** Recorded upkeep, and the chat model's recorded answers to probe turns, from the same cassette. */
+export interface RecordedUpkeep extends Upkeep {
+  /**
+   * The chat model's recorded reply to a probe turn's prompt (`inputTokens`:
+   * the prompt's, as the replay counted it), or undefined after the miss
+   * handler was told.
+   */
+  reply(request: Extract<UpkeepRequest, { kind: 'answer' }>, inputTokens: number): string | undefined;
+}
+
 /**
  * Upkeep from a cassette of a real model's responses. A summary is the
  * model's text; the facts it holds are those whose value occurs in that text
@@ -95,20 +107,20 @@ const EXTRACT_MAX_TOKENS = 500;
  * the `name: value` pairs of the model's answer (`recall` does not apply). An
  * embedding is the model's vector. Tokens are the response's `usage`.
  */
-export function recordedUpkeep(o: RecordedOptions): Upkeep {
+export function recordedUpkeep(o: RecordedOptions): RecordedUpkeep {
   const simulated = simulatedUpkeep(o.tokens, o.prompts);
   /** Texts of the stand-ins given for misses: a request that holds one depends on that miss. */
   const standIns = new Set<string>();
   const vectors = new Map<CassetteEntry, Vector>();
 
   /** The recorded response to a request, or undefined after the miss handler was told (it throws unless recording). */
-  function answer(request: UpkeepRequest): CassetteEntry | undefined {
+  function answer(request: UpkeepRequest, inputTokens?: number): CassetteEntry | undefined {
     const key = requestKey(request);
     const found = o.cassette.get(key);
     if (found) return found;
     const texts = request.kind === 'embed' ? [request.input] : request.messages.map((m) => m.content);
     const dependent = standIns.size > 0 && texts.some((t) => [...standIns].some((s) => t.includes(s)));
-    o.onMiss({ request, key, dependent, ...o.where() });
+    o.onMiss({ request, key, dependent, ...(inputTokens !== undefined && { inputTokens }), ...o.where() });
     return undefined;
   }
 
@@ -161,6 +173,10 @@ export function recordedUpkeep(o: RecordedOptions): Upkeep {
         vectors.set(e, (v = denseVector(values)));
       }
       return { vector: v, inputTokens: e.usage.input };
+    },
+    reply(request, inputTokens) {
+      const e = answer(request, inputTokens);
+      return e && (e.text ?? '');
     },
   };
 }
