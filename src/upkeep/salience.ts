@@ -8,8 +8,10 @@
  * codes and IDs), then wink-nlp (`wink-nlp` with `wink-eng-lite-web-model`:
  * tokens, part of speech, its rule-based entities) adds what needs language:
  * dates, times and durations in words, number words, and names (proper nouns,
- * people, places, products). Each character belongs to at most one span; a
- * kind earlier in the list below claims it first.
+ * people, places, products). Each character belongs to at most one span:
+ * the fixed shapes claim characters first (in the order of `PATTERNS`, then
+ * plain numbers), then wink's entities (which may take over a plain number
+ * they contain: `40 minutes`), then names.
  *
  * Rules added where the library misses (measured on the shipped scenarios and
  * the shared dialogue and agent samples):
@@ -46,12 +48,16 @@
  * names; a sentence-initial ordinary word that wink tags as a proper noun
  * counts (`Tab here.`).
  *
- * Speed (2-core shared machine, Node 20, after warm-up, `scripts/bench-salience.mjs`):
- * about 1,000 µs per KB on a 1 MB mix of the shared dialogue samples, the
- * scenarios, agent transcripts (tool output, code) and JSON, i.e. about 1 MB/s;
- * linear in the length (the text is processed in chunks of at most 16 KB cut
- * at line ends). The first call loads wink's model: about 100–150 ms, once per
- * process.
+ * Speed (Node 20, one thread of a shared 2-core machine, after warm-up,
+ * `node scripts/bench-salience.mjs`): about 650 µs per KB (1.5 MB/s) on a
+ * 1 MB mix of the shared dialogue samples, the scenarios, agent transcripts
+ * (tool output, code) and JSON, in message-sized texts; about 550–650 µs per
+ * KB on dialogue prose alone; 1 MB in one call: 0.7 s. Linear in the length:
+ * the text is cut into chunks of at most 16 KB at line ends, and runs of
+ * 100+ characters without whitespace are cut into words before wink reads
+ * them (wink's tokenizer is quadratic in such a run). The first call builds
+ * wink's model: 60–150 ms and about 17 MB of heap, once per process;
+ * importing this module costs about 50 ms more (the model's code).
  * @module
  */
 import winkNLP from 'wink-nlp';
@@ -148,7 +154,7 @@ const PATTERNS: readonly (readonly [SpanKind, RegExp, ((s: string) => boolean)?]
   ['email', /(?<![\w.+-])[A-Za-z0-9](?:[\w.+-]*[A-Za-z0-9])?@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/g],
   ['url', /(?<![\w@/.-])(?:(?:https?|ftp|wss?|file):\/\/|www\.)[^\s<>"'`]+/g],
   // Technology names with a dotted suffix are one name (`Node.js`, `ASP.NET`), before file names take them.
-  ['name', /(?<![\w.])[A-Z][A-Za-z0-9]*\.(?:js|JS|NET|io)(?![\w.]|\.\w)/g],
+  ['name', /(?<![\w.])[A-Z][A-Za-z0-9]*\.(?:js|JS|NET|io)(?!\w|\.\w)/g],
   ['url', new RegExp(`(?<![\\w.~/@:-])[\\w-]+(?:\\.[\\w-]+)*\\.(?:${FILE_EXTENSIONS})(?::\\d+){0,2}(?![\\w/]|\\.\\w)`, 'g')],
   [
     'url',
@@ -460,7 +466,9 @@ function chunkEnd(text: string, from: number): number {
   const nl = text.lastIndexOf('\n', limit - 1);
   if (nl >= half) return nl + 1;
   for (let i = limit - 1; i >= half; i--) if (/\s/.test(text[i]!)) return i + 1;
-  return limit;
+  // No whitespace in 8 KB: cut anyway, but never between the halves of a surrogate pair.
+  const code = text.charCodeAt(limit - 1);
+  return code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
 }
 
 /** The most texts kept, and the most characters of them. */
@@ -480,9 +488,11 @@ let cachedChars = 0;
  * content; wink keeps no state between documents).
  *
  * Memoized per string in a bounded least-recently-used cache (4,096 texts
- * and 8 million characters at most; a longer text is not kept): the callers
- * pass message texts that are made afresh, so a WeakMap by message object
- * would miss, while equal strings hit. The result is frozen.
+ * and 8 million characters at most; a longer text is not kept): a caller
+ * passes a message's text made afresh (`messageText(m)`), and the same text
+ * recurs in other message objects (each policy and run replays copies of the
+ * same turns), so a WeakMap by message object (which a caller may keep too)
+ * would miss where equal strings hit. The result and its spans are frozen.
  */
 export function spansOf(text: string): readonly Span[] {
   const hit = cache.get(text);
