@@ -35,7 +35,7 @@ function spansIn(m: Message): readonly ReadSpan[] {
   if (!out) {
     const seen = new Set<string>();
     const list: ReadSpan[] = [];
-    for (const s of spansOf(messageText(m))) {
+    for (const s of spansOf(messageText(m), { user: m.role === 'user' })) {
       const key = normalize(s.text);
       if (!key || seen.has(key)) continue;
       seen.add(key);
@@ -70,9 +70,10 @@ export function salientIn(messages: readonly Message[]): ReadSpan[] {
  * How much a summarizer or an extractor values a span of each kind: it
  * drops the lowest tier first. Identifiers a user would have to repeat
  * (codes, e-mails, phone numbers) and names rank highest; dates, times,
- * amounts and addresses next; bare numbers last.
+ * amounts, addresses and what a user says of themselves next; bare numbers
+ * last.
  */
-export const KIND_TIER: Readonly<Record<SpanKind, number>> = { number: 0, date: 1, time: 1, money: 1, url: 1, name: 2, id: 2, email: 2, phone: 2 };
+export const KIND_TIER: Readonly<Record<SpanKind, number>> = { number: 0, date: 1, time: 1, money: 1, url: 1, detail: 1, name: 2, id: 2, email: 2, phone: 2 };
 
 /** The tier of entries whose kind is not known (a real model's extraction): the highest. */
 const TOP_TIER = 2;

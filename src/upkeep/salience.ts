@@ -77,9 +77,14 @@ import model from 'wink-eng-lite-web-model';
  * - `date`: a date or day (`2025-03-12`, `May 10, 2024`, `tomorrow`, `Friday`);
  * - `time`: a clock time or a duration (`8 pm`, `10:30`, `ten minutes`);
  * - `number`: any other number, with its unit or suffix if attached (`44`, `3rd`, `5000ms`, `four`, `20%`);
- * - `name`: a named entity, proper noun or product name (`Kavya`, `New York`, `TypeScript`, `DryFit`).
+ * - `name`: a named entity, proper noun or product name (`Kavya`, `New York`, `TypeScript`, `DryFit`);
+ * - `detail`: in what a user says of themselves (a sentence with `I`, `me`,
+ *   `my`), a noun phrase: `kiwi fruit` in "I'm allergic to kiwi fruit",
+ *   `iced cortado`, `bouldering` in "My hobby is bouldering" (never the
+ *   noun right after `my`, which names the attribute: `hobby`). Only for
+ *   a user's messages (`spansOf(text, { user: true })`).
  */
-export type SpanKind = 'email' | 'url' | 'id' | 'phone' | 'money' | 'date' | 'time' | 'number' | 'name';
+export type SpanKind = 'email' | 'url' | 'id' | 'phone' | 'money' | 'date' | 'time' | 'number' | 'name' | 'detail';
 
 /** One salient span: its exact text (a substring of the input) and its kind. */
 export interface Span {
@@ -334,8 +339,8 @@ function forWink(text: string): string {
   return LONG_RUN.test(text) ? text.replace(LONG_RUN, (run) => run.replace(NOT_ALNUM, (c) => ' '.repeat(c.length))) : text;
 }
 
-/** The spans of one chunk (at most CHUNK characters), offsets relative to it. */
-function chunkSpans(text: string): Found[] {
+/** The spans of one chunk (at most CHUNK characters), offsets relative to it; with `user`, a user's details too. */
+function chunkSpans(text: string, user: boolean): Found[] {
   const claims = new Claims(text.length);
   for (const [kind, re, accept] of PATTERNS) {
     re.lastIndex = 0;
@@ -390,7 +395,63 @@ function chunkSpans(text: string): Found[] {
   }
 
   addNames(text, doc, (word) => wink!.known(word), start, end, claims);
+  if (user) addDetails(doc, start, end, claims);
   return claims.spans();
+}
+
+/** Words that make a sentence a user's statement about themselves. */
+const FIRST_PERSON = new Set(['i', "i'm", 'i’m', "i've", 'i’ve', "i'd", 'i’d', "i'll", 'i’ll', 'me', 'my', 'mine', 'myself']);
+/** Possessives: the noun right after one names an attribute (`my hobby`), not its value. */
+const POSSESSIVE = new Set(['my', 'our']);
+/** Verbs after which a lone `-ing` word is what the user does (`I like hiking`, `My hobby is bouldering`). */
+const LIKING = new Set(['like', 'likes', 'love', 'loves', 'enjoy', 'enjoys', 'prefer', 'hate', 'into']);
+/** Nouns too general to be a detail on their own. */
+const VAGUE = new Set(
+  'thing things question questions problem problems issue issues help lot bit way ways time times something anything everything nothing kind sort stuff idea one ones part end point case place'.split(' '),
+);
+
+/**
+ * The details a user gives about themselves: in each sentence with a
+ * first-person word, the runs of nouns, proper nouns and adjectives ending
+ * in a noun (a participle before a noun counts: `iced cortado`), and a lone
+ * `-ing` word after a form of `be` or a verb of liking; not the run right
+ * after `my`/`our`, a lone vague noun, nor what another span holds.
+ */
+function addDetails(doc: ReturnType<Wink['read']>, start: Int32Array, end: Int32Array, claims: Claims): void {
+  const n = doc.values.length;
+  const lower = doc.values.map((v) => v.toLowerCase());
+  const ends = (i: number) => doc.types[i] === 'tabCRLF' || /^[.!?…;]$/.test(doc.values[i]!);
+  for (let from = 0; from < n; ) {
+    let to = from;
+    while (to < n && !ends(to)) to++;
+    let firstPerson = false;
+    for (let i = from; i < to && !firstPerson; i++) firstPerson = FIRST_PERSON.has(lower[i]!);
+    if (firstPerson) {
+      const part = (i: number) => {
+        if (doc.types[i] !== 'word' || PRONOUN.test(lower[i]!) || claims.isHeld(start[i]!, end[i]!)) return false;
+        const pos = doc.pos[i]!;
+        if (pos === 'NOUN' || pos === 'PROPN' || pos === 'ADJ') return true;
+        return pos === 'VERB' && /(?:ing|ed)$/.test(lower[i]!) && i + 1 < to && doc.pos[i + 1] === 'NOUN' && doc.spaces[i + 1] === ' ';
+      };
+      for (let i = from; i < to; ) {
+        if (!part(i)) {
+          const lone = doc.pos[i] === 'VERB' && lower[i]!.endsWith('ing') && i > from && (doc.pos[i - 1] === 'AUX' || LIKING.has(lower[i - 1]!));
+          if (lone && doc.types[i] === 'word' && !claims.isHeld(start[i]!, end[i]!) && !VAGUE.has(lower[i]!)) claims.claim(start[i]!, end[i]!, 'detail');
+          i++;
+          continue;
+        }
+        let j = i + 1;
+        while (j < to && part(j) && doc.spaces[j] === ' ') j++;
+        let last = j - 1;
+        while (last >= i && doc.pos[last] === 'ADJ') last--;
+        const attribute = i > 0 && POSSESSIVE.has(lower[i - 1]!);
+        const vague = last === i && VAGUE.has(lower[i]!);
+        if (last >= i && !attribute && !vague && doc.pos[last] !== 'VERB') claims.claim(start[i]!, end[last]!, 'detail');
+        i = j;
+      }
+    }
+    from = to + 1;
+  }
 }
 
 /** The name spans: proper nouns and capitalised words by the rules in the module comment, adjacent ones joined. */
@@ -493,25 +554,31 @@ let cachedChars = 0;
  * recurs in other message objects (each policy and run replays copies of the
  * same turns), so a WeakMap by message object (which a caller may keep too)
  * would miss where equal strings hit. The result and its spans are frozen.
+ *
+ * With `user`, the text is a user's message: the details they give about
+ * themselves are spans too (`detail`).
  */
-export function spansOf(text: string): readonly Span[] {
-  const hit = cache.get(text);
+export function spansOf(text: string, options: { user?: boolean } = {}): readonly Span[] {
+  const user = options.user === true;
+  // A user's text is kept under its own key: a NUL first, which no other key has there.
+  const key = user ? `\0${text}` : text;
+  const hit = cache.get(key);
   if (hit) {
-    cache.delete(text);
-    cache.set(text, hit);
+    cache.delete(key);
+    cache.set(key, hit);
     return hit;
   }
   const spans: Span[] = [];
   for (let from = 0; from < text.length; ) {
     const to = chunkEnd(text, from);
     const chunk = text.slice(from, to);
-    for (const f of chunkSpans(chunk)) spans.push(Object.freeze({ text: chunk.slice(f.start, f.end), kind: f.kind }));
+    for (const f of chunkSpans(chunk, user)) spans.push(Object.freeze({ text: chunk.slice(f.start, f.end), kind: f.kind }));
     from = to;
   }
   const result = Object.freeze(spans);
-  if (text.length <= CACHE_CHARS) {
-    cache.set(text, result);
-    cachedChars += text.length;
+  if (key.length <= CACHE_CHARS) {
+    cache.set(key, result);
+    cachedChars += key.length;
     for (const [key] of cache) {
       if (cache.size <= CACHE_ENTRIES && cachedChars <= CACHE_CHARS) break;
       cache.delete(key);
