@@ -20,7 +20,7 @@ const tokens = new TokenCounter('chars4');
 
 function memoryFor(conversation: Conversation, params: Partial<CommonParams> = {}): RunningSummary {
   const deps: PolicyDeps = { tokens, random: streamFor(1, conversation.id, 'sums'), model: 'gpt-4o-mini', blocks };
-  return new RunningSummary(conversation, { summaryTokens: 60, keep: 1, forget: 'cascade', moderation: 'none', ...params }, deps);
+  return new RunningSummary({ summaryTokens: 60, keep: 1, forget: 'cascade', moderation: 'none', ...params }, deps);
 }
 
 /** Checks every running figure against the sums over `open()`. */
@@ -39,7 +39,8 @@ function replay(memory: RunningSummary, conversation: Conversation, steps: Recor
   let time = 0;
   for (const turn of conversation.turns) {
     if (turn.index > 1) time += turn.gapSeconds;
-    const info = { turn, time };
+    // What a session is told of the turn (TurnStart): its number and moderation flag, nothing of the answer key.
+    const info = { turn: { index: turn.index, injection: turn.injection }, time };
     memory.commit([turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])], info);
     expectSums(memory);
     const step = steps[turn.index];

@@ -106,6 +106,38 @@ describe('spansOf rules', () => {
     expect(pairs("I, me and my friend: we did it ourselves. I'll go, I've been, I'd say.")).toEqual([]);
   });
 
+  it('reads what a user says of themselves as details, in a user message only', () => {
+    const user = (text: string) => spansOf(text, { user: true }).map((s) => [s.kind, s.text]);
+    // Noun phrases of first-person sentences; a participle before a noun belongs to it; a lone -ing word after be or a verb of liking.
+    expect(user("I'm allergic to kiwi fruit, so no kiwi please.")).toEqual([
+      ['detail', 'kiwi fruit'],
+      ['detail', 'kiwi'],
+    ]);
+    expect(user('I usually order an iced cortado. I like coding. My hobby is bouldering.')).toEqual([
+      ['detail', 'iced cortado'],
+      ['detail', 'coding'],
+      ['detail', 'bouldering'],
+    ]);
+    // Not the attribute right after "my", not a lone vague noun, not what another span holds, not a sentence without I, me or my.
+    expect(user('I need help with my order. I have a question about my bill. The weather is nice.')).toEqual([]);
+    expect(user('My daughter Mia starts school next week and I work night shifts at the hospital.')).toEqual([
+      ['name', 'Mia'],
+      ['detail', 'school'],
+      ['date', 'next week'],
+      ['detail', 'night shifts'],
+      ['detail', 'hospital'],
+    ]);
+    // The same text from anyone else, or without the option: no details.
+    expect(pairs("I'm allergic to kiwi fruit.")).toEqual([]);
+  });
+
+  it('reads a phone number whole with groups of up to six digits (a UK mobile), and a country code', () => {
+    expect(pairs('Oops, my number is actually +44 7700 934185, and the old one was +49 151 9876 7005.')).toEqual([
+      ['phone', '+44 7700 934185'],
+      ['phone', '+49 151 9876 7005'],
+    ]);
+  });
+
   it('keeps one span per occurrence, in order, without trailing punctuation', () => {
     expect(pairs('my number is 415-555-0132. Again: 415-555-0132! and t.nowak@oldmail.example, or see (https://example.com/a?b=1).')).toEqual([
       ['phone', '415-555-0132'],

@@ -1,63 +1,89 @@
 import { describe, expect, it } from 'vitest';
+import { normalize, words } from '../src/text/normalize.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
-import { summarize, type SummarizeRequest } from '../src/upkeep/summarizer.js';
+import { salientIn } from '../src/upkeep/mentions.js';
+import { summarize } from '../src/upkeep/summarizer.js';
 
 /**
- * A fact value in a summary's free text (header, topic sentences, padding)
- * would be a fact the summary did not keep: that text is dropped. The check
- * reads the free text normalized as a whole, so a value is found however the
- * sentences hold it: inside one, across two, or behind whitespace that
- * normalizing collapses.
+ * A summary's spans are stated by its "Known:" list alone: the topic
+ * sentence of an exchange names its topic in plain words, never a word of
+ * one of that exchange's salient spans (user and reply text, tool calls),
+ * whether the span is written with whitespace that normalizing collapses
+ * (`Rs\u00a0249`) or comes from a tool call. So a span the list drops (or
+ * loses to `keep`) is not carried by the free text instead.
  */
 
 const tokens = new TokenCounter('chars4');
 
-/** One exchange: a user message, an optional tool call, a reply. */
-function exchange(turn: number, user: string, reply: string, tool?: string): Message[] {
-  const call: Message[] = tool ? [{ role: 'assistant', content: '', toolCalls: [{ id: `c${turn}`, name: tool, arguments: '{}' }], turn }] : [];
+/** One exchange: a user message, an optional tool call (with its arguments) and result, a reply. */
+function exchange(turn: number, user: string, reply: string, tool?: string, args = '{}'): Message[] {
+  const call: Message[] = tool ? [{ role: 'assistant', content: '', toolCalls: [{ id: `c${turn}`, name: tool, arguments: args }], turn }] : [];
   const result: Message[] = tool ? [{ role: 'tool', content: 'done', toolCallId: `c${turn}`, name: tool, turn }] : [];
   return [{ role: 'user', content: user, turn }, ...call, ...result, { role: 'assistant', content: reply, turn }];
 }
 
-const request = (folded: Message[], hidden: string[]): SummarizeRequest => ({
-  tokens,
-  random: () => 0.5,
-  model: 'gpt-4o-mini',
-  summaryTokens: 200,
-  keep: 1,
-  folded,
-  stated: [],
-  hidden,
-});
+/** The summary of the folded exchanges, every span kept, with room for every sentence. */
+const summaryOf = (folded: Message[]) => summarize({ tokens, random: () => 0.5, model: 'gpt-4o-mini', summaryTokens: 300, keep: 1, folded }).summary;
 
-const content = (folded: Message[], hidden: string[]) => summarize(request(folded, hidden)).summary.message.content;
+/** The words of the topic sentence of each exchange that are words of one of its spans (empty when nothing leaks). */
+function leaks(folded: Message[]): string[][] {
+  const turns = [...new Set(folded.map((m) => m.turn))];
+  return summaryOf(folded).topics.map((topic, i) => {
+    const spanWords = new Set(salientIn(folded.filter((m) => m.turn === turns[i])).flatMap((s) => words(s.key)));
+    return words(topic).filter((w) => spanWords.has(w));
+  });
+}
 
-describe('summary free text never states a fact value', () => {
+describe('a topic sentence never states a word of its exchange’s spans', () => {
+  // Spans: tomorrow (a date) in turn 1's reply; address (a user's detail: "Can I change the address?") in turn 2.
   const calm = [...exchange(1, 'Where is my parcel?', 'It ships tomorrow.'), ...exchange(2, 'Can I change the address?', 'Yes, send it over.')];
 
-  it('keeps topics and padding when no value is in them', () => {
-    const text = content(calm, ['SE-10423']);
-    expect(text).toContain('In turn 1 the user asked about parcel');
-    expect(text).toContain('The conversation stayed polite throughout.');
+  it('names the topic in the words left once the spans’ words and the stopwords are out', () => {
+    const s = summaryOf(calm);
+    expect([...s.facts]).toEqual([
+      ['tomorrow', 'tomorrow'],
+      ['address', 'address'],
+    ]);
+    expect(s.topics).toEqual([
+      'In turn 1 the user asked about parcel, and the assistant answered about ships.',
+      'In turn 2 the user asked about change, and the assistant answered about send.',
+    ]);
+    expect(s.message.content).toContain('The conversation stayed polite throughout.');
+    expect(leaks(calm)).toEqual([[], []]);
   });
 
-  it('drops topics and padding when a tool name holds a value', () => {
-    const text = content([...calm, ...exchange(3, 'Track it please.', 'Found it.', 'track_SE-10423')], ['SE-10423']);
-    expect(text).not.toContain('In turn');
-    expect(text).not.toContain('The conversation stayed polite');
-    expect(text.startsWith('Summary of the conversation so far (turns 1-3).')).toBe(true);
+  it('leaves out the words of a span written with whitespace that normalizing collapses', () => {
+    // "Rs\u00a0249" (money) and "8\u00a0pm" (time) have the keys "rs 249" and "8 pm": their words rs, 249, 8 and pm are left out.
+    const folded = exchange(1, 'It costs Rs\u00a0249 a month.', 'The pmo review starts at 8\u00a0pm.');
+    const s = summaryOf(folded);
+    expect([...s.facts]).toEqual([
+      ['rs 249', 'Rs\u00a0249'],
+      ['8 pm', '8\u00a0pm'],
+    ]);
+    expect(s.topics).toEqual(['In turn 1 the user asked about costs month, and the assistant answered about pmo review starts.']);
+    expect(leaks(folded)).toEqual([[]]);
+    expect(normalize(s.topics.join(' '))).not.toMatch(/rs 249|8 pm/);
   });
 
-  it('finds a value behind whitespace that normalizing collapses', () => {
-    const text = content([...calm, ...exchange(3, 'Track it please.', 'Found it.', 'order\tSE-10423')], ['Order SE-10423']);
-    expect(text).not.toContain('In turn');
+  it('leaves out the words of a tool call’s spans, in the user message and the reply too', () => {
+    // The call's arguments hold SE-20931 (an id), and its name track_SE-10423 is an id too, whose words are track and se-10423:
+    // so the user's "track" is left out of turn 2 ("wrote briefly"), though it stays in turn 1, whose spans do not have it.
+    const folded = [
+      ...exchange(1, 'Please track it.', 'Found it.', 'track_order', '{"order_id":"SE-20931"}'),
+      ...exchange(2, 'Please track it.', 'Found it.', 'track_SE-10423'),
+    ];
+    const s = summaryOf(folded);
+    expect([...s.facts.keys()]).toEqual(['se-20931', 'track_se-10423']);
+    expect(s.topics[0]).toBe('In turn 1 the user asked about track, track_order was called, and the assistant answered about found.');
+    expect(s.topics[1]).toMatch(/^In turn 2 the user wrote briefly, .* and the assistant answered about found\.$/);
+    expect(leaks(folded)[0]).toEqual([]);
   });
 
-  it('finds a value that runs from one sentence into the next', () => {
-    // "In turn 1 the user wrote briefly." is followed by "In turn 2 …": the value spans the two.
-    const folded = [...exchange(1, 'ok', 'sure'), ...exchange(2, 'Where is my parcel?', 'It ships tomorrow.')];
-    expect(content(folded, ['SE-10423'])).toContain('In turn 1 the user wrote briefly. In turn 2 the user asked about parcel');
-    expect(content(folded, ['briefly. In turn 2'])).not.toContain('In turn');
+  // src bug (see the report of this change): the tool names are written as they are, so a tool name that holds a span
+  // states it: "track_SE-10423 was called", "order\tSE-10423 was called" (se-10423 behind a tab). Remove `.fails` once fixed.
+  it.fails('states no span word from a tool name, whatever whitespace it holds', () => {
+    const folded = [...exchange(1, 'Please track it.', 'Found it.', 'track_SE-10423'), ...exchange(2, 'Please track it.', 'Found it.', 'order\tSE-10423')];
+    expect(leaks(folded)).toEqual([[], []]);
   });
 });

@@ -78,13 +78,15 @@ export function eraseFromSummary(
 export const SHEET_TOKENS = 500;
 
 /**
- * The fact sheet of the `facts` policy ("Known facts: name: Kavya; order_id:
- * SE-10423"): after each turn one simulated extraction reads the turn and
- * updates it, a later value of a fact replacing the earlier one. The sheet
- * has at most `sheetTokens` tokens: when it would be longer, facts are
- * dropped in `dropOrder` (found in the fewest turns first, then the one last
- * found longest ago, then the one listed first); a dropped fact is gone until
- * an extraction finds it again.
+ * The fact sheet of the `facts` policy ("Known facts: name: Kavya; id:
+ * SE-10423"): after each turn one extraction reads the turn and updates it,
+ * a later value of a fact (by name) replacing the earlier one — a real
+ * extractor names facts; the simulated one names each span by its kind and
+ * text, so its spans add up. The sheet has at most `sheetTokens` tokens:
+ * when it would be longer, entries are dropped in `dropOrder` (the lowest
+ * kind first, then found in the fewest turns, then the one last found
+ * longest ago, then the one listed first); a dropped entry is gone until an
+ * extraction finds it again.
  */
 export class FactSheet implements FactSheetBlock {
   private readonly known = new Map<string, string>();

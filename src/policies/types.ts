@@ -118,7 +118,7 @@ export interface RunningSummaryBlock extends Pick<PolicySession, 'commit' | 'for
 
 /** The fact sheet of the `facts` policy: name → latest value, sent as one `system` message (origin `facts`). */
 export interface FactSheetBlock {
-  /** One extraction call after a turn, reading `exchange`: the facts it finds there update the sheet (a later value replaces an earlier one; the sheet stays within `sheetTokens`). */
+  /** One extraction call after a turn, reading `exchange`: the facts it finds there update the sheet (a later value of a named fact replaces an earlier one; the sheet stays within `sheetTokens`). */
   read(exchange: Exchange, info: TurnInfo): UpkeepCall;
   /** Removes the facts by name, and their values from every other entry (a store edit, not a model call). */
   erase(facts: readonly ForgetFact[]): void;

@@ -184,7 +184,7 @@ const PATTERNS: readonly (readonly [SpanKind, RegExp, ((s: string) => boolean)?]
     'time',
     /(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm]\b))?(?![\w:]|\.\d)|(?<![\w:.])(?:1[0-2]|0?[1-9])[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm]\b)/g,
   ],
-  ['phone', /(?<![\w.+-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,5}(?:[ .-]\d{2,5}){1,4}(?![\w-]|[ .-]?\d)/g, isPhone],
+  ['phone', /(?<![\w.+-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,6}(?:[ .-]\d{2,6}){1,4}(?![\w-]|[ .-]?\d)/g, isPhone],
   [
     'money',
     /(?<![\w$€£₹¥])(?:(?:US|C|A)?\$|[€£₹¥]|\b(?:Rs\.?|INR|USD|EUR|GBP|JPY|CAD|AUD|CHF)[ \u00a0]?)[ \u00a0]?\d[\d,]*(?:\.\d+)?(?:[ \u00a0]?(?:[kKMB]n?|million|billion|thousand|lakh|crore)\b)?|(?<![\w.,])\d[\d,]*(?:\.\d+)?[ \u00a0]?(?:USD|EUR|GBP|INR|dollars?|euros?|pounds?|rupees?|cents?)\b/g,
@@ -405,6 +405,8 @@ const FIRST_PERSON = new Set(['i', "i'm", 'i’m', "i've", 'i’ve', "i'd", 'i�
 const POSSESSIVE = new Set(['my', 'our']);
 /** Verbs after which a lone `-ing` word is what the user does (`I like hiking`, `My hobby is bouldering`). */
 const LIKING = new Set(['like', 'likes', 'love', 'loves', 'enjoy', 'enjoys', 'prefer', 'hate', 'into']);
+/** The most words a detail has: a longer run of nouns is a list or a label, not something a user says of themselves. */
+const DETAIL_WORDS = 5;
 /** Nouns too general to be a detail on their own. */
 const VAGUE = new Set(
   'thing things question questions problem problems issue issues help lot bit way ways time times something anything everything nothing kind sort stuff idea one ones part end point case place'.split(' '),
@@ -415,7 +417,8 @@ const VAGUE = new Set(
  * first-person word, the runs of nouns, proper nouns and adjectives ending
  * in a noun (a participle before a noun counts: `iced cortado`), and a lone
  * `-ing` word after a form of `be` or a verb of liking; not the run right
- * after `my`/`our`, a lone vague noun, nor what another span holds.
+ * after `my`/`our`, a lone vague noun, a run of more than five words, nor
+ * what another span holds.
  */
 function addDetails(doc: ReturnType<Wink['read']>, start: Int32Array, end: Int32Array, claims: Claims): void {
   const n = doc.values.length;
@@ -446,7 +449,7 @@ function addDetails(doc: ReturnType<Wink['read']>, start: Int32Array, end: Int32
         while (last >= i && doc.pos[last] === 'ADJ') last--;
         const attribute = i > 0 && POSSESSIVE.has(lower[i - 1]!);
         const vague = last === i && VAGUE.has(lower[i]!);
-        if (last >= i && !attribute && !vague && doc.pos[last] !== 'VERB') claims.claim(start[i]!, end[last]!, 'detail');
+        if (last >= i && last - i < DETAIL_WORDS && !attribute && !vague && doc.pos[last] !== 'VERB') claims.claim(start[i]!, end[last]!, 'detail');
         i = j;
       }
     }
