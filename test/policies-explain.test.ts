@@ -4,9 +4,9 @@ import { explain } from '../src/cli/explain.js';
 
 const voice = fileURLToPath(new URL('../scenarios/voice-assistant-tasks.yaml', import.meta.url));
 
-async function explainText(policy: string, turn: number): Promise<string> {
+async function explainText(policy: string, turn: number, tokenizer = 'auto'): Promise<string> {
   let out = '';
-  await explain({ scenario: voice, policy, turn, model: 'gpt-4o-mini', tokenizer: 'auto', seed: 42 }, { out: (t) => (out += t), err: () => {}, isTTY: false });
+  await explain({ scenario: voice, policy, turn, model: 'gpt-4o-mini', tokenizer, seed: 42 }, { out: (t) => (out += t), err: () => {}, isTTY: false });
   return out;
 }
 
@@ -20,14 +20,41 @@ describe('explain shows what the policy made', () => {
     expect(out).toContain('upkeep before this call: embed on text-embedding-3-small, 12 in, 0 out');
   });
 
-  it('the summary text in full, and the summarization the user waited for', async () => {
-    const out = await explainText('summary-buffer', 13);
-    expect(out).toMatch(/#2 summary \(policy-made, 204 tokens\): Summary of the conversation so far \(turns 1-8\)\. Known: task_id: T-481; plumber_phone: 98450 12345\./);
-    expect(out).toContain('upkeep before this call: summary on gpt-4o-mini, 386 in, 200 out');
-    expect(await explainText('summary-buffer', 12)).not.toContain('upkeep before this call');
+  // The summary and the sheet are counted with chars4 (tokens = floor(characters / 4), no chat overhead), so their counts can be checked by hand.
+  it('the summary text in full, and the summarization the user waited for (chars4)', async () => {
+    const out = await explainText('summary-buffer', 13, 'chars4');
+    // The fold before turn 13 (turns 5-8 into the summary of turns 1-4) writes: the header (47 chars → 11); the "Known:" list,
+    // every span of turns 1-8 in the order first read, the task id T-481 and the plumber's number among them (" Known: …" 213 → 53: 64);
+    // the topic sentences newest first while they fit (turn 8: 26, turn 7: 23, turn 6: 18, turn 5: 33, turn 4: 22 → 186; turn 3's,
+    // 30+, does not); one padding sentence (10 → 196; the next, 8, would make 204). 47 + 213 + 89 + 134 + 74 + 93 + 107 + 43 = 800 chars → 200.
+    const summary =
+      'Summary of the conversation so far (turns 1-8). ' +
+      'Known: tomorrow; nine; Call; 09:00; T-481; 2025-03-12T09:00; 9 am; Arjun; 98450 12345; Plumber Arjun; M-77; morning; Sunny; 24; ' +
+      'today; 18:00; T-482; 2025-03-11T18:00; this evening; ten minutes; Timer; 40 minutes. ' +
+      'In turn 4 the user asked about weather, and the assistant answered about around degrees. ' +
+      'In turn 5 the user asked about add task buy bread way home, create_task was called, and the assistant answered about added buy bread. ' +
+      'In turn 6 the user asked about set, and the assistant answered about set. ' +
+      'In turn 7 the user asked about play jazz, and the assistant answered about playing jazz mix. ' +
+      'In turn 8 the user asked about long drive airport right, and the assistant answered about current traffic. ' +
+      'The conversation stayed polite throughout.';
+    expect(summary.length).toBe(800);
+    expect(out).toContain(`#2 summary (policy-made, 200 tokens): ${summary}\n`);
+    // In: the template (188 chars → 47) + the old summary (199, as turn 9's call lists it) + turns 5-8 as listed there
+    // (10 + 13 + 16 + 8, 7 + 6, 3 + 4, 11 + 9 = 87) = 333; out: the 200 above.
+    expect((await explainText('summary-buffer', 9, 'chars4')).match(/ 2 {2}system\[summary\] +- +(\d+) /)?.[1]).toBe('199');
+    expect(out).toContain('upkeep before this call: summary on gpt-4o-mini, 333 in, 200 out');
+    expect(await explainText('summary-buffer', 12, 'chars4')).not.toContain('upkeep before this call');
   });
 
-  it('the fact sheet', async () => {
-    expect(await explainText('facts', 13)).toContain('#2 facts (policy-made, 23 tokens): Known facts: task_id: T-481; plumber_phone: 98450 12345');
+  it('the fact sheet (chars4)', async () => {
+    // Every span the extractions of turns 1-12 found (recall 1), in the order first found, each "kind: value"; turn 12 finds none.
+    // 410 characters → 102 tokens, well within the sheet's 500: nothing dropped.
+    const sheet =
+      'Known facts: date: tomorrow; number: nine; name: Call; time: 09:00; id: T-481; date: 2025-03-12T09:00; time: 9 am; name: Arjun; ' +
+      'phone: 98450 12345; name: Plumber Arjun; id: M-77; time: morning; name: Sunny; number: 24; date: today; time: 18:00; id: T-482; ' +
+      'date: 2025-03-11T18:00; time: this evening; time: ten minutes; name: Timer; time: 40 minutes; name: Memo; date: Friday; id: M-78; ' +
+      'time: 4 pm; name: Volume';
+    expect(sheet.length).toBe(410);
+    expect(await explainText('facts', 13, 'chars4')).toContain(`#2 facts (policy-made, 102 tokens): ${sheet}\n`);
   });
 });

@@ -10,9 +10,10 @@ import { recordedUpkeep, type Miss } from '../src/upkeep/upkeep.js';
 
 /**
  * Upkeep from a cassette (`recordedUpkeep`): a summary is the model's text,
- * holding the facts whose value is in it; an extraction is the facts of the
- * model's answer; an embedding is the model's vector, ranked by cosine (the
- * vector store takes negative components); tokens are the recorded usage. A
+ * holding the salient spans of the folded text that it states; an
+ * extraction is the facts of the model's answer; an embedding is the
+ * model's vector, ranked by cosine (the vector store takes negative
+ * components); tokens are the recorded usage. A
  * request the cassette lacks goes to the miss handler with where it was made,
  * and a later request that holds the stand-in given for it is dependent.
  */
@@ -22,7 +23,7 @@ const folded: Message[] = [
   { role: 'user', content: 'Hi, my name is Kavya and my order SE-10423 is late.', turn: 1 },
   { role: 'assistant', content: 'Sorry Kavya, it arrives by 8 pm.', turn: 1 },
 ];
-const stated = [['name', 'Kavya', 1] as const, ['order_id', 'SE-10423', 1] as const];
+// Its salient spans: Kavya (name), SE-10423 (id), 8 pm (time); keys kavya, se-10423, 8 pm.
 
 function entry(request: UpkeepRequest, answer: { text?: string; vector?: number[] }, usage = { input: 11, output: 7 }): CassetteEntry {
   return {
@@ -45,23 +46,24 @@ function upkeep(entries: CassetteEntry[], misses: Miss[] = []) {
   });
 }
 
-const fold = { tokens, random: () => 0.99, model: 'm', summaryTokens: 50, keep: 0, folded, stated, hidden: ['Kavya', 'SE-10423'] };
+const fold = { tokens, random: () => 0.99, model: 'm', summaryTokens: 50, keep: 0, folded };
 
 describe('recorded upkeep', () => {
-  it('a summary is the model’s text, holds the facts whose value it states (keep does not apply), and costs the recorded usage', () => {
+  it('a summary is the model’s text, holds the spans of the folded text that it states (keep does not apply), and costs the recorded usage', () => {
     const request = summaryRequest('m', 50, undefined, folded, DEFAULT_PROMPTS.summary);
     const u = upkeep([entry(request, { text: '  Kavya reports a late order.  ' }, { input: 120, output: 9 })]);
     const { summary, call } = u.summarize(fold);
     expect(summary.message).toEqual({ role: 'system', content: 'Kavya reports a late order.', origin: 'summary' });
-    expect([...summary.facts]).toEqual([['name', 'Kavya']]);
-    expect([...summary.mentions]).toEqual([['name', { count: 1, lastTurn: 1 }]]);
+    // Of the three spans it could hold, the text states Kavya alone (keep 0 would have lost all three in a simulated summary).
+    expect([...summary.facts]).toEqual([['kavya', 'Kavya']]);
+    expect([...summary.mentions]).toEqual([['kavya', { count: 1, lastTurn: 1, tier: 2 }]]);
     expect(call).toEqual({ kind: 'summary', model: 'm', inputTokens: 120, outputTokens: 9, sync: true });
   });
 
   it('an extraction is the facts of the model’s answer, whatever their names; recall does not apply', () => {
     const request = extractRequest('m', folded, 500, DEFAULT_PROMPTS.extract);
     const u = upkeep([entry(request, { text: 'customer name: Kavya\norder: SE-10423.' })]);
-    const r = u.extract({ tokens, random: () => 0.99, model: 'm', recall: 0, exchange: folded, stated: [] });
+    const r = u.extract({ tokens, random: () => 0.99, model: 'm', recall: 0, exchange: folded });
     expect(r.found).toEqual([
       ['customer name', 'Kavya'],
       ['order', 'SE-10423'],
@@ -108,11 +110,11 @@ describe('recorded upkeep', () => {
     const misses: Miss[] = [];
     const u = upkeep([], misses);
     const first = u.summarize(fold);
-    // The stand-in is the simulated summary, keeping every fact it read, drawing nothing.
-    expect([...first.summary.facts.keys()]).toEqual(['name', 'order_id']);
+    // The stand-in is the simulated summary, keeping every span it read (keep 0 and the draws of 0.99 notwithstanding), drawing nothing.
+    expect([...first.summary.facts.keys()]).toEqual(['kavya', 'se-10423', '8 pm']);
     const next = [{ role: 'user' as const, content: 'Any news?', turn: 2 }];
-    u.summarize({ ...fold, previous: first.summary, folded: next, stated: [] });
-    u.extract({ tokens, random: () => 0, model: 'm', recall: 1, exchange: next, stated: [] });
+    u.summarize({ ...fold, previous: first.summary, folded: next });
+    u.extract({ tokens, random: () => 0, model: 'm', recall: 1, exchange: next });
     expect(misses.map((m) => [m.request.kind, m.dependent, m.scenario, m.policy, m.turn])).toEqual([
       ['summary', false, 's', 'p', 3],
       ['summary', true, 's', 'p', 3],

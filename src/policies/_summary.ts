@@ -132,7 +132,7 @@ export class RunningSummary implements Pick<PolicySession, 'commit' | 'forget' |
     return [];
   };
 
-  forget: PolicySession['forget'] = (facts, info) => {
+  forget: PolicySession['forget'] = (facts) => {
     const values = valuesOf(facts);
     this.history.redact(values);
     this.recount();

@@ -97,7 +97,7 @@ export const compact = definePolicy({
         taken = 0;
         return [];
       },
-      forget(facts, info) {
+      forget(facts) {
         const values = valuesOf(facts);
         history.redact(values);
         open = open.map((s) => s.map((m) => redactMessage(m, values)));
