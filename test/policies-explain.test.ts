@@ -44,6 +44,11 @@ describe('explain shows what the policy made', () => {
     expect((await explainText('summary-buffer', 9, 'chars4')).match(/ 2 {2}system\[summary\] +- +(\d+) /)?.[1]).toBe('199');
     expect(out).toContain('upkeep before this call: summary on gpt-4o-mini, 333 in, 200 out');
     expect(await explainText('summary-buffer', 12, 'chars4')).not.toContain('upkeep before this call');
+    // With the default tokenizer (o200k_base) the same fold costs what docs/upkeep.md states (388 in, 195 out), and the
+    // summary is sent as 199 tokens: its 195 of text and a system message's overhead (3 per message + 1 for "system").
+    const o200k = await explainText('summary-buffer', 13);
+    expect(o200k).toContain('upkeep before this call: summary on gpt-4o-mini, 388 in, 195 out');
+    expect(o200k).toContain('#2 summary (policy-made, 199 tokens): Summary of the conversation so far (turns 1-8). Known: tomorrow; nine; Call; 09:00; T-481;');
   });
 
   it('the fact sheet (chars4)', async () => {

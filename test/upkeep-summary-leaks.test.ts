@@ -11,10 +11,12 @@ import { summarize } from '../src/upkeep/summarizer.js';
 /**
  * A summary's spans are stated by its "Known:" list alone: the topic
  * sentence of an exchange names its topic in plain words, never a word of
- * one of that exchange's salient spans (user and reply text, tool calls),
- * whether the span is written with whitespace that normalizing collapses
- * (`Rs\u00a0249`) or comes from a tool call. So a span the list drops (or
- * loses to `keep`) is not carried by the free text instead.
+ * one of that exchange's salient spans (of its user and reply text and its
+ * tool calls), even when the span is written with whitespace that
+ * normalizing collapses (`Rs\u00a0249`) or comes from a tool call. So a span
+ * the list drops (or loses to `keep`) is not carried by the free text
+ * instead. The names of the tools called are the exception for now (a src
+ * bug: the last test).
  */
 
 const tokens = new TokenCounter('chars4');
@@ -38,7 +40,8 @@ const summaryOf = (folded: Message[]) => summarize({ tokens, random: () => 0.5, 
 function leaks(folded: Message[]): string[][] {
   const turns = [...new Set(folded.map((m) => m.turn))];
   return summaryOf(folded).topics.map((topic, i) => {
-    const spanWords = new Set(salientIn(folded.filter((m) => m.turn === turns[i])).flatMap((s) => words(s.key)));
+    const exchange = folded.filter((m) => m.turn === turns[i]);
+    const spanWords = new Set(salientIn(exchange).flatMap((s) => words(s.key)));
     const said = topic
       .replace(/^In turn \d+ the user (?:asked about |wrote briefly)/, '')
       .replace(/ (?:was|were) called/, '')
@@ -88,11 +91,12 @@ describe('a topic sentence never states a word of its exchange’s spans', () =>
     const s = summaryOf(folded);
     expect([...s.facts.keys()]).toEqual(['se-20931', 'track_se-10423']);
     expect(s.topics[0]).toBe('In turn 1 the user asked about track, track_order was called, and the assistant answered about found.');
-    expect(s.topics[1]).toMatch(/^In turn 2 the user wrote briefly, .* and the assistant answered about found\.$/);
-    expect(leaks(folded)[0]).toEqual([]);
+    // Turn 2's tool is named after a span, so it is not named either.
+    expect(s.topics[1]).toBe('In turn 2 the user wrote briefly, and the assistant answered about found.');
+    expect(leaks(folded)).toEqual([[], []]);
   });
 
-  it('on every shipped scenario: no exchange’s topic sentence states a word of its spans', () => {
+  it('on every shipped scenario: no exchange’s topic words or tool names state a word of its spans', () => {
     const dir = fileURLToPath(new URL('../scenarios/', import.meta.url));
     const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
     expect(files.length).toBeGreaterThanOrEqual(5);
@@ -106,9 +110,8 @@ describe('a topic sentence never states a word of its exchange’s spans', () =>
     }
   });
 
-  // src bug (see the report of this change): the tool names are written as they are, so a tool name that holds a span
-  // states it: "track_SE-10423 was called", "order\tSE-10423 was called" (se-10423 behind a tab). Remove `.fails` once fixed.
-  it.fails('states no span word from a tool name, whatever whitespace it holds', () => {
+  // A tool named after a span is not named: "track_SE-10423 was called" would state se-10423 (and behind a tab too).
+  it('states no span word from a tool name, whatever whitespace it holds', () => {
     const folded = [...exchange(1, 'Please track it.', 'Found it.', 'track_SE-10423'), ...exchange(2, 'Please track it.', 'Found it.', 'order\tSE-10423')];
     expect(leaks(folded)).toEqual([[], []]);
   });

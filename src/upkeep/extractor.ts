@@ -9,7 +9,7 @@ import type { Fact } from './types.js';
 /** One extraction: the finished exchange of a turn. */
 export interface ExtractRequest {
   tokens: TokenCounter;
-  /** The session's seeded stream: one draw per stated fact, in order. */
+  /** The session's seeded stream: one draw per span read, in order. */
   random: () => number;
   model: string;
   /** Chance that each salient span of the messages is found. */

@@ -26,7 +26,7 @@ export interface Summary {
 /** One summarization: the old summary plus the messages folded into it. */
 export interface SummarizeRequest {
   tokens: TokenCounter;
-  /** The session's seeded stream: one draw per fact, in order. */
+  /** The session's seeded stream: one draw per entry it could write, in order. */
   random: () => number;
   model: string;
   /** About how many tokens the summary text should have. */
@@ -331,7 +331,8 @@ function topicSentence(turn: number, messages: readonly Message[]): string {
   const spanWords = new Set(salientIn(messages).flatMap((s) => words(s.key)));
   const clean = (text: string) => contentWords(text, TOPIC_WORDS, (w) => !spanWords.has(w)).join(' ');
   const user = clean(messages.filter((m) => m.role === 'user').map(messageText).join(' '));
-  const tools = [...new Set(messages.flatMap((m) => m.toolCalls?.map((c) => c.name) ?? []))];
+  // A tool whose name holds a word of a span (`track_SE-10423`) is not named: the span is the list's.
+  const tools = [...new Set(messages.flatMap((m) => m.toolCalls?.map((c) => c.name) ?? []))].filter((name) => !words(name).some((w) => spanWords.has(w)));
   const reply = clean(messages.filter((m) => m.role === 'assistant' && !m.toolCalls?.length).map(messageText).join(' '));
   let s = `In turn ${turn} the user ${user ? `asked about ${user}` : 'wrote briefly'}`;
   if (tools.length) s += `, ${tools.join(', ')} ${tools.length > 1 ? 'were' : 'was'} called`;
