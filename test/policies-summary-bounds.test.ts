@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FactLedger } from '../src/engine/score.js';
 import { streamFor } from '../src/engine/replay.js';
 import { blocks } from '../src/policies/blocks.js';
+import { SessionDriver } from '../src/policies/driver.js';
 import { TokenCounter } from '../src/tokens/counter.js';
-import type { Conversation, Message, UpkeepCall } from '../src/types.js';
+import type { Conversation, UpkeepCall } from '../src/types.js';
 import { longFactConversation, variant, withSafetyEvents } from './_policies.js';
 
 /**
@@ -13,26 +13,21 @@ import { longFactConversation, variant, withSafetyEvents } from './_policies.js'
  */
 function drive(conversation: Conversation, spec: string, tokens: TokenCounter) {
   const v = variant(spec);
-  const session = v.policy.start(conversation, v.params, { tokens, random: streamFor(42, conversation.id, v.name), model: 'gpt-4o-mini', blocks });
-  const ledger = new FactLedger(conversation);
+  const deps = { tokens, random: streamFor(42, conversation.id, v.name), model: 'gpt-4o-mini', blocks };
+  const driver = new SessionDriver(conversation, (start) => v.policy.start(start, v.params, deps));
   const folds: UpkeepCall[] = [];
   const other: UpkeepCall[] = [];
   const sent: string[] = [];
   for (const turn of conversation.turns) {
-    const info = { turn, time: turn.index * 30 };
-    const calls = [session.prompt([turn.user], info)];
-    if (turn.tools.length) calls.push(session.prompt([turn.user, ...turn.tools], info));
-    for (const c of calls) {
-      folds.push(...c.upkeep);
-      for (const m of c.messages) if (m.origin === 'summary') sent.push(m.content);
+    const info = driver.begin(turn);
+    for (const { plan } of driver.prompt(turn, info)) {
+      folds.push(...plan.upkeep);
+      for (const m of plan.messages) if (m.origin === 'summary') sent.push(m.content);
     }
-    const exchange: Message[] = [turn.user, ...turn.tools, ...(turn.assistant ? [turn.assistant] : [])];
-    other.push(...session.commit(exchange, info));
-    for (const f of conversation.forgets.filter((e) => e.afterTurn === turn.index)) {
-      other.push(...session.forget(f.facts.map((name) => ({ name, values: ledger.valuesUpTo(name, turn.index) })), { afterTurn: turn.index, time: info.time }));
-    }
+    other.push(...driver.commit(turn, info));
+    for (const f of driver.forgetAfter(turn.index)) other.push(...f.upkeep);
   }
-  const stored = session.artifacts().find((a) => a.kind === 'summary')?.texts ?? [];
+  const stored = driver.artifacts().find((a) => a.kind === 'summary')?.texts ?? [];
   return { folds, other, sent: [...sent, ...stored] };
 }
 

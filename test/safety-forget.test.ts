@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { replay, type Replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { FactLedger } from '../src/engine/score.js';
+import { valuesUpTo } from '../src/policies/driver.js';
 import { summaryOf } from '../src/engine/summary.js';
 import { POLICIES } from '../src/policies/index.js';
 import { probesCsv, summaryCsv } from '../src/records/csv.js';
@@ -227,7 +228,7 @@ describe('what counts as forgotten', () => {
       ],
     });
     const ledger = new FactLedger(c);
-    expect(ledger.valuesUpTo('email', 2)).toEqual(['old@x.example', 'new@x.example']);
+    expect(valuesUpTo(c, 'email', 2)).toEqual(['old@x.example', 'new@x.example']);
     expect(ledger.at('email', 3)).toEqual({ current: { value: 'new@x.example', turn: 2 }, older: ['old@x.example'], forgotten: true });
     expect(ledger.at('email', 5)!.forgotten).toBe(false);
     expect(ledger.at('email', 5)!.current.value).toBe('z@x.example');

@@ -49,16 +49,6 @@ export class FactLedger {
     const forgotten = (this.forgets.get(fact) ?? []).some((after) => after >= current.turn && after < turn);
     return { current, older, forgotten };
   }
-
-  /** Every value a fact had in turns 1 … `turn`: what a forget event after that turn erases. */
-  valuesUpTo(fact: string, turn: number): string[] {
-    return [...new Set((this.values.get(fact) ?? []).filter((s) => s.turn <= turn).map((s) => s.value))];
-  }
-
-  /** Every value a fact ever had. */
-  all(fact: string): string[] {
-    return [...new Set((this.values.get(fact) ?? []).map((s) => s.value))];
-  }
 }
 
 const LEDGERS = new WeakMap<Conversation, FactLedger>();
