@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { ScenarioError } from '../src/errors.js';
 import type { IO } from '../src/cli/_io.js';
@@ -48,6 +48,15 @@ export async function cli(...args: string[]): Promise<{ code: number; out: strin
   const io = capture();
   const code = await runMain(args, io);
   return { code, out: io.stdout, err: io.stderr };
+}
+
+/** Runs the command line in this process as the recording tests do: `SOURCE_DATE_EPOCH` pinned and `env` set (unstubbed after each test by the suite's config or the caller). */
+export async function recordCli(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const io = capture();
+  vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
+  for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v);
+  const code = await runMain([...args], io);
+  return { code, stdout: io.stdout, stderr: io.stderr };
 }
 
 /** Runs the command line and expects exit 2 with exactly this one line on stderr, no stack trace, and nothing on stdout. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { POLICIES } from '../src/policies/index.js';
-import { capture } from './_io.js';
+import { capture, recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -62,13 +62,7 @@ function project(url: string, policies: readonly string[]): string {
   return dir;
 }
 
-async function ctxsim(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = capture();
-  vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
-  vi.stubEnv('CTXSIM_TEST_ANSWERS_KEY', KEY);
-  const code = await runMain([...args, '--no-token-cache'], io);
-  return { code, stdout: io.stdout, stderr: io.stderr };
-}
+const ctxsim = (args: string[]) => recordCli([...args, '--no-token-cache'], { CTXSIM_TEST_ANSWERS_KEY: KEY });
 
 /** Every file of a folder, name → text. */
 function files(dir: string): Map<string, string> {

@@ -1,9 +1,8 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runMain } from '../src/cli/_app.js';
 import { TokenCounter } from '../src/tokens/counter.js';
-import { capture } from './_io.js';
+import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -56,12 +55,7 @@ function project(prices: Record<string, { input: number; output: number }>, poli
   return dir;
 }
 
-async function ctxsim(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = capture();
-  vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
-  const code = await runMain(args, io);
-  return { code, stdout: io.stdout, stderr: io.stderr };
-}
+const ctxsim = (args: string[]) => recordCli(args);
 
 /** The dry run's calls and most cost, in ten-thousandths of a dollar; then the recording's calls and what they were billed at `prices`, likewise. */
 async function plannedAndBilled(dir: string, prices: Record<string, { input: number; output: number }>) {

@@ -3,8 +3,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFil
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runMain } from '../src/cli/_app.js';
-import { capture } from './_io.js';
+import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -56,13 +55,7 @@ function project(upkeep = ''): string {
   return dir;
 }
 
-async function ctxsim(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = capture();
-  vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
-  vi.stubEnv('CTXSIM_TEST_UPKEEP_KEY', KEY);
-  const code = await runMain(args, io);
-  return { code, stdout: io.stdout, stderr: io.stderr };
-}
+const ctxsim = (args: string[]) => recordCli(args, { CTXSIM_TEST_UPKEEP_KEY: KEY });
 
 /** Every file of a folder, name → text. */
 function files(dir: string): Map<string, string> {
