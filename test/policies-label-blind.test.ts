@@ -34,10 +34,42 @@ const decoys = (c: Conversation) =>
     return { facts: { ...t.facts, ...facts }, probe: [...t.probe, ...probe] };
   });
 
-/** Every variant the contract check runs of every registered policy (pipeline: masked observations, then a summary buffer). */
+/** `ctxsim init`'s example policy module, as a user starts from it. */
+const { default: example } = (await import(new URL('../templates/init/policies/example-policy.mjs', import.meta.url).href)) as { default: Policy };
+
+/** A policy module as a user writes one with the blocks: a fact sheet and a running summary of what leaves the last two exchanges. */
+const sheetAndSummary: Policy = {
+  id: 'sheet-and-summary',
+  describe: 'a fact sheet, a running summary and the last two exchanges',
+  params: {},
+  start(conversation, params, deps) {
+    const { blocks } = deps;
+    const head = blocks.pinned(conversation);
+    const memory = blocks.runningSummary(conversation, { summaryTokens: 60, keep: 1, forget: 'cascade', moderation: 'none', ...params }, deps);
+    const sheet = blocks.factSheet({ recall: 0.8, sheetTokens: 60 }, deps);
+    const gate = blocks.turnGate();
+    return {
+      prompt(pending, info) {
+        const upkeep = gate.first(info) && memory.open().length > 2 ? [memory.fold(memory.open().length - 2)] : [];
+        const messages = [...head, ...sheet.messages(), ...memory.message(), ...memory.open().flat(), ...pending];
+        return { messages, overBudget: false, upkeep, stablePrefix: head.length };
+      },
+      commit(exchange, info) {
+        return [...memory.commit(exchange, info), sheet.read(exchange, info)];
+      },
+      forget(facts, info) {
+        sheet.erase(facts);
+        return memory.forget(facts, info);
+      },
+      artifacts: () => [...memory.artifacts(), sheet.artifact()],
+    };
+  },
+};
+
+/** Every variant the contract check runs of every registered policy (pipeline: masked observations, then a summary buffer), and two modules: `ctxsim init`'s example and one made of the memory blocks. */
 function variants(): PolicyVariant[] {
   const out: PolicyVariant[] = [];
-  for (const policy of POLICIES) {
+  for (const policy of [...POLICIES, example, sheetAndSummary]) {
     const sets = policy.id === 'pipeline' ? [{ stages: 'mask-observations>summary-buffer:budget=900,summaryTokens=60' }] : contractVariants(policy);
     for (const given of sets) {
       const r = resolvePolicy(policy, Object.entries(given));
@@ -64,8 +96,8 @@ function sent(c: Conversation, v: PolicyVariant): string[] {
 describe('label-blind policies', () => {
   const all = variants();
 
-  it('covers every registered policy', () => {
-    expect(new Set(all.map((v) => v.policy.id))).toEqual(new Set(POLICIES.map((p) => p.id)));
+  it('covers every registered policy and the modules', () => {
+    expect(new Set(all.map((v) => v.policy.id))).toEqual(new Set([...POLICIES.map((p) => p.id), 'keep-edges', 'sheet-and-summary']));
   });
 
   it('send byte-identical prompts with the annotations, without them and with decoys (generated conversations of every profile)', () => {
@@ -73,7 +105,7 @@ describe('label-blind policies', () => {
     fc.assert(
       fc.property(fc.constantFrom(...profiles), fc.integer({ min: 1, max: 1_000_000 }), (profile, seed) => {
         const [c] = generateConversations({ profile, count: 1, seed, params: { turns: [6, 14] } });
-        const variantsOf = all.filter((v) => (profile === 'agent') === ['mask-observations', 'clear-tool-results', 'compact'].includes(v.policy.id) || v.policy.id === 'full');
+        const variantsOf = all.filter((v) => (profile === 'agent') === ['mask-observations', 'clear-tool-results', 'compact'].includes(v.policy.id) || ['full', 'sheet-and-summary'].includes(v.policy.id));
         for (const v of variantsOf) {
           const base = sent(kept(c!), v);
           expect(sent(stripped(c!), v), `${v.name} on ${profile} seed ${seed}, annotations stripped`).toEqual(base);
