@@ -1,8 +1,11 @@
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
+import { defaultUpkeep, upkeepFingerprint } from '../src/study/upkeep.js';
 import { judgedYes, judgeRequest, DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
 import { capture } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
@@ -22,6 +25,9 @@ import { tempDir } from './_tmp.js';
 const KEY = 'sk-test-judge-secret-0123456789';
 const SHIPPED = join(ROOT, 'scenarios');
 const JUDGE = 'gpt-4o';
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const NO_NETWORK = join(ROOT, 'test', 'fixtures', 'upkeep', 'no-network.mjs');
+const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'replay.ts')).mtimeMs;
 
 const server = new FakeOpenAI();
 server.answerStyle = 'reversed';
@@ -85,6 +91,23 @@ describe('the judge’s request and verdict', () => {
   });
 });
 
+describe('the fingerprint', () => {
+  const study = { policies: [], seed: 1, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' };
+  const run = { recorded: { entries: [], file: 'c.jsonl', recordCommand: '' }, answers: true };
+
+  it('names the judge after answers; custom upkeep prompts hash as they did before there was a judge prompt', () => {
+    const upkeep = { ...defaultUpkeep('/tmp'), mode: 'replay' as const };
+    expect(upkeepFingerprint({ ...study, upkeep }, run)).toMatch(/ answers$/);
+    expect(upkeepFingerprint({ ...study, upkeep }, { ...run, judge: JUDGE })).toMatch(/ answers judge gpt-4o$/);
+    const prompts = { ...DEFAULT_PROMPTS, summary: 'Summarize in {summaryTokens} tokens.' };
+    const { judge: _, ...three } = prompts;
+    const before = createHash('sha256').update(JSON.stringify(three)).digest('hex').slice(0, 12);
+    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate', prompts } }, undefined)).toBe(`simulated prompts sha256:${before}`);
+    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate', prompts: { ...DEFAULT_PROMPTS, judge: 'Yes or no: {value} in {reply}?' } } }, undefined)).toMatch(/^simulated prompts sha256:/);
+    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate' } }, undefined)).toBeUndefined();
+  });
+});
+
 describe('a judge for free-form answers', () => {
   it('makes answers stated in other words answered (judged), retention rising by as many; costs unchanged; a replay with the server stopped is byte-identical', { timeout: 180_000 }, async () => {
     const dir = project(['full', 'summary']);
@@ -145,6 +168,29 @@ describe('a judge for free-form answers', () => {
     }
     expect(files(join(dir, 'rep'))).toEqual(out);
     expect(cassette.includes(KEY)).toBe(false);
+  });
+
+  it.skipIf(!built)(`the built command replays verdicts on worker threads, with no connection, byte-identically${built ? '' : ' (skipped: dist/ is missing or stale)'}`, { timeout: 120_000 }, async () => {
+    const dir = project(['full', 'summary-buffer'], ['answers: true', `judge: ${JUDGE}`]);
+    const study = join(dir, 'study.yaml');
+    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
+    const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
+    execFileSync(process.execPath, ['--import', NO_NETWORK, MAIN, 'run', study, '--upkeep', 'replay', '--jobs', '2', '--out', join(dir, 'rep'), '--no-token-cache', '--quiet'], { env, encoding: 'utf8' });
+    const rec = files(join(dir, 'rec'));
+    expect(files(join(dir, 'rep'))).toEqual(rec);
+    expect(csv(rec.get('probes.csv')!).some((p) => p.judged === 'true')).toBe(true);
+  });
+
+  it('shards replay the verdicts, and their merge is the unsharded run', { timeout: 120_000 }, async () => {
+    const dir = project(['full', 'facts'], ['answers: true', `judge: ${JUDGE}`]);
+    const study = join(dir, 'study.yaml');
+    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
+    for (const k of ['1/2', '2/2']) expect((await ctxsim(['run', study, '--upkeep', 'replay', '--shard', k, '--out', join(dir, 'shards'), '--quiet'])).code).toBe(0);
+    const io = capture();
+    expect(await runMain(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], io), io.stderr).toBe(0);
+    const rec = files(join(dir, 'rec'));
+    const merged = files(join(dir, 'merged'));
+    for (const f of ['probes.csv', 'summary.csv', 'policies.csv', 'report.md']) expect(merged.get(f), f).toBe(rec.get(f));
   });
 
   it('a verdict the cassette lacks is exit 2 naming where and the command that records it', { timeout: 60_000 }, async () => {
