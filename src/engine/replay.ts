@@ -423,7 +423,7 @@ class Replayer {
       let answer: ProbeAnswer | undefined = !this.recorded || state.forgotten ? undefined : reply && !reply.standIn && answeredIn(reply.text, state.current.value) ? 'answered' : 'unanswered';
       let judged: boolean | undefined;
       if (answer && this.judge) {
-        judged = answer === 'unanswered' && reply !== undefined && this.judgedYes(turn, fact, state.current.turn, reply.text);
+        judged = answer === 'unanswered' && reply !== undefined && this.judgeSaysYes(turn, fact, state.current.turn, reply.text);
         if (judged) answer = 'answered';
       }
       this.probes.push({
@@ -464,7 +464,7 @@ class Replayer {
    * (`stated`: the turn it was stated in), and the reply. Yes when the
    * verdict's first word is yes; a verdict not yet recorded is no.
    */
-  private judgedYes(turn: Turn, fact: string, stated: number, reply: string): boolean {
+  private judgeSaysYes(turn: Turn, fact: string, stated: number, reply: string): boolean {
     const value = this.conversation.turns.find((t) => t.index === stated)?.facts[fact] ?? '';
     const verdict = this.recorded!.judge(judgeRequest(this.judge!.model, turn.user.content, value, reply, this.judge!.prompt));
     return verdict !== undefined && judgedYes(verdict);

@@ -256,7 +256,7 @@ export interface UpkeepPlan extends PlanTotals {
   judge: PlanTotals;
 }
 
-/** `12 calls (4 summaries, 8 embeddings), at most $0.0021`, and what the answers to probe turns among them come to. */
+/** `12 calls (4 summaries, 8 embeddings), at most $0.0021`, and what the answers to probe turns and the judge's verdicts among them come to. */
 export function planText(plan: UpkeepPlan): string {
   const names = {
     summary: ['summary', 'summaries'],
