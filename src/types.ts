@@ -125,6 +125,12 @@ export interface ProbeRecord {
    * measured or the fact was forgotten. An `overflow` probe is `unanswered`.
    */
   answer?: ProbeAnswer;
+  /**
+   * With a judge (a study's `judge`): true when the reply did not hold the
+   * value as written and the judge model's yes made the probe `answered`;
+   * false otherwise. Absent without a judge, or without an `answer`.
+   */
+  judged?: boolean;
 }
 
 /** What the chat model's reply to a probe turn held: the fact's current value, or not. */

@@ -21,9 +21,21 @@ export interface SeenMessage {
 /**
  * How the chat model answers a probe turn's prompt: `parrot` with the
  * prompt's own text (every message's content and tool calls, joined);
- * `forgetful` with its last user message only.
+ * `forgetful` with its last user message only; `reversed` with the
+ * parrot's text, each line's words in reverse order (a value of several
+ * words is there in other words, not as written).
  */
-export type AnswerStyle = 'parrot' | 'forgetful';
+export type AnswerStyle = 'parrot' | 'forgetful' | 'reversed';
+
+/** A judge's grading of a reply: the probe turn's question, the expected value, the reply. */
+export type JudgeVerdict = (question: string, value: string, reply: string) => string;
+
+/** The default judge: `Yes.` when every word of the value (letters and digits) is a word of the reply, in any order and case; else `No, it does not.` */
+export const wordsJudge: JudgeVerdict = (_question, value, reply) => {
+  const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const said = new Set(wordsOf(reply));
+  return wordsOf(value).every((w) => said.has(w)) ? 'Yes.' : 'No, it does not.';
+};
 
 /**
  * A small OpenAI-compatible server for tests: `/v1/chat/completions` and
@@ -37,6 +49,8 @@ export type AnswerStyle = 'parrot' | 'forgetful';
  *    its user lines, or `none`;
  *  - an embedding with 8 dimensions counting the words of the input by their
  *    first letter;
+ *  - a judge's request (one user message in the words of ctxsim's default
+ *    judge prompt) as `judge` says;
  *  - any other chat request (a probe turn's prompt, sent to measure answers)
  *    as `answerStyle` says.
  *
@@ -53,6 +67,8 @@ export class FakeOpenAI {
   count: (text: string) => number = (text) => words(text).length;
   /** How a probe turn's prompt is answered. */
   answerStyle: AnswerStyle = 'parrot';
+  /** How a judge's request (ctxsim's default judge prompt) is answered. */
+  judge: JudgeVerdict = wordsJudge;
   private server: Server | undefined;
   private readonly sockets = new Set<import('node:net').Socket>();
 
@@ -97,7 +113,8 @@ export class FakeOpenAI {
     }
     if (req.url === '/v1/chat/completions') {
       const messages = body.messages ?? [];
-      const text = isUpkeep(messages) ? answer(messages, body.max_tokens ?? 100, this.count) : reply(messages, this.answerStyle);
+      const graded = judged(messages);
+      const text = graded ? this.judge(...graded) : isUpkeep(messages) ? answer(messages, body.max_tokens ?? 100, this.count) : reply(messages, this.answerStyle);
       const input = messages.reduce((n, m) => n + this.count(m.content ?? ''), 0) * this.usageFactor;
       const output = this.count(text) * this.usageFactor;
       return json({
@@ -124,8 +141,16 @@ function isUpkeep(messages: readonly SeenMessage[]): boolean {
 /** A message's own text: its content and tool calls. */
 const textOf = (m: SeenMessage) => [m.content ?? '', ...(m.tool_calls ?? []).map((c) => `${c.function.name}(${c.function.arguments})`)].filter(Boolean).join('\n');
 
+/** A judge's request in the words of ctxsim's default judge prompt: its question, value and reply. */
+function judged(messages: readonly SeenMessage[]): [question: string, value: string, reply: string] | undefined {
+  if (messages.length !== 1 || messages[0]!.role !== 'user') return undefined;
+  const m = /^A user asked an assistant the question below\. Does the assistant's answer give this value: ([\s\S]*?)\? It may be worded[\s\S]*?\n\nQuestion: ([\s\S]*?)\n\nAnswer: ([\s\S]*)$/.exec(messages[0]!.content ?? '');
+  return m ? [m[2]!, m[1]!, m[3]!] : undefined;
+}
+
 function reply(messages: readonly SeenMessage[], style: AnswerStyle): string {
   if (style === 'parrot') return messages.map(textOf).join('\n');
+  if (style === 'reversed') return messages.map(textOf).join('\n').split('\n').map((l) => words(l).reverse().join(' ')).join('\n');
   return messages.filter((m) => m.role === 'user').pop()?.content ?? '';
 }
 

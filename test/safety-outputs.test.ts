@@ -27,7 +27,7 @@ describe('safety columns, appended after the existing ones', () => {
     expect(header(summaryCsv(results)).endsWith(',latency_p95_ms,zombie_artifacts,zombie_prompt_turns,injection_exposure_turns,violations,stored_bytes,zombies,zombie_probes,overflow_probes,weight,model,answered,answer_retention,memory')).toBe(true);
   });
 
-  it('probes.csv', () => expect(header(probesCsv(results)).endsWith(',age_turns,source,expected,violation,model,answer')).toBe(true));
+  it('probes.csv', () => expect(header(probesCsv(results)).endsWith(',age_turns,source,expected,violation,model,answer,judged')).toBe(true));
 
   it('policies.csv', () => expect(header(policiesCsv(results)).endsWith(',pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations,overflow_probes,latency_p95_ms,model,answered,answer_retention,memory')).toBe(true));
 

@@ -144,7 +144,7 @@ describe('Cassette text', () => {
       line({ ...ok, key: k('d'), kind: 'embed' }),
     ].join('\n');
     expect(problems(() => Cassette.parse('c.jsonl', text))).toEqual([
-      `c.jsonl:1:1 kind: Invalid discriminator value. Expected 'summary' | 'extract' | 'answer' | 'embed' (got "sum")`,
+      `c.jsonl:1:1 kind: Invalid discriminator value. Expected 'summary' | 'extract' | 'answer' | 'judge' | 'embed' (got "sum")`,
       'c.jsonl:2:1 usage: Invalid input: expected object, received undefined',
       'c.jsonl:3:1: Invalid input: expected object, received array (got a list)',
       'c.jsonl:4:1: Unrecognized key: "extra" (got a mapping)',

@@ -33,6 +33,8 @@ export interface StudyFlags {
   cassette?: string;
   /** Send each probe turn's first prompt to the chat model and score its answer. */
   answers?: boolean;
+  /** The model that grades the answers a value as written is not in. */
+  judge?: string;
 }
 
 /** Where the token-count cache and the replay cache (in its `replay/`) live unless `--token-cache` says otherwise (relative to the working directory). */
@@ -74,6 +76,11 @@ export const STUDY_OPTIONS = {
     type: 'boolean',
     describe: 'also send each probe turn’s first prompt to the chat model through the upkeep endpoint and score the probes on its answer (needs --upkeep record, replay or live)',
     defaultDescription: 'the study’s, else false',
+  },
+  judge: {
+    type: 'string',
+    describe: 'with --answers: a model that grades a reply that does not hold the probed value as written (its yes makes the probe answered), through the upkeep endpoint',
+    defaultDescription: 'the study’s, else none',
   },
 } as const;
 
@@ -120,7 +127,12 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   applyUpkeepFlags(study, flags);
   if (flags.answers !== undefined) study.answers = flags.answers;
-  checkAnswers(study, flags.answers ? '--answers' : 'answers');
+  if (flags.judge !== undefined) {
+    if (!flags.judge.trim()) throw new UsageError('--judge: name the model that grades the answers, e.g. --judge gpt-4o');
+    flagModel(prices ?? loadPrices(study.prices), flags.judge, '--judge');
+    study.judge = flags.judge;
+  } else if (flags.answers === false) delete study.judge; // --no-answers measures no answers, so nothing to judge
+  checkAnswers(study, flags.answers ? '--answers' : 'answers', flags.judge !== undefined ? '--judge' : 'judge');
   const tokenCache = tokenCacheFromFlags(flags.tokenCache);
   return Object.assign(study, { tokenCache, replayCache: tokenCache && join(tokenCache, REPLAY_DIR) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }

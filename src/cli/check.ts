@@ -86,6 +86,7 @@ function studyArgs(flags: CheckFlags): string[] {
   add('--upkeep', flags.upkeep);
   add('--cassette', flags.cassette);
   if (flags.answers !== undefined) args.push(flags.answers ? '--answers' : '--no-answers');
+  add('--judge', flags.judge);
   return args;
 }
 

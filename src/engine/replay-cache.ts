@@ -219,7 +219,7 @@ export class ReplayCache {
           tokenizer: ctx.tokens.id,
           costs: ctx.costs ?? null,
           messageRules: ctx.messageRules,
-          upkeep: ctx.upkeep ? { prompts: ctx.upkeep.prompts, cassette: ctx.upkeep.recorded?.cassette ?? null, ...(ctx.upkeep.answers && { answers: true }) } : null,
+          upkeep: ctx.upkeep ? { prompts: ctx.upkeep.prompts, cassette: ctx.upkeep.recorded?.cassette ?? null, ...(ctx.upkeep.answers && { answers: true }), ...(ctx.upkeep.judge !== undefined && { judge: ctx.upkeep.judge }) } : null,
           toolDefs: ctx.toolDefs ?? null,
         }),
       );

@@ -16,7 +16,7 @@ import { toolDefTokens } from '../tokens/tools.js';
 import type { PromptSequence } from '../tokens/templated.js';
 import type { Cassette } from '../upkeep/cassette.js';
 import type { Vector } from '../upkeep/embedder.js';
-import type { UpkeepPrompts } from '../upkeep/prompts.js';
+import { judgedYes, judgeRequest, type UpkeepPrompts } from '../upkeep/prompts.js';
 import { answerRequest } from '../upkeep/answer.js';
 import { recordedUpkeep, simulatedUpkeep, type MissHandler, type RecordedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
 import { SafetyWatch } from './safety.js';
@@ -57,6 +57,8 @@ export interface UpkeepContext {
   };
   /** Each probe turn's first prompt is sent to the chat model, and its probes scored on the reply too (needs `recorded`). */
   answers?: boolean;
+  /** With `answers`: the model that grades a reply that does not hold the value as written (the study's `judge`). */
+  judge?: string;
 }
 
 /** One model call of a turn, as sent. */
@@ -191,6 +193,8 @@ class Replayer {
   private readonly tools: { tokens: number; defs: readonly ToolDef[] } | undefined;
   /** The chat model's recorded replies to probe turns, when the run measures answers. */
   private recorded: RecordedUpkeep | undefined;
+  /** The judge's model and instruction, when the run measures answers with a judge. */
+  private judge: { model: string; prompt: string } | undefined;
 
   constructor(
     private readonly conversation: Conversation,
@@ -225,6 +229,7 @@ class Replayer {
     const where = () => ({ scenario: this.conversation.id, policy: this.variant.name, turn: this.turn });
     const recorded = recordedUpkeep({ tokens: this.ctx.tokens, cassette: u.recorded.cassette, prompts: u.prompts, onMiss: u.recorded.onMiss, where });
     if (u.answers) this.recorded = recorded;
+    if (u.answers && u.judge !== undefined) this.judge = { model: u.judge, prompt: u.prompts.judge };
     return recorded;
   }
 
@@ -399,6 +404,9 @@ class Replayer {
    * measures answers, a probe of a fact not forgotten is also scored on the
    * chat model's reply to that prompt (`reply`): `answered` when it holds
    * the current value; an overflow probe is `unanswered`, and not sent.
+   * With a judge, a reply that does not hold the value as written is sent to
+   * the judge model with the turn's user message and the value, and the
+   * probe is `answered` when its verdict is yes (`judged`).
    */
   score(turn: Turn, first: SentCall, overflow: boolean, row: TurnRecord): void {
     const reply = this.reply(turn, first, overflow);
@@ -412,7 +420,12 @@ class Replayer {
         row.probes++;
         if (outcome === 'retained') row.retained++;
       }
-      const answer: ProbeAnswer | undefined = !this.recorded || state.forgotten ? undefined : reply !== undefined && answeredIn(reply, state.current.value) ? 'answered' : 'unanswered';
+      let answer: ProbeAnswer | undefined = !this.recorded || state.forgotten ? undefined : reply && !reply.standIn && answeredIn(reply.text, state.current.value) ? 'answered' : 'unanswered';
+      let judged: boolean | undefined;
+      if (answer && this.judge) {
+        judged = answer === 'unanswered' && reply !== undefined && this.judgeSaysYes(turn, fact, state.current.turn, reply.text);
+        if (judged) answer = 'answered';
+      }
       this.probes.push({
         scenario: this.conversation.id,
         policy: this.variant.name,
@@ -425,6 +438,7 @@ class Replayer {
         expected: state.forgotten ? 'missing' : 'retained',
         violation: state.forgotten && outcome !== 'missing' && outcome !== 'overflow',
         ...(answer && { answer }),
+        ...(judged !== undefined && { judged }),
       });
     }
   }
@@ -435,9 +449,25 @@ class Replayer {
    * turn probes a fact not forgotten; none for a call over the context
    * window (a real backend rejects it).
    */
-  private reply(turn: Turn, first: SentCall, overflow: boolean): string | undefined {
+  private reply(turn: Turn, first: SentCall, overflow: boolean): { text: string; standIn?: true } | undefined {
     if (!this.recorded || overflow || !turn.probe.some((fact) => !this.ledger.at(fact, turn.index)!.forgotten)) return undefined;
-    return this.recorded.reply(answerRequest(this.ctx.model, first.plan.messages, this.tools?.defs), first.promptTokens);
+    const request = answerRequest(this.ctx.model, first.plan.messages, this.tools?.defs);
+    const text = this.recorded.reply(request, first.promptTokens);
+    if (text !== undefined) return { text };
+    // Recording, the reply not yet recorded: a judge's request holds a stand-in, so it waits for the reply and is counted at its most.
+    return this.judge ? { text: this.recorded.replyStandIn(request), standIn: true } : undefined;
+  }
+
+  /**
+   * The judge's verdict on a reply to the turn's first prompt: sent the
+   * turn's user message, the fact's current value as the scenario states it
+   * (`stated`: the turn it was stated in), and the reply. Yes when the
+   * verdict's first word is yes; a verdict not yet recorded is no.
+   */
+  private judgeSaysYes(turn: Turn, fact: string, stated: number, reply: string): boolean {
+    const value = this.conversation.turns.find((t) => t.index === stated)?.facts[fact] ?? '';
+    const verdict = this.recorded!.judge(judgeRequest(this.judge!.model, turn.user.content, value, reply, this.judge!.prompt));
+    return verdict !== undefined && judgedYes(verdict);
   }
 
   /** The whole replay, with what the policy stores at the end. */

@@ -97,10 +97,12 @@ export interface RunUpkeep {
   };
   /** Each probe turn's first prompt goes to the chat model, and probes are scored on its recorded reply too (needs `recorded`). */
   answers?: boolean;
+  /** With `answers`: the model that grades a reply that does not hold the value as written (the study's `judge`). */
+  judge?: string;
 }
 
 /** What a response the cassette lacks is called in the error. */
-const MISSING_WHAT = { summary: 'summary', extract: 'extraction', embed: 'embedding', answer: 'answer to a probe turn' } as const;
+const MISSING_WHAT = { summary: 'summary', extract: 'extraction', embed: 'embedding', answer: 'answer to a probe turn', judge: 'verdict of the judge' } as const;
 
 /** A replay that needs a response its cassette does not have: exit 2, naming where and how to record it. */
 export function missError(file: string, recordCommand: string): (miss: Miss) => never {
@@ -116,7 +118,7 @@ export function upkeepContext(u: RunUpkeep | undefined): UpkeepContext | undefin
   if (!u) return undefined;
   const prompts = u.prompts ?? DEFAULT_PROMPTS;
   if (!u.recorded) return { prompts };
-  return { prompts, recorded: { cassette: new Cassette(u.recorded.entries), onMiss: missError(u.recorded.file, u.recorded.recordCommand) }, ...(u.answers && { answers: true }) };
+  return { prompts, recorded: { cassette: new Cassette(u.recorded.entries), onMiss: missError(u.recorded.file, u.recorded.recordCommand) }, ...(u.answers && { answers: true }), ...(u.answers && u.judge !== undefined && { judge: u.judge }) };
 }
 
 /** What a run used for one of its chat models. */

@@ -94,6 +94,7 @@ export const PROBE_COLUMNS: readonly Column<ProbeRecord>[] = [
   ['violation', (r) => r.violation],
   ['model', (r) => r.model],
   ['answer', (r) => r.answer],
+  ['judged', (r) => r.judged],
 ];
 
 export const SUMMARY_COLUMNS: readonly Column<SummaryRecord>[] = [

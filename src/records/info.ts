@@ -33,9 +33,10 @@ export interface ReportInfo {
   /**
    * Present when summaries, extractions and embeddings are a real model's
    * responses: the cassette they were replayed from; `answers` when the
-   * probes were also scored on the chat model's recorded answers.
+   * probes were also scored on the chat model's recorded answers; `judge`
+   * the model that graded the answers that did not hold a value as written.
    */
-  upkeep?: { recorded: string; answers?: true };
+  upkeep?: { recorded: string; answers?: true; judge?: string };
 }
 
 /** A chat model of the run: its encoding and context window. */

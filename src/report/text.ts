@@ -94,7 +94,9 @@ export function answersMeasured(rows: readonly { answered?: number | null }[]): 
  */
 export function answersNote(info: Partial<Pick<ReportInfo, 'upkeep'>>): string | undefined {
   if (!info.upkeep?.answers) return undefined;
-  return `Answered: the chat model’s reply to the probe turn’s prompt held the fact’s value (a real model’s answers from ${info.upkeep.recorded}; what they cost is not in the policies’ cost)`;
+  const judge = info.upkeep.judge === undefined ? '' : `, or the judge ${info.upkeep.judge} said it gave it`;
+  const cost = info.upkeep.judge === undefined ? 'what they cost is' : 'what they and the verdicts cost is';
+  return `Answered: the chat model’s reply to the probe turn’s prompt held the fact’s value${judge} (a real model’s answers from ${info.upkeep.recorded}; ${cost} not in the policies’ cost)`;
 }
 
 /** What retention means when memory is simulated. */

@@ -146,7 +146,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     for (const w of run.warnings) opts.onWarning?.(w);
     const upkeepUsed = upkeepFingerprint(study, upkeep);
     const fingerprint = { ...studyFingerprint(study, run, scenarios), ...(upkeepUsed && { upkeep: upkeepUsed }) };
-    const info = studyInfo(study, run, shapes, upkeep?.recorded && { recorded: upkeep.recorded.file, ...(upkeep.answers && { answers: true as const }) });
+    const info = studyInfo(study, run, shapes, upkeep?.recorded && { recorded: upkeep.recorded.file, ...(upkeep.answers && { answers: true as const }), ...(upkeep.judge !== undefined && { judge: upkeep.judge }) });
     const done: StudyDone = { fingerprint, info, meta: resultsMeta(info.priceDate) };
     const output = await sink.finish(done, outputs);
     if (opts.baseline) outputs.file(opts.baseline, baselineJson(makeBaseline(fingerprint, summary, lost)));

@@ -63,6 +63,8 @@ export interface Study {
   records?: RecordsMode;
   /** Each probe turn's first prompt also goes to the chat model through the upkeep endpoint, and probes are scored on its answer (the study's `answers`; `--answers`). */
   answers?: boolean;
+  /** With `answers`: the model that grades a reply that does not hold a probed value as written (the study's `judge`; `--judge`). */
+  judge?: string;
 }
 
 /** The package's own folder (for shipped scenarios). */
@@ -99,6 +101,7 @@ const studySchema = z.strictObject({
   toolDefs: z.array(toolDefSchema).min(1).optional(),
   records: z.enum(RECORDS_MODES).optional(),
   answers: z.boolean().optional(),
+  judge: z.string().min(1).optional(),
 });
 
 // The keys a scenario file is told apart from a study by (scenario/load.ts) are exactly the study schema's.
@@ -128,6 +131,7 @@ const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
   toolDefs: 'tools offered in every call of every conversation (name, description, JSON Schema parameters): their definitions are part of each prompt; a scenario’s tool_defs of the same name replace them',
   records: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
   answers: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',
+  judge: 'with answers: a model (in the price table) that grades a reply that does not hold the probed value as written; its yes makes the probe answered (judged); sent through the upkeep endpoint, a measurement apart from every cost (--judge)',
 };
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */
@@ -259,6 +263,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
       ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
       ...(doc.records !== undefined && { records: doc.records }),
       ...(doc.answers !== undefined && { answers: doc.answers }),
+      ...(doc.judge !== undefined && { judge: doc.judge }),
       ...(doc.gate !== undefined && {
         gate: { ...doc.gate, ...(doc.gate.baseline !== undefined && { baseline: resolve(dir, doc.gate.baseline) }) },
       }),
@@ -391,6 +396,7 @@ function modelProblems(
     check(doc.route.strong, ['route', 'strong']);
   }
   if (doc.fallback) check(doc.fallback.model, ['fallback', 'model']);
+  if (doc.judge !== undefined) check(doc.judge, ['judge']);
   const list = Array.isArray(rawPolicies) ? rawPolicies : [];
   for (const { i, variants } of entries) {
     const entry: unknown = list[i];

@@ -40,7 +40,10 @@ import { sha256 } from '../gate/baseline.js';
  * A study with `answers` also sends each probe turn's first prompt to the
  * chat model the same way: its answers are requests of kind `answer`,
  * found by the same replays, sent, recorded and counted with the rest (a
- * measurement: no policy's cost includes them).
+ * measurement: no policy's cost includes them). With a `judge`, a reply
+ * that does not hold a probed value as written is sent to the judge model
+ * to grade (requests of kind `judge`, a measurement too), once the reply is
+ * recorded.
  */
 
 export const UPKEEP_MODES = ['simulate', 'record', 'replay', 'live'] as const;
@@ -101,6 +104,9 @@ export const upkeepSchema = z.strictObject({
       summary: promptText('summary').optional().describe('the summarizer’s instruction; {summaryTokens} is the summary’s size'),
       forget: promptText('forget').optional().describe('the instruction that erases facts from a summary; {facts} is their names'),
       extract: promptText('extract').optional().describe('the fact extractor’s instruction'),
+      judge: promptText('judge')
+        .optional()
+        .describe('the judge’s instruction (with a study’s judge); {question} is the probe turn’s user message, {value} the fact’s value, {reply} the chat model’s reply'),
     })
     .optional()
     .describe('the upkeep prompts (defaults in the docs)'),
@@ -138,6 +144,8 @@ export interface UpkeepStudy {
   prices: string;
   /** Each probe turn's first prompt also goes to the chat model, through the upkeep endpoint (the study's `answers`). */
   answers?: boolean;
+  /** With `answers`: the model that grades a reply that does not hold the value as written (the study's `judge`). */
+  judge?: string;
 }
 
 /** What a recording tells while it goes. */
@@ -150,16 +158,27 @@ export interface UpkeepEvents {
 export function upkeepFingerprint(study: UpkeepStudy, run: RunUpkeep | undefined): string | undefined {
   const u = study.upkeep;
   if (!u) return undefined;
-  const prompts = u.prompts === DEFAULT_PROMPTS || JSON.stringify(u.prompts) === JSON.stringify(DEFAULT_PROMPTS) ? '' : ` prompts sha256:${sha256(JSON.stringify(u.prompts)).slice(0, 12)}`;
+  // The judge's prompt counts only when it is not the default, so a fingerprint made before there was one stays as it was.
+  const { judge: judgePrompt, ...others } = u.prompts;
+  const told = judgePrompt === DEFAULT_PROMPTS.judge ? others : u.prompts;
+  const { judge: _, ...defaults } = DEFAULT_PROMPTS;
+  const prompts = JSON.stringify(told) === JSON.stringify(defaults) ? '' : ` prompts sha256:${sha256(JSON.stringify(told)).slice(0, 12)}`;
   if (!run?.recorded) return prompts ? `simulated${prompts}` : undefined;
-  const answers = run.answers ? ' answers' : '';
+  const answers = run.answers ? ` answers${run.judge !== undefined ? ` judge ${run.judge}` : ''}` : '';
   if (u.mode === 'live') return `live ${u.baseURL}${prompts}${answers}`;
   const text = new Cassette(run.recorded.entries).text();
   return `recorded ${run.recorded.file} sha256:${sha256(text).slice(0, 12)}${prompts}${answers}`;
 }
 
-/** A study that measures answers needs a real chat model: simulated upkeep has none to send the probe turns to. `name` is what asked for them (the study's key, or the flag). */
-export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeep'>, name = 'answers'): void {
+/**
+ * A study that measures answers needs a real chat model: simulated upkeep
+ * has none to send the probe turns to; a judge grades answers, so it needs
+ * them. `name` and `judgeName` are what asked (the study's key, or the flag).
+ */
+export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeep' | 'judge'>, name = 'answers', judgeName = 'judge'): void {
+  if (study.judge !== undefined && !study.answers) {
+    throw new UsageError(`${judgeName}: the judge grades the chat model's answers to probe turns, which this run does not measure: add --answers (or answers: true in the study)`);
+  }
   if (study.answers && (study.upkeep?.mode ?? 'simulate') === 'simulate') {
     throw new UsageError(`${name}: the probe turns go to the chat model through the upkeep endpoint, which simulated upkeep has not: add --upkeep record (or replay, live)`);
   }
@@ -175,10 +194,10 @@ export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Co
   const u = study.upkeep;
   if (!u) return undefined;
   if (u.mode === 'simulate') return u.prompts === DEFAULT_PROMPTS ? undefined : { prompts: u.prompts };
-  const answers = study.answers ? { answers: true } : {};
+  const answers = study.answers ? { answers: true, ...(study.judge !== undefined && { judge: study.judge }) } : {};
   const file = display(u.cassette);
   // A run told to answer by its flag records the answers only when told again.
-  const recordCommand = `ctxsim run${study.file ? ` ${display(study.file)}` : ''} --upkeep record --cassette ${file}${study.answers ? ' --answers' : ''}`;
+  const recordCommand = `ctxsim run${study.file ? ` ${display(study.file)}` : ''} --upkeep record --cassette ${file}${study.answers ? ' --answers' : ''}${study.answers && study.judge !== undefined ? ` --judge ${study.judge}` : ''}`;
   if (u.mode === 'replay') {
     if (!exists(u.cassette)) throw new UsageError(`upkeep cassette ${file} does not exist: record it with \`${recordCommand}\``);
     return { prompts: u.prompts, recorded: { entries: readCassette(u.cassette, file).entries(), file, recordCommand }, ...answers };
@@ -229,15 +248,27 @@ export interface UpkeepPlan extends PlanTotals {
   byKind: Record<UpkeepRequest['kind'], number>;
   /** The chat model's answers to probe turns (a measurement, not the policies' cost), counted in the totals too. */
   answers: PlanTotals;
+  /**
+   * The judge's verdicts (a measurement too), counted in the totals too: one
+   * for every probe of a fact not forgotten whose reply is not yet recorded
+   * (the reply may not hold the value as written), at its most.
+   */
+  judge: PlanTotals;
 }
 
-/** `12 calls (4 summaries, 8 embeddings), at most $0.0021`, and what the answers to probe turns among them come to. */
+/** `12 calls (4 summaries, 8 embeddings), at most $0.0021`, and what the answers to probe turns and the judge's verdicts among them come to. */
 export function planText(plan: UpkeepPlan): string {
-  const names = { summary: ['summary', 'summaries'], extract: ['extraction', 'extractions'], embed: ['embedding', 'embeddings'], answer: ['answer to a probe turn', 'answers to probe turns'] } as const;
+  const names = {
+    summary: ['summary', 'summaries'],
+    extract: ['extraction', 'extractions'],
+    embed: ['embedding', 'embeddings'],
+    answer: ['answer to a probe turn', 'answers to probe turns'],
+    judge: ['verdict of the judge', 'verdicts of the judge'],
+  } as const;
   const parts = (Object.keys(names) as (keyof typeof names)[]).filter((k) => plan.byKind[k]).map((k) => `${plan.byKind[k]} ${names[k][plan.byKind[k] === 1 ? 0 : 1]}`);
-  const a = plan.answers;
-  const answers = a.calls ? `; the ${a.calls === 1 ? 'answer' : `${a.calls} answers`}: ${a.inputTokens} input tokens and at most ${a.maxOutputTokens} output tokens, at most $${usd(a.cost, 4)}` : '';
-  return `${plan.calls} calls (${parts.join(', ')}), ${plan.inputTokens} input tokens and at most ${plan.maxOutputTokens} output tokens, at most $${usd(plan.cost, 4)}${answers}`;
+  const apart = (t: PlanTotals, one: string, many: string) => (t.calls ? `; the ${t.calls === 1 ? one : `${t.calls} ${many}`}: ${t.inputTokens} input tokens and at most ${t.maxOutputTokens} output tokens, at most $${usd(t.cost, 4)}` : '');
+  const measured = apart(plan.answers, 'answer', 'answers') + apart(plan.judge, 'verdict', 'verdicts');
+  return `${plan.calls} calls (${parts.join(', ')}), ${plan.inputTokens} input tokens and at most ${plan.maxOutputTokens} output tokens, at most $${usd(plan.cost, 4)}${measured}`;
 }
 
 /** The plan of a study's recording without sending anything (`--dry-run`). */
@@ -261,6 +292,7 @@ class Recorder {
   private readonly prices: PriceTable;
   private readonly policies: readonly PolicyVariant[];
   private readonly answers: boolean;
+  private readonly judge: string | undefined;
   /** Pico-dollars the responses recorded so far were billed. */
   spent = 0n;
 
@@ -274,6 +306,7 @@ class Recorder {
     this.prices = this.ctxs[0]!.prices;
     this.policies = study.policies;
     this.answers = study.answers === true;
+    this.judge = this.answers ? study.judge : undefined;
   }
 
   private units(): Unit[] {
@@ -282,7 +315,7 @@ class Recorder {
 
   /** Replays a unit with what the cassette has, telling each request it lacks. */
   private replayWith(unit: Unit, onMiss: (m: Miss) => void): void {
-    replay(unit.conversation, unit.variant, { ...unit.ctx, upkeep: { prompts: this.settings.prompts, recorded: { cassette: this.cassette, onMiss }, ...(this.answers && { answers: true }) } });
+    replay(unit.conversation, unit.variant, { ...unit.ctx, upkeep: { prompts: this.settings.prompts, recorded: { cassette: this.cassette, onMiss }, ...(this.answers && { answers: true }), ...(this.judge !== undefined && { judge: this.judge }) } });
   }
 
   /**
@@ -297,14 +330,14 @@ class Recorder {
   plan(): UpkeepPlan {
     const misses = new Map<string, { miss: Miss; ctx: ModelContext }>();
     for (const unit of this.units()) this.replayWith(unit, (miss) => misses.set(miss.key, { miss, ctx: unit.ctx }));
-    const plan: UpkeepPlan = { calls: 0, byKind: { summary: 0, extract: 0, embed: 0, answer: 0 }, inputTokens: 0, maxOutputTokens: 0, cost: 0n, answers: { calls: 0, inputTokens: 0, maxOutputTokens: 0, cost: 0n } };
+    const plan: UpkeepPlan = { calls: 0, byKind: { summary: 0, extract: 0, embed: 0, answer: 0, judge: 0 }, inputTokens: 0, maxOutputTokens: 0, cost: 0n, answers: { calls: 0, inputTokens: 0, maxOutputTokens: 0, cost: 0n }, judge: { calls: 0, inputTokens: 0, maxOutputTokens: 0, cost: 0n } };
     for (const { miss, ctx } of misses.values()) {
       const r = miss.request;
       const input = requestTokens(miss, ctx);
       const output = r.kind === 'embed' ? 0 : r.maxTokens;
       const cost = this.cost(r.model, { input, output });
       plan.byKind[r.kind]++;
-      for (const t of r.kind === 'answer' ? [plan, plan.answers] : [plan]) {
+      for (const t of r.kind === 'answer' ? [plan, plan.answers] : r.kind === 'judge' ? [plan, plan.judge] : [plan]) {
         t.calls++;
         t.inputTokens += input;
         t.maxOutputTokens += output;

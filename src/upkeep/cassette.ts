@@ -28,10 +28,12 @@ export interface PromptTool {
  * One upkeep request as it goes to an OpenAI-compatible endpoint: a chat
  * completion (a summary, a re-summarization that forgets, an extraction),
  * the embedding of one text, or a probe turn's prompt sent to the chat
- * model to see whether its answer holds the probed facts (`answer`).
+ * model to see whether its answer holds the probed facts (`answer`), or
+ * such an answer sent to a judge model to grade it (`judge`).
  */
 export type UpkeepRequest =
   | { kind: 'summary' | 'extract'; model: string; messages: readonly ChatMessage[]; maxTokens: number }
+  | { kind: 'judge'; model: string; messages: readonly ChatMessage[]; maxTokens: number }
   | { kind: 'embed'; model: string; input: string }
   | { kind: 'answer'; model: string; messages: readonly PromptMessage[]; tools?: readonly PromptTool[]; maxTokens: number };
 
@@ -71,7 +73,7 @@ export function requestKey(r: UpkeepRequest): string {
 const usage = z.strictObject({ input: z.number().int().min(0), output: z.number().int().min(0) });
 const key = z.string().regex(/^[0-9a-f]{32}$/, 'expected 32 hex digits');
 const entrySchema = z.discriminatedUnion('kind', [
-  z.strictObject({ key, kind: z.enum(['summary', 'extract', 'answer']), model: z.string().min(1), text: z.string(), usage }),
+  z.strictObject({ key, kind: z.enum(['summary', 'extract', 'answer', 'judge']), model: z.string().min(1), text: z.string(), usage }),
   z.strictObject({ key, kind: z.literal('embed'), model: z.string().min(1), vector: z.string().refine(isFloat32Base64, 'expected base64 of float32 values'), usage }),
 ]);
 

@@ -16,6 +16,12 @@ export interface UpkeepPrompts {
   forget: string;
   /** The fact extractor's. */
   extract: string;
+  /**
+   * The judge's (`judge:` in a study): whether a chat model's reply to a
+   * probe turn gives the fact's value; `{question}` is the probe turn's user
+   * message, `{value}` the fact's current value, `{reply}` the reply.
+   */
+  judge: string;
 }
 
 export const DEFAULT_PROMPTS: UpkeepPrompts = {
@@ -26,6 +32,11 @@ export const DEFAULT_PROMPTS: UpkeepPrompts = {
   extract:
     'Extract the facts the user states about themselves or their requests (names, numbers, identifiers, addresses, preferences) ' +
     'from the messages below. Answer with one line "name: value; name: value", or "none".',
+  judge:
+    'A user asked an assistant the question below. Does the assistant\'s answer give this value: {value}? ' +
+    'It may be worded differently (other word order, formatting or spelling, a paraphrase), but it must be the same value; ' +
+    'an answer that gives another value, or none, does not. Reply with one word: yes or no.\n\n' +
+    'Question: {question}\n\nAnswer: {reply}',
 };
 
 /** The placeholders each prompt may hold. */
@@ -33,6 +44,7 @@ export const PROMPT_PLACEHOLDERS: Readonly<Record<keyof UpkeepPrompts, readonly 
   summary: ['{summaryTokens}'],
   forget: ['{facts}'],
   extract: [],
+  judge: ['{question}', '{value}', '{reply}'],
 };
 
 const instructions = new Map<string, Message>();
@@ -90,6 +102,30 @@ export function forgetRequest(model: string, summaryTokens: number, previous: st
 /** The extractor's request: the instruction, then the turn's messages. */
 export function extractRequest(model: string, exchange: readonly Message[], maxTokens: number, prompt: string): UpkeepRequest {
   return { kind: 'extract', model, messages: chat(prompt, `Messages:\n${transcript(exchange)}`), maxTokens };
+}
+
+/** The judge's answer is at most this many tokens: a verdict is one word. */
+export const JUDGE_MAX_TOKENS = 10;
+
+/**
+ * The judge's request: its instruction with the probe turn's question, the
+ * fact's expected value and the chat model's reply put in (in one pass, so a
+ * reply that holds a placeholder's name is sent as written), as one user
+ * message.
+ */
+export function judgeRequest(model: string, question: string, value: string, reply: string, prompt: string): Extract<UpkeepRequest, { kind: 'judge' }> {
+  const fill: Record<string, string> = { '{question}': question, '{value}': value, '{reply}': reply };
+  const content = prompt.replace(/\{(?:question|value|reply)\}/g, (p) => fill[p]!);
+  return { kind: 'judge', model, messages: [{ role: 'user', content }], maxTokens: JUDGE_MAX_TOKENS };
+}
+
+/**
+ * The judge's verdict: yes when its reply's first word is `yes` (any case,
+ * punctuation around it ignored); anything else — `no`, another word, an
+ * empty reply — is no.
+ */
+export function judgedYes(reply: string): boolean {
+  return /^[^\p{L}\p{N}]*yes(?![\p{L}\p{N}])/iu.test(reply);
 }
 
 /**

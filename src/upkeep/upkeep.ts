@@ -98,6 +98,15 @@ export interface RecordedUpkeep extends Upkeep {
    * handler was told.
    */
   reply(request: Extract<UpkeepRequest, { kind: 'answer' }>, inputTokens: number): string | undefined;
+  /**
+   * A stand-in for the reply to a probe turn's prompt the cassette lacks, as
+   * long as the reply may be (`max_tokens`) and distinct per prompt: a
+   * judge's request that holds it depends on that miss (so a recording sends
+   * it only once the reply is recorded, and a dry run counts it at its most).
+   */
+  replyStandIn(request: Extract<UpkeepRequest, { kind: 'answer' }>): string;
+  /** The judge model's recorded verdict on a reply, or undefined after the miss handler was told. */
+  judge(request: Extract<UpkeepRequest, { kind: 'judge' }>): string | undefined;
 }
 
 /**
@@ -176,6 +185,15 @@ export function recordedUpkeep(o: RecordedOptions): RecordedUpkeep {
     },
     reply(request, inputTokens) {
       const e = answer(request, inputTokens);
+      return e && (e.text ?? '');
+    },
+    replyStandIn(request) {
+      const content = padTo(o.tokens, requestKey(request), request.maxTokens);
+      standIns.add(content);
+      return content;
+    },
+    judge(request) {
+      const e = answer(request);
       return e && (e.text ?? '');
     },
   };
