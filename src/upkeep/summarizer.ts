@@ -71,13 +71,15 @@ const PLAIN_HEADER = 'Summary of the conversation so far.';
  * scenario annotates as facts or will ask about. Its output is a summary of
  * at most `summaryTokens` tokens that lists, in a "Known:" list, the salient
  * spans it carries (`salientIn`: names, codes and IDs, e-mails, phone
- * numbers, dates, times, amounts, URLs, numbers): every entry of the old
+ * numbers, dates, times, amounts, URLs, numbers, a user's details about
+ * themselves): every entry of the old
  * summary and every span of the folded messages survives with probability
  * `keep` (one draw each, in order), so an entry lost once is gone for good
  * and repeated summarization compounds the loss. What survives must also
  * fit: when the list is too long, entries are dropped in `dropOrder` — the
- * lowest kind first (bare numbers, then dates, times, amounts and URLs, then
- * names and identifiers), then the one mentioned in the fewest turns, then
+ * lowest kind first (bare numbers, then dates, times, amounts, URLs and a
+ * user's details, then names and identifiers: `KIND_TIER`), then the one
+ * mentioned in the fewest turns, then
  * the one mentioned longest ago. A fact the user gave thus competes with
  * everything else salient in the conversation. A folded injection turn is
  * quoted (its first words), and the quote stays in every later summary
