@@ -62,7 +62,7 @@ export interface SummaryParams {
   summaryModel?: string | undefined;
   /** Size of the running summary, in tokens. */
   summaryTokens: number;
-  /** Chance that each fold keeps each fact it read. */
+  /** Chance that each fold keeps each entry it read (a salient span of the text). */
   keep: number;
 }
 
@@ -70,9 +70,9 @@ export interface SummaryParams {
 export interface FactSheetParams {
   /** Model the extraction is priced on (default: the chat model). */
   extractModel?: string | undefined;
-  /** Chance that the extractor finds each fact a turn states whose value is in the messages it reads. */
+  /** Chance that the simulated extractor finds each salient span of the messages it reads. */
   recall: number;
-  /** Most tokens the sheet may have (default 500); facts that do not fit are dropped, the fewest-found and longest-unseen first. */
+  /** Most tokens the sheet may have (default 500); entries that do not fit are dropped, the lowest kind, then the fewest-found and longest-unseen first. */
   sheetTokens?: number | undefined;
 }
 
