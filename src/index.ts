@@ -54,7 +54,8 @@ export { byPolicy, summaryOf } from './engine/summary.js';
 // Policies: the registry, specs, writing one's own, the contract every policy keeps
 export { AGENT_POLICIES, CHAT_POLICIES, POLICIES, REGISTRY } from './policies/index.js';
 export { canonicalName, resolveSpec, type PolicyVariant } from './policies/spec.js';
-export type { Artifact, ForgetFact, ForgetInfo, ParamSpec, ParamTable, ParamValue, Params, Policy, PolicyDeps, PolicySession, PromptPlan, TurnInfo } from './policies/types.js';
+export type { Artifact, ForgetFact, ForgetInfo, ParamSpec, ParamTable, ParamValue, Params, Policy, PolicyDeps, PolicySession, PromptPlan, SessionStart, TurnInfo, TurnStart } from './policies/types.js';
+export { SessionDriver, sessionStart, type DrivenCall, type DrivenForget } from './policies/driver.js';
 export { definePolicy, type PolicyParams } from './policies/define.js';
 export { blocks } from './policies/blocks.js';
 export type { Blocks, Exchange, FactSheetBlock, FactSheetParams, History, RunningSummaryBlock, SessionParams, SummaryParams, TranscriptBlock } from './policies/types.js';
