@@ -87,3 +87,19 @@ export function expectSameFiles(dir: string, expected: Map<string, Buffer>): voi
   expect([...got.keys()]).toEqual([...expected.keys()]);
   for (const [f, b] of expected) expect(got.get(f)!.equals(b), `${dir}/${f}`).toBe(true);
 }
+
+/** Every file of a folder, name → text, in name order. */
+export function textFiles(dir: string): Map<string, string> {
+  return new Map(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
+}
+
+/** A CSV file's rows as objects, by the header's names (quoted cells unquoted; a missing cell is empty). */
+export function csvRows(text: string): Record<string, string>[] {
+  const split = (line: string) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(,|$)/g)].slice(0, -1).map((m) => m[1]!.replace(/^"|"$/g, '').replaceAll('""', '"'));
+  const [head, ...rows] = text.trimEnd().split('\n');
+  const names = split(head!);
+  return rows.map((r) => {
+    const cells = split(r);
+    return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? '']));
+  });
+}

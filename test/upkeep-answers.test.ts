@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { POLICIES } from '../src/policies/index.js';
-import { capture, recordCli } from './_io.js';
+import { capture, csvRows, recordCli, textFiles } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -64,18 +64,7 @@ function project(url: string, policies: readonly string[]): string {
 
 const ctxsim = (args: string[]) => recordCli([...args, '--no-token-cache'], { CTXSIM_TEST_ANSWERS_KEY: KEY });
 
-/** Every file of a folder, name → text. */
-function files(dir: string): Map<string, string> {
-  return new Map(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
-}
 
-/** A CSV file's rows as objects (no cell of these files holds a comma inside quotes but policy names, which are quoted whole). */
-function csv(text: string): Record<string, string>[] {
-  const split = (line: string) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(,|$)/g)].slice(0, -1).map((m) => m[1]!.replace(/^"|"$/g, '').replaceAll('""', '"'));
-  const [head, ...rows] = text.trimEnd().split('\n');
-  const names = split(head!);
-  return rows.map((r) => Object.fromEntries(split(r).map((v, i) => [names[i]!, v])));
-}
 
 const ALL = POLICIES.map((p) => p.id);
 
@@ -85,22 +74,22 @@ describe('answered probes', () => {
     const study = join(dir, 'study.yaml');
     const rec = await ctxsim(['run', study, '--out', join(dir, 'rec')]);
     expect(rec.code, rec.stderr).toBe(0);
-    const out = files(join(dir, 'rec'));
+    const out = textFiles(join(dir, 'rec'));
 
     // Probe by probe: answered exactly when retained; forgotten facts have no answer.
-    const probes = csv(out.get('probes.csv')!);
+    const probes = csvRows(out.get('probes.csv')!);
     expect(probes.length).toBeGreaterThan(0);
     for (const p of probes) {
       if (p.expected === 'missing') expect(p.answer, `${p.policy} ${p.scenario} ${p.turn} ${p.fact}`).toBe('');
       else expect(p.answer, `${p.policy} ${p.scenario} ${p.turn} ${p.fact}`).toBe(p.outcome === 'retained' ? 'answered' : 'unanswered');
     }
-    const policies = csv(out.get('policies.csv')!);
+    const policies = csvRows(out.get('policies.csv')!);
     expect(policies.map((p) => p.policy!.split(':')[0])).toEqual(ALL);
     for (const p of policies) {
       expect([p.policy, p.answered, p.answer_retention]).toEqual([p.policy, p.retained, p.retention]);
       expect(p.memory, p.policy).toBe(['summary', 'summary-buffer', 'retrieval', 'facts', 'compact', 'pipeline'].includes(p.policy!.split(':')[0]!) ? 'recorded' : 'none');
     }
-    for (const s of csv(out.get('summary.csv')!)) expect(s.answered, `${s.policy} ${s.scenario}`).toBe(s.retained);
+    for (const s of csvRows(out.get('summary.csv')!)) expect(s.answered, `${s.policy} ${s.scenario}`).toBe(s.retained);
 
     // The answers are in the cassette as their own kind, one line per distinct prompt.
     const cassette = readFileSync(join(dir, 'upkeep.cassette.jsonl'), 'utf8');
@@ -118,9 +107,9 @@ describe('answered probes', () => {
     // The measurement is not the policies' cost: a replay without answers costs the same.
     const plain = await ctxsim(['run', study, '--upkeep', 'replay', '--no-answers', '--out', join(dir, 'plain')]);
     expect(plain.code, plain.stderr).toBe(0);
-    const without = csv(files(join(dir, 'plain')).get('policies.csv')!);
+    const without = csvRows(textFiles(join(dir, 'plain')).get('policies.csv')!);
     expect(without.map((p) => [p.total_cost_usd, p.answered, p.answer_retention, p.memory])).toEqual(policies.map((p) => [p.total_cost_usd, '', '', p.memory]));
-    expect(files(join(dir, 'plain')).get('turns.csv')).toBe(out.get('turns.csv'));
+    expect(textFiles(join(dir, 'plain')).get('turns.csv')).toBe(out.get('turns.csv'));
 
     // Replay with the server gone: no socket opened, the same bytes.
     await parrot.stop();
@@ -132,7 +121,7 @@ describe('answered probes', () => {
     } finally {
       urls.parrot = await parrot.start();
     }
-    expect(files(join(dir, 'rep'))).toEqual(out);
+    expect(textFiles(join(dir, 'rep'))).toEqual(out);
 
     // The key was sent, and is in no file written nor in the cassette.
     expect(parrot.seen.every((s) => s.authorization === `Bearer ${KEY}`)).toBe(true);
@@ -144,7 +133,7 @@ describe('answered probes', () => {
     const dir = project(urls.forgetful, ['full', 'summary', 'summary-buffer', 'facts', 'retrieval']);
     const r = await ctxsim(['run', join(dir, 'study.yaml'), '--out', join(dir, 'rec')]);
     expect(r.code, r.stderr).toBe(0);
-    const policies = csv(files(join(dir, 'rec')).get('policies.csv')!);
+    const policies = csvRows(textFiles(join(dir, 'rec')).get('policies.csv')!);
     for (const p of policies) {
       expect(Number(p.answered), p.policy).toBeLessThan(Number(p.retained));
       expect(Number(p.answer_retention), p.policy).toBeLessThan(Number(p.retention));
@@ -188,7 +177,7 @@ describe('answered probes', () => {
     expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
     const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
     execFileSync(process.execPath, ['--import', NO_NETWORK, MAIN, 'run', study, '--upkeep', 'replay', '--jobs', '2', '--out', join(dir, 'rep'), '--no-token-cache', '--quiet'], { env, encoding: 'utf8' });
-    expect(files(join(dir, 'rep'))).toEqual(files(join(dir, 'rec')));
+    expect(textFiles(join(dir, 'rep'))).toEqual(textFiles(join(dir, 'rec')));
   });
 
   it('shards replay the answers, and their merge is the unsharded run', { timeout: 120_000 }, async () => {
@@ -198,8 +187,8 @@ describe('answered probes', () => {
     for (const k of ['1/2', '2/2']) expect((await ctxsim(['run', study, '--upkeep', 'replay', '--shard', k, '--out', join(dir, 'shards'), '--quiet'])).code).toBe(0);
     const io = capture();
     expect(await runMain(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], io), io.stderr).toBe(0);
-    const rec = files(join(dir, 'rec'));
-    const merged = files(join(dir, 'merged'));
+    const rec = textFiles(join(dir, 'rec'));
+    const merged = textFiles(join(dir, 'merged'));
     for (const f of ['probes.csv', 'summary.csv', 'policies.csv', 'report.md']) expect(merged.get(f), f).toBe(rec.get(f));
   });
 

@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { defaultUpkeep, upkeepFingerprint } from '../src/study/upkeep.js';
 import { judgedYes, judgeRequest, DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
-import { capture } from './_io.js';
+import { capture, csvRows, recordCli, textFiles } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -54,27 +54,9 @@ function project(policies: readonly string[], extra: readonly string[] = ['answe
   return dir;
 }
 
-async function ctxsim(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = capture();
-  vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
-  vi.stubEnv('CTXSIM_TEST_JUDGE_KEY', KEY);
-  const code = await runMain([...args, '--no-token-cache'], io);
-  return { code, stdout: io.stdout, stderr: io.stderr };
-}
+const ctxsim = (args: string[]) => recordCli([...args, '--no-token-cache'], { CTXSIM_TEST_JUDGE_KEY: KEY });
 
-function files(dir: string): Map<string, string> {
-  return new Map(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
-}
 
-function csv(text: string): Record<string, string>[] {
-  const split = (line: string) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(,|$)/g)].slice(0, -1).map((m) => m[1]!.replace(/^"|"$/g, '').replaceAll('""', '"'));
-  const [head, ...rows] = text.trimEnd().split('\n');
-  const names = split(head!);
-  return rows.map((r) => {
-    const cells = split(r);
-    return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? '']));
-  });
-}
 
 const kinds = (cassette: string) => cassette.trimEnd().split('\n').map((l) => (JSON.parse(l) as { kind: string }).kind);
 
@@ -115,7 +97,7 @@ describe('a judge for free-form answers', () => {
     const rec = await ctxsim(['run', study, '--judge', JUDGE, '--out', join(dir, 'rec')]);
     expect(rec.code, rec.stderr).toBe(0);
     expect(rec.stderr).toMatch(/verdicts? of the judge/);
-    const out = files(join(dir, 'rec'));
+    const out = textFiles(join(dir, 'rec'));
     const cassette = readFileSync(join(dir, 'upkeep.cassette.jsonl'), 'utf8');
     expect(kinds(cassette).filter((k) => k === 'judge').length).toBeGreaterThan(0);
     expect(server.seen.filter((s) => s.body.model === JUDGE).every((s) => s.body.max_tokens === 10 && s.body.messages?.length === 1)).toBe(true);
@@ -123,8 +105,8 @@ describe('a judge for free-form answers', () => {
     // The same cassette scored by exact matching alone: what the judge adds is exactly the judged probes.
     const exact = await ctxsim(['run', study, '--upkeep', 'replay', '--out', join(dir, 'exact')]);
     expect(exact.code, exact.stderr).toBe(0);
-    const judged = csv(out.get('probes.csv')!);
-    const plain = csv(files(join(dir, 'exact')).get('probes.csv')!);
+    const judged = csvRows(out.get('probes.csv')!);
+    const plain = csvRows(textFiles(join(dir, 'exact')).get('probes.csv')!);
     expect(out.get('probes.csv')!.split('\n')[0]).toMatch(/,answer,judged$/);
     expect(judged).toHaveLength(plain.length);
     let raised = 0;
@@ -142,8 +124,8 @@ describe('a judge for free-form answers', () => {
     });
     expect(raised).toBeGreaterThan(0);
 
-    const withJudge = csv(out.get('policies.csv')!);
-    const without = csv(files(join(dir, 'exact')).get('policies.csv')!);
+    const withJudge = csvRows(out.get('policies.csv')!);
+    const without = csvRows(textFiles(join(dir, 'exact')).get('policies.csv')!);
     const raisedBy = (policy: string) => judged.filter((p) => p.policy === policy && p.judged === 'true').length;
     withJudge.forEach((p, i) => {
       const q = without[i]!;
@@ -153,7 +135,7 @@ describe('a judge for free-form answers', () => {
     });
     expect(withJudge.some((p, i) => Number(p.answer_retention) > Number(without[i]!.answer_retention))).toBe(true);
     // The verdicts are a measurement: no turn costs more.
-    expect(files(join(dir, 'exact')).get('turns.csv')).toBe(out.get('turns.csv'));
+    expect(textFiles(join(dir, 'exact')).get('turns.csv')).toBe(out.get('turns.csv'));
     expect(out.get('report.md')).toContain(`or the judge ${JUDGE} said it gave it`);
 
     // Replay with the server gone: no socket opened, the same bytes.
@@ -166,7 +148,7 @@ describe('a judge for free-form answers', () => {
     } finally {
       url = await server.start();
     }
-    expect(files(join(dir, 'rep'))).toEqual(out);
+    expect(textFiles(join(dir, 'rep'))).toEqual(out);
     expect(cassette.includes(KEY)).toBe(false);
   });
 
@@ -176,9 +158,9 @@ describe('a judge for free-form answers', () => {
     expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
     const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
     execFileSync(process.execPath, ['--import', NO_NETWORK, MAIN, 'run', study, '--upkeep', 'replay', '--jobs', '2', '--out', join(dir, 'rep'), '--no-token-cache', '--quiet'], { env, encoding: 'utf8' });
-    const rec = files(join(dir, 'rec'));
-    expect(files(join(dir, 'rep'))).toEqual(rec);
-    expect(csv(rec.get('probes.csv')!).some((p) => p.judged === 'true')).toBe(true);
+    const rec = textFiles(join(dir, 'rec'));
+    expect(textFiles(join(dir, 'rep'))).toEqual(rec);
+    expect(csvRows(rec.get('probes.csv')!).some((p) => p.judged === 'true')).toBe(true);
   });
 
   it('shards replay the verdicts, and their merge is the unsharded run', { timeout: 120_000 }, async () => {
@@ -188,8 +170,8 @@ describe('a judge for free-form answers', () => {
     for (const k of ['1/2', '2/2']) expect((await ctxsim(['run', study, '--upkeep', 'replay', '--shard', k, '--out', join(dir, 'shards'), '--quiet'])).code).toBe(0);
     const io = capture();
     expect(await runMain(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], io), io.stderr).toBe(0);
-    const rec = files(join(dir, 'rec'));
-    const merged = files(join(dir, 'merged'));
+    const rec = textFiles(join(dir, 'rec'));
+    const merged = textFiles(join(dir, 'merged'));
     for (const f of ['probes.csv', 'summary.csv', 'policies.csv', 'report.md']) expect(merged.get(f), f).toBe(rec.get(f));
   });
 
@@ -258,7 +240,7 @@ describe('a judge for free-form answers', () => {
     expect(judgeCalls).toBeGreaterThan(0);
     expect(judgeCalls).toBeLessThanOrEqual(verdicts!);
     // One verdict per probe whose reply lacked the value as written: the judged column is set for every answered or unanswered probe.
-    const probes = csv(files(join(dir, 'rec')).get('probes.csv')!);
+    const probes = csvRows(textFiles(join(dir, 'rec')).get('probes.csv')!);
     expect(probes.filter((p) => p.answer !== '').every((p) => p.judged === 'true' || p.judged === 'false')).toBe(true);
     expect(kinds(readFileSync(join(dir, 'upkeep.cassette.jsonl'), 'utf8')).filter((k) => k === 'judge')).toHaveLength(judgeCalls);
   });
