@@ -103,3 +103,19 @@ export function csvRows(text: string): Record<string, string>[] {
     return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? '']));
   });
 }
+
+/**
+ * Records `study` (`run` is the test's CLI), replays it in two shards and
+ * merges them into `dir/merged`: the merged probes, summaries, policies and
+ * report are the whole run's. Returns the recorded run's files.
+ */
+export async function expectShardsMergeToRun(study: string, dir: string, run: (args: string[]) => Promise<{ code: number }>): Promise<Map<string, string>> {
+  expect((await run(['run', study, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
+  for (const k of ['1/2', '2/2']) expect((await run(['run', study, '--upkeep', 'replay', '--shard', k, '--out', join(dir, 'shards'), '--quiet'])).code).toBe(0);
+  const io = capture();
+  expect(await runMain(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], io), io.stderr).toBe(0);
+  const rec = textFiles(join(dir, 'rec'));
+  const merged = textFiles(join(dir, 'merged'));
+  for (const f of ['probes.csv', 'summary.csv', 'policies.csv', 'report.md']) expect(merged.get(f), f).toBe(rec.get(f));
+  return rec;
+}

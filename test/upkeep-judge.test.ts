@@ -4,10 +4,9 @@ import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runMain } from '../src/cli/_app.js';
 import { defaultUpkeep, upkeepFingerprint } from '../src/study/upkeep.js';
 import { judgedYes, judgeRequest, DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
-import { capture, csvRows, recordCli, textFiles } from './_io.js';
+import { csvRows, expectShardsMergeToRun, recordCli, textFiles } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -166,13 +165,7 @@ describe('a judge for free-form answers', () => {
   it('shards replay the verdicts, and their merge is the unsharded run', { timeout: 120_000 }, async () => {
     const dir = project(['full', 'facts'], ['answers: true', `judge: ${JUDGE}`]);
     const study = join(dir, 'study.yaml');
-    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
-    for (const k of ['1/2', '2/2']) expect((await ctxsim(['run', study, '--upkeep', 'replay', '--shard', k, '--out', join(dir, 'shards'), '--quiet'])).code).toBe(0);
-    const io = capture();
-    expect(await runMain(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], io), io.stderr).toBe(0);
-    const rec = textFiles(join(dir, 'rec'));
-    const merged = textFiles(join(dir, 'merged'));
-    for (const f of ['probes.csv', 'summary.csv', 'policies.csv', 'report.md']) expect(merged.get(f), f).toBe(rec.get(f));
+    await expectShardsMergeToRun(study, dir, ctxsim);
   });
 
   it('a verdict the cassette lacks is exit 2 naming where and the command that records it', { timeout: 60_000 }, async () => {
