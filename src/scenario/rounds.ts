@@ -11,14 +11,16 @@ export interface TurnCall {
  * The model calls of a turn, in order: one after the user message, then one
  * after each round of tool calls (an assistant message with its calls, then
  * their results) — an agent's loop. A turn without tools is one call, a turn
- * with one round two.
+ * with one round and a reply two. A turn that ends on a round, with no
+ * reply, ends with that round's call: no model call was made after it (an
+ * agent's run that stopped there, as a transcript records it).
  */
 export function turnCalls(turn: Pick<Turn, 'user' | 'tools' | 'assistant'>): TurnCall[] {
   const all = [turn.user, ...turn.tools];
   const calls: TurnCall[] = [];
-  // A call is made before each assistant message of the rounds (it answers with it), and one after the last round (it answers with the reply).
+  // A call is made before each assistant message of the rounds (it answers with it), and one after the last round when it answers with the reply.
   for (let i = 1; i < all.length; i++) if (all[i]!.role === 'assistant') calls.push({ pending: all.slice(0, i), output: all[i] });
-  calls.push({ pending: all, output: turn.assistant });
+  if (turn.assistant || !calls.length) calls.push({ pending: all, output: turn.assistant });
   return calls;
 }
 
