@@ -116,6 +116,31 @@ describe('tools offered with every call', () => {
     expect(r.turns[1]!.cachedTokens).toBe(Math.floor(head / 128) * 128);
   });
 
+  it('may be written as OpenAI’s request sends them, {type: function, function: {…}}, and count the same', () => {
+    // The cookbook's tools example, as its notebook passes it to the API: each entry {type: function, function: …}.
+    const wire = `tool_defs:\n${JSON.stringify([{ type: 'function', function: WEATHER }])
+      .replace(/^\[|\]$/g, '')
+      .replace(/^/, '  - ')}\n`;
+    const parsed = parseScenario('wire.yaml', SCENARIO(wire));
+    expect(parsed.toolDefs).toEqual([WEATHER]);
+    expect(calls(SCENARIO(wire)).calls.map((c) => c.promptTokens)).toEqual(calls(SCENARIO(DEFS)).calls.map((c) => c.promptTokens));
+    expect(toolDefTokens(parsed.toolDefs!, ctx.tokens)).toBe(101 - ctx.tokens.prompt(MESSAGES));
+  });
+
+  it('of another shape are an error naming both accepted ones, at the entry', () => {
+    const shapes = 'a tool is {name, description, parameters}, or as OpenAI sends it {type: function, function: {name, description, parameters}}';
+    expect(problems(() => parseScenario('t.yaml', SCENARIO('tool_defs:\n  - {tool: ping}\n')))).toEqual([
+      't.yaml:4:6 tool_defs[0].tool: unknown key "tool"',
+      `t.yaml:4:5 tool_defs[0].name: expected the tool's name (${shapes}), got nothing`,
+    ]);
+    expect(problems(() => parseScenario('t.yaml', SCENARIO('tool_defs:\n  - {type: function}\n')))).toEqual([
+      `t.yaml:4:5 tool_defs[0].function: expected the tool's {name, description, parameters} (${shapes}), got nothing`,
+    ]);
+    expect(problems(() => parseScenario('t.yaml', SCENARIO('tool_defs:\n  - {type: function, name: ping, function: {name: ping}}\n')))).toEqual([
+      `t.yaml:4:5 tool_defs[0]: expected one shape: ${shapes}, got a mapping`,
+    ]);
+  });
+
   it('may be the study’s, a scenario’s of the same name replacing it; a name defined twice is an error at its place', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 's.yaml'), SCENARIO(''));

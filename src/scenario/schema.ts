@@ -17,15 +17,43 @@ export const toolSchema = z.strictObject({
   result: z.unknown().optional().describe('what it returned: text, or any value (sent as JSON)'),
 });
 
-/** A tool the model is offered: the `function` of an OpenAI `tools` entry. */
-export const toolDefSchema = z.strictObject({
+const toolFields = {
   name: z.string().min(1).describe('the function’s name'),
   description: z.string().optional().describe('what it does'),
   parameters: z
     .looseObject({ properties: z.record(z.string(), z.unknown()).optional() })
     .optional()
     .describe('JSON Schema of its arguments: {type: object, properties: {…}, required: […]}'),
-});
+};
+
+/** The two shapes a tool is written in, as errors name them. */
+const TOOL_SHAPES = 'a tool is {name, description, parameters}, or as OpenAI sends it {type: function, function: {name, description, parameters}}';
+
+/**
+ * A tool the model is offered: the `function` of an OpenAI `tools` entry
+ * (`{name, description, parameters}`), or the entry itself as a request
+ * sends it (`{type: function, function: {…}}`); either reads as the first.
+ */
+export const toolDefSchema = z
+  .strictObject({
+    ...toolFields,
+    name: toolFields.name.optional(),
+    type: z.literal('function').optional().describe('with `function`: the tool as OpenAI’s request sends it'),
+    function: z.strictObject(toolFields).optional().describe('with `type: function`: the tool’s name, description and parameters'),
+  })
+  .superRefine((t, ctx) => {
+    const wire = t.type !== undefined || t.function !== undefined;
+    const flat = t.name !== undefined || t.description !== undefined || t.parameters !== undefined;
+    if (wire && flat) ctx.addIssue({ code: 'custom', path: [], message: `expected one shape: ${TOOL_SHAPES}` });
+    else if (wire && t.function === undefined) ctx.addIssue({ code: 'custom', path: ['function'], message: `expected the tool's {name, description, parameters} (${TOOL_SHAPES})` });
+    else if (wire && t.type === undefined) ctx.addIssue({ code: 'custom', path: ['type'], message: `expected "function" (${TOOL_SHAPES})` });
+    else if (!wire && t.name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: `expected the tool's name (${TOOL_SHAPES})` });
+  })
+  .transform((t): z.output<z.ZodObject<typeof toolFields>> => {
+    if (t.function) return t.function;
+    const { name, description, parameters } = t;
+    return { name: name!, ...(description !== undefined && { description }), ...(parameters !== undefined && { parameters }) };
+  });
 
 /** What a provider billed for one model call, as a transcript recorded it. */
 export const usageSchema = z
