@@ -41,6 +41,9 @@ export interface Message {
 export interface BilledCall {
   input: number;
   cached?: number;
+  /** Of `input`, written to an explicit cache; `written1h` of them with the 1-hour TTL. */
+  written?: number;
+  written1h?: number;
   output?: number;
 }
 
@@ -86,6 +89,8 @@ export interface Conversation {
   forgets: readonly ForgetEvent[];
   /** The tools the model is offered in every call of the conversation (`tool_defs:`); absent: none. */
   toolDefs?: readonly ToolDef[];
+  /** Tokens of what a transcript's log leaves out of every prompt (`unlogged_prefix:`, estimated from its bill): sent first in every call, before the tool definitions. */
+  unloggedTokens?: number;
   /** Where it came from, for error messages and explain. */
   source: string;
 }

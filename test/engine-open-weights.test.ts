@@ -133,7 +133,7 @@ turns:
 });
 
 describe.runIf(installed('deepseek-v3'))('prompt caching under a chat template', () => {
-  it('a call reads from the cache the tokens of the leading pieces its rendered prompt shares with the previous one, framing included', () => {
+  it('a call reads from the cache the tokens of the leading pieces its rendered prompt shares with the previous one, framing included, or the whole previous call with its output', () => {
     const c = scenario(`id: cached
 system: "${'You answer questions about the shipping policy. '.repeat(200).trim()}"
 turns:
@@ -151,8 +151,12 @@ turns:
       let shared = 0;
       while (shared < a.length && a[shared] === b[shared]) shared++;
       const tokens = b.slice(0, shared).reduce((n, p) => n + t.encodeLength(p), 0);
-      // deepseek-chat: automatic prefix caching from 1,024 tokens, in 128-token steps.
-      expect(r.turns[k]!.cachedTokens, `turn ${k + 1}`).toBe(tokens < 1024 ? 0 : Math.floor(tokens / 128) * 128);
+      // deepseek-chat on DeepSeek's API: 64-token units from 64 tokens, and a unit at the end of each call's output:
+      // a prompt holding the previous one and its reply reads both (the reply as the model wrote it: its output tokens).
+      const previous = sent[k - 1]!.promptTokens + t.encodeLength(sent[k - 1]!.output!.content);
+      const cached = Math.max(tokens, previous);
+      expect(r.turns[k]!.cachedTokens, `turn ${k + 1}`).toBe(cached < 64 ? 0 : Math.floor(cached / 64) * 64);
+      expect(previous).toBeGreaterThan(tokens);
     }
     expect(r.turns[0]!.cachedTokens).toBe(0);
     expect(r.turns[2]!.cachedTokens).toBeGreaterThan(1024);

@@ -20,7 +20,7 @@ describe('ctxsim prices', () => {
         'prices: builtin (LiteLLM table of 2026-03-11) · cache: auto, ttl 5m',
         'model                   provider   mode       input $/1M  cached $/1M  write $/1M  output $/1M  context  cache rule                                  ttft ms  prefill tok/s  decode tok/s  tokenizer    counts',
         'gpt-4o-mini             openai     chat             0.15        0.075           -         0.60   128000  auto prefix ≥1024, 128-token steps, ttl 5m      300           8000           100  o200k_base   exact',
-        'claude-haiku-4-5        anthropic  chat             1.00         0.10        1.25         5.00   200000  breakpoint ≥4096, ttl 5m                        300           8000           100  o200k_base   estimate',
+        'claude-haiku-4-5        anthropic  chat             1.00         0.10        1.25         5.00   200000  breakpoints per call ≥4096, ttl 5m              300           8000           100  o200k_base   estimate',
         'gpt-3.5-turbo           openai     chat             0.50            -           -         1.50    16385  none                                            500           4000            50  cl100k_base  exact',
         'text-embedding-3-small  openai     embedding        0.02            -           -         0.00     8191  none                                             50          20000             -  -            -',
         '',
@@ -49,7 +49,7 @@ describe('ctxsim prices', () => {
     expect(lines[0]).toMatch(/^prices: builtin \+ .*p\.json \(LiteLLM table of 2026-03-11\) · cache: auto, ttl 1h$/);
     expect(lines.slice(2, -1).map((l) => l.split(/ {2,}/)[0])).toEqual(['gpt-4o-mini', 'claude-haiku-4-5', 'gpt-4o', 'text-embedding-3-small', 'my-model']);
     // A TTL above five minutes takes Anthropic's 1-hour tier: writes at $2/M.
-    expect(lines[3]).toMatch(/^claude-haiku-4-5 +anthropic +chat +1\.00 +0\.10 +2\.00 +5\.00 +200000 +breakpoint ≥4096, ttl 1h \(1h writes\) /);
+    expect(lines[3]).toMatch(/^claude-haiku-4-5 +anthropic +chat +1\.00 +0\.10 +2\.00 +5\.00 +200000 +breakpoints per call ≥4096, ttl 1h \(1h writes\) /);
     expect(lines[4]).toMatch(/^gpt-4o +openai .* ttl 1h +900 +4000 +50 +o200k_base +exact$/);
   });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { summaryCsv, turnsCsv } from '../src/records/csv.js';
 import { usd } from '../src/records/format.js';
+import { Meter } from '../src/pricing/meter.js';
+import type { Message } from '../src/types.js';
 import { growing, priceFile, study } from './_pricing.js';
 
 // $0.001 per 1K input tokens = 1e-6 USD = 1,000,000 pico-dollars per token.
@@ -87,9 +89,9 @@ describe('Anthropic-style explicit caching', () => {
       cache_read_input_token_cost: 0.0000001,
     },
   });
-  const r = study([growing('claude', 4, { system: 1100 })], ['full'], { model: 'test-claude', prices: file });
+  const r = study([growing('claude', 4, { system: 1100 })], ['full'], { model: 'test-claude', prices: file, cacheBreakpoint: 'turn' });
 
-  it('writes the stable prefix once and reads it on later turns', () => {
+  it('per turn: writes the stable prefix once and reads it on later turns', () => {
     // `full` puts the breakpoint after everything before the current user message.
     //   t1: prefix [system] = 1100 → write 1100; 500 uncached
     //   t2: prefix [system,u1,a1] = 1700 → read [system] 1100, write 600; 400 uncached
@@ -100,7 +102,7 @@ describe('Anthropic-style explicit caching', () => {
     expect(r.turns.map((t) => t.inputTokens)).toEqual([1600, 2100, 2600, 3100]);
   });
 
-  it('prices writes, reads, uncached input and output', () => {
+  it('per turn: prices writes, reads, uncached input and output', () => {
     // in pico-dollars (uncached × 1e6 + written × 1.25e6 + read × 1e5 + 100 output × 2e6):
     //   t1: 500e6 + 1100×1.25e6 + 0 + 200e6 = 500e6 + 1375e6 + 200e6 = 2,075,000,000
     //   t2: 400e6 + 600×1.25e6 + 1100×1e5 + 200e6 = 400e6 + 750e6 + 110e6 + 200e6 = 1,460,000,000
@@ -114,9 +116,47 @@ describe('Anthropic-style explicit caching', () => {
   });
 
   it('prices a 1-hour TTL at the 1-hour write price (2× input when the table has none)', () => {
-    const long = study([growing('claude', 1, { system: 1100 })], ['full'], { model: 'test-claude', prices: file, promptCacheTtl: 3600 });
+    const long = study([growing('claude', 1, { system: 1100 })], ['full'], { model: 'test-claude', prices: file, promptCacheTtl: 3600, cacheBreakpoint: 'turn' });
     // 500 uncached × 1e6 + 1100 written × 2e6 + 100 output × 2e6 = 500e6 + 2200e6 + 200e6
     expect(long.turns[0]!.cost).toBe(2_900_000_000n);
+  });
+
+  it('per call (the default): a breakpoint at the end of each prompt too, so each call reads the whole previous prompt', () => {
+    const call = study([growing('claude', 4, { system: 1100 })], ['full'], { model: 'test-claude', prices: file });
+    // Breakpoints after the stable prefix and at the end of the prompt; both ≥ 1024 tokens from turn 1 on.
+    //   t1: [system, u1] = 1600 → nothing to read, write 1600 (entries of 1100 and 1600 tokens)
+    //   t2: [system, u1, a1, u2] = 2100 → read 1600 (t1's whole prompt), write 500
+    //   t3: 2600 → read 2100, write 500;  t4: 3100 → read 2600, write 500
+    expect(call.turns.map((t) => t.cachedTokens)).toEqual([0, 1600, 2100, 2600]);
+    expect(call.turns.map((t) => t.cacheWriteTokens)).toEqual([1600, 500, 500, 500]);
+    // pico-dollars: t1 1600 × 1.25e6 + 100 output × 2e6 = 2000e6 + 200e6;
+    //   t2 500 × 1.25e6 + 1600 × 1e5 + 200e6 = 625e6 + 160e6 + 200e6; t3 625e6 + 210e6 + 200e6; t4 625e6 + 260e6 + 200e6
+    expect(call.turns.map((t) => t.cost)).toEqual([2_200_000_000n, 985_000_000n, 1_035_000_000n, 1_085_000_000n]);
+    expect(usd(call.summary[0]!.totalCost, 6)).toBe('0.005305');
+  });
+
+  it('per call, the calls of one agent turn read what the earlier ones wrote; per turn they do not', () => {
+    const p = { model: 'c', provider: 'anthropic', mode: 'chat' as const, input: 1_000_000n, output: 0n, cacheRead: 100_000n, cacheWrite: 1_250_000n, cacheWrite1h: 2_000_000n, cacheRule: { kind: 'explicit' as const, minTokens: 1024 } };
+    const table = { date: 'test', source: 'test', models: new Map([['c', p]]) };
+    // One turn of three calls: [system 1100, user 200], then a tool round of 300 tokens added per call; the stable prefix is the system prompt.
+    const msg = (content: string): Message => ({ role: 'user', content });
+    const sizes = new Map<string, number>([['s', 1100], ['u', 200], ['r1', 300], ['r2', 300]]);
+    const prompts = [['s', 'u'], ['s', 'u', 'r1'], ['s', 'u', 'r1', 'r2']].map((names) => names.map(msg));
+    const use = (cacheBreakpoint: 'call' | 'turn') => {
+      const meter = new Meter(table, { settings: { promptCache: 'auto', cacheBreakpoint }, count: (m) => sizes.get(m.content)! });
+      // Each call extends the previous one's messages (the same objects), 10 s apart.
+      let prev: Message[] = [];
+      return prompts.map((names, i) => {
+        const messages = [...prev, ...names.slice(prev.length)];
+        prev = messages;
+        const c = meter.call({ model: 'c', messages, promptTokens: messages.reduce((t, m) => t + sizes.get(m.content)!, 0), stablePrefix: 1, outputTokens: 0, time: i * 10 });
+        return [c.cachedTokens, c.cacheWriteTokens];
+      });
+    };
+    // Per call: 1300 written; then read 1300, write 300; read 1600, write 300.
+    expect(use('call')).toEqual([[0, 1300], [1300, 300], [1600, 300]]);
+    // Per turn: only the system prompt is ever cached; the growing tail is paid in full each call.
+    expect(use('turn')).toEqual([[0, 1100], [1100, 0], [1100, 0]]);
   });
 });
 
@@ -140,7 +180,7 @@ describe('TTL expiry', () => {
     // window-turns:turns=0 sends [system, user]: the breakpoint is after the 1100-token system prompt.
     // Calls at t = 0, 200, 400, 600 (each ≤ 300 s after the last hit), then 901 (301 s later).
     const conv = growing('refresh', 5, { system: 1100, gaps: { 2: 200, 3: 200, 4: 200, 5: 301 } });
-    const r = study([conv], ['window-turns:turns=0'], { model: 'test-claude', prices: file });
+    const r = study([conv], ['window-turns:turns=0'], { model: 'test-claude', prices: file, cacheBreakpoint: 'turn' });
     expect(r.turns.map((t) => t.cachedTokens)).toEqual([0, 1100, 1100, 1100, 0]);
     expect(r.turns.map((t) => t.cacheWriteTokens)).toEqual([1100, 0, 0, 0, 1100]);
     // Default prices: write 1.25 × 1e6 = 1,250,000, read 0.1 × 1e6 = 100,000 pico per token.

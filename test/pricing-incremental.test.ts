@@ -38,6 +38,8 @@ const callArb = fc.record({
   stable: fc.nat(40),
   /** Breakpoint just before the newest message instead (a growing transcript's). */
   lastButOne: fc.boolean(),
+  /** Another breakpoint at the end of the prompt (caching each call). */
+  end: fc.boolean(),
   gap: fc.integer({ min: 0, max: 400 }),
 });
 const sequenceArb = fc.record({
@@ -61,7 +63,7 @@ function prompts(calls: readonly { step: Step }[]): Message[][] {
   });
 }
 
-/** The explicit cache by its definition, on whole prompts: each entry a copy of its prefix, each call summing the prefix and comparing every entry. */
+/** The explicit cache by its definition, on whole prompts: each entry a copy of its prefix, each call summing the prefixes and comparing every entry. */
 class PlainBreakpoints {
   private entries: { messages: Message[]; tokens: number; expires: number }[] = [];
 
@@ -70,20 +72,23 @@ class PlainBreakpoints {
     private readonly ttl: number,
   ) {}
 
-  call(messages: readonly Message[], stablePrefix: number, time: number): CacheUse {
+  call(messages: readonly Message[], breakpoints: readonly number[], time: number): CacheUse {
     this.entries = this.entries.filter((e) => time <= e.expires);
-    const k = Math.min(stablePrefix, messages.length);
-    const prefix = messages.slice(0, k);
-    const total = prefix.reduce((t, m) => t + size(m), 0);
-    if (k === 0 || total < this.minTokens) return { read: 0, written: 0 };
+    const tokens = (n: number) => messages.slice(0, n).reduce((t, m) => t + size(m), 0);
+    const isPrefix = (e: { messages: Message[] }, n: number) => e.messages.length <= n && e.messages.every((m, i) => sameMessage(m, messages[i]!));
+    const marks = breakpoints.map((b) => Math.min(b, messages.length));
+    const k = Math.max(...marks);
+    const cacheable = marks.filter((b) => tokens(b) > 0 && tokens(b) >= this.minTokens);
+    if (!cacheable.length) return { read: 0, written: 0 };
     let hit: (typeof this.entries)[number] | undefined;
-    for (const e of this.entries) {
-      const isPrefix = e.messages.length <= k && e.messages.every((m, i) => sameMessage(m, prefix[i]!));
-      if (isPrefix && (!hit || e.messages.length > hit.messages.length)) hit = e;
-    }
+    for (const e of this.entries) if (isPrefix(e, k) && (!hit || e.messages.length > hit.messages.length)) hit = e;
     if (hit) hit.expires = time + this.ttl;
-    if (hit?.messages.length !== k) this.entries.push({ messages: prefix, tokens: total, expires: time + this.ttl });
-    return { read: hit?.tokens ?? 0, written: total - (hit?.tokens ?? 0) };
+    for (const b of new Set(cacheable)) {
+      const same = this.entries.find((e) => e.messages.length === b && isPrefix(e, b));
+      if (same) same.expires = time + this.ttl;
+      else this.entries.push({ messages: messages.slice(0, b), tokens: tokens(b), expires: time + this.ttl });
+    }
+    return { read: hit?.tokens ?? 0, written: tokens(k) - (hit?.tokens ?? 0) };
   }
 }
 
@@ -97,7 +102,7 @@ function plainPrefix(messages: readonly Message[], previous: { messages: readonl
 }
 
 describe('caches priced call by call equal the whole-prompt definitions', () => {
-  it('explicit breakpoints: growing, cut, replaced and unrelated prompts, with and without tool definitions', () => {
+  it('explicit breakpoints (after the stable prefix, and at the end of the prompt or not): growing, cut, replaced and unrelated prompts, with and without tool definitions', () => {
     fc.assert(
       fc.property(sequenceArb, ({ calls, tools, minTokens, ttl }) => {
         const cache = new BreakpointCache(minTokens, ttl, tools ? size(HEAD) : 0);
@@ -106,9 +111,9 @@ describe('caches priced call by call equal the whole-prompt definitions', () => 
         prompts(calls).forEach((messages, i) => {
           const c = calls[i]!;
           time += c.gap;
-          const stable = c.lastButOne ? Math.max(0, messages.length - 1) : c.stable;
-          const expected = tools ? plain.call([HEAD, ...messages], stable + 1, time) : plain.call(messages, stable, time);
-          expect(cache.call(messages, stable, time, size)).toEqual(expected);
+          const marks = [c.lastButOne ? Math.max(0, messages.length - 1) : c.stable, ...(c.end ? [messages.length] : [])];
+          const expected = tools ? plain.call([HEAD, ...messages], marks.map((b) => b + 1), time) : plain.call(messages, marks, time);
+          expect(cache.call(messages, marks, time, size)).toEqual(expected);
         });
       }),
       RUNS,
@@ -147,9 +152,9 @@ describe('caches priced call by call equal the whole-prompt definitions', () => 
       cacheRule: kind === 'automatic' ? AUTOMATIC : { kind, minTokens: 1024 },
     });
     fc.assert(
-      fc.property(sequenceArb, fc.constantFrom('automatic' as const, 'explicit' as const), fc.constantFrom(300, 3600), ({ calls }, kind, ttl) => {
+      fc.property(sequenceArb, fc.constantFrom('automatic' as const, 'explicit' as const), fc.constantFrom(300, 3600), fc.constantFrom('call' as const, 'turn' as const), ({ calls }, kind, ttl, cacheBreakpoint) => {
         const p = price(kind);
-        const meter = (toolTokens?: number) => new Meter({ date: 'test', source: 'test', models: new Map([['m', p]]) }, { settings: { promptCache: 'auto', promptCacheTtl: ttl }, count: size, ...(toolTokens && { toolTokens }) });
+        const meter = (toolTokens?: number) => new Meter({ date: 'test', source: 'test', models: new Map([['m', p]]) }, { settings: { promptCache: 'auto', promptCacheTtl: ttl, cacheBreakpoint }, count: size, ...(toolTokens && { toolTokens }) });
         const apart = meter(size(HEAD));
         const copied = meter();
         let time = 0;

@@ -7,8 +7,8 @@ import { TokenCounter } from '../src/tokens/counter.js';
 
 const conv = loadScenarioFile(fileURLToPath(new URL('fixtures/pricing/invoice-session.yaml', import.meta.url)));
 const POLICIES = policiesFromFlags(['full', 'window-turns', 'window-turns:turns=4', 'window-tokens:budget=3000']);
-const run = (cache: 'auto' | 'off') =>
-  runStudy({ conversations: [conv], policies: POLICIES, seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'chars4', prices: 'builtin', promptCache: cache });
+const run = (cache: 'auto' | 'off', cacheBreakpoint?: 'turn') =>
+  runStudy({ conversations: [conv], policies: POLICIES, seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'chars4', prices: 'builtin', promptCache: cache, ...(cacheBreakpoint && { cacheBreakpoint }) });
 
 describe('why caching changes the answer (a long coding session on claude-sonnet-4-5)', () => {
   const on = run('auto');
@@ -24,11 +24,11 @@ describe('why caching changes the answer (a long coding session on claude-sonnet
     }
   });
 
-  it('a sliding window only ever reads the system prompt from the cache', () => {
+  it('with breakpoints per turn, a sliding window only ever reads the system prompt from the cache', () => {
     // window-turns puts the breakpoint after the system prompt; it is read on every call but the
     // first, except after the 20-minute pause before turn 20 (TTL 5 min), where it is written again.
     const system = new TokenCounter('chars4').message(conv.system[0]!);
-    const rows = on.turns.filter((t) => t.policy === 'window-turns');
+    const rows = run('auto', 'turn').turns.filter((t) => t.policy === 'window-turns');
     const calls = (i: number) => 1 + (conv.turns[i]!.tools.length ? 1 : 0);
     expect(rows.map((t) => t.cachedTokens)).toEqual(rows.map((_, i) => (i === 0 || i === 19 ? 0 : calls(i) * system)));
     expect(rows.map((t) => t.cacheWriteTokens)).toEqual(rows.map((_, i) => (i === 0 || i === 19 ? system : 0)));

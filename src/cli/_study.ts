@@ -1,3 +1,4 @@
+import { CACHE_BREAKPOINTS } from '../pricing/settings.js';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { REPLAY_DIR } from '../engine/replay-cache.js';
@@ -23,6 +24,7 @@ export interface StudyFlags {
   tokenizer?: string;
   prices?: string;
   cache?: string;
+  cacheBreakpoint?: string;
   /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
   tokenCache?: string | false | (string | false)[];
   /** Worker threads; omitted: `autoJobs` (every core for a large study, one for a small one). */
@@ -56,6 +58,11 @@ export const STUDY_OPTIONS = {
   tokenizer: { type: 'string', describe: `auto | ${TOKENIZERS.join(' | ')}` },
   prices: { type: 'string', describe: 'LiteLLM-format price table JSON' },
   cache: { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' },
+  'cache-breakpoint': {
+    type: 'string',
+    choices: CACHE_BREAKPOINTS,
+    describe: 'Claude-style explicit caches: call (default) puts a breakpoint at the end of every call’s prompt too, turn only after the policy’s stable prefix',
+  },
   'token-cache': {
     type: 'string',
     describe: 'folder of the persistent caches: token counts, and the records of each scenario × model × policy replayed (--no-token-cache or --no-cache: none)',
@@ -122,6 +129,7 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   }
   if (flags.tokenizer !== undefined) study.tokenizer = flags.tokenizer;
   if (flags.cache !== undefined) study.promptCache = flags.cache as Study['promptCache'];
+  if (flags.cacheBreakpoint !== undefined) study.cacheBreakpoint = flags.cacheBreakpoint as Study['cacheBreakpoint'];
   if (flags.policy?.some((spec) => !spec.trim())) throw new UsageError('--policy: name a policy, e.g. --policy window-tokens:budget=2000');
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy)), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));

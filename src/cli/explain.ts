@@ -101,13 +101,14 @@ function preview(m: Message): string {
 function callTable(call: SentCall, tokens: TokenCounter): string {
   const rows = [
     ['#', 'role', 'turn', 'tokens', 'text'],
-    // The tool definitions come first in what the model is sent.
+    // What the transcript's log left out comes first, then the tool definitions.
+    ...(call.unloggedTokens ? [['', 'unlogged prefix', '', String(call.unloggedTokens), 'what the log left out, sized from its bill (an estimate)']] : []),
     ...(call.toolTokens ? [['', 'tool definitions', '', String(call.toolTokens), 'offered with every call']] : []),
     ...call.plan.messages.map((m, i) => [String(i + 1), label(m), m.turn === undefined ? '-' : String(m.turn), String(tokens.message(m)), preview(m)]),
   ];
   if (tokens.template) {
     // The template's framing: what the rendered prompt holds beyond the rows above (special tokens, headers, generation prompt).
-    const rest = call.promptTokens - call.toolTokens - call.plan.messages.reduce((n, m) => n + tokens.message(m), 0);
+    const rest = call.promptTokens - call.unloggedTokens - call.toolTokens - call.plan.messages.reduce((n, m) => n + tokens.message(m), 0);
     rows.push(['', 'template', '', String(rest), `${tokens.encoding}'s chat template${call.templateEstimate ? ' (adapted: an estimate)' : ''}`]);
   } else if (tokens.overhead.replyPriming) rows.push(['', 'reply priming', '', String(tokens.overhead.replyPriming), '']);
   rows.push(['', 'total', '', String(call.promptTokens), `${call.plan.messages.length} messages`]);

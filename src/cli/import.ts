@@ -4,6 +4,10 @@ import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
 import { formatImportReport, importDataset, importerFor, IMPORTERS } from '../scenario/import/index.js';
 import { displayPath } from '../study/study.js';
+import { unloggedPrefix } from '../study/billed.js';
+import { grouped } from '../records/format.js';
+import type { ScenarioOut } from '../scenario/docs.js';
+import type { Conversation } from '../types.js';
 import type { Command } from './_command.js';
 import type { IO } from './_io.js';
 import { checkScenarioOut, writeScenarios } from './_scenarios.js';
@@ -20,6 +24,7 @@ export interface ImportFlags {
   fact?: string[];
   probe?: string[];
   ask?: boolean;
+  unloggedPrefix?: string;
 }
 
 /** Flags that carry importer options, by option name. */
@@ -49,7 +54,12 @@ export function importCommand(io: IO): Command<ImportFlags> {
         .option('annotations', { type: 'string', describe: 'openai, claude-code, swe-agent, anthropic: side file of facts and probes by conversation id' })
         .option('fact', { type: 'string', array: true, describe: 'openai, claude-code, swe-agent, anthropic: name=value for every conversation (repeatable)' })
         .option('probe', { type: 'string', array: true, describe: 'openai, claude-code, swe-agent, anthropic: TURN:name[,name] for every conversation (repeatable)' })
-        .option('ask', { type: 'boolean', describe: 'multiwoz: end with a turn asking for the booking references (default on; --no-ask)' }),
+        .option('ask', { type: 'boolean', describe: 'multiwoz: end with a turn asking for the booking references (default on; --no-ask)' })
+        .option('unlogged-prefix', {
+          type: 'string',
+          choices: ['billed'],
+          describe: 'claude-code, swe-agent, openai, anthropic: add a pinned stand-in for what the log leaves out of every prompt (system prompt, tool definitions), sized from the first call’s bill (an estimate)',
+        }),
     handler: (argv: ImportFlags) => importCmd(argv, io),
   };
 }
@@ -74,8 +84,31 @@ export function importCmd(flags: ImportFlags, io: IO): number {
     );
   }
   const path = resolve(flags.file);
-  const { docs, report } = importDataset(importer.id, { path, file: displayPath(path), base: process.cwd() }, options);
+  const { docs, conversations, report } = importDataset(importer.id, { path, file: displayPath(path), base: process.cwd() }, options);
   io.err(formatImportReport(report).join('\n') + '\n');
+  if (flags.unloggedPrefix === 'billed') addUnloggedPrefixes(docs, conversations, io);
   const header = [`Imported by: ctxsim import --format ${importer.id} ${displayPath(path)}`];
   return writeScenarios(docs, header, flags.out, io);
+}
+
+/**
+ * `--unlogged-prefix billed`: each conversation whose log records billed
+ * usage gets `unlogged_prefix`, sized from its first billed call; the sizes
+ * go to stderr. None of them records usage: a usage error.
+ */
+function addUnloggedPrefixes(docs: ScenarioOut[], conversations: readonly Conversation[], io: IO): void {
+  const lines: string[] = [];
+  let billed = 0;
+  docs.forEach((doc, i) => {
+    const u = unloggedPrefix(conversations[i]!);
+    if (!u) return void lines.push(`  ${doc.id}: no billed usage, no prefix added`);
+    billed++;
+    if (u.tokens === 0) return void lines.push(`  ${doc.id}: the log holds the whole first prompt (ctxsim counts ${grouped(u.counted)}, billed ${grouped(u.billed)}): no prefix added`);
+    // Written before the turns, where a reader of the file meets it.
+    const { turns, ...head } = doc;
+    docs[i] = { ...head, unlogged_prefix: { tokens: u.tokens, from: 'billed' }, turns };
+    lines.push(`  ${doc.id}: ${grouped(u.tokens)} tokens per call (first call billed ${grouped(u.billed)}, the log holds ${grouped(u.counted)})`);
+  });
+  if (!billed) throw new UsageError('--unlogged-prefix billed: no conversation in the file records billed usage (token usage per model call) to size it from');
+  io.err(`unlogged prefix, estimated from the bill:\n${lines.join('\n')}\n`);
 }

@@ -50,7 +50,7 @@ export const WORKER_YOUNG_MB = 96;
 export const WORKER_OLD_MB = 1024;
 
 /** Settings a worker needs to rebuild the run's context (plain data only). */
-export type ContextSettings = Pick<RunOptions, 'seed' | 'models' | 'tokenizer' | 'tokenFactor' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'upkeep' | 'toolDefs'>;
+export type ContextSettings = Pick<RunOptions, 'seed' | 'models' | 'tokenizer' | 'tokenFactor' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'cacheBreakpoint' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'upkeep' | 'toolDefs'>;
 
 /** What a worker starts with. Policies go by id, or by module path and hash (policy objects hold functions), with their resolved parameters. */
 export interface WorkerSetup {
@@ -132,6 +132,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     prices,
     ...(opts.promptCache !== undefined && { promptCache: opts.promptCache }),
     ...(opts.promptCacheTtl !== undefined && { promptCacheTtl: opts.promptCacheTtl }),
+    ...(opts.cacheBreakpoint !== undefined && { cacheBreakpoint: opts.cacheBreakpoint }),
     ...(opts.route !== undefined && { route: opts.route }),
     ...(opts.fallback !== undefined && { fallback: opts.fallback }),
     ...(opts.latency !== undefined && { latency: opts.latency }),

@@ -7,7 +7,7 @@ import type { PolicyVariant } from '../policies/spec.js';
 import type { Artifact, PromptPlan, TurnInfo } from '../policies/types.js';
 import { Meter, type CallRequest } from '../pricing/meter.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
-import { chooseModel, type CostSettings } from '../pricing/settings.js';
+import { chooseModel, ONE_HOUR, type CostSettings } from '../pricing/settings.js';
 import { policyViolations } from '../message-rules/blame.js';
 import { PromptRules, type RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
@@ -22,6 +22,11 @@ import { recordedUpkeep, simulatedUpkeep, type MissHandler, type RecordedUpkeep,
 import { SafetyWatch } from './safety.js';
 import { answeredIn, FactLedger, scoreProbe } from './score.js';
 import type { ConversationEnd } from './summary.js';
+
+/** Whether a transcript's calls wrote 1-hour cache entries (Claude Code's main sessions do): its replay keeps that TTL unless the study sets one. */
+function wroteForAnHour(c: Conversation): boolean {
+  return c.turns.some((t) => t.assistant?.billed?.written1h || t.tools.some((m) => m.billed?.written1h));
+}
 
 /** What every replay of a run shares. */
 export interface ReplayContext {
@@ -68,6 +73,8 @@ export interface SentCall {
   promptTokens: number;
   /** Of `promptTokens`, the tool definitions' (0 when no tools are offered). */
   toolTokens: number;
+  /** Of `promptTokens`, the stand-in for what the transcript's log leaves out (`unlogged_prefix`). */
+  unloggedTokens: number;
   /** Under a chat template, the prompt could only be counted adapted or by the per-message rule (see TemplatePrompts). */
   templateEstimate?: true;
   /** Under a chat template, the rendered prompt's pieces: what prefix caching compares. */
@@ -216,6 +223,8 @@ class Replayer {
       settings: ctx.costs,
       count: (m) => tokens.message(m),
       ...(this.tools && { toolTokens: this.tools.tokens }),
+      ...(conversation.unloggedTokens && { pinnedTokens: conversation.unloggedTokens }),
+      ...(wroteForAnHour(conversation) && { recordedTtl: ONE_HOUR }),
       // Its own stream, so drawing failures leaves the policy's draws unchanged (made only when calls may fail).
       ...(ctx.costs?.fallback && { random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`) }),
     });
@@ -252,16 +261,18 @@ class Replayer {
   prompt(turn: Turn, info: TurnInfo): SentCall[] {
     const { template } = this.ctx.tokens;
     const toolTokens = this.tools?.tokens ?? 0;
+    // What the log left out is sent first, whatever the policy sends.
+    const unloggedTokens = this.conversation.unloggedTokens ?? 0;
     const sent: SentCall[] = [];
     for (const { plan, output } of this.driver.prompt(turn, info)) {
       let call: SentCall;
       if (template) {
         // A chat template lays out the prompt itself, tool definitions included: its rendering is counted.
         const t = template.count(plan.messages, this.tools?.defs, () => this.promptTokens.count(plan.messages) + toolTokens);
-        call = { plan, promptTokens: t.tokens, toolTokens };
+        call = { plan, promptTokens: unloggedTokens + t.tokens, toolTokens, unloggedTokens };
         if (t.estimated) call.templateEstimate = true;
         if (t.sequence) call.sequence = t.sequence;
-      } else call = { plan, promptTokens: this.promptTokens.count(plan.messages) + toolTokens, toolTokens };
+      } else call = { plan, promptTokens: unloggedTokens + this.promptTokens.count(plan.messages) + toolTokens, toolTokens, unloggedTokens };
       if (output) call.output = output;
       sent.push(call);
     }
@@ -271,7 +282,8 @@ class Replayer {
   /** What was sent, before the turn changes memory: rule violations, forgotten values, injections; the plans' upkeep goes to `upkeep`. */
   inspect(turn: number, calls: readonly SentCall[], upkeep: UpkeepCall[]): Inspected {
     const { tokens } = this.ctx;
-    const found: Inspected = { violations: 0, zombiePrompt: false, injectionExposed: false, overBudget: false, estimatedTokens: this.ctx.standIn === true };
+    // A stand-in for what the log left out is an estimate of its tokens.
+    const found: Inspected = { violations: 0, zombiePrompt: false, injectionExposed: false, overBudget: false, estimatedTokens: this.ctx.standIn === true || this.conversation.unloggedTokens !== undefined };
     for (let k = 0; k < calls.length; k++) {
       const { plan, output } = calls[k]!;
       for (const v of policyViolations(plan.messages, this.rules, this.conversation)) {
@@ -320,6 +332,7 @@ class Replayer {
       const outputTokens = call.output ? tokens.output(call.output) : 0;
       const request: CallRequest = { model, messages: call.plan.messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix, outputTokens, time: this.driver.time };
       if (call.sequence) request.sequence = call.sequence;
+      if (call.output) request.output = call.output;
       const c = this.meter.call(request);
       p.inputTokens += c.inputTokens;
       p.cachedTokens += c.cachedTokens;

@@ -48,6 +48,7 @@ export interface RunOptions {
   prices?: string | PriceTable;
   promptCache?: CostSettings['promptCache'];
   promptCacheTtl?: number;
+  cacheBreakpoint?: CostSettings['cacheBreakpoint'];
   route?: CostSettings['route'];
   fallback?: CostSettings['fallback'];
   latency?: CostSettings['latency'];
@@ -154,7 +155,7 @@ function modelList(models: readonly string[]): readonly string[] {
   return models;
 }
 
-type ContextOptions = Pick<RunOptions, 'seed' | 'tokenizer' | 'tokenFactor' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'toolDefs'> & {
+type ContextOptions = Pick<RunOptions, 'seed' | 'tokenizer' | 'tokenFactor' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'cacheBreakpoint' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'toolDefs'> & {
   model: string;
   upkeep?: UpkeepContext;
 };
@@ -175,7 +176,8 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
   const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
   const costs: CostSettings = {
     promptCache: opts.promptCache ?? DEFAULT_COSTS.promptCache,
-    promptCacheTtl: opts.promptCacheTtl ?? DEFAULT_COSTS.promptCacheTtl,
+    ...(opts.promptCacheTtl !== undefined && { promptCacheTtl: opts.promptCacheTtl }),
+    ...(opts.cacheBreakpoint !== undefined && { cacheBreakpoint: opts.cacheBreakpoint }),
     ...(opts.route && { route: opts.route }),
     ...(opts.fallback && { fallback: opts.fallback }),
     ...(opts.latency && { latency: opts.latency }),

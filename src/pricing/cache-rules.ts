@@ -5,16 +5,24 @@
  *   Anthropic, Bedrock or Vertex AI, and any Claude entry that lists a cache
  *   price. Minimum cacheable prefix per model (see `explicitMinTokens`).
  * - `automatic` (OpenAI-style prefix caching): every other model whose entry
- *   has a `cache_read_input_token_cost` (OpenAI, Azure, DeepSeek, Gemini, xAI…).
+ *   has a `cache_read_input_token_cost` (OpenAI, Azure, DeepSeek, Gemini, xAI…):
+ *   prefixes of 1024 tokens or more in 128-token steps, except on DeepSeek's
+ *   own API, which caches in 64-token units from 64 tokens and keeps what the
+ *   model wrote as well as the prompt (its context-caching guide: a unit ends
+ *   at the end of the user input and another at the end of the model output;
+ *   every cache hit its bills record is a multiple of 64).
  * - `none`: everything else (e.g. gpt-3.5-turbo, embedding models).
  */
 export type CacheRule =
   | { kind: 'none' }
-  | { kind: 'automatic'; minTokens: number; step: number }
+  | { kind: 'automatic'; minTokens: number; step: number; output?: true }
   | { kind: 'explicit'; minTokens: number };
 
 /** OpenAI's rule: prefixes of 1024 tokens or more, cached in 128-token steps. */
 export const AUTOMATIC: CacheRule = { kind: 'automatic', minTokens: 1024, step: 128 };
+
+/** DeepSeek's rule: 64-token storage units, nothing under 64 tokens cached, a call's output cached after its prompt. */
+const DEEPSEEK: CacheRule = { kind: 'automatic', minTokens: 64, step: 64, output: true };
 
 /** Providers that serve Claude with Anthropic's cache_control breakpoints. */
 const CLAUDE_HOSTS = new Set(['anthropic', 'bedrock', 'bedrock_converse', 'vertex_ai-anthropic_models']);
@@ -23,7 +31,7 @@ const CLAUDE_HOSTS = new Set(['anthropic', 'bedrock', 'bedrock_converse', 'verte
 export function cacheRuleFor(model: string, provider: string, hasRead: boolean, hasWrite: boolean): CacheRule {
   const claude = provider === 'anthropic' || /claude/i.test(model);
   if (claude && (CLAUDE_HOSTS.has(provider) || hasRead || hasWrite)) return { kind: 'explicit', minTokens: explicitMinTokens(model) };
-  if (hasRead) return AUTOMATIC;
+  if (hasRead) return provider === 'deepseek' ? DEEPSEEK : AUTOMATIC;
   return { kind: 'none' };
 }
 

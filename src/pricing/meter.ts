@@ -3,7 +3,7 @@ import type { PromptSequence } from '../tokens/templated.js';
 import { BreakpointCache, PrefixCache, type MessageTokens } from './prompt-cache.js';
 import { callLatencyMs, latencyFor, type Latency } from './latency.js';
 import { lookup, type ModelPrice, type PriceTable } from './prices.js';
-import { DEFAULT_COSTS, type CostSettings } from './settings.js';
+import { DEFAULT_COSTS, DEFAULT_PROMPT_CACHE_TTL, FIVE_MINUTES, ONE_HOUR, type CostSettings } from './settings.js';
 
 /** One model call to price. */
 export interface CallRequest {
@@ -11,9 +11,11 @@ export interface CallRequest {
   /** The prompt as sent (caching compares it with earlier calls'). */
   messages: readonly Message[];
   promptTokens: number;
-  /** Leading messages of `messages` the policy marks as its stable prefix (where a cache breakpoint goes); the tool definitions are always before it. */
+  /** Leading messages of `messages` the policy marks as its stable prefix (where a cache breakpoint goes; with `cacheBreakpoint: call` another goes at the end); the tool definitions are always before it. */
   stablePrefix: number;
   outputTokens: number;
+  /** The message the call wrote, as later prompts hold it (a cache that keeps outputs reads it back). */
+  output?: Message;
   /** Simulated seconds since the conversation started. */
   time: number;
   /** The prompt as rendered by the model's chat template, piece by piece: automatic prefix caching compares these (the template's framing and tools included) instead of messages. */
@@ -68,13 +70,13 @@ export interface MeterOptions {
   count?: MessageTokens;
   /** Tokens of the tool definitions offered with every call (in `promptTokens`, not in `messages`): sent first, so caching sees them before the messages. */
   toolTokens?: number;
+  /** Tokens sent before everything else in every call (a transcript's unlogged prefix; in `promptTokens`): always inside a cached prefix. */
+  pinnedTokens?: number;
   /** The seeded stream that decides which calls fail (used only with `fallback`). */
   random?: () => number;
+  /** The explicit-cache TTL the conversation's transcript recorded (seconds), used when the settings set none. */
+  recordedTtl?: number;
 }
-
-/** The Anthropic TTL tiers, in seconds. */
-const FIVE_MINUTES = 300;
-const ONE_HOUR = 3600;
 
 /**
  * Prices the calls of one conversation under one policy. It is stateful:
@@ -86,6 +88,8 @@ export class Meter {
   private readonly random: () => number;
   /** Tokens of the tool definitions sent before every prompt (0: none). */
   private readonly toolTokens: number;
+  private readonly pinnedTokens: number;
+  private readonly recordedTtl: number | undefined;
   private readonly prefix = new Map<string, PrefixCache>();
   private readonly breakpoints = new Map<string, BreakpointCache>();
   private readonly latencies = new Map<string, Latency>();
@@ -98,6 +102,8 @@ export class Meter {
     this.count = opts.count ?? (() => 0);
     this.random = opts.random ?? (() => 1);
     this.toolTokens = opts.toolTokens ?? 0;
+    this.pinnedTokens = opts.pinnedTokens ?? 0;
+    this.recordedTtl = opts.recordedTtl;
   }
 
   price(model: string): ModelPrice {
@@ -177,21 +183,22 @@ export class Meter {
   }
 
   private cacheUse(p: ModelPrice, req: CallRequest): { read: number; written: number; writePrice?: Pico } {
-    const { promptCache, promptCacheTtl: cacheTtl } = this.settings;
+    const { promptCache, promptCacheTtl, cacheBreakpoint } = this.settings;
     if (promptCache === 'off') return { read: 0, written: 0 };
     const rule = p.cacheRule;
     if (rule.kind === 'automatic') {
       let c = this.prefix.get(p.model);
-      if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, cacheTtl, this.toolTokens)));
-      return { read: c.call(req.messages, req.time, this.count, req.sequence), written: 0 };
+      if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, promptCacheTtl ?? DEFAULT_PROMPT_CACHE_TTL, this.toolTokens, this.pinnedTokens)));
+      return { read: c.call(req.messages, req.time, this.count, req.sequence, rule.output && req.output && { promptTokens: req.promptTokens, message: req.output, tokens: req.outputTokens }), written: 0 };
     }
     if (rule.kind === 'explicit') {
-      // Anthropic offers two TTLs: a cacheTtl above five minutes takes the 1-hour tier (dearer writes), capped at one hour.
-      const long = cacheTtl > FIVE_MINUTES;
+      // Anthropic offers two TTLs: one above five minutes takes the 1-hour tier (dearer writes), capped at one hour.
+      const ttl = promptCacheTtl ?? this.recordedTtl ?? DEFAULT_PROMPT_CACHE_TTL;
       let c = this.breakpoints.get(p.model);
-      if (!c) this.breakpoints.set(p.model, (c = new BreakpointCache(rule.minTokens, Math.min(cacheTtl, ONE_HOUR), this.toolTokens)));
-      const { read, written } = c.call(req.messages, req.stablePrefix, req.time, this.count);
-      return { read, written, writePrice: long ? p.cacheWrite1h : p.cacheWrite };
+      if (!c) this.breakpoints.set(p.model, (c = new BreakpointCache(rule.minTokens, Math.min(ttl, ONE_HOUR), this.pinnedTokens + this.toolTokens)));
+      const marks = cacheBreakpoint === 'turn' ? [req.stablePrefix] : [req.stablePrefix, req.messages.length];
+      const { read, written } = c.call(req.messages, marks, req.time, this.count);
+      return { read, written, writePrice: ttl > FIVE_MINUTES ? p.cacheWrite1h : p.cacheWrite };
     }
     return { read: 0, written: 0 };
   }

@@ -57,38 +57,54 @@ export class PrefixCache {
    * starts with the whole of it: a sliding window's prompt is not summed at
    * all.
    */
-  private previous?: { messages: readonly Message[]; time: number; sequence: PromptSequence | undefined; counted: number; tokens: number };
+  private previous?: { messages: readonly Message[]; time: number; sequence: PromptSequence | undefined; counted: number; tokens: number; output: Written | undefined };
 
   constructor(
     private readonly rule: { minTokens: number; step: number },
     private readonly ttl: number,
     /** Tokens of the tool definitions sent before every prompt (0: none). */
     private readonly head = 0,
+    /** Tokens sent before the tool definitions in every prompt, rendered by a template or not (0: none). */
+    private readonly pinned = 0,
   ) {}
 
   /**
    * Cached tokens of this call; the call becomes the previous one. When the
    * whole previous prompt is the shared prefix (a growing transcript), the
    * tokens of its part shared with the call before are known: only the
-   * messages it added are summed.
+   * messages it added are summed. With `output` (a provider that caches what
+   * the model wrote: DeepSeek), a prompt that holds the whole previous one and
+   * then that call's output reads the output's tokens from the cache too.
    */
-  call(messages: readonly Message[], time: number, count: MessageTokens, sequence?: PromptSequence): number {
+  call(messages: readonly Message[], time: number, count: MessageTokens, sequence?: PromptSequence, output?: Written): number {
     const prev = this.previous;
     let p: number;
     let shared = 0;
     if (sequence) {
       // Rendered by a chat template: the tokens of the leading pieces both prompts share (a piece the next prompt changes is not cached).
-      p = prev?.sequence ? sequence.sums[sharedPieces(sequence.ids, prev.sequence.ids)]! : 0;
+      const pieces = prev?.sequence ? sharedPieces(sequence.ids, prev.sequence.ids) : 0;
+      p = prev?.sequence ? this.pinned + sequence.sums[pieces]! : 0;
     } else {
       const before = prev?.messages ?? [];
       shared = sharedFrom(messages, before, 0, Math.min(messages.length, before.length));
-      p = prev && shared === before.length && !prev.sequence ? prev.tokens + tokensOf(before, shared, count, prev.counted) : this.head + tokensOf(messages, shared, count);
+      p = prev && shared === before.length && !prev.sequence ? prev.tokens + tokensOf(before, shared, count, prev.counted) : this.pinned + this.head + tokensOf(messages, shared, count);
     }
     // Prompts are not changed once sent: the previous one is kept as it is.
-    this.previous = { messages, time, sequence, counted: shared, tokens: sequence ? 0 : p };
+    this.previous = { messages, time, sequence, counted: shared, tokens: sequence ? 0 : p, output };
     if (!prev || time - prev.time > this.ttl) return 0;
+    // The previous call's prompt and output, when this prompt holds both whole: read back as the provider cached them.
+    const out = prev.output;
+    const n = prev.messages.length;
+    if (out && messages.length > n && sameMessage(messages[n]!, out.message) && sharedFrom(messages, prev.messages, 0, n) === n) p = Math.max(p, out.promptTokens + out.tokens);
     return p < this.rule.minTokens ? 0 : Math.floor(p / this.rule.step) * this.rule.step;
   }
+}
+
+/** A call as a cache that keeps outputs holds it: its prompt's tokens, the message later prompts hold, and the tokens the model wrote. */
+export interface Written {
+  promptTokens: number;
+  message: Message;
+  tokens: number;
 }
 
 /** How many leading pieces two rendered prompts share. */
@@ -117,11 +133,14 @@ export interface CacheUse {
 }
 
 /**
- * Anthropic-style explicit caching for one conversation on one model. The
- * breakpoint goes after the policy's stable prefix. A prefix shorter than
- * `minTokens` is not cached at all. Otherwise the longest live cached prefix
- * of it is read (and its TTL refreshed), and the rest up to the breakpoint is
- * written as a new entry. An entry dies when more than `ttl` simulated
+ * Anthropic-style explicit caching for one conversation on one model. A call
+ * marks one or more breakpoints (after the policy's stable prefix; also at the
+ * end of the prompt when each call is cached, as Claude Code and Anthropic's
+ * automatic caching do). The longest live cached prefix of the prompt up to
+ * the last breakpoint is read (and its TTL refreshed); the rest up to the last
+ * breakpoint is written, leaving an entry at each breakpoint (one already live
+ * is refreshed instead). A breakpoint whose prefix is shorter than
+ * `minTokens` caches nothing. An entry dies when more than `ttl` simulated
  * seconds pass without a hit.
  *
  * A call costs what its prompt changed: the prompt is compared once with the
@@ -149,11 +168,12 @@ export class BreakpointCache {
     this.sums = [head];
   }
 
-  /** What one call reads and writes. `stablePrefix` counts leading messages of `messages`, after the head. */
-  call(messages: readonly Message[], stablePrefix: number, time: number, count: MessageTokens): CacheUse {
+  /** What one call reads and writes. Each breakpoint counts leading messages of `messages`, after the head (in any order; past the prompt: at its end). */
+  call(messages: readonly Message[], breakpoints: readonly number[], time: number, count: MessageTokens): CacheUse {
     const entries = this.entries;
-    const k = Math.min(stablePrefix, messages.length);
-    // Past the breakpoint and the longest live entry, what the prompt shares with the latest one matters to no entry.
+    const marks = breakpoints.map((b) => Math.min(b, messages.length));
+    const k = Math.max(0, ...marks);
+    // Past the last breakpoint and the longest live entry, what the prompt shares with the latest one matters to no entry.
     let reach = k;
     let live = 0;
     for (const e of entries) {
@@ -171,18 +191,24 @@ export class BreakpointCache {
     let c = Math.min(this.counted, s);
     for (; c < k; c++) sums[c + 1] = sums[c]! + count(messages[c]!);
     this.counted = c;
-    const total = sums[k]!;
-    // A prefix of no tokens caches nothing (no breakpoint, no tool definitions).
-    if (total === 0 || total < this.minTokens) return { read: 0, written: 0 };
-    // Longest live entry that is a prefix of the messages up to the breakpoint (the first of them, as entries were written).
+    // A prefix of no tokens caches nothing (no breakpoint, no tool definitions); nor does one under the minimum.
+    const cacheable = marks.filter((b) => sums[b]! > 0 && sums[b]! >= this.minTokens);
+    if (!cacheable.length) return { read: 0, written: 0 };
+    // Longest live entry that is a prefix of the messages up to the last breakpoint (the first of them, as entries were written).
     let hit: Entry | undefined;
     for (const e of entries) {
       if (e.length > k || (hit && e.length <= hit.length)) continue;
       if (e.shared === e.length) hit = e;
     }
     const read = hit?.tokens ?? 0;
-    if (hit) hit.expires = time + this.ttl;
-    if (hit?.length !== k) entries.push({ messages, length: k, tokens: total, expires: time + this.ttl, shared: k });
-    return { read, written: total - read };
+    const expires = time + this.ttl;
+    if (hit) hit.expires = expires;
+    for (const b of new Set(cacheable)) {
+      const same = entries.find((e) => e.length === b && e.shared === b);
+      if (same) same.expires = expires;
+      else entries.push({ messages, length: b, tokens: sums[b]!, expires, shared: b });
+    }
+    // The last breakpoint is cacheable when any is (sums grow): everything past the hit up to it is written.
+    return { read, written: sums[k]! - read };
   }
 }

@@ -19,16 +19,36 @@ export interface Fallback {
 export interface CostSettings {
   /** Prompt caching: `auto` applies the model's provider rule, `off` caches nothing. */
   promptCache: 'auto' | 'off';
-  /** Simulated seconds after which a cached prefix is gone (default 300). */
-  promptCacheTtl: number;
+  /**
+   * Simulated seconds after which a cached prefix is gone. Unset: 300, except
+   * on an explicit (Anthropic-style) cache replaying a transcript whose calls
+   * wrote 1-hour entries, which keeps that TTL.
+   */
+  promptCacheTtl?: number;
+  /**
+   * Where an explicit cache's breakpoints go: `call` (default) at the end of
+   * every call's prompt as well as after the policy's stable prefix, so the
+   * calls of one agent turn read what the earlier ones wrote (Claude Code and
+   * Anthropic's automatic caching); `turn` only after the stable prefix.
+   */
+  cacheBreakpoint?: CacheBreakpoint;
   route?: Route;
   fallback?: Fallback;
   latency?: LatencyOverrides;
 }
 
+/** Where an explicit cache's breakpoints go: at the end of every call, or only after the stable prefix. */
+export type CacheBreakpoint = 'call' | 'turn';
+
+export const CACHE_BREAKPOINTS: readonly CacheBreakpoint[] = ['call', 'turn'];
+
 export const DEFAULT_PROMPT_CACHE_TTL = 300;
 
-export const DEFAULT_COSTS: CostSettings = { promptCache: 'auto', promptCacheTtl: DEFAULT_PROMPT_CACHE_TTL };
+/** The two TTLs Anthropic offers, in seconds: a longer TTL takes the 1-hour tier. */
+export const FIVE_MINUTES = 300;
+export const ONE_HOUR = 3600;
+
+export const DEFAULT_COSTS: CostSettings = { promptCache: 'auto' };
 
 /** The slowest prefill or decode rate a study may set, in tokens per second. */
 export const MIN_TOKENS_PER_SECOND = 0.001;
@@ -42,6 +62,7 @@ export const COST_KEYS = {
     .union([z.number(), z.string()])
     .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 300s or 5m' })
     .optional(),
+  cacheBreakpoint: z.enum(CACHE_BREAKPOINTS).optional(),
   route: z
     .strictObject({
       light: z.string().min(1),

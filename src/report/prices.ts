@@ -4,7 +4,7 @@ import type { Pico } from '../types.js';
 import { latencyFor } from '../pricing/latency.js';
 import { encodingForModel, type TokenFactor } from '../tokens/encoding.js';
 import type { ModelPrice, PriceTable } from '../pricing/prices.js';
-import type { CostSettings } from '../pricing/settings.js';
+import { DEFAULT_PROMPT_CACHE_TTL, FIVE_MINUTES, ONE_HOUR, type CostSettings } from '../pricing/settings.js';
 
 /** USD per million tokens from pico-dollars per token, with at least two decimals. */
 export function perMillion(p: Pico): string {
@@ -20,13 +20,14 @@ function seconds(s: number): string {
 /** The cache rule of a model as it will be applied under the settings. */
 function ruleText(p: ModelPrice, s: CostSettings): string {
   if (s.promptCache === 'off') return 'off';
+  const ttl = s.promptCacheTtl ?? DEFAULT_PROMPT_CACHE_TTL;
   switch (p.cacheRule.kind) {
     case 'none':
       return 'none';
     case 'automatic':
-      return `auto prefix ≥${p.cacheRule.minTokens}, ${p.cacheRule.step}-token steps, ttl ${seconds(s.promptCacheTtl)}`;
+      return `auto prefix ≥${p.cacheRule.minTokens}, ${p.cacheRule.step}-token steps, ttl ${seconds(ttl)}`;
     case 'explicit':
-      return `breakpoint ≥${p.cacheRule.minTokens}, ttl ${seconds(Math.min(s.promptCacheTtl, 3600))}${s.promptCacheTtl > 300 ? ' (1h writes)' : ''}`;
+      return `breakpoints per ${s.cacheBreakpoint ?? 'call'} ≥${p.cacheRule.minTokens}, ttl ${seconds(Math.min(ttl, ONE_HOUR))}${ttl > FIVE_MINUTES ? ' (1h writes)' : ''}`;
   }
 }
 
@@ -70,7 +71,7 @@ export function pricesTable(
     ...models.map((p) => {
       const l = latencyFor(p.model, s.latency);
       const cached = s.promptCache === 'off' || p.cacheRule.kind === 'none' ? undefined : p.cacheRead;
-      const write = s.promptCache === 'off' || p.cacheRule.kind !== 'explicit' ? undefined : s.promptCacheTtl > 300 ? p.cacheWrite1h : p.cacheWrite;
+      const write = s.promptCache === 'off' || p.cacheRule.kind !== 'explicit' ? undefined : (s.promptCacheTtl ?? DEFAULT_PROMPT_CACHE_TTL) > FIVE_MINUTES ? p.cacheWrite1h : p.cacheWrite;
       return [
         p.model,
         p.provider,
@@ -89,7 +90,7 @@ export function pricesTable(
       ];
     }),
   ];
-  const caption = `prices: ${table.source} (LiteLLM table of ${table.date}) · cache: ${s.promptCache}${s.promptCache === 'off' ? '' : `, ttl ${seconds(s.promptCacheTtl)}`}\n`;
+  const caption = `prices: ${table.source} (LiteLLM table of ${table.date}) · cache: ${s.promptCache}${s.promptCache === 'off' ? '' : `, ttl ${seconds(s.promptCacheTtl ?? DEFAULT_PROMPT_CACHE_TTL)}`}\n`;
   const notes = [...missing.values()].flatMap((why) => (why ? [`not installed: ${why}\n`] : []));
   return caption + align(rows, new Set([3, 4, 5, 6, 7, 9, 10, 11])) + notes.join('');
 }

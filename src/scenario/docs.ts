@@ -25,6 +25,9 @@ export interface RoundOut {
 export interface UsageOut {
   input: number;
   cached?: number;
+  /** Of the input, written to an explicit cache; `written1h` of them with the 1-hour TTL. */
+  written?: number;
+  written1h?: number;
   output?: number;
 }
 
@@ -61,6 +64,8 @@ export interface ScenarioOut {
   system?: string | SystemOut[];
   user?: string;
   tool_defs?: ToolDef[];
+  /** A pinned stand-in for what the log leaves out of every prompt, sized from the bill. */
+  unlogged_prefix?: { tokens: number; from: 'billed' };
   turns: (TurnOut | ForgetOut)[];
 }
 

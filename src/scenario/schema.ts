@@ -60,6 +60,8 @@ export const usageSchema = z
   .strictObject({
     input: z.number().int().min(0).describe('prompt tokens billed (cached ones included)'),
     cached: z.number().int().min(0).optional().describe('of them, read from the cache'),
+    written: z.number().int().min(0).optional().describe('of them, written to an explicit (Anthropic-style) cache'),
+    written1h: z.number().int().min(0).optional().describe('of the written ones, those written with the 1-hour TTL (priced at the 1-hour write rate)'),
     output: z.number().int().min(0).optional().describe('output tokens billed'),
   })
   .describe('what the provider billed for the call that wrote this (from a transcript): compared with what ctxsim counts');
@@ -142,6 +144,13 @@ export const scenarioSchema = z.strictObject({
   user: z.string().optional().describe('the user id (default "user")'),
   weight: weightSchema.optional(),
   tool_defs: z.array(toolDefSchema).optional().describe('the tools the model is offered in every call: their definitions are part of each prompt'),
+  unlogged_prefix: z
+    .strictObject({
+      tokens: z.number().int().min(1).describe('tokens sent first in every call'),
+      from: z.literal('billed').describe('how it was sized: billed = the first call’s billed prompt tokens minus ctxsim’s count of what the log holds (an estimate)'),
+    })
+    .optional()
+    .describe('a pinned stand-in for what the transcript’s log leaves out of every prompt (its system prompt and tool definitions): sent first in every call and cached with it, counted as an estimate; written by ctxsim import --unlogged-prefix billed'),
   turns: z.array(z.unknown()).min(1),
 });
 

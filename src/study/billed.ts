@@ -2,8 +2,11 @@ import { replay } from '../engine/replay.js';
 import { replayContexts } from '../engine/run.js';
 import { REGISTRY } from '../policies/index.js';
 import { resolveSpec, type PolicyVariant } from '../policies/spec.js';
-import { fraction, grouped } from '../records/format.js';
-import type { Conversation } from '../types.js';
+import { priceUsage } from '../pricing/meter.js';
+import { lookup, type ModelPrice } from '../pricing/prices.js';
+import { fraction, grouped, usd } from '../records/format.js';
+import { encodingForModel } from '../tokens/encoding.js';
+import type { BilledCall, Conversation, Pico } from '../types.js';
 import type { Study } from './study.js';
 
 /** What ctxsim counts for a transcript's calls against what the provider billed for them. */
@@ -16,37 +19,108 @@ export interface BilledCheck {
   counted: number;
   /** Prompt tokens the provider billed for them. */
   billed: number;
+  /**
+   * When every call of the replay has billed usage: ctxsim's cached prompt
+   * tokens and cost (pico-dollars) for them, and the bill's (its usage priced
+   * with the same table: uncached input, cache reads, 5-minute and 1-hour
+   * writes, output).
+   */
+  priced?: { cached: number; billedCached: number; cost: Pico; billedCost: Pico };
 }
 
 /** Whether a conversation records what a provider billed for any of its calls. */
 const hasBilled = (c: Conversation) => c.turns.some((t) => t.tools.some((m) => m.billed) || t.assistant?.billed);
 
+/** What a bill's usage costs at a model's prices: uncached input, cache reads, cache writes at the 5-minute and 1-hour rates, output. */
+export function billedCost(p: ModelPrice, b: BilledCall): Pico {
+  const written = b.written ?? 0;
+  const long = Math.min(written, b.written1h ?? 0);
+  const short = priceUsage(p, { input: b.input - long, cached: b.cached ?? 0, written: written - long, output: b.output ?? 0 });
+  const hour = priceUsage(p, { input: long, cached: 0, written: long, output: 0 }, p.cacheWrite1h ?? p.input);
+  return short.input + short.cached + short.output + hour.input;
+}
+
 /**
  * For each conversation that records billed usage (an imported agent
  * transcript), ctxsim's count of the prompts of those calls under `full` on
  * the study's first model — tool definitions included — against the bill:
- * the check of ctxsim's accounting on real traffic.
+ * the check of ctxsim's accounting on real traffic. When every call has
+ * billed usage, the cached share and the cost are compared too.
  */
-export function billedChecks(conversations: readonly Conversation[], study: Pick<Study, 'seed' | 'models' | 'tokenizer' | 'prices' | 'toolDefs'>): BilledCheck[] {
+export function billedChecks(conversations: readonly Conversation[], study: Pick<Study, 'seed' | 'models' | 'tokenizer' | 'prices' | 'toolDefs'> & Partial<Pick<Study, 'tokenFactor' | 'promptCache' | 'promptCacheTtl' | 'cacheBreakpoint'>>): BilledCheck[] {
   const billedOnes = conversations.filter(hasBilled);
   if (!billedOnes.length) return [];
   const [ctx] = replayContexts({ ...study, models: study.models.slice(0, 1), tokenCache: false });
   const full = (resolveSpec(REGISTRY, 'full', []) as PolicyVariant[])[0]!;
+  const price = lookup(ctx!.prices, ctx!.model);
   return billedOnes.map((c) => {
     const check: BilledCheck = { scenario: c.id, model: ctx!.model, calls: 0, counted: 0, billed: 0 };
-    replay(c, full, ctx!, (_, call) => {
+    let calls = 0;
+    let billedCached = 0;
+    let bill = 0n;
+    const r = replay(c, full, ctx!, (_, call) => {
+      calls++;
       const b = call.output?.billed;
       if (!b) return;
       check.calls++;
       check.counted += call.promptTokens;
       check.billed += b.input;
+      billedCached += b.cached ?? 0;
+      bill += billedCost(price, b);
     });
+    if (calls === check.calls) {
+      const cached = r.turns.reduce((n, t) => n + t.cachedTokens, 0);
+      const cost = r.turns.reduce((n, t) => n + t.costInput + t.costCached + t.costOutput, 0n);
+      check.priced = { cached, billedCached, cost, billedCost: bill };
+    }
     return check;
   });
 }
 
-/** `billed: s1 (full on deepseek-chat, 124 calls): ctxsim counts 4,505,698 prompt tokens, the provider billed 4,930,216 (−8.6%)`. */
+/** A change as a signed percentage: `+2.3%`, `−8.6%`. */
+const change = (ours: number, theirs: number) => {
+  const diff = ours / theirs - 1;
+  return `${diff >= 0 ? '+' : '−'}${fraction(Math.abs(diff) * 100, 1)}%`;
+};
+
+/**
+ * `billed: s1 (full on deepseek/deepseek-chat, 124 calls): ctxsim counts 4,870,481 prompt tokens, the provider billed 4,930,216 (−1.2%)`,
+ * then, when every call was billed, `; cached 97.8% (billed 99.2%); cost $0.179984, billed $0.181204 (−0.7%)`.
+ */
 export function billedLine(b: BilledCheck): string {
-  const diff = b.counted / b.billed - 1;
-  return `billed: ${b.scenario} (full on ${b.model}, ${b.calls} calls): ctxsim counts ${grouped(b.counted)} prompt tokens, the provider billed ${grouped(b.billed)} (${diff >= 0 ? '+' : '−'}${fraction(Math.abs(diff) * 100, 1)}%)`;
+  const head = `billed: ${b.scenario} (full on ${b.model}, ${b.calls} calls): ctxsim counts ${grouped(b.counted)} prompt tokens, the provider billed ${grouped(b.billed)} (${change(b.counted, b.billed)})`;
+  const p = b.priced;
+  if (!p) return head;
+  const share = (n: number, of: number) => `${fraction((n / of) * 100, 1)}%`;
+  return `${head}; cached ${share(p.cached, b.counted)} (billed ${share(p.billedCached, b.billed)}); cost $${usd(p.cost, 6)}, billed $${usd(p.billedCost, 6)} (${change(Number(p.cost), Number(p.billedCost))})`;
+}
+
+/** What a transcript's log leaves out of every prompt, as `--unlogged-prefix billed` sizes it. */
+export interface UnloggedPrefix {
+  /** The first billed call's prompt tokens minus `counted`: the stand-in's size. */
+  tokens: number;
+  billed: number;
+  /** ctxsim's count of that call's prompt as the log holds it (`full`, tool definitions included). */
+  counted: number;
+}
+
+/**
+ * What a transcript's log leaves out of every prompt (Claude Code logs
+ * neither its system prompt nor its tool definitions): the first billed
+ * call's prompt tokens minus ctxsim's count of that call under `full`, on
+ * the tokenizer of the model the transcript ran on (`model`; o200k_base, an
+ * estimate, for one whose tokenizer is not public). Undefined without billed
+ * usage; `tokens` 0 when the log holds the whole prompt.
+ */
+export function unloggedPrefix(c: Conversation, model = ''): UnloggedPrefix | undefined {
+  if (!hasBilled(c)) return undefined;
+  // Only the tokenizer matters to a count: any priced model carries it.
+  const [ctx] = replayContexts({ seed: 0, models: ['gpt-4o-mini'], tokenizer: encodingForModel(model).name, prices: 'builtin', tokenCache: false });
+  const full = (resolveSpec(REGISTRY, 'full', []) as PolicyVariant[])[0]!;
+  let first: { billed: number; counted: number } | undefined;
+  replay(c, full, ctx!, (_, call) => {
+    const b = call.output?.billed;
+    if (b && !first) first = { billed: b.input, counted: call.promptTokens };
+  });
+  return first && { ...first, tokens: Math.max(0, first.billed - first.counted) };
 }

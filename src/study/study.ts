@@ -11,7 +11,7 @@ import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } f
 import { loadPolicyModules, moduleRequest, resolveNamed, resolveSpecString, type PolicyModules } from './policy-modules.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
-import { COST_KEYS, DEFAULT_PROMPT_CACHE_TTL, type CostSettings } from '../pricing/settings.js';
+import { COST_KEYS, type CostSettings } from '../pricing/settings.js';
 import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
 import type { Conversation, ToolDef } from '../types.js';
 import { SourceDoc } from '../text/document.js';
@@ -42,8 +42,10 @@ export interface Study {
   prices: string;
   /** Prompt caching (the study's `cache` key). */
   promptCache: 'auto' | 'off';
-  /** Seconds a cached prompt prefix lives in simulated time (the study's `cacheTtl` key). */
-  promptCacheTtl: number;
+  /** Seconds a cached prompt prefix lives in simulated time (the study's `cacheTtl` key); unset: 300, or 1 hour on an explicit cache replaying a transcript that recorded 1-hour writes. */
+  promptCacheTtl?: number;
+  /** Where an explicit cache's breakpoints go (the study's `cacheBreakpoint` key; default `call`). */
+  cacheBreakpoint?: CostSettings['cacheBreakpoint'];
   route?: CostSettings['route'];
   fallback?: CostSettings['fallback'];
   latency?: CostSettings['latency'];
@@ -119,7 +121,8 @@ const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
   prices: 'builtin, or the path of a LiteLLM-format JSON price table',
   cache: 'prompt caching: auto (the model’s provider’s rules) or off',
   rules: 'the provider message rules prompts are checked against (default: the chat model’s provider’s)',
-  cacheTtl: 'how long a cached prompt prefix lives in simulated time, e.g. 5m',
+  cacheTtl: 'how long a cached prompt prefix lives in simulated time, e.g. 5m; on Claude above 5m takes the 1-hour tier, whose writes are priced at their own rate (default 5m, or 1h for a transcript whose calls wrote 1-hour entries)',
+  cacheBreakpoint: 'where Claude-style explicit caches put breakpoints: call (default: at the end of every call’s prompt too, so the calls of one agent turn read what the earlier ones wrote) or turn (only after the policy’s stable prefix)',
   route: 'send a turn to the light or the strong model by the length of its user message',
   fallback: 'a model that answers a share of the calls instead (failures drawn from the seed)',
   latency: 'latency settings per model: time to first token, prefill and decode speed',
@@ -202,7 +205,6 @@ export function defaultStudy(): Study {
     tokenizer: 'auto',
     prices: 'builtin',
     promptCache: 'auto',
-    promptCacheTtl: DEFAULT_PROMPT_CACHE_TTL,
     scenarios: [
       { kind: 'glob', pattern: 'scenarios/*.yaml', base: PACKAGE_DIR },
       ...DEFAULT_GENERATED.map(([profile, count, params]): GenerateSource => ({ kind: 'generate', profile, count, params })),
@@ -256,6 +258,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
       ...(doc.tokenFactor !== undefined && { tokenFactor: doc.tokenFactor }),
       ...(doc.prices !== undefined && { prices: doc.prices === 'builtin' ? 'builtin' : resolve(dir, doc.prices) }),
       ...(doc.cache !== undefined && { promptCache: doc.cache }),
+      ...(doc.cacheBreakpoint !== undefined && { cacheBreakpoint: doc.cacheBreakpoint }),
       ...(doc.route !== undefined && { route: doc.route }),
       ...(doc.fallback !== undefined && { fallback: doc.fallback }),
       ...(doc.latency !== undefined && { latency: doc.latency }),

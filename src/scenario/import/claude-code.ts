@@ -15,6 +15,7 @@ const usage = z.looseObject({
   input_tokens: z.number().int().min(0),
   cache_creation_input_tokens: z.number().int().min(0).nullish(),
   cache_read_input_tokens: z.number().int().min(0).nullish(),
+  cache_creation: z.looseObject({ ephemeral_1h_input_tokens: z.number().int().min(0).nullish() }).nullish(),
   output_tokens: z.number().int().min(0).nullish(),
 });
 const userLine = z.looseObject({
@@ -143,9 +144,13 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
       if (msg.usage) {
         const u = msg.usage;
         const output = Math.max(resp.usage?.output ?? 0, u.output_tokens ?? 0);
+        const written = u.cache_creation_input_tokens ?? 0;
+        const written1h = Math.min(written, u.cache_creation?.ephemeral_1h_input_tokens ?? 0);
         resp.usage = {
-          input: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+          input: u.input_tokens + written + (u.cache_read_input_tokens ?? 0),
           cached: u.cache_read_input_tokens ?? 0,
+          ...(written > 0 && { written }),
+          ...(written1h > 0 && { written1h }),
           output,
         };
       }
