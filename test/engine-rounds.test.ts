@@ -136,17 +136,18 @@ describe('a scenario turn of several rounds', () => {
     expect(io.stdout.match(/billed by the provider/g)).toHaveLength(1);
   });
 
-  it('run prints, for a transcript that records what the provider billed, ctxsim’s count of those calls under full against the bill', async () => {
+  it('run prints, for a transcript that records what the provider billed, ctxsim’s count of those calls under full against the bill, on the model the transcript names', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'study.yaml'), `scenarios:\n  - import: {format: swe-agent, path: ${JSON.stringify(join(IMPORT_FIXTURES, 'mini-swe-agent-sample.traj.json'))}}\npolicies: [window-turns]\n`);
     const io = capture();
     expect(await runMain(['run', join(dir, 'study.yaml'), '--out', join(dir, 'out'), '--no-token-cache'], io)).toBe(0);
-    // The same count by hand: every call under full, those whose output carries a bill.
+    // The same count by hand: every call under full, those whose output carries a bill, on the model the responses name (the study's is gpt-4o-mini).
     const [c] = importDataset('swe-agent', importFixture('mini-swe-agent-sample.traj.json')).conversations;
+    expect(c!.model).toBe('deepseek-chat');
     let counted = 0;
     let billed = 0;
     let calls = 0;
-    replay(c!, policiesFromFlags(['full'])[0]!, replayContext({ model: 'gpt-4o-mini', tokenizer: 'auto', seed: 42 }), (_, call) => {
+    replay(c!, policiesFromFlags(['full'])[0]!, replayContext({ model: 'deepseek-chat', tokenizer: 'auto', seed: 42 }), (_, call) => {
       if (!call.output?.billed) return;
       calls++;
       counted += call.promptTokens;
@@ -155,7 +156,7 @@ describe('a scenario turn of several rounds', () => {
     expect(calls).toBeGreaterThan(1);
     const diff = counted / billed - 1;
     expect(io.stderr).toContain(
-      `billed: ${c!.id} (full on gpt-4o-mini, ${calls} calls): ctxsim counts ${counted.toLocaleString('en-US')} prompt tokens, the provider billed ${billed.toLocaleString('en-US')} (${diff >= 0 ? '+' : '−'}${Math.abs(diff * 100).toFixed(1)}%)\n`,
+      `billed: ${c!.id} (full on deepseek-chat, ${calls} calls): ctxsim counts ${counted.toLocaleString('en-US')} prompt tokens, the provider billed ${billed.toLocaleString('en-US')} (${diff >= 0 ? '+' : '−'}${Math.abs(diff * 100).toFixed(1)}%)\n`,
     );
   });
 
