@@ -39,7 +39,7 @@ export { defaultUpkeep, planText, upkeepPlan, UPKEEP_MODES, type UpkeepMode, typ
 // Scenarios: load, parse, generate, import, write
 export { loadScenarioFile, parseScenario } from './scenario/load.js';
 export { generateConversations, generateDocs, PROFILES, type GenerateRequest, type Profile } from './scenario/generate/index.js';
-export { formatImportReport, IMPORTERS, importDataset, type Imported, type ImportInput, type Importer, type ImportReport, type ImportResult, type Quirk } from './scenario/import/index.js';
+export { formatImportReport, IMPORTERS, importDataset, type Imported, type ImportInput, type Importer, type ImportReport, type ImportResult, type Quirk, type RecordedModel } from './scenario/import/index.js';
 export { scenarioToYaml, scenariosToYamlStream } from './scenario/yaml.js';
 export type { ScenarioOut } from './scenario/docs.js';
 export { scenarioJsonSchema } from './scenario/schema.js';

@@ -47,6 +47,16 @@ export interface BilledCall {
   output?: number;
 }
 
+/** What a provider billed for a whole conversation, as a transcript that keeps only totals recorded it (SWE-agent's `model_stats`). */
+export interface BilledTotal {
+  /** The model calls the bill covers. */
+  calls: number;
+  /** Prompt tokens billed over all of them. */
+  input: number;
+  /** Output tokens billed over all of them. */
+  output?: number;
+}
+
 export interface Turn {
   /** 1-based turn number, as in every output. */
   index: number;
@@ -91,6 +101,10 @@ export interface Conversation {
   toolDefs?: readonly ToolDef[];
   /** Tokens of what a transcript's log leaves out of every prompt (`unlogged_prefix:`, estimated from its bill): sent first in every call, before the tool definitions. */
   unloggedTokens?: number;
+  /** The model the transcript was recorded on, as its log names it (an agent's alias resolved): the billed check replays on it when the price table knows it. */
+  model?: string;
+  /** What the provider billed for the whole conversation, when the transcript records totals only (`billed:`). */
+  billed?: BilledTotal;
   /** Where it came from, for error messages and explain. */
   source: string;
 }

@@ -136,17 +136,18 @@ describe('a scenario turn of several rounds', () => {
     expect(io.stdout.match(/billed by the provider/g)).toHaveLength(1);
   });
 
-  it('run prints, for a transcript that records what the provider billed, ctxsim’s count of those calls under full against the bill', async () => {
+  it('run prints, for a transcript that records what the provider billed, ctxsim’s count of those calls under full against the bill, on the model the transcript names', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'study.yaml'), `scenarios:\n  - import: {format: swe-agent, path: ${JSON.stringify(join(IMPORT_FIXTURES, 'mini-swe-agent-sample.traj.json'))}}\npolicies: [window-turns]\n`);
     const io = capture();
     expect(await runMain(['run', join(dir, 'study.yaml'), '--out', join(dir, 'out'), '--no-token-cache'], io)).toBe(0);
-    // The same count by hand: every call under full, those whose output carries a bill.
+    // The same count by hand: every call under full, those whose output carries a bill, on the model the responses name (the study's is gpt-4o-mini).
     const [c] = importDataset('swe-agent', importFixture('mini-swe-agent-sample.traj.json')).conversations;
+    expect(c!.model).toBe('deepseek-chat');
     let counted = 0;
     let billed = 0;
     let calls = 0;
-    const r = replay(c!, policiesFromFlags(['full'])[0]!, replayContext({ model: 'gpt-4o-mini', tokenizer: 'auto', seed: 42 }), (_, call) => {
+    const r = replay(c!, policiesFromFlags(['full'])[0]!, replayContext({ model: 'deepseek-chat', tokenizer: 'auto', seed: 42 }), (_, call) => {
       if (!call.output?.billed) return;
       calls++;
       counted += call.promptTokens;
@@ -155,16 +156,16 @@ describe('a scenario turn of several rounds', () => {
     expect(calls).toBeGreaterThan(1);
     const diff = counted / billed - 1;
     expect(io.stderr).toContain(
-      `billed: ${c!.id} (full on gpt-4o-mini, ${calls} calls): ctxsim counts ${counted.toLocaleString('en-US')} prompt tokens, the provider billed ${billed.toLocaleString('en-US')} (${diff >= 0 ? '+' : '−'}${Math.abs(diff * 100).toFixed(1)}%); `,
+      `billed: ${c!.id} (full on deepseek-chat, ${calls} calls): ctxsim counts ${counted.toLocaleString('en-US')} prompt tokens, the provider billed ${billed.toLocaleString('en-US')} (${diff >= 0 ? '+' : '−'}${Math.abs(diff * 100).toFixed(1)}%); `,
     );
-    // Every call was billed: the cached share and the cost are compared too. The bill by hand, at gpt-4o-mini's
-    // $0.15/M input, $0.075/M cached, $0.60/M output: 4,050 prompt tokens of which 1,152 + 1,280 = 2,432 cached
-    // (60.0%), 30 + 45 + 20 = 95 output: 1,618 × 150,000 + 2,432 × 75,000 + 95 × 600,000 = 482,100,000 pico-dollars.
+    // Every call was billed: the cached share and the cost are compared too. The bill by hand, at deepseek-chat's
+    // $0.28/M input, $0.028/M cached, $0.42/M output: 4,050 prompt tokens of which 1,152 + 1,280 = 2,432 cached
+    // (60.0%), 30 + 45 + 20 = 95 output: 1,618 × 280,000 + 2,432 × 28,000 + 95 × 420,000 = 561,036,000 pico-dollars.
     const cost = r.turns.reduce((n, t) => n + t.costInput + t.costCached + t.costOutput, 0n);
     const cached = r.turns.reduce((n, t) => n + t.cachedTokens, 0);
-    const change = Number(cost) / 482_100_000 - 1;
+    const change = Number(cost) / 561_036_000 - 1;
     expect(io.stderr).toContain(
-      `; cached ${((cached / counted) * 100).toFixed(1)}% (billed 60.0%); cost $${(Number(cost) / 1e12).toFixed(6)}, billed $0.000482 (${change >= 0 ? '+' : '−'}${Math.abs(change * 100).toFixed(1)}%)\n`,
+      `; cached ${((cached / counted) * 100).toFixed(1)}% (billed 60.0%); cost $${(Number(cost) / 1e12).toFixed(6)}, billed $0.000561 (${change >= 0 ? '+' : '−'}${Math.abs(change * 100).toFixed(1)}%)\n`,
     );
   });
 

@@ -94,6 +94,40 @@ describe('Claude Code sessions of other shapes', () => {
   });
 });
 
+describe('the model a session was on', () => {
+  const line = (id: string, model: unknown, text = 'ok') => ({ type: 'assistant', isSidechain: false, message: { id, role: 'assistant', model, content: [{ type: 'text', text }] } });
+  const user = (text: string) => ({ type: 'user', isSidechain: false, message: { role: 'user', content: text } });
+
+  it('keeps message.model as the scenario’s model, and the report names it', () => {
+    const { docs, report } = importDataset('claude-code', session);
+    expect(docs[0]!.model).toBe('claude-sonnet-4-5');
+    expect(report.models).toEqual([{ model: 'claude-sonnet-4-5', conversations: 1 }]);
+  });
+
+  it('of several, the one that wrote most responses (each response once, whatever its lines), the others counted; Claude Code’s own <synthetic> responses name none', () => {
+    const f = writeInput(tmp, 'mixed.jsonl', [
+      user('one'),
+      line('m1', 'claude-haiku-4-5', 'a'),
+      user('two'),
+      line('m2', 'claude-opus-4-1', 'b'),
+      line('m2', 'claude-opus-4-1', 'c'),
+      line('m2', 'claude-opus-4-1', 'd'),
+      user('three'),
+      line('m3', '<synthetic>'),
+      user('four'),
+      line('m4', 'claude-opus-4-1'),
+    ]);
+    const { docs, report } = importDataset('claude-code', f);
+    expect(docs[0]!.model).toBe('claude-opus-4-1');
+    expect(report.quirks.filter((q) => q.key === 'other-model').map((q) => [q.count, q.examples])).toEqual([[1, ['claude-haiku-4-5']]]);
+    expect(importDataset('claude-code', writeInput(tmp, 'none.jsonl', [user('hi'), line('m1', '<synthetic>')])).docs[0]!.model).toBeUndefined();
+  });
+
+  it('a model that is not a name is an error at its line', () => {
+    expect(problems(() => importDataset('claude-code', writeInput(tmp, 'model.jsonl', [user('hi'), line('m1', 7)])))).toEqual(['model.jsonl:2:1 message.model: expected string, got number 7 (quote it)']);
+  });
+});
+
 describe('malformed Claude Code data', () => {
   it('lists every problem with its line and path, and yields nothing', () => {
     const f = writeInput(tmp, 'bad.jsonl', [

@@ -72,7 +72,11 @@ describe('swe-agent importer: SWE-agent .traj', () => {
       ],
       assistant: 'I am done.',
     });
-    expect(report.quirks.map((q) => q.key)).toEqual(['steps']);
+    // The second observation is neither in the history nor rebuildable (no template in the file): kept as recorded, and counted.
+    expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
+      ['steps', 1],
+      ['no-footer', 1],
+    ]);
   });
 });
 
@@ -117,6 +121,8 @@ itShared(MINI, 'a real mini-swe-agent run: 124 responses, each a round of one ba
   const { docs, report } = importDataset('swe-agent', { path, file: 'mini.traj.json', base: dirname(path) });
   const turns = docs[0]!.turns as TurnOut[];
   expect(docs[0]!.system).toBe('You are a helpful assistant that can interact with a computer shell to solve programming tasks.');
+  // The model of its config (its responses name deepseek-chat); the usage is per call, so no total.
+  expect([docs[0]!.model, docs[0]!.billed, report.models]).toEqual(['deepseek/deepseek-chat', undefined, [{ model: 'deepseek/deepseek-chat', conversations: 1 }]]);
   expect(counts(turns)).toEqual({ turns: 1, rounds: 124, calls: 124, results: 123, usages: 124 });
   expect(new Set(roundsOf(turns[0]!).flatMap((r) => r.calls.map((c) => c.call)))).toEqual(new Set(['bash']));
   const usage = roundsOf(turns[0]!).map((r) => r.usage!);
@@ -154,14 +160,16 @@ itShared(MINI, 'the mini-swe-agent run replayed under full on deepseek-chat: the
   expect(sum(standIn.ours) / sum(standIn.billed)).toBeLessThan(0.92);
 });
 
-itShared(FC, 'a real SWE-agent function-calling run: 13 rounds of one call each, every one with its result; no usage recorded', (path) => {
+itShared(FC, 'a real SWE-agent function-calling run: 13 rounds of one call each, every one with its result; no usage recorded, no model (a replay)', (path) => {
   const { docs, report } = importDataset('swe-agent', { path, file: 'fc.traj', base: dirname(path) });
   const turns = docs[0]!.turns as TurnOut[];
   expect(docs[0]!.system).toMatch(/^SETTING: You are an autonomous programmer/);
   expect(turns[0]!.user).toMatch(/^We're currently solving the following issue within our repository/);
   expect(counts(turns)).toEqual({ turns: 1, rounds: 13, calls: 13, results: 13, usages: 0 });
   expect(roundsOf(turns[0]!).map((r) => r.calls[0]!.call).at(-1)).toBe('submit');
-  expect(report.quirks).toEqual([]);
+  // A demonstration replayed: its model_stats record no tokens and its model is SWE-agent's `replay`.
+  expect([docs[0]!.model, docs[0]!.billed]).toEqual([undefined, undefined]);
+  expect(report.quirks.map((q) => q.key)).toEqual(['stand-in-model']);
 });
 
 it.each(['mini-swe-agent-sample.traj.json', 'swe-agent-fc-sample.traj', 'swe-agent-steps-sample.traj'])('round trip: %s imported, written as YAML and loaded is the same conversation (usage included)', (file) => {

@@ -133,6 +133,10 @@ const BAD_SCENARIOS: [what: string, yaml: string, loader: RegExp][] = [
   ['an empty forget', 'id: x\nturns:\n  - user: hi\n    facts: {a: b}\n  - forget: []\n', /forget: expected at least 1 item/],
   ['a tool without its call', 'id: x\nturns:\n  - user: hi\n    tools:\n      - {args: {q: 1}}\n', /tools\[0\]\.call: required but missing|tools\[0\]\.call: expected string/],
   ['injection not a boolean', 'id: x\nturns:\n  - user: hi\n    injection: "yes"\n', /injection: expected boolean/],
+  ['a model that is not a name', 'id: x\nmodel: 4\nturns:\n  - user: hi\n', /model: expected string, got number 4/],
+  ['a billed total of no calls', 'id: x\nbilled: {calls: 0, input: 10}\nturns:\n  - user: hi\n', /billed\.calls: expected a number ≥ 1, got 0/],
+  ['a billed total without its input', 'id: x\nbilled: {calls: 3}\nturns:\n  - user: hi\n', /billed\.input: required but missing/],
+  ['a billed total with cached tokens', 'id: x\nbilled: {calls: 3, input: 10, cached: 5}\nturns:\n  - user: hi\n', /unknown key "cached"/],
 ];
 
 /** Bad study documents, the same way. */

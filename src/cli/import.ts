@@ -100,7 +100,7 @@ function addUnloggedPrefixes(docs: ScenarioOut[], conversations: readonly Conver
   const lines: string[] = [];
   let billed = 0;
   docs.forEach((doc, i) => {
-    const u = unloggedPrefix(conversations[i]!);
+    const u = unloggedPrefix(conversations[i]!, conversations[i]!.model);
     if (!u) return void lines.push(`  ${doc.id}: no billed usage, no prefix added`);
     billed++;
     if (u.tokens === 0) return void lines.push(`  ${doc.id}: the log holds the whole first prompt (ctxsim counts ${grouped(u.counted)}, billed ${grouped(u.billed)}): no prefix added`);

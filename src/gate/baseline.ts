@@ -61,9 +61,13 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** A stable hash of a conversation's content (what is replayed, not where it came from). */
+/**
+ * A stable hash of a conversation's content (what is replayed, not where it
+ * came from, nor what a transcript says of how it was run: its model and
+ * billed total change no record).
+ */
 export function conversationHash(c: Conversation): string {
-  const { source: _source, ...content } = c;
+  const { source: _source, model: _model, billed: _billed, ...content } = c;
   // A single system message is hashed as one message, none as no key: the hashes of baselines made before lists of them.
   const system = c.system.length > 1 ? c.system : c.system[0];
   return sha256(JSON.stringify({ ...content, system })).slice(0, 16);

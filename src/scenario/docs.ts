@@ -1,5 +1,5 @@
 import { ScenarioError, type Problem } from '../errors.js';
-import type { Conversation, ToolDef } from '../types.js';
+import type { BilledTotal, Conversation, ToolDef } from '../types.js';
 import { scenarioFromValue } from './load.js';
 
 /**
@@ -63,6 +63,10 @@ export interface ScenarioOut {
   /** One system message's text, or several (in order, each with its name). */
   system?: string | SystemOut[];
   user?: string;
+  /** The model the transcript was recorded on, as its log names it (an alias resolved). */
+  model?: string;
+  /** What the provider billed for the whole conversation, when the transcript records totals only. */
+  billed?: BilledTotal;
   tool_defs?: ToolDef[];
   /** A pinned stand-in for what the log leaves out of every prompt, sized from the bill. */
   unlogged_prefix?: { tokens: number; from: 'billed' };

@@ -159,6 +159,9 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     const j = doc.tool_defs!.findIndex((u) => u.name === t.name);
     if (j !== i) problems.push(src.problem(['tool_defs', i, 'name'], `tool ${t.name} is defined twice (also tool_defs[${j}])`));
   });
+  if (doc?.billed && turns.some((t) => t.assistant?.billed || t.tools.some((m) => m.billed))) {
+    problems.push(src.problem(['billed'], 'a total for a conversation whose calls carry their usage: give one or the other (usage per call is compared call by call)'));
+  }
   if (doc && turns.length === 0 && problems.length === 0) problems.push(src.problem(['turns'], 'expected at least one turn with a user message'));
   if (problems.length) throw new ScenarioError(problems);
   const d = doc!;
@@ -173,6 +176,8 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     forgets,
     ...(d.tool_defs?.length && { toolDefs: d.tool_defs }),
     ...(d.unlogged_prefix && { unloggedTokens: d.unlogged_prefix.tokens }),
+    ...(d.model !== undefined && { model: d.model }),
+    ...(d.billed && { billed: d.billed }),
     source: src.file,
   };
 }

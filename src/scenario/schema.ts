@@ -66,6 +66,15 @@ export const usageSchema = z
   })
   .describe('what the provider billed for the call that wrote this (from a transcript): compared with what ctxsim counts');
 
+/** What a provider billed for a whole conversation, as a transcript that keeps totals only recorded it. */
+const billedTotalSchema = z
+  .strictObject({
+    calls: z.number().int().min(1).describe('the model calls the bill covers'),
+    input: z.number().int().min(0).describe('prompt tokens billed over all of them'),
+    output: z.number().int().min(0).optional().describe('output tokens billed over all of them'),
+  })
+  .describe('what the provider billed for the whole conversation, when a transcript records totals only (SWE-agent’s model_stats): compared with ctxsim’s count of all of full’s calls (a conversation whose calls carry their usage gives none)');
+
 /** One model call of an agent's loop: what the assistant said, the calls it made, their results. */
 export const roundSchema = z.strictObject({
   assistant: z.string().optional().describe('what the assistant wrote in this round, beside its calls'),
@@ -143,6 +152,12 @@ export const scenarioSchema = z.strictObject({
   system: z.unknown().optional(),
   user: z.string().optional().describe('the user id (default "user")'),
   weight: weightSchema.optional(),
+  model: z
+    .string()
+    .min(1, 'expected a model name')
+    .optional()
+    .describe('the model the transcript was recorded on, as the log names it after aliases are resolved (an agent’s shortcut such as SWE-agent’s gpt4 written as the model it stood for): the billed check replays full on it when the price table knows it'),
+  billed: billedTotalSchema.optional(),
   tool_defs: z.array(toolDefSchema).optional().describe('the tools the model is offered in every call: their definitions are part of each prompt'),
   unlogged_prefix: z
     .strictObject({

@@ -16,7 +16,7 @@ import { SCHEMA_BASE_URL } from './schema.js';
 export const SCENARIO_MODELINE = `# yaml-language-server: $schema=${SCHEMA_BASE_URL}scenario.schema.json`;
 
 /** Keys written in flow style (`{name: Kavya}`), as hand-written scenarios do. */
-const FLOW_KEYS = new Set(['facts', 'probe', 'args', 'result', 'forget', 'usage']);
+const FLOW_KEYS = new Set(['facts', 'probe', 'args', 'result', 'forget', 'usage', 'billed']);
 
 /**
  * Serializes a scenario document to YAML that loads back to the same

@@ -1,10 +1,12 @@
 import { replay } from '../engine/replay.js';
-import { replayContexts } from '../engine/run.js';
+import { replayContext, replayContexts, type ModelContext } from '../engine/run.js';
 import { REGISTRY } from '../policies/index.js';
 import { resolveSpec, type PolicyVariant } from '../policies/spec.js';
+import { loadPrices } from '../pricing/load.js';
 import { priceUsage } from '../pricing/meter.js';
-import { lookup, type ModelPrice } from '../pricing/prices.js';
+import type { ModelPrice } from '../pricing/prices.js';
 import { fraction, grouped, usd } from '../records/format.js';
+import type { TokenCounter } from '../tokens/counter.js';
 import { encodingForModel } from '../tokens/encoding.js';
 import type { BilledCall, Conversation, Pico } from '../types.js';
 import type { Study } from './study.js';
@@ -19,17 +21,19 @@ export interface BilledCheck {
   counted: number;
   /** Prompt tokens the provider billed for them. */
   billed: number;
+  /** Against a conversation's billed total (`billed:`): the calls the bill covers. */
+  billedCalls?: number;
   /**
-   * When every call of the replay has billed usage: ctxsim's cached prompt
-   * tokens and cost (pico-dollars) for them, and the bill's (its usage priced
-   * with the same table: uncached input, cache reads, 5-minute and 1-hour
-   * writes, output).
+   * When the bill covers every call of the replay and says what it cached:
+   * ctxsim's cached prompt tokens and cost (pico-dollars), and the bill's
+   * (its usage priced with the same table: uncached input, cache reads,
+   * 5-minute and 1-hour writes, output).
    */
   priced?: { cached: number; billedCached: number; cost: Pico; billedCost: Pico };
 }
 
 /** Whether a conversation records what a provider billed for any of its calls. */
-const hasBilled = (c: Conversation) => c.turns.some((t) => t.tools.some((m) => m.billed) || t.assistant?.billed);
+const hasBilledCalls = (c: Conversation) => c.turns.some((t) => t.tools.some((m) => m.billed) || t.assistant?.billed);
 
 /** What a bill's usage costs at a model's prices: uncached input, cache reads, cache writes at the 5-minute and 1-hour rates, output. */
 export function billedCost(p: ModelPrice, b: BilledCall): Pico {
@@ -42,33 +46,52 @@ export function billedCost(p: ModelPrice, b: BilledCall): Pico {
 
 /**
  * For each conversation that records billed usage (an imported agent
- * transcript), ctxsim's count of the prompts of those calls under `full` on
- * the study's first model — tool definitions included — against the bill:
- * the check of ctxsim's accounting on real traffic. When every call has
- * billed usage, the cached share and the cost are compared too.
+ * transcript), ctxsim's count of the prompts of those calls under `full` —
+ * tool definitions included — against the bill: the check of ctxsim's
+ * accounting on real traffic. A conversation that records a total only
+ * (`billed:`) is compared over all of `full`'s calls. The replay is on the
+ * model the transcript was recorded on when it names one the price table
+ * knows, else on the study's first model. When the bill covers every call
+ * and says what was cached (per-call usage; a total on a model that caches
+ * nothing), the cached share and the cost are compared too.
  */
-export function billedChecks(conversations: readonly Conversation[], study: Pick<Study, 'seed' | 'models' | 'tokenizer' | 'prices' | 'toolDefs'> & Partial<Pick<Study, 'tokenFactor' | 'promptCache' | 'promptCacheTtl' | 'cacheBreakpoint'>>): BilledCheck[] {
-  const billedOnes = conversations.filter(hasBilled);
+export function billedChecks(
+  conversations: readonly Conversation[],
+  study: Pick<Study, 'seed' | 'models' | 'tokenizer' | 'prices' | 'toolDefs'> & Partial<Pick<Study, 'tokenFactor' | 'promptCache' | 'promptCacheTtl' | 'cacheBreakpoint'>>,
+): BilledCheck[] {
+  const billedOnes = conversations.filter((c) => hasBilledCalls(c) || c.billed);
   if (!billedOnes.length) return [];
-  const [ctx] = replayContexts({ ...study, models: study.models.slice(0, 1), tokenCache: false });
+  const prices = loadPrices(study.prices);
+  const counters = new Map<string, TokenCounter>();
+  const contexts = new Map<string, ModelContext>();
+  const contextFor = (model: string): ModelContext => {
+    let ctx = contexts.get(model);
+    if (!ctx) contexts.set(model, (ctx = replayContext({ ...study, model, prices, tokenCache: false }, counters)));
+    return ctx;
+  };
   const full = (resolveSpec(REGISTRY, 'full', []) as PolicyVariant[])[0]!;
-  const price = lookup(ctx!.prices, ctx!.model);
   return billedOnes.map((c) => {
-    const check: BilledCheck = { scenario: c.id, model: ctx!.model, calls: 0, counted: 0, billed: 0 };
+    const ctx = contextFor(c.model !== undefined && prices.models.has(c.model) ? c.model : study.models[0]!);
+    const price = prices.models.get(ctx.model)!;
+    const total = hasBilledCalls(c) ? undefined : c.billed!;
+    const check: BilledCheck = { scenario: c.id, model: ctx.model, calls: 0, counted: 0, billed: total?.input ?? 0, ...(total && { billedCalls: total.calls }) };
     let calls = 0;
     let billedCached = 0;
-    let bill = 0n;
-    const r = replay(c, full, ctx!, (_, call) => {
+    let bill = total ? billedCost(price, total) : 0n;
+    const r = replay(c, full, ctx, (_, call) => {
       calls++;
       const b = call.output?.billed;
-      if (!b) return;
+      if (!total && !b) return;
       check.calls++;
       check.counted += call.promptTokens;
+      if (!b) return;
       check.billed += b.input;
       billedCached += b.cached ?? 0;
       bill += billedCost(price, b);
     });
-    if (calls === check.calls) {
+    // A total says nothing of what was cached: its cost compares only on a model that caches nothing.
+    const comparable = total ? total.calls === calls && (price.cacheRule.kind === 'none' || ctx.costs.promptCache === 'off') : calls === check.calls;
+    if (comparable) {
       const cached = r.turns.reduce((n, t) => n + t.cachedTokens, 0);
       const cost = r.turns.reduce((n, t) => n + t.costInput + t.costCached + t.costOutput, 0n);
       check.priced = { cached, billedCached, cost, billedCost: bill };
@@ -84,15 +107,19 @@ const change = (ours: number, theirs: number) => {
 };
 
 /**
- * `billed: s1 (full on deepseek/deepseek-chat, 124 calls): ctxsim counts 4,870,481 prompt tokens, the provider billed 4,930,216 (−1.2%)`,
- * then, when every call was billed, `; cached 97.8% (billed 99.2%); cost $0.179984, billed $0.181204 (−0.7%)`.
+ * `billed: s1 (full on deepseek-chat, 124 calls): ctxsim counts 4,870,481 prompt tokens, the provider billed 4,930,216 (−1.2%)`,
+ * then, when the cost compares, `; cached 99.2% (billed 99.2%); cost $0.162049, billed $0.164044 (−1.2%)`; against a
+ * total over a different number of calls than the replay makes, `(full on gpt-4o, 12 calls; 13 billed)`.
  */
 export function billedLine(b: BilledCheck): string {
-  const head = `billed: ${b.scenario} (full on ${b.model}, ${b.calls} calls): ctxsim counts ${grouped(b.counted)} prompt tokens, the provider billed ${grouped(b.billed)} (${change(b.counted, b.billed)})`;
+  const calls = `${b.calls} calls${b.billedCalls !== undefined && b.billedCalls !== b.calls ? `; ${b.billedCalls} billed` : ''}`;
+  const head = `billed: ${b.scenario} (full on ${b.model}, ${calls}): ctxsim counts ${grouped(b.counted)} prompt tokens, the provider billed ${grouped(b.billed)} (${change(b.counted, b.billed)})`;
   const p = b.priced;
   if (!p) return head;
   const share = (n: number, of: number) => `${fraction((n / of) * 100, 1)}%`;
-  return `${head}; cached ${share(p.cached, b.counted)} (billed ${share(p.billedCached, b.billed)}); cost $${usd(p.cost, 6)}, billed $${usd(p.billedCost, 6)} (${change(Number(p.cost), Number(p.billedCost))})`;
+  // A total is compared only where nothing is cached: no share to show.
+  const cached = b.billedCalls === undefined ? `; cached ${share(p.cached, b.counted)} (billed ${share(p.billedCached, b.billed)})` : '';
+  return `${head}${cached}; cost $${usd(p.cost, 6)}, billed $${usd(p.billedCost, 6)} (${change(Number(p.cost), Number(p.billedCost))})`;
 }
 
 /** What a transcript's log leaves out of every prompt, as `--unlogged-prefix billed` sizes it. */
@@ -113,7 +140,7 @@ export interface UnloggedPrefix {
  * usage; `tokens` 0 when the log holds the whole prompt.
  */
 export function unloggedPrefix(c: Conversation, model = ''): UnloggedPrefix | undefined {
-  if (!hasBilled(c)) return undefined;
+  if (!hasBilledCalls(c)) return undefined;
   // Only the tokenizer matters to a count: any priced model carries it.
   const [ctx] = replayContexts({ seed: 0, models: ['gpt-4o-mini'], tokenizer: encodingForModel(model).name, prices: 'builtin', tokenCache: false });
   const full = (resolveSpec(REGISTRY, 'full', []) as PolicyVariant[])[0]!;

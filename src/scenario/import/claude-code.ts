@@ -24,7 +24,7 @@ const userLine = z.looseObject({
 });
 const assistantLine = z.looseObject({
   type: z.literal('assistant'),
-  message: z.looseObject({ id: z.string().optional(), content: z.array(block), usage: usage.optional() }),
+  message: z.looseObject({ id: z.string().optional(), model: z.string().min(1, 'expected a model name').optional(), content: z.array(block), usage: usage.optional() }),
 });
 const anyLine = z.looseObject({ type: z.string(), isSidechain: z.boolean().optional() });
 
@@ -35,6 +35,8 @@ interface Response {
   texts: string[];
   calls: ToolOut[];
   usage?: UsageOut;
+  /** The model that wrote it (`message.model`). */
+  model?: string;
 }
 type Event = Response | { kind: 'user'; text: string };
 
@@ -125,6 +127,7 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
         events.push(open);
       }
       const resp = open;
+      if (msg.model !== undefined) resp.model = msg.model;
       msg.content.forEach((b, k) => {
         const at = ['message', 'content', k];
         if (b.type === 'text') {
@@ -169,11 +172,28 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
     }
     if (pending.size) quirks.add('no-result', 'tool calls without a result (the session ended first)', [...pending.keys()][0]);
     if (turns.turn === 0) throw new ScenarioError([{ file, path: '', message: 'no user or assistant messages in the file' }]);
-    const docs: ScenarioOut[] = [{ id, turns: turns.finish() }];
+    const model = sessionModel(events, quirks);
+    const docs: ScenarioOut[] = [{ id, ...(model !== undefined && { model }), turns: turns.finish() }];
     annotate(docs, annotations(input, opts), quirks);
     return { docs, quirks: quirks.list() };
   },
 };
+
+/**
+ * The model of a session: the one its responses name (`message.model`), the
+ * most frequent when several do (the others counted); Claude Code's
+ * `<synthetic>` responses (written by Claude Code itself, as an error's
+ * text) name no model.
+ */
+function sessionModel(events: readonly Event[], quirks: QuirkLog): string | undefined {
+  const counts = new Map<string, number>();
+  for (const e of events) if (e.kind === 'response' && e.model !== undefined && e.model !== '<synthetic>') counts.set(e.model, (counts.get(e.model) ?? 0) + 1);
+  const byUse = [...counts].sort((a, b) => b[1] - a[1]);
+  for (const [name, n] of byUse.slice(1)) {
+    for (let i = 0; i < n; i++) quirks.add('other-model', `responses by another model than the session’s ${byUse[0]![0]} (kept; the scenario names ${byUse[0]![0]})`, i === 0 ? name : undefined);
+  }
+  return byUse[0]?.[0];
+}
 
 /** A tool result's content as text: a string, or its text blocks joined by a newline. */
 function resultText(content: string | { type: string }[] | null | undefined, quirks: QuirkLog, line: number): string {

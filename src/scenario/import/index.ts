@@ -45,6 +45,16 @@ export interface ImportReport {
   facts: number;
   probes: number;
   quirks: Quirk[];
+  /** The models the transcripts were recorded on (their `model:`), with how many conversations name each and the alias the log wrote, if any. */
+  models: RecordedModel[];
+}
+
+/** A model transcripts were recorded on, as an import found it. */
+export interface RecordedModel {
+  model: string;
+  /** The name the log wrote, when it was an alias (SWE-agent's `gpt4`). */
+  alias?: string;
+  conversations: number;
 }
 
 /**
@@ -72,7 +82,22 @@ export function importDataset(format: string, input: ImportInput, rawOptions: Re
       probes += t.probe.length;
     }
   }
-  return { docs, conversations, report: { format, file: input.file, conversations: conversations.length, turns, facts, probes, quirks } };
+  return { docs, conversations, report: { format, file: input.file, conversations: conversations.length, turns, facts, probes, quirks, models: recordedModels(docs, read.aliases ?? new Map()) } };
+}
+
+/** The models the documents name, in order of first appearance. */
+function recordedModels(docs: readonly ScenarioOut[], aliases: ReadonlyMap<string, string>): RecordedModel[] {
+  const byName = new Map<string, RecordedModel>();
+  for (const d of docs) {
+    if (d.model === undefined) continue;
+    const m = byName.get(d.model);
+    if (m) m.conversations++;
+    else {
+      const alias = aliases.get(d.model);
+      byName.set(d.model, { model: d.model, ...(alias !== undefined && { alias }), conversations: 1 });
+    }
+  }
+  return [...byName.values()];
 }
 
 /**
@@ -121,9 +146,13 @@ export function dropUnstatedFacts(docs: ScenarioOut[]): Quirk[] {
   return log.list();
 }
 
-/** The report as lines: a count line, then one line per quirk with examples. */
+/** The report as lines: a count line, a line per model the transcripts were recorded on, then one line per quirk with examples. */
 export function formatImportReport(r: ImportReport): string[] {
   const lines = [`${r.format} ${r.file}: ${r.conversations} conversations, ${r.turns} turns, ${r.facts} facts, ${r.probes} probes`];
+  for (const m of r.models) {
+    const many = r.conversations > 1 ? ` (${m.conversations} of ${r.conversations} conversations)` : '';
+    lines.push(`  recorded on ${m.model}${m.alias !== undefined ? ` (the log names it ${m.alias}, a shortcut)` : ''}${many}: name it in the study's models: to replay on it`);
+  }
   for (const q of r.quirks) lines.push(`  ${q.count} ${q.label}${q.examples.length ? ` (e.g. ${q.examples.join('; ')})` : ''}`);
   return lines;
 }

@@ -1,7 +1,8 @@
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
-import { SourceDoc, type DocPath } from '../../text/document.js';
+import { show, SourceDoc, type DocPath } from '../../text/document.js';
+import type { BilledTotal } from '../../types.js';
 import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
 import { AgentTurns, slug } from './_agent.js';
 import { isObject, parseJson, readText } from './_read.js';
@@ -22,20 +23,101 @@ const usage = z.looseObject({
   completion_tokens: z.number().int().min(0).nullish(),
   prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().min(0).nullish() }).nullish(),
 });
+const modelName = z.string().min(1, 'expected a model name');
 const message = z.looseObject({
   role: z.enum(['system', 'user', 'assistant', 'tool', 'exit']),
   content,
   tool_calls: z.array(toolCall).nullish(),
   tool_call_id: z.string().nullish(),
   tool_call_ids: z.array(z.string()).nullish(),
-  extra: z.looseObject({ response: z.looseObject({ usage: usage.nullish() }).nullish() }).nullish(),
+  // SWE-agent: the action of a response, and demonstrations put in the history (not the run's messages).
+  action: z.string().nullish(),
+  is_demo: z.boolean().nullish(),
+  extra: z.looseObject({ response: z.looseObject({ usage: usage.nullish(), model: modelName.nullish() }).nullish() }).nullish(),
 });
 type Msg = z.infer<typeof message>;
 const step = z.looseObject({
   action: z.string(),
   observation: z.string().nullish(),
   thought: z.string().nullish(),
+  // The open file and working directory: SWE-agent 1.x's after the step, 0.x's (JSON text) before its response.
+  state: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
 });
+type Step = z.infer<typeof step>;
+
+/** The templates of the message that brings the model a step's observation. */
+const templates = z.looseObject({ next_step_template: z.string().nullish(), next_step_no_output_template: z.string().nullish() });
+type Templates = z.infer<typeof templates>;
+/**
+ * What is read of a SWE-agent run's config (`replay_config`, an object or its
+ * JSON text): the model (1.x `name`, 0.x `model_name`) and the observation
+ * templates (1.x `templates`, 0.x `config`).
+ */
+const runConfig = z.looseObject({
+  agent: z
+    .looseObject({
+      model: z.looseObject({ name: modelName.nullish(), model_name: modelName.nullish() }).nullish(),
+      templates: templates.nullish(),
+      config: templates.nullish(),
+    })
+    .nullish(),
+});
+type RunConfig = z.infer<typeof runConfig>;
+const tokens = z.number().int().min(0);
+/** SWE-agent's `info`: the run's totals (`model_stats`), no usage per call. */
+const sweInfo = z.looseObject({ model_stats: z.looseObject({ tokens_sent: tokens.nullish(), tokens_received: tokens.nullish(), api_calls: tokens.nullish() }).nullish() });
+/** mini-swe-agent's `info`: the run's config, with its model. */
+const miniInfo = z.looseObject({ config: z.looseObject({ model: z.looseObject({ model_name: modelName.nullish() }).nullish() }).nullish() });
+
+/**
+ * SWE-agent 0.x's shortcut names for models (`--model_name gpt4`), and the
+ * model each stood for: the name pairs of the `SHORTCUTS` tables of
+ * `OpenAIModel`, `AnthropicModel`, `TogetherModel` and `GroqModel` in
+ * SWE-agent 0.x's `sweagent/agent/models.py` (github.com/SWE-agent/SWE-agent,
+ * 0.7). A run's folder and config name the shortcut (`gpt4__SWE-bench_Lite__…`);
+ * the API was sent the model. SWE-agent 1.x passes names to LiteLLM as
+ * written. Three 0.x shortcuts are model names of their own (`gpt-4o-mini`,
+ * `o1`, `o1-mini`, which 0.x sent as a dated snapshot): left out, so a 1.x
+ * run's name is kept as written.
+ */
+const SWE_AGENT_SHORTCUTS: ReadonlyMap<string, string> = new Map([
+  ['gpt3', 'gpt-3.5-turbo-1106'],
+  ['gpt3-legacy', 'gpt-3.5-turbo-16k-0613'],
+  ['gpt3-0125', 'gpt-3.5-turbo-0125'],
+  ['gpt4', 'gpt-4-1106-preview'],
+  ['gpt4-legacy', 'gpt-4-0613'],
+  ['gpt4-0125', 'gpt-4-0125-preview'],
+  ['gpt4-turbo', 'gpt-4-turbo-2024-04-09'],
+  ['gpt4o', 'gpt-4o-2024-05-13'],
+  ['gpt4omini', 'gpt-4o-mini-2024-07-18'],
+  ['claude-2', 'claude-2.1'],
+  ['claude-opus', 'claude-3-opus-20240229'],
+  ['claude-sonnet', 'claude-3-sonnet-20240229'],
+  ['claude-haiku', 'claude-3-haiku-20240307'],
+  ['claude-sonnet-3.5', 'claude-3-5-sonnet-20240620'],
+  ['llama13b', 'meta-llama/Llama-2-13b-chat-hf'],
+  ['llama70b', 'meta-llama/Llama-2-70b-chat-hf'],
+  ['mistral7b', 'mistralai/Mistral-7B-Instruct-v0.2'],
+  ['mixtral8x7b', 'mistralai/Mixtral-8x7B-Instruct-v0.1'],
+  ['redpajama7b', 'togethercomputer/RedPajama-INCITE-7B-Chat'],
+  ['groq/llama8', 'llama3-8b-8192'],
+  ['groq/llama70', 'llama3-70b-8192'],
+  ['groq/llamaguard8', 'llama-guard-3-8b'],
+  ['groq/llamainstant8', 'llama-3.1-8b-instant'],
+  ['groq/llamaversatile70', 'llama-3.1-70b-versatile'],
+  ['groq/gemma9it', 'gemma2-9b-it'],
+  ['groq/gemma7it', 'gemma-7b-it'],
+  ['groq/mixtral8x7', 'mixtral-8x7b-32768'],
+]);
+
+/** SWE-agent's stand-ins for a model (a replayed trajectory, a person typing, a test): no model ran. */
+const STAND_INS: ReadonlySet<string> = new Set(['replay', 'human', 'human_thought', 'instant_empty_submit']);
+
+/** What a run was recorded on: the model as sent, and the name the log wrote when that was a shortcut. */
+interface RunModel {
+  model: string;
+  alias?: string;
+}
 
 /**
  * SWE-agent trajectories (`<instance>.traj`: `history` chat messages and
@@ -43,7 +125,10 @@ const step = z.looseObject({
  * `messages`), one conversation per file. The system and first user
  * message (the task) open it; each model response that calls tools is a
  * round, each tool message the result of the call it names; the billed usage
- * of a response (mini-swe-agent's `extra.response.usage`) is kept on its round.
+ * of a response (mini-swe-agent's `extra.response.usage`) is kept on its
+ * round, SWE-agent's totals (`info.model_stats`) on the conversation
+ * (`billed:`). The model the run was on is kept as `model:`, a SWE-agent
+ * shortcut (`gpt4`) resolved to the model it stood for.
  */
 export const sweAgent: Importer<SweAgentOptions> = {
   id: 'swe-agent',
@@ -66,24 +151,91 @@ export const sweAgent: Importer<SweAgentOptions> = {
     const problem = (at: DocPath, msg: string) => problems.push(doc().problem(at, msg));
     const obj = isObject(root) ? root : undefined;
     let out: { system: string[]; turns: AgentTurns } | undefined;
+    let model: RunModel | undefined;
+    let billed: BilledTotal | undefined;
     if (obj && Array.isArray(obj.messages)) {
       const msgs = check(z.array(message).min(1), obj.messages, ['messages']);
       if (msgs) out = fold(msgs, ['messages'], id, quirks, problem);
+      const info = obj.info === undefined ? undefined : check(miniInfo.nullable(), obj.info, ['info']);
+      const configured = info?.config?.model?.model_name ?? undefined;
+      model = configured !== undefined ? { model: configured } : responseModel(msgs ?? []);
     } else if (obj && (Array.isArray(obj.history) || Array.isArray(obj.trajectory))) {
+      const config = runConfigOf(obj.replay_config, check, problem);
       const history = obj.history === undefined ? [] : check(z.array(message), obj.history, ['history']);
       const steps = obj.trajectory === undefined ? [] : check(z.array(step), obj.trajectory, ['trajectory']);
       if (history && steps) {
-        if (history.some((m) => m.role === 'assistant' && m.tool_calls?.length) || !steps.length) out = fold(history, ['history'], id, quirks, problem);
-        else out = fromSteps(history, steps, obj.trajectory as unknown[], id, quirks);
+        if (history.some((m) => m.role === 'assistant' && !m.is_demo && m.tool_calls?.length) || !steps.length) out = fold(history, ['history'], id, quirks, problem);
+        else out = fromSteps(history, steps, obj.trajectory as unknown[], id, quirks, config?.agent?.templates ?? config?.agent?.config ?? undefined);
       }
+      model = sweAgentModel(config, quirks, id);
+      const info = obj.info === undefined ? undefined : check(sweInfo.nullable(), obj.info, ['info']);
+      billed = totals(info?.model_stats ?? undefined, problem);
     } else problem([], 'expected a mini-swe-agent .traj.json ({messages: [...]}) or a SWE-agent .traj ({history: [...], trajectory: [...]})');
     if (problems.length) throw new ScenarioError(problems);
     if (!out || out.turns.turn === 0) throw new ScenarioError([{ file, path: '', message: 'no user or assistant messages in the file' }]);
-    const docs: ScenarioOut[] = [{ id, ...(out.system.length && { system: out.system.join('\n\n') }), turns: out.turns.finish() }];
+    const docs: ScenarioOut[] = [{ id, ...(model && { model: model.model }), ...(billed && { billed }), ...(out.system.length && { system: out.system.join('\n\n') }), turns: out.turns.finish() }];
     annotate(docs, annotations(input, opts), quirks);
-    return { docs, quirks: quirks.list() };
+    return { docs, quirks: quirks.list(), ...(model?.alias !== undefined && { aliases: new Map([[model.model, model.alias]]) }) };
   },
 };
+
+/** A SWE-agent run's config (`replay_config`: an object, or its JSON text), as far as it is read; absent: none. */
+function runConfigOf(raw: unknown, check: <T>(schema: z.ZodType<T>, value: unknown, at: DocPath) => T | undefined, problem: (at: DocPath, msg: string) => void): RunConfig | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch (e) {
+      problem(['replay_config'], `expected the run's config as JSON text: ${(e as Error).message}`);
+      return undefined;
+    }
+  }
+  return check(runConfig, value, ['replay_config']);
+}
+
+/** The model a SWE-agent run's config names, a shortcut resolved; none for a stand-in such as `replay` (counted). */
+function sweAgentModel(config: RunConfig | undefined, quirks: QuirkLog, id: string): RunModel | undefined {
+  const m = config?.agent?.model;
+  const name = m?.name ?? m?.model_name ?? undefined;
+  if (name === undefined) return undefined;
+  if (STAND_INS.has(name)) {
+    quirks.add('stand-in-model', 'runs on one of SWE-agent’s stand-ins for a model (replay, human…: no model kept)', `${id} ${name}`);
+    return undefined;
+  }
+  const resolved = SWE_AGENT_SHORTCUTS.get(name);
+  return resolved === undefined ? { model: name } : { model: resolved, alias: name };
+}
+
+/** The model mini-swe-agent's responses name (`extra.response.model`), the most frequent when several do. */
+function responseModel(msgs: readonly Msg[]): RunModel | undefined {
+  const counts = new Map<string, number>();
+  for (const m of msgs) {
+    const name = m.extra?.response?.model;
+    if (typeof name === 'string') counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  let best: string | undefined;
+  for (const [name, n] of counts) if (best === undefined || n > counts.get(best)!) best = name;
+  return best === undefined ? undefined : { model: best };
+}
+
+/**
+ * The run's billed totals (SWE-agent's `model_stats`): prompt tokens over its
+ * calls. Zero tokens sent is nothing recorded (a replayed demonstration, a
+ * model that reports none): no total.
+ */
+function totals(stats: z.infer<typeof sweInfo>['model_stats'], problem: (at: DocPath, msg: string) => void): BilledTotal | undefined {
+  const sent = stats?.tokens_sent ?? 0;
+  if (!stats || sent === 0) return undefined;
+  const calls = stats.api_calls ?? 0;
+  if (calls === 0) {
+    problem(['info', 'model_stats', 'api_calls'], `expected the number of model calls the ${sent} tokens_sent were billed for (≥ 1), got ${show(stats.api_calls ?? undefined)}`);
+    return undefined;
+  }
+  return { calls, input: sent, ...(typeof stats.tokens_received === 'number' && { output: stats.tokens_received }) };
+}
+
+const DEMONSTRATION = 'demonstration messages in the history (an example run shown to the model: skipped)';
 
 /** Chat messages (mini-swe-agent's `messages`, SWE-agent's `history`) into turns. */
 function fold(msgs: Msg[], at: DocPath, id: string, quirks: QuirkLog, problem: (at: DocPath, msg: string) => void): { system: string[]; turns: AgentTurns } {
@@ -93,6 +245,7 @@ function fold(msgs: Msg[], at: DocPath, id: string, quirks: QuirkLog, problem: (
   const pending = new Map<string, ToolOut>();
   msgs.forEach((m, j) => {
     const here = (...p: (string | number)[]) => [...at, j, ...p];
+    if (m.is_demo) return quirks.add('demonstration', DEMONSTRATION, id);
     const text = textOf(m.content, quirks, id);
     switch (m.role) {
       case 'system':
@@ -141,28 +294,101 @@ function fold(msgs: Msg[], at: DocPath, id: string, quirks: QuirkLog, problem: (
  * the system prompt and task from the messages before the first response
  * (`history`, else the first step's `query`), then each step a round whose
  * one call is the action (named by its first word, the whole action as
- * `command`) with the observation as its result.
+ * `command`) with the observation as the model was sent it as its result:
+ * the history's message after the step's response, else the step's
+ * `observation` in the run's `next_step_template` (its footer: open file,
+ * directory, prompt) with the step's state.
  */
-function fromSteps(history: Msg[], steps: z.infer<typeof step>[], raw: unknown[], id: string, quirks: QuirkLog): { system: string[]; turns: AgentTurns } {
+function fromSteps(history: Msg[], steps: Step[], raw: unknown[], id: string, quirks: QuirkLog, footer: Templates | undefined): { system: string[]; turns: AgentTurns } {
   const system: string[] = [];
   const turns = new AgentTurns(quirks, id);
   const query = isObject(raw[0]) && Array.isArray(raw[0].query) ? raw[0].query : [];
   const head = history.length ? history : query.flatMap((m) => (message.safeParse(m).success ? [message.parse(m)] : []));
+  for (const m of history) if (m.is_demo) quirks.add('demonstration', DEMONSTRATION, id);
   for (const m of head) {
+    if (m.is_demo) continue;
     if (m.role === 'assistant' || m.role === 'tool') break;
     if (m.role === 'system' && turns.turn === 0) system.push(textOf(m.content, quirks, id));
     else if (m.role === 'user' || m.role === 'system') turns.user(textOf(m.content, quirks, id));
   }
   quirks.add('steps', 'trajectories read from their steps (thought, action, observation: no tool calls in the history)', id);
-  for (const s of steps) {
+  const sent = sentObservations(history, steps, quirks, id);
+  steps.forEach((s, i) => {
     const action = s.action.trim();
-    if (!action) {
-      turns.reply(s.thought ?? '');
-      continue;
+    if (!action) return turns.reply(s.thought ?? '');
+    let result = sent[i] ?? withFooter(steps, i, footer);
+    if (result === undefined) {
+      result = s.observation ?? '';
+      // SWE-agent 0.x's last observation was never sent: the run ended.
+      if (!(typeof s.state === 'string' && i === steps.length - 1)) quirks.add('no-footer', 'observations kept as recorded, without the footer the model was sent (no history message, next_step_template or state to rebuild it)', `${id} step ${i + 1}`);
     }
-    turns.round(s.thought ?? '', [{ call: action.split(/\s+/)[0]!, args: { command: action }, result: s.observation ?? '' }]);
-  }
+    turns.round(s.thought ?? '', [{ call: action.split(/\s+/)[0]!, args: { command: action }, result }]);
+  });
   return { system, turns };
+}
+
+/**
+ * The observation the model was sent after each step, from the history: the
+ * messages after the step's response (SWE-agent's template applied). The
+ * responses are matched to the steps in order; one whose action is not its
+ * step's ends the match.
+ */
+function sentObservations(history: readonly Msg[], steps: readonly Step[], quirks: QuirkLog, id: string): (string | undefined)[] {
+  const out: (string | undefined)[] = [];
+  let k = -1;
+  let texts: string[] = [];
+  const close = () => {
+    if (k >= 0 && texts.length) out[k] = texts.join('\n');
+    texts = [];
+  };
+  for (const m of history) {
+    if (m.is_demo) continue;
+    if (m.role === 'assistant') {
+      close();
+      const s = steps[++k];
+      if (!s || (typeof m.action === 'string' && m.action.trim() !== s.action.trim())) return out;
+    } else if (k >= 0 && (m.role === 'user' || m.role === 'tool')) texts.push(textOf(m.content, quirks, id));
+  }
+  close();
+  return out;
+}
+
+/**
+ * A step's observation in the run's template, as SWE-agent sent it: the
+ * no-output template for an empty one, the state's fields filled in — 1.x
+ * keeps the state after the step on it, 0.x (JSON text) the state before
+ * each response, so the next step's. Undefined when something is missing.
+ */
+function withFooter(steps: readonly Step[], i: number, t: Templates | undefined): string | undefined {
+  const s = steps[i]!;
+  const observation = s.observation ?? '';
+  const template = observation.trim() ? t?.next_step_template : t?.next_step_no_output_template;
+  if (!template) return undefined;
+  let state: unknown = s.state;
+  if (typeof state === 'string') {
+    const next = steps[i + 1]?.state;
+    try {
+      state = typeof next === 'string' ? JSON.parse(next) : undefined;
+    } catch {
+      state = undefined;
+    }
+  }
+  if (!isObject(state)) return undefined;
+  const vars: Record<string, string> = { observation };
+  for (const [k, v] of Object.entries(state)) vars[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  return fill(template, vars);
+}
+
+/** A template's fields filled in — Jinja's `{{name}}` (SWE-agent 1.x) or Python's `{name}` (0.x); undefined for a field not given or a template with logic. */
+function fill(template: string, vars: Readonly<Record<string, string>>): string | undefined {
+  if (template.includes('{%')) return undefined;
+  let missing = false;
+  const out = template.replace(template.includes('{{') ? /\{\{\s*(\w+)\s*\}\}/g : /\{(\w+)\}/g, (_, name: string) => {
+    const v = vars[name];
+    if (v === undefined) missing = true;
+    return v ?? '';
+  });
+  return missing ? undefined : out;
 }
 
 /** The billed usage of a response, from mini-swe-agent's copy of the raw response. */

@@ -16,6 +16,8 @@ export interface Quirk {
 export interface ImportResult {
   docs: ScenarioOut[];
   quirks: Quirk[];
+  /** The names a log wrote for the model that the documents' `model:` resolves, by the name resolved (SWE-agent's `gpt4` for gpt-4-1106-preview). */
+  aliases?: ReadonlyMap<string, string>;
 }
 
 /** Where an importer reads from and resolves side files against. */
