@@ -163,6 +163,19 @@ turns:
   });
 });
 
+describe.runIf(installed('deepseek-v3'))('tools a template does not render', () => {
+  it('DeepSeek V3’s renders no tool definitions: a prompt offered tools is counted without them and flagged an estimate', () => {
+    const yaml = (tools: boolean) => `id: tools
+${tools ? 'tool_defs: [{name: bash, description: Execute a bash command, parameters: {type: object, properties: {command: {type: string}}}}]\n' : ''}turns:
+  - {user: "List the files.", assistant: "Done."}
+`;
+    const ctx = replayContext({ seed: 42, model: MODEL['deepseek-v3'], tokenizer: 'auto' });
+    const [withTools, without] = [scenario(yaml(true)), scenario(yaml(false))].map((c) => replay(c, variant('full'), ctx).turns[0]!);
+    expect(withTools.inputTokens).toBe(without.inputTokens);
+    expect([withTools.estimatedTokens, without.estimatedTokens]).toEqual([true, false]);
+  });
+});
+
 describe.runIf(installed('gemma3'))('a prompt the template refuses', () => {
   it('several system messages (a summary after the system prompt) are joined into the first, not an estimate', () => {
     const c = scenario(`id: long

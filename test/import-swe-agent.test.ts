@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
@@ -24,6 +25,16 @@ describe('swe-agent importer: mini-swe-agent .traj.json', () => {
   const doc = docs[0]!;
   const turns = doc.turns as TurnOut[];
 
+  it('writes the bash tool mini-swe-agent offers with every call, which the trajectory does not hold, as tool_defs', () => {
+    expect(doc.tool_defs).toEqual([
+      { name: 'bash', description: 'Execute a bash command', parameters: { type: 'object', properties: { command: { type: 'string', description: 'The bash command to execute' } }, required: ['command'] } },
+    ]);
+    expect(report.quirks.find((q) => q.key === 'bash-tool')?.count).toBe(1);
+    // A trajectory whose model calls another tool (or none) gets no definitions it did not offer.
+    const other = JSON.parse(readFileSync(fixture('mini-swe-agent-sample.traj.json').path, 'utf8').replaceAll('"name": "bash"', '"name": "shell"')) as unknown;
+    expect(importDataset('swe-agent', writeInput(tempDir(), 'other.traj.json', JSON.stringify(other))).docs[0]!.tool_defs).toBeUndefined();
+  });
+
   it('opens with the system prompt and the task; each tool-calling response is a round with its billed usage; the exit entry ends the run', () => {
     expect([doc.id, doc.system]).toEqual(['mini-swe-agent-sample', 'You are a helpful assistant that can interact with a computer shell.']);
     expect(counts(turns)).toEqual({ turns: 1, rounds: 3, calls: 4, results: 3, usages: 3 });
@@ -41,6 +52,7 @@ describe('swe-agent importer: mini-swe-agent .traj.json', () => {
     expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
       ['exit', 1],
       ['no-result', 1],
+      ['bash-tool', 1],
     ]);
   });
 });
@@ -130,6 +142,7 @@ itShared(MINI, 'a real mini-swe-agent run: 124 responses, each a round of one ba
   expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
     ['exit', 1],
     ['no-result', 1],
+    ['bash-tool', 1],
   ]);
 });
 

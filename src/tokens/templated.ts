@@ -275,7 +275,10 @@ export class TemplatePrompts {
   }
 
   private render(messages: readonly Message[], tools: readonly ToolDef[] | undefined, fallback: () => number): TemplateCount {
-    const defs = tools?.length ? this.toolsOf(tools).defs : undefined;
+    const offered = tools?.length ? this.toolsOf(tools) : undefined;
+    const defs = offered?.defs;
+    // A template that renders no tools (DeepSeek V3's) counts a prompt without them, though the provider sends them: an estimate.
+    const unrendered = offered?.tokens === 0;
     const { plain, split } = this.templateList(messages);
     // Each shape only when the one before it was refused (most prompts render as they are).
     const shapes: [() => readonly TemplateMessage[], boolean][] = [
@@ -290,9 +293,9 @@ export class TemplatePrompts {
       const parts = skeletons.layout(shaped);
       if (parts === 'refused') continue;
       const laid = parts && this.sequenceOfParts(parts);
-      if (laid) return { ...laid, estimated };
+      if (laid) return { ...laid, estimated: estimated || unrendered };
       const rendered = parts ? partsText(parts) : tryRender(this.chat, shaped, defs);
-      if (rendered !== undefined) return { ...this.sequenceOf(rendered), estimated };
+      if (rendered !== undefined) return { ...this.sequenceOf(rendered), estimated: estimated || unrendered };
     }
     return { tokens: fallback(), estimated: true };
   }

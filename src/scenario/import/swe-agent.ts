@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { show, SourceDoc, type DocPath } from '../../text/document.js';
-import type { BilledTotal } from '../../types.js';
+import type { BilledTotal, ToolDef } from '../../types.js';
 import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
 import { AgentTurns, slug } from './_agent.js';
 import { isObject, parseJson, readText } from './_read.js';
@@ -110,6 +110,17 @@ const SWE_AGENT_SHORTCUTS: ReadonlyMap<string, string> = new Map([
   ['groq/mixtral8x7', 'mixtral-8x7b-32768'],
 ]);
 
+/**
+ * The tool mini-swe-agent's tool-calling models offer with every call
+ * (`BASH_TOOL` in its `models/utils/actions_toolcall.py`): its name,
+ * description and parameters.
+ */
+const MINI_BASH: ToolDef = {
+  name: 'bash',
+  description: 'Execute a bash command',
+  parameters: { type: 'object', properties: { command: { type: 'string', description: 'The bash command to execute' } }, required: ['command'] },
+};
+
 /** SWE-agent's stand-ins for a model (a replayed trajectory, a person typing, a test): no model ran. */
 const STAND_INS: ReadonlySet<string> = new Set(['replay', 'human', 'human_thought', 'instant_empty_submit']);
 
@@ -153,9 +164,16 @@ export const sweAgent: Importer<SweAgentOptions> = {
     let out: { system: string[]; turns: AgentTurns } | undefined;
     let model: RunModel | undefined;
     let billed: BilledTotal | undefined;
+    let toolDefs: ToolDef[] | undefined;
     if (obj && Array.isArray(obj.messages)) {
       const msgs = check(z.array(message).min(1), obj.messages, ['messages']);
       if (msgs) out = fold(msgs, ['messages'], id, quirks, problem);
+      // mini-swe-agent's tool-calling agents offer one tool, `bash`, which the trajectory does not hold.
+      const names = new Set((msgs ?? []).flatMap((m) => (m.tool_calls ?? []).map((c) => c.function.name)));
+      if (names.size === 1 && names.has(MINI_BASH.name)) {
+        toolDefs = [MINI_BASH];
+        quirks.add('bash-tool', 'tool definitions the trajectory leaves out: mini-swe-agent’s bash tool (written as tool_defs)', id);
+      }
       const info = obj.info === undefined ? undefined : check(miniInfo.nullable(), obj.info, ['info']);
       const configured = info?.config?.model?.model_name ?? undefined;
       model = configured !== undefined ? { model: configured } : responseModel(msgs ?? []);
@@ -173,7 +191,9 @@ export const sweAgent: Importer<SweAgentOptions> = {
     } else problem([], 'expected a mini-swe-agent .traj.json ({messages: [...]}) or a SWE-agent .traj ({history: [...], trajectory: [...]})');
     if (problems.length) throw new ScenarioError(problems);
     if (!out || out.turns.turn === 0) throw new ScenarioError([{ file, path: '', message: 'no user or assistant messages in the file' }]);
-    const docs: ScenarioOut[] = [{ id, ...(model && { model: model.model }), ...(billed && { billed }), ...(out.system.length && { system: out.system.join('\n\n') }), turns: out.turns.finish() }];
+    const docs: ScenarioOut[] = [
+      { id, ...(model && { model: model.model }), ...(billed && { billed }), ...(out.system.length && { system: out.system.join('\n\n') }), ...(toolDefs && { tool_defs: toolDefs }), turns: out.turns.finish() },
+    ];
     annotate(docs, annotations(input, opts), quirks);
     return { docs, quirks: quirks.list(), ...(model?.alias !== undefined && { aliases: new Map([[model.model, model.alias]]) }) };
   },
