@@ -170,7 +170,8 @@ ${tools ? 'tool_defs: [{name: bash, description: Execute a bash command, paramet
   - {user: "List the files.", assistant: "Done."}
 `;
     const ctx = replayContext({ seed: 42, model: MODEL['deepseek-v3'], tokenizer: 'auto' });
-    const [withTools, without] = [scenario(yaml(true)), scenario(yaml(false))].map((c) => replay(c, variant('full'), ctx).turns[0]!);
+    const first = (tools: boolean) => replay(scenario(yaml(tools)), variant('full'), ctx).turns[0]!;
+    const [withTools, without] = [first(true), first(false)];
     expect(withTools.inputTokens).toBe(without.inputTokens);
     expect([withTools.estimatedTokens, without.estimatedTokens]).toEqual([true, false]);
   });

@@ -85,18 +85,19 @@ export function importCmd(flags: ImportFlags, io: IO): number {
   }
   const path = resolve(flags.file);
   const { docs, conversations, report } = importDataset(importer.id, { path, file: displayPath(path), base: process.cwd() }, options);
-  io.err(formatImportReport(report).join('\n') + '\n');
-  if (flags.unloggedPrefix === 'billed') addUnloggedPrefixes(docs, conversations, io);
+  // Sized before anything is printed: a file that cannot be sized is one line.
+  const unlogged = flags.unloggedPrefix === 'billed' ? addUnloggedPrefixes(docs, conversations) : '';
+  io.err(formatImportReport(report).join('\n') + '\n' + unlogged);
   const header = [`Imported by: ctxsim import --format ${importer.id} ${displayPath(path)}`];
   return writeScenarios(docs, header, flags.out, io);
 }
 
 /**
  * `--unlogged-prefix billed`: each conversation whose log records billed
- * usage gets `unlogged_prefix`, sized from its first billed call; the sizes
- * go to stderr. None of them records usage: a usage error.
+ * usage gets `unlogged_prefix`, sized from its first billed call; gives the
+ * lines that say so. None of them records usage: a usage error.
  */
-function addUnloggedPrefixes(docs: ScenarioOut[], conversations: readonly Conversation[], io: IO): void {
+function addUnloggedPrefixes(docs: ScenarioOut[], conversations: readonly Conversation[]): string {
   const lines: string[] = [];
   let billed = 0;
   docs.forEach((doc, i) => {
@@ -110,5 +111,5 @@ function addUnloggedPrefixes(docs: ScenarioOut[], conversations: readonly Conver
     lines.push(`  ${doc.id}: ${grouped(u.tokens)} tokens per call (first call billed ${grouped(u.billed)}, the log holds ${grouped(u.counted)})`);
   });
   if (!billed) throw new UsageError('--unlogged-prefix billed: no conversation in the file records billed usage (token usage per model call) to size it from');
-  io.err(`unlogged prefix, estimated from the bill:\n${lines.join('\n')}\n`);
+  return `unlogged prefix, estimated from the bill:\n${lines.join('\n')}\n`;
 }
