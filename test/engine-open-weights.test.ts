@@ -8,7 +8,7 @@ import { loadStudy } from '../src/study/study.js';
 import { chatMessage, chatTokenizer, loadChatTokenizer } from '../src/tokens/chat-template.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { encodingForModel } from '../src/tokens/encoding.js';
-import { OPEN_WEIGHT_NAMES, OPEN_WEIGHTS, type OpenWeightName } from '../src/tokens/open-weights.js';
+import { OPEN_WEIGHT_NAMES, OPEN_WEIGHTS, sourcePackages, type OpenWeightName } from '../src/tokens/open-weights.js';
 import type { Conversation } from '../src/types.js';
 import { capture, asyncProblems } from './_io.js';
 import { scenario, variant } from './_policies.js';
@@ -25,7 +25,7 @@ import { tempDir } from './_tmp.js';
  */
 
 const ROOT = join(import.meta.dirname, '..');
-const installed = (name: OpenWeightName): boolean => [OPEN_WEIGHTS[name].tokenizer.package, OPEN_WEIGHTS[name].template.package].every((p) => existsSync(join(ROOT, 'node_modules', p, 'package.json')));
+const installed = (name: OpenWeightName): boolean => sourcePackages(OPEN_WEIGHTS[name]).every((f) => existsSync(join(ROOT, 'node_modules', f.package, 'package.json')));
 const MODEL: Record<OpenWeightName, string> = {
   llama3: 'bedrock/us-east-1/meta.llama3-8b-instruct-v1:0',
   'llama3.1': 'groq/llama-3.3-70b-versatile',
@@ -34,6 +34,7 @@ const MODEL: Record<OpenWeightName, string> = {
   gemma3: 'deepinfra/google/gemma-3-27b-it',
   'deepseek-v3': 'deepseek/deepseek-chat',
   'mistral-nemo': 'azure_ai/mistral-nemo',
+  'mistral-v3': 'mistral/open-mixtral-8x22b',
 };
 
 function calls(c: Conversation, spec: string, model: string): { sent: SentCall[][]; turns: ReturnType<typeof replay>['turns'] } {
@@ -217,8 +218,8 @@ describe('long texts', () => {
       code: readFileSync(join(ROOT, 'src/tokens/chat-template.ts'), 'utf8').repeat(6).slice(0, 60_000),
       cjk: '日本語のテキストです。中文文本测试！「引用」と、句読点。한국어 텍스트입니다. Mixed English words, too; (code) x=1; '.repeat(900).slice(0, 60_000),
     };
-    // One family per pre-tokenizer (llama3.1 has llama3's, qwen3 qwen2.5's).
-    for (const name of (['llama3', 'qwen2.5', 'gemma3', 'deepseek-v3', 'mistral-nemo'] as const).filter(installed)) {
+    // One family per pre-tokenizer (llama3.1 has llama3's, qwen3 qwen2.5's; mistral-v3 is SentencePiece, cut before a space).
+    for (const name of (['llama3', 'qwen2.5', 'gemma3', 'deepseek-v3', 'mistral-nemo', 'mistral-v3'] as const).filter(installed)) {
       const t = chatTokenizer(name);
       for (const [label, text] of Object.entries(texts)) expect(t.measure(text), `${name} ${label}`).toEqual({ tokens: t.encodeLength(text), estimated: false });
     }

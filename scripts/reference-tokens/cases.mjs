@@ -122,8 +122,8 @@ const msg = (role, content) => ({ role, content });
 
 /** The conversations of one family, shaped as its template reads them. */
 function casesFor(name, source) {
-  const alternating = name === 'gemma3' || name === 'mistral-nemo';
-  const tools = ['qwen2.5', 'qwen3', 'llama3.1', 'deepseek-v3', 'mistral-nemo'].includes(name);
+  const alternating = name === 'gemma3' || name === 'mistral-nemo' || name === 'mistral-v3';
+  const tools = ['qwen2.5', 'qwen3', 'llama3.1', 'deepseek-v3', 'mistral-nemo', 'mistral-v3'].includes(name);
   const cases = [];
   const add = (id, messages, withTools) => cases.push({ id, messages, tools: withTools ? TOOLS : null });
   const sys = msg('system', 'You are a concise, friendly assistant.');
@@ -264,6 +264,7 @@ function texts() {
 
 const families = {};
 for (const [name, source] of Object.entries(OPEN_WEIGHTS)) {
-  families[name] = { source: { tokenizer: source.tokenizer, config: source.config, template: source.template }, argumentsAs: source.argumentsAs, cases: casesFor(name, source), texts: texts() };
+  const files = { tokenizer: source.tokenizer, ...(source.config && { config: source.config }), template: source.template, ...(source.format && { format: source.format, bos: source.bos, eos: source.eos }) };
+  families[name] = { source: files, argumentsAs: source.argumentsAs, cases: casesFor(name, source), texts: texts() };
 }
 process.stdout.write(`${JSON.stringify({ families }, null, 1)}\n`);

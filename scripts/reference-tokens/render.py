@@ -78,6 +78,10 @@ def entry_template(source, entry):
 
 
 def template_of(t):
+    if "text" in t:  # a template ctxsim carries in its source (no package ships it)
+        if sha256(t["text"].encode("utf-8")) != t["templateSha256"]:
+            sys.exit(f"the template ctxsim carries ({t['origin']}) is not the pinned one")
+        return t["text"]
     _, data = read_pinned(t)
     text = data.decode("utf-8")
     template = json.loads(text)["chat_template"] if t.get("entry") is None else entry_template(text, t["entry"])
@@ -144,8 +148,11 @@ def main():
     for name, family in cases["families"].items():
         source = family["source"]
         tokenizer_path, _ = read_pinned(source["tokenizer"])
-        _, config_bytes = read_pinned(source["config"])
-        specials = special_tokens_map(json.loads(config_bytes))
+        if "config" in source:
+            _, config_bytes = read_pinned(source["config"])
+            specials = special_tokens_map(json.loads(config_bytes))
+        else:  # no tokenizer_config.json: the source names BOS and EOS
+            specials = {"bos_token": source["bos"], "eos_token": source["eos"]}
         compiled = compile_template(template_of(source["template"]))
         rendered = []
         for case in family["cases"]:
@@ -155,7 +162,7 @@ def main():
             except Exception as e:  # a template's raise_exception, or Python refusing what the template does
                 sys.exit(f"{name} {case['id']}: {type(e).__name__}: {e}")
             rendered.append({**case, "rendered": text})
-        out["families"][name] = {"source": source, "tokenizerPath": os.path.relpath(tokenizer_path, ROOT), "cases": rendered, "texts": family["texts"]}
+        out["families"][name] = {"source": source, "argumentsAs": family["argumentsAs"], "tokenizerPath": os.path.relpath(tokenizer_path, ROOT), "cases": rendered, "texts": family["texts"]}
     json.dump(out, sys.stdout, ensure_ascii=False, indent=1)
     sys.stdout.write("\n")
 

@@ -8,7 +8,8 @@ import { packageRoot, packageVersion } from '../process.js';
 import type { Message, ToolDef } from '../types.js';
 import type { TokenCount } from './bounded.js';
 import { REFERENCE_UNICODE, runtimeUnicode, unicodeUnsure } from './unicode.js';
-import { OPEN_WEIGHTS, type OpenWeightName, type OpenWeightSource, type PackageFile } from './open-weights.js';
+import { OPEN_WEIGHTS, sourcePackages, type OpenWeightName, type OpenWeightSource, type PackageFile } from './open-weights.js';
+import { normalizeText, readVocabBin, SENTENCEPIECE_VERSION, sentencePieceJson } from './sentencepiece.js';
 
 /** A message as chat templates read it (the OpenAI chat shape, tool call arguments as the template wants them). */
 export interface TemplateMessage {
@@ -45,6 +46,15 @@ export interface ChatTokenizer {
   pieces(rendered: string): string[];
   /** The special tokens `pieces` cuts at. */
   readonly framing: ReadonlySet<string>;
+  /**
+   * The text a piece of a rendered prompt is counted as (`encodeLength`).
+   * The piece itself, but for Mistral's v3 SentencePiece tokenizer: the
+   * space its template writes after a control token is the word-boundary
+   * mark SentencePiece puts before a text (Mistral's reference tokenizes
+   * each message alone, with that mark, and joins the ids with control
+   * tokens), so it is the text without that space, counted with its mark.
+   */
+  pieceText(piece: string): string;
   /**
    * Whether a text holds none of the tokenizer's added tokens (its runs of
    * whitespace aside): templates write such a text as it is, where one that
@@ -85,10 +95,11 @@ export function chatTokenizer(name: OpenWeightName): ChatTokenizer {
  * version), but reads no file; the files' hashes are checked when loaded.
  */
 export function chatTokenizerId(name: OpenWeightName, source: OpenWeightSource = OPEN_WEIGHTS[name]): string {
-  for (const f of [source.tokenizer, source.config, source.template]) pinnedRoot(name, f);
+  for (const f of sourcePackages(source)) pinnedRoot(name, f);
   return [
     name,
     `${source.tokenizer.package}@${source.tokenizer.version}:${source.tokenizer.sha256.slice(0, 16)}`,
+    ...(source.format ? [`${source.format}@${SENTENCEPIECE_VERSION}`] : []),
     `template:${source.template.templateSha256.slice(0, 16)}`,
     ...['@huggingface/tokenizers', '@huggingface/jinja'].map((p) => `${p}@${packageVersion(p)}`),
     `unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`,
@@ -113,8 +124,9 @@ export function tokenizerUnavailable(name: string): string | undefined {
 
 /** Loads a tokenizer and template from `source`'s packages; a package missing, at another version, or a file with another hash is a usage error. */
 export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource): ChatTokenizer {
-  const tokenizerJson = JSON.parse(readPinned(name, source.tokenizer)) as TokenizerJson;
-  const config = JSON.parse(readPinned(name, source.config)) as Record<string, unknown>;
+  const sentencePiece = source.format === 'sentencepiece-v3';
+  const tokenizerJson = sentencePiece ? sentencePieceTokenizer(name, source) : (JSON.parse(readPinned(name, source.tokenizer)) as TokenizerJson);
+  const config = source.config ? (JSON.parse(readPinned(name, source.config)) as Record<string, unknown>) : {};
   const templateText = templateOf(name, source);
   const hf = new HfTokenizer(tokenizerJson, config);
   checkIds(name, source, hf, tokenizerJson);
@@ -123,26 +135,36 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
     const v = config[key];
     return typeof v === 'string' ? v : v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string' ? (v as { content: string }).content : '';
   };
-  const bos = special('bos_token');
-  const eos = special('eos_token');
+  const bos = source.bos ?? special('bos_token');
+  const eos = source.eos ?? special('eos_token');
   // The special tokens a rendered prompt is cut at: those the template writes, and BOS/EOS.
   const framing = tokenizerJson.added_tokens.filter((a) => a.special && (templateText.includes(a.content) || a.content === bos || a.content === eos)).map((a) => a.content);
   framing.sort((a, b) => b.length - a.length);
   const cut = new RegExp(framing.map(escapeRegExp).join('|'), 'g');
-  const encodeLength = (text: string): number => hf.encode(text, { add_special_tokens: false }).ids.length;
+  const hfLength = (text: string): number => hf.encode(text, { add_special_tokens: false }).ids.length;
+  let encodeLength = hfLength;
+  let measure = (text: string): TokenCount => {
+    const c = boundedLength(text, encodeLength, JSON.stringify(tokenizerJson.pre_tokenizer ?? null).includes('"Regex"') ? WORD_END : SPACE_BETWEEN_LETTERS);
+    // A code point the runtime's Unicode tables classify otherwise than the reference's (see unicode.ts): counted, flagged.
+    return c.estimated || !unicodeUnsure(text) ? c : { tokens: c.tokens, estimated: true };
+  };
+  let pieceText = (piece: string): string => piece;
+  if (sentencePiece) {
+    // SentencePiece's leading mark, and its spaces as marks (sentencepiece.ts); no Unicode table decides anything, so nothing is flagged.
+    const control = new RegExp(`^(?:${tokenizerJson.added_tokens.filter((a) => a.special).map((a) => escapeRegExp(a.content)).join('|')})`);
+    encodeLength = (text) => hfLength(normalizeText(text, control.test(text)));
+    const rest = (text: string): number => hfLength(normalizeText(text, false, false));
+    measure = (text) => boundedLength(text, encodeLength, BEFORE_SPACE, rest);
+    pieceText = (piece) => (piece.startsWith(' ') ? piece.slice(1) : piece);
+  }
   const added = byFirstCharacter(tokenizerJson.added_tokens.map((a) => a.content).filter((c) => c.trim() !== ''));
   const starts = new RegExp(`[${[...added.keys()].map((c) => c.replace(/[\\\]^-]/g, '\\$&')).join('')}]`, 'g');
-  // A regex pre-tokenizer ends a piece at every letter a non-letter follows; Gemma's cuts at spaces only.
-  const cuts = JSON.stringify(tokenizerJson.pre_tokenizer ?? null).includes('"Regex"') ? WORD_END : SPACE_BETWEEN_LETTERS;
   return {
     name,
     source,
     encodeLength,
-    measure(text) {
-      const c = boundedLength(text, encodeLength, cuts);
-      // A code point the runtime's Unicode tables classify otherwise than the reference's (see unicode.ts): counted, flagged.
-      return c.estimated || !unicodeUnsure(text) ? c : { tokens: c.tokens, estimated: true };
-    },
+    measure,
+    pieceText,
     framing: new Set(framing),
     render: (messages, tools) =>
       template.render({ messages: messages as unknown as Record<string, unknown>[], tools: tools?.length ? (tools as unknown as Record<string, unknown>[]) : null, add_generation_prompt: true, bos_token: bos, eos_token: eos }),
@@ -168,6 +190,17 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
   };
 }
 
+/** The `tokenizer.json` of a SentencePiece v3 vocabulary (sentencepiece.ts), read from its pinned file; a vocabulary not laid out as v3's is a usage error. */
+function sentencePieceTokenizer(name: string, source: OpenWeightSource): TokenizerJson {
+  const f = source.tokenizer;
+  try {
+    return sentencePieceJson(readVocabBin(readPinned(name, f)));
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`tokenizer ${name}: ${f.package}@${f.version} ${f.file} is not a SentencePiece v3 vocabulary: ${(e as Error).message}`);
+  }
+}
+
 /** Strings by their first character (Gemma has 6,000 added tokens, nearly all starting with `<`: a text is scanned once). */
 function byFirstCharacter(strings: readonly string[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
@@ -187,6 +220,8 @@ const CHUNK = 8_192;
 const SPACE_BETWEEN_LETTERS = /\p{L}(?= \p{L})/gu;
 /** …or followed by anything but a letter, mark, digit or space (a regex pre-tokenizer ends a piece there: CJK punctuation, code). */
 const WORD_END = /\p{L}(?= \p{L}|[^\p{L}\p{M}\p{N}\s])/gu;
+/** SentencePiece v3: after any character but a space followed by a space (no piece holds ▁ after another character; see sentencepiece.ts). */
+const BEFORE_SPACE = /[^ ](?= )/gu;
 
 /**
  * The tokenizers' byte-pair merge is superlinear in the length of a run
@@ -198,24 +233,26 @@ const WORD_END = /\p{L}(?= \p{L}|[^\p{L}\p{M}\p{N}\s])/gu;
  * counted on its first `CHUNK` units and scaled to its length, and flagged an
  * estimate.
  */
-function boundedLength(text: string, encodeLength: (text: string) => number, cuts: RegExp = SPACE_BETWEEN_LETTERS): TokenCount {
+function boundedLength(text: string, encodeLength: (text: string) => number, cuts: RegExp = SPACE_BETWEEN_LETTERS, rest: (text: string) => number = encodeLength): TokenCount {
   if (text.length <= LONG) return { tokens: encodeLength(text), estimated: false };
   const safe = new RegExp(cuts.source, 'gu');
   let tokens = 0;
   let estimated = false;
   for (let at = 0; at < text.length; ) {
+    // A chunk after the first is counted as the rest of a text (for SentencePiece: without the mark it puts before a text).
+    const count = at === 0 ? encodeLength : rest;
     if (text.length - at <= LONG) {
-      tokens += encodeLength(text.slice(at));
+      tokens += count(text.slice(at));
       break;
     }
     safe.lastIndex = at + CHUNK;
     const m = safe.exec(text);
     const cut = m ? m.index + m[0].length : text.length;
-    if (cut - at <= LONG) tokens += encodeLength(text.slice(at, cut));
+    if (cut - at <= LONG) tokens += count(text.slice(at, cut));
     else {
       let end = at + CHUNK;
       if (/[\uD800-\uDBFF]/.test(text[end - 1]!)) end++;
-      tokens += Math.round((encodeLength(text.slice(at, end)) * (cut - at)) / (end - at));
+      tokens += Math.round((count(text.slice(at, end)) * (cut - at)) / (end - at));
       estimated = true;
     }
     at = cut;
@@ -247,6 +284,10 @@ function readPinned(name: string, f: PackageFile): string {
 /** The chat template: the `chat_template` of the config, or the entry of a source file; checked by SHA-256. */
 function templateOf(name: string, source: OpenWeightSource): string {
   const t = source.template;
+  if (!('package' in t)) {
+    if (sha256(t.text) !== t.templateSha256) throw new UsageError(`tokenizer ${name}: the chat template ctxsim carries (${t.origin}) is not the one it checked (SHA-256 ${t.templateSha256})`);
+    return t.text;
+  }
   const text = readPinned(name, t);
   let template: string | undefined;
   if (t.entry === undefined) {

