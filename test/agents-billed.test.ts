@@ -1,0 +1,161 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { replay } from '../src/engine/replay.js';
+import { replayContext } from '../src/engine/run.js';
+import { importDataset } from '../src/scenario/import/index.js';
+import { parseScenario, loadScenarioFile } from '../src/scenario/load.js';
+import { billedChecks } from '../src/study/billed.js';
+import { policiesFromFlags } from '../src/study/study.js';
+import type { Conversation } from '../src/types.js';
+import { importFixture, writeInput } from './_import.js';
+import { cli, csvRows, expectUsage } from './_io.js';
+import { priceFile, study } from './_pricing.js';
+import { itShared } from './_shared.js';
+import { tempDir } from './_tmp.js';
+
+const full = () => policiesFromFlags(['full'])[0]!;
+
+/** The prompt tokens of each billed call of `full` on `model`'s tokenizer, with the bill. */
+function billedCalls(c: Conversation, model: string): { counted: number; billed: number; unlogged: number }[] {
+  const out: { counted: number; billed: number; unlogged: number }[] = [];
+  replay(c, full(), replayContext({ seed: 42, model, tokenizer: 'auto' }), (_, call) => {
+    if (call.output?.billed) out.push({ counted: call.promptTokens, billed: call.output.billed.input, unlogged: call.unloggedTokens });
+  });
+  return out;
+}
+
+describe('import --unlogged-prefix billed', () => {
+  const session = importFixture('claude-code-session.jsonl');
+
+  it('adds a pinned stand-in sized from the first call’s bill, before the turns, and says so on stderr', async () => {
+    const dir = tempDir();
+    const r = await cli('import', '--format', 'claude-code', session.path, '--out', dir, '--unlogged-prefix', 'billed');
+    expect(r.code, r.err).toBe(0);
+    // The same size by hand: the first billed call's prompt as the log holds it, on claude-sonnet-4-5's tokenizer (o200k_base).
+    const [plain] = importDataset('claude-code', session).conversations;
+    const first = billedCalls(plain!, 'claude-sonnet-4-5')[0]!;
+    const tokens = first.billed - first.counted;
+    expect(tokens).toBeGreaterThan(0);
+    const yaml = readFileSync(join(dir, 'claude-code-session.yaml'), 'utf8');
+    expect(yaml).toContain(`unlogged_prefix:\n  tokens: ${tokens}\n  from: billed\nturns:\n`);
+    expect(r.err).toContain(`unlogged prefix, estimated from the bill:\n  claude-code-session: ${tokens} tokens per call (first call billed ${first.billed}, the log holds ${first.counted})\n`);
+
+    // Replayed, every call sends it first: the first call is the bill, every call is the log's count plus the prefix, every turn an estimate.
+    const c = loadScenarioFile(join(dir, 'claude-code-session.yaml'));
+    expect(c.unloggedTokens).toBe(tokens);
+    const calls = billedCalls(c, 'claude-sonnet-4-5');
+    expect(calls[0]!.counted).toBe(first.billed);
+    expect(calls.map((k) => k.counted)).toEqual(billedCalls(plain!, 'claude-sonnet-4-5').map((k) => k.counted + tokens));
+    expect(calls.every((k) => k.unlogged === tokens)).toBe(true);
+    const r2 = replay(c, full(), replayContext({ seed: 42, model: 'claude-sonnet-4-5', tokenizer: 'auto' }));
+    expect(r2.turns.every((t) => t.estimatedTokens)).toBe(true);
+
+    // explain shows it as the first row of what is sent.
+    const ex = await cli('explain', join(dir, 'claude-code-session.yaml'), '--policy', 'full', '--turn', '1', '--model', 'claude-sonnet-4-5');
+    expect(ex.code, ex.err).toBe(0);
+    expect(ex.out).toMatch(new RegExp(`unlogged prefix +${tokens} +what the log left out, sized from its bill \\(an estimate\\)`));
+  });
+
+  it('a file whose log records no billed usage is one line, exit 2', async () => {
+    await expectUsage(
+      ['import', '--format', 'anthropic', importFixture('anthropic-requests.jsonl').path, '--unlogged-prefix', 'billed'],
+      'ctxsim: --unlogged-prefix billed: no conversation in the file records billed usage (token usage per model call) to size it from',
+    );
+  });
+
+  it('is refused in a scenario when it is not a whole number of tokens from the bill', () => {
+    expect(() => parseScenario('x.yaml', 'id: x\nunlogged_prefix: {tokens: 0, from: billed}\nturns:\n  - user: hi\n')).toThrow(/unlogged_prefix\.tokens/);
+    expect(() => parseScenario('x.yaml', 'id: x\nunlogged_prefix: {tokens: 10, from: guess}\nturns:\n  - user: hi\n')).toThrow(/unlogged_prefix\.from/);
+  });
+});
+
+describe('cache writes a transcript recorded', () => {
+  // $1/M input, Anthropic-style defaults: writes 1.25×, 1-hour writes 2×, reads 0.1×; 1,100-token system prompt (chars4).
+  const file = priceFile({ 'test-claude': { litellm_provider: 'anthropic', input_cost_per_token: 0.000001, output_cost_per_token: 0 } });
+  const system = 'S'.repeat(4400);
+  const scenario = (usage: string) =>
+    parseScenario('s.yaml', `id: s\nsystem: ${system}\nturns:\n  - user: ${'a'.repeat(400)}\n    assistant: ok\n    usage: ${usage}\n  - user: ${'b'.repeat(400)}\n    gap: 10m\n    assistant: ok\n`);
+
+  it('1-hour writes replay with the 1-hour TTL (written at 2× input, alive after a 10-minute pause) unless the study sets cacheTtl', () => {
+    const hour = scenario('{input: 1200, written: 1200, written1h: 1200}');
+    const r = study([hour], ['full'], { model: 'test-claude', prices: file });
+    // Turn 1: [system 1100, user 100] = 1200 written (both breakpoints ≥ 1024), at 2e6 pico a token.
+    expect(r.turns[0]!.cacheWriteTokens).toBe(1200);
+    expect(r.turns[0]!.cost).toBe(1200n * 2_000_000n);
+    // Turn 2, ten minutes later: the whole first prompt is read back.
+    expect(r.turns[1]!.cachedTokens).toBe(1200);
+    const five = study([hour], ['full'], { model: 'test-claude', prices: file, promptCacheTtl: 300 });
+    expect(five.turns[0]!.cost).toBe(1200n * 1_250_000n);
+    expect(five.turns[1]!.cachedTokens).toBe(0);
+    // A transcript whose writes were 5-minute ones keeps the default.
+    const plain = study([scenario('{input: 1200, written: 1200}')], ['full'], { model: 'test-claude', prices: file });
+    expect(plain.turns[0]!.cost).toBe(1200n * 1_250_000n);
+  });
+});
+
+describe('DeepSeek’s cache: 64-token units, and the previous call’s output', () => {
+  // $1/M input, reads $0.1/M; chars4: system 300, users 100, replies 50 tokens, no per-message overhead.
+  const file = priceFile({ 'deepseek-test': { litellm_provider: 'deepseek', input_cost_per_token: 0.000001, output_cost_per_token: 0, cache_read_input_token_cost: 0.0000001 } });
+  const conv = parseScenario(
+    'd.yaml',
+    `id: d\nsystem: ${'s'.repeat(1200)}\nturns:\n${['x', 'y', 'z'].map((c) => `  - user: ${c.repeat(400)}\n    assistant: ${c.toUpperCase().repeat(200)}\n`).join('')}`,
+  );
+
+  it('reads the previous prompt and its reply, rounded down to 64 tokens, from 64 tokens on', () => {
+    const r = study([conv], ['full'], { model: 'deepseek-test', prices: file });
+    const inputs = r.turns.map((t) => t.inputTokens);
+    // Prompts: 400, 550, 700. Turn 2 holds turn 1's prompt (400) and its reply (50): 450 → 448; turn 3: 550 + 50 = 600 → 576.
+    expect(inputs).toEqual([400, 550, 700]);
+    expect(r.turns.map((t) => t.cachedTokens)).toEqual([0, 448, 576]);
+    // OpenAI's rule on the same prompts caches nothing: every shared prefix is under 1,024 tokens.
+    const openai = priceFile({ 'openai-test': { litellm_provider: 'openai', input_cost_per_token: 0.000001, output_cost_per_token: 0, cache_read_input_token_cost: 0.0000001 } });
+    expect(study([conv], ['full'], { model: 'openai-test', prices: openai }).turns.map((t) => t.cachedTokens)).toEqual([0, 0, 0]);
+  });
+});
+
+describe('agent sessions priced as billed, on the real transcripts', () => {
+  const sample = 'agent_transcripts_sample';
+
+  itShared(`${sample}/claude-code_sonnet-4-5_subagent-a2898e3.jsonl`, 'Claude Code on claude-sonnet-4-5 with its unlogged prefix: counts within 10% of the bill, cached share within 3 points, cost within 15%', async (path) => {
+    const dir = tempDir();
+    const r = await cli('import', '--format', 'claude-code', path, '--out', dir, '--unlogged-prefix', 'billed');
+    expect(r.code, r.err).toBe(0);
+    const conversations = [loadScenarioFile(join(dir, 'claude-code-sonnet-4-5-subagent-a2898e3.yaml'))];
+    const [check] = billedChecks(conversations, { seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'auto', prices: 'builtin' });
+    expect(check!.calls).toBe(12);
+    expect(Math.abs(check!.counted / check!.billed - 1)).toBeLessThan(0.1);
+    const p = check!.priced!;
+    expect(Math.abs(p.cached / check!.counted - p.billedCached / check!.billed)).toBeLessThan(0.03);
+    expect(Math.abs(Number(p.cost) / Number(p.billedCost) - 1)).toBeLessThan(0.15);
+    // Per turn, the calls of the long agent turn read nothing the earlier ones wrote: far from the bill.
+    const [turn] = billedChecks(conversations, { seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'auto', prices: 'builtin', cacheBreakpoint: 'turn' });
+    expect(turn!.priced!.cached / turn!.counted).toBeLessThan(0.5);
+  });
+
+  itShared(`${sample}/mini-swe-agent_deepseek-chat_django-15213.traj.json`, 'mini-swe-agent on deepseek-chat: the cached share is the bill’s; counts and cost within 1.5% of it', (path) => {
+    const { conversations } = importDataset('swe-agent', { path, file: 'mini.traj.json', base: tempDir() });
+    const [check] = billedChecks(conversations, { seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' });
+    // Replayed on the model the transcript names, not the study's first.
+    expect([check!.model, check!.calls]).toEqual(['deepseek/deepseek-chat', 124]);
+    const p = check!.priced!;
+    expect(Math.abs(p.cached / check!.counted - p.billedCached / check!.billed)).toBeLessThan(0.001);
+    expect(Math.abs(check!.counted / check!.billed - 1)).toBeLessThan(0.015);
+    expect(Math.abs(Number(p.cost) / Number(p.billedCost) - 1)).toBeLessThan(0.015);
+  });
+});
+
+describe('the billed line of a run', () => {
+  it('prices the bill with the same table: 1-hour writes at their own rate', async () => {
+    const dir = tempDir();
+    const yaml = `id: t\nmodel: claude-sonnet-4-5\nturns:\n  - user: hello there\n    assistant: hi\n    usage: {input: 3000, cached: 1000, written: 1500, written1h: 500, output: 20}\n`;
+    writeInput(dir, 't.yaml', yaml);
+    writeFileSync(join(dir, 'study.yaml'), 'model: claude-sonnet-4-5\nscenarios: [t.yaml]\npolicies: [full]\n');
+    const r = await cli('run', join(dir, 'study.yaml'), '--out', join(dir, 'out'), '--no-token-cache');
+    expect(r.code, r.err).toBe(0);
+    // claude-sonnet-4-5: $3/M input, $0.30/M reads, $3.75/M 5-minute writes, $6/M 1-hour writes, $15/M output:
+    // 500 uncached × 3 + 1,000 × 0.3 + 1,000 × 3.75 + 500 × 6 + 20 × 15 = 1,500 + 300 + 3,750 + 3,000 + 300 = $8,850/M = $0.008850.
+    const cost = csvRows(readFileSync(join(dir, 'out', 'turns.csv'), 'utf8')).reduce((n, row) => n + Number(row.cost_usd), 0);
+    expect(r.err).toMatch(new RegExp(`; cost \\$${cost.toFixed(6)}, billed \\$0\\.008850 \\(`));
+  });
+});
