@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
+    // Generous: tests that start the CLI or replay real transcripts must pass on a busy two-core machine too.
+    testTimeout: 120_000,
     isolate: false,
     // Every core: vitest leaves one free by default, which on two cores is one worker.
     maxWorkers: availableParallelism(),

@@ -112,7 +112,7 @@ describe('random documents never crash the loader', () => {
       }),
       RUNS,
     );
-  }, 30_000);
+  });
 
   it('study files: exit 0 or 2, every problem located', async () => {
     const dir = tempDir();
@@ -126,5 +126,5 @@ describe('random documents never crash the loader', () => {
       }),
       RUNS,
     );
-  }, 30_000);
+  });
 });

@@ -38,7 +38,7 @@ describe('a run stopped by a signal', () => {
     expect(await exited).toEqual({ code: null, signal });
     expect(readdirSync(out).sort()).toEqual(['notes.txt', 'report.md', 'turns.csv']);
     for (const f of ['report.md', 'turns.csv']) expect(readFileSync(join(out, f), 'utf8')).toBe(`previous ${f}\n`);
-  }, 30_000);
+  });
 
   it.skipIf(!built)('an output folder the run made is removed with its staging folder', async () => {
     const out = join(tempDir('ctxsim-signal-'), 'reports');
@@ -49,5 +49,5 @@ describe('a run stopped by a signal', () => {
     child.kill('SIGINT');
     expect(await exited).toBe('SIGINT');
     expect(existsSync(out)).toBe(false);
-  }, 30_000);
+  });
 });
