@@ -33,6 +33,7 @@ export {
 export { digestSink, fileSink, folderSink, gateSink, memorySink, shardSink, textSink, type KeptResults, type ReportedResults } from './study/sinks.js';
 export { mergeShardFiles } from './study/merge.js';
 export { OutputSet } from './study/files.js';
+export { calibrateTokenFactor, calibrationReport, tokenFactorLine, type CalibrateOptions, type Calibration, type CalibrationCall, type LeftOut, type ModelCalibration, type SkippedTranscript } from './study/calibrate.js';
 export { loadPolicyModules, specModules, type ModuleRequest, type PolicyModules } from './study/policy-modules.js';
 export { defaultUpkeep, planText, upkeepPlan, UPKEEP_MODES, type UpkeepMode, type UpkeepPlan, type UpkeepSettings } from './study/upkeep.js';
 

@@ -25,7 +25,7 @@ import { TokenCounter } from '../src/tokens/counter.js';
 import { encodingForModel } from '../src/tokens/encoding.js';
 import { MISTRAL_V3_TEMPLATE } from '../src/tokens/mistral-v3-template.js';
 import { OPEN_WEIGHTS } from '../src/tokens/open-weights.js';
-import { pieceText, readVocabBin, sentencePieceJson } from '../src/tokens/sentencepiece.js';
+import { sentencePieceText, readVocabBin, sentencePieceJson } from '../src/tokens/sentencepiece.js';
 import type { Message } from '../src/types.js';
 import { scenario, variant } from './_policies.js';
 import { itShared, ROOT } from './_shared.js';
@@ -70,7 +70,7 @@ describe('mistral-v3 against the shared reference (mistral_common 1.12.0)', () =
         text_counts: c.messages.map((m) => counter.text(m.content)),
         prompt_tokens: prompt.tokens,
         estimated: prompt.estimated,
-        pieces: t.pieces(rendered).reduce((n, p) => n + t.encodeLength(t.pieceText(p)), 0),
+        pieces: t.pieces(rendered).reduce((n, p) => n + t.encodeLength(t.sentencePieceText(p)), 0),
         whole: t.encodeLength(rendered),
       };
     });
@@ -114,7 +114,7 @@ describe.skipIf(!installed)(`mistral-v3 without the shared data${skipped}`, () =
   const ids = (() => {
     const json = sentencePieceJson(readVocabBin(readFileSync(join(PACKAGE, SOURCE.tokenizer.file), 'utf8')));
     const hf = new HfTokenizer(json, {});
-    return (text: string): number[] => hf.encode(pieceText(text, false), { add_special_tokens: false }).ids;
+    return (text: string): number[] => hf.encode(sentencePieceText(text, false), { add_special_tokens: false }).ids;
   })();
 
   it('control tokens have the ids mistral_common gives them, and the vocabulary 32,768 ids', () => {
@@ -152,7 +152,7 @@ describe.skipIf(!installed)(`mistral-v3 without the shared data${skipped}`, () =
     expect(t.encodeLength('Be brief.\n\nHello world!')).toBe(t.encodeLength('Be brief.') + 2 + 3);
     // The space the template writes after [INST] and before an answer is SentencePiece's mark, not a second space.
     expect(t.pieces(t.render([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello world!' }, { role: 'user', content: 'Hi' }]))).toEqual(['<s>', '[INST]', ' Hi', '[/INST]', ' Hello world!', '</s>', '[INST]', ' Hi', '[/INST]']);
-    expect(t.pieceText(' Hello world!')).toBe('Hello world!');
+    expect(t.sentencePieceText(' Hello world!')).toBe('Hello world!');
     expect(t.encodeLength(' Hello world!')).toBe(4);
     expect(count([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello world!' }, { role: 'user', content: 'Hi' }]).tokens).toBe(1 + (1 + 1 + 1) + (3 + 1) + (1 + 1 + 1));
   });

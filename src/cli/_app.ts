@@ -2,6 +2,7 @@ import yargs, { type CommandModule } from 'yargs';
 import { CtxsimError, escapeControl, UsageError } from '../errors.js';
 import { displayPath } from '../study/study.js';
 import { cacheCommand } from './cache.js';
+import { calibrateCommand } from './calibrate.js';
 import { checkCommand } from './check.js';
 import { checkPolicyCommand } from './check-policy.js';
 import { explainCommand } from './explain.js';
@@ -39,10 +40,11 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .command(wrap(pricesCommand(io), setCode))
     .command(wrap(generateCommand(io), setCode))
     .command(wrap(importCommand(io), setCode))
+    .command(wrap(calibrateCommand(io), setCode))
     .command(wrap(tableCommand(io), setCode))
     .command(wrap(initCommand(io), setCode))
     .command(wrap(cacheCommand(io), setCode))
-    .demandCommand(1, 'name a command: run, explain, check, merge, prices, generate, import, table, init, cache')
+    .demandCommand(1, 'name a command: run, explain, check, merge, prices, generate, import, calibrate, table, init, cache')
     .strict()
     .check(onlyOnce)
     .help()

@@ -33,7 +33,7 @@ export interface BilledCheck {
 }
 
 /** Whether a conversation records what a provider billed for any of its calls. */
-const hasBilledCalls = (c: Conversation) => c.turns.some((t) => t.tools.some((m) => m.billed) || t.assistant?.billed);
+export const hasBilledCalls = (c: Conversation) => c.turns.some((t) => t.tools.some((m) => m.billed) || t.assistant?.billed);
 
 /** What a bill's usage costs at a model's prices: uncached input, cache reads, cache writes at the 5-minute and 1-hour rates, output. */
 export function billedCost(p: ModelPrice, b: BilledCall): Pico {

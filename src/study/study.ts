@@ -556,7 +556,7 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
         for (const c of loadSource(s, opts, displayPath)) keep(weighted(c, s.weight), s.at ?? { file: c.source, path: 'id', message: '' });
         continue;
       }
-      const files = globFiles(s);
+      const files = scenarioFiles(s.pattern, s.base);
       if (!files.length) {
         const msg = `no scenario file matches "${s.pattern}"`;
         if (s.at) problems.push({ ...s.at, message: msg });
@@ -582,10 +582,11 @@ function placeOf(p: Problem, here: string): string {
   return p.file === here ? `line ${p.line}, column ${p.column ?? 1}` : `${p.file}:${p.line}:${p.column ?? 1}`;
 }
 
-function globFiles(s: GlobSource): string[] {
-  const direct = resolve(s.base, s.pattern);
-  if (existsSync(direct) && !/[*?[{]/.test(s.pattern)) return [direct];
-  return globSync(s.pattern, { cwd: s.base, absolute: true, onlyFiles: true })
+/** The scenario files a glob matches (relative to `base`), sorted; a path without glob characters that exists is itself. */
+export function scenarioFiles(pattern: string, base: string): string[] {
+  const direct = resolve(base, pattern);
+  if (existsSync(direct) && !/[*?[{]/.test(pattern)) return [direct];
+  return globSync(pattern, { cwd: base, absolute: true, onlyFiles: true })
     .filter((f) => /\.(ya?ml|json)$/i.test(f))
     .sort();
 }

@@ -9,7 +9,7 @@ import type { Message, ToolDef } from '../types.js';
 import type { TokenCount } from './bounded.js';
 import { REFERENCE_UNICODE, runtimeUnicode, unicodeUnsure } from './unicode.js';
 import { OPEN_WEIGHTS, sourcePackages, type OpenWeightName, type OpenWeightSource, type PackageFile } from './open-weights.js';
-import { pieceText, readVocabBin, SENTENCEPIECE_VERSION, sentencePieceJson } from './sentencepiece.js';
+import { sentencePieceText, readVocabBin, SENTENCEPIECE_VERSION, sentencePieceJson } from './sentencepiece.js';
 
 /** A message as chat templates read it (the OpenAI chat shape, tool call arguments as the template wants them). */
 export interface TemplateMessage {
@@ -152,8 +152,8 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
   if (sentencePiece) {
     // SentencePiece's leading mark, and its spaces as marks (sentencepiece.ts); no Unicode table decides anything, so nothing is flagged.
     const control = new RegExp(`^(?:${tokenizerJson.added_tokens.filter((a) => a.special).map((a) => escapeRegExp(a.content)).join('|')})`);
-    encodeLength = (text) => hfLength(pieceText(text, control.test(text)));
-    const rest = (text: string): number => hfLength(pieceText(text, false, false));
+    encodeLength = (text) => hfLength(sentencePieceText(text, control.test(text)));
+    const rest = (text: string): number => hfLength(sentencePieceText(text, false, false));
     measure = (text) => boundedLength(text, encodeLength, BEFORE_SPACE, rest);
     pieceText = (piece) => (piece.startsWith(' ') ? piece.slice(1) : piece);
   }

@@ -16,7 +16,7 @@
  * byte fallback), and how it is done here:
  *
  * - the text gets a leading space (`add_dummy_prefix`) and every space
- *   becomes `▁`; nothing else is normalized (`pieceText`);
+ *   becomes `▁`; nothing else is normalized (`sentencePieceText`);
  * - pieces are merged pair by pair, the pair making the piece of highest
  *   score first, the leftmost among equals. A BPE model's scores follow its
  *   vocabulary order; this one's whitespace-only pieces (`▁` to sixteen `▁`)
@@ -74,7 +74,7 @@ const FIRST_NORMAL = FIRST_BYTE + 256;
  * `prepend_scheme: first` has it), every space a `▁`. `prefix: false` for a
  * piece of a longer text cut before one of its spaces (see `measure`).
  */
-export function pieceText(text: string, startsWithControl: boolean, prefix = true): string {
+export function sentencePieceText(text: string, startsWithControl: boolean, prefix = true): string {
   if (!text) return '';
   return (prefix && !startsWithControl ? MARK : '') + text.replaceAll(' ', MARK);
 }

@@ -1,0 +1,62 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { UsageError } from '../errors.js';
+import { loadPrices } from '../pricing/load.js';
+import { calibrateTokenFactor, calibrationReport } from '../study/calibrate.js';
+import { flagModel, loadScenarios, scenarioFiles } from '../study/study.js';
+import type { Command } from './_command.js';
+import type { IO } from './_io.js';
+
+interface CalibrateFlags {
+  transcripts: string[];
+  model?: string;
+  prices?: string;
+}
+
+export function calibrateCommand(io: IO): Command<CalibrateFlags> {
+  return {
+    command: 'calibrate <transcripts..>',
+    describe: 'fit a tokenFactor per model from the billed usage of imported transcripts, with its leave-one-out error, and print the study line to paste',
+    examples: [
+      ['ctxsim calibrate transcripts/*.yaml', 'fit each model’s tokenFactor from what the provider billed for the transcripts’ calls'],
+      ['ctxsim calibrate session.yaml --model claude-sonnet-4-5', 'fit them as the model the study names, whatever the transcripts say'],
+    ],
+    builder: (y: Argv) =>
+      y
+        .positional('transcripts', {
+          type: 'string',
+          array: true,
+          demandOption: true,
+          describe: 'scenario files or globs of imported transcripts with billed usage (ctxsim import … --unlogged-prefix billed)',
+        })
+        .option('model', { type: 'string', describe: 'fit every transcript as this model (default: the model each one names)' })
+        .option('prices', { type: 'string', describe: 'LiteLLM-format price table JSON laid over the builtin one (for model names)' }),
+    handler: (argv: CalibrateFlags) => calibrate(argv, io),
+  };
+}
+
+/** Transcript logs a calibration is given by mistake for scenario files: they are imported first. */
+const NOT_SCENARIO = /\.(jsonl|traj|txt|log)$/i;
+
+/** `ctxsim calibrate`: the fit on stdout (ending with the study line), the transcripts skipped on stderr. */
+export function calibrate(flags: CalibrateFlags, io: IO): number {
+  const prices = loadPrices(flags.prices === undefined ? 'builtin' : resolve(flags.prices));
+  if (flags.model !== undefined) {
+    if (!flags.model.trim()) throw new UsageError('--model: name a model, e.g. --model claude-sonnet-4-5');
+    flagModel(prices, flags.model, '--model');
+  }
+  const base = process.cwd();
+  for (const pattern of flags.transcripts) {
+    const direct = existsSync(resolve(base, pattern)) && statSync(resolve(base, pattern)).isFile();
+    if (direct && NOT_SCENARIO.test(pattern)) {
+      throw new UsageError(`${pattern}: a transcript log, not a scenario file: import it first (ctxsim import --format FORMAT ${pattern} --out DIR --unlogged-prefix billed)`);
+    }
+    if (!scenarioFiles(pattern, base).length) throw new UsageError(`${pattern}: no scenario file matches`);
+  }
+  const conversations = loadScenarios(flags.transcripts.map((pattern) => ({ kind: 'glob', pattern, base })));
+  const result = calibrateTokenFactor(conversations, { prices, ...(flags.model !== undefined && { model: flags.model }) });
+  if (result.skipped.length) io.err(`calibrate: skipped ${result.skipped.map((s) => `${s.scenario} (${s.reason})`).join(', ')}\n`);
+  io.out(calibrationReport(result));
+  return 0;
+}
