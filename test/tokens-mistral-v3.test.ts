@@ -70,7 +70,7 @@ describe('mistral-v3 against the shared reference (mistral_common 1.12.0)', () =
         text_counts: c.messages.map((m) => counter.text(m.content)),
         prompt_tokens: prompt.tokens,
         estimated: prompt.estimated,
-        pieces: t.pieces(rendered).reduce((n, p) => n + t.encodeLength(t.sentencePieceText(p)), 0),
+        pieces: t.pieces(rendered).reduce((n, p) => n + t.encodeLength(t.pieceText(p)), 0),
         whole: t.encodeLength(rendered),
       };
     });
@@ -152,7 +152,7 @@ describe.skipIf(!installed)(`mistral-v3 without the shared data${skipped}`, () =
     expect(t.encodeLength('Be brief.\n\nHello world!')).toBe(t.encodeLength('Be brief.') + 2 + 3);
     // The space the template writes after [INST] and before an answer is SentencePiece's mark, not a second space.
     expect(t.pieces(t.render([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello world!' }, { role: 'user', content: 'Hi' }]))).toEqual(['<s>', '[INST]', ' Hi', '[/INST]', ' Hello world!', '</s>', '[INST]', ' Hi', '[/INST]']);
-    expect(t.sentencePieceText(' Hello world!')).toBe('Hello world!');
+    expect(t.pieceText(' Hello world!')).toBe('Hello world!');
     expect(t.encodeLength(' Hello world!')).toBe(4);
     expect(count([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello world!' }, { role: 'user', content: 'Hi' }]).tokens).toBe(1 + (1 + 1 + 1) + (3 + 1) + (1 + 1 + 1));
   });
