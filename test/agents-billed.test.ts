@@ -6,6 +6,7 @@ import { replayContext } from '../src/engine/run.js';
 import { importDataset } from '../src/scenario/import/index.js';
 import { parseScenario, loadScenarioFile } from '../src/scenario/load.js';
 import { billedChecks } from '../src/study/billed.js';
+import { calibrateTokenFactor } from '../src/study/calibrate.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import type { Conversation } from '../src/types.js';
 import { importFixture, writeInput } from './_import.js';
@@ -128,6 +129,14 @@ describe('agent sessions priced as billed, on the real transcripts', () => {
     const p = check!.priced!;
     expect(Math.abs(p.cached / check!.counted - p.billedCached / check!.billed)).toBeLessThan(0.03);
     expect(Math.abs(Number(p.cost) / Number(p.billedCost) - 1)).toBeLessThan(0.15);
+    // Calibrated (ctxsim calibrate's factor, on the model the transcript names): the prompts' cost within 3% of the bill's.
+    // The whole cost is not compared: Claude Code logs output_tokens mid-stream, so the bill's output is under-reported.
+    const fit = calibrateTokenFactor(conversations).models[0]!;
+    expect(fit.rounded).toBeGreaterThan(1);
+    const [calibrated] = billedChecks(conversations, { seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin', tokenFactor: { [fit.model]: fit.rounded! } });
+    expect(calibrated!.model).toBe(fit.model);
+    expect(Math.abs(calibrated!.counted / calibrated!.billed - 1)).toBeLessThan(0.01);
+    expect(Math.abs(Number(calibrated!.priced!.promptCost) / Number(calibrated!.priced!.billedPromptCost) - 1)).toBeLessThan(0.03);
     // Per turn, the calls of the long agent turn read nothing the earlier ones wrote: far from the bill.
     const [turn] = billedChecks(conversations, { seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'auto', prices: 'builtin', cacheBreakpoint: 'turn' });
     expect(turn!.priced!.cached / turn!.counted).toBeLessThan(0.5);
@@ -157,5 +166,7 @@ describe('the billed line of a run', () => {
     // 500 uncached × 3 + 1,000 × 0.3 + 1,000 × 3.75 + 500 × 6 + 20 × 15 = 1,500 + 300 + 3,750 + 3,000 + 300 = $8,850/M = $0.008850.
     const cost = csvRows(readFileSync(join(dir, 'out', 'turns.csv'), 'utf8')).reduce((n, row) => n + Number(row.cost_usd), 0);
     expect(r.err).toMatch(new RegExp(`; cost \\$${cost.toFixed(6)}, billed \\$0\\.008850 \\(`));
+    // Its prompts alone: $8,850/M less 20 output tokens × $15/M = $8,550/M.
+    expect(r.err).toMatch(/; prompts \$\d\.\d{6}, billed \$0\.008550 \(/);
   });
 });

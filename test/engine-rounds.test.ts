@@ -165,8 +165,12 @@ describe('a scenario turn of several rounds', () => {
     const cached = r.turns.reduce((n, t) => n + t.cachedTokens, 0);
     const change = Number(cost) / 561_036_000 - 1;
     expect(io.stderr).toContain(
-      `; cached ${((cached / counted) * 100).toFixed(1)}% (billed 60.0%); cost $${(Number(cost) / 1e12).toFixed(6)}, billed $0.000561 (${change >= 0 ? '+' : '−'}${Math.abs(change * 100).toFixed(1)}%)\n`,
+      `; cached ${((cached / counted) * 100).toFixed(1)}% (billed 60.0%); cost $${(Number(cost) / 1e12).toFixed(6)}, billed $0.000561 (${change >= 0 ? '+' : '−'}${Math.abs(change * 100).toFixed(1)}%); `,
     );
+    // The prompts alone: the bill less its 95 output tokens, 561,036,000 − 39,900,000 = 521,136,000 pico-dollars.
+    const prompts = r.turns.reduce((n, t) => n + t.costInput + t.costCached, 0n);
+    const promptChange = Number(prompts) / 521_136_000 - 1;
+    expect(io.stderr).toContain(`; prompts $${(Number(prompts) / 1e12).toFixed(6)}, billed $0.000521 (${promptChange >= 0 ? '+' : '−'}${Math.abs(promptChange * 100).toFixed(1)}%)\n`);
   });
 
   it('explain shows every call', async () => {

@@ -225,7 +225,7 @@ describe('a run’s billed totals (SWE-agent’s model_stats)', () => {
     // gpt-4-1106-preview caches nothing, so the total's cost compares: $10/M input, $30/M output,
     // 4,321 × $0.00001 + 210 × $0.00003 = $0.04321 + $0.0063 = $0.049510.
     expect(err).toContain(
-      `billed: totals (full on gpt-4-1106-preview, 4 calls): ctxsim counts ${input.toLocaleString('en-US')} prompt tokens, the provider billed 4,321 (${pct(input, 4321)}); cost $${cost.toFixed(6)}, billed $0.049510 (${pct(cost, 0.04951)})\n`,
+      `billed: totals (full on gpt-4-1106-preview, 4 calls): ctxsim counts ${input.toLocaleString('en-US')} prompt tokens, the provider billed 4,321 (${pct(input, 4321)}); cost $${cost.toFixed(6)}, billed $0.049510 (${pct(cost, 0.04951)}); prompts $${(input / 1e5).toFixed(6)}, billed $0.043210 (${pct(input, 4321)})\n`,
     );
     expect(err.match(/^billed: /gm)).toHaveLength(1);
   });
@@ -260,7 +260,7 @@ itShared(FC, 'the real SWE-agent run with its bill (model_stats set, the config 
   expect(err).toContain('  recorded on gpt-4-1106-preview (the log names it gpt4, a shortcut)');
   // The bill: 120,000 × $0.00001 + 1,500 × $0.00003 = $1.245.
   expect(err).toContain(
-    `billed: fc-billed (full on gpt-4-1106-preview, 13 calls): ctxsim counts ${input.toLocaleString('en-US')} prompt tokens, the provider billed 120,000 (${pct(input, 120_000)}); cost $${cost.toFixed(6)}, billed $1.245000 (${pct(cost, 1.245)})\n`,
+    `billed: fc-billed (full on gpt-4-1106-preview, 13 calls): ctxsim counts ${input.toLocaleString('en-US')} prompt tokens, the provider billed 120,000 (${pct(input, 120_000)}); cost $${cost.toFixed(6)}, billed $1.245000 (${pct(cost, 1.245)}); prompts $${(input / 1e5).toFixed(6)}, billed $1.200000 (${pct(input, 120_000)})\n`,
   );
 });
 

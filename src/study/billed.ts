@@ -27,9 +27,10 @@ export interface BilledCheck {
    * When the bill covers every call of the replay and says what it cached:
    * ctxsim's cached prompt tokens and cost (pico-dollars), and the bill's
    * (its usage priced with the same table: uncached input, cache reads,
-   * 5-minute and 1-hour writes, output).
+   * 5-minute and 1-hour writes, output); and the same without output, the
+   * prompts' cost (a log may under-report output: Claude Code's does).
    */
-  priced?: { cached: number; billedCached: number; cost: Pico; billedCost: Pico };
+  priced?: { cached: number; billedCached: number; cost: Pico; billedCost: Pico; promptCost: Pico; billedPromptCost: Pico };
 }
 
 /** Whether a conversation records what a provider billed for any of its calls. */
@@ -78,6 +79,7 @@ export function billedChecks(
     let calls = 0;
     let billedCached = 0;
     let bill = total ? billedCost(price, total) : 0n;
+    let billPrompt = total ? billedCost(price, { ...total, output: 0 }) : 0n;
     const r = replay(c, full, ctx, (_, call) => {
       calls++;
       const b = call.output?.billed;
@@ -88,13 +90,15 @@ export function billedChecks(
       check.billed += b.input;
       billedCached += b.cached ?? 0;
       bill += billedCost(price, b);
+      billPrompt += billedCost(price, { ...b, output: 0 });
     });
     // A total says nothing of what was cached: its cost compares only on a model that caches nothing.
     const comparable = total ? total.calls === calls && (price.cacheRule.kind === 'none' || ctx.costs.promptCache === 'off') : calls === check.calls;
     if (comparable) {
       const cached = r.turns.reduce((n, t) => n + t.cachedTokens, 0);
-      const cost = r.turns.reduce((n, t) => n + t.costInput + t.costCached + t.costOutput, 0n);
-      check.priced = { cached, billedCached, cost, billedCost: bill };
+      const promptCost = r.turns.reduce((n, t) => n + t.costInput + t.costCached, 0n);
+      const cost = r.turns.reduce((n, t) => n + t.costOutput, promptCost);
+      check.priced = { cached, billedCached, cost, billedCost: bill, promptCost, billedPromptCost: billPrompt };
     }
     return check;
   });
@@ -108,7 +112,7 @@ const change = (ours: number, theirs: number) => {
 
 /**
  * `billed: s1 (full on deepseek-chat, 124 calls): ctxsim counts 4,870,481 prompt tokens, the provider billed 4,930,216 (−1.2%)`,
- * then, when the cost compares, `; cached 99.2% (billed 99.2%); cost $0.162049, billed $0.164044 (−1.2%)`; against a
+ * then, when the cost compares, `; cached 99.2% (billed 99.2%); cost $0.162049, billed $0.164044 (−1.2%); prompts $0.145861, billed $0.147652 (−1.2%)`; against a
  * total over a different number of calls than the replay makes, `(full on gpt-4o, 12 calls; 13 billed)`.
  */
 export function billedLine(b: BilledCheck): string {
@@ -119,7 +123,8 @@ export function billedLine(b: BilledCheck): string {
   const share = (n: number, of: number) => `${fraction((n / of) * 100, 1)}%`;
   // A total is compared only where nothing is cached: no share to show.
   const cached = b.billedCalls === undefined ? `; cached ${share(p.cached, b.counted)} (billed ${share(p.billedCached, b.billed)})` : '';
-  return `${head}${cached}; cost $${usd(p.cost, 6)}, billed $${usd(p.billedCost, 6)} (${change(Number(p.cost), Number(p.billedCost))})`;
+  const cost = (ours: Pico, theirs: Pico) => `$${usd(ours, 6)}, billed $${usd(theirs, 6)} (${change(Number(ours), Number(theirs))})`;
+  return `${head}${cached}; cost ${cost(p.cost, p.billedCost)}; prompts ${cost(p.promptCost, p.billedPromptCost)}`;
 }
 
 /** What a transcript's log leaves out of every prompt, as `--unlogged-prefix billed` sizes it. */
