@@ -4,7 +4,7 @@ import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
 import { formatImportReport, importDataset, importerFor, IMPORTERS } from '../scenario/import/index.js';
 import { displayPath } from '../study/study.js';
-import { unloggedPrefix } from '../study/billed.js';
+import { addUnloggedPrefixes } from '../study/billed.js';
 import { grouped } from '../records/format.js';
 import type { ScenarioOut } from '../scenario/docs.js';
 import type { Conversation } from '../types.js';
@@ -86,30 +86,21 @@ export function importCmd(flags: ImportFlags, io: IO): number {
   const path = resolve(flags.file);
   const { docs, conversations, report } = importDataset(importer.id, { path, file: displayPath(path), base: process.cwd() }, options);
   // Sized before anything is printed: a file that cannot be sized is one line.
-  const unlogged = flags.unloggedPrefix === 'billed' ? addUnloggedPrefixes(docs, conversations) : '';
+  const unlogged = flags.unloggedPrefix === 'billed' ? unloggedLines(docs, conversations) : '';
   io.err(formatImportReport(report).join('\n') + '\n' + unlogged);
   const header = [`Imported by: ctxsim import --format ${importer.id} ${displayPath(path)}`];
   return writeScenarios(docs, header, flags.out, io);
 }
 
-/**
- * `--unlogged-prefix billed`: each conversation whose log records billed
- * usage gets `unlogged_prefix`, sized from its first billed call; gives the
- * lines that say so. None of them records usage: a usage error.
- */
-function addUnloggedPrefixes(docs: ScenarioOut[], conversations: readonly Conversation[]): string {
-  const lines: string[] = [];
-  let billed = 0;
-  docs.forEach((doc, i) => {
-    const u = unloggedPrefix(conversations[i]!, conversations[i]!.model);
-    if (!u) return void lines.push(`  ${doc.id}: no billed usage, no prefix added`);
-    billed++;
-    if (u.tokens === 0) return void lines.push(`  ${doc.id}: the log holds the whole first prompt (ctxsim counts ${grouped(u.counted)}, billed ${grouped(u.billed)}): no prefix added`);
-    // Written before the turns, where a reader of the file meets it.
-    const { turns, ...head } = doc;
-    docs[i] = { ...head, unlogged_prefix: { tokens: u.tokens, from: 'billed' }, turns };
-    lines.push(`  ${doc.id}: ${grouped(u.tokens)} tokens per call (first call billed ${grouped(u.billed)}, the log holds ${grouped(u.counted)})`);
-  });
-  if (!billed) throw new UsageError('--unlogged-prefix billed: no conversation in the file records billed usage (token usage per model call) to size it from');
-  return `unlogged prefix, estimated from the bill:\n${lines.join('\n')}\n`;
+/** `--unlogged-prefix billed`: adds the prefixes (none sized: a usage error); gives the lines that say what was added. */
+function unloggedLines(docs: ScenarioOut[], conversations: readonly Conversation[]): string {
+  const sized = addUnloggedPrefixes(docs, conversations);
+  if (!sized.some((s) => s.prefix)) throw new UsageError('--unlogged-prefix billed: no conversation in the file records billed usage (token usage per model call) to size it from');
+  const line = ({ id, prefix: u }: (typeof sized)[number]) =>
+    !u
+      ? `  ${id}: no billed usage, no prefix added`
+      : u.tokens === 0
+        ? `  ${id}: the log holds the whole first prompt (ctxsim counts ${grouped(u.counted)}, billed ${grouped(u.billed)}): no prefix added`
+        : `  ${id}: ${grouped(u.tokens)} tokens per call (first call billed ${grouped(u.billed)}, the log holds ${grouped(u.counted)})`;
+  return `unlogged prefix, estimated from the bill:\n${sized.map(line).join('\n')}\n`;
 }

@@ -8,6 +8,7 @@ import type { ModelPrice } from '../pricing/prices.js';
 import { fraction, grouped, usd } from '../records/format.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import { encodingForModel } from '../tokens/encoding.js';
+import type { ScenarioOut } from '../scenario/docs.js';
 import type { BilledCall, Conversation, Pico } from '../types.js';
 import type { Study } from './study.js';
 
@@ -155,4 +156,22 @@ export function unloggedPrefix(c: Conversation, model = ''): UnloggedPrefix | un
     if (b && !first) first = { billed: b.input, counted: call.promptTokens };
   });
   return first && { ...first, tokens: Math.max(0, first.billed - first.counted) };
+}
+
+/**
+ * `import --unlogged-prefix billed`: writes `unlogged_prefix` (before the
+ * turns) into each document whose conversation records billed usage and
+ * whose log does not hold the whole first prompt; gives each document's
+ * sizing (none without billed usage).
+ */
+export function addUnloggedPrefixes(docs: ScenarioOut[], conversations: readonly Conversation[]): { id: string; prefix?: UnloggedPrefix }[] {
+  return docs.map((doc, i) => {
+    const c = conversations[i]!;
+    const prefix = unloggedPrefix(c, c.model);
+    if (prefix?.tokens) {
+      const { turns, ...head } = doc;
+      docs[i] = { ...head, unlogged_prefix: { tokens: prefix.tokens, from: 'billed' }, turns };
+    }
+    return { id: doc.id, ...(prefix && { prefix }) };
+  });
 }
