@@ -142,15 +142,20 @@ describe('agent sessions priced as billed, on the real transcripts', () => {
     expect(turn!.priced!.cached / turn!.counted).toBeLessThan(0.5);
   });
 
-  itShared(`${sample}/mini-swe-agent_deepseek-chat_django-15213.traj.json`, 'mini-swe-agent on deepseek-chat: the cached share is the bill’s; counts and cost within 1.5% of it', (path) => {
-    const { conversations } = importDataset('swe-agent', { path, file: 'mini.traj.json', base: tempDir() });
+  itShared(`${sample}/mini-swe-agent_deepseek-chat_django-15213.traj.json`, 'mini-swe-agent on deepseek-chat with its unlogged prefix: the cached share is the bill’s; counts and cost within 1% of it', async (path) => {
+    const dir = tempDir();
+    const r = await cli('import', '--format', 'swe-agent', path, '--out', dir, '--unlogged-prefix', 'billed');
+    expect(r.code, r.err).toBe(0);
+    // DeepSeek's API renders the bash tool, which DeepSeek V3's template does not: the first call's bill is that much above the count.
+    expect(r.err).toContain(': 301 tokens per call (first call billed 1,533, the log holds 1,232)');
+    const conversations = [loadScenarioFile(join(dir, 'mini-swe-agent-deepseek-chat-django-15213.yaml'))];
     const [check] = billedChecks(conversations, { seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' });
     // Replayed on the model the transcript names, not the study's first.
     expect([check!.model, check!.calls]).toEqual(['deepseek/deepseek-chat', 124]);
     const p = check!.priced!;
     expect(Math.abs(p.cached / check!.counted - p.billedCached / check!.billed)).toBeLessThan(0.001);
-    expect(Math.abs(check!.counted / check!.billed - 1)).toBeLessThan(0.015);
-    expect(Math.abs(Number(p.cost) / Number(p.billedCost) - 1)).toBeLessThan(0.015);
+    expect(Math.abs(check!.counted / check!.billed - 1)).toBeLessThan(0.01);
+    expect(Math.abs(Number(p.cost) / Number(p.billedCost) - 1)).toBeLessThan(0.01);
   });
 });
 
