@@ -58,6 +58,20 @@ describe('import --unlogged-prefix billed', () => {
     expect(ex.out).toMatch(new RegExp(`unlogged prefix +${tokens} +what the log left out, sized from its bill \\(an estimate\\)`));
   });
 
+  it('every table of a run says which prompts carry the estimated stand-in', async () => {
+    const dir = tempDir();
+    expect((await cli('import', '--format', 'claude-code', session.path, '--out', dir, '--unlogged-prefix', 'billed')).code).toBe(0);
+    const tokens = loadScenarioFile(join(dir, 'claude-code-session.yaml')).unloggedTokens!;
+    const r = await cli('run', '--scenario', join(dir, '*.yaml'), '--policy', 'full', '--model', 'claude-sonnet-4-5', '--out', join(dir, 'out'), '--no-token-cache');
+    expect(r.code, r.err).toBe(0);
+    const line = `Estimated: what the transcript logs left out of every prompt is a stand-in sized from their bills (unlogged_prefix, tokens a call: claude-code-session ${tokens})`;
+    expect(r.out).toContain(`${line}\n`);
+    expect(readFileSync(join(dir, 'out', 'report.md'), 'utf8')).toContain(line);
+    expect(readFileSync(join(dir, 'out', 'report.html'), 'utf8')).toContain(`<p class="caption">${line}</p>`);
+    const results = JSON.parse(readFileSync(join(dir, 'out', 'results.json'), 'utf8')) as { study: { scenarios: { unloggedTokens?: number }[] } };
+    expect(results.study.scenarios[0]!.unloggedTokens).toBe(tokens);
+  });
+
   it('a file whose log records no billed usage is one line, exit 2', async () => {
     await expectUsage(
       ['import', '--format', 'anthropic', importFixture('anthropic-requests.jsonl').path, '--unlogged-prefix', 'billed'],

@@ -13,7 +13,7 @@ import type { Command } from './_command.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, checkOutputFolder } from './_output.js';
 import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
-import { answersNote, simulatedNote } from '../report/text.js';
+import { tableNotes } from '../report/text.js';
 
 interface CheckFlags extends StudyFlags {
   baseline?: string;
@@ -123,7 +123,7 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
     throw e;
   }
   const accept = acceptCommand(flags, flags.baseline ?? displayPath(file));
-  const note = [simulatedNote(run.info, run.policies), answersNote(run.info)].filter((n) => n !== undefined).join('. ');
+  const note = tableNotes(run.info, run.policies).join('. ');
   const table = gateMarkdown(result, { accept, ...(flags.verbose && { verbose: true }), ...(note && { note }) });
   io.out(flags.json ? gateJson(result) : table);
   const summary = process.env.GITHUB_STEP_SUMMARY;

@@ -54,6 +54,8 @@ export interface ScenarioInfo {
   title: string | null;
   source: string;
   turns: number;
+  /** Tokens of the stand-in for what the transcript's log leaves out of every prompt (`unlogged_prefix`, sized from its bill), when it has one. */
+  unloggedTokens?: number;
 }
 
 export interface PolicyInfo {
@@ -80,12 +82,18 @@ export interface InfoSource {
   upkeep?: ReportInfo['upkeep'];
 }
 
-/** What the reports use of a conversation: where it comes from and how long it is. */
-export type ScenarioShape = Pick<Conversation, 'id' | 'title' | 'source'> & { turns: { length: number } };
+/** What the reports use of a conversation: where it comes from, how long it is, and its unlogged prefix. */
+export type ScenarioShape = Pick<Conversation, 'id' | 'title' | 'source' | 'unloggedTokens'> & { turns: { length: number } };
 
 /** A conversation's shape, without its messages. */
 export function scenarioShape(c: ScenarioShape): ScenarioShape {
-  return { id: c.id, ...(c.title !== undefined && { title: c.title }), source: c.source, turns: { length: c.turns.length } };
+  return {
+    id: c.id,
+    ...(c.title !== undefined && { title: c.title }),
+    source: c.source,
+    turns: { length: c.turns.length },
+    ...(c.unloggedTokens !== undefined && { unloggedTokens: c.unloggedTokens }),
+  };
 }
 
 /** Builds the report info from the resolved study and what the run used. */
@@ -112,7 +120,7 @@ export function reportInfo(s: InfoSource): ReportInfo {
     cache: s.cache,
     maxInputTokens: first.maxInputTokens,
     models,
-    scenarios: s.conversations.map((c) => ({ id: c.id, title: c.title ?? null, source: c.source, turns: c.turns.length })),
+    scenarios: s.conversations.map((c) => ({ id: c.id, title: c.title ?? null, source: c.source, turns: c.turns.length, ...(c.unloggedTokens !== undefined && { unloggedTokens: c.unloggedTokens }) })),
     policies: s.policies.map((v) => ({
       name: v.name,
       id: v.policy.id,

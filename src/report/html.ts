@@ -1,7 +1,7 @@
 import type { ProbeRecord } from '../types.js';
 import { policyNames, reported, seriesName, severalModels, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
-import { answersMeasured, answersNote, columnsFrom, rowLabels, simulatedNote } from './text.js';
+import { answersMeasured, columnsFrom, rowLabels, tableNotes } from './text.js';
 import { dollars, grouped, moneyDecimals, percent, retainedOf } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
@@ -176,8 +176,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
     .map((c) => `<figure id="chart-${escapeHtml(c.name)}" aria-label="${escapeHtml(c.title)}">\n${scopeSvgIds(c.svg.trimEnd(), c.name)}\n</figure>`)
     .join('\n');
   const n = results.policies[0]?.scenarios ?? 0;
-  const simulated = [simulatedNote(info, results.policies), answersNote(info)]
-    .filter((n) => n !== undefined)
+  const simulated = tableNotes(info, results.policies)
     .map((n) => `<p class="caption">${escapeHtml(n)}</p>\n`)
     .join('');
   return `<!doctype html>

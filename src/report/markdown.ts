@@ -1,7 +1,7 @@
 import type { Results } from '../types.js';
 import { reported, type Digested, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, DETAILS_CAPTION, detailsDisplay } from './budget.js';
-import { answersNote, simulatedNote } from './text.js';
+import { tableNotes } from './text.js';
 import { grouped } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 
@@ -39,7 +39,7 @@ export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportIn
 /** The budget table as paste-ready GitHub markdown: caption line, blank line, table; then, when memory is simulated or recorded and when answers were measured, a blank line and what that means, each. */
 export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo): string {
   const t = budgetDisplay(results);
-  const notes = [simulatedNote(info, results.policies), answersNote(info)].filter((n) => n !== undefined);
+  const notes = tableNotes(info, results.policies);
   return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${n}\n`).join('')}`;
 }
 

@@ -75,8 +75,7 @@ export function policyTable(results: Pick<Results, 'policies'>, info: Pick<Repor
   ];
   // Numbers are right-aligned: every column after the labels but the last (pareto).
   const numeric = new Set([...columnsFrom(header, labels.header.length)].filter((i) => i < header.length - 1));
-  const notes = [simulatedNote(info, results.policies), answersNote(info)].filter((n) => n !== undefined);
-  return `${caption(info)}\n${align(rows, numeric)}${notes.map((n) => `${n}\n`).join('')}`;
+  return `${caption(info)}\n${align(rows, numeric)}${tableNotes(info, results.policies).map((n) => `${n}\n`).join('')}`;
 }
 
 /** A ratio as the table shows it: `92.5%`, `-` when there is none. */
@@ -97,6 +96,24 @@ export function answersNote(info: Partial<Pick<ReportInfo, 'upkeep'>>): string |
   const judge = info.upkeep.judge === undefined ? '' : `, or the judge ${info.upkeep.judge} said it gave it`;
   const cost = info.upkeep.judge === undefined ? 'what they cost is' : 'what they and the verdicts cost is';
   return `Answered: the chat model’s reply to the probe turn’s prompt held the fact’s value${judge} (a real model’s answers from ${info.upkeep.recorded}; ${cost} not in the policies’ cost)`;
+}
+
+/**
+ * The lines under a table of the run's cost and retention: what simulated or
+ * recorded memory rests on, where measured answers came from, and which
+ * prompts hold a stand-in for what a transcript's log left out.
+ */
+export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records: UpkeepTotals = []): string[] {
+  return [simulatedNote(info, records), answersNote(info), unloggedNote(info)].filter((n) => n !== undefined);
+}
+
+/** Which transcripts' prompts carry an unlogged prefix, an estimate sized from their bills; none when no scenario has one. */
+export function unloggedNote(info: Partial<Pick<ReportInfo, 'scenarios'>>): string | undefined {
+  const s = (info.scenarios ?? []).filter((c) => c.unloggedTokens !== undefined);
+  if (!s.length) return undefined;
+  const each = s.slice(0, 3).map((c) => `${c.id} ${grouped(c.unloggedTokens!)}`);
+  if (s.length > 3) each.push(`… ${s.length} in all`);
+  return `Estimated: what the transcript logs left out of every prompt is a stand-in sized from their bills (unlogged_prefix, tokens a call: ${each.join(', ')})`;
 }
 
 /** What retention means when memory is simulated. */
