@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { budgetCsv, budgetDisplay, budgetTable } from '../src/report/budget.js';
 import type { ReportInfo } from '../src/records/info.js';
-import { budgetMarkdown, markdownTable } from '../src/report/markdown.js';
+import { budgetMarkdown, markdownTable, markdownText } from '../src/report/markdown.js';
 import type { TurnRecord } from '../src/types.js';
 import { probe, resultsOf, turn } from './fixtures/report/records.js';
 
@@ -119,5 +119,13 @@ describe('budget table', () => {
 describe('markdown tables', () => {
   it('escape pipes and right-align numeric columns', () => {
     expect(markdownTable(['a', 'n'], [['x|y', '5']], new Set([1]))).toBe('| a    |   n |\n| ---- | --: |\n| x\\|y |   5 |\n');
+  });
+
+  it('write a model a study names as text: no emphasis, code, link or HTML made of it', () => {
+    const named = { ...info, model: '<img src=x onerror=alert(1)>*bold*_[link](u)`', models: [{ ...info.models[0]!, model: '<img src=x onerror=alert(1)>*bold*_[link](u)`' }] };
+    const caption = budgetMarkdown(results, named).split('\n')[0]!;
+    expect(caption.startsWith('\\<img src=x onerror=alert(1)\\>\\*bold\\*\\_\\[link\\](u)\\` · prices of 2026-02-03 · tokenizer o200k_base · ')).toBe(true);
+    // A `_` inside a word is a letter to GitHub: left as it is.
+    expect(markdownText('o200k_base _x_ a_b')).toBe('o200k_base \\_x\\_ a_b');
   });
 });

@@ -10,7 +10,7 @@ import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
 import { overflowWarnings, policyTable } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { fileSink, folderSink, shardSink, textSink } from '../study/sinks.js';
-import { displayPath, loadScenarios, type Study } from '../study/study.js';
+import { displayPath, loadScenarios, STDOUT, type Study } from '../study/study.js';
 import { planText, upkeepPlan } from '../study/upkeep.js';
 import { billedLine, type BilledCheck } from '../study/billed.js';
 import { replayChartStore } from '../study/chart-store.js';
@@ -83,7 +83,8 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   const study = await studyFromFlags(flags);
   const records = { records: flags.records ?? study.records ?? 'full' } as const;
   if (flags.dryRun) return dryRun(study, io);
-  const target = outputTarget(study.out, flags.out, flags.format);
+  // A study's `out: -` is stdout, as `--out -` is.
+  const target = outputTarget(study.out, flags.out ?? (study.out === STDOUT ? STDOUT : undefined), flags.format);
   const chosen = flags.shard === undefined ? undefined : shardFromEnv(flags.shard, process.env);
   const shard = chosen && { index: chosen.index, count: chosen.count };
   const baseline = flags.saveBaseline === undefined ? undefined : resolve(flags.saveBaseline);

@@ -18,6 +18,16 @@ function cell(text: string): string {
 }
 
 /**
+ * Escapes text a study names (models, files) for a markdown line: the
+ * characters that would make markup of it (emphasis, code, links, HTML) are
+ * written as themselves. A `_` inside a word is left alone (GitHub reads it
+ * as a letter there): `o200k_base` stays as it is.
+ */
+export function markdownText(text: string): string {
+  return text.replace(/[\\`*[\]<>|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
+}
+
+/**
  * A GitHub markdown table with padded columns, so the source reads as a
  * table too. `right` marks numeric columns (right-aligned, `---:`).
  */
@@ -40,7 +50,7 @@ export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportIn
 export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo): string {
   const t = budgetDisplay(results);
   const notes = tableNotes(info, results.policies);
-  return `${budgetCaption(results, info)}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${n}\n`).join('')}`;
+  return `${markdownText(budgetCaption(results, info))}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${markdownText(n)}\n`).join('')}`;
 }
 
 /** The latency, storage and safety table as GitHub markdown: caption line, blank line, table. */

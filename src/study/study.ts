@@ -53,7 +53,7 @@ export interface Study {
   messageRules?: RuleSet;
   scenarios: ScenarioSource[];
   policies: PolicyVariant[];
-  /** Output folder, absolute. */
+  /** Output folder, absolute; `-` (STDOUT) for stdout. */
   out: string;
   /** The CI gate's settings (`ctxsim check`); the baseline path is absolute. */
   gate?: { baseline?: string; maxCostIncrease?: string | number; maxRetentionDrop?: string | number; maxAnswerDrop?: string | number };
@@ -110,6 +110,9 @@ const studySchema = z.strictObject({
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const KEYS_MATCH: Same<keyof typeof studySchema.shape, (typeof STUDY_FILE_KEYS)[number]> = true;
 void KEYS_MATCH;
+
+/** A study's `out: -`: the output goes to stdout, as with `--out -`. */
+export const STDOUT = '-';
 
 /** What each key of a study file means, for its JSON Schema. */
 const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
@@ -263,7 +266,8 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
       ...(doc.fallback !== undefined && { fallback: doc.fallback }),
       ...(doc.latency !== undefined && { latency: doc.latency }),
       ...(doc.rules !== undefined && { messageRules: doc.rules }),
-      ...(doc.out !== undefined && { out: resolve(dir, doc.out) }),
+      // `-` is stdout, as `--out -` is: not a folder named `-`.
+      ...(doc.out !== undefined && { out: doc.out === STDOUT ? STDOUT : resolve(dir, doc.out) }),
       ...(doc.records !== undefined && { records: doc.records }),
       ...(doc.answers !== undefined && { answers: doc.answers }),
       ...(doc.judge !== undefined && { judge: doc.judge }),
