@@ -160,7 +160,9 @@ describe('agent sessions priced as billed, on the real transcripts', () => {
     const dir = tempDir();
     const r = await cli('import', '--format', 'swe-agent', path, '--out', dir, '--unlogged-prefix', 'billed');
     expect(r.code, r.err).toBe(0);
-    // DeepSeek's API renders the bash tool, which DeepSeek V3's template does not: the first call's bill is that much above the count.
+    // DeepSeek's API renders the bash tool, which DeepSeek V3's template does not: the first call's bill (1,533, the
+    // trajectory's own usage) is that much above ctxsim's count of the log's first prompt. 301 tokens is the size of that
+    // rendering as measured outside ctxsim, on other DeepSeek transcripts (so the log holds 1,533 − 301 = 1,232).
     expect(r.err).toContain(': 301 tokens per call (first call billed 1,533, the log holds 1,232)');
     const conversations = [loadScenarioFile(join(dir, 'mini-swe-agent-deepseek-chat-django-15213.yaml'))];
     const [check] = billedChecks(conversations, { seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' });

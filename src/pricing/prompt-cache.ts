@@ -95,7 +95,9 @@ export class PrefixCache {
     // The previous call's prompt and output, when this prompt holds both whole: read back as the provider cached them.
     const out = prev.output;
     const n = prev.messages.length;
-    if (out && messages.length > n && sameMessage(messages[n]!, out.message) && sharedFrom(messages, prev.messages, 0, n) === n) p = Math.max(p, out.promptTokens + out.tokens);
+    // (Without a template the prompts were compared above: `shared` says whether this one holds the whole previous one.)
+    const holds = () => (sequence ? sharedFrom(messages, prev.messages, 0, n) : shared) === n;
+    if (out && messages.length > n && sameMessage(messages[n]!, out.message) && holds()) p = Math.max(p, out.promptTokens + out.tokens);
     return p < this.rule.minTokens ? 0 : Math.floor(p / this.rule.step) * this.rule.step;
   }
 }

@@ -1,5 +1,5 @@
-import { replay } from '../engine/replay.js';
-import { replayContext, replayContexts, type ModelContext } from '../engine/run.js';
+import { replay, type ReplayContext } from '../engine/replay.js';
+import { replayContext, type ModelContext } from '../engine/run.js';
 import { REGISTRY } from '../policies/index.js';
 import { resolveSpec, type PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
@@ -33,6 +33,9 @@ export interface BilledCheck {
    */
   priced?: { cached: number; billedCached: number; cost: Pico; billedCost: Pico; promptCost: Pico; billedPromptCost: Pico };
 }
+
+/** The policy that sends everything: the prompts the transcript's agent sent. */
+const FULL = (resolveSpec(REGISTRY, 'full', []) as PolicyVariant[])[0]!;
 
 /** Whether a conversation records what a provider billed for any of its calls. */
 export const hasBilledCalls = (c: Conversation) => c.turns.some((t) => t.tools.some((m) => m.billed) || t.assistant?.billed);
@@ -71,7 +74,6 @@ export function billedChecks(
     if (!ctx) contexts.set(model, (ctx = replayContext({ ...study, model, prices, tokenCache: false }, counters)));
     return ctx;
   };
-  const full = (resolveSpec(REGISTRY, 'full', []) as PolicyVariant[])[0]!;
   return billedOnes.map((c) => {
     const ctx = contextFor(c.model !== undefined && prices.models.has(c.model) ? c.model : study.models[0]!);
     const price = prices.models.get(ctx.model)!;
@@ -81,7 +83,7 @@ export function billedChecks(
     let billedCached = 0;
     let bill = total ? billedCost(price, total) : 0n;
     let billPrompt = total ? billedCost(price, { ...total, output: 0 }) : 0n;
-    const r = replay(c, full, ctx, (_, call) => {
+    const r = replay(c, FULL, ctx, (_, call) => {
       calls++;
       const b = call.output?.billed;
       if (!total && !b) return;
@@ -137,41 +139,52 @@ export interface UnloggedPrefix {
   counted: number;
 }
 
-/**
- * What a transcript's log leaves out of every prompt (Claude Code logs
- * neither its system prompt nor its tool definitions): the first billed
- * call's prompt tokens minus ctxsim's count of that call under `full`, on
- * the tokenizer of the model the transcript ran on (`model`; o200k_base, an
- * estimate, for one whose tokenizer is not public). Undefined without billed
- * usage; `tokens` 0 when the log holds the whole prompt.
- */
-export function unloggedPrefix(c: Conversation, model = ''): UnloggedPrefix | undefined {
-  if (!hasBilledCalls(c)) return undefined;
-  // Only the tokenizer matters to a count: any priced model carries it.
-  const [ctx] = replayContexts({ seed: 0, models: ['gpt-4o-mini'], tokenizer: encodingForModel(model).name, prices: 'builtin', tokenCache: false });
-  const full = (resolveSpec(REGISTRY, 'full', []) as PolicyVariant[])[0]!;
-  let first: { billed: number; counted: number } | undefined;
-  replay(c, full, ctx!, (_, call) => {
+/** One billed call of a replay under `full`: ctxsim's count of its prompt (of which the unlogged prefix), and the prompt tokens billed. */
+export interface BilledCount {
+  counted: number;
+  unlogged: number;
+  billed: number;
+}
+
+/** The prompts of a transcript's billed calls as ctxsim counts them under `full` on `ctx`, in order, with their bills. */
+export function billedCounts(c: Conversation, ctx: ReplayContext): BilledCount[] {
+  const out: BilledCount[] = [];
+  replay(c, FULL, ctx, (_, call) => {
     const b = call.output?.billed;
-    if (b && !first) first = { billed: b.input, counted: call.promptTokens };
+    if (b) out.push({ counted: call.promptTokens, unlogged: call.unloggedTokens, billed: b.input });
   });
-  return first && { ...first, tokens: Math.max(0, first.billed - first.counted) };
+  return out;
 }
 
 /**
- * `import --unlogged-prefix billed`: writes `unlogged_prefix` (before the
- * turns) into each document whose conversation records billed usage and
- * whose log does not hold the whole first prompt; gives each document's
- * sizing (none without billed usage).
+ * `import --unlogged-prefix billed`: what each transcript's log leaves out
+ * of every prompt (Claude Code logs neither its system prompt nor its tool
+ * definitions) is the first billed call's prompt tokens minus ctxsim's count
+ * of that call under `full`, on the tokenizer of the model the transcript ran
+ * on (o200k_base, an estimate, for one whose tokenizer is not public). Writes
+ * `unlogged_prefix` (before the turns) into each document whose log does not
+ * hold the whole first prompt; gives each document's sizing (none without
+ * billed usage; `tokens` 0 when the log holds the whole prompt).
  */
 export function addUnloggedPrefixes(docs: ScenarioOut[], conversations: readonly Conversation[]): { id: string; prefix?: UnloggedPrefix }[] {
+  // Only the tokenizer matters to a count: any priced model carries it, one context per tokenizer.
+  const prices = loadPrices('builtin');
+  const counters = new Map<string, TokenCounter>();
+  const contexts = new Map<string, ReplayContext>();
+  const contextFor = (tokenizer: string): ReplayContext => {
+    let ctx = contexts.get(tokenizer);
+    if (!ctx) contexts.set(tokenizer, (ctx = replayContext({ seed: 0, model: 'gpt-4o-mini', tokenizer, prices, tokenCache: false }, counters)));
+    return ctx;
+  };
   return docs.map((doc, i) => {
     const c = conversations[i]!;
-    const prefix = unloggedPrefix(c, c.model);
-    if (prefix?.tokens) {
+    const first = hasBilledCalls(c) ? billedCounts(c, contextFor(encodingForModel(c.model ?? '').name))[0] : undefined;
+    if (!first) return { id: doc.id };
+    const prefix: UnloggedPrefix = { billed: first.billed, counted: first.counted, tokens: Math.max(0, first.billed - first.counted) };
+    if (prefix.tokens) {
       const { turns, ...head } = doc;
       docs[i] = { ...head, unlogged_prefix: { tokens: prefix.tokens, from: 'billed' }, turns };
     }
-    return { id: doc.id, ...(prefix && { prefix }) };
+    return { id: doc.id, prefix };
   });
 }

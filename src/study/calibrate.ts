@@ -1,15 +1,12 @@
-import { replay } from '../engine/replay.js';
 import { replayContext, type ModelContext } from '../engine/run.js';
 import { UsageError } from '../errors.js';
-import { REGISTRY } from '../policies/index.js';
-import { resolveSpec, type PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { grouped } from '../records/format.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { TokenizerName } from '../tokens/encoding.js';
 import type { Conversation } from '../types.js';
-import { hasBilledCalls } from './billed.js';
+import { billedCounts, hasBilledCalls } from './billed.js';
 
 /** What `calibrateTokenFactor` fits against. */
 export interface CalibrateOptions {
@@ -87,9 +84,6 @@ export interface Calibration {
   skipped: SkippedTranscript[];
 }
 
-/** The policy that sends everything: the prompt the transcript's agent sent. */
-const full = () => (resolveSpec(REGISTRY, 'full', []) as PolicyVariant[])[0]!;
-
 /**
  * Fits a `tokenFactor` per model from the billed usage of imported agent
  * transcripts. Each billed call's prompt is counted under `full` on the
@@ -133,16 +127,6 @@ export function calibrateTokenFactor(conversations: readonly Conversation[], opt
     replayContext({ seed: 0, model, tokenizer: 'auto', ...(factor !== 1 && { tokenFactor: { [model]: factor } }), prices, tokenCache: false }, counters);
   const models = [...byModel].map(([model, transcripts]) => calibrateModel(model, transcripts, contextAt));
   return { models, skipped };
-}
-
-/** The prompt tokens ctxsim counts for a transcript's billed calls, in order, and what was billed. */
-function billedCounts(c: Conversation, ctx: ModelContext): { counted: number; unlogged: number; billed: number }[] {
-  const out: { counted: number; unlogged: number; billed: number }[] = [];
-  replay(c, full(), ctx, (_, call) => {
-    const b = call.output?.billed;
-    if (b) out.push({ counted: call.promptTokens, unlogged: call.unloggedTokens, billed: b.input });
-  });
-  return out;
 }
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
