@@ -71,9 +71,9 @@ describe('ABCD importer on its fixture', () => {
       lines = e.message.split('\n');
     }
     expect(lines).toEqual([
-      'bad.json [0].original[0][0]: expected one of agent|customer|action, got "robot"',
-      'bad.json [0].original[1]: expected at least 2 item(s)',
-      'bad.json [1].original: expected at least 1 item(s)',
+      'bad.json:1:43 [0].original[0][0]: expected one of agent|customer|action, got "robot"',
+      'bad.json:1:59 [0].original[1]: expected at least 2 item(s)',
+      'bad.json:1:113 [1].original: expected at least 1 item(s)',
     ]);
   });
 });
@@ -85,7 +85,7 @@ describe('ABCD full-release layout', () => {
     writeFileSync(path, JSON.stringify({ train: [fixture[1]], dev: [], test: [fixture[0]] }));
     expect(importDataset('abcd', { path, file: 'splits.json', base: dir }).conversations.map((c) => c.id)).toEqual(['abcd-502', 'abcd-501']);
     writeFileSync(path, JSON.stringify({ train: [{ convo_id: 1 }] }));
-    expect(() => importDataset('abcd', { path, file: 'splits.json', base: dir })).toThrow('splits.json train[0].scenario: required but missing\nsplits.json train[0].original: required but missing');
+    expect(() => importDataset('abcd', { path, file: 'splits.json', base: dir })).toThrow('splits.json:1:11 train[0].scenario: required but missing\nsplits.json:1:11 train[0].original: required but missing');
   });
 });
 

@@ -124,7 +124,7 @@ describe('the model a session was on', () => {
   });
 
   it('a model that is not a name is an error at its line', () => {
-    expect(problems(() => importDataset('claude-code', writeInput(tmp, 'model.jsonl', [user('hi'), line('m1', 7)])))).toEqual(['model.jsonl:2:1 message.model: expected string, got number 7 (quote it)']);
+    expect(problems(() => importDataset('claude-code', writeInput(tmp, 'model.jsonl', [user('hi'), line('m1', 7)])))).toEqual(['model.jsonl:2:89 message.model: expected string, got number 7 (quote it)']);
   });
 });
 
@@ -138,10 +138,10 @@ describe('malformed Claude Code data', () => {
       { type: 'assistant', message: { id: 'm2', content: 'text, not blocks' } },
     ]);
     expect(problems(() => importDataset('claude-code', f))).toEqual([
-      'bad.jsonl:2:1 message.content[0].tool_use_id: answers no tool call before it ("nope")',
-      'bad.jsonl:3:1 message.content[0].name: required but missing',
+      'bad.jsonl:2:88 message.content[0].tool_use_id: answers no tool call before it ("nope")',
+      'bad.jsonl:3:52 message.content[0].name: required but missing',
       'bad.jsonl:4:1 type: required but missing',
-      'bad.jsonl:5:1 message.content: expected list, got string "text, not blocks"',
+      'bad.jsonl:5:52 message.content: expected list, got string "text, not blocks"',
     ]);
     expect(problems(() => importDataset('claude-code', writeInput(tmp, 'syntax.jsonl', ['{"type": "user"}', '{"type": }'])))[0]).toMatch(/^syntax\.jsonl:2:\d+: invalid JSON: /);
     expect(problems(() => importDataset('claude-code', writeInput(tmp, 'empty.jsonl', [{ type: 'summary', summary: 'x' }])))).toEqual(['empty.jsonl: no user or assistant messages in the file']);

@@ -89,9 +89,9 @@ describe('OpenAI SDK dumps write absent fields as null', () => {
   it('a null where a value is needed says null once', () => {
     const f = writeInput(tempDir(), 'bad.jsonl', [{ messages: null }, { messages: [{ role: 'user', content: 'hi', tool_calls: [null] }] }, { messages: [{ role: 'user', content: 'hi', name: ['a'] }] }]);
     expect(problems(() => importDataset('openai', f))).toEqual([
-      'bad.jsonl line 1.messages: expected list, got null',
-      'bad.jsonl line 2.messages[0].tool_calls[0]: expected mapping, got null',
-      'bad.jsonl line 3.messages[0].name: expected string, got a list',
+      'bad.jsonl:1:13 messages: expected list, got null',
+      'bad.jsonl:2:58 messages[0].tool_calls[0]: expected mapping, got null',
+      'bad.jsonl:3:51 messages[0].name: expected string, got a list',
     ]);
   });
 });
@@ -154,7 +154,7 @@ describe('a UTF-8 byte order mark', () => {
   it('other invisible characters in a value are escaped too (zero-width space, word joiner, tag characters)', () => {
     const f = writeInput(tempDir(), 'role.jsonl', [{ messages: [{ role: 'user\u200b\u2060\u{e0041}', content: 'a' }] }]);
     expect(problems(() => importDataset('openai', f))).toEqual([
-      'role.jsonl [0].messages[0].role: expected one of system|developer|user|assistant|tool|function, got "user\\u200b\\u2060\\u{e0041}"',
+      'role.jsonl:1:22 messages[0].role: expected one of system|developer|user|assistant|tool|function, got "user\\u200b\\u2060\\u{e0041}"',
     ]);
   });
 });

@@ -137,18 +137,18 @@ describe('malformed LoCoMo data', () => {
     };
     const f = write('bad.json', JSON.stringify([good, bad, { conversation: {} }]));
     expect(problems(() => importDataset('locomo', f))).toEqual([
-      'bad.json [1].qa[0].evidence: expected list, got string "D1:1"',
-      'bad.json [2].sample_id: required but missing',
-      'bad.json [2].conversation.speaker_a: required but missing',
-      'bad.json [2].conversation.speaker_b: required but missing',
+      'bad.json:1:336 [1].qa[0].evidence: expected list, got string "D1:1"',
+      'bad.json:1:346 [2].sample_id: required but missing',
+      'bad.json:1:362 [2].conversation.speaker_a: required but missing',
+      'bad.json:1:362 [2].conversation.speaker_b: required but missing',
     ]);
     const f2 = write('bad2.json', JSON.stringify([bad].map((s) => ({ ...s, qa: [] }))));
     expect(problems(() => importDataset('locomo', f2))).toEqual([
-      'bad2.json [0].conversation.session_1[0].text: expected string, got number 5 (quote it)',
+      'bad2.json:1:118 [0].conversation.session_1[0].text: expected string, got number 5 (quote it)',
     ]);
     const f3 = write('bad3.json', JSON.stringify([{ ...bad, qa: [], conversation: { ...bad.conversation, session_1: [bad.conversation.session_1[1]] } }]));
-    expect(problems(() => importDataset('locomo', f3))).toEqual(['bad3.json [0].conversation.session_1[0].speaker: expected A or B, got "C"']);
-    expect(problems(() => importDataset('locomo', write('obj.json', '{"sample_id": 1}')))).toEqual(['obj.json: expected a JSON array of LoCoMo samples']);
+    expect(problems(() => importDataset('locomo', f3))).toEqual(['bad3.json:1:91 [0].conversation.session_1[0].speaker: expected A or B, got "C"']);
+    expect(problems(() => importDataset('locomo', write('obj.json', '{"sample_id": 1}')))).toEqual(['obj.json:1:1: expected a JSON array of LoCoMo samples']);
     expect(problems(() => importDataset('locomo', write('syntax.json', '[\n  {"sample_id": 1,}\n]')))[0]).toMatch(/^syntax\.json:2:19: invalid JSON: /);
   });
 
@@ -157,7 +157,7 @@ describe('malformed LoCoMo data', () => {
     const out = join(tmp, 'out');
     const c = capture();
     expect(await runMain(['import', '--format', 'locomo', f.path, '--out', out], c.io)).toBe(2);
-    expect(c.o.err).toBe(`ctxsim: ${f.path} [0].conversation.speaker_b: required but missing\n`);
+    expect(c.o.err).toBe(`ctxsim: ${f.path}:1:32 [0].conversation.speaker_b: required but missing\n`);
     expect(c.o.out).toBe('');
     expect(existsSync(out)).toBe(false);
   });

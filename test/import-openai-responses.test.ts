@@ -70,9 +70,9 @@ describe('OpenAI importer on Responses API requests (input items)', () => {
       ].join('\n'),
     );
     expect(problems(() => importDataset('openai', f))).toEqual([
-      'bad.jsonl line 1.input[1].call_id: answers no function call before it ("zzz")',
-      'bad.jsonl line 2.input[1].arguments: expected a JSON object, got "[1]"',
-      'bad.jsonl line 3.input[0].name: required but missing',
+      'bad.jsonl:1:82 input[1].call_id: answers no function call before it ("zzz")',
+      'bad.jsonl:2:102 input[1].arguments: expected a JSON object, got "[1]"',
+      'bad.jsonl:3:11 input[0].name: required but missing',
     ]);
   });
 });

@@ -113,11 +113,11 @@ describe('malformed OpenAI data', () => {
       ].join('\n'),
     );
     expect(problems(() => importDataset('openai', f))).toEqual([
-      'bad.jsonl line 1.messages[1].tool_call_id: answers no tool call of this turn ("zzz")',
-      'bad.jsonl line 2.messages[1].tool_call_id: answers no tool call of this turn (null)',
-      'bad.jsonl line 3.messages[1].tool_calls[0].function.arguments: expected a JSON object, got "[1]"',
-      'bad.jsonl line 4.messages: required but missing',
-      'bad.jsonl line 5.messages[0].role: expected one of system|developer|user|assistant|tool|function, got "robot"',
+      'bad.jsonl:1:74 messages[1].tool_call_id: answers no tool call of this turn ("zzz")',
+      'bad.jsonl:2:44 messages[1].tool_call_id: answers no tool call of this turn (null)',
+      'bad.jsonl:3:123 messages[1].tool_calls[0].function.arguments: expected a JSON object, got "[1]"',
+      'bad.jsonl:4:1 messages: required but missing',
+      'bad.jsonl:5:22 messages[0].role: expected one of system|developer|user|assistant|tool|function, got "robot"',
     ]);
     expect(problems(() => importDataset('openai', write('syntax.jsonl', '{"messages": []}\n{"messages": [}\n')))[0]).toMatch(/^syntax\.jsonl:2:\d+: invalid JSON: /);
   });

@@ -79,7 +79,7 @@ describe('import: entries in a study', () => {
     ]);
     const { scenarios } = await loadStudy(file);
     expect(await problems(() => loadScenarios(scenarios))).toEqual([
-      'data/broken.json [0].original[0][1]: expected string, got number 1 (quote it)',
+      'data/broken.json:1:54 [0].original[0][1]: expected string, got number 1 (quote it)',
       'partial.yaml:4:36 scenarios[2].import.path: data/missing.json: cannot read file (ENOENT)',
     ]);
   });
@@ -93,6 +93,6 @@ describe('import: entries in a study', () => {
     const bad = study('run-bad.yaml', ['scenarios:', '  - import: {format: abcd, path: data/broken.json}', 'policies: [full]', 'out: out-bad']);
     o.err = '';
     expect(await runMain(['run', bad], io)).toBe(2);
-    expect(o.err.replaceAll(`${dir}/`, '')).toBe('ctxsim: data/broken.json [0].original[0][1]: expected string, got number 1 (quote it)\n');
+    expect(o.err.replaceAll(`${dir}/`, '')).toBe('ctxsim: data/broken.json:1:54 [0].original[0][1]: expected string, got number 1 (quote it)\n');
   });
 });

@@ -1,7 +1,4 @@
 import { z } from 'zod';
-import type { Problem } from '../../errors.js';
-import type { DocPath } from '../../text/document.js';
-import { formatPath } from '../../text/document.js';
 import type { RoundOut, ToolOut, TurnOut, UsageOut } from '../docs.js';
 import { TurnBuilder } from './_turns.js';
 import type { QuirkLog } from './types.js';
@@ -90,11 +87,6 @@ export class AgentTurns {
     while (this.usage.length < this.b.turn) this.usage.push({ rounds: [] });
     return this.usage[this.b.turn - 1]!;
   }
-}
-
-/** A problem at a path inside one line of a JSON Lines file: `file:line:1 path: message`. */
-export function lineProblem(file: string, line: number, path: DocPath, message: string): Problem {
-  return { file, line, column: 1, path: formatPath(path), message };
 }
 
 /** A file name as an id: lower case, a-z 0-9 and `-`. */

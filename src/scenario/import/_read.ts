@@ -54,6 +54,8 @@ export function parseJson(text: string, file: string, lineOffset = 0): unknown {
 export interface JsonLine {
   line: number;
   value: unknown;
+  /** The line's text (to position a problem in it). */
+  text: string;
 }
 
 /**
@@ -81,7 +83,7 @@ export function parseJsonLines(text: string, file: string, expect: { format: str
       }
       parseJson(l, file, i);
     }
-    out.push({ line: i + 1, value });
+    out.push({ line: i + 1, value, text: l });
   });
   return out;
 }
@@ -219,9 +221,40 @@ function lineCol(text: string, offset: number): { line: number; column: number }
 }
 
 /**
- * Checks a dataset value against the shape an importer expects; problems
- * (file, path inside the dataset, message) go to `out`.
+ * Where an imported value sits, so a problem with it names a line and a
+ * column: a JSON document's text, or one line of a JSON Lines file (`line`,
+ * 1-based). The text is parsed again — by the YAML parser, which keeps
+ * positions — only when a problem needs one.
  */
-export function checkShape<T>(schema: z.ZodType<T>, value: unknown, file: string, path: DocPath, out: Problem[]): T | undefined {
-  return SourceDoc.fromValue(file, value).check(schema, value, path, out);
+export class JsonSource {
+  private doc: SourceDoc | undefined;
+
+  constructor(
+    readonly file: string,
+    private readonly text: string,
+    private readonly line = 1,
+  ) {}
+
+  /** The problem at a path of the value: positioned at its node, or at the nearest parent that exists. */
+  problem(path: DocPath, message: string): Problem {
+    return this.placed(this.parsed().problem(path, message));
+  }
+
+  /** Checks the value at `path` against the shape an importer expects; positioned problems go to `out`. */
+  check<T>(schema: z.ZodType<T>, value: unknown, path: DocPath, out: Problem[]): T | undefined {
+    const ok = SourceDoc.fromValue(this.file, value).check(schema, value, path, []);
+    if (ok !== undefined) return ok;
+    const found: Problem[] = [];
+    this.parsed().check(schema, value, path, found);
+    out.push(...found.map((p) => this.placed(p)));
+    return undefined;
+  }
+
+  private parsed(): SourceDoc {
+    return (this.doc ??= SourceDoc.parse(this.file, this.text));
+  }
+
+  private placed(p: Problem): Problem {
+    return this.line === 1 || p.line === undefined ? p : { ...p, line: p.line + this.line - 1 };
+  }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { normalizeText, type ScenarioOut, type ToolOut } from '../docs.js';
-import { checkShape, parseJson, readText } from './_read.js';
+import { JsonSource, parseJson, readText } from './_read.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -95,20 +95,22 @@ export const abcd: Importer<AbcdOptions> = {
   describe: 'ABCD customer-service dialogues (JSON array with scenario, original and delexed)',
   options,
   read({ path, file }, opts) {
-    const root = parseJson(readText(path, file), file);
+    const text = readText(path, file);
+    const root = parseJson(text, file);
+    const src = new JsonSource(file, text);
     // The sample is an array; the full release is {train: [...], dev: [...], test: [...]}.
     const splits: [string | undefined, unknown[]][] = Array.isArray(root)
       ? [[undefined, root]]
       : root && typeof root === 'object' && Object.values(root).every(Array.isArray)
         ? Object.entries(root as Record<string, unknown[]>)
         : [];
-    if (!splits.length) throw new ScenarioError([{ file, path: '', message: 'expected a JSON array of ABCD conversations, or {split: [...]}' }]);
+    if (!splits.length) throw new ScenarioError([src.problem([], 'expected a JSON array of ABCD conversations, or {split: [...]}')]);
     const problems: Problem[] = [];
     const quirks = new QuirkLog();
     const docs: ScenarioOut[] = [];
     for (const [split, list] of splits) {
       list.forEach((raw, i) => {
-        const c = checkShape(conversation, raw, file, split === undefined ? [i] : [split, i], problems);
+        const c = src.check(conversation, raw, split === undefined ? [i] : [split, i], problems);
         if (c) docs.push(conversationDoc(c, opts, quirks));
       });
     }

@@ -1,11 +1,11 @@
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
-import { SourceDoc, type DocPath } from '../../text/document.js';
+import type { DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut } from '../docs.js';
 import type { ToolDef } from '../../types.js';
-import { AgentTurns, block, lineProblem, slug, textBlock, toolResult, toolUse } from './_agent.js';
-import { isObject, parseJson, parseJsonLines, readText } from './_read.js';
+import { AgentTurns, block, slug, textBlock, toolResult, toolUse } from './_agent.js';
+import { isObject, JsonSource, parseJson, parseJsonLines, readText } from './_read.js';
 import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -26,7 +26,8 @@ type Request = z.infer<typeof request>;
 /** A request of the file: its value and where it is (a JSONL line, else a path). */
 interface FileRequest {
   value: unknown;
-  line?: number;
+  /** The document, or the line of a JSON Lines file, the request is in. */
+  src: JsonSource;
   path: DocPath;
 }
 
@@ -50,23 +51,10 @@ export const anthropic: Importer<AnthropicOptions> = {
     const width = Math.max(4, String(requests.length).length);
     const quirks = new QuirkLog();
     const problems: Problem[] = [];
-    let src: SourceDoc | undefined;
     const docs: ScenarioOut[] = [];
     requests.forEach((r, k) => {
-      // A JSON Lines problem names its line; a JSON file's is positioned by parsing it again (only then).
-      const problem = (at: DocPath, msg: string) =>
-        problems.push(r.line !== undefined ? lineProblem(file, r.line, at, msg) : (src ??= SourceDoc.parse(file, text)).problem([...r.path, ...at], msg));
-      const check = <T>(schema: z.ZodType<T>, value: unknown, at: DocPath): T | undefined => {
-        const res = schema.safeParse(value);
-        if (res.success) return res.data;
-        if (r.line === undefined) (src ??= SourceDoc.parse(file, text)).check(schema, value, [...r.path, ...at], problems);
-        else {
-          const out: Problem[] = [];
-          SourceDoc.fromValue(file, value).check(schema, value, at, out);
-          problems.push(...out.map((p) => ({ ...p, line: r.line, column: 1 })));
-        }
-        return undefined;
-      };
+      const problem = (at: DocPath, msg: string) => problems.push(r.src.problem([...r.path, ...at], msg));
+      const check = <T>(schema: z.ZodType<T>, value: unknown, at: DocPath): T | undefined => r.src.check(schema, value, [...r.path, ...at], problems);
       const value = isObject(r.value) && isObject(r.value.params) && !('messages' in r.value) ? r.value.params : r.value;
       const at: DocPath = value === r.value ? [] : ['params'];
       const req = check(request, value, at);
@@ -168,8 +156,9 @@ function splitRequests(text: string, file: string): FileRequest[] {
   }
   if (whole === undefined) {
     if (text.trimStart().startsWith('[')) parseJson(text, file);
-    return parseJsonLines(text, file, { format: 'anthropic', document: true }).map(({ line, value }) => ({ value, line, path: [] }));
+    return parseJsonLines(text, file, { format: 'anthropic', document: true }).map((l) => ({ value: l.value, src: new JsonSource(file, l.text, l.line), path: [] }));
   }
-  if (Array.isArray(whole)) return whole.map((value, i) => ({ value, path: [i] }));
-  return [{ value: whole, path: [] }];
+  const src = new JsonSource(file, text);
+  if (Array.isArray(whole)) return whole.map((value, i) => ({ value, src, path: [i] }));
+  return [{ value: whole, src, path: [] }];
 }

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import type { DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
-import { AgentTurns, block, lineProblem, slug, textBlock, toolResult, toolUse } from './_agent.js';
-import { checkShape, isObject, parseJsonLines, readText } from './_read.js';
+import { AgentTurns, block, slug, textBlock, toolResult, toolUse } from './_agent.js';
+import { isObject, JsonSource, parseJsonLines, readText } from './_read.js';
 import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -70,14 +70,10 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
     const pending = new Map<string, ToolOut>();
     /** The response open for more lines of the same message.id. */
     let open: Response | undefined;
-    for (const { line, value } of lines) {
-      const bad = (p: DocPath, message: string) => problems.push(lineProblem(file, line, p, message));
-      const check = <T>(schema: z.ZodType<T>, v: unknown, at: DocPath = []): T | undefined => {
-        const out: Problem[] = [];
-        const r = checkShape(schema, v, file, at, out);
-        for (const p of out) problems.push({ ...p, line, column: 1 });
-        return r;
-      };
+    for (const { line, value, text: lineText } of lines) {
+      const src = new JsonSource(file, lineText, line);
+      const bad = (p: DocPath, message: string) => problems.push(src.problem(p, message));
+      const check = <T>(schema: z.ZodType<T>, v: unknown, at: DocPath = []): T | undefined => src.check(schema, v, at, problems);
       const head = check(anyLine, value);
       if (!head) continue;
       if (head.type !== 'user' && head.type !== 'assistant') {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { formatDuration, normalizeText as normalize, type ScenarioOut } from '../docs.js';
 import { DEFAULT_GAP_SECONDS } from '../load.js';
-import { checkShape, parseJson, readText } from './_read.js';
+import { JsonSource, parseJson, readText } from './_read.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -84,15 +84,17 @@ export const locomo: Importer<LocomoOptions> = {
   describe: 'LoCoMo long-conversation benchmark (JSON array of samples with sessions and QA)',
   options,
   read({ path, file }, opts) {
-    const root = parseJson(readText(path, file), file);
+    const text = readText(path, file);
+    const root = parseJson(text, file);
+    const src = new JsonSource(file, text);
     const problems: Problem[] = [];
-    if (!Array.isArray(root)) throw new ScenarioError([{ file, path: '', message: 'expected a JSON array of LoCoMo samples' }]);
+    if (!Array.isArray(root)) throw new ScenarioError([src.problem([], 'expected a JSON array of LoCoMo samples')]);
     const quirks = new QuirkLog();
     const docs: ScenarioOut[] = [];
     root.forEach((raw, i) => {
-      const s = checkShape(sample, raw, file, [i], problems);
+      const s = src.check(sample, raw, [i], problems);
       if (!s) return;
-      const doc = sampleDoc(s, raw as { conversation: Record<string, unknown> }, i, file, opts, problems, quirks);
+      const doc = sampleDoc(s, raw as { conversation: Record<string, unknown> }, i, src, opts, problems, quirks);
       if (doc) docs.push(doc);
     });
     if (problems.length) throw new ScenarioError(problems);
@@ -104,7 +106,7 @@ function sampleDoc(
   s: z.infer<typeof sample>,
   raw: { conversation: Record<string, unknown> },
   i: number,
-  file: string,
+  src: JsonSource,
   opts: LocomoOptions,
   problems: Problem[],
   quirks: QuirkLog,
@@ -125,7 +127,7 @@ function sampleDoc(
   let clock: number | undefined;
   for (const n of sessions) {
     const key = `session_${n}`;
-    const utts = checkShape(z.array(utterance), conv[key], file, [i, 'conversation', key], problems);
+    const utts = src.check(z.array(utterance), conv[key], [i, 'conversation', key], problems);
     if (!utts) continue;
     if (!utts.length) {
       quirks.add('empty-session', 'sessions without turns (skipped)', `${sampleId} ${key}`);
@@ -147,7 +149,7 @@ function sampleDoc(
     const first = b.turn + 1;
     utts.forEach((u, j) => {
       if (u.speaker !== userName && u.speaker !== assistantName) {
-        problems.push({ file, path: `[${i}].conversation.${key}[${j}].speaker`, message: `expected ${userName} or ${assistantName}, got ${JSON.stringify(u.speaker)}` });
+        problems.push(src.problem([i, 'conversation', key, j, 'speaker'], `expected ${userName} or ${assistantName}, got ${JSON.stringify(u.speaker)}`));
         return;
       }
       if (u.speaker === userName) b.user(u.text);
@@ -159,7 +161,7 @@ function sampleDoc(
   }
   if (problems.length > before) return undefined;
   if (b.turn === 0) {
-    problems.push({ file, path: `[${i}].conversation`, message: 'expected at least one session_N with turns' });
+    problems.push(src.problem([i, 'conversation'], 'expected at least one session_N with turns'));
     return undefined;
   }
 

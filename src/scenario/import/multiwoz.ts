@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import type { ScenarioOut } from '../docs.js';
-import { checkShape, parseJson, readText } from './_read.js';
+import { JsonSource, parseJson, readText } from './_read.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -41,13 +41,15 @@ export const multiwoz: Importer<MultiwozOptions> = {
   describe: 'MultiWOZ in ConvLab unified format (JSON array of dialogues); booking references as facts',
   options,
   read({ path, file }, opts) {
-    const root = parseJson(readText(path, file), file);
-    if (!Array.isArray(root)) throw new ScenarioError([{ file, path: '', message: 'expected a JSON array of dialogues' }]);
+    const text = readText(path, file);
+    const root = parseJson(text, file);
+    const src = new JsonSource(file, text);
+    if (!Array.isArray(root)) throw new ScenarioError([src.problem([], 'expected a JSON array of dialogues')]);
     const problems: Problem[] = [];
     const quirks = new QuirkLog();
     const docs: ScenarioOut[] = [];
     root.forEach((raw, i) => {
-      const d = checkShape(dialogue, raw, file, [i], problems);
+      const d = src.check(dialogue, raw, [i], problems);
       if (d) docs.push(dialogueDoc(d, opts, quirks));
     });
     if (problems.length) throw new ScenarioError(problems);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { SourceDoc, type DocPath } from '../../text/document.js';
 import { normalizeText, type ScenarioOut, type SystemOut, type ToolOut, type TurnOut } from '../docs.js';
-import { checkShape, isObject, parseJson, parseJsonLines, readText } from './_read.js';
+import { isObject, JsonSource, parseJson, parseJsonLines, readText } from './_read.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type ImportInput, type Importer } from './types.js';
 
@@ -80,13 +80,13 @@ export const openai: Importer<OpenaiOptions> = {
     const prefix = opts.prefix ?? (slug(basename(path).replace(/\.(jsonl?|ndjson)$/i, '')) || 'openai');
     const docs: ScenarioOut[] = [];
     const width = Math.max(4, String(conversations.length).length);
-    conversations.forEach(({ messages, path: at, tools, responses }, k) => {
+    conversations.forEach(({ messages, src, path: at, tools, responses }, k) => {
       const id = `${prefix}-${String(k + 1).padStart(width, '0')}`;
-      const msgs = responses ? responsesMessages(messages, responses.instructions, file, at, problems, quirks, id) : checkShape(z.array(message).min(1), messages, file, at, problems);
+      const msgs = responses ? responsesMessages(messages, responses.instructions, src, at, problems, quirks, id) : src.check(z.array(message).min(1), messages, at, problems);
       const defs =
-        tools === undefined ? [] : responses ? checkShape(z.array(z.union([toolEntry, responsesTool, builtinTool])), tools.value, file, tools.path, problems) : checkShape(z.array(toolEntry), tools.value, file, tools.path, problems);
+        tools === undefined ? [] : responses ? src.check(z.array(z.union([toolEntry, responsesTool, builtinTool])), tools.value, tools.path, problems) : src.check(z.array(toolEntry), tools.value, tools.path, problems);
       if (!msgs || !defs) return;
-      const doc = conversationDoc(id, msgs, file, at, problems, quirks);
+      const doc = conversationDoc(id, msgs, src, at, problems, quirks);
       if (!doc) return;
       // The tools offered with the conversation's calls: each entry's function, as a scenario's tool_defs.
       // (A Responses API entry is the function itself.)
@@ -136,10 +136,10 @@ const functionCallOutput = z.looseObject({ type: z.literal('function_call_output
  * is a tool message; `instructions` is the first system message. Reasoning and
  * other items are dropped and counted. Problems name the item.
  */
-function responsesMessages(input: unknown, instructions: unknown, file: string, at: DocPath, problems: Problem[], quirks: QuirkLog, id: string): Msg[] | undefined {
+function responsesMessages(input: unknown, instructions: unknown, src: JsonSource, at: DocPath, problems: Problem[], quirks: QuirkLog, id: string): Msg[] | undefined {
   const before = problems.length;
-  const problem = (path: DocPath, msg: string) => problems.push(SourceDoc.fromValue(file, null).problem(path, msg));
-  const items = typeof input === 'string' ? [{ role: 'user', content: input }] : checkShape(z.array(z.looseObject({ type: z.string().nullish() })).min(1), input, file, at, problems);
+  const problem = (path: DocPath, msg: string) => problems.push(src.problem(path, msg));
+  const items = typeof input === 'string' ? [{ role: 'user', content: input }] : src.check(z.array(z.looseObject({ type: z.string().nullish() })).min(1), input, at, problems);
   if (!items) return undefined;
   const out: Msg[] = [];
   if (typeof instructions === 'string' && instructions) out.push({ role: 'system', content: instructions });
@@ -150,13 +150,13 @@ function responsesMessages(input: unknown, instructions: unknown, file: string, 
     const here: DocPath = [...at, j];
     const type = item.type ?? 'message';
     if (type === 'message') {
-      const m = checkShape(responsesMessage, item, file, here, problems);
+      const m = src.check(responsesMessage, item, here, problems);
       if (!m) return;
       const msg: Msg = { role: m.role, content: m.content };
       out.push(msg);
       open = m.role === 'assistant' ? msg : undefined;
     } else if (type === 'function_call') {
-      const c = checkShape(functionCall, item, file, here, problems);
+      const c = src.check(functionCall, item, here, problems);
       if (!c) return;
       let args: unknown;
       try {
@@ -169,7 +169,7 @@ function responsesMessages(input: unknown, instructions: unknown, file: string, 
       open.tool_calls = [...(open.tool_calls ?? []), { id: c.call_id, type: 'function', function: { name: c.name, arguments: c.arguments } }];
       pending.add(c.call_id);
     } else if (type === 'function_call_output') {
-      const o = checkShape(functionCallOutput, item, file, here, problems);
+      const o = src.check(functionCallOutput, item, here, problems);
       if (!o) return;
       if (!pending.delete(o.call_id)) return problem([...here, 'call_id'], `answers no function call before it (${JSON.stringify(o.call_id)})`);
       out.push({ role: 'tool', tool_call_id: o.call_id, content: o.output });
@@ -184,9 +184,10 @@ function responsesMessages(input: unknown, instructions: unknown, file: string, 
   return out;
 }
 
-/** One conversation of a file: its messages with their path in the file, and the `tools` beside them, if any. */
+/** One conversation of a file: its messages with their path in the document or line they are in (`src`), and the `tools` beside them, if any. */
 interface FileConversation {
   messages: unknown;
+  src: JsonSource;
   path: DocPath;
   tools?: { value: unknown; path: DocPath };
   /** Set for the Responses API's input items (with the request's `instructions`). */
@@ -198,7 +199,9 @@ function splitConversations(text: string, file: string): FileConversation[] {
   const trimmed = text.trimStart();
   /** The values of the file; for JSON Lines, each with its line. */
   let items: unknown[];
-  let lines: number[] | undefined;
+  /** Where each item is: the whole document, or its line of a JSON Lines file. */
+  let sources: JsonSource[] | undefined;
+  const doc = new JsonSource(file, text);
   if (trimmed.startsWith('[')) items = [parseJson(text, file)];
   else {
     // One JSON object (possibly pretty-printed), else JSON Lines.
@@ -211,32 +214,34 @@ function splitConversations(text: string, file: string): FileConversation[] {
     if (whole === undefined) {
       const read = parseJsonLines(text, file, { format: 'openai', document: true });
       items = read.map((l) => l.value);
-      lines = read.map((l) => l.line);
+      sources = read.map((l) => new JsonSource(file, l.text, l.line));
     } else items = [whole];
   }
   const out: FileConversation[] = [];
-  const single = !lines && Array.isArray(items[0]) ? (items[0] as unknown[]) : undefined;
+  const single = !sources && Array.isArray(items[0]) ? (items[0] as unknown[]) : undefined;
   // A Responses API input: items with a `type` (function_call, function_call_output, message) or a `role`.
   if (single && single.length && single.every((m) => isObject(m) && ('role' in m || 'type' in m)) && single.some((m) => isObject(m) && typeof m.type === 'string')) {
-    return [{ messages: single, path: [], responses: { instructions: undefined } }];
+    return [{ messages: single, src: doc, path: [], responses: { instructions: undefined } }];
   }
-  if (single && single.length && single.every((m) => m && typeof m === 'object' && 'role' in m)) return [{ messages: single, path: [] }];
+  if (single && single.length && single.every((m) => m && typeof m === 'object' && 'role' in m)) return [{ messages: single, src: doc, path: [] }];
   const list = single ?? items;
   // `tools: null` (how a dump writes an absent field) offers none.
   list.forEach((item, i) => {
-    const path: DocPath = lines ? [`line ${lines[i]!}`] : [i];
-    if (Array.isArray(item)) out.push({ messages: item, path });
+    const src = sources?.[i] ?? doc;
+    // A file that is one array names its items by index; a line, or a file that is one object, is the item.
+    const path: DocPath = single ? [i] : [];
+    if (Array.isArray(item)) out.push({ messages: item, src, path });
     else if (item && typeof item === 'object' && 'messages' in item) {
       const { messages, tools } = item as { messages: unknown; tools?: unknown };
-      out.push({ messages, path: [...path, 'messages'], ...(tools != null && { tools: { value: tools, path: [...path, 'tools'] } }) });
+      out.push({ messages, src, path: [...path, 'messages'], ...(tools != null && { tools: { value: tools, path: [...path, 'tools'] } }) });
     } else if (item && typeof item === 'object' && 'input' in item) {
       // A Responses API request: `input` items (or text), `instructions`, `tools`.
       const { input, tools, instructions } = item as { input: unknown; tools?: unknown; instructions?: unknown };
-      out.push({ messages: input, path: [...path, 'input'], responses: { instructions }, ...(tools != null && { tools: { value: tools, path: [...path, 'tools'] } }) });
+      out.push({ messages: input, src, path: [...path, 'input'], responses: { instructions }, ...(tools != null && { tools: { value: tools, path: [...path, 'tools'] } }) });
     }
-    else out.push({ messages: undefined, path: [...path, 'messages'] });
+    else out.push({ messages: undefined, src, path: [...path, 'messages'] });
   });
-  if (!out.length) throw new ScenarioError([{ file, path: '', message: 'no conversations in the file' }]);
+  if (!out.length) throw new ScenarioError([doc.problem([], 'no conversations in the file')]);
   return out;
 }
 
@@ -251,10 +256,10 @@ function textOf(c: Msg['content'], quirks: QuirkLog, id: string): string {
   return texts.join('\n');
 }
 
-function conversationDoc(id: string, msgs: Msg[], file: string, at: DocPath, problems: Problem[], quirks: QuirkLog): ScenarioOut | undefined {
+function conversationDoc(id: string, msgs: Msg[], src: JsonSource, at: DocPath, problems: Problem[], quirks: QuirkLog): ScenarioOut | undefined {
   const before = problems.length;
   const here = (j: number, key?: string) => [...at, j, ...(key ? [key] : [])];
-  const problem = (path: DocPath, msg: string) => problems.push(SourceDoc.fromValue(file, null).problem(path, msg));
+  const problem = (path: DocPath, msg: string) => problems.push(src.problem(path, msg));
   const system: SystemOut[] = [];
   const b = new TurnBuilder();
   /** Calls of the open turn waiting for their results, by id. */

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
-import { SourceDoc, type DocPath } from '../../text/document.js';
+import type { DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut } from '../docs.js';
-import { parseJson, readText } from './_read.js';
+import { JsonSource, parseJson, readText } from './_read.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -55,19 +55,16 @@ export const sgd: Importer<SgdOptions> = {
   read({ path, file }, opts) {
     const text = readText(path, file);
     const root = parseJson(text, file);
-    // Positions are looked up only when something is wrong.
-    let src: SourceDoc | undefined;
-    const doc = () => (src ??= SourceDoc.parse(file, text));
-    if (!Array.isArray(root)) throw new ScenarioError([doc().problem([], 'expected a JSON array of SGD dialogues')]);
+    const src = new JsonSource(file, text);
+    if (!Array.isArray(root)) throw new ScenarioError([src.problem([], 'expected a JSON array of SGD dialogues')]);
     const problems: Problem[] = [];
     const quirks = new QuirkLog();
     const docs: ScenarioOut[] = [];
     root.forEach((raw, i) => {
-      const r = dialogue.safeParse(raw);
-      const d = r.success ? r.data : doc().check(dialogue, raw, [i], problems);
+      const d = src.check(dialogue, raw, [i], problems);
       if (!d) return;
       const bad = badSpans(d, [i]);
-      if (bad.length) return void problems.push(...bad.map(([at, msg]) => doc().problem(at, msg)));
+      if (bad.length) return void problems.push(...bad.map(([at, msg]) => src.problem(at, msg)));
       docs.push(dialogueDoc(d, opts, quirks));
     });
     if (problems.length) throw new ScenarioError(problems);

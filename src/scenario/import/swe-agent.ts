@@ -1,11 +1,11 @@
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
-import { show, SourceDoc, type DocPath } from '../../text/document.js';
+import { show, type DocPath } from '../../text/document.js';
 import type { BilledTotal, ToolDef } from '../../types.js';
 import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
 import { AgentTurns, slug } from './_agent.js';
-import { isObject, parseJson, readText } from './_read.js';
+import { isObject, JsonSource, parseJson, readText } from './_read.js';
 import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
@@ -151,15 +151,10 @@ export const sweAgent: Importer<SweAgentOptions> = {
     const root = parseJson(text, file);
     const id = opts.prefix ?? (slug(basename(path).replace(/(\.traj)?\.json$|\.traj$/i, '')) || 'swe-agent');
     const quirks = new QuirkLog();
-    // Positions are looked up only when something is wrong: parsing for them costs more than the import.
-    let src: SourceDoc | undefined;
-    const doc = () => (src ??= SourceDoc.parse(file, text));
+    const src = new JsonSource(file, text);
     const problems: Problem[] = [];
-    const check = <T>(schema: z.ZodType<T>, value: unknown, at: DocPath): T | undefined => {
-      const r = schema.safeParse(value);
-      return r.success ? r.data : doc().check(schema, value, at, problems);
-    };
-    const problem = (at: DocPath, msg: string) => problems.push(doc().problem(at, msg));
+    const check = <T>(schema: z.ZodType<T>, value: unknown, at: DocPath): T | undefined => src.check(schema, value, at, problems);
+    const problem = (at: DocPath, msg: string) => problems.push(src.problem(at, msg));
     const obj = isObject(root) ? root : undefined;
     let out: { system: string[]; turns: AgentTurns } | undefined;
     let model: RunModel | undefined;
