@@ -1,6 +1,6 @@
-import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /** Whether process `pid` is alive on this machine (a process of another user counts). */
 export function alive(pid: number): boolean {
@@ -64,4 +64,60 @@ export function packageVersion(pkg: string): string {
   } catch {
     return 'unknown';
   }
+}
+
+/**
+ * Makes a folder and the missing folders above it, one at a time; returns
+ * the first folder made (undefined when the folder was there), as
+ * `mkdirSync(dir, { recursive: true })` does. That one loops forever where
+ * making a folder fails with ENOENT under a folder that exists (under
+ * `/proc`): here the failure is thrown, as any other.
+ */
+export function makeDirs(dir: string): string | undefined {
+  const missing: string[] = [];
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    try {
+      statSync(at);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      missing.push(at);
+      if (dirname(at) === at) break;
+    }
+  }
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d);
+    } catch (e) {
+      // Made meanwhile by another process: as good.
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(d).isDirectory()) throw e;
+    }
+  }
+  return missing[0];
+}
+
+/**
+ * Why a folder cannot be made (the error's code, e.g. `ENOENT` under
+ * `/proc`, `EACCES`), or undefined when it is there or can be made. The
+ * folders made to find out are removed again (each only while empty).
+ */
+export function folderProblem(dir: string): string | undefined {
+  let made: string | undefined;
+  try {
+    made = makeDirs(dir);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? String(e);
+  }
+  if (made) {
+    for (let d = resolve(dir); ; d = dirname(d)) {
+      try {
+        rmdirSync(d);
+      } catch {
+        // Another run put something there meanwhile: it stays.
+        break;
+      }
+      if (d === made) break;
+    }
+  }
+  return undefined;
 }

@@ -3,6 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { REPLAY_DIR } from '../engine/replay-cache.js';
 import { UsageError } from '../errors.js';
+import { folderProblem } from '../process.js';
 import { wholeNumberOption } from './_command.js';
 import { policyHelpLines } from '../policies/docs.js';
 import { COMMON_PARAMS } from '../policies/params.js';
@@ -104,10 +105,11 @@ export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | fa
   const fromEnv = last === undefined && process.env[CACHE_DIR_ENV] ? process.env[CACHE_DIR_ENV] : undefined;
   const dir = last ?? fromEnv ?? DEFAULT_TOKEN_CACHE;
   // Caught here rather than as a warning per cache file at the end of the run.
-  if (dir !== false && existsSync(dir) && !statSync(dir).isDirectory()) {
-    const named = last !== undefined ? '--token-cache' : fromEnv ? CACHE_DIR_ENV : 'the cache folder';
-    throw new UsageError(`${named} ${dir}: a file, not a folder`);
-  }
+  if (dir === false) return dir;
+  const named = last !== undefined ? '--token-cache' : fromEnv ? CACHE_DIR_ENV : 'the cache folder';
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`${named} ${dir}: a file, not a folder`);
+  const problem = folderProblem(dir);
+  if (problem) throw new UsageError(`${named} ${dir}: the folder cannot be made (${problem})`);
   return dir;
 }
 

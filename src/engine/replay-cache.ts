@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { threadId } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
-import { alive, readRegularFile } from '../process.js';
+import { alive, makeDirs, readRegularFile } from '../process.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { PriceTable } from '../pricing/prices.js';
 import { settingsModels } from '../pricing/settings.js';
@@ -298,7 +298,7 @@ export class ReplayCache {
     const file = this.file(key);
     const tmp = `${file}.${process.pid}-${threadId}-${randomBytes(4).toString('hex')}.tmp`;
     try {
-      mkdirSync(dirname(file), { recursive: true });
+      makeDirs(dirname(file));
       writeFileSync(tmp, encodeEntry(key, value));
       renameSync(tmp, file);
     } catch (e) {

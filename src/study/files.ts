@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CtxsimError } from '../errors.js';
-import { alive } from '../process.js';
+import { alive, makeDirs } from '../process.js';
 
 /**
  * Output files written all-or-nothing, through one staging folder per run
@@ -133,7 +133,7 @@ export class StagedFiles {
 
   constructor(readonly dir: string) {
     notAFolder(dir, dir);
-    this.created = mkdirSync(dir, { recursive: true });
+    this.created = makeDirs(dir);
     open.add(this);
     removeStaleStaging(dir);
   }
@@ -141,7 +141,7 @@ export class StagedFiles {
   private stage(): string {
     if (this.staging === undefined) {
       const staging = join(this.dir, `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
-      mkdirSync(join(staging, 'new'), { recursive: true });
+      makeDirs(join(staging, 'new'));
       this.staging = staging;
     }
     return this.staging;
@@ -151,7 +151,7 @@ export class StagedFiles {
   path(name: string): string {
     checkFileTarget(join(this.dir, name));
     const tmp = join(this.stage(), 'new', name);
-    mkdirSync(dirname(tmp), { recursive: true });
+    makeDirs(dirname(tmp));
     this.names.push(name);
     return tmp;
   }
@@ -170,7 +170,7 @@ export class StagedFiles {
   /** A path for a piece of work in the staging folder, removed on `commit` and on `abort`. */
   scratch(name: string): string {
     const dir = join(this.stage(), 'scratch');
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     return join(dir, name);
   }
 
@@ -207,19 +207,19 @@ export class StagedFiles {
     try {
       for (const name of this.names) {
         if (!exists(join(this.dir, name))) continue;
-        mkdirSync(dirname(join(staging, 'old', name)), { recursive: true });
+        makeDirs(dirname(join(staging, 'old', name)));
         renameSync(join(this.dir, name), join(staging, 'old', name));
         moved.aside.push(name);
       }
       for (const name of this.retired) {
         // Only a file: a folder of that name is not ctxsim's.
         if (this.names.includes(name) || !isFile(join(this.dir, name))) continue;
-        mkdirSync(dirname(join(staging, 'old', name)), { recursive: true });
+        makeDirs(dirname(join(staging, 'old', name)));
         renameSync(join(this.dir, name), join(staging, 'old', name));
         moved.aside.push(name);
       }
       for (const name of this.names) {
-        mkdirSync(dirname(join(this.dir, name)), { recursive: true });
+        makeDirs(dirname(join(this.dir, name)));
         renameSync(join(staging, 'new', name), join(this.dir, name));
         moved.placed.push(name);
       }

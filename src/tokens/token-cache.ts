@@ -1,6 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { alive, readRegularFile } from '../process.js';
+import { closeSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { alive, makeDirs, readRegularFile } from '../process.js';
 import { endianness } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { threadId } from 'node:worker_threads';
@@ -253,7 +253,7 @@ export class TokenCache {
     let release: (() => void) | undefined;
     let records: Records;
     try {
-      mkdirSync(join(this.file, '..'), { recursive: true });
+      makeDirs(join(this.file, '..'));
       release = lock(this.file);
       if (!release) warnings.push(`token cache ${this.file}: another run held the lock for ${LOCK_WAIT_MS / 1000} s; saving without it`);
       else removeStaleTemps(this.file);
