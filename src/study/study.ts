@@ -131,10 +131,10 @@ const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
   fallback: 'a model that answers a share of the calls instead (failures drawn from the seed)',
   latency: 'latency settings per model: time to first token, prefill and decode speed',
   scenarios: 'scenario files (globs, relative to the study file), generated sets and imported datasets',
-  policies: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep',
-  out: 'the output folder, relative to the study file (default reports/)',
+  policies: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep; a policy module’s path lies in the study’s folder or below the working folder (--policy PATH loads one from anywhere)',
+  out: 'the output folder, relative to the study file, in its folder or below the working folder (default reports/; --out writes anywhere); - for stdout',
   gate: 'the CI gate of ctxsim check: the baseline and the allowed changes',
-  upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette and replayed',
+  upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette (with --upkeep record on the command line) and replayed',
   toolDefs: 'tools offered in every call of every conversation (name, description, JSON Schema parameters): their definitions are part of each prompt; a scenario’s tool_defs of the same name replace them',
   records: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
   answers: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',
@@ -251,8 +251,8 @@ export interface StudyOverrides {
  * asynchronous); every problem is reported with its place. What `overrides`
  * sets replaces the study's keys.
  *
- * A study file does not reach beyond what its author could check by reading
- * it: its `upkeep.mode` may be `simulate` or `replay` but not `record` or
+ * A study file reaches no further than the caller lets it (it may be
+ * someone else's): its `upkeep.mode` may be `simulate` or `replay` but not `record` or
  * `live` (they send requests, with an API key, to its `baseURL`) unless
  * `overrides.upkeep.mode` says so too; and its `out`, its cassette and its
  * policy modules lie in its folder or below the working folder, symbolic
