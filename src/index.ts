@@ -18,7 +18,7 @@
 export { CtxsimError, ScenarioError, UsageError, formatProblem, type Problem } from './errors.js';
 
 // Studies
-export { contractScenarios, defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, policyFromString, studyJsonSchema, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study } from './study/study.js';
+export { contractScenarios, defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, policyFromString, studyJsonSchema, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study, type StudyOverrides } from './study/study.js';
 export {
   resultsMeta,
   runStudyPipeline,
@@ -35,7 +35,7 @@ export { mergeShardFiles } from './study/merge.js';
 export { OutputSet } from './study/files.js';
 export { calibrateTokenFactor, calibrationReport, tokenFactorLine, type CalibrateOptions, type Calibration, type CalibrationCall, type LeftOut, type ModelCalibration, type SkippedTranscript } from './study/calibrate.js';
 export { loadPolicyModules, specModules, type ModuleRequest, type PolicyModules } from './study/policy-modules.js';
-export { defaultUpkeep, planText, upkeepPlan, UPKEEP_MODES, type UpkeepMode, type UpkeepPlan, type UpkeepSettings } from './study/upkeep.js';
+export { defaultUpkeep, planText, upkeepPlan, UPKEEP_MODES, type UpkeepMode, type UpkeepOverrides, type UpkeepPlan, type UpkeepSettings } from './study/upkeep.js';
 
 // Scenarios: load, parse, generate, import, write
 export { loadScenarioFile, parseScenario } from './scenario/load.js';

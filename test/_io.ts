@@ -59,6 +59,16 @@ export async function recordCli(args: readonly string[], env: Readonly<Record<st
   return { code, stdout: io.stdout, stderr: io.stderr };
 }
 
+/**
+ * A command's arguments with `--upkeep record` added when it runs a study
+ * file (`run`, `check`, `table`) and names no mode: the recording tests'
+ * studies say `mode: record`, and only the command line opens the network.
+ */
+export function recording(args: readonly string[]): string[] {
+  const study = ['run', 'check', 'table'].includes(args[0] ?? '') && /\.ya?ml$/.test(args[1] ?? '');
+  return study && !args.includes('--upkeep') ? [...args, '--upkeep', 'record'] : [...args];
+}
+
 /** Runs the command line and expects exit 2 with exactly this one line on stderr, no stack trace, and nothing on stdout. */
 export async function expectUsage(args: readonly string[], line: string | RegExp): Promise<void> {
   const { code, out, err } = await cli(...args);

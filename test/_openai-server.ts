@@ -69,6 +69,8 @@ export class FakeOpenAI {
   answerStyle: AnswerStyle = 'parrot';
   /** How a judge's request (ctxsim's default judge prompt) is answered. */
   judge: JudgeVerdict = wordsJudge;
+  /** Connections accepted since the server was made (a run that must not open the network leaves it as it was). */
+  connections = 0;
   private server: Server | undefined;
   private readonly sockets = new Set<import('node:net').Socket>();
 
@@ -76,6 +78,7 @@ export class FakeOpenAI {
   async start(): Promise<string> {
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.on('connection', (s) => {
+      this.connections++;
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });

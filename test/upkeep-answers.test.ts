@@ -4,7 +4,7 @@ import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { POLICIES } from '../src/policies/index.js';
-import { csvRows, expectShardsMergeToRun, recordCli, textFiles } from './_io.js';
+import { csvRows, expectShardsMergeToRun, recordCli, recording, textFiles } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -61,7 +61,7 @@ function project(url: string, policies: readonly string[]): string {
   return dir;
 }
 
-const ctxsim = (args: string[]) => recordCli([...args, '--no-token-cache'], { CTXSIM_TEST_ANSWERS_KEY: KEY });
+const ctxsim = (args: string[]) => recordCli([...recording(args), '--no-token-cache'], { CTXSIM_TEST_ANSWERS_KEY: KEY });
 
 
 

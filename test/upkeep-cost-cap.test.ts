@@ -86,7 +86,7 @@ function project(upkeep: string): string {
 async function record(dir: string): Promise<{ code: number; stderr: string; lines: string[] }> {
   const io = capture();
   vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
-  const code = await runMain(['run', join(dir, 'study.yaml'), '--out', join(dir, 'out'), '--no-token-cache'], io);
+  const code = await runMain(['run', join(dir, 'study.yaml'), '--upkeep', 'record', '--out', join(dir, 'out'), '--no-token-cache'], io);
   const cassette = join(dir, 'upkeep.cassette.jsonl');
   const lines = existsSync(cassette) ? readFileSync(cassette, 'utf8').trimEnd().split('\n') : [];
   return { code, stderr: io.stderr, lines };

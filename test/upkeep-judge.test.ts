@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defaultUpkeep, upkeepFingerprint } from '../src/study/upkeep.js';
 import { judgedYes, judgeRequest, DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
-import { csvRows, expectShardsMergeToRun, recordCli, textFiles } from './_io.js';
+import { csvRows, expectShardsMergeToRun, recordCli, recording, textFiles } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -53,7 +53,7 @@ function project(policies: readonly string[], extra: readonly string[] = ['answe
   return dir;
 }
 
-const ctxsim = (args: string[]) => recordCli([...args, '--no-token-cache'], { CTXSIM_TEST_JUDGE_KEY: KEY });
+const ctxsim = (args: string[]) => recordCli([...recording(args), '--no-token-cache'], { CTXSIM_TEST_JUDGE_KEY: KEY });
 
 
 

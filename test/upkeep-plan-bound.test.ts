@@ -2,7 +2,7 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TokenCounter } from '../src/tokens/counter.js';
-import { recordCli } from './_io.js';
+import { recordCli, recording } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -55,7 +55,7 @@ function project(prices: Record<string, { input: number; output: number }>, poli
   return dir;
 }
 
-const ctxsim = (args: string[]) => recordCli(args);
+const ctxsim = (args: string[]) => recordCli(recording(args));
 
 /** The dry run's calls and most cost, in ten-thousandths of a dollar; then the recording's calls and what they were billed at `prices`, likewise. */
 async function plannedAndBilled(dir: string, prices: Record<string, { input: number; output: number }>) {

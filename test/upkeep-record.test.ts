@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFil
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { recordCli } from './_io.js';
+import { recordCli, recording } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -55,7 +55,7 @@ function project(upkeep = ''): string {
   return dir;
 }
 
-const ctxsim = (args: string[]) => recordCli(args, { CTXSIM_TEST_UPKEEP_KEY: KEY });
+const ctxsim = (args: string[]) => recordCli(recording(args), { CTXSIM_TEST_UPKEEP_KEY: KEY });
 
 /** Every file of a folder, name → text. */
 function files(dir: string): Map<string, string> {

@@ -1,6 +1,6 @@
 import { CACHE_BREAKPOINTS } from '../pricing/settings.js';
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { REPLAY_DIR } from '../engine/replay-cache.js';
 import { UsageError } from '../errors.js';
 import { folderProblem } from '../process.js';
@@ -9,10 +9,10 @@ import { policyHelpLines } from '../policies/docs.js';
 import { COMMON_PARAMS } from '../policies/params.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
-import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study } from '../study/study.js';
+import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { TOKENIZERS } from '../tokens/encoding.js';
-import { checkAnswers, defaultUpkeep, UPKEEP_MODES, type UpkeepMode } from '../study/upkeep.js';
+import { checkAnswers, defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides } from '../study/upkeep.js';
 
 /** Flags every study-running command takes; they override the study file. */
 export interface StudyFlags {
@@ -34,6 +34,10 @@ export interface StudyFlags {
   upkeep?: string;
   /** The upkeep cassette file. */
   cassette?: string;
+  /** The OpenAI-compatible API upkeep requests go to (over the study's `upkeep.baseURL`). */
+  baseUrl?: string;
+  /** The environment variable the API key is read from (over the study's `upkeep.apiKeyEnv`). */
+  apiKeyEnv?: string;
   /** Send each probe turn's first prompt to the chat model and score its answer. */
   answers?: boolean;
   /** The model that grades the answers a value as written is not in. */
@@ -76,10 +80,20 @@ export const STUDY_OPTIONS = {
   }),
   upkeep: {
     type: 'string',
-    describe: 'where summaries, extractions and embeddings come from: simulate, record (a real model, into the cassette), replay (the cassette only) or live',
+    describe: 'where summaries, extractions and embeddings come from: simulate, record (a real model, into the cassette), replay (the cassette only) or live; record and live open the network, which only this flag does (never a study file)',
     defaultDescription: 'the study’s, else simulate',
   },
-  cassette: { type: 'string', describe: 'the upkeep cassette (JSON Lines) to record into or replay', defaultDescription: 'upkeep.cassette.jsonl beside the study' },
+  cassette: { type: 'string', describe: 'the upkeep cassette (JSON Lines) to record into or replay, anywhere (a study names one only in its folder)', defaultDescription: 'upkeep.cassette.jsonl beside the study' },
+  'base-url': {
+    type: 'string',
+    describe: 'with --upkeep record or live: the OpenAI-compatible API upkeep requests go to (overrides the study’s upkeep.baseURL)',
+    defaultDescription: 'the study’s, else https://api.openai.com/v1',
+  },
+  'api-key-env': {
+    type: 'string',
+    describe: 'with --upkeep record or live: the environment variable the API key is read from (overrides the study’s upkeep.apiKeyEnv)',
+    defaultDescription: 'the study’s, else OPENAI_API_KEY',
+  },
   answers: {
     type: 'boolean',
     describe: 'also send each probe turn’s first prompt to the chat model through the upkeep endpoint and score the probes on its answer (needs --upkeep record, replay or live)',
@@ -113,12 +127,21 @@ export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | fa
   return dir;
 }
 
-/** The study file (or the default study) with the command-line flags applied; policy modules they name are loaded. */
+/**
+ * The study file (or the default study) with the command-line flags applied;
+ * policy modules they name are loaded. The flags are what may open the
+ * network (`--upkeep record|live`) and name paths outside the study's
+ * folder (`--out`, `--cassette`, `--policy PATH`): `loadStudy` refuses both
+ * to a study file.
+ */
 export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> {
-  const study = flags.study ? await loadStudy(flags.study, flags.prices === undefined ? {} : { prices: resolve(flags.prices) }) : defaultStudy();
-  if (flags.out !== undefined) study.out = resolve(flags.out);
+  const overrides = studyOverrides(flags);
+  const study = flags.study ? await loadStudy(flags.study, overrides) : defaultStudy();
+  if (!flags.study && overrides.upkeep) study.upkeep = withUpkeepOverrides(defaultUpkeep(process.cwd()), overrides.upkeep);
+  checkUpkeepFlags(study, flags);
+  if (overrides.out !== undefined) study.out = overrides.out;
   if (flags.seed !== undefined) study.seed = flags.seed;
-  if (flags.prices !== undefined) study.prices = resolve(flags.prices);
+  if (overrides.prices !== undefined) study.prices = overrides.prices;
   if (flags.model?.some((m) => !m.trim())) throw new UsageError('--model: name a chat model, e.g. --model gpt-4o-mini');
   // The models the flags name are checked here, where an unknown one can be blamed on its flag.
   const prices = flags.model?.length || flags.policy?.length ? loadPrices(study.prices) : undefined;
@@ -135,7 +158,6 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   if (flags.policy?.some((spec) => !spec.trim())) throw new UsageError('--policy: name a policy, e.g. --policy window-tokens:budget=2000');
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy)), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
-  applyUpkeepFlags(study, flags);
   if (flags.answers !== undefined) study.answers = flags.answers;
   if (flags.judge !== undefined) {
     if (!flags.judge.trim()) throw new UsageError('--judge: name the model that grades the answers, e.g. --judge gpt-4o');
@@ -147,18 +169,40 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   return Object.assign(study, { tokenCache, replayCache: tokenCache && join(tokenCache, REPLAY_DIR) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }
 
-/** `--upkeep` and `--cassette` over the study's upkeep settings. */
-function applyUpkeepFlags(study: Study, flags: StudyFlags): void {
-  if (flags.upkeep === undefined && flags.cassette === undefined) return;
+/** What the flags set over a study file, checked: the keys they replace, and the upkeep they choose. */
+function studyOverrides(flags: StudyFlags): StudyOverrides {
   if (flags.upkeep !== undefined && !(UPKEEP_MODES as readonly string[]).includes(flags.upkeep)) {
     throw new UsageError(`--upkeep: expected one of ${UPKEEP_MODES.join('|')}, got ${flags.upkeep}`);
   }
   if (flags.cassette === '') throw new UsageError('--cassette: name a file');
-  const u = { ...(study.upkeep ?? defaultUpkeep(study.file ? dirname(study.file) : process.cwd())) };
-  if (flags.upkeep !== undefined) u.mode = flags.upkeep as UpkeepMode;
-  if (flags.cassette !== undefined) u.cassette = resolve(flags.cassette);
-  if (flags.cassette !== undefined && (u.mode === 'simulate' || u.mode === 'live')) {
-    throw new UsageError(`--cassette: upkeep is ${u.mode === 'simulate' ? 'simulated' : 'live'}, so no cassette is read or written; add --upkeep record or --upkeep replay`);
+  if (flags.baseUrl !== undefined && !upkeepSchema.shape.baseURL.safeParse(flags.baseUrl).success) {
+    throw new UsageError(`--base-url: expected the URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got ${flags.baseUrl}`);
   }
-  study.upkeep = u;
+  if (flags.apiKeyEnv !== undefined && !upkeepSchema.shape.apiKeyEnv.safeParse(flags.apiKeyEnv).success) {
+    throw new UsageError(`--api-key-env: expected the name of an environment variable (letters, digits and _), got ${flags.apiKeyEnv}`);
+  }
+  const upkeep: UpkeepOverrides = {
+    ...(flags.upkeep !== undefined && { mode: flags.upkeep as UpkeepMode }),
+    ...(flags.cassette !== undefined && { cassette: resolve(flags.cassette) }),
+    ...(flags.baseUrl !== undefined && { baseURL: flags.baseUrl }),
+    ...(flags.apiKeyEnv !== undefined && { apiKeyEnv: flags.apiKeyEnv }),
+  };
+  return {
+    ...(flags.prices !== undefined && { prices: resolve(flags.prices) }),
+    ...(flags.out !== undefined && { out: resolve(flags.out) }),
+    ...(flags.policy?.length && { policies: true }),
+    ...(Object.keys(upkeep).length && { upkeep }),
+  };
+}
+
+/** Upkeep flags that would do nothing in the mode the run has: `--cassette` with simulate or live, `--base-url` and `--api-key-env` without record or live. */
+function checkUpkeepFlags(study: Study, flags: StudyFlags): void {
+  const mode = study.upkeep?.mode ?? 'simulate';
+  if (flags.cassette !== undefined && (mode === 'simulate' || mode === 'live')) {
+    throw new UsageError(`--cassette: upkeep is ${mode === 'simulate' ? 'simulated' : 'live'}, so no cassette is read or written; add --upkeep record or --upkeep replay`);
+  }
+  const endpoint = flags.baseUrl !== undefined ? '--base-url' : flags.apiKeyEnv !== undefined ? '--api-key-env' : undefined;
+  if (endpoint && !NETWORK_MODES.includes(mode)) {
+    throw new UsageError(`${endpoint}: upkeep is ${mode === 'simulate' ? 'simulated' : 'replayed'}, so nothing is sent; add --upkeep record or --upkeep live`);
+  }
 }

@@ -85,6 +85,8 @@ function studyArgs(flags: CheckFlags): string[] {
   add('--cache', flags.cache);
   add('--upkeep', flags.upkeep);
   add('--cassette', flags.cassette);
+  add('--base-url', flags.baseUrl);
+  add('--api-key-env', flags.apiKeyEnv);
   if (flags.answers !== undefined) args.push(flags.answers ? '--answers' : '--no-answers');
   add('--judge', flags.judge);
   return args;

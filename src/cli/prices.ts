@@ -38,7 +38,8 @@ export function pricesCommand(io: IO): Command<PricesFlags> {
 
 /** `ctxsim prices`: the price table in use, for the named models or those the study uses. */
 export async function prices(flags: PricesFlags, io: IO): Promise<number> {
-  const study = await studyFromFlags({ study: flags.study, prices: flags.prices, cache: flags.cache });
+  // Nothing is sent: a study that records its upkeep is read as if simulated.
+  const study = await studyFromFlags({ study: flags.study, prices: flags.prices, cache: flags.cache, upkeep: 'simulate' });
   const table = loadPrices(study.prices);
   const settings: CostSettings = { ...study };
   let names: string[];

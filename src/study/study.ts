@@ -22,7 +22,8 @@ import { loadScenarioPlaced, type STUDY_FILE_KEYS } from '../scenario/load.js';
 import { fileJsonSchema, toolDefSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
-import { upkeepSchema, upkeepSettings, type UpkeepSettings } from './upkeep.js';
+import { defaultUpkeep, NETWORK_MODES, networkProblem, upkeepSchema, upkeepSettings, withUpkeepOverrides, type UpkeepOverrides, type UpkeepSettings } from './upkeep.js';
+import { outsideProblem, studyRoots } from './confine.js';
 import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from './sources.js';
@@ -130,10 +131,10 @@ const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
   fallback: 'a model that answers a share of the calls instead (failures drawn from the seed)',
   latency: 'latency settings per model: time to first token, prefill and decode speed',
   scenarios: 'scenario files (globs, relative to the study file), generated sets and imported datasets',
-  policies: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep',
-  out: 'the output folder, relative to the study file (default reports/)',
+  policies: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep; a policy module’s path lies in the study’s folder or below the working folder (--policy PATH loads one from anywhere)',
+  out: 'the output folder, relative to the study file, in its folder or below the working folder (default reports/; --out writes anywhere); - for stdout',
   gate: 'the CI gate of ctxsim check: the baseline and the allowed changes',
-  upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette and replayed',
+  upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette (with --upkeep record on the command line) and replayed',
   toolDefs: 'tools offered in every call of every conversation (name, description, JSON Schema parameters): their definitions are part of each prompt; a scenario’s tool_defs of the same name replace them',
   records: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
   answers: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',
@@ -229,11 +230,37 @@ export function contractScenarios(): ScenarioSource[] {
 }
 
 /**
- * Reads a study file, with the policy modules it names (loading a module is
- * asynchronous); every problem is reported with its place. `prices` (a
- * path) replaces the study's price table, as `--prices` does.
+ * What the caller sets over a study file (the command line's flags). Each
+ * replaces the study's key, which is then neither checked nor used; only
+ * here may the network be opened or a path outside the study's folder be
+ * named (see `loadStudy`).
  */
-export async function loadStudy(file: string, opts: { prices?: string } = {}): Promise<Study> {
+export interface StudyOverrides {
+  /** A price table (a path) replacing the study's, as `--prices` does. */
+  prices?: string;
+  /** The output folder or file (absolute), or `-` (STDOUT), as `--out` is. */
+  out?: string;
+  /** The caller gives the policies (`--policy`): the study's list is not read, and no module it names is loaded. */
+  policies?: boolean;
+  /** Upkeep settings; `mode` `record` or `live` opens the network. */
+  upkeep?: UpkeepOverrides;
+}
+
+/**
+ * Reads a study file, with the policy modules it names (loading a module is
+ * asynchronous); every problem is reported with its place. What `overrides`
+ * sets replaces the study's keys.
+ *
+ * A study file reaches no further than the caller lets it (it may be
+ * someone else's): its `upkeep.mode` may be `simulate` or `replay` but not `record` or
+ * `live` (they send requests, with an API key, to its `baseURL`) unless
+ * `overrides.upkeep.mode` says so too; and its `out`, its cassette and its
+ * policy modules lie in its folder or below the working folder, symbolic
+ * links followed (study/confine.ts), unless an override replaces them. Each
+ * refusal is a problem at its key. Files it only reads (scenarios, datasets,
+ * a price table, a baseline) may lie anywhere.
+ */
+export async function loadStudy(file: string, overrides: StudyOverrides = {}): Promise<Study> {
   const shown = displayPath(resolve(file));
   let text: string;
   try {
@@ -249,7 +276,8 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
   const problems: Problem[] = [];
   const doc = src.check(studySchema, root, [], problems);
   const dir = dirname(resolve(file));
-  const modules = await studyModules(src, root, dir, problems);
+  const roots = studyRoots(dir);
+  const modules = overrides.policies ? new Map() : await studyModules(src, root, dir, roots, problems);
   const base = defaultStudy();
   const study: Study = { ...base, file: resolve(file), out: resolve(dir, 'reports') };
   if (doc) {
@@ -277,7 +305,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
     });
     if (doc.cacheTtl !== undefined) study.promptCacheTtl = parseDuration(doc.cacheTtl)!;
     // A price table given on the command line replaces the study's, so the models it names are checked against it.
-    if (opts.prices !== undefined) study.prices = opts.prices;
+    if (overrides.prices !== undefined) study.prices = overrides.prices;
     if (doc.toolDefs !== undefined) {
       study.toolDefs = doc.toolDefs;
       doc.toolDefs.forEach((t, i) => {
@@ -285,9 +313,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
         if (j !== i) problems.push(src.problem(['toolDefs', i, 'name'], `tool ${t.name} is defined twice (also toolDefs[${j}])`));
       });
     }
-    if (doc.upkeep !== undefined) {
-      study.upkeep = upkeepSettings(doc.upkeep, dir);
-    }
+    if (doc.upkeep !== undefined) study.upkeep = upkeepSettings(doc.upkeep, dir);
     // The gate's limits are checked here, at their place, as `ctxsim check` reads them.
     for (const key of ['maxCostIncrease', 'maxRetentionDrop', 'maxAnswerDrop'] as const) {
       const value = doc.gate?.[key];
@@ -295,6 +321,10 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
       if (problem) problems.push(src.problem(['gate', key], problem));
     }
   }
+  if (overrides.out !== undefined) study.out = overrides.out;
+  else if (study.out !== STDOUT) confined(src, ['out'], study.out, roots, problems, 'writes', '--out');
+  const upkeep = studyUpkeepSettings(src, doc?.upkeep, study.upkeep, dir, roots, overrides.upkeep ?? {}, problems);
+  if (upkeep) study.upkeep = upkeep;
   // Scenario and policy entries are checked even when another key is bad, so every problem is listed at once.
   const raw = (root && typeof root === 'object' ? root : {}) as { scenarios?: unknown; policies?: unknown };
   if (Array.isArray(raw.scenarios) && raw.scenarios.length) {
@@ -306,7 +336,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
   }
   /** Each policy entry's variants, with the entry's index: where the models they name are written. */
   const entries: { i: number; variants: PolicyVariant[] }[] = [];
-  if (Array.isArray(raw.policies) && raw.policies.length) {
+  if (Array.isArray(raw.policies) && raw.policies.length && !overrides.policies) {
     study.policies = raw.policies.flatMap((entry: unknown, i: number) => {
       // A module that could not be loaded is a problem already, at this entry.
       const name = entryName(entry);
@@ -329,7 +359,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
       else problems.push(src.problem(['policies', i], `policy ${v.name} is listed twice (also policies[${j}]); its totals would count twice`));
     }
   }
-  if (doc) problems.push(...modelListProblems(src, doc), ...modelProblems(src, doc, study.prices, entries, raw.policies));
+  if (doc) problems.push(...modelListProblems(src, doc), ...modelProblems(src, doc, study.prices, entries, overrides.policies ? [] : raw.policies));
   if (problems.length) throw new ScenarioError([...problems, ...sourceProblems(study.scenarios)]);
   return study;
 }
@@ -443,16 +473,59 @@ function entryName(entry: unknown): string | undefined {
   return undefined;
 }
 
-/** Loads the policy modules a study's entries name (paths relative to the study file); one that cannot be loaded is a problem at its entry. */
-async function studyModules(src: SourceDoc, root: unknown, dir: string, problems: Problem[]): Promise<PolicyModules> {
+/**
+ * A study's upkeep settings (`own`, from its `upkeep:` key `doc`) with the
+ * caller's overrides, or undefined when neither says anything. A `record`
+ * or `live` mode that only the study gives is refused (the caller alone
+ * opens the network), and so is a cassette outside `roots` that the run
+ * would read or write and the caller does not replace: each a problem at
+ * its key.
+ */
+function studyUpkeepSettings(
+  src: SourceDoc,
+  doc: z.infer<typeof upkeepSchema> | undefined,
+  own: UpkeepSettings | undefined,
+  dir: string,
+  roots: readonly string[],
+  overrides: UpkeepOverrides,
+  problems: Problem[],
+): UpkeepSettings | undefined {
+  const given = Object.values(overrides).some((v) => v !== undefined);
+  if (!own && !given) return undefined;
+  const u = withUpkeepOverrides(own ?? defaultUpkeep(dir), overrides);
+  if (doc?.mode !== undefined && NETWORK_MODES.includes(doc.mode) && overrides.mode === undefined) problems.push(src.problem(['upkeep', 'mode'], networkProblem(u)));
+  const cassette = u.mode === 'record' || u.mode === 'replay';
+  if (cassette && overrides.cassette === undefined) confined(src, ['upkeep', 'cassette'], u.cassette, roots, problems, 'reads and writes its cassette', '--cassette');
+  return u;
+}
+
+/** Checks `path`, a file the study names at `key` to write or load: a problem there when it lies outside `roots` (`flag` reaches outside instead). */
+function confined(src: SourceDoc, key: (string | number)[], path: string, roots: readonly string[], problems: Problem[], what: string, flag: string): void {
+  const outside = outsideProblem(path, roots, what, flag);
+  if (outside) problems.push(src.problem(key, outside));
+}
+
+/**
+ * Loads the policy modules a study's entries name (paths relative to the
+ * study file); one that cannot be loaded, or that lies outside `roots`
+ * (then it is not loaded), is a problem at its entry.
+ */
+async function studyModules(src: SourceDoc, root: unknown, dir: string, roots: readonly string[], problems: Problem[]): Promise<PolicyModules> {
   const entries = root && typeof root === 'object' && Array.isArray((root as { policies?: unknown }).policies) ? ((root as { policies: unknown[] }).policies) : [];
   const at = new Map<string, number>();
+  /** Modules outside `roots`: refused once, at their first entry, and never loaded. */
+  const refused = new Set<string>();
   const requests = entries.flatMap((entry, i) => {
     const name = entryName(entry);
     const r = name === undefined ? undefined : moduleRequest(name, dir);
-    if (!r) return [];
-    if (!at.has(r.file)) at.set(r.file, i);
-    return [r];
+    if (!r || refused.has(r.file)) return [];
+    if (at.has(r.file)) return [r];
+    at.set(r.file, i);
+    const outside = outsideProblem(r.file, roots, 'loads policy modules', '--policy PATH');
+    if (!outside) return [r];
+    refused.add(r.file);
+    problems.push(src.problem(['policies', i], `policy module ${r.shown}: ${outside}`));
+    return [];
   });
   return loadPolicyModules(requests, (e, r) => problems.push(src.problem(['policies', at.get(r.file)!], e.message)));
 }

@@ -49,6 +49,9 @@ import { sha256 } from '../gate/baseline.js';
 export const UPKEEP_MODES = ['simulate', 'record', 'replay', 'live'] as const;
 export type UpkeepMode = (typeof UPKEEP_MODES)[number];
 
+/** The modes that send requests over the network: only the caller (the command line's `--upkeep`) chooses them, never a study file. */
+export const NETWORK_MODES: readonly UpkeepMode[] = ['record', 'live'];
+
 /** A study's upkeep settings, defaults filled in, paths absolute. */
 export interface UpkeepSettings {
   mode: UpkeepMode;
@@ -87,14 +90,14 @@ function promptText(name: keyof UpkeepPrompts) {
 
 /** The study file's `upkeep:` key. */
 export const upkeepSchema = z.strictObject({
-  mode: z.enum(UPKEEP_MODES).optional().describe('simulate (default), record, replay or live'),
+  mode: z.enum(UPKEEP_MODES).optional().describe('simulate (default), replay, or record or live, which open the network and so also need --upkeep record or live on the command line'),
   baseURL: z.url().optional().describe(`the OpenAI-compatible API (default ${DEFAULT_BASE_URL}), e.g. http://localhost:11434/v1 for Ollama`),
   apiKeyEnv: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
     .optional()
     .describe('the environment variable holding the API key (default OPENAI_API_KEY; none needed for a local server)'),
-  cassette: z.string().min(1).optional().describe(`the cassette file, relative to the study file (default ${DEFAULT_CASSETTE})`),
+  cassette: z.string().min(1).optional().describe(`the cassette file, relative to the study file, in its folder or below the working folder (default ${DEFAULT_CASSETTE}; --cassette names one elsewhere)`),
   concurrency: z.number().int().min(1).max(64).optional().describe('requests in flight at once while recording (default 4)'),
   timeout: z.number().positive().optional().describe('seconds a request may take (default 60)'),
   retries: z.number().int().min(0).max(10).optional().describe('retries of a request on 429, 5xx or a timeout, honouring Retry-After (default 3)'),
@@ -131,6 +134,39 @@ export function upkeepSettings(doc: z.infer<typeof upkeepSchema>, dir: string): 
     ...(doc.maxUpkeepCost !== undefined && { maxUpkeepCost: doc.maxUpkeepCost }),
     prompts: { ...DEFAULT_PROMPTS, ...doc.prompts },
   };
+}
+
+/** What the caller sets over a study's upkeep (the command line's `--upkeep`, `--cassette`, `--base-url`, `--api-key-env`); paths absolute. */
+export interface UpkeepOverrides {
+  /** The mode; only here may it be `record` or `live`. */
+  mode?: UpkeepMode;
+  cassette?: string;
+  baseURL?: string;
+  apiKeyEnv?: string;
+}
+
+/** Upkeep settings with what the caller sets over them. */
+export function withUpkeepOverrides(u: UpkeepSettings, o: UpkeepOverrides): UpkeepSettings {
+  return {
+    ...u,
+    ...(o.mode !== undefined && { mode: o.mode }),
+    ...(o.cassette !== undefined && { cassette: o.cassette }),
+    ...(o.baseURL !== undefined && { baseURL: o.baseURL }),
+    ...(o.apiKeyEnv !== undefined && { apiKeyEnv: o.apiKeyEnv }),
+  };
+}
+
+/** Where requests go, for the line that tells it: the endpoint and the variable the key is read from (never the key). */
+export function endpointText(u: Pick<UpkeepSettings, 'baseURL' | 'apiKeyEnv'>, env: Readonly<Record<string, string | undefined>> = process.env): string {
+  return `${u.baseURL} ${env[u.apiKeyEnv] ? `with the API key in $${u.apiKeyEnv}` : `without an API key ($${u.apiKeyEnv} is not set)`}`;
+}
+
+/**
+ * Why a study file's own `mode: record` or `live` is refused: it would open
+ * the network (to the host named), which only the command line may do.
+ */
+export function networkProblem(u: Pick<UpkeepSettings, 'mode' | 'baseURL' | 'apiKeyEnv'>): string {
+  return `${u.mode} sends requests to ${new URL(u.baseURL).host} (the API key from $${u.apiKeyEnv}); a study file cannot open the network by itself: add --upkeep ${u.mode} to the command line`;
 }
 
 /** What a study runs with that a recording needs. */
@@ -209,7 +245,7 @@ export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Co
   const say = events.onNote ?? (() => {});
   if (plan.calls === 0) say(`upkeep: every request is in ${file} (${cassette.size} responses)`);
   else {
-    say(`upkeep: recording about ${planText(plan)} from ${u.baseURL}`);
+    say(`upkeep: recording about ${planText(plan)} from ${endpointText(u)}`);
     if (u.maxUpkeepCost !== undefined && plan.cost > usdToPico(u.maxUpkeepCost)) {
       throw new UsageError(`upkeep: recording needs about ${planText(plan)}, more than maxUpkeepCost $${u.maxUpkeepCost}; raise it or record fewer scenarios or policies`);
     }

@@ -1,0 +1,78 @@
+import { lstatSync, readlinkSync } from 'node:fs';
+import { dirname, isAbsolute, join, parse, relative, resolve, sep } from 'node:path';
+
+/**
+ * Where a study file may reach: the files it names that are written (its
+ * `out`, its upkeep cassette) or run (its policy modules) lie in its own
+ * folder or below the working folder. Reaching elsewhere takes the command
+ * line (`--out`, `--cassette`, `--policy PATH`). Paths are compared as the
+ * system would follow them — every symbolic link on the way resolved, for
+ * the part that exists — so neither `..` nor a link leads out.
+ */
+
+/** How many symbolic links a path may go through, as Linux allows (ELOOP beyond). */
+const MAX_LINKS = 40;
+
+/**
+ * The real path of `path` (made absolute): each symbolic link on the way
+ * followed as the system follows it, its target's `..` taken after the link,
+ * and the part that does not exist appended as written. A link that points
+ * nowhere is followed too: writing through it would create its target.
+ */
+export function realPath(path: string): string {
+  const abs = resolve(path);
+  return walk(parse(abs).root, abs, { links: 0 });
+}
+
+/** Follows `path`'s components from the real folder `from`. */
+function walk(from: string, path: string, seen: { links: number }): string {
+  let at = from;
+  for (const part of path.split(/[\\/]+/)) {
+    if (part === '' || part === '.' || part === parse(path).root.replace(/[\\/]+$/, '')) continue;
+    if (part === '..') {
+      at = dirname(at);
+      continue;
+    }
+    const next = join(at, part);
+    const target = linkTarget(next);
+    if (target === undefined || seen.links >= MAX_LINKS) {
+      at = next;
+      continue;
+    }
+    seen.links++;
+    at = walk(isAbsolute(target) ? parse(resolve(target)).root : at, target, seen);
+  }
+  return at;
+}
+
+/** The target a symbolic link holds, or undefined when `path` is not a link (or does not exist). */
+function linkTarget(path: string): string | undefined {
+  try {
+    return lstatSync(path).isSymbolicLink() ? readlinkSync(path) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the real path `path` is `root` or below it. */
+function isWithin(path: string, root: string): boolean {
+  const r = relative(root, path);
+  return r === '' || (r !== '..' && !r.startsWith(`..${sep}`) && !isAbsolute(r));
+}
+
+/** Where a study in folder `dir` may write and load from: its folder and the working folder, as real paths. */
+export function studyRoots(dir: string, cwd = process.cwd()): readonly string[] {
+  return [realPath(dir), realPath(cwd)];
+}
+
+/**
+ * Why a path a study names (absolute) lies outside `roots`, or undefined when
+ * it is inside. `flag` is the command-line flag that reaches there instead;
+ * `what` says what the study does with it ("writes", "loads").
+ */
+export function outsideProblem(path: string, roots: readonly string[], what: string, flag: string): string | undefined {
+  const real = realPath(path);
+  if (roots.some((root) => isWithin(real, root))) return undefined;
+  const via = real === path ? '' : ` (it leads to ${real})`;
+  return `${path}${via} is outside the study's folder and the working folder: a study file ${what} only below them; ${flag} on the command line reaches anywhere`;
+}
