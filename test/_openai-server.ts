@@ -6,14 +6,16 @@ import type { AddressInfo } from 'node:net';
  * body, a JSON that does not parse, a stall before the headers, headers and
  * the start of a body that never ends (`stallBody`), or a chat completion of
  * `hugeBytes` bytes streamed in chunks (with `content-length` when
- * `declared`, else chunked).
+ * `declared`, else chunked); `{ none: true }` answers as the model does
+ * (so a fault can wait for a later request).
  */
 export type Fault =
   | { status: number; headers?: Record<string, string>; body?: unknown }
   | { malformed: true }
   | { stallMs: number }
   | { stallBody: true }
-  | { hugeBytes: number; declared?: boolean };
+  | { hugeBytes: number; declared?: boolean }
+  | { none: true };
 
 /** One request the server took. */
 export interface Seen {
@@ -128,7 +130,8 @@ export class FakeOpenAI {
     this.seen.push({ path: req.url ?? '', authorization: req.headers.authorization, body });
     if (this.holding && this.holding.left-- <= 0) return this.holding.arrived();
     this.answered++;
-    const fault = this.faults.shift();
+    const shifted = this.faults.shift();
+    const fault = shifted && 'none' in shifted ? undefined : shifted;
     if (fault && 'stallMs' in fault) {
       await new Promise((ok) => setTimeout(ok, fault.stallMs));
       if (res.destroyed) return;

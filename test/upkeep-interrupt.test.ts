@@ -57,12 +57,26 @@ const args = (dir: string, out = 'out') => ['run', join(dir, 'study.yaml'), '--o
 const cassetteOf = (dir: string) => join(dir, 'upkeep.cassette.jsonl');
 const journalOf = (dir: string) => `${cassetteOf(dir)}.journal`;
 
-/** The built CLI, started; resolves with how it ended. */
-function start(argv: string[]): { child: ReturnType<typeof spawn>; ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> } {
-  const child = spawn(process.execPath, [MAIN, ...argv], { env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' }, stdio: ['ignore', 'ignore', 'pipe'] });
+/** How a process ended, and what it printed on stderr. */
+interface Ended {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+}
+
+/**
+ * Starts the built CLI on `dir` and waits until the server holds a request
+ * (after `answered` answers): returns the process and how it ends. A CLI
+ * that ends before fails the test with what it printed.
+ */
+async function startHeld(dir: string, answered: number): Promise<{ child: ReturnType<typeof spawn>; ended: Promise<Ended> }> {
+  const held = server.holdAfter(answered);
+  const child = spawn(process.execPath, [MAIN, ...args(dir)], { env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  return { child, ended: new Promise((r) => child.on('exit', (code, signal) => r({ code, signal, stderr }))) };
+  const ended = new Promise<Ended>((r) => child.on('exit', (code, signal) => r({ code, signal, stderr })));
+  await Promise.race([held, ended.then((e) => Promise.reject(new Error(`the CLI ended before the server held a request (${e.code ?? e.signal}): ${e.stderr}`)))]);
+  return { child, ended };
 }
 
 /** Records `dir` again in this process: its exit code, stderr, and the requests it sent. */
@@ -83,7 +97,8 @@ beforeAll(async () => {
   expect(existsSync(journalOf(dir))).toBe(false);
   // Made before any test, so removed here rather than when a test finishes.
   rmSync(dir, { recursive: true, force: true });
-});
+  // A whole recording: as generous as a test.
+}, 120_000);
 afterAll(() => server.stop());
 afterEach(() => {
   server.release();
@@ -95,9 +110,7 @@ describe('a recording stopped by a signal', () => {
     `%s: keeps every response received in the journal, no cassette and no reports; the same command again sends only the rest, and the cassette is byte-identical${built ? '' : ' (skipped: dist/ is missing or stale; npm test builds it)'}`,
     async (signal) => {
       const dir = project();
-      const held = server.holdAfter(ANSWERED);
-      const { child, ended } = start(args(dir));
-      await held;
+      const { child, ended } = await startHeld(dir, ANSWERED);
       child.kill(signal);
       const end = await ended;
       // Ended by the signal itself (a shell says 130, 143 or 137), with no error printed.
@@ -129,9 +142,7 @@ describe('a recording stopped by a signal', () => {
 
   it.skipIf(!built)('SIGKILL with three requests in flight: the journal’s whole lines are kept (a line cut short is dropped), and the rest is sent', async () => {
     const dir = project(3);
-    const held = server.holdAfter(ANSWERED);
-    const { child, ended } = start(args(dir));
-    await held;
+    const { child, ended } = await startHeld(dir, ANSWERED);
     child.kill('SIGKILL');
     expect((await ended).signal).toBe('SIGKILL');
     const text = readFileSync(journalOf(dir), 'utf8');

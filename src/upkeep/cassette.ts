@@ -201,12 +201,13 @@ export class Cassette {
         problems.push({ file, line, path: '', message: `not a JSON object (${(e as Error).message})` });
         return;
       }
-      const { entry, issue } = checkEntry(value);
-      const wrong = entry ? into.dimensionIssue(entry, file) : issue;
-      if (wrong || !entry) {
-        problems.push({ file, line, path: formatPath(wrong!.path), message: `${wrong!.message}${wrong!.got === undefined ? '' : ` (got ${show(wrong!.got)})`}` });
+      const checked = checkEntry(value);
+      const issue = checked.issue ?? into.dimensionIssue(checked.entry, file);
+      if (issue) {
+        problems.push({ file, line, path: formatPath(issue.path), message: `${issue.message}${issue.got === undefined ? '' : ` (got ${show(issue.got)})`}` });
         return;
       }
+      const entry = checked.entry!;
       const first = seen.get(entry.key);
       if (first !== undefined) problems.push({ file, line, path: 'key', message: `${entry.key} is recorded twice (also on line ${first})` });
       seen.set(entry.key, line);
