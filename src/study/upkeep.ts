@@ -24,10 +24,14 @@ import { sha256 } from '../gate/baseline.js';
  *  - simulate — the simulated summarizer, extractor and lexical embedding
  *               (the default; offline, deterministic);
  *  - record   — every upkeep request the cassette lacks is sent to an
- *               OpenAI-compatible endpoint and its response added; then the
- *               run replays the cassette;
+ *               OpenAI-compatible endpoint and its response added (to the
+ *               journal beside the cassette as it arrives, so a stopped
+ *               recording keeps it and the next one carries on; to the
+ *               cassette once the recording completes); then the run
+ *               replays the cassette;
  *  - replay   — the cassette only, never a socket; a request it lacks is an
- *               error naming where and how to record it;
+ *               error naming where and how to record it, and so is a
+ *               cassette whose recording did not finish (a journal beside it);
  *  - live     — every request is sent, nothing is written.
  *
  * A recording learns which requests a conversation makes by replaying it
