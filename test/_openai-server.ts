@@ -1,8 +1,21 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A scripted answer instead of the model's: a status with headers and a body, a JSON that does not parse, or a stall. */
-export type Fault = { status: number; headers?: Record<string, string>; body?: unknown } | { malformed: true } | { stallMs: number };
+/**
+ * A scripted answer instead of the model's: a status with headers and a
+ * body, a JSON that does not parse, a stall before the headers, headers and
+ * the start of a body that never ends (`stallBody`), or a chat completion of
+ * `hugeBytes` bytes streamed in chunks (with `content-length` when
+ * `declared`, else chunked); `{ none: true }` answers as the model does
+ * (so a fault can wait for a later request).
+ */
+export type Fault =
+  | { status: number; headers?: Record<string, string>; body?: unknown }
+  | { malformed: true }
+  | { stallMs: number }
+  | { stallBody: true }
+  | { hugeBytes: number; declared?: boolean }
+  | { none: true };
 
 /** One request the server took. */
 export interface Seen {
@@ -71,6 +84,11 @@ export class FakeOpenAI {
   judge: JudgeVerdict = wordsJudge;
   /** Connections accepted since the server was made (a run that must not open the network leaves it as it was). */
   connections = 0;
+  /** Changes an answer before it is sent (bad usage, vectors of other lengths…); `n` counts the answers sent so far, this one included. */
+  tamper: ((answer: Answer, n: number) => Answer) | undefined;
+  /** Answers sent (faults included). */
+  answered = 0;
+  private holding: { left: number; arrived: () => void } | undefined;
   private server: Server | undefined;
   private readonly sockets = new Set<import('node:net').Socket>();
 
@@ -86,6 +104,22 @@ export class FakeOpenAI {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
   }
 
+  /**
+   * Answers `n` more requests, then holds every later one unanswered (until
+   * the server stops): the promise resolves when the first held request
+   * arrives, so a test acts at a known point of a recording without sleeping.
+   */
+  holdAfter(n: number): Promise<void> {
+    return new Promise((arrived) => {
+      this.holding = { left: n, arrived };
+    });
+  }
+
+  /** Answers every request again (held ones stay unanswered). */
+  release(): void {
+    this.holding = undefined;
+  }
+
   async stop(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((ok) => (this.server ? this.server.close(() => ok()) : ok()));
@@ -97,10 +131,18 @@ export class FakeOpenAI {
     for await (const chunk of req) raw += chunk;
     const body = JSON.parse(raw || '{}') as Seen['body'];
     this.seen.push({ path: req.url ?? '', authorization: req.headers.authorization, body });
-    const fault = this.faults.shift();
+    if (this.holding && this.holding.left-- <= 0) return this.holding.arrived();
+    this.answered++;
+    const shifted = this.faults.shift();
+    const fault = shifted && 'none' in shifted ? undefined : shifted;
     if (fault && 'stallMs' in fault) {
       await new Promise((ok) => setTimeout(ok, fault.stallMs));
       if (res.destroyed) return;
+    } else if (fault && 'stallBody' in fault) {
+      res.writeHead(200, { 'content-type': 'application/json' }).write('{"choices": [');
+      return;
+    } else if (fault && 'hugeBytes' in fault) {
+      return streamHuge(res, fault.hugeBytes, fault.declared === true);
     } else if (fault && 'malformed' in fault) {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [');
       return;
@@ -108,7 +150,7 @@ export class FakeOpenAI {
       res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers }).end(JSON.stringify(fault.body ?? { error: { message: `status ${fault.status}`, type: 'test' } }));
       return;
     }
-    const json = (value: unknown): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    const json = (value: Answer): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.tamper ? this.tamper(value, this.answered) : value));
     if (req.url === '/v1/embeddings') {
       const input = String(body.input ?? '');
       const n = this.count(input) * this.usageFactor;
@@ -131,6 +173,23 @@ export class FakeOpenAI {
     }
     res.writeHead(404).end();
   }
+}
+
+/** An answer's JSON body: a chat completion or an embedding list. */
+export type Answer = Record<string, unknown>;
+
+/** A chat completion whose content is `bytes` bytes of "x", written a megabyte at a time as the client reads (it may hang up first). */
+async function streamHuge(res: ServerResponse, bytes: number, declared: boolean): Promise<void> {
+  const head = '{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"';
+  const tail = '"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}';
+  const content = Math.max(0, bytes - head.length - tail.length);
+  res.writeHead(200, { 'content-type': 'application/json', ...(declared && { 'content-length': String(head.length + content + tail.length) }) });
+  res.write(head);
+  const chunk = 'x'.repeat(1 << 20);
+  for (let left = content; left > 0 && !res.destroyed; left -= chunk.length) {
+    if (!res.write(left >= chunk.length ? chunk : chunk.slice(0, left))) await new Promise((ok) => (res.once('drain', ok), res.once('close', ok)));
+  }
+  if (!res.destroyed) res.end(tail);
 }
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean);

@@ -135,6 +135,38 @@ describe('Cassette text', () => {
     expect(Cassette.parse('c.jsonl', [vec('a', 'e', 3), vec('b', 'f', 5)].join('\n')).size).toBe(2);
   });
 
+  it('parse errors: token counts past 1e9, NaN and Infinity vectors (float32 as stored: base64 of 0x7fc00000 is NaN)', () => {
+    const nan = Buffer.from([0, 0, 0x80, 0x3f, 0, 0, 0xc0, 0x7f]).toString('base64'); // 1, NaN
+    const inf = Buffer.from([0, 0, 0x80, 0xff]).toString('base64'); // -Infinity
+    const text = [
+      line({ ...ok, usage: { input: 1e308, output: 2 } }),
+      line({ ...ok, key: k('b'), usage: { input: 1, output: 1_000_000_001 } }),
+      line({ key: k('c'), kind: 'embed', model: 'e', vector: nan, usage: { input: 1, output: 0 } }),
+      line({ key: k('d'), kind: 'embed', model: 'e', vector: inf, usage: { input: 1, output: 0 } }),
+      line({ ...ok, key: k('e'), usage: { input: 1_000_000_000, output: 0 } }),
+    ].join('\n');
+    expect(problems(() => Cassette.parse('c.jsonl', text))).toEqual([
+      'c.jsonl:1:1 usage.input: Too big: expected number to be <=1000000000 (got 1e+308)',
+      'c.jsonl:2:1 usage.output: Too big: expected number to be <=1000000000 (got 1000000001)',
+      'c.jsonl:3:1 vector[1]: NaN as float32: every value must be a finite number',
+      'c.jsonl:4:1 vector[0]: -Infinity as float32: every value must be a finite number',
+    ]);
+  });
+
+  it('a journal parsed into a cassette: its responses replace the cassette’s, its vectors are checked against the cassette’s (naming the other file)', () => {
+    const vec = (key: string, n: number) => ({ key: k(key), kind: 'embed' as const, model: 'e', vector: encodeVector(Array.from({ length: n }, () => 1)), usage: { input: 1, output: 0 } });
+    const cassette = Cassette.parse('c.jsonl', [line(ok), line(vec('b', 3))].join('\n'));
+    const journal = [line({ ...ok, text: 'newer' }), line(vec('c', 3)), line(vec('d', 4))].join('\n');
+    expect(problems(() => Cassette.parse('c.jsonl.journal', journal, cassette))).toEqual([
+      `c.jsonl.journal:3:1 vector: 4 dimensions, but e's vector on line 2 of c.jsonl has 3 (a model's vectors are compared with each other)`,
+    ]);
+    const merged = Cassette.parse('c.jsonl.journal', journal.split('\n').slice(0, 2).join('\n'), Cassette.parse('c.jsonl', [line(ok), line(vec('b', 3))].join('\n')));
+    expect(merged.size).toBe(3);
+    expect(merged.get(k('a'))!.text).toBe('newer');
+    expect(merged.dimensionIssue(vec('e', 5))?.message).toBe(`5 dimensions, but e's vector on line 2 of c.jsonl has 3 (a model's vectors are compared with each other)`);
+    expect(new Cassette([vec('b', 2)]).dimensionIssue(vec('e', 5))?.message).toBe(`5 dimensions, but e's vector in an earlier response has 2 (a model's vectors are compared with each other)`);
+  });
+
   it('parse errors: an unknown kind, a missing usage, a non-object, an extra field', () => {
     const text = [
       line({ ...ok, kind: 'sum' }),

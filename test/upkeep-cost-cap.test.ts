@@ -12,7 +12,8 @@ import { tempDir } from './_tmp.js';
  * maxUpkeepCost stops a recording once its billed cost reaches the cap: no
  * request is sent after that (with concurrency above 1, only those already
  * in flight finish), and the stop message counts every response recorded and
- * their cost, as the cassette holds them. A local OpenAI-compatible server
+ * their cost, as the recording's journal holds them (the cassette is written
+ * when a recording completes). A local OpenAI-compatible server
  * bills every extraction 55,000 input tokens, $0.055 at the extractor's
  * price of $1 per million input tokens.
  */
@@ -83,12 +84,16 @@ function project(upkeep: string): string {
   return dir;
 }
 
+/** Records; `lines` are the journal's when the recording stopped, else the cassette's (the journal gone). */
 async function record(dir: string): Promise<{ code: number; stderr: string; lines: string[] }> {
   const io = capture();
   vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
   const code = await runMain(['run', join(dir, 'study.yaml'), '--upkeep', 'record', '--out', join(dir, 'out'), '--no-token-cache'], io);
   const cassette = join(dir, 'upkeep.cassette.jsonl');
-  const lines = existsSync(cassette) ? readFileSync(cassette, 'utf8').trimEnd().split('\n') : [];
+  const journal = `${cassette}.journal`;
+  expect(existsSync(code ? journal : cassette)).toBe(true);
+  expect(existsSync(code ? cassette : journal)).toBe(false);
+  const lines = readFileSync(code ? journal : cassette, 'utf8').trimEnd().split('\n');
   return { code, stderr: io.stderr, lines };
 }
 
@@ -102,18 +107,18 @@ describe('maxUpkeepCost stops a recording once its billed cost reaches it', () =
     expect(r.code).toBe(2);
     expect(received).toBe(1);
     expect(r.lines).toHaveLength(1);
-    expect(r.stderr).toMatch(/^ctxsim: upkeep: the recording reached maxUpkeepCost \$0\.05 after 1 response \(\$0\.0550\); it is kept in the cassette\n$/m);
+    expect(r.stderr).toMatch(/^ctxsim: upkeep: the recording reached maxUpkeepCost \$0\.05 after 1 response \(\$0\.0550\); the response received is kept in \S*upkeep\.cassette\.jsonl\.journal: run the same command again to carry on\n$/m);
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
-  it('counts every response recorded and their cost, as the cassette holds them', async () => {
+  it('counts every response recorded and their cost, as the journal holds them', async () => {
     const dir = project('concurrency: 1, maxUpkeepCost: 0.12');
     const r = await record(dir);
     expect(r.code).toBe(2);
     expect(received).toBe(3);
     expect(r.lines).toHaveLength(3);
     expect(billed(r.lines).toFixed(4)).toBe('0.1650');
-    expect(r.stderr).toMatch(/^ctxsim: upkeep: the recording reached maxUpkeepCost \$0\.12 after 3 responses \(\$0\.1650\); they are kept in the cassette\n$/m);
+    expect(r.stderr).toMatch(/^ctxsim: upkeep: the recording reached maxUpkeepCost \$0\.12 after 3 responses \(\$0\.1650\); the 3 responses received are kept in \S*upkeep\.cassette\.jsonl\.journal: run the same command again to carry on\n$/m);
   });
 
   it('stops when the cost equals the cap', async () => {
@@ -122,7 +127,7 @@ describe('maxUpkeepCost stops a recording once its billed cost reaches it', () =
     expect(r.code).toBe(2);
     expect(received).toBe(2);
     expect(r.lines).toHaveLength(2);
-    expect(r.stderr).toMatch(/after 2 responses \(\$0\.1100\); they are kept in the cassette\n$/m);
+    expect(r.stderr).toMatch(/after 2 responses \(\$0\.1100\); the 2 responses received are kept in \S+\.journal: run the same command again to carry on\n$/m);
   });
 
   it('with concurrency 3, lets the requests in flight finish, sends no other, and counts them all', async () => {
@@ -132,7 +137,7 @@ describe('maxUpkeepCost stops a recording once its billed cost reaches it', () =
     expect(r.code).toBe(2);
     expect(received).toBe(3);
     expect(r.lines).toHaveLength(3);
-    expect(r.stderr).toMatch(/^ctxsim: upkeep: the recording reached maxUpkeepCost \$0\.05 after 3 responses \(\$0\.1650\); they are kept in the cassette\n$/m);
+    expect(r.stderr).toMatch(/^ctxsim: upkeep: the recording reached maxUpkeepCost \$0\.05 after 3 responses \(\$0\.1650\); the 3 responses received are kept in \S+\.journal: run the same command again to carry on\n$/m);
   });
 
   it('recording again carries on from the kept responses', async () => {
@@ -144,6 +149,7 @@ describe('maxUpkeepCost stops a recording once its billed cost reaches it', () =
     expect(received).toBe(3);
     expect(r.lines).toHaveLength(6);
     expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^upkeep: \S*upkeep\.cassette\.jsonl\.journal holds 3 responses of a recording that did not finish: carrying on from them$/m);
     expect(r.stderr).toMatch(/^upkeep: recorded 3 responses for \$0\.1650 into \S*upkeep\.cassette\.jsonl \(3 were there already\)$/m);
     expect(existsSync(join(dir, 'out'))).toBe(true);
   });

@@ -1,13 +1,16 @@
 /**
  * The upkeep endpoint client (src/upkeep/endpoint.ts) against a real local
  * HTTP server (FakeOpenAI): what a chat completion and an embedding send and
- * answer, retries (Retry-After, 5xx, maxRetries), and the one-line errors for
- * every failure, which name the endpoint and never the key.
+ * answer, retries (Retry-After, 5xx, maxRetries; a wait at most the
+ * timeout), the timeout over a body that stalls, the limit on a body's size,
+ * the cassette's rules applied to what comes in (usage, vectors), and the
+ * one-line errors for every failure, which name the endpoint and never the
+ * key.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CtxsimError } from '../src/errors.js';
 import { decodeVector, encodeVector, requestKey, type UpkeepRequest } from '../src/upkeep/cassette.js';
-import { openEndpoint, type EndpointSettings } from '../src/upkeep/endpoint.js';
+import { openEndpoint, retryWait, type EndpointSettings } from '../src/upkeep/endpoint.js';
 import { DEFAULT_PROMPTS, summaryInstruction, summaryRequest } from '../src/upkeep/prompts.js';
 import { answerRequest } from '../src/upkeep/answer.js';
 import { FakeOpenAI } from './_openai-server.js';
@@ -25,7 +28,7 @@ beforeEach(() => {
   server.faults.length = 0;
 });
 
-const open = (o: Partial<EndpointSettings> = {}) => openEndpoint({ baseURL: url, apiKey: KEY, apiKeyEnv: 'TEST_KEY', timeoutSeconds: 5, maxRetries: 0, ...o });
+const open = (o: Partial<EndpointSettings> = {}) => openEndpoint({ baseURL: url, apiKey: KEY, apiKeyEnv: 'TEST_KEY', timeoutSeconds: 5, maxRetries: 0, maxResponseBytes: 100_000, ...o });
 
 const chat = summaryRequest(
   'gpt-4o-mini',
@@ -250,5 +253,100 @@ describe('upkeep endpoint: failures', () => {
     const e = await rejection((await open({ baseURL: at, maxRetries: 0 }))(small));
     expect(e.message).toBe(`upkeep endpoint ${at}: summary by m: cannot connect (1 try): is the server running at this address?`);
     expect(e.code).toBe('upkeep-endpoint');
+  });
+});
+
+describe('upkeep endpoint: waits are bounded', () => {
+  it('a wait is what Retry-After asks (seconds, an HTTP date, retry-after-ms), at most the timeout; else 0.5 s doubling up to 8 s', () => {
+    const h = (headers: Record<string, string>) => new Headers(headers);
+    const now = Date.parse('2025-03-12T09:00:00Z');
+    expect(retryWait(h({ 'retry-after': '2' }), 1, 60_000, now)).toBe(2000);
+    expect(retryWait(h({ 'retry-after': '100000' }), 1, 60_000, now)).toBe(60_000);
+    expect(retryWait(h({ 'retry-after': 'Wed, 12 Mar 2025 09:00:10 GMT' }), 1, 60_000, now)).toBe(10_000);
+    expect(retryWait(h({ 'retry-after': 'Thu, 13 Mar 2025 09:00:00 GMT' }), 1, 2000, now)).toBe(2000);
+    expect(retryWait(h({ 'retry-after': 'Tue, 11 Mar 2025 09:00:00 GMT' }), 1, 2000, now)).toBe(0);
+    expect(retryWait(h({ 'retry-after-ms': '250', 'retry-after': '9' }), 1, 60_000, now)).toBe(250);
+    expect(retryWait(h({ 'retry-after-ms': '100000000' }), 1, 3000, now)).toBe(3000);
+    // Unreadable or negative: the backoff.
+    expect([1, 2, 3, 4, 5, 6].map((t) => retryWait(h({ 'retry-after': 'soon' }), t, 60_000, now))).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
+    expect(retryWait(h({ 'retry-after': '-5' }), 2, 60_000, now)).toBe(1000);
+    expect(retryWait(undefined, 3, 1500, now)).toBe(1500);
+  });
+
+  it('Retry-After of 100000 s, a day ahead or 1e8 ms waits the timeout (1 s) each time: 4 tries end within seconds, not days', async () => {
+    const tomorrow = new Date(Date.now() + 86_400_000).toUTCString();
+    server.faults.push({ status: 429, headers: { 'Retry-After': '100000' } }, { status: 503, headers: { 'Retry-After': tomorrow } }, { status: 429, headers: { 'retry-after-ms': '100000000' } });
+    const start = Date.now();
+    const answer = await (await open({ timeoutSeconds: 1, maxRetries: 3 }))(small);
+    const elapsed = Date.now() - start;
+    expect(answer.text).toBe('order 1');
+    expect(server.seen).toHaveLength(4);
+    // Three waits of the timeout (not none, not the asked ones): at most timeout × retries in all, with room for a busy machine.
+    expect(elapsed).toBeGreaterThanOrEqual(2500);
+    expect(elapsed).toBeLessThan(60_000);
+  });
+
+  it('the last try is not waited for: 429 with a long Retry-After and no retries left fails at once', async () => {
+    server.faults.push({ status: 429, headers: { 'Retry-After': '100000' } }, { status: 429, headers: { 'Retry-After': '100000' } });
+    const start = Date.now();
+    const e = await rejection((await open({ timeoutSeconds: 1, maxRetries: 1 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: 429 (status 429) after 2 tries`);
+    expect(Date.now() - start).toBeLessThan(60_000);
+  });
+
+  it('a server that sends its headers and never finishes the body is cut by the timeout, each try', async () => {
+    server.faults.push({ stallBody: true }, { stallBody: true });
+    const start = Date.now();
+    const e = await rejection((await open({ timeoutSeconds: 0.5, maxRetries: 1 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: no answer within 0.5 s (2 tries)`);
+    expect(server.seen).toHaveLength(2);
+    expect(Date.now() - start).toBeLessThan(60_000);
+  });
+});
+
+describe('upkeep endpoint: what comes in', () => {
+  it('a body over maxResponseBytes is refused as it streams in (chunked or declared), not retried, never exit 70', async () => {
+    for (const declared of [false, true]) {
+      server.seen.length = 0;
+      server.faults.push({ hugeBytes: 100_000_000, declared });
+      const start = Date.now();
+      const e = await rejection((await open({ maxRetries: 2, maxResponseBytes: 100_000 }))(small));
+      expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: the answer is larger than maxResponseBytes (100000 bytes)`);
+      expect(e.exitCode).toBe(2);
+      expect(server.seen).toHaveLength(1);
+      expect(Date.now() - start).toBeLessThan(60_000);
+    }
+    // Within the limit, the same kind of answer is taken.
+    server.faults.push({ hugeBytes: 90_000 });
+    expect((await (await open({ maxResponseBytes: 100_000 }))(small)).text).toMatch(/^x{80000,}$/);
+  });
+
+  it('usage must be whole token counts from 0 to 1e9: the error names the endpoint, the request, the field and the value', async () => {
+    const reply = (usage: Record<string, unknown>) => ({ status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: 'ok' } }], usage } });
+    server.faults.push(
+      reply({ prompt_tokens: 1e308, completion_tokens: 1 }),
+      reply({ prompt_tokens: -3, completion_tokens: 1 }),
+      reply({ prompt_tokens: 3, completion_tokens: 2.5 }),
+      reply({ prompt_tokens: '12', completion_tokens: 1 }),
+      reply({ prompt_tokens: 1_000_000_001, completion_tokens: 0 }),
+      { status: 200, body: { data: [{ embedding: [1, 2] }], usage: { prompt_tokens: 1e308 } } },
+    );
+    const ask = await open();
+    const at = `upkeep endpoint ${url}: summary by m:`;
+    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Too big: expected number to be <=1000000000 (got 1e+308)`);
+    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Too small: expected number to be >=0 (got -3)`);
+    expect((await rejection(ask(small))).message).toBe(`${at} usage.completion_tokens: Invalid input: expected int, received number (got 2.5)`);
+    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Invalid input: expected number, received string (got "12")`);
+    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Too big: expected number to be <=1000000000 (got 1000000001)`);
+    const e = await rejection(ask(embed));
+    expect(e.message).toBe(`upkeep endpoint ${url}: embedding by text-embedding-3-small: usage.prompt_tokens: Too big: expected number to be <=1000000000 (got 1e+308)`);
+    expect(e.exitCode).toBe(2);
+  });
+
+  it('an embedding value beyond float32 (stored as Infinity) is refused at its index', async () => {
+    server.faults.push({ status: 200, body: { data: [{ embedding: [0.5, 1e39, 2] }] } }, { status: 200, body: { data: [{ embedding: [-1e39] }] } });
+    const ask = await open();
+    expect((await rejection(ask(embed))).message).toBe(`upkeep endpoint ${url}: embedding by text-embedding-3-small: data[0].embedding[1]: Infinity as float32: every value must be a finite number`);
+    expect((await rejection(ask(embed))).message).toBe(`upkeep endpoint ${url}: embedding by text-embedding-3-small: data[0].embedding[0]: -Infinity as float32: every value must be a finite number`);
   });
 });

@@ -211,10 +211,11 @@ describe('upkeep record and replay', () => {
     } finally {
       server.usageFactor = 1;
     }
-    const m = /^ctxsim: upkeep: the recording reached maxUpkeepCost \$0\.01 after (?:1 response|(\d+) responses) \(\$\d+\.\d{4}\); (?:it is|they are) kept in the cassette\n$/m.exec(stderr);
+    const m = /^ctxsim: upkeep: the recording reached maxUpkeepCost \$0\.01 after (?:1 response|(\d+) responses) \(\$\d+\.\d{4}\); (?:the response received is|the \d+ responses received are) kept in \S*upkeep\.cassette\.jsonl\.journal: run the same command again to carry on\n$/m.exec(stderr);
     expect(m, stderr).not.toBeNull();
-    // Every response the server sent back is in the cassette, and the message counts them all.
-    const kept = readFileSync(join(stopped, 'upkeep.cassette.jsonl'), 'utf8').trimEnd().split('\n');
+    // Every response the server sent back is in the journal, and the message counts them all; the cassette is written when the recording completes.
+    expect(existsSync(join(stopped, 'upkeep.cassette.jsonl'))).toBe(false);
+    const kept = readFileSync(join(stopped, 'upkeep.cassette.jsonl.journal'), 'utf8').trimEnd().split('\n');
     expect(kept.length).toBeGreaterThan(0);
     expect(kept).toHaveLength(server.seen.length - sentBefore);
     expect(Number(m![1] ?? 1)).toBe(kept.length);

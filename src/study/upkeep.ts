@@ -9,8 +9,9 @@ import { priceUsage } from '../pricing/meter.js';
 import { lookup, picoPerToken as usdToPico, type PriceTable } from '../pricing/prices.js';
 import { usd } from '../records/format.js';
 import type { Conversation, Pico } from '../types.js';
-import { Cassette, type CassetteEntry, type UpkeepRequest } from '../upkeep/cassette.js';
-import { openEndpoint, type EndpointAnswer } from '../upkeep/endpoint.js';
+import { Cassette, type CassetteEntry, type EndpointAnswer, type UpkeepRequest } from '../upkeep/cassette.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, MAX_RESPONSE_BYTES, openEndpoint, responseError } from '../upkeep/endpoint.js';
+import { Journal } from '../upkeep/journal.js';
 import { DEFAULT_PROMPTS, PROMPT_PLACEHOLDERS, type UpkeepPrompts } from '../upkeep/prompts.js';
 import type { Miss } from '../upkeep/upkeep.js';
 import { exists, writeFileAtomic } from './files.js';
@@ -23,10 +24,14 @@ import { sha256 } from '../gate/baseline.js';
  *  - simulate — the simulated summarizer, extractor and lexical embedding
  *               (the default; offline, deterministic);
  *  - record   — every upkeep request the cassette lacks is sent to an
- *               OpenAI-compatible endpoint and its response added; then the
- *               run replays the cassette;
+ *               OpenAI-compatible endpoint and its response added (to the
+ *               journal beside the cassette as it arrives, so a stopped
+ *               recording keeps it and the next one carries on; to the
+ *               cassette once the recording completes); then the run
+ *               replays the cassette;
  *  - replay   — the cassette only, never a socket; a request it lacks is an
- *               error naming where and how to record it;
+ *               error naming where and how to record it, and so is a
+ *               cassette whose recording did not finish (a journal beside it);
  *  - live     — every request is sent, nothing is written.
  *
  * A recording learns which requests a conversation makes by replaying it
@@ -65,8 +70,10 @@ export interface UpkeepSettings {
   concurrency: number;
   /** Seconds a request may take. */
   timeout: number;
-  /** Retries of a failed request (429, 5xx, timeout), honouring `Retry-After`. */
+  /** Retries of a failed request (429, 5xx, timeout), honouring `Retry-After` up to `timeout` seconds. */
   retries: number;
+  /** The most bytes an endpoint's answer may have. */
+  maxResponseBytes: number;
   /** A recording that would cost more (USD) is not started, and one that does is stopped. */
   maxUpkeepCost?: number;
   prompts: UpkeepPrompts;
@@ -100,7 +107,14 @@ export const upkeepSchema = z.strictObject({
   cassette: z.string().min(1).optional().describe(`the cassette file, relative to the study file, in its folder or below the working folder (default ${DEFAULT_CASSETTE}; --cassette names one elsewhere)`),
   concurrency: z.number().int().min(1).max(64).optional().describe('requests in flight at once while recording (default 4)'),
   timeout: z.number().positive().optional().describe('seconds a request may take (default 60)'),
-  retries: z.number().int().min(0).max(10).optional().describe('retries of a request on 429, 5xx or a timeout, honouring Retry-After (default 3)'),
+  retries: z.number().int().min(0).max(10).optional().describe('retries of a request on 429, 5xx or a timeout, honouring Retry-After up to timeout seconds (default 3)'),
+  maxResponseBytes: z
+    .number()
+    .int()
+    .min(1000)
+    .max(MAX_RESPONSE_BYTES)
+    .optional()
+    .describe(`the most bytes an endpoint's answer may have; a longer one stops the recording (default ${DEFAULT_MAX_RESPONSE_BYTES})`),
   maxUpkeepCost: z.number().positive().optional().describe('USD: a recording that would cost more is not started, one that reaches it is stopped'),
   prompts: z
     .strictObject({
@@ -117,7 +131,7 @@ export const upkeepSchema = z.strictObject({
 
 /** The settings of a study without an `upkeep:` key (the cassette beside the study file, or in `dir`). */
 export function defaultUpkeep(dir: string): UpkeepSettings {
-  return { mode: 'simulate', baseURL: DEFAULT_BASE_URL, apiKeyEnv: 'OPENAI_API_KEY', cassette: resolve(dir, DEFAULT_CASSETTE), concurrency: 4, timeout: 60, retries: 3, prompts: DEFAULT_PROMPTS };
+  return { mode: 'simulate', baseURL: DEFAULT_BASE_URL, apiKeyEnv: 'OPENAI_API_KEY', cassette: resolve(dir, DEFAULT_CASSETTE), concurrency: 4, timeout: 60, retries: 3, maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES, prompts: DEFAULT_PROMPTS };
 }
 
 /** The settings of an `upkeep:` key, checked; `dir` is the study file's folder. */
@@ -131,6 +145,7 @@ export function upkeepSettings(doc: z.infer<typeof upkeepSchema>, dir: string): 
     concurrency: doc.concurrency ?? base.concurrency,
     timeout: doc.timeout ?? base.timeout,
     retries: doc.retries ?? base.retries,
+    maxResponseBytes: doc.maxResponseBytes ?? base.maxResponseBytes,
     ...(doc.maxUpkeepCost !== undefined && { maxUpkeepCost: doc.maxUpkeepCost }),
     prompts: { ...DEFAULT_PROMPTS, ...doc.prompts },
   };
@@ -235,28 +250,49 @@ export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Co
   // A run told to answer by its flag records the answers only when told again.
   const recordCommand = `ctxsim run${study.file ? ` ${display(study.file)}` : ''} --upkeep record --cassette ${file}${study.answers ? ' --answers' : ''}${study.answers && study.judge !== undefined ? ` --judge ${study.judge}` : ''}`;
   if (u.mode === 'replay') {
+    const journal = Journal.pathOf(u.cassette);
+    if (exists(journal)) {
+      throw new UsageError(`upkeep: the recording into ${file} did not finish: ${display(journal)} holds the responses it received; finish it with \`${recordCommand}\` (or delete ${display(journal)} to drop them)`);
+    }
     if (!exists(u.cassette)) throw new UsageError(`upkeep cassette ${file} does not exist: record it with \`${recordCommand}\``);
     return { prompts: u.prompts, recorded: { entries: readCassette(u.cassette, file).entries(), file, recordCommand }, ...answers };
   }
-  const cassette = u.mode === 'record' && exists(u.cassette) ? readCassette(u.cassette, file) : new Cassette();
+  const say = events.onNote ?? (() => {});
+  const { cassette, journal } = u.mode === 'record' ? readRecording(u.cassette, display) : { cassette: new Cassette(), journal: undefined };
+  if (journal?.size) say(`upkeep: ${journal.shown} holds ${journal.size} responses of a recording that did not finish: carrying on from them`);
   const before = cassette.size;
   const recorder = new Recorder(study, u, conversations, cassette);
   const plan = recorder.plan();
-  const say = events.onNote ?? (() => {});
-  if (plan.calls === 0) say(`upkeep: every request is in ${file} (${cassette.size} responses)`);
+  if (plan.calls === 0) say(`upkeep: every request is in ${journal?.size ? `${file} and its journal` : file} (${cassette.size} responses)`);
   else {
     say(`upkeep: recording about ${planText(plan)} from ${endpointText(u)}`);
     if (u.maxUpkeepCost !== undefined && plan.cost > usdToPico(u.maxUpkeepCost)) {
       throw new UsageError(`upkeep: recording needs about ${planText(plan)}, more than maxUpkeepCost $${u.maxUpkeepCost}; raise it or record fewer scenarios or policies`);
     }
     try {
-      await recorder.record(plan.calls, say);
+      await recorder.record(plan.calls, say, journal);
+    } catch (e) {
+      // The error says where what was received is kept: in the journal, which the next recording carries on from.
+      if (!journal?.size || !(e instanceof CtxsimError)) throw e;
+      const kept = journal.size === 1 ? 'the response received is kept' : `the ${journal.size} responses received are kept`;
+      throw new CtxsimError(`${e.message}; ${kept} in ${journal.shown}: run the same command again to carry on`, e.code, e.exitCode);
     } finally {
-      if (u.mode === 'record' && cassette.size > before) writeFileAtomic(u.cassette, cassette.text());
+      journal?.close();
     }
-    say(`upkeep: recorded ${cassette.size - before} responses for $${usd(recorder.spent, 4)}${u.mode === 'record' ? ` into ${file}${before ? ` (${before} were there already)` : ''}` : ''}`);
   }
+  // Complete: the cassette takes every response, sorted, and the journal goes (a kill between the two leaves a journal the next recording finds already in the cassette).
+  if (journal?.exists) {
+    writeFileAtomic(u.cassette, cassette.text());
+    journal.remove();
+  }
+  if (plan.calls) say(`upkeep: recorded ${cassette.size - before} responses for $${usd(recorder.spent, 4)}${u.mode === 'record' ? ` into ${file}${before ? ` (${before} were there already)` : ''}` : ''}`);
   return { prompts: u.prompts, recorded: { entries: cassette.entries(), file: u.mode === 'live' ? 'the live recording' : file, recordCommand }, ...answers };
+}
+
+/** A recording's cassette with the responses of its journal (when a recording into it did not finish), and the journal to append to. */
+function readRecording(path: string, display: (path: string) => string): { cassette: Cassette; journal: Journal } {
+  const cassette = exists(path) ? readCassette(path, display(path)) : new Cassette();
+  return { cassette, journal: Journal.read(path, cassette, display) };
 }
 
 /** Reads a cassette file; a bad line is an input error at its line. */
@@ -311,7 +347,7 @@ export function planText(plan: UpkeepPlan): string {
 export function upkeepPlan(study: UpkeepStudy, conversations: readonly Conversation[]): UpkeepPlan {
   checkAnswers(study);
   const u = study.upkeep ?? defaultUpkeep(process.cwd());
-  const cassette = u.mode === 'record' && exists(u.cassette) ? readCassette(u.cassette, u.cassette) : new Cassette();
+  const cassette = u.mode === 'record' ? readRecording(u.cassette, (path) => path).cassette : new Cassette();
   return new Recorder(study, u, conversations, cassette).plan();
 }
 
@@ -393,15 +429,18 @@ class Recorder {
    * `expected` requests, for the progress lines). Each unit is
    * replayed; the requests it made that do not depend on a stand-in are sent
    * (each key once, whichever unit asked first); then it is replayed again.
+   * Each response, checked (its vector's length against its model's other
+   * vectors too), goes to the journal as it comes, then to the cassette.
    * On a failure the requests under way finish (they are paid for) and the
    * failure is thrown. Once the responses recorded were billed
    * `maxUpkeepCost` or more, no request is sent: those under way finish and
    * are recorded, and unless nothing was left to record, the recording
    * stops with a message counting every response recorded and their cost.
    */
-  async record(expected: number, say: (line: string) => void): Promise<void> {
+  async record(expected: number, say: (line: string) => void, journal: Journal | undefined): Promise<void> {
     const u = this.settings;
-    const send = await openEndpoint({ baseURL: u.baseURL, apiKey: process.env[u.apiKeyEnv] || undefined, apiKeyEnv: u.apiKeyEnv, timeoutSeconds: u.timeout, maxRetries: u.retries });
+    const endpoint = { baseURL: u.baseURL, apiKey: process.env[u.apiKeyEnv] || undefined, apiKeyEnv: u.apiKeyEnv, timeoutSeconds: u.timeout, maxRetries: u.retries, maxResponseBytes: u.maxResponseBytes };
+    const send = await openEndpoint(endpoint);
     const cap = u.maxUpkeepCost === undefined ? undefined : usdToPico(u.maxUpkeepCost);
     const inflight = new Map<string, Promise<void>>();
     const limit = pool(u.concurrency);
@@ -418,6 +457,9 @@ class Recorder {
           if (stopped()) return;
           try {
             const entry = withUsage(await send(miss.request), miss, ctx);
+            const issue = this.cassette.dimensionIssue(entry);
+            if (issue) throw responseError(endpoint, miss.request, issue);
+            journal?.append(entry);
             this.cassette.add(entry);
             this.spent += this.cost(entry.model, entry.usage);
             if (++made % 25 === 0) say(`upkeep: recorded ${made} of about ${Math.max(expected, made)} responses ($${usd(this.spent, 4)})`);
@@ -447,7 +489,7 @@ class Recorder {
     // The response that reached the cap may have been the last one needed: then the recording is complete.
     if (capped && this.plan().calls > 0) {
       const responses = made === 1 ? '1 response' : `${made} responses`;
-      throw new CtxsimError(`upkeep: the recording reached maxUpkeepCost $${u.maxUpkeepCost} after ${responses} ($${usd(this.spent, 4)}); ${made === 1 ? 'it is' : 'they are'} kept in the cassette`, 'upkeep-cost');
+      throw new CtxsimError(`upkeep: the recording reached maxUpkeepCost $${u.maxUpkeepCost} after ${responses} ($${usd(this.spent, 4)})`, 'upkeep-cost');
     }
   }
 }

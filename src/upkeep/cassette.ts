@@ -70,12 +70,71 @@ export function requestKey(r: UpkeepRequest): string {
   return createHash('sha256').update(JSON.stringify(payload)).digest('hex').slice(0, 32);
 }
 
-const usage = z.strictObject({ input: z.number().int().min(0), output: z.number().int().min(0) });
+/**
+ * The most tokens a recorded response may say it was billed, input or output:
+ * far above any real request, so a count past it is an endpoint's fault (and
+ * sums of counts stay exact).
+ */
+export const MAX_USAGE_TOKENS = 1_000_000_000;
+
+/** A token count: a whole number from 0 to MAX_USAGE_TOKENS (the bounds first, so 1e308 is told as too big). */
+const tokens = z.number().min(0).max(MAX_USAGE_TOKENS).int();
+const usage = z.strictObject({ input: tokens, output: tokens });
 const key = z.string().regex(/^[0-9a-f]{32}$/, 'expected 32 hex digits');
-const entrySchema = z.discriminatedUnion('kind', [
-  z.strictObject({ key, kind: z.enum(['summary', 'extract', 'answer', 'judge']), model: z.string().min(1), text: z.string(), usage }),
-  z.strictObject({ key, kind: z.literal('embed'), model: z.string().min(1), vector: z.string().refine(isFloat32Base64, 'expected base64 of float32 values'), usage }),
-]);
+const vector = z
+  .string()
+  .refine(isFloat32Base64, { message: 'expected base64 of float32 values', abort: true })
+  .superRefine((text, ctx) => {
+    const bad = decodeVector(text).findIndex((v) => !Number.isFinite(v));
+    if (bad >= 0) ctx.addIssue({ code: 'custom', path: [bad], message: `${decodeVector(text)[bad]} as float32: every value must be a finite number` });
+  });
+/** A recorded response's fields; `usage` optional for an endpoint's answer that reports none (the recording counts it then). */
+const entrySchema = (u: z.ZodType<BilledUsage | undefined>) =>
+  z.discriminatedUnion('kind', [
+    z.strictObject({ key, kind: z.enum(['summary', 'extract', 'answer', 'judge']), model: z.string().min(1), text: z.string(), usage: u }),
+    z.strictObject({ key, kind: z.literal('embed'), model: z.string().min(1), vector, usage: u }),
+  ]);
+const ENTRY = entrySchema(usage);
+const ANSWER = entrySchema(usage.optional());
+
+/** What is wrong with a response, at its field (`['usage', 'input']`, `['vector', 3]`), and the value found there when the path reaches one. */
+export interface EntryIssue {
+  path: (string | number)[];
+  message: string;
+  got?: unknown;
+}
+
+/**
+ * The rules every recorded response meets, wherever it comes from — a
+ * cassette's line, a journal's, an endpoint's answer (`usage` may then be
+ * absent): a known kind, a 32-hex key, a model, a text or a vector of finite
+ * float32 values, and whole token counts from 0 to MAX_USAGE_TOKENS. A
+ * vector's length is checked against its model's others by the cassette it
+ * joins (`Cassette.dimensionIssue`).
+ */
+export function checkEntry(value: unknown): Checked<CassetteEntry>;
+export function checkEntry(value: unknown, usageRequired: false): Checked<EndpointAnswer>;
+export function checkEntry(value: unknown, usageRequired = true): Checked<CassetteEntry | EndpointAnswer> {
+  const r = (usageRequired ? ENTRY : ANSWER).safeParse(value);
+  if (r.success) return { entry: r.data as CassetteEntry };
+  const issue = r.error.issues[0]!;
+  const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+  const got = path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined), value);
+  return { issue: { path, message: issue.message, ...(got !== undefined && { got }) } };
+}
+
+/** A response that meets the rules, or what is wrong with it. */
+type Checked<T> = { entry: T; issue?: undefined } | { entry?: undefined; issue: EntryIssue };
+
+/** A response as an endpoint gave it: a cassette entry whose `usage` is absent when the endpoint reports none. */
+export type EndpointAnswer = Omit<CassetteEntry, 'usage'> & { usage?: BilledUsage };
+
+/** Where a model's first vector came from: a line of a file, or a response (no file). */
+interface VectorOrigin {
+  n: number;
+  file?: string;
+  line?: number;
+}
 
 /**
  * A cassette: recorded upkeep responses by request key. On disk it is JSON
@@ -84,9 +143,11 @@ const entrySchema = z.discriminatedUnion('kind', [
  */
 export class Cassette {
   private readonly byKey = new Map<string, CassetteEntry>();
+  /** Per embedding model, the length of its vectors and where the first came from: a model gives all its vectors one length (they are compared with each other). */
+  private readonly dimensions = new Map<string, VectorOrigin>();
 
   constructor(entries: Iterable<CassetteEntry> = []) {
-    for (const e of entries) this.byKey.set(e.key, e);
+    for (const e of entries) this.add(e);
   }
 
   get size(): number {
@@ -97,8 +158,18 @@ export class Cassette {
     return this.byKey.get(key);
   }
 
-  add(entry: CassetteEntry): void {
+  /** Adds (or replaces) a response; `from` says where it was read, for a later vector of another length to name. */
+  add(entry: CassetteEntry, from: Omit<VectorOrigin, 'n'> = {}): void {
     this.byKey.set(entry.key, entry);
+    if (entry.vector !== undefined && !this.dimensions.has(entry.model)) this.dimensions.set(entry.model, { n: vectorLength(entry.vector), ...from });
+  }
+
+  /** What is wrong with adding a response whose vector's length is not its model's (in `file`, a line of the same file is named by its number alone). */
+  dimensionIssue(entry: Pick<CassetteEntry, 'model' | 'vector'>, file?: string): EntryIssue | undefined {
+    const first = entry.vector === undefined ? undefined : this.dimensions.get(entry.model);
+    if (!first || first.n === vectorLength(entry.vector!)) return undefined;
+    const where = first.line === undefined ? 'in an earlier response' : `on line ${first.line}${first.file === file ? '' : ` of ${first.file}`}`;
+    return { path: ['vector'], message: `${vectorLength(entry.vector!)} dimensions, but ${entry.model}'s vector ${where} has ${first.n} (a model's vectors are compared with each other)` };
   }
 
   /** The entries in key order (plain data: what crosses to worker threads). */
@@ -108,18 +179,18 @@ export class Cassette {
 
   /** The file's text: one entry per line, in key order, fields in a fixed order. */
   text(): string {
-    return this.entries()
-      .map((e) => `${JSON.stringify({ key: e.key, kind: e.kind, model: e.model, ...(e.text !== undefined ? { text: e.text } : { vector: e.vector }), usage: { input: e.usage.input, output: e.usage.output } })}\n`)
-      .join('');
+    return this.entries().map(entryLine).join('');
   }
 
-  /** Reads a cassette file's text; every bad line is a problem at its line, naming the field and value. */
-  static parse(file: string, text: string): Cassette {
+  /**
+   * Reads a cassette file's text (or a recording's journal, `into` the
+   * cassette it adds to: its responses replace the cassette's, and its
+   * vectors are checked against the cassette's); every bad line is a problem
+   * at its line, naming the field and value.
+   */
+  static parse(file: string, text: string, into = new Cassette()): Cassette {
     const problems: Problem[] = [];
-    const entries: CassetteEntry[] = [];
     const seen = new Map<string, number>();
-    /** Per embedding model, the dimensions of its first vector and that line: a model gives all its vectors one length. */
-    const dimensions = new Map<string, { n: number; line: number }>();
     text.split('\n').forEach((raw, i) => {
       const line = i + 1;
       if (!raw.trim()) return;
@@ -130,29 +201,31 @@ export class Cassette {
         problems.push({ file, line, path: '', message: `not a JSON object (${(e as Error).message})` });
         return;
       }
-      const r = entrySchema.safeParse(value);
-      if (!r.success) {
-        const issue = r.error.issues[0]!;
-        const at = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
-        const got = at.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined), value);
-        problems.push({ file, line, path: formatPath(at), message: `${issue.message}${got === undefined ? '' : ` (got ${show(got)})`}` });
+      const checked = checkEntry(value);
+      const issue = checked.issue ?? into.dimensionIssue(checked.entry, file);
+      if (issue) {
+        problems.push({ file, line, path: formatPath(issue.path), message: `${issue.message}${issue.got === undefined ? '' : ` (got ${show(issue.got)})`}` });
         return;
       }
-      const entry = r.data as CassetteEntry;
+      const entry = checked.entry!;
       const first = seen.get(entry.key);
       if (first !== undefined) problems.push({ file, line, path: 'key', message: `${entry.key} is recorded twice (also on line ${first})` });
       seen.set(entry.key, line);
-      if (entry.vector !== undefined) {
-        const n = Buffer.byteLength(entry.vector, 'base64') / 4;
-        const model = dimensions.get(entry.model);
-        if (!model) dimensions.set(entry.model, { n, line });
-        else if (model.n !== n) problems.push({ file, line, path: 'vector', message: `${n} dimensions, but ${entry.model}'s vector on line ${model.line} has ${model.n} (a model's vectors are compared with each other)` });
-      }
-      entries.push(entry);
+      into.add(entry, { file, line });
     });
     if (problems.length) throw new ScenarioError(problems);
-    return new Cassette(entries);
+    return into;
   }
+}
+
+/** A response's line in a cassette or a journal: fields in a fixed order, a newline after. */
+export function entryLine(e: CassetteEntry): string {
+  return `${JSON.stringify({ key: e.key, kind: e.kind, model: e.model, ...(e.text !== undefined ? { text: e.text } : { vector: e.vector }), usage: { input: e.usage.input, output: e.usage.output } })}\n`;
+}
+
+/** The number of float32 values a stored vector holds. */
+function vectorLength(base64: string): number {
+  return Buffer.byteLength(base64, 'base64') / 4;
 }
 
 /** Whether a text is the base64 of a whole number of float32 values (at least one). */

@@ -1,5 +1,6 @@
 import { CtxsimError } from '../errors.js';
-import { encodeVector, requestKey, type CassetteEntry, type UpkeepRequest, type BilledUsage } from './cassette.js';
+import { formatPath, show } from '../text/document.js';
+import { checkEntry, encodeVector, requestKey, type EndpointAnswer, type EntryIssue, type UpkeepRequest } from './cassette.js';
 
 /** How to reach an OpenAI-compatible endpoint. */
 export interface EndpointSettings {
@@ -9,64 +10,187 @@ export interface EndpointSettings {
   apiKey: string | undefined;
   /** The environment variable the key comes from, to name in an error (never the key itself). */
   apiKeyEnv: string;
-  /** Seconds a request may take before it is given up (and retried). */
+  /** Seconds a request may take, its answer's body read whole included, before it is given up (and retried); also the longest wait before a retry. */
   timeoutSeconds: number;
-  /** Retries of a request on a timeout, a 408/409/429 or a 5xx, waiting as `Retry-After` says (else backing off). */
+  /** Retries of a request on a timeout, a failed connection, a 408/409/429 or a 5xx, waiting as `Retry-After` says (at most `timeoutSeconds`), else backing off. */
   maxRetries: number;
+  /** The most bytes an answer's body may have: a longer one is refused as it streams in, never held whole. */
+  maxResponseBytes: number;
 }
 
-/** A response as the endpoint gave it; `usage` absent when the endpoint reports none. */
-export type EndpointAnswer = Omit<CassetteEntry, 'usage'> & { usage?: BilledUsage };
+/** A response body's default limit: far above any upkeep answer (a summary, a fact sheet, an embedding of a few thousand values). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 4_000_000;
+/** The highest limit a study may set: a longer text could not be stored as a cassette line. */
+export const MAX_RESPONSE_BYTES = 50_000_000;
+
+/** Statuses worth another try: a request timeout, a conflict, a rate limit, a server error. */
+const RETRIED = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
 
 /**
  * Opens an endpoint through the official `openai` client (imported only
  * here, when a run records, so other runs never load it): each request is a
  * chat completion (temperature 0, `max_tokens` the request's) or an
- * embedding of one text. Every failure is a one-line error naming the
- * endpoint and what to do; the key never appears in one.
+ * embedding of one text. The answer is checked by the rules of a cassette
+ * line (`checkEntry`) before it is returned. Every failure is a one-line
+ * error naming the endpoint, the request and what to do; the key never
+ * appears in one.
+ *
+ * Retries are ctxsim's, not the client's (whose `Retry-After` has no upper
+ * bound): at most `maxRetries`, each after the wait `Retry-After` asks for
+ * but at most `timeoutSeconds`, so one request waits at most
+ * `timeoutSeconds × maxRetries` in all between its tries.
  */
 export async function openEndpoint(s: EndpointSettings): Promise<(request: UpkeepRequest) => Promise<EndpointAnswer>> {
-  const { default: OpenAI, APIConnectionError, APIConnectionTimeoutError } = await import('openai');
+  const { default: OpenAI, APIError, APIConnectionError, APIConnectionTimeoutError } = await import('openai');
   // A local server needs no key, but the client wants one: a placeholder the server ignores.
-  const client = new OpenAI({ baseURL: s.baseURL, apiKey: s.apiKey ?? 'none', timeout: s.timeoutSeconds * 1000, maxRetries: s.maxRetries });
-  const hide = (text: string) => (s.apiKey && s.apiKey.length >= 4 ? text.split(s.apiKey).join('***') : text);
-  const fail = (what: string, message: string) => new CtxsimError(hide(`upkeep endpoint ${s.baseURL}: ${what}: ${message}`), 'upkeep-endpoint');
+  const client = new OpenAI({ baseURL: s.baseURL, apiKey: s.apiKey ?? 'none', timeout: s.timeoutSeconds * 1000, maxRetries: 0, fetch: boundedFetch(s.maxResponseBytes) });
+  const fail = (request: UpkeepRequest, message: string) => endpointError(s, request, message);
+
+  /** What went wrong with a try, and whether another may go better. */
+  const classify = (e: unknown): Failure => {
+    if (e instanceof APIConnectionError && e.cause instanceof ResponseTooLarge) return { kind: 'too-large' };
+    if (e instanceof APIConnectionTimeoutError) return { kind: 'timeout', retry: true };
+    if (e instanceof APIConnectionError) return { kind: 'connection', retry: true };
+    if (e instanceof APIError && typeof e.status === 'number') return { kind: 'status', status: e.status, retry: RETRIED(e.status), ...(e.headers && { headers: e.headers }) };
+    return { kind: e instanceof SyntaxError ? 'malformed' : 'other' };
+  };
+
+  const call = (request: UpkeepRequest): Promise<unknown> =>
+    request.kind === 'embed'
+      ? client.embeddings.create({ model: request.model, input: request.input, encoding_format: 'float' })
+      : client.chat.completions.create({
+          model: request.model,
+          // A probe turn's prompt is sent as the policy made it (roles, tool calls and results, names); the client's types are its own.
+          messages: [...request.messages] as Parameters<typeof client.chat.completions.create>[0]['messages'],
+          ...(request.kind === 'answer' && request.tools?.length && { tools: [...request.tools] as Parameters<typeof client.chat.completions.create>[0]['tools'] }),
+          max_tokens: request.maxTokens,
+          temperature: 0,
+        });
 
   return async (request) => {
-    const what = `${request.kind === 'embed' ? 'embedding' : request.kind} by ${request.model}`;
     let answer: unknown;
-    try {
-      answer =
-        request.kind === 'embed'
-          ? await client.embeddings.create({ model: request.model, input: request.input, encoding_format: 'float' })
-          : await client.chat.completions.create({
-              model: request.model,
-              // A probe turn's prompt is sent as the policy made it (roles, tool calls and results, names); the client's types are its own.
-              messages: [...request.messages] as Parameters<typeof client.chat.completions.create>[0]['messages'],
-              ...(request.kind === 'answer' && request.tools?.length && { tools: [...request.tools] as Parameters<typeof client.chat.completions.create>[0]['tools'] }),
-              max_tokens: request.maxTokens,
-              temperature: 0,
-            });
-    } catch (e) {
-      const kind = e instanceof APIConnectionTimeoutError ? 'timeout' : e instanceof APIConnectionError ? 'connection' : undefined;
-      throw fail(what, failure(e, kind, s));
+    for (let tries = 1; ; tries++) {
+      try {
+        answer = await call(request);
+        break;
+      } catch (e) {
+        const f = classify(e);
+        if (!f.retry || tries > s.maxRetries) throw fail(request, failure(e, f, s, tries));
+        await sleep(retryWait(f.headers, tries, s.timeoutSeconds * 1000));
+      }
     }
     const parsed = request.kind === 'embed' ? embedding(answer) : completion(answer);
-    if (typeof parsed === 'string') throw fail(what, parsed);
-    return { key: requestKey(request), kind: request.kind, model: request.model, ...parsed };
+    if (typeof parsed === 'string') throw fail(request, parsed);
+    const checked = checkEntry({ key: requestKey(request), kind: request.kind, model: request.model, ...parsed }, false);
+    if (checked.issue) throw responseError(s, request, checked.issue);
+    return checked.entry;
   };
 }
 
-/** What went wrong with a request, in words (the client has already retried what can be retried). */
-function failure(e: unknown, kind: 'timeout' | 'connection' | undefined, s: EndpointSettings): string {
-  const err = e as { status?: number; message?: string };
-  const tries = `${s.maxRetries + 1} ${s.maxRetries ? 'tries' : 'try'}`;
+/** A try that failed: what kind of failure, whether to try again, and the status and headers of an answer that said so. */
+interface Failure {
+  kind: 'too-large' | 'timeout' | 'connection' | 'status' | 'malformed' | 'other';
+  retry?: boolean;
+  status?: number;
+  headers?: Headers;
+}
+
+/** A body longer than the limit, refused while it streams in. */
+class ResponseTooLarge extends Error {}
+
+/** Statuses whose response has no body. */
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+/**
+ * A `fetch` for the client that reads the whole body, at most `maxBytes` of
+ * it, before it answers: the client's timeout then covers the body too (a
+ * server that sends its headers and stalls is cut), and a body over the
+ * limit is refused as it streams in.
+ */
+function boundedFetch(maxBytes: number): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    const tooLarge = (): never => {
+      void res.body?.cancel().catch(() => {});
+      throw new ResponseTooLarge(`larger than ${maxBytes} bytes`);
+    };
+    if (Number(res.headers.get('content-length')) > maxBytes) tooLarge();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of (res.body ?? []) as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > maxBytes) tooLarge();
+      chunks.push(chunk);
+    }
+    return new Response(NULL_BODY.has(res.status) ? null : Buffer.concat(chunks), { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+}
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+/**
+ * Milliseconds to wait before try `tries + 1`: what the answer asked
+ * (`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date), else
+ * 0.5 s doubling with each try up to 8 s; never more than `timeoutMs`.
+ */
+export function retryWait(headers: Headers | undefined, tries: number, timeoutMs: number, now = Date.now()): number {
+  return Math.min(retryAfter(headers, now) ?? Math.min(500 * 2 ** (tries - 1), 8000), timeoutMs);
+}
+
+/** The wait an answer asks for, in milliseconds (a date past is no wait), or undefined when it asks none it can be read as. */
+function retryAfter(headers: Headers | undefined, now: number): number | undefined {
+  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  if (ms >= 0) return ms;
+  const raw = headers?.get('retry-after')?.trim();
+  if (!raw) return undefined;
+  const seconds = Number(raw);
+  if (!Number.isNaN(seconds)) return seconds >= 0 ? seconds * 1000 : undefined;
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** What a request is, in words: `summary by llama3.2`, `embedding by nomic-embed-text`. */
+function requestName(request: UpkeepRequest): string {
+  return `${request.kind === 'embed' ? 'embedding' : request.kind} by ${request.model}`;
+}
+
+/** The one-line error of a request to the endpoint: names the endpoint and the request; the key is masked wherever it appears. */
+function endpointError(s: Pick<EndpointSettings, 'baseURL' | 'apiKey'>, request: UpkeepRequest, message: string): CtxsimError {
+  const hide = (text: string) => (s.apiKey && s.apiKey.length >= 4 ? text.split(s.apiKey).join('***') : text);
+  return new CtxsimError(hide(`upkeep endpoint ${s.baseURL}: ${requestName(request)}: ${message}`), 'upkeep-endpoint');
+}
+
+/** The fields of the endpoint's answer that a recorded response's fields come from. */
+const ANSWER_FIELDS: Record<string, string> = {
+  usage: 'usage',
+  'usage.input': 'usage.prompt_tokens',
+  'usage.output': 'usage.completion_tokens',
+  text: 'choices[0].message.content',
+  vector: 'data[0].embedding',
+};
+
+/**
+ * The error for an answer that breaks a rule of the cassette (`checkEntry`,
+ * or a vector whose length is not its model's): names the field of the
+ * answer as the endpoint sent it, and the value.
+ */
+export function responseError(s: Pick<EndpointSettings, 'baseURL' | 'apiKey'>, request: UpkeepRequest, issue: EntryIssue): CtxsimError {
+  const [head, ...rest] = issue.path;
+  const field = `${ANSWER_FIELDS[formatPath(head === 'vector' ? [head] : issue.path)] ?? formatPath(issue.path)}${head === 'vector' ? formatPath(rest) : ''}`;
+  return endpointError(s, request, `${field}: ${issue.message}${issue.got === undefined ? '' : ` (got ${show(issue.got)})`}`);
+}
+
+/** What went wrong with a request, in words, after `tries` tries. */
+function failure(e: unknown, f: Failure, s: EndpointSettings, tries: number): string {
+  const err = e as { message?: string };
+  const told = `${tries} ${tries === 1 ? 'try' : 'tries'}`;
   const said = firstLine(err.message).replace(/^\d{3}\s+/, '');
-  if (err.status === 401 || err.status === 403) return `${err.status} (${said}): check the key in ${s.apiKeyEnv}`;
-  if (kind === 'timeout') return `no answer within ${s.timeoutSeconds} s (${tries})`;
-  if (kind === 'connection') return `cannot connect (${tries}): is the server running at this address?`;
-  if (e instanceof SyntaxError) return `the answer is not valid JSON (${firstLine(err.message)})`;
-  if (typeof err.status === 'number') return `${err.status} (${said})${err.status === 429 || err.status >= 500 ? ` after ${tries}` : ''}`;
+  if (f.kind === 'too-large') return `the answer is larger than maxResponseBytes (${s.maxResponseBytes} bytes)`;
+  if (f.status === 401 || f.status === 403) return `${f.status} (${said}): check the key in ${s.apiKeyEnv}`;
+  if (f.kind === 'timeout') return `no answer within ${s.timeoutSeconds} s (${told})`;
+  if (f.kind === 'connection') return `cannot connect (${told}): is the server running at this address?`;
+  if (f.kind === 'malformed') return `the answer is not valid JSON (${firstLine(err.message)})`;
+  if (f.status !== undefined) return `${f.status} (${said})${f.retry ? ` after ${told}` : ''}`;
   return firstLine(err.message ?? String(e));
 }
 
@@ -74,16 +198,15 @@ function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n')[0]!.slice(0, 300);
 }
 
-/** Token counts of a response's `usage`, when it has them. */
-function usageOf(u: unknown, output: boolean): BilledUsage | undefined {
+/** A response's `usage` as the endpoint reported it (checked with the rest), or undefined when it reports none: no input count, or (for a chat completion) no output count. */
+function usageOf(u: unknown, output: boolean): { input: unknown; output: unknown } | undefined {
   const { prompt_tokens: input, completion_tokens: out } = (u ?? {}) as { prompt_tokens?: unknown; completion_tokens?: unknown };
-  if (!Number.isInteger(input)) return undefined;
-  if (output && !Number.isInteger(out)) return undefined;
-  return { input: input as number, output: output ? (out as number) : 0 };
+  if (input == null || (output && out == null)) return undefined;
+  return { input, output: output ? out : 0 };
 }
 
 /** A chat completion's text (a tool call the model made instead or besides, one `name(arguments)` a line after it) and usage, or what is wrong with it. */
-function completion(answer: unknown): Pick<EndpointAnswer, 'text' | 'usage'> | string {
+function completion(answer: unknown): { text: string; usage?: unknown } | string {
   const a = answer as { choices?: { message?: { content?: unknown; tool_calls?: unknown } }[]; usage?: unknown } | null;
   const message = a?.choices?.[0]?.message;
   const content = message?.content;
@@ -94,11 +217,11 @@ function completion(answer: unknown): Pick<EndpointAnswer, 'text' | 'usage'> | s
   return { text: [...(content ? [content] : []), ...called].join('\n'), ...(usage && { usage }) };
 }
 
-/** An embedding (stored as base64 float32) and usage, or what is wrong with it. */
-function embedding(answer: unknown): Pick<EndpointAnswer, 'vector' | 'usage'> | string {
+/** An embedding (stored as base64 float32: a value too large for float32 becomes Infinity, which the check refuses) and usage, or what is wrong with it. */
+function embedding(answer: unknown): { vector: string; usage?: unknown } | string {
   const a = answer as { data?: { embedding?: unknown }[]; usage?: unknown } | null;
   const values = a?.data?.[0]?.embedding;
-  if (!Array.isArray(values) || !values.length || !values.every((v) => typeof v === 'number' && Number.isFinite(v))) return 'the answer has no data[0].embedding of numbers';
+  if (!Array.isArray(values) || !values.length || !values.every((v) => typeof v === 'number')) return 'the answer has no data[0].embedding of numbers';
   const usage = usageOf(a?.usage, false);
   return { vector: encodeVector(values as number[]), ...(usage && { usage }) };
 }

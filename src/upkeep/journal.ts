@@ -1,0 +1,119 @@
+import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { CtxsimError } from '../errors.js';
+import { Cassette, entryLine, type CassetteEntry } from './cassette.js';
+
+/**
+ * A recording's journal: the responses received so far, in the order they
+ * came, one cassette line each (`entryLine`), appended and flushed to disk
+ * (fsync) as each arrives. It lives beside the cassette, named after it with
+ * `.journal` added, from the first response until the recording completes:
+ * then the cassette is written, sorted, and the journal removed. A recording
+ * stopped any other way (Ctrl-C, SIGTERM, a kill, a failure, the cost cap)
+ * leaves it, and the next recording reads it with the cassette and sends
+ * only what neither holds.
+ */
+export class Journal {
+  /** The open file, from the first response on. */
+  private fd: number | undefined;
+  /** Responses in the file: those read, and those appended. */
+  private count: number;
+
+  private constructor(
+    /** The journal file. */
+    readonly path: string,
+    /** How to name it in a message. */
+    readonly shown: string,
+    /** Bytes of whole lines at its start: what follows is a line a kill cut short, cut off before the next line is appended. */
+    private readonly whole: number,
+    private readonly torn: boolean,
+    read: number,
+  ) {
+    this.count = read;
+  }
+
+  /** The journal of a cassette file. */
+  static pathOf(cassette: string): string {
+    return `${cassette}.journal`;
+  }
+
+  /**
+   * Reads the journal of `cassetteFile`, when there is one, into `cassette`:
+   * each whole line is a response, checked as a cassette line is (its vector
+   * against the cassette's too) and replacing the cassette's response to the
+   * same request. A last line without its newline is a write a kill cut
+   * short: dropped (its request is sent again). Nothing is written here.
+   */
+  static read(cassetteFile: string, cassette: Cassette, display: (path: string) => string): Journal {
+    const path = Journal.pathOf(cassetteFile);
+    const shown = display(path);
+    if (!existsSync(path)) return new Journal(path, shown, 0, false, 0);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path);
+    } catch (e) {
+      throw new CtxsimError(`cannot read the recording journal ${shown} (${(e as NodeJS.ErrnoException).code ?? e})`, 'upkeep-journal');
+    }
+    const whole = bytes.lastIndexOf(0x0a) + 1;
+    const text = bytes.subarray(0, whole).toString('utf8');
+    Cassette.parse(shown, text, cassette);
+    return new Journal(path, shown, whole, whole < bytes.length, text.split('\n').filter((l) => l.trim()).length);
+  }
+
+  /** Responses the journal holds (read and appended). */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Whether the file is there (it is made at the first response). */
+  get exists(): boolean {
+    return this.fd !== undefined || existsSync(this.path);
+  }
+
+  /** Appends a response and flushes it to disk before returning: once this returns, a kill keeps it. */
+  append(entry: CassetteEntry): void {
+    try {
+      this.fd ??= this.open();
+      const line = Buffer.from(entryLine(entry));
+      for (let at = 0; at < line.length; ) at += writeSync(this.fd, line, at);
+      fsyncSync(this.fd);
+    } catch (e) {
+      throw new CtxsimError(`cannot write the recording journal ${this.shown} (${(e as NodeJS.ErrnoException).code ?? e})`, 'upkeep-journal');
+    }
+    this.count++;
+  }
+
+  /** Closes the file (the journal stays). */
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  /** Closes and removes the journal: its responses are in the cassette written. */
+  remove(): void {
+    this.close();
+    if (existsSync(this.path)) unlinkSync(this.path);
+  }
+
+  /** Opens the file to append: a torn last line is cut off first; a new file's folder is flushed too, so the file itself survives a crash. */
+  private open(): number {
+    const made = !existsSync(this.path);
+    const fd = openSync(this.path, 'a');
+    if (this.torn) ftruncateSync(fd, this.whole);
+    if (made) syncFolder(dirname(this.path));
+    return fd;
+  }
+}
+
+/** Flushes a folder's entries to disk (where a folder can be opened: not on Windows, where a file's flush suffices). */
+function syncFolder(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, 'r');
+    fsyncSync(fd);
+  } catch {
+    // A platform that cannot open or flush a folder: the file's own flush is what it offers.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
