@@ -44,7 +44,8 @@ function project(policies: string[], upkeep = ', retries: 0'): string {
   return dir;
 }
 
-const record = (dir: string, ...more: string[]) => recordCli(['run', join(dir, 'study.yaml'), '--out', join(dir, 'out'), '--no-token-cache', '--quiet', ...more]);
+/** The study run with \`more\` flags; recording unless they name another mode (a study file cannot open the network by itself). */
+const record = (dir: string, ...more: string[]) => recordCli(['run', join(dir, 'study.yaml'), '--out', join(dir, 'out'), '--no-token-cache', '--quiet', ...(more.includes('--upkeep') ? [] : ['--upkeep', 'record']), ...more]);
 const cassetteOf = (dir: string) => join(dir, 'upkeep.cassette.jsonl');
 const journalOf = (dir: string) => `${cassetteOf(dir)}.journal`;
 const lines = (path: string) => readFileSync(path, 'utf8').trimEnd().split('\n');

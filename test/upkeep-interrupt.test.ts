@@ -53,7 +53,7 @@ function project(concurrency = 1): string {
   return dir;
 }
 
-const args = (dir: string, out = 'out') => ['run', join(dir, 'study.yaml'), '--out', join(dir, out), '--no-token-cache'];
+const args = (dir: string, out = 'out', mode = 'record') => ['run', join(dir, 'study.yaml'), '--out', join(dir, out), '--no-token-cache', '--upkeep', mode];
 const cassetteOf = (dir: string) => join(dir, 'upkeep.cassette.jsonl');
 const journalOf = (dir: string) => `${cassetteOf(dir)}.journal`;
 
@@ -201,7 +201,7 @@ describe('the journal when recording again', () => {
 
     writeFileSync(journalOf(dir), `${lines[0]}\n`);
     writeFileSync(cassetteOf(dir), `${lines[1]}\n`);
-    const replay = await recordCli([...args(dir), '--upkeep', 'replay']);
+    const replay = await recordCli(args(dir, 'out', 'replay'));
     expect(replay.code).toBe(2);
     expect(replay.stderr).toMatch(
       /^ctxsim: upkeep: the recording into (\S*upkeep\.cassette\.jsonl) did not finish: \1\.journal holds the responses it received; finish it with `ctxsim run \S*study\.yaml --upkeep record --cassette \1` \(or delete \1\.journal to drop them\)\n$/,
