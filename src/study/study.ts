@@ -231,9 +231,10 @@ export function contractScenarios(): ScenarioSource[] {
 /**
  * Reads a study file, with the policy modules it names (loading a module is
  * asynchronous); every problem is reported with its place. `prices` (a
- * path) replaces the study's price table, as `--prices` does.
+ * path) replaces the study's price table, as `--prices` does;
+ * `policyTimeout` bounds each module's import, as `--policy-timeout` does.
  */
-export async function loadStudy(file: string, opts: { prices?: string } = {}): Promise<Study> {
+export async function loadStudy(file: string, opts: { prices?: string; policyTimeout?: number } = {}): Promise<Study> {
   const shown = displayPath(resolve(file));
   let text: string;
   try {
@@ -249,7 +250,7 @@ export async function loadStudy(file: string, opts: { prices?: string } = {}): P
   const problems: Problem[] = [];
   const doc = src.check(studySchema, root, [], problems);
   const dir = dirname(resolve(file));
-  const modules = await studyModules(src, root, dir, problems);
+  const modules = await studyModules(src, root, dir, problems, opts.policyTimeout);
   const base = defaultStudy();
   const study: Study = { ...base, file: resolve(file), out: resolve(dir, 'reports') };
   if (doc) {
@@ -444,7 +445,7 @@ function entryName(entry: unknown): string | undefined {
 }
 
 /** Loads the policy modules a study's entries name (paths relative to the study file); one that cannot be loaded is a problem at its entry. */
-async function studyModules(src: SourceDoc, root: unknown, dir: string, problems: Problem[]): Promise<PolicyModules> {
+async function studyModules(src: SourceDoc, root: unknown, dir: string, problems: Problem[], timeoutSeconds?: number): Promise<PolicyModules> {
   const entries = root && typeof root === 'object' && Array.isArray((root as { policies?: unknown }).policies) ? ((root as { policies: unknown[] }).policies) : [];
   const at = new Map<string, number>();
   const requests = entries.flatMap((entry, i) => {
@@ -454,7 +455,7 @@ async function studyModules(src: SourceDoc, root: unknown, dir: string, problems
     if (!at.has(r.file)) at.set(r.file, i);
     return [r];
   });
-  return loadPolicyModules(requests, (e, r) => problems.push(src.problem(['policies', at.get(r.file)!], e.message)));
+  return loadPolicyModules(requests, (e, r) => problems.push(src.problem(['policies', at.get(r.file)!], e.message)), timeoutSeconds);
 }
 
 /** A study's policy entry: `id`, `id:k=v`, or `{id: {k: v}}`; the id may be a module's path, relative to the study's folder `dir`. */
