@@ -11,6 +11,8 @@ import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
+import { WORKER_OLD_MB } from '../engine/parallel.js';
+import { DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
 import { TOKENIZERS } from '../tokens/encoding.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides } from '../study/upkeep.js';
 
@@ -42,6 +44,10 @@ export interface StudyFlags {
   answers?: boolean;
   /** The model that grades the answers a value as written is not in. */
   judge?: string;
+  /** Seconds one call into a policy module may take. */
+  policyTimeout?: number;
+  /** MB of heap a worker thread that runs policy modules may use. */
+  policyMemory?: number;
 }
 
 /** Where the token-count cache and the replay cache (in its `replay/`) live unless `--token-cache` says otherwise (relative to the working directory). */
@@ -49,6 +55,25 @@ export const DEFAULT_TOKEN_CACHE = '.ctxsim-cache';
 
 /** The environment variable that names the cache folder when no flag does (CI jobs that keep one folder between runs). */
 export const CACHE_DIR_ENV = 'CTXSIM_CACHE_DIR';
+
+/** The limits of policy modules, for every command that runs them (docs/custom-policies.md). */
+export const POLICY_LIMIT_OPTIONS = {
+  'policy-timeout': wholeNumberOption('policy-timeout', {
+    min: 1,
+    describe: 'seconds one call into a policy module (its import, start, a session method) may take; past it the command stops naming the module, scenario and turn',
+    defaultDescription: String(DEFAULT_POLICY_TIMEOUT),
+  }),
+  'policy-memory': wholeNumberOption('policy-memory', {
+    min: 16,
+    describe: 'MB of heap the worker thread that runs policy modules may use; past it the command stops naming the module',
+    defaultDescription: String(WORKER_OLD_MB),
+  }),
+} as const;
+
+/** The limits the flags set, as `RunOptions` take them. */
+export function policyLimits(flags: Pick<StudyFlags, 'policyTimeout' | 'policyMemory'>): Pick<RunnableStudy, 'policyTimeout' | 'policyMemory'> {
+  return { ...(flags.policyTimeout !== undefined && { policyTimeout: flags.policyTimeout }), ...(flags.policyMemory !== undefined && { policyMemory: flags.policyMemory }) };
+}
 
 export const STUDY_OPTIONS = {
   out: { type: 'string', describe: 'output folder (overrides the study)' },
@@ -78,6 +103,7 @@ export const STUDY_OPTIONS = {
     describe: 'worker threads (output is the same for any number)',
     defaultDescription: 'cores; 1 below 4 MB of message text or for one scenario',
   }),
+  ...POLICY_LIMIT_OPTIONS,
   upkeep: {
     type: 'string',
     describe: 'where summaries, extractions and embeddings come from: simulate, record (a real model, into the cassette), replay (the cassette only) or live; record and live open the network, which only this flag does (never a study file)',
@@ -156,7 +182,7 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   if (flags.cache !== undefined) study.promptCache = flags.cache as Study['promptCache'];
   if (flags.cacheBreakpoint !== undefined) study.cacheBreakpoint = flags.cacheBreakpoint as Study['cacheBreakpoint'];
   if (flags.policy?.some((spec) => !spec.trim())) throw new UsageError('--policy: name a policy, e.g. --policy window-tokens:budget=2000');
-  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy)), prices);
+  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy), undefined, flags.policyTimeout), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   if (flags.answers !== undefined) study.answers = flags.answers;
   if (flags.judge !== undefined) {
@@ -166,7 +192,7 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   } else if (flags.answers === false) delete study.judge; // --no-answers measures no answers, so nothing to judge
   checkAnswers(study, flags.answers ? '--answers' : 'answers', flags.judge !== undefined ? '--judge' : 'judge');
   const tokenCache = tokenCacheFromFlags(flags.tokenCache);
-  return Object.assign(study, { tokenCache, replayCache: tokenCache && join(tokenCache, REPLAY_DIR) }, flags.jobs !== undefined && { jobs: flags.jobs });
+  return Object.assign(study, { tokenCache, replayCache: tokenCache && join(tokenCache, REPLAY_DIR), ...policyLimits(flags) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }
 
 /** What the flags set over a study file, checked: the keys they replace, and the upkeep they choose. */
@@ -192,6 +218,7 @@ function studyOverrides(flags: StudyFlags): StudyOverrides {
     ...(flags.out !== undefined && { out: resolve(flags.out) }),
     ...(flags.policy?.length && { policies: true }),
     ...(Object.keys(upkeep).length && { upkeep }),
+    ...(flags.policyTimeout !== undefined && { policyTimeout: flags.policyTimeout }),
   };
 }
 

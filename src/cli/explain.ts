@@ -1,6 +1,7 @@
 import type { Argv } from 'yargs';
 import { replay, type SentCall } from '../engine/replay.js';
 import { replayContext } from '../engine/run.js';
+import { streamStudyParallel } from '../engine/parallel.js';
 import { UsageError } from '../errors.js';
 import { align } from '../report/text.js';
 import { loadScenarioFile } from '../scenario/load.js';
@@ -12,8 +13,9 @@ import { TOKENIZERS } from '../tokens/encoding.js';
 import type { Message } from '../types.js';
 import { wholeNumberOption, type Command } from './_command.js';
 import type { IO } from './_io.js';
+import { POLICY_LIMIT_OPTIONS, policyLimits, type StudyFlags } from './_study.js';
 
-interface ExplainFlags {
+interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory'> {
   scenario: string;
   policy: string;
   turn: number;
@@ -36,7 +38,8 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
         .option('turn', wholeNumberOption('turn', { demandOption: true, describe: 'turn number (from 1)' }))
         .option('model', { type: 'string', default: 'gpt-4o-mini', describe: 'chat model: prices, context window, tokenizer' })
         .option('tokenizer', { type: 'string', default: 'auto', describe: `auto | ${TOKENIZERS.join(' | ')}` })
-        .option('seed', wholeNumberOption('seed', { default: 42, describe: 'random seed (the same as the run\'s, to see what it sent)' })),
+        .option('seed', wholeNumberOption('seed', { default: 42, describe: 'random seed (the same as the run\'s, to see what it sent)' }))
+        .options(POLICY_LIMIT_OPTIONS),
     handler: (argv: ExplainFlags) => explain(argv, io),
   };
 }
@@ -46,7 +49,7 @@ export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
   const conversation = loadScenarioFile(flags.scenario, displayPath(flags.scenario));
   const prices = loadPrices('builtin');
   flagModel(prices, flags.model, '--model');
-  const variants = policiesFromFlags([flags.policy], await loadPolicyModules(specModules([flags.policy])), prices);
+  const variants = policiesFromFlags([flags.policy], await loadPolicyModules(specModules([flags.policy]), undefined, flags.policyTimeout), prices);
   if (variants.length !== 1) throw new UsageError(`--policy ${flags.policy}: explain takes one policy, not a sweep`);
   const n = conversation.turns.length;
   if (flags.turn < 1 || flags.turn > n) {
@@ -55,7 +58,13 @@ export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
   const ctx = replayContext({ ...flags, prices });
   const calls: SentCall[] = [];
   const turn = conversation.turns[flags.turn - 1]!;
-  replay({ ...conversation, turns: conversation.turns.slice(0, flags.turn) }, variants[0]!, ctx, (t, call) => {
+  const replayed = { ...conversation, turns: conversation.turns.slice(0, flags.turn) };
+  // A module's replay is made first on a watched worker thread: a call that never returns, or runs out of memory, stops there.
+  if (variants[0]!.module) {
+    const settings = { seed: flags.seed, models: [flags.model], tokenizer: flags.tokenizer, prices, tokenCache: false as const, jobs: 1 };
+    await streamStudyParallel({ ...settings, conversations: [replayed], policies: variants, ...policyLimits(flags) }, () => {});
+  }
+  replay(replayed, variants[0]!, ctx, (t, call) => {
     if (t === flags.turn) calls.push(call);
   });
   io.out(`${conversation.id} · ${variants[0]!.name} · turn ${turn.index} · ${ctx.encoding.name}${ctx.encoding.estimate ? ' (estimate)' : ''}\n`);

@@ -5,10 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
+import { DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
 import type { Params } from '../policies/types.js';
 import { messageText } from '../tokens/counter.js';
 import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
+import { marksBuffer, ModuleWatchdog, type ModuleLimits, type WatchedModule } from './module-watch.js';
 import { codeId, evictReplayCache } from './replay-cache.js';
 import { collectRecords, finishContexts, replayContexts, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
 
@@ -61,6 +63,16 @@ export interface WorkerSetup {
   recordText?: boolean | readonly StreamedList[];
   /** The replay cache's folder (absolute) and the code id its keys start from (`codeId`, computed once here). */
   replayCache?: { dir: string; code: string };
+  /** With policy modules: the modules, their limits, and the worker's marks of its calls into them (module-watch.ts). */
+  watch?: { modules: WatchedModule[]; limits: ModuleLimits; marks?: SharedArrayBuffer };
+}
+
+/** The run's policy modules, each once, and their limits (defaults `DEFAULT_POLICY_TIMEOUT` s and `WORKER_OLD_MB` MB); undefined when every policy is built in. */
+export function moduleWatch(opts: Pick<RunOptions, 'policies' | 'policyTimeout' | 'policyMemory'>): WorkerSetup['watch'] {
+  const modules = new Map<string, WatchedModule>();
+  for (const v of opts.policies) if (v.module) modules.set(v.module.file, { id: v.policy.id, file: v.module.file });
+  if (!modules.size) return undefined;
+  return { modules: [...modules.values()], limits: { timeoutSeconds: opts.policyTimeout ?? DEFAULT_POLICY_TIMEOUT, memoryMb: opts.policyMemory ?? WORKER_OLD_MB } };
 }
 
 /** Messages to a worker: a scenario (with its index in the study), or finish (save the token cache and report). */
@@ -113,13 +125,16 @@ export function autoJobs(conversations: Conversations, cores = availableParallel
  * `tokenizerCalls` differs (a text seen by two workers is counted by both).
  * Falls back to one thread for one job, for policy objects neither in the
  * registry nor loaded from a module, or when the compiled worker is missing. A sink that throws stops the run.
+ * A run with a policy module replays on worker threads even for one job,
+ * under the modules' limits (`policyTimeout`, `policyMemory`: module-watch.ts).
  */
 export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, sink: RecordSink): Promise<RunInfo> {
+  const watch = moduleWatch(opts);
   const jobs = Math.min(opts.jobs ?? autoJobs(opts.conversations), opts.conversations.length);
   const file = workerFile();
   // A worker rebuilds each policy from the registry or by importing its module: a policy object made otherwise stays on this thread.
   const registered = opts.policies.every((v) => v.module || REGISTRY.get(v.policy.id) === v.policy);
-  if (jobs <= 1 || !file || !registered) return streamStudy(opts, sink);
+  if ((jobs <= 1 && !(watch && jobs === 1)) || !file || !registered) return streamStudy(opts, sink);
 
   // Resolve encodings and prices here: a bad model, price table or tokenizer package fails before any worker starts (no tokenizer is loaded here: only a worker that counts loads its own).
   const ctxs = replayContexts({ ...opts, tokenCache: false });
@@ -147,6 +162,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     ...(opts.shard && { shard: opts.shard }),
     ...(opts.recordText && { recordText: opts.recordText }),
     ...(opts.replayCache && { replayCache: { dir: resolve(opts.replayCache), code: codeId() } }),
+    ...(watch && { watch }),
   };
   const told = await spread(file, setup, opts, jobs, inOrder(sink));
   if (opts.replayCache) evictReplayCache(opts.replayCache, opts.replayCacheMaxBytes);
@@ -176,40 +192,56 @@ export function inOrder(sink: RecordSink): RecordSink {
   };
 }
 
+/**
+ * Starts a worker of the run; with modules, its marks are watched, and
+ * `moduleFailure` names what ended it at its module's call (undefined when
+ * no module has been called).
+ */
+function startWorker(file: string, setup: WorkerSetup, watchdog: ModuleWatchdog | undefined) {
+  const marks = watchdog && marksBuffer();
+  const watched = marks && watchdog.add(marks);
+  const workerData: WorkerSetup = marks ? { ...setup, watch: { ...setup.watch!, marks } } : setup;
+  const maxOldGenerationSizeMb = setup.watch?.limits.memoryMb ?? WORKER_OLD_MB;
+  const w = new Worker(file, { workerData, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB, maxOldGenerationSizeMb } });
+  const moduleFailure = (e?: Error & { code?: string }, code?: number) => (watched === undefined ? undefined : watchdog!.failure(watched, e, code));
+  return { w, moduleFailure };
+}
+
 /** Hands scenarios to the workers as they free up (two in flight each), passes each one's records to `sink` as it comes. */
 function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number, sink: RecordSink): Promise<Pick<RunInfo, 'tokenizerCalls' | 'warnings' | 'replayedUnits' | 'cachedUnits'>> {
   const { conversations } = opts;
   /** Ids of the scenarios in flight, for progress (the conversations themselves are not kept). */
   const ids = new Map<number, string>();
   const warnings = new Set<string>();
-  let tokenizerCalls = 0;
-  let replayedUnits = 0;
-  let cachedUnits = 0;
-  let next = 0;
-  let done = 0;
-  let finished = 0;
+  let [tokenizerCalls, replayedUnits, cachedUnits] = [0, 0, 0];
+  let [next, done, finished] = [0, 0, 0];
   const workers: Worker[] = [];
+  const watchdog = setup.watch && new ModuleWatchdog(setup.watch.modules, setup.watch.limits);
 
   return new Promise((resolveAll, reject) => {
     let failed = false;
     const fail = (e: Error) => {
       if (failed) return;
       failed = true;
+      watchdog?.stop();
       for (const w of workers) void w.terminate();
       reject(e);
     };
+    watchdog?.start((_, message) => fail(new CtxsimError(message, 'policy-limit')));
     const feed = (w: Worker) => {
       if (next < conversations.length) {
         const index = next++;
         const conversation = conversations.at(index)!;
         ids.set(index, conversation.id);
+        watchdog?.name(index, conversation.id);
         w.postMessage({ kind: 'scenario', index, conversation } satisfies ToWorker);
       }
     };
     for (let k = 0; k < jobs; k++) {
-      const w = new Worker(file, { workerData: setup, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB, maxOldGenerationSizeMb: WORKER_OLD_MB } });
+      const { w, moduleFailure } = startWorker(file, setup, watchdog);
       workers.push(w);
       let inFlight = 0;
+      let over = false;
       const send = () => {
         while (inFlight < 2 && next < conversations.length) {
           feed(w);
@@ -240,12 +272,16 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
           replayedUnits += m.replayedUnits;
           cachedUnits += m.cachedUnits;
           for (const x of m.warnings) warnings.add(x);
-          if (++finished === jobs) resolveAll({ tokenizerCalls, warnings: [...warnings], replayedUnits, cachedUnits });
+          over = true;
+          if (++finished < jobs) return;
+          watchdog?.stop();
+          resolveAll({ tokenizerCalls, warnings: [...warnings], replayedUnits, cachedUnits });
         }
       });
-      w.on('error', (e) => fail(workerError(e)));
+      w.on('error', (e) => fail(moduleFailure(e) ?? workerError(e)));
+      // A worker that ends before it has finished (a module's process.exit in a timer) fails the run, whatever its code.
       w.on('exit', (code) => {
-        if (code !== 0) fail(new Error(`worker thread exited with code ${code}`));
+        if (!over) fail(moduleFailure(undefined, code) ?? new Error(`worker thread exited with code ${code}`));
       });
       send();
     }

@@ -3,6 +3,7 @@ import { CtxsimError, UsageError } from '../errors.js';
 import { blocks } from '../policies/blocks.js';
 import { SessionDriver } from '../policies/driver.js';
 import { guardPolicy } from '../policies/guard.js';
+import { moduleFault } from '../policies/module-calls.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { Artifact, PromptPlan, TurnInfo } from '../policies/types.js';
 import { Meter, type CallRequest } from '../pricing/meter.js';
@@ -114,9 +115,18 @@ export function replay(
   onCall?: (turn: number, call: SentCall) => void,
 ): Replay {
   const steps = replaySteps(conversation, variant, ctx, onCall);
+  let turns = 0;
   for (;;) {
-    const r = steps.next();
+    let r: IteratorResult<TurnRecord, Replay>;
+    try {
+      r = steps.next();
+    } catch (e) {
+      // A module's plan or upkeep that throws when it is read (a getter, a proxy) is the module's fault, not ctxsim's.
+      if (!variant.module || e instanceof CtxsimError) throw e;
+      throw moduleFault(`${variant.name}: turn ${conversation.turns[turns]?.index ?? turns} of ${conversation.id}`, 'what it returned cannot be read', e);
+    }
     if (r.done) return r.value;
+    turns++;
   }
 }
 

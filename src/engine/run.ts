@@ -71,6 +71,10 @@ export interface RunOptions {
   replayCacheMaxBytes?: number;
   /** Worker threads for `runStudyParallel` (parallel.ts); `runStudy` itself always runs on the calling thread. */
   jobs?: number;
+  /** Seconds one call into a policy module may take on a worker thread (default `DEFAULT_POLICY_TIMEOUT`, 10; see module-watch.ts). */
+  policyTimeout?: number;
+  /** MB of heap a worker thread that runs policy modules may use (default `WORKER_OLD_MB`, 1024). */
+  policyMemory?: number;
   /**
    * For a sink that writes the record files and the reports (as `ctxsim run
    * --out DIR` does): worker threads send each scenario encoded

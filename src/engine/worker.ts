@@ -1,7 +1,10 @@
+import { Console } from 'node:console';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import { loadPolicyModule } from '../policies/module.js';
+import { describeThrown, setModuleCallHooks } from '../policies/module-calls.js';
+import { markingHooks } from './module-watch.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { DigestBuilder } from '../records/digest.js';
 import { recordText, textBuffers } from '../records/encode.js';
@@ -21,6 +24,13 @@ import { finishContexts, replayContexts, replayScenario } from './run.js';
 
 const setup = workerData as WorkerSetup;
 const port = parentPort!;
+/** With policy modules: each call into one is marked for the run's watchdog, and the console is stderr's even for what a module writes from a timer. */
+const marking = setup.watch?.marks && markingHooks(setup.watch.marks, setup.watch.modules);
+if (marking) {
+  setModuleCallHooks(marking);
+  globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+}
 
 function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
   port.postMessage(message, transfer);
@@ -31,7 +41,7 @@ async function rebuild(list: WorkerSetup['policies']): Promise<PolicyVariant[]> 
   const out: PolicyVariant[] = [];
   for (const p of list) {
     if (p.module) {
-      const m = await loadPolicyModule(p.module.file, p.module.file);
+      const m = await loadPolicyModule(p.module.file, p.module.file, undefined, setup.watch?.limits.timeoutSeconds);
       if (m.hash !== p.module.hash) throw new CtxsimError(`policy module ${p.module.file} changed while the run was starting; run again`, 'policy-module');
       out.push({ name: p.name, policy: m.policy, params: p.params, module: p.module });
       continue;
@@ -59,6 +69,7 @@ try {
         return;
       }
       const { index: i, conversation } = message;
+      marking?.scenario(i);
       const records = replayScenario(conversation, i, policies, ctxs, setup.shard, cache);
       if (!cache) replayed += records.summary.length;
       if (!setup.recordText) return post({ kind: 'scenario', index: i, records });
@@ -74,11 +85,11 @@ try {
 }
 
 function failure(e: unknown): FromWorker {
-  const err = e instanceof Error ? e : new Error(String(e));
+  const err = e instanceof Error ? e : new Error(describeThrown(e));
   return {
     kind: 'error',
-    message: err.message,
+    message: err instanceof CtxsimError ? err.message : describeThrown(err),
     ...(err instanceof CtxsimError && { code: err.code, exitCode: err.exitCode }),
-    ...(err.stack !== undefined && { stack: err.stack }),
+    ...(typeof err.stack === 'string' && { stack: err.stack }),
   };
 }

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
+import { isMainThread, Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { CtxsimError } from '../errors.js';
+import { describeThrown, importCall, moduleCalls } from './module-calls.js';
 import { paramsFromTable, valueOf } from './params.js';
 import type { ParamSpec, Policy } from './types.js';
 
 /** A policy loaded from a JavaScript module the user named by path. */
 export interface PolicyModule {
+  /** The module's policy, each call into it made as module code (`moduleCalls`). */
   policy: Policy;
   /** The module's path as it was given (a relative one is read from the working directory). */
   file: string;
@@ -50,8 +53,17 @@ const ID = /^[a-z0-9][a-z0-9-]*$/;
  * an earlier load in this process is loaded again, and matches `hash`.
  * `importModule` imports a URL: Node's `import()` unless a test passes its
  * own (a test runner's module loader replaces `import()` in the code it runs).
+ * The import runs as module code (its console on stderr, see
+ * module-calls.ts) and must finish within `timeoutSeconds` (a top-level
+ * await that never settles fails; a top-level loop on this thread cannot be
+ * stopped — a run's worker threads are watched for it).
  */
-export async function loadPolicyModule(file: string, shown: string, importModule: (url: string) => Promise<unknown> = (url) => import(url)): Promise<PolicyModule> {
+export async function loadPolicyModule(
+  file: string,
+  shown: string,
+  importModule: (url: string) => Promise<unknown> = (url) => import(url),
+  timeoutSeconds = DEFAULT_POLICY_TIMEOUT,
+): Promise<PolicyModule> {
   const fail = (what: string, cause?: unknown) => {
     const error = new CtxsimError(`policy module ${shown}: ${what}`, 'policy-module');
     if (cause !== undefined) error.cause = cause;
@@ -65,16 +77,70 @@ export async function loadPolicyModule(file: string, shown: string, importModule
   const bytes = await readFile(file).catch(unreadable);
   const hash = createHash('sha256').update(bytes).digest('hex');
   const url = `${pathToFileURL(file).href}?sha256=${hash}`;
+  // On the main thread a top-level loop could not be stopped: the import is tried first on a thread of its own.
+  if (isMainThread) await probeImport(url, timeoutSeconds, () => fail(importTimeout(timeoutSeconds)));
   let loaded: Record<string, unknown>;
   try {
-    loaded = (await importModule(url)) as Record<string, unknown>;
+    loaded = (await importCall(shown, () => withTimeout(importModule(url), timeoutSeconds, () => fail(importTimeout(timeoutSeconds))))) as Record<string, unknown>;
   } catch (e) {
+    if (e instanceof CtxsimError && e.code === 'policy-module') throw e;
     throw fail(loadFailure(e, url), e);
   }
-  if (loaded.default === undefined) throw fail('no default export (expected `export default { id, describe, params, start }`)');
-  const wrong = policyProblem(loaded.default);
-  if (wrong) throw fail(wrong);
-  return { policy: loaded.default as Policy, file, hash };
+  try {
+    const policy: unknown = loaded.default;
+    if (policy === undefined) throw fail('no default export (expected `export default { id, describe, params, start }`)');
+    const wrong = policyProblem(policy);
+    if (wrong) throw fail(wrong);
+    return { policy: moduleCalls(policy as Policy), file, hash };
+  } catch (e) {
+    if (e instanceof CtxsimError) throw e;
+    // A getter or a proxy that throws when its policy is read.
+    throw fail(`its default export cannot be read: ${describeThrown(e)}`, e);
+  }
+}
+
+/** The time a policy module's call (and its import) may take, in seconds, unless `--policy-timeout` says otherwise. */
+export const DEFAULT_POLICY_TIMEOUT = 10;
+
+/** What a module whose import took too long is told. */
+export function importTimeout(seconds: number): string {
+  return `its import did not finish within ${seconds} s (a top-level await that never settles, or a loop; raise the limit with --policy-timeout)`;
+}
+
+/**
+ * Imports `url` on a worker thread of its own (silent: its output is
+ * dropped), which is ended if the import has not finished within
+ * `seconds`: then `timedOut()` is thrown. Whether the import failed is left
+ * for the real import to tell.
+ */
+async function probeImport(url: string, seconds: number, timedOut: () => Error): Promise<void> {
+  const worker = new Worker(PROBE, { eval: true, workerData: url, stdout: true, stderr: true });
+  const finished = new Promise<void>((done) => {
+    worker.once('message', () => done());
+    worker.once('error', () => done());
+    worker.once('exit', () => done());
+  });
+  // The time limit is the import's: it starts once the thread runs (starting one takes a while on a busy machine).
+  const online = new Promise<void>((started) => worker.once('online', () => started()));
+  try {
+    await Promise.race([online, finished]);
+    await withTimeout(finished, seconds, timedOut);
+  } finally {
+    await worker.terminate();
+  }
+}
+
+/** The probe's code: import, then say so (a module's process.exit only ends this thread). */
+const PROBE = `const { parentPort, workerData } = require('node:worker_threads');
+import(workerData).then(() => parentPort.postMessage('done'), () => parentPort.postMessage('done'));`;
+
+/** `p`, or the error `timedOut` makes once `seconds` have passed first. */
+function withTimeout<T>(p: Promise<T>, seconds: number, timedOut: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timedOut()), seconds * 1000);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -84,8 +150,13 @@ export async function loadPolicyModule(file: string, shown: string, importModule
  * line of the module it came from.
  */
 function loadFailure(e: unknown, url: string): string {
-  const message = (e instanceof Error ? e.message || e.name : String(e)).split('\n')[0]!;
-  const stack = e instanceof Error ? (e.stack ?? '') : '';
+  const message = describeThrown(e);
+  let stack = '';
+  try {
+    stack = e instanceof Error ? String(e.stack ?? '') : '';
+  } catch {
+    // A stack that cannot be read names no line.
+  }
   const at = stack.indexOf(`${url}:`);
   const line = at < 0 ? undefined : /^\d+/.exec(stack.slice(at + url.length + 1))?.[0];
   const where = line ? ` (line ${line})` : '';

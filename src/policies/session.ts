@@ -1,6 +1,7 @@
 import { CtxsimError } from '../errors.js';
 import type { ArtifactKind, Message, UpkeepCall } from '../types.js';
 import { CassetteMissError } from '../upkeep/upkeep.js';
+import { describeThrown } from './module-calls.js';
 import type { Artifact, Params, Policy, PolicyDeps, PolicySession, SessionStart } from './types.js';
 
 /**
@@ -101,11 +102,19 @@ export function artifactsShape(artifacts: readonly Artifact[]): string | undefin
 
 /** What a policy threw, as the run throws it: a `CtxsimError` `${prefix}: <its first line>`, the thrown value its cause (a cassette's miss as it is). */
 export function thrown(e: unknown, prefix: string): unknown {
-  if (e instanceof CassetteMissError) return e;
-  const message = (e instanceof Error ? e.message || e.name : String(e)).split('\n')[0];
-  const error = new CtxsimError(`${prefix}: ${message}`, 'policy');
+  if (isMiss(e)) return e;
+  const error = new CtxsimError(`${prefix}: ${describeThrown(e)}`, 'policy');
   error.cause = e;
   return error;
+}
+
+/** Whether `e` is a cassette's miss (asked safely: a proxy's prototype trap may throw). */
+function isMiss(e: unknown): boolean {
+  try {
+    return e instanceof CassetteMissError;
+  } catch {
+    return false;
+  }
 }
 
 /** A value as an error names it: `undefined`, `null`, `an array`, or its type and JSON. */

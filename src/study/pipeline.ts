@@ -42,7 +42,7 @@ import { billedChecks, type BilledCheck } from './billed.js';
  */
 
 /** A study ready to run: where its token counts and replayed units are cached and on how many threads. */
-export type RunnableStudy = Study & Pick<RunOptions, 'tokenCache' | 'replayCache' | 'replayCacheMaxBytes' | 'jobs'>;
+export type RunnableStudy = Study & Pick<RunOptions, 'tokenCache' | 'replayCache' | 'replayCacheMaxBytes' | 'jobs' | 'policyTimeout' | 'policyMemory'>;
 
 /** What a finished run tells a sink besides the records it was given. */
 export interface StudyDone {

@@ -31,15 +31,20 @@ export function moduleRequest(name: string, base: string): ModuleRequest | undef
  * Loads the modules requested (each file once), in order. A module that
  * cannot be loaded fails with its own one-line error (`onError` may collect
  * it instead); a module whose id is a built-in policy's, or another module's,
- * is an error naming both.
+ * is an error naming both. Each import must finish within `timeoutSeconds`
+ * (default `DEFAULT_POLICY_TIMEOUT`).
  */
-export async function loadPolicyModules(requests: readonly ModuleRequest[], onError?: (e: CtxsimError, request: ModuleRequest) => void): Promise<Map<string, PolicyModule>> {
+export async function loadPolicyModules(
+  requests: readonly ModuleRequest[],
+  onError?: (e: CtxsimError, request: ModuleRequest) => void,
+  timeoutSeconds?: number,
+): Promise<Map<string, PolicyModule>> {
   const out = new Map<string, PolicyModule>();
   const byId = new Map<string, ModuleRequest>();
   for (const r of requests) {
     if (out.has(r.file)) continue;
     try {
-      const m = await loadPolicyModule(r.file, r.shown);
+      const m = await loadPolicyModule(r.file, r.shown, undefined, timeoutSeconds);
       const { id } = m.policy;
       if (REGISTRY.has(id)) throw new CtxsimError(`policy module ${r.shown}: id "${id}" is a built-in policy's; give the module an id of its own`, 'policy-module');
       const other = byId.get(id);

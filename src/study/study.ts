@@ -244,6 +244,8 @@ export interface StudyOverrides {
   policies?: boolean;
   /** Upkeep settings; `mode` `record` or `live` opens the network. */
   upkeep?: UpkeepOverrides;
+  /** Seconds each policy module's import may take, as `--policy-timeout` says. */
+  policyTimeout?: number;
 }
 
 /**
@@ -277,7 +279,7 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
   const doc = src.check(studySchema, root, [], problems);
   const dir = dirname(resolve(file));
   const roots = studyRoots(dir);
-  const modules = overrides.policies ? new Map() : await studyModules(src, root, dir, roots, problems);
+  const modules = overrides.policies ? new Map() : await studyModules(src, root, dir, roots, problems, overrides.policyTimeout);
   const base = defaultStudy();
   const study: Study = { ...base, file: resolve(file), out: resolve(dir, 'reports') };
   if (doc) {
@@ -510,7 +512,7 @@ function confined(src: SourceDoc, key: (string | number)[], path: string, roots:
  * study file); one that cannot be loaded, or that lies outside `roots`
  * (then it is not loaded), is a problem at its entry.
  */
-async function studyModules(src: SourceDoc, root: unknown, dir: string, roots: readonly string[], problems: Problem[]): Promise<PolicyModules> {
+async function studyModules(src: SourceDoc, root: unknown, dir: string, roots: readonly string[], problems: Problem[], timeoutSeconds?: number): Promise<PolicyModules> {
   const entries = root && typeof root === 'object' && Array.isArray((root as { policies?: unknown }).policies) ? ((root as { policies: unknown[] }).policies) : [];
   const at = new Map<string, number>();
   /** Modules outside `roots`: refused once, at their first entry, and never loaded. */
@@ -527,7 +529,7 @@ async function studyModules(src: SourceDoc, root: unknown, dir: string, roots: r
     problems.push(src.problem(['policies', i], `policy module ${r.shown}: ${outside}`));
     return [];
   });
-  return loadPolicyModules(requests, (e, r) => problems.push(src.problem(['policies', at.get(r.file)!], e.message)));
+  return loadPolicyModules(requests, (e, r) => problems.push(src.problem(['policies', at.get(r.file)!], e.message)), timeoutSeconds);
 }
 
 /** A study's policy entry: `id`, `id:k=v`, or `{id: {k: v}}`; the id may be a module's path, relative to the study's folder `dir`. */

@@ -1,0 +1,171 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './_shared.js';
+import { tempDir } from './_tmp.js';
+
+/**
+ * Policy modules are foreign code, bounded: a call that never returns or a
+ * heap that grows without end stops the run after `--policy-timeout` /
+ * `--policy-memory`, an import that never finishes too; a module's console
+ * goes to stderr; and nothing a module throws or returns ends as an
+ * internal error (exit 70) or Node's exit 13. Each is one line, exit 2,
+ * naming the module, the scenario and the turn, with no output left behind.
+ * The built CLI runs them (the limits are enforced on its worker threads).
+ */
+
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'module-watch.ts')).mtimeMs;
+const NOAH = join(ROOT, 'scenarios', 'noah-amnesia.yaml');
+const COMMON = ['--tokenizer', 'chars4', '--no-token-cache', '--quiet', '--policy-memory', '64'];
+
+/** Runs the built CLI (asynchronously: tests of a file run one after another, but a hang must not block the runner's own timers). */
+function ctxsim(args: readonly string[], cwd?: string): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { ...(cwd && { cwd }), env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('close', (code) => done({ code, out, err }));
+  });
+}
+
+/** A module of the documented shape whose `prompt` runs `body` first (given `pending`, `info`); `top` goes before it. */
+function moduleText(body: string, top = ''): string {
+  return `${top}
+export default {
+  id: 'hostile',
+  describe: 'a policy that misbehaves',
+  params: {},
+  start(conversation) {
+    const head = [...conversation.system];
+    const kept = [];
+    return {
+      prompt(pending, info) { ${body}; return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }; },
+      commit(exchange) { kept.push(...exchange); return []; },
+      forget() { return []; },
+      artifacts() { return []; },
+    };
+  },
+};
+`;
+}
+
+/** Writes the module into a fresh folder: the folder and the module's path. */
+function project(text: string): { dir: string; file: string } {
+  const dir = tempDir();
+  const file = join(dir, 'hostile.mjs');
+  writeFileSync(file, text);
+  return { dir, file };
+}
+
+const TIMEOUT = 120_000;
+
+describe.skipIf(!built)(`a policy module under limits${built ? '' : ' (skipped: dist/ is missing or stale)'}`, () => {
+  /** Runs the module on noah-amnesia with `flags` (after the common ones: `--jobs`, a longer timeout) and expects exit 2 with `line` alone on stderr, no output folder and nothing on stdout. */
+  async function stops(text: string, line: (file: string) => string | RegExp, flags: string[] = []): Promise<void> {
+    const { dir, file } = project(text);
+    const out = join(dir, 'out');
+    // A generous limit unless the test is about the limit: a busy machine is slow.
+    const timeout = flags.includes('--policy-timeout') ? [] : ['--policy-timeout', '30'];
+    const r = await ctxsim(['run', '--scenario', NOAH, '--policy', file, ...COMMON, ...timeout, ...flags, '--out', out]);
+    const expected = line(file);
+    expect(r.code, r.err).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err.split('\n')).toHaveLength(2);
+    if (typeof expected === 'string') expect(r.err).toBe(`ctxsim: ${expected}\n`);
+    else expect(r.err).toMatch(expected);
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(dir)).toEqual(['hostile.mjs']);
+  }
+
+  for (const jobs of [[], ['--jobs', '1'], ['--jobs', '2']]) {
+    const name = jobs.length ? jobs.join(' ') : 'default jobs';
+    it(
+      `a session method that spins forever is stopped after --policy-timeout, naming module, scenario and turn (${name})`,
+      async () => {
+        await stops(moduleText('if (info.turn.index === 3) for (;;) {}'), (f) => `policy module ${f} (hostile): turn 3 of noah-amnesia: prompt did not return within 1 s (raise the limit with --policy-timeout)`, [...jobs, '--policy-timeout', '1']);
+      },
+      TIMEOUT,
+    );
+  }
+
+  it(
+    'a module that allocates until it dies is stopped at --policy-memory',
+    async () => {
+      const grow = 'if (info.turn.index === 2) { const a = []; for (;;) a.push(new Array(1e6).fill(info.turn.index)); }';
+      // A heap near its limit collects often: the time limit is made long enough not to come first on a busy machine.
+      for (const jobs of [['--jobs', '1'], []]) {
+        await stops(moduleText(grow), (f) => `policy module ${f} (hostile): turn 2 of noah-amnesia: prompt: the worker thread ran out of memory (its heap is limited to 64 MB; raise it with --policy-memory)`, [...jobs, '--policy-timeout', '60']);
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'an import that never finishes (a top-level await that never settles, a top-level loop) is exit 2 naming the module, not exit 13 or a hang',
+    async () => {
+      const limit = 'its import did not finish within 1 s (a top-level await that never settles, or a loop; raise the limit with --policy-timeout)';
+      await stops(moduleText('', 'await new Promise(() => {});'), (f) => `policy module ${f}: ${limit}`, ['--policy-timeout', '1']);
+      await stops(moduleText('', 'for (;;) {}'), (f) => `policy module ${f}: ${limit}`, ['--policy-timeout', '1']);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "a module's console and stdout go to stderr: with --out - stdout is the CSV alone",
+    async () => {
+      const { file } = project(moduleText("console.log('log line'); console.info('info line'); process.stdout.write('raw line\\n')", "console.log('top line');"));
+      for (const jobs of [['--jobs', '1'], []]) {
+        const r = await ctxsim(['run', '--scenario', NOAH, '--policy', file, ...COMMON, '--policy-timeout', '30', ...jobs, '--out', '-']);
+        expect(r.code, r.err).toBe(0);
+        expect(r.out.split('\n')[0]).toMatch(/^scenario,policy,turn,/);
+        expect(r.out).not.toMatch(/line/);
+        expect(r.err).toContain('log line\ninfo line\nraw line\n');
+        expect(r.err).toContain('top line\n');
+      }
+    },
+    TIMEOUT,
+  );
+
+  const hostile: [string, string, string][] = [
+    ['throws a value that cannot become a string', 'throw Object.create(null)', 'hostile: turn 1 of noah-amnesia: threw: a value that cannot be shown ([object Object])'],
+    ['throws an error whose message getter throws', "const e = new Error('x'); Object.defineProperty(e, 'message', { get() { throw new Error('no'); } }); throw e", 'hostile: turn 1 of noah-amnesia: threw: a value that cannot be shown ([object Error])'],
+    ['calls process.exit', 'if (info.turn.index === 2) process.exit(0)', 'hostile: turn 2 of noah-amnesia: threw: called process.exit(0): a policy must not end the process'],
+    ['returns a plan whose getter throws', "if (info.turn.index === 2) return { get messages() { throw new Error('getter'); } }", 'hostile: turn 2 of noah-amnesia: what it returned cannot be read: getter'],
+    ['returns a proxy that throws', "return new Proxy({}, { get() { throw new Error('trap'); } })", 'hostile: turn 1 of noah-amnesia: what it returned cannot be read: trap'],
+    ['returns a bigint stablePrefix', 'return { messages: [...head, ...pending], overBudget: false, upkeep: [], stablePrefix: 0n }', 'hostile: turn 1 of noah-amnesia: what it returned cannot be read: Do not know how to serialize a BigInt'],
+    ['rejects a promise it does not await', "if (info.turn.index === 2) Promise.reject(new Error('later'))", /^ctxsim: policy module \S+hostile\.mjs \(hostile\): turn \d of noah-amnesia: \w+: after it, threw outside its calls \(from a timer or a promise it started\): later\n$/.source],
+  ];
+  it.each(hostile)(
+    'a module that %s: exit 2, one line',
+    async (_, body, line) => {
+      await stops(moduleText(body), () => (line.startsWith('^') ? new RegExp(line) : line));
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a default export whose getter throws, and a top-level process.exit: exit 2 naming the module',
+    async () => {
+      await stops('export default { get id() { throw 7; }, describe: "x", params: {}, start() {} };\n', (f) => `policy module ${f}: its default export cannot be read: 7`);
+      await stops(moduleText('', 'process.exit(0);'), (f) => `policy module ${f}: threw while loading (line 1): called process.exit(0): a policy must not end the process`);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'explain and check-policy stop a spinning module too',
+    async () => {
+      const { dir, file } = project(moduleText('if (info.turn.index === 3) for (;;) {}'));
+      const line = (scenario: string) => `ctxsim: policy module ${file} (hostile): turn 3 of ${scenario}: prompt did not return within 1 s (raise the limit with --policy-timeout)\n`;
+      const explain = await ctxsim(['explain', NOAH, '--policy', file, '--turn', '4', '--tokenizer', 'chars4', '--policy-timeout', '1'], dir);
+      expect([explain.code, explain.out, explain.err]).toEqual([2, '', line('noah-amnesia')]);
+      const check = await ctxsim(['check-policy', file, '--scenario', NOAH, '--policy-timeout', '1'], dir);
+      expect([check.code, check.out, check.err]).toEqual([2, '', line('noah-amnesia')]);
+    },
+    TIMEOUT,
+  );
+});
