@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -91,6 +92,24 @@ describe.skipIf(!built)(`a policy module under limits${built ? '' : ' (skipped: 
       TIMEOUT,
     );
   }
+
+  it(
+    'recording upkeep tries the module first on a watched worker: a module that spins stops the run before any request is sent',
+    async () => {
+      const server = new FakeOpenAI();
+      const url = await server.start();
+      try {
+        const policy = `${project(moduleText('if (info.turn.index === 3) for (;;) {}')).file}`;
+        const r = await ctxsim(['run', '--scenario', NOAH, '--policy', policy, '--policy', 'summary', ...COMMON, '--policy-timeout', '1', '--upkeep', 'record', '--base-url', url, '--cassette', join(tempDir(), 'c.jsonl'), '--out', '-']);
+        expect(r.code, r.err).toBe(2);
+        expect(r.err).toBe(`ctxsim: policy module ${policy} (hostile): turn 3 of noah-amnesia: prompt did not return within 1 s (raise the limit with --policy-timeout)\n`);
+        expect(server.connections).toBe(0);
+      } finally {
+        await server.stop();
+      }
+    },
+    TIMEOUT,
+  );
 
   it(
     'a module that allocates until it dies is stopped at --policy-memory',
