@@ -65,3 +65,13 @@ export function packageVersion(pkg: string): string {
     return 'unknown';
   }
 }
+
+/**
+ * Gives the event loop a turn (after pending I/O and timers): a long
+ * computation on the main thread awaits it between pieces of work, so that a
+ * signal (Ctrl-C, SIGTERM) is heard then, not when the computation ends.
+ * (An awaited promise that is already settled gives no such turn.)
+ */
+export function eventLoopTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

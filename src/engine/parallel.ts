@@ -10,7 +10,7 @@ import { messageText } from '../tokens/counter.js';
 import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
 import { codeId, evictReplayCache } from './replay-cache.js';
-import { collectRecords, finishContexts, replayContexts, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
+import { collectRecords, finishContexts, replayContexts, streamStudyYielding, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
 
 /**
  * Runs a study over worker threads. Work goes out by scenario (every policy
@@ -112,14 +112,15 @@ export function autoJobs(conversations: Conversations, cores = availableParallel
  * scenario's records to `sink` in scenario order, as `streamStudy` does; only
  * `tokenizerCalls` differs (a text seen by two workers is counted by both).
  * Falls back to one thread for one job, for policy objects neither in the
- * registry nor loaded from a module, or when the compiled worker is missing. A sink that throws stops the run.
+ * registry nor loaded from a module, or when the compiled worker is missing
+ * (`streamStudyYielding`: signals are heard between units there too). A sink that throws stops the run.
  */
 export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, sink: RecordSink): Promise<RunInfo> {
   const jobs = Math.min(opts.jobs ?? autoJobs(opts.conversations), opts.conversations.length);
   const file = workerFile();
   // A worker rebuilds each policy from the registry or by importing its module: a policy object made otherwise stays on this thread.
   const registered = opts.policies.every((v) => v.module || REGISTRY.get(v.policy.id) === v.policy);
-  if (jobs <= 1 || !file || !registered) return streamStudy(opts, sink);
+  if (jobs <= 1 || !file || !registered) return streamStudyYielding(opts, sink);
 
   // Resolve encodings and prices here: a bad model, price table or tokenizer package fails before any worker starts (no tokenizer is loaded here: only a worker that counts loads its own).
   const ctxs = replayContexts({ ...opts, tokenCache: false });
