@@ -16,7 +16,7 @@ import { tempDir } from './_tmp.js';
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 /** Whether dist/ holds the compiled one-thread run: each file built after its source was changed. */
-const built = ['engine/run', 'engine/parallel', 'report/outputs', 'study/files', 'cli/_output'].every((f) => {
+const built = ['engine/run', 'engine/parallel', 'report/outputs', 'study/files', 'cli/_output', 'cli/generate', 'cli/_scenarios', 'process'].every((f) => {
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });
@@ -101,4 +101,19 @@ describe('a one-thread run stopped by a signal', () => {
     expect(readdirSync(dir).filter((f) => f.startsWith(STAGING_PREFIX))).toEqual([]);
     expectUntouched(out);
   }, 120_000);
+
+  it.skipIf(!built)(`generate --out: stopped while it writes the files, writes none${SKIP}`, async () => {
+    const dir = tempDir('ctxsim-signal1-');
+    const out = join(dir, 'generated');
+    const child = spawn(process.execPath, [MAIN, 'generate', '--profile', 'support', '--count', '1000', '--out', out], { stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_, sig) => r(sig)));
+    // Its staging folder appears once the conversations are made; the files go into it one by one.
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    for (let i = 0; i < 2400 && !(existsSync(out) && staging(out).length); i++) await sleep(50);
+    expect(staging(out)).toHaveLength(1);
+    child.kill('SIGTERM');
+    expect(await exited).toBe('SIGTERM');
+    // The folder the run made is gone with its staging folder.
+    expect(existsSync(out)).toBe(false);
+  }, 240_000);
 });

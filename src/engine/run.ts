@@ -1,5 +1,5 @@
 import { CtxsimError, UsageError } from '../errors.js';
-import { eventLoopTurn } from '../process.js';
+import { finishSteps, finishStepsPausing } from '../process.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
@@ -249,36 +249,17 @@ export type RecordSink = (records: ScenarioRecords, index: number) => void;
  * Per-policy totals are the sink's to make (`byPolicy` of the summaries).
  */
 export function streamStudy(opts: RunOptions, sink: RecordSink): RunInfo {
-  return drain(studySteps(opts, sink));
+  return finishSteps(studySteps(opts, sink));
 }
 
 /**
  * `streamStudy` that gives the event loop a turn between units (scenario ×
- * model × policy variant), so that what the process is told meanwhile (a
- * signal: Ctrl-C, SIGTERM) is heard at once rather than when the run ends. A
- * turn is given at most every `YIELD_MS` of replay; the records are the
- * same.
+ * model × policy variant), at most every `TURN_MS` of replay, so that what
+ * the process is told meanwhile (a signal: Ctrl-C, SIGTERM) is heard at once
+ * rather than when the run ends. The records are the same.
  */
 export async function streamStudyYielding(opts: RunOptions, sink: RecordSink): Promise<RunInfo> {
-  const steps = studySteps(opts, sink);
-  let last = performance.now();
-  for (let step = steps.next(); ; step = steps.next()) {
-    if (step.done) return step.value;
-    if (performance.now() - last < YIELD_MS) continue;
-    await eventLoopTurn();
-    last = performance.now();
-  }
-}
-
-/** The longest a yielding run replays before it gives the event loop a turn (a unit longer than this yields after it). */
-export const YIELD_MS = 20;
-
-/** Runs `steps` to the end on this thread, without a pause; its return value. */
-function drain<T>(steps: Generator<void, T>): T {
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+  return finishStepsPausing(studySteps(opts, sink));
 }
 
 /** `streamStudy`'s loop, pausing (`yield`) after each unit replayed. */
@@ -365,7 +346,7 @@ export function replayScenario(
   shard?: RunOptions['shard'],
   cache?: ReplayCache,
 ): ScenarioRecordLists {
-  return drain(scenarioSteps(conversation, i, policies, ctxs, shard, cache));
+  return finishSteps(scenarioSteps(conversation, i, policies, ctxs, shard, cache));
 }
 
 /** `replayScenario`, pausing (`yield`) after each unit replayed or taken from the cache. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CtxsimError } from '../errors.js';
-import { alive } from '../process.js';
+import { alive, turnTaker } from '../process.js';
 
 /**
  * Output files written all-or-nothing, through one staging folder per run
@@ -425,6 +425,29 @@ export function writeFilesAtomic(dir: string, files: ReadonlyMap<string, string 
   const staged = new StagedFiles(dir);
   try {
     for (const [name, content] of files) staged.write(name, content);
+    return staged.commit();
+  } catch (e) {
+    staged.abort();
+    throw e;
+  }
+}
+
+/**
+ * `writeFilesAtomic` of files made one at a time (`content(i)` for
+ * `names[i]`), giving the event loop a turn between them (`turnTaker`): a
+ * long set written on the main thread still hears Ctrl-C or SIGTERM, whose
+ * handler then removes the staging folder. Returns the paths written.
+ */
+export async function writeFilesPausing(dir: string, names: readonly string[], content: (i: number) => string | Uint8Array): Promise<string[]> {
+  for (const name of names) checkFileTarget(join(dir, name));
+  const staged = new StagedFiles(dir);
+  const turn = turnTaker();
+  try {
+    for (const [i, name] of names.entries()) {
+      staged.write(name, content(i));
+      const paused = turn();
+      if (paused) await paused;
+    }
     return staged.commit();
   } catch (e) {
     staged.abort();
