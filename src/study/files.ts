@@ -88,7 +88,7 @@ export function removeStaleStaging(dir: string, now = Date.now()): string[] {
  * files again (false: something could not be moved back; the staging
  * folder must then be kept, since it holds them).
  */
-export function recoverStaging(dir: string, staging: string): boolean {
+function recoverStaging(dir: string, staging: string): boolean {
   let list: CommitList;
   try {
     list = JSON.parse(readFileSync(join(staging, COMMIT_FILE), 'utf8')) as CommitList;
