@@ -121,3 +121,54 @@ export function folderProblem(dir: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * Gives the event loop a turn (after pending I/O and timers): a long
+ * computation on the main thread awaits it between pieces of work, so that a
+ * signal (Ctrl-C, SIGTERM) is heard then, not when the computation ends.
+ * (An awaited promise that is already settled gives no such turn.)
+ */
+export function eventLoopTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** The longest a long computation runs between two turns it gives the event loop (see `turnTaker`). */
+const TURN_MS = 20;
+
+/**
+ * For a long computation on the main thread: a function to call between two
+ * pieces of work, which gives the event loop a turn (a promise to await)
+ * once `ms` have passed since the last, and otherwise nothing (costs a clock
+ * read).
+ */
+export function turnTaker(ms = TURN_MS): () => Promise<void> | undefined {
+  let last = performance.now();
+  return () => {
+    if (performance.now() - last < ms) return undefined;
+    return eventLoopTurn().then(() => {
+      last = performance.now();
+    });
+  };
+}
+
+/**
+ * Runs a computation written as steps (a generator that pauses with `yield`
+ * between pieces of work) to its end without a pause; its return value.
+ */
+export function finishSteps<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** `finishSteps` that gives the event loop a turn between steps, at most every `TURN_MS` (`turnTaker`). */
+export async function finishStepsPausing<T>(steps: Generator<void, T>): Promise<T> {
+  const turn = turnTaker();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    const paused = turn();
+    if (paused) await paused;
+  }
+}

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { displayPath } from '../study/study.js';
 import type { ScenarioOut } from '../scenario/docs.js';
 import { scenariosToYamlStream, scenarioToYaml } from '../scenario/yaml.js';
-import { writeFilesAtomic } from '../study/files.js';
+import { writeFilesPausing } from '../study/files.js';
 import type { IO } from './_io.js';
 import { checkOutputFolder } from './_output.js';
 
@@ -13,15 +13,21 @@ export function checkScenarioOut(out: string | undefined): void {
 
 /**
  * Writes scenario documents as `generate` and `import` do: one YAML file each
- * into `out` (all at once), or one YAML stream on stdout without `out`.
+ * into `out` (all-or-nothing, giving the event loop a turn between files so
+ * that Ctrl-C or SIGTERM stops it at once), or one YAML stream on stdout
+ * without `out`.
  */
-export function writeScenarios(docs: readonly ScenarioOut[], header: readonly string[], out: string | undefined, io: IO): number {
+export async function writeScenarios(docs: readonly ScenarioOut[], header: readonly string[], out: string | undefined, io: IO): Promise<number> {
   if (out === undefined) {
     io.out(scenariosToYamlStream(docs, header));
     return 0;
   }
   const dir = resolve(out);
-  writeFilesAtomic(dir, new Map(docs.map((d) => [`${d.id}.yaml`, scenarioToYaml(d, header)])));
+  await writeFilesPausing(
+    dir,
+    docs.map((d) => `${d.id}.yaml`),
+    (i) => scenarioToYaml(docs[i]!, header),
+  );
   io.err(`wrote ${docs.length} scenarios to ${displayPath(dir)}/\n`);
   return 0;
 }

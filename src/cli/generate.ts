@@ -1,8 +1,9 @@
 import type { Argv } from 'yargs';
 import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
-import { validateDocs } from '../scenario/docs.js';
-import { generateDocs, profileFor, PROFILES } from '../scenario/generate/index.js';
+import { validateDocsPausing, type ScenarioOut } from '../scenario/docs.js';
+import { turnTaker } from '../process.js';
+import { generatedDocs, profileFor, PROFILES } from '../scenario/generate/index.js';
 import { MAX_GENERATE_COUNT } from '../study/sources.js';
 import { wholeNumberOption, type Command } from './_command.js';
 import type { IO } from './_io.js';
@@ -40,7 +41,7 @@ export function generateCommand(io: IO): Command<GenerateFlags> {
 }
 
 /** `ctxsim generate`: validate like scenario files, then write all files at once or print a stream. */
-export function generate(flags: GenerateFlags, io: IO): number {
+export async function generate(flags: GenerateFlags, io: IO): Promise<number> {
   checkScenarioOut(flags.out);
   const profile = profileFor(flags.profile);
   const raw: Record<string, unknown> = {};
@@ -58,8 +59,15 @@ export function generate(flags: GenerateFlags, io: IO): number {
   if (flags.prefix !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(flags.prefix)) throw new UsageError(`--prefix ${flags.prefix}: expected a-z, 0-9 and -`);
 
   const req = { profile: profile.id, count: flags.count, seed: flags.seed, prefix: flags.prefix, params: params as Record<string, unknown> };
-  const docs = generateDocs(req);
-  validateDocs(docs, (d) => `generate:${profile.id}:seed=${flags.seed}#${d.id}`);
+  // A turn for the event loop now and then: a large set still hears Ctrl-C or SIGTERM.
+  const docs: ScenarioOut[] = [];
+  const turn = turnTaker();
+  for (const doc of generatedDocs(req)) {
+    docs.push(doc);
+    const paused = turn();
+    if (paused) await paused;
+  }
+  await validateDocsPausing(docs, (d) => `generate:${profile.id}:seed=${flags.seed}#${d.id}`);
   const given = [
     `--profile ${profile.id}`,
     `--seed ${flags.seed}`,

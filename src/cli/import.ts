@@ -65,7 +65,7 @@ export function importCommand(io: IO): Command<ImportFlags> {
 }
 
 /** `ctxsim import`: read, validate every conversation, report quirks on stderr, then write. */
-export function importCmd(flags: ImportFlags, io: IO): number {
+export async function importCmd(flags: ImportFlags, io: IO): Promise<number> {
   checkScenarioOut(flags.out);
   const importer = importerFor(flags.format);
   const options: Record<string, unknown> = {};

@@ -12,7 +12,7 @@ import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
 import { marksBuffer, ModuleWatchdog, type ModuleLimits, type WatchedModule } from './module-watch.js';
 import { codeId, evictReplayCache } from './replay-cache.js';
-import { collectRecords, finishContexts, replayContexts, streamStudy, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
+import { collectRecords, finishContexts, replayContexts, streamStudyYielding, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
 
 /**
  * Runs a study over worker threads. Work goes out by scenario (every policy
@@ -124,7 +124,8 @@ export function autoJobs(conversations: Conversations, cores = availableParallel
  * scenario's records to `sink` in scenario order, as `streamStudy` does; only
  * `tokenizerCalls` differs (a text seen by two workers is counted by both).
  * Falls back to one thread for one job, for policy objects neither in the
- * registry nor loaded from a module, or when the compiled worker is missing. A sink that throws stops the run.
+ * registry nor loaded from a module, or when the compiled worker is missing
+ * (`streamStudyYielding`: signals are heard between units there too). A sink that throws stops the run.
  * A run with a policy module replays on worker threads even for one job,
  * under the modules' limits (`policyTimeout`, `policyMemory`: module-watch.ts).
  */
@@ -134,7 +135,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
   const file = workerFile();
   // A worker rebuilds each policy from the registry or by importing its module: a policy object made otherwise stays on this thread.
   const registered = opts.policies.every((v) => v.module || REGISTRY.get(v.policy.id) === v.policy);
-  if ((jobs <= 1 && !(watch && jobs === 1)) || !file || !registered) return streamStudy(opts, sink);
+  if ((jobs <= 1 && !(watch && jobs === 1)) || !file || !registered) return streamStudyYielding(opts, sink);
 
   // Resolve encodings and prices here: a bad model, price table or tokenizer package fails before any worker starts (no tokenizer is loaded here: only a worker that counts loads its own).
   const ctxs = replayContexts({ ...opts, tokenCache: false });

@@ -1,4 +1,5 @@
 import { CtxsimError, UsageError } from '../errors.js';
+import { finishSteps, finishStepsPausing } from '../process.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
@@ -252,13 +253,28 @@ export type RecordSink = (records: ScenarioRecords, index: number) => void;
  * Per-policy totals are the sink's to make (`byPolicy` of the summaries).
  */
 export function streamStudy(opts: RunOptions, sink: RecordSink): RunInfo {
+  return finishSteps(studySteps(opts, sink));
+}
+
+/**
+ * `streamStudy` that gives the event loop a turn between units (scenario ×
+ * model × policy variant), at most every `TURN_MS` of replay, so that what
+ * the process is told meanwhile (a signal: Ctrl-C, SIGTERM) is heard at once
+ * rather than when the run ends. The records are the same.
+ */
+export async function streamStudyYielding(opts: RunOptions, sink: RecordSink): Promise<RunInfo> {
+  return finishStepsPausing(studySteps(opts, sink));
+}
+
+/** `streamStudy`'s loop, pausing (`yield`) after each unit replayed. */
+function* studySteps(opts: RunOptions, sink: RecordSink): Generator<void, RunInfo> {
   const ctxs = replayContexts(opts);
   const { conversations } = opts;
   const cache = opts.replayCache ? new ReplayCache(opts.replayCache) : undefined;
   let replayed = 0;
   for (let i = 0; i < conversations.length; i++) {
     const conversation = conversations.at(i)!;
-    const records = replayScenario(conversation, i, opts.policies, ctxs, opts.shard, cache);
+    const records = yield* scenarioSteps(conversation, i, opts.policies, ctxs, opts.shard, cache);
     replayed += records.summary.length;
     sink(records, i);
     opts.onProgress?.(i + 1, conversations.length, conversation.id);
@@ -334,6 +350,18 @@ export function replayScenario(
   shard?: RunOptions['shard'],
   cache?: ReplayCache,
 ): ScenarioRecordLists {
+  return finishSteps(scenarioSteps(conversation, i, policies, ctxs, shard, cache));
+}
+
+/** `replayScenario`, pausing (`yield`) after each unit replayed or taken from the cache. */
+function* scenarioSteps(
+  conversation: Conversation,
+  i: number,
+  policies: readonly PolicyVariant[],
+  ctxs: readonly ReplayContext[],
+  shard?: RunOptions['shard'],
+  cache?: ReplayCache,
+): Generator<void, ScenarioRecordLists> {
   const out: ScenarioRecordLists = { kind: 'records', turns: [], probes: [], summary: [], violations: [] };
   const p = policies.length;
   let scenarioKey: string | undefined;
@@ -346,6 +374,7 @@ export function replayScenario(
       if (!cache) {
         const r = replay(conversation, variant, withEmbeddings);
         appendRecords(out, { ...r, summary: [summaryOf(r.turns, r.probes, r.end, conversation.weight ?? 1, ctx.model, measured(variant, ctx, r.turns))] });
+        yield;
         continue;
       }
       scenarioKey ??= cache.conversationKey(conversation);
@@ -359,6 +388,7 @@ export function replayScenario(
         cache.put(key, unit);
       }
       appendRecords(out, unit);
+      yield;
     }
   }
   for (const c of countersOf(ctxs)) c.forgetScenario();

@@ -2,6 +2,7 @@ import type { Results } from '../types.js';
 import { reported, type Reported } from '../records/digest.js';
 import { charts, type Chart } from './charts.js';
 import { specJson } from './spec-json.js';
+import { eventLoopTurn } from '../process.js';
 import { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from '../records/csv.js';
 import { reportHtml, type RenderedChart } from './html.js';
 import type { ReportInfo } from '../records/info.js';
@@ -36,7 +37,11 @@ export function formatOfPath(path: string): OutputFormat | undefined {
 export async function renderCharts(list: readonly Chart[]): Promise<RenderedChart[]> {
   const { renderSvg } = await import('./svg.js');
   const out: RenderedChart[] = [];
-  for (const c of list) out.push({ name: c.name, title: c.title, svg: await renderSvg(c.spec) });
+  for (const c of list) {
+    // A chart takes a fraction of a second to render: a signal is heard between two.
+    await eventLoopTurn();
+    out.push({ name: c.name, title: c.title, svg: await renderSvg(c.spec) });
+  }
   return out;
 }
 
@@ -74,6 +79,7 @@ async function chartImages(list: readonly Chart[], png: boolean, store: ChartSto
       continue;
     }
     const [svg] = await renderCharts([c]);
+    if (png) await eventLoopTurn();
     const made: StoredChart = { svg: svg!.svg, ...(png && { png: (await import('./png.js')).svgToPng(svg!.svg) }) };
     store?.set(spec, made);
     out.push({ ...made, spec });

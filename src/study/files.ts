@@ -1,23 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CtxsimError } from '../errors.js';
-import { alive, makeDirs } from '../process.js';
+import { alive, makeDirs, turnTaker } from '../process.js';
 
 /**
  * Output files written all-or-nothing, through one staging folder per run
  * inside the output folder (`.ctxsim-staging-<pid>-<random>/`): every file
- * is written there first, and nothing is in place until `commit`.
+ * is written there first (`new/`), and nothing is in place until `commit`.
  *
- * `commit` moves the previous run's files of the same names aside (into the
- * staging folder), then moves the new ones in, then removes the staging
- * folder. A run killed during a commit leaves some of the outputs missing,
- * but never files of two runs side by side. Files of other names in the
- * folder are never touched.
+ * `commit` first writes the list of the files it places (`commit.json` in
+ * the staging folder), then moves the previous run's files of the same
+ * names aside (into `old/`), then moves the new ones in, then removes
+ * `commit.json` — the moment the new run is committed — and the staging
+ * folder with the previous files. Files of other names in the folder are
+ * never touched.
  *
- * A staging folder left by a run that died is removed by the next run that
- * writes into the same folder (see `removeStaleStaging`); the command line
- * removes its own when stopped by Ctrl-C or SIGTERM (`abortOpenStaging`).
+ * A run killed during a commit leaves `commit.json`: the next run that
+ * writes into the same folder first rolls that commit back (`recoverStaging`),
+ * so the previous run is whole again before anything else happens, even if
+ * the next run then fails. A staging folder left by a run that died before
+ * or after its commit holds nothing of the folder's files and is removed
+ * (`removeStaleStaging`); the command line removes its own when stopped by
+ * Ctrl-C or SIGTERM (`abortOpenStaging`).
  *
  * The outputs of one command in several places (a report folder, a
  * baseline, a JUnit file) are committed together by an `OutputSet`.
@@ -29,10 +34,22 @@ export const STAGING_PREFIX = '.ctxsim-staging-';
 /** A staging folder older than this is stale even when its process id belongs to a live process (the id was reused). */
 export const STAGING_STALE_MS = 7 * 24 * 3600 * 1000;
 
+/** The file in a staging folder that lists the files of a commit under way (see `commit`). */
+export const COMMIT_FILE = 'commit.json';
+
+/** What `commit.json` holds: the names the commit places, and the names it retires. */
+interface CommitList {
+  names: string[];
+  retired: string[];
+}
+
 /**
- * Removes the staging folders in `dir` left by runs that died: one whose
- * process is no longer alive, or older than `STAGING_STALE_MS`. Best effort:
- * returns the names removed.
+ * Cleans up after runs into `dir` that died: a staging folder whose process
+ * is no longer alive, or older than `STAGING_STALE_MS`. One that died in the
+ * middle of its commit is rolled back first (`recoverStaging`): the previous
+ * run's files go back into place; if that fails, the folder is left as it
+ * is, holding them (see docs/reports.md). Best effort: returns the names
+ * removed.
  */
 export function removeStaleStaging(dir: string, now = Date.now()): string[] {
   let names: string[];
@@ -48,13 +65,66 @@ export function removeStaleStaging(dir: string, now = Date.now()): string[] {
     const path = join(dir, name);
     try {
       if (alive(Number(m[1])) && now - statSync(path).mtimeMs <= STAGING_STALE_MS) continue;
-      rmSync(path, { recursive: true, force: true });
+      // Claimed first (a rename is atomic): two runs starting together never both roll it back.
+      const claimed = join(dir, `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+      renameSync(path, claimed);
+      if (!recoverStaging(dir, claimed)) continue;
+      rmSync(claimed, { recursive: true, force: true });
       removed.push(name);
     } catch {
       // Gone meanwhile, or not ours to remove.
     }
   }
   return removed;
+}
+
+/**
+ * Rolls back the commit a dead run left half done in staging folder
+ * `staging` of `dir`, from its `commit.json` (none: no commit was under way,
+ * nothing to do). Each name is put back in two moves, each atomic and each
+ * skipped once done, so a recovery that is itself stopped is resumed by the
+ * next: a new file in place goes back to `new/`, then the previous file
+ * comes back from `old/`. Returns whether the folder holds the previous
+ * files again (false: something could not be moved back; the staging
+ * folder must then be kept, since it holds them).
+ */
+function recoverStaging(dir: string, staging: string): boolean {
+  let list: CommitList;
+  try {
+    list = JSON.parse(readFileSync(join(staging, COMMIT_FILE), 'utf8')) as CommitList;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  try {
+    rollBack(dir, staging, list);
+    unlinkSync(join(staging, COMMIT_FILE));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Puts the files of `dir` back as they were before a commit from `staging`
+ * began, from what is where: a name whose new file is no longer in `new/`
+ * was placed, so its file goes back there; a name with a file in `old/`
+ * has it moved back. Only for a commit that began (every new file was in
+ * `new/` when it did).
+ */
+function rollBack(dir: string, staging: string, { names, retired }: CommitList): void {
+  for (const name of names) {
+    const fresh = join(staging, 'new', name);
+    if (!exists(fresh) && exists(join(dir, name))) {
+      makeDirs(dirname(fresh));
+      renameSync(join(dir, name), fresh);
+    }
+  }
+  for (const name of [...names, ...retired]) {
+    const previous = join(staging, 'old', name);
+    if (!exists(previous)) continue;
+    makeDirs(dirname(join(dir, name)));
+    renameSync(previous, join(dir, name));
+  }
 }
 
 /** Throws when `target` exists and is not a regular file (a device, FIFO, socket or folder): such a target is never replaced. */
@@ -128,8 +198,8 @@ export class StagedFiles {
   private staging: string | undefined;
   /** The first folder the constructor created, if the folder did not exist. */
   private readonly created: string | undefined;
-  /** While placed (see `place`): the names moved aside and the names moved in, to put back. */
-  private moved: { aside: string[]; placed: string[] } | undefined;
+  /** While placed (see `place`), until settled or restored: the commit's list, to put the previous files back. */
+  private placing: CommitList | undefined;
 
   constructor(readonly dir: string) {
     notAFolder(dir, dir);
@@ -193,35 +263,36 @@ export class StagedFiles {
   }
 
   /**
-   * Moves the previous files of the same names (and the retired ones) aside
-   * into the staging folder, then every new file into place. A failure puts
-   * the previous files back; after success, `settle` removes the previous
-   * files for good, or `restore` puts them back.
+   * Writes the commit's list (`commit.json`), then moves the previous files
+   * of the same names (and the retired ones) aside into the staging folder,
+   * then every new file into place. A failure puts the previous files back;
+   * after success, `settle` removes the previous files for good, or
+   * `restore` puts them back.
    */
   place(): void {
     for (const t of this.targets()) checkFileTarget(t);
     if (this.staging === undefined) return;
     const staging = this.staging;
-    const moved = { aside: [] as string[], placed: [] as string[] };
-    this.moved = moved;
+    // Every new file is there before the list says the commit began (a roll back reads a missing one as placed).
+    for (const name of this.names) lstatSync(join(staging, 'new', name));
+    const list: CommitList = { names: [...this.names], retired: this.retired.filter((name) => !this.names.includes(name)) };
+    writeFileSync(join(staging, COMMIT_FILE), JSON.stringify(list));
+    this.placing = list;
     try {
-      for (const name of this.names) {
+      for (const name of list.names) {
         if (!exists(join(this.dir, name))) continue;
         makeDirs(dirname(join(staging, 'old', name)));
         renameSync(join(this.dir, name), join(staging, 'old', name));
-        moved.aside.push(name);
       }
-      for (const name of this.retired) {
+      for (const name of list.retired) {
         // Only a file: a folder of that name is not ctxsim's.
-        if (this.names.includes(name) || !isFile(join(this.dir, name))) continue;
+        if (!isFile(join(this.dir, name))) continue;
         makeDirs(dirname(join(staging, 'old', name)));
         renameSync(join(this.dir, name), join(staging, 'old', name));
-        moved.aside.push(name);
       }
-      for (const name of this.names) {
+      for (const name of list.names) {
         makeDirs(dirname(join(this.dir, name)));
         renameSync(join(staging, 'new', name), join(this.dir, name));
-        moved.placed.push(name);
       }
     } catch (e) {
       // Put the previous files back, so a failed commit leaves the folder as it was.
@@ -230,19 +301,24 @@ export class StagedFiles {
     }
   }
 
-  /** Undoes `place`: removes the new files placed, and moves the previous ones back. */
+  /** Undoes `place`: moves the new files placed back into the staging folder, and the previous ones back into place. */
   restore(): void {
-    if (this.moved === undefined || this.staging === undefined) return;
-    const { aside, placed } = this.moved;
-    this.moved = undefined;
-    for (const name of placed) rmSync(join(this.dir, name), { force: true });
-    for (const name of aside) renameSync(join(this.staging, 'old', name), join(this.dir, name));
+    if (this.placing === undefined || this.staging === undefined) return;
+    rollBack(this.dir, this.staging, this.placing);
+    rmSync(join(this.staging, COMMIT_FILE), { force: true });
+    this.placing = undefined;
   }
 
-  /** After `place`: removes the staging folder, with the previous files in it. */
+  /** After `place`: the commit is done — its list (`commit.json`) goes, so nothing puts the previous files back any more. */
+  committed(): void {
+    if (this.placing && this.staging !== undefined) unlinkSync(join(this.staging, COMMIT_FILE));
+    this.placing = undefined;
+  }
+
+  /** After `place`: the commit is done (`committed`); removes the staging folder, with the previous files in it. */
   settle(): void {
     open.delete(this);
-    this.moved = undefined;
+    this.committed();
     if (this.staging === undefined) return;
     rmSync(this.staging, { recursive: true, force: true });
     this.staging = undefined;
@@ -308,6 +384,8 @@ export class OutputSet {
       for (const part of placed.reverse()) part.restore();
       throw e;
     }
+    // One moment commits every part (the lists go one after another, with no work between), then the previous files are removed.
+    for (const part of this.parts) part.committed();
     for (const part of this.parts) part.settle();
     return this.parts.flatMap((p) => p.targets());
   }
@@ -347,6 +425,29 @@ export function writeFilesAtomic(dir: string, files: ReadonlyMap<string, string 
   const staged = new StagedFiles(dir);
   try {
     for (const [name, content] of files) staged.write(name, content);
+    return staged.commit();
+  } catch (e) {
+    staged.abort();
+    throw e;
+  }
+}
+
+/**
+ * `writeFilesAtomic` of files made one at a time (`content(i)` for
+ * `names[i]`), giving the event loop a turn between them (`turnTaker`): a
+ * long set written on the main thread still hears Ctrl-C or SIGTERM, whose
+ * handler then removes the staging folder. Returns the paths written.
+ */
+export async function writeFilesPausing(dir: string, names: readonly string[], content: (i: number) => string | Uint8Array): Promise<string[]> {
+  for (const name of names) checkFileTarget(join(dir, name));
+  const staged = new StagedFiles(dir);
+  const turn = turnTaker();
+  try {
+    for (const [i, name] of names.entries()) {
+      staged.write(name, content(i));
+      const paused = turn();
+      if (paused) await paused;
+    }
     return staged.commit();
   } catch (e) {
     staged.abort();

@@ -16,7 +16,8 @@ import type { StagedFiles } from './files.js';
  * at the end), each list copied from its scratch file in chunks, its end.
  * All of it goes through `staged`, so nothing is in place until the folder
  * is committed. (writeFileSync on a descriptor writes at its position, and
- * all of it.)
+ * all of it.) Without the CSV files (`csv: false`), it writes results.json
+ * alone, under the name given: `ctxsim run --out FILE.json`.
  */
 
 /** Bytes copied per read from a scratch file into results.json. */
@@ -27,7 +28,7 @@ const HEADERS: Record<StreamedList, string> = { turns: csvHeader(TURN_COLUMNS), 
 
 /** A list's CSV file, and the scratch file of its results.json list (with whether it holds a line yet). */
 interface ListFiles {
-  csv: number;
+  csv: number | undefined;
   json: { fd: number; started: boolean };
 }
 
@@ -38,8 +39,12 @@ export class RecordFiles {
   private readonly results: string;
   private closed = false;
 
-  /** Opens the files in `staged` (names: turns.csv, probes.csv, violations.csv, results.json; with `summary` records, no turns.csv or probes.csv). */
-  constructor(staged: StagedFiles, records: RecordsMode = 'full') {
+  /**
+   * Opens the files in `staged` (names: turns.csv, probes.csv,
+   * violations.csv, results.json; with `summary` records, no turns.csv or
+   * probes.csv; with `csv: false`, results.json alone, named `results`).
+   */
+  constructor(staged: StagedFiles, records: RecordsMode = 'full', opts: { csv?: boolean; results?: string } = {}) {
     this.lists = streamedLists(records);
     const fds: number[] = [];
     const open = (path: string, flags: string): number => {
@@ -48,13 +53,14 @@ export class RecordFiles {
       return fd;
     };
     try {
+      const results = opts.results ?? 'results.json';
       for (const list of this.lists) {
-        const csv = open(staged.path(`${list}.csv`), 'w');
+        const csv = opts.csv === false ? undefined : open(staged.path(`${list}.csv`), 'w');
         // Read back in `finish`: opened for writing and reading.
-        this.files[list] = { csv, json: { fd: open(staged.scratch(`results.json.${list}`), 'w+'), started: false } };
-        writeFileSync(csv, HEADERS[list]);
+        this.files[list] = { csv, json: { fd: open(staged.scratch(`${results}.${list}`), 'w+'), started: false } };
+        if (csv !== undefined) writeFileSync(csv, HEADERS[list]);
       }
-      this.results = staged.path('results.json');
+      this.results = staged.path(results);
     } catch (e) {
       for (const fd of fds) closeSync(fd);
       throw e;
@@ -67,7 +73,7 @@ export class RecordFiles {
     for (const list of this.lists) {
       const { csv, json } = text[list];
       const files = this.files[list]!;
-      if (csv.length) writeFileSync(files.csv, csv);
+      if (csv.length && files.csv !== undefined) writeFileSync(files.csv, csv);
       if (!json.length) continue;
       const scratch = files.json;
       if (scratch.started) writeFileSync(scratch.fd, ',\n');
@@ -104,8 +110,9 @@ export class RecordFiles {
     if (this.closed) return;
     this.closed = true;
     for (const list of this.lists) {
-      closeSync(this.files[list]!.csv);
-      closeSync(this.files[list]!.json.fd);
+      const { csv, json } = this.files[list]!;
+      if (csv !== undefined) closeSync(csv);
+      closeSync(json.fd);
     }
   }
 }

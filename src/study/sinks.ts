@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { appendRecords, type RecordLists, type ScenarioRecords } from '../engine/run.js';
 import { byPolicy } from '../engine/summary.js';
@@ -7,7 +7,7 @@ import { DigestBuilder, severalModels, type Reported } from '../records/digest.j
 import { RECORDS_MODES, resultsJson, resultsJsonFrame, type RecordsMode, streamedLists } from '../records/json.js';
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type ReportFilesOptions } from '../report/outputs.js';
 import type { Results, SummaryRecord } from '../types.js';
-import { naming, StagedFiles, writeFileAtomic, type OutputSet } from './files.js';
+import { checkFileTarget, naming, StagedFiles, writeFileAtomic, type OutputSet } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
 import { RecordFiles } from './record-files.js';
 
@@ -184,15 +184,54 @@ export function shardSink(dir: string, shard: { index: number; count: number }):
   };
 }
 
-/** A sink whose text output is also written, all-or-nothing, to `path`. */
+/**
+ * Writes one output file, all-or-nothing, to `path`; its output is the
+ * file's path. results.json (`json`) streams as `folderSink` writes it: its
+ * lists go to scratch files in the staging folder as the records come, and
+ * only the summaries are kept, so memory does not grow with the records.
+ * The other formats are made from `textSink`'s text.
+ */
 export function fileSink(path: string, format: OutputFormat, opts: RecordsOptions = {}): StudySink<string> {
+  if (format === 'json') return jsonFileSink(path, recordsMode(opts));
   const text = textSink(format, opts);
   return {
     ...text,
     async finish(done, outputs) {
-      const output = await text.finish(done);
-      writeIn(outputs, path, output);
-      return output;
+      writeIn(outputs, path, await text.finish(done));
+      return path;
+    },
+  };
+}
+
+/** `fileSink` of results.json: the record lists streamed to scratch files (worker threads encode them), the summaries kept for its head. */
+function jsonFileSink(path: string, mode: RecordsMode): StudySink<string> {
+  // Refused before any folder is made for it.
+  checkFileTarget(path);
+  const staged = new StagedFiles(dirname(path));
+  let files: RecordFiles;
+  try {
+    files = new RecordFiles(staged, mode, { csv: false, results: basename(path) });
+  } catch (e) {
+    staged.abort();
+    throw e;
+  }
+  const summary: SummaryRecord[] = [];
+  return {
+    encoded: true,
+    lists: streamedLists(mode),
+    add(records) {
+      naming(path, () => files.add(records));
+      for (const s of records.summary) summary.push(s);
+    },
+    async finish(done, outputs) {
+      naming(path, () => files.finish(resultsJsonFrame({ summary, policies: byPolicy(summary) }, done.info, done.meta, mode)));
+      if (outputs) outputs.add(staged);
+      else staged.commit();
+      return path;
+    },
+    abort() {
+      files.close();
+      staged.abort();
     },
   };
 }

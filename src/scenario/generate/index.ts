@@ -43,16 +43,19 @@ export function generatedId(prefix: string, k: number, count: number): string {
  * stream `${seed}:generate:${profile}:${k}`, so it does not depend on count.
  */
 export function generateDocs(req: GenerateRequest): ScenarioOut[] {
+  return [...generatedDocs(req)];
+}
+
+/** `generateDocs` one document at a time (each depends only on the seed and its number), for a caller that pauses between them. */
+export function* generatedDocs(req: GenerateRequest): Generator<ScenarioOut> {
   const profile = profileFor(req.profile);
   const params = { ...profile.defaults, ...stripUndefined(req.params ?? {}) } as CommonProfileParams;
   const prefix = req.prefix ?? profile.id;
-  const docs: ScenarioOut[] = [];
   for (let k = 1; k <= req.count; k++) {
     const rng = new Stream(`${req.seed}:generate:${profile.id}:${k}`);
     const turns = rng.int(params.turns[0], params.turns[1]);
-    docs.push(profile.build({ id: generatedId(prefix, k, req.count), rng, turns, params }));
+    yield profile.build({ id: generatedId(prefix, k, req.count), rng, turns, params });
   }
-  return docs;
 }
 
 /** Generates and validates conversations (the same validation scenario files get). */

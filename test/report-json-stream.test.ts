@@ -1,0 +1,76 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { resultsJson, type RecordsMode } from '../src/records/json.js';
+import { runStudyPipeline } from '../src/study/pipeline.js';
+import { fileSink, memorySink } from '../src/study/sinks.js';
+import { defaultStudy } from '../src/study/study.js';
+import { STAGING_PREFIX } from '../src/study/files.js';
+import { capture } from './_io.js';
+import { ROOT } from './_shared.js';
+import { tempDir } from './_tmp.js';
+
+/**
+ * `--out FILE.json` streams: the record lists go to scratch files as the
+ * records come (as an output folder's results.json does) and only the
+ * summaries are kept, yet the file is byte for byte the results.json made
+ * from every record kept in memory.
+ */
+
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const built = ['study/sinks', 'study/record-files', 'records/json', 'engine/run'].every((f) => {
+  const js = join(ROOT, 'dist', `${f}.js`);
+  return existsSync(MAIN) && existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
+});
+
+/** The shipped scenarios, two policies, one thread. */
+function study() {
+  const s = defaultStudy();
+  return Object.assign(s, {
+    scenarios: [{ kind: 'glob' as const, pattern: join(ROOT, 'scenarios', '*.yaml'), base: ROOT }],
+    policies: s.policies.filter((p) => p.name === 'full' || p.name.startsWith('summary')),
+    tokenCache: false as const,
+    jobs: 1,
+  });
+}
+
+describe('results.json as one output file', () => {
+  it.each(['full', 'summary'] as const)('records %s: the streamed file is the text made from every record kept', async (records: RecordsMode) => {
+    vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
+    const kept = await runStudyPipeline(study(), memorySink());
+    const { results } = kept.output;
+    const expected = resultsJson(records === 'full' ? results : { ...results, turns: [], probes: [] }, kept.info, kept.meta, records);
+    const dir = tempDir('ctxsim-json-');
+    const path = join(dir, 'out', 'results.json');
+    const run = await runStudyPipeline(study(), fileSink(path, 'json', { records }));
+    expect(run.output).toBe(path);
+    expect(readFileSync(path, 'utf8')).toBe(expected);
+    expect(readdirSync(join(dir, 'out'))).toEqual(['results.json']);
+  }, 120_000);
+
+  it('a run that fails after it began leaves nothing beside the file, and the file as it was', async () => {
+    const dir = tempDir('ctxsim-json-');
+    writeFileSync(join(dir, 'x.json'), 'previous\n');
+    const io = capture();
+    // The output is set up before the scenarios are loaded: a glob that matches nothing fails after.
+    const args = ['run', '--scenario', join(dir, 'none-*.yaml'), '--policy', 'full', '--no-token-cache', '--quiet', '--out', join(dir, 'x.json')];
+    expect(await runMain(args, io)).toBe(2);
+    expect(io.stderr).toMatch(/no scenario file matches/);
+    expect(readdirSync(dir)).toEqual(['x.json']);
+    expect(readFileSync(join(dir, 'x.json'), 'utf8')).toBe('previous\n');
+  }, 60_000);
+
+  it.skipIf(!built)('the CLI on worker threads writes the bytes of --out - --format json', () => {
+    const dir = tempDir('ctxsim-json-');
+    const args = [MAIN, 'run', '--scenario', join(ROOT, 'scenarios', '*.yaml'), '--policy', 'full', '--policy', 'summary', '--no-token-cache', '--quiet'];
+    const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
+    const stdout = spawnSync(process.execPath, [...args, '--out', '-', '--format', 'json'], { env, maxBuffer: 1 << 28 });
+    expect(stdout.status, String(stdout.stderr)).toBe(0);
+    const file = spawnSync(process.execPath, [...args, '--jobs', '2', '--out', join(dir, 'r.json')], { env, encoding: 'utf8' });
+    expect(file.status, file.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'r.json')).equals(stdout.stdout)).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.startsWith(STAGING_PREFIX))).toEqual([]);
+  }, 240_000);
+});
