@@ -76,7 +76,7 @@ describe('ctxsim prices', () => {
   });
 
   /** The model column of a prices table. */
-  const models = (stdout: string) => stdout.split('\n').slice(2, -1).map((l) => l.split(' ')[0]);
+  const models = (stdout: string) => stdout.split('\n').slice(2, -1).map((l) => l.split(' ')[0]!);
 
   it('a part of a name shows every model that holds it, case ignored, sorted', async () => {
     const io = capture();
