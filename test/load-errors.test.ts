@@ -123,7 +123,7 @@ describe('every model a study names is checked at load, at its place', () => {
       'ctxsim: study.yaml:8:27 policies[2].facts.extractModel: unknown model "nope-4"',
       'ctxsim: study.yaml:9:29 policies[3].retrieval.embedModel: unknown model "nope-5"',
     ]);
-    expect(lines[0]).toBe('ctxsim: study.yaml:2:8 model: unknown model "gpt-4o-minii" (closest: gpt-4o-mini, azure/gpt-4o-mini, gpt-4o-mini-2024-07-18)');
+    expect(lines[0]).toBe('ctxsim: study.yaml:2:8 model: unknown model "gpt-4o-minii" (closest: gpt-4o-mini, gpt-4.1-mini, gpt-5-mini)');
   });
 
   it('a prices file that cannot be read is named at the study\'s prices key', async () => {

@@ -177,10 +177,11 @@ const MAX_SUGGEST_LENGTH = 100;
 
 /**
  * The `n` names nearest to `name` (none for a name of 100 characters or
- * more), case ignored: by edit distance to the whole name or, one more, to
- * the nearest part of it, whichever is less (`llama` → the llama models, a
- * typo inside a longer name counting one edit, not the letters around it),
- * then by edit distance to the whole name, then by name.
+ * more), case ignored: by edit distance to the whole name or, two more, to
+ * the nearest part of it, whichever is less (`llama` → the llama models
+ * rather than `o1`; a typo inside a longer name counts its edits, not the
+ * letters around it; a near whole name still comes first), then by edit
+ * distance to the whole name, then by name.
  */
 export function closest(name: string, names: readonly string[], n: number): string[] {
   if (name.length >= MAX_SUGGEST_LENGTH) return [];
@@ -188,7 +189,7 @@ export function closest(name: string, names: readonly string[], n: number): stri
   return names
     .map((c) => {
       const whole = distance(lower, c.toLowerCase());
-      return [c, Math.min(whole, distance(lower, c.toLowerCase(), true) + 1), whole] as const;
+      return [c, Math.min(whole, distance(lower, c.toLowerCase(), true) + 2), whole] as const;
     })
     .sort((a, b) => a[1] - b[1] || a[2] - b[2] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .slice(0, n)
