@@ -296,6 +296,23 @@ describe('ctxsim check', () => {
     expect(outside.err).not.toContain('::error');
   });
 
+  it('the baseline file holds each row’s cost as USD, a decimal string; one holding micro-dollars still reads', async () => {
+    const text = readFileSync(baseline(), 'utf8');
+    expect(text).toContain('"scenario":"kavya-late-order","policy":"full","model":"gpt-4o-mini","inputTokens":178,"cachedTokens":0,"outputTokens":41,"auxTokens":0,"totalCost":"0.000051300000",');
+    expect(text).not.toContain('costMicroUsd');
+    const passed = (await cli('check', study(), '--baseline', baseline(), '--json', '--quiet')).out;
+    // As baselines were written before: the same figures, in micro-dollars.
+    writeFileSync(baseline(), text.replace(/"totalCost":"(\d+)\.(\d{12})"/g, (_m, w: string, f: string) => `"costMicroUsd":${Number(BigInt(`${w}${f}`)) / 1e6}`));
+    expect(readFileSync(baseline(), 'utf8')).toContain('"costMicroUsd":51.3,');
+    const old = await cli('check', study(), '--baseline', baseline(), '--json', '--quiet');
+    expect(old.code).toBe(0);
+    expect(old.out).toBe(passed);
+    writeFileSync(baseline(), text.replace('"totalCost":"0.000051300000"', '"totalCost":"$0.05"'));
+    const bad = await cli('check', study(), '--baseline', baseline(), '--quiet');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toBe(`ctxsim: ${baseline()}: rows[0].totalCost: expected USD with 12 decimals such as "0.000051300000", got "$0.05"\n`);
+  });
+
   it('a missing baseline says how to save one, exit 2, before any run', async () => {
     const missing = join(dir, 'none', 'b.json');
     const r = await cli('check', study(), '--baseline', missing, '--model', 'gpt-4o', '--quiet');

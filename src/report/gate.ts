@@ -1,6 +1,5 @@
 import { seriesName, severalModels } from '../records/digest.js';
-import type { BaselineRow } from '../gate/baseline.js';
-import { usd } from '../records/format.js';
+import { usdOfMicro, type BaselineRow } from '../gate/baseline.js';
 import { MONEY_DECIMALS } from '../records/json.js';
 import { change, microDollars, limitsText, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
 
@@ -152,8 +151,6 @@ export function gateAnnotations(result: GateResult, studyFile?: string): string 
 /** What the money fields of the gate's JSON hold, as results.json says it. */
 const MONEY = `USD, exact decimal strings with ${MONEY_DECIMALS} decimals`;
 
-/** Micro-dollars (a baseline's unit) as USD, a decimal string with 12 decimals: exact to the pico-dollar, as results.json. */
-const usdOfMicro = (micro: number) => usd(BigInt(Math.round(micro * 1e6)), MONEY_DECIMALS);
 
 /** A baseline row for the JSON: its cost as `totalCost`, a USD string, as results.json names it. */
 function rowJson(r: BaselineRow | undefined) {
