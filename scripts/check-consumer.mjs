@@ -2,8 +2,8 @@
 /**
  * Checks that the packed package typechecks for a strict consumer: `npm pack`
  * the built package, install it with its runtime dependencies only (no dev
- * dependencies, no @types/node), and compile with `strict` and `skipLibCheck:
- * false`:
+ * dependencies, no @types/node: scripts/packed.mjs), and compile with
+ * `strict` and `skipLibCheck: false`:
  *
  * - a file that uses the public API, first without @types/node (a consumer
  *   need not have Node's types), then with them;
@@ -18,13 +18,11 @@
  * errors otherwise.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { installPacked, linkDependency, ROOT } from './packed.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const dir = mkdtempSync(join(tmpdir(), 'ctxsim-consumer-'));
 const DOCS = ['docs/custom-policies.md', 'docs/api.md'];
 
@@ -164,42 +162,26 @@ function tsc(name, files, types) {
 }
 
 try {
-  const tarball = execFileSync(npm, ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').pop();
-  const modules = join(dir, 'node_modules');
-  mkdirSync(join(modules, 'ctxsim'), { recursive: true });
-  execFileSync('tar', ['-xzf', join(dir, tarball), '-C', join(modules, 'ctxsim'), '--strip-components=1']);
-  /** Links a package of the repository's node_modules into the consumer's. */
-  const link = (path) => {
-    const name = relative(join(ROOT, 'node_modules'), path);
-    if (name.startsWith('..') || name.includes(`node_modules`)) return;
-    mkdirSync(dirname(join(modules, name)), { recursive: true });
-    try {
-      symlinkSync(path, join(modules, name), 'dir');
-    } catch (e) {
-      if (e.code !== 'EEXIST') throw e;
-    }
-  };
-  // The runtime dependency closure, as installed here: nothing else a consumer would not have.
-  for (const path of execFileSync(npm, ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').slice(1)) link(path);
+  const { pkg } = installPacked(dir);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
   writeFileSync(join(dir, 'consumer.ts'), CONSUMER);
   // The example policy as `ctxsim init` writes it, from the packed templates (the docs' test sample imports it from there).
   mkdirSync(join(dir, 'policies'));
-  copyFileSync(join(modules, 'ctxsim', 'templates', 'init', 'policies', 'example-policy.mjs'), join(dir, 'policies', 'example-policy.mjs'));
+  copyFileSync(join(pkg, 'templates', 'init', 'policies', 'example-policy.mjs'), join(dir, 'policies', 'example-policy.mjs'));
   const samples = DOCS.flatMap(docSamples);
   for (const s of samples) writeFileSync(join(dir, s.name), s.text);
   const common = ['consumer.ts', 'policies/example-policy.mjs', ...samples.filter((s) => !s.node).map((s) => s.name)];
   const failures = [];
   const without = tsc('no-node', common, []);
   if (without) failures.push(`without @types/node:\n${without}`);
-  link(join(ROOT, 'node_modules', '@types', 'node'));
+  linkDependency(dir, '@types/node');
   const withNode = tsc('node', [...common, ...samples.filter((s) => s.node).map((s) => s.name)], ['node']);
   if (withNode) failures.push(`with @types/node:\n${withNode}`);
   if (failures.length) {
     process.stderr.write(`the packed package, its example policy or a docs sample does not typecheck for a strict consumer:\n${failures.join('')}`);
     process.exitCode = 1;
   } else {
-    const version = JSON.parse(readFileSync(join(modules, 'ctxsim', 'package.json'), 'utf8')).version;
+    const version = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version;
     console.log(`packed package typechecks for a strict consumer, with and without @types/node (${version}, skipLibCheck: false), with the example policy (checkJs) and ${samples.length} docs samples`);
   }
 } finally {

@@ -112,7 +112,7 @@ export { reportHtml } from './report/html.js';
 export { budgetCsv } from './report/budget.js';
 export { policyTable } from './report/text.js';
 export { pricesTable, type Counting } from './report/prices.js';
-export { gateJson, gateJunit, gateMarkdown } from './report/gate.js';
+export { gateAnnotations, gateJson, gateJunit, gateMarkdown } from './report/gate.js';
 
 // The CI gate
 export { baselineJson, makeBaseline, readBaseline, type Baseline, type BaselineRow, type StudyFingerprint } from './gate/baseline.js';

@@ -211,11 +211,14 @@ describe('the files ctxsim init writes', () => {
   it('the workflow checks the example policy against the contract, then the study against its gate, on pull requests', () => {
     const wf = parse(template('.github/workflows/ctxsim.yml')) as { on: unknown; jobs: { gate: { steps: { run?: string }[] } } };
     expect(wf.on).toBe('pull_request');
+    // The project's own ctxsim, as its lockfile pins it: never one npx would fetch from the registry.
     expect(wf.jobs.gate.steps.map((s) => s.run).filter(Boolean)).toEqual([
-      'npx --yes ctxsim check-policy ./policies/example-policy.mjs',
-      'npx --yes ctxsim check study.yaml --junit gate.xml --out ctxsim-reports',
+      'npm ci',
+      'npx --no -- ctxsim check-policy ./policies/example-policy.mjs',
+      'npx --no -- ctxsim check study.yaml --junit gate.xml --out ctxsim-reports',
     ]);
-    expect(template('.github/workflows/ctxsim.yml')).toContain('npx ctxsim run study.yaml --save-baseline ctxsim-baseline.json\n');
+    expect(template('.github/workflows/ctxsim.yml')).not.toContain('--yes');
+    expect(template('.github/workflows/ctxsim.yml')).toContain('npx --no -- ctxsim run study.yaml --save-baseline ctxsim-baseline.json\n');
   });
 
   it('init, then ctxsim run in that folder writes the reports and exits 0; check passes against its baseline', async () => {

@@ -263,6 +263,64 @@ describe('ctxsim check', () => {
     expect(j.differences).toEqual(['model: gpt-4o-mini → gpt-4o']);
   });
 
+  it('--json gives money as USD decimal strings, as results.json', async () => {
+    const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--json', '--quiet');
+    expect(r.code).toBe(1);
+    const j = JSON.parse(r.out);
+    expect(j.money).toBe('USD, exact decimal strings with 12 decimals');
+    const full = j.policies.find((p: { policy: string }) => p.policy === 'full');
+    expect([full.costBefore, full.costAfter]).toEqual(['0.000124950000', '0.002082500000']);
+    const row = j.rows.find((x: { scenario: string; policy: string }) => x.scenario === 'kavya-late-order' && x.policy === 'full');
+    expect([row.before.totalCost, row.after.totalCost]).toEqual(['0.000051300000', '0.000855000000']);
+    expect(row.before.costMicroUsd).toBeUndefined();
+    expect(r.out).not.toMatch(/"cost(Before|After|MicroUsd)": \d/);
+  });
+
+  it('with GITHUB_ACTIONS=true a tripped gate prints one error annotation per failing row, on stderr', async () => {
+    process.env.GITHUB_ACTIONS = 'true';
+    try {
+      const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--json', '--quiet');
+      expect(r.code).toBe(1);
+      JSON.parse(r.out);
+      const lines = r.err.split('\n').slice(0, -1);
+      expect(lines).toHaveLength(4);
+      expect(lines).toContain(`::error file=${study()},title=ctxsim check%3A kavya-late-order × full::cost $0.000051 → $0.000855 (+1566.7%25, limit +5%25)`);
+      const pass = await cli('check', study(), '--baseline', baseline(), '--quiet');
+      expect(pass.code).toBe(0);
+      expect(pass.err).toBe('');
+    } finally {
+      delete process.env.GITHUB_ACTIONS;
+    }
+    const outside = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--quiet');
+    expect(outside.code).toBe(1);
+    expect(outside.err).not.toContain('::error');
+  });
+
+  it('the baseline file holds each row’s cost as USD, a decimal string; one holding micro-dollars still reads', async () => {
+    const text = readFileSync(baseline(), 'utf8');
+    expect(text).toContain('"scenario":"kavya-late-order","policy":"full","model":"gpt-4o-mini","inputTokens":178,"cachedTokens":0,"outputTokens":41,"auxTokens":0,"totalCost":"0.000051300000",');
+    expect(text).not.toContain('costMicroUsd');
+    const passed = (await cli('check', study(), '--baseline', baseline(), '--json', '--quiet')).out;
+    // As baselines were written before: the same figures, in micro-dollars.
+    writeFileSync(baseline(), text.replace(/"totalCost":"(\d+)\.(\d{12})"/g, (_m, w: string, f: string) => `"costMicroUsd":${Number(BigInt(`${w}${f}`)) / 1e6}`));
+    expect(readFileSync(baseline(), 'utf8')).toContain('"costMicroUsd":51.3,');
+    const old = await cli('check', study(), '--baseline', baseline(), '--json', '--quiet');
+    expect(old.code).toBe(0);
+    expect(old.out).toBe(passed);
+    writeFileSync(baseline(), text.replace('"totalCost":"0.000051300000"', '"totalCost":"$0.05"'));
+    const bad = await cli('check', study(), '--baseline', baseline(), '--quiet');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toBe(`ctxsim: ${baseline()}: rows[0].totalCost: expected USD with 12 decimals such as "0.000051300000", got "$0.05"\n`);
+  });
+
+  it('a missing baseline says how to save one, exit 2, before any run', async () => {
+    const missing = join(dir, 'none', 'b.json');
+    const r = await cli('check', study(), '--baseline', missing, '--model', 'gpt-4o', '--quiet');
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(`ctxsim: ${missing}: no baseline there yet; save one first: npx ctxsim run ${study()} --model gpt-4o --save-baseline ${missing}\n`);
+  });
+
   it('never overwrites a baseline without --force; bad baselines are input errors', async () => {
     const again = await cli('run', study(), '--save-baseline', baseline(), '--out', join(dir, 'turns.csv'), '--quiet');
     expect(again.code).toBe(2);

@@ -68,10 +68,39 @@ describe('ctxsim prices', () => {
     ]);
   });
 
-  it('exits 2 for an unknown model, naming the closest ones', async () => {
+  it('exits 2 for a name nothing matches, naming the closest ones', async () => {
     const io = capture();
-    expect(await runMain(['prices', 'claude-haiku-4.5'], io)).toBe(2);
-    expect(io.stderr).toMatch(/^ctxsim: unknown model "claude-haiku-4\.5" \(closest: claude-haiku-4-5, /);
+    expect(await runMain(['prices', 'claude-haiku-4.7'], io)).toBe(2);
+    expect(io.stderr).toBe('ctxsim: no model matches "claude-haiku-4.7" (closest: claude-haiku-4-5, openrouter/anthropic/claude-haiku-4.5, vercel_ai_gateway/anthropic/claude-haiku-4.5)\n');
+    expect(io.stdout).toBe('');
+  });
+
+  /** The model column of a prices table. */
+  const models = (stdout: string) => stdout.split('\n').slice(2, -1).map((l) => l.split(' ')[0]!);
+
+  it('a part of a name shows every model that holds it, case ignored, sorted', async () => {
+    const io = capture();
+    expect(await runMain(['prices', 'Claude-Haiku-4.5'], io)).toBe(0);
+    expect(models(io.stdout)).toEqual(['openrouter/anthropic/claude-haiku-4.5', 'vercel_ai_gateway/anthropic/claude-haiku-4.5']);
+  });
+
+  it('a glob matches whole names, * across slashes; an exact name is that model only', async () => {
+    const io = capture();
+    expect(await runMain(['prices', 'groq/*', 'gpt-4o'], io)).toBe(0);
+    const shown = models(io.stdout);
+    expect(shown.at(-1)).toBe('gpt-4o');
+    expect(shown.length).toBeGreaterThan(5);
+    expect(shown.slice(0, -1).every((m) => m.startsWith('groq/'))).toBe(true);
+    expect(shown).toContain('groq/meta-llama/llama-4-scout-17b-16e-instruct');
+    const none = capture();
+    expect(await runMain(['prices', 'groq/*zzz'], none)).toBe(2);
+    expect(none.stderr).toBe('ctxsim: no model matches "groq/*zzz"\n');
+  });
+
+  it('an unknown model suggests the names that hold it, not short unrelated ones', async () => {
+    const io = capture();
+    expect(await runMain(['run', '--model', 'llama', '--no-token-cache', '--out', '-'], io)).toBe(2);
+    expect(io.stderr).toBe('ctxsim: --model: unknown model "llama" (closest: ollama/llama2, ollama/llama3, ollama/llama3.1)\n');
   });
 
   it('formats $ per million tokens with at least two decimals', () => {

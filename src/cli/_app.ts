@@ -31,6 +31,9 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
   rawArgs = noCacheAlias(rawArgs);
   const cli = yargs([...rawArgs])
     .scriptName('ctxsim')
+    // A repeatable flag takes one value per occurrence (--model a --model b): a word after it is a positional,
+    // as in `ctxsim check --model gpt-4o study.yaml`, not a second value.
+    .parserConfiguration({ 'greedy-arrays': false })
     .usage('$0 <command> [options]')
     .command(wrap(runCommand(io), setCode))
     .command(wrap(explainCommand(io), setCode))

@@ -1,10 +1,10 @@
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
-import { makeBaseline, readBaseline } from '../gate/baseline.js';
+import { makeBaseline, readBaseline, type Baseline } from '../gate/baseline.js';
 import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLimits } from '../gate/compare.js';
-import { gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
+import { gateAnnotations, gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
 import { OutputSet } from '../study/files.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { gateSink } from '../study/sinks.js';
@@ -92,10 +92,16 @@ function studyArgs(flags: CheckFlags): string[] {
   return args;
 }
 
-/** The command that saves this run as the new baseline, with the study and baseline paths as used. */
-function acceptCommand(flags: CheckFlags, baseline: string): string {
-  const words = ['npx', 'ctxsim', 'run', ...(flags.study ? [flags.study] : []), ...studyArgs(flags), '--save-baseline', baseline, '--force'];
+/** The command that saves this run as the baseline, with the study and baseline paths as used (`--force`: replacing one). */
+function saveCommand(flags: CheckFlags, baseline: string, force = true): string {
+  const words = ['npx', 'ctxsim', 'run', ...(flags.study ? [flags.study] : []), ...studyArgs(flags), '--save-baseline', baseline, ...(force ? ['--force'] : [])];
   return words.map(shellWord).join(' ');
+}
+
+/** The baseline of a check: a missing file is a usage error that says how to save one. */
+function baselineAt(file: string, shown: string, flags: CheckFlags): Baseline {
+  if (!existsSync(file)) throw new UsageError(`${shown}: no baseline there yet; save one first: ${saveCommand(flags, shown, false)}`);
+  return readBaseline(file, displayPath(file));
 }
 
 /**
@@ -109,7 +115,8 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
   const study = await studyFromFlags(flags);
   const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
-  const baseline = readBaseline(file, displayPath(file));
+  const shown = flags.baseline ?? displayPath(file);
+  const baseline = baselineAt(file, shown, flags);
   const limits = limitsFor(flags, study);
   const out = flags.out !== undefined ? resolve(flags.out) : undefined;
   if (out !== undefined) checkOutputFolder(out, flags.out!);
@@ -124,10 +131,12 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
     outputs.abort();
     throw e;
   }
-  const accept = acceptCommand(flags, flags.baseline ?? displayPath(file));
+  const accept = saveCommand(flags, shown);
   const note = tableNotes(run.info, run.policies).join('. ');
   const table = gateMarkdown(result, { accept, ...(flags.verbose && { verbose: true }), ...(note && { note }) });
   io.out(flags.json ? gateJson(result) : table);
+  // On stderr, beside the table or the JSON on stdout: the runner reads workflow commands on both.
+  if (process.env.GITHUB_ACTIONS === 'true' && result.failed) io.err(gateAnnotations(result, flags.study));
   const summary = process.env.GITHUB_STEP_SUMMARY;
   if (summary) {
     try {

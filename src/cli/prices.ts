@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { pricesTable } from '../report/prices.js';
 import { loadPrices } from '../pricing/load.js';
-import { lookup } from '../pricing/prices.js';
+import { lookup, matchModels } from '../pricing/prices.js';
 import { settingsModels, type CostSettings } from '../pricing/settings.js';
 import type { Command } from './_command.js';
 import type { IO } from './_io.js';
@@ -10,7 +10,7 @@ import { tokenizerUnavailable } from '../tokens/chat-template.js';
 import type { Study } from '../study/study.js';
 
 interface PricesFlags {
-  models?: string[];
+  patterns?: string[];
   study?: string;
   prices?: string;
   cache?: string;
@@ -19,15 +19,21 @@ interface PricesFlags {
 
 export function pricesCommand(io: IO): Command<PricesFlags> {
   return {
-    command: 'prices [models..]',
+    command: 'prices [patterns..]',
     describe: 'show the prices, context windows, cache rules and latency figures in use',
     examples: [
       ['ctxsim prices gpt-4o-mini claude-sonnet-4-5', 'prices, context windows, cache rules and latency of two models'],
+      ['ctxsim prices qwen', 'every model whose name holds qwen (case ignored)'],
+      ["ctxsim prices 'groq/*'", 'every model a glob matches (* any characters, / included; ? one)'],
       ['ctxsim prices --all', 'every model of the price table'],
     ],
     builder: (y: Argv) =>
       y
-        .positional('models', { type: 'string', array: true, describe: 'models to show (default: the models the study uses)' })
+        .positional('patterns', {
+          type: 'string',
+          array: true,
+          describe: 'models to show: a model name, a glob (groq/*) or a part of names (qwen) (default: the models the study uses)',
+        })
         .option('study', { type: 'string', describe: 'study file whose prices, cache and latency settings apply' })
         .option('prices', { type: 'string', describe: 'LiteLLM-format price table JSON laid over the builtin one' })
         .option('cache', { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' })
@@ -36,14 +42,14 @@ export function pricesCommand(io: IO): Command<PricesFlags> {
   };
 }
 
-/** `ctxsim prices`: the price table in use, for the named models or those the study uses. */
+/** `ctxsim prices`: the price table in use, for the models the patterns name or those the study uses. */
 export async function prices(flags: PricesFlags, io: IO): Promise<number> {
   // Nothing is sent: a study that records its upkeep is read as if simulated.
   const study = await studyFromFlags({ study: flags.study, prices: flags.prices, cache: flags.cache, upkeep: 'simulate' });
   const table = loadPrices(study.prices);
   const settings: CostSettings = { ...study };
   let names: string[];
-  if (flags.models?.length) names = flags.models;
+  if (flags.patterns?.length) names = flags.patterns.flatMap((p) => matchModels(table, p));
   else if (flags.all) names = [...table.models.keys()].sort();
   else names = studyModels(study, settings, table.userModels ?? []);
   const models = [...new Set(names)].map((m) => lookup(table, m));

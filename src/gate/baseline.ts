@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CtxsimError } from '../errors.js';
+import { usd } from '../records/format.js';
+import { MONEY_DECIMALS } from '../records/json.js';
 import type { Conversation, ProbeRecord, SummaryRecord } from '../types.js';
 
 /** What a run was: the settings a baseline is compared on. */
@@ -119,10 +121,24 @@ export function makeBaseline(study: StudyFingerprint, summary: readonly SummaryR
   };
 }
 
+/** Micro-dollars (a baseline row's unit) as USD, a decimal string with 12 decimals: exact to the pico-dollar, as results.json writes money. */
+export function usdOfMicro(micro: number): string {
+  return usd(BigInt(Math.round(micro * 1e6)), MONEY_DECIMALS);
+}
+
+/** USD as `usdOfMicro` writes it → micro-dollars, as `makeBaseline` computes them; undefined for another text. */
+function microOfUsd(text: unknown): number | undefined {
+  const m = typeof text === 'string' ? /^(-?\d+)\.(\d{12})$/.exec(text) : null;
+  return m ? Number(BigInt(`${m[1]}${m[2]}`)) / 1e6 : undefined;
+}
+
+/** A row as the file holds it: its cost as `totalCost`, USD as a decimal string (as results.json), where `costMicroUsd` stood. */
+const rowFile = (r: BaselineRow) => Object.fromEntries(Object.entries(r).map(([k, v]) => (k === 'costMicroUsd' ? ['totalCost', usdOfMicro(v as number)] : [k, v])));
+
 /** Serialized with one row per line, so a diff of a committed baseline reads well. */
 export function baselineJson(b: Baseline): string {
   const head = JSON.stringify({ schemaVersion: b.schemaVersion, studyHash: b.studyHash, study: b.study }, null, 2).slice(0, -2);
-  return `${head},\n  "rows": [\n${b.rows.map((r) => `    ${JSON.stringify(r)}`).join(',\n')}\n  ]\n}\n`;
+  return `${head},\n  "rows": [\n${b.rows.map((r) => `    ${JSON.stringify(rowFile(r))}`).join(',\n')}\n  ]\n}\n`;
 }
 
 /** Reads a baseline written by `run --save-baseline`; `shown` is how errors name the file. */
@@ -142,7 +158,16 @@ export function readBaseline(file: string, shown = file): Baseline {
   if (b?.schemaVersion !== 1 || !Array.isArray(b.rows) || !b.study) {
     throw new CtxsimError(`${shown}: not a ctxsim baseline (expected schemaVersion 1 with study and rows)`, 'input');
   }
-  // Rows written before baselines named their model are of the study's one model.
-  for (const r of b.rows as Partial<BaselineRow>[]) r.model ??= b.study.model;
+  for (const [i, r] of (b.rows as (Partial<BaselineRow> & { totalCost?: unknown })[]).entries()) {
+    // Rows written before baselines named their model are of the study's one model.
+    r.model ??= b.study.model;
+    // The cost as the file holds it (USD as a decimal string), or as baselines held it before (micro-dollars).
+    if ('totalCost' in r) {
+      const micro = microOfUsd(r.totalCost);
+      if (micro === undefined) throw new CtxsimError(`${shown}: rows[${i}].totalCost: expected USD with 12 decimals such as "0.000051300000", got ${JSON.stringify(r.totalCost)}`, 'input');
+      r.costMicroUsd = micro;
+      delete r.totalCost;
+    }
+  }
   return b as Baseline;
 }

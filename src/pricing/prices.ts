@@ -175,18 +175,64 @@ export function lookup(table: PriceTable, model: string): ModelPrice {
 /** Names this long get no suggestions: an edit distance to every known name would cost their length times the table's. */
 const MAX_SUGGEST_LENGTH = 100;
 
-/** The `n` names nearest to `name` by edit distance, ties broken by name (none for a name of 100 characters or more). */
+/**
+ * The `n` names nearest to `name` (none for a name of 100 characters or
+ * more), case ignored: by edit distance to the whole name or, two more, to
+ * the nearest part of it, whichever is less (`llama` → the llama models
+ * rather than `o1`; a typo inside a longer name counts its edits, not the
+ * letters around it; a near whole name still comes first), then by edit
+ * distance to the whole name, then by name.
+ */
 export function closest(name: string, names: readonly string[], n: number): string[] {
   if (name.length >= MAX_SUGGEST_LENGTH) return [];
+  const lower = name.toLowerCase();
   return names
-    .map((c) => [c, distance(name, c)] as const)
-    .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map((c) => {
+      const whole = distance(lower, c.toLowerCase());
+      return [c, Math.min(whole, distance(lower, c.toLowerCase(), true) + 2), whole] as const;
+    })
+    .sort((a, b) => a[1] - b[1] || a[2] - b[2] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .slice(0, n)
     .map(([c]) => c);
 }
 
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+/** Whether a model pattern is a glob: it holds `*` or `?`. */
+const isGlob = (pattern: string) => /[*?]/.test(pattern);
+
+/**
+ * A glob over model names as a regular expression: `*` any run of
+ * characters, `/` included (`groq/*`, `*llama*`), `?` one character; the
+ * rest literal, case ignored. Model names are not paths, so a path glob's
+ * rules (a `*` stops at `/`) do not fit.
+ */
+function globRegExp(glob: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${body}$`, 'i');
+}
+
+/**
+ * The models of the table a pattern names, sorted: a model's exact name is
+ * that model; a glob (`groq/*`, `gpt-4o*`) the names it matches; anything
+ * else the names that hold it, ignoring case (`qwen`). No match is a usage
+ * error naming the closest names, as an unknown model is.
+ */
+export function matchModels(table: PriceTable, pattern: string): string[] {
+  if (table.models.has(pattern) || table.unpriced?.has(pattern)) return [pattern];
+  const names = [...table.models.keys()];
+  const test = isGlob(pattern) ? globRegExp(pattern) : undefined;
+  const lower = pattern.toLowerCase();
+  const found = names.filter((m) => (test ? test.test(m) : m.toLowerCase().includes(lower))).sort();
+  if (found.length) return found;
+  const near = isGlob(pattern) ? [] : closest(pattern, names, 3);
+  throw new UsageError(`no model matches "${pattern}"${near.length ? ` (closest: ${near.join(', ')})` : ''}`);
+}
+
+/**
+ * The edit distance from `a` to `b` (Levenshtein); with `within`, to the
+ * nearest substring of `b` (Sellers: a match may start and end anywhere in `b`).
+ */
+function distance(a: string, b: string, within = false): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => (within ? 0 : j));
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     for (let j = 1; j <= b.length; j++) {
@@ -194,5 +240,5 @@ function distance(a: string, b: string): number {
     }
     prev = cur;
   }
-  return prev[b.length]!;
+  return within ? Math.min(...prev) : prev[b.length]!;
 }

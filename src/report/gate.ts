@@ -1,4 +1,6 @@
 import { seriesName, severalModels } from '../records/digest.js';
+import { usdOfMicro, type BaselineRow } from '../gate/baseline.js';
+import { MONEY_DECIMALS } from '../records/json.js';
 import { change, microDollars, limitsText, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
 
 const money = (micro: number | undefined) => (micro === undefined ? '–' : microDollars(micro));
@@ -123,15 +125,58 @@ export function gateJunit(result: GateResult): string {
   ].join('\n');
 }
 
-/** Machine-readable gate result. */
+/** A workflow command's message, escaped as GitHub Actions reads it: `%`, CR and LF. */
+const commandData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+
+/** A workflow command's property value, escaped: as its message, and `:` and `,`. */
+const commandProperty = (s: string) => commandData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+
+/**
+ * The failing rows as GitHub Actions error annotations, one line each:
+ * `::error file=STUDY,title=ctxsim check: SCENARIO × POLICY::REASONS`
+ * (no `file=` for the built-in default study); empty when it passed.
+ */
+export function gateAnnotations(result: GateResult, studyFile?: string): string {
+  const byModel = severalModels(result.rows);
+  const file = studyFile === undefined ? '' : `file=${commandProperty(studyFile)},`;
+  return result.rows
+    .filter((r) => r.verdict === 'fail')
+    .map((r) => {
+      const lost = (r.lostFacts ?? []).map((f) => `; lost ${f.fact} at turn ${f.turn} (${f.outcome})`).join('');
+      return `::error ${file}title=${commandProperty(`ctxsim check: ${r.scenario} × ${seriesName(r, byModel)}`)}::${commandData(`${r.reasons.join('; ')}${lost}`)}\n`;
+    })
+    .join('');
+}
+
+/** What the money fields of the gate's JSON hold, as results.json says it. */
+const MONEY = `USD, exact decimal strings with ${MONEY_DECIMALS} decimals`;
+
+
+/** A baseline row for the JSON: its cost as `totalCost`, a USD string, as results.json names it. */
+function rowJson(r: BaselineRow | undefined) {
+  if (!r) return undefined;
+  const { costMicroUsd, ...rest } = r;
+  return { ...rest, totalCost: usdOfMicro(costMicroUsd) };
+}
+
+/** A relative change for JSON, where Infinity has no number. */
+const changeJson = (c: number | null) => (c === Infinity ? 'Infinity' : c);
+
+/**
+ * The gate's result as JSON: money as USD decimal strings (`costBefore`,
+ * `costAfter`, a row's `before.totalCost` and `after.totalCost`), as
+ * every JSON output of ctxsim writes it.
+ */
 export function gateJson(result: GateResult): string {
   return `${JSON.stringify(
     {
       failed: result.failed,
+      money: MONEY,
       limits: result.limits,
       differences: result.differences,
-      policies: result.policies.map((p) => ({ ...p, costChange: p.costChange === Infinity ? 'Infinity' : p.costChange })),
-      rows: result.rows.map((r) => ({ ...r, costChange: r.costChange === Infinity ? 'Infinity' : r.costChange })) },
+      policies: result.policies.map((p) => ({ ...p, costBefore: usdOfMicro(p.costBefore), costAfter: usdOfMicro(p.costAfter), costChange: changeJson(p.costChange) })),
+      rows: result.rows.map((r) => ({ ...r, before: rowJson(r.before), after: rowJson(r.after), costChange: changeJson(r.costChange) })),
+    },
     null,
     2,
   )}\n`;
