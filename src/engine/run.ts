@@ -342,15 +342,8 @@ export function appendRecords(to: RecordLists, from: RecordLists): void {
  * policy): what one thread does for one scenario, in a serial or a parallel
  * run.
  */
-export function replayScenario(
-  conversation: Conversation,
-  i: number,
-  policies: readonly PolicyVariant[],
-  ctxs: readonly ReplayContext[],
-  shard?: RunOptions['shard'],
-  cache?: ReplayCache,
-): ScenarioRecordLists {
-  return finishSteps(scenarioSteps(conversation, i, policies, ctxs, shard, cache));
+export function replayScenario(...args: Parameters<typeof scenarioSteps>): ScenarioRecordLists {
+  return finishSteps(scenarioSteps(...args));
 }
 
 /** `replayScenario`, pausing (`yield`) after each unit replayed or taken from the cache. */
