@@ -89,7 +89,10 @@ function brokenLinks(file: string, text: string): string[] {
     }
     const to = resolve(dirname(file), path);
     const rel = posix(relative(ROOT, to));
-    if (rel === 'docs/api' || rel.startsWith('docs/api/')) continue;
+    if (rel === 'docs/api' || rel.startsWith('docs/api/')) {
+      problems.push(`${shown}:${line} ${target}: made by npm run docs, not in a clone: say the command instead of linking`);
+      continue;
+    }
     if (!existsSync(to)) {
       if (!GENERATED.has(rel)) problems.push(`${shown}:${line} ${target}: no such file`);
       continue;
@@ -140,7 +143,7 @@ describe('the link checker', () => {
     expect([...headingAnchors('# A\n## B\n```\n# not a heading\n```\n## B\n')]).toEqual(['a', 'b', 'b-1']);
   });
 
-  it('reports a missing file and a missing heading, and skips web links and docs/api/', () => {
+  it('reports a missing file, a missing heading and a link into the generated docs/api/, and skips web links', () => {
     const page = join(ROOT, 'docs', 'example-page.md');
     const text = [
       '[fine](getting-started.md#1-install) [top](#a-heading) [bottom](#no-heading-here)',
@@ -152,6 +155,7 @@ describe('the link checker', () => {
       'docs/example-page.md:1 #no-heading-here: no heading #no-heading-here on this page',
       'docs/example-page.md:2 no-such-page.md: no such file',
       'docs/example-page.md:2 getting-started.md#no-such-heading: no heading #no-such-heading in docs/getting-started.md',
+      'docs/example-page.md:3 api/index.html: made by npm run docs, not in a clone: say the command instead of linking',
     ]);
   });
 });
