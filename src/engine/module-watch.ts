@@ -66,10 +66,9 @@ export function markingHooks(buffer: SharedArrayBuffer, modules: readonly Watche
 
 /**
  * The run thread's side: reads each worker's marks every tick, and calls
- * `onTimeout` with the worker whose call has run past the limit (its
- * message; the run's error has code `policy-limit`, as a module's
- * failure outside its calls does) (from when
- * the watchdog first saw it). Scenarios are named by the ids `name` was told.
+ * `onTimeout` with the worker whose call has run past the limit (counted
+ * from the tick that first saw it) and the message that says so. Scenarios
+ * are named by the ids `name` was told.
  */
 export class ModuleWatchdog {
   private readonly marks: Int32Array[] = [];
