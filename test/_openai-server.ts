@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * A scripted answer instead of the model's: a status with headers and a
@@ -70,6 +71,8 @@ export const wordsJudge: JudgeVerdict = (_question, value, reply) => {
  * `faults` are used up one per request, before any answer.
  */
 export class FakeOpenAI {
+  /** The API's address, once started (a new one at each start). */
+  url = '';
   readonly seen: Seen[] = [];
   readonly faults: Fault[] = [];
   /** Multiplies every `usage` count (a dearer model than the words suggest). */
@@ -101,7 +104,8 @@ export class FakeOpenAI {
       s.on('close', () => this.sockets.delete(s));
     });
     await new Promise<void>((ok) => this.server!.listen(0, '127.0.0.1', ok));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+    return this.url;
   }
 
   /**
@@ -243,4 +247,12 @@ function embedding(text: string): number[] {
   for (const w of words(text.toLowerCase())) v[w.charCodeAt(0) % 8]! += 1;
   if (!v.some((x) => x > 0)) v[0] = 1;
   return v;
+}
+
+/** The server of a test file: started before its tests, stopped after them; `url()` is its address once started. */
+export function serverForFile(): { server: FakeOpenAI; url: () => string } {
+  const server = new FakeOpenAI();
+  beforeAll(() => server.start());
+  afterAll(() => server.stop());
+  return { server, url: () => server.url };
 }

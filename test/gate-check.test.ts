@@ -353,3 +353,21 @@ describe('sharded runs', () => {
     expect(m.err).toBe('ctxsim: merge: missing shard(s) 2/2\n');
   });
 });
+
+describe('a baseline row’s cost survives the file', () => {
+  it('any cost a run can have (whole pico-dollars up to $1,000,000) reads back as the very number saved, so an unchanged rerun compares equal', async () => {
+    const fc = await import('fast-check');
+    const { baselineJson, readBaseline } = await import('../src/gate/baseline.js');
+    const dir = tempDir();
+    const file = join(dir, 'baseline.json');
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 18n }), (pico) => {
+        const row = { scenario: 's', policy: 'p', model: 'm', inputTokens: 1, cachedTokens: 0, outputTokens: 1, auxTokens: 0, costMicroUsd: Number(pico) / 1e6, probes: 0, retained: 0, overflowTurns: 0, latencyP95Ms: 0 };
+        const b = { schemaVersion: 1, studyHash: 'x', study: { model: 'm' }, rows: [row] } as unknown as Parameters<typeof baselineJson>[0];
+        writeFileSync(file, baselineJson(b));
+        expect(readBaseline(file).rows[0]!.costMicroUsd).toBe(row.costMicroUsd);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -7,28 +7,22 @@
  * one-line errors for every failure, which name the endpoint and never the
  * key.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { CtxsimError } from '../src/errors.js';
 import { decodeVector, encodeVector, requestKey, type UpkeepRequest } from '../src/upkeep/cassette.js';
 import { openEndpoint, retryWait, type EndpointSettings } from '../src/upkeep/endpoint.js';
 import { DEFAULT_PROMPTS, summaryInstruction, summaryRequest } from '../src/upkeep/prompts.js';
 import { answerRequest } from '../src/upkeep/answer.js';
-import { FakeOpenAI } from './_openai-server.js';
+import { FakeOpenAI, serverForFile } from './_openai-server.js';
 
 const KEY = 'sk-test-SECRET-4242';
-const server = new FakeOpenAI();
-let url = '';
-
-beforeAll(async () => {
-  url = await server.start();
-});
-afterAll(() => server.stop());
+const { server, url } = serverForFile();
 beforeEach(() => {
   server.seen.length = 0;
   server.faults.length = 0;
 });
 
-const open = (o: Partial<EndpointSettings> = {}) => openEndpoint({ baseURL: url, apiKey: KEY, apiKeyEnv: 'TEST_KEY', timeoutSeconds: 5, maxRetries: 0, maxResponseBytes: 100_000, ...o });
+const open = (o: Partial<EndpointSettings> = {}) => openEndpoint({ baseURL: url(), apiKey: KEY, apiKeyEnv: 'TEST_KEY', timeoutSeconds: 5, maxRetries: 0, maxResponseBytes: 100_000, ...o });
 
 const chat = summaryRequest(
   'gpt-4o-mini',
@@ -183,14 +177,14 @@ describe('upkeep endpoint: retries', () => {
     const fast = { 'retry-after-ms': '10' };
     server.faults.push({ status: 500, headers: fast }, { status: 500, headers: fast });
     const e = await rejection((await open({ maxRetries: 1 }))(small));
-    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: 500 (status 500) after 2 tries`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: 500 (status 500) after 2 tries`);
     expect(server.seen).toHaveLength(2);
   });
 
   it('503 with maxRetries 0 fails at once, naming the base URL and the status', async () => {
     server.faults.push({ status: 503 });
     const e = await rejection((await open({ maxRetries: 0 }))(small));
-    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: 503 (status 503) after 1 try`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: 503 (status 503) after 1 try`);
     expect(e.code).toBe('upkeep-endpoint');
     expect(e.exitCode).toBe(2);
     expect(server.seen).toHaveLength(1);
@@ -199,7 +193,7 @@ describe('upkeep endpoint: retries', () => {
   it('400 is not retried and does not say "after"', async () => {
     server.faults.push({ status: 400, body: { error: { message: 'bad max_tokens\nsecond line', type: 'invalid_request_error' } } });
     const e = await rejection((await open({ maxRetries: 2 }))(small));
-    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: 400 (bad max_tokens)`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: 400 (bad max_tokens)`);
     expect(server.seen).toHaveLength(1);
   });
 });
@@ -208,7 +202,7 @@ describe('upkeep endpoint: failures', () => {
   it('401 names the status and the key variable, never the key even when the server echoes it; not retried', async () => {
     server.faults.push({ status: 401, body: { error: { message: `Incorrect API key provided: ${KEY}. Check ${KEY}`, type: 'invalid_request_error' } } });
     const e = await rejection((await open({ maxRetries: 2 }))(small));
-    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: 401 (Incorrect API key provided: ***. Check ***): check the key in TEST_KEY`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: 401 (Incorrect API key provided: ***. Check ***): check the key in TEST_KEY`);
     expect(e.message).not.toContain(KEY);
     expect(e.exitCode).toBe(2);
     expect(server.seen).toHaveLength(1);
@@ -217,7 +211,7 @@ describe('upkeep endpoint: failures', () => {
   it('403 is told like 401', async () => {
     server.faults.push({ status: 403, body: { error: { message: 'no access' } } });
     const e = await rejection((await open())(embed));
-    expect(e.message).toBe(`upkeep endpoint ${url}: embedding by text-embedding-3-small: 403 (no access): check the key in TEST_KEY`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: embedding by text-embedding-3-small: 403 (no access): check the key in TEST_KEY`);
   });
 
   it('a stall longer than the timeout (0.3 s, maxRetries 0) says no answer within 0.3 s, given up near the timeout', async () => {
@@ -226,7 +220,7 @@ describe('upkeep endpoint: failures', () => {
     const start = Date.now();
     const e = await rejection(ask(small));
     const elapsed = Date.now() - start;
-    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: no answer within 0.3 s (1 try)`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: no answer within 0.3 s (1 try)`);
     expect(elapsed).toBeGreaterThanOrEqual(250);
     expect(elapsed).toBeLessThan(1200);
     expect(server.seen).toHaveLength(1);
@@ -235,15 +229,15 @@ describe('upkeep endpoint: failures', () => {
   it('a body that is not JSON says so', async () => {
     server.faults.push({ malformed: true });
     const e = await rejection((await open())(small));
-    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: the answer is not valid JSON (Unexpected end of JSON input)`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: the answer is not valid JSON (Unexpected end of JSON input)`);
     expect(e.code).toBe('upkeep-endpoint');
   });
 
   it('an answer without content or embedding says what is missing', async () => {
     server.faults.push({ status: 200, body: { choices: [] } }, { status: 200, body: { data: [{ embedding: [] }] } });
     const ask = await open();
-    expect((await rejection(ask(small))).message).toBe(`upkeep endpoint ${url}: summary by m: the answer has no choices[0].message.content`);
-    expect((await rejection(ask(embed))).message).toBe(`upkeep endpoint ${url}: embedding by text-embedding-3-small: the answer has no data[0].embedding of numbers`);
+    expect((await rejection(ask(small))).message).toBe(`upkeep endpoint ${url()}: summary by m: the answer has no choices[0].message.content`);
+    expect((await rejection(ask(embed))).message).toBe(`upkeep endpoint ${url()}: embedding by text-embedding-3-small: the answer has no data[0].embedding of numbers`);
   });
 
   it('connection refused (a stopped server, maxRetries 0) says cannot connect', async () => {
@@ -290,7 +284,7 @@ describe('upkeep endpoint: waits are bounded', () => {
     server.faults.push({ status: 429, headers: { 'Retry-After': '100000' } }, { status: 429, headers: { 'Retry-After': '100000' } });
     const start = Date.now();
     const e = await rejection((await open({ timeoutSeconds: 1, maxRetries: 1 }))(small));
-    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: 429 (status 429) after 2 tries`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: 429 (status 429) after 2 tries`);
     expect(Date.now() - start).toBeLessThan(60_000);
   });
 
@@ -298,7 +292,7 @@ describe('upkeep endpoint: waits are bounded', () => {
     server.faults.push({ stallBody: true }, { stallBody: true });
     const start = Date.now();
     const e = await rejection((await open({ timeoutSeconds: 0.5, maxRetries: 1 }))(small));
-    expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: no answer within 0.5 s (2 tries)`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: no answer within 0.5 s (2 tries)`);
     expect(server.seen).toHaveLength(2);
     expect(Date.now() - start).toBeLessThan(60_000);
   });
@@ -311,7 +305,7 @@ describe('upkeep endpoint: what comes in', () => {
       server.faults.push({ hugeBytes: 100_000_000, declared });
       const start = Date.now();
       const e = await rejection((await open({ maxRetries: 2, maxResponseBytes: 100_000 }))(small));
-      expect(e.message).toBe(`upkeep endpoint ${url}: summary by m: the answer is larger than maxResponseBytes (100000 bytes)`);
+      expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: the answer is larger than maxResponseBytes (100000 bytes)`);
       expect(e.exitCode).toBe(2);
       expect(server.seen).toHaveLength(1);
       expect(Date.now() - start).toBeLessThan(60_000);
@@ -332,21 +326,21 @@ describe('upkeep endpoint: what comes in', () => {
       { status: 200, body: { data: [{ embedding: [1, 2] }], usage: { prompt_tokens: 1e308 } } },
     );
     const ask = await open();
-    const at = `upkeep endpoint ${url}: summary by m:`;
+    const at = `upkeep endpoint ${url()}: summary by m:`;
     expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Too big: expected number to be <=1000000000 (got 1e+308)`);
     expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Too small: expected number to be >=0 (got -3)`);
     expect((await rejection(ask(small))).message).toBe(`${at} usage.completion_tokens: Invalid input: expected int, received number (got 2.5)`);
     expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Invalid input: expected number, received string (got "12")`);
     expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Too big: expected number to be <=1000000000 (got 1000000001)`);
     const e = await rejection(ask(embed));
-    expect(e.message).toBe(`upkeep endpoint ${url}: embedding by text-embedding-3-small: usage.prompt_tokens: Too big: expected number to be <=1000000000 (got 1e+308)`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: embedding by text-embedding-3-small: usage.prompt_tokens: Too big: expected number to be <=1000000000 (got 1e+308)`);
     expect(e.exitCode).toBe(2);
   });
 
   it('an embedding value beyond float32 (stored as Infinity) is refused at its index', async () => {
     server.faults.push({ status: 200, body: { data: [{ embedding: [0.5, 1e39, 2] }] } }, { status: 200, body: { data: [{ embedding: [-1e39] }] } });
     const ask = await open();
-    expect((await rejection(ask(embed))).message).toBe(`upkeep endpoint ${url}: embedding by text-embedding-3-small: data[0].embedding[1]: Infinity as float32: every value must be a finite number`);
-    expect((await rejection(ask(embed))).message).toBe(`upkeep endpoint ${url}: embedding by text-embedding-3-small: data[0].embedding[0]: -Infinity as float32: every value must be a finite number`);
+    expect((await rejection(ask(embed))).message).toBe(`upkeep endpoint ${url()}: embedding by text-embedding-3-small: data[0].embedding[1]: Infinity as float32: every value must be a finite number`);
+    expect((await rejection(ask(embed))).message).toBe(`upkeep endpoint ${url()}: embedding by text-embedding-3-small: data[0].embedding[0]: -Infinity as float32: every value must be a finite number`);
   });
 });

@@ -1,9 +1,9 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Cassette, encodeVector, requestKey } from '../src/upkeep/cassette.js';
 import { recordCli } from './_io.js';
-import { FakeOpenAI, type Answer } from './_openai-server.js';
+import { serverForFile, type Answer } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -18,13 +18,7 @@ import { tempDir } from './_tmp.js';
  */
 
 const SCENARIO = join(ROOT, 'test', 'fixtures', 'upkeep', 'scenario.yaml');
-const server = new FakeOpenAI();
-let url = '';
-
-beforeAll(async () => {
-  url = await server.start();
-});
-afterAll(() => server.stop());
+const { server, url } = serverForFile();
 beforeEach(() => {
   server.faults.length = 0;
 });
@@ -39,7 +33,7 @@ function project(policies: string[], upkeep = ', retries: 0'): string {
   copyFileSync(SCENARIO, join(dir, 'scenario.yaml'));
   writeFileSync(
     join(dir, 'study.yaml'),
-    ['scenarios: [scenario.yaml]', 'policies:', ...policies.map((p) => `  - ${p}`), `upkeep: {mode: record, baseURL: '${url}', concurrency: 1${upkeep}}`, ''].join('\n'),
+    ['scenarios: [scenario.yaml]', 'policies:', ...policies.map((p) => `  - ${p}`), `upkeep: {mode: record, baseURL: '${url()}', concurrency: 1${upkeep}}`, ''].join('\n'),
   );
   return dir;
 }
@@ -49,8 +43,8 @@ const record = (dir: string, ...more: string[]) => recordCli(['run', join(dir, '
 const cassetteOf = (dir: string) => join(dir, 'upkeep.cassette.jsonl');
 const journalOf = (dir: string) => `${cassetteOf(dir)}.journal`;
 const lines = (path: string) => readFileSync(path, 'utf8').trimEnd().split('\n');
-/** `url` as a pattern. */
-const at = () => url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+/** `url()` as a pattern. */
+const at = () => url().replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /** An answer whose usage says `prompt_tokens` is `value`. */
 const badUsage = (answer: Answer, value: unknown): Answer => ({ ...answer, usage: { ...(answer.usage as object), prompt_tokens: value } });

@@ -1,9 +1,9 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { recordCli, recording } from './_io.js';
-import { FakeOpenAI } from './_openai-server.js';
+import { serverForFile } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -19,12 +19,7 @@ import { tempDir } from './_tmp.js';
  * say. Prices are $0.0001 a token, so every cost is exact at four decimals.
  */
 
-const server = new FakeOpenAI();
-let url = '';
-beforeAll(async () => {
-  url = await server.start();
-});
-afterAll(() => server.stop());
+const { server, url } = serverForFile();
 beforeEach(() => {
   server.reportsUsage = true;
   server.count = (text) => text.split(/\s+/).filter(Boolean).length;
@@ -48,7 +43,7 @@ function project(prices: Record<string, { input: number; output: number }>, poli
   writeFileSync(join(dir, 'prices.json'), JSON.stringify(table));
   writeFileSync(
     join(dir, 'study.yaml'),
-    ['scenarios: [plan.yaml, support.yaml]', 'prices: prices.json', 'policies:', ...policies.map((p) => `  - ${p}`), `upkeep: {mode: record, baseURL: '${url}'}`, ''].join(
+    ['scenarios: [plan.yaml, support.yaml]', 'prices: prices.json', 'policies:', ...policies.map((p) => `  - ${p}`), `upkeep: {mode: record, baseURL: '${url()}'}`, ''].join(
       '\n',
     ),
   );

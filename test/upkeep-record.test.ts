@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { recordCli, recording } from './_io.js';
-import { FakeOpenAI } from './_openai-server.js';
+import { serverForFile } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -24,12 +24,7 @@ const NO_NETWORK = join(ROOT, 'test', 'fixtures', 'upkeep', 'no-network.mjs');
 const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'study', 'upkeep.ts')).mtimeMs;
 const SCENARIO = join(ROOT, 'test', 'fixtures', 'upkeep', 'scenario.yaml');
 
-const server = new FakeOpenAI();
-let url = '';
-beforeAll(async () => {
-  url = await server.start();
-});
-afterAll(() => server.stop());
+const { server, url } = serverForFile();
 afterEach(() => {
   vi.unstubAllEnvs();
   vi.restoreAllMocks();
@@ -48,7 +43,7 @@ function project(upkeep = ''): string {
       '  - summary-buffer: {budget: 300, keepRecent: 1}',
       '  - facts',
       '  - retrieval: {topK: 2, recent: 1}',
-      `upkeep: {mode: record, baseURL: '${url}', apiKeyEnv: CTXSIM_TEST_UPKEEP_KEY${upkeep}}`,
+      `upkeep: {mode: record, baseURL: '${url()}', apiKeyEnv: CTXSIM_TEST_UPKEEP_KEY${upkeep}}`,
       '',
     ].join('\n'),
   );
@@ -97,7 +92,7 @@ describe('upkeep record and replay', () => {
       expect(rep.code).toBe(0);
       expect(connect).not.toHaveBeenCalled();
     } finally {
-      url = await server.start();
+      await server.start();
     }
     expect(files(join(dir, 'rep'))).toEqual(files(join(dir, 'rec')));
 

@@ -135,7 +135,9 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
   const file = workerFile();
   // A worker rebuilds each policy from the registry or by importing its module: a policy object made otherwise stays on this thread.
   const registered = opts.policies.every((v) => v.module || REGISTRY.get(v.policy.id) === v.policy);
-  if ((jobs <= 1 && !(watch && jobs === 1)) || !file || !registered) return streamStudyYielding(opts, sink);
+  // One job runs on this thread, unless it has policy modules: those run on a watched worker.
+  const oneThread = jobs < 1 || (jobs === 1 && !watch);
+  if (oneThread || !file || !registered) return streamStudyYielding(opts, sink);
 
   // Resolve encodings and prices here: a bad model, price table or tokenizer package fails before any worker starts (no tokenizer is loaded here: only a worker that counts loads its own).
   const ctxs = replayContexts({ ...opts, tokenCache: false });
