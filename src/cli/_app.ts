@@ -1,6 +1,7 @@
 import yargs, { type CommandModule } from 'yargs';
 import { CtxsimError, escapeControl, UsageError } from '../errors.js';
 import { displayPath } from '../study/study.js';
+import { ctxsimVersion } from '../study/pipeline.js';
 import { cacheCommand } from './cache.js';
 import { calibrateCommand } from './calibrate.js';
 import { checkCommand } from './check.js';
@@ -51,7 +52,8 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     .strict()
     .check(onlyOnce)
     .help()
-    .version()
+    // ctxsim's own version: yargs would look for a package.json above its own folder, which in a project that installed ctxsim is the project's.
+    .version(ctxsimVersion())
     .exitProcess(false)
     // yargs' invalid-choice message spans two lines (a heading, then the value): one line per flag instead
     // (the heading becomes blank, which oneLinePerProblem drops; an empty string would leave it as it was).

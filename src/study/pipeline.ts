@@ -222,12 +222,13 @@ export function handOver(list: (Conversation | undefined)[]): Conversations {
 export function resultsMeta(priceDate: string, env: Readonly<Record<string, string | undefined>> = process.env, now = () => new Date()): ResultsMeta {
   const epoch = env.SOURCE_DATE_EPOCH;
   const at = epoch && /^\d+$/.test(epoch) ? new Date(Number(epoch) * 1000) : now();
-  return { tool: 'ctxsim', version: packageVersion(), priceTable: priceDate, generatedAt: at.toISOString() };
+  return { tool: 'ctxsim', version: ctxsimVersion(), priceTable: priceDate, generatedAt: at.toISOString() };
 }
 
 let version: string | undefined;
 
-function packageVersion(): string {
+/** ctxsim's own version, from its package.json (wherever it is installed). */
+export function ctxsimVersion(): string {
   version ??= (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
   return version;
 }
