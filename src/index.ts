@@ -110,7 +110,8 @@ export { specJson } from './report/spec-json.js';
 export { reportMarkdown, budgetMarkdown } from './report/markdown.js';
 export { reportHtml } from './report/html.js';
 export { budgetCsv } from './report/budget.js';
-export { policyTable } from './report/text.js';
+export { policyTable, runSummary, TABLE_SORTS, type TableOptions, type TableSort } from './report/text.js';
+export { verdict, DEFAULT_MIN_RETENTION } from './report/verdict.js';
 export { pricesTable, type Counting } from './report/prices.js';
 export { gateAnnotations, gateJson, gateJunit, gateMarkdown } from './report/gate.js';
 

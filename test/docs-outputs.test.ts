@@ -35,7 +35,7 @@ import { tempDir } from './_tmp.js';
  * then read the diff: the prose around a block may quote its figures.
  */
 
-const PAGES = ['docs/getting-started.md', 'docs/agents.md'];
+const PAGES = ['README.md', 'docs/getting-started.md', 'docs/agents.md'];
 const UPDATE = !!process.env.CTXSIM_UPDATE_DOCS && process.env.CTXSIM_UPDATE_DOCS !== '0';
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 /** Longest a command may take (a CLI start is about a second, the default study several). */

@@ -62,18 +62,20 @@ describe('several models in one run', () => {
   it('--model repeated runs every policy on each model: a row per policy × model, hand-checked', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
-    const r = await cli('run', '--scenario', tinyWindowScenario(dir), ...POLICIES, '--model', 'tiny', '--model', 'roomy', ...COMMON, '--out', out);
+    const r = await cli('run', '--scenario', tinyWindowScenario(dir), ...POLICIES, '--model', 'tiny', '--model', 'roomy', ...COMMON, '--out', out, '--wide', '--sort', 'study');
     expect(r.code).toBe(0);
     const table = r.out.split('\n');
-    expect(table[0]).toMatch(/^tiny, roomy · prices of \S+ · tokenizer chars4$/);
-    expect(table.slice(1).map((l) => l.split(/\s{2,}/))).toEqual([
-      ['policy', 'model', 'scenarios', 'input tokens', 'cached', 'output', 'upkeep', 'cost/conv USD', 'cost/1k conv USD', 'retained', 'retention', 'overflow turns', 'overflow probes', 'p95 ms', 'pareto'],
-      ['full', 'tiny', '1', '128', '0', '24', '0', '0.000120', '0.1200', '1/2', '50.0%', '1', '1', '670', 'yes'],
-      ['window-turns:turns=1', 'tiny', '1', '80', '0', '32', '0', '0.000144', '0.1440', '1/2', '50.0%', '0', '0', '666', '-'],
-      ['full', 'roomy', '1', '128', '0', '32', '0', '0.000512', '0.5120', '2/2', '100.0%', '0', '0', expect.any(String), 'yes'],
-      ['window-turns:turns=1', 'roomy', '1', '80', '0', '32', '0', '0.000368', '0.3680', '1/2', '50.0%', '0', '0', expect.any(String), '-'],
-      [''],
+    expect(table[0]).toMatch(/^tiny, roomy · prices of \S+ · tokenizer chars4 · 1 conversation$/);
+    // Each row against full on its own model: 0.144 / 0.120 = +20%, 0.368 / 0.512 = -28.1%.
+    expect(table.slice(1, table.indexOf('')).map((l) => l.split(/\s{2,}/))).toEqual([
+      ['policy', 'model', 'cost/1k conv USD', 'vs full', 'retention', 'pareto', 'upkeep tokens', 'p95 s', 'cost/conv USD', 'input tokens', 'cached', 'output', 'overflow turns', 'overflow probes', 'scenarios'],
+      ['full', 'tiny', '0.1200', '0.0%', '50.0% (1/2, 1 overflowed)', 'yes', '0', '0.7', '0.000120', '128', '0', '24', '1', '1', '1'],
+      ['window-turns:turns=1', 'tiny', '0.1440', '+20.0%', '50.0% (1/2)', '-', '0', '0.7', '0.000144', '80', '0', '32', '0', '0', '1'],
+      ['full', 'roomy', '0.5120', '0.0%', '100.0% (2/2)', 'yes', '0', expect.any(String), '0.000512', '128', '0', '32', '0', '0', '1'],
+      ['window-turns:turns=1', 'roomy', '0.3680', '-28.1%', '50.0% (1/2)', '-', '0', expect.any(String), '0.000368', '80', '0', '32', '0', '0', '1'],
     ]);
+    // The verdict names rows with their models: full on tiny is the cheapest; only full on roomy keeps 95%.
+    expect(r.out.replace(/\n/g, ' ')).toContain('The cheapest policy that keeps at least 95% of probed facts is full on roomy (100%, $0.512): no cheaper policy keeps as much.');
     expect(r.err).toBe('ctxsim: warning: full on tiny went over a context window on 1 of 4 turns: those calls would be rejected\n');
 
     const policies = readCsv(join(out, 'policies.csv'));

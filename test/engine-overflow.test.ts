@@ -55,13 +55,14 @@ describe('a call over the context window', () => {
     const r = await cli([...base, '--out', out, '--quiet']);
     expect(r.code).toBe(0);
     const table = r.out.split('\n');
-    expect(table[0]).toMatch(/^tiny · prices of \S+ · tokenizer chars4$/);
-    expect(table.slice(1)).toEqual([
-      'policy                scenarios  input tokens  cached  output  upkeep  cost/conv USD  cost/1k conv USD  retained  retention  overflow turns  overflow probes  p95 ms  pareto',
-      'full                          1           128       0      24       0       0.000120            0.1200       1/2      50.0%               1                1     670  yes',
-      'window-turns:turns=1          1            80       0      32       0       0.000144            0.1440       1/2      50.0%               0                0     666  -',
-      '',
+    expect(table[0]).toMatch(/^tiny · prices of \S+ · tokenizer chars4 · 1 conversation$/);
+    // Turns over the window come before the other optional columns; the retention cell names the overflowed probe.
+    expect(table.slice(1, table.indexOf(''))).toEqual([
+      'policy                cost/1k conv USD  vs full                  retention  pareto  overflow turns',
+      'full                            0.1200     0.0%  50.0% (1/2, 1 overflowed)  yes                  1',
+      'window-turns:turns=1            0.1440   +20.0%                50.0% (1/2)  -                    0',
     ]);
+    expect(r.out).toMatch(/\n\nVerdict: /);
     // Warnings are printed even with --quiet.
     expect(r.err).toBe("ctxsim: warning: full on tiny went over a context window on 1 of 4 turns: those calls would be rejected\n");
 

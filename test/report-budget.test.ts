@@ -16,12 +16,12 @@ function rows(): TurnRecord[] {
   };
   // p: a sends 100·i tokens and costs 2,469,135,780 pico at turn 1; turn 6 overflows. b sends 50, 150 and costs 4 pico.
   add('a', 'p', 6, (i) => ({ inputTokens: 100 * i, costInput: i === 1 ? 2_469_135_780n : 0n, overflow: i === 6 }));
-  // q: a sends 10 a turn and costs 600,000,000 pico; b sends 11 a turn and its output costs 400,000,001 pico.
+  // q: a sends 10 a turn and costs 600,000,000 pico; b sends 11 a turn and its output costs 400,000,001 pico; b's turn 2 makes 7 upkeep tokens.
   add('a', 'q', 6, (i) => ({ inputTokens: 10, costInput: i === 1 ? 600_000_000n : 0n }));
   // r: huge numbers, for the thousands separators.
   add('a', 'r', 6, (i) => ({ inputTokens: 1_234_567, costInput: i === 1 ? 2_345_678_901_234_567_890n : 0n }));
   add('b', 'p', 2, (i) => ({ inputTokens: i === 1 ? 50 : 150, costInput: i === 1 ? 4n : 0n }));
-  add('b', 'q', 2, (i) => ({ inputTokens: 11, costOutput: i === 2 ? 400_000_001n : 0n }));
+  add('b', 'q', 2, (i) => ({ inputTokens: 11, costOutput: i === 2 ? 400_000_001n : 0n, auxInputTokens: i === 2 ? 7 : 0 }));
   add('b', 'r', 2, () => ({ inputTokens: 1_234_567 }));
   return out;
 }
@@ -81,10 +81,11 @@ describe('budget table', () => {
   it('formats for people: separators, one money precision per column, retention with counts (overflowed probes named)', () => {
     // Per conversation: the smallest (500,000,001 pico = $0.000500000001) needs 6 decimals for 3 significant digits.
     // Per 1,000: the smallest ($0.5000000005) needs 3.
+    // Cheapest first; pareto from the records (q and p: neither is both cheaper and retains more; r is dearer than both); q's 7 upkeep tokens over 2 conversations: 3.5 → 4.
     expect(budgetDisplay(results).rows).toEqual([
-      ['p', '75', '500', '$0.001235', '$1.235', '50.0% (2/4, 1 overflowed)', '1'],
-      ['q', '11', '10', '$0.000500', '$0.500', '-', '0'],
-      ['r', '1,234,567', '1,234,567', '$1,172,839.450617', '$1,172,839,450.617', '-', '0'],
+      ['q', '11', '10', '$0.000500', '$0.500', '-', 'yes', '4', '0'],
+      ['p', '75', '500', '$0.001235', '$1.235', '50.0% (2/4, 1 overflowed)', 'yes', '0', '1'],
+      ['r', '1,234,567', '1,234,567', '$1,172,839.450617', '$1,172,839,450.617', '-', '-', '0', '0'],
     ]);
   });
 
@@ -93,11 +94,11 @@ describe('budget table', () => {
       [
         'gpt-4o-mini · prices of 2026-02-03 · tokenizer o200k_base · 2 conversations · tokens: mean sent at that turn by the conversations that reach it',
         '',
-        '| policy | tokens @ turn 1 | tokens @ turn 5 | cost / conversation | cost / 1,000 conversations |                 retention | overflows |',
-        '| ------ | --------------: | --------------: | ------------------: | -------------------------: | ------------------------: | --------: |',
-        '| p      |              75 |             500 |           $0.001235 |                     $1.235 | 50.0% (2/4, 1 overflowed) |         1 |',
-        '| q      |              11 |              10 |           $0.000500 |                     $0.500 |                         - |         0 |',
-        '| r      |       1,234,567 |       1,234,567 |   $1,172,839.450617 |         $1,172,839,450.617 |                         - |         0 |',
+        '| policy | tokens @ turn 1 | tokens @ turn 5 | cost / conversation | cost / 1,000 conversations |                 retention | pareto | upkeep tokens / conversation | overflows |',
+        '| ------ | --------------: | --------------: | ------------------: | -------------------------: | ------------------------: | ------ | ---------------------------: | --------: |',
+        '| q      |              11 |              10 |           $0.000500 |                     $0.500 |                         - | yes    |                            4 |         0 |',
+        '| p      |              75 |             500 |           $0.001235 |                     $1.235 | 50.0% (2/4, 1 overflowed) | yes    |                            0 |         1 |',
+        '| r      |       1,234,567 |       1,234,567 |   $1,172,839.450617 |         $1,172,839,450.617 |                         - | -      |                            0 |         0 |',
         '',
       ].join('\n'),
     );
@@ -106,10 +107,10 @@ describe('budget table', () => {
   it('writes CSV with plain numbers', () => {
     expect(budgetCsv(results)).toBe(
       [
-        'policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes,model',
-        'p,75,500,0.00123457,1.2346,4,2,0.5000,1,2,1,gpt-4o-mini',
-        'q,11,10,0.00050000,0.5000,0,0,,0,2,0,gpt-4o-mini',
-        'r,1234567,1234567,1172839.45061728,1172839450.6173,0,0,,0,2,0,gpt-4o-mini',
+        'policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes,model,upkeep_tokens_per_conversation,pareto',
+        'p,75,500,0.00123457,1.2346,4,2,0.5000,1,2,1,gpt-4o-mini,0,true',
+        'q,11,10,0.00050000,0.5000,0,0,,0,2,0,gpt-4o-mini,4,true',
+        'r,1234567,1234567,1172839.45061728,1172839450.6173,0,0,,0,2,0,gpt-4o-mini,0,false',
         '',
       ].join('\n'),
     );

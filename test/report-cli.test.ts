@@ -39,8 +39,9 @@ describe('ctxsim run writes the reports', () => {
     const a = await cli(['run', ...SMALL, '--out', join(tmp, 'a')]);
     expect(a.code).toBe(0);
     expect(readdirSync(join(tmp, 'a')).sort()).toEqual(FILES);
-    expect(a.out.split('\n')[0]).toMatch(/^gpt-4o-mini · prices of \S+ · tokenizer chars4$/);
-    expect(a.out.split('\n')[1]).toMatch(/^policy\s+scenarios\s+input tokens/);
+    expect(a.out.split('\n')[0]).toMatch(/^gpt-4o-mini · prices of \S+ · tokenizer chars4 · 2 conversations$/);
+    expect(a.out.split('\n')[1]).toMatch(/^policy\s+cost\/1k conv USD\s+vs full\s+retention\s+pareto/);
+    expect(a.out).toMatch(/\n\nVerdict: on 2 conversations, /);
     expect(a.err.split('\n')).toEqual(['[1/2] kavya-late-order', '[2/2] noah-amnesia', `wrote 23 files to ${join(tmp, 'a')}/`, '']);
 
     const b = await cli(['run', ...SMALL, '--out', join(tmp, 'b'), '--quiet']);
@@ -119,11 +120,11 @@ describe('ctxsim table', () => {
     expect(md.out.split('\n').slice(0, 4)).toEqual([
       'gpt-4o-mini · prices of 2026-03-11 · tokenizer chars4 · 2 conversations · tokens: mean sent at that turn by the conversations that reach it'.replace('2026-03-11', md.out.match(/prices of (\S+)/)![1]!),
       '',
-      '| policy               | tokens @ turn 1 | tokens @ turn 5 | cost / conversation | cost / 1,000 conversations |    retention | overflows |',
-      '| -------------------- | --------------: | --------------: | ------------------: | -------------------------: | -----------: | --------: |',
+      '| policy               | tokens @ turn 1 | tokens @ turn 5 | cost / conversation | cost / 1,000 conversations |    retention | pareto | upkeep tokens / conversation | overflows |',
+      '| -------------------- | --------------: | --------------: | ------------------: | -------------------------: | -----------: | ------ | ---------------------------: | --------: |',
     ]);
     const csv = await cli(['table', ...SMALL, '--format', 'csv']);
-    expect(csv.out.split('\n')[0]).toBe('policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes,model');
+    expect(csv.out.split('\n')[0]).toBe('policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes,model,upkeep_tokens_per_conversation,pareto');
     expect(csv.out.split('\n')).toHaveLength(4);
     expect(csv.err).toBe('[1/2] kavya-late-order\n[2/2] noah-amnesia\n');
   });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { charts } from '../src/report/charts.js';
 import { escapeHtml, REPORT_CSP, reportHtml, scopeSvgIds } from '../src/report/html.js';
@@ -18,13 +19,19 @@ describe('report.html', () => {
     expect([...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]).filter((h) => !h!.startsWith('#'))).toEqual([]);
   });
 
-  it('holds every chart as inline SVG, in order', () => {
+  it('holds every chart as inline SVG, in order: retention against cost first, under the verdict', () => {
     const figures = [...html.matchAll(/<figure id="chart-([a-z-]+)"[^>]*>\n<svg /g)].map((m) => m[1]);
-    expect(figures).toEqual(['cost-by-turn', 'tokens-by-turn', 'retention-vs-cost', 'retention-by-age', 'cost-breakdown']);
+    expect(figures).toEqual(['retention-vs-cost', 'cost-by-turn', 'tokens-by-turn', 'retention-by-age', 'cost-breakdown']);
+    const verdict = html.slice(html.indexOf('<section id="verdict">'), html.indexOf('<section id="budget">'));
+    expect(verdict).toContain('<figure id="chart-retention-vs-cost"');
   });
 
-  it('has the study, the budget table, the latency, storage and safety table, the per-scenario table and the lost facts', () => {
-    expect([...html.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1])).toEqual(['Study', 'Budget per policy', 'Latency, storage and safety per policy', 'Charts', 'Per scenario', 'Facts not retained']);
+  it('has the verdict, the budget table, the latency, storage and safety table, the per-scenario table, the lost facts and, last, the study', () => {
+    expect([...html.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1])).toEqual(['Verdict', 'Budget per policy', 'Latency, storage and safety per policy', 'Charts', 'Per scenario', 'Facts not retained', 'Study']);
+    // The verdict of test/golden/report/report.md, as the page's first paragraph after the caption.
+    const md = readFileSync('test/golden/report/report.md', 'utf8');
+    const said = md.split('\n').find((l) => l.startsWith('Verdict: '))!.replace(/\\\$/g, '$');
+    expect(html).toContain(`<h2>Verdict</h2>\n<p class="verdict">${escapeHtml(said)}</p>`);
     // As report.md shows it (test/golden/report/report.md): p95 latency, stored bytes (mean, p95), then the safety counts, all zero here.
     const details = html.slice(html.indexOf('<section id="details">'), html.indexOf('<section id="charts">'));
     expect(details).toContain(`<tr><td>full</td><td class="num">485 ms</td><td class="num">249 B</td><td class="num">257 B</td>${'<td class="num">0</td>'.repeat(5)}</tr>`);
@@ -65,7 +72,7 @@ describe('report.html, probes on calls over the context window', () => {
   const page = reportHtml(over, info, []);
 
   it('counts them apart in the budget and per-scenario tables, and says why each was lost', () => {
-    expect(page).toContain('<td class="num">50.0% (1/2, 1 overflowed)</td><td class="num">1</td></tr>');
+    expect(page).toContain('<td class="num">50.0% (1/2, 1 overflowed)</td><td>yes</td><td class="num">0</td><td class="num">1</td></tr>');
     expect(page).toContain('<td class="num">1</td><td class="num">1/2, 1 overflowed</td><td class="num">50.0%</td><td class="num">2</td></tr>');
     expect(page).toContain('<tr><td>a</td><td>p</td><td class="num">2</td><td>name</td><td>overflow</td><td class="num">1</td><td>the call was over the context window</td></tr>');
     expect(page).toContain('<em>overflow</em>: the call was over the model&#39;s context window, so a real backend would have rejected it.</p>');

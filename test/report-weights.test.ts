@@ -48,9 +48,13 @@ describe('weights make the per-policy means weighted (the hand-checked example)'
     const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { policies: Record<string, unknown>[]; summary: Record<string, unknown>[] };
     expect(results.policies[0]).toMatchObject({ costPerConversation: '0.000003862500', costPer1000: '0.003862500000', retention: 0.25 });
     expect(results.summary.map((s) => s.weight)).toEqual([3, 1]);
-    // The table: retained stays the unweighted count, retention and costs are weighted.
-    const row = r.out.split('\n')[2]!.split(/\s{2,}/);
-    expect(row.slice(6, 10)).toEqual(['0.000004', '0.0039', '1/2', '25.0%']);
+    // The table: the retained count stays unweighted, retention and costs are weighted, and say so; the caption says what the weights add up to.
+    const lines = r.out.split('\n');
+    expect(lines[0]).toMatch(/ · 2 conversations, weighted to 4$/);
+    expect(lines[1]!.split(/\s{2,}/)).toEqual(['policy', 'cost/1k conv USD (weighted)', 'retention (weighted)', 'pareto', 'upkeep tokens']);
+    expect(lines[2]!.split(/\s{2,}/)).toEqual(['window-turns:turns=1', '0.0039', '25.0% (1/2)', 'yes', '0']);
+    expect(r.out).toContain('Weighted: cost per conversation, cost per 1,000 conversations and retention are means over the 2 conversations, weighted to 4');
+    expect(r.out).toMatch(/\n\nVerdict: on 2 conversations, weighted to 4, with retention/);
   });
 
   it('shards carry the weights: merged shards give the same policies.csv and summary.csv', async () => {

@@ -7,7 +7,7 @@ import type { PolicyRecord } from '../types.js';
 import { shardFromEnv, shardNote } from '../gate/shard.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
 import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
-import { overflowWarnings, policyTable } from '../report/text.js';
+import { overflowWarnings, runSummary } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { fileSink, folderSink, shardSink, textSink } from '../study/sinks.js';
 import { displayPath, loadScenarios, STDOUT, type Study } from '../study/study.js';
@@ -18,6 +18,7 @@ import type { Command } from './_command.js';
 import { studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
 import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
+import { percentFlag, TABLE_OPTIONS, tableOptions } from './_table.js';
 
 export interface RunFlags extends StudyFlags {
   quiet?: boolean;
@@ -27,6 +28,9 @@ export interface RunFlags extends StudyFlags {
   shard?: string;
   dryRun?: boolean;
   records?: RecordsMode;
+  minRetention?: string;
+  sort?: string;
+  wide?: boolean;
 }
 
 export function runCommand(io: IO): Command<RunFlags> {
@@ -56,6 +60,8 @@ export function runCommand(io: IO): Command<RunFlags> {
         .option('save-baseline', { type: 'string', describe: 'also write a baseline JSON for `ctxsim check`' })
         .option('force', { type: 'boolean', describe: 'let --save-baseline replace an existing file' })
         .option('shard', { type: 'string', describe: 'run slice K/N of the scenario × model × policy work (combine with `ctxsim merge`); auto or auto/N reads K and N from the CI or batch engine (GitLab CI, Buildkite, CircleCI, AWS Batch, Kubernetes Indexed Job)' })
+        .options(TABLE_OPTIONS)
+        .option('min-retention', { type: 'string', describe: 'the retention, in percent, the verdict’s cheapest policy must keep (e.g. 90 or 90%)', defaultDescription: 'the study’s, else 95' })
         .option('dry-run', { type: 'boolean', describe: 'with --upkeep record or live: print how many upkeep calls the recording needs and what they cost at most, send nothing, write nothing' }),
     handler: (argv: RunFlags) => run(argv, io),
   };
@@ -80,7 +86,9 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   if (flags.records !== undefined && !RECORDS_MODES.includes(flags.records)) {
     throw new UsageError(`--records: expected one of ${RECORDS_MODES.join('|')}, got ${flags.records}`);
   }
+  const table = tableOptions(flags);
   const study = await studyFromFlags(flags);
+  if (flags.minRetention !== undefined) study.minRetention = percentFlag(flags.minRetention, '--min-retention');
   const records = { records: flags.records ?? study.records ?? 'full' } as const;
   if (flags.dryRun) return dryRun(study, io);
   // A study's `out: -` is stdout, as `--out -` is.
@@ -113,7 +121,7 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     // Charts rendered by an earlier run are kept beside its replays.
     const charts = study.replayCache ? replayChartStore(study.replayCache) : undefined;
     const { output, policies, info, billed: checks, run: ran } = await runStudyPipeline(study, folderSink(target.dir, { ...records, ...(charts && { charts }) }), opts);
-    io.out(policyTable({ policies }, info));
+    io.out(runSummary({ policies }, info, table));
     warnOverflows(io, policies);
     for (const w of charts?.warnings ?? []) io.err(`ctxsim: warning: ${w}\n`);
     billed(checks);
@@ -121,7 +129,7 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     say(`wrote ${output.length} files to ${displayPath(target.dir)}/${baseline ? ` and the baseline ${displayPath(baseline)}` : ''}`);
   } else if (target.kind === 'file') {
     const { policies, info, billed: checks } = await runStudyPipeline(study, fileSink(target.path, target.format, records), opts);
-    io.out(policyTable({ policies }, info));
+    io.out(runSummary({ policies }, info, table));
     warnOverflows(io, policies);
     billed(checks);
     say(`wrote ${displayPath(target.path)}`);

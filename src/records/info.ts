@@ -37,6 +37,8 @@ export interface ReportInfo {
    * the model that graded the answers that did not hold a value as written.
    */
   upkeep?: { recorded: string; answers?: true; judge?: string };
+  /** The retention, in percent, the verdict's cheapest policy must keep, when not the default 95 (the study's `minRetention`, `--min-retention`). */
+  minRetention?: number;
 }
 
 /** A chat model of the run: its encoding and context window. */
@@ -56,6 +58,8 @@ export interface ScenarioInfo {
   turns: number;
   /** Tokens of the stand-in for what the transcript's log leaves out of every prompt (`unlogged_prefix`, sized from its bill), when it has one. */
   unloggedTokens?: number;
+  /** The scenario's weight in the weighted means (cost per conversation, retention), when not 1. */
+  weight?: number;
 }
 
 export interface PolicyInfo {
@@ -80,10 +84,11 @@ export interface InfoSource {
   conversations: readonly ScenarioShape[];
   policies: readonly PolicyVariant[];
   upkeep?: ReportInfo['upkeep'];
+  minRetention?: number;
 }
 
 /** What the reports use of a conversation: where it comes from, how long it is, and its unlogged prefix. */
-export type ScenarioShape = Pick<Conversation, 'id' | 'title' | 'source' | 'unloggedTokens'> & { turns: { length: number } };
+export type ScenarioShape = Pick<Conversation, 'id' | 'title' | 'source' | 'unloggedTokens' | 'weight'> & { turns: { length: number } };
 
 /** A conversation's shape, without its messages. */
 export function scenarioShape(c: ScenarioShape): ScenarioShape {
@@ -93,6 +98,7 @@ export function scenarioShape(c: ScenarioShape): ScenarioShape {
     source: c.source,
     turns: { length: c.turns.length },
     ...(c.unloggedTokens !== undefined && { unloggedTokens: c.unloggedTokens }),
+    ...(c.weight !== undefined && { weight: c.weight }),
   };
 }
 
@@ -120,13 +126,21 @@ export function reportInfo(s: InfoSource): ReportInfo {
     cache: s.cache,
     maxInputTokens: first.maxInputTokens,
     models,
-    scenarios: s.conversations.map((c) => ({ id: c.id, title: c.title ?? null, source: c.source, turns: c.turns.length, ...(c.unloggedTokens !== undefined && { unloggedTokens: c.unloggedTokens }) })),
+    scenarios: s.conversations.map((c) => ({
+      id: c.id,
+      title: c.title ?? null,
+      source: c.source,
+      turns: c.turns.length,
+      ...(c.unloggedTokens !== undefined && { unloggedTokens: c.unloggedTokens }),
+      ...(c.weight !== undefined && c.weight !== 1 && { weight: c.weight }),
+    })),
     policies: s.policies.map((v) => ({
       name: v.name,
       id: v.policy.id,
       params: Object.fromEntries(Object.entries(v.params).filter((e): e is [string, ParamValue] => e[1] !== undefined)),
     })),
     ...(s.upkeep && { upkeep: s.upkeep }),
+    ...(s.minRetention !== undefined && { minRetention: s.minRetention }),
   };
 }
 

@@ -2,6 +2,8 @@ import type { Pico, Results } from '../types.js';
 import { digestOf, policyNames, type Digested } from '../records/digest.js';
 import { csvLine } from '../records/csv.js';
 import { answersMeasured, columnsFrom, rowLabels } from './text.js';
+import { byCost, isWeighted } from './verdict.js';
+import { cheapestFirst } from './pareto.js';
 import { costPer1000, dollars, fraction, grouped, meanCost, moneyDecimals, percent, retainedOf, usd } from '../records/format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
@@ -25,6 +27,10 @@ export interface BudgetRow {
   /** Probes scored on calls over the context window (not retained). */
   overflowProbes: number;
   scenarios: number;
+  /** Mean upkeep tokens (summaries, extractions, embeddings) per conversation, rounded. */
+  upkeepTokens: number;
+  /** On the Pareto frontier of cost and retention. */
+  pareto: boolean;
 }
 
 export interface BudgetTable {
@@ -59,6 +65,8 @@ export function budgetTable(results: Pick<Results, 'policies'> & Digested): Budg
       overflowTurns: p.overflowTurns,
       overflowProbes: p.overflowProbes,
       scenarios: p.scenarios,
+      upkeepTokens: Math.round(p.auxTokens / Math.max(1, p.scenarios)),
+      pareto: p.pareto,
     };
   });
   return { turns, rows };
@@ -81,6 +89,8 @@ export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string
     'overflow_probes',
     'model',
     ...(answers ? ['answered', 'answer_retention'] : []),
+    'upkeep_tokens_per_conversation',
+    'pareto',
   ];
   const rows = t.rows.map((r) => [
     r.policy,
@@ -95,6 +105,8 @@ export function budgetCsv(results: Pick<Results, 'policies'> & Digested): string
     r.overflowProbes,
     r.model,
     ...(answers ? [r.answered, fraction(r.answerRetention)] : []),
+    r.upkeepTokens,
+    r.pareto,
   ]);
   return [header, ...rows].map(csvLine).join('');
 }
@@ -107,37 +119,46 @@ export interface DisplayTable {
 }
 
 /**
- * The budget table as people read it: tokens with thousands separators,
- * money as `$1,234.5678` with one precision per column (three significant
- * digits of its smallest value), retention as `92.5% (37/40)` — with
- * `, 3 overflowed` when probes fell on calls over the context window —
- * and overflows as the turns that went over it.
+ * The budget table as people read it, cheapest first: tokens with
+ * thousands separators, money as `$1,234.5678` with one precision per
+ * column (three significant digits of its smallest value), retention as
+ * `92.5% (37/40)` — with `, 3 overflowed` when probes fell on calls over the
+ * context window —, whether the policy is on the Pareto frontier, its mean
+ * upkeep tokens per conversation, and overflows as the turns that went over
+ * it. Figures that are weighted means say so in their header.
  */
 export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): DisplayTable {
   const t = budgetTable(results);
-  const perConversation = moneyDecimals(t.rows.map((r) => r.costPerConversation), 4);
-  const per1000 = moneyDecimals(t.rows.map((r) => r.costPer1000), 2);
-  const labels = rowLabels(t.rows);
-  const answers = answersMeasured(t.rows);
+  const rows = cheapestFirst(t.rows, (r) => r);
+  const perConversation = moneyDecimals(rows.map((r) => r.costPerConversation), 4);
+  const per1000 = moneyDecimals(rows.map((r) => r.costPer1000), 2);
+  const labels = rowLabels(rows);
+  const answers = answersMeasured(rows);
+  const weighted = isWeighted(results.policies) ? ' (weighted)' : '';
   const header = [
     ...labels.header,
     ...t.turns.map((n) => `tokens @ turn ${n}`),
-    'cost / conversation',
-    'cost / 1,000 conversations',
-    'retention',
-    ...(answers ? ['answer retention'] : []),
+    `cost / conversation${weighted}`,
+    `cost / 1,000 conversations${weighted}`,
+    `retention${weighted}`,
+    ...(answers ? [`answer retention${weighted}`] : []),
+    'pareto',
+    'upkeep tokens / conversation',
     'overflows',
   ];
-  const rows = t.rows.map((r) => [
+  const cells = rows.map((r) => [
     ...labels.cells(r),
     ...r.tokensAt.map((n) => grouped(n)),
     dollars(r.costPerConversation, perConversation),
     dollars(r.costPer1000, per1000),
     r.probes ? `${percent(r.retention)} (${retainedOf(r)})` : '-',
     ...(answers ? [r.probes && r.answered !== null ? `${percent(r.answerRetention)} (${r.answered}/${r.probes})` : '-'] : []),
+    r.pareto ? 'yes' : '-',
+    grouped(r.upkeepTokens),
     grouped(r.overflowTurns),
   ]);
-  return { header, rows, numeric: columnsFrom(header, labels.header.length) };
+  const pareto = header.indexOf('pareto');
+  return { header, rows: cells, numeric: new Set([...columnsFrom(header, labels.header.length)].filter((i) => i !== pareto)) };
 }
 
 /** What the latency, storage and safety table's columns mean, for its caption. */
@@ -151,7 +172,8 @@ export const DETAILS_CAPTION =
  * probes, injection exposure and provider rule violations.
  */
 export function detailsDisplay(results: Pick<Results, 'policies'>): DisplayTable {
-  const labels = rowLabels(results.policies);
+  const policies = byCost(results.policies);
+  const labels = rowLabels(policies);
   const header = [
     ...labels.header,
     'latency p95',
@@ -163,7 +185,7 @@ export function detailsDisplay(results: Pick<Results, 'policies'>): DisplayTable
     'injection exposure',
     'rule violations',
   ];
-  const rows = results.policies.map((p) => [
+  const rows = policies.map((p) => [
     ...labels.cells(p),
     `${grouped(p.latencyP95Ms)} ms`,
     `${grouped(p.storedBytesMean)} B`,

@@ -5,6 +5,7 @@ import { answersMeasured, columnsFrom, rowLabels, tableNotes } from './text.js';
 import { dollars, grouped, moneyDecimals, percent, retainedOf } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
+import { conversationsText, totalWeight, verdict } from './verdict.js';
 
 /** A chart as the page shows it: rendered SVG and its title. */
 export interface RenderedChart {
@@ -52,15 +53,16 @@ function studyList(results: Reported, info: ReportInfo): string {
     ['prices', `${info.prices} (snapshot of ${info.priceDate})`],
     ['prompt caching', info.cache],
     ['seed', String(info.seed)],
-    ['scenarios', grouped(info.scenarios.length)],
+    ['scenarios', conversationsText([{ scenarios: info.scenarios.length }], info)],
     ['policies', info.policies.map((p) => p.name).join(', ')],
     ['turns replayed', `${grouped(turns)} (scenario × ${info.models.length > 1 ? 'model × ' : ''}policy × turn)`],
     ['probes scored', grouped(results.digest.probes)],
   ];
+  const weighted = totalWeight(info) !== undefined;
   const scenarios: DisplayTable = {
-    header: ['scenario', 'title', 'turns', 'file'],
-    rows: info.scenarios.map((s) => [s.id, s.title ?? '', grouped(s.turns), s.source]),
-    numeric: new Set([2]),
+    header: ['scenario', 'title', 'turns', ...(weighted ? ['weight'] : []), 'file'],
+    rows: info.scenarios.map((s) => [s.id, s.title ?? '', grouped(s.turns), ...(weighted ? [String(s.weight ?? 1)] : []), s.source]),
+    numeric: new Set(weighted ? [2, 3] : [2]),
   };
   return `<dl class="study">\n${items.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('\n')}\n</dl>\n<h3>Scenarios</h3>\n${table(scenarios, 'scenario-list')}`;
 }
@@ -147,6 +149,7 @@ h1 { font-size: 28px; margin: 0 0 4px; }
 h2 { font-size: 21px; margin: 36px 0 10px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 16px; margin: 20px 0 8px; }
 .caption { color: var(--muted); margin: 0 0 12px; }
+.verdict { font-size: 16px; max-width: 80ch; }
 nav { margin: 12px 0 0; font-size: 14px; }
 nav a { color: #0969da; margin-right: 14px; text-decoration: none; }
 dl.study { display: grid; grid-template-columns: max-content 1fr; gap: 4px 18px; margin: 0; }
@@ -163,20 +166,23 @@ figure { margin: 0; padding: 12px; border: 1px solid var(--line); border-radius:
 figure svg { display: block; max-width: 100%; height: auto; }
 `;
 
+/** The chart the verdict section shows under its paragraph: retention against cost. */
+const VERDICT_CHART = 'retention-vs-cost';
+
 /**
  * report.html: one self-contained page (inline CSS and SVG, nothing loaded
- * from anywhere; a Content-Security-Policy forbids it): the study, the budget
- * table, the latency, storage and safety table, every chart, the per-scenario
- * table, and each probe a policy lost.
+ * from anywhere; a Content-Security-Policy forbids it), the answer first:
+ * the verdict with the retention-vs-cost chart, the budget table, the
+ * latency, storage and safety table, the other charts, the per-scenario
+ * table, each probe a policy lost, and last the study it was run on.
  */
 export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonly RenderedChart[]): string {
   const results = reported(input);
   const title = `ctxsim report${info.studyFile ? ` · ${info.studyFile}` : ''}`;
-  const figures = charts
-    .map((c) => `<figure id="chart-${escapeHtml(c.name)}" aria-label="${escapeHtml(c.title)}">\n${scopeSvgIds(c.svg.trimEnd(), c.name)}\n</figure>`)
-    .join('\n');
-  const n = results.policies[0]?.scenarios ?? 0;
-  const simulated = tableNotes(info, results.policies)
+  const figure = (c: RenderedChart) => `<figure id="chart-${escapeHtml(c.name)}" aria-label="${escapeHtml(c.title)}">\n${scopeSvgIds(c.svg.trimEnd(), c.name)}\n</figure>`;
+  const first = charts.filter((c) => c.name === VERDICT_CHART).map(figure);
+  const figures = charts.filter((c) => c.name !== VERDICT_CHART).map(figure).join('\n');
+  const notes = tableNotes(info, results.policies)
     .map((n) => `<p class="caption">${escapeHtml(n)}</p>\n`)
     .join('');
   return `<!doctype html>
@@ -192,18 +198,18 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
 <main>
 <header>
 <h1>ctxsim report</h1>
-<p class="caption">${escapeHtml(caption(info))} · ${grouped(n)} conversation${n === 1 ? '' : 's'} × ${grouped(results.policies.length)} polic${results.policies.length === 1 ? 'y' : 'ies'}</p>
-<nav><a href="#study">Study</a><a href="#budget">Budget</a><a href="#details">Latency, storage, safety</a><a href="#charts">Charts</a><a href="#scenarios">Per scenario</a><a href="#lost">Facts not retained</a></nav>
+<p class="caption">${escapeHtml(caption(info))} · ${escapeHtml(conversationsText(results.policies, info))} × ${grouped(results.policies.length)} polic${results.policies.length === 1 ? 'y' : 'ies'}</p>
+<nav><a href="#verdict">Verdict</a><a href="#budget">Budget</a><a href="#details">Latency, storage, safety</a><a href="#charts">Charts</a><a href="#scenarios">Per scenario</a><a href="#lost">Facts not retained</a><a href="#study">Study</a></nav>
 </header>
-<section id="study">
-<h2>Study</h2>
-${studyList(results, info)}
-</section>
+<section id="verdict">
+<h2>Verdict</h2>
+<p class="verdict">${escapeHtml(verdict(results.policies, info))}</p>
+${first.length ? `<div class="charts">\n${first.join('\n')}\n</div>\n` : ''}</section>
 <section id="budget">
 <h2>Budget per policy</h2>
 <p class="caption">${escapeHtml(budgetCaption(results, info))}</p>
 ${table(budgetDisplay(results), 'budget')}
-${simulated}</section>
+${notes}</section>
 <section id="details">
 <h2>Latency, storage and safety per policy</h2>
 <p class="caption">${escapeHtml(DETAILS_CAPTION)}</p>
@@ -218,10 +224,14 @@ ${figures}
 <section id="scenarios">
 <h2>Per scenario</h2>
 ${table(scenarioTable(results), 'scenarios')}
-${simulated}</section>
+${notes}</section>
 <section id="lost">
 <h2>Facts not retained</h2>
 ${lostSection(results)}
+</section>
+<section id="study">
+<h2>Study</h2>
+${studyList(results, info)}
 </section>
 </main>
 </body>

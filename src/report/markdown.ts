@@ -2,7 +2,7 @@ import type { Results } from '../types.js';
 import { reported, type Digested, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, DETAILS_CAPTION, detailsDisplay } from './budget.js';
 import { tableNotes } from './text.js';
-import { grouped } from '../records/format.js';
+import { conversationsText, verdict } from './verdict.js';
 import { caption, type ReportInfo } from '../records/info.js';
 
 /** A chart as report.md links it. */
@@ -19,12 +19,13 @@ function cell(text: string): string {
 
 /**
  * Escapes text a study names (models, files) for a markdown line: the
- * characters that would make markup of it (emphasis, code, links, HTML) are
- * written as themselves. A `_` inside a word is left alone (GitHub reads it
- * as a letter there): `o200k_base` stays as it is.
+ * characters that would make markup of it (emphasis, code, links, HTML,
+ * and `$`, which GitHub reads as the start of math) are written as
+ * themselves. A `_` inside a word is left alone (GitHub reads it as a
+ * letter there): `o200k_base` stays as it is.
  */
 export function markdownText(text: string): string {
-  return text.replace(/[\\`*[\]<>|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
+  return text.replace(/[\\`*[\]<>|$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
 }
 
 /**
@@ -42,8 +43,7 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
 
 /** The one-line caption of the budget table. */
 export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportInfo): string {
-  const n = results.policies[0]?.scenarios ?? 0;
-  return `${caption(info)} · ${grouped(n)} conversation${n === 1 ? '' : 's'} · tokens: mean sent at that turn by the conversations that reach it`;
+  return `${caption(info)} · ${conversationsText(results.policies, info)} · tokens: mean sent at that turn by the conversations that reach it`;
 }
 
 /** The budget table as paste-ready GitHub markdown: caption line, blank line, table; then, when memory is simulated or recorded and when answers were measured, a blank line and what that means, each. */
@@ -60,11 +60,19 @@ export function detailsMarkdown(results: Pick<Results, 'policies'>): string {
 }
 
 /**
- * report.md: the budget table for docs, the latency, storage and safety
- * table and, when the charts are written beside it, links to them.
+ * report.md: the verdict, the budget table for docs, the latency, storage
+ * and safety table and, when the charts are written beside it, links to them.
  */
 export function reportMarkdown(results: ReportInput, info: ReportInfo, charts: readonly ChartLink[] = []): string {
-  const parts = [`# ctxsim report\n`, `## Budget per policy\n`, budgetMarkdown(reported(results), info), `## Latency, storage and safety per policy\n`, detailsMarkdown(results)];
+  const parts = [
+    `# ctxsim report\n`,
+    `## Verdict\n`,
+    `${markdownText(verdict(results.policies, info))}\n`,
+    `## Budget per policy\n`,
+    budgetMarkdown(reported(results), info),
+    `## Latency, storage and safety per policy\n`,
+    detailsMarkdown(results),
+  ];
   if (charts.length) {
     parts.push('## Charts\n');
     for (const c of charts) parts.push(`![${c.title}](${c.file})\n`);

@@ -1,8 +1,9 @@
 import type { PolicyRecord, Results } from '../types.js';
 import { severalModels } from '../records/digest.js';
-import { costPer1000, fraction, grouped, usd } from '../records/format.js';
+import { costPer1000, fraction, grouped, retainedOf, usd } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import { builtInMemory, simulatedOf } from '../records/memory.js';
+import { byCost, conversationsText, isWeighted, totalWeight, verdict, wrap, type VerdictInfo } from './verdict.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
 export function align(rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
@@ -26,56 +27,122 @@ export function columnsFrom(header: readonly string[], from: number): ReadonlySe
   return new Set(header.map((_, i) => i).filter((i) => i >= from));
 }
 
+/** How the run table orders its rows: by cost (cheapest first, as the verdict reads), by retention (most first), by name, or in the study's order. */
+export const TABLE_SORTS = ['cost', 'retention', 'name', 'study'] as const;
+export type TableSort = (typeof TABLE_SORTS)[number];
+
+/** How the run table is laid out: its order, every column (`wide`) or what fits in `width` characters (default 100). */
+export interface TableOptions {
+  sort?: TableSort;
+  wide?: boolean;
+  width?: number;
+}
+
+/** One column of the run table: header, a row's cell, whether it is a number (right-aligned) and, for a column shown only when it fits, its rank (lower first). */
+interface Column {
+  header: string;
+  cell: (p: PolicyRecord) => string;
+  numeric: boolean;
+  /** Absent: always shown. */
+  rank?: number;
+}
+
 /**
  * The per-policy table `ctxsim run` and `ctxsim merge` print, under a caption
- * (model, price-table date, tokenizer): tokens, the mean cost of a
- * conversation and of 1,000 (exact, rounded once), retention, turns and
- * probes over the model's context window, the 95th-percentile turn latency
- * and whether the policy is on the Pareto frontier of cost and retention.
+ * (model, price-table date, tokenizer, how many conversations and, with
+ * scenario weights, what they weigh): by default the cost of 1,000
+ * conversations (exact, rounded once), its change against `full`,
+ * retention, answered retention when measured, whether the policy is on the
+ * Pareto frontier of cost and retention, and what else fits in 100
+ * columns — upkeep tokens, the 95th-percentile turn latency, the cost of a
+ * conversation, tokens, turns and probes over the context window (these
+ * first when there are any); `wide` shows every column. Rows are sorted by
+ * cost unless told otherwise. Figures that are weighted say so in their header.
  */
-export function policyTable(results: Pick<Results, 'policies'>, info: Pick<ReportInfo, 'models' | 'priceDate'> & Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>): string {
-  const labels = rowLabels(results.policies);
-  const answers = answersMeasured(results.policies);
-  const header = [
-    ...labels.header,
-    'scenarios',
-    'input tokens',
-    'cached',
-    'output',
-    'upkeep',
-    'cost/conv USD',
-    'cost/1k conv USD',
-    'retained',
-    'retention',
-    ...(answers ? ['answered', 'answer retention'] : []),
-    'overflow turns',
-    'overflow probes',
-    'p95 ms',
-    'pareto',
+export function policyTable(
+  results: Pick<Results, 'policies'>,
+  info: Pick<ReportInfo, 'models' | 'priceDate'> & Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>,
+  options: TableOptions = {},
+): string {
+  const rows = sortRows(results.policies, options.sort ?? 'cost');
+  const labels = rowLabels(rows);
+  const columns = tableColumns(rows);
+  const render = (shown: readonly Column[]) => {
+    const header = [...labels.header, ...shown.map((c) => c.header)];
+    const numeric = new Set(shown.flatMap((c, i) => (c.numeric ? [labels.header.length + i] : [])));
+    return align([header, ...rows.map((p) => [...labels.cells(p), ...shown.map((c) => c.cell(p))])], numeric);
+  };
+  let shown = columns.filter((c) => options.wide || c.rank === undefined);
+  if (!options.wide) {
+    const width = options.width ?? 100;
+    // The optional columns join in rank order until the next one would make the table wider than the width.
+    for (const c of columns.filter((c) => c.rank !== undefined).sort((a, b) => a.rank! - b.rank!)) {
+      const tried = columns.filter((x) => shown.includes(x) || x === c);
+      if (widest(render(tried)) > width) break;
+      shown = tried;
+    }
+  }
+  // The notes stay one line each, as scripts grep them; a terminal wraps them.
+  return `${caption(info)} · ${conversationsText(rows, info)}\n${render(shown)}${tableNotes(info, rows).map((n) => `${n}\n`).join('')}`;
+}
+
+/** The run table, then a blank line and the verdict wrapped at the table's width: what `ctxsim run` and `ctxsim merge` print. */
+export function runSummary(results: Pick<Results, 'policies'>, info: Parameters<typeof policyTable>[1] & VerdictInfo, options: TableOptions = {}): string {
+  return `${policyTable(results, info, options)}\n${wrap(verdict(results.policies, info), options.width ?? 100)}\n`;
+}
+
+/** The longest line of a text. */
+const widest = (text: string) => Math.max(...text.split('\n').map((l) => l.length));
+
+/** Rows in the table's order (a stable sort). */
+function sortRows(rows: readonly PolicyRecord[], sort: TableSort): PolicyRecord[] {
+  if (sort === 'cost') return byCost(rows);
+  if (sort === 'study') return [...rows];
+  const compare =
+    sort === 'name'
+      ? (a: PolicyRecord, b: PolicyRecord) => (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0)
+      : (a: PolicyRecord, b: PolicyRecord) => (b.retention ?? -1) - (a.retention ?? -1);
+  // Ties keep the cheaper first.
+  return byCost(rows).sort(compare);
+}
+
+/** Every column of the run table, in the order they are shown; the ranked ones only when they fit (unless wide). */
+function tableColumns(rows: readonly PolicyRecord[]): Column[] {
+  const weighted = isWeighted(rows) ? ' (weighted)' : '';
+  const answers = answersMeasured(rows);
+  const full = new Map(rows.filter((p) => p.policy === 'full').map((p) => [p.model, costPer1000(p)]));
+  const overflowed = rows.some((p) => p.overflowTurns > 0);
+  const overflowRank = overflowed ? 0 : 7;
+  const columns: (Column | false)[] = [
+    { header: `cost/1k conv USD${weighted}`, cell: (p) => usd(costPer1000(p), 4), numeric: true },
+    full.size > 0 && { header: 'vs full', cell: (p) => change(costPer1000(p), full.get(p.model)), numeric: true, rank: 1 },
+    { header: `retention${weighted}`, cell: (p) => (p.probes ? `${share(p.retention)} (${retainedOf(p)})` : '-'), numeric: true },
+    answers && { header: `answered${weighted}`, cell: (p) => (p.answered === null || !p.probes ? '-' : `${share(p.answerRetention)} (${p.answered}/${p.probes})`), numeric: true },
+    { header: 'pareto', cell: (p) => (p.pareto ? 'yes' : '-'), numeric: false },
+    { header: 'upkeep tokens', cell: (p) => String(p.auxTokens), numeric: true, rank: 2 },
+    { header: 'p95 s', cell: (p) => seconds(p.latencyP95Ms), numeric: true, rank: 3 },
+    { header: `cost/conv USD${weighted}`, cell: (p) => usd(p.costPerConversation, 6), numeric: true, rank: 4 },
+    { header: 'input tokens', cell: (p) => String(p.inputTokens), numeric: true, rank: 5 },
+    { header: 'cached', cell: (p) => String(p.cachedTokens), numeric: true, rank: 6 },
+    { header: 'output', cell: (p) => String(p.outputTokens), numeric: true, rank: 6 },
+    { header: 'overflow turns', cell: (p) => String(p.overflowTurns), numeric: true, rank: overflowRank },
+    // The retention cell already says how many probes overflowed.
+    { header: 'overflow probes', cell: (p) => String(p.overflowProbes), numeric: true, rank: 7 },
+    { header: 'scenarios', cell: (p) => String(p.scenarios), numeric: true, rank: 8 },
   ];
-  const rows = [
-    header,
-    ...results.policies.map((p) => [
-      ...labels.cells(p),
-      String(p.scenarios),
-      String(p.inputTokens),
-      String(p.cachedTokens),
-      String(p.outputTokens),
-      String(p.auxTokens),
-      usd(p.costPerConversation, 6),
-      usd(costPer1000(p), 4),
-      `${p.retained}/${p.probes}`,
-      share(p.retention),
-      ...(answers ? [p.answered === null ? '-' : `${p.answered}/${p.probes}`, share(p.answerRetention)] : []),
-      String(p.overflowTurns),
-      String(p.overflowProbes),
-      String(p.latencyP95Ms),
-      p.pareto ? 'yes' : '-',
-    ]),
-  ];
-  // Numbers are right-aligned: every column after the labels but the last (pareto).
-  const numeric = new Set([...columnsFrom(header, labels.header.length)].filter((i) => i < header.length - 1));
-  return `${caption(info)}\n${align(rows, numeric)}${tableNotes(info, results.policies).map((n) => `${n}\n`).join('')}`;
+  return columns.filter((c) => c !== false);
+}
+
+/** A cost against `full`'s on the same model: `-27.3%`, `+4.1%`, `0.0%`; `-` without one. */
+function change(cost: bigint, full: bigint | undefined): string {
+  if (full === undefined || full === 0n) return '-';
+  const r = Number(cost - full) / Number(full);
+  return `${r > 0 ? '+' : ''}${(r * 100).toFixed(1)}%`;
+}
+
+/** Milliseconds as seconds with one decimal, grouped: `5.0`, `1,106.2`. */
+export function seconds(ms: number): string {
+  return grouped((ms / 1000).toFixed(1));
 }
 
 /** A ratio as the table shows it: `92.5%`, `-` when there is none. */
@@ -104,7 +171,14 @@ export function answersNote(info: Partial<Pick<ReportInfo, 'upkeep'>>): string |
  * prompts hold a stand-in for what a transcript's log left out.
  */
 export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records: UpkeepTotals = []): string[] {
-  return [simulatedNote(info, records), answersNote(info), unloggedNote(info)].filter((n) => n !== undefined);
+  return [weightsNote(info), simulatedNote(info, records), answersNote(info), unloggedNote(info)].filter((n) => n !== undefined);
+}
+
+/** What the weighted figures are, when scenarios have weights; none otherwise. */
+export function weightsNote(info: Partial<Pick<ReportInfo, 'scenarios'>>): string | undefined {
+  const total = totalWeight(info);
+  if (total === undefined) return undefined;
+  return `Weighted: cost per conversation, cost per 1,000 conversations and retention are means over the ${conversationsText([{ scenarios: info.scenarios!.length }], info)} by their scenarios' weights; token and probe counts are not weighted`;
 }
 
 /** Which transcripts' prompts carry an unlogged prefix, an estimate sized from their bills; none when no scenario has one. */

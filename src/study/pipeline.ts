@@ -199,6 +199,7 @@ function studyInfo(study: Study, run: RunInfo, shapes: readonly ScenarioShape[],
     cache: study.promptCache,
     conversations: shapes,
     policies: study.policies,
+    ...(study.minRetention !== undefined && { minRetention: study.minRetention }),
   });
 }
 

@@ -1,0 +1,156 @@
+import type { PolicyRecord } from '../types.js';
+import { severalModels } from '../records/digest.js';
+import { costPer1000, dollars, grouped, moneyDecimals } from '../records/format.js';
+import type { ReportInfo } from '../records/info.js';
+import { cheapestFirst, paretoOptimal } from './pareto.js';
+
+/** The retention a verdict is drawn at unless told (`--min-retention`, the study's `minRetention`): 95%. */
+export const DEFAULT_MIN_RETENTION = 95;
+
+/** What the verdict needs of a policy row. */
+type Row = Pick<PolicyRecord, 'policy' | 'model' | 'scenarios' | 'totalCost' | 'costPer1000' | 'probes' | 'retention' | 'answerRetention' | 'pareto' | 'memory'>;
+
+/** What the verdict needs of the run. */
+export type VerdictInfo = Partial<Pick<ReportInfo, 'upkeep' | 'scenarios' | 'minRetention'>>;
+
+/**
+ * Which retention a run's figures are, in the words the verdict and the
+ * tables use: answered (a real model's replies were scored), recorded
+ * (memory made by a real model's upkeep), simulated (by ctxsim's simulated
+ * upkeep) or plain (no policy remembers through upkeep: what is sent is
+ * exact).
+ */
+export type RetentionKind = 'answered' | 'recorded' | 'simulated' | 'plain';
+
+export function retentionKind(rows: readonly Pick<PolicyRecord, 'memory' | 'answerRetention'>[]): RetentionKind {
+  if (rows.some((r) => r.answerRetention !== null && r.answerRetention !== undefined)) return 'answered';
+  if (rows.some((r) => r.memory === 'recorded')) return 'recorded';
+  return rows.some((r) => r.memory === 'simulated') ? 'simulated' : 'plain';
+}
+
+const KIND_TEXT: Record<RetentionKind, string> = {
+  answered: 'answered retention (a real model’s reply to the probe held the fact)',
+  recorded: 'retention from recorded upkeep (a fact counts when its value is in what is sent)',
+  simulated: 'simulated retention (a fact counts when its value is in what is sent)',
+  plain: 'retention (a fact counts when its value is in what is sent)',
+};
+
+/** How many conversations the means are over: `33 conversations`, and `, weighted to 57.5` when scenarios have weights. */
+export function conversationsText(rows: readonly Pick<PolicyRecord, 'scenarios'>[], info: Partial<Pick<ReportInfo, 'scenarios'>>): string {
+  const n = rows[0]?.scenarios ?? 0;
+  const weighted = totalWeight(info);
+  return `${grouped(n)} conversation${n === 1 ? '' : 's'}${weighted === undefined ? '' : `, weighted to ${grouped(round(weighted, 3))}`}`;
+}
+
+/** The sum of the scenarios' weights when any is not 1 (then cost per conversation and retention are weighted means); undefined otherwise. */
+export function totalWeight(info: Partial<Pick<ReportInfo, 'scenarios'>>): number | undefined {
+  const s = info.scenarios ?? [];
+  return s.some((c) => c.weight !== undefined) ? s.reduce((a, c) => a + (c.weight ?? 1), 0) : undefined;
+}
+
+/** Whether the run's cost per conversation and retention are weighted means (some scenario's weight is not 1). */
+export function isWeighted(rows: readonly Pick<PolicyRecord, 'costPer1000'>[]): boolean {
+  return rows.some((r) => r.costPer1000 !== undefined);
+}
+
+/**
+ * The verdict: one paragraph, in words to paste into a design document —
+ * which retention it is and over how many conversations; the Pareto
+ * frontier of cost and retention, cheapest first, each point's cost per
+ * 1,000 conversations and retention; the cheapest policy that keeps at
+ * least `minRetention` of the probed facts, and how its cost compares with
+ * `full` on the same model. Figures are the tables' (weighted when the
+ * scenarios have weights, and then it says so).
+ */
+export function verdict(rows: readonly Row[], info: VerdictInfo): string {
+  if (!rows.length) return 'Verdict: no policy was run.';
+  const kind = retentionKind(rows);
+  const measure = (r: Row) => (kind === 'answered' ? r.answerRetention : r.retention);
+  const weighted = isWeighted(rows);
+  const byModel = severalModels(rows);
+  const name = (r: Row) => (byModel ? `${r.policy} on ${r.model}` : r.policy);
+  const cost = (r: Row) => costPer1000(r);
+  const decimals = moneyDecimals(rows.map(cost), 2);
+  const money = (r: Row) => dollars(cost(r), decimals);
+  const head = `Verdict: on ${conversationsText(rows, info)}, with ${KIND_TEXT[kind]},`;
+  if (rows.every((r) => measure(r) === null)) {
+    const cheapest = cheapestOf(rows);
+    return `Verdict: on ${conversationsText(rows, info)}, no fact was probed, so retention decides nothing; the cheapest policy is ${name(cheapest)} at ${money(cheapest)} per 1,000 conversations${weighted ? ' (weighted)' : ''}.`;
+  }
+  const held = (r: Row) => measure(r) ?? 0;
+  const frontier = frontierOf(rows, held, kind === 'answered');
+  const points = frontier.slice(0, FRONTIER_SHOWN).map((r, i) => `${name(r)} (${money(r)}${i ? '' : ' per 1,000 conversations'}, ${share(held(r))})`);
+  if (frontier.length > FRONTIER_SHOWN) points.push(`${frontier.length - FRONTIER_SHOWN} more`);
+  const what = kind === 'answered' ? 'answered retention' : 'retention';
+  const lines = [`${head} the Pareto frontier of ${weighted ? `cost and ${what} (both weighted)` : `cost and ${what}`} is ${list(points)}.`];
+  const min = (info.minRetention ?? DEFAULT_MIN_RETENTION) / 100;
+  const enough = rows.filter((r) => held(r) >= min - 1e-12);
+  const facts = kind === 'answered' ? 'of probed facts in its answers' : 'of probed facts';
+  if (!enough.length) {
+    const best = rows.reduce((a, r) => (held(r) > held(a) || (held(r) === held(a) && cost(r) < cost(a)) ? r : a));
+    lines.push(`No policy keeps ${share(min)} ${facts}; the most is ${name(best)}’s ${share(held(best))}, at ${money(best)}.`);
+    return lines.join(' ');
+  }
+  const pick = cheapestOf(enough);
+  const full = rows.find((r) => r.policy === 'full' && r.model === pick.model);
+  const at = `at least ${share(min)}`;
+  if (pick === full) lines.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)} (${share(held(pick))}, ${money(pick)}): no cheaper policy keeps as much.`);
+  else lines.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)}: ${share(held(pick))} ${full ? `for ${compared(cost(pick), cost(full))} ${name(full)} (${money(pick)} against ${money(full)})` : `at ${money(pick)}`}.`);
+  return lines.join(' ');
+}
+
+/** How many frontier points the verdict names before saying how many more there are. */
+const FRONTIER_SHOWN = 6;
+
+/** The rows on the Pareto frontier of cost and the measure, cheapest first: the records' own flag, or, for answered retention, the frontier of cost and answers. */
+function frontierOf(rows: readonly Row[], held: (r: Row) => number, answers: boolean): Row[] {
+  const on = answers ? paretoOptimal(rows.map((r) => ({ cost: costPer1000(r), retention: held(r) }))) : rows.map((r) => r.pareto);
+  return byCost(rows.filter((_, i) => on[i]));
+}
+
+/** Rows by cost, cheapest first; equal costs by retention, most first, then in the run's order. */
+export function byCost<R extends Pick<Row, 'scenarios' | 'totalCost' | 'costPer1000' | 'retention'>>(rows: readonly R[]): R[] {
+  return cheapestFirst(rows, (r) => ({ costPer1000: costPer1000(r), retention: r.retention }));
+}
+
+function cheapestOf(rows: readonly Row[]): Row {
+  return byCost(rows)[0]!;
+}
+
+/** `27% less than`, `12% more than`, `the same cost as`; below 1% with one decimal. */
+function compared(cost: bigint, base: bigint): string {
+  if (cost === base || base === 0n) return cost === base ? 'the same cost as' : 'more than';
+  const change = Number(cost - base) / Number(base);
+  const size = Math.abs(change) * 100;
+  const text = size >= 1 ? String(Math.round(size)) : size.toFixed(1);
+  return `${text}% ${change < 0 ? 'less' : 'more'} than`;
+}
+
+/** A ratio as a percentage, one decimal unless whole: `97.5%`, `100%`. */
+function share(r: number): string {
+  const p = round(r * 100, 1);
+  return `${p}%`;
+}
+
+function round(x: number, decimals: number): number {
+  const f = 10 ** decimals;
+  return Math.round(x * f) / f;
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function list(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+/** Wraps a paragraph at `width` columns, breaking at spaces. */
+export function wrap(text: string, width = 100): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].join('\n');
+}

@@ -1,0 +1,217 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runMain } from '../src/cli/_app.js';
+import { policyTable, runSummary } from '../src/report/text.js';
+import { verdict } from '../src/report/verdict.js';
+import type { ModelInfo } from '../src/records/info.js';
+import type { PolicyRecord } from '../src/types.js';
+import { capture } from './_io.js';
+import { tempDir } from './_tmp.js';
+
+/** A policy row with the figures the table and the verdict read: cost in pico-dollars for all `scenarios`, retention `retained/probes`. */
+function row(policy: string, totalCost: bigint, retained: number, more: Partial<PolicyRecord> = {}): PolicyRecord {
+  const probes = more.probes ?? 10;
+  const scenarios = more.scenarios ?? 10;
+  return {
+    policy,
+    model: 'gpt-4o-mini',
+    scenarios,
+    turns: 100,
+    inputTokens: 50_000,
+    cachedTokens: 1_000,
+    outputTokens: 2_000,
+    auxTokens: 0,
+    totalCost,
+    costPerConversation: totalCost / BigInt(scenarios),
+    costPerTurn: totalCost / 100n,
+    overflowTurns: 0,
+    probes,
+    retained,
+    stale: 0,
+    missing: probes - retained,
+    overflowProbes: 0,
+    retention: probes ? retained / probes : null,
+    pareto: false,
+    storedBytesMean: 0,
+    storedBytesP95: 0,
+    latencyP95Ms: 1_234,
+    zombieArtifacts: 0,
+    zombiePromptTurns: 0,
+    zombieProbes: 0,
+    injectionExposureTurns: 0,
+    violations: 0,
+    answered: null,
+    answerRetention: null,
+    memory: 'none',
+    ...more,
+  };
+}
+
+const MODELS: ModelInfo[] = [{ model: 'gpt-4o-mini', encoding: 'o200k_base', encodingEstimate: false, maxInputTokens: 128_000 }];
+const INFO = { models: MODELS, priceDate: '2026-03-11' };
+
+// Ten conversations each: per 1,000 conversations = total × 100. full $0.06 → $6.00 per 1,000; window $0.02 → $2.00; summary $0.045 → $4.50; facts $0.048 → $4.80.
+const USD = 1_000_000_000_000n;
+const RUN = [
+  row('full', (6n * USD) / 100n, 10, { pareto: true }),
+  row('window', (2n * USD) / 100n, 3, { pareto: true }),
+  row('summary', (45n * USD) / 1000n, 9, { pareto: true, memory: 'simulated', auxTokens: 4_000 }),
+  row('facts', (48n * USD) / 1000n, 10, { pareto: true, memory: 'simulated', auxTokens: 9_000 }),
+];
+
+describe('the verdict', () => {
+  it('names the frontier cheapest first, and the cheapest policy at 95% against full (by hand: 4.80 / 6.00 = 20% less)', () => {
+    expect(verdict(RUN, {})).toBe(
+      'Verdict: on 10 conversations, with simulated retention (a fact counts when its value is in what is sent), the Pareto frontier of cost and retention is ' +
+        'window ($2.00 per 1,000 conversations, 30%), summary ($4.50, 90%), facts ($4.80, 100%) and full ($6.00, 100%). ' +
+        'The cheapest policy that keeps at least 95% of probed facts is facts: 100% for 20% less than full ($4.80 against $6.00).',
+    );
+  });
+
+  it('takes another threshold: at 90% summary qualifies (4.50 / 6.00 = 25% less)', () => {
+    expect(verdict(RUN, { minRetention: 90 })).toContain('The cheapest policy that keeps at least 90% of probed facts is summary: 90% for 25% less than full ($4.50 against $6.00).');
+  });
+
+  it('says when no policy reaches the threshold, and which keeps the most', () => {
+    const low = [row('window', 2n * USD, 3, { pareto: true }), row('window-tokens', 3n * USD, 6, { pareto: true })];
+    expect(verdict(low, {})).toMatch(/No policy keeps 95% of probed facts; the most is window-tokens’s 60%, at \$300\.00\.$/);
+  });
+
+  it('says when full itself is the cheapest that qualifies, and a policy dearer than full', () => {
+    const dear = [row('full', 6n * USD, 10, { pareto: true }), row('summary-buffer', 7n * USD, 10), row('window', USD, 2, { pareto: true })];
+    expect(verdict(dear, {})).toContain('The cheapest policy that keeps at least 95% of probed facts is full (100%, $600.00): no cheaper policy keeps as much.');
+    expect(verdict(dear, { minRetention: 0 })).toContain('is window: 20% for 83% less than full ($100.00 against $600.00).');
+  });
+
+  it('says which retention it is: plain, recorded, answered (then the frontier and the pick are by answers)', () => {
+    const plain = RUN.map((r) => ({ ...r, memory: 'none' as const }));
+    expect(verdict(plain, {})).toMatch(/^Verdict: on 10 conversations, with retention \(a fact counts when its value is in what is sent\),/);
+    const recorded = RUN.map((r) => ({ ...r, memory: r.memory === 'simulated' ? ('recorded' as const) : r.memory }));
+    expect(verdict(recorded, {})).toMatch(/with retention from recorded upkeep/);
+    // Answers: facts' reply held only 8 of 10, full's all: full is the cheapest at 95% of answers; the frontier is of answers.
+    const answered = RUN.map((r) => ({ ...r, answered: r.policy === 'facts' ? 8 : r.retained, answerRetention: (r.policy === 'facts' ? 8 : r.retained) / 10 }));
+    const text = verdict(answered, {});
+    expect(text).toMatch(/with answered retention \(a real model’s reply to the probe held the fact\), the Pareto frontier of cost and answered retention is window \(\$2\.00 per 1,000 conversations, 30%\), summary \(\$4\.50, 90%\) and full \(\$6\.00, 100%\)\./);
+    expect(text).toContain('The cheapest policy that keeps at least 95% of probed facts in its answers is full (100%, $6.00)');
+  });
+
+  it('with weights says so, and over how many conversations they weigh', () => {
+    const weighted = RUN.map((r) => ({ ...r, costPer1000: r.totalCost * 100n }));
+    const scenarios = [
+      { id: 'a', title: null, source: 'a.yaml', turns: 3, weight: 2.5 },
+      { id: 'b', title: null, source: 'b.yaml', turns: 3 },
+    ];
+    const text = verdict(weighted, { scenarios });
+    expect(text).toMatch(/^Verdict: on 10 conversations, weighted to 3\.5, with simulated retention/);
+    expect(text).toContain('the Pareto frontier of cost and retention (both weighted) is');
+  });
+
+  it('names a row with its model when the run has several, and compares with full on the same model', () => {
+    const two = [
+      row('full', 6n * USD, 10, { pareto: true }),
+      row('facts', 5n * USD, 10, { model: 'gpt-4.1', pareto: true }),
+      row('full', 10n * USD, 10, { model: 'gpt-4.1' }),
+    ];
+    expect(verdict(two, {})).toContain('is facts on gpt-4.1: 100% for 50% less than full on gpt-4.1 ($500.00 against $1,000.00).');
+  });
+
+  it('without probes says retention decides nothing and names the cheapest', () => {
+    const none = [row('full', 6n * USD, 0, { probes: 0 }), row('window', 2n * USD, 0, { probes: 0 })];
+    expect(verdict(none, {})).toBe('Verdict: on 10 conversations, no fact was probed, so retention decides nothing; the cheapest policy is window at $200.00 per 1,000 conversations.');
+  });
+});
+
+describe('the run table', () => {
+  const lines = (text: string) => text.trimEnd().split('\n');
+
+  it('fits 100 columns, cheapest first, with cost per 1,000, its change against full, retention and pareto', () => {
+    const text = policyTable({ policies: RUN }, INFO);
+    const [caption, header, ...rows] = lines(text);
+    expect(caption).toBe('gpt-4o-mini · prices of 2026-03-11 · tokenizer o200k_base · 10 conversations');
+    expect(header!.split(/\s{2,}/).slice(0, 5)).toEqual(['policy', 'cost/1k conv USD', 'vs full', 'retention', 'pareto']);
+    expect(rows.slice(0, 4).map((r) => r.split(/\s+/).slice(0, 5))).toEqual([
+      ['window', '2.0000', '-66.7%', '30.0%', '(3/10)'],
+      ['summary', '4.5000', '-25.0%', '90.0%', '(9/10)'],
+      ['facts', '4.8000', '-20.0%', '100.0%', '(10/10)'],
+      ['full', '6.0000', '0.0%', '100.0%', '(10/10)'],
+    ]);
+    for (const l of lines(text)) expect(l.length).toBeLessThanOrEqual(100);
+  });
+
+  it('leaves out what does not fit for long names, keeps what must be there, and --wide shows every column', () => {
+    const long = RUN.map((r) => (r.policy === 'full' ? r : { ...r, policy: `${r.policy}:${'x'.repeat(50)}` }));
+    const narrow = policyTable({ policies: long }, INFO);
+    for (const l of lines(narrow)) expect(l.length).toBeLessThanOrEqual(100);
+    expect(lines(narrow)[1]!.split(/\s{2,}/).slice(1)).toEqual(['cost/1k conv USD', 'retention', 'pareto']);
+    const wide = lines(policyTable({ policies: long }, INFO, { wide: true }))[1]!.split(/\s{2,}/);
+    expect(wide.slice(1)).toEqual(['cost/1k conv USD', 'vs full', 'retention', 'pareto', 'upkeep tokens', 'p95 s', 'cost/conv USD', 'input tokens', 'cached', 'output', 'overflow turns', 'overflow probes', 'scenarios']);
+  });
+
+  it('shows overflows before other optional columns when there are some', () => {
+    const over = RUN.map((r, i) => ({ ...r, policy: `${r.policy}-${'y'.repeat(20)}`, overflowTurns: i, overflowProbes: 0 }));
+    const header = lines(policyTable({ policies: over }, INFO))[1]!;
+    expect(header).toContain('overflow turns');
+    expect(header).not.toContain('input tokens');
+  });
+
+  it('sorts by retention, name or the study order when told', () => {
+    const order = (sort: 'cost' | 'retention' | 'name' | 'study') => lines(policyTable({ policies: RUN }, INFO, { sort })).slice(2, 6).map((l) => l.split(' ')[0]);
+    expect(order('cost')).toEqual(['window', 'summary', 'facts', 'full']);
+    // Equal retention: the cheaper first.
+    expect(order('retention')).toEqual(['facts', 'full', 'summary', 'window']);
+    expect(order('name')).toEqual(['facts', 'full', 'summary', 'window']);
+    expect(order('study')).toEqual(['full', 'window', 'summary', 'facts']);
+  });
+
+  it('says weighted in the headers and the caption, and what the weighted figures are', () => {
+    const weighted = RUN.map((r) => ({ ...r, costPer1000: r.totalCost * 100n }));
+    const scenarios = Array.from({ length: 10 }, (_, i) => ({ id: `s${i}`, title: null, source: `s${i}.yaml`, turns: 3, ...(i === 0 && { weight: 3 }) }));
+    const text = runSummary({ policies: weighted }, { ...INFO, scenarios });
+    expect(lines(text)[0]).toMatch(/ · 10 conversations, weighted to 12$/);
+    expect(lines(text)[1]).toMatch(/cost\/1k conv USD \(weighted\) .* retention \(weighted\)/);
+    expect(text).toContain("Weighted: cost per conversation, cost per 1,000 conversations and retention are means over the 10 conversations, weighted to 12 by their scenarios' weights; token and probe counts are not weighted");
+    expect(text).toMatch(/\n\nVerdict: on 10 conversations, weighted to 12,/);
+  });
+});
+
+describe('run and the reports, from the command line', () => {
+  it('prints the verdict after the table; report.md opens with it, report.html too, with the chart, and the study last', async () => {
+    const dir = tempDir();
+    const io = capture();
+    const code = await runMain(['run', '--scenario', 'scenarios/noah-amnesia.yaml', '--policy', 'full', '--policy', 'window-turns:turns=2', '--policy', 'summary', '--out', dir, '--quiet', '--min-retention', '50%'], io);
+    expect(code).toBe(0);
+    const [table, said] = io.stdout.split('\n\n');
+    expect(table).toMatch(/^gpt-4o-mini · prices of \S+ · tokenizer o200k_base · 1 conversation\n/);
+    expect(said).toMatch(/^Verdict: on 1 conversation, with simulated retention/);
+    expect(said!.replace(/\n/g, ' ')).toContain('keeps at least 50% of probed facts');
+    const md = readFileSync(join(dir, 'report.md'), 'utf8');
+    expect(md.startsWith('# ctxsim report\n\n## Verdict\n\nVerdict: on 1 conversation,')).toBe(true);
+    expect(md).toContain(said!.replace(/\n/g, ' ').trim().replace(/\$/g, '\\$'));
+    const html = readFileSync(join(dir, 'report.html'), 'utf8');
+    const at = (s: string) => html.indexOf(s);
+    expect(at('<section id="verdict">')).toBeGreaterThan(0);
+    expect(at('<section id="verdict">')).toBeLessThan(at('id="chart-retention-vs-cost"'));
+    expect(at('id="chart-retention-vs-cost"')).toBeLessThan(at('<section id="budget">'));
+    expect(at('<section id="lost">')).toBeLessThan(at('<section id="study">'));
+    expect(html).toContain('<p class="verdict">Verdict: on 1 conversation,');
+  });
+
+  it('a study’s minRetention sets the threshold; bad --sort and --min-retention are exit 2 naming the flag', async () => {
+    const dir = tempDir();
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, `scenarios: [${join(process.cwd(), 'scenarios/noah-amnesia.yaml')}]\npolicies: [full, window]\nminRetention: 20\nout: out\n`);
+    const io = capture();
+    expect(await runMain(['run', study, '--quiet'], io)).toBe(0);
+    expect(io.stdout.replace(/\n/g, ' ')).toContain('keeps at least 20% of probed facts');
+    expect(readFileSync(join(dir, 'out', 'report.md'), 'utf8')).toContain('keeps at least 20% of probed facts');
+    for (const [flag, value, said] of [
+      ['--sort', 'price', 'ctxsim: --sort: expected one of cost|retention|name|study, got price'],
+      ['--min-retention', '150', 'ctxsim: --min-retention: expected a percentage from 0 to 100 (e.g. 95 or 95%), got 150'],
+    ] as const) {
+      const bad = capture();
+      expect(await runMain(['run', study, flag, value], bad)).toBe(2);
+      expect(bad.stderr.trim()).toBe(said);
+    }
+  });
+});
