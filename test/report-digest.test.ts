@@ -101,6 +101,50 @@ describe('the report digest', () => {
     );
   });
 
+  it('weighs costs and retention by age by the scenarios’ weights, the same fed whole or merged from scenarios', () => {
+    fc.assert(
+      fc.property(runs, fc.array(fc.constantFrom(1, 0.5, 2, 3), { minLength: 6, maxLength: 6 }), (shape, weights) => {
+        const { turns, probes } = records(shape);
+        const summary = shape.flatMap((policies, s) => policies.map((_, p) => ({ scenario: `s${s}`, policy: `p${p}`, model: 'gpt-4o-mini', weight: weights[s]! })));
+        const whole = new DigestBuilder().add({ summary, turns, probes }).finish();
+        const merged = new DigestBuilder();
+        for (let s = 0; s < shape.length; s++) {
+          const of = <T extends { scenario: string }>(rows: readonly T[]) => rows.filter((r) => r.scenario === `s${s}`);
+          merged.merge(structuredClone(new DigestBuilder().add({ summary: of(summary), turns: of(turns), probes: of(probes) }).part()));
+        }
+        expect(merged.finish()).toEqual(whole);
+        // The direct way, weights in millionths: each conversation's cumulative cost (its total once ended) and cost parts times its weight, over the weights.
+        const units = (scenario: string) => BigInt(weights[Number(scenario.slice(1))]! * 1_000_000);
+        for (const [policy, points] of whole.cumulativeCostByTurn) {
+          const convs = [...new Set(turns.filter((t) => t.policy === policy).map((t) => t.scenario))].map((sc) => turns.filter((t) => t.policy === policy && t.scenario === sc));
+          const total = convs.reduce((a, c) => a + units(c[0]!.scenario), 0n);
+          expect(points.map((p) => p.value)).toEqual(points.map((_, i) => divRound(convs.reduce((a, c) => a + c[Math.min(i, c.length - 1)]!.cumulativeCost * units(c[0]!.scenario), 0n), total)));
+          const input = divRound(convs.flat().reduce((a, t) => a + t.costInput * units(t.scenario), 0n), total);
+          expect(whole.costParts.get(policy)!.input).toBe(input);
+        }
+        // Retention by age: counts stay plain; with a weight other than 1 among a cell's probes, its weighted counts sum each probe times its weight.
+        for (const c of whole.retentionByAge) {
+          const of = probes.filter((p) => p.policy === c.policy && p.expected !== 'missing' && ageBucket(p.ageTurns) === c.bucket);
+          expect([c.probes, c.retained]).toEqual([of.length, of.filter((p) => p.outcome === 'retained').length]);
+          if (of.every((p) => units(p.scenario) === 1_000_000n)) expect(c.weighted).toBeUndefined();
+          else expect(c.weighted).toEqual({ probes: of.reduce((a, p) => a + units(p.scenario), 0n), retained: of.filter((p) => p.outcome === 'retained').reduce((a, p) => a + units(p.scenario), 0n) });
+        }
+      }),
+      { seed: 42, numRuns: 200 },
+    );
+  });
+
+  it('sums each row’s model calls: calls, turns of several, prompt tokens, the calls’ cost (upkeep apart) and latency', () => {
+    const d = digestRecords({
+      turns: [
+        turn({ scenario: 'a', policy: 'p', turn: 1, calls: 3, inputTokens: 30, costInput: 5n, costCached: 1n, costOutput: 2n, costUpkeep: 100n, latencyMs: 900 }),
+        turn({ scenario: 'a', policy: 'p', turn: 2, calls: 1, inputTokens: 12, costInput: 3n, latencyMs: 200 }),
+        turn({ scenario: 'b', policy: 'p', turn: 1, calls: 2, inputTokens: 20, costOutput: 4n, latencyMs: 500 }),
+      ],
+    });
+    expect(d.calls.get('p')).toEqual({ turns: 3, calls: 6, multiCallTurns: 2, inputTokens: 62, cost: 15n, latencyMs: 1600 });
+  });
+
   it('refuses to merge a conversation it has already summed', () => {
     const { turns } = records([[[{ tokens: 1, cost: 1n, parts: [0n, 0n] }], [], []]]);
     const part = new DigestBuilder().add({ turns }).part();

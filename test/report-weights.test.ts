@@ -6,6 +6,7 @@ import { parseScenario } from '../src/scenario/load.js';
 import { loadScenarios, loadStudy } from '../src/study/study.js';
 import { conversationHash } from '../src/gate/baseline.js';
 import { byPolicy } from '../src/engine/summary.js';
+import { parseResultsJson } from '../src/records/json.js';
 import type { SummaryRecord } from '../src/types.js';
 import {capture, problems } from './_io.js';
 import { tempDir } from './_tmp.js';
@@ -96,6 +97,71 @@ describe('weights make the per-policy means weighted (the hand-checked example)'
     const text = readFileSync(join(plain, 'long.yaml'), 'utf8');
     expect(conversationHash(parseScenario('a.yaml', `weight: 1\n${text}`))).toBe(conversationHash(parseScenario('b.yaml', text)));
     expect(conversationHash(parseScenario('a.yaml', `weight: 3\n${text}`))).not.toBe(conversationHash(parseScenario('b.yaml', text)));
+  });
+});
+
+describe('charts with weights show the weighted figures of the tables, and say so', () => {
+  type Values = { policy: string; [k: string]: unknown }[];
+  type Spec = { title: { subtitle: string[] }; data?: { values: Values }; layer?: { data?: { values: Values } }[] };
+  const spec = (out: string, name: string) => JSON.parse(readFileSync(join(out, `${name}.vl.json`), 'utf8')) as Spec;
+
+  it('cost breakdown, cost by turn, retention by age: full and window-turns:turns=1 over short (weight 1) and long (weight 3)', async () => {
+    const out = tempDir();
+    const r = await run(['run', '--scenario', `${FIXTURES}/*.yaml`, '--policy', 'full', ...FLAGS, '--out', out, '--quiet']);
+    expect(r.code).toBe(0);
+    const doc = parseResultsJson(readFileSync(join(out, 'results.json'), 'utf8'), 'results.json');
+    const cost = (scenario: string, policy: string) => doc.results.summary.find((s) => s.scenario === scenario && s.policy === policy)!.totalCost;
+    // By hand: (1 × short + 3 × long) / 4, rounded to the nearest pico-dollar.
+    const weighted = (policy: string) => (cost('short', policy) + 3n * cost('long', policy) + 2n) / 4n;
+    expect(weighted('window-turns:turns=1')).toBe(3_862_500n);
+    // full sends long's 21 input tokens (3 output): 21 × $0.15/M + 3 × $0.60/M = $0.00000495; short as above, $0.00000285.
+    expect([cost('short', 'full'), cost('long', 'full')]).toEqual([2_850_000n, 4_950_000n]);
+    // (2,850,000 + 3 × 4,950,000) / 4 = 4,425,000 pico-dollars; unweighted it would be 3,900,000, which the chart showed before.
+    const full = weighted('full');
+    expect(full).toBe(4_425_000n);
+
+    // The budget table's cost per conversation of full, as report.md prints it.
+    const md = readFileSync(join(out, 'report.md'), 'utf8');
+    const tableCost = /^\| full +\|.*?\| +(\$[0-9.]+) \|/m.exec(md)![1]!;
+
+    const breakdown = spec(out, 'cost-breakdown');
+    const totals = breakdown.layer![1]!.data!.values;
+    const fullTotal = totals.find((v) => v.policy === 'full')!;
+    expect(fullTotal.total).toBe(Number(full) / 1e12);
+    // $0.000004425, to the table's 8 decimals, half up.
+    expect(tableCost).toBe('$0.00000443');
+    expect(fullTotal.label).toBe(tableCost);
+    // The parts add up to the total (each part rounded to a pico-dollar).
+    const parts = breakdown.layer![0]!.data!.values.filter((v) => v.policy === 'full').reduce((a, v) => a + Math.round((v.cost as number) * 1e12), 0);
+    expect(Math.abs(parts - Number(full))).toBeLessThanOrEqual(2);
+    expect(breakdown.title.subtitle[0]).toBe('Weighted mean over 2 conversations (scenario weights, as in the tables)');
+
+    // Cost by turn ends at the same weighted figure: short has ended (2 turns) and keeps its total.
+    const byTurn = spec(out, 'cost-by-turn');
+    const last = byTurn.data!.values.filter((v) => v.policy === 'full').at(-1)!;
+    expect([last.turn, last.cost]).toEqual([3, Number(full) / 1e12]);
+    expect(byTurn.title.subtitle[0]).toBe('Weighted mean over 2 conversations (scenario weights, as in the tables); a conversation that has ended keeps its total');
+
+    // Retention by age: both probes are 1–2 turns old; window-turns:turns=1 keeps short's (weight 1), loses long's (weight 3): 25%, as the table's retention.
+    const byAge = spec(out, 'retention-by-age');
+    expect(byAge.data!.values.map((v) => [v.policy, v.retention, v.retained, v.probes])).toEqual([
+      ['full', 100, 2, 2],
+      ['window-turns:turns=1', 25, 1, 2],
+    ]);
+    expect(byAge.title.subtitle).toContain('Weighted by the scenario weights, as the tables’ retention; probe counts are plain');
+    expect(spec(out, 'retention-vs-cost').title.subtitle[0]).toBe('Weighted by the scenario weights: the cost per conversation and retention of the tables');
+
+    // Tokens by turn stays a plain mean, and says so.
+    expect(spec(out, 'tokens-by-turn').title.subtitle).toContain('Unweighted: each conversation counts once; scenario weights apply to the cost and retention figures');
+  });
+
+  it('say nothing of weights when every weight is 1', async () => {
+    const out = tempDir();
+    const r = await run(['run', '--scenario', `${FIXTURES}/short.yaml`, ...FLAGS, '--out', out, '--quiet']);
+    expect(r.code).toBe(0);
+    for (const name of ['cost-by-turn', 'tokens-by-turn', 'retention-vs-cost', 'retention-by-age', 'cost-breakdown']) {
+      expect(JSON.stringify(spec(out, name).title), name).not.toMatch(/eight/);
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import type { ArtifactKind, MemoryKind, PolicyRecord, ProbeOutcome, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
+import { weightUnits } from '../records/format.js';
 
 /** What a conversation's memory holds once it is over. */
 export interface ConversationEnd {
@@ -101,16 +102,6 @@ export function summaryOf(
 }
 
 /**
- * Weights are taken to millionths: a weight w counts as the whole number
- * round(w × 1,000,000) (at least 1), so weighted sums of pico-dollars stay
- * exact bigints.
- */
-export const WEIGHT_SCALE = 1_000_000;
-
-/** A weight in millionths, at least one (a product of entry and file weights may be smaller). */
-const scaled = (w: number) => BigInt(Math.max(1, Math.round(w * WEIGHT_SCALE)));
-
-/**
  * Marks the Pareto frontier: a row is on it when no other row costs no more
  * and retains no less, with one of the two strictly better.
  */
@@ -149,7 +140,7 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): { row: Omit<PolicyRe
     const retained = sumOf(rows, (r) => r.retained);
     // Weighted means: Σ(wᵢ·costᵢ) / Σwᵢ, and Σ(wᵢ·retainedᵢ) / Σ(wᵢ·probesᵢ). With every weight 1 they are the plain means.
     const weighted = rows.some((r) => r.weight !== 1);
-    const w = rows.map((r) => scaled(r.weight));
+    const w = rows.map((r) => weightUnits(r.weight));
     const weight = w.reduce((a, x) => a + x, 0n);
     const weightedCost = rows.reduce((a, r, i) => a + r.totalCost * w[i]!, 0n);
     const weightedProbes = rows.reduce((a, r, i) => a + BigInt(r.probes) * w[i]!, 0n);

@@ -125,6 +125,35 @@ export function moneyDecimals(values: readonly Pico[], min: number): number {
   return Math.min(12, Math.max(min, leading + 3));
 }
 
+/**
+ * Weights are taken to millionths: a weight w counts as the whole number
+ * round(w × 1,000,000) (at least 1), so weighted sums of pico-dollars stay
+ * exact bigints.
+ */
+export const WEIGHT_SCALE = 1_000_000;
+
+/** A weight in millionths, at least one (a product of entry and file weights may be smaller). */
+export function weightUnits(w: number): bigint {
+  return BigInt(Math.max(1, Math.round(w * WEIGHT_SCALE)));
+}
+
+/**
+ * A formatter for one column of latencies: seconds with one decimal
+ * (`1,106.2 s`) when any of them is 10 s or more, else whole milliseconds
+ * (`670 ms`), so a column has one unit.
+ */
+export function latencyFormat(values: readonly number[]): (ms: number) => string {
+  if (!values.some((v) => v >= 10_000)) return (ms) => `${grouped(Math.round(ms))} ms`;
+  return (ms) => `${oneDecimal(ms, 1000)} s`;
+}
+
+/** `a / b` (a ≥ 0, b > 0) with one decimal, rounded half up, digits grouped: `oneDecimal(1106216, 1000)` is `1,106.2`. */
+export function oneDecimal(a: number, b: number): string {
+  // Tenths from one division: a × 10 / b is exact at a half, where a / b then × 10 may not be.
+  const tenths = Math.round((a * 10) / b);
+  return `${grouped(Math.trunc(tenths / 10))}.${tenths % 10}`;
+}
+
 /** Probes retained of probes, `37/40`, with `, 3 overflowed` when some fell on calls over the context window; `-` without probes. */
 export function retainedOf(r: { retained: number; probes: number; overflowProbes: number }): string {
   if (!r.probes) return '-';

@@ -1,10 +1,10 @@
 import type { Pico, Results } from '../types.js';
-import { digestOf, policyNames, type Digested } from '../records/digest.js';
+import { digestOf, policyNames, weightedRun, type Digested } from '../records/digest.js';
 import { csvLine } from '../records/csv.js';
 import { answersMeasured, columnsFrom, rowLabels } from './text.js';
 import { byCost, isWeighted } from './verdict.js';
 import { cheapestFirst } from './pareto.js';
-import { costPer1000, dollars, fraction, grouped, meanCost, moneyDecimals, percent, retainedOf, usd } from '../records/format.js';
+import { costPer1000, divRound, dollars, fraction, grouped, latencyFormat, meanCost, moneyDecimals, oneDecimal, percent, retainedOf, usd } from '../records/format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
 export const BUDGET_TURNS: readonly number[] = [1, 5, 10, 20, 50];
@@ -163,7 +163,7 @@ export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): Di
 
 /** What the latency, storage and safety table's columns mean, for its caption. */
 export const DETAILS_CAPTION =
-  "latency: 95th percentile of the time until a turn's reply is complete · stored: bytes kept at the end of a conversation · zombies: forgotten values still held at the end (artifacts), sent (turns) or found by a probe · injection exposure: turns whose prompt still held an earlier injection · rule violations: provider message rules broken";
+  "latency: 95th percentile of the time until a turn's reply is complete (in seconds when any policy's is 10 s or more) · stored: bytes kept at the end of a conversation · zombies: forgotten values still held at the end (artifacts), sent (turns) or found by a probe · injection exposure: turns whose prompt still held an earlier injection · rule violations: provider message rules broken";
 
 /**
  * Per policy, what the budget table leaves out: the 95th-percentile turn
@@ -174,6 +174,7 @@ export const DETAILS_CAPTION =
 export function detailsDisplay(results: Pick<Results, 'policies'>): DisplayTable {
   const policies = byCost(results.policies);
   const labels = rowLabels(policies);
+  const latency = latencyFormat(policies.map((p) => p.latencyP95Ms));
   const header = [
     ...labels.header,
     'latency p95',
@@ -187,7 +188,7 @@ export function detailsDisplay(results: Pick<Results, 'policies'>): DisplayTable
   ];
   const rows = policies.map((p) => [
     ...labels.cells(p),
-    `${grouped(p.latencyP95Ms)} ms`,
+    latency(p.latencyP95Ms),
     `${grouped(p.storedBytesMean)} B`,
     `${grouped(p.storedBytesP95)} B`,
     grouped(p.zombieArtifacts),
@@ -197,4 +198,50 @@ export function detailsDisplay(results: Pick<Results, 'policies'>): DisplayTable
     grouped(p.violations),
   ]);
   return { header, rows, numeric: columnsFrom(header, labels.header.length) };
+}
+
+/**
+ * What the model-call table's columns mean, for its caption; with scenario
+ * weights, that they do not apply here.
+ */
+export function callsCaption(results: Pick<Results, 'policies'>): string {
+  return [
+    'calls: model calls over every turn (one after the user message, one after each round of tool calls)',
+    'calls / turn: their mean per turn',
+    'prompt tokens / call: input tokens sent per call, cached included',
+    'cost / call: what the calls cost (uncached and cached input, output; upkeep apart) per call',
+    "latency / call: the turns' latency over their calls, synchronous upkeep included (latency is recorded per turn, so there is no percentile per call)",
+    ...(weightedRun(results) ? ['each call counts once: scenario weights do not apply'] : []),
+  ].join(' · ');
+}
+
+/**
+ * Per policy, its model calls: how many, how many a turn, and the mean
+ * prompt tokens, cost and latency of one; null when no turn of the run made
+ * more than one call (then a call is a turn, and the budget table says it).
+ * Money and latency columns have one precision and one unit each.
+ */
+export function callsDisplay(results: Pick<Results, 'policies'> & Digested): DisplayTable | null {
+  const sums = digestOf(results).calls;
+  const names = policyNames(results);
+  const all = results.policies.map((p, i) => ({ p, c: sums.get(names[i]!) ?? { turns: 0, calls: 0, multiCallTurns: 0, inputTokens: 0, cost: 0n, latencyMs: 0 } }));
+  if (!all.some(({ c }) => c.multiCallTurns > 0)) return null;
+  // In the budget table's order.
+  const rows = cheapestFirst(all, ({ p }) => ({ costPer1000: costPer1000(p), retention: p.retention }));
+  const labels = rowLabels(results.policies);
+  const per = (n: number, calls: number) => (calls ? n / calls : 0);
+  const cost = rows.map(({ c }) => (c.calls ? divRound(c.cost, BigInt(c.calls)) : 0n));
+  const decimals = moneyDecimals(cost, 4);
+  const latencies = rows.map(({ c }) => per(c.latencyMs, c.calls));
+  const latency = latencyFormat(latencies);
+  const header = [...labels.header, 'calls', 'calls / turn', 'prompt tokens / call', 'cost / call', 'latency / call'];
+  const body = rows.map(({ p, c }, i) => [
+    ...labels.cells(p),
+    grouped(c.calls),
+    c.turns ? oneDecimal(c.calls, c.turns) : '-',
+    grouped(Math.round(per(c.inputTokens, c.calls))),
+    dollars(cost[i]!, decimals),
+    latency(latencies[i]!),
+  ]);
+  return { header, rows: body, numeric: columnsFrom(header, labels.header.length) };
 }

@@ -1,8 +1,8 @@
 import type { TopLevelSpec } from 'vega-lite';
 import type { Results } from '../types.js';
-import { AGE_BUCKETS, digestOf, modelFields, policyNames, reported, seriesName, severalModels, type ReportInput } from '../records/digest.js';
+import { AGE_BUCKETS, digestOf, policyNames, reported, severalModels, weightedRun, type ReportInput } from '../records/digest.js';
 import { CHART_FONT } from './font.js';
-import { divRound, dollars, grouped, meanCost, moneyDecimals, usdNumber } from '../records/format.js';
+import { dollars, grouped, meanCost, moneyDecimals, usdNumber } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import { groupLabels, LABEL_FONT_SIZE, placeLabels } from './labels.js';
 import { paretoOptimal } from './pareto.js';
@@ -20,6 +20,13 @@ import { answersMeasured, simulatedLines } from './text.js';
  *   conversation of the budget table);
  * - tokens by turn: the mean over the conversations that reach the turn;
  * - retention vs cost, cost breakdown: per policy over all conversations.
+ *
+ * With scenario weights, every figure per conversation or per policy is the
+ * weighted one the tables show (cost by turn, retention vs cost, retention
+ * by age, cost breakdown) and says so; tokens by turn stays a plain mean and
+ * says that. A run of several models tells them apart: colour is the
+ * policy's, the model is a line's dash, a point's shape, a panel of the bars
+ * by age, and named on each bar of the cost breakdown.
  */
 
 /** A chart: its file stem, its title, its spec. */
@@ -57,12 +64,61 @@ function dashScale(policies: readonly string[]) {
   return { domain: [...policies], range: cycle(POLICY_DASHES, policies.length) };
 }
 
-/** Colour and dash by policy, with one legend that shows each line's dash. */
-function lineLegend(policies: readonly string[]) {
-  const legend = { symbolType: 'stroke', symbolSize: 400, symbolStrokeWidth: 2.5 };
+/** Point shapes by model, in study order (no diamond: a diamond marks answer retention). */
+const MODEL_SHAPES: readonly string[] = ['circle', 'square', 'triangle-up', 'cross', 'triangle-down', 'triangle-right', 'triangle-left'];
+
+/** A row's fields in chart data: its policy; with several models, its model and its name (`policy @ model`) too. */
+interface RowFields {
+  policy: string;
+  model?: string;
+  series?: string;
+}
+
+/** The rows of a run as charts tell them apart. */
+interface Rows {
+  /** Row names (`seriesName`), in report order. */
+  names: string[];
+  /** The policies, each once, in study order: the colours. */
+  policies: string[];
+  /** The chat models in study order when the run has several; else none. */
+  models: string[];
+  /** A row's fields, by row name. */
+  fields: (name: string) => RowFields;
+}
+
+function rowsOf(results: Pick<Results, 'policies'>): Rows {
+  const names = policyNames(results);
+  if (!severalModels(results.policies)) return { names, policies: names, models: [], fields: (name) => ({ policy: name }) };
+  const byName = new Map(names.map((series, i) => [series, { policy: results.policies[i]!.policy, model: results.policies[i]!.model, series }]));
   return {
-    color: { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(policies), sort: policies, legend },
-    strokeDash: { field: 'policy', type: 'nominal', title: 'Policy', scale: dashScale(policies), sort: policies, legend },
+    names,
+    policies: [...new Set(results.policies.map((p) => p.policy))],
+    models: [...new Set(results.policies.map((p) => p.model))],
+    fields: (name) => byName.get(name)!,
+  };
+}
+
+/**
+ * A point at each turn of a line when there are few turns; none with
+ * several models, whose dashes the points would break up (and whose legend
+ * of dashes they would blank).
+ */
+function linePoints(longest: number, rows: Rows): { filled: true; size: number } | false {
+  return longest <= 30 && !rows.models.length ? { filled: true, size: 28 } : false;
+}
+
+/**
+ * Colour by policy, and dash by policy with one model (one legend that
+ * shows each line's dash) or by model with several (a legend of its own).
+ */
+function lineLegend(rows: Rows) {
+  const { policies, models } = rows;
+  const legend = { symbolType: 'stroke', symbolSize: 400, symbolStrokeWidth: 2.5 };
+  const color = { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(policies), sort: policies, legend };
+  if (!models.length) return { color, strokeDash: { field: 'policy', type: 'nominal', title: 'Policy', scale: dashScale(policies), sort: policies, legend } };
+  return {
+    color,
+    strokeDash: { field: 'model', type: 'nominal', title: 'Model', scale: dashScale(models), sort: models, legend: { ...legend, symbolStrokeColor: '#444' } },
   };
 }
 
@@ -73,7 +129,8 @@ const CONFIG = {
   view: { stroke: null },
   title: { fontSize: 15, anchor: 'start' as const, offset: 14, subtitleFontSize: 11, subtitleColor: '#555', subtitlePadding: 4 },
   axis: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const, titleColor: '#222', labelColor: '#333', gridColor: '#e8e8e8', domainColor: '#888', tickColor: '#888' },
-  legend: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const, labelLimit: 320, symbolStrokeWidth: 2.5 },
+  // Every entry shown (Vega stops at 30 by default), each label whole.
+  legend: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const, labelLimit: 320, symbolLimit: 0, symbolStrokeWidth: 2.5 },
 };
 
 /** d3 format for a USD axis spanning `span` dollars: enough fixed decimals that neighbouring ticks differ. */
@@ -112,12 +169,23 @@ function conversationCount(results: Pick<Results, 'policies'>): number {
   return results.policies[0]?.scenarios ?? 0;
 }
 
+/** `Mean over 3 conversations`, `Weighted mean over …` when the run has scenario weights, or `One conversation`. */
+function meanOver(results: Pick<Results, 'policies'>): string {
+  const n = conversationCount(results);
+  if (n === 1) return 'One conversation';
+  return weightedRun(results) ? `Weighted mean over ${plural(n, 'conversation')} (scenario weights, as in the tables)` : `Mean over ${plural(n, 'conversation')}`;
+}
+
+/** The line a chart of plain means carries when the run has scenario weights (none otherwise). */
+function unweightedNote(results: Pick<Results, 'policies'>): string[] {
+  return weightedRun(results) ? ['Unweighted: each conversation counts once; scenario weights apply to the cost and retention figures'] : [];
+}
+
 /** Cumulative cost per conversation by turn, one line per policy. */
 export function costByTurnChart(results: ReportInput, info: ReportInfo): Chart {
-  const policies = policyNames(results);
+  const rows = rowsOf(results);
   const series = digestOf(results).cumulativeCostByTurn;
-  const model = modelFields(results);
-  const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, ...model(policy), turn: p.turn, cost: usdNumber(p.value) })));
+  const values = rows.names.flatMap((name) => (series.get(name) ?? []).map((p) => ({ ...rows.fields(name), turn: p.turn, cost: usdNumber(p.value) })));
   const longest = Math.max(2, ...values.map((v) => v.turn));
   const max = Math.max(0, ...values.map((v) => v.cost));
   const n = conversationCount(results);
@@ -126,13 +194,13 @@ export function costByTurnChart(results: ReportInput, info: ReportInfo): Chart {
     name: 'cost-by-turn',
     title,
     spec: {
-      ...base('cost-by-turn', title, [n === 1 ? 'One conversation' : `Mean over ${plural(n, 'conversation')}; a conversation that has ended keeps its total`], info, 'Line chart of the cumulative cost of a conversation at each turn, one line per policy.'),
+      ...base('cost-by-turn', title, [n === 1 ? meanOver(results) : `${meanOver(results)}; a conversation that has ended keeps its total`], info, 'Line chart of the cumulative cost of a conversation at each turn, one line per policy.'),
       data: { values },
-      mark: { type: 'line', strokeWidth: 2, point: longest <= 30 ? { filled: true, size: 28 } : false },
+      mark: { type: 'line', strokeWidth: 2, point: linePoints(longest, rows) },
       encoding: {
         x: { field: 'turn', type: 'quantitative', title: 'Turn', scale: { domain: [1, longest], nice: false }, axis: { format: 'd', tickMinStep: 1 } },
         y: { field: 'cost', type: 'quantitative', title: 'Cumulative cost per conversation (USD)', axis: { format: moneyFormat(max) } },
-        ...lineLegend(policies),
+        ...lineLegend(rows),
       },
     } as TopLevelSpec,
   };
@@ -140,10 +208,9 @@ export function costByTurnChart(results: ReportInput, info: ReportInfo): Chart {
 
 /** Input tokens sent per turn, one line per policy, with the model's context limit when it is in reach. */
 export function tokensByTurnChart(results: ReportInput, info: ReportInfo): Chart {
-  const policies = policyNames(results);
+  const rows = rowsOf(results);
   const series = digestOf(results).inputTokensByTurn;
-  const model = modelFields(results);
-  const values = policies.flatMap((policy) => (series.get(policy) ?? []).map((p) => ({ policy, ...model(policy), turn: p.turn, tokens: p.value, conversations: p.conversations })));
+  const values = rows.names.flatMap((name) => (series.get(name) ?? []).map((p) => ({ ...rows.fields(name), turn: p.turn, tokens: p.value, conversations: p.conversations })));
   const longest = Math.max(2, ...values.map((v) => v.turn));
   const max = Math.max(0, ...values.map((v) => v.tokens));
   // A model's limit is drawn when the data come within half of it; further off, it would flatten every line.
@@ -158,11 +225,11 @@ export function tokensByTurnChart(results: ReportInput, info: ReportInfo): Chart
   const title = 'Input tokens sent per turn';
   const lines = {
     data: { values },
-    mark: { type: 'line', strokeWidth: 2, point: longest <= 30 ? { filled: true, size: 28 } : false },
+    mark: { type: 'line', strokeWidth: 2, point: linePoints(longest, rows) },
     encoding: {
       x: { field: 'turn', type: 'quantitative', title: 'Turn', scale: { domain: [1, longest], nice: false }, axis: { format: 'd', tickMinStep: 1 } },
       y: { field: 'tokens', type: 'quantitative', title: 'Input tokens sent (prompt, incl. cached)', axis: { format: ',d' } },
-      ...lineLegend(policies),
+      ...lineLegend(rows),
     },
   };
   const layers: object[] = [lines];
@@ -181,22 +248,22 @@ export function tokensByTurnChart(results: ReportInput, info: ReportInfo): Chart
   return {
     name: 'tokens-by-turn',
     title,
-    spec: { ...base('tokens-by-turn', title, [note], info, 'Line chart of the input tokens sent at each turn, one line per policy.'), layer: layers } as TopLevelSpec,
+    spec: { ...base('tokens-by-turn', title, [note, ...unweightedNote(results)], info, 'Line chart of the input tokens sent at each turn, one line per policy.'), layer: layers } as TopLevelSpec,
   };
 }
 
 /** Retention against cost per conversation, one point per policy, the Pareto frontier marked. */
 export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Chart {
-  const policies = policyNames(results);
+  const rows = rowsOf(results);
   const rated = results.policies.filter((p) => p.retention !== null);
+  const ratedNames = rows.names.filter((_, i) => results.policies[i]!.retention !== null);
   const title = 'Retention vs cost per conversation';
   const name = 'retention-vs-cost';
   if (!rated.length) return noProbes(name, title, info);
   // The frontier is decided on exact figures (pico-dollars, exact ratios); the points show them rounded.
   const means = rated.map(meanCost);
   const optimal = paretoOptimal(rated.map((p, i) => ({ cost: means[i]!, retention: p.retention! })));
-  const byModel = severalModels(results.policies);
-  const points = rated.map((p, i) => ({ policy: seriesName(p, byModel), ...(byModel && { model: p.model }), cost: usdNumber(means[i]!), retention: Math.round(p.retention! * 1000) / 10 }));
+  const points = rated.map((p, i) => ({ ...rows.fields(ratedNames[i]!), cost: usdNumber(means[i]!), retention: Math.round(p.retention! * 1000) / 10 }));
   const values = points.map((p, i) => ({ ...p, status: optimal[i] ? 'Pareto-optimal' : 'dominated' }));
   const frontier = values.filter((v) => v.status === 'Pareto-optimal').sort((a, b) => a.cost - b.cost || a.retention - b.retention);
   // The cost axis spans the policies' costs with a margin (not from zero): policies often differ by a
@@ -209,10 +276,15 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
   const yDomain: [number, number] = [0, 100];
   const x = { field: 'cost', type: 'quantitative', title: 'Cost per conversation (USD)', scale: { domain: xDomain, nice: false }, axis: { format: moneyFormat(xDomain[1] - xDomain[0]) } };
   const y = { field: 'retention', type: 'quantitative', title: 'Probed facts retained (%)', scale: { domain: yDomain } };
-  const color = { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(policies), sort: policies, legend: { symbolSize: 90 } };
+  const color = { field: 'policy', type: 'nominal', title: 'Policy', scale: policyScale(rows.policies), sort: rows.policies, legend: { symbolSize: 90 } };
+  // With several models, a point's shape is its model's.
+  const models = rows.models;
+  const shape = models.length
+    ? { shape: { field: 'model', type: 'nominal', title: 'Model', scale: { domain: models, range: cycle(MODEL_SHAPES, models.length) }, sort: models, legend: { symbolSize: 90, symbolStrokeColor: '#444', symbolFillColor: '#444' } } }
+    : {};
   const labels = placeLabels(
     // Policies on the same point share one label; Pareto-optimal ones are placed first.
-    groupLabels(values.map((v) => ({ x: v.cost, y: v.retention, text: v.policy, first: v.status === 'Pareto-optimal' }))),
+    groupLabels(values.map((v) => ({ x: v.cost, y: v.retention, text: v.series ?? v.policy, first: v.status === 'Pareto-optimal' }))),
     xDomain,
     yDomain,
     frontier.map((f) => ({ x: f.cost, y: f.retention })),
@@ -221,7 +293,9 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
   const skipped = results.policies.length - rated.length;
   const answered = answersMeasured(rated) ? rated.flatMap((p, i) => (p.answerRetention === null ? [] : [{ ...points[i]!, answered: Math.round(p.answerRetention * 1000) / 10 }])) : [];
   const notes = [
+    ...(weightedRun(results) ? ['Weighted by the scenario weights: the cost per conversation and retention of the tables'] : []),
     'Filled: Pareto-optimal (no other policy is as cheap and retains as much, and better at one); hollow: dominated',
+    ...(models.length ? ['Shape: the chat model'] : []),
     ...(answered.length ? ['Diamonds: answer retention, the share of probes whose value the chat model’s reply held, joined to its policy’s point'] : []),
     ...(skipped ? [`${plural(skipped, 'policy')} without probes not shown`] : []),
     ...overflowNote(results),
@@ -244,8 +318,8 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
       layer: [
         { data: { values: frontier }, mark: { type: 'line', color: '#777', strokeDash: [5, 4], strokeWidth: 1.5 }, encoding: { x, y, order: { field: 'cost', type: 'quantitative' } } },
         ...answeredLayers(answered, x, y, color).slice(0, 1),
-        { data: { values: values.filter((v) => v.status !== 'Pareto-optimal') }, mark: { type: 'point', filled: false, size: 130, strokeWidth: 2.5, opacity: 1 }, encoding: { x, y, color } },
-        { data: { values: frontier }, mark: { type: 'point', filled: true, size: 150, opacity: 1 }, encoding: { x, y, color } },
+        { data: { values: values.filter((v) => v.status !== 'Pareto-optimal') }, mark: { type: 'point', filled: false, size: 130, strokeWidth: 2.5, opacity: 1 }, encoding: { x, y, color, ...shape } },
+        { data: { values: frontier }, mark: { type: 'point', filled: true, size: 150, opacity: 1 }, encoding: { x, y, color, ...shape } },
         ...answeredLayers(answered, x, y, color).slice(1),
         ...(leaders.length
           ? [
@@ -269,7 +343,7 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
 }
 
 /** With answers measured: a rule from each policy's point down (or up) to its answer retention (drawn under the points), and a diamond there. */
-function answeredLayers(values: readonly { policy: string; cost: number; retention: number; answered: number }[], x: object, y: object, color: object): object[] {
+function answeredLayers(values: readonly (RowFields & { cost: number; retention: number; answered: number })[], x: object, y: object, color: object): object[] {
   if (!values.length) return [];
   const answered = { ...y, field: 'answered' };
   return [
@@ -278,13 +352,19 @@ function answeredLayers(values: readonly { policy: string; cost: number; retenti
   ];
 }
 
-/** Retention by fact age bucket, grouped bars by policy. */
+/** A share as a percentage with one decimal: weighted when the counts are, else plain. */
+function percentOf(count: number, of: number, weighted?: bigint, weightedOf?: bigint): number {
+  const share = weighted !== undefined && weightedOf ? Number(weighted) / Number(weightedOf) : count / of;
+  return Math.round(share * 1000) / 10;
+}
+
+/** Retention by fact age bucket, grouped bars by policy; with several models, one panel of them per model. */
 export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Chart {
-  const policies = policyNames(results);
+  const rows = rowsOf(results);
+  const { names, policies, models } = rows;
   const title = 'Retention by fact age';
   const name = 'retention-by-age';
   const cells = digestOf(results).retentionByAge;
-  const model = modelFields(results);
   if (!cells.length) return noProbes(name, title, info);
   // Every policy answers the same probes, so a bucket's probe count is the same for all of them.
   const counts = new Map<number, number>();
@@ -292,16 +372,16 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
   // Two lines under each group (split at `|` by the axis): the age range, then how many probes it holds.
   const bucketLabel = (b: number) => `${AGE_BUCKETS[b]!.label} turn${AGE_BUCKETS[b]!.label === '1' ? '' : 's'}|${plural(counts.get(b)!, 'probe')}`;
   const order = [...counts.keys()].sort((a, b) => a - b).map(bucketLabel);
+  // With scenario weights the shares are weighted, as the tables' retention is; the counts stay plain.
   const values = cells
-    .sort((a, b) => a.bucket - b.bucket || policies.indexOf(a.policy) - policies.indexOf(b.policy))
+    .sort((a, b) => a.bucket - b.bucket || names.indexOf(a.policy) - names.indexOf(b.policy))
     .map((c) => ({
-      policy: c.policy,
-      ...model(c.policy),
+      ...rows.fields(c.policy),
       age: bucketLabel(c.bucket),
-      retention: Math.round((c.retained / c.probes) * 1000) / 10,
+      retention: percentOf(c.retained, c.probes, c.weighted?.retained, c.weighted?.probes),
       retained: c.retained,
       probes: c.probes,
-      ...(c.answered !== undefined && { answered: Math.round((c.answered / c.probes) * 1000) / 10 }),
+      ...(c.answered !== undefined && { answered: percentOf(c.answered, c.probes, c.weighted?.answered, c.weighted?.probes) }),
     }));
   const answers = values.some((v) => 'answered' in v);
   const x = { field: 'age', type: 'nominal', title: 'Fact age when probed (turns since it was stated)', sort: order, axis: { labelAngle: 0, labelExpr: "split(datum.label, '|')", labelPadding: 6 } };
@@ -310,57 +390,59 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
   const xOffset = { field: 'policy', type: 'nominal', scale: { domain: policies }, sort: policies };
   // Bars keep a readable width: the plot narrows when there are few groups.
   const width = Math.min(PLOT_WIDTH, Math.max(300, order.length * (policies.length * 26 + 40)));
-  return {
+  const head = base(
     name,
     title,
-    spec: {
-      ...base(
-        name,
-        title,
-        [
-          'Share of probes whose current value was in the prompt; a tick at 0 means none was',
-          ...(answers ? ['Diamonds: answer retention, the share whose value the chat model’s reply held'] : []),
-          ...overflowNote(results),
-          ...simulatedLines(info, results.policies),
-        ],
-        info,
-        'Grouped bar chart of retention by fact age bucket, one bar per policy.',
-      ),
-      width,
-      data: { values },
-      layer: [
-        { mark: { type: 'bar', opacity: 0.85 }, encoding: { x, y, xOffset, color } },
-        { mark: { type: 'tick', thickness: 2.5 }, encoding: { x, y, xOffset, color } },
-        ...(answers ? [{ mark: { type: 'point', shape: 'diamond', filled: true, size: 70, opacity: 1, stroke: '#333', strokeWidth: 0.8 }, encoding: { x, y: { ...y, field: 'answered' }, xOffset, color } }] : []),
-      ],
-    } as TopLevelSpec,
-  };
+    [
+      'Share of probes whose current value was in the prompt; a tick at 0 means none was',
+      ...(weightedRun(results) ? ['Weighted by the scenario weights, as the tables’ retention; probe counts are plain'] : []),
+      ...(answers ? ['Diamonds: answer retention, the share whose value the chat model’s reply held'] : []),
+      ...overflowNote(results),
+      ...simulatedLines(info, results.policies),
+    ],
+    info,
+    `Grouped bar chart of retention by fact age bucket, one bar per policy${models.length ? ', one panel per model' : ''}.`,
+  );
+  const layer = [
+    { mark: { type: 'bar', opacity: 0.85 }, encoding: { x, y, xOffset, color } },
+    { mark: { type: 'tick', thickness: 2.5 }, encoding: { x, y, xOffset, color } },
+    ...(answers ? [{ mark: { type: 'point', shape: 'diamond', filled: true, size: 70, opacity: 1, stroke: '#333', strokeWidth: 0.8 }, encoding: { x, y: { ...y, field: 'answered' }, xOffset, color } }] : []),
+  ];
+  if (!models.length) return { name, title, spec: { ...head, width, data: { values }, layer } as TopLevelSpec };
+  // A panel per model, its name above it: the same colours in each, so the models never share a bar group.
+  const { width: _, height: __, ...top } = head;
+  const row = { field: 'model', type: 'nominal', title: null, sort: models, header: { labelAngle: 0, labelOrient: 'top', labelAnchor: 'start', labelFontSize: 12, labelFontWeight: 'bold' } };
+  return { name, title, spec: { ...top, data: { values }, facet: { row }, spec: { width, height: PANEL_HEIGHT, layer } } as TopLevelSpec };
 }
+
+/** The height of one model's panel of bars by age. */
+const PANEL_HEIGHT = 200;
 
 /** Mean cost per conversation split into uncached input, cached input, output and upkeep. */
 export function costBreakdownChart(results: ReportInput, info: ReportInfo): Chart {
-  const policies = policyNames(results);
+  const rows = rowsOf(results);
+  const policies = rows.names;
   const parts = digestOf(results).costParts;
-  const model = modelFields(results);
+  // Weighted like the budget table when scenarios have weights.
   const values = policies.flatMap((policy) => {
     const p = parts.get(policy) ?? { input: 0n, cached: 0n, output: 0n, upkeep: 0n };
-    return [p.input, p.cached, p.output, p.upkeep].map((v, i) => ({ policy, ...model(policy), part: COST_PARTS[i]!, order: i, cost: usdNumber(v) }));
+    return [p.input, p.cached, p.output, p.upkeep].map((v, i) => ({ ...rows.fields(policy), part: COST_PARTS[i]!, order: i, cost: usdNumber(v) }));
   });
-  // Bar-end labels say the total of the bars: the plain mean cost per conversation, exactly rounded (the budget table's without weights).
-  const means = results.policies.map((p) => divRound(p.totalCost, BigInt(Math.max(1, p.scenarios))));
+  // Bar-end labels say the total of the bars: the budget table's cost per conversation, exactly rounded (weighted when scenarios have weights).
+  const means = results.policies.map(meanCost);
   const decimals = moneyDecimals(means, 4);
-  const totals = results.policies.map((p, i) => ({ policy: policies[i]!, ...model(policies[i]!), total: usdNumber(means[i]!), label: dollars(means[i]!, decimals) }));
+  const totals = results.policies.map((p, i) => ({ ...rows.fields(policies[i]!), total: usdNumber(means[i]!), label: dollars(means[i]!, decimals) }));
   const max = Math.max(0, ...totals.map((t) => t.total));
   const format = moneyFormat(max);
   const name = 'cost-breakdown';
   const title = 'Where the money goes, per conversation';
-  const n = conversationCount(results);
-  const y = { field: 'policy', type: 'nominal', title: null, sort: policies, axis: { labelLimit: 260, labelFontSize: 11 } };
+  // A bar per row, named `policy @ model` when the run has several models.
+  const y = { field: rows.models.length ? 'series' : 'policy', type: 'nominal', title: null, sort: policies, axis: { labelLimit: 260, labelFontSize: 11 } };
   return {
     name,
     title,
     spec: {
-      ...base(name, title, [n === 1 ? 'One conversation' : `Mean over ${plural(n, 'conversation')}`], info, 'Stacked bar chart of the cost of a conversation by component, one bar per policy.'),
+      ...base(name, title, [meanOver(results)], info, 'Stacked bar chart of the cost of a conversation by component, one bar per policy.'),
       height: Math.max(120, 40 + 36 * policies.length),
       layer: [
         {

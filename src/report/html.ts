@@ -1,6 +1,6 @@
 import type { ProbeRecord } from '../types.js';
 import { policyNames, reported, seriesName, severalModels, type Reported, type ReportInput } from '../records/digest.js';
-import { budgetDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
+import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
 import { answersMeasured, columnsFrom, rowLabels, tableNotes } from './text.js';
 import { dollars, grouped, moneyDecimals, percent, retainedOf } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
@@ -140,6 +140,13 @@ function lostSection(results: Reported): string {
   return `<p>${grouped(lost.length)} of ${grouped(results.digest.probes)} probes were not retained (${perPolicy}). <em>stale</em>: only an older value was sent; <em>missing</em>: no value was${lost.some((l) => l.outcome === 'overflow') ? '; <em>overflow</em>: the call was over the model&#39;s context window, so a real backend would have rejected it' : ''}.</p>\n${table(t, 'lost')}`;
 }
 
+/** The model-call table's section (after the latency, storage and safety table); empty when no turn made more than one call. */
+function callsSection(results: Reported): string {
+  const t = callsDisplay(results);
+  if (!t) return '';
+  return `<section id="calls">\n<h2>Model calls per policy</h2>\n<p class="caption">${escapeHtml(callsCaption(results))}</p>\n${table(t, 'calls')}\n</section>\n`;
+}
+
 const STYLE = `
 :root { color-scheme: light; --fg: #1f2328; --muted: #57606a; --line: #d0d7de; --head: #f6f8fa; }
 * { box-sizing: border-box; }
@@ -215,7 +222,7 @@ ${notes}</section>
 <p class="caption">${escapeHtml(DETAILS_CAPTION)}</p>
 ${table(detailsDisplay(results), 'details')}
 </section>
-<section id="charts">
+${callsSection(results)}<section id="charts">
 <h2>Charts</h2>
 <div class="charts">
 ${figures}

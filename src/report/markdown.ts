@@ -1,6 +1,6 @@
 import type { Results } from '../types.js';
 import { reported, type Digested, type ReportInput } from '../records/digest.js';
-import { budgetDisplay, DETAILS_CAPTION, detailsDisplay } from './budget.js';
+import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay } from './budget.js';
 import { tableNotes } from './text.js';
 import { conversationsText, verdict } from './verdict.js';
 import { caption, type ReportInfo } from '../records/info.js';
@@ -59,9 +59,16 @@ export function detailsMarkdown(results: Pick<Results, 'policies'>): string {
   return `${DETAILS_CAPTION}\n\n${markdownTable(t.header, t.rows, t.numeric)}`;
 }
 
+/** The model-call table's section of report.md (heading, caption, table); none when no turn made more than one call. */
+function callsMarkdown(results: Pick<Results, 'policies'> & Digested): string[] {
+  const t = callsDisplay(results);
+  return t ? ['## Model calls per policy\n', `${callsCaption(results)}\n\n${markdownTable(t.header, t.rows, t.numeric)}`] : [];
+}
+
 /**
  * report.md: the verdict, the budget table for docs, the latency, storage
- * and safety table and, when the charts are written beside it, links to them.
+ * and safety table, the model-call table of agent runs and, when the charts
+ * are written beside it, links to them.
  */
 export function reportMarkdown(results: ReportInput, info: ReportInfo, charts: readonly ChartLink[] = []): string {
   const parts = [
@@ -73,6 +80,7 @@ export function reportMarkdown(results: ReportInput, info: ReportInfo, charts: r
     `## Latency, storage and safety per policy\n`,
     detailsMarkdown(results),
   ];
+  parts.push(...callsMarkdown(results));
   if (charts.length) {
     parts.push('## Charts\n');
     for (const c of charts) parts.push(`![${c.title}](${c.file})\n`);
