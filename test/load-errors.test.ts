@@ -183,7 +183,7 @@ describe('duplicates and files in the wrong place', () => {
     expect(lines).toEqual(['ctxsim: --policy full: policy full is given twice (also --policy full); its totals would count twice']);
   });
 
-  it('a study file given as a scenario, to run --scenario or to explain, says so', async () => {
+  it('a study file given as a scenario to run --scenario says so; explain takes it as a study', async () => {
     const dir = files({ 'study.yaml': 'scenarios: [a.yaml]\npolicies: [full]\n' });
     expect(await run(['run', '--scenario', join(dir, 'study.yaml')], dir)).toEqual({
       code: 2,
@@ -191,7 +191,7 @@ describe('duplicates and files in the wrong place', () => {
     });
     const io = capture();
     expect(await runMain(['explain', join(dir, 'study.yaml'), '--policy', 'full', '--turn', '1'], io)).toBe(2);
-    expect(io.stderr.replaceAll(`${dir}/`, '')).toBe('ctxsim: study.yaml:1:1: this is a study file, not a scenario (it has no turns): run it with ctxsim run FILE\n');
+    expect(io.stderr.replaceAll(`${dir}/`, '')).toBe('ctxsim: study.yaml:1:13 scenarios[0]: no scenario file matches "a.yaml"\n');
   });
 
   it('a scenario file given as a study says so', async () => {

@@ -4,9 +4,9 @@ import { explain } from '../src/cli/explain.js';
 
 const voice = fileURLToPath(new URL('../scenarios/voice-assistant-tasks.yaml', import.meta.url));
 
-async function explainText(policy: string, turn: number, tokenizer = 'auto'): Promise<string> {
+async function explainText(policy: string, turn: number, tokenizer = 'auto', file = voice): Promise<string> {
   let out = '';
-  await explain({ scenario: voice, policy, turn, model: 'gpt-4o-mini', tokenizer, seed: 42 }, { out: (t) => (out += t), err: () => {}, isTTY: false });
+  await explain({ file, policy, turn, model: 'gpt-4o-mini', tokenizer, seed: 42 }, { out: (t) => (out += t), err: () => {}, isTTY: false });
   return out;
 }
 
@@ -61,5 +61,22 @@ describe('explain shows what the policy made', () => {
       'time: 4 pm; name: Volume';
     expect(sheet.length).toBe(410);
     expect(await explainText('facts', 13, 'chars4')).toContain(`#2 facts (policy-made, 102 tokens): ${sheet}\n`);
+  });
+
+  // gpt-4o-mini: $0.15/M input, $0.60/M output (nothing cached below 1,024 tokens); text-embedding-3-small: $0.02/M.
+  it('each call’s cost, the upkeep’s, the turn’s, and the probe’s outcome', async () => {
+    const out = await explainText('retrieval', 13);
+    // 259 × 0.15 + 19 × 0.60 = 50.25 µ$; 311 × 0.15 + 10 × 0.60 = 52.65 µ$; embeddings of 12 and 54 tokens: 0.24 and 1.08 µ$.
+    expect(out).toContain('  total                            259  12 messages\n  cost on gpt-4o-mini: 259 uncached, 0 cache reads, 0 cache writes, 19 output tokens: $0.00005025\n');
+    expect(out).toContain('  cost on gpt-4o-mini: 311 uncached, 0 cache reads, 0 cache writes, 10 output tokens: $0.00005265\n');
+    expect(out).toContain('  upkeep before this call: embed on text-embedding-3-small, 12 in, 0 out: $0.00000024\n');
+    expect(out).toContain('\n  upkeep after the calls: embed on text-embedding-3-small, 54 in, 0 out: $0.00000108\n');
+    expect(out).toContain('\nturn 13 cost: $0.00010422 (calls $0.00010290, upkeep $0.00000132)\nprobe task_id: retained (value "T-481" in call 1\'s prompt, from the retrieved memories)\n');
+    // The summary the user waited for: 388 × 0.15 + 195 × 0.60 = 175.2 µ$.
+    expect(await explainText('summary-buffer', 13)).toContain('upkeep before this call: summary on gpt-4o-mini, 388 in, 195 out: $0.00017520\n');
+    // The correction at turn 5 is outside a ten-turn window at turn 27; the old address, in turn 19's tool result, is not.
+    const email = fileURLToPath(new URL('../scenarios/support-email-correction.yaml', import.meta.url));
+    expect(await explainText('window-turns:turns=10', 27, 'auto', email)).toContain('\nprobe email: stale (only an older value, "t.nowak@oldmail.example", in call 1\'s prompt, from the window)\n');
+    expect(await explainText('full', 27, 'auto', email)).toContain('\nprobe email: retained (value "nowak.trails@brightpost.example" in call 1\'s prompt, from the window)\n');
   });
 });

@@ -125,7 +125,7 @@ describe('a policy module from the command line', () => {
   it('explain shows what the module sends at a turn', async () => {
     const r = await cli('explain', NOAH, '--policy', `${FIXTURE}:keep=1`, '--turn', '5', '--tokenizer', 'chars4');
     expect(r.code).toBe(0);
-    expect(r.out.split('\n')[0]).toBe('noah-amnesia · keep-edges:keep=1 · turn 5 · chars4');
+    expect(r.out.split('\n')[0]).toBe('noah-amnesia · keep-edges:keep=1 · turn 5 · gpt-4o-mini · chars4');
     expect(r.out).toContain('My name is Noah.');
     expect(r.out).not.toContain('Blue is my favorite color.');
   });

@@ -116,6 +116,34 @@ describe('upkeep record and replay', () => {
     expect(probes('edited')).toContain('upkeep-facts,"summary:threshold=120,summaryTokens=60",5,email,missing,4,none,retained,false,');
   });
 
+  it('explain --upkeep replay shows each turn as the replayed run did: the summaries the model wrote, their cost, the turn’s cost; it sends nothing', async () => {
+    const dir = project();
+    const study = join(dir, 'study.yaml');
+    const policy = 'summary:threshold=120,summaryTokens=60';
+    expect((await ctxsim(['run', study, '--policy', policy, '--out', join(dir, 'rec'), '--no-token-cache'])).code).toBe(0);
+    const { turns } = JSON.parse(readFileSync(join(dir, 'rec', 'results.json'), 'utf8')) as { turns: { turn: number; auxInputTokens: number; auxOutputTokens: number; cost: string }[] };
+    expect(turns.filter((t) => t.auxInputTokens > 0).length).toBeGreaterThan(0);
+    const upkeep = (out: string) => [...out.matchAll(/^ {2}upkeep [a-z ]+: summary on gpt-4o-mini, (\d+) in, (\d+) out: /gm)].reduce((n, m) => [n[0]! + Number(m[1]), n[1]! + Number(m[2])], [0, 0]);
+    const before = server.seen.length;
+    for (const t of turns) {
+      const r = await recordCli(['explain', study, '--policy', policy, '--turn', String(t.turn), '--upkeep', 'replay']);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      expect(upkeep(r.stdout)).toEqual([t.auxInputTokens, t.auxOutputTokens]);
+      // gpt-4o-mini's prices ($0.15/M, $0.60/M) are whole in 8 decimals: the turn's cost is its record's.
+      expect(`${/^turn \d+ cost: \$([\d.]+)/m.exec(r.stdout)![1]}0000`).toBe(t.cost);
+    }
+    expect(server.seen.length).toBe(before);
+    // Simulated, the summary the user waits for is another: what explain showed is the recording.
+    const t = turns.find((x) => x.auxInputTokens > 0)!;
+    const simulated = await recordCli(['explain', study, '--policy', policy, '--turn', String(t.turn), '--upkeep', 'simulate']);
+    expect(upkeep(simulated.stdout)).not.toEqual([t.auxInputTokens, t.auxOutputTokens]);
+    expect(await recordCli(['explain', study, '--policy', policy, '--turn', '1', '--upkeep', 'record'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'ctxsim: --upkeep record: explain sends nothing; record with ctxsim run --upkeep record, then explain with --upkeep replay\n',
+    });
+  });
+
   it('a response the cassette lacks is exit 2 naming the scenario, policy, turn and the command that records it', async () => {
     const dir = project();
     const study = join(dir, 'study.yaml');

@@ -1,82 +1,140 @@
 import type { Argv } from 'yargs';
-import { replay, type SentCall } from '../engine/replay.js';
-import { replayContext } from '../engine/run.js';
-import { streamStudyParallel } from '../engine/parallel.js';
+import type { SentCall } from '../engine/replay.js';
 import { UsageError } from '../errors.js';
+import { usd } from '../records/format.js';
 import { align } from '../report/text.js';
-import { loadScenarioFile } from '../scenario/load.js';
-import { loadPolicyModules, specModules } from '../study/policy-modules.js';
-import { displayPath, flagModel, policiesFromFlags } from '../study/study.js';
-import { loadPrices } from '../pricing/load.js';
+import { loadScenarioOrStudy } from '../scenario/load.js';
+import { explainTurn, studyConversation, studyModel, type ExplainedCall, type ExplainedProbe, type ExplainedTurn, type ExplainedUpkeep } from '../study/explain.js';
+import type { RunnableStudy } from '../study/pipeline.js';
+import { displayPath } from '../study/study.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import { TOKENIZERS } from '../tokens/encoding.js';
-import type { Message } from '../types.js';
+import type { Conversation, Message, Pico } from '../types.js';
 import { wholeNumberOption, type Command } from './_command.js';
 import type { IO } from './_io.js';
-import { POLICY_LIMIT_OPTIONS, policyLimits, type StudyFlags } from './_study.js';
+import { POLICY_LIMIT_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
 
-interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory'> {
-  scenario: string;
+interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory' | 'upkeep' | 'cassette'> {
+  file: string;
+  scenario?: string;
   policy: string;
   turn: number;
-  model: string;
-  tokenizer: string;
-  seed: number;
+  model?: string;
+  tokenizer?: string;
+  seed?: number;
 }
 
 export function explainCommand(io: IO): Command<ExplainFlags> {
   return {
-    command: 'explain <scenario>',
-    describe: 'print exactly what a policy sends at one turn, with token counts',
+    command: 'explain <file>',
+    describe: 'print exactly what a policy sends at one turn, with token counts, each call\'s cost and the probes\' outcome',
     examples: [
       ['ctxsim explain scenarios/noah-amnesia.yaml --policy window-turns:turns=2 --turn 5', 'what a two-exchange window sends at turn 5, with token counts'],
+      ['ctxsim explain study.yaml --scenario support-0003 --policy summary --turn 8', 'the same turn as `ctxsim run study.yaml` replayed it: the study\'s model, seed, prices and caching'],
     ],
     builder: (y: Argv) =>
       y
-        .positional('scenario', { type: 'string', demandOption: true, describe: 'scenario file' })
+        .positional('file', { type: 'string', demandOption: true, describe: 'scenario file, or study file (then the turn is replayed as ctxsim run replays the study)' })
+        .option('scenario', { type: 'string', describe: 'with a study file: the id of the conversation (needed when the study has several)' })
         .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3, or a policy module: ./policies/keep-edges.mjs:keep=1' })
         .option('turn', wholeNumberOption('turn', { demandOption: true, describe: 'turn number (from 1)' }))
-        .option('model', { type: 'string', default: 'gpt-4o-mini', describe: 'chat model: prices, context window, tokenizer' })
-        .option('tokenizer', { type: 'string', default: 'auto', describe: `auto | ${TOKENIZERS.join(' | ')}` })
-        .option('seed', wholeNumberOption('seed', { default: 42, describe: 'random seed (the same as the run\'s, to see what it sent)' }))
+        .option('model', { type: 'string', describe: 'chat model: prices, context window, tokenizer (with a study file: one of its models)', defaultDescription: 'gpt-4o-mini, or the study\'s first' })
+        .option('tokenizer', { type: 'string', describe: `auto | ${TOKENIZERS.join(' | ')} (over the study's, as on run)`, defaultDescription: 'auto, or the study\'s' })
+        .option('seed', wholeNumberOption('seed', { describe: 'random seed (over the study\'s, as on run)', defaultDescription: '42, or the study\'s' }))
+        .option('upkeep', { type: 'string', describe: 'simulate, or replay the upkeep cassette (a study recorded with ctxsim run --upkeep record); explain sends nothing', defaultDescription: 'the study’s, else simulate' })
+        .option('cassette', { type: 'string', describe: 'with --upkeep replay: the upkeep cassette to replay', defaultDescription: 'upkeep.cassette.jsonl beside the study' })
         .options(POLICY_LIMIT_OPTIONS),
     handler: (argv: ExplainFlags) => explain(argv, io),
   };
 }
 
-/** `ctxsim explain`: replays up to the turn and prints each model call's prompt. */
+/**
+ * `ctxsim explain`: replays a scenario file (on the flags' model, seed and
+ * tokenizer) or one conversation of a study (with everything the study sets,
+ * as `run` replays it) through one policy, and prints each model call of the
+ * turn: its prompt, its cost, the upkeep charged to the turn and the probes'
+ * outcome.
+ */
 export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
-  const conversation = loadScenarioFile(flags.scenario, displayPath(flags.scenario));
-  const prices = loadPrices('builtin');
-  flagModel(prices, flags.model, '--model');
-  const variants = policiesFromFlags([flags.policy], await loadPolicyModules(specModules([flags.policy]), undefined, flags.policyTimeout), prices);
-  if (variants.length !== 1) throw new UsageError(`--policy ${flags.policy}: explain takes one policy, not a sweep`);
+  const { study, conversation, model } = await explained(flags);
+  if (study.policies.length !== 1) throw new UsageError(`--policy ${flags.policy}: explain takes one policy, not a sweep`);
   const n = conversation.turns.length;
   if (flags.turn < 1 || flags.turn > n) {
     throw new UsageError(`--turn: expected a turn from 1 to ${n}, got ${flags.turn}`);
   }
-  const ctx = replayContext({ ...flags, prices });
-  const calls: SentCall[] = [];
-  const turn = conversation.turns[flags.turn - 1]!;
-  const replayed = { ...conversation, turns: conversation.turns.slice(0, flags.turn) };
-  // A module's replay is made first on a watched worker thread: a call that never returns, or runs out of memory, stops there.
-  if (variants[0]!.module) {
-    const settings = { seed: flags.seed, models: [flags.model], tokenizer: flags.tokenizer, prices, tokenCache: false as const, jobs: 1 };
-    await streamStudyParallel({ ...settings, conversations: [replayed], policies: variants, ...policyLimits(flags) }, () => {});
+  io.out(explainText(await explainTurn(study, conversation, model, flags.turn)));
+  return 0;
+}
+
+/** What the flags explain: a study file's conversation and model, or a scenario file on the flags' model (whose settings are the default study's). */
+async function explained(flags: ExplainFlags): Promise<{ study: RunnableStudy; conversation: Conversation; model: string }> {
+  const given = loadScenarioOrStudy(flags.file, displayPath(flags.file));
+  if (flags.upkeep === 'record' || flags.upkeep === 'live') throw new UsageError(`--upkeep ${flags.upkeep}: explain sends nothing; record with ctxsim run --upkeep record, then explain with --upkeep replay`);
+  const { seed, tokenizer, upkeep, cassette, policyTimeout, policyMemory } = flags;
+  const common: StudyFlags = { policy: [flags.policy], tokenCache: false, seed, tokenizer, upkeep, cassette, policyTimeout, policyMemory };
+  if (given === 'study') {
+    const study = await studyFromFlags({ ...common, study: flags.file });
+    return { study, conversation: studyConversation(study, flags.scenario), model: studyModel(study, flags.model) };
   }
-  replay(replayed, variants[0]!, ctx, (t, call) => {
-    if (t === flags.turn) calls.push(call);
-  });
-  io.out(`${conversation.id} · ${variants[0]!.name} · turn ${turn.index} · ${ctx.encoding.name}${ctx.encoding.estimate ? ' (estimate)' : ''}\n`);
-  calls.forEach((call, i) => {
-    io.out(`\ncall ${i + 1} of ${calls.length}${call.plan.overBudget ? ' (over budget)' : ''}\n`);
-    io.out(callTable(call, ctx.tokens));
+  if (flags.scenario !== undefined && flags.scenario !== given.id) throw new UsageError(`--scenario ${flags.scenario}: ${displayPath(flags.file)} is a scenario file, of scenario ${given.id}`);
+  const study = await studyFromFlags({ ...common, model: [flags.model ?? 'gpt-4o-mini'] });
+  return { study, conversation: given, model: study.models[0]! };
+}
+
+/** The explained turn as text: a table per call, its cost and upkeep, then the turn's cost and its probes. */
+function explainText(x: ExplainedTurn): string {
+  const { ctx, calls, record } = x;
+  let out = `${x.conversation.id} · ${x.policy} · turn ${x.turn.index} · ${ctx.model} · ${ctx.encoding.name}${ctx.encoding.estimate ? ' (estimate)' : ''}\n`;
+  calls.forEach((c, i) => {
+    const call = c.sent;
+    out += `\ncall ${i + 1} of ${calls.length}${call.plan.overBudget ? ' (over budget)' : ''}\n`;
+    out += callTable(call, ctx.tokens);
+    out += costLine(c, record.model);
     // A transcript's billed usage for this call (the call that wrote its output), beside what ctxsim counts.
     const billed = call.output?.billed;
-    if (billed) io.out(`  billed by the provider: ${billed.input} prompt tokens (ctxsim counts ${call.promptTokens}, ${signedPercent(call.promptTokens / billed.input - 1)})\n`);
-    io.out(policyMade(call, ctx.tokens));
+    if (billed) out += `  billed by the provider: ${billed.input} prompt tokens (ctxsim counts ${call.promptTokens}, ${signedPercent(call.promptTokens / billed.input - 1)})\n`;
+    out += policyMade(call, ctx.tokens);
+    out += x.upkeep.filter((u) => u.beforeCall === i + 1).map((u) => upkeepLine('before this call', u)).join('');
   });
-  return 0;
+  const after = x.upkeep.filter((u) => u.beforeCall === undefined);
+  if (after.length) out += `\n${after.map((u) => upkeepLine('after the calls', u)).join('')}`;
+  const callsCost = calls.reduce((sum, c) => sum + callCost(c), 0n);
+  out += `\nturn ${x.turn.index} cost: ${money(record.cost)}`;
+  out += x.upkeep.length ? ` (calls ${money(callsCost)}, upkeep ${money(record.costUpkeep)})\n` : '\n';
+  return out + x.probes.map(probeLine).join('');
+}
+
+const money = (p: Pico) => `$${usd(p)}`;
+
+const callCost = ({ cost }: ExplainedCall): Pico => cost.input + cost.cached + cost.output;
+
+/** A call's prompt tokens as the cost model prices them, and its cost. */
+function costLine(c: ExplainedCall, model: string): string {
+  const { cost } = c;
+  const on = `${cost.model}${cost.fallback ? ` (failed on ${model}, retried)` : ''}`;
+  if (cost.overflow) return `  cost on ${on}: none, over the model's context window (rejected)\n`;
+  const uncached = cost.inputTokens - cost.cachedTokens - cost.cacheWriteTokens;
+  return `  cost on ${on}: ${uncached} uncached, ${cost.cachedTokens} cache reads, ${cost.cacheWriteTokens} cache writes, ${cost.outputTokens} output tokens: ${money(callCost(c))}\n`;
+}
+
+function upkeepLine(when: string, { upkeep: u, price }: ExplainedUpkeep): string {
+  return `  upkeep ${when}: ${u.kind} on ${u.model}, ${u.inputTokens} in, ${u.outputTokens} out: ${price.overflow ? 'none, over the model\'s context window' : money(price.cost)}\n`;
+}
+
+/** A probe's outcome, as the run scored it on the turn's first call. */
+function probeLine({ record: p, found }: ExplainedProbe): string {
+  const where = p.source === 'window' ? 'the window' : `the ${p.source === 'facts' ? 'fact sheet' : p.source === 'retrieved' ? 'retrieved memories' : p.source}`;
+  const why =
+    p.outcome === 'retained'
+      ? `value "${found}" in call 1's prompt, from ${where}`
+      : p.outcome === 'stale'
+        ? `only an older value, "${found}", in call 1's prompt, from ${where}`
+        : p.outcome === 'missing'
+          ? 'no value of it in call 1\'s prompt'
+          : 'call 1 was over the model\'s context window: rejected';
+  const forgotten = p.expected === 'missing' ? `; the user asked to forget it${p.violation ? ': a violation' : ''}` : '';
+  const answer = p.answer ? `; the reply: ${p.answer}${p.judged ? ' (judged)' : ''}` : '';
+  return `probe ${p.fact}: ${p.outcome} (${why}${forgotten})${answer}\n`;
 }
 
 function signedPercent(x: number): string {
@@ -88,7 +146,7 @@ function label(m: Message): string {
   return m.score === undefined ? `${m.role}[${m.origin}]` : `${m.role}[${m.origin} ${m.score.toFixed(2)}]`;
 }
 
-/** The messages the policy made (summary, retrieved memories, fact sheet) in full, and the upkeep the user waited for. */
+/** The messages the policy made (summary, retrieved memories, fact sheet) in full. */
 function policyMade(call: SentCall, tokens: TokenCounter): string {
   let out = '';
   call.plan.messages.forEach((m, i) => {
@@ -96,9 +154,6 @@ function policyMade(call: SentCall, tokens: TokenCounter): string {
     const score = m.score === undefined ? '' : `, score ${m.score.toFixed(4)}`;
     out += `  #${i + 1} ${m.origin} (policy-made${score}, ${tokens.message(m)} tokens): ${m.content}\n`;
   });
-  for (const u of call.plan.upkeep) {
-    out += `  upkeep before this call: ${u.kind} on ${u.model}, ${u.inputTokens} in, ${u.outputTokens} out\n`;
-  }
   return out;
 }
 

@@ -6,7 +6,7 @@ import { guardPolicy } from '../policies/guard.js';
 import { moduleFault } from '../policies/module-calls.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { Artifact, PromptPlan, TurnInfo } from '../policies/types.js';
-import { Meter, type CallRequest } from '../pricing/meter.js';
+import { Meter, type CallCost, type CallRequest } from '../pricing/meter.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { chooseModel, ONE_HOUR, type CostSettings } from '../pricing/settings.js';
 import { policyViolations } from '../message-rules/blame.js';
@@ -93,6 +93,15 @@ export interface Replay {
   end: ConversationEnd;
 }
 
+/** Told of each model call of a turn once it is priced. */
+export type OnCall = (turn: number, call: SentCall, cost: CallCost) => void;
+
+/** Told of each upkeep call charged to a turn (summary, extraction, embedding), priced on its own model. */
+export type OnUpkeep = (turn: number, upkeep: UpkeepCall, priced: UpkeepPrice) => void;
+
+/** An upkeep call's price: nothing when it was over its model's context window (`overflow`). */
+export type UpkeepPrice = ReturnType<Meter['upkeep']>;
+
 /** The seeded stream of one (seed, scenario, policy). */
 export function streamFor(seed: number, scenario: string, policy: string): () => number {
   return seedrandom(`${seed}:${scenario}:${policy}\0`);
@@ -106,15 +115,11 @@ export function streamFor(seed: number, scenario: string, policy: string): () =>
  * stores the exchange; forget events after the turn are carried out; the meter
  * prices the calls and the upkeep; probes are scored on the prompt of the
  * turn's first call. At the end, the artifacts the policy stores are
- * inspected. `onCall` sees every call (for `explain`).
+ * inspected. `onCall` sees every call with what it cost, `onUpkeep` every
+ * upkeep call with its price (for `explain`).
  */
-export function replay(
-  conversation: Conversation,
-  variant: PolicyVariant,
-  ctx: ReplayContext,
-  onCall?: (turn: number, call: SentCall) => void,
-): Replay {
-  const steps = replaySteps(conversation, variant, ctx, onCall);
+export function replay(conversation: Conversation, variant: PolicyVariant, ctx: ReplayContext, onCall?: OnCall, onUpkeep?: OnUpkeep): Replay {
+  const steps = replaySteps(conversation, variant, ctx, onCall, onUpkeep);
   let turns = 0;
   for (;;) {
     let r: IteratorResult<TurnRecord, Replay>;
@@ -136,12 +141,7 @@ export function replay(
  * A turn is a sequence of named steps: prompt, inspect (provider rules,
  * forgotten values, injections), commit (and forget), price, score.
  */
-export function* replaySteps(
-  conversation: Conversation,
-  variant: PolicyVariant,
-  ctx: ReplayContext,
-  onCall?: (turn: number, call: SentCall) => void,
-): Generator<TurnRecord, Replay, void> {
+export function* replaySteps(conversation: Conversation, variant: PolicyVariant, ctx: ReplayContext, onCall?: OnCall, onUpkeep?: OnUpkeep): Generator<TurnRecord, Replay, void> {
   const r = new Replayer(conversation, variant, ctx);
   // A forget before the first turn is charged to turn 1.
   let carried: UpkeepCall[] = [];
@@ -156,7 +156,7 @@ export function* replaySteps(
     carried = [];
     const sent = r.inspect(turn.index, calls, upkeep);
     r.commit(turn, info, upkeep);
-    const priced = r.price(turn.index, model, calls, upkeep, onCall);
+    const priced = r.price(turn.index, model, calls, upkeep, onCall, onUpkeep);
     const row = r.record(turn.index, calls, sent, priced);
     r.score(turn, calls[0]!, priced.firstOverflow, row);
     yield row;
@@ -317,7 +317,7 @@ class Replayer {
   }
 
   /** Prices the turn's calls on `model` and its upkeep (the user waits for synchronous upkeep). */
-  price(turn: number, model: string, calls: readonly SentCall[], upkeep: readonly UpkeepCall[], onCall?: (turn: number, call: SentCall) => void): Priced {
+  price(turn: number, model: string, calls: readonly SentCall[], upkeep: readonly UpkeepCall[], onCall?: OnCall, onUpkeep?: OnUpkeep): Priced {
     const { tokens } = this.ctx;
     const p: Priced = {
       model,
@@ -338,12 +338,12 @@ class Replayer {
       fallback: false,
     };
     for (const call of calls) {
-      onCall?.(turn, call);
       const outputTokens = call.output ? tokens.output(call.output) : 0;
       const request: CallRequest = { model, messages: call.plan.messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix, outputTokens, time: this.driver.time };
       if (call.sequence) request.sequence = call.sequence;
       if (call.output) request.output = call.output;
       const c = this.meter.call(request);
+      onCall?.(turn, call, c);
       p.inputTokens += c.inputTokens;
       p.cachedTokens += c.cachedTokens;
       p.cacheWriteTokens += c.cacheWriteTokens;
@@ -363,6 +363,7 @@ class Replayer {
         p.auxOutputTokens += u.outputTokens;
       }
       const priced = this.upkeepPrice(turn, u);
+      onUpkeep?.(turn, u, priced);
       p.costUpkeep += priced.cost;
       p.overflow ||= priced.overflow;
       if (u.sync) p.latencyMs += priced.latencyMs;
@@ -371,7 +372,7 @@ class Replayer {
   }
 
   /** An upkeep call priced; a model the price table lacks (only a policy module can name one: the run checks its own) names the policy, turn and scenario. */
-  private upkeepPrice(turn: number, u: UpkeepCall): ReturnType<Meter['upkeep']> {
+  private upkeepPrice(turn: number, u: UpkeepCall): UpkeepPrice {
     try {
       return this.meter.upkeep(u.model, u.inputTokens, u.outputTokens);
     } catch (e) {

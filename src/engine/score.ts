@@ -67,13 +67,13 @@ export function findIn(messages: readonly Message[], value: string): ProbeSource
   return best;
 }
 
-/** Scores one probe: retained (current value sent), stale (only an older one), missing. */
-export function scoreProbe(messages: readonly Message[], current: string, older: readonly string[]): { outcome: ProbeOutcome; source: ProbeSource } {
+/** Scores one probe: retained (current value sent), stale (only an older one), missing; `value` is the (normalized) value found. */
+export function scoreProbe(messages: readonly Message[], current: string, older: readonly string[]): { outcome: ProbeOutcome; source: ProbeSource; value?: string } {
   const here = findIn(messages, current);
-  if (here !== 'none') return { outcome: 'retained', source: here };
+  if (here !== 'none') return { outcome: 'retained', source: here, value: current };
   for (const v of older) {
     const there = findIn(messages, v);
-    if (there !== 'none') return { outcome: 'stale', source: there };
+    if (there !== 'none') return { outcome: 'stale', source: there, value: v };
   }
   return { outcome: 'missing', source: 'none' };
 }

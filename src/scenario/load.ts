@@ -25,14 +25,29 @@ export function loadScenarioFile(file: string, displayName = file): Conversation
 
 /** `loadScenarioFile`, with the place of the scenario's id (for errors about the id, such as a duplicate). */
 export function loadScenarioPlaced(file: string, displayName = file): { conversation: Conversation; idAt: Problem } {
+  const src = readDoc(file, displayName);
+  return { conversation: scenarioFromDoc(src), idAt: src.problem(['id'], '') };
+}
+
+/** Reads a file that may hold a scenario or a study: the scenario, or `study` when it is a study file (see `isStudyDoc`). */
+export function loadScenarioOrStudy(file: string, displayName = file): Conversation | 'study' {
+  const src = readDoc(file, displayName);
+  return isStudyDoc(src.value) ? 'study' : scenarioFromDoc(src);
+}
+
+/** A study file, told from a scenario: a mapping with no turns and a key only a study has. */
+function isStudyDoc(root: unknown): boolean {
+  return root !== null && typeof root === 'object' && !Array.isArray(root) && !('turns' in root) && Object.keys(root).some((k) => STUDY_KEYS.has(k));
+}
+
+function readDoc(file: string, displayName: string): SourceDoc {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new ScenarioError([{ file: displayName, path: '', message: `cannot read file (${(e as NodeJS.ErrnoException).code ?? e})` }]);
   }
-  const src = SourceDoc.parse(displayName, text);
-  return { conversation: scenarioFromDoc(src), idAt: src.problem(['id'], '') };
+  return SourceDoc.parse(displayName, text);
 }
 
 /** Parses scenario text; `file` names it in errors. */
@@ -54,7 +69,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
   if (root === null || typeof root !== 'object' || Array.isArray(root)) {
     throw new ScenarioError([src.problem([], 'expected a mapping with id and turns')]);
   }
-  if (!('turns' in root) && Object.keys(root).some((k) => STUDY_KEYS.has(k))) {
+  if (isStudyDoc(root)) {
     throw new ScenarioError([src.problem([], 'this is a study file, not a scenario (it has no turns): run it with ctxsim run FILE')]);
   }
   const doc = src.check(scenarioSchema, root, [], problems);
