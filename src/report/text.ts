@@ -54,9 +54,9 @@ interface Column {
  * conversations (exact, rounded once), its change against `full`,
  * retention, answered retention when measured, whether the policy is on the
  * Pareto frontier of cost and retention, and what else fits in 100
- * columns — upkeep tokens, the 95th-percentile turn latency, the cost of a
- * conversation, tokens, turns and probes over the context window (these
- * first when there are any); `wide` shows every column. Rows are sorted by
+ * columns — turns over the context window when there are any, then upkeep
+ * tokens, the 95th-percentile turn latency, the cost of a conversation,
+ * tokens, probes over the context window; `wide` shows every column. Rows are sorted by
  * cost unless told otherwise. Figures that are weighted say so in their header.
  */
 export function policyTable(
@@ -111,8 +111,8 @@ function tableColumns(rows: readonly PolicyRecord[]): Column[] {
   const weighted = isWeighted(rows) ? ' (weighted)' : '';
   const answers = answersMeasured(rows);
   const full = new Map(rows.filter((p) => p.policy === 'full').map((p) => [p.model, costPer1000(p)]));
-  const overflowed = rows.some((p) => p.overflowTurns > 0);
-  const overflowRank = overflowed ? 0 : 7;
+  // Turns over the context window come first among the optional columns when there are any.
+  const overflowRank = rows.some((p) => p.overflowTurns > 0) ? 0 : 7;
   const columns: (Column | false)[] = [
     { header: `cost/1k conv USD${weighted}`, cell: (p) => usd(costPer1000(p), 4), numeric: true },
     full.size > 0 && { header: 'vs full', cell: (p) => change(costPer1000(p), full.get(p.model)), numeric: true, rank: 1 },

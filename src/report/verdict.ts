@@ -72,31 +72,31 @@ export function verdict(rows: readonly Row[], info: VerdictInfo): string {
   const cost = (r: Row) => costPer1000(r);
   const decimals = moneyDecimals(rows.map(cost), 2);
   const money = (r: Row) => dollars(cost(r), decimals);
-  const head = `Verdict: on ${conversationsText(rows, info)}, with ${KIND_TEXT[kind]},`;
+  const on = `Verdict: on ${conversationsText(rows, info)},`;
   if (rows.every((r) => measure(r) === null)) {
-    const cheapest = cheapestOf(rows);
-    return `Verdict: on ${conversationsText(rows, info)}, no fact was probed, so retention decides nothing; the cheapest policy is ${name(cheapest)} at ${money(cheapest)} per 1,000 conversations${weighted ? ' (weighted)' : ''}.`;
+    const cheapest = byCost(rows)[0]!;
+    return `${on} no fact was probed, so retention decides nothing; the cheapest policy is ${name(cheapest)} at ${money(cheapest)} per 1,000 conversations${weighted ? ' (weighted)' : ''}.`;
   }
   const held = (r: Row) => measure(r) ?? 0;
   const frontier = frontierOf(rows, held, kind === 'answered');
   const points = frontier.slice(0, FRONTIER_SHOWN).map((r, i) => `${name(r)} (${money(r)}${i ? '' : ' per 1,000 conversations'}, ${share(held(r))})`);
   if (frontier.length > FRONTIER_SHOWN) points.push(`${frontier.length - FRONTIER_SHOWN} more`);
   const what = kind === 'answered' ? 'answered retention' : 'retention';
-  const lines = [`${head} the Pareto frontier of ${weighted ? `cost and ${what} (both weighted)` : `cost and ${what}`} is ${list(points)}.`];
+  const sentences = [`${on} with ${KIND_TEXT[kind]}, the Pareto frontier of ${weighted ? `cost and ${what} (both weighted)` : `cost and ${what}`} is ${list(points)}.`];
   const min = (info.minRetention ?? DEFAULT_MIN_RETENTION) / 100;
   const enough = rows.filter((r) => held(r) >= min - 1e-12);
   const facts = kind === 'answered' ? 'of probed facts in its answers' : 'of probed facts';
   if (!enough.length) {
     const best = rows.reduce((a, r) => (held(r) > held(a) || (held(r) === held(a) && cost(r) < cost(a)) ? r : a));
-    lines.push(`No policy keeps ${share(min)} ${facts}; the most is ${name(best)}’s ${share(held(best))}, at ${money(best)}.`);
-    return lines.join(' ');
+    sentences.push(`No policy keeps ${share(min)} ${facts}; the most is ${name(best)}’s ${share(held(best))}, at ${money(best)}.`);
+    return sentences.join(' ');
   }
-  const pick = cheapestOf(enough);
+  const pick = byCost(enough)[0]!;
   const full = rows.find((r) => r.policy === 'full' && r.model === pick.model);
   const at = `at least ${share(min)}`;
-  if (pick === full) lines.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)} (${share(held(pick))}, ${money(pick)}): no cheaper policy keeps as much.`);
-  else lines.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)}: ${share(held(pick))} ${full ? `for ${compared(cost(pick), cost(full))} ${name(full)} (${money(pick)} against ${money(full)})` : `at ${money(pick)}`}.`);
-  return lines.join(' ');
+  if (pick === full) sentences.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)} (${share(held(pick))}, ${money(pick)}): no cheaper policy keeps as much.`);
+  else sentences.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)}: ${share(held(pick))} ${full ? `for ${compared(cost(pick), cost(full))} ${name(full)} (${money(pick)} against ${money(full)})` : `at ${money(pick)}`}.`);
+  return sentences.join(' ');
 }
 
 /** How many frontier points the verdict names before saying how many more there are. */
@@ -111,10 +111,6 @@ function frontierOf(rows: readonly Row[], held: (r: Row) => number, answers: boo
 /** Rows by cost, cheapest first; equal costs by retention, most first, then in the run's order. */
 export function byCost<R extends Pick<Row, 'scenarios' | 'totalCost' | 'costPer1000' | 'retention'>>(rows: readonly R[]): R[] {
   return cheapestFirst(rows, (r) => ({ costPer1000: costPer1000(r), retention: r.retention }));
-}
-
-function cheapestOf(rows: readonly Row[]): Row {
-  return byCost(rows)[0]!;
 }
 
 /** `27% less than`, `12% more than`, `the same cost as`; below 1% with one decimal. */
