@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +25,11 @@ const ARGS = [MAIN, 'run', '--scenario', join(ROOT, 'scenarios', 'coding-help-lo
 const staging = (dir: string) => readdirSync(dir).filter((f) => f.startsWith(STAGING_PREFIX));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits until `ready()` holds or the child has exited, looking every 25 ms for up to a minute: a busy machine starts the CLI slowly. */
+async function until(ready: () => boolean, child: ChildProcess): Promise<void> {
+  for (const end = Date.now() + 60_000; !ready() && child.exitCode === null && child.signalCode === null && Date.now() < end; ) await sleep(25);
+}
+
 describe('a run killed mid-run', () => {
   it.skipIf(!built)(`leaves no mix of two runs, and the next run cleans up after it${built ? '' : ' (skipped: dist/ is missing or stale; npm test builds it)'}`, async () => {
     const out = tempDir('ctxsim-kill-');
@@ -35,7 +40,7 @@ describe('a run killed mid-run', () => {
     const child = spawn(process.execPath, [...ARGS, '--out', out], { stdio: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_, signal) => r(signal)));
     // Killed once its staging folder has existed for a while: records are streaming into it.
-    for (let i = 0; i < 200 && !staging(out).length; i++) await sleep(25);
+    await until(() => staging(out).length > 0, child);
     expect(staging(out)).toHaveLength(1);
     await sleep(700);
     child.kill('SIGKILL');
@@ -54,5 +59,5 @@ describe('a run killed mid-run', () => {
     for (const f of OUTPUTS) expect(readFileSync(join(out, f), 'utf8').startsWith('previous '), f).toBe(false);
     expect(readFileSync(join(out, 'turns.csv'), 'utf8').split('\n').length).toBeGreaterThan(100);
     expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('mine\n');
-  }, 60_000);
+  }, 120_000);
 });

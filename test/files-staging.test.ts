@@ -132,8 +132,8 @@ describe('the token cache lock', () => {
     c.put(cacheKey('four'), { tokens: 4, estimated: false });
     const start = Date.now();
     expect(c.save()).toEqual([]);
-    // The wait for a held lock is 10 s.
-    expect(Date.now() - start).toBeLessThan(2000);
+    // The wait for a held lock is 10 s: well under it, with room for a busy machine.
+    expect(Date.now() - start).toBeLessThan(8000);
     expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
     expect(TokenCache.open(dir, 'o200k_base', ID).loaded).toBe(1);
   });

@@ -283,7 +283,8 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
     const keys = Array.from({ length: 40_000 }, (_, i) => `k${i}: 1`).join('\n');
     const started = performance.now();
     const lines = problems(() => parseScenario('s.yaml', `id: a\nturns:\n  - user: hi\n${keys}\n`));
-    expect(performance.now() - started).toBeLessThan(8000);
+    // Generous for a busy machine: a quadratic scan of 40,000 keys would take minutes.
+    expect(performance.now() - started).toBeLessThan(20_000);
     expect(lines).toHaveLength(21);
     expect(lines[0]).toBe('s.yaml:4:1 k0: unknown key "k0"');
     expect(lines[19]).toBe('s.yaml:23:1 k19: unknown key "k19"');

@@ -13,7 +13,7 @@ import { tempDir } from './_tmp.js';
  * every one is a run (exit 0) or a list of located problems (exit 2), never a
  * stack trace or an internal error.
  */
-const RUNS = { seed: 7, numRuns: 80 };
+const RUNS = { seed: 7, numRuns: 40 };
 
 const NAMES = ['__proto__', 'constructor', 'toString', 'prototype', 'hasOwnProperty', '', ' ', 'x', 'name', 'email'];
 const KEYS = [

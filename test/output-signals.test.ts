@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,13 +24,18 @@ const ARGS = [MAIN, 'run', '--scenario', join(ROOT, 'scenarios', '*.yaml'), '--j
 const staging = (dir: string) => readdirSync(dir).filter((f) => f.startsWith(STAGING_PREFIX));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits until `ready()` holds or the child has exited, looking every 25 ms for up to a minute: a busy machine starts the CLI slowly. */
+async function until(ready: () => boolean, child: ChildProcess): Promise<void> {
+  for (const end = Date.now() + 60_000; !ready() && child.exitCode === null && child.signalCode === null && Date.now() < end; ) await sleep(25);
+}
+
 describe('a run stopped by a signal', () => {
   it.skipIf(!built).each(['SIGINT', 'SIGTERM'] as const)(`%s: leaves no staging folder and the previous files${built ? '' : ' (skipped: dist/ is missing or stale; npm test builds it)'}`, async (signal) => {
     const out = tempDir('ctxsim-signal-');
     for (const f of ['report.md', 'turns.csv', 'notes.txt']) writeFileSync(join(out, f), `previous ${f}\n`);
     const child = spawn(process.execPath, [...ARGS, '--out', out], { stdio: 'ignore' });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
-    for (let i = 0; i < 200 && !staging(out).length; i++) await sleep(25);
+    await until(() => staging(out).length > 0, child);
     expect(staging(out)).toHaveLength(1);
     await sleep(200);
     child.kill(signal);
@@ -44,7 +49,7 @@ describe('a run stopped by a signal', () => {
     const out = join(tempDir('ctxsim-signal-'), 'reports');
     const child = spawn(process.execPath, [...ARGS, '--out', out], { stdio: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_, signal) => r(signal)));
-    for (let i = 0; i < 200 && !(existsSync(out) && staging(out).length); i++) await sleep(25);
+    await until(() => existsSync(out) && staging(out).length > 0, child);
     await sleep(200);
     child.kill('SIGINT');
     expect(await exited).toBe('SIGINT');

@@ -141,7 +141,7 @@ describe('answered probes', () => {
     }
   });
 
-  it('an answer the cassette lacks is exit 2 naming where and the command that records it', { timeout: 60_000 }, async () => {
+  it('an answer the cassette lacks is exit 2 naming where and the command that records it', { timeout: 120_000 }, async () => {
     const dir = project(urls.parrot, ['full']);
     const study = join(dir, 'study.yaml');
     expect((await ctxsim(['run', study, '--out', join(dir, 'rec')])).code).toBe(0);
@@ -153,7 +153,7 @@ describe('answered probes', () => {
     expect(r.stderr).toMatch(/^ctxsim: \S*upkeep\.cassette\.jsonl has no answer to a probe turn by gpt-4o-mini for scenario \S+, policy full, turn \d+: record it with `ctxsim run \S*study\.yaml --upkeep record --cassette \S*upkeep\.cassette\.jsonl --answers`\n$/);
   });
 
-  it('the gate fails a change that answers fewer, as it fails one that retains fewer; --max-answer-drop allows it', { timeout: 60_000 }, async () => {
+  it('the gate fails a change that answers fewer, as it fails one that retains fewer; --max-answer-drop allows it', { timeout: 120_000 }, async () => {
     const dir = project(urls.parrot, ['full']);
     const study = join(dir, 'study.yaml');
     const baseline = join(dir, 'baseline.json');
@@ -172,19 +172,15 @@ describe('answered probes', () => {
     expect(allowed.code, allowed.stdout).toBe(0);
   });
 
-  it.skipIf(!built)(`the built command replays answers on worker threads, with no connection, byte-identically${built ? '' : ' (skipped: dist/ is missing or stale)'}`, { timeout: 120_000 }, async () => {
-    const dir = project(urls.parrot, ['full', 'summary-buffer', 'facts']);
-    const study = join(dir, 'study.yaml');
-    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
-    const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
-    execFileSync(process.execPath, ['--import', NO_NETWORK, MAIN, 'run', study, '--upkeep', 'replay', '--jobs', '2', '--out', join(dir, 'rep'), '--no-token-cache', '--quiet'], { env, encoding: 'utf8' });
-    expect(textFiles(join(dir, 'rep'))).toEqual(textFiles(join(dir, 'rec')));
-  });
-
-  it('shards replay the answers, and their merge is the unsharded run', { timeout: 120_000 }, async () => {
+  // One recording serves both replays: the shards' and the built command's.
+  it(`shards replay the answers, and their merge is the unsharded run; the built command replays them on worker threads, with no connection, byte-identically${built ? '' : ' (that part skipped: dist/ is missing or stale)'}`, { timeout: 120_000 }, async () => {
     const dir = project(urls.parrot, ['full', 'summary-buffer', 'facts']);
     const study = join(dir, 'study.yaml');
     await expectShardsMergeToRun(study, dir, ctxsim);
+    if (!built) return;
+    const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
+    execFileSync(process.execPath, ['--import', NO_NETWORK, MAIN, 'run', study, '--upkeep', 'replay', '--jobs', '2', '--out', join(dir, 'rep'), '--no-token-cache', '--quiet'], { env, encoding: 'utf8' });
+    expect(textFiles(join(dir, 'rep'))).toEqual(textFiles(join(dir, 'rec')));
   });
 
   it('--answers with simulated upkeep is exit 2 saying to record', async () => {
@@ -197,7 +193,7 @@ describe('answered probes', () => {
     expect(s.stderr).toBe('ctxsim: answers: the probe turns go to the chat model through the upkeep endpoint, which simulated upkeep has not: add --upkeep record (or replay, live)\n');
   });
 
-  it('--dry-run counts the answers to probe turns, their tokens and their cost at most, apart; a recording then sends that many', { timeout: 60_000 }, async () => {
+  it('--dry-run counts the answers to probe turns, their tokens and their cost at most, apart; a recording then sends that many', { timeout: 120_000 }, async () => {
     const dir = project(urls.parrot, ['full', 'window-turns:turns=2']);
     const study = join(dir, 'study.yaml');
     const before = parrot.seen.length;

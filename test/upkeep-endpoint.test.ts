@@ -215,14 +215,15 @@ describe('upkeep endpoint: failures', () => {
   });
 
   it('a stall longer than the timeout (0.3 s, maxRetries 0) says no answer within 0.3 s, given up near the timeout', async () => {
-    server.faults.push({ stallMs: 1500 });
+    // A stall far longer than the timeout: given up well before it ends, however busy the machine.
+    server.faults.push({ stallMs: 6000 });
     const ask = await open({ timeoutSeconds: 0.3, maxRetries: 0 });
     const start = Date.now();
     const e = await rejection(ask(small));
     const elapsed = Date.now() - start;
     expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: no answer within 0.3 s (1 try)`);
     expect(elapsed).toBeGreaterThanOrEqual(250);
-    expect(elapsed).toBeLessThan(1200);
+    expect(elapsed).toBeLessThan(5000);
     expect(server.seen).toHaveLength(1);
   });
 
