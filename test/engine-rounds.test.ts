@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
@@ -25,23 +25,8 @@ import { tempDir } from './_tmp.js';
  * (A real session counted call by call against its bill: import-swe-agent.test.ts.)
  */
 
-const AGENT = `id: agent-task
-system: You fix bugs.
-turns:
-  - user: The date parser crashes on leap days; fix it.
-    tools:
-      - assistant: Let me find the parser.
-        calls:
-          - {call: search, args: {query: parse_date}, result: "src/dates.py:14: def parse_date(text):"}
-      - calls:
-          - {call: read_file, args: {path: src/dates.py}, result: "def parse_date(text):\\n    return datetime.strptime(text, '%Y-%m-%d')"}
-          - {call: run_tests, args: {path: tests/test_dates.py}, result: "FAILED test_leap_day - ValueError: day is out of range for month"}
-    facts: {failing_test: test_leap_day}
-    assistant: Fixed parse_date for leap days; test_leap_day passes.
-  - user: Which test was failing?
-    probe: [failing_test]
-    assistant: test_leap_day.
-`;
+/** An agent's task: one turn of three model calls (two rounds of tool calls, then the reply), then a question (one call). */
+const AGENT = readFileSync('test/fixtures/agent-task.yaml', 'utf8');
 
 const conversation = parseScenario('agent.yaml', AGENT);
 const tokens = new TokenCounter('chars4');

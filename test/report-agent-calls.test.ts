@@ -89,23 +89,7 @@ describe('the model-call table, on hand-made records', () => {
 });
 
 /** An agent's task: one turn of three model calls (two rounds of tool calls, then the reply), then a question (one call). */
-const AGENT = `id: agent-task
-system: You fix bugs.
-turns:
-  - user: The date parser crashes on leap days; fix it.
-    tools:
-      - assistant: Let me find the parser.
-        calls:
-          - {call: search, args: {query: parse_date}, result: "src/dates.py:14: def parse_date(text):"}
-      - calls:
-          - {call: read_file, args: {path: src/dates.py}, result: "def parse_date(text):\\n    return datetime.strptime(text, '%Y-%m-%d')"}
-          - {call: run_tests, args: {path: tests/test_dates.py}, result: "FAILED test_leap_day - ValueError: day is out of range for month"}
-    facts: {failing_test: test_leap_day}
-    assistant: Fixed parse_date for leap days; test_leap_day passes.
-  - user: Which test was failing?
-    probe: [failing_test]
-    assistant: test_leap_day.
-`;
+const AGENT = readFileSync('test/fixtures/agent-task.yaml', 'utf8');
 
 /** Every call takes 20 s to its first token; prefill and decode are all but instant (under a millionth of a millisecond a token). */
 const STUDY = `model: gpt-4o-mini

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import type { ProbeRecord } from '../src/types.js';
+import type { ProbeRecord, TurnRecord } from '../src/types.js';
 import { capture } from './_io.js';
 import { tempDir } from './_tmp.js';
 
@@ -39,22 +39,8 @@ function pico(usd: string): bigint {
   return BigInt(whole!) * 10n ** 12n + BigInt(fraction.padEnd(12, '0'));
 }
 
-interface TurnJson {
-  scenario: string;
-  turn: number;
-  calls: number;
-  inputTokens: number;
-  cachedTokens: number;
-  cacheWriteTokens: number;
-  outputTokens: number;
-  auxInputTokens: number;
-  auxOutputTokens: number;
-  cost: string;
-  costInput: string;
-  costCached: string;
-  costOutput: string;
-  costUpkeep: string;
-}
+/** A turn record as results.json writes it: money as decimal strings. */
+type TurnJson = { [K in keyof TurnRecord]: TurnRecord[K] extends bigint ? string : TurnRecord[K] };
 
 async function explainOut(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const io = capture();
