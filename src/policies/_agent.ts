@@ -1,5 +1,5 @@
 import type { Message } from '../types.js';
-import type { PromptPlan } from './types.js';
+import type { PromptPlan, ToolView } from './types.js';
 
 /**
  * What the agent policies share: the names of the tools results answer,
@@ -41,16 +41,6 @@ export class Placeholders {
 export function newestRoundStart(pending: readonly Message[]): number {
   for (let i = pending.length - 1; i > 0; i--) if (pending[i]!.role === 'assistant') return i;
   return pending.length;
-}
-
-/**
- * What an agent policy does to a prompt: which tool results it replaces, and
- * by what. `messages` is the prompt as it would go whole (the pinned prompt,
- * the conversation so far, the current turn last); the round being read
- * starts at `newest` and is never replaced.
- */
-export interface ToolView {
-  replace(messages: readonly Message[], newest: number): ReadonlyMap<Message, Message>;
 }
 
 /** The replacements of several views, applied in order, as one map from a message to what is sent. */

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Message } from '../types.js';
-import { Placeholders, ToolNames, type ToolView, viewPlan } from './_agent.js';
+import { Placeholders, ToolNames, viewPlan } from './_agent.js';
+import type { ToolView } from './types.js';
 import { transcriptArtifact } from './_forget.js';
 import { pinned, Transcript, transcriptMemory } from './_transcript.js';
 import { definePolicy } from './define.js';
@@ -21,7 +22,7 @@ interface ClearParams {
  * being read and of the `exclude`d tools is replaced by "[result of read_file
  * cleared]" — unless that frees fewer than `clearAtLeast` tokens.
  */
-export function clearView(params: ClearParams, tokens: TokenCounter): ToolView {
+function clearView(params: ClearParams, tokens: TokenCounter): ToolView {
   const names = new ToolNames();
   const placeholders = new Placeholders((tool) => `[result of ${tool} cleared]`);
   const exclude = new Set((params.exclude ?? '').split('+').map((s) => s.trim()).filter(Boolean));
@@ -69,6 +70,7 @@ export const clearToolResults = definePolicy({
     clearAtLeast: int({ default: 0, min: 0, describe: 'fewest tokens a clearing must free, or nothing is cleared (clearing rewrites the cached prefix)' }),
     exclude: text({ describe: 'tools whose results are never cleared, names joined by + (e.g. web_search+read_file)' }),
   }),
+  view: (params, tokens) => clearView(params, tokens),
   start(conversation, params, { tokens }) {
     const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);

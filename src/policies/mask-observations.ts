@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Placeholders, ToolNames, type ToolView, viewPlan } from './_agent.js';
+import { Placeholders, ToolNames, viewPlan } from './_agent.js';
+import type { ToolView } from './types.js';
 import { transcriptArtifact } from './_forget.js';
 import { pinned, Transcript, transcriptMemory } from './_transcript.js';
 import { definePolicy } from './define.js';
@@ -17,7 +18,7 @@ interface MaskParams {
  * older ones a whole number of `batch`es is replaced, the oldest first, by
  * "[output of read_file omitted]" — the same placeholder object every call.
  */
-export function maskView(params: MaskParams): ToolView {
+function maskView(params: MaskParams): ToolView {
   const names = new ToolNames();
   const placeholders = new Placeholders((tool) => `[output of ${tool} omitted]`);
   return {
@@ -52,6 +53,7 @@ export const maskObservations = definePolicy({
     keep: int({ default: 10, min: 0, describe: 'newest tool results sent verbatim (the round being read is always sent whole)' }),
     batch: int({ default: 1, min: 1, describe: 'results masked at a time: more than `keep` may stay verbatim until `batch` more can go, so the cached prefix breaks less often' }),
   }),
+  view: (params) => maskView(params),
   start(conversation, params) {
     const history = new Transcript(params.sessionCap);
     const head = pinned(conversation);

@@ -2,28 +2,20 @@ import { z } from 'zod';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Message } from '../types.js';
 import type { Upkeep } from '../upkeep/upkeep.js';
-import { composeViews, newestRoundStart, type ToolView } from './_agent.js';
+import { composeViews, newestRoundStart } from './_agent.js';
 import { moderated, valuesOf } from './_forget.js';
 import { upkeepOf } from './_memory.js';
 import { pinned, Transcript } from './_transcript.js';
-import { clearView } from './clear-tool-results.js';
 import { definePolicy } from './define.js';
-import { maskView } from './mask-observations.js';
 import { COMMON_PARAMS, defaultOf, text } from './params.js';
 import { parseSpecString, resolveSpec, type PolicyVariant } from './spec.js';
-import type { Params, Policy } from './types.js';
+import type { Policy } from './types.js';
 
 /** What joins the stages of a pipeline in its spec and its name. */
 export const STAGE_SEPARATOR = ' > ';
 
 /** The stages of a pipeline given none: masking, then a summary and buffer (the hybrid). */
 const DEFAULT_STAGES = 'mask-observations > summary-buffer';
-
-/** The stages that may come before a pipeline's last: they rewrite tool results in what is sent. */
-const VIEWS: Readonly<Record<string, (params: Params, tokens: TokenCounter) => ToolView>> = {
-  'mask-observations': (p) => maskView(p as unknown as Parameters<typeof maskView>[0]),
-  'clear-tool-results': (p, tokens) => clearView(p as unknown as Parameters<typeof clearView>[0], tokens),
-};
 
 /**
  * The `pipeline` policy over a registry (looked up when a spec is resolved or
@@ -48,9 +40,9 @@ export function pipelinePolicy(registry: () => ReadonlyMap<string, Policy>): Pol
       const stages = resolveStages(params.stages);
       if (typeof stages === 'string') throw new Error(stages);
       const chosen = stages.map((list) => list[0]!);
-      const memory = chosen[chosen.length - 1]!.policy.id in VIEWS ? resolveSpec(registry(), 'full', []) : [chosen.pop()!];
+      const memory = chosen[chosen.length - 1]!.policy.view ? resolveSpec(registry(), 'full', []) : [chosen.pop()!];
       if (typeof memory === 'string') throw new Error(memory);
-      const views = chosen.map((v) => VIEWS[v.policy.id]!(v.params, deps.tokens));
+      const views = chosen.map((v) => v.policy.view!(v.params, deps.tokens));
       const head = pinned(conversation);
       const transcript = new Transcript(params.sessionCap);
       let current: ReadonlyMap<Message, Message> = new Map();
@@ -92,10 +84,15 @@ export function pipelinePolicy(registry: () => ReadonlyMap<string, Policy>): Pol
       if (s.id === 'pipeline') return `pipeline stage ${i + 1}: a pipeline cannot be a stage`;
       const variants = resolveSpec(registry(), s.id, i === parts.length - 1 ? [...s.given, ...last] : s.given);
       if (typeof variants === 'string') return `pipeline stage ${i + 1}: ${variants}`;
-      if (i < parts.length - 1 && !(s.id in VIEWS)) return `pipeline stage ${i + 1}: ${s.id} must be last (only ${Object.keys(VIEWS).join(' and ')} come before the last stage)`;
+      if (i < parts.length - 1 && !variants[0]!.policy.view) return `pipeline stage ${i + 1}: ${s.id} must be last (only ${rewriters().join(' and ')} come before the last stage)`;
       out.push(variants);
     }
     return out;
+  }
+
+  /** The policies that may come before a pipeline's last stage: those with a view of what they rewrite. */
+  function rewriters(): string[] {
+    return [...registry().values()].filter((p) => p.view).map((p) => p.id);
   }
 
   /** One variant per combination of the stages' variants, named by its stages. */

@@ -6,6 +6,16 @@ import type { ForgetSummaryRequest, SummarizeRequest, Summary } from '../upkeep/
 import type { VectorStore } from '../upkeep/store.js';
 import type { Upkeep } from '../upkeep/upkeep.js';
 
+/**
+ * What an agent policy does to a prompt: which tool results it replaces, and
+ * by what. `messages` is the prompt as it would go whole (the pinned prompt,
+ * the conversation so far, the current turn last); the round being read
+ * starts at `newest` and is never replaced.
+ */
+export interface ToolView {
+  replace(messages: readonly Message[], newest: number): ReadonlyMap<Message, Message>;
+}
+
 /** A parameter value after parsing: numbers, strings and booleans. */
 export type ParamValue = number | string | boolean;
 
@@ -314,4 +324,11 @@ export interface Policy<P extends object = Params> {
    * error message. Others are resolved from `params`.
    */
   variants?(given: readonly (readonly [string, unknown])[]): PolicyVariant[] | string;
+  /**
+   * For a policy that rewrites tool results (`mask-observations`,
+   * `clear-tool-results`): the rewriting alone, as a view of a prompt, so the
+   * policy can be a stage of a pipeline before its last (the memory).
+   * Without it a policy can only be a pipeline's last stage.
+   */
+  view?(params: P, tokens: TokenCounter): ToolView;
 }
