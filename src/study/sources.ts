@@ -130,7 +130,8 @@ export function sourceEntry(src: SourceDoc, entry: unknown, i: number, dir: stri
   const options = src.check(importer.options, rest, path, problems);
   if (!options) return undefined;
   const files = [{ path: resolve(dir, file), at: src.problem([...path, 'path'], '') }];
-  if (typeof options.annotations === 'string') files.push({ path: resolve(dir, options.annotations), at: src.problem([...path, 'annotations'], '') });
+  // A side file of annotations is read too (its path relative to the study).
+  if ('annotations' in options && typeof options.annotations === 'string') files.push({ path: resolve(dir, options.annotations), at: src.problem([...path, 'annotations'], '') });
   return { kind, format: m.format, path: resolve(dir, file), base: dir, options: rest, ...w, at, files };
 }
 

@@ -13,7 +13,7 @@ export type { Profile } from './profile.js';
 
 /** Every profile, by id, in the order help lists them. */
 export const PROFILES: ReadonlyMap<string, Profile> = new Map<string, Profile>(
-  [support, voiceAssistant, coding, companion, agent].map((p) => [p.id, p as unknown as Profile]),
+  [support, voiceAssistant, coding, companion, agent].map((p) => [p.id, p]),
 );
 
 /** What to generate. `params` are profile overrides, already validated by the profile's schema. */

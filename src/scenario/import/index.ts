@@ -19,7 +19,7 @@ export { UnreadableFile } from './_read.js';
 
 /** Every dataset format, by id. */
 export const IMPORTERS: ReadonlyMap<string, Importer> = new Map<string, Importer>(
-  [openai, locomo, abcd, multiwoz, claudeCode, sweAgent, anthropic, sgd].map((i) => [i.id, i as unknown as Importer]),
+  [openai, locomo, abcd, multiwoz, claudeCode, sweAgent, anthropic, sgd].map((i) => [i.id, i]),
 );
 
 /** The importer for a format, or a usage error listing the known ones. */

@@ -31,7 +31,7 @@ export interface ImportInput {
 }
 
 /** A dataset format: its option schema (strict) and a reader that throws ScenarioError on malformed data. */
-export interface Importer<O = Record<string, unknown>> {
+export interface Importer<O extends object = object> {
   id: string;
   describe: string;
   options: z.ZodType<O>;
