@@ -1,7 +1,9 @@
 /**
  * ctxsim's layers, from the ground up: a folder of src/ may import only the
- * folders below it (and the ground files types.ts and errors.ts). Checked in
- * CI by `npm run check` (depcruise src).
+ * folders below it (and the ground files types.ts and errors.ts). Above them
+ * all, the package's entry points (src/index.ts and src/api/) re-export the
+ * layers, and nothing imports them. Checked in CI by `npm run check`
+ * (depcruise src).
  */
 const LAYERS = ['text', 'tokens', 'message-rules', 'pricing', 'scenario', 'upkeep', 'policies', 'records', 'engine', 'gate', 'report', 'study', 'cli'];
 
@@ -30,6 +32,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/cli/' },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'entry-points-imported-by-none',
+      comment: 'src/index.ts and src/api/ are the package entry points (the root and its sub-paths): no file of src/ imports them',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^src/(index\\.ts$|api/)' },
     },
     {
       name: 'no-foreign-private',

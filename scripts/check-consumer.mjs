@@ -5,8 +5,9 @@
  * dependencies, no @types/node: scripts/packed.mjs), and compile with
  * `strict` and `skipLibCheck: false`:
  *
- * - a file that uses the public API, first without @types/node (a consumer
- *   need not have Node's types), then with them;
+ * - a file that uses the public API, the root and every sub-path of the
+ *   package's exports, first without @types/node (a consumer need not have
+ *   Node's types), then with them;
  * - the example policy `ctxsim init` scaffolds, as JavaScript under
  *   `checkJs`, as an editor with ctxsim installed checks it;
  * - every `ts` and `js` code sample of docs/custom-policies.md and
@@ -26,11 +27,34 @@ import { installPacked, linkDependency, ROOT } from './packed.mjs';
 const dir = mkdtempSync(join(tmpdir(), 'ctxsim-consumer-'));
 const DOCS = ['docs/custom-policies.md', 'docs/api.md'];
 
+/** The package's sub-paths (`ctxsim/policies`, …), from its exports: those that are modules of the library (not files such as the schemas). */
+const SUBPATHS = Object.entries(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).exports)
+  .filter(([key, target]) => key !== '.' && typeof target === 'object' && target.types)
+  .map(([key]) => `ctxsim/${key.slice(2)}`);
+
+/**
+ * A consumer of the root and of every sub-path: each sub-path imported as a
+ * namespace (so its declarations are compiled, whatever names it has), and
+ * the common calls written out.
+ */
 const CONSUMER = `import { z } from 'zod';
 import {
-  budgetMarkdown, checkPolicyContract, compare, DEFAULT_LIMITS, defaultStudy, definePolicy, loadStudy, makeBaseline, memorySink, openTokenCounter,
-  param, parseResultsJson, POLICIES, policyTable, runStudyPipeline, usd, type Policy, type StudySink, type TurnRecord,
+  checkPolicyContract, compare, DEFAULT_LIMITS, defaultStudy, definePolicy, loadStudy, makeBaseline, memorySink,
+  param, parseResultsJson, POLICIES, runStudyPipeline, usd, type Policy, type StudySink, type TurnRecord,
 } from 'ctxsim';
+import { runStudy, type RunResults } from 'ctxsim/engine';
+import { gateMarkdown, type RowComparison } from 'ctxsim/gate';
+import { blocks, REGISTRY, type Blocks } from 'ctxsim/policies';
+import { builtinPrices, lookup, type ModelPrice } from 'ctxsim/pricing';
+import { dollars, turnsCsv, type Pico } from 'ctxsim/records';
+import { budgetMarkdown, policyTable } from 'ctxsim/reports';
+import { generateConversations, type Turn } from 'ctxsim/scenarios';
+import { textSink } from 'ctxsim/study';
+import { openTokenCounter, type TokenizerName } from 'ctxsim/tokens';
+import { simulatedUpkeep, type Upkeep } from 'ctxsim/upkeep';
+${SUBPATHS.map((s, i) => `import * as sub${i} from '${s}';`).join('\n')}
+
+export const subpaths = [${SUBPATHS.map((_, i) => `sub${i}`).join(', ')}];
 
 export const keepEdges = definePolicy({
   id: 'keep-edges',
@@ -53,12 +77,26 @@ export async function consume(file?: string): Promise<string> {
   const { output, fingerprint, policies, summary } = await runStudyPipeline({ ...study, tokenCache: false }, memorySink());
   const baseline = makeBaseline(fingerprint, summary);
   const gate = compare(baseline, baseline, DEFAULT_LIMITS);
+  const rows: readonly RowComparison[] = gate.rows;
   const first: TurnRecord | undefined = output.results.turns[0];
   const policy: Policy = POLICIES[0]!;
-  const tokens = openTokenCounter('o200k_base').text('hello');
+  const counter = openTokenCounter('o200k_base');
+  const tokens = counter.text('hello');
+  const upkeep: Upkeep = simulatedUpkeep(counter);
+  const tokenizer: TokenizerName = 'o200k_base';
   const doc = parseResultsJson('{}', 'results.json');
   const sink: StudySink<number> | undefined = undefined;
-  return [policyTable({ policies }, output.info), usd(first?.cost ?? 0n), gate.failed, policy.id, tokens, doc.schemaVersion, sink, budgetMarkdown(output.results, output.info)].join('\\n');
+  const conversations = generateConversations({ profile: 'support', count: 2, seed: 1 });
+  const turn: Turn | undefined = conversations[0]?.turns[0];
+  const replayed: RunResults = runStudy({ ...study, conversations, tokenCache: false });
+  const price: ModelPrice = lookup(builtinPrices(), 'gpt-4o-mini');
+  const input: Pico = price.input;
+  const kit: Blocks = blocks;
+  const csv: StudySink<string> = textSink('csv');
+  return [
+    policyTable({ policies }, output.info), usd(first?.cost ?? 0n), gateMarkdown(gate), rows.length, policy.id, REGISTRY.size, tokens, tokenizer, typeof upkeep,
+    doc.schemaVersion, sink, budgetMarkdown(output.results, output.info), turn?.user, turnsCsv(replayed), dollars(input, 2), typeof kit.transcript, typeof csv.finish,
+  ].join('\\n');
 }
 `;
 
@@ -80,7 +118,7 @@ const SAMPLE_WRAPPERS = [
   // summary-buffer's memory.
   {
     first: 'start(conversation, params, deps) {',
-    wrap: (code) => `${policyOf("import('ctxsim').SummaryParams & { budget: number; keepRecent: number }")}\nexport default { id: 'summary-keep', describe: '', params: {},\n${code}\n};`,
+    wrap: (code) => `${policyOf("import('ctxsim/policies').SummaryParams & { budget: number; keepRecent: number }")}\nexport default { id: 'summary-keep', describe: '', params: {},\n${code}\n};`,
   },
   // The token window of window-tokens.
   {
@@ -182,7 +220,7 @@ try {
     process.exitCode = 1;
   } else {
     const version = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version;
-    console.log(`packed package typechecks for a strict consumer, with and without @types/node (${version}, skipLibCheck: false), with the example policy (checkJs) and ${samples.length} docs samples`);
+    console.log(`packed package typechecks for a strict consumer, with and without @types/node (${version}, skipLibCheck: false): the root and ${SUBPATHS.length} sub-paths, with the example policy (checkJs) and ${samples.length} docs samples`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -148,7 +148,7 @@ describeBuilt(`streamStudyParallel: two worker threads${built ? '' : ' (skipped:
 
 describe('the library', () => {
   it('offers the streamed runs beside runStudy', async () => {
-    const lib = await import('../src/index.js');
+    const lib = await import('../src/api/engine.js');
     const got = collector();
     const info = lib.streamStudy(study(6), got.sink);
     expect(got.got.map((g) => g.index)).toEqual([0, 1, 2, 3, 4, 5]);

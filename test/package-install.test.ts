@@ -45,6 +45,24 @@ describe('ctxsim installed from its tarball in another project', () => {
     expect(readFileSync(join(ROOT, 'dist', 'cli', 'main.js'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
   });
 
+  it('the root and every sub-path of its exports resolve from the project, with their type declarations, and export what the built files do', async () => {
+    const exports = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).exports as Record<string, string | { types: string; import: string }>;
+    const entries = Object.entries(exports).flatMap(([key, target]) => (typeof target === 'object' ? [{ specifier: key === '.' ? 'ctxsim' : `ctxsim/${key.slice(2)}`, target }] : []));
+    expect(entries.length).toBe(11);
+    const script = `const out = {}; for (const s of ${JSON.stringify(entries.map((e) => e.specifier))}) out[s] = Object.keys(await import(s)).sort(); console.log(JSON.stringify(out));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: project, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    const installed = JSON.parse(r.stdout) as Record<string, string[]>;
+    for (const { specifier, target } of entries) {
+      expect(existsSync(join(project, 'node_modules', 'ctxsim', target.types)), target.types).toBe(true);
+      const built = Object.keys(await import(join(ROOT, target.import))).sort();
+      expect(built.length, specifier).toBeGreaterThan(0);
+      expect(installed[specifier], specifier).toEqual(built);
+    }
+    expect(installed['ctxsim']).toContain('runStudyPipeline');
+    expect(installed['ctxsim/policies']).toContain('blocks');
+  });
+
   it('npx --no -- ctxsim --version runs the project’s copy', () => {
     const r = sh('npx --no -- ctxsim --version');
     expect(r.err).toBe('');

@@ -1,0 +1,45 @@
+/**
+ * `ctxsim/policies`: the policy registry and specs, policy modules, the
+ * building blocks the built-in policies are made of, the session driver and
+ * the contract's rules, and the types a policy works with. The root export
+ * has `definePolicy`, `param`, `checkPolicyContract`, `POLICIES` and the
+ * `Policy` type.
+ *
+ * @packageDocumentation
+ * @module ctxsim/policies
+ */
+
+export { AGENT_POLICIES, CHAT_POLICIES, REGISTRY } from '../policies/index.js';
+export { canonicalName, resolveSpec } from '../policies/spec.js';
+export { policiesFromFlags } from '../study/study.js';
+export { loadPolicyModules, specModules, type ModuleRequest, type PolicyModules } from '../study/policy-modules.js';
+export { isPolicyPath, loadPolicyModule, type PolicyModule } from '../policies/module.js';
+export type {
+  Artifact,
+  Blocks,
+  Exchange,
+  FactSheetBlock,
+  FactSheetParams,
+  ForgetFact,
+  ForgetInfo,
+  History,
+  ParamSpec,
+  ParamTable,
+  ParamValue,
+  Params,
+  PolicyDeps,
+  RunningSummaryBlock,
+  SessionParams,
+  SessionStart,
+  SummaryParams,
+  TranscriptBlock,
+  TurnInfo,
+  TurnStart,
+} from '../policies/types.js';
+export type { ArtifactKind } from '../types.js';
+export type { PolicyParams } from '../policies/define.js';
+export { COMMON_PARAMS, paramsFromTable } from '../policies/params.js';
+export { blocks } from '../policies/blocks.js';
+export { SessionDriver, sessionStart, type DrivenCall, type DrivenForget } from '../policies/driver.js';
+export { CONTRACT_RULES, contractVariants, planProblems, type ContractOptions, type ContractRule, type PlanCall, type PlanProblem } from '../policies/contract.js';
+export { guardPolicy } from '../policies/guard.js';

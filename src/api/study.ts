@@ -1,0 +1,15 @@
+/**
+ * `ctxsim/study`: the rest of running a study — the sinks beyond the root's
+ * (one output's text or file, a shard), merging shard files, staged output
+ * files, the study file's JSON Schema and the pipeline's events. The root
+ * export has `loadStudy`, `runStudyPipeline` and the common sinks.
+ *
+ * @packageDocumentation
+ * @module ctxsim/study
+ */
+
+export { displayPath, studyJsonSchema } from '../study/study.js';
+export { resultsMeta, type SinkOutcome, type StudyDone, type StudyEvents } from '../study/pipeline.js';
+export { fileSink, shardSink, textSink, type ReportedResults } from '../study/sinks.js';
+export { mergeShardFiles } from '../study/merge.js';
+export { OutputSet } from '../study/files.js';

@@ -1,0 +1,19 @@
+/**
+ * `ctxsim/upkeep`: the calls a policy's memory makes besides the chat
+ * (summaries, fact extraction) — simulated, recorded in a cassette or live —
+ * with a study's upkeep settings, the prompts, and the summarizer's,
+ * extractor's and vector store's types.
+ *
+ * @packageDocumentation
+ * @module ctxsim/upkeep
+ */
+
+export { defaultUpkeep, planText, upkeepPlan, UPKEEP_MODES, type UpkeepMode, type UpkeepOverrides, type UpkeepPlan, type UpkeepSettings } from '../study/upkeep.js';
+export { CassetteMissError, recordedUpkeep, simulatedUpkeep, type Miss, type MissHandler, type RecordedOptions, type Upkeep } from '../upkeep/upkeep.js';
+export { Cassette, requestKey, type BilledUsage, type CassetteEntry, type ChatMessage, type UpkeepRequest } from '../upkeep/cassette.js';
+export { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
+export type { ForgetSummaryRequest, SummarizeRequest, Summary } from '../upkeep/summarizer.js';
+export type { ExtractRequest } from '../upkeep/extractor.js';
+export type { Fact, Injected } from '../upkeep/types.js';
+export type { Vector } from '../upkeep/embedder.js';
+export type { Hit, Stored, VectorStore } from '../upkeep/store.js';
