@@ -33,6 +33,7 @@ export type {
   SessionStart,
   SummaryParams,
   TranscriptBlock,
+  ToolView,
   TurnInfo,
   TurnStart,
 } from '../policies/types.js';
