@@ -4,7 +4,7 @@ import type { Conversation, ForgetEvent, Message, Turn } from '../types.js';
 import { messageText } from '../tokens/counter.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
-import { mentions } from '../text/normalize.js';
+import { normalize, occursIn } from '../text/normalize.js';
 import { forgetSchema, messageSchema, oneRoundTurnSchema, roundsTurnSchema, scenarioSchema, systemMessageSchema, type RoundDoc, type ToolDoc } from './schema.js';
 
 export const DEFAULT_GAP_SECONDS = 30;
@@ -162,12 +162,13 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
   });
 
   // A fact the turn never states would read as a memory failure: its value must occur in the turn, compared as probes are scored.
+  // The turn's text is normalized once for all its facts (an agent's turn can hold megabytes of tool results).
   turns.forEach((t, k) => {
     const names = Object.keys(t.facts);
     if (!names.length) return;
-    const text = turnText(t);
+    const text = normalize(turnText(t));
     for (const name of names) {
-      if (!mentions(text, t.facts[name]!)) problems.push(src.problem(['turns', turnItems[k]!, 'facts', name], factMissingMessage(name, t.facts[name]!)));
+      if (!occursIn(text, normalize(t.facts[name]!))) problems.push(src.problem(['turns', turnItems[k]!, 'facts', name], factMissingMessage(name, t.facts[name]!)));
     }
   });
   doc?.tool_defs?.forEach((t, i) => {

@@ -16,11 +16,6 @@ export function occursIn(normalizedText: string, normalizedValue: string): boole
   return normalizedText.includes(normalizedValue);
 }
 
-/** Whether `value` occurs in `text` once both are normalized. */
-export function mentions(text: string, value: string): boolean {
-  return occursIn(normalize(text), normalize(value));
-}
-
 /** Letters and digits outside ASCII, decided once per code point. */
 const WORD_POINT = /^[\p{L}\p{N}]$/u;
 const otherPoints = new Map<number, boolean>();

@@ -5,6 +5,7 @@ import type { Message, UpkeepCall } from '../types.js';
 import { type Cassette, decodeVector, requestKey, type CassetteEntry, type UpkeepRequest } from './cassette.js';
 import { denseVector, embed, EMBED_BUCKETS, type Vector } from './embedder.js';
 import { extract, type ExtractRequest } from './extractor.js';
+import { padTo } from './pad.js';
 import { DEFAULT_PROMPTS, extractRequest, forgetRequest, parseFacts, summaryRequest, type UpkeepPrompts } from './prompts.js';
 import { foldedFacts, forgetInSummary, summarize, type ForgetSummaryRequest, type SummarizeRequest, type Summary } from './summarizer.js';
 import type { Fact } from './types.js';
@@ -197,19 +198,6 @@ export function recordedUpkeep(o: RecordedOptions): RecordedUpkeep {
       return e && (e.text ?? '');
     },
   };
-}
-
-/** The text followed by as many filler words as keep it within `target` tokens (a word may count less than a token: `chars4`). */
-function padTo(tokens: TokenCounter, text: string, target: number): string {
-  const padded = (n: number) => text + ' x'.repeat(n);
-  let lo = 0;
-  let hi = Math.max(0, target - tokens.text(text)) * 4;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (tokens.text(padded(mid)) <= target) lo = mid;
-    else hi = mid - 1;
-  }
-  return padded(lo);
 }
 
 /** A chat response's text, trimmed. */

@@ -3,7 +3,7 @@ import type { Conversation } from '../../types.js';
 import { validateDocs, type ScenarioOut, type TurnOut } from '../docs.js';
 import { turnDocText } from '../load.js';
 import { SourceDoc } from '../../text/document.js';
-import { mentions } from '../../text/normalize.js';
+import { normalize, occursIn } from '../../text/normalize.js';
 import { abcd } from './abcd.js';
 import { anthropic } from './anthropic.js';
 import { claudeCode } from './claude-code.js';
@@ -119,10 +119,10 @@ export function dropUnstatedFacts(docs: ScenarioOut[]): Quirk[] {
       }
       const t: TurnOut = { ...item };
       if (t.facts) {
-        const text = turnDocText(t);
+        const text = normalize(turnDocText(t));
         const facts: Record<string, string> = {};
         for (const [name, value] of Object.entries(t.facts)) {
-          if (mentions(text, value)) {
+          if (occursIn(text, normalize(value))) {
             facts[name] = value;
             stated.add(name);
           } else {
