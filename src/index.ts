@@ -102,6 +102,7 @@ export { parseResultsJson, resultsJson, type ResultsDocument, type ResultsMeta }
 export { dollars, percent, usd } from './records/format.js';
 export type { ModelInfo, PolicyInfo, ReportInfo, ScenarioInfo } from './records/info.js';
 export type { Reported } from './records/digest.js';
+export type { PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from './records/registry.js';
 
 // Reports: strings and bytes
 export { reportFiles, reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type ReportFilesOptions } from './report/outputs.js';
