@@ -183,7 +183,7 @@ describe('docs/columns.md', () => {
       expect(rows.map((r) => r.split(' | ')[0])).toEqual(expected.map((c) => (c.csv === undefined ? '| —' : `| \`${c.csv}\``)));
       for (const [i, c] of expected.entries()) expect(rows[i]!.endsWith(` | ${c.doc} |`), `${kind.name}.${c.key}`).toBe(true);
     }
-    expect(committed).toContain('| `overflow_turns` | `overflowTurns` | count | sum of `overflow` | turns with a call over the model\'s context window |');
+    expect(committed).toContain("| `overflow_turns` | `overflowTurns` | count | sum of `overflow` | turns with a call (or an upkeep call) over its model's context window |");
     expect(committed).toContain('| `latency_p95_ms` | `latencyP95Ms` | duration | 95th percentile of `latency_ms` |');
   });
 
