@@ -40,7 +40,8 @@ export { checkPolicyContract, formatContractViolation, type ContractViolation } 
 // Read results
 export { parseResultsJson, type ResultsDocument } from './records/json.js';
 export { usd } from './records/format.js';
-export type { Conversation, Message, PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from './types.js';
+export type { Conversation, Message } from './types.js';
+export type { PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from './records/registry.js';
 
 // Gate
 export { baselineJson, makeBaseline, readBaseline, type Baseline, type StudyFingerprint } from './gate/baseline.js';

@@ -1,7 +1,9 @@
 /**
  * The data that flows through ctxsim, from scenario sources to reports.
  * Tokens are integers; money is integer pico-dollars (`bigint`, 1e-12 USD)
- * so sums stay exact; formatting happens only in reporters.
+ * so sums stay exact; formatting happens only in reporters. The records a
+ * run makes (turns, probes, summaries, policies, violations) are declared
+ * as lists of columns in records/registry.ts, their types derived there.
  */
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
@@ -123,35 +125,6 @@ export type ProbeOutcome = 'retained' | 'stale' | 'missing' | 'overflow';
 export type ProbeExpectation = 'retained' | 'missing';
 export type ProbeSource = 'window' | 'summary' | 'retrieved' | 'facts' | 'none';
 
-export interface ProbeRecord {
-  scenario: string;
-  policy: string;
-  /** The run's chat model (a study may run several). */
-  model: string;
-  turn: number;
-  fact: string;
-  outcome: ProbeOutcome;
-  /** Turns since the fact's current value was stated. */
-  ageTurns: number;
-  source: ProbeSource;
-  /** `missing` for a fact the user asked to forget (and did not state again): then finding it is a violation. */
-  expected: ProbeExpectation;
-  /** The probe found a value of a forgotten fact (never on an `overflow`: the call was rejected). */
-  violation: boolean;
-  /**
-   * Whether the chat model's reply to the turn's first prompt held the fact's
-   * current value (a study with `answers`); absent when answers were not
-   * measured or the fact was forgotten. An `overflow` probe is `unanswered`.
-   */
-  answer?: ProbeAnswer;
-  /**
-   * With a judge (a study's `judge`): true when the reply did not hold the
-   * value as written and the judge model's yes made the probe `answered`;
-   * false otherwise. Absent without a judge, or without an `answer`.
-   */
-  judged?: boolean;
-}
-
 /** What the chat model's reply to a probe turn held: the fact's current value, or not. */
 export type ProbeAnswer = 'answered' | 'unanswered';
 
@@ -171,165 +144,4 @@ export interface UpkeepCall {
   outputTokens: number;
   /** True when the user waits for it (it runs before the model call). */
   sync: boolean;
-}
-
-export interface TurnRecord {
-  scenario: string;
-  policy: string;
-  turn: number;
-  contextMessages: number;
-  /** The chat model the turn's calls went to: the run's model, or the one \`route\` chose. */
-  model: string;
-  /** A call of the turn failed and was retried on the fallback model. */
-  fallback: boolean;
-  /** Prompt tokens over the turn's model calls; includes `cachedTokens` and `cacheWriteTokens`. */
-  inputTokens: number;
-  /** Prompt tokens read from the provider's cache. */
-  cachedTokens: number;
-  /** Prompt tokens written to an explicit (Anthropic-style) cache. */
-  cacheWriteTokens: number;
-  outputTokens: number;
-  auxInputTokens: number;
-  auxOutputTokens: number;
-  embedTokens: number;
-  cost: Pico;
-  cumulativeCost: Pico;
-  latencyMs: number;
-  overflow: boolean;
-  overBudget: boolean;
-  /** Retention probes (a probe of a forgotten fact is not one: see ProbeRecord.expected). */
-  probes: number;
-  retained: number;
-  /** Provider message rules broken by the turn's prompts (every call). */
-  violations: number;
-  /** A prompt of the turn still held a value the user asked to forget. */
-  zombiePrompt: boolean;
-  /** The turn's first prompt still held an earlier injection turn (verbatim, quoted in a summary, retrieved or in the fact sheet). */
-  injectionExposed: boolean;
-  /** Cost split for charts: uncached input, cached input, output, upkeep. */
-  costInput: Pico;
-  costCached: Pico;
-  costOutput: Pico;
-  costUpkeep: Pico;
-  /** True when the turn's counts are estimates: the model's tokenizer is a stand-in (not published), a text was too long to count exactly or holds a code point the runtime's Unicode tables class otherwise, or a chat template could only be given the prompt adapted. */
-  estimatedTokens: boolean;
-  /** Model calls the turn made: one after the user message, and one after each round of tool calls. */
-  calls: number;
-}
-
-export interface SummaryRecord {
-  scenario: string;
-  policy: string;
-  /** The run's chat model (a study may run several). */
-  model: string;
-  turns: number;
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-  auxTokens: number;
-  totalCost: Pico;
-  costPerTurn: Pico;
-  peakInputTokens: number;
-  overflowTurns: number;
-  overBudgetTurns: number;
-  probes: number;
-  retained: number;
-  stale: number;
-  missing: number;
-  /** Probes scored on a call over the context window: not retained, counted apart. */
-  overflowProbes: number;
-  /** retained / probes, or null without probes. */
-  retention: number | null;
-  /** First probe turn at which a fact was not retained. */
-  firstLostTurn: number | null;
-  latencyP50Ms: number;
-  latencyP95Ms: number;
-  /** How many kinds of artifact still hold a forgotten value at the end of the conversation. */
-  zombieArtifacts: number;
-  /** Which ones, in the order transcript, summary, vectors, facts. */
-  zombies: ArtifactKind[];
-  /** Turns whose prompt held a forgotten value. */
-  zombiePromptTurns: number;
-  /** Probes of a forgotten fact that found a value. */
-  zombieProbes: number;
-  /** Turns whose first prompt still held an earlier injection turn. */
-  injectionExposureTurns: number;
-  /** Provider message rules broken, over every call. */
-  violations: number;
-  /** UTF-8 bytes the policy stores at the end of the conversation (embeddings at dimensions × 4). */
-  storedBytes: number;
-  /** How many real conversations the scenario stands for in the per-policy means (1 by default). */
-  weight: number;
-  /** Probes whose fact the chat model's reply held; null when answers were not measured. */
-  answered: number | null;
-  /** answered / probes; null when answers were not measured, or without probes. */
-  answerRetention: number | null;
-  /** Where the policy's memory comes from. */
-  memory: MemoryKind;
-}
-
-export interface PolicyRecord {
-  policy: string;
-  /** The run's chat model: a row per policy × model. */
-  model: string;
-  scenarios: number;
-  turns: number;
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-  auxTokens: number;
-  totalCost: Pico;
-  /** Mean cost of a conversation, weighted by the scenarios' weights, rounded down. */
-  costPerConversation: Pico;
-  /** Weighted mean cost of 1,000 conversations, rounded to nearest; only when a scenario's weight is not 1. */
-  costPer1000?: Pico;
-  costPerTurn: Pico;
-  overflowTurns: number;
-  probes: number;
-  retained: number;
-  stale: number;
-  missing: number;
-  /** Probes scored on a call over the context window: not retained, counted apart. */
-  overflowProbes: number;
-  /** Weighted: sum(weight × retained) / sum(weight × probes); null without probes. */
-  retention: number | null;
-  /** On the Pareto frontier: no other policy is both cheaper and retains more. */
-  pareto: boolean;
-  /** Stored bytes at the end of a conversation: mean (rounded) and nearest-rank 95th percentile over the scenarios. */
-  storedBytesMean: number;
-  storedBytesP95: number;
-  /** Nearest-rank 95th percentile, over the scenarios, of each conversation's 95th-percentile turn latency. */
-  latencyP95Ms: number;
-  zombieArtifacts: number;
-  zombiePromptTurns: number;
-  zombieProbes: number;
-  injectionExposureTurns: number;
-  violations: number;
-  /** Probes whose fact the chat model's reply held; null when answers were not measured. */
-  answered: number | null;
-  /** Weighted as `retention`: sum(weight × answered) / sum(weight × probes); null when answers were not measured, or without probes. */
-  answerRetention: number | null;
-  /** Where the policy's memory comes from (`simulated` or `recorded` when any of its rows says so). */
-  memory: MemoryKind;
-}
-
-/** One provider message rule broken by one model call's prompt. */
-export interface ViolationRecord {
-  scenario: string;
-  policy: string;
-  /** The run's chat model. */
-  model: string;
-  turn: number;
-  /** 1 for the call after the user message, 2 for the call after tool results. */
-  call: number;
-  rule: string;
-  detail: string;
-}
-
-export interface Results {
-  turns: TurnRecord[];
-  probes: ProbeRecord[];
-  summary: SummaryRecord[];
-  policies: PolicyRecord[];
-  violations: ViolationRecord[];
 }

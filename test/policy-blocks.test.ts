@@ -10,7 +10,8 @@ import { BUDGET } from '../src/policies/params.js';
 import { resolvePolicy, type PolicyVariant } from '../src/policies/spec.js';
 import type { Blocks, Policy } from '../src/policies/types.js';
 import { TokenCounter } from '../src/tokens/counter.js';
-import type { Conversation, Message, SummaryRecord, UpkeepCall } from '../src/types.js';
+import type { Conversation, Message, UpkeepCall } from '../src/types.js';
+import type { SummaryRecord } from '../src/records/registry.js';
 import { allShipped, fixture, trace } from './_policies.js';
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { budgetCsv, budgetDisplay, budgetTable } from '../src/report/budget.js';
 import type { ReportInfo } from '../src/records/info.js';
 import { budgetMarkdown, markdownTable, markdownText } from '../src/report/markdown.js';
-import type { TurnRecord } from '../src/types.js';
+import type { TurnRecord } from '../src/records/registry.js';
 import { probe, resultsOf, turn } from './fixtures/report/records.js';
 
 /**

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ageBucket, DigestBuilder, digestRecords, type TurnPoint } from '../src/records/digest.js';
 import { divRound } from '../src/records/format.js';
-import type { Pico, ProbeRecord, TurnRecord } from '../src/types.js';
+import type { Pico } from '../src/types.js';
+import type { ProbeRecord, TurnRecord } from '../src/records/registry.js';
 import { probe, turn } from './fixtures/report/records.js';
 
 /**

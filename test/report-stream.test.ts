@@ -12,7 +12,7 @@ import { csvHeader, csvRow, csvRows, VIOLATION_COLUMNS } from '../src/records/cs
 import { jsonRows } from '../src/records/json.js';
 import { recordText } from '../src/records/encode.js';
 import { reportFiles } from '../src/report/outputs.js';
-import type { ViolationRecord } from '../src/types.js';
+import { VIOLATION_RECORD, type ViolationRecord } from '../src/records/registry.js';
 import { capture, expectSameFiles } from './_io.js';
 import { ROOT } from './_shared.js';
 
@@ -102,7 +102,7 @@ describe("a batch's text, as a worker thread makes it", () => {
         const text = recordText({ turns: [], probes: [], violations });
         const utf8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('utf8');
         expect(utf8(text.violations.csv)).toBe(csvRows(VIOLATION_COLUMNS, violations, false));
-        expect(utf8(text.violations.json)).toBe(jsonRows(violations));
+        expect(utf8(text.violations.json)).toBe(jsonRows(VIOLATION_RECORD, violations));
         expect(text.turns.csv.length + text.turns.json.length + text.probes.csv.length + text.probes.json.length).toBe(0);
         // Each part owns its buffer from the start, so it can be transferred.
         for (const b of [text.violations.csv, text.violations.json]) expect(b.byteOffset).toBe(0);

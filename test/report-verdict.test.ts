@@ -5,7 +5,7 @@ import { runMain } from '../src/cli/_app.js';
 import { policyTable, runSummary } from '../src/report/text.js';
 import { verdict } from '../src/report/verdict.js';
 import type { ModelInfo } from '../src/records/info.js';
-import type { PolicyRecord } from '../src/types.js';
+import type { PolicyRecord } from '../src/records/registry.js';
 import { capture } from './_io.js';
 import { tempDir } from './_tmp.js';
 

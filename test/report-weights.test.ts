@@ -7,7 +7,7 @@ import { loadScenarios, loadStudy } from '../src/study/study.js';
 import { conversationHash } from '../src/gate/baseline.js';
 import { byPolicy } from '../src/engine/summary.js';
 import { parseResultsJson } from '../src/records/json.js';
-import type { SummaryRecord } from '../src/types.js';
+import type { SummaryRecord } from '../src/records/registry.js';
 import {capture, problems } from './_io.js';
 import { tempDir } from './_tmp.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import type { ProbeRecord, TurnRecord } from '../src/types.js';
+import type { ProbeRecord, TurnRecord } from '../src/records/registry.js';
 import { capture } from './_io.js';
 import { tempDir } from './_tmp.js';
 

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import type { RunInfo } from '../engine/run.js';
-import type { PolicyRecord } from '../types.js';
+import type { PolicyRecord } from '../records/registry.js';
 import { shardFromEnv, shardNote } from '../gate/shard.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
 import { RECORDS_MODES, type RecordsMode } from '../records/json.js';

@@ -9,7 +9,8 @@ import { alive, makeDirs, readRegularFile } from '../process.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { PriceTable } from '../pricing/prices.js';
 import { settingsModels } from '../pricing/settings.js';
-import type { Conversation, ProbeRecord, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
+import type { Conversation } from '../types.js';
+import type { ProbeRecord, SummaryRecord, TurnRecord, ViolationRecord } from '../records/registry.js';
 import type { ReplayContext } from './replay.js';
 
 /**

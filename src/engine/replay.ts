@@ -12,7 +12,8 @@ import { chooseModel, ONE_HOUR, type CostSettings } from '../pricing/settings.js
 import { policyViolations } from '../message-rules/blame.js';
 import { PromptRules, type RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
-import type { Conversation, Message, ProbeAnswer, ProbeOutcome, ProbeRecord, ToolDef, Turn, TurnRecord, UpkeepCall, ViolationRecord } from '../types.js';
+import type { Conversation, Message, ProbeAnswer, ProbeOutcome, ToolDef, Turn, UpkeepCall } from '../types.js';
+import type { ProbeRecord, TurnRecord, ViolationRecord } from '../records/registry.js';
 import { toolDefTokens } from '../tokens/tools.js';
 import type { PromptSequence } from '../tokens/templated.js';
 import type { Cassette } from '../upkeep/cassette.js';
@@ -381,7 +382,7 @@ class Replayer {
     }
   }
 
-  /** The turn's record, made whole in one go, its fields in the order of TurnRecord (the order results.json lists them in). */
+  /** The turn's record, made whole in one go, its fields in the order of the `TURN_RECORD` registry (as results.json and shard files list them). */
   record(turn: number, calls: readonly SentCall[], sent: Inspected, p: Priced): TurnRecord {
     const cost = p.costInput + p.costCached + p.costOutput + p.costUpkeep;
     this.cumulative += cost;

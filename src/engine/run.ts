@@ -10,7 +10,8 @@ import { encodingForModel, type ResolvedEncoding, type TokenFactor } from '../to
 import type { DigestPart } from '../records/digest.js';
 import type { RecordText } from '../records/encode.js';
 import type { StreamedList } from '../records/json.js';
-import type { Conversation, Results, SummaryRecord, ToolDef, TurnRecord } from '../types.js';
+import type { Conversation, ToolDef } from '../types.js';
+import type { Results, SummaryRecord, TurnRecord } from '../records/registry.js';
 import { Cassette, type CassetteEntry } from '../upkeep/cassette.js';
 import { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
 import type { Vector } from '../upkeep/embedder.js';

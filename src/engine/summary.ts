@@ -1,4 +1,6 @@
-import type { ArtifactKind, MemoryKind, PolicyRecord, ProbeOutcome, ProbeRecord, SummaryRecord, TurnRecord } from '../types.js';
+import type { ArtifactKind, MemoryKind, ProbeOutcome } from '../types.js';
+import { aggregate, assemble, nearestRank } from '../records/columns.js';
+import { POLICY_RECORD, SUMMARY_RECORD, type PolicyRecord, type ProbeRecord, type SummaryRecord, type TurnRecord } from '../records/registry.js';
 import { weightUnits } from '../records/format.js';
 
 /** What a conversation's memory holds once it is over. */
@@ -14,13 +16,7 @@ const NOTHING_STORED: ConversationEnd = { zombies: [], storedBytes: 0 };
 /** Nearest-rank percentile of unsorted numbers (0 for none). */
 export function percentile(values: readonly number[], p: number): number {
   // A typed array sorts numbers by value without a comparator call per comparison: several times faster.
-  return ranked(Float64Array.from(values).sort(), p);
-}
-
-/** Nearest-rank percentile of numbers sorted in ascending order (0 for none). */
-function ranked(sorted: Float64Array, p: number): number {
-  if (!sorted.length) return 0;
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return nearestRank(Float64Array.from(values).sort(), p);
 }
 
 function ratio(a: number, b: number): number | null {
@@ -59,25 +55,17 @@ export function summaryOf(
   const probes = allProbes.filter((p) => p.expected !== 'missing');
   const count = (o: ProbeOutcome) => probes.filter((p) => p.outcome === o).length;
   const lost = probes.find((p) => p.outcome !== 'retained');
-  const totalCost = turns[turns.length - 1]!.cumulativeCost;
-  // Sorted once for both percentiles (from an array: Float64Array.from with a mapping function is several times slower).
-  const latencies = Float64Array.from(turns.map((t) => t.latencyMs)).sort();
+  // The sums, peak and latency percentiles of the turns, as the registry declares them.
+  const sums = aggregate(SUMMARY_RECORD, turns);
   const retained = count('retained');
   const answered = measured.answers ? probes.filter((p) => p.answer === 'answered').length : null;
-  return {
+  return assemble(SUMMARY_RECORD, {
+    ...sums,
     scenario: first.scenario,
     policy: first.policy,
     model,
     turns: turns.length,
-    inputTokens: sumOf(turns, (t) => t.inputTokens),
-    cachedTokens: sumOf(turns, (t) => t.cachedTokens),
-    outputTokens: sumOf(turns, (t) => t.outputTokens),
-    auxTokens: sumOf(turns, (t) => t.auxInputTokens + t.auxOutputTokens + t.embedTokens),
-    totalCost,
-    costPerTurn: totalCost / BigInt(turns.length),
-    peakInputTokens: Math.max(...turns.map((t) => t.inputTokens)),
-    overflowTurns: turns.filter((t) => t.overflow).length,
-    overBudgetTurns: turns.filter((t) => t.overBudget).length,
+    costPerTurn: sums.totalCost / BigInt(turns.length),
     probes: probes.length,
     retained,
     stale: count('stale'),
@@ -85,20 +73,15 @@ export function summaryOf(
     overflowProbes: count('overflow'),
     retention: ratio(retained, probes.length),
     firstLostTurn: lost ? lost.turn : null,
-    latencyP50Ms: ranked(latencies, 50),
-    latencyP95Ms: ranked(latencies, 95),
     zombieArtifacts: end.zombies.length,
     zombies: [...end.zombies],
-    zombiePromptTurns: turns.filter((t) => t.zombiePrompt).length,
     zombieProbes: allProbes.filter((p) => p.violation).length,
-    injectionExposureTurns: turns.filter((t) => t.injectionExposed).length,
-    violations: sumOf(turns, (t) => t.violations),
     storedBytes: end.storedBytes,
     weight,
     answered,
     answerRetention: answered === null ? null : ratio(answered, probes.length),
     memory: measured.memory,
-  };
+  });
 }
 
 /**
@@ -121,7 +104,7 @@ export function byPolicy(summary: readonly SummaryRecord[]): PolicyRecord[] {
   const totals = totalsByPolicy(summary);
   // The frontier is decided on Σ(wᵢ·costᵢ): every policy replays the same conversations, so it orders them as their weighted means do (and as their totals do without weights).
   const frontier = markPareto(totals.map((t) => ({ totalCost: t.weightedCost, retention: t.row.retention })));
-  return totals.map((t, i) => ({ ...t.row, pareto: frontier[i]!.pareto }));
+  return totals.map((t, i) => assemble(POLICY_RECORD, { ...t.row, pareto: frontier[i]!.pareto }));
 }
 
 function totalsByPolicy(summary: readonly SummaryRecord[]): { row: Omit<PolicyRecord, 'pareto'>; weightedCost: bigint }[] {
@@ -134,10 +117,9 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): { row: Omit<PolicyRe
   }
   return [...groups.values()].map((rows) => {
     const { policy, model } = rows[0]!;
-    const totalCost = rows.reduce((a, r) => a + r.totalCost, 0n);
-    const turns = sumOf(rows, (r) => r.turns);
-    const probes = sumOf(rows, (r) => r.probes);
-    const retained = sumOf(rows, (r) => r.retained);
+    // The plain sums, mean and percentiles over the scenarios, as the registry declares them.
+    const sums = aggregate(POLICY_RECORD, rows);
+    const { turns, probes, totalCost, answered } = sums;
     // Weighted means: Σ(wᵢ·costᵢ) / Σwᵢ, and Σ(wᵢ·retainedᵢ) / Σ(wᵢ·probesᵢ). With every weight 1 they are the plain means.
     const weighted = rows.some((r) => r.weight !== 1);
     const w = rows.map((r) => weightUnits(r.weight));
@@ -145,49 +127,21 @@ function totalsByPolicy(summary: readonly SummaryRecord[]): { row: Omit<PolicyRe
     const weightedCost = rows.reduce((a, r, i) => a + r.totalCost * w[i]!, 0n);
     const weightedProbes = rows.reduce((a, r, i) => a + BigInt(r.probes) * w[i]!, 0n);
     const weightedRetained = rows.reduce((a, r, i) => a + BigInt(r.retained) * w[i]!, 0n);
-    // Rows read back from files written before answers were measured have no `answered`.
-    const answers = rows.some((r) => (r.answered ?? null) !== null);
-    const answered = answers ? sumOf(rows, (r) => r.answered ?? 0) : null;
+    // Rows read back from files written before answers were measured have no `answered` (the sum is null then).
     const weightedAnswered = rows.reduce((a, r, i) => a + BigInt(r.answered ?? 0) * w[i]!, 0n);
     const row: Omit<PolicyRecord, 'pareto'> = {
+      ...sums,
       policy,
       model,
       scenarios: rows.length,
-      turns,
-      inputTokens: sumOf(rows, (r) => r.inputTokens),
-      cachedTokens: sumOf(rows, (r) => r.cachedTokens),
-      outputTokens: sumOf(rows, (r) => r.outputTokens),
-      auxTokens: sumOf(rows, (r) => r.auxTokens),
-      totalCost,
       // Rounded down, as the unweighted mean always was; the mean of 1,000 is rounded to nearest, as the tables round it.
       costPerConversation: weightedCost / weight,
       ...(weighted && { costPer1000: (weightedCost * 2000n + weight) / (2n * weight) }),
       costPerTurn: turns ? totalCost / BigInt(turns) : 0n,
-      overflowTurns: sumOf(rows, (r) => r.overflowTurns),
-      probes,
-      retained,
-      stale: sumOf(rows, (r) => r.stale),
-      missing: sumOf(rows, (r) => r.missing),
-      overflowProbes: sumOf(rows, (r) => r.overflowProbes),
-      retention: weighted ? (weightedProbes ? Number(weightedRetained) / Number(weightedProbes) : null) : ratio(retained, probes),
-      storedBytesMean: Math.round(sumOf(rows, (r) => r.storedBytes) / rows.length),
-      storedBytesP95: percentile(rows.map((r) => r.storedBytes), 95),
-      latencyP95Ms: percentile(rows.map((r) => r.latencyP95Ms), 95),
-      zombieArtifacts: sumOf(rows, (r) => r.zombieArtifacts),
-      zombiePromptTurns: sumOf(rows, (r) => r.zombiePromptTurns),
-      zombieProbes: sumOf(rows, (r) => r.zombieProbes),
-      injectionExposureTurns: sumOf(rows, (r) => r.injectionExposureTurns),
-      violations: sumOf(rows, (r) => r.violations),
-      answered,
+      retention: weighted ? (weightedProbes ? Number(weightedRetained) / Number(weightedProbes) : null) : ratio(sums.retained, probes),
       answerRetention: answered === null ? null : weighted ? (weightedProbes ? Number(weightedAnswered) / Number(weightedProbes) : null) : ratio(answered, probes),
       memory: rows.find((r) => r.memory !== undefined && r.memory !== 'none')?.memory ?? 'none',
     };
     return { row, weightedCost };
   });
-}
-
-function sumOf<T>(rows: readonly T[], f: (r: T) => number): number {
-  let n = 0;
-  for (const r of rows) n += f(r);
-  return n;
 }

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CtxsimError } from '../errors.js';
-import { usd } from '../records/format.js';
-import { MONEY_DECIMALS } from '../records/json.js';
-import type { Conversation, ProbeRecord, SummaryRecord } from '../types.js';
+import { MONEY_DECIMALS, usd } from '../records/format.js';
+import type { Conversation } from '../types.js';
+import type { ColumnSpec, ValueOf } from '../records/columns.js';
+import { BASELINE_ORDER, SUMMARY_RECORD, type ProbeRecord, type SummaryRecord } from '../records/registry.js';
 
 /** What a run was: the settings a baseline is compared on. */
 export interface StudyFingerprint {
@@ -26,31 +27,34 @@ export interface StudyFingerprint {
   upkeep?: string;
 }
 
-/** One scenario × policy × model's totals, compact. */
-export interface BaselineRow {
-  scenario: string;
-  policy: string;
-  /** The chat model (a baseline written before rows named it: the study's one model). */
-  model: string;
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-  auxTokens: number;
-  /** Total cost in micro-dollars (exact to the pico-dollar). */
+/** The summary columns a baseline row keeps (`baseline` in the registry), in the order of its fields. */
+const BASELINE_COLUMNS: readonly ColumnSpec[] = [
+  ...BASELINE_ORDER.map((k) => SUMMARY_RECORD.columns.find((c) => c.key === k)!),
+  ...SUMMARY_RECORD.columns.filter((c) => 'baseline' in c && !(BASELINE_ORDER as readonly string[]).includes(c.key)),
+];
+
+type Kept = Extract<(typeof SUMMARY_RECORD.columns)[number], { baseline: true }>;
+
+/**
+ * One scenario × policy × model's totals, compact: the summary columns
+ * marked `baseline`, a nullable one absent when null (`answered`: when the
+ * run measured answers), and the cost in micro-dollars (exact to the
+ * pico-dollar) as `costMicroUsd`.
+ */
+export type BaselineRow = {
+  [C in Kept as C extends { kind: 'money' } | { nullable: true } ? never : C['key']]: ValueOf<C>;
+} & {
+  [C in Kept as C extends { nullable: true } ? C['key'] : never]?: NonNullable<ValueOf<C>>;
+} & {
+  /** Total cost in micro-dollars (exact to the pico-dollar); the file holds it as `totalCost`, USD. */
   costMicroUsd: number;
-  probes: number;
-  retained: number;
-  overflowTurns: number;
-  latencyP95Ms: number;
-  /** Probes the chat model's reply held, when the run measured answers. */
-  answered?: number;
   /**
    * The probes it did not retain, as `fact@turn`, in the order they were
    * probed; absent when it retained every one (and in a baseline written
    * before rows named them, which cannot tell which it lost).
    */
   lost?: string[];
-}
+};
 
 export interface Baseline {
   schemaVersion: 1;
@@ -102,23 +106,20 @@ export function makeBaseline(study: StudyFingerprint, summary: readonly SummaryR
     schemaVersion: 1,
     studyHash: sha256(JSON.stringify(study)).slice(0, 16),
     study,
-    rows: summary.map((s) => ({
-      scenario: s.scenario,
-      policy: s.policy,
-      model: s.model,
-      inputTokens: s.inputTokens,
-      cachedTokens: s.cachedTokens,
-      outputTokens: s.outputTokens,
-      auxTokens: s.auxTokens,
-      costMicroUsd: Number(s.totalCost) / 1e6,
-      probes: s.probes,
-      retained: s.retained,
-      overflowTurns: s.overflowTurns,
-      latencyP95Ms: s.latencyP95Ms,
-      ...(s.answered !== null && s.answered !== undefined && { answered: s.answered }),
-      ...(lostBy.has(rowKey(s)) && { lost: lostBy.get(rowKey(s)) }),
-    })),
+    rows: summary.map((s) => ({ ...baselineFields(s), ...(lostBy.has(rowKey(s)) && { lost: lostBy.get(rowKey(s)) }) })),
   };
+}
+
+/** A summary row's baseline columns, in baseline order: money as micro-dollars (`costMicroUsd`), a null (or absent) value left out. */
+function baselineFields(s: SummaryRecord): BaselineRow {
+  const row: Record<string, unknown> = {};
+  const values = s as Record<string, unknown>;
+  for (const c of BASELINE_COLUMNS) {
+    const v = values[c.key] ?? null;
+    if (c.kind === 'money') row.costMicroUsd = Number(v as bigint) / 1e6;
+    else if (v !== null) row[c.key] = v;
+  }
+  return row as BaselineRow;
 }
 
 /** Micro-dollars (a baseline row's unit) as USD, a decimal string with 12 decimals: exact to the pico-dollar, as results.json writes money. */

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import type { ProbeRecord } from '../types.js';
+import type { ProbeRecord } from '../records/registry.js';
 import { probeName, type Baseline, type BaselineRow, type StudyFingerprint } from './baseline.js';
 
 /** Retention may drop by a number of probes (`1`) or by percentage points of retention (`2%`). */

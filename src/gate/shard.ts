@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CtxsimError, UsageError } from '../errors.js';
 import { formatPath } from '../text/document.js';
 import { byPolicy } from '../engine/summary.js';
-import type { ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../types.js';
+import type { ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../records/registry.js';
 import type { ReportInfo } from '../records/info.js';
 import type { StudyFingerprint } from './baseline.js';
 

@@ -1,4 +1,5 @@
-import type { Pico, ProbeRecord, Results, SummaryRecord, TurnRecord } from '../types.js';
+import type { Pico } from '../types.js';
+import type { ProbeRecord, Results, SummaryRecord, TurnRecord } from './registry.js';
 import { divRound, weightUnits } from './format.js';
 
 /**

@@ -1,6 +1,7 @@
-import type { Results } from '../types.js';
-import { csvRow, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS, type Column } from './csv.js';
+import type { ColumnSpec, RecordKind, RecordOf } from './columns.js';
+import { csvRow } from './csv.js';
 import { jsonRow, STREAMED_LISTS, type StreamedList } from './json.js';
+import { PROBE_RECORD, TURN_RECORD, VIOLATION_RECORD, type Results } from './registry.js';
 
 /** The records one batch (a scenario, or any run of them) adds to the record files. */
 export type RecordBatch = Pick<Results, StreamedList>;
@@ -19,11 +20,10 @@ export type RecordText = Record<StreamedList, { csv: Uint8Array; json: Uint8Arra
  * encoded (a `--records summary` run writes no turn or probe rows).
  */
 export function recordText(batch: RecordBatch, lists: readonly StreamedList[] = STREAMED_LISTS): RecordText {
-  const of = <T extends object>(list: StreamedList, columns: readonly Column<T>[], rows: readonly T[]) => (lists.includes(list) ? text(columns, rows) : none());
   return {
-    turns: of('turns', TURN_COLUMNS, batch.turns),
-    probes: of('probes', PROBE_COLUMNS, batch.probes),
-    violations: of('violations', VIOLATION_COLUMNS, batch.violations),
+    turns: lists.includes('turns') ? text(TURN_RECORD, batch.turns) : none(),
+    probes: lists.includes('probes') ? text(PROBE_RECORD, batch.probes) : none(),
+    violations: lists.includes('violations') ? text(VIOLATION_RECORD, batch.violations) : none(),
   };
 }
 
@@ -37,12 +37,12 @@ export function textBuffers(text: RecordText): ArrayBuffer[] {
   return STREAMED_LISTS.flatMap((list) => [text[list].csv.buffer as ArrayBuffer, text[list].json.buffer as ArrayBuffer]);
 }
 
-function text<T extends object>(columns: readonly Column<T>[], rows: readonly T[]): { csv: Uint8Array; json: Uint8Array } {
+function text<Cs extends readonly ColumnSpec[]>(kind: RecordKind<Cs>, rows: readonly RecordOf<Cs>[]): { csv: Uint8Array; json: Uint8Array } {
   const csv = new Utf8Writer();
   const json = new Utf8Writer();
   for (let i = 0; i < rows.length; i++) {
-    csv.write(csvRow(columns, rows[i]!));
-    json.write(jsonRow(rows[i]!, i === 0));
+    csv.write(csvRow(kind.csv, rows[i]!));
+    json.write(jsonRow(kind, rows[i]!, i === 0));
   }
   return { csv: csv.bytes(), json: json.bytes() };
 }

@@ -2,6 +2,9 @@ import type { Pico } from '../types.js';
 
 const PICO_PER_USD = 1_000_000_000_000n;
 
+/** Decimals of money in results.json: 12, i.e. exact to the pico-dollar. */
+export const MONEY_DECIMALS = 12;
+
 /** Pico-dollars as USD with a fixed number of decimals, rounded half away from zero. */
 export function usd(p: Pico, decimals = 8): string {
   if (p < -SAFE || p > SAFE) {

@@ -1,13 +1,11 @@
 import { UsageError } from '../errors.js';
-import type { Results } from '../types.js';
-import { usd } from './format.js';
+import { jsonValue, type ColumnSpec, type RecordKind, type RecordOf } from './columns.js';
+import { MONEY_DECIMALS } from './format.js';
 import type { ReportInfo } from './info.js';
+import { POLICY_RECORD, PROBE_RECORD, SUMMARY_RECORD, TURN_RECORD, VIOLATION_RECORD, type Results } from './registry.js';
 
 /** Bumped when a field changes meaning or goes away (adding fields does not bump it). */
 export const SCHEMA_VERSION = 1;
-
-/** Decimals of money in results.json: 12, i.e. exact to the pico-dollar. */
-export const MONEY_DECIMALS = 12;
 
 /** Where and when the file was made: the only part that differs between two runs of the same study. */
 export interface ResultsMeta {
@@ -39,50 +37,18 @@ export interface ResultsDocument {
   results: Results;
 }
 
-/** Money fields are the ones whose name contains "cost" (cost, cumulativeCost, costInput, totalCost, …). */
-const isMoneyKey = (key: string) => /cost/i.test(key);
-
-/** JSON of a property name and its colon, once per name. */
-const keys = new Map<string, string>();
-
-/** Characters JSON.stringify escapes in a string (a lone surrogate among them). */
-// eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
-const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
-
 /**
- * One record as compact JSON, money (bigint) as an exact USD string: the
- * text `JSON.stringify` gives the record with each bigint so replaced, built
- * field by field (records are written by the million).
+ * Any flat object as compact JSON, money (bigint) as an exact USD string:
+ * the text `JSON.stringify` gives it with each bigint so replaced. Records
+ * are written by their kind's encoder (`RecordKind.json`), which gives
+ * these bytes for a record whose fields are in registry order.
  */
 export function recordJson(r: object): string {
   let out = '';
   for (const k in r) {
     if (!Object.hasOwn(r, k)) continue;
-    const v: unknown = (r as Record<string, unknown>)[k];
-    let value: string;
-    switch (typeof v) {
-      case 'number':
-        value = Number.isFinite(v) ? String(v) : 'null';
-        break;
-      case 'bigint':
-        value = `"${usd(v, MONEY_DECIMALS)}"`;
-        break;
-      case 'boolean':
-        value = v ? 'true' : 'false';
-        break;
-      case 'string':
-        value = ESCAPED.test(v) ? JSON.stringify(v) : `"${v}"`;
-        break;
-      case 'undefined':
-      case 'function':
-      case 'symbol':
-        continue;
-      default:
-        value = JSON.stringify(v);
-    }
-    let key = keys.get(k);
-    if (key === undefined) keys.set(k, (key = `${JSON.stringify(k)}:`));
-    out += (out ? ',' : '{') + key + value;
+    const value = jsonValue((r as Record<string, unknown>)[k]);
+    if (value !== undefined) out += `${out ? ',' : '{'}${JSON.stringify(k)}:${value}`;
   }
   return out ? `${out}}` : '{}';
 }
@@ -112,20 +78,20 @@ export const EMPTY_LIST = '[]';
  * record alone, each later one starts with the `,\n` that ends the line
  * before. Written one after another they give the lines of the whole list.
  */
-export function jsonRow(r: object, first: boolean): string {
-  return `${first ? '' : ',\n'}  ${recordJson(r)}`;
+export function jsonRow<Cs extends readonly ColumnSpec[]>(kind: RecordKind<Cs>, r: RecordOf<Cs>, first: boolean): string {
+  return `${first ? '' : ',\n'}  ${kind.json(r)}`;
 }
 
 /** The lines of records of a results.json list, joined by `,\n`. */
-export function jsonRows(rows: readonly object[]): string {
+export function jsonRows<Cs extends readonly ColumnSpec[]>(kind: RecordKind<Cs>, rows: readonly RecordOf<Cs>[]): string {
   let out = '';
-  for (let i = 0; i < rows.length; i++) out += jsonRow(rows[i]!, i === 0);
+  for (let i = 0; i < rows.length; i++) out += jsonRow(kind, rows[i]!, i === 0);
   return out;
 }
 
 /** A whole list of records, one per line: compact, and a diff shows which rows changed. */
-function records(rows: readonly object[]): string {
-  return rows.length ? `${LIST_OPEN}${jsonRows(rows)}${LIST_CLOSE}` : EMPTY_LIST;
+function records<Cs extends readonly ColumnSpec[]>(kind: RecordKind<Cs>, rows: readonly RecordOf<Cs>[]): string {
+  return rows.length ? `${LIST_OPEN}${jsonRows(kind, rows)}${LIST_CLOSE}` : EMPTY_LIST;
 }
 
 /**
@@ -140,8 +106,8 @@ export function resultsJsonFrame(results: Pick<Results, 'policies' | 'summary'>,
     ['money', JSON.stringify(`USD, exact decimal strings with ${MONEY_DECIMALS} decimals`)],
     ...(mode === 'full' ? [] : [['records', JSON.stringify(mode)] as [string, string]]),
     ['study', JSON.stringify(study, null, 1).replace(/\n/g, '\n ')],
-    ['policies', records(results.policies)],
-    ['summary', records(results.summary)],
+    ['policies', records(POLICY_RECORD, results.policies)],
+    ['summary', records(SUMMARY_RECORD, results.summary)],
   ];
   const key = (k: string) => `,\n ${JSON.stringify(k)}: `;
   const start = `{\n${head.map(([k, v]) => ` ${JSON.stringify(k)}: ${v}`).join(',\n')}`;
@@ -160,7 +126,14 @@ export function resultsJsonFrame(results: Pick<Results, 'policies' | 'summary'>,
  */
 export function resultsJson(results: Results, study: ReportInfo, meta: ResultsMeta, mode: RecordsMode = 'full'): string {
   const frame = resultsJsonFrame(results, study, meta, mode);
-  return `${frame.lists.map(({ list, before }) => before + records(results[list])).join('')}${frame.end}`;
+  return `${frame.lists.map(({ list, before }) => before + listRecords(list, results)).join('')}${frame.end}`;
+}
+
+/** A streamed list's records as results.json holds them. */
+function listRecords(list: StreamedList, results: Results): string {
+  if (list === 'turns') return records(TURN_RECORD, results.turns);
+  if (list === 'probes') return records(PROBE_RECORD, results.probes);
+  return records(VIOLATION_RECORD, results.violations);
 }
 
 /** Decimal USD text → pico-dollars, exactly. */
@@ -171,17 +144,18 @@ export function picoFromUsd(text: string): bigint {
   return m[1] ? -pico : pico;
 }
 
-function decodeRecords<T>(rows: unknown, where: string): T[] {
+/** A list's records as parsed, money columns (by kind) read back to pico-dollars. */
+function decodeRecords<Cs extends readonly ColumnSpec[]>(kind: RecordKind<Cs>, rows: unknown, where: string): RecordOf<Cs>[] {
   if (!Array.isArray(rows)) throw new Error(`${where}: expected a list`);
   return rows.map((row, i) => {
     if (!row || typeof row !== 'object') throw new Error(`${where}[${i}]: expected an object`);
     return Object.fromEntries(
       Object.entries(row).map(([k, v]) => {
-        if (!isMoneyKey(k)) return [k, v];
+        if (!kind.money.has(k)) return [k, v];
         if (typeof v !== 'string') throw new Error(`${where}[${i}].${k}: expected a USD string`);
         return [k, picoFromUsd(v)];
       }),
-    ) as T;
+    ) as RecordOf<Cs>;
   });
 }
 
@@ -195,9 +169,9 @@ export function parseResultsJson(text: string, file: string): ResultsDocument {
     // Files written with `--records summary` say so, and hold no turns or probes.
     const mode = doc.records ?? 'full';
     if (mode !== 'summary' && mode !== 'full') throw new Error(`records: expected "summary" or none, got ${JSON.stringify(doc.records)}`);
-    const rows = <T>(list: 'turns' | 'probes'): T[] => {
-      if (mode === 'full') return decodeRecords<T>(doc[list], list);
-      if (doc[list] !== undefined) throw new Error(`${list}: a file of summary records holds none`);
+    const rows = <Cs extends readonly ColumnSpec[]>(kind: RecordKind<Cs>): RecordOf<Cs>[] => {
+      if (mode === 'full') return decodeRecords(kind, doc[kind.name], kind.name);
+      if (doc[kind.name] !== undefined) throw new Error(`${kind.name}: a file of summary records holds none`);
       return [];
     };
     return {
@@ -206,12 +180,12 @@ export function parseResultsJson(text: string, file: string): ResultsDocument {
       study: doc.study as ReportInfo,
       records: mode,
       results: {
-        policies: decodeRecords(doc.policies, 'policies'),
-        summary: decodeRecords(doc.summary, 'summary'),
-        turns: rows('turns'),
-        probes: rows('probes'),
+        policies: decodeRecords(POLICY_RECORD, doc.policies, 'policies'),
+        summary: decodeRecords(SUMMARY_RECORD, doc.summary, 'summary'),
+        turns: rows(TURN_RECORD),
+        probes: rows(PROBE_RECORD),
         // Files written before provider rules were checked have none.
-        violations: doc.violations === undefined ? [] : decodeRecords(doc.violations, 'violations'),
+        violations: doc.violations === undefined ? [] : decodeRecords(VIOLATION_RECORD, doc.violations, 'violations'),
       },
     };
   } catch (e) {

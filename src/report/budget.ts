@@ -1,4 +1,5 @@
-import type { Pico, Results } from '../types.js';
+import type { Pico } from '../types.js';
+import type { Results } from '../records/registry.js';
 import { digestOf, policyNames, weightedRun, type Digested } from '../records/digest.js';
 import { csvLine } from '../records/csv.js';
 import { answersMeasured, columnsFrom, rowLabels } from './text.js';

@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import type { Results } from '../types.js';
+import type { Results } from '../records/registry.js';
 import { AGE_BUCKETS, digestOf, policyNames, reported, severalModels, weightedRun, type ReportInput } from '../records/digest.js';
 import { CHART_FONT } from './font.js';
 import { dollars, grouped, meanCost, moneyDecimals, usdNumber } from '../records/format.js';

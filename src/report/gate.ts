@@ -1,6 +1,6 @@
+import { MONEY_DECIMALS } from '../records/format.js';
 import { seriesName, severalModels } from '../records/digest.js';
 import { usdOfMicro, type BaselineRow } from '../gate/baseline.js';
-import { MONEY_DECIMALS } from '../records/json.js';
 import { change, microDollars, limitsText, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
 
 const money = (micro: number | undefined) => (micro === undefined ? '–' : microDollars(micro));

@@ -1,4 +1,4 @@
-import type { ProbeRecord } from '../types.js';
+import type { ProbeRecord } from '../records/registry.js';
 import { policyNames, reported, seriesName, severalModels, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
 import { answersMeasured, columnsFrom, rowLabels, tableNotes } from './text.js';

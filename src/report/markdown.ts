@@ -1,4 +1,4 @@
-import type { Results } from '../types.js';
+import type { Results } from '../records/registry.js';
 import { reported, type Digested, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay } from './budget.js';
 import { tableNotes } from './text.js';

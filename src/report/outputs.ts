@@ -1,4 +1,4 @@
-import type { Results } from '../types.js';
+import type { Results } from '../records/registry.js';
 import { reported, type Reported } from '../records/digest.js';
 import { charts, type Chart } from './charts.js';
 import { specJson } from './spec-json.js';

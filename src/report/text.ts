@@ -1,4 +1,4 @@
-import type { PolicyRecord, Results } from '../types.js';
+import type { PolicyRecord, Results } from '../records/registry.js';
 import { severalModels } from '../records/digest.js';
 import { costPer1000, fraction, grouped, retainedOf, usd } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';

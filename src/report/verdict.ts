@@ -1,4 +1,4 @@
-import type { PolicyRecord } from '../types.js';
+import type { PolicyRecord } from '../records/registry.js';
 import { severalModels } from '../records/digest.js';
 import { costPer1000, dollars, grouped, moneyDecimals } from '../records/format.js';
 import type { ReportInfo } from '../records/info.js';

@@ -6,7 +6,7 @@ import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
 import { DigestBuilder, severalModels, type Reported } from '../records/digest.js';
 import { RECORDS_MODES, resultsJson, resultsJsonFrame, type RecordsMode, streamedLists } from '../records/json.js';
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type ReportFilesOptions } from '../report/outputs.js';
-import type { Results, SummaryRecord } from '../types.js';
+import type { Results, SummaryRecord } from '../records/registry.js';
 import { checkFileTarget, naming, StagedFiles, writeFileAtomic, type OutputSet } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
 import { RecordFiles } from './record-files.js';
