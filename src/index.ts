@@ -18,7 +18,8 @@
 export { CtxsimError, ScenarioError, UsageError, formatProblem, type Problem } from './errors.js';
 
 // Studies
-export { contractScenarios, defaultStudy, displayPath, loadScenarios, loadStudy, policiesFromFlags, policyFromString, studyJsonSchema, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study, type StudyOverrides } from './study/study.js';
+export { displayPath } from './study/package.js';
+export { contractScenarios, defaultStudy, loadScenarios, loadStudy, policiesFromFlags, policyFromString, studyJsonSchema, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions, type ScenarioSource, type Study, type StudyOverrides } from './study/study.js';
 export {
   resultsMeta,
   runStudyPipeline,

@@ -8,7 +8,8 @@ import { closest } from '../pricing/prices.js';
 import { normalize } from '../text/normalize.js';
 import type { Conversation, ProbeRecord, Turn, TurnRecord, UpkeepCall } from '../types.js';
 import type { RunnableStudy } from './pipeline.js';
-import { displayPath, loadScenarios, type Study } from './study.js';
+import { displayPath } from './package.js';
+import { loadScenarios, type Study } from './study.js';
 import { studyUpkeep } from './upkeep.js';
 
 /** One model call of the explained turn: what was sent, and what the run's meter charged for it. */
