@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { importDataset } from '../src/scenario/import/index.js';
 import { canonicalDiaId, evidenceIds, parseLocomoDate } from '../src/scenario/import/locomo.js';
-import { displayPath } from '../src/study/study.js';
+import { displayPath } from '../src/study/package.js';
 import { problems } from './_io.js';
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { tokenCacheFromFlags } from '../src/cli/_study.js';
+import { tokenCacheFromFlags } from '../src/cli/_cache-folder.js';
 import { runStudy, type RunOptions } from '../src/engine/run.js';
 import { UsageError } from '../src/errors.js';
 import { turnsCsv } from '../src/records/csv.js';

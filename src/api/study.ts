@@ -8,7 +8,8 @@
  * @module ctxsim/study
  */
 
-export { displayPath, studyJsonSchema } from '../study/study.js';
+export { displayPath } from '../study/package.js';
+export { studyJsonSchema } from '../study/study.js';
 export { resultsMeta, type SinkOutcome, type StudyDone, type StudyEvents } from '../study/pipeline.js';
 export { fileSink, shardSink, textSink, type ReportedResults } from '../study/sinks.js';
 export { mergeShardFiles } from '../study/merge.js';

@@ -1,22 +1,21 @@
-import yargs, { type CommandModule } from 'yargs';
+import yargs, { type Argv, type CommandModule } from 'yargs';
 import { CtxsimError, escapeControl, UsageError } from '../errors.js';
-import { displayPath } from '../study/study.js';
-import { ctxsimVersion } from '../study/pipeline.js';
-import { cacheCommand } from './cache.js';
-import { calibrateCommand } from './calibrate.js';
-import { checkCommand } from './check.js';
-import { checkPolicyCommand } from './check-policy.js';
-import { explainCommand } from './explain.js';
-import { mergeCommand } from './merge.js';
-import { generateCommand } from './generate.js';
-import { importCommand } from './import.js';
-import { initCommand } from './init.js';
+import { ctxsimVersion, displayPath } from '../study/package.js';
+import { noCacheAlias } from './_cache-folder.js';
 import type { Command } from './_command.js';
 import { processIO, reasonOf, type IO } from './_io.js';
-import { pricesCommand } from './prices.js';
-import { runCommand } from './run.js';
-import { noCacheAlias } from './_study.js';
-import { tableCommand } from './table.js';
+import { cacheCommand } from './commands/cache.js';
+import { calibrateCommand } from './commands/calibrate.js';
+import { checkCommand } from './commands/check.js';
+import { checkPolicyCommand } from './commands/check-policy.js';
+import { explainCommand } from './commands/explain.js';
+import { generateCommand } from './commands/generate.js';
+import { importCommand } from './commands/import.js';
+import { initCommand } from './commands/init.js';
+import { mergeCommand } from './commands/merge.js';
+import { pricesCommand } from './commands/prices.js';
+import { runCommand } from './commands/run.js';
+import { tableCommand } from './commands/table.js';
 
 /**
  * Runs the CLI on `rawArgs` and returns the exit code: 0 ok, 1 a gate
@@ -59,18 +58,19 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     // (the heading becomes blank, which oneLinePerProblem drops; an empty string would leave it as it was).
     .updateStrings({ 'Invalid values:': ' ', 'Argument: %s, Given: %s, Choices: %s': '--%s: %s is not one of %s' })
     .fail((msg, err) => {
-      // What an option's coerce threw (a value it refused) arrives as a YError with the same message.
-      if (err?.name === 'YError') throw new CtxsimError(err.message, 'usage');
-      throw err ?? new CtxsimError(oneLinePerProblem(msg), 'usage');
+      throw err ? refusedValue(err) : new CtxsimError(oneLinePerProblem(msg), 'usage');
     })
     .wrap(Math.min(100, process.stdout.columns || 100));
+  skipHelpCache(cli);
   let helpText = '';
   try {
     await cli.parseAsync([...rawArgs], {}, (_err, _argv, output) => {
       helpText = output;
     });
     if (helpText) io.out(`${helpText}\n`);
-  } catch (e) {
+  } catch (caught) {
+    // yargs hands a refused value to .fail only while it parses synchronously: after an async builder it arrives here.
+    const e = refusedValue(caught);
     if (e instanceof CtxsimError) {
       io.err(`ctxsim: ${e.message.split('\n').join('\nctxsim: ')}\n`);
       // What a policy threw is the cause of its error: its stack is for whoever debugs the policy.
@@ -85,6 +85,11 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
     return internalError(e, io);
   }
   return code;
+}
+
+/** What an option's coerce threw (a value it refused) arrives as a YError with the same message: a usage error. */
+function refusedValue(e: unknown): unknown {
+  return e instanceof Error && e.name === 'YError' ? new CtxsimError(e.message, 'usage') : e;
 }
 
 /** A yargs message as one line per problem: its blank lines and indents dropped. */
@@ -145,7 +150,21 @@ function wrap<A>(cmd: Command<A>, setCode: (c: number) => void): CommandModule {
   return {
     command,
     describe,
-    builder: (y) => examples.reduce((z, [line, what]) => z.example(line, what), builder(y)),
+    builder: async (y) => examples.reduce((z, [line, what]) => z.example(line, what), await builder(y)),
     handler: async (argv) => setCode(await handler(argv as A)),
   };
+}
+
+/**
+ * Before it runs a command's handler, yargs formats the command's whole
+ * help, in case the handler asks to show it: 50–70 ms for `run`'s options,
+ * on every run. No ctxsim handler does, and a failure prints one line, never
+ * the help (`.fail` above), so that text is never read: the step is skipped.
+ * yargs offers no option for it; with a yargs that lacks the internal
+ * method, nothing changes but the time.
+ */
+function skipHelpCache(cli: Argv): void {
+  const internal = cli as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } };
+  const usage = internal.getInternalMethods?.().getUsageInstance?.();
+  if (typeof usage?.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
 }

@@ -1,14 +1,20 @@
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 
-/** A command: yargs wiring plus a handler that returns its exit code. */
+/**
+ * A command: yargs wiring plus a handler that returns its exit code. Only
+ * the wiring is loaded when the command line starts: yargs runs a builder
+ * only for the command given, so a builder whose descriptions list what the
+ * library holds (the policies, the profiles) imports it then (and returns a
+ * promise), and the handler imports the command's implementation.
+ */
 export interface Command<A> {
   command: string;
   describe: string;
-  builder: (y: Argv) => Argv;
+  builder: (y: Argv) => Argv | Promise<Argv>;
   /** Command lines shown under "Examples:" in its `--help`, each with what it does. */
   examples: readonly (readonly [command: string, description: string])[];
-  handler: (argv: A) => number | Promise<number>;
+  handler: (argv: A) => Promise<number>;
 }
 
 /**

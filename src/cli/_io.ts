@@ -1,3 +1,4 @@
+import { abortOpenStaging } from '../study/files.js';
 import type { StudyEvents } from '../study/pipeline.js';
 
 /** Where a command prints; injected so tests capture it. */
@@ -47,6 +48,20 @@ export function watchStdio(): void {
 /** Whether writing to stdout failed for another reason than its reader leaving. */
 export function stdoutFailed(): boolean {
   return stdoutClosed !== undefined && stdoutClosed !== 'EPIPE';
+}
+
+/**
+ * On Ctrl-C (SIGINT) or SIGTERM, removes the staging folders of the outputs
+ * being written, then raises the signal again with no handler left, so the
+ * process ends as it would have (exit status 130 or 143).
+ */
+export function abortStagingOnSignals(): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      abortOpenStaging();
+      process.kill(process.pid, signal);
+    });
+  }
 }
 
 /** What a failed system call's error code means, in words. */

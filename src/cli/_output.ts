@@ -2,8 +2,8 @@ import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs
 import { basename, dirname } from 'node:path';
 import { UsageError } from '../errors.js';
 import { formatOfPath, type OutputFormat } from '../report/outputs.js';
-import { abortOpenStaging, checkFileTarget } from '../study/files.js';
-import { displayPath } from '../study/study.js';
+import { checkFileTarget } from '../study/files.js';
+import { displayPath } from '../study/package.js';
 import { reasonOf } from './_io.js';
 
 /**
@@ -61,20 +61,6 @@ export function checkOutputFile(path: string, flag: string, shown: string): void
   // Something there that is not a file (a device, a FIFO, a folder) is named as every writer names it.
   if (statOf(path)) checkFileTarget(path);
   checkWritable({ kind: 'file', path, format: 'json' }, shown, true, flag);
-}
-
-/**
- * On Ctrl-C (SIGINT) or SIGTERM, removes the staging folders of the outputs
- * being written, then raises the signal again with no handler left, so the
- * process ends as it would have (exit status 130 or 143).
- */
-export function abortStagingOnSignals(): void {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      abortOpenStaging();
-      process.kill(process.pid, signal);
-    });
-  }
 }
 
 /** What is at `path`, or undefined when nothing is (a file on the way is found when the loop above gets to it). */

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { displayPath } from '../study/study.js';
+import { displayPath } from '../study/package.js';
 import type { ScenarioOut } from '../scenario/docs.js';
 import { scenariosToYamlStream, scenarioToYaml } from '../scenario/yaml.js';
 import { writeFilesPausing } from '../study/files.js';

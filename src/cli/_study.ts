@@ -1,20 +1,12 @@
-import { CACHE_BREAKPOINTS } from '../pricing/settings.js';
-import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { REPLAY_DIR } from '../engine/replay-cache.js';
 import { UsageError } from '../errors.js';
-import { folderProblem } from '../process.js';
-import { wholeNumberOption } from './_command.js';
-import { policyHelpLines } from '../policies/docs.js';
-import { COMMON_PARAMS } from '../policies/params.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
-import { WORKER_OLD_MB } from '../engine/parallel.js';
-import { DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
-import { TOKENIZERS } from '../tokens/encoding.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides } from '../study/upkeep.js';
+import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
 
 /** Flags every study-running command takes; they override the study file. */
 export interface StudyFlags {
@@ -29,7 +21,7 @@ export interface StudyFlags {
   cache?: string;
   cacheBreakpoint?: string;
   /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
-  tokenCache?: string | false | (string | false)[];
+  tokenCache?: TokenCacheFlag;
   /** Worker threads; omitted: `autoJobs` (every core for a large study, one for a small one). */
   jobs?: number;
   /** Where upkeep comes from: simulate, record, replay or live. */
@@ -50,107 +42,9 @@ export interface StudyFlags {
   policyMemory?: number;
 }
 
-/** Where the token-count cache and the replay cache (in its `replay/`) live unless `--token-cache` says otherwise (relative to the working directory). */
-export const DEFAULT_TOKEN_CACHE = '.ctxsim-cache';
-
-/** The environment variable that names the cache folder when no flag does (CI jobs that keep one folder between runs). */
-export const CACHE_DIR_ENV = 'CTXSIM_CACHE_DIR';
-
-/** The limits of policy modules, for every command that runs them (docs/custom-policies.md). */
-export const POLICY_LIMIT_OPTIONS = {
-  'policy-timeout': wholeNumberOption('policy-timeout', {
-    min: 1,
-    describe: 'seconds one call into a policy module (its import, start, a session method) may take; past it the command stops naming the module, scenario and turn',
-    defaultDescription: String(DEFAULT_POLICY_TIMEOUT),
-  }),
-  'policy-memory': wholeNumberOption('policy-memory', {
-    min: 16,
-    describe: 'MB of heap the worker thread that runs policy modules may use; past it the command stops naming the module',
-    defaultDescription: String(WORKER_OLD_MB),
-  }),
-} as const;
-
 /** The limits the flags set, as `RunOptions` take them. */
 export function policyLimits(flags: Pick<StudyFlags, 'policyTimeout' | 'policyMemory'>): Pick<RunnableStudy, 'policyTimeout' | 'policyMemory'> {
   return { ...(flags.policyTimeout !== undefined && { policyTimeout: flags.policyTimeout }), ...(flags.policyMemory !== undefined && { policyMemory: flags.policyMemory }) };
-}
-
-export const STUDY_OPTIONS = {
-  out: { type: 'string', describe: 'output folder (overrides the study)' },
-  seed: wholeNumberOption('seed', { describe: 'random seed' }),
-  policy: {
-    type: 'string',
-    array: true,
-    describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000, or a policy module: ./policies/keep-edges.mjs:keep=1 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
-  },
-  scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
-  model: { type: 'string', array: true, describe: 'chat model, e.g. gpt-4o-mini (repeatable: every policy runs on each model; replaces the study’s)' },
-  tokenizer: { type: 'string', describe: `auto | ${TOKENIZERS.join(' | ')}` },
-  prices: { type: 'string', describe: 'LiteLLM-format price table JSON' },
-  cache: { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' },
-  'cache-breakpoint': {
-    type: 'string',
-    choices: CACHE_BREAKPOINTS,
-    describe: 'Claude-style explicit caches: call (default) puts a breakpoint at the end of every call’s prompt too, turn only after the policy’s stable prefix',
-  },
-  'token-cache': {
-    type: 'string',
-    describe: 'folder of the persistent caches: token counts, and the records of each scenario × model × policy replayed (--no-token-cache or --no-cache: none)',
-    defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_TOKEN_CACHE}`,
-  },
-  jobs: wholeNumberOption('jobs', {
-    min: 1,
-    describe: 'worker threads (output is the same for any number)',
-    defaultDescription: 'cores; 1 below 4 MB of message text or for one scenario',
-  }),
-  ...POLICY_LIMIT_OPTIONS,
-  upkeep: {
-    type: 'string',
-    describe: 'where summaries, extractions and embeddings come from: simulate, record (a real model, into the cassette), replay (the cassette only) or live; record and live open the network, which only this flag does (never a study file)',
-    defaultDescription: 'the study’s, else simulate',
-  },
-  cassette: { type: 'string', describe: 'the upkeep cassette (JSON Lines) to record into or replay, anywhere (a study names one only in its folder)', defaultDescription: 'upkeep.cassette.jsonl beside the study' },
-  'base-url': {
-    type: 'string',
-    describe: 'with --upkeep record or live: the OpenAI-compatible API upkeep requests go to (overrides the study’s upkeep.baseURL)',
-    defaultDescription: 'the study’s, else https://api.openai.com/v1',
-  },
-  'api-key-env': {
-    type: 'string',
-    describe: 'with --upkeep record or live: the environment variable the API key is read from (overrides the study’s upkeep.apiKeyEnv)',
-    defaultDescription: 'the study’s, else OPENAI_API_KEY',
-  },
-  answers: {
-    type: 'boolean',
-    describe: 'also send each probe turn’s first prompt to the chat model through the upkeep endpoint and score the probes on its answer (needs --upkeep record, replay or live)',
-    defaultDescription: 'the study’s, else false',
-  },
-  judge: {
-    type: 'string',
-    describe: 'with --answers: a model that grades a reply that does not hold the probed value as written (its yes makes the probe answered), through the upkeep endpoint',
-    defaultDescription: 'the study’s, else none',
-  },
-} as const;
-
-/** `--no-cache`, the old name of `--no-token-cache` (before `--`), under its name: yargs would take it for a negated `--cache`. */
-export function noCacheAlias(args: readonly string[]): readonly string[] {
-  const end = args.indexOf('--');
-  return args.map((a, i) => (a === '--no-cache' && (end < 0 || i < end) ? '--no-token-cache' : a));
-}
-
-/** The token-cache folder the flags name: a folder, false for none, else $CTXSIM_CACHE_DIR, else the default. */
-export function tokenCacheFromFlags(flag: StudyFlags['tokenCache']): string | false {
-  const last = Array.isArray(flag) ? flag[flag.length - 1] : flag;
-  if (last === '') throw new UsageError('--token-cache: name a folder (or use --no-token-cache)');
-  const fromEnv = last === undefined && process.env[CACHE_DIR_ENV] ? process.env[CACHE_DIR_ENV] : undefined;
-  const dir = last ?? fromEnv ?? DEFAULT_TOKEN_CACHE;
-  // Caught here rather than as a warning per cache file at the end of the run.
-  if (dir === false) return dir;
-  const named = last !== undefined ? '--token-cache' : fromEnv ? CACHE_DIR_ENV : 'the cache folder';
-  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`${named} ${dir}: a file, not a folder`);
-  const problem = folderProblem(dir);
-  if (problem) throw new UsageError(`${named} ${dir}: the folder cannot be made (${problem})`);
-  return dir;
 }
 
 /**

@@ -1,47 +1,24 @@
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { clearReplayCache, DEFAULT_REPLAY_CACHE_BYTES, REPLAY_DIR, replayCacheStats } from '../engine/replay-cache.js';
-import { displayPath } from '../study/study.js';
-import type { Command } from './_command.js';
+import { displayPath } from '../study/package.js';
 import type { IO } from './_io.js';
-import { CACHE_DIR_ENV, DEFAULT_TOKEN_CACHE, tokenCacheFromFlags, type StudyFlags } from './_study.js';
+import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
 
-const ACTIONS = ['info', 'clear'] as const;
+/** What `ctxsim cache` does. */
+export const ACTIONS = ['info', 'clear'] as const;
 
 /** The action, or a usage error naming it (also for a library caller: an unknown action clears nothing). */
-function actionOf(action: string): (typeof ACTIONS)[number] {
+export function actionOf(action: string): (typeof ACTIONS)[number] {
   const known = ACTIONS.find((a) => a === action);
   if (!known) throw new UsageError(`cache: ${JSON.stringify(action)} is not one of ${ACTIONS.map((a) => JSON.stringify(a)).join(', ')}`);
   return known;
 }
 
-interface CacheFlags {
+export interface CacheFlags {
   action: string;
-  tokenCache?: StudyFlags['tokenCache'];
-}
-
-export function cacheCommand(io: IO): Command<CacheFlags> {
-  return {
-    command: 'cache <action>',
-    describe: 'show (info) or empty (clear) the cache folder: token counts, replayed units and rendered charts',
-    examples: [
-      ['ctxsim cache info', 'entries and bytes of .ctxsim-cache/'],
-      ['ctxsim cache clear --token-cache /tmp/c', 'empty the cache folder /tmp/c'],
-    ],
-    builder: (y: Argv) =>
-      y
-        .positional('action', {
-          type: 'string',
-          choices: ACTIONS,
-          // Checked here, before yargs checks the choices: its message would name the positional as a flag (--action).
-          coerce: actionOf,
-          describe: 'info: what the cache holds; clear: remove it all',
-        })
-        .option('token-cache', { type: 'string', describe: 'the cache folder', defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_TOKEN_CACHE}` }),
-    handler: (argv: CacheFlags) => cache(argv, io),
-  };
+  tokenCache?: TokenCacheFlag;
 }
 
 /** The token-count files of the cache folder (`<encoding>.tokens`), with their sizes. */

@@ -1,39 +1,15 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { loadPrices } from '../pricing/load.js';
 import { calibrateTokenFactor, calibrationReport } from '../study/calibrate.js';
 import { flagModel, loadScenarios, scenarioFiles } from '../study/study.js';
-import type { Command } from './_command.js';
 import type { IO } from './_io.js';
 
-interface CalibrateFlags {
+export interface CalibrateFlags {
   transcripts: string[];
   model?: string;
   prices?: string;
-}
-
-export function calibrateCommand(io: IO): Command<CalibrateFlags> {
-  return {
-    command: 'calibrate <transcripts..>',
-    describe: 'fit a tokenFactor per model from the billed usage of imported transcripts, with its leave-one-out error, and print the study line to paste',
-    examples: [
-      ['ctxsim calibrate transcripts/*.yaml', 'fit each model’s tokenFactor from what the provider billed for the transcripts’ calls'],
-      ['ctxsim calibrate session.yaml --model claude-sonnet-4-5', 'fit them as the model the study names, whatever the transcripts say'],
-    ],
-    builder: (y: Argv) =>
-      y
-        .positional('transcripts', {
-          type: 'string',
-          array: true,
-          demandOption: true,
-          describe: 'scenario files or globs of imported transcripts with billed usage (ctxsim import … --unlogged-prefix billed)',
-        })
-        .option('model', { type: 'string', describe: 'fit every transcript as this model (default: the model each one names)' })
-        .option('prices', { type: 'string', describe: 'LiteLLM-format price table JSON laid over the builtin one (for model names)' }),
-    handler: (argv: CalibrateFlags) => calibrate(argv, io),
-  };
 }
 
 /** Transcript logs a calibration is given by mistake for scenario files: they are imported first. */

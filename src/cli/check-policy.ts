@@ -1,4 +1,3 @@
-import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { CONTRACT_RULES, checkPolicyContract, contractVariants, formatContractViolation } from '../policies/contract.js';
 import { parseSpecString, resolvePolicy, type PolicyVariant } from '../policies/spec.js';
@@ -7,34 +6,14 @@ import { CtxsimError } from '../errors.js';
 import type { Conversation } from '../types.js';
 import { loadPolicyModules, resolveNamed, specModules } from '../study/policy-modules.js';
 import { contractScenarios, loadScenarios } from '../study/study.js';
-import { wholeNumberOption, type Command } from './_command.js';
 import type { IO } from './_io.js';
-import { POLICY_LIMIT_OPTIONS, policyLimits, type StudyFlags } from './_study.js';
+import { policyLimits, type StudyFlags } from './_study.js';
 
-interface CheckPolicyFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory'> {
+export interface CheckPolicyFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory'> {
   policy: string;
   scenario?: string[];
   seed: number;
   limit: number;
-}
-
-export function checkPolicyCommand(io: IO): Command<CheckPolicyFlags> {
-  return {
-    command: 'check-policy <policy>',
-    describe: 'replay scenarios through a policy (a module or a built-in) and list every rule of the policy contract it breaks (exit 1 if any)',
-    examples: [
-      ['ctxsim check-policy ./policies/keep-edges.mjs', 'the module under the parameter sets derived from its parameters, on the built-in scenarios'],
-      ['ctxsim check-policy "./policies/keep-edges.mjs:keep=0|1|5" --scenario "scenarios/*.yaml"', 'those three variants, on your scenarios'],
-    ],
-    builder: (y: Argv) =>
-      y
-        .positional('policy', { type: 'string', demandOption: true, describe: 'a policy module (./policies/keep-edges.mjs), or a built-in id; with parameters (:keep=1, a sweep keep=0|1) only those variants are checked' })
-        .option('scenario', { type: 'string', array: true, describe: 'scenario file or glob (repeatable); default: the default study’s scenarios and the contract scenarios of templates/contract/' })
-        .option('seed', wholeNumberOption('seed', { default: 42, describe: 'seed of the policy’s random streams' }))
-        .option('limit', wholeNumberOption('limit', { default: 100, min: 1, describe: 'stop after this many broken rules' }))
-        .options(POLICY_LIMIT_OPTIONS),
-    handler: (argv: CheckPolicyFlags) => checkPolicy(argv, io),
-  };
 }
 
 /**

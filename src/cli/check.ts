@@ -1,6 +1,5 @@
 import { appendFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { makeBaseline, readBaseline, type Baseline } from '../gate/baseline.js';
 import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLimits } from '../gate/compare.js';
@@ -8,14 +7,14 @@ import { gateAnnotations, gateJson, gateJunit, gateMarkdown } from '../report/ga
 import { OutputSet } from '../study/files.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { gateSink } from '../study/sinks.js';
-import { displayPath, type Study } from '../study/study.js';
-import type { Command } from './_command.js';
+import { displayPath } from '../study/package.js';
+import { type Study } from '../study/study.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, checkOutputFolder } from './_output.js';
-import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
+import { studyFromFlags, type StudyFlags } from './_study.js';
 import { tableNotes } from '../report/text.js';
 
-interface CheckFlags extends StudyFlags {
+export interface CheckFlags extends StudyFlags {
   baseline?: string;
   maxCostIncrease?: string;
   maxRetentionDrop?: string;
@@ -24,30 +23,6 @@ interface CheckFlags extends StudyFlags {
   json?: boolean;
   verbose?: boolean;
   quiet?: boolean;
-}
-
-export function checkCommand(io: IO): Command<CheckFlags> {
-  return {
-    command: 'check [study]',
-    describe: 'rerun the study and fail (exit 1) on cost or retention regressions against a baseline',
-    examples: [
-      ['ctxsim check study.yaml --baseline ctxsim-baseline.json', 'fail (exit 1) if a scenario × policy costs more or forgets more than the baseline'],
-      ['ctxsim check study.yaml --baseline ctxsim-baseline.json --max-cost-increase 10% --junit gate.xml', 'a looser cost limit, and JUnit XML for CI'],
-    ],
-    builder: (y: Argv) =>
-      y
-        .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
-        .option('baseline', { type: 'string', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' })
-        .option('max-cost-increase', { type: 'string', nargs: 1, describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)' })
-        .option('max-retention-drop', { type: 'string', nargs: 1, describe: 'allowed retention drop: probes (default 0) or points (2%)' })
-        .option('max-answer-drop', { type: 'string', nargs: 1, describe: 'with answers measured in both runs: allowed answer retention drop, probes (default 0) or points (2%)' })
-        .option('junit', { type: 'string', describe: 'also write JUnit XML here' })
-        .option('json', { type: 'boolean', describe: 'print the result as JSON instead of a table' })
-        .option('verbose', { type: 'boolean', describe: 'print every scenario × policy row, also when it passes' })
-        .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
-        .options(STUDY_OPTIONS),
-    handler: (argv: CheckFlags) => check(argv, io),
-  };
 }
 
 /** Flags win over the study's `gate:` block, which wins over the defaults. */

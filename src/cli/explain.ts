@@ -1,4 +1,3 @@
-import type { Argv } from 'yargs';
 import type { SentCall } from '../engine/replay.js';
 import { UsageError } from '../errors.js';
 import { usd } from '../records/format.js';
@@ -6,15 +5,13 @@ import { align } from '../report/text.js';
 import { loadScenarioOrStudy } from '../scenario/load.js';
 import { explainTurn, studyConversation, studyModel, type ExplainedCall, type ExplainedProbe, type ExplainedTurn, type ExplainedUpkeep } from '../study/explain.js';
 import type { RunnableStudy } from '../study/pipeline.js';
-import { displayPath } from '../study/study.js';
+import { displayPath } from '../study/package.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
-import { TOKENIZERS } from '../tokens/encoding.js';
 import type { Conversation, Message, Pico } from '../types.js';
-import { wholeNumberOption, type Command } from './_command.js';
 import type { IO } from './_io.js';
-import { POLICY_LIMIT_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
+import { studyFromFlags, type StudyFlags } from './_study.js';
 
-interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory' | 'upkeep' | 'cassette'> {
+export interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory' | 'upkeep' | 'cassette'> {
   file: string;
   scenario?: string;
   policy: string;
@@ -22,30 +19,6 @@ interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory'
   model?: string;
   tokenizer?: string;
   seed?: number;
-}
-
-export function explainCommand(io: IO): Command<ExplainFlags> {
-  return {
-    command: 'explain <file>',
-    describe: 'print exactly what a policy sends at one turn, with token counts, each call\'s cost and the probes\' outcome',
-    examples: [
-      ['ctxsim explain scenarios/noah-amnesia.yaml --policy window-turns:turns=2 --turn 5', 'what a two-exchange window sends at turn 5, with token counts'],
-      ['ctxsim explain study.yaml --scenario support-0003 --policy summary --turn 8', 'the same turn as `ctxsim run study.yaml` replayed it: the study\'s model, seed, prices and caching'],
-    ],
-    builder: (y: Argv) =>
-      y
-        .positional('file', { type: 'string', demandOption: true, describe: 'scenario file, or study file (then the turn is replayed as ctxsim run replays the study)' })
-        .option('scenario', { type: 'string', describe: 'with a study file: the id of the conversation (needed when the study has several)' })
-        .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3, or a policy module: ./policies/keep-edges.mjs:keep=1' })
-        .option('turn', wholeNumberOption('turn', { demandOption: true, describe: 'turn number (from 1)' }))
-        .option('model', { type: 'string', describe: 'chat model: prices, context window, tokenizer (with a study file: one of its models)', defaultDescription: 'gpt-4o-mini, or the study\'s first' })
-        .option('tokenizer', { type: 'string', describe: `auto | ${TOKENIZERS.join(' | ')} (over the study's, as on run)`, defaultDescription: 'auto, or the study\'s' })
-        .option('seed', wholeNumberOption('seed', { describe: 'random seed (over the study\'s, as on run)', defaultDescription: '42, or the study\'s' }))
-        .option('upkeep', { type: 'string', describe: 'simulate, or replay the upkeep cassette (a study recorded with ctxsim run --upkeep record); explain sends nothing', defaultDescription: 'the study’s, else simulate' })
-        .option('cassette', { type: 'string', describe: 'with --upkeep replay: the upkeep cassette to replay', defaultDescription: 'upkeep.cassette.jsonl beside the study' })
-        .options(POLICY_LIMIT_OPTIONS),
-    handler: (argv: ExplainFlags) => explain(argv, io),
-  };
 }
 
 /**

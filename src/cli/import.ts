@@ -1,14 +1,12 @@
 import { resolve } from 'node:path';
-import type { Argv } from 'yargs';
 import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
-import { formatImportReport, importDataset, importerFor, IMPORTERS } from '../scenario/import/index.js';
-import { displayPath } from '../study/study.js';
+import { formatImportReport, importDataset, importerFor } from '../scenario/import/index.js';
+import { displayPath } from '../study/package.js';
 import { addUnloggedPrefixes } from '../study/billed.js';
 import { grouped } from '../records/format.js';
 import type { ScenarioOut } from '../scenario/docs.js';
 import type { Conversation } from '../types.js';
-import type { Command } from './_command.js';
 import type { IO } from './_io.js';
 import { checkScenarioOut, writeScenarios } from './_scenarios.js';
 
@@ -33,35 +31,6 @@ const OPTION_FLAGS = ['prefix', 'user', 'factValue', 'system', 'annotations', 'f
 /** The flag as it was given: a boolean option turned off was `--no-<name>`. */
 function flagName(option: string, value: unknown): string {
   return `--${value === false ? 'no-' : ''}${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-}
-
-export function importCommand(io: IO): Command<ImportFlags> {
-  return {
-    command: 'import <file>',
-    describe: 'convert a dataset to scenario YAML (one file each with --out, else a YAML stream on stdout)',
-    examples: [
-      ['ctxsim import --format locomo locomo10.json --out scenarios/locomo', 'convert a dataset to one scenario file per conversation'],
-    ],
-    builder: (y: Argv) =>
-      y
-        .positional('file', { type: 'string', demandOption: true, describe: 'dataset file' })
-        .option('format', { type: 'string', demandOption: true, describe: [...IMPORTERS.keys()].join(' | ') })
-        .option('out', { type: 'string', describe: 'folder for one <id>.yaml per conversation' })
-        .option('prefix', { type: 'string', describe: 'id prefix' })
-        .option('user', { type: 'string', describe: 'locomo: speaker_a | speaker_b plays the user' })
-        .option('fact-value', { type: 'string', describe: 'locomo: text | answer (what a probed fact is)' })
-        .option('system', { type: 'string', describe: 'abcd: system prompt for every conversation' })
-        .option('annotations', { type: 'string', describe: 'openai, claude-code, swe-agent, anthropic: side file of facts and probes by conversation id' })
-        .option('fact', { type: 'string', array: true, describe: 'openai, claude-code, swe-agent, anthropic: name=value for every conversation (repeatable)' })
-        .option('probe', { type: 'string', array: true, describe: 'openai, claude-code, swe-agent, anthropic: TURN:name[,name] for every conversation (repeatable)' })
-        .option('ask', { type: 'boolean', describe: 'multiwoz: end with a turn asking for the booking references (default on; --no-ask)' })
-        .option('unlogged-prefix', {
-          type: 'string',
-          choices: ['billed'],
-          describe: 'claude-code, swe-agent, openai, anthropic: add a pinned stand-in for what the log leaves out of every prompt (system prompt, tool definitions), sized from the first call’s bill (an estimate)',
-        }),
-    handler: (argv: ImportFlags) => importCmd(argv, io),
-  };
 }
 
 /** `ctxsim import`: read, validate every conversation, report quirks on stderr, then write. */

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 import { setV8Flags } from '../engine/v8-flags.js';
 import { internalError, runMain } from './_app.js';
-import { processIO, stdoutFailed, watchStdio } from './_io.js';
-import { abortStagingOnSignals } from './_output.js';
+import { abortStagingOnSignals, processIO, stdoutFailed, watchStdio } from './_io.js';
 
 setV8Flags();
 watchStdio();

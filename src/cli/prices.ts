@@ -1,45 +1,18 @@
-import type { Argv } from 'yargs';
 import { pricesTable } from '../report/prices.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, matchModels } from '../pricing/prices.js';
 import { settingsModels, type CostSettings } from '../pricing/settings.js';
-import type { Command } from './_command.js';
 import type { IO } from './_io.js';
 import { studyFromFlags } from './_study.js';
 import { tokenizerUnavailable } from '../tokens/chat-template.js';
 import type { Study } from '../study/study.js';
 
-interface PricesFlags {
+export interface PricesFlags {
   patterns?: string[];
   study?: string;
   prices?: string;
   cache?: string;
   all?: boolean;
-}
-
-export function pricesCommand(io: IO): Command<PricesFlags> {
-  return {
-    command: 'prices [patterns..]',
-    describe: 'show the prices, context windows, cache rules and latency figures in use',
-    examples: [
-      ['ctxsim prices gpt-4o-mini claude-sonnet-4-5', 'prices, context windows, cache rules and latency of two models'],
-      ['ctxsim prices qwen', 'every model whose name holds qwen (case ignored)'],
-      ["ctxsim prices 'groq/*'", 'every model a glob matches (* any characters, / included; ? one)'],
-      ['ctxsim prices --all', 'every model of the price table'],
-    ],
-    builder: (y: Argv) =>
-      y
-        .positional('patterns', {
-          type: 'string',
-          array: true,
-          describe: 'models to show: a model name, a glob (groq/*) or a part of names (qwen) (default: the models the study uses)',
-        })
-        .option('study', { type: 'string', describe: 'study file whose prices, cache and latency settings apply' })
-        .option('prices', { type: 'string', describe: 'LiteLLM-format price table JSON laid over the builtin one' })
-        .option('cache', { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' })
-        .option('all', { type: 'boolean', describe: 'every model in the table' }),
-    handler: (argv: PricesFlags) => prices(argv, io),
-  };
 }
 
 /** `ctxsim prices`: the price table in use, for the models the patterns name or those the study uses. */

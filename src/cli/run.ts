@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import type { RunInfo } from '../engine/run.js';
 import type { PolicyRecord } from '../records/registry.js';
@@ -10,15 +9,15 @@ import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
 import { overflowWarnings, runSummary } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { fileSink, folderSink, shardSink, textSink } from '../study/sinks.js';
-import { displayPath, loadScenarios, STDOUT, type Study } from '../study/study.js';
+import { displayPath } from '../study/package.js';
+import { loadScenarios, STDOUT, type Study } from '../study/study.js';
 import { planText, upkeepPlan } from '../study/upkeep.js';
 import { billedLine, type BilledCheck } from '../study/billed.js';
 import { replayChartStore } from '../study/chart-store.js';
-import type { Command } from './_command.js';
 import { studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
-import { STUDY_OPTIONS, studyFromFlags, type StudyFlags } from './_study.js';
-import { percentFlag, TABLE_OPTIONS, tableOptions } from './_table.js';
+import { studyFromFlags, type StudyFlags } from './_study.js';
+import { percentFlag, tableOptions } from './_table.js';
 
 export interface RunFlags extends StudyFlags {
   quiet?: boolean;
@@ -31,40 +30,6 @@ export interface RunFlags extends StudyFlags {
   minRetention?: string;
   sort?: string;
   wide?: boolean;
-}
-
-export function runCommand(io: IO): Command<RunFlags> {
-  return {
-    command: 'run [study]',
-    describe: 'replay the study and write reports',
-    examples: [
-      ['ctxsim run', 'replay the built-in default study into reports/'],
-      ['ctxsim run study.yaml --out reports/', 'replay a study, write every report'],
-      ['ctxsim run --scenario \'scenarios/*.yaml\' --policy full --policy \'window-tokens:budget=1000|2000\' --out - --format md', 'two policies (one a sweep), report.md on stdout'],
-      ['ctxsim run study.yaml --save-baseline ctxsim-baseline.json', 'also save a baseline for `ctxsim check`'],
-      ['ctxsim run study.yaml --upkeep record --dry-run', 'how many calls recording real upkeep would make, and their cost'],
-    ],
-    builder: (y: Argv) =>
-      y
-        .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
-        .options(STUDY_OPTIONS)
-        // nargs: 1 lets `--out -` take the dash (yargs otherwise reads it as a positional).
-        .option('out', { type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' })
-        .option('format', { type: 'string', choices: OUTPUT_FORMATS, describe: 'format of the single output (without --out: to stdout; --out - writes csv unless told)' })
-        .option('records', {
-          type: 'string',
-          describe: 'full | summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report the same; a shard file keeps every record',
-          defaultDescription: 'full',
-        })
-        .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
-        .option('save-baseline', { type: 'string', describe: 'also write a baseline JSON for `ctxsim check`' })
-        .option('force', { type: 'boolean', describe: 'let --save-baseline replace an existing file' })
-        .option('shard', { type: 'string', describe: 'run slice K/N of the scenario × model × policy work (combine with `ctxsim merge`); auto or auto/N reads K and N from the CI or batch engine (GitLab CI, Buildkite, CircleCI, AWS Batch, Kubernetes Indexed Job)' })
-        .options(TABLE_OPTIONS)
-        .option('min-retention', { type: 'string', describe: 'the retention, in percent, the verdict’s cheapest policy must keep (e.g. 90 or 90%)', defaultDescription: 'the study’s, else 95' })
-        .option('dry-run', { type: 'boolean', describe: 'with --upkeep record or live: print how many upkeep calls the recording needs and what they cost at most, send nothing, write nothing' }),
-    handler: (argv: RunFlags) => run(argv, io),
-  };
 }
 
 /** Warns on stderr (even with --quiet) of each policy whose calls went over a context window. */

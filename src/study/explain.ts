@@ -9,7 +9,8 @@ import { normalize } from '../text/normalize.js';
 import type { Conversation, Turn, UpkeepCall } from '../types.js';
 import type { ProbeRecord, TurnRecord } from '../records/registry.js';
 import type { RunnableStudy } from './pipeline.js';
-import { displayPath, loadScenarios, type Study } from './study.js';
+import { displayPath } from './package.js';
+import { loadScenarios, type Study } from './study.js';
 import { studyUpkeep } from './upkeep.js';
 
 /** One model call of the explained turn: what was sent, and what the run's meter charged for it. */

@@ -5,7 +5,7 @@ import { CtxsimError } from '../errors.js';
 import { lostProbes } from '../records/digest.js';
 import { mergeShards, readShard } from '../gate/shard.js';
 import { resultsMeta, type SinkOutcome, type StudySink } from './pipeline.js';
-import { displayPath } from './study.js';
+import { displayPath } from './package.js';
 
 /** The shard files a path names: the file itself, or every `shard-K-of-N.json` in the folder, sorted. */
 function shardFiles(path: string): string[] {

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { join } from 'node:path';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
 import type { Conversations, RunInfo, RunOptions, ScenarioRecords } from '../engine/run.js';
 import { byPolicy } from '../engine/summary.js';
@@ -12,7 +11,8 @@ import { lostProbes } from '../records/digest.js';
 import type { Conversation } from '../types.js';
 import type { PolicyRecord, ProbeRecord, SummaryRecord } from '../records/registry.js';
 import { checkFileTarget, OutputSet } from './files.js';
-import { displayPath, loadScenarios, PACKAGE_DIR, type Study } from './study.js';
+import { ctxsimVersion, displayPath } from './package.js';
+import { loadScenarios, type Study } from './study.js';
 import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
 import { billedChecks, type BilledCheck } from './billed.js';
 
@@ -225,12 +225,4 @@ export function resultsMeta(priceDate: string, env: Readonly<Record<string, stri
   const epoch = env.SOURCE_DATE_EPOCH;
   const at = epoch && /^\d+$/.test(epoch) ? new Date(Number(epoch) * 1000) : now();
   return { tool: 'ctxsim', version: ctxsimVersion(), priceTable: priceDate, generatedAt: at.toISOString() };
-}
-
-let version: string | undefined;
-
-/** ctxsim's own version, from its package.json (wherever it is installed). */
-export function ctxsimVersion(): string {
-  version ??= (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
-  return version;
 }

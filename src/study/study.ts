@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, resolve } from 'node:path';
 import { globSync } from 'tinyglobby';
 import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
@@ -24,6 +23,7 @@ import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
 import { defaultUpkeep, NETWORK_MODES, networkProblem, upkeepSchema, upkeepSettings, withUpkeepOverrides, type UpkeepOverrides, type UpkeepSettings } from './upkeep.js';
 import { outsideProblem, studyRoots } from './confine.js';
+import { displayPath, PACKAGE_DIR } from './package.js';
 import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from './sources.js';
@@ -70,15 +70,6 @@ export interface Study {
   judge?: string;
   /** The retention, in percent, the verdict's cheapest policy must keep (the study's `minRetention`; `--min-retention`; default 95). */
   minRetention?: number;
-}
-
-/** The package's own folder (for shipped scenarios). */
-export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-/** Displays a path relative to the working directory when that is shorter. */
-export function displayPath(p: string): string {
-  const r = relative(process.cwd(), p);
-  return r && !r.startsWith('..') ? r : p;
 }
 
 const studySchema = z.strictObject({

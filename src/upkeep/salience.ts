@@ -56,12 +56,15 @@
  * the text is cut into chunks of at most 16 KB at line ends, and runs of
  * 100+ characters without whitespace are cut into words before wink reads
  * them (wink's tokenizer is quadratic in such a run). The first call builds
- * wink's model: 60–150 ms and about 17 MB of heap, once per process;
- * importing this module costs about 50 ms more (the model's code).
+ * wink's model: 60–150 ms and about 17 MB of heap, once per process, plus
+ * about 60 ms to load the packages' code, which is required then too, not
+ * imported: a command that reads no spans (`ctxsim prices`, `--help`) never
+ * loads it.
  * @module
  */
-import winkNLP from 'wink-nlp';
-import model from 'wink-eng-lite-web-model';
+import { createRequire } from 'node:module';
+import type WinkNLP from 'wink-nlp';
+import type WinkModel from 'wink-eng-lite-web-model';
 
 /**
  * What kind of span it is, in the order a summarizer keeps them first:
@@ -119,6 +122,9 @@ let wink: Wink | undefined;
 
 /** wink-nlp with the English lite model: sentence boundaries, part of speech and entities (no sentiment, negation or custom entities). */
 function loadWink(): Wink {
+  const require = createRequire(import.meta.url);
+  const winkNLP = require('wink-nlp') as typeof WinkNLP;
+  const model = require('wink-eng-lite-web-model') as typeof WinkModel;
   const nlp = winkNLP(model, ['sbd', 'pos', 'ner']);
   const its = nlp.its;
   const lexicon = nlp.readDoc('');

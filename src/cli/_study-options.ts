@@ -1,0 +1,87 @@
+/**
+ * The options of the commands that run a study or policy modules. Their
+ * descriptions list what the library holds (the policies and their
+ * parameters, the tokenizers), so a command's builder imports this module
+ * when yargs builds that command, not when the command line starts.
+ * @module
+ */
+import { CACHE_BREAKPOINTS } from '../pricing/settings.js';
+import { WORKER_OLD_MB } from '../engine/parallel.js';
+import { policyHelpLines } from '../policies/docs.js';
+import { DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
+import { COMMON_PARAMS } from '../policies/params.js';
+import { TOKENIZERS } from '../tokens/encoding.js';
+import { CACHE_DIR_ENV, DEFAULT_TOKEN_CACHE } from './_cache-folder.js';
+import { wholeNumberOption } from './_command.js';
+
+/** The limits of policy modules, for every command that runs them (docs/custom-policies.md). */
+export const POLICY_LIMIT_OPTIONS = {
+  'policy-timeout': wholeNumberOption('policy-timeout', {
+    min: 1,
+    describe: 'seconds one call into a policy module (its import, start, a session method) may take; past it the command stops naming the module, scenario and turn',
+    defaultDescription: String(DEFAULT_POLICY_TIMEOUT),
+  }),
+  'policy-memory': wholeNumberOption('policy-memory', {
+    min: 16,
+    describe: 'MB of heap the worker thread that runs policy modules may use; past it the command stops naming the module',
+    defaultDescription: String(WORKER_OLD_MB),
+  }),
+} as const;
+
+/** The flags every study-running command takes (`StudyFlags`). */
+export const STUDY_OPTIONS = {
+  out: { type: 'string', describe: 'output folder (overrides the study)' },
+  seed: wholeNumberOption('seed', { describe: 'random seed' }),
+  policy: {
+    type: 'string',
+    array: true,
+    describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000, or a policy module: ./policies/keep-edges.mjs:keep=1 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
+  },
+  scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
+  model: { type: 'string', array: true, describe: 'chat model, e.g. gpt-4o-mini (repeatable: every policy runs on each model; replaces the study’s)' },
+  tokenizer: { type: 'string', describe: `auto | ${TOKENIZERS.join(' | ')}` },
+  prices: { type: 'string', describe: 'LiteLLM-format price table JSON' },
+  cache: { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' },
+  'cache-breakpoint': {
+    type: 'string',
+    choices: CACHE_BREAKPOINTS,
+    describe: 'Claude-style explicit caches: call (default) puts a breakpoint at the end of every call’s prompt too, turn only after the policy’s stable prefix',
+  },
+  'token-cache': {
+    type: 'string',
+    describe: 'folder of the persistent caches: token counts, and the records of each scenario × model × policy replayed (--no-token-cache or --no-cache: none)',
+    defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_TOKEN_CACHE}`,
+  },
+  jobs: wholeNumberOption('jobs', {
+    min: 1,
+    describe: 'worker threads (output is the same for any number)',
+    defaultDescription: 'cores; 1 below 4 MB of message text or for one scenario',
+  }),
+  ...POLICY_LIMIT_OPTIONS,
+  upkeep: {
+    type: 'string',
+    describe: 'where summaries, extractions and embeddings come from: simulate, record (a real model, into the cassette), replay (the cassette only) or live; record and live open the network, which only this flag does (never a study file)',
+    defaultDescription: 'the study’s, else simulate',
+  },
+  cassette: { type: 'string', describe: 'the upkeep cassette (JSON Lines) to record into or replay, anywhere (a study names one only in its folder)', defaultDescription: 'upkeep.cassette.jsonl beside the study' },
+  'base-url': {
+    type: 'string',
+    describe: 'with --upkeep record or live: the OpenAI-compatible API upkeep requests go to (overrides the study’s upkeep.baseURL)',
+    defaultDescription: 'the study’s, else https://api.openai.com/v1',
+  },
+  'api-key-env': {
+    type: 'string',
+    describe: 'with --upkeep record or live: the environment variable the API key is read from (overrides the study’s upkeep.apiKeyEnv)',
+    defaultDescription: 'the study’s, else OPENAI_API_KEY',
+  },
+  answers: {
+    type: 'boolean',
+    describe: 'also send each probe turn’s first prompt to the chat model through the upkeep endpoint and score the probes on its answer (needs --upkeep record, replay or live)',
+    defaultDescription: 'the study’s, else false',
+  },
+  judge: {
+    type: 'string',
+    describe: 'with --answers: a model that grades a reply that does not hold the probed value as written (its yes makes the probe answered), through the upkeep endpoint',
+    defaultDescription: 'the study’s, else none',
+  },
+} as const;

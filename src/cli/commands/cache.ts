@@ -1,0 +1,29 @@
+import type { Argv } from 'yargs';
+import { CACHE_DIR_ENV, DEFAULT_TOKEN_CACHE } from '../_cache-folder.js';
+import type { Command } from '../_command.js';
+import type { IO } from '../_io.js';
+import type { CacheFlags } from '../cache.js';
+
+export function cacheCommand(io: IO): Command<CacheFlags> {
+  return {
+    command: 'cache <action>',
+    describe: 'show (info) or empty (clear) the cache folder: token counts, replayed units and rendered charts',
+    examples: [
+      ['ctxsim cache info', 'entries and bytes of .ctxsim-cache/'],
+      ['ctxsim cache clear --token-cache /tmp/c', 'empty the cache folder /tmp/c'],
+    ],
+    builder: async (y: Argv) => {
+      const { ACTIONS, actionOf } = await import('../cache.js');
+      return y
+        .positional('action', {
+          type: 'string',
+          choices: ACTIONS,
+          // Checked here, before yargs checks the choices: its message would name the positional as a flag (--action).
+          coerce: actionOf,
+          describe: 'info: what the cache holds; clear: remove it all',
+        })
+        .option('token-cache', { type: 'string', describe: 'the cache folder', defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_TOKEN_CACHE}` });
+    },
+    handler: async (argv: CacheFlags) => (await import('../cache.js')).cache(argv, io),
+  };
+}

@@ -1,0 +1,30 @@
+import type { Argv } from 'yargs';
+import type { Command } from '../_command.js';
+import type { IO } from '../_io.js';
+import type { CheckFlags } from '../check.js';
+
+export function checkCommand(io: IO): Command<CheckFlags> {
+  return {
+    command: 'check [study]',
+    describe: 'rerun the study and fail (exit 1) on cost or retention regressions against a baseline',
+    examples: [
+      ['ctxsim check study.yaml --baseline ctxsim-baseline.json', 'fail (exit 1) if a scenario × policy costs more or forgets more than the baseline'],
+      ['ctxsim check study.yaml --baseline ctxsim-baseline.json --max-cost-increase 10% --junit gate.xml', 'a looser cost limit, and JUnit XML for CI'],
+    ],
+    builder: async (y: Argv) => {
+      const { STUDY_OPTIONS } = await import('../_study-options.js');
+      return y
+        .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
+        .option('baseline', { type: 'string', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' })
+        .option('max-cost-increase', { type: 'string', nargs: 1, describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)' })
+        .option('max-retention-drop', { type: 'string', nargs: 1, describe: 'allowed retention drop: probes (default 0) or points (2%)' })
+        .option('max-answer-drop', { type: 'string', nargs: 1, describe: 'with answers measured in both runs: allowed answer retention drop, probes (default 0) or points (2%)' })
+        .option('junit', { type: 'string', describe: 'also write JUnit XML here' })
+        .option('json', { type: 'boolean', describe: 'print the result as JSON instead of a table' })
+        .option('verbose', { type: 'boolean', describe: 'print every scenario × policy row, also when it passes' })
+        .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
+        .options(STUDY_OPTIONS);
+    },
+    handler: async (argv: CheckFlags) => (await import('../check.js')).check(argv, io),
+  };
+}

@@ -1,0 +1,23 @@
+import type { Argv } from 'yargs';
+import type { Command } from '../_command.js';
+import type { IO } from '../_io.js';
+import { TABLE_OPTIONS } from '../_table.js';
+import type { MergeFlags } from '../merge.js';
+
+export function mergeCommand(io: IO): Command<MergeFlags> {
+  return {
+    command: 'merge <dirs..>',
+    describe: 'combine the outputs of `run --shard K/N` into the files an unsharded run writes',
+    examples: [
+      ['ctxsim merge shard-1 shard-2 shard-3 --out reports', 'combine the outputs of `run --shard K/3` into the unsharded run\'s files'],
+    ],
+    builder: (y: Argv) =>
+      y
+        .positional('dirs', { type: 'string', array: true, describe: 'folders (or files) holding shard-K-of-N.json' })
+        .option('out', { type: 'string', default: 'reports', describe: 'output folder' })
+        .option('records', { type: 'string', describe: 'full | summary: summary writes no per-turn or per-probe rows, every report the same', defaultDescription: 'full' })
+        .option('quiet', { type: 'boolean', describe: 'no summary line on stderr' })
+        .options(TABLE_OPTIONS),
+    handler: async (argv: MergeFlags) => (await import('../merge.js')).merge(argv, io),
+  };
+}
