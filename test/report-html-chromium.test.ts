@@ -139,14 +139,16 @@ describe.skipIf(!chromium)('report.html in headless Chromium', () => {
       sessionId,
     );
     const dom = JSON.parse(result.value);
-    expect(dom.charts.map((c: { id: string }) => c.id)).toEqual(chartNames.map((n) => `chart-${n}`));
+    // The retention-vs-cost chart comes first, under the verdict; the others in their order.
+    const first = 'retention-vs-cost';
+    expect(dom.charts.map((c: { id: string }) => c.id)).toEqual([first, ...chartNames.filter((n) => n !== first)].map((n) => `chart-${n}`));
     for (const c of dom.charts) {
       expect(c.width, c.id).toBeGreaterThan(100);
       expect(c.height, c.id).toBeGreaterThan(100);
       expect(c.marks, c.id).toBeGreaterThan(10);
     }
     expect(dom.csp).toBe("default-src 'none'; style-src 'unsafe-inline'; img-src data:");
-    expect(dom.sections).toEqual(['Study', 'Budget per policy', 'Latency, storage and safety per policy', 'Charts', 'Per scenario', 'Facts not retained']);
+    expect(dom.sections).toEqual(['Verdict', 'Budget per policy', 'Latency, storage and safety per policy', 'Charts', 'Per scenario', 'Facts not retained', 'Study']);
     expect(dom.budgetRows).toBe(5);
     expect(dom.lostRows).toBeGreaterThan(0);
 
