@@ -70,7 +70,7 @@ describe('the verdict', () => {
   });
 
   it('takes another threshold: at 90% summary qualifies (4.50 / 6.00 = 25% less)', () => {
-    expect(verdict(RUN, { minRetention: 90 })).toContain('The cheapest policy that keeps at least 90% of probed facts is summary: 90% for 25% less than full ($4.50 against $6.00).');
+    expect(verdict(RUN, { minRetention: 0.9 })).toContain('The cheapest policy that keeps at least 90% of probed facts is summary: 90% for 25% less than full ($4.50 against $6.00).');
   });
 
   it('says when no policy reaches the threshold, and which keeps the most', () => {
@@ -200,14 +200,16 @@ describe('run and the reports, from the command line', () => {
   it('a study’s minRetention sets the threshold; bad --sort and --min-retention are exit 2 naming the flag', async () => {
     const dir = tempDir();
     const study = join(dir, 'study.yaml');
-    writeFileSync(study, `scenarios: [${join(process.cwd(), 'scenarios/noah-amnesia.yaml')}]\npolicies: [full, window]\nminRetention: 20\nout: out\n`);
+    writeFileSync(study, `scenarios: [${join(process.cwd(), 'scenarios/noah-amnesia.yaml')}]\npolicies: [full, window]\nminRetention: 20%\nout: out\n`);
     const io = capture();
     expect(await runMain(['run', study, '--quiet'], io)).toBe(0);
     expect(io.stdout.replace(/\n/g, ' ')).toContain('keeps at least 20% of probed facts');
     expect(readFileSync(join(dir, 'out', 'report.md'), 'utf8')).toContain('keeps at least 20% of probed facts');
     for (const [flag, value, said] of [
       ['--sort', 'price', 'ctxsim: --sort: expected one of cost|retention|name|study, got price'],
-      ['--min-retention', '150', 'ctxsim: --min-retention: expected a percentage from 0 to 100 (e.g. 95 or 95%), got 150'],
+      ['--min-retention', '150%', 'ctxsim: --min-retention: a share of the probed facts is at most 100%, got 150%'],
+      // A bare number is refused, as the gate's limits are: 0.95 could be 95% or 0.95%.
+      ['--min-retention', '0.95', 'ctxsim: --min-retention: write 95% or 0.95% (a bare number could be a fraction or a percentage), got 0.95'],
     ] as const) {
       const bad = capture();
       expect(await runMain(['run', study, flag, value], bad)).toBe(2);

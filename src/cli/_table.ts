@@ -14,10 +14,3 @@ export function tableOptions(flags: { sort?: string; wide?: boolean }): TableOpt
   }
   return { ...(flags.sort !== undefined && { sort: flags.sort as TableSort }), ...(flags.wide && { wide: true }) };
 }
-
-/** A percentage flag, `90` or `90%`, from 0 to 100. */
-export function percentFlag(value: string, flag: string): number {
-  const n = Number(value.trim().replace(/%$/, ''));
-  if (!value.trim() || !Number.isFinite(n) || n < 0 || n > 100) throw new UsageError(`${flag}: expected a percentage from 0 to 100 (e.g. 95 or 95%), got ${value}`);
-  return n;
-}

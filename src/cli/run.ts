@@ -17,7 +17,8 @@ import { replayChartStore } from '../study/chart-store.js';
 import { studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
 import { studyFromFlags, type StudyFlags } from './_study.js';
-import { percentFlag, tableOptions } from './_table.js';
+import { tableOptions } from './_table.js';
+import { parseShare } from '../gate/compare.js';
 
 export interface RunFlags extends StudyFlags {
   quiet?: boolean;
@@ -53,7 +54,7 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   }
   const table = tableOptions(flags);
   const study = await studyFromFlags(flags);
-  if (flags.minRetention !== undefined) study.minRetention = percentFlag(flags.minRetention, '--min-retention');
+  if (flags.minRetention !== undefined) study.minRetention = parseShare('--min-retention', flags.minRetention);
   const records = { records: flags.records ?? study.records ?? 'full' } as const;
   if (flags.dryRun) return dryRun(study, io);
   // A study's `out: -` is stdout, as `--out -` is.

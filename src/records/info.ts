@@ -37,7 +37,7 @@ export interface ReportInfo {
    * the model that graded the answers that did not hold a value as written.
    */
   upkeep?: { recorded: string; answers?: true; judge?: string };
-  /** The retention, in percent, the verdict's cheapest policy must keep, when not the default 95 (the study's `minRetention`, `--min-retention`). */
+  /** The share of the probed facts (0 to 1) the verdict's cheapest policy must keep, when set (the study's `minRetention`, `--min-retention`; default 0.95). */
   minRetention?: number;
 }
 

@@ -53,7 +53,7 @@ function studyList(results: Reported, info: ReportInfo): string {
     ['prices', `${info.prices} (snapshot of ${info.priceDate})`],
     ['prompt caching', info.cache],
     ['seed', String(info.seed)],
-    ['scenarios', conversationsText([{ scenarios: info.scenarios.length }], info)],
+    ['scenarios', conversationsText(info.scenarios.length, info)],
     ['policies', info.policies.map((p) => p.name).join(', ')],
     ['turns replayed', `${grouped(turns)} (scenario × ${info.models.length > 1 ? 'model × ' : ''}policy × turn)`],
     ['probes scored', grouped(results.digest.probes)],
@@ -205,7 +205,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
 <main>
 <header>
 <h1>ctxsim report</h1>
-<p class="caption">${escapeHtml(caption(info))} · ${escapeHtml(conversationsText(results.policies, info))} × ${grouped(results.policies.length)} polic${results.policies.length === 1 ? 'y' : 'ies'}</p>
+<p class="caption">${escapeHtml(caption(info))} · ${escapeHtml(conversationsText(results.policies[0]?.scenarios ?? 0, info))} × ${grouped(results.policies.length)} polic${results.policies.length === 1 ? 'y' : 'ies'}</p>
 <nav><a href="#verdict">Verdict</a><a href="#budget">Budget</a><a href="#details">Latency, storage, safety</a><a href="#charts">Charts</a><a href="#scenarios">Per scenario</a><a href="#lost">Facts not retained</a><a href="#study">Study</a></nav>
 </header>
 <section id="verdict">

@@ -43,7 +43,7 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
 
 /** The one-line caption of the budget table. */
 export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportInfo): string {
-  return `${caption(info)} · ${conversationsText(results.policies, info)} · tokens: mean sent at that turn by the conversations that reach it`;
+  return `${caption(info)} · ${conversationsText(results.policies[0]?.scenarios ?? 0, info)} · tokens: mean sent at that turn by the conversations that reach it`;
 }
 
 /** The budget table as paste-ready GitHub markdown: caption line, blank line, table; then, when memory is simulated or recorded and when answers were measured, a blank line and what that means, each. */

@@ -83,7 +83,7 @@ export function policyTable(
     }
   }
   // The notes stay one line each, as scripts grep them; a terminal wraps them.
-  return `${caption(info)} · ${conversationsText(rows, info)}\n${render(shown)}${tableNotes(info, rows).map((n) => `${n}\n`).join('')}`;
+  return `${caption(info)} · ${conversationsText(rows[0]?.scenarios ?? 0, info)}\n${render(shown)}${tableNotes(info, rows).map((n) => `${n}\n`).join('')}`;
 }
 
 /** The run table, then a blank line and the verdict wrapped at the table's width: what `ctxsim run` and `ctxsim merge` print. */
@@ -178,7 +178,7 @@ export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' 
 export function weightsNote(info: Partial<Pick<ReportInfo, 'scenarios'>>): string | undefined {
   const total = totalWeight(info);
   if (total === undefined) return undefined;
-  return `Weighted: cost per conversation, cost per 1,000 conversations and retention are means over the ${conversationsText([{ scenarios: info.scenarios!.length }], info)} by their scenarios' weights; token and probe counts are not weighted`;
+  return `Weighted: cost per conversation, cost per 1,000 conversations and retention are means over the ${conversationsText(info.scenarios!.length, info)} by their scenarios' weights; token and probe counts are not weighted`;
 }
 
 /** Which transcripts' prompts carry an unlogged prefix, an estimate sized from their bills; none when no scenario has one. */

@@ -4,8 +4,8 @@ import { costPer1000, dollars, grouped, moneyDecimals } from '../records/format.
 import type { ReportInfo } from '../records/info.js';
 import { cheapestFirst, paretoOptimal } from './pareto.js';
 
-/** The retention a verdict is drawn at unless told (`--min-retention`, the study's `minRetention`): 95%. */
-export const DEFAULT_MIN_RETENTION = 95;
+/** The share of the probed facts a verdict's cheapest policy must keep unless told (`--min-retention`, the study's `minRetention`): 95%. */
+export const DEFAULT_MIN_RETENTION = 0.95;
 
 /** What the verdict needs of a policy row. */
 type Row = Pick<PolicyRecord, 'policy' | 'model' | 'scenarios' | 'totalCost' | 'costPer1000' | 'probes' | 'retention' | 'answerRetention' | 'pareto' | 'memory'>;
@@ -36,8 +36,7 @@ const KIND_TEXT: Record<RetentionKind, string> = {
 };
 
 /** How many conversations the means are over: `33 conversations`, and `, weighted to 57.5` when scenarios have weights. */
-export function conversationsText(rows: readonly Pick<PolicyRecord, 'scenarios'>[], info: Partial<Pick<ReportInfo, 'scenarios'>>): string {
-  const n = rows[0]?.scenarios ?? 0;
+export function conversationsText(n: number, info: Partial<Pick<ReportInfo, 'scenarios'>>): string {
   const weighted = totalWeight(info);
   return `${grouped(n)} conversation${n === 1 ? '' : 's'}${weighted === undefined ? '' : `, weighted to ${grouped(round(weighted, 3))}`}`;
 }
@@ -72,7 +71,7 @@ export function verdict(rows: readonly Row[], info: VerdictInfo): string {
   const cost = (r: Row) => costPer1000(r);
   const decimals = moneyDecimals(rows.map(cost), 2);
   const money = (r: Row) => dollars(cost(r), decimals);
-  const on = `Verdict: on ${conversationsText(rows, info)},`;
+  const on = `Verdict: on ${conversationsText(rows[0]!.scenarios, info)},`;
   if (rows.every((r) => measure(r) === null)) {
     const cheapest = byCost(rows)[0]!;
     return `${on} no fact was probed, so retention decides nothing; the cheapest policy is ${name(cheapest)} at ${money(cheapest)} per 1,000 conversations${weighted ? ' (weighted)' : ''}.`;
@@ -83,7 +82,7 @@ export function verdict(rows: readonly Row[], info: VerdictInfo): string {
   if (frontier.length > FRONTIER_SHOWN) points.push(`${frontier.length - FRONTIER_SHOWN} more`);
   const what = kind === 'answered' ? 'answered retention' : 'retention';
   const sentences = [`${on} with ${KIND_TEXT[kind]}, the Pareto frontier of ${weighted ? `cost and ${what} (both weighted)` : `cost and ${what}`} is ${list(points)}.`];
-  const min = (info.minRetention ?? DEFAULT_MIN_RETENTION) / 100;
+  const min = info.minRetention ?? DEFAULT_MIN_RETENTION;
   const enough = rows.filter((r) => held(r) >= min - 1e-12);
   const facts = kind === 'answered' ? 'of probed facts in its answers' : 'of probed facts';
   if (!enough.length) {

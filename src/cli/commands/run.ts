@@ -33,7 +33,7 @@ export function runCommand(io: IO): Command<RunFlags> {
         .option('force', { type: 'boolean', describe: 'let --save-baseline replace an existing file' })
         .option('shard', { type: 'string', describe: 'run slice K/N of the scenario × model × policy work (combine with `ctxsim merge`); auto or auto/N reads K and N from the CI or batch engine (GitLab CI, Buildkite, CircleCI, AWS Batch, Kubernetes Indexed Job)' })
         .options(TABLE_OPTIONS)
-        .option('min-retention', { type: 'string', describe: 'the retention, in percent, the verdict’s cheapest policy must keep (e.g. 90 or 90%)', defaultDescription: 'the study’s, else 95' })
+        .option('min-retention', { type: 'string', describe: 'the share of the probed facts the verdict’s cheapest policy must keep, e.g. 90%', defaultDescription: 'the study’s, else 95%' })
         .option('dry-run', { type: 'boolean', describe: 'with --upkeep record or live: print how many upkeep calls the recording needs and what they cost at most, send nothing, write nothing' });
     },
     handler: async (argv: RunFlags) => (await import('../run.js')).run(argv, io),
