@@ -130,7 +130,8 @@ async function child(mode) {
  * results.json is assembled. Time spent in that writing is measured apart.
  */
 async function runCtxsim(conversations) {
-  const { CHAT_POLICIES: POLICIES, policyFromString } = await dist('index.js');
+  const { policyFromString } = await dist('index.js');
+  const { CHAT_POLICIES: POLICIES } = await dist('api/policies.js');
   const { setV8Flags } = await dist('engine/v8-flags.js');
   const { streamStudyParallel } = await dist('engine/parallel.js');
   // As `ctxsim run` starts.
@@ -366,7 +367,8 @@ async function main() {
   const cores = availableParallelism();
 
   const { generateConversations } = await dist('scenario/generate/index.js');
-  const { CHAT_POLICIES: POLICIES, messageText } = await dist('index.js');
+  const { CHAT_POLICIES: POLICIES } = await dist('api/policies.js');
+  const { messageText } = await dist('api/tokens.js');
   const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-bench-'));
   try {
     process.stderr.write(`generating ${count} conversations × ${TURNS} turns…\n`);

@@ -1,7 +1,8 @@
 /** Builders shared by the pricing tests: exact-size texts, scenarios and price tables. */
 import {writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runStudy, type RunOptions, type RunResults } from '../src/engine/run.js';
+import { runStudy, type RunResults } from '../src/engine/run.js';
+import type { RunOptions } from '../src/engine/spec.js';
 import { parseScenario } from '../src/scenario/load.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import type { Conversation } from '../src/types.js';

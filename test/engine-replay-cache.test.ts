@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileS
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { evictReplayCache, replayCacheStats } from '../src/engine/replay-cache.js';
-import { runStudy, type RunOptions, type RunResults } from '../src/engine/run.js';
+import { runStudy, type RunResults } from '../src/engine/run.js';
+import type { RunOptions } from '../src/engine/spec.js';
 import { REGISTRY } from '../src/policies/index.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import { policiesFromFlags } from '../src/study/study.js';

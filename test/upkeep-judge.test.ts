@@ -74,18 +74,18 @@ describe('the judge’s request and verdict', () => {
 
 describe('the fingerprint', () => {
   const study = { policies: [], seed: 1, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' };
-  const run = { recorded: { entries: [], file: 'c.jsonl', recordCommand: '' }, answers: true };
+  const run = { upkeep: { recorded: { entries: [] }, answers: true }, cassette: { file: 'c.jsonl', recordCommand: '' } };
 
   it('names the judge after answers; custom upkeep prompts hash as they did before there was a judge prompt', () => {
     const upkeep = { ...defaultUpkeep('/tmp'), mode: 'replay' as const };
     expect(upkeepFingerprint({ ...study, upkeep }, run)).toMatch(/ answers$/);
-    expect(upkeepFingerprint({ ...study, upkeep }, { ...run, judge: JUDGE })).toMatch(/ answers judge gpt-4o$/);
+    expect(upkeepFingerprint({ ...study, upkeep }, { ...run, upkeep: { ...run.upkeep, judge: JUDGE } })).toMatch(/ answers judge gpt-4o$/);
     const prompts = { ...DEFAULT_PROMPTS, summary: 'Summarize in {summaryTokens} tokens.' };
     const { judge: _, ...three } = prompts;
     const before = createHash('sha256').update(JSON.stringify(three)).digest('hex').slice(0, 12);
-    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate', prompts } }, undefined)).toBe(`simulated prompts sha256:${before}`);
-    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate', prompts: { ...DEFAULT_PROMPTS, judge: 'Yes or no: {value} in {reply}?' } } }, undefined)).toMatch(/^simulated prompts sha256:/);
-    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate' } }, undefined)).toBeUndefined();
+    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate', prompts } }, { upkeep: undefined })).toBe(`simulated prompts sha256:${before}`);
+    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate', prompts: { ...DEFAULT_PROMPTS, judge: 'Yes or no: {value} in {reply}?' } } }, { upkeep: undefined })).toMatch(/^simulated prompts sha256:/);
+    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate' } }, { upkeep: undefined })).toBeUndefined();
   });
 });
 

@@ -2,7 +2,9 @@
  * `ctxsim/engine`: replay conversations you already have through policy
  * variants — a whole set (`runStudy`, `streamStudy`, on worker threads
  * `runStudyParallel`, `streamStudyParallel`) or one conversation
- * (`replay`) — and make the per-policy rows from records.
+ * (`replay`) — and make the per-policy rows from records. A run's options
+ * are its work, its `RunSpec` (what decides the records: checked by
+ * `RUN_SPEC`, the replay cache's key) and its `Execution` (how it runs).
  *
  * @packageDocumentation
  * @module ctxsim/engine
@@ -13,19 +15,19 @@ export {
   replayContexts,
   runStudy,
   streamStudy,
-  type Conversations,
   type EncodedScenario,
   type ModelContext,
   type RecordLists,
   type RecordSink,
   type RunInfo,
   type RunModel,
-  type RunOptions,
   type RunResults,
-  type RunUpkeep,
   type ScenarioRecordLists,
   type ScenarioRecords,
+  type UnitContext,
+  type UnitSpec,
 } from '../engine/run.js';
+export { RUN_SPEC, RUN_UPKEEP, runSpecOf, type CanonicalSpec, type Conversations, type Execution, type RunOptions, type RunSpec, type RunUpkeep, type RunWork } from '../engine/spec.js';
 export { runStudyParallel, streamStudyParallel } from '../engine/parallel.js';
 export { replay, type Replay, type ReplayContext, type SentCall } from '../engine/replay.js';
 export { byPolicy, summaryOf } from '../engine/summary.js';

@@ -12,7 +12,8 @@ import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
 import { marksBuffer, ModuleWatchdog, type ModuleLimits, type WatchedModule } from './module-watch.js';
 import { codeId, evictReplayCache } from './replay-cache.js';
-import { collectRecords, finishContexts, replayContexts, streamStudyYielding, type Conversations, type RecordSink, type RunInfo, type RunOptions, type RunResults, type ScenarioRecords } from './run.js';
+import { collectRecords, finishContexts, replayContexts, streamStudyYielding, type RecordSink, type RunInfo, type RunResults, type ScenarioRecords } from './run.js';
+import { runSpecOf, type Conversations, type Execution, type RunOptions, type RunSpec } from './spec.js';
 
 /**
  * Runs a study over worker threads. Work goes out by scenario (every policy
@@ -51,12 +52,13 @@ export const WORKER_YOUNG_MB = 96;
  */
 export const WORKER_OLD_MB = 1024;
 
-/** Settings a worker needs to rebuild the run's context (plain data only). */
-export type ContextSettings = Pick<RunOptions, 'seed' | 'models' | 'tokenizer' | 'tokenFactor' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'cacheBreakpoint' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'upkeep' | 'toolDefs'>;
-
 /** What a worker starts with. Policies go by id, or by module path and hash (policy objects hold functions), with their resolved parameters. */
 export interface WorkerSetup {
-  context: ContextSettings;
+  /** The run's spec, plain data, its price table loaded (structured-cloned to the worker). */
+  spec: RunSpec;
+  /** The token-count cache's folder (absolute), or none. */
+  tokenCache?: Execution['tokenCache'];
+  cassette?: Execution['cassette'];
   policies: { id: string; name: string; params: Params; module?: { file: string; hash: string } }[];
   shard?: RunOptions['shard'];
   /** Send each scenario encoded: every record list (`true`) or only these. */
@@ -142,25 +144,10 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
   // Resolve encodings and prices here: a bad model, price table or tokenizer package fails before any worker starts (no tokenizer is loaded here: only a worker that counts loads its own).
   const ctxs = replayContexts({ ...opts, tokenCache: false });
   const { prices } = ctxs[0]!;
-  const context: ContextSettings = {
-    seed: opts.seed,
-    models: opts.models,
-    tokenizer: opts.tokenizer,
-    ...(opts.tokenFactor !== undefined && { tokenFactor: opts.tokenFactor }),
-    prices,
-    ...(opts.promptCache !== undefined && { promptCache: opts.promptCache }),
-    ...(opts.promptCacheTtl !== undefined && { promptCacheTtl: opts.promptCacheTtl }),
-    ...(opts.cacheBreakpoint !== undefined && { cacheBreakpoint: opts.cacheBreakpoint }),
-    ...(opts.route !== undefined && { route: opts.route }),
-    ...(opts.fallback !== undefined && { fallback: opts.fallback }),
-    ...(opts.latency !== undefined && { latency: opts.latency }),
-    ...(opts.messageRules !== undefined && { messageRules: opts.messageRules }),
-    ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache && resolve(opts.tokenCache) }),
-    ...(opts.upkeep !== undefined && { upkeep: opts.upkeep }),
-    ...(opts.toolDefs !== undefined && { toolDefs: opts.toolDefs }),
-  };
   const setup: WorkerSetup = {
-    context,
+    spec: { ...runSpecOf(opts), prices },
+    ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache && resolve(opts.tokenCache) }),
+    ...(opts.cassette && { cassette: opts.cassette }),
     policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params, ...(v.module && { module: v.module }) })),
     ...(opts.shard && { shard: opts.shard }),
     ...(opts.recordText && { recordText: opts.recordText }),

@@ -186,7 +186,7 @@ export class ReplayCache {
   /** Units taken from the cache (hits). */
   cached = 0;
   readonly warnings: string[] = [];
-  private readonly contextKeys = new WeakMap<ReplayContext, string>();
+  private readonly specKeys = new WeakMap<object, string>();
   private readonly priceKeys = new WeakMap<ReplayContext, Map<PolicyVariant, string>>();
   private readonly tableKeys = new WeakMap<PriceTable, string>();
   private readonly variantKeys = new WeakMap<PolicyVariant, string>();
@@ -203,29 +203,20 @@ export class ReplayCache {
     return sha256(canon(content));
   }
 
-  /** The key of a unit: the conversation's (from `conversationKey`), the variant's and the context's. */
-  unitKey(conversationKey: string, variant: PolicyVariant, ctx: ReplayContext): string {
+  /**
+   * The key of a unit: the conversation's (from `conversationKey`), the
+   * variant's, the run's spec as the unit's chat model sees it (`spec`:
+   * `unitSpec` of the canonical `RunSpec`, hashed whole, so every setting of
+   * the spec keys the unit) and the prices it can use (`priceKey`).
+   */
+  unitKey(conversationKey: string, variant: PolicyVariant, ctx: ReplayContext, spec: object): string {
     let v = this.variantKeys.get(variant);
     if (v === undefined) {
       v = sha256(canon({ name: variant.name, policy: variant.policy.id, params: variant.params, module: variant.module?.hash ?? null }));
       this.variantKeys.set(variant, v);
     }
-    let c = this.contextKeys.get(ctx);
-    if (c === undefined) {
-      c = sha256(
-        canon({
-          seed: ctx.seed,
-          model: ctx.model,
-          // The counter's id decides its chat overhead too; reading the overhead would load an open-weight tokenizer, which a unit served from here never needs.
-          tokenizer: ctx.tokens.id,
-          costs: ctx.costs ?? null,
-          messageRules: ctx.messageRules,
-          upkeep: ctx.upkeep ? { prompts: ctx.upkeep.prompts, cassette: ctx.upkeep.recorded?.cassette ?? null, ...(ctx.upkeep.answers && { answers: true }), ...(ctx.upkeep.judge !== undefined && { judge: ctx.upkeep.judge }) } : null,
-          toolDefs: ctx.toolDefs ?? null,
-        }),
-      );
-      this.contextKeys.set(ctx, c);
-    }
+    let c = this.specKeys.get(spec);
+    if (c === undefined) this.specKeys.set(spec, (c = sha256(canon(spec))));
     return sha256(`ctxsim replay cache ${VERSION}\0${this.code}\0${conversationKey}\0${v}\0${c}\0${this.priceKey(variant, ctx)}`);
   }
 

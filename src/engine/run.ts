@@ -6,107 +6,23 @@ import { lookup, type PriceTable } from '../pricing/prices.js';
 import { ruleSetFor, type RuleSet } from '../message-rules/provider.js';
 import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
 import { openTokenCounter, type TokenCounter } from '../tokens/counter.js';
-import { encodingForModel, type ResolvedEncoding, type TokenFactor } from '../tokens/encoding.js';
+import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { DigestPart } from '../records/digest.js';
 import type { RecordText } from '../records/encode.js';
-import type { StreamedList } from '../records/json.js';
-import type { Conversation, ToolDef } from '../types.js';
+import type { Conversation } from '../types.js';
 import type { Results, SummaryRecord, TurnRecord } from '../records/registry.js';
-import { Cassette, type CassetteEntry } from '../upkeep/cassette.js';
-import { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
+import { Cassette } from '../upkeep/cassette.js';
+import { DEFAULT_PROMPTS } from '../upkeep/prompts.js';
 import type { Vector } from '../upkeep/embedder.js';
 import { CassetteMissError, type Miss } from '../upkeep/upkeep.js';
 import { replay, type ReplayContext, type UpkeepContext } from './replay.js';
 import { evictReplayCache, ReplayCache } from './replay-cache.js';
 import { byPolicy, summaryOf, type Measured } from './summary.js';
 import { memoryOf } from '../records/memory.js';
+import { runSpecOf, unitSpec, type Execution, type RunOptions, type RunSpec, type RunUpkeep } from './spec.js';
 
-/**
- * The conversations of a run: an array, or any source that gives each by
- * index. The run asks for them in order and keeps none, so a source that
- * reads them from disk on demand holds one at a time. (Choosing `jobs` by
- * default reads the first ones once more, to measure their text.)
- */
-export interface Conversations {
-  readonly length: number;
-  at(index: number): Conversation | undefined;
-}
-
-/** What a run needs: conversations, policy variants and the model settings. */
-export interface RunOptions {
-  conversations: Conversations;
-  policies: readonly PolicyVariant[];
-  seed: number;
-  /** The chat models: every conversation × policy is replayed on each, in the order given. */
-  models: readonly string[];
-  tokenizer: string;
-  /**
-   * A correction of the counts of models whose tokenizer is a stand-in: a
-   * number for every such model, or a factor by model (any model). Each
-   * text's count is multiplied and rounded.
-   */
-  tokenFactor?: TokenFactor;
-  /** `builtin`, a path to a LiteLLM-format table laid over the builtin one, or a loaded table. */
-  prices?: string | PriceTable;
-  promptCache?: CostSettings['promptCache'];
-  promptCacheTtl?: number;
-  cacheBreakpoint?: CostSettings['cacheBreakpoint'];
-  route?: CostSettings['route'];
-  fallback?: CostSettings['fallback'];
-  latency?: CostSettings['latency'];
-  /** Provider message rules to check prompts against (default: from the chat model's provider). */
-  messageRules?: RuleSet;
-  /** Run only the work items (scenario × model × policy, numbered in that order from 0) with `n % count === index - 1`. */
-  shard?: { index: number; count: number };
-  /** Called after each scenario with how many are done. */
-  onProgress?: (done: number, total: number, scenario: string) => void;
-  /** Folder of the persistent token-count cache, loaded before and saved after the run; omitted or false: none. */
-  tokenCache?: string | false;
-  /**
-   * Folder of the replay cache (the CLI's is `replay/` in the token-cache
-   * folder): each unit's records (scenario × model × policy variant) are kept
-   * by a key of everything they depend on, and a unit whose key is there is
-   * not replayed. Omitted or false: none.
-   */
-  replayCache?: string | false;
-  /** The replay cache's size bound in bytes (default `DEFAULT_REPLAY_CACHE_BYTES`, 1 GB): past it, the least recently used entries are removed at the end of the run. */
-  replayCacheMaxBytes?: number;
-  /** Worker threads for `runStudyParallel` (parallel.ts); `runStudy` itself always runs on the calling thread. */
-  jobs?: number;
-  /** Seconds one call into a policy module may take on a worker thread (default `DEFAULT_POLICY_TIMEOUT`, 10; see module-watch.ts). */
-  policyTimeout?: number;
-  /** MB of heap a worker thread that runs policy modules may use (default `WORKER_OLD_MB`, 1024). */
-  policyMemory?: number;
-  /**
-   * For a sink that writes the record files and the reports (as `ctxsim run
-   * --out DIR` does): worker threads send each scenario encoded
-   * (`EncodedScenario`: its text in the record files and its part of the
-   * report digest) instead of its lists of records, so the writing thread
-   * only writes bytes and adds up sums. A one-thread run sends the lists.
-   */
-  recordText?: boolean | readonly StreamedList[];
-  /** Where upkeep comes from (absent: simulated, with the default prompts). */
-  upkeep?: RunUpkeep;
-  /** Tools offered in every call of every conversation, before each conversation's own `tool_defs`. */
-  toolDefs?: readonly ToolDef[];
-}
-
-/** A run's upkeep settings, as plain data (they cross to worker threads). */
-export interface RunUpkeep {
-  /** The upkeep prompts (default: `DEFAULT_PROMPTS`). */
-  prompts?: UpkeepPrompts;
-  /** A real model's recorded responses: every upkeep request of the run must be among them. */
-  recorded?: {
-    entries: readonly CassetteEntry[];
-    /** The cassette as displayed, and the command that records what it lacks: for the error a missing response is. */
-    file: string;
-    recordCommand: string;
-  };
-  /** Each probe turn's first prompt goes to the chat model, and probes are scored on its recorded reply too (needs `recorded`). */
-  answers?: boolean;
-  /** With `answers`: the model that grades a reply that does not hold the value as written (the study's `judge`). */
-  judge?: string;
-}
+/** What of a run's spec one chat model's units depend on. */
+export type UnitSpec = ReturnType<typeof unitSpec>;
 
 /** What a response the cassette lacks is called in the error. */
 const MISSING_WHAT = { summary: 'summary', extract: 'extraction', embed: 'embedding', answer: 'answer to a probe turn', judge: 'verdict of the judge' } as const;
@@ -120,12 +36,12 @@ export function missError(file: string, recordCommand: string): (miss: Miss) => 
   };
 }
 
-/** The upkeep of a run's contexts, made once from its settings. */
-export function upkeepContext(u: RunUpkeep | undefined): UpkeepContext | undefined {
+/** The upkeep of a run's contexts, made once from its settings; `cassette` names the recording in the error a missing response is. */
+export function upkeepContext(u: RunUpkeep | undefined, cassette: Execution['cassette'] = { file: 'the cassette', recordCommand: 'ctxsim run --upkeep record' }): UpkeepContext | undefined {
   if (!u) return undefined;
   const prompts = u.prompts ?? DEFAULT_PROMPTS;
   if (!u.recorded) return { prompts };
-  return { prompts, recorded: { cassette: new Cassette(u.recorded.entries), onMiss: missError(u.recorded.file, u.recorded.recordCommand) }, ...(u.answers && { answers: true }), ...(u.answers && u.judge !== undefined && { judge: u.judge }) };
+  return { prompts, recorded: { cassette: new Cassette(u.recorded.entries), onMiss: missError(cassette.file, cassette.recordCommand) }, ...(u.answers && { answers: true }), ...(u.answers && u.judge !== undefined && { judge: u.judge }) };
 }
 
 /** What a run used for one of its chat models. */
@@ -161,13 +77,18 @@ function modelList(models: readonly string[]): readonly string[] {
   return models;
 }
 
-type ContextOptions = Pick<RunOptions, 'seed' | 'tokenizer' | 'tokenFactor' | 'prices' | 'promptCache' | 'promptCacheTtl' | 'cacheBreakpoint' | 'route' | 'fallback' | 'latency' | 'tokenCache' | 'messageRules' | 'toolDefs'> & {
-  model: string;
-  upkeep?: UpkeepContext;
-};
+/** What `replayContext` makes one chat model's context of. */
+type ContextOptions = Omit<RunSpec, 'models' | 'upkeep'> &
+  Pick<Execution, 'tokenCache'> & {
+    model: string;
+    upkeep?: UpkeepContext;
+  };
 
 /** A replay context with what was resolved for it. */
 export type ModelContext = ReplayContext & { encoding: ResolvedEncoding; prices: PriceTable; costs: CostSettings };
+
+/** A chat model's context in a run, with what of the run's spec its units depend on (`unitSpec`: their replay-cache key). */
+export type UnitContext = ModelContext & { spec: UnitSpec };
 
 /**
  * A chat model's context: its token counter (count once across policies;
@@ -207,13 +128,21 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
   };
 }
 
-/** One context per chat model of the run, sharing one price table and one token counter per encoding. */
-export function replayContexts(opts: Omit<ContextOptions, 'model' | 'upkeep'> & Pick<RunOptions, 'models' | 'upkeep'>): ModelContext[] {
-  const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
+/**
+ * One context per chat model of the run, sharing one price table and one
+ * token counter per encoding. The spec is checked here (`runSpecOf`), on
+ * every thread that replays.
+ */
+export function replayContexts(opts: RunSpec & Pick<Execution, 'tokenCache' | 'cassette'>): UnitContext[] {
+  const spec = runSpecOf(opts);
+  const prices = typeof spec.prices === 'object' ? spec.prices : loadPrices(spec.prices);
   const counters = new Map<string, TokenCounter>();
-  const { upkeep: settings, ...rest } = opts;
-  const upkeep = upkeepContext(settings);
-  return modelList(opts.models).map((model) => replayContext({ ...rest, model, prices, ...(upkeep && { upkeep }) }, counters));
+  const { models, upkeep: settings, ...rest } = spec;
+  const upkeep = upkeepContext(settings, opts.cassette);
+  return modelList(models).map((model) => ({
+    ...replayContext({ ...rest, model, prices, ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache }), ...(upkeep && { upkeep }) }, counters),
+    spec: unitSpec(spec, model),
+  }));
 }
 
 /** The token counters of a run's contexts, each once. */
@@ -352,7 +281,7 @@ function* scenarioSteps(
   conversation: Conversation,
   i: number,
   policies: readonly PolicyVariant[],
-  ctxs: readonly ReplayContext[],
+  ctxs: readonly UnitContext[],
   shard?: RunOptions['shard'],
   cache?: ReplayCache,
 ): Generator<void, ScenarioRecordLists> {
@@ -372,7 +301,7 @@ function* scenarioSteps(
         continue;
       }
       scenarioKey ??= cache.conversationKey(conversation);
-      const key = cache.unitKey(scenarioKey, variant, ctx);
+      const key = cache.unitKey(scenarioKey, variant, ctx, ctx.spec);
       let unit = cache.get(key);
       if (unit) cache.cached++;
       else {

@@ -56,7 +56,7 @@ async function rebuild(list: WorkerSetup['policies']): Promise<PolicyVariant[]> 
 try {
   // Messages sent meanwhile wait in the port until the listener below is added.
   const policies = await rebuild(setup.policies);
-  const ctxs = replayContexts(setup.context);
+  const ctxs = replayContexts({ ...setup.spec, ...(setup.tokenCache !== undefined && { tokenCache: setup.tokenCache }), ...(setup.cassette && { cassette: setup.cassette }) });
   const cache = setup.replayCache && new ReplayCache(setup.replayCache.dir, setup.replayCache.code);
   /** Units replayed without a cache (a cache counts its own). */
   let replayed = 0;

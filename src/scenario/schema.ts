@@ -17,7 +17,7 @@ export const toolSchema = z.strictObject({
   result: z.unknown().optional().describe('what it returned: text, or any value (sent as JSON)'),
 });
 
-const toolFields = {
+export const toolFields = {
   name: z.string().min(1).describe('the function’s name'),
   description: z.string().optional().describe('what it does'),
   parameters: z

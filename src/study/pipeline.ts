@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
-import type { Conversations, RunInfo, RunOptions, ScenarioRecords } from '../engine/run.js';
+import type { RunInfo, ScenarioRecords } from '../engine/run.js';
+import type { Conversations, RunOptions } from '../engine/spec.js';
 import { byPolicy } from '../engine/summary.js';
 import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
@@ -141,7 +142,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
         ...(opts.shard && { shard: opts.shard }),
         ...(sink.encoded && { recordText: sink.lists ?? true }),
         ...(opts.onProgress && { onProgress: opts.onProgress }),
-        ...(upkeep && { upkeep }),
+        ...upkeep,
       },
       (records, i) => {
         for (const s of records.summary) summary.push(s);
@@ -152,7 +153,8 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     for (const w of run.warnings) opts.onWarning?.(w);
     const upkeepUsed = upkeepFingerprint(study, upkeep);
     const fingerprint = { ...studyFingerprint(study, run, scenarios), ...(upkeepUsed && { upkeep: upkeepUsed }) };
-    const info = studyInfo(study, run, shapes, upkeep?.recorded && { recorded: upkeep.recorded.file, ...(upkeep.answers && { answers: true as const }), ...(upkeep.judge !== undefined && { judge: upkeep.judge }) });
+    const { upkeep: used, cassette } = upkeep;
+    const info = studyInfo(study, run, shapes, used?.recorded && cassette && { recorded: cassette.file, ...(used.answers && { answers: true as const }), ...(used.judge !== undefined && { judge: used.judge }) });
     const done: StudyDone = { fingerprint, info, meta: resultsMeta(info.priceDate) };
     const output = await sink.finish(done, outputs);
     if (opts.baseline) outputs.file(opts.baseline, baselineJson(makeBaseline(fingerprint, summary, lost)));

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { CtxsimError, UsageError } from '../errors.js';
-import { replayContexts, type ModelContext, type RunUpkeep } from '../engine/run.js';
+import { replayContexts, type ModelContext } from '../engine/run.js';
+import type { Execution, RunUpkeep } from '../engine/spec.js';
 import { replay } from '../engine/replay.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { priceUsage } from '../pricing/meter.js';
@@ -205,8 +206,14 @@ export interface UpkeepEvents {
   onNote?: (line: string) => void;
 }
 
+/** A study's upkeep as its run takes it: the spec's (undefined: simulated with the default prompts), and the cassette named in the error a missing response is. */
+export interface RunUpkeepOf {
+  upkeep: RunUpkeep | undefined;
+  cassette?: Execution['cassette'];
+}
+
 /** How a study's upkeep is told in its fingerprint (absent: simulated with the default prompts). */
-export function upkeepFingerprint(study: UpkeepStudy, run: RunUpkeep | undefined): string | undefined {
+export function upkeepFingerprint(study: UpkeepStudy, { upkeep: run, cassette }: RunUpkeepOf): string | undefined {
   const u = study.upkeep;
   if (!u) return undefined;
   // The judge's prompt counts only when it is not the default, so a fingerprint made before there was one stays as it was.
@@ -218,7 +225,7 @@ export function upkeepFingerprint(study: UpkeepStudy, run: RunUpkeep | undefined
   const answers = run.answers ? ` answers${run.judge !== undefined ? ` judge ${run.judge}` : ''}` : '';
   if (u.mode === 'live') return `live ${u.baseURL}${prompts}${answers}`;
   const text = new Cassette(run.recorded.entries).text();
-  return `recorded ${run.recorded.file} sha256:${sha256(text).slice(0, 12)}${prompts}${answers}`;
+  return `recorded ${cassette!.file} sha256:${sha256(text).slice(0, 12)}${prompts}${answers}`;
 }
 
 /**
@@ -240,11 +247,11 @@ export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeep' | 'ju
  * or a cassette — read (replay), recorded into and saved (record), or
  * recorded afresh in memory (live). `display` shows a path as the reports do.
  */
-export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Conversation[], display: (path: string) => string, events: UpkeepEvents = {}): Promise<RunUpkeep | undefined> {
+export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Conversation[], display: (path: string) => string, events: UpkeepEvents = {}): Promise<RunUpkeepOf> {
   checkAnswers(study);
   const u = study.upkeep;
-  if (!u) return undefined;
-  if (u.mode === 'simulate') return u.prompts === DEFAULT_PROMPTS ? undefined : { prompts: u.prompts };
+  if (!u) return { upkeep: undefined };
+  if (u.mode === 'simulate') return { upkeep: u.prompts === DEFAULT_PROMPTS ? undefined : { prompts: u.prompts } };
   const answers = study.answers ? { answers: true, ...(study.judge !== undefined && { judge: study.judge }) } : {};
   const file = display(u.cassette);
   // A run told to answer by its flag records the answers only when told again.
@@ -255,7 +262,7 @@ export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Co
       throw new UsageError(`upkeep: the recording into ${file} did not finish: ${display(journal)} holds the responses it received; finish it with \`${recordCommand}\` (or delete ${display(journal)} to drop them)`);
     }
     if (!exists(u.cassette)) throw new UsageError(`upkeep cassette ${file} does not exist: record it with \`${recordCommand}\``);
-    return { prompts: u.prompts, recorded: { entries: readCassette(u.cassette, file).entries(), file, recordCommand }, ...answers };
+    return { upkeep: { prompts: u.prompts, recorded: { entries: readCassette(u.cassette, file).entries() }, ...answers }, cassette: { file, recordCommand } };
   }
   const say = events.onNote ?? (() => {});
   const { cassette, journal } = u.mode === 'record' ? readRecording(u.cassette, display) : { cassette: new Cassette(), journal: undefined };
@@ -286,7 +293,7 @@ export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Co
     journal.remove();
   }
   if (plan.calls) say(`upkeep: recorded ${cassette.size - before} responses for $${usd(recorder.spent, 4)}${u.mode === 'record' ? ` into ${file}${before ? ` (${before} were there already)` : ''}` : ''}`);
-  return { prompts: u.prompts, recorded: { entries: cassette.entries(), file: u.mode === 'live' ? 'the live recording' : file, recordCommand }, ...answers };
+  return { upkeep: { prompts: u.prompts, recorded: { entries: cassette.entries() }, ...answers }, cassette: { file: u.mode === 'live' ? 'the live recording' : file, recordCommand } };
 }
 
 /** A recording's cassette with the responses of its journal (when a recording into it did not finish), and the journal to append to. */
@@ -374,7 +381,7 @@ class Recorder {
     private readonly conversations: readonly Conversation[],
     private readonly cassette: Cassette,
   ) {
-    this.ctxs = replayContexts({ ...study, tokenCache: false });
+    this.ctxs = replayContexts({ ...study, upkeep: undefined, tokenCache: false });
     this.prices = this.ctxs[0]!.prices;
     this.policies = study.policies;
     this.answers = study.answers === true;

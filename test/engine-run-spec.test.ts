@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { runStudy, type RunResults } from '../src/engine/run.js';
+import { RUN_SPEC_KEYS, RUN_UPKEEP, runSpecOf, type Execution, type RunOptions, type RunSpec, type RunUpkeep } from '../src/engine/spec.js';
+import { UsageError } from '../src/errors.js';
+import { policiesFromFlags } from '../src/study/study.js';
+import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
+import { conversation } from './_policies.js';
+import { priceFile } from './_pricing.js';
+import { tempDir } from './_tmp.js';
+
+/**
+ * A run is its work, its `RunSpec` and its `Execution`: every setting of
+ * the spec keys the replay cache (a run that changes it replays every unit
+ * again), and no setting of the execution does (a run that changes them all
+ * replays nothing and gives back the same records).
+ */
+
+const chat = (id: string) =>
+  conversation({
+    id,
+    system: 'You are a helpful assistant.',
+    turns: [
+      { user: `Hi, I am ${id}. My order number is 4411.`, assistant: 'Noted, thanks.' },
+      { user: 'What is the weather like on Mars? Tell me everything you know about it.', assistant: 'Cold and dusty, about -60 °C.' },
+      { user: 'And on Venus?', assistant: 'Hot: over 450 °C at the surface.' },
+    ],
+  });
+
+const BASE: RunSpec = { seed: 7, models: ['gpt-4o-mini'], tokenizer: 'chars4' };
+const UNITS = 4; // 2 conversations × 2 policies × 1 model
+
+function options(dir: string, over: Partial<RunOptions> = {}): RunOptions {
+  return { conversations: [chat('a'), chat('b')], policies: policiesFromFlags(['full', 'window-turns:turns=1']), ...BASE, replayCache: dir, ...over };
+}
+
+const counts = (r: RunResults) => ({ replayed: r.replayedUnits, cached: r.cachedUnits });
+const records = (r: RunResults) => ({ turns: r.turns, probes: r.probes, summary: r.summary, violations: r.violations });
+
+const price = (input: number) => ({ litellm_provider: 'openai', input_cost_per_token: input, output_cost_per_token: 0.0000006, max_input_tokens: 128000 });
+
+/** A change of every setting of the spec; typed, so a setting added to `RUN_SPEC` cannot be left out. */
+const SPEC_CHANGES: { [K in keyof RunSpec]-?: () => Exclude<RunSpec[K], undefined> } = {
+  seed: () => 8,
+  models: () => ['gpt-4.1-mini'],
+  tokenizer: () => 'o200k_base',
+  tokenFactor: () => 1.1,
+  prices: () => priceFile({ 'gpt-4o-mini': price(0.0000002) }),
+  promptCache: () => 'off',
+  promptCacheTtl: () => 600,
+  cacheBreakpoint: () => 'turn',
+  route: () => ({ light: 'gpt-4o-mini', strong: 'gpt-4.1', strongWhen: { userTokensOver: 12 } }),
+  fallback: () => ({ model: 'gpt-4.1-mini', rate: 0.2 }),
+  latency: () => ({ 'gpt-4o-mini': { ttftMs: 123 } }),
+  messageRules: () => 'anthropic',
+  toolDefs: () => [{ name: 'lookup_order', description: 'Find an order by its number' }],
+  upkeep: () => ({ prompts: { ...DEFAULT_PROMPTS, summary: 'Summarize in {summaryTokens} tokens.' } }),
+};
+
+/** A change of every setting of the spec's upkeep, over a recorded upkeep (answers and the judge need one). */
+const UPKEEP_CHANGES: { [K in keyof RunUpkeep]-?: () => RunUpkeep } = {
+  prompts: () => ({ recorded: { entries: [] }, prompts: { ...DEFAULT_PROMPTS, extract: 'List the facts.' } }),
+  recorded: () => ({ recorded: { entries: [{ key: 'k', kind: 'summary', model: 'gpt-4o-mini', text: 'a summary', usage: { input: 10, output: 2 } }] } }),
+  answers: () => ({ recorded: { entries: [] }, answers: true }),
+  judge: () => ({ recorded: { entries: [] }, answers: true, judge: 'gpt-4o' }),
+};
+
+/** A change of every setting of the execution (the replay cache's folder stays: it is where the keys are looked up). */
+const EXECUTION_CHANGES = (dir: string, tokens: string): { [K in keyof Execution]-?: Exclude<Execution[K], undefined> } => ({
+  shard: { index: 1, count: 1 },
+  onProgress: () => {},
+  tokenCache: tokens,
+  replayCache: dir,
+  replayCacheMaxBytes: 10_000_000_000,
+  jobs: 2,
+  policyTimeout: 3,
+  policyMemory: 256,
+  recordText: true,
+  cassette: { file: 'elsewhere.jsonl', recordCommand: 'ctxsim run other.yaml --upkeep record' },
+});
+
+describe('RunSpec and Execution', () => {
+  it('the changes below cover every setting of the spec and of its upkeep', () => {
+    expect(Object.keys(SPEC_CHANGES).sort()).toEqual([...RUN_SPEC_KEYS].sort());
+    expect(Object.keys(UPKEEP_CHANGES).sort()).toEqual(Object.keys(RUN_UPKEEP.shape).sort());
+  });
+
+  it('changing any setting of the spec replays every unit again', () => {
+    const dir = tempDir();
+    expect(counts(runStudy(options(dir)))).toEqual({ replayed: UNITS, cached: 0 });
+    for (const key of RUN_SPEC_KEYS) {
+      const r = runStudy(options(dir, { [key]: SPEC_CHANGES[key]() }));
+      expect(counts(r), key).toEqual({ replayed: UNITS, cached: 0 });
+    }
+    // …and each setting of its upkeep, from a run with a recorded upkeep of no responses.
+    const recorded = { upkeep: { recorded: { entries: [] } } };
+    expect(counts(runStudy(options(dir, recorded)))).toEqual({ replayed: UNITS, cached: 0 });
+    for (const [key, upkeep] of Object.entries(UPKEEP_CHANGES)) {
+      expect(counts(runStudy(options(dir, { upkeep: upkeep() }))), `upkeep.${key}`).toEqual({ replayed: UNITS, cached: 0 });
+    }
+    // The baseline is still there: nothing above replaced its units.
+    expect(counts(runStudy(options(dir)))).toEqual({ replayed: 0, cached: UNITS });
+  });
+
+  it('a setting given as its default is the same spec: the same key', () => {
+    const dir = tempDir();
+    runStudy(options(dir));
+    expect(counts(runStudy(options(dir, { prices: 'builtin', promptCache: 'auto' })))).toEqual({ replayed: 0, cached: UNITS });
+    // A price of a model no unit can use is not part of its key.
+    expect(counts(runStudy(options(dir, { prices: priceFile({ 'some-other-model': price(0.000009) }) })))).toEqual({ replayed: 0, cached: UNITS });
+  });
+
+  it('changing every setting of the execution replays nothing and gives back the same records', () => {
+    const dir = tempDir();
+    const cold = runStudy(options(dir));
+    const all = EXECUTION_CHANGES(dir, tempDir());
+    const warm = runStudy(options(dir, all));
+    expect(counts(warm)).toEqual({ replayed: 0, cached: UNITS });
+    expect(records(warm)).toStrictEqual(records(cold));
+    for (const [key, value] of Object.entries(all)) expect(counts(runStudy(options(dir, { [key]: value }))), key).toEqual({ replayed: 0, cached: UNITS });
+  });
+
+  it('a library caller’s setting that does not hold is one usage error naming it and its value', () => {
+    const fails = (over: Partial<RunSpec>) => () => runSpecOf({ ...BASE, ...over } as RunSpec);
+    expect(fails({ seed: 1.5 })).toThrow(new UsageError('run settings: seed: Invalid input: expected int, received number (got 1.5)'));
+    expect(fails({ promptCache: 'sometimes' as 'off' })).toThrow(/^run settings: promptCache: .*"auto".*"off".* \(got sometimes\)$/);
+    expect(fails({ upkeep: { mode: 'simulate' } as RunUpkeep })).toThrow(/^run settings: upkeep: Unrecognized key: "mode" \(got \{"mode":"simulate"\}\)$/);
+    expect(fails({ models: [] })).toThrow(/^run settings: models: /);
+  });
+
+  it('the canonical spec has the defaults, in schema order, and keeps the values given as they are', () => {
+    const tool = { name: 't', parameters: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] } };
+    const spec = runSpecOf({ toolDefs: [tool], ...BASE });
+    expect(Object.keys(spec)).toEqual(['seed', 'models', 'tokenizer', 'prices', 'promptCache', 'toolDefs']);
+    expect(spec).toMatchObject({ prices: 'builtin', promptCache: 'auto' });
+    expect(Object.keys(spec.toolDefs![0]!.parameters!)).toEqual(['type', 'properties', 'required']);
+    expect(spec.toolDefs![0]).toBe(tool);
+  });
+});
