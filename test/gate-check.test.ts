@@ -263,6 +263,19 @@ describe('ctxsim check', () => {
     expect(j.differences).toEqual(['model: gpt-4o-mini → gpt-4o']);
   });
 
+  it('names a change of any setting of the run, those without a field of their own in the baseline too (latency, fallback)', async () => {
+    writeFileSync(study(), `${readFileSync(study(), 'utf8')}latency: {gpt-4o-mini: {ttftMs: 900}}\nfallback: {model: gpt-4o, rate: 0.5}\n`);
+    const r = await cli('check', study(), '--baseline', baseline(), '--json', '--quiet');
+    expect(JSON.parse(r.out).differences).toEqual(['fallback: set', 'latency: set']);
+    // A baseline made with them names a change of one, and one taken away.
+    const saved = await cli('run', study(), '--save-baseline', baseline(), '--force', '--out', join(dir, 'turns.csv'), '--quiet');
+    expect(saved.code, saved.err).toBe(0);
+    expect(JSON.parse(readFileSync(baseline(), 'utf8')).study.settings).toEqual({ fallback: expect.stringMatching(/^[0-9a-f]{16}$/), latency: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    writeFileSync(study(), readFileSync(study(), 'utf8').replace('ttftMs: 900', 'ttftMs: 100').replace(/fallback:.*\n/, ''));
+    const again = await cli('check', study(), '--baseline', baseline(), '--json', '--quiet');
+    expect(JSON.parse(again.out).differences).toEqual(['fallback: removed', 'latency: changed']);
+  });
+
   it('--json gives money as USD decimal strings, as results.json', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--json', '--quiet');
     expect(r.code).toBe(1);

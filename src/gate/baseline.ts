@@ -21,6 +21,8 @@ export interface StudyFingerprint {
   modules?: Record<string, string>;
   /** Hash of the study's tool definitions (absent when it has none). */
   toolDefs?: string;
+  /** The run's settings that no field here tells (`route`, `fallback`, `latency`, `tokenFactor`), each by a hash of its value; absent when none is set. */
+  settings?: Record<string, string>;
   /** Scenario id → hash of its content. */
   scenarios: Record<string, string>;
   /** Where upkeep came from when not simulated with the default prompts: `recorded FILE sha256:…`, `live URL`, `simulated prompts sha256:…`. */

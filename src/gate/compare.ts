@@ -219,6 +219,10 @@ export function studyDifferences(a: StudyFingerprint, b: StudyFingerprint, renam
     if (a[key] !== b[key]) out.push(`${key}: ${a[key]} → ${b[key]}`);
   }
   if (a.toolDefs !== b.toolDefs) out.push(a.toolDefs === undefined ? 'tool definitions added' : b.toolDefs === undefined ? 'tool definitions removed' : 'tool definitions changed');
+  const [was, is] = [a.settings ?? {}, b.settings ?? {}];
+  for (const key of [...new Set([...Object.keys(was), ...Object.keys(is)])]) {
+    if (was[key] !== is[key]) out.push(`${key}: ${was[key] === undefined ? 'set' : is[key] === undefined ? 'removed' : 'changed'}`);
+  }
   const upkeep = [a.upkeep ?? 'simulated', b.upkeep ?? 'simulated'];
   if (upkeep[0] !== upkeep[1]) out.push(`upkeep: ${upkeep[0]} → ${upkeep[1]}`);
   const added = b.policies.filter((p) => !a.policies.includes(p) && !renamed.has(p));

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
 import type { RunInfo, ScenarioRecords } from '../engine/run.js';
-import type { Conversations, RunOptions } from '../engine/spec.js';
+import { RUN_SPEC_KEYS, runSpecOf, type CanonicalSpec, type Conversations, type RunOptions, type RunSpec } from '../engine/spec.js';
 import { byPolicy } from '../engine/summary.js';
 import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
@@ -179,8 +179,19 @@ function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, 
     policies: study.policies.map((p) => p.name),
     ...moduleHashes(study),
     ...(study.toolDefs && { toolDefs: sha256(JSON.stringify(study.toolDefs)).slice(0, 16) }),
+    ...otherSettings(study),
     scenarios,
   };
+}
+
+/** The settings of the run's spec that the fingerprint tells by fields of their own (above, and `upkeep`). */
+const TOLD: readonly (keyof RunSpec)[] = ['seed', 'models', 'tokenizer', 'prices', 'promptCache', 'promptCacheTtl', 'cacheBreakpoint', 'messageRules', 'toolDefs', 'upkeep'];
+
+/** Every other setting of the study's spec that is set, by a hash of its value (16 hex digits): so that the gate names a change of any. */
+function otherSettings(study: Study): Pick<StudyFingerprint, 'settings'> {
+  const spec: Partial<CanonicalSpec> = runSpecOf({ ...study, upkeep: undefined });
+  const set = RUN_SPEC_KEYS.filter((k) => !TOLD.includes(k) && spec[k] !== undefined);
+  return set.length ? { settings: Object.fromEntries(set.map((k) => [k, sha256(JSON.stringify(spec[k])).slice(0, 16)])) } : {};
 }
 
 /** Each module policy's id with the hash of its file (16 hex digits), or nothing when every policy is built in. */
