@@ -4,6 +4,8 @@ import { RUN_SPEC_KEYS, RUN_UPKEEP, runSpecOf, type Execution, type RunOptions, 
 import { UsageError } from '../src/errors.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
+import { displayPath } from '../src/study/package.js';
+import { defaultUpkeep, studyUpkeep } from '../src/study/upkeep.js';
 import { conversation } from './_policies.js';
 import { priceFile } from './_pricing.js';
 import { tempDir } from './_tmp.js';
@@ -123,8 +125,18 @@ describe('RunSpec and Execution', () => {
     const fails = (over: Partial<RunSpec>) => () => runSpecOf({ ...BASE, ...over } as RunSpec);
     expect(fails({ seed: 1.5 })).toThrow(new UsageError('run settings: seed: Invalid input: expected int, received number (got 1.5)'));
     expect(fails({ promptCache: 'sometimes' as 'off' })).toThrow(/^run settings: promptCache: .*"auto".*"off".* \(got sometimes\)$/);
-    expect(fails({ upkeep: { mode: 'simulate' } as RunUpkeep })).toThrow(/^run settings: upkeep: Unrecognized key: "mode" \(got \{"mode":"simulate"\}\)$/);
+    expect(fails({ upkeep: { prompts: DEFAULT_PROMPTS, answer: true } as RunUpkeep })).toThrow(/^run settings: upkeep: Unrecognized key: "answer" \(got \{"prompts":.*\)$/);
     expect(fails({ models: [] })).toThrow(/^run settings: models: /);
+  });
+
+  it('a study’s upkeep settings are not a run’s: the error says how to make them one, and studyUpkeep does', async () => {
+    const dir = tempDir();
+    const study = { ...BASE, models: ['gpt-4o-mini'], prices: 'builtin', policies: [], upkeep: { ...defaultUpkeep(dir), prompts: { ...DEFAULT_PROMPTS, summary: 'Sum up in {summaryTokens} tokens.' } } };
+    expect(() => runStudy(options(dir, study as Partial<RunOptions>))).toThrow(/^run settings: upkeep: a study’s upkeep settings \(its mode, endpoint and cassette\) are not a run’s: give the run `...await studyUpkeep\(study, conversations, displayPath\)`/);
+    const upkeep = await studyUpkeep(study, [], displayPath);
+    expect(upkeep).toEqual({ upkeep: { prompts: study.upkeep.prompts } });
+    expect(counts(runStudy(options(dir, upkeep)))).toEqual({ replayed: UNITS, cached: 0 });
+    expect(counts(runStudy(options(dir, { upkeep: SPEC_CHANGES.upkeep() })))).toEqual({ replayed: UNITS, cached: 0 });
   });
 
   it('the canonical spec has the defaults, in schema order, and keeps the values given as they are', () => {

@@ -1,7 +1,8 @@
 /**
  * `ctxsim/study`: the rest of running a study — the sinks beyond the root's
  * (one output's text or file, a shard), merging shard files, staged output
- * files, the study file's JSON Schema and the pipeline's events. The root
+ * files, the study file's JSON Schema, the pipeline's events, and a study's
+ * upkeep as a run takes it (`studyUpkeep`). The root
  * export has `loadStudy`, `runStudyPipeline` and the common sinks.
  *
  * @packageDocumentation
@@ -14,3 +15,4 @@ export { resultsMeta, type SinkOutcome, type StudyDone, type StudyEvents } from 
 export { fileSink, shardSink, textSink, type ReportedResults } from '../study/sinks.js';
 export { mergeShardFiles } from '../study/merge.js';
 export { OutputSet } from '../study/files.js';
+export { studyUpkeep, type RunUpkeepOf } from '../study/upkeep.js';

@@ -133,6 +133,9 @@ export const RUN_SPEC_KEYS = Object.keys(RUN_SPEC.shape) as (keyof RunSpec)[];
 export function runSpecOf(from: RunSpec): CanonicalSpec {
   const picked: Record<string, unknown> = {};
   for (const k of RUN_SPEC_KEYS) if (from[k] !== undefined) picked[k] = from[k];
+  if (picked.upkeep && typeof picked.upkeep === 'object' && 'mode' in picked.upkeep) {
+    throw new UsageError('run settings: upkeep: a study’s upkeep settings (its mode, endpoint and cassette) are not a run’s: give the run `...await studyUpkeep(study, conversations, displayPath)` (ctxsim/study), or run the study with runStudyPipeline');
+  }
   const r = RUN_SPEC.safeParse(picked);
   if (r.success) {
     const spec: Record<string, unknown> = {};
