@@ -10,13 +10,14 @@ import { tempDir } from './_tmp.js';
  * The built CLI loads a command's implementation, and the parts of the
  * library it needs, only when that command runs: `--help` and `--version`
  * load the commands' wiring alone, `run --help` the policies its --policy
- * help lists but not the run, `prices` its own implementation and no other
+ * help lists but not the run, `import --help` the importers its flags are
+ * read from but not the import, `prices` its own implementation and no other
  * command's. A module hook in the child lists the ES modules it loads.
  */
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 /** The built CLI is current when its wiring is no older than its sources. */
-const built = ['_app', 'commands/run', 'commands/prices'].every((f) => {
+const built = ['_app', 'commands/run', 'commands/prices', 'commands/import'].every((f) => {
   const js = join(ROOT, 'dist', 'cli', `${f}.js`);
   return existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', 'cli', `${f}.ts`)).mtimeMs;
 });
@@ -62,6 +63,15 @@ describe(`what the built CLI loads${why}`, () => {
     expect(modules).toContain('policies/index.js');
     expect(implementations(modules)).toEqual([]);
     expect(modules.filter((m) => /^study\/(study|pipeline)\.js$/.test(m))).toEqual([]);
+  });
+
+  it.skipIf(!built)('import --help: the importers its flags are read from, not the import', () => {
+    const { code, modules } = loaded('import', '--help');
+    expect(code).toBe(0);
+    expect(modules).toContain('scenario/import/index.js');
+    expect(modules).toContain('cli/_import-flags.js');
+    expect(implementations(modules)).toEqual([]);
+    expect(modules.filter((m) => /^(policies|engine\/run|study\/(study|pipeline|billed))/.test(m))).toEqual([]);
   });
 
   it.skipIf(!built)('prices: its own implementation and no other command’s, nor the study pipeline', () => {

@@ -1,44 +1,37 @@
 import { resolve } from 'node:path';
 import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
-import { formatImportReport, importDataset, importerFor } from '../scenario/import/index.js';
+import { formatImportReport, IMPORTERS, importDataset, importerFor, importOptions } from '../scenario/import/index.js';
 import { displayPath } from '../study/package.js';
 import { addUnloggedPrefixes } from '../study/billed.js';
 import { grouped } from '../records/format.js';
 import type { ScenarioOut } from '../scenario/docs.js';
 import type { Conversation } from '../types.js';
+import { flagOf } from './_import-flags.js';
 import type { IO } from './_io.js';
 import { checkScenarioOut, writeScenarios } from './_scenarios.js';
 
+/** The flags of `ctxsim import`: the command's own, and the importers' options by key (`factValue`), as given. */
 export interface ImportFlags {
   format: string;
   file: string;
   out?: string;
-  prefix?: string;
-  user?: string;
-  factValue?: string;
-  system?: string;
-  annotations?: string;
-  fact?: string[];
-  probe?: string[];
-  ask?: boolean;
   unloggedPrefix?: string;
+  [option: string]: unknown;
 }
-
-/** Flags that carry importer options, by option name. */
-const OPTION_FLAGS = ['prefix', 'user', 'factValue', 'system', 'annotations', 'fact', 'probe', 'ask'] as const;
 
 /** The flag as it was given: a boolean option turned off was `--no-<name>`. */
 function flagName(option: string, value: unknown): string {
-  return `--${value === false ? 'no-' : ''}${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  return `--${value === false ? 'no-' : ''}${flagOf(option)}`;
 }
 
 /** `ctxsim import`: read, validate every conversation, report quirks on stderr, then write. */
 export async function importCmd(flags: ImportFlags, io: IO): Promise<number> {
   checkScenarioOut(flags.out);
   const importer = importerFor(flags.format);
+  // The flags that carry an importer's option: any importer's, so that one the format lacks is refused by name below.
   const options: Record<string, unknown> = {};
-  for (const k of OPTION_FLAGS) if (flags[k] !== undefined) options[k] = flags[k];
+  for (const { key } of importOptions(IMPORTERS.values())) if (flags[key] !== undefined) options[key] = flags[key];
   const problems: Problem[] = [];
   SourceDoc.fromValue('flags', options).check(importer.options, options, [], problems);
   if (problems.length) {

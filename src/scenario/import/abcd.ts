@@ -2,21 +2,17 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { normalizeText, type ScenarioOut, type ToolOut } from '../docs.js';
 import { JsonSource, parseJson, readText } from './_read.js';
+import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
 
-/** ABCD import options. */
-export interface AbcdOptions {
-  /** Id prefix: ids are `prefix-<convo_id>`. */
-  prefix: string;
-  /** System prompt for every conversation (none by default). */
-  system?: string;
-}
-
 const options = z.strictObject({
-  prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').default('abcd'),
-  system: z.string().optional(),
+  prefix: datasetPrefix('abcd'),
+  system: z.string().optional().describe('system prompt for every conversation'),
 });
+
+/** ABCD import options. */
+export type AbcdOptions = z.output<typeof options>;
 
 const row = z.tuple([z.enum(['agent', 'customer', 'action']), z.string()]);
 const conversation = z.looseObject({

@@ -6,7 +6,8 @@ import type { ScenarioOut, ToolOut } from '../docs.js';
 import type { ToolDef } from '../../types.js';
 import { AgentTurns, block, slug, textBlock, toolResult, toolUse } from './_agent.js';
 import { isObject, JsonSource, parseJson, parseJsonLines, readText } from './_read.js';
-import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
+import { numberedFileOptions } from './_shared-options.js';
+import { annotate, annotations, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
 /** Anthropic import options: the id prefix, and facts and probes as for `openai`. */
@@ -42,7 +43,7 @@ interface FileRequest {
 export const anthropic: Importer<AnthropicOptions> = {
   id: 'anthropic',
   describe: 'Anthropic Messages API requests: JSON object or array, or JSONL, of {system, messages, tools} (content blocks text/tool_use/tool_result)',
-  options,
+  options: numberedFileOptions,
   read(input, opts) {
     const { path, file } = input;
     const text = readText(path, file);

@@ -5,7 +5,8 @@ import type { DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
 import { AgentTurns, block, slug, textBlock, toolResult, toolUse } from './_agent.js';
 import { isObject, JsonSource, parseJsonLines, readText } from './_read.js';
-import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
+import { sessionLogOptions } from './_shared-options.js';
+import { annotate, annotations, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
 /** Claude Code import options: the id, and facts and probes as for `openai`. */
@@ -52,7 +53,8 @@ type Event = Response | { kind: 'user'; text: string };
 export const claudeCode: Importer<ClaudeCodeOptions> = {
   id: 'claude-code',
   describe: 'Claude Code session JSONL (one conversation: user and assistant lines, tool_use/tool_result blocks, usage per response)',
-  options,
+  options: sessionLogOptions,
+  billedCalls: true,
   read(input, opts) {
     const { path, file } = input;
     const text = readText(path, file);

@@ -16,6 +16,7 @@ import { QuirkLog, type ImportInput, type Importer, type Quirk } from './types.j
 
 export type { ImportInput, Importer, ImportResult, Quirk } from './types.js';
 export { UnreadableFile } from './_read.js';
+export { importOptions, type ImportOption } from './options.js';
 
 /** Every dataset format, by id. */
 export const IMPORTERS: ReadonlyMap<string, Importer> = new Map<string, Importer>(

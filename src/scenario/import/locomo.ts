@@ -3,29 +3,21 @@ import { ScenarioError, type Problem } from '../../errors.js';
 import { formatDuration, normalizeText as normalize, type ScenarioOut } from '../docs.js';
 import { DEFAULT_GAP_SECONDS } from '../load.js';
 import { JsonSource, parseJson, readText } from './_read.js';
+import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
 
-/** LoCoMo import options. */
-export interface LocomoOptions {
-  /** Which speaker plays the user (the other is the assistant). */
-  user: 'speaker_a' | 'speaker_b';
-  /**
-   * What a probed fact is: `text` — each evidence turn is a fact whose value
-   * is that dialogue turn's text; `answer` — each question is one fact whose
-   * value is the answer string, stated at the first evidence turn containing
-   * it (questions whose answer is in none of their evidence fall back to `text`).
-   */
-  factValue: 'text' | 'answer';
-  /** Id prefix: ids are `prefix-<sample_id>`. */
-  prefix: string;
-}
-
 const options = z.strictObject({
-  user: z.enum(['speaker_a', 'speaker_b']).default('speaker_a'),
-  factValue: z.enum(['text', 'answer']).default('text'),
-  prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').default('locomo'),
+  user: z.enum(['speaker_a', 'speaker_b']).default('speaker_a').describe('the speaker who plays the user; the other is the assistant'),
+  factValue: z
+    .enum(['text', 'answer'])
+    .default('text')
+    .describe('what a probed fact is: text (each evidence turn’s text) or answer (the question’s answer, at the first evidence turn that holds it, else text)'),
+  prefix: datasetPrefix('locomo'),
 });
+
+/** LoCoMo import options. */
+export type LocomoOptions = z.output<typeof options>;
 
 const utterance = z.looseObject({ speaker: z.string(), dia_id: z.string(), text: z.string() });
 const qaItem = z.looseObject({

@@ -2,21 +2,17 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import type { ScenarioOut } from '../docs.js';
 import { JsonSource, parseJson, readText } from './_read.js';
+import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
 
-/** MultiWOZ (ConvLab unified format) import options. */
-export interface MultiwozOptions {
-  /** Id prefix: ids are `prefix-<original_id>` (e.g. `multiwoz-sng01856`). */
-  prefix: string;
-  /** Append a final user turn asking for the booking references (probing them). */
-  ask: boolean;
-}
-
 const options = z.strictObject({
-  prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').default('multiwoz'),
-  ask: z.boolean().default(true),
+  prefix: datasetPrefix('multiwoz'),
+  ask: z.boolean().default(true).describe('end with a user turn asking for the booking references, which probes them'),
 });
+
+/** MultiWOZ (ConvLab unified format) import options. */
+export type MultiwozOptions = z.output<typeof options>;
 
 const span = z.looseObject({ intent: z.string(), domain: z.string(), slot: z.string(), value: z.string(), start: z.number().int().optional(), end: z.number().int().optional() });
 const turn = z.looseObject({

@@ -4,28 +4,12 @@ import { ScenarioError, type Problem } from '../../errors.js';
 import { SourceDoc, type DocPath } from '../../text/document.js';
 import { normalizeText, type ScenarioOut, type SystemOut, type ToolOut, type TurnOut } from '../docs.js';
 import { isObject, JsonSource, parseJson, parseJsonLines, readText } from './_read.js';
+import { numberedFileOptions } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type ImportInput, type Importer } from './types.js';
 
-/** OpenAI chat import options. */
-export interface OpenaiOptions {
-  /** Id prefix (default: the file name): ids are `prefix-0001`… in file order. */
-  prefix?: string;
-  /** Side file (YAML or JSON) of facts and probes per conversation id, or `"*"` for all. */
-  annotations?: string;
-  /** Facts for every conversation: `name=value` (placed where the user first says the value). */
-  fact?: string[];
-  /** Probes for every conversation: `TURN:name[,name…]`, TURN a number or `last`. */
-  probe?: string[];
-}
-
-/** The options (also of the agent-transcript importers, which annotate the same way). */
-export const options = z.strictObject({
-  prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').optional(),
-  annotations: z.string().min(1).optional(),
-  fact: z.array(z.string().regex(/^[^=]+=.+$/s, 'expected name=value')).optional(),
-  probe: z.array(z.string().regex(/^(\d+|last):[^,]+(,[^,]+)*$/, 'expected TURN:name[,name…] (TURN a number or last)')).optional(),
-});
+/** OpenAI chat import options: the id prefix, facts and probes (the agent-transcript importers' too). */
+export type OpenaiOptions = z.output<typeof numberedFileOptions>;
 
 const part = z.looseObject({ type: z.string(), text: z.string().optional() });
 const content = z.union([z.string(), z.array(part), z.null()]).optional();
@@ -70,7 +54,7 @@ const annotationSchema = z.strictObject({
 export const openai: Importer<OpenaiOptions> = {
   id: 'openai',
   describe: 'OpenAI chat messages: JSON array of messages, or JSONL of {"messages": [...], "tools": [...]} (fine-tuning format)',
-  options,
+  options: numberedFileOptions,
   read(input, opts) {
     const { path, file } = input;
     const text = readText(path, file);

@@ -3,18 +3,16 @@ import { ScenarioError, type Problem } from '../../errors.js';
 import type { DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut } from '../docs.js';
 import { JsonSource, parseJson, readText } from './_read.js';
+import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
 
-/** Schema-Guided Dialogue (SGD) import options. */
-export interface SgdOptions {
-  /** Id prefix: ids are `prefix-<dialogue_id>` (e.g. `sgd-1-00000`). */
-  prefix: string;
-}
-
 const options = z.strictObject({
-  prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').default('sgd'),
+  prefix: datasetPrefix('sgd'),
 });
+
+/** Schema-Guided Dialogue (SGD) import options. */
+export type SgdOptions = z.output<typeof options>;
 
 const span = z.looseObject({ slot: z.string().min(1), start: z.number().int().min(0), exclusive_end: z.number().int().min(0) });
 const action = z.looseObject({ act: z.string(), slot: z.string(), values: z.array(z.string()).optional() });

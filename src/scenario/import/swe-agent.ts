@@ -6,7 +6,8 @@ import type { BilledTotal, ToolDef } from '../../types.js';
 import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
 import { AgentTurns, slug } from './_agent.js';
 import { isObject, JsonSource, parseJson, readText } from './_read.js';
-import { annotate, annotations, options, type OpenaiOptions } from './openai.js';
+import { sessionLogOptions } from './_shared-options.js';
+import { annotate, annotations, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
 /** SWE-agent import options: the id, and facts and probes as for `openai`. */
@@ -144,7 +145,8 @@ interface RunModel {
 export const sweAgent: Importer<SweAgentOptions> = {
   id: 'swe-agent',
   describe: 'SWE-agent .traj (history messages, or trajectory steps) and mini-swe-agent .traj.json (messages with tool_calls, usage per response)',
-  options,
+  options: sessionLogOptions,
+  billedCalls: true,
   read(input, opts) {
     const { path, file } = input;
     const text = readText(path, file);

@@ -30,11 +30,22 @@ export interface ImportInput {
   base: string;
 }
 
-/** A dataset format: its option schema (strict) and a reader that throws ScenarioError on malformed data. */
+/**
+ * A dataset format: its option schema (strict) and a reader that throws
+ * ScenarioError on malformed data. The schema is an object of options, each
+ * described (`.describe()`): the study file's `import:` keys, their JSON
+ * Schema and the `ctxsim import` flags and help all read it.
+ */
 export interface Importer<O extends object = object> {
   id: string;
   describe: string;
   options: z.ZodType<O>;
+  /**
+   * Its logs can record what the provider billed for each model call
+   * (`usage:` on the calls), which `import --unlogged-prefix billed` sizes
+   * the part of the prompt the log leaves out from.
+   */
+  billedCalls?: boolean;
   read(input: ImportInput, options: O): ImportResult;
 }
 
