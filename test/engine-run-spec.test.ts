@@ -126,7 +126,8 @@ describe('RunSpec and Execution', () => {
     expect(fails({ seed: 1.5 })).toThrow(new UsageError('run settings: seed: Invalid input: expected int, received number (got 1.5)'));
     expect(fails({ promptCache: 'sometimes' as 'off' })).toThrow(/^run settings: promptCache: .*"auto".*"off".* \(got sometimes\)$/);
     expect(fails({ upkeep: { prompts: DEFAULT_PROMPTS, answer: true } as RunUpkeep })).toThrow(/^run settings: upkeep: Unrecognized key: "answer" \(got \{"prompts":.*\)$/);
-    expect(fails({ models: [] })).toThrow(/^run settings: models: /);
+    expect(fails({ models: [] })).toThrow(new UsageError('run settings: models: no chat model given (got [])'));
+    expect(fails({ models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4o'] })).toThrow(new UsageError('run settings: models: model gpt-4o given twice (got ["gpt-4o","gpt-4o-mini","gpt-4o"])'));
   });
 
   it('a study’s upkeep settings are not a run’s: the error says how to make them one, and studyUpkeep does', async () => {

@@ -1,4 +1,4 @@
-import { CtxsimError, UsageError } from '../errors.js';
+import { CtxsimError } from '../errors.js';
 import { finishSteps, finishStepsPausing } from '../process.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
@@ -69,14 +69,6 @@ export interface RunResults extends Results {
   cachedUnits: number;
 }
 
-/** The chat models of a run, checked: none, or one given twice, is a usage error. */
-function modelList(models: readonly string[]): readonly string[] {
-  if (!models.length) throw new UsageError('no chat model given');
-  const twice = models.find((m, i) => models.indexOf(m) !== i);
-  if (twice !== undefined) throw new UsageError(`model ${twice} given twice`);
-  return models;
-}
-
 /** What `replayContext` makes one chat model's context of. */
 type ContextOptions = Omit<RunSpec, 'models' | 'upkeep'> &
   Pick<Execution, 'tokenCache'> & {
@@ -139,7 +131,7 @@ export function replayContexts(opts: RunSpec & Pick<Execution, 'tokenCache' | 'c
   const counters = new Map<string, TokenCounter>();
   const { models, upkeep: settings, ...rest } = spec;
   const upkeep = upkeepContext(settings, opts.cassette);
-  return modelList(models).map((model) => ({
+  return models.map((model) => ({
     ...replayContext({ ...rest, model, prices, ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache }), ...(upkeep && { upkeep }) }, counters),
     spec: unitSpec(spec, model),
   }));

@@ -44,7 +44,15 @@ export const RUN_UPKEEP = z.strictObject({
 /** The settings that decide a run's records (see above). */
 export const RUN_SPEC = z.strictObject({
   seed: z.number().int().describe('the seed of every random stream'),
-  models: z.array(z.string().min(1)).min(1).readonly().describe('the chat models: every conversation × policy is replayed on each, in the order given'),
+  models: z
+    .array(z.string().min(1))
+    .min(1, 'no chat model given')
+    .readonly()
+    .superRefine((models, ctx) => {
+      const twice = models.find((m, i) => models.indexOf(m) !== i);
+      if (twice !== undefined) ctx.addIssue({ code: 'custom', message: `model ${twice} given twice` });
+    })
+    .describe('the chat models: every conversation × policy is replayed on each, in the order given'),
   tokenizer: z.string().min(1).describe('`auto` (from the model) or a tokenizer id'),
   tokenFactor: tokenFactor.optional().describe('a correction of the counts of models whose tokenizer is a stand-in: a number for every such model, or a factor by model; each count is multiplied and rounded'),
   prices: z.union([z.string().min(1), priceTable]).default('builtin').describe('`builtin`, a path to a LiteLLM-format table laid over the builtin one, or a loaded table'),
