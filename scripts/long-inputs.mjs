@@ -14,7 +14,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CASES, caseKey, caseText } from '../test/fixtures/tokens/long-inputs.mjs';
@@ -68,7 +68,7 @@ if (!only) {
   const dir = mkdtempSync(join(tmpdir(), 'ctxsim-cache-bench-'));
   const id = counterId('o200k_base');
   const n = 1_000_000;
-  const w = TokenCache.open(dir, 'o200k_base', id);
+  const w = TokenCache.open(dir, id);
   const keys = [];
   for (let i = 0; i < n; i++) {
     const k = cacheKey(`text ${i}`);
@@ -78,9 +78,9 @@ if (!only) {
   let t0 = performance.now();
   w.save();
   const saveMs = performance.now() - t0;
-  const bytes = statSync(join(dir, 'o200k_base.tokens')).size;
+  const bytes = statSync(w.file).size;
   t0 = performance.now();
-  const r = TokenCache.open(dir, 'o200k_base', id);
+  const r = TokenCache.open(dir, id);
   const loadMs = performance.now() - t0;
   t0 = performance.now();
   let hits = 0;
@@ -104,12 +104,12 @@ if (!only) {
   const dir = mkdtempSync(join(tmpdir(), 'ctxsim-cache-race-'));
   const threads = 8;
   const each = 10_000;
-  const cacheUrl = pathToFileURL(join(ROOT, 'dist', 'tokens', 'cache.js')).href;
+  const cacheUrl = pathToFileURL(join(ROOT, 'dist', 'tokens', 'token-cache.js')).href;
   const code = `
     const { workerData, parentPort } = require('node:worker_threads');
     import(${JSON.stringify(cacheUrl)}).then(({ TokenCache, cacheKey }) => {
       const { dir, id, t, each } = workerData;
-      const c = TokenCache.open(dir, 'o200k_base', id);
+      const c = TokenCache.open(dir, id);
       for (let i = 0; i < each; i++) c.put(cacheKey(\`thread \${t} text \${i}\`), { tokens: i, estimated: false });
       // Start saving together.
       Atomics.wait(new Int32Array(workerData.gate), 0, 0);
@@ -128,11 +128,11 @@ if (!only) {
     }).concat([new Promise((ok) => setTimeout(() => ok(Atomics.notify(new Int32Array(gate), 0)), 2000)).then(() => [])]),
   );
   const ms = performance.now() - t0 - 2000;
-  const c = TokenCache.open(dir, 'o200k_base', id);
+  const c = TokenCache.open(dir, id);
   let found = 0;
   for (let t = 0; t < threads; t++) for (let i = 0; i < each; i++) if (c.get(cacheKey(`thread ${t} text ${i}`))?.tokens === i) found++;
   const { readdirSync } = await import('node:fs');
-  const left = readdirSync(dir).filter((f) => f !== 'o200k_base.tokens');
+  const left = readdirSync(dirname(c.file)).filter((f) => f !== basename(c.file));
   rmSync(dir, { recursive: true, force: true });
   console.log(
     `\nconcurrent saves: ${threads} threads × ${fmt(each)} entries → ${fmt(found)} of ${fmt(threads * each)} found, ` +

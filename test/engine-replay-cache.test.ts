@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { evictReplayCache, replayCacheStats } from '../src/engine/replay-cache.js';
+import { evictReplayCache } from '../src/engine/replay-cache.js';
 import { runStudy, type RunResults } from '../src/engine/run.js';
 import type { RunOptions } from '../src/engine/spec.js';
+import { storeStats } from '../src/store/store.js';
 import { REGISTRY } from '../src/policies/index.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import { policiesFromFlags } from '../src/study/study.js';
@@ -56,11 +57,13 @@ const records = (r: RunResults) => ({ turns: r.turns, probes: r.probes, summary:
 
 const counts = (r: RunResults) => ({ replayed: r.replayedUnits, cached: r.cachedUnits });
 
-/** Every entry file of a replay cache folder. */
-function entryFiles(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.rec'))
-    .map((f) => join(dir, f))
+/** Every entry file of a namespace of the cache folder `dir` (`replay/<2 hex>/<key>`, …). */
+function entryFiles(dir: string, namespace = 'replay'): string[] {
+  const space = join(dir, namespace);
+  if (!existsSync(space)) return [];
+  return readdirSync(space, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /^[0-9a-f]{2}\/[0-9a-f]{64}$/.test(f))
+    .map((f) => join(space, f))
     .sort();
 }
 
@@ -141,7 +144,7 @@ describe('replay cache (library)', () => {
     expect(counts(r)).toEqual({ replayed: 3, cached: 6 });
     expect(r.warnings).toHaveLength(3);
     expect(r.warnings.join('\n')).toMatch(/replay cache entry .* is damaged \(checksum mismatch\); replaying its unit again/);
-    expect(r.warnings.join('\n')).toMatch(/damaged \(not a ctxsim replay-cache entry\)/);
+    expect(r.warnings.join('\n')).toMatch(/damaged \(not a ctxsim cache entry\)/);
     expect(records(r)).toStrictEqual(records(cold));
     const again = runStudy(options(dir));
     expect(counts(again)).toEqual({ replayed: 0, cached: 9 });
@@ -160,10 +163,10 @@ describe('replay cache (library)', () => {
     const bound = recent.reduce((n, f) => n + statSync(f).size, 0);
     expect(evictReplayCache(dir, bound)).toBe(6);
     expect(entryFiles(dir)).toEqual(recent);
-    expect(replayCacheStats(dir)).toEqual({ entries: 3, bytes: bound });
+    expect(storeStats(dir).total).toEqual({ entries: 3, bytes: bound });
     // A run with a bound of 0 keeps nothing.
     runStudy(options(dir, { replayCacheMaxBytes: 0 }));
-    expect(replayCacheStats(dir)).toEqual({ entries: 0, bytes: 0 });
+    expect(storeStats(dir).total).toEqual({ entries: 0, bytes: 0 });
   });
 });
 
@@ -193,7 +196,7 @@ describe('replay cache (command line)', () => {
     expect(existsSync(cache)).toBe(false);
     expect((await run('cold', '--jobs', '1')).code).toBe(0);
     // Six units, and the report's five charts.
-    expect(entryFiles(join(cache, 'replay'))).toHaveLength(11);
+    expect([entryFiles(cache).length, entryFiles(cache, 'charts').length]).toEqual([6, 5]);
     expectSameFiles(join(dir, 'cold'), expected);
     expect((await run('warm', '--jobs', '1')).code).toBe(0);
     expectSameFiles(join(dir, 'warm'), expected);
@@ -201,7 +204,7 @@ describe('replay cache (command line)', () => {
       const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
       // Two worker threads, from an empty cache and then from a full one.
       const other = join(dir, 'cache2');
-      const inodes = () => entryFiles(join(other, 'replay')).map((f) => statSync(f).ino);
+      const inodes = () => [...entryFiles(other), ...entryFiles(other, 'charts')].map((f) => statSync(f).ino);
       let before: number[] = [];
       for (const out of ['jobs-cold', 'jobs-warm']) {
         execFileSync(process.execPath, [MAIN, 'run', ...common, '--token-cache', other, '--out', join(dir, out), '--jobs', '2'], { env });
@@ -218,7 +221,7 @@ describe('replay cache (command line)', () => {
     for (const k of [1, 2]) expect((await run(`p${k}`, '--shard', `${k}/2`)).code).toBe(0);
     expect((await cli('merge', join(dir, 'p1'), join(dir, 'p2'), '--out', join(dir, 'merged'), '--quiet')).code).toBe(0);
     expectSameFiles(join(dir, 'merged'), expected);
-    expect(entryFiles(join(cache, 'replay'))).toHaveLength(11);
+    expect([entryFiles(cache).length, entryFiles(cache, 'charts').length]).toEqual([6, 5]);
   });
 
   it('--no-token-cache (and its old name --no-cache) use no cache', async () => {
@@ -240,13 +243,27 @@ describe('replay cache (command line)', () => {
     expect((await cli('run', ...common, '--token-cache', cache, '--out', join(dir, 'a'))).code).toBe(0);
     const info = await cli('cache', 'info', '--token-cache', cache);
     expect(info.code).toBe(0);
-    // Six units and the five charts of the report.
-    expect(info.out).toMatch(/^cache folder: .*cache\nreplays \(units and rendered charts\): 11 entries, [\d.]+ kB \(bound 1\.0 GB, least recently used removed past it\)\ntoken counts: \d+ files?, [\d.]+ k?B\n$/);
+    // Six units and the five charts of the report (chars4 keeps no token counts).
+    const bytes = (ns: string) => entryFiles(cache, ns).reduce((n, f) => n + statSync(f).size, 0);
+    const [units, charts] = [bytes('replay'), bytes('charts')];
+    const kB = (n: number) => `${(n / 1000).toFixed(1)} kB`;
+    expect(info.out).toBe(
+      [
+        `cache folder: ${cache}`,
+        `replay/ (replayed units): 6 entries, ${kB(units)}`,
+        `charts/ (rendered charts): 5 entries, ${kB(charts)}`,
+        `tokens/ (token counts): 0 entries, 0 B`,
+        `in all: 11 entries, ${kB(units + charts)} (bound 1.0 GB, least recently used removed past it)`,
+        '',
+      ].join('\n'),
+    );
     const clear = await cli('cache', 'clear', '--token-cache', cache);
     expect(clear.code).toBe(0);
-    expect(clear.out).toMatch(/^cleared .*cache: 11 replay entries \([\d.]+ kB\), \d+ token-count files? \([\d.]+ k?B\)\n$/);
-    expect(entryFiles(join(cache, 'replay'))).toEqual([]);
-    expect((await cli('cache', 'info', '--token-cache', cache)).out).toMatch(/replays \(units and rendered charts\): 0 entries, 0 B .*\ntoken counts: 0 files, 0 B\n$/);
+    expect(clear.out).toBe(
+      [`cleared ${cache}: 11 entries, ${kB(units + charts)}`, `  replay/ (replayed units): 6 entries, ${kB(units)}`, `  charts/ (rendered charts): 5 entries, ${kB(charts)}`, `  tokens/ (token counts): 0 entries, 0 B`, ''].join('\n'),
+    );
+    expect(readdirSync(cache)).toEqual([]);
+    expect((await cli('cache', 'info', '--token-cache', cache)).out).toMatch(/\nin all: 0 entries, 0 B \(bound/);
     expect((await cli('cache', 'nothing')).code).toBe(2);
   });
 
@@ -254,8 +271,8 @@ describe('replay cache (command line)', () => {
     const dir = tempDir();
     const cacheDir = join(dir, 'cache');
     expect((await cli('run', ...common, '--token-cache', cacheDir, '--out', join(dir, 'a'))).code).toBe(0);
-    const before = entryFiles(join(cacheDir, 'replay'));
+    const before = entryFiles(cacheDir);
     expect(() => cache({ action: 'wipe', tokenCache: cacheDir }, capture())).toThrow(new UsageError('cache: "wipe" is not one of "info", "clear"'));
-    expect(entryFiles(join(cacheDir, 'replay'))).toEqual(before);
+    expect(entryFiles(cacheDir)).toEqual(before);
   });
 });

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { removeStaleStaging, StagedFiles, STAGING_PREFIX, writeFileAtomic } from '../src/study/files.js';
@@ -125,16 +125,17 @@ describe('the token cache lock', () => {
     ['a folder', (p: string) => mkdirSync(join(p, 'inside'), { recursive: true })],
   ])('left over as %s by a run that died is broken at once, not waited on', (_, make) => {
     const dir = tempDir();
-    const lock = join(dir, 'o200k_base.tokens.lock');
+    const c = TokenCache.open(dir, ID);
+    const lock = `${c.file}.lock`;
+    mkdirSync(dirname(lock), { recursive: true });
     make(lock);
     utimesSync(lock, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-    const c = TokenCache.open(dir, 'o200k_base', ID);
     c.put(cacheKey('four'), { tokens: 4, estimated: false });
     const start = Date.now();
     expect(c.save()).toEqual([]);
     // The wait for a held lock is 10 s: well under it, with room for a busy machine.
     expect(Date.now() - start).toBeLessThan(8000);
-    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
-    expect(TokenCache.open(dir, 'o200k_base', ID).loaded).toBe(1);
+    expect(readdirSync(dirname(c.file))).toEqual([basename(c.file)]);
+    expect(TokenCache.open(dir, ID).loaded).toBe(1);
   });
 });

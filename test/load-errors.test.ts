@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { dropUnstatedFacts } from '../src/scenario/import/index.js';
 import { parseScenario, scenarioFromValue } from '../src/scenario/load.js';
 import { loadStudy } from '../src/study/study.js';
-import { cacheFileName, TokenCache } from '../src/tokens/token-cache.js';
+import { TokenCache } from '../src/tokens/token-cache.js';
 import { asyncProblems, capture, problems } from './_io.js';
 import { tempDir } from './_tmp.js';
 
@@ -308,9 +308,11 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
 
   it.skipIf(process.platform === 'win32')('a FIFO in the token-cache folder is skipped with a warning, never read', () => {
     const dir = tempDir();
-    execFileSync('mkfifo', [join(dir, cacheFileName('o200k_base'))]);
-    const cache = TokenCache.open(dir, 'o200k_base', 'o200k_base test');
+    const { file } = TokenCache.open(dir, 'o200k_base test');
+    mkdirSync(dirname(file), { recursive: true });
+    execFileSync('mkfifo', [file]);
+    const cache = TokenCache.open(dir, 'o200k_base test');
     expect(cache.loaded).toBe(0);
-    expect(cache.warnings).toEqual([`token cache ${join(dir, 'o200k_base.tokens')} cannot be read (not a regular file but a FIFO); counting without it`]);
+    expect(cache.warnings).toEqual([`token cache entry ${file} cannot be read (not a regular file but a FIFO); counting without it`]);
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { reportOnlyFiles, type ChartStore, type StoredChart } from '../src/report/outputs.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
-import { replayChartStore } from '../src/study/chart-store.js';
+import { cachedCharts } from '../src/study/chart-store.js';
 import { digestSink } from '../src/study/sinks.js';
 import { loadStudy } from '../src/study/study.js';
 import { capture } from './_io.js';
@@ -12,7 +12,7 @@ import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
 /**
- * Rendered charts are kept by their spec (in the replay cache, for the CLI):
+ * Rendered charts are kept by their spec (in the store's `charts` namespace, for the CLI):
  * a rerun whose charts did not change renders none, and writes the same
  * bytes; a damaged entry is rendered again, with a warning.
  */
@@ -62,21 +62,22 @@ describe('the chart store', () => {
     expect(Buffer.from(withPng.get('cost-by-turn.png')!).equals(Buffer.from(first.get('cost-by-turn.png')!))).toBe(true);
   });
 
-  it('in the replay cache: kept across processes by spec; a damaged entry is rendered again with a warning', async () => {
+  it('in the store: kept across processes by spec; a damaged entry is rendered again with a warning', async () => {
     const { results, info } = await reported();
-    const dir = join(tempDir(), 'replay');
-    const one = replayChartStore(dir);
+    const root = join(tempDir(), 'cache');
+    const dir = join(root, 'charts');
+    const one = cachedCharts(root);
     const first = await reportOnlyFiles(results, info, { charts: one });
-    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.rec'));
+    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => /^[0-9a-f]{2}\/[0-9a-f]{64}$/.test(f));
     expect(files).toHaveLength(5);
-    const two = replayChartStore(dir);
+    const two = cachedCharts(root);
     const second = await reportOnlyFiles(results, info, { charts: two });
     for (const [name, content] of first) expect(Buffer.from(second.get(name)!).equals(Buffer.from(content)), name).toBe(true);
     expect(two.warnings).toEqual([]);
     writeFileSync(join(dir, files[0]!), 'not an entry');
-    const three = replayChartStore(dir);
+    const three = cachedCharts(root);
     const third = await reportOnlyFiles(results, info, { charts: three });
-    expect(three.warnings).toEqual([expect.stringMatching(/^replay cache entry .*\.rec is damaged \(not a ctxsim replay-cache entry\); rendering it again and replacing it$/)]);
+    expect(three.warnings).toEqual([`chart cache entry ${join(dir, files[0]!)} is damaged (not a ctxsim cache entry); rendering it again and replacing it`]);
     for (const [name, content] of first) expect(Buffer.from(third.get(name)!).equals(Buffer.from(content)), name).toBe(true);
     expect(readFileSync(join(dir, files[0]!)).subarray(0, 8).toString()).not.toBe('not an e');
   });
@@ -87,6 +88,7 @@ describe('the chart store', () => {
     const io = capture();
     expect(await runMain(['run', ...args, '--token-cache', join(dir, 'cache'), '--out', join(dir, 'a')], io)).toBe(0);
     // One unit and five charts.
-    expect(readdirSync(join(dir, 'cache', 'replay'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.rec'))).toHaveLength(6);
+    const entries = (ns: string) => readdirSync(join(dir, 'cache', ns), { recursive: true, encoding: 'utf8' }).filter((f) => /^[0-9a-f]{2}\/[0-9a-f]{64}$/.test(f));
+    expect([entries('replay').length, entries('charts').length]).toEqual([1, 5]);
   });
 });

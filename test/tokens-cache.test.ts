@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
@@ -19,6 +20,12 @@ import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
 const ID = counterId('o200k_base');
+
+/** The file of the counts of counter `id` in the cache folder `dir`: `tokens/<2 hex>/<key>`, the key the SHA-256 of the namespace and the id. */
+function entryFile(dir: string, id = ID): string {
+  const key = createHash('sha256').update(`ctxsim tokens\0${id}`).digest('hex');
+  return join(dir, 'tokens', key.slice(0, 2), key);
+}
 
 function chat(secondUser = 'Thanks!') {
   return conversation({
@@ -49,7 +56,8 @@ describe('token cache across runs', () => {
     // Distinct texts: 1 system + 2 user + 2 assistant + 3 role names (system, user, assistant).
     expect(cold.tokenizerCalls).toBe(8);
     expect(cold.warnings).toEqual([]);
-    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+    expect(readdirSync(dir)).toEqual(['tokens']);
+    expect(existsSync(entryFile(dir))).toBe(true);
     const warm = runStudy(study(dir));
     expect(warm.tokenizerCalls).toBe(0);
     expect(turnsCsv(warm)).toBe(turnsCsv(cold));
@@ -75,13 +83,17 @@ describe('token cache across runs', () => {
     runStudy(study(dir));
     // A process that has exited: its pid is free (and not reused within this test).
     const dead = spawnSync(process.execPath, ['-e', '']).pid!;
-    const stale = `o200k_base.tokens.${dead}-0-0123abcd.tmp`;
-    const live = `o200k_base.tokens.${process.pid}-1-89abcdef.tmp`;
-    const old = `o200k_base.tokens.${process.pid}-2-deadbeef.tmp`;
-    for (const f of [stale, live, old, 'other.tokens.1-0-0123abcd.tmp']) writeFileSync(join(dir, f), 'partial');
-    utimesSync(join(dir, old), new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
+    const file = entryFile(dir);
+    const [fan, key] = [dirname(file), basename(file)];
+    const other = `${key.slice(0, 2)}${'0'.repeat(62)}.1-0-0123abcd.tmp`;
+    const stale = `${key}.${dead}-0-0123abcd.tmp`;
+    const live = `${key}.${process.pid}-1-89abcdef.tmp`;
+    const old = `${key}.${process.pid}-2-deadbeef.tmp`;
+    for (const f of [stale, live, old, other]) writeFileSync(join(fan, f), 'partial');
+    utimesSync(join(fan, old), new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
     runStudy(study(dir, chat('Something new')));
-    expect(readdirSync(dir).sort()).toEqual([live, 'o200k_base.tokens', 'other.tokens.1-0-0123abcd.tmp'].sort());
+    // Another key's temp files are its own save's to sweep (or the end of a run's, when dead).
+    expect(readdirSync(fan).sort()).toEqual([live, key, other].sort());
   });
 
   it('chars4 needs no cache file', () => {
@@ -93,7 +105,7 @@ describe('token cache across runs', () => {
 
 /** A cache file holding three counts, one of them an estimate. */
 function filled(dir: string): string {
-  const c = TokenCache.open(dir, 'o200k_base', ID);
+  const c = TokenCache.open(dir, ID);
   c.put(cacheKey('one'), { tokens: 1, estimated: false });
   c.put(cacheKey('two'), { tokens: 2, estimated: false });
   c.put(cacheKey('long'), { tokens: 123456, estimated: true });
@@ -117,7 +129,7 @@ describe('token cache file', () => {
   it('keeps counts and the estimate flag', () => {
     const dir = tempDir();
     filled(dir);
-    const c = TokenCache.open(dir, 'o200k_base', ID);
+    const c = TokenCache.open(dir, ID);
     expect(c.warnings).toEqual([]);
     expect(c.loaded).toBe(3);
     expect(c.get(cacheKey('one'))).toEqual({ tokens: 1, estimated: false });
@@ -125,24 +137,29 @@ describe('token cache file', () => {
     expect(c.get(cacheKey('three'))).toBeUndefined();
   });
 
-  it('has the documented layout: magic, version, count, checksum, counter id, 20-byte records', () => {
-    const file = filled(tempDir());
+  it('has the documented layout: a store entry keyed by the counter id, its payload 20-byte records sorted by key', () => {
+    const dir = tempDir();
+    const file = filled(dir);
+    expect(file).toBe(entryFile(dir));
     const buf = readFileSync(file);
-    const idBytes = Buffer.byteLength(ID);
-    // 24-byte header + id padded to 4 + 3 records × 20 bytes.
-    expect(buf.length).toBe(24 + Math.ceil(idBytes / 4) * 4 + 3 * 20);
-    expect(buf.toString('latin1', 0, 8)).toBe('ctxsimTK');
+    // 84-byte entry header + 3 records × 20 bytes.
+    expect(buf.length).toBe(84 + 3 * 20);
+    expect(buf.toString('latin1', 0, 8)).toBe('ctxsimST');
     expect(buf.readUInt32LE(8)).toBe(1);
-    expect(buf.readUInt32LE(12)).toBe(3);
-    expect(buf.readUInt32LE(20)).toBe(idBytes);
-    expect(buf.toString('utf8', 24, 24 + idBytes)).toBe(ID);
+    expect(buf.readUInt32LE(12)).toBe(60);
+    expect(buf.toString('latin1', 20, 84)).toBe(basename(file));
+    const records = [0, 1, 2].map((i) => [0, 1, 2, 3, 4].map((w) => buf.readUInt32LE(84 + 20 * i + 4 * w)));
+    const sorted = (['one', 'two', 'long'] as const).map((t) => [...cacheKey(t)]).sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+    expect(records.map((r) => r.slice(0, 4))).toEqual(sorted);
+    // The value: tokens, with the top bit for an estimate.
+    expect(records.find((r) => r[0] === cacheKey('long')[0])![4]).toBe(0x8000_0000 + 123456);
   });
 
   const damage: [string, (b: Buffer) => Buffer, RegExp][] = [
-    ['truncated', (b) => b.subarray(0, b.length - 1), /damaged \(\d+ bytes, expected \d+ for 3 entries\)/],
+    ['truncated', (b) => b.subarray(0, b.length - 1), /damaged \(143 bytes, expected 144\)/],
     ['a flipped record byte', (b) => Buffer.concat([b.subarray(0, b.length - 3), Buffer.from([b[b.length - 3]! ^ 1]), b.subarray(b.length - 2)]), /damaged \(checksum mismatch\)/],
-    ['not a cache', () => Buffer.from('hello world, this is not a cache'), /damaged \(not a ctxsim token cache\)/],
-    ['empty', () => Buffer.alloc(0), /damaged \(not a ctxsim token cache\)/],
+    ['not a cache', () => Buffer.from('hello world, this is not a cache'), /damaged \(not a ctxsim cache entry\)/],
+    ['empty', () => Buffer.alloc(0), /damaged \(not a ctxsim cache entry\)/],
     ['a newer format', (b) => Buffer.concat([b.subarray(0, 8), Buffer.from([2, 0, 0, 0]), b.subarray(12)]), /damaged \(format version 2, expected 1\)/],
   ];
   for (const [what, corrupt, message] of damage) {
@@ -150,39 +167,62 @@ describe('token cache file', () => {
       const dir = tempDir();
       const file = filled(dir);
       writeFileSync(file, corrupt(readFileSync(file)));
-      const c = TokenCache.open(dir, 'o200k_base', ID);
+      const c = TokenCache.open(dir, ID);
       expect(c.warnings).toHaveLength(1);
       expect(c.warnings[0]).toMatch(message);
-      expect(c.warnings[0]).toContain('rebuilding');
+      expect(c.warnings[0]).toContain('; counting without it and replacing it');
       expect(c.loaded).toBe(0);
       expect(c.get(cacheKey('one'))).toBeUndefined();
       // Saving replaces it with a good file, even with nothing new.
       expect(c.save()).toEqual([]);
-      const again = TokenCache.open(dir, 'o200k_base', ID);
+      const again = TokenCache.open(dir, ID);
       expect(again.warnings).toEqual([]);
       expect(again.loaded).toBe(0);
     });
   }
 
-  it('does not reuse counts made by another counter', () => {
+  it('does not reuse counts made by another counter: its counts are another entry', () => {
     const dir = tempDir();
     filled(dir);
-    const c = TokenCache.open(dir, 'o200k_base', 'o200k_base js-tiktoken@0.0.1 bounded@1');
-    expect(c.warnings).toEqual([
-      `token cache ${join(dir, 'o200k_base.tokens')} was written by another counter (${ID}); rebuilding it for o200k_base js-tiktoken@0.0.1 bounded@1`,
-    ]);
+    const other = 'o200k_base js-tiktoken@0.0.1 bounded@1';
+    const c = TokenCache.open(dir, other);
+    expect(c.warnings).toEqual([]);
     expect(c.get(cacheKey('one'))).toBeUndefined();
+    c.put(cacheKey('one'), { tokens: 9, estimated: false });
+    expect(c.save()).toEqual([]);
+    expect(c.file).toBe(entryFile(dir, other));
+    expect(TokenCache.open(dir, other).get(cacheKey('one'))).toEqual({ tokens: 9, estimated: false });
+    expect(TokenCache.open(dir, ID).get(cacheKey('one'))).toEqual({ tokens: 1, estimated: false });
+  });
+
+  it('ignores and rebuilds an entry whose payload is not whole records', () => {
+    const dir = tempDir();
+    const file = filled(dir);
+    const buf = readFileSync(file);
+    // A well-formed entry (length and checksum right) holding 7 bytes.
+    const key = basename(file);
+    const payload = Buffer.from('1234567');
+    const head = Buffer.concat([buf.subarray(0, 12), Buffer.alloc(4), buf.subarray(16, 84)]);
+    head.writeUInt32LE(7, 12);
+    head.writeUInt32LE(crc32(payload, crc32(head.subarray(20))), 16);
+    writeFileSync(file, Buffer.concat([head, payload]));
+    const c = TokenCache.open(dir, ID);
+    expect([...c.warnings]).toEqual([`token cache entry ${file} is damaged (7 bytes of counts, not whole 20-byte records); counting without it and replacing it`]);
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(c.save()).toEqual([]);
+    const again = TokenCache.open(dir, ID);
+    expect([again.loaded, again.warnings]).toEqual([0, []]);
   });
 
   it('a run with a damaged file counts everything again and leaves a good file', () => {
     const dir = tempDir();
     runStudy(study(dir));
-    const file = join(dir, 'o200k_base.tokens');
-    writeFileSync(file, readFileSync(file).subarray(0, 40));
+    const file = entryFile(dir);
+    writeFileSync(file, readFileSync(file).subarray(0, 100));
     const r = runStudy(study(dir));
     expect(r.tokenizerCalls).toBe(8);
     expect(r.warnings).toHaveLength(1);
-    expect(r.warnings[0]).toMatch(/^token cache .*o200k_base\.tokens is damaged \(40 bytes, expected \d+ for 8 entries\); ignoring it and rebuilding it$/);
+    expect(r.warnings[0]).toMatch(/^token cache entry .*tokens\/[0-9a-f]{2}\/[0-9a-f]{64} is damaged \(100 bytes, expected 244\); counting without it and replacing it$/);
     expect(runStudy(study(dir))).toMatchObject({ tokenizerCalls: 0, warnings: [] });
   });
 
@@ -194,39 +234,39 @@ describe('token cache file', () => {
     const r = runStudy(study(blocked));
     expect(r.tokenizerCalls).toBe(8);
     expect(r.warnings).toHaveLength(1);
-    expect(r.warnings[0]).toMatch(/cannot be written \((EEXIST|ENOTDIR)\); counts were not saved$/);
+    expect(r.warnings[0]).toMatch(/^token cache .*blocked\/tokens cannot be written \((EEXIST|ENOTDIR)\); token counts were not saved$/);
   });
 
   it('two runs sharing a folder merge their counts on save (write, then rename)', () => {
     const dir = tempDir();
-    const a = TokenCache.open(dir, 'o200k_base', ID);
-    const b = TokenCache.open(dir, 'o200k_base', ID);
+    const a = TokenCache.open(dir, ID);
+    const b = TokenCache.open(dir, ID);
     a.put(cacheKey('from a'), { tokens: 3, estimated: false });
     b.put(cacheKey('from b'), { tokens: 4, estimated: true });
     b.put(cacheKey('both'), { tokens: 5, estimated: false });
     a.put(cacheKey('both'), { tokens: 5, estimated: false });
     expect(a.save()).toEqual([]);
     expect(b.save()).toEqual([]);
-    const c = TokenCache.open(dir, 'o200k_base', ID);
+    const c = TokenCache.open(dir, ID);
     expect(c.loaded).toBe(3);
     expect(c.get(cacheKey('from a'))).toEqual({ tokens: 3, estimated: false });
     expect(c.get(cacheKey('from b'))).toEqual({ tokens: 4, estimated: true });
-    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+    expect(readdirSync(dirname(c.file))).toEqual([basename(c.file)]);
   });
 
   it('saves under a lock file, removes it after, and clears one left by a run that died', () => {
     const dir = tempDir();
     const file = filled(dir);
-    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
+    expect(readdirSync(dirname(file))).toEqual([basename(file)]);
     // A lock a minute old: its run is gone.
     writeFileSync(`${file}.lock`, '');
     const old = new Date(Date.now() - 60_000);
     utimesSync(`${file}.lock`, old, old);
-    const c = TokenCache.open(dir, 'o200k_base', ID);
+    const c = TokenCache.open(dir, ID);
     c.put(cacheKey('four'), { tokens: 4, estimated: false });
     expect(c.save()).toEqual([]);
-    expect(readdirSync(dir)).toEqual(['o200k_base.tokens']);
-    expect(TokenCache.open(dir, 'o200k_base', ID).loaded).toBe(4);
+    expect(readdirSync(dirname(file))).toEqual([basename(file)]);
+    expect(TokenCache.open(dir, ID).loaded).toBe(4);
   });
 
   it('round-trips any set of counts, saved in two batches (property)', () => {
@@ -236,7 +276,7 @@ describe('token cache file', () => {
         const dir = tempDir();
         const expected = new Map<string, { tokens: number; estimated: boolean }>();
         for (const batch of [first, second]) {
-          const c = TokenCache.open(dir, 'o200k_base', ID);
+          const c = TokenCache.open(dir, ID);
           for (const e of batch) {
             // A text's count never changes; the first one saved stays.
             if (expected.has(e.text)) continue;
@@ -245,7 +285,7 @@ describe('token cache file', () => {
           }
           expect(c.save()).toEqual([]);
         }
-        const c = TokenCache.open(dir, 'o200k_base', ID);
+        const c = TokenCache.open(dir, ID);
         expect(c.loaded).toBe(expected.size);
         for (const [text, count] of expected) expect(c.get(cacheKey(text))).toEqual(count);
       }),
@@ -293,7 +333,7 @@ describe('token cache flags', () => {
     } finally {
       vi.unstubAllEnvs();
     }
-    expect(readdirSync(join(dir, 'ci-cache')).sort()).toEqual(['o200k_base.tokens', 'replay']);
+    expect(readdirSync(join(dir, 'ci-cache')).sort()).toEqual(['charts', 'replay', 'tokens']);
   });
 
   it('--no-token-cache is false; of both, the last wins', () => {
@@ -316,13 +356,13 @@ describe('token cache flags', () => {
     const cache = join(dir, 'cache');
     const out = join(dir, 'out');
     expect((await cli('--out', out, '--token-cache', cache)).code).toBe(0);
-    const file = join(cache, 'o200k_base.tokens');
+    const file = entryFile(cache);
     expect(existsSync(file)).toBe(true);
     const first = readFileSync(join(out, 'turns.csv'), 'utf8');
     writeFileSync(file, 'garbage');
     const r = await cli('--out', out, '--token-cache', cache);
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe(`ctxsim: warning: token cache ${file} is damaged (not a ctxsim token cache); ignoring it and rebuilding it\n`);
+    expect(r.stderr).toBe(`ctxsim: warning: token cache entry ${file} is damaged (not a ctxsim cache entry); counting without it and replacing it\n`);
     expect(readFileSync(join(out, 'turns.csv'), 'utf8')).toBe(first);
     expect((await cli('--out', out, '--token-cache', cache)).stderr).toBe('');
   });
@@ -333,6 +373,6 @@ describe('token cache flags', () => {
     expect((await cli('--out', join(dir, 'out'), '--token-cache', join(dir, 'a'), '--no-token-cache')).code).toBe(0);
     expect(existsSync(join(dir, 'a'))).toBe(false);
     expect((await cli('--out', join(dir, 'out'), '--no-token-cache', '--token-cache', join(dir, 'b'))).code).toBe(0);
-    expect(existsSync(join(dir, 'b', 'o200k_base.tokens'))).toBe(true);
+    expect(existsSync(entryFile(join(dir, 'b')))).toBe(true);
   });
 });

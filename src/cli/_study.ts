@@ -1,5 +1,4 @@
-import { join, resolve } from 'node:path';
-import { REPLAY_DIR } from '../engine/replay-cache.js';
+import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
@@ -86,7 +85,7 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   } else if (flags.answers === false) delete study.judge; // --no-answers measures no answers, so nothing to judge
   checkAnswers(study, flags.answers ? '--answers' : 'answers', flags.judge !== undefined ? '--judge' : 'judge');
   const tokenCache = tokenCacheFromFlags(flags.tokenCache);
-  return Object.assign(study, { tokenCache, replayCache: tokenCache && join(tokenCache, REPLAY_DIR), ...policyLimits(flags) }, flags.jobs !== undefined && { jobs: flags.jobs });
+  return Object.assign(study, { tokenCache, replayCache: tokenCache, ...policyLimits(flags) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }
 
 /** What the flags set over a study file, checked: the keys they replace, and the upkeep they choose. */

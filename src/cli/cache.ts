@@ -1,7 +1,6 @@
-import { readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { clearReplayCache, DEFAULT_REPLAY_CACHE_BYTES, REPLAY_DIR, replayCacheStats } from '../engine/replay-cache.js';
+import { NAMESPACE_NAMES, NAMESPACES } from '../store/namespaces.js';
+import { clearStore, DEFAULT_STORE_BYTES, storeStats, type StoreStats } from '../store/store.js';
 import { displayPath } from '../study/package.js';
 import type { IO } from './_io.js';
 import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
@@ -21,26 +20,6 @@ export interface CacheFlags {
   tokenCache?: TokenCacheFlag;
 }
 
-/** The token-count files of the cache folder (`<encoding>.tokens`), with their sizes. */
-function tokenFiles(dir: string): { path: string; bytes: number }[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names.flatMap((name) => {
-    if (!name.endsWith('.tokens')) return [];
-    const path = join(dir, name);
-    try {
-      const st = statSync(path);
-      return st.isFile() ? [{ path, bytes: st.size }] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
 /** Bytes for people: B, kB, MB or GB (powers of 1000), one decimal past kB. */
 function size(bytes: number): string {
   if (bytes < 1000) return `${bytes} B`;
@@ -50,28 +29,29 @@ function size(bytes: number): string {
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** `ctxsim cache info|clear`: what the cache folder holds, or empty it (only ctxsim's own files go). */
+const entries = (n: number) => plural(n, 'entry', 'entries');
+
+/** One line per namespace (its folder, what it holds, entries and bytes), then the files an older ctxsim left, if any. */
+function namespaceLines(stats: StoreStats): string[] {
+  const { legacy } = stats;
+  return [
+    ...NAMESPACE_NAMES.map((n) => `${n}/ (${NAMESPACES[n].holds}): ${entries(stats.namespaces[n].entries)}, ${size(stats.namespaces[n].bytes)}`),
+    ...(legacy.entries ? [`left by an older ctxsim: ${plural(legacy.entries, 'file')}, ${size(legacy.bytes)}`] : []),
+  ];
+}
+
+/** `ctxsim cache info|clear`: what the cache folder holds, namespace by namespace, or empty it (only ctxsim's own files go). */
 export function cache(flags: CacheFlags, io: IO): number {
   const action = actionOf(flags.action);
   const dir = tokenCacheFromFlags(flags.tokenCache);
   if (dir === false) throw new UsageError('cache: --no-token-cache names no folder');
-  const replayDir = join(dir, REPLAY_DIR);
-  const tokens = tokenFiles(dir);
-  const tokenBytes = tokens.reduce((n, f) => n + f.bytes, 0);
   if (action === 'info') {
-    const r = replayCacheStats(replayDir);
-    io.out(
-      [
-        `cache folder: ${displayPath(dir)}`,
-        `replays (units and rendered charts): ${plural(r.entries, 'entry', 'entries')}, ${size(r.bytes)} (bound ${size(DEFAULT_REPLAY_CACHE_BYTES)}, least recently used removed past it)`,
-        `token counts: ${plural(tokens.length, 'file')}, ${size(tokenBytes)}`,
-        '',
-      ].join('\n'),
-    );
+    const stats = storeStats(dir);
+    const { total } = stats;
+    io.out([`cache folder: ${displayPath(dir)}`, ...namespaceLines(stats), `in all: ${entries(total.entries)}, ${size(total.bytes)} (bound ${size(DEFAULT_STORE_BYTES)}, least recently used removed past it)`, ''].join('\n'));
     return 0;
   }
-  const r = clearReplayCache(replayDir);
-  for (const f of tokens) rmSync(f.path, { force: true });
-  io.out(`cleared ${displayPath(dir)}: ${plural(r.entries, 'replay entry', 'replay entries')} (${size(r.bytes)}), ${plural(tokens.length, 'token-count file')} (${size(tokenBytes)})\n`);
+  const removed = clearStore(dir);
+  io.out([`cleared ${displayPath(dir)}: ${entries(removed.total.entries)}, ${size(removed.total.bytes)}`, ...namespaceLines(removed).map((l) => `  ${l}`), ''].join('\n'));
   return 0;
 }

@@ -13,7 +13,7 @@ import { displayPath } from '../study/package.js';
 import { loadScenarios, STDOUT, type Study } from '../study/study.js';
 import { planText, upkeepPlan } from '../study/upkeep.js';
 import { billedLine, type BilledCheck } from '../study/billed.js';
-import { replayChartStore } from '../study/chart-store.js';
+import { cachedCharts } from '../study/chart-store.js';
 import { studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
 import { studyFromFlags, type StudyFlags } from './_study.js';
@@ -84,8 +84,8 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     warnOverflows(io, policies);
     say(`wrote ${displayPath(output)}; combine the shards with \`ctxsim merge\``);
   } else if (target.kind === 'dir') {
-    // Charts rendered by an earlier run are kept beside its replays.
-    const charts = study.replayCache ? replayChartStore(study.replayCache) : undefined;
+    // Charts rendered by an earlier run are kept in the cache folder, beside its replays.
+    const charts = study.replayCache ? cachedCharts(study.replayCache) : undefined;
     const { output, policies, info, billed: checks, run: ran } = await runStudyPipeline(study, folderSink(target.dir, { ...records, ...(charts && { charts }) }), opts);
     io.out(runSummary({ policies }, info, table));
     warnOverflows(io, policies);

@@ -83,13 +83,14 @@ export interface Execution {
   /** Folder of the persistent token-count cache, loaded before and saved after the run; omitted or false: none. */
   tokenCache?: string | false;
   /**
-   * Folder of the replay cache (the CLI's is `replay/` in the token-cache
-   * folder): each unit's records are kept by a key of everything they depend
-   * on (the work item's content and `unitSpec`), and a unit whose key is
-   * there is not replayed. Omitted or false: none.
+   * The cache folder of the replay cache (the CLI's is the token cache's;
+   * units go in its `replay/` namespace): each unit's records are kept by a
+   * key of everything they depend on (the work item's content and
+   * `unitSpec`), and a unit whose key is there is not replayed. Omitted or
+   * false: none.
    */
   replayCache?: string | false;
-  /** The replay cache's size bound in bytes (default `DEFAULT_REPLAY_CACHE_BYTES`, 1 GB): past it, the least recently used entries are removed at the end of the run. */
+  /** The cache folder's size bound in bytes (default `DEFAULT_STORE_BYTES`, 1 GB): past it, the least recently used entries are removed at the end of the run. */
   replayCacheMaxBytes?: number;
   /** Worker threads for `runStudyParallel` (parallel.ts); `runStudy` itself always runs on the calling thread. */
   jobs?: number;

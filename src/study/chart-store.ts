@@ -1,8 +1,9 @@
-import { ReplayCache } from '../engine/replay-cache.js';
 import { packageVersion } from '../process.js';
+import { CHART_VERSION } from '../report/chart-version.js';
 import type { ChartStore, StoredChart } from '../report/outputs.js';
+import { CacheSpace } from '../store/store.js';
 
-/** What a chart's SVG and PNG depend on besides ctxsim's code (which every key of the cache holds) and its spec. */
+/** What a chart's SVG and PNG depend on besides its spec and CHART_VERSION. */
 const RENDERERS = ['vega', 'vega-lite', '@resvg/resvg-js', 'dejavu-fonts-ttf'];
 
 function isChart(v: unknown): v is StoredChart {
@@ -11,17 +12,18 @@ function isChart(v: unknown): v is StoredChart {
 }
 
 /**
- * Rendered charts kept in the replay cache in `dir`, each by its spec and
- * the renderers' versions: an unchanged rerun renders no chart (and loads
- * neither Vega nor resvg). A damaged entry is rendered again, and a failed
- * write leaves the run as it is: both are lines in `warnings`.
+ * Rendered charts kept in the `charts` namespace of the store in the cache
+ * folder `dir`, each by its spec, CHART_VERSION and the renderers' versions:
+ * an unchanged rerun renders no chart (and loads neither Vega nor resvg). A
+ * damaged entry is rendered again, and a failed write leaves the run as it
+ * is: both are lines in `warnings`.
  */
-export function replayChartStore(dir: string): ChartStore & { readonly warnings: readonly string[] } {
-  const cache = new ReplayCache(dir);
-  const kind = `chart ${RENDERERS.map((p) => `${p}@${packageVersion(p)}`).join(' ')}`;
+export function cachedCharts(dir: string): ChartStore & { readonly warnings: readonly string[] } {
+  const space = new CacheSpace(dir, 'charts');
+  const kind = `chart@${CHART_VERSION} ${RENDERERS.map((p) => `${p}@${packageVersion(p)}`).join(' ')}`;
   return {
-    get: (spec) => cache.getValue(cache.keyOf(kind, spec), isChart, 'a rendered chart', 'rendering it again'),
-    set: (spec, chart) => cache.putValue(cache.keyOf(kind, spec), chart),
-    warnings: cache.warnings,
+    get: (spec) => space.getValue(space.keyOf(kind, spec), isChart, 'a rendered chart', 'rendering it again'),
+    set: (spec, chart) => void space.putValue(space.keyOf(kind, spec), chart),
+    warnings: space.warnings,
   };
 }

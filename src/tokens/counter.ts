@@ -248,7 +248,7 @@ export class PromptTokens {
  * are loaded on the first count.
  */
 export function openTokenCounter(name: TokenizerName, dir?: string | false, factor = 1): TokenCounter {
-  const tokenCache = dir && name !== 'chars4' ? TokenCache.open(dir, name, tokenizerId(name)) : undefined;
+  const tokenCache = dir && name !== 'chars4' ? TokenCache.open(dir, tokenizerId(name)) : undefined;
   return new TokenCounter(name, undefined, undefined, tokenCache, factor);
 }
 

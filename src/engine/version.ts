@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The engine's version: what the replay cache's keys say of ctxsim's code.
+ * Bump it whenever a replay makes other records for the same inputs (a
+ * built-in policy, pricing, scoring or the turn loop changed), so that no
+ * unit is served from before the change. Nothing else of the code is in the
+ * key: editing a reporter, the CLI or the docs keeps the cache warm.
+ *
+ * test/engine-version.test.ts holds it to `GOLDEN_HASH`: the SHA-256 of the
+ * records a fixed study makes (every built-in policy on the shipped
+ * scenarios) and of the record hashes the benchmark wrote (bench/*.md). When
+ * they change, that test fails and names the new hash: bump ENGINE_VERSION
+ * and set GOLDEN_HASH to it, in the same commit.
+ */
+export const ENGINE_VERSION = 1;
+
+/** The SHA-256 of the engine's golden outputs when ENGINE_VERSION was last set (see above). */
+export const GOLDEN_HASH = '25f38655bdf58d01e01791a958c63b77694baa8668f46399703359ca7c747cda';
+
+let id: string | undefined;
+
+/**
+ * What the replay cache's keys hold of ctxsim's code: its version (from the
+ * package.json above the folder this module was loaded from, `dist/` or
+ * `src/`) and ENGINE_VERSION. Read once per thread.
+ */
+export function engineId(): string {
+  if (id !== undefined) return id;
+  let version = '?';
+  try {
+    version = (JSON.parse(readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    // Not in a package: the engine's version alone.
+  }
+  id = `ctxsim@${version} engine@${ENGINE_VERSION}`;
+  return id;
+}

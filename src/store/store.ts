@@ -1,0 +1,410 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { deserialize, serialize } from 'node:v8';
+import { threadId } from 'node:worker_threads';
+import { alive, makeDirs, readRegularFile } from '../process.js';
+import { entryHeader, entryPayload, isKey } from './entry.js';
+import { NAMESPACE_NAMES, NAMESPACES, type NamespaceName } from './namespaces.js';
+
+/**
+ * The store: every persistent cache of ctxsim, in one folder (the cache
+ * folder, `.ctxsim-cache/` by default), one namespace per cache
+ * (namespaces.ts). An entry is one file,
+ * `<cache folder>/<namespace>/<first 2 hex digits of its key>/<key>`, its key
+ * a SHA-256 of everything its content depends on (`keyOf`), its bytes in the
+ * one entry format (entry.ts: magic, format version, CRC-32, key, payload).
+ *
+ * - Reads take no lock and never throw: a missing entry is a miss; one whose
+ *   header, size, checksum or key does not hold, or that its namespace cannot
+ *   decode, is a miss with a warning (`<label> entry <file> is damaged (…)`),
+ *   and the caller replaces it. A hit sets the entry's mtime.
+ * - Writes go to a temp file beside the entry (`<key>.<pid>-<thread>-<random>.tmp`)
+ *   renamed into place, so concurrent runs (processes or worker threads)
+ *   never see half an entry. A failed write is a warning, once per space.
+ * - An entry that runs merge into rather than replace (the token counts) is
+ *   written under its lock file (`<key>.lock`, created exclusively): read
+ *   again, merged, written, renamed. A lock older than 30 s is left from a
+ *   run that died and is broken; one held for 10 s is given up on, with a
+ *   warning, and the merge goes ahead without it.
+ * - Temp files of writes that died before their rename (their process gone,
+ *   or older than an hour) are swept at the end of a run and under a lock.
+ * - One eviction policy: at the end of a run, when the folder's entries, all
+ *   namespaces together, are over the size bound, the least recently used
+ *   (oldest mtime first) are removed until they are within it.
+ */
+
+/** The default size bound of the cache folder: 1 GB. */
+export const DEFAULT_STORE_BYTES = 1_000_000_000;
+
+const LOCK_WAIT_MS = 10_000;
+const LOCK_STALE_MS = 30_000;
+const TEMP_STALE_MS = 3_600_000;
+
+/** A temp file: `<key>.<pid>-<thread>-<random>.tmp`. */
+const TEMP = /^([0-9a-f]{64})\.(\d+)-\d+-[0-9a-f]{8}\.tmp$/;
+const FAN = /^[0-9a-f]{2}$/;
+
+/** What reading an entry found. */
+export type EntryRead = { status: 'ok'; payload: Buffer } | { status: 'missing' } | { status: 'damaged'; reason: string } | { status: 'unreadable'; reason: string };
+
+/** What `get` found: the decoded value, or why there is none. */
+export type Found<T> = { status: 'ok'; value: T } | { status: 'missing' | 'damaged' | 'unreadable' };
+
+/**
+ * One namespace of the store in the cache folder `root`, as one thread of a
+ * run sees it: entries read, written and merged by key, and the problems met
+ * as warnings, one line each (a cache never fails a run).
+ */
+export class CacheSpace {
+  readonly warnings: string[] = [];
+  /** The namespace's folder. */
+  readonly dir: string;
+  private writeFailed = false;
+
+  constructor(
+    readonly root: string,
+    readonly name: NamespaceName,
+  ) {
+    this.dir = join(root, name);
+  }
+
+  /** A key: the SHA-256 of `parts` (each a text that what is kept depends on), in this namespace. */
+  keyOf(...parts: readonly string[]): string {
+    return createHash('sha256').update(`ctxsim ${this.name}\0${parts.join('\0')}`).digest('hex');
+  }
+
+  /** The file of an entry. */
+  file(key: string): string {
+    if (!isKey(key)) throw new Error(`store: not a key: ${JSON.stringify(key)}`);
+    return join(this.dir, key.slice(0, 2), key);
+  }
+
+  /** An entry's payload, checked (its mtime set to now when found); never throws. */
+  read(key: string): EntryRead {
+    const file = this.file(key);
+    const r = readRegularFile(file);
+    if (r.status !== 'ok') return r;
+    const e = entryPayload(r.buf, key);
+    if (e.status === 'ok') touch(file);
+    return e;
+  }
+
+  /**
+   * An entry's payload through `decode` (which throws, its message the
+   * reason, on a payload it cannot read). A damaged or unreadable entry is a
+   * warning ending in `redo`: what the caller does instead.
+   */
+  get<T>(key: string, decode: (payload: Buffer) => T, redo: string): Found<T> {
+    let r = this.read(key);
+    if (r.status === 'ok') {
+      try {
+        return { status: 'ok', value: decode(r.payload) };
+      } catch (e) {
+        r = { status: 'damaged', reason: (e as Error).message };
+      }
+    }
+    const { label } = NAMESPACES[this.name];
+    if (r.status === 'damaged') this.warnings.push(`${label} entry ${this.file(key)} is damaged (${r.reason}); ${redo} and replacing it`);
+    if (r.status === 'unreadable') this.warnings.push(`${label} entry ${this.file(key)} cannot be read (${r.reason}); ${redo}`);
+    return { status: r.status };
+  }
+
+  /** A `v8.serialize`d value that `valid` accepts (`what` names it in a warning), or undefined. */
+  getValue<T>(key: string, valid: (v: unknown) => v is T, what: string, redo: string): T | undefined {
+    const found = this.get(
+      key,
+      (payload) => {
+        let v: unknown;
+        try {
+          v = deserialize(payload);
+        } catch (e) {
+          throw new Error(`unreadable ${what} (${(e as Error).message})`, { cause: e });
+        }
+        if (!valid(v)) throw new Error(`not ${what}`);
+        return v;
+      },
+      redo,
+    );
+    return found.status === 'ok' ? found.value : undefined;
+  }
+
+  /** Stores a payload under `key`, replacing what was there; false (and a warning, once) when it cannot be written. */
+  put(key: string, payload: Uint8Array): boolean {
+    try {
+      makeDirs(dirname(this.file(key)));
+      this.write(key, payload);
+      return true;
+    } catch (e) {
+      this.writeProblem(e);
+      return false;
+    }
+  }
+
+  /** Stores a value, `v8.serialize`d (bigints, −0, NaN, absent and undefined fields all kept). */
+  putValue(key: string, value: unknown): boolean {
+    return this.put(key, serialize(value));
+  }
+
+  /**
+   * Merges into the entry under `key`, under its lock: `combine` gets the
+   * payload on disk now (undefined when there is none, or it is damaged) and
+   * returns the payload to write. False (and a warning) when it cannot be
+   * written.
+   */
+  merge(key: string, combine: (current: Buffer | undefined) => Uint8Array): boolean {
+    const file = this.file(key);
+    let release: (() => void) | undefined;
+    try {
+      makeDirs(dirname(file));
+      release = lock(file);
+      if (!release) this.warnings.push(`${NAMESPACES[this.name].label} entry ${file}: another run held the lock for ${LOCK_WAIT_MS / 1000} s; saving without it`);
+      else sweepTemps(dirname(file), 'stale', key);
+      const now = this.read(key);
+      this.write(key, combine(now.status === 'ok' ? now.payload : undefined));
+      return true;
+    } catch (e) {
+      this.writeProblem(e);
+      return false;
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Writes an entry to a temp file and renames it into place; throws when it cannot. */
+  private write(key: string, payload: Uint8Array): void {
+    const file = this.file(key);
+    const tmp = `${file}.${process.pid}-${threadId}-${randomBytes(4).toString('hex')}.tmp`;
+    try {
+      const fd = openSync(tmp, 'w');
+      try {
+        // On a descriptor, writeFileSync writes at its position, and all of it.
+        writeFileSync(fd, entryHeader(key, payload));
+        writeFileSync(fd, payload);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, file);
+    } catch (e) {
+      try {
+        rmSync(tmp, { force: true });
+      } catch {
+        // Nothing was written there.
+      }
+      throw e;
+    }
+  }
+
+  private writeProblem(e: unknown): void {
+    const { label, holds } = NAMESPACES[this.name];
+    if (!this.writeFailed) this.warnings.push(`${label} ${this.dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? e}); ${holds} were not saved`);
+    this.writeFailed = true;
+  }
+}
+
+function touch(file: string): void {
+  try {
+    const now = new Date();
+    utimesSync(file, now, now);
+  } catch {
+    // Removed meanwhile, or read-only: it served this run anyway.
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Takes `<file>.lock` (created exclusively). Returns its release, or
+ * undefined when it stayed taken for LOCK_WAIT_MS. A lock older than
+ * LOCK_STALE_MS — a file, or a folder some other tool made — is left over
+ * from a run that died: it is removed at once and taken, not waited on.
+ */
+function lock(file: string): (() => void) | undefined {
+  const path = `${file}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let wait = 1; ; wait = Math.min(2 * wait, 50)) {
+    try {
+      closeSync(openSync(path, 'wx'));
+      return () => rmSync(path, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    if (breakStale(path)) continue;
+    if (Date.now() > deadline) return undefined;
+    Atomics.wait(pause, 0, 0, wait);
+  }
+}
+
+/** Removes the lock at `path` if it is older than LOCK_STALE_MS; whether it did (or the lock is gone). */
+function breakStale(path: string): boolean {
+  try {
+    if (Date.now() - statSync(path).mtimeMs <= LOCK_STALE_MS) return false;
+    rmSync(path, { recursive: true, force: true });
+    return true;
+  } catch (e) {
+    // Released meanwhile: try again at once.
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Removes the temp files in a fan-out folder (of `key` only, when given):
+ * `stale` those of dead processes or older than an hour (writes that died
+ * before their rename), `all` every one. Best effort.
+ */
+function sweepTemps(dir: string, which: 'stale' | 'all', key?: string, now = Date.now()): void {
+  for (const name of list(dir)) {
+    const m = TEMP.exec(name);
+    if (!m || (key !== undefined && m[1] !== key)) continue;
+    const path = join(dir, name);
+    try {
+      if (which === 'all' || !alive(Number(m[2])) || now - statSync(path).mtimeMs > TEMP_STALE_MS) rmSync(path, { force: true });
+    } catch {
+      // Gone meanwhile, or not ours to remove.
+    }
+  }
+}
+
+interface Entry {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+/** The fan-out folders of a namespace. */
+function fans(root: string, name: NamespaceName): string[] {
+  const dir = join(root, name);
+  return list(dir)
+    .filter((s) => FAN.test(s))
+    .map((s) => join(dir, s));
+}
+
+/** Every entry of a namespace, its temp files swept on the way as `sweep` says (`none`: read only). */
+function entries(root: string, name: NamespaceName, sweep: 'none' | 'stale' | 'all'): Entry[] {
+  const out: Entry[] = [];
+  for (const dir of fans(root, name)) {
+    if (sweep !== 'none') sweepTemps(dir, sweep);
+    for (const n of list(dir)) {
+      if (!isKey(n)) continue;
+      const path = join(dir, n);
+      try {
+        const st = statSync(path);
+        if (st.isFile()) out.push({ path, size: st.size, mtimeMs: st.mtimeMs });
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+  return out;
+}
+
+/** Entries and their bytes. */
+export interface CacheStats {
+  entries: number;
+  bytes: number;
+}
+
+/** What the cache folder holds: per namespace, in all, and files of the layout before the store (`legacy`, which nothing reads). */
+export interface StoreStats {
+  namespaces: Record<NamespaceName, CacheStats>;
+  total: CacheStats;
+  legacy: CacheStats;
+}
+
+const sum = (list: readonly { size: number }[]): CacheStats => ({ entries: list.length, bytes: list.reduce((n, e) => n + e.size, 0) });
+
+const total = (namespaces: Record<NamespaceName, CacheStats>): CacheStats => {
+  const all = Object.values(namespaces);
+  return { entries: all.reduce((n, s) => n + s.entries, 0), bytes: all.reduce((n, s) => n + s.bytes, 0) };
+};
+
+/**
+ * Files an older ctxsim kept in the cache folder, before the store: token
+ * counts as `<encoding>.tokens` at its top, replayed units as
+ * `replay/<2 hex>/<key>.rec` (with their locks and temp files). Never read;
+ * counted by `storeStats` and removed by `clearStore`.
+ */
+function legacyFiles(root: string): Entry[] {
+  const paths = [
+    ...list(root)
+      .filter((n) => /\.tokens(\.lock|\.\d+-\d+-[0-9a-f]{8}\.tmp)?$/.test(n))
+      .map((n) => join(root, n)),
+    ...fans(root, 'replay').flatMap((dir) =>
+      list(dir)
+        .filter((n) => /^[0-9a-f]{64}\.rec(\.\d+-\d+-[0-9a-f]{8}\.tmp)?$/.test(n))
+        .map((n) => join(dir, n)),
+    ),
+  ];
+  return paths.flatMap((path) => {
+    try {
+      const st = statSync(path);
+      return st.isFile() ? [{ path, size: st.size, mtimeMs: st.mtimeMs }] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** What the cache folder `root` holds. */
+export function storeStats(root: string): StoreStats {
+  const namespaces = Object.fromEntries(NAMESPACE_NAMES.map((n) => [n, sum(entries(root, n, 'none'))])) as Record<NamespaceName, CacheStats>;
+  return { namespaces, total: total(namespaces), legacy: sum(legacyFiles(root)) };
+}
+
+/**
+ * Keeps the cache folder `root` within `maxBytes`, all namespaces together:
+ * when over, removes the least recently used entries (oldest mtime first)
+ * until it is within; stale temp files are swept on the way. Returns how many
+ * entries were removed. Best effort: never throws.
+ */
+export function evictStore(root: string, maxBytes = DEFAULT_STORE_BYTES): number {
+  const all = NAMESPACE_NAMES.flatMap((n) => entries(root, n, 'stale'));
+  let bytes = all.reduce((n, e) => n + e.size, 0);
+  if (bytes <= maxBytes) return 0;
+  all.sort((a, b) => a.mtimeMs - b.mtimeMs || (a.path < b.path ? -1 : 1));
+  let removed = 0;
+  for (const e of all) {
+    if (bytes <= maxBytes) break;
+    try {
+      rmSync(e.path, { force: true });
+      bytes -= e.size;
+      removed++;
+    } catch {
+      // Not ours to remove.
+    }
+  }
+  return removed;
+}
+
+/**
+ * Empties the cache folder `root`: every entry and temp file of every
+ * namespace, the folders so emptied, and the files of the layout before the
+ * store. Other files are left. Returns what was removed.
+ */
+export function clearStore(root: string): StoreStats {
+  const removed = (found: Entry[]): CacheStats => {
+    for (const e of found) rmSync(e.path, { force: true });
+    return sum(found);
+  };
+  const legacy = removed(legacyFiles(root));
+  const namespaces = {} as Record<NamespaceName, CacheStats>;
+  for (const n of NAMESPACE_NAMES) {
+    namespaces[n] = removed(entries(root, n, 'all'));
+    for (const dir of [...fans(root, n), join(root, n)]) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // Not empty (another run is writing), or not there: left.
+      }
+    }
+  }
+  return { namespaces, total: total(namespaces), legacy };
+}

@@ -1,0 +1,88 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { appendFileSync, cpSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { codeId, ReplayCache } from '../src/engine/replay-cache.js';
+import { replayContexts, runStudy } from '../src/engine/run.js';
+import { ENGINE_VERSION, GOLDEN_HASH } from '../src/engine/version.js';
+import { POLICIES } from '../src/policies/index.js';
+import { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from '../src/records/csv.js';
+import { loadScenarios, policiesFromFlags } from '../src/study/study.js';
+import { ROOT } from './_shared.js';
+import { tempDir } from './_tmp.js';
+
+/**
+ * The replay cache's keys hold ctxsim's version and ENGINE_VERSION, not a
+ * hash of its files: this test is what keeps that honest. It hashes the
+ * engine's golden outputs — the records of every built-in policy (its
+ * defaults) on the shipped scenarios, with chars4 counts and prices pinned
+ * here, and the record hashes the benchmark wrote (bench/*.md) — and holds
+ * them to GOLDEN_HASH, which is set next to ENGINE_VERSION. Records that
+ * change fail it until the version is bumped.
+ */
+
+/** Prices pinned here, so a refreshed builtin table does not move the hash (prices are in the key anyway). */
+const PRICES = {
+  'gpt-4o-mini': { litellm_provider: 'openai', mode: 'chat', input_cost_per_token: 1.5e-7, output_cost_per_token: 6e-7, cache_read_input_token_cost: 7.5e-8, max_input_tokens: 128000 },
+  'text-embedding-3-small': { litellm_provider: 'openai', mode: 'embedding', input_cost_per_token: 2e-8, output_cost_per_token: 0, max_input_tokens: 8191 },
+};
+
+/** The record-file hash lines of the committed benchmark results (`- \`turns.csv\` <sha256>`). */
+function benchHashes(): string {
+  return ['bench/results-quick.md', 'bench/results.md']
+    .filter((f) => existsSync(join(ROOT, f)))
+    .flatMap((f) => readFileSync(join(ROOT, f), 'utf8').split('\n').filter((l) => /^- `[a-z]+\.(csv|json)` [0-9a-f]{64}$/.test(l)).map((l) => `${f} ${l}`))
+    .join('\n');
+}
+
+describe('ENGINE_VERSION', () => {
+  it('moves when the golden outputs do', () => {
+    const file = join(tempDir(), 'prices.json');
+    writeFileSync(file, JSON.stringify(PRICES));
+    const r = runStudy({
+      conversations: loadScenarios([{ kind: 'glob', pattern: 'scenarios/*.yaml', base: ROOT }]),
+      policies: policiesFromFlags(POLICIES.map((p) => p.id)),
+      seed: 42,
+      models: ['gpt-4o-mini'],
+      tokenizer: 'chars4',
+      prices: file,
+    });
+    expect(r.turns.length).toBeGreaterThan(1000);
+    const hash = createHash('sha256');
+    for (const text of [turnsCsv(r), probesCsv(r), summaryCsv(r), violationsCsv(r), policiesCsv(r), benchHashes()]) hash.update(text).update('\0');
+    const golden = hash.digest('hex');
+    if (golden !== GOLDEN_HASH) {
+      throw new Error(
+        `golden outputs changed: bump ENGINE_VERSION to ${ENGINE_VERSION + 1} and set GOLDEN_HASH to '${golden}' in src/engine/version.ts ` +
+          '(so that the replay cache serves no records made before the change)',
+      );
+    }
+  });
+
+  it('is all of ctxsim’s code a replay key holds: its version and the engine’s', () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(codeId()).toBe(`ctxsim@${version} engine@${ENGINE_VERSION}`);
+    // A unit's key follows the code id given, and by default that is codeId().
+    const [ctx] = replayContexts({ seed: 1, models: ['gpt-4o-mini'], tokenizer: 'chars4' });
+    const [variant] = policiesFromFlags(['full']);
+    const key = (cache: ReplayCache) => cache.unitKey('c0ffee', variant!, ctx!, { seed: 1 });
+    const dir = tempDir();
+    expect(key(new ReplayCache(dir))).toBe(key(new ReplayCache(dir, codeId())));
+    expect(key(new ReplayCache(dir, 'ctxsim@0.1.0 engine@999'))).not.toBe(key(new ReplayCache(dir)));
+  });
+
+  const built = existsSync(join(ROOT, 'dist', 'engine', 'version.js')) && statSync(join(ROOT, 'dist', 'engine', 'version.js')).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'version.ts')).mtimeMs;
+
+  it.skipIf(!built)('an edited file keeps the key — a reporter, the CLI, even the engine, for which ENGINE_VERSION speaks (dist/ copied and edited)', () => {
+    const copy = join(tempDir(), 'ctxsim');
+    cpSync(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true });
+    cpSync(join(ROOT, 'package.json'), join(copy, 'package.json'));
+    symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
+    const idOf = (root: string) => execFileSync(process.execPath, ['--input-type=module', '-e', `import(${JSON.stringify(join(root, 'dist', 'engine', 'replay-cache.js'))}).then((m) => process.stdout.write(m.codeId()))`], { encoding: 'utf8' });
+    const before = idOf(copy);
+    for (const f of ['report/markdown.js', 'cli/main.js', 'engine/run.js']) appendFileSync(join(copy, 'dist', f), '\n// edited\n');
+    expect(idOf(copy)).toBe(before);
+    expect(before).toBe(codeId());
+  });
+});

@@ -1,0 +1,166 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { NAMESPACE_NAMES } from '../src/store/namespaces.js';
+import { CacheSpace, clearStore, evictStore, storeStats } from '../src/store/store.js';
+import { tempDir } from './_tmp.js';
+
+/**
+ * The store below every cache: one entry format, one layout, atomic writes,
+ * one lock for merged entries, temp sweeps, stats, clear and one eviction
+ * policy over all namespaces.
+ */
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const old = (path: string, hoursAgo: number) => utimesSync(path, new Date(Date.now() - hoursAgo * 3600_000), new Date(Date.now() - hoursAgo * 3600_000));
+
+describe('store entries', () => {
+  it('declares the namespaces every cache lives in', () => {
+    expect(NAMESPACE_NAMES).toEqual(['replay', 'charts', 'tokens']);
+  });
+
+  it('keys are the SHA-256 of the namespace and the parts', () => {
+    const space = new CacheSpace(tempDir(), 'charts');
+    expect(space.keyOf('a', 'b')).toBe(sha('ctxsim charts\0a\0b'));
+    expect(new CacheSpace(space.root, 'replay').keyOf('a', 'b')).toBe(sha('ctxsim replay\0a\0b'));
+    expect(() => space.file('not-a-key')).toThrow('store: not a key: "not-a-key"');
+  });
+
+  it('has the documented layout: <namespace>/<2 hex>/<key>, magic, version, length, CRC-32 of key and payload, key, payload', () => {
+    const root = tempDir();
+    const space = new CacheSpace(root, 'replay');
+    const key = space.keyOf('x');
+    expect(space.put(key, Buffer.from('hello'))).toBe(true);
+    const file = join(root, 'replay', key.slice(0, 2), key);
+    expect(space.file(key)).toBe(file);
+    const buf = readFileSync(file);
+    expect(buf.length).toBe(84 + 5);
+    expect(buf.toString('latin1', 0, 8)).toBe('ctxsimST');
+    expect([buf.readUInt32LE(8), buf.readUInt32LE(12)]).toEqual([1, 5]);
+    expect(buf.readUInt32LE(16)).toBe(crc32(Buffer.from(`${key}hello`, 'latin1')));
+    expect(buf.toString('latin1', 20, 84)).toBe(key);
+    expect(buf.toString('latin1', 84)).toBe('hello');
+    expect(space.read(key)).toEqual({ status: 'ok', payload: Buffer.from('hello') });
+    // An empty payload checks too (its CRC is the key's).
+    const empty = space.keyOf('empty');
+    space.put(empty, new Uint8Array(new ArrayBuffer(0)));
+    expect(readFileSync(space.file(empty)).readUInt32LE(16)).toBe(crc32(Buffer.from(empty, 'latin1')));
+    expect(space.read(empty)).toEqual({ status: 'ok', payload: Buffer.alloc(0) });
+    expect(readdirSync(join(root, 'replay', key.slice(0, 2)))).toEqual([key]);
+  });
+
+  it('round-trips values (v8) and says what a damaged entry costs, in its namespace’s words', () => {
+    const root = tempDir();
+    const space = new CacheSpace(root, 'charts');
+    const isObj = (v: unknown): v is { n: bigint } => typeof v === 'object' && v !== null && 'n' in v;
+    const [a, b] = [space.keyOf('a'), space.keyOf('b')];
+    space.putValue(a, { n: 12n, z: -0 });
+    expect(space.getValue(a, isObj, 'a thing', 'making it again')).toStrictEqual({ n: 12n, z: -0 });
+    space.putValue(b, 'just text');
+    expect(space.getValue(b, isObj, 'a thing', 'making it again')).toBeUndefined();
+    // An entry copied under another key's name.
+    writeFileSync(space.file(b), readFileSync(space.file(a)));
+    expect(space.getValue(b, isObj, 'a thing', 'making it again')).toBeUndefined();
+    expect(space.getValue(space.keyOf('never'), isObj, 'a thing', 'making it again')).toBeUndefined();
+    expect(space.warnings).toEqual([
+      `chart cache entry ${space.file(b)} is damaged (not a thing); making it again and replacing it`,
+      `chart cache entry ${space.file(b)} is damaged (written for another key); making it again and replacing it`,
+    ]);
+  });
+
+  it('a namespace that cannot be written warns once and fails nothing', () => {
+    const root = join(tempDir(), 'blocked');
+    writeFileSync(root, '');
+    const space = new CacheSpace(root, 'replay');
+    expect(space.put(space.keyOf('a'), Buffer.from('x'))).toBe(false);
+    expect(space.put(space.keyOf('b'), Buffer.from('x'))).toBe(false);
+    expect(space.warnings).toEqual([`replay cache ${join(root, 'replay')} cannot be written (ENOTDIR); replayed units were not saved`]);
+  });
+
+  it('merges under the entry’s lock: each merge sees the last, a lock left by a dead run is broken, none is left behind', () => {
+    const root = tempDir();
+    const [one, two] = [new CacheSpace(root, 'tokens'), new CacheSpace(root, 'tokens')];
+    const key = one.keyOf('counter');
+    const append = (text: string) => (current: Buffer | undefined) => Buffer.from(`${current?.toString() ?? ''}${text}`);
+    expect(one.merge(key, append('a'))).toBe(true);
+    expect(two.merge(key, append('b'))).toBe(true);
+    const lock = `${one.file(key)}.lock`;
+    writeFileSync(lock, '');
+    old(lock, 1 / 60);
+    expect(one.merge(key, append('c'))).toBe(true);
+    expect(one.read(key)).toEqual({ status: 'ok', payload: Buffer.from('abc') });
+    expect(readdirSync(dirname(one.file(key)))).toEqual([key]);
+    expect([...one.warnings, ...two.warnings]).toEqual([]);
+  });
+});
+
+describe('the cache folder', () => {
+  /** One entry in each namespace, `hoursAgo` old, of `bytes` payload. */
+  function fill(root: string): Record<string, string> {
+    const files: Record<string, string> = {};
+    for (const [i, ns] of NAMESPACE_NAMES.entries()) {
+      const space = new CacheSpace(root, ns);
+      const key = space.keyOf(ns);
+      space.put(key, Buffer.alloc(100 * (i + 1)));
+      files[ns] = space.file(key);
+      old(files[ns]!, 3 - i);
+    }
+    return files;
+  }
+
+  it('counts entries per namespace and in all', () => {
+    const root = tempDir();
+    fill(root);
+    expect(storeStats(root)).toEqual({
+      namespaces: { replay: { entries: 1, bytes: 184 }, charts: { entries: 1, bytes: 284 }, tokens: { entries: 1, bytes: 384 } },
+      total: { entries: 3, bytes: 852 },
+      legacy: { entries: 0, bytes: 0 },
+    });
+  });
+
+  it('one eviction policy over every namespace: the least recently used go first until the folder is within its bound', () => {
+    const root = tempDir();
+    const files = fill(root);
+    // A read is a use: the oldest entry (replay) becomes the newest.
+    const replay = new CacheSpace(root, 'replay');
+    expect(replay.read(replay.keyOf('replay')).status).toBe('ok');
+    expect(evictStore(root, 852)).toBe(0);
+    expect(evictStore(root, 700)).toBe(1);
+    expect(existsSync(files.charts!)).toBe(false);
+    expect(evictStore(root, 200)).toBe(1);
+    expect([existsSync(files.replay!), existsSync(files.tokens!)]).toEqual([true, false]);
+    expect(evictStore(root, 0)).toBe(1);
+    expect(storeStats(root).total).toEqual({ entries: 0, bytes: 0 });
+  });
+
+  it('sweeps the temp files of writes that died (process gone, or an hour old) and keeps a live one', () => {
+    const root = tempDir();
+    const files = fill(root);
+    const dir = dirname(files.replay!);
+    const key = files.replay!.slice(-64);
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    const [stale, live, aged] = [`${key}.${dead}-0-0123abcd.tmp`, `${key}.${process.pid}-1-89abcdef.tmp`, `${key}.${process.pid}-2-deadbeef.tmp`];
+    for (const f of [stale, live, aged, 'not-ours.txt']) writeFileSync(join(dir, f), 'partial');
+    old(join(dir, aged), 2);
+    evictStore(root);
+    expect(readdirSync(dir).sort()).toEqual([key, live, 'not-ours.txt'].sort());
+  });
+
+  it('clear removes every entry and temp file, the folders so emptied, and the files of the layout before the store; other files stay', () => {
+    const root = tempDir();
+    const files = fill(root);
+    const key = 'ab'.repeat(32);
+    mkdirSync(join(root, 'replay', 'ab'));
+    for (const f of ['o200k_base.tokens', 'o200k_base.tokens.lock', 'mine.txt']) writeFileSync(join(root, f), '12345');
+    for (const f of [`${key}.rec`, `${key}.rec.1-0-0123abcd.tmp`]) writeFileSync(join(root, 'replay', 'ab', f), '123');
+    writeFileSync(`${files.charts!}.${process.pid}-0-0123abcd.tmp`, 'partial');
+    expect(storeStats(root).legacy).toEqual({ entries: 4, bytes: 16 });
+    const removed = clearStore(root);
+    expect(removed.total).toEqual({ entries: 3, bytes: 852 });
+    expect(removed.legacy).toEqual({ entries: 4, bytes: 16 });
+    expect(readdirSync(root)).toEqual(['mine.txt']);
+  });
+});
