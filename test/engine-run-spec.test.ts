@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runStudy, type RunResults } from '../src/engine/run.js';
+import { ReplayCache } from '../src/engine/replay-cache.js';
+import { replayContexts, runStudy, type RunResults, type UnitContext } from '../src/engine/run.js';
 import { RUN_SPEC_KEYS, RUN_UPKEEP, runSpecOf, type Execution, type RunOptions, type RunSpec, type RunUpkeep } from '../src/engine/spec.js';
 import { UsageError } from '../src/errors.js';
 import { policiesFromFlags } from '../src/study/study.js';
@@ -101,6 +102,17 @@ describe('RunSpec and Execution', () => {
     }
     // The baseline is still there: nothing above replaced its units.
     expect(counts(runStudy(options(dir)))).toEqual({ replayed: 0, cached: UNITS });
+  });
+
+  it('what this machine counts with keys a unit too: the token counter’s id (tokenizer files, libraries, Unicode version)', () => {
+    const [ctx] = replayContexts({ ...BASE, tokenizer: 'o200k_base' }) as [UnitContext];
+    const cache = new ReplayCache(tempDir());
+    const [variant] = policiesFromFlags(['full']);
+    const key = (c: UnitContext) => cache.unitKey('conversation', variant!, c, c.spec);
+    expect(ctx.tokens.id).toMatch(/^o200k_base js-tiktoken@\S+ bounded@\d+ unicode@/);
+    const elsewhere = Object.assign(Object.create(ctx.tokens) as typeof ctx.tokens, { id: ctx.tokens.id.replace(/unicode@\S+/, 'unicode@99.0') });
+    expect(key({ ...ctx, tokens: elsewhere })).not.toBe(key(ctx));
+    expect(key({ ...ctx })).toBe(key(ctx));
   });
 
   it('a setting given as its default is the same spec: the same key', () => {

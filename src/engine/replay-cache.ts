@@ -109,7 +109,10 @@ export class ReplayCache {
    * The key of a unit: the conversation's (from `conversationKey`), the
    * variant's, the run's spec as the unit's chat model sees it (`spec`:
    * `unitSpec` of the canonical `RunSpec`, hashed whole, so every setting of
-   * the spec keys the unit) and the prices it can use (`priceKey`).
+   * the spec keys the unit), the token counter's id (the tokenizer's files
+   * and libraries and the runtime's Unicode version: what this machine
+   * counts with, which no setting says) and the prices it can use
+   * (`priceKey`).
    */
   unitKey(conversationKey: string, variant: PolicyVariant, ctx: ReplayContext, spec: object): string {
     let v = this.variantKeys.get(variant);
@@ -119,7 +122,7 @@ export class ReplayCache {
     }
     let c = this.specKeys.get(spec);
     if (c === undefined) this.specKeys.set(spec, (c = sha256(canon(spec))));
-    return this.space.keyOf(this.code, conversationKey, v, c, this.priceKey(variant, ctx));
+    return this.space.keyOf(this.code, conversationKey, v, c, ctx.tokens.id, this.priceKey(variant, ctx));
   }
 
   /**
