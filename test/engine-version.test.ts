@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, cpSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { codeId, ReplayCache } from '../src/engine/replay-cache.js';
+import { ReplayCache } from '../src/engine/replay-cache.js';
 import { replayContexts, runStudy } from '../src/engine/run.js';
-import { ENGINE_VERSION, GOLDEN_HASH } from '../src/engine/version.js';
+import { ENGINE_VERSION, engineId, GOLDEN_HASH } from '../src/engine/version.js';
 import { POLICIES } from '../src/policies/index.js';
 import { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from '../src/records/csv.js';
 import { loadScenarios, policiesFromFlags } from '../src/study/study.js';
@@ -62,13 +62,13 @@ describe('ENGINE_VERSION', () => {
 
   it('is all of ctxsim’s code a replay key holds: its version and the engine’s', () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-    expect(codeId()).toBe(`ctxsim@${version} engine@${ENGINE_VERSION}`);
-    // A unit's key follows the code id given, and by default that is codeId().
+    expect(engineId()).toBe(`ctxsim@${version} engine@${ENGINE_VERSION}`);
+    // A unit's key follows the code id given, and by default that is engineId().
     const [ctx] = replayContexts({ seed: 1, models: ['gpt-4o-mini'], tokenizer: 'chars4' });
     const [variant] = policiesFromFlags(['full']);
     const key = (cache: ReplayCache) => cache.unitKey('c0ffee', variant!, ctx!, { seed: 1 });
     const dir = tempDir();
-    expect(key(new ReplayCache(dir))).toBe(key(new ReplayCache(dir, codeId())));
+    expect(key(new ReplayCache(dir))).toBe(key(new ReplayCache(dir, engineId())));
     expect(key(new ReplayCache(dir, 'ctxsim@0.1.0 engine@999'))).not.toBe(key(new ReplayCache(dir)));
   });
 
@@ -79,10 +79,10 @@ describe('ENGINE_VERSION', () => {
     cpSync(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true });
     cpSync(join(ROOT, 'package.json'), join(copy, 'package.json'));
     symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
-    const idOf = (root: string) => execFileSync(process.execPath, ['--input-type=module', '-e', `import(${JSON.stringify(join(root, 'dist', 'engine', 'replay-cache.js'))}).then((m) => process.stdout.write(m.codeId()))`], { encoding: 'utf8' });
+    const idOf = (root: string) => execFileSync(process.execPath, ['--input-type=module', '-e', `import(${JSON.stringify(join(root, 'dist', 'engine', 'version.js'))}).then((m) => process.stdout.write(m.engineId()))`], { encoding: 'utf8' });
     const before = idOf(copy);
     for (const f of ['report/markdown.js', 'cli/main.js', 'engine/run.js']) appendFileSync(join(copy, 'dist', f), '\n// edited\n');
     expect(idOf(copy)).toBe(before);
-    expect(before).toBe(codeId());
+    expect(before).toBe(engineId());
   });
 });

@@ -271,6 +271,9 @@ describe('ctxsim check', () => {
     const saved = await cli('run', study(), '--save-baseline', baseline(), '--force', '--out', join(dir, 'turns.csv'), '--quiet');
     expect(saved.code, saved.err).toBe(0);
     expect(JSON.parse(readFileSync(baseline(), 'utf8')).study.settings).toEqual({ fallback: expect.stringMatching(/^[0-9a-f]{16}$/), latency: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    // The same settings written in another order are the same.
+    writeFileSync(study(), readFileSync(study(), 'utf8').replace('fallback: {model: gpt-4o, rate: 0.5}', 'fallback: {rate: 0.5, model: gpt-4o}'));
+    expect(JSON.parse((await cli('check', study(), '--baseline', baseline(), '--json', '--quiet')).out).differences).toEqual([]);
     writeFileSync(study(), readFileSync(study(), 'utf8').replace('ttftMs: 900', 'ttftMs: 100').replace(/fallback:.*\n/, ''));
     const again = await cli('check', study(), '--baseline', baseline(), '--json', '--quiet');
     expect(JSON.parse(again.out).differences).toEqual(['fallback: removed', 'latency: changed']);

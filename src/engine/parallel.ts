@@ -11,7 +11,8 @@ import { messageText } from '../tokens/counter.js';
 import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
 import { marksBuffer, ModuleWatchdog, type ModuleLimits, type WatchedModule } from './module-watch.js';
-import { codeId, evictReplayCache } from './replay-cache.js';
+import { evictReplayCache } from './replay-cache.js';
+import { engineId } from './version.js';
 import { collectRecords, finishContexts, replayContexts, streamStudyYielding, type RecordSink, type RunInfo, type RunResults, type ScenarioRecords } from './run.js';
 import { runSpecOf, type Conversations, type Execution, type RunOptions, type RunSpec } from './spec.js';
 
@@ -63,7 +64,7 @@ export interface WorkerSetup {
   shard?: RunOptions['shard'];
   /** Send each scenario encoded: every record list (`true`) or only these. */
   recordText?: boolean | readonly StreamedList[];
-  /** The replay cache's folder (absolute) and the code id its keys start from (`codeId`, computed once here). */
+  /** The replay cache's folder (absolute) and the code id its keys start from (`engineId`: ctxsim's and the engine's versions, read once here). */
   replayCache?: { dir: string; code: string };
   /** With policy modules: the modules, their limits, and the worker's marks of its calls into them (module-watch.ts). */
   watch?: { modules: WatchedModule[]; limits: ModuleLimits; marks?: SharedArrayBuffer };
@@ -151,7 +152,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params, ...(v.module && { module: v.module }) })),
     ...(opts.shard && { shard: opts.shard }),
     ...(opts.recordText && { recordText: opts.recordText }),
-    ...(opts.replayCache && { replayCache: { dir: resolve(opts.replayCache), code: codeId() } }),
+    ...(opts.replayCache && { replayCache: { dir: resolve(opts.replayCache), code: engineId() } }),
     ...(watch && { watch }),
   };
   const told = await spread(file, setup, opts, jobs, inOrder(sink));

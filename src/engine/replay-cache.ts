@@ -54,14 +54,6 @@ function sha256(text: string | Buffer): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/**
- * What the replay cache's keys hold of ctxsim's code: its version and the
- * engine's (`engineId`, version.ts). Nothing else: no hash of its files.
- */
-export function codeId(): string {
-  return engineId();
-}
-
 const isList = Array.isArray;
 
 function isUnit(v: unknown): v is UnitRecords {
@@ -89,7 +81,7 @@ export class ReplayCache {
 
   constructor(
     readonly dir: string,
-    private readonly code = codeId(),
+    private readonly code = engineId(),
   ) {
     this.space = new CacheSpace(dir, 'replay');
   }

@@ -187,11 +187,15 @@ function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, 
 /** The settings of the run's spec that the fingerprint tells by fields of their own (above, and `upkeep`). */
 const TOLD: readonly (keyof RunSpec)[] = ['seed', 'models', 'tokenizer', 'prices', 'promptCache', 'promptCacheTtl', 'cacheBreakpoint', 'messageRules', 'toolDefs', 'upkeep'];
 
-/** Every other setting of the study's spec that is set, by a hash of its value (16 hex digits): so that the gate names a change of any. */
+/** JSON with every object's keys sorted: a value's text whatever order its keys were written in. */
+const sortedJson = (value: unknown): string =>
+  JSON.stringify(value, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+
+/** Every other setting of the study's spec that is set, by a hash of its value (16 hex digits; keys in any order): so that the gate names a change of any. */
 function otherSettings(study: Study): Pick<StudyFingerprint, 'settings'> {
   const spec: Partial<CanonicalSpec> = runSpecOf({ ...study, upkeep: undefined });
   const set = RUN_SPEC_KEYS.filter((k) => !TOLD.includes(k) && spec[k] !== undefined);
-  return set.length ? { settings: Object.fromEntries(set.map((k) => [k, sha256(JSON.stringify(spec[k])).slice(0, 16)])) } : {};
+  return set.length ? { settings: Object.fromEntries(set.map((k) => [k, sha256(sortedJson(spec[k])).slice(0, 16)])) } : {};
 }
 
 /** Each module policy's id with the hash of its file (16 hex digits), or nothing when every policy is built in. */
