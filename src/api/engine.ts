@@ -25,9 +25,8 @@ export {
   type ScenarioRecordLists,
   type ScenarioRecords,
   type UnitContext,
-  type UnitSpec,
 } from '../engine/run.js';
-export { RUN_SPEC, RUN_UPKEEP, runSpecOf, type CanonicalSpec, type Conversations, type Execution, type RunOptions, type RunSpec, type RunUpkeep, type RunWork } from '../engine/spec.js';
+export { RUN_SPEC, RUN_UPKEEP, runSpecOf, type CanonicalSpec, type Conversations, type Execution, type RunOptions, type RunSpec, type RunUpkeep, type RunWork, type UnitSpec } from '../engine/spec.js';
 export { runStudyParallel, streamStudyParallel } from '../engine/parallel.js';
 export { replay, type Replay, type ReplayContext, type SentCall } from '../engine/replay.js';
 export { byPolicy, summaryOf } from '../engine/summary.js';

@@ -19,10 +19,7 @@ import { replay, type ReplayContext, type UpkeepContext } from './replay.js';
 import { evictReplayCache, ReplayCache } from './replay-cache.js';
 import { byPolicy, summaryOf, type Measured } from './summary.js';
 import { memoryOf } from '../records/memory.js';
-import { runSpecOf, unitSpec, type Execution, type RunOptions, type RunSpec, type RunUpkeep } from './spec.js';
-
-/** What of a run's spec one chat model's units depend on. */
-export type UnitSpec = ReturnType<typeof unitSpec>;
+import { runSpecOf, unitSpec, type Execution, type RunOptions, type RunSpec, type RunUpkeep, type UnitSpec } from './spec.js';
 
 /** What a response the cassette lacks is called in the error. */
 const MISSING_WHAT = { summary: 'summary', extract: 'extraction', embed: 'embedding', answer: 'answer to a probe turn', judge: 'verdict of the judge' } as const;

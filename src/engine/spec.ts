@@ -157,12 +157,15 @@ export function runSpecOf(from: RunSpec): CanonicalSpec {
   throw new UsageError(`run settings: ${issue.path.join('.') || 'settings'}: ${issue.message}${shown}`);
 }
 
+/** What of a run's spec one chat model's units depend on. */
+export type UnitSpec = Omit<CanonicalSpec, 'models' | 'prices'> & { model: string };
+
 /**
  * What one chat model's units depend on of the spec: all of it but the other
  * models and the price table (whose entries a unit can price join its key
  * apart, by variant: see `ReplayCache.unitKey`). Its hash keys the units.
  */
-export function unitSpec(spec: CanonicalSpec, model: string): Omit<CanonicalSpec, 'models' | 'prices'> & { model: string } {
+export function unitSpec(spec: CanonicalSpec, model: string): UnitSpec {
   const { models: _models, prices: _prices, ...rest } = spec;
   return { ...rest, model };
 }

@@ -11,7 +11,8 @@ import { loadPolicyModules, moduleRequest, resolveNamed, resolveSpecString, type
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { COST_KEYS, type CostSettings } from '../pricing/settings.js';
-import { RULE_SETS, type RuleSet } from '../message-rules/provider.js';
+import type { RuleSet } from '../message-rules/provider.js';
+import { RUN_SPEC } from '../engine/spec.js';
 import type { Conversation, ToolDef } from '../types.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
@@ -73,14 +74,14 @@ export interface Study {
 }
 
 const studySchema = z.strictObject({
-  seed: z.number().int().optional(),
+  seed: RUN_SPEC.shape.seed.optional(),
   model: z.string().min(1).optional(),
   models: z.array(z.string().min(1)).min(1).optional(),
   tokenizer: z.enum(['auto', ...TOKENIZERS]).optional(),
-  tokenFactor: z.union([z.number().positive(), z.record(z.string().min(1), z.number().positive())]).optional(),
+  tokenFactor: RUN_SPEC.shape.tokenFactor,
   prices: z.string().min(1).optional(),
   cache: z.enum(['auto', 'off']).optional(),
-  rules: z.enum(RULE_SETS).optional(),
+  rules: RUN_SPEC.shape.messageRules,
   ...COST_KEYS,
   scenarios: z.array(z.unknown()).min(1).optional(),
   policies: z.array(z.unknown()).min(1).optional(),
