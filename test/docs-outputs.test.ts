@@ -43,7 +43,7 @@ const COMMAND_MS = 120_000;
 
 /**
  * What differs between the reader's terminal and this test's folder, made the
- * same on both sides. These outputs print no wall-clock time (`p95 ms` is
+ * same on both sides. These outputs print no wall-clock time (`p95 s` is
  * modelled); one that does needs a rule here.
  */
 const NORMALISE: readonly ((lines: string[], dir: string) => string[])[] = [

@@ -2,10 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { evictReplayCache } from '../src/engine/replay-cache.js';
 import { runStudy, type RunResults } from '../src/engine/run.js';
 import type { RunOptions } from '../src/engine/spec.js';
-import { storeStats } from '../src/store/store.js';
+import { evictStore, storeStats } from '../src/store/store.js';
 import { REGISTRY } from '../src/policies/index.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import { policiesFromFlags } from '../src/study/study.js';
@@ -161,7 +160,7 @@ describe('replay cache (library)', () => {
     const recent = entryFiles(dir).filter((f) => statSync(f).mtimeMs > old.getTime());
     expect(recent).toHaveLength(3);
     const bound = recent.reduce((n, f) => n + statSync(f).size, 0);
-    expect(evictReplayCache(dir, bound)).toBe(6);
+    expect(evictStore(dir, bound)).toBe(6);
     expect(entryFiles(dir)).toEqual(recent);
     expect(storeStats(dir).total).toEqual({ entries: 3, bytes: bound });
     // A run with a bound of 0 keeps nothing.

@@ -43,7 +43,8 @@ describe('import flags from the importers’ option schemas', () => {
         seen.push(`${importer.id} ${key}`);
       }
     }
-    // Eight formats, fifteen options among them.
+    // Eight formats, 24 option uses: openai, claude-code, swe-agent, anthropic take prefix, annotations, fact, probe (4 × 4);
+    // locomo prefix, user, factValue (3); abcd prefix, system (2); multiwoz prefix, ask (2); sgd prefix (1).
     expect(seen.length).toBe(4 * 4 + 3 + 2 + 2 + 1);
     expect([...help.keys()]).toEqual(['help', 'version', 'format', 'out', 'prefix', 'annotations', 'fact', 'probe', 'user', 'fact-value', 'system', 'ask', 'unlogged-prefix']);
   });

@@ -145,8 +145,11 @@ describe('the cache folder', () => {
     const [stale, live, aged] = [`${key}.${dead}-0-0123abcd.tmp`, `${key}.${process.pid}-1-89abcdef.tmp`, `${key}.${process.pid}-2-deadbeef.tmp`];
     for (const f of [stale, live, aged, 'not-ours.txt']) writeFileSync(join(dir, f), 'partial');
     old(join(dir, aged), 2);
+    // A file of the layout before the store, which nothing reads, goes too, within the bound or not.
+    writeFileSync(join(root, 'o200k_base.tokens'), '12345');
     evictStore(root);
     expect(readdirSync(dir).sort()).toEqual([key, live, 'not-ours.txt'].sort());
+    expect(existsSync(join(root, 'o200k_base.tokens'))).toBe(false);
   });
 
   it('clear removes every entry and temp file, the folders so emptied, and the files of the layout before the store; other files stay', () => {
@@ -157,6 +160,8 @@ describe('the cache folder', () => {
     for (const f of ['o200k_base.tokens', 'o200k_base.tokens.lock', 'mine.txt']) writeFileSync(join(root, f), '12345');
     for (const f of [`${key}.rec`, `${key}.rec.1-0-0123abcd.tmp`]) writeFileSync(join(root, 'replay', 'ab', f), '123');
     writeFileSync(`${files.charts!}.${process.pid}-0-0123abcd.tmp`, 'partial');
+    // A lock a run that died left beside its entry.
+    writeFileSync(`${files.tokens!}.lock`, '');
     expect(storeStats(root).legacy).toEqual({ entries: 4, bytes: 16 });
     const removed = clearStore(root);
     expect(removed.total).toEqual({ entries: 3, bytes: 852 });

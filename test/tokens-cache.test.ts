@@ -85,15 +85,15 @@ describe('token cache across runs', () => {
     const dead = spawnSync(process.execPath, ['-e', '']).pid!;
     const file = entryFile(dir);
     const [fan, key] = [dirname(file), basename(file)];
-    const other = `${key.slice(0, 2)}${'0'.repeat(62)}.1-0-0123abcd.tmp`;
+    const other = `${key.slice(0, 2)}${'0'.repeat(62)}.${dead}-0-0123abcd.tmp`;
     const stale = `${key}.${dead}-0-0123abcd.tmp`;
     const live = `${key}.${process.pid}-1-89abcdef.tmp`;
     const old = `${key}.${process.pid}-2-deadbeef.tmp`;
     for (const f of [stale, live, old, other]) writeFileSync(join(fan, f), 'partial');
     utimesSync(join(fan, old), new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
     runStudy(study(dir, chat('Something new')));
-    // Another key's temp files are its own save's to sweep (or the end of a run's, when dead).
-    expect(readdirSync(fan).sort()).toEqual([live, key, other].sort());
+    // A dead process's temp file of another key in the same folder goes too.
+    expect(readdirSync(fan).sort()).toEqual([live, key].sort());
   });
 
   it('chars4 needs no cache file', () => {
@@ -200,7 +200,6 @@ describe('token cache file', () => {
     const file = filled(dir);
     const buf = readFileSync(file);
     // A well-formed entry (length and checksum right) holding 7 bytes.
-    const key = basename(file);
     const payload = Buffer.from('1234567');
     const head = Buffer.concat([buf.subarray(0, 12), Buffer.alloc(4), buf.subarray(16, 84)]);
     head.writeUInt32LE(7, 12);
@@ -208,7 +207,6 @@ describe('token cache file', () => {
     writeFileSync(file, Buffer.concat([head, payload]));
     const c = TokenCache.open(dir, ID);
     expect([...c.warnings]).toEqual([`token cache entry ${file} is damaged (7 bytes of counts, not whole 20-byte records); counting without it and replacing it`]);
-    expect(key).toMatch(/^[0-9a-f]{64}$/);
     expect(c.save()).toEqual([]);
     const again = TokenCache.open(dir, ID);
     expect([again.loaded, again.warnings]).toEqual([0, []]);

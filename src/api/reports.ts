@@ -13,6 +13,7 @@ export { specJson } from '../report/spec-json.js';
 export { budgetMarkdown, reportMarkdown } from '../report/markdown.js';
 export { reportHtml } from '../report/html.js';
 export { budgetCsv } from '../report/budget.js';
-export { policyTable, runSummary, TABLE_SORTS, type TableOptions, type TableSort } from '../report/text.js';
+export { policyTable, runSummary, type TableOptions } from '../report/text.js';
+export { TABLE_SORTS, type TableSort } from '../report/table-sort.js';
 export { DEFAULT_MIN_RETENTION, verdict } from '../report/verdict.js';
 export { pricesTable, type Counting } from '../report/prices.js';

@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
-import { TABLE_SORTS, type TableOptions, type TableSort } from '../report/text.js';
+import type { TableOptions } from '../report/text.js';
+import { TABLE_SORTS, type TableSort } from '../report/table-sort.js';
 
 /** The flags of the table `run` and `merge` print. */
 export const TABLE_OPTIONS = {

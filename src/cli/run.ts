@@ -53,8 +53,9 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     throw new UsageError(`--records: expected one of ${RECORDS_MODES.join('|')}, got ${flags.records}`);
   }
   const table = tableOptions(flags);
+  const minRetention = flags.minRetention === undefined ? undefined : parseShare('--min-retention', flags.minRetention);
   const study = await studyFromFlags(flags);
-  if (flags.minRetention !== undefined) study.minRetention = parseShare('--min-retention', flags.minRetention);
+  if (minRetention !== undefined) study.minRetention = minRetention;
   const records = { records: flags.records ?? study.records ?? 'full' } as const;
   if (flags.dryRun) return dryRun(study, io);
   // A study's `out: -` is stdout, as `--out -` is.

@@ -11,8 +11,7 @@ import { messageText } from '../tokens/counter.js';
 import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
 import { marksBuffer, ModuleWatchdog, type ModuleLimits, type WatchedModule } from './module-watch.js';
-import { evictReplayCache } from './replay-cache.js';
-import { engineId } from './version.js';
+import { evictStore } from '../store/store.js';
 import { collectRecords, finishContexts, replayContexts, streamStudyYielding, type RecordSink, type RunInfo, type RunResults, type ScenarioRecords } from './run.js';
 import { runSpecOf, type Conversations, type Execution, type RunOptions, type RunSpec } from './spec.js';
 
@@ -64,8 +63,8 @@ export interface WorkerSetup {
   shard?: RunOptions['shard'];
   /** Send each scenario encoded: every record list (`true`) or only these. */
   recordText?: boolean | readonly StreamedList[];
-  /** The replay cache's folder (absolute) and the code id its keys start from (`engineId`: ctxsim's and the engine's versions, read once here). */
-  replayCache?: { dir: string; code: string };
+  /** The replay cache's folder (absolute). */
+  replayCache?: string;
   /** With policy modules: the modules, their limits, and the worker's marks of its calls into them (module-watch.ts). */
   watch?: { modules: WatchedModule[]; limits: ModuleLimits; marks?: SharedArrayBuffer };
 }
@@ -152,11 +151,11 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params, ...(v.module && { module: v.module }) })),
     ...(opts.shard && { shard: opts.shard }),
     ...(opts.recordText && { recordText: opts.recordText }),
-    ...(opts.replayCache && { replayCache: { dir: resolve(opts.replayCache), code: engineId() } }),
+    ...(opts.replayCache && { replayCache: resolve(opts.replayCache) }),
     ...(watch && { watch }),
   };
   const told = await spread(file, setup, opts, jobs, inOrder(sink));
-  if (opts.replayCache) evictReplayCache(opts.replayCache, opts.replayCacheMaxBytes);
+  if (opts.replayCache) evictStore(opts.replayCache, opts.replayCacheMaxBytes);
   return { ...finishContexts(ctxs), ...told };
 }
 

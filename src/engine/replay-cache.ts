@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { PriceTable } from '../pricing/prices.js';
 import { settingsModels } from '../pricing/settings.js';
-import { CacheSpace, DEFAULT_STORE_BYTES, evictStore } from '../store/store.js';
+import { CacheSpace } from '../store/store.js';
 import type { Conversation } from '../types.js';
 import type { ProbeRecord, SummaryRecord, TurnRecord, ViolationRecord } from '../records/registry.js';
 import type { ReplayContext } from './replay.js';
@@ -151,9 +151,4 @@ export class ReplayCache {
   put(key: string, records: UnitRecords): void {
     this.space.putValue(key, records);
   }
-}
-
-/** Keeps the cache folder `dir` within `maxBytes` (the store's one eviction policy, over every namespace: see `evictStore`); returns how many entries went. */
-export function evictReplayCache(dir: string, maxBytes = DEFAULT_STORE_BYTES): number {
-  return evictStore(dir, maxBytes);
 }

@@ -16,7 +16,8 @@ import { DEFAULT_PROMPTS } from '../upkeep/prompts.js';
 import type { Vector } from '../upkeep/embedder.js';
 import { CassetteMissError, type Miss } from '../upkeep/upkeep.js';
 import { replay, type ReplayContext, type UpkeepContext } from './replay.js';
-import { evictReplayCache, ReplayCache } from './replay-cache.js';
+import { ReplayCache } from './replay-cache.js';
+import { evictStore } from '../store/store.js';
 import { byPolicy, summaryOf, type Measured } from './summary.js';
 import { memoryOf } from '../records/memory.js';
 import { runSpecOf, unitSpec, type Execution, type RunOptions, type RunSpec, type RunUpkeep, type UnitSpec } from './spec.js';
@@ -199,7 +200,7 @@ function* studySteps(opts: RunOptions, sink: RecordSink): Generator<void, RunInf
     opts.onProgress?.(i + 1, conversations.length, conversation.id);
   }
   const info = finishContexts(ctxs, cache);
-  if (opts.replayCache) evictReplayCache(opts.replayCache, opts.replayCacheMaxBytes);
+  if (opts.replayCache) evictStore(opts.replayCache, opts.replayCacheMaxBytes);
   return cache ? info : { ...info, replayedUnits: replayed };
 }
 

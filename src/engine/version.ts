@@ -3,22 +3,23 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The engine's version: what the replay cache's keys say of ctxsim's code.
- * Bump it whenever a replay makes other records for the same inputs (a
- * built-in policy, pricing, scoring or the turn loop changed), so that no
- * unit is served from before the change. Nothing else of the code is in the
- * key: editing a reporter, the CLI or the docs keeps the cache warm.
- *
- * test/engine-version.test.ts holds it to `GOLDEN_HASH`: the SHA-256 of the
- * records a fixed study makes (every built-in policy on the shipped
- * scenarios) and of the record hashes the benchmark wrote (bench/*.md). When
- * they change, that test fails and names the new hash: bump ENGINE_VERSION
- * and set GOLDEN_HASH to it, in the same commit.
+ * The SHA-256 of the engine's golden outputs at each engine version, oldest
+ * first: the records a fixed study makes (every built-in policy on the
+ * shipped scenarios) and the record hashes the benchmark wrote (bench/*.md).
+ * test/engine-version.test.ts holds the last to what the engine makes now;
+ * when a replay makes other records for the same inputs (a built-in policy,
+ * pricing, scoring or the turn loop changed), that test fails and names the
+ * new hash, to append here in the same commit.
  */
-export const ENGINE_VERSION = 1;
+export const GOLDEN_HASHES = ['25f38655bdf58d01e01791a958c63b77694baa8668f46399703359ca7c747cda'] as const;
 
-/** The SHA-256 of the engine's golden outputs when ENGINE_VERSION was last set (see above). */
-export const GOLDEN_HASH = '25f38655bdf58d01e01791a958c63b77694baa8668f46399703359ca7c747cda';
+/**
+ * The engine's version: what the replay cache's keys say of ctxsim's code,
+ * one more with each golden hash above, so that no unit is served from
+ * before a change. Nothing else of the code is in the key: editing a
+ * reporter, the CLI or the docs keeps the cache warm.
+ */
+export const ENGINE_VERSION = GOLDEN_HASHES.length;
 
 let id: string | undefined;
 

@@ -57,7 +57,7 @@ try {
   // Messages sent meanwhile wait in the port until the listener below is added.
   const policies = await rebuild(setup.policies);
   const ctxs = replayContexts({ ...setup.spec, ...(setup.tokenCache !== undefined && { tokenCache: setup.tokenCache }), ...(setup.cassette && { cassette: setup.cassette }) });
-  const cache = setup.replayCache && new ReplayCache(setup.replayCache.dir, setup.replayCache.code);
+  const cache = setup.replayCache ? new ReplayCache(setup.replayCache) : undefined;
   /** Units replayed without a cache (a cache counts its own). */
   let replayed = 0;
   port.on('message', (message: ToWorker) => {

@@ -1,5 +1,5 @@
 import type { Pico } from '../types.js';
-import type { ProbeRecord, Results, SummaryRecord, TurnRecord } from './registry.js';
+import type { PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord } from './registry.js';
 import { divRound, weightUnits } from './format.js';
 
 /**
@@ -334,8 +334,8 @@ function addWeighted(to: NonNullable<RetentionCell['weighted']>, counts: Pick<Re
 }
 
 /** Whether the per-policy means are weighted: some scenario's weight is not 1 (`byPolicy` then gives `costPer1000`). */
-export function weightedRun(results: Pick<Results, 'policies'>): boolean {
-  return results.policies.some((p) => p.costPer1000 !== undefined);
+export function weightedRun(policies: readonly Pick<PolicyRecord, 'costPer1000'>[]): boolean {
+  return policies.some((p) => p.costPer1000 !== undefined);
 }
 
 /** The digest of records held in memory: the streaming builder, fed them in one batch (with the summary rows, for their weights). */

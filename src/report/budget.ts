@@ -3,7 +3,7 @@ import type { Results } from '../records/registry.js';
 import { digestOf, policyNames, weightedRun, type Digested } from '../records/digest.js';
 import { csvLine } from '../records/csv.js';
 import { answersMeasured, columnsFrom, rowLabels } from './text.js';
-import { byCost, isWeighted } from './verdict.js';
+import { byCost } from './verdict.js';
 import { cheapestFirst } from './pareto.js';
 import { costPer1000, divRound, dollars, fraction, grouped, latencyFormat, meanCost, moneyDecimals, oneDecimal, percent, retainedOf, usd } from '../records/format.js';
 
@@ -135,7 +135,7 @@ export function budgetDisplay(results: Pick<Results, 'policies'> & Digested): Di
   const per1000 = moneyDecimals(rows.map((r) => r.costPer1000), 2);
   const labels = rowLabels(rows);
   const answers = answersMeasured(rows);
-  const weighted = isWeighted(results.policies) ? ' (weighted)' : '';
+  const weighted = weightedRun(results.policies) ? ' (weighted)' : '';
   const header = [
     ...labels.header,
     ...t.turns.map((n) => `tokens @ turn ${n}`),
@@ -212,7 +212,7 @@ export function callsCaption(results: Pick<Results, 'policies'>): string {
     'prompt tokens / call: input tokens sent per call, cached included',
     'cost / call: what the calls cost (uncached and cached input, output; upkeep apart) per call',
     "latency / call: the turns' latency over their calls, synchronous upkeep included (latency is recorded per turn, so there is no percentile per call)",
-    ...(weightedRun(results) ? ['each call counts once: scenario weights do not apply'] : []),
+    ...(weightedRun(results.policies) ? ['each call counts once: scenario weights do not apply'] : []),
   ].join(' · ');
 }
 

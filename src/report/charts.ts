@@ -173,12 +173,12 @@ function conversationCount(results: Pick<Results, 'policies'>): number {
 function meanOver(results: Pick<Results, 'policies'>): string {
   const n = conversationCount(results);
   if (n === 1) return 'One conversation';
-  return weightedRun(results) ? `Weighted mean over ${plural(n, 'conversation')} (scenario weights, as in the tables)` : `Mean over ${plural(n, 'conversation')}`;
+  return weightedRun(results.policies) ? `Weighted mean over ${plural(n, 'conversation')} (scenario weights, as in the tables)` : `Mean over ${plural(n, 'conversation')}`;
 }
 
 /** The line a chart of plain means carries when the run has scenario weights (none otherwise). */
 function unweightedNote(results: Pick<Results, 'policies'>): string[] {
-  return weightedRun(results) ? ['Unweighted: each conversation counts once; scenario weights apply to the cost and retention figures'] : [];
+  return weightedRun(results.policies) ? ['Unweighted: each conversation counts once; scenario weights apply to the cost and retention figures'] : [];
 }
 
 /** Cumulative cost per conversation by turn, one line per policy. */
@@ -293,7 +293,7 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
   const skipped = results.policies.length - rated.length;
   const answered = answersMeasured(rated) ? rated.flatMap((p, i) => (p.answerRetention === null ? [] : [{ ...points[i]!, answered: Math.round(p.answerRetention * 1000) / 10 }])) : [];
   const notes = [
-    ...(weightedRun(results) ? ['Weighted by the scenario weights: the cost per conversation and retention of the tables'] : []),
+    ...(weightedRun(results.policies) ? ['Weighted by the scenario weights: the cost per conversation and retention of the tables'] : []),
     'Filled: Pareto-optimal (no other policy is as cheap and retains as much, and better at one); hollow: dominated',
     ...(models.length ? ['Shape: the chat model'] : []),
     ...(answered.length ? ['Diamonds: answer retention, the share of probes whose value the chat model’s reply held, joined to its policy’s point'] : []),
@@ -395,7 +395,7 @@ export function retentionByAgeChart(results: ReportInput, info: ReportInfo): Cha
     title,
     [
       'Share of probes whose current value was in the prompt; a tick at 0 means none was',
-      ...(weightedRun(results) ? ['Weighted by the scenario weights, as the tables’ retention; probe counts are plain'] : []),
+      ...(weightedRun(results.policies) ? ['Weighted by the scenario weights, as the tables’ retention; probe counts are plain'] : []),
       ...(answers ? ['Diamonds: answer retention, the share whose value the chat model’s reply held'] : []),
       ...overflowNote(results),
       ...simulatedLines(info, results.policies),

@@ -70,13 +70,14 @@ function callsMarkdown(results: Pick<Results, 'policies'> & Digested): string[] 
  * and safety table, the model-call table of agent runs and, when the charts
  * are written beside it, links to them.
  */
-export function reportMarkdown(results: ReportInput, info: ReportInfo, charts: readonly ChartLink[] = []): string {
+export function reportMarkdown(input: ReportInput, info: ReportInfo, charts: readonly ChartLink[] = []): string {
+  const results = reported(input);
   const parts = [
     `# ctxsim report\n`,
     `## Verdict\n`,
     `${markdownText(verdict(results.policies, info))}\n`,
     `## Budget per policy\n`,
-    budgetMarkdown(reported(results), info),
+    budgetMarkdown(results, info),
     `## Latency, storage and safety per policy\n`,
     detailsMarkdown(results),
   ];

@@ -1,9 +1,10 @@
 import type { PolicyRecord, Results } from '../records/registry.js';
-import { severalModels } from '../records/digest.js';
-import { costPer1000, fraction, grouped, retainedOf, usd } from '../records/format.js';
+import { severalModels, weightedRun } from '../records/digest.js';
+import { costPer1000, fraction, grouped, oneDecimal, retainedOf, usd } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import { builtInMemory, simulatedOf } from '../records/memory.js';
-import { byCost, conversationsText, isWeighted, totalWeight, verdict, wrap, type VerdictInfo } from './verdict.js';
+import { byCost, conversationsText, totalWeight, verdict, wrap, type VerdictInfo } from './verdict.js';
+import type { TableSort } from './table-sort.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
 export function align(rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
@@ -27,9 +28,6 @@ export function columnsFrom(header: readonly string[], from: number): ReadonlySe
   return new Set(header.map((_, i) => i).filter((i) => i >= from));
 }
 
-/** How the run table orders its rows: by cost (cheapest first, as the verdict reads), by retention (most first), by name, or in the study's order. */
-export const TABLE_SORTS = ['cost', 'retention', 'name', 'study'] as const;
-export type TableSort = (typeof TABLE_SORTS)[number];
 
 /** How the run table is laid out: its order, every column (`wide`) or what fits in `width` characters (default 100). */
 export interface TableOptions {
@@ -108,7 +106,7 @@ function sortRows(rows: readonly PolicyRecord[], sort: TableSort): PolicyRecord[
 
 /** Every column of the run table, in the order they are shown; the ranked ones only when they fit (unless wide). */
 function tableColumns(rows: readonly PolicyRecord[]): Column[] {
-  const weighted = isWeighted(rows) ? ' (weighted)' : '';
+  const weighted = weightedRun(rows) ? ' (weighted)' : '';
   const answers = answersMeasured(rows);
   const full = new Map(rows.filter((p) => p.policy === 'full').map((p) => [p.model, costPer1000(p)]));
   // Turns over the context window come first among the optional columns when there are any.
@@ -140,10 +138,8 @@ function change(cost: bigint, full: bigint | undefined): string {
   return `${r > 0 ? '+' : ''}${(r * 100).toFixed(1)}%`;
 }
 
-/** Milliseconds as seconds with one decimal, grouped: `5.0`, `1,106.2`. */
-export function seconds(ms: number): string {
-  return grouped((ms / 1000).toFixed(1));
-}
+/** Milliseconds as seconds with one decimal, rounded half up, grouped: `5.0`, `1,106.2`. */
+const seconds = (ms: number): string => oneDecimal(ms, 1000);
 
 /** A ratio as the table shows it: `92.5%`, `-` when there is none. */
 const share = (r: number | null) => (r === null ? '-' : `${fraction(r * 100, 1)}%`);

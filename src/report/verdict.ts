@@ -1,5 +1,5 @@
 import type { PolicyRecord } from '../records/registry.js';
-import { severalModels } from '../records/digest.js';
+import { severalModels, weightedRun } from '../records/digest.js';
 import { costPer1000, dollars, grouped, moneyDecimals } from '../records/format.js';
 import type { ReportInfo } from '../records/info.js';
 import { cheapestFirst, paretoOptimal } from './pareto.js';
@@ -47,11 +47,6 @@ export function totalWeight(info: Partial<Pick<ReportInfo, 'scenarios'>>): numbe
   return s.some((c) => c.weight !== undefined) ? s.reduce((a, c) => a + (c.weight ?? 1), 0) : undefined;
 }
 
-/** Whether the run's cost per conversation and retention are weighted means (some scenario's weight is not 1). */
-export function isWeighted(rows: readonly Pick<PolicyRecord, 'costPer1000'>[]): boolean {
-  return rows.some((r) => r.costPer1000 !== undefined);
-}
-
 /**
  * The verdict: one paragraph, in words to paste into a design document —
  * which retention it is and over how many conversations; the Pareto
@@ -65,7 +60,7 @@ export function verdict(rows: readonly Row[], info: VerdictInfo): string {
   if (!rows.length) return 'Verdict: no policy was run.';
   const kind = retentionKind(rows);
   const measure = (r: Row) => (kind === 'answered' ? r.answerRetention : r.retention);
-  const weighted = isWeighted(rows);
+  const weighted = weightedRun(rows);
   const byModel = severalModels(rows);
   const name = (r: Row) => (byModel ? `${r.policy} on ${r.model}` : r.policy);
   const cost = (r: Row) => costPer1000(r);

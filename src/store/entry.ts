@@ -21,7 +21,7 @@ const FORMAT_VERSION = 1;
 const KEY_HEX = 64;
 
 /** Bytes before the payload. */
-export const HEADER = 20 + KEY_HEX;
+const HEADER = 20 + KEY_HEX;
 
 /** Whether `key` is a store key: 64 lowercase hex digits (a SHA-256). */
 export function isKey(key: string): boolean {

@@ -44,6 +44,7 @@ const TEMP_STALE_MS = 3_600_000;
 /** A temp file: `<key>.<pid>-<thread>-<random>.tmp`. */
 const TEMP = /^([0-9a-f]{64})\.(\d+)-\d+-[0-9a-f]{8}\.tmp$/;
 const FAN = /^[0-9a-f]{2}$/;
+const LOCK = /^[0-9a-f]{64}\.lock$/;
 
 /** What reading an entry found. */
 export type EntryRead = { status: 'ok'; payload: Buffer } | { status: 'missing' } | { status: 'damaged'; reason: string } | { status: 'unreadable'; reason: string };
@@ -159,7 +160,7 @@ export class CacheSpace {
       makeDirs(dirname(file));
       release = lock(file);
       if (!release) this.warnings.push(`${NAMESPACES[this.name].label} entry ${file}: another run held the lock for ${LOCK_WAIT_MS / 1000} s; saving without it`);
-      else sweepTemps(dirname(file), 'stale', key);
+      else sweepTemps(dirname(file), 'stale');
       const now = this.read(key);
       this.write(key, combine(now.status === 'ok' ? now.payload : undefined));
       return true;
@@ -247,6 +248,15 @@ function breakStale(path: string): boolean {
   }
 }
 
+/** Removes a file (or a lock some tool made a folder), if it can: best effort. */
+function remove(path: string): void {
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    // Not ours to remove.
+  }
+}
+
 function list(dir: string): string[] {
   try {
     return readdirSync(dir);
@@ -256,15 +266,16 @@ function list(dir: string): string[] {
 }
 
 /**
- * Removes the temp files in a fan-out folder (of `key` only, when given):
- * `stale` those of dead processes or older than an hour (writes that died
- * before their rename), `all` every one. Best effort.
+ * Removes the temp files in a fan-out folder: `stale` those of dead
+ * processes or older than an hour (writes that died before their rename),
+ * `all` every one, and the entries' lock files too. Best effort.
  */
-function sweepTemps(dir: string, which: 'stale' | 'all', key?: string, now = Date.now()): void {
+function sweepTemps(dir: string, which: 'stale' | 'all', now = Date.now()): void {
   for (const name of list(dir)) {
-    const m = TEMP.exec(name);
-    if (!m || (key !== undefined && m[1] !== key)) continue;
     const path = join(dir, name);
+    if (which === 'all' && LOCK.test(name)) remove(path);
+    const m = TEMP.exec(name);
+    if (!m) continue;
     try {
       if (which === 'all' || !alive(Number(m[2])) || now - statSync(path).mtimeMs > TEMP_STALE_MS) rmSync(path, { force: true });
     } catch {
@@ -362,10 +373,13 @@ export function storeStats(root: string): StoreStats {
 /**
  * Keeps the cache folder `root` within `maxBytes`, all namespaces together:
  * when over, removes the least recently used entries (oldest mtime first)
- * until it is within; stale temp files are swept on the way. Returns how many
- * entries were removed. Best effort: never throws.
+ * until it is within; stale temp files are swept on the way, and the files
+ * of the layout before the store removed. Returns how many entries were
+ * removed. Best effort: never throws.
  */
 export function evictStore(root: string, maxBytes = DEFAULT_STORE_BYTES): number {
+  // Files of the layout before the store are read by nothing: they go first, whatever the bound.
+  for (const e of legacyFiles(root)) remove(e.path);
   const all = NAMESPACE_NAMES.flatMap((n) => entries(root, n, 'stale'));
   let bytes = all.reduce((n, e) => n + e.size, 0);
   if (bytes <= maxBytes) return 0;

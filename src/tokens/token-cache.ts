@@ -141,10 +141,7 @@ export class TokenCache {
   private readonly space: CacheSpace;
   private readonly key: string;
 
-  private constructor(
-    dir: string,
-    readonly counter: string,
-  ) {
+  private constructor(dir: string, counter: string) {
     this.space = new CacheSpace(dir, 'tokens');
     this.key = this.space.keyOf(counter);
   }
