@@ -61,8 +61,8 @@ describe('the package entry points', () => {
   it('the root is small: the names a user of the library needs, at most 60', () => {
     const root = names.get('ctxsim')!;
     expect(root).toEqual([...ROOT_NAMES].sort());
-    expect(root.length).toBe(54);
-    expect(root.length).toBeLessThanOrEqual(60);
+    // The ceiling a name added to the list above must still keep.
+    expect(ROOT_NAMES.length).toBeLessThanOrEqual(60);
   });
 
   it('every sub-path exports something, and no name is exported by two entry points', () => {

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { percentile } from '../src/engine/summary.js';
+import { nearestRank } from '../src/records/columns.js';
+
+/** The percentile of unsorted numbers, as the per-policy rows take it: sorted by value (a typed array), then the nearest rank. */
+const percentile = (values: readonly number[], p: number) => nearestRank(Float64Array.from(values).sort(), p);
 
 describe('percentile (nearest rank)', () => {
   it('picks the value at rank ceil(p% × n) of the sorted values (hand-worked)', () => {

@@ -1,7 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { usd } from '../src/records/format.js';
-import { recordJson } from '../src/records/json.js';
+import { jsonValue } from '../src/records/columns.js';
+
+/** A flat record as compact JSON, each value written by `jsonValue` (what every record kind's encoder writes its fields with). */
+const recordJson = (r: object) => `{${Object.entries(r).flatMap(([k, v]) => { const j = jsonValue(v); return j === undefined ? [] : [`${JSON.stringify(k)}:${j}`]; }).join(',')}}`;
 
 /** The definition: JSON.stringify of the record with each bigint replaced by its exact 12-decimal USD string. */
 const reference = (r: object) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? usd(v, 12) : v])));

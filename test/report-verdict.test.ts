@@ -208,11 +208,12 @@ describe('run and the reports, from the command line', () => {
     for (const [flag, value, said] of [
       ['--sort', 'price', 'ctxsim: --sort: expected one of cost|retention|name|study, got price'],
       ['--min-retention', '150%', 'ctxsim: --min-retention: a share of the probed facts is at most 100%, got 150%'],
+      ['--min-retention', '-5%', 'ctxsim: --min-retention: a share of the probed facts is at least 0%, got -5%'],
       // A bare number is refused, as the gate's limits are: 0.95 could be 95% or 0.95%.
       ['--min-retention', '0.95', 'ctxsim: --min-retention: write 95% or 0.95% (a bare number could be a fraction or a percentage), got 0.95'],
     ] as const) {
       const bad = capture();
-      expect(await runMain(['run', study, flag, value], bad)).toBe(2);
+      expect(await runMain(['run', study, `${flag}=${value}`], bad)).toBe(2);
       expect(bad.stderr.trim()).toBe(said);
     }
   });

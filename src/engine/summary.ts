@@ -1,5 +1,5 @@
 import type { ArtifactKind, MemoryKind, ProbeOutcome } from '../types.js';
-import { aggregate, assemble, nearestRank } from '../records/columns.js';
+import { aggregate, assemble } from '../records/columns.js';
 import { POLICY_RECORD, SUMMARY_RECORD, type PolicyRecord, type ProbeRecord, type SummaryRecord, type TurnRecord } from '../records/registry.js';
 import { weightUnits } from '../records/format.js';
 
@@ -12,12 +12,6 @@ export interface ConversationEnd {
 }
 
 const NOTHING_STORED: ConversationEnd = { zombies: [], storedBytes: 0 };
-
-/** Nearest-rank percentile of unsorted numbers (0 for none). */
-export function percentile(values: readonly number[], p: number): number {
-  // A typed array sorts numbers by value without a comparator call per comparison: several times faster.
-  return nearestRank(Float64Array.from(values).sort(), p);
-}
 
 function ratio(a: number, b: number): number | null {
   return b ? a / b : null;

@@ -87,12 +87,7 @@ export function parsePercent(flag: string, value: string | number): number {
 
 /** Parses a share of the probed facts, `95%` (0.95): a percentage from 0% to 100%, written with its `%` as the gate's limits are. */
 export function parseShare(flag: string, value: string | number): number {
-  return named(flag, shareParsed(value));
-}
-
-/** A share of the probed facts (see `parseShare`), or why the value is not one (the caller names its place). */
-export function shareOf(value: string | number): number | { problem: string } {
-  return shareParsed(value);
+  return named(flag, shareOf(value));
 }
 
 /** Parses a retention limit: `2%` (points of retention) or `1` (probes). */
@@ -125,9 +120,12 @@ function percent(value: string | number): Parsed<number> {
   return n / 100;
 }
 
-function shareParsed(value: string | number): Parsed<number> {
+/** A share of the probed facts (see `parseShare`), or why the value is not one (the caller names its place). */
+export function shareOf(value: string | number): Parsed<number> {
+  const s = String(value).trim();
+  if (s.startsWith('-')) return { problem: `a share of the probed facts is at least 0%, got ${s}` };
   const r = percent(value);
-  return typeof r === 'number' && r > 1 ? { problem: `a share of the probed facts is at most 100%, got ${String(value).trim()}` } : r;
+  return typeof r === 'number' && r > 1 ? { problem: `a share of the probed facts is at most 100%, got ${s}` } : r;
 }
 
 function retentionLimit(value: string | number): Parsed<RetentionLimit> {

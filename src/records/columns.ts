@@ -163,30 +163,19 @@ export function jsonValue(v: unknown): string | undefined {
   }
 }
 
-/** A column's value in results.json: money (by kind) as an exact USD string; anything else as JSON.stringify writes it. */
-const JSON_VALUE: Record<ColumnKind, (v: unknown) => string | undefined> = {
-  money: (v) => (typeof v === 'bigint' ? `"${usd(v, MONEY_DECIMALS)}"` : jsonValue(v)),
-  count: jsonValue,
-  ratio: jsonValue,
-  flag: jsonValue,
-  duration: jsonValue,
-  text: jsonValue,
-  list: jsonValue,
-};
-
 /**
  * The JSON encoder of a record kind, built once (records are written by
- * the million): its fields in registry order, each written by its kind.
+ * the million): its fields in registry order (money, a bigint, as an exact
+ * USD string: `jsonValue`).
  */
 function jsonEncoder<T>(columns: readonly ColumnSpec[]): (row: T) => string {
   const keys = columns.map((c) => c.key);
   const heads = columns.map((c) => `${JSON.stringify(c.key)}:`);
-  const values = columns.map((c) => JSON_VALUE[c.kind]);
   return (row) => {
     const r = row as Record<string, unknown>;
     let out = '';
     for (let i = 0; i < keys.length; i++) {
-      const value = values[i]!(r[keys[i]!]);
+      const value = jsonValue(r[keys[i]!]);
       if (value !== undefined) out += (out ? ',' : '{') + heads[i] + value;
     }
     return out ? `${out}}` : '{}';

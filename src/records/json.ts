@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { jsonValue, type ColumnSpec, type RecordKind, type RecordOf } from './columns.js';
+import { type ColumnSpec, type RecordKind, type RecordOf } from './columns.js';
 import { MONEY_DECIMALS } from './format.js';
 import type { ReportInfo } from './info.js';
 import { POLICY_RECORD, PROBE_RECORD, SUMMARY_RECORD, TURN_RECORD, VIOLATION_RECORD, type Results } from './registry.js';
@@ -35,22 +35,6 @@ export interface ResultsDocument {
   /** `summary` when the file was written without its turn and probe rows: then `results.turns` and `results.probes` are empty because they were left out. */
   records: RecordsMode;
   results: Results;
-}
-
-/**
- * Any flat object as compact JSON, money (bigint) as an exact USD string:
- * the text `JSON.stringify` gives it with each bigint so replaced. Records
- * are written by their kind's encoder (`RecordKind.json`), which gives
- * these bytes for a record whose fields are in registry order.
- */
-export function recordJson(r: object): string {
-  let out = '';
-  for (const k in r) {
-    if (!Object.hasOwn(r, k)) continue;
-    const value = jsonValue((r as Record<string, unknown>)[k]);
-    if (value !== undefined) out += `${out ? ',' : '{'}${JSON.stringify(k)}:${value}`;
-  }
-  return out ? `${out}}` : '{}';
 }
 
 /** The lists of results.json a streamed run writes as its records come, in file order; the file's head (policies, summary) is known only at the end. */
