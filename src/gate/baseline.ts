@@ -29,17 +29,14 @@ export interface StudyFingerprint {
   upkeep?: string;
 }
 
-/** The summary columns a baseline row keeps (`baseline` in the registry), in the order of its fields. */
-const BASELINE_COLUMNS: readonly ColumnSpec[] = [
-  ...BASELINE_ORDER.map((k) => SUMMARY_RECORD.columns.find((c) => c.key === k)!),
-  ...SUMMARY_RECORD.columns.filter((c) => 'baseline' in c && !(BASELINE_ORDER as readonly string[]).includes(c.key)),
-];
+/** The summary columns a baseline row keeps (`BASELINE_ORDER`), in the order of its fields. */
+const BASELINE_COLUMNS: readonly ColumnSpec[] = BASELINE_ORDER.map((k) => SUMMARY_RECORD.columns.find((c) => c.key === k)!);
 
-type Kept = Extract<(typeof SUMMARY_RECORD.columns)[number], { baseline: true }>;
+type Kept = Extract<(typeof SUMMARY_RECORD.columns)[number], { key: (typeof BASELINE_ORDER)[number] }>;
 
 /**
  * One scenario × policy × model's totals, compact: the summary columns
- * marked `baseline`, a nullable one absent when null (`answered`: when the
+ * of `BASELINE_ORDER`, a nullable one absent when null (`answered`: when the
  * run measured answers), and the cost in micro-dollars (exact to the
  * pico-dollar) as `costMicroUsd`.
  */

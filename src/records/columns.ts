@@ -50,8 +50,6 @@ export interface ColumnSpec {
   readonly agg: Aggregation;
   /** The column(s) of the rows below it is made from (by default the one of the same name); several are added up. */
   readonly of?: string | readonly string[];
-  /** The column is in a baseline row (`ctxsim run --save-baseline`). */
-  readonly baseline?: true;
   /** What it is, in one line, for the docs. */
   readonly doc: string;
 }

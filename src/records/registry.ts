@@ -94,28 +94,28 @@ export const PROBE_RECORD = defineRecord(
 export const SUMMARY_RECORD = defineRecord(
   'summary',
   [
-    { key: 'scenario', csv: 'scenario', kind: 'text', agg: 'none', baseline: true, doc: 'the scenario (conversation) id' },
-    { key: 'policy', csv: 'policy', kind: 'text', agg: 'none', baseline: true, doc: "the policy variant's name" },
-    { key: 'model', csv: 'model', kind: 'text', agg: 'none', baseline: true, doc: "the run's chat model (a study may run several)" },
+    { key: 'scenario', csv: 'scenario', kind: 'text', agg: 'none', doc: 'the scenario (conversation) id' },
+    { key: 'policy', csv: 'policy', kind: 'text', agg: 'none', doc: "the policy variant's name" },
+    { key: 'model', csv: 'model', kind: 'text', agg: 'none', doc: "the run's chat model (a study may run several)" },
     { key: 'turns', csv: 'turns', kind: 'count', agg: 'count', doc: 'turns of the conversation' },
-    { key: 'inputTokens', csv: 'input_tokens', kind: 'count', agg: 'sum', baseline: true, doc: 'prompt tokens sent to the chat model, cached ones included' },
-    { key: 'cachedTokens', csv: 'cached_tokens', kind: 'count', agg: 'sum', baseline: true, doc: "prompt tokens read from the provider's cache" },
-    { key: 'outputTokens', csv: 'output_tokens', kind: 'count', agg: 'sum', baseline: true, doc: 'reply tokens' },
-    { key: 'auxTokens', csv: 'aux_tokens', kind: 'count', agg: 'sum', of: ['auxInputTokens', 'auxOutputTokens', 'embedTokens'], baseline: true, doc: 'upkeep tokens: summaries and fact extraction (input and output) and embeddings' },
-    { key: 'totalCost', csv: 'total_cost_usd', kind: 'money', agg: 'sum', of: 'cost', baseline: true, doc: 'what the conversation cost: chat and upkeep calls' },
+    { key: 'inputTokens', csv: 'input_tokens', kind: 'count', agg: 'sum', doc: 'prompt tokens sent to the chat model, cached ones included' },
+    { key: 'cachedTokens', csv: 'cached_tokens', kind: 'count', agg: 'sum', doc: "prompt tokens read from the provider's cache" },
+    { key: 'outputTokens', csv: 'output_tokens', kind: 'count', agg: 'sum', doc: 'reply tokens' },
+    { key: 'auxTokens', csv: 'aux_tokens', kind: 'count', agg: 'sum', of: ['auxInputTokens', 'auxOutputTokens', 'embedTokens'], doc: 'upkeep tokens: summaries and fact extraction (input and output) and embeddings' },
+    { key: 'totalCost', csv: 'total_cost_usd', kind: 'money', agg: 'sum', of: 'cost', doc: 'what the conversation cost: chat and upkeep calls' },
     { key: 'costPerTurn', csv: 'cost_per_turn_usd', kind: 'money', agg: 'none', doc: 'total cost ÷ turns, rounded down' },
     { key: 'peakInputTokens', csv: 'peak_input_tokens', kind: 'count', agg: 'max', of: 'inputTokens', doc: "the largest turn's prompt tokens" },
-    { key: 'overflowTurns', csv: 'overflow_turns', kind: 'count', agg: 'sum', of: 'overflow', baseline: true, doc: "turns with a call (or an upkeep call) over its model's context window" },
+    { key: 'overflowTurns', csv: 'overflow_turns', kind: 'count', agg: 'sum', of: 'overflow', doc: "turns with a call (or an upkeep call) over its model's context window" },
     { key: 'overBudgetTurns', csv: 'over_budget_turns', kind: 'count', agg: 'sum', of: 'overBudget', doc: "turns that sent more than the policy's budget" },
-    { key: 'probes', csv: 'probes', kind: 'count', agg: 'count', baseline: true, doc: 'retention probes (a probe of a forgotten fact is not one)' },
-    { key: 'retained', csv: 'retained', kind: 'count', agg: 'count', baseline: true, doc: "probes that found the fact's current value" },
+    { key: 'probes', csv: 'probes', kind: 'count', agg: 'count', doc: 'retention probes (a probe of a forgotten fact is not one)' },
+    { key: 'retained', csv: 'retained', kind: 'count', agg: 'count', doc: "probes that found the fact's current value" },
     { key: 'stale', csv: 'stale', kind: 'count', agg: 'count', doc: 'probes that found only an older value' },
     { key: 'missing', csv: 'missing', kind: 'count', agg: 'count', doc: 'probes that found no value' },
     { key: 'overflowProbes', csv: 'overflow_probes', kind: 'count', agg: 'count', doc: 'probes scored on a call over the context window: not retained, counted apart' },
     { key: 'retention', csv: 'retention', kind: 'ratio', nullable: true, agg: 'none', doc: 'retained ÷ probes; empty without probes' },
     { key: 'firstLostTurn', csv: 'first_lost_turn', kind: 'count', nullable: true, agg: 'none', doc: 'the first probe turn at which a fact was not retained; empty when none was lost' },
     { key: 'latencyP50Ms', csv: 'latency_p50_ms', kind: 'duration', agg: 'p50', of: 'latencyMs', doc: "the median turn's latency (nearest rank)" },
-    { key: 'latencyP95Ms', csv: 'latency_p95_ms', kind: 'duration', agg: 'p95', of: 'latencyMs', baseline: true, doc: "the 95th-percentile turn's latency (nearest rank)" },
+    { key: 'latencyP95Ms', csv: 'latency_p95_ms', kind: 'duration', agg: 'p95', of: 'latencyMs', doc: "the 95th-percentile turn's latency (nearest rank)" },
     { key: 'zombieArtifacts', csv: 'zombie_artifacts', kind: 'count', agg: 'none', doc: 'how many kinds of artifact still hold a forgotten value at the end of the conversation' },
     { key: 'zombies', csv: 'zombies', kind: 'list', values: ARTIFACTS, agg: 'none', doc: 'which ones, in the order transcript, summary, vectors, facts (`summary;vectors`)' },
     { key: 'zombiePromptTurns', csv: 'zombie_prompt_turns', kind: 'count', agg: 'sum', of: 'zombiePrompt', doc: 'turns with a prompt (any call) holding a forgotten value' },
@@ -124,7 +124,7 @@ export const SUMMARY_RECORD = defineRecord(
     { key: 'violations', csv: 'violations', kind: 'count', agg: 'sum', doc: 'provider message rules broken, over every call' },
     { key: 'storedBytes', csv: 'stored_bytes', kind: 'count', agg: 'none', doc: 'UTF-8 bytes the policy stores at the end of the conversation (embeddings at dimensions × 4)' },
     { key: 'weight', csv: 'weight', kind: 'count', agg: 'none', doc: 'how many real conversations the scenario stands for in the per-policy means (1 by default)' },
-    { key: 'answered', csv: 'answered', kind: 'count', nullable: true, agg: 'count', baseline: true, doc: "probes whose fact the chat model's reply held; empty when answers were not measured" },
+    { key: 'answered', csv: 'answered', kind: 'count', nullable: true, agg: 'count', doc: "probes whose fact the chat model's reply held; empty when answers were not measured" },
     { key: 'answerRetention', csv: 'answer_retention', kind: 'ratio', nullable: true, agg: 'none', doc: 'answered ÷ probes; empty when answers were not measured, or without probes' },
     { key: 'memory', csv: 'memory', kind: 'text', values: MEMORY, agg: 'none', doc: "where the policy's memory comes from: `none`, `simulated` or `recorded` upkeep" },
   ],
@@ -133,9 +133,9 @@ export const SUMMARY_RECORD = defineRecord(
 );
 
 /**
- * The order of a baseline row's fields (`--save-baseline`), as baselines
- * have had them; a summary column marked `baseline` that it does not name
- * comes after them, in registry order.
+ * The summary columns a baseline row keeps (`--save-baseline`), in the order
+ * of its fields, as baselines have had them: a column joins baseline rows by
+ * its key added at the end.
  */
 export const BASELINE_ORDER = ['scenario', 'policy', 'model', 'inputTokens', 'cachedTokens', 'outputTokens', 'auxTokens', 'totalCost', 'probes', 'retained', 'overflowTurns', 'latencyP95Ms', 'answered'] as const;
 
