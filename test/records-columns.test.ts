@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aggregate } from '../src/records/columns.js';
 import { csvHeader, csvRow } from '../src/records/csv.js';
-import { COLUMN_DOCS_COMMAND, columnsMarkdown } from '../src/records/docs.js';
+import { columnsMarkdown } from '../src/records/docs.js';
+import { DOCS_COMMAND } from '../src/text/markdown.js';
 import { parseResultsJson } from '../src/records/json.js';
 import { BASELINE_ORDER, MADE_FROM, POLICY_RECORD, RECORD_KINDS, SUMMARY_RECORD, TURN_RECORD, type SummaryRecord, type TurnRecord } from '../src/records/registry.js';
 import { ROOT } from './_shared.js';
@@ -168,7 +169,7 @@ describe('aggregate', () => {
 describe('docs/columns.md', () => {
   const committed = readFileSync(join(ROOT, 'docs/columns.md'), 'utf8');
 
-  it(`is what the registries give now (regenerate with ${COLUMN_DOCS_COMMAND})`, () => {
+  it(`is what the registries give now (regenerate with ${DOCS_COMMAND})`, () => {
     expect(committed).toBe(columnsMarkdown());
   });
 

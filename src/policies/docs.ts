@@ -2,9 +2,7 @@ import type { z } from 'zod';
 import { POLICIES } from './index.js';
 import { COMMON_PARAMS, defaultOf, paramMeta, policyParams } from './params.js';
 import type { Policy } from './types.js';
-
-/** The command that regenerates docs/policy-parameters.md. */
-export const POLICY_DOCS_COMMAND = 'npm run gen:docs';
+import { docsCell, DOCS_COMMAND } from '../text/markdown.js';
 
 /**
  * docs/policy-parameters.md: one table per policy (parameter, kind, default,
@@ -13,7 +11,7 @@ export const POLICY_DOCS_COMMAND = 'npm run gen:docs';
  */
 export function policyParametersMarkdown(policies: readonly Policy[] = POLICIES): string {
   const out = [
-    `<!-- Generated from the policies' parameter schemas by scripts/gen-policy-docs.mjs (${POLICY_DOCS_COMMAND}); do not edit. -->`,
+    `<!-- Generated from the policies' parameter schemas by scripts/gen-docs.mjs (${DOCS_COMMAND}); do not edit. -->`,
     '',
     '# Policy parameters',
     '',
@@ -45,15 +43,11 @@ function table(shape: Readonly<Record<string, z.ZodType>>): string[] {
             ? `≥ ${meta.min}`
             : '—';
     const shown = def === undefined ? '—' : typeof def === 'string' ? `\`${def}\`` : String(def);
-    return [`\`${name}\``, meta.kind, shown, bounds, meta.describe ?? ''].map(cell);
+    return [`\`${name}\``, meta.kind, shown, bounds, meta.describe ?? ''].map(docsCell);
   });
   return ['| parameter | kind | default | bounds | description |', '|---|---|---|---|---|', ...rows.map((r) => `| ${r.join(' | ')} |`)];
 }
 
-/** A table cell: one line, pipes escaped. */
-function cell(text: string): string {
-  return text.replace(/\s+/g, ' ').replace(/\|/g, '\\|');
-}
 
 /**
  * One line per policy for `--help`: its id and its own parameters with their

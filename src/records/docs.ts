@@ -1,8 +1,6 @@
 import type { ColumnSpec, RecordKind } from './columns.js';
 import { MADE_FROM, RECORD_KINDS } from './registry.js';
-
-/** The command that regenerates docs/columns.md. */
-export const COLUMN_DOCS_COMMAND = 'npm run gen:docs';
+import { docsCell, DOCS_COMMAND } from '../text/markdown.js';
 
 /** What a kind's rows are, for its section. */
 const ROWS: Record<string, string> = {
@@ -21,7 +19,7 @@ const ROWS: Record<string, string> = {
  */
 export function columnsMarkdown(kinds: readonly RecordKind[] = RECORD_KINDS): string {
   const out = [
-    `<!-- Generated from the record registries (src/records/registry.ts) by scripts/gen-column-docs.mjs (${COLUMN_DOCS_COMMAND}); do not edit. -->`,
+    `<!-- Generated from the record registries (src/records/registry.ts) by scripts/gen-docs.mjs (${DOCS_COMMAND}); do not edit. -->`,
     '',
     '# Columns of the record files',
     '',
@@ -45,7 +43,7 @@ export function columnsMarkdown(kinds: readonly RecordKind[] = RECORD_KINDS): st
 
 function table(kind: RecordKind, below: RecordKind | undefined): string[] {
   const only = kind.columns.filter((c) => c.csv === undefined);
-  const rows = [...kind.csvSpecs, ...only].map((c) => [c.csv === undefined ? '—' : `\`${c.csv}\``, `\`${c.key}\``, kindText(c), madeFrom(c, below), c.doc].map(cell));
+  const rows = [...kind.csvSpecs, ...only].map((c) => [c.csv === undefined ? '—' : `\`${c.csv}\``, `\`${c.key}\``, kindText(c), madeFrom(c, below), c.doc].map(docsCell));
   return ['| column | results.json | kind | made from | what it is |', '|---|---|---|---|---|', ...rows.map((r) => `| ${r.join(' | ')} |`)];
 }
 
@@ -77,7 +75,3 @@ function madeFrom(c: ColumnSpec, below: RecordKind | undefined): string {
   return `${AGGREGATION[c.agg]}${of.length ? ` of ${of.map((k) => `\`${name(k)}\``).join(' + ')}` : ''}`;
 }
 
-/** A table cell: one line, pipes escaped. */
-function cell(text: string): string {
-  return text.replace(/\s+/g, ' ').replace(/\|/g, '\\|');
-}
