@@ -76,6 +76,16 @@ describe('chart specs', () => {
     expect(status.get('window-turns:turns=6')).toBe('dominated');
   });
 
+  it('leave out the policies without probes, and say how many', () => {
+    const subtitle = (n: number) => {
+      const rows = results.policies.map((p, i) => (i < n ? { ...p, probes: 0, retained: 0, retention: null } : p));
+      return (retentionVsCostChart({ ...results, policies: rows }, info).spec as { title: { subtitle: string[] } }).title.subtitle;
+    };
+    expect(subtitle(1)).toContain('1 policy without probes not shown');
+    expect(subtitle(2)).toContain('2 policies without probes not shown');
+    expect(subtitle(0).join('\n')).not.toContain('without probes');
+  });
+
   it('draw the context limit only when the tokens come within half of it', () => {
     const rule = (limit: number | null) => JSON.stringify(tokensByTurnChart(results, { ...info, models: [{ ...info.models[0]!, maxInputTokens: limit }] }).spec).includes('context limit');
     // full peaks at 3,268 tokens (turn 40: the long chat alone reaches it); half of 6,536 is 3,268.

@@ -4,6 +4,7 @@ import { clearStore, DEFAULT_STORE_BYTES, storeStats, type StoreStats } from '..
 import { displayPath } from '../study/package.js';
 import type { IO } from './_io.js';
 import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
+import { plural } from '../records/format.js';
 
 /** What `ctxsim cache` does. */
 export const ACTIONS = ['info', 'clear'] as const;
@@ -27,7 +28,6 @@ function size(bytes: number): string {
   return `${(bytes / (div as number)).toFixed(1)} ${unit as string}`;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 const entries = (n: number) => plural(n, 'entry', 'entries');
 

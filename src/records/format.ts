@@ -80,6 +80,11 @@ export function grouped(n: number | bigint | string): string {
   return `${neg ? '-' : ''}${g}${frac !== undefined ? `.${frac}` : ''}`;
 }
 
+/** A count with its noun, grouped: `1 probe`, `1,204 probes`, `2 policies` (`many` when adding an s will not do). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${grouped(n)} ${n === 1 ? one : many}`;
+}
+
 /** Pico-dollars as `$1,234.56` with a fixed number of decimals (rounded half away from zero). */
 export function dollars(p: Pico, decimals: number): string {
   const s = grouped(usd(p, decimals));

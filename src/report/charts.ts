@@ -2,7 +2,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import type { Results } from '../records/registry.js';
 import { AGE_BUCKETS, digestOf, policyNames, reported, severalModels, weightedRun, type ReportInput } from '../records/digest.js';
 import { CHART_FONT } from './font.js';
-import { dollars, grouped, meanCost, moneyDecimals, usdNumber } from '../records/format.js';
+import { dollars, grouped, meanCost, moneyDecimals, plural, usdNumber } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import { groupLabels, LABEL_FONT_SIZE, placeLabels } from './labels.js';
 import { paretoOptimal } from './pareto.js';
@@ -153,9 +153,6 @@ function base(name: string, title: string, subtitle: string[], info: ReportInfo,
   };
 }
 
-function plural(n: number, word: string): string {
-  return `${grouped(n)} ${word}${n === 1 ? '' : 's'}`;
-}
 
 /** A subtitle line when some probes were scored on calls over the context window (none otherwise): they count as not retained. */
 function overflowNote(results: Pick<Results, 'policies'>): string[] {
@@ -297,7 +294,7 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
     'Filled: Pareto-optimal (no other policy is as cheap and retains as much, and better at one); hollow: dominated',
     ...(models.length ? ['Shape: the chat model'] : []),
     ...(answered.length ? ['Diamonds: answer retention, the share of probes whose value the chat model’s reply held, joined to its policy’s point'] : []),
-    ...(skipped ? [`${plural(skipped, 'policy')} without probes not shown`] : []),
+    ...(skipped ? [`${plural(skipped, 'policy', 'policies')} without probes not shown`] : []),
     ...overflowNote(results),
     ...simulatedLines(info, results.policies),
   ];

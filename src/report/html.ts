@@ -2,7 +2,7 @@ import type { ProbeRecord } from '../records/registry.js';
 import { policyNames, reported, seriesName, severalModels, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
 import { answersMeasured, columnsFrom, rowLabels, tableNotes } from './text.js';
-import { dollars, grouped, moneyDecimals, percent, retainedOf } from '../records/format.js';
+import { dollars, grouped, moneyDecimals, percent, plural, retainedOf } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
 import { conversationsText, totalWeight, verdict } from './verdict.js';
@@ -205,7 +205,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
 <main>
 <header>
 <h1>ctxsim report</h1>
-<p class="caption">${escapeHtml(caption(info))} · ${escapeHtml(conversationsText(results.policies[0]?.scenarios ?? 0, info))} × ${grouped(results.policies.length)} polic${results.policies.length === 1 ? 'y' : 'ies'}</p>
+<p class="caption">${escapeHtml(caption(info))} · ${escapeHtml(conversationsText(results.policies[0]?.scenarios ?? 0, info))} × ${plural(results.policies.length, 'policy', 'policies')}</p>
 <nav><a href="#verdict">Verdict</a><a href="#budget">Budget</a><a href="#details">Latency, storage, safety</a><a href="#charts">Charts</a><a href="#scenarios">Per scenario</a><a href="#lost">Facts not retained</a><a href="#study">Study</a></nav>
 </header>
 <section id="verdict">

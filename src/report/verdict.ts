@@ -1,6 +1,6 @@
 import type { PolicyRecord } from '../records/registry.js';
 import { severalModels, weightedRun } from '../records/digest.js';
-import { costPer1000, dollars, grouped, moneyDecimals } from '../records/format.js';
+import { costPer1000, dollars, grouped, moneyDecimals, plural } from '../records/format.js';
 import type { ReportInfo } from '../records/info.js';
 import { cheapestFirst, paretoOptimal } from './pareto.js';
 
@@ -38,7 +38,7 @@ const KIND_TEXT: Record<RetentionKind, string> = {
 /** How many conversations the means are over: `33 conversations`, and `, weighted to 57.5` when scenarios have weights. */
 export function conversationsText(n: number, info: Partial<Pick<ReportInfo, 'scenarios'>>): string {
   const weighted = totalWeight(info);
-  return `${grouped(n)} conversation${n === 1 ? '' : 's'}${weighted === undefined ? '' : `, weighted to ${grouped(round(weighted, 3))}`}`;
+  return `${plural(n, 'conversation')}${weighted === undefined ? '' : `, weighted to ${grouped(round(weighted, 3))}`}`;
 }
 
 /** The sum of the scenarios' weights when any is not 1 (then cost per conversation and retention are weighted means); undefined otherwise. */

@@ -2,7 +2,7 @@ import { replayContext, type ModelContext } from '../engine/run.js';
 import { UsageError } from '../errors.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
-import { grouped } from '../records/format.js';
+import { grouped, plural } from '../records/format.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { TokenizerName } from '../tokens/encoding.js';
 import type { Conversation } from '../types.js';
@@ -196,7 +196,6 @@ function calibrateModel(model: string, transcripts: readonly Conversation[], con
 /** A signed percentage with two decimals: `+2.31%`, `−8.60%`. */
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${(Math.abs(x) * 100).toFixed(2)}%`;
 
-const plural = (n: number, one: string, many = `${one}s`) => `${grouped(n)} ${n === 1 ? one : many}`;
 
 /** A model name as a YAML key: plain when it can be, else quoted. */
 const yamlKey = (name: string) => (/^[A-Za-z0-9][\w./-]*$/.test(name) ? name : JSON.stringify(name));
