@@ -1,6 +1,18 @@
 import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** ctxsim's own folder, where it is installed: above `dist/` (or `src/`), with its package.json and shipped scenarios. */
+export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+let version: string | undefined;
+
+/** ctxsim's own version, from its package.json. */
+export function ctxsimVersion(): string {
+  version ??= (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+  return version;
+}
 
 /** Whether process `pid` is alive on this machine (a process of another user counts). */
 export function alive(pid: number): boolean {

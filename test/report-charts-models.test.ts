@@ -3,7 +3,7 @@ import { charts, costByTurnChart, POLICY_COLORS } from '../src/report/charts.js'
 import { renderSvg } from '../src/report/svg.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
 import { memorySink } from '../src/study/sinks.js';
-import { PACKAGE_DIR } from '../src/study/package.js';
+import { PACKAGE_DIR } from '../src/process.js';
 import { policiesFromFlags, type Study } from '../src/study/study.js';
 import { PRICE_DATE } from './fixtures/report/run.js';
 import { resultsOf, turn } from './fixtures/report/records.js';

@@ -6,7 +6,7 @@ import { charts } from '../src/report/charts.js';
 import { specJson } from '../src/report/spec-json.js';
 import { reportMarkdown } from '../src/report/markdown.js';
 import { renderSvg } from '../src/report/svg.js';
-import { PACKAGE_DIR } from '../src/study/package.js';
+import { PACKAGE_DIR } from '../src/process.js';
 import { goldenRun } from './fixtures/report/run.js';
 
 /**

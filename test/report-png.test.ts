@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pngSize, PNG_SCALE, svgToPng } from '../src/report/png.js';
 import { svgSize } from '../src/report/svg.js';
-import { PACKAGE_DIR } from '../src/study/package.js';
+import { PACKAGE_DIR } from '../src/process.js';
 
 const svg = readFileSync(join(PACKAGE_DIR, 'test/golden/report/cost-by-turn.svg'), 'utf8');
 

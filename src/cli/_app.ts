@@ -1,6 +1,7 @@
 import yargs, { type Argv, type CommandModule } from 'yargs';
 import { CtxsimError, escapeControl, UsageError } from '../errors.js';
-import { ctxsimVersion, displayPath } from '../study/package.js';
+import { ctxsimVersion } from '../process.js';
+import { displayPath } from '../study/package.js';
 import { noCacheAlias } from './_cache-folder.js';
 import type { Command } from './_command.js';
 import { processIO, reasonOf, type IO } from './_io.js';

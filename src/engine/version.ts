@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ctxsimVersion } from '../process.js';
 
 /**
  * The SHA-256 of the engine's golden outputs at each engine version, oldest
@@ -23,19 +21,8 @@ export const ENGINE_VERSION = GOLDEN_HASHES.length;
 
 let id: string | undefined;
 
-/**
- * What the replay cache's keys hold of ctxsim's code: its version (from the
- * package.json above the folder this module was loaded from, `dist/` or
- * `src/`) and ENGINE_VERSION. Read once per thread.
- */
+/** What the replay cache's keys hold of ctxsim's code: its version and ENGINE_VERSION. Read once per thread. */
 export function engineId(): string {
-  if (id !== undefined) return id;
-  let version = '?';
-  try {
-    version = (JSON.parse(readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    // Not in a package: the engine's version alone.
-  }
-  id = `ctxsim@${version} engine@${ENGINE_VERSION}`;
+  id ??= `ctxsim@${ctxsimVersion()} engine@${ENGINE_VERSION}`;
   return id;
 }

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { exists, writeFilesAtomic } from './files.js';
-import { displayPath, PACKAGE_DIR } from './package.js';
+import { PACKAGE_DIR } from '../process.js';
+import { displayPath } from './package.js';
 
 /** Where the files `ctxsim init` copies live in the package. */
 export const INIT_TEMPLATE_DIR = join(PACKAGE_DIR, 'templates', 'init');

@@ -24,7 +24,8 @@ import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
 import { defaultUpkeep, NETWORK_MODES, networkProblem, upkeepSchema, upkeepSettings, withUpkeepOverrides, type UpkeepOverrides, type UpkeepSettings } from './upkeep.js';
 import { outsideProblem, studyRoots } from './confine.js';
-import { displayPath, PACKAGE_DIR } from './package.js';
+import { PACKAGE_DIR } from '../process.js';
+import { displayPath } from './package.js';
 import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from './sources.js';
