@@ -4,6 +4,8 @@ import { appendFileSync, cpSync, existsSync, readFileSync, statSync, symlinkSync
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReplayCache } from '../src/engine/replay-cache.js';
+import type { RunSpec } from '../src/engine/spec.js';
+import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
 import { replayContexts, runStudy } from '../src/engine/run.js';
 import { ENGINE_VERSION, engineId, GOLDEN_HASHES } from '../src/engine/version.js';
 import { POLICIES } from '../src/policies/index.js';
@@ -16,8 +18,10 @@ import { tempDir } from './_tmp.js';
  * The replay cache's keys hold ctxsim's version and ENGINE_VERSION, not a
  * hash of its files: this test is what keeps that honest. It hashes the
  * engine's golden outputs — the records of every built-in policy (its
- * defaults) on the shipped scenarios, with chars4 counts and prices pinned
- * here, and the record hashes the benchmark wrote (bench/*.md) — and holds
+ * defaults) on the shipped scenarios, with prices pinned here, once with the
+ * default settings and chars4 counts and once with every other setting of
+ * the spec (SETTINGS), and the record hashes the benchmark wrote
+ * (bench/*.md) — and holds
  * them to the last of GOLDEN_HASHES, whose count is ENGINE_VERSION. Records that
  * change fail it until the version is bumped.
  */
@@ -26,7 +30,35 @@ import { tempDir } from './_tmp.js';
 const PRICES = {
   'gpt-4o-mini': { litellm_provider: 'openai', mode: 'chat', input_cost_per_token: 1.5e-7, output_cost_per_token: 6e-7, cache_read_input_token_cost: 7.5e-8, max_input_tokens: 128000 },
   'text-embedding-3-small': { litellm_provider: 'openai', mode: 'embedding', input_cost_per_token: 2e-8, output_cost_per_token: 0, max_input_tokens: 8191 },
+  'claude-haiku-4-5': {
+    litellm_provider: 'anthropic',
+    mode: 'chat',
+    input_cost_per_token: 1e-6,
+    output_cost_per_token: 5e-6,
+    cache_read_input_token_cost: 1e-7,
+    cache_creation_input_token_cost: 1.25e-6,
+    max_input_tokens: 200000,
+  },
 };
+
+/**
+ * The second golden run: the settings the first leaves at their defaults, so
+ * that what the engine does with them is held too — an explicit cache with
+ * its breakpoints and TTL, routing, fallback, latency, another rule set, tool
+ * definitions, upkeep prompts, a real tokenizer.
+ */
+const SETTINGS = {
+  models: ['claude-haiku-4-5'],
+  tokenizer: 'o200k_base',
+  promptCacheTtl: 600,
+  cacheBreakpoint: 'turn',
+  route: { light: 'gpt-4o-mini', strong: 'claude-haiku-4-5', strongWhen: { userTokensOver: 40 } },
+  fallback: { model: 'gpt-4o-mini', rate: 0.2 },
+  latency: { 'claude-haiku-4-5': { ttftMs: 300, prefillTps: 4000, decodeTps: 90 } },
+  messageRules: 'anthropic',
+  toolDefs: [{ name: 'lookup_order', description: 'Find an order by its number', parameters: { type: 'object', properties: { order: { type: 'string' } } } }],
+  upkeep: { prompts: { ...DEFAULT_PROMPTS, summary: 'Summarize the conversation so far in about {summaryTokens} tokens.' } },
+} as const satisfies Partial<RunSpec>;
 
 /** The record-file hash lines of the committed benchmark results (`- \`turns.csv\` <sha256>`). */
 function benchHashes(): string {
@@ -40,17 +72,22 @@ describe('ENGINE_VERSION', () => {
   it('moves when the golden outputs do', () => {
     const file = join(tempDir(), 'prices.json');
     writeFileSync(file, JSON.stringify(PRICES));
-    const r = runStudy({
-      conversations: loadScenarios([{ kind: 'glob', pattern: 'scenarios/*.yaml', base: ROOT }]),
-      policies: policiesFromFlags(POLICIES.map((p) => p.id)),
-      seed: 42,
-      models: ['gpt-4o-mini'],
-      tokenizer: 'chars4',
-      prices: file,
-    });
-    expect(r.turns.length).toBeGreaterThan(1000);
+    const run = (settings: Partial<RunSpec>) =>
+      runStudy({
+        conversations: loadScenarios([{ kind: 'glob', pattern: 'scenarios/*.yaml', base: ROOT }]),
+        policies: policiesFromFlags(POLICIES.map((p) => p.id)),
+        seed: 42,
+        models: ['gpt-4o-mini'],
+        tokenizer: 'chars4',
+        prices: file,
+        ...settings,
+      });
     const hash = createHash('sha256');
-    for (const text of [turnsCsv(r), probesCsv(r), summaryCsv(r), violationsCsv(r), policiesCsv(r), benchHashes()]) hash.update(text).update('\0');
+    for (const r of [run({}), run(SETTINGS)]) {
+      expect(r.turns.length).toBeGreaterThan(1000);
+      for (const text of [turnsCsv(r), probesCsv(r), summaryCsv(r), violationsCsv(r), policiesCsv(r)]) hash.update(text).update('\0');
+    }
+    hash.update(benchHashes());
     const golden = hash.digest('hex');
     if (golden !== GOLDEN_HASHES.at(-1)) {
       throw new Error(
