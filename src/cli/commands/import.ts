@@ -14,8 +14,7 @@ export function importCommand(io: IO): Command<ImportFlags> {
       ['ctxsim import --format locomo locomo10.json --out scenarios/locomo', 'convert a dataset to one scenario file per conversation'],
     ],
     builder: async (y: Argv) => {
-      const { IMPORTERS, importOptions } = await import('../../scenario/import/index.js');
-      const { importerFlags } = await import('../_import-flags.js');
+      const [{ IMPORTERS, importOptions }, { importerFlags }] = await Promise.all([import('../../scenario/import/index.js'), import('../_import-flags.js')]);
       // The importers' options, each a flag: declared (with its help) in the importer's option schema.
       const flags = importerFlags(importOptions(IMPORTERS.values()));
       const taken = OWN_FLAGS.filter((f) => f in flags);
