@@ -119,6 +119,8 @@ describe('RunSpec and Execution', () => {
     const dir = tempDir();
     runStudy(options(dir));
     expect(counts(runStudy(options(dir, { prices: 'builtin', promptCache: 'auto' })))).toEqual({ replayed: 0, cached: UNITS });
+    // Nor are the settings by model of a model no call of a unit goes to (another chat model's latency, or token factor).
+    expect(counts(runStudy(options(dir, { latency: { 'gpt-4.1': { ttftMs: 900 } }, tokenFactor: { 'gpt-4.1': 1.2 } })))).toEqual({ replayed: 0, cached: UNITS });
     // A price of a model no unit can use is not part of its key.
     expect(counts(runStudy(options(dir, { prices: priceFile({ 'some-other-model': price(0.000009) }) })))).toEqual({ replayed: 0, cached: UNITS });
   });

@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js';
 import { RULE_SETS } from '../message-rules/provider.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { PriceTable } from '../pricing/prices.js';
-import { COST_KEYS } from '../pricing/settings.js';
+import { COST_KEYS, settingsModels } from '../pricing/settings.js';
 import { toolFields } from '../scenario/schema.js';
 import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
@@ -163,9 +163,20 @@ export type UnitSpec = Omit<CanonicalSpec, 'models' | 'prices'> & { model: strin
 /**
  * What one chat model's units depend on of the spec: all of it but the other
  * models and the price table (whose entries a unit can price join its key
- * apart, by variant: see `ReplayCache.unitKey`). Its hash keys the units.
+ * apart, by variant: see `ReplayCache.unitKey`), and of the settings given
+ * by model (`latency`, a `tokenFactor` by model) only the entries of the
+ * models its calls can go to (it, and the route and fallback models). Its
+ * hash keys the units.
  */
 export function unitSpec(spec: CanonicalSpec, model: string): UnitSpec {
-  const { models: _models, prices: _prices, ...rest } = spec;
-  return { ...rest, model };
+  const { models: _models, prices: _prices, latency, tokenFactor, ...rest } = spec;
+  const reached = new Set([model, ...settingsModels(spec)]);
+  /** The entries of the models reached; none: no setting. */
+  const own = <V>(byModel: Readonly<Record<string, V>> | undefined) => {
+    const kept = Object.entries(byModel ?? {}).filter(([m]) => reached.has(m));
+    return kept.length ? Object.fromEntries(kept) : undefined;
+  };
+  const ownLatency = own(latency);
+  const ownFactor = typeof tokenFactor === 'object' ? own(tokenFactor) : tokenFactor;
+  return { ...rest, ...(ownFactor !== undefined && { tokenFactor: ownFactor }), ...(ownLatency && { latency: ownLatency }), model };
 }
