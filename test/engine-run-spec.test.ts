@@ -141,16 +141,16 @@ describe('RunSpec and Execution', () => {
     expect(fails({ promptCache: 'sometimes' as 'off' })).toThrow(/^run settings: promptCache: .*"auto".*"off".* \(got sometimes\)$/);
     expect(fails({ upkeep: { prompts: DEFAULT_PROMPTS, answer: true } as RunUpkeep })).toThrow(/^run settings: upkeep: Unrecognized key: "answer" \(got \{"prompts":.*\)$/);
     expect(fails({ models: [] })).toThrow(new UsageError('run settings: models: no chat model given (got [])'));
-    expect(fails({ models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4o'] })).toThrow(new UsageError('run settings: models: model gpt-4o given twice (got ["gpt-4o","gpt-4o-mini","gpt-4o"])'));
+    expect(fails({ models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4o'] })).toThrow(new UsageError('run settings: models[2]: model gpt-4o is listed twice (also models[0]) (got gpt-4o)'));
   });
 
   it('a study’s upkeep settings are not a run’s: the error says how to make them one, and studyUpkeep does', async () => {
     const dir = tempDir();
-    const study = { ...BASE, models: ['gpt-4o-mini'], prices: 'builtin', policies: [], upkeep: { ...defaultUpkeep(dir), prompts: { ...DEFAULT_PROMPTS, summary: 'Sum up in {summaryTokens} tokens.' } } };
+    const study = { ...BASE, models: ['gpt-4o-mini'], prices: 'builtin', policies: [], upkeepSource: { ...defaultUpkeep(dir), prompts: { ...DEFAULT_PROMPTS, summary: 'Sum up in {summaryTokens} tokens.' } } };
     expect(() => runStudy(options(dir, study as Partial<RunOptions>))).toThrow(/^run settings: upkeep: a study’s upkeep settings \(its mode, endpoint and cassette\) are not a run’s: give the run `...await studyUpkeep\(study, conversations, displayPath\)`/);
     const upkeep = await studyUpkeep(study, [], displayPath);
-    expect(upkeep).toEqual({ upkeep: { prompts: study.upkeep.prompts } });
-    expect(counts(runStudy(options(dir, upkeep)))).toEqual({ replayed: UNITS, cached: 0 });
+    expect(upkeep).toEqual({ upkeep: { prompts: study.upkeepSource.prompts } });
+    expect(counts(runStudy(options(dir, { upkeepSource: study.upkeepSource, ...upkeep } as Partial<RunOptions>)))).toEqual({ replayed: UNITS, cached: 0 });
     expect(counts(runStudy(options(dir, { upkeep: SPEC_CHANGES.upkeep() })))).toEqual({ replayed: UNITS, cached: 0 });
   });
 

@@ -100,8 +100,8 @@ describe('a study file opens no network by itself', () => {
   it('the library opens the network only when the caller says so', async () => {
     const { study } = project([`upkeep: {mode: record, baseURL: '${url()}'}`]);
     expect(await asyncProblems(() => loadStudy(study))).toEqual([expect.stringMatching(/upkeep\.mode: record sends requests to 127\.0\.0\.1:\d+ \(the API key from \$OPENAI_API_KEY\); a study file cannot open the network by itself/)]);
-    expect((await loadStudy(study, { upkeep: { mode: 'record' } })).upkeep?.mode).toBe('record');
-    expect((await loadStudy(study, { upkeep: { mode: 'replay' } })).upkeep?.mode).toBe('replay');
+    expect((await loadStudy(study, { upkeep: { mode: 'record' } })).upkeepSource?.mode).toBe('record');
+    expect((await loadStudy(study, { upkeep: { mode: 'replay' } })).upkeepSource?.mode).toBe('replay');
   });
 });
 

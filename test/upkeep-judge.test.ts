@@ -78,14 +78,14 @@ describe('the fingerprint', () => {
 
   it('names the judge after answers; custom upkeep prompts hash as they did before there was a judge prompt', () => {
     const upkeep = { ...defaultUpkeep('/tmp'), mode: 'replay' as const };
-    expect(upkeepFingerprint({ ...study, upkeep }, run)).toMatch(/ answers$/);
-    expect(upkeepFingerprint({ ...study, upkeep }, { ...run, upkeep: { ...run.upkeep, judge: JUDGE } })).toMatch(/ answers judge gpt-4o$/);
+    expect(upkeepFingerprint({ ...study, upkeepSource: upkeep }, run)).toMatch(/ answers$/);
+    expect(upkeepFingerprint({ ...study, upkeepSource: upkeep }, { ...run, upkeep: { ...run.upkeep, judge: JUDGE } })).toMatch(/ answers judge gpt-4o$/);
     const prompts = { ...DEFAULT_PROMPTS, summary: 'Summarize in {summaryTokens} tokens.' };
     const { judge: _, ...three } = prompts;
     const before = createHash('sha256').update(JSON.stringify(three)).digest('hex').slice(0, 12);
-    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate', prompts } }, { upkeep: undefined })).toBe(`simulated prompts sha256:${before}`);
-    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate', prompts: { ...DEFAULT_PROMPTS, judge: 'Yes or no: {value} in {reply}?' } } }, { upkeep: undefined })).toMatch(/^simulated prompts sha256:/);
-    expect(upkeepFingerprint({ ...study, upkeep: { ...upkeep, mode: 'simulate' } }, { upkeep: undefined })).toBeUndefined();
+    expect(upkeepFingerprint({ ...study, upkeepSource: { ...upkeep, mode: 'simulate', prompts } }, { upkeep: undefined })).toBe(`simulated prompts sha256:${before}`);
+    expect(upkeepFingerprint({ ...study, upkeepSource: { ...upkeep, mode: 'simulate', prompts: { ...DEFAULT_PROMPTS, judge: 'Yes or no: {value} in {reply}?' } } }, { upkeep: undefined })).toMatch(/^simulated prompts sha256:/);
+    expect(upkeepFingerprint({ ...study, upkeepSource: { ...upkeep, mode: 'simulate' } }, { upkeep: undefined })).toBeUndefined();
   });
 });
 

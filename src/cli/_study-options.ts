@@ -5,12 +5,12 @@
  * when yargs builds that command, not when the command line starts.
  * @module
  */
-import { CACHE_BREAKPOINTS } from '../pricing/settings.js';
+import { z } from 'zod';
 import { WORKER_OLD_MB } from '../engine/parallel.js';
 import { policyHelpLines } from '../policies/docs.js';
 import { DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
 import { COMMON_PARAMS } from '../policies/params.js';
-import { TOKENIZERS } from '../tokens/encoding.js';
+import { WRITTEN_SETTINGS, type WrittenSetting } from '../study/settings.js';
 import { CACHE_DIR_ENV, DEFAULT_TOKEN_CACHE } from './_cache-folder.js';
 import { wholeNumberOption } from './_command.js';
 
@@ -28,25 +28,31 @@ export const POLICY_LIMIT_OPTIONS = {
   }),
 } as const;
 
+/**
+ * The flag of a run setting that has one (`SettingMeta.flag`): a whole
+ * number, a choice, a repeatable list or text, as its written schema is.
+ */
+function settingOption(s: WrittenSetting, flag: { name: string; describe: string }) {
+  const { schema } = s;
+  if (schema instanceof z.ZodNumber && schema.isInt) return wholeNumberOption(flag.name, { describe: flag.describe });
+  if (schema instanceof z.ZodEnum) return { type: 'string', choices: schema.options, describe: flag.describe } as const;
+  const list = schema instanceof z.ZodArray || (schema instanceof z.ZodReadonly && schema.unwrap() instanceof z.ZodArray);
+  return { type: 'string', ...(list && { array: true }), describe: flag.describe } as const;
+}
+
+/** The run settings' flags, in `RUN_SPEC` order. */
+export const SETTING_OPTIONS = Object.fromEntries(WRITTEN_SETTINGS.flatMap((s) => (s.meta.flag ? [[s.meta.flag.name, settingOption(s, s.meta.flag)]] : [])));
+
 /** The flags every study-running command takes (`StudyFlags`). */
 export const STUDY_OPTIONS = {
   out: { type: 'string', describe: 'output folder (overrides the study)' },
-  seed: wholeNumberOption('seed', { describe: 'random seed' }),
   policy: {
     type: 'string',
     array: true,
     describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000, or a policy module: ./policies/keep-edges.mjs:keep=1 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
   },
   scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
-  model: { type: 'string', array: true, describe: 'chat model, e.g. gpt-4o-mini (repeatable: every policy runs on each model; replaces the study’s)' },
-  tokenizer: { type: 'string', describe: `auto | ${TOKENIZERS.join(' | ')}` },
-  prices: { type: 'string', describe: 'LiteLLM-format price table JSON' },
-  cache: { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' },
-  'cache-breakpoint': {
-    type: 'string',
-    choices: CACHE_BREAKPOINTS,
-    describe: 'Claude-style explicit caches: call (default) puts a breakpoint at the end of every call’s prompt too, turn only after the policy’s stable prefix',
-  },
+  ...SETTING_OPTIONS,
   'token-cache': {
     type: 'string',
     describe: 'folder of the persistent caches: token counts, and the records of each scenario × model × policy replayed (--no-token-cache or --no-cache: none)',

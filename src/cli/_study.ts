@@ -2,23 +2,25 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
+import { WRITTEN_SETTINGS, type StudySettings } from '../study/settings.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides } from '../study/upkeep.js';
 import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
 
-/** Flags every study-running command takes; they override the study file. */
+/**
+ * Flags every study-running command takes; they override the study file.
+ * The run settings' flags (`--seed`, `--model`, `--prices`, …) are those
+ * their meta declares (`SETTING_OPTIONS`), read by `flagSettings`.
+ */
 export interface StudyFlags {
+  [settingFlag: string]: unknown;
   study?: string;
   out?: string;
-  seed?: number;
   policy?: string[];
   scenario?: string[];
+  /** Repeatable: every policy runs on each model. */
   model?: string[];
-  tokenizer?: string;
-  prices?: string;
-  cache?: string;
-  cacheBreakpoint?: string;
   /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
   tokenCache?: TokenCacheFlag;
   /** Worker threads; omitted: `autoJobs` (every core for a large study, one for a small one). */
@@ -54,26 +56,20 @@ export function policyLimits(flags: Pick<StudyFlags, 'policyTimeout' | 'policyMe
  * to a study file.
  */
 export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> {
+  if (flags.model?.some((m) => !m.trim())) throw new UsageError('--model: name a chat model, e.g. --model gpt-4o-mini');
+  const twice = flags.model?.find((m, i) => flags.model!.indexOf(m) !== i);
+  if (twice !== undefined) throw new UsageError(`--model: ${twice} given twice`);
   const overrides = studyOverrides(flags);
-  const study = flags.study ? await loadStudy(flags.study, overrides) : defaultStudy();
-  if (!flags.study && overrides.upkeep) study.upkeep = withUpkeepOverrides(defaultUpkeep(process.cwd()), overrides.upkeep);
+  const study = flags.study ? await loadStudy(flags.study, overrides) : Object.assign(defaultStudy(), overrides.settings);
+  if (!flags.study && overrides.upkeep) study.upkeepSource = withUpkeepOverrides(defaultUpkeep(process.cwd()), overrides.upkeep);
   checkUpkeepFlags(study, flags);
   if (overrides.out !== undefined) study.out = overrides.out;
-  if (flags.seed !== undefined) study.seed = flags.seed;
-  if (overrides.prices !== undefined) study.prices = overrides.prices;
-  if (flags.model?.some((m) => !m.trim())) throw new UsageError('--model: name a chat model, e.g. --model gpt-4o-mini');
   // The models the flags name are checked here, where an unknown one can be blamed on its flag.
   const prices = flags.model?.length || flags.policy?.length ? loadPrices(study.prices) : undefined;
   if (flags.model?.length) {
-    const twice = flags.model.find((m, i) => flags.model!.indexOf(m) !== i);
-    if (twice !== undefined) throw new UsageError(`--model: ${twice} given twice`);
     if (study.route && flags.model.length > 1) throw new UsageError('--model: route picks each turn’s model (light or strong): give one model with route');
     for (const m of flags.model) flagModel(prices!, m, '--model');
-    study.models = flags.model;
   }
-  if (flags.tokenizer !== undefined) study.tokenizer = flags.tokenizer;
-  if (flags.cache !== undefined) study.promptCache = flags.cache as Study['promptCache'];
-  if (flags.cacheBreakpoint !== undefined) study.cacheBreakpoint = flags.cacheBreakpoint as Study['cacheBreakpoint'];
   if (flags.policy?.some((spec) => !spec.trim())) throw new UsageError('--policy: name a policy, e.g. --policy window-tokens:budget=2000');
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy), undefined, flags.policyTimeout), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
@@ -86,6 +82,38 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   checkAnswers(study, flags.answers ? '--answers' : 'answers', flags.judge !== undefined ? '--judge' : 'judge');
   const tokenCache = tokenCacheFromFlags(flags.tokenCache);
   return Object.assign(study, { tokenCache, replayCache: tokenCache, ...policyLimits(flags) }, flags.jobs !== undefined && { jobs: flags.jobs });
+}
+
+/**
+ * The run settings the flags set (those with a flag: `SettingMeta.flag`),
+ * as the spec holds them (a path from the working folder); a value the
+ * setting does not take is a usage error naming its flag.
+ */
+export function flagSettings(flags: StudyFlags): Partial<StudySettings> {
+  const out: Record<string, unknown> = {};
+  for (const s of WRITTEN_SETTINGS) {
+    if (!s.meta.flag) continue;
+    const raw = flags[camelCase(s.meta.flag.name)];
+    if (raw === undefined || (Array.isArray(raw) && !raw.length)) continue;
+    const r = s.schema.safeParse(raw);
+    if (!r.success) throw new UsageError(`--${s.meta.flag.name}: ${r.error.issues[0]!.message}, got ${JSON.stringify(raw)}`);
+    out[s.name] = s.read(r.data, process.cwd());
+  }
+  return out as Partial<StudySettings>;
+}
+
+/** The run settings' flags as given, as words of a command line (`--model a --model b --cache off`). */
+export function settingArgs(flags: StudyFlags): string[] {
+  return WRITTEN_SETTINGS.flatMap((s) => {
+    const raw = s.meta.flag && flags[camelCase(s.meta.flag.name)];
+    if (raw === undefined) return [];
+    return (Array.isArray(raw) ? raw : [raw]).flatMap((v) => [`--${s.meta.flag!.name}`, String(v)]);
+  });
+}
+
+/** A flag's name as yargs gives it in the parsed flags (`cache-ttl` → `cacheTtl`). */
+function camelCase(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
 /** What the flags set over a study file, checked: the keys they replace, and the upkeep they choose. */
@@ -106,8 +134,9 @@ function studyOverrides(flags: StudyFlags): StudyOverrides {
     ...(flags.baseUrl !== undefined && { baseURL: flags.baseUrl }),
     ...(flags.apiKeyEnv !== undefined && { apiKeyEnv: flags.apiKeyEnv }),
   };
+  const settings = flagSettings(flags);
   return {
-    ...(flags.prices !== undefined && { prices: resolve(flags.prices) }),
+    ...(Object.keys(settings).length && { settings }),
     ...(flags.out !== undefined && { out: resolve(flags.out) }),
     ...(flags.policy?.length && { policies: true }),
     ...(Object.keys(upkeep).length && { upkeep }),
@@ -117,7 +146,7 @@ function studyOverrides(flags: StudyFlags): StudyOverrides {
 
 /** Upkeep flags that would do nothing in the mode the run has: `--cassette` with simulate or live, `--base-url` and `--api-key-env` without record or live. */
 function checkUpkeepFlags(study: Study, flags: StudyFlags): void {
-  const mode = study.upkeep?.mode ?? 'simulate';
+  const mode = study.upkeepSource?.mode ?? 'simulate';
   if (flags.cassette !== undefined && (mode === 'simulate' || mode === 'live')) {
     throw new UsageError(`--cassette: upkeep is ${mode === 'simulate' ? 'simulated' : 'live'}, so no cassette is read or written; add --upkeep record or --upkeep replay`);
   }

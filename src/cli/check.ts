@@ -11,7 +11,7 @@ import { displayPath } from '../study/package.js';
 import { type Study } from '../study/study.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, checkOutputFolder } from './_output.js';
-import { studyFromFlags, type StudyFlags } from './_study.js';
+import { settingArgs, studyFromFlags, type StudyFlags } from './_study.js';
 import { tableNotes } from '../report/text.js';
 
 export interface CheckFlags extends StudyFlags {
@@ -51,13 +51,9 @@ function studyArgs(flags: CheckFlags): string[] {
   const add = (flag: string, v: string | number | undefined) => {
     if (v !== undefined) args.push(flag, String(v));
   };
-  add('--seed', flags.seed);
   for (const p of flags.policy ?? []) add('--policy', p);
   for (const p of flags.scenario ?? []) add('--scenario', p);
-  for (const m of flags.model ?? []) add('--model', m);
-  add('--tokenizer', flags.tokenizer);
-  add('--prices', flags.prices);
-  add('--cache', flags.cache);
+  args.push(...settingArgs(flags));
   add('--upkeep', flags.upkeep);
   add('--cassette', flags.cassette);
   add('--base-url', flags.baseUrl);

@@ -1,10 +1,13 @@
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { RULE_SETS } from '../message-rules/provider.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { PriceTable } from '../pricing/prices.js';
 import { COST_KEYS, settingsModels } from '../pricing/settings.js';
-import { toolFields } from '../scenario/schema.js';
+import { toolDefSchema, toolFields } from '../scenario/schema.js';
+import { parseDuration } from '../text/duration.js';
+import { TOKENIZERS } from '../tokens/encoding.js';
 import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
 import type { CassetteEntry } from '../upkeep/cassette.js';
@@ -26,6 +29,18 @@ import { DEFAULT_PROMPTS } from '../upkeep/prompts.js';
  *   a record, so it never enters a key.
  */
 
+/** Tool definitions as a study file writes them: either shape of a tool (`toolDefSchema`), a name once. */
+const TOOL_DEFS = z
+  .array(toolDefSchema)
+  .min(1)
+  .superRefine((tools, ctx) => {
+    tools.forEach((t, i) => {
+      const first = tools.findIndex((u) => u.name === t.name);
+      if (first !== i) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `tool ${t.name} is defined twice (also toolDefs[${first}])` });
+    });
+  });
+/** A duration as a study file and a flag write it (`5m`, `1h`, or seconds). */
+const DURATION = COST_KEYS.cacheTtl.unwrap();
 const tokenFactor = z.union([z.number().positive(), z.record(z.string().min(1), z.number().positive())]);
 const priceTable = z.custom<PriceTable>((v) => !!v && typeof v === 'object' && (v as { models?: unknown }).models instanceof Map, { message: 'expected a price table (from loadPrices)' });
 const promptKeys = Object.fromEntries(Object.keys(DEFAULT_PROMPTS).map((k) => [k, z.string()])) as Record<keyof typeof DEFAULT_PROMPTS, z.ZodString>;
@@ -41,30 +56,120 @@ export const RUN_UPKEEP = z.strictObject({
   judge: z.string().min(1).optional().describe('with `answers`: the model that grades a reply that does not hold the value as written'),
 });
 
+/**
+ * How a setting is written outside the library: its key in a study file and
+ * its command-line flag. The study file's schema, keys and JSON Schema, how
+ * it is read, and the flags of the commands that run a study all derive
+ * from these (study/settings.ts, cli/_study-options.ts), so a setting
+ * declared below with them is a study key and a flag with nothing else to
+ * write.
+ */
+export interface SettingMeta {
+  /** Its key in a study file (default: its name); `false`: a study file does not hold it. */
+  key?: string | false;
+  /** A study file may give a list of one as this key instead (`model: x` for `models: [x]`), which means `about`. */
+  one?: { key: string; about: string };
+  /** What the key means, for a study file's JSON Schema. */
+  about?: string;
+  /** How a study file and a flag write it, when not as the spec holds it: the written form's schema, and how it reads (a path from `folder`: the study file's, or the working folder for a flag). */
+  written?: WrittenForm;
+  /** The command-line flag that sets it, and what its help says; its kind (a whole number, a choice, a list, text) follows from the schema. */
+  flag?: { name: string; describe: string };
+}
+
+/** A setting's written form (`SettingMeta.written`): its schema, and how a value it checked reads. */
+export interface WrittenForm {
+  schema: z.ZodType;
+  read(value: unknown, folder: string): unknown;
+}
+
+/** The meta of each `RUN_SPEC` setting, by its schema (kept apart from zod's global registry, which JSON Schema output copies whole). */
+const SETTING_META = new Map<z.ZodType, SettingMeta>();
+
+/** `schema`, its meta registered. */
+function setting<S extends z.ZodType>(schema: S, meta: SettingMeta): S {
+  SETTING_META.set(schema, meta);
+  return schema;
+}
+
+/** A form written otherwise than held: `read` is given only values `schema` checked. */
+function written<W>(schema: z.ZodType<W>, read: (value: W, folder: string) => unknown): WrittenForm {
+  return { schema, read: (value, folder) => read(value as W, folder) };
+}
+
 /** The settings that decide a run's records (see above). */
 export const RUN_SPEC = z.strictObject({
-  seed: z.number().int().describe('the seed of every random stream'),
-  models: z
-    .array(z.string().min(1))
-    .min(1, 'no chat model given')
-    .readonly()
-    .superRefine((models, ctx) => {
-      const twice = models.find((m, i) => models.indexOf(m) !== i);
-      if (twice !== undefined) ctx.addIssue({ code: 'custom', message: `model ${twice} given twice` });
-    })
-    .describe('the chat models: every conversation × policy is replayed on each, in the order given'),
-  tokenizer: z.string().min(1).describe('`auto` (from the model) or a tokenizer id'),
-  tokenFactor: tokenFactor.optional().describe('a correction of the counts of models whose tokenizer is a stand-in: a number for every such model, or a factor by model; each count is multiplied and rounded'),
-  prices: z.union([z.string().min(1), priceTable]).default('builtin').describe('`builtin`, a path to a LiteLLM-format table laid over the builtin one, or a loaded table'),
-  promptCache: z.enum(['auto', 'off']).default('auto').describe('prompt caching: the provider’s rule, or none'),
-  promptCacheTtl: z.number().positive().optional().describe('seconds a cached prefix lives in simulated time'),
-  cacheBreakpoint: COST_KEYS.cacheBreakpoint.describe('where an explicit cache’s breakpoints go'),
-  route: COST_KEYS.route.describe('each turn to a light or a strong model by the size of its user message'),
-  fallback: COST_KEYS.fallback.describe('a model that answers a seeded share of the calls instead'),
-  latency: COST_KEYS.latency.describe('latency settings per model'),
-  messageRules: z.enum(RULE_SETS).optional().describe('the provider message rules prompts are checked against (default: the chat model’s provider’s)'),
-  toolDefs: z.array(z.strictObject(toolFields)).readonly().optional().describe('tools offered in every call of every conversation, before its own `tool_defs`'),
-  upkeep: RUN_UPKEEP.optional().describe('where upkeep comes from (absent: simulated, with the default prompts)'),
+  seed: setting(z.number().int().describe('the seed of every random stream'), {
+    about: 'seed of every random stream (default 42)',
+    flag: { name: 'seed', describe: 'random seed' },
+  }),
+  models: setting(
+    z
+      .array(z.string().min(1))
+      .min(1, 'no chat model given')
+      .readonly()
+      .superRefine((models, ctx) => {
+        models.forEach((m, i) => {
+          const first = models.indexOf(m);
+          if (first !== i) ctx.addIssue({ code: 'custom', path: [i], message: `model ${m} is listed twice (also models[${first}])` });
+        });
+      })
+      .describe('the chat models: every conversation × policy is replayed on each, in the order given'),
+    {
+      one: { key: 'model', about: 'the chat model: prices, context window, tokenizer (default gpt-4o-mini)' },
+      about: 'several chat models, instead of model: every conversation and policy runs on each, a row per policy and model',
+      flag: { name: 'model', describe: 'chat model, e.g. gpt-4o-mini (repeatable: every policy runs on each model; replaces the study’s)' },
+    },
+  ),
+  tokenizer: setting(z.string().min(1).describe('`auto` (from the model) or a tokenizer id'), {
+    written: written(z.enum(['auto', ...TOKENIZERS]), (v) => v),
+    about: 'auto picks the tokenizer from the model: an OpenAI encoding, an open-weight family with its chat template, or o200k_base as an estimate (default auto)',
+    flag: { name: 'tokenizer', describe: 'the tokenizer (auto: from the model)' },
+  }),
+  tokenFactor: setting(
+    tokenFactor.optional().describe('a correction of the counts of models whose tokenizer is a stand-in: a number for every such model, or a factor by model; each count is multiplied and rounded'),
+    { about: 'multiplies the token counts of models whose tokenizer is a stand-in (a number), or of the models named (model: factor), e.g. 1.15 when you measured that o200k_base undercounts your model by 15%' },
+  ),
+  prices: setting(z.union([z.string().min(1), priceTable]).default('builtin').describe('`builtin`, a path to a LiteLLM-format table laid over the builtin one, or a loaded table'), {
+    about: 'builtin, or the path of a LiteLLM-format JSON price table',
+    written: written(z.string().min(1), (v, folder) => (v === 'builtin' ? v : resolve(folder, v))),
+    flag: { name: 'prices', describe: 'LiteLLM-format price table JSON' },
+  }),
+  promptCache: setting(z.enum(['auto', 'off']).default('auto').describe('prompt caching: the provider’s rule, or none'), {
+    key: 'cache',
+    about: 'prompt caching: auto (the model’s provider’s rules) or off',
+    flag: { name: 'cache', describe: 'prompt caching' },
+  }),
+  promptCacheTtl: setting(z.number().positive().optional().describe('seconds a cached prefix lives in simulated time'), {
+    key: 'cacheTtl',
+    about: 'how long a cached prompt prefix lives in simulated time, e.g. 5m; on Claude above 5m takes the 1-hour tier, whose writes are priced at their own rate (default 5m, or 1h for a transcript whose calls wrote 1-hour entries)',
+    written: written(DURATION, (v) => parseDuration(v)),
+    flag: { name: 'cache-ttl', describe: 'how long a cached prompt prefix lives, e.g. 5m or 1h (over the study’s cacheTtl)' },
+  }),
+  cacheBreakpoint: setting(COST_KEYS.cacheBreakpoint.describe('where an explicit cache’s breakpoints go'), {
+    about: 'where Claude-style explicit caches put breakpoints: call (default: at the end of every call’s prompt too, so the calls of one agent turn read what the earlier ones wrote) or turn (only after the policy’s stable prefix)',
+    flag: { name: 'cache-breakpoint', describe: 'Claude-style explicit caches: call (default) puts a breakpoint at the end of every call’s prompt too, turn only after the policy’s stable prefix' },
+  }),
+  route: setting(COST_KEYS.route.describe('each turn to a light or a strong model by the size of its user message'), {
+    about: 'send a turn to the light or the strong model by the length of its user message',
+  }),
+  fallback: setting(COST_KEYS.fallback.describe('a model that answers a seeded share of the calls instead'), {
+    about: 'a model that answers a share of the calls instead (failures drawn from the seed)',
+  }),
+  latency: setting(COST_KEYS.latency.describe('latency settings per model'), { about: 'latency settings per model: time to first token, prefill and decode speed' }),
+  messageRules: setting(z.enum(RULE_SETS).optional().describe('the provider message rules prompts are checked against (default: the chat model’s provider’s)'), {
+    key: 'rules',
+    about: 'the provider message rules prompts are checked against (default: the chat model’s provider’s)',
+    flag: { name: 'rules', describe: 'the provider message rules prompts are checked against (over the study’s rules)' },
+  }),
+  toolDefs: setting(z.array(z.strictObject(toolFields)).readonly().optional().describe('tools offered in every call of every conversation, before its own `tool_defs`'), {
+    about: 'tools offered in every call of every conversation (name, description, JSON Schema parameters): their definitions are part of each prompt; a scenario’s tool_defs of the same name replace them',
+    written: written(TOOL_DEFS, (v) => v),
+  }),
+  upkeep: setting(RUN_UPKEEP.optional().describe('where upkeep comes from (absent: simulated, with the default prompts)'), {
+    // A study's own upkeep, answers and judge keys make it (study/upkeep.ts: `studyUpkeep`).
+    key: false,
+  }),
 });
 
 /** The settings that decide a run's records, as a caller gives them (defaults may be left out). */
@@ -133,6 +238,11 @@ export interface RunWork {
 /** The `RunSpec` keys, in schema order. */
 export const RUN_SPEC_KEYS = Object.keys(RUN_SPEC.shape) as (keyof RunSpec)[];
 
+/** How a setting is written in a study file and on the command line (see `SettingMeta`). */
+export function settingMeta(name: keyof RunSpec): SettingMeta {
+  return SETTING_META.get(RUN_SPEC.shape[name]) ?? {};
+}
+
 /**
  * The `RunSpec` of any object that holds one among other things (run
  * options, a study), checked, in schema order, with its defaults: a setting
@@ -142,7 +252,8 @@ export const RUN_SPEC_KEYS = Object.keys(RUN_SPEC.shape) as (keyof RunSpec)[];
 export function runSpecOf(from: RunSpec): CanonicalSpec {
   const picked: Record<string, unknown> = {};
   for (const k of RUN_SPEC_KEYS) if (from[k] !== undefined) picked[k] = from[k];
-  if (picked.upkeep && typeof picked.upkeep === 'object' && 'mode' in picked.upkeep) {
+  // A study's upkeep (where it comes from: a mode, an endpoint, a cassette) is not the run's, which `studyUpkeep` makes of it: without, the run would go simulated, without a word.
+  if ((from as { upkeepSource?: unknown }).upkeepSource !== undefined && !('upkeep' in from)) {
     throw new UsageError('run settings: upkeep: a study’s upkeep settings (its mode, endpoint and cassette) are not a run’s: give the run `...await studyUpkeep(study, conversations, displayPath)` (ctxsim/study), or run the study with runStudyPipeline');
   }
   const r = RUN_SPEC.safeParse(picked);
@@ -154,7 +265,8 @@ export function runSpecOf(from: RunSpec): CanonicalSpec {
   const issue = r.error.issues[0]!;
   const value = issue.path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), picked);
   const shown = value === undefined ? '' : ` (got ${typeof value === 'object' ? JSON.stringify(value)?.slice(0, 80) : String(value)})`;
-  throw new UsageError(`run settings: ${issue.path.join('.') || 'settings'}: ${issue.message}${shown}`);
+  const at = issue.path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i ? `.${String(k)}` : String(k))).join('');
+  throw new UsageError(`run settings: ${at || 'settings'}: ${issue.message}${shown}`);
 }
 
 /** What of a run's spec one chat model's units depend on. */

@@ -200,6 +200,8 @@ export function fileJsonSchema(schema: z.ZodType, info: { file: string; title: s
           { type: 'number', minimum: 0 },
         ];
       }
+      // A list the library takes read-only is an ordinary list in a file (JSON Schema's readOnly means "not for the author to set").
+      delete jsonSchema.readOnly;
       // zod's whole numbers stop at 2^53; saying so in every schema would only be noise.
       if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
       if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;

@@ -118,7 +118,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
   try {
     // Refused before the run: a device, a folder or a file on the way is never written.
     if (opts.baseline) checkFileTarget(opts.baseline);
-    const mode = study.upkeep?.mode;
+    const mode = study.upkeepSource?.mode;
     if (opts.shard && (mode === 'record' || mode === 'live')) {
       throw new UsageError(`--shard: record the upkeep cassette first (ctxsim run --upkeep record), then run the shards with --upkeep replay`);
     }

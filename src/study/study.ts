@@ -10,16 +10,13 @@ import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } f
 import { loadPolicyModules, moduleRequest, resolveNamed, resolveSpecString, type PolicyModules } from './policy-modules.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
-import { COST_KEYS, type CostSettings } from '../pricing/settings.js';
-import type { RuleSet } from '../message-rules/provider.js';
-import { RUN_SPEC } from '../engine/spec.js';
-import type { Conversation, ToolDef } from '../types.js';
+import { COST_KEYS } from '../pricing/settings.js';
+import { keysOf, readSettings, settingKeyDescriptions, settingKeys, WRITTEN_SETTINGS, type StudySettings } from './settings.js';
+import type { Conversation } from '../types.js';
 import { SourceDoc } from '../text/document.js';
-import { parseDuration } from '../text/duration.js';
-import { TOKENIZERS, type TokenFactor } from '../tokens/encoding.js';
 import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
-import { loadScenarioPlaced, type STUDY_FILE_KEYS } from '../scenario/load.js';
-import { fileJsonSchema, toolDefSchema, weightSchema } from '../scenario/schema.js';
+import { loadScenarioPlaced } from '../scenario/load.js';
+import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
 import { defaultUpkeep, NETWORK_MODES, networkProblem, upkeepSchema, upkeepSettings, withUpkeepOverrides, type UpkeepOverrides, type UpkeepSettings } from './upkeep.js';
@@ -32,38 +29,23 @@ export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from './so
 
 export type ScenarioSource = GlobSource | GenerateSource | ImportSource;
 
-/** A study with every path resolved and every policy checked. */
-export interface Study {
+/**
+ * A study with every path resolved and every policy checked: the run
+ * settings it holds (`StudySettings`: as the spec holds them, from the
+ * study file's keys and the flags, see study/settings.ts), and what it runs
+ * and where its outputs go.
+ */
+export interface Study extends StudySettings {
   /** The study file, or undefined for the built-in default study. */
   file?: string;
-  seed: number;
-  /** The chat models (the study's `model`, or `models`): every conversation × policy runs on each, in this order. */
-  models: string[];
-  tokenizer: string;
-  /** A correction of stand-in tokenizers' counts (the study's `tokenFactor`): one number, or a factor by model. */
-  tokenFactor?: TokenFactor;
-  prices: string;
-  /** Prompt caching (the study's `cache` key). */
-  promptCache: 'auto' | 'off';
-  /** Seconds a cached prompt prefix lives in simulated time (the study's `cacheTtl` key); unset: 300, or 1 hour on an explicit cache replaying a transcript that recorded 1-hour writes. */
-  promptCacheTtl?: number;
-  /** Where an explicit cache's breakpoints go (the study's `cacheBreakpoint` key; default `call`). */
-  cacheBreakpoint?: CostSettings['cacheBreakpoint'];
-  route?: CostSettings['route'];
-  fallback?: CostSettings['fallback'];
-  latency?: CostSettings['latency'];
-  /** Provider message rules prompts are checked against (the study's `rules` key); default: the chat model's provider's. */
-  messageRules?: RuleSet;
   scenarios: ScenarioSource[];
   policies: PolicyVariant[];
   /** Output folder, absolute; `-` (STDOUT) for stdout. */
   out: string;
   /** The CI gate's settings (`ctxsim check`); the baseline path is absolute. */
   gate?: { baseline?: string; maxCostIncrease?: string | number; maxRetentionDrop?: string | number; maxAnswerDrop?: string | number };
-  /** Where summaries, extractions and embeddings come from (absent: simulated, the default prompts). */
-  upkeep?: UpkeepSettings;
-  /** Tools offered in every call of every conversation (the study's `toolDefs`). */
-  toolDefs?: ToolDef[];
+  /** Where summaries, extractions and embeddings come from (the study's `upkeep` key; absent: simulated, the default prompts); `studyUpkeep` makes the run's `upkeep` of it. */
+  upkeepSource?: UpkeepSettings;
   /** `summary`: no per-turn or per-probe rows in the outputs (the study's `records`; `--records` overrides). */
   records?: RecordsMode;
   /** Each probe turn's first prompt also goes to the chat model through the upkeep endpoint, and probes are scored on its answer (the study's `answers`; `--answers`). */
@@ -74,16 +56,8 @@ export interface Study {
   minRetention?: number;
 }
 
-const studySchema = z.strictObject({
-  seed: RUN_SPEC.shape.seed.optional(),
-  model: z.string().min(1).optional(),
-  models: z.array(z.string().min(1)).min(1).optional(),
-  tokenizer: z.enum(['auto', ...TOKENIZERS]).optional(),
-  tokenFactor: RUN_SPEC.shape.tokenFactor,
-  prices: z.string().min(1).optional(),
-  cache: z.enum(['auto', 'off']).optional(),
-  rules: RUN_SPEC.shape.messageRules,
-  ...COST_KEYS,
+/** The keys of a study file besides the run settings': what it runs, where its outputs go, how upkeep is done and judged. */
+const studyKeys = {
   scenarios: z.array(z.unknown()).min(1).optional(),
   policies: z.array(z.unknown()).min(1).optional(),
   out: z.string().min(1).optional(),
@@ -96,42 +70,31 @@ const studySchema = z.strictObject({
     })
     .optional(),
   upkeep: upkeepSchema.optional(),
-  toolDefs: z.array(toolDefSchema).min(1).optional(),
   records: z.enum(RECORDS_MODES).optional(),
   answers: z.boolean().optional(),
   judge: z.string().min(1).optional(),
   minRetention: z.union([z.string(), z.number()]).optional(),
-});
+};
 
-// The keys a scenario file is told apart from a study by (scenario/load.ts) are exactly the study schema's.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const KEYS_MATCH: Same<keyof typeof studySchema.shape, (typeof STUDY_FILE_KEYS)[number]> = true;
-void KEYS_MATCH;
+/** A study file's schema: the run settings' keys (from `RUN_SPEC`), then the study's own. */
+const studySchema = z.strictObject({ ...settingKeys(), ...studyKeys });
+
+/** A study file's keys, checked: the study's own, and the run settings' as written (those the checks below read by name). */
+type StudyDoc = z.infer<z.ZodObject<typeof studyKeys>> & { model?: string; models?: readonly string[]; route?: StudySettings['route']; fallback?: StudySettings['fallback'] };
+
+/** Every key of a study file, in schema order: those a scenario file is told apart from a study by (scenario/load.ts's `STUDY_FILE_KEYS`, which a test holds equal). */
+export const STUDY_FILE_KEY_ORDER = Object.keys(studySchema.shape);
 
 /** A study's `out: -`: the output goes to stdout, as with `--out -`. */
 export const STDOUT = '-';
 
-/** What each key of a study file means, for its JSON Schema. */
-const STUDY_KEYS: { [K in keyof typeof studySchema.shape]: string } = {
-  seed: 'seed of every random stream (default 42)',
-  model: 'the chat model: prices, context window, tokenizer (default gpt-4o-mini)',
-  models: 'several chat models, instead of model: every conversation and policy runs on each, a row per policy and model',
-  tokenizer: 'auto picks the tokenizer from the model: an OpenAI encoding, an open-weight family with its chat template, or o200k_base as an estimate (default auto)',
-  tokenFactor: 'multiplies the token counts of models whose tokenizer is a stand-in (a number), or of the models named (model: factor), e.g. 1.15 when you measured that o200k_base undercounts your model by 15%',
-  prices: 'builtin, or the path of a LiteLLM-format JSON price table',
-  cache: 'prompt caching: auto (the model’s provider’s rules) or off',
-  rules: 'the provider message rules prompts are checked against (default: the chat model’s provider’s)',
-  cacheTtl: 'how long a cached prompt prefix lives in simulated time, e.g. 5m; on Claude above 5m takes the 1-hour tier, whose writes are priced at their own rate (default 5m, or 1h for a transcript whose calls wrote 1-hour entries)',
-  cacheBreakpoint: 'where Claude-style explicit caches put breakpoints: call (default: at the end of every call’s prompt too, so the calls of one agent turn read what the earlier ones wrote) or turn (only after the policy’s stable prefix)',
-  route: 'send a turn to the light or the strong model by the length of its user message',
-  fallback: 'a model that answers a share of the calls instead (failures drawn from the seed)',
-  latency: 'latency settings per model: time to first token, prefill and decode speed',
+/** What each key of a study file means, for its JSON Schema (the run settings' from their meta). */
+const STUDY_KEYS: { [K in keyof typeof studyKeys]: string } = {
   scenarios: 'scenario files (globs, relative to the study file), generated sets and imported datasets',
   policies: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep; a policy module’s path lies in the study’s folder or below the working folder (--policy PATH loads one from anywhere)',
   out: 'the output folder, relative to the study file, in its folder or below the working folder (default reports/; --out writes anywhere); - for stdout',
   gate: 'the CI gate of ctxsim check: the baseline and the allowed changes',
   upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette (with --upkeep record on the command line) and replayed',
-  toolDefs: 'tools offered in every call of every conversation (name, description, JSON Schema parameters): their definitions are part of each prompt; a scenario’s tool_defs of the same name replace them',
   records: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
   answers: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',
   judge: 'with answers: a model (in the price table) that grades a reply that does not hold the probed value as written; its yes makes the probe answered (judged); sent through the upkeep endpoint, a measurement apart from every cost (--judge)',
@@ -170,7 +133,8 @@ export function studyJsonSchema(): Record<string, unknown> {
   );
   const pattern = z.string().describe('a glob of scenario files (YAML or JSON), relative to the study file');
   const glob = z.strictObject({ glob: pattern, weight: entryWeight });
-  const described = Object.fromEntries(Object.entries(studySchema.shape).map(([k, s]) => [k, s.describe(STUDY_KEYS[k as keyof typeof STUDY_KEYS])]));
+  const about: Record<string, string> = { ...settingKeyDescriptions(), ...STUDY_KEYS };
+  const described = Object.fromEntries(Object.entries(studySchema.shape).map(([k, s]) => [k, s.describe(about[k]!)]));
   const file = studySchema
     .extend({
       ...described,
@@ -233,8 +197,8 @@ export function contractScenarios(): ScenarioSource[] {
  * named (see `loadStudy`).
  */
 export interface StudyOverrides {
-  /** A price table (a path) replacing the study's, as `--prices` does. */
-  prices?: string;
+  /** Run settings replacing the study's, as the flags give them (`--model`, `--prices`, …; paths absolute): the models the study names are checked against the price table given here. */
+  settings?: Partial<StudySettings>;
   /** The output folder or file (absolute), or `-` (STDOUT), as `--out` is. */
   out?: string;
   /** The caller gives the policies (`--policy`): the study's list is not read, and no module it names is loaded. */
@@ -273,26 +237,14 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
     throw new ScenarioError([src.problem([], 'this is a scenario file, not a study (it has turns): run it with ctxsim run --scenario FILE')]);
   }
   const problems: Problem[] = [];
-  const doc = src.check(studySchema, root, [], problems);
+  const doc = src.check(studySchema, root, [], problems) as StudyDoc | undefined;
   const dir = dirname(resolve(file));
   const roots = studyRoots(dir);
   const modules = overrides.policies ? new Map() : await studyModules(src, root, dir, roots, problems, overrides.policyTimeout);
   const base = defaultStudy();
   const study: Study = { ...base, file: resolve(file), out: resolve(dir, 'reports') };
   if (doc) {
-    Object.assign(study, {
-      ...(doc.seed !== undefined && { seed: doc.seed }),
-      ...(doc.model !== undefined && { models: [doc.model] }),
-      ...(doc.models !== undefined && { models: doc.models }),
-      ...(doc.tokenizer !== undefined && { tokenizer: doc.tokenizer }),
-      ...(doc.tokenFactor !== undefined && { tokenFactor: doc.tokenFactor }),
-      ...(doc.prices !== undefined && { prices: doc.prices === 'builtin' ? 'builtin' : resolve(dir, doc.prices) }),
-      ...(doc.cache !== undefined && { promptCache: doc.cache }),
-      ...(doc.cacheBreakpoint !== undefined && { cacheBreakpoint: doc.cacheBreakpoint }),
-      ...(doc.route !== undefined && { route: doc.route }),
-      ...(doc.fallback !== undefined && { fallback: doc.fallback }),
-      ...(doc.latency !== undefined && { latency: doc.latency }),
-      ...(doc.rules !== undefined && { messageRules: doc.rules }),
+    Object.assign(study, readSettings(doc, dir), {
       // `-` is stdout, as `--out -` is: not a folder named `-`.
       ...(doc.out !== undefined && { out: doc.out === STDOUT ? STDOUT : resolve(dir, doc.out) }),
       ...(doc.records !== undefined && { records: doc.records }),
@@ -302,17 +254,8 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
         gate: { ...doc.gate, ...(doc.gate.baseline !== undefined && { baseline: resolve(dir, doc.gate.baseline) }) },
       }),
     });
-    if (doc.cacheTtl !== undefined) study.promptCacheTtl = parseDuration(doc.cacheTtl)!;
-    // A price table given on the command line replaces the study's, so the models it names are checked against it.
-    if (overrides.prices !== undefined) study.prices = overrides.prices;
-    if (doc.toolDefs !== undefined) {
-      study.toolDefs = doc.toolDefs;
-      doc.toolDefs.forEach((t, i) => {
-        const j = doc.toolDefs!.findIndex((u) => u.name === t.name);
-        if (j !== i) problems.push(src.problem(['toolDefs', i, 'name'], `tool ${t.name} is defined twice (also toolDefs[${j}])`));
-      });
-    }
-    if (doc.upkeep !== undefined) study.upkeep = upkeepSettings(doc.upkeep, dir);
+    if (doc.upkeep !== undefined) study.upkeepSource = upkeepSettings(doc.upkeep, dir);
+    Object.assign(study, overrides.settings);
     if (doc.minRetention !== undefined) {
       const share = shareOf(doc.minRetention);
       if (typeof share === 'number') study.minRetention = share;
@@ -327,8 +270,8 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
   }
   if (overrides.out !== undefined) study.out = overrides.out;
   else if (study.out !== STDOUT) confined(src, ['out'], study.out, roots, problems, 'writes', '--out');
-  const upkeep = studyUpkeepSettings(src, doc?.upkeep, study.upkeep, dir, roots, overrides.upkeep ?? {}, problems);
-  if (upkeep) study.upkeep = upkeep;
+  const upkeep = studyUpkeepSettings(src, doc?.upkeep, study.upkeepSource, dir, roots, overrides.upkeep ?? {}, problems);
+  if (upkeep) study.upkeepSource = upkeep;
   // Scenario and policy entries are checked even when another key is bad, so every problem is listed at once.
   const raw = (root && typeof root === 'object' ? root : {}) as { scenarios?: unknown; policies?: unknown };
   if (Array.isArray(raw.scenarios) && raw.scenarios.length) {
@@ -363,7 +306,8 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
       else problems.push(src.problem(['policies', i], `policy ${v.name} is listed twice (also policies[${j}]); its totals would count twice`));
     }
   }
-  if (doc) problems.push(...modelListProblems(src, doc), ...modelProblems(src, doc, study.prices, entries, overrides.policies ? [] : raw.policies));
+  const told = doc && withoutReplaced(doc, overrides.settings ?? {});
+  if (told) problems.push(...modelListProblems(src, told), ...modelProblems(src, told, study.prices, entries, overrides.policies ? [] : raw.policies));
   if (problems.length) throw new ScenarioError([...problems, ...sourceProblems(study.scenarios)]);
   return study;
 }
@@ -383,17 +327,19 @@ function sourceProblems(sources: readonly ScenarioSource[]): readonly Problem[] 
   }
 }
 
-/** `model` and `models` together, a model listed twice, and several models with `route` (which picks each turn's model itself). */
-function modelListProblems(src: SourceDoc, doc: z.infer<typeof studySchema>): Problem[] {
+/** A study file's checked keys, less those of the settings the caller replaces (which are then neither checked nor used). */
+function withoutReplaced(doc: StudyDoc, replaced: Partial<StudySettings>): StudyDoc {
+  const out: Record<string, unknown> = { ...doc };
+  for (const s of WRITTEN_SETTINGS) if (replaced[s.name as keyof StudySettings] !== undefined) for (const k of keysOf(s)) delete out[k];
+  return out as StudyDoc;
+}
+
+/** `model` and `models` together, and several models with `route` (which picks each turn's model itself). */
+function modelListProblems(src: SourceDoc, doc: StudyDoc): Problem[] {
   if (!doc.models) return [];
   if (doc.model !== undefined) return [src.problem(['models'], 'give model or models, not both')];
-  const out: Problem[] = [];
-  doc.models.forEach((m, i) => {
-    const j = doc.models!.indexOf(m);
-    if (j !== i) out.push(src.problem(['models', i], `model ${m} is listed twice (also models[${j}])`));
-  });
-  if (doc.route && doc.models.length > 1) out.push(src.problem(['models'], 'route picks each turn’s model (light or strong): give one model with route'));
-  return out;
+  if (doc.route && doc.models.length > 1) return [src.problem(['models'], 'route picks each turn’s model (light or strong): give one model with route')];
+  return [];
 }
 
 /**
@@ -404,7 +350,7 @@ function modelListProblems(src: SourceDoc, doc: z.infer<typeof studySchema>): Pr
  */
 function modelProblems(
   src: SourceDoc,
-  doc: z.infer<typeof studySchema>,
+  doc: StudyDoc,
   prices: string,
   entries: readonly { i: number; variants: PolicyVariant[] }[],
   rawPolicies: unknown,

@@ -188,10 +188,10 @@ export function networkProblem(u: Pick<UpkeepSettings, 'mode' | 'baseURL' | 'api
 /** What a study runs with that a recording needs. */
 export interface UpkeepStudy {
   file?: string;
-  upkeep?: UpkeepSettings;
+  upkeepSource?: UpkeepSettings;
   policies: readonly PolicyVariant[];
   seed: number;
-  models: string[];
+  models: readonly string[];
   tokenizer: string;
   prices: string;
   /** Each probe turn's first prompt also goes to the chat model, through the upkeep endpoint (the study's `answers`). */
@@ -214,7 +214,7 @@ export interface RunUpkeepOf {
 
 /** How a study's upkeep is told in its fingerprint (absent: simulated with the default prompts). */
 export function upkeepFingerprint(study: UpkeepStudy, { upkeep: run, cassette }: RunUpkeepOf): string | undefined {
-  const u = study.upkeep;
+  const u = study.upkeepSource;
   if (!u) return undefined;
   // The judge's prompt counts only when it is not the default, so a fingerprint made before there was one stays as it was.
   const { judge: judgePrompt, ...others } = u.prompts;
@@ -233,11 +233,11 @@ export function upkeepFingerprint(study: UpkeepStudy, { upkeep: run, cassette }:
  * has none to send the probe turns to; a judge grades answers, so it needs
  * them. `name` and `judgeName` are what asked (the study's key, or the flag).
  */
-export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeep' | 'judge'>, name = 'answers', judgeName = 'judge'): void {
+export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeepSource' | 'judge'>, name = 'answers', judgeName = 'judge'): void {
   if (study.judge !== undefined && !study.answers) {
     throw new UsageError(`${judgeName}: the judge grades the chat model's answers to probe turns, which this run does not measure: add --answers (or answers: true in the study)`);
   }
-  if (study.answers && (study.upkeep?.mode ?? 'simulate') === 'simulate') {
+  if (study.answers && (study.upkeepSource?.mode ?? 'simulate') === 'simulate') {
     throw new UsageError(`${name}: the probe turns go to the chat model through the upkeep endpoint, which simulated upkeep has not: add --upkeep record (or replay, live)`);
   }
 }
@@ -249,7 +249,7 @@ export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeep' | 'ju
  */
 export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Conversation[], display: (path: string) => string, events: UpkeepEvents = {}): Promise<RunUpkeepOf> {
   checkAnswers(study);
-  const u = study.upkeep;
+  const u = study.upkeepSource;
   if (!u) return { upkeep: undefined };
   if (u.mode === 'simulate') return { upkeep: u.prompts === DEFAULT_PROMPTS ? undefined : { prompts: u.prompts } };
   const answers = study.answers ? { answers: true, ...(study.judge !== undefined && { judge: study.judge }) } : {};
@@ -353,7 +353,7 @@ export function planText(plan: UpkeepPlan): string {
 /** The plan of a study's recording without sending anything (`--dry-run`). */
 export function upkeepPlan(study: UpkeepStudy, conversations: readonly Conversation[]): UpkeepPlan {
   checkAnswers(study);
-  const u = study.upkeep ?? defaultUpkeep(process.cwd());
+  const u = study.upkeepSource ?? defaultUpkeep(process.cwd());
   const cassette = u.mode === 'record' ? readRecording(u.cassette, (path) => path).cassette : new Cassette();
   return new Recorder(study, u, conversations, cassette).plan();
 }

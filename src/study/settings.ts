@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { RUN_SPEC, RUN_SPEC_KEYS, settingMeta, type CanonicalSpec, type RunSpec, type SettingMeta } from '../engine/spec.js';
+
+/**
+ * The run settings as a study file and the command line write them, all
+ * derived from `RUN_SPEC` and each setting's meta (engine/spec.ts): a
+ * setting declared there with a study key is a key of every study file,
+ * described in its JSON Schema and read here; with a flag, a flag of every
+ * command that runs a study (cli/_study-options.ts).
+ */
+
+/** The run settings a study holds: every `RunSpec` setting but `upkeep` (the study's own upkeep, answers and judge make it: `studyUpkeep`), its price table a path. */
+export type StudySettings = Omit<CanonicalSpec, 'upkeep' | 'prices'> & { prices: string };
+
+/** One run setting as written outside the library. */
+export interface WrittenSetting {
+  /** Its `RunSpec` name. */
+  name: keyof RunSpec;
+  /** Its study key. */
+  key: string;
+  /** The schema of the value as written: a study file's key, or a flag's value. */
+  schema: z.ZodType;
+  meta: SettingMeta;
+  /** The value as the spec holds it: a path resolved from `folder`, a duration in seconds, … */
+  read(value: unknown, folder: string): unknown;
+}
+
+/** Every run setting a study file holds, in `RUN_SPEC` order. */
+export const WRITTEN_SETTINGS: readonly WrittenSetting[] = RUN_SPEC_KEYS.flatMap((name): WrittenSetting[] => {
+  const meta = settingMeta(name);
+  if (meta.key === false) return [];
+  const schema = meta.written?.schema ?? unwrapped(RUN_SPEC.shape[name]);
+  return [{ name, key: meta.key ?? name, schema, meta, read: meta.written?.read ?? ((v: unknown) => v) }];
+});
+
+/** A setting's schema without its default or optional wrapper: a study key is optional on its own terms. */
+function unwrapped(s: z.ZodType): z.ZodType {
+  return s instanceof z.ZodDefault || s instanceof z.ZodOptional ? unwrapped(s.unwrap() as z.ZodType) : s;
+}
+
+/**
+ * The study file's keys for the run settings, each optional and described
+ * (a setting given as a list of one may also be written as its `one` key).
+ */
+export function settingKeys(): Record<string, z.ZodType> {
+  const keys: Record<string, z.ZodType> = {};
+  for (const s of WRITTEN_SETTINGS) {
+    if (s.meta.one) keys[s.meta.one.key] = elementOf(s.schema).optional();
+    keys[s.key] = s.schema.optional();
+  }
+  return keys;
+}
+
+/** The element schema of a list setting (through its `readonly` wrapper). */
+function elementOf(s: z.ZodType): z.ZodType {
+  const inner = s instanceof z.ZodReadonly ? (s.unwrap() as z.ZodType) : s;
+  if (!(inner instanceof z.ZodArray)) throw new Error(`a setting written as one of a list is a list: ${String(inner.def.type)}`);
+  return inner.element as z.ZodType;
+}
+
+/** The JSON Schema descriptions of the settings' keys. */
+export function settingKeyDescriptions(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of WRITTEN_SETTINGS) {
+    if (s.meta.one) out[s.meta.one.key] = s.meta.one.about;
+    out[s.key] = s.meta.about ?? String(RUN_SPEC.shape[s.name].description);
+  }
+  return out;
+}
+
+/**
+ * The settings a checked study file `doc` gives, as the spec holds them
+ * (paths resolved from the study's folder `dir`), by setting name.
+ */
+export function readSettings(doc: Readonly<Record<string, unknown>>, dir: string): Partial<StudySettings> {
+  const out: Record<string, unknown> = {};
+  for (const s of WRITTEN_SETTINGS) {
+    if (s.meta.one && doc[s.meta.one.key] !== undefined) out[s.name] = [doc[s.meta.one.key]];
+    if (doc[s.key] !== undefined) out[s.name] = s.read(doc[s.key], dir);
+  }
+  return out as Partial<StudySettings>;
+}
+
+/** The study keys a setting is written under (its key, and its `one` key). */
+export function keysOf(s: WrittenSetting): string[] {
+  return s.meta.one ? [s.meta.one.key, s.key] : [s.key];
+}

@@ -1,0 +1,93 @@
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { flagSettings, settingArgs, studyFromFlags } from '../src/cli/_study.js';
+import { STUDY_OPTIONS } from '../src/cli/_study-options.js';
+import { RUN_SPEC_KEYS } from '../src/engine/spec.js';
+import { UsageError } from '../src/errors.js';
+import { STUDY_FILE_KEYS } from '../src/scenario/load.js';
+import { keysOf, WRITTEN_SETTINGS } from '../src/study/settings.js';
+import { loadStudy, STUDY_FILE_KEY_ORDER, studyJsonSchema } from '../src/study/study.js';
+import { asyncProblems, cli, expectUsage } from './_io.js';
+import { ROOT } from './_shared.js';
+import { tempDir } from './_tmp.js';
+
+/**
+ * The run settings are declared once (`RUN_SPEC` and each setting's meta,
+ * engine/spec.ts); their study keys, JSON Schema, flags and reading follow.
+ * These hold the derived parts to the declaration and to each other.
+ */
+
+const SCENARIO = join(ROOT, 'test', 'fixtures', 'email-correction.yaml');
+
+/** Every setting written the same way everywhere: as a study file gives it and as flags do. */
+const STUDY_TEXT = ['seed: 7', 'model: gpt-4o', 'tokenizer: chars4', 'prices: builtin', 'cache: off', 'cacheTtl: 1h', 'cacheBreakpoint: turn', 'rules: anthropic', 'policies: [full]', ''].join('\n');
+const FLAGS = { seed: 7, model: ['gpt-4o'], tokenizer: 'chars4', prices: 'builtin', cache: 'off', cacheTtl: '1h', cacheBreakpoint: 'turn', rules: 'anthropic' };
+const READ = { seed: 7, models: ['gpt-4o'], tokenizer: 'chars4', prices: 'builtin', promptCache: 'off', promptCacheTtl: 3600, cacheBreakpoint: 'turn', messageRules: 'anthropic' };
+
+describe('the run settings as a study file and the command line write them', () => {
+  it('every setting but the run’s upkeep is a study key, described in the JSON Schema, by which a study is told from a scenario file', () => {
+    expect(WRITTEN_SETTINGS.map((s) => s.name)).toEqual(RUN_SPEC_KEYS.filter((k) => k !== 'upkeep'));
+    const properties = studyJsonSchema().properties as Record<string, { description?: string }>;
+    for (const key of WRITTEN_SETTINGS.flatMap(keysOf)) {
+      expect(STUDY_FILE_KEY_ORDER, key).toContain(key);
+      expect(properties[key]?.description, key).toMatch(/\w{3}/);
+    }
+    expect(Object.keys(properties)).toEqual(STUDY_FILE_KEY_ORDER);
+    expect([...STUDY_FILE_KEYS].sort()).toEqual([...STUDY_FILE_KEY_ORDER].sort());
+  });
+
+  it('a setting with a flag is an option of the commands that run a study, of the kind its schema is', () => {
+    const flagged = WRITTEN_SETTINGS.flatMap((s) => (s.meta.flag ? [s.meta.flag.name] : []));
+    expect(flagged).toEqual(['seed', 'model', 'tokenizer', 'prices', 'cache', 'cache-ttl', 'cache-breakpoint', 'rules']);
+    const options = STUDY_OPTIONS as Record<string, { type?: string; array?: boolean; choices?: readonly string[]; coerce?: unknown }>;
+    for (const name of flagged) expect(options[name], name).toBeDefined();
+    expect(options.seed!.coerce).toBeTypeOf('function');
+    expect(options.model!.array).toBe(true);
+    expect(options.cache!.choices).toEqual(['auto', 'off']);
+    expect(options.rules!.choices).toEqual(['openai', 'anthropic', 'gemini']);
+    expect(options.tokenizer!.choices).toContain('mistral-v3');
+    expect(options['cache-ttl']).toMatchObject({ type: 'string' });
+  });
+
+  it('flags read as the study file reads: the same values, a path from the working folder', async () => {
+    expect(flagSettings(FLAGS)).toEqual(READ);
+    expect(flagSettings({ prices: 'my-prices.json' })).toEqual({ prices: resolve('my-prices.json') });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'study.yaml'), STUDY_TEXT);
+    expect(await loadStudy(join(dir, 'study.yaml'))).toMatchObject(READ);
+    writeFileSync(join(dir, 'priced.yaml'), 'prices: my-prices.json\n');
+    expect(await asyncProblems(() => loadStudy(join(dir, 'priced.yaml')))).toEqual([expect.stringMatching(/priced\.yaml.* prices: price table .*my-prices\.json: /)]);
+  });
+
+  it('a value a setting does not take is one usage error naming its flag', async () => {
+    expect(() => flagSettings({ cacheTtl: '5x' })).toThrow(new UsageError('--cache-ttl: expected a duration such as 300s or 5m, got "5x"'));
+    await expectUsage(['run', '--scenario', SCENARIO, '--policy', 'full', '--cache-ttl', 'soon', '--out', '-'], 'ctxsim: --cache-ttl: expected a duration such as 300s or 5m, got "soon"');
+    await expectUsage(['run', '--scenario', SCENARIO, '--policy', 'full', '--rules', 'mine', '--out', '-'], /--rules.*"mine".*"openai", "anthropic", "gemini"/);
+  });
+
+  it('a new flag decides the run as the study key does: --cache-ttl on Claude', async () => {
+    const shipped = join(ROOT, 'scenarios', 'support-email-correction.yaml');
+    type Out = { policies: { cachedTokens: number; totalCost: string }[] };
+    const run = async (...more: string[]) => (JSON.parse((await cli('run', ...more, '--policy', 'full', '--model', 'claude-sonnet-4-5', '--no-token-cache', '--quiet', '--out', '-', '--format', 'json')).out) as Out).policies[0]!;
+    const dir = tempDir();
+    writeFileSync(join(dir, 'study.yaml'), `scenarios: ['${shipped}']\ncacheTtl: 1h\n`);
+    const [five, hour, second, fromStudy] = [await run('--scenario', shipped), await run('--scenario', shipped, '--cache-ttl', '1h'), await run('--scenario', shipped, '--cache-ttl', '1s'), await run(join(dir, 'study.yaml'))];
+    expect(hour).toEqual(fromStudy);
+    // A prefix that lives an hour is read again after the pauses that outlive five minutes; one that lives a second almost never is.
+    expect(hour.cachedTokens).toBeGreaterThan(five.cachedTokens);
+    expect(second.cachedTokens).toBeLessThan(five.cachedTokens / 4);
+  });
+
+  it('a flag replaces the study’s key, which is then neither used nor checked', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'study.yaml');
+    writeFileSync(file, 'models: [no-such-model]\npolicies: [full]\n');
+    expect(await asyncProblems(() => studyFromFlags({ study: file }))).toEqual([expect.stringMatching(/models\[0\]: unknown model "no-such-model"/)]);
+    expect((await studyFromFlags({ study: file, model: ['gpt-4o-mini'], tokenCache: false })).models).toEqual(['gpt-4o-mini']);
+  });
+
+  it('ctxsim check’s command that accepts a change repeats every setting flag given, in the settings’ order', () => {
+    expect(settingArgs({ cacheBreakpoint: 'turn', model: ['a', 'b'], seed: 3, cacheTtl: '1h', policy: ['full'] })).toEqual(['--seed', '3', '--model', 'a', '--model', 'b', '--cache-ttl', '1h', '--cache-breakpoint', 'turn']);
+  });
+});
