@@ -152,7 +152,9 @@ async function runCtxsim(conversations) {
   let writeMs = 0;
   let turnPolicies = 0;
   const settings = { seed: 42, models: [MODEL], tokenizer: 'auto' };
-  const run = await streamStudyParallel({ ...settings, conversations, policies, tokenCache: flag('--cache'), jobs, recordText: true }, (part, i) => {
+  // The token counts are cached (the warm row reuses them), the replays not: every row measures the replay.
+  const cache = { cacheFolder: flag('--cache'), cacheReplays: false };
+  const run = await streamStudyParallel({ ...settings, conversations, policies, ...cache, jobs, recordText: true }, (part, i) => {
     const w0 = performance.now();
     files.add(part);
     kept.add(part, i);

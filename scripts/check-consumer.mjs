@@ -74,7 +74,7 @@ export const problems = checkPolicyContract(keepEdges, []).map((v) => v.rule);
 
 export async function consume(file?: string): Promise<string> {
   const study = file ? await loadStudy(file) : defaultStudy();
-  const { output, fingerprint, policies, summary } = await runStudyPipeline({ ...study, tokenCache: false }, memorySink());
+  const { output, fingerprint, policies, summary } = await runStudyPipeline({ ...study, cacheFolder: false }, memorySink());
   const baseline = makeBaseline(fingerprint, summary);
   const gate = compare(baseline, baseline, DEFAULT_LIMITS);
   const rows: readonly RowComparison[] = gate.rows;
@@ -88,7 +88,7 @@ export async function consume(file?: string): Promise<string> {
   const sink: StudySink<number> | undefined = undefined;
   const conversations = generateConversations({ profile: 'support', count: 2, seed: 1 });
   const turn: Turn | undefined = conversations[0]?.turns[0];
-  const replayed: RunResults = runStudy({ ...study, conversations, tokenCache: false });
+  const replayed: RunResults = runStudy({ ...study, conversations, cacheFolder: false });
   const price: ModelPrice = lookup(builtinPrices(), 'gpt-4o-mini');
   const input: Pico = price.input;
   const kit: Blocks = blocks;

@@ -46,7 +46,7 @@ function options(dir: string | false, over: Partial<RunOptions> = {}): RunOption
     seed: 7,
     models: ['gpt-4o-mini'],
     tokenizer: 'chars4',
-    replayCache: dir,
+    cacheFolder: dir,
     ...over,
   };
 }
@@ -87,7 +87,7 @@ describe('replay cache (library)', () => {
     const changed = options(dir, { conversations: [chat('a'), chat('b', '7'), chat('c')] });
     const r = runStudy(changed);
     expect(counts(r)).toEqual({ replayed: 3, cached: 6 });
-    expect(records(r)).toStrictEqual(records(runStudy({ ...changed, replayCache: false })));
+    expect(records(r)).toStrictEqual(records(runStudy({ ...changed, cacheFolder: false })));
     // Where a scenario was read from is not its content: a moved file replays nothing.
     expect(counts(runStudy(options(dir, { conversations: [{ ...chat('a'), source: 'moved/a.yaml' }] })))).toEqual({ replayed: 0, cached: 3 });
   });
@@ -98,7 +98,7 @@ describe('replay cache (library)', () => {
     const changed = options(dir, { policies: policiesFromFlags(['full', 'window-turns:turns=2', 'summary:threshold=40']) });
     const r = runStudy(changed);
     expect(counts(r)).toEqual({ replayed: 3, cached: 6 });
-    expect(records(r)).toStrictEqual(records(runStudy({ ...changed, replayCache: false })));
+    expect(records(r)).toStrictEqual(records(runStudy({ ...changed, cacheFolder: false })));
   });
 
   it('a changed policy module (its hash) replays that variant’s units only', () => {
@@ -118,7 +118,7 @@ describe('replay cache (library)', () => {
     const changed = two(priceFile({ 'm-one': entry(0.000001), 'm-two': entry(0.000005) }));
     const r = runStudy(changed);
     expect(counts(r)).toEqual({ replayed: 9, cached: 9 });
-    expect(r.summary.filter((s) => s.model === 'm-two')).toStrictEqual(runStudy({ ...changed, replayCache: false }).summary.filter((s) => s.model === 'm-two'));
+    expect(r.summary.filter((s) => s.model === 'm-two')).toStrictEqual(runStudy({ ...changed, cacheFolder: false }).summary.filter((s) => s.model === 'm-two'));
     const three = runStudy(options(dir, { models: ['m-one', 'm-two', 'gpt-4o-mini'], prices: changed.prices! }));
     expect(counts(three)).toEqual({ replayed: 9, cached: 18 });
   });
@@ -164,7 +164,7 @@ describe('replay cache (library)', () => {
     expect(entryFiles(dir)).toEqual(recent);
     expect(storeStats(dir).total).toEqual({ entries: 3, bytes: bound });
     // A run with a bound of 0 keeps nothing.
-    runStudy(options(dir, { replayCacheMaxBytes: 0 }));
+    runStudy(options(dir, { cacheMaxBytes: 0 }));
     expect(storeStats(dir).total).toEqual({ entries: 0, bytes: 0 });
   });
 });

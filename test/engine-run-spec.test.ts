@@ -1,8 +1,11 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReplayCache } from '../src/engine/replay-cache.js';
 import { replayContexts, runStudy, type RunResults, type UnitContext } from '../src/engine/run.js';
 import { RUN_SPEC_KEYS, RUN_UPKEEP, runSpecOf, type Execution, type RunOptions, type RunSpec, type RunUpkeep } from '../src/engine/spec.js';
 import { UsageError } from '../src/errors.js';
+import { storeStats } from '../src/store/store.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
 import { displayPath } from '../src/study/package.js';
@@ -33,10 +36,12 @@ const BASE: RunSpec = { seed: 7, models: ['gpt-4o-mini'], tokenizer: 'chars4' };
 const UNITS = 4; // 2 conversations × 2 policies × 1 model
 
 function options(dir: string, over: Partial<RunOptions> = {}): RunOptions {
-  return { conversations: [chat('a'), chat('b')], policies: policiesFromFlags(['full', 'window-turns:turns=1']), ...BASE, replayCache: dir, ...over };
+  return { conversations: [chat('a'), chat('b')], policies: policiesFromFlags(['full', 'window-turns:turns=1']), ...BASE, cacheFolder: dir, ...over };
 }
 
 const counts = (r: RunResults) => ({ replayed: r.replayedUnits, cached: r.cachedUnits });
+/** The keys of the replayed units kept in the cache folder `dir`. */
+const replayKeys = (dir: string) => readdirSync(join(dir, 'replay'), { recursive: true, encoding: 'utf8' }).filter((f) => /[0-9a-f]{64}$/.test(f)).sort();
 const records = (r: RunResults) => ({ turns: r.turns, probes: r.probes, summary: r.summary, violations: r.violations });
 
 const price = (input: number) => ({ litellm_provider: 'openai', input_cost_per_token: input, output_cost_per_token: 0.0000006, max_input_tokens: 128000 });
@@ -67,13 +72,17 @@ const UPKEEP_CHANGES: { [K in keyof RunUpkeep]-?: () => RunUpkeep } = {
   judge: () => ({ recorded: { entries: [] }, answers: true, judge: 'gpt-4o' }),
 };
 
-/** A change of every setting of the execution (the replay cache's folder stays: it is where the keys are looked up). */
-const EXECUTION_CHANGES = (dir: string, tokens: string): { [K in keyof Execution]-?: Exclude<Execution[K], undefined> } => ({
+/**
+ * A change of every setting of the execution. The cache folder stays, and so
+ * do its replays: it is where the keys are looked up (another folder, or
+ * `cacheReplays: false`, replays every unit: see below).
+ */
+const EXECUTION_CHANGES = (dir: string): { [K in keyof Execution]-?: Exclude<Execution[K], undefined> } => ({
   shard: { index: 1, count: 1 },
   onProgress: () => {},
-  tokenCache: tokens,
-  replayCache: dir,
-  replayCacheMaxBytes: 10_000_000_000,
+  cacheFolder: dir,
+  cacheReplays: true,
+  cacheMaxBytes: 10_000_000_000,
   jobs: 2,
   policyTimeout: 3,
   policyMemory: 256,
@@ -128,11 +137,37 @@ describe('RunSpec and Execution', () => {
   it('changing every setting of the execution replays nothing and gives back the same records', () => {
     const dir = tempDir();
     const cold = runStudy(options(dir));
-    const all = EXECUTION_CHANGES(dir, tempDir());
+    const all = EXECUTION_CHANGES(dir);
     const warm = runStudy(options(dir, all));
     expect(counts(warm)).toEqual({ replayed: 0, cached: UNITS });
     expect(records(warm)).toStrictEqual(records(cold));
     for (const [key, value] of Object.entries(all)) expect(counts(runStudy(options(dir, { [key]: value }))), key).toEqual({ replayed: 0, cached: UNITS });
+  });
+
+  it('another cache folder replays every unit into the same records, kept under the same keys', () => {
+    const dir = tempDir();
+    const cold = runStudy(options(dir));
+    const other = tempDir();
+    const moved = runStudy(options(other));
+    expect(counts(moved)).toEqual({ replayed: UNITS, cached: 0 });
+    expect(records(moved)).toStrictEqual(records(cold));
+    expect(replayKeys(other)).toHaveLength(UNITS);
+    expect(replayKeys(other)).toEqual(replayKeys(dir));
+  });
+
+  it('cacheReplays: false replays every unit into the same records and keeps only token counts in the folder', () => {
+    const dir = tempDir();
+    const counted = { tokenizer: 'o200k_base' } as const;
+    const cold = runStudy(options(dir, { ...counted, cacheReplays: false }));
+    expect(counts(cold)).toEqual({ replayed: UNITS, cached: 0 });
+    expect(storeStats(dir).namespaces).toMatchObject({ replay: { entries: 0 }, tokens: { entries: 1 } });
+    const warm = runStudy(options(dir, { ...counted, cacheReplays: false }));
+    expect(counts(warm)).toEqual({ replayed: UNITS, cached: 0 });
+    expect(warm.tokenizerCalls).toBe(0);
+    expect(records(warm)).toStrictEqual(records(cold));
+    // The replays kept by a run that caches them are the same records.
+    expect(records(runStudy(options(dir, counted)))).toStrictEqual(records(cold));
+    expect(counts(runStudy(options(dir, counted)))).toEqual({ replayed: 0, cached: UNITS });
   });
 
   it('a library caller’s setting that does not hold is one usage error naming it and its value', () => {

@@ -26,7 +26,7 @@ const POLICIES = policiesFromFlags(FLAGS);
 function study(turns = 40): RunOptions {
   const long = generateConversations({ profile: 'support', count: 1, seed: 5, params: { turns: [turns, turns] } });
   const short = generateConversations({ profile: 'support', count: 5, seed: 6, params: { turns: [3, 4] } });
-  return { conversations: [{ ...long[0]!, id: 'long' }, ...short], policies: POLICIES, seed: 1, models: ['gpt-4o-mini'], tokenizer: 'chars4', tokenCache: false };
+  return { conversations: [{ ...long[0]!, id: 'long' }, ...short], policies: POLICIES, seed: 1, models: ['gpt-4o-mini'], tokenizer: 'chars4', cacheFolder: false };
 }
 
 /** The records of a run, scenario by scenario, in the order a sink got them. */

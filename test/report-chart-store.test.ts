@@ -20,7 +20,7 @@ import { tempDir } from './_tmp.js';
 async function reported() {
   const dir = tempDir();
   writeFileSync(join(dir, 'study.yaml'), `seed: 7\nscenarios: [${join(ROOT, 'scenarios', 'noah-amnesia.yaml')}]\npolicies: [full, window-turns]\n`);
-  const study = Object.assign(await loadStudy(join(dir, 'study.yaml')), { tokenCache: false as const, jobs: 1 });
+  const study = Object.assign(await loadStudy(join(dir, 'study.yaml')), { cacheFolder: false as const, jobs: 1 });
   const { output, info } = await runStudyPipeline(study, digestSink());
   return { results: output.results, info };
 }

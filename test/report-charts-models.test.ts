@@ -29,7 +29,7 @@ const study: Study = {
   policies: policiesFromFlags(POLICIES),
   out: 'reports',
 };
-const { output } = await runStudyPipeline({ ...study, tokenCache: false, jobs: 1 }, memorySink());
+const { output } = await runStudyPipeline({ ...study, cacheFolder: false, jobs: 1 }, memorySink());
 const info = { ...output.info, priceDate: PRICE_DATE };
 const list = charts(output.results, info);
 const byName = new Map(list.map((c) => [c.name, c]));

@@ -31,7 +31,7 @@ function study() {
   return Object.assign(s, {
     scenarios: [{ kind: 'glob' as const, pattern: join(ROOT, 'scenarios', '*.yaml'), base: ROOT }],
     policies: s.policies.filter((p) => p.name === 'full' || p.name.startsWith('summary')),
-    tokenCache: false as const,
+    cacheFolder: false as const,
     jobs: 1,
   });
 }

@@ -153,7 +153,7 @@ describe('--records summary', () => {
   });
 
   it('the library: folderSink with records summary writes what the CLI writes', async () => {
-    const runnable = Object.assign(await loadStudy(study()), { tokenCache: false as const, jobs: 1 });
+    const runnable = Object.assign(await loadStudy(study()), { cacheFolder: false as const, jobs: 1 });
     await runStudyPipeline(runnable, folderSink(join(dir, 'lib-full')));
     await runStudyPipeline(runnable, folderSink(join(dir, 'lib-summary'), { records: 'summary' }));
     expectSummaryOf(join(dir, 'lib-full'), join(dir, 'lib-summary'));

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { NAMESPACE_NAMES } from '../src/store/namespaces.js';
+import { breakIfStill, breakStale, LOCK_WAIT_MS, releaseLock, removeIf, takeLock, tryLock } from '../src/store/_lock.js';
 import { CacheSpace, clearStore, evictStore, storeStats } from '../src/store/store.js';
 import { tempDir } from './_tmp.js';
 
@@ -97,6 +98,99 @@ describe('store entries', () => {
   });
 });
 
+describe('the merge lock', () => {
+  /** A lock's folder and path, and what is in the folder. */
+  function lockAt() {
+    const dir = tempDir();
+    const file = join(dir, sha('entry'));
+    return { dir, file, path: `${file}.lock`, files: () => readdirSync(dir), owner: () => readFileSync(`${file}.lock`, 'latin1') };
+  }
+
+  it('holds its owner’s token: pid, thread, random', () => {
+    const { file, owner, files } = lockAt();
+    const release = takeLock(file)!;
+    expect(owner()).toMatch(new RegExp(`^${process.pid}-0-[0-9a-f]{16}$`));
+    release();
+    expect(files()).toEqual([]);
+  });
+
+  it('two runs that find the same stale lock: the second never removes the fresh lock the first took after breaking it', () => {
+    const { path, owner, files } = lockAt();
+    writeFileSync(path, 'a run that died');
+    old(path, 1 / 60);
+    // Run A breaks it and takes its own.
+    expect(breakStale(path)).toBe(true);
+    expect(tryLock(path, 'A')).toBe(true);
+    // Run B had found the same lock stale before A broke it: what it now moves away is A's fresh lock, and it puts it back.
+    expect(breakIfStill(path)).toBe(false);
+    expect(owner()).toBe('A');
+    expect(tryLock(path, 'B')).toBe(false);
+    expect(breakStale(path)).toBe(false);
+    // Nor does a release that is not the owner’s remove it.
+    expect(releaseLock(path, 'B')).toBe(false);
+    expect(owner()).toBe('A');
+    expect(files()).toEqual([basename(path)]);
+    expect(releaseLock(path, 'A')).toBe(true);
+    expect(files()).toEqual([]);
+  });
+
+  it('a run whose lock was broken as stale does not release the lock another run took since', () => {
+    const { path, owner, files } = lockAt();
+    expect(tryLock(path, 'A')).toBe(true);
+    // A holds it past LOCK_STALE_MS: B takes it for a dead run’s.
+    old(path, 1 / 60);
+    expect(breakStale(path)).toBe(true);
+    expect(tryLock(path, 'B')).toBe(true);
+    expect(releaseLock(path, 'A')).toBe(false);
+    expect(owner()).toBe('B');
+    expect(releaseLock(path, 'B')).toBe(true);
+    expect(files()).toEqual([]);
+  });
+
+  it('a lock moved away by mistake is put back, never over one a third run took meanwhile', () => {
+    const { path, owner, files } = lockAt();
+    expect(tryLock(path, 'A')).toBe(true);
+    expect(removeIf(path, () => false)).toBe(false);
+    expect(owner()).toBe('A');
+    expect(
+      removeIf(path, (moved) => {
+        expect(readFileSync(moved, 'latin1')).toBe('A');
+        expect(tryLock(path, 'C')).toBe(true);
+        return false;
+      }),
+    ).toBe(false);
+    expect(owner()).toBe('C');
+    expect(files()).toEqual([basename(path)]);
+    // Nothing there: nothing to remove.
+    expect(releaseLock(path, 'C')).toBe(true);
+    expect(removeIf(path, () => false)).toBe(true);
+  });
+
+  it('a live run’s lock is waited on, then given up on and left as it is', () => {
+    const { file, path, owner } = lockAt();
+    expect(tryLock(path, 'live')).toBe(true);
+    expect(takeLock(file, 20)).toBeUndefined();
+    expect(owner()).toBe('live');
+  });
+
+  it(
+    'a merge that waited LOCK_WAIT_MS for a live run’s lock goes ahead without it, says so, and leaves that lock',
+    () => {
+      const root = tempDir();
+      const space = new CacheSpace(root, 'tokens');
+      const key = space.keyOf('counter');
+      mkdirSync(dirname(space.file(key)), { recursive: true });
+      const path = `${space.file(key)}.lock`;
+      expect(tryLock(path, 'live')).toBe(true);
+      expect(space.merge(key, () => Buffer.from('x'))).toBe(true);
+      expect(space.read(key)).toEqual({ status: 'ok', payload: Buffer.from('x') });
+      expect(space.warnings).toEqual([`token cache entry ${space.file(key)}: another run held the lock for ${LOCK_WAIT_MS / 1000} s; saving without it`]);
+      expect(readFileSync(path, 'latin1')).toBe('live');
+    },
+    LOCK_WAIT_MS + 20_000,
+  );
+});
+
 describe('the cache folder', () => {
   /** One entry in each namespace, `hoursAgo` old, of `bytes` payload. */
   function fill(root: string): Record<string, string> {
@@ -143,7 +237,9 @@ describe('the cache folder', () => {
     const key = files.replay!.slice(-64);
     const dead = spawnSync(process.execPath, ['-e', '']).pid!;
     const [stale, live, aged] = [`${key}.${dead}-0-0123abcd.tmp`, `${key}.${process.pid}-1-89abcdef.tmp`, `${key}.${process.pid}-2-deadbeef.tmp`];
-    for (const f of [stale, live, aged, 'not-ours.txt']) writeFileSync(join(dir, f), 'partial');
+    // A lock a run that died had moved away to remove it (_lock.ts) is a temp file too.
+    const moved = `${key}.lock.${dead}-0-76543210.tmp`;
+    for (const f of [stale, live, aged, moved, 'not-ours.txt']) writeFileSync(join(dir, f), 'partial');
     old(join(dir, aged), 2);
     // A file of the layout before the store, which nothing reads, goes too, within the bound or not.
     writeFileSync(join(root, 'o200k_base.tokens'), '12345');

@@ -45,7 +45,9 @@ function study(dir: string | false, conv = chat()): RunOptions {
     seed: 1,
     models: ['gpt-4o-mini'],
     tokenizer: 'o200k_base',
-    tokenCache: dir,
+    // The token counts alone: every run replays its units.
+    cacheFolder: dir,
+    cacheReplays: false,
   };
 }
 

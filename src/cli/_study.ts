@@ -80,8 +80,7 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
     study.judge = flags.judge;
   } else if (flags.answers === false) delete study.judge; // --no-answers measures no answers, so nothing to judge
   checkAnswers(study, flags.answers ? '--answers' : 'answers', flags.judge !== undefined ? '--judge' : 'judge');
-  const tokenCache = tokenCacheFromFlags(flags.tokenCache);
-  return Object.assign(study, { tokenCache, replayCache: tokenCache, ...policyLimits(flags) }, flags.jobs !== undefined && { jobs: flags.jobs });
+  return Object.assign(study, { cacheFolder: tokenCacheFromFlags(flags.tokenCache), ...policyLimits(flags) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }
 
 /**

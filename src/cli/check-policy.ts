@@ -58,7 +58,7 @@ async function withinLimits(given: readonly PolicyVariant[], named: boolean, con
     const r = resolvePolicy(policy, Object.entries(v));
     return typeof r === 'string' ? [] : r.map((x) => ({ ...x, module: module! }));
   });
-  const settings = { seed: flags.seed, models: ['gpt-4o-mini'], tokenizer: 'chars4', tokenCache: false as const, jobs: 1 };
+  const settings = { seed: flags.seed, models: ['gpt-4o-mini'], tokenizer: 'chars4', cacheFolder: false as const, jobs: 1 };
   try {
     await streamStudyParallel({ ...settings, conversations, policies: sets, ...policyLimits(flags) }, () => {});
   } catch (e) {

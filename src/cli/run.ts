@@ -86,7 +86,7 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     say(`wrote ${displayPath(output)}; combine the shards with \`ctxsim merge\``);
   } else if (target.kind === 'dir') {
     // Charts rendered by an earlier run are kept in the cache folder, beside its replays.
-    const charts = study.replayCache ? cachedCharts(study.replayCache) : undefined;
+    const charts = study.cacheFolder ? cachedCharts(study.cacheFolder) : undefined;
     const { output, policies, info, billed: checks, run: ran } = await runStudyPipeline(study, folderSink(target.dir, { ...records, ...(charts && { charts }) }), opts);
     io.out(runSummary({ policies }, info, table));
     warnOverflows(io, policies);

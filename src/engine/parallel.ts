@@ -11,16 +11,15 @@ import { messageText } from '../tokens/counter.js';
 import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
 import { marksBuffer, ModuleWatchdog, type ModuleLimits, type WatchedModule } from './module-watch.js';
-import { evictStore } from '../store/store.js';
-import { collectRecords, finishContexts, replayContexts, streamStudyYielding, type RecordSink, type RunInfo, type RunResults, type ScenarioRecords } from './run.js';
+import { collectRecords, finishContexts, keepWithinBound, replayContexts, streamStudyYielding, type RecordSink, type RunInfo, type RunResults, type ScenarioRecords } from './run.js';
 import { runSpecOf, type Conversations, type Execution, type RunOptions, type RunSpec } from './spec.js';
 
 /**
  * Runs a study over worker threads. Work goes out by scenario (every policy
  * of a scenario in one worker, so a message is tokenized once per worker,
  * not once per policy); each worker keeps one token counter for all its
- * scenarios and opens the same token-cache folder (saves merge under the
- * cache's lock). Records come back per scenario, possibly out of order; a
+ * scenarios and opens the same cache folder (token-count saves merge under
+ * the entry's lock). Records come back per scenario, possibly out of order; a
  * scenario that arrives early waits until every earlier one has gone to the
  * sink, so the sink sees the sequence of a one-thread run.
  */
@@ -56,15 +55,14 @@ export const WORKER_OLD_MB = 1024;
 export interface WorkerSetup {
   /** The run's spec, plain data, its price table loaded (structured-cloned to the worker). */
   spec: RunSpec;
-  /** The token-count cache's folder (absolute), or none. */
-  tokenCache?: Execution['tokenCache'];
+  /** The cache folder (absolute), or none: token counts, and replayed units unless `cacheReplays` is false. */
+  cacheFolder?: string;
+  cacheReplays?: Execution['cacheReplays'];
   cassette?: Execution['cassette'];
   policies: { id: string; name: string; params: Params; module?: { file: string; hash: string } }[];
   shard?: RunOptions['shard'];
   /** Send each scenario encoded: every record list (`true`) or only these. */
   recordText?: boolean | readonly StreamedList[];
-  /** The replay cache's folder (absolute). */
-  replayCache?: string;
   /** With policy modules: the modules, their limits, and the worker's marks of its calls into them (module-watch.ts). */
   watch?: { modules: WatchedModule[]; limits: ModuleLimits; marks?: SharedArrayBuffer };
 }
@@ -142,20 +140,20 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
   if (oneThread || !file || !registered) return streamStudyYielding(opts, sink);
 
   // Resolve encodings and prices here: a bad model, price table or tokenizer package fails before any worker starts (no tokenizer is loaded here: only a worker that counts loads its own).
-  const ctxs = replayContexts({ ...opts, tokenCache: false });
+  const ctxs = replayContexts({ ...opts, cacheFolder: false });
   const { prices } = ctxs[0]!;
   const setup: WorkerSetup = {
     spec: { ...runSpecOf(opts), prices },
-    ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache && resolve(opts.tokenCache) }),
+    ...(opts.cacheFolder && { cacheFolder: resolve(opts.cacheFolder) }),
+    ...(opts.cacheReplays !== undefined && { cacheReplays: opts.cacheReplays }),
     ...(opts.cassette && { cassette: opts.cassette }),
     policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params, ...(v.module && { module: v.module }) })),
     ...(opts.shard && { shard: opts.shard }),
     ...(opts.recordText && { recordText: opts.recordText }),
-    ...(opts.replayCache && { replayCache: resolve(opts.replayCache) }),
     ...(watch && { watch }),
   };
   const told = await spread(file, setup, opts, jobs, inOrder(sink));
-  if (opts.replayCache) evictStore(opts.replayCache, opts.replayCacheMaxBytes);
+  keepWithinBound(opts);
   return { ...finishContexts(ctxs), ...told };
 }
 

@@ -69,7 +69,7 @@ export interface RunResults extends Results {
 
 /** What `replayContext` makes one chat model's context of. */
 type ContextOptions = Omit<RunSpec, 'models' | 'upkeep'> &
-  Pick<Execution, 'tokenCache'> & {
+  Pick<Execution, 'cacheFolder'> & {
     model: string;
     upkeep?: UpkeepContext;
   };
@@ -103,7 +103,7 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
   const messageRules = opts.messageRules ?? ruleSetFor(lookup(prices, opts.model).provider, opts.model);
   const key = `${encoding.name} ×${encoding.factor ?? 1}`;
   let tokens = counters.get(key);
-  if (!tokens) counters.set(key, (tokens = openTokenCounter(encoding.name, opts.tokenCache, encoding.factor)));
+  if (!tokens) counters.set(key, (tokens = openTokenCounter(encoding.name, opts.cacheFolder, encoding.factor)));
   return {
     seed: opts.seed,
     model: opts.model,
@@ -123,14 +123,14 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
  * token counter per encoding. The spec is checked here (`runSpecOf`), on
  * every thread that replays.
  */
-export function replayContexts(opts: RunSpec & Pick<Execution, 'tokenCache' | 'cassette'>): UnitContext[] {
+export function replayContexts(opts: RunSpec & Pick<Execution, 'cacheFolder' | 'cassette'>): UnitContext[] {
   const spec = runSpecOf(opts);
   const prices = typeof spec.prices === 'object' ? spec.prices : loadPrices(spec.prices);
   const counters = new Map<string, TokenCounter>();
   const { models, upkeep: settings, ...rest } = spec;
   const upkeep = upkeepContext(settings, opts.cassette);
   return models.map((model) => ({
-    ...replayContext({ ...rest, model, prices, ...(opts.tokenCache !== undefined && { tokenCache: opts.tokenCache }), ...(upkeep && { upkeep }) }, counters),
+    ...replayContext({ ...rest, model, prices, ...(opts.cacheFolder !== undefined && { cacheFolder: opts.cacheFolder }), ...(upkeep && { upkeep }) }, counters),
     spec: unitSpec(spec, model),
   }));
 }
@@ -190,7 +190,7 @@ export async function streamStudyYielding(opts: RunOptions, sink: RecordSink): P
 function* studySteps(opts: RunOptions, sink: RecordSink): Generator<void, RunInfo> {
   const ctxs = replayContexts(opts);
   const { conversations } = opts;
-  const cache = opts.replayCache ? new ReplayCache(opts.replayCache) : undefined;
+  const cache = replayCacheOf(opts);
   let replayed = 0;
   for (let i = 0; i < conversations.length; i++) {
     const conversation = conversations.at(i)!;
@@ -200,8 +200,18 @@ function* studySteps(opts: RunOptions, sink: RecordSink): Generator<void, RunInf
     opts.onProgress?.(i + 1, conversations.length, conversation.id);
   }
   const info = finishContexts(ctxs, cache);
-  if (opts.replayCache) evictStore(opts.replayCache, opts.replayCacheMaxBytes);
+  keepWithinBound(opts);
   return cache ? info : { ...info, replayedUnits: replayed };
+}
+
+/** The replay cache of a run: in its cache folder, unless `cacheReplays` is false. */
+export function replayCacheOf(opts: Pick<Execution, 'cacheFolder' | 'cacheReplays'>): ReplayCache | undefined {
+  return opts.cacheFolder && opts.cacheReplays !== false ? new ReplayCache(opts.cacheFolder) : undefined;
+}
+
+/** At the end of a run: its cache folder, every namespace together, kept within `cacheMaxBytes`. */
+export function keepWithinBound(opts: Pick<Execution, 'cacheFolder' | 'cacheMaxBytes'>): void {
+  if (opts.cacheFolder) evictStore(opts.cacheFolder, opts.cacheMaxBytes);
 }
 
 /** A sink that keeps every record, and the results it makes of them once the run has told its `RunInfo`. */

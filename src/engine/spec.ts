@@ -185,18 +185,25 @@ export interface Execution {
   shard?: { index: number; count: number };
   /** Called after each scenario with how many are done. */
   onProgress?: (done: number, total: number, scenario: string) => void;
-  /** Folder of the persistent token-count cache, loaded before and saved after the run; omitted or false: none. */
-  tokenCache?: string | false;
   /**
-   * The cache folder of the replay cache (the CLI's is the token cache's;
-   * units go in its `replay/` namespace): each unit's records are kept by a
-   * key of everything they depend on (the work item's content and
-   * `unitSpec`), and a unit whose key is there is not replayed. Omitted or
-   * false: none.
+   * The cache folder (the CLI's is `.ctxsim-cache/`, or `--token-cache DIR`),
+   * one store for every persistent cache (store/store.ts): token counts,
+   * loaded before the run and merged in after it; and each unit's records,
+   * kept by a key of everything they depend on (the work item's content and
+   * `unitSpec`), so that a unit whose key is there is not replayed. At the
+   * end of the run the folder is kept within `cacheMaxBytes`. Omitted or
+   * false: no persistent cache at all.
    */
-  replayCache?: string | false;
+  cacheFolder?: string | false;
+  /**
+   * With a cache folder: whether units are looked up in it and kept there
+   * (default true). False replays every unit and keeps only token counts:
+   * for a run that measures the replay itself (a benchmark), or a trial run
+   * whose records are thrown away.
+   */
+  cacheReplays?: boolean;
   /** The cache folder's size bound in bytes (default `DEFAULT_STORE_BYTES`, 1 GB): past it, the least recently used entries are removed at the end of the run. */
-  replayCacheMaxBytes?: number;
+  cacheMaxBytes?: number;
   /** Worker threads for `runStudyParallel` (parallel.ts); `runStudy` itself always runs on the calling thread. */
   jobs?: number;
   /** Seconds one call into a policy module may take on a worker thread (default `DEFAULT_POLICY_TIMEOUT`, 10; see module-watch.ts). */

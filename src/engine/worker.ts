@@ -9,8 +9,7 @@ import type { PolicyVariant } from '../policies/spec.js';
 import { DigestBuilder } from '../records/digest.js';
 import { recordText, textBuffers } from '../records/encode.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './parallel.js';
-import { ReplayCache } from './replay-cache.js';
-import { finishContexts, replayContexts, replayScenario } from './run.js';
+import { finishContexts, replayCacheOf, replayContexts, replayScenario } from './run.js';
 
 /**
  * A worker thread of a parallel run (see parallel.ts): a replay context per
@@ -56,8 +55,8 @@ async function rebuild(list: WorkerSetup['policies']): Promise<PolicyVariant[]> 
 try {
   // Messages sent meanwhile wait in the port until the listener below is added.
   const policies = await rebuild(setup.policies);
-  const ctxs = replayContexts({ ...setup.spec, ...(setup.tokenCache !== undefined && { tokenCache: setup.tokenCache }), ...(setup.cassette && { cassette: setup.cassette }) });
-  const cache = setup.replayCache ? new ReplayCache(setup.replayCache) : undefined;
+  const ctxs = replayContexts({ ...setup.spec, ...(setup.cacheFolder && { cacheFolder: setup.cacheFolder }), ...(setup.cassette && { cassette: setup.cassette }) });
+  const cache = replayCacheOf(setup);
   /** Units replayed without a cache (a cache counts its own). */
   let replayed = 0;
   port.on('message', (message: ToWorker) => {

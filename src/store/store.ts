@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { threadId } from 'node:worker_threads';
 import { alive, makeDirs, readRegularFile } from '../process.js';
+import { LOCK_WAIT_MS, takeLock } from './_lock.js';
 import { entryHeader, entryPayload, isKey } from './entry.js';
 import { NAMESPACE_NAMES, NAMESPACES, type NamespaceName } from './namespaces.js';
 
@@ -23,12 +24,15 @@ import { NAMESPACE_NAMES, NAMESPACES, type NamespaceName } from './namespaces.js
  *   renamed into place, so concurrent runs (processes or worker threads)
  *   never see half an entry. A failed write is a warning, once per space.
  * - An entry that runs merge into rather than replace (the token counts) is
- *   written under its lock file (`<key>.lock`, created exclusively): read
- *   again, merged, written, renamed. A lock older than 30 s is left from a
- *   run that died and is broken; one held for 10 s is given up on, with a
- *   warning, and the merge goes ahead without it.
- * - Temp files of writes that died before their rename (their process gone,
- *   or older than an hour) are swept at the end of a run and under a lock.
+ *   written under its lock file (`<key>.lock`, created exclusively, holding
+ *   its owner's token: _lock.ts): read again, merged, written, renamed. A
+ *   lock older than 30 s is left from a run that died and is broken (moved
+ *   away first, and removed only if what was moved is that stale lock); one
+ *   held for 10 s is given up on, with a warning, and the merge goes ahead
+ *   without it. A run removes only its own lock.
+ * - Temp files of writes that died before their rename, and locks a run
+ *   that died had moved away to remove them (their process gone, or older
+ *   than an hour), are swept at the end of a run and under a lock.
  * - One eviction policy: at the end of a run, when the folder's entries, all
  *   namespaces together, are over the size bound, the least recently used
  *   (oldest mtime first) are removed until they are within it.
@@ -37,12 +41,10 @@ import { NAMESPACE_NAMES, NAMESPACES, type NamespaceName } from './namespaces.js
 /** The default size bound of the cache folder: 1 GB. */
 export const DEFAULT_STORE_BYTES = 1_000_000_000;
 
-const LOCK_WAIT_MS = 10_000;
-const LOCK_STALE_MS = 30_000;
 const TEMP_STALE_MS = 3_600_000;
 
-/** A temp file: `<key>.<pid>-<thread>-<random>.tmp`. */
-const TEMP = /^([0-9a-f]{64})\.(\d+)-\d+-[0-9a-f]{8}\.tmp$/;
+/** A temp file: `<key>.<pid>-<thread>-<random>.tmp`, or a lock being removed, `<key>.lock.<pid>-<thread>-<random>.tmp` (_lock.ts). */
+const TEMP = /^([0-9a-f]{64})(?:\.lock)?\.(\d+)-\d+-[0-9a-f]{8}\.tmp$/;
 const FAN = /^[0-9a-f]{2}$/;
 const LOCK = /^[0-9a-f]{64}\.lock$/;
 
@@ -158,7 +160,7 @@ export class CacheSpace {
     let release: (() => void) | undefined;
     try {
       makeDirs(dirname(file));
-      release = lock(file);
+      release = takeLock(file);
       if (!release) this.warnings.push(`${NAMESPACES[this.name].label} entry ${file}: another run held the lock for ${LOCK_WAIT_MS / 1000} s; saving without it`);
       else sweepTemps(dirname(file), 'stale');
       const now = this.read(key);
@@ -209,42 +211,6 @@ function touch(file: string): void {
     utimesSync(file, now, now);
   } catch {
     // Removed meanwhile, or read-only: it served this run anyway.
-  }
-}
-
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * Takes `<file>.lock` (created exclusively). Returns its release, or
- * undefined when it stayed taken for LOCK_WAIT_MS. A lock older than
- * LOCK_STALE_MS — a file, or a folder some other tool made — is left over
- * from a run that died: it is removed at once and taken, not waited on.
- */
-function lock(file: string): (() => void) | undefined {
-  const path = `${file}.lock`;
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (let wait = 1; ; wait = Math.min(2 * wait, 50)) {
-    try {
-      closeSync(openSync(path, 'wx'));
-      return () => rmSync(path, { force: true });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    if (breakStale(path)) continue;
-    if (Date.now() > deadline) return undefined;
-    Atomics.wait(pause, 0, 0, wait);
-  }
-}
-
-/** Removes the lock at `path` if it is older than LOCK_STALE_MS; whether it did (or the lock is gone). */
-function breakStale(path: string): boolean {
-  try {
-    if (Date.now() - statSync(path).mtimeMs <= LOCK_STALE_MS) return false;
-    rmSync(path, { recursive: true, force: true });
-    return true;
-  } catch (e) {
-    // Released meanwhile: try again at once.
-    return (e as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }
 

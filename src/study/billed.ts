@@ -71,7 +71,7 @@ export function billedChecks(
   const contexts = new Map<string, ModelContext>();
   const contextFor = (model: string): ModelContext => {
     let ctx = contexts.get(model);
-    if (!ctx) contexts.set(model, (ctx = replayContext({ ...study, model, prices, tokenCache: false }, counters)));
+    if (!ctx) contexts.set(model, (ctx = replayContext({ ...study, model, prices, cacheFolder: false }, counters)));
     return ctx;
   };
   return billedOnes.map((c) => {
@@ -173,7 +173,7 @@ export function addUnloggedPrefixes(docs: ScenarioOut[], conversations: readonly
   const contexts = new Map<string, ReplayContext>();
   const contextFor = (tokenizer: string): ReplayContext => {
     let ctx = contexts.get(tokenizer);
-    if (!ctx) contexts.set(tokenizer, (ctx = replayContext({ seed: 0, model: 'gpt-4o-mini', tokenizer, prices, tokenCache: false }, counters)));
+    if (!ctx) contexts.set(tokenizer, (ctx = replayContext({ seed: 0, model: 'gpt-4o-mini', tokenizer, prices, cacheFolder: false }, counters)));
     return ctx;
   };
   return docs.map((doc, i) => {

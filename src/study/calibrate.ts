@@ -124,7 +124,7 @@ export function calibrateTokenFactor(conversations: readonly Conversation[], opt
   }
   const counters = new Map<string, TokenCounter>();
   const contextAt = (model: string, factor: number): ModelContext =>
-    replayContext({ seed: 0, model, tokenizer: 'auto', ...(factor !== 1 && { tokenFactor: { [model]: factor } }), prices, tokenCache: false }, counters);
+    replayContext({ seed: 0, model, tokenizer: 'auto', ...(factor !== 1 && { tokenFactor: { [model]: factor } }), prices, cacheFolder: false }, counters);
   const models = [...byModel].map(([model, transcripts]) => calibrateModel(model, transcripts, contextAt));
   return { models, skipped };
 }

@@ -82,7 +82,7 @@ export async function explainTurn(study: RunnableStudy, conversation: Conversati
   const variant = study.policies[0]!;
   const turn = conversation.turns[n - 1]!;
   const upkeep = await studyUpkeep(study, [conversation], displayPath);
-  const settings = { ...study, models: [model], tokenCache: false as const, replayCache: false as const, ...upkeep };
+  const settings = { ...study, models: [model], cacheFolder: false as const, ...upkeep };
   if (variant.module) await streamStudyParallel({ ...settings, conversations: [conversation], policies: [variant], jobs: 1 }, () => {});
   const ctx = replayContexts(settings)[0]!;
   const calls: ExplainedCall[] = [];

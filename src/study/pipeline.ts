@@ -45,7 +45,7 @@ import { billedChecks, type BilledCheck } from './billed.js';
  */
 
 /** A study ready to run: where its token counts and replayed units are cached and on how many threads. */
-export type RunnableStudy = Study & Pick<RunOptions, 'tokenCache' | 'replayCache' | 'replayCacheMaxBytes' | 'jobs' | 'policyTimeout' | 'policyMemory'>;
+export type RunnableStudy = Study & Pick<RunOptions, 'cacheFolder' | 'cacheReplays' | 'cacheMaxBytes' | 'jobs' | 'policyTimeout' | 'policyMemory'>;
 
 /** What a finished run tells a sink besides the records it was given. */
 export interface StudyDone {
@@ -130,7 +130,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     // A recording learns its requests by replaying the policies on this thread, where a module's call is not bounded in time:
     // a run with simulated upkeep on watched worker threads tries each module first.
     if ((mode === 'record' || mode === 'live') && study.policies.some((v) => v.module)) {
-      await streamStudyParallel({ ...study, upkeep: undefined, replayCache: false, conversations: handOver([...loaded]), jobs }, () => {});
+      await streamStudyParallel({ ...study, upkeep: undefined, cacheReplays: false, conversations: handOver([...loaded]), jobs }, () => {});
     }
     const upkeep = await studyUpkeep(study, loaded, displayPath, opts);
     const summary: SummaryRecord[] = [];

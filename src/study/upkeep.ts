@@ -381,7 +381,7 @@ class Recorder {
     private readonly conversations: readonly Conversation[],
     private readonly cassette: Cassette,
   ) {
-    this.ctxs = replayContexts({ ...study, upkeep: undefined, tokenCache: false });
+    this.ctxs = replayContexts({ ...study, upkeep: undefined, cacheFolder: false });
     this.prices = this.ctxs[0]!.prices;
     this.policies = study.policies;
     this.answers = study.answers === true;
