@@ -6,6 +6,7 @@ import { UsageError } from '../src/errors.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
 import { displayPath } from '../src/study/package.js';
+import { recordEncoder } from '../src/study/record-encoder.js';
 import { defaultUpkeep, studyUpkeep } from '../src/study/upkeep.js';
 import { conversation } from './_policies.js';
 import { priceFile } from './_pricing.js';
@@ -77,7 +78,7 @@ const EXECUTION_CHANGES = (dir: string, tokens: string): { [K in keyof Execution
   jobs: 2,
   policyTimeout: 3,
   policyMemory: 256,
-  recordText: true,
+  encoder: recordEncoder(['turns', 'probes', 'violations']),
   cassette: { file: 'elsewhere.jsonl', recordCommand: 'ctxsim run other.yaml --upkeep record' },
 });
 
