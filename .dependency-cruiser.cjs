@@ -48,6 +48,13 @@ module.exports = {
       to: { path: '^src/.*/_[^/]+$', pathNot: '^src/$1/' },
     },
     {
+      name: 'engine-knows-no-encoding',
+      comment: 'the engine returns records: their text in the record files and the report digest are the sinks’ (a worker thread runs the encoder a sink names, src/study/record-encoder.ts)',
+      severity: 'error',
+      from: { path: '^src/engine/' },
+      to: { path: '^src/records/(encode|digest)\\.ts$' },
+    },
+    {
       name: 'no-circular',
       comment: 'no import cycles, type-only imports included',
       severity: 'error',

@@ -139,7 +139,8 @@ async function runCtxsim(conversations) {
   const { StagedFiles } = await dist('study/files.js');
   const { RecordFiles } = await dist('study/record-files.js');
   const { digestSink } = await dist('study/sinks.js');
-  const { resultsJsonFrame } = await dist('records/json.js');
+  const { recordEncoder } = await dist('study/record-encoder.js');
+  const { resultsJsonFrame, streamedLists } = await dist('records/json.js');
   const { reportInfo } = await dist('records/info.js');
   const only = flag('--policy');
   const policies = POLICIES.filter((p) => only === undefined || p.id === only).flatMap((p) => policyFromString(p.id));
@@ -154,7 +155,7 @@ async function runCtxsim(conversations) {
   const settings = { seed: 42, models: [MODEL], tokenizer: 'auto' };
   // The token counts are cached (the warm row reuses them), the replays not: every row measures the replay.
   const cache = { cacheFolder: flag('--cache'), cacheReplays: false };
-  const run = await streamStudyParallel({ ...settings, conversations, policies, ...cache, jobs, recordText: true }, (part, i) => {
+  const run = await streamStudyParallel({ ...settings, conversations, policies, ...cache, jobs, encoder: recordEncoder(streamedLists('full')) }, (part, i) => {
     const w0 = performance.now();
     files.add(part);
     kept.add(part, i);

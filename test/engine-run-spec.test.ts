@@ -9,6 +9,7 @@ import { storeStats } from '../src/store/store.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
 import { displayPath } from '../src/study/package.js';
+import { recordEncoder } from '../src/study/record-encoder.js';
 import { defaultUpkeep, studyUpkeep } from '../src/study/upkeep.js';
 import { conversation } from './_policies.js';
 import { priceFile } from './_pricing.js';
@@ -86,7 +87,7 @@ const EXECUTION_CHANGES = (dir: string): { [K in keyof Execution]-?: Exclude<Exe
   jobs: 2,
   policyTimeout: 3,
   policyMemory: 256,
-  recordText: true,
+  encoder: recordEncoder(['turns', 'probes', 'violations']),
   cassette: { file: 'elsewhere.jsonl', recordCommand: 'ctxsim run other.yaml --upkeep record' },
 });
 

@@ -1,5 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type * as Parallel from '../src/engine/parallel.js';
@@ -144,6 +145,35 @@ describeBuilt(`streamStudyParallel: two worker threads${built ? '' : ' (skipped:
       }),
     ).rejects.toThrow('disk full');
     expect(calls).toBe(2);
+  });
+
+  it('runs the encoder the run names on each worker: every scenario comes as it made it (a typed array too)', async () => {
+    const { streamStudyParallel, opts } = await parallel();
+    const encoder = { module: pathToFileURL(join(ROOT, 'test', 'fixtures', 'encoders', 'count.mjs')).href, options: { tag: 'x' } };
+    const c = collector();
+    await streamStudyParallel({ ...opts, jobs: 2, encoder }, c.sink);
+    // The lists of a one-thread run, scenario by scenario, say what each encoding must hold.
+    const one = collector();
+    streamStudy({ ...opts, policies: POLICIES }, one.sink);
+    expect(c.got.map((g) => g.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    const expected = one.got.map((g) => {
+      const r = lists(g.records);
+      return { turnRecords: r.turns.length, probeRecords: r.probes.length, options: { tag: 'x' }, models: ['gpt-4o-mini'], turns: new Uint32Array(r.summary.map((s) => s.turns)) };
+    });
+    // Scenario 0 has 40 turns, under each of the 3 policies.
+    expect(expected[0]!.turnRecords).toBe(120);
+    expect(c.got.map((g) => (g.records.kind === 'encoded' ? g.records.encoded : g.records.kind))).toEqual(expected);
+    expect(c.got.map((g) => g.records.summary)).toEqual(one.got.map((g) => g.records.summary));
+    // On one thread the sink gets the lists: the encoder is for workers.
+    const lone = collector();
+    await streamStudyParallel({ ...opts, jobs: 1, encoder }, lone.sink);
+    expect(lone.got.map((g) => g.records.kind)).toEqual(Array(6).fill('records'));
+  });
+
+  it('fails the run at an encoder module without encodeScenario, naming it', async () => {
+    const { streamStudyParallel, opts } = await parallel();
+    const module = pathToFileURL(join(ROOT, 'test', 'fixtures', 'encoders', 'none.mjs')).href;
+    await expect(streamStudyParallel({ ...opts, jobs: 2, encoder: { module } }, () => {})).rejects.toThrow(`encoder module ${module} exports no encodeScenario function`);
   });
 });
 

@@ -15,4 +15,5 @@ export { resultsMeta, type SinkOutcome, type StudyDone, type StudyEvents } from 
 export { fileSink, shardSink, textSink, type ReportedResults } from '../study/sinks.js';
 export { mergeShardFiles } from '../study/merge.js';
 export { OutputSet } from '../study/files.js';
+export type { RecordEncoding, StudyRecords } from '../study/record-encoder.js';
 export { studyUpkeep, type RunUpkeepOf } from '../study/upkeep.js';

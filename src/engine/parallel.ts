@@ -8,7 +8,6 @@ import { REGISTRY } from '../policies/index.js';
 import { DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
 import type { Params } from '../policies/types.js';
 import { messageText } from '../tokens/counter.js';
-import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
 import { marksBuffer, ModuleWatchdog, type ModuleLimits, type WatchedModule } from './module-watch.js';
 import { collectRecords, finishContexts, keepWithinBound, replayContexts, streamStudyYielding, type RecordSink, type RunInfo, type RunResults, type ScenarioRecords } from './run.js';
@@ -61,8 +60,8 @@ export interface WorkerSetup {
   cassette?: Execution['cassette'];
   policies: { id: string; name: string; params: Params; module?: { file: string; hash: string } }[];
   shard?: RunOptions['shard'];
-  /** Send each scenario encoded: every record list (`true`) or only these. */
-  recordText?: boolean | readonly StreamedList[];
+  /** The module that encodes each scenario before it is sent, and its options. */
+  encoder?: Execution['encoder'];
   /** With policy modules: the modules, their limits, and the worker's marks of its calls into them (module-watch.ts). */
   watch?: { modules: WatchedModule[]; limits: ModuleLimits; marks?: SharedArrayBuffer };
 }
@@ -78,9 +77,9 @@ export function moduleWatch(opts: Pick<RunOptions, 'policies' | 'policyTimeout' 
 /** Messages to a worker: a scenario (with its index in the study), or finish (save the token cache and report). */
 export type ToWorker = { kind: 'scenario'; index: number; conversation: Conversation } | { kind: 'finish' };
 
-/** Messages from a worker. */
-export type FromWorker =
-  | { kind: 'scenario'; index: number; records: ScenarioRecords }
+/** Messages from a worker (`E`: what the run's encoder makes of a scenario). */
+export type FromWorker<E = unknown> =
+  | { kind: 'scenario'; index: number; records: ScenarioRecords<E> }
   | { kind: 'finished'; tokenizerCalls: number; warnings: string[]; replayedUnits: number; cachedUnits: number }
   | { kind: 'error'; message: string; code?: string; exitCode?: number; stack?: string };
 
@@ -126,10 +125,12 @@ export function autoJobs(conversations: Conversations, cores = availableParallel
  * Falls back to one thread for one job, for policy objects neither in the
  * registry nor loaded from a module, or when the compiled worker is missing
  * (`streamStudyYielding`: signals are heard between units there too). A sink that throws stops the run.
+ * With an encoder (`Execution.encoder`), each worker sends a scenario as the
+ * encoder made it (`EncodedScenario<E>`); on one thread the sink gets lists.
  * A run with a policy module replays on worker threads even for one job,
  * under the modules' limits (`policyTimeout`, `policyMemory`: module-watch.ts).
  */
-export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, sink: RecordSink): Promise<RunInfo> {
+export async function streamStudyParallel<E = unknown>(opts: RunOptions & { jobs?: number }, sink: RecordSink<E>): Promise<RunInfo> {
   const watch = moduleWatch(opts);
   const jobs = Math.min(opts.jobs ?? autoJobs(opts.conversations), opts.conversations.length);
   const file = workerFile();
@@ -149,7 +150,7 @@ export async function streamStudyParallel(opts: RunOptions & { jobs?: number }, 
     ...(opts.cassette && { cassette: opts.cassette }),
     policies: opts.policies.map((v) => ({ id: v.policy.id, name: v.name, params: v.params, ...(v.module && { module: v.module }) })),
     ...(opts.shard && { shard: opts.shard }),
-    ...(opts.recordText && { recordText: opts.recordText }),
+    ...(opts.encoder && { encoder: opts.encoder }),
     ...(watch && { watch }),
   };
   const told = await spread(file, setup, opts, jobs, inOrder(sink));
@@ -168,8 +169,8 @@ export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Pr
  * index order (from 0): one that arrives early is held until every earlier
  * one has been passed on, and no longer.
  */
-export function inOrder(sink: RecordSink): RecordSink {
-  const early = new Map<number, ScenarioRecords>();
+export function inOrder<E>(sink: RecordSink<E>): RecordSink<E> {
+  const early = new Map<number, ScenarioRecords<E>>();
   let next = 0;
   return (records, index) => {
     early.set(index, records);
@@ -196,7 +197,7 @@ function startWorker(file: string, setup: WorkerSetup, watchdog: ModuleWatchdog 
 }
 
 /** Hands scenarios to the workers as they free up (two in flight each), passes each one's records to `sink` as it comes. */
-function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number, sink: RecordSink): Promise<Pick<RunInfo, 'tokenizerCalls' | 'warnings' | 'replayedUnits' | 'cachedUnits'>> {
+function spread<E>(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number, sink: RecordSink<E>): Promise<Pick<RunInfo, 'tokenizerCalls' | 'warnings' | 'replayedUnits' | 'cachedUnits'>> {
   const { conversations } = opts;
   /** Ids of the scenarios in flight, for progress (the conversations themselves are not kept). */
   const ids = new Map<number, string>();
@@ -237,7 +238,7 @@ function spread(file: string, setup: WorkerSetup, opts: RunOptions, jobs: number
         }
         if (inFlight === 0) w.postMessage({ kind: 'finish' } satisfies ToWorker);
       };
-      w.on('message', (m: FromWorker) => {
+      w.on('message', (m: FromWorker<E>) => {
         if (failed) return;
         if (m.kind === 'error') {
           const e = m.code !== undefined ? new CtxsimError(m.message, m.code, m.exitCode) : new Error(m.message);

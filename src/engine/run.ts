@@ -7,8 +7,6 @@ import { ruleSetFor, type RuleSet } from '../message-rules/provider.js';
 import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
 import { openTokenCounter, type TokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
-import type { DigestPart } from '../records/digest.js';
-import type { RecordText } from '../records/encode.js';
 import type { Conversation } from '../types.js';
 import type { Results, SummaryRecord, TurnRecord } from '../records/registry.js';
 import { Cassette } from '../upkeep/cassette.js';
@@ -163,16 +161,20 @@ export type RunInfo = Omit<RunResults, keyof Results>;
 /**
  * Takes each scenario's records (its turns, probes, summary and violations
  * under every policy), in scenario order, as soon as they exist; `index` is
- * the scenario's place in the study. The engine keeps none of them.
+ * the scenario's place in the study. The engine keeps none of them. `E` is
+ * what the run's encoder makes of a scenario (`Execution.encoder`).
  */
-export type RecordSink = (records: ScenarioRecords, index: number) => void;
+export type RecordSink<E = unknown> = (records: ScenarioRecords<E>, index: number) => void;
+
+/** A sink of a run on the calling thread: it is sent lists (an encoder is for worker threads). */
+export type ListSink = (records: ScenarioRecordLists, index: number) => void;
 
 /**
  * Runs a study: every conversation through every policy variant, in the
  * order given, each scenario's records handed to `sink` as it finishes.
  * Per-policy totals are the sink's to make (`byPolicy` of the summaries).
  */
-export function streamStudy(opts: RunOptions, sink: RecordSink): RunInfo {
+export function streamStudy(opts: RunOptions, sink: ListSink): RunInfo {
   return finishSteps(studySteps(opts, sink));
 }
 
@@ -182,12 +184,12 @@ export function streamStudy(opts: RunOptions, sink: RecordSink): RunInfo {
  * the process is told meanwhile (a signal: Ctrl-C, SIGTERM) is heard at once
  * rather than when the run ends. The records are the same.
  */
-export async function streamStudyYielding(opts: RunOptions, sink: RecordSink): Promise<RunInfo> {
+export async function streamStudyYielding(opts: RunOptions, sink: ListSink): Promise<RunInfo> {
   return finishStepsPausing(studySteps(opts, sink));
 }
 
 /** `streamStudy`'s loop, pausing (`yield`) after each unit replayed. */
-function* studySteps(opts: RunOptions, sink: RecordSink): Generator<void, RunInfo> {
+function* studySteps(opts: RunOptions, sink: ListSink): Generator<void, RunInfo> {
   const ctxs = replayContexts(opts);
   const { conversations } = opts;
   const cache = replayCacheOf(opts);
@@ -219,7 +221,7 @@ export function collectRecords(): { sink: RecordSink; results(info: RunInfo): Ru
   const all: RecordLists = { turns: [], probes: [], summary: [], violations: [] };
   return {
     sink: (records) => {
-      if (records.kind === 'encoded') throw new CtxsimError('collectRecords: a run asked for encoded records (recordText) cannot keep them as lists', 'internal');
+      if (records.kind === 'encoded') throw new CtxsimError('collectRecords: a run with an encoder cannot keep its records as lists', 'internal');
       appendRecords(all, records);
     },
     results: (info) => ({ ...all, policies: byPolicy(all.summary), ...info }),
@@ -244,19 +246,32 @@ export interface ScenarioRecordLists extends RecordLists {
 }
 
 /**
- * One scenario's records as a worker thread sends them when the run asks for
- * it (`RunOptions.recordText`): their text in the record files and their part
- * of the report digest, with the summaries (one per policy variant).
+ * One scenario's records as a worker thread sends them when the run names an
+ * encoder (`Execution.encoder`): what the encoder made of them (`encoded`),
+ * with the summaries (one per policy variant).
  */
-export interface EncodedScenario {
+export interface EncodedScenario<E = unknown> {
   kind: 'encoded';
   summary: SummaryRecord[];
-  text: RecordText;
-  digest: DigestPart;
+  encoded: E;
 }
 
-/** One scenario's records: as lists, or encoded by a worker thread. */
-export type ScenarioRecords = ScenarioRecordLists | EncodedScenario;
+/** One scenario's records: as lists, or encoded on a worker thread. */
+export type ScenarioRecords<E = unknown> = ScenarioRecordLists | EncodedScenario<E>;
+
+/** What an encoder knows of the run besides a scenario's records. */
+export interface EncoderContext {
+  /** The run's chat models (every scenario is replayed on each). */
+  models: readonly string[];
+}
+
+/**
+ * The function an encoder module exports as `encodeScenario`, called on a
+ * worker thread with each scenario's records and the encoder's `options`:
+ * what it makes of them (sent as `EncodedScenario.encoded`) and the
+ * ArrayBuffers in it to hand over without a copy.
+ */
+export type EncodeScenario<O = unknown, E = unknown> = (records: ScenarioRecordLists, options: O, ctx: EncoderContext) => { encoded: E; transfer: ArrayBuffer[] };
 
 /** Appends one scenario's records (one by one: spreading a large array into push overflows the stack). */
 export function appendRecords(to: RecordLists, from: RecordLists): void {

@@ -8,7 +8,6 @@ import { COST_KEYS, settingsModels } from '../pricing/settings.js';
 import { toolDefSchema, toolFields } from '../scenario/schema.js';
 import { parseDuration } from '../text/duration.js';
 import { TOKENIZERS } from '../tokens/encoding.js';
-import type { StreamedList } from '../records/json.js';
 import type { Conversation } from '../types.js';
 import type { CassetteEntry } from '../upkeep/cassette.js';
 import { DEFAULT_PROMPTS } from '../upkeep/prompts.js';
@@ -25,7 +24,7 @@ import { DEFAULT_PROMPTS } from '../upkeep/prompts.js';
  *   replay-cache key is the hash of its canonical form (`unitSpec`), so
  *   a setting added here keys the cache with nothing else to change;
  * - the **`Execution`**: how this machine runs it — threads, caches,
- *   shards, the encoding the sink wants, progress events. It never changes
+ *   shards, the encoder the sink names, progress events. It never changes
  *   a record, so it never enters a key.
  */
 
@@ -211,15 +210,27 @@ export interface Execution {
   /** MB of heap a worker thread that runs policy modules may use (default `WORKER_OLD_MB`, 1024). */
   policyMemory?: number;
   /**
-   * For a sink that writes the record files and the reports (as `ctxsim run
-   * --out DIR` does): worker threads send each scenario encoded
-   * (`EncodedScenario`: its text in the record files and its part of the
-   * report digest) instead of its lists of records, so the writing thread
-   * only writes bytes and adds up sums. A one-thread run sends the lists.
+   * For a sink that writes encoded records (as `ctxsim run --out DIR` does:
+   * the record files' bytes and the report digest's sums): worker threads
+   * import this module and send each scenario as it encodes it
+   * (`EncodedScenario`) instead of its lists of records, so the writing
+   * thread only writes bytes and adds up sums. The engine does not know the
+   * encoding. A one-thread run sends the lists (the sink encodes them).
    */
-  recordText?: boolean | readonly StreamedList[];
+  encoder?: ScenarioEncoder;
   /** With `upkeep.recorded`: the cassette as displayed, and the command that records what it lacks, for the error a missing response is. */
   cassette?: { file: string; recordCommand: string };
+}
+
+/**
+ * A module a worker thread imports (by URL, once) to encode each scenario's
+ * records, and the options it is called with (structured-cloned to the
+ * worker). The module exports `encodeScenario` (`EncodeScenario`, run.ts).
+ */
+export interface ScenarioEncoder {
+  /** The module's URL (a `file:` URL, as `import.meta.url` gives it). */
+  module: string;
+  options?: unknown;
 }
 
 /** What a run needs: the work (conversations, policy variants), the settings that decide its records, and how to run it. */

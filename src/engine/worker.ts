@@ -6,10 +6,9 @@ import { loadPolicyModule } from '../policies/module.js';
 import { describeThrown, setModuleCallHooks } from '../policies/module-calls.js';
 import { markingHooks } from './module-watch.js';
 import type { PolicyVariant } from '../policies/spec.js';
-import { DigestBuilder } from '../records/digest.js';
-import { recordText, textBuffers } from '../records/encode.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './parallel.js';
-import { finishContexts, replayCacheOf, replayContexts, replayScenario } from './run.js';
+import { finishContexts, replayCacheOf, replayContexts, replayScenario, type EncodeScenario, type EncoderContext, type ScenarioRecordLists } from './run.js';
+import type { ScenarioEncoder } from './spec.js';
 
 /**
  * A worker thread of a parallel run (see parallel.ts): a replay context per
@@ -17,8 +16,10 @@ import { finishContexts, replayCacheOf, replayContexts, replayScenario } from '.
  * worker; an open-weight tokenizer is loaded on the worker's first count, so
  * a worker whose units all come from the replay cache loads none), then
  * every scenario it is sent through every model and policy, records sent
- * back per scenario. An error (a tokenizer file with another hash, found
- * when it is loaded) goes back to the run as its message and code.
+ * back per scenario: as lists, or as the run's encoder makes them (the
+ * sink's module, imported here once). An error (a tokenizer file with
+ * another hash, found when it is loaded) goes back to the run as its
+ * message and code.
  */
 
 const setup = workerData as WorkerSetup;
@@ -33,6 +34,14 @@ if (marking) {
 
 function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
   port.postMessage(message, transfer);
+}
+
+/** The run's encoder, imported once: its `encodeScenario`, with the encoder's options and what it knows of the run. */
+async function importEncoder(encoder: ScenarioEncoder, ctx: EncoderContext): Promise<(records: ScenarioRecordLists) => ReturnType<EncodeScenario>> {
+  const m: { encodeScenario?: EncodeScenario } = await import(encoder.module);
+  const encode = m.encodeScenario;
+  if (typeof encode !== 'function') throw new CtxsimError(`encoder module ${encoder.module} exports no encodeScenario function`, 'internal');
+  return (records) => encode(records, encoder.options, ctx);
 }
 
 /** The run's policies, rebuilt: policies hold functions, which do not cross threads; a module is imported again by path, and must not have changed. */
@@ -57,6 +66,7 @@ try {
   const policies = await rebuild(setup.policies);
   const ctxs = replayContexts({ ...setup.spec, ...(setup.cacheFolder && { cacheFolder: setup.cacheFolder }), ...(setup.cassette && { cassette: setup.cassette }) });
   const cache = replayCacheOf(setup);
+  const encode = setup.encoder && (await importEncoder(setup.encoder, { models: ctxs.map((c) => c.model) }));
   /** Units replayed without a cache (a cache counts its own). */
   let replayed = 0;
   port.on('message', (message: ToWorker) => {
@@ -71,10 +81,9 @@ try {
       marking?.scenario(i);
       const records = replayScenario(conversation, i, policies, ctxs, setup.shard, cache);
       if (!cache) replayed += records.summary.length;
-      if (!setup.recordText) return post({ kind: 'scenario', index: i, records });
-      const text = recordText(records, setup.recordText === true ? undefined : setup.recordText);
-      const digest = new DigestBuilder(ctxs.length > 1).add(records).part();
-      post({ kind: 'scenario', index: i, records: { kind: 'encoded', summary: records.summary, text, digest } }, textBuffers(text));
+      if (!encode) return post({ kind: 'scenario', index: i, records });
+      const { encoded, transfer } = encode(records);
+      post({ kind: 'scenario', index: i, records: { kind: 'encoded', summary: records.summary, encoded } }, transfer);
     } catch (e) {
       post(failure(e));
     }

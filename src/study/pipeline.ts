@@ -1,17 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
-import type { RunInfo, ScenarioRecords } from '../engine/run.js';
-import { RUN_SPEC_KEYS, runSpecOf, type CanonicalSpec, type Conversations, type RunOptions, type RunSpec } from '../engine/spec.js';
+import type { RunInfo } from '../engine/run.js';
+import { RUN_SPEC_KEYS, runSpecOf, type CanonicalSpec, type Conversations, type RunOptions, type RunSpec, type ScenarioEncoder } from '../engine/spec.js';
 import { byPolicy } from '../engine/summary.js';
 import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
-import type { ResultsMeta, StreamedList } from '../records/json.js';
+import type { ResultsMeta } from '../records/json.js';
 import { lostProbes } from '../records/digest.js';
 import type { Conversation } from '../types.js';
 import type { PolicyRecord, ProbeRecord, SummaryRecord } from '../records/registry.js';
 import { checkFileTarget, OutputSet } from './files.js';
+import type { StudyRecords } from './record-encoder.js';
 import { ctxsimVersion } from '../process.js';
 import { displayPath } from './package.js';
 import { loadScenarios, type Study } from './study.js';
@@ -64,11 +65,14 @@ export interface StudyDone {
  * outputs; without, it commits them itself.
  */
 export interface StudySink<R> {
-  /** Whether worker threads should send each scenario encoded (record-file bytes and digest sums) rather than as lists. */
-  readonly encoded: boolean;
-  /** With `encoded`: the record lists the sink writes (default all); worker threads encode only these. */
-  readonly lists?: readonly StreamedList[];
-  add(records: ScenarioRecords, index: number): void;
+  /**
+   * The encoder worker threads run on each scenario for this sink
+   * (`recordEncoder(lists)`, record-encoder.ts: its bytes in the record
+   * files of those lists and its part of the report digest), which `add`
+   * then gets instead of the lists; absent: the lists.
+   */
+  readonly encoder?: ScenarioEncoder;
+  add(records: StudyRecords, index: number): void;
   finish(done: StudyDone, outputs?: OutputSet): Promise<R>;
   abort(): void;
 }
@@ -141,13 +145,13 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
         conversations: handOver(loaded),
         jobs,
         ...(opts.shard && { shard: opts.shard }),
-        ...(sink.encoded && { recordText: sink.lists ?? true }),
+        ...(sink.encoder && { encoder: sink.encoder }),
         ...(opts.onProgress && { onProgress: opts.onProgress }),
         ...upkeep,
       },
-      (records, i) => {
+      (records: StudyRecords, i) => {
         for (const s of records.summary) summary.push(s);
-        for (const p of records.kind === 'encoded' ? records.digest.lost : lostProbes(records.probes)) lost.push(p);
+        for (const p of records.kind === 'encoded' ? records.encoded.digest.lost : lostProbes(records.probes)) lost.push(p);
         sink.add(records, i);
       },
     );

@@ -1,9 +1,9 @@
 import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
-import type { ScenarioRecords } from '../engine/run.js';
 import { csvHeader, PROBE_COLUMNS, TURN_COLUMNS, VIOLATION_COLUMNS } from '../records/csv.js';
 import { EMPTY_LIST, LIST_CLOSE, LIST_OPEN, streamedLists, type RecordsMode, type ResultsJsonFrame, type StreamedList } from '../records/json.js';
 import { recordText } from '../records/encode.js';
 import type { StagedFiles } from './files.js';
+import type { StudyRecords } from './record-encoder.js';
 
 /**
  * The record files of an output folder, written as the records stream in:
@@ -67,9 +67,9 @@ export class RecordFiles {
     }
   }
 
-  /** Appends the next scenario's records (in run order) to every file: its text as a worker thread made it, or made here. */
-  add(records: ScenarioRecords): void {
-    const text = records.kind === 'encoded' ? records.text : recordText(records, this.lists);
+  /** Appends the next scenario's records (in run order) to every file: its text as a worker thread made it (record-encoder.ts), or made here. */
+  add(records: StudyRecords): void {
+    const text = records.kind === 'encoded' ? records.encoded.text : recordText(records, this.lists);
     for (const list of this.lists) {
       const { csv, json } = text[list];
       const files = this.files[list]!;

@@ -1,6 +1,6 @@
 import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { appendRecords, type RecordLists, type ScenarioRecords } from '../engine/run.js';
+import { appendRecords, type RecordLists } from '../engine/run.js';
 import { byPolicy } from '../engine/summary.js';
 import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
 import { DigestBuilder, severalModels, type Reported } from '../records/digest.js';
@@ -10,6 +10,7 @@ import type { Results, SummaryRecord } from '../records/registry.js';
 import { checkFileTarget, naming, StagedFiles, writeFileAtomic, type OutputSet } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
 import { RecordFiles } from './record-files.js';
+import { recordEncoder, type StudyRecords } from './record-encoder.js';
 
 /**
  * The outputs of a study, each a `StudySink` for `runStudyPipeline`: every
@@ -26,7 +27,6 @@ export interface KeptResults extends StudyDone {
 export function memorySink(): StudySink<KeptResults> {
   const all: RecordLists = { turns: [], probes: [], summary: [], violations: [] };
   return {
-    encoded: false,
     add(records) {
       if (records.kind === 'encoded') throw new Error('memorySink: given encoded records');
       appendRecords(all, records);
@@ -52,11 +52,10 @@ export function digestSink(): StudySink<ReportedResults> & { reported(): Reporte
   let digest: DigestBuilder | undefined;
   const reported = (): Reported => ({ summary, policies: byPolicy(summary), digest: (digest ?? new DigestBuilder()).finish() });
   return {
-    encoded: false,
-    add(records: ScenarioRecords) {
+    add(records: StudyRecords) {
       for (const s of records.summary) summary.push(s);
       digest ??= new DigestBuilder(severalModels(records.summary));
-      if (records.kind === 'encoded') digest.merge(records.digest);
+      if (records.kind === 'encoded') digest.merge(records.encoded.digest);
       else digest.add(records);
     },
     reported,
@@ -97,8 +96,7 @@ export function folderSink(dir: string, opts: RecordsOptions & Pick<ReportFilesO
   }
   const kept = digestSink();
   return {
-    encoded: true,
-    lists: streamedLists(mode),
+    encoder: recordEncoder(streamedLists(mode)),
     add(records) {
       naming(dir, () => files.add(records));
       kept.add(records, 0);
@@ -125,7 +123,7 @@ export function folderSink(dir: string, opts: RecordsOptions & Pick<ReportFilesO
  */
 export function gateSink(dir?: string): StudySink<string[]> {
   if (dir !== undefined) return folderSink(dir);
-  return { encoded: false, add() {}, finish: async () => [], abort() {} };
+  return { add() {}, finish: async () => [], abort() {} };
 }
 
 /**
@@ -217,8 +215,7 @@ function jsonFileSink(path: string, mode: RecordsMode): StudySink<string> {
   }
   const summary: SummaryRecord[] = [];
   return {
-    encoded: true,
-    lists: streamedLists(mode),
+    encoder: recordEncoder(streamedLists(mode)),
     add(records) {
       naming(path, () => files.add(records));
       for (const s of records.summary) summary.push(s);
