@@ -162,6 +162,9 @@ describe('the run table', () => {
     expect(order('retention')).toEqual(['facts', 'full', 'summary', 'window']);
     expect(order('name')).toEqual(['facts', 'full', 'summary', 'window']);
     expect(order('study')).toEqual(['full', 'window', 'summary', 'facts']);
+    // With answers measured, by the answers' retention, as the verdict reads: facts' replies held 8 of 10, summary's 9.
+    const answered = RUN.map((r) => ({ ...r, answered: r.policy === 'facts' ? 8 : r.retained, answerRetention: (r.policy === 'facts' ? 8 : r.retained) / 10 }));
+    expect(lines(policyTable({ policies: answered }, INFO, { sort: 'retention' })).slice(2, 6).map((l) => l.split(' ')[0])).toEqual(['full', 'summary', 'facts', 'window']);
   });
 
   it('says weighted in the headers and the caption, and what the weighted figures are', () => {

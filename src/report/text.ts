@@ -96,10 +96,12 @@ const widest = (text: string) => Math.max(...text.split('\n').map((l) => l.lengt
 function sortRows(rows: readonly PolicyRecord[], sort: TableSort): PolicyRecord[] {
   if (sort === 'cost') return byCost(rows);
   if (sort === 'study') return [...rows];
+  // By the retention the verdict reads: of the answers when a real model's replies were scored.
+  const kept = answersMeasured(rows) ? (p: PolicyRecord) => p.answerRetention ?? -1 : (p: PolicyRecord) => p.retention ?? -1;
   const compare =
     sort === 'name'
       ? (a: PolicyRecord, b: PolicyRecord) => (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0)
-      : (a: PolicyRecord, b: PolicyRecord) => (b.retention ?? -1) - (a.retention ?? -1);
+      : (a: PolicyRecord, b: PolicyRecord) => kept(b) - kept(a);
   // Ties keep the cheaper first.
   return byCost(rows).sort(compare);
 }
