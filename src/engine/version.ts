@@ -3,7 +3,11 @@ import { ctxsimVersion } from '../process.js';
 /**
  * The SHA-256 of the engine's golden outputs at each engine version, oldest
  * first: the records a fixed study makes (every built-in policy on the
- * shipped scenarios) and the record hashes the benchmark wrote (bench/*.md).
+ * shipped scenarios: with simulated upkeep, at the default settings and at
+ * every other setting of the spec; and with recorded upkeep — summaries,
+ * extractions and embeddings replayed from a cassette — with answers to
+ * probe turns and a judge) and the record hashes the benchmark wrote
+ * (bench/*.md).
  * test/engine-version.test.ts holds the last to what the engine makes now;
  * when a replay makes other records for the same inputs (a built-in policy,
  * pricing, scoring or the turn loop changed), that test fails and names the
@@ -13,6 +17,8 @@ export const GOLDEN_HASHES = [
   '25f38655bdf58d01e01791a958c63b77694baa8668f46399703359ca7c747cda',
   // The golden study gained a second run, of every other setting of the spec (no record changed).
   'dfe62ee2d235801bc67aa9130ca9ef29d815520b6eecd636b8a2cc221ddd2644',
+  // The golden study gained a third run, of recorded upkeep with answers and a judge (no record changed).
+  '758cd96a30a18c580fc519d1d9803e281dc275fed01930af4c6fb97352025920',
 ] as const;
 
 /**
