@@ -134,11 +134,19 @@ describe('answered probes', () => {
     const dir = project(urls.forgetful, ['full', 'summary', 'summary-buffer', 'facts', 'retrieval']);
     const r = await ctxsim(['run', join(dir, 'study.yaml'), '--out', join(dir, 'rec')]);
     expect(r.code, r.stderr).toBe(0);
-    const policies = csvRows(textFiles(join(dir, 'rec')).get('policies.csv')!);
+    const out = textFiles(join(dir, 'rec'));
+    const policies = csvRows(out.get('policies.csv')!);
     for (const p of policies) {
       expect(Number(p.answered), p.policy).toBeLessThan(Number(p.retained));
       expect(Number(p.answer_retention), p.policy).toBeLessThan(Number(p.retention));
     }
+    // report.html lists the facts that were sent but not answered, one row each, beside those not retained.
+    const unanswered = csvRows(out.get('probes.csv')!).filter((p) => p.outcome === 'retained' && p.answer === 'unanswered');
+    const html = out.get('report.html')!;
+    expect(html).toMatch(new RegExp(`<p>${unanswered.length} of \\d+ probes were retained but not answered \\(`));
+    const section = html.slice(html.indexOf('probes were retained but not answered'));
+    const rows = section.slice(0, section.indexOf('</table>')).split('<tr>').slice(2);
+    expect(rows.map((r) => /<td>([^<]*)<\/td>/.exec(r)![1])).toEqual(unanswered.map((p) => p.scenario));
   });
 
   it('an answer the cassette lacks is exit 2 naming where and the command that records it', { timeout: 120_000 }, async () => {

@@ -102,6 +102,8 @@ export interface Digest {
   calls: Map<string, CallSums>;
   /** Retention probes whose fact was not retained (stale, missing or overflow), in record order. */
   lost: ProbeRecord[];
+  /** With answers measured: retention probes whose fact was sent (retained) but the chat model's reply did not hold it, in record order. */
+  unanswered: ProbeRecord[];
 }
 
 /** Running sums of one policy's turn records. */
@@ -127,6 +129,7 @@ export interface DigestPart {
   policies: Map<string, PolicySums>;
   cells: Map<string, RetentionCell>;
   lost: ProbeRecord[];
+  unanswered: ProbeRecord[];
 }
 
 /**
@@ -140,7 +143,7 @@ export interface DigestPart {
  * whole conversations.
  */
 export class DigestBuilder {
-  private readonly sums: DigestPart = { turns: 0, probes: 0, policies: new Map(), cells: new Map(), lost: [] };
+  private readonly sums: DigestPart = { turns: 0, probes: 0, policies: new Map(), cells: new Map(), lost: [], unanswered: [] };
   /** Scenario weights (millionths) by row name and scenario. */
   private readonly weights = new Map<string, bigint>();
 
@@ -206,6 +209,7 @@ export class DigestBuilder {
       } else sums.cells.set(key, { ...c, ...(c.weighted && { weighted: { ...c.weighted } }) });
     }
     for (const p of part.lost) sums.lost.push(p);
+    for (const p of part.unanswered) sums.unanswered.push(p);
     return this;
   }
 
@@ -268,6 +272,7 @@ export class DigestBuilder {
     if (p.outcome === 'retained') c.retained++;
     if (p.answer !== undefined) c.answered = (c.answered ?? 0) + (p.answer === 'answered' ? 1 : 0);
     if (isLost(p)) this.sums.lost.push(p);
+    else if (p.answer === 'unanswered') this.sums.unanswered.push(p);
   }
 
   /** The figures of the records added so far (adding may go on after). */
@@ -310,6 +315,7 @@ export class DigestBuilder {
       retentionByAge: [...this.sums.cells.values()].map((c) => ({ ...c, ...(c.weighted && { weighted: { ...c.weighted } }) })),
       calls,
       lost: [...this.sums.lost],
+      unanswered: [...this.sums.unanswered],
     };
   }
 }

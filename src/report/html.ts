@@ -121,23 +121,45 @@ function foundInstead(l: ProbeRecord): string {
 }
 
 function lostSection(results: Reported): string {
-  const lost = results.digest.lost;
+  const { lost, unanswered } = results.digest;
   if (!results.digest.probes) return '<p>No fact was probed in this study.</p>';
-  if (!lost.length) return '<p>Every probed fact was retained by every policy.</p>';
-  const order = policyNames(results);
+  const parts = [lost.length ? notRetained(results) : '<p>Every probed fact was retained by every policy.</p>'];
+  // With answers measured: the facts that were sent, but the chat model's reply did not hold.
+  if (unanswered.length) parts.push(notAnswered(results));
+  return parts.join('\n');
+}
+
+/** `policy: 3 · other: 1`: how many of `probes` each row lost, in the report's order. */
+function perRow(results: Reported, probes: readonly ProbeRecord[]): string {
   const byModel = severalModels(results.policies);
-  const perPolicy = order
-    .map((p) => [p, lost.filter((l) => seriesName(l, byModel) === p).length] as const)
+  return policyNames(results)
+    .map((p) => [p, probes.filter((l) => seriesName(l, byModel) === p).length] as const)
     .filter(([, n]) => n > 0)
     .map(([p, n]) => `${escapeHtml(p)}: ${grouped(n)}`)
     .join(' · ');
+}
+
+function notRetained(results: Reported): string {
+  const { lost } = results.digest;
   const labels = rowLabels(results.policies);
   const t: DisplayTable = {
     header: ['scenario', ...labels.header, 'turn', 'fact', 'outcome', 'turns since stated', 'found instead'],
     rows: lost.map((l) => [l.scenario, ...labels.cells(l), String(l.turn), l.fact, l.outcome, grouped(l.ageTurns), foundInstead(l)]),
     numeric: new Set([1 + labels.header.length, 4 + labels.header.length]),
   };
-  return `<p>${grouped(lost.length)} of ${grouped(results.digest.probes)} probes were not retained (${perPolicy}). <em>stale</em>: only an older value was sent; <em>missing</em>: no value was${lost.some((l) => l.outcome === 'overflow') ? '; <em>overflow</em>: the call was over the model&#39;s context window, so a real backend would have rejected it' : ''}.</p>\n${table(t, 'lost')}`;
+  return `<p>${grouped(lost.length)} of ${grouped(results.digest.probes)} probes were not retained (${perRow(results, lost)}). <em>stale</em>: only an older value was sent; <em>missing</em>: no value was${lost.some((l) => l.outcome === 'overflow') ? '; <em>overflow</em>: the call was over the model&#39;s context window, so a real backend would have rejected it' : ''}.</p>\n${table(t, 'lost')}`;
+}
+
+function notAnswered(results: Reported): string {
+  const { unanswered } = results.digest;
+  const labels = rowLabels(results.policies);
+  const t: DisplayTable = {
+    header: ['scenario', ...labels.header, 'turn', 'fact', 'turns since stated'],
+    rows: unanswered.map((l) => [l.scenario, ...labels.cells(l), String(l.turn), l.fact, grouped(l.ageTurns)]),
+    numeric: new Set([1 + labels.header.length, 3 + labels.header.length]),
+  };
+  const judge = unanswered.some((l) => l.judged !== undefined) ? ', and the judge did not say it gave it' : '';
+  return `<p>${grouped(unanswered.length)} of ${grouped(results.digest.probes)} probes were retained but not answered (${perRow(results, unanswered)}): the fact was sent, but the chat model&#39;s reply to the probe turn did not hold its value${judge}.</p>\n${table(t, 'lost')}`;
 }
 
 /** The model-call table's section (after the latency, storage and safety table); empty when no turn made more than one call. */
