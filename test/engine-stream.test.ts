@@ -170,10 +170,12 @@ describeBuilt(`streamStudyParallel: two worker threads${built ? '' : ' (skipped:
     expect(lone.got.map((g) => g.records.kind)).toEqual(Array(6).fill('records'));
   });
 
-  it('fails the run at an encoder module without encodeScenario, naming it', async () => {
+  it('fails the run at an encoder module without encodeScenario, or that cannot be loaded, naming it: a usage error', async () => {
     const { streamStudyParallel, opts } = await parallel();
     const module = pathToFileURL(join(ROOT, 'test', 'fixtures', 'encoders', 'none.mjs')).href;
     await expect(streamStudyParallel({ ...opts, jobs: 2, encoder: { module } }, () => {})).rejects.toThrow(`encoder module ${module} exports no encodeScenario function`);
+    const missing = pathToFileURL(join(ROOT, 'test', 'fixtures', 'encoders', 'missing.mjs')).href;
+    await expect(streamStudyParallel({ ...opts, jobs: 2, encoder: { module: missing } }, () => {})).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(new RegExp(`^encoder module ${missing} cannot be loaded \\(`)) });
   });
 });
 

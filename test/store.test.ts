@@ -240,6 +240,8 @@ describe('the cache folder', () => {
     // A lock a run that died had moved away to remove it (_lock.ts) is a temp file too.
     const moved = `${key}.lock.${dead}-0-76543210.tmp`;
     for (const f of [stale, live, aged, moved, 'not-ours.txt']) writeFileSync(join(dir, f), 'partial');
+    // …and so is a lock some tool made a folder, moved away by a run that died.
+    mkdirSync(join(dir, `${key}.lock.${dead}-0-fedcba98.tmp`, 'inside'), { recursive: true });
     old(join(dir, aged), 2);
     // A file of the layout before the store, which nothing reads, goes too, within the bound or not.
     writeFileSync(join(root, 'o200k_base.tokens'), '12345');

@@ -62,6 +62,9 @@ describe('the run settings as a study file and the command line write them', () 
 
   it('a value a setting does not take is one usage error naming its flag', async () => {
     expect(() => flagSettings({ cacheTtl: '5x' })).toThrow(new UsageError('--cache-ttl: expected a duration such as 300s or 5m, got "5x"'));
+    // Written well, but not a value the spec holds: said at the flag, not at the setting's name in the library.
+    expect(() => flagSettings({ cacheTtl: '0' })).toThrow(new UsageError('--cache-ttl: expected a number > 0, got 0'));
+    expect(() => flagSettings({ tokenizer: 'gpt2' })).toThrow(/^--tokenizer: expected one of auto\|o200k_base\|.*, got "gpt2"$/);
     await expectUsage(['run', '--scenario', SCENARIO, '--policy', 'full', '--cache-ttl', 'soon', '--out', '-'], 'ctxsim: --cache-ttl: expected a duration such as 300s or 5m, got "soon"');
     await expectUsage(['run', '--scenario', SCENARIO, '--policy', 'full', '--rules', 'mine', '--out', '-'], /--rules.*"mine".*"openai", "anthropic", "gemini"/);
   });
@@ -82,9 +85,26 @@ describe('the run settings as a study file and the command line write them', () 
   it('a flag replaces the study’s key, which is then neither used nor checked', async () => {
     const dir = tempDir();
     const file = join(dir, 'study.yaml');
-    writeFileSync(file, 'models: [no-such-model]\npolicies: [full]\n');
-    expect(await asyncProblems(() => studyFromFlags({ study: file }))).toEqual([expect.stringMatching(/models\[0\]: unknown model "no-such-model"/)]);
-    expect((await studyFromFlags({ study: file, model: ['gpt-4o-mini'], tokenCache: false })).models).toEqual(['gpt-4o-mini']);
+    writeFileSync(file, 'models: [no-such-model, no-such-model]\ncacheTtl: 0\npolicies: [full]\n');
+    expect(await asyncProblems(() => studyFromFlags({ study: file }))).toEqual([
+      expect.stringMatching(/study\.yaml:1:25 models\[1\]: model no-such-model is listed twice \(also models\[0\]\)$/),
+      expect.stringMatching(/study\.yaml:2:11 cacheTtl: expected a number > 0, got 0$/),
+      expect.stringMatching(/models\[0\]: unknown model "no-such-model"/),
+      expect.stringMatching(/models\[1\]: unknown model "no-such-model"/),
+    ]);
+    const study = await studyFromFlags({ study: file, model: ['gpt-4o-mini'], cacheTtl: '1h', tokenCache: false });
+    expect([study.models, study.promptCacheTtl]).toEqual([['gpt-4o-mini'], 3600]);
+  });
+
+  it('a repeated item is a problem listed with the file’s others, not instead of them', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'study.yaml');
+    writeFileSync(file, ['models: [gpt-4o, gpt-4o]', 'toolDefs: [{name: a}, {type: function, function: {name: a}}]', 'minRetention: 120%', 'policies: [full]', ''].join('\n'));
+    expect(await asyncProblems(() => loadStudy(file))).toEqual([
+      expect.stringMatching(/study\.yaml:1:18 models\[1\]: model gpt-4o is listed twice \(also models\[0\]\)$/),
+      expect.stringMatching(/study\.yaml:2:\d+ toolDefs\[1\]\.name: tool a is defined twice \(also toolDefs\[0\]\)$/),
+      expect.stringMatching(/study\.yaml:3:\d+ minRetention: /),
+    ]);
   });
 
   it('ctxsim check’s command that accepts a change repeats every setting flag given, in the settings’ order', () => {

@@ -145,7 +145,7 @@ describe('tools offered with every call', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 's.yaml'), SCENARIO(''));
     writeFileSync(join(dir, 'study.yaml'), `scenarios: [s.yaml]\npolicies: [full]\ntoolDefs:\n  - {name: ping, description: Check the server}\n  - {name: ping}\n`);
-    expect(await asyncProblems(() => loadStudy(join(dir, 'study.yaml')))).toEqual([expect.stringMatching(/study\.yaml:5:12 toolDefs\[1\]\.name: tool ping is defined twice \(also toolDefs\[0\]\), got "ping"$/)]);
+    expect(await asyncProblems(() => loadStudy(join(dir, 'study.yaml')))).toEqual([expect.stringMatching(/study\.yaml:5:12 toolDefs\[1\]\.name: tool ping is defined twice \(also toolDefs\[0\]\)$/)]);
     expect(problems(() => parseScenario('t.yaml', SCENARIO('tool_defs:\n  - {name: ping}\n  - {name: ping}\n')))).toEqual(['t.yaml:5:12 tool_defs[1].name: tool ping is defined twice (also tool_defs[0])']);
     const study = replayContext({ model: 'gpt-4o-mini', tokenizer: 'auto', seed: 42, toolDefs: [{ name: 'get_current_weather' }, { name: 'ping', description: 'Check the server' }] });
     const both = calls(SCENARIO(DEFS), 'full', study);

@@ -34,7 +34,7 @@ export const POLICY_LIMIT_OPTIONS = {
  */
 function settingOption(s: WrittenSetting, flag: { name: string; describe: string }) {
   const { schema } = s;
-  if (schema instanceof z.ZodNumber && schema.isInt) return wholeNumberOption(flag.name, { describe: flag.describe });
+  if (schema instanceof z.ZodNumber) return schema.isInt ? wholeNumberOption(flag.name, { describe: flag.describe }) : ({ type: 'number', describe: flag.describe } as const);
   if (schema instanceof z.ZodEnum) return { type: 'string', choices: schema.options, describe: flag.describe } as const;
   const list = schema instanceof z.ZodArray || (schema instanceof z.ZodReadonly && schema.unwrap() instanceof z.ZodArray);
   return { type: 'string', ...(list && { array: true }), describe: flag.describe } as const;

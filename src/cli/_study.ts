@@ -2,8 +2,9 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
-import { WRITTEN_SETTINGS, type StudySettings } from '../study/settings.js';
-import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
+import { readSetting, WRITTEN_SETTINGS, type StudySettings } from '../study/settings.js';
+import { issueText, valueAt } from '../text/document.js';
+import { defaultStudy, defined, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides } from '../study/upkeep.js';
 import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
@@ -60,7 +61,7 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   const twice = flags.model?.find((m, i) => flags.model!.indexOf(m) !== i);
   if (twice !== undefined) throw new UsageError(`--model: ${twice} given twice`);
   const overrides = studyOverrides(flags);
-  const study = flags.study ? await loadStudy(flags.study, overrides) : Object.assign(defaultStudy(), overrides.settings);
+  const study = flags.study ? await loadStudy(flags.study, overrides) : Object.assign(defaultStudy(), defined(overrides.settings ?? {}));
   if (!flags.study && overrides.upkeep) study.upkeepSource = withUpkeepOverrides(defaultUpkeep(process.cwd()), overrides.upkeep);
   checkUpkeepFlags(study, flags);
   if (overrides.out !== undefined) study.out = overrides.out;
@@ -94,9 +95,12 @@ export function flagSettings(flags: StudyFlags): Partial<StudySettings> {
     if (!s.meta.flag) continue;
     const raw = flags[camelCase(s.meta.flag.name)];
     if (raw === undefined || (Array.isArray(raw) && !raw.length)) continue;
-    const r = s.schema.safeParse(raw);
-    if (!r.success) throw new UsageError(`--${s.meta.flag.name}: ${r.error.issues[0]!.message}, got ${JSON.stringify(raw)}`);
-    out[s.name] = s.read(r.data, process.cwd());
+    const flag = `--${s.meta.flag.name}`;
+    const w = s.schema.safeParse(raw);
+    if (!w.success) throw new UsageError(`${flag}: ${issueText(w.error.issues[0]!, valueAt(raw, w.error.issues[0]!.path as (string | number)[]))}`);
+    const r = readSetting(s, w.data, process.cwd());
+    if ('problems' in r) throw new UsageError(`${flag}: ${r.problems[0]!.message}`);
+    out[s.name] = r.value;
   }
   return out as Partial<StudySettings>;
 }

@@ -159,7 +159,7 @@ export async function streamStudyParallel<E = unknown>(opts: RunOptions & { jobs
 }
 
 /** Runs a study on worker threads and keeps every record: the results of `runStudy`, record for record. */
-export async function runStudyParallel(opts: RunOptions & { jobs?: number }): Promise<RunResults> {
+export async function runStudyParallel(opts: Omit<RunOptions, 'encoder'> & { jobs?: number }): Promise<RunResults> {
   const collected = collectRecords();
   return collected.results(await streamStudyParallel(opts, collected.sink));
 }

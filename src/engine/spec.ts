@@ -28,16 +28,18 @@ import { DEFAULT_PROMPTS } from '../upkeep/prompts.js';
  *   a record, so it never enters a key.
  */
 
-/** Tool definitions as a study file writes them: either shape of a tool (`toolDefSchema`), a name once. */
-const TOOL_DEFS = z
-  .array(toolDefSchema)
-  .min(1)
-  .superRefine((tools, ctx) => {
-    tools.forEach((t, i) => {
-      const first = tools.findIndex((u) => u.name === t.name);
-      if (first !== i) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `tool ${t.name} is defined twice (also toolDefs[${first}])` });
-    });
+/** Tool definitions as a study file writes them: either shape of a tool (`toolDefSchema`). */
+const TOOL_DEFS = z.array(toolDefSchema).min(1);
+
+/** Each item of `list` whose `id` an earlier one has: at its place below the setting `key`, saying where the first is. */
+function repeats<T>(key: string, list: readonly T[], id: (t: T) => string, at: (i: number) => (string | number)[], said: (t: T) => string): ValueProblem[] {
+  const first = new Map<string, number>();
+  return list.flatMap((t, i) => {
+    const j = first.get(id(t));
+    if (j === undefined) first.set(id(t), i);
+    return j === undefined ? [] : [{ path: at(i), message: `${said(t)} twice (also ${key}[${j}])` }];
   });
+}
 /** A duration as a study file and a flag write it (`5m`, `1h`, or seconds). */
 const DURATION = COST_KEYS.cacheTtl.unwrap();
 const tokenFactor = z.union([z.number().positive(), z.record(z.string().min(1), z.number().positive())]);
@@ -74,6 +76,23 @@ export interface SettingMeta {
   written?: WrittenForm;
   /** The command-line flag that sets it, and what its help says; its kind (a whole number, a choice, a list, text) follows from the schema. */
   flag?: { name: string; describe: string };
+  /**
+   * Checks across a value's items that the schema holds (a model listed
+   * twice), run once it holds: so that in a study file they are listed
+   * with every other problem, not instead of them.
+   */
+  problems?: (value: unknown) => ValueProblem[];
+}
+
+/** A problem inside a setting's value: where, below the setting, and what. */
+export interface ValueProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+/** Checks of a value of the type its schema holds. */
+function checks<T>(fn: (value: T) => ValueProblem[]): (value: unknown) => ValueProblem[] {
+  return (value) => fn(value as T);
 }
 
 /** A setting's written form (`SettingMeta.written`): its schema, and how a value it checked reads. */
@@ -91,8 +110,8 @@ function setting<S extends z.ZodType>(schema: S, meta: SettingMeta): S {
   return schema;
 }
 
-/** A form written otherwise than held: `read` is given only values `schema` checked. */
-function written<W>(schema: z.ZodType<W>, read: (value: W, folder: string) => unknown): WrittenForm {
+/** A form written otherwise than held: `read` (default: the value as it is) is given only values `schema` checked. */
+function written<W>(schema: z.ZodType<W>, read: (value: W, folder: string) => unknown = (value) => value): WrittenForm {
   return { schema, read: (value, folder) => read(value as W, folder) };
 }
 
@@ -107,21 +126,16 @@ export const RUN_SPEC = z.strictObject({
       .array(z.string().min(1))
       .min(1, 'no chat model given')
       .readonly()
-      .superRefine((models, ctx) => {
-        models.forEach((m, i) => {
-          const first = models.indexOf(m);
-          if (first !== i) ctx.addIssue({ code: 'custom', path: [i], message: `model ${m} is listed twice (also models[${first}])` });
-        });
-      })
       .describe('the chat models: every conversation × policy is replayed on each, in the order given'),
     {
       one: { key: 'model', about: 'the chat model: prices, context window, tokenizer (default gpt-4o-mini)' },
+      problems: checks((models: readonly string[]) => repeats('models', models, (m) => m, (i) => [i], (m) => `model ${m} is listed`)),
       about: 'several chat models, instead of model: every conversation and policy runs on each, a row per policy and model',
       flag: { name: 'model', describe: 'chat model, e.g. gpt-4o-mini (repeatable: every policy runs on each model; replaces the study’s)' },
     },
   ),
   tokenizer: setting(z.string().min(1).describe('`auto` (from the model) or a tokenizer id'), {
-    written: written(z.enum(['auto', ...TOKENIZERS]), (v) => v),
+    written: written(z.enum(['auto', ...TOKENIZERS])),
     about: 'auto picks the tokenizer from the model: an OpenAI encoding, an open-weight family with its chat template, or o200k_base as an estimate (default auto)',
     flag: { name: 'tokenizer', describe: 'the tokenizer (auto: from the model)' },
   }),
@@ -163,7 +177,8 @@ export const RUN_SPEC = z.strictObject({
   }),
   toolDefs: setting(z.array(z.strictObject(toolFields)).readonly().optional().describe('tools offered in every call of every conversation, before its own `tool_defs`'), {
     about: 'tools offered in every call of every conversation (name, description, JSON Schema parameters): their definitions are part of each prompt; a scenario’s tool_defs of the same name replace them',
-    written: written(TOOL_DEFS, (v) => v),
+    written: written(TOOL_DEFS),
+    problems: checks((tools: readonly { name: string }[]) => repeats('toolDefs', tools, (t) => t.name, (i) => [i, 'name'], (t) => `tool ${t.name} is defined`)),
   }),
   upkeep: setting(RUN_UPKEEP.optional().describe('where upkeep comes from (absent: simulated, with the default prompts)'), {
     // A study's own upkeep, answers and judge keys make it (study/upkeep.ts: `studyUpkeep`).
@@ -271,20 +286,27 @@ export function runSpecOf(from: RunSpec): CanonicalSpec {
   const picked: Record<string, unknown> = {};
   for (const k of RUN_SPEC_KEYS) if (from[k] !== undefined) picked[k] = from[k];
   // A study's upkeep (where it comes from: a mode, an endpoint, a cassette) is not the run's, which `studyUpkeep` makes of it: without, the run would go simulated, without a word.
-  if ((from as { upkeepSource?: unknown }).upkeepSource !== undefined && !('upkeep' in from)) {
+  const studys = picked.upkeep && typeof picked.upkeep === 'object' && 'mode' in picked.upkeep;
+  if (studys || ((from as { upkeepSource?: unknown }).upkeepSource !== undefined && !('upkeep' in from))) {
     throw new UsageError('run settings: upkeep: a study’s upkeep settings (its mode, endpoint and cassette) are not a run’s: give the run `...await studyUpkeep(study, conversations, displayPath)` (ctxsim/study), or run the study with runStudyPipeline');
   }
   const r = RUN_SPEC.safeParse(picked);
-  if (r.success) {
-    const spec: Record<string, unknown> = {};
-    for (const k of RUN_SPEC_KEYS) if (r.data[k] !== undefined) spec[k] = picked[k] ?? r.data[k];
-    return spec as CanonicalSpec;
+  if (!r.success) throw settingError(r.error.issues[0]!, picked);
+  for (const k of RUN_SPEC_KEYS) {
+    const [p] = r.data[k] === undefined ? [] : (settingMeta(k).problems?.(r.data[k]) ?? []);
+    if (p) throw settingError({ path: [k, ...p.path], message: p.message }, picked);
   }
-  const issue = r.error.issues[0]!;
-  const value = issue.path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), picked);
+  const spec: Record<string, unknown> = {};
+  for (const k of RUN_SPEC_KEYS) if (r.data[k] !== undefined) spec[k] = picked[k] ?? r.data[k];
+  return spec as CanonicalSpec;
+}
+
+/** A setting that does not hold, as one usage error naming it and its value (`run settings: models[2]: … (got gpt-4o)`). */
+function settingError({ path, message }: { path: readonly PropertyKey[]; message: string }, given: Readonly<Record<string, unknown>>): UsageError {
+  const value = path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), given);
   const shown = value === undefined ? '' : ` (got ${typeof value === 'object' ? JSON.stringify(value)?.slice(0, 80) : String(value)})`;
-  const at = issue.path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i ? `.${String(k)}` : String(k))).join('');
-  throw new UsageError(`run settings: ${at || 'settings'}: ${issue.message}${shown}`);
+  const at = path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i ? `.${String(k)}` : String(k))).join('');
+  return new UsageError(`run settings: ${at || 'settings'}: ${message}${shown}`);
 }
 
 /** What of a run's spec one chat model's units depend on. */

@@ -1,6 +1,6 @@
 import { Console } from 'node:console';
 import { parentPort, workerData } from 'node:worker_threads';
-import { CtxsimError } from '../errors.js';
+import { CtxsimError, UsageError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
 import { loadPolicyModule } from '../policies/module.js';
 import { describeThrown, setModuleCallHooks } from '../policies/module-calls.js';
@@ -38,9 +38,14 @@ function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
 
 /** The run's encoder, imported once: its `encodeScenario`, with the encoder's options and what it knows of the run. */
 async function importEncoder(encoder: ScenarioEncoder, ctx: EncoderContext): Promise<(records: ScenarioRecordLists) => ReturnType<EncodeScenario>> {
-  const m: { encodeScenario?: EncodeScenario } = await import(encoder.module);
+  let m: { encodeScenario?: EncodeScenario };
+  try {
+    m = (await import(encoder.module)) as typeof m;
+  } catch (e) {
+    throw new UsageError(`encoder module ${encoder.module} cannot be loaded (${describeThrown(e)})`);
+  }
   const encode = m.encodeScenario;
-  if (typeof encode !== 'function') throw new CtxsimError(`encoder module ${encoder.module} exports no encodeScenario function`, 'internal');
+  if (typeof encode !== 'function') throw new UsageError(`encoder module ${encoder.module} exports no encodeScenario function`);
   return (records) => encode(records, encoder.options, ctx);
 }
 

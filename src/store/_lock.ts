@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
+import { tempName } from './_temp.js';
 
 /**
  * The lock of a store entry that runs merge into: `<entry>.lock`, a file
@@ -76,7 +77,13 @@ export function tryLock(path: string, token: string): boolean {
 
 /** Removes the lock `path` if it still holds `token` (a lock broken as stale may since be another run's); whether it did. Never throws. */
 export function releaseLock(path: string, token: string): boolean {
-  return holds(path, token) && removeIf(path, (moved) => holds(moved, token));
+  // Missing, it may be moved aside for a moment by a run breaking what it saw stale, which puts it back at once: look again.
+  for (let tries = 0; tries < 5; tries++) {
+    if (holds(path, token)) return removeIf(path, (moved) => holds(moved, token));
+    if (existsSync(path)) return false;
+    Atomics.wait(pause, 0, 0, 1);
+  }
+  return false;
 }
 
 /**
@@ -129,7 +136,7 @@ function holds(path: string, token: string): boolean {
  * nothing was there). Never throws.
  */
 export function removeIf(path: string, isIt: (moved: string) => boolean): boolean {
-  const moved = `${path}.${process.pid}-${threadId}-${randomBytes(4).toString('hex')}.tmp`;
+  const moved = tempName(path);
   try {
     renameSync(path, moved);
   } catch (e) {

@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { closeSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
-import { threadId } from 'node:worker_threads';
 import { alive, makeDirs, readRegularFile } from '../process.js';
 import { LOCK_WAIT_MS, takeLock } from './_lock.js';
+import { TEMP, tempName } from './_temp.js';
 import { entryHeader, entryPayload, isKey } from './entry.js';
 import { NAMESPACE_NAMES, NAMESPACES, type NamespaceName } from './namespaces.js';
 
@@ -43,8 +43,6 @@ export const DEFAULT_STORE_BYTES = 1_000_000_000;
 
 const TEMP_STALE_MS = 3_600_000;
 
-/** A temp file: `<key>.<pid>-<thread>-<random>.tmp`, or a lock being removed, `<key>.lock.<pid>-<thread>-<random>.tmp` (_lock.ts). */
-const TEMP = /^([0-9a-f]{64})(?:\.lock)?\.(\d+)-\d+-[0-9a-f]{8}\.tmp$/;
 const FAN = /^[0-9a-f]{2}$/;
 const LOCK = /^[0-9a-f]{64}\.lock$/;
 
@@ -177,7 +175,7 @@ export class CacheSpace {
   /** Writes an entry to a temp file and renames it into place; throws when it cannot. */
   private write(key: string, payload: Uint8Array): void {
     const file = this.file(key);
-    const tmp = `${file}.${process.pid}-${threadId}-${randomBytes(4).toString('hex')}.tmp`;
+    const tmp = tempName(file);
     try {
       const fd = openSync(tmp, 'w');
       try {
@@ -243,7 +241,8 @@ function sweepTemps(dir: string, which: 'stale' | 'all', now = Date.now()): void
     const m = TEMP.exec(name);
     if (!m) continue;
     try {
-      if (which === 'all' || !alive(Number(m[2])) || now - statSync(path).mtimeMs > TEMP_STALE_MS) rmSync(path, { force: true });
+      // A lock moved aside to be removed may be a folder some tool made.
+      if (which === 'all' || !alive(Number(m[2])) || now - statSync(path).mtimeMs > TEMP_STALE_MS) remove(path);
     } catch {
       // Gone meanwhile, or not ours to remove.
     }

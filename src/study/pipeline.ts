@@ -2,17 +2,17 @@ import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
 import type { RunInfo } from '../engine/run.js';
-import { RUN_SPEC_KEYS, runSpecOf, type CanonicalSpec, type Conversations, type RunOptions, type RunSpec, type ScenarioEncoder } from '../engine/spec.js';
+import { RUN_SPEC_KEYS, runSpecOf, type CanonicalSpec, type Conversations, type RunOptions, type RunSpec } from '../engine/spec.js';
 import { byPolicy } from '../engine/summary.js';
 import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
-import type { ResultsMeta } from '../records/json.js';
+import type { ResultsMeta, StreamedList } from '../records/json.js';
 import { lostProbes } from '../records/digest.js';
 import type { Conversation } from '../types.js';
 import type { PolicyRecord, ProbeRecord, SummaryRecord } from '../records/registry.js';
 import { checkFileTarget, OutputSet } from './files.js';
-import type { StudyRecords } from './record-encoder.js';
+import { recordEncoder, type StudyRecords } from './record-encoder.js';
 import { ctxsimVersion } from '../process.js';
 import { displayPath } from './package.js';
 import { loadScenarios, type Study } from './study.js';
@@ -66,12 +66,13 @@ export interface StudyDone {
  */
 export interface StudySink<R> {
   /**
-   * The encoder worker threads run on each scenario for this sink
-   * (`recordEncoder(lists)`, record-encoder.ts: its bytes in the record
-   * files of those lists and its part of the report digest), which `add`
-   * then gets instead of the lists; absent: the lists.
+   * The record lists whose text worker threads make for this sink: each
+   * scenario is then encoded on its thread (`recordEncoder`,
+   * record-encoder.ts: its bytes in the record files of these lists and its
+   * part of the report digest), and `add` gets that instead of the lists;
+   * absent: the lists.
    */
-  readonly encoder?: ScenarioEncoder;
+  readonly encodedLists?: readonly StreamedList[];
   add(records: StudyRecords, index: number): void;
   finish(done: StudyDone, outputs?: OutputSet): Promise<R>;
   abort(): void;
@@ -145,7 +146,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
         conversations: handOver(loaded),
         jobs,
         ...(opts.shard && { shard: opts.shard }),
-        ...(sink.encoder && { encoder: sink.encoder }),
+        ...(sink.encodedLists && { encoder: recordEncoder(sink.encodedLists) }),
         ...(opts.onProgress && { onProgress: opts.onProgress }),
         ...upkeep,
       },

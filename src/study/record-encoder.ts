@@ -27,7 +27,10 @@ export interface RecordEncoderOptions {
   lists: readonly StreamedList[];
 }
 
-/** Encodes one scenario on a worker thread (the function the worker calls). */
+/**
+ * Encodes one scenario on a worker thread (the function the worker calls).
+ * @public (imported by URL, `recordEncoder`)
+ */
 export const encodeScenario: EncodeScenario<RecordEncoderOptions, RecordEncoding> = (records, options, ctx) => {
   const text = recordText(records, options.lists);
   const digest = new DigestBuilder(ctx.models.length > 1).add(records).part();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { RUN_SPEC, RUN_SPEC_KEYS, settingMeta, type CanonicalSpec, type RunSpec, type SettingMeta } from '../engine/spec.js';
+import { RUN_SPEC, RUN_SPEC_KEYS, settingMeta, type CanonicalSpec, type RunSpec, type SettingMeta, type ValueProblem } from '../engine/spec.js';
+import { issueText, valueAt } from '../text/document.js';
 
 /**
  * The run settings as a study file and the command line write them, all
@@ -69,16 +70,35 @@ export function settingKeyDescriptions(): Record<string, string> {
 }
 
 /**
- * The settings a checked study file `doc` gives, as the spec holds them
- * (paths resolved from the study's folder `dir`), by setting name.
+ * A setting's value as written (checked by its written schema), read as the
+ * spec holds it (a path from `folder`, …): the value, or what keeps it from
+ * being one — a value the spec does not hold (a duration of 0), a check
+ * across its items (a model listed twice) — at places below the setting.
  */
-export function readSettings(doc: Readonly<Record<string, unknown>>, dir: string): Partial<StudySettings> {
-  const out: Record<string, unknown> = {};
+export function readSetting(s: WrittenSetting, written: unknown, folder: string): { value: unknown } | { problems: ValueProblem[] } {
+  const value = s.read(written, folder);
+  const held = unwrapped(RUN_SPEC.shape[s.name]).safeParse(value);
+  if (!held.success) return { problems: held.error.issues.map((i) => ({ path: i.path as (string | number)[], message: issueText(i, valueAt(value, i.path as (string | number)[])) })) };
+  const problems = s.meta.problems?.(value) ?? [];
+  return problems.length ? { problems } : { value };
+}
+
+/**
+ * The settings a checked study file `doc` gives, as the spec holds them
+ * (paths resolved from the study's folder `dir`), by setting name; and the
+ * problems that keep some from being read, at their keys.
+ */
+export function readSettings(doc: Readonly<Record<string, unknown>>, dir: string): { settings: Partial<StudySettings>; problems: ValueProblem[] } {
+  const settings: Record<string, unknown> = {};
+  const problems: ValueProblem[] = [];
   for (const s of WRITTEN_SETTINGS) {
-    if (s.meta.one && doc[s.meta.one.key] !== undefined) out[s.name] = [doc[s.meta.one.key]];
-    if (doc[s.key] !== undefined) out[s.name] = s.read(doc[s.key], dir);
+    const key = doc[s.key] !== undefined ? s.key : s.meta.one && doc[s.meta.one.key] !== undefined ? s.meta.one.key : undefined;
+    if (key === undefined) continue;
+    const r = readSetting(s, key === s.key ? doc[key] : [doc[key]], dir);
+    if ('value' in r) settings[s.name] = r.value;
+    else for (const p of r.problems) problems.push({ path: key === s.key ? [key, ...p.path] : [key], message: p.message });
   }
-  return out as Partial<StudySettings>;
+  return { settings: settings as Partial<StudySettings>, problems };
 }
 
 /** The study keys a setting is written under (its key, and its `one` key). */

@@ -10,7 +10,7 @@ import type { Results, SummaryRecord } from '../records/registry.js';
 import { checkFileTarget, naming, StagedFiles, writeFileAtomic, type OutputSet } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
 import { RecordFiles } from './record-files.js';
-import { recordEncoder, type StudyRecords } from './record-encoder.js';
+import type { StudyRecords } from './record-encoder.js';
 
 /**
  * The outputs of a study, each a `StudySink` for `runStudyPipeline`: every
@@ -96,7 +96,7 @@ export function folderSink(dir: string, opts: RecordsOptions & Pick<ReportFilesO
   }
   const kept = digestSink();
   return {
-    encoder: recordEncoder(streamedLists(mode)),
+    encodedLists: streamedLists(mode),
     add(records) {
       naming(dir, () => files.add(records));
       kept.add(records, 0);
@@ -215,7 +215,7 @@ function jsonFileSink(path: string, mode: RecordsMode): StudySink<string> {
   }
   const summary: SummaryRecord[] = [];
   return {
-    encoder: recordEncoder(streamedLists(mode)),
+    encodedLists: streamedLists(mode),
     add(records) {
       naming(path, () => files.add(records));
       for (const s of records.summary) summary.push(s);

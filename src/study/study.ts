@@ -237,14 +237,19 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
     throw new ScenarioError([src.problem([], 'this is a scenario file, not a study (it has turns): run it with ctxsim run --scenario FILE')]);
   }
   const problems: Problem[] = [];
-  const doc = src.check(studySchema, root, [], problems) as StudyDoc | undefined;
+  // The keys of the settings the caller replaces are neither checked nor read.
+  const replaced = new Set(WRITTEN_SETTINGS.filter((s) => overrides.settings?.[s.name as keyof StudySettings] !== undefined).flatMap(keysOf));
+  const own = root && typeof root === 'object' && !Array.isArray(root) ? Object.fromEntries(Object.entries(root).filter(([k]) => !replaced.has(k))) : root;
+  const doc = src.check(studySchema, own, [], problems) as StudyDoc | undefined;
   const dir = dirname(resolve(file));
   const roots = studyRoots(dir);
   const modules = overrides.policies ? new Map() : await studyModules(src, root, dir, roots, problems, overrides.policyTimeout);
   const base = defaultStudy();
   const study: Study = { ...base, file: resolve(file), out: resolve(dir, 'reports') };
   if (doc) {
-    Object.assign(study, readSettings(doc, dir), {
+    const read = readSettings(doc, dir);
+    for (const p of read.problems) problems.push(src.problem(p.path, p.message));
+    Object.assign(study, read.settings, {
       // `-` is stdout, as `--out -` is: not a folder named `-`.
       ...(doc.out !== undefined && { out: doc.out === STDOUT ? STDOUT : resolve(dir, doc.out) }),
       ...(doc.records !== undefined && { records: doc.records }),
@@ -255,7 +260,7 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
       }),
     });
     if (doc.upkeep !== undefined) study.upkeepSource = upkeepSettings(doc.upkeep, dir);
-    Object.assign(study, overrides.settings);
+    Object.assign(study, defined(overrides.settings ?? {}));
     if (doc.minRetention !== undefined) {
       const share = shareOf(doc.minRetention);
       if (typeof share === 'number') study.minRetention = share;
@@ -306,8 +311,7 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
       else problems.push(src.problem(['policies', i], `policy ${v.name} is listed twice (also policies[${j}]); its totals would count twice`));
     }
   }
-  const told = doc && withoutReplaced(doc, overrides.settings ?? {});
-  if (told) problems.push(...modelListProblems(src, told), ...modelProblems(src, told, study.prices, entries, overrides.policies ? [] : raw.policies));
+  if (doc) problems.push(...modelListProblems(src, doc), ...modelProblems(src, doc, study.prices, entries, overrides.policies ? [] : raw.policies));
   if (problems.length) throw new ScenarioError([...problems, ...sourceProblems(study.scenarios)]);
   return study;
 }
@@ -327,11 +331,9 @@ function sourceProblems(sources: readonly ScenarioSource[]): readonly Problem[] 
   }
 }
 
-/** A study file's checked keys, less those of the settings the caller replaces (which are then neither checked nor used). */
-function withoutReplaced(doc: StudyDoc, replaced: Partial<StudySettings>): StudyDoc {
-  const out: Record<string, unknown> = { ...doc };
-  for (const s of WRITTEN_SETTINGS) if (replaced[s.name as keyof StudySettings] !== undefined) for (const k of keysOf(s)) delete out[k];
-  return out as StudyDoc;
+/** The entries of `o` whose value is not undefined (so that assigning them replaces only what they set). */
+export function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /** `model` and `models` together, and several models with `route` (which picks each turn's model itself). */

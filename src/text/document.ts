@@ -103,7 +103,7 @@ export class SourceDoc {
         if (more > 0) out.push(this.problem(at, `and ${more} more unknown key${more === 1 ? '' : 's'}`));
         continue;
       }
-      out.push(this.problem(at, describe(issue, valueAt(value, at.slice(path.length)))));
+      out.push(this.problem(at, issueText(issue, valueAt(value, at.slice(path.length)))));
     }
     return undefined;
   }
@@ -192,7 +192,7 @@ function firstLine(s: string): string {
   return s.split('\n')[0]!.trim();
 }
 
-function valueAt(root: unknown, path: DocPath): unknown {
+export function valueAt(root: unknown, path: DocPath): unknown {
   let v = root;
   for (const p of path) v = v && typeof v === 'object' ? (v as Record<string | number, unknown>)[p] : undefined;
   return v;
@@ -216,7 +216,8 @@ function typed(v: unknown): string {
 /** How a message names the type zod expected. */
 const EXPECTED: Partial<Record<string, string>> = { record: 'mapping', object: 'mapping', array: 'list', int: 'a whole number' };
 
-function describe(issue: z.core.$ZodIssue, value: unknown): string {
+/** A zod issue as a problem's message, `value` the value at its place (`expected one of auto|off, got "sometimes"`). */
+export function issueText(issue: z.core.$ZodIssue, value: unknown): string {
   if (value === undefined && issue.code === 'invalid_union') return 'required but missing';
   switch (issue.code) {
     case 'invalid_type':

@@ -12,15 +12,15 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
       ['ctxsim explain study.yaml --scenario support-0003 --policy summary --turn 8', 'the same turn as `ctxsim run study.yaml` replayed it: the study\'s model, seed, prices and caching'],
     ],
     builder: async (y: Argv) => {
-      const [{ POLICY_LIMIT_OPTIONS }, { TOKENIZERS }] = await Promise.all([import('../_study-options.js'), import('../../tokens/encoding.js')]);
+      const { POLICY_LIMIT_OPTIONS, SETTING_OPTIONS } = await import('../_study-options.js');
       return y
         .positional('file', { type: 'string', demandOption: true, describe: 'scenario file, or study file (then the turn is replayed as ctxsim run replays the study)' })
         .option('scenario', { type: 'string', describe: 'with a study file: the id of the conversation (needed when the study has several)' })
         .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3, or a policy module: ./policies/keep-edges.mjs:keep=1' })
         .option('turn', wholeNumberOption('turn', { demandOption: true, describe: 'turn number (from 1)' }))
         .option('model', { type: 'string', describe: 'chat model: prices, context window, tokenizer (with a study file: one of its models)', defaultDescription: 'gpt-4o-mini, or the study\'s first' })
-        .option('tokenizer', { type: 'string', describe: `auto | ${TOKENIZERS.join(' | ')} (over the study's, as on run)`, defaultDescription: 'auto, or the study\'s' })
-        .option('seed', wholeNumberOption('seed', { describe: 'random seed (over the study\'s, as on run)', defaultDescription: '42, or the study\'s' }))
+        .option('tokenizer', { ...SETTING_OPTIONS.tokenizer, describe: 'the tokenizer (over the study\'s, as on run)', defaultDescription: 'auto, or the study\'s' })
+        .option('seed', { ...SETTING_OPTIONS.seed, describe: 'random seed (over the study\'s, as on run)', defaultDescription: '42, or the study\'s' })
         .option('upkeep', { type: 'string', describe: 'simulate, or replay the upkeep cassette (a study recorded with ctxsim run --upkeep record); explain sends nothing', defaultDescription: 'the study’s, else simulate' })
         .option('cassette', { type: 'string', describe: 'with --upkeep replay: the upkeep cassette to replay', defaultDescription: 'upkeep.cassette.jsonl beside the study' })
         .options(POLICY_LIMIT_OPTIONS);
