@@ -164,6 +164,11 @@ describe('aggregate', () => {
     });
     expect(aggregate(POLICY_RECORD, [row({ answered: 1 }), row({})]).answered).toBe(1);
   });
+
+  it('takes the largest of a conversation of 200,000 turns (more than a spread of arguments holds)', () => {
+    const turns = Array.from({ length: 200_000 }, (_, i) => ({ ...turn, turn: i + 1, inputTokens: i === 123_456 ? 9_999 : 10 }));
+    expect(aggregate(SUMMARY_RECORD, turns).peakInputTokens).toBe(9_999);
+  });
 });
 
 describe('docs/columns.md', () => {

@@ -203,7 +203,8 @@ export function aggregate<Cs extends readonly ColumnSpec[]>(kind: RecordKind<Cs>
     if (!(COMPUTED as readonly string[]).includes(c.agg)) continue;
     const of = c.of === undefined ? [c.key] : typeof c.of === 'string' ? [c.of] : c.of;
     if (c.agg === 'sum') out[c.key] = sum(c, of, rows);
-    else if (c.agg === 'max') out[c.key] = Math.max(...column(rows, of[0]!));
+    // A loop, not Math.max(...): spreading a long conversation's rows would overflow the stack.
+    else if (c.agg === 'max') out[c.key] = column(rows, of[0]!).reduce((m, v) => Math.max(m, v), -Infinity);
     else if (c.agg === 'p50') out[c.key] = ranked(of[0]!, 50);
     else if (c.agg === 'p95') out[c.key] = ranked(of[0]!, 95);
     else out[c.key] = Math.round((sum(c, of, rows) as number) / rows.length);
