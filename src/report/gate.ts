@@ -80,19 +80,21 @@ export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): 
   const byModel = severalModels(result.rows);
   const name: Namer = (r) => seriesName(r, byModel);
   const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, result.rows.some((r) => r.before?.answered !== undefined && r.after?.answered !== undefined))}.`, ''];
+  // One line at a time: a study's rows may be more than a call's arguments can hold (push(...rows)).
+  const add = (more: readonly string[]) => {
+    for (const l of more) lines.push(l);
+  };
   if (opts.note) lines.push(`${opts.note}.`, '');
-  if (result.differences.length) {
-    lines.push('The study differs from the baseline\'s:', '', ...result.differences.map((d) => `- ${d}`), '');
-  }
-  if (opts.verbose) lines.push(...table(result.rows, byModel), '');
-  else if (result.failed) lines.push(...table(failing, byModel), '');
+  if (result.differences.length) add(['The study differs from the baseline\'s:', '', ...result.differences.map((d) => `- ${d}`), '']);
+  if (opts.verbose) add([...table(result.rows, byModel), '']);
+  else if (result.failed) add([...table(failing, byModel), '']);
   else {
-    lines.push(...result.policies.map((p) => policyLine(p, name)));
+    add(result.policies.map((p) => policyLine(p, name)));
     const aside = result.rows.filter((r) => r.verdict === 'added' || r.verdict === 'removed');
-    lines.push(...aside.map((r) => `- ${name(r)}: ${r.verdict} for ${r.scenario}`), '');
+    add([...aside.map((r) => `- ${name(r)}: ${r.verdict} for ${r.scenario}`), '']);
   }
   const lost = lostLines(failing, name);
-  if (lost.length) lines.push('Facts lost:', '', ...lost, '');
+  if (lost.length) add(['Facts lost:', '', ...lost, '']);
   if (result.failed && opts.accept) lines.push('To accept the change, save the new baseline:', '', `    ${opts.accept}`, '');
   return `${lines.join('\n').trimEnd()}\n`;
 }

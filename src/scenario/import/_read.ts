@@ -246,7 +246,7 @@ export class JsonSource {
     if (ok !== undefined) return ok;
     const found: Problem[] = [];
     this.parsed().check(schema, value, path, found);
-    out.push(...found.map((p) => this.placed(p)));
+    for (const p of found) out.push(this.placed(p));
     return undefined;
   }
 

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import type { Baseline, BaselineRow, StudyFingerprint } from '../src/gate/baseline.js';
+import { compare, DEFAULT_LIMITS } from '../src/gate/compare.js';
+import { gateMarkdown } from '../src/report/gate.js';
+
+/** A study of 150,000 scenario × policy rows: more lines than a call's arguments can hold. */
+const ROWS = 150_000;
+
+const study: StudyFingerprint = { model: 'gpt-4o-mini', tokenizer: 'o200k_base', prices: 'builtin', cache: 'auto ttl=300s', rules: 'openai', seed: 42, policies: ['full'], scenarios: {} };
+const row = (i: number, costMicroUsd: number): BaselineRow => ({ scenario: `s${i}`, policy: 'full', model: 'gpt-4o-mini', inputTokens: 100, cachedTokens: 0, outputTokens: 10, auxTokens: 0, costMicroUsd, probes: 4, retained: 4, overflowTurns: 0, latencyP95Ms: 100 });
+const baseline = (cost: (i: number) => number): Baseline => ({ schemaVersion: 1, studyHash: 'x', study, rows: Array.from({ length: ROWS }, (_, i) => row(i, cost(i))) });
+
+describe('the gate’s report of a large study', () => {
+  it('lists every row, verbose or failing, one line each', () => {
+    const verbose = gateMarkdown(compare(baseline(() => 20), baseline(() => 20), DEFAULT_LIMITS), { verbose: true });
+    expect(verbose.split('\n').filter((l) => l.startsWith('| pass | s')).length).toBe(ROWS);
+    // Every row costs twice as much: every row fails, and is listed.
+    const failing = gateMarkdown(compare(baseline(() => 20), baseline(() => 40), DEFAULT_LIMITS));
+    expect(failing.split('\n').filter((l) => l.startsWith('| fail | s')).length).toBe(ROWS);
+  });
+});
