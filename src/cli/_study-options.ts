@@ -35,7 +35,11 @@ export const POLICY_LIMIT_OPTIONS = {
 function settingOption(s: WrittenSetting, flag: { name: string; describe: string }) {
   const { schema } = s;
   if (schema instanceof z.ZodNumber) return schema.isInt ? wholeNumberOption(flag.name, { describe: flag.describe }) : ({ type: 'number', describe: flag.describe } as const);
-  if (schema instanceof z.ZodEnum) return { type: 'string', choices: schema.options, describe: flag.describe } as const;
+  if (schema instanceof z.ZodEnum) {
+    // A few choices are yargs' (shown after the help); a longer list reads better in it, and is checked as the study key is.
+    const values = schema.options.map(String);
+    return values.length <= 4 ? ({ type: 'string', choices: values, describe: flag.describe } as const) : ({ type: 'string', describe: `${flag.describe}: ${values.join(' | ')}` } as const);
+  }
   const list = schema instanceof z.ZodArray || (schema instanceof z.ZodReadonly && schema.unwrap() instanceof z.ZodArray);
   return { type: 'string', ...(list && { array: true }), describe: flag.describe } as const;
 }
