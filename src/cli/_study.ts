@@ -3,7 +3,6 @@ import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
 import { readSetting, WRITTEN_SETTINGS, type StudySettings } from '../study/settings.js';
-import { issueText, valueAt } from '../text/document.js';
 import { defaultStudy, defined, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides } from '../study/upkeep.js';
@@ -95,11 +94,8 @@ export function flagSettings(flags: StudyFlags): Partial<StudySettings> {
     if (!s.meta.flag) continue;
     const raw = flags[camelCase(s.meta.flag.name)];
     if (raw === undefined || (Array.isArray(raw) && !raw.length)) continue;
-    const flag = `--${s.meta.flag.name}`;
-    const w = s.schema.safeParse(raw);
-    if (!w.success) throw new UsageError(`${flag}: ${issueText(w.error.issues[0]!, valueAt(raw, w.error.issues[0]!.path as (string | number)[]))}`);
-    const r = readSetting(s, w.data, process.cwd());
-    if ('problems' in r) throw new UsageError(`${flag}: ${r.problems[0]!.message}`);
+    const r = readSetting(s, raw, process.cwd());
+    if ('problems' in r) throw new UsageError(`--${s.meta.flag.name}: ${r.problems[0]!.message}`);
     out[s.name] = r.value;
   }
   return out as Partial<StudySettings>;

@@ -70,17 +70,28 @@ export function settingKeyDescriptions(): Record<string, string> {
 }
 
 /**
- * A setting's value as written (checked by its written schema), read as the
- * spec holds it (a path from `folder`, …): the value, or what keeps it from
- * being one — a value the spec does not hold (a duration of 0), a check
- * across its items (a model listed twice) — at places below the setting.
+ * A setting's value as written, read as the spec holds it (a path from
+ * `folder`, …): the value, or what keeps it from being one — not written as
+ * the setting is (`5x` for a duration), a value the spec does not hold (a
+ * duration of 0), a check across its items (a model listed twice) — at
+ * places below the setting.
  */
 export function readSetting(s: WrittenSetting, written: unknown, folder: string): { value: unknown } | { problems: ValueProblem[] } {
-  const value = s.read(written, folder);
+  const w = s.schema.safeParse(written);
+  if (!w.success) return { problems: issues(w.error, written) };
+  const value = s.read(w.data, folder);
   const held = unwrapped(RUN_SPEC.shape[s.name]).safeParse(value);
-  if (!held.success) return { problems: held.error.issues.map((i) => ({ path: i.path as (string | number)[], message: issueText(i, valueAt(value, i.path as (string | number)[])) })) };
+  if (!held.success) return { problems: issues(held.error, value) };
   const problems = s.meta.problems?.(value) ?? [];
   return problems.length ? { problems } : { value };
+}
+
+/** A zod error's issues as problems in `value`, worded as a study file's. */
+function issues(error: z.ZodError, value: unknown): ValueProblem[] {
+  return error.issues.map((i) => {
+    const path = i.path as (string | number)[];
+    return { path, message: issueText(i, valueAt(value, path)) };
+  });
 }
 
 /**
