@@ -286,8 +286,8 @@ export function runSpecOf(from: RunSpec): CanonicalSpec {
   const picked: Record<string, unknown> = {};
   for (const k of RUN_SPEC_KEYS) if (from[k] !== undefined) picked[k] = from[k];
   // A study's upkeep (where it comes from: a mode, an endpoint, a cassette) is not the run's, which `studyUpkeep` makes of it: without, the run would go simulated, without a word.
-  const studys = picked.upkeep && typeof picked.upkeep === 'object' && 'mode' in picked.upkeep;
-  if (studys || ((from as { upkeepSource?: unknown }).upkeepSource !== undefined && !('upkeep' in from))) {
+  const studysGiven = picked.upkeep && typeof picked.upkeep === 'object' && 'mode' in picked.upkeep;
+  if (studysGiven || ((from as { upkeepSource?: unknown }).upkeepSource !== undefined && !('upkeep' in from))) {
     throw new UsageError('run settings: upkeep: a study’s upkeep settings (its mode, endpoint and cassette) are not a run’s: give the run `...await studyUpkeep(study, conversations, displayPath)` (ctxsim/study), or run the study with runStudyPipeline');
   }
   const r = RUN_SPEC.safeParse(picked);

@@ -260,7 +260,6 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
       }),
     });
     if (doc.upkeep !== undefined) study.upkeepSource = upkeepSettings(doc.upkeep, dir);
-    Object.assign(study, defined(overrides.settings ?? {}));
     if (doc.minRetention !== undefined) {
       const share = shareOf(doc.minRetention);
       if (typeof share === 'number') study.minRetention = share;
@@ -273,6 +272,7 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
       if (problem) problems.push(src.problem(['gate', key], problem));
     }
   }
+  Object.assign(study, defined(overrides.settings ?? {}));
   if (overrides.out !== undefined) study.out = overrides.out;
   else if (study.out !== STDOUT) confined(src, ['out'], study.out, roots, problems, 'writes', '--out');
   const upkeep = studyUpkeepSettings(src, doc?.upkeep, study.upkeepSource, dir, roots, overrides.upkeep ?? {}, problems);
