@@ -5,7 +5,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { resultsJson, type RecordsMode } from '../src/records/json.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
-import { fileSink, memorySink } from '../src/study/sinks.js';
+import { fileSink, jsonStreamSink, memorySink } from '../src/study/sinks.js';
+import { bytesOut } from '../src/cli/_io.js';
 import { defaultStudy } from '../src/study/study.js';
 import { STAGING_PREFIX } from '../src/study/files.js';
 import { capture } from './_io.js';
@@ -49,6 +50,33 @@ describe('results.json as one output file', () => {
     expect(readFileSync(path, 'utf8')).toBe(expected);
     expect(readdirSync(join(dir, 'out'))).toEqual(['results.json']);
   }, 120_000);
+
+  it('streams to a writer as to a file (--out - --format json): the same text, given only once the run is done', async () => {
+    vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
+    const kept = await runStudyPipeline(study(), memorySink());
+    const expected = resultsJson(kept.output.results, kept.info, kept.meta, 'full');
+    const chunks: Buffer[] = [];
+    let during = 0;
+    const sink = jsonStreamSink((chunk) => chunks.push(Buffer.from(chunk)));
+    await runStudyPipeline(study(), { ...sink, add: (records, i) => ((during += chunks.length), sink.add(records, i)) });
+    expect(during).toBe(0);
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(expected);
+    // A run that fails gives the writer nothing, and leaves no scratch file.
+    const io = capture();
+    expect(await runMain(['run', '--scenario', join(tempDir(), 'none-*.yaml'), '--policy', 'full', '--no-token-cache', '--quiet', '--out', '-', '--format', 'json'], io)).toBe(2);
+    expect(io.stdout).toBe('');
+  }, 120_000);
+
+  it('prints a character split across two chunks whole', () => {
+    const io = capture();
+    const out = bytesOut(io);
+    const bytes = Buffer.from('{"fact":"café ☕"}');
+    out.write(bytes.subarray(0, 12));
+    out.write(bytes.subarray(12, 16));
+    out.write(bytes.subarray(16));
+    out.end();
+    expect(io.stdout).toBe('{"fact":"café ☕"}');
+  });
 
   it('a run that fails after it began leaves nothing beside the file, and the file as it was', async () => {
     const dir = tempDir('ctxsim-json-');

@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { abortOpenStaging } from '../study/files.js';
 import type { StudyEvents } from '../study/pipeline.js';
 
@@ -7,6 +8,18 @@ export interface IO {
   err(text: string): void;
   /** Whether stderr is a terminal (progress redraws a line there). */
   isTTY: boolean;
+}
+
+/**
+ * A writer of UTF-8 chunks to `io.out`: a character split across two chunks
+ * is printed whole, with the second (`end` prints what is left).
+ */
+export function bytesOut(io: IO): { write(chunk: string | Uint8Array): void; end(): void } {
+  const text = new StringDecoder('utf8');
+  return {
+    write: (chunk) => io.out(typeof chunk === 'string' ? chunk : text.write(chunk)),
+    end: () => io.out(text.end()),
+  };
 }
 
 /** Why stdout took no more output: `EPIPE` when its reader stopped early, another code when writing failed. */

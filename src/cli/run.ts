@@ -8,13 +8,13 @@ import { OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
 import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
 import { overflowWarnings, runSummary } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
-import { fileSink, folderSink, shardSink, textSink } from '../study/sinks.js';
+import { fileSink, folderSink, jsonStreamSink, shardSink, textSink } from '../study/sinks.js';
 import { displayPath } from '../study/package.js';
 import { loadScenarios, STDOUT, type Study } from '../study/study.js';
 import { planText, upkeepPlan } from '../study/upkeep.js';
 import { billedLine, type BilledCheck } from '../study/billed.js';
 import { cachedCharts } from '../study/chart-store.js';
-import { studyEvents, type IO } from './_io.js';
+import { bytesOut, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
 import { studyFromFlags, type StudyFlags } from './_study.js';
 import { tableOptions } from './_table.js';
@@ -100,6 +100,13 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     warnOverflows(io, policies);
     billed(checks);
     say(`wrote ${displayPath(target.path)}`);
+  } else if (target.format === 'json') {
+    // results.json streams to stdout as to a file: memory does not grow with the records.
+    const out = bytesOut(io);
+    const { policies, billed: checks } = await runStudyPipeline(study, jsonStreamSink(out.write, records), opts);
+    out.end();
+    warnOverflows(io, policies);
+    billed(checks);
   } else {
     const { output, policies, billed: checks } = await runStudyPipeline(study, textSink(target.format, records), opts);
     io.out(output);

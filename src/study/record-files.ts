@@ -82,25 +82,30 @@ export class RecordFiles {
     }
   }
 
-  /** Writes results.json from its frame (made for the same records mode) and the streamed lists, and closes every file. */
-  finish(frame: ResultsJsonFrame): void {
-    const out = openSync(this.results, 'w');
+  /**
+   * Writes results.json from its frame (made for the same records mode) and
+   * the streamed lists — to its file, or given `to`, a chunk at a time to it
+   * (`ctxsim run --out - --format json`) — and closes every file.
+   */
+  finish(frame: ResultsJsonFrame, to?: (chunk: string | Uint8Array) => void): void {
+    const out = to ? undefined : openSync(this.results, 'w');
+    const write = to ?? ((chunk: string | Uint8Array) => writeFileSync(out!, chunk));
     try {
       const buffer = Buffer.allocUnsafe(CHUNK);
       for (const { list, before } of frame.lists) {
         const { fd, started } = this.files[list]!.json;
-        writeFileSync(out, before);
+        write(before);
         if (!started) {
-          writeFileSync(out, EMPTY_LIST);
+          write(EMPTY_LIST);
           continue;
         }
-        writeFileSync(out, LIST_OPEN);
-        for (let at = 0, n; (n = readSync(fd, buffer, 0, CHUNK, at)) > 0; at += n) writeFileSync(out, buffer.subarray(0, n));
-        writeFileSync(out, LIST_CLOSE);
+        write(LIST_OPEN);
+        for (let at = 0, n; (n = readSync(fd, buffer, 0, CHUNK, at)) > 0; at += n) write(buffer.subarray(0, n));
+        write(LIST_CLOSE);
       }
-      writeFileSync(out, frame.end);
+      write(frame.end);
     } finally {
-      closeSync(out);
+      if (out !== undefined) closeSync(out);
     }
     this.close();
   }

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { appendRecords, type RecordLists } from '../engine/run.js';
@@ -225,6 +226,45 @@ function jsonFileSink(path: string, mode: RecordsMode): StudySink<string> {
       if (outputs) outputs.add(staged);
       else staged.commit();
       return path;
+    },
+    abort() {
+      files.close();
+      staged.abort();
+    },
+  };
+}
+
+/**
+ * results.json, given to `write` a chunk at a time once the run is done
+ * (`ctxsim run --out - --format json`): as `fileSink` streams it, its lists
+ * go to scratch files as the records come — in a staging folder of the
+ * system's temp folder, removed at the end, on failure and on a signal — and
+ * only the summaries are kept, so memory does not grow with the records.
+ * Nothing is given to `write` unless the run succeeds.
+ */
+export function jsonStreamSink(write: (chunk: string | Uint8Array) => void, opts: RecordsOptions = {}): StudySink<void> {
+  const mode = recordsMode(opts);
+  const staged = new StagedFiles(tmpdir());
+  let files: RecordFiles;
+  try {
+    files = new RecordFiles(staged, mode, { csv: false });
+  } catch (e) {
+    staged.abort();
+    throw e;
+  }
+  const summary: SummaryRecord[] = [];
+  return {
+    encodedLists: streamedLists(mode),
+    add(records) {
+      files.add(records);
+      for (const s of records.summary) summary.push(s);
+    },
+    async finish(done) {
+      try {
+        files.finish(resultsJsonFrame({ summary, policies: byPolicy(summary) }, done.info, done.meta, mode), write);
+      } finally {
+        staged.abort();
+      }
     },
     abort() {
       files.close();
