@@ -5,7 +5,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { resultsJson, type RecordsMode } from '../src/records/json.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
-import { fileSink, jsonStreamSink, memorySink } from '../src/study/sinks.js';
+import { csvStreamSink, fileSink, jsonStreamSink, memorySink } from '../src/study/sinks.js';
+import { turnsCsv } from '../src/records/csv.js';
 import { bytesOut } from '../src/cli/_io.js';
 import { defaultStudy } from '../src/study/study.js';
 import { STAGING_PREFIX } from '../src/study/files.js';
@@ -21,7 +22,7 @@ import { tempDir } from './_tmp.js';
  */
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
-const built = ['study/sinks', 'study/record-files', 'records/json', 'engine/run'].every((f) => {
+const built = ['study/sinks', 'study/record-files', 'records/json', 'engine/run', 'cli/run'].every((f) => {
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(MAIN) && existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });
@@ -67,6 +68,14 @@ describe('results.json as one output file', () => {
     expect(io.stdout).toBe('');
   }, 120_000);
 
+  it('streams turns.csv to a writer (--out -): the text made from every record kept', async () => {
+    const kept = await runStudyPipeline(study(), memorySink());
+    const chunks: Buffer[] = [];
+    await runStudyPipeline(study(), csvStreamSink((chunk) => chunks.push(Buffer.from(chunk))));
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(turnsCsv(kept.output.results));
+    expect(() => csvStreamSink(() => {}, { records: 'summary' })).toThrow(/^--records summary: the csv output is turns\.csv/);
+  }, 120_000);
+
   it('prints a character split across two chunks whole', () => {
     const io = capture();
     const out = bytesOut(io);
@@ -99,6 +108,11 @@ describe('results.json as one output file', () => {
     const file = spawnSync(process.execPath, [...args, '--jobs', '2', '--out', join(dir, 'r.json')], { env, encoding: 'utf8' });
     expect(file.status, file.stderr).toBe(0);
     expect(readFileSync(join(dir, 'r.json')).equals(stdout.stdout)).toBe(true);
+    // turns.csv likewise: on stdout from worker threads, as the file from one.
+    const csv = spawnSync(process.execPath, [...args, '--jobs', '2', '--out', '-'], { env, maxBuffer: 1 << 28 });
+    expect(csv.status, String(csv.stderr)).toBe(0);
+    expect(spawnSync(process.execPath, [...args, '--jobs', '1', '--out', join(dir, 't.csv')], { env }).status).toBe(0);
+    expect(readFileSync(join(dir, 't.csv')).equals(csv.stdout)).toBe(true);
     expect(readdirSync(dir).filter((f) => f.startsWith(STAGING_PREFIX))).toEqual([]);
   }, 240_000);
 });

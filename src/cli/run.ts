@@ -8,7 +8,7 @@ import { OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
 import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
 import { overflowWarnings, runSummary } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
-import { fileSink, folderSink, jsonStreamSink, shardSink, textSink } from '../study/sinks.js';
+import { csvStreamSink, fileSink, folderSink, jsonStreamSink, shardSink, textSink } from '../study/sinks.js';
 import { displayPath } from '../study/package.js';
 import { loadScenarios, STDOUT, type Study } from '../study/study.js';
 import { planText, upkeepPlan } from '../study/upkeep.js';
@@ -100,10 +100,11 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
     warnOverflows(io, policies);
     billed(checks);
     say(`wrote ${displayPath(target.path)}`);
-  } else if (target.format === 'json') {
-    // results.json streams to stdout as to a file: memory does not grow with the records.
+  } else if (target.format === 'json' || target.format === 'csv') {
+    // A record file streams to stdout as to a file: memory does not grow with the records.
     const out = bytesOut(io);
-    const { policies, billed: checks } = await runStudyPipeline(study, jsonStreamSink(out.write, records), opts);
+    const sink = target.format === 'json' ? jsonStreamSink(out.write, records) : csvStreamSink(out.write, records);
+    const { policies, billed: checks } = await runStudyPipeline(study, sink, opts);
     out.end();
     warnOverflows(io, policies);
     billed(checks);

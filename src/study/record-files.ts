@@ -100,7 +100,7 @@ export class RecordFiles {
           continue;
         }
         write(LIST_OPEN);
-        for (let at = 0, n; (n = readSync(fd, buffer, 0, CHUNK, at)) > 0; at += n) write(buffer.subarray(0, n));
+        copyOut(fd, write, buffer);
         write(LIST_CLOSE);
       }
       write(frame.end);
@@ -120,4 +120,9 @@ export class RecordFiles {
       closeSync(json.fd);
     }
   }
+}
+
+/** Gives `write` the bytes of the file open at `fd`, a chunk at a time (the same buffer each time: a writer that keeps a chunk copies it). */
+export function copyOut(fd: number, write: (chunk: Uint8Array) => void, buffer: Buffer = Buffer.allocUnsafe(CHUNK)): void {
+  for (let at = 0, n; (n = readSync(fd, buffer, 0, buffer.length, at)) > 0; at += n) write(buffer.subarray(0, n));
 }

@@ -1,16 +1,19 @@
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { appendRecords, type RecordLists } from '../engine/run.js';
 import { byPolicy } from '../engine/summary.js';
 import { shardFileName, toJson, type ShardFile } from '../gate/shard.js';
+import { csvHeader, TURN_COLUMNS } from '../records/csv.js';
 import { DigestBuilder, severalModels, type Reported } from '../records/digest.js';
+import { recordText } from '../records/encode.js';
 import { RECORDS_MODES, resultsJson, resultsJsonFrame, type RecordsMode, streamedLists } from '../records/json.js';
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type ReportFilesOptions } from '../report/outputs.js';
 import type { Results, SummaryRecord } from '../records/registry.js';
 import { checkFileTarget, naming, StagedFiles, writeFileAtomic, type OutputSet } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
-import { RecordFiles } from './record-files.js';
+import { copyOut, RecordFiles } from './record-files.js';
 import type { StudyRecords } from './record-encoder.js';
 
 /**
@@ -127,6 +130,9 @@ export function gateSink(dir?: string): StudySink<string[]> {
   return { add() {}, finish: async () => [], abort() {} };
 }
 
+/** Why `--records summary` has no csv output. */
+const SUMMARY_CSV = '--records summary: the csv output is turns.csv, which summary records leave out; write json, a report, or a folder';
+
 /**
  * One output's text (`--out FILE`, `--out -`): a report (md, html) from the
  * summaries and the digest, the records streamed past; a record file (csv:
@@ -141,7 +147,7 @@ export function textSink(format: OutputFormat, opts: RecordsOptions = {}): Study
     return { ...kept, finish: async (done) => reportOutput(format, kept.reported(), done.info) };
   }
   if (mode === 'summary') {
-    if (format === 'csv') throw new UsageError('--records summary: the csv output is turns.csv, which summary records leave out; write json, a report, or a folder');
+    if (format === 'csv') throw new UsageError(SUMMARY_CSV);
     const kept = memorySink();
     return {
       ...kept,
@@ -268,6 +274,49 @@ export function jsonStreamSink(write: (chunk: string | Uint8Array) => void, opts
     },
     abort() {
       files.close();
+      staged.abort();
+    },
+  };
+}
+
+/**
+ * turns.csv, given to `write` a chunk at a time once the run is done
+ * (`ctxsim run --out -`): its rows go to a scratch file as the records come
+ * (made on the worker threads), in a staging folder of the system's temp
+ * folder removed at the end, on failure and on a signal; nothing is given
+ * to `write` unless the run succeeds.
+ */
+export function csvStreamSink(write: (chunk: string | Uint8Array) => void, opts: RecordsOptions = {}): StudySink<void> {
+  if (recordsMode(opts) === 'summary') throw new UsageError(SUMMARY_CSV);
+  const staged = new StagedFiles(tmpdir());
+  let fd: number | undefined;
+  const close = () => {
+    if (fd !== undefined) closeSync(fd);
+    fd = undefined;
+  };
+  try {
+    fd = openSync(staged.scratch('turns.csv'), 'w+');
+  } catch (e) {
+    staged.abort();
+    throw e;
+  }
+  return {
+    encodedLists: ['turns'],
+    add(records) {
+      const text = records.kind === 'encoded' ? records.encoded.text : recordText(records, ['turns']);
+      writeFileSync(fd!, text.turns.csv);
+    },
+    async finish() {
+      try {
+        write(csvHeader(TURN_COLUMNS));
+        copyOut(fd!, write);
+      } finally {
+        close();
+        staged.abort();
+      }
+    },
+    abort() {
+      close();
       staged.abort();
     },
   };
