@@ -73,6 +73,11 @@ describe('results.json as one output file', () => {
     const chunks: Buffer[] = [];
     await runStudyPipeline(study(), csvStreamSink((chunk) => chunks.push(Buffer.from(chunk))));
     expect(Buffer.concat(chunks).toString('utf8')).toBe(turnsCsv(kept.output.results));
+    // …and to a file, alone in its folder.
+    const dir = tempDir('ctxsim-csv-');
+    await runStudyPipeline(study(), fileSink(join(dir, 'out', 'turns.csv'), 'csv'));
+    expect(readFileSync(join(dir, 'out', 'turns.csv'), 'utf8')).toBe(turnsCsv(kept.output.results));
+    expect(readdirSync(join(dir, 'out'))).toEqual(['turns.csv']);
     expect(() => csvStreamSink(() => {}, { records: 'summary' })).toThrow(/^--records summary: the csv output is turns\.csv/);
   }, 120_000);
 

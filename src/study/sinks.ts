@@ -191,13 +191,15 @@ export function shardSink(dir: string, shard: { index: number; count: number }):
 
 /**
  * Writes one output file, all-or-nothing, to `path`; its output is the
- * file's path. results.json (`json`) streams as `folderSink` writes it: its
- * lists go to scratch files in the staging folder as the records come, and
- * only the summaries are kept, so memory does not grow with the records.
- * The other formats are made from `textSink`'s text.
+ * file's path. The record files stream as `folderSink` writes them:
+ * results.json's lists (`json`) and turns.csv's rows (`csv`) go to scratch
+ * files in the staging folder as the records come, and only the summaries
+ * are kept, so memory does not grow with the records. The reports (`md`,
+ * `html`) are made from `textSink`'s text.
  */
 export function fileSink(path: string, format: OutputFormat, opts: RecordsOptions = {}): StudySink<string> {
   if (format === 'json') return jsonFileSink(path, recordsMode(opts));
+  if (format === 'csv') return csvFileSink(path, recordsMode(opts));
   const text = textSink(format, opts);
   return {
     ...text,
@@ -206,6 +208,25 @@ export function fileSink(path: string, format: OutputFormat, opts: RecordsOption
       return path;
     },
   };
+}
+
+/** `fileSink` of turns.csv: its rows streamed to a scratch file beside it, then copied into the staged file. */
+function csvFileSink(path: string, mode: RecordsMode): StudySink<string> {
+  // Refused before any folder is made for it.
+  checkFileTarget(path);
+  return turnsCsvSink(mode, dirname(path), (copy, staged, outputs) => {
+    naming(path, () => {
+      const fd = openSync(staged.path(basename(path)), 'w');
+      try {
+        copy((chunk) => writeFileSync(fd, chunk));
+      } finally {
+        closeSync(fd);
+      }
+    });
+    if (outputs) outputs.add(staged);
+    else staged.commit();
+    return path;
+  });
 }
 
 /** `fileSink` of results.json: the record lists streamed to scratch files (worker threads encode them), the summaries kept for its head. */
@@ -279,16 +300,35 @@ export function jsonStreamSink(write: (chunk: string | Uint8Array) => void, opts
   };
 }
 
+/** What takes an output a chunk at a time. */
+type Writer = (chunk: string | Uint8Array) => void;
+
 /**
  * turns.csv, given to `write` a chunk at a time once the run is done
- * (`ctxsim run --out -`): its rows go to a scratch file as the records come
- * (made on the worker threads), in a staging folder of the system's temp
- * folder removed at the end, on failure and on a signal; nothing is given
- * to `write` unless the run succeeds.
+ * (`ctxsim run --out -`): as `fileSink` streams it, in a staging folder of
+ * the system's temp folder removed at the end, on failure and on a signal;
+ * nothing is given to `write` unless the run succeeds.
  */
-export function csvStreamSink(write: (chunk: string | Uint8Array) => void, opts: RecordsOptions = {}): StudySink<void> {
-  if (recordsMode(opts) === 'summary') throw new UsageError(SUMMARY_CSV);
-  const staged = new StagedFiles(tmpdir());
+export function csvStreamSink(write: Writer, opts: RecordsOptions = {}): StudySink<void> {
+  return turnsCsvSink(recordsMode(opts), tmpdir(), (copy, staged) => {
+    try {
+      copy(write);
+    } finally {
+      staged.abort();
+    }
+  });
+}
+
+/**
+ * turns.csv as the records come: their rows (made on the worker threads) go
+ * to a scratch file staged in `dir`, so memory does not grow with them; once
+ * the run is done, `deliver` copies the file's text (header first) where it
+ * goes.
+ */
+function turnsCsvSink<R>(mode: RecordsMode, dir: string, deliver: (copy: (write: Writer) => void, staged: StagedFiles, outputs?: OutputSet) => R): StudySink<R> {
+  // Refused before any folder is made for it.
+  if (mode === 'summary') throw new UsageError(SUMMARY_CSV);
+  const staged = new StagedFiles(dir);
   let fd: number | undefined;
   const close = () => {
     if (fd !== undefined) closeSync(fd);
@@ -300,19 +340,22 @@ export function csvStreamSink(write: (chunk: string | Uint8Array) => void, opts:
     staged.abort();
     throw e;
   }
+  const scratch = fd;
   return {
     encodedLists: ['turns'],
     add(records) {
       const text = records.kind === 'encoded' ? records.encoded.text : recordText(records, ['turns']);
-      writeFileSync(fd!, text.turns.csv);
+      writeFileSync(scratch, text.turns.csv);
     },
-    async finish() {
+    async finish(_done, outputs) {
       try {
-        write(csvHeader(TURN_COLUMNS));
-        copyOut(fd!, write);
+        const copy = (write: Writer) => {
+          write(csvHeader(TURN_COLUMNS));
+          copyOut(scratch, write);
+        };
+        return deliver(copy, staged, outputs);
       } finally {
         close();
-        staged.abort();
       }
     },
     abort() {
