@@ -1,6 +1,7 @@
-import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, rmdirSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 
 /** ctxsim's own folder, where it is installed: above `dist/` (or `src/`), with its package.json and shipped scenarios. */
@@ -53,6 +54,37 @@ export function readRegularFile(file: string): { status: 'ok'; buf: Buffer } | {
     return code === 'ENOENT' || code === 'ENOTDIR' ? { status: 'missing' } : { status: 'unreadable', reason: code ?? String(e) };
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Calls `onLine` with each line of the file at `path` (without its `\n`),
+ * numbered from 1, reading `chunk` bytes at a time: a file larger than a
+ * string can be is read all the same. With `partial: false`, a last line
+ * without its newline is left out. Returns the file's size in bytes and
+ * the bytes up to its last newline.
+ */
+export function eachLine(path: string, onLine: (line: string, n: number) => void, opts: { partial?: boolean; chunk?: number } = {}): { bytes: number; whole: number } {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(opts.chunk ?? 1 << 20);
+    const text = new StringDecoder('utf8');
+    let rest = '';
+    let n = 0;
+    let bytes = 0;
+    let whole = 0;
+    for (let got; (got = readSync(fd, buffer, 0, buffer.length, null)) > 0; bytes += got) {
+      const last = buffer.lastIndexOf(0x0a, got - 1);
+      if (last >= 0) whole = bytes + last + 1;
+      const lines = (rest + text.write(buffer.subarray(0, got))).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) onLine(line, ++n);
+    }
+    rest += text.end();
+    if (rest && opts.partial !== false) onLine(rest, ++n);
+    return { bytes, whole };
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CtxsimError } from '../errors.js';
 import { alive, makeDirs, turnTaker } from '../process.js';
@@ -245,9 +245,18 @@ export class StagedFiles {
   }
 
   /** Writes file `name` to its staged path. */
-  write(name: string, content: string | Uint8Array): void {
+  write(name: string, content: FileContent): void {
     const staged = this.path(name);
-    naming(join(this.dir, name), () => writeFileSync(staged, content));
+    naming(join(this.dir, name), () => {
+      if (typeof content === 'string' || content instanceof Uint8Array) return writeFileSync(staged, content);
+      // Written a part at a time: a file larger than a string can be.
+      const fd = openSync(staged, 'w');
+      try {
+        for (const part of content) writeFileSync(fd, part);
+      } finally {
+        closeSync(fd);
+      }
+    });
   }
 
   /** The paths the staged files go to. */
@@ -419,7 +428,7 @@ export function exists(path: string): boolean {
  * Writes files all-or-nothing: each goes to the staging folder first, and
  * only when all are written are they moved into place.
  */
-export function writeFilesAtomic(dir: string, files: ReadonlyMap<string, string | Uint8Array>): string[] {
+export function writeFilesAtomic(dir: string, files: ReadonlyMap<string, FileContent>): string[] {
   // Refused before any folder is made (a file on the way is named).
   for (const name of files.keys()) checkFileTarget(join(dir, name));
   const staged = new StagedFiles(dir);
@@ -455,7 +464,10 @@ export async function writeFilesPausing(dir: string, names: readonly string[], c
   }
 }
 
+/** What a file is written from: its text or bytes, or its parts in order. */
+export type FileContent = string | Uint8Array | Iterable<string>;
+
 /** Writes one file all-or-nothing (staged beside it, renamed into place). */
-export function writeFileAtomic(path: string, content: string | Uint8Array): void {
+export function writeFileAtomic(path: string, content: FileContent): void {
   writeFilesAtomic(dirname(path), new Map([[basename(path), content]]));
 }

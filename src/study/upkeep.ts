@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { eachLine } from '../process.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { CtxsimError, UsageError } from '../errors.js';
@@ -224,8 +225,10 @@ export function upkeepFingerprint(study: UpkeepStudy, { upkeep: run, cassette }:
   if (!run?.recorded) return prompts ? `simulated${prompts}` : undefined;
   const answers = run.answers ? ` answers${run.judge !== undefined ? ` judge ${run.judge}` : ''}` : '';
   if (u.mode === 'live') return `live ${u.baseURL}${prompts}${answers}`;
-  const text = new Cassette(run.recorded.entries).text();
-  return `recorded ${cassette!.file} sha256:${sha256(text).slice(0, 12)}${prompts}${answers}`;
+  // The cassette's text hashed a line at a time (it may be larger than a string can be).
+  const hash = createHash('sha256');
+  for (const line of new Cassette(run.recorded.entries).lines()) hash.update(line);
+  return `recorded ${cassette!.file} sha256:${hash.digest('hex').slice(0, 12)}${prompts}${answers}`;
 }
 
 /**
@@ -289,7 +292,7 @@ export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Co
   }
   // Complete: the cassette takes every response, sorted, and the journal goes (a kill between the two leaves a journal the next recording finds already in the cassette).
   if (journal?.exists) {
-    writeFileAtomic(u.cassette, cassette.text());
+    writeFileAtomic(u.cassette, cassette.lines());
     journal.remove();
   }
   if (plan.calls) say(`upkeep: recorded ${cassette.size - before} responses for $${usd(recorder.spent, 4)}${u.mode === 'record' ? ` into ${file}${before ? ` (${before} were there already)` : ''}` : ''}`);
@@ -302,15 +305,15 @@ function readRecording(path: string, display: (path: string) => string): { casse
   return { cassette, journal: Journal.read(path, cassette, display) };
 }
 
-/** Reads a cassette file; a bad line is an input error at its line. */
+/** Reads a cassette file, a line at a time; a bad line is an input error at its line. */
 function readCassette(path: string, file: string): Cassette {
-  let text: string;
+  const parser = Cassette.parser(file);
   try {
-    text = readFileSync(path, 'utf8');
+    eachLine(path, parser.line);
   } catch (e) {
     throw new UsageError(`cannot read upkeep cassette ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
   }
-  return Cassette.parse(file, text);
+  return parser.done();
 }
 
 /** Calls, their tokens and what they cost at most. */

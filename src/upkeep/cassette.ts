@@ -179,7 +179,12 @@ export class Cassette {
 
   /** The file's text: one entry per line, in key order, fields in a fixed order. */
   text(): string {
-    return this.entries().map(entryLine).join('');
+    return [...this.lines()].join('');
+  }
+
+  /** The file's lines, one at a time (a cassette may be larger than a string can be). */
+  *lines(): Generator<string> {
+    for (const e of this.entries()) yield entryLine(e);
   }
 
   /**
@@ -189,32 +194,46 @@ export class Cassette {
    * at its line, naming the field and value.
    */
   static parse(file: string, text: string, into = new Cassette()): Cassette {
+    const parser = Cassette.parser(file, into);
+    text.split('\n').forEach((raw, i) => parser.line(raw, i + 1));
+    return parser.done();
+  }
+
+  /**
+   * `parse` a line at a time (a file read in chunks: a cassette may be
+   * larger than a string can be): `line` takes each with its number, `done`
+   * throws every problem found, or gives the cassette.
+   */
+  static parser(file: string, into = new Cassette()): { line(raw: string, line: number): void; done(): Cassette } {
     const problems: Problem[] = [];
     const seen = new Map<string, number>();
-    text.split('\n').forEach((raw, i) => {
-      const line = i + 1;
-      if (!raw.trim()) return;
-      let value: unknown;
-      try {
-        value = JSON.parse(raw);
-      } catch (e) {
-        problems.push({ file, line, path: '', message: `not a JSON object (${(e as Error).message})` });
-        return;
-      }
-      const checked = checkEntry(value);
-      const issue = checked.issue ?? into.dimensionIssue(checked.entry, file);
-      if (issue) {
-        problems.push({ file, line, path: formatPath(issue.path), message: `${issue.message}${issue.got === undefined ? '' : ` (got ${show(issue.got)})`}` });
-        return;
-      }
-      const entry = checked.entry!;
-      const first = seen.get(entry.key);
-      if (first !== undefined) problems.push({ file, line, path: 'key', message: `${entry.key} is recorded twice (also on line ${first})` });
-      seen.set(entry.key, line);
-      into.add(entry, { file, line });
-    });
-    if (problems.length) throw new ScenarioError(problems);
-    return into;
+    return {
+      line(raw, line) {
+        if (!raw.trim()) return;
+        let value: unknown;
+        try {
+          value = JSON.parse(raw);
+        } catch (e) {
+          problems.push({ file, line, path: '', message: `not a JSON object (${(e as Error).message})` });
+          return;
+        }
+        const checked = checkEntry(value);
+        const issue = checked.issue ?? into.dimensionIssue(checked.entry, file);
+        if (issue) {
+          problems.push({ file, line, path: formatPath(issue.path), message: `${issue.message}${issue.got === undefined ? '' : ` (got ${show(issue.got)})`}` });
+          return;
+        }
+        const entry = checked.entry!;
+        const first = seen.get(entry.key);
+        if (first !== undefined) problems.push({ file, line, path: 'key', message: `${entry.key} is recorded twice (also on line ${first})` });
+        seen.set(entry.key, line);
+        into.add(entry, { file, line });
+      },
+      done() {
+        if (problems.length) throw new ScenarioError(problems);
+        return into;
+      },
+    };
   }
 }
 

@@ -1,4 +1,5 @@
-import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { eachLine } from '../process.js';
 import { dirname } from 'node:path';
 import { CtxsimError } from '../errors.js';
 import { Cassette, entryLine, type CassetteEntry } from './cassette.js';
@@ -48,16 +49,23 @@ export class Journal {
     const path = Journal.pathOf(cassetteFile);
     const shown = display(path);
     if (!existsSync(path)) return new Journal(path, shown, 0, false, 0);
-    let bytes: Buffer;
+    const parser = Cassette.parser(shown, cassette);
+    let lines = 0;
+    let read: { bytes: number; whole: number };
     try {
-      bytes = readFileSync(path);
+      read = eachLine(
+        path,
+        (line, n) => {
+          parser.line(line, n);
+          if (line.trim()) lines++;
+        },
+        { partial: false },
+      );
     } catch (e) {
       throw new CtxsimError(`cannot read the recording journal ${shown} (${(e as NodeJS.ErrnoException).code ?? e})`, 'upkeep-journal');
     }
-    const whole = bytes.lastIndexOf(0x0a) + 1;
-    const text = bytes.subarray(0, whole).toString('utf8');
-    Cassette.parse(shown, text, cassette);
-    return new Journal(path, shown, whole, whole < bytes.length, text.split('\n').filter((l) => l.trim()).length);
+    parser.done();
+    return new Journal(path, shown, read.whole, read.whole < read.bytes, lines);
   }
 
   /** Responses the journal holds (read and appended). */
