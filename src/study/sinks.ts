@@ -269,7 +269,7 @@ function jsonFileSink(path: string, mode: RecordsMode): StudySink<string> {
  * only the summaries are kept, so memory does not grow with the records.
  * Nothing is given to `write` unless the run succeeds.
  */
-export function jsonStreamSink(write: (chunk: string | Uint8Array) => void, opts: RecordsOptions = {}): StudySink<void> {
+export function jsonStreamSink(write: Writer, opts: RecordsOptions = {}): StudySink<void> {
   const mode = recordsMode(opts);
   const staged = new StagedFiles(tmpdir());
   let files: RecordFiles;
