@@ -233,10 +233,27 @@ function csvFileSink(path: string, mode: RecordsMode): StudySink<string> {
 function jsonFileSink(path: string, mode: RecordsMode): StudySink<string> {
   // Refused before any folder is made for it.
   checkFileTarget(path);
-  const staged = new StagedFiles(dirname(path));
+  return resultsJsonSink(mode, dirname(path), path, (make, staged, outputs) => {
+    make();
+    if (outputs) outputs.add(staged);
+    else staged.commit();
+    return path;
+  });
+}
+
+/**
+ * results.json as the records come: its lists go to scratch files staged in
+ * `dir` (`RecordFiles`, worker threads encode them) and only the summaries
+ * are kept, so memory does not grow with the records; once the run is done,
+ * `deliver` makes it (`make()`: the staged file `path`; `make(write)`: given
+ * to a writer). Errors of `path`'s files name it.
+ */
+function resultsJsonSink<R>(mode: RecordsMode, dir: string, path: string | undefined, deliver: (make: (write?: Writer) => void, staged: StagedFiles, outputs?: OutputSet) => R): StudySink<R> {
+  const staged = new StagedFiles(dir);
+  const named = <T>(f: () => T): T => (path === undefined ? f() : naming(path, f));
   let files: RecordFiles;
   try {
-    files = new RecordFiles(staged, mode, { csv: false, results: basename(path) });
+    files = new RecordFiles(staged, mode, { csv: false, ...(path !== undefined && { results: basename(path) }) });
   } catch (e) {
     staged.abort();
     throw e;
@@ -245,14 +262,12 @@ function jsonFileSink(path: string, mode: RecordsMode): StudySink<string> {
   return {
     encodedLists: streamedLists(mode),
     add(records) {
-      naming(path, () => files.add(records));
+      named(() => files.add(records));
       for (const s of records.summary) summary.push(s);
     },
     async finish(done, outputs) {
-      naming(path, () => files.finish(resultsJsonFrame({ summary, policies: byPolicy(summary) }, done.info, done.meta, mode)));
-      if (outputs) outputs.add(staged);
-      else staged.commit();
-      return path;
+      const frame = resultsJsonFrame({ summary, policies: byPolicy(summary) }, done.info, done.meta, mode);
+      return deliver((write) => named(() => files.finish(frame, write)), staged, outputs);
     },
     abort() {
       files.close();
@@ -270,34 +285,13 @@ function jsonFileSink(path: string, mode: RecordsMode): StudySink<string> {
  * Nothing is given to `write` unless the run succeeds.
  */
 export function jsonStreamSink(write: Writer, opts: RecordsOptions = {}): StudySink<void> {
-  const mode = recordsMode(opts);
-  const staged = new StagedFiles(tmpdir());
-  let files: RecordFiles;
-  try {
-    files = new RecordFiles(staged, mode, { csv: false });
-  } catch (e) {
-    staged.abort();
-    throw e;
-  }
-  const summary: SummaryRecord[] = [];
-  return {
-    encodedLists: streamedLists(mode),
-    add(records) {
-      files.add(records);
-      for (const s of records.summary) summary.push(s);
-    },
-    async finish(done) {
-      try {
-        files.finish(resultsJsonFrame({ summary, policies: byPolicy(summary) }, done.info, done.meta, mode), write);
-      } finally {
-        staged.abort();
-      }
-    },
-    abort() {
-      files.close();
+  return resultsJsonSink(recordsMode(opts), tmpdir(), undefined, (make, staged) => {
+    try {
+      make(write);
+    } finally {
       staged.abort();
-    },
-  };
+    }
+  });
 }
 
 /** What takes an output a chunk at a time. */
