@@ -3,7 +3,7 @@ import { severalModels, weightedRun } from '../records/digest.js';
 import { costPer1000, fraction, grouped, oneDecimal, retainedOf, usd } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import { builtInMemory, simulatedOf } from '../records/memory.js';
-import { byCost, conversationsText, totalWeight, verdict, wrap, type VerdictInfo } from './verdict.js';
+import { byCost, conversationsText, readRetention, totalWeight, verdict, wrap, type VerdictInfo } from './verdict.js';
 import type { TableSort } from './table-sort.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
@@ -27,7 +27,6 @@ export function rowLabels(rows: readonly { model: string }[]): { header: string[
 export function columnsFrom(header: readonly string[], from: number): ReadonlySet<number> {
   return new Set(header.map((_, i) => i).filter((i) => i >= from));
 }
-
 
 /** How the run table is laid out: its order, every column (`wide`) or what fits in `width` characters (default 100). */
 export interface TableOptions {
@@ -96,12 +95,12 @@ const widest = (text: string) => Math.max(...text.split('\n').map((l) => l.lengt
 function sortRows(rows: readonly PolicyRecord[], sort: TableSort): PolicyRecord[] {
   if (sort === 'cost') return byCost(rows);
   if (sort === 'study') return [...rows];
-  // By the retention the verdict reads: of the answers when a real model's replies were scored.
-  const kept = answersMeasured(rows) ? (p: PolicyRecord) => p.answerRetention ?? -1 : (p: PolicyRecord) => p.retention ?? -1;
+  // By the retention the verdict reads.
+  const kept = readRetention(rows);
   const compare =
     sort === 'name'
       ? (a: PolicyRecord, b: PolicyRecord) => (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0)
-      : (a: PolicyRecord, b: PolicyRecord) => kept(b) - kept(a);
+      : (a: PolicyRecord, b: PolicyRecord) => (kept(b) ?? -1) - (kept(a) ?? -1);
   // Ties keep the cheaper first.
   return byCost(rows).sort(compare);
 }

@@ -28,6 +28,11 @@ export function retentionKind(rows: readonly Pick<PolicyRecord, 'memory' | 'answ
   return rows.some((r) => r.memory === 'simulated') ? 'simulated' : 'plain';
 }
 
+/** The retention the verdict reads of a row of `rows`: its answers' when a real model's replies were scored, else what was sent. */
+export function readRetention(rows: readonly Pick<PolicyRecord, 'memory' | 'answerRetention'>[]): (r: Pick<PolicyRecord, 'retention' | 'answerRetention'>) => number | null {
+  return retentionKind(rows) === 'answered' ? (r) => r.answerRetention : (r) => r.retention;
+}
+
 const KIND_TEXT: Record<RetentionKind, string> = {
   answered: 'answered retention (a real model’s reply to the probe held the fact)',
   recorded: 'retention from recorded upkeep (a fact counts when its value is in what is sent)',
@@ -59,7 +64,7 @@ export function totalWeight(info: Partial<Pick<ReportInfo, 'scenarios'>>): numbe
 export function verdict(rows: readonly Row[], info: VerdictInfo): string {
   if (!rows.length) return 'Verdict: no policy was run.';
   const kind = retentionKind(rows);
-  const measure = (r: Row) => (kind === 'answered' ? r.answerRetention : r.retention);
+  const measure = readRetention(rows);
   const weighted = weightedRun(rows);
   const byModel = severalModels(rows);
   const name = (r: Row) => (byModel ? `${r.policy} on ${r.model}` : r.policy);
