@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, specModules } from '../study/policy-modules.js';
 import { readSetting, WRITTEN_SETTINGS, type StudySettings } from '../study/settings.js';
-import { defaultStudy, defined, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
+import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides } from '../study/upkeep.js';
 import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
@@ -60,7 +60,7 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
   const twice = flags.model?.find((m, i) => flags.model!.indexOf(m) !== i);
   if (twice !== undefined) throw new UsageError(`--model: ${twice} given twice`);
   const overrides = studyOverrides(flags);
-  const study = flags.study ? await loadStudy(flags.study, overrides) : Object.assign(defaultStudy(), defined(overrides.settings ?? {}));
+  const study = flags.study ? await loadStudy(flags.study, overrides) : Object.assign(defaultStudy(), overrides.settings);
   if (!flags.study && overrides.upkeep) study.upkeepSource = withUpkeepOverrides(defaultUpkeep(process.cwd()), overrides.upkeep);
   checkUpkeepFlags(study, flags);
   if (overrides.out !== undefined) study.out = overrides.out;

@@ -238,7 +238,8 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
   }
   const problems: Problem[] = [];
   // The keys of the settings the caller replaces are neither checked nor read.
-  const replaced = new Set(WRITTEN_SETTINGS.filter((s) => overrides.settings?.[s.name as keyof StudySettings] !== undefined).flatMap(keysOf));
+  const replacing = WRITTEN_SETTINGS.filter((s) => overrides.settings?.[s.name as keyof StudySettings] !== undefined);
+  const replaced = new Set(replacing.flatMap(keysOf));
   const own = root && typeof root === 'object' && !Array.isArray(root) ? Object.fromEntries(Object.entries(root).filter(([k]) => !replaced.has(k))) : root;
   const doc = src.check(studySchema, own, [], problems) as StudyDoc | undefined;
   const dir = dirname(resolve(file));
@@ -272,7 +273,7 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
       if (problem) problems.push(src.problem(['gate', key], problem));
     }
   }
-  Object.assign(study, defined(overrides.settings ?? {}));
+  Object.assign(study, Object.fromEntries(replacing.map((s) => [s.name, overrides.settings![s.name as keyof StudySettings]])));
   if (overrides.out !== undefined) study.out = overrides.out;
   else if (study.out !== STDOUT) confined(src, ['out'], study.out, roots, problems, 'writes', '--out');
   const upkeep = studyUpkeepSettings(src, doc?.upkeep, study.upkeepSource, dir, roots, overrides.upkeep ?? {}, problems);
@@ -329,11 +330,6 @@ function sourceProblems(sources: readonly ScenarioSource[]): readonly Problem[] 
     if (e instanceof ScenarioError) return e.problems;
     return [];
   }
-}
-
-/** The entries of `o` whose value is not undefined (so that assigning them replaces only what they set). */
-export function defined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /** `model` and `models` together, and several models with `route` (which picks each turn's model itself). */
