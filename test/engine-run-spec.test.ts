@@ -1,4 +1,5 @@
-import { readdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReplayCache } from '../src/engine/replay-cache.js';
@@ -7,7 +8,9 @@ import { RUN_SPEC_KEYS, RUN_UPKEEP, runSpecOf, type Execution, type RunOptions, 
 import { UsageError } from '../src/errors.js';
 import { storeStats } from '../src/store/store.js';
 import { policiesFromFlags } from '../src/study/study.js';
+import { Cassette } from '../src/upkeep/cassette.js';
 import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
+import { writeFileAtomic } from '../src/study/files.js';
 import { displayPath } from '../src/study/package.js';
 import { recordEncoder } from '../src/study/record-encoder.js';
 import { defaultUpkeep, studyUpkeep } from '../src/study/upkeep.js';
@@ -190,6 +193,18 @@ describe('RunSpec and Execution', () => {
     expect(upkeep).toEqual({ upkeep: { prompts: study.upkeepSource.prompts } });
     expect(counts(runStudy(options(dir, { upkeepSource: study.upkeepSource, ...upkeep } as Partial<RunOptions>)))).toEqual({ replayed: UNITS, cached: 0 });
     expect(counts(runStudy(options(dir, { upkeep: SPEC_CHANGES.upkeep() })))).toEqual({ replayed: UNITS, cached: 0 });
+  });
+
+  it('a recorded upkeep keys a unit by its cassette file’s SHA-256, not by its text: the key never holds a string as large as the cassette', () => {
+    const entries = [
+      { key: 'b'.repeat(32), kind: 'summary' as const, model: 'gpt-4o-mini', text: 'née à Zürich', usage: { input: 10, output: 2 } },
+      { key: 'a'.repeat(32), kind: 'summary' as const, model: 'gpt-4o-mini', text: 'a summary', usage: { input: 9, output: 2 } },
+    ];
+    const [ctx] = replayContexts({ ...BASE, upkeep: { recorded: { entries } } });
+    // The file a recording writes: one line per entry, in key order.
+    const file = join(tempDir(), 'upkeep.cassette.jsonl');
+    writeFileAtomic(file, new Cassette(entries).lines());
+    expect(ctx!.spec.upkeep).toEqual({ recorded: { sha256: createHash('sha256').update(readFileSync(file)).digest('hex') } });
   });
 
   it('the canonical spec has the defaults, in schema order, and keeps the values given as they are', () => {

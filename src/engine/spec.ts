@@ -9,7 +9,7 @@ import { toolDefSchema, toolFields } from '../scenario/schema.js';
 import { parseDuration } from '../text/duration.js';
 import { TOKENIZERS } from '../tokens/encoding.js';
 import type { Conversation } from '../types.js';
-import type { CassetteEntry } from '../upkeep/cassette.js';
+import { cassetteDigest, type CassetteEntry } from '../upkeep/cassette.js';
 import { DEFAULT_PROMPTS } from '../upkeep/prompts.js';
 
 /**
@@ -309,8 +309,8 @@ function settingError({ path, message }: { path: readonly PropertyKey[]; message
   return new UsageError(`run settings: ${at || 'settings'}: ${message}${shown}`);
 }
 
-/** What of a run's spec one chat model's units depend on. */
-export type UnitSpec = Omit<CanonicalSpec, 'models' | 'prices'> & { model: string };
+/** What of a run's spec one chat model's units depend on: a recorded upkeep by its cassette's digest. */
+export type UnitSpec = Omit<CanonicalSpec, 'models' | 'prices' | 'upkeep'> & { upkeep?: Omit<NonNullable<CanonicalSpec['upkeep']>, 'recorded'> & { recorded?: { sha256: string } }; model: string };
 
 /**
  * What one chat model's units depend on of the spec: all of it but the other
@@ -321,7 +321,7 @@ export type UnitSpec = Omit<CanonicalSpec, 'models' | 'prices'> & { model: strin
  * hash keys the units.
  */
 export function unitSpec(spec: CanonicalSpec, model: string): UnitSpec {
-  const { models: _models, prices: _prices, latency, tokenFactor, ...rest } = spec;
+  const { models: _models, prices: _prices, latency, tokenFactor, upkeep, ...rest } = spec;
   const reached = new Set([model, ...settingsModels(spec)]);
   /** The entries of the models reached; none: no setting. */
   const own = <V>(byModel: Readonly<Record<string, V>> | undefined) => {
@@ -330,5 +330,8 @@ export function unitSpec(spec: CanonicalSpec, model: string): UnitSpec {
   };
   const ownLatency = own(latency);
   const ownFactor = typeof tokenFactor === 'object' ? own(tokenFactor) : tokenFactor;
-  return { ...rest, ...(ownFactor !== undefined && { tokenFactor: ownFactor }), ...(ownLatency && { latency: ownLatency }), model };
+  // A recorded upkeep by its cassette's digest: its text may be larger than a string can be, and every key would hash it again.
+  const { recorded, ...upkeepSettings } = upkeep ?? {};
+  const ownUpkeep = upkeep && { ...upkeepSettings, ...(recorded && { recorded: { sha256: cassetteDigest(recorded.entries) } }) };
+  return { ...rest, ...(ownUpkeep && { upkeep: ownUpkeep }), ...(ownFactor !== undefined && { tokenFactor: ownFactor }), ...(ownLatency && { latency: ownLatency }), model };
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { eachLine } from '../process.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -11,7 +10,7 @@ import { priceUsage } from '../pricing/meter.js';
 import { lookup, picoPerToken as usdToPico, type PriceTable } from '../pricing/prices.js';
 import { usd } from '../records/format.js';
 import type { Conversation, Pico } from '../types.js';
-import { Cassette, type CassetteEntry, type EndpointAnswer, type UpkeepRequest } from '../upkeep/cassette.js';
+import { Cassette, cassetteDigest, type CassetteEntry, type EndpointAnswer, type UpkeepRequest } from '../upkeep/cassette.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, MAX_RESPONSE_BYTES, openEndpoint, responseError } from '../upkeep/endpoint.js';
 import { Journal } from '../upkeep/journal.js';
 import { DEFAULT_PROMPTS, PROMPT_PLACEHOLDERS, type UpkeepPrompts } from '../upkeep/prompts.js';
@@ -225,10 +224,7 @@ export function upkeepFingerprint(study: UpkeepStudy, { upkeep: run, cassette }:
   if (!run?.recorded) return prompts ? `simulated${prompts}` : undefined;
   const answers = run.answers ? ` answers${run.judge !== undefined ? ` judge ${run.judge}` : ''}` : '';
   if (u.mode === 'live') return `live ${u.baseURL}${prompts}${answers}`;
-  // The cassette's text hashed a line at a time (it may be larger than a string can be).
-  const hash = createHash('sha256');
-  for (const line of new Cassette(run.recorded.entries).lines()) hash.update(line);
-  return `recorded ${cassette!.file} sha256:${hash.digest('hex').slice(0, 12)}${prompts}${answers}`;
+  return `recorded ${cassette!.file} sha256:${cassetteDigest(run.recorded.entries).slice(0, 12)}${prompts}${answers}`;
 }
 
 /**

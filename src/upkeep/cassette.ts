@@ -237,6 +237,22 @@ export class Cassette {
   }
 }
 
+const digests = new WeakMap<readonly CassetteEntry[], string>();
+
+/**
+ * The SHA-256 of the text of a cassette of `entries`, hashed a line at a
+ * time (a cassette may be larger than a string can be); once per list.
+ */
+export function cassetteDigest(entries: readonly CassetteEntry[]): string {
+  let digest = digests.get(entries);
+  if (digest === undefined) {
+    const hash = createHash('sha256');
+    for (const line of new Cassette(entries).lines()) hash.update(line);
+    digests.set(entries, (digest = hash.digest('hex')));
+  }
+  return digest;
+}
+
 /** A response's line in a cassette or a journal: fields in a fixed order, a newline after. */
 export function entryLine(e: CassetteEntry): string {
   return `${JSON.stringify({ key: e.key, kind: e.kind, model: e.model, ...(e.text !== undefined ? { text: e.text } : { vector: e.vector }), usage: { input: e.usage.input, output: e.usage.output } })}\n`;
