@@ -5,7 +5,8 @@ import { isMainThread, Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { CtxsimError } from '../errors.js';
 import { describeThrown, importCall, moduleCalls } from './module-calls.js';
-import { paramsFromTable, valueOf } from './params.js';
+import { paramsFromTable } from './params.js';
+import { valueOf } from '../text/zod.js';
 import type { ParamSpec, Policy } from './types.js';
 
 /** A policy loaded from a JavaScript module the user named by path. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DURATION_PATTERN } from '../text/duration.js';
+import { descriptionOf, valueOf } from '../text/zod.js';
 import type { ParamSpec, ParamTable, ParamValue, Policy } from './types.js';
 
 /**
@@ -201,17 +202,12 @@ export function paramMeta(schema: z.ZodType): ParamMeta {
   const known = META.get(schema);
   if (known) return known;
   const inner = valueOf(schema);
-  const describe = schema.description ?? inner.description;
+  const describe = descriptionOf(schema);
   const meta = (kind: ParamKind, extra: Partial<ParamMeta> = {}): ParamMeta => ({ kind, ...(describe !== undefined && { describe }), ...extra });
   if (inner instanceof z.ZodNumber) return meta(inner.isInt ? 'int' : 'number', inner.minValue !== null && inner.minValue > -Infinity ? { min: inner.minValue } : {});
   if (inner instanceof z.ZodBoolean) return meta('boolean');
   if (inner instanceof z.ZodEnum) return meta('string', { choices: inner.options.map(String) });
   return meta('string');
-}
-
-/** The value schema inside a parameter's default or optional wrapper. */
-export function valueOf(schema: z.ZodType): z.ZodType {
-  return schema instanceof z.ZodDefault || schema instanceof z.ZodOptional ? valueOf(schema.unwrap() as z.ZodType) : schema;
 }
 
 /** A parameter's default, or undefined when it has none. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RUN_SPEC, RUN_SPEC_KEYS, settingMeta, type CanonicalSpec, type RunSpec, type SettingMeta, type ValueProblem } from '../engine/spec.js';
 import { issueText, valueAt } from '../text/document.js';
+import { valueOf } from '../text/zod.js';
 
 /**
  * The run settings as a study file and the command line write them, all
@@ -30,14 +31,9 @@ export interface WrittenSetting {
 export const WRITTEN_SETTINGS: readonly WrittenSetting[] = RUN_SPEC_KEYS.flatMap((name): WrittenSetting[] => {
   const meta = settingMeta(name);
   if (meta.key === false) return [];
-  const schema = meta.written?.schema ?? unwrapped(RUN_SPEC.shape[name]);
+  const schema = meta.written?.schema ?? valueOf(RUN_SPEC.shape[name]);
   return [{ name, key: meta.key ?? name, schema, meta, read: meta.written?.read ?? ((v: unknown) => v) }];
 });
-
-/** A setting's schema without its default or optional wrapper: a study key is optional on its own terms. */
-function unwrapped(s: z.ZodType): z.ZodType {
-  return s instanceof z.ZodDefault || s instanceof z.ZodOptional ? unwrapped(s.unwrap() as z.ZodType) : s;
-}
 
 /**
  * The study file's keys for the run settings, each optional and described
@@ -80,7 +76,7 @@ export function readSetting(s: WrittenSetting, written: unknown, folder: string)
   const w = s.schema.safeParse(written);
   if (!w.success) return { problems: issues(w.error, written) };
   const value = s.read(w.data, folder);
-  const held = unwrapped(RUN_SPEC.shape[s.name]).safeParse(value);
+  const held = valueOf(RUN_SPEC.shape[s.name]).safeParse(value);
   if (!held.success) return { problems: issues(held.error, value) };
   const problems = s.meta.problems?.(value) ?? [];
   return problems.length ? { problems } : { value };

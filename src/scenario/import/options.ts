@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { descriptionOf, valueOf } from '../../text/zod.js';
 import type { Importer } from './types.js';
 
 /** How an importer option is written on the command line: text, on or off, a number, or text given any number of times. */
@@ -55,17 +56,6 @@ export function importOptions(importers: Iterable<Importer>): ImportOption[] {
 /** The kind and allowed values as words, to compare and to show. */
 function typeName({ kind, choices }: Pick<ImportOption, 'kind' | 'choices'>): string {
   return choices ? `one of ${choices.join('|')}` : kind;
-}
-
-/** The schema inside optional and default wrappers. */
-function valueOf(schema: z.ZodType): z.ZodType {
-  return schema instanceof z.ZodDefault || schema instanceof z.ZodOptional ? valueOf(schema.unwrap() as z.ZodType) : schema;
-}
-
-/** The description on the schema or, failing that, on the one it wraps. */
-function descriptionOf(schema: z.ZodType): string | undefined {
-  if (schema.description !== undefined) return schema.description;
-  return schema instanceof z.ZodDefault || schema instanceof z.ZodOptional ? descriptionOf(schema.unwrap() as z.ZodType) : undefined;
 }
 
 function kindOf(schema: z.ZodType, where: string): { kind: ImportOptionKind; choices?: readonly string[] } {
