@@ -232,10 +232,11 @@ function list(dir: string): string[] {
 /**
  * Removes the temp files in a fan-out folder: `stale` those of dead
  * processes or older than an hour (writes that died before their rename),
- * `all` every one, and the entries' lock files too. Best effort.
+ * `all` every one, and the entries' lock files too (`names`: the folder's,
+ * when already listed). Best effort.
  */
-function sweepTemps(dir: string, which: 'stale' | 'all', now = Date.now()): void {
-  for (const name of list(dir)) {
+function sweepTemps(dir: string, which: 'stale' | 'all', names = list(dir), now = Date.now()): void {
+  for (const name of names) {
     const path = join(dir, name);
     if (which === 'all' && LOCK.test(name)) remove(path);
     const m = TEMP.exec(name);
@@ -267,8 +268,10 @@ function fans(root: string, name: NamespaceName): string[] {
 function entries(root: string, name: NamespaceName, sweep: 'none' | 'stale' | 'all'): Entry[] {
   const out: Entry[] = [];
   for (const dir of fans(root, name)) {
-    if (sweep !== 'none') sweepTemps(dir, sweep);
-    for (const n of list(dir)) {
+    // One listing: what the sweep removes is no entry.
+    const names = list(dir);
+    if (sweep !== 'none') sweepTemps(dir, sweep, names);
+    for (const n of names) {
       if (!isKey(n)) continue;
       const path = join(dir, n);
       try {
