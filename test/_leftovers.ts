@@ -1,17 +1,19 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { STAGING_PREFIX } from '../src/study/files.js';
 
 /**
  * Vitest global setup: the suite must remove every temp folder it makes
  * (`test/_tmp.ts` does it for a test). Teardown fails the run naming any
- * `ctxsim-*` entry of the temp folder that appeared while it ran.
+ * `ctxsim-*` entry of the temp folder that appeared while it ran, and any
+ * staging folder (`.ctxsim-staging-*`) an output streamed to stdout left there.
  *
  * A run that names no cache folder uses `$CTXSIM_CACHE_DIR`: the suite's is
  * a temp folder of its own, removed at the end, so no test writes a cache
  * into the working tree or reads one an earlier run left there.
  */
-const ours = () => new Set(readdirSync(tmpdir()).filter((f) => f.startsWith('ctxsim-')));
+const ours = () => new Set(readdirSync(tmpdir()).filter((f) => f.startsWith('ctxsim-') || f.startsWith(STAGING_PREFIX)));
 
 let before = new Set<string>();
 let cache = '';

@@ -32,5 +32,7 @@ describe('eachLine', () => {
     expect(lines(TEXT, 4, false).got.map(([l]) => l)).toEqual(TEXT.split('\n').slice(0, -1));
     expect(lines('a\nb\n', 1).got).toEqual([['a', 1], ['b', 2]]);
     expect(lines('', 8)).toEqual({ got: [], read: { bytes: 0, whole: 0 } });
+    // The last newline is at byte 3 of the first chunk: a search into the second chunk's stale bytes would say 8.
+    expect(lines('abc\nde', 4).read).toEqual({ bytes: 6, whole: 4 });
   });
 });

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
@@ -26,6 +27,11 @@ const built = ['study/sinks', 'study/record-files', 'records/json', 'engine/run'
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(MAIN) && existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });
+
+/** A sink's failure at the second scenario. */
+const fail = (): never => {
+  throw new Error('the second scenario');
+};
 
 /** The shipped scenarios, two policies, one thread. */
 function study() {
@@ -62,10 +68,16 @@ describe('results.json as one output file', () => {
     await runStudyPipeline(study(), { ...sink, add: (records, i) => ((during += chunks.length), sink.add(records, i)) });
     expect(during).toBe(0);
     expect(Buffer.concat(chunks).toString('utf8')).toBe(expected);
-    // A run that fails gives the writer nothing, and leaves no scratch file.
-    const io = capture();
-    expect(await runMain(['run', '--scenario', join(tempDir(), 'none-*.yaml'), '--policy', 'full', '--no-token-cache', '--quiet', '--out', '-', '--format', 'json'], io)).toBe(2);
-    expect(io.stdout).toBe('');
+    // A run that fails part of the way gives the writer nothing, and leaves no scratch file in the temp folder.
+    const staging = () => readdirSync(tmpdir()).filter((f) => f.startsWith(STAGING_PREFIX));
+    const before = staging();
+    const given: unknown[] = [];
+    const failing = jsonStreamSink((chunk) => given.push(chunk));
+    let added = 0;
+    const broken = { ...failing, add: (records: Parameters<typeof failing.add>[0], i: number) => (++added === 2 ? fail() : failing.add(records, i)) };
+    await expect(runStudyPipeline(study(), broken)).rejects.toThrow('the second scenario');
+    expect([added, given.length]).toEqual([2, 0]);
+    expect(staging()).toEqual(before);
   }, 120_000);
 
   it('streams turns.csv to a writer (--out -): the text made from every record kept', async () => {
