@@ -113,6 +113,11 @@ describe('RunSpec and Execution', () => {
     for (const [key, upkeep] of Object.entries(UPKEEP_CHANGES)) {
       expect(counts(runStudy(options(dir, { upkeep: upkeep() }))), `upkeep.${key}`).toEqual({ replayed: UNITS, cached: 0 });
     }
+    // …and a value inside a setting, its models the same: the prices a unit keys by would not tell.
+    const routed = { route: SPEC_CHANGES.route(), fallback: SPEC_CHANGES.fallback() };
+    expect(counts(runStudy(options(dir, routed)))).toEqual({ replayed: UNITS, cached: 0 });
+    const inside = { 'fallback.rate': { fallback: { ...routed.fallback, rate: 0.5 } }, 'route.strongWhen': { route: { ...routed.route, strongWhen: { userTokensOver: 1 } } } };
+    for (const [what, over] of Object.entries(inside)) expect(counts(runStudy(options(dir, { ...routed, ...over }))), what).toEqual({ replayed: UNITS, cached: 0 });
     // The baseline is still there: nothing above replaced its units.
     expect(counts(runStudy(options(dir)))).toEqual({ replayed: 0, cached: UNITS });
   });
