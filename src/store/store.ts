@@ -66,6 +66,8 @@ export class CacheSpace {
   constructor(
     readonly root: string,
     readonly name: NamespaceName,
+    /** How long a merge waits for a lock another run holds before it saves without it. */
+    private readonly lockWaitMs = LOCK_WAIT_MS,
   ) {
     this.dir = join(root, name);
   }
@@ -158,8 +160,8 @@ export class CacheSpace {
     let release: (() => void) | undefined;
     try {
       makeDirs(dirname(file));
-      release = takeLock(file);
-      if (!release) this.warnings.push(`${NAMESPACES[this.name].label} entry ${file}: another run held the lock for ${LOCK_WAIT_MS / 1000} s; saving without it`);
+      release = takeLock(file, this.lockWaitMs);
+      if (!release) this.warnings.push(`${NAMESPACES[this.name].label} entry ${file}: another run held the lock for ${this.lockWaitMs / 1000} s; saving without it`);
       else sweepTemps(dirname(file), 'stale');
       const now = this.read(key);
       this.write(key, combine(now.status === 'ok' ? now.payload : undefined));
