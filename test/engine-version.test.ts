@@ -219,7 +219,7 @@ describe('ENGINE_VERSION', () => {
 
   const built = existsSync(join(ROOT, 'dist', 'engine', 'version.js')) && statSync(join(ROOT, 'dist', 'engine', 'version.js')).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'version.ts')).mtimeMs;
 
-  it.skipIf(!built)('an edited file keeps the key — a reporter, the CLI, even the engine, for which ENGINE_VERSION speaks (dist/ copied and edited)', () => {
+  it.skipIf(!built)(`an edited file keeps the key — a reporter, the CLI, even the engine, for which ENGINE_VERSION speaks (dist/ copied and edited)${built ? '' : ' (skipped: dist/ is missing or stale)'}`, () => {
     const copy = join(tempDir(), 'ctxsim');
     cpSync(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true });
     cpSync(join(ROOT, 'package.json'), join(copy, 'package.json'));

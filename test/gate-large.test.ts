@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Baseline, BaselineRow, StudyFingerprint } from '../src/gate/baseline.js';
 import { compare, DEFAULT_LIMITS } from '../src/gate/compare.js';
 import { gateMarkdown } from '../src/report/gate.js';
+import { align } from '../src/report/text.js';
 
 /** A study of 150,000 scenario × policy rows: more lines than a call's arguments can hold. */
 const ROWS = 150_000;
@@ -17,5 +18,12 @@ describe('the gate’s report of a large study', () => {
     // Every row costs twice as much: every row fails, and is listed.
     const failing = gateMarkdown(compare(baseline(() => 20), baseline(() => 40), DEFAULT_LIMITS));
     expect(failing.split('\n').filter((l) => l.startsWith('| fail | s')).length).toBe(ROWS);
+  });
+
+  it('aligns a table of as many rows (its column widths by a loop, not a spread)', () => {
+    const rows = Array.from({ length: ROWS }, (_, i) => [`s${i}`, String(i)]);
+    const lines = align(rows, new Set([1])).trimEnd().split('\n');
+    // The widest cells: `s149999` (7 characters) and `149999` (6), numbers right-aligned.
+    expect([lines.length, lines[0], lines.at(-1)]).toEqual([ROWS, 's0            0', 's149999  149999']);
   });
 });
