@@ -1,6 +1,7 @@
 import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 
@@ -13,6 +14,24 @@ let version: string | undefined;
 export function ctxsimVersion(): string {
   version ??= (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
   return version;
+}
+
+/**
+ * The user's own folder for ctxsim's `cache` (what can be made again) or
+ * `state` (what a run keeps between runs, such as the key that signs its
+ * staging folders), outside any project: `$XDG_CACHE_HOME/ctxsim` or
+ * `$XDG_STATE_HOME/ctxsim` (else `~/.cache/ctxsim`, `~/.local/state/ctxsim`);
+ * on macOS `~/Library/Caches/ctxsim` and `~/Library/Application
+ * Support/ctxsim`; on Windows `%LOCALAPPDATA%\ctxsim\Cache` and `…\State`.
+ * Only an absolute `XDG_*` is taken, as the XDG specification says.
+ */
+export function userFolder(kind: 'cache' | 'state', env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+  const home = env.HOME || homedir();
+  if (platform === 'win32') return join(env.LOCALAPPDATA || join(home, 'AppData', 'Local'), 'ctxsim', kind === 'cache' ? 'Cache' : 'State');
+  if (platform === 'darwin') return join(home, 'Library', kind === 'cache' ? 'Caches' : 'Application Support', 'ctxsim');
+  const xdg = kind === 'cache' ? env.XDG_CACHE_HOME : env.XDG_STATE_HOME;
+  if (xdg && isAbsolute(xdg)) return join(xdg, 'ctxsim');
+  return kind === 'cache' ? join(home, '.cache', 'ctxsim') : join(home, '.local', 'state', 'ctxsim');
 }
 
 /** Whether process `pid` is alive on this machine (a process of another user counts). */

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
+import { seal } from '../src/study/_seal.js';
 import { COMMIT_FILE, StagedFiles, STAGING_PREFIX } from '../src/study/files.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
@@ -138,10 +139,14 @@ describe('a run killed during its commit', () => {
     expect(await runMain(args, capture())).toBe(0);
     const previous = filesOf(out);
     // The state a run killed mid-commit leaves: a commit list, two previous files aside, one new file in.
-    const dead = join(out, `${STAGING_PREFIX}${deadPid()}-0a1b2c`);
+    // Sealed as the dead run sealed it (a staging folder no run of this user's made is never touched).
+    const name = `${STAGING_PREFIX}${deadPid()}-0a1b2c`;
+    const dead = join(out, name);
     mkdirSync(join(dead, 'old'), { recursive: true });
     mkdirSync(join(dead, 'new'), { recursive: true });
-    writeFileSync(join(dead, COMMIT_FILE), JSON.stringify({ names: ['report.md', 'results.json', 'turns.csv'], retired: [] }));
+    const list = { names: ['report.md', 'results.json', 'turns.csv'], retired: [] };
+    writeFileSync(join(dead, 'owner'), seal('staging', realpathSync(out), name)!);
+    writeFileSync(join(dead, COMMIT_FILE), JSON.stringify({ ...list, seal: seal('commit', realpathSync(out), name, JSON.stringify(list)) }));
     for (const f of ['report.md', 'results.json']) writeFileSync(join(dead, 'old', f), previous[f]!);
     writeFileSync(join(out, 'report.md'), 'the dead run’s report\n');
     writeFileSync(join(dead, 'new', 'turns.csv'), 'the dead run’s turns\n');

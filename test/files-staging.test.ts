@@ -1,9 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { removeStaleStaging, StagedFiles, STAGING_PREFIX, writeFileAtomic } from '../src/study/files.js';
+import { seal } from '../src/study/_seal.js';
+import { onStagingNotice, removeStaleStaging, StagedFiles, STAGING_PREFIX, writeFileAtomic } from '../src/study/files.js';
 import { cacheKey, TokenCache } from '../src/tokens/token-cache.js';
 import { capture } from './_io.js';
 import { tempDir } from './_tmp.js';
@@ -13,6 +14,16 @@ function deadPid(): number {
   const pid = spawnSync(process.execPath, ['-e', '']).pid;
   if (pid === undefined) throw new Error('no child process');
   return pid;
+}
+
+/**
+ * Makes staging folder `name` in `dir` as a run of this user's would (its
+ * `owner` seal, for folder `sealedFor`); with `sealedFor` another folder, it
+ * is made in `dir` sealed for that one.
+ */
+function ownStaging(sealedFor: string, name: string, dir = sealedFor): void {
+  mkdirSync(join(dir, name, 'new'), { recursive: true });
+  writeFileSync(join(dir, name, 'owner'), seal('staging', realpathSync(sealedFor), name)!);
 }
 
 const days = (n: number) => new Date(Date.now() - n * 24 * 3600 * 1000);
@@ -70,7 +81,7 @@ describe('staged files', () => {
     const dead = `${STAGING_PREFIX}${deadPid()}-ab12`;
     const live = `${STAGING_PREFIX}${process.pid}-cd34`;
     const ancient = `${STAGING_PREFIX}${process.pid}-ef56`;
-    for (const f of [dead, live, ancient]) mkdirSync(join(dir, f, 'new'), { recursive: true });
+    for (const f of [dead, live, ancient]) ownStaging(dir, f);
     writeFileSync(join(dir, dead, 'new', 'turns.csv'), 'x'.repeat(1000));
     utimesSync(join(dir, ancient), days(8), days(8));
     // Not a staging folder's name: never touched.
@@ -79,9 +90,29 @@ describe('staged files', () => {
     expect(readdirSync(dir).sort()).toEqual([live, `${STAGING_PREFIX}notes`].sort());
     // Any run into the folder does it.
     const other = `${STAGING_PREFIX}${deadPid()}-9f`;
-    mkdirSync(join(dir, other));
+    ownStaging(dir, other);
     writeFileAtomic(join(dir, 'gate.xml'), '<x/>\n');
     expect(readdirSync(dir).sort()).toEqual([live, `${STAGING_PREFIX}notes`, 'gate.xml'].sort());
+  });
+
+  it('a staging folder of a dead run that no run of this user made for this folder is left as it is, and said once', () => {
+    const dir = tempDir();
+    const lines: string[] = [];
+    const was = onStagingNotice((line) => lines.push(line));
+    try {
+      const planted = `${STAGING_PREFIX}${deadPid()}-ab12`;
+      mkdirSync(join(dir, planted, 'new'), { recursive: true });
+      // Sealed, but for another folder: not this one's.
+      const moved = `${STAGING_PREFIX}${deadPid()}-cd34`;
+      ownStaging(tempDir(), moved, dir);
+      expect(removeStaleStaging(dir)).toEqual([]);
+      writeFileAtomic(join(dir, 'gate.xml'), '<x/>\n');
+      expect(readdirSync(dir).sort()).toEqual([planted, moved, 'gate.xml'].sort());
+      const why = 'not made by a ctxsim run of this user for this folder; if no run of yours is using it, look inside and remove it';
+      expect(lines.sort()).toEqual([`${join(dir, moved)}: left as it is: ${why}`, `${join(dir, planted)}: left as it is: ${why}`].sort());
+    } finally {
+      onStagingNotice(was);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import yargs, { type Argv, type CommandModule } from 'yargs';
 import { CtxsimError, escapeControl, UsageError } from '../errors.js';
 import { ctxsimVersion } from '../process.js';
+import { onStagingNotice } from '../study/files.js';
 import { displayPath } from '../study/package.js';
 import { noCacheAlias } from './_cache-folder.js';
 import type { Command } from './_command.js';
@@ -25,11 +26,21 @@ import { tableCommand } from './commands/table.js';
  * `CTXSIM_DEBUG=1`).
  */
 export async function runMain(rawArgs: readonly string[], io: IO = processIO): Promise<number> {
+  rawArgs = noCacheAlias(rawArgs);
+  // A staging folder left as it is (not made by a run of this user's) is said where the command's warnings go.
+  const notice = onStagingNotice((line) => io.err(`ctxsim: warning: ${escapeControl(line)}\n`));
+  try {
+    return await parseAndRun(rawArgs, io);
+  } finally {
+    onStagingNotice(notice);
+  }
+}
+
+async function parseAndRun(rawArgs: readonly string[], io: IO): Promise<number> {
   let code = 0;
   const setCode = (c: number) => {
     code = c;
   };
-  rawArgs = noCacheAlias(rawArgs);
   const cli = yargs([...rawArgs])
     .scriptName('ctxsim')
     // A repeatable flag takes one value per occurrence (--model a --model b): a word after it is a positional,

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { closeSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { CtxsimError } from '../errors.js';
 import { alive, makeDirs, turnTaker } from '../process.js';
+import { seal, sealed } from './_seal.js';
 
 /**
  * Output files written all-or-nothing, through one staging folder per run
@@ -22,7 +23,10 @@ import { alive, makeDirs, turnTaker } from '../process.js';
  * the next run then fails. A staging folder left by a run that died before
  * or after its commit holds nothing of the folder's files and is removed
  * (`removeStaleStaging`); the command line removes its own when stopped by
- * Ctrl-C or SIGTERM (`abortOpenStaging`).
+ * Ctrl-C or SIGTERM (`abortOpenStaging`). Another run touches a staging
+ * folder only when it proves that a run of this user's made it for this
+ * folder (its seal, `_seal.ts`): an output folder may come with a checkout
+ * of someone else's, and a folder planted there is left as it is.
  *
  * The outputs of one command in several places (a report folder, a
  * baseline, a JUnit file) are committed together by an `OutputSet`.
@@ -37,10 +41,36 @@ export const STAGING_STALE_MS = 7 * 24 * 3600 * 1000;
 /** The file in a staging folder that lists the files of a commit under way (see `commit`). */
 export const COMMIT_FILE = 'commit.json';
 
-/** What `commit.json` holds: the names the commit places, and the names it retires. */
+/** What `commit.json` holds: the names the commit places, the names it retires, and its seal. */
 interface CommitList {
   names: string[];
   retired: string[];
+}
+
+/**
+ * The file in a staging folder that holds its seal (`_seal.ts`): proof that
+ * a run of this user's made it, for this folder, under this name. A staging
+ * folder without one that checks is never touched by another run.
+ */
+const OWNER_FILE = 'owner';
+
+/** Where the notices of staging folders left as they are go (see `onStagingNotice`). */
+let notice = (line: string): void => {
+  process.stderr.write(`ctxsim: warning: ${line}\n`);
+};
+
+/** Staging folders already reported by this process: each is reported once. */
+const reported = new Set<string>();
+
+/**
+ * Sends the one-line notices of staging folders that `removeStaleStaging`
+ * leaves as they are to `to` (default: stderr, as `ctxsim: warning: …`);
+ * returns the previous receiver.
+ */
+export function onStagingNotice(to: (line: string) => void): (line: string) => void {
+  const was = notice;
+  notice = to;
+  return was;
 }
 
 /**
@@ -48,13 +78,18 @@ interface CommitList {
  * is no longer alive, or older than `STAGING_STALE_MS`. One that died in the
  * middle of its commit is rolled back first (`recoverStaging`): the previous
  * run's files go back into place; if that fails, the folder is left as it
- * is, holding them (see docs/reports.md). Best effort: returns the names
- * removed.
+ * is, holding them (see docs/reports.md). Only a folder that proves a run of
+ * this user's made it for `dir` (its seal checks, and so does its commit
+ * list's, whose every name is a plain name inside `dir` reached through no
+ * link) is touched: any other is left as it is and reported in one line
+ * (`onStagingNotice`). Best effort: returns the names removed.
  */
 export function removeStaleStaging(dir: string, now = Date.now()): string[] {
   let names: string[];
+  let real: string;
   try {
     names = readdirSync(dir);
+    real = realpathSync(dir);
   } catch {
     return [];
   }
@@ -64,11 +99,17 @@ export function removeStaleStaging(dir: string, now = Date.now()): string[] {
     if (!m) continue;
     const path = join(dir, name);
     try {
-      if (alive(Number(m[1])) && now - statSync(path).mtimeMs <= STAGING_STALE_MS) continue;
+      if (alive(Number(m[1])) && now - lstatSync(path).mtimeMs <= STAGING_STALE_MS) continue;
+      const list = trusted(dir, real, name);
+      if (typeof list === 'string') {
+        if (!reported.has(path)) notice(`${path}: left as it is: ${list}; if no run of yours is using it, look inside and remove it`);
+        reported.add(path);
+        continue;
+      }
       // Claimed first (a rename is atomic): two runs starting together never both roll it back.
       const claimed = join(dir, `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
       renameSync(path, claimed);
-      if (!recoverStaging(dir, claimed)) continue;
+      if (list && !recoverStaging(dir, claimed, list)) continue;
       rmSync(claimed, { recursive: true, force: true });
       removed.push(name);
     } catch {
@@ -79,22 +120,73 @@ export function removeStaleStaging(dir: string, now = Date.now()): string[] {
 }
 
 /**
- * Rolls back the commit a dead run left half done in staging folder
- * `staging` of `dir`, from its `commit.json` (none: no commit was under way,
- * nothing to do). Each name is put back in two moves, each atomic and each
- * skipped once done, so a recovery that is itself stopped is resumed by the
- * next: a new file in place goes back to `new/`, then the previous file
- * comes back from `old/`. Returns whether the folder holds the previous
- * files again (false: something could not be moved back; the staging
- * folder must then be kept, since it holds them).
+ * Whether staging folder `name` of `dir` (whose real path is `real`) may be
+ * cleaned up: its commit list when it holds one (null when none), or why not.
  */
-function recoverStaging(dir: string, staging: string): boolean {
-  let list: CommitList;
+function trusted(dir: string, real: string, name: string): CommitList | null | string {
+  const path = join(dir, name);
+  if (!lstatSync(path).isDirectory()) return 'not a folder';
+  if (!sealed(readSmall(join(path, OWNER_FILE)), 'staging', real, name)) return 'not made by a ctxsim run of this user for this folder';
+  const text = readSmall(join(path, COMMIT_FILE));
+  if (text === undefined) return null;
+  let list: CommitList & { seal?: unknown };
   try {
-    list = JSON.parse(readFileSync(join(staging, COMMIT_FILE), 'utf8')) as CommitList;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ENOENT';
+    list = JSON.parse(text) as CommitList & { seal?: unknown };
+  } catch {
+    return 'its commit list cannot be read';
   }
+  const { names, retired } = list;
+  if (!Array.isArray(names) || !Array.isArray(retired) || !sealed(list.seal, 'commit', real, name, JSON.stringify({ names, retired }))) return 'its commit list was not written by a ctxsim run of this user for this folder';
+  for (const n of [...names, ...retired] as unknown[]) {
+    if (!plainName(n)) return `its commit list names ${JSON.stringify(n)}, not a plain name inside the folder`;
+    for (const root of [dir, join(path, 'new'), join(path, 'old')]) if (linkOnTheWay(root, n)) return `its commit list names ${JSON.stringify(n)}, which leads through a link`;
+  }
+  return { names, retired };
+}
+
+/** A small file's text (a seal, a commit list), or undefined when it is missing, a link, not a file or too large. */
+function readSmall(path: string): string | undefined {
+  const st = (() => {
+    try {
+      return lstatSync(path);
+    } catch {
+      return undefined;
+    }
+  })();
+  if (!st?.isFile() || st.size > 1 << 20) return undefined;
+  return readFileSync(path, 'utf8');
+}
+
+/** Whether `name` is a plain relative name of a file inside a folder: parts without `.`, `..`, a backslash or a NUL; not absolute. */
+function plainName(name: unknown): name is string {
+  return typeof name === 'string' && name !== '' && !isAbsolute(name) && !/[\\\0]/.test(name) && name.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
+}
+
+/** Whether a part of `name` that exists below `root` (the last one included) is a symbolic link. */
+function linkOnTheWay(root: string, name: string): boolean {
+  let at = root;
+  for (const part of name.split('/')) {
+    at = join(at, part);
+    try {
+      if (lstatSync(at).isSymbolicLink()) return true;
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
+/**
+ * Rolls back the commit a dead run left half done in staging folder
+ * `staging` of `dir`, from its commit list (checked by `trusted`). Each
+ * name is put back in two moves, each atomic and each skipped once done, so
+ * a recovery that is itself stopped is resumed by the next: a new file in
+ * place goes back to `new/`, then the previous file comes back from `old/`.
+ * Returns whether the folder holds the previous files again (false:
+ * something could not be moved back; the staging folder must then be kept,
+ * since it holds them).
+ */
+function recoverStaging(dir: string, staging: string, list: CommitList): boolean {
   try {
     rollBack(dir, staging, list);
     unlinkSync(join(staging, COMMIT_FILE));
@@ -210,11 +302,19 @@ export class StagedFiles {
 
   private stage(): string {
     if (this.staging === undefined) {
-      const staging = join(this.dir, `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+      const name = `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`;
+      const staging = join(this.dir, name);
       makeDirs(join(staging, 'new'));
       this.staging = staging;
+      const owner = seal('staging', this.real(), name);
+      if (owner !== undefined) writeFileSync(join(staging, OWNER_FILE), owner);
     }
     return this.staging;
+  }
+
+  /** The folder's real path: what its staging folder's seals name. */
+  private real(): string {
+    return realpathSync(this.dir);
   }
 
   /** The staged path to write file `name` (relative to the folder) at; it goes into place on `commit`. Refuses a target that is not a regular file. */
@@ -285,7 +385,7 @@ export class StagedFiles {
     // Every new file is there before the list says the commit began (a roll back reads a missing one as placed).
     for (const name of this.names) lstatSync(join(staging, 'new', name));
     const list: CommitList = { names: [...this.names], retired: this.retired.filter((name) => !this.names.includes(name)) };
-    writeFileSync(join(staging, COMMIT_FILE), JSON.stringify(list));
+    writeFileSync(join(staging, COMMIT_FILE), JSON.stringify({ ...list, seal: seal('commit', this.real(), basename(staging), JSON.stringify(list)) }));
     this.placing = list;
     try {
       for (const name of list.names) {
