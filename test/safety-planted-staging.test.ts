@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { seal } from '../src/study/_seal.js';
+import { defaultOutFolder } from '../src/study/confine.js';
 import { COMMIT_FILE, onStagingNotice, removeStaleStaging, STAGING_PREFIX } from '../src/study/files.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
@@ -24,6 +25,7 @@ function deadPid(): number {
 }
 
 const SCENARIO = join(ROOT, 'scenarios', 'kavya-late-order.yaml');
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 
 /**
  * A machine with a victim's files beside a project: `root/victim.txt` (the
@@ -202,5 +204,30 @@ describe('a commit list sealed by this user that names a file outside the folder
     expect(removed).toHaveLength(1);
     expect(readFileSync(join(dir, 'report.md'), 'utf8')).toBe('previous\n');
     expect(readdirSync(dir)).toEqual(['report.md']);
+  });
+});
+
+describe('a planted link where the default output folder goes', () => {
+  it('refuses reports/ when it leads out of the working folder, and takes it when it stays inside', () => {
+    const { root, project } = machine();
+    symlinkSync(root, join(project, 'reports'));
+    expect(() => defaultOutFolder('reports', project)).toThrow(`reports/, the default output folder, leads to ${realpathSync(root)}, outside the working folder: a command writes there only when --out names it`);
+    const inside = tempDir();
+    mkdirSync(join(inside, 'elsewhere'));
+    symlinkSync('elsewhere', join(inside, 'reports'));
+    expect(defaultOutFolder('reports', inside)).toBe(join(inside, 'reports'));
+  });
+
+  it.skipIf(!existsSync(CLI))('ctxsim run and ctxsim merge without --out: exit 2 in one line, nothing written outside', () => {
+    const { root, project } = machine();
+    const outside = join(root, 'outside');
+    mkdirSync(outside);
+    symlinkSync(outside, join(project, 'reports'));
+    for (const args of [['run', '--scenario', SCENARIO, '--policy', 'full', '--quiet'], ['merge', 'shards']]) {
+      const r = spawnSync(process.execPath, [CLI, ...args], { cwd: project, encoding: 'utf8' });
+      expect(r.stderr).toBe(`ctxsim: reports/, the default output folder, leads to ${realpathSync(outside)}, outside the working folder: a command writes there only when --out names it\n`);
+      expect(r.status).toBe(2);
+    }
+    expect(readdirSync(outside)).toEqual([]);
   });
 });

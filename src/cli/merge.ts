@@ -2,7 +2,9 @@ import { resolve } from 'node:path';
 import { runSummary } from '../report/text.js';
 import { mergeShardFiles } from '../study/merge.js';
 import type { RecordsMode } from '../records/json.js';
+import { defaultOutFolder } from '../study/confine.js';
 import { folderSink } from '../study/sinks.js';
+import { DEFAULT_OUT } from '../study/study.js';
 import { displayPath } from '../study/package.js';
 import type { IO } from './_io.js';
 import { checkOutputFolder } from './_output.js';
@@ -10,7 +12,7 @@ import { tableOptions } from './_table.js';
 
 export interface MergeFlags {
   dirs: string[];
-  out: string;
+  out?: string;
   records?: string;
   quiet?: boolean;
   sort?: string;
@@ -20,8 +22,8 @@ export interface MergeFlags {
 /** `ctxsim merge`: reads every shard, checks they form one whole run, writes its outputs. */
 export async function merge(flags: MergeFlags, io: IO): Promise<number> {
   const table = tableOptions(flags);
-  const out = resolve(flags.out);
-  checkOutputFolder(out, flags.out);
+  const out = flags.out !== undefined ? resolve(flags.out) : defaultOutFolder(DEFAULT_OUT);
+  checkOutputFolder(out, flags.out ?? DEFAULT_OUT);
   const { output, policies, info, shards } = await mergeShardFiles(flags.dirs, folderSink(out, { ...(flags.records !== undefined && { records: flags.records as RecordsMode }) }));
   io.out(runSummary({ policies }, info, table));
   if (!flags.quiet) io.err(`merged ${shards} shards; wrote ${output.length} files to ${displayPath(out)}/\n`);

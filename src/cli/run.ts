@@ -9,8 +9,9 @@ import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
 import { overflowWarnings, runSummary } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { csvStreamSink, fileSink, folderSink, jsonStreamSink, shardSink, textSink } from '../study/sinks.js';
+import { defaultOutFolder } from '../study/confine.js';
 import { displayPath } from '../study/package.js';
-import { loadScenarios, STDOUT, type Study } from '../study/study.js';
+import { DEFAULT_OUT, loadScenarios, STDOUT, type Study } from '../study/study.js';
 import { planText, upkeepPlan } from '../study/upkeep.js';
 import { billedLine, type BilledCheck } from '../study/billed.js';
 import { cachedCharts } from '../study/chart-store.js';
@@ -58,6 +59,8 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   if (minRetention !== undefined) study.minRetention = minRetention;
   const records = { records: flags.records ?? study.records ?? 'full' } as const;
   if (flags.dryRun) return dryRun(study, io);
+  // The default folder of the built-in study is checked as a study's `out` is: a planted link must not lead out.
+  if (flags.study === undefined && flags.out === undefined && !flags.format) study.out = defaultOutFolder(DEFAULT_OUT);
   // A study's `out: -` is stdout, as `--out -` is.
   const target = outputTarget(study.out, flags.out ?? (study.out === STDOUT ? STDOUT : undefined), flags.format);
   const chosen = flags.shard === undefined ? undefined : shardFromEnv(flags.shard, process.env);

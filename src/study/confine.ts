@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { dirname, isAbsolute, join, parse, relative, resolve, sep } from 'node:path';
+import { UsageError } from '../errors.js';
 
 /**
  * Where a study file may reach: the files it names that are written (its
@@ -75,4 +76,16 @@ export function outsideProblem(path: string, roots: readonly string[], what: str
   if (roots.some((root) => isWithin(real, root))) return undefined;
   const via = real === path ? '' : ` (it leads to ${real})`;
   return `${path}${via} is outside the study's folder and the working folder: a study file ${what} only below them; ${flag} on the command line reaches anywhere`;
+}
+
+/**
+ * The folder a command writes when no `--out` names one (`reports/` in the
+ * working folder), refused when, as the system follows it, it leads out of
+ * the working folder: a checkout may ship `reports` as a link elsewhere.
+ */
+export function defaultOutFolder(name: string, cwd = process.cwd()): string {
+  const path = resolve(cwd, name);
+  const real = realPath(path);
+  if (isWithin(real, realPath(cwd))) return path;
+  throw new UsageError(`${name}/, the default output folder, leads to ${real}, outside the working folder: a command writes there only when --out names it`);
 }

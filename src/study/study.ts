@@ -158,6 +158,9 @@ const DEFAULT_GENERATED: readonly [string, number, Record<string, unknown>][] = 
   ['companion', 1, { turns: [50, 100] }],
 ];
 
+/** The output folder when neither a study nor the command line names one: `reports/` in the working folder (checked with `defaultOutFolder` where it is used). */
+export const DEFAULT_OUT = 'reports';
+
 /**
  * The built-in default study: the shipped scenarios plus generated ones
  * (20 support, 5 voice-assistant, 2 coding, 1 companion chat), every
@@ -175,7 +178,7 @@ export function defaultStudy(): Study {
       ...DEFAULT_GENERATED.map(([profile, count, params]): GenerateSource => ({ kind: 'generate', profile, count, params })),
     ],
     policies: defaultPolicies(),
-    out: resolve('reports'),
+    out: resolve(DEFAULT_OUT),
   };
 }
 

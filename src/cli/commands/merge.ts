@@ -14,7 +14,7 @@ export function mergeCommand(io: IO): Command<MergeFlags> {
     builder: (y: Argv) =>
       y
         .positional('dirs', { type: 'string', array: true, describe: 'folders (or files) holding shard-K-of-N.json' })
-        .option('out', { type: 'string', default: 'reports', describe: 'output folder' })
+        .option('out', { type: 'string', describe: 'output folder', defaultDescription: 'reports' })
         .option('records', { type: 'string', describe: 'full | summary: summary writes no per-turn or per-probe rows, every report the same', defaultDescription: 'full' })
         .option('quiet', { type: 'boolean', describe: 'no summary line on stderr' })
         .options(TABLE_OPTIONS),
