@@ -56,3 +56,18 @@ export function throwProblems(found: readonly Problem[]): void {
   const more = problems.length - shown.length;
   throw new ScenarioError(more > 0 ? [...shown, { file: shown[0]!.file, path: '', message: `and ${more} more problem${more === 1 ? '' : 's'}` }] : shown);
 }
+
+/** A baseline's or a shard's format, told by its top level: `what` names it in errors. */
+export function notTheFormat(doc: JsonDoc, what: string, version: number, kind?: string): Problem | undefined {
+  const root = doc.value;
+  if (isObject(root) && root.kind === 'ctxsim-shard' && kind !== 'ctxsim-shard') return doc.problem([], `a shard file, not a ${what}: merge it with ctxsim merge`);
+  if (!isObject(root) || (kind === undefined ? !('schemaVersion' in root) : root.kind !== kind)) {
+    return doc.problem([], `not a ${what} (expected ${kind === undefined ? '' : `kind "${kind}" and `}schemaVersion ${version})`);
+  }
+  const v = root.schemaVersion;
+  if (typeof v === 'number' && Number.isInteger(v) && v > version) return doc.problem(['schemaVersion'], `a ${what} of schemaVersion ${v}, written by a later ctxsim; this one reads schemaVersion ${version}`);
+  return undefined;
+}
+
+/** A JSON object (not null, not a list). */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -7,7 +7,7 @@ import type { ColumnSpec, ValueOf } from '../records/columns.js';
 import { BASELINE_ORDER, SUMMARY_RECORD, type ProbeRecord, type SummaryRecord } from '../records/registry.js';
 import { columnSchema, MAX_USD_DIGITS } from '../records/schema.js';
 import type { DocPath } from '../text/document.js';
-import { jsonDoc, readInput, throwProblems, type JsonDoc } from './_read.js';
+import { jsonDoc, notTheFormat, readInput, throwProblems, type JsonDoc } from './_read.js';
 
 /** What a run was: the settings a baseline is compared on. */
 export interface StudyFingerprint {
@@ -203,20 +203,6 @@ const BASELINE = z.object({
   rows: z.array(FILE_ROW).min(1),
 });
 
-/** A baseline's or a shard's format, told by its top level: `what` names it in errors. */
-export function notTheFormat(doc: JsonDoc, what: string, version: number, kind?: string): Problem | undefined {
-  const root = doc.value;
-  if (!isObject(root) || (kind === undefined ? !('schemaVersion' in root) : root.kind !== kind)) {
-    if (isObject(root) && root.kind === 'ctxsim-shard') return doc.problem([], `a shard file, not a ${what}: merge it with ctxsim merge`);
-    return doc.problem([], `not a ${what} (expected ${kind === undefined ? '' : `kind "${kind}" and `}schemaVersion ${version})`);
-  }
-  const v = root.schemaVersion;
-  if (typeof v === 'number' && Number.isInteger(v) && v > version) return doc.problem(['schemaVersion'], `a ${what} of schemaVersion ${v}, written by a later ctxsim; this one reads schemaVersion ${version}`);
-  return undefined;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Counts a row holds that cannot exceed another of its counts (`retained`
  * of `probes`): a row breaking one would let the gate compare shares above
@@ -249,8 +235,8 @@ function parseBaseline(text: string, file: string): Baseline {
   const { rules, ...fields } = b!.study;
   const study = { ...fields, rules: rules ?? NOT_RECORDED } as StudyFingerprint;
   const rows = b!.rows.map((r, i) => baselineRow(r as FileRow, i, study, doc, problems));
-  problems.push(...rowSetProblems(rows, study, doc));
   throwProblems(problems);
+  throwProblems(rowSetProblems(rows, study, doc));
   return { schemaVersion: 1, studyHash: b!.studyHash, study, rows };
 }
 

@@ -7,8 +7,8 @@ import type { ReportInfo } from '../records/info.js';
 import { countSchema, MAX_USD_DIGITS, recordSchema } from '../records/schema.js';
 import { weightSchema } from '../scenario/schema.js';
 import type { DocPath } from '../text/document.js';
-import { countProblems, FINGERPRINT_FIELDS, notTheFormat, type StudyFingerprint } from './baseline.js';
-import { jsonDoc, readInput, throwProblems, type JsonDoc } from './_read.js';
+import { countProblems, FINGERPRINT_FIELDS, type StudyFingerprint } from './baseline.js';
+import { isObject, jsonDoc, notTheFormat, readInput, throwProblems, type JsonDoc } from './_read.js';
 
 /** The part `--shard K/N` ran, written losslessly so `merge` can rebuild the whole run. */
 export interface ShardFile {
@@ -164,8 +164,6 @@ const PICO = z
     message: `expected money as {"$pico": "123"}: whole pico-dollars, at least 0 and under 10^${MAX_USD_DIGITS + MONEY_DECIMALS}`,
   })
   .transform((v) => BigInt(v.$pico));
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const NAME = z.string().min(1);
 
