@@ -382,7 +382,7 @@ describe('a baseline row’s cost survives the file', () => {
       fc.property(fc.bigInt({ min: 0n, max: 10n ** 18n }), (pico) => {
         const row = { scenario: 's', policy: 'p', model: 'm', inputTokens: 1, cachedTokens: 0, outputTokens: 1, auxTokens: 0, costMicroUsd: Number(pico) / 1e6, probes: 0, retained: 0, overflowTurns: 0, latencyP95Ms: 0 };
         const study = { model: 'm', tokenizer: 'o200k_base', prices: 'builtin', cache: 'auto', rules: 'openai', seed: 1, policies: ['p'], scenarios: { s: '0' } };
-        const b = { schemaVersion: 1, studyHash: 'x', study, rows: [row] } as const;
+        const b = { schemaVersion: 1 as const, studyHash: 'x', study, rows: [row] };
         writeFileSync(file, baselineJson(b));
         expect(readBaseline(file).rows[0]!.costMicroUsd).toBe(row.costMicroUsd);
       }),
