@@ -233,7 +233,7 @@ describe('a malformed shard file', () => {
     const shard = JSON.parse(readFileSync(file, 'utf8')) as { summary: Record<string, unknown>[] };
     shard.summary[0]!.totalCost = 'lots';
     writeFileSync(file, JSON.stringify(shard));
-    await expectUsage(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], /^ctxsim: .*shard-1-of-1\.json: a malformed shard file: summary\[0\]\.totalCost: .*bigint/);
+    await expectUsage(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], /^ctxsim: .*shard-1-of-1\.json:1:\d+ summary\[0\]\.totalCost: expected money as \{"\$pico": "123"\}: whole pico-dollars, at least 0 and under 10\^27, got "lots"$/);
     expect(existsSync(join(dir, 'merged'))).toBe(false);
   });
 
@@ -244,7 +244,7 @@ describe('a malformed shard file', () => {
     const shard = JSON.parse(readFileSync(file, 'utf8')) as { summary: Record<string, unknown>[] };
     delete shard.summary[0]!.overflowProbes;
     writeFileSync(file, JSON.stringify(shard));
-    await expectUsage(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], /^ctxsim: .*shard-1-of-1\.json: a malformed shard file: summary\[0\]\.overflowProbes: /);
+    await expectUsage(['merge', join(dir, 'shards'), '--out', join(dir, 'merged'), '--quiet'], /^ctxsim: .*shard-1-of-1\.json:1:\d+ summary\[0\]\.overflowProbes: required but missing$/);
   });
 });
 

@@ -326,7 +326,9 @@ describe('ctxsim check', () => {
     writeFileSync(baseline(), text.replace('"totalCost":"0.000051300000"', '"totalCost":"$0.05"'));
     const bad = await cli('check', study(), '--baseline', baseline(), '--quiet');
     expect(bad.code).toBe(2);
-    expect(bad.err).toBe(`ctxsim: ${baseline()}: rows[0].totalCost: expected USD with 12 decimals such as "0.000051300000", got "$0.05"\n`);
+    // The first row is on line 21; the column is where its cost's value starts.
+    const column = text.split('\n')[20]!.indexOf('"0.000051300000"') + 1;
+    expect(bad.err).toBe(`ctxsim: ${baseline()}:21:${column} rows[0].totalCost: expected USD with 12 decimals such as "0.000051300000", at least 0 and under 10^15, got "$0.05"\n`);
   });
 
   it('a missing baseline says how to save one, exit 2, before any run', async () => {
@@ -344,7 +346,7 @@ describe('ctxsim check', () => {
     writeFileSync(join(dir, 'bad.json'), '{"rows": 3}');
     const bad = await cli('check', study(), '--baseline', join(dir, 'bad.json'), '--quiet');
     expect(bad.code).toBe(2);
-    expect(bad.err).toContain('bad.json: not a ctxsim baseline');
+    expect(bad.err).toBe(`ctxsim: ${join(dir, 'bad.json')}:1:1: not a ctxsim baseline (expected schemaVersion 1)\n`);
   });
 });
 
@@ -379,7 +381,8 @@ describe('a baseline row’s cost survives the file', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 0n, max: 10n ** 18n }), (pico) => {
         const row = { scenario: 's', policy: 'p', model: 'm', inputTokens: 1, cachedTokens: 0, outputTokens: 1, auxTokens: 0, costMicroUsd: Number(pico) / 1e6, probes: 0, retained: 0, overflowTurns: 0, latencyP95Ms: 0 };
-        const b = { schemaVersion: 1, studyHash: 'x', study: { model: 'm' }, rows: [row] } as unknown as Parameters<typeof baselineJson>[0];
+        const study = { model: 'm', tokenizer: 'o200k_base', prices: 'builtin', cache: 'auto', rules: 'openai', seed: 1, policies: ['p'], scenarios: { s: '0' } };
+        const b = { schemaVersion: 1 as const, studyHash: 'x', study, rows: [row] };
         writeFileSync(file, baselineJson(b));
         expect(readBaseline(file).rows[0]!.costMicroUsd).toBe(row.costMicroUsd);
       }),

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { CtxsimError } from '../errors.js';
+import { z } from 'zod';
+import type { Problem } from '../errors.js';
 import { MONEY_DECIMALS, usd } from '../records/format.js';
 import type { Conversation } from '../types.js';
 import type { ColumnSpec, ValueOf } from '../records/columns.js';
 import { BASELINE_ORDER, SUMMARY_RECORD, type ProbeRecord, type SummaryRecord } from '../records/registry.js';
+import { columnSchema, MAX_USD_DIGITS } from '../records/schema.js';
+import type { DocPath } from '../text/document.js';
+import { jsonDoc, notTheFormat, readInput, throwProblems, type JsonDoc } from './_read.js';
 
 /** What a run was: the settings a baseline is compared on. */
 export interface StudyFingerprint {
@@ -126,12 +129,6 @@ export function usdOfMicro(micro: number): string {
   return usd(BigInt(Math.round(micro * 1e6)), MONEY_DECIMALS);
 }
 
-/** USD as `usdOfMicro` writes it → micro-dollars, as `makeBaseline` computes them; undefined for another text. */
-function microOfUsd(text: unknown): number | undefined {
-  const m = typeof text === 'string' ? /^(-?\d+)\.(\d{12})$/.exec(text) : null;
-  return m ? Number(BigInt(`${m[1]}${m[2]}`)) / 1e6 : undefined;
-}
-
 /** A row as the file holds it: its cost as `totalCost`, USD as a decimal string (as results.json), where `costMicroUsd` stood. */
 const rowFile = (r: BaselineRow) => Object.fromEntries(Object.entries(r).map(([k, v]) => (k === 'costMicroUsd' ? ['totalCost', usdOfMicro(v as number)] : [k, v])));
 
@@ -141,33 +138,154 @@ export function baselineJson(b: Baseline): string {
   return `${head},\n  "rows": [\n${b.rows.map((r) => `    ${JSON.stringify(rowFile(r))}`).join(',\n')}\n  ]\n}\n`;
 }
 
-/** Reads a baseline written by `run --save-baseline`; `shown` is how errors name the file. */
+/**
+ * Reads a baseline written by `run --save-baseline`; `shown` is how errors
+ * name the file. Every field is checked (see `BASELINE`); a problem is one
+ * line, `file:line:col path: what`, exit code 2.
+ */
 export function readBaseline(file: string, shown = file): Baseline {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new CtxsimError(`${shown}: cannot read baseline (${(e as NodeJS.ErrnoException).code ?? e})`, 'input');
+  return parseBaseline(readInput(file, shown, 'baseline'), shown);
+}
+
+/** Money read back from a file: whole dollars of at most 15 digits (under $10^15). */
+const USD_TEXT = new RegExp(`^\\d{1,${MAX_USD_DIGITS}}\\.\\d{${MONEY_DECIMALS}}$`);
+
+/** A row's cost as the file holds it: USD as a decimal string with 12 decimals (`usdOfMicro`). */
+const USD = z.string().regex(USD_TEXT, `expected USD with ${MONEY_DECIMALS} decimals such as "0.000051300000", at least 0 and under 10^${MAX_USD_DIGITS}`);
+
+/** A lost probe's name: `fact@turn`. */
+const PROBE_NAME = z.string().regex(/^[^]+@[1-9]\d*$/, 'expected a probe as fact@turn');
+
+/**
+ * A baseline row as the file holds it: the columns of `BASELINE_ORDER`
+ * typed and bounded by their kind (`recordSchema`'s), `answered` absent
+ * when not measured; its cost as `totalCost`, or as baselines held it
+ * before, `costMicroUsd` (micro-dollars); `model` absent in rows written
+ * before rows named it; `lost` absent when it lost none. Unknown keys are
+ * left out: a later version adds a column at the end of the rows, and this
+ * one compares the columns it knows.
+ */
+const FILE_ROW = z.object({
+  ...Object.fromEntries(BASELINE_COLUMNS.map((c) => [c.key, c.kind === 'money' ? USD.optional() : c.nullable || c.key === 'model' ? columnSchema(c).optional() : columnSchema(c)])),
+  costMicroUsd: z.number().min(0).lt(10 ** (MAX_USD_DIGITS + 6)).optional(),
+  lost: z.array(PROBE_NAME).optional(),
+});
+
+/** A name: a non-empty string. */
+const NAME = z.string().min(1);
+const HASHES = z.record(z.string(), z.string());
+
+/** The fingerprint's fields, as baselines and shard files hold them. */
+export const FINGERPRINT_FIELDS = {
+  model: NAME,
+  tokenizer: z.string(),
+  prices: z.string(),
+  cache: z.string(),
+  rules: z.string(),
+  seed: z.number().int(),
+  policies: z.array(NAME).min(1),
+  modules: HASHES.optional(),
+  toolDefs: z.string().optional(),
+  settings: HASHES.optional(),
+  scenarios: z.record(NAME, z.string()),
+  upkeep: z.string().optional(),
+};
+
+/** What a baseline's fingerprint says for a field written after it was saved (`rules`: the provider rule set). */
+const NOT_RECORDED = 'not recorded';
+
+/** The baseline file: unknown keys left out, as in its rows (a later version's additions). */
+const BASELINE = z.object({
+  schemaVersion: z.literal(1),
+  studyHash: z.string(),
+  // Baselines saved before the provider rule set was fingerprinted have none.
+  study: z.object({ ...FINGERPRINT_FIELDS, rules: z.string().optional() }),
+  rows: z.array(FILE_ROW).min(1),
+});
+
+/**
+ * Counts a row holds that cannot exceed another of its counts (`retained`
+ * of `probes`): a row breaking one would let the gate compare shares above
+ * 100%.
+ */
+const AT_MOST = [
+  ['retained', 'probes'],
+  ['answered', 'probes'],
+  ['cachedTokens', 'inputTokens'],
+] as const;
+
+/** The problems of a row (at `path`) whose counts exceed the count that holds them. */
+export function countProblems(row: Partial<Record<(typeof AT_MOST)[number][number], number | null>>, path: DocPath, doc: Pick<JsonDoc, 'problem'>): Problem[] {
+  const out: Problem[] = [];
+  for (const [part, whole] of AT_MOST) {
+    const [a, b] = [row[part], row[whole]];
+    if (typeof a === 'number' && typeof b === 'number' && a > b) out.push(doc.problem([...path, part], `${a} is more than its ${whole} (${b})`));
   }
-  let b: Partial<Baseline>;
-  try {
-    b = JSON.parse(text);
-  } catch (e) {
-    throw new CtxsimError(`${shown}: baseline is not valid JSON (${(e as Error).message})`, 'input');
-  }
-  if (b?.schemaVersion !== 1 || !Array.isArray(b.rows) || !b.study) {
-    throw new CtxsimError(`${shown}: not a ctxsim baseline (expected schemaVersion 1 with study and rows)`, 'input');
-  }
-  for (const [i, r] of (b.rows as (Partial<BaselineRow> & { totalCost?: unknown })[]).entries()) {
+  return out;
+}
+
+/** A baseline's text, checked; `file` names it in errors. */
+function parseBaseline(text: string, file: string): Baseline {
+  const doc = jsonDoc(text, file);
+  const wrong = notTheFormat(doc, 'ctxsim baseline', 1);
+  if (wrong) throwProblems([wrong]);
+  const problems: Problem[] = [];
+  const b = doc.check(BASELINE, doc.value, [], problems);
+  throwProblems(problems);
+  const { rules, ...fields } = b!.study;
+  const study = { ...fields, rules: rules ?? NOT_RECORDED } as StudyFingerprint;
+  const rows = b!.rows.map((r, i) => baselineRow(r as FileRow, i, study, doc, problems));
+  throwProblems(problems);
+  throwProblems(rowSetProblems(rows, study, doc));
+  return { schemaVersion: 1, studyHash: b!.studyHash, study, rows };
+}
+
+type FileRow = Omit<BaselineRow, 'costMicroUsd' | 'model'> & { model?: string; totalCost?: string; costMicroUsd?: number };
+
+/** A row of the file as the gate compares it (its problems go to `out`). */
+function baselineRow(r: FileRow, i: number, study: StudyFingerprint, doc: JsonDoc, out: Problem[]): BaselineRow {
+  const at = ['rows', i];
+  if (r.totalCost !== undefined && r.costMicroUsd !== undefined) out.push(doc.problem([...at, 'costMicroUsd'], 'a row holds its cost once: totalCost (USD), or costMicroUsd as baselines did before'));
+  else if (r.totalCost === undefined && r.costMicroUsd === undefined) out.push(doc.problem([...at, 'totalCost'], 'required but missing'));
+  if (!Object.hasOwn(study.scenarios, r.scenario)) out.push(doc.problem([...at, 'scenario'], `"${r.scenario}" is not a scenario of the baseline's study`));
+  if (!study.policies.includes(r.policy)) out.push(doc.problem([...at, 'policy'], `"${r.policy}" is not a policy of the baseline's study`));
+  out.push(...countProblems(r, at, doc));
+  const row: Record<string, unknown> = {};
+  for (const c of BASELINE_COLUMNS) {
+    // The cost as micro-dollars, as `makeBaseline` computes them.
+    if (c.kind === 'money') row.costMicroUsd = r.totalCost !== undefined ? microOfUsd(r.totalCost) : r.costMicroUsd;
     // Rows written before baselines named their model are of the study's one model.
-    r.model ??= b.study.model;
-    // The cost as the file holds it (USD as a decimal string), or as baselines held it before (micro-dollars).
-    if ('totalCost' in r) {
-      const micro = microOfUsd(r.totalCost);
-      if (micro === undefined) throw new CtxsimError(`${shown}: rows[${i}].totalCost: expected USD with 12 decimals such as "0.000051300000", got ${JSON.stringify(r.totalCost)}`, 'input');
-      r.costMicroUsd = micro;
-      delete r.totalCost;
+    else if (c.key === 'model') row.model = r.model ?? study.model;
+    else if ((r as Record<string, unknown>)[c.key] !== undefined) row[c.key] = (r as Record<string, unknown>)[c.key];
+  }
+  if (r.lost) row.lost = r.lost;
+  return row as BaselineRow;
+}
+
+/** USD as `usdOfMicro` writes it → micro-dollars, as `makeBaseline` computes them. */
+const microOfUsd = (text: string): number => Number(BigInt(text.replace('.', ''))) / 1e6;
+
+/**
+ * A baseline holds one row per scenario × policy of its study, on each model
+ * it has rows of, and no row twice: a row given twice would be compared
+ * once, and one left out never.
+ */
+function rowSetProblems(rows: readonly BaselineRow[], study: StudyFingerprint, doc: JsonDoc): Problem[] {
+  const out: Problem[] = [];
+  const seen = new Map<string, number>();
+  rows.forEach((r, i) => {
+    const key = rowKey(r);
+    const first = seen.get(key);
+    if (first !== undefined) out.push(doc.problem(['rows', i], `${r.scenario} × ${r.policy} × ${r.model} again (as rows[${first}])`));
+    else seen.set(key, i);
+  });
+  if (out.length) return out;
+  for (const model of new Set(rows.map((r) => r.model))) {
+    for (const scenario of Object.keys(study.scenarios)) {
+      for (const policy of study.policies) {
+        if (!seen.has(rowKey({ scenario, policy, model }))) return [doc.problem(['rows'], `no row for ${scenario} × ${policy} × ${model}: a baseline has one for each scenario × policy of its study, on each model`)];
+      }
     }
   }
-  return b as Baseline;
+  return out;
 }

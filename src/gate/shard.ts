@@ -1,10 +1,14 @@
 import { z } from 'zod';
-import { CtxsimError, UsageError } from '../errors.js';
-import { formatPath } from '../text/document.js';
+import { UsageError, type Problem } from '../errors.js';
 import { byPolicy } from '../engine/summary.js';
-import type { ProbeRecord, Results, SummaryRecord, TurnRecord, ViolationRecord } from '../records/registry.js';
+import { MONEY_DECIMALS } from '../records/format.js';
+import { PROBE_RECORD, SUMMARY_RECORD, TURN_RECORD, VIOLATION_RECORD, type ProbeRecord, type Results, type SummaryRecord, type TurnRecord, type ViolationRecord } from '../records/registry.js';
 import type { ReportInfo } from '../records/info.js';
-import type { StudyFingerprint } from './baseline.js';
+import { countSchema, MAX_USD_DIGITS, recordSchema } from '../records/schema.js';
+import { weightSchema } from '../scenario/schema.js';
+import type { DocPath } from '../text/document.js';
+import { countProblems, FINGERPRINT_FIELDS, type StudyFingerprint } from './baseline.js';
+import { isObject, jsonDoc, notTheFormat, readInput, throwProblems, type JsonDoc } from './_read.js';
 
 /** The part `--shard K/N` ran, written losslessly so `merge` can rebuild the whole run. */
 export interface ShardFile {
@@ -122,101 +126,181 @@ export function toJson(value: unknown): string {
   return `${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? { $pico: v.toString() } : v))}\n`;
 }
 
-export function fromJson(text: string): unknown {
-  return JSON.parse(text, (_k, v) => (v && typeof v === 'object' && typeof v.$pico === 'string' ? BigInt(v.$pico) : v));
+/** A shard file read: where it came from, its content, and where a path of it is (for problems found when merging). */
+export interface ReadShard {
+  file: string;
+  shard: ShardFile;
+  problem: JsonDoc['problem'];
 }
 
-/** Reads a shard file; anything else is an error naming the file. */
-export function readShard(file: string, text: string): ShardFile {
-  let v: unknown;
-  try {
-    v = fromJson(text);
-  } catch {
-    throw new CtxsimError(`${file}: not a ctxsim shard file (invalid JSON)`, 'input');
+/**
+ * Reads a shard file; `shown` is how errors name it. Every field is checked
+ * (see `SHARD`); a problem is one line, `file:line:col path: what`, exit
+ * code 2.
+ */
+export function readShardFile(file: string, shown = file): ReadShard {
+  return readShard(shown, readInput(file, shown, 'shard file'));
+}
+
+/** A shard file's text, checked; `file` names it in errors. */
+export function readShard(file: string, text: string): ReadShard {
+  const doc = jsonDoc(text, file);
+  const wrong = notTheFormat(doc, 'ctxsim shard file', 1, 'ctxsim-shard');
+  if (wrong) throwProblems([wrong]);
+  const problems: Problem[] = [];
+  const shard = doc.check(SHARD, doc.value, [], problems) as ShardFile | undefined;
+  throwProblems(problems);
+  throwProblems(shardProblems(shard!, doc));
+  return { file, shard: shard!, problem: doc.problem };
+}
+
+/**
+ * Money as a shard file holds it: `{"$pico": "123"}`, whole pico-dollars,
+ * at least 0 and under 10^27 ($10^15).
+ */
+const PICO_TEXT = new RegExp(`^\\d{1,${MAX_USD_DIGITS + MONEY_DECIMALS}}$`);
+const PICO = z
+  .custom<{ $pico: string }>((v) => isObject(v) && Object.keys(v).length === 1 && typeof v.$pico === 'string' && PICO_TEXT.test(v.$pico), {
+    message: `expected money as {"$pico": "123"}: whole pico-dollars, at least 0 and under 10^${MAX_USD_DIGITS + MONEY_DECIMALS}`,
+  })
+  .transform((v) => BigInt(v.$pico));
+
+const NAME = z.string().min(1);
+
+/** The report info (`ReportInfo`) a shard carries for the merged reports. */
+const REPORT_INFO = z.strictObject({
+  studyFile: z.string().nullable(),
+  seed: z.number().int(),
+  model: NAME,
+  tokenizer: z.string(),
+  encoding: z.string(),
+  encodingEstimate: z.boolean(),
+  prices: z.string(),
+  priceDate: z.string(),
+  cache: z.string(),
+  maxInputTokens: countSchema.nullable(),
+  models: z.array(z.strictObject({ model: NAME, encoding: z.string(), encodingEstimate: z.boolean(), tokenFactor: z.number().positive().optional(), maxInputTokens: countSchema.nullable() })).min(1),
+  scenarios: z.array(z.strictObject({ id: NAME, title: z.string().nullable(), source: z.string(), turns: countSchema, unloggedTokens: countSchema.optional(), weight: weightSchema.optional() })).min(1),
+  policies: z.array(z.strictObject({ name: NAME, id: NAME, params: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])) })).min(1),
+  upkeep: z.strictObject({ recorded: z.string(), answers: z.literal(true).optional(), judge: z.string().optional() }).optional(),
+  minRetention: z.number().min(0).max(1).optional(),
+});
+
+const turn = z.number().int().min(1);
+
+/**
+ * The shard file: every record typed and bounded by its columns
+ * (`recordSchema`), money as `PICO`. A key this version does not know is
+ * refused: a shard is merged by the version that wrote it, and a field it
+ * would leave out would make the merged reports differ from the unsharded
+ * run's. Shards written before answers were measured have no `answered`
+ * and `answerRetention`, and before calls were counted no `calls`.
+ */
+const SHARD = z.strictObject({
+  kind: z.literal('ctxsim-shard'),
+  schemaVersion: z.literal(1),
+  shard: z.strictObject({ index: z.number().int().min(1), count: z.number().int().min(1) }),
+  study: z.strictObject(FINGERPRINT_FIELDS),
+  info: REPORT_INFO,
+  turns: z.array(recordSchema(TURN_RECORD, PICO, { turn, calls: countSchema.optional() })),
+  probes: z.array(recordSchema(PROBE_RECORD, PICO, { turn })),
+  summary: z.array(recordSchema(SUMMARY_RECORD, PICO, { weight: weightSchema, answered: countSchema.optional(), answerRetention: z.number().min(0).max(1).optional() })),
+  violations: z.array(recordSchema(VIOLATION_RECORD, PICO, { turn, call: turn })),
+});
+
+/** The first field of the fingerprint or the report info in which two shards differ: shards of one run have the same. */
+function firstDifference(a: ShardFile, b: ShardFile): DocPath | undefined {
+  for (const part of ['study', 'info'] as const) {
+    const [x, y] = [a[part] as unknown as Record<string, unknown>, b[part] as unknown as Record<string, unknown>];
+    for (const key of new Set([...Object.keys(x), ...Object.keys(y)])) if (JSON.stringify(x[key]) !== JSON.stringify(y[key])) return [part, key];
   }
-  const s = v as Partial<ShardFile>;
-  if (s?.kind !== 'ctxsim-shard' || s.schemaVersion !== 1) throw new CtxsimError(`${file}: not a ctxsim shard file (schemaVersion 1)`, 'input');
-  const r = SHARD.safeParse(v);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new CtxsimError(`${file}: a malformed shard file: ${formatPath(issue.path as (string | number)[]) || 'the file'}: ${issue.message}`, 'input');
-  }
-  const shard = v as ShardFile;
-  const scenarios = new Set(Object.keys(shard.study.scenarios));
-  const policies = new Set(shard.study.policies);
-  for (const list of ['turns', 'probes', 'summary', 'violations'] as const) {
-    shard[list].forEach((rec, i) => {
-      if (!scenarios.has(rec.scenario)) throw new CtxsimError(`${file}: a malformed shard file: ${list}[${i}].scenario: "${rec.scenario}" is not a scenario of its study`, 'input');
-      if (!policies.has(rec.policy)) throw new CtxsimError(`${file}: a malformed shard file: ${list}[${i}].policy: "${rec.policy}" is not a policy of its study`, 'input');
+  return undefined;
+}
+
+/** The list names of a shard's records. */
+const LISTS = ['turns', 'probes', 'summary', 'violations'] as const;
+
+/**
+ * What a shard's schema cannot say: its index within its count; its report
+ * info of the study its fingerprint names (the same scenarios, policies and
+ * models); every record of a scenario and policy of its study (and, but a
+ * turn's, which may be a model `route` chose, of one of its models); each
+ * summary row of its own slice of the work, once.
+ */
+function shardProblems(s: ShardFile, doc: JsonDoc): Problem[] {
+  const out: Problem[] = [];
+  if (s.shard.index > s.shard.count) out.push(doc.problem(['shard', 'index'], `shard ${s.shard.index} of ${s.shard.count}: expected 1 to ${s.shard.count}`));
+  const scenarios = s.info.scenarios.map((c) => c.id);
+  const models = s.info.models.map((m) => m.model);
+  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+  if (!same([...scenarios].sort(), Object.keys(s.study.scenarios).sort())) out.push(doc.problem(['info', 'scenarios'], 'not the scenarios of the fingerprint (study.scenarios)'));
+  if (!same(s.info.policies.map((p) => p.name), s.study.policies)) out.push(doc.problem(['info', 'policies'], 'not the policies of the fingerprint (study.policies)'));
+  if (models.join(', ') !== s.study.model) out.push(doc.problem(['info', 'models'], `not the models of the fingerprint (study.model "${s.study.model}")`));
+  if (new Set(s.study.policies).size !== s.study.policies.length) out.push(doc.problem(['study', 'policies'], 'a policy is listed twice'));
+  if (out.length) return out;
+  const scenarioAt = new Map(scenarios.map((id, i) => [id, i]));
+  const policyAt = new Map(s.study.policies.map((p, i) => [p, i]));
+  const modelAt = new Map(models.map((m, i) => [m, i]));
+  for (const list of LISTS) {
+    s[list].forEach((rec: { scenario: string; policy: string; model: string }, i) => {
+      if (!scenarioAt.has(rec.scenario)) out.push(doc.problem([list, i, 'scenario'], `"${rec.scenario}" is not a scenario of its study`));
+      if (!policyAt.has(rec.policy)) out.push(doc.problem([list, i, 'policy'], `"${rec.policy}" is not a policy of its study`));
+      if (list !== 'turns' && !modelAt.has(rec.model)) out.push(doc.problem([list, i, 'model'], `"${rec.model}" is not a model of its study`));
     });
   }
-  return shard;
+  if (out.length) return out;
+  const seen = new Map<number, number>();
+  s.summary.forEach((r, i) => {
+    out.push(...countProblems(r, ['summary', i], doc));
+    // The work item's number, as the run numbers them: scenario-major, then model, then policy.
+    const item = (scenarioAt.get(r.scenario)! * models.length + modelAt.get(r.model)!) * policyAt.size + policyAt.get(r.policy)!;
+    if (item % s.shard.count !== s.shard.index - 1) out.push(doc.problem(['summary', i], `${r.scenario} × ${r.policy} × ${r.model} is not in shard ${s.shard.index}/${s.shard.count}'s slice of the work`));
+    else if (seen.has(item)) out.push(doc.problem(['summary', i], `${r.scenario} × ${r.policy} × ${r.model} again (as summary[${seen.get(item)}])`));
+    else seen.set(item, i);
+  });
+  return out;
 }
-
-// The shape merge relies on: the study's lists, each record's scenario and policy, the counts and money it sums.
-const count = z.number().int().min(0);
-const pico = z.bigint();
-const keyed = { scenario: z.string(), policy: z.string(), turn: z.number().int().min(1) };
-const SHARD = z.looseObject({
-  shard: z.strictObject({ index: z.number().int().min(1), count: z.number().int().min(1) }),
-  study: z.looseObject({ policies: z.array(z.string()), scenarios: z.record(z.string(), z.string()) }),
-  info: z.looseObject({ models: z.array(z.looseObject({ model: z.string() })).min(1) }),
-  turns: z.array(z.looseObject({ ...keyed, inputTokens: count, outputTokens: count, cost: pico, cumulativeCost: pico })),
-  probes: z.array(z.looseObject({ ...keyed, fact: z.string(), outcome: z.string() })),
-  summary: z.array(
-    z.looseObject({
-      scenario: z.string(),
-      policy: z.string(),
-      model: z.string(),
-      turns: count,
-      inputTokens: count,
-      cachedTokens: count,
-      outputTokens: count,
-      auxTokens: count,
-      totalCost: pico,
-      costPerTurn: pico,
-      probes: count,
-      retained: count,
-      stale: count,
-      missing: count,
-      overflowProbes: count,
-      retention: z.number().nullable(),
-      latencyP50Ms: z.number(),
-      latencyP95Ms: z.number(),
-      weight: z.number().positive(),
-      // Absent from shards written before answers were measured.
-      answered: count.nullable().optional(),
-      answerRetention: z.number().nullable().optional(),
-    }),
-  ),
-  violations: z.array(z.looseObject({ ...keyed, rule: z.string(), detail: z.string() })),
-});
 
 /**
  * Rebuilds the results of the unsharded run from all N shards: rows are put
  * back in the run's order (scenario, then model, then policy), and policy
  * totals recomputed.
  */
-export function mergeShards(shards: readonly { file: string; shard: ShardFile }[]): { study: StudyFingerprint; info: ReportInfo; results: Results } {
+export function mergeShards(shards: readonly ReadShard[]): { study: StudyFingerprint; info: ReportInfo; results: Results } {
   if (!shards.length) throw new UsageError('merge: no shard files found');
-  const first = shards[0]!.shard;
-  const fp = JSON.stringify(first.study);
-  const seen = new Map<number, string>();
-  for (const { file, shard } of shards) {
-    if (JSON.stringify(shard.study) !== fp) throw new UsageError(`merge: ${file} comes from a different study than ${shards[0]!.file}`);
-    if (shard.shard.count !== first.shard.count) throw new UsageError(`merge: ${file} is shard ${shard.shard.index}/${shard.shard.count}, expected …/${first.shard.count}`);
-    if (seen.has(shard.shard.index)) throw new UsageError(`merge: shard ${shard.shard.index}/${shard.shard.count} given twice (${seen.get(shard.shard.index)}, ${file})`);
-    seen.set(shard.shard.index, file);
+  const head = shards[0]!;
+  const first = head.shard;
+  const { count } = first.shard;
+  const seen = new Map<number, ReadShard>();
+  for (const s of shards) {
+    const { index } = s.shard.shard;
+    const differs = firstDifference(first, s.shard);
+    if (differs) throwProblems([s.problem(differs, `not as in ${head.file}: the shards are of different studies (or of a study that changed between them)`)]);
+    if (s.shard.shard.count !== count) throwProblems([s.problem(['shard', 'count'], `shard ${index}/${s.shard.shard.count}, but ${head.file} is one of ${count} shards`)]);
+    const twin = seen.get(index);
+    if (twin) throwProblems([s.problem(['shard', 'index'], `shard ${index}/${count} again (as ${twin.file})`)]);
+    seen.set(index, s);
   }
-  const missing = Array.from({ length: first.shard.count }, (_, i) => i + 1).filter((k) => !seen.has(k));
-  if (missing.length) throw new UsageError(`merge: missing shard(s) ${missing.map((k) => `${k}/${first.shard.count}`).join(', ')}`);
+  const missing = Array.from({ length: count }, (_, i) => i + 1).filter((k) => !seen.has(k));
+  if (missing.length) throw new UsageError(`merge: missing shard(s) ${missing.map((k) => `${k}/${count}`).join(', ')}`);
 
-  const scenarioOrder = new Map(Object.keys(first.study.scenarios).map((id, i) => [id, i]));
+  // The run's order: its scenarios as listed (a fingerprint's keys put ids such as "7" first), its models, its policies.
+  const scenarioOrder = new Map(first.info.scenarios.map((c, i) => [c.id, i]));
   const policyOrder = new Map(first.study.policies.map((p, i) => [p, i]));
   const models = first.info.models.map((m) => m.model);
   // With one model every row is of it (a turn's own `model` may be the one `route` chose).
   const modelAt = (model: string) => (models.length > 1 ? models.indexOf(model) : 0);
   const rank = (r: { scenario: string; policy: string; model: string }) => (scenarioOrder.get(r.scenario)! * models.length + modelAt(r.model)) * policyOrder.size + policyOrder.get(r.policy)!;
+  // Each shard holds its own slice's summary rows once (readShard): all of them are there when their count is the run's.
+  const items = scenarioOrder.size * models.length * policyOrder.size;
+  if (shards.reduce((n, s) => n + s.shard.summary.length, 0) !== items) {
+    const held = new Set(shards.flatMap((s) => s.shard.summary.map(rank)));
+    const item = Array.from({ length: items }, (_, i) => i).find((i) => !held.has(i))!;
+    const policy = first.study.policies[item % policyOrder.size]!;
+    const model = models[Math.floor(item / policyOrder.size) % models.length]!;
+    const scenario = first.info.scenarios[Math.floor(item / policyOrder.size / models.length)]!.id;
+    throwProblems([seen.get((item % count) + 1)!.problem(['summary'], `no row for ${scenario} × ${policy} × ${model}, which is in this shard's slice of the work`)]);
+  }
   const byRank = <T extends { scenario: string; policy: string; model: string }>(rows: T[]) =>
     rows.map((r, i) => [r, i] as const).sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1]).map(([r]) => r);
   const ordered = [...shards].sort((a, b) => a.shard.shard.index - b.shard.shard.index);

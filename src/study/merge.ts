@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { byPolicy } from '../engine/summary.js';
 import { CtxsimError } from '../errors.js';
 import { lostProbes } from '../records/digest.js';
-import { mergeShards, readShard } from '../gate/shard.js';
+import { mergeShards, readShardFile } from '../gate/shard.js';
 import { resultsMeta, type SinkOutcome, type StudySink } from './pipeline.js';
 import { displayPath } from './package.js';
 
@@ -30,7 +30,7 @@ function shardFiles(path: string): string[] {
 export async function mergeShardFiles<R>(paths: readonly string[], sink: StudySink<R>): Promise<SinkOutcome<R> & { shards: number }> {
   try {
     const files = paths.flatMap(shardFiles);
-    const shards = files.map((f) => ({ file: displayPath(f), shard: readShard(displayPath(f), readFileSync(f, 'utf8')) }));
+    const shards = files.map((f) => readShardFile(f, displayPath(f)));
     const { results, info, study: fingerprint } = mergeShards(shards);
     const { turns, probes, summary, violations } = results;
     sink.add({ kind: 'records', turns, probes, summary, violations }, 0);

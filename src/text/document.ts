@@ -204,6 +204,8 @@ export function show(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
+  // A number too large for a double (`1e400` in JSON) is Infinity: JSON.stringify would say null.
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   const s = JSON.stringify(v);
   return s.length > 60 ? `${s.slice(0, 57)}..."` : s;
 }
@@ -222,6 +224,7 @@ export function issueText(issue: z.core.$ZodIssue, value: unknown): string {
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return 'required but missing';
+      if (typeof value === 'number' && !Number.isFinite(value)) return `expected a finite number, got ${show(value)}`;
       return `expected ${EXPECTED[issue.expected] ?? issue.expected}, got ${typed(value)}${typeof value === 'number' && issue.expected === 'string' ? ' (quote it)' : ''}`;
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
