@@ -44,6 +44,7 @@ function row(policy: string, totalCost: bigint, retained: number, more: Partial<
     answered: null,
     answerRetention: null,
     memory: 'none',
+    judgedUnsent: null,
     ...more,
   };
 }

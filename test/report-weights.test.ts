@@ -170,7 +170,7 @@ describe('byPolicy with weights', () => {
     scenario, policy, model: 'gpt-4o-mini', turns: 1, inputTokens: 0, cachedTokens: 0, outputTokens: 0, auxTokens: 0, totalCost, costPerTurn: totalCost,
     peakInputTokens: 0, overflowTurns: 0, overBudgetTurns: 0, probes: 1, retained, stale: 0, missing: 1 - retained, overflowProbes: 0,
     retention: retained, firstLostTurn: null, latencyP50Ms: 0, latencyP95Ms: 0, zombieArtifacts: 0, zombies: [], zombiePromptTurns: 0,
-    zombieProbes: 0, injectionExposureTurns: 0, violations: 0, storedBytes: 0, weight, answered: null, answerRetention: null, memory: 'none',
+    zombieProbes: 0, injectionExposureTurns: 0, violations: 0, storedBytes: 0, weight, answered: null, answerRetention: null, memory: 'none', judgedUnsent: null,
   });
 
   it('decides the Pareto frontier on the weighted cost, and takes weights to millionths', () => {

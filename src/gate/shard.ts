@@ -187,6 +187,8 @@ const SHARD = z.looseObject({
       // Absent from shards written before answers were measured.
       answered: count.nullable().optional(),
       answerRetention: z.number().nullable().optional(),
+      // Absent from shards written before a judge's yeses on values not sent were counted apart.
+      judgedUnsent: count.nullable().optional(),
     }),
   ),
   violations: z.array(z.looseObject({ ...keyed, rule: z.string(), detail: z.string() })),
