@@ -30,7 +30,7 @@ describe('weights make the per-policy means weighted (the hand-checked example)'
     const r = await run(['run', '--scenario', `${FIXTURES}/*.yaml`, ...FLAGS, '--out', out]);
     expect(r.code).toBe(0);
     const summary = csv(join(out, 'summary.csv'));
-    expect(summary[0]!.slice(-5)).toEqual(['weight', 'model', 'answered', 'answer_retention', 'memory']);
+    expect(summary[0]!.slice(-6)).toEqual(['weight', 'model', 'answered', 'answer_retention', 'memory', 'judged_unsent']);
     expect(column(summary, 'scenario')).toEqual(['long', 'short']);
     // long: 16 input × $0.15/M + 3 output × $0.60/M = $0.0000024 + $0.0000018; short: 11 × $0.15/M + 2 × $0.60/M = $0.00000165 + $0.0000012.
     expect(column(summary, 'input_tokens')).toEqual(['16', '11']);
