@@ -88,7 +88,7 @@ export function verdict(rows: readonly Row[], info: VerdictInfo): string {
   if (!enough.length) {
     const best = rows.reduce((a, r) => (held(r) > held(a) || (held(r) === held(a) && cost(r) < cost(a)) ? r : a));
     sentences.push(`No policy keeps ${share(min)} ${facts}; the most is ${name(best)}’s ${share(held(best))}, at ${money(best)}.`);
-    return sentences.join(' ');
+    return [...sentences, ...unsentSentence(rows, kind)].join(' ');
   }
   const pick = byCost(enough)[0]!;
   const full = rows.find((r) => r.policy === 'full' && r.model === pick.model);
