@@ -110,7 +110,7 @@ describe('the verdict', () => {
     // The line under the table names the judge and each policy's count.
     const info = { ...INFO, upkeep: { recorded: 'upkeep.cassette.jsonl', answers: true as const, judge: 'gpt-4o' } };
     expect(policyTable({ policies: judged }, info).trimEnd().split('\n').at(-1)).toBe(
-      'Judged unsent: the judge gpt-4o said yes on 7 of the 8 probes whose value was not sent (window 6, summary 1); a yes counts as answered only when the prompt held the value, so these count as unanswered (judged_unsent)',
+      'Judged unsent: the judge gpt-4o said yes on 7 of the 8 probes whose value was not sent (6 under window, 1 under summary); a yes counts as answered only when the prompt held the value, so these count as unanswered (judged_unsent)',
     );
   });
 

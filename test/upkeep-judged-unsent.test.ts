@@ -75,7 +75,7 @@ describe('a judge’s yes on a value that was never sent', () => {
     expect(window).toBe(notRetained);
 
     // The note under the table (stdout and report.md), the warning on stderr, the verdict.
-    const said = `said yes on ${window} of the ${notRetained} probes whose value was not sent (${WINDOW} ${window})`;
+    const said = `said yes on ${window} of the ${notRetained} probes whose value was not sent (${window} under ${WINDOW})`;
     const note = `Judged unsent: the judge ${JUDGE} ${said}; a yes counts as answered only when the prompt held the value, so these count as unanswered (judged_unsent)`;
     expect(r.stdout.split('\n')).toContain(note);
     expect(out.get('report.md')).toContain(note);

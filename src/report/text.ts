@@ -1,6 +1,6 @@
 import type { PolicyRecord, Results } from '../records/registry.js';
 import { severalModels, weightedRun } from '../records/digest.js';
-import { costPer1000, fraction, grouped, oneDecimal, retainedOf, usd } from '../records/format.js';
+import { costPer1000, fraction, grouped, oneDecimal, plural, retainedOf, usd } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import { builtInMemory, simulatedOf } from '../records/memory.js';
 import { byCost, conversationsText, judgedUnsentOf, readRetention, totalWeight, verdict, wrap, type VerdictInfo } from './verdict.js';
@@ -200,11 +200,11 @@ function judgedUnsentWith(records: NoteRows): ReturnType<typeof judgedUnsentOf> 
   return judgedUnsentOf(rows);
 }
 
-/** `said yes on 79 of the 83 probes whose value was not sent (window-turns:turns=2 41, summary 38)`. */
+/** `said yes on 79 of the 83 probes whose value was not sent (41 under window-turns:turns=2, 38 under summary)`. */
 function unsentText(unsent: NonNullable<ReturnType<typeof judgedUnsentOf>>): string {
   const byModel = severalModels(unsent.rows);
-  const each = unsent.rows.map((r) => `${byModel ? `${r.policy} on ${r.model}` : r.policy} ${grouped(r.count)}`);
-  return `said yes on ${grouped(unsent.count)} of the ${grouped(unsent.notRetained)} probes whose value was not sent (${each.join(', ')})`;
+  const each = unsent.rows.map((r) => `${grouped(r.count)} under ${byModel ? `${r.policy} on ${r.model}` : r.policy}`);
+  return `said yes on ${grouped(unsent.count)} of the ${plural(unsent.notRetained, 'probe')} whose value was not sent (${each.join(', ')})`;
 }
 
 /** What the weighted figures are, when scenarios have weights; none otherwise. */
