@@ -3,7 +3,7 @@ import { severalModels, weightedRun } from '../records/digest.js';
 import { costPer1000, fraction, grouped, oneDecimal, plural, retainedOf, usd } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import { builtInMemory, simulatedOf } from '../records/memory.js';
-import { byCost, conversationsText, judgedUnsentOf, readRetention, totalWeight, verdict, wrap, type VerdictInfo } from './verdict.js';
+import { byCost, conversationsText, judgedUnsentOf, readRetention, totalWeight, verdict, wrap, type JudgedUnsent, type VerdictInfo } from './verdict.js';
 import type { TableSort } from './table-sort.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
@@ -172,7 +172,7 @@ export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' 
 }
 
 /** The policy rows the notes read: what upkeep they did, and what a judge said yes to that was not sent. */
-type NoteRows = readonly (Pick<PolicyRecord, 'policy' | 'auxTokens'> & Partial<Pick<PolicyRecord, 'model' | 'probes' | 'retained' | 'judgedUnsent'>>)[];
+type NoteRows = readonly (Pick<PolicyRecord, 'policy' | 'model' | 'auxTokens' | 'probes' | 'retained'> & Partial<Pick<PolicyRecord, 'judgedUnsent'>>)[];
 
 /**
  * The line under a table of answered retention when the judge said yes on
@@ -180,7 +180,7 @@ type NoteRows = readonly (Pick<PolicyRecord, 'policy' | 'auxTokens'> & Partial<P
  * they count as unanswered. None otherwise.
  */
 export function judgedUnsentNote(info: Partial<Pick<ReportInfo, 'upkeep'>>, records: NoteRows): string | undefined {
-  const unsent = judgedUnsentWith(records);
+  const unsent = judgedUnsentOf(records);
   if (!unsent || info.upkeep?.judge === undefined) return undefined;
   return `Judged unsent: the judge ${info.upkeep.judge} ${unsentText(unsent)}; a yes counts as answered only when the prompt held the value, so these count as unanswered (judged_unsent)`;
 }
@@ -194,14 +194,8 @@ export function judgedUnsentWarning(policies: readonly PolicyRecord[]): string |
   return unsent && `the judge ${unsentText(unsent)}: counted as unanswered (judged_unsent); check the judge`;
 }
 
-/** The rows' judged-unsent totals, when they hold what is needed (every row read from a run does). */
-function judgedUnsentWith(records: NoteRows): ReturnType<typeof judgedUnsentOf> {
-  const rows = records.flatMap((r) => (r.model === undefined || r.probes === undefined || r.retained === undefined ? [] : [{ ...r, model: r.model, probes: r.probes, retained: r.retained }]));
-  return judgedUnsentOf(rows);
-}
-
 /** `said yes on 79 of the 83 probes whose value was not sent (41 under window-turns:turns=2, 38 under summary)`. */
-function unsentText(unsent: NonNullable<ReturnType<typeof judgedUnsentOf>>): string {
+function unsentText(unsent: JudgedUnsent): string {
   const byModel = severalModels(unsent.rows);
   const each = unsent.rows.map((r) => `${grouped(r.count)} under ${byModel ? `${r.policy} on ${r.model}` : r.policy}`);
   return `said yes on ${grouped(unsent.count)} of the ${plural(unsent.notRetained, 'probe')} whose value was not sent (${each.join(', ')})`;
