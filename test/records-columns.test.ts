@@ -161,8 +161,10 @@ describe('aggregate', () => {
       injectionExposureTurns: 0,
       violations: 0,
       answered: null,
+      judgedUnsent: null,
     });
     expect(aggregate(POLICY_RECORD, [row({ answered: 1 }), row({})]).answered).toBe(1);
+    expect(aggregate(POLICY_RECORD, [row({ judgedUnsent: 2 }), row({ judgedUnsent: 0 })]).judgedUnsent).toBe(2);
   });
 
   it('takes the largest of a conversation of 200,000 turns (more than a spread of arguments holds)', () => {

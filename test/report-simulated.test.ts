@@ -85,10 +85,10 @@ describe('every output says what it measured', async () => {
 
   it('policies.csv and summary.csv end with answered and answer_retention, empty when answers were not measured, and memory', () => {
     const lines = policiesCsv(memory.results).trimEnd().split('\n');
-    expect(lines[0]).toMatch(/,latency_p95_ms,model,answered,answer_retention,memory$/);
-    expect(lines[3]).toMatch(/^summary-buffer,.*,gpt-4o-mini,,,simulated$/);
-    expect(lines[1]).toMatch(/^full,.*,gpt-4o-mini,,,none$/);
-    expect(summaryCsv(memory.results).split('\n')[0]).toMatch(/,weight,model,answered,answer_retention,memory$/);
+    expect(lines[0]).toMatch(/,latency_p95_ms,model,answered,answer_retention,memory,judged_unsent$/);
+    expect(lines[3]).toMatch(/^summary-buffer,.*,gpt-4o-mini,,,simulated,$/);
+    expect(lines[1]).toMatch(/^full,.*,gpt-4o-mini,,,none,$/);
+    expect(summaryCsv(memory.results).split('\n')[0]).toMatch(/,weight,model,answered,answer_retention,memory,judged_unsent$/);
     expect(memory.results.policies.every((p) => p.answered === null && p.answerRetention === null)).toBe(true);
   });
 

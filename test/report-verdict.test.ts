@@ -44,6 +44,7 @@ function row(policy: string, totalCost: bigint, retained: number, more: Partial<
     answered: null,
     answerRetention: null,
     memory: 'none',
+    judgedUnsent: null,
     ...more,
   };
 }
@@ -94,6 +95,23 @@ describe('the verdict', () => {
     const text = verdict(answered, {});
     expect(text).toMatch(/with answered retention \(a real model’s reply to the probe held the fact\), the Pareto frontier of cost and answered retention is window \(\$2\.00 per 1,000 conversations, 30%\), summary \(\$4\.50, 90%\) and full \(\$6\.00, 100%\)\./);
     expect(text).toContain('The cheapest policy that keeps at least 95% of probed facts in its answers is full (100%, $6.00)');
+  });
+
+  it('warns, last, of a judge’s yeses on values never sent, whether or not a policy reaches the threshold; says nothing of none', () => {
+    // window retained 3 of 10 and the judge said yes on 6 of its 7 others; summary 1 of its 1; they stay unanswered.
+    const judged = RUN.map((r) => ({ ...r, answered: r.retained, answerRetention: r.retained / 10, judgedUnsent: r.policy === 'window' ? 6 : r.policy === 'summary' ? 1 : 0 }));
+    const warning = ' Warning: the judge said yes on 7 of the 8 probes whose value was never sent (judged_unsent); they count as unanswered, since no memory sent the value, and the judge’s other yeses are worth checking before these figures are trusted.';
+    const text = verdict(judged, {});
+    expect(text.endsWith(`against $6.00).${warning}`), text).toBe(true);
+    expect(verdict(judged, { minRetention: 1.01 }).endsWith(`at $4.80.${warning}`)).toBe(true);
+    expect(verdict(judged.map((r) => ({ ...r, judgedUnsent: 0 })), {})).not.toContain('Warning');
+    // A judge needs answers: without them the figures are retention, and the verdict says nothing of it.
+    expect(verdict(judged.map((r) => ({ ...r, answered: null, answerRetention: null })), {})).not.toContain('Warning');
+    // The line under the table names the judge and each policy's count.
+    const info = { ...INFO, upkeep: { recorded: 'upkeep.cassette.jsonl', answers: true as const, judge: 'gpt-4o' } };
+    expect(policyTable({ policies: judged }, info).trimEnd().split('\n').at(-1)).toBe(
+      'Judged unsent: the judge gpt-4o said yes on 7 of the 8 probes whose value was not sent (6 under window, 1 under summary); a yes counts as answered only when the prompt held the value, so these count as unanswered (judged_unsent)',
+    );
   });
 
   it('with weights says so, and over how many conversations they weigh', () => {

@@ -30,7 +30,7 @@ describe('weights make the per-policy means weighted (the hand-checked example)'
     const r = await run(['run', '--scenario', `${FIXTURES}/*.yaml`, ...FLAGS, '--out', out]);
     expect(r.code).toBe(0);
     const summary = csv(join(out, 'summary.csv'));
-    expect(summary[0]!.slice(-5)).toEqual(['weight', 'model', 'answered', 'answer_retention', 'memory']);
+    expect(summary[0]!.slice(-6)).toEqual(['weight', 'model', 'answered', 'answer_retention', 'memory', 'judged_unsent']);
     expect(column(summary, 'scenario')).toEqual(['long', 'short']);
     // long: 16 input × $0.15/M + 3 output × $0.60/M = $0.0000024 + $0.0000018; short: 11 × $0.15/M + 2 × $0.60/M = $0.00000165 + $0.0000012.
     expect(column(summary, 'input_tokens')).toEqual(['16', '11']);
@@ -170,7 +170,7 @@ describe('byPolicy with weights', () => {
     scenario, policy, model: 'gpt-4o-mini', turns: 1, inputTokens: 0, cachedTokens: 0, outputTokens: 0, auxTokens: 0, totalCost, costPerTurn: totalCost,
     peakInputTokens: 0, overflowTurns: 0, overBudgetTurns: 0, probes: 1, retained, stale: 0, missing: 1 - retained, overflowProbes: 0,
     retention: retained, firstLostTurn: null, latencyP50Ms: 0, latencyP95Ms: 0, zombieArtifacts: 0, zombies: [], zombiePromptTurns: 0,
-    zombieProbes: 0, injectionExposureTurns: 0, violations: 0, storedBytes: 0, weight, answered: null, answerRetention: null, memory: 'none',
+    zombieProbes: 0, injectionExposureTurns: 0, violations: 0, storedBytes: 0, weight, answered: null, answerRetention: null, memory: 'none', judgedUnsent: null,
   });
 
   it('decides the Pareto frontier on the weighted cost, and takes weights to millionths', () => {

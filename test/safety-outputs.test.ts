@@ -24,12 +24,12 @@ describe('safety columns, appended after the existing ones', () => {
   it('turns.csv', () => expect(header(turnsCsv(results)).endsWith(',cache_write_tokens,estimated_tokens,violations,zombie_prompt,injection_exposed,calls')).toBe(true));
 
   it('summary.csv', () => {
-    expect(header(summaryCsv(results)).endsWith(',latency_p95_ms,zombie_artifacts,zombie_prompt_turns,injection_exposure_turns,violations,stored_bytes,zombies,zombie_probes,overflow_probes,weight,model,answered,answer_retention,memory')).toBe(true);
+    expect(header(summaryCsv(results)).endsWith(',latency_p95_ms,zombie_artifacts,zombie_prompt_turns,injection_exposure_turns,violations,stored_bytes,zombies,zombie_probes,overflow_probes,weight,model,answered,answer_retention,memory,judged_unsent')).toBe(true);
   });
 
-  it('probes.csv', () => expect(header(probesCsv(results)).endsWith(',age_turns,source,expected,violation,model,answer,judged')).toBe(true));
+  it('probes.csv', () => expect(header(probesCsv(results)).endsWith(',age_turns,source,expected,violation,model,answer,judged,judged_unsent')).toBe(true));
 
-  it('policies.csv', () => expect(header(policiesCsv(results)).endsWith(',pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations,overflow_probes,latency_p95_ms,model,answered,answer_retention,memory')).toBe(true));
+  it('policies.csv', () => expect(header(policiesCsv(results)).endsWith(',pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations,overflow_probes,latency_p95_ms,model,answered,answer_retention,memory,judged_unsent')).toBe(true));
 
   it('violations.csv: scenario, policy, turn, rule, detail (and the call)', () => {
     const lines = violationsCsv(results).split('\n');

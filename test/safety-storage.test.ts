@@ -63,8 +63,8 @@ describe('policies.csv: mean and p95 over the conversations', () => {
     // p: (100 + 200 + 300 + 1001) / 4 = 400.25 → 400; p95 = the ceil(0.95 × 4) = 4th smallest = 1001. q: 1.5 → 2, p95 2.
     expect(policies.map((p) => [p.policy, p.storedBytesMean, p.storedBytesP95])).toEqual([['p', 400, 1001], ['q', 2, 2]]);
     const [head, first] = policiesCsv({ policies }).split('\n');
-    expect(head!.endsWith(',pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations,overflow_probes,latency_p95_ms,model,answered,answer_retention,memory')).toBe(true);
+    expect(head!.endsWith(',pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations,overflow_probes,latency_p95_ms,model,answered,answer_retention,memory,judged_unsent')).toBe(true);
     // Then the safety counts (0), no overflow probe, latency p95 0 ms; no answers measured, no memory of its own.
-    expect(first!.endsWith(',400,1001,0,0,0,0,0,0,0,gpt-4o-mini,,,none')).toBe(true);
+    expect(first!.endsWith(',400,1001,0,0,0,0,0,0,0,gpt-4o-mini,,,none,')).toBe(true);
   });
 });

@@ -106,14 +106,16 @@ describe('a judge for free-form answers', () => {
     expect(exact.code, exact.stderr).toBe(0);
     const judged = csvRows(out.get('probes.csv')!);
     const plain = csvRows(textFiles(join(dir, 'exact')).get('probes.csv')!);
-    expect(out.get('probes.csv')!.split('\n')[0]).toMatch(/,answer,judged$/);
+    expect(out.get('probes.csv')!.split('\n')[0]).toMatch(/,answer,judged,judged_unsent$/);
     expect(judged).toHaveLength(plain.length);
     let raised = 0;
     judged.forEach((p, i) => {
       const q = plain[i]!;
       const at = `${p.policy} ${p.scenario} ${p.turn} ${p.fact}`;
-      expect(q.judged, at).toBe('');
-      expect({ ...p, answer: '', judged: '' }, at).toEqual({ ...q, answer: '', judged: '' });
+      expect([q.judged, q.judged_unsent], at).toEqual(['', '']);
+      expect({ ...p, answer: '', judged: '', judged_unsent: '' }, at).toEqual({ ...q, answer: '', judged: '', judged_unsent: '' });
+      // A yes counts only on a value the prompt held.
+      if (p.judged_unsent === 'true') expect([p.outcome === 'retained', p.answer, p.judged], at).toEqual([false, 'unanswered', 'false']);
       if (p.expected === 'missing') return expect([p.answer, p.judged], at).toEqual(['', '']);
       if (q.answer === 'answered') return expect([p.answer, p.judged], at).toEqual(['answered', 'false']);
       expect(p.judged, at).toBe(p.answer === 'answered' ? 'true' : 'false');

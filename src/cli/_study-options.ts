@@ -91,7 +91,7 @@ export const STUDY_OPTIONS = {
   },
   judge: {
     type: 'string',
-    describe: 'with --answers: a model that grades a reply that does not hold the probed value as written (its yes makes the probe answered), through the upkeep endpoint',
+    describe: 'with --answers: a model that grades a reply that does not hold the probed value as written (its yes makes the probe answered when the prompt held the value; a yes on a value not sent is counted apart, judged_unsent), through the upkeep endpoint',
     defaultDescription: 'the study’s, else none',
   },
 } as const;

@@ -6,7 +6,7 @@ import type { PolicyRecord } from '../records/registry.js';
 import { shardFromEnv, shardNote } from '../gate/shard.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
 import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
-import { overflowWarnings, runSummary } from '../report/text.js';
+import { judgedUnsentWarning, overflowWarnings, runSummary } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { csvStreamSink, fileSink, folderSink, jsonStreamSink, shardSink, textSink } from '../study/sinks.js';
 import { defaultOutFolder } from '../study/confine.js';
@@ -34,9 +34,11 @@ export interface RunFlags extends StudyFlags {
   wide?: boolean;
 }
 
-/** Warns on stderr (even with --quiet) of each policy whose calls went over a context window. */
+/** Warns on stderr (even with --quiet) of each policy whose calls went over a context window, and of a judge's yeses on values not sent. */
 function warnOverflows(io: IO, policies: readonly PolicyRecord[]): void {
   for (const line of overflowWarnings(policies)) io.err(`ctxsim: warning: ${line}\n`);
+  const unsent = judgedUnsentWarning(policies);
+  if (unsent) io.err(`ctxsim: warning: ${unsent}\n`);
 }
 
 /**

@@ -431,7 +431,10 @@ class Replayer {
    * the current value; an overflow probe is `unanswered`, and not sent.
    * With a judge, a reply that does not hold the value as written is sent to
    * the judge model with the turn's user message and the value, and the
-   * probe is `answered` when its verdict is yes (`judged`).
+   * probe is `answered` when its verdict is yes (`judged`) and the prompt
+   * held the current value; a yes on a value that was not sent (the probe
+   * not `retained`) leaves it `unanswered`, counted apart (`judgedUnsent`),
+   * so no answered figure rests on what the memory never sent.
    */
   score(turn: Turn, first: SentCall, overflow: boolean, row: TurnRecord): void {
     const reply = this.reply(turn, first, overflow);
@@ -447,8 +450,12 @@ class Replayer {
       }
       let answer: ProbeAnswer | undefined = !this.recorded || state.forgotten ? undefined : reply && !reply.standIn && answeredIn(reply.text, state.current.value) ? 'answered' : 'unanswered';
       let judged: boolean | undefined;
+      let judgedUnsent: boolean | undefined;
       if (answer && this.judge) {
-        judged = answer === 'unanswered' && reply !== undefined && this.judgeSaysYes(turn, fact, state.current.turn, reply.text);
+        const yes = answer === 'unanswered' && reply !== undefined && this.judgeSaysYes(turn, fact, state.current.turn, reply.text);
+        // A yes on a value the prompt did not hold cannot be the memory's doing: it stays unanswered, counted apart.
+        judgedUnsent = yes && outcome !== 'retained';
+        judged = yes && !judgedUnsent;
         if (judged) answer = 'answered';
       }
       this.probes.push({
@@ -464,6 +471,7 @@ class Replayer {
         violation: state.forgotten && outcome !== 'missing' && outcome !== 'overflow',
         ...(answer && { answer }),
         ...(judged !== undefined && { judged }),
+        ...(judgedUnsent !== undefined && { judgedUnsent }),
       });
     }
   }

@@ -333,9 +333,10 @@ function* scenarioSteps(
   return out;
 }
 
-/** How a unit was measured: where its policy's memory came from (a policy module's told by whether this replay did upkeep), and whether answers were. */
+/** How a unit was measured: where its policy's memory came from (a policy module's told by whether this replay did upkeep), whether answers were, and by a judge. */
 function measured(variant: PolicyVariant, ctx: ReplayContext, turns: readonly TurnRecord[]): Measured {
   const recorded = ctx.upkeep?.recorded !== undefined;
   const didUpkeep = turns.some((t) => t.auxInputTokens + t.auxOutputTokens + t.embedTokens > 0);
-  return { memory: memoryOf({ id: variant.policy.id, params: variant.params }, recorded, didUpkeep), answers: ctx.upkeep?.answers === true };
+  const answers = ctx.upkeep?.answers === true;
+  return { memory: memoryOf({ id: variant.policy.id, params: variant.params }, recorded, didUpkeep), answers, judge: answers && ctx.upkeep?.judge !== undefined };
 }

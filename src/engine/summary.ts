@@ -22,6 +22,8 @@ export interface Measured {
   memory: MemoryKind;
   /** The probes were also scored on the chat model's replies (`ProbeRecord.answer`). */
   answers: boolean;
+  /** A judge graded the replies that did not hold the value as written (`ProbeRecord.judged`, `judgedUnsent`). */
+  judge?: boolean;
 }
 
 const NOT_MEASURED: Measured = { memory: 'none', answers: false };
@@ -35,7 +37,9 @@ const NOT_MEASURED: Measured = { memory: 'none', answers: false };
  * many real conversations the scenario stands for (see byPolicy); `model`
  * the run's chat model (by default the first turn's); `measured` where
  * its memory came from and whether answers were measured (answered probes
- * count as retained ones do; null when answers were not measured).
+ * count as retained ones do; null when answers were not measured), and
+ * whether a judge graded them (its yeses on values not sent count apart,
+ * `judgedUnsent`; null without a judge).
  */
 export function summaryOf(
   turns: readonly TurnRecord[],
@@ -53,6 +57,7 @@ export function summaryOf(
   const sums = aggregate(SUMMARY_RECORD, turns);
   const retained = count('retained');
   const answered = measured.answers ? probes.filter((p) => p.answer === 'answered').length : null;
+  const judgedUnsent = measured.answers && measured.judge ? probes.filter((p) => p.judgedUnsent).length : null;
   return assemble(SUMMARY_RECORD, {
     ...sums,
     scenario: first.scenario,
@@ -75,6 +80,7 @@ export function summaryOf(
     answered,
     answerRetention: answered === null ? null : ratio(answered, probes.length),
     memory: measured.memory,
+    judgedUnsent,
   });
 }
 

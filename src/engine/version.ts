@@ -19,6 +19,8 @@ export const GOLDEN_HASHES = [
   'dfe62ee2d235801bc67aa9130ca9ef29d815520b6eecd636b8a2cc221ddd2644',
   // The golden study gained a third run, of recorded upkeep with answers and a judge (no record changed).
   '758cd96a30a18c580fc519d1d9803e281dc275fed01930af4c6fb97352025920',
+  // Probe, summary and policy records gained judged_unsent; a judge's yes on a value not sent no longer counts as answered.
+  '3e6bd550bc64602b358a3299299f3980a63e336a54336a3395e10f90a32f8aab',
 ] as const;
 
 /**

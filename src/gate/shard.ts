@@ -194,7 +194,8 @@ const turn = z.number().int().min(1);
  * refused: a shard is merged by the version that wrote it, and a field it
  * would leave out would make the merged reports differ from the unsharded
  * run's. Shards written before answers were measured have no `answered`
- * and `answerRetention`, and before calls were counted no `calls`.
+ * and `answerRetention`, before calls were counted no `calls`, and before
+ * judged yeses on values not sent were counted apart no `judgedUnsent`.
  */
 const SHARD = z.strictObject({
   kind: z.literal('ctxsim-shard'),
@@ -204,7 +205,15 @@ const SHARD = z.strictObject({
   info: REPORT_INFO,
   turns: z.array(recordSchema(TURN_RECORD, PICO, { turn, calls: countSchema.optional() })),
   probes: z.array(recordSchema(PROBE_RECORD, PICO, { turn })),
-  summary: z.array(recordSchema(SUMMARY_RECORD, PICO, { weight: weightSchema, answered: countSchema.optional(), answerRetention: z.number().min(0).max(1).optional() })),
+  summary: z.array(
+    recordSchema(SUMMARY_RECORD, PICO, {
+      weight: weightSchema,
+      answered: countSchema.optional(),
+      answerRetention: z.number().min(0).max(1).optional(),
+      // Absent from shards written before a judge's yeses on values not sent were counted apart.
+      judgedUnsent: countSchema.nullable().optional(),
+    }),
+  ),
   violations: z.array(recordSchema(VIOLATION_RECORD, PICO, { turn, call: turn })),
 });
 

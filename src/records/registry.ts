@@ -85,9 +85,24 @@ export const PROBE_RECORD = defineRecord(
       agg: 'none',
       doc: "with answers measured: whether the chat model's reply to the turn's first prompt held the fact's current value; empty when not measured or the fact was forgotten",
     },
-    { key: 'judged', csv: 'judged', kind: 'flag', optional: true, agg: 'none', doc: "with a judge: the reply did not hold the value as written and the judge's yes made the probe `answered`; empty without a judge or an `answer`" },
+    {
+      key: 'judged',
+      csv: 'judged',
+      kind: 'flag',
+      optional: true,
+      agg: 'none',
+      doc: "with a judge: the reply did not hold the value as written and the judge's yes made the probe `answered` (the value was in the prompt); empty without a judge or an `answer`",
+    },
+    {
+      key: 'judgedUnsent',
+      csv: 'judged_unsent',
+      kind: 'flag',
+      optional: true,
+      agg: 'none',
+      doc: "with a judge: the judge said yes, but the fact's current value was not in the prompt (`outcome` not `retained`): the probe stays `unanswered`, counted apart; empty without a judge or an `answer`",
+    },
   ],
-  ['scenario', 'policy', 'turn', 'fact', 'outcome', 'ageTurns', 'source', 'expected', 'violation', 'model', 'answer', 'judged'],
+  ['scenario', 'policy', 'turn', 'fact', 'outcome', 'ageTurns', 'source', 'expected', 'violation', 'model', 'answer', 'judged', 'judgedUnsent'],
 );
 
 /** One row per scenario × policy (× model): `summary.csv`, results.json's `summary`. */
@@ -127,6 +142,14 @@ export const SUMMARY_RECORD = defineRecord(
     { key: 'answered', csv: 'answered', kind: 'count', nullable: true, agg: 'count', doc: "probes whose fact the chat model's reply held; empty when answers were not measured" },
     { key: 'answerRetention', csv: 'answer_retention', kind: 'ratio', nullable: true, agg: 'none', doc: 'answered ÷ probes; empty when answers were not measured, or without probes' },
     { key: 'memory', csv: 'memory', kind: 'text', values: MEMORY, agg: 'none', doc: "where the policy's memory comes from: `none`, `simulated` or `recorded` upkeep" },
+    {
+      key: 'judgedUnsent',
+      csv: 'judged_unsent',
+      kind: 'count',
+      nullable: true,
+      agg: 'count',
+      doc: "with a judge: probes the judge said yes to whose value was not in the prompt; not in `answered`; empty without a judge",
+    },
   ],
   // prettier-ignore
   ['scenario', 'policy', 'turns', 'inputTokens', 'cachedTokens', 'outputTokens', 'auxTokens', 'totalCost', 'costPerTurn', 'peakInputTokens', 'overflowTurns', 'probes', 'retained', 'stale', 'missing', 'retention', 'firstLostTurn', 'overBudgetTurns', 'latencyP50Ms', 'latencyP95Ms', 'zombieArtifacts', 'zombiePromptTurns', 'injectionExposureTurns', 'violations', 'storedBytes', 'zombies', 'zombieProbes', 'overflowProbes', 'weight', 'model', 'answered', 'answerRetention', 'memory'],
@@ -181,6 +204,14 @@ export const POLICY_RECORD = defineRecord(
     },
     { key: 'memory', csv: 'memory', kind: 'text', values: MEMORY, agg: 'none', doc: "where the policy's memory comes from (`simulated` or `recorded` when any of its rows says so)" },
     { key: 'pareto', csv: 'pareto', kind: 'flag', agg: 'none', doc: 'on the Pareto frontier: no other row is both as cheap and retains as much, and better at one' },
+    {
+      key: 'judgedUnsent',
+      csv: 'judged_unsent',
+      kind: 'count',
+      nullable: true,
+      agg: 'sum',
+      doc: "with a judge: probes the judge said yes to whose value was not in the prompt; not in `answered`; empty without a judge",
+    },
   ],
   // prettier-ignore
   ['policy', 'scenarios', 'turns', 'inputTokens', 'cachedTokens', 'outputTokens', 'auxTokens', 'totalCost', 'costPerConversation', 'costPerTurn', 'overflowTurns', 'probes', 'retained', 'stale', 'missing', 'retention', 'pareto', 'storedBytesMean', 'storedBytesP95', 'zombieArtifacts', 'zombiePromptTurns', 'zombieProbes', 'injectionExposureTurns', 'violations', 'overflowProbes', 'latencyP95Ms', 'model', 'answered', 'answerRetention', 'memory'],

@@ -1,9 +1,9 @@
 import type { PolicyRecord, Results } from '../records/registry.js';
 import { severalModels, weightedRun } from '../records/digest.js';
-import { costPer1000, fraction, grouped, oneDecimal, retainedOf, usd } from '../records/format.js';
+import { costPer1000, fraction, grouped, oneDecimal, plural, retainedOf, usd } from '../records/format.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import { builtInMemory, simulatedOf } from '../records/memory.js';
-import { byCost, conversationsText, readRetention, totalWeight, verdict, wrap, type VerdictInfo } from './verdict.js';
+import { byCost, conversationsText, judgedUnsentOf, readRetention, totalWeight, verdict, wrap, type JudgedUnsent, type VerdictInfo } from './verdict.js';
 import type { TableSort } from './table-sort.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
@@ -167,8 +167,38 @@ export function answersNote(info: Partial<Pick<ReportInfo, 'upkeep'>>): string |
  * recorded memory rests on, where measured answers came from, and which
  * prompts hold a stand-in for what a transcript's log left out.
  */
-export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records: UpkeepTotals = []): string[] {
-  return [weightsNote(info), simulatedNote(info, records), answersNote(info), unloggedNote(info)].filter((n) => n !== undefined);
+export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records: NoteRows = []): string[] {
+  return [weightsNote(info), simulatedNote(info, records), answersNote(info), judgedUnsentNote(info, records), unloggedNote(info)].filter((n) => n !== undefined);
+}
+
+/** The policy rows the notes read: what upkeep they did, and what a judge said yes to that was not sent. */
+type NoteRows = readonly (Pick<PolicyRecord, 'policy' | 'model' | 'auxTokens' | 'probes' | 'retained'> & Partial<Pick<PolicyRecord, 'judgedUnsent'>>)[];
+
+/**
+ * The line under a table of answered retention when the judge said yes on
+ * probes whose value was not in the prompt: how many, by policy, and that
+ * they count as unanswered. None otherwise.
+ */
+export function judgedUnsentNote(info: Partial<Pick<ReportInfo, 'upkeep'>>, records: NoteRows): string | undefined {
+  const unsent = judgedUnsentOf(records);
+  if (!unsent || info.upkeep?.judge === undefined) return undefined;
+  return `Judged unsent: the judge ${info.upkeep.judge} ${unsentText(unsent)}; a yes counts as answered only when the prompt held the value, so these count as unanswered (judged_unsent)`;
+}
+
+/**
+ * The warning `ctxsim run` gives on stderr when the judge said yes on
+ * probes whose value was not in the prompt; none otherwise.
+ */
+export function judgedUnsentWarning(policies: readonly PolicyRecord[]): string | undefined {
+  const unsent = judgedUnsentOf(policies);
+  return unsent && `the judge ${unsentText(unsent)}: counted as unanswered (judged_unsent); check the judge`;
+}
+
+/** `said yes on 79 of the 83 probes whose value was not sent (41 under window-turns:turns=2, 38 under summary)`. */
+function unsentText(unsent: JudgedUnsent): string {
+  const byModel = severalModels(unsent.rows);
+  const each = unsent.rows.map((r) => `${grouped(r.count)} under ${byModel ? `${r.policy} on ${r.model}` : r.policy}`);
+  return `said yes on ${grouped(unsent.count)} of the ${plural(unsent.notRetained, 'probe')} whose value was not sent (${each.join(', ')})`;
 }
 
 /** What the weighted figures are, when scenarios have weights; none otherwise. */

@@ -8,7 +8,7 @@ import { cheapestFirst, paretoOptimal } from './pareto.js';
 export const DEFAULT_MIN_RETENTION = 0.95;
 
 /** What the verdict needs of a policy row. */
-type Row = Pick<PolicyRecord, 'policy' | 'model' | 'scenarios' | 'totalCost' | 'costPer1000' | 'probes' | 'retention' | 'answerRetention' | 'pareto' | 'memory'>;
+type Row = Pick<PolicyRecord, 'policy' | 'model' | 'scenarios' | 'totalCost' | 'costPer1000' | 'probes' | 'retained' | 'retention' | 'answerRetention' | 'pareto' | 'memory'> & Partial<Pick<PolicyRecord, 'judgedUnsent'>>;
 
 /** What the verdict needs of the run. */
 export type VerdictInfo = Partial<Pick<ReportInfo, 'upkeep' | 'scenarios' | 'minRetention'>>;
@@ -88,14 +88,46 @@ export function verdict(rows: readonly Row[], info: VerdictInfo): string {
   if (!enough.length) {
     const best = rows.reduce((a, r) => (held(r) > held(a) || (held(r) === held(a) && cost(r) < cost(a)) ? r : a));
     sentences.push(`No policy keeps ${share(min)} ${facts}; the most is ${name(best)}’s ${share(held(best))}, at ${money(best)}.`);
-    return sentences.join(' ');
+    return [...sentences, ...unsentSentence(rows, kind)].join(' ');
   }
   const pick = byCost(enough)[0]!;
   const full = rows.find((r) => r.policy === 'full' && r.model === pick.model);
   const at = `at least ${share(min)}`;
   if (pick === full) sentences.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)} (${share(held(pick))}, ${money(pick)}): no cheaper policy keeps as much.`);
   else sentences.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)}: ${share(held(pick))} ${full ? `for ${compared(cost(pick), cost(full))} ${name(full)} (${money(pick)} against ${money(full)})` : `at ${money(pick)}`}.`);
-  return sentences.join(' ');
+  return [...sentences, ...unsentSentence(rows, kind)].join(' ');
+}
+
+/** What a judge said yes to although the prompt did not hold the value: how many probes, of how many not retained, and which rows (those with any). */
+export interface JudgedUnsent {
+  count: number;
+  notRetained: number;
+  rows: { policy: string; model: string; count: number }[];
+}
+
+/** The rows' judge's yeses on values not sent (`judgedUnsent`); undefined when there are none (or no judge). */
+export function judgedUnsentOf(rows: readonly (Pick<PolicyRecord, 'policy' | 'model' | 'probes' | 'retained'> & Partial<Pick<PolicyRecord, 'judgedUnsent'>>)[]): JudgedUnsent | undefined {
+  const judged = rows.filter((r) => r.judgedUnsent !== null && r.judgedUnsent !== undefined);
+  const count = judged.reduce((n, r) => n + r.judgedUnsent!, 0);
+  if (!count) return undefined;
+  return {
+    count,
+    notRetained: judged.reduce((n, r) => n + r.probes - r.retained, 0),
+    rows: judged.filter((r) => r.judgedUnsent! > 0).map((r) => ({ policy: r.policy, model: r.model, count: r.judgedUnsent! })),
+  };
+}
+
+/**
+ * The verdict's warning when the judge said yes on probes whose value was
+ * never sent: those count as unanswered (a yes the memory cannot have
+ * earned), and the judge's other yeses are only as good as the judge.
+ */
+function unsentSentence(rows: readonly Row[], kind: RetentionKind): string[] {
+  const unsent = kind === 'answered' ? judgedUnsentOf(rows) : undefined;
+  if (!unsent) return [];
+  return [
+    `Warning: the judge said yes on ${grouped(unsent.count)} of the ${plural(unsent.notRetained, 'probe')} whose value was never sent (judged_unsent); they count as unanswered, since no memory sent the value, and the judge’s other yeses are worth checking before these figures are trusted.`,
+  ];
 }
 
 /** How many frontier points the verdict names before saying how many more there are. */

@@ -97,7 +97,7 @@ const STUDY_KEYS: { [K in keyof typeof studyKeys]: string } = {
   upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette (with --upkeep record on the command line) and replayed',
   records: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
   answers: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',
-  judge: 'with answers: a model (in the price table) that grades a reply that does not hold the probed value as written; its yes makes the probe answered (judged); sent through the upkeep endpoint, a measurement apart from every cost (--judge)',
+  judge: 'with answers: a model (in the price table) that grades a reply that does not hold the probed value as written; its yes makes the probe answered (judged) when the prompt held the value, and a yes on a value not sent is counted apart (judged_unsent); sent through the upkeep endpoint, a measurement apart from every cost (--judge)',
   minRetention: 'the share of the probed facts the verdict’s cheapest policy must keep, a percentage such as 90% (default 95%; --min-retention): the verdict names the cheapest policy that keeps at least this share',
 };
 
