@@ -117,10 +117,14 @@ export interface LocomoMemories {
 export interface LocomoSample {
   /** Its `sample_id`, as text. */
   id: string;
+  /** The id as scenario ids write it (`conv-26`): a-z, 0-9 and `-`. */
+  slug: string;
   /** Where it is in the file (0-based). */
   index: number;
   userName: string;
   assistantName: string;
+  /** The user's id in a scenario (`caroline`). */
+  user: string;
   /** The dialogue: every session's turns, each session opened by its date line. */
   dialogue: TurnOut[];
   sessions: LocomoSession[];
@@ -260,7 +264,7 @@ function readSample(
     problems.push(src.problem([i, 'conversation'], 'expected at least one session_N with turns'));
     return undefined;
   }
-  return { id: sampleId, index: i, userName, assistantName, dialogue: b.finish(), sessions, where, questions: s.qa ?? [] };
+  return { id: sampleId, slug: slug(sampleId), index: i, userName, assistantName, user: slug(userName) || 'user', dialogue: b.finish(), sessions, where, questions: s.qa ?? [] };
 }
 
 function memoriesOf(m: z.infer<typeof memories>, sampleId: string, quirks: QuirkLog): LocomoMemories {
@@ -344,8 +348,8 @@ function questionTurn(q: LocomoQuestion, probe: Probe): TurnOut {
 
 /** The scenarios of a sample: one per question with something to probe (`each`), or the dialogue with every question after it (`after`). */
 function sampleDocs(s: LocomoSample, opts: LocomoOptions, quirks: QuirkLog): ScenarioOut[] {
-  const base = { title: `${s.userName} and ${s.assistantName}`, user: slug(s.userName) || 'user' };
-  const id = `${opts.prefix}-${slug(s.id)}`;
+  const base = { title: `${s.userName} and ${s.assistantName}`, user: s.user };
+  const id = `${opts.prefix}-${s.slug}`;
   const probes = s.questions.map((q, j) => probeOf(s, q, j, opts, quirks));
   if (opts.questions === 'after') {
     const turns = withFacts(s.dialogue, probes.flatMap((p) => p.facts));
