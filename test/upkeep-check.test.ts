@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { checkUpkeep, judgeUpkeep, memoryEntries, readUpkeepCases, simulateMemory, type UpkeepCase } from '../src/study/check-upkeep.js';
+import { checkUpkeep, judgeUpkeep, memoryEntries, readUpkeepCases, simulateMemory, type UpkeepCase, type UpkeepCheck, type UpkeepCheckTotal } from '../src/study/check-upkeep.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { capture } from './_io.js';
 import { describeShared, ROOT } from './_shared.js';
@@ -176,8 +176,11 @@ describe('ctxsim check-upkeep', () => {
 });
 
 describeShared('locomo_sample/locomo5.json', 'check-upkeep on five LoCoMo conversations', (path) => {
+  let checked: UpkeepCheck | undefined;
+  const sample = () => (checked ??= checkUpkeep({ path, file: 'locomo5.json' }, { format: 'locomo' }));
+
   it('reproduces the reference figures: the real memories and the dialogue hold what the issue measured', () => {
-    const check = checkUpkeep({ path, file: 'locomo5.json' }, { format: 'locomo' });
+    const check = sample();
     const figures = check.conversations.map((c) => [c.id, c.questions, c.extraction.reference, c.summary.reference, c.dialogue.text, c.references]);
     expect(figures).toEqual([
       ['conv-26', 139, 0.4245, 0.4748, 0.6115, 0.7194],
@@ -194,5 +197,16 @@ describeShared('locomo_sample/locomo5.json', 'check-upkeep on five LoCoMo conver
     expect(within(figures.map((f) => f[4] as number), 0.52, 0.76)).toBe(true);
     expect(within([check.total.references], 0.67, 0.67)).toBe(true);
     expect([check.total.questions, check.total.extraction.reference, check.total.summary.reference, check.total.dialogue, check.total.references]).toEqual([716, 0.5196, 0.4581, { text: 0.6872, shown: 0.8561 }, 0.6536]);
+  });
+
+  it('docs/upkeep.md shows today’s figures (run `ctxsim check-upkeep … --format locomo` and update its table when the simulation changes)', () => {
+    const check = sample();
+    const f = (x: number) => x.toFixed(2);
+    const row = (id: string, c: UpkeepCheckTotal) =>
+      `| ${id} | ${c.questions} | ${[c.dialogue.text, c.dialogue.shown, c.extraction.reference, c.extraction.simulated, c.extraction.agreement, c.summary.reference, c.summary.simulated, c.summary.agreement, c.references, c.junk].map(f).join(' | ')} |`;
+    const doc = readFileSync(join(ROOT, 'docs', 'upkeep.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## How close the simulation is to a real model'));
+    const shown = section.split('\n').filter((l) => /^\| (conv-|\*\*total\*\*)/.test(l));
+    expect(shown).toEqual([...check.conversations.map((c) => row(c.id, c)), row('**total**', check.total)]);
   });
 });
