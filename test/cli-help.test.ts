@@ -4,7 +4,7 @@ import { capture } from './_io.js';
 
 /** Every command's --help describes each option and shows an example. */
 
-const COMMANDS = ['run', 'explain', 'check', 'check-policy', 'merge', 'prices', 'generate', 'import', 'calibrate', 'table', 'init', 'cache'];
+const COMMANDS = ['run', 'explain', 'check', 'check-policy', 'check-upkeep', 'merge', 'prices', 'generate', 'import', 'calibrate', 'table', 'init', 'cache'];
 
 async function help(command: string): Promise<string> {
   const io = capture();

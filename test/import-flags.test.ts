@@ -44,9 +44,9 @@ describe('import flags from the importers’ option schemas', () => {
       }
     }
     // Eight formats, 24 option uses: openai, claude-code, swe-agent, anthropic take prefix, annotations, fact, probe (4 × 4);
-    // locomo prefix, user, factValue (3); abcd prefix, system (2); multiwoz prefix, ask (2); sgd prefix (1).
-    expect(seen.length).toBe(4 * 4 + 3 + 2 + 2 + 1);
-    expect([...help.keys()]).toEqual(['help', 'version', 'format', 'out', 'prefix', 'annotations', 'fact', 'probe', 'user', 'fact-value', 'system', 'ask', 'unlogged-prefix']);
+    // locomo user, factValue, questions, prefix (4); abcd prefix, system (2); multiwoz prefix, ask (2); sgd prefix (1).
+    expect(seen.length).toBe(4 * 4 + 4 + 2 + 2 + 1);
+    expect([...help.keys()]).toEqual(['help', 'version', 'format', 'out', 'prefix', 'annotations', 'fact', 'probe', 'user', 'fact-value', 'questions', 'system', 'ask', 'unlogged-prefix']);
   });
 
   it('each flag says what its schema says, for the formats in registry order, with its default', async () => {
@@ -64,6 +64,7 @@ describe('import flags from the importers’ option schemas', () => {
     const { out } = await cli('import', '--help');
     expect(out.replace(/\s+/g, ' ')).toContain('[string] [choices: "speaker_a", "speaker_b"]');
     expect(out.replace(/\s+/g, ' ')).toContain('[string] [choices: "text", "answer"]');
+    expect(help.get('questions')).toMatch(/^locomo: how the questions are asked: each \(one scenario per question: the dialogue, then that question alone, .*\(default: each\)$/);
   });
 
   it('a boolean option takes its --no- form, said in the help when it is on by default', async () => {
@@ -98,8 +99,8 @@ describe('import flags from the importers’ option schemas', () => {
         refused++;
       }
     }
-    // prefix: every format; annotations, fact, probe: 4 lack each; user, fact-value, system, ask: 7 each.
-    expect(refused).toBe(3 * 4 + 4 * 7);
+    // prefix: every format; annotations, fact, probe: 4 lack each; user, fact-value, questions, system, ask: 7 each.
+    expect(refused).toBe(3 * 4 + 5 * 7);
   });
 
   it('--unlogged-prefix names the formats whose fixtures record billed usage per call, and only those', () => {
@@ -127,6 +128,7 @@ describe('importOptions: options of one name agree on their type', () => {
       ['probe', 'strings', null, 'openai,claude-code,swe-agent,anthropic'],
       ['user', 'string', ['speaker_a', 'speaker_b'], 'locomo'],
       ['factValue', 'string', ['text', 'answer'], 'locomo'],
+      ['questions', 'string', ['each', 'after'], 'locomo'],
       ['system', 'string', null, 'abcd'],
       ['ask', 'boolean', null, 'multiwoz'],
     ]);

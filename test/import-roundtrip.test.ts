@@ -22,6 +22,7 @@ const imports: [string, string, Record<string, unknown>][] = [
   ['openai', 'openai-chats.jsonl', { annotations: 'openai-chats.facts.yaml' }],
   ['locomo', 'locomo-sample.json', {}],
   ['locomo', 'locomo-sample.json', { user: 'speaker_b', factValue: 'answer' }],
+  ['locomo', 'locomo-sample.json', { questions: 'after' }],
   ['abcd', 'abcd-sample.json', {}],
 ];
 
@@ -38,9 +39,12 @@ describe('round trip: import → YAML → load gives the same conversation', () 
     const out = join(tmp, 'locomo');
     const io = { out: () => {}, err: () => {}, isTTY: false };
     expect(await runMain(['import', '--format', 'locomo', join(FIXTURES, 'locomo-sample.json'), '--out', out], io)).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['locomo-conv-a1.yaml', 'locomo-conv-b2.yaml']);
+    // One scenario per question with something to probe: the sixth of conv-a1 has no evidence.
+    const ids = ['a1-q001', 'a1-q002', 'a1-q003', 'a1-q004', 'a1-q005', 'a1-q007', 'b2-q001'].map((q) => `locomo-conv-${q}`);
+    expect(readdirSync(out).sort()).toEqual(ids.map((id) => `${id}.yaml`));
     const { conversations } = importDataset('locomo', { path: join(FIXTURES, 'locomo-sample.json'), file: 'x', base: FIXTURES });
-    expect(content(loadScenarioFile(join(out, 'locomo-conv-a1.yaml')))).toEqual(content(conversations[0]!));
+    expect(conversations.map((c) => c.id)).toEqual(ids);
+    ids.forEach((id, i) => expect(content(loadScenarioFile(join(out, `${id}.yaml`)))).toEqual(content(conversations[i]!)));
   });
 
   it('generated conversations survive it too, for any seed and profile (property)', () => {

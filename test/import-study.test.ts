@@ -36,14 +36,14 @@ describe('import: entries in a study', () => {
     const file = study('ok.yaml', [
       'scenarios:',
       '  - import: {format: abcd, path: data/abcd-sample.json, prefix: cs}',
-      '  - import: {format: locomo, path: data/locomo-sample.json, user: speaker_b}',
+      '  - import: {format: locomo, path: data/locomo-sample.json, user: speaker_b, questions: after}',
       '  - import: {format: openai, path: data/openai-chats.jsonl, annotations: data/openai-chats.facts.yaml}',
     ]);
     const notes: string[] = [];
     const cs = loadScenarios((await loadStudy(file)).scenarios, { onNote: (l) => notes.push(l.replaceAll(`${dir}/`, '')) });
     expect(cs.map((c) => c.id)).toEqual(['cs-501', 'cs-502', 'locomo-conv-a1', 'locomo-conv-b2', 'openai-chats-0001', 'openai-chats-0002']);
     // Same conversations as importing directly with those options.
-    const direct = importDataset('locomo', { path: join(dir, 'data', 'locomo-sample.json'), file: 'x', base: dir }, { user: 'speaker_b' }).conversations;
+    const direct = importDataset('locomo', { path: join(dir, 'data', 'locomo-sample.json'), file: 'x', base: dir }, { user: 'speaker_b', questions: 'after' }).conversations;
     expect(cs.slice(2, 4).map((c) => c.turns)).toEqual(direct.map((c) => c.turns));
     expect(cs[4]!.turns[3]!.probe).toEqual(['order_id', 'email']);
     expect(notes.filter((l) => !l.startsWith('  '))).toEqual([

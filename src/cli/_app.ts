@@ -10,6 +10,7 @@ import { cacheCommand } from './commands/cache.js';
 import { calibrateCommand } from './commands/calibrate.js';
 import { checkCommand } from './commands/check.js';
 import { checkPolicyCommand } from './commands/check-policy.js';
+import { checkUpkeepCommand } from './commands/check-upkeep.js';
 import { explainCommand } from './commands/explain.js';
 import { generateCommand } from './commands/generate.js';
 import { importCommand } from './commands/import.js';
@@ -51,6 +52,7 @@ async function parseAndRun(rawArgs: readonly string[], io: IO): Promise<number> 
     .command(wrap(explainCommand(io), setCode))
     .command(wrap(checkCommand(io), setCode))
     .command(wrap(checkPolicyCommand(io), setCode))
+    .command(wrap(checkUpkeepCommand(io), setCode))
     .command(wrap(mergeCommand(io), setCode))
     .command(wrap(pricesCommand(io), setCode))
     .command(wrap(generateCommand(io), setCode))
