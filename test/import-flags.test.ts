@@ -64,7 +64,7 @@ describe('import flags from the importers’ option schemas', () => {
     const { out } = await cli('import', '--help');
     expect(out.replace(/\s+/g, ' ')).toContain('[string] [choices: "speaker_a", "speaker_b"]');
     expect(out.replace(/\s+/g, ' ')).toContain('[string] [choices: "text", "answer"]');
-    expect(help.get('questions')).toMatch(/^locomo: how the questions are asked: each \(one scenario per question: the dialogue, then that question alone, .*\(default: each\)$/);
+    expect(help.get('questions')).toMatch(/^locomo: how the questions are asked: after \(one scenario: the dialogue, then every question as a probe turn of its own with no reply; .* or each \(one scenario per question: the dialogue, then that question alone, .*\(default: after\)$/);
   });
 
   it('a boolean option takes its --no- form, said in the help when it is on by default', async () => {
@@ -128,7 +128,7 @@ describe('importOptions: options of one name agree on their type', () => {
       ['probe', 'strings', null, 'openai,claude-code,swe-agent,anthropic'],
       ['user', 'string', ['speaker_a', 'speaker_b'], 'locomo'],
       ['factValue', 'string', ['text', 'answer'], 'locomo'],
-      ['questions', 'string', ['each', 'after'], 'locomo'],
+      ['questions', 'string', ['after', 'each'], 'locomo'],
       ['system', 'string', null, 'abcd'],
       ['ask', 'boolean', null, 'multiwoz'],
     ]);

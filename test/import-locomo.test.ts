@@ -51,7 +51,7 @@ describe('LoCoMo dates and evidence ids', () => {
 const shown = (c: Conversation) => c.turns.map((t) => [t.user.content, t.assistant?.content]);
 
 describe('LoCoMo importer on its fixture', () => {
-  const { conversations, report } = importDataset('locomo', input);
+  const { conversations, report } = importDataset('locomo', input, { questions: 'each' });
   const a = conversations[0]!;
 
   it('asks each question alone after the whole dialogue: one scenario per question with something to probe', () => {
@@ -144,7 +144,7 @@ describe('LoCoMo importer on its fixture', () => {
   });
 
   it('lets speaker_b play the user', () => {
-    const [swapped] = importDataset('locomo', input, { user: 'speaker_b' }).conversations;
+    const [swapped] = importDataset('locomo', input, { user: 'speaker_b', questions: 'each' }).conversations;
     expect(swapped!.title).toBe('Tobias and Ines, question 1');
     expect(swapped!.userId).toBe('tobias');
     expect(swapped!.turns.slice(0, 7).map((t) => [t.user.content, t.user.name])).toEqual([
@@ -159,7 +159,7 @@ describe('LoCoMo importer on its fixture', () => {
   });
 
   it('with factValue: answer, a question probes its answer where an evidence turn contains it', () => {
-    const { conversations: cs, report: r } = importDataset('locomo', input, { factValue: 'answer' });
+    const { conversations: cs, report: r } = importDataset('locomo', input, { factValue: 'answer', questions: 'each' });
     expect(cs.map((c) => c.turns.flatMap((t) => Object.entries(t.facts)))).toEqual([
       [['qa-1', 'pottery course']],
       [['D1:5', "That's great. I adopted a greyhound called Pixel on Saturday."]],
@@ -175,14 +175,14 @@ describe('LoCoMo importer on its fixture', () => {
 
   it('with factValue: answer, a question that states its own answer probes its evidence', () => {
     const f = write('self-answer.json', [{ sample_id: 's', conversation: { speaker_a: 'A', speaker_b: 'B', session_1_date_time: '9:00 am on 1 May, 2023', session_1: [{ speaker: 'A', dia_id: 'D1:1', text: 'I went to the beach.' }] }, qa: [{ question: 'Did A go to the beach?', answer: 'beach', evidence: ['D1:1'] }] }]);
-    const { conversations: [c], report: r } = importDataset('locomo', f, { factValue: 'answer' });
+    const { conversations: [c], report: r } = importDataset('locomo', f, { factValue: 'answer', questions: 'each' });
     expect(c!.turns[0]!.facts).toEqual({ 'D1:1': 'I went to the beach.' });
     expect(r.quirks.map((q) => [q.key, q.examples])).toEqual([['answer-in-question', ['s qa[0]']]]);
   });
 
   it('a sample with no question to probe is its dialogue alone', () => {
     const f = write('no-qa.json', [{ sample_id: 7, conversation: { speaker_a: 'A', speaker_b: 'B', session_1_date_time: '9:00 am on 1 May, 2023', session_1: [{ speaker: 'A', dia_id: 'D1:1', text: 'hi' }, { speaker: 'B', dia_id: 'D1:2', text: 'hello' }] } }]);
-    const { conversations: [c], report: r } = importDataset('locomo', f);
+    const { conversations: [c], report: r } = importDataset('locomo', f, { questions: 'each' });
     expect([c!.id, shown(c!)]).toEqual(['locomo-7', [['DATE: 9:00 am on 1 May, 2023\nhi', 'hello']]]);
     expect(r.quirks.map((q) => [q.key, q.label])).toEqual([['no-question', 'samples with no question to probe (the dialogue alone)']]);
   });
@@ -237,7 +237,7 @@ describe('no answer in the conversation', () => {
     const keyOf = (c: Conversation) => [...bySample].find(([id]) => c.id === `locomo-${id}` || c.id.startsWith(`locomo-${id}-q`))![1];
     type Key = ReturnType<typeof keyOf>;
     const key = [...bySample.values()].flat();
-    const each = importDataset('locomo', { path, file, base: dirname(path) }).conversations;
+    const each = importDataset('locomo', { path, file, base: dirname(path) }, { questions: 'each' }).conversations;
     const after = importDataset('locomo', { path, file, base: dirname(path) }, { questions: 'after' }).conversations;
     // Each question alone: the dialogue is the same in every scenario of a sample, and only the question's own words may
     // hold an answer the dialogue does not.
@@ -324,7 +324,7 @@ describe('malformed LoCoMo data', () => {
 describe('ctxsim import --format locomo', () => {
   it('reports counts and quirks on stderr and writes YAML to stdout', async () => {
     const c = capture();
-    expect(await runMain(['import', '--format', 'locomo', fixture], c.io)).toBe(0);
+    expect(await runMain(['import', '--format', 'locomo', fixture, '--questions', 'each'], c.io)).toBe(0);
     const lines = c.o.err.trimEnd().split('\n');
     expect(lines[0]).toBe(`locomo ${displayPath(fixture)}: 7 conversations, 45 turns, 8 facts, 8 probes`);
     expect(lines).toContain('  1 evidence ids that resolve to no dialogue turn (ignored) (e.g. conv-a1 D9:9)');

@@ -38,11 +38,11 @@ describe('round trip: import → YAML → load gives the same conversation', () 
   it('through files written by ctxsim import --out', async () => {
     const out = join(tmp, 'locomo');
     const io = { out: () => {}, err: () => {}, isTTY: false };
-    expect(await runMain(['import', '--format', 'locomo', join(FIXTURES, 'locomo-sample.json'), '--out', out], io)).toBe(0);
+    expect(await runMain(['import', '--format', 'locomo', join(FIXTURES, 'locomo-sample.json'), '--questions', 'each', '--out', out], io)).toBe(0);
     // One scenario per question with something to probe: the sixth of conv-a1 has no evidence.
     const ids = ['a1-q001', 'a1-q002', 'a1-q003', 'a1-q004', 'a1-q005', 'a1-q007', 'b2-q001'].map((q) => `locomo-conv-${q}`);
     expect(readdirSync(out).sort()).toEqual(ids.map((id) => `${id}.yaml`));
-    const { conversations } = importDataset('locomo', { path: join(FIXTURES, 'locomo-sample.json'), file: 'x', base: FIXTURES });
+    const { conversations } = importDataset('locomo', { path: join(FIXTURES, 'locomo-sample.json'), file: 'x', base: FIXTURES }, { questions: 'each' });
     expect(conversations.map((c) => c.id)).toEqual(ids);
     ids.forEach((id, i) => expect(content(loadScenarioFile(join(out, `${id}.yaml`)))).toEqual(content(conversations[i]!)));
   });

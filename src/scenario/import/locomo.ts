@@ -14,10 +14,10 @@ const options = z.strictObject({
     .default('text')
     .describe('what a probed fact is: text (each evidence turn’s text) or answer (the question’s answer, at the first evidence turn that holds it, else text)'),
   questions: z
-    .enum(['each', 'after'])
-    .default('each')
+    .enum(['after', 'each'])
+    .default('after')
     .describe(
-      'how the questions are asked: each (one scenario per question: the dialogue, then that question alone, as LoCoMo and mem0 ask them) or after (one scenario: the dialogue, then every question as a probe turn of its own; each question’s prompt then also holds the questions before it)',
+      'how the questions are asked: after (one scenario: the dialogue, then every question as a probe turn of its own with no reply; each question’s prompt also holds the questions before it) or each (one scenario per question: the dialogue, then that question alone, as LoCoMo and mem0 ask them; about 100 times the turns)',
     ),
   prefix: datasetPrefix('locomo'),
 });
