@@ -154,10 +154,40 @@ function requestName(request: UpkeepRequest): string {
   return `${request.kind === 'embed' ? 'embedding' : request.kind} by ${request.model}`;
 }
 
-/** The one-line error of a request to the endpoint: names the endpoint and the request; the key is masked wherever it appears. */
+/** The one-line error of a request to the endpoint: names the endpoint and the request; the key, and any piece of it, is masked wherever it appears. */
 function endpointError(s: Pick<EndpointSettings, 'baseURL' | 'apiKey'>, request: UpkeepRequest, message: string): CtxsimError {
-  const hide = (text: string) => (s.apiKey && s.apiKey.length >= 4 ? text.split(s.apiKey).join('***') : text);
-  return new CtxsimError(hide(`upkeep endpoint ${s.baseURL}: ${requestName(request)}: ${message}`), 'upkeep-endpoint');
+  return new CtxsimError(maskKey(`upkeep endpoint ${s.baseURL}: ${requestName(request)}: ${message}`, s.apiKey), 'upkeep-endpoint');
+}
+
+/**
+ * The shortest piece of the key masked wherever it appears: a server may
+ * quote a key's first characters, or all but a few, in its error (OpenAI's
+ * 401 says `sk-proj-abcd****wxyz`); a shorter piece could occur by chance.
+ */
+export const KEY_PIECE = 8;
+
+/**
+ * `text` with every run of characters that is a piece of `key` at least
+ * `KEY_PIECE` long (the whole key, when shorter, but at least 4) written
+ * `***`: every run made of the key's `KEY_PIECE`-character windows.
+ */
+export function maskKey(text: string, key: string | undefined): string {
+  if (!key || key.length < 4) return text;
+  const piece = Math.min(KEY_PIECE, key.length);
+  const hidden = new Uint8Array(text.length);
+  for (let i = 0; i + piece <= key.length; i++) {
+    const window = key.slice(i, i + piece);
+    for (let at = text.indexOf(window); at >= 0; at = text.indexOf(window, at + 1)) hidden.fill(1, at, at + piece);
+  }
+  let out = '';
+  for (let i = 0; i < text.length; ) {
+    if (!hidden[i]) out += text[i++];
+    else {
+      out += '***';
+      while (hidden[i]) i++;
+    }
+  }
+  return out;
 }
 
 /** The fields of the endpoint's answer that a recorded response's fields come from. */
