@@ -267,6 +267,29 @@ describe('upkeep endpoint: failures', () => {
   });
 });
 
+describe('upkeep endpoint: headers', () => {
+  it('a header larger than Node\'s limit (16 KiB) says so, not "cannot connect"; not retried (the server would send it again)', async () => {
+    server.faults.push({ headerBytes: 100_000 });
+    const e = await rejection((await open({ maxRetries: 2 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: the answer's headers are larger than 16384 bytes, Node's limit (NODE_OPTIONS=--max-http-header-size=BYTES raises it)`);
+    expect(server.seen).toHaveLength(1);
+    // A header just under the limit is read.
+    expect((await (await open())(small)).kind).toBe('summary');
+    server.faults.push({ headerBytes: 15_000 });
+    expect((await (await open())(small)).kind).toBe('summary');
+  });
+
+  it('an answer that is not HTTP (a bad status line, a bad Content-Length) says what the parser found; not retried', async () => {
+    server.faults.push({ raw: 'HTTX/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}' });
+    const e = await rejection((await open({ maxRetries: 2 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: the answer is not valid HTTP (Response does not match the HTTP/1.1 protocol (Expected HTTP/))`);
+    server.faults.push({ raw: 'HTTP/1.1 200 OK\r\ncontent-length: 2x\r\n\r\n{}' });
+    const cl = await rejection((await open({ maxRetries: 2 }))(small));
+    expect(cl.message).toBe(`upkeep endpoint ${url()}: summary by m: the answer is not valid HTTP (Response does not match the HTTP/1.1 protocol (Invalid character in Content-Length))`);
+    expect(server.seen).toHaveLength(2);
+  });
+});
+
 describe('upkeep endpoint: waits are bounded', () => {
   it('a wait is what Retry-After asks (seconds, an HTTP date, retry-after-ms), at most the timeout; else 0.5 s doubling up to 8 s', () => {
     const h = (headers: Record<string, string>) => new Headers(headers);
