@@ -1,7 +1,7 @@
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { cli } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -195,6 +195,29 @@ describe('ctxsim check', () => {
     expect(files).toContain('report.html');
     expect(readdirSync(out).sort()).toEqual(files);
     for (const f of files.filter((f) => f !== 'results.json')) expect(readFileSync(join(out, f)).equals(readFileSync(join(whole, f))), f).toBe(true);
+  });
+
+  it('--out FILE.json and FILE.md write that one file, as run --out FILE does (not a folder of that name); --out - is refused (stdout is the verdict)', async () => {
+    // results.json says when it was made: pinned, so the two files can be compared.
+    vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
+    onTestFinished(() => void vi.unstubAllEnvs());
+    for (const name of ['check.json', 'check.md']) {
+      const file = join(dir, name);
+      const r = await cli('check', study(), '--baseline', baseline(), '--out', file, '--quiet');
+      expect(r.code, r.err).toBe(0);
+      expect(statSync(file).isFile()).toBe(true);
+      const whole = join(dir, `run-${name}`);
+      expect((await cli('run', study(), '--out', whole, '--quiet')).code).toBe(0);
+      expect(readFileSync(file, 'utf8')).toBe(readFileSync(whole, 'utf8'));
+    }
+    expect(await cli('check', study(), '--baseline', baseline(), '--out', '-', '--quiet')).toEqual({
+      code: 2,
+      out: '',
+      err: 'ctxsim: --out -: check prints its verdict on stdout; name a folder or a file (.csv .json .md .html) for the reports\n',
+    });
+    expect((await cli('check', study(), '--baseline', baseline(), '--out', join(dir, 'x.txt'), '--quiet')).err).toBe(
+      `ctxsim: --out ${join(dir, 'x.txt')}: unknown file type .txt; name a file ending in .csv, .json, .md (.markdown), .html (.htm) or a folder (end it with /)\n`,
+    );
   });
 
   it('names only the facts the change lost: the baseline names those it had lost already', async () => {
