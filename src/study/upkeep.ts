@@ -10,7 +10,7 @@ import { priceUsage } from '../pricing/meter.js';
 import { lookup, picoPerToken as usdToPico, type PriceTable } from '../pricing/prices.js';
 import { usd } from '../records/format.js';
 import type { Conversation, Pico } from '../types.js';
-import { Cassette, cassetteDigest, type CassetteEntry, type EndpointAnswer, type UpkeepRequest } from '../upkeep/cassette.js';
+import { Cassette, cassetteDigest, cassetteLineLimit, type CassetteEntry, type EndpointAnswer, type UpkeepRequest } from '../upkeep/cassette.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, MAX_RESPONSE_BYTES, openEndpoint, responseError } from '../upkeep/endpoint.js';
 import { Journal } from '../upkeep/journal.js';
 import { DEFAULT_PROMPTS, PROMPT_PLACEHOLDERS, type UpkeepPrompts } from '../upkeep/prompts.js';
@@ -306,8 +306,9 @@ function readRecording(path: string, display: (path: string) => string): { casse
 function readCassette(path: string, file: string): Cassette {
   const parser = Cassette.parser(file);
   try {
-    eachLine(path, parser.line);
+    eachLine(path, parser.line, { limit: cassetteLineLimit(file) });
   } catch (e) {
+    if (e instanceof CtxsimError) throw e;
     throw new UsageError(`cannot read upkeep cassette ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
   }
   return parser.done();
