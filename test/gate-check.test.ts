@@ -410,3 +410,21 @@ describe('a baseline row’s cost survives the file', () => {
     );
   });
 });
+
+describe('what a scenario names, in the gate report', () => {
+  it('a fact name with a newline, an escape or a right-to-left override is printed on its one line, escaped: no line of the report a CI runner reads as a command', async () => {
+    const dir = tempDir('ctxsim-gate-');
+    const fact = 'code\n::error title=x::injected\u202e\x1b[2J';
+    writeFileSync(
+      join(dir, 'inj.yaml'),
+      ['id: inj', 'turns:', '  - user: my code is AB-1234', `    facts: {${JSON.stringify(fact)}: AB-1234}`, '    assistant: Noted.', '  - user: what else', '    assistant: ok', '  - user: what is my code?', `    probe: [${JSON.stringify(fact)}]`, '    assistant: AB-1234', ''].join('\n'),
+    );
+    const common = ['--scenario', join(dir, 'inj.yaml'), '--no-token-cache', '--quiet'];
+    expect((await cli('run', ...common, '--policy', 'window-turns:turns=2', '--save-baseline', join(dir, 'b.json'), '--out', join(dir, 'o'))).code).toBe(0);
+    const r = await cli('check', ...common, '--policy', 'window-turns:turns=1', '--baseline', join(dir, 'b.json'));
+    expect(r.code, r.err).toBe(1);
+    expect(r.out).toContain('\n- inj, window-turns:turns=1: `code\\x0a::error title=x::injected\\u202e\\x1b[2J` at turn 3 (missing)\n');
+    expect(r.out.split('\n').filter((l) => l.startsWith('::'))).toEqual([]);
+    expect(r.out.replaceAll('\n', '').match(/[\p{Cc}\p{Cf}\u2028\u2029]/gu)).toBeNull();
+  });
+});
