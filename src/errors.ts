@@ -16,6 +16,11 @@ export function escapeControl(text: string, keepNewlines = false): string {
 /** C0 and C1 controls, line and paragraph separators, and format characters (invisible: bidirectional marks, zero-width spaces and joiners, BOM, tags). */
 const CONTROL = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
 
+/** Whether a text holds a character `escapeControl` escapes. */
+export function hasControl(text: string): boolean {
+  return new RegExp(CONTROL.source, 'u').test(text);
+}
+
 /**
  * Known failures. The CLI prints `message` on one line and exits with
  * `exitCode`; control characters in it are escaped here, once for every error.

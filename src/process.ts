@@ -76,35 +76,73 @@ export function readRegularFile(file: string): { status: 'ok'; buf: Buffer } | {
   }
 }
 
+/** A bound on a file's lines: a line longer than `bytes` (its newline aside) is refused with the error `exceeded` makes of its number. */
+export interface LineLimit {
+  bytes: number;
+  exceeded: (line: number) => Error;
+}
+
 /**
  * Calls `onLine` with each line of the file at `path` (without its `\n`),
  * numbered from 1, reading `chunk` bytes at a time: a file larger than a
  * string can be is read all the same. With `partial: false`, a last line
- * without its newline is left out. Returns the file's size in bytes and
- * the bytes up to its last newline.
+ * without its newline is left out. With `limit`, a line longer than its
+ * bytes is refused as soon as that many bytes of it are read, before it is
+ * made a string (so a file of one huge line costs a chunk of memory, not
+ * the line). Returns the file's size in bytes and the bytes up to its last
+ * newline.
  */
-export function eachLine(path: string, onLine: (line: string, n: number) => void, opts: { partial?: boolean; chunk?: number } = {}): { bytes: number; whole: number } {
+export function eachLine(path: string, onLine: (line: string, n: number) => void, opts: { partial?: boolean; chunk?: number; limit?: LineLimit } = {}): { bytes: number; whole: number } {
   const fd = openSync(path, 'r');
   try {
     const buffer = Buffer.allocUnsafe(opts.chunk ?? 1 << 20);
     const text = new StringDecoder('utf8');
-    let rest = '';
+    const max = opts.limit?.bytes ?? Infinity;
+    let rest: string[] = [];
     let n = 0;
     let bytes = 0;
     let whole = 0;
+    /** Bytes of the line under way before this chunk. */
+    let pending = 0;
     for (let got; (got = readSync(fd, buffer, 0, buffer.length, null)) > 0; bytes += got) {
       const last = buffer.lastIndexOf(0x0a, got - 1);
       if (last >= 0) whole = bytes + last + 1;
-      const lines = (rest + text.write(buffer.subarray(0, got))).split('\n');
-      rest = lines.pop()!;
-      for (const line of lines) onLine(line, ++n);
+      if (opts.limit) {
+        // Each line's length in bytes, checked before any of it is decoded.
+        let start = 0;
+        for (let nl = buffer.indexOf(0x0a); nl >= 0 && nl < got; nl = buffer.indexOf(0x0a, nl + 1)) {
+          if (pending + nl - start > max) throw opts.limit.exceeded(n + 1 + countNewlines(buffer, 0, start));
+          pending = 0;
+          start = nl + 1;
+        }
+        pending += got - start;
+        if (pending > max) throw opts.limit.exceeded(n + 1 + countNewlines(buffer, 0, start));
+      }
+      // The line under way is kept in pieces, joined once its newline comes: a line over many chunks is copied once, not once a chunk.
+      const decoded = text.write(buffer.subarray(0, got));
+      let from = 0;
+      for (let nl = decoded.indexOf('\n'); nl >= 0; nl = decoded.indexOf('\n', from)) {
+        rest.push(decoded.slice(from, nl));
+        onLine(rest.join(''), ++n);
+        rest = [];
+        from = nl + 1;
+      }
+      if (from < decoded.length) rest.push(decoded.slice(from));
     }
-    rest += text.end();
-    if (rest && opts.partial !== false) onLine(rest, ++n);
+    rest.push(text.end());
+    const last = rest.join('');
+    if (last && opts.partial !== false) onLine(last, ++n);
     return { bytes, whole };
   } finally {
     closeSync(fd);
   }
+}
+
+/** The newlines in `buffer` from `from` up to `to`. */
+function countNewlines(buffer: Buffer, from: number, to: number): number {
+  let count = 0;
+  for (let nl = buffer.indexOf(0x0a, from); nl >= 0 && nl < to; nl = buffer.indexOf(0x0a, nl + 1)) count++;
+  return count;
 }
 
 const requireCjs = createRequire(import.meta.url);

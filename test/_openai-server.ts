@@ -7,8 +7,11 @@ import { afterAll, beforeAll } from 'vitest';
  * body, a JSON that does not parse, a stall before the headers, headers and
  * the start of a body that never ends (`stallBody`), or a chat completion of
  * `hugeBytes` bytes streamed in chunks (with `content-length` when
- * `declared`, else chunked); `{ none: true }` answers as the model does
- * (so a fault can wait for a later request).
+ * `declared`, else chunked), the model's answer with a header of
+ * `headerBytes` bytes, bytes written to the socket as they are (`raw`:
+ * not HTTP, or a header no server would send) and the socket closed;
+ * `{ none: true }` answers as the model does (so a fault can wait for a
+ * later request).
  */
 export type Fault =
   | { status: number; headers?: Record<string, string>; body?: unknown }
@@ -16,6 +19,8 @@ export type Fault =
   | { stallMs: number }
   | { stallBody: true }
   | { hugeBytes: number; declared?: boolean }
+  | { headerBytes: number }
+  | { raw: string }
   | { none: true };
 
 /** One request the server took. */
@@ -138,7 +143,9 @@ export class FakeOpenAI {
     if (this.holding && this.holding.left-- <= 0) return this.holding.arrived();
     this.answered++;
     const shifted = this.faults.shift();
-    const fault = shifted && 'none' in shifted ? undefined : shifted;
+    // A padded header goes with the model's own answer.
+    if (shifted && 'headerBytes' in shifted) res.setHeader('x-padding', 'a'.repeat(shifted.headerBytes));
+    const fault = shifted && ('none' in shifted || 'headerBytes' in shifted) ? undefined : shifted;
     if (fault && 'stallMs' in fault) {
       await new Promise((ok) => setTimeout(ok, fault.stallMs));
       if (res.destroyed) return;
@@ -147,6 +154,9 @@ export class FakeOpenAI {
       return;
     } else if (fault && 'hugeBytes' in fault) {
       return streamHuge(res, fault.hugeBytes, fault.declared === true);
+    } else if (fault && 'raw' in fault) {
+      res.socket?.end(fault.raw);
+      return;
     } else if (fault && 'malformed' in fault) {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [');
       return;

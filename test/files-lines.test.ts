@@ -1,7 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { eachLine } from '../src/process.js';
+import { eachLine, type LineLimit } from '../src/process.js';
 import { tempDir } from './_tmp.js';
 
 /**
@@ -34,5 +34,44 @@ describe('eachLine', () => {
     expect(lines('', 8)).toEqual({ got: [], read: { bytes: 0, whole: 0 } });
     // The last newline is at byte 3 of the first chunk: a search into the second chunk's stale bytes would say 8.
     expect(lines('abc\nde', 4).read).toEqual({ bytes: 6, whole: 4 });
+  });
+});
+
+describe('eachLine with a bound on its lines', () => {
+  /** The lines read, or the line refused, with a bound of `bytes` and chunks of `chunk` bytes. */
+  function bounded(text: string, bytes: number, chunk: number, partial?: boolean): { got: string[]; refused?: number } {
+    const file = join(tempDir(), 'c.jsonl');
+    writeFileSync(file, text);
+    const got: string[] = [];
+    const limit: LineLimit = { bytes, exceeded: (line) => Object.assign(new Error('too long'), { line }) };
+    try {
+      eachLine(file, (line) => got.push(line), { chunk, limit, ...(partial !== undefined && { partial }) });
+    } catch (e) {
+      return { got, refused: (e as { line: number }).line };
+    }
+    return { got };
+  }
+
+  it.each([1, 3, 4, 5, 16, 1 << 20])('a line of the bound passes, one byte more is refused at its number, in bytes (é is 2), whatever the chunk (%i)', (chunk) => {
+    expect(bounded('abcd\né\nxy\n', 4, chunk)).toEqual({ got: ['abcd', 'é', 'xy'] });
+    // Lines before it may have been given already (those of earlier chunks); never the long one nor any after it.
+    const long = bounded('ab\nabcde\nxy\n', 4, chunk);
+    expect(long.refused).toBe(2);
+    expect(['ab'].slice(0, long.got.length)).toEqual(long.got);
+    expect(bounded('ab\nabcé\n', 4, chunk).refused).toBe(2);
+    // A long last line, with or without its newline, and one left out as cut short (partial: false).
+    expect(bounded('ab\n\nabcde', 4, chunk).refused).toBe(3);
+    expect(bounded('ab\n\nabcde', 4, chunk, false).refused).toBe(3);
+    expect(bounded('ab\n\nabcd', 4, chunk, false)).toEqual({ got: ['ab', ''] });
+  });
+
+  it('a file of one line of 600 MB (sparse: no disk) is refused after reading about the bound, not the line', () => {
+    const file = join(tempDir(), 'huge.jsonl');
+    const fd = openSync(file, 'w');
+    ftruncateSync(fd, 600_000_000);
+    closeSync(fd);
+    let read = 0;
+    const limit: LineLimit = { bytes: 1000, exceeded: (line) => new Error(`line ${line} too long after ${read} lines`) };
+    expect(() => eachLine(file, () => read++, { chunk: 4096, limit })).toThrow(/^line 1 too long after 0 lines$/);
   });
 });

@@ -1,7 +1,7 @@
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { cli } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -197,6 +197,29 @@ describe('ctxsim check', () => {
     for (const f of files.filter((f) => f !== 'results.json')) expect(readFileSync(join(out, f)).equals(readFileSync(join(whole, f))), f).toBe(true);
   });
 
+  it('--out FILE.json and FILE.md write that one file, as run --out FILE does (not a folder of that name); --out - is refused (stdout is the verdict)', async () => {
+    // results.json says when it was made: pinned, so the two files can be compared.
+    vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
+    onTestFinished(() => void vi.unstubAllEnvs());
+    for (const name of ['check.json', 'check.md']) {
+      const file = join(dir, name);
+      const r = await cli('check', study(), '--baseline', baseline(), '--out', file, '--quiet');
+      expect(r.code, r.err).toBe(0);
+      expect(statSync(file).isFile()).toBe(true);
+      const whole = join(dir, `run-${name}`);
+      expect((await cli('run', study(), '--out', whole, '--quiet')).code).toBe(0);
+      expect(readFileSync(file, 'utf8')).toBe(readFileSync(whole, 'utf8'));
+    }
+    expect(await cli('check', study(), '--baseline', baseline(), '--out', '-', '--quiet')).toEqual({
+      code: 2,
+      out: '',
+      err: 'ctxsim: --out -: check prints its verdict on stdout; name a folder or a file (.csv .json .md .html) for the reports\n',
+    });
+    expect((await cli('check', study(), '--baseline', baseline(), '--out', join(dir, 'x.txt'), '--quiet')).err).toBe(
+      `ctxsim: --out ${join(dir, 'x.txt')}: unknown file type .txt; name a file ending in .csv, .json, .md (.markdown), .html (.htm) or a folder (end it with /)\n`,
+    );
+  });
+
   it('names only the facts the change lost: the baseline names those it had lost already', async () => {
     const scenario = ['id: two-facts', 'system: You are a helpful assistant.', 'turns:'];
     const turn = (user: string, extra = '') => [`  - user: ${user}`, ...(extra ? [`    ${extra}`] : []), '    assistant: Noted.'];
@@ -388,5 +411,23 @@ describe('a baseline row’s cost survives the file', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('what a scenario names, in the gate report', () => {
+  it('a fact name with a newline, an escape or a right-to-left override is printed on its one line, escaped: no line of the report a CI runner reads as a command', async () => {
+    const dir = tempDir('ctxsim-gate-');
+    const fact = 'code\n::error title=x::injected\u202e\x1b[2J';
+    writeFileSync(
+      join(dir, 'inj.yaml'),
+      ['id: inj', 'turns:', '  - user: my code is AB-1234', `    facts: {${JSON.stringify(fact)}: AB-1234}`, '    assistant: Noted.', '  - user: what else', '    assistant: ok', '  - user: what is my code?', `    probe: [${JSON.stringify(fact)}]`, '    assistant: AB-1234', ''].join('\n'),
+    );
+    const common = ['--scenario', join(dir, 'inj.yaml'), '--no-token-cache', '--quiet'];
+    expect((await cli('run', ...common, '--policy', 'window-turns:turns=2', '--save-baseline', join(dir, 'b.json'), '--out', join(dir, 'o'))).code).toBe(0);
+    const r = await cli('check', ...common, '--policy', 'window-turns:turns=1', '--baseline', join(dir, 'b.json'));
+    expect(r.code, r.err).toBe(1);
+    expect(r.out).toContain('\n- inj, window-turns:turns=1: `code\\x0a::error title=x::injected\\u202e\\x1b[2J` at turn 3 (missing)\n');
+    expect(r.out.split('\n').filter((l) => l.startsWith('::'))).toEqual([]);
+    expect(r.out.replaceAll('\n', '').match(/[\p{Cc}\p{Cf}\u2028\u2029]/gu)).toBeNull();
   });
 });

@@ -45,6 +45,10 @@ describe('policy registry', () => {
     expect(policyFromString('full:forget=all')).toBe('policy full: parameter forget: expected one of cascade|naive, got "all"');
     expect(resolveSpec(REGISTRY, 'full', [['forget', 3]])).toBe('policy full: parameter forget: expected a string, got 3');
     expect(resolveSpec(REGISTRY, 'facts', [['extractModel', '']])).toBe('policy facts: parameter extractModel: expected a string, got ""');
+    // A string is part of the policy's name in every table, chart and log: no control or invisible format characters.
+    expect(resolveSpec(REGISTRY, 'facts', [['extractModel', 'gpt\x1b[2J']])).toBe('policy facts: parameter extractModel: expected a string without control or invisible format characters, got "gpt\\u001b[2J"');
+    expect(resolveSpec(REGISTRY, 'facts', [['extractModel', 'gpt\n::error::x']])).toBe('policy facts: parameter extractModel: expected a string without control or invisible format characters, got "gpt\\n::error::x"');
+    expect(resolveSpec(REGISTRY, 'facts', [['extractModel', 'gpt\u202e']])).toBe('policy facts: parameter extractModel: expected a string without control or invisible format characters, got "gpt\u202e"'); // escaped when printed, as every error is
     expect(resolveSpec(REGISTRY, 'retrieval', [['minScore', 'x']])).toBe('policy retrieval: parameter minScore: expected a number, got "x"');
     expect(resolveSpec(REGISTRY, 'window', [['budget', []]])).toBe('policy window: parameter budget: empty list');
     expect(policyFromString('nope')).toBe(`unknown policy "nope" (expected one of ${[...REGISTRY.keys()].join(', ')})`);

@@ -109,6 +109,14 @@ describe('a user price table', () => {
     );
   });
 
+  it('rejects a model name with a control or invisible format character (it is printed in every table, chart and log), escaped in the message', () => {
+    expect(problem('{"m\\u001b[2J": {"input_cost_per_token": 1e-6, "output_cost_per_token": 1e-6}, "n\\u202e": {}, "o\\n::error::x": {}}').split('\n')).toEqual([
+      'p.json:1:16 m\\x1b[2J: a model name may not hold control or invisible format characters',
+      'p.json:1:90 n\\u202e: a model name may not hold control or invisible format characters',
+      'p.json:1:111 o\\x0a::error::x: a model name may not hold control or invisible format characters',
+    ]);
+  });
+
   it('rejects a cache read dearer than input', () => {
     expect(problem('{"gpt-4o": {"cache_read_input_token_cost": 0.00001}}')).toBe(
       'p.json:1:44 gpt-4o.cache_read_input_token_cost: cache read (0.00001) is dearer than input_cost_per_token (0.0000025)',

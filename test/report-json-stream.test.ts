@@ -1,7 +1,8 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { resultsJson, type RecordsMode } from '../src/records/json.js';
@@ -23,7 +24,7 @@ import { tempDir } from './_tmp.js';
  */
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
-const built = ['study/sinks', 'study/record-files', 'records/json', 'engine/run', 'cli/run'].every((f) => {
+const built = ['study/sinks', 'study/record-files', 'records/json', 'engine/run', 'cli/run', 'cli/_io'].every((f) => {
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(MAIN) && existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });
@@ -64,7 +65,7 @@ describe('results.json as one output file', () => {
     const expected = resultsJson(kept.output.results, kept.info, kept.meta, 'full');
     const chunks: Buffer[] = [];
     let during = 0;
-    const sink = jsonStreamSink((chunk) => chunks.push(Buffer.from(chunk)));
+    const sink = jsonStreamSink((chunk) => void chunks.push(Buffer.from(chunk)));
     await runStudyPipeline(study(), { ...sink, add: (records, i) => ((during += chunks.length), sink.add(records, i)) });
     expect(during).toBe(0);
     expect(Buffer.concat(chunks).toString('utf8')).toBe(expected);
@@ -72,7 +73,7 @@ describe('results.json as one output file', () => {
     const staging = () => readdirSync(tmpdir()).filter((f) => f.startsWith(STAGING_PREFIX));
     const before = staging();
     const given: unknown[] = [];
-    const failing = jsonStreamSink((chunk) => given.push(chunk));
+    const failing = jsonStreamSink((chunk) => void given.push(chunk));
     let added = 0;
     const broken = { ...failing, add: (records: Parameters<typeof failing.add>[0], i: number) => (++added === 2 ? fail() : failing.add(records, i)) };
     await expect(runStudyPipeline(study(), broken)).rejects.toThrow('the second scenario');
@@ -83,7 +84,7 @@ describe('results.json as one output file', () => {
   it('streams turns.csv to a writer (--out -): the text made from every record kept', async () => {
     const kept = await runStudyPipeline(study(), memorySink());
     const chunks: Buffer[] = [];
-    await runStudyPipeline(study(), csvStreamSink((chunk) => chunks.push(Buffer.from(chunk))));
+    await runStudyPipeline(study(), csvStreamSink((chunk) => void chunks.push(Buffer.from(chunk))));
     expect(Buffer.concat(chunks).toString('utf8')).toBe(turnsCsv(kept.output.results));
     // …and to a file, alone in its folder.
     const dir = tempDir('ctxsim-csv-');
@@ -92,6 +93,59 @@ describe('results.json as one output file', () => {
     expect(readdirSync(join(dir, 'out'))).toEqual(['turns.csv']);
     expect(() => csvStreamSink(() => {}, { records: 'summary' })).toThrow(/^--records summary: the csv output is turns\.csv/);
   }, 120_000);
+
+  it('waits for a writer that asks (a promise: stdout\'s reader is behind) before giving it the next chunk, json and csv alike', async () => {
+    vi.stubEnv('SOURCE_DATE_EPOCH', '1700000000');
+    const kept = await runStudyPipeline(study(), memorySink());
+    /** A writer that is behind after every chunk, caught up a timer later; counts the chunks given while it was behind. */
+    const slow = () => {
+      const chunks: Buffer[] = [];
+      let behind = false;
+      let early = 0;
+      const write = (chunk: string | Uint8Array) => {
+        if (behind) early++;
+        chunks.push(Buffer.from(chunk));
+        behind = true;
+        return new Promise<void>((resolve) => setTimeout(() => resolve(void (behind = false)), 1));
+      };
+      return { write, text: () => Buffer.concat(chunks).toString('utf8'), early: () => early, count: () => chunks.length };
+    };
+    const json = slow();
+    await runStudyPipeline(study(), jsonStreamSink(json.write));
+    expect(json.text()).toBe(resultsJson(kept.output.results, kept.info, kept.meta, 'full'));
+    expect([json.early(), json.count() > 5]).toEqual([0, true]);
+    const csv = slow();
+    await runStudyPipeline(study(), csvStreamSink(csv.write));
+    expect(csv.text()).toBe(turnsCsv(kept.output.results));
+    expect(csv.early()).toBe(0);
+  }, 120_000);
+
+  it.skipIf(!built)('stdout, a pipe whose reader pauses: a long output waits for it, so at most a chunk is held (not all of it)', async () => {
+    // 64 chunks of 1 MB through the CLI's stdout writer, as --out - gives them; the child tells the most stdout held unwritten.
+    const script = [
+      `import { bytesOut, processIO, watchStdio } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'cli', '_io.js')).href)};`,
+      `import { writeAll } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'study', 'record-files.js')).href)};`,
+      'watchStdio();',
+      'const out = bytesOut(processIO);',
+      'let most = 0;',
+      "const chunk = Buffer.alloc(1 << 20, 'x');",
+      'await writeAll(Array.from({ length: 64 }, () => chunk), (c) => { const wait = out.write(c); most = Math.max(most, process.stdout.writableLength); return wait; });',
+      'out.end();',
+      'process.stderr.write(String(most));',
+    ].join('\n');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    // Not read for a while: the pipe fills, and the writer must wait.
+    await new Promise((ok) => setTimeout(ok, 300));
+    let bytes = 0;
+    child.stdout.on('data', (c: Buffer) => (bytes += c.length));
+    const code = await new Promise<number | null>((ok) => child.on('close', ok));
+    expect(code, stderr).toBe(0);
+    expect(bytes).toBe(64 << 20);
+    // A chunk and stdout's own buffer at most; all 64 MB when the writer does not wait.
+    expect(Number(stderr)).toBeLessThanOrEqual((1 << 20) + (1 << 16));
+  });
 
   it('prints a character split across two chunks whole', () => {
     const io = capture();

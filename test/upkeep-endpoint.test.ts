@@ -208,6 +208,22 @@ describe('upkeep endpoint: failures', () => {
     expect(server.seen).toHaveLength(1);
   });
 
+  it('401 with a piece of the key quoted (its first 8 characters, all but its last 3, a piece of its middle): every piece of 8 characters or more is masked, shorter ones are not', async () => {
+    const key = 'sk-proj-Zq81mXbT0dVa77LpQeRc';
+    const quoted = `Incorrect API key provided: ${key.slice(0, 8)}****${key.slice(-4)}; also ${key.slice(0, -3)}; the middle ${key.slice(9, 19)}; a short ${key.slice(9, 16)}`;
+    server.faults.push({ status: 401, body: { error: { message: quoted, type: 'invalid_request_error' } } });
+    const e = await rejection((await open({ apiKey: key }))(small));
+    // "sk-proj-" (8) then the server's own "****"; "QeRc" (4) and "q81mXbT" (7) are too short to mask.
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: 401 (Incorrect API key provided: *******QeRc; also ***; the middle ***; a short q81mXbT): check the key in TEST_KEY`);
+  });
+
+  it('a piece of the key in the body of another error, and the key in the base URL, are masked too', async () => {
+    const key = 'sk-live-0123456789abcdef';
+    server.faults.push({ status: 400, body: { error: { message: `model m is not available to key ending 456789abcdef` } } });
+    const e = await rejection((await open({ apiKey: key, baseURL: `${url()}?k=${key}` }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url()}?k=***: summary by m: 400 (model m is not available to key ending ***)`);
+  });
+
   it('403 is told like 401', async () => {
     server.faults.push({ status: 403, body: { error: { message: 'no access' } } });
     const e = await rejection((await open())(embed));
@@ -248,6 +264,29 @@ describe('upkeep endpoint: failures', () => {
     const e = await rejection((await open({ baseURL: at, maxRetries: 0 }))(small));
     expect(e.message).toBe(`upkeep endpoint ${at}: summary by m: cannot connect (1 try): is the server running at this address?`);
     expect(e.code).toBe('upkeep-endpoint');
+  });
+});
+
+describe('upkeep endpoint: headers', () => {
+  it('a header larger than Node\'s limit (16 KiB) says so, not "cannot connect"; not retried (the server would send it again)', async () => {
+    server.faults.push({ headerBytes: 100_000 });
+    const e = await rejection((await open({ maxRetries: 2 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: the answer's headers are larger than 16384 bytes, Node's limit (NODE_OPTIONS=--max-http-header-size=BYTES raises it)`);
+    expect(server.seen).toHaveLength(1);
+    // A header just under the limit is read.
+    expect((await (await open())(small)).kind).toBe('summary');
+    server.faults.push({ headerBytes: 15_000 });
+    expect((await (await open())(small)).kind).toBe('summary');
+  });
+
+  it('an answer that is not HTTP (a bad status line, a bad Content-Length) says what the parser found; not retried', async () => {
+    server.faults.push({ raw: 'HTTX/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}' });
+    const e = await rejection((await open({ maxRetries: 2 }))(small));
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: the answer is not valid HTTP (Response does not match the HTTP/1.1 protocol (Expected HTTP/))`);
+    server.faults.push({ raw: 'HTTP/1.1 200 OK\r\ncontent-length: 2x\r\n\r\n{}' });
+    const cl = await rejection((await open({ maxRetries: 2 }))(small));
+    expect(cl.message).toBe(`upkeep endpoint ${url()}: summary by m: the answer is not valid HTTP (Response does not match the HTTP/1.1 protocol (Invalid character in Content-Length))`);
+    expect(server.seen).toHaveLength(2);
   });
 });
 

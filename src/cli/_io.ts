@@ -6,18 +6,30 @@ import type { StudyEvents } from '../study/pipeline.js';
 export interface IO {
   out(text: string): void;
   err(text: string): void;
+  /**
+   * When stdout holds more than it has written (its reader is behind): a
+   * promise that resolves once it has caught up (or is closed); else
+   * undefined. A long output waits on it between chunks, so it is not all
+   * held in memory at once.
+   */
+  outBehind?(): Promise<void> | undefined;
   /** Whether stderr is a terminal (progress redraws a line there). */
   isTTY: boolean;
 }
 
 /**
  * A writer of UTF-8 chunks to `io.out`: a character split across two chunks
- * is printed whole, with the second (`end` prints what is left).
+ * is printed whole, with the second (`end` prints what is left). Each write
+ * returns `io.outBehind()`: a promise to wait for while stdout's reader is
+ * behind.
  */
-export function bytesOut(io: IO): { write(chunk: string | Uint8Array): void; end(): void } {
+export function bytesOut(io: IO): { write(chunk: string | Uint8Array): Promise<void> | undefined; end(): void } {
   const text = new StringDecoder('utf8');
   return {
-    write: (chunk) => io.out(typeof chunk === 'string' ? chunk : text.write(chunk)),
+    write: (chunk) => {
+      io.out(typeof chunk === 'string' ? chunk : text.write(chunk));
+      return io.outBehind?.();
+    },
     end: () => io.out(text.end()),
   };
 }
@@ -34,6 +46,18 @@ export const processIO: IO = {
     if (!stderrClosed) process.stderr.write(t);
   },
   isTTY: Boolean(process.stderr.isTTY),
+  outBehind: () => {
+    const out = process.stdout;
+    if (stdoutClosed !== undefined || !out.writableNeedDrain) return undefined;
+    // Caught up, or closed (a reader that left, a failed write): nothing more will drain.
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        out.off('drain', done).off('close', done).off('error', done);
+        resolve();
+      };
+      out.on('drain', done).on('close', done).on('error', done);
+    });
+  },
 };
 
 /**

@@ -20,9 +20,10 @@ export type Target = { kind: 'dir'; dir: string } | { kind: 'file'; path: string
  * `--out -` (or `--format` without `--out`) is stdout; `--format` or a known
  * extension makes `--out` one file; otherwise it is a folder. The target is
  * checked before the run: a file where a folder is needed, a device, a
- * folder that cannot be written, an unknown extension.
+ * folder that cannot be written, an unknown extension. `stdout`: whether
+ * the command may write its output there (`check` prints its verdict).
  */
-export function outputTarget(out: string, rawOut: string | undefined, format: OutputFormat | undefined): Target {
+export function outputTarget(out: string, rawOut: string | undefined, format: OutputFormat | undefined, stdout = true): Target {
   if (rawOut === '-' || (rawOut === undefined && format)) return { kind: 'stdout', format: format ?? 'csv' };
   const shown = rawOut ?? displayPath(out);
   const isDir = existsSync(out) && statSync(out).isDirectory();
@@ -35,7 +36,7 @@ export function outputTarget(out: string, rawOut: string | undefined, format: Ou
     const byExtension = asFolder ? undefined : formatOfPath(out);
     const ext = asFolder ? undefined : /\.([a-z][a-z0-9]*)$/i.exec(basename(out))?.[1];
     if (!byExtension && ext !== undefined && !existsSync(out)) {
-      throw new UsageError(`--out ${shown}: unknown file type .${ext}; name a file ending in ${ACCEPTED}, - for stdout, or a folder (end it with /)`);
+      throw new UsageError(`--out ${shown}: unknown file type .${ext}; name a file ending in ${ACCEPTED}${stdout ? ', - for stdout,' : ''} or a folder (end it with /)`);
     }
     target = byExtension ? { kind: 'file', path: out, format: byExtension } : { kind: 'dir', dir: out };
   }

@@ -6,11 +6,11 @@ import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLi
 import { gateAnnotations, gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
 import { OutputSet } from '../study/files.js';
 import { runStudyPipeline } from '../study/pipeline.js';
-import { gateSink } from '../study/sinks.js';
+import { fileSink, gateSink } from '../study/sinks.js';
 import { displayPath } from '../study/package.js';
 import { type Study } from '../study/study.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
-import { checkOutputFile, checkOutputFolder } from './_output.js';
+import { checkOutputFile, outputTarget } from './_output.js';
 import { settingArgs, studyFromFlags, type StudyFlags } from './_study.js';
 import { tableNotes } from '../report/text.js';
 
@@ -89,10 +89,13 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
   const shown = flags.baseline ?? displayPath(file);
   const baseline = baselineAt(file, shown, flags);
   const limits = limitsFor(flags, study);
-  const out = flags.out !== undefined ? resolve(flags.out) : undefined;
-  if (out !== undefined) checkOutputFolder(out, flags.out!);
+  // The reports go where run's would: a folder, or one file by its extension (stdout is the verdict's).
+  if (flags.out === '' || flags.out === '-') throw new UsageError(`--out${flags.out ? ' -' : ''}: check prints its verdict on stdout; name a folder or a file (.csv .json .md .html) for the reports`);
+  const target = flags.out === undefined ? undefined : outputTarget(resolve(flags.out), flags.out, undefined, false);
+  const out = target?.kind === 'dir' ? target.dir : target?.kind === 'file' ? target.path : undefined;
+  const sink = target?.kind === 'file' ? fileSink(target.path, target.format) : gateSink(out);
   const outputs = new OutputSet();
-  const run = await runStudyPipeline(study, gateSink(out), { ...studyEvents(io, flags.quiet), outputs });
+  const run = await runStudyPipeline<unknown>(study, sink, { ...studyEvents(io, flags.quiet), outputs });
   let result;
   try {
     result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits, run.lost);

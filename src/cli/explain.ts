@@ -1,5 +1,5 @@
 import type { SentCall } from '../engine/replay.js';
-import { UsageError } from '../errors.js';
+import { escapeControl, UsageError } from '../errors.js';
 import { usd } from '../records/format.js';
 import { align } from '../report/text.js';
 import { loadScenarioOrStudy } from '../scenario/load.js';
@@ -35,7 +35,8 @@ export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
   if (flags.turn < 1 || flags.turn > n) {
     throw new UsageError(`--turn: expected a turn from 1 to ${n}, got ${flags.turn}`);
   }
-  io.out(explainText(await explainTurn(study, conversation, model, flags.turn)));
+  // Scenario and cassette text reach the terminal here: its control characters are escaped as an error line's are (each piece before the table is aligned, and the whole once more).
+  io.out(escapeControl(explainText(await explainTurn(study, conversation, model, flags.turn)), true));
   return 0;
 }
 
@@ -125,14 +126,24 @@ function policyMade(call: SentCall, tokens: TokenCounter): string {
   call.plan.messages.forEach((m, i) => {
     if (!m.origin) return;
     const score = m.score === undefined ? '' : `, score ${m.score.toFixed(4)}`;
-    out += `  #${i + 1} ${m.origin} (policy-made${score}, ${tokens.message(m)} tokens): ${m.content}\n`;
+    out += `  #${i + 1} ${m.origin} (policy-made${score}, ${tokens.message(m)} tokens): ${shownWhole(m.content)}\n`;
   });
   return out;
 }
 
+/**
+ * A text printed whole (a summary, a fact sheet): control characters
+ * escaped, and each line after the first indented, so no line of it reads
+ * as one of explain's own.
+ */
+function shownWhole(text: string): string {
+  return escapeControl(text, true).replace(/\n/g, '\n      ');
+}
+
+/** A message's text on one line of the table: whitespace runs made one space, cut at 80 characters, control characters escaped (before the table is aligned). */
 function preview(m: Message): string {
   const t = messageText(m).replace(/\s+/g, ' ').trim();
-  return t.length > 80 ? `${t.slice(0, 79)}…` : t;
+  return escapeControl(t.length > 80 ? `${t.slice(0, 79)}…` : t);
 }
 
 function callTable(call: SentCall, tokens: TokenCounter): string {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasControl } from '../errors.js';
 import { DURATION_PATTERN } from '../text/duration.js';
 import { descriptionOf, valueOf } from '../text/zod.js';
 import type { ParamSpec, ParamTable, ParamValue, Policy } from './types.js';
@@ -54,7 +55,12 @@ const booleanValue = () => z.boolean({ error: 'true or false' });
 // The duration as written (`30m`, or a number of seconds), kept as text.
 const DURATION_ERROR = { error: 'a duration such as 30s, 5m, 24h' };
 const durationValue = () => z.union([z.string(DURATION_ERROR).regex(DURATION_PATTERN, DURATION_ERROR), z.number(DURATION_ERROR).min(0, DURATION_ERROR)], DURATION_ERROR).transform(String);
-const stringValue = () => z.string({ error: 'a string' }).min(1, { error: 'a string' });
+// A string is part of the policy's name in every report and table: no control or invisible format characters (which a terminal would obey, or a log read as a command).
+const stringValue = () =>
+  z
+    .string({ error: 'a string' })
+    .min(1, { error: 'a string' })
+    .refine((s) => !hasControl(s), { error: 'a string without control or invisible format characters' });
 const choiceValue = <const V extends readonly [string, ...string[]]>(values: V) =>
   z.enum(values, { error: (iss) => (typeof iss.input === 'string' && iss.input !== '' ? `one of ${values.join('|')}` : 'a string') });
 

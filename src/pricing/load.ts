@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
-import { ScenarioError, type Problem } from '../errors.js';
+import { hasControl, ScenarioError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
 import { compileTable, mergeEntries, rawEntries, type PriceTable, type RawEntry } from './prices.js';
 
@@ -64,7 +64,9 @@ export function loadPrices(spec: string): PriceTable {
   const problems: Problem[] = [];
   for (const [k, v] of Object.entries(root)) {
     if (k === 'sample_spec' || k.startsWith('_') || typeof v !== 'object' || v === null) continue;
-    if (Array.isArray(v)) problems.push(src.problem([k], 'expected a price entry (a JSON object), got a list'));
+    // A model's name is printed in every table, chart and log: a control character there would drive the terminal, or break the chart's SVG.
+    if (hasControl(k)) problems.push(src.problem([k], 'a model name may not hold control or invisible format characters'));
+    else if (Array.isArray(v)) problems.push(src.problem([k], 'expected a price entry (a JSON object), got a list'));
   }
   if (problems.length) throw new ScenarioError(problems);
   const user = rawEntries(root);

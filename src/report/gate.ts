@@ -1,3 +1,4 @@
+import { escapeControl } from '../errors.js';
 import { MONEY_DECIMALS } from '../records/format.js';
 import { seriesName, severalModels } from '../records/digest.js';
 import { usdOfMicro, type BaselineRow } from '../gate/baseline.js';
@@ -96,7 +97,8 @@ export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): 
   const lost = lostLines(failing, name);
   if (lost.length) add(['Facts lost:', '', ...lost, '']);
   if (result.failed && opts.accept) lines.push('To accept the change, save the new baseline:', '', `    ${opts.accept}`, '');
-  return `${lines.join('\n').trimEnd()}\n`;
+  // One line each, whatever a scenario names: a fact's name with a newline in it could otherwise start a line a CI runner reads as a command (`::error::…`), and an escape sequence would drive the terminal.
+  return `${lines.map((l) => escapeControl(l)).join('\n').trimEnd()}\n`;
 }
 
 const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

@@ -17,7 +17,8 @@ import type { StudyRecords } from './record-encoder.js';
  * All of it goes through `staged`, so nothing is in place until the folder
  * is committed. (writeFileSync on a descriptor writes at its position, and
  * all of it.) Without the CSV files (`csv: false`), it writes results.json
- * alone, under the name given: `ctxsim run --out FILE.json`.
+ * alone, under the name given: `ctxsim run --out FILE.json`; or gives it to
+ * a writer (`finishTo`, `ctxsim run --out - --format json`).
  */
 
 /** Bytes copied per read from a scratch file into results.json. */
@@ -82,32 +83,43 @@ export class RecordFiles {
     }
   }
 
-  /**
-   * Writes results.json from its frame (made for the same records mode) and
-   * the streamed lists — to its file, or given `to`, a chunk at a time to it
-   * (`ctxsim run --out - --format json`) — and closes every file.
-   */
-  finish(frame: ResultsJsonFrame, to?: (chunk: string | Uint8Array) => void): void {
-    const out = to ? undefined : openSync(this.results, 'w');
-    const write = to ?? ((chunk: string | Uint8Array) => writeFileSync(out!, chunk));
+  /** Writes results.json to its file from its frame (made for the same records mode) and the streamed lists, and closes every file. */
+  finish(frame: ResultsJsonFrame): void {
+    const out = openSync(this.results, 'w');
     try {
-      const buffer = Buffer.allocUnsafe(CHUNK);
-      for (const { list, before } of frame.lists) {
-        const { fd, started } = this.files[list]!.json;
-        write(before);
-        if (!started) {
-          write(EMPTY_LIST);
-          continue;
-        }
-        write(LIST_OPEN);
-        copyOut(fd, write, buffer);
-        write(LIST_CLOSE);
-      }
-      write(frame.end);
+      for (const chunk of this.chunks(frame)) writeFileSync(out, chunk);
     } finally {
-      if (out !== undefined) closeSync(out);
+      closeSync(out);
     }
     this.close();
+  }
+
+  /**
+   * Gives results.json to `write` a chunk at a time (`ctxsim run --out -
+   * --format json`), waiting whenever `write` asks (a promise: its reader
+   * is behind), and closes every file: however slow the reader, no more than
+   * a chunk waits in memory.
+   */
+  async finishTo(frame: ResultsJsonFrame, write: Writer): Promise<void> {
+    await writeAll(this.chunks(frame), write);
+    this.close();
+  }
+
+  /** results.json's chunks: its head, each list copied from its scratch file (chunks of one buffer, each valid until the next), its end. */
+  private *chunks(frame: ResultsJsonFrame): Generator<string | Uint8Array> {
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    for (const { list, before } of frame.lists) {
+      const { fd, started } = this.files[list]!.json;
+      yield before;
+      if (!started) {
+        yield EMPTY_LIST;
+        continue;
+      }
+      yield LIST_OPEN;
+      yield* fileChunks(fd, buffer);
+      yield LIST_CLOSE;
+    }
+    yield frame.end;
   }
 
   /** Closes every file (again: nothing); the staged folder removes them on abort. */
@@ -122,7 +134,22 @@ export class RecordFiles {
   }
 }
 
-/** Gives `write` the bytes of the file open at `fd`, a chunk at a time (the same buffer each time: a writer that keeps a chunk copies it). */
-export function copyOut(fd: number, write: (chunk: Uint8Array) => void, buffer: Buffer = Buffer.allocUnsafe(CHUNK)): void {
-  for (let at = 0, n; (n = readSync(fd, buffer, 0, buffer.length, at)) > 0; at += n) write(buffer.subarray(0, n));
+/**
+ * What takes an output a chunk at a time; a promise returned says to wait
+ * for it before the next chunk (stdout's reader is behind). A chunk given as
+ * bytes is valid only until the call returns: a writer that keeps it copies it.
+ */
+export type Writer = (chunk: string | Uint8Array) => void | Promise<void>;
+
+/** The bytes of the file open at `fd`, a chunk at a time (views of `buffer`, each valid until the next). */
+export function* fileChunks(fd: number, buffer: Buffer = Buffer.allocUnsafe(CHUNK)): Generator<Uint8Array> {
+  for (let at = 0, n; (n = readSync(fd, buffer, 0, buffer.length, at)) > 0; at += n) yield buffer.subarray(0, n);
+}
+
+/** Gives `write` every chunk, waiting for each promise it returns before the next. */
+export async function writeAll(chunks: Iterable<string | Uint8Array>, write: Writer): Promise<void> {
+  for (const chunk of chunks) {
+    const wait = write(chunk);
+    if (wait) await wait;
+  }
 }

@@ -13,7 +13,7 @@ import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type Re
 import type { Results, SummaryRecord } from '../records/registry.js';
 import { checkFileTarget, naming, StagedFiles, writeFileAtomic, type OutputSet } from './files.js';
 import type { StudyDone, StudySink } from './pipeline.js';
-import { copyOut, RecordFiles } from './record-files.js';
+import { fileChunks, RecordFiles, writeAll, type Writer } from './record-files.js';
 import type { StudyRecords } from './record-encoder.js';
 
 /**
@@ -214,11 +214,11 @@ export function fileSink(path: string, format: OutputFormat, opts: RecordsOption
 function csvFileSink(path: string, mode: RecordsMode): StudySink<string> {
   // Refused before any folder is made for it.
   checkFileTarget(path);
-  return turnsCsvSink(mode, dirname(path), (copy, staged, outputs) => {
+  return turnsCsvSink(mode, dirname(path), (chunks, staged, outputs) => {
     naming(path, () => {
       const fd = openSync(staged.path(basename(path)), 'w');
       try {
-        copy((chunk) => writeFileSync(fd, chunk));
+        for (const chunk of chunks()) writeFileSync(fd, chunk);
       } finally {
         closeSync(fd);
       }
@@ -246,9 +246,9 @@ function jsonFileSink(path: string, mode: RecordsMode): StudySink<string> {
  * `dir` (`RecordFiles`, worker threads encode them) and only the summaries
  * are kept, so memory does not grow with the records; once the run is done,
  * `deliver` makes it (`make()`: the staged file `path`; `make(write)`: given
- * to a writer). Errors of `path`'s files name it.
+ * to a writer, a promise). Errors of `path`'s files name it.
  */
-function resultsJsonSink<R>(mode: RecordsMode, dir: string, path: string | undefined, deliver: (make: (write?: Writer) => void, staged: StagedFiles, outputs?: OutputSet) => R): StudySink<R> {
+function resultsJsonSink<R>(mode: RecordsMode, dir: string, path: string | undefined, deliver: (make: Make, staged: StagedFiles, outputs?: OutputSet) => R | Promise<R>): StudySink<R> {
   const staged = new StagedFiles(dir);
   const named = <T>(f: () => T): T => (path === undefined ? f() : naming(path, f));
   let files: RecordFiles;
@@ -267,7 +267,8 @@ function resultsJsonSink<R>(mode: RecordsMode, dir: string, path: string | undef
     },
     async finish(done, outputs) {
       const frame = resultsJsonFrame({ summary, policies: byPolicy(summary) }, done.info, done.meta, mode);
-      return deliver((write) => named(() => files.finish(frame, write)), staged, outputs);
+      const make = ((write?: Writer) => (write ? files.finishTo(frame, write) : named(() => files.finish(frame)))) as Make;
+      return deliver(make, staged, outputs);
     },
     abort() {
       files.close();
@@ -276,37 +277,43 @@ function resultsJsonSink<R>(mode: RecordsMode, dir: string, path: string | undef
   };
 }
 
+/** How results.json is made at the end: into its staged file, or given to a writer (waiting as it asks). */
+interface Make {
+  (): void;
+  (write: Writer): Promise<void>;
+}
+
 /**
  * results.json, given to `write` a chunk at a time once the run is done
  * (`ctxsim run --out - --format json`): as `fileSink` streams it, its lists
  * go to scratch files as the records come — in a staging folder of the
  * system's temp folder, removed at the end, on failure and on a signal — and
  * only the summaries are kept, so memory does not grow with the records.
- * Nothing is given to `write` unless the run succeeds.
+ * Nothing is given to `write` unless the run succeeds; when `write` returns
+ * a promise (its reader is behind), the next chunk waits for it, so a slow
+ * reader holds at most a chunk in memory.
  */
 export function jsonStreamSink(write: Writer, opts: RecordsOptions = {}): StudySink<void> {
-  return resultsJsonSink(recordsMode(opts), tmpdir(), undefined, (make, staged) => {
+  return resultsJsonSink(recordsMode(opts), tmpdir(), undefined, async (make, staged) => {
     try {
-      make(write);
+      await make(write);
     } finally {
       staged.abort();
     }
   });
 }
 
-/** What takes an output a chunk at a time. */
-type Writer = (chunk: string | Uint8Array) => void;
-
 /**
  * turns.csv, given to `write` a chunk at a time once the run is done
  * (`ctxsim run --out -`): as `fileSink` streams it, in a staging folder of
  * the system's temp folder removed at the end, on failure and on a signal;
- * nothing is given to `write` unless the run succeeds.
+ * nothing is given to `write` unless the run succeeds, and it is waited
+ * for as it asks (as `jsonStreamSink`).
  */
 export function csvStreamSink(write: Writer, opts: RecordsOptions = {}): StudySink<void> {
-  return turnsCsvSink(recordsMode(opts), tmpdir(), (copy, staged) => {
+  return turnsCsvSink(recordsMode(opts), tmpdir(), async (chunks, staged) => {
     try {
-      copy(write);
+      await writeAll(chunks(), write);
     } finally {
       staged.abort();
     }
@@ -316,10 +323,10 @@ export function csvStreamSink(write: Writer, opts: RecordsOptions = {}): StudySi
 /**
  * turns.csv as the records come: their rows (made on the worker threads) go
  * to a scratch file staged in `dir`, so memory does not grow with them; once
- * the run is done, `deliver` copies the file's text (header first) where it
- * goes.
+ * the run is done, `deliver` copies the file's text (header first, `chunks`)
+ * where it goes.
  */
-function turnsCsvSink<R>(mode: RecordsMode, dir: string, deliver: (copy: (write: Writer) => void, staged: StagedFiles, outputs?: OutputSet) => R): StudySink<R> {
+function turnsCsvSink<R>(mode: RecordsMode, dir: string, deliver: (chunks: () => Iterable<string | Uint8Array>, staged: StagedFiles, outputs?: OutputSet) => R | Promise<R>): StudySink<R> {
   // Refused before any folder is made for it.
   if (mode === 'summary') throw new UsageError(SUMMARY_CSV);
   const staged = new StagedFiles(dir);
@@ -343,11 +350,11 @@ function turnsCsvSink<R>(mode: RecordsMode, dir: string, deliver: (copy: (write:
     },
     async finish(_done, outputs) {
       try {
-        const copy = (write: Writer) => {
-          write(csvHeader(TURN_COLUMNS));
-          copyOut(scratch, write);
+        const chunks = function* () {
+          yield csvHeader(TURN_COLUMNS);
+          yield* fileChunks(scratch);
         };
-        return deliver(copy, staged, outputs);
+        return await deliver(chunks, staged, outputs);
       } finally {
         close();
       }

@@ -10,7 +10,7 @@ import { priceUsage } from '../pricing/meter.js';
 import { lookup, picoPerToken as usdToPico, type PriceTable } from '../pricing/prices.js';
 import { usd } from '../records/format.js';
 import type { Conversation, Pico } from '../types.js';
-import { Cassette, cassetteDigest, type CassetteEntry, type EndpointAnswer, type UpkeepRequest } from '../upkeep/cassette.js';
+import { Cassette, cassetteDigest, cassetteLineLimit, type CassetteEntry, type EndpointAnswer, type UpkeepRequest } from '../upkeep/cassette.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, MAX_RESPONSE_BYTES, openEndpoint, responseError } from '../upkeep/endpoint.js';
 import { Journal } from '../upkeep/journal.js';
 import { DEFAULT_PROMPTS, PROMPT_PLACEHOLDERS, type UpkeepPrompts } from '../upkeep/prompts.js';
@@ -45,7 +45,8 @@ import { sha256 } from '../gate/baseline.js';
  *
  * A study with `answers` also sends each probe turn's first prompt to the
  * chat model the same way: its answers are requests of kind `answer`,
- * found by the same replays, sent, recorded and counted with the rest (a
+ * found by the same replays, sent once the unit's upkeep is complete (its
+ * prompt is then final), recorded and counted with the rest (a
  * measurement: no policy's cost includes them). With a `judge`, a reply
  * that does not hold a probed value as written is sent to the judge model
  * to grade (requests of kind `judge`, a measurement too), once the reply is
@@ -305,8 +306,9 @@ function readRecording(path: string, display: (path: string) => string): { casse
 function readCassette(path: string, file: string): Cassette {
   const parser = Cassette.parser(file);
   try {
-    eachLine(path, parser.line);
+    eachLine(path, parser.line, { limit: cassetteLineLimit(file) });
   } catch (e) {
+    if (e instanceof CtxsimError) throw e;
     throw new UsageError(`cannot read upkeep cassette ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
   }
   return parser.done();
@@ -356,6 +358,9 @@ export function upkeepPlan(study: UpkeepStudy, conversations: readonly Conversat
   const cassette = u.mode === 'record' ? readRecording(u.cassette, (path) => path).cassette : new Cassette();
   return new Recorder(study, u, conversations, cassette).plan();
 }
+
+/** The requests that measure a reply (a probe turn's answer, the judge's verdict on it): sent only once a unit's upkeep is complete. */
+const MEASUREMENTS: ReadonlySet<UpkeepRequest['kind']> = new Set(['answer', 'judge']);
 
 /** One conversation under one policy on one chat model: what a recording replays until it makes no request the cassette lacks. */
 interface Unit {
@@ -434,7 +439,8 @@ class Recorder {
    * Records until no unit makes a request the cassette lacks (about
    * `expected` requests, for the progress lines). Each unit is
    * replayed; the requests it made that do not depend on a stand-in are sent
-   * (each key once, whichever unit asked first); then it is replayed again.
+   * (each key once, whichever unit asked first; answers and verdicts only
+   * once it made no other request); then it is replayed again.
    * Each response, checked (its vector's length against its model's other
    * vectors too), goes to the journal as it comes, then to the cassette.
    * On a failure the requests under way finish (they are paid for) and the
@@ -482,11 +488,15 @@ class Recorder {
     const run = async (unit: Unit): Promise<void> => {
       while (!stopped()) {
         const misses = new Map<string, Miss>();
+        let upkeepComplete = true;
         this.replayWith(unit, (m) => {
+          if (!MEASUREMENTS.has(m.request.kind)) upkeepComplete = false;
           if (!m.dependent) misses.set(m.key, m);
         });
         if (!misses.size) return;
-        await Promise.all([...misses.values()].map((m) => fetch(m, unit.ctx)));
+        // A probe turn's prompt is final only once every summary, extraction and embedding before it is recorded (a stand-in extraction or embedding changes what is sent without appearing in it): asked earlier, its answer would be for a prompt the finished recording never sends, and which one would depend on where a recording was stopped.
+        const send = upkeepComplete ? [...misses.values()] : [...misses.values()].filter((m) => !MEASUREMENTS.has(m.request.kind));
+        await Promise.all(send.map((m) => fetch(m, unit.ctx)));
       }
     };
     await Promise.all(this.units().map(run));

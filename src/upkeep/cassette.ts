@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../errors.js';
+import type { LineLimit } from '../process.js';
 import { formatPath, show } from '../text/document.js';
 
 /** A message of a recorded chat request (the summarizer's or the extractor's). */
@@ -76,6 +77,24 @@ export function requestKey(r: UpkeepRequest): string {
  * sums of counts stay exact).
  */
 export const MAX_USAGE_TOKENS = 1_000_000_000;
+
+/**
+ * The longest line a cassette or a journal may have, in bytes (64 MiB):
+ * more than any response a recording writes (an answer's body is at most
+ * 50 MB, `maxResponseBytes`'s highest, and its text takes no more as a
+ * line). A longer line is refused as soon as that much of it is read, before
+ * it is made a string: a file of one line of gigabytes costs a chunk of
+ * memory, not the line.
+ */
+export const MAX_CASSETTE_LINE_BYTES = 64 * 1024 * 1024;
+
+/** The bound on the lines of cassette (or journal) `file`: a longer line is an input error at its line. */
+export function cassetteLineLimit(file: string, bytes = MAX_CASSETTE_LINE_BYTES): LineLimit {
+  return {
+    bytes,
+    exceeded: (line) => new ScenarioError([{ file, line, path: '', message: `a line longer than ${bytes} bytes${bytes === MAX_CASSETTE_LINE_BYTES ? ' (64 MiB)' : ''}, more than any response a recording writes` }]),
+  };
+}
 
 /** A token count: a whole number from 0 to MAX_USAGE_TOKENS (the bounds first, so 1e308 is told as too big). */
 const tokens = z.number().min(0).max(MAX_USAGE_TOKENS).int();

@@ -1,3 +1,4 @@
+import { maxHeaderSize } from 'node:http';
 import { CtxsimError } from '../errors.js';
 import { formatPath, show } from '../text/document.js';
 import { checkEntry, encodeVector, requestKey, type EndpointAnswer, type EntryIssue, type UpkeepRequest } from './cassette.js';
@@ -49,6 +50,10 @@ export async function openEndpoint(s: EndpointSettings): Promise<(request: Upkee
   /** What went wrong with a try, and whether another may go better. */
   const classify = (e: unknown): Failure => {
     if (e instanceof APIConnectionError && e.cause instanceof ResponseTooLarge) return { kind: 'too-large' };
+    // Headers over Node's limit, or an answer that is not HTTP: the server's fault, which another try would meet again.
+    const code = causeCode(e);
+    if (e instanceof APIConnectionError && code === 'UND_ERR_HEADERS_OVERFLOW') return { kind: 'headers-too-large' };
+    if (e instanceof APIConnectionError && code?.startsWith('HPE_')) return { kind: 'not-http' };
     if (e instanceof APIConnectionTimeoutError) return { kind: 'timeout', retry: true };
     if (e instanceof APIConnectionError) return { kind: 'connection', retry: true };
     if (e instanceof APIError && typeof e.status === 'number') return { kind: 'status', status: e.status, retry: RETRIED(e.status), ...(e.headers && { headers: e.headers }) };
@@ -89,7 +94,7 @@ export async function openEndpoint(s: EndpointSettings): Promise<(request: Upkee
 
 /** A try that failed: what kind of failure, whether to try again, and the status and headers of an answer that said so. */
 interface Failure {
-  kind: 'too-large' | 'timeout' | 'connection' | 'status' | 'malformed' | 'other';
+  kind: 'too-large' | 'headers-too-large' | 'not-http' | 'timeout' | 'connection' | 'status' | 'malformed' | 'other';
   retry?: boolean;
   status?: number;
   headers?: Headers;
@@ -154,10 +159,40 @@ function requestName(request: UpkeepRequest): string {
   return `${request.kind === 'embed' ? 'embedding' : request.kind} by ${request.model}`;
 }
 
-/** The one-line error of a request to the endpoint: names the endpoint and the request; the key is masked wherever it appears. */
+/** The one-line error of a request to the endpoint: names the endpoint and the request; the key, and any piece of it, is masked wherever it appears. */
 function endpointError(s: Pick<EndpointSettings, 'baseURL' | 'apiKey'>, request: UpkeepRequest, message: string): CtxsimError {
-  const hide = (text: string) => (s.apiKey && s.apiKey.length >= 4 ? text.split(s.apiKey).join('***') : text);
-  return new CtxsimError(hide(`upkeep endpoint ${s.baseURL}: ${requestName(request)}: ${message}`), 'upkeep-endpoint');
+  return new CtxsimError(maskKey(`upkeep endpoint ${s.baseURL}: ${requestName(request)}: ${message}`, s.apiKey), 'upkeep-endpoint');
+}
+
+/**
+ * The shortest piece of the key masked wherever it appears: a server may
+ * quote a key's first characters, or all but a few, in its error (OpenAI's
+ * 401 says `sk-proj-abcd****wxyz`); a shorter piece could occur by chance.
+ */
+export const KEY_PIECE = 8;
+
+/**
+ * `text` with every run of characters that is a piece of `key` at least
+ * `KEY_PIECE` long (the whole key, when shorter, but at least 4) written
+ * `***`: every run made of the key's `KEY_PIECE`-character windows.
+ */
+export function maskKey(text: string, key: string | undefined): string {
+  if (!key || key.length < 4) return text;
+  const piece = Math.min(KEY_PIECE, key.length);
+  const hidden = new Uint8Array(text.length);
+  for (let i = 0; i + piece <= key.length; i++) {
+    const window = key.slice(i, i + piece);
+    for (let at = text.indexOf(window); at >= 0; at = text.indexOf(window, at + 1)) hidden.fill(1, at, at + piece);
+  }
+  let out = '';
+  for (let i = 0; i < text.length; ) {
+    if (!hidden[i]) out += text[i++];
+    else {
+      out += '***';
+      while (hidden[i]) i++;
+    }
+  }
+  return out;
 }
 
 /** The fields of the endpoint's answer that a recorded response's fields come from. */
@@ -186,12 +221,33 @@ function failure(e: unknown, f: Failure, s: EndpointSettings, tries: number): st
   const told = `${tries} ${tries === 1 ? 'try' : 'tries'}`;
   const said = firstLine(err.message).replace(/^\d{3}\s+/, '');
   if (f.kind === 'too-large') return `the answer is larger than maxResponseBytes (${s.maxResponseBytes} bytes)`;
+  if (f.kind === 'headers-too-large') return `the answer's headers are larger than ${maxHeaderSize} bytes, Node's limit (NODE_OPTIONS=--max-http-header-size=BYTES raises it)`;
+  if (f.kind === 'not-http') return `the answer is not valid HTTP (${firstLine(causeMessage(e))})`;
   if (f.status === 401 || f.status === 403) return `${f.status} (${said}): check the key in ${s.apiKeyEnv}`;
   if (f.kind === 'timeout') return `no answer within ${s.timeoutSeconds} s (${told})`;
   if (f.kind === 'connection') return `cannot connect (${told}): is the server running at this address?`;
   if (f.kind === 'malformed') return `the answer is not valid JSON (${firstLine(err.message)})`;
   if (f.status !== undefined) return `${f.status} (${said})${f.retry ? ` after ${told}` : ''}`;
   return firstLine(err.message ?? String(e));
+}
+
+/** The errors an error was caused by, itself first (a few deep: the client's error, fetch's, the parser's). */
+function causes(e: unknown): { code?: unknown; message?: unknown }[] {
+  const chain: { code?: unknown; message?: unknown }[] = [];
+  for (let c = e; c && typeof c === 'object' && chain.length < 5; c = (c as { cause?: unknown }).cause) chain.push(c as { code?: unknown; message?: unknown });
+  return chain;
+}
+
+/** The code of the first error in the chain that has one (`UND_ERR_HEADERS_OVERFLOW`, `HPE_INVALID_CONSTANT`…). */
+function causeCode(e: unknown): string | undefined {
+  const code = causes(e).find((c) => typeof c.code === 'string')?.code;
+  return code as string | undefined;
+}
+
+/** The message of the deepest error in the chain: what the HTTP parser said. */
+function causeMessage(e: unknown): string {
+  const message = causes(e).reverse().find((c) => typeof c.message === 'string')?.message;
+  return (message as string | undefined) ?? String(e);
 }
 
 function firstLine(text: string | undefined): string {

@@ -2,7 +2,7 @@ import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, unlinkSync, 
 import { eachLine } from '../process.js';
 import { dirname } from 'node:path';
 import { CtxsimError } from '../errors.js';
-import { Cassette, entryLine, type CassetteEntry } from './cassette.js';
+import { Cassette, cassetteLineLimit, entryLine, type CassetteEntry } from './cassette.js';
 
 /**
  * A recording's journal: the responses received so far, in the order they
@@ -59,9 +59,10 @@ export class Journal {
           parser.line(line, n);
           if (line.trim()) lines++;
         },
-        { partial: false },
+        { partial: false, limit: cassetteLineLimit(shown) },
       );
     } catch (e) {
+      if (e instanceof CtxsimError) throw e;
       throw new CtxsimError(`cannot read the recording journal ${shown} (${(e as NodeJS.ErrnoException).code ?? e})`, 'upkeep-journal');
     }
     parser.done();
