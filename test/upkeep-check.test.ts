@@ -143,24 +143,41 @@ describe('ctxsim check-upkeep', () => {
     expect(json).toEqual(JSON.parse(JSON.stringify(checkUpkeep(tiny, { format: 'locomo' }))));
     expect(Object.keys(json)).toEqual(['conversations', 'total']);
     expect(json.conversations.map((x) => x.id)).toEqual(['conv-t1', 'conv-t2']);
-    expect(Object.keys(json.total)).toEqual(['questions', 'dialogue', 'extraction', 'summary', 'references', 'junk', 'entries']);
+    expect(Object.keys(json.total)).toEqual(['questions', 'dialogue', 'extraction', 'summary', 'references', 'junk', 'entries', 'categories']);
+    // Each category's questions alone, pooled over the conversations: together they are the total.
+    const categories = json.total.categories as Record<string, { questions: number; extraction: { reference: number; simulated: number; agreement: number } }>;
+    expect(Object.entries(categories).map(([k, c]) => [k, c.questions])).toEqual([['1', 3], ['2', 1], ['4', 4]]);
+    const total = json.total as unknown as { questions: number; extraction: Record<string, number> };
+    for (const f of ['reference', 'simulated', 'agreement']) {
+      const pooled = Object.values(categories).reduce((n, c) => n + c.extraction[f as 'reference'] * c.questions, 0);
+      expect(pooled).toBeCloseTo(total.extraction[f]! * total.questions, 2);
+    }
     expect(Object.keys(json.total.extraction as object)).toEqual(['reference', 'simulated', 'agreement']);
     expect(Object.keys(json.total.summary as object)).toEqual(['reference', 'simulated', 'agreement']);
     expect(typeof json.total.junk).toBe('number');
   });
 
-  it('prints a table: a row per conversation and the total', async () => {
+  it('prints a table: a row per conversation, the total, and a row per category of question', async () => {
     const c = capture();
     expect(await runMain(['check-upkeep', TINY, '--format', 'locomo'], c)).toBe(0);
     const lines = c.stdout.trimEnd().split('\n');
     expect(lines.slice(0, 2)).toEqual([
-      '                         dialogue         extraction                          summary                             real',
-      'conversation  questions      text  shown   reference  simulated  agreement  reference  simulated  agreement  agreement  junk',
+      '                             dialogue         extraction                          summary                             real',
+      'conversation      questions      text  shown   reference  simulated  agreement  reference  simulated  agreement  agreement  junk',
     ]);
     expect(lines.slice(2).map((l) => l.split(/\s+/).slice(0, 5))).toEqual([
       ['conv-t1', '6', '0.83', '1.00', '0.83'],
       ['conv-t2', '2', '1.00', '1.00', '0.00'],
       ['total', '8', '0.88', '1.00', '0.63'],
+      // The total's extraction figures by category, worked from the rows above: reference 1 + 1 + 3 = 5 of 8 (0.63), agreement 3 + 0 + 3 = 6 of 8.
+      ['', 'multi-hop', '(1)', '3', '1.00'],
+      ['', 'temporal', '(2)', '1', '0.00'],
+      ['', 'single-hop', '(4)', '4', '1.00'],
+    ]);
+    expect(lines.slice(5).map((l) => l.split(/\s+/).slice(6, 9))).toEqual([
+      ['0.33', '0.33', '1.00'],
+      ['1.00', '0.00', '0.00'],
+      ['0.75', '0.50', '0.75'],
     ]);
   });
 

@@ -183,7 +183,8 @@ export interface UpkeepCheckTotal {
 /** What `checkUpkeep` found: per conversation and in total; shares are numbers from 0 to 1. */
 export interface UpkeepCheck {
   conversations: ConversationUpkeepCheck[];
-  total: UpkeepCheckTotal;
+  /** Every question pooled, and (`categories`, by category: `1` multi-hop, `2` temporal, `4` single-hop) the questions of each category pooled, their `junk` and `entries` 0. */
+  total: UpkeepCheckTotal & { categories: Record<string, UpkeepCheckTotal> };
 }
 
 /** What `checkUpkeep` reads and runs with. */
@@ -227,6 +228,8 @@ export interface UpkeepCase {
   reference: { observations: string[]; summaries: string[] };
   /** The answers of the questions judged (categories 1, 2 and 4 with an answer), as text. */
   answers: string[];
+  /** Each answer's question's category (1 multi-hop, 2 temporal, 4 single-hop). */
+  categories: number[];
   /** The utterances' texts, without captions or dates. */
   texts: string[];
 }
@@ -249,14 +252,20 @@ export function readUpkeepCases(input: Pick<ImportInput, 'path' | 'file'>, optio
         summaryTokens: sessions.map((summary) => (summary === undefined ? 0 : tokens.text(summary))),
       },
       reference: { observations, summaries: [...memories.summaries.values()] },
-      answers: s.questions.filter((q) => q.category !== undefined && CATEGORIES.has(q.category) && q.answer !== undefined).map((q) => String(q.answer)),
+      ...judged(s.questions),
       texts: [...s.where.values()].map((l) => l.text),
     };
   });
 }
 
-/** Counts behind one conversation's shares, kept to pool them. */
-const counted = new WeakMap<ConversationUpkeepCheck, Counts>();
+/** The questions judged (categories 1, 2 and 4 with an answer): their answers as text, and their categories. */
+function judged(questions: LocomoSample['questions']): { answers: string[]; categories: number[] } {
+  const kept = questions.filter((q) => q.category !== undefined && CATEGORIES.has(q.category) && q.answer !== undefined);
+  return { answers: kept.map((q) => String(q.answer)), categories: kept.map((q) => q.category!) };
+}
+
+/** Counts behind one conversation's shares, and those of each category's questions, kept to pool them. */
+const counted = new WeakMap<ConversationUpkeepCheck, { all: Counts; categories: Map<number, Counts> }>();
 
 interface Counts {
   questions: number;
@@ -298,20 +307,25 @@ export function judgeUpkeep(c: UpkeepCase, simulated: SimulatedMemory): Conversa
     simulatedSummaries: memoryWords(simulated.summaries.join('\n')),
   };
   const n = noCounts();
+  const categories = new Map<number, Counts>();
   const judge = (held: Held, reference: boolean, sim: boolean) => {
     held.reference += +reference;
     held.simulated += +sim;
     held.agreement += +(reference === sim);
   };
-  for (const answer of c.answers) {
+  c.answers.forEach((answer, i) => {
     const has = (w: ReadonlySet<string>) => holdsAnswer(w, answer);
-    n.questions++;
-    n.text += +has(words.text);
-    n.shown += +has(words.shown);
-    judge(n.extraction, has(words.observations), has(words.sheet));
-    judge(n.summary, has(words.summaries), has(words.simulatedSummaries));
-    n.references += +(has(words.observations) === has(words.summaries));
-  }
+    const category = c.categories[i]!;
+    if (!categories.has(category)) categories.set(category, noCounts());
+    for (const k of [n, categories.get(category)!]) {
+      k.questions++;
+      k.text += +has(words.text);
+      k.shown += +has(words.shown);
+      judge(k.extraction, has(words.observations), has(words.sheet));
+      judge(k.summary, has(words.summaries), has(words.simulatedSummaries));
+      k.references += +(has(words.observations) === has(words.summaries));
+    }
+  });
   // What the speakers wrote, not the captions, which write every name in lower case.
   const lower = lowerCaseWords(c.texts);
   const entries = [...simulated.sheet, ...simulated.summaries.flatMap(memoryEntries)];
@@ -324,7 +338,7 @@ export function judgeUpkeep(c: UpkeepCase, simulated: SimulatedMemory): Conversa
     extraction: { ...shares.extraction, sheetTokens: c.budgets.sheetTokens },
     summary: { ...shares.summary, summaryTokens: c.budgets.summaryTokens.reduce((a, b) => a + b, 0) },
   };
-  counted.set(check, n);
+  counted.set(check, { all: n, categories });
   return check;
 }
 
@@ -344,21 +358,35 @@ function sharesOf(c: Counts): UpkeepCheckTotal {
   };
 }
 
-/** Every conversation's counts pooled: the total's shares. */
-function totalOf(checks: readonly ConversationUpkeepCheck[]): UpkeepCheckTotal {
+/** Every conversation's counts pooled: the total's shares, and each category's (its questions alone; no entries). */
+function totalOf(checks: readonly ConversationUpkeepCheck[]): UpkeepCheckTotal & { categories: Record<string, UpkeepCheckTotal> } {
   const t = noCounts();
+  const byCategory = new Map<number, Counts>();
   for (const check of checks) {
     const c = counted.get(check)!;
-    t.questions += c.questions;
-    t.text += c.text;
-    t.shown += c.shown;
-    for (const k of ['extraction', 'summary'] as const) for (const f of ['reference', 'simulated', 'agreement'] as const) t[k][f] += c[k][f];
-    t.references += c.references;
-    t.junk += c.junk;
-    t.entries += c.entries;
+    add(t, c.all);
+    for (const [category, counts] of c.categories) {
+      if (!byCategory.has(category)) byCategory.set(category, noCounts());
+      add(byCategory.get(category)!, counts);
+    }
   }
-  return sharesOf(t);
+  const categories = Object.fromEntries([...byCategory].sort(([a], [b]) => a - b).map(([category, counts]) => [String(category), sharesOf(counts)]));
+  return { ...sharesOf(t), categories };
 }
+
+/** Adds counts `c` to `t`. */
+function add(t: Counts, c: Counts): void {
+  t.questions += c.questions;
+  t.text += c.text;
+  t.shown += c.shown;
+  for (const k of ['extraction', 'summary'] as const) for (const f of ['reference', 'simulated', 'agreement'] as const) t[k][f] += c[k][f];
+  t.references += c.references;
+  t.junk += c.junk;
+  t.entries += c.entries;
+}
+
+/** The categories' names in the table. */
+const CATEGORY_NAMES: Readonly<Record<string, string>> = { '1': 'multi-hop', '2': 'temporal', '4': 'single-hop' };
 
 /** A sample's dialogue as the simulated memory reads it: the whole, and each session alone with one turn after it. */
 function dialogueOf(s: LocomoSample): UpkeepDialogue {
@@ -376,7 +404,8 @@ const fixed = (x: number) => x.toFixed(2);
  * the questions judged, the shares the dialogue holds, and for the
  * extraction and the summary the reference's share, the simulation's and
  * their agreement; then the real memories' agreement with each other and
- * the simulated entries' junk.
+ * the simulated entries' junk; under the total, a row per category of
+ * question (its questions alone, every conversation's).
  */
 export function upkeepCheckReport(check: UpkeepCheck): string {
   const header = [
@@ -397,7 +426,8 @@ export function upkeepCheckReport(check: UpkeepCheck): string {
     fixed(c.references),
     fixed(c.junk),
   ];
-  const rows = [...header, ...check.conversations.map((c) => row(c.id, c)), row('total', check.total)];
+  const categories = Object.entries(check.total.categories).map(([k, c]) => [...row(`  ${CATEGORY_NAMES[k] ?? k} (${k})`, c).slice(0, -1), '']);
+  const rows = [...header, ...check.conversations.map((c) => row(c.id, c)), row('total', check.total), ...categories];
   const widths = rows[1]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd();
   return `${rows.map(line).join('\n')}\n`;
