@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { CtxsimError, ScenarioError, type Problem } from '../errors.js';
 import { SourceDoc, type DocPath } from '../text/document.js';
-import { JsonSource, parseJson } from '../text/json.js';
+import { isObject, JsonSource, parseJson } from '../text/json.js';
 
 /**
  * Baselines and shard files, read alike: the file's text in one read, its
@@ -70,4 +70,3 @@ export function notTheFormat(doc: JsonDoc, what: string, version: number, kind?:
 }
 
 /** A JSON object (not null, not a list). */
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -8,7 +8,8 @@ import { countSchema, MAX_USD_DIGITS, recordSchema } from '../records/schema.js'
 import { weightSchema } from '../scenario/schema.js';
 import type { DocPath } from '../text/document.js';
 import { countProblems, FINGERPRINT_FIELDS, type StudyFingerprint } from './baseline.js';
-import { isObject, jsonDoc, notTheFormat, readInput, throwProblems, type JsonDoc } from './_read.js';
+import { jsonDoc, notTheFormat, readInput, throwProblems, type JsonDoc } from './_read.js';
+import { isObject } from '../text/json.js';
 
 /** The part `--shard K/N` ran, written losslessly so `merge` can rebuild the whole run. */
 export interface ShardFile {
@@ -211,7 +212,7 @@ const SHARD = z.strictObject({
       answered: countSchema.optional(),
       answerRetention: z.number().min(0).max(1).optional(),
       // Absent from shards written before a judge's yeses on values not sent were counted apart.
-      judgedUnsent: countSchema.nullable().optional(),
+      judgedUnsent: countSchema.optional().transform((v) => v ?? null),
     }),
   ),
   violations: z.array(recordSchema(VIOLATION_RECORD, PICO, { turn, call: turn })),

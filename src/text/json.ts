@@ -8,6 +8,9 @@ import { SourceDoc, type DocPath } from './document.js';
  * importers, baselines and shard files read JSON through these.
  */
 
+/** Whether `v` is a JSON object (not null, not an array). */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** Parses JSON; a syntax error names its line and column. */
 export function parseJson(text: string, file: string, lineOffset = 0): unknown {
   try {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ScenarioError } from '../../errors.js';
-import { jsonErrorOffset, parseJson } from '../../text/json.js';
+import { isObject, jsonErrorOffset, parseJson } from '../../text/json.js';
 
 export { JsonSource, parseJson } from '../../text/json.js';
 
@@ -85,7 +85,6 @@ function notJsonLines(text: string, line: number, format: string): string {
 }
 
 /** A JSON object (not null, not an array). */
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The import format a parsed JSON document most likely is, by the keys each format's top level has. */
 function guessFormat(v: unknown): string | undefined {
