@@ -3,7 +3,7 @@ import type { Message, UpkeepCall } from '../types.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import { dropOrder } from '../upkeep/mentions.js';
 import type { Summary } from '../upkeep/summarizer.js';
-import { factEntry, factSalience } from '../upkeep/extractor.js';
+import { factEntry, factSalience, isStatement } from '../upkeep/extractor.js';
 import { sameFact } from '../upkeep/statements.js';
 import type { Day } from '../upkeep/times.js';
 import type { Injected, Mentions } from '../upkeep/types.js';
@@ -124,7 +124,7 @@ export class FactSheet implements FactSheetBlock {
       // A statement that restates an entry's fact replaces it, as a later value of a named fact does.
       if (tier !== undefined && !this.known.has(name)) {
         for (const [other, was] of this.known) {
-          if (factSalience(other, was) === undefined || !sameFact(was, value)) continue;
+          if (!isStatement(other) || !sameFact(was, value)) continue;
           this.known.delete(other);
           this.mentions.delete(other);
           changed = true;
@@ -145,7 +145,7 @@ export class FactSheet implements FactSheetBlock {
     let changed = false;
     for (const [name, value] of [...this.known]) {
       // A statement of the simulated extractor goes whole.
-      if (names.has(name) || (factSalience(name, value) !== undefined && holds(value, values))) {
+      if (names.has(name) || (isStatement(name) && holds(value, values))) {
         this.known.delete(name);
         this.mentions.delete(name);
       } else if (holds(value, values)) this.known.set(name, redactText(value, values));

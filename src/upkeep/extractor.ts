@@ -78,13 +78,18 @@ function statementFactName(key: string): string {
   return `\0${key}`;
 }
 
+/** Whether a sheet entry's name is a statement's (`statementFactName`), not a named fact's. */
+export function isStatement(name: string): boolean {
+  return name.startsWith('\0');
+}
+
 /** How a sheet writes an entry: a statement as its sentence, a named fact (a real extractor's, an instruction) as `name: value.` */
 export function factEntry(name: string, value: string): string {
-  if (name.startsWith('\0')) return value;
+  if (isStatement(name)) return value;
   return `${name}: ${value}${/[.!?…]$/.test(value) ? '' : '.'}`;
 }
 
 /** How much a sheet values an entry: a statement its salience (`salienceOf`); undefined for a named fact (kept before any statement). */
 export function factSalience(name: string, value: string): number | undefined {
-  return name.startsWith('\0') ? salienceOf(value) : undefined;
+  return isStatement(name) ? salienceOf(value) : undefined;
 }

@@ -167,9 +167,29 @@ const wordsOf = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'â€
  * What `text` states, in order (see the module's description). `today`:
  * the day it was said, when the conversation has stated one.
  */
-export function statementsOf(text: string, voices: Voices, today?: Day): Statement[] {
+export function statementsOf(text: string, voices: Voices, today?: Day): readonly Statement[] {
+  const key = `${voices.speaker}\0${voices.listener}\0${today ?? ''}\0${text}`;
+  const hit = read.get(key);
+  if (hit) return hit;
+  const out = Object.freeze(readStatements(text, voices, today));
+  if (read.size >= READ_ENTRIES) read.clear();
+  read.set(key, out);
+  return out;
+}
+
+/**
+ * Texts already read, by speaker, listener, day and text: the summary
+ * policies and the fact sheet read the same messages, under every model of
+ * a run. Cleared when this many.
+ */
+const read = new Map<string, readonly Statement[]>();
+const READ_ENTRIES = 20_000;
+
+function readStatements(text: string, voices: Voices, today: Day | undefined): Statement[] {
   const out: Statement[] = [];
-  for (const raw of sentencesOf(text)) {
+  // A line that dates the session (`DATE: 1:56 pm on 8 May, 2023`) is no sentence, nor part of the next line's.
+  const prose = text.includes('\n') ? text.split('\n').map((line) => (headerDate(line) === undefined ? line : '')).join('\n') : text;
+  for (const raw of sentencesOf(prose)) {
     if (/\?["')\]]?$/.test(raw) || headerDate(raw) !== undefined) continue;
     const called = raw.replace(INTERJECTIONS, '').replace(VOCATIVE_END, (all, name: string, end: string) => (calls(name, voices.listener) ? end : all)).trim();
     // "This is Olivia Dubois" introduces the speaker.
