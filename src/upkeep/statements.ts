@@ -68,8 +68,8 @@ const PRAISE = new Set(
   ).split(' '),
 );
 
-/** Words that open a sentence as an interjection or a call, cut off with what follows them up to a comma or `!`. */
-const INTERJECTIONS = /^(?:(?:oh|ah|aw+|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|no|nope|ok|okay|sure|well|haha|hehe|lol|hmm|um|uh|omg|gosh|thanks|thank you|sorry|great|cool|awesome|nice|absolutely|totally|definitely|exactly|indeed|right|so|anyway|btw|by the way)\b[^,!.?]{0,24}?[,!.]\s*)+/i;
+/** Words that open a sentence as an interjection or a call, cut off with what follows them up to a comma, `!`, `.` or `:`. */
+const INTERJECTIONS = /^(?:(?:oh|ah|aw+|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|no|nope|ok|okay|sure|well|haha|hehe|lol|hmm|um|uh|omg|gosh|thanks|thank you|sorry|great|cool|awesome|nice|absolutely|totally|definitely|exactly|indeed|right|so|anyway|btw|by the way)\b[^,!.?:]{0,24}?[,!.:]\s*)+/i;
 
 /** A sentence a speaker says of themselves, their own, or the one spoken to. */
 const PERSONAL = /\b(?:I|I’m|I'm|I’ve|I've|I’d|I'd|I’ll|I'll|[Mm]y|[Mm]e|[Mm]yself|[Mm]ine|[Ww]e|[Oo]ur|[Uu]s|[Yy]ou|[Yy]our|[Yy]ou’re|[Yy]ou're|[Yy]ourself)\b/;
@@ -193,13 +193,17 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): S
     if (/\?["')\]]?$/.test(raw) || headerDate(raw) !== undefined) continue;
     const called = raw.replace(INTERJECTIONS, '').replace(VOCATIVE_END, (all, name: string, end: string) => (calls(name, voices.listener) ? end : all)).trim();
     // "This is Olivia Dubois" introduces the speaker.
-    for (const sentence of partsOf(called.replace(/^(?:this is|it’s|it's|it is)\s+(?=\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)*[.!,]?$)/iu, 'I am '))) {
+    const introduced = called.replace(/^(?:this is|it’s|it's|it is)\s+(?=\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)*[.!,]?$)/iu, 'I am ');
+    // The fixed shapes are read once a sentence: only one with two values can have parts.
+    const values = shapeSpans(introduced).filter((x) => x.kind !== 'number').length;
+    const parts = values > 1 ? partsOf(introduced) : [introduced];
+    for (const sentence of parts) {
       if (!sentence || !/\p{L}/u.test(sentence)) continue;
-      let written = thirdPerson(terse(sentence), voices);
+      // Only what a speaker says of themselves or of the one spoken to, or a sentence with an identifier, a date, an amount…
+      if (!PERSONAL.test(sentence) && !(parts.length > 1 || values > 0)) continue;
+      let written = PERSONAL.test(sentence) ? thirdPerson(terse(sentence), voices) : terse(sentence);
       if (today !== undefined) written = resolveTimes(written, today);
       written = /[.!…]$/.test(written) ? written.replace(/!+$/, '.') : `${written}.`;
-      // Only what a speaker says of themselves or of the one spoken to, or a sentence with an identifier, a date, an amount…
-      if (!PERSONAL.test(sentence) && !shapeSpans(sentence).some((x) => x.kind !== 'number')) continue;
       const salience = salienceOf(written);
       if (salience >= MIN_SALIENCE) out.push({ text: written, salience });
     }
