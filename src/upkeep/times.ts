@@ -75,6 +75,7 @@ const DAY_RE = '(sunday|monday|tuesday|wednesday|thursday|friday|saturday)';
  * 8 May 2023)`).
  */
 export function resolveTimes(sentence: string, today: Day): string {
+  if (!RELATIVE.test(sentence)) return sentence;
   const d = new Date(today * MS_DAY);
   const year = d.getUTCFullYear();
   const month = d.getUTCMonth();
@@ -102,6 +103,9 @@ export function resolveTimes(sentence: string, today: Day): string {
     .replace(/\bthis\s+year\b/gi, String(year))
     .replace(/\b((?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few)\s+(?:days?|weeks?|weekends?|months?|years?)\s+ago)\b/gi, (all: string) => `${all} (before ${on})`);
 }
+
+/** A word without which a sentence holds no relative time: most hold none, and are passed over at once. */
+const RELATIVE = /\b(?:yesterday|today|tonight|tomorrow|this|last|next|past|ago)\b/i;
 
 const PREPOSITION = /^(?:on|since|until|till|by|from|before|after|of|for)\s+$/i;
 
