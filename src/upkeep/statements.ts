@@ -238,8 +238,8 @@ export function salienceOf(sentence: string): number {
   return score + Math.min(words, MAX_WORDS);
 }
 
-/** The informative words of a statement that are not part of a fixed-shape span, and the kinds of its spans: what `sameFact` compares. */
-function gist(text: string): { words: Set<string>; kinds: string } {
+/** The informative words of a statement that are not part of a fixed-shape span, the kinds of its spans and its bare numbers: what `sameFact` compares. */
+function gist(text: string): Gist {
   let g = gists.get(text);
   if (!g) {
     g = readGist(text);
@@ -250,21 +250,32 @@ function gist(text: string): { words: Set<string>; kinds: string } {
 }
 
 /** Gists already read, by text (a sheet compares each new statement with every entry); cleared when this many. */
-const gists = new Map<string, { words: Set<string>; kinds: string }>();
+const gists = new Map<string, Gist>();
 const GISTS = 10_000;
 
-function readGist(text: string): { words: Set<string>; kinds: string } {
-  const shapes = shapeSpans(text).filter((x) => x.kind !== 'number');
+function readGist(text: string): Gist {
+  const spans = shapeSpans(text);
+  const shapes = spans.filter((x) => x.kind !== 'number');
   const inShape = new Set(shapes.flatMap((x) => wordsOf(x.text)));
   const words = new Set(wordsOf(text).filter((w) => !inShape.has(w) && !FUNCTION_WORDS.has(w) && !PRAISE.has(w) && !/^\d/.test(w)));
-  return { words, kinds: [...new Set(shapes.map((x) => x.kind))].sort().join(' ') };
+  const numbers = [...new Set(spans.filter((x) => x.kind === 'number').map((x) => x.text))].sort().join(' ');
+  return { words, kinds: [...new Set(shapes.map((x) => x.kind))].sort().join(' '), numbers };
+}
+
+/** What `sameFact` compares of a statement. */
+interface Gist {
+  words: Set<string>;
+  kinds: string;
+  /** Its bare numbers, sorted: with a span of a fixed shape, they tell which one it is (`code 1`, `code 2`). */
+  numbers: string;
 }
 
 /**
  * Whether statement `later` restates the fact of `earlier`, so that it
  * replaces it, as a real extractor updates a fact rather than adding its new
  * value beside the old one: both hold spans of the same kinds (an e-mail, an
- * identifier…) and half of their other informative words are shared ("The
+ * identifier…), the same bare numbers (which tell `code 1` from `code 2`),
+ * and half of their other informative words are shared ("The
  * user's email is a@x.org" → "The user's new email is b@y.org"), or, with no
  * such span, two thirds are ("For damaged items a photo helps them file it
  * with the carrier" → "… with the courier").
@@ -273,6 +284,8 @@ export function sameFact(earlier: string, later: string): boolean {
   const a = gist(earlier);
   const b = gist(later);
   if (a.kinds !== b.kinds || !a.words.size || !b.words.size) return false;
+  // "The user's code 1 is K1-100" and "… code 2 is K2-107" are two facts.
+  if (a.kinds && a.numbers !== b.numbers) return false;
   let shared = 0;
   for (const w of a.words) if (b.words.has(w)) shared++;
   const jaccard = shared / (a.words.size + b.words.size - shared);
