@@ -306,6 +306,18 @@ const ERROR_LINE = /\b(?:error|exception|fail(?:ed|ure|s)?|traceback|not found|d
 const RESULT_LINES = 2;
 const LINE_CHARS = 120;
 
+/** Characters kept before the error or span a long line was kept for. */
+const LEAD_CHARS = 40;
+
+/** At most LINE_CHARS of a tool's result line, holding what it was kept for: its first error word or fixed-shape span, however far in. */
+function excerpt(line: string): string {
+  if (line.length <= LINE_CHARS) return line;
+  const span = shapeSpans(line).find((x) => x.kind !== 'number');
+  const at = Math.min(span ? line.indexOf(span.text) : Infinity, ERROR_LINE.exec(line)?.index ?? Infinity);
+  const start = Number.isFinite(at) && at > LINE_CHARS - LEAD_CHARS ? at - LEAD_CHARS : 0;
+  return `${start ? '…' : ''}${line.slice(start, start + LINE_CHARS)}${start + LINE_CHARS < line.length ? '…' : ''}`;
+}
+
 /**
  * What simulated upkeep reads in `messages` (oldest first): the statements
  * of each message (`statementsOf`: the user and the assistant by their
@@ -343,7 +355,7 @@ export function statementsIn(messages: readonly Message[], today: Day | undefine
       for (const line of m.content.split('\n')) {
         const t = line.trim();
         if (!t || !(ERROR_LINE.test(t) || shapeSpans(t).some((s) => s.kind !== 'number'))) continue;
-        const text = `${name} returned: ${t.length > LINE_CHARS ? `${t.slice(0, LINE_CHARS)}…` : t}`;
+        const text = `${name} returned: ${excerpt(t)}`;
         add(text, salienceOf(text), m.turn);
         if (++n === RESULT_LINES) break;
       }
