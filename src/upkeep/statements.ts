@@ -238,7 +238,7 @@ export function salienceOf(sentence: string): number {
   return score + Math.min(words, MAX_WORDS);
 }
 
-/** The informative words of a statement that are not part of a fixed-shape span, the kinds of its spans and its bare numbers: what `sameFact` compares. */
+/** The informative words of a statement that are not part of a fixed-shape span, the kinds of its spans and its labels: what `sameFact` compares. */
 function gist(text: string): Gist {
   let g = gists.get(text);
   if (!g) {
@@ -258,23 +258,25 @@ function readGist(text: string): Gist {
   const shapes = spans.filter((x) => x.kind !== 'number');
   const inShape = new Set(shapes.flatMap((x) => wordsOf(x.text)));
   const words = new Set(wordsOf(text).filter((w) => !inShape.has(w) && !FUNCTION_WORDS.has(w) && !PRAISE.has(w) && !/^\d/.test(w)));
-  const numbers = [...new Set(spans.filter((x) => x.kind === 'number').map((x) => x.text))].sort().join(' ');
-  return { words, kinds: [...new Set(shapes.map((x) => x.kind))].sort().join(' '), numbers };
+  const letters = wordsOf(text).filter((w) => w.length === 1 && !FUNCTION_WORDS.has(w) && !inShape.has(w));
+  const labels = [...new Set([...spans.filter((x) => x.kind === 'number').map((x) => x.text), ...letters])].sort().join(' ');
+  return { words, kinds: [...new Set(shapes.map((x) => x.kind))].sort().join(' '), labels };
 }
 
 /** What `sameFact` compares of a statement. */
 interface Gist {
   words: Set<string>;
   kinds: string;
-  /** Its bare numbers, sorted: with a span of a fixed shape, they tell which one it is (`code 1`, `code 2`). */
-  numbers: string;
+  /** Its bare numbers and single letters, sorted: with a span of a fixed shape, they tell which one it is (`code 1`, `code 2`, `fact B`). */
+  labels: string;
 }
 
 /**
  * Whether statement `later` restates the fact of `earlier`, so that it
  * replaces it, as a real extractor updates a fact rather than adding its new
  * value beside the old one: both hold spans of the same kinds (an e-mail, an
- * identifier…), the same bare numbers (which tell `code 1` from `code 2`),
+ * identifier…), the same bare numbers and single letters (which tell `code 1`
+ * from `code 2`, `fact A` from `fact B`),
  * and half of their other informative words are shared ("The
  * user's email is a@x.org" → "The user's new email is b@y.org"), or, with no
  * such span, two thirds are ("For damaged items a photo helps them file it
@@ -284,8 +286,8 @@ export function sameFact(earlier: string, later: string): boolean {
   const a = gist(earlier);
   const b = gist(later);
   if (a.kinds !== b.kinds || !a.words.size || !b.words.size) return false;
-  // "The user's code 1 is K1-100" and "… code 2 is K2-107" are two facts.
-  if (a.kinds && a.numbers !== b.numbers) return false;
+  // "The user's code 1 is K1-100" and "… code 2 is K2-107" are two facts, as are "fact A: /x" and "fact B: /y".
+  if (a.kinds && a.labels !== b.labels) return false;
   let shared = 0;
   for (const w of a.words) if (b.words.has(w)) shared++;
   const jaccard = shared / (a.words.size + b.words.size - shared);
