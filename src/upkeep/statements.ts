@@ -327,7 +327,8 @@ function excerpt(line: string): string {
  * one statement per tool call (`the assistant called read_file with
  * src/app.ts`) and up to two per tool result (its lines with an error or a
  * fixed-shape span: `read_file returned: …`). `today`: the day the
- * conversation last stated before these messages; a message that states one
+ * conversation last stated before these messages. A statement made again in
+ * the same turn is read once, in another turn again. A message that states one
  * on a line of its own (a session's header) moves it on, and with `dates`
  * is a statement of its own (`On 8 May 2023, Caroline and Melanie talked.`,
  * as a summary tells when each part happened). Returns the statements and
@@ -340,7 +341,8 @@ export function statementsIn(messages: readonly Message[], today: Day | undefine
   const statements: ReadStatement[] = [];
   const add = (text: string, salience: number, turn: number | undefined) => {
     const key = normalize(text);
-    if (!statements.some((s) => s.key === key)) statements.push({ key, text, salience, turn });
+    // Read once per turn: a summary counts the turns that stated it.
+    if (!statements.some((s) => s.key === key && s.turn === turn)) statements.push({ key, text, salience, turn });
   };
   for (const m of messages) {
     const day = headerDate(m.content);
