@@ -53,13 +53,33 @@ export function dateIn(text: string): Day | undefined {
 /** Lines a conversation dates its sessions with: short, and holding a whole date (`DATE: 1:56 pm on 8 May, 2023`, `[8 May 2023]`). */
 const HEADER_MAX = 60;
 
-/** The date a message states on a line of its own (the last such line), if any: the day its turn happens on, and the next turns until another. */
+/** The words a date line may hold besides its date and a time of day (`DATE: 1:56 pm on 8 May, 2023`, `Session 3, 8 May 2023`). */
+const HEADER_WORDS = new Set(['date', 'on', 'at', 'session', 'day', 'time', 'of', 'the', 'conversation', 'chat', 'sent']);
+
+/** A time of day, as a date line writes it (`1:56 pm`). */
+const CLOCK = /\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b/gi;
+
+/**
+ * The date a message states on a line of its own (the last such line), if
+ * any: the day its turn happens on, and the next turns until another. A
+ * date line is short and holds a whole date, and besides it and a time of
+ * day only words such as `DATE`, `on`, `session`: "Your plan renews on
+ * 2025-03-12." is a sentence, not a date line. Lines of a fenced code block
+ * are not read.
+ */
 export function headerDate(text: string): Day | undefined {
   let found: Day | undefined;
+  let code = false;
   for (const line of text.split('\n')) {
-    if (line.length > HEADER_MAX) continue;
+    // A fenced code block is not read (a changelog's `## [2.4.0] - 2024-05-21` dates nothing).
+    if (/^\s*```/.test(line)) code = !code;
+    if (code || line.length > HEADER_MAX) continue;
     const d = dateIn(line);
-    if (d !== undefined && line.replace(/[^\p{L}]+/gu, ' ').trim().split(' ').length <= 6) found = d;
+    if (d === undefined) continue;
+    let rest = line;
+    for (const [re] of DATE_FORMS) rest = rest.replace(re, ' ');
+    const others = rest.replace(CLOCK, ' ').toLowerCase().match(/\p{L}+/gu) ?? [];
+    if (others.every((w) => HEADER_WORDS.has(w))) found = d;
   }
   return found;
 }
