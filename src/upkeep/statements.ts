@@ -121,7 +121,7 @@ const FILLER = /\s*\b(?:really|so|just|pretty|totally|super|actually|definitely|
 
 /** A sentence as a note writes it: fillers out, a leading `and`, `but`, `so` out. */
 function terse(sentence: string): string {
-  const t = sentence.replace(/^(?:and|but|so|also|plus|anyway|well|oh)\b,?\s*/i, '').replace(FILLER, '').replace(/\s+([,.;!])/g, '$1').trim();
+  const t = sentence.replace(/^(?:and|but|so|also|plus|anyway|well|oh)\b,?\s*/i, '').replace(FILLER, '').replace(/\s+([,.;!])(?=\s|$)/g, '$1').trim();
   return t.replace(/^(\p{Ll})/u, (c) => c.toUpperCase()) || sentence;
 }
 
