@@ -119,6 +119,8 @@ describe('statementsIn', () => {
     // Without a date line the day given stays; with none, relative times stay as written.
     expect(statementsIn([messages[1]!], MAY_8 + 1).statements[0]!.text).toBe('Since 8 May 2023 Melanie has been painting.');
     expect(statementsIn([messages[1]!], undefined).statements[0]!.text).toBe('Since yesterday Melanie has been painting.');
+    // A statement opening with a resolved time starts with a capital.
+    expect(statementsOf('Yesterday I ran 10 km.', CAROLINE, MAY_8).map((x) => x.text)).toEqual(['On 7 May 2023 Caroline ran 10 km.']);
   });
 
   it('reads a statement made again once per turn, with the turn it was made in', () => {

@@ -202,7 +202,7 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): S
       // Only what a speaker says of themselves or of the one spoken to, or a sentence with an identifier, a date, an amount…
       if (!PERSONAL.test(sentence) && !(parts.length > 1 || values > 0)) continue;
       let written = PERSONAL.test(sentence) ? thirdPerson(terse(sentence), voices) : terse(sentence);
-      if (today !== undefined) written = resolveTimes(written, today);
+      if (today !== undefined) written = upper(resolveTimes(written, today));
       written = /[.!…]$/.test(written) ? written.replace(/!+$/, '.') : `${written}.`;
       const salience = salienceOf(written);
       if (salience >= MIN_SALIENCE) out.push({ text: written, salience });
