@@ -19,6 +19,8 @@ export const GOLDEN_HASHES = [
   'dfe62ee2d235801bc67aa9130ca9ef29d815520b6eecd636b8a2cc221ddd2644',
   // The golden study gained a third run, of recorded upkeep with answers and a judge (no record changed).
   '758cd96a30a18c580fc519d1d9803e281dc275fed01930af4c6fb97352025920',
+  // Simulated summaries and fact sheets are made of third-person statements, not span lists and topic sentences.
+  'b34a95437df4b20d8bd0ff71544d4ae0c221b3361fa9452ccc4cf0a9279a2117',
 ] as const;
 
 /**
