@@ -23,44 +23,46 @@ describe('explain shows what the policy made', () => {
   // The summary and the sheet are counted with chars4 (tokens = floor(characters / 4), no chat overhead), so their counts can be checked by hand.
   it('the summary text in full, and the summarization the user waited for (chars4)', async () => {
     const out = await explainText('summary-buffer', 13, 'chars4');
-    // The fold before turn 13 (turns 5-8 into the summary of turns 1-4) writes: the header (47 chars → 11); the "Known:" list,
-    // every span of turns 1-8 in the order first read, the task id T-481 and the plumber's number among them (" Known: …" 213 → 53: 64);
-    // the topic sentences newest first while they fit (turn 8: 26, turn 7: 23, turn 6: 18, turn 5: 33, turn 4: 22 → 186; turn 3's,
-    // 30+, does not); one padding sentence (10 → 196; the next, 8, would make 204). 47 + 213 + 89 + 134 + 74 + 93 + 107 + 43 = 800 chars → 200.
+    // The fold before turn 13 (turns 5-8 into the summary of turns 1-4) writes the header (47 chars → 11), then the statements of
+    // turns 1-8 that fit, in the order made: the old summary's and the new ones (the create_task result of turn 5, T-482, replaces
+    // turn 1's, T-481, as a restated fact: same kinds of span, most words shared), the least salient dropped first; then padding
+    // while it fits. 766 chars → 191.
     const summary =
       'Summary of the conversation so far (turns 1-8). ' +
-      'Known: tomorrow; nine; Call; 09:00; T-481; 2025-03-12T09:00; 9 am; Arjun; 98450 12345; Plumber Arjun; M-77; morning; Sunny; 24; ' +
-      'today; 18:00; T-482; 2025-03-11T18:00; this evening; ten minutes; Timer; 40 minutes. ' +
-      'In turn 4 the user asked about weather, and the assistant answered about around degrees. ' +
-      'In turn 5 the user asked about add task buy bread way home, create_task was called, and the assistant answered about added buy bread. ' +
-      'In turn 6 the user asked about set, and the assistant answered about set. ' +
-      'In turn 7 the user asked about play jazz, and the assistant answered about playing jazz mix. ' +
-      'In turn 8 the user asked about long drive airport right, and the assistant answered about current traffic. ' +
-      'The conversation stayed polite throughout.';
-    expect(summary.length).toBe(800);
-    expect(out).toContain(`#2 summary (policy-made, 200 tokens): ${summary}\n`);
-    // In: the template (188 chars → 47) + the old summary (199, as turn 9's call lists it) + turns 5-8 as listed there
-    // (10 + 13 + 16 + 8, 7 + 6, 3 + 4, 11 + 9 = 87) = 333; out: the 200 above.
-    expect((await explainText('summary-buffer', 9, 'chars4')).match(/ 2 {2}system\[summary\] +- +(\d+) /)?.[1]).toBe('199');
-    expect(out).toContain('upkeep before this call: summary on gpt-4o-mini, 333 in, 200 out');
+      'Remind the user to call the plumber tomorrow at nine. The assistant will remind the user to call the plumber tomorrow at 9 am. ' +
+      'Make the task they created high priority. The assistant called update_task with T-481. ' +
+      'update_task returned: {"task_id":"T-481","priority":"high","updated":true} The plumber is Arjun, his number is 98450 12345. ' +
+      'The assistant called create_memo with 98450 12345. create_memo returned: {"memo_id":"M-77","saved":true} ' +
+      'The assistant called create_task with 18:00. create_task returned: {"task_id":"T-482","title":"Buy bread","due":"2025-03-11T18:00"} ' +
+      'The conversation stayed polite throughout. Nothing else needed a follow-up. The user gave no further details. No other requests were left open.';
+    expect(summary.length).toBe(766);
+    expect(out).toContain(`#2 summary (policy-made, 191 tokens): ${summary}\n`);
+    // In: the template (188 chars → 47) + the old summary (193, as turn 9's call lists it) + turns 5-8 as listed there
+    // (10 + 13 + 16 + 8, 7 + 6, 3 + 4, 11 + 9 = 87) = 327; out: the 191 above.
+    expect((await explainText('summary-buffer', 9, 'chars4')).match(/ 2 {2}system\[summary\] +- +(\d+) /)?.[1]).toBe('193');
+    expect(out).toContain('upkeep before this call: summary on gpt-4o-mini, 327 in, 191 out');
     expect(await explainText('summary-buffer', 12, 'chars4')).not.toContain('upkeep before this call');
-    // With the default tokenizer (o200k_base) the same fold costs what docs/upkeep.md states (388 in, 195 out), and the
-    // summary is sent as 199 tokens: its 195 of text and a system message's overhead (3 per message + 1 for "system").
+    // With the default tokenizer (o200k_base) the same fold costs 385 in, 195 out, and the summary is sent as 199 tokens:
+    // its 195 of text and a system message's overhead (3 per message + 1 for "system").
     const o200k = await explainText('summary-buffer', 13);
-    expect(o200k).toContain('upkeep before this call: summary on gpt-4o-mini, 388 in, 195 out');
-    expect(o200k).toContain('#2 summary (policy-made, 199 tokens): Summary of the conversation so far (turns 1-8). Known: tomorrow; nine; Call; 09:00; T-481;');
+    expect(o200k).toContain('upkeep before this call: summary on gpt-4o-mini, 385 in, 195 out');
+    expect(o200k).toContain(`#2 summary (policy-made, 199 tokens): ${summary}\n`);
   });
 
   it('the fact sheet (chars4)', async () => {
-    // Every span the extractions of turns 1-12 found (recall 1), in the order first found, each "kind: value"; turn 12 finds none.
-    // 410 characters → 102 tokens, well within the sheet's 500: nothing dropped.
+    // Every statement the extractions of turns 1-12 found (recall 1), in the order first found, a restated one in place of the
+    // earlier (the second create_task call and result, the second create_memo result); 652 characters → 163 tokens, within 500.
     const sheet =
-      'Known facts: date: tomorrow; number: nine; name: Call; time: 09:00; id: T-481; date: 2025-03-12T09:00; time: 9 am; name: Arjun; ' +
-      'phone: 98450 12345; name: Plumber Arjun; id: M-77; time: morning; name: Sunny; number: 24; date: today; time: 18:00; id: T-482; ' +
-      'date: 2025-03-11T18:00; time: this evening; time: ten minutes; name: Timer; time: 40 minutes; name: Memo; date: Friday; id: M-78; ' +
-      'time: 4 pm; name: Volume';
-    expect(sheet.length).toBe(410);
-    expect(await explainText('facts', 13, 'chars4')).toContain(`#2 facts (policy-made, 102 tokens): ${sheet}\n`);
+      'Known facts: Remind the user to call the plumber tomorrow at nine. The assistant will remind the user to call the plumber tomorrow at 9 am. ' +
+      'Make the task they created high priority. The assistant called update_task with T-481. ' +
+      'update_task returned: {"task_id":"T-481","priority":"high","updated":true} The plumber is Arjun, his number is 98450 12345. ' +
+      'The assistant called create_memo with 98450 12345. The assistant called create_task with 18:00. ' +
+      'create_task returned: {"task_id":"T-482","title":"Buy bread","due":"2025-03-11T18:00"} The assistant called create_memo. ' +
+      'create_memo returned: {"memo_id":"M-78","saved":true} A dentist appointment at 4 pm.';
+    expect(sheet.length).toBe(652);
+    const out = await explainText('facts', 13, 'chars4');
+    expect(out).toContain(`#2 facts (policy-made, 163 tokens): ${sheet}\n`);
+    expect(out).toContain('upkeep after the calls: extract on gpt-4o-mini, 102 in, 43 out');
   });
 
   // gpt-4o-mini: $0.15/M input, $0.60/M output (nothing cached below 1,024 tokens); text-embedding-3-small: $0.02/M.
@@ -72,8 +74,8 @@ describe('explain shows what the policy made', () => {
     expect(out).toContain('  upkeep before this call: embed on text-embedding-3-small, 12 in, 0 out: $0.00000024\n');
     expect(out).toContain('\n  upkeep after the calls: embed on text-embedding-3-small, 54 in, 0 out: $0.00000108\n');
     expect(out).toContain('\nturn 13 cost: $0.00010422 (calls $0.00010290, upkeep $0.00000132)\nprobe task_id: retained (value "T-481" in call 1\'s prompt, from the retrieved memories)\n');
-    // The summary the user waited for: 388 × 0.15 + 195 × 0.60 = 175.2 µ$.
-    expect(await explainText('summary-buffer', 13)).toContain('upkeep before this call: summary on gpt-4o-mini, 388 in, 195 out: $0.00017520\n');
+    // The summary the user waited for: 385 × 0.15 + 195 × 0.60 = 174.75 µ$.
+    expect(await explainText('summary-buffer', 13)).toContain('upkeep before this call: summary on gpt-4o-mini, 385 in, 195 out: $0.00017475\n');
     // The correction at turn 5 is outside a ten-turn window at turn 27; the old address, in turn 19's tool result, is not.
     const email = fileURLToPath(new URL('../scenarios/support-email-correction.yaml', import.meta.url));
     expect(await explainText('window-turns:turns=10', 27, 'auto', email)).toContain('\nprobe email: stale (only an older value, "t.nowak@oldmail.example", in call 1\'s prompt, from the window)\n');

@@ -8,12 +8,26 @@ import { fixture, labels, longFactConversation, scenario, trace } from './_polic
  * test/fixtures/late-order-tools.yaml under chars4 (tokens = floor(chars / 4), no overhead):
  *   t1: u1 12, a1 15 · t2: u2 9, a2 18 · t3: u3 9, call3 7, tool3 4, a3 10 · t4: u4 11, a4 3 · t5: u5 6, a5 3
  *   Extraction template: 207 chars → 51 tokens.
- * The extractor reads the text only: each salient span of the turn's messages is an entry `kind: value`.
- *   t1: Kavya (name), SE-10423 (id), 8 pm (time) · t2: DryFit (name), 3 (number), Rs 249 (money), CushionRun (name), Rs 199 (money)
- *   t3: DryFit again, DRYFIT-3 (id, the tool call's argument), 1 (number, the tool result) · t4: kavya@old.example (email)
- *   t5: Order (name: wink reads the sentence-initial "Order" as a proper noun), SE-10423
+ * The extractor reads the text only: each sentence that says something of the user, the assistant or the task is a
+ * third-person statement (size after a space, chars4; salience by salienceOf; turn):
+ *   S1 "The user is Kavya." 19 → 4, 5, t1 · S2 "The user’s order SE-10423 hasn't arrived." 42 → 10, 12, t1
+ *   S3 "It is out for delivery and should arrive by 8 pm." 50 → 12, 10, t1 (the reply's "Sorry Kavya!" states nothing)
+ *   S4 "DryFit ankle socks (pack of 3) for Rs 249." 43 → 10, 17, t2 · S5 "CushionRun for Rs 199." 23 → 5, 12, t2
+ *     (the reply "Yes: … Rs 249 and CushionRun for Rs 199." is two statements, one per value; its "Yes:" is cut; the question states nothing)
+ *   S6 "Add the DryFit ones to the user’s cart please." 47 → 11, 7, t3 · S7 "The assistant called add_to_cart with DRYFIT-3." 48 → 12, 12, t3
+ *   S8 "Done, DryFit ankle socks are in the user’s cart." 49 → 12, 8, t3 (the tool result {cart_items: 1} has no error and no identifier)
+ *   S9 "The user’s email is kavya@old.example if the assistant need it." 64 → 16, 11, t4 · S10 "Order SE-10423." 16 → 4, 9, t5
  */
 const conversation = fixture('late-order-tools.yaml');
+const S1 = 'The user is Kavya.';
+const S2 = "The user’s order SE-10423 hasn't arrived.";
+const S3 = 'It is out for delivery and should arrive by 8 pm.';
+const S4 = 'DryFit ankle socks (pack of 3) for Rs 249.';
+const S5 = 'CushionRun for Rs 199.';
+const S6 = 'Add the DryFit ones to the user’s cart please.';
+const S7 = 'The assistant called add_to_cart with DRYFIT-3.';
+const S8 = 'Done, DryFit ankle socks are in the user’s cart.';
+const S9 = 'The user’s email is kavya@old.example if the assistant need it.';
 
 describe('facts policy', () => {
   const turns = trace(conversation, 'facts:recent=1');
@@ -21,27 +35,23 @@ describe('facts policy', () => {
   it('pins a fact sheet after the system prompt, plus the last exchanges (hand-worked)', () => {
     expect(labels(turns[0]!.calls[0]!.messages)).toEqual(['system', 'u1']);
     expect(labels(turns[1]!.calls[0]!.messages)).toEqual(['system', 'facts', 'u1', 'a1', 'u2']);
-    // The spans of turn 1: "Known facts: name: Kavya; id: SE-10423; time: 8 pm" (50 chars → 12 tokens).
-    expect(turns[1]!.calls[0]!.messages[1]).toEqual({ role: 'system', content: 'Known facts: name: Kavya; id: SE-10423; time: 8 pm', origin: 'facts' });
+    // The statements of turn 1, in the order read.
+    expect(turns[1]!.calls[0]!.messages[1]).toEqual({ role: 'system', content: `Known facts: ${S1} ${S2} ${S3}`, origin: 'facts' });
     expect(turns[1]!.calls[0]!.stablePrefix).toBe(2);
     expect(labels(turns[4]!.calls[0]!.messages)).toEqual(['system', 'facts', 'u4', 'a4', 'u5']);
-    // Turns 1-4's spans in order of discovery, DryFit once (found again in turn 3, same value); 174 chars → 43, within the default 500.
-    expect(turns[4]!.calls[0]!.messages[1]!.content).toBe(
-      'Known facts: name: Kavya; id: SE-10423; time: 8 pm; name: DryFit; number: 3; money: Rs 249; name: CushionRun; money: Rs 199; ' +
-        'id: DRYFIT-3; number: 1; email: kavya@old.example',
-    );
+    // Turns 1-4's statements in order of discovery: 3 + 4 + 10 + 12 + 10 + 5 + 11 + 12 + 12 + 16 = 95, within the default 500.
+    expect(turns[4]!.calls[0]!.messages[1]!.content).toBe(`Known facts: ${[S1, S2, S3, S4, S5, S6, S7, S8, S9].join(' ')}`);
   });
 
   it('makes one extraction call after every turn: template + the turn in, the facts found out', () => {
-    // in: 51 + turn; out: "name: Kavya; id: SE-10423; time: 8 pm" 37 → 9,
-    // "name: DryFit; number: 3; money: Rs 249; name: CushionRun; money: Rs 199" 71 → 17, "name: DryFit; id: DRYFIT-3; number: 1" 37 → 9,
-    // "email: kavya@old.example" 24 → 6, "name: Order; id: SE-10423" 25 → 6
+    // in: 51 + turn; out: one statement a line: S1–S3 18 + 41 + 49 + 2 = 110 → 27, S4–S5 42 + 22 + 1 = 65 → 16,
+    // S6–S8 46 + 47 + 48 + 2 = 143 → 35, S9 63 → 15, S10 15 → 3
     expect(turns.map((t) => t.after.map((u) => [u.kind, u.inputTokens, u.outputTokens, u.sync]))).toEqual([
-      [['extract', 51 + 27, 9, false]],
-      [['extract', 51 + 27, 17, false]],
-      [['extract', 51 + 30, 9, false]],
-      [['extract', 51 + 14, 6, false]],
-      [['extract', 51 + 9, 6, false]],
+      [['extract', 51 + 27, 27, false]],
+      [['extract', 51 + 27, 16, false]],
+      [['extract', 51 + 30, 35, false]],
+      [['extract', 51 + 14, 15, false]],
+      [['extract', 51 + 9, 3, false]],
     ]);
     expect(turns.flatMap((t) => t.calls.flatMap((c) => c.upkeep))).toEqual([]);
     expect(turns[0]!.after[0]!.model).toBe('gpt-4o-mini');
@@ -58,7 +68,7 @@ describe('facts policy', () => {
     expect(labels(missed[4]!.calls[0]!.messages)).not.toContain('facts');
     // Every extraction answers "none" (1 token).
     expect(missed.map((t) => t.after.map((u) => u.outputTokens))).toEqual([[1], [1], [1], [1], [1]]);
-    // Turn 2 restates the order number only: the extraction finds it again, the sheet does not change,
+    // Turn 2 says the same sentence again (the replies state nothing): the extraction finds it again, the sheet does not change,
     // and turn 3 is sent the same object as turn 2 (count once, stable cache prefix).
     const restated = trace(
       scenario(`
@@ -66,36 +76,43 @@ id: restated
 turns:
   - user: My order SE-10423 is late.
     assistant: Sorry about that.
-  - user: Any news on SE-10423?
+  - user: My order SE-10423 is late.
     assistant: Not yet, sorry.
   - user: Thanks.
 `),
       'facts',
     );
-    // out: "id: SE-10423" 12 → 3 after turns 1 and 2, "none" → 1 after turn 3.
-    expect(restated.map((t) => t.after.map((u) => u.outputTokens))).toEqual([[3], [3], [1]]);
-    expect(restated[1]!.calls[0]!.messages[0]).toEqual({ role: 'system', content: 'Known facts: id: SE-10423', origin: 'facts' });
+    // out: "The user’s order SE-10423 is late." 34 → 8 after turns 1 and 2, "none" → 1 after turn 3.
+    expect(restated.map((t) => t.after.map((u) => u.outputTokens))).toEqual([[8], [8], [1]]);
+    expect(restated[1]!.calls[0]!.messages[0]).toEqual({ role: 'system', content: 'Known facts: The user’s order SE-10423 is late.', origin: 'facts' });
     expect(restated[2]!.calls[0]!.messages[0]).toBe(restated[1]!.calls[0]!.messages[0]);
   });
 
-  it('keeps the sheet within sheetTokens: the lowest kind, then the fewest-found, then the longest-unseen entry goes first (hand-worked)', () => {
-    // Entry sizes (" kind: value;" after a space): "Known facts:" 12 chars → 3, " name: Kavya;" 13 → 3, " id: SE-10423;" 14 → 3,
-    // " time: 8 pm;" 12 → 3, " name: DryFit;" 14 → 3, " number: 3;" 11 → 2, " money: Rs 249;" 15 → 3, " name: CushionRun;" 18 → 4,
-    // " money: Rs 199;" 15 → 3, " id: DRYFIT-3;" 14 → 3, " number: 1;" 11 → 2, " email: kavya@old.example;" 26 → 6.
-    const at14 = trace(conversation, 'facts:recent=1,sheetTokens=14');
-    // After turn 1: 3 + 3 + 3 + 3 = 12 ≤ 14, all stay (50 chars → 12).
-    expect(at14[1]!.calls[0]!.messages[1]!.content).toBe('Known facts: name: Kavya; id: SE-10423; time: 8 pm');
-    // After turn 2: 12 + 15 = 27. Dropped: the number 3 (tier 0) → 25; the tier-1 entries, oldest first: 8 pm (turn 1) → 22,
-    // Rs 249 → 19, Rs 199 → 16; then of the names and ids (all found once) the oldest, listed first: Kavya → 13 ≤ 14.
-    expect(at14[2]!.calls[0]!.messages[1]!.content).toBe('Known facts: id: SE-10423; name: DryFit; name: CushionRun');
-    // After turn 3 (DryFit found twice now): 3 + 3 + 3 + 4 + 3 + 2 = 18. Dropped: the number 1 → 16; then of those found once,
-    // the oldest: SE-10423 (turn 1) → 13. The order number goes; DryFit, repeated, stays (57 chars → 14).
-    expect(at14[3]!.calls[0]!.messages[1]!.content).toBe('Known facts: name: DryFit; name: CushionRun; id: DRYFIT-3');
-    // After turn 4: 13 + 6 = 19. Dropped: CushionRun (found once, turn 2) → 15, DRYFIT-3 (once, turn 3) → 12 (51 chars → 12).
-    expect(at14[4]!.calls[0]!.messages[1]!.content).toBe('Known facts: name: DryFit; email: kavya@old.example');
-    // At 5 no entry fits beside the header (3): the only 2-token entries are numbers, which go first, and every other needs 3 or more.
-    // No sheet is ever sent.
-    expect(trace(conversation, 'facts:sheetTokens=5').flatMap((t) => t.calls.flatMap((c) => labels(c.messages)))).not.toContain('facts');
+  it('keeps the sheet within sheetTokens: the least salient, then the fewest-found, then the longest-unseen entry goes first (hand-worked)', () => {
+    // Sizes and saliences of S1–S10 in the header comment; "Known facts:" 12 chars → 3.
+    const at30 = trace(conversation, 'facts:recent=1,sheetTokens=30');
+    // After turn 1: 3 + 4 + 10 + 12 = 29 ≤ 30, all stay.
+    expect(at30[1]!.calls[0]!.messages[1]!.content).toBe(`Known facts: ${S1} ${S2} ${S3}`);
+    // After turn 2: 29 + 10 + 5 = 44. Dropped by salience: S1 (5) → 40, S3 (10) → 28 ≤ 30.
+    expect(at30[2]!.calls[0]!.messages[1]!.content).toBe(`Known facts: ${S2} ${S4} ${S5}`);
+    // After turn 3: 28 + 11 + 12 + 12 = 63. Dropped: S6 (7) → 52, S8 (8) → 40; then of the three of salience 12, all found once,
+    // the longest unseen: S2 (turn 1) → 30. The exact count of "Known facts: S4 S5 S7" is 126 chars → 31 > 30 (each entry's
+    // sum rounds down): the next in the order, S5 (turn 2), goes too (103 chars → 25).
+    expect(at30[3]!.calls[0]!.messages[1]!.content).toBe(`Known facts: ${S4} ${S7}`);
+    // After turn 4: 25 + 16 = 41. Dropped: S9 (11) → 25.
+    expect(at30[4]!.calls[0]!.messages[1]!.content).toBe(`Known facts: ${S4} ${S7}`);
+    // At 6 no statement fits beside the header (3): the smallest, S1, needs 4 (after turn 1), and S5 5 (after turn 2). No sheet is ever sent.
+    expect(trace(conversation, 'facts:sheetTokens=6').flatMap((t) => t.calls.flatMap((c) => labels(c.messages)))).not.toContain('facts');
+    // At 13 one statement fits at a time. After turn 1: 29, drop S1 (5) → 25, S3 (10) → 13: S2 (54 chars → 13). After turn 2:
+    // 3 + 10 + 10 + 5 = 28, drop of salience 12 the older S2 → 18, then S5 → 13: S4 (55 chars → 13). After turns 3 and 4 S4 (17) is
+    // the most salient of all and stays alone.
+    expect(trace(conversation, 'facts:sheetTokens=13').map((t) => t.calls[0]!.messages.find((m) => m.origin === 'facts')?.content)).toEqual([
+      undefined,
+      `Known facts: ${S2}`,
+      `Known facts: ${S4}`,
+      `Known facts: ${S4}`,
+      `Known facts: ${S4}`,
+    ]);
   });
 
   it('finds only what the messages it reads say: a fact stated elsewhere in the turn is missed', () => {
@@ -114,9 +131,9 @@ turns:
     const info = { turn: { index: turn.index, injection: turn.injection }, time: 0 };
     expect(sheet.read([turn.user], info)).toMatchObject({ inputTokens: 55, outputTokens: 1 });
     expect(sheet.messages()).toEqual([]);
-    // in: 51 + 4 + "Your tracking number is ZX-981." 31 → 7 = 62; out: "id: ZX-981" 10 → 2.
-    expect(sheet.read([turn.user, turn.assistant!], info)).toMatchObject({ inputTokens: 62, outputTokens: 2 });
-    expect(sheet.messages()[0]!.content).toBe('Known facts: id: ZX-981');
+    // in: 51 + 4 + "Your tracking number is ZX-981." 31 → 7 = 62; out: "The user’s tracking number is ZX-981." 37 → 9.
+    expect(sheet.read([turn.user, turn.assistant!], info)).toMatchObject({ inputTokens: 62, outputTokens: 9 });
+    expect(sheet.messages()[0]!.content).toBe('Known facts: The user’s tracking number is ZX-981.');
   });
 
   for (const encoding of ['chars4', 'o200k_base'] as const) {

@@ -36,7 +36,8 @@ describe('stored bytes per policy, by hand', () => {
     expect(stored('window-tokens:budget=5')).toBe(10);
   });
 
-  it('facts: the messages (35) and the sheet "Known facts: name: Zoë" (23)', () => expect(stored('facts')).toBe(35 + 23));
+  // "Hi, I am Zoë." states "The user is Zoë."; "Hello Zoë!" states nothing.
+  it('facts: the messages (35) and the sheet "Known facts: The user is Zoë." (30)', () => expect(stored('facts')).toBe(35 + 30));
 
   it('retrieval: the recent messages (35) and 4 vector entries, each its text and 1536 × 4 bytes', () => {
     expect(STORED_DIMENSIONS).toBe(1536);
@@ -45,8 +46,8 @@ describe('stored bytes per policy, by hand', () => {
 
   it('summary: the unfolded messages (10) and the summary', () => {
     const r = replay(tiny, variant('summary:threshold=1,summaryTokens=12'), ctx);
-    // Turn 2 folds turn 1: the header (44 chars → 11 tokens) fits 12, " Known: name: Zoë." (4) would make 15:
-    // the fact does not fit a 12-token summary and is dropped.
+    // Turn 2 folds turn 1: the header (44 chars → 11 tokens) fits 12, " The user is Zoë." (17 chars → 4) would make 15:
+    // the statement does not fit a 12-token summary and is dropped.
     expect(r.artifacts.map((a) => [a.kind, a.texts, a.bytes])).toEqual([
       ['transcript', ['Bye', 'See you'], 10],
       ['summary', ['Summary of the conversation so far (turn 1).'], 44],

@@ -10,7 +10,7 @@ import { recordedUpkeep, type Miss } from '../src/upkeep/upkeep.js';
 
 /**
  * Upkeep from a cassette (`recordedUpkeep`): a summary is the model's text,
- * holding the salient spans of the folded text that it states; an
+ * holding the statements of the folded text that it states word for word; an
  * extraction is the facts of the model's answer; an embedding is the
  * model's vector, ranked by cosine (the vector store takes negative
  * components); tokens are the recorded usage. A
@@ -23,7 +23,9 @@ const folded: Message[] = [
   { role: 'user', content: 'Hi, my name is Kavya and my order SE-10423 is late.', turn: 1 },
   { role: 'assistant', content: 'Sorry Kavya, it arrives by 8 pm.', turn: 1 },
 ];
-// Its salient spans: Kavya (name), SE-10423 (id), 8 pm (time); keys kavya, se-10423, 8 pm.
+// Its statements: "The user’s name is Kavya and the user’s order SE-10423 is late." (salience 17) and "It arrives by 8 pm." (9).
+const NAME_ORDER = 'the user’s name is kavya and the user’s order se-10423 is late.';
+const ARRIVES = 'it arrives by 8 pm.';
 
 function entry(request: UpkeepRequest, answer: { text?: string; vector?: number[] }, usage = { input: 11, output: 7 }): CassetteEntry {
   return {
@@ -49,14 +51,15 @@ function upkeep(entries: CassetteEntry[], misses: Miss[] = []) {
 const fold = { tokens, random: () => 0.99, model: 'm', summaryTokens: 50, keep: 0, folded };
 
 describe('recorded upkeep', () => {
-  it('a summary is the model’s text, holds the spans of the folded text that it states (keep does not apply), and costs the recorded usage', () => {
+  it('a summary is the model’s text, holds the statements of the folded text that it states (keep does not apply), and costs the recorded usage', () => {
     const request = summaryRequest('m', 50, undefined, folded, DEFAULT_PROMPTS.summary);
-    const u = upkeep([entry(request, { text: '  Kavya reports a late order.  ' }, { input: 120, output: 9 })]);
+    const u = upkeep([entry(request, { text: '  Kavya reports a late order. It arrives by 8 PM.  ' }, { input: 120, output: 9 })]);
     const { summary, call } = u.summarize(fold);
-    expect(summary.message).toEqual({ role: 'system', content: 'Kavya reports a late order.', origin: 'summary' });
-    // Of the three spans it could hold, the text states Kavya alone (keep 0 would have lost all three in a simulated summary).
-    expect([...summary.facts]).toEqual([['kavya', 'Kavya']]);
-    expect([...summary.mentions]).toEqual([['kavya', { count: 1, lastTurn: 1, tier: 2 }]]);
+    expect(summary.message).toEqual({ role: 'system', content: 'Kavya reports a late order. It arrives by 8 PM.', origin: 'summary' });
+    // Of the two statements it could hold, the text states the second (in any case); the first only in other words, which is
+    // not holding it (keep 0 would have lost both in a simulated summary).
+    expect([...summary.facts]).toEqual([[ARRIVES, 'It arrives by 8 pm.']]);
+    expect([...summary.mentions]).toEqual([[ARRIVES, { count: 1, lastTurn: 1, tier: 9 }]]);
     expect(call).toEqual({ kind: 'summary', model: 'm', inputTokens: 120, outputTokens: 9, sync: true });
   });
 
@@ -110,8 +113,8 @@ describe('recorded upkeep', () => {
     const misses: Miss[] = [];
     const u = upkeep([], misses);
     const first = u.summarize(fold);
-    // The stand-in is the simulated summary, keeping every span it read (keep 0 and the draws of 0.99 notwithstanding), drawing nothing.
-    expect([...first.summary.facts.keys()]).toEqual(['kavya', 'se-10423', '8 pm']);
+    // The stand-in is the simulated summary, keeping every statement it read (keep 0 and the draws of 0.99 notwithstanding), drawing nothing.
+    expect([...first.summary.facts.keys()]).toEqual([NAME_ORDER, ARRIVES]);
     const next = [{ role: 'user' as const, content: 'Any news?', turn: 2 }];
     u.summarize({ ...fold, previous: first.summary, folded: next });
     u.extract({ tokens, random: () => 0, model: 'm', recall: 1, exchange: next });

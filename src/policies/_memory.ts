@@ -3,7 +3,9 @@ import type { Message, UpkeepCall } from '../types.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import { dropOrder } from '../upkeep/mentions.js';
 import type { Summary } from '../upkeep/summarizer.js';
-import { factLabel, factTier } from '../upkeep/extractor.js';
+import { factEntry, factSalience, isStatement } from '../upkeep/extractor.js';
+import { sameFact } from '../upkeep/statements.js';
+import type { Day } from '../upkeep/times.js';
 import type { Injected, Mentions } from '../upkeep/types.js';
 import { simulatedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
 import { artifact, cascades, valuesOf } from './_forget.js';
@@ -78,15 +80,15 @@ export function eraseFromSummary(
 export const SHEET_TOKENS = 500;
 
 /**
- * The fact sheet of the `facts` policy ("Known facts: name: Kavya; id:
- * SE-10423"): after each turn one extraction reads the turn and updates it,
- * a later value of a fact (by name) replacing the earlier one — a real
- * extractor names facts; the simulated one names each span by its kind and
- * text, so its spans add up. The sheet has at most `sheetTokens` tokens:
- * when it would be longer, entries are dropped in `dropOrder` (the lowest
- * kind first, then found in the fewest turns, then the one last found
- * longest ago, then the one listed first); a dropped entry is gone until an
- * extraction finds it again.
+ * The fact sheet of the `facts` policy ("Known facts: The user is Kavya.
+ * The user's order is SE-10423."): after each turn one extraction reads the
+ * turn and updates it, a later value of a named fact replacing the earlier
+ * one — a real extractor names facts; the simulated one writes statements,
+ * which add up. The sheet has at most `sheetTokens` tokens: when it would
+ * be longer, entries are dropped in `dropOrder` (the least salient
+ * statement first — a named fact last —, then the one found in the fewest
+ * turns, then the one last found longest ago, then the one listed first); a
+ * dropped entry is gone until an extraction finds it again.
  */
 export class FactSheet implements FactSheetBlock {
   private readonly known = new Map<string, string>();
@@ -94,6 +96,8 @@ export class FactSheet implements FactSheetBlock {
   private readonly mentions = new Map<string, Mentions>();
   // One message object per version of the sheet, so it is counted once and stays a stable prefix.
   private sheet: Message | undefined;
+  /** The day the conversation last stated, as the extractor read it: the next extraction resolves relative times against it. */
+  private today: Day | undefined;
 
   constructor(
     private readonly params: FactSheetParams,
@@ -108,12 +112,24 @@ export class FactSheet implements FactSheetBlock {
       model: this.params.extractModel ?? model,
       recall: this.params.recall,
       exchange,
+      today: this.today,
       injection: info.turn.injection,
       maxTokens: this.params.sheetTokens ?? SHEET_TOKENS,
     });
+    // A recorded extraction reads no day: the one the sheet has stays.
+    if (r.today !== undefined) this.today = r.today;
     let changed = false;
     for (const [name, value] of r.found) {
-      const tier = factTier(name);
+      const tier = factSalience(name, value);
+      // A statement that restates an entry's fact replaces it, as a later value of a named fact does.
+      if (tier !== undefined && !this.known.has(name)) {
+        for (const [other, was] of this.known) {
+          if (!isStatement(other) || !sameFact(was, value)) continue;
+          this.known.delete(other);
+          this.mentions.delete(other);
+          changed = true;
+        }
+      }
       this.mentions.set(name, { count: (this.mentions.get(name)?.count ?? 0) + 1, lastTurn: info.turn.index, ...(tier !== undefined && { tier }) });
       if (this.known.get(name) === value) continue;
       this.known.set(name, value);
@@ -128,8 +144,8 @@ export class FactSheet implements FactSheetBlock {
     const names = new Set(facts.map((f) => f.name));
     let changed = false;
     for (const [name, value] of [...this.known]) {
-      // An entry the simulated extractor named is one span: it goes whole.
-      if (names.has(name) || (factTier(name) !== undefined && holds(value, values))) {
+      // A statement of the simulated extractor goes whole.
+      if (names.has(name) || (isStatement(name) && holds(value, values))) {
         this.known.delete(name);
         this.mentions.delete(name);
       } else if (holds(value, values)) this.known.set(name, redactText(value, values));
@@ -152,18 +168,18 @@ export class FactSheet implements FactSheetBlock {
     const { known, mentions } = this;
     const { tokens } = this.deps;
     const limit = this.params.sheetTokens ?? SHEET_TOKENS;
-    const entry = (name: string) => `${factLabel(name)}: ${known.get(name)!}`;
+    const entry = (name: string) => factEntry(name, known.get(name)!);
     const order = dropOrder(known, mentions);
     let dropped = 0;
     let size = tokens.text('Known facts:');
-    for (const name of order) size += tokens.afterSpace(`${entry(name)};`);
-    while (dropped < order.length && size > limit) size -= tokens.afterSpace(`${entry(order[dropped++]!)};`);
+    for (const name of order) size += tokens.afterSpace(entry(name));
+    while (dropped < order.length && size > limit) size -= tokens.afterSpace(entry(order[dropped++]!));
     const drop = (name: string) => {
       known.delete(name);
       mentions.delete(name);
     };
     order.slice(0, dropped).forEach(drop);
-    const text = () => `Known facts: ${[...known.keys()].map(entry).join('; ')}`;
+    const text = () => `Known facts: ${[...known.keys()].map(entry).join(' ')}`;
     while (known.size && tokens.text(text()) > limit) drop(order[dropped++]!);
     this.sheet = known.size ? { role: 'system', content: text(), origin: 'facts' } : undefined;
   }

@@ -1,7 +1,7 @@
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
-import { KIND_TIER, salientIn } from './mentions.js';
-import type { SpanKind } from './salience.js';
+import { salienceOf, statementsIn } from './statements.js';
+import type { Day } from './times.js';
 import { DEFAULT_PROMPTS, instruction } from './prompts.js';
 import { injectionQuote } from './quote.js';
 import type { Fact } from './types.js';
@@ -9,13 +9,15 @@ import type { Fact } from './types.js';
 /** One extraction: the finished exchange of a turn. */
 export interface ExtractRequest {
   tokens: TokenCounter;
-  /** The session's seeded stream: one draw per span read, in order. */
+  /** The session's seeded stream: one draw per statement read, in order. */
   random: () => number;
   model: string;
-  /** Chance that each salient span of the messages is found. */
+  /** Chance that each statement of the messages is found. */
   recall: number;
   /** The messages the extractor reads, all it knows: the turn's user message, tool calls and results, reply. */
   exchange: readonly Message[];
+  /** The day the conversation last stated (a session's header), when it has: relative times are resolved against it. */
+  today?: Day | undefined;
   /** The moderation classifier flagged the turn's user message as an injection: its instruction is stored too. */
   injection?: boolean;
   /** The extractor's instruction (default: `DEFAULT_PROMPTS.extract`). */
@@ -31,35 +33,32 @@ export const INSTRUCTION_FACT = 'instruction';
 export const EXTRACT_TEMPLATE: Message = instruction(DEFAULT_PROMPTS.extract);
 
 /**
- * The name the simulated extractor gives a span: its kind, then (after a
- * NUL, which the sheet does not write) its normalized text, so every value
- * is an entry of its own (`name: Kavya`, `id: SE-10423`).
- */
-function spanFactName(kind: string, key: string): string {
-  return `${kind}\0${key}`;
-}
-
-/**
  * The simulated fact extractor (a priced auxiliary call, made after the turn,
  * so the user does not wait for it). Input: the template and the turn's
- * messages; output: the facts found as "kind: value; …" or "none". It reads
- * the text alone, as a real extractor does, and knows nothing of what a
- * scenario annotates: what it finds are the salient spans of the messages
- * (`salientIn`: names, codes and IDs, e-mails, phone numbers, dates, times,
- * amounts, URLs, numbers), each with probability `recall` (one draw each, in
- * order), named by kind. It never decides that a new value replaces an old
- * one: both stay on the sheet until its size drops one. An injection turn's
- * instruction is stored as a standing `instruction` (its quote, no draw):
- * the way injected text persists in long-term memory.
+ * messages; output: the facts found, one per line, or "none". It reads the
+ * text alone, as a real extractor does, and knows nothing of what a
+ * scenario annotates: what it finds are the statements of the messages
+ * (`statementsIn`: each sentence that says something of the speaker, the one
+ * spoken to or the task, in the third person with its relative times
+ * resolved; each tool call and each notable line of a tool's result), each
+ * with probability `recall` (one draw each, in order). An entry it writes
+ * has no name (see `statementFactName`): two statements are two entries,
+ * and a later one never replaces an earlier one; both stay on the sheet
+ * until its size drops one. An injection turn's instruction is stored as a
+ * standing `instruction` (its quote, no draw): the way injected text
+ * persists in long-term memory. Returns the day the conversation stated
+ * last too, for the next extraction.
  */
-export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall } {
+export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall; today: Day | undefined } {
+  const { statements, today } = statementsIn(req.exchange, req.today);
   const found: Fact[] = [];
-  for (const s of salientIn(req.exchange)) if (req.random() < req.recall) found.push([spanFactName(s.kind, s.key), s.text]);
+  for (const s of statements) if (req.random() < req.recall) found.push([statementFactName(s.key), s.text]);
   const user = req.exchange.find((m) => m.role === 'user');
   if (req.injection && user) found.push([INSTRUCTION_FACT, injectionQuote(user.content)]);
-  const output = found.length ? found.map(([k, v]) => `${factLabel(k)}: ${v}`).join('; ') : 'none';
+  const output = found.length ? found.map(([k, v]) => factEntry(k, v)).join('\n') : 'none';
   return {
     found,
+    today,
     call: {
       kind: 'extract',
       model: req.model,
@@ -70,14 +69,27 @@ export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall 
   };
 }
 
-/** How a fact's name is written: a span's kind without its key (see `spanFactName`), any other name as it is. */
-export function factLabel(name: string): string {
-  const nul = name.indexOf('\0');
-  return nul < 0 ? name : name.slice(0, nul);
+/**
+ * The name the simulated extractor gives a statement: a NUL, then its
+ * normalized text. A sheet writes such an entry as the sentence alone
+ * (`factEntry`), and each statement is an entry of its own.
+ */
+function statementFactName(key: string): string {
+  return `\0${key}`;
 }
 
-/** The tier of a fact's kind when the simulated extractor named it (see `KIND_TIER`); undefined for any other name. */
-export function factTier(name: string): number | undefined {
-  const nul = name.indexOf('\0');
-  return nul < 0 ? undefined : KIND_TIER[name.slice(0, nul) as SpanKind];
+/** Whether a sheet entry's name is a statement's (`statementFactName`), not a named fact's. */
+export function isStatement(name: string): boolean {
+  return name.startsWith('\0');
+}
+
+/** How a sheet writes an entry: a statement as its sentence, a named fact (a real extractor's, an instruction) as `name: value.` */
+export function factEntry(name: string, value: string): string {
+  if (isStatement(name)) return value;
+  return `${name}: ${value}${/[.!?…]$/.test(value) ? '' : '.'}`;
+}
+
+/** How much a sheet values an entry: a statement its salience (`salienceOf`); undefined for a named fact (kept before any statement). */
+export function factSalience(name: string, value: string): number | undefined {
+  return isStatement(name) ? salienceOf(value) : undefined;
 }

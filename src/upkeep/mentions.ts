@@ -75,8 +75,6 @@ export function salientIn(messages: readonly Message[]): ReadSpan[] {
  */
 export const KIND_TIER: Readonly<Record<SpanKind, number>> = { number: 0, date: 1, time: 1, money: 1, url: 1, detail: 1, name: 2, id: 2, email: 2, phone: 2 };
 
-/** The tier of entries whose kind is not known (a real model's extraction): the highest. */
-const TOP_TIER = 2;
 
 /**
  * The order in which a bounded memory (a summary, a fact sheet) that is too
@@ -89,6 +87,6 @@ export function dropOrder(entries: ReadonlyMap<string, string>, mentions: Readon
   const listed = [...entries.keys()];
   const at = new Map(listed.map((name, i) => [name, i]));
   const of = (name: string) => mentions.get(name) ?? { count: 1, lastTurn: 0 };
-  const tier = (name: string) => of(name).tier ?? TOP_TIER;
+  const tier = (name: string) => of(name).tier ?? Infinity;
   return listed.sort((a, b) => tier(a) - tier(b) || of(a).count - of(b).count || of(a).lastTurn - of(b).lastTurn || at.get(a)! - at.get(b)!);
 }

@@ -345,8 +345,8 @@ function forWink(text: string): string {
   return LONG_RUN.test(text) ? text.replace(LONG_RUN, (run) => run.replace(NOT_ALNUM, (c) => ' '.repeat(c.length))) : text;
 }
 
-/** The spans of one chunk (at most CHUNK characters), offsets relative to it; with `user`, a user's details too. */
-function chunkSpans(text: string, user: boolean): Found[] {
+/** The fixed-shape spans of a text (identifiers, e-mails, URLs and paths, dates, times, phone numbers, amounts, numbers), claimed as `chunkSpans` claims them first. */
+function shapeClaims(text: string): Claims {
   const claims = new Claims(text.length);
   for (const [kind, re, accept] of PATTERNS) {
     re.lastIndex = 0;
@@ -355,9 +355,22 @@ function chunkSpans(text: string, user: boolean): Found[] {
       if (!accept || accept(text.slice(m.index, end))) claims.claim(m.index, end, kind);
     }
   }
-
   NUMBER.lastIndex = 0;
   for (let m = NUMBER.exec(text); m; m = NUMBER.exec(text)) claims.claim(m.index, m.index + m[0].length, 'number');
+  return claims;
+}
+
+/** The spans of `text` that have a fixed shape (no language model: regular expressions only), in order; no names nor details. */
+export function shapeSpans(text: string): Span[] {
+  return shapeClaims(text)
+    .spans()
+    .filter((f) => f.kind !== 'name')
+    .map((f) => ({ text: text.slice(f.start, f.end), kind: f.kind }));
+}
+
+/** The spans of one chunk (at most CHUNK characters), offsets relative to it; with `user`, a user's details too. */
+function chunkSpans(text: string, user: boolean): Found[] {
+  const claims = shapeClaims(text);
 
   const masked = forWink(text);
   const doc = (wink ??= loadWink()).read(masked);

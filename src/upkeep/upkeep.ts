@@ -5,6 +5,7 @@ import type { Message, UpkeepCall } from '../types.js';
 import { type Cassette, decodeVector, requestKey, type CassetteEntry, type UpkeepRequest } from './cassette.js';
 import { denseVector, embed, EMBED_BUCKETS, type Vector } from './embedder.js';
 import { extract, type ExtractRequest } from './extractor.js';
+import type { Day } from './times.js';
 import { padTo } from './pad.js';
 import { DEFAULT_PROMPTS, extractRequest, forgetRequest, parseFacts, summaryRequest, type UpkeepPrompts } from './prompts.js';
 import { foldedFacts, forgetInSummary, summarize, type ForgetSummaryRequest, type SummarizeRequest, type Summary } from './summarizer.js';
@@ -22,7 +23,7 @@ export interface Upkeep {
   /** A re-summarization that erases facts the user asked to forget. */
   forgetInSummary(req: ForgetSummaryRequest): { summary: Summary; call: UpkeepCall };
   /** One extraction from a finished turn. */
-  extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall };
+  extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall; today?: Day | undefined };
   /** The embedding of a text on `model`, with the tokens it is billed. */
   embed(text: string, model: string): { vector: Vector; inputTokens: number };
 }
@@ -151,11 +152,11 @@ export function recordedUpkeep(o: RecordedOptions): RecordedUpkeep {
     summarize(req) {
       const e = answer(summaryRequest(req.model, req.summaryTokens, req.previous?.message.content, req.folded, o.prompts.summary));
       if (!e) return standIn(simulated.summarize({ ...req, random: KEEP_ALL, keep: 1 }), req.summaryTokens);
-      const { candidates, counts, firstTurn, lastTurn } = foldedFacts(req);
+      const { candidates, counts, firstTurn, lastTurn, today } = foldedFacts(req);
       const message: Message = { role: 'system', content: textOf(e), origin: 'summary' };
       const facts = statedIn(message.content, candidates);
       const mentions = new Map([...facts.keys()].map((name) => [name, counts.get(name)!]));
-      return { summary: { message, facts, mentions, topics: [], quotes: [], firstTurn, lastTurn }, call: call('summary', req.model, e, true) };
+      return { summary: { message, facts, mentions, quotes: [], firstTurn, lastTurn, today }, call: call('summary', req.model, e, true) };
     },
     forgetInSummary(req) {
       const { previous } = req;
@@ -164,7 +165,7 @@ export function recordedUpkeep(o: RecordedOptions): RecordedUpkeep {
       const message: Message = { role: 'system', content: textOf(e), origin: 'summary' };
       const facts = statedIn(message.content, previous.facts);
       const mentions = new Map([...facts.keys()].flatMap((name) => (previous.mentions.has(name) ? [[name, previous.mentions.get(name)!] as const] : [])));
-      return { summary: { ...previous, message, facts, mentions, topics: [], quotes: [] }, call: call('summary', req.model, e, false) };
+      return { summary: { ...previous, message, facts, mentions, quotes: [] }, call: call('summary', req.model, e, false) };
     },
     extract(req) {
       const e = answer(extractRequest(req.model, req.exchange, req.maxTokens ?? EXTRACT_MAX_TOKENS, o.prompts.extract));

@@ -1,0 +1,378 @@
+/**
+ * What a message states, as a real extractor or summarizer writes it: one
+ * short third-person sentence per sentence of the message that says
+ * something — of the speaker ("I went to a support group yesterday" →
+ * "Caroline went to a support group on 7 May 2023"), of the one spoken to
+ * ("you" → their name), of the task ("the order NW-558120 is late") — with
+ * its relative times resolved (times.ts), each with a salience read from its
+ * text alone. Questions, greetings, thanks and praise state nothing and are
+ * not statements; an interjection or a name called at the start of a
+ * sentence ("Wow,", "Thanks, Mel!") is left out of it.
+ *
+ * A hand-written reader: sentences are cut at `.`, `!`, `?` and line ends,
+ * words are looked up in small lists (function words, interjections, praise),
+ * and the fixed shapes (identifiers, e-mails, phone numbers, amounts, dates:
+ * the regular expressions of salience.ts) are found without a language
+ * model. About a microsecond per word; see docs/performance.md.
+ * @module
+ */
+import { normalize } from '../text/normalize.js';
+import type { Message } from '../types.js';
+import { shapeSpans } from './salience.js';
+import { formatDay, headerDate, resolveTimes, type Day } from './times.js';
+
+/** One thing a message states. */
+export interface Statement {
+  /** The sentence as memory writes it: third person, times resolved, no interjection. */
+  readonly text: string;
+  /** How much it tells, from its text alone (`salienceOf`). */
+  readonly salience: number;
+}
+
+/** Who speaks a message and to whom: the names a statement is written with. */
+export interface Voices {
+  /** The speaker: a name (`Caroline`) or a role (`the user`). */
+  speaker: string;
+  /** The one spoken to (`you`). */
+  listener: string;
+}
+
+/** Words that carry no fact of their own. */
+const FUNCTION_WORDS = new Set(
+  (
+    'a an the and or but nor so yet if then than that this these those there here it its it’s it\'s is are was were be been being am ' +
+    'do does did done doing have has had having will would shall should can could may might must ought to of in on at by for with ' +
+    'from into onto upon about above below over under after before since until till while during through across against among ' +
+    'between within without around as up down out off again further once all any both each few more most other some such no not ' +
+    'only own same too very just also even ever still now what which who whom whose when where why how i me my mine myself we us ' +
+    'our ours ourselves you your yours yourself yourselves he him his himself she her hers herself they them their theirs ' +
+    'themselves one ones thing things stuff lot lots bit kind sort way really actually pretty quite totally definitely ' +
+    'absolutely literally basically probably maybe perhaps much many something anything everything nothing someone anyone ' +
+    'everyone got get gets getting go goes going gone went make makes made take takes took know knew think thought feel felt ' +
+    'say said tell told see saw seen look looks looking like want wanted need needed let lets let’s let\'s im i’m i\'m ive i’ve ' +
+    'i\'ve i’d i\'d i’ll i\'ll you’re you\'re you’ve you\'ve you’d you\'d you’ll you\'ll that’s that\'s it’ll there’s there\'s ' +
+    'what’s what\'s don’t don\'t doesn’t doesn\'t didn’t didn\'t can’t can\'t won’t won\'t isn’t isn\'t wasn’t wasn\'t gonna ' +
+    'wanna gotta kinda sorta yeah yes yep no nope ok okay sure well oh ah ahh aw aww wow whoa haha hehe lol hmm um uh hey hi ' +
+    'hello bye thanks thank please sorry'
+  ).split(' '),
+);
+
+/** Words of praise and feeling that say nothing checkable on their own ("That's so cool!"). */
+const PRAISE = new Set(
+  (
+    'cool awesome amazing great good nice lovely wonderful fantastic fabulous incredible impressive beautiful gorgeous stunning ' +
+    'sweet cute fun funny glad happy proud excited exciting thrilled inspiring inspired inspirational powerful super superb ' +
+    'brilliant perfect best better love loved loving adore wish hope hoping congrats congratulations appreciate appreciated ' +
+    'grateful thankful agree agreed true totally exactly indeed sounds sound seems seem wonderful awesome keep rock rocks ' +
+    'important special meaningful interesting tough hard easy guess mean means'
+  ).split(' '),
+);
+
+/** Words that open a sentence as an interjection or a call, cut off with what follows them up to a comma, `!`, `.` or `:`. */
+const INTERJECTIONS = /^(?:(?:oh|ah|aw+|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|no|nope|ok|okay|sure|well|haha|hehe|lol|hmm|um|uh|omg|gosh|thanks|thank you|sorry|great|cool|awesome|nice|absolutely|totally|definitely|exactly|indeed|right|so|anyway|btw|by the way)\b[^,!.?:]{0,24}?[,!.:]\s*)+/i;
+
+/** A sentence a speaker says of themselves, their own, or the one spoken to. */
+const PERSONAL = /\b(?:I|I’m|I'm|I’ve|I've|I’d|I'd|I’ll|I'll|[Mm]y|[Mm]e|[Mm]yself|[Mm]ine|[Ww]e|[Oo]ur|[Uu]s|[Yy]ou|[Yy]our|[Yy]ou’re|[Yy]ou're|[Yy]ourself)\b/;
+
+/** A name called at the end of a sentence (`…, Mel!`): left out when it is the listener's. */
+const VOCATIVE_END = /,\s*(\p{Lu}\p{Ll}+)\s*([.!…]*)$/u;
+
+/** Whether `name` calls `listener` (its name or the start of it: `Mel` for Melanie). */
+const calls = (name: string, listener: string) => name.length >= 2 && listener.toLowerCase().startsWith(name.toLowerCase());
+
+/** The least salience of a statement: a sentence with less states nothing worth keeping. */
+const MIN_SALIENCE = 3;
+
+const SHAPE_WEIGHT = 8;
+const NUMBER_WEIGHT = 2;
+const NAME_WEIGHT = 4;
+/** Informative words count up to this many: a long sentence is not worth more than an identifier. */
+const MAX_WORDS = 6;
+
+/**
+ * The sentences of a text: its prose only (a fenced code block is not read),
+ * paragraphs cut at blank lines and list items, a paragraph's lines joined
+ * (a message wrapped at 80 columns is one paragraph), then cut after `.`,
+ * `!`, `?` (and `…`) followed by a space.
+ */
+function sentencesOf(text: string): string[] {
+  const out: string[] = [];
+  const prose = text.replace(/^\s*```[\s\S]*?(?:^\s*```[^\n]*$|(?![\s\S]))/gm, '\n\n');
+  for (const paragraph of prose.split(/\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)/)) {
+    const line = paragraph.replace(/^\s*(?:[-*•]|\d+[.)])\s+/, '').replace(/\s*\n\s*/g, ' ');
+    // A dot after a single capital or a short title is not an end (`Mr. Okafor`, `J. Smith`).
+    for (const s of line.split(/(?<=(?<!\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|e\.g|i\.e|[A-Z]))[.!?…]+["')\]]?)\s+/)) {
+      const t = s.trim();
+      if (t) out.push(t);
+    }
+  }
+  return out;
+}
+
+/** The parts of a sentence that each state a value of their own (`phone is 415-555-0132 and email is t@x.org`): cut at `and`, `;` and commas when every part holds a fixed-shape span. */
+function partsOf(sentence: string): string[] {
+  const parts = sentence.split(/\s*;\s*|,?\s+and\s+|,\s+/);
+  if (parts.length < 2 || !parts.every((p) => shapeSpans(p).some((x) => x.kind !== 'number'))) return [sentence];
+  return parts.map((p) => p.replace(/[.!]*$/, '.').replace(/^(\p{Ll})/u, (c) => c.toUpperCase()));
+}
+
+/** Words that only stress or soften (`really`, `so`, `just`): a note leaves them out. */
+const FILLER = /\s*\b(?:really|so|just|pretty|totally|super|actually|definitely|truly|very|quite|literally|basically|kinda|sorta|honestly|seriously|absolutely|certainly|still|even)\b(?![’'-])/gi;
+
+/** A sentence as a note writes it: fillers out, a leading `and`, `but`, `so` out. */
+function terse(sentence: string): string {
+  const t = sentence.replace(/^(?:and|but|so|also|plus|anyway|well|oh)\b,?\s*/i, '').replace(FILLER, '').replace(/\s+([,.;!])(?=\s|$)/g, '$1').trim();
+  return t.replace(/^(\p{Ll})/u, (c) => c.toUpperCase()) || sentence;
+}
+
+/** Third person: the speaker's `I`, `my`, `me` and the listener's `you`, `your` by their names; `we`, `our` by `they`, `their`. */
+function thirdPerson(sentence: string, { speaker, listener }: Voices): string {
+  const own = possessive(speaker);
+  const yours = possessive(listener);
+  return sentence
+    .replace(/\bI(?:’|')m\b|\bI am\b/g, `${speaker} is`)
+    .replace(/\bI(?:’|')ve\b/g, `${speaker} has`)
+    .replace(/\bI(?:’|')d\b/g, `${speaker} would`)
+    .replace(/\bI(?:’|')ll\b/g, `${speaker} will`)
+    .replace(/\bI (have|do|don't|don’t|was|wasn't|wasn’t)\b/g, (_, verb: string) => `${speaker} ${THIRD[verb] ?? verb}`)
+    .replace(/\bI\b/g, speaker)
+    .replace(/\b[Mm]y\b/g, own)
+    .replace(/\b(?:[Mm]e|[Mm]yself)\b/g, speaker)
+    .replace(/\b[Yy]ou(?:’|')re\b|\b[Yy]ou are\b/g, `${listener} is`)
+    .replace(/\b[Yy]ou(?:’|')ve\b/g, `${listener} has`)
+    .replace(/\b[Yy]ou(?:’|')d\b/g, `${listener} would`)
+    .replace(/\b[Yy]ou(?:’|')ll\b/g, `${listener} will`)
+    .replace(/\b[Yy]our\b/g, yours)
+    .replace(/\b(?:[Yy]ou|[Yy]ourself)\b/g, listener)
+    .replace(/\b[Ww]e(?:’|')re\b/g, 'they are')
+    .replace(/\b[Ww]e(?:’|')ve\b/g, 'they have')
+    .replace(/\b[Ww]e\b/g, 'they')
+    .replace(/\b[Oo]ur\b/g, 'their')
+    .replace(/\b[Uu]s\b/g, 'them')
+    .replace(/\b[Oo]urselves\b/g, 'themselves')
+    .replace(/^(\p{Ll})/u, (c) => c.toUpperCase());
+}
+
+const THIRD: Readonly<Record<string, string>> = { have: 'has', do: 'does', "don't": "doesn't", 'don’t': 'doesn’t', was: 'was', "wasn't": "wasn't", 'wasn’t': 'wasn’t' };
+
+/** `the user` → `The user`. */
+const upper = (s: string) => s.replace(/^(\p{Ll})/u, (c) => c.toUpperCase());
+
+const possessive = (name: string) => (name.startsWith('the ') ? `${name}’s` : `${name}'s`);
+
+/** Words of a sentence, lower case. */
+const wordsOf = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? [];
+
+/**
+ * What `text` states, in order (see the module's description). `today`:
+ * the day it was said, when the conversation has stated one.
+ */
+export function statementsOf(text: string, voices: Voices, today?: Day): readonly Statement[] {
+  const key = `${voices.speaker}\0${voices.listener}\0${today ?? ''}\0${text}`;
+  const hit = read.get(key);
+  if (hit) return hit;
+  const out = Object.freeze(readStatements(text, voices, today));
+  if (read.size >= READ_ENTRIES) read.clear();
+  read.set(key, out);
+  return out;
+}
+
+/**
+ * Texts already read, by speaker, listener, day and text: the summary
+ * policies and the fact sheet read the same messages, under every model of
+ * a run. Cleared when this many.
+ */
+const read = new Map<string, readonly Statement[]>();
+const READ_ENTRIES = 20_000;
+
+function readStatements(text: string, voices: Voices, today: Day | undefined): Statement[] {
+  const out: Statement[] = [];
+  // A line that dates the session (`DATE: 1:56 pm on 8 May, 2023`) is no sentence, nor part of the next line's.
+  const prose = text.includes('\n') ? text.split('\n').map((line) => (headerDate(line) === undefined ? line : '')).join('\n') : text;
+  for (const raw of sentencesOf(prose)) {
+    if (/\?["')\]]?$/.test(raw) || headerDate(raw) !== undefined) continue;
+    const called = raw.replace(INTERJECTIONS, '').replace(VOCATIVE_END, (all, name: string, end: string) => (calls(name, voices.listener) ? end : all)).trim();
+    // "This is Olivia Dubois" introduces the speaker.
+    const introduced = called.replace(/^(?:this is|it’s|it's|it is)\s+(?=\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)*[.!,]?$)/iu, 'I am ');
+    // The fixed shapes are read once a sentence: only one with two values can have parts.
+    const values = shapeSpans(introduced).filter((x) => x.kind !== 'number').length;
+    const parts = values > 1 ? partsOf(introduced) : [introduced];
+    for (const sentence of parts) {
+      if (!sentence || !/\p{L}/u.test(sentence)) continue;
+      // Only what a speaker says of themselves or of the one spoken to, or a sentence with an identifier, a date, an amount…
+      if (!PERSONAL.test(sentence) && !(parts.length > 1 || values > 0)) continue;
+      let written = PERSONAL.test(sentence) ? thirdPerson(terse(sentence), voices) : terse(sentence);
+      if (today !== undefined) written = upper(resolveTimes(written, today));
+      written = /[.!…]$/.test(written) ? written.replace(/!+$/, '.') : `${written}.`;
+      const salience = salienceOf(written);
+      if (salience >= MIN_SALIENCE) out.push({ text: written, salience });
+    }
+  }
+  return out;
+}
+
+/**
+ * The salience of a statement, from its text alone: each informative word
+ * (not a function word, an interjection nor praise) counts one, each
+ * identifier, e-mail, URL or path, phone number, amount, date or time three
+ * (a bare number one), each capitalised name two (the first word of the
+ * sentence only when it is not an ordinary capitalised word).
+ */
+export function salienceOf(sentence: string): number {
+  let score = 0;
+  const shapes = shapeSpans(sentence);
+  const inShape = new Set<string>();
+  for (const s of shapes) {
+    score += s.kind === 'number' ? NUMBER_WEIGHT : SHAPE_WEIGHT;
+    for (const w of wordsOf(s.text)) inShape.add(w);
+  }
+  let words = 0;
+  const tokens = sentence.match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? [];
+  tokens.forEach((token, i) => {
+    const w = token.toLowerCase();
+    if (inShape.has(w) || FUNCTION_WORDS.has(w) || PRAISE.has(w)) return;
+    // A capitalised word inside the sentence is a name; the first word is one only when it is not a common word.
+    if (/^\p{Lu}/u.test(token) && (i > 0 || !/^\p{Lu}\p{Ll}+$/u.test(token)) && token !== 'I') score += NAME_WEIGHT;
+    else words++;
+  });
+  return score + Math.min(words, MAX_WORDS);
+}
+
+/** The informative words of a statement that are not part of a fixed-shape span, the kinds of its spans and its labels: what `sameFact` compares. */
+function gist(text: string): Gist {
+  let g = gists.get(text);
+  if (!g) {
+    g = readGist(text);
+    if (gists.size >= GISTS) gists.clear();
+    gists.set(text, g);
+  }
+  return g;
+}
+
+/** Gists already read, by text (a sheet compares each new statement with every entry); cleared when this many. */
+const gists = new Map<string, Gist>();
+const GISTS = 10_000;
+
+function readGist(text: string): Gist {
+  const spans = shapeSpans(text);
+  const shapes = spans.filter((x) => x.kind !== 'number');
+  const inShape = new Set(shapes.flatMap((x) => wordsOf(x.text)));
+  const words = new Set(wordsOf(text).filter((w) => !inShape.has(w) && !FUNCTION_WORDS.has(w) && !PRAISE.has(w) && !/^\d/.test(w)));
+  const letters = wordsOf(text).filter((w) => w.length === 1 && !FUNCTION_WORDS.has(w) && !inShape.has(w));
+  const labels = [...new Set([...spans.filter((x) => x.kind === 'number').map((x) => x.text), ...letters])].sort().join(' ');
+  return { words, kinds: [...new Set(shapes.map((x) => x.kind))].sort().join(' '), labels };
+}
+
+/** What `sameFact` compares of a statement. */
+interface Gist {
+  words: Set<string>;
+  kinds: string;
+  /** Its bare numbers and single letters, sorted: with a span of a fixed shape, they tell which one it is (`code 1`, `code 2`, `fact B`). */
+  labels: string;
+}
+
+/**
+ * Whether statement `later` restates the fact of `earlier`, so that it
+ * replaces it, as a real extractor updates a fact rather than adding its new
+ * value beside the old one: both hold spans of the same kinds (an e-mail, an
+ * identifier…), the same bare numbers and single letters (which tell `code 1`
+ * from `code 2`, `fact A` from `fact B`),
+ * and half of their other informative words are shared ("The
+ * user's email is a@x.org" → "The user's new email is b@y.org"), or, with no
+ * such span, two thirds are ("For damaged items a photo helps them file it
+ * with the carrier" → "… with the courier").
+ */
+export function sameFact(earlier: string, later: string): boolean {
+  const a = gist(earlier);
+  const b = gist(later);
+  if (a.kinds !== b.kinds || !a.words.size || !b.words.size) return false;
+  // "The user's code 1 is K1-100" and "… code 2 is K2-107" are two facts, as are "fact A: /x" and "fact B: /y".
+  if (a.kinds && a.labels !== b.labels) return false;
+  let shared = 0;
+  for (const w of a.words) if (b.words.has(w)) shared++;
+  const jaccard = shared / (a.words.size + b.words.size - shared);
+  return jaccard >= (a.kinds ? 0.5 : 2 / 3);
+}
+
+/** A statement as upkeep reads it from a conversation's messages: its key (normalized text), text, salience and turn. */
+export interface ReadStatement extends Statement {
+  /** The text normalized (lower case, whitespace collapsed): one entry per key in a summary or a sheet. */
+  readonly key: string;
+  readonly turn: number | undefined;
+}
+
+/** Tool output lines worth a statement: one holding an error or a fixed-shape span. */
+const ERROR_LINE = /\b(?:error|exception|fail(?:ed|ure|s)?|traceback|not found|denied|refused|timeout|timed out|warning)\b/i;
+
+/** The most statements a tool result gives, and the most characters of each line kept. */
+const RESULT_LINES = 2;
+const LINE_CHARS = 120;
+
+/** Characters kept before the error or span a long line was kept for. */
+const LEAD_CHARS = 40;
+
+/** At most LINE_CHARS of a tool's result line, holding what it was kept for: its first error word or fixed-shape span, however far in. */
+function excerpt(line: string): string {
+  if (line.length <= LINE_CHARS) return line;
+  const span = shapeSpans(line).find((x) => x.kind !== 'number');
+  const at = Math.min(span ? line.indexOf(span.text) : Infinity, ERROR_LINE.exec(line)?.index ?? Infinity);
+  const start = Number.isFinite(at) && at > LINE_CHARS - LEAD_CHARS ? at - LEAD_CHARS : 0;
+  return `${start ? '…' : ''}${line.slice(start, start + LINE_CHARS)}${start + LINE_CHARS < line.length ? '…' : ''}`;
+}
+
+/**
+ * What simulated upkeep reads in `messages` (oldest first): the statements
+ * of each message (`statementsOf`: the user and the assistant by their
+ * `name`, else as `the user` and `the assistant`), and of an agent's work,
+ * one statement per tool call (`the assistant called read_file with
+ * src/app.ts`) and up to two per tool result (its lines with an error or a
+ * fixed-shape span: `read_file returned: …`). `today`: the day the
+ * conversation last stated before these messages. A statement made again in
+ * the same turn is read once, in another turn again. A message that states one
+ * on a line of its own (a session's header) moves it on, and with `dates`
+ * is a statement of its own (`On 8 May 2023, Caroline and Melanie talked.`,
+ * as a summary tells when each part happened). Returns the statements and
+ * the day after the last message.
+ */
+export function statementsIn(messages: readonly Message[], today: Day | undefined, options: { dates?: boolean } = {}): { statements: ReadStatement[]; today: Day | undefined } {
+  const user = messages.find((m) => m.role === 'user')?.name ?? 'the user';
+  const assistant = messages.find((m) => m.role === 'assistant')?.name ?? 'the assistant';
+  const calls = new Map<string, string>();
+  const statements: ReadStatement[] = [];
+  const add = (text: string, salience: number, turn: number | undefined) => {
+    const key = normalize(text);
+    // Read once per turn: a summary counts the turns that stated it.
+    if (!statements.some((s) => s.key === key && s.turn === turn)) statements.push({ key, text, salience, turn });
+  };
+  for (const m of messages) {
+    const day = headerDate(m.content);
+    if (day !== undefined) {
+      today = day;
+      if (options.dates) {
+        const text = `On ${formatDay(day)}, ${user} and ${assistant} talked.`;
+        add(text, salienceOf(text), m.turn);
+      }
+    }
+    if (m.role === 'tool') {
+      const name = calls.get(m.toolCallId ?? '') ?? 'a tool';
+      let n = 0;
+      for (const line of m.content.split('\n')) {
+        const t = line.trim();
+        if (!t || !(ERROR_LINE.test(t) || shapeSpans(t).some((s) => s.kind !== 'number'))) continue;
+        const text = `${name} returned: ${excerpt(t)}`;
+        add(text, salienceOf(text), m.turn);
+        if (++n === RESULT_LINES) break;
+      }
+      continue;
+    }
+    const voices = m.role === 'user' ? { speaker: user, listener: assistant } : { speaker: assistant, listener: user };
+    for (const s of statementsOf(m.content, voices, today)) add(s.text, s.salience, m.turn);
+    for (const c of m.toolCalls ?? []) {
+      calls.set(c.id, c.name);
+      const args = shapeSpans(c.arguments).filter((s) => s.kind !== 'number').map((s) => s.text).slice(0, 3);
+      const text = `${upper(assistant)} called ${c.name}${args.length ? ` with ${args.join(', ')}` : ''}.`;
+      add(text, salienceOf(text), m.turn);
+    }
+  }
+  return { statements, today };
+}
