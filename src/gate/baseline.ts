@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { CtxsimError } from '../errors.js';
+import { readInputText, unreadableReason } from '../process.js';
 import { MONEY_DECIMALS, usd } from '../records/format.js';
 import type { Conversation } from '../types.js';
 import type { ColumnSpec, ValueOf } from '../records/columns.js';
@@ -145,9 +145,9 @@ export function baselineJson(b: Baseline): string {
 export function readBaseline(file: string, shown = file): Baseline {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputText(file, { shown });
   } catch (e) {
-    throw new CtxsimError(`${shown}: cannot read baseline (${(e as NodeJS.ErrnoException).code ?? e})`, 'input');
+    throw new CtxsimError(`${shown}: ${unreadableReason(e, 'baseline')}`, 'input');
   }
   let b: Partial<Baseline>;
   try {

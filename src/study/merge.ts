@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { byPolicy } from '../engine/summary.js';
 import { CtxsimError } from '../errors.js';
@@ -6,6 +6,7 @@ import { lostProbes } from '../records/digest.js';
 import { mergeShards, readShard } from '../gate/shard.js';
 import { resultsMeta, type SinkOutcome, type StudySink } from './pipeline.js';
 import { displayPath } from './package.js';
+import { readInputText, unreadableReason } from '../process.js';
 
 /** The shard files a path names: the file itself, or every `shard-K-of-N.json` in the folder, sorted. */
 function shardFiles(path: string): string[] {
@@ -22,6 +23,15 @@ function shardFiles(path: string): string[] {
     .map((f) => join(path, f));
 }
 
+/** A shard file's text, read as every input is (a regular file, its size bounded); one that cannot be is an input error naming it. */
+function shardText(path: string, shown: string): string {
+  try {
+    return readInputText(path, { shown });
+  } catch (e) {
+    throw new CtxsimError(`${shown}: ${unreadableReason(e, 'shard file')}`, 'input');
+  }
+}
+
 /**
  * Combines the shard files of a `--shard K/N` run (files, or folders holding
  * them) into `sink`, as the unsharded run would have given it its records:
@@ -30,7 +40,7 @@ function shardFiles(path: string): string[] {
 export async function mergeShardFiles<R>(paths: readonly string[], sink: StudySink<R>): Promise<SinkOutcome<R> & { shards: number }> {
   try {
     const files = paths.flatMap(shardFiles);
-    const shards = files.map((f) => ({ file: displayPath(f), shard: readShard(displayPath(f), readFileSync(f, 'utf8')) }));
+    const shards = files.map((f) => ({ file: displayPath(f), shard: readShard(displayPath(f), shardText(f, displayPath(f))) }));
     const { results, info, study: fingerprint } = mergeShards(shards);
     const { turns, probes, summary, violations } = results;
     sink.add({ kind: 'records', turns, probes, summary, violations }, 0);

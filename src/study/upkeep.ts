@@ -1,4 +1,4 @@
-import { eachLine } from '../process.js';
+import { eachLine, InputFileError } from '../process.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { CtxsimError, UsageError } from '../errors.js';
@@ -305,8 +305,9 @@ function readRecording(path: string, display: (path: string) => string): { casse
 function readCassette(path: string, file: string): Cassette {
   const parser = Cassette.parser(file);
   try {
-    eachLine(path, parser.line);
+    eachLine(path, parser.line, { shown: file });
   } catch (e) {
+    if (e instanceof InputFileError) throw new UsageError(`upkeep cassette ${e.message}`);
     throw new UsageError(`cannot read upkeep cassette ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
   }
   return parser.done();

@@ -1,4 +1,4 @@
-import { isAlias, isMap, isNode, isPair, isScalar, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
+import { Composer, CST, isAlias, isMap, isNode, isPair, isScalar, Lexer, LineCounter, Parser, visit, YAMLParseError, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { ScenarioError, type Problem } from '../errors.js';
 
@@ -30,13 +30,15 @@ export class SourceDoc {
 
   /** Parses YAML (JSON is read by the same parser, so positions work for both). */
   static parse(file: string, text: string): SourceDoc {
+    if (text.length > MAX_DOC_CHARS) throw new DocTooLarge({ file, path: '', message: `is too large to parse (${(text.length / 1e6).toFixed(1)} MB of text; at most ${MAX_DOC_CHARS / 1e6} MB)` });
     const lines = new LineCounter();
-    // The parser's own unique-key check compares every key with every other: duplicateKeys does it in one pass.
-    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false });
     const at = (offset: number, message: string): Problem => {
       const pos = lines.linePos(offset);
       return { file, line: pos.line, column: pos.col, path: '', message };
     };
+    const doc = parseBounded(text, lines, (offset) => {
+      throw new DocTooLarge(at(offset, `too many values to parse (over ${MAX_DOC_TOKENS.toLocaleString('en-US')} values and indicators by here)`));
+    });
     const syntax = [...doc.errors.map((e) => ({ offset: e.pos[0], message: firstLine(e.message) })), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
     if (syntax.length) throw new ScenarioError(syntax.map((e) => at(e.offset, e.message)));
     const problems = aliasProblems(doc).map((p) => at(p.offset, p.message));
@@ -114,6 +116,63 @@ const MAX_UNKNOWN_KEYS = 20;
 
 /** How many alias expansions a file may make (the `yaml` package's guard against alias bombs). */
 const MAX_ALIAS_COUNT = 1000;
+
+/**
+ * The longest text `SourceDoc.parse` takes: 64 million characters (64 MB of ASCII). A parsed document costs
+ * many times its text (measured on a 4 GB heap: a 100 MB double-quoted scalar
+ * took 3.3 GB, 20 MB of `[0,0,…]` ran the heap out and aborted the process),
+ * so the bound sits where the costliest text stays well within the heap.
+ */
+export const MAX_DOC_CHARS = 64_000_000;
+
+/**
+ * The most values and indicators (scalars, `-`, `:`, `,`, `{`, `[`, anchors,
+ * aliases, tags) `SourceDoc.parse` takes: each costs the parser 300–900
+ * bytes (4 MB of `[0,0,…]`, 4.2 million of them, took 1.9 GB). Counted as
+ * the text is parsed, so a document past it is refused before its cost is
+ * paid. A 10,000-turn scenario has about 100,000; LiteLLM's whole price
+ * table about 200,000.
+ */
+export const MAX_DOC_TOKENS = 2_000_000;
+
+/** A document too large to parse: a problem of its file (`SourceDoc.parse`), which a reader that only wants positions can do without. */
+export class DocTooLarge extends ScenarioError {
+  constructor(problem: Problem) {
+    super([problem]);
+  }
+}
+
+/** The lexical tokens counted against `MAX_DOC_TOKENS` (spaces, newlines, comments and the ends of flow collections are not). */
+const COUNTED: ReadonlySet<string> = new Set(['scalar', 'single-quoted-scalar', 'double-quoted-scalar', 'block-scalar-header', 'flow-map-start', 'flow-seq-start', 'seq-item-ind', 'explicit-key-ind', 'map-value-ind', 'comma', 'anchor', 'alias', 'tag']);
+
+/**
+ * Parses one YAML document as `parseDocument` of the yaml package does
+ * (a second document is an error), counting its tokens as they are lexed:
+ * past `MAX_DOC_TOKENS`, `tooMany` is called with the offset reached (and
+ * must throw). The parser's own unique-key check compares every key with
+ * every other: duplicateKeys does it in one pass.
+ */
+function parseBounded(text: string, lines: LineCounter, tooMany: (offset: number) => never): Document.Parsed {
+  const parser = new Parser(lines.addNewLine);
+  function* tokens(): Generator<CST.Token> {
+    lines.addNewLine(0);
+    let n = 0;
+    for (const lexeme of new Lexer().lex(text)) {
+      if (COUNTED.has(CST.tokenType(lexeme) ?? '') && ++n > MAX_DOC_TOKENS) tooMany(parser.offset);
+      yield* parser.next(lexeme);
+    }
+    yield* parser.end();
+  }
+  let doc: Document.Parsed | undefined;
+  for (const next of new Composer({ prettyErrors: false, uniqueKeys: false }).compose(tokens(), true, text.length)) {
+    if (doc) {
+      doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      break;
+    }
+    doc = next;
+  }
+  return doc!;
+}
 
 /**
  * Aliases that cannot become a plain value: one naming no anchor before it,

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
-import { SourceDoc, type DocPath } from '../../text/document.js';
+import { InputFileError, readInputText } from '../../process.js';
+import { DocTooLarge, formatPath, SourceDoc, type DocPath } from '../../text/document.js';
 
 /**
  * A dataset or side file that cannot be read. `filePath` (absolute) lets a
@@ -12,8 +12,10 @@ export class UnreadableFile extends ScenarioError {
     readonly filePath: string,
     file: string,
     reason: string,
+    /** `reason` is the whole message (`is a FIFO, not a regular file`), not a system error's code. */
+    whole = false,
   ) {
-    super([{ file, path: '', message: `cannot read file (${reason})` }]);
+    super([{ file, path: '', message: whole ? reason : `cannot read file (${reason})` }]);
   }
 }
 
@@ -25,8 +27,9 @@ export class UnreadableFile extends ScenarioError {
 export function readText(path: string, file: string): string {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readInputText(path, { shown: file });
   } catch (e) {
+    if (e instanceof InputFileError) throw new UnreadableFile(path, file, e.reason, true);
     throw new UnreadableFile(path, file, String((e as NodeJS.ErrnoException).code ?? e));
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -227,7 +230,7 @@ function lineCol(text: string, offset: number): { line: number; column: number }
  * positions — only when a problem needs one.
  */
 export class JsonSource {
-  private doc: SourceDoc | undefined;
+  private doc: SourceDoc | null | undefined;
 
   constructor(
     readonly file: string,
@@ -235,23 +238,35 @@ export class JsonSource {
     private readonly line = 1,
   ) {}
 
-  /** The problem at a path of the value: positioned at its node, or at the nearest parent that exists. */
+  /** The problem at a path of the value: positioned at its node, or at the nearest parent that exists (with no position, in a text too large to parse again). */
   problem(path: DocPath, message: string): Problem {
-    return this.placed(this.parsed().problem(path, message));
+    const doc = this.parsed();
+    return doc ? this.placed(doc.problem(path, message)) : { file: this.file, path: formatPath(path), message };
   }
 
   /** Checks the value at `path` against the shape an importer expects; positioned problems go to `out`. */
   check<T>(schema: z.ZodType<T>, value: unknown, path: DocPath, out: Problem[]): T | undefined {
     const ok = SourceDoc.fromValue(this.file, value).check(schema, value, path, []);
     if (ok !== undefined) return ok;
+    const doc = this.parsed();
+    if (!doc) return SourceDoc.fromValue(this.file, value).check(schema, value, path, out);
     const found: Problem[] = [];
-    this.parsed().check(schema, value, path, found);
+    doc.check(schema, value, path, found);
     for (const p of found) out.push(this.placed(p));
     return undefined;
   }
 
-  private parsed(): SourceDoc {
-    return (this.doc ??= SourceDoc.parse(this.file, this.text));
+  /** The text parsed again with positions, or undefined when it is too large to be (its problems then have none). */
+  private parsed(): SourceDoc | undefined {
+    if (this.doc === undefined) {
+      try {
+        this.doc = SourceDoc.parse(this.file, this.text);
+      } catch (e) {
+        if (!(e instanceof DocTooLarge)) throw e;
+        this.doc = null;
+      }
+    }
+    return this.doc ?? undefined;
   }
 
   private placed(p: Problem): Problem {
