@@ -59,7 +59,7 @@ function homeFolder(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string {
     system = undefined;
   }
   if (system && path.isAbsolute(system)) return system;
-  throw new CtxsimError(`no home folder: ${variable} ${given ? `is not an absolute path (${given})` : 'is not set'} and the system names none`, 'no-home');
+  throw new CtxsimError(`${variable} ${given ? `is not an absolute path (${given})` : 'is not set'} and the system names no home folder`, 'no-home');
 }
 
 /** Whether process `pid` is alive on this machine (a process of another user counts). */
@@ -202,9 +202,38 @@ export function readInputFile(file: string, opts: InputOptions & { maxBytes?: nu
   }
 }
 
-/** `readInputFile` as UTF-8 text. */
-export function readInputText(file: string, opts: InputOptions & { maxBytes?: number } = {}): string {
-  return readInputFile(file, opts).toString('utf8');
+/**
+ * The most `{`, `[` and `,` a file read for `JSON.parse` may hold (`json:
+ * true`): 40 million. Parsing costs up to about 45 bytes of heap for each
+ * (100 MB of `[{},{},…]`, 66 million of them, took 2.9 GB, and past the
+ * heap the process aborts), so the bound keeps the costliest file within
+ * 2 GB; a dataset of text has one in 20 to 50 bytes, so a file within
+ * `MAX_INPUT_BYTES` stays well within it. Counted in strings too: an
+ * overcount only makes the bound safer.
+ */
+export const MAX_JSON_MARKS = 40_000_000;
+
+/**
+ * `readInputFile` as UTF-8 text. With `json: true`, a file with more than
+ * `MAX_JSON_MARKS` of `{`, `[` and `,` is refused before it is parsed.
+ */
+export function readInputText(file: string, opts: InputOptions & { maxBytes?: number; json?: boolean } = {}): string {
+  const buf = readInputFile(file, opts);
+  if (opts.json && marksOver(buf, MAX_JSON_MARKS)) {
+    throw new InputFileError(opts.shown ?? file, `holds too many JSON values to parse (over ${MAX_JSON_MARKS.toLocaleString('en-US')} of \`{\`, \`[\` and \`,\`)`);
+  }
+  return buf.toString('utf8');
+}
+
+/** Whether `buf` holds more than `max` bytes `{`, `[` or `,`. */
+function marksOver(buf: Buffer, max: number): boolean {
+  if (buf.length <= max) return false;
+  let n = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i];
+    if ((b === 0x2c || b === 0x7b || b === 0x5b) && ++n > max) return true;
+  }
+  return false;
 }
 
 /**

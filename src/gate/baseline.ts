@@ -145,7 +145,7 @@ export function baselineJson(b: Baseline): string {
 export function readBaseline(file: string, shown = file): Baseline {
   let text: string;
   try {
-    text = readInputText(file, { shown });
+    text = readInputText(file, { shown, json: true });
   } catch (e) {
     throw new CtxsimError(`${shown}: ${unreadableReason(e, 'baseline')}`, 'input');
   }

@@ -26,7 +26,7 @@ function shardFiles(path: string): string[] {
 /** A shard file's text, read as every input is (a regular file, its size bounded); one that cannot be is an input error naming it. */
 function shardText(path: string, shown: string): string {
   try {
-    return readInputText(path, { shown });
+    return readInputText(path, { shown, json: true });
   } catch (e) {
     throw new CtxsimError(`${shown}: ${unreadableReason(e, 'shard file')}`, 'input');
   }

@@ -28,16 +28,21 @@ export class SourceDoc {
     return new SourceDoc(file, undefined, undefined, value);
   }
 
-  /** Parses YAML (JSON is read by the same parser, so positions work for both). */
-  static parse(file: string, text: string): SourceDoc {
+  /**
+   * Parses YAML (JSON is read by the same parser, so positions work for
+   * both). A text over `MAX_DOC_CHARS`, or with more than `maxTokens`
+   * values and indicators (`MAX_DOC_TOKENS`; a test gives fewer), is a
+   * `DocTooLarge` problem, refused before its cost is paid.
+   */
+  static parse(file: string, text: string, maxTokens = MAX_DOC_TOKENS): SourceDoc {
     if (text.length > MAX_DOC_CHARS) throw new DocTooLarge({ file, path: '', message: `is too large to parse (${(text.length / 1e6).toFixed(1)} MB of text; at most ${MAX_DOC_CHARS / 1e6} MB)` });
     const lines = new LineCounter();
     const at = (offset: number, message: string): Problem => {
       const pos = lines.linePos(offset);
       return { file, line: pos.line, column: pos.col, path: '', message };
     };
-    const doc = parseBounded(text, lines, (offset) => {
-      throw new DocTooLarge(at(offset, `too many values to parse (over ${MAX_DOC_TOKENS.toLocaleString('en-US')} values and indicators by here)`));
+    const doc = parseBounded(text, lines, maxTokens, (offset) => {
+      throw new DocTooLarge(at(offset, `too many values to parse (over ${maxTokens.toLocaleString('en-US')} values and indicators by here)`));
     });
     const syntax = [...doc.errors.map((e) => ({ offset: e.pos[0], message: firstLine(e.message) })), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
     if (syntax.length) throw new ScenarioError(syntax.map((e) => at(e.offset, e.message)));
@@ -148,17 +153,17 @@ const COUNTED: ReadonlySet<string> = new Set(['scalar', 'single-quoted-scalar', 
 /**
  * Parses one YAML document as `parseDocument` of the yaml package does
  * (a second document is an error), counting its tokens as they are lexed:
- * past `MAX_DOC_TOKENS`, `tooMany` is called with the offset reached (and
+ * past `maxTokens`, `tooMany` is called with the offset reached (and
  * must throw). The parser's own unique-key check compares every key with
  * every other: duplicateKeys does it in one pass.
  */
-function parseBounded(text: string, lines: LineCounter, tooMany: (offset: number) => never): Document.Parsed {
+function parseBounded(text: string, lines: LineCounter, maxTokens: number, tooMany: (offset: number) => never): Document.Parsed {
   const parser = new Parser(lines.addNewLine);
   function* tokens(): Generator<CST.Token> {
     lines.addNewLine(0);
     let n = 0;
     for (const lexeme of new Lexer().lex(text)) {
-      if (COUNTED.has(CST.tokenType(lexeme) ?? '') && ++n > MAX_DOC_TOKENS) tooMany(parser.offset);
+      if (COUNTED.has(CST.tokenType(lexeme) ?? '') && ++n > maxTokens) tooMany(parser.offset);
       yield* parser.next(lexeme);
     }
     yield* parser.end();

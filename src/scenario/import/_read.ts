@@ -27,7 +27,7 @@ export class UnreadableFile extends ScenarioError {
 export function readText(path: string, file: string): string {
   let text: string;
   try {
-    text = readInputText(path, { shown: file });
+    text = readInputText(path, { shown: file, json: true });
   } catch (e) {
     if (e instanceof InputFileError) throw new UnreadableFile(path, file, e.reason, true);
     throw new UnreadableFile(path, file, String((e as NodeJS.ErrnoException).code ?? e));
