@@ -11,21 +11,29 @@ import { STAGING_PREFIX } from '../src/study/files.js';
  *
  * A run that names no cache folder uses `$CTXSIM_CACHE_DIR`: the suite's is
  * a temp folder of its own, removed at the end, so no test writes a cache
- * into the working tree or reads one an earlier run left there.
+ * into the working tree or reads one an earlier run left there. A test that
+ * clears the variable (or a child it starts without it) gets the user's
+ * folders: `$XDG_CACHE_HOME` and `$XDG_STATE_HOME` name temp folders too,
+ * so no test writes into the real ones.
  */
 const ours = () => new Set(readdirSync(tmpdir()).filter((f) => f.startsWith('ctxsim-') || f.startsWith(STAGING_PREFIX)));
 
 let before = new Set<string>();
 let cache = '';
+let home = '';
 
 export function setup(): void {
   before = ours();
   cache = mkdtempSync(join(tmpdir(), 'ctxsim-suite-cache-'));
   process.env.CTXSIM_CACHE_DIR = cache;
+  home = mkdtempSync(join(tmpdir(), 'ctxsim-suite-home-'));
+  process.env.XDG_CACHE_HOME = join(home, 'cache');
+  process.env.XDG_STATE_HOME = join(home, 'state');
 }
 
 export function teardown(): void {
   rmSync(cache, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
   const left = [...ours()].filter((f) => !before.has(f));
   if (!left.length) return;
   process.exitCode = 1;
