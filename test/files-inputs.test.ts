@@ -220,7 +220,7 @@ describe('sizes', () => {
     expect(() => SourceDoc.parse('many.yaml', `[${'0,'.repeat(100)}0]`, 100)).toThrow(DocTooLarge);
     expect(() => SourceDoc.parse('many.yaml', `id: x\nturns: [${'0,'.repeat(100)}0]`, 100)).toThrow('many.yaml:2:103: too many values to parse (over 100 values and indicators by here)');
     expect(SourceDoc.parse('few.yaml', `[${'0,'.repeat(49)}0]`, 100).value).toHaveLength(50);
-    expect(() => SourceDoc.parse('long.yaml', `"${'a'.repeat(64_000_000)}"`)).toThrow('long.yaml: is too large to parse (64.0 MB of text; at most 64 MB)');
+    expect(() => SourceDoc.parse('long.yaml', `"${'a'.repeat(32_000_000)}"`)).toThrow('long.yaml: is too large to parse (32.0 MB of text; at most 32 MB)');
   });
 });
 

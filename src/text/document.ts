@@ -123,22 +123,24 @@ const MAX_UNKNOWN_KEYS = 20;
 const MAX_ALIAS_COUNT = 1000;
 
 /**
- * The longest text `SourceDoc.parse` takes: 64 million characters (64 MB of ASCII). A parsed document costs
- * many times its text (measured on a 4 GB heap: a 100 MB double-quoted scalar
- * took 3.3 GB, 20 MB of `[0,0,…]` ran the heap out and aborted the process),
- * so the bound sits where the costliest text stays well within the heap.
+ * The longest text `SourceDoc.parse` takes: 32 million characters (32 MB of
+ * ASCII). A parsed document costs many times its text (measured with Node's
+ * 4 GB default heap: a 60 MB double-quoted scalar peaked at 3.2 GB, a 100 MB
+ * one at 3.5 GB; 20 MB of `[0,0,…]` ran the heap out and aborted the
+ * process), so the bound sits where the costliest text stays within 2 GB.
  */
-export const MAX_DOC_CHARS = 64_000_000;
+export const MAX_DOC_CHARS = 32_000_000;
 
 /**
  * The most values and indicators (scalars, `-`, `:`, `,`, `{`, `[`, anchors,
- * aliases, tags) `SourceDoc.parse` takes: each costs the parser 300–900
- * bytes (4 MB of `[0,0,…]`, 4.2 million of them, took 1.9 GB). Counted as
- * the text is parsed, so a document past it is refused before its cost is
- * paid. A 10,000-turn scenario has about 100,000; LiteLLM's whole price
- * table about 200,000.
+ * aliases, tags) `SourceDoc.parse` takes: each costs the parse up to about a
+ * kilobyte (a document of a million `0,` peaked at 1.0 GB; 4 MB of
+ * `[0,0,…]`, 4.2 million of them, took 1.9 GB of heap). Counted as the
+ * text is parsed, so a document past it is refused before its cost is paid
+ * (10 MB of `[0,0,…]`: refused at 0.3 GB). A 10,000-turn scenario has about
+ * 110,000; LiteLLM's whole price table 136,000.
  */
-export const MAX_DOC_TOKENS = 2_000_000;
+export const MAX_DOC_TOKENS = 1_000_000;
 
 /** A document too large to parse: a problem of its file (`SourceDoc.parse`), which a reader that only wants positions can do without. */
 export class DocTooLarge extends ScenarioError {
