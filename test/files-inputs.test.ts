@@ -16,6 +16,7 @@ import { loadScenarios, loadStudy } from '../src/study/study.js';
 import { DocTooLarge, SourceDoc } from '../src/text/document.js';
 import { Cassette } from '../src/upkeep/cassette.js';
 import { Journal } from '../src/upkeep/journal.js';
+import { defaultUpkeep, studyUpkeep } from '../src/study/upkeep.js';
 import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
@@ -96,6 +97,12 @@ const READERS: { kind: string; name: string; read: (path: string) => unknown; li
   // A folder given to merge is a folder of shards: the special file is found in its folder.
   { kind: 'shard', name: 'shard-1-of-2.json', read: (p) => mergeShardFiles([p === ZERO ? p : dirname(p)], memorySink()), line: (p, is) => `${displayPath(p)}: ${is}` },
   { kind: 'policy module', name: 'policy.mjs', read: (p) => loadPolicyModule(p, 'shown'), line: (_p, is) => `policy module shown: ${is}` },
+  {
+    kind: 'upkeep cassette (replay)',
+    name: 'upkeep.cassette.jsonl',
+    read: (p) => studyUpkeep({ upkeepSource: { ...defaultUpkeep(ROOT), mode: 'replay', cassette: p }, policies: [], seed: 1, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' }, [], () => 'shown'),
+    line: (_p, is) => `upkeep cassette shown: ${is}`,
+  },
   {
     kind: 'recording journal',
     name: 'upkeep.cassette.jsonl.journal',
