@@ -1,9 +1,11 @@
-import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, rmdirSync, statSync, type Stats } from 'node:fs';
+import { constants as bufferConstants } from 'node:buffer';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join, posix, resolve, win32 } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
+import { CtxsimError } from './errors.js';
 
 /** ctxsim's own folder, where it is installed: above `dist/` (or `src/`), with its package.json and shipped scenarios. */
 export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -16,22 +18,48 @@ export function ctxsimVersion(): string {
   return version;
 }
 
+/** What ctxsim keeps for a user, outside every project: `cache` (the cache folder), `state` (what it remembers between runs). */
+export type UserFolderKind = 'cache' | 'state';
+
 /**
- * The user's own folder for ctxsim's `cache` (what can be made again) or
- * `state` (what a run keeps between runs, such as the key that signs its
- * staging folders), outside any project: `$XDG_CACHE_HOME/ctxsim` or
- * `$XDG_STATE_HOME/ctxsim` (else `~/.cache/ctxsim`, `~/.local/state/ctxsim`);
- * on macOS `~/Library/Caches/ctxsim` and `~/Library/Application
- * Support/ctxsim`; on Windows `%LOCALAPPDATA%\ctxsim\Cache` and `…\State`.
- * Only an absolute `XDG_*` is taken, as the XDG specification says.
+ * The folder ctxsim keeps a kind of its own files in for this user, outside
+ * every project: `$XDG_CACHE_HOME/ctxsim` (`$XDG_STATE_HOME/ctxsim`) when
+ * the variable names an absolute path, on any system; else the system's
+ * place — on Linux and other Unixes `~/.cache/ctxsim` (`~/.local/state/ctxsim`),
+ * on macOS `~/Library/Caches/ctxsim` (`~/Library/Application Support/ctxsim`),
+ * on Windows `%LOCALAPPDATA%\ctxsim\Cache` (`…\State`). Only named: the
+ * folder is not made here. Throws a `CtxsimError` (code `no-home`) when no
+ * home folder can be found. `env` and `platform` are the process's unless
+ * given (for tests).
  */
-export function userFolder(kind: 'cache' | 'state', env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
-  const home = env.HOME || homedir();
-  if (platform === 'win32') return join(env.LOCALAPPDATA || join(home, 'AppData', 'Local'), 'ctxsim', kind === 'cache' ? 'Cache' : 'State');
-  if (platform === 'darwin') return join(home, 'Library', kind === 'cache' ? 'Caches' : 'Application Support', 'ctxsim');
-  const xdg = kind === 'cache' ? env.XDG_CACHE_HOME : env.XDG_STATE_HOME;
-  if (xdg && isAbsolute(xdg)) return join(xdg, 'ctxsim');
-  return kind === 'cache' ? join(home, '.cache', 'ctxsim') : join(home, '.local', 'state', 'ctxsim');
+export function userFolder(kind: UserFolderKind, env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+  const path = platform === 'win32' ? win32 : posix;
+  const xdg = env[kind === 'cache' ? 'XDG_CACHE_HOME' : 'XDG_STATE_HOME'];
+  if (xdg && path.isAbsolute(xdg)) return path.join(xdg, 'ctxsim');
+  if (platform === 'win32') {
+    const local = env.LOCALAPPDATA && path.isAbsolute(env.LOCALAPPDATA) ? env.LOCALAPPDATA : path.join(homeFolder(env, platform), 'AppData', 'Local');
+    return path.join(local, 'ctxsim', kind === 'cache' ? 'Cache' : 'State');
+  }
+  const home = homeFolder(env, platform);
+  if (platform === 'darwin') return path.join(home, 'Library', kind === 'cache' ? 'Caches' : 'Application Support', 'ctxsim');
+  return kind === 'cache' ? path.join(home, '.cache', 'ctxsim') : path.join(home, '.local', 'state', 'ctxsim');
+}
+
+/** The user's home folder: `$HOME` (`%USERPROFILE%` on Windows), else the system's record of the user; absolute, or a `no-home` error. */
+function homeFolder(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string {
+  const path = platform === 'win32' ? win32 : posix;
+  const variable = platform === 'win32' ? 'USERPROFILE' : 'HOME';
+  const given = env[variable];
+  if (given && path.isAbsolute(given)) return given;
+  let system: string | undefined;
+  try {
+    // $HOME first, then the password database: only when the environment is the process's.
+    system = env === process.env ? homedir() : undefined;
+  } catch {
+    system = undefined;
+  }
+  if (system && path.isAbsolute(system)) return system;
+  throw new CtxsimError(`${variable} ${given ? `is not an absolute path (${given})` : 'is not set'} and the system names no home folder`, 'no-home');
 }
 
 /** Whether process `pid` is alive on this machine (a process of another user counts). */
@@ -47,32 +75,179 @@ export function alive(pid: number): boolean {
 }
 
 /** What is where a file should be, when it is not a regular file: `a FIFO`, `a folder`, … (undefined for a file). */
-function fileKind(st: Stats): string | undefined {
+export function fileKind(st: Stats): string | undefined {
   if (st.isFile()) return undefined;
   if (st.isFIFO()) return 'a FIFO';
   if (st.isDirectory()) return 'a folder';
   if (st.isSocket()) return 'a socket';
   if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSymbolicLink()) return 'a symbolic link';
   return 'something else';
 }
 
 /**
- * A cache file's bytes, read safely; never throws. It is opened without
- * blocking and checked before it is read: a FIFO or a device in its place is
- * never read (a FIFO would wait forever).
+ * The most bytes an input file read whole may have: V8's longest string
+ * (`MAX_STRING_LENGTH`, 536,870,888 characters on 64-bit Node), as UTF-8
+ * text has at least as many bytes as characters. Past it, reading it whole
+ * would fail (or, for a file that never ends, as `/dev/zero`, abort).
+ */
+export const MAX_INPUT_BYTES = bufferConstants.MAX_STRING_LENGTH;
+
+/**
+ * An input file ctxsim does not read, and why, in words that follow the
+ * file's name: `is a FIFO, not a regular file`, `is too large to read whole
+ * (…)`, `is a symbolic link, which is not followed here`. The message is
+ * `<file>: <reason>`, as `checkFileTarget` words a target it refuses to write.
+ */
+export class InputFileError extends CtxsimError {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super(`${file}: ${reason}`, 'input');
+  }
+}
+
+/** How a reader's failure is told after the file's name: an `InputFileError`'s reason, else `cannot read <what> (<code>)`. */
+export function unreadableReason(e: unknown, what = 'file'): string {
+  if (e instanceof InputFileError) return e.reason;
+  return `cannot read ${what} (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
+}
+
+/** How an input file is opened (`openInputFile`). */
+export interface InputOptions {
+  /** How messages name the file (default: its path). */
+  shown?: string;
+  /** False: a symbolic link in the file's place is refused, not followed (O_NOFOLLOW where the system has it). Default true. */
+  follow?: boolean;
+}
+
+const megabytes = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+
+/**
+ * Opens an input file to read and checks what it is before anything is
+ * read: opened without blocking (a FIFO with no writer would wait forever),
+ * then `fstat`ed, so a FIFO, a device (`/dev/zero`, `/dev/urandom`), a
+ * socket or a folder — where a symbolic link leads too — is an
+ * `InputFileError` and never read. Other failures (ENOENT, EACCES) are
+ * thrown as the system gives them. The caller closes the descriptor.
+ */
+export function openInputFile(file: string, opts: InputOptions = {}): { fd: number; size: number } {
+  const shown = opts.shown ?? file;
+  const noFollow = opts.follow === false;
+  if (noFollow) refuseLink(file, shown);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (noFollow ? (constants.O_NOFOLLOW ?? 0) : 0));
+  } catch (e) {
+    // A link put there since the check above: O_NOFOLLOW refuses it with ELOOP.
+    if (noFollow && (e as NodeJS.ErrnoException).code === 'ELOOP') throw new InputFileError(shown, NOT_FOLLOWED);
+    throw e;
+  }
+  try {
+    const st = fstatSync(fd);
+    const kind = fileKind(st);
+    if (kind) throw new InputFileError(shown, `is ${kind}, not a regular file`);
+    return { fd, size: st.size };
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+}
+
+/** Why a symbolic link is refused where an input is opened with `follow: false`. */
+export const NOT_FOLLOWED = 'is a symbolic link, which is not followed here';
+
+/** Throws when `file` is a symbolic link (for a file opened with `follow: false`, where the system may lack O_NOFOLLOW). */
+function refuseLink(file: string, shown: string): void {
+  let st: Stats;
+  try {
+    st = lstatSync(file);
+  } catch {
+    return; // Not there: opening it says so.
+  }
+  if (st.isSymbolicLink()) throw new InputFileError(shown, NOT_FOLLOWED);
+}
+
+/**
+ * An input file's bytes, read whole after `openInputFile`'s checks; one
+ * larger than `maxBytes` (default `MAX_INPUT_BYTES`) is refused before it is
+ * read, and reading stops there too if the file grows (or its size said
+ * nothing, as files of `/proc` say 0).
+ */
+export function readInputFile(file: string, opts: InputOptions & { maxBytes?: number } = {}): Buffer {
+  const max = opts.maxBytes ?? MAX_INPUT_BYTES;
+  const shown = opts.shown ?? file;
+  const tooLarge = (size: string) => new InputFileError(shown, `is too large to read whole (${size}; at most ${megabytes(max)})`);
+  const { fd, size } = openInputFile(file, opts);
+  try {
+    if (size > max) throw tooLarge(megabytes(size));
+    // One byte more than the size said: reading it finds the end, or a file that grew.
+    let buf = Buffer.allocUnsafe(Math.min(Math.max(size + 1, 1 << 16), max + 1));
+    let got = 0;
+    for (;;) {
+      if (got === buf.length) {
+        if (got > max) throw tooLarge(`more than ${megabytes(max)}`);
+        const grown = Buffer.allocUnsafe(Math.min(buf.length * 2, max + 1));
+        buf.copy(grown, 0, 0, got);
+        buf = grown;
+      }
+      const n = readSync(fd, buf, got, buf.length - got, null);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The most `{`, `[` and `,` a file read for `JSON.parse` may hold (`json:
+ * true`): 40 million. Parsing costs up to about 45 bytes of heap for each
+ * (100 MB of `[{},{},…]`, 66 million of them, took 2.9 GB, and past the
+ * heap the process aborts), so the bound keeps the costliest file within
+ * 2 GB; a dataset of text has one in 20 to 50 bytes, so a file within
+ * `MAX_INPUT_BYTES` stays well within it. Counted in strings too: an
+ * overcount only makes the bound safer.
+ */
+export const MAX_JSON_MARKS = 40_000_000;
+
+/**
+ * `readInputFile` as UTF-8 text. With `json: true`, a file with more than
+ * `MAX_JSON_MARKS` of `{`, `[` and `,` is refused before it is parsed.
+ */
+export function readInputText(file: string, opts: InputOptions & { maxBytes?: number; json?: boolean } = {}): string {
+  const buf = readInputFile(file, opts);
+  if (opts.json && marksOver(buf, MAX_JSON_MARKS)) {
+    throw new InputFileError(opts.shown ?? file, `holds too many JSON values to parse (over ${MAX_JSON_MARKS.toLocaleString('en-US')} of \`{\`, \`[\` and \`,\`)`);
+  }
+  return buf.toString('utf8');
+}
+
+/** Whether `buf` holds more than `max` bytes `{`, `[` or `,`. */
+function marksOver(buf: Buffer, max: number): boolean {
+  if (buf.length <= max) return false;
+  let n = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i];
+    if ((b === 0x2c || b === 0x7b || b === 0x5b) && ++n > max) return true;
+  }
+  return false;
+}
+
+/**
+ * A cache file's bytes, read safely; never throws. It is opened and checked
+ * as an input file is (`openInputFile`): a FIFO or a device in its place is
+ * never read.
  */
 export function readRegularFile(file: string): { status: 'ok'; buf: Buffer } | { status: 'missing' } | { status: 'unreadable'; reason: string } {
-  let fd: number | undefined;
   try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-    const kind = fileKind(fstatSync(fd));
-    if (kind) return { status: 'unreadable', reason: `not a regular file but ${kind}` };
-    return { status: 'ok', buf: readFileSync(fd) };
+    return { status: 'ok', buf: readInputFile(file) };
   } catch (e) {
+    if (e instanceof InputFileError) return { status: 'unreadable', reason: e.reason.replace(/^is (.*), not a regular file$/, 'not a regular file but $1') };
     const code = (e as NodeJS.ErrnoException).code;
     return code === 'ENOENT' || code === 'ENOTDIR' ? { status: 'missing' } : { status: 'unreadable', reason: code ?? String(e) };
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -86,14 +261,16 @@ export interface LineLimit {
  * Calls `onLine` with each line of the file at `path` (without its `\n`),
  * numbered from 1, reading `chunk` bytes at a time: a file larger than a
  * string can be is read all the same. With `partial: false`, a last line
- * without its newline is left out. With `limit`, a line longer than its
+ * without its newline is left out. The file is opened and checked as an
+ * input file is (`openInputFile`: a FIFO or a device is refused; `follow:
+ * false` refuses a symbolic link too). With `limit`, a line longer than its
  * bytes is refused as soon as that many bytes of it are read, before it is
  * made a string (so a file of one huge line costs a chunk of memory, not
  * the line). Returns the file's size in bytes and the bytes up to its last
  * newline.
  */
-export function eachLine(path: string, onLine: (line: string, n: number) => void, opts: { partial?: boolean; chunk?: number; limit?: LineLimit } = {}): { bytes: number; whole: number } {
-  const fd = openSync(path, 'r');
+export function eachLine(path: string, onLine: (line: string, n: number) => void, opts: { partial?: boolean; chunk?: number; limit?: LineLimit } & InputOptions = {}): { bytes: number; whole: number } {
+  const { fd } = openInputFile(path, opts);
   try {
     const buffer = Buffer.allocUnsafe(opts.chunk ?? 1 << 20);
     const text = new StringDecoder('utf8');

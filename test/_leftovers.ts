@@ -11,9 +11,10 @@ import { STAGING_PREFIX } from '../src/study/files.js';
  *
  * A run that names no cache folder uses `$CTXSIM_CACHE_DIR`: the suite's is
  * a temp folder of its own, removed at the end, so no test writes a cache
- * into the working tree or reads one an earlier run left there. The user's
- * own folders (`XDG_CACHE_HOME`, `XDG_STATE_HOME`: the key that seals
- * staging folders) are temp folders too.
+ * into the working tree or reads one an earlier run left there. A test that
+ * clears the variable (or a child it starts without it) gets the user's
+ * folders: `$XDG_CACHE_HOME` and `$XDG_STATE_HOME` name temp folders too,
+ * so no test writes into the real ones.
  */
 const ours = () => new Set(readdirSync(tmpdir()).filter((f) => f.startsWith('ctxsim-') || f.startsWith(STAGING_PREFIX)));
 

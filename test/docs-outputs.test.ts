@@ -49,8 +49,8 @@ const COMMAND_MS = 120_000;
 const NORMALISE: readonly ((lines: string[], dir: string) => string[])[] = [
   // A terminal redraws the progress line `[i/n] scenario` in place: only the last, `[n/n]`, stays.
   (lines) => lines.filter((l) => !/^\[\d+\/\d+\] /.test(l) || /^\[(\d+)\/\1\] /.test(l)),
-  // A rerun of what the reader ran before says how much the replay cache served.
-  (lines) => lines.filter((l) => !/^replay cache: \d+ of \d+ units served, \d+ replayed$/.test(l)),
+  // A rerun of what the reader ran before says how much the replay cache served (check: and from where).
+  (lines) => lines.filter((l) => !/^replay cache: \d+ of \d+ units served(, \d+ replayed| from .*, \d+ replayed; the gate trusts that folder .*)$/.test(l)),
   // The folder the commands run in is the reader's own: its absolute path reads `$PWD`.
   (lines, dir) => lines.map((l) => l.replaceAll(realpathSync(dir), '$PWD').replaceAll(dir, '$PWD')),
 ];
@@ -129,10 +129,10 @@ function pageSteps(page: string, lines: readonly string[]): Step[] {
 /** `sh` runs `npx ctxsim` as the built CLI, and nothing else through npx. */
 const NPX = 'npx() { if [ "$1" = ctxsim ]; then shift; "$DOCS_NODE" "$DOCS_CLI" "$@"; else echo "docs-outputs: only npx ctxsim runs here" >&2; return 127; fi; }';
 
-/** The environment of a reader's shell: none of the suite's settings for ctxsim, no CI runner's. */
-function readerEnv(): NodeJS.ProcessEnv {
+/** The environment of a reader's shell: none of the suite's settings for ctxsim, no CI runner's; the user's cache folder a fresh one in `home`, as on a machine that never ran ctxsim. */
+function readerEnv(home: string): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CTXSIM_') && !k.startsWith('GITHUB_')));
-  return { ...env, DOCS_NODE: process.execPath, DOCS_CLI: CLI };
+  return { ...env, XDG_CACHE_HOME: join(home, 'cache'), XDG_STATE_HOME: join(home, 'state'), DOCS_NODE: process.execPath, DOCS_CLI: CLI };
 }
 
 /**
@@ -143,7 +143,7 @@ function readerEnv(): NodeJS.ProcessEnv {
 async function runCommand(cmd: string, dir: string, previous: number, file: string): Promise<{ code: number; lines: string[] }> {
   const fd = openSync(file, 'w');
   const code = await new Promise<number>((done, fail) => {
-    const child = spawn('sh', ['-c', `${NPX}\n(exit ${previous})\n${cmd}`], { cwd: dir, env: readerEnv(), stdio: ['ignore', fd, fd], timeout: COMMAND_MS });
+    const child = spawn('sh', ['-c', `${NPX}\n(exit ${previous})\n${cmd}`], { cwd: dir, env: readerEnv(dirname(file)), stdio: ['ignore', fd, fd], timeout: COMMAND_MS });
     child.on('error', fail);
     child.on('close', (c, signal) => (c === null ? fail(new Error(`\`${cmd}\` was stopped by ${signal}`)) : done(c)));
   });

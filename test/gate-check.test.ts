@@ -318,13 +318,14 @@ describe('ctxsim check', () => {
   it('with GITHUB_ACTIONS=true a tripped gate prints one error annotation per failing row, on stderr', async () => {
     process.env.GITHUB_ACTIONS = 'true';
     try {
-      const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--json', '--quiet');
+      // With no cache, stderr holds the annotations only (a cache that served units says so there: test/cache-folder.test.ts).
+      const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--json', '--quiet', '--no-token-cache');
       expect(r.code).toBe(1);
       JSON.parse(r.out);
       const lines = r.err.split('\n').slice(0, -1);
       expect(lines).toHaveLength(4);
       expect(lines).toContain(`::error file=${study()},title=ctxsim check%3A kavya-late-order × full::cost $0.000051 → $0.000855 (+1566.7%25, limit +5%25)`);
-      const pass = await cli('check', study(), '--baseline', baseline(), '--quiet');
+      const pass = await cli('check', study(), '--baseline', baseline(), '--quiet', '--no-token-cache');
       expect(pass.code).toBe(0);
       expect(pass.err).toBe('');
     } finally {

@@ -188,7 +188,7 @@ describe('a dataset or side file a study names that cannot be read is at its key
     expect(err.replaceAll(`${dir}/`, '').replaceAll(dir, '<dir>')).toBe(
       [
         'ctxsim: s5.yaml:2:34 scenarios[0].import.path: missing.json: cannot read file (ENOENT)',
-        'ctxsim: s5.yaml:3:34 scenarios[1].import.path: <dir>: cannot read file (EISDIR)',
+        'ctxsim: s5.yaml:3:34 scenarios[1].import.path: <dir>: is a folder, not a regular file',
         'ctxsim: s5.yaml:4:62 scenarios[2].import.annotations: none.yaml: cannot read file (ENOENT)',
         '',
       ].join('\n'),

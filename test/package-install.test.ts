@@ -20,9 +20,9 @@ import { tempDir } from './_tmp.js';
 let project: string;
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
 
-/** Runs a shell command line in the project (no network: npx may not install anything), with CTXSIM_CACHE_DIR inside it. */
+/** Runs a shell command line in the project (no network: npx may not install anything), its cache the user's cache folder as in the workflow (the suite's is a temp folder). */
 function sh(line: string) {
-  const r = spawnSync('sh', ['-c', line], { cwd: project, encoding: 'utf8', env: { ...process.env, CTXSIM_CACHE_DIR: join(project, '.cache'), npm_config_offline: 'true' } });
+  const r = spawnSync('sh', ['-c', line], { cwd: project, encoding: 'utf8', env: { ...process.env, CTXSIM_CACHE_DIR: '', npm_config_offline: 'true' } });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 

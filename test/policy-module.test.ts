@@ -125,7 +125,7 @@ describe('a bad module is one line naming the file and what is wrong (exit 2)', 
   });
 
   it('a folder', async () => {
-    expect(await failure(loadFile(tempDir(), './policies/'))).toEqual(['policy module ./policies/: is a folder, not a file', 'policy-module', 2]);
+    expect(await failure(loadFile(tempDir(), './policies/'))).toEqual(['policy module ./policies/: is a folder, not a regular file', 'policy-module', 2]);
   });
 
   it('a syntax error (Node gives no line for one found while parsing)', async () => {

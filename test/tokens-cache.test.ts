@@ -307,16 +307,18 @@ describe('token cache file', () => {
 });
 
 describe('token cache flags', () => {
-  it('defaults to $CTXSIM_CACHE_DIR, else .ctxsim-cache; a flag wins over the variable; one naming a file is named', () => {
-    const file = join(tempDir(), 'a-file');
+  it('defaults to $CTXSIM_CACHE_DIR, else the user’s cache folder; a flag wins over the variable; one naming a file is named', () => {
+    const dir = tempDir();
+    const file = join(dir, 'a-file');
     writeFileSync(file, '');
     try {
       vi.stubEnv('CTXSIM_CACHE_DIR', '');
-      expect(tokenCacheFromFlags(undefined)).toBe('.ctxsim-cache');
-      vi.stubEnv('CTXSIM_CACHE_DIR', '/ci/cache');
-      expect(tokenCacheFromFlags(undefined)).toBe('/ci/cache');
-      expect(tokenCacheFromFlags('x')).toBe('x');
-      expect(tokenCacheFromFlags(false)).toBe(false);
+      vi.stubEnv('XDG_CACHE_HOME', join(dir, 'xdg'));
+      expect(tokenCacheFromFlags(undefined)).toEqual({ dir: join(dir, 'xdg', 'ctxsim'), named: false });
+      vi.stubEnv('CTXSIM_CACHE_DIR', join(dir, 'ci-cache'));
+      expect(tokenCacheFromFlags(undefined)).toEqual({ dir: join(dir, 'ci-cache'), named: true });
+      expect(tokenCacheFromFlags(join(dir, 'x')).dir).toBe(join(dir, 'x'));
+      expect(tokenCacheFromFlags(false).dir).toBe(false);
       vi.stubEnv('CTXSIM_CACHE_DIR', file);
       expect(() => tokenCacheFromFlags(undefined)).toThrow(new UsageError(`CTXSIM_CACHE_DIR ${file}: a file, not a folder`));
       expect(() => tokenCacheFromFlags(file)).toThrow(new UsageError(`--token-cache ${file}: a file, not a folder`));
@@ -337,10 +339,12 @@ describe('token cache flags', () => {
   });
 
   it('--no-token-cache is false; of both, the last wins', () => {
-    expect(tokenCacheFromFlags('x')).toBe('x');
-    expect(tokenCacheFromFlags(false)).toBe(false);
-    expect(tokenCacheFromFlags(['x', false])).toBe(false);
-    expect(tokenCacheFromFlags([false, 'y'])).toBe('y');
+    const dir = tempDir();
+    const [x, y] = [join(dir, 'x'), join(dir, 'y')];
+    expect(tokenCacheFromFlags(x).dir).toBe(x);
+    expect(tokenCacheFromFlags(false).dir).toBe(false);
+    expect(tokenCacheFromFlags([x, false]).dir).toBe(false);
+    expect(tokenCacheFromFlags([false, y]).dir).toBe(y);
     expect(() => tokenCacheFromFlags('')).toThrow(new UsageError('--token-cache: name a folder (or use --no-token-cache)'));
   });
 

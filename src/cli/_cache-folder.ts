@@ -1,12 +1,14 @@
 import { existsSync, statSync } from 'node:fs';
-import { UsageError } from '../errors.js';
-import { folderProblem } from '../process.js';
+import { CtxsimError, UsageError } from '../errors.js';
+import { folderProblem, userFolder } from '../process.js';
+import { linkOnTheWay } from '../study/confine.js';
+import { displayPath } from '../study/package.js';
 
 /** `--token-cache`'s value: a folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
 export type TokenCacheFlag = string | false | (string | false)[];
 
-/** Where the token-count cache and the replay cache (in its `replay/`) live unless `--token-cache` says otherwise (relative to the working directory). */
-export const DEFAULT_TOKEN_CACHE = '.ctxsim-cache';
+/** Where the caches live unless `--token-cache` or `$CTXSIM_CACHE_DIR` says otherwise, as the help says it: the user's cache folder (`userFolder('cache')`). */
+export const DEFAULT_CACHE_FOLDER = 'the user’s cache folder (~/.cache/ctxsim on Linux)';
 
 /** The environment variable that names the cache folder when no flag does (CI jobs that keep one folder between runs). */
 export const CACHE_DIR_ENV = 'CTXSIM_CACHE_DIR';
@@ -17,17 +19,66 @@ export function noCacheAlias(args: readonly string[]): readonly string[] {
   return args.map((a, i) => (a === '--no-cache' && (end < 0 || i < end) ? '--no-token-cache' : a));
 }
 
-/** The token-cache folder the flags name: a folder, false for none, else $CTXSIM_CACHE_DIR, else the default. */
-export function tokenCacheFromFlags(flag: TokenCacheFlag | undefined): string | false {
-  const last = Array.isArray(flag) ? flag[flag.length - 1] : flag;
+/** The cache folder a command uses, and how it came to be that one. */
+export interface CacheFolder {
+  /** The folder, or false for none. */
+  dir: string | false;
+  /** Named on purpose (`--token-cache DIR` or `$CTXSIM_CACHE_DIR`), not the user's cache folder by default. */
+  named: boolean;
+  /** Why the default folder cannot be used, so the command runs without a cache: one line for stderr. */
+  warning?: string;
+}
+
+/**
+ * The cache folder the flags name: `--token-cache DIR`, none with
+ * `--no-token-cache`, else `$CTXSIM_CACHE_DIR`, else the user's cache folder
+ * (`userFolder('cache')`: never the working folder, which in CI is the
+ * checkout a pull request writes).
+ *
+ * A folder named on purpose that is a file, that cannot be made, or that is
+ * reached through a symbolic link lying in the working folder (a link a
+ * repository can ship, leading anywhere) is a usage error: the cache would
+ * be written through it. The default folder, when there is no home folder
+ * or it cannot be made, is a warning and no cache: a cache only saves time.
+ */
+export function tokenCacheFromFlags(flag: TokenCacheFlag | undefined, cwd = process.cwd()): CacheFolder {
+  const last = lastOf(flag);
   if (last === '') throw new UsageError('--token-cache: name a folder (or use --no-token-cache)');
+  if (last === false) return { dir: false, named: true };
   const fromEnv = last === undefined && process.env[CACHE_DIR_ENV] ? process.env[CACHE_DIR_ENV] : undefined;
-  const dir = last ?? fromEnv ?? DEFAULT_TOKEN_CACHE;
+  const named = last ?? fromEnv;
+  if (named === undefined) return defaultFolder();
+  const how = last !== undefined ? '--token-cache' : CACHE_DIR_ENV;
+  const link = linkOnTheWay(named, cwd);
+  if (link) {
+    throw new UsageError(`${how} ${named}: ${displayPath(link.link)} is a symbolic link in the working folder (to ${link.leadsTo}); a cache folder is never reached through one: name the folder itself`);
+  }
   // Caught here rather than as a warning per cache file at the end of the run.
-  if (dir === false) return dir;
-  const named = last !== undefined ? '--token-cache' : fromEnv ? CACHE_DIR_ENV : 'the cache folder';
-  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`${named} ${dir}: a file, not a folder`);
+  if (existsSync(named) && !statSync(named).isDirectory()) throw new UsageError(`${how} ${named}: a file, not a folder`);
+  const problem = folderProblem(named);
+  if (problem) throw new UsageError(`${how} ${named}: the folder cannot be made (${problem})`);
+  return { dir: named, named: true };
+}
+
+/** The flag's value that counts: the last given. */
+const lastOf = (flag: TokenCacheFlag | undefined) => (Array.isArray(flag) ? flag[flag.length - 1] : flag);
+
+/** Whether the flags or `$CTXSIM_CACHE_DIR` name the cache folder (or none), rather than leaving it to the default. */
+export function cacheFolderNamed(flag: TokenCacheFlag | undefined): boolean {
+  return lastOf(flag) !== undefined || !!process.env[CACHE_DIR_ENV];
+}
+
+/** The user's cache folder, or none with a warning saying why. */
+function defaultFolder(): CacheFolder {
+  const without = (why: string): CacheFolder => ({ dir: false, named: false, warning: `no cache folder: ${why}; running without a cache (name one with --token-cache DIR or $${CACHE_DIR_ENV})` });
+  let dir: string;
+  try {
+    dir = userFolder('cache');
+  } catch (e) {
+    if (e instanceof CtxsimError) return without(e.message);
+    throw e;
+  }
+  if (existsSync(dir) && !statSync(dir).isDirectory()) return without(`${dir} is a file, not a folder`);
   const problem = folderProblem(dir);
-  if (problem) throw new UsageError(`${named} ${dir}: the folder cannot be made (${problem})`);
-  return dir;
+  return problem ? without(`${dir} cannot be made (${problem})`) : { dir, named: false };
 }

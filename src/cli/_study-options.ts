@@ -11,7 +11,7 @@ import { policyHelpLines } from '../policies/docs.js';
 import { DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
 import { COMMON_PARAMS } from '../policies/params.js';
 import { WRITTEN_SETTINGS, type WrittenSetting } from '../study/settings.js';
-import { CACHE_DIR_ENV, DEFAULT_TOKEN_CACHE } from './_cache-folder.js';
+import { CACHE_DIR_ENV, DEFAULT_CACHE_FOLDER } from './_cache-folder.js';
 import { wholeNumberOption } from './_command.js';
 
 /** The limits of policy modules, for every command that runs them (docs/custom-policies.md). */
@@ -60,7 +60,7 @@ export const STUDY_OPTIONS = {
   'token-cache': {
     type: 'string',
     describe: 'folder of the persistent caches: token counts, and the records of each scenario × model × policy replayed (--no-token-cache or --no-cache: none)',
-    defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_TOKEN_CACHE}`,
+    defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_CACHE_FOLDER}`,
   },
   jobs: wholeNumberOption('jobs', {
     min: 1,

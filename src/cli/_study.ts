@@ -7,6 +7,7 @@ import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type
 import { loadPrices } from '../pricing/load.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides } from '../study/upkeep.js';
 import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
+import type { IO } from './_io.js';
 
 /**
  * Flags every study-running command takes; they override the study file.
@@ -53,9 +54,11 @@ export function policyLimits(flags: Pick<StudyFlags, 'policyTimeout' | 'policyMe
  * policy modules they name are loaded. The flags are what may open the
  * network (`--upkeep record|live`) and name paths outside the study's
  * folder (`--out`, `--cassette`, `--policy PATH`): `loadStudy` refuses both
- * to a study file.
+ * to a study file. The cache folder is the flags' (`tokenCacheFromFlags`);
+ * when the default one cannot be used, `io` is warned and the study runs
+ * without a cache.
  */
-export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> {
+export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): Promise<RunnableStudy> {
   if (flags.model?.some((m) => !m.trim())) throw new UsageError('--model: name a chat model, e.g. --model gpt-4o-mini');
   const twice = flags.model?.find((m, i) => flags.model!.indexOf(m) !== i);
   if (twice !== undefined) throw new UsageError(`--model: ${twice} given twice`);
@@ -80,7 +83,9 @@ export async function studyFromFlags(flags: StudyFlags): Promise<RunnableStudy> 
     study.judge = flags.judge;
   } else if (flags.answers === false) delete study.judge; // --no-answers measures no answers, so nothing to judge
   checkAnswers(study, flags.answers ? '--answers' : 'answers', flags.judge !== undefined ? '--judge' : 'judge');
-  return Object.assign(study, { cacheFolder: tokenCacheFromFlags(flags.tokenCache), ...policyLimits(flags) }, flags.jobs !== undefined && { jobs: flags.jobs });
+  const cache = tokenCacheFromFlags(flags.tokenCache);
+  if (cache.warning) io?.err(`ctxsim: warning: ${cache.warning}\n`);
+  return Object.assign(study, { cacheFolder: cache.dir, ...policyLimits(flags) }, flags.jobs !== undefined && { jobs: flags.jobs });
 }
 
 /**

@@ -43,7 +43,8 @@ function namespaceLines(stats: StoreStats): string[] {
 /** `ctxsim cache info|clear`: what the cache folder holds, namespace by namespace, or empty it (only ctxsim's own files go). */
 export function cache(flags: CacheFlags, io: IO): number {
   const action = actionOf(flags.action);
-  const dir = tokenCacheFromFlags(flags.tokenCache);
+  const { dir, warning } = tokenCacheFromFlags(flags.tokenCache);
+  if (warning) throw new UsageError(`cache: ${warning.replace(/; running without a cache/, '')}`);
   if (dir === false) throw new UsageError('cache: --no-token-cache names no folder');
   if (action === 'info') {
     const stats = storeStats(dir);

@@ -1,11 +1,14 @@
 import { appendFileSync, existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeBaseline, readBaseline, type Baseline } from '../gate/baseline.js';
 import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLimits } from '../gate/compare.js';
 import { gateAnnotations, gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
 import { OutputSet } from '../study/files.js';
-import { runStudyPipeline } from '../study/pipeline.js';
+import { runStudyPipeline, type RunnableStudy } from '../study/pipeline.js';
+import type { RunInfo } from '../engine/run.js';
+import { insideRoots, studyRoots } from '../study/confine.js';
+import { cacheFolderNamed } from './_cache-folder.js';
 import { fileSink, gateSink } from '../study/sinks.js';
 import { displayPath } from '../study/package.js';
 import { type Study } from '../study/study.js';
@@ -76,6 +79,26 @@ function baselineAt(file: string, shown: string, flags: CheckFlags): Baseline {
 }
 
 /**
+ * A cache folder named on purpose that lies in the checkout — the working
+ * folder or the study's, real paths compared — holds what a pull request
+ * can write: entries it forged would be served as replays of this run. The
+ * check runs without it, and says so.
+ */
+function untrustedCache(study: RunnableStudy, flags: CheckFlags, io: IO): void {
+  const dir = study.cacheFolder;
+  if (!dir || !cacheFolderNamed(flags.tokenCache)) return;
+  if (!insideRoots(resolve(dir), studyRoots(study.file ? dirname(study.file) : process.cwd()))) return;
+  io.err(`ctxsim: note: the cache folder ${displayPath(resolve(dir))} lies in the checkout (the working folder or the study's), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`);
+  study.cacheFolder = false;
+}
+
+/** How many units the replay cache served, and from where: the gate trusts them as this run's replays. */
+function servedLine(run: RunInfo, dir: string | false | undefined): string | undefined {
+  if (!dir || !run.cachedUnits) return undefined;
+  return `replay cache: ${run.cachedUnits} of ${run.cachedUnits + run.replayedUnits} units served from ${displayPath(resolve(dir))}, ${run.replayedUnits} replayed; the gate trusts that folder (--no-token-cache replays every unit)`;
+}
+
+/**
  * `ctxsim check`: exit 0 pass, 1 regression. The reports (`--out`) and the
  * JUnit file are committed together, before the verdict is printed: all of
  * them are written, or none.
@@ -83,7 +106,8 @@ function baselineAt(file: string, shown: string, flags: CheckFlags): Baseline {
 export async function check(flags: CheckFlags, io: IO): Promise<number> {
   // Refused before the run: a device or FIFO is never replaced, a file on the way is named.
   if (flags.junit) checkOutputFile(resolve(flags.junit), '--junit', flags.junit);
-  const study = await studyFromFlags(flags);
+  const study = await studyFromFlags(flags, io);
+  untrustedCache(study, flags, io);
   const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
   const shown = flags.baseline ?? displayPath(file);
@@ -111,10 +135,13 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
   io.out(flags.json ? gateJson(result) : table);
   // On stderr, beside the table or the JSON on stdout: the runner reads workflow commands on both.
   if (process.env.GITHUB_ACTIONS === 'true' && result.failed) io.err(gateAnnotations(result, flags.study));
+  // Not silenced by --quiet: what the verdict rests on besides this run's replays.
+  const served = servedLine(run.run, study.cacheFolder);
+  if (served) io.err(`${served}\n`);
   const summary = process.env.GITHUB_STEP_SUMMARY;
   if (summary) {
     try {
-      appendFileSync(summary, `${table}\n`);
+      appendFileSync(summary, `${table}\n${served ? `\n${served}\n` : ''}`);
     } catch (e) {
       // The step summary is a courtesy: the gate's verdict and exit code stand.
       io.err(`ctxsim: warning: cannot append to GITHUB_STEP_SUMMARY ${summary}: ${(e as NodeJS.ErrnoException).code ?? String(e)}\n`);

@@ -18,7 +18,7 @@ export interface PricesFlags {
 /** `ctxsim prices`: the price table in use, for the models the patterns name or those the study uses. */
 export async function prices(flags: PricesFlags, io: IO): Promise<number> {
   // Nothing is sent: a study that records its upkeep is read as if simulated.
-  const study = await studyFromFlags({ study: flags.study, prices: flags.prices, cache: flags.cache, upkeep: 'simulate' });
+  const study = await studyFromFlags({ study: flags.study, prices: flags.prices, cache: flags.cache, upkeep: 'simulate', tokenCache: false });
   const table = loadPrices(study.prices);
   const settings: CostSettings = { ...study };
   let names: string[];

@@ -57,7 +57,7 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   }
   const table = tableOptions(flags);
   const minRetention = flags.minRetention === undefined ? undefined : parseShare('--min-retention', flags.minRetention);
-  const study = await studyFromFlags(flags);
+  const study = await studyFromFlags(flags, io);
   if (minRetention !== undefined) study.minRetention = minRetention;
   const records = { records: flags.records ?? study.records ?? 'full' } as const;
   if (flags.dryRun) return dryRun(study, io);

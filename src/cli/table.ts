@@ -17,7 +17,7 @@ export interface TableFlags extends StudyFlags {
 /** `ctxsim table`: replays the study and prints the budget table on stdout (nothing else goes there). */
 export async function table(flags: TableFlags, io: IO): Promise<number> {
   if (!(FORMATS as readonly string[]).includes(flags.format)) throw new UsageError(`--format: expected md or csv, got ${flags.format}`);
-  const { output } = await runStudyPipeline(await studyFromFlags(flags), digestSink(), studyEvents(io, flags.quiet));
+  const { output } = await runStudyPipeline(await studyFromFlags(flags, io), digestSink(), studyEvents(io, flags.quiet));
   io.out(flags.format === 'csv' ? budgetCsv(output.results) : budgetMarkdown(output.results, output.info));
   return 0;
 }

@@ -11,7 +11,7 @@ import { engineId } from './version.js';
 /**
  * The replay cache: the records of each unit of work — one scenario under one
  * policy variant on one chat model — kept in the `replay` namespace of the
- * store in the cache folder (`.ctxsim-cache/replay/` by default; see
+ * store in the cache folder (`~/.cache/ctxsim/replay/` by default on Linux; see
  * store/store.ts for the entry format, writes and eviction), so a rerun
  * replays only the units whose inputs changed.
  *

@@ -200,7 +200,7 @@ export interface Execution {
   /** Called after each scenario with how many are done. */
   onProgress?: (done: number, total: number, scenario: string) => void;
   /**
-   * The cache folder (the CLI's is `.ctxsim-cache/`, or `--token-cache DIR`),
+   * The cache folder (the CLI's is the user's, `~/.cache/ctxsim` on Linux, or `--token-cache DIR`),
    * one store for every persistent cache (store/store.ts): token counts,
    * loaded before the run and merged in after it; and each unit's records,
    * kept by a key of everything they depend on (the work item's content and

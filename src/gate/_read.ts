@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { CtxsimError, ScenarioError, type Problem } from '../errors.js';
+import { readInputText, unreadableReason } from '../process.js';
 import { SourceDoc, type DocPath } from '../text/document.js';
 import { isObject, JsonSource, parseJson } from '../text/json.js';
 
@@ -10,12 +10,16 @@ import { isObject, JsonSource, parseJson } from '../text/json.js';
  * the format's schema, every problem at `file:line:col path: …`.
  */
 
-/** A file's text, in one read; a file that cannot be read is one line naming it (`what`: `baseline`, `shard file`). */
+/**
+ * A file's text, in one read, only when it is a regular file of a size that
+ * can be parsed (`readInputText`); a file that cannot be read is one line
+ * naming it (`what`: `baseline`, `shard file`).
+ */
 export function readInput(file: string, shown: string, what: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readInputText(file, { shown, json: true });
   } catch (e) {
-    throw new CtxsimError(`${shown}: cannot read ${what} (${(e as NodeJS.ErrnoException).code ?? e})`, 'input');
+    throw new CtxsimError(`${shown}: ${unreadableReason(e, what)}`, 'input');
   }
 }
 

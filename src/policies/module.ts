@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { isMainThread, Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { CtxsimError } from '../errors.js';
+import { InputFileError, readInputFile } from '../process.js';
 import { describeThrown, importCall, moduleCalls } from './module-calls.js';
 import { paramsFromTable } from './params.js';
 import { valueOf } from '../text/zod.js';
@@ -70,12 +70,14 @@ export async function loadPolicyModule(
     if (cause !== undefined) error.cause = cause;
     return error;
   };
-  const unreadable = (e: NodeJS.ErrnoException): never => {
-    throw fail(e.code === 'ENOENT' ? 'no such file' : `cannot read it (${e.code ?? e.message})`, e);
-  };
-  const info = await stat(file).catch(unreadable);
-  if (!info.isFile()) throw fail(info.isDirectory() ? 'is a folder, not a file' : 'is not a regular file');
-  const bytes = await readFile(file).catch(unreadable);
+  let bytes: Buffer;
+  try {
+    // A regular file, as every input: a FIFO or a device is refused before it is read.
+    bytes = readInputFile(file);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw fail(e instanceof InputFileError ? e.reason : err.code === 'ENOENT' ? 'no such file' : `cannot read it (${err.code ?? err.message})`, e);
+  }
   const hash = createHash('sha256').update(bytes).digest('hex');
   const url = `${pathToFileURL(file).href}?sha256=${hash}`;
   // On the main thread a top-level loop could not be stopped: the import is tried first on a thread of its own.

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { hasControl, ScenarioError, type Problem } from '../errors.js';
+import { readInputText, unreadableReason } from '../process.js';
 import { SourceDoc } from '../text/document.js';
 import { compileTable, mergeEntries, rawEntries, type PriceTable, type RawEntry } from './prices.js';
 
@@ -52,9 +53,9 @@ export function loadPrices(spec: string): PriceTable {
   const shown = rel && !rel.startsWith('..') ? rel : file;
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputText(file, { shown });
   } catch (e) {
-    throw new ScenarioError([{ file: shown, path: '', message: `cannot read price table (${(e as NodeJS.ErrnoException).code ?? e})` }]);
+    throw new ScenarioError([{ file: shown, path: '', message: unreadableReason(e, 'price table') }]);
   }
   const src = parseTable(shown, text);
   const root = src.value;

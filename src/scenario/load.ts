@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { ScenarioError, type Problem } from '../errors.js';
+import { readInputText, unreadableReason } from '../process.js';
 import type { Conversation, ForgetEvent, Message, Turn } from '../types.js';
 import { messageText } from '../tokens/counter.js';
 import { SourceDoc } from '../text/document.js';
@@ -43,9 +43,9 @@ function isStudyDoc(root: unknown): boolean {
 function readDoc(file: string, displayName: string): SourceDoc {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputText(file, { shown: displayName });
   } catch (e) {
-    throw new ScenarioError([{ file: displayName, path: '', message: `cannot read file (${(e as NodeJS.ErrnoException).code ?? e})` }]);
+    throw new ScenarioError([{ file: displayName, path: '', message: unreadableReason(e) }]);
   }
   return SourceDoc.parse(displayName, text);
 }

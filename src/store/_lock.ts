@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, openSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
+import { readRegularFile } from '../process.js';
 import { tempName } from './_temp.js';
 
 /**
@@ -122,11 +123,9 @@ function stale(path: string): boolean {
 }
 
 function holds(path: string, token: string): boolean {
-  try {
-    return readFileSync(path, 'latin1') === token;
-  } catch {
-    return false;
-  }
+  // Read as any cache file is: a FIFO put in its place is never waited on.
+  const r = readRegularFile(path);
+  return r.status === 'ok' && r.buf.toString('latin1') === token;
 }
 
 /**

@@ -10,7 +10,7 @@ import { NAMESPACE_NAMES, NAMESPACES, type NamespaceName } from './namespaces.js
 
 /**
  * The store: every persistent cache of ctxsim, in one folder (the cache
- * folder, `.ctxsim-cache/` by default), one namespace per cache
+ * folder, the user's — `~/.cache/ctxsim/` on Linux — by default), one namespace per cache
  * (namespaces.ts). An entry is one file,
  * `<cache folder>/<namespace>/<first 2 hex digits of its key>/<key>`, its key
  * a SHA-256 of everything its content depends on (`keyOf`), its bytes in the

@@ -61,6 +61,36 @@ function isWithin(path: string, root: string): boolean {
   return r === '' || (r !== '..' && !r.startsWith(`..${sep}`) && !isAbsolute(r));
 }
 
+/** Whether `path` (absolute), as the system would follow it, lies in one of `roots` (real paths, as `studyRoots` gives them). */
+export function insideRoots(path: string, roots: readonly string[]): boolean {
+  const real = realPath(path);
+  return roots.some((root) => isWithin(real, root));
+}
+
+/**
+ * The first symbolic link on the way to `path` (its last component
+ * included) that lies in `root` or below it, as the system would meet it,
+ * with where it leads; undefined when there is none. Links above `root`
+ * (a home folder that is itself a link) are followed and not reported.
+ */
+export function linkOnTheWay(path: string, root: string): { link: string; leadsTo: string } | undefined {
+  const realRoot = realPath(root);
+  const abs = resolve(path);
+  let at = parse(abs).root;
+  for (const part of abs.slice(at.length).split(/[\\/]+/)) {
+    if (part === '') continue;
+    const next = join(at, part);
+    if (linkTarget(next) === undefined) {
+      at = next;
+      continue;
+    }
+    const leadsTo = realPath(next);
+    if (isWithin(at, realRoot)) return { link: next, leadsTo };
+    at = leadsTo;
+  }
+  return undefined;
+}
+
 /** Where a study in folder `dir` may write and load from: its folder and the working folder, as real paths. */
 export function studyRoots(dir: string, cwd = process.cwd()): readonly string[] {
   return [realPath(dir), realPath(cwd)];

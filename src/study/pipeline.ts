@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
 import type { RunInfo } from '../engine/run.js';
@@ -13,7 +12,7 @@ import type { Conversation } from '../types.js';
 import type { PolicyRecord, ProbeRecord, SummaryRecord } from '../records/registry.js';
 import { checkFileTarget, OutputSet } from './files.js';
 import { recordEncoder, type StudyRecords } from './record-encoder.js';
-import { ctxsimVersion } from '../process.js';
+import { ctxsimVersion, readInputText } from '../process.js';
 import { displayPath } from './package.js';
 import { loadScenarios, type Study } from './study.js';
 import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
@@ -178,7 +177,7 @@ function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, 
   return {
     model: study.models.join(', '),
     tokenizer: [...new Set(run.models.map((m) => `${m.encoding.name}${m.encoding.factor !== undefined ? ` ×${m.encoding.factor}` : ''}`))].join(', '),
-    prices: study.prices === 'builtin' ? `builtin ${run.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readFileSync(study.prices, 'utf8')).slice(0, 12)}`,
+    prices: study.prices === 'builtin' ? `builtin ${run.prices.date}` : `${displayPath(study.prices)} sha256:${sha256(readInputText(study.prices, { shown: displayPath(study.prices) })).slice(0, 12)}`,
     cache: `${study.promptCache} ttl=${study.promptCacheTtl === undefined ? 'default' : `${study.promptCacheTtl}s`} breakpoints=${study.cacheBreakpoint ?? 'call'}`,
     rules: [...new Set(run.models.map((m) => m.messageRules))].join(', '),
     seed: study.seed,

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { globSync } from 'tinyglobby';
 import { z } from 'zod';
@@ -21,7 +21,8 @@ import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
 import { defaultUpkeep, NETWORK_MODES, networkProblem, upkeepSchema, upkeepSettings, withUpkeepOverrides, type UpkeepOverrides, type UpkeepSettings } from './upkeep.js';
 import { outsideProblem, studyRoots } from './confine.js';
-import { PACKAGE_DIR } from '../process.js';
+import { Journal } from '../upkeep/journal.js';
+import { PACKAGE_DIR, readInputText, unreadableReason } from '../process.js';
 import { displayPath } from './package.js';
 import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions } from './sources.js';
 
@@ -230,9 +231,9 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
   const shown = displayPath(resolve(file));
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputText(file, { shown });
   } catch (e) {
-    throw new ScenarioError([{ file: shown, path: '', message: `cannot read study file (${(e as NodeJS.ErrnoException).code ?? e})` }]);
+    throw new ScenarioError([{ file: shown, path: '', message: unreadableReason(e, 'study file') }]);
   }
   const src = SourceDoc.parse(shown, text);
   const root = src.value ?? {};
@@ -446,14 +447,18 @@ function studyUpkeepSettings(
   const u = withUpkeepOverrides(own ?? defaultUpkeep(dir), overrides);
   if (doc?.mode !== undefined && NETWORK_MODES.includes(doc.mode) && overrides.mode === undefined) problems.push(src.problem(['upkeep', 'mode'], networkProblem(u)));
   const cassette = u.mode === 'record' || u.mode === 'replay';
-  if (cassette && overrides.cassette === undefined) confined(src, ['upkeep', 'cassette'], u.cassette, roots, problems, 'reads and writes its cassette', '--cassette');
+  if (cassette && overrides.cassette === undefined) {
+    // The journal beside it too: a link in its place would lead the recording's writes out.
+    if (confined(src, ['upkeep', 'cassette'], u.cassette, roots, problems, 'reads and writes its cassette', '--cassette')) confined(src, ['upkeep', 'cassette'], Journal.pathOf(u.cassette), roots, problems, 'reads and writes its cassette’s journal', '--cassette');
+  }
   return u;
 }
 
-/** Checks `path`, a file the study names at `key` to write or load: a problem there when it lies outside `roots` (`flag` reaches outside instead). */
-function confined(src: SourceDoc, key: (string | number)[], path: string, roots: readonly string[], problems: Problem[], what: string, flag: string): void {
+/** Checks `path`, a file the study names at `key` to write or load: a problem there when it lies outside `roots` (`flag` reaches outside instead); whether it lies inside. */
+function confined(src: SourceDoc, key: (string | number)[], path: string, roots: readonly string[], problems: Problem[], what: string, flag: string): boolean {
   const outside = outsideProblem(path, roots, what, flag);
   if (outside) problems.push(src.problem(key, outside));
+  return !outside;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { eachLine } from '../process.js';
+import { eachLine, InputFileError } from '../process.js';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { CtxsimError, UsageError } from '../errors.js';
@@ -306,8 +306,9 @@ function readRecording(path: string, display: (path: string) => string): { casse
 function readCassette(path: string, file: string): Cassette {
   const parser = Cassette.parser(file);
   try {
-    eachLine(path, parser.line, { limit: cassetteLineLimit(file) });
+    eachLine(path, parser.line, { limit: cassetteLineLimit(file), shown: file });
   } catch (e) {
+    if (e instanceof InputFileError) throw new UsageError(`upkeep cassette ${e.message}`);
     if (e instanceof CtxsimError) throw e;
     throw new UsageError(`cannot read upkeep cassette ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
   }

@@ -1,4 +1,4 @@
-import { isAlias, isMap, isNode, isPair, isScalar, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
+import { Composer, CST, isAlias, isMap, isNode, isPair, isScalar, Lexer, LineCounter, Parser, visit, YAMLParseError, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { ScenarioError, type Problem } from '../errors.js';
 
@@ -28,15 +28,22 @@ export class SourceDoc {
     return new SourceDoc(file, undefined, undefined, value);
   }
 
-  /** Parses YAML (JSON is read by the same parser, so positions work for both). */
-  static parse(file: string, text: string): SourceDoc {
+  /**
+   * Parses YAML (JSON is read by the same parser, so positions work for
+   * both). A text over `MAX_DOC_CHARS`, or with more than `maxTokens`
+   * values and indicators (`MAX_DOC_TOKENS`; a test gives fewer), is a
+   * `DocTooLarge` problem, refused before its cost is paid.
+   */
+  static parse(file: string, text: string, maxTokens = MAX_DOC_TOKENS): SourceDoc {
+    if (text.length > MAX_DOC_CHARS) throw new DocTooLarge({ file, path: '', message: `is too large to parse (${(text.length / 1e6).toFixed(1)} MB of text; at most ${MAX_DOC_CHARS / 1e6} MB)` });
     const lines = new LineCounter();
-    // The parser's own unique-key check compares every key with every other: duplicateKeys does it in one pass.
-    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false });
     const at = (offset: number, message: string): Problem => {
       const pos = lines.linePos(offset);
       return { file, line: pos.line, column: pos.col, path: '', message };
     };
+    const doc = parseBounded(text, lines, maxTokens, (offset) => {
+      throw new DocTooLarge(at(offset, `too many values to parse (over ${maxTokens.toLocaleString('en-US')} values and indicators by here)`));
+    });
     const syntax = [...doc.errors.map((e) => ({ offset: e.pos[0], message: firstLine(e.message) })), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
     if (syntax.length) throw new ScenarioError(syntax.map((e) => at(e.offset, e.message)));
     const problems = aliasProblems(doc).map((p) => at(p.offset, p.message));
@@ -114,6 +121,65 @@ const MAX_UNKNOWN_KEYS = 20;
 
 /** How many alias expansions a file may make (the `yaml` package's guard against alias bombs). */
 const MAX_ALIAS_COUNT = 1000;
+
+/**
+ * The longest text `SourceDoc.parse` takes: 32 million characters (32 MB of
+ * ASCII). A parsed document costs many times its text (measured with Node's
+ * 4 GB default heap: a 60 MB double-quoted scalar peaked at 3.2 GB, a 100 MB
+ * one at 3.5 GB; 20 MB of `[0,0,…]` ran the heap out and aborted the
+ * process), so the bound sits where the costliest text stays within 2 GB.
+ */
+export const MAX_DOC_CHARS = 32_000_000;
+
+/**
+ * The most values and indicators (scalars, `-`, `:`, `,`, `{`, `[`, anchors,
+ * aliases, tags) `SourceDoc.parse` takes: each costs the parse up to about a
+ * kilobyte (a document of a million `0,` peaked at 1.0 GB; 4 MB of
+ * `[0,0,…]`, 4.2 million of them, took 1.9 GB of heap). Counted as the
+ * text is parsed, so a document past it is refused before its cost is paid
+ * (10 MB of `[0,0,…]`: refused at 0.3 GB). A 10,000-turn scenario has about
+ * 110,000; LiteLLM's whole price table 136,000.
+ */
+export const MAX_DOC_TOKENS = 1_000_000;
+
+/** A document too large to parse: a problem of its file (`SourceDoc.parse`), which a reader that only wants positions can do without. */
+export class DocTooLarge extends ScenarioError {
+  constructor(problem: Problem) {
+    super([problem]);
+  }
+}
+
+/** The lexical tokens counted against `MAX_DOC_TOKENS` (spaces, newlines, comments and the ends of flow collections are not). */
+const COUNTED: ReadonlySet<string> = new Set(['scalar', 'single-quoted-scalar', 'double-quoted-scalar', 'block-scalar-header', 'flow-map-start', 'flow-seq-start', 'seq-item-ind', 'explicit-key-ind', 'map-value-ind', 'comma', 'anchor', 'alias', 'tag']);
+
+/**
+ * Parses one YAML document as `parseDocument` of the yaml package does
+ * (a second document is an error), counting its tokens as they are lexed:
+ * past `maxTokens`, `tooMany` is called with the offset reached (and
+ * must throw). The parser's own unique-key check compares every key with
+ * every other: duplicateKeys does it in one pass.
+ */
+function parseBounded(text: string, lines: LineCounter, maxTokens: number, tooMany: (offset: number) => never): Document.Parsed {
+  const parser = new Parser(lines.addNewLine);
+  function* tokens(): Generator<CST.Token> {
+    lines.addNewLine(0);
+    let n = 0;
+    for (const lexeme of new Lexer().lex(text)) {
+      if (COUNTED.has(CST.tokenType(lexeme) ?? '') && ++n > maxTokens) tooMany(parser.offset);
+      yield* parser.next(lexeme);
+    }
+    yield* parser.end();
+  }
+  let doc: Document.Parsed | undefined;
+  for (const next of new Composer({ prettyErrors: false, uniqueKeys: false }).compose(tokens(), true, text.length)) {
+    if (doc) {
+      doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      break;
+    }
+    doc = next;
+  }
+  return doc!;
+}
 
 /**
  * Aliases that cannot become a plain value: one naming no anchor before it,

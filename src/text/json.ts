@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { ScenarioError, type Problem } from '../errors.js';
-import { SourceDoc, type DocPath } from './document.js';
+import { DocTooLarge, formatPath, SourceDoc, type DocPath } from './document.js';
 
 /**
  * JSON read with places for its errors: a syntax error at its line and
@@ -135,7 +135,7 @@ function lineCol(text: string, offset: number): { line: number; column: number }
  * positions — only when a problem needs one.
  */
 export class JsonSource {
-  private doc: SourceDoc | undefined;
+  private doc: SourceDoc | null | undefined;
 
   constructor(
     readonly file: string,
@@ -143,23 +143,35 @@ export class JsonSource {
     private readonly line = 1,
   ) {}
 
-  /** The problem at a path of the value: positioned at its node, or at the nearest parent that exists. */
+  /** The problem at a path of the value: positioned at its node, or at the nearest parent that exists (with no position, in a text too large to parse again). */
   problem(path: DocPath, message: string): Problem {
-    return this.placed(this.parsed().problem(path, message));
+    const doc = this.parsed();
+    return doc ? this.placed(doc.problem(path, message)) : { file: this.file, path: formatPath(path), message };
   }
 
   /** Checks the value at `path` against the shape an importer expects; positioned problems go to `out`. */
   check<T>(schema: z.ZodType<T>, value: unknown, path: DocPath, out: Problem[]): T | undefined {
     const ok = SourceDoc.fromValue(this.file, value).check(schema, value, path, []);
     if (ok !== undefined) return ok;
+    const doc = this.parsed();
+    if (!doc) return SourceDoc.fromValue(this.file, value).check(schema, value, path, out);
     const found: Problem[] = [];
-    this.parsed().check(schema, value, path, found);
+    doc.check(schema, value, path, found);
     for (const p of found) out.push(this.placed(p));
     return undefined;
   }
 
-  private parsed(): SourceDoc {
-    return (this.doc ??= SourceDoc.parse(this.file, this.text));
+  /** The text parsed again with positions, or undefined when it is too large to be (its problems then have none). */
+  private parsed(): SourceDoc | undefined {
+    if (this.doc === undefined) {
+      try {
+        this.doc = SourceDoc.parse(this.file, this.text);
+      } catch (e) {
+        if (!(e instanceof DocTooLarge)) throw e;
+        this.doc = null;
+      }
+    }
+    return this.doc ?? undefined;
   }
 
   private placed(p: Problem): Problem {

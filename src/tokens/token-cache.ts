@@ -5,8 +5,8 @@ import type { TokenCount } from './bounded.js';
 
 /**
  * The persistent token-count cache: one entry per counter in the `tokens`
- * namespace of the store in the cache folder (`.ctxsim-cache/tokens/` by
- * default; see store/store.ts for the entry format and its lock), so a rerun
+ * namespace of the store in the cache folder (`~/.cache/ctxsim/tokens/` by
+ * default on Linux; see store/store.ts for the entry format and its lock), so a rerun
  * of an unchanged study does almost no tokenizer work. The entry's key is the
  * SHA-256 of the counter's id (see `counterId`): counts made by another
  * tokenizer, or another version of one, are another entry.

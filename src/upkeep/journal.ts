@@ -1,5 +1,5 @@
-import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:fs';
-import { eachLine } from '../process.js';
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { eachLine, fileKind, InputFileError, NOT_FOLLOWED } from '../process.js';
 import { dirname } from 'node:path';
 import { CtxsimError } from '../errors.js';
 import { Cassette, cassetteLineLimit, entryLine, type CassetteEntry } from './cassette.js';
@@ -13,6 +13,11 @@ import { Cassette, cassetteLineLimit, entryLine, type CassetteEntry } from './ca
  * stopped any other way (Ctrl-C, SIGTERM, a kill, a failure, the cost cap)
  * leaves it, and the next recording reads it with the cassette and sends
  * only what neither holds.
+ *
+ * The journal is a regular file of its own, never a symbolic link: one in
+ * its place (as a repository can ship, pointing anywhere, or nowhere yet) is
+ * refused when it is read and when it is opened to append (O_NOFOLLOW), so a
+ * recording writes only beside its cassette.
  */
 export class Journal {
   /** The open file, from the first response on. */
@@ -48,7 +53,7 @@ export class Journal {
   static read(cassetteFile: string, cassette: Cassette, display: (path: string) => string): Journal {
     const path = Journal.pathOf(cassetteFile);
     const shown = display(path);
-    if (!existsSync(path)) return new Journal(path, shown, 0, false, 0);
+    if (!there(path)) return new Journal(path, shown, 0, false, 0);
     const parser = Cassette.parser(shown, cassette);
     let lines = 0;
     let read: { bytes: number; whole: number };
@@ -59,9 +64,10 @@ export class Journal {
           parser.line(line, n);
           if (line.trim()) lines++;
         },
-        { partial: false, limit: cassetteLineLimit(shown) },
+        { partial: false, limit: cassetteLineLimit(shown), follow: false, shown },
       );
     } catch (e) {
+      if (e instanceof InputFileError) throw refused(shown, e.reason);
       if (e instanceof CtxsimError) throw e;
       throw new CtxsimError(`cannot read the recording journal ${shown} (${(e as NodeJS.ErrnoException).code ?? e})`, 'upkeep-journal');
     }
@@ -76,7 +82,7 @@ export class Journal {
 
   /** Whether the file is there (it is made at the first response). */
   get exists(): boolean {
-    return this.fd !== undefined || existsSync(this.path);
+    return this.fd !== undefined || there(this.path);
   }
 
   /** Appends a response and flushes it to disk before returning: once this returns, a kill keeps it. */
@@ -87,6 +93,7 @@ export class Journal {
       for (let at = 0; at < line.length; ) at += writeSync(this.fd, line, at);
       fsyncSync(this.fd);
     } catch (e) {
+      if (e instanceof CtxsimError) throw e;
       throw new CtxsimError(`cannot write the recording journal ${this.shown} (${(e as NodeJS.ErrnoException).code ?? e})`, 'upkeep-journal');
     }
     this.count++;
@@ -101,16 +108,52 @@ export class Journal {
   /** Closes and removes the journal: its responses are in the cassette written. */
   remove(): void {
     this.close();
-    if (existsSync(this.path)) unlinkSync(this.path);
+    if (there(this.path)) unlinkSync(this.path);
   }
 
-  /** Opens the file to append: a torn last line is cut off first; a new file's folder is flushed too, so the file itself survives a crash. */
+  /**
+   * Opens the file to append (made if missing): never through a symbolic
+   * link (checked, and O_NOFOLLOW where the system has it), never anything
+   * but a regular file (opened without blocking, then checked: a FIFO is not
+   * waited on). A torn last line is cut off first; a new file's folder is
+   * flushed too, so the file itself survives a crash.
+   */
   private open(): number {
-    const made = !existsSync(this.path);
-    const fd = openSync(this.path, 'a');
+    const made = !there(this.path);
+    if (!made && lstatSync(this.path).isSymbolicLink()) throw refused(this.shown, NOT_FOLLOWED);
+    let fd: number;
+    try {
+      fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0), 0o666);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // ELOOP: a link put there since the check; ENXIO: a FIFO no one reads.
+      if (code === 'ELOOP') throw refused(this.shown, NOT_FOLLOWED);
+      if (code === 'ENXIO') throw refused(this.shown, 'is a FIFO, not a regular file');
+      throw e;
+    }
+    const kind = fileKind(fstatSync(fd));
+    if (kind) {
+      closeSync(fd);
+      throw refused(this.shown, `is ${kind}, not a regular file`);
+    }
     if (this.torn) ftruncateSync(fd, this.whole);
     if (made) syncFolder(dirname(this.path));
     return fd;
+  }
+}
+
+/** A journal that is not a regular file of its own, refused: nothing is read from it or written to it. */
+function refused(shown: string, reason: string): CtxsimError {
+  return new CtxsimError(`the recording journal ${shown} ${reason}; remove it, and record again`, 'upkeep-journal');
+}
+
+/** Whether something is at `path`, a symbolic link included (one that leads nowhere too). */
+function there(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { CACHE_DIR_ENV, DEFAULT_TOKEN_CACHE } from '../_cache-folder.js';
+import { CACHE_DIR_ENV, DEFAULT_CACHE_FOLDER } from '../_cache-folder.js';
 import type { Command } from '../_command.js';
 import type { IO } from '../_io.js';
 import type { CacheFlags } from '../cache.js';
@@ -9,7 +9,7 @@ export function cacheCommand(io: IO): Command<CacheFlags> {
     command: 'cache <action>',
     describe: 'show (info) or empty (clear) the cache folder: token counts, replayed units and rendered charts',
     examples: [
-      ['ctxsim cache info', 'entries and bytes of .ctxsim-cache/'],
+      ['ctxsim cache info', 'entries and bytes of the cache folder'],
       ['ctxsim cache clear --token-cache /tmp/c', 'empty the cache folder /tmp/c'],
     ],
     builder: async (y: Argv) => {
@@ -22,7 +22,7 @@ export function cacheCommand(io: IO): Command<CacheFlags> {
           coerce: actionOf,
           describe: 'info: what the cache holds; clear: remove it all',
         })
-        .option('token-cache', { type: 'string', describe: 'the cache folder', defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_TOKEN_CACHE}` });
+        .option('token-cache', { type: 'string', describe: 'the cache folder', defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_CACHE_FOLDER}` });
     },
     handler: async (argv: CacheFlags) => (await import('../cache.js')).cache(argv, io),
   };

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { ScenarioError } from '../../errors.js';
+import { InputFileError, readInputText } from '../../process.js';
 import { isObject, jsonErrorOffset, parseJson } from '../../text/json.js';
 
 export { JsonSource, parseJson } from '../../text/json.js';
@@ -13,8 +13,10 @@ export class UnreadableFile extends ScenarioError {
     readonly filePath: string,
     file: string,
     reason: string,
+    /** `reason` is the whole message (`is a FIFO, not a regular file`), not a system error's code. */
+    whole = false,
   ) {
-    super([{ file, path: '', message: `cannot read file (${reason})` }]);
+    super([{ file, path: '', message: whole ? reason : `cannot read file (${reason})` }]);
   }
 }
 
@@ -26,8 +28,9 @@ export class UnreadableFile extends ScenarioError {
 export function readText(path: string, file: string): string {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readInputText(path, { shown: file, json: true });
   } catch (e) {
+    if (e instanceof InputFileError) throw new UnreadableFile(path, file, e.reason, true);
     throw new UnreadableFile(path, file, String((e as NodeJS.ErrnoException).code ?? e));
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
