@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, fstatSync, linkSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { makeDirs, userFolder } from '../process.js';
 
 /**
@@ -37,12 +37,18 @@ export function sealed(claimed: unknown, ...parts: readonly string[]): boolean {
 /** The key: read from its file, or made there; null when neither can be done (a run then seals nothing). */
 function sealKey(): Buffer | null {
   if (key !== undefined) return key;
-  const file = join(userFolder('state'), 'staging.key');
+  let file: string;
+  try {
+    file = join(userFolder('state'), 'staging.key');
+  } catch {
+    // No home folder: no key, and nothing sealed.
+    return (key = null);
+  }
   try {
     key = readKey(file);
   } catch {
     try {
-      makeDirs(userFolder('state'));
+      makeDirs(dirname(file));
       key = makeKey(file);
     } catch {
       // Made meanwhile by another run, or no room to make it.
