@@ -12,13 +12,13 @@
  * A hand-written reader: sentences are cut at `.`, `!`, `?` and line ends,
  * words are looked up in small lists (function words, interjections, praise),
  * and the fixed shapes (identifiers, e-mails, phone numbers, amounts, dates:
- * the regular expressions of salience.ts) are found without a language
+ * the regular expressions of shapes.ts) are found without a language
  * model. About a microsecond per word; see docs/performance.md.
  * @module
  */
 import { normalize } from '../text/normalize.js';
 import type { Message } from '../types.js';
-import { shapeSpans } from './salience.js';
+import { shapeSpans } from './shapes.js';
 import { formatDay, headerDate, resolveTimes, type Day } from './times.js';
 
 /** One thing a message states. */
