@@ -213,10 +213,10 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): S
 
 /**
  * The salience of a statement, from its text alone: each informative word
- * (not a function word, an interjection nor praise) counts one, each
- * identifier, e-mail, URL or path, phone number, amount, date or time three
- * (a bare number one), each capitalised name two (the first word of the
- * sentence only when it is not an ordinary capitalised word).
+ * (not a function word, an interjection nor praise) counts one, up to six,
+ * each identifier, e-mail, URL or path, phone number, amount, date or time
+ * eight (a bare number two), each capitalised name four (the first word of
+ * the sentence only when it is not an ordinary capitalised word).
  */
 export function salienceOf(sentence: string): number {
   let score = 0;
