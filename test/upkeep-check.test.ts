@@ -169,15 +169,19 @@ describe('ctxsim check-upkeep', () => {
       ['conv-t1', '6', '0.83', '1.00', '0.83'],
       ['conv-t2', '2', '1.00', '1.00', '0.00'],
       ['total', '8', '0.88', '1.00', '0.63'],
-      // The total's extraction figures by category, worked from the rows above: reference 1 + 1 + 3 = 5 of 8 (0.63), agreement 3 + 0 + 3 = 6 of 8.
+      // The total's extraction figures by category, worked from the rows above: reference 1 + 1 + 3 = 5 of 8 (0.63), agreement 3 + 1 + 2 = 6 of 8.
       ['', 'multi-hop', '(1)', '3', '1.00'],
       ['', 'temporal', '(2)', '1', '0.00'],
       ['', 'single-hop', '(4)', '4', '1.00'],
     ]);
+    // The simulated sheet of conv-t1 holds "Ana adopted a cat named Miso on 2 March 2023" ("yesterday" resolved against
+    // the session's 3 March) and the Porto statement; conv-t2's has no room. Multi-hop: Porto of Porto, two vases, bikes
+    // (0.33), agreeing on all 3; temporal: 2 March 2023, as the observations; single-hop: Miso of Miso, cello, Ruth,
+    // Lyon (0.25), agreeing on Miso and Lyon (0.50).
     expect(lines.slice(5).map((l) => l.split(/\s+/).slice(6, 9))).toEqual([
       ['0.33', '0.33', '1.00'],
-      ['1.00', '0.00', '0.00'],
-      ['0.75', '0.50', '0.75'],
+      ['1.00', '1.00', '1.00'],
+      ['0.75', '0.25', '0.50'],
     ]);
   });
 
