@@ -174,6 +174,10 @@ describe('ctxsim check-upkeep', () => {
       ['', 'temporal', '(2)', '1', '0.00'],
       ['', 'single-hop', '(4)', '4', '1.00'],
     ]);
+    // The simulated sheet of conv-t1 holds "Ana adopted a cat named Miso on 2 March 2023" ("yesterday" resolved against
+    // the session's 3 March) and the Porto statement; conv-t2's has no room. Multi-hop: Porto of Porto, two vases, bikes
+    // (0.33), agreeing on all 3; temporal: 2 March 2023, as the observations; single-hop: Miso of Miso, cello, Ruth,
+    // Lyon (0.25), agreeing on Miso and Lyon (0.50).
     expect(lines.slice(5).map((l) => l.split(/\s+/).slice(6, 9))).toEqual([
       ['0.33', '0.33', '1.00'],
       ['1.00', '1.00', '1.00'],

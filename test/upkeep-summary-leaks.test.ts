@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { normalize, words } from '../src/text/normalize.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
-import { shapeSpans } from '../src/upkeep/salience.js';
+import { shapeSpans } from '../src/upkeep/shapes.js';
 import { summarize } from '../src/upkeep/summarizer.js';
 import { allShipped } from './_policies.js';
 

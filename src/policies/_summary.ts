@@ -9,14 +9,14 @@ import type { Exchange, PolicyDeps, PolicySession } from './types.js';
 
 /** `summaryTokens`, its description ending with `more` (what a policy adds about it). */
 export function summaryTokensParam(more = '') {
-  return int({ default: 200, min: 1, describe: `most tokens the running summary may have, its list of what it keeps included (what does not fit is dropped)${more}` });
+  return int({ default: 200, min: 1, describe: `most tokens the running summary may have, its statements included (what does not fit is dropped, the least salient first)${more}` });
 }
 
 /** The parameters both summary policies take for their summarizer. */
 export const SUMMARIZER_PARAMS = {
   summaryModel: model({ describe: 'model the summarizer runs on (default: the chat model)' }),
   summaryTokens: summaryTokensParam(),
-  keep: probability({ default: 1, describe: 'chance that each fold keeps each entry it read (names, codes, numbers… of the text; one lost once is gone)' }),
+  keep: probability({ default: 1, describe: 'chance that each fold keeps each statement it read (of the old summary and the folded messages; one lost once is gone)' }),
 };
 
 /** The summarizer's parameters, as a session reads them. */

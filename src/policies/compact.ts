@@ -27,8 +27,8 @@ export const compact = definePolicy({
     at: probability({ default: 0.8, describe: 'share of the context window a prompt may reach before the history is compacted' }),
     window: int({ min: 1, describe: 'context window in tokens (default: the chat model’s, else 128000)' }),
     keepRecent: int({ default: 2, min: 0, describe: 'newest steps (turns or rounds of tool calls) kept verbatim beside the summary' }),
-    summaryTokens: int({ default: 2000, min: 1, describe: 'most tokens the summary may have, its list of what it keeps included' }),
-    keep: probability({ default: 1, describe: 'chance that each compaction keeps each entry it read (simulated upkeep)' }),
+    summaryTokens: int({ default: 2000, min: 1, describe: 'most tokens the summary may have, its statements included' }),
+    keep: probability({ default: 1, describe: 'chance that each compaction keeps each statement it read (simulated upkeep)' }),
     summaryModel: model({ describe: 'model the summarizer runs on (default: the chat model)' }),
   }),
   start(conversation, params, deps) {

@@ -6,10 +6,11 @@ import { definePolicy } from './define.js';
 import { int, model as modelParam, probability } from './params.js';
 
 /**
- * A pinned fact sheet ("Known facts: name: Kavya; id: SE-10423") plus the
- * last `recent` exchanges. After each turn one extraction call reads the
- * turn and updates the sheet (a real extractor's later value of a fact
- * replaces the earlier one; the simulated one adds each span it finds), and
+ * A pinned fact sheet ("Known facts: The user is Kavya. The user’s order
+ * SE-10423 hasn't arrived.") plus the last `recent` exchanges. After each
+ * turn one extraction call reads the turn and updates the sheet (the
+ * simulated one writes each statement it finds; a later statement or value
+ * of the same fact replaces the earlier one), and
  * the sheet stays within `sheetTokens`. The sheet is long-term
  * memory: it survives a session restart.
  */
@@ -19,8 +20,8 @@ export const facts = definePolicy({
   params: z.object({
     recent: int({ default: 4, min: 0, describe: 'exchanges sent verbatim after the fact sheet' }),
     extractModel: modelParam({ describe: 'model the extraction call runs on (default: the chat model)' }),
-    recall: probability({ default: 1, describe: 'chance that the extractor finds each salient span of a turn\'s messages (names, codes, numbers, a user\'s details…)' }),
-    sheetTokens: int({ default: SHEET_TOKENS, min: 1, describe: 'most tokens the fact sheet may have; when it would be longer, entries are dropped: the lowest kind first, then the one found in the fewest turns, then the one found longest ago' }),
+    recall: probability({ default: 1, describe: 'chance that the extractor finds each statement of a turn\'s messages (a short third-person sentence for each sentence that says something of a speaker, the one spoken to or the task; one draw each)' }),
+    sheetTokens: int({ default: SHEET_TOKENS, min: 1, describe: 'most tokens the fact sheet may have; when it would be longer, statements are dropped: the least salient first, then the one found in the fewest turns, then the one found longest ago' }),
   }),
   start(conversation, params, deps) {
     const history = new Transcript(params.sessionCap);

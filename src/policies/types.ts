@@ -72,7 +72,7 @@ export interface SummaryParams {
   summaryModel?: string | undefined;
   /** Size of the running summary, in tokens. */
   summaryTokens: number;
-  /** Chance that each fold keeps each entry it read (a salient span of the text). */
+  /** Chance that each fold keeps each entry it read (a statement of the text). */
   keep: number;
 }
 
@@ -80,9 +80,9 @@ export interface SummaryParams {
 export interface FactSheetParams {
   /** Model the extraction is priced on (default: the chat model). */
   extractModel?: string | undefined;
-  /** Chance that the simulated extractor finds each salient span of the messages it reads. */
+  /** Chance that the simulated extractor finds each statement of the messages it reads. */
   recall: number;
-  /** Most tokens the sheet may have (default 500); entries that do not fit are dropped, the lowest kind, then the fewest-found and longest-unseen first. */
+  /** Most tokens the sheet may have (default 500); entries that do not fit are dropped, the least salient, then the fewest-found and longest-unseen first. */
   sheetTokens?: number | undefined;
 }
 

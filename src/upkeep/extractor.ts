@@ -42,9 +42,11 @@ export const EXTRACT_TEMPLATE: Message = instruction(DEFAULT_PROMPTS.extract);
  * spoken to or the task, in the third person with its relative times
  * resolved; each tool call and each notable line of a tool's result), each
  * with probability `recall` (one draw each, in order). An entry it writes
- * has no name (see `statementFactName`): two statements are two entries,
- * and a later one never replaces an earlier one; both stay on the sheet
- * until its size drops one. An injection turn's instruction is stored as a
+ * has no name (see `statementFactName`): two statements are two entries.
+ * The sheet (`FactSheet.read`) replaces an entry with a later statement of
+ * the same fact (`sameFact`: "the user's e-mail is …" again with another
+ * address); other statements stay side by side until its size drops one.
+ * An injection turn's instruction is stored as a
  * standing `instruction` (its quote, no draw): the way injected text
  * persists in long-term memory. Returns the day the conversation stated
  * last too, for the next extraction.

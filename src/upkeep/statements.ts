@@ -12,13 +12,13 @@
  * A hand-written reader: sentences are cut at `.`, `!`, `?` and line ends,
  * words are looked up in small lists (function words, interjections, praise),
  * and the fixed shapes (identifiers, e-mails, phone numbers, amounts, dates:
- * the regular expressions of salience.ts) are found without a language
+ * the regular expressions of shapes.ts) are found without a language
  * model. About a microsecond per word; see docs/performance.md.
  * @module
  */
 import { normalize } from '../text/normalize.js';
 import type { Message } from '../types.js';
-import { shapeSpans } from './salience.js';
+import { shapeSpans } from './shapes.js';
 import { formatDay, headerDate, resolveTimes, type Day } from './times.js';
 
 /** One thing a message states. */
@@ -213,10 +213,10 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): S
 
 /**
  * The salience of a statement, from its text alone: each informative word
- * (not a function word, an interjection nor praise) counts one, each
- * identifier, e-mail, URL or path, phone number, amount, date or time three
- * (a bare number one), each capitalised name two (the first word of the
- * sentence only when it is not an ordinary capitalised word).
+ * (not a function word, an interjection nor praise) counts one, up to six,
+ * each identifier, e-mail, URL or path, phone number, amount, date or time
+ * eight (a bare number two), each capitalised name four (the first word of
+ * the sentence only when it is not an ordinary capitalised word).
  */
 export function salienceOf(sentence: string): number {
   let score = 0;

@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { spansOf, type Span, type SpanKind } from '../src/upkeep/salience.js';
+import { shapeSpans, type Span, type SpanKind } from '../src/upkeep/shapes.js';
 import { ROOT, itShared } from './_shared.js';
 
 /** The spans of a text as [kind, text] pairs, for exact comparison. */
-const pairs = (text: string) => spansOf(text).map((s) => [s.kind, s.text]);
+const pairs = (text: string) => shapeSpans(text).map((s) => [s.kind, s.text]);
 
 /** Every user and assistant text and every tool result (as sent: JSON) of the shipped scenarios. */
 function scenarioTexts(): string[] {
@@ -26,25 +26,24 @@ function scenarioTexts(): string[] {
 
 /** Real sentences from scenarios/*.yaml with their spans, checked by hand. */
 const SCENARIO_CASES: [string, [SpanKind, string][]][] = [
-  ["Hi, I'm Kavya. My order SE-10423 hasn't arrived.", [['name', 'Kavya'], ['id', 'SE-10423']]],
-  ['Sorry Kavya! It is out for delivery and should arrive by 8 pm.', [['name', 'Kavya'], ['time', '8 pm']]],
+  ["Hi, I'm Kavya. My order SE-10423 hasn't arrived.", [['id', 'SE-10423']]],
+  ['Sorry Kavya! It is out for delivery and should arrive by 8 pm.', [['time', '8 pm']]],
   [
     'Yes: DryFit ankle socks (pack of 3) for Rs 249 and CushionRun for Rs 199.',
-    [['name', 'DryFit'], ['number', '3'], ['money', 'Rs 249'], ['name', 'CushionRun'], ['money', 'Rs 199']],
+    [['number', '3'], ['money', 'Rs 249'], ['money', 'Rs 199']],
   ],
-  ['My name is Noah.', [['name', 'Noah']]],
-  // Sentence-initial, and wink tags it a proper noun: a name.
-  ['Blue is my favorite color.', [['name', 'Blue']]],
+  // Names and words are no shapes.
+  ['My name is Noah.', []],
   [
     "Hi, I'm Tomasz Nowak. I ordered a rain jacket and a pair of trail shoes last week, order NW-58217, and the tracking page hasn't changed in four days.",
-    [['name', 'Tomasz Nowak'], ['date', 'last week'], ['id', 'NW-58217'], ['time', 'four days']],
+    [['id', 'NW-58217']],
   ],
   ['Sure, phone is 415-555-0132 and email is t.nowak@oldmail.example.', [['phone', '415-555-0132'], ['email', 't.nowak@oldmail.example']]],
-  ['Take a memo. The plumber is Arjun, his number is 98450 12345.', [['name', 'Arjun'], ['phone', '98450 12345']]],
-  ["Okay, I'll remind you to call the plumber tomorrow at 9 am.", [['date', 'tomorrow'], ['time', '9 am']]],
+  ['Take a memo. The plumber is Arjun, his number is 98450 12345.', [['phone', '98450 12345']]],
+  ["Okay, I'll remind you to call the plumber tomorrow at 9 am.", [['time', '9 am']]],
   [
     "Hi! I'm Priya, working on a TypeScript service with Fastify (v4, Node 20). It\nreceives payment webhooks from our provider, Paybridge, and writes them into\nPostgres.",
-    [['name', 'Priya'], ['name', 'TypeScript'], ['name', 'Fastify'], ['id', 'v4'], ['name', 'Node'], ['number', '20'], ['name', 'Paybridge'], ['name', 'Postgres']],
+    [['id', 'v4'], ['number', '20']],
   ],
   ['Found 2 errors in the same file, starting at: src/webhooks/routes.ts:11', [['number', '2'], ['url', 'src/webhooks/routes.ts:11']]],
   [
@@ -53,20 +52,20 @@ const SCENARIO_CASES: [string, [SpanKind, string][]][] = [
   ],
   [
     "Welcome to the Trail Club, Tomasz! You're member TC-402117, and this order already earned you 318 points, which is one $10 voucher with 68 points left over.",
-    [['name', 'Trail Club'], ['name', 'Tomasz'], ['id', 'TC-402117'], ['number', '318'], ['money', '$10'], ['number', '68']],
+    [['id', 'TC-402117'], ['number', '318'], ['money', '$10'], ['number', '68']],
   ],
   [
     'Also, I saw a 15% coupon, SPRING15, in a newsletter, but it had expired two days before I ordered. Any chance you can apply it retroactively?',
-    [['number', '15%'], ['id', 'SPRING15'], ['time', 'two days']],
+    [['number', '15%'], ['id', 'SPRING15']],
   ],
   // A tool result as the model is sent it.
   [
     '{"account_id":"CU-88412","name":"Tomasz Nowak","email":"t.nowak@oldmail.example","phone":"415-555-0132","email_verified":true,"crm_synced_at":"2024-05-09T18:22:04Z"}',
-    [['id', 'CU-88412'], ['name', 'Tomasz Nowak'], ['email', 't.nowak@oldmail.example'], ['phone', '415-555-0132'], ['date', '2024-05-09T18:22:04Z']],
+    [['id', 'CU-88412'], ['email', 't.nowak@oldmail.example'], ['phone', '415-555-0132'], ['date', '2024-05-09T18:22:04Z']],
   ],
 ];
 
-describe('spansOf on the shipped scenarios', () => {
+describe('shapeSpans on the shipped scenarios', () => {
   const texts = scenarioTexts();
 
   it.each(SCENARIO_CASES)('%j', (sentence, expected) => {
@@ -74,7 +73,7 @@ describe('spansOf on the shipped scenarios', () => {
     expect(pairs(sentence)).toEqual(expected);
   });
 
-  it('finds every stated fact value of every scenario in a span of the turn that states it', () => {
+  it('finds every stated fact value with a fixed shape (a digit or an @) in a span of the turn that states it', () => {
     const dir = join(ROOT, 'scenarios');
     let checked = 0;
     for (const f of readdirSync(dir).filter((n) => n.endsWith('.yaml'))) {
@@ -84,51 +83,20 @@ describe('spansOf on the shipped scenarios', () => {
       for (const t of doc.turns) {
         // The user text, the tool calls and results (`T-481` is stated by a tool), the reply.
         const texts = [t.user, ...(t.tools ?? []).flatMap((c) => [JSON.stringify(c.args), JSON.stringify(c.result)]), t.assistant ?? ''];
-        const spans = texts.flatMap((x) => spansOf(x).map((s) => s.text));
-        for (const value of Object.values(t.facts ?? {})) {
-          // `Tomasz` is stated as part of `Tomasz Nowak`: one span holds it.
+        const spans = texts.flatMap((x) => shapeSpans(x).map((s) => s.text));
+        for (const value of Object.values(t.facts ?? {}).map(String).filter((v) => /[\d@]/.test(v))) {
           expect(spans.some((s) => s.includes(String(value))), `${f}: ${value} in ${JSON.stringify(spans)}`).toBe(true);
           checked++;
         }
       }
     }
-    expect(checked).toBeGreaterThanOrEqual(11);
+    expect(checked).toBeGreaterThanOrEqual(6);
   });
 });
 
-describe('spansOf rules', () => {
-  it('never takes pronouns, I or ordinary sentence openers as names, and joins adjacent name words', () => {
-    expect(pairs("Hi, I'm Kavya Sharma and I live in New York. The order is late. Yes, it is. Okay then. Sorry Noah!")).toEqual([
-      ['name', 'Kavya Sharma'],
-      ['name', 'New York'],
-      ['name', 'Noah'],
-    ]);
-    expect(pairs("I, me and my friend: we did it ourselves. I'll go, I've been, I'd say.")).toEqual([]);
-  });
-
-  it('reads what a user says of themselves as details, in a user message only', () => {
-    const user = (text: string) => spansOf(text, { user: true }).map((s) => [s.kind, s.text]);
-    // Noun phrases of first-person sentences; a participle before a noun belongs to it; a lone -ing word after be or a verb of liking.
-    expect(user("I'm allergic to kiwi fruit, so no kiwi please.")).toEqual([
-      ['detail', 'kiwi fruit'],
-      ['detail', 'kiwi'],
-    ]);
-    expect(user('I usually order an iced cortado. I like coding. My hobby is bouldering.')).toEqual([
-      ['detail', 'iced cortado'],
-      ['detail', 'coding'],
-      ['detail', 'bouldering'],
-    ]);
-    // Not the attribute right after "my", not a lone vague noun, not what another span holds, not a sentence without I, me or my.
-    expect(user('I need help with my order. I have a question about my bill. The weather is nice.')).toEqual([]);
-    expect(user('My daughter Mia starts school next week and I work night shifts at the hospital.')).toEqual([
-      ['name', 'Mia'],
-      ['detail', 'school'],
-      ['date', 'next week'],
-      ['detail', 'night shifts'],
-      ['detail', 'hospital'],
-    ]);
-    // The same text from anyone else, or without the option: no details.
-    expect(pairs("I'm allergic to kiwi fruit.")).toEqual([]);
+describe('shapeSpans rules', () => {
+  it('takes no names, pronouns nor words: only fixed shapes', () => {
+    expect(pairs("Hi, I'm Kavya Sharma and I live in New York. The order is late. Yes, it is. Sorry Noah!")).toEqual([]);
   });
 
   it('reads a phone number whole with groups of up to six digits (a UK mobile), and a country code', () => {
@@ -148,27 +116,23 @@ describe('spansOf rules', () => {
   });
 
   it('reads dates, times, money and numbers whole', () => {
-    expect(pairs('Fly on May 10, 2024 at 10:30 am, or 2025-03-12T09:00; pay $1,250.50 or INR 500, about 40 minutes, 2-3 days, 3e-06, 5000ms.')).toEqual([
+    expect(pairs('Fly on May 10, 2024 at 10:30 am, or 2025-03-12T09:00; pay $1,250.50 or INR 500, 2-3 days, 3e-06, 5000ms.')).toEqual([
       ['date', 'May 10, 2024'],
       ['time', '10:30 am'],
       ['date', '2025-03-12T09:00'],
       ['money', '$1,250.50'],
       ['money', 'INR 500'],
-      ['time', '40 minutes'],
       ['number', '2-3'],
       ['number', '3e-06'],
       ['number', '5000ms'],
     ]);
   });
 
-  it('reads codes, identifiers, paths and technology names in tool output', () => {
+  it('reads codes, identifiers and paths in tool output; a technology name with a dotted suffix is no file name', () => {
     expect(pairs('RangeError [ERR_CRYPTO_TIMING_SAFE_EQUAL_LENGTH] at verifySignature (src/webhooks/verify.ts:46:30) on Node.js')).toEqual([
-      ['name', 'RangeError'],
       ['id', 'ERR_CRYPTO_TIMING_SAFE_EQUAL_LENGTH'],
       ['url', 'src/webhooks/verify.ts:46:30'],
-      ['name', 'Node.js'],
     ]);
-    // wink reads `:3` of `:318` as an emoticon; the number stays whole.
     expect(pairs('{"member_id":"TC-402117","points":318,"vouchers":1}')).toEqual([
       ['id', 'TC-402117'],
       ['number', '318'],
@@ -176,22 +140,16 @@ describe('spansOf rules', () => {
     ]);
   });
 
-  it('known limit: a sentence-initial ordinary word that wink tags as a proper noun counts as a name', () => {
-    expect(pairs('Account has been pulled up for Crystal Minh.')).toEqual([
-      ['name', 'Account'],
-      ['name', 'Crystal Minh'],
-    ]);
-  });
 });
 
-describe('spansOf on the shared dialogue and agent samples', () => {
+describe('shapeSpans on the shared dialogue and agent samples', () => {
   itShared('abcd_sample/abcd_sample.json', 'ABCD: customer turns', (path) => {
     const rows = (JSON.parse(readFileSync(path, 'utf8')) as { original: [string, string][] }[]).flatMap((c) => c.original.map(([, t]) => t));
     const cases: [string, [SpanKind, string][]][] = [
-      ['Crystal Minh', [['name', 'Crystal Minh']]],
-      ['Username: cminh730', [['name', 'Username'], ['id', 'cminh730']]],
+      ['Crystal Minh', []],
+      ['Username: cminh730', [['id', 'cminh730']]],
       ['cminh730@email.com', [['email', 'cminh730@email.com']]],
-      ['Order ID: 3348917502', [['name', 'Order'], ['number', '3348917502']]],
+      ['Order ID: 3348917502', [['number', '3348917502']]],
     ];
     for (const [text, expected] of cases) {
       expect(rows).toContain(text);
@@ -202,7 +160,7 @@ describe('spansOf on the shared dialogue and agent samples', () => {
   itShared('multiwoz21_convlab_sample/dummy_data.json', 'MultiWOZ: a train booking', (path) => {
     const utterances = (JSON.parse(readFileSync(path, 'utf8')) as { turns: { utterance: string }[] }[]).flatMap((d) => d.turns.map((t) => t.utterance));
     const cases: [string, [SpanKind, string][]][] = [
-      ["I'm looking for Wednesday , arrive by 11:30 for 8 people Please.", [['date', 'Wednesday'], ['time', '11:30'], ['number', '8']]],
+      ["I'm looking for Wednesday , arrive by 11:30 for 8 people Please.", [['time', '11:30'], ['number', '8']]],
       [
         'Booking was successful, the total fee is 35.2 GBP payable at the station. You reference number is 7ZCVR4Q3. Can I help you with anything else?',
         [['money', '35.2 GBP'], ['id', '7ZCVR4Q3']],
@@ -217,10 +175,10 @@ describe('spansOf on the shared dialogue and agent samples', () => {
   itShared('sgd_sample/dialogues_001_first10.json', 'SGD: restaurants', (path) => {
     const utterances = (JSON.parse(readFileSync(path, 'utf8')) as { turns: { utterance: string }[] }[]).flatMap((d) => d.turns.map((t) => t.utterance));
     const cases: [string, [SpanKind, string][]][] = [
-      ['If you want to go to this restaurant you can find it at 71 North San Pedro Street.', [['number', '71'], ['name', 'North San Pedro Street']]],
+      ['If you want to go to this restaurant you can find it at 71 North San Pedro Street.', [['number', '71']]],
       [
         'Please confirm: Booking a table for 2 at Isla Restaurant in San Bruno. It is on March 12th at 6 pm.',
-        [['number', '2'], ['name', 'Isla Restaurant'], ['name', 'San Bruno'], ['date', 'March 12th'], ['time', '6 pm']],
+        [['number', '2'], ['date', 'March 12th'], ['time', '6 pm']],
       ],
     ];
     for (const [text, expected] of cases) {
@@ -235,7 +193,6 @@ describe('spansOf on the shared dialogue and agent samples', () => {
     expect(line).toBe('AUTHORS.rst\t    LICENSE\t RELEASING.md\t      performance/    src/');
     expect(pairs(line)).toEqual([
       ['url', 'AUTHORS.rst'],
-      ['name', 'LICENSE'],
       ['url', 'RELEASING.md'],
     ]);
   });
@@ -243,11 +200,10 @@ describe('spansOf on the shared dialogue and agent samples', () => {
   itShared('agent_transcripts_sample/mini-swe-agent_deepseek-chat_django-15213.traj.json', 'mini-swe-agent: every span of a whole run is an exact substring, in order', (path) => {
     const messages = (JSON.parse(readFileSync(path, 'utf8')) as { messages: { content: unknown }[] }).messages;
     const text = messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
-    const spans = spansOf(text);
-    expect(spans.length).toBeGreaterThan(1000);
+    const spans = shapeSpans(text);
+    expect(spans.length).toBeGreaterThan(500);
     expectInOrder(text, spans);
     expect(spans.filter((s) => s.kind === 'url').map((s) => s.text)).toContain('/testbed/django/db/models/expressions.py');
-    expect(spans.filter((s) => s.kind === 'name').map((s) => s.text)).toContain('ExpressionWrapper');
   });
 });
 
@@ -263,26 +219,17 @@ function expectInOrder(text: string, spans: readonly Span[]): void {
   }
 }
 
-describe('spansOf is deterministic', () => {
-  const text = SCENARIO_CASES.map(([s]) => s).join('\n');
-
-  it('gives the same spans for the same text, twice (the second from the cache)', () => {
-    const a = spansOf(text);
-    const b = spansOf(text);
-    expect(b).toBe(a);
-    expect(Object.isFrozen(a)).toBe(true);
-  });
-
-  it('gives the same spans after other texts, once the cache has forgotten it', () => {
-    const first = spansOf(`again: ${text}`).map((s) => ({ ...s }));
-    // More texts than the cache holds (4,096), so the text is computed again.
-    for (let i = 0; i < 4200; i++) spansOf(`Order SE-${i} for Kavya Sharma at ${i % 12} pm, ${i}.`);
-    const again = spansOf(`again: ${text}`);
-    expect(again.map((s) => ({ ...s }))).toEqual(first);
+describe('shapeSpans is deterministic', () => {
+  it('gives the same spans for the same text, alone or after other texts', () => {
+    const text = SCENARIO_CASES.map(([x]) => x).join('\n');
+    const first = shapeSpans(text);
+    for (let i = 0; i < 100; i++) shapeSpans(`Order SE-${i} at ${i % 12} pm, ${i}.`);
+    expect(shapeSpans(text)).toEqual(first);
+    expect(first.length).toBeGreaterThan(20);
   });
 });
 
-describe('spansOf on any text', () => {
+describe('shapeSpans on any text', () => {
   const fragments = [
     'Kavya', 'Sharma', 'New York', 'the', 'The', 'Sorry', 'I', "I'm", 'order', 'SE-10423', 'T-481', 'ERR_SIGNATURE_MISMATCH', '415-555-0132', '98450 12345',
     't.nowak@oldmail.example', 'https://example.com/a?b=(1)', 'src/a.ts:3', '8 pm', 'Rs 249', '$1,250.50', 'May 10, 2024', '2024-05-10T16:41:00Z', '3e-06',
@@ -297,7 +244,7 @@ describe('spansOf on any text', () => {
   it('returns spans that are exact substrings, in order, with no trailing punctuation (fixed seed)', () => {
     fc.assert(
       fc.property(texts, (text) => {
-        expectInOrder(text, spansOf(text));
+        expectInOrder(text, shapeSpans(text));
       }),
       { seed: 20261202, numRuns: 300 },
     );
@@ -309,8 +256,8 @@ describe('spansOf on any text', () => {
     const code = "const header = request.headers['paybridge-signature'] as string; if (expected !== v1) return reply.code(401); ";
     const blob = (json + code.repeat(Math.ceil(200_000 / code.length))).slice(0, 200_000);
     const started = performance.now();
-    const spans = spansOf(blob);
-    for (const run of ['http://'.repeat(30_000), 'a/'.repeat(100_000), 'A_'.repeat(100_000), '12 '.repeat(60_000)]) spansOf(run);
+    const spans = shapeSpans(blob);
+    for (const run of ['http://'.repeat(30_000), 'a/'.repeat(100_000), 'A_'.repeat(100_000), '12 '.repeat(60_000)]) shapeSpans(run);
     expect(performance.now() - started).toBeLessThan(20_000);
     expectInOrder(blob, spans);
     expect(spans.filter((s) => s.kind === 'id').length).toBeGreaterThan(1000);
