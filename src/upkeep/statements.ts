@@ -86,6 +86,14 @@ const MIN_SALIENCE = 3;
 const SHAPE_WEIGHT = 8;
 const NUMBER_WEIGHT = 2;
 const NAME_WEIGHT = 4;
+/**
+ * What a person is, has, prefers or must avoid, rather than what they did
+ * once: a memory keeps it longest (an allergy, a favourite, a name, a
+ * standing preference).
+ */
+const LASTING = /\b(?:allerg\w*|intoleran\w*|vegan|vegetarian|diabet\w*|favou?rite|prefers?|always|never|(?:is|am) called|name is|birthday|lives? in)\b/i;
+const LASTING_WEIGHT = 4;
+
 /** Informative words count up to this many: a long sentence is not worth more than an identifier. */
 const MAX_WORDS = 6;
 
@@ -235,7 +243,7 @@ export function salienceOf(sentence: string): number {
     if (/^\p{Lu}/u.test(token) && (i > 0 || !/^\p{Lu}\p{Ll}+$/u.test(token)) && token !== 'I') score += NAME_WEIGHT;
     else words++;
   });
-  return score + Math.min(words, MAX_WORDS);
+  return score + Math.min(words, MAX_WORDS) + (LASTING.test(sentence) ? LASTING_WEIGHT : 0);
 }
 
 /** The informative words of a statement that are not part of a fixed-shape span, the kinds of its spans and its labels: what `sameFact` compares. */
