@@ -224,7 +224,8 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): S
  * (not a function word, an interjection nor praise) counts one, up to six,
  * each identifier, e-mail, URL or path, phone number, amount, date or time
  * eight (a bare number two), each capitalised name four (the first word of
- * the sentence only when it is not an ordinary capitalised word).
+ * the sentence only when it is not an ordinary capitalised word), and a
+ * lasting fact (`LASTING`) four more.
  */
 export function salienceOf(sentence: string): number {
   let score = 0;
