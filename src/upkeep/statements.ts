@@ -311,10 +311,35 @@ export interface ReadStatement extends Statement {
 }
 
 /** Tool output lines worth a statement: one holding an error or a fixed-shape span. */
-const ERROR_LINE = /\b(?:error|exception|fail(?:ed|ure|s)?|traceback|not found|denied|refused|timeout|timed out|warning)\b/i;
+const ERROR_LINE = /(?:error|exception)\b|\b(?:fail(?:ed|ure|s)?|traceback|not found|denied|refused|timeout|timed out|warning|fixme|todo)\b/i;
+
+/** A line that reports success (`PASSED`, `ok`): nothing to keep, whatever it names. */
+const PASSING = /\b(?:passed|ok|succeeded|success)\b/i;
+
+/** What a line needs to hold a fixed-shape span worth reading for: a code (`DEV-39564`, `E7795`), a long number, a path. Most lines of code or output hold none, and are passed over at once. */
+const MAYBE_SHAPE = /[A-Za-z][\w-]*\d|\d{3,}|\w\/[\w.-]|\w\.[a-z]{2,4}\b|@/;
+
+/**
+ * The lines of a tool's result a memory keeps: the `RESULT_LINES` most
+ * notable, in their order. A line is notable for an error word (four) and
+ * each fixed-shape span (a code, an e-mail, an amount, a date: three; a path
+ * or URL: one); a line that reports success is not.
+ */
+function notableLines(text: string): string[] {
+  const scored: { line: string; at: number; score: number }[] = [];
+  text.split('\n').forEach((raw, at) => {
+    const line = raw.trim();
+    if (!line || PASSING.test(line)) return;
+    let score = ERROR_LINE.test(line) ? 4 : 0;
+    if (MAYBE_SHAPE.test(line)) for (const x of shapeSpans(line)) score += x.kind === 'number' ? 0 : x.kind === 'url' ? 1 : 3;
+    if (score > 0) scored.push({ line, at, score });
+  });
+  const kept = scored.sort((a, b) => b.score - a.score || a.at - b.at).slice(0, RESULT_LINES);
+  return kept.sort((a, b) => a.at - b.at).map((k) => k.line);
+}
 
 /** The most statements a tool result gives, and the most characters of each line kept. */
-const RESULT_LINES = 2;
+const RESULT_LINES = 3;
 const LINE_CHARS = 120;
 
 /** Characters kept before the error or span a long line was kept for. */
@@ -334,8 +359,8 @@ function excerpt(line: string): string {
  * of each message (`statementsOf`: the user and the assistant by their
  * `name`, else as `the user` and `the assistant`), and of an agent's work,
  * one statement per tool call (`the assistant called read_file with
- * src/app.ts`) and up to two per tool result (its lines with an error or a
- * fixed-shape span: `read_file returned: …`). `today`: the day the
+ * src/app.ts`) and up to three per tool result (its most notable lines,
+ * `notableLines`: `run_tests returned: AssertionError [E7795]: …`). `today`: the day the
  * conversation last stated before these messages. A statement made again in
  * the same turn is read once, in another turn again. A message that states one
  * on a line of its own (a session's header) moves it on, and with `dates`
@@ -364,13 +389,9 @@ export function statementsIn(messages: readonly Message[], today: Day | undefine
     }
     if (m.role === 'tool') {
       const name = calls.get(m.toolCallId ?? '') ?? 'a tool';
-      let n = 0;
-      for (const line of m.content.split('\n')) {
-        const t = line.trim();
-        if (!t || !(ERROR_LINE.test(t) || shapeSpans(t).some((s) => s.kind !== 'number'))) continue;
+      for (const t of notableLines(m.content)) {
         const text = `${name} returned: ${excerpt(t)}`;
         add(text, salienceOf(text), m.turn);
-        if (++n === RESULT_LINES) break;
       }
       continue;
     }
