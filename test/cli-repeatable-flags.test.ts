@@ -36,7 +36,8 @@ describe('a positional after a repeatable flag', () => {
 
   it('check --baseline b.json --model gpt-4o study.yaml checks the study on that model', async () => {
     expect((await cli('run', study(), '--save-baseline', baseline(), '--out', join(dir, 't.csv'), '--quiet')).code).toBe(0);
-    const r = await cli('check', '--baseline', baseline(), '--model', 'gpt-4o', study(), '--quiet');
+    // No cache: a unit another test replayed would otherwise be said served, on stderr.
+    const r = await cli('check', '--baseline', baseline(), '--model', 'gpt-4o', study(), '--quiet', '--no-token-cache');
     expect(r.err).toBe('');
     expect(r.out).toContain('- model: gpt-4o-mini → gpt-4o');
     expect(r.code).toBe(1);
