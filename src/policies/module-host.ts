@@ -79,6 +79,9 @@ interface HostSession {
   turn: number;
 }
 
+/** The longest this thread answers calls without giving its event loop a turn, in ms. */
+const TURN_MS = 20;
+
 /** The fields of a plan, in order (a plan crosses as these alone). */
 const PLAN_KEYS = ['messages', 'overBudget', 'upkeep', 'stablePrefix'] as const;
 
@@ -96,6 +99,8 @@ class Host {
   private busy = false;
   /** Where the last call answered was, as a limit's message names it (module-link.ts `moduleCallPlace`). */
   private last: string | undefined;
+  /** When the event loop last had a turn between two calls. */
+  private turnAt = performance.now();
 
   /** A fault of the module's was told: nothing more is answered. */
   private faulted = false;
@@ -137,6 +142,11 @@ class Host {
   private async handle(r: LinkRequest): Promise<void> {
     if (this.faulted) return;
     if (r.kind === 'next-scenario') return this.nextScenario();
+    // Calls follow each other closely: now and then the event loop gets a turn first, so the module's timers and the watch above run between them.
+    if (performance.now() - this.turnAt > TURN_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      this.turnAt = performance.now();
+    }
     this.busy = true;
     let reply: LinkReply;
     try {
@@ -149,6 +159,8 @@ class Host {
     }
     const over = offHeap();
     if (over && reply.kind !== 'failed') reply = { kind: 'limit', message: over };
+    // A limit ends the run: the watch between calls has nothing more to tell.
+    if (reply.kind === 'limit') this.faulted = true;
     this.post(reply);
   }
 
