@@ -79,7 +79,7 @@ interface HostSession {
   turn: number;
 }
 
-/** The longest this thread answers calls without giving its event loop a turn, in ms. */
+/** The longest this thread waits for a call without giving its event loop a turn, in ms. */
 const TURN_MS = 20;
 
 /** The fields of a plan, in order (a plan crosses as these alone). */
@@ -99,8 +99,6 @@ class Host {
   private busy = false;
   /** Where the last call answered was, as a limit's message names it (module-link.ts `moduleCallPlace`). */
   private last: string | undefined;
-  /** When the event loop last had a turn between two calls. */
-  private turnAt = performance.now();
 
   /** A fault of the module's was told: nothing more is answered. */
   private faulted = false;
@@ -114,7 +112,6 @@ class Host {
   }
 
   serve(): void {
-    this.port.on('message', (r: LinkRequest) => void this.handle(r));
     // What a module throws outside its calls (from a timer, a promise it let fail) ends the run, named at the call it came after.
     process.on('uncaughtException', (e) => this.fault('threw', describeThrown(e)));
     process.on('unhandledRejection', (e) => this.fault('threw', describeThrown(e)));
@@ -124,6 +121,34 @@ class Host {
       const over = offHeap();
       if (over) this.fault('memory', over);
     }, 100);
+    this.listen();
+  }
+
+  /**
+   * Waits for the next request on the link's shared integers (a quicker
+   * wake than the event loop's) and answers it, then gives the event loop a
+   * turn: what a call left behind (a promise it let fail, a timer due, the
+   * watch above) is seen before the next call. While none comes, the event
+   * loop gets a turn every `TURN_MS`. A request answered later (an import)
+   * is waited for.
+   */
+  private listen(): void {
+    const next = () => setImmediate(() => this.listen());
+    const until = performance.now() + TURN_MS;
+    for (;;) {
+      const seen = Atomics.load(this.signal, CALLER_POSTED);
+      const got = receiveMessageOnPort(this.port);
+      if (got) {
+        const pending = this.handle(got.message as LinkRequest);
+        if (pending) void pending.then(next);
+        else next();
+        return;
+      }
+      const left = until - performance.now();
+      if (left <= 0) break;
+      Atomics.wait(this.signal, CALLER_POSTED, seen, left);
+    }
+    next();
   }
 
   /**
@@ -139,29 +164,37 @@ class Host {
     this.post({ kind: 'fault', ...fault });
   }
 
-  private async handle(r: LinkRequest): Promise<void> {
-    if (this.faulted) return;
-    if (r.kind === 'next-scenario') return this.nextScenario();
-    // Calls follow each other closely: now and then the event loop gets a turn first, so the module's timers and the watch above run between them.
-    if (performance.now() - this.turnAt > TURN_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      this.turnAt = performance.now();
+  /** Answers a request: at once, or (an import) with the promise of its reply. */
+  private handle(r: LinkRequest): Promise<void> | undefined {
+    if (this.faulted) return undefined;
+    if (r.kind === 'next-scenario') {
+      this.nextScenario();
+      return undefined;
     }
     this.busy = true;
-    let reply: LinkReply;
+    let reply: LinkReply | Promise<LinkReply>;
     try {
-      reply = await this.reply(r);
+      reply = this.reply(r);
     } catch (e) {
       // What a call threw: reading it may run the module's getters, here, within the call's time.
       reply = thrownReply(e);
-    } finally {
-      this.busy = false;
     }
+    if (!(reply instanceof Promise)) return this.answered(reply);
+    return reply.then(
+      (x) => this.answered(x),
+      (e: unknown) => this.answered(thrownReply(e)),
+    );
+  }
+
+  /** Posts a call's reply, or the limit it went past. */
+  private answered(reply: LinkReply): undefined {
+    this.busy = false;
     const over = offHeap();
     if (over && reply.kind !== 'failed') reply = { kind: 'limit', message: over };
     // A limit ends the run: the watch between calls has nothing more to tell.
     if (reply.kind === 'limit') this.faulted = true;
     this.post(reply);
+    return undefined;
   }
 
   /** Posts a reply (cloned now, within the call's time); one that cannot be cloned (a proxy, a function) is what the module returned that cannot be read. */
@@ -175,20 +208,20 @@ class Host {
     Atomics.notify(this.signal, HOST_POSTED);
   }
 
-  private async reply(r: Exclude<LinkRequest, { kind: 'next-scenario' }>): Promise<LinkReply> {
+  private reply(r: Exclude<LinkRequest, { kind: 'next-scenario' }>): LinkReply | Promise<LinkReply> {
     switch (r.kind) {
       case 'describe':
         return this.describe(r.given, r.contract);
-      case 'load': {
-        const loaded = await importPolicy(r.module);
-        if (typeof loaded === 'string') return { kind: 'failed', message: loaded };
-        this.policies.set(r.module, loaded);
-        return { kind: 'value', value: true };
-      }
+      case 'load':
+        return importPolicy(r.module).then((loaded): LinkReply => {
+          if (typeof loaded === 'string') return { kind: 'failed', message: loaded };
+          this.policies.set(r.module, loaded);
+          return { kind: 'value', value: true };
+        });
       case 'start':
         return { kind: 'value', value: this.start(r) };
       case 'prompt': {
-        const plan = this.call(r.session, 'prompt', [r.pending.map((w) => this.table.in(w, true)), Object.freeze(r.info)], r.info.turn.index);
+        const plan = this.call(r.session, 'prompt', [r.pending.map((w) => this.table.in(w, true)), frozen(r.info)], r.info.turn.index);
         try {
           return { kind: 'value', value: this.planOut(plan) };
         } catch (e) {
@@ -196,9 +229,9 @@ class Host {
         }
       }
       case 'commit':
-        return { kind: 'value', value: this.call(r.session, 'commit', [r.exchange.map((w) => this.table.in(w, true)), Object.freeze(r.info)], r.info.turn.index) };
+        return { kind: 'value', value: this.call(r.session, 'commit', [r.exchange.map((w) => this.table.in(w, true)), frozen(r.info)], r.info.turn.index) };
       case 'forget':
-        return { kind: 'value', value: this.call(r.session, 'forget', [r.facts, Object.freeze(r.info)], r.info.afterTurn) };
+        return { kind: 'value', value: this.call(r.session, 'forget', [r.facts, frozen(r.info)], r.info.afterTurn) };
       case 'artifacts':
         return { kind: 'value', value: this.call(r.session, 'artifacts', []) };
     }
@@ -363,6 +396,12 @@ function offHeap(): string | undefined {
   const bytes = getHeapStatistics().external_memory;
   if (bytes <= setup.memoryMb * MB) return undefined;
   return `its thread holds ${Math.round(bytes / MB)} MB outside its heap (array buffers and the like; limited to ${setup.memoryMb} MB; raise it with --policy-memory)`;
+}
+
+/** `value`, frozen deeply (as the replay freezes what it gives a session). */
+function frozen<T>(value: T): T {
+  deepFreeze(value);
+  return value;
 }
 
 function deepFreeze(value: unknown): void {

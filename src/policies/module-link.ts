@@ -43,7 +43,7 @@ export type Given = readonly (readonly [string, unknown])[];
  */
 export const MAX_PLAN_MESSAGES = 100_000;
 
-/** The shared integers of a link: how many messages the host has posted (replies and callbacks), how many answers the caller has. */
+/** The shared integers of a link: how many messages the host has posted (replies and callbacks), how many the caller has (requests and answers); each side waits on the other's. */
 export const HOST_POSTED = 0;
 export const CALLER_POSTED = 1;
 
@@ -315,8 +315,15 @@ export class ModuleLink {
 
   /** The scenario is over: its sessions and messages are forgotten on both sides. */
   nextScenario(): void {
-    this.port.postMessage({ kind: 'next-scenario' } satisfies LinkRequest);
+    this.send({ kind: 'next-scenario' });
     this.table.clear();
+  }
+
+  /** Posts a request or an answer, and wakes the host, which waits for it. */
+  private send(m: LinkRequest | Answer): void {
+    this.port.postMessage(m);
+    Atomics.add(this.signal, CALLER_POSTED, 1);
+    Atomics.notify(this.signal, CALLER_POSTED);
   }
 
   private start(module: number, label: string, conversation: SessionStart, params: Params, deps: PolicyDeps): PolicySession {
@@ -416,7 +423,7 @@ export class ModuleLink {
     this.hooks?.enter(place.module, place.method, place.turn, place.scenario);
     try {
       const base = this.residentBytes();
-      this.port.postMessage(request);
+      this.send(request);
       for (;;) {
         const seen = Atomics.load(this.signal, HOST_POSTED);
         const got = receiveMessageOnPort(this.port);
@@ -460,9 +467,7 @@ export class ModuleLink {
         answer = { kind: 'refused', message: e instanceof Error ? e.message : String(e) };
       }
     }
-    this.port.postMessage(answer);
-    Atomics.add(this.signal, CALLER_POSTED, 1);
-    Atomics.notify(this.signal, CALLER_POSTED);
+    this.send(answer);
   }
 
   /** A recorded upkeep call a session on the host asked for, carried out by the run's upkeep (its cassette, its misses). */

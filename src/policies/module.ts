@@ -4,7 +4,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
 import { compiledFile } from '../process.js';
 import { describeThrown } from './module-calls.js';
-import { givenKey, linkSignal, type Given, type HostConnect, type HostSetup, type LinkReply, type LinkRequest, type ModuleDescription, type ModuleFault, type ResolvedVariants } from './module-link.js';
+import { CALLER_POSTED, givenKey, linkSignal, type Given, type HostConnect, type HostSetup, type LinkReply, type LinkRequest, type ModuleDescription, type ModuleFault, type ResolvedVariants } from './module-link.js';
 import type { Policy, PolicyVariant } from './types.js';
 
 /**
@@ -183,6 +183,9 @@ async function describeOnHost(module: HostSetup['modules'][number], given: Given
       host.worker.on('exit', (code) => reject(fail(`its thread ended while it was loaded (exit code ${code})`)));
       host.faults.on('message', faulted);
       host.port.postMessage({ kind: 'describe', given, contract: options.contract === true } satisfies LinkRequest);
+      const signal = new Int32Array(host.signal);
+      Atomics.add(signal, CALLER_POSTED, 1);
+      Atomics.notify(signal, CALLER_POSTED);
     });
   } finally {
     clearTimeout(timer);
