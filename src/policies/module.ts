@@ -18,7 +18,7 @@ export interface PolicyModule {
   /**
    * The module's policy as this thread knows it: its `id`, `describe` and
    * parameters (as a table), and the variants of every set of parameters
-   * asked when it was loaded (`LoadOptions.given`, and none: the defaults).
+   * asked when it was loaded (`ModuleLoadOptions.given`, and none: the defaults).
    * Its `start` throws: a session of it runs only on its module's thread.
    */
   policy: Policy;
@@ -26,12 +26,12 @@ export interface PolicyModule {
   file: string;
   /** sha256 (hex) of the file's bytes: what a run's fingerprint records. */
   hash: string;
-  /** With `LoadOptions.contract`: the sets of parameters the contract check runs (`contractVariants`), each among the policy's variants. */
+  /** With `ModuleLoadOptions.contract`: the sets of parameters the contract check runs (`contractVariants`), each among the policy's variants. */
   contract?: Record<string, unknown>[];
 }
 
 /** How a module is loaded. */
-export interface LoadOptions {
+export interface ModuleLoadOptions {
   /** The time its import may take, and then the reading of its policy, in seconds (default `DEFAULT_POLICY_TIMEOUT`). */
   timeoutSeconds?: number;
   /** The heap its thread may use, and as much outside it, in MB (default `DEFAULT_POLICY_MEMORY`). */
@@ -73,7 +73,7 @@ export const DEFAULT_POLICY_MEMORY = 1024;
  * `memoryMb`. There its default export is checked and the parameter sets
  * `given` resolved; then the thread is ended.
  */
-export async function loadPolicyModule(file: string, shown: string, options: LoadOptions = {}): Promise<PolicyModule> {
+export async function loadPolicyModule(file: string, shown: string, options: ModuleLoadOptions = {}): Promise<PolicyModule> {
   const fail = (what: string, cause?: unknown) => {
     const error = new CtxsimError(`policy module ${shown}: ${what}`, 'policy-module');
     if (cause !== undefined) error.cause = cause;
@@ -153,7 +153,7 @@ export interface ModuleHost {
  * what follows it (the module's parameter checks run there too); then the
  * thread is ended.
  */
-async function describeOnHost(module: HostSetup['modules'][number], given: Given[], options: LoadOptions): Promise<ModuleDescription> {
+async function describeOnHost(module: HostSetup['modules'][number], given: Given[], options: ModuleLoadOptions): Promise<ModuleDescription> {
   const seconds = options.timeoutSeconds ?? DEFAULT_POLICY_TIMEOUT;
   const memoryMb = options.memoryMb ?? DEFAULT_POLICY_MEMORY;
   const fail = (what: string) => new CtxsimError(`policy module ${module.shown}: ${what}`, 'policy-module');

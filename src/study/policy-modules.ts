@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { CtxsimError } from '../errors.js';
 import { REGISTRY } from '../policies/index.js';
-import { isPolicyPath, loadPolicyModule, type LoadOptions, type PolicyModule } from '../policies/module.js';
+import { isPolicyPath, loadPolicyModule, type ModuleLoadOptions, type PolicyModule } from '../policies/module.js';
 import type { Given } from '../policies/module-link.js';
 import { parseSpecString, resolvePolicy, resolveSpec, type PolicyVariant } from '../policies/spec.js';
 
@@ -29,8 +29,8 @@ export function moduleRequest(name: string, base: string, given?: Given): Module
   return isPolicyPath(id) ? { file: resolve(base, id), shown: id, ...(given && { given: [given] }) } : undefined;
 }
 
-/** How modules are loaded: the time each import may take, their threads' memory (`LoadOptions`), and whether the contract check's sets of parameters are resolved too. */
-export type ModuleLoading = Pick<LoadOptions, 'timeoutSeconds' | 'memoryMb' | 'contract'>;
+/** How modules are loaded: the time each import may take, their threads' memory (`ModuleLoadOptions`), and whether the contract check's sets of parameters are resolved too. */
+export type ModuleLoading = Pick<ModuleLoadOptions, 'timeoutSeconds' | 'memoryMb' | 'contract'>;
 
 /** How modules are loaded under the limits `--policy-timeout` and `--policy-memory` give. */
 export function moduleLoading(limits: { policyTimeout?: number | undefined; policyMemory?: number | undefined }): ModuleLoading {
