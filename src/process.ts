@@ -450,3 +450,15 @@ export async function finishStepsPausing<T>(steps: Generator<void, T>): Promise<
     if (paused) await paused;
   }
 }
+
+/**
+ * The compiled file `name` of ctxsim's own code (a path below `dist/`, such
+ * as `engine/worker.js`), for a worker thread to run: beside the running
+ * code when it is compiled; from the TypeScript sources (the tests), the
+ * compiled package's, when it has been built (`npm run build`).
+ */
+export function compiledFile(name: string): string | undefined {
+  const here = fileURLToPath(import.meta.url);
+  const file = join(here.endsWith('.js') ? dirname(here) : join(PACKAGE_DIR, 'dist'), name);
+  return existsSync(file) ? file : undefined;
+}

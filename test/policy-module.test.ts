@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CtxsimError } from '../src/errors.js';
 import { isPolicyPath, loadPolicyModule } from '../src/policies/module.js';
+import type { Given } from '../src/policies/module-link.js';
 import { resolvePolicy } from '../src/policies/spec.js';
 import { tempDir } from './_tmp.js';
 
@@ -15,24 +16,11 @@ import { tempDir } from './_tmp.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/policies/', import.meta.url));
 
-/**
- * Node's own `import()`, as a run has it: vitest replaces `import()` in the
- * code it runs with its module loader (other syntax errors, other stacks),
- * but leaves a module under node_modules to Node.
- */
-const nativeImport = await (async () => {
-  const dir = join(tempDir(), 'node_modules', 'native-import');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'index.mjs'), 'export default (url) => import(url);\n');
-  const m = (await import(join(dir, 'index.mjs'))) as { default: (url: string) => Promise<unknown> };
-  return m.default;
-})();
-
-/** Loads a module as a run does. */
-const loadFile = (file: string, shown: string) => loadPolicyModule(file, shown, nativeImport);
+/** Loads a module as a run does (on a thread of its own), resolving the sets of parameters `given`. */
+const loadFile = (file: string, shown: string, given: Given[] = []) => loadPolicyModule(file, shown, { given });
 
 /** Loads a fixture module, named as the user would write it. */
-const load = (name: string) => loadFile(join(FIXTURES, name), `./policies/${name}`);
+const load = (name: string, given: Given[] = []) => loadFile(join(FIXTURES, name), `./policies/${name}`, given);
 
 /** The error a load fails with: its message, code and exit code. */
 async function failure(loading: Promise<unknown>): Promise<[string, string, number]> {
@@ -70,7 +58,7 @@ describe('isPolicyPath', () => {
 
 describe('a good module', () => {
   it('of the parameter-table shape, no imports: its variants resolve, its parameters read from text', async () => {
-    const m = await load('keep-edges.mjs');
+    const m = await load('keep-edges.mjs', [[['keep', ['0', '1']]], [['keep', '-1']]]);
     expect(m.policy.id).toBe('keep-edges');
     expect(m.file).toBe(join(FIXTURES, 'keep-edges.mjs'));
     expect(m.hash).toMatch(/^[0-9a-f]{64}$/);
@@ -85,7 +73,7 @@ describe('a good module', () => {
   });
 
   it('with a zod object of the zod it imports', async () => {
-    const m = await load('last-turns.mjs');
+    const m = await load('last-turns.mjs', [[['turns', '3']], [['turns', '1.5']]]);
     expect(resolvePolicy(m.policy, [['turns', '3']])).toMatchObject([{ name: 'last-turns:turns=3', params: { turns: 3 } }]);
     expect(resolvePolicy(m.policy, [['turns', '1.5']])).toBe('policy last-turns: parameter turns: expected a whole number, got "1.5"');
   });
@@ -96,7 +84,7 @@ describe('a good module', () => {
     mkdirSync(join(dir, 'node_modules'));
     // What Node loads of it (its package.json and JavaScript), not its sources and type declarations: a tenth of the files.
     cpSync(zod, join(dir, 'node_modules', 'zod'), { recursive: true, filter: (f) => !f.endsWith('.ts') && !f.endsWith('.cts') && !f.endsWith('.md') && !f.includes('/zod/src') });
-    const m = await loadFile(write(`import { z } from 'zod';\nexport default { id: 'own-zod', describe: 'its own zod', params: z.object({ turns: z.number().int().min(0).default(2) }), start: () => ({}) };\n`, 'own.mjs', dir), './own.mjs');
+    const m = await loadFile(write(`import { z } from 'zod';\nexport default { id: 'own-zod', describe: 'its own zod', params: z.object({ turns: z.number().int().min(0).default(2) }), start: () => ({}) };\n`, 'own.mjs', dir), './own.mjs', [[['turns', '3']], [['turns', '-1']]]);
     expect(resolvePolicy(m.policy, [['turns', '3']])).toMatchObject([{ name: 'own-zod:turns=3', params: { turns: 3 } }]);
     expect(resolvePolicy(m.policy, [['turns', '-1']])).toBe('policy own-zod: parameter turns: expected a number ≥ 0, got "-1"');
   });

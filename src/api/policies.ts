@@ -12,8 +12,9 @@
 export { AGENT_POLICIES, CHAT_POLICIES, REGISTRY } from '../policies/index.js';
 export { canonicalName, resolveSpec } from '../policies/spec.js';
 export { policiesFromFlags } from '../study/study.js';
-export { loadPolicyModules, specModules, type ModuleRequest, type PolicyModules } from '../study/policy-modules.js';
-export { isPolicyPath, loadPolicyModule, type PolicyModule } from '../policies/module.js';
+export { loadPolicyModules, specModules, type ModuleLoading, type ModuleRequest, type PolicyModules } from '../study/policy-modules.js';
+export { isPolicyPath, loadPolicyModule, type ModuleLoadOptions, type PolicyModule } from '../policies/module.js';
+export type { Given } from '../policies/module-link.js';
 export type {
   Artifact,
   Blocks,

@@ -6,9 +6,8 @@
  * @module
  */
 import { z } from 'zod';
-import { WORKER_OLD_MB } from '../engine/parallel.js';
 import { policyHelpLines } from '../policies/docs.js';
-import { DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
+import { DEFAULT_POLICY_MEMORY, DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
 import { COMMON_PARAMS } from '../policies/params.js';
 import { WRITTEN_SETTINGS, type WrittenSetting } from '../study/settings.js';
 import { CACHE_DIR_ENV, DEFAULT_CACHE_FOLDER } from './_cache-folder.js';
@@ -23,8 +22,8 @@ export const POLICY_LIMIT_OPTIONS = {
   }),
   'policy-memory': wholeNumberOption('policy-memory', {
     min: 16,
-    describe: 'MB of heap the worker thread that runs policy modules may use; past it the command stops naming the module',
-    defaultDescription: String(WORKER_OLD_MB),
+    describe: 'MB of heap the thread that runs policy modules may use, and MB it may hold outside its heap; past either the command stops naming the module',
+    defaultDescription: String(DEFAULT_POLICY_MEMORY),
   }),
 } as const;
 

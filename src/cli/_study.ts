@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
-import { loadPolicyModules, specModules } from '../study/policy-modules.js';
+import { loadPolicyModules, moduleLoading, specModules } from '../study/policy-modules.js';
 import { readSetting, WRITTEN_SETTINGS, type StudySettings } from '../study/settings.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
@@ -74,7 +74,7 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
     for (const m of flags.model) flagModel(prices!, m, '--model');
   }
   if (flags.policy?.some((spec) => !spec.trim())) throw new UsageError('--policy: name a policy, e.g. --policy window-tokens:budget=2000');
-  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy), undefined, flags.policyTimeout), prices);
+  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy), undefined, moduleLoading(flags)), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   if (flags.answers !== undefined) study.answers = flags.answers;
   if (flags.judge !== undefined) {
@@ -145,6 +145,7 @@ function studyOverrides(flags: StudyFlags): StudyOverrides {
     ...(flags.policy?.length && { policies: true }),
     ...(Object.keys(upkeep).length && { upkeep }),
     ...(flags.policyTimeout !== undefined && { policyTimeout: flags.policyTimeout }),
+    ...(flags.policyMemory !== undefined && { policyMemory: flags.policyMemory }),
   };
 }
 

@@ -123,10 +123,10 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
 }
 
 /** `--dry-run`: what recording the study's upkeep would send, on stdout; nothing is sent or written. */
-function dryRun(study: Study, io: IO): number {
+async function dryRun(study: Study, io: IO): Promise<number> {
   const mode = study.upkeepSource?.mode;
   if (mode !== 'record' && mode !== 'live') throw new UsageError('--dry-run: only a recording has calls to plan; add --upkeep record (or live)');
-  const plan = upkeepPlan(study, loadScenarios(study.scenarios, { seed: study.seed }));
+  const plan = await upkeepPlan(study, loadScenarios(study.scenarios, { seed: study.seed }));
   io.out(plan.calls ? `a recording would send ${planText(plan)} to ${study.upkeepSource!.baseURL}\n` : 'a recording would send nothing: the cassette has every response\n');
   return 0;
 }

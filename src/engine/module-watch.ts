@@ -1,28 +1,31 @@
 import { CtxsimError } from '../errors.js';
-import { describeThrown, MODULE_METHODS, type ModuleCallHooks } from '../policies/module-calls.js';
+import { describeThrown, MODULE_METHODS } from '../policies/module-calls.js';
+import { moduleCallPlace, type LinkedModule, type LinkHooks } from '../policies/module-link.js';
 
 /**
- * Policy modules run under limits: a run that has any replays on worker
- * threads (one at least), each worker marks the start and end of every call
- * into a module in a few integers it shares with the run's thread (no
- * message per call), and a watchdog on the run's thread ends a worker whose
- * call has not returned in time. A worker's heap is limited too
- * (`resourceLimits`); running out of it ends the worker. Either ends the run
- * with one line naming the module, the scenario, the turn and the limit.
+ * Policy modules run under limits: each runs on a thread of its own (its
+ * host, policies/module-host.ts), one per worker thread of the run, which
+ * reaches it through a link; the worker marks the start and end of every
+ * call into a module in a few integers it shares with the run's thread (no
+ * message per call), and a watchdog on the run's thread, which never runs
+ * module code and so is never held up by it, ends the run when a call has
+ * not returned in time. A host's heap is limited too (`resourceLimits`),
+ * and what it holds outside its heap is checked after every call and every
+ * 100 ms; running out of either ends the host. Each ends the run with one
+ * line naming the module, the scenario, the turn and the limit.
  */
 
-/** The time a module's call may take, and the heap of a worker thread that runs modules. */
+/** The time a module's call may take, and the memory of the thread that runs modules. */
 export interface ModuleLimits {
   /** Seconds one call into a module (its import, `start`, a session method) may take. */
   timeoutSeconds: number;
-  /** MB of old generation a worker thread may use. */
+  /** MB of old generation a module's thread may use, and MB it may hold outside its heap. */
   memoryMb: number;
 }
 
-/** A module of the run, as the marks name it (by index) and the errors show it. */
-export interface WatchedModule {
-  id: string;
-  file: string;
+/** A module of the run, as the marks name it (by index) and the errors show it, with the sha256 of its bytes. */
+export interface WatchedModule extends LinkedModule {
+  hash: string;
 }
 
 /** The integers of one worker's marks: a counter (odd while a call runs), the module, the scenario (index in the study), the turn, the method. */
@@ -39,25 +42,27 @@ export function marksBuffer(): SharedArrayBuffer {
 }
 
 /**
- * The hooks a worker sets (`setModuleCallHooks`) to mark each call into a
- * module in `buffer`; a module is named by its id or file (the import's),
- * found in `modules`. `scenario` sets the scenario being replayed.
+ * The hooks a worker gives its link (`ModuleLink`) to mark each call into a
+ * module in `buffer`; `scenario(index, id)` tells the scenario being
+ * replayed (and names it, for a call of a session that started in another).
  */
-export function markingHooks(buffer: SharedArrayBuffer, modules: readonly WatchedModule[]): ModuleCallHooks & { scenario(index: number): void } {
+export function markingHooks(buffer: SharedArrayBuffer): LinkHooks & { scenario(index: number, id: string): void } {
   const marks = new Int32Array(buffer);
-  const index = new Map<string, number>();
-  modules.forEach((m, i) => index.set(m.id, i).set(m.file, i));
+  const scenarios = new Map<string, number>();
   return {
-    enter(id, method, turn) {
-      marks[MODULE] = index.get(id) ?? -1;
+    enter(module, method, turn, scenario) {
+      marks[MODULE] = module;
       marks[TURN] = turn;
       marks[METHOD] = MODULE_METHODS.indexOf(method);
+      const i = scenarios.get(scenario);
+      if (i !== undefined) marks[SCENARIO] = i;
       Atomics.add(marks, SEQ, 1);
     },
     leave() {
       Atomics.add(marks, SEQ, 1);
     },
-    scenario(i) {
+    scenario(i, id) {
+      scenarios.set(id, i);
       marks[SCENARIO] = i;
       marks[MODULE] = -1;
     },
@@ -130,12 +135,8 @@ export class ModuleWatchdog {
     const marks = this.marks[w]!;
     const m = this.modules[marks[MODULE]!];
     if (!m) return undefined;
-    const method = MODULE_METHODS[marks[METHOD]!] ?? 'a call';
-    if (method === 'import') return `policy module ${m.file}: its import`;
     const scenario = this.names[marks[SCENARIO]!] ?? `scenario ${marks[SCENARIO]! + 1}`;
-    const turn = marks[TURN]!;
-    const at = method === 'forget' ? `after turn ${turn}` : method === 'start' || turn === 0 ? 'before the first turn' : `turn ${turn}`;
-    return `policy module ${m.file} (${m.id}): ${at} of ${scenario}: ${method}`;
+    return moduleCallPlace(m, MODULE_METHODS[marks[METHOD]!] ?? 'start', marks[TURN]!, scenario);
   }
 
   private timeout(w: number): string {
@@ -147,19 +148,20 @@ export class ModuleWatchdog {
   }
 
   /**
-   * What a worker's end means when modules run in it: out of memory, an
-   * exit, or an error thrown outside any call (a timer or promise a module
-   * started), named at the module's current or last call; undefined when
-   * no module has been called.
+   * What the end of worker `w`'s module host means: out of memory, an exit,
+   * or an error thrown outside any call (what a module throws from a timer
+   * or a promise comes as a `ModuleFault` instead, unless it took the
+   * thread's own handlers away), named at the module's current or last
+   * call; undefined when no module has been called.
    */
   failure(w: number, e: { code?: string; message?: string } | undefined, exitCode?: number): CtxsimError | undefined {
     const where = this.where(w);
     if (!where) return undefined;
-    const inCall = this.inCall(w);
+    const after = this.inCall(w) ? '' : 'after it, ';
     let what: string;
-    if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') what = `${inCall ? '' : 'after it, '}the worker thread ran out of memory (its heap is limited to ${this.limits.memoryMb} MB; raise it with --policy-memory)`;
-    else if (e) what = `${inCall ? '' : 'after it, '}threw outside its calls (from a timer or a promise it started): ${describeThrown(e)}`;
-    else what = `${inCall ? '' : 'after it, '}the worker thread ended (exit code ${exitCode})`;
+    if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') what = `${after}the worker thread ran out of memory (its heap is limited to ${this.limits.memoryMb} MB; raise it with --policy-memory)`;
+    else if (e) what = `${after}threw outside its calls (from a timer or a promise it started): ${describeThrown(e)}`;
+    else what = `${after}the worker thread ended (exit code ${exitCode})`;
     return new CtxsimError(`${where}: ${what}`, 'policy-limit');
   }
 }

@@ -1,10 +1,10 @@
-import seedrandom from 'seedrandom';
 import { CtxsimError, UsageError } from '../errors.js';
 import { blocks } from '../policies/blocks.js';
 import { SessionDriver } from '../policies/driver.js';
 import { guardPolicy } from '../policies/guard.js';
 import { moduleFault } from '../policies/module-calls.js';
 import type { PolicyVariant } from '../policies/spec.js';
+import { policyStream } from '../policies/stream.js';
 import type { Artifact, PromptPlan, TurnInfo } from '../policies/types.js';
 import { Meter, type CallCost, type CallRequest } from '../pricing/meter.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
@@ -105,7 +105,7 @@ export type UpkeepPrice = ReturnType<Meter['upkeep']>;
 
 /** The seeded stream of one (seed, scenario, policy). */
 export function streamFor(seed: number, scenario: string, policy: string): () => number {
-  return seedrandom(`${seed}:${scenario}:${policy}\0`);
+  return policyStream(seed, scenario, policy);
 }
 
 /**
@@ -134,6 +134,28 @@ export function replay(conversation: Conversation, variant: PolicyVariant, ctx: 
     if (r.done) return r.value;
     turns++;
   }
+}
+
+/** One turn of a replay as `explain` shows it: each call as sent and priced, the upkeep charged to the turn, the turn's record and probes. */
+export interface ExplainedReplay {
+  calls: { sent: SentCall; cost: CallCost }[];
+  upkeep: { upkeep: UpkeepCall; price: UpkeepPrice }[];
+  record: TurnRecord | undefined;
+  probes: ProbeRecord[];
+}
+
+/** Replays a conversation through one policy and keeps turn `n` (from 1) as `explain` shows it. */
+export function replayTurn(conversation: Conversation, variant: PolicyVariant, ctx: ReplayContext, n: number): ExplainedReplay {
+  const calls: ExplainedReplay['calls'] = [];
+  const upkeep: ExplainedReplay['upkeep'] = [];
+  const r = replay(
+    conversation,
+    variant,
+    ctx,
+    (t, sent, cost) => t === n && calls.push({ sent, cost }),
+    (t, u, price) => t === n && upkeep.push({ upkeep: u, price }),
+  );
+  return { calls, upkeep, record: r.turns.find((t) => t.turn === n), probes: r.probes.filter((p) => p.turn === n) };
 }
 
 /**

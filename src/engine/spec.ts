@@ -220,9 +220,9 @@ export interface Execution {
   cacheMaxBytes?: number;
   /** Worker threads for `runStudyParallel` (parallel.ts); `runStudy` itself always runs on the calling thread. */
   jobs?: number;
-  /** Seconds one call into a policy module may take on a worker thread (default `DEFAULT_POLICY_TIMEOUT`, 10; see module-watch.ts). */
+  /** Seconds one call into a policy module may take on its thread (default `DEFAULT_POLICY_TIMEOUT`, 10; see module-watch.ts). */
   policyTimeout?: number;
-  /** MB of heap a worker thread that runs policy modules may use (default `WORKER_OLD_MB`, 1024). */
+  /** MB of heap a policy module's thread may use, and MB it may hold outside its heap (default `DEFAULT_POLICY_MEMORY`, 1024). */
   policyMemory?: number;
   /**
    * For a sink that writes encoded records (as `ctxsim run --out DIR` does:

@@ -1,5 +1,4 @@
 import { roundsOf } from '../scenario/rounds.js';
-import seedrandom from 'seedrandom';
 import { UsageError } from '../errors.js';
 import { policyViolations } from '../message-rules/blame.js';
 import { RULE_SETS, type Rule } from '../message-rules/provider.js';
@@ -13,6 +12,7 @@ import { holds } from '../upkeep/redact.js';
 import { blocks } from './blocks.js';
 import { SessionDriver } from './driver.js';
 import { kindOf, startSession, upkeepShape } from './session.js';
+import { policyStream } from './stream.js';
 import { defaultOf, paramMeta } from './params.js';
 import { paramShape, resolvePolicy, type PolicyVariant } from './spec.js';
 import type { Artifact, ForgetFact, Policy, PolicySession, PromptPlan } from './types.js';
@@ -157,36 +157,46 @@ export function contractVariants(policy: Policy): Record<string, unknown>[] {
  * the contract above; returns what was broken (empty when nothing was).
  */
 export function checkPolicyContract(policy: Policy, conversations: readonly Conversation[], options: ContractOptions = {}): ContractViolation[] {
+  const variants = (options.variants ?? contractVariants(policy)).flatMap((given) => {
+    const resolved = resolvePolicy(policy, Object.entries(given));
+    if (typeof resolved === 'string') throw new UsageError(`checkPolicyContract: ${resolved}`);
+    return resolved;
+  });
+  return checkVariants(variants, conversations, options);
+}
+
+/**
+ * `checkPolicyContract` for variants already resolved (a policy module's,
+ * resolved on its own thread, are checked so on a worker thread).
+ * @internal
+ */
+export function checkVariants(variants: readonly PolicyVariant[], conversations: readonly Conversation[], options: Omit<ContractOptions, 'variants'> = {}): ContractViolation[] {
   const tokens = options.tokens ?? new TokenCounter('chars4');
   const limit = options.limit ?? 100;
   const deps = { tokens, seed: options.seed ?? 42, model: options.model ?? 'gpt-4o-mini' };
   const out: ContractViolation[] = [];
-  for (const given of options.variants ?? contractVariants(policy)) {
-    const variants = resolvePolicy(policy, Object.entries(given));
-    if (typeof variants === 'string') throw new UsageError(`checkPolicyContract: ${variants}`);
-    for (const variant of variants) {
-      const report = (v: Omit<ContractViolation, 'policy'>) => out.length < limit && out.push({ policy: variant.name, ...v });
-      const alone = conversations.map((c) => {
-        const check = new Checker(c, variant, tokens, report);
-        return drain(replay(c, variant, deps, check));
-      });
-      // Each conversation replayed again with the next one's turns in between (a lone one with itself): it must give the same records.
-      for (let i = 0; i < conversations.length; i += 2) {
-        const a = conversations[i]!;
-        const j = (i + 1) % conversations.length;
-        const b = conversations[j]!;
-        const [ra, rb] = interleave(replay(a, variant, deps), replay(b, variant, deps));
-        for (const [c, k, r] of [[a, i, ra], [b, j, rb]] as const) {
-          const turn = firstDifference(alone[k]!, r);
-          if (turn === undefined) continue;
-          const again = drain(replay(c, variant, deps));
-          const changed = firstDifference(alone[k]!, again);
-          if (changed !== undefined) report({ rule: 'determinism', scenario: c.id, turn: changed, detail: 'a second replay with the same seed gave other records' });
-          else report({ rule: 'isolation', scenario: c.id, turn, detail: `replayed with ${(c === a ? b : a).id} in between, the records differ from a replay alone` });
-        }
+  for (const variant of variants) {
+    const report = (v: Omit<ContractViolation, 'policy'>) => out.length < limit && out.push({ policy: variant.name, ...v });
+    const alone = conversations.map((c) => {
+      const check = new Checker(c, variant, tokens, report);
+      return drain(replay(c, variant, deps, check));
+    });
+    // Each conversation replayed again with the next one's turns in between (a lone one with itself): it must give the same records.
+    for (let i = 0; i < conversations.length; i += 2) {
+      const a = conversations[i]!;
+      const j = (i + 1) % conversations.length;
+      const b = conversations[j]!;
+      const [ra, rb] = interleave(replay(a, variant, deps), replay(b, variant, deps));
+      for (const [c, k, r] of [[a, i, ra], [b, j, rb]] as const) {
+        const turn = firstDifference(alone[k]!, r);
+        if (turn === undefined) continue;
+        const again = drain(replay(c, variant, deps));
+        const changed = firstDifference(alone[k]!, again);
+        if (changed !== undefined) report({ rule: 'determinism', scenario: c.id, turn: changed, detail: 'a second replay with the same seed gave other records' });
+        else report({ rule: 'isolation', scenario: c.id, turn, detail: `replayed with ${(c === a ? b : a).id} in between, the records differ from a replay alone` });
       }
-      if (out.length >= limit) return out;
     }
+    if (out.length >= limit) return out;
   }
   return out;
 }
@@ -212,7 +222,7 @@ interface Watch {
 function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps, watch?: Watch): Generator<void, Records, void> {
   // What the policy throws, or returns of the wrong shape outside a plan, stops the check as it stops a run: one line
   // naming the variant, the turn and the scenario.
-  const policyDeps = { tokens: deps.tokens, random: seedrandom(`${deps.seed}:${conversation.id}:${variant.name}\0`), model: deps.model, blocks };
+  const policyDeps = { tokens: deps.tokens, random: policyStream(deps.seed, conversation.id, variant.name), model: deps.model, blocks };
   const driver = new SessionDriver(conversation, (start) => startSession(variant.policy, start, variant.params, policyDeps, variant.name));
   const records: Records = [];
   const record = (turn: number, value: unknown) => records.push({ turn, text: JSON.stringify(value) });

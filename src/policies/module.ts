@@ -1,22 +1,44 @@
 import { createHash } from 'node:crypto';
-import { pathToFileURL } from 'node:url';
-import { isMainThread, Worker } from 'node:worker_threads';
-import { z } from 'zod';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
-import { InputFileError, readInputFile } from '../process.js';
-import { describeThrown, importCall, moduleCalls } from './module-calls.js';
-import { paramsFromTable } from './params.js';
-import { valueOf } from '../text/zod.js';
-import type { ParamSpec, Policy } from './types.js';
+import { compiledFile, InputFileError, readInputFile } from '../process.js';
+import { describeThrown } from './module-calls.js';
+import { CALLER_POSTED, givenKey, linkSignal, type Given, type HostConnect, type HostSetup, type LinkReply, type LinkRequest, type ModuleDescription, type ModuleFault, type ResolvedVariants } from './module-link.js';
+import type { Policy, PolicyVariant } from './types.js';
 
-/** A policy loaded from a JavaScript module the user named by path. */
+/**
+ * A policy loaded from a JavaScript module the user named by path. Its code
+ * never runs on this thread: it is imported, its default export read and its
+ * parameters resolved on a thread of its own (module-host.ts), which tells
+ * this one what it needs (id, line, parameters, variants); a run, `explain`
+ * and `check-policy` start the module again on a host of their own.
+ */
 export interface PolicyModule {
-  /** The module's policy, each call into it made as module code (`moduleCalls`). */
+  /**
+   * The module's policy as this thread knows it: its `id`, `describe` and
+   * parameters (as a table), and the variants of every set of parameters
+   * asked when it was loaded (`ModuleLoadOptions.given`, and none: the defaults).
+   * Its `start` throws: a session of it runs only on its module's thread.
+   */
   policy: Policy;
   /** The module's path as it was given (a relative one is read from the working directory). */
   file: string;
   /** sha256 (hex) of the file's bytes: what a run's fingerprint records. */
   hash: string;
+  /** With `ModuleLoadOptions.contract`: the sets of parameters the contract check runs (`contractVariants`), each among the policy's variants. */
+  contract?: Record<string, unknown>[];
+}
+
+/** How a module is loaded. */
+export interface ModuleLoadOptions {
+  /** The time its import may take, and then the reading of its policy, in seconds (default `DEFAULT_POLICY_TIMEOUT`). */
+  timeoutSeconds?: number;
+  /** The heap its thread may use, and as much outside it, in MB (default `DEFAULT_POLICY_MEMORY`). */
+  memoryMb?: number;
+  /** The sets of parameters to resolve (each as given: `[['keep', '1']]`, a list value a sweep): `policy.variants` knows these alone. */
+  given?: readonly Given[];
+  /** Tell the sets of parameters the contract check runs (`PolicyModule.contract`). */
+  contract?: boolean;
 }
 
 /**
@@ -31,40 +53,26 @@ export function isPolicyPath(name: string): boolean {
 /** What `isPolicyPath` accepts, as a pattern (the study schema uses it too). */
 export const POLICY_PATH = /^(?:\.{0,2}\/[^:]*|[^:]*\.[cm]?js)$/;
 
-/** The kinds a parameter table may declare. */
-const KINDS = ['int', 'number', 'string', 'boolean', 'duration', 'probability'] as const satisfies readonly ParamSpec['kind'][];
+/** The time a policy module's call (and its import) may take, in seconds, unless `--policy-timeout` says otherwise. */
+export const DEFAULT_POLICY_TIMEOUT = 10;
 
-/** A parameter table entry of the documented shape (`{ default, kind, min?, oneOf? }`). */
-const PARAM_SPEC = z.strictObject({
-  default: z.union([z.number(), z.string(), z.boolean()], { error: 'a number, a string or true/false' }).optional(),
-  kind: z.enum(KINDS, { error: `one of ${KINDS.join(', ')}` }),
-  min: z.number({ error: 'a number' }).optional(),
-  oneOf: z.array(z.string(), { error: 'a list of strings' }).min(1, { error: 'a list of strings' }).optional(),
-}, { error: 'an object { default, kind, min?, oneOf? }' });
-
-const ID = /^[a-z0-9][a-z0-9-]*$/;
+/** The heap a policy module's thread may use, and as much outside it, in MB, unless `--policy-memory` says otherwise. */
+export const DEFAULT_POLICY_MEMORY = 1024;
 
 /**
- * Imports a policy module: its default export must be a policy (`id`,
+ * Loads a policy module: its default export must be a policy (`id`,
  * `describe`, `params` as a zod object or a parameter table, `start`), as
  * `definePolicy` makes or as written by hand. `file` is absolute; `shown`
  * names it in messages. Every failure is a `CtxsimError` (code
  * `policy-module`) of one line: `policy module <shown>: <what is wrong>`.
- * The module is imported with its hash in the URL, so a file changed since
- * an earlier load in this process is loaded again, and matches `hash`.
- * `importModule` imports a URL: Node's `import()` unless a test passes its
- * own (a test runner's module loader replaces `import()` in the code it runs).
- * The import runs as module code (its console on stderr, see
- * module-calls.ts) and must finish within `timeoutSeconds` (a top-level
- * await that never settles fails; a top-level loop on this thread cannot be
- * stopped — a run's worker threads are watched for it).
+ * The file is read and hashed here; it is imported on a thread of its own,
+ * with its hash in the URL (a file changed since is imported again), which
+ * must finish within `timeoutSeconds` (a top-level await that never
+ * settles, or a loop, is stopped), and whose heap is bounded by
+ * `memoryMb`. There its default export is checked and the parameter sets
+ * `given` resolved; then the thread is ended.
  */
-export async function loadPolicyModule(
-  file: string,
-  shown: string,
-  importModule: (url: string) => Promise<unknown> = (url) => import(url),
-  timeoutSeconds = DEFAULT_POLICY_TIMEOUT,
-): Promise<PolicyModule> {
+export async function loadPolicyModule(file: string, shown: string, options: ModuleLoadOptions = {}): Promise<PolicyModule> {
   const fail = (what: string, cause?: unknown) => {
     const error = new CtxsimError(`policy module ${shown}: ${what}`, 'policy-module');
     if (cause !== undefined) error.cause = cause;
@@ -79,31 +87,30 @@ export async function loadPolicyModule(
     throw fail(e instanceof InputFileError ? e.reason : err.code === 'ENOENT' ? 'no such file' : `cannot read it (${err.code ?? err.message})`, e);
   }
   const hash = createHash('sha256').update(bytes).digest('hex');
-  const url = `${pathToFileURL(file).href}?sha256=${hash}`;
-  // On the main thread a top-level loop could not be stopped: the import is tried first on a thread of its own.
-  if (isMainThread) await probeImport(url, timeoutSeconds, () => fail(importTimeout(timeoutSeconds)));
-  let loaded: Record<string, unknown>;
-  try {
-    loaded = (await importCall(shown, () => withTimeout(importModule(url), timeoutSeconds, () => fail(importTimeout(timeoutSeconds))))) as Record<string, unknown>;
-  } catch (e) {
-    if (e instanceof CtxsimError && e.code === 'policy-module') throw e;
-    throw fail(loadFailure(e, url), e);
-  }
-  try {
-    const policy: unknown = loaded.default;
-    if (policy === undefined) throw fail('no default export (expected `export default { id, describe, params, start }`)');
-    const wrong = policyProblem(policy);
-    if (wrong) throw fail(wrong);
-    return { policy: moduleCalls(policy as Policy), file, hash };
-  } catch (e) {
-    if (e instanceof CtxsimError) throw e;
-    // A getter or a proxy that throws when its policy is read.
-    throw fail(`its default export cannot be read: ${describeThrown(e)}`, e);
-  }
+  const asked = new Map<string, Given>([[givenKey([]), []]]);
+  for (const g of options.given ?? []) asked.set(givenKey(g), g);
+  const sets = [...asked.values()];
+  const d = await describeOnHost({ file, hash, shown }, sets, options);
+  const policy = described(d, shown);
+  const variants = new Map<string, PolicyVariant[] | string>();
+  const add = (g: Given, r: ResolvedVariants) => variants.set(givenKey(g), typeof r === 'string' ? r : r.map((v) => ({ ...v, policy })));
+  sets.forEach((g, i) => add(g, d.resolved[i]!));
+  for (const c of d.contract ?? []) add(Object.entries(c.given), c.variants);
+  policy.variants = (given) => variants.get(givenKey(given)) ?? `policy module ${shown}: its parameters ${givenKey(given)} were not resolved when it was loaded (name them in loadPolicyModule's given)`;
+  return { policy, file, hash, ...(d.contract && { contract: d.contract.map((c) => c.given) }) };
 }
 
-/** The time a policy module's call (and its import) may take, in seconds, unless `--policy-timeout` says otherwise. */
-export const DEFAULT_POLICY_TIMEOUT = 10;
+/** The policy this thread knows of a module: what its thread told. */
+function described(d: ModuleDescription, shown: string): Policy {
+  return {
+    id: d.id,
+    describe: d.describe,
+    params: d.params,
+    start() {
+      throw new CtxsimError(`policy module ${shown}: its sessions run on a thread of its own, in a run (streamStudyParallel), explain or check-policy`, 'policy-module');
+    },
+  };
+}
 
 /** What a module whose import took too long is told. */
 export function importTimeout(seconds: number): string {
@@ -111,107 +118,80 @@ export function importTimeout(seconds: number): string {
 }
 
 /**
- * Imports `url` on a worker thread of its own (silent: its output is
- * dropped), which is ended if the import has not finished within
- * `seconds`: then `timedOut()` is thrown. Whether the import failed is left
- * for the real import to tell.
+ * Starts a thread for policy modules (module-host.ts), its heap limited to
+ * `memoryMb`, its stdout and stderr piped to this process's stderr (what a
+ * module writes never reaches stdout, which may carry a run's output), and
+ * hands it its end of a link: returns the thread, this end's port and the
+ * link's shared integers. Once transferred to the thread that replays, the
+ * port is that thread's.
  */
-async function probeImport(url: string, seconds: number, timedOut: () => Error): Promise<void> {
-  const worker = new Worker(PROBE, { eval: true, workerData: url, stdout: true, stderr: true });
-  const finished = new Promise<void>((done) => {
-    worker.once('message', () => done());
-    worker.once('error', () => done());
-    worker.once('exit', () => done());
-  });
-  // The time limit is the import's: it starts once the thread runs (starting one takes a while on a busy machine).
-  const online = new Promise<void>((started) => worker.once('online', () => started()));
-  try {
-    await Promise.race([online, finished]);
-    await withTimeout(finished, seconds, timedOut);
-  } finally {
-    await worker.terminate();
-  }
+export function openModuleHost(modules: HostSetup['modules'], memoryMb: number): ModuleHost {
+  const file = compiledFile('policies/module-host.js');
+  if (!file) throw new CtxsimError('policy modules run on threads of their own, from the compiled package: build it first (npm run build)', 'internal');
+  const worker = new Worker(file, { workerData: { modules, memoryMb } satisfies HostSetup, resourceLimits: { maxOldGenerationSizeMb: memoryMb }, stdout: true, stderr: true });
+  for (const out of [worker.stdout, worker.stderr]) out.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  const link = new MessageChannel();
+  const faults = new MessageChannel();
+  const signal = linkSignal();
+  worker.postMessage({ port: link.port2, signal, faults: faults.port2 } satisfies HostConnect, [link.port2, faults.port2]);
+  // Told of a fault while the thread runs; it does not keep this process alive.
+  faults.port1.unref();
+  return { worker, port: link.port1, signal, faults: faults.port1 };
 }
 
-/** The probe's code: import, then say so (a module's process.exit only ends this thread). */
-const PROBE = `const { parentPort, workerData } = require('node:worker_threads');
-import(workerData).then(() => parentPort.postMessage('done'), () => parentPort.postMessage('done'));`;
-
-/** `p`, or the error `timedOut` makes once `seconds` have passed first. */
-function withTimeout<T>(p: Promise<T>, seconds: number, timedOut: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(timedOut()), seconds * 1000);
-  });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+/** A thread for policy modules: the thread, this end of its link (its port and shared integers), and the port it tells of a module's fault on (`ModuleFault`). */
+export interface ModuleHost {
+  worker: Worker;
+  port: MessagePort;
+  signal: SharedArrayBuffer;
+  faults: MessagePort;
 }
 
 /**
- * What went wrong importing the module: a syntax error (Node gives no line
- * for one found while parsing an ES module; when its stack names a line of
- * the module, it is given), or what the module threw while loading, with the
- * line of the module it came from.
+ * Describes a module on a thread of its own: imports it, checks its default
+ * export, resolves the sets of parameters (and, asked, the contract
+ * check's). The import must finish within the time limit, and so must
+ * what follows it (the module's parameter checks run there too); then the
+ * thread is ended.
  */
-function loadFailure(e: unknown, url: string): string {
-  const message = describeThrown(e);
-  let stack = '';
+async function describeOnHost(module: HostSetup['modules'][number], given: Given[], options: ModuleLoadOptions): Promise<ModuleDescription> {
+  const seconds = options.timeoutSeconds ?? DEFAULT_POLICY_TIMEOUT;
+  const memoryMb = options.memoryMb ?? DEFAULT_POLICY_MEMORY;
+  const fail = (what: string) => new CtxsimError(`policy module ${module.shown}: ${what}`, 'policy-module');
+  const host = openModuleHost([module], memoryMb);
+  let timer: NodeJS.Timeout | undefined;
   try {
-    stack = e instanceof Error ? String(e.stack ?? '') : '';
-  } catch {
-    // A stack that cannot be read names no line.
+    return await new Promise<ModuleDescription>((resolve, reject) => {
+      const within = (what: string) => {
+        clearTimeout(timer);
+        timer = setTimeout(() => reject(fail(what)), seconds * 1000);
+      };
+      // The time limit is the import's: it starts once the thread runs (starting one takes a while on a busy machine).
+      host.worker.once('online', () => within(importTimeout(seconds)));
+      const faulted = (f: ModuleFault) => reject(fail(f.fault === 'threw' ? `threw while loading, from a timer or a promise it started: ${f.message}` : f.message));
+      host.port.on('message', (m: LinkReply | { kind: 'imported' }) => {
+        if (m.kind === 'imported') within(`its policy and parameters could not be read within ${seconds} s (a loop in a getter or a parameter's check; raise the limit with --policy-timeout)`);
+        else if (m.kind === 'value') resolve(m.value as ModuleDescription);
+        else if (m.kind === 'failed') reject(new CtxsimError(m.message, 'policy-module'));
+        else if (m.kind === 'limit') reject(fail(m.message));
+        else if (m.kind === 'fault') faulted(m);
+        else reject(fail(`its policy cannot be read: ${m.message}`));
+      });
+      host.worker.on('error', (e: Error & { code?: string }) => {
+        if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') reject(fail(`its thread ran out of memory while it was loaded (its heap is limited to ${memoryMb} MB; raise it with --policy-memory)`));
+        else reject(fail(`threw while loading, from a timer or a promise it started: ${describeThrown(e)}`));
+      });
+      host.worker.on('exit', (code) => reject(fail(`its thread ended while it was loaded (exit code ${code})`)));
+      host.faults.on('message', faulted);
+      host.port.postMessage({ kind: 'describe', given, contract: options.contract === true } satisfies LinkRequest);
+      const signal = new Int32Array(host.signal);
+      Atomics.add(signal, CALLER_POSTED, 1);
+      Atomics.notify(signal, CALLER_POSTED);
+    });
+  } finally {
+    clearTimeout(timer);
+    host.port.close();
+    host.faults.close();
+    await host.worker.terminate();
   }
-  const at = stack.indexOf(`${url}:`);
-  const line = at < 0 ? undefined : /^\d+/.exec(stack.slice(at + url.length + 1))?.[0];
-  const where = line ? ` (line ${line})` : '';
-  if (e instanceof SyntaxError && at < 0) return `syntax error: ${message}`;
-  return `threw while loading${where}: ${message}`;
-}
-
-/** What is wrong with a default export that should be a policy, or undefined. */
-function policyProblem(p: unknown): string | undefined {
-  if (typeof p !== 'object' || p === null) return `the default export is ${p === null ? 'null' : `a ${typeof p}`}, not a policy { id, describe, params, start }`;
-  const o = p as Record<string, unknown>;
-  if (typeof o.id !== 'string' || !ID.test(o.id)) {
-    return `id must be a string of lower-case letters, digits and dashes, starting with a letter or digit (such as "keep-edges"), got ${shown(o.id)}`;
-  }
-  if (typeof o.describe !== 'string') return `describe must be a string (one line for --help), got ${shown(o.describe)}`;
-  if (typeof o.start !== 'function') return `start must be a function (conversation, params, deps) => session, got ${shown(o.start)}`;
-  return paramsProblem(o.params);
-}
-
-/** What is wrong with a policy's `params`: a zod object (of any copy of zod 4), or a table of the documented shape. */
-function paramsProblem(params: unknown): string | undefined {
-  const expected = 'params must be a zod object or a parameter table { name: { default, kind, min?, oneOf? } }';
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return `${expected}, got ${shown(params)}`;
-  // The same test as policyParams: zod 4 keeps its internals in `_zod`; zod 3 in `_def`.
-  if ('_zod' in params) return 'shape' in params ? undefined : `${expected}, got a zod schema that is not an object`;
-  if ('_def' in params) return 'params is a zod 3 schema: ctxsim reads zod 4 (import { z } from "zod" with zod 4 installed)';
-  for (const [name, spec] of Object.entries(params)) {
-    const r = PARAM_SPEC.safeParse(spec);
-    if (!r.success) {
-      const issue = r.error.issues[0]!;
-      const field = issue.path.length ? `.${issue.path.join('.')}` : '';
-      const what = issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys.join(', ')} (expected default, kind, min, oneOf)` : `expected ${issue.message}`;
-      return `params.${name}${field}: ${what}`;
-    }
-    const problem = entryProblem(name, r.data);
-    if (problem) return problem;
-  }
-  return undefined;
-}
-
-/** What is wrong with one parameter of a table beyond its shape: a default its kind rejects. */
-function entryProblem(name: string, spec: z.output<typeof PARAM_SPEC>): string | undefined {
-  if (spec.default === undefined) return undefined;
-  const schema = paramsFromTable({ [name]: { ...spec, default: spec.default } }).shape[name]!;
-  const r = valueOf(schema).safeParse(spec.default);
-  return r.success ? undefined : `params.${name}.default: expected ${r.error.issues[0]?.message ?? 'a valid value'}, got ${JSON.stringify(spec.default)}`;
-}
-
-/** A value as a message shows it. */
-function shown(v: unknown): string {
-  if (v === undefined || v === null) return String(v);
-  if (typeof v === 'function') return 'a function';
-  if (typeof v === 'object') return Array.isArray(v) ? 'an array' : 'an object';
-  return JSON.stringify(v);
 }

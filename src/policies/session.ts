@@ -100,12 +100,21 @@ export function artifactsShape(artifacts: readonly Artifact[]): string | undefin
   return undefined;
 }
 
-/** What a policy threw, as the run throws it: a `CtxsimError` `${prefix}: <its first line>`, the thrown value its cause (a cassette's miss as it is). */
+/** What a policy threw, as the run throws it: a `CtxsimError` `${prefix}: <its first line>`, the thrown value its cause (a cassette's miss, and an error that names its call already, as they are). */
 export function thrown(e: unknown, prefix: string): unknown {
-  if (isMiss(e)) return e;
+  if (isMiss(e) || (typeof e === 'object' && e !== null && PLACED.has(e))) return e;
   const error = new CtxsimError(`${prefix}: ${describeThrown(e)}`, 'policy');
   error.cause = e;
   return error;
+}
+
+/** Errors that name their call already: what a policy module's link found wrong with a call (a limit, a reply it cannot read). */
+const PLACED = new WeakSet<object>();
+
+/** `e`, which names its call already: a session passes it on as it is. */
+export function placed<E extends Error>(e: E): E {
+  PLACED.add(e);
+  return e;
 }
 
 /** Whether `e` is a cassette's miss (asked safely: a proxy's prototype trap may throw). */

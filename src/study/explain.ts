@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
-import { streamStudyParallel } from '../engine/parallel.js';
-import { replay, type SentCall, type UpkeepPrice } from '../engine/replay.js';
+import { explainReplay } from '../engine/parallel.js';
+import { replayTurn, type SentCall, type UpkeepPrice } from '../engine/replay.js';
 import { replayContexts, type ModelContext } from '../engine/run.js';
 import { FactLedger, scoreProbe } from '../engine/score.js';
 import type { CallCost } from '../pricing/meter.js';
@@ -75,38 +75,29 @@ export function studyModel(study: Study, model: string | undefined): string {
  * (from 1): each call as sent and priced, the upkeep charged to the turn,
  * its record and its probes as the run scored them. The whole conversation
  * is replayed, so settings that look at all of it price the turn as the
- * run did. A policy module is first replayed on a watched worker thread: a
- * call that never returns, or runs out of memory, stops there.
+ * run did. A policy module is replayed as a run replays it
+ * (`explainReplay`): on a worker thread, its code on a thread of its own,
+ * under the run's limits.
  */
 export async function explainTurn(study: RunnableStudy, conversation: Conversation, model: string, n: number): Promise<ExplainedTurn> {
   const variant = study.policies[0]!;
   const turn = conversation.turns[n - 1]!;
   const upkeep = await studyUpkeep(study, [conversation], displayPath);
   const settings = { ...study, models: [model], cacheFolder: false as const, ...upkeep };
-  if (variant.module) await streamStudyParallel({ ...settings, conversations: [conversation], policies: [variant], jobs: 1 }, () => {});
   const ctx = replayContexts(settings)[0]!;
-  const calls: ExplainedCall[] = [];
-  const upkeepCalls: ExplainedUpkeep[] = [];
-  const r = replay(
-    conversation,
-    variant,
-    ctx,
-    (t, sent, cost) => t === turn.index && calls.push({ sent, cost }),
-    (t, u, price) => t === turn.index && upkeepCalls.push({ upkeep: u, price }),
-  );
+  const r = variant.module ? await explainReplay({ ...settings, policies: [variant] }, conversation, n) : replayTurn(conversation, variant, ctx, n);
+  const upkeepCalls: ExplainedUpkeep[] = r.upkeep.map((u) => ({ ...u }));
   for (const u of upkeepCalls) {
-    const i = calls.findIndex((c) => c.sent.plan.upkeep.includes(u.upkeep));
+    const i = r.calls.findIndex((c) => c.sent.plan.upkeep.includes(u.upkeep));
     if (i >= 0) u.beforeCall = i + 1;
   }
   const ledger = FactLedger.of(conversation);
-  const probes = r.probes
-    .filter((p) => p.turn === turn.index)
-    .map((record): ExplainedProbe => {
-      const state = ledger.at(record.fact, turn.index)!;
-      const { value } = scoreProbe(calls[0]!.sent.plan.messages, state.current.value, state.older);
-      return value === undefined ? { record } : { record, found: stated(conversation, record.fact, value, turn.index) };
-    });
-  return { conversation, turn, policy: variant.name, ctx, calls, upkeep: upkeepCalls, record: r.turns.find((t) => t.turn === turn.index)!, probes };
+  const probes = r.probes.map((record): ExplainedProbe => {
+    const state = ledger.at(record.fact, turn.index)!;
+    const { value } = scoreProbe(r.calls[0]!.sent.plan.messages, state.current.value, state.older);
+    return value === undefined ? { record } : { record, found: stated(conversation, record.fact, value, turn.index) };
+  });
+  return { conversation, turn, policy: variant.name, ctx, calls: r.calls, upkeep: upkeepCalls, record: r.record!, probes };
 }
 
 /** A fact's normalized value as the scenario last stated it by turn `by`. */

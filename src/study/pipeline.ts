@@ -131,11 +131,6 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     const scenarios = scenarioHashes(loaded);
     const shapes = loaded.map(scenarioShape);
     const billed = billedChecks(loaded, study);
-    // A recording learns its requests by replaying the policies on this thread, where a module's call is not bounded in time:
-    // a run with simulated upkeep on watched worker threads tries each module first.
-    if ((mode === 'record' || mode === 'live') && study.policies.some((v) => v.module)) {
-      await streamStudyParallel({ ...study, upkeep: undefined, cacheReplays: false, conversations: handOver([...loaded]), jobs }, () => {});
-    }
     const upkeep = await studyUpkeep(study, loaded, displayPath, opts);
     const summary: SummaryRecord[] = [];
     const lost: ProbeRecord[] = [];

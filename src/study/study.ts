@@ -7,7 +7,8 @@ import { gateLimitProblem, shareOf } from '../gate/compare.js';
 import { CHAT_POLICIES, REGISTRY } from '../policies/index.js';
 import { STAGE_SEPARATOR } from '../policies/pipeline.js';
 import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } from '../policies/spec.js';
-import { loadPolicyModules, moduleRequest, resolveNamed, resolveSpecString, type PolicyModules } from './policy-modules.js';
+import type { Given } from '../policies/module-link.js';
+import { loadPolicyModules, moduleLoading, moduleRequest, resolveNamed, resolveSpecString, type ModuleLoading, type PolicyModules } from './policy-modules.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { COST_KEYS } from '../pricing/settings.js';
@@ -211,6 +212,8 @@ export interface StudyOverrides {
   upkeep?: UpkeepOverrides;
   /** Seconds each policy module's import may take, as `--policy-timeout` says. */
   policyTimeout?: number;
+  /** MB of heap (and as much outside it) each policy module's thread may use, as `--policy-memory` says. */
+  policyMemory?: number;
 }
 
 /**
@@ -248,7 +251,7 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
   const doc = src.check(studySchema, own, [], problems) as StudyDoc | undefined;
   const dir = dirname(resolve(file));
   const roots = studyRoots(dir);
-  const modules = overrides.policies ? new Map() : await studyModules(src, root, dir, roots, problems, overrides.policyTimeout);
+  const modules = overrides.policies ? new Map() : await studyModules(src, root, dir, roots, problems, moduleLoading(overrides));
   const base = defaultStudy();
   const study: Study = { ...base, file: resolve(file), out: resolve(dir, 'reports') };
   if (doc) {
@@ -461,19 +464,30 @@ function confined(src: SourceDoc, key: (string | number)[], path: string, roots:
   return !outside;
 }
 
+/** The parameters an entry gives its policy, as `policyEntry` reads them (none when they are not a mapping). */
+function entryGiven(entry: unknown): Given | undefined {
+  if (typeof entry === 'string') {
+    const spec = parseSpecString(entry);
+    return typeof spec === 'string' ? undefined : spec.given;
+  }
+  if (!entry || typeof entry !== 'object' || Array.isArray(entry)) return undefined;
+  const params = (entry as Record<string, unknown>)[Object.keys(entry)[0]!] ?? {};
+  return typeof params === 'object' && !Array.isArray(params) ? Object.entries(params as object) : undefined;
+}
+
 /**
  * Loads the policy modules a study's entries name (paths relative to the
  * study file); one that cannot be loaded, or that lies outside `roots`
  * (then it is not loaded), is a problem at its entry.
  */
-async function studyModules(src: SourceDoc, root: unknown, dir: string, roots: readonly string[], problems: Problem[], timeoutSeconds?: number): Promise<PolicyModules> {
+async function studyModules(src: SourceDoc, root: unknown, dir: string, roots: readonly string[], problems: Problem[], loading: ModuleLoading): Promise<PolicyModules> {
   const entries = root && typeof root === 'object' && Array.isArray((root as { policies?: unknown }).policies) ? ((root as { policies: unknown[] }).policies) : [];
   const at = new Map<string, number>();
   /** Modules outside `roots`: refused once, at their first entry, and never loaded. */
   const refused = new Set<string>();
   const requests = entries.flatMap((entry, i) => {
     const name = entryName(entry);
-    const r = name === undefined ? undefined : moduleRequest(name, dir);
+    const r = name === undefined ? undefined : moduleRequest(name, dir, entryGiven(entry));
     if (!r || refused.has(r.file)) return [];
     if (at.has(r.file)) return [r];
     at.set(r.file, i);
@@ -483,7 +497,7 @@ async function studyModules(src: SourceDoc, root: unknown, dir: string, roots: r
     problems.push(src.problem(['policies', i], `policy module ${r.shown}: ${outside}`));
     return [];
   });
-  return loadPolicyModules(requests, (e, r) => problems.push(src.problem(['policies', at.get(r.file)!], e.message)), timeoutSeconds);
+  return loadPolicyModules(requests, (e, r) => problems.push(src.problem(['policies', at.get(r.file)!], e.message)), loading);
 }
 
 /** A study's policy entry: `id`, `id:k=v`, or `{id: {k: v}}`; the id may be a module's path, relative to the study's folder `dir`. */

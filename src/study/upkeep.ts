@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { CtxsimError, UsageError } from '../errors.js';
 import { replayContexts, type ModelContext } from '../engine/run.js';
-import type { Execution, RunUpkeep } from '../engine/spec.js';
+import { ReplayThread } from '../engine/parallel.js';
+import type { Execution, RunSpec, RunUpkeep } from '../engine/spec.js';
 import { replay } from '../engine/replay.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { priceUsage } from '../pricing/meter.js';
@@ -199,6 +200,9 @@ export interface UpkeepStudy {
   answers?: boolean;
   /** With `answers`: the model that grades a reply that does not hold the value as written (the study's `judge`). */
   judge?: string;
+  /** The limits of a policy module's calls, where its units are replayed (`--policy-timeout`, `--policy-memory`). */
+  policyTimeout?: number;
+  policyMemory?: number;
 }
 
 /** What a recording tells while it goes. */
@@ -269,23 +273,28 @@ export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Co
   if (journal?.size) say(`upkeep: ${journal.shown} holds ${journal.size} responses of a recording that did not finish: carrying on from them`);
   const before = cassette.size;
   const recorder = new Recorder(study, u, conversations, cassette);
-  const plan = recorder.plan();
-  if (plan.calls === 0) say(`upkeep: every request is in ${journal?.size ? `${file} and its journal` : file} (${cassette.size} responses)`);
-  else {
-    say(`upkeep: recording about ${planText(plan)} from ${endpointText(u)}`);
-    if (u.maxUpkeepCost !== undefined && plan.cost > usdToPico(u.maxUpkeepCost)) {
-      throw new UsageError(`upkeep: recording needs about ${planText(plan)}, more than maxUpkeepCost $${u.maxUpkeepCost}; raise it or record fewer scenarios or policies`);
+  let plan: UpkeepPlan;
+  try {
+    plan = await recorder.plan();
+    if (plan.calls === 0) say(`upkeep: every request is in ${journal?.size ? `${file} and its journal` : file} (${cassette.size} responses)`);
+    else {
+      say(`upkeep: recording about ${planText(plan)} from ${endpointText(u)}`);
+      if (u.maxUpkeepCost !== undefined && plan.cost > usdToPico(u.maxUpkeepCost)) {
+        throw new UsageError(`upkeep: recording needs about ${planText(plan)}, more than maxUpkeepCost $${u.maxUpkeepCost}; raise it or record fewer scenarios or policies`);
+      }
+      try {
+        await recorder.record(plan.calls, say, journal);
+      } catch (e) {
+        // The error says where what was received is kept: in the journal, which the next recording carries on from.
+        if (!journal?.size || !(e instanceof CtxsimError)) throw e;
+        const kept = journal.size === 1 ? 'the response received is kept' : `the ${journal.size} responses received are kept`;
+        throw new CtxsimError(`${e.message}; ${kept} in ${journal.shown}: run the same command again to carry on`, e.code, e.exitCode);
+      } finally {
+        journal?.close();
+      }
     }
-    try {
-      await recorder.record(plan.calls, say, journal);
-    } catch (e) {
-      // The error says where what was received is kept: in the journal, which the next recording carries on from.
-      if (!journal?.size || !(e instanceof CtxsimError)) throw e;
-      const kept = journal.size === 1 ? 'the response received is kept' : `the ${journal.size} responses received are kept`;
-      throw new CtxsimError(`${e.message}; ${kept} in ${journal.shown}: run the same command again to carry on`, e.code, e.exitCode);
-    } finally {
-      journal?.close();
-    }
+  } finally {
+    await recorder.close();
   }
   // Complete: the cassette takes every response, sorted, and the journal goes (a kill between the two leaves a journal the next recording finds already in the cassette).
   if (journal?.exists) {
@@ -352,27 +361,36 @@ export function planText(plan: UpkeepPlan): string {
   return `${plan.calls} calls (${parts.join(', ')}), ${plan.inputTokens} input tokens and at most ${plan.maxOutputTokens} output tokens, at most $${usd(plan.cost, 4)}${measured}`;
 }
 
-/** The plan of a study's recording without sending anything (`--dry-run`). */
-export function upkeepPlan(study: UpkeepStudy, conversations: readonly Conversation[]): UpkeepPlan {
+/** The plan of a study's recording without sending anything (`--dry-run`); a policy module's units are replayed on worker threads, as a run's. */
+export async function upkeepPlan(study: UpkeepStudy, conversations: readonly Conversation[]): Promise<UpkeepPlan> {
   checkAnswers(study);
   const u = study.upkeepSource ?? defaultUpkeep(process.cwd());
   const cassette = u.mode === 'record' ? readRecording(u.cassette, (path) => path).cassette : new Cassette();
-  return new Recorder(study, u, conversations, cassette).plan();
+  const recorder = new Recorder(study, u, conversations, cassette);
+  try {
+    return await recorder.plan();
+  } finally {
+    await recorder.close();
+  }
 }
 
 /** The requests that measure a reply (a probe turn's answer, the judge's verdict on it): sent only once a unit's upkeep is complete. */
 const MEASUREMENTS: ReadonlySet<UpkeepRequest['kind']> = new Set(['answer', 'judge']);
 
-/** One conversation under one policy on one chat model: what a recording replays until it makes no request the cassette lacks. */
+/** One conversation under one policy on one chat model: what a recording replays until it makes no request the cassette lacks (each numbered: conversation, model, policy). */
 interface Unit {
   conversation: Conversation;
   variant: PolicyVariant;
   ctx: ModelContext;
+  at: { conversation: number; model: number; policy: number };
 }
 
 /** A study's recording into a cassette. */
 class Recorder {
   private readonly ctxs: ModelContext[];
+  /** The worker thread that replays the units of policy modules (whose code never runs on this thread), and the responses it was told of. */
+  private thread: ReplayThread | undefined;
+  private readonly told = new Set<string>();
   private readonly prices: PriceTable;
   private readonly policies: readonly PolicyVariant[];
   private readonly answers: boolean;
@@ -381,7 +399,7 @@ class Recorder {
   spent = 0n;
 
   constructor(
-    study: UpkeepStudy,
+    private readonly study: UpkeepStudy,
     private readonly settings: UpkeepSettings,
     private readonly conversations: readonly Conversation[],
     private readonly cassette: Cassette,
@@ -394,12 +412,35 @@ class Recorder {
   }
 
   private units(): Unit[] {
-    return this.conversations.flatMap((conversation) => this.ctxs.flatMap((ctx) => this.policies.map((variant) => ({ conversation, variant, ctx }))));
+    return this.conversations.flatMap((conversation, c) => this.ctxs.flatMap((ctx, m) => this.policies.map((variant, p) => ({ conversation, variant, ctx, at: { conversation: c, model: m, policy: p } }))));
   }
 
-  /** Replays a unit with what the cassette has, telling each request it lacks. */
-  private replayWith(unit: Unit, onMiss: (m: Miss) => void): void {
-    replay(unit.conversation, unit.variant, { ...unit.ctx, upkeep: { prompts: this.settings.prompts, recorded: { cassette: this.cassette, onMiss }, ...(this.answers && { answers: true }), ...(this.judge !== undefined && { judge: this.judge }) } });
+  /**
+   * Replays a unit with what the cassette has, telling each request it
+   * lacks. A policy module's unit is replayed as a run replays it: on a
+   * worker thread (opened for the first), the module's sessions on its own
+   * thread, under the run's limits; the thread is told the responses
+   * recorded since it was last asked.
+   */
+  private async replayWith(unit: Unit, onMiss: (m: Miss) => void): Promise<void> {
+    if (!unit.variant.module) {
+      replay(unit.conversation, unit.variant, { ...unit.ctx, upkeep: { prompts: this.settings.prompts, recorded: { cassette: this.cassette, onMiss }, ...(this.answers && { answers: true }), ...(this.judge !== undefined && { judge: this.judge }) } });
+      return;
+    }
+    const recording = { prompts: this.settings.prompts, ...(this.answers && { answers: true as const }), ...(this.judge !== undefined && { judge: this.judge }) };
+    this.thread ??= new ReplayThread({ ...(this.study as UpkeepStudy & RunSpec), upkeep: undefined, cacheFolder: false, recording });
+    const { conversation, at } = unit;
+    const r = await this.thread.request(() => {
+      const entries = this.cassette.entries().filter((e) => !this.told.has(e.key));
+      for (const e of entries) this.told.add(e.key);
+      return { kind: 'misses', index: at.conversation, conversation, model: at.model, policy: at.policy, entries };
+    }, [[at.conversation, conversation.id]]);
+    if (r.kind === 'misses') for (const m of r.misses) onMiss(m);
+  }
+
+  /** Ends the worker thread of the modules' units, if one was opened. */
+  async close(): Promise<void> {
+    await this.thread?.close();
   }
 
   /**
@@ -411,9 +452,9 @@ class Recorder {
    * nothing else covers it when output is cheap (a model that charges input
    * only).
    */
-  plan(): UpkeepPlan {
+  async plan(): Promise<UpkeepPlan> {
     const misses = new Map<string, { miss: Miss; ctx: ModelContext }>();
-    for (const unit of this.units()) this.replayWith(unit, (miss) => misses.set(miss.key, { miss, ctx: unit.ctx }));
+    for (const unit of this.units()) await this.replayWith(unit, (miss) => misses.set(miss.key, { miss, ctx: unit.ctx }));
     const plan: UpkeepPlan = { calls: 0, byKind: { summary: 0, extract: 0, embed: 0, answer: 0, judge: 0 }, inputTokens: 0, maxOutputTokens: 0, cost: 0n, answers: { calls: 0, inputTokens: 0, maxOutputTokens: 0, cost: 0n }, judge: { calls: 0, inputTokens: 0, maxOutputTokens: 0, cost: 0n } };
     for (const { miss, ctx } of misses.values()) {
       const r = miss.request;
@@ -490,7 +531,7 @@ class Recorder {
       while (!stopped()) {
         const misses = new Map<string, Miss>();
         let upkeepComplete = true;
-        this.replayWith(unit, (m) => {
+        await this.replayWith(unit, (m) => {
           if (!MEASUREMENTS.has(m.request.kind)) upkeepComplete = false;
           if (!m.dependent) misses.set(m.key, m);
         });
@@ -504,7 +545,7 @@ class Recorder {
     await Promise.all(inflight.values());
     if (failure !== undefined) throw failure;
     // The response that reached the cap may have been the last one needed: then the recording is complete.
-    if (capped && this.plan().calls > 0) {
+    if (capped && (await this.plan()).calls > 0) {
       const responses = made === 1 ? '1 response' : `${made} responses`;
       throw new CtxsimError(`upkeep: the recording reached maxUpkeepCost $${u.maxUpkeepCost} after ${responses} ($${usd(this.spent, 4)})`, 'upkeep-cost');
     }

@@ -41,12 +41,35 @@ export function simulatedUpkeep(tokens: TokenCounter, prompts: UpkeepPrompts = D
         return v;
       }
     : embed;
-  return {
+  return madeOf({
     summarize: (req) => summarize({ prompt: prompts.summary, ...req }),
     forgetInSummary: (req) => forgetInSummary({ prompt: prompts.forget, ...req }),
     extract: (req) => extract({ prompt: prompts.extract, ...req }),
     embed: (text) => ({ vector: vectorOf(text), inputTokens: tokens.text(text) }),
-  };
+  }, { prompts, recorded: false });
+}
+
+/**
+ * What an upkeep was made of: simulated or recorded, and its prompts. A
+ * policy module's session runs on the module's own thread: there it
+ * simulates alike, with the same prompts (and draws from its own stream),
+ * or asks this upkeep for each recorded response.
+ */
+export interface UpkeepOrigin {
+  prompts: UpkeepPrompts;
+  recorded: boolean;
+}
+
+const ORIGINS = new WeakMap<object, UpkeepOrigin>();
+
+function madeOf<U extends Upkeep>(upkeep: U, origin: UpkeepOrigin): U {
+  ORIGINS.set(upkeep, origin);
+  return upkeep;
+}
+
+/** What `simulatedUpkeep` or `recordedUpkeep` made `upkeep` of; undefined for an upkeep made otherwise. */
+export function upkeepOrigin(upkeep: Upkeep): UpkeepOrigin | undefined {
+  return ORIGINS.get(upkeep);
 }
 
 /** A replay needs a response its cassette lacks: a failure of the run, not of the policy that asked (the policy guard lets it through). */
@@ -148,7 +171,7 @@ export function recordedUpkeep(o: RecordedOptions): RecordedUpkeep {
     return { ...r, summary: { ...r.summary, message: { ...r.summary.message, content } } };
   };
 
-  return {
+  return madeOf<RecordedUpkeep>({
     summarize(req) {
       const e = answer(summaryRequest(req.model, req.summaryTokens, req.previous?.message.content, req.folded, o.prompts.summary));
       if (!e) return standIn(simulated.summarize({ ...req, random: KEEP_ALL, keep: 1 }), req.summaryTokens);
@@ -198,7 +221,7 @@ export function recordedUpkeep(o: RecordedOptions): RecordedUpkeep {
       const e = answer(request);
       return e && (e.text ?? '');
     },
-  };
+  }, { prompts: o.prompts, recorded: true });
 }
 
 /** A chat response's text, trimmed. */
