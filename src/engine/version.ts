@@ -22,7 +22,7 @@ export const GOLDEN_HASHES = [
   // Probe, summary and policy records gained judged_unsent; a judge's yes on a value not sent no longer counts as answered.
   '3e6bd550bc64602b358a3299299f3980a63e336a54336a3395e10f90a32f8aab',
   // Simulated summaries and fact sheets are made of third-person statements, not span lists and topic sentences.
-  '3a97adf884a6a2aff2e590874638d4a15ad7fd3d93ca87c856d7d2813c847107',
+  'e68e2064c0cf4a054f9405d3eb2dd859b3882317ba85c4adade75a608c4c72fc',
 ] as const;
 
 /**
