@@ -72,7 +72,7 @@ export interface WorkerSetup {
   /** The module that encodes each scenario before it is sent, and its options. */
   encoder?: Execution['encoder'];
   /**
-   * With policy modules: the modules, their limits, the worker's marks of
+   * @internal With policy modules: the modules, their limits, the worker's marks of
    * its calls into them (module-watch.ts), and its end of the link to the
    * thread the modules run on (policies/module-link.ts).
    */
@@ -81,7 +81,7 @@ export interface WorkerSetup {
   recording?: { prompts: UpkeepPrompts; answers?: true; judge?: string };
 }
 
-/** The run's policy modules, each once, and their limits (defaults `DEFAULT_POLICY_TIMEOUT` s and `DEFAULT_POLICY_MEMORY` MB); undefined when every policy is built in. */
+/** @internal The run's policy modules, each once, and their limits (defaults `DEFAULT_POLICY_TIMEOUT` s and `DEFAULT_POLICY_MEMORY` MB); undefined when every policy is built in. */
 export function moduleWatch(opts: Pick<RunOptions, 'policies' | 'policyTimeout' | 'policyMemory'>): WorkerSetup['watch'] {
   const modules = new Map<string, WatchedModule>();
   for (const v of opts.policies) if (v.module) modules.set(v.module.file, { id: v.policy.id, file: v.module.file, hash: v.module.hash });

@@ -59,7 +59,7 @@ export interface HostSetup {
   memoryMb: number;
 }
 
-/** The one message a host is sent on its `parentPort` (closed once it is read): its end of the link, and the port it tells the run's thread of a module's fault on. */
+/** @internal The one message a host is sent on its `parentPort` (closed once it is read): its end of the link, and the port it tells the run's thread of a module's fault on. */
 export interface HostConnect {
   port: MessagePort;
   signal: SharedArrayBuffer;
@@ -282,6 +282,7 @@ const NO_DRAW = () => 0;
  * process's resident memory is looked at every 50 ms: grown by more than
  * twice the module's memory limit, the call is stopped.
  */
+/** @internal */
 export class ModuleLink {
   private readonly signal: Int32Array;
   private readonly table = new MessageTable(1);

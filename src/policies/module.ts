@@ -117,7 +117,7 @@ export function importTimeout(seconds: number): string {
   return `its import did not finish within ${seconds} s (a top-level await that never settles, or a loop; raise the limit with --policy-timeout)`;
 }
 
-/**
+/** @internal
  * Starts a thread for policy modules (module-host.ts), its heap limited to
  * `memoryMb`, its stdout and stderr piped to this process's stderr (what a
  * module writes never reaches stdout, which may carry a run's output), and
@@ -139,7 +139,7 @@ export function openModuleHost(modules: HostSetup['modules'], memoryMb: number):
   return { worker, port: link.port1, signal, faults: faults.port1 };
 }
 
-/** A thread for policy modules: the thread, this end of its link (its port and shared integers), and the port it tells of a module's fault on (`ModuleFault`). */
+/** @internal A thread for policy modules: the thread, this end of its link (its port and shared integers), and the port it tells of a module's fault on (`ModuleFault`). */
 export interface ModuleHost {
   worker: Worker;
   port: MessagePort;

@@ -142,7 +142,7 @@ export class RecordFiles {
 export type Writer = (chunk: string | Uint8Array) => void | Promise<void>;
 
 /** The bytes of the file open at `fd`, a chunk at a time (views of `buffer`, each valid until the next). */
-export function* fileChunks(fd: number, buffer: Buffer = Buffer.allocUnsafe(CHUNK)): Generator<Uint8Array> {
+export function* fileChunks(fd: number, buffer: Uint8Array = Buffer.allocUnsafe(CHUNK)): Generator<Uint8Array> {
   for (let at = 0, n; (n = readSync(fd, buffer, 0, buffer.length, at)) > 0; at += n) yield buffer.subarray(0, n);
 }
 

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../errors.js';
-import type { LineLimit } from '../process.js';
 import { formatPath, show } from '../text/document.js';
 
 /** A message of a recorded chat request (the summarizer's or the extractor's). */
@@ -89,7 +88,7 @@ export const MAX_USAGE_TOKENS = 1_000_000_000;
 export const MAX_CASSETTE_LINE_BYTES = 64 * 1024 * 1024;
 
 /** The bound on the lines of cassette (or journal) `file`: a longer line is an input error at its line. */
-export function cassetteLineLimit(file: string, bytes = MAX_CASSETTE_LINE_BYTES): LineLimit {
+export function cassetteLineLimit(file: string, bytes = MAX_CASSETTE_LINE_BYTES): { bytes: number; exceeded: (line: number) => Error } {
   return {
     bytes,
     exceeded: (line) => new ScenarioError([{ file, line, path: '', message: `a line longer than ${bytes} bytes${bytes === MAX_CASSETTE_LINE_BYTES ? ' (64 MiB)' : ''}, more than any response a recording writes` }]),
