@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { CtxsimError } from '../errors.js';
-import { alive, makeDirs, turnTaker } from '../process.js';
+import { alive, fileKind, makeDirs, turnTaker } from '../process.js';
+import { linkOnTheWay } from './confine.js';
 import { seal, sealed } from './_seal.js';
 
 /**
@@ -139,7 +140,7 @@ function trusted(dir: string, real: string, name: string): CommitList | null | s
   if (!Array.isArray(names) || !Array.isArray(retired) || !sealed(list.seal, 'commit', real, name, JSON.stringify({ names, retired }))) return 'its commit list was not written by a ctxsim run of this user for this folder';
   for (const n of [...names, ...retired] as unknown[]) {
     if (!plainName(n)) return `its commit list names ${JSON.stringify(n)}, not a plain name inside the folder`;
-    for (const root of [dir, join(path, 'new'), join(path, 'old')]) if (linkOnTheWay(root, n)) return `its commit list names ${JSON.stringify(n)}, which leads through a link`;
+    for (const root of [dir, join(path, 'new'), join(path, 'old')]) if (linkOnTheWay(join(root, n), root)) return `its commit list names ${JSON.stringify(n)}, which leads through a link`;
   }
   return { names, retired };
 }
@@ -160,20 +161,6 @@ function readSmall(path: string): string | undefined {
 /** Whether `name` is a plain relative name of a file inside a folder: parts without `.`, `..`, a backslash or a NUL; not absolute. */
 function plainName(name: unknown): name is string {
   return typeof name === 'string' && name !== '' && !isAbsolute(name) && !/[\\\0]/.test(name) && name.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
-}
-
-/** Whether a part of `name` that exists below `root` (the last one included) is a symbolic link. */
-function linkOnTheWay(root: string, name: string): boolean {
-  let at = root;
-  for (const part of name.split('/')) {
-    at = join(at, part);
-    try {
-      if (lstatSync(at).isSymbolicLink()) return true;
-    } catch {
-      return false;
-    }
-  }
-  return false;
 }
 
 /**
@@ -221,18 +208,17 @@ function rollBack(dir: string, staging: string, { names, retired }: CommitList):
 
 /** Throws when `target` exists and is not a regular file (a device, FIFO, socket or folder): such a target is never replaced. */
 export function checkFileTarget(target: string): void {
-  let kind: string;
+  let kind: string | undefined;
   try {
-    const s = statSync(target);
-    if (s.isFile()) return;
-    kind = s.isDirectory() ? 'a folder' : s.isFIFO() ? 'a FIFO' : s.isSocket() ? 'a socket' : s.isCharacterDevice() || s.isBlockDevice() ? 'a device' : 'not a file';
+    kind = fileKind(statSync(target));
+    if (kind === undefined) return;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
     if (code === 'ENOTDIR') notAFolder(target, dirname(target));
     throw e;
   }
-  throw new CtxsimError(`${target}: ${kind === 'not a file' ? 'not a regular file' : `is ${kind}, not a regular file`}; refusing to write it`, 'output');
+  throw new CtxsimError(`${target}: ${kind === 'something else' ? 'not a regular file' : `is ${kind}, not a regular file`}; refusing to write it`, 'output');
 }
 
 /**
