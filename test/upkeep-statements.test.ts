@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../src/types.js';
-import { salienceOf, sameFact, statementsIn, statementsOf, type Voices } from '../src/upkeep/statements.js';
+import fc from 'fast-check';
+import { Restatements, salienceOf, sameFact, statementsIn, statementsOf, type Voices } from '../src/upkeep/statements.js';
 
 /** What `text` states, as written. */
 const said = (text: string, voices: Voices = CAROLINE, today?: number) => statementsOf(text, voices, today).map((s) => s.text);
@@ -149,6 +150,33 @@ describe('sameFact', () => {
     expect(sameFact('For damaged items a photo helps them file it with the carrier.', 'For damaged items a photo helps them file it with the courier.')).toBe(true);
     expect(sameFact('Caroline went to a support group.', 'Caroline went to a pottery class.')).toBe(false);
     expect(sameFact('The user likes tea.', 'The user likes tea.')).toBe(true);
+  });
+});
+
+describe('Restatements', () => {
+  // Sentences from few words, so that many share most of theirs; some with a value, a number or a letter.
+  const WORDS = ['user', 'order', 'email', 'phone', 'carrier', 'courier', 'photo', 'damaged', 'refund', 'Caroline', 'pottery', 'group', 'tea'];
+  const VALUES = ['', ' a@x.org', ' b@y.org', ' SE-10423', ' AB-77', ' 415-555-0132', ' 2', ' A'];
+  const sentence = fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 7 }), fc.constantFrom(...VALUES)).map(([w, v]) => `The ${w.join(' ')}${v}.`);
+
+  it('finds exactly the entries sameFact finds, in the order they were filed, as entries come and go', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(sentence, fc.boolean()), { minLength: 1, maxLength: 40 }), (steps) => {
+        const filed = new Restatements();
+        const held = new Map<string, string>();
+        steps.forEach(([text, remove], i) => {
+          const expected = [...held].filter(([, was]) => sameFact(was, text)).map(([key]) => key);
+          expect(filed.restatedBy(text)).toEqual(expected);
+          if (remove && expected.length) {
+            filed.delete(expected[0]!);
+            held.delete(expected[0]!);
+          }
+          filed.set(`k${i}`, text);
+          held.set(`k${i}`, text);
+        });
+      }),
+      { seed: 44, numRuns: 300 },
+    );
   });
 });
 

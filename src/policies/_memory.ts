@@ -4,7 +4,7 @@ import { holds, redactText } from '../upkeep/redact.js';
 import { dropOrder } from '../upkeep/mentions.js';
 import type { Summary } from '../upkeep/summarizer.js';
 import { factEntry, factSalience, isStatement } from '../upkeep/extractor.js';
-import { sameFact } from '../upkeep/statements.js';
+import { Restatements } from '../upkeep/statements.js';
 import type { Day } from '../upkeep/times.js';
 import type { Injected, Mentions } from '../upkeep/types.js';
 import { simulatedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
@@ -94,6 +94,8 @@ export class FactSheet implements FactSheetBlock {
   private readonly known = new Map<string, string>();
   /** For each fact on the sheet: the turns an extraction found it in, and the last of them. */
   private readonly mentions = new Map<string, Mentions>();
+  /** The sheet's statements, filed to find the ones a new statement restates. */
+  private readonly filed = new Restatements();
   // One message object per version of the sheet, so it is counted once and stays a stable prefix.
   private sheet: Message | undefined;
   /** The day the conversation last stated, as the extractor read it: the next extraction resolves relative times against it. */
@@ -123,16 +125,15 @@ export class FactSheet implements FactSheetBlock {
       const tier = factSalience(name, value);
       // A statement that restates an entry's fact replaces it, as a later value of a named fact does.
       if (tier !== undefined && !this.known.has(name)) {
-        for (const [other, was] of this.known) {
-          if (!isStatement(other) || !sameFact(was, value)) continue;
-          this.known.delete(other);
-          this.mentions.delete(other);
+        for (const other of this.filed.restatedBy(value)) {
+          this.forget(other);
           changed = true;
         }
       }
       this.mentions.set(name, { count: (this.mentions.get(name)?.count ?? 0) + 1, lastTurn: info.turn.index, ...(tier !== undefined && { tier }) });
       if (this.known.get(name) === value) continue;
       this.known.set(name, value);
+      if (isStatement(name)) this.filed.set(name, value);
       changed = true;
     }
     if (changed) this.write();
@@ -145,10 +146,8 @@ export class FactSheet implements FactSheetBlock {
     let changed = false;
     for (const [name, value] of [...this.known]) {
       // A statement of the simulated extractor goes whole.
-      if (names.has(name) || (isStatement(name) && holds(value, values))) {
-        this.known.delete(name);
-        this.mentions.delete(name);
-      } else if (holds(value, values)) this.known.set(name, redactText(value, values));
+      if (names.has(name) || (isStatement(name) && holds(value, values))) this.forget(name);
+      else if (holds(value, values)) this.known.set(name, redactText(value, values));
       else continue;
       changed = true;
     }
@@ -163,6 +162,13 @@ export class FactSheet implements FactSheetBlock {
     return artifact('facts', this.sheet ? [this.sheet.content] : []);
   }
 
+  /** Takes an entry off the sheet. */
+  private forget(name: string): void {
+    this.known.delete(name);
+    this.mentions.delete(name);
+    this.filed.delete(name);
+  }
+
   /** Writes the sheet, dropping facts until it fits `sheetTokens` (sentence sums first, then the exact count). */
   private write(): void {
     const { known, mentions } = this;
@@ -174,10 +180,7 @@ export class FactSheet implements FactSheetBlock {
     let size = tokens.text('Known facts:');
     for (const name of order) size += tokens.afterSpace(entry(name));
     while (dropped < order.length && size > limit) size -= tokens.afterSpace(entry(order[dropped++]!));
-    const drop = (name: string) => {
-      known.delete(name);
-      mentions.delete(name);
-    };
+    const drop = (name: string) => this.forget(name);
     order.slice(0, dropped).forEach(drop);
     const text = () => `Known facts: ${[...known.keys()].map(entry).join(' ')}`;
     while (known.size && tokens.text(text()) > limit) drop(order[dropped++]!);

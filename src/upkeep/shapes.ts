@@ -53,27 +53,35 @@ interface Found {
 const MONTH = '(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)';
 const DAY = '(?:[12]\\d|3[01]|0?[1-9])(?:st|nd|rd|th)?';
 
+/** A text with no digit holds no date, time, phone number, amount or number. */
+const DIGIT = /\d/;
+
 /** Extensions that make a bare word a file name (`setup.py`, `README.md`). */
 const FILE_EXTENSIONS = 'py|ts|tsx|mts|cts|js|jsx|mjs|cjs|json|jsonl|ya?ml|md|rst|txt|toml|cfg|ini|lock|sh|ex|exs|heex|rb|go|rs|java|kt|swift|c|h|cc|cpp|hpp|cs|php|html|css|scss|sql|xml|csv|tsv|log|conf|pdf|png|jpe?g|gif|svg|zip|gz|tgz|whl|traj';
 
 /**
- * The fixed-shape patterns, in the order they claim characters. Each one is
- * anchored at a token start by a look-behind, so a long run of code or data
- * is scanned in linear time.
+ * The fixed-shape patterns, in the order they claim characters, each with a
+ * character test that every text it can match passes (`@` for an e-mail, a
+ * digit for a date…): a text that fails it is not scanned, so a sentence of
+ * plain words costs a few character tests. Each pattern is anchored at a
+ * token start by a look-behind, so a long run of code or data is scanned in
+ * linear time.
  */
-const PATTERNS: readonly (readonly [SpanKind | 'name', RegExp, ((s: string) => boolean)?])[] = [
-  ['email', /(?<![\w.+-])[A-Za-z0-9](?:[\w.+-]*[A-Za-z0-9])?@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/g],
-  ['url', /(?<![\w@/.-])(?:(?:https?|ftp|wss?|file):\/\/|www\.)[^\s<>"'`]+/g],
+const PATTERNS: readonly (readonly [SpanKind | 'name', RegExp, RegExp, ((s: string) => boolean)?])[] = [
+  ['email', /@/, /(?<![\w.+-])[A-Za-z0-9](?:[\w.+-]*[A-Za-z0-9])?@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/g],
+  ['url', /:\/\/|www\./, /(?<![\w@/.-])(?:(?:https?|ftp|wss?|file):\/\/|www\.)[^\s<>"'`]+/g],
   // Technology names with a dotted suffix are one name (`Node.js`, `ASP.NET`), before file names take them.
-  ['name', /(?<![\w.])[A-Z][A-Za-z0-9]*\.(?:js|JS|NET|io)(?!\w|\.\w)/g],
-  ['url', new RegExp(`(?<![\\w.~/@:-])[\\w-]+(?:\\.[\\w-]+)*\\.(?:${FILE_EXTENSIONS})(?::\\d+){0,2}(?![\\w/]|\\.\\w)`, 'g')],
+  ['name', /\.(?:js|JS|NET|io)/, /(?<![\w.])[A-Z][A-Za-z0-9]*\.(?:js|JS|NET|io)(?!\w|\.\w)/g],
+  ['url', /\.[a-z]/, new RegExp(`(?<![\\w.~/@:-])[\\w-]+(?:\\.[\\w-]+)*\\.(?:${FILE_EXTENSIONS})(?::\\d+){0,2}(?![\\w/]|\\.\\w)`, 'g')],
   [
     'url',
+    /\//,
     /(?<![\w.~/@:-])(?:~|\.{1,2})?\/?(?:[\w.@+-]+\/)+[\w.@+-]*(?::\d+){0,2}/g,
     (s) => /^(?:~|\.{1,2})?\/[\w.@+-]/.test(s) || /\.[A-Za-z][A-Za-z0-9]{0,5}(?::\d+){0,2}$/.test(s),
   ],
   [
     'date',
+    DIGIT,
     new RegExp(
       [
         '(?<![\\w.:/-])\\d{4}-\\d{2}-\\d{2}(?:[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?(?![\\w]|[-/]\\d)',
@@ -88,15 +96,19 @@ const PATTERNS: readonly (readonly [SpanKind | 'name', RegExp, ((s: string) => b
   ],
   [
     'time',
+    DIGIT,
     /(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm]\b))?(?![\w:]|\.\d)|(?<![\w:.])(?:1[0-2]|0?[1-9])[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm]\b)/g,
   ],
-  ['phone', /(?<![\w.+-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,6}(?:[ .-]\d{2,6}){1,4}(?![\w-]|[ .-]?\d)/g, isPhone],
+  ['phone', DIGIT, /(?<![\w.+-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,6}(?:[ .-]\d{2,6}){1,4}(?![\w-]|[ .-]?\d)/g, isPhone],
   [
     'money',
+    /[$€£₹¥]|Rs|INR|USD|EUR|GBP|JPY|CAD|AUD|CHF|dollar|euro|pound|rupee|cent/,
     /(?<![\w$€£₹¥])(?:(?:US|C|A)?\$|[€£₹¥]|\b(?:Rs\.?|INR|USD|EUR|GBP|JPY|CAD|AUD|CHF)[ \u00a0]?)[ \u00a0]?\d[\d,]*(?:\.\d+)?(?:[ \u00a0]?(?:[kKMB]n?|million|billion|thousand|lakh|crore)\b)?|(?<![\w.,])\d[\d,]*(?:\.\d+)?[ \u00a0]?(?:USD|EUR|GBP|INR|dollars?|euros?|pounds?|rupees?|cents?)\b/g,
   ],
   [
     'id',
+    // A run of word characters with a letter and a digit, or capitals joined by `_`/`-`.
+    /[A-Za-z][\w.-]*\d|\d[\w.-]*[A-Za-z]|[A-Z0-9][_-][A-Z0-9]/,
     /(?<![\w.-])(?:(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[A-Za-z0-9](?:[\w.-]*[A-Za-z0-9])?|[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+(?![\w-]))/g,
     (s) => !/^\d+(?:[.,]\d+)*(?:[eE][+-]?\d+)?[A-Za-z%]{0,3}$/.test(s),
   ],
@@ -135,17 +147,17 @@ function trimEnd(text: string, start: number, end: number): number {
 
 /** Which characters of a text a span already holds. */
 class Claims {
-  private readonly held: Uint8Array;
+  /** Made at the first claim: most sentences have no span. */
+  private held: Uint8Array | undefined;
   private readonly found: Found[] = [];
-  constructor(length: number) {
-    this.held = new Uint8Array(length);
-  }
+  constructor(private readonly length: number) {}
   /** Claims [start, end) for `kind` unless a character of it is held already. */
   claim(start: number, end: number, kind: Found['kind']): void {
     if (end <= start) return;
-    for (let i = start; i < end; i++) if (this.held[i]) return;
+    const held = (this.held ??= new Uint8Array(this.length));
+    for (let i = start; i < end; i++) if (held[i]) return;
     this.found.push({ start, end, kind });
-    this.held.fill(1, start, end);
+    held.fill(1, start, end);
   }
   /** The spans claimed, in order of their start. */
   spans(): Found[] {
@@ -156,13 +168,16 @@ class Claims {
 /** The fixed-shape spans of a text (identifiers, e-mails, URLs and paths, dates, times, phone numbers, amounts, numbers), in order of their start. */
 function shapeClaims(text: string): Claims {
   const claims = new Claims(text.length);
-  for (const [kind, re, accept] of PATTERNS) {
+  const digit = DIGIT.test(text);
+  for (const [kind, hint, re, accept] of PATTERNS) {
+    if (hint === DIGIT ? !digit : !hint.test(text)) continue;
     re.lastIndex = 0;
     for (let m = re.exec(text); m; m = re.exec(text)) {
       const end = trimEnd(text, m.index, m.index + m[0].length);
       if (!accept || accept(text.slice(m.index, end))) claims.claim(m.index, end, kind);
     }
   }
+  if (!digit) return claims;
   NUMBER.lastIndex = 0;
   for (let m = NUMBER.exec(text); m; m = NUMBER.exec(text)) claims.claim(m.index, m.index + m[0].length, 'number');
   return claims;

@@ -18,7 +18,7 @@
  */
 import { normalize } from '../text/normalize.js';
 import type { Message } from '../types.js';
-import { shapeSpans } from './shapes.js';
+import { shapeSpans, type SpanKind } from './shapes.js';
 import { formatDay, headerDate, resolveTimes, type Day } from './times.js';
 
 /** One thing a message states. */
@@ -133,35 +133,34 @@ function terse(sentence: string): string {
   return t.replace(/^(\p{Ll})/u, (c) => c.toUpperCase()) || sentence;
 }
 
+/** The first- and second-person words `thirdPerson` rewrites (longest first where one starts another). */
+const PERSON =
+  /\b(?:I(?:’|')(?:m|ve|d|ll)|I am|I (?:have|do|don't|don’t|was|wasn't|wasn’t)|I|[Mm]e|[Mm]yself|[Mm]y|[Yy]ou(?:’|')(?:re|ve|d|ll)|[Yy]ou are|[Yy]ourself|[Yy]our|[Yy]ou|[Ww]e(?:’|')(?:re|ve)|[Ww]e|[Oo]urselves|[Oo]ur|[Uu]s)\b/g;
+
+/** What each word of `PERSON` becomes (apostrophes straight, lower case but `I`): `S` the speaker, `L` the listener, `'s` their possessive. */
+const PERSON_AS: Readonly<Record<string, string>> = {
+  "I'm": 'S is', 'I am': 'S is', "I've": 'S has', "I'd": 'S would', "I'll": 'S will',
+  'I have': 'S has', 'I do': 'S does', "I don't": "S doesn't", 'I was': 'S was', "I wasn't": "S wasn't",
+  I: 'S', me: 'S', myself: 'S', my: "S's",
+  "you're": 'L is', 'you are': 'L is', "you've": 'L has', "you'd": 'L would', "you'll": 'L will',
+  yourself: 'L', your: "L's", you: 'L',
+  "we're": 'they are', "we've": 'they have', we: 'they', ourselves: 'themselves', our: 'their', us: 'them',
+};
+
 /** Third person: the speaker's `I`, `my`, `me` and the listener's `you`, `your` by their names; `we`, `our` by `they`, `their`. */
 function thirdPerson(sentence: string, { speaker, listener }: Voices): string {
-  const own = possessive(speaker);
-  const yours = possessive(listener);
-  return sentence
-    .replace(/\bI(?:’|')m\b|\bI am\b/g, `${speaker} is`)
-    .replace(/\bI(?:’|')ve\b/g, `${speaker} has`)
-    .replace(/\bI(?:’|')d\b/g, `${speaker} would`)
-    .replace(/\bI(?:’|')ll\b/g, `${speaker} will`)
-    .replace(/\bI (have|do|don't|don’t|was|wasn't|wasn’t)\b/g, (_, verb: string) => `${speaker} ${THIRD[verb] ?? verb}`)
-    .replace(/\bI\b/g, speaker)
-    .replace(/\b[Mm]y\b/g, own)
-    .replace(/\b(?:[Mm]e|[Mm]yself)\b/g, speaker)
-    .replace(/\b[Yy]ou(?:’|')re\b|\b[Yy]ou are\b/g, `${listener} is`)
-    .replace(/\b[Yy]ou(?:’|')ve\b/g, `${listener} has`)
-    .replace(/\b[Yy]ou(?:’|')d\b/g, `${listener} would`)
-    .replace(/\b[Yy]ou(?:’|')ll\b/g, `${listener} will`)
-    .replace(/\b[Yy]our\b/g, yours)
-    .replace(/\b(?:[Yy]ou|[Yy]ourself)\b/g, listener)
-    .replace(/\b[Ww]e(?:’|')re\b/g, 'they are')
-    .replace(/\b[Ww]e(?:’|')ve\b/g, 'they have')
-    .replace(/\b[Ww]e\b/g, 'they')
-    .replace(/\b[Oo]ur\b/g, 'their')
-    .replace(/\b[Uu]s\b/g, 'them')
-    .replace(/\b[Oo]urselves\b/g, 'themselves')
-    .replace(/^(\p{Ll})/u, (c) => c.toUpperCase());
+  const written = sentence.replace(PERSON, (word) => {
+    const straight = word.replace('’', "'");
+    const as = PERSON_AS[straight.startsWith('I') ? straight : straight.toLowerCase()]!;
+    const curly = straight !== word;
+    const who = as[0] === 'S' ? speaker : as[0] === 'L' ? listener : '';
+    if (!who) return as;
+    if (as.endsWith("'s")) return possessive(who);
+    const rest = as.slice(1);
+    return who + (curly ? rest.replace("'", '’') : rest);
+  });
+  return upper(written);
 }
-
-const THIRD: Readonly<Record<string, string>> = { have: 'has', do: 'does', "don't": "doesn't", 'don’t': 'doesn’t', was: 'was', "wasn't": "wasn't", 'wasn’t': 'wasn’t' };
 
 /** `the user` → `The user`. */
 const upper = (s: string) => s.replace(/^(\p{Ll})/u, (c) => c.toUpperCase());
@@ -228,56 +227,80 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): S
  * lasting fact (`LASTING`) four more.
  */
 export function salienceOf(sentence: string): number {
-  let score = 0;
-  const shapes = shapeSpans(sentence);
-  const inShape = new Set<string>();
-  for (const s of shapes) {
-    score += s.kind === 'number' ? NUMBER_WEIGHT : SHAPE_WEIGHT;
-    for (const w of wordsOf(s.text)) inShape.add(w);
-  }
-  let words = 0;
-  const tokens = sentence.match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? [];
-  tokens.forEach((token, i) => {
-    const w = token.toLowerCase();
-    if (inShape.has(w) || FUNCTION_WORDS.has(w) || PRAISE.has(w)) return;
-    // A capitalised word inside the sentence is a name; the first word is one only when it is not a common word.
-    if (/^\p{Lu}/u.test(token) && (i > 0 || !/^\p{Lu}\p{Ll}+$/u.test(token)) && token !== 'I') score += NAME_WEIGHT;
-    else words++;
-  });
-  return score + Math.min(words, MAX_WORDS) + (LASTING.test(sentence) ? LASTING_WEIGHT : 0);
+  return noteOf(sentence).salience;
 }
 
-/** The informative words of a statement that are not part of a fixed-shape span, the kinds of its spans and its labels: what `sameFact` compares. */
-function gist(text: string): Gist {
-  let g = gists.get(text);
-  if (!g) {
-    g = readGist(text);
-    if (gists.size >= GISTS) gists.clear();
-    gists.set(text, g);
-  }
-  return g;
-}
-
-/** Gists already read, by text (a sheet compares each new statement with every entry); cleared when this many. */
-const gists = new Map<string, Gist>();
-const GISTS = 10_000;
-
-function readGist(text: string): Gist {
-  const spans = shapeSpans(text);
-  const shapes = spans.filter((x) => x.kind !== 'number');
-  const inShape = new Set(shapes.flatMap((x) => wordsOf(x.text)));
-  const words = new Set(wordsOf(text).filter((w) => !inShape.has(w) && !FUNCTION_WORDS.has(w) && !PRAISE.has(w) && !/^\d/.test(w)));
-  const letters = wordsOf(text).filter((w) => w.length === 1 && !FUNCTION_WORDS.has(w) && !inShape.has(w));
-  const labels = [...new Set([...spans.filter((x) => x.kind === 'number').map((x) => x.text), ...letters])].sort().join(' ');
-  return { words, kinds: [...new Set(shapes.map((x) => x.kind))].sort().join(' '), labels };
+/** What upkeep weighs and compares of a statement, read once per text: its salience and its gist. */
+interface Note {
+  salience: number;
+  gist: Gist;
 }
 
 /** What `sameFact` compares of a statement. */
 interface Gist {
+  /** Its informative words that are not part of a fixed-shape span. */
   words: Set<string>;
+  /** The kinds of its fixed-shape spans, sorted. */
   kinds: string;
   /** Its bare numbers and single letters, sorted: with a span of a fixed shape, they tell which one it is (`code 1`, `code 2`, `fact B`). */
   labels: string;
+  /** The words it is filed under in a memory (`Restatements`), made when first filed. */
+  prefix?: readonly string[];
+}
+
+/** Statements already weighed, by text (the sheet weighs what the reader wrote, and compares each new statement with every entry); cleared when this many. */
+const notes = new Map<string, Note>();
+const NOTES = 20_000;
+
+function noteOf(text: string): Note {
+  let note = notes.get(text);
+  if (!note) {
+    note = readNote(text);
+    if (notes.size >= NOTES) notes.clear();
+    notes.set(text, note);
+  }
+  return note;
+}
+
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu;
+const CAPITAL = /^\p{Lu}/u;
+const ORDINARY_CAPITAL = /^\p{Lu}\p{Ll}+$/u;
+
+/** One reading of a statement's fixed shapes and words gives both its salience and its gist. */
+function readNote(text: string): Note {
+  let score = 0;
+  const spans = shapeSpans(text);
+  const inSpan = new Set<string>();
+  const inShape = new Set<string>();
+  const kinds = new Set<SpanKind>();
+  const labels = new Set<string>();
+  for (const x of spans) {
+    score += x.kind === 'number' ? NUMBER_WEIGHT : SHAPE_WEIGHT;
+    const words = wordsOf(x.text);
+    for (const w of words) inSpan.add(w);
+    if (x.kind === 'number') labels.add(x.text);
+    else {
+      kinds.add(x.kind);
+      for (const w of words) inShape.add(w);
+    }
+  }
+  let informative = 0;
+  const words = new Set<string>();
+  const tokens = text.match(WORD) ?? [];
+  tokens.forEach((token, i) => {
+    const w = token.toLowerCase();
+    const plain = FUNCTION_WORDS.has(w) || PRAISE.has(w);
+    if (!plain && !inShape.has(w)) {
+      if (!/^\d/.test(w)) words.add(w);
+      if (w.length === 1) labels.add(w);
+    } else if (w.length === 1 && !FUNCTION_WORDS.has(w) && !inShape.has(w)) labels.add(w);
+    if (plain || inSpan.has(w)) return;
+    // A capitalised word inside the sentence is a name; the first word is one only when it is not a common word.
+    if (CAPITAL.test(token) && (i > 0 || !ORDINARY_CAPITAL.test(token)) && token !== 'I') score += NAME_WEIGHT;
+    else informative++;
+  });
+  const salience = score + Math.min(informative, MAX_WORDS) + (LASTING.test(text) ? LASTING_WEIGHT : 0);
+  return { salience, gist: { words, kinds: [...kinds].sort().join(' '), labels: [...labels].sort().join(' ') } };
 }
 
 /**
@@ -292,8 +315,10 @@ interface Gist {
  * with the carrier" → "… with the courier").
  */
 export function sameFact(earlier: string, later: string): boolean {
-  const a = gist(earlier);
-  const b = gist(later);
+  return restates(noteOf(earlier).gist, noteOf(later).gist);
+}
+
+function restates(a: Gist, b: Gist): boolean {
   if (a.kinds !== b.kinds || !a.words.size || !b.words.size) return false;
   // "The user's code 1 is K1-100" and "… code 2 is K2-107" are two facts, as are "fact A: /x" and "fact B: /y".
   if (a.kinds && a.labels !== b.labels) return false;
@@ -301,6 +326,81 @@ export function sameFact(earlier: string, later: string): boolean {
   for (const w of a.words) if (b.words.has(w)) shared++;
   const jaccard = shared / (a.words.size + b.words.size - shared);
   return jaccard >= (a.kinds ? 0.5 : 2 / 3);
+}
+
+/**
+ * The statements a memory holds (a summary's, a fact sheet's), by key, each
+ * filed under a few of its informative words: `restatedBy` finds the
+ * entries a new statement restates (`sameFact`) among those filed under the
+ * same words, rather than comparing it with every entry. Two statements of
+ * one fact share at least a share `t` of their words (the Jaccard bound of
+ * `sameFact`), so each is filed under its first |words| − ⌈t·|words|⌉ + 1
+ * words, longest first: any two that can restate each other share one of
+ * those (prefix filtering), and the words every statement has (`user`) are
+ * seldom among them.
+ */
+export class Restatements {
+  private readonly entries = new Map<string, { gist: Gist; at: number; filedUnder: readonly string[] }>();
+  private readonly byWord = new Map<string, Set<string>>();
+  private added = 0;
+
+  /** Files `key`'s statement (again, keeping its place, when it is filed already). */
+  set(key: string, text: string): void {
+    const was = this.entries.get(key);
+    if (was) this.unfile(key, was.filedUnder);
+    const gist = noteOf(text).gist;
+    const filedUnder = prefixOf(gist);
+    this.entries.set(key, { gist, at: was?.at ?? this.added++, filedUnder });
+    for (const w of filedUnder) {
+      let keys = this.byWord.get(w);
+      if (!keys) this.byWord.set(w, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  delete(key: string): void {
+    const was = this.entries.get(key);
+    if (!was) return;
+    this.unfile(key, was.filedUnder);
+    this.entries.delete(key);
+  }
+
+  /** The keys of the entries whose fact `text` states again, in the order they were filed. */
+  restatedBy(text: string): string[] {
+    const gist = noteOf(text).gist;
+    const seen = new Set<string>();
+    const out: { key: string; at: number }[] = [];
+    for (const w of prefixOf(gist)) {
+      for (const key of this.byWord.get(w) ?? []) {
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const e = this.entries.get(key)!;
+        if (restates(e.gist, gist)) out.push({ key, at: e.at });
+      }
+    }
+    return out.length > 1 ? out.sort((x, y) => x.at - y.at).map((x) => x.key) : out.map((x) => x.key);
+  }
+
+  private unfile(key: string, words: readonly string[]): void {
+    for (const w of words) {
+      const keys = this.byWord.get(w)!;
+      keys.delete(key);
+      if (!keys.size) this.byWord.delete(w);
+    }
+  }
+}
+
+/** The words a statement is filed under (see `Restatements`), each with its spans' kinds: only statements of the same kinds can restate each other. */
+function prefixOf(gist: Gist): readonly string[] {
+  return (gist.prefix ??= wordsToFileUnder(gist));
+}
+
+function wordsToFileUnder(gist: Gist): string[] {
+  const words = [...gist.words].sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
+  const share = gist.kinds ? 0.5 : 2 / 3;
+  // The least number of words two statements of one fact share, from below (a float may round the product up).
+  const least = Math.max(1, Math.ceil(share * words.length - 1e-9));
+  return words.slice(0, words.length - least + 1).map((w) => `${gist.kinds}\u0001${w}`);
 }
 
 /** A statement as upkeep reads it from a conversation's messages: its key (normalized text), text, salience and turn. */

@@ -3,7 +3,7 @@ import type { Message, UpkeepCall } from '../types.js';
 import { injectionQuote } from './quote.js';
 import { holds, redactText } from './redact.js';
 import { dropOrder } from './mentions.js';
-import { sameFact, statementsIn } from './statements.js';
+import { Restatements, statementsIn } from './statements.js';
 import type { Day } from './times.js';
 import { forgetInstruction, summaryInstruction } from './prompts.js';
 import type { Injected, Mentions } from './types.js';
@@ -130,23 +130,27 @@ export function foldedFacts(req: Pick<SummarizeRequest, 'previous' | 'folded'>):
   const firstTurn = previous?.firstTurn ?? first;
   const candidates = new Map<string, string>();
   const counts = new Map<string, Mentions>();
+  const filed = new Restatements();
   if (previous) {
     const had = mentionsOf(previous);
     for (const [name, value] of previous.facts) {
       candidates.set(name, value);
+      filed.set(name, value);
       counts.set(name, had.get(name) ?? { count: 1, lastTurn: previous.lastTurn ?? 0 });
     }
   }
   const { statements, today } = statementsIn(req.folded, previous?.today, { dates: true });
   for (const { key, text, salience, turn } of statements) {
     // A statement that restates an earlier one's fact replaces it (its mentions carried on).
-    for (const [other, was] of candidates) {
-      if (other === key || !sameFact(was, text)) continue;
+    for (const other of filed.restatedBy(text)) {
+      if (other === key) continue;
       candidates.delete(other);
+      filed.delete(other);
       counts.set(key, { count: counts.get(other)?.count ?? 0, lastTurn });
       counts.delete(other);
     }
     candidates.set(key, text);
+    filed.set(key, text);
     counts.set(key, { count: (counts.get(key)?.count ?? 0) + 1, lastTurn: turn ?? lastTurn, tier: salience });
   }
   return { candidates, counts, firstTurn, lastTurn, today };

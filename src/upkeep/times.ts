@@ -38,8 +38,12 @@ const DATE_FORMS: readonly [RegExp, (m: RegExpExecArray) => Day | undefined][] =
   [/\b(\d{4})-(\d{2})-(\d{2})\b/, (m) => dayOf(Number(m[1]), Number(m[2]) - 1, Number(m[3]))],
 ];
 
+const YEAR = /\d{4}/;
+
 /** The date a text states, if it states a whole one (the first). */
 export function dateIn(text: string): Day | undefined {
+  // Every whole date has its year.
+  if (!YEAR.test(text)) return undefined;
   for (const [re, day] of DATE_FORMS) {
     const m = re.exec(text);
     if (m) {
