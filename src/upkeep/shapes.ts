@@ -59,6 +59,15 @@ const DIGIT = /\d/;
 /** Extensions that make a bare word a file name (`setup.py`, `README.md`). */
 const FILE_EXTENSIONS = 'py|ts|tsx|mts|cts|js|jsx|mjs|cjs|json|jsonl|ya?ml|md|rst|txt|toml|cfg|ini|lock|sh|ex|exs|heex|rb|go|rs|java|kt|swift|c|h|cc|cpp|hpp|cs|php|html|css|scss|sql|xml|csv|tsv|log|conf|pdf|png|jpe?g|gif|svg|zip|gz|tgz|whl|traj';
 
+/** Whether a text can hold a span of a pattern: given the text and whether it has a digit. */
+type Hint = (text: string, digit: boolean) => boolean;
+
+const has =
+  (re: RegExp): Hint =>
+  (text) =>
+    re.test(text);
+const withDigit: Hint = (_, digit) => digit;
+
 /**
  * The fixed-shape patterns, in the order they claim characters, each with a
  * character test that every text it can match passes (`@` for an e-mail, a
@@ -67,21 +76,21 @@ const FILE_EXTENSIONS = 'py|ts|tsx|mts|cts|js|jsx|mjs|cjs|json|jsonl|ya?ml|md|rs
  * token start by a look-behind, so a long run of code or data is scanned in
  * linear time.
  */
-const PATTERNS: readonly (readonly [SpanKind | 'name', RegExp, RegExp, ((s: string) => boolean)?])[] = [
-  ['email', /@/, /(?<![\w.+-])[A-Za-z0-9](?:[\w.+-]*[A-Za-z0-9])?@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/g],
-  ['url', /:\/\/|www\./, /(?<![\w@/.-])(?:(?:https?|ftp|wss?|file):\/\/|www\.)[^\s<>"'`]+/g],
+const PATTERNS: readonly (readonly [SpanKind | 'name', Hint, RegExp, ((s: string) => boolean)?])[] = [
+  ['email', has(/@/), /(?<![\w.+-])[A-Za-z0-9](?:[\w.+-]*[A-Za-z0-9])?@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/g],
+  ['url', has(/:\/\/|www\./), /(?<![\w@/.-])(?:(?:https?|ftp|wss?|file):\/\/|www\.)[^\s<>"'`]+/g],
   // Technology names with a dotted suffix are one name (`Node.js`, `ASP.NET`), before file names take them.
-  ['name', /\.(?:js|JS|NET|io)/, /(?<![\w.])[A-Z][A-Za-z0-9]*\.(?:js|JS|NET|io)(?!\w|\.\w)/g],
-  ['url', /\.[a-z]/, new RegExp(`(?<![\\w.~/@:-])[\\w-]+(?:\\.[\\w-]+)*\\.(?:${FILE_EXTENSIONS})(?::\\d+){0,2}(?![\\w/]|\\.\\w)`, 'g')],
+  ['name', has(/\.(?:js|JS|NET|io)/), /(?<![\w.])[A-Z][A-Za-z0-9]*\.(?:js|JS|NET|io)(?!\w|\.\w)/g],
+  ['url', has(/\.[a-z]/), new RegExp(`(?<![\\w.~/@:-])[\\w-]+(?:\\.[\\w-]+)*\\.(?:${FILE_EXTENSIONS})(?::\\d+){0,2}(?![\\w/]|\\.\\w)`, 'g')],
   [
     'url',
-    /\//,
+    has(/\//),
     /(?<![\w.~/@:-])(?:~|\.{1,2})?\/?(?:[\w.@+-]+\/)+[\w.@+-]*(?::\d+){0,2}/g,
     (s) => /^(?:~|\.{1,2})?\/[\w.@+-]/.test(s) || /\.[A-Za-z][A-Za-z0-9]{0,5}(?::\d+){0,2}$/.test(s),
   ],
   [
     'date',
-    DIGIT,
+    withDigit,
     new RegExp(
       [
         '(?<![\\w.:/-])\\d{4}-\\d{2}-\\d{2}(?:[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?(?![\\w]|[-/]\\d)',
@@ -96,19 +105,19 @@ const PATTERNS: readonly (readonly [SpanKind | 'name', RegExp, RegExp, ((s: stri
   ],
   [
     'time',
-    DIGIT,
+    withDigit,
     /(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm]\b))?(?![\w:]|\.\d)|(?<![\w:.])(?:1[0-2]|0?[1-9])[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm]\b)/g,
   ],
-  ['phone', DIGIT, /(?<![\w.+-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,6}(?:[ .-]\d{2,6}){1,4}(?![\w-]|[ .-]?\d)/g, isPhone],
+  ['phone', withDigit, /(?<![\w.+-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,6}(?:[ .-]\d{2,6}){1,4}(?![\w-]|[ .-]?\d)/g, isPhone],
   [
     'money',
-    /[$€£₹¥]|Rs|INR|USD|EUR|GBP|JPY|CAD|AUD|CHF|dollar|euro|pound|rupee|cent/,
+    (text, digit) => digit && /[$€£₹¥]|Rs|INR|USD|EUR|GBP|JPY|CAD|AUD|CHF|dollar|euro|pound|rupee|cent/.test(text),
     /(?<![\w$€£₹¥])(?:(?:US|C|A)?\$|[€£₹¥]|\b(?:Rs\.?|INR|USD|EUR|GBP|JPY|CAD|AUD|CHF)[ \u00a0]?)[ \u00a0]?\d[\d,]*(?:\.\d+)?(?:[ \u00a0]?(?:[kKMB]n?|million|billion|thousand|lakh|crore)\b)?|(?<![\w.,])\d[\d,]*(?:\.\d+)?[ \u00a0]?(?:USD|EUR|GBP|INR|dollars?|euros?|pounds?|rupees?|cents?)\b/g,
   ],
   [
     'id',
-    // A run of word characters with a letter and a digit, or capitals joined by `_`/`-`.
-    /[A-Za-z][\w.-]*\d|\d[\w.-]*[A-Za-z]|[A-Z0-9][_-][A-Z0-9]/,
+    // Letters with digits, or capitals joined by `_`/`-`.
+    (text, digit) => digit || /[A-Z0-9][_-][A-Z0-9]/.test(text),
     /(?<![\w.-])(?:(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[A-Za-z0-9](?:[\w.-]*[A-Za-z0-9])?|[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+(?![\w-]))/g,
     (s) => !/^\d+(?:[.,]\d+)*(?:[eE][+-]?\d+)?[A-Za-z%]{0,3}$/.test(s),
   ],
@@ -170,7 +179,7 @@ function shapeClaims(text: string): Claims {
   const claims = new Claims(text.length);
   const digit = DIGIT.test(text);
   for (const [kind, hint, re, accept] of PATTERNS) {
-    if (hint === DIGIT ? !digit : !hint.test(text)) continue;
+    if (!hint(text, digit)) continue;
     re.lastIndex = 0;
     for (let m = re.exec(text); m; m = re.exec(text)) {
       const end = trimEnd(text, m.index, m.index + m[0].length);

@@ -175,22 +175,24 @@ const wordsOf = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'â€
  * the day it was said, when the conversation has stated one.
  */
 export function statementsOf(text: string, voices: Voices, today?: Day): readonly Statement[] {
-  const key = `${voices.speaker}\0${voices.listener}\0${today ?? ''}\0${text}`;
-  const hit = read.get(key);
-  if (hit) return hit;
-  const out = Object.freeze(readStatements(text, voices, today));
-  if (read.size >= READ_ENTRIES) read.clear();
-  read.set(key, out);
+  let byVoices = read.get(text);
+  if (!byVoices) {
+    if (read.size >= READ_TEXTS) read.clear();
+    read.set(text, (byVoices = new Map()));
+  }
+  const key = `${voices.speaker}\0${voices.listener}\0${today ?? ''}`;
+  let out = byVoices.get(key);
+  if (!out) byVoices.set(key, (out = Object.freeze(readStatements(text, voices, today))));
   return out;
 }
 
 /**
- * Texts already read, by speaker, listener, day and text: the summary
+ * Texts already read, by text, then speaker, listener and day: the summary
  * policies and the fact sheet read the same messages, under every model of
- * a run. Cleared when this many.
+ * a run. Cleared when this many texts.
  */
-const read = new Map<string, readonly Statement[]>();
-const READ_ENTRIES = 20_000;
+const read = new Map<string, Map<string, readonly Statement[]>>();
+const READ_TEXTS = 20_000;
 
 function readStatements(text: string, voices: Voices, today: Day | undefined): Statement[] {
   const out: Statement[] = [];
