@@ -31,14 +31,16 @@ const run = { tokens, seed: 42, model: 'gpt-4o-mini' };
 const tmp = tempDir('ctxsim-check-upkeep-');
 
 describe('check-upkeep on a hand-made file', () => {
-  const cases = readUpkeepCases(tiny, { format: 'locomo', tokens });
+  // The figures worked by hand below are against the observations alone; the dated form is checked on its own.
+  const plain = { format: 'locomo', observations: 'plain' } as const;
+  const cases = readUpkeepCases(tiny, { ...plain, tokens });
 
   it('judges categories 1, 2 and 4 by their answers, against the real memories and the dialogue', () => {
     expect(cases.map((c) => [c.id, c.answers])).toEqual([
       ['conv-t1', ['Miso', '2 March 2023', 'Porto', 'cello', 'Ruth', 'two vases']],
       ['conv-t2', ['Lyon', 'bikes']],
     ]);
-    const check = checkUpkeep(tiny, { format: 'locomo' });
+    const check = checkUpkeep(tiny, plain);
     const reference = (c: (typeof check.conversations)[number] | typeof check.total) => [c.questions, c.dialogue, c.extraction.reference, c.summary.reference, c.references];
     expect(check.conversations.map(reference)).toEqual([
       [6, { text: 0.8333, shown: 1 }, 0.8333, 0.5, 0.6667],
@@ -71,10 +73,28 @@ describe('check-upkeep on a hand-made file', () => {
   });
 
   it('the command’s figures are the simulated memory’s, judged', () => {
-    const check = checkUpkeep(tiny, { format: 'locomo' });
+    const check = checkUpkeep(tiny, plain);
     const again = cases.map((c) => judgeUpkeep(c, simulateMemory(c.dialogue, c.budgets, run)));
     expect(check.conversations).toEqual(again);
     for (const c of check.conversations) for (const x of [c.extraction.simulated, c.summary.simulated, c.junk]) expect(x >= 0 && x <= 1).toBe(true);
+  });
+
+  it('by default holds the simulation to the observations as LoCoMo stores them: each after its session’s date-time', () => {
+    const [dated] = readUpkeepCases(tiny, { format: 'locomo', tokens });
+    expect(dated!.reference.observations).toEqual([
+      '10:00 am on 3 March, 2023. Ana adopted a cat named Miso on 2 March 2023.',
+      '10:00 am on 3 March, 2023. Ana plans to visit her sister in Porto.',
+      '10:00 am on 3 March, 2023. Ben started learning the cello.',
+      "4:30 pm on 20 April, 2023. Ben's cello teacher is Ruth.",
+    ]);
+    // The sheet's budget is their size: 37 tokens without the dates, 37 + 4 × 13 with them ("10:00 am on 3 March, 2023. " and "4:30 pm on 20 April, 2023. " are 13 tokens each).
+    expect(dated!.budgets.sheetTokens).toBe(89);
+    expect(dated!.budgets.summaryTokens).toEqual(cases[0]!.budgets.summaryTokens);
+    const a = checkUpkeep(tiny, { format: 'locomo' }).conversations[0]!;
+    const b = checkUpkeep(tiny, plain).conversations[0]!;
+    // The same answers held (the dates add none of them), the summaries untouched; the larger sheet holds more.
+    expect([a.extraction.reference, a.summary]).toEqual([b.extraction.reference, b.summary]);
+    expect(a.extraction.sheetTokens).toBe(89);
   });
 
   it('a memory text’s entries: its statements and list items, without labels', () => {
@@ -159,7 +179,7 @@ describe('ctxsim check-upkeep', () => {
 
   it('prints a table: a row per conversation, the total, and a row per category of question', async () => {
     const c = capture();
-    expect(await runMain(['check-upkeep', TINY, '--format', 'locomo'], c)).toBe(0);
+    expect(await runMain(['check-upkeep', TINY, '--format', 'locomo', '--observations', 'plain'], c)).toBe(0);
     const lines = c.stdout.trimEnd().split('\n');
     expect(lines.slice(0, 2)).toEqual([
       '                             dialogue         extraction                          summary                             real',
@@ -200,8 +220,8 @@ describeShared('locomo_sample/locomo5.json', 'check-upkeep on five LoCoMo conver
   let checked: UpkeepCheck | undefined;
   const sample = () => (checked ??= checkUpkeep({ path, file: 'locomo5.json' }, { format: 'locomo' }));
 
-  it('reproduces the reference figures: the real memories and the dialogue hold what the issue measured', () => {
-    const check = sample();
+  it('reproduces the reference figures: the real memories (the observations alone) and the dialogue hold what the issue measured', () => {
+    const check = checkUpkeep({ path, file: 'locomo5.json' }, { format: 'locomo', observations: 'plain' });
     const figures = check.conversations.map((c) => [c.id, c.questions, c.extraction.reference, c.summary.reference, c.dialogue.text, c.references]);
     expect(figures).toEqual([
       ['conv-26', 139, 0.4245, 0.4748, 0.6115, 0.7194],
@@ -218,6 +238,11 @@ describeShared('locomo_sample/locomo5.json', 'check-upkeep on five LoCoMo conver
     expect(within(figures.map((f) => f[4] as number), 0.52, 0.76)).toBe(true);
     expect(within([check.total.references], 0.67, 0.67)).toBe(true);
     expect([check.total.questions, check.total.extraction.reference, check.total.summary.reference, check.total.dialogue, check.total.references]).toEqual([716, 0.5196, 0.4581, { text: 0.6872, shown: 0.8561 }, 0.6536]);
+  });
+
+  it('dated, the observations hold the temporal answers their sessions’ dates give', () => {
+    const { total } = sample();
+    expect([total.extraction.reference, total.categories['2']!.extraction.reference]).toEqual([0.6676, 0.7308]);
   });
 
   it('docs/upkeep.md shows today’s figures (run `ctxsim check-upkeep … --format locomo` and update its table when the simulation changes)', () => {

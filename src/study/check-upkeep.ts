@@ -22,6 +22,13 @@ import type { ArtifactKind, Conversation } from '../types.js';
  * categories 1, 2 and 4 (multi-hop, temporal, single-hop). A memory holds
  * an answer when it has every content word of it (`holdsAnswer`).
  *
+ * The reference extraction is each observation as LoCoMo's own code
+ * stores it for retrieval (`get_facts.py`: the session's date-time, a full
+ * stop, the observation: `1:56 pm on 8 May, 2023. Caroline attended an
+ * LGBTQ support group.`), so that it knows when what it holds happened, as
+ * the simulated extractor does when it resolves `yesterday`;
+ * `observations: 'plain'` takes the observations alone.
+ *
  * The simulated memory reads the dialogue alone (speakers, texts, image
  * captions, session dates: the conversation `ctxsim import --format locomo`
  * makes), never the observations, summaries, events or questions; the
@@ -197,7 +204,12 @@ export interface CheckUpkeepOptions {
   seed?: number;
   /** The chat model the policies are told of (default gpt-4o-mini). */
   model?: string;
+  /** The reference extraction: each observation with its session's date-time, as LoCoMo stores it (`dated`, the default), or the observations alone (`plain`). */
+  observations?: ObservationForm;
 }
+
+/** How the reference extraction writes an observation: `dated` (`1:56 pm on 8 May, 2023. Caroline …`) or `plain`. */
+export type ObservationForm = 'dated' | 'plain';
 
 /** The formats `check-upkeep` reads. */
 export const CHECK_UPKEEP_FORMATS = ['locomo'] as const;
@@ -224,7 +236,7 @@ export interface UpkeepCase {
   dialogue: UpkeepDialogue;
   /** The sizes of the reference, in `tokens`. */
   budgets: UpkeepBudgets;
-  /** A real model's memories: every observation, and each session's summary. */
+  /** A real model's memories: every observation (with its session's date-time unless `plain`), and each session's summary. */
   reference: { observations: string[]; summaries: string[] };
   /** The answers of the questions judged (categories 1, 2 and 4 with an answer), as text. */
   answers: string[];
@@ -235,14 +247,18 @@ export interface UpkeepCase {
 }
 
 /** Reads a LoCoMo-format file's conversations, each as an `UpkeepCase`, its budgets counted with `tokens`. */
-export function readUpkeepCases(input: Pick<ImportInput, 'path' | 'file'>, options: { format: string; tokens: TokenCounter }): UpkeepCase[] {
+export function readUpkeepCases(input: Pick<ImportInput, 'path' | 'file'>, options: { format: string; tokens: TokenCounter; observations?: ObservationForm }): UpkeepCase[] {
   if (!(CHECK_UPKEEP_FORMATS as readonly string[]).includes(options.format)) {
     throw new UsageError(`check-upkeep: format ${JSON.stringify(options.format)}: expected one of ${CHECK_UPKEEP_FORMATS.join(', ')}`);
   }
   const { tokens } = options;
   return readLocomo(input, { user: 'speaker_a' }, { memories: true }).samples.map((s) => {
     const memories = s.memories!;
-    const observations = [...memories.observations.values()].flat();
+    const dated = (options.observations ?? 'dated') === 'dated';
+    const observations = [...memories.observations].flatMap(([n, list]) => {
+      const dateTime = dated ? s.sessions.find((x) => x.n === n)?.dateTime : undefined;
+      return dateTime === undefined ? list : list.map((o) => `${dateTime}. ${o}`);
+    });
     const sessions = s.sessions.map((x) => memories.summaries.get(x.n));
     return {
       id: s.id,
