@@ -224,6 +224,13 @@ describe('the billed line: a warm start, and output counts the log left partial'
     expect(c!.priced!.cached - w!.priced!.cached).toBe(-5000);
     // Warm, the first call is the bill's: 5,000 read, the rest (the log's 203 tokens, the unlogged prefix making up the difference) written.
     expect(w!.priced!.billedCached).toBe(5000 + 5200);
+
+    // explain says it at the first call, and --cold-start there too.
+    const explain = (...flags: string[]) => cli('explain', join(dir, 'warm.yaml'), '--policy', 'full', '--turn', '1', '--model', 'claude-sonnet-4-5', ...flags);
+    const ex = await explain();
+    expect(ex.out).toMatch(/\n {2}warm start: 5000 tokens of this prompt were in the cache before the call .*\n {2}cost on claude-sonnet-4-5: \d+ uncached, 5000 cache reads, /);
+    const exCold = await explain('--cold-start');
+    expect(exCold.out).toMatch(/\n {2}cold start: the transcript's first call read 5000 tokens from the cache, written before it; this replay starts with none \(--cold-start\)\n {2}cost on claude-sonnet-4-5: \d+ uncached, 0 cache reads, /);
   });
 
   it('a log with whole output counts and a cold first call keeps the cost first, and says cold start', () => {
