@@ -47,6 +47,8 @@ export interface BilledCall {
   written?: number;
   written1h?: number;
   output?: number;
+  /** `output` is what the log wrote before the reply ended, less than was billed (Claude Code's logs): the cost compares without it. */
+  outputPartial?: true;
 }
 
 /** What a provider billed for a whole conversation, as a transcript that keeps only totals recorded it (SWE-agent's `model_stats`). */
@@ -103,6 +105,13 @@ export interface Conversation {
   toolDefs?: readonly ToolDef[];
   /** Tokens of what a transcript's log leaves out of every prompt (`unlogged_prefix:`, estimated from its bill): sent first in every call, before the tool definitions. */
   unloggedTokens?: number;
+  /**
+   * Prompt tokens the provider already held in its cache when the first call
+   * was made (`warm_start:`; a transcript's first billed call's cache reads,
+   * written by an earlier session or call): that call reads them, and does
+   * not write them, unless the run starts cold (`coldStart`).
+   */
+  warmStart?: number;
   /** The model the transcript was recorded on, as its log names it (an agent's alias resolved): the billed check replays on it when the price table knows it. */
   model?: string;
   /** What the provider billed for the whole conversation, when the transcript records totals only (`billed:`). */

@@ -5,7 +5,7 @@ import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { importDataset } from '../src/scenario/import/index.js';
 import { parseScenario, loadScenarioFile } from '../src/scenario/load.js';
-import { billedChecks } from '../src/study/billed.js';
+import { billedChecks, billedLine } from '../src/study/billed.js';
 import { calibrateTokenFactor } from '../src/study/calibrate.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import type { Conversation } from '../src/types.js';
@@ -191,3 +191,53 @@ describe('the billed line of a run', () => {
     expect(r.err).toMatch(/; prompts \$\d\.\d{6}, billed \$0\.008550 \(/);
   });
 });
+
+describe('the billed line: a warm start, and output counts the log left partial', () => {
+  /** A Claude Code session of two calls whose first call read 5,000 tokens an earlier session had cached. */
+  const log = (dir: string) =>
+    writeInput(dir, 'warm.jsonl', [
+      { type: 'user', message: { role: 'user', content: 'Fix the date bug.' } },
+      { type: 'assistant', message: { id: 'm1', model: 'claude-sonnet-4-5', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: 'src/dates.py' } }], usage: { input_tokens: 3, cache_read_input_tokens: 5000, cache_creation_input_tokens: 200, output_tokens: 1 } } },
+      { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'def parse_date(text):\n    day, month, year = text.split("/")' }] } },
+      { type: 'assistant', message: { id: 'm2', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'Fixed: parse_date read the day before the month.' }], usage: { input_tokens: 3, cache_read_input_tokens: 5200, cache_creation_input_tokens: 150, output_tokens: 2 } } },
+    ]);
+
+  it('says the replay started warm, leads with the prompts’ cost and gives the whole cost with a note; --cold-start writes the warm prefix again', async () => {
+    const dir = tempDir();
+    const imported = await cli('import', '--format', 'claude-code', log(dir).path, '--out', dir, '--unlogged-prefix', 'billed');
+    expect(imported.code, imported.err).toBe(0);
+    const run = (...flags: string[]) => cli('run', '--scenario', join(dir, 'warm.yaml'), '--policy', 'full', '--model', 'claude-sonnet-4-5', '--out', join(dir, 'out'), '--no-token-cache', ...flags);
+    const warm = (await run()).err.split('\n').find((l) => l.startsWith('billed: '))!;
+    const note = '; the log counts output before each reply ends, so its bill is short)';
+    expect(warm).toMatch(/^billed: warm \(full on claude-sonnet-4-5, 2 calls, warm start, 5,000 cached\): .*; cached [\d.]+% \(billed [\d.]+%\); prompts \$[\d.]+, billed \$[\d.]+ \([+−][\d.]+%\); cost \$[\d.]+, billed \$[\d.]+ \([+−][\d.]+%; /);
+    expect(warm.endsWith(note)).toBe(true);
+    const cold = (await run('--cold-start')).err.split('\n').find((l) => l.startsWith('billed: '))!;
+    expect(cold).toContain("(full on claude-sonnet-4-5, 2 calls, cold start; the log's first call read 5,000 cached)");
+
+    // The library's check: cold, the first call writes the 5,000 tokens it read warm ($3.75/M for a write, $0.30/M for a read).
+    const conversations = [loadScenarioFile(join(dir, 'warm.yaml'))];
+    const settings = { seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'auto', prices: 'builtin' } as const;
+    const [w] = billedChecks(conversations, settings);
+    const [c] = billedChecks(conversations, { ...settings, coldStart: true });
+    expect([w!.start, c!.start, w!.outputPartial]).toEqual([{ cached: 5000, warm: true }, { cached: 5000, warm: false }, true]);
+    expect(c!.priced!.promptCost - w!.priced!.promptCost).toBe(5000n * (3_750_000n - 300_000n));
+    expect(c!.priced!.cached - w!.priced!.cached).toBe(-5000);
+    // Warm, the first call is the bill's: 5,000 read, the rest (the log's 203 tokens, the unlogged prefix making up the difference) written.
+    expect(w!.priced!.billedCached).toBe(5000 + 5200);
+
+    // explain says it at the first call, and --cold-start there too.
+    const explain = (...flags: string[]) => cli('explain', join(dir, 'warm.yaml'), '--policy', 'full', '--turn', '1', '--model', 'claude-sonnet-4-5', ...flags);
+    const ex = await explain();
+    expect(ex.out).toMatch(/\n {2}warm start: 5000 tokens of this prompt were in the cache before the call .*\n {2}cost on claude-sonnet-4-5: \d+ uncached, 5000 cache reads, /);
+    const exCold = await explain('--cold-start');
+    expect(exCold.out).toMatch(/\n {2}cold start: the transcript's first call read 5000 tokens from the cache, written before it; this replay starts with none \(--cold-start\)\n {2}cost on claude-sonnet-4-5: \d+ uncached, 0 cache reads, /);
+  });
+
+  it('a log with whole output counts and a cold first call keeps the cost first, and says cold start', () => {
+    const c = parseScenario('t.yaml', `id: t\nmodel: claude-sonnet-4-5\nturns:\n  - user: hello there\n    assistant: hi\n    usage: {input: 3000, cached: 0, written: 1500, output: 20}\n`);
+    const [check] = billedChecks([c], { seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'auto', prices: 'builtin' });
+    expect([check!.start, check!.outputPartial]).toEqual([{ cached: 0, warm: false }, undefined]);
+    expect(billedLine(check!)).toMatch(/^billed: t \(full on claude-sonnet-4-5, 1 calls, cold start\): .*; cost \$[\d.]+, billed \$[\d.]+ \([+−][\d.]+%\); prompts \$[\d.]+, billed \$[\d.]+ \([+−][\d.]+%\)$/);
+  });
+});
+

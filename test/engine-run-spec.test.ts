@@ -60,6 +60,7 @@ const SPEC_CHANGES: { [K in keyof RunSpec]-?: () => Exclude<RunSpec[K], undefine
   promptCache: () => 'off',
   promptCacheTtl: () => 600,
   cacheBreakpoint: () => 'turn',
+  coldStart: () => true,
   route: () => ({ light: 'gpt-4o-mini', strong: 'gpt-4.1', strongWhen: { userTokensOver: 12 } }),
   fallback: () => ({ model: 'gpt-4.1-mini', rate: 0.2 }),
   latency: () => ({ 'gpt-4o-mini': { ttftMs: 123 } }),

@@ -36,23 +36,23 @@ describe('Claude Code importer on its fixture', () => {
             { call: 'Grep', args: { pattern: 'def parse_date' }, result: 'src/dates.py:14: def parse_date(text):' },
             { call: 'Glob', args: { pattern: '**/*dates*.py' }, result: 'src/dates.py\ntests/test_dates.py' },
           ],
-          usage: { input: 105, cached: 0, written: 100, output: 2 },
+          usage: { input: 105, cached: 0, written: 100, output: 2, output_partial: true },
         },
-        { calls: [{ call: 'Read', args: { file_path: '/repo/src/dates.py' }, result: 'File content (300KB) exceeds maximum allowed size' }], usage: { input: 128, cached: 105, written: 20, output: 1 } },
+        { calls: [{ call: 'Read', args: { file_path: '/repo/src/dates.py' }, result: 'File content (300KB) exceeds maximum allowed size' }], usage: { input: 128, cached: 105, written: 20, output: 1, output_partial: true } },
       ],
       assistant: 'parse_date is defined in src/dates.py, line 14.',
-      usage: { input: 137, cached: 125, written: 10, output: 4 },
+      usage: { input: 137, cached: 125, written: 10, output: 4, output_partial: true },
     });
-    expect(turns[1]).toEqual({ user: 'Which ticket was it?', probe: ['ticket'], assistant: 'DATE-42.', usage: { input: 146, cached: 140, written: 5, written1h: 5, output: 3 } });
+    expect(turns[1]).toEqual({ user: 'Which ticket was it?', probe: ['ticket'], assistant: 'DATE-42.', usage: { input: 146, cached: 140, written: 5, written1h: 5, output: 3, output_partial: true } });
   });
 
-  it('replays each response as one model call, its billed usage on the message it wrote', () => {
+  it('replays each response as one model call, its billed usage on the message it wrote (its output marked partial)', () => {
     const t = conversations[0]!.turns[0]!;
     expect(t.tools.filter((m) => m.role === 'assistant').map((m) => m.billed)).toEqual([
-      { input: 105, cached: 0, written: 100, output: 2 },
-      { input: 128, cached: 105, written: 20, output: 1 },
+      { input: 105, cached: 0, written: 100, output: 2, outputPartial: true },
+      { input: 128, cached: 105, written: 20, output: 1, outputPartial: true },
     ]);
-    expect(t.assistant?.billed).toEqual({ input: 137, cached: 125, written: 10, output: 4 });
+    expect(t.assistant?.billed).toEqual({ input: 137, cached: 125, written: 10, output: 4, outputPartial: true });
   });
 
   it('reports what it skipped or kept as it was', () => {

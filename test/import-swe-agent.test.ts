@@ -143,6 +143,7 @@ itShared(MINI, 'a real mini-swe-agent run: 124 responses, each a round of one ba
     ['exit', 1],
     ['no-result', 1],
     ['bash-tool', 1],
+    ['warm-start', 1],
   ]);
 });
 

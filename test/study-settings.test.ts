@@ -21,9 +21,9 @@ import { tempDir } from './_tmp.js';
 const SCENARIO = join(ROOT, 'test', 'fixtures', 'email-correction.yaml');
 
 /** Every setting written the same way everywhere: as a study file gives it and as flags do. */
-const STUDY_TEXT = ['seed: 7', 'model: gpt-4o', 'tokenizer: chars4', 'prices: builtin', 'cache: off', 'cacheTtl: 1h', 'cacheBreakpoint: turn', 'rules: anthropic', 'policies: [full]', ''].join('\n');
-const FLAGS = { seed: 7, model: ['gpt-4o'], tokenizer: 'chars4', prices: 'builtin', cache: 'off', cacheTtl: '1h', cacheBreakpoint: 'turn', rules: 'anthropic' };
-const READ = { seed: 7, models: ['gpt-4o'], tokenizer: 'chars4', prices: 'builtin', promptCache: 'off', promptCacheTtl: 3600, cacheBreakpoint: 'turn', messageRules: 'anthropic' };
+const STUDY_TEXT = ['seed: 7', 'model: gpt-4o', 'tokenizer: chars4', 'prices: builtin', 'cache: off', 'cacheTtl: 1h', 'cacheBreakpoint: turn', 'coldStart: true', 'rules: anthropic', 'policies: [full]', ''].join('\n');
+const FLAGS = { seed: 7, model: ['gpt-4o'], tokenizer: 'chars4', prices: 'builtin', cache: 'off', cacheTtl: '1h', cacheBreakpoint: 'turn', coldStart: true, rules: 'anthropic' };
+const READ = { seed: 7, models: ['gpt-4o'], tokenizer: 'chars4', prices: 'builtin', promptCache: 'off', promptCacheTtl: 3600, cacheBreakpoint: 'turn', coldStart: true, messageRules: 'anthropic' };
 
 describe('the run settings as a study file and the command line write them', () => {
   it('every setting but the run’s upkeep is a study key, described in the JSON Schema, by which a study is told from a scenario file', () => {
@@ -39,7 +39,7 @@ describe('the run settings as a study file and the command line write them', () 
 
   it('a setting with a flag is an option of the commands that run a study, of the kind its schema is', () => {
     const flagged = WRITTEN_SETTINGS.flatMap((s) => (s.meta.flag ? [s.meta.flag.name] : []));
-    expect(flagged).toEqual(['seed', 'model', 'tokenizer', 'prices', 'cache', 'cache-ttl', 'cache-breakpoint', 'rules']);
+    expect(flagged).toEqual(['seed', 'model', 'tokenizer', 'prices', 'cache', 'cache-ttl', 'cache-breakpoint', 'cold-start', 'rules']);
     const options = STUDY_OPTIONS as Record<string, { type?: string; array?: boolean; choices?: readonly string[]; coerce?: unknown }>;
     for (const name of flagged) expect(options[name], name).toBeDefined();
     expect(options.seed!.coerce).toBeTypeOf('function');
@@ -49,6 +49,7 @@ describe('the run settings as a study file and the command line write them', () 
     // A long list of choices is in the help, checked as the study key is.
     expect(options.tokenizer).toMatchObject({ type: 'string', describe: expect.stringMatching(/: auto \| o200k_base \| .* \| mistral-v3$/) });
     expect(options['cache-ttl']).toMatchObject({ type: 'string' });
+    expect(options['cold-start']).toMatchObject({ type: 'boolean' });
   });
 
   it('flags read as the study file reads: the same values, a path from the working folder', async () => {
@@ -110,5 +111,8 @@ describe('the run settings as a study file and the command line write them', () 
 
   it('ctxsim check’s command that accepts a change repeats every setting flag given, in the settings’ order', () => {
     expect(settingArgs({ cacheBreakpoint: 'turn', model: ['a', 'b'], seed: 3, cacheTtl: '1h', policy: ['full'] })).toEqual(['--seed', '3', '--model', 'a', '--model', 'b', '--cache-ttl', '1h', '--cache-breakpoint', 'turn']);
+    // On or off: the flag alone, or its --no- form.
+    expect(settingArgs({ coldStart: true })).toEqual(['--cold-start']);
+    expect(settingArgs({ coldStart: false })).toEqual(['--no-cold-start']);
   });
 });

@@ -28,11 +28,12 @@ export const POLICY_LIMIT_OPTIONS = {
 } as const;
 
 /**
- * The flag of a run setting that has one (`SettingMeta.flag`): a whole
- * number, a choice, a repeatable list or text, as its written schema is.
+ * The flag of a run setting that has one (`SettingMeta.flag`): on or off,
+ * a whole number, a choice, a repeatable list or text, as its written schema is.
  */
 function settingOption(s: WrittenSetting, flag: { name: string; describe: string }) {
   const { schema } = s;
+  if (schema instanceof z.ZodBoolean) return { type: 'boolean', describe: flag.describe } as const;
   if (schema instanceof z.ZodNumber) return schema.isInt ? wholeNumberOption(flag.name, { describe: flag.describe }) : ({ type: 'number', describe: flag.describe } as const);
   if (schema instanceof z.ZodEnum) {
     // A few choices are yargs' (shown after the help); a longer list reads better in it, and is checked as the study key is.

@@ -106,11 +106,13 @@ export function flagSettings(flags: StudyFlags): Partial<StudySettings> {
   return out as Partial<StudySettings>;
 }
 
-/** The run settings' flags as given, as words of a command line (`--model a --model b --cache off`). */
+/** The run settings' flags as given, as words of a command line (`--model a --model b --cache off --cold-start`). */
 export function settingArgs(flags: StudyFlags): string[] {
   return WRITTEN_SETTINGS.flatMap((s) => {
     const raw = s.meta.flag && flags[camelCase(s.meta.flag.name)];
     if (raw === undefined) return [];
+    // On or off: the flag alone, or its `--no-` form.
+    if (typeof raw === 'boolean') return [`--${raw ? '' : 'no-'}${s.meta.flag!.name}`];
     return (Array.isArray(raw) ? raw : [raw]).flatMap((v) => [`--${s.meta.flag!.name}`, String(v)]);
   });
 }

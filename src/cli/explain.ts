@@ -19,6 +19,8 @@ export interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policy
   model?: string;
   tokenizer?: string;
   seed?: number;
+  /** Start with an empty cache, whatever the transcript's first call found (over the study's `coldStart`). */
+  coldStart?: boolean;
 }
 
 /**
@@ -44,8 +46,8 @@ export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
 async function explained(flags: ExplainFlags): Promise<{ study: RunnableStudy; conversation: Conversation; model: string }> {
   const given = loadScenarioOrStudy(flags.file, displayPath(flags.file));
   if (flags.upkeep === 'record' || flags.upkeep === 'live') throw new UsageError(`--upkeep ${flags.upkeep}: explain sends nothing; record with ctxsim run --upkeep record, then explain with --upkeep replay`);
-  const { seed, tokenizer, upkeep, cassette, policyTimeout, policyMemory } = flags;
-  const common: StudyFlags = { policy: [flags.policy], tokenCache: false, seed, tokenizer, upkeep, cassette, policyTimeout, policyMemory };
+  const { seed, tokenizer, coldStart, upkeep, cassette, policyTimeout, policyMemory } = flags;
+  const common: StudyFlags = { policy: [flags.policy], tokenCache: false, seed, tokenizer, coldStart, upkeep, cassette, policyTimeout, policyMemory };
   if (given === 'study') {
     const study = await studyFromFlags({ ...common, study: flags.file });
     return { study, conversation: studyConversation(study, flags.scenario), model: studyModel(study, flags.model) };
@@ -63,6 +65,7 @@ function explainText(x: ExplainedTurn): string {
     const call = c.sent;
     out += `\ncall ${i + 1} of ${calls.length}${call.plan.overBudget ? ' (over budget)' : ''}\n`;
     out += callTable(call, ctx.tokens);
+    if (x.turn.index === 1 && i === 0 && x.conversation.warmStart) out += warmLine(x.conversation.warmStart, ctx.costs.coldStart === true);
     out += costLine(c, record.model);
     // A transcript's billed usage for this call (the call that wrote its output), beside what ctxsim counts.
     const billed = call.output?.billed;
@@ -89,6 +92,13 @@ function costLine(c: ExplainedCall, model: string): string {
   if (cost.overflow) return `  cost on ${on}: none, over the model's context window (rejected)\n`;
   const uncached = cost.inputTokens - cost.cachedTokens - cost.cacheWriteTokens;
   return `  cost on ${on}: ${uncached} uncached, ${cost.cachedTokens} cache reads, ${cost.cacheWriteTokens} cache writes, ${cost.outputTokens} output tokens: ${money(callCost(c))}\n`;
+}
+
+/** The cache the conversation's first call found, as its transcript recorded it (`warm_start:`), and whether this replay starts with it. */
+function warmLine(tokens: number, cold: boolean): string {
+  return cold
+    ? `  cold start: the transcript's first call read ${tokens} tokens from the cache, written before it; this replay starts with none (--cold-start)\n`
+    : `  warm start: ${tokens} tokens of this prompt were in the cache before the call (written before the conversation, as its transcript's first call read them; --cold-start: none)\n`;
 }
 
 function upkeepLine(when: string, { upkeep: u, price }: ExplainedUpkeep): string {

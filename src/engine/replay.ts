@@ -258,6 +258,7 @@ class Replayer {
       ...(this.tools && { toolTokens: this.tools.tokens }),
       ...(conversation.unloggedTokens && { pinnedTokens: conversation.unloggedTokens }),
       ...(wroteForAnHour(conversation) && { recordedTtl: ONE_HOUR }),
+      ...(conversation.warmStart && { warmTokens: conversation.warmStart }),
       // Its own stream, so drawing failures leaves the policy's draws unchanged (made only when calls may fail).
       ...(ctx.costs?.fallback && { random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`) }),
     });

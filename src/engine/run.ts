@@ -93,6 +93,7 @@ export function replayContext(opts: ContextOptions, counters = new Map<string, T
     promptCache: opts.promptCache ?? DEFAULT_COSTS.promptCache,
     ...(opts.promptCacheTtl !== undefined && { promptCacheTtl: opts.promptCacheTtl }),
     ...(opts.cacheBreakpoint !== undefined && { cacheBreakpoint: opts.cacheBreakpoint }),
+    ...(opts.coldStart && { coldStart: true }),
     ...(opts.route && { route: opts.route }),
     ...(opts.fallback && { fallback: opts.fallback }),
     ...(opts.latency && { latency: opts.latency }),

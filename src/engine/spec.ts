@@ -163,6 +163,10 @@ export const RUN_SPEC = z.strictObject({
     about: 'where Claude-style explicit caches put breakpoints: call (default: at the end of every call’s prompt too, so the calls of one agent turn read what the earlier ones wrote) or turn (only after the policy’s stable prefix)',
     flag: { name: 'cache-breakpoint', describe: 'Claude-style explicit caches: call (default) puts a breakpoint at the end of every call’s prompt too, turn only after the policy’s stable prefix' },
   }),
+  coldStart: setting(z.boolean().optional().describe('every conversation starts with an empty prompt cache, its transcript’s warm start ignored'), {
+    about: 'start every conversation with an empty prompt cache: a transcript whose first call found part of its prompt cached (warm_start:, written by ctxsim import) is replayed as if it had not (default false: warm starts are kept)',
+    flag: { name: 'cold-start', describe: 'start every conversation with an empty prompt cache, ignoring the warm starts imported transcripts recorded (warm_start:)' },
+  }),
   route: setting(COST_KEYS.route.describe('each turn to a light or a strong model by the size of its user message'), {
     about: 'send a turn to the light or the strong model by the length of its user message',
   }),

@@ -76,6 +76,8 @@ export interface MeterOptions {
   random?: () => number;
   /** The explicit-cache TTL the conversation's transcript recorded (seconds), used when the settings set none. */
   recordedTtl?: number;
+  /** Tokens of the first prompt the provider already held in its cache (a transcript's warm start): read by the first call on each model, unless the settings start cold. */
+  warmTokens?: number;
 }
 
 /**
@@ -90,6 +92,7 @@ export class Meter {
   private readonly toolTokens: number;
   private readonly pinnedTokens: number;
   private readonly recordedTtl: number | undefined;
+  private readonly warmTokens: number;
   private readonly prefix = new Map<string, PrefixCache>();
   private readonly breakpoints = new Map<string, BreakpointCache>();
   private readonly latencies = new Map<string, Latency>();
@@ -104,6 +107,7 @@ export class Meter {
     this.toolTokens = opts.toolTokens ?? 0;
     this.pinnedTokens = opts.pinnedTokens ?? 0;
     this.recordedTtl = opts.recordedTtl;
+    this.warmTokens = this.settings.coldStart ? 0 : (opts.warmTokens ?? 0);
   }
 
   price(model: string): ModelPrice {
@@ -188,14 +192,14 @@ export class Meter {
     const rule = p.cacheRule;
     if (rule.kind === 'automatic') {
       let c = this.prefix.get(p.model);
-      if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, promptCacheTtl ?? DEFAULT_PROMPT_CACHE_TTL, this.toolTokens, this.pinnedTokens)));
+      if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, promptCacheTtl ?? DEFAULT_PROMPT_CACHE_TTL, this.toolTokens, this.pinnedTokens, this.warmTokens)));
       return { read: c.call(req.messages, req.time, this.count, req.sequence, rule.output && req.output && { promptTokens: req.promptTokens, message: req.output, tokens: req.outputTokens }), written: 0 };
     }
     if (rule.kind === 'explicit') {
       // Anthropic offers two TTLs: one above five minutes takes the 1-hour tier (dearer writes), capped at one hour.
       const ttl = promptCacheTtl ?? this.recordedTtl ?? DEFAULT_PROMPT_CACHE_TTL;
       let c = this.breakpoints.get(p.model);
-      if (!c) this.breakpoints.set(p.model, (c = new BreakpointCache(rule.minTokens, Math.min(ttl, ONE_HOUR), this.pinnedTokens + this.toolTokens)));
+      if (!c) this.breakpoints.set(p.model, (c = new BreakpointCache(rule.minTokens, Math.min(ttl, ONE_HOUR), this.pinnedTokens + this.toolTokens, this.warmTokens)));
       const marks = cacheBreakpoint === 'turn' ? [req.stablePrefix] : [req.stablePrefix, req.messages.length];
       const { read, written } = c.call(req.messages, marks, req.time, this.count);
       return { read, written, writePrice: ttl > FIVE_MINUTES ? p.cacheWrite1h : p.cacheWrite };

@@ -66,6 +66,8 @@ export class PrefixCache {
     private readonly head = 0,
     /** Tokens sent before the tool definitions in every prompt, rendered by a template or not (0: none). */
     private readonly pinned = 0,
+    /** Tokens of the first prompt already cached when it is sent (a warm start: written before the conversation, not by it). */
+    private readonly warm = 0,
   ) {}
 
   /**
@@ -74,7 +76,8 @@ export class PrefixCache {
    * tokens of its part shared with the call before are known: only the
    * messages it added are summed. With `output` (a provider that caches what
    * the model wrote: DeepSeek), a prompt that holds the whole previous one and
-   * then that call's output reads the output's tokens from the cache too.
+   * then that call's output reads the output's tokens from the cache too. The
+   * first call reads the warm start (`warm`), up to its whole prompt.
    */
   call(messages: readonly Message[], time: number, count: MessageTokens, sequence?: PromptSequence, output?: Written): number {
     const prev = this.previous;
@@ -91,13 +94,20 @@ export class PrefixCache {
     }
     // Prompts are not changed once sent: the previous one is kept as it is.
     this.previous = { messages, time, sequence, counted: shared, tokens: sequence ? 0 : p, output };
-    if (!prev || time - prev.time > this.ttl) return 0;
+    // The first call reads a warm start, up to its whole prompt.
+    if (!prev) return this.warm && this.rounded(Math.min(this.warm, this.pinned + (sequence ? sequence.sums[sequence.ids.length]! : this.head + tokensOf(messages, messages.length, count))));
+    if (time - prev.time > this.ttl) return 0;
     // The previous call's prompt and output, when this prompt holds both whole: read back as the provider cached them.
     const out = prev.output;
     const n = prev.messages.length;
     // (Without a template the prompts were compared above: `shared` says whether this one holds the whole previous one.)
     const holds = () => (sequence ? sharedFrom(messages, prev.messages, 0, n) : shared) === n;
     if (out && messages.length > n && sameMessage(messages[n]!, out.message) && holds()) p = Math.max(p, out.promptTokens + out.tokens);
+    return this.rounded(p);
+  }
+
+  /** A shared prefix of `p` tokens as the provider caches it: nothing under the minimum, else whole steps. */
+  private rounded(p: number): number {
     return p < this.rule.minTokens ? 0 : Math.floor(p / this.rule.step) * this.rule.step;
   }
 }
@@ -151,7 +161,9 @@ export interface CacheUse {
  * only past the point where the two prompts part); the prefix's tokens are
  * running sums of the latest prompt, extended by the messages new to it.
  * The tool definitions offered with every call (`head`, their tokens) are
- * sent first, always inside the cached prefix.
+ * sent first, always inside the cached prefix. A warm start is an entry
+ * the first call finds live: its first `warm` tokens (up to the last
+ * breakpoint), over the messages they reach into.
  */
 export class BreakpointCache {
   private readonly entries: Entry[] = [];
@@ -166,6 +178,8 @@ export class BreakpointCache {
     private readonly ttl: number,
     /** Tokens of the tool definitions sent before every prompt (0: none). */
     head = 0,
+    /** Tokens of the first prompt already cached when it is sent (a warm start: written before the conversation, not by it). */
+    private warm = 0,
   ) {
     this.sums = [head];
   }
@@ -193,20 +207,29 @@ export class BreakpointCache {
     let c = Math.min(this.counted, s);
     for (; c < k; c++) sums[c + 1] = sums[c]! + count(messages[c]!);
     this.counted = c;
+    if (this.warm) {
+      // Written before the first call: its first tokens, matched by every message they reach into.
+      const tokens = Math.min(this.warm, sums[k]!);
+      let length = 0;
+      while (sums[length]! < tokens) length++;
+      if (tokens) entries.push({ messages, length, tokens, expires: time + this.ttl, shared: length });
+      this.warm = 0;
+    }
     // A prefix of no tokens caches nothing (no breakpoint, no tool definitions); nor does one under the minimum.
     const cacheable = marks.filter((b) => sums[b]! > 0 && sums[b]! >= this.minTokens);
     if (!cacheable.length) return { read: 0, written: 0 };
     // Longest live entry that is a prefix of the messages up to the last breakpoint (the first of them, as entries were written).
     let hit: Entry | undefined;
     for (const e of entries) {
-      if (e.length > k || (hit && e.length <= hit.length)) continue;
+      // Of two entries over as many messages, a warm start's may hold fewer tokens (it ends inside a message or the head).
+      if (e.length > k || (hit && (e.length < hit.length || (e.length === hit.length && e.tokens <= hit.tokens)))) continue;
       if (e.shared === e.length) hit = e;
     }
     const read = hit?.tokens ?? 0;
     const expires = time + this.ttl;
     if (hit) hit.expires = expires;
     for (const b of new Set(cacheable)) {
-      const same = entries.find((e) => e.length === b && e.shared === b);
+      const same = entries.find((e) => e.length === b && e.shared === b && e.tokens === sums[b]);
       if (same) same.expires = expires;
       else entries.push({ messages, length: b, tokens: sums[b]!, expires, shared: b });
     }

@@ -32,6 +32,8 @@ export interface CostSettings {
    * Anthropic's automatic caching); `turn` only after the stable prefix.
    */
   cacheBreakpoint?: CacheBreakpoint;
+  /** Every conversation starts with an empty cache, even one whose transcript's first call found part of its prompt cached (`warm_start:`). */
+  coldStart?: boolean;
   route?: Route;
   fallback?: Fallback;
   latency?: LatencyOverrides;

@@ -30,6 +30,8 @@ export interface UsageOut {
   written?: number;
   written1h?: number;
   output?: number;
+  /** `output` was logged before the reply ended (less than was billed). */
+  output_partial?: true;
 }
 
 export interface TurnOut {
@@ -71,6 +73,8 @@ export interface ScenarioOut {
   tool_defs?: ToolDef[];
   /** A pinned stand-in for what the log leaves out of every prompt, sized from the bill. */
   unlogged_prefix?: { tokens: number; from: 'billed' };
+  /** The prompt tokens already cached when the first call was made (its cache reads on the bill). */
+  warm_start?: { cached: number };
   turns: (TurnOut | ForgetOut)[];
 }
 

@@ -1,11 +1,11 @@
 import { ScenarioError, type Problem } from '../errors.js';
 import { readInputText, unreadableReason } from '../process.js';
-import type { Conversation, ForgetEvent, Message, Turn } from '../types.js';
+import type { BilledCall, Conversation, ForgetEvent, Message, Turn } from '../types.js';
 import { messageText } from '../tokens/counter.js';
 import { SourceDoc } from '../text/document.js';
 import { parseDuration } from '../text/duration.js';
 import { normalize, occursIn } from '../text/normalize.js';
-import { forgetSchema, messageSchema, oneRoundTurnSchema, roundsTurnSchema, scenarioSchema, systemMessageSchema, type RoundDoc, type ToolDoc } from './schema.js';
+import { forgetSchema, messageSchema, oneRoundTurnSchema, roundsTurnSchema, scenarioSchema, systemMessageSchema, type RoundDoc, type ToolDoc, type UsageDoc } from './schema.js';
 
 export const DEFAULT_GAP_SECONDS = 30;
 
@@ -14,7 +14,7 @@ export const DEFAULT_GAP_SECONDS = 30;
  * schema has exactly these): a file with one of them and no turns is a study
  * handed where a scenario belongs.
  */
-export const STUDY_FILE_KEYS = ['seed', 'model', 'models', 'tokenizer', 'tokenFactor', 'prices', 'cache', 'rules', 'cacheTtl', 'cacheBreakpoint', 'route', 'fallback', 'latency', 'scenarios', 'policies', 'out', 'gate', 'upkeep', 'toolDefs', 'records', 'answers', 'judge', 'minRetention'] as const;
+export const STUDY_FILE_KEYS = ['seed', 'model', 'models', 'tokenizer', 'tokenFactor', 'prices', 'cache', 'rules', 'cacheTtl', 'cacheBreakpoint', 'coldStart', 'route', 'fallback', 'latency', 'scenarios', 'policies', 'out', 'gate', 'upkeep', 'toolDefs', 'records', 'answers', 'judge', 'minRetention'] as const;
 
 const STUDY_KEYS: ReadonlySet<string> = new Set(STUDY_FILE_KEYS);
 
@@ -156,7 +156,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     const replyName = t.names?.assistant;
     if (replyName !== undefined && t.assistant === undefined) problems.push(src.problem([...path, 'names', 'assistant'], 'a name for a reply the turn does not have (no assistant:)'));
     if (t.assistant !== undefined) {
-      (turn as { assistant?: Message }).assistant = { role: 'assistant', content: t.assistant, ...(replyName !== undefined && { name: replyName }), turn: turn.index, ...(t.usage && { billed: t.usage }) };
+      (turn as { assistant?: Message }).assistant = { role: 'assistant', content: t.assistant, ...(replyName !== undefined && { name: replyName }), turn: turn.index, ...(t.usage && { billed: billedCall(t.usage) }) };
     }
     closed = true;
   });
@@ -192,6 +192,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     forgets,
     ...(d.tool_defs?.length && { toolDefs: d.tool_defs }),
     ...(d.unlogged_prefix && { unloggedTokens: d.unlogged_prefix.tokens }),
+    ...(d.warm_start && { warmStart: d.warm_start.cached }),
     ...(d.model !== undefined && { model: d.model }),
     ...(d.billed && { billed: d.billed }),
     source: src.file,
@@ -232,6 +233,11 @@ export function turnDocText(turn: { user: string; tools?: readonly ToolDoc[] | r
   });
 }
 
+/** A call's `usage:` as the conversation holds it. */
+function billedCall({ output_partial, ...u }: UsageDoc): BilledCall {
+  return { ...u, ...(output_partial && { outputPartial: true }) };
+}
+
 /**
  * A turn's tool calls as messages: per round, one assistant message with the
  * round's text and `tool_calls`, then one `tool` message per result. Calls of
@@ -243,7 +249,7 @@ function toolMessages(tools: readonly ToolDoc[] | readonly RoundDoc[], turn: num
   let n = 0;
   for (const round of rounds) {
     const calls = round.calls.map((t) => ({ id: `call_${turn}_${++n}`, name: t.call, arguments: JSON.stringify(t.args ?? {}) }));
-    out.push({ role: 'assistant', content: round.assistant ?? '', toolCalls: calls, turn, ...(round.usage && { billed: round.usage }) });
+    out.push({ role: 'assistant', content: round.assistant ?? '', toolCalls: calls, turn, ...(round.usage && { billed: billedCall(round.usage) }) });
     round.calls.forEach((t, i) => out.push({ role: 'tool', content: typeof t.result === 'string' ? t.result : JSON.stringify(t.result ?? null), toolCallId: calls[i]!.id, turn }));
   }
   return out;

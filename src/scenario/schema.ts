@@ -63,6 +63,10 @@ export const usageSchema = z
     written: z.number().int().min(0).optional().describe('of them, written to an explicit (Anthropic-style) cache'),
     written1h: z.number().int().min(0).optional().describe('of the written ones, those written with the 1-hour TTL (priced at the 1-hour write rate)'),
     output: z.number().int().min(0).optional().describe('output tokens billed'),
+    output_partial: z
+      .literal(true)
+      .optional()
+      .describe('output is what the log wrote before the reply ended, less than was billed (Claude Code’s logs): the billed check leads with the prompts’ cost'),
   })
   .describe('what the provider billed for the call that wrote this (from a transcript): compared with what ctxsim counts');
 
@@ -166,6 +170,12 @@ export const scenarioSchema = z.strictObject({
     })
     .optional()
     .describe('a pinned stand-in for what the transcript’s log leaves out of every prompt (its system prompt and tool definitions): sent first in every call and cached with it, counted as an estimate; written by ctxsim import --unlogged-prefix billed'),
+  warm_start: z
+    .strictObject({
+      cached: z.number().int().min(1).describe('prompt tokens the first call found in the cache'),
+    })
+    .optional()
+    .describe('the provider’s cache already held the start of the first prompt (written by an earlier session or call): the first call reads that many tokens and does not write them; written by ctxsim import from the first billed call’s cache reads (a run with coldStart ignores it)'),
   turns: z.array(z.unknown()).min(1),
 });
 
@@ -176,6 +186,7 @@ const systemJsonSchema = z
 
 export type ToolDoc = z.infer<typeof toolSchema>;
 export type RoundDoc = z.infer<typeof roundSchema>;
+export type UsageDoc = z.infer<typeof usageSchema>;
 
 /** Where the JSON Schemas of ctxsim's files are published: the package's `schema/` folder on unpkg, newest version. */
 export const SCHEMA_BASE_URL = 'https://unpkg.com/ctxsim/schema/';

@@ -32,10 +32,21 @@ export interface BilledCheck {
    * prompts' cost (a log may under-report output: Claude Code's does).
    */
   priced?: { cached: number; billedCached: number; cost: Pico; billedCost: Pico; promptCost: Pico; billedPromptCost: Pico };
+  /**
+   * Against per-call bills: the prompt tokens the transcript's first call
+   * found cached (`warm_start:`, 0 when none), and whether the replay started
+   * with them cached (`warm`; not with `coldStart`, nor with caching off).
+   */
+  start?: { cached: number; warm: boolean };
+  /** The log's output counts are partial (Claude Code writes them before the reply ends): the prompts' cost is the comparison; the bill's whole cost is short. */
+  outputPartial?: true;
 }
 
 /** The policy that sends everything: the prompts the transcript's agent sent. */
 const FULL = (resolveSpec(REGISTRY, 'full', []) as PolicyVariant[])[0]!;
+
+/** Whether any call's bill counts its output only partly (`output_partial`). */
+const partialOutput = (c: Conversation) => c.turns.some((t) => t.tools.some((m) => m.billed?.outputPartial) || t.assistant?.billed?.outputPartial);
 
 /** Whether a conversation records what a provider billed for any of its calls. */
 export const hasBilledCalls = (c: Conversation) => c.turns.some((t) => t.tools.some((m) => m.billed) || t.assistant?.billed);
@@ -58,11 +69,14 @@ export function billedCost(p: ModelPrice, b: BilledCall): Pico {
  * model the transcript was recorded on when it names one the price table
  * knows, else on the study's first model. When the bill covers every call
  * and says what was cached (per-call usage; a total on a model that caches
- * nothing), the cached share and the cost are compared too.
+ * nothing), the cached share and the cost are compared too. Against per-call
+ * bills, the check says whether the replay started warm (the transcript's
+ * `warm_start:`, unless `coldStart`), and whether the log's output counts are
+ * partial.
  */
 export function billedChecks(
   conversations: readonly Conversation[],
-  study: Pick<Study, 'seed' | 'models' | 'tokenizer' | 'prices' | 'toolDefs'> & Partial<Pick<Study, 'tokenFactor' | 'promptCache' | 'promptCacheTtl' | 'cacheBreakpoint'>>,
+  study: Pick<Study, 'seed' | 'models' | 'tokenizer' | 'prices' | 'toolDefs'> & Partial<Pick<Study, 'tokenFactor' | 'promptCache' | 'promptCacheTtl' | 'cacheBreakpoint' | 'coldStart'>>,
 ): BilledCheck[] {
   const billedOnes = conversations.filter((c) => hasBilledCalls(c) || c.billed);
   if (!billedOnes.length) return [];
@@ -79,6 +93,11 @@ export function billedChecks(
     const price = prices.models.get(ctx.model)!;
     const total = hasBilledCalls(c) ? undefined : c.billed!;
     const check: BilledCheck = { scenario: c.id, model: ctx.model, calls: 0, counted: 0, billed: total?.input ?? 0, ...(total && { billedCalls: total.calls }) };
+    if (!total) {
+      const cached = c.warmStart ?? 0;
+      check.start = { cached, warm: cached > 0 && !ctx.costs.coldStart && ctx.costs.promptCache !== 'off' };
+    }
+    if (partialOutput(c)) check.outputPartial = true;
     let calls = 0;
     let billedCached = 0;
     let bill = total ? billedCost(price, total) : 0n;
@@ -113,22 +132,33 @@ const change = (ours: number, theirs: number) => {
   return `${diff >= 0 ? '+' : '−'}${fraction(Math.abs(diff) * 100, 1)}%`;
 };
 
+/** How a replay against per-call bills started: `warm start, 10,136 cached`, `cold start`, or cold although the log's first call read from the cache. */
+function startText(s: NonNullable<BilledCheck['start']>): string {
+  if (s.warm) return `warm start, ${grouped(s.cached)} cached`;
+  return s.cached ? `cold start; the log's first call read ${grouped(s.cached)} cached` : 'cold start';
+}
+
 /**
- * `billed: s1 (full on deepseek-chat, 124 calls): ctxsim counts 4,870,481 prompt tokens, the provider billed 4,930,216 (−1.2%)`,
+ * `billed: s1 (full on deepseek-chat, 124 calls, warm start, 320 cached): ctxsim counts 4,870,481 prompt tokens, the provider billed 4,930,216 (−1.2%)`,
  * then, when the cost compares, `; cached 99.2% (billed 99.2%); cost $0.162049, billed $0.164044 (−1.2%); prompts $0.145861, billed $0.147652 (−1.2%)`; against a
- * total over a different number of calls than the replay makes, `(full on gpt-4o, 12 calls; 13 billed)`.
+ * total over a different number of calls than the replay makes, `(full on gpt-4o, 12 calls; 13 billed)`. When the log's output counts are partial,
+ * the prompts' cost comes first and the whole cost after it, with a note: `; prompts …; cost $0.479050, billed $0.450660 (+6.3%; …)`.
  */
 export function billedLine(b: BilledCheck): string {
-  const calls = `${b.calls} calls${b.billedCalls !== undefined && b.billedCalls !== b.calls ? `; ${b.billedCalls} billed` : ''}`;
+  const calls = `${b.calls} calls${b.billedCalls !== undefined && b.billedCalls !== b.calls ? `; ${b.billedCalls} billed` : ''}${b.start ? `, ${startText(b.start)}` : ''}`;
   const head = `billed: ${b.scenario} (full on ${b.model}, ${calls}): ctxsim counts ${grouped(b.counted)} prompt tokens, the provider billed ${grouped(b.billed)} (${change(b.counted, b.billed)})`;
   const p = b.priced;
   if (!p) return head;
   const share = (n: number, of: number) => `${fraction((n / of) * 100, 1)}%`;
   // A total is compared only where nothing is cached: no share to show.
   const cached = b.billedCalls === undefined ? `; cached ${share(p.cached, b.counted)} (billed ${share(p.billedCached, b.billed)})` : '';
-  const cost = (ours: Pico, theirs: Pico) => `$${usd(ours, 6)}, billed $${usd(theirs, 6)} (${change(Number(ours), Number(theirs))})`;
+  const cost = (ours: Pico, theirs: Pico, note = '') => `$${usd(ours, 6)}, billed $${usd(theirs, 6)} (${change(Number(ours), Number(theirs))}${note})`;
+  if (b.outputPartial) return `${head}${cached}; prompts ${cost(p.promptCost, p.billedPromptCost)}; cost ${cost(p.cost, p.billedCost, OUTPUT_PARTIAL)}`;
   return `${head}${cached}; cost ${cost(p.cost, p.billedCost)}; prompts ${cost(p.promptCost, p.billedPromptCost)}`;
 }
+
+/** The whole cost's note when the log's output counts are partial. */
+const OUTPUT_PARTIAL = '; the log counts output before each reply ends, so its bill is short';
 
 /** What a transcript's log leaves out of every prompt, as `--unlogged-prefix billed` sizes it. */
 export interface UnloggedPrefix {

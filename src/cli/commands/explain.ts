@@ -21,6 +21,7 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
         .option('model', { type: 'string', describe: 'chat model: prices, context window, tokenizer (with a study file: one of its models)', defaultDescription: 'gpt-4o-mini, or the study\'s first' })
         .option('tokenizer', { ...SETTING_OPTIONS.tokenizer, describe: `${String(SETTING_OPTIONS.tokenizer?.describe)} (over the study's, as on run)`, defaultDescription: 'auto, or the study\'s' })
         .option('seed', { ...SETTING_OPTIONS.seed, describe: 'random seed (over the study\'s, as on run)', defaultDescription: '42, or the study\'s' })
+        .option('cold-start', { ...SETTING_OPTIONS['cold-start'], describe: `${String(SETTING_OPTIONS['cold-start']?.describe)} (over the study's, as on run)` })
         .option('upkeep', { type: 'string', describe: 'simulate, or replay the upkeep cassette (a study recorded with ctxsim run --upkeep record); explain sends nothing', defaultDescription: 'the study’s, else simulate' })
         .option('cassette', { type: 'string', describe: 'with --upkeep replay: the upkeep cassette to replay', defaultDescription: 'upkeep.cassette.jsonl beside the study' })
         .options(POLICY_LIMIT_OPTIONS);

@@ -49,7 +49,8 @@ type Event = Response | { kind: 'user'; text: string };
  * `message.id` are one model response (Claude Code writes one line per
  * content block): with `tool_use` blocks a round, without them the reply;
  * `tool_result` blocks answer their call by `tool_use_id`. The billed usage of
- * each response is kept on its round or reply.
+ * each response is kept on its round or reply, its output marked partial
+ * (`output_partial`: Claude Code logs it mid-stream).
  */
 export const claudeCode: Importer<ClaudeCodeOptions> = {
   id: 'claude-code',
@@ -153,7 +154,9 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
           cached: u.cache_read_input_tokens ?? 0,
           ...(written > 0 && { written }),
           ...(written1h > 0 && { written1h }),
+          // Claude Code writes the line before the reply ends: the count is partial (the reply's text, kept whole, is what ctxsim counts).
           output,
+          output_partial: true,
         };
       }
     }
@@ -164,7 +167,7 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
         turns.user(e.text);
         continue;
       }
-      if (e.usage) quirks.add('output-under-reported', 'responses whose usage.output_tokens was logged mid-stream (under-reports the output; kept as logged)', e.id);
+      if (e.usage) quirks.add('output-under-reported', 'responses whose usage.output_tokens was logged mid-stream (under-reports the output; kept as logged, marked output_partial)', e.id);
       if (e.calls.length) turns.round(e.texts.join('\n'), e.calls, e.usage);
       else if (e.texts.length) turns.reply(e.texts.join('\n'), e.usage);
       else quirks.add('empty-response', 'model responses with neither text nor tool calls (skipped)', e.id);

@@ -70,7 +70,7 @@ export function importDataset(format: string, input: ImportInput, rawOptions: Re
   if (!opts) throw new UsageError(`import ${format}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   const read = importer.read(input, opts);
   const docs = read.docs;
-  const quirks = [...read.quirks, ...dropUnstatedFacts(docs)];
+  const quirks = [...read.quirks, ...dropUnstatedFacts(docs), ...addWarmStarts(docs)];
   if (!docs.length) throw new ScenarioError([{ file: input.file, path: '', message: 'no conversations in the file' }]);
   const conversations = validateDocs(docs, (d) => `${input.file}#${d.id}`);
   let turns = 0;
@@ -144,6 +144,29 @@ export function dropUnstatedFacts(docs: ScenarioOut[]): Quirk[] {
     }
     doc.turns = turns;
   }
+  return log.list();
+}
+
+/**
+ * A transcript whose first model call found part of its prompt in the
+ * provider's cache (an earlier session or call of the agent wrote it: its
+ * system prompt and tools, most often) starts warm: `warm_start:` with the
+ * tokens that call read, put before the turns of each such document. Only
+ * the first call tells: a later one's reads may be this conversation's own
+ * writes. Counted as a quirk, so the import report says so.
+ */
+function addWarmStarts(docs: ScenarioOut[]): Quirk[] {
+  const log = new QuirkLog();
+  docs.forEach((doc, i) => {
+    const first = doc.turns.find((t): t is TurnOut => !('forget' in t));
+    // The first call writes the first round, or the reply when the turn has no tools (a round without its usage: none known).
+    const round = first?.tools?.[0];
+    const usage = round ? ('calls' in round ? round.usage : undefined) : first?.usage;
+    if (!usage?.cached) return;
+    const { turns, ...head } = doc;
+    docs[i] = { ...head, warm_start: { cached: usage.cached }, turns };
+    log.add('warm-start', 'conversations whose first call found part of its prompt cached, written before it (warm_start: the replay starts with it cached; run --cold-start to start empty)', `${doc.id} ${usage.cached}`);
+  });
   return log.list();
 }
 
