@@ -418,6 +418,11 @@ async function main() {
       row([`**average of the ${perPolicy.length}**`, '', '', '', `**${fmt(meanUs, 1)}**`, '', '', `**${fmt(meanReplayUs, 1)}**`, '']),
       row([`all ${perPolicy.length} together (the cold one-thread row)`, secs(cold.ms), secs(cold.tokenizerMs), secs(cold.writeMs), fmt(engineUs(cold), 1), secs(cold.readMs), secs(sightMs(cold)), fmt(replayUs(cold), 1), rss(cold)]),
     ];
+    // The remembering policies against a window, in the same run: their simulated upkeep reads every message's statements.
+    const windowUs = engineUs(perPolicy.find((r) => r.id === 'window-tokens'));
+    const remembering = perPolicy.filter((r) => ['summary', 'summary-buffer', 'facts'].includes(r.id)).map((r) => [r.id, engineUs(r) / windowUs]);
+    const windowSpeed = `Remembering policies at a window's speed (issue #44: engine µs per turn·policy ≤ 3× \`window-tokens\`' in the same run, cold): ${remembering.map(([id, x]) => `\`${id}\` ${fmt(x, 1)}×`).join(', ')} (${remembering.every(([, x]) => x <= 3) ? 'met' : 'not met'}).`;
+    policyTable.push('', windowSpeed);
     if (engineOnly) {
       const { encodingForModel } = await dist('tokens/encoding.js');
       const e = encodingForModel(MODEL);
