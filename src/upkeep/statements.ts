@@ -105,7 +105,7 @@ const MAX_WORDS = 6;
  */
 function sentencesOf(text: string): string[] {
   const out: string[] = [];
-  const prose = text.replace(/^\s*```[\s\S]*?(?:^\s*```[^\n]*$|(?![\s\S]))/gm, '\n\n');
+  const prose = text.includes('```') ? text.replace(/^\s*```[\s\S]*?(?:^\s*```[^\n]*$|(?![\s\S]))/gm, '\n\n') : text;
   for (const paragraph of prose.split(/\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)/)) {
     const line = paragraph.replace(/^\s*(?:[-*•]|\d+[.)])\s+/, '').replace(/\s*\n\s*/g, ' ');
     // A dot after a single capital or a short title is not an end (`Mr. Okafor`, `J. Smith`).
@@ -200,7 +200,8 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): S
   const prose = text.includes('\n') ? text.split('\n').map((line) => (headerDate(line) === undefined ? line : '')).join('\n') : text;
   for (const raw of sentencesOf(prose)) {
     if (/\?["')\]]?$/.test(raw) || headerDate(raw) !== undefined) continue;
-    const called = raw.replace(INTERJECTIONS, '').replace(VOCATIVE_END, (all, name: string, end: string) => (calls(name, voices.listener) ? end : all)).trim();
+    const cut = raw.replace(INTERJECTIONS, '');
+    const called = (cut.includes(',') ? cut.replace(VOCATIVE_END, (all, name: string, end: string) => (calls(name, voices.listener) ? end : all)) : cut).trim();
     // "This is Olivia Dubois" introduces the speaker.
     const introduced = called.replace(/^(?:this is|it’s|it's|it is)\s+(?=\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)*[.!,]?$)/iu, 'I am ');
     // The fixed shapes are read once a sentence: only one with two values can have parts.
@@ -209,8 +210,9 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): S
     for (const sentence of parts) {
       if (!sentence || !/\p{L}/u.test(sentence)) continue;
       // Only what a speaker says of themselves or of the one spoken to, or a sentence with an identifier, a date, an amount…
-      if (!PERSONAL.test(sentence) && !(parts.length > 1 || values > 0)) continue;
-      let written = PERSONAL.test(sentence) ? thirdPerson(terse(sentence), voices) : terse(sentence);
+      const personal = PERSONAL.test(sentence);
+      if (!personal && !(parts.length > 1 || values > 0)) continue;
+      let written = personal ? thirdPerson(terse(sentence), voices) : terse(sentence);
       if (today !== undefined) written = upper(resolveTimes(written, today));
       written = /[.!…]$/.test(written) ? written.replace(/!+$/, '.') : `${written}.`;
       const salience = salienceOf(written);

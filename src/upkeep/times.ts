@@ -72,6 +72,7 @@ const CLOCK = /\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b/
  * are not read.
  */
 export function headerDate(text: string): Day | undefined {
+  if (!YEAR.test(text)) return undefined;
   let found: Day | undefined;
   let code = false;
   for (const line of text.split('\n')) {
