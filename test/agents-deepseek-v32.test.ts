@@ -12,6 +12,8 @@ import { importDataset } from '../src/scenario/import/index.js';
 import { addUnloggedPrefixes, billedChecks } from '../src/study/billed.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import type { Conversation } from '../src/types.js';
+import { scenarioFromValue } from '../src/scenario/load.js';
+import type { RoundOut, TurnOut } from '../src/scenario/docs.js';
 import { describeShared } from './_shared.js';
 
 const MINI = 'agent_transcripts_sample/mini-swe-agent_deepseek-chat_django-15213.traj.json';
@@ -62,5 +64,19 @@ describeShared(MINI, 'mini-swe-agent on deepseek-chat, counted in DeepSeek-V3.2â
     expect(Math.abs(p.cached / check!.counted - p.billedCached / check!.billed)).toBeLessThan(0.001);
     expect(Math.abs(Number(p.promptCost) / Number(p.billedPromptCost) - 1)).toBeLessThan(0.001);
     expect(Math.abs(Number(p.cost) / Number(p.billedCost) - 1)).toBeLessThan(0.001);
+  });
+
+  it('each round keeps the gap before its call; every gap is 1.8 s or more, so the cache reads as if untimed; sent 0.5 s after each reply, each call would read no output of the one before', () => {
+    const { docs } = imported();
+    const rounds = (docs[0]!.turns[0] as TurnOut).tools as RoundOut[];
+    const gaps = rounds.map((r) => r.gap);
+    expect(gaps[0]).toBeUndefined();
+    expect(gaps.slice(1).every((g) => g !== undefined && parseFloat(g) >= 1.8)).toBe(true);
+    const cached = (doc: unknown) => billedChecks([scenarioFromValue('mini.yaml', doc)], { seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' })[0]!.priced!.cached;
+    const withGaps = (gap: string | undefined) => ({ ...docs[0]!, turns: [{ ...(docs[0]!.turns[0] as TurnOut), tools: rounds.map(({ gap: _, ...r }, k) => (k && gap ? { ...r, gap } : r)) }] });
+    const recorded = cached(docs[0]);
+    expect(recorded).toBe(cached(withGaps(undefined)));
+    expect(recorded).toBe(4_892_224);
+    expect(cached(withGaps('0.5s'))).toBeLessThan(recorded - 30_000);
   });
 });
