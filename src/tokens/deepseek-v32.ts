@@ -187,7 +187,7 @@ const TOOLS_BLOCK = [
  * order (a repeated key keeps its first place and its last value), numbers
  * keep their text (an integer stays an integer, `1.0` a float).
  */
-export type PyValue =
+type PyValue =
   | { kind: 'null' }
   | { kind: 'bool'; value: boolean }
   | { kind: 'int'; text: string }
@@ -214,7 +214,7 @@ function fromValue(v: unknown): PyValue {
 }
 
 /** Python's `json.dumps(value, ensure_ascii=False)`: `", "` and `": "` between items, floats as Python's repr. */
-export function pythonJson(v: PyValue): string {
+function pythonJson(v: PyValue): string {
   switch (v.kind) {
     case 'null':
       return 'null';
@@ -234,7 +234,7 @@ export function pythonJson(v: PyValue): string {
 }
 
 /** Python's `repr` of a float as `json.dumps` writes it: the shortest digits that read back, fixed from 1e-4 to below 1e16, else `1e+16`, `1.5e-05`. */
-export function pythonFloat(x: number): string {
+function pythonFloat(x: number): string {
   if (Number.isNaN(x)) return 'NaN';
   if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
   const sign = x < 0 || Object.is(x, -0) ? '-' : '';
@@ -255,7 +255,7 @@ export function pythonFloat(x: number): string {
  * Reads JSON text as Python's `json.loads` does (its NaN and Infinity
  * included); throws on what it refuses.
  */
-export function parseJson(text: string): PyValue {
+function parseJson(text: string): PyValue {
   let at = 0;
   const fail = (): never => {
     throw new Error(`DeepSeek-V3.2: tool call arguments are not JSON (at character ${at})`);
