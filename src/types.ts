@@ -37,6 +37,8 @@ export interface Message {
   turn?: number;
   /** On a scenario's assistant message: what the provider billed for the call that wrote it, as a transcript recorded it. */
   billed?: BilledCall;
+  /** On a round's assistant message: seconds between the previous call's reply and the call that wrote it, as a transcript recorded them (the round's `gap:`). */
+  delay?: number;
 }
 
 /** What a provider billed for one model call (prompt tokens include cached ones). */
@@ -116,6 +118,8 @@ export interface Conversation {
   model?: string;
   /** What the provider billed for the whole conversation, when the transcript records totals only (`billed:`). */
   billed?: BilledTotal;
+  /** When the transcript was recorded (its first call, ISO 8601), as its log says: decides the prompt format of a model name that served several (DeepSeek's). */
+  recorded?: string;
   /** Where it came from, for error messages and explain. */
   source: string;
 }

@@ -32,7 +32,9 @@ const MODEL: Record<OpenWeightName, string> = {
   'qwen2.5': 'deepinfra/Qwen/Qwen2.5-72B-Instruct',
   qwen3: 'deepinfra/Qwen/Qwen3-32B',
   gemma3: 'deepinfra/google/gemma-3-27b-it',
-  'deepseek-v3': 'deepseek/deepseek-chat',
+  'deepseek-v3': 'deepseek/deepseek-v3',
+  'deepseek-v3.2': 'deepseek/deepseek-chat',
+  'deepseek-v3.2-thinking': 'deepseek/deepseek-reasoner',
   'mistral-nemo': 'azure_ai/mistral-nemo',
   'mistral-v3': 'mistral/open-mixtral-8x22b',
 };
@@ -61,7 +63,13 @@ describe('a model name picks its tokenizer', () => {
     ['deepinfra/Qwen/Qwen3-235B-A22B-Instruct-2507', 'qwen3', true],
     ['deepinfra/google/gemma-3-27b-it', 'gemma3', false],
     ['ollama/gemma3:12b', 'gemma3', false],
-    ['deepseek/deepseek-chat', 'deepseek-v3', false],
+    ['deepseek/deepseek-chat', 'deepseek-v3.2', false],
+    ['deepseek-reasoner', 'deepseek-v3.2-thinking', false],
+    ['bedrock/us-east-1/deepseek.v3.2', 'deepseek-v3.2', false],
+    ['azure_ai/deepseek-v3.2-speciale', 'deepseek-v3.2-thinking', false],
+    ['deepseek/deepseek-v3', 'deepseek-v3', false],
+    ['openrouter/deepseek/deepseek-chat', 'deepseek-v3', false],
+    ['deepinfra/deepseek-ai/DeepSeek-V3.1', 'deepseek-v3', true],
     ['deepinfra/deepseek-ai/DeepSeek-V3', 'deepseek-v3', false],
     ['deepinfra/deepseek-ai/DeepSeek-R1', 'deepseek-v3', true],
     ['azure_ai/mistral-nemo', 'mistral-nemo', false],
@@ -78,6 +86,20 @@ describe('a model name picks its tokenizer', () => {
     expect(calls(c, 'full', 'claude-sonnet-4-5').turns.map((t) => t.estimatedTokens)).toEqual([true, true]);
     expect(calls(c, 'full', 'gpt-4o-mini').turns.map((t) => t.estimatedTokens)).toEqual([false, false]);
     if (installed('llama3.1')) expect(calls(c, 'full', MODEL['llama3.1']).turns.map((t) => t.estimatedTokens)).toEqual([false, false]);
+  });
+
+  it('DeepSeek’s own API names: what they served on the transcript’s date (DeepSeek’s change log), V3.2 without one', () => {
+    const at = (model: string, recorded?: string) => encodingForModel(model, 'auto', undefined, recorded);
+    expect(at('deepseek/deepseek-chat', '2025-03-01')).toEqual({ name: 'deepseek-v3', estimate: false });
+    expect(at('deepseek/deepseek-chat', '2025-08-21T00:00:00Z')).toEqual({ name: 'deepseek-v3', estimate: true });
+    expect(at('deepseek/deepseek-chat', '2025-11-30T23:59:59Z')).toEqual({ name: 'deepseek-v3', estimate: true });
+    expect(at('deepseek/deepseek-chat', '2025-12-01T00:00:00Z')).toEqual({ name: 'deepseek-v3.2', estimate: false });
+    expect(at('deepseek-reasoner', '2026-04-10')).toEqual({ name: 'deepseek-v3.2-thinking', estimate: false });
+    expect(at('deepseek-reasoner', '2025-06-01')).toEqual({ name: 'deepseek-v3', estimate: true });
+    expect(at('deepseek/deepseek-chat', '2026-04-24')).toEqual({ name: 'deepseek-v3.2', estimate: true });
+    expect(at('deepseek/deepseek-chat')).toEqual({ name: 'deepseek-v3.2', estimate: false });
+    // Another host's names do not follow DeepSeek's dates.
+    expect(at('openrouter/deepseek/deepseek-chat', '2026-01-01')).toEqual({ name: 'deepseek-v3', estimate: false });
   });
 
   it('a tokenizer given by name overrides, and an unknown one is an error naming the choices', () => {

@@ -147,7 +147,7 @@ itShared(MINI, 'a real mini-swe-agent run: 124 responses, each a round of one ba
   ]);
 });
 
-itShared(MINI, 'the mini-swe-agent run replayed under full on deepseek-chat: the session counted with DeepSeek V3’s tokenizer and template within 1.5% of its bill, with o200k_base 8.6% under', (path) => {
+itShared(MINI, 'the mini-swe-agent run replayed under full on deepseek-chat: counted in DeepSeek-V3.2’s format as billed, with o200k_base 8.6% under', (path) => {
   const { conversations } = importDataset('swe-agent', { path, file: 'mini.traj.json', base: dirname(path) });
   const counted = (tokenizer: string) => {
     const ours: number[] = [];
@@ -164,9 +164,8 @@ itShared(MINI, 'the mini-swe-agent run replayed under full on deepseek-chat: the
   };
   const exact = counted('auto');
   expect([exact.ours.length, sum(exact.billed)]).toEqual([124, 4_930_216]);
-  // docs/agents.md: 4,870,481 counted, −1.2%; the rest is framing the transcript does not keep (mini-swe-agent sends commands and output as text, not tool messages).
-  expect(sum(exact.ours) / sum(exact.billed)).toBeGreaterThan(0.985);
-  expect(sum(exact.ours) / sum(exact.billed)).toBeLessThan(1);
+  // docs/agents.md: every call as billed (test/agents-deepseek-v32.test.ts holds each call and its output to the bill).
+  expect(exact.ours).toEqual(exact.billed);
   // The stand-in, o200k_base with OpenAI's rule, counts every call below its bill (−8.6% in all).
   const standIn = counted('o200k_base');
   expect(standIn.ours.every((n, i) => n < standIn.billed[i]!)).toBe(true);

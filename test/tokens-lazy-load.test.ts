@@ -34,12 +34,12 @@ const MISSING = `tokenizer deepseek-v3: its files come from the package ${PACKAG
 /** How many times this thread has asked for the deepseek-v3 tokenizer. */
 const requests = () => chatTokenizerRequests('deepseek-v3');
 
-/** Two scenarios, three policies, on deepseek-chat (the deepseek-v3 tokenizer). */
+/** Two scenarios, three policies, on deepseek/deepseek-v3 (the deepseek-v3 tokenizer). */
 const STUDY = [
   ...['noah-amnesia.yaml', 'kavya-late-order.yaml'].flatMap((f) => ['--scenario', join(ROOT, 'scenarios', f)]),
   ...['full', 'window-turns:turns=2', 'summary'].flatMap((p) => ['--policy', p]),
   '--model',
-  'deepseek/deepseek-chat',
+  'deepseek/deepseek-v3',
 ];
 
 beforeEach(() => {
@@ -171,7 +171,7 @@ describe(`the built CLI, on one thread and two${built ? '' : ' (skipped: dist/ i
 
   it.skipIf(!built || !installed)(`prices say which tokenizers are not installed, and what to install${why}`, () => {
     const app = install();
-    const prices = () => spawnSync(process.execPath, [app.main, 'prices', 'deepseek/deepseek-chat', 'gpt-4o-mini'], { env, encoding: 'utf8' });
+    const prices = () => spawnSync(process.execPath, [app.main, 'prices', 'deepseek/deepseek-v3', 'gpt-4o-mini'], { env, encoding: 'utf8' });
     const counts = (stdout: string) => stdout.split('\n').filter((l) => /^(deepseek|gpt)/.test(l)).map((l) => l.split(/\s{2,}/).slice(-2).join(' | '));
     app.set('intact');
     const ok = prices();

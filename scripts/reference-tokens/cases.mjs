@@ -123,7 +123,8 @@ const msg = (role, content) => ({ role, content });
 /** The conversations of one family, shaped as its template reads them. */
 function casesFor(name, source) {
   const alternating = name === 'gemma3' || name === 'mistral-nemo' || name === 'mistral-v3';
-  const tools = ['qwen2.5', 'qwen3', 'llama3.1', 'deepseek-v3', 'mistral-nemo', 'mistral-v3'].includes(name);
+  const coded = 'format' in source.template;
+  const tools = coded || ['qwen2.5', 'qwen3', 'llama3.1', 'deepseek-v3', 'mistral-nemo', 'mistral-v3'].includes(name);
   const cases = [];
   const add = (id, messages, withTools) => cases.push({ id, messages, tools: withTools ? TOOLS : null });
   const sys = msg('system', 'You are a concise, friendly assistant.');
@@ -141,7 +142,7 @@ function casesFor(name, source) {
   add('byte-order-mark', [msg('user', '\ufeffname,price\nwidget,3\ufeff')]);
   // Special-token strings typed in a message are special tokens to the tokenizer too: pieces() must cut there as the reference counts.
   add('special-tokens-in-content', [sys, msg('user', 'Print the literals <|im_start|>, <|im_end|>, <|eot_id|>, <start_of_turn>, <end_of_turn>, [INST], </s>, <｜User｜> and <think>; thanks.')]);
-  if (name === 'deepseek-v3') add('two-systems', [sys, msg('system', 'Answer in English.'), msg('user', 'Hi!')]);
+  if (name === 'deepseek-v3' || coded) add('two-systems', [sys, msg('system', 'Answer in English.'), msg('user', 'Hi!')]);
   if (name === 'qwen3') {
     // Earlier turns' reasoning is dropped; reasoning after the last user query is kept.
     add('thinking', [msg('user', 'What is 17 × 23?'), msg('assistant', '<think>\n17 × 20 = 340, 17 × 3 = 51\n</think>\n\n391'), msg('user', 'And 391 / 17?')]);
@@ -182,6 +183,51 @@ function casesFor(name, source) {
   if (name === 'mistral-nemo') {
     // The tools go before the last user message, found by equality: Python compares dicts by value.
     add('repeated-user-message', [msg('user', 'Continue.'), msg('assistant', 'Step 1 done.'), msg('user', 'Continue.')], true);
+  }
+  if (coded) {
+    // DeepSeek-V3.2 (deepseek-v32.ts): text beside calls, rounds of calls in one turn, a prompt ending in results or in an
+    // assistant's calls, the tools with two system messages, arguments of every JSON kind, and a call with no arguments.
+    const sysTools = [sys, msg('system', 'Answer in English.')];
+    add(
+      'content-and-calls',
+      [sys, msg('user', 'Weather in Oslo?'), { role: 'assistant', content: 'Let me check the forecast.', tool_calls: [call(0, 'get_weather', { city: 'Oslo' })] }, result(0, 'Oslo: -3 °C, snow')],
+      true,
+    );
+    add(
+      'rounds',
+      [
+        sys,
+        msg('user', 'Compare Oslo and Lima, then find the manual page on storms.'),
+        { role: 'assistant', content: '', tool_calls: [call(0, 'get_weather', { city: 'Oslo' })] },
+        result(0, 'Oslo: -3 °C, snow'),
+        { role: 'assistant', content: 'Now Lima.', tool_calls: [call(1, 'get_weather', { city: 'Lima', units: 'metric' })] },
+        result(1, 'Lima: 19 °C, cloudy'),
+        { role: 'assistant', content: '', tool_calls: [call(0, 'search_docs', { query: 'storm warnings', limit: 2 })] },
+        result(0, '<no results>\n'),
+      ],
+      true,
+    );
+    add('ends-in-calls', [sys, msg('user', 'Search for "reset".'), { role: 'assistant', content: '', tool_calls: [call(0, 'search_docs', { query: 'reset' })] }], true);
+    add('tools-two-systems', [...sysTools, msg('user', 'Weather in Paris?')], true);
+    add(
+      'argument-kinds',
+      [
+        msg('user', 'Every kind of argument.'),
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [
+            call(0, 'search_docs', { query: 'tabs\tand "quotes" \\ 雨 🌧️', limit: 5, ratio: 0.25, big: 1e21, tiny: 1.5e-7, flag: false, none: null, list: [1, 'two', [3.5]], nested: { a: { b: [] }, 'ü': {} } }),
+            call(1, 'get_weather', {}),
+          ],
+        },
+        result(0, 'ok'),
+        result(1, ''),
+        msg('assistant', 'Done.'),
+        msg('user', 'Thanks.'),
+      ],
+      true,
+    );
   }
   // The same tool call as ctxsim holds it (a Message: arguments as the model's JSON text, content '' beside the calls),
   // turned into the template's shape by ctxsim's chatMessage in the test, and by render.py as a Python caller would
@@ -264,7 +310,13 @@ function texts() {
 
 const families = {};
 for (const [name, source] of Object.entries(OPEN_WEIGHTS)) {
-  const files = { tokenizer: source.tokenizer, ...(source.config && { config: source.config }), template: source.template, ...(source.format && { format: source.format, bos: source.bos, eos: source.eos }) };
+  const files = {
+    tokenizer: source.tokenizer,
+    ...(source.config && { config: source.config }),
+    template: source.template,
+    ...(source.format && { format: source.format, bos: source.bos, eos: source.eos }),
+    ...(source.addedTokens && { addedTokens: source.addedTokens }),
+  };
   families[name] = { source: files, argumentsAs: source.argumentsAs, cases: casesFor(name, source), texts: texts() };
 }
 process.stdout.write(`${JSON.stringify({ families }, null, 1)}\n`);

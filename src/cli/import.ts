@@ -61,8 +61,10 @@ function unloggedLines(docs: ScenarioOut[], conversations: readonly Conversation
   const line = ({ id, prefix: u }: (typeof sized)[number]) =>
     !u
       ? `  ${id}: no billed usage, no prefix added`
-      : u.tokens === 0
-        ? `  ${id}: the log holds the whole first prompt (ctxsim counts ${grouped(u.counted)}, billed ${grouped(u.billed)}): no prefix added`
+      : u.counted === u.billed
+        ? `  ${id}: ctxsim counts the first call as billed (${grouped(u.billed)} tokens): the log holds the whole prompt, no prefix needed`
+        : u.tokens === 0
+          ? `  ${id}: the log holds the whole first prompt (ctxsim counts ${grouped(u.counted)}, billed ${grouped(u.billed)}): no prefix added`
         : `  ${id}: ${grouped(u.tokens)} tokens per call (first call billed ${grouped(u.billed)}, the log holds ${grouped(u.counted)})`;
   return `unlogged prefix, estimated from the bill:\n${sized.map(line).join('\n')}\n`;
 }

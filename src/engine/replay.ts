@@ -366,6 +366,7 @@ class Replayer {
       const request: CallRequest = { model, messages: call.plan.messages, promptTokens: call.promptTokens, stablePrefix: call.plan.stablePrefix, outputTokens, time: this.driver.time };
       if (call.sequence) request.sequence = call.sequence;
       if (call.output) request.output = call.output;
+      if (call.output?.delay !== undefined) request.gap = call.output.delay;
       const c = this.meter.call(request);
       onCall?.(turn, call, c);
       p.inputTokens += c.inputTokens;

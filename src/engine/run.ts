@@ -70,6 +70,8 @@ type ContextOptions = Omit<RunSpec, 'models' | 'upkeep'> &
   Pick<Execution, 'cacheFolder'> & {
     model: string;
     upkeep?: UpkeepContext;
+    /** When the conversation replayed was recorded (a transcript's date): the prompt format its model name served then (see `encodingForModel`). */
+    recorded?: string;
   };
 
 /** A replay context with what was resolved for it. */
@@ -87,7 +89,7 @@ export type UnitContext = ModelContext & { spec: UnitSpec };
  * settings, the provider rule set (given, or the model's).
  */
 export function replayContext(opts: ContextOptions, counters = new Map<string, TokenCounter>()): ModelContext {
-  const encoding = encodingForModel(opts.model, opts.tokenizer, opts.tokenFactor);
+  const encoding = encodingForModel(opts.model, opts.tokenizer, opts.tokenFactor, opts.recorded);
   const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
   const costs: CostSettings = {
     promptCache: opts.promptCache ?? DEFAULT_COSTS.promptCache,

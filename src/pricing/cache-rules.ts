@@ -12,17 +12,29 @@
  *   at the end of the user input and another at the end of the model output;
  *   every cache hit its bills record is a multiple of 64).
  * - `none`: everything else (e.g. gpt-3.5-turbo, embedding models).
+ *
+ * `ready` (automatic rules): seconds before what a call wrote can be read.
+ * DeepSeek's cache is on disk and best-effort: its guide says a hit needs the
+ * prefix "persisted" first, and gives no time; DeepSeek's bills show one.
+ * In the mini-swe-agent session of docs/agents.md (deepseek-chat, 2026-04),
+ * every call sent 1.8 s or more after the previous reply read that reply
+ * whole (122 of 123); in another such session, calls sent about 0.5 s after
+ * the previous reply often read an older, shorter prefix. So a unit becomes
+ * readable between 0.5 and 1.8 s after it is written: ctxsim takes 1 s.
+ * OpenAI's and Anthropic's caches are read at once (no figure published,
+ * none seen in bills).
  */
 export type CacheRule =
   | { kind: 'none' }
-  | { kind: 'automatic'; minTokens: number; step: number; output?: true }
+  | { kind: 'automatic'; minTokens: number; step: number; output?: true; ready?: number }
   | { kind: 'explicit'; minTokens: number };
 
 /** OpenAI's rule: prefixes of 1024 tokens or more, cached in 128-token steps. */
 export const AUTOMATIC: CacheRule = { kind: 'automatic', minTokens: 1024, step: 128 };
 
-/** DeepSeek's rule: 64-token storage units, nothing under 64 tokens cached, a call's output cached after its prompt. */
-const DEEPSEEK: CacheRule = { kind: 'automatic', minTokens: 64, step: 64, output: true };
+/** DeepSeek's rule: 64-token storage units, nothing under 64 tokens cached, a call's output cached after its prompt, readable 1 s after it is written. */
+export const DEEPSEEK_READY_SECONDS = 1;
+const DEEPSEEK: CacheRule = { kind: 'automatic', minTokens: 64, step: 64, output: true, ready: DEEPSEEK_READY_SECONDS };
 
 /** Providers that serve Claude with Anthropic's cache_control breakpoints. */
 const CLAUDE_HOSTS = new Set(['anthropic', 'bedrock', 'bedrock_converse', 'vertex_ai-anthropic_models']);

@@ -18,6 +18,8 @@ export interface CallRequest {
   output?: Message;
   /** Simulated seconds since the conversation started. */
   time: number;
+  /** Seconds between the previous call's reply and this call, when a transcript recorded them (a round's `gap:`): a cache that needs time to make what it wrote readable is read with it. */
+  gap?: number;
   /** The prompt as rendered by the model's chat template, piece by piece: automatic prefix caching compares these (the template's framing and tools included) instead of messages. */
   sequence?: PromptSequence;
 }
@@ -171,6 +173,9 @@ export class Meter {
     }
     const use = this.cacheUse(p, req);
     const cost = priceUsage(p, { input: req.promptTokens, cached: use.read, written: use.written, output: outputTokens }, use.writePrice);
+    const latencyMs = callLatencyMs(this.latency(model), req.promptTokens - use.read, use.read, outputTokens);
+    // The prefix cache's clock: when this call's reply ended (what it wrote becomes readable from then).
+    this.prefix.get(p.model)?.took(latencyMs / 1000);
     return {
       model,
       fallback: false,
@@ -181,7 +186,7 @@ export class Meter {
       input: cost.input,
       cached: cost.cached,
       output: cost.output,
-      latencyMs: callLatencyMs(this.latency(model), req.promptTokens - use.read, use.read, outputTokens),
+      latencyMs,
       overflow: false,
     };
   }
@@ -193,7 +198,7 @@ export class Meter {
     if (rule.kind === 'automatic') {
       let c = this.prefix.get(p.model);
       if (!c) this.prefix.set(p.model, (c = new PrefixCache(rule, promptCacheTtl ?? DEFAULT_PROMPT_CACHE_TTL, this.toolTokens, this.pinnedTokens, this.warmTokens)));
-      return { read: c.call(req.messages, req.time, this.count, req.sequence, rule.output && req.output && { promptTokens: req.promptTokens, message: req.output, tokens: req.outputTokens }), written: 0 };
+      return { read: c.call(req.messages, req.time, this.count, req.sequence, rule.output && req.output && { promptTokens: req.promptTokens, message: req.output, tokens: req.outputTokens }, req.gap), written: 0 };
     }
     if (rule.kind === 'explicit') {
       // Anthropic offers two TTLs: one above five minutes takes the 1-hour tier (dearer writes), capped at one hour.

@@ -48,19 +48,32 @@ function tokensOf(messages: readonly Message[], to: number, count: MessageTokens
  * seconds passed since the previous call. The tool definitions offered with
  * every call (`head`, their tokens) are sent first, so they start every
  * shared prefix.
+ *
+ * With `ready` (DeepSeek's: see cache-rules.ts), what a call wrote is
+ * readable only that many seconds after it was written: its prompt after
+ * the call was sent, its prompt and output after the reply ended. A call
+ * sent sooner than that (when the transcript recorded the gap before it: a
+ * round's `gap:`) reads the newest of the earlier calls' units that is
+ * readable by then. The cache's clock runs on each call's latency (as the
+ * meter estimates it) and the recorded gaps; a call whose gap is not
+ * recorded is taken to come late enough.
  */
 export class PrefixCache {
   /**
-   * The previous call: its messages, when, its pieces when rendered by a
-   * template, and the tokens of the head and its first `counted` messages
-   * (without reply priming). The rest is summed only when a later prompt
-   * starts with the whole of it: a sliding window's prompt is not summed at
-   * all.
+   * The calls the cache holds, newest last: the previous one, and the ones
+   * before it still needed while its units are not readable. Each with its
+   * messages, its turn's time, its pieces when rendered by a template, the
+   * tokens of the head and its first `counted` messages (without reply
+   * priming; the rest is summed only when a later prompt starts with the
+   * whole of it: a sliding window's prompt is not summed at all), what it
+   * wrote, and when it was sent and its reply ended on the cache's clock.
    */
-  private previous?: { messages: readonly Message[]; time: number; sequence: PromptSequence | undefined; counted: number; tokens: number; output: Written | undefined };
+  private readonly calls: Held[] = [];
+  /** When the last call's reply ended, on the cache's clock (seconds). */
+  private clock = 0;
 
   constructor(
-    private readonly rule: { minTokens: number; step: number },
+    private readonly rule: { minTokens: number; step: number; ready?: number },
     private readonly ttl: number,
     /** Tokens of the tool definitions sent before every prompt (0: none). */
     private readonly head = 0,
@@ -78,30 +91,54 @@ export class PrefixCache {
    * the model wrote: DeepSeek), a prompt that holds the whole previous one and
    * then that call's output reads the output's tokens from the cache too. The
    * first call reads the warm start (`warm`), up to its whole prompt.
+   * `gap`: seconds since the previous call's reply, when the transcript
+   * recorded it (see `ready`); `took` then says how long this call took.
    */
-  call(messages: readonly Message[], time: number, count: MessageTokens, sequence?: PromptSequence, output?: Written): number {
-    const prev = this.previous;
+  call(messages: readonly Message[], time: number, count: MessageTokens, sequence?: PromptSequence, output?: Written, gap?: number): number {
+    const calls = this.calls;
+    const prev = calls[calls.length - 1];
+    const start = prev ? Math.max(time, this.clock + (gap ?? 0)) : time;
+    // The call whose units this one reads: the previous one, or (sent too soon after it) the newest readable by then.
+    let from = prev;
+    let withOutput = true;
+    const ready = this.rule.ready ?? 0;
+    if (prev && gap !== undefined && ready > 0) {
+      from = undefined;
+      for (let i = calls.length - 1; i >= 0; i--) {
+        const e = calls[i]!;
+        if (start >= e.end + ready || start >= e.start + ready) {
+          from = e;
+          withOutput = start >= e.end + ready;
+          // Units older than one whose whole is readable are never read again (later calls come later still).
+          if (withOutput) calls.splice(0, i);
+          break;
+        }
+      }
+    }
+    const base = from ?? prev;
     let p: number;
     let shared = 0;
     if (sequence) {
       // Rendered by a chat template: the tokens of the leading pieces both prompts share (a piece the next prompt changes is not cached).
-      const pieces = prev?.sequence ? sharedPieces(sequence.ids, prev.sequence.ids) : 0;
-      p = prev?.sequence ? this.pinned + sequence.sums[pieces]! : 0;
+      const pieces = base?.sequence ? sharedPieces(sequence.ids, base.sequence.ids) : 0;
+      p = base?.sequence ? this.pinned + sequence.sums[pieces]! : 0;
     } else {
-      const before = prev?.messages ?? [];
+      const before = base?.messages ?? [];
       shared = sharedFrom(messages, before, 0, Math.min(messages.length, before.length));
-      p = prev && shared === before.length && !prev.sequence ? prev.tokens + tokensOf(before, shared, count, prev.counted) : this.pinned + this.head + tokensOf(messages, shared, count);
+      p = base && shared === before.length && !base.sequence ? base.tokens + tokensOf(before, shared, count, base.counted) : this.pinned + this.head + tokensOf(messages, shared, count);
     }
-    // Prompts are not changed once sent: the previous one is kept as it is.
-    this.previous = { messages, time, sequence, counted: shared, tokens: sequence ? 0 : p, output };
+    // Prompts are not changed once sent: the call is kept as it is.
+    calls.push({ messages, time, sequence, counted: shared, tokens: sequence ? 0 : p, output, start, end: start });
+    if (calls.length > MAX_HELD) calls.shift();
+    this.clock = start;
     // The first call reads a warm start, up to its whole prompt.
     if (!prev) return this.warm && this.rounded(Math.min(this.warm, this.pinned + (sequence ? sequence.sums[sequence.ids.length]! : this.head + tokensOf(messages, messages.length, count))));
-    if (time - prev.time > this.ttl) return 0;
-    // The previous call's prompt and output, when this prompt holds both whole: read back as the provider cached them.
-    const out = prev.output;
-    const n = prev.messages.length;
-    // (Without a template the prompts were compared above: `shared` says whether this one holds the whole previous one.)
-    const holds = () => (sequence ? sharedFrom(messages, prev.messages, 0, n) : shared) === n;
+    if (!from || time - from.time > this.ttl) return 0;
+    // That call's prompt and output, when this prompt holds both whole: read back as the provider cached them.
+    const out = withOutput ? from.output : undefined;
+    const n = from.messages.length;
+    // (Without a template the prompts were compared above: `shared` says whether this one holds the whole of that one.)
+    const holds = () => (sequence ? sharedFrom(messages, from.messages, 0, n) : shared) === n;
     if (out && messages.length > n && sameMessage(messages[n]!, out.message) && holds()) p = Math.max(p, out.promptTokens + out.tokens);
     return this.rounded(p);
   }
@@ -110,6 +147,29 @@ export class PrefixCache {
   private rounded(p: number): number {
     return p < this.rule.minTokens ? 0 : Math.floor(p / this.rule.step) * this.rule.step;
   }
+
+  /** The last call took `seconds` (its latency): its reply ended then, on the cache's clock. */
+  took(seconds: number): void {
+    const last = this.calls[this.calls.length - 1];
+    if (!last) return;
+    last.end = last.start + seconds;
+    this.clock = last.end;
+  }
+}
+
+/** Calls a prefix cache holds at most (the previous one, and those before it whose units are not readable yet). */
+const MAX_HELD = 16;
+
+/** A call as the prefix cache holds it (see `PrefixCache.calls`). */
+interface Held {
+  messages: readonly Message[];
+  time: number;
+  sequence: PromptSequence | undefined;
+  counted: number;
+  tokens: number;
+  output: Written | undefined;
+  start: number;
+  end: number;
 }
 
 /** A call as a cache that keeps outputs holds it: its prompt's tokens, the message later prompts hold, and the tokens the model wrote. */

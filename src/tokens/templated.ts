@@ -212,6 +212,17 @@ export class TemplatePrompts {
     return { perMessage, perName: 0, replyPriming };
   }
 
+  /**
+   * Tokens a model writes for a message where the format says how its output
+   * is billed (DeepSeek-V3.2: its text and calls as laid out, cut at the
+   * special tokens); undefined for the others.
+   */
+  outputTokens(m: Message): number | undefined {
+    const render = this.chat.renderOutput;
+    if (!render) return undefined;
+    return this.chat.pieces(render(chatMessage(m, this.chat.source))).reduce((n, p) => n + this.text(this.chat.pieceText(p)), 0);
+  }
+
   /** The tool definitions' tokens: what they add to a one-message prompt. */
   toolTokens(defs: readonly ToolDef[]): number {
     return this.toolsOf(defs).tokens;

@@ -28,7 +28,7 @@ export function importCommand(io: IO): Command<ImportFlags> {
         .option('unlogged-prefix', {
           type: 'string',
           choices: ['billed'],
-          describe: `${billed.join(', ')} (the formats whose logs record each call’s billed usage): add a pinned stand-in for what the log leaves out of every prompt (system prompt, tool definitions), sized from the first call’s bill (an estimate)`,
+          describe: `${billed.join(', ')} (the formats whose logs record each call’s billed usage): add a pinned stand-in for what the log leaves out of every prompt (system prompt, tool definitions), sized from the first call’s bill (an estimate); none when ctxsim counts the first call as billed (the log holds the whole prompt: DeepSeek’s, counted in its V3.2 format), which it says`,
         });
     },
     handler: async (argv: ImportFlags) => (await import('../import.js')).importCmd(argv, io),

@@ -14,9 +14,15 @@ export const toolResult = z.looseObject({
   is_error: z.boolean().nullish(),
 });
 
+/** What a round's call recorded: its billed usage, and the time since the previous call's reply (a duration). */
+interface RoundCall {
+  usage?: UsageOut;
+  gap?: string;
+}
+
 /** The billed usage recorded for the calls of one turn: one entry per round, and the reply's. */
 interface TurnUsage {
-  rounds: (UsageOut | undefined)[];
+  rounds: (RoundCall | undefined)[];
   reply?: UsageOut;
 }
 
@@ -45,12 +51,12 @@ export class AgentTurns {
     this.b.user(text);
   }
 
-  /** One model response that made tool calls (at least one): a round, its text kept with its calls. */
-  round(text: string, calls: ToolOut[], usage?: UsageOut): void {
+  /** One model response that made tool calls (at least one): a round, its text kept with its calls; `gap`: the time since the previous call's reply, when the log has it. */
+  round(text: string, calls: ToolOut[], usage?: UsageOut, gap?: string): void {
     this.before();
     this.b.round(text);
     for (const c of calls) this.b.tool(c);
-    this.slot().rounds.push(usage);
+    this.slot().rounds.push(usage || gap !== undefined ? { ...(usage && { usage }), ...(gap !== undefined && { gap }) } : undefined);
   }
 
   /** One model response without tool calls: the turn's reply. */
@@ -67,7 +73,7 @@ export class AgentTurns {
       const out: TurnOut = { ...t };
       if (u.rounds.some(Boolean) && t.tools?.length) {
         const rounds: RoundOut[] = 'calls' in t.tools[0]! ? (t.tools as RoundOut[]) : [{ calls: t.tools as ToolOut[] }];
-        out.tools = rounds.map((r, k) => (u.rounds[k] ? { ...r, usage: u.rounds[k] } : r));
+        out.tools = rounds.map((r, k) => (u.rounds[k] ? { ...r, ...u.rounds[k] } : r));
       }
       if (u.reply && t.assistant !== undefined) out.usage = u.reply;
       return out;

@@ -35,7 +35,8 @@ const message = z.looseObject({
   // SWE-agent: the action of a response, and demonstrations put in the history (not the run's messages).
   action: z.string().nullish(),
   is_demo: z.boolean().nullish(),
-  extra: z.looseObject({ response: z.looseObject({ usage: usage.nullish(), model: modelName.nullish() }).nullish() }).nullish(),
+  // mini-swe-agent: the raw response (its usage, model, and `created`, when the API received the call, in whole seconds) and when the agent logged it.
+  extra: z.looseObject({ response: z.looseObject({ usage: usage.nullish(), model: modelName.nullish(), created: z.number().nullish() }).nullish(), timestamp: z.number().nullish() }).nullish(),
 });
 type Msg = z.infer<typeof message>;
 const step = z.looseObject({
@@ -159,7 +160,7 @@ export const sweAgent: Importer<SweAgentOptions> = {
     const check = <T>(schema: z.ZodType<T>, value: unknown, at: DocPath): T | undefined => src.check(schema, value, at, problems);
     const problem = (at: DocPath, msg: string) => problems.push(src.problem(at, msg));
     const obj = isObject(root) ? root : undefined;
-    let out: { system: string[]; turns: AgentTurns } | undefined;
+    let out: { system: string[]; turns: AgentTurns; recorded?: string } | undefined;
     let model: RunModel | undefined;
     let billed: BilledTotal | undefined;
     let toolDefs: ToolDef[] | undefined;
@@ -190,7 +191,7 @@ export const sweAgent: Importer<SweAgentOptions> = {
     if (problems.length) throw new ScenarioError(problems);
     if (!out || out.turns.turn === 0) throw new ScenarioError([{ file, path: '', message: 'no user or assistant messages in the file' }]);
     const docs: ScenarioOut[] = [
-      { id, ...(model && { model: model.model }), ...(billed && { billed }), ...(out.system.length && { system: out.system.join('\n\n') }), ...(toolDefs && { tool_defs: toolDefs }), turns: out.turns.finish() },
+      { id, ...(model && { model: model.model }), ...(billed && { billed }), ...(out.recorded !== undefined && { recorded: out.recorded }), ...(out.system.length && { system: out.system.join('\n\n') }), ...(toolDefs && { tool_defs: toolDefs }), turns: out.turns.finish() },
     ];
     annotate(docs, annotations(input, opts), quirks);
     return { docs, quirks: quirks.list(), ...(model?.alias !== undefined && { aliases: new Map([[model.model, model.alias]]) }) };
@@ -256,9 +257,12 @@ function totals(stats: z.infer<typeof sweInfo>['model_stats'], problem: (at: Doc
 const DEMONSTRATION = 'demonstration messages in the history (an example run shown to the model: skipped)';
 
 /** Chat messages (mini-swe-agent's `messages`, SWE-agent's `history`) into turns. */
-function fold(msgs: Msg[], at: DocPath, id: string, quirks: QuirkLog, problem: (at: DocPath, msg: string) => void): { system: string[]; turns: AgentTurns } {
+function fold(msgs: Msg[], at: DocPath, id: string, quirks: QuirkLog, problem: (at: DocPath, msg: string) => void): { system: string[]; turns: AgentTurns; recorded?: string } {
   const system: string[] = [];
   const turns = new AgentTurns(quirks, id);
+  /** When the first response was received (ISO 8601), and when the agent logged the last one (seconds). */
+  let recorded: string | undefined;
+  let logged: number | undefined;
   /** Calls waiting for their result, by id. */
   const pending = new Map<string, ToolOut>();
   msgs.forEach((m, j) => {
@@ -288,7 +292,12 @@ function fold(msgs: Msg[], at: DocPath, id: string, quirks: QuirkLog, problem: (
           pending.set(c.id, tool);
         });
         const billed = usageOf(m);
-        if (calls.length) turns.round(text, calls, billed);
+        const created = m.extra?.response?.created ?? undefined;
+        recorded ??= created === undefined ? undefined : isoSeconds(created);
+        // The API's `created` is in whole seconds: the gap is at least this, and less than a second more.
+        const gap = created !== undefined && logged !== undefined ? `${Math.max(0, Math.round((created - logged) * 10) / 10)}s` : undefined;
+        logged = m.extra?.timestamp ?? undefined;
+        if (calls.length) turns.round(text, calls, billed, gap);
         else turns.reply(text, billed);
         return;
       }
@@ -304,7 +313,7 @@ function fold(msgs: Msg[], at: DocPath, id: string, quirks: QuirkLog, problem: (
     }
   });
   if (pending.size) quirks.add('no-result', 'tool calls without a result (the run ended first)', `${id} ${[...pending.keys()][0]}`);
-  return { system, turns };
+  return { system, turns, ...(recorded !== undefined && { recorded }) };
 }
 
 /**
@@ -407,6 +416,12 @@ function fill(template: string, vars: Readonly<Record<string, string>>): string 
     return v ?? '';
   });
   return missing ? undefined : out;
+}
+
+/** Seconds since 1970 as an ISO 8601 time, to the second. */
+function isoSeconds(seconds: number): string | undefined {
+  const d = new Date(Math.floor(seconds) * 1000);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString().replace('.000Z', 'Z');
 }
 
 /** The billed usage of a response, from mini-swe-agent's copy of the raw response. */
