@@ -6,9 +6,9 @@ import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { scenarioFromValue } from '../src/scenario/load.js';
 import { calibrateTokenFactor, calibrationReport, tokenFactorLine, type LeftOut } from '../src/study/calibrate.js';
-import { policiesFromFlags } from '../src/study/study.js';
+import { loadScenarios, policiesFromFlags } from '../src/study/study.js';
 import type { Conversation, Message } from '../src/types.js';
-import { itShared } from './_shared.js';
+import { itShared, sharedData } from './_shared.js';
 import { cli, expectUsage } from './_io.js';
 import { tempDir } from './_tmp.js';
 
@@ -123,10 +123,16 @@ describe('calibrateTokenFactor', () => {
     const worst = expected.reduce((w, e) => (Math.abs(e.error) > Math.abs(w.error) ? e : w));
     const meanAbs = sum(expected.map((e) => Math.abs(e.error))) / expected.length;
     const before = sum(expected.map((e) => Math.abs(e.counted / e.billed - 1))) / expected.length;
-    const report = calibrationReport(calibrateTokenFactor([conversation]));
-    expect(report).toContain(
-      `leave one call out: mean |error| ${(meanAbs * 100).toFixed(2)}%, worst ${worst.error < 0 ? '−' : '+'}${(Math.abs(worst.error) * 100).toFixed(2)}% (s1 call ${worst.call}) over ${expected.length} calls; uncalibrated, mean |error| ${(before * 100).toFixed(2)}%`,
-    );
+    expect(m!.error).toMatchObject({ outOfSample: false, worst: { call: worst.call } });
+    expect(m!.error!.meanAbs).toBeCloseTo(meanAbs, 12);
+    expect(m!.error!.uncalibrated).toBeCloseTo(before, 12);
+    // One transcript: said plainly, and the calls' figure given as the optimistic bound it is.
+    const report = calibrationReport(calibrateTokenFactor([conversation])).split('\n');
+    expect(report.slice(3, 5)).toEqual([
+      '  one transcript only: no error out of sample (give two or more transcripts of the model: each is then predicted from the fit on the others)',
+      `  leave one call out: mean |error| ${(meanAbs * 100).toFixed(2)}%, worst ${worst.error < 0 ? '−' : '+'}${(Math.abs(worst.error) * 100).toFixed(2)}% (s1 call ${worst.call}) over ${expected.length} calls; uncalibrated, mean |error| ${(before * 100).toFixed(2)}%: an optimistic bound, its calls sharing most of their text (on real sessions it understates the error on another session 2–10×)`,
+    ]);
+    expect(report[5]).toMatch(/^ {2}calibrated in sample: ctxsim counts [\d,]+ with tokenFactor \d\.\d{3} \([+−]\d\.\d\d%\): the transcripts it was fitted on, close by construction$/);
   });
 
   it('leaves one transcript out when the model has two: each predicted, every billed call of it, from the fit on the other', () => {
@@ -156,6 +162,17 @@ describe('calibrateTokenFactor', () => {
     // Fitted on b (1.3), a is over-predicted; fitted on a (1.2), b under.
     expect(la!.error).toBeGreaterThan(0.02);
     expect(lb!.error).toBeLessThan(-0.02);
+    // That is the fit's error, out of sample: the report's error line, before the count in sample (near 0 by construction).
+    const worst = Math.abs(la!.error) > Math.abs(lb!.error) ? la! : lb!;
+    const meanAbs = (Math.abs(la!.error) + Math.abs(lb!.error)) / 2;
+    expect(m!.error).toMatchObject({ outOfSample: true, worst: { scenario: worst.scenario } });
+    expect(m!.error!.meanAbs).toBeCloseTo(meanAbs, 12);
+    const report = calibrationReport(calibrateTokenFactor([a.conversation, b.conversation])).split('\n');
+    expect(report[3]).toBe(
+      `  error (out of sample: each transcript predicted from the fit on the others): mean |error| ${(meanAbs * 100).toFixed(2)}%, worst +${(worst.error * 100).toFixed(2)}% (${worst.scenario}) over 2 transcripts; uncalibrated, mean |error| ${(m!.error!.uncalibrated * 100).toFixed(2)}%`,
+    );
+    expect(report[4]).toMatch(/^ {2}calibrated in sample: /);
+    expect(report.join('\n')).not.toContain('leave one call out');
   });
 
   it('fits each model apart; a model with its own tokenizer gets no factor, and transcripts without per-call usage are skipped', () => {
@@ -216,7 +233,7 @@ describe('ctxsim calibrate', () => {
     const lines = out.trimEnd().split('\n');
     expect(lines[0]).toBe(`${CLAUDE} · o200k_base (estimate) · 2 transcripts, 8 billed calls, 6 fitted`);
     expect(lines[1]).toBe('  factor 1.200: billed ÷ counted over the fitted calls’ logged text');
-    expect(out).toMatch(/\n {2}leave one transcript out: mean \|error\| \d\.\d\d%, worst [+−]\d\.\d\d% \([ab]\) over 2 transcripts; uncalibrated, mean \|error\| \d+\.\d\d%\n/);
+    expect(out).toMatch(/\n {2}error \(out of sample: each transcript predicted from the fit on the others\): mean \|error\| \d\.\d\d%, worst [+−]\d\.\d\d% \([ab]\) over 2 transcripts; uncalibrated, mean \|error\| \d+\.\d\d%\n/);
     expect(parse(lines.at(-1)!)).toEqual({ tokenFactor: { [CLAUDE]: 1.2 } });
     // The same files, the same output.
     expect((await cli('calibrate', join(dir, '*.json'), join(dir, 'plain.yaml'))).out).toBe(out);
@@ -265,12 +282,40 @@ itShared(SAMPLE, 'the real Claude Code sample, imported with --unlogged-prefix b
   expect(factor).toBeLessThan(1.3);
   expect(parse(lines.at(-1)!)).toEqual({ tokenFactor: { [CLAUDE]: factor } });
   // Uncalibrated (the prefix in every call), the bill of 675,466 prompt tokens is undercounted; calibrated, within half a percent.
-  const pct = (label: string) => Number(new RegExp(`\\n {2}${label}:.*\\(([+−]\\d+\\.\\d\\d)%\\)\\n`).exec(out)![1]!.replace('−', '-'));
+  const pct = (label: string) => Number(new RegExp(`\\n {2}${label}:.*\\(([+−]\\d+\\.\\d\\d)%\\)`).exec(out)![1]!.replace('−', '-'));
   expect(out).toContain('the provider billed 675,466');
   expect(pct('uncalibrated')).toBeLessThan(-5);
-  expect(Math.abs(pct('calibrated'))).toBeLessThan(0.5);
-  const loo = /\n {2}leave one call out: mean \|error\| (\d\.\d\d)%, worst [+−]\d\.\d\d% \(claude-code-sonnet-4-5-subagent-a2898e3 call \d+\) over 11 calls; uncalibrated, mean \|error\| (\d+\.\d\d)%\n/.exec(out);
+  expect(Math.abs(pct('calibrated in sample'))).toBeLessThan(0.5);
+  // One transcript: no error out of sample, said plainly; leaving calls out is the optimistic bound.
+  expect(lines[3]).toBe('  one transcript only: no error out of sample (give two or more transcripts of the model: each is then predicted from the fit on the others)');
+  const loo = /\n {2}leave one call out: mean \|error\| (\d\.\d\d)%, worst [+−]\d\.\d\d% \(claude-code-sonnet-4-5-subagent-a2898e3 call \d+\) over 11 calls; uncalibrated, mean \|error\| (\d+\.\d\d)%: an optimistic bound/.exec(out);
   expect(loo, out).not.toBeNull();
   // Each call predicted from the fit on the others is off by a fraction of what the stand-in alone was.
   expect(Number(loo![1])).toBeLessThan(Number(loo![2]) / 3);
+});
+
+const MINI = 'agent_transcripts_sample/mini-swe-agent_deepseek-chat_django-15213.traj.json';
+
+itShared(MINI, 'two real sessions (the Claude Code sub-agent and the mini-swe-agent run) fitted as one stand-in model: each transcript left out in turn, and that error out of sample is several times what leaving calls out of either alone says', async (mini) => {
+  const claude = sharedData(SAMPLE);
+  if (!claude) return;
+  const dir = tempDir('ctxsim-calibrate-two-');
+  for (const [format, path] of [['claude-code', claude], ['swe-agent', mini]] as const) {
+    const r = await cli('import', '--format', format, path, '--out', dir, '--unlogged-prefix', 'billed');
+    expect(r.code, r.err).toBe(0);
+  }
+  const loaded = loadScenarios([{ kind: 'glob', pattern: join(dir, '*.yaml'), base: dir }]);
+  expect(loaded.map((c) => c.id).sort()).toEqual(['claude-code-sonnet-4-5-subagent-a2898e3', 'mini-swe-agent-deepseek-chat-django-15213']);
+  const [both] = calibrateTokenFactor(loaded, { model: CLAUDE }).models;
+  expect(both!.leaveOut).toBe('transcript');
+  expect(both!.loo.map((l) => l.call)).toEqual([undefined, undefined]);
+  expect(both!.error!.outOfSample).toBe(true);
+  // Each alone: its calls left out in turn, the optimistic bound.
+  const alone = loaded.map((c) => calibrateTokenFactor([c], { model: CLAUDE }).models[0]!.error!);
+  expect(alone.map((e) => e.outOfSample)).toEqual([false, false]);
+  // Out of sample 4.33%; leaving calls out says 0.85% (Claude Code) and 2.44% (mini-swe-agent, whose first call, counted
+  // without the tools block its own model's format needs no stand-in for, is off by 13.5%): 5.1× and 1.8× less.
+  for (const e of alone) expect(both!.error!.meanAbs).toBeGreaterThan(1.5 * e.meanAbs);
+  const report = calibrationReport(calibrateTokenFactor(loaded, { model: CLAUDE }));
+  expect(report).toMatch(/\n {2}error \(out of sample: each transcript predicted from the fit on the others\): mean \|error\| \d+\.\d\d%, worst [+−]\d+\.\d\d% \((claude-code|mini-swe-agent)\S+\) over 2 transcripts; uncalibrated, mean \|error\| \d+\.\d\d%\n/);
 });

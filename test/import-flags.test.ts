@@ -43,10 +43,10 @@ describe('import flags from the importers’ option schemas', () => {
         seen.push(`${importer.id} ${key}`);
       }
     }
-    // Eight formats, 24 option uses: openai, claude-code, swe-agent, anthropic take prefix, annotations, fact, probe (4 × 4);
-    // locomo user, factValue, questions, prefix (4); abcd prefix, system (2); multiwoz prefix, ask (2); sgd prefix (1).
-    expect(seen.length).toBe(4 * 4 + 4 + 2 + 2 + 1);
-    expect([...help.keys()]).toEqual(['help', 'version', 'format', 'out', 'prefix', 'annotations', 'fact', 'probe', 'user', 'fact-value', 'questions', 'system', 'ask', 'unlogged-prefix']);
+    // Eight formats, 25 option uses: openai, claude-code, swe-agent, anthropic take prefix, annotations, fact, probe (4 × 4);
+    // swe-agent model (1); locomo user, factValue, questions, prefix (4); abcd prefix, system (2); multiwoz prefix, ask (2); sgd prefix (1).
+    expect(seen.length).toBe(4 * 4 + 1 + 4 + 2 + 2 + 1);
+    expect([...help.keys()]).toEqual(['help', 'version', 'format', 'out', 'prefix', 'annotations', 'fact', 'probe', 'user', 'fact-value', 'questions', 'system', 'ask', 'model', 'unlogged-prefix']);
   });
 
   it('each flag says what its schema says, for the formats in registry order, with its default', async () => {
@@ -99,8 +99,8 @@ describe('import flags from the importers’ option schemas', () => {
         refused++;
       }
     }
-    // prefix: every format; annotations, fact, probe: 4 lack each; user, fact-value, questions, system, ask: 7 each.
-    expect(refused).toBe(3 * 4 + 5 * 7);
+    // prefix: every format; annotations, fact, probe: 4 lack each; model, user, fact-value, questions, system, ask: 7 each.
+    expect(refused).toBe(3 * 4 + 6 * 7);
   });
 
   it('--unlogged-prefix names the formats whose fixtures record billed usage per call, and only those', () => {
@@ -131,6 +131,7 @@ describe('importOptions: options of one name agree on their type', () => {
       ['questions', 'string', ['after', 'each'], 'locomo'],
       ['system', 'string', null, 'abcd'],
       ['ask', 'boolean', null, 'multiwoz'],
+      ['model', 'string', null, 'swe-agent'],
     ]);
   });
 

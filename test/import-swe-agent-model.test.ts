@@ -131,7 +131,7 @@ describe('observations as the model was sent them', () => {
     expect(results(docs)).toEqual(['as sent: src/ tests/', 'as sent: the file', `${NO_OUTPUT}${FOOTER('/repo/src/dates.py')}`, 'diff --git a/src/dates.py b/src/dates.py\n']);
   });
 
-  it('demonstrations in the history are not the run’s messages: skipped and counted', () => {
+  it('a demonstration in the history is sent with the task, not matched to the steps', () => {
     const history = [
       { role: 'system', content: 'SETTING: You are an autonomous programmer.', agent: 'primary' },
       { role: 'user', content: 'Here is a demonstration.', agent: 'primary', is_demo: true },
@@ -139,10 +139,11 @@ describe('observations as the model was sent them', () => {
       { role: 'user', content: `ISSUE: parse_date crashes on leap days.${FOOTER('n/a')}`, agent: 'primary' },
     ];
     const { docs, report } = importDataset('swe-agent', v0('demo.traj', { history }));
-    expect((docs[0]!.turns[0] as TurnOut).user).toBe(`ISSUE: parse_date crashes on leap days.${FOOTER('n/a')}`);
+    expect((docs[0]!.turns[0] as TurnOut).user).toBe(`Here is a demonstration.\ndemo\nISSUE: parse_date crashes on leap days.${FOOTER('n/a')}`);
     expect(results(docs)[0]).toBe(`src/\ntests/\n${FOOTER('n/a')}`);
     expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
       ['demonstration', 2],
+      ['demonstration-messages', 1],
       ['steps', 1],
     ]);
   });

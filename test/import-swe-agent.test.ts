@@ -68,7 +68,8 @@ describe('swe-agent importer: SWE-agent .traj', () => {
       ['Find the file.', [['find_file', { file_name: 'dates.py' }, 'Found 1 matches: /testbed/src/dates.py\n(Open file: n/a)\nbash-$']]],
       ['Submit.', [['submit', undefined, 'diff --git a/src/dates.py\n(Open file: n/a)\nbash-$']]],
     ]);
-    expect(report.quirks).toEqual([]);
+    // Its config names no model: the import says so.
+    expect(report.quirks.map((q) => [q.key, q.count])).toEqual([['no-model', 1]]);
   });
 
   it('reads the steps of a run without tool calls: thought, action (named by its first word), observation', () => {
@@ -88,6 +89,7 @@ describe('swe-agent importer: SWE-agent .traj', () => {
     expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
       ['steps', 1],
       ['no-footer', 1],
+      ['no-model', 1],
     ]);
   });
 });

@@ -4,6 +4,7 @@ import { SessionDriver } from '../policies/driver.js';
 import { guardPolicy } from '../policies/guard.js';
 import { moduleFault } from '../policies/module-calls.js';
 import type { PolicyVariant } from '../policies/spec.js';
+import { sessionTokens } from '../policies/session-tokens.js';
 import { policyStream } from '../policies/stream.js';
 import type { Artifact, PromptPlan, TurnInfo } from '../policies/types.js';
 import { Meter, type CallCost, type CallRequest } from '../pricing/meter.js';
@@ -248,10 +249,11 @@ class Replayer {
     // the checks count a prompt's tokens with the run's counter, so a prompt is counted once.
     const upkeep = this.upkeep(ctx.upkeep);
     const contextWindow = lookup(ctx.prices, model).maxInputTokens;
-    const deps = { tokens, random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks, upkeep, ...(contextWindow !== undefined && { contextWindow }) };
+    this.tools = offeredTools(ctx.toolDefs, conversation.toolDefs, tokens);
+    // The session counts the tool definitions and the unlogged prefix in every prompt, as the meter does.
+    const deps = { tokens: sessionTokens(tokens, conversation, this.tools?.tokens ?? 0), random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks, upkeep, ...(contextWindow !== undefined && { contextWindow }) };
     const guarded = guardPolicy(variant.policy, variant.name, this.promptTokens);
     this.driver = new SessionDriver(conversation, (start) => guarded.start(start, variant.params, deps));
-    this.tools = offeredTools(ctx.toolDefs, conversation.toolDefs, tokens);
     this.meter = new Meter(ctx.prices, {
       settings: ctx.costs,
       count: (m) => tokens.message(m),

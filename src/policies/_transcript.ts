@@ -91,9 +91,19 @@ export function fromFirstUser(messages: readonly Message[]): Message[] {
   return i < 0 ? [] : messages.slice(i);
 }
 
-/** Prompt = pinned + memory + pending, and whether the fixed part alone breaks the budget. */
+/**
+ * Tokens of a whole prompt of these messages as the provider counts it: the
+ * messages, reply priming, and what every call of the conversation sends
+ * besides them (`tokens.carried`: the tool definitions offered, a log's
+ * unlogged prefix). What every budget and threshold counts.
+ */
+export function promptTokens(tokens: Pick<TokenCounter, 'prompt'> & { readonly carried?: number }, messages: readonly Message[]): number {
+  return (tokens.carried ?? 0) + tokens.prompt(messages);
+}
+
+/** Tokens of the fixed part of a prompt (the pinned messages, the pending turn), as `promptTokens` counts a prompt: `budget − fixedTokens(…)` is the room left for memory. */
 export function fixedTokens(tokens: TokenCounter, fixed: readonly Message[]): number {
-  return tokens.overhead.replyPriming + sum(tokens, fixed);
+  return tokens.carried + tokens.overhead.replyPriming + sum(tokens, fixed);
 }
 
 /**

@@ -7,7 +7,7 @@ import { forgetInSummary, summarize } from '../upkeep/summarizer.js';
 import { artifact, cascades, moderated, redactMessage, transcriptArtifact, valuesOf, vectorsArtifact } from './_forget.js';
 import { FactSheet, newestExchangesThatFit, systemMessageTokens, TurnGate } from './_memory.js';
 import { RunningSummary } from './_summary.js';
-import { fixedTokens, fromFirstUser, newestThatFit, pinned, sum, Transcript, transcriptMemory } from './_transcript.js';
+import { fixedTokens, fromFirstUser, newestThatFit, pinned, promptTokens, sum, Transcript, transcriptMemory } from './_transcript.js';
 import type { Blocks, SessionParams, TranscriptBlock } from './types.js';
 
 /**
@@ -23,6 +23,7 @@ export const blocks: Blocks = Object.freeze({
   pinned,
   messageText,
   sumTokens: sum,
+  promptTokens,
   fixedTokens,
   systemMessageTokens,
   newestThatFit,

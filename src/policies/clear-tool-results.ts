@@ -4,7 +4,7 @@ import type { Message } from '../types.js';
 import { Placeholders, ToolNames, viewPlan } from './_agent.js';
 import type { ToolView } from './types.js';
 import { transcriptArtifact } from './_forget.js';
-import { pinned, Transcript, transcriptMemory } from './_transcript.js';
+import { pinned, promptTokens, Transcript, transcriptMemory } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { int, text } from './params.js';
 
@@ -17,7 +17,8 @@ interface ClearParams {
 }
 
 /**
- * Clearing as a view of a prompt: once the prompt exceeds `trigger` tokens,
+ * Clearing as a view of a prompt: once the prompt exceeds `trigger` tokens
+ * (the whole prompt, tool definitions and an unlogged prefix included),
  * every tool result but those of the newest `keep` tool uses, of the round
  * being read and of the `exclude`d tools is replaced by "[result of read_file
  * cleared]" — unless that frees fewer than `clearAtLeast` tokens.
@@ -30,7 +31,7 @@ function clearView(params: ClearParams, tokens: TokenCounter): ToolView {
     replace(messages, newest) {
       names.learn(messages);
       const cleared = new Map<Message, Message>();
-      if (tokens.prompt(messages) <= params.trigger) return cleared;
+      if (promptTokens(tokens, messages) <= params.trigger) return cleared;
       let kept = 0;
       let freed = 0;
       // The newest `keep` tool uses stay (walking back from the newest result), and so does the round being read.

@@ -4,7 +4,7 @@ import type { Summary } from '../upkeep/summarizer.js';
 import { roundsOf } from '../scenario/rounds.js';
 import { artifact, moderated, redactMessage, transcriptArtifact, valuesOf } from './_forget.js';
 import { eraseFromSummary, injected, upkeepOf } from './_memory.js';
-import { pinned, Transcript } from './_transcript.js';
+import { pinned, promptTokens, Transcript } from './_transcript.js';
 import { definePolicy } from './define.js';
 import { int, model, probability } from './params.js';
 import type { Exchange } from './types.js';
@@ -14,7 +14,8 @@ const DEFAULT_WINDOW = 128_000;
 
 /**
  * A coding agent's auto-compaction: everything is sent until a call's prompt
- * would pass `at` of the model's context window; then one summarizer call
+ * (the whole prompt, tool definitions and an unlogged prefix included) would
+ * pass `at` of the model's context window; then one summarizer call
  * (the user waits for it) replaces the history — earlier turns and the
  * earlier rounds of the current turn — with a summary, keeping the newest
  * `keepRecent` steps (turns or rounds) and the round being read verbatim.
@@ -56,7 +57,7 @@ export const compact = definePolicy({
         const rounds = roundsOf(rest);
         const calls: UpkeepCall[] = [];
         let messages = build(user!, rounds);
-        if (tokens.prompt(messages) > limit) {
+        if (promptTokens(tokens, messages) > limit) {
           // Steps oldest first: earlier turns, then this turn's rounds but the one being read; the newest keepRecent stay.
           const steps: Exchange[] = [...open, ...rounds.slice(taken, rounds.length - 1)];
           const folded = steps.slice(0, Math.max(0, steps.length - params.keepRecent));

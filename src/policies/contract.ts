@@ -12,6 +12,8 @@ import { holds } from '../upkeep/redact.js';
 import { blocks } from './blocks.js';
 import { SessionDriver } from './driver.js';
 import { kindOf, startSession, upkeepShape } from './session.js';
+import { sessionTokens } from './session-tokens.js';
+import { promptTokens } from './_transcript.js';
 import { policyStream } from './stream.js';
 import { defaultOf, paramMeta } from './params.js';
 import { paramShape, resolvePolicy, type PolicyVariant } from './spec.js';
@@ -178,7 +180,7 @@ export function checkVariants(variants: readonly PolicyVariant[], conversations:
   for (const variant of variants) {
     const report = (v: Omit<ContractViolation, 'policy'>) => out.length < limit && out.push({ policy: variant.name, ...v });
     const alone = conversations.map((c) => {
-      const check = new Checker(c, variant, tokens, report);
+      const check = new Checker(c, variant, sessionTokens(tokens, c), report);
       return drain(replay(c, variant, deps, check));
     });
     // Each conversation replayed again with the next one's turns in between (a lone one with itself): it must give the same records.
@@ -222,7 +224,7 @@ interface Watch {
 function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps, watch?: Watch): Generator<void, Records, void> {
   // What the policy throws, or returns of the wrong shape outside a plan, stops the check as it stops a run: one line
   // naming the variant, the turn and the scenario.
-  const policyDeps = { tokens: deps.tokens, random: policyStream(deps.seed, conversation.id, variant.name), model: deps.model, blocks };
+  const policyDeps = { tokens: sessionTokens(deps.tokens, conversation), random: policyStream(deps.seed, conversation.id, variant.name), model: deps.model, blocks };
   const driver = new SessionDriver(conversation, (start) => startSession(variant.policy, start, variant.params, policyDeps, variant.name));
   const records: Records = [];
   const record = (turn: number, value: unknown) => records.push({ turn, text: JSON.stringify(value) });
@@ -310,8 +312,8 @@ export interface PlanCall {
   pending: readonly Message[];
   /** The policy's `budget` parameter, if it has one. */
   budget: number | undefined;
-  /** Counts a prompt: the session's counter (its counts memoized per message), or a `PromptTokens` over it. */
-  tokens: Pick<TokenCounter, 'prompt'>;
+  /** Counts a prompt: the session's counter (its counts memoized per message), or a `PromptTokens` over it with the session's `carried` (absent: 0); a prompt is counted whole (`promptTokens`). */
+  tokens: Pick<TokenCounter, 'prompt'> & { readonly carried?: number };
 }
 
 /** A rule one plan breaks, and what was seen. */
@@ -423,13 +425,13 @@ export class PlanChecks {
     if (budget === undefined) {
       if (plan.overBudget) fail('budget', 'overBudget without a budget');
     } else if (plan.overBudget) {
-      const fixed = tokens.prompt([...system, ...pending]);
+      const fixed = promptTokens(tokens, [...system, ...pending]);
       if (fixed <= budget) fail('budget', `overBudget, but the system prompt and the current turn take ${fixed} tokens of ${budget}`);
       // Only those: the current turn right after the system prompt, no memory between them (what follows its user message is
       // current-turn-last's: its rounds, an earlier one left out or with placeholders, and nothing after them).
       if (at !== head) fail('budget', 'over budget, but more than the system prompt and the current turn sent');
     } else {
-      const total = tokens.prompt(m);
+      const total = promptTokens(tokens, m);
       if (total > budget) fail('budget', `${total} tokens sent, budget ${budget}`);
     }
 

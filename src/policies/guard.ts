@@ -50,7 +50,8 @@ export function guardPolicy(policy: Policy, label: string, prompts?: PromptToken
       // Successive prompts share their first messages: their running sums are reused (see PromptTokens).
       const counted = prompts ?? new PromptTokens(deps.tokens);
       const { system } = conversation;
-      const tokens: PlanCall['tokens'] = { prompt: (m) => counted.count(m) };
+      // A prompt is counted whole, as the session's budget counts it: what every call carries besides its messages too.
+      const tokens: PlanCall['tokens'] = { prompt: (m) => counted.count(m), carried: deps.tokens.carried };
       const checks = new PlanChecks({ system, budget, tokens });
       /** The messages of the previous call, with their length and last message as returned. */
       let previous: readonly Message[] | undefined;

@@ -310,7 +310,7 @@ class Host {
     let tokens = this.counters.get(w.tokens.id);
     if (!tokens) this.counters.set(w.tokens.id, (tokens = new LinkedTokens(w.tokens.encoding, w.tokens.overhead, (text) => this.ask({ kind: 'count', text }) as number)));
     const upkeep = w.upkeep && (w.upkeep.recorded ? this.recordedUpkeep() : simulatedUpkeep(tokens, w.upkeep.prompts, this.embeddings));
-    return { tokens, random: seededStream(w.stream), model: w.model, blocks, ...(upkeep && { upkeep }), ...(w.contextWindow !== undefined && { contextWindow: w.contextWindow }) };
+    return { tokens: tokens.carrying(w.tokens.carried), random: seededStream(w.stream), model: w.model, blocks, ...(upkeep && { upkeep }), ...(w.contextWindow !== undefined && { contextWindow: w.contextWindow }) };
   }
 
   /** Recorded upkeep: each call carried out by the run's upkeep (its cassette, its misses), on the caller's thread. */

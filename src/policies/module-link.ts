@@ -155,7 +155,8 @@ export interface WireDeps {
   stream: string;
   model: string;
   contextWindow?: number;
-  tokens: { id: string; encoding: TokenCounter['encoding']; overhead: Overhead };
+  /** The caller's counter: its id, tokenizer and overhead, and what every call of the conversation carries besides its messages (`carried`). */
+  tokens: { id: string; encoding: TokenCounter['encoding']; overhead: Overhead; carried: number };
   upkeep?: { prompts: UpkeepPrompts; recorded: boolean };
 }
 
@@ -340,7 +341,7 @@ export class ModuleLink {
       stream,
       model: deps.model,
       ...(deps.contextWindow !== undefined && { contextWindow: deps.contextWindow }),
-      tokens: { id: deps.tokens.id, encoding: deps.tokens.encoding, overhead: deps.tokens.overhead },
+      tokens: { id: deps.tokens.id, encoding: deps.tokens.encoding, overhead: deps.tokens.overhead, carried: deps.tokens.carried },
       ...(origin && { upkeep: { prompts: origin.prompts, recorded: origin.recorded } }),
     };
     const at = (method: ModuleMethod, turn: number): Place => ({ module, label, method, turn, scenario });

@@ -151,7 +151,9 @@ export interface Blocks {
   messageText(message: Message): string;
   /** Tokens of messages in a prompt, chat overhead included, reply priming not. */
   sumTokens(tokens: TokenCounter, messages: readonly Message[]): number;
-  /** Tokens of the fixed part of a prompt (pinned messages, the pending turn) plus reply priming: `budget - fixedTokens(…)` is the room left for memory. */
+  /** Tokens of a whole prompt of these messages as the provider counts it: with reply priming and what every call carries besides its messages (`tokens.carried`: tool definitions, an unlogged prefix). What a budget or threshold compares. */
+  promptTokens(tokens: TokenCounter, messages: readonly Message[]): number;
+  /** Tokens of the fixed part of a prompt (pinned messages, the pending turn), counted as `promptTokens` counts a prompt: `budget - fixedTokens(…)` is the room left for memory. */
   fixedTokens(tokens: TokenCounter, fixed: readonly Message[]): number;
   /** Tokens a policy-made `system` message of `contentTokens` tokens costs in a prompt. */
   systemMessageTokens(tokens: TokenCounter, contentTokens: number): number;

@@ -10,7 +10,8 @@ import type { TokenCounter } from '../tokens/counter.js';
 import { encodingForModel } from '../tokens/encoding.js';
 import type { ScenarioOut } from '../scenario/docs.js';
 import type { BilledCall, Conversation, Pico } from '../types.js';
-import type { Study } from './study.js';
+import { UsageError } from '../errors.js';
+import { modelsNamed, type Study } from './study.js';
 
 /** What ctxsim counts for a transcript's calls against what the provider billed for them. */
 export interface BilledCheck {
@@ -67,7 +68,10 @@ export function billedCost(p: ModelPrice, b: BilledCall): Pico {
  * accounting on real traffic. A conversation that records a total only
  * (`billed:`) is compared over all of `full`'s calls. The replay is on the
  * model the transcript was recorded on when it names one the price table
- * knows, else on the study's first model. When the bill covers every call
+ * knows, else on the study's first model when the study names its models
+ * (a study file or `--model`); a bill is never priced on the default study's
+ * model: a transcript that names no model the table knows, in a study that
+ * names none, is a usage error. When the bill covers every call
  * and says what was cached (per-call usage; a total on a model that caches
  * nothing), the cached share and the cost are compared too. Against per-call
  * bills, the check says whether the replay started warm (the transcript's
@@ -92,7 +96,9 @@ export function billedChecks(
     return ctx;
   };
   return billedOnes.map((c) => {
-    const ctx = contextFor(c.model !== undefined && prices.models.has(c.model) ? c.model : study.models[0]!, c.recorded);
+    const known = c.model !== undefined && prices.models.has(c.model);
+    if (!known && !modelsNamed(study)) throw new UsageError(unknownModel(c));
+    const ctx = contextFor(known ? c.model! : study.models[0]!, c.recorded);
     const price = prices.models.get(ctx.model)!;
     const total = hasBilledCalls(c) ? undefined : c.billed!;
     const check: BilledCheck = { scenario: c.id, model: ctx.model, calls: 0, counted: 0, billed: total?.input ?? 0, ...(total && { billedCalls: total.calls }) };
@@ -127,6 +133,12 @@ export function billedChecks(
     }
     return check;
   });
+}
+
+/** Why a transcript's bill cannot be priced without a model from the user: it names none, or one the price table does not know. */
+function unknownModel(c: Conversation): string {
+  if (c.model === undefined) return `${c.source}: billed: names no model (model:), so its bill is not priced: give the model it ran on with --model, or model: in the study`;
+  return `${c.source}: billed: model ${c.model} is not in the price table, so its bill is not priced: give a table that has it with --prices, or the model to price it on with --model`;
 }
 
 /** A change as a signed percentage: `+2.3%`, `−8.6%`. */

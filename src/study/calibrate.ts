@@ -48,6 +48,19 @@ export interface LeftOut {
   counted: number;
 }
 
+/**
+ * How well the factor predicts a bill it was not fitted on: the mean
+ * absolute and the worst leave-one-out error, beside the uncalibrated mean
+ * absolute error of the same transcripts (or calls).
+ */
+export interface CalibrationError {
+  /** True when transcripts were left out (two or more): an error out of sample. False: calls of the one transcript, an optimistic bound. */
+  outOfSample: boolean;
+  meanAbs: number;
+  worst: LeftOut;
+  uncalibrated: number;
+}
+
 /** The fit for one model. */
 export interface ModelCalibration {
   model: string;
@@ -71,6 +84,8 @@ export interface ModelCalibration {
   leaveOut: 'transcript' | 'call';
   /** One prediction per transcript (or fitted call) whose fit on the rest is possible. */
   loo: LeftOut[];
+  /** The error of the fit, from `loo`: out of sample with two or more transcripts; none when nothing could be predicted. */
+  error?: CalibrationError;
 }
 
 /** A transcript not fitted, with why. */
@@ -94,9 +109,12 @@ export interface Calibration {
  * fitted calls, Σ(billed − prefix − constants) ÷ Σ text tokens, so the
  * calibrated count of those calls adds up to their bill; each transcript's
  * first billed call is left out of the fit when it has an unlogged prefix
- * (that call sized the prefix). Leave-one-out: each transcript predicted
- * from the fit on the others when the model has two or more, else each
- * fitted call from the others. Transcripts without per-call usage are
+ * (that call sized the prefix). The error (`error`) is out of sample when
+ * the model has two or more transcripts: each predicted from the fit on the
+ * others. With one, each fitted call is predicted from the others instead:
+ * an optimistic bound (a session's calls share most of their text; on real
+ * sessions it understated the error on another session 2–10×), which
+ * `calibrationReport` says plainly. Transcripts without per-call usage are
  * skipped; none with it is a usage error.
  */
 export function calibrateTokenFactor(conversations: readonly Conversation[], options: CalibrateOptions = {}): Calibration {
@@ -178,6 +196,7 @@ function calibrateModel(model: string, transcripts: readonly Conversation[], con
       if (f !== undefined) loo.push(leftOut(c.scenario, c.call, f, [c]));
     }
   }
+  const error = errorOf(loo, leaveOut === 'transcript');
   return {
     model,
     tokenizer: once.encoding.name,
@@ -190,7 +209,16 @@ function calibrateModel(model: string, transcripts: readonly Conversation[], con
     ...(calibrated !== undefined && { calibrated }),
     leaveOut,
     loo,
+    ...(error && { error }),
   };
+}
+
+/** The mean absolute and the worst leave-one-out error (undefined without predictions). */
+function errorOf(loo: readonly LeftOut[], outOfSample: boolean): CalibrationError | undefined {
+  if (!loo.length) return undefined;
+  const worst = loo.reduce((w, l) => (Math.abs(l.error) > Math.abs(w.error) ? l : w));
+  const mean = (f: (l: LeftOut) => number) => sum(loo.map(f)) / loo.length;
+  return { outOfSample, meanAbs: mean((l) => Math.abs(l.error)), worst, uncalibrated: mean((l) => Math.abs(l.counted / l.billed - 1)) };
 }
 
 /** A signed percentage with two decimals: `+2.31%`, `−8.60%`. */
@@ -199,14 +227,6 @@ const signed = (x: number) => `${x >= 0 ? '+' : '−'}${(Math.abs(x) * 100).toFi
 
 /** A model name as a YAML key: plain when it can be, else quoted. */
 const yamlKey = (name: string) => (/^[A-Za-z0-9][\w./-]*$/.test(name) ? name : JSON.stringify(name));
-
-/** The mean absolute and the worst leave-one-out error of a fit (undefined without predictions). */
-function looSummary(m: ModelCalibration): { meanAbs: number; worst: LeftOut; uncalibrated: number } | undefined {
-  if (!m.loo.length) return undefined;
-  const worst = m.loo.reduce((w, l) => (Math.abs(l.error) > Math.abs(w.error) ? l : w));
-  const mean = (f: (l: LeftOut) => number) => sum(m.loo.map(f)) / m.loo.length;
-  return { meanAbs: mean((l) => Math.abs(l.error)), worst, uncalibrated: mean((l) => Math.abs(l.counted / l.billed - 1)) };
-}
 
 /**
  * The study line of a calibration: `tokenFactor: {claude-sonnet-4-5-20250929: 1.149}`,
@@ -218,7 +238,30 @@ export function tokenFactorLine(c: Calibration): string | undefined {
   return `tokenFactor: {${entries.map((m) => `${yamlKey(m.model)}: ${m.rounded!.toFixed(3)}`).join(', ')}}`;
 }
 
-/** What `ctxsim calibrate` prints: per model, the fit, its errors before and after, leave-one-out; then the study line to paste. */
+/**
+ * The error lines of a fit: with two or more transcripts, each predicted from
+ * the fit on the others (out of sample); with one, said plainly, and its
+ * calls' leave-one-out as the optimistic bound it is.
+ */
+function errorLines(m: ModelCalibration): string[] {
+  const e = m.error;
+  const unit = m.leaveOut;
+  const figures = (x: CalibrationError) => {
+    const where = `${x.worst.scenario}${x.worst.call === undefined ? '' : ` call ${x.worst.call}`}`;
+    return `mean |error| ${(x.meanAbs * 100).toFixed(2)}%, worst ${signed(x.worst.error)} (${where}) over ${plural(m.loo.length, unit)}; uncalibrated, mean |error| ${(x.uncalibrated * 100).toFixed(2)}%`;
+  };
+  if (unit === 'transcript') {
+    return [e ? `  error (out of sample: each transcript predicted from the fit on the others): ${figures(e)}` : '  error: too few transcripts with calls to fit to leave one out'];
+  }
+  return [
+    '  one transcript only: no error out of sample (give two or more transcripts of the model: each is then predicted from the fit on the others)',
+    e
+      ? `  leave one call out: ${figures(e)}: an optimistic bound, its calls sharing most of their text (on real sessions it understates the error on another session 2–10×)`
+      : '  leave one call out: too few calls to fit without one',
+  ];
+}
+
+/** What `ctxsim calibrate` prints: per model, the fit, its error out of sample (or, with one transcript, the bound leaving calls out gives), the count in sample; then the study line to paste. */
 export function calibrationReport(c: Calibration): string {
   const lines: string[] = [];
   for (const m of c.models) {
@@ -240,16 +283,10 @@ export function calibrationReport(c: Calibration): string {
       continue;
     }
     lines.push(`  factor ${m.rounded!.toFixed(3)}: billed ÷ counted over the fitted calls’ logged text`, `  uncalibrated: ${uncalibrated}`);
-    if (m.calibrated !== undefined) lines.push(`  calibrated:   ctxsim counts ${grouped(m.calibrated)} with tokenFactor ${m.rounded!.toFixed(3)} (${signed(m.calibrated / m.billed - 1)})`);
-    const loo = looSummary(m);
-    const unit = m.leaveOut;
-    if (loo) {
-      const worst = `${loo.worst.scenario}${loo.worst.call === undefined ? '' : ` call ${loo.worst.call}`}`;
-      lines.push(
-        `  leave one ${unit} out: mean |error| ${(loo.meanAbs * 100).toFixed(2)}%, worst ${signed(loo.worst.error)} (${worst}) over ${plural(m.loo.length, unit)}; uncalibrated, mean |error| ${(loo.uncalibrated * 100).toFixed(2)}%`,
-      );
-    } else lines.push(`  leave one ${unit} out: too few ${unit}s to fit without one`);
-    if (unit === 'call') lines.push('    (one transcript: its calls share most of their text, so this understates the error on another session)');
+    lines.push(...errorLines(m));
+    if (m.calibrated !== undefined) {
+      lines.push(`  calibrated in sample: ctxsim counts ${grouped(m.calibrated)} with tokenFactor ${m.rounded!.toFixed(3)} (${signed(m.calibrated / m.billed - 1)}): the transcripts it was fitted on, close by construction`);
+    }
     lines.push('');
   }
   const line = tokenFactorLine(c);

@@ -164,6 +164,18 @@ const DEFAULT_GENERATED: readonly [string, number, Record<string, unknown>][] = 
 export const DEFAULT_OUT = 'reports';
 
 /**
+ * The chat models of a study that names none (the built-in default study's):
+ * a study file's `model:` or `models:`, or `--model`, replaces the list, so
+ * `modelsNamed` tells a model the user chose from the default.
+ */
+const DEFAULT_MODELS: readonly string[] = Object.freeze(['gpt-4o-mini']);
+
+/** Whether the study's chat models are the user's (a study file or `--model` named them), not the default study's. */
+export function modelsNamed(study: Pick<Study, 'models'>): boolean {
+  return study.models !== DEFAULT_MODELS;
+}
+
+/**
  * The built-in default study: the shipped scenarios plus generated ones
  * (20 support, 5 voice-assistant, 2 coding, 1 companion chat), every
  * chat policy, builtin prices, `reports/`.
@@ -171,7 +183,7 @@ export const DEFAULT_OUT = 'reports';
 export function defaultStudy(): Study {
   return {
     seed: 42,
-    models: ['gpt-4o-mini'],
+    models: DEFAULT_MODELS,
     tokenizer: 'auto',
     prices: 'builtin',
     promptCache: 'auto',

@@ -174,6 +174,37 @@ export class TokenCounter {
     return n;
   }
 
+  /**
+   * Tokens every model call of a conversation sends besides its messages
+   * (the tool definitions offered, a log's unlogged prefix): none here. The
+   * counter a policy session is given carries its conversation's (see
+   * `sessionTokens` in policies), which its budgets and thresholds count as
+   * part of every prompt, as the provider does.
+   */
+  get carried(): number {
+    return 0;
+  }
+
+  /**
+   * This counter for the prompts of one conversation, whose every call
+   * carries `carried` tokens besides its messages: the same counter for
+   * everything else — its memos, token cache, tokenizer, template and
+   * statistics (it reads and writes this one's) — with `carried` its own.
+   * This counter itself when it carries as much already.
+   */
+  carrying(carried: number): TokenCounter {
+    if (carried === this.carried) return this;
+    const shared = (key: 'tokenizerCalls' | 'tokenCacheHits') => ({ get: () => this[key], set: (v: number) => (this[key] = v) });
+    // A view that reads this counter's memos through its prototype; what a count writes goes to this counter, not to the
+    // view: its statistics, and the template it loads once.
+    return Object.create(this, {
+      carried: { value: carried },
+      tokenizerCalls: shared('tokenizerCalls'),
+      tokenCacheHits: shared('tokenCacheHits'),
+      template: { get: () => this.template },
+    }) as TokenCounter;
+  }
+
   /** Whether any count so far was an estimate. */
   get anyEstimated(): boolean {
     return this.estimatedTexts.size > 0;

@@ -11,8 +11,17 @@ import { sessionLogOptions } from './_shared-options.js';
 import { annotate, annotations, type OpenaiOptions } from './openai.js';
 import { QuirkLog, type Importer } from './types.js';
 
-/** SWE-agent import options: the id, and facts and probes as for `openai`. */
-export type SweAgentOptions = OpenaiOptions;
+/** The swe-agent format's options: a session log's (id, facts, probes), and the model when the trajectory names none. */
+const sweAgentOptions = sessionLogOptions.extend({
+  model: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('the model the run was on, over the one the trajectory names (a SWE-agent 0.x .traj names none: its run folder’s name starts with it); a SWE-agent shortcut such as gpt4 is resolved'),
+});
+
+/** SWE-agent import options: the id, facts and probes as for `openai`, and the model. */
+export type SweAgentOptions = OpenaiOptions & { model?: string | undefined };
 
 const part = z.looseObject({ type: z.string(), text: z.string().optional() });
 const content = z.union([z.string(), z.array(part), z.null()]).optional();
@@ -147,7 +156,7 @@ interface RunModel {
 export const sweAgent: Importer<SweAgentOptions> = {
   id: 'swe-agent',
   describe: 'SWE-agent .traj (history messages, or trajectory steps) and mini-swe-agent .traj.json (messages with tool_calls, usage per response)',
-  options: sessionLogOptions,
+  options: sweAgentOptions,
   billedCalls: true,
   read(input, opts) {
     const { path, file } = input;
@@ -162,6 +171,8 @@ export const sweAgent: Importer<SweAgentOptions> = {
     const obj = isObject(root) ? root : undefined;
     let out: { system: string[]; turns: AgentTurns; recorded?: string } | undefined;
     let model: RunModel | undefined;
+    /** The run was on a stand-in for a model (replay, human…): no model ran. */
+    let standIn = false;
     let billed: BilledTotal | undefined;
     let toolDefs: ToolDef[] | undefined;
     if (obj && Array.isArray(obj.messages)) {
@@ -185,10 +196,13 @@ export const sweAgent: Importer<SweAgentOptions> = {
         else out = fromSteps(history, steps, obj.trajectory as unknown[], id, quirks, config?.agent?.templates ?? config?.agent?.config ?? undefined);
       }
       model = sweAgentModel(config, quirks, id);
+      standIn = STAND_INS.has(configuredName(config) ?? '');
       const info = obj.info === undefined ? undefined : check(sweInfo.nullable(), obj.info, ['info']);
       billed = totals(info?.model_stats ?? undefined, problem);
     } else problem([], 'expected a mini-swe-agent .traj.json ({messages: [...]}) or a SWE-agent .traj ({history: [...], trajectory: [...]})');
     if (problems.length) throw new ScenarioError(problems);
+    if (opts.model !== undefined) model = resolvedModel(opts.model);
+    else if (!model && !standIn) quirks.add('no-model', NO_MODEL, id);
     if (!out || out.turns.turn === 0) throw new ScenarioError([{ file, path: '', message: 'no user or assistant messages in the file' }]);
     const docs: ScenarioOut[] = [
       { id, ...(model && { model: model.model }), ...(billed && { billed }), ...(out.recorded !== undefined && { recorded: out.recorded }), ...(out.system.length && { system: out.system.join('\n\n') }), ...(toolDefs && { tool_defs: toolDefs }), turns: out.turns.finish() },
@@ -215,16 +229,28 @@ function runConfigOf(raw: unknown, check: <T>(schema: z.ZodType<T>, value: unkno
 
 /** The model a SWE-agent run's config names, a shortcut resolved; none for a stand-in such as `replay` (counted). */
 function sweAgentModel(config: RunConfig | undefined, quirks: QuirkLog, id: string): RunModel | undefined {
-  const m = config?.agent?.model;
-  const name = m?.name ?? m?.model_name ?? undefined;
+  const name = configuredName(config);
   if (name === undefined) return undefined;
   if (STAND_INS.has(name)) {
     quirks.add('stand-in-model', 'runs on one of SWE-agent’s stand-ins for a model (replay, human…: no model kept)', `${id} ${name}`);
     return undefined;
   }
+  return resolvedModel(name);
+}
+
+/** The model name a run's config gives (1.x `name`, 0.x `model_name`), as written. */
+function configuredName(config: RunConfig | undefined): string | undefined {
+  const m = config?.agent?.model;
+  return m?.name ?? m?.model_name ?? undefined;
+}
+
+/** A model as SWE-agent was given it: a 0.x shortcut (`gpt4`) resolved to the model it stood for, any other name as written. */
+function resolvedModel(name: string): RunModel {
   const resolved = SWE_AGENT_SHORTCUTS.get(name);
   return resolved === undefined ? { model: name } : { model: resolved, alias: name };
 }
+
+const NO_MODEL = 'trajectories that name no model (a SWE-agent 0.x .traj keeps it only in its run folder’s name, e.g. gpt4__…): give it with --model; a bill is not priced without one';
 
 /** The model mini-swe-agent's responses name (`extra.response.model`), the most frequent when several do. */
 function responseModel(msgs: readonly Msg[]): RunModel | undefined {
@@ -254,7 +280,26 @@ function totals(stats: z.infer<typeof sweInfo>['model_stats'], problem: (at: Doc
   return { calls, input: sent, ...(typeof stats.tokens_received === 'number' && { output: stats.tokens_received }) };
 }
 
-const DEMONSTRATION = 'demonstration messages in the history (an example run shown to the model: skipped)';
+const DEMONSTRATION = 'demonstration messages in the history (an example run the agent sends in every call: kept before the task, in its user message)';
+const DEMONSTRATION_MESSAGES =
+  'demonstrations of several messages (put in the history as messages of their own: their texts kept before the task, one per line; their message framing is not counted)';
+
+/**
+ * The demonstration SWE-agent sends in every call, right after the system
+ * prompt (`is_demo` history items: its `demonstration_template` filled in, one
+ * user message, or with `put_demos_in_history` the example run's messages
+ * themselves): their texts, one per line, or undefined when there is none.
+ * It becomes the start of the first user message, joined to the task by a
+ * newline — as SWE-agent joins the two for Claude; OpenAI's API was sent
+ * them as two user messages, one message's framing (3–4 tokens) more.
+ */
+function demonstration(history: readonly Msg[], quirks: QuirkLog, id: string): string | undefined {
+  const demo = history.filter((m) => m.is_demo);
+  if (!demo.length) return undefined;
+  for (let i = 0; i < demo.length; i++) quirks.add('demonstration', DEMONSTRATION, id);
+  if (demo.length > 1) quirks.add('demonstration-messages', DEMONSTRATION_MESSAGES, `${id} ${demo.length} messages`);
+  return demo.map((m) => textOf(m.content, quirks, id)).join('\n');
+}
 
 /** Chat messages (mini-swe-agent's `messages`, SWE-agent's `history`) into turns. */
 function fold(msgs: Msg[], at: DocPath, id: string, quirks: QuirkLog, problem: (at: DocPath, msg: string) => void): { system: string[]; turns: AgentTurns; recorded?: string } {
@@ -265,9 +310,15 @@ function fold(msgs: Msg[], at: DocPath, id: string, quirks: QuirkLog, problem: (
   let logged: number | undefined;
   /** Calls waiting for their result, by id. */
   const pending = new Map<string, ToolOut>();
+  let demo = demonstration(msgs, quirks, id);
   msgs.forEach((m, j) => {
     const here = (...p: (string | number)[]) => [...at, j, ...p];
-    if (m.is_demo) return quirks.add('demonstration', DEMONSTRATION, id);
+    if (m.is_demo) {
+      // Sent where it stands, after the system prompt: it opens the first user message.
+      if (demo !== undefined) turns.user(demo);
+      demo = undefined;
+      return;
+    }
     const text = textOf(m.content, quirks, id);
     switch (m.role) {
       case 'system':
@@ -331,9 +382,13 @@ function fromSteps(history: Msg[], steps: Step[], raw: unknown[], id: string, qu
   const turns = new AgentTurns(quirks, id);
   const query = isObject(raw[0]) && Array.isArray(raw[0].query) ? raw[0].query : [];
   const head = history.length ? history : query.flatMap((m) => (message.safeParse(m).success ? [message.parse(m)] : []));
-  for (const m of history) if (m.is_demo) quirks.add('demonstration', DEMONSTRATION, id);
+  let demo = demonstration(head, quirks, id);
   for (const m of head) {
-    if (m.is_demo) continue;
+    if (m.is_demo) {
+      if (demo !== undefined) turns.user(demo);
+      demo = undefined;
+      continue;
+    }
     if (m.role === 'assistant' || m.role === 'tool') break;
     if (m.role === 'system' && turns.turn === 0) system.push(textOf(m.content, quirks, id));
     else if (m.role === 'user' || m.role === 'system') turns.user(textOf(m.content, quirks, id));
