@@ -141,7 +141,8 @@ describe('a scenario turn of several rounds', () => {
     expect(calls).toBeGreaterThan(1);
     const diff = counted / billed - 1;
     expect(io.stderr).toContain(
-      `billed: ${c!.id} (full on deepseek-chat, ${calls} calls): ctxsim counts ${counted.toLocaleString('en-US')} prompt tokens, the provider billed ${billed.toLocaleString('en-US')} (${diff >= 0 ? '+' : '−'}${Math.abs(diff * 100).toFixed(1)}%); `,
+      // The first call read nothing from the cache: the replay starts cold.
+      `billed: ${c!.id} (full on deepseek-chat, ${calls} calls, cold start): ctxsim counts ${counted.toLocaleString('en-US')} prompt tokens, the provider billed ${billed.toLocaleString('en-US')} (${diff >= 0 ? '+' : '−'}${Math.abs(diff * 100).toFixed(1)}%); `,
     );
     // Every call was billed: the cached share and the cost are compared too. The bill by hand, at deepseek-chat's
     // $0.28/M input, $0.028/M cached, $0.42/M output: 4,050 prompt tokens of which 1,152 + 1,280 = 2,432 cached
