@@ -103,14 +103,21 @@ export function textFiles(dir: string): Map<string, string> {
   return new Map(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
 }
 
-/** A CSV file's rows as objects, by the header's names (quoted cells unquoted; a missing cell is empty). */
-export function csvRows(text: string): Record<string, string>[] {
+/**
+ * A CSV file's rows as objects, by the header's names (quoted cells
+ * unquoted; a missing cell is empty); with `columns`, those only, in that
+ * order, each of which the header must name: what a test compares exactly
+ * stays the same when a column is added to the file.
+ */
+export function csvRows(text: string, columns?: readonly string[]): Record<string, string>[] {
   const split = (line: string) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(,|$)/g)].slice(0, -1).map((m) => m[1]!.replace(/^"|"$/g, '').replaceAll('""', '"'));
   const [head, ...rows] = text.trimEnd().split('\n');
   const names = split(head!);
+  for (const c of columns ?? []) if (!names.includes(c)) throw new Error(`the CSV header has no column ${c}: ${head}`);
+  const at = (columns ?? names).map((n) => [n, names.indexOf(n)] as const);
   return rows.map((r) => {
     const cells = split(r);
-    return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? '']));
+    return Object.fromEntries(at.map(([n, i]) => [n, cells[i] ?? '']));
   });
 }
 

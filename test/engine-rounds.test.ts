@@ -11,7 +11,7 @@ import { importDataset } from '../src/scenario/import/index.js';
 import { parseScenario } from '../src/scenario/load.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
-import { capture, problems } from './_io.js';
+import { capture, csvRows, problems } from './_io.js';
 import { study } from './_pricing.js';
 import { IMPORT_FIXTURES, importFixture } from './_import.js';
 import { tempDir } from './_tmp.js';
@@ -102,7 +102,7 @@ describe('a scenario turn of several rounds', () => {
     expect(t1.calls).toBe(3);
     // Calls 2 and 3 find the previous call's prompt cached (over 1,024 tokens, in 128-token steps).
     expect(t1.cachedTokens).toBeGreaterThan(2 * 1024);
-    expect(turnsCsv(r).split('\n').slice(1, 3).map((l) => l.split(',').at(-1))).toEqual(['3', '1']);
+    expect(csvRows(turnsCsv(r), ['calls']).slice(0, 2)).toEqual([{ calls: '3' }, { calls: '1' }]);
   });
 
   it('sees a window keep its budget inside a long turn: the pending rounds alone may break it', () => {

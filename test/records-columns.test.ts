@@ -6,7 +6,8 @@ import { csvHeader, csvRow } from '../src/records/csv.js';
 import { columnsMarkdown } from '../src/records/docs.js';
 import { DOCS_COMMAND } from '../src/text/markdown.js';
 import { parseResultsJson } from '../src/records/json.js';
-import { BASELINE_ORDER, MADE_FROM, POLICY_RECORD, RECORD_KINDS, SUMMARY_RECORD, TURN_RECORD, type SummaryRecord, type TurnRecord } from '../src/records/registry.js';
+import { BASELINE_ORDER, MADE_FROM, POLICY_RECORD, PROBE_RECORD, RECORD_KINDS, SUMMARY_RECORD, TURN_RECORD, type SummaryRecord, type TurnRecord } from '../src/records/registry.js';
+import { recordOf, turnRecord } from './_records.js';
 import { ROOT } from './_shared.js';
 
 /**
@@ -14,37 +15,27 @@ import { ROOT } from './_shared.js';
  * files, results.json, the sums and docs/columns.md follow.
  */
 
-const turn: TurnRecord = {
+const turn = turnRecord({
   scenario: 's',
   policy: 'full',
   turn: 2,
   contextMessages: 3,
   model: 'gpt-4o-mini',
-  fallback: false,
   inputTokens: 120,
   cachedTokens: 64,
-  cacheWriteTokens: 0,
   outputTokens: 10,
-  auxInputTokens: 0,
-  auxOutputTokens: 0,
   embedTokens: 5,
   cost: 13_500_000n,
   cumulativeCost: 20_000_000n,
   latencyMs: 412,
-  overflow: false,
   overBudget: true,
   probes: 2,
   retained: 1,
-  violations: 0,
-  zombiePrompt: false,
-  injectionExposed: false,
   costInput: 9_000_000n,
   costCached: 1_500_000n,
   costOutput: 3_000_000n,
-  costUpkeep: 0n,
-  estimatedTokens: false,
   calls: 1,
-};
+});
 
 describe('the record registries', () => {
   it('give every column a key, a doc line and, in the CSV file, a header of its own', () => {
@@ -79,6 +70,33 @@ describe('the record registries', () => {
     const kept = BASELINE_ORDER.map((k) => SUMMARY_RECORD.columns.find((c) => c.key === k));
     expect(kept.every((c) => c !== undefined)).toBe(true);
     expect(kept.filter((c) => c!.kind === 'money').map((c) => c!.key)).toEqual(['totalCost']);
+  });
+});
+
+describe('the columns of each file: the one list a new column changes here', () => {
+  it('keeps the order each CSV file has had, a new column last', () => {
+    expect(Object.fromEntries(RECORD_KINDS.map((k) => [k.name, csvHeader(k.csv).trimEnd().split(',')]))).toEqual({
+      turns: 'scenario,policy,turn,context_messages,input_tokens,cached_tokens,output_tokens,aux_input_tokens,aux_output_tokens,embed_tokens,cost_usd,cumulative_cost_usd,latency_ms,overflow,probes,retained,over_budget,model,fallback,cache_write_tokens,estimated_tokens,violations,zombie_prompt,injection_exposed,calls'.split(','),
+      probes: 'scenario,policy,turn,fact,outcome,age_turns,source,expected,violation,model,answer,judged,judged_unsent'.split(','),
+      summary:
+        'scenario,policy,turns,input_tokens,cached_tokens,output_tokens,aux_tokens,total_cost_usd,cost_per_turn_usd,peak_input_tokens,overflow_turns,probes,retained,stale,missing,retention,first_lost_turn,over_budget_turns,latency_p50_ms,latency_p95_ms,zombie_artifacts,zombie_prompt_turns,injection_exposure_turns,violations,stored_bytes,zombies,zombie_probes,overflow_probes,weight,model,answered,answer_retention,memory,judged_unsent'.split(','),
+      policies:
+        'policy,scenarios,turns,input_tokens,cached_tokens,output_tokens,aux_tokens,total_cost_usd,cost_per_conversation_usd,cost_per_turn_usd,overflow_turns,probes,retained,stale,missing,retention,pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations,overflow_probes,latency_p95_ms,model,answered,answer_retention,memory,judged_unsent'.split(','),
+      violations: 'scenario,policy,turn,rule,detail,call,model'.split(','),
+    });
+  });
+});
+
+describe('the records of test fixtures (test/_records.ts)', () => {
+  it('have every column of their kind, in registry order, at the zero of its kind (the first of a text’s values) but what a test gives', () => {
+    const zero = { count: 0, money: 0n, ratio: 0, flag: false, duration: 0, text: '', list: [] };
+    for (const kind of RECORD_KINDS) {
+      const r = recordOf(kind) as Record<string, unknown>;
+      const kept = kind.columns.filter((c) => !c.optional);
+      expect(Object.keys(r), kind.name).toEqual(kept.map((c) => c.key));
+      for (const c of kept) expect(r[c.key], `${kind.name}.${c.key}`).toEqual(c.nullable ? null : c.kind === 'text' && c.values ? c.values[0] : zero[c.kind]);
+    }
+    expect(recordOf(PROBE_RECORD, { fact: 'email', answer: 'answered' })).toMatchObject({ fact: 'email', outcome: 'retained', answer: 'answered' });
   });
 });
 

@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import type { IO } from '../src/cli/_io.js';
 import { resultsMeta } from '../src/study/pipeline.js';
+import { csvHeader } from '../src/records/csv.js';
+import { TURN_RECORD } from '../src/records/registry.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -68,7 +70,7 @@ describe('ctxsim run writes the reports', () => {
     const r = await cli(['run', ...SMALL, '--out', '-']);
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
-    expect(lines[0]).toBe('scenario,policy,turn,context_messages,input_tokens,cached_tokens,output_tokens,aux_input_tokens,aux_output_tokens,embed_tokens,cost_usd,cumulative_cost_usd,latency_ms,overflow,probes,retained,over_budget,model,fallback,cache_write_tokens,estimated_tokens,violations,zombie_prompt,injection_exposed,calls');
+    expect(`${lines[0]}\n`).toBe(csvHeader(TURN_RECORD.csv));
     // kavya 3 turns + noah 5 turns, under 2 policies, plus the header and the final newline.
     expect(lines).toHaveLength(1 + 16 + 1);
     expect(r.err).toBe('[1/2] kavya-late-order\n[2/2] noah-amnesia\n');

@@ -7,13 +7,14 @@ import { verdict } from '../src/report/verdict.js';
 import type { ModelInfo } from '../src/records/info.js';
 import type { PolicyRecord } from '../src/records/registry.js';
 import { capture } from './_io.js';
+import { policyRecord } from './_records.js';
 import { tempDir } from './_tmp.js';
 
 /** A policy row with the figures the table and the verdict read: cost in pico-dollars for all `scenarios`, retention `retained/probes`. */
 function row(policy: string, totalCost: bigint, retained: number, more: Partial<PolicyRecord> = {}): PolicyRecord {
   const probes = more.probes ?? 10;
   const scenarios = more.scenarios ?? 10;
-  return {
+  return policyRecord({
     policy,
     model: 'gpt-4o-mini',
     scenarios,
@@ -21,32 +22,16 @@ function row(policy: string, totalCost: bigint, retained: number, more: Partial<
     inputTokens: 50_000,
     cachedTokens: 1_000,
     outputTokens: 2_000,
-    auxTokens: 0,
     totalCost,
     costPerConversation: totalCost / BigInt(scenarios),
     costPerTurn: totalCost / 100n,
-    overflowTurns: 0,
     probes,
     retained,
-    stale: 0,
     missing: probes - retained,
-    overflowProbes: 0,
     retention: probes ? retained / probes : null,
-    pareto: false,
-    storedBytesMean: 0,
-    storedBytesP95: 0,
     latencyP95Ms: 1_234,
-    zombieArtifacts: 0,
-    zombiePromptTurns: 0,
-    zombieProbes: 0,
-    injectionExposureTurns: 0,
-    violations: 0,
-    answered: null,
-    answerRetention: null,
-    memory: 'none',
-    judgedUnsent: null,
     ...more,
-  };
+  });
 }
 
 const MODELS: ModelInfo[] = [{ model: 'gpt-4o-mini', encoding: 'o200k_base', encodingEstimate: false, maxInputTokens: 128_000 }];

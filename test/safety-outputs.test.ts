@@ -7,7 +7,7 @@ import { runStudy } from '../src/engine/run.js';
 import { policiesCsv, probesCsv, summaryCsv, turnsCsv, violationsCsv } from '../src/records/csv.js';
 import { parseResultsJson, resultsJson } from '../src/records/json.js';
 import { policiesFromFlags } from '../src/study/study.js';
-import { capture } from './_io.js';
+import { capture, csvRows } from './_io.js';
 import { fixture, shipped } from './_policies.js';
 import { ROOT } from './_shared.js';
 
@@ -18,26 +18,29 @@ const results = runStudy({
   models: ['gpt-4o-mini'],
   tokenizer: 'chars4',
 });
-const header = (csv: string) => csv.split('\n')[0]!;
+/** The header's columns from the first of `names` on, as many as `names` (a column added later comes after them all). */
+const from = (csv: string, names: string) => {
+  const header = csv.split('\n')[0]!.split(',');
+  const at = header.indexOf(names.split(',')[0]!);
+  return header.slice(at, at + names.split(',').length).join(',');
+};
 
 describe('safety columns, appended after the existing ones', () => {
-  it('turns.csv', () => expect(header(turnsCsv(results)).endsWith(',cache_write_tokens,estimated_tokens,violations,zombie_prompt,injection_exposed,calls')).toBe(true));
-
-  it('summary.csv', () => {
-    expect(header(summaryCsv(results)).endsWith(',latency_p95_ms,zombie_artifacts,zombie_prompt_turns,injection_exposure_turns,violations,stored_bytes,zombies,zombie_probes,overflow_probes,weight,model,answered,answer_retention,memory,judged_unsent')).toBe(true);
-  });
-
-  it('probes.csv', () => expect(header(probesCsv(results)).endsWith(',age_turns,source,expected,violation,model,answer,judged,judged_unsent')).toBe(true));
-
-  it('policies.csv', () => expect(header(policiesCsv(results)).endsWith(',pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations,overflow_probes,latency_p95_ms,model,answered,answer_retention,memory,judged_unsent')).toBe(true));
+  it.each([
+    ['turns.csv', () => turnsCsv(results), 'cache_write_tokens,estimated_tokens,violations,zombie_prompt,injection_exposed,calls'],
+    ['summary.csv', () => summaryCsv(results), 'latency_p95_ms,zombie_artifacts,zombie_prompt_turns,injection_exposure_turns,violations,stored_bytes,zombies,zombie_probes,overflow_probes,weight,model,answered,answer_retention,memory,judged_unsent'],
+    ['probes.csv', () => probesCsv(results), 'age_turns,source,expected,violation,model,answer,judged,judged_unsent'],
+    ['policies.csv', () => policiesCsv(results), 'pareto,stored_bytes_mean,stored_bytes_p95,zombie_artifacts,zombie_prompt_turns,zombie_probes,injection_exposure_turns,violations,overflow_probes,latency_p95_ms,model,answered,answer_retention,memory,judged_unsent'],
+  ])('%s', (_file, csv, names) => expect(from(csv(), names)).toBe(names));
 
   it('violations.csv: scenario, policy, turn, rule, detail (and the call)', () => {
-    const lines = violationsCsv(results).split('\n');
-    expect(lines[0]).toBe('scenario,policy,turn,rule,detail,call,model');
-    expect(lines[1]).toBe('voice-assistant-tasks,"window-turns:turns=2,naive=true",5,orphan-tool-result,tool result call_3_1 at 1 has no tool call before it,1,gpt-4o-mini');
+    const csv = violationsCsv(results);
+    const rows = csvRows(csv, ['scenario', 'policy', 'turn', 'rule', 'detail', 'call', 'model']).map((r) => Object.values(r));
+    expect(rows[0]).toEqual(['voice-assistant-tasks', 'window-turns:turns=2,naive=true', '5', 'orphan-tool-result', 'tool result call_3_1 at 1 has no tool call before it', '1', 'gpt-4o-mini']);
     // 4 on the voice assistant (see safety-rules) and 1 on the fixture: turn 5 sends [result 3, reply 3, u4, a4];
-    // none from the fact-sheet policy. The last line is empty.
-    expect(lines.slice(5)).toEqual(['forget-and-inject,"window-turns:turns=2,naive=true",5,orphan-tool-result,tool result call_3_1 at 1 has no tool call before it,1,gpt-4o-mini', '']);
+    // none from the fact-sheet policy. The file ends with a newline.
+    expect(rows.slice(4)).toEqual([['forget-and-inject', 'window-turns:turns=2,naive=true', '5', 'orphan-tool-result', 'tool result call_3_1 at 1 has no tool call before it', '1', 'gpt-4o-mini']]);
+    expect(csv.at(-1)).toBe('\n');
   });
 
   it('results.json carries the violations and reads them back', () => {
