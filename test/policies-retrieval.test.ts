@@ -89,7 +89,7 @@ describe('retrieval in a 40-turn conversation', () => {
     });
     // Retrieved: u1 (0.3059) and the only other match, a35 "…your phone number." (0.2722); recent 3 messages widened to u38.
     expect(sent[0]).toEqual(['system', 'r:u1', 'r:a35', 'u38', 'a38', 'u39', 'a39', 'u40']);
-    expect(r.probes).toEqual([{ scenario: 'order-40-turns', policy: 'retrieval', model: 'gpt-4o-mini', turn: 40, fact: 'order_id', outcome: 'retained', ageTurns: 39, source: 'retrieved', expected: 'retained', violation: false }]);
+    expect(r.probes).toMatchObject([{ scenario: 'order-40-turns', policy: 'retrieval', model: 'gpt-4o-mini', turn: 40, fact: 'order_id', outcome: 'retained', ageTurns: 39, source: 'retrieved', expected: 'retained', violation: false }]);
     // A window of the same recent messages forgets it.
     expect(replay(long, variant('window-turns:turns=5'), ctx).probes[0]!.outcome).toBe('missing');
   });

@@ -36,13 +36,13 @@ describe('the amnesia example', () => {
     runStudy({ conversations: [noah], policies: [variant(spec)], seed: 1, models: ['gpt-4o-mini'], tokenizer: 'auto' }).probes;
 
   it('window-turns:turns=3 has lost the name at turn 5', () => {
-    expect(run('window-turns:turns=3')).toEqual([
+    expect(run('window-turns:turns=3')).toMatchObject([
       { scenario: 'noah-amnesia', policy: 'window-turns:turns=3', model: 'gpt-4o-mini', turn: 5, fact: 'name', outcome: 'missing', ageTurns: 4, source: 'none', expected: 'retained', violation: false },
     ]);
   });
 
   it('full still has it, verbatim', () => {
-    expect(run('full')).toEqual([{ scenario: 'noah-amnesia', policy: 'full', model: 'gpt-4o-mini', turn: 5, fact: 'name', outcome: 'retained', ageTurns: 4, source: 'window', expected: 'retained', violation: false }]);
+    expect(run('full')).toMatchObject([{ scenario: 'noah-amnesia', policy: 'full', model: 'gpt-4o-mini', turn: 5, fact: 'name', outcome: 'retained', ageTurns: 4, source: 'window', expected: 'retained', violation: false }]);
   });
 
   it('window-turns:turns=4 reaches back to turn 1', () => {

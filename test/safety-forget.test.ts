@@ -8,6 +8,7 @@ import { POLICIES } from '../src/policies/index.js';
 import { probesCsv, summaryCsv } from '../src/records/csv.js';
 import { messageText, TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
+import { csvRows } from './_io.js';
 import { forgetInSummary, summarize as summarizeText } from '../src/upkeep/summarizer.js';
 import { conversation, fixture, variant } from './_policies.js';
 
@@ -80,7 +81,8 @@ describe('forget: cascade erases every artifact, naive only the raw messages', (
     expect([s.zombieArtifacts, s.zombies, s.zombiePromptTurns, s.zombieProbes]).toEqual([1, ['facts'], 4, 1]);
     // Retention counts the two probes that expect a value (refund_id, phone), not the forgotten email.
     expect([s.probes, s.retained, s.missing]).toEqual([2, 2, 0]);
-    expect(probesCsv(r).split('\n')[2]).toBe('forget-and-inject,facts:forget=naive,7,email,retained,6,facts,missing,true,gpt-4o-mini,,,');
+    const columns = ['scenario', 'policy', 'turn', 'fact', 'outcome', 'age_turns', 'source', 'expected', 'violation', 'model', 'answer', 'judged', 'judged_unsent'];
+    expect(Object.values(csvRows(probesCsv(r), columns)[1]!)).toEqual(['forget-and-inject', 'facts:forget=naive', '7', 'email', 'retained', '6', 'facts', 'missing', 'true', 'gpt-4o-mini', '', '', '']);
     const [head, row] = summaryCsv({ summary: [s] }).split('\n');
     const cell = (name: string) => row!.split(',')[head!.split(',').indexOf(name)];
     expect(['zombie_artifacts', 'zombie_prompt_turns', 'zombies', 'zombie_probes'].map(cell)).toEqual(['1', '4', 'facts', '1']);

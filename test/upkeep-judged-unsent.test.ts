@@ -47,8 +47,7 @@ describe('a judge’s yes on a value that was never sent', () => {
     const out = textFiles(join(dir, 'out'));
 
     // Probe by probe: sent and answered, or not sent, judged yes and counted apart.
-    const probes = csvRows(out.get('probes.csv')!);
-    expect(out.get('probes.csv')!.split('\n')[0]).toMatch(/,answer,judged,judged_unsent$/);
+    const probes = csvRows(out.get('probes.csv')!, ['policy', 'scenario', 'turn', 'fact', 'outcome', 'expected', 'answer', 'judged', 'judged_unsent']);
     const unsent = probes.filter((p) => p.judged_unsent === 'true');
     for (const p of probes) {
       const at = `${p.policy} ${p.scenario} ${p.turn} ${p.fact}`;
