@@ -14,7 +14,7 @@ import { displayPath } from '../study/package.js';
 import { type Study } from '../study/study.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
-import { settingArgs, studyFromFlags, type StudyFlags } from './_study.js';
+import { settingArgs, studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableNotes } from '../report/text.js';
 
 export interface CheckFlags extends StudyFlags {
@@ -103,7 +103,8 @@ function servedLine(run: RunInfo, dir: string | false | undefined): string | und
  * JUnit file are committed together, before the verdict is printed: all of
  * them are written, or none.
  */
-export async function check(flags: CheckFlags, io: IO): Promise<number> {
+export async function check(given: CheckFlags, io: IO): Promise<number> {
+  const flags = withFolderStudy(given, io);
   // Refused before the run: a device or FIFO is never replaced, a file on the way is named.
   if (flags.junit) checkOutputFile(resolve(flags.junit), '--junit', flags.junit);
   const study = await studyFromFlags(flags, io);

@@ -18,7 +18,7 @@ export function runCommand(io: IO): Command<RunFlags> {
     builder: async (y: Argv) => {
       const [{ STUDY_OPTIONS }, { OUTPUT_FORMATS }] = await Promise.all([import('../_study-options.js'), import('../../report/outputs.js')]);
       return y
-        .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
+        .positional('study', { type: 'string', describe: 'study file (default: ./ctxsim.yaml or ./study.yaml, the first found, else the built-in default study)' })
         .options(STUDY_OPTIONS)
         // nargs: 1 lets `--out -` take the dash (yargs otherwise reads it as a positional).
         .option('out', { type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' })
