@@ -5,6 +5,7 @@ import { align } from '../report/text.js';
 import { loadScenarioOrStudy } from '../scenario/load.js';
 import { explainTurn, studyConversation, studyModel, type ExplainedCall, type ExplainedProbe, type ExplainedTurn, type ExplainedUpkeep } from '../study/explain.js';
 import type { RunnableStudy } from '../study/pipeline.js';
+import { priceWarnings } from '../study/price-check.js';
 import { displayPath } from '../study/package.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, Pico } from '../types.js';
@@ -33,6 +34,7 @@ export interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policy
  */
 export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
   const { study, conversation, model } = await explained(flags, io);
+  for (const w of priceWarnings(study)) io.err(`ctxsim: warning: ${w}\n`);
   if (study.policies.length !== 1) throw new UsageError(`--policy ${flags.policy}: explain takes one policy, not a sweep`);
   const n = conversation.turns.length;
   if (flags.turn < 1 || flags.turn > n) {

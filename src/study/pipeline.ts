@@ -17,6 +17,7 @@ import { displayPath } from './package.js';
 import { loadScenarios, type Study } from './study.js';
 import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
 import { billedChecks, type BilledCheck } from './billed.js';
+import { priceWarnings } from './price-check.js';
 
 /**
  * Runs a study end to end. The phases, in order:
@@ -126,6 +127,8 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     if (opts.shard && (mode === 'record' || mode === 'live')) {
       throw new UsageError(`--shard: record the upkeep cassette first (ctxsim run --upkeep record), then run the shards with --upkeep replay`);
     }
+    // Prices that look like unit mistakes upstream are said before any work (a typo there can bill 100,000 times over).
+    if (opts.onWarning) for (const w of priceWarnings(study)) opts.onWarning(w);
     const loaded = loadScenarios(study.scenarios, { seed: study.seed, ...(opts.onNote && { onNote: opts.onNote }) });
     const jobs = study.jobs ?? autoJobs(loaded);
     const scenarios = scenarioHashes(loaded);
