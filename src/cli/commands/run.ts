@@ -9,7 +9,7 @@ export function runCommand(io: IO): Command<RunFlags> {
     command: 'run [study]',
     describe: 'replay the study and write reports',
     examples: [
-      ['ctxsim run', 'replay the built-in default study into reports/'],
+      ['ctxsim run', 'replay ./ctxsim.yaml or ./study.yaml when the folder has one, else the built-in default study into reports/'],
       ['ctxsim run study.yaml --out reports/', 'replay a study, write every report'],
       ['ctxsim run --scenario \'scenarios/*.yaml\' --policy full --policy \'window-tokens:budget=1000|2000\' --out - --format md', 'two policies (one a sweep), report.md on stdout'],
       ['ctxsim run study.yaml --save-baseline ctxsim-baseline.json', 'also save a baseline for `ctxsim check`'],
