@@ -17,7 +17,7 @@ import { billedLine, type BilledCheck } from '../study/billed.js';
 import { cachedCharts } from '../study/chart-store.js';
 import { bytesOut, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
-import { studyFromFlags, type StudyFlags } from './_study.js';
+import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableOptions } from './_table.js';
 import { parseShare } from '../gate/compare.js';
 
@@ -47,7 +47,8 @@ function warnOverflows(io: IO, policies: readonly PolicyRecord[]): void {
  * warns of context-window overflows. With
  * `--out -` stdout carries the output and nothing else.
  */
-export async function run(flags: RunFlags, io: IO): Promise<number> {
+export async function run(given: RunFlags, io: IO): Promise<number> {
+  const flags = withFolderStudy(given, io);
   if (flags.out === '') throw new UsageError('--out: expected a folder, a file (.csv .json .md .html) or - for stdout');
   if (flags.format !== undefined && !OUTPUT_FORMATS.includes(flags.format)) {
     throw new UsageError(`--format: expected one of ${OUTPUT_FORMATS.join('|')}, got ${flags.format}`);

@@ -606,6 +606,7 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
       return;
     }
     seen.set(c.id, at);
+    opts.onPlace?.(c.id, at);
     out.push(c);
   };
   for (const s of sources) {

@@ -9,7 +9,7 @@ export function runCommand(io: IO): Command<RunFlags> {
     command: 'run [study]',
     describe: 'replay the study and write reports',
     examples: [
-      ['ctxsim run', 'replay the built-in default study into reports/'],
+      ['ctxsim run', 'replay ./ctxsim.yaml or ./study.yaml when the folder has one, else the built-in default study into reports/'],
       ['ctxsim run study.yaml --out reports/', 'replay a study, write every report'],
       ['ctxsim run --scenario \'scenarios/*.yaml\' --policy full --policy \'window-tokens:budget=1000|2000\' --out - --format md', 'two policies (one a sweep), report.md on stdout'],
       ['ctxsim run study.yaml --save-baseline ctxsim-baseline.json', 'also save a baseline for `ctxsim check`'],
@@ -18,7 +18,7 @@ export function runCommand(io: IO): Command<RunFlags> {
     builder: async (y: Argv) => {
       const [{ STUDY_OPTIONS }, { OUTPUT_FORMATS }] = await Promise.all([import('../_study-options.js'), import('../../report/outputs.js')]);
       return y
-        .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
+        .positional('study', { type: 'string', describe: 'study file (default: ./ctxsim.yaml or ./study.yaml, the first found, else the built-in default study)' })
         .options(STUDY_OPTIONS)
         // nargs: 1 lets `--out -` take the dash (yargs otherwise reads it as a positional).
         .option('out', { type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' })

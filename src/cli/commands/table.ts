@@ -14,7 +14,7 @@ export function tableCommand(io: IO): Command<TableFlags> {
       const [{ STUDY_OPTIONS }, { FORMATS }] = await Promise.all([import('../_study-options.js'), import('../table.js')]);
       const { out: _out, ...options } = STUDY_OPTIONS;
       return y
-        .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
+        .positional('study', { type: 'string', describe: 'study file (default: ./ctxsim.yaml or ./study.yaml, the first found, else the built-in default study)' })
         .options(options)
         .option('format', { type: 'string', choices: FORMATS, default: 'md', describe: 'md: GitHub markdown with a caption; csv: plain numbers' })
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' });
