@@ -17,6 +17,7 @@ import { displayPath } from './package.js';
 import { loadScenarios, type Study } from './study.js';
 import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
 import { billedChecks, type BilledCheck } from './billed.js';
+import { reportSettingsOf } from '../report/settings.js';
 
 /**
  * Runs a study end to end. The phases, in order:
@@ -217,7 +218,7 @@ function studyInfo(study: Study, run: RunInfo, shapes: readonly ScenarioShape[],
     cache: study.promptCache,
     conversations: shapes,
     policies: study.policies,
-    ...(study.minRetention !== undefined && { minRetention: study.minRetention }),
+    report: reportSettingsOf(study),
   });
 }
 
