@@ -118,7 +118,7 @@ describe('the verdict', () => {
     it('names the shortest length from which the run’s conversations make it pay (by hand: from 20 turns, 1 − 4.60 / 5.00 = 8%)', () => {
       expect(verdict(rows, {}, scenarios)).toContain(`${lead} It saves 8% on the 2 conversations of 20 turns or more: it would pay on conversations that long. On 3`);
       // At 9%, only the 40-turn one: 1 − 2.70 / 3.00 = 10%.
-      expect(verdict(rows, { minSaving: 0.09 }, scenarios)).toContain('It saves 10% on the 1 conversation of 40 turns or more: it would pay on conversations that long.');
+      expect(verdict(rows, { minSaving: 0.09 }, scenarios)).toContain('It saves 10% on the one conversation of 40 turns or more: it would pay on conversations that long.');
       // Weights count: b weighs 2, so from 20 turns 1 − (2 × 1.90 + 2.70) / (2 × 2 + 3) = 7.1%.
       const weighted = [...scenario('a', 5, 1, 1.2), ...scenario('b', 20, 2, 1.9, 2), ...scenario('c', 40, 3, 2.7)];
       expect(verdict(rows, {}, weighted)).toContain('It saves 7.1% on the 2 conversations of 20 turns or more');

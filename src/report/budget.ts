@@ -4,7 +4,7 @@ import type { ColumnSpec } from '../records/columns.js';
 import { POLICY_RECORD, type PolicyRecord, type Results } from '../records/registry.js';
 import { digestOf, policyNames, severalModels, weightedRun, type Digested } from '../records/digest.js';
 import { csvLine } from '../records/csv.js';
-import { answersMeasured, columnsFrom, rowLabels, sortedPolicies } from './text.js';
+import { answersMeasured, columnsFrom, rowLabels, sortedPolicies, vsFullText } from './text.js';
 import type { TableSort } from './table-sort.js';
 import { byCost } from './verdict.js';
 import { cheapestFirst } from './pareto.js';
@@ -127,11 +127,6 @@ function money(name: string, header: (weighted: string) => string, value: (r: Bu
     csv: (r) => usd(value(r), csvDecimals),
     numeric: true,
   };
-}
-
-/** A cost against `full`'s on the same model: `-27.3%`, `+4.1%`, `0.0%`; `-` without one. */
-export function vsFullText(r: number | null): string {
-  return r === null ? '-' : `${r > 0 ? '+' : ''}${grouped((r * 100).toFixed(1))}%`;
 }
 
 /** The budget table's own columns (those `budgetCsv` writes, and `vs_full`), by name. */

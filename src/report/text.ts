@@ -148,9 +148,12 @@ function tableColumns(rows: readonly PolicyRecord[]): Column[] {
 
 /** A cost against `full`'s on the same model: `-27.3%`, `+4.1%`, `0.0%`; `-` without one. */
 function change(cost: bigint, full: bigint | undefined): string {
-  if (full === undefined || full === 0n) return '-';
-  const r = Number(cost - full) / Number(full);
-  return `${r > 0 ? '+' : ''}${(r * 100).toFixed(1)}%`;
+  return vsFullText(full === undefined || full === 0n ? null : Number(cost - full) / Number(full));
+}
+
+/** A change against `full` (−0.273: 27.3% less) as the tables show it: `-27.3%`, `+4.1%`, `0.0%`, `+1,200.0%`; `-` without one. */
+export function vsFullText(r: number | null): string {
+  return r === null ? '-' : `${r > 0 ? '+' : ''}${grouped((r * 100).toFixed(1))}%`;
 }
 
 /** Milliseconds as seconds with one decimal, rounded half up, grouped: `5.0`, `1,106.2`. */

@@ -190,7 +190,8 @@ function lengthSentence(v: Reading, pick: Row, full: Row): string[] {
   for (const length of lengths) {
     const { n, saving } = savingFrom(length);
     if (saving >= v.minSaving - 1e-12 && n < pairs.length) {
-      return [`It saves ${percentText(saving)} on the ${plural(n, 'conversation')} of ${length} turns or more: it would pay on conversations that long.`];
+      const which = n === 1 ? 'the one conversation' : `the ${plural(n, 'conversation')}`;
+      return [`It saves ${percentText(saving)} on ${which} of ${length} turns or more: it would pay on conversations that long.`];
     }
   }
   const longest = lengths.at(-1)!;
