@@ -9,7 +9,7 @@ export function tableCommand(io: IO): Command<TableFlags> {
     describe: 'print the budget table for docs (markdown or CSV)',
     examples: [
       ['ctxsim table study.yaml --format md', 'the budget table of a study, as markdown for docs (what fits a page)'],
-      ['ctxsim table study.yaml --columns policy,tokens_turn_10,cost_per_1000_conversations_usd,retention --sort retention', 'the columns named, most retained first'],
+      ['ctxsim table --columns policy,tokens_turn_10,retention --sort retention', 'the columns named, most retained first'],
     ],
     builder: async (y: Argv) => {
       const [{ STUDY_OPTIONS }, { FORMATS }, { BUDGET_COLUMN_NAMES }, { SORT_HELP }] = await Promise.all([
