@@ -302,7 +302,8 @@ describe('ctxsim check', () => {
     expect(pass.code).toBe(0);
     const passed = readFileSync(comment, 'utf8').split('\n');
     expect(passed[0]).toBe('### ctxsim check: passed');
-    expect(passed[2]).toMatch(/^Verdict: on 2 conversations, /);
+    // The verdict leads with the pick.
+    expect(passed[2]).toMatch(/^Use full: /);
     expect(passed.slice(3)).toEqual([
       '',
       'Limits per scenario × policy: cost up to +5%, up to 0 more probes lost.',
@@ -320,7 +321,7 @@ describe('ctxsim check', () => {
     expect(failed).toContain("\n\nThe study differs from the baseline's:\n\n- model: gpt-4o-mini → gpt-4o\n\n#### 1. model: gpt-4o-mini → gpt-4o: 4 regressions\n\n");
     expect(failed).toContain('\n<details><summary>The 4 rows it moved</summary>\n');
     // The verdict is the new run's, on gpt-4o.
-    expect(failed).toMatch(/\n\nVerdict: on 2 conversations, /);
+    expect(failed).toMatch(/\n\nUse full: /);
     // Written with the JUnit file, all or nothing: a comment path under a file is refused before the run.
     const bad = await cli('check', study(), '--baseline', baseline(), '--comment', join(baseline(), 'c.md'), '--junit', join(dir, 'j.xml'), '--quiet');
     expect([bad.code, bad.err.startsWith('ctxsim: --comment ')]).toEqual([2, true]);

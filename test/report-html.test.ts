@@ -30,7 +30,7 @@ describe('report.html', () => {
     expect([...html.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1])).toEqual(['Verdict', 'Budget per policy', 'Latency, storage and safety per policy', 'Charts', 'Per scenario', 'Facts not retained', 'Study']);
     // The verdict of test/golden/report/report.md, as the page's first paragraph after the caption.
     const md = readFileSync('test/golden/report/report.md', 'utf8');
-    const said = md.split('\n').find((l) => l.startsWith('Verdict: '))!.replace(/\\\$/g, '$');
+    const said = md.split('## Verdict\n\n')[1]!.split('\n')[0]!.replace(/\\\$/g, '$');
     expect(html).toContain(`<h2>Verdict</h2>\n<p class="verdict">${escapeHtml(said)}</p>`);
     // As report.md shows it (test/golden/report/report.md): p95 latency, stored bytes (mean, p95), then the safety counts, all zero here.
     const details = html.slice(html.indexOf('<section id="details">'), html.indexOf('<section id="charts">'));

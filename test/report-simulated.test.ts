@@ -40,8 +40,11 @@ describe('reports say what is simulated', async () => {
   });
 
   it('the run table ends with the line, only when such a policy is in the run', () => {
+    // Wrapped at 100 columns, its next lines indented; on one line with --wide.
     const table = policyTable(memory.results, memory.info);
-    expect(table.trimEnd().split('\n').at(-1)).toBe(NOTE);
+    expect(table.trimEnd().split('\n').at(-2)).toBe(NOTE.slice(0, NOTE.lastIndexOf(' ', 100)));
+    expect(table.trimEnd().replace(/\n {2}/g, ' ').split('\n').at(-1)).toBe(NOTE);
+    expect(policyTable(memory.results, memory.info, { wide: true }).trimEnd().split('\n').at(-1)).toBe(NOTE);
     expect(policyTable(plain.results, plain.info)).not.toContain('Simulated memory');
     // Called without the policies (as before they were asked for), the table has no line.
     expect(policyTable(memory.results, { models: memory.info.models, priceDate: memory.info.priceDate })).not.toContain('Simulated memory');

@@ -54,8 +54,8 @@ describe('weights make the per-policy means weighted (the hand-checked example)'
     expect(lines[0]).toMatch(/ · 2 conversations, weighted to 4$/);
     expect(lines[1]!.split(/\s{2,}/)).toEqual(['policy', 'cost/1k conv USD (weighted)', 'retention (weighted)', 'pareto', 'upkeep tokens']);
     expect(lines[2]!.split(/\s{2,}/)).toEqual(['window-turns:turns=1', '0.0039', '25.0% (1/2)', 'yes', '0']);
-    expect(r.out).toContain('Weighted: cost per conversation, cost per 1,000 conversations and retention are means over the 2 conversations, weighted to 4');
-    expect(r.out).toMatch(/\n\nVerdict: on 2 conversations, weighted to 4, with retention/);
+    expect(r.out.replace(/\n {2}/g, ' ')).toContain('Weighted: cost per conversation, cost per 1,000 conversations and retention are means over the 2 conversations, weighted to 4');
+    expect(r.out.replace(/\n/g, ' ')).toMatch(/ {2}Verdict: .* On 2 conversations, weighted to 4, with retention/);
   });
 
   it('shards carry the weights: merged shards give the same policies.csv and summary.csv', async () => {

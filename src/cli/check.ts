@@ -135,7 +135,7 @@ export async function check(given: CheckFlags, io: IO): Promise<number> {
   try {
     result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits, run.lost);
     if (flags.junit) outputs.file(resolve(flags.junit), gateJunit(result));
-    if (flags.comment) outputs.file(resolve(flags.comment), gateComment(result, { accept, places, verdict: verdict(run.policies, run.info), ...(note && { note }) }));
+    if (flags.comment) outputs.file(resolve(flags.comment), gateComment(result, { accept, places, verdict: verdict(run.policies, run.info, run.summary), ...(note && { note }) }));
     outputs.commit();
   } catch (e) {
     outputs.abort();

@@ -116,11 +116,6 @@ export function parsePercent(flag: string, value: string | number): number {
   return named(flag, percent(value));
 }
 
-/** Parses a share of the probed facts, `95%` (0.95): a percentage from 0% to 100%, written with its `%` as the gate's limits are. */
-export function parseShare(flag: string, value: string | number): number {
-  return named(flag, shareOf(value));
-}
-
 /** Parses a retention limit: `2%` (points of retention) or `1` (probes). */
 export function parseRetentionLimit(flag: string, value: string | number): RetentionLimit {
   return named(flag, retentionLimit(value));
@@ -149,14 +144,6 @@ function percent(value: string | number): Parsed<number> {
   const n = Number(m[1]);
   if (!m[2]) return { problem: `write ${limitPercent(n)} or ${m[1]}% (a bare number could be a fraction or a percentage), got ${s}` };
   return n / 100;
-}
-
-/** A share of the probed facts (see `parseShare`), or why the value is not one (the caller names its place). */
-export function shareOf(value: string | number): Parsed<number> {
-  const s = String(value).trim();
-  if (s.startsWith('-')) return { problem: `a share of the probed facts is at least 0%, got ${s}` };
-  const r = percent(value);
-  return typeof r === 'number' && r > 1 ? { problem: `a share of the probed facts is at most 100%, got ${s}` } : r;
 }
 
 function retentionLimit(value: string | number): Parsed<RetentionLimit> {

@@ -232,7 +232,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
 </header>
 <section id="verdict">
 <h2>Verdict</h2>
-<p class="verdict">${escapeHtml(verdict(results.policies, info))}</p>
+<p class="verdict">${escapeHtml(verdict(results.policies, info, results.summary))}</p>
 ${first.length ? `<div class="charts">\n${first.join('\n')}\n</div>\n` : ''}</section>
 <section id="budget">
 <h2>Budget per policy</h2>

@@ -18,6 +18,7 @@ import { loadScenarios, type Study } from './study.js';
 import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
 import { billedChecks, type BilledCheck } from './billed.js';
 import { priceWarnings } from './price-check.js';
+import { reportSettingsOf } from '../report/settings.js';
 
 /**
  * Runs a study end to end. The phases, in order:
@@ -223,7 +224,7 @@ function studyInfo(study: Study, run: RunInfo, shapes: readonly ScenarioShape[],
     cache: study.promptCache,
     conversations: shapes,
     policies: study.policies,
-    ...(study.minRetention !== undefined && { minRetention: study.minRetention }),
+    report: reportSettingsOf(study),
   });
 }
 
