@@ -90,12 +90,27 @@ export function verdict(rows: readonly Row[], info: VerdictInfo): string {
     sentences.push(`No policy keeps ${share(min)} ${facts}; the most is ${name(best)}’s ${share(held(best))}, at ${money(best)}.`);
     return [...sentences, ...unsentSentence(rows, kind)].join(' ');
   }
-  const pick = byCost(enough)[0]!;
+  const pick = verdictPicks(rows, info)[0]!;
   const full = rows.find((r) => r.policy === 'full' && r.model === pick.model);
   const at = `at least ${share(min)}`;
   if (pick === full) sentences.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)} (${share(held(pick))}, ${money(pick)}): no cheaper policy keeps as much.`);
   else sentences.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)}: ${share(held(pick))} ${full ? `for ${compared(cost(pick), cost(full))} ${name(full)} (${money(pick)} against ${money(full)})` : `at ${money(pick)}`}.`);
   return [...sentences, ...unsentSentence(rows, kind)].join(' ');
+}
+
+/**
+ * The rows the verdict recommends — today one: the cheapest row that keeps
+ * at least `minRetention` of the probed facts by the verdict's measure
+ * (answered retention when a real model's replies were scored); none when no
+ * row does, or nothing was probed. The charts mark these rows, so they and
+ * the verdict's words cannot disagree.
+ */
+export function verdictPicks<R extends Row>(rows: readonly R[], info: VerdictInfo): R[] {
+  const measure = readRetention(rows);
+  const min = info.minRetention ?? DEFAULT_MIN_RETENTION;
+  if (rows.every((r) => measure(r) === null)) return [];
+  const enough = rows.filter((r) => (measure(r) ?? 0) >= min - 1e-12);
+  return enough.length ? [byCost(enough)[0]!] : [];
 }
 
 /** What a judge said yes to although the prompt did not hold the value: how many probes, of how many not retained, and which rows (those with any). */
