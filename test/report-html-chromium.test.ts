@@ -51,6 +51,33 @@ if (reason) console.warn(reason);
 /** Chromium's flags for a closed network: no background connections, no first-run work. */
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--hide-scrollbars'];
 
+/** A model whose id is as long as they come: provider, region, vendor, name, date, version. */
+const LONG_MODEL = 'bedrock/us-gov-east-1/anthropic.claude-3-haiku-20240307-v1:0';
+
+/** The golden study's scenarios (kavya, noah), and the long chat of the fixture study when `long`, on `models` with `policies`, chars4. */
+async function goldenScenarios(models: string[], policies: string[], long = false) {
+  const { output } = await runStudyPipeline(
+    {
+      seed: 42,
+      models,
+      tokenizer: 'chars4',
+      prices: 'builtin',
+      promptCache: 'auto',
+      promptCacheTtl: 300,
+      scenarios: [
+        { kind: 'glob', pattern: 'scenarios/{kavya-late-order,noah-amnesia}.yaml', base: PACKAGE_DIR },
+        ...(long ? [{ kind: 'glob' as const, pattern: 'test/fixtures/report/maya-long-support.yaml', base: PACKAGE_DIR }] : []),
+      ],
+      policies: policiesFromFlags(policies),
+      out: 'reports',
+      cacheFolder: false,
+      jobs: 1,
+    },
+    memorySink(),
+  );
+  return { results: output.results, info: { ...output.info, priceDate: PRICE_DATE } };
+}
+
 /** What a page said and asked for while it was open. */
 interface Opened {
   page: Page;
@@ -93,28 +120,15 @@ describe.skipIf(reason !== undefined)('report.html in headless Chromium', () => 
 
   let one: Opened;
   let two: Opened;
+  let wide: Opened;
 
   beforeAll(async () => {
     browser = await playwright!.chromium.launch({ executablePath: chromiumPath, args: FLAGS });
     one = await open('one-model', await fixtureRun());
     // Two models on the golden study's scenarios: panels per model, and a legend of models in tokens by turn.
-    const { output } = await runStudyPipeline(
-      {
-        seed: 42,
-        models: ['gpt-4o-mini', 'claude-haiku-4-5'],
-        tokenizer: 'chars4',
-        prices: 'builtin',
-        promptCache: 'auto',
-        promptCacheTtl: 300,
-        scenarios: [{ kind: 'glob', pattern: 'scenarios/{kavya-late-order,noah-amnesia}.yaml', base: PACKAGE_DIR }],
-        policies: policiesFromFlags(['full', 'window-turns:turns=2', 'summary']),
-        out: 'reports',
-        cacheFolder: false,
-        jobs: 1,
-      },
-      memorySink(),
-    );
-    two = await open('two-models', { results: output.results, info: { ...output.info, priceDate: PRICE_DATE } });
+    two = await open('two-models', await goldenScenarios(['gpt-4o-mini', 'claude-haiku-4-5'], ['full', 'window-turns:turns=2', 'summary']));
+    // Long names — a model's id with its provider and region, policies with their parameters — and a long chat (a column of tokens for each of turns 1, 5, 10 and 20).
+    wide = await open('wide', await goldenScenarios([LONG_MODEL, 'gpt-4o-mini'], ['full', 'window-tokens:budget=40', 'summary-buffer:budget=2000,keepRecent=4', 'window-turns:turns=2', 'facts'], true));
   });
 
   afterAll(async () => {
@@ -122,7 +136,7 @@ describe.skipIf(reason !== undefined)('report.html in headless Chromium', () => 
   });
 
   it('loads with no console error or warning, requests nothing but itself, and draws every chart live', async () => {
-    for (const o of [one, two]) {
+    for (const o of [one, two, wide]) {
       expect(o.console).toEqual([]);
       expect(o.requests).toEqual([o.url]);
       const figures = await o.page.locator('figure').evaluateAll((fs) =>
@@ -143,6 +157,16 @@ describe.skipIf(reason !== undefined)('report.html in headless Chromium', () => 
       const width = await o.page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
       expect(width[0]).toBeLessThanOrEqual(width[1]!);
     }
+  });
+
+  it('fits its tables in a 1280-pixel window: long names break where they have parts, and only a table with more columns than fit scrolls, in its own box', async () => {
+    const { page } = wide;
+    const boxes = await page.locator('div.scroll').evaluateAll((ds) => ds.map((d) => ({ table: d.querySelector('table')!.className, scrolls: d.scrollWidth > d.clientWidth, right: d.getBoundingClientRect().right })));
+    const main = await page.locator('main').evaluate((m) => m.getBoundingClientRect().right);
+    for (const b of boxes) expect(b.right, b.table).toBeLessThanOrEqual(main);
+    // The budget table, with the long model id and the policies' parameters, fits without scrolling; so do the others but the per-scenario table's many figures.
+    expect(boxes.filter((b) => b.scrolls && b.table !== 'scenarios').map((b) => b.table)).toEqual([]);
+    expect(await page.locator('table.budget td', { hasText: LONG_MODEL }).first().evaluate((td) => td.getBoundingClientRect().height)).toBeGreaterThan(30);
   });
 
   it('shows, on hovering a point, its policy, model, cost, retention and upkeep, as the budget table prints them', async () => {
