@@ -51,6 +51,9 @@ if (reason) console.warn(reason);
 /** Chromium's flags for a closed network: no background connections, no first-run work. */
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--hide-scrollbars'];
 
+/** How long a click's or a hover's effect may take to show, on a busy machine. */
+const POLL = { timeout: 10_000 };
+
 /** A model whose id is as long as they come: provider, region, vendor, name, date, version. */
 const LONG_MODEL = 'bedrock/us-gov-east-1/anthropic.claude-3-haiku-20240307-v1:0';
 
@@ -189,7 +192,7 @@ describe.skipIf(reason !== undefined)('report.html in headless Chromium', () => 
       'on the chart': 'the verdict’s pick, Pareto-optimal',
     });
     await page.mouse.move(1, 1);
-    await expect.poll(() => page.locator('#vg-tooltip-element.visible').count()).toBe(0);
+    await expect.poll(() => page.locator('#vg-tooltip-element.visible').count(), POLL).toBe(0);
   });
 
   it('hides a policy when its legend entry is clicked, and shows it again on a second click', async () => {
@@ -198,18 +201,18 @@ describe.skipIf(reason !== undefined)('report.html in headless Chromium', () => 
     const others = 'path[aria-label*=" on gpt-4o-mini:"]:not([aria-label^="full on"])';
     expect(await opacities(page, 'retention-vs-cost', full)).toEqual(['1']);
     await clickLegend(page, 'retention-vs-cost', 'full');
-    await expect.poll(() => opacities(page, 'retention-vs-cost', full)).toEqual(['0']);
+    await expect.poll(() => opacities(page, 'retention-vs-cost', full), POLL).toEqual(['0']);
     expect(new Set(await opacities(page, 'retention-vs-cost', others))).toEqual(new Set(['1']));
     // Its label goes with it, and its legend entry fades.
     expect(await page.locator('#chart-retention-vs-cost .live text', { hasText: /^full \(pick\)$/ }).getAttribute('opacity')).toBe('0');
     expect(Number(await page.locator('#chart-retention-vs-cost .live .role-legend-label text', { hasText: /^full$/ }).getAttribute('opacity'))).toBeLessThan(1);
     await clickLegend(page, 'retention-vs-cost', 'full');
-    await expect.poll(() => opacities(page, 'retention-vs-cost', full)).toEqual(['1']);
+    await expect.poll(() => opacities(page, 'retention-vs-cost', full), POLL).toEqual(['1']);
 
     // A line of cost by turn, likewise.
     const line = 'path[aria-label*="Policy: full;"]';
     await clickLegend(page, 'cost-by-turn', 'full');
-    await expect.poll(() => opacities(page, 'cost-by-turn', line)).toEqual(['0']);
+    await expect.poll(() => opacities(page, 'cost-by-turn', line), POLL).toEqual(['0']);
     expect(new Set(await opacities(page, 'cost-by-turn', 'path[aria-label*="Policy: window"]'))).toEqual(new Set(['1']));
   });
 
@@ -217,13 +220,13 @@ describe.skipIf(reason !== undefined)('report.html in headless Chromium', () => 
     const { page } = two;
     // A panel per model in retention vs cost: full is hidden in both.
     await clickLegend(page, 'retention-vs-cost', 'full');
-    await expect.poll(() => opacities(page, 'retention-vs-cost', 'path[aria-label^="full on "]')).toEqual(['0', '0']);
+    await expect.poll(() => opacities(page, 'retention-vs-cost', 'path[aria-label^="full on "]'), POLL).toEqual(['0', '0']);
     // Tokens by turn dashes the models in one plot: its legend of models hides one.
     const claude = 'path[aria-label*="Model: claude-haiku-4-5;"]';
     const mini = 'path[aria-label*="Model: gpt-4o-mini;"]';
     expect(await opacities(page, 'tokens-by-turn', claude)).toEqual(['1', '1', '1']);
     await clickLegend(page, 'tokens-by-turn', 'claude-haiku-4-5');
-    await expect.poll(() => opacities(page, 'tokens-by-turn', claude)).toEqual(['0', '0', '0']);
+    await expect.poll(() => opacities(page, 'tokens-by-turn', claude), POLL).toEqual(['0', '0', '0']);
     expect(await opacities(page, 'tokens-by-turn', mini)).toEqual(['1', '1', '1']);
     expect(two.console).toEqual([]);
   });
