@@ -106,14 +106,10 @@ describe('several models in one run', () => {
     const md = readFileSync(join(out, 'report.md'), 'utf8');
     expect(md).toMatch(/^\| policy +\| model +\| tokens @ turn 1 /m);
     expect(md).toMatch(/^\| full +\| roomy +\| +8 \| +\$0\.000512/m);
-    // The charts give each line its policy (its colour), its model (its dash) and its name, `policy @ model`.
-    const spec = JSON.parse(readFileSync(join(out, 'cost-by-turn.vl.json'), 'utf8')) as { data: { values: { policy: string; model: string; series: string }[] } };
-    expect([...new Set(spec.data.values.map((v) => `${v.policy} | ${v.model} | ${v.series}`))]).toEqual([
-      'full | tiny | full @ tiny',
-      'window-turns:turns=1 | tiny | window-turns:turns=1 @ tiny',
-      'full | roomy | full @ roomy',
-      'window-turns:turns=1 | roomy | window-turns:turns=1 @ roomy',
-    ]);
+    // The charts give each line its policy (its colour) and its model (its panel).
+    const spec = JSON.parse(readFileSync(join(out, 'cost-by-turn.vl.json'), 'utf8')) as { data: { values: { policy: string; model: string }[] }; facet: { row: { field: string } } };
+    expect(spec.facet.row.field).toBe('model');
+    expect([...new Set(spec.data.values.map((v) => `${v.policy} | ${v.model}`))]).toEqual(['full | tiny', 'window-turns:turns=1 | tiny', 'full | roomy', 'window-turns:turns=1 | roomy']);
 
     // results.json lists both models, in order, with their context windows.
     const doc = parseResultsJson(readFileSync(join(out, 'results.json'), 'utf8'), 'results.json');

@@ -54,7 +54,7 @@ describe('ctxsim run writes the reports', () => {
       else expect(x.toString().split('\n').filter((l) => !l.startsWith(' "meta": '))).toEqual(y.toString().split('\n').filter((l) => !l.startsWith(' "meta": ')));
     }
     const md = readFileSync(join(tmp, 'a', 'report.md'), 'utf8');
-    expect(md).toContain('![Retention vs cost per conversation](retention-vs-cost.png)');
+    expect(md).toContain('![Retention vs cost per 1,000 conversations](retention-vs-cost.png)');
   });
 
   it('reads a study file: its scenarios, policies and tokenizer', async () => {

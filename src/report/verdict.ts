@@ -198,6 +198,33 @@ function lengthSentence(v: Reading, pick: Row, full: Row): string[] {
   return [`It saves less than ${share(v.minSaving)} at every length this run has (${percentText(savingFrom(longest).saving)} on the longest, ${plural(longest, 'turn')}).`];
 }
 
+/**
+ * The rows the verdict recommends, one per model: on each model the
+ * cheapest row that keeps at least `minRetention` of the probed facts by the
+ * verdict's measure (answered retention when a real model's replies were
+ * scored), or `full` when that row saves less than `minSaving` against it;
+ * none on a model where no row keeps enough, or when nothing was probed.
+ * The charts mark these rows, so they and the verdict's words cannot
+ * disagree.
+ */
+export function verdictPicks<R extends Row>(rows: readonly R[], info: VerdictInfo): R[] {
+  const measure = readRetention(rows);
+  if (rows.every((r) => measure(r) === null)) return [];
+  const min = info.minRetention ?? DEFAULT_MIN_RETENTION;
+  const minSaving = info.minSaving ?? DEFAULT_MIN_SAVING;
+  const keeps = (r: R) => (measure(r) ?? 0) >= min - 1e-12;
+  return [...new Set(rows.map((r) => r.model))].flatMap((model) => {
+    const mine = rows.filter((r) => r.model === model);
+    const pick = byCost(mine.filter(keeps))[0];
+    if (!pick) return [];
+    const full = mine.find((r) => r.policy === 'full');
+    if (!full || pick === full || !keeps(full)) return [pick];
+    const [cost, base] = [costPer1000(pick), costPer1000(full)];
+    const saving = base > 0n ? Number(base - cost) / Number(base) : 0;
+    return [saving < minSaving - 1e-12 ? full : pick];
+  });
+}
+
 /** What a judge said yes to although the prompt did not hold the value: how many probes, of how many not retained, and which rows (those with any). */
 export interface JudgedUnsent {
   count: number;
