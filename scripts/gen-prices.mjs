@@ -10,6 +10,8 @@
  * fields ctxsim reads, so the shipped file stays small. The output is stable:
  * models sorted by name, one model per line, fields in a fixed order.
  * The source date comes from the table's `last_updated` (or `--date YYYY-MM-DD`).
+ * Prices LiteLLM later corrected upstream are corrected here too
+ * (`CORRECTIONS`), and the `_meta` header names them.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -32,6 +34,39 @@ const FIELDS = [
 ];
 const MODES = new Set(['chat', 'embedding']);
 
+/**
+ * Prices LiteLLM itself corrected after this table's date, in its pull
+ * request 38167 ("store per-token costs per token, not per 1k or per 1M",
+ * the fix of its issue 23503): entries holding a vendor's price per million
+ * (wandb/*, off by 10^5) or per thousand tokens (azure_ai/jais-30b-chat,
+ * off by 10^3) in a per-token field, and two watsonx models IBM prices at
+ * $1.80 per million tokens. Each is `[the wrong value, the corrected one]`
+ * in USD per token, and applies only while the source still holds the
+ * wrong value: a newer table that has it right (or changed it otherwise)
+ * is kept as it is.
+ */
+export const CORRECTIONS = {
+  source: 'LiteLLM pull request 38167 (its issue 23503)',
+  entries: {
+    'azure_ai/jais-30b-chat': { input_cost_per_token: [0.0032, 3.2e-6], output_cost_per_token: [0.00971, 9.71e-6] },
+    'wandb/Qwen/Qwen3-235B-A22B-Instruct-2507': { input_cost_per_token: [0.01, 1e-7], output_cost_per_token: [0.01, 1e-7] },
+    'wandb/Qwen/Qwen3-235B-A22B-Thinking-2507': { input_cost_per_token: [0.01, 1e-7], output_cost_per_token: [0.01, 1e-7] },
+    'wandb/Qwen/Qwen3-Coder-480B-A35B-Instruct': { input_cost_per_token: [0.1, 1e-6], output_cost_per_token: [0.15, 1.5e-6] },
+    'wandb/deepseek-ai/DeepSeek-R1-0528': { input_cost_per_token: [0.135, 1.35e-6], output_cost_per_token: [0.54, 5.4e-6] },
+    'wandb/deepseek-ai/DeepSeek-V3-0324': { input_cost_per_token: [0.114, 1.14e-6], output_cost_per_token: [0.275, 2.75e-6] },
+    'wandb/deepseek-ai/DeepSeek-V3.1': { input_cost_per_token: [0.055, 5.5e-7], output_cost_per_token: [0.165, 1.65e-6] },
+    'wandb/meta-llama/Llama-3.1-8B-Instruct': { input_cost_per_token: [0.022, 2.2e-7], output_cost_per_token: [0.022, 2.2e-7] },
+    'wandb/meta-llama/Llama-3.3-70B-Instruct': { input_cost_per_token: [0.071, 7.1e-7], output_cost_per_token: [0.071, 7.1e-7] },
+    'wandb/meta-llama/Llama-4-Scout-17B-16E-Instruct': { input_cost_per_token: [0.017, 1.7e-7], output_cost_per_token: [0.066, 6.6e-7] },
+    'wandb/microsoft/Phi-4-mini-instruct': { input_cost_per_token: [0.008, 8e-8], output_cost_per_token: [0.035, 3.5e-7] },
+    'wandb/openai/gpt-oss-120b': { input_cost_per_token: [0.015, 1.5e-7], output_cost_per_token: [0.06, 6e-7] },
+    'wandb/openai/gpt-oss-20b': { input_cost_per_token: [0.005, 5e-8], output_cost_per_token: [0.02, 2e-7] },
+    'wandb/zai-org/GLM-4.5': { input_cost_per_token: [0.055, 5.5e-7], output_cost_per_token: [0.2, 2e-6] },
+    'watsonx/bigscience/mt0-xxl-13b': { input_cost_per_token: [0.0005, 1.8e-6], output_cost_per_token: [0.002, 1.8e-6] },
+    'watsonx/core42/jais-13b-chat': { input_cost_per_token: [0.0005, 1.8e-6], output_cost_per_token: [0.002, 1.8e-6] },
+  },
+};
+
 
 /**
  * The snapshot text for a parsed LiteLLM table: a `_meta` header, then the
@@ -46,16 +81,36 @@ export function snapshot(table, date) {
   const names = Object.keys(table)
     .filter((k) => k !== 'sample_spec' && isModel(table[k]))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const kept = new Map(names.map((name) => [name, pick(table[name])]));
+  const corrected = correct(kept);
   const meta = {
     generatedBy: 'scripts/gen-prices.mjs',
     source: "LiteLLM's model_prices_and_context_window.json",
     sourceDate: date,
     regenerate: 'npm run gen:prices -- path/to/model_prices_and_context_window.json',
     content: 'chat and embedding models with an input price; only the fields ctxsim uses. Do not edit by hand.',
+    ...(corrected.length && { corrected: `${corrected.length} entries as ${CORRECTIONS.source} corrected them: ${corrected.join(', ')}` }),
   };
   const lines = [`  "_meta": ${JSON.stringify(meta)}`];
-  for (const name of names) lines.push(`  ${JSON.stringify(name)}: ${JSON.stringify(pick(table[name]))}`);
-  return { text: `{\n${lines.join(',\n')}\n}\n`, models: names.length, date };
+  for (const [name, entry] of kept) lines.push(`  ${JSON.stringify(name)}: ${JSON.stringify(entry)}`);
+  return { text: `{\n${lines.join(',\n')}\n}\n`, models: names.length, date, corrected };
+}
+
+/** Applies `CORRECTIONS` to the kept entries (in place): the names of those corrected, in name order. */
+function correct(kept) {
+  const out = [];
+  for (const [name, fields] of Object.entries(CORRECTIONS.entries).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const entry = kept.get(name);
+    if (!entry) continue;
+    let changed = false;
+    for (const [field, [wrong, right]] of Object.entries(fields)) {
+      if (entry[field] !== wrong) continue;
+      entry[field] = right;
+      changed = true;
+    }
+    if (changed) out.push(name);
+  }
+  return out;
 }
 
 function isModel(e) {
@@ -84,7 +139,7 @@ function main(argv) {
   }
   const out = snapshot(JSON.parse(text), date);
   writeFileSync(TARGET, out.text);
-  process.stderr.write(`wrote ${out.models} models (source date ${out.date}) to src/pricing/builtin-prices.json\n`);
+  process.stderr.write(`wrote ${out.models} models (source date ${out.date}) to src/pricing/builtin-prices.json${out.corrected.length ? `, ${out.corrected.length} of them corrected as ${CORRECTIONS.source} corrected them` : ''}\n`);
 }
 
 // Run only when invoked as a script (tests import `snapshot`).

@@ -1,7 +1,8 @@
 /**
  * Installs the packed package into a project folder the way `npm install
  * --save-dev ./ctxsim-X.tgz` lays it out, without the network: `npm pack`
- * the built package (dist must be built), unpack it into
+ * the built package (dist must be built; its prepack script, which builds
+ * and leaves out `prepare`, runs without the build), unpack it into
  * `node_modules/ctxsim`, link its runtime dependency closure from this
  * repository's node_modules (no dev dependencies: nothing a consumer would
  * not have) and link its bins into `node_modules/.bin`, executable, as npm
@@ -36,7 +37,9 @@ function link(target, path, type) {
  * returns the tarball's path and the installed package's folder.
  */
 export function installPacked(dir) {
-  const tarball = join(dir, execFileSync(npm, ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').pop());
+  // As `npm pack` packs it, with its prepack and postpack scripts (scripts/pack-manifest.mjs), but not its build: dist is built.
+  const env = { ...process.env, CTXSIM_PACK_BUILT: '1' };
+  const tarball = join(dir, execFileSync(npm, ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', env }).trim().split('\n').pop());
   const modules = join(dir, 'node_modules');
   const pkg = join(modules, 'ctxsim');
   mkdirSync(pkg, { recursive: true });

@@ -65,7 +65,9 @@ describe('import --unlogged-prefix billed', () => {
     const r = await cli('run', '--scenario', join(dir, '*.yaml'), '--policy', 'full', '--model', 'claude-sonnet-4-5', '--out', join(dir, 'out'), '--no-token-cache');
     expect(r.code, r.err).toBe(0);
     const line = `Estimated: what the transcript logs left out of every prompt is a stand-in sized from their bills (unlogged_prefix, tokens a call: claude-code-session ${tokens})`;
-    expect(r.out).toContain(`${line}\n`);
+    // On stdout wrapped to 100 columns, its next lines indented.
+    expect(r.out.replace(/\n {2}/g, ' ')).toContain(`${line}\n`);
+    expect(r.out.split('\n').find((l) => l.startsWith('Estimated: '))!.length).toBeLessThanOrEqual(100);
     expect(readFileSync(join(dir, 'out', 'report.md'), 'utf8')).toContain(line);
     expect(readFileSync(join(dir, 'out', 'report.html'), 'utf8')).toContain(`<p class="caption">${line}</p>`);
     const results = JSON.parse(readFileSync(join(dir, 'out', 'results.json'), 'utf8')) as { study: { scenarios: { unloggedTokens?: number }[] } };

@@ -250,15 +250,35 @@ describe('ctxsim check', () => {
     expect(r.out).toContain('\n- window-tokens:budget=50: added for kavya-late-order\n- window-tokens:budget=50: added for noah-amnesia\n');
   });
 
-  it('appends the table to $GITHUB_STEP_SUMMARY and writes parseable JUnit XML', async () => {
+  it('appends the result by cause to $GITHUB_STEP_SUMMARY (the rows under <details>) and writes parseable JUnit XML', async () => {
     const summary = join(dir, 'summary.md');
     writeFileSync(summary, '# before\n');
     process.env.GITHUB_STEP_SUMMARY = summary;
     const junit = join(dir, 'junit', 'gate.xml');
-    const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--junit', junit, '--quiet');
+    const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--junit', junit, '--quiet', '--no-token-cache');
     expect(r.code).toBe(1);
     const text = readFileSync(summary, 'utf8');
-    expect(text.startsWith('# before\n### ctxsim check: FAILED (4 regressions)')).toBe(true);
+    expect(text.split('\n').slice(0, 17)).toEqual([
+      '# before',
+      '### ctxsim check: FAILED (4 regressions, 1 cause)',
+      '',
+      'Limits per scenario × policy: cost up to +5%, up to 0 more probes lost.',
+      '',
+      "The study differs from the baseline's:",
+      '',
+      '- model: gpt-4o-mini → gpt-4o',
+      '',
+      '#### 1. model: gpt-4o-mini → gpt-4o: 4 regressions',
+      '',
+      `\`${study()}\` line 2`,
+      '',
+      'The worst: kavya-late-order × full: cost $0.000051 → $0.000855 (+1566.7%, limit +5%)',
+      '',
+      '<details><summary>The 4 rows it moved</summary>',
+      '',
+    ]);
+    expect(text).toContain('\n| scenario | policy | Δ cost | retained | why |\n|---|---|---:|---:|---|\n| kavya-late-order | full | +1566.7% | 0/0 → 0/0 | cost $0.000051 → $0.000855 (+1566.7%, limit +5%) |\n');
+    expect(text.endsWith(`</details>\n\nTo accept the change, save the new baseline:\n\n    npx ctxsim run ${study()} --model gpt-4o --save-baseline ${baseline()} --force\n\n`)).toBe(true);
     const xml = readFileSync(junit, 'utf8');
     expect(XMLValidator.validate(xml)).toBe(true);
     const doc = new XMLParser({ ignoreAttributes: false }).parse(xml);
@@ -274,6 +294,39 @@ describe('ctxsim check', () => {
       'noah-amnesia/full',
       'noah-amnesia/window-turns:turns=2',
     ]);
+  });
+
+  it('--comment FILE writes the markdown a bot posts on the pull request: the result, the new run’s verdict, what changed, the causes', async () => {
+    const comment = join(dir, 'comment.md');
+    const pass = await cli('check', study(), '--baseline', baseline(), '--comment', comment, '--quiet', '--no-token-cache');
+    expect(pass.code).toBe(0);
+    const passed = readFileSync(comment, 'utf8').split('\n');
+    expect(passed[0]).toBe('### ctxsim check: passed');
+    // The verdict leads with the pick.
+    expect(passed[2]).toMatch(/^Use full: /);
+    expect(passed.slice(3)).toEqual([
+      '',
+      'Limits per scenario × policy: cost up to +5%, up to 0 more probes lost.',
+      '',
+      "Nothing in the study differs from the baseline's.",
+      '',
+      '- full: cost $0.000125 → $0.000125 (+0.0%), retained 1/1 → 1/1 (2 scenarios)',
+      '- window-turns:turns=2: cost $0.000116 → $0.000116 (+0.0%), retained 0/1 → 0/1 (2 scenarios)',
+      '',
+    ]);
+    const fail = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--comment', comment, '--quiet', '--no-token-cache');
+    expect(fail.code).toBe(1);
+    const failed = readFileSync(comment, 'utf8');
+    expect(failed.split('\n')[0]).toBe('### ctxsim check: FAILED (4 regressions, 1 cause)');
+    expect(failed).toContain("\n\nThe study differs from the baseline's:\n\n- model: gpt-4o-mini → gpt-4o\n\n#### 1. model: gpt-4o-mini → gpt-4o: 4 regressions\n\n");
+    expect(failed).toContain('\n<details><summary>The 4 rows it moved</summary>\n');
+    // The verdict is the new run's, on gpt-4o.
+    expect(failed).toMatch(/\n\nUse full: /);
+    // Written with the JUnit file, all or nothing: a comment path under a file is refused before the run.
+    const bad = await cli('check', study(), '--baseline', baseline(), '--comment', join(baseline(), 'c.md'), '--junit', join(dir, 'j.xml'), '--quiet');
+    expect([bad.code, bad.err.startsWith('ctxsim: --comment ')]).toEqual([2, true]);
+    expect(readdirSync(dir)).not.toContain('j.xml');
+    expect((await cli('check', study(), '--comment', '', '--quiet')).err).toBe('ctxsim: --comment: name a file for the pull request comment (markdown)\n');
   });
 
   it('--json prints machine-readable results; the study gate block sets thresholds', async () => {
@@ -315,21 +368,28 @@ describe('ctxsim check', () => {
     expect(r.out).not.toMatch(/"cost(Before|After|MicroUsd)": \d/);
   });
 
-  it('with GITHUB_ACTIONS=true a tripped gate prints one error annotation per failing row, on stderr', async () => {
+  it('with GITHUB_ACTIONS=true a tripped gate prints one error annotation per cause, on stderr, at the file and line that changed', async () => {
     process.env.GITHUB_ACTIONS = 'true';
+    process.env.GITHUB_WORKSPACE = dir;
     try {
       // With no cache, stderr holds the annotations only (a cache that served units says so there: test/cache-folder.test.ts).
       const r = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--json', '--quiet', '--no-token-cache');
       expect(r.code).toBe(1);
       JSON.parse(r.out);
-      const lines = r.err.split('\n').slice(0, -1);
-      expect(lines).toHaveLength(4);
-      expect(lines).toContain(`::error file=${study()},title=ctxsim check%3A kavya-late-order × full::cost $0.000051 → $0.000855 (+1566.7%25, limit +5%25)`);
-      const pass = await cli('check', study(), '--baseline', baseline(), '--quiet', '--no-token-cache');
-      expect(pass.code).toBe(0);
+      // A model change moved the 4 rows: one annotation, at the study's `model:` line, its path from the workspace's root.
+      expect(r.err).toBe('::error file=study.yaml,line=2,title=ctxsim check%3A model%3A gpt-4o-mini → gpt-4o::4 regressions; the worst, kavya-late-order × full: cost $0.000051 → $0.000855 (+1566.7%25, limit +5%25); the 3 others in the job summary\n');
+      // A changed scenario: at its file's id line.
+      const f = join(dir, 'scenarios', 'noah-amnesia.yaml');
+      writeFileSync(f, readFileSync(f, 'utf8').replace('system: You are a friendly assistant.', `system: You are a friendly assistant. ${'Always be polite. '.repeat(30)}`));
+      const scenario = await cli('check', study(), '--baseline', baseline(), '--quiet', '--no-token-cache');
+      expect(scenario.code).toBe(1);
+      expect(scenario.err).toMatch(/^::error file=scenarios\/noah-amnesia\.yaml,line=3,title=ctxsim check%3A scenario changed%3A noah-amnesia::2 regressions; the worst, noah-amnesia × /);
+      expect(scenario.err.split('\n')).toHaveLength(2);
+      const pass = await cli('check', study(), '--baseline', baseline(), '--quiet', '--no-token-cache', '--scenario', join(dir, 'scenarios', 'kavya-late-order.yaml'));
       expect(pass.err).toBe('');
     } finally {
       delete process.env.GITHUB_ACTIONS;
+      delete process.env.GITHUB_WORKSPACE;
     }
     const outside = await cli('check', study(), '--baseline', baseline(), '--model', 'gpt-4o', '--quiet');
     expect(outside.code).toBe(1);

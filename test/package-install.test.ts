@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPacked, npm } from '../scripts/packed.mjs';
+import { INSTALL_SCRIPTS, PREPARE, withoutPrepare, withPrepare } from '../scripts/pack-manifest.mjs';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -18,6 +19,8 @@ import { tempDir } from './_tmp.js';
  */
 
 let project: string;
+/** This repository's package.json before the pack: the pack leaves it as it was. */
+let manifest: string;
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
 
 /** Runs a shell command line in the project (no network: npx may not install anything), its cache the user's cache folder as in the workflow (the suite's is a temp folder). */
@@ -29,6 +32,7 @@ function sh(line: string) {
 beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), 'ctxsim-installed-'));
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, devDependencies: { ctxsim: `file:ctxsim-${VERSION}.tgz` } }));
+  manifest = readFileSync(join(ROOT, 'package.json'), 'utf8');
   installPacked(project);
 }, 120_000);
 
@@ -43,6 +47,18 @@ describe('ctxsim installed from its tarball in another project', () => {
     }
     expect(files.some((f) => f.startsWith('package/src/') || f.startsWith('package/test/'))).toBe(false);
     expect(readFileSync(join(ROOT, 'dist', 'cli', 'main.js'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+  });
+
+  it('the tarball runs no script when installed: its package.json has no prepare (the git install’s build) nor any install script; the repository’s is left as it was', () => {
+    const r = spawnSync('tar', ['-xzOf', join(project, `ctxsim-${VERSION}.tgz`), 'package/package.json'], { encoding: 'utf8' });
+    const packed = JSON.parse(r.stdout) as { scripts: Record<string, string> };
+    expect(INSTALL_SCRIPTS.filter((s) => s in packed.scripts)).toEqual([]);
+    expect(packed.scripts.build).toBe('tsc -p tsconfig.build.json');
+    // The repository keeps `prepare` for the git install, and the pack put it back byte for byte.
+    expect(readFileSync(join(ROOT, 'package.json'), 'utf8')).toBe(manifest);
+    expect(JSON.parse(manifest).scripts.prepare).toBe(PREPARE);
+    expect(withPrepare(withoutPrepare(manifest))).toBe(manifest);
+    expect(r.stdout).toBe(withoutPrepare(manifest));
   });
 
   it('the root and every sub-path of its exports resolve from the project, with their type declarations, and export what the built files do', async () => {
@@ -87,6 +103,10 @@ describe('ctxsim installed from its tarball in another project', () => {
     }
     expect(existsSync(join(project, 'gate.xml'))).toBe(true);
     expect(existsSync(join(project, 'ctxsim-reports', 'results.json'))).toBe(true);
+    // With no study named, the project's study.yaml, checked against the baseline it names.
+    const folder = sh('npx --no -- ctxsim check --quiet');
+    expect(folder.err).toMatch(/^ctxsim: note: using study\.yaml, the study in the working folder \(no study file named\)\n/);
+    expect([folder.code, folder.out.split('\n')[0]]).toEqual([0, '### ctxsim check: passed']);
   });
 
   it('npx --no refuses, without installing, where the project has no ctxsim', () => {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { budgetCsv, budgetDisplay, budgetTable } from '../src/report/budget.js';
+import { BUDGET_COLUMN_NAMES, budgetColumnsProblem, budgetCsv, budgetDisplay, budgetTable } from '../src/report/budget.js';
+import { digestOf } from '../src/records/digest.js';
+import { POLICY_RECORD } from '../src/records/registry.js';
+import { textWidth } from '../src/report/font.js';
 import type { ReportInfo } from '../src/records/info.js';
 import { budgetMarkdown, markdownTable, markdownText } from '../src/report/markdown.js';
 import type { TurnRecord } from '../src/records/registry.js';
@@ -114,6 +117,87 @@ describe('budget table', () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe('budget table columns (ctxsim table --columns, a study’s budgetColumns)', () => {
+  it('shows the columns named, in that order, any column of policies.csv too; sorts as told', () => {
+    const t = budgetDisplay(results, { columns: ['retention', 'policy', 'tokens_turn_10', 'input_tokens', 'latency_p95_ms', 'memory', 'total_cost_usd'], sort: 'name' });
+    expect(t.header).toEqual(['retention', 'policy', 'tokens @ turn 10', 'input tokens', 'latency p95', 'memory', 'total cost']);
+    // No conversation reaches turn 10: `-`. p sent 100 + … + 600 + 50 + 150 = 2,300 tokens; money with one precision per column.
+    expect(t.rows).toEqual([
+      ['50.0% (2/4, 1 overflowed)', 'p', '-', '2,300', '0 ms', 'none', '$0.00247'],
+      ['-', 'q', '-', '82', '0 ms', 'none', '$0.00100'],
+      ['-', 'r', '-', '9,876,536', '0 ms', 'none', '$2,345,678.90123'],
+    ]);
+    expect([...t.numeric].sort()).toEqual([0, 2, 3, 4, 6]);
+    expect(budgetCsv(results, { columns: ['policy', 'vs_full', 'retention', 'input_tokens', 'total_cost_usd'], sort: 'retention' })).toBe(
+      ['policy,vs_full,retention,input_tokens,total_cost_usd', 'p,,0.5000,2300,0.00246914', 'q,,,82,0.00100000', 'r,,,9876536,2345678.90123457', ''].join('\n'),
+    );
+  });
+
+  it('vs full: each row against full on its model (by hand: 1 − 0.5 / 1.235 = 59.5% less)', () => {
+    const withFull = { ...results, policies: results.policies.map((p) => (p.policy === 'p' ? { ...p, policy: 'full' } : p)) };
+    const t = budgetDisplay({ ...withFull, digest: digestOf(results) }, { columns: ['policy', 'vs_full'] });
+    expect(t.rows).toEqual([['q', '-59.5%'], ['full', '0.0%'], ['r', '+94,999,996,110.6%']]);
+  });
+
+  it('names an unknown column with the nearest one, and a column listed twice', () => {
+    expect(budgetColumnsProblem(['policy', 'retension'])).toEqual({ index: 1, message: 'no budget table column "retension" (did you mean retention?); the columns are listed in ctxsim table --help' });
+    expect(budgetColumnsProblem(['policy', 'cost'])).toEqual({ index: 1, message: 'no budget table column "cost"; the columns are listed in ctxsim table --help' });
+    expect(budgetColumnsProblem(['policy', 'retention', 'policy'])).toEqual({ index: 2, message: 'column policy is listed twice' });
+    expect(budgetColumnsProblem(['policy', 'vs_full'])).toBeUndefined();
+    expect(() => budgetCsv(results, { columns: ['polcy'] })).toThrow('--columns: no budget table column "polcy" (did you mean policy?)');
+    // Every name is listed: the budget CSV's, vs_full, then the other columns of policies.csv.
+    expect(BUDGET_COLUMN_NAMES.slice(0, 8)).toEqual(['policy', 'model', 'tokens_turn_1', 'tokens_turn_5', 'tokens_turn_10', 'tokens_turn_20', 'tokens_turn_50', 'cost_per_conversation_usd']);
+    for (const c of POLICY_RECORD.csvSpecs) expect(BUDGET_COLUMN_NAMES, c.csv).toContain(c.csv);
+  });
+
+  it('by default in ctxsim table (narrow): policy, cost per 1,000, retention, vs full when the run has full, pareto — no tokens in the caption', () => {
+    expect(budgetDisplay(results, { narrow: true }).header).toEqual(['policy', 'cost / 1,000 conversations', 'retention', 'pareto']);
+    expect(budgetMarkdown(results, info, { narrow: true }).split('\n')[0]).toBe('gpt-4o-mini · prices of 2026-02-03 · tokenizer o200k_base · 2 conversations');
+  });
+});
+
+describe('the budget table ctxsim table prints by default', () => {
+  /**
+   * GitHub renders a markdown table in its 16-px font, bold headers, 13 px
+   * of padding each side of a cell and a 1-px border: the table's width is
+   * the sum over its columns of the widest text plus 27 px, plus 1. DejaVu
+   * Sans (the charts' font) is wider than GitHub's system fonts, so a table
+   * that fits by its widths fits on the page.
+   */
+  const renderedWidth = (t: { header: string[]; rows: string[][] }) =>
+    t.header.reduce((sum, h, i) => sum + Math.max(textWidth(h, 16, true), ...t.rows.map((r) => textWidth(r[i]!, 16))) + 27, 1);
+
+  /** Policy rows on each of `models`: `names` in order, each 10% cheaper than the one before, retaining 11 probes fewer of `probes`. */
+  function rows(models: readonly string[], names: readonly string[], probes: number) {
+    const template = resultsOf([turn({ scenario: 'a', policy: 'full', turn: 1 })]).policies[0]!;
+    return models.flatMap((model, m) =>
+      names.map((policy, i) => ({
+        ...template,
+        policy,
+        model,
+        scenarios: 33,
+        totalCost: BigInt(33 * (m + 1) * (1000 - 100 * i)) * 10n ** 9n,
+        probes,
+        retained: probes - 11 * i,
+        retention: (probes - 11 * i) / probes,
+        pareto: i % 2 === 0,
+      })),
+    );
+  }
+
+  it('fits GitHub’s 980-px content width: two models with the default policies, thousands of probes; one model with sweep names', () => {
+    const two = rows(['gpt-4o-mini', 'claude-haiku-4-5'], ['full', 'summary-buffer', 'window-tokens', 'facts', 'retrieval', 'mask-observations'], 1079);
+    const t = budgetDisplay({ policies: two, turns: [], probes: [] }, { narrow: true });
+    expect(t.header).toEqual(['policy', 'model', 'cost / 1,000 conversations', 'retention', 'vs full', 'pareto']);
+    expect(t.rows[0]).toEqual(['mask-observations', 'gpt-4o-mini', '$500.00', '94.9% (1,024/1,079)', '-50.0%', '-']);
+    expect(renderedWidth(t)).toBeLessThanOrEqual(980);
+    const sweep = rows(['gpt-4o-mini'], ['full', 'window-tokens:budget=2000', 'summary-buffer:keepRecent=4', 'retrieval:topK=8'], 79);
+    expect(renderedWidth(budgetDisplay({ policies: sweep, turns: [], probes: [] }, { narrow: true }))).toBeLessThanOrEqual(980);
+    // The table report.md has by default does not fit: what --columns is for.
+    expect(renderedWidth(budgetDisplay({ policies: two, turns: [], probes: [] }))).toBeGreaterThan(980);
   });
 });
 

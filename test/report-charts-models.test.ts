@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { charts, costByTurnChart, POLICY_COLORS } from '../src/report/charts.js';
+import { axisEnd, charts, costByTurnChart, POLICY_COLORS, retentionByAgeChart } from '../src/report/charts.js';
+import { digestOf } from '../src/records/digest.js';
+import { costPer1000, usdNumber } from '../src/records/format.js';
 import { renderSvg } from '../src/report/svg.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
 import { memorySink } from '../src/study/sinks.js';
@@ -7,12 +9,15 @@ import { PACKAGE_DIR } from '../src/process.js';
 import { policiesFromFlags, type Study } from '../src/study/study.js';
 import { PRICE_DATE } from './fixtures/report/run.js';
 import { resultsOf, turn } from './fixtures/report/records.js';
+import { layersOf, notesOf, valuesOf, viewOf } from './fixtures/report/spec.js';
 
 /**
  * Charts of a run on several chat models tell the models apart — colour is
- * the policy's, the model a line's dash, a point's shape, a panel of bars —
- * and their legends name every policy and every model, however many there
- * are: checked in the rendered SVG, not only in the spec.
+ * the policy's; cost by turn and retention vs cost a panel per model, each on
+ * its own cost scale; tokens by turn a line's dash; retention by age a panel
+ * per model unless every model's bars are the same — and their legends name
+ * every policy and every model, however many there are: checked in the
+ * rendered SVG, not only in the spec.
  */
 
 const MODELS = ['gpt-4o-mini', 'gpt-4.1', 'gpt-4o'];
@@ -37,7 +42,7 @@ const svgs = new Map(await Promise.all(list.map(async (c) => [c.name, await rend
 
 /** The texts of an SVG's legend labels, in order. */
 function legendLabels(svg: string): string[] {
-  return [...svg.matchAll(/role-legend-label"[^>]*><text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!);
+  return [...svg.matchAll(/role-legend-label[^"]*"[^>]*><text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!);
 }
 
 /** Every text of an SVG. */
@@ -45,10 +50,9 @@ function texts(svg: string): string[] {
   return [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!);
 }
 
-/** The layers of a chart spec (the spec itself when it has none). */
-function layers(name: string): { encoding?: Record<string, { field?: string; scale?: { domain?: string[]; range?: unknown[] } }> }[] {
-  const spec = byName.get(name)!.spec as unknown as { layer?: unknown[]; spec?: { layer: unknown[] }; encoding?: unknown };
-  return (spec.layer ?? spec.spec?.layer ?? [spec]) as never;
+/** The layers of a chart spec (of one panel, when it has panels). */
+function layers(name: string): { encoding?: Record<string, { field?: string; scale?: { domain?: string[]; range?: unknown[] } | null }>; params?: unknown[] }[] {
+  return layersOf(byName.get(name)!.spec);
 }
 
 describe('a run of 3 models × 9 policies', () => {
@@ -58,43 +62,69 @@ describe('a run of 3 models × 9 policies', () => {
 
   it('colours by policy: 9 colours, none repeated, the same for a policy on every model', () => {
     for (const name of ['cost-by-turn', 'tokens-by-turn', 'retention-vs-cost', 'retention-by-age']) {
-      const colors = layers(name).flatMap((l) => (l.encoding?.color ? [l.encoding.color] : []));
-      expect(colors.length, name).toBeGreaterThan(0);
+      // The layer that holds the legend colours by its scale; the others by the row's colour as data, with no scale.
+      const colors = layers(name).flatMap((l) => (l.encoding?.color?.scale ? [l.encoding.color] : []));
+      expect(colors.length, name).toBe(1);
       for (const c of colors) {
         expect(c.field, name).toBe('policy');
         expect(c.scale).toEqual({ domain: POLICIES, range: POLICY_COLORS.slice(0, 9) });
       }
+      for (const v of name.startsWith('retention') ? valuesOf(byName.get(name)!.spec).filter((v) => v.hex) : []) expect(v.hex).toBe(POLICY_COLORS[POLICIES.indexOf(v.policy)]);
     }
     expect(new Set(POLICY_COLORS.slice(0, 9)).size).toBe(9);
   });
 
-  it('draws the model as a point shape in retention vs cost: one shape per model, no diamond (answers use it)', () => {
-    const shapes = layers('retention-vs-cost').flatMap((l) => (l.encoding?.shape ? [l.encoding.shape] : []));
-    // The hollow (dominated) and the filled (Pareto-optimal) points.
-    expect(shapes).toHaveLength(2);
-    for (const s of shapes) expect(s).toMatchObject({ field: 'model', scale: { domain: MODELS, range: ['circle', 'square', 'triangle-up'] } });
-    const values = (byName.get('retention-vs-cost')!.spec as unknown as { layer: { data: { values: { policy: string; model?: string; series?: string }[] } }[] }).layer[1]!.data.values;
-    for (const v of values) expect(v.series).toBe(`${v.policy} @ ${v.model}`);
+  it('draws retention vs cost and cost by turn in a panel per model, each on its own cost scale, retention vs cost’s from 0', () => {
+    const vsCost = viewOf(byName.get('retention-vs-cost')!.spec);
+    expect(vsCost.facet.row).toMatchObject({ field: 'model', sort: MODELS });
+    expect(vsCost.resolve).toEqual({ scale: { x: 'independent' } });
+    // Each panel's cost axis ends just past its own dearest policy.
+    const extents = vsCost.data.values.filter((v: { kind: string }) => v.kind === 'extent');
+    const dearest = (m: string) => Math.max(...output.results.policies.filter((p) => p.model === m).map((p) => usdNumber(costPer1000(p))));
+    expect(extents.map((v: { model: string; x: number }) => [v.model, v.x])).toEqual(MODELS.map((m) => [m, axisEnd(dearest(m))]));
+    expect(new Set(extents.map((v: { x: number }) => v.x)).size).toBeGreaterThan(1);
+    // A point's label is its policy: the panel names the model.
+    for (const v of vsCost.data.values.filter((v: { kind: string }) => v.kind === 'label')) expect(POLICIES.map((p) => [p, `${p} (pick)`]).flat()).toContain(v.text);
+    const byTurn = viewOf(byName.get('cost-by-turn')!.spec);
+    expect(byTurn.facet.row).toMatchObject({ field: 'model', sort: MODELS });
+    expect(byTurn.resolve).toEqual({ scale: { y: 'independent' } });
+    // Within a panel the lines are told apart as on one model: colour and dash by policy.
+    expect(layers('cost-by-turn')[0]!.encoding!.strokeDash!.field).toBe('policy');
   });
 
-  it('draws the model as a line dash in the line charts, and panels the bars by age per model', () => {
-    for (const name of ['cost-by-turn', 'tokens-by-turn']) {
-      const dash = layers(name).find((l) => l.encoding?.strokeDash)!.encoding!.strokeDash!;
-      expect(dash.field, name).toBe('model');
-      expect(dash.scale!.domain).toEqual(MODELS);
-      expect(new Set(dash.scale!.range!.map((d) => JSON.stringify(d))).size).toBe(3);
-    }
-    expect((byName.get('retention-by-age')!.spec as unknown as { facet: { row: { field: string; sort: string[] } } }).facet.row).toMatchObject({ field: 'model', sort: MODELS });
+  it('draws the model as a line dash in tokens by turn, and lets its legend hide a model', () => {
+    const dash = layers('tokens-by-turn').find((l) => l.encoding?.strokeDash)!.encoding!.strokeDash!;
+    expect(dash.field).toBe('model');
+    expect(dash.scale!.domain).toEqual(MODELS);
+    expect(new Set(dash.scale!.range!.map((d) => JSON.stringify(d))).size).toBe(3);
+    expect(layers('tokens-by-turn')[0]!.params).toEqual([
+      { name: 'hide_policy', select: { type: 'point', fields: ['policy'], toggle: 'true' }, bind: 'legend' },
+      { name: 'hide_model', select: { type: 'point', fields: ['model'], toggle: 'true' }, bind: 'legend' },
+    ]);
+  });
+
+  it('draws retention by age once when every model’s bars are the same, and says so; a panel per model when they differ', () => {
+    const same = byName.get('retention-by-age')!.spec;
+    expect(viewOf(same).facet).toBeUndefined();
+    expect(notesOf(same)[0]).toBe(`The same on every model (${MODELS.join(', ')}): one panel for all`);
+    expect(valuesOf(same)).toHaveLength(new Set(valuesOf(same).map((v) => `${v.policy} ${v.age}`)).size);
+    // gpt-4o keeps one probe less in one cell: then each model has its panel.
+    const digest = digestOf(output.results);
+    const cells = digest.retentionByAge.map((c, i) => (c.policy.endsWith('@ gpt-4o') && i === digest.retentionByAge.findIndex((d) => d.policy.endsWith('@ gpt-4o') && d.retained > 0) ? { ...c, retained: c.retained - 1 } : c));
+    const differ = retentionByAgeChart({ ...output.results, digest: { ...digest, retentionByAge: cells } }, info).spec;
+    expect(viewOf(differ).facet.row).toMatchObject({ field: 'model', sort: MODELS });
+    expect(notesOf(differ).join('\n')).not.toContain('The same on every model');
   });
 
   it('shows, in the rendered SVG, a legend entry for every policy and every model', () => {
-    // Policy legend, then model legend: all 9 and all 3, none cut.
-    expect(legendLabels(svgs.get('retention-vs-cost')!)).toEqual([...POLICIES, ...MODELS]);
-    expect(legendLabels(svgs.get('cost-by-turn')!)).toEqual([...POLICIES, ...MODELS]);
+    // Policy legend, then model legend where the models share a plot: all 9 and all 3, none cut.
     expect(legendLabels(svgs.get('tokens-by-turn')!)).toEqual([...POLICIES, ...MODELS]);
-    // Bars by age: the policies in the legend, each model heading its panel.
+    // In panels, the policies in the legend, each model heading its panel.
+    for (const name of ['retention-vs-cost', 'cost-by-turn']) {
+      expect(legendLabels(svgs.get(name)!), name).toEqual(POLICIES);
+      for (const m of MODELS) expect(texts(svgs.get(name)!), name).toContain(m);
+    }
     expect(legendLabels(svgs.get('retention-by-age')!)).toEqual(POLICIES);
-    for (const m of MODELS) expect(texts(svgs.get('retention-by-age')!)).toContain(m);
     // Cost breakdown: a bar per row, named policy @ model on the axis.
     const axis = texts(svgs.get('cost-breakdown')!);
     for (const m of MODELS) for (const p of POLICIES) expect(axis).toContain(`${p} @ ${m}`);

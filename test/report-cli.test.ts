@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,8 @@ import type { IO } from '../src/cli/_io.js';
 import { resultsMeta } from '../src/study/pipeline.js';
 import { csvHeader } from '../src/records/csv.js';
 import { TURN_RECORD } from '../src/records/registry.js';
+import { ROOT } from './_shared.js';
+import { tempDir } from './_tmp.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'ctxsim-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -43,7 +45,7 @@ describe('ctxsim run writes the reports', () => {
     expect(readdirSync(join(tmp, 'a')).sort()).toEqual(FILES);
     expect(a.out.split('\n')[0]).toMatch(/^gpt-4o-mini · prices of \S+ · tokenizer chars4 · 2 conversations$/);
     expect(a.out.split('\n')[1]).toMatch(/^policy\s+cost\/1k conv USD\s+vs full\s+retention\s+pareto/);
-    expect(a.out).toMatch(/\n\nVerdict: on 2 conversations, /);
+    expect(a.out).toMatch(/\n\nVerdict: Use full: no cheaper policy keeps at least 95% of probed facts\. On 2 conversations, /);
     expect(a.err.split('\n')).toEqual(['[1/2] kavya-late-order', '[2/2] noah-amnesia', `wrote 23 files to ${join(tmp, 'a')}/`, '']);
 
     const b = await cli(['run', ...SMALL, '--out', join(tmp, 'b'), '--quiet']);
@@ -54,7 +56,7 @@ describe('ctxsim run writes the reports', () => {
       else expect(x.toString().split('\n').filter((l) => !l.startsWith(' "meta": '))).toEqual(y.toString().split('\n').filter((l) => !l.startsWith(' "meta": ')));
     }
     const md = readFileSync(join(tmp, 'a', 'report.md'), 'utf8');
-    expect(md).toContain('![Retention vs cost per conversation](retention-vs-cost.png)');
+    expect(md).toContain('![Retention vs cost per 1,000 conversations](retention-vs-cost.png)');
   });
 
   it('reads a study file: its scenarios, policies and tokenizer', async () => {
@@ -119,16 +121,56 @@ describe('ctxsim table', () => {
   it('prints the budget table as markdown, or CSV, and nothing else', async () => {
     const md = await cli(['table', ...SMALL, '--quiet']);
     expect(md.code).toBe(0);
+    // Markdown by default: what fits a docs page.
     expect(md.out.split('\n').slice(0, 4)).toEqual([
-      'gpt-4o-mini · prices of 2026-03-11 · tokenizer chars4 · 2 conversations · tokens: mean sent at that turn by the conversations that reach it'.replace('2026-03-11', md.out.match(/prices of (\S+)/)![1]!),
+      'gpt-4o-mini · prices of 2026-03-11 · tokenizer chars4 · 2 conversations'.replace('2026-03-11', md.out.match(/prices of (\S+)/)![1]!),
       '',
-      '| policy               | tokens @ turn 1 | tokens @ turn 5 | cost / conversation | cost / 1,000 conversations |    retention | pareto | upkeep tokens / conversation | overflows |',
-      '| -------------------- | --------------: | --------------: | ------------------: | -------------------------: | -----------: | ------ | ---------------------------: | --------: |',
+      '| policy               | cost / 1,000 conversations |    retention | vs full | pareto |',
+      '| -------------------- | -------------------------: | -----------: | ------: | ------ |',
     ]);
     const csv = await cli(['table', ...SMALL, '--format', 'csv']);
     expect(csv.out.split('\n')[0]).toBe('policy,tokens_turn_1,tokens_turn_5,cost_per_conversation_usd,cost_per_1000_conversations_usd,probes,retained,retention,overflow_turns,scenarios,overflow_probes,model,upkeep_tokens_per_conversation,pareto');
     expect(csv.out.split('\n')).toHaveLength(4);
     expect(csv.err).toBe('[1/2] kavya-late-order\n[2/2] noah-amnesia\n');
+  });
+
+  it('--columns and --sort choose the columns and rows, over the study’s budgetColumns and budgetSort; a wrong name says the nearest', async () => {
+    const wide = await cli(['table', ...SMALL, '--quiet', '--columns', 'policy, tokens_turn_5,retention,latency_p95_ms', '--sort', 'retention']);
+    expect(wide.out.split('\n').slice(2, 6)).toEqual([
+      '| policy               | tokens @ turn 5 |    retention | latency p95 |',
+      '| -------------------- | --------------: | -----------: | ----------: |',
+      '| full                 |              56 | 100.0% (1/1) |      485 ms |',
+      '| window-turns:turns=2 |              36 |   0.0% (0/1) |      485 ms |',
+    ]);
+    const csv = await cli(['table', ...SMALL, '--quiet', '--format', 'csv', '--columns', 'policy,vs_full', '--sort', 'cost']);
+    expect(csv.out).toBe('policy,vs_full\nwindow-turns:turns=2,-0.0523\nfull,0\n');
+    const dir = tempDir();
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, `scenarios: ['${join(ROOT, 'scenarios', 'noah-amnesia.yaml')}']\npolicies: [full, window]\ntokenizer: chars4\nbudgetColumns: [policy, retention]\nbudgetSort: name\nout: out\n`);
+    expect((await cli(['table', study, '--quiet', '--no-token-cache'])).out.split('\n').slice(4, 6)).toEqual(['| full   | 100.0% (1/1) |', '| window | 100.0% (1/1) |']);
+    expect((await cli(['table', study, '--quiet', '--no-token-cache', '--columns', 'model'])).out.split('\n')[2]).toBe('| model       |');
+    // report.md's budget table follows the study.
+    expect((await cli(['run', study, '--quiet', '--no-token-cache'])).code).toBe(0);
+    expect(readFileSync(join(dir, 'out', 'report.md'), 'utf8')).toContain('## Budget per policy\n\ngpt-4o-mini · prices of');
+    expect(readFileSync(join(dir, 'out', 'report.md'), 'utf8')).toContain('| policy |    retention |\n| ------ | -----------: |\n| full   | 100.0% (1/1) |\n| window | 100.0% (1/1) |\n');
+    for (const [args, said] of [
+      [['--columns', 'policy,retension'], 'ctxsim: --columns: no budget table column "retension" (did you mean retention?); the columns are listed in ctxsim table --help'],
+      [['--columns', ','], 'ctxsim: --columns: name at least one column, e.g. --columns policy,cost_per_1000_conversations_usd,retention'],
+      [['--sort', 'price'], 'ctxsim: --sort: expected one of cost|retention|name|study, got price'],
+    ] as const) {
+      const bad = await cli(['table', ...SMALL, ...args]);
+      expect(bad.code).toBe(2);
+      expect(bad.err).toBe(`${said}\n`);
+    }
+    for (const [key, said] of [
+      ['budgetColumns: [policy, retained, polcy]', /^ctxsim: \S+study\.yaml:2:\d+ budgetColumns\[2\]: no budget table column "polcy" \(did you mean policy\?\); the columns are listed in ctxsim table --help\n$/],
+      ['budgetSort: cheapest', /^ctxsim: \S+study\.yaml:2:\d+ budgetSort: expected one of cost\|retention\|name\|study, got "cheapest"\n$/],
+    ] as const) {
+      writeFileSync(study, `policies: [full]\n${key}\n`);
+      const bad = await cli(['table', study]);
+      expect(bad.code).toBe(2);
+      expect(bad.err).toMatch(said);
+    }
   });
 
   it('rejects another format', async () => {

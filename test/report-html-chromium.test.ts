@@ -1,179 +1,245 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pngSize } from '../src/report/png.js';
-import { fixtureRun } from './fixtures/report/run.js';
+import type { Browser, Page } from 'playwright-core';
 import { charts } from '../src/report/charts.js';
 import { reportHtml } from '../src/report/html.js';
 import { renderCharts } from '../src/report/outputs.js';
+import { runStudyPipeline } from '../src/study/pipeline.js';
+import { memorySink } from '../src/study/sinks.js';
+import { PACKAGE_DIR } from '../src/process.js';
+import { policiesFromFlags } from '../src/study/study.js';
+import { fixtureRun, PRICE_DATE } from './fixtures/report/run.js';
+import { tempDir } from './_tmp.js';
 
 /**
- * Loads report.html in headless Chromium over the DevTools protocol (on a
- * pipe: no port, no extra package) and checks what a reader gets: every
- * chart's SVG laid out with a non-zero size, and no request but the page
- * itself. Takes a full-page screenshot (kept at $CTXSIM_SCREENSHOT if set).
+ * Opens report.html in headless Chromium, driven by playwright-core, and uses
+ * it as a reader would: the page loads with nothing logged and nothing
+ * requested but itself; every chart is drawn live; hovering a point of
+ * retention vs cost shows its policy, model, cost, retention and upkeep, as
+ * the budget table prints them; clicking a legend entry hides that policy
+ * (or, where models share a plot, that model), and a second click shows it
+ * again; at 1280 pixels nothing is wider than the page. Takes a full-page
+ * screenshot (kept at $CTXSIM_SCREENSHOT if set).
+ *
+ * Chromium is Debian's (`apt-get install chromium`; .ci/run installs it), or
+ * the one $CTXSIM_CHROMIUM names: playwright-core drives it and downloads
+ * no browser of its own. Without either, the tests are skipped and say why.
  */
 
-const chromium = ['chromium', 'chromium-browser'].find((c) => spawnSync('sh', ['-c', `command -v ${c}`]).status === 0);
-const reason = 'chromium is not on PATH (Debian: apt-get install chromium); skipping the headless check of report.html';
-if (!chromium) console.warn(reason);
-
-/** A minimal DevTools-protocol client over --remote-debugging-pipe (fd 3 in, fd 4 out, NUL-separated JSON). */
-class Cdp {
-  private next = 1;
-  private buffer = '';
-  private pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- DevTools events are untyped JSON
-  readonly events: { method: string; params: any; sessionId?: string }[] = [];
-  private waiters: { method: string; resolve: (p: unknown) => void }[] = [];
-
-  constructor(private readonly input: Writable, output: Readable) {
-    output.setEncoding('utf8');
-    output.on('data', (chunk: string) => {
-      this.buffer += chunk;
-      let end: number;
-      while ((end = this.buffer.indexOf('\0')) >= 0) {
-        const msg = JSON.parse(this.buffer.slice(0, end));
-        this.buffer = this.buffer.slice(end + 1);
-        if (msg.id !== undefined) {
-          const p = this.pending.get(msg.id);
-          this.pending.delete(msg.id);
-          if (msg.error) p?.reject(new Error(`${msg.error.message}`));
-          else p?.resolve(msg.result);
-        } else {
-          this.events.push(msg);
-          this.waiters = this.waiters.filter((w) => (w.method === msg.method ? (w.resolve(msg.params), false) : true));
-        }
-      }
-    });
+function findChromium(): string | undefined {
+  if (process.env.CTXSIM_CHROMIUM) return process.env.CTXSIM_CHROMIUM;
+  if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium';
+  for (const c of ['chromium', 'chromium-browser']) {
+    const found = spawnSync('sh', ['-c', `command -v ${c}`], { encoding: 'utf8' });
+    if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
   }
-
-  send(method: string, params: object = {}, sessionId?: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- DevTools replies are untyped JSON
-    const id = this.next++;
-    this.input.write(`${JSON.stringify({ id, method, params, ...(sessionId && { sessionId }) })}\0`);
-    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
-  }
-
-  once(method: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- DevTools events are untyped JSON
-    return new Promise((resolve) => this.waiters.push({ method, resolve }));
-  }
+  return undefined;
 }
 
-describe.skipIf(!chromium)('report.html in headless Chromium', () => {
-  let dir: string;
-  let browser: ChildProcess;
-  let cdp: Cdp;
-  let chartNames: string[];
+const chromiumPath = findChromium();
+const playwright = await import('playwright-core').catch(() => undefined);
+const reason = !chromiumPath
+  ? 'no Chromium found (Debian: apt-get install chromium; or set CTXSIM_CHROMIUM): skipping the headless check of report.html'
+  : !playwright
+    ? 'playwright-core is not installed (a devDependency: npm ci installs it): skipping the headless check of report.html'
+    : undefined;
+if (reason) console.warn(reason);
+
+/** Chromium's flags for a closed network: no background connections, no first-run work. */
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--hide-scrollbars'];
+
+/** How long a click's or a hover's effect may take to show, on a busy machine. */
+const POLL = { timeout: 10_000 };
+
+/** A model whose id is as long as they come: provider, region, vendor, name, date, version. */
+const LONG_MODEL = 'bedrock/us-gov-east-1/anthropic.claude-3-haiku-20240307-v1:0';
+
+/** The golden study's scenarios (kavya, noah), and the long chat of the fixture study when `long`, on `models` with `policies`, chars4. */
+async function goldenScenarios(models: string[], policies: string[], long = false) {
+  const { output } = await runStudyPipeline(
+    {
+      seed: 42,
+      models,
+      tokenizer: 'chars4',
+      prices: 'builtin',
+      promptCache: 'auto',
+      promptCacheTtl: 300,
+      scenarios: [
+        { kind: 'glob', pattern: 'scenarios/{kavya-late-order,noah-amnesia}.yaml', base: PACKAGE_DIR },
+        ...(long ? [{ kind: 'glob' as const, pattern: 'test/fixtures/report/maya-long-support.yaml', base: PACKAGE_DIR }] : []),
+      ],
+      policies: policiesFromFlags(policies),
+      out: 'reports',
+      cacheFolder: false,
+      jobs: 1,
+    },
+    memorySink(),
+  );
+  return { results: output.results, info: { ...output.info, priceDate: PRICE_DATE } };
+}
+
+/** What a page said and asked for while it was open. */
+interface Opened {
+  page: Page;
+  url: string;
+  console: string[];
+  requests: string[];
+}
+
+describe.skipIf(reason !== undefined)('report.html in headless Chromium', () => {
+  let browser: Browser;
+  // Made here, when the tests are collected, so that it is removed after them (not when skipped: nothing is made).
+  const dir = reason === undefined ? tempDir() : '';
+
+  /** Writes report.html for a run and opens it at 1280 × 900, waiting until every chart is drawn live. */
+  async function open(name: string, run: Awaited<ReturnType<typeof fixtureRun>>): Promise<Opened> {
+    const file = join(dir, `${name}.html`);
+    writeFileSync(file, reportHtml(run.results, run.info, await renderCharts(charts(run.results, run.info))));
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const opened: Opened = { page, url: pathToFileURL(file).href, console: [], requests: [] };
+    page.on('console', (m) => void (m.type() === 'error' || m.type() === 'warning' ? opened.console.push(`${m.type()}: ${m.text()}`) : undefined));
+    page.on('pageerror', (e) => void opened.console.push(`page error: ${e.message}`));
+    page.on('request', (r) => void opened.requests.push(r.url()));
+    await page.goto(opened.url);
+    // Every chart drawn, or given up on (and said why on the console, which the first test reads).
+    await page.waitForFunction(() => document.querySelectorAll('figure[data-chart]:not(.is-live):not(.not-live)').length === 0, undefined, { timeout: 30_000 });
+    return opened;
+  }
+
+  /** The opacity each matching item of a live chart is drawn with. */
+  const opacities = (page: Page, chart: string, selector: string) =>
+    page.locator(`#chart-${chart} .live ${selector}`).evaluateAll((items) => items.map((i) => i.getAttribute('opacity')));
+
+  /** Clicks a legend entry of a live chart by its label, with the pointer away from any mark first. */
+  async function clickLegend(page: Page, chart: string, label: string): Promise<void> {
+    await page.mouse.move(1, 1);
+    await page
+      .locator(`#chart-${chart} .live .role-legend-label text`, { hasText: new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) })
+      .click({ timeout: 10_000 });
+  }
+
+  let one: Opened;
+  let two: Opened;
+  let wide: Opened;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'ctxsim-html-'));
-    const { results, info } = await fixtureRun();
-    const list = charts(results, info);
-    chartNames = list.map((c) => c.name);
-    writeFileSync(join(dir, 'report.html'), reportHtml(results, info, await renderCharts(list)));
-    browser = spawn(
-      chromium!,
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--hide-scrollbars',
-        `--user-data-dir=${join(dir, 'profile')}`,
-        '--remote-debugging-pipe',
-        'about:blank',
-      ],
-      { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] },
-    );
-    cdp = new Cdp(browser.stdio[3] as Writable, browser.stdio[4] as Readable);
+    browser = await playwright!.chromium.launch({ executablePath: chromiumPath, args: FLAGS });
+    one = await open('one-model', await fixtureRun());
+    // Two models on the golden study's scenarios: panels per model, and a legend of models in tokens by turn.
+    two = await open('two-models', await goldenScenarios(['gpt-4o-mini', 'claude-haiku-4-5'], ['full', 'window-turns:turns=2', 'summary']));
+    // Long names — a model's id with its provider and region, policies with their parameters — and a long chat (a column of tokens for each of turns 1, 5, 10 and 20).
+    wide = await open('wide', await goldenScenarios([LONG_MODEL, 'gpt-4o-mini'], ['full', 'window-tokens:budget=40', 'summary-buffer:budget=2000,keepRecent=4', 'window-turns:turns=2', 'facts'], true));
   });
 
   afterAll(async () => {
-    if (browser && browser.exitCode === null) {
-      // Let Chromium finish writing its profile before the folder goes.
-      const exited = new Promise((resolve) => browser.once('exit', resolve));
-      void cdp.send('Browser.close').catch(() => undefined);
-      const timer = setTimeout(() => browser.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
-    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    await browser?.close();
   });
 
-  it('shows every chart with a size, loads nothing, and screenshots', async () => {
-    const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank' });
-    const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });
-    await cdp.send('Network.enable', {}, sessionId);
-    await cdp.send('Page.enable', {}, sessionId);
-    await cdp.send('Log.enable', {}, sessionId);
-    await cdp.send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 900, deviceScaleFactor: 1, mobile: false }, sessionId);
-    const page = pathToFileURL(join(dir, 'report.html')).href;
-    const loaded = cdp.once('Page.loadEventFired');
-    await cdp.send('Page.navigate', { url: page }, sessionId);
-    await loaded;
-
-    const { result } = await cdp.send(
-      'Runtime.evaluate',
-      {
-        returnByValue: true,
-        expression: `JSON.stringify({
-          charts: [...document.querySelectorAll('figure')].map((f) => {
-            const svg = f.querySelector(':scope > svg');
-            const r = svg ? svg.getBoundingClientRect() : { width: 0, height: 0 };
-            return { id: f.id, width: r.width, height: r.height, marks: svg ? svg.querySelectorAll('path, line, rect, text').length : 0 };
-          }),
-          csp: document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.content,
-          sections: [...document.querySelectorAll('section > h2')].map((h) => h.textContent),
-          budgetRows: document.querySelectorAll('table.budget tbody tr').length,
-          lostRows: document.querySelectorAll('table.lost tbody tr').length,
-        })`,
-      },
-      sessionId,
-    );
-    const dom = JSON.parse(result.value);
-    // The retention-vs-cost chart comes first, under the verdict; the others in their order.
-    const first = 'retention-vs-cost';
-    expect(dom.charts.map((c: { id: string }) => c.id)).toEqual([first, ...chartNames.filter((n) => n !== first)].map((n) => `chart-${n}`));
-    for (const c of dom.charts) {
-      expect(c.width, c.id).toBeGreaterThan(100);
-      expect(c.height, c.id).toBeGreaterThan(100);
-      expect(c.marks, c.id).toBeGreaterThan(10);
+  it('loads with no console error or warning, requests nothing but itself, and draws every chart live', async () => {
+    for (const o of [one, two, wide]) {
+      expect(o.console).toEqual([]);
+      expect(o.requests).toEqual([o.url]);
+      const figures = await o.page.locator('figure').evaluateAll((fs) =>
+        fs.map((f) => {
+          const svg = f.querySelector('.live svg');
+          const r = svg ? svg.getBoundingClientRect() : { width: 0, height: 0 };
+          return { id: f.id, live: f.classList.contains('is-live'), static: !!f.querySelector('.static'), width: r.width, height: r.height, marks: svg ? svg.querySelectorAll('path, line, rect, text').length : 0 };
+        }),
+      );
+      expect(figures.map((f) => f.id)).toEqual(['retention-vs-cost', 'cost-by-turn', 'tokens-by-turn', 'retention-by-age', 'cost-breakdown'].map((n) => `chart-${n}`));
+      for (const f of figures) {
+        expect([f.id, f.live, f.static], f.id).toEqual([f.id, true, false]);
+        expect(f.width, f.id).toBeGreaterThan(100);
+        expect(f.height, f.id).toBeGreaterThan(100);
+        expect(f.marks, f.id).toBeGreaterThan(10);
+      }
+      // At 1280 pixels the page is no wider than the window: wide tables scroll in their own box.
+      const width = await o.page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+      expect(width[0]).toBeLessThanOrEqual(width[1]!);
     }
-    expect(dom.csp).toBe("default-src 'none'; style-src 'unsafe-inline'; img-src data:");
-    expect(dom.sections).toEqual(['Verdict', 'Budget per policy', 'Latency, storage and safety per policy', 'Charts', 'Per scenario', 'Facts not retained', 'Study']);
-    expect(dom.budgetRows).toBe(5);
-    expect(dom.lostRows).toBeGreaterThan(0);
+  });
 
-    // The only request is the page itself; nothing was blocked (nothing tried to load).
-    const requests = cdp.events.filter((e) => e.method === 'Network.requestWillBeSent').map((e) => e.params.request.url);
-    expect(requests).toEqual([page]);
-    expect(cdp.events.filter((e) => e.method === 'Network.loadingFailed')).toEqual([]);
-    const violations = cdp.events.filter((e) => e.method === 'Log.entryAdded' && /Content Security Policy/i.test(e.params.entry.text));
-    expect(violations).toEqual([]);
+  it('fits its tables in a 1280-pixel window: long names break where they have parts, and only a table with more columns than fit scrolls, in its own box', async () => {
+    const { page } = wide;
+    const boxes = await page.locator('div.scroll').evaluateAll((ds) => ds.map((d) => ({ table: d.querySelector('table')!.className, scrolls: d.scrollWidth > d.clientWidth, right: d.getBoundingClientRect().right })));
+    const main = await page.locator('main').evaluate((m) => m.getBoundingClientRect().right);
+    for (const b of boxes) expect(b.right, b.table).toBeLessThanOrEqual(main);
+    // The budget table, with the long model id and the policies' parameters, fits without scrolling; so do the others but the per-scenario table's many figures.
+    expect(boxes.filter((b) => b.scrolls && b.table !== 'scenarios').map((b) => b.table)).toEqual([]);
+    expect(await page.locator('table.budget td', { hasText: LONG_MODEL }).first().evaluate((td) => td.getBoundingClientRect().height)).toBeGreaterThan(30);
+  });
 
-    const metrics = await cdp.send('Page.getLayoutMetrics', {}, sessionId);
-    const { data } = await cdp.send(
-      'Page.captureScreenshot',
-      { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width: 1280, height: Math.ceil(metrics.cssContentSize.height), scale: 1 } },
-      sessionId,
-    );
-    const png = Buffer.from(data, 'base64');
-    expect(pngSize(png)?.width).toBe(1280);
+  it('shows, on hovering a point, its policy, model, cost, retention and upkeep, as the budget table prints them', async () => {
+    const { page } = one;
+    // The budget table's row for full: its cost per 1,000 conversations and its retention.
+    const row = await page.locator('table.budget tbody tr', { has: page.locator('td:first-child', { hasText: /^full$/ }) }).locator('td').allTextContents();
+    const headers = await page.locator('table.budget thead th').allTextContents();
+    const cell = (h: string) => row[headers.indexOf(h)]!;
+    await page.locator('#chart-retention-vs-cost .live path[aria-label^="full on gpt-4o-mini:"]').hover();
+    const tooltip = page.locator('#vg-tooltip-element.visible');
+    await tooltip.waitFor();
+    const pairs = await tooltip.locator('tr').evaluateAll((rows) => rows.map((r) => [r.querySelector('.key')!.textContent, r.querySelector('.value')!.textContent]));
+    expect(Object.fromEntries(pairs)).toEqual({
+      policy: 'full',
+      model: 'gpt-4o-mini',
+      cost: `${cell('cost / 1,000 conversations')} per 1,000 conversations`,
+      retention: cell('retention'),
+      upkeep: 'none',
+      'upkeep tokens': `${cell('upkeep tokens / conversation')} per conversation`,
+      'on the chart': 'the verdict’s pick, Pareto-optimal',
+    });
+    await page.mouse.move(1, 1);
+    await expect.poll(() => page.locator('#vg-tooltip-element.visible').count(), POLL).toBe(0);
+  });
+
+  it('hides a policy when its legend entry is clicked, and shows it again on a second click', async () => {
+    const { page } = one;
+    const full = 'path[aria-label^="full on gpt-4o-mini:"]';
+    const others = 'path[aria-label*=" on gpt-4o-mini:"]:not([aria-label^="full on"])';
+    expect(await opacities(page, 'retention-vs-cost', full)).toEqual(['1']);
+    await clickLegend(page, 'retention-vs-cost', 'full');
+    await expect.poll(() => opacities(page, 'retention-vs-cost', full), POLL).toEqual(['0']);
+    expect(new Set(await opacities(page, 'retention-vs-cost', others))).toEqual(new Set(['1']));
+    // Its label goes with it, and its legend entry fades.
+    expect(await page.locator('#chart-retention-vs-cost .live text', { hasText: /^full \(pick\)$/ }).getAttribute('opacity')).toBe('0');
+    expect(Number(await page.locator('#chart-retention-vs-cost .live .role-legend-label text', { hasText: /^full$/ }).getAttribute('opacity'))).toBeLessThan(1);
+    await clickLegend(page, 'retention-vs-cost', 'full');
+    await expect.poll(() => opacities(page, 'retention-vs-cost', full), POLL).toEqual(['1']);
+
+    // A line of cost by turn, likewise.
+    const line = 'path[aria-label*="Policy: full;"]';
+    await clickLegend(page, 'cost-by-turn', 'full');
+    await expect.poll(() => opacities(page, 'cost-by-turn', line), POLL).toEqual(['0']);
+    expect(new Set(await opacities(page, 'cost-by-turn', 'path[aria-label*="Policy: window"]'))).toEqual(new Set(['1']));
+  });
+
+  it('with two models, hides a policy in every panel and a model where the models share a plot', async () => {
+    const { page } = two;
+    // A panel per model in retention vs cost: full is hidden in both.
+    await clickLegend(page, 'retention-vs-cost', 'full');
+    await expect.poll(() => opacities(page, 'retention-vs-cost', 'path[aria-label^="full on "]'), POLL).toEqual(['0', '0']);
+    // Tokens by turn dashes the models in one plot: its legend of models hides one.
+    const claude = 'path[aria-label*="Model: claude-haiku-4-5;"]';
+    const mini = 'path[aria-label*="Model: gpt-4o-mini;"]';
+    expect(await opacities(page, 'tokens-by-turn', claude)).toEqual(['1', '1', '1']);
+    await clickLegend(page, 'tokens-by-turn', 'claude-haiku-4-5');
+    await expect.poll(() => opacities(page, 'tokens-by-turn', claude), POLL).toEqual(['0', '0', '0']);
+    expect(await opacities(page, 'tokens-by-turn', mini)).toEqual(['1', '1', '1']);
+    expect(two.console).toEqual([]);
+  });
+
+  it('takes a full-page screenshot', async () => {
     const shot = join(dir, 'report.png');
-    writeFileSync(shot, png);
+    await one.page.screenshot({ path: shot, fullPage: true });
     if (process.env.CTXSIM_SCREENSHOT) copyFileSync(shot, process.env.CTXSIM_SCREENSHOT);
+    expect(existsSync(shot)).toBe(true);
   });
 });
 
-if (!chromium) {
+if (reason !== undefined) {
   describe('report.html in headless Chromium', () => {
     it.skip(reason, () => undefined);
   });

@@ -8,12 +8,15 @@ import { policiesCsv, summaryCsv } from '../src/records/csv.js';
 import { memoryOf } from '../src/records/memory.js';
 import { csvRows } from './_io.js';
 import { goldenRun, policiesRun } from './fixtures/report/run.js';
+import { notesOf } from './fixtures/report/spec.js';
 
 /** The one line every retention table and chart carries when a policy's memory is simulated. */
 const NOTE =
   "Simulated memory (summary-buffer keep 0.9/1, retrieval lexical embedding, facts recall 0.8): retained means the fact's value is in what is sent, an upper bound on what a model would answer";
 
 const subtitle = (chart: { spec: unknown }) => (chart.spec as { title: { subtitle: string[] } }).title.subtitle;
+/** What a chart says of itself: above the plot and under it. */
+const said = (chart: { spec: unknown }) => [...subtitle(chart), ...notesOf(chart.spec)].join('\n');
 
 describe('reports say what is simulated', async () => {
   const memory = await policiesRun(['full', 'summary-buffer:keep=0.9', 'summary-buffer', 'priority', 'retrieval', 'facts:recall=0.8']);
@@ -41,8 +44,11 @@ describe('reports say what is simulated', async () => {
   });
 
   it('the run table ends with the line, only when such a policy is in the run', () => {
+    // Wrapped at 100 columns, its next lines indented; on one line with --wide.
     const table = policyTable(memory.results, memory.info);
-    expect(table.trimEnd().split('\n').at(-1)).toBe(NOTE);
+    expect(table.trimEnd().split('\n').at(-2)).toBe(NOTE.slice(0, NOTE.lastIndexOf(' ', 100)));
+    expect(table.trimEnd().replace(/\n {2}/g, ' ').split('\n').at(-1)).toBe(NOTE);
+    expect(policyTable(memory.results, memory.info, { wide: true }).trimEnd().split('\n').at(-1)).toBe(NOTE);
     expect(policyTable(plain.results, plain.info)).not.toContain('Simulated memory');
     // Called without the policies (as before they were asked for), the table has no line.
     expect(policyTable(memory.results, { models: memory.info.models, priceDate: memory.info.priceDate })).not.toContain('Simulated memory');
@@ -56,13 +62,13 @@ describe('reports say what is simulated', async () => {
     expect(reportHtml(plain.results, plain.info, [])).not.toContain('Simulated memory');
   });
 
-  it('the retention charts say it in their subtitle; the cost charts, which show no retention, do not', () => {
-    // Two lines, so the subtitle stays about as wide as the chart.
+  it('the retention charts say it under the plot, last; the cost charts, which show no retention, do not', () => {
+    // Two lines, so the notes stay about as wide as the chart.
     const lines = ['Simulated memory: summary-buffer keep 0.9/1, retrieval lexical embedding, facts recall 0.8', "Retained means the fact's value is in what is sent, an upper bound on what a model would answer"];
-    expect(subtitle(retentionVsCostChart(memory.results, memory.info)).slice(-3, -1)).toEqual(lines);
-    expect(subtitle(retentionByAgeChart(memory.results, memory.info)).slice(-3, -1)).toEqual(lines);
-    expect(subtitle(costByTurnChart(memory.results, memory.info)).join('\n')).not.toContain('Simulated memory');
-    expect(subtitle(retentionVsCostChart(plain.results, plain.info)).join('\n')).not.toContain('Simulated memory');
+    expect(notesOf(retentionVsCostChart(memory.results, memory.info).spec).slice(-2)).toEqual(lines);
+    expect(notesOf(retentionByAgeChart(memory.results, memory.info).spec).slice(-2)).toEqual(lines);
+    expect(said(costByTurnChart(memory.results, memory.info))).not.toContain('Simulated memory');
+    expect(said(retentionVsCostChart(plain.results, plain.info))).not.toContain('Simulated memory');
   });
 });
 

@@ -46,40 +46,90 @@ const RUN = [
   row('facts', (48n * USD) / 1000n, 10, { pareto: true, memory: 'simulated', auxTokens: 9_000 }),
 ];
 
+/** The evidence sentence of RUN: which retention, over how many conversations, and the frontier. */
+const EVIDENCE =
+  'On 10 conversations, with simulated retention (a fact counts when its value is in what is sent), the Pareto frontier of cost and retention is ' +
+  'window ($2.00 per 1,000 conversations, 30%), summary ($4.50, 90%), facts ($4.80, 100%) and full ($6.00, 100%).';
+
 describe('the verdict', () => {
-  it('names the frontier cheapest first, and the cheapest policy at 95% against full (by hand: 4.80 / 6.00 = 20% less)', () => {
-    expect(verdict(RUN, {})).toBe(
-      'Verdict: on 10 conversations, with simulated retention (a fact counts when its value is in what is sent), the Pareto frontier of cost and retention is ' +
-        'window ($2.00 per 1,000 conversations, 30%), summary ($4.50, 90%), facts ($4.80, 100%) and full ($6.00, 100%). ' +
-        'The cheapest policy that keeps at least 95% of probed facts is facts: 100% for 20% less than full ($4.80 against $6.00).',
-    );
+  it('leads with the pick and its saving against full (by hand: 4.80 / 6.00 = 20% less), then names the frontier cheapest first', () => {
+    expect(verdict(RUN, {})).toBe(`Use facts: it keeps 100% of probed facts for 20% less than full, $4.80 against $6.00 per 1,000 conversations. ${EVIDENCE}`);
   });
 
   it('takes another threshold: at 90% summary qualifies (4.50 / 6.00 = 25% less)', () => {
-    expect(verdict(RUN, { minRetention: 0.9 })).toContain('The cheapest policy that keeps at least 90% of probed facts is summary: 90% for 25% less than full ($4.50 against $6.00).');
+    expect(verdict(RUN, { minRetention: 0.9 })).toMatch(/^Use summary: it keeps 90% of probed facts for 25% less than full, \$4\.50 against \$6\.00 per 1,000 conversations\. On /);
   });
 
   it('says when no policy reaches the threshold, and which keeps the most', () => {
     const low = [row('window', 2n * USD, 3, { pareto: true }), row('window-tokens', 3n * USD, 6, { pareto: true })];
-    expect(verdict(low, {})).toMatch(/No policy keeps 95% of probed facts; the most is window-tokens’s 60%, at \$300\.00\.$/);
+    expect(verdict(low, {})).toMatch(/^No policy keeps 95% of probed facts; the most is window-tokens, 60% at \$300\.00 per 1,000 conversations\. On /);
   });
 
-  it('says when full itself is the cheapest that qualifies, and a policy dearer than full', () => {
-    const dear = [row('full', 6n * USD, 10, { pareto: true }), row('summary-buffer', 7n * USD, 10), row('window', USD, 2, { pareto: true })];
-    expect(verdict(dear, {})).toContain('The cheapest policy that keeps at least 95% of probed facts is full (100%, $600.00): no cheaper policy keeps as much.');
-    expect(verdict(dear, { minRetention: 0 })).toContain('is window: 20% for 83% less than full ($100.00 against $600.00).');
+  it('says when full itself is the cheapest that qualifies, and which cheaper policy comes closest; a policy dearer than full is not it', () => {
+    const dear = [row('full', 6n * USD, 10, { pareto: true }), row('summary-buffer', 7n * USD, 10), row('window', USD, 2, { pareto: true }), row('window-turns', 2n * USD, 2)];
+    // window and window-turns keep 20% each: the cheaper comes closest.
+    expect(verdict(dear, {})).toMatch(/^Use full: no cheaper policy keeps at least 95% of probed facts; window comes closest, 20% for 83% less than full \(\$100\.00 against \$600\.00 per 1,000 conversations\)\. On /);
+    expect(verdict(dear, { minRetention: 0 })).toMatch(/^Use window: it keeps 20% of probed facts for 83% less than full, \$100\.00 against \$600\.00 per 1,000 conversations\. /);
+    // Nothing cheaper than full: nothing comes closest.
+    expect(verdict([row('full', 6n * USD, 10), row('summary-buffer', 7n * USD, 10)], {})).toMatch(/^Use full: no cheaper policy keeps at least 95% of probed facts\. On /);
+  });
+
+  it('compares with full even when full does not keep the threshold (its calls overflowed), and says so', () => {
+    const over = [row('full', 6n * USD, 8, { pareto: true, overflowProbes: 2 }), row('facts', 7n * USD, 10, { pareto: true })];
+    expect(verdict(over, {})).toMatch(/^Use facts: it keeps 100% of probed facts for 17% more than full, which keeps only 80%, \$700\.00 against \$600\.00 per 1,000 conversations\. /);
+  });
+
+  it('without full, names the pick and its cost alone', () => {
+    expect(verdict(RUN.filter((r) => r.policy !== 'full'), {})).toMatch(/^Use facts: it keeps 100% of probed facts at \$4\.80 per 1,000 conversations \(the run has no full to compare it with\)\. On /);
+  });
+
+  describe('materiality: a pick that saves less than minSaving (default 5%) does not pay', () => {
+    // facts costs $5.80 per 1,000 against full's $6.00: 3.3% less. Three conversations of 5, 20 and 40 turns: full $1, $2, $3; facts $1.20, $1.90, $2.70.
+    const per = (usd: number) => BigInt(Math.round(usd * 100)) * (USD / 100n);
+    const three = { scenarios: 3, turns: 65 };
+    const rows = [row('full', per(6), 10, { ...three, pareto: true }), row('facts', per(5.8), 10, { ...three, pareto: true, memory: 'simulated' }), row('window', per(2), 3, { ...three, pareto: true })];
+    const scenario = (id: string, turns: number, full: number, facts: number, weight = 1) => [
+      { scenario: id, policy: 'full', model: 'gpt-4o-mini', turns, totalCost: per(full), weight },
+      { scenario: id, policy: 'facts', model: 'gpt-4o-mini', turns, totalCost: per(facts), weight },
+    ];
+    const scenarios = [...scenario('a', 5, 1, 1.2), ...scenario('b', 20, 2, 1.9), ...scenario('c', 40, 3, 2.7)];
+    const lead =
+      'Use full: no memory policy pays off at this length (21.7 turns a conversation on average): facts, the cheapest that keeps at least 95% of probed facts, saves only 3.3% against full ($1,933.33 against $2,000.00 per 1,000 conversations), under the 5% threshold.';
+
+    it('recommends full, says what the pick saves and that it is under the threshold', () => {
+      expect(verdict(rows, {})).toMatch(new RegExp(`^${lead.replace(/[$().]/g, '\\$&')} On 3 conversations,`));
+    });
+
+    it('names the shortest length from which the run’s conversations make it pay (by hand: from 20 turns, 1 − 4.60 / 5.00 = 8%)', () => {
+      expect(verdict(rows, {}, scenarios)).toContain(`${lead} It saves 8% on the 2 conversations of 20 turns or more: it would pay on conversations that long. On 3`);
+      // At 9%, only the 40-turn one: 1 − 2.70 / 3.00 = 10%.
+      expect(verdict(rows, { minSaving: 0.09 }, scenarios)).toContain('It saves 10% on the one conversation of 40 turns or more: it would pay on conversations that long.');
+      // Weights count: b weighs 2, so from 20 turns 1 − (2 × 1.90 + 2.70) / (2 × 2 + 3) = 7.1%.
+      const weighted = [...scenario('a', 5, 1, 1.2), ...scenario('b', 20, 2, 1.9, 2), ...scenario('c', 40, 3, 2.7)];
+      expect(verdict(rows, {}, weighted)).toContain('It saves 7.1% on the 2 conversations of 20 turns or more');
+    });
+
+    it('says when no length of the run makes it pay', () => {
+      expect(verdict(rows, { minSaving: 0.2 }, scenarios)).toContain('under the 20% threshold. It saves less than 20% at every length this run has (10% on the longest, 40 turns). On 3');
+    });
+
+    it('a saving at the threshold pays; minSaving 0 takes any saving', () => {
+      const atFive = rows.map((r) => (r.policy === 'facts' ? { ...r, totalCost: per(5.7) } : r));
+      expect(verdict(atFive, {})).toMatch(/^Use facts: it keeps 100% of probed facts for 5% less than full, \$1,900\.00 against \$2,000\.00 per 1,000 conversations\. /);
+      expect(verdict(rows, { minSaving: 0 })).toMatch(/^Use facts: it keeps 100% of probed facts for 3\.3% less than full, /);
+    });
   });
 
   it('says which retention it is: plain, recorded, answered (then the frontier and the pick are by answers)', () => {
     const plain = RUN.map((r) => ({ ...r, memory: 'none' as const }));
-    expect(verdict(plain, {})).toMatch(/^Verdict: on 10 conversations, with retention \(a fact counts when its value is in what is sent\),/);
+    expect(verdict(plain, {})).toContain(' On 10 conversations, with retention (a fact counts when its value is in what is sent),');
     const recorded = RUN.map((r) => ({ ...r, memory: r.memory === 'simulated' ? ('recorded' as const) : r.memory }));
     expect(verdict(recorded, {})).toMatch(/with retention from recorded upkeep/);
     // Answers: facts' reply held only 8 of 10, full's all: full is the cheapest at 95% of answers; the frontier is of answers.
     const answered = RUN.map((r) => ({ ...r, answered: r.policy === 'facts' ? 8 : r.retained, answerRetention: (r.policy === 'facts' ? 8 : r.retained) / 10 }));
     const text = verdict(answered, {});
     expect(text).toMatch(/with answered retention \(a real model’s reply to the probe held the fact\), the Pareto frontier of cost and answered retention is window \(\$2\.00 per 1,000 conversations, 30%\), summary \(\$4\.50, 90%\) and full \(\$6\.00, 100%\)\./);
-    expect(text).toContain('The cheapest policy that keeps at least 95% of probed facts in its answers is full (100%, $6.00)');
+    expect(text).toMatch(/^Use full: no cheaper policy keeps at least 95% of probed facts in its answers; summary comes closest, 90% for 25% less than full/);
   });
 
   it('warns, last, of a judge’s yeses on values never sent, whether or not a policy reaches the threshold; says nothing of none', () => {
@@ -87,14 +137,15 @@ describe('the verdict', () => {
     const judged = RUN.map((r) => ({ ...r, answered: r.retained, answerRetention: r.retained / 10, judgedUnsent: r.policy === 'window' ? 6 : r.policy === 'summary' ? 1 : 0 }));
     const warning = ' Warning: the judge said yes on 7 of the 8 probes whose value was never sent (judged_unsent); they count as unanswered, since no memory sent the value, and the judge’s other yeses are worth checking before these figures are trusted.';
     const text = verdict(judged, {});
-    expect(text.endsWith(`against $6.00).${warning}`), text).toBe(true);
-    expect(verdict(judged, { minRetention: 1.01 }).endsWith(`at $4.80.${warning}`)).toBe(true);
+    // With answers, full keeps no more than facts and costs more: the frontier ends at facts.
+    expect(text.endsWith(`and facts ($4.80, 100%).${warning}`), text).toBe(true);
+    expect(verdict(judged, { minRetention: 1.01 }).endsWith(`and facts ($4.80, 100%).${warning}`)).toBe(true);
     expect(verdict(judged.map((r) => ({ ...r, judgedUnsent: 0 })), {})).not.toContain('Warning');
     // A judge needs answers: without them the figures are retention, and the verdict says nothing of it.
     expect(verdict(judged.map((r) => ({ ...r, answered: null, answerRetention: null })), {})).not.toContain('Warning');
     // The line under the table names the judge and each policy's count.
     const info = { ...INFO, upkeep: { recorded: 'upkeep.cassette.jsonl', answers: true as const, judge: 'gpt-4o' } };
-    expect(policyTable({ policies: judged }, info).trimEnd().split('\n').at(-1)).toBe(
+    expect(policyTable({ policies: judged }, info, { wide: true }).trimEnd().split('\n').at(-1)).toBe(
       'Judged unsent: the judge gpt-4o said yes on 7 of the 8 probes whose value was not sent (6 under window, 1 under summary); a yes counts as answered only when the prompt held the value, so these count as unanswered (judged_unsent)',
     );
   });
@@ -106,22 +157,32 @@ describe('the verdict', () => {
       { id: 'b', title: null, source: 'b.yaml', turns: 3 },
     ];
     const text = verdict(weighted, { scenarios });
-    expect(text).toMatch(/^Verdict: on 10 conversations, weighted to 3\.5, with simulated retention/);
+    expect(text).toContain('. On 10 conversations, weighted to 3.5, with simulated retention');
     expect(text).toContain('the Pareto frontier of cost and retention (both weighted) is');
   });
 
-  it('names a row with its model when the run has several, and compares with full on the same model', () => {
+  it('with several models, leads with one pick per model, each against full on that model', () => {
+    // gpt-4o-mini: facts saves 0.8% (5.95 / 6.00), under the threshold; claude-haiku-4-5: 25.6% (7.44 / 10.00).
+    const haiku = { model: 'claude-haiku-4-5' };
     const two = [
-      row('full', 6n * USD, 10, { pareto: true }),
-      row('facts', 5n * USD, 10, { model: 'gpt-4.1', pareto: true }),
-      row('full', 10n * USD, 10, { model: 'gpt-4.1' }),
+      row('full', (600n * USD) / 10_000n, 10, { pareto: true }),
+      row('facts', (595n * USD) / 10_000n, 10, { pareto: true }),
+      row('window', (200n * USD) / 10_000n, 3, { pareto: true }),
+      row('full', (1000n * USD) / 10_000n, 10, haiku),
+      row('facts', (744n * USD) / 10_000n, 10, haiku),
+      row('window', (300n * USD) / 10_000n, 3, haiku),
     ];
-    expect(verdict(two, {})).toContain('is facts on gpt-4.1: 100% for 50% less than full on gpt-4.1 ($500.00 against $1,000.00).');
+    const [first, second] = verdict(two, {}).split(/(?<=\.) (?=Use |On )/);
+    expect(first).toBe(
+      'Use full on gpt-4o-mini: no memory policy pays off at this length (10 turns a conversation on average): facts, the cheapest that keeps at least 95% of probed facts, saves only 0.8% against full ($5.95 against $6.00 per 1,000 conversations), under the 5% threshold.',
+    );
+    expect(second).toBe('Use facts on claude-haiku-4-5: it keeps 100% of probed facts for 26% less than full, $7.44 against $10.00 per 1,000 conversations.');
+    expect(verdict(two, {})).toContain('the Pareto frontier of cost and retention is window on gpt-4o-mini ($2.00 per 1,000 conversations, 30%), facts on gpt-4o-mini ($5.95, 100%) and full on gpt-4o-mini ($6.00, 100%).');
   });
 
-  it('without probes says retention decides nothing and names the cheapest', () => {
+  it('without probes names the cheapest on each model, and says retention decides nothing', () => {
     const none = [row('full', 6n * USD, 0, { probes: 0 }), row('window', 2n * USD, 0, { probes: 0 })];
-    expect(verdict(none, {})).toBe('Verdict: on 10 conversations, no fact was probed, so retention decides nothing; the cheapest policy is window at $200.00 per 1,000 conversations.');
+    expect(verdict(none, {})).toBe('Use window: it is the cheapest, $200.00 per 1,000 conversations, 67% less than full. On 10 conversations, no fact was probed, so retention decides nothing.');
   });
 });
 
@@ -176,8 +237,9 @@ describe('the run table', () => {
     const text = runSummary({ policies: weighted }, { ...INFO, scenarios });
     expect(lines(text)[0]).toMatch(/ · 10 conversations, weighted to 12$/);
     expect(lines(text)[1]).toMatch(/cost\/1k conv USD \(weighted\) .* retention \(weighted\)/);
-    expect(text).toContain("Weighted: cost per conversation, cost per 1,000 conversations and retention are means over the 10 conversations, weighted to 12 by their scenarios' weights; token and probe counts are not weighted");
-    expect(text).toMatch(/\n\nVerdict: on 10 conversations, weighted to 12,/);
+    // The note wrapped at 100 columns, its second line indented.
+    expect(text).toContain("Weighted: cost per conversation, cost per 1,000 conversations and retention are means over the 10\n  conversations, weighted to 12 by their scenarios' weights; token and probe counts are not weighted\n");
+    expect(text).toMatch(/\n\nVerdict: Use facts: it keeps 100% of probed facts for 20% less than full, \$4\.80 against \$6\.00 per\n1,000 conversations\. On 10 conversations, weighted to 12,/);
   });
 });
 
@@ -189,34 +251,41 @@ describe('run and the reports, from the command line', () => {
     expect(code).toBe(0);
     const [table, said] = io.stdout.split('\n\n');
     expect(table).toMatch(/^gpt-4o-mini · prices of \S+ · tokenizer o200k_base · 1 conversation\n/);
-    expect(said).toMatch(/^Verdict: on 1 conversation, with simulated retention/);
-    expect(said!.replace(/\n/g, ' ')).toContain('keeps at least 50% of probed facts');
+    // summary keeps the fact at full's cost, window-turns forgets it: full is the pick.
+    expect(said).toMatch(/^Verdict: Use full: no cheaper policy keeps at least 50% of probed facts\. On 1 conversation, with\nsimulated retention/);
     const md = readFileSync(join(dir, 'report.md'), 'utf8');
-    expect(md.startsWith('# ctxsim report\n\n## Verdict\n\nVerdict: on 1 conversation,')).toBe(true);
-    expect(md).toContain(said!.replace(/\n/g, ' ').trim().replace(/\$/g, '\\$'));
+    expect(md.startsWith('# ctxsim report\n\n## Verdict\n\nUse full: no cheaper policy keeps at least 50% of probed facts. On 1 conversation,')).toBe(true);
+    expect(md).toContain(said!.replace(/\n/g, ' ').trim().replace(/\$/g, '\\$').replace(/^Verdict: /, ''));
     const html = readFileSync(join(dir, 'report.html'), 'utf8');
     const at = (s: string) => html.indexOf(s);
     expect(at('<section id="verdict">')).toBeGreaterThan(0);
     expect(at('<section id="verdict">')).toBeLessThan(at('id="chart-retention-vs-cost"'));
     expect(at('id="chart-retention-vs-cost"')).toBeLessThan(at('<section id="budget">'));
     expect(at('<section id="lost">')).toBeLessThan(at('<section id="study">'));
-    expect(html).toContain('<p class="verdict">Verdict: on 1 conversation,');
+    expect(html).toContain('<p class="verdict">Use full: no cheaper policy keeps at least 50% of probed facts. On 1 conversation,');
   });
 
-  it('a study’s minRetention sets the threshold; bad --sort and --min-retention are exit 2 naming the flag', async () => {
+  it('a study’s minRetention and minSaving set the thresholds, the flags over them; bad --sort, --min-retention and --min-saving are exit 2 naming the flag', async () => {
     const dir = tempDir();
     const study = join(dir, 'study.yaml');
-    writeFileSync(study, `scenarios: [${join(process.cwd(), 'scenarios/noah-amnesia.yaml')}]\npolicies: [full, window]\nminRetention: 20%\nout: out\n`);
+    // window-turns:turns=2 forgets the fact and saves 12.2% against full.
+    writeFileSync(study, `scenarios: [${join(process.cwd(), 'scenarios/noah-amnesia.yaml')}]\npolicies: [full, 'window-turns:turns=2']\nminRetention: 0%\nminSaving: 15%\nout: out\n`);
     const io = capture();
     expect(await runMain(['run', study, '--quiet'], io)).toBe(0);
-    expect(io.stdout.replace(/\n/g, ' ')).toContain('keeps at least 20% of probed facts');
-    expect(readFileSync(join(dir, 'out', 'report.md'), 'utf8')).toContain('keeps at least 20% of probed facts');
+    const lead = 'Use full: no memory policy pays off at this length (5 turns a conversation on average): window-turns:turns=2, the cheapest that keeps at least 0% of probed facts, saves only 12% against full';
+    expect(io.stdout.replace(/\n/g, ' ')).toContain(lead);
+    expect(readFileSync(join(dir, 'out', 'report.md'), 'utf8')).toContain(lead);
+    const flags = capture();
+    expect(await runMain(['run', study, '--quiet', '--min-saving', '10%'], flags)).toBe(0);
+    expect(flags.stdout.replace(/\n/g, ' ')).toContain('Verdict: Use window-turns:turns=2: it keeps 0% of probed facts for 12% less than full,');
     for (const [flag, value, said] of [
       ['--sort', 'price', 'ctxsim: --sort: expected one of cost|retention|name|study, got price'],
       ['--min-retention', '150%', 'ctxsim: --min-retention: a share of the probed facts is at most 100%, got 150%'],
       ['--min-retention', '-5%', 'ctxsim: --min-retention: a share of the probed facts is at least 0%, got -5%'],
       // A bare number is refused, as the gate's limits are: 0.95 could be 95% or 0.95%.
       ['--min-retention', '0.95', 'ctxsim: --min-retention: write 95% or 0.95% (a bare number could be a fraction or a percentage), got 0.95'],
+      ['--min-saving', 'lots', 'ctxsim: --min-saving: expected a saving as a percentage such as 5%, got "lots"'],
+      ['--min-saving', '101%', 'ctxsim: --min-saving: a saving is at most 100%, got 101%'],
     ] as const) {
       const bad = capture();
       expect(await runMain(['run', study, `${flag}=${value}`], bad)).toBe(2);

@@ -2,8 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { flagSettings, settingArgs, studyFromFlags } from '../src/cli/_study.js';
-import { STUDY_OPTIONS } from '../src/cli/_study-options.js';
-import { RUN_SPEC_KEYS } from '../src/engine/spec.js';
+import { REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
+import { RUN_SPEC_KEYS, runSpecOf } from '../src/engine/spec.js';
+import { REPORT_SPEC_KEYS } from '../src/report/settings.js';
 import { UsageError } from '../src/errors.js';
 import { STUDY_FILE_KEYS } from '../src/scenario/load.js';
 import { keysOf, WRITTEN_SETTINGS } from '../src/study/settings.js';
@@ -27,7 +28,9 @@ const READ = { seed: 7, models: ['gpt-4o'], tokenizer: 'chars4', prices: 'builti
 
 describe('the run settings as a study file and the command line write them', () => {
   it('every setting but the run’s upkeep is a study key, described in the JSON Schema, by which a study is told from a scenario file', () => {
-    expect(WRITTEN_SETTINGS.map((s) => s.name)).toEqual(RUN_SPEC_KEYS.filter((k) => k !== 'upkeep'));
+    // The run settings, then the report settings.
+    expect(WRITTEN_SETTINGS.map((s) => s.name)).toEqual([...RUN_SPEC_KEYS.filter((k) => k !== 'upkeep'), ...REPORT_SPEC_KEYS]);
+    expect(WRITTEN_SETTINGS.map((s) => s.of)).toEqual([...RUN_SPEC_KEYS.filter((k) => k !== 'upkeep').map(() => 'run'), ...REPORT_SPEC_KEYS.map(() => 'report')]);
     const properties = studyJsonSchema().properties as Record<string, { description?: string }>;
     for (const key of WRITTEN_SETTINGS.flatMap(keysOf)) {
       expect(STUDY_FILE_KEY_ORDER, key).toContain(key);
@@ -37,11 +40,15 @@ describe('the run settings as a study file and the command line write them', () 
     expect([...STUDY_FILE_KEYS].sort()).toEqual([...STUDY_FILE_KEY_ORDER].sort());
   });
 
-  it('a setting with a flag is an option of the commands that run a study, of the kind its schema is', () => {
-    const flagged = WRITTEN_SETTINGS.flatMap((s) => (s.meta.flag ? [s.meta.flag.name] : []));
-    expect(flagged).toEqual(['seed', 'model', 'tokenizer', 'prices', 'cache', 'cache-ttl', 'cache-breakpoint', 'cold-start', 'rules']);
+  it('a setting with a flag is an option of the commands that run a study (a report setting: of those that write reports), of the kind its schema is', () => {
+    const flagged = (of: string) => WRITTEN_SETTINGS.flatMap((s) => (s.meta.flag && s.of === of ? [s.meta.flag.name] : []));
+    expect(flagged('run')).toEqual(['seed', 'model', 'tokenizer', 'prices', 'cache', 'cache-ttl', 'cache-breakpoint', 'cold-start', 'rules']);
+    expect(flagged('report')).toEqual(['min-retention', 'min-saving']);
     const options = STUDY_OPTIONS as Record<string, { type?: string; array?: boolean; choices?: readonly string[]; coerce?: unknown }>;
-    for (const name of flagged) expect(options[name], name).toBeDefined();
+    for (const name of flagged('run')) expect(options[name], name).toBeDefined();
+    expect(Object.keys(REPORT_OPTIONS)).toEqual(flagged('report'));
+    for (const name of flagged('report')) expect(options[name], name).toBeUndefined();
+    expect(REPORT_OPTIONS['min-saving']).toMatchObject({ type: 'string' });
     expect(options.seed!.coerce).toBeTypeOf('function');
     expect(options.model!.array).toBe(true);
     expect(options.cache!.choices).toEqual(['auto', 'off']);
@@ -60,6 +67,16 @@ describe('the run settings as a study file and the command line write them', () 
     expect(await loadStudy(join(dir, 'study.yaml'))).toMatchObject(READ);
     writeFileSync(join(dir, 'priced.yaml'), 'prices: my-prices.json\n');
     expect(await asyncProblems(() => loadStudy(join(dir, 'priced.yaml')))).toEqual([expect.stringMatching(/priced\.yaml.* prices: price table .*my-prices\.json: /)]);
+  });
+
+  it('the report settings read alike from a study file and the flags, and decide no record: the run spec leaves them out', async () => {
+    expect(flagSettings({ minRetention: '90%', minSaving: '12.5%' })).toEqual({ minRetention: 0.9, minSaving: 0.125 });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'study.yaml'), 'minRetention: 90%\nminSaving: 12.5%\nbudgetColumns: [policy, vs_full]\nbudgetSort: retention\npolicies: [full]\n');
+    const study = await loadStudy(join(dir, 'study.yaml'));
+    expect(study).toMatchObject({ minRetention: 0.9, minSaving: 0.125, budgetColumns: ['policy', 'vs_full'], budgetSort: 'retention' });
+    expect(Object.keys(runSpecOf(study)).filter((k) => (REPORT_SPEC_KEYS as readonly string[]).includes(k))).toEqual([]);
+    expect(() => flagSettings({ minSaving: '5' })).toThrow(new UsageError('--min-saving: write 500% or 5% (a bare number could be a fraction or a percentage), got 5'));
   });
 
   it('a value a setting does not take is one usage error naming its flag', async () => {

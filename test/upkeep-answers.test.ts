@@ -99,7 +99,7 @@ describe('answered probes', () => {
     // The reports show both figures, side by side.
     expect(rec.stdout).toMatch(/ retention +answered +pareto/);
     // The verdict is drawn on the answers, and says so.
-    expect(rec.stdout.split('\n\n')[1]!.replace(/\n/g, ' ')).toMatch(/^Verdict: on \d+ conversations?, with answered retention \(a real model’s reply to the probe held the fact\)/);
+    expect(rec.stdout.split('\n\n')[1]!.replace(/\n/g, ' ')).toMatch(/^Verdict: .* On \d+ conversations?, with answered retention \(a real model’s reply to the probe held the fact\)/);
     expect(out.get('report.md')).toContain('answer retention');
     expect(out.get('report.html')).toContain('answer retention');
     expect(out.get('retention-vs-cost.vl.json')).toContain('answered');

@@ -76,11 +76,12 @@ describe('a judge’s yes on a value that was never sent', () => {
     // The note under the table (stdout and report.md), the warning on stderr, the verdict.
     const said = `said yes on ${window} of the ${notRetained} probes whose value was not sent (${window} under ${WINDOW})`;
     const note = `Judged unsent: the judge ${JUDGE} ${said}; a yes counts as answered only when the prompt held the value, so these count as unanswered (judged_unsent)`;
-    expect(r.stdout.split('\n')).toContain(note);
+    // Wrapped to the width, a note's next lines indented.
+    expect(r.stdout.replace(/\n {2}/g, ' ').split('\n')).toContain(note);
     expect(out.get('report.md')).toContain(note);
     expect(r.stderr).toContain(`ctxsim: warning: the judge ${said}: counted as unanswered (judged_unsent); check the judge\n`);
     const verdict = r.stdout.split('\n\n')[1]!.replace(/\n/g, ' ');
-    expect(verdict).toMatch(/^Verdict: on 5 conversations, with answered retention .* The cheapest policy that keeps at least 95% of probed facts in its answers is full \(100%, /);
+    expect(verdict).toMatch(/^Verdict: Use full: no cheaper policy keeps at least 95% of probed facts in its answers[.;] .*On 5 conversations, with answered retention /);
     expect(verdict).toContain(
       ` Warning: the judge said yes on ${window} of the ${notRetained} probes whose value was never sent (judged_unsent); they count as unanswered, since no memory sent the value, and the judge’s other yeses are worth checking before these figures are trusted.`,
     );

@@ -18,7 +18,6 @@ token each, as DeepSeek's bills count them).
 """
 
 import copy
-import hashlib
 import importlib.util
 import json
 import os
@@ -26,25 +25,7 @@ import sys
 
 from tokenizers import AddedToken, Tokenizer, __version__ as TOKENIZERS_VERSION
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-
-
-def sha256(data):
-    return hashlib.sha256(data).hexdigest()
-
-
-def read_pinned(f):
-    """The path of a pinned package file, after checking its version and SHA-256."""
-    root = os.path.join(ROOT, "node_modules", f["package"])
-    with open(os.path.join(root, "package.json"), encoding="utf-8") as p:
-        version = json.load(p)["version"]
-    if version != f["version"]:
-        sys.exit(f"{f['package']} is at {version}, expected {f['version']} (npm install {f['package']}@{f['version']})")
-    path = os.path.join(root, f["file"])
-    with open(path, "rb") as h:
-        if sha256(h.read()) != f["sha256"]:
-            sys.exit(f"{path} is not the pinned file")
-    return path
+from render import ROOT, read_pinned, sha256
 
 
 def request_shape(m):
@@ -83,7 +64,7 @@ def main():
         template = source["template"]
         if template.get("format") != "deepseek-v3.2":
             continue
-        tokenizer = Tokenizer.from_file(read_pinned(source["tokenizer"]))
+        tokenizer = Tokenizer.from_file(read_pinned(source["tokenizer"])[0])
         tokenizer.add_tokens([AddedToken(a["content"], special=False, normalized=False) for a in source["addedTokens"]])
         mode = "thinking" if template["thinking"] else "chat"
         count = lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)

@@ -1,7 +1,7 @@
 /**
  * `ctxsim/gate`: the CI gate's reports (markdown, JUnit, JSON, GitHub
- * annotations), the sink that writes them, and the types of a comparison's
- * rows. The root export has `makeBaseline`, `readBaseline`, `baselineJson`,
+ * annotations, the step summary and the pull request comment), the sink
+ * that writes them, and the types of a comparison's rows and causes. The root export has `makeBaseline`, `readBaseline`, `baselineJson`,
  * `compare` and `DEFAULT_LIMITS`.
  *
  * @packageDocumentation
@@ -9,6 +9,7 @@
  */
 
 export type { BaselineRow } from '../gate/baseline.js';
-export type { LostFact, PolicyComparison, RetentionLimit, RowComparison, Verdict } from '../gate/compare.js';
-export { gateAnnotations, gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
+export type { Cause, Change, LostFact, PolicyComparison, RetentionLimit, RowComparison, Verdict } from '../gate/compare.js';
+export { gateAnnotations, gateJson, gateJunit, gateMarkdown, type AnnotationPlaces, type Place, type Placer } from '../report/gate.js';
+export { gateComment, gateSummary, type GatePageOptions } from '../report/gate-summary.js';
 export { gateSink } from '../study/sinks.js';

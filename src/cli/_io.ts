@@ -15,6 +15,8 @@ export interface IO {
   outBehind?(): Promise<void> | undefined;
   /** Whether stderr is a terminal (progress redraws a line there). */
   isTTY: boolean;
+  /** Stdout's width in columns when it is a terminal; absent when it is not (a pipe, a file). */
+  readonly outColumns?: number;
 }
 
 /**
@@ -46,6 +48,10 @@ export const processIO: IO = {
     if (!stderrClosed) process.stderr.write(t);
   },
   isTTY: Boolean(process.stderr.isTTY),
+  // Read when the output is laid out: a terminal may have been resized since the command started.
+  get outColumns() {
+    return process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : undefined;
+  },
   outBehind: () => {
     const out = process.stdout;
     if (stdoutClosed !== undefined || !out.writableNeedDrain) return undefined;

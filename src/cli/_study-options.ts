@@ -44,8 +44,16 @@ function settingOption(s: WrittenSetting, flag: { name: string; describe: string
   return { type: 'string', ...(list && { array: true }), describe: flag.describe } as const;
 }
 
-/** The run settings' flags, in `RUN_SPEC` order. */
-export const SETTING_OPTIONS = Object.fromEntries(WRITTEN_SETTINGS.flatMap((s) => (s.meta.flag ? [[s.meta.flag.name, settingOption(s, s.meta.flag)]] : [])));
+/** The flags of the settings `of` a kind (`run`: in `RUN_SPEC` order; `report`: in `REPORT_SPEC` order). */
+function settingOptions(of: WrittenSetting['of']) {
+  return Object.fromEntries(WRITTEN_SETTINGS.flatMap((s) => (s.meta.flag && s.of === of ? [[s.meta.flag.name, settingOption(s, s.meta.flag)]] : [])));
+}
+
+/** The run settings' flags, in `RUN_SPEC` order: options of every command that runs a study. */
+export const SETTING_OPTIONS = settingOptions('run');
+
+/** The report settings' flags (`--min-retention`, `--min-saving`): options of the commands that write reports (`run`, `check`). */
+export const REPORT_OPTIONS = settingOptions('report');
 
 /** The flags every study-running command takes (`StudyFlags`). */
 export const STUDY_OPTIONS = {

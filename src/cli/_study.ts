@@ -5,6 +5,7 @@ import { loadPolicyModules, moduleLoading, specModules } from '../study/policy-m
 import { readSetting, WRITTEN_SETTINGS, type StudySettings } from '../study/settings.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
+import { folderStudyFile } from '../study/confine.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides } from '../study/upkeep.js';
 import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
 import type { IO } from './_io.js';
@@ -47,6 +48,20 @@ export interface StudyFlags {
 /** The limits the flags set, as `RunOptions` take them. */
 export function policyLimits(flags: Pick<StudyFlags, 'policyTimeout' | 'policyMemory'>): Pick<RunnableStudy, 'policyTimeout' | 'policyMemory'> {
   return { ...(flags.policyTimeout !== undefined && { policyTimeout: flags.policyTimeout }), ...(flags.policyMemory !== undefined && { policyMemory: flags.policyMemory }) };
+}
+
+/**
+ * The flags with the study in the working folder (`./ctxsim.yaml`, else
+ * `./study.yaml`) when they name none, said in one line on `io`; as they
+ * are when they name one, or when the folder has neither (the built-in
+ * default study runs).
+ */
+export function withFolderStudy<F extends { study?: string }>(flags: F, io: Pick<IO, 'err'>): F {
+  if (flags.study !== undefined) return flags;
+  const found = folderStudyFile();
+  if (found === undefined) return flags;
+  io.err(`ctxsim: note: using ${found}, the study in the working folder (no study file named)\n`);
+  return { ...flags, study: found };
 }
 
 /**

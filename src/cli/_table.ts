@@ -1,17 +1,33 @@
 import { UsageError } from '../errors.js';
 import type { TableOptions } from '../report/text.js';
 import { TABLE_SORTS, type TableSort } from '../report/table-sort.js';
+import type { IO } from './_io.js';
+
+/** The row orders, as `--sort`'s help says them. */
+export const SORT_HELP = `${TABLE_SORTS.join(' | ')} (cost: cheapest first; retention: most first; study: the study’s order)`;
 
 /** The flags of the table `run` and `merge` print. */
 export const TABLE_OPTIONS = {
-  sort: { type: 'string', describe: `row order of the printed table: ${TABLE_SORTS.join(' | ')} (cost: cheapest first; retention: most first; study: the study’s order)`, defaultDescription: 'cost' },
-  wide: { type: 'boolean', describe: 'print every column of the table, not only what fits in 100 columns' },
+  sort: { type: 'string', describe: `row order of the printed table: ${SORT_HELP}`, defaultDescription: 'cost' },
+  wide: { type: 'boolean', describe: 'print every column of the table, each note on one line, not only what fits the terminal (100 columns when stdout is not one)' },
 } as const;
 
-/** The table's layout from the flags, checked. */
-export function tableOptions(flags: { sort?: string; wide?: boolean }): TableOptions {
-  if (flags.sort !== undefined && !(TABLE_SORTS as readonly string[]).includes(flags.sort)) {
-    throw new UsageError(`--sort: expected one of ${TABLE_SORTS.join('|')}, got ${flags.sort}`);
-  }
-  return { ...(flags.sort !== undefined && { sort: flags.sort as TableSort }), ...(flags.wide && { wide: true }) };
+/** The narrowest width output is laid out for: a narrower terminal wraps what is printed. */
+const MIN_WIDTH = 40;
+
+/** The width printed output is laid out for: the terminal's, when stdout is one (at least 40 columns), else 100. */
+export function outputWidth(io: Pick<IO, 'outColumns'>): number {
+  return io.outColumns === undefined ? 100 : Math.max(MIN_WIDTH, io.outColumns);
+}
+
+/** `--sort`, checked. */
+export function sortFlag(sort: string | undefined): TableSort | undefined {
+  if (sort !== undefined && !(TABLE_SORTS as readonly string[]).includes(sort)) throw new UsageError(`--sort: expected one of ${TABLE_SORTS.join('|')}, got ${sort}`);
+  return sort as TableSort | undefined;
+}
+
+/** The table's layout from the flags, checked, at the width of `io`'s stdout. */
+export function tableOptions(flags: { sort?: string; wide?: boolean }, io: Pick<IO, 'outColumns'>): TableOptions {
+  const sort = sortFlag(flags.sort);
+  return { ...(sort !== undefined && { sort }), ...(flags.wide ? { wide: true } : { width: outputWidth(io) }) };
 }

@@ -4,6 +4,9 @@ import { UsageError } from '../errors.js';
 import { makeBaseline, readBaseline, type Baseline } from '../gate/baseline.js';
 import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLimits } from '../gate/compare.js';
 import { gateAnnotations, gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
+import { gateComment, gateSummary } from '../report/gate-summary.js';
+import { verdict } from '../report/verdict.js';
+import { changePlaces, placeFile } from '../study/gate-places.js';
 import { OutputSet } from '../study/files.js';
 import { runStudyPipeline, type RunnableStudy } from '../study/pipeline.js';
 import type { RunInfo } from '../engine/run.js';
@@ -14,7 +17,7 @@ import { displayPath } from '../study/package.js';
 import { type Study } from '../study/study.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
-import { settingArgs, studyFromFlags, type StudyFlags } from './_study.js';
+import { settingArgs, studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableNotes } from '../report/text.js';
 
 export interface CheckFlags extends StudyFlags {
@@ -23,6 +26,8 @@ export interface CheckFlags extends StudyFlags {
   maxRetentionDrop?: string;
   maxAnswerDrop?: string;
   junit?: string;
+  /** Also write the markdown a bot posts on the pull request here. */
+  comment?: string;
   json?: boolean;
   verbose?: boolean;
   quiet?: boolean;
@@ -103,9 +108,12 @@ function servedLine(run: RunInfo, dir: string | false | undefined): string | und
  * JUnit file are committed together, before the verdict is printed: all of
  * them are written, or none.
  */
-export async function check(flags: CheckFlags, io: IO): Promise<number> {
+export async function check(given: CheckFlags, io: IO): Promise<number> {
+  const flags = withFolderStudy(given, io);
   // Refused before the run: a device or FIFO is never replaced, a file on the way is named.
   if (flags.junit) checkOutputFile(resolve(flags.junit), '--junit', flags.junit);
+  if (flags.comment === '') throw new UsageError('--comment: name a file for the pull request comment (markdown)');
+  if (flags.comment) checkOutputFile(resolve(flags.comment), '--comment', flags.comment);
   const study = await studyFromFlags(flags, io);
   untrustedCache(study, flags, io);
   const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
@@ -120,28 +128,34 @@ export async function check(flags: CheckFlags, io: IO): Promise<number> {
   const sink = target?.kind === 'file' ? fileSink(target.path, target.format) : gateSink(out);
   const outputs = new OutputSet();
   const run = await runStudyPipeline<unknown>(study, sink, { ...studyEvents(io, flags.quiet), outputs });
+  const accept = saveCommand(flags, shown);
+  const note = tableNotes(run.info, run.policies).join('. ');
+  const places = changePlaces(study, run.scenarioPlaces);
   let result;
   try {
     result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits, run.lost);
     if (flags.junit) outputs.file(resolve(flags.junit), gateJunit(result));
+    if (flags.comment) outputs.file(resolve(flags.comment), gateComment(result, { accept, places, verdict: verdict(run.policies, run.info, run.summary), ...(note && { note }) }));
     outputs.commit();
   } catch (e) {
     outputs.abort();
     throw e;
   }
-  const accept = saveCommand(flags, shown);
-  const note = tableNotes(run.info, run.policies).join('. ');
   const table = gateMarkdown(result, { accept, ...(flags.verbose && { verbose: true }), ...(note && { note }) });
   io.out(flags.json ? gateJson(result) : table);
   // On stderr, beside the table or the JSON on stdout: the runner reads workflow commands on both.
-  if (process.env.GITHUB_ACTIONS === 'true' && result.failed) io.err(gateAnnotations(result, flags.study));
+  // One per cause, at the file and line that changed, named from the workspace's root as GitHub names files.
+  if (process.env.GITHUB_ACTIONS === 'true' && result.failed) {
+    const root = process.env.GITHUB_WORKSPACE || process.cwd();
+    io.err(gateAnnotations(result, { ...(study.file && { study: placeFile(study.file, root) }), places: changePlaces(study, run.scenarioPlaces, root) }));
+  }
   // Not silenced by --quiet: what the verdict rests on besides this run's replays.
   const served = servedLine(run.run, study.cacheFolder);
   if (served) io.err(`${served}\n`);
   const summary = process.env.GITHUB_STEP_SUMMARY;
   if (summary) {
     try {
-      appendFileSync(summary, `${table}\n${served ? `\n${served}\n` : ''}`);
+      appendFileSync(summary, `${gateSummary(result, { accept, places, ...(note && { note }) })}\n${served ? `\n${served}\n` : ''}`);
     } catch (e) {
       // The step summary is a courtesy: the gate's verdict and exit code stand.
       io.err(`ctxsim: warning: cannot append to GITHUB_STEP_SUMMARY ${summary}: ${(e as NodeJS.ErrnoException).code ?? String(e)}\n`);

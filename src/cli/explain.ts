@@ -5,14 +5,16 @@ import { align } from '../report/text.js';
 import { loadScenarioOrStudy } from '../scenario/load.js';
 import { explainTurn, studyConversation, studyModel, type ExplainedCall, type ExplainedProbe, type ExplainedTurn, type ExplainedUpkeep } from '../study/explain.js';
 import type { RunnableStudy } from '../study/pipeline.js';
+import { priceWarnings } from '../study/price-check.js';
 import { displayPath } from '../study/package.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, Pico } from '../types.js';
 import type { IO } from './_io.js';
-import { studyFromFlags, type StudyFlags } from './_study.js';
+import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 
 export interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory' | 'upkeep' | 'cassette'> {
-  file: string;
+  /** A scenario or study file; none: the study in the working folder, else the built-in default study. */
+  file?: string;
   scenario?: string;
   policy: string;
   turn: number;
@@ -31,7 +33,8 @@ export interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policy
  * outcome.
  */
 export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
-  const { study, conversation, model } = await explained(flags);
+  const { study, conversation, model } = await explained(flags, io);
+  for (const w of priceWarnings(study)) io.err(`ctxsim: warning: ${w}\n`);
   if (study.policies.length !== 1) throw new UsageError(`--policy ${flags.policy}: explain takes one policy, not a sweep`);
   const n = conversation.turns.length;
   if (flags.turn < 1 || flags.turn > n) {
@@ -42,17 +45,23 @@ export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
   return 0;
 }
 
-/** What the flags explain: a study file's conversation and model, or a scenario file on the flags' model (whose settings are the default study's). */
-async function explained(flags: ExplainFlags): Promise<{ study: RunnableStudy; conversation: Conversation; model: string }> {
-  const given = loadScenarioOrStudy(flags.file, displayPath(flags.file));
+/**
+ * What the flags explain: a study file's conversation and model, or a
+ * scenario file on the flags' model (whose settings are the default
+ * study's); without a file, the study in the working folder, else the
+ * built-in default study.
+ */
+async function explained(flags: ExplainFlags, io: IO): Promise<{ study: RunnableStudy; conversation: Conversation; model: string }> {
+  const { study: file } = withFolderStudy({ study: flags.file }, io);
+  const given = file === undefined ? 'study' : loadScenarioOrStudy(file, displayPath(file));
   if (flags.upkeep === 'record' || flags.upkeep === 'live') throw new UsageError(`--upkeep ${flags.upkeep}: explain sends nothing; record with ctxsim run --upkeep record, then explain with --upkeep replay`);
   const { seed, tokenizer, coldStart, upkeep, cassette, policyTimeout, policyMemory } = flags;
   const common: StudyFlags = { policy: [flags.policy], tokenCache: false, seed, tokenizer, coldStart, upkeep, cassette, policyTimeout, policyMemory };
   if (given === 'study') {
-    const study = await studyFromFlags({ ...common, study: flags.file });
+    const study = await studyFromFlags({ ...common, ...(file !== undefined && { study: file }) });
     return { study, conversation: studyConversation(study, flags.scenario), model: studyModel(study, flags.model) };
   }
-  if (flags.scenario !== undefined && flags.scenario !== given.id) throw new UsageError(`--scenario ${flags.scenario}: ${displayPath(flags.file)} is a scenario file, of scenario ${given.id}`);
+  if (flags.scenario !== undefined && flags.scenario !== given.id) throw new UsageError(`--scenario ${flags.scenario}: ${displayPath(file!)} is a scenario file, of scenario ${given.id}`);
   const study = await studyFromFlags({ ...common, model: [flags.model ?? 'gpt-4o-mini'] });
   return { study, conversation: given, model: study.models[0]! };
 }

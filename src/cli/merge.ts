@@ -21,11 +21,11 @@ export interface MergeFlags {
 
 /** `ctxsim merge`: reads every shard, checks they form one whole run, writes its outputs. */
 export async function merge(flags: MergeFlags, io: IO): Promise<number> {
-  const table = tableOptions(flags);
+  const table = tableOptions(flags, io);
   const out = flags.out !== undefined ? resolve(flags.out) : defaultOutFolder(DEFAULT_OUT);
   checkOutputFolder(out, flags.out ?? DEFAULT_OUT);
-  const { output, policies, info, shards } = await mergeShardFiles(flags.dirs, folderSink(out, { ...(flags.records !== undefined && { records: flags.records as RecordsMode }) }));
-  io.out(runSummary({ policies }, info, table));
+  const { output, policies, summary, info, shards } = await mergeShardFiles(flags.dirs, folderSink(out, { ...(flags.records !== undefined && { records: flags.records as RecordsMode }) }));
+  io.out(runSummary({ policies, summary }, info, table));
   if (!flags.quiet) io.err(`merged ${shards} shards; wrote ${output.length} files to ${displayPath(out)}/\n`);
   return 0;
 }

@@ -1,11 +1,12 @@
-import { pricesTable } from '../report/prices.js';
+import { pricesCheck, pricesTable } from '../report/prices.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, matchModels } from '../pricing/prices.js';
-import { settingsModels, type CostSettings } from '../pricing/settings.js';
+import type { CostSettings } from '../pricing/settings.js';
 import type { IO } from './_io.js';
 import { studyFromFlags } from './_study.js';
 import { tokenizerUnavailable } from '../tokens/chat-template.js';
-import type { Study } from '../study/study.js';
+import { priceOutliers, outlierText } from '../pricing/outliers.js';
+import { studyModels } from '../study/price-check.js';
 
 export interface PricesFlags {
   patterns?: string[];
@@ -13,6 +14,8 @@ export interface PricesFlags {
   prices?: string;
   cache?: string;
   all?: boolean;
+  /** List the prices that look wrong (of the models named, else of the whole table) instead of the table. */
+  check?: boolean;
 }
 
 /** `ctxsim prices`: the price table in use, for the models the patterns name or those the study uses. */
@@ -23,20 +26,17 @@ export async function prices(flags: PricesFlags, io: IO): Promise<number> {
   const settings: CostSettings = { ...study };
   let names: string[];
   if (flags.patterns?.length) names = flags.patterns.flatMap((p) => matchModels(table, p));
-  else if (flags.all) names = [...table.models.keys()].sort();
-  else names = studyModels(study, settings, table.userModels ?? []);
-  const models = [...new Set(names)].map((m) => lookup(table, m));
+  else if (flags.all || flags.check) names = [...table.models.keys()].sort();
+  else names = [...studyModels(study), ...(table.userModels ?? [])];
+  names = [...new Set(names)];
+  if (flags.check) {
+    io.out(pricesCheck(table, names.filter((m) => table.models.has(m)).length, priceOutliers(table, names)));
+    return 0;
+  }
+  const models = names.map((m) => lookup(table, m));
   const counting = { tokenizer: study.tokenizer, unavailable: tokenizerUnavailable, ...(study.tokenFactor !== undefined && { tokenFactor: study.tokenFactor }) };
   io.out(pricesTable(table, models, settings, counting));
+  // A price shown that looks like a unit mistake is said beside the table.
+  for (const o of priceOutliers(table, names)) io.err(`ctxsim: warning: price of ${outlierText(o)}: a unit mistake in the price table?\n`);
   return 0;
-}
-
-/** The chat models, routed and fallback models, models named in policy parameters, then a user table's models. */
-function studyModels(study: Study, s: CostSettings, user: readonly string[]): string[] {
-  const fromPolicies = study.policies.flatMap((v) =>
-    Object.entries(v.params)
-      .filter(([k, val]) => /Model$/.test(k) && typeof val === 'string')
-      .map(([, val]) => val as string),
-  );
-  return [...study.models, ...settingsModels(s), ...fromPolicies, ...user];
 }

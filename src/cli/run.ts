@@ -17,9 +17,8 @@ import { billedLine, type BilledCheck } from '../study/billed.js';
 import { cachedCharts } from '../study/chart-store.js';
 import { bytesOut, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
-import { studyFromFlags, type StudyFlags } from './_study.js';
+import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableOptions } from './_table.js';
-import { parseShare } from '../gate/compare.js';
 
 export interface RunFlags extends StudyFlags {
   quiet?: boolean;
@@ -29,7 +28,6 @@ export interface RunFlags extends StudyFlags {
   shard?: string;
   dryRun?: boolean;
   records?: RecordsMode;
-  minRetention?: string;
   sort?: string;
   wide?: boolean;
 }
@@ -47,7 +45,8 @@ function warnOverflows(io: IO, policies: readonly PolicyRecord[]): void {
  * warns of context-window overflows. With
  * `--out -` stdout carries the output and nothing else.
  */
-export async function run(flags: RunFlags, io: IO): Promise<number> {
+export async function run(given: RunFlags, io: IO): Promise<number> {
+  const flags = withFolderStudy(given, io);
   if (flags.out === '') throw new UsageError('--out: expected a folder, a file (.csv .json .md .html) or - for stdout');
   if (flags.format !== undefined && !OUTPUT_FORMATS.includes(flags.format)) {
     throw new UsageError(`--format: expected one of ${OUTPUT_FORMATS.join('|')}, got ${flags.format}`);
@@ -55,10 +54,8 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   if (flags.records !== undefined && !RECORDS_MODES.includes(flags.records)) {
     throw new UsageError(`--records: expected one of ${RECORDS_MODES.join('|')}, got ${flags.records}`);
   }
-  const table = tableOptions(flags);
-  const minRetention = flags.minRetention === undefined ? undefined : parseShare('--min-retention', flags.minRetention);
+  const table = tableOptions(flags, io);
   const study = await studyFromFlags(flags, io);
-  if (minRetention !== undefined) study.minRetention = minRetention;
   const records = { records: flags.records ?? study.records ?? 'full' } as const;
   if (flags.dryRun) return dryRun(study, io);
   // The default folder of the built-in study is checked as a study's `out` is: a planted link must not lead out.
@@ -92,16 +89,16 @@ export async function run(flags: RunFlags, io: IO): Promise<number> {
   } else if (target.kind === 'dir') {
     // Charts rendered by an earlier run are kept in the cache folder, beside its replays.
     const charts = study.cacheFolder ? cachedCharts(study.cacheFolder) : undefined;
-    const { output, policies, info, billed: checks, run: ran } = await runStudyPipeline(study, folderSink(target.dir, { ...records, ...(charts && { charts }) }), opts);
-    io.out(runSummary({ policies }, info, table));
+    const { output, policies, summary, info, billed: checks, run: ran } = await runStudyPipeline(study, folderSink(target.dir, { ...records, ...(charts && { charts }) }), opts);
+    io.out(runSummary({ policies, summary }, info, table));
     warnOverflows(io, policies);
     for (const w of charts?.warnings ?? []) io.err(`ctxsim: warning: ${w}\n`);
     billed(checks);
     cached(ran);
     say(`wrote ${output.length} files to ${displayPath(target.dir)}/${baseline ? ` and the baseline ${displayPath(baseline)}` : ''}`);
   } else if (target.kind === 'file') {
-    const { policies, info, billed: checks } = await runStudyPipeline(study, fileSink(target.path, target.format, records), opts);
-    io.out(runSummary({ policies }, info, table));
+    const { policies, summary, info, billed: checks } = await runStudyPipeline(study, fileSink(target.path, target.format, records), opts);
+    io.out(runSummary({ policies, summary }, info, table));
     warnOverflows(io, policies);
     billed(checks);
     say(`wrote ${displayPath(target.path)}`);

@@ -99,20 +99,32 @@ function checks<T>(fn: (value: T) => ValueProblem[]): (value: unknown) => ValueP
 export interface WrittenForm {
   schema: z.ZodType;
   read(value: unknown, folder: string): unknown;
+  /**
+   * What is wrong with a value the schema let through, in words that name
+   * it (`a saving is at most 100%, got 150%`), or nothing: checked where
+   * the setting is read, so that in a study file it is listed with every
+   * other problem.
+   */
+  problem?(value: unknown): string | undefined;
 }
 
-/** The meta of each `RUN_SPEC` setting, by its schema (kept apart from zod's global registry, which JSON Schema output copies whole). */
+/** The meta of each `RUN_SPEC` setting (and each report setting, report/settings.ts), by its schema (kept apart from zod's global registry, which JSON Schema output copies whole). */
 const SETTING_META = new Map<z.ZodType, SettingMeta>();
 
 /** `schema`, its meta registered. */
-function setting<S extends z.ZodType>(schema: S, meta: SettingMeta): S {
+export function setting<S extends z.ZodType>(schema: S, meta: SettingMeta): S {
   SETTING_META.set(schema, meta);
   return schema;
 }
 
-/** A form written otherwise than held: `read` (default: the value as it is) is given only values `schema` checked. */
-function written<W>(schema: z.ZodType<W>, read: (value: W, folder: string) => unknown = (value) => value): WrittenForm {
-  return { schema, read: (value, folder) => read(value as W, folder) };
+/** The meta registered with a setting's schema (none: `{}`). */
+export function metaOf(schema: z.ZodType): SettingMeta {
+  return SETTING_META.get(schema) ?? {};
+}
+
+/** A form written otherwise than held: `read` (default: the value as it is) is given only values `schema` checked, and `problem` found nothing wrong with. */
+export function written<W>(schema: z.ZodType<W>, read: (value: W, folder: string) => unknown = (value) => value, problem?: (value: W) => string | undefined): WrittenForm {
+  return { schema, read: (value, folder) => read(value as W, folder), ...(problem && { problem: (value: unknown) => problem(value as W) }) };
 }
 
 /** The settings that decide a run's records (see above). */
@@ -277,7 +289,7 @@ export const RUN_SPEC_KEYS = Object.keys(RUN_SPEC.shape) as (keyof RunSpec)[];
 
 /** How a setting is written in a study file and on the command line (see `SettingMeta`). */
 export function settingMeta(name: keyof RunSpec): SettingMeta {
-  return SETTING_META.get(RUN_SPEC.shape[name]) ?? {};
+  return metaOf(RUN_SPEC.shape[name]);
 }
 
 /**

@@ -62,10 +62,41 @@ export interface PolicyComparison {
   answers?: { probesBefore: number; answeredBefore: number; probesAfter: number; answeredAfter: number };
 }
 
+/**
+ * A change between the baseline's study and the run's that can move a row
+ * both have, as the report says it (`text`, e.g. `model: gpt-4o-mini →
+ * gpt-4o`, `scenario changed: noah-amnesia`): a scenario's content, a
+ * policy's parameters (its old variant compared with its new one) or its
+ * module's file, a row's model, or a setting of the whole run (`key`: the
+ * fingerprint's field — `tokenizer`, `prices`, `cache`, `rules`, `seed`,
+ * `toolDefs`, `upkeep` — or the name of a setting under its `settings`).
+ */
+export type Change = { text: string } & (
+  | { kind: 'scenario'; scenario: string }
+  | { kind: 'policy'; before: string; after: string }
+  | { kind: 'module'; policy: string }
+  | { kind: 'model'; before: string; after: string }
+  | { kind: 'setting'; key: string }
+);
+
+/**
+ * What regressions have in common: the changes that moved them, and the
+ * failing rows they moved, worst first. A row is put down to the most
+ * general of its changes: a model or a setting of the run (which move
+ * every row), else its policy's, else its scenario's; `changes` is empty
+ * when nothing in the study changed for the row (another ctxsim, say).
+ */
+export interface Cause {
+  changes: Change[];
+  rows: RowComparison[];
+}
+
 export interface GateResult {
   /** What differs between the baseline's study and this one, e.g. `model: gpt-4o-mini → gpt-4o`. */
   differences: string[];
   rows: RowComparison[];
+  /** The failing rows grouped by what moved them, in the order of their worst row (none when it passed). */
+  causes: Cause[];
   /** Per policy (a re-parameterized one as `old → new`), in the run's order: totals of its compared rows. */
   policies: PolicyComparison[];
   limits: GateLimits;
@@ -83,11 +114,6 @@ export function limitPercent(fraction: number): string {
  */
 export function parsePercent(flag: string, value: string | number): number {
   return named(flag, percent(value));
-}
-
-/** Parses a share of the probed facts, `95%` (0.95): a percentage from 0% to 100%, written with its `%` as the gate's limits are. */
-export function parseShare(flag: string, value: string | number): number {
-  return named(flag, shareOf(value));
 }
 
 /** Parses a retention limit: `2%` (points of retention) or `1` (probes). */
@@ -118,14 +144,6 @@ function percent(value: string | number): Parsed<number> {
   const n = Number(m[1]);
   if (!m[2]) return { problem: `write ${limitPercent(n)} or ${m[1]}% (a bare number could be a fraction or a percentage), got ${s}` };
   return n / 100;
-}
-
-/** A share of the probed facts (see `parseShare`), or why the value is not one (the caller names its place). */
-export function shareOf(value: string | number): Parsed<number> {
-  const s = String(value).trim();
-  if (s.startsWith('-')) return { problem: `a share of the probed facts is at least 0%, got ${s}` };
-  const r = percent(value);
-  return typeof r === 'number' && r > 1 ? { problem: `a share of the probed facts is at most 100%, got ${s}` } : r;
 }
 
 function retentionLimit(value: string | number): Parsed<RetentionLimit> {
@@ -212,31 +230,73 @@ function answerDrop(before: BaselineRow, after: BaselineRow, lim: RetentionLimit
  * not listed as added or removed.
  */
 export function studyDifferences(a: StudyFingerprint, b: StudyFingerprint, renamed: ReadonlySet<string> = new Set()): string[] {
-  const out: string[] = [];
-  for (const key of ['model', 'tokenizer', 'prices', 'cache', 'rules', 'seed'] as const) {
-    if (a[key] !== b[key]) out.push(`${key}: ${a[key]} → ${b[key]}`);
+  return fingerprintChanges(a, b, renamed).map((d) => d.text);
+}
+
+/** The differences of two fingerprints in the order the report lists them: each its text, and the change it is when it can move a row both runs have. */
+function fingerprintChanges(a: StudyFingerprint, b: StudyFingerprint, renamed: ReadonlySet<string>): ({ text: string } & ({ change: Change } | { change?: undefined }))[] {
+  const out: ({ text: string } & ({ change: Change } | { change?: undefined }))[] = [];
+  const setting = (key: string, text: string) => out.push({ text, change: { kind: 'setting', key, text } });
+  if (a.model !== b.model) out.push({ text: `model: ${a.model} → ${b.model}` });
+  for (const key of ['tokenizer', 'prices', 'cache', 'rules', 'seed'] as const) {
+    if (a[key] !== b[key]) setting(key, `${key}: ${a[key]} → ${b[key]}`);
   }
-  if (a.toolDefs !== b.toolDefs) out.push(a.toolDefs === undefined ? 'tool definitions added' : b.toolDefs === undefined ? 'tool definitions removed' : 'tool definitions changed');
+  if (a.toolDefs !== b.toolDefs) setting('toolDefs', a.toolDefs === undefined ? 'tool definitions added' : b.toolDefs === undefined ? 'tool definitions removed' : 'tool definitions changed');
   const [was, is] = [a.settings ?? {}, b.settings ?? {}];
   for (const key of [...new Set([...Object.keys(was), ...Object.keys(is)])]) {
-    if (was[key] !== is[key]) out.push(`${key}: ${was[key] === undefined ? 'set' : is[key] === undefined ? 'removed' : 'changed'}`);
+    if (was[key] !== is[key]) setting(key, `${key}: ${was[key] === undefined ? 'set' : is[key] === undefined ? 'removed' : 'changed'}`);
   }
   const upkeep = [a.upkeep ?? 'simulated', b.upkeep ?? 'simulated'];
-  if (upkeep[0] !== upkeep[1]) out.push(`upkeep: ${upkeep[0]} → ${upkeep[1]}`);
+  if (upkeep[0] !== upkeep[1]) setting('upkeep', `upkeep: ${upkeep[0]} → ${upkeep[1]}`);
   const added = b.policies.filter((p) => !a.policies.includes(p) && !renamed.has(p));
   const removed = a.policies.filter((p) => !b.policies.includes(p) && !renamed.has(p));
   for (const [id, hash] of Object.entries(b.modules ?? {})) {
     const before = a.modules?.[id];
-    if (before !== undefined && before !== hash) out.push(`policy implementation changed: ${id}`);
+    const text = `policy implementation changed: ${id}`;
+    if (before !== undefined && before !== hash) out.push({ text, change: { kind: 'module', policy: id, text } });
   }
-  if (added.length) out.push(`policies added: ${added.join(', ')}`);
-  if (removed.length) out.push(`policies removed: ${removed.join(', ')}`);
+  if (added.length) out.push({ text: `policies added: ${added.join(', ')}` });
+  if (removed.length) out.push({ text: `policies removed: ${removed.join(', ')}` });
   for (const [id, hash] of Object.entries(b.scenarios)) {
-    if (!(id in a.scenarios)) out.push(`scenario added: ${id}`);
-    else if (a.scenarios[id] !== hash) out.push(`scenario changed: ${id}`);
+    const text = id in a.scenarios ? `scenario changed: ${id}` : `scenario added: ${id}`;
+    if (!(id in a.scenarios)) out.push({ text });
+    else if (a.scenarios[id] !== hash) out.push({ text, change: { kind: 'scenario', scenario: id, text } });
   }
-  for (const id of Object.keys(a.scenarios)) if (!(id in b.scenarios)) out.push(`scenario removed: ${id}`);
+  for (const id of Object.keys(a.scenarios)) if (!(id in b.scenarios)) out.push({ text: `scenario removed: ${id}` });
   return out;
+}
+
+/** A policy variant's id: its name up to the first `:` (`window-turns:turns=3` → `window-turns`). */
+const policyId = (name: string) => name.split(':')[0]!;
+
+/**
+ * The failing rows grouped by cause (see `Cause`), in the order of their
+ * worst row: `rows` sorted worst first, `changes` the fingerprints'
+ * differences that can move a row.
+ */
+function causesOf(rows: readonly RowComparison[], changes: readonly Change[]): Cause[] {
+  const runWide = changes.filter((c) => c.kind === 'setting');
+  const modules = new Map(changes.flatMap((c) => (c.kind === 'module' ? [[c.policy, c] as const] : [])));
+  const scenarios = new Map(changes.flatMap((c) => (c.kind === 'scenario' ? [[c.scenario, c] as const] : [])));
+  const by = new Map<string, Cause>();
+  for (const row of rows) {
+    if (row.verdict !== 'fail') continue;
+    const { before, after } = row as Required<Pick<RowComparison, 'before' | 'after'>>;
+    const model: Change[] = before.model === after.model ? [] : [{ kind: 'model', before: before.model, after: after.model, text: `model: ${before.model} → ${after.model}` }];
+    const module = modules.get(policyId(after.policy));
+    const policy: Change[] = [
+      ...(before.policy !== after.policy ? [{ kind: 'policy' as const, before: before.policy, after: after.policy, text: `policy: ${before.policy} → ${after.policy}` }] : []),
+      ...(module ? [module] : []),
+    ];
+    const scenario = scenarios.get(after.scenario);
+    const general = [...model, ...runWide];
+    const own = general.length ? general : policy.length ? policy : scenario ? [scenario] : [];
+    const key = own.map((c) => c.text).join('\n');
+    let cause = by.get(key);
+    if (!cause) by.set(key, (cause = { changes: own, rows: [] }));
+    cause.rows.push(row);
+  }
+  return [...by.values()];
 }
 
 const ORDER: Record<Verdict, number> = { fail: 0, pass: 1, added: 2, removed: 3 };
@@ -300,7 +360,8 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
     renames.add(`policy: ${rename}`);
     renamed.add(before.policy).add(after.policy);
   }
-  const differences = [...studyDifferences(baseline.study, current.study, renamed), ...renames];
+  const found = fingerprintChanges(baseline.study, current.study, renamed);
+  const differences = [...found.map((d) => d.text), ...renames];
   for (const after of added.filter((r) => !paired.has(r))) {
     rows.push({ scenario: after.scenario, policy: after.policy, model: after.model, verdict: 'added', reasons: [], after, costChange: null, lostChange: 0 });
   }
@@ -327,7 +388,8 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
       (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0) ||
       (a.model < b.model ? -1 : a.model > b.model ? 1 : 0),
   );
-  return { differences, rows, policies, limits, failed: rows.some((r) => r.verdict === 'fail') };
+  const causes = causesOf(rows, found.flatMap((d) => (d.change ? [d.change] : [])));
+  return { differences, rows, causes, policies, limits, failed: rows.some((r) => r.verdict === 'fail') };
 }
 
 /** Per policy × model totals of the compared rows, in the order the run's rows name them. */

@@ -185,6 +185,9 @@ const REPORT_INFO = z.strictObject({
   policies: z.array(z.strictObject({ name: NAME, id: NAME, params: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])) })).min(1),
   upkeep: z.strictObject({ recorded: z.string(), answers: z.literal(true).optional(), judge: z.string().optional() }).optional(),
   minRetention: z.number().min(0).max(1).optional(),
+  minSaving: z.number().min(0).max(1).optional(),
+  budgetColumns: z.array(z.string()).min(1).optional(),
+  budgetSort: z.enum(['cost', 'retention', 'name', 'study']).optional(),
 });
 
 const turn = z.number().int().min(1);

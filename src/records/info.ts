@@ -37,9 +37,18 @@ export interface ReportInfo {
    * the model that graded the answers that did not hold a value as written.
    */
   upkeep?: { recorded: string; answers?: true; judge?: string };
-  /** The share of the probed facts (0 to 1) the verdict's cheapest policy must keep, when set (the study's `minRetention`, `--min-retention`; default 0.95). */
+  /** The share of the probed facts (0 to 1) the verdict's pick must keep, when set (the study's `minRetention`, `--min-retention`; default 0.95). */
   minRetention?: number;
+  /** The saving against `full` (0 to 1) below which the verdict says no memory policy pays off, when set (the study's `minSaving`, `--min-saving`; default 0.05). */
+  minSaving?: number;
+  /** The columns of report.md's budget table, when set (the study's `budgetColumns`). */
+  budgetColumns?: readonly string[];
+  /** The row order of report.md's budget table, when set (the study's `budgetSort`: one of `TABLE_SORTS`, report/table-sort.ts). */
+  budgetSort?: 'cost' | 'retention' | 'name' | 'study';
 }
+
+/** The report settings (report/settings.ts) as the report info holds them. */
+export type ReportInfoSettings = Pick<ReportInfo, 'minRetention' | 'minSaving' | 'budgetColumns' | 'budgetSort'>;
 
 /** A chat model of the run: its encoding and context window. */
 export interface ModelInfo {
@@ -84,7 +93,8 @@ export interface InfoSource {
   conversations: readonly ScenarioShape[];
   policies: readonly PolicyVariant[];
   upkeep?: ReportInfo['upkeep'];
-  minRetention?: number;
+  /** The report settings the study gives. */
+  report?: ReportInfoSettings;
 }
 
 /** What the reports use of a conversation: where it comes from, how long it is, and its unlogged prefix. */
@@ -140,7 +150,7 @@ export function reportInfo(s: InfoSource): ReportInfo {
       params: Object.fromEntries(Object.entries(v.params).filter((e): e is [string, ParamValue] => e[1] !== undefined)),
     })),
     ...(s.upkeep && { upkeep: s.upkeep }),
-    ...(s.minRetention !== undefined && { minRetention: s.minRetention }),
+    ...s.report,
   };
 }
 

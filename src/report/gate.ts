@@ -2,7 +2,7 @@ import { escapeControl } from '../errors.js';
 import { MONEY_DECIMALS } from '../records/format.js';
 import { seriesName, severalModels } from '../records/digest.js';
 import { usdOfMicro, type BaselineRow } from '../gate/baseline.js';
-import { change, microDollars, limitsText, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
+import { change, microDollars, limitsText, type Cause, type Change, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
 
 const money = (micro: number | undefined) => (micro === undefined ? '–' : microDollars(micro));
 const pct = (c: number | null) => (c === null ? '–' : change(c));
@@ -21,7 +21,7 @@ export interface GateReportOptions {
 }
 
 /** How the gate names a row or a policy: with its model when the rows are of several. */
-type Namer = (r: { policy: string; model: string }) => string;
+export type Namer = (r: { policy: string; model: string }) => string;
 
 function table(rows: readonly RowComparison[], byModel: boolean): string[] {
   return [
@@ -51,7 +51,7 @@ function table(rows: readonly RowComparison[], byModel: boolean): string[] {
 }
 
 /** One policy's totals on one line. */
-function policyLine(p: PolicyComparison, name: Namer): string {
+export function policyLine(p: PolicyComparison, name: Namer): string {
   const over = `${p.scenarios} scenario${p.scenarios === 1 ? '' : 's'}`;
   const a = p.answers;
   const answered = a ? `, answered ${a.answeredBefore}/${a.probesBefore} → ${a.answeredAfter}/${a.probesAfter}` : '';
@@ -59,7 +59,7 @@ function policyLine(p: PolicyComparison, name: Namer): string {
 }
 
 /** The facts failing rows lost, one line each: `- noah-amnesia, window-turns:turns=3: name at turn 5 (missing)`. */
-function lostLines(rows: readonly RowComparison[], name: Namer): string[] {
+export function lostLines(rows: readonly RowComparison[], name: Namer): string[] {
   const lines: string[] = [];
   for (const r of rows) {
     if (!r.lostFacts?.length) continue;
@@ -135,21 +135,70 @@ const commandData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').
 /** A workflow command's property value, escaped: as its message, and `:` and `,`. */
 const commandProperty = (s: string) => commandData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
 
+/** Where a change lies: a file (as the reader names it) and, when known, its line. */
+export interface Place {
+  file: string;
+  line?: number;
+}
+
+/** The place of each change the gate blames (`changePlaces` makes one from a study); undefined: nowhere to point. */
+export type Placer = (change: Change) => Place | undefined;
+
+/** Where the annotations point: the study file (for a change with no place of its own), and each change's place. */
+export interface AnnotationPlaces {
+  study?: string;
+  places?: Placer;
+}
+
+/** The most error annotations GitHub shows for one step: the gate makes no more. */
+export const MAX_ANNOTATIONS = 10;
+
+/** A cause's changes in a few words: the first, and how many more. */
+export function causeTitle(c: Cause): string {
+  if (!c.changes.length) return 'regressions with no change to the study';
+  const more = c.changes.length - 1;
+  return `${c.changes[0]!.text}${more ? ` (and ${more} more change${more === 1 ? '' : 's'})` : ''}`;
+}
+
+/** How many regressions, in words. */
+export const regressions = (n: number) => `${n} regression${n === 1 ? '' : 's'}`;
+
+/** A workflow command's place properties (`file=…,line=…,`), or none. */
+function placeProperties(place: Place | undefined): string {
+  if (!place) return '';
+  return `file=${commandProperty(place.file)},${place.line !== undefined ? `line=${place.line},` : ''}`;
+}
+
 /**
- * The failing rows as GitHub Actions error annotations, one line each:
- * `::error file=STUDY,title=ctxsim check: SCENARIO × POLICY::REASONS`
- * (no `file=` for the built-in default study); empty when it passed.
+ * The tripped gate as GitHub Actions error annotations, one line each and
+ * one per cause (`result.causes`): a changed scenario, policy, model or
+ * setting, pointing at the file and line that changed (`places`; the study
+ * file when a change has none), titled with the change, its message the
+ * number of rows it moved and the worst of them. At most
+ * `MAX_ANNOTATIONS` (GitHub shows no more): past it, the last says how
+ * many more causes and rows the job's summary holds. Empty when it passed.
+ * A string for `where` is the study file (as before causes were told apart).
  */
-export function gateAnnotations(result: GateResult, studyFile?: string): string {
+export function gateAnnotations(result: GateResult, where: string | AnnotationPlaces = {}): string {
+  const { study, places } = typeof where === 'string' ? { study: where, places: undefined } : where;
+  const fallback: Place | undefined = study === undefined ? undefined : { file: study };
   const byModel = severalModels(result.rows);
-  const file = studyFile === undefined ? '' : `file=${commandProperty(studyFile)},`;
-  return result.rows
-    .filter((r) => r.verdict === 'fail')
-    .map((r) => {
-      const lost = (r.lostFacts ?? []).map((f) => `; lost ${f.fact} at turn ${f.turn} (${f.outcome})`).join('');
-      return `::error ${file}title=${commandProperty(`ctxsim check: ${r.scenario} × ${seriesName(r, byModel)}`)}::${commandData(`${r.reasons.join('; ')}${lost}`)}\n`;
-    })
-    .join('');
+  const causes = result.causes.length > MAX_ANNOTATIONS ? result.causes.slice(0, MAX_ANNOTATIONS - 1) : result.causes;
+  const lines = causes.map((c) => {
+    const worst = c.rows[0]!;
+    const lost = (worst.lostFacts ?? []).map((f) => `; lost ${f.fact} at turn ${f.turn} (${f.outcome})`).join('');
+    const others = c.rows.length - 1;
+    const message = `${regressions(c.rows.length)}; the worst, ${worst.scenario} × ${seriesName(worst, byModel)}: ${worst.reasons.join('; ')}${lost}${others ? `; the ${others} other${others === 1 ? '' : 's'} in the job summary` : ''}`;
+    const place = (c.changes.length ? places?.(c.changes[0]!) : undefined) ?? fallback;
+    return `::error ${placeProperties(place)}title=${commandProperty(`ctxsim check: ${causeTitle(c)}`)}::${commandData(message)}\n`;
+  });
+  const rest = result.causes.slice(causes.length);
+  if (rest.length) {
+    const rows = rest.reduce((n, c) => n + c.rows.length, 0);
+    lines.push(`::error ${placeProperties(fallback)}title=${commandProperty(`ctxsim check: ${rest.length} more causes`)}::${commandData(`${regressions(rows)} from ${rest.length} other changes; every one is in the job summary`)}\n`);
+  }
+  // A name with a control character could otherwise end the command's line early.
+  return lines.map((l) => `${escapeControl(l.slice(0, -1))}\n`).join('');
 }
 
 /** What the money fields of the gate's JSON hold, as results.json says it. */

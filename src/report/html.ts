@@ -6,19 +6,32 @@ import { dollars, grouped, moneyDecimals, percent, plural, retainedOf } from '..
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
 import { conversationsText, totalWeight, verdict } from './verdict.js';
+import type { VegaSpec } from './compile.js';
+import { inlineJson, liveScripts, type PageScript } from './live.js';
 
-/** A chart as the page shows it: rendered SVG and its title. */
+/**
+ * A chart as the page shows it: its title, its rendered SVG, and the Vega
+ * spec it was rendered from; with a spec, the page draws the chart live
+ * (tooltips, legends that hide what they name) and keeps the SVG for a
+ * browser that runs no script.
+ */
 export interface RenderedChart {
   name: string;
   title: string;
   svg: string;
+  vega?: VegaSpec;
 }
 
 /**
  * The page's Content-Security-Policy: nothing may load (no scripts, fonts,
- * images from anywhere, no connections); only the inline style applies.
+ * images from anywhere, no connections); only the inline style applies, and,
+ * when the page has live charts, its own inline scripts, each by its hash.
  */
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
+function csp(scripts: readonly PageScript[]): string {
+  return scripts.length ? `${REPORT_CSP}; script-src ${scripts.map((s) => s.hash).join(' ')}` : REPORT_CSP;
+}
 
 /** Escapes text for HTML content and attribute values. */
 export function escapeHtml(text: string): string {
@@ -36,10 +49,22 @@ export function scopeSvgIds(svg: string, prefix: string): string {
     .replace(/href="#([^"]+)"/g, `href="#${prefix}-$1"`);
 }
 
+/**
+ * Escapes a text cell and lets it break where a name has parts — after `/`,
+ * `,` and `|`, and after `:` or `.` before a letter (`window-tokens:budget=500`,
+ * `bedrock/us.anthropic.claude…`) — so a table narrows to the page before it
+ * scrolls in its box.
+ */
+export function breakableHtml(text: string): string {
+  return escapeHtml(text)
+    .replace(/([/,|])(?=\S)/g, '$1<wbr>')
+    .replace(/([:.])(?=[A-Za-z])/g, '$1<wbr>');
+}
+
 function table(t: DisplayTable, cls = ''): string {
   const th = t.header.map((h, i) => `<th${t.numeric.has(i) ? ' class="num"' : ''}>${escapeHtml(h)}</th>`).join('');
   const body = t.rows
-    .map((r) => `<tr>${r.map((c, i) => `<td${t.numeric.has(i) ? ' class="num"' : ''}>${escapeHtml(c)}</td>`).join('')}</tr>`)
+    .map((r) => `<tr>${r.map((c, i) => (t.numeric.has(i) ? `<td class="num">${escapeHtml(c)}</td>` : `<td>${breakableHtml(c)}</td>`)).join('')}</tr>`)
     .join('\n');
   return `<div class="scroll"><table${cls ? ` class="${cls}"` : ''}>\n<thead><tr>${th}</tr></thead>\n<tbody>\n${body}\n</tbody>\n</table></div>`;
 }
@@ -181,26 +206,33 @@ h3 { font-size: 16px; margin: 20px 0 8px; }
 .verdict { font-size: 16px; max-width: 80ch; }
 nav { margin: 12px 0 0; font-size: 14px; }
 nav a { color: #0969da; margin-right: 14px; text-decoration: none; }
-dl.study { display: grid; grid-template-columns: max-content 1fr; gap: 4px 18px; margin: 0; }
+dl.study { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 4px 18px; margin: 0; }
 dl.study dt { color: var(--muted); }
-dl.study dd { margin: 0; }
-.scroll { overflow-x: auto; }
+dl.study dd { margin: 0; overflow-wrap: anywhere; }
+.caption, .verdict { overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; }
-th, td { padding: 5px 10px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
+th, td { padding: 5px 7px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
+td:not(.num) { white-space: normal; overflow-wrap: break-word; min-width: 4ch; }
 th { background: var(--head); font-weight: 600; white-space: normal; vertical-align: bottom; }
 td.num, th.num { text-align: right; }
 tbody tr:nth-child(even) { background: #fbfcfd; }
 .charts { display: flex; flex-direction: column; gap: 20px; align-items: flex-start; }
 figure { margin: 0; padding: 12px; border: 1px solid var(--line); border-radius: 6px; background: #fff; max-width: 100%; }
 figure svg { display: block; max-width: 100%; height: auto; }
+figure .live { display: block; }
+#vg-tooltip-element { pointer-events: none; }
+#vg-tooltip-element.vg-tooltip table tr td.key { white-space: nowrap; }
+#vg-tooltip-element.vg-tooltip table tr td.value { max-width: 420px; }
 `;
 
 /** The chart the verdict section shows under its paragraph: retention against cost. */
 const VERDICT_CHART = 'retention-vs-cost';
 
 /**
- * report.html: one self-contained page (inline CSS and SVG, nothing loaded
- * from anywhere; a Content-Security-Policy forbids it), the answer first:
+ * report.html: one self-contained page (inline CSS, SVG and, for charts with
+ * a Vega spec, the Vega runtime; nothing loaded from anywhere, which a
+ * Content-Security-Policy forbids), the answer first:
  * the verdict with the retention-vs-cost chart, the budget table, the
  * latency, storage and safety table, the other charts, the per-scenario
  * table, each probe a policy lost, and last the study it was run on.
@@ -208,7 +240,12 @@ const VERDICT_CHART = 'retention-vs-cost';
 export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonly RenderedChart[]): string {
   const results = reported(input);
   const title = `ctxsim report${info.studyFile ? ` · ${info.studyFile}` : ''}`;
-  const figure = (c: RenderedChart) => `<figure id="chart-${escapeHtml(c.name)}" aria-label="${escapeHtml(c.title)}">\n${scopeSvgIds(c.svg.trimEnd(), c.name)}\n</figure>`;
+  const figure = (c: RenderedChart) =>
+    `<figure id="chart-${escapeHtml(c.name)}"${c.vega ? ` data-chart="${escapeHtml(c.name)}"` : ''} aria-label="${escapeHtml(c.title)}">\n<div class="static">\n${scopeSvgIds(c.svg.trimEnd(), c.name)}\n</div>\n</figure>`;
+  // Live charts: their specs as data, the runtime and the page's script after everything else.
+  const live = charts.filter((c) => c.vega);
+  const scripts = live.length ? liveScripts() : [];
+  const specs = live.length ? `<script type="application/json" id="chart-specs">${inlineJson(Object.fromEntries(live.map((c) => [c.name, c.vega])))}</script>\n` : '';
   const first = charts.filter((c) => c.name === VERDICT_CHART).map(figure);
   const figures = charts.filter((c) => c.name !== VERDICT_CHART).map(figure).join('\n');
   const notes = tableNotes(info, results.policies)
@@ -218,7 +255,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${REPORT_CSP}">
+<meta http-equiv="Content-Security-Policy" content="${csp(scripts)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <style>${STYLE}</style>
@@ -232,7 +269,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
 </header>
 <section id="verdict">
 <h2>Verdict</h2>
-<p class="verdict">${escapeHtml(verdict(results.policies, info))}</p>
+<p class="verdict">${escapeHtml(verdict(results.policies, info, results.summary))}</p>
 ${first.length ? `<div class="charts">\n${first.join('\n')}\n</div>\n` : ''}</section>
 <section id="budget">
 <h2>Budget per policy</h2>
@@ -263,7 +300,7 @@ ${lostSection(results)}
 ${studyList(results, info)}
 </section>
 </main>
-</body>
+${specs}${scripts.map((sc) => `<script>${sc.text}</script>\n`).join('')}</body>
 </html>
 `;
 }

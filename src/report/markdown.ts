@@ -1,6 +1,6 @@
 import type { Results } from '../records/registry.js';
 import { reported, type Digested, type ReportInput } from '../records/digest.js';
-import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay } from './budget.js';
+import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay, type BudgetOptions } from './budget.js';
 import { tableNotes } from './text.js';
 import { conversationsText, verdict } from './verdict.js';
 import { caption, type ReportInfo } from '../records/info.js';
@@ -41,16 +41,22 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
   return [line(all[0]!), rule, ...all.slice(1).map(line)].join('\n').concat('\n');
 }
 
-/** The one-line caption of the budget table. */
-export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportInfo): string {
-  return `${caption(info)} · ${conversationsText(results.policies[0]?.scenarios ?? 0, info)} · tokens: mean sent at that turn by the conversations that reach it`;
+/** The one-line caption of the budget table (with `tokens`, what its tokens columns are). */
+export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportInfo, tokens = true): string {
+  return `${caption(info)} · ${conversationsText(results.policies[0]?.scenarios ?? 0, info)}${tokens ? ' · tokens: mean sent at that turn by the conversations that reach it' : ''}`;
 }
 
-/** The budget table as paste-ready GitHub markdown: caption line, blank line, table; then, when memory is simulated or recorded and when answers were measured, a blank line and what that means, each. */
-export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo): string {
-  const t = budgetDisplay(results);
+/**
+ * The budget table as paste-ready GitHub markdown: caption line, blank
+ * line, table; then, when memory is simulated or recorded and when answers
+ * were measured, a blank line and what that means, each. Its columns and
+ * order are `options`' (`narrow`: by default only what fits a docs page,
+ * as `ctxsim table` prints it; else every figure, as report.md has it).
+ */
+export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo, options: BudgetOptions & { narrow?: boolean } = {}): string {
+  const t = budgetDisplay(results, options);
   const notes = tableNotes(info, results.policies);
-  return `${markdownText(budgetCaption(results, info))}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${markdownText(n)}\n`).join('')}`;
+  return `${markdownText(budgetCaption(results, info, t.header.some((h) => h.startsWith('tokens @'))))}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${markdownText(n)}\n`).join('')}`;
 }
 
 /** The latency, storage and safety table as GitHub markdown: caption line, blank line, table. */
@@ -66,18 +72,19 @@ function callsMarkdown(results: Pick<Results, 'policies'> & Digested): string[] 
 }
 
 /**
- * report.md: the verdict, the budget table for docs, the latency, storage
- * and safety table, the model-call table of agent runs and, when the charts
- * are written beside it, links to them.
+ * report.md: the verdict, the budget table for docs (its columns and order
+ * the study's `budgetColumns` and `budgetSort`, when given), the latency,
+ * storage and safety table, the model-call table of agent runs and, when
+ * the charts are written beside it, links to them.
  */
 export function reportMarkdown(input: ReportInput, info: ReportInfo, charts: readonly ChartLink[] = []): string {
   const results = reported(input);
   const parts = [
     `# ctxsim report\n`,
     `## Verdict\n`,
-    `${markdownText(verdict(results.policies, info))}\n`,
+    `${markdownText(verdict(results.policies, info, results.summary))}\n`,
     `## Budget per policy\n`,
-    budgetMarkdown(results, info),
+    budgetMarkdown(results, info, { ...(info.budgetColumns && { columns: info.budgetColumns }), ...(info.budgetSort && { sort: info.budgetSort }) }),
     `## Latency, storage and safety per policy\n`,
     detailsMarkdown(results),
   ];

@@ -12,7 +12,8 @@ import { reportMarkdown } from './markdown.js';
 /**
  * Every output of a run, as file name → content; the CLI writes them. The
  * pipeline: records → CSV tables → results.json → chart specs → SVG (vega,
- * server-side) → PNG (resvg) → report.md → report.html (SVG inlined).
+ * server-side) → PNG (resvg) → report.md → report.html (SVG inlined, and
+ * each spec compiled to Vega for the page's live charts).
  * Only the record files (turns, probes and violations as CSV, and
  * results.json) need the records; everything else is made from the
  * summaries and the records' digest, so a run can stream its records to
@@ -31,16 +32,18 @@ export function formatOfPath(path: string): OutputFormat | undefined {
 
 /**
  * Renders the charts to SVG one at a time (clip ids restart per render, so
- * renders must not interleave). Vega is loaded here, on first use, so
- * commands and outputs without charts start faster.
+ * renders must not interleave), each with its compiled Vega spec. Vega is
+ * loaded here, on first use, so commands and outputs without charts start
+ * faster.
  */
 export async function renderCharts(list: readonly Chart[]): Promise<RenderedChart[]> {
   const { renderSvg } = await import('./svg.js');
+  const { toVega } = await import('./compile.js');
   const out: RenderedChart[] = [];
   for (const c of list) {
     // A chart takes a fraction of a second to render: a signal is heard between two.
     await eventLoopTurn();
-    out.push({ name: c.name, title: c.title, svg: await renderSvg(c.spec) });
+    out.push({ name: c.name, title: c.title, svg: await renderSvg(c.spec), vega: toVega(c.spec) });
   }
   return out;
 }
@@ -105,7 +108,9 @@ export async function reportOnlyFiles(results: Reported, info: ReportInfo, opts:
     if (png) files.set(`${c.name}.png`, images[i]!.png!);
   }
   files.set('report.md', reportMarkdown(results, info, list.map((c) => ({ title: c.title, file: `${c.name}.${png ? 'png' : 'svg'}` }))));
-  files.set('report.html', reportHtml(results, info, list.map((c, i) => ({ name: c.name, title: c.title, svg: images[i]!.svg }))));
+  // The page's live charts: each spec compiled to Vega (Vega-Lite only; a cached chart loads no Vega).
+  const { toVega } = await import('./compile.js');
+  files.set('report.html', reportHtml(results, info, list.map((c, i) => ({ name: c.name, title: c.title, svg: images[i]!.svg, vega: toVega(c.spec) }))));
   return files;
 }
 

@@ -4,6 +4,7 @@ import type { Pico } from '../types.js';
 import { latencyFor } from '../pricing/latency.js';
 import { encodingForModel, type TokenFactor } from '../tokens/encoding.js';
 import type { ModelPrice, PriceTable } from '../pricing/prices.js';
+import { MAX_SANE_PRICE, OUTLIER_RATIO, outlierText, perMillionText, type PriceOutlier } from '../pricing/outliers.js';
 import { DEFAULT_PROMPT_CACHE_TTL, FIVE_MINUTES, ONE_HOUR, type CostSettings } from '../pricing/settings.js';
 
 /** USD per million tokens from pico-dollars per token, with at least two decimals. */
@@ -93,4 +94,18 @@ export function pricesTable(
   const caption = `prices: ${table.source} (LiteLLM table of ${table.date}) · cache: ${s.promptCache}${s.promptCache === 'off' ? '' : `, ttl ${seconds(s.promptCacheTtl ?? DEFAULT_PROMPT_CACHE_TTL)}`}\n`;
   const notes = [...missing.values()].flatMap((why) => (why ? [`not installed: ${why}\n`] : []));
   return caption + align(rows, new Set([3, 4, 5, 6, 7, 9, 10, 11])) + notes.join('');
+}
+
+/**
+ * What `ctxsim prices --check` prints: the table checked and how many
+ * entries, then each price that looks wrong on a line of its own (the
+ * entry, the field, the price and what it was held to), or a line saying
+ * none does.
+ */
+export function pricesCheck(table: PriceTable, checked: number, outliers: readonly PriceOutlier[]): string {
+  const rule = `at least ${OUTLIER_RATIO}× the median of the same model elsewhere, or above ${perMillionText(MAX_SANE_PRICE)} per million tokens`;
+  const head = `prices: ${table.source} (LiteLLM table of ${table.date}) · ${checked.toLocaleString('en-US')} entr${checked === 1 ? 'y' : 'ies'} checked\n`;
+  if (!outliers.length) return `${head}no price looks wrong (${rule})\n`;
+  const n = outliers.length;
+  return `${head}${n} price${n === 1 ? '' : 's'} look${n === 1 ? 's' : ''} wrong (${rule}):\n${outliers.map((o) => `${outlierText(o)}\n`).join('')}`;
 }

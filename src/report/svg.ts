@@ -1,5 +1,6 @@
 import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
+import { toVega } from './compile.js';
 import { textWidth } from './font.js';
 
 /** The part of vega's text measurement we replace (not in vega's type declarations). */
@@ -15,21 +16,6 @@ function pinnedWidth(item: { fontSize?: number; fontWeight?: string | number }, 
   const bold = weight === 'bold' || weight === 'bolder' || (typeof weight === 'number' && weight >= 600) || weight === '700';
   const s = text == null ? '' : String(text).trim();
   return textWidth(s, size, bold);
-}
-
-/** Vega-Lite → Vega, failing on any compiler warning (a warning means a chart a reader would trip on). */
-export function toVega(spec: TopLevelSpec): vega.Spec {
-  const problems: string[] = [];
-  const logger = {
-    level: () => logger,
-    error: (...m: unknown[]) => (problems.push(m.join(' ')), logger),
-    warn: (...m: unknown[]) => (problems.push(m.join(' ')), logger),
-    info: () => logger,
-    debug: () => logger,
-  };
-  const out = compile(spec, { logger: logger as never }).spec;
-  if (problems.length) throw new Error(`vega-lite: ${problems.join('; ')}`);
-  return out;
 }
 
 /**

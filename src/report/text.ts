@@ -28,7 +28,12 @@ export function columnsFrom(header: readonly string[], from: number): ReadonlySe
   return new Set(header.map((_, i) => i).filter((i) => i >= from));
 }
 
-/** How the run table is laid out: its order, every column (`wide`) or what fits in `width` characters (default 100). */
+/**
+ * How the run table is laid out: its order, and every column (`wide`) or
+ * what fits in `width` characters (default 100), its caption and notes
+ * wrapped to that width too (with `wide`, one line each, as they always
+ * were).
+ */
 export interface TableOptions {
   sort?: TableSort;
   wide?: boolean;
@@ -61,7 +66,7 @@ export function policyTable(
   info: Pick<ReportInfo, 'models' | 'priceDate'> & Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>,
   options: TableOptions = {},
 ): string {
-  const rows = sortRows(results.policies, options.sort ?? 'cost');
+  const rows = sortedPolicies(results.policies, options.sort ?? 'cost');
   const labels = rowLabels(rows);
   const columns = tableColumns(rows);
   const render = (shown: readonly Column[]) => {
@@ -79,28 +84,37 @@ export function policyTable(
       shown = tried;
     }
   }
-  // The notes stay one line each, as scripts grep them; a terminal wraps them.
-  return `${caption(info)} · ${conversationsText(rows[0]?.scenarios ?? 0, info)}\n${render(shown)}${tableNotes(info, rows).map((n) => `${n}\n`).join('')}`;
+  const head = `${caption(info)} · ${conversationsText(rows[0]?.scenarios ?? 0, info)}`;
+  const notes = tableNotes(info, rows);
+  // --wide keeps the caption and each note on one line, as they always were; else they are wrapped to the width, a note's next lines indented.
+  if (options.wide) return `${head}\n${render(shown)}${notes.map((n) => `${n}\n`).join('')}`;
+  const width = options.width ?? 100;
+  return `${wrap(head, width, '  ', ' · ')}\n${render(shown)}${notes.map((n) => `${wrap(n, width, '  ')}\n`).join('')}`;
 }
 
-/** The run table, then a blank line and the verdict wrapped at the table's width: what `ctxsim run` and `ctxsim merge` print. */
-export function runSummary(results: Pick<Results, 'policies'>, info: Parameters<typeof policyTable>[1] & VerdictInfo, options: TableOptions = {}): string {
-  return `${policyTable(results, info, options)}\n${wrap(verdict(results.policies, info), options.width ?? 100)}\n`;
+/**
+ * The run table, then a blank line and the verdict (`Verdict: ` and its
+ * paragraph, wrapped at the table's width): what `ctxsim run` and `ctxsim
+ * merge` print. Given the per-scenario rows (`summary`), the verdict says
+ * at which length a pick that does not pay would.
+ */
+export function runSummary(results: Pick<Results, 'policies'> & Partial<Pick<Results, 'summary'>>, info: Parameters<typeof policyTable>[1] & VerdictInfo, options: TableOptions = {}): string {
+  return `${policyTable(results, info, options)}\n${wrap(`Verdict: ${verdict(results.policies, info, results.summary)}`, options.width ?? 100)}\n`;
 }
 
 /** The longest line of a text. */
 const widest = (text: string) => Math.max(...text.split('\n').map((l) => l.length));
 
-/** Rows in the table's order (a stable sort). */
-function sortRows(rows: readonly PolicyRecord[], sort: TableSort): PolicyRecord[] {
+/** Policy rows in a table's order (a stable sort): cheapest first, most retained first (as the verdict reads retention), by name, or as given. */
+export function sortedPolicies<R extends Pick<PolicyRecord, 'policy' | 'model' | 'scenarios' | 'totalCost' | 'costPer1000' | 'retention' | 'memory' | 'answerRetention'>>(rows: readonly R[], sort: TableSort): R[] {
   if (sort === 'cost') return byCost(rows);
   if (sort === 'study') return [...rows];
   // By the retention the verdict reads.
   const kept = readRetention(rows);
   const compare =
     sort === 'name'
-      ? (a: PolicyRecord, b: PolicyRecord) => (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0)
-      : (a: PolicyRecord, b: PolicyRecord) => (kept(b) ?? -1) - (kept(a) ?? -1);
+      ? (a: R, b: R) => (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0)
+      : (a: R, b: R) => (kept(b) ?? -1) - (kept(a) ?? -1);
   // Ties keep the cheaper first.
   return byCost(rows).sort(compare);
 }
@@ -134,9 +148,12 @@ function tableColumns(rows: readonly PolicyRecord[]): Column[] {
 
 /** A cost against `full`'s on the same model: `-27.3%`, `+4.1%`, `0.0%`; `-` without one. */
 function change(cost: bigint, full: bigint | undefined): string {
-  if (full === undefined || full === 0n) return '-';
-  const r = Number(cost - full) / Number(full);
-  return `${r > 0 ? '+' : ''}${(r * 100).toFixed(1)}%`;
+  return vsFullText(full === undefined || full === 0n ? null : Number(cost - full) / Number(full));
+}
+
+/** A change against `full` (−0.273: 27.3% less) as the tables show it: `-27.3%`, `+4.1%`, `0.0%`, `+1,200.0%`; `-` without one. */
+export function vsFullText(r: number | null): string {
+  return r === null ? '-' : `${r > 0 ? '+' : ''}${grouped((r * 100).toFixed(1))}%`;
 }
 
 /** Milliseconds as seconds with one decimal, rounded half up, grouped: `5.0`, `1,106.2`. */

@@ -1,17 +1,24 @@
-import type { PolicyRecord } from '../records/registry.js';
+import type { PolicyRecord, SummaryRecord } from '../records/registry.js';
 import { severalModels, weightedRun } from '../records/digest.js';
 import { costPer1000, dollars, grouped, moneyDecimals, plural } from '../records/format.js';
 import type { ReportInfo } from '../records/info.js';
 import { cheapestFirst, paretoOptimal } from './pareto.js';
 
-/** The share of the probed facts a verdict's cheapest policy must keep unless told (`--min-retention`, the study's `minRetention`): 95%. */
+/** The share of the probed facts a verdict's pick must keep unless told (`--min-retention`, the study's `minRetention`): 95%. */
 export const DEFAULT_MIN_RETENTION = 0.95;
 
+/** The saving against `full` below which the verdict says no memory policy pays off, unless told (`--min-saving`, the study's `minSaving`): 5%. */
+export const DEFAULT_MIN_SAVING = 0.05;
+
 /** What the verdict needs of a policy row. */
-type Row = Pick<PolicyRecord, 'policy' | 'model' | 'scenarios' | 'totalCost' | 'costPer1000' | 'probes' | 'retained' | 'retention' | 'answerRetention' | 'pareto' | 'memory'> & Partial<Pick<PolicyRecord, 'judgedUnsent'>>;
+type Row = Pick<PolicyRecord, 'policy' | 'model' | 'scenarios' | 'turns' | 'totalCost' | 'costPer1000' | 'probes' | 'retained' | 'retention' | 'answerRetention' | 'pareto' | 'memory'> &
+  Partial<Pick<PolicyRecord, 'judgedUnsent'>>;
+
+/** What the verdict reads of a scenario's row (`summary.csv`): how long the conversation is, what it cost, what it weighs. */
+export type VerdictScenario = Pick<SummaryRecord, 'scenario' | 'policy' | 'model' | 'turns' | 'totalCost' | 'weight'>;
 
 /** What the verdict needs of the run. */
-export type VerdictInfo = Partial<Pick<ReportInfo, 'upkeep' | 'scenarios' | 'minRetention'>>;
+export type VerdictInfo = Partial<Pick<ReportInfo, 'upkeep' | 'scenarios' | 'minRetention' | 'minSaving'>>;
 
 /**
  * Which retention a run's figures are, in the words the verdict and the
@@ -52,50 +59,170 @@ export function totalWeight(info: Partial<Pick<ReportInfo, 'scenarios'>>): numbe
   return s.some((c) => c.weight !== undefined) ? s.reduce((a, c) => a + (c.weight ?? 1), 0) : undefined;
 }
 
+/** How the verdict words one run: its rows, the retention it reads, its thresholds, and money and names as the tables give them. */
+interface Reading {
+  rows: readonly Row[];
+  kind: RetentionKind;
+  held: (r: Row) => number;
+  min: number;
+  minSaving: number;
+  /** A row's name in a list of rows of every model (`summary on gpt-4.1` when the run has several). */
+  name: (r: Row) => string;
+  /** ` on gpt-4.1` when the run has several models, else nothing. */
+  on: (model: string) => string;
+  money: (r: Row) => string;
+  facts: string;
+  scenarios: readonly VerdictScenario[];
+}
+
 /**
- * The verdict: one paragraph, in words to paste into a design document —
- * which retention it is and over how many conversations; the Pareto
- * frontier of cost and retention, cheapest first, each point's cost per
- * 1,000 conversations and retention; the cheapest policy that keeps at
- * least `minRetention` of the probed facts, and how its cost compares with
- * `full` on the same model. Figures are the tables' (weighted when the
- * scenarios have weights, and then it says so).
+ * The verdict: one paragraph, in words to paste into a design document. It
+ * opens with the pick — the policy to use, on each model of the run: the
+ * cheapest that keeps at least `minRetention` of the probed facts, with
+ * its saving against `full` on the same model — or, when that saving is
+ * under `minSaving`, `full`, since no memory policy pays off at the run's
+ * length (and, from `scenarios`, the per-scenario rows, the conversations
+ * long enough for the pick to save that much, when some are). Then the
+ * evidence: which retention it is and over how many conversations, and the
+ * Pareto frontier of cost and retention, cheapest first, each point's cost
+ * per 1,000 conversations and retention. Figures are the tables' (weighted
+ * when the scenarios have weights, and then it says so).
  */
-export function verdict(rows: readonly Row[], info: VerdictInfo): string {
-  if (!rows.length) return 'Verdict: no policy was run.';
+export function verdict(rows: readonly Row[], info: VerdictInfo, scenarios: readonly VerdictScenario[] = []): string {
+  if (!rows.length) return 'No policy was run.';
   const kind = retentionKind(rows);
   const measure = readRetention(rows);
   const weighted = weightedRun(rows);
   const byModel = severalModels(rows);
-  const name = (r: Row) => (byModel ? `${r.policy} on ${r.model}` : r.policy);
-  const cost = (r: Row) => costPer1000(r);
-  const decimals = moneyDecimals(rows.map(cost), 2);
-  const money = (r: Row) => dollars(cost(r), decimals);
-  const on = `Verdict: on ${conversationsText(rows[0]!.scenarios, info)},`;
+  const decimals = moneyDecimals(rows.map((r) => costPer1000(r)), 2);
+  const reading: Reading = {
+    rows,
+    kind,
+    held: (r) => measure(r) ?? 0,
+    min: info.minRetention ?? DEFAULT_MIN_RETENTION,
+    minSaving: info.minSaving ?? DEFAULT_MIN_SAVING,
+    name: (r) => (byModel ? `${r.policy} on ${r.model}` : r.policy),
+    on: (model) => (byModel ? ` on ${model}` : ''),
+    money: (r) => dollars(costPer1000(r), decimals),
+    facts: kind === 'answered' ? 'of probed facts in its answers' : 'of probed facts',
+    scenarios,
+  };
+  const models = [...new Set(rows.map((r) => r.model))];
+  const over = `On ${conversationsText(rows[0]!.scenarios, info)}`;
   if (rows.every((r) => measure(r) === null)) {
-    const cheapest = byCost(rows)[0]!;
-    return `${on} no fact was probed, so retention decides nothing; the cheapest policy is ${name(cheapest)} at ${money(cheapest)} per 1,000 conversations${weighted ? ' (weighted)' : ''}.`;
+    return [...models.map((m) => cheapestSentence(reading, m)), `${over}, no fact was probed, so retention decides nothing.`].join(' ');
   }
-  const held = (r: Row) => measure(r) ?? 0;
-  const frontier = frontierOf(rows, held, kind === 'answered');
-  const points = frontier.slice(0, FRONTIER_SHOWN).map((r, i) => `${name(r)} (${money(r)}${i ? '' : ' per 1,000 conversations'}, ${share(held(r))})`);
+  const frontier = frontierOf(rows, reading.held, kind === 'answered');
+  const points = frontier.slice(0, FRONTIER_SHOWN).map((r, i) => `${reading.name(r)} (${reading.money(r)}${i ? '' : ' per 1,000 conversations'}, ${share(reading.held(r))})`);
   if (frontier.length > FRONTIER_SHOWN) points.push(`${frontier.length - FRONTIER_SHOWN} more`);
   const what = kind === 'answered' ? 'answered retention' : 'retention';
-  const sentences = [`${on} with ${KIND_TEXT[kind]}, the Pareto frontier of ${weighted ? `cost and ${what} (both weighted)` : `cost and ${what}`} is ${list(points)}.`];
-  const min = info.minRetention ?? DEFAULT_MIN_RETENTION;
+  const evidence = `${over}, with ${KIND_TEXT[kind]}, the Pareto frontier of ${weighted ? `cost and ${what} (both weighted)` : `cost and ${what}`} is ${list(points)}.`;
+  return [...models.map((m) => pickSentences(reading, m)), evidence, ...unsentSentence(rows, kind)].join(' ');
+}
+
+/** Without probes: the cheapest policy on `model`, and its saving against `full`. */
+function cheapestSentence(v: Reading, model: string): string {
+  const rows = v.rows.filter((r) => r.model === model);
+  const cheapest = byCost(rows)[0]!;
+  const full = rows.find((r) => r.policy === 'full');
+  const against = full && full !== cheapest ? `, ${compared(costPer1000(cheapest), costPer1000(full))} full` : '';
+  return `Use ${cheapest.policy}${v.on(model)}: it is the cheapest, ${v.money(cheapest)} per 1,000 conversations${against}.`;
+}
+
+/**
+ * The pick on one model, first: the policy to use and why, in a sentence
+ * or two (see `verdict`).
+ */
+function pickSentences(v: Reading, model: string): string {
+  const rows = v.rows.filter((r) => r.model === model);
+  const { held, min, on, money, facts } = v;
   const enough = rows.filter((r) => held(r) >= min - 1e-12);
-  const facts = kind === 'answered' ? 'of probed facts in its answers' : 'of probed facts';
   if (!enough.length) {
-    const best = rows.reduce((a, r) => (held(r) > held(a) || (held(r) === held(a) && cost(r) < cost(a)) ? r : a));
-    sentences.push(`No policy keeps ${share(min)} ${facts}; the most is ${name(best)}’s ${share(held(best))}, at ${money(best)}.`);
-    return [...sentences, ...unsentSentence(rows, kind)].join(' ');
+    const best = rows.reduce((a, r) => (held(r) > held(a) || (held(r) === held(a) && costPer1000(r) < costPer1000(a)) ? r : a));
+    return `No policy${on(model)} keeps ${share(min)} ${facts}; the most is ${best.policy}, ${share(held(best))} at ${money(best)} per 1,000 conversations.`;
   }
   const pick = byCost(enough)[0]!;
-  const full = rows.find((r) => r.policy === 'full' && r.model === pick.model);
+  const full = rows.find((r) => r.policy === 'full');
   const at = `at least ${share(min)}`;
-  if (pick === full) sentences.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)} (${share(held(pick))}, ${money(pick)}): no cheaper policy keeps as much.`);
-  else sentences.push(`The cheapest policy that keeps ${at} ${facts} is ${name(pick)}: ${share(held(pick))} ${full ? `for ${compared(cost(pick), cost(full))} ${name(full)} (${money(pick)} against ${money(full)})` : `at ${money(pick)}`}.`);
-  return [...sentences, ...unsentSentence(rows, kind)].join(' ');
+  if (!full) return `Use ${pick.policy}${on(model)}: it keeps ${share(held(pick))} ${facts} at ${money(pick)} per 1,000 conversations (the run has no full to compare it with).`;
+  const [cost, base] = [costPer1000(pick), costPer1000(full)];
+  if (pick === full) {
+    // The nearest miss: of the policies cheaper than full, the one that keeps the most (the cheapest of equals).
+    const cheaper = byCost(rows.filter((r) => costPer1000(r) < base));
+    const closest = cheaper.reduce<Row | undefined>((a, r) => (a === undefined || held(r) > held(a) ? r : a), undefined);
+    const near = closest && held(closest) > 0 ? `; ${closest.policy} comes closest, ${share(held(closest))} for ${compared(costPer1000(closest), base)} full (${money(closest)} against ${money(full)} per 1,000 conversations)` : '';
+    return `Use full${on(model)}: no cheaper policy keeps ${at} ${facts}${near}.`;
+  }
+  const saving = base > 0n ? Number(base - cost) / Number(base) : 0;
+  const fullKeeps = held(full) >= min - 1e-12;
+  if (fullKeeps && saving < v.minSaving - 1e-12) {
+    const turns = pick.turns / Math.max(1, pick.scenarios);
+    const sentence =
+      `Use full${on(model)}: no memory policy pays off at this length (${round(turns, 1)} turns a conversation on average): ` +
+      `${pick.policy}, the cheapest that keeps ${at} ${facts}, saves only ${percentText(saving)} against full (${money(pick)} against ${money(full)} per 1,000 conversations), under the ${share(v.minSaving)} threshold.`;
+    return [sentence, ...lengthSentence(v, pick, full)].join(' ');
+  }
+  const fullShort = fullKeeps ? '' : `, which keeps only ${share(held(full))}`;
+  return `Use ${pick.policy}${on(model)}: it keeps ${share(held(pick))} ${facts} for ${compared(cost, base)} full${fullShort}, ${money(pick)} against ${money(full)} per 1,000 conversations.`;
+}
+
+/**
+ * What would make the pick pay, from the per-scenario rows: the saving
+ * against `full` over the run's conversations of L turns or more (their
+ * costs summed, times their weights), for each length L the run has; the
+ * shortest L at which that saving reaches the threshold is named. None
+ * reaches it: the saving on the longest. Nothing without the rows.
+ */
+function lengthSentence(v: Reading, pick: Row, full: Row): string[] {
+  const of = (r: Row) => new Map(v.scenarios.filter((s) => s.policy === r.policy && s.model === r.model).map((s) => [s.scenario, s]));
+  const [mine, theirs] = [of(pick), of(full)];
+  const pairs = [...mine].flatMap(([id, s]) => {
+    const f = theirs.get(id);
+    return f ? [{ turns: s.turns, weight: s.weight, cost: Number(s.totalCost), full: Number(f.totalCost) }] : [];
+  });
+  if (!pairs.length) return [];
+  const savingFrom = (length: number) => {
+    const long = pairs.filter((p) => p.turns >= length);
+    const full = long.reduce((a, p) => a + p.weight * p.full, 0);
+    return { n: long.length, saving: full > 0 ? 1 - long.reduce((a, p) => a + p.weight * p.cost, 0) / full : 0 };
+  };
+  const lengths = [...new Set(pairs.map((p) => p.turns))].sort((a, b) => a - b);
+  for (const length of lengths) {
+    const { n, saving } = savingFrom(length);
+    if (saving >= v.minSaving - 1e-12 && n < pairs.length) {
+      const which = n === 1 ? 'the one conversation' : `the ${plural(n, 'conversation')}`;
+      return [`It saves ${percentText(saving)} on ${which} of ${length} turns or more: it would pay on conversations that long.`];
+    }
+  }
+  const longest = lengths.at(-1)!;
+  return [`It saves less than ${share(v.minSaving)} at every length this run has (${percentText(savingFrom(longest).saving)} on the longest, ${plural(longest, 'turn')}).`];
+}
+
+/**
+ * The rows the verdict recommends, one per model: on each model the
+ * cheapest row that keeps at least `minRetention` of the probed facts by the
+ * verdict's measure (answered retention when a real model's replies were
+ * scored), or `full` when that row saves less than `minSaving` against it;
+ * none on a model where no row keeps enough, or when nothing was probed.
+ * The charts mark these rows, so they and the verdict's words cannot
+ * disagree.
+ */
+export function verdictPicks<R extends Row>(rows: readonly R[], info: VerdictInfo): R[] {
+  const measure = readRetention(rows);
+  if (rows.every((r) => measure(r) === null)) return [];
+  const min = info.minRetention ?? DEFAULT_MIN_RETENTION;
+  const minSaving = info.minSaving ?? DEFAULT_MIN_SAVING;
+  const keeps = (r: R) => (measure(r) ?? 0) >= min - 1e-12;
+  return [...new Set(rows.map((r) => r.model))].flatMap((model) => {
+    const mine = rows.filter((r) => r.model === model);
+    const pick = byCost(mine.filter(keeps))[0];
+    if (!pick) return [];
+    const full = mine.find((r) => r.policy === 'full');
+    if (!full || pick === full || !keeps(full)) return [pick];
+    const [cost, base] = [costPer1000(pick), costPer1000(full)];
+    const saving = base > 0n ? Number(base - cost) / Number(base) : 0;
+    return [saving < minSaving - 1e-12 ? full : pick];
+  });
 }
 
 /** What a judge said yes to although the prompt did not hold the value: how many probes, of how many not retained, and which rows (those with any). */
@@ -144,13 +271,17 @@ export function byCost<R extends Pick<Row, 'scenarios' | 'totalCost' | 'costPer1
   return cheapestFirst(rows, (r) => ({ costPer1000: costPer1000(r), retention: r.retention }));
 }
 
-/** `27% less than`, `12% more than`, `the same cost as`; below 1% with one decimal. */
+/** `27% less than`, `2.6% more than`, `the same cost as`. */
 function compared(cost: bigint, base: bigint): string {
   if (cost === base || base === 0n) return cost === base ? 'the same cost as' : 'more than';
   const change = Number(cost - base) / Number(base);
-  const size = Math.abs(change) * 100;
-  const text = size >= 1 ? String(Math.round(size)) : size.toFixed(1);
-  return `${text}% ${change < 0 ? 'less' : 'more'} than`;
+  return `${percentText(Math.abs(change))} ${change < 0 ? 'less' : 'more'} than`;
+}
+
+/** A saving as a percentage: whole from 10% (`27%`), else with one decimal unless whole (`2.6%`, `5%`, `0.8%`). */
+function percentText(r: number): string {
+  const p = r * 100;
+  return `${round(p, Math.abs(p) >= 10 ? 0 : 1)}%`;
 }
 
 /** A ratio as a percentage, one decimal unless whole: `97.5%`, `100%`. */
@@ -169,15 +300,20 @@ function list(items: readonly string[]): string {
   return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }
 
-/** Wraps a paragraph at `width` columns, breaking at spaces. */
-export function wrap(text: string, width = 100): string {
+/**
+ * Wraps a paragraph at `width` columns, breaking at `between` (a space, or
+ * ` · ` between the parts of a caption); lines after the first start with
+ * `indent`. A part longer than a line stays whole.
+ */
+export function wrap(text: string, width = 100, indent = '', between = ' '): string {
   const lines: string[] = [];
   let line = '';
-  for (const word of text.split(' ')) {
-    if (line && line.length + 1 + word.length > width) {
+  for (const part of text.split(between)) {
+    const room = width - (lines.length ? indent.length : 0);
+    if (line && line.length + between.length + part.length > room) {
       lines.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
+      line = part;
+    } else line = line ? `${line}${between}${part}` : part;
   }
-  return [...lines, line].join('\n');
+  return [...lines, line].map((l, i) => (i ? `${indent}${l}` : l)).join('\n');
 }

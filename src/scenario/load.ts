@@ -14,7 +14,7 @@ export const DEFAULT_GAP_SECONDS = 30;
  * schema has exactly these): a file with one of them and no turns is a study
  * handed where a scenario belongs.
  */
-export const STUDY_FILE_KEYS = ['seed', 'model', 'models', 'tokenizer', 'tokenFactor', 'prices', 'cache', 'rules', 'cacheTtl', 'cacheBreakpoint', 'coldStart', 'route', 'fallback', 'latency', 'scenarios', 'policies', 'out', 'gate', 'upkeep', 'toolDefs', 'records', 'answers', 'judge', 'minRetention'] as const;
+export const STUDY_FILE_KEYS = ['seed', 'model', 'models', 'tokenizer', 'tokenFactor', 'prices', 'cache', 'rules', 'cacheTtl', 'cacheBreakpoint', 'coldStart', 'route', 'fallback', 'latency', 'scenarios', 'policies', 'out', 'gate', 'upkeep', 'toolDefs', 'records', 'answers', 'judge', 'minRetention', 'minSaving', 'budgetColumns', 'budgetSort'] as const;
 
 const STUDY_KEYS: ReadonlySet<string> = new Set(STUDY_FILE_KEYS);
 

@@ -119,3 +119,33 @@ export function defaultOutFolder(name: string, cwd = process.cwd()): string {
   if (isWithin(real, realPath(cwd))) return path;
   throw new UsageError(`${name}/, the default output folder, leads to ${real}, outside the working folder: a command writes there only when --out names it`);
 }
+
+/** The study files a command looks for in the working folder when none is named, the first found used. */
+export const FOLDER_STUDY_FILES: readonly string[] = ['ctxsim.yaml', 'study.yaml'];
+
+/**
+ * The study in the working folder: the first of `FOLDER_STUDY_FILES`
+ * present there (a link, even one that leads nowhere, is present), as its
+ * name; undefined when neither is. The folder may be a pull request's
+ * checkout: a link in its place that leads out of the working folder is
+ * refused, as a study names only what lies below it, so what runs is what
+ * the checkout holds. What is found is read as a study file named on the
+ * command line is (a folder or a FIFO of that name: one line, exit 2).
+ */
+export function folderStudyFile(cwd = process.cwd()): string | undefined {
+  for (const name of FOLDER_STUDY_FILES) {
+    const path = join(cwd, name);
+    let link: boolean;
+    try {
+      link = lstatSync(path).isSymbolicLink();
+    } catch {
+      continue;
+    }
+    const real = link ? realPath(path) : path;
+    if (link && !isWithin(real, realPath(cwd))) {
+      throw new UsageError(`${name}, the study in the working folder, leads to ${real}, outside it: name the study on the command line to run it`);
+    }
+    return name;
+  }
+  return undefined;
+}

@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { UsageError, type Problem } from '../errors.js';
 import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
 import type { RunInfo } from '../engine/run.js';
 import { RUN_SPEC_KEYS, runSpecOf, type CanonicalSpec, type Conversations, type RunOptions, type RunSpec } from '../engine/spec.js';
@@ -17,6 +17,8 @@ import { displayPath } from './package.js';
 import { loadScenarios, type Study } from './study.js';
 import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
 import { billedChecks, type BilledCheck } from './billed.js';
+import { priceWarnings } from './price-check.js';
+import { reportSettingsOf } from '../report/settings.js';
 
 /**
  * Runs a study end to end. The phases, in order:
@@ -114,6 +116,8 @@ export interface StudyOutcome<R> extends SinkOutcome<R> {
   run: RunInfo;
   /** For each transcript that records billed usage: ctxsim's count of those calls against the bill. */
   billed: BilledCheck[];
+  /** Where each conversation is written, by id: a scenario file's `id:` line, a generated or imported one's study entry (what the gate points a changed scenario at). */
+  scenarioPlaces: ReadonlyMap<string, Problem>;
 }
 
 /** Runs `study` through the phases above into `sink`; on failure the sink is aborted and nothing is left behind. */
@@ -126,7 +130,10 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     if (opts.shard && (mode === 'record' || mode === 'live')) {
       throw new UsageError(`--shard: record the upkeep cassette first (ctxsim run --upkeep record), then run the shards with --upkeep replay`);
     }
-    const loaded = loadScenarios(study.scenarios, { seed: study.seed, ...(opts.onNote && { onNote: opts.onNote }) });
+    // Prices that look like unit mistakes upstream are said before any work (a typo there can bill 100,000 times over).
+    if (opts.onWarning) for (const w of priceWarnings(study)) opts.onWarning(w);
+    const scenarioPlaces = new Map<string, Problem>();
+    const loaded = loadScenarios(study.scenarios, { seed: study.seed, ...(opts.onNote && { onNote: opts.onNote }), onPlace: (id, at) => scenarioPlaces.set(id, at) });
     const jobs = study.jobs ?? autoJobs(loaded);
     const scenarios = scenarioHashes(loaded);
     const shapes = loaded.map(scenarioShape);
@@ -159,7 +166,7 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     const output = await sink.finish(done, outputs);
     if (opts.baseline) outputs.file(opts.baseline, baselineJson(makeBaseline(fingerprint, summary, lost)));
     if (!opts.outputs) outputs.commit();
-    return { ...done, output, summary, lost, policies: byPolicy(summary), run, billed };
+    return { ...done, output, summary, lost, policies: byPolicy(summary), run, billed, scenarioPlaces };
   } catch (e) {
     sink.abort();
     outputs.abort();
@@ -217,7 +224,7 @@ function studyInfo(study: Study, run: RunInfo, shapes: readonly ScenarioShape[],
     cache: study.promptCache,
     conversations: shapes,
     policies: study.policies,
-    ...(study.minRetention !== undefined && { minRetention: study.minRetention }),
+    report: reportSettingsOf(study),
   });
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RUN_SPEC, RUN_SPEC_KEYS, settingMeta, type CanonicalSpec, type RunSpec, type SettingMeta, type ValueProblem } from '../engine/spec.js';
+import { REPORT_SPEC, REPORT_SPEC_KEYS, reportSettingMeta, type ReportSettings } from '../report/settings.js';
 import { issueText, valueAt } from '../text/document.js';
 import { valueOf } from '../text/zod.js';
 
@@ -8,16 +9,23 @@ import { valueOf } from '../text/zod.js';
  * derived from `RUN_SPEC` and each setting's meta (engine/spec.ts): a
  * setting declared there with a study key is a key of every study file,
  * described in its JSON Schema and read here; with a flag, a flag of every
- * command that runs a study (cli/_study-options.ts).
+ * command that runs a study (cli/_study-options.ts). The report settings
+ * (`REPORT_SPEC`, report/settings.ts) are declared and written the same
+ * way; their flags are those of the commands that write reports.
  */
 
-/** The run settings a study holds: every `RunSpec` setting but `upkeep` (the study's own upkeep, answers and judge make it: `studyUpkeep`), its price table a path. */
-export type StudySettings = Omit<CanonicalSpec, 'upkeep' | 'prices'> & { prices: string };
+/** The settings a study holds: every `RunSpec` setting but `upkeep` (the study's own upkeep, answers and judge make it: `studyUpkeep`), its price table a path; and the report settings. */
+export type StudySettings = Omit<CanonicalSpec, 'upkeep' | 'prices'> & { prices: string } & ReportSettings;
 
-/** One run setting as written outside the library. */
+/** One run or report setting as written outside the library. */
 export interface WrittenSetting {
-  /** Its `RunSpec` name. */
-  name: keyof RunSpec;
+  /** Its `RunSpec` or `ReportSettings` name. */
+  name: keyof RunSpec | keyof ReportSettings;
+  /** Whether it decides the run's records (`RUN_SPEC`) or only what the reports say of them (`REPORT_SPEC`). */
+  of: 'run' | 'report';
+  /** Its schema as declared, and the schema of a value it holds (the declared one unwrapped of its default or optional). */
+  declared: z.ZodType;
+  held: z.ZodType;
   /** Its study key. */
   key: string;
   /** The schema of the value as written: a study file's key, or a flag's value. */
@@ -27,13 +35,18 @@ export interface WrittenSetting {
   read(value: unknown, folder: string): unknown;
 }
 
-/** Every run setting a study file holds, in `RUN_SPEC` order. */
-export const WRITTEN_SETTINGS: readonly WrittenSetting[] = RUN_SPEC_KEYS.flatMap((name): WrittenSetting[] => {
-  const meta = settingMeta(name);
+/** A setting as written, from its declaration and meta; none when a study file does not hold it. */
+function writtenSetting(name: WrittenSetting['name'], of: WrittenSetting['of'], declared: z.ZodType, meta: SettingMeta): WrittenSetting[] {
   if (meta.key === false) return [];
-  const schema = meta.written?.schema ?? valueOf(RUN_SPEC.shape[name]);
-  return [{ name, key: meta.key ?? name, schema, meta, read: meta.written?.read ?? ((v: unknown) => v) }];
-});
+  const held = valueOf(declared);
+  return [{ name, of, declared, held, key: meta.key ?? name, schema: meta.written?.schema ?? held, meta, read: meta.written?.read ?? ((v: unknown) => v) }];
+}
+
+/** Every setting a study file holds: the run settings in `RUN_SPEC` order, then the report settings in `REPORT_SPEC` order. */
+export const WRITTEN_SETTINGS: readonly WrittenSetting[] = [
+  ...RUN_SPEC_KEYS.flatMap((name) => writtenSetting(name, 'run', RUN_SPEC.shape[name], settingMeta(name))),
+  ...REPORT_SPEC_KEYS.flatMap((name) => writtenSetting(name, 'report', REPORT_SPEC.shape[name], reportSettingMeta(name))),
+];
 
 /**
  * The study file's keys for the run settings, each optional and described
@@ -60,7 +73,7 @@ export function settingKeyDescriptions(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const s of WRITTEN_SETTINGS) {
     if (s.meta.one) out[s.meta.one.key] = s.meta.one.about;
-    out[s.key] = s.meta.about ?? String(RUN_SPEC.shape[s.name].description);
+    out[s.key] = s.meta.about ?? String(s.declared.description);
   }
   return out;
 }
@@ -75,8 +88,10 @@ export function settingKeyDescriptions(): Record<string, string> {
 export function readSetting(s: WrittenSetting, written: unknown, folder: string): { value: unknown } | { problems: ValueProblem[] } {
   const w = s.schema.safeParse(written);
   if (!w.success) return { problems: issues(w.error, written) };
+  const problem = s.meta.written?.problem?.(w.data);
+  if (problem !== undefined) return { problems: [{ path: [], message: problem }] };
   const value = s.read(w.data, folder);
-  const held = valueOf(RUN_SPEC.shape[s.name]).safeParse(value);
+  const held = s.held.safeParse(value);
   if (!held.success) return { problems: issues(held.error, value) };
   const problems = s.meta.problems?.(value) ?? [];
   return problems.length ? { problems } : { value };

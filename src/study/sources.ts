@@ -60,6 +60,8 @@ export interface LoadOptions {
   seed?: number;
   /** Receives import reports and quirks, one line each (the CLI prints them on stderr). */
   onNote?: (line: string) => void;
+  /** Receives where each conversation is written: a scenario file's `id:` (file as displayed, line), a generated or imported one's study entry. */
+  onPlace?: (id: string, at: Problem) => void;
 }
 
 /** The most conversations one generated set may have (`ctxsim generate --count`, a study's `generate: {count}`). */

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { globSync } from 'tinyglobby';
 import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
-import { gateLimitProblem, shareOf } from '../gate/compare.js';
+import { gateLimitProblem } from '../gate/compare.js';
 import { CHAT_POLICIES, REGISTRY } from '../policies/index.js';
 import { STAGE_SEPARATOR } from '../policies/pipeline.js';
 import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } from '../policies/spec.js';
@@ -54,8 +54,6 @@ export interface Study extends StudySettings {
   answers?: boolean;
   /** With `answers`: the model that grades a reply that does not hold a probed value as written (the study's `judge`; `--judge`). */
   judge?: string;
-  /** The share of the probed facts the verdict's cheapest policy must keep, 0 to 1 (the study's `minRetention`; `--min-retention`; default 0.95). */
-  minRetention?: number;
 }
 
 /** The keys of a study file besides the run settings': what it runs, where its outputs go, how upkeep is done and judged. */
@@ -75,7 +73,6 @@ const studyKeys = {
   records: z.enum(RECORDS_MODES).optional(),
   answers: z.boolean().optional(),
   judge: z.string().min(1).optional(),
-  minRetention: z.union([z.string(), z.number()]).optional(),
 };
 
 /** A study file's schema: the run settings' keys (from `RUN_SPEC`), then the study's own. */
@@ -100,7 +97,6 @@ const STUDY_KEYS: { [K in keyof typeof studyKeys]: string } = {
   records: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
   answers: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',
   judge: 'with answers: a model (in the price table) that grades a reply that does not hold the probed value as written; its yes makes the probe answered (judged) when the prompt held the value, and a yes on a value not sent is counted apart (judged_unsent); sent through the upkeep endpoint, a measurement apart from every cost (--judge)',
-  minRetention: 'the share of the probed facts the verdict’s cheapest policy must keep, a percentage such as 90% (default 95%; --min-retention): the verdict names the cheapest policy that keeps at least this share',
 };
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */
@@ -280,11 +276,6 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
       }),
     });
     if (doc.upkeep !== undefined) study.upkeepSource = upkeepSettings(doc.upkeep, dir);
-    if (doc.minRetention !== undefined) {
-      const share = shareOf(doc.minRetention);
-      if (typeof share === 'number') study.minRetention = share;
-      else problems.push(src.problem(['minRetention'], share.problem));
-    }
     // The gate's limits are checked here, at their place, as `ctxsim check` reads them.
     for (const key of ['maxCostIncrease', 'maxRetentionDrop', 'maxAnswerDrop'] as const) {
       const value = doc.gate?.[key];
@@ -606,6 +597,7 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
       return;
     }
     seen.set(c.id, at);
+    opts.onPlace?.(c.id, at);
     out.push(c);
   };
   for (const s of sources) {

@@ -24,9 +24,12 @@ export function searchText(m: Message): string {
  * its count grows and its last turn moves on.
  */
 export function dropOrder(entries: ReadonlyMap<string, string>, mentions: ReadonlyMap<string, Mentions>): string[] {
-  const listed = [...entries.keys()];
-  const at = new Map(listed.map((name, i) => [name, i]));
-  const of = (name: string) => mentions.get(name) ?? { count: 1, lastTurn: 0 };
-  const tier = (name: string) => of(name).tier ?? Infinity;
-  return listed.sort((a, b) => tier(a) - tier(b) || of(a).count - of(b).count || of(a).lastTurn - of(b).lastTurn || at.get(a)! - at.get(b)!);
+  // Each entry's keys looked up once, then sorted as numbers.
+  const keyed: { name: string; tier: number; count: number; lastTurn: number; at: number }[] = [];
+  for (const name of entries.keys()) {
+    const m = mentions.get(name);
+    keyed.push({ name, tier: m?.tier ?? Infinity, count: m?.count ?? 1, lastTurn: m?.lastTurn ?? 0, at: keyed.length });
+  }
+  keyed.sort((a, b) => a.tier - b.tier || a.count - b.count || a.lastTurn - b.lastTurn || a.at - b.at);
+  return keyed.map((k) => k.name);
 }

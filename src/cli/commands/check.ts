@@ -10,16 +10,18 @@ export function checkCommand(io: IO): Command<CheckFlags> {
     examples: [
       ['ctxsim check study.yaml --baseline ctxsim-baseline.json', 'fail (exit 1) if a scenario × policy costs more or forgets more than the baseline'],
       ['ctxsim check study.yaml --baseline ctxsim-baseline.json --max-cost-increase 10% --junit gate.xml', 'a looser cost limit, and JUnit XML for CI'],
+      ['ctxsim check study.yaml --comment comment.md', 'also the markdown for a pull request comment'],
     ],
     builder: async (y: Argv) => {
       const { STUDY_OPTIONS } = await import('../_study-options.js');
       return y
-        .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
+        .positional('study', { type: 'string', describe: 'study file (default: ./ctxsim.yaml or ./study.yaml, the first found, else the built-in default study)' })
         .option('baseline', { type: 'string', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' })
         .option('max-cost-increase', { type: 'string', nargs: 1, describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)' })
         .option('max-retention-drop', { type: 'string', nargs: 1, describe: 'allowed retention drop: probes (default 0) or points (2%)' })
         .option('max-answer-drop', { type: 'string', nargs: 1, describe: 'with answers measured in both runs: allowed answer retention drop, probes (default 0) or points (2%)' })
         .option('junit', { type: 'string', describe: 'also write JUnit XML here' })
+        .option('comment', { type: 'string', describe: 'also write here the markdown a bot would post on the pull request: the verdict, what changed, the gate’s result by cause' })
         .option('json', { type: 'boolean', describe: 'print the result as JSON instead of a table' })
         .option('verbose', { type: 'boolean', describe: 'print every scenario × policy row, also when it passes' })
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })

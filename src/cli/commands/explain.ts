@@ -5,7 +5,7 @@ import type { ExplainFlags } from '../explain.js';
 
 export function explainCommand(io: IO): Command<ExplainFlags> {
   return {
-    command: 'explain <file>',
+    command: 'explain [file]',
     describe: 'print exactly what a policy sends at one turn, with token counts, each call\'s cost and the probes\' outcome',
     examples: [
       ['ctxsim explain scenarios/noah-amnesia.yaml --policy window-turns:turns=2 --turn 5', 'what a two-exchange window sends at turn 5, with token counts'],
@@ -14,7 +14,7 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
     builder: async (y: Argv) => {
       const { POLICY_LIMIT_OPTIONS, SETTING_OPTIONS } = await import('../_study-options.js');
       return y
-        .positional('file', { type: 'string', demandOption: true, describe: 'scenario file, or study file (then the turn is replayed as ctxsim run replays the study)' })
+        .positional('file', { type: 'string', describe: 'scenario file, or study file (then the turn is replayed as ctxsim run replays the study); default: ./ctxsim.yaml or ./study.yaml, else the built-in default study' })
         .option('scenario', { type: 'string', describe: 'with a study file: the id of the conversation (needed when the study has several)' })
         .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3, or a policy module: ./policies/keep-edges.mjs:keep=1' })
         .option('turn', wholeNumberOption('turn', { demandOption: true, describe: 'turn number (from 1)' }))

@@ -12,6 +12,7 @@ export function pricesCommand(io: IO): Command<PricesFlags> {
       ['ctxsim prices qwen', 'every model whose name holds qwen (case ignored)'],
       ["ctxsim prices 'groq/*'", 'every model a glob matches (* any characters, / included; ? one)'],
       ['ctxsim prices --all', 'every model of the price table'],
+      ['ctxsim prices --check --prices my-prices.json', 'the prices that look like unit mistakes, in the builtin table and the file laid over it'],
     ],
     builder: (y: Argv) =>
       y
@@ -23,7 +24,8 @@ export function pricesCommand(io: IO): Command<PricesFlags> {
         .option('study', { type: 'string', describe: 'study file whose prices, cache and latency settings apply' })
         .option('prices', { type: 'string', describe: 'LiteLLM-format price table JSON laid over the builtin one' })
         .option('cache', { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' })
-        .option('all', { type: 'boolean', describe: 'every model in the table' }),
+        .option('all', { type: 'boolean', describe: 'every model in the table' })
+        .option('check', { type: 'boolean', describe: 'list the prices that look wrong (at least 100× the median of the same model elsewhere, or above $1,000 per million tokens) of the models named, else of the whole table' }),
     handler: async (argv: PricesFlags) => (await import('../prices.js')).prices(argv, io),
   };
 }

@@ -9,16 +9,16 @@ export function runCommand(io: IO): Command<RunFlags> {
     command: 'run [study]',
     describe: 'replay the study and write reports',
     examples: [
-      ['ctxsim run', 'replay the built-in default study into reports/'],
+      ['ctxsim run', 'replay ./ctxsim.yaml or ./study.yaml when the folder has one, else the built-in default study into reports/'],
       ['ctxsim run study.yaml --out reports/', 'replay a study, write every report'],
       ['ctxsim run --scenario \'scenarios/*.yaml\' --policy full --policy \'window-tokens:budget=1000|2000\' --out - --format md', 'two policies (one a sweep), report.md on stdout'],
       ['ctxsim run study.yaml --save-baseline ctxsim-baseline.json', 'also save a baseline for `ctxsim check`'],
       ['ctxsim run study.yaml --upkeep record --dry-run', 'how many calls recording real upkeep would make, and their cost'],
     ],
     builder: async (y: Argv) => {
-      const [{ STUDY_OPTIONS }, { OUTPUT_FORMATS }] = await Promise.all([import('../_study-options.js'), import('../../report/outputs.js')]);
+      const [{ STUDY_OPTIONS, REPORT_OPTIONS }, { OUTPUT_FORMATS }] = await Promise.all([import('../_study-options.js'), import('../../report/outputs.js')]);
       return y
-        .positional('study', { type: 'string', describe: 'study file (default: the built-in default study)' })
+        .positional('study', { type: 'string', describe: 'study file (default: ./ctxsim.yaml or ./study.yaml, the first found, else the built-in default study)' })
         .options(STUDY_OPTIONS)
         // nargs: 1 lets `--out -` take the dash (yargs otherwise reads it as a positional).
         .option('out', { type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' })
@@ -33,7 +33,7 @@ export function runCommand(io: IO): Command<RunFlags> {
         .option('force', { type: 'boolean', describe: 'let --save-baseline replace an existing file' })
         .option('shard', { type: 'string', describe: 'run slice K/N of the scenario × model × policy work (combine with `ctxsim merge`); auto or auto/N reads K and N from the CI or batch engine (GitLab CI, Buildkite, CircleCI, AWS Batch, Kubernetes Indexed Job)' })
         .options(TABLE_OPTIONS)
-        .option('min-retention', { type: 'string', describe: 'the share of the probed facts the verdict’s cheapest policy must keep, e.g. 90%', defaultDescription: 'the study’s, else 95%' })
+        .options(REPORT_OPTIONS)
         .option('dry-run', { type: 'boolean', describe: 'with --upkeep record or live: print how many upkeep calls the recording needs and what they cost at most, send nothing, write nothing' });
     },
     handler: async (argv: RunFlags) => (await import('../run.js')).run(argv, io),

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { metaOf, setting, written, type SettingMeta } from '../engine/spec.js';
+import type { ReportInfoSettings } from '../records/info.js';
+import { BUDGET_COLUMN_NAMES, budgetColumnsProblem } from './budget.js';
+import { TABLE_SORTS } from './table-sort.js';
+
+/**
+ * The report settings: what the verdict and report.md's budget table read
+ * of a study. They are declared as the run settings are (`RUN_SPEC` and its
+ * `SettingMeta`, engine/spec.ts), and their study keys, JSON Schema, flags
+ * and reading follow the same way (study/settings.ts,
+ * cli/_study-options.ts); but they decide no record, so they are not in
+ * the `RunSpec`: changing one replays nothing (no replay-cache key holds
+ * it) and moves no baseline. The run's report info carries them
+ * (`ReportInfo`), so a merged run's reports read them too.
+ */
+
+/** A percentage as written: text (`95%`) or, to be refused with a reason, a number. */
+const PERCENTAGE = z.union([z.string(), z.number()]);
+
+/** What is wrong with a percentage as written (`what` names it), or nothing. */
+function percentageProblem(value: string | number, what: string): string | undefined {
+  const s = String(value).trim();
+  const m = /^(-?\d+(?:\.\d+)?)\s*(%?)$/.exec(s);
+  if (!m) return `expected ${what} as a percentage such as 5%, got ${JSON.stringify(value)}`;
+  // Negative first: `-5` is refused for its sign, not its missing `%`.
+  if (m[1]!.startsWith('-')) return `${what} is at least 0%, got ${s}`;
+  if (!m[2]) return `write ${Number((Number(m[1]) * 100).toPrecision(12))}% or ${m[1]}% (a bare number could be a fraction or a percentage), got ${s}`;
+  if (Number(m[1]) > 100) return `${what} is at most 100%, got ${s}`;
+  return undefined;
+}
+
+/** A setting written as a percentage (`95%` holds 0.95). */
+function percentage(what: string) {
+  return written(
+    PERCENTAGE,
+    (v) => Number(/^\d+(?:\.\d+)?/.exec(String(v).trim())![0]) / 100,
+    (v) => percentageProblem(v, what),
+  );
+}
+
+/** The report settings (see above). */
+export const REPORT_SPEC = z.strictObject({
+  minRetention: setting(z.number().min(0).max(1).optional().describe('the share of the probed facts the verdict’s pick must keep (default 0.95)'), {
+    about: 'the share of the probed facts the verdict’s pick must keep, a percentage such as 90% (default 95%; --min-retention): the verdict names the cheapest policy that keeps at least this share',
+    written: percentage('a share of the probed facts'),
+    flag: { name: 'min-retention', describe: 'the share of the probed facts the verdict’s pick must keep, e.g. 90% (default: the study’s, else 95%)' },
+  }),
+  minSaving: setting(z.number().min(0).max(1).optional().describe('the saving against `full` below which no memory policy pays off (default 0.05)'), {
+    about: 'the saving against full below which the verdict says no memory policy pays off, a percentage such as 10% (default 5%; --min-saving): it then recommends full, and says on which longer conversations the pick would save this much',
+    written: percentage('a saving'),
+    flag: { name: 'min-saving', describe: 'the saving against full below which the verdict says no memory policy pays off, e.g. 10% (default: the study’s, else 5%)' },
+  }),
+  budgetColumns: setting(z.array(z.string()).min(1).readonly().optional().describe('the columns of report.md’s budget table, in order'), {
+    about: `the columns of report.md's budget table and of ctxsim table, in order (default: every figure in report.md, a page's width in ctxsim table): ${BUDGET_COLUMN_NAMES.join(', ')}`,
+    problems: (value) => {
+      const p = budgetColumnsProblem(value as readonly string[]);
+      return p ? [{ path: [p.index], message: p.message }] : [];
+    },
+  }),
+  budgetSort: setting(z.enum(TABLE_SORTS).optional().describe('the row order of report.md’s budget table'), {
+    about: 'the row order of report.md’s budget table and of ctxsim table: cost (cheapest first, the default), retention (most first), name, or study (the study’s order)',
+  }),
+});
+
+/** The report settings, as a study and the report info hold them. */
+export type ReportSettings = z.output<typeof REPORT_SPEC>;
+
+/** The report settings' names, in declaration order. */
+export const REPORT_SPEC_KEYS = Object.keys(REPORT_SPEC.shape) as (keyof ReportSettings)[];
+
+/** How a report setting is written in a study file and on the command line. */
+export function reportSettingMeta(name: keyof ReportSettings): SettingMeta {
+  return metaOf(REPORT_SPEC.shape[name]);
+}
+
+/** The report settings `from` gives (a study), and only those: as the report info holds them. */
+export function reportSettingsOf(from: ReportSettings): ReportInfoSettings {
+  const out: Record<string, unknown> = {};
+  for (const k of REPORT_SPEC_KEYS) if (from[k] !== undefined) out[k] = from[k];
+  return out as ReportSettings;
+}
