@@ -5,11 +5,13 @@
  * - `cli`: it needs the built package (`npm run build`): it starts a child
  *   process (the built CLI, `npm pack`, Chromium) or a worker thread, reads
  *   `dist/`, or runs a user's policy module (which runs on a thread of the
- *   built package);
+ *   built package), as the project `ctxsim init` makes does;
  * - `oracle`: otherwise, it holds ctxsim to an outside reference: real
  *   data under `../shared/data` (the `test/_shared.ts` helpers that skip
- *   when it is absent) or the reference token counts of
- *   `test/fixtures/tokens/`, made by other tokenizers;
+ *   when it is absent), the reference token counts of
+ *   `test/fixtures/tokens/`, made by other tokenizers, or the open-weight
+ *   tokenizers and chat templates themselves (`OPEN_WEIGHTS`: optional
+ *   packages of other projects, whose rendering ctxsim's must match);
  * - `unit`: everything else, in this process, with no build: the default.
  *
  * The unit project's setup (`test/_unit-setup.ts`) fails a unit file that
@@ -28,8 +30,11 @@ export const RULES: readonly { project: Exclude<TestProject, 'unit'>; pattern: R
   { project: 'cli', pattern: /\brunBuilt\b/, why: 'runs the built CLI' },
   // A line naming a `.mjs` or `.cjs` file it does not import itself (nor a script): a policy module (or a record encoder) given to ctxsim.
   { project: 'cli', pattern: /^(?!.*\bimport\(|.*\bfrom '|.*scripts\/).*\.[mc]js['"`]/m, why: 'runs a JavaScript module of its own (a policy module) on a thread of the built package' },
+  // `cli('init', dir)`, `runMain(['init', …])`: the project init makes names its example policy module.
+  { project: 'cli', pattern: /[([]\s*'init',/, why: 'runs the project ctxsim init makes, whose study names a policy module' },
   { project: 'oracle', pattern: /\b(sharedData|describeShared|itShared)\(/, why: 'reads real data under ../shared/data' },
   { project: 'oracle', pattern: /fixtures\/tokens\//, why: 'compares with reference token counts (test/fixtures/tokens/)' },
+  { project: 'oracle', pattern: /\b(OPEN_WEIGHTS|OPEN_WEIGHT_NAMES|sourcePackages)\b/, why: 'holds ctxsim to the open-weight tokenizers and chat templates of other projects (optional packages, skipped when absent)' },
 ];
 
 /** The project of a test file, from its text: the first project a rule of which matches (cli before oracle), else unit. */

@@ -7,9 +7,13 @@
  */
 import childProcess from 'node:child_process';
 import { syncBuiltinESMExports } from 'node:module';
-import { relative } from 'node:path';
+import { dirname, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import workerThreads from 'node:worker_threads';
 import { afterAll, expect } from 'vitest';
+
+/** The repository's root (a test may have changed the working folder). */
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
 const STARTS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'] as const;
 
@@ -18,7 +22,7 @@ export const TRIPPED: string[] = ((globalThis as { [k: symbol]: string[] })[Symb
 
 function trip(what: string): never {
   const path = expect.getState().testPath;
-  const file = path ? relative(process.cwd(), path) : 'a unit test';
+  const file = path ? relative(ROOT, path) : 'a unit test';
   const line = `${file} ${what}: it belongs to the cli project (test/_projects.ts says which text puts a test there)`;
   TRIPPED.push(line);
   throw new Error(line);

@@ -28,9 +28,9 @@ describe('a test file lands in a project from its text', () => {
     const unit = all.filter((f) => !cli.includes(`test/${f}`) && !oracle.includes(`test/${f}`));
     expect(cli.filter((f) => oracle.includes(f))).toEqual([]);
     // The built CLI, the packed package, the docs' outputs, the browser; a policy module, which runs on a thread of the built package.
-    for (const f of ['package-install', 'docs-outputs', 'report-html-chromium', 'cli-lazy-load', 'policy-module', 'check-policy-cli']) expect(cli, f).toContain(`test/${f}.test.ts`);
+    for (const f of ['package-install', 'docs-outputs', 'report-html-chromium', 'cli-lazy-load', 'policy-module', 'check-policy-cli', 'cli-folder-study']) expect(cli, f).toContain(`test/${f}.test.ts`);
     // Real data, the reference token counts of other tokenizers.
-    for (const f of ['import-locomo', 'agents-billed', 'engine-open-weights', 'tokens-open-weights']) expect(oracle, f).toContain(`test/${f}.test.ts`);
+    for (const f of ['import-locomo', 'agents-billed', 'engine-open-weights', 'tokens-open-weights', 'tokens-spliced']) expect(oracle, f).toContain(`test/${f}.test.ts`);
     // In process: this file, the registries, a policy module imported by the test itself.
     for (const f of ['suite-projects', 'records-columns', 'policy-guard', 'policies-contract', 'report-golden']) expect(unit, f).toContain(`${f}.test.ts`);
     expect(projectOf(text('suite-projects.test.ts'))).toBe('unit');
