@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runStudy } from '../src/engine/run.js';
@@ -8,9 +8,16 @@ import { loadScenarios, loadStudy, policiesFromFlags } from '../src/study/study.
 import { shipped } from './_policies.js';
 import { ROOT } from './_shared.js';
 
-/** The tables of docs/safety.md (what memory must not keep or break) are what ctxsim prints: rerun, compare. */
+/**
+ * The tables of docs/safety.md (what memory must not keep or break) are
+ * what ctxsim prints: rerun, compare. When violations.csv changes on purpose
+ * (a column added), `CTXSIM_UPDATE_DOCS=1 npx vitest run test/safety-docs.test.ts`
+ * rewrites its block in the page.
+ */
 
-const doc = readFileSync(join(ROOT, 'docs', 'safety.md'), 'utf8');
+const PAGE = join(ROOT, 'docs', 'safety.md');
+const doc = readFileSync(PAGE, 'utf8');
+const UPDATE = !!process.env.CTXSIM_UPDATE_DOCS && process.env.CTXSIM_UPDATE_DOCS !== '0';
 
 describe('docs/safety.md: what memory must not keep or break', () => {
   it('its safety table is the summary of test/fixtures/safety/study.yaml', async () => {
@@ -31,6 +38,8 @@ describe('docs/safety.md: what memory must not keep or break', () => {
       models: ['gpt-4o-mini'],
       tokenizer: 'chars4',
     });
-    expect(doc).toContain(`\`\`\`\n${violationsCsv(r)}\`\`\``);
+    const block = `\`\`\`\n${violationsCsv(r)}\`\`\``;
+    if (UPDATE) writeFileSync(PAGE, doc.replace(/```\nscenario,policy,turn,rule,[^`]*```/, block));
+    else expect(doc).toContain(block);
   });
 });
