@@ -26,6 +26,7 @@ export type TestProject = 'unit' | 'cli' | 'oracle';
 export const RULES: readonly { project: Exclude<TestProject, 'unit'>; pattern: RegExp; why: string }[] = [
   { project: 'cli', pattern: /['"`](node:)?child_process['"`]/, why: 'starts a child process' },
   { project: 'cli', pattern: /['"`](node:)?worker_threads['"`]/, why: 'starts a worker thread' },
+  { project: 'cli', pattern: /['"`]playwright(-core)?['"`]/, why: 'drives a browser (a child process)' },
   { project: 'cli', pattern: /['"`/]dist['"`/]/, why: 'reads the built package (dist/)' },
   { project: 'cli', pattern: /\brunBuilt\b/, why: 'runs the built CLI' },
   // A line naming a `.mjs` or `.cjs` file it does not import itself (nor a script): a policy module (or a record encoder) given to ctxsim.
