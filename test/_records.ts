@@ -4,12 +4,10 @@ import {
   PROBE_RECORD,
   SUMMARY_RECORD,
   TURN_RECORD,
-  VIOLATION_RECORD,
   type PolicyRecord,
   type ProbeRecord,
   type SummaryRecord,
   type TurnRecord,
-  type ViolationRecord,
 } from '../src/records/registry.js';
 
 /**
@@ -42,8 +40,8 @@ export function recordOf<Cs extends readonly ColumnSpec[]>(kind: RecordKind<Cs>,
   return assemble(kind, { ...zeros, ...fields } as RecordOf<Cs>);
 }
 
+/** A record of each kind (a violation's: `recordOf(VIOLATION_RECORD, …)`). */
 export const turnRecord = (fields: Partial<TurnRecord> = {}): TurnRecord => recordOf(TURN_RECORD, fields);
 export const probeRecord = (fields: Partial<ProbeRecord> = {}): ProbeRecord => recordOf(PROBE_RECORD, fields);
 export const summaryRecord = (fields: Partial<SummaryRecord> = {}): SummaryRecord => recordOf(SUMMARY_RECORD, fields);
 export const policyRecord = (fields: Partial<PolicyRecord> = {}): PolicyRecord => recordOf(POLICY_RECORD, fields);
-export const violationRecord = (fields: Partial<ViolationRecord> = {}): ViolationRecord => recordOf(VIOLATION_RECORD, fields);
