@@ -470,7 +470,8 @@ describe('a baseline row’s cost survives the file', () => {
         writeFileSync(file, baselineJson(b));
         expect(readBaseline(file).rows[0]!.costMicroUsd).toBe(row.costMicroUsd);
       }),
-      { numRuns: 300 },
+      // 4,327,694,247,345,799 pico-dollars once read back one ulp off, when micro × 10^6 was rounded alone.
+      { numRuns: 300, seed: 47, examples: [[4_327_694_247_345_799n]] },
     );
   });
 });

@@ -126,7 +126,11 @@ function baselineFields(s: SummaryRecord): BaselineRow {
 
 /** Micro-dollars (a baseline row's unit) as USD, a decimal string with 12 decimals: exact to the pico-dollar, as results.json writes money. */
 export function usdOfMicro(micro: number): string {
-  return usd(BigInt(Math.round(micro * 1e6)), MONEY_DECIMALS);
+  // `micro` is a whole number of pico-dollars ÷ 10^6, in floating point: of the whole numbers next to micro × 10^6 (which
+  // may be off by a few), the one that gives `micro` back, so that the file reads back as the very number saved.
+  const near = Math.round(micro * 1e6);
+  const exact = [0, -1, 1, -2, 2, -3, 3, -4, 4].map((d) => near + d).find((p) => p >= 0 && p / 1e6 === micro);
+  return usd(BigInt(exact ?? near), MONEY_DECIMALS);
 }
 
 /** A row as the file holds it: its cost as `totalCost`, USD as a decimal string (as results.json), where `costMicroUsd` stood. */
