@@ -29,6 +29,7 @@ export const RULES: readonly { project: Exclude<TestProject, 'unit'>; pattern: R
   { project: 'cli', pattern: /['"`]playwright(-core)?['"`]/, why: 'drives a browser (a child process)' },
   { project: 'cli', pattern: /['"`/]dist['"`/]/, why: 'reads the built package (dist/)' },
   { project: 'cli', pattern: /\brunBuilt\b/, why: 'runs the built CLI' },
+  { project: 'cli', pattern: /from '\.\/_hostile-module\.js'/, why: 'runs hostile policy modules through the built CLI (test/_hostile-module.ts)' },
   // A line naming a `.mjs` or `.cjs` file it does not import itself (nor a script): a policy module (or a record encoder) given to ctxsim.
   { project: 'cli', pattern: /^(?!.*\bimport\(|.*\bfrom '|.*scripts\/).*\.[mc]js['"`]/m, why: 'runs a JavaScript module of its own (a policy module) on a thread of the built package' },
   // `cli('init', dir)`, `runMain(['init', …])`: the project init makes names its example policy module.

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './_shared.js';
-import { tempDir } from './_tmp.js';
+import { ctxsim, MAIN, moduleText, NOAH, project, type Ran } from './_hostile-module.js';
 
 /**
  * A policy module's code never runs on the main thread, nor on a thread a
@@ -14,64 +13,14 @@ import { tempDir } from './_tmp.js';
  * and the process exits.
  */
 
-const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+// The built CLI (dist/), no older than the code these tests are about.
 const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'policies', 'module-host.ts')).mtimeMs;
-const NOAH = join(ROOT, 'scenarios', 'noah-amnesia.yaml');
 const COMMON = ['--tokenizer', 'chars4', '--no-token-cache', '--quiet'];
 const TIMEOUT = 120_000;
 
-interface Ran {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  out: string;
-  err: string;
-}
 
-/** Runs the built CLI; `during` is called once it runs (with the child, to signal it). A run still going after 90 s is killed: a hang fails the test, it does not stop the suite. */
-function ctxsim(args: readonly string[], cwd?: string, during?: (child: ReturnType<typeof spawn>) => void): Promise<Ran> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { ...(cwd && { cwd }), env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' } });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const hang = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('close', (code, signal) => {
-      clearTimeout(hang);
-      done({ code, signal, out, err });
-    });
-    during?.(child);
-  });
-}
 
-/** A module of the documented shape whose `prompt` runs `body` first (given `pending`, `info`); `top` goes before it, at the module's top level. */
-function moduleText(body: string, top = ''): string {
-  return `${top}
-export default {
-  id: 'hostile',
-  describe: 'a policy that misbehaves',
-  params: {},
-  start(conversation) {
-    const head = [...conversation.system];
-    const kept = [];
-    return {
-      prompt(pending, info) { ${body}; return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }; },
-      commit(exchange) { kept.push(...exchange); return []; },
-      forget() { return []; },
-      artifacts() { return []; },
-    };
-  },
-};
-`;
-}
 
-/** Writes the module into a fresh folder: the folder and the module's path. */
-function project(text: string): { dir: string; file: string } {
-  const dir = tempDir();
-  const file = join(dir, 'hostile.mjs');
-  writeFileSync(file, text);
-  return { dir, file };
-}
 
 /** Runs the module on noah-amnesia with `flags` and expects exit 2 with `line` alone on stderr, nothing on stdout, and no output folder. */
 async function stops(text: string, line: (file: string) => string | RegExp, flags: string[] = []): Promise<void> {

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
+import { ctxsim, MAIN, moduleText, NOAH, project } from './_hostile-module.js';
 
 /**
  * Policy modules are foreign code, bounded: a call that never returns or a
@@ -16,51 +16,12 @@ import { tempDir } from './_tmp.js';
  * The built CLI runs them (the limits are enforced on its worker threads).
  */
 
-const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+// The built CLI (dist/), no older than the code these tests are about.
 const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'module-watch.ts')).mtimeMs;
-const NOAH = join(ROOT, 'scenarios', 'noah-amnesia.yaml');
 const COMMON = ['--tokenizer', 'chars4', '--no-token-cache', '--quiet', '--policy-memory', '64'];
 
-/** Runs the built CLI (asynchronously: tests of a file run one after another, but a hang must not block the runner's own timers). */
-function ctxsim(args: readonly string[], cwd?: string): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { ...(cwd && { cwd }), env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' } });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('close', (code) => done({ code, out, err }));
-  });
-}
 
-/** A module of the documented shape whose `prompt` runs `body` first (given `pending`, `info`); `top` goes before it. */
-function moduleText(body: string, top = ''): string {
-  return `${top}
-export default {
-  id: 'hostile',
-  describe: 'a policy that misbehaves',
-  params: {},
-  start(conversation) {
-    const head = [...conversation.system];
-    const kept = [];
-    return {
-      prompt(pending, info) { ${body}; return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length }; },
-      commit(exchange) { kept.push(...exchange); return []; },
-      forget() { return []; },
-      artifacts() { return []; },
-    };
-  },
-};
-`;
-}
 
-/** Writes the module into a fresh folder: the folder and the module's path. */
-function project(text: string): { dir: string; file: string } {
-  const dir = tempDir();
-  const file = join(dir, 'hostile.mjs');
-  writeFileSync(file, text);
-  return { dir, file };
-}
 
 const TIMEOUT = 120_000;
 
