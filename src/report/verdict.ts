@@ -136,13 +136,11 @@ function cheapestSentence(v: Reading, model: string): string {
 function pickSentences(v: Reading, model: string): string {
   const rows = v.rows.filter((r) => r.model === model);
   const { held, min, on, money, facts } = v;
-  const enough = rows.filter((r) => held(r) >= min - 1e-12);
-  if (!enough.length) {
+  const { pick, full, saving, fullKeeps, use } = choiceOn(rows, held, min, v.minSaving);
+  if (!pick) {
     const best = rows.reduce((a, r) => (held(r) > held(a) || (held(r) === held(a) && costPer1000(r) < costPer1000(a)) ? r : a));
     return `No policy${on(model)} keeps ${share(min)} ${facts}; the most is ${best.policy}, ${share(held(best))} at ${money(best)} per 1,000 conversations.`;
   }
-  const pick = byCost(enough)[0]!;
-  const full = rows.find((r) => r.policy === 'full');
   const at = `at least ${share(min)}`;
   if (!full) return `Use ${pick.policy}${on(model)}: it keeps ${share(held(pick))} ${facts} at ${money(pick)} per 1,000 conversations (the run has no full to compare it with).`;
   const [cost, base] = [costPer1000(pick), costPer1000(full)];
@@ -153,9 +151,7 @@ function pickSentences(v: Reading, model: string): string {
     const near = closest && held(closest) > 0 ? `; ${closest.policy} comes closest, ${share(held(closest))} for ${compared(costPer1000(closest), base)} full (${money(closest)} against ${money(full)} per 1,000 conversations)` : '';
     return `Use full${on(model)}: no cheaper policy keeps ${at} ${facts}${near}.`;
   }
-  const saving = base > 0n ? Number(base - cost) / Number(base) : 0;
-  const fullKeeps = held(full) >= min - 1e-12;
-  if (fullKeeps && saving < v.minSaving - 1e-12) {
+  if (use === full) {
     const turns = pick.turns / Math.max(1, pick.scenarios);
     const sentence =
       `Use full${on(model)}: no memory policy pays off at this length (${round(turns, 1)} turns a conversation on average): ` +
@@ -164,6 +160,23 @@ function pickSentences(v: Reading, model: string): string {
   }
   const fullShort = fullKeeps ? '' : `, which keeps only ${share(held(full))}`;
   return `Use ${pick.policy}${on(model)}: it keeps ${share(held(pick))} ${facts} for ${compared(cost, base)} full${fullShort}, ${money(pick)} against ${money(full)} per 1,000 conversations.`;
+}
+
+/**
+ * What the verdict chooses among one model's rows: `pick`, the cheapest that
+ * keeps at least `min` of the probed facts (none when no row does); `full`;
+ * the pick's saving against full; and `use`, the row recommended: the pick,
+ * or full when the pick saves less than `minSaving` against a full that
+ * keeps `min` too (a saving not worth a memory policy).
+ */
+function choiceOn<R extends Row>(rows: readonly R[], held: (r: R) => number, min: number, minSaving: number): { pick?: R; full?: R; saving: number; fullKeeps: boolean; use?: R } {
+  const pick = byCost(rows.filter((r) => held(r) >= min - 1e-12))[0];
+  const full = rows.find((r) => r.policy === 'full');
+  if (!pick || !full) return { ...(pick && { pick, use: pick }), ...(full && { full }), saving: 0, fullKeeps: false };
+  const base = costPer1000(full);
+  const saving = base > 0n ? Number(base - costPer1000(pick)) / Number(base) : 0;
+  const fullKeeps = held(full) >= min - 1e-12;
+  return { pick, full, saving, fullKeeps, use: pick !== full && fullKeeps && saving < minSaving - 1e-12 ? full : pick };
 }
 
 /**
@@ -210,19 +223,9 @@ function lengthSentence(v: Reading, pick: Row, full: Row): string[] {
 export function verdictPicks<R extends Row>(rows: readonly R[], info: VerdictInfo): R[] {
   const measure = readRetention(rows);
   if (rows.every((r) => measure(r) === null)) return [];
-  const min = info.minRetention ?? DEFAULT_MIN_RETENTION;
-  const minSaving = info.minSaving ?? DEFAULT_MIN_SAVING;
-  const keeps = (r: R) => (measure(r) ?? 0) >= min - 1e-12;
-  return [...new Set(rows.map((r) => r.model))].flatMap((model) => {
-    const mine = rows.filter((r) => r.model === model);
-    const pick = byCost(mine.filter(keeps))[0];
-    if (!pick) return [];
-    const full = mine.find((r) => r.policy === 'full');
-    if (!full || pick === full || !keeps(full)) return [pick];
-    const [cost, base] = [costPer1000(pick), costPer1000(full)];
-    const saving = base > 0n ? Number(base - cost) / Number(base) : 0;
-    return [saving < minSaving - 1e-12 ? full : pick];
-  });
+  const held = (r: R) => measure(r) ?? 0;
+  const [min, minSaving] = [info.minRetention ?? DEFAULT_MIN_RETENTION, info.minSaving ?? DEFAULT_MIN_SAVING];
+  return [...new Set(rows.map((r) => r.model))].flatMap((model) => choiceOn(rows.filter((r) => r.model === model), held, min, minSaving).use ?? []);
 }
 
 /** What a judge said yes to although the prompt did not hold the value: how many probes, of how many not retained, and which rows (those with any). */
