@@ -169,7 +169,7 @@ export class FactSheet implements FactSheetBlock {
     this.filed.delete(name);
   }
 
-  /** Writes the sheet, dropping facts until it fits `sheetTokens` (sentence sums first, then the exact count). */
+  /** Writes the sheet, dropping facts until it fits `sheetTokens` (sentence sums first, then the count of the whole, `joined`). */
   private write(): void {
     const { known, mentions } = this;
     const { tokens } = this.deps;
@@ -182,8 +182,8 @@ export class FactSheet implements FactSheetBlock {
     while (dropped < order.length && size > limit) size -= tokens.afterSpace(entry(order[dropped++]!));
     const drop = (name: string) => this.forget(name);
     order.slice(0, dropped).forEach(drop);
-    const text = () => `Known facts: ${[...known.keys()].map(entry).join(' ')}`;
-    while (known.size && tokens.text(text()) > limit) drop(order[dropped++]!);
-    this.sheet = known.size ? { role: 'system', content: text(), origin: 'facts' } : undefined;
+    const entries = () => [...known.keys()].map(entry);
+    while (known.size && tokens.joined('Known facts:', entries()) > limit) drop(order[dropped++]!);
+    this.sheet = known.size ? { role: 'system', content: ['Known facts:', ...entries()].join(' '), origin: 'facts' } : undefined;
   }
 }

@@ -46,6 +46,8 @@ export class TokenCounter {
   private readonly openWeight: OpenWeightName | undefined;
   private loadedChat: ChatTokenizer | undefined;
   private prompts: TemplatePrompts | undefined;
+  /** Whether a text's count is the sum of its space-separated parts' (see `joined`). */
+  private readonly splitsAtSpaces: boolean;
   /** The overhead when it is not the template's: given, OpenAI's rule, or none. */
   private readonly fixedOverhead: Overhead | undefined;
 
@@ -68,6 +70,7 @@ export class TokenCounter {
     this.openWeight = isOpenWeight(encoding) ? encoding : undefined;
     const base = tokenizerId(encoding);
     this.raw = raw ?? (this.openWeight ? (text) => this.chat().measure(text) : textMeasure(encoding as EncodingName));
+    this.splitsAtSpaces = raw === undefined && factor === 1 && (encoding === 'o200k_base' || encoding === 'cl100k_base');
     this.fixedOverhead = overhead ?? (this.openWeight ? undefined : overheadFor(encoding as EncodingName));
     // An overhead given by hand is part of what counts depend on; otherwise the tokenizer (and its template) decides it.
     const given = overhead ? ` overhead:${overhead.perMessage}/${overhead.perName}/${overhead.replyPriming}` : '';
@@ -134,6 +137,34 @@ export class TokenCounter {
     if (n === undefined) this.spaced.set(text, (n = this.text(` ${text}`)));
     return n;
   }
+
+  /**
+   * Tokens of `head` and `parts` joined by single spaces, as `text` would
+   * count the joined text (a fact sheet's, a summary's, rewritten each turn
+   * from mostly the same sentences). Under OpenAI's encodings, whose
+   * pre-tokenizer always cuts before a space that follows a non-space (no
+   * piece spans it, and no look-ahead reads past it), that count is the sum
+   * of `head` and each part `afterSpace`: the sum is taken, and the joined
+   * text remembered with it, so the sheet is not tokenized again when a
+   * prompt sends it. Otherwise (an open-weight tokenizer, `chars4`, a
+   * factor, a part that begins or ends with white space or whose count is
+   * an estimate) the joined text is counted.
+   */
+  joined(head: string, parts: readonly string[]): number {
+    const text = [head, ...parts].join(' ');
+    const known = this.texts.get(text);
+    if (known !== undefined) return known;
+    if (!this.splitsAtSpaces || !trimmed(head)) return this.text(text);
+    let n = this.text(head);
+    for (const part of parts) {
+      if (!trimmed(part)) return this.text(text);
+      n += this.afterSpace(part);
+    }
+    if (this.estimatedTexts.size && [head, ...parts].some((p) => this.estimatedTexts.has(p) || this.estimatedTexts.has(` ${p}`))) return this.text(text);
+    this.texts.set(text, n);
+    return n;
+  }
+
 
   /** Tokens of a message in a prompt: overhead + role + text (+ name + 1). */
   message(m: Message): number {
@@ -286,4 +317,9 @@ export function openTokenCounter(name: TokenizerName, dir?: string | false, fact
 /** What a tokenizer's counts depend on (the token cache's counter id): its encoding, or an open-weight tokenizer's packages, files and libraries (checked installed, not loaded). */
 function tokenizerId(name: TokenizerName): string {
   return isOpenWeight(name) ? chatTokenizerId(name) : counterId(name);
+}
+
+/** Whether a text is non-empty and neither begins nor ends with white space. */
+function trimmed(text: string): boolean {
+  return text.length > 0 && !/\s/.test(text[0]!) && !/\s/.test(text[text.length - 1]!);
 }

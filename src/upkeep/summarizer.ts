@@ -267,17 +267,16 @@ function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
     padding.push(pad);
     used += cost(pad);
   }
-  const compose = () => [header, ...quotes, ...facts.values(), ...padding].join(' ');
-  let content = compose();
-  // Sentence sums are estimates: trim until the exact count is within the target.
-  while (tokens.text(content) > target) {
+  const parts = () => [...quotes, ...facts.values(), ...padding];
+  // Sentence sums are exact only where the tokenizer cuts at spaces (`joined`): trim until the whole's count is within the target.
+  while (tokens.joined(header, parts()) > target) {
     if (padding.length) padding.pop();
     else if (facts.size) facts.delete(order[dropped++]!);
     else if (quotes.length) quotes = quotes.slice(1);
     else if (header !== headers[headers.length - 1]) header = headers[headers.indexOf(header) + 1]!;
     else break;
-    content = compose();
   }
+  const content = [header, ...parts()].join(' ');
   const mentions = new Map<string, Mentions>();
   for (const name of facts.keys()) mentions.set(name, p.mentions.get(name) ?? { count: 1, lastTurn: p.lastTurn });
   return { content, facts, mentions, quotes };
