@@ -252,6 +252,7 @@ describe('replay cache (command line)', () => {
         `replay/ (replayed units): 6 entries, ${kB(units)}`,
         `charts/ (rendered charts): 5 entries, ${kB(charts)}`,
         `tokens/ (token counts): 0 entries, 0 B`,
+        `readings/ (texts read): 0 entries, 0 B`,
         `in all: 11 entries, ${kB(units + charts)} (bound 1.0 GB, least recently used removed past it)`,
         '',
       ].join('\n'),
@@ -259,7 +260,7 @@ describe('replay cache (command line)', () => {
     const clear = await cli('cache', 'clear', '--token-cache', cache);
     expect(clear.code).toBe(0);
     expect(clear.out).toBe(
-      [`cleared ${cache}: 11 entries, ${kB(units + charts)}`, `  replay/ (replayed units): 6 entries, ${kB(units)}`, `  charts/ (rendered charts): 5 entries, ${kB(charts)}`, `  tokens/ (token counts): 0 entries, 0 B`, ''].join('\n'),
+      [`cleared ${cache}: 11 entries, ${kB(units + charts)}`, `  replay/ (replayed units): 6 entries, ${kB(units)}`, `  charts/ (rendered charts): 5 entries, ${kB(charts)}`, `  tokens/ (token counts): 0 entries, 0 B`, `  readings/ (texts read): 0 entries, 0 B`, ''].join('\n'),
     );
     expect(readdirSync(cache)).toEqual([]);
     expect((await cli('cache', 'info', '--token-cache', cache)).out).toMatch(/\nin all: 0 entries, 0 B \(bound/);

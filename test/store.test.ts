@@ -20,7 +20,7 @@ const old = (path: string, hoursAgo: number) => utimesSync(path, new Date(Date.n
 
 describe('store entries', () => {
   it('declares the namespaces every cache lives in', () => {
-    expect(NAMESPACE_NAMES).toEqual(['replay', 'charts', 'tokens']);
+    expect(NAMESPACE_NAMES).toEqual(['replay', 'charts', 'tokens', 'readings']);
   });
 
   it('keys are the SHA-256 of the namespace and the parts', () => {
@@ -195,7 +195,7 @@ describe('the merge lock', () => {
 });
 
 describe('the cache folder', () => {
-  /** One entry in each namespace, in namespace order: 100, 200, 300 bytes of payload, 3, 2, 1 hours old. */
+  /** One entry in each namespace, in namespace order: 100, 200, 300, 400 bytes of payload, 4, 3, 2, 1 hours old. */
   function fill(root: string): Record<string, string> {
     const files: Record<string, string> = {};
     for (const [i, ns] of NAMESPACE_NAMES.entries()) {
@@ -203,7 +203,7 @@ describe('the cache folder', () => {
       const key = space.keyOf(ns);
       space.put(key, Buffer.alloc(100 * (i + 1)));
       files[ns] = space.file(key);
-      old(files[ns]!, 3 - i);
+      old(files[ns]!, 4 - i);
     }
     return files;
   }
@@ -213,8 +213,8 @@ describe('the cache folder', () => {
     fill(root);
     // Each entry is its 84-byte header (8 magic, 4 version, 4 length, 4 CRC, 64 hex of key) and its payload.
     expect(storeStats(root)).toEqual({
-      namespaces: { replay: { entries: 1, bytes: 184 }, charts: { entries: 1, bytes: 284 }, tokens: { entries: 1, bytes: 384 } },
-      total: { entries: 3, bytes: 852 },
+      namespaces: { replay: { entries: 1, bytes: 184 }, charts: { entries: 1, bytes: 284 }, tokens: { entries: 1, bytes: 384 }, readings: { entries: 1, bytes: 484 } },
+      total: { entries: 4, bytes: 1336 },
       legacy: { entries: 0, bytes: 0 },
     });
   });
@@ -225,11 +225,13 @@ describe('the cache folder', () => {
     // A read is a use: the oldest entry (replay) becomes the newest.
     const replay = new CacheSpace(root, 'replay');
     expect(replay.read(replay.keyOf('replay')).status).toBe('ok');
-    expect(evictStore(root, 852)).toBe(0);
-    expect(evictStore(root, 700)).toBe(1);
+    expect(evictStore(root, 1336)).toBe(0);
+    expect(evictStore(root, 1100)).toBe(1);
     expect(existsSync(files.charts!)).toBe(false);
+    expect(evictStore(root, 700)).toBe(1);
+    expect([existsSync(files.replay!), existsSync(files.tokens!), existsSync(files.readings!)]).toEqual([true, false, true]);
     expect(evictStore(root, 200)).toBe(1);
-    expect([existsSync(files.replay!), existsSync(files.tokens!)]).toEqual([true, false]);
+    expect([existsSync(files.replay!), existsSync(files.readings!)]).toEqual([true, false]);
     expect(evictStore(root, 0)).toBe(1);
     expect(storeStats(root).total).toEqual({ entries: 0, bytes: 0 });
   });
@@ -267,7 +269,7 @@ describe('the cache folder', () => {
     // 5 + 5 bytes at the top (a .tokens file and its lock), 3 + 3 in replay/ab (a .rec and its temp file).
     expect(storeStats(root).legacy).toEqual({ entries: 4, bytes: 16 });
     const removed = clearStore(root);
-    expect(removed.total).toEqual({ entries: 3, bytes: 852 });
+    expect(removed.total).toEqual({ entries: 4, bytes: 1336 });
     expect(removed.legacy).toEqual({ entries: 4, bytes: 16 });
     expect(readdirSync(root)).toEqual(['mine.txt']);
   });

@@ -19,6 +19,7 @@ import { toolDefTokens } from '../tokens/tools.js';
 import type { PromptSequence } from '../tokens/templated.js';
 import type { Cassette } from '../upkeep/cassette.js';
 import type { Vector } from '../upkeep/embedder.js';
+import type { Readings } from '../upkeep/readings.js';
 import { judgedYes, judgeRequest, type UpkeepPrompts } from '../upkeep/prompts.js';
 import { answerRequest } from '../upkeep/answer.js';
 import { recordedUpkeep, simulatedUpkeep, type MissHandler, type RecordedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
@@ -53,6 +54,8 @@ export interface ReplayContext {
    * policy variant and model embeds a text once.
    */
   embeddings?: Map<string, Vector>;
+  /** What the simulated extractor and summarizer read of each text, kept in the cache folder across runs (`Readings`; one per run and thread). */
+  readings?: Readings;
 }
 
 /** A run's upkeep: its prompts, and the recorded responses when upkeep is a real model's. */
@@ -270,7 +273,7 @@ class Replayer {
 
   /** The session's upkeep: simulated, or from the run's cassette. */
   private upkeep(u: UpkeepContext | undefined): Upkeep {
-    if (!u?.recorded) return simulatedUpkeep(this.ctx.tokens, u?.prompts, this.ctx.embeddings);
+    if (!u?.recorded) return simulatedUpkeep(this.ctx.tokens, u?.prompts, this.ctx.embeddings, this.ctx.readings);
     const where = () => ({ scenario: this.conversation.id, policy: this.variant.name, turn: this.turn });
     const recorded = recordedUpkeep({ tokens: this.ctx.tokens, cassette: u.recorded.cassette, prompts: u.prompts, onMiss: u.recorded.onMiss, where });
     if (u.answers) this.recorded = recorded;

@@ -12,9 +12,11 @@ import type { Results, SummaryRecord, TurnRecord } from '../records/registry.js'
 import { Cassette } from '../upkeep/cassette.js';
 import { DEFAULT_PROMPTS } from '../upkeep/prompts.js';
 import type { Vector } from '../upkeep/embedder.js';
+import { Readings } from '../upkeep/readings.js';
 import { CassetteMissError, type Miss } from '../upkeep/upkeep.js';
 import { replay, type ReplayContext, type UpkeepContext } from './replay.js';
 import { ReplayCache } from './replay-cache.js';
+import { engineId } from './version.js';
 import { evictStore } from '../store/store.js';
 import { byPolicy, summaryOf, type Measured } from './summary.js';
 import { memoryOf } from '../records/memory.js';
@@ -130,8 +132,11 @@ export function replayContexts(opts: RunSpec & Pick<Execution, 'cacheFolder' | '
   const counters = new Map<string, TokenCounter>();
   const { models, upkeep: settings, ...rest } = spec;
   const upkeep = upkeepContext(settings, opts.cassette);
+  // What the simulated memory reads is kept beside the token counts: one store for every model of the run.
+  const readings = opts.cacheFolder ? Readings.open(opts.cacheFolder, engineId()) : undefined;
   return models.map((model) => ({
     ...replayContext({ ...rest, model, prices, ...(opts.cacheFolder !== undefined && { cacheFolder: opts.cacheFolder }), ...(upkeep && { upkeep }) }, counters),
+    ...(readings && { readings }),
     spec: unitSpec(spec, model),
   }));
 }
@@ -141,16 +146,18 @@ function countersOf(ctxs: readonly ReplayContext[]): TokenCounter[] {
   return [...new Set(ctxs.map((c) => c.tokens))];
 }
 
-/** What a run tells of its contexts once they are done: saves each token counter once; the counts and warnings of its replay cache, if any. */
+/** What a run tells of its contexts once they are done: saves each token counter and the readings once; the counts and warnings of its replay cache, if any. */
 export function finishContexts(ctxs: readonly ModelContext[], cache?: ReplayCache): RunInfo {
   const counters = countersOf(ctxs);
   for (const c of counters) c.save();
+  const readings = ctxs[0]?.readings;
+  readings?.save();
   const first = ctxs[0]!;
   return {
     encoding: first.encoding,
     prices: first.prices,
     tokenizerCalls: counters.reduce((n, c) => n + c.tokenizerCalls, 0),
-    warnings: [...counters.flatMap((c) => [...c.warnings]), ...(cache?.warnings ?? [])],
+    warnings: [...counters.flatMap((c) => [...c.warnings]), ...(readings?.warnings ?? []), ...(cache?.warnings ?? [])],
     messageRules: first.messageRules,
     models: ctxs.map((c) => ({ model: c.model, encoding: c.encoding, messageRules: c.messageRules })),
     replayedUnits: cache?.replayed ?? 0,

@@ -76,6 +76,9 @@ export function eraseFromSummary(
   return { memory: r.summary, upkeep: [r.call] };
 }
 
+/** The fact sheet's first words. */
+const HEAD = 'Known facts:';
+
 /** Tokens a fact sheet may have when its parameters do not say (the `facts` policy's `sheetTokens` default). */
 export const SHEET_TOKENS = 500;
 
@@ -175,15 +178,22 @@ export class FactSheet implements FactSheetBlock {
     const { tokens } = this.deps;
     const limit = this.params.sheetTokens ?? SHEET_TOKENS;
     const entry = (name: string) => factEntry(name, known.get(name)!);
-    const order = dropOrder(known, mentions);
+    let size = tokens.text(HEAD);
+    for (const name of known.keys()) size += tokens.afterSpace(entry(name));
+    // The drop order is made only when something must go.
+    let order: string[] | undefined;
     let dropped = 0;
-    let size = tokens.text('Known facts:');
-    for (const name of order) size += tokens.afterSpace(entry(name));
-    while (dropped < order.length && size > limit) size -= tokens.afterSpace(entry(order[dropped++]!));
-    const drop = (name: string) => this.forget(name);
-    order.slice(0, dropped).forEach(drop);
-    const entries = () => [...known.keys()].map(entry);
-    while (known.size && tokens.joined('Known facts:', entries()) > limit) drop(order[dropped++]!);
-    this.sheet = known.size ? { role: 'system', content: ['Known facts:', ...entries()].join(' '), origin: 'facts' } : undefined;
+    const next = () => (order ??= dropOrder(known, mentions))[dropped++]!;
+    while (known.size && size > limit) {
+      const name = next();
+      size -= tokens.afterSpace(entry(name));
+      this.forget(name);
+    }
+    let sheet = tokens.joined(HEAD, [...known.keys()].map(entry));
+    while (known.size && sheet.tokens > limit) {
+      this.forget(next());
+      sheet = tokens.joined(HEAD, [...known.keys()].map(entry));
+    }
+    this.sheet = known.size ? { role: 'system', content: sheet.text, origin: 'facts' } : undefined;
   }
 }

@@ -12,6 +12,8 @@ export const NAMESPACES = {
   charts: { label: 'chart cache', holds: 'rendered charts' },
   /** Token counts, one sorted entry per counter, merged under the entry's lock (tokens/token-cache.ts). */
   tokens: { label: 'token cache', holds: 'token counts' },
+  /** What the simulated memory read of each text, one entry per engine version, merged under its lock (upkeep/readings.ts). */
+  readings: { label: 'readings cache', holds: 'texts read' },
 } as const satisfies Record<string, { label: string; holds: string }>;
 
 /** A namespace's name: its folder in the cache folder. */

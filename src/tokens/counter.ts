@@ -139,32 +139,36 @@ export class TokenCounter {
   }
 
   /**
-   * Tokens of `head` and `parts` joined by single spaces, as `text` would
-   * count the joined text (a fact sheet's, a summary's, rewritten each turn
-   * from mostly the same sentences). Under OpenAI's encodings, whose
+   * `head` and `parts` joined by single spaces, and its tokens as `text`
+   * would count it (a fact sheet, a summary: rewritten each turn from
+   * mostly the same sentences). Under OpenAI's encodings, whose
    * pre-tokenizer always cuts before a space that follows a non-space (no
    * piece spans it, and no look-ahead reads past it), that count is the sum
-   * of `head` and each part `afterSpace`: the sum is taken, and the joined
-   * text remembered with it, so the sheet is not tokenized again when a
-   * prompt sends it. Otherwise (an open-weight tokenizer, `chars4`, a
-   * factor, a part that begins or ends with white space or whose count is
-   * an estimate) the joined text is counted.
+   * of `head`'s and each part's `afterSpace`: the sum is taken, and the text
+   * remembered with it, so a prompt that sends this very text tokenizes
+   * nothing. Otherwise (an open-weight tokenizer, `chars4`, a factor, a part
+   * that begins or ends with white space or whose count is an estimate) the
+   * joined text is counted.
    */
-  joined(head: string, parts: readonly string[]): number {
-    const text = [head, ...parts].join(' ');
-    const known = this.texts.get(text);
-    if (known !== undefined) return known;
-    if (!this.splitsAtSpaces || !trimmed(head)) return this.text(text);
-    let n = this.text(head);
-    for (const part of parts) {
-      if (!trimmed(part)) return this.text(text);
-      n += this.afterSpace(part);
-    }
-    if (this.estimatedTexts.size && [head, ...parts].some((p) => this.estimatedTexts.has(p) || this.estimatedTexts.has(` ${p}`))) return this.text(text);
-    this.texts.set(text, n);
-    return n;
+  joined(head: string, parts: readonly string[]): { text: string; tokens: number } {
+    const text = parts.length ? `${head} ${parts.join(' ')}` : head;
+    const sum = this.sumOf(head, parts);
+    if (sum === undefined) return { text, tokens: this.text(text) };
+    this.texts.set(text, sum);
+    return { text, tokens: sum };
   }
 
+  /** The tokens of `joined`'s text as the sum of its parts', when that is its count; remembered with the text. */
+  private sumOf(head: string, parts: readonly string[]): number | undefined {
+    if (!this.splitsAtSpaces || !trimmed(head)) return undefined;
+    let n = this.text(head);
+    for (const part of parts) {
+      if (!trimmed(part)) return undefined;
+      n += this.afterSpace(part);
+    }
+    if (this.estimatedTexts.size && [head, ...parts].some((p) => this.estimatedTexts.has(p) || this.estimatedTexts.has(` ${p}`))) return undefined;
+    return n;
+  }
 
   /** Tokens of a message in a prompt: overhead + role + text (+ name + 1). */
   message(m: Message): number {

@@ -1,5 +1,6 @@
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
+import type { ReadingStore } from './readings.js';
 import { salienceOf, statementsIn } from './statements.js';
 import type { Day } from './times.js';
 import { DEFAULT_PROMPTS, instruction } from './prompts.js';
@@ -24,6 +25,8 @@ export interface ExtractRequest {
   prompt?: string;
   /** Most tokens the answer may have, for a real extractor (default 500). */
   maxTokens?: number;
+  /** Where what the extractor read of a text in an earlier run is kept (the cache folder's readings): not read again. */
+  readings?: ReadingStore | undefined;
 }
 
 /** The sheet entry an injected instruction is stored under. */
@@ -52,7 +55,7 @@ export const EXTRACT_TEMPLATE: Message = instruction(DEFAULT_PROMPTS.extract);
  * last too, for the next extraction.
  */
 export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall; today: Day | undefined } {
-  const { statements, today } = statementsIn(req.exchange, req.today);
+  const { statements, today } = statementsIn(req.exchange, req.today, { store: req.readings });
   const found: Fact[] = [];
   for (const s of statements) if (req.random() < req.recall) found.push([statementFactName(s.key), s.text]);
   const user = req.exchange.find((m) => m.role === 'user');

@@ -18,6 +18,7 @@
  */
 import { normalize } from '../text/normalize.js';
 import type { Message } from '../types.js';
+import type { ReadingStore } from './readings.js';
 import { shapeSpans, type SpanKind } from './shapes.js';
 import { formatDay, headerDate, resolveTimes, type Day } from './times.js';
 
@@ -172,9 +173,10 @@ const wordsOf = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'�
 
 /**
  * What `text` states, in order (see the module's description). `today`:
- * the day it was said, when the conversation has stated one.
+ * the day it was said, when the conversation has stated one. With `store`,
+ * a text read in an earlier run is not read again.
  */
-export function statementsOf(text: string, voices: Voices, today?: Day): readonly Statement[] {
+export function statementsOf(text: string, voices: Voices, today?: Day, store?: ReadingStore): readonly Statement[] {
   let byVoices = read.get(text);
   if (!byVoices) {
     if (read.size >= READ_TEXTS) read.clear();
@@ -182,7 +184,10 @@ export function statementsOf(text: string, voices: Voices, today?: Day): readonl
   }
   const key = `${voices.speaker}\0${voices.listener}\0${today ?? ''}`;
   let out = byVoices.get(key);
-  if (!out) byVoices.set(key, (out = Object.freeze(readStatements(text, voices, today))));
+  if (!out) {
+    const texts = store ? store.get(key, text, () => readStatements(text, voices, today, store)) : readStatements(text, voices, today);
+    byVoices.set(key, (out = Object.freeze(texts.map((t) => ({ text: t, salience: noteOf(t, store).salience })))));
+  }
   return out;
 }
 
@@ -194,8 +199,9 @@ export function statementsOf(text: string, voices: Voices, today?: Day): readonl
 const read = new Map<string, Map<string, readonly Statement[]>>();
 const READ_TEXTS = 20_000;
 
-function readStatements(text: string, voices: Voices, today: Day | undefined): Statement[] {
-  const out: Statement[] = [];
+/** The statements of a text, as written (see `statementsOf`). */
+function readStatements(text: string, voices: Voices, today: Day | undefined, store?: ReadingStore): string[] {
+  const out: string[] = [];
   // A line that dates the session (`DATE: 1:56 pm on 8 May, 2023`) is no sentence, nor part of the next line's.
   const prose = text.includes('\n') ? text.split('\n').map((line) => (headerDate(line) === undefined ? line : '')).join('\n') : text;
   for (const raw of sentencesOf(prose)) {
@@ -215,8 +221,7 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): S
       let written = personal ? thirdPerson(terse(sentence), voices) : terse(sentence);
       if (today !== undefined) written = upper(resolveTimes(written, today));
       written = /[.!…]$/.test(written) ? written.replace(/!+$/, '.') : `${written}.`;
-      const salience = salienceOf(written);
-      if (salience >= MIN_SALIENCE) out.push({ text: written, salience });
+      if (noteOf(written, store).salience >= MIN_SALIENCE) out.push(written);
     }
   }
   return out;
@@ -256,15 +261,22 @@ interface Gist {
 const notes = new Map<string, Note>();
 const NOTES = 20_000;
 
-function noteOf(text: string): Note {
+/** A statement's note: remembered, kept in `store` from an earlier run, or read now. */
+function noteOf(text: string, store?: ReadingStore): Note {
   let note = notes.get(text);
   if (!note) {
-    note = readNote(text);
+    note = store ? unpackNote(store.get('note', text, () => packNote(readNote(text)))) : readNote(text);
     if (notes.size >= NOTES) notes.clear();
     notes.set(text, note);
   }
   return note;
 }
+
+/** A note as a store keeps it: salience, words, kinds, labels. */
+type PackedNote = [number, string[], string, string];
+
+const packNote = ({ salience, gist }: Note): PackedNote => [salience, [...gist.words], gist.kinds, gist.labels];
+const unpackNote = ([salience, words, kinds, labels]: PackedNote): Note => ({ salience, gist: { words: new Set(words), kinds, labels } });
 
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu;
 const CAPITAL = /^\p{Lu}/u;
@@ -339,9 +351,10 @@ function restates(a: Gist, b: Gist): boolean {
  * same words, rather than comparing it with every entry. Two statements of
  * one fact share at least a share `t` of their words (the Jaccard bound of
  * `sameFact`), so each is filed under its first |words| − ⌈t·|words|⌉ + 1
- * words, longest first: any two that can restate each other share one of
- * those (prefix filtering), and the words every statement has (`user`) are
- * seldom among them.
+ * words in one order (longest first, the roles every statement names —
+ * `user`, `assistant` — last): any two that can restate each other share
+ * one of those (prefix filtering), and the words nearly every statement
+ * has are seldom among them.
  */
 export class Restatements {
   private readonly entries = new Map<string, { gist: Gist; at: number; filedUnder: readonly string[] }>();
@@ -399,8 +412,11 @@ function prefixOf(gist: Gist): readonly string[] {
   return (gist.prefix ??= wordsToFileUnder(gist));
 }
 
+/** Words nearly every statement has (`thirdPerson` writes the speaker and the listener by their roles): filed under last. */
+const EVERYWHERE = new Set(['user', 'assistant', 'user’s', "user's", 'assistant’s', "assistant's"]);
+
 function wordsToFileUnder(gist: Gist): string[] {
-  const words = [...gist.words].sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
+  const words = [...gist.words].sort((a, b) => +EVERYWHERE.has(a) - +EVERYWHERE.has(b) || b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
   const share = gist.kinds ? 0.5 : 2 / 3;
   // The least number of words two statements of one fact share, from below (a float may round the product up).
   const least = Math.max(1, Math.ceil(share * words.length - 1e-9));
@@ -472,7 +488,12 @@ function excerpt(line: string): string {
  * as a summary tells when each part happened). Returns the statements and
  * the day after the last message.
  */
-export function statementsIn(messages: readonly Message[], today: Day | undefined, options: { dates?: boolean } = {}): { statements: ReadStatement[]; today: Day | undefined } {
+export function statementsIn(
+  messages: readonly Message[],
+  today: Day | undefined,
+  options: { dates?: boolean; store?: ReadingStore | undefined } = {},
+): { statements: ReadStatement[]; today: Day | undefined } {
+  const { store } = options;
   const user = messages.find((m) => m.role === 'user')?.name ?? 'the user';
   const assistant = messages.find((m) => m.role === 'assistant')?.name ?? 'the assistant';
   const calls = new Map<string, string>();
@@ -488,25 +509,29 @@ export function statementsIn(messages: readonly Message[], today: Day | undefine
       today = day;
       if (options.dates) {
         const text = `On ${formatDay(day)}, ${user} and ${assistant} talked.`;
-        add(text, salienceOf(text), m.turn);
+        add(text, noteOf(text, store).salience, m.turn);
       }
     }
     if (m.role === 'tool') {
       const name = calls.get(m.toolCallId ?? '') ?? 'a tool';
-      for (const t of notableLines(m.content)) {
-        const text = `${name} returned: ${excerpt(t)}`;
-        add(text, salienceOf(text), m.turn);
+      const lines = store ? store.get('tool result', m.content, () => notableLines(m.content).map(excerpt)) : notableLines(m.content).map(excerpt);
+      for (const line of lines) {
+        const text = `${name} returned: ${line}`;
+        add(text, noteOf(text, store).salience, m.turn);
       }
       continue;
     }
     const voices = m.role === 'user' ? { speaker: user, listener: assistant } : { speaker: assistant, listener: user };
-    for (const s of statementsOf(m.content, voices, today)) add(s.text, s.salience, m.turn);
+    for (const s of statementsOf(m.content, voices, today, store)) add(s.text, s.salience, m.turn);
     for (const c of m.toolCalls ?? []) {
       calls.set(c.id, c.name);
-      const args = shapeSpans(c.arguments).filter((s) => s.kind !== 'number').map((s) => s.text).slice(0, 3);
+      const args = store ? store.get('tool call', c.arguments, () => argumentsOf(c.arguments)) : argumentsOf(c.arguments);
       const text = `${upper(assistant)} called ${c.name}${args.length ? ` with ${args.join(', ')}` : ''}.`;
-      add(text, salienceOf(text), m.turn);
+      add(text, noteOf(text, store).salience, m.turn);
     }
   }
   return { statements, today };
 }
+
+/** The values a tool call's arguments name (its first three fixed-shape spans). */
+const argumentsOf = (args: string): string[] => shapeSpans(args).filter((s) => s.kind !== 'number').map((s) => s.text).slice(0, 3);

@@ -3,6 +3,7 @@ import type { Message, UpkeepCall } from '../types.js';
 import { injectionQuote } from './quote.js';
 import { holds, redactText } from './redact.js';
 import { dropOrder } from './mentions.js';
+import type { ReadingStore } from './readings.js';
 import { Restatements, statementsIn } from './statements.js';
 import type { Day } from './times.js';
 import { forgetInstruction, summaryInstruction } from './prompts.js';
@@ -41,6 +42,8 @@ export interface SummarizeRequest {
   injected?: readonly Injected[];
   /** The summarizer's instruction, `{summaryTokens}` in it standing for the size (default: `DEFAULT_PROMPTS.summary`). */
   prompt?: string;
+  /** Where what the summarizer read of a text in an earlier run is kept (the cache folder's readings): not read again. */
+  readings?: ReadingStore | undefined;
 }
 
 /**
@@ -112,7 +115,7 @@ export function summarize(req: SummarizeRequest): { summary: Summary; call: Upke
  * salience, the turns the new summary covers, and the day the conversation
  * stated last.
  */
-export function foldedFacts(req: Pick<SummarizeRequest, 'previous' | 'folded'>): {
+export function foldedFacts(req: Pick<SummarizeRequest, 'previous' | 'folded' | 'readings'>): {
   candidates: Map<string, string>;
   counts: Map<string, Mentions>;
   firstTurn: number;
@@ -139,7 +142,7 @@ export function foldedFacts(req: Pick<SummarizeRequest, 'previous' | 'folded'>):
       counts.set(name, had.get(name) ?? { count: 1, lastTurn: previous.lastTurn ?? 0 });
     }
   }
-  const { statements, today } = statementsIn(req.folded, previous?.today, { dates: true });
+  const { statements, today } = statementsIn(req.folded, previous?.today, { dates: true, store: req.readings });
   for (const { key, text, salience, turn } of statements) {
     // A statement that restates an earlier one's fact replaces it (its mentions carried on).
     for (const other of filed.restatedBy(text)) {
@@ -269,14 +272,16 @@ function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
   }
   const parts = () => [...quotes, ...facts.values(), ...padding];
   // Sentence sums are exact only where the tokenizer cuts at spaces (`joined`): trim until the whole's count is within the target.
-  while (tokens.joined(header, parts()) > target) {
+  let written = tokens.joined(header, parts());
+  while (written.tokens > target) {
     if (padding.length) padding.pop();
     else if (facts.size) facts.delete(order[dropped++]!);
     else if (quotes.length) quotes = quotes.slice(1);
     else if (header !== headers[headers.length - 1]) header = headers[headers.indexOf(header) + 1]!;
     else break;
+    written = tokens.joined(header, parts());
   }
-  const content = [header, ...parts()].join(' ');
+  const content = written.text;
   const mentions = new Map<string, Mentions>();
   for (const name of facts.keys()) mentions.set(name, p.mentions.get(name) ?? { count: 1, lastTurn: p.lastTurn });
   return { content, facts, mentions, quotes };

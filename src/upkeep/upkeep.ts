@@ -5,6 +5,7 @@ import type { Message, UpkeepCall } from '../types.js';
 import { type Cassette, decodeVector, requestKey, type CassetteEntry, type UpkeepRequest } from './cassette.js';
 import { denseVector, embed, EMBED_BUCKETS, type Vector } from './embedder.js';
 import { extract, type ExtractRequest } from './extractor.js';
+import type { ReadingStore } from './readings.js';
 import type { Day } from './times.js';
 import { padTo } from './pad.js';
 import { DEFAULT_PROMPTS, extractRequest, forgetRequest, parseFacts, summaryRequest, type UpkeepPrompts } from './prompts.js';
@@ -31,9 +32,11 @@ export interface Upkeep {
 /**
  * Simulated upkeep (the default): the simulated functions, with the study's
  * prompts. With `embeddings`, a text's embedding is made once and kept there
- * (the embedding depends on the text alone).
+ * (the embedding depends on the text alone); with `readings`, what the
+ * extractor and summarizer read of a text in an earlier run is taken from
+ * there (the cache folder's, `Readings`) and what they read now is added.
  */
-export function simulatedUpkeep(tokens: TokenCounter, prompts: UpkeepPrompts = DEFAULT_PROMPTS, embeddings?: Map<string, Vector>): Upkeep {
+export function simulatedUpkeep(tokens: TokenCounter, prompts: UpkeepPrompts = DEFAULT_PROMPTS, embeddings?: Map<string, Vector>, readings?: ReadingStore): Upkeep {
   const vectorOf = embeddings
     ? (text: string) => {
         let v = embeddings.get(text);
@@ -42,9 +45,9 @@ export function simulatedUpkeep(tokens: TokenCounter, prompts: UpkeepPrompts = D
       }
     : embed;
   return madeOf({
-    summarize: (req) => summarize({ prompt: prompts.summary, ...req }),
+    summarize: (req) => summarize({ prompt: prompts.summary, readings, ...req }),
     forgetInSummary: (req) => forgetInSummary({ prompt: prompts.forget, ...req }),
-    extract: (req) => extract({ prompt: prompts.extract, ...req }),
+    extract: (req) => extract({ prompt: prompts.extract, readings, ...req }),
     embed: (text) => ({ vector: vectorOf(text), inputTokens: tokens.text(text) }),
   }, { prompts, recorded: false });
 }
