@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from './_shared.js';
 
 /**
- * Every relative link of README.md, ARCHITECTURE.md and docs/**.md points to
+ * Every relative link of README.md, ARCHITECTURE.md, CHANGELOG.md and docs/**.md points to
  * a file that exists, and a `#anchor` to a heading of the page it names
  * (GitHub's slugs). Web links and links into docs/api/ (the TypeDoc output
  * of `npm run docs`, not committed) are not checked.
@@ -103,7 +103,7 @@ function brokenLinks(file: string, text: string): string[] {
   return problems;
 }
 
-/** README.md, ARCHITECTURE.md and every markdown page under docs/ (but docs/api/). */
+/** README.md, ARCHITECTURE.md, CHANGELOG.md and every markdown page under docs/ (but docs/api/). */
 function pages(): string[] {
   const docs = join(ROOT, 'docs');
   const found = existsSync(docs)
@@ -111,7 +111,7 @@ function pages(): string[] {
         .filter((f) => f.endsWith('.md') && !posix(f).startsWith('api/'))
         .map((f) => join(docs, f))
     : [];
-  return [join(ROOT, 'README.md'), join(ROOT, 'ARCHITECTURE.md'), ...found.sort()];
+  return [join(ROOT, 'README.md'), join(ROOT, 'ARCHITECTURE.md'), join(ROOT, 'CHANGELOG.md'), ...found.sort()];
 }
 
 describe('the link checker', () => {

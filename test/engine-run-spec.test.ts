@@ -192,7 +192,7 @@ describe('RunSpec and Execution', () => {
   it('a study’s upkeep settings are not a run’s: the error says how to make them one, and studyUpkeep does', async () => {
     const dir = tempDir();
     const study = { ...BASE, models: ['gpt-4o-mini'], prices: 'builtin', policies: [], upkeepSource: { ...defaultUpkeep(dir), prompts: { ...DEFAULT_PROMPTS, summary: 'Sum up in {summaryTokens} tokens.' } } };
-    expect(() => runStudy(options(dir, study as Partial<RunOptions>))).toThrow(/^run settings: upkeep: a study’s upkeep settings \(its mode, endpoint and cassette\) are not a run’s: give the run `...await studyUpkeep\(study, conversations, displayPath\)`/);
+    expect(() => runStudy(options(dir, study as Partial<RunOptions>))).toThrow(/^run settings: upkeep: a study’s upkeep settings \(its mode, endpoint and cassette\) are not a run’s: give the run `...await studyUpkeep\(study, conversations\)`/);
     // …and so is the study's given as the run's.
     expect(() => runStudy(options(dir, { upkeep: study.upkeepSource } as Partial<RunOptions>))).toThrow(/^run settings: upkeep: a study’s upkeep settings/);
     const upkeep = await studyUpkeep(study, [], displayPath);

@@ -12,12 +12,8 @@
 
 export {
   replayContext,
-  replayContexts,
   runStudy,
   streamStudy,
-  type EncodedScenario,
-  type EncodeScenario,
-  type EncoderContext,
   type ListSink,
   type ModelContext,
   type RecordLists,
@@ -27,9 +23,8 @@ export {
   type RunResults,
   type ScenarioRecordLists,
   type ScenarioRecords,
-  type UnitContext,
 } from '../engine/run.js';
-export { RUN_SPEC, RUN_UPKEEP, runSpecOf, type CanonicalSpec, type Conversations, type Execution, type RunOptions, type RunSpec, type RunUpkeep, type RunWork, type ScenarioEncoder, type UnitSpec } from '../engine/spec.js';
+export { RUN_SPEC, type Conversations, type Execution, type RunOptions, type RunSpec, type RunUpkeep, type RunWork } from '../engine/spec.js';
 export { runStudyParallel, streamStudyParallel } from '../engine/parallel.js';
 export { replay, type Replay, type ReplayContext, type SentCall } from '../engine/replay.js';
 export { byPolicy, summaryOf } from '../engine/summary.js';

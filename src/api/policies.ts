@@ -1,9 +1,8 @@
 /**
  * `ctxsim/policies`: the policy registry and specs, policy modules, the
- * building blocks the built-in policies are made of, the session driver and
- * the contract's rules, and the types a policy works with. The root export
- * has `definePolicy`, `param`, `checkPolicyContract`, `POLICIES` and the
- * `Policy` type.
+ * building blocks the built-in policies are made of, and the types a policy
+ * works with. The root export has `definePolicy`, `param`,
+ * `checkPolicyContract`, `POLICIES` and the `Policy` type.
  *
  * @packageDocumentation
  * @module ctxsim/policies
@@ -42,6 +41,4 @@ export type { ArtifactKind } from '../types.js';
 export type { PolicyParams } from '../policies/define.js';
 export { COMMON_PARAMS, paramsFromTable } from '../policies/params.js';
 export { blocks } from '../policies/blocks.js';
-export { SessionDriver, sessionStart, type DrivenCall, type DrivenForget } from '../policies/driver.js';
-export { CONTRACT_RULES, contractVariants, planProblems, type ContractOptions, type ContractRule, type PlanCall, type PlanProblem } from '../policies/contract.js';
-export { guardPolicy } from '../policies/guard.js';
+export type { ContractOptions, ContractRule } from '../policies/contract.js';

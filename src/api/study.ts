@@ -9,11 +9,10 @@
  * @module ctxsim/study
  */
 
-export { displayPath } from '../study/package.js';
 export { studyJsonSchema } from '../study/study.js';
 export { resultsMeta, type SinkOutcome, type StudyDone, type StudyEvents } from '../study/pipeline.js';
 export { fileSink, shardSink, textSink, type ReportedResults } from '../study/sinks.js';
 export { mergeShardFiles } from '../study/merge.js';
 export { OutputSet } from '../study/files.js';
-export type { RecordEncoding, StudyRecords } from '../study/record-encoder.js';
+export type { StudyRecords } from '../study/record-encoder.js';
 export { studyUpkeep, type RunUpkeepOf } from '../study/upkeep.js';

@@ -39,9 +39,41 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
 
 async function parseAndRun(rawArgs: readonly string[], io: IO): Promise<number> {
   let code = 0;
-  const setCode = (c: number) => {
+  const cli = commandLine(rawArgs, io, (c) => {
     code = c;
-  };
+  });
+  let helpText = '';
+  try {
+    await cli.parseAsync([...rawArgs], {}, (_err, _argv, output) => {
+      helpText = output;
+    });
+    if (helpText) io.out(`${helpText}\n`);
+  } catch (caught) {
+    // yargs hands a refused value to .fail only while it parses synchronously: after an async builder it arrives here.
+    const e = refusedValue(caught);
+    if (e instanceof CtxsimError) {
+      io.err(`ctxsim: ${e.message.split('\n').join('\nctxsim: ')}\n`);
+      // What a policy threw is the cause of its error: its stack is for whoever debugs the policy.
+      if (debugging() && e.cause instanceof Error && e.cause.stack) io.err(`${e.cause.stack}\n`);
+      return e.exitCode;
+    }
+    const failed = systemFailure(e);
+    if (failed) {
+      io.err(`ctxsim: ${failed}\n`);
+      return 2;
+    }
+    return internalError(e, io);
+  }
+  return code;
+}
+
+/**
+ * The command line's parser: every command, ctxsim's own messages and
+ * checks, the help at the terminal's width, and yargs' help cache skipped
+ * (`skipHelpCache`). `setCode` gets the exit code a command's handler
+ * returns.
+ */
+export function commandLine(rawArgs: readonly string[], io: IO, setCode: (c: number) => void): Argv {
   const cli = yargs([...rawArgs])
     .scriptName('ctxsim')
     // A repeatable flag takes one value per occurrence (--model a --model b): a word after it is a positional,
@@ -76,29 +108,7 @@ async function parseAndRun(rawArgs: readonly string[], io: IO): Promise<number> 
     })
     .wrap(Math.min(100, process.stdout.columns || 100));
   skipHelpCache(cli);
-  let helpText = '';
-  try {
-    await cli.parseAsync([...rawArgs], {}, (_err, _argv, output) => {
-      helpText = output;
-    });
-    if (helpText) io.out(`${helpText}\n`);
-  } catch (caught) {
-    // yargs hands a refused value to .fail only while it parses synchronously: after an async builder it arrives here.
-    const e = refusedValue(caught);
-    if (e instanceof CtxsimError) {
-      io.err(`ctxsim: ${e.message.split('\n').join('\nctxsim: ')}\n`);
-      // What a policy threw is the cause of its error: its stack is for whoever debugs the policy.
-      if (debugging() && e.cause instanceof Error && e.cause.stack) io.err(`${e.cause.stack}\n`);
-      return e.exitCode;
-    }
-    const failed = systemFailure(e);
-    if (failed) {
-      io.err(`ctxsim: ${failed}\n`);
-      return 2;
-    }
-    return internalError(e, io);
-  }
-  return code;
+  return cli;
 }
 
 /** What an option's coerce threw (a value it refused) arrives as a YError with the same message: a usage error. */
@@ -175,7 +185,9 @@ function wrap<A>(cmd: Command<A>, setCode: (c: number) => void): CommandModule {
  * on every run. No ctxsim handler does, and a failure prints one line, never
  * the help (`.fail` above), so that text is never read: the step is skipped.
  * yargs offers no option for it; with a yargs that lacks the internal
- * method, nothing changes but the time.
+ * method, nothing changes but the time, and test/cli-help-cache.test.ts
+ * fails (it holds the pinned yargs to calling this method, on the parser
+ * `commandLine` makes).
  */
 function skipHelpCache(cli: Argv): void {
   const internal = cli as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } };

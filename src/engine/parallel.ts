@@ -20,7 +20,7 @@ import type { Miss } from '../upkeep/upkeep.js';
 import { marksBuffer, ModuleWatchdog, type ModuleLimits, type WatchedModule } from './module-watch.js';
 import type { ExplainedReplay } from './replay.js';
 import { collectRecords, finishContexts, keepWithinBound, replayContexts, streamStudyYielding, type RecordSink, type RunInfo, type RunResults, type ScenarioRecords } from './run.js';
-import { runSpecOf, type Conversations, type Execution, type RunOptions, type RunSpec } from './spec.js';
+import { runSpecOf, type Conversations, type Execution, type RunOptions, type RunSpec, type ScenarioEncoder } from './spec.js';
 
 /**
  * Runs a study over worker threads. Work goes out by scenario (every policy
@@ -70,7 +70,7 @@ export interface WorkerSetup {
   policies: { id: string; name: string; params: Params; module?: { file: string; hash: string } }[];
   shard?: RunOptions['shard'];
   /** The module that encodes each scenario before it is sent, and its options. */
-  encoder?: Execution['encoder'];
+  encoder?: ScenarioEncoder;
   /**
    * @internal With policy modules: the modules, their limits, the worker's marks of
    * its calls into them (module-watch.ts), and its end of the link to the
@@ -159,8 +159,9 @@ export function autoJobs(conversations: Conversations, cores = availableParallel
  * Falls back to one thread for one job, for policy objects neither in the
  * registry nor loaded from a module, or when the compiled worker is missing
  * (`streamStudyYielding`: signals are heard between units there too). A sink that throws stops the run.
- * With an encoder (`Execution.encoder`), each worker sends a scenario as the
- * encoder made it (`EncodedScenario<E>`); on one thread the sink gets lists.
+ * With an encoder (`Execution.encoder`, ctxsim's own sinks' only), each
+ * worker sends a scenario as the encoder made it (`EncodedScenario<E>`);
+ * without one, and on one thread, the sink gets lists.
  * A run with a policy module replays on worker threads even for one job,
  * each with a thread of its own for the modules, under their limits
  * (`policyTimeout`, `policyMemory`: module-watch.ts); this thread runs no

@@ -247,6 +247,7 @@ export interface Execution {
    * (`EncodedScenario`) instead of its lists of records, so the writing
    * thread only writes bytes and adds up sums. The engine does not know the
    * encoding. A one-thread run sends the lists (the sink encodes them).
+   * @internal The protocol between the study's sinks and the worker threads.
    */
   encoder?: ScenarioEncoder;
   /** With `upkeep.recorded`: the cassette as displayed, and the command that records what it lacks, for the error a missing response is. */
@@ -304,7 +305,7 @@ export function runSpecOf(from: RunSpec): CanonicalSpec {
   // A study's upkeep (where it comes from: a mode, an endpoint, a cassette) is not the run's, which `studyUpkeep` makes of it: without, the run would go simulated, without a word.
   const studysGiven = picked.upkeep && typeof picked.upkeep === 'object' && 'mode' in picked.upkeep;
   if (studysGiven || ((from as { upkeepSource?: unknown }).upkeepSource !== undefined && !('upkeep' in from))) {
-    throw new UsageError('run settings: upkeep: a study’s upkeep settings (its mode, endpoint and cassette) are not a run’s: give the run `...await studyUpkeep(study, conversations, displayPath)` (ctxsim/study), or run the study with runStudyPipeline');
+    throw new UsageError('run settings: upkeep: a study’s upkeep settings (its mode, endpoint and cassette) are not a run’s: give the run `...await studyUpkeep(study, conversations)` (ctxsim/study), or run the study with runStudyPipeline');
   }
   const r = RUN_SPEC.safeParse(picked);
   if (!r.success) throw settingError(r.error.issues[0]!, picked);

@@ -169,6 +169,10 @@ export type CommonParams = z.output<typeof COMMON_PARAMS>;
  * Converts a parameter table of the documented object shape
  * (`{ turns: { default: 10, kind: 'int', min: 0 } }`) to the zod object a
  * policy declares, so policies written that way keep working.
+ *
+ * @deprecated Nothing needs to call it: a table given as a policy's
+ * `params` is converted when the policy is resolved. Declare new parameters
+ * as a `z.object` of the `param` builders, with `definePolicy`.
  */
 export function paramsFromTable(table: ParamTable): z.ZodObject {
   return z.object(

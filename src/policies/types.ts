@@ -23,6 +23,10 @@ export type ParamValue = number | string | boolean;
  * One parameter in the table shape policies were first written with
  * (`{ turns: { default: 10, kind: 'int', min: 0 } }`); `paramsFromTable`
  * turns such a table into the zod object policies declare now.
+ *
+ * @deprecated Declare a parameter with a `param` builder
+ * (`param.int({ default: 10, min: 0, describe: '…' })`) in the `z.object`
+ * given to `definePolicy`.
  */
 export interface ParamSpec {
   default: ParamValue | undefined;
@@ -33,7 +37,15 @@ export interface ParamSpec {
   oneOf?: readonly string[];
 }
 
-/** A policy's parameters in the table shape: name → `ParamSpec`. */
+/**
+ * A policy's parameters in the table shape: name → `ParamSpec`.
+ *
+ * @deprecated Declare a policy's parameters as a `z.object` of the `param`
+ * builders (`param.int({ default: 2, min: 0, describe: '…' })`), with
+ * `definePolicy`, which types what `start` gets. A table given as a
+ * policy's `params` (what a module that imports nothing writes) is still
+ * read; only this name is on its way out.
+ */
 export type ParamTable = Readonly<Record<string, ParamSpec>>;
 
 /** What a policy session may use: counts, the seeded stream, the models in play, the building blocks. */
@@ -311,8 +323,9 @@ export type Params = Readonly<Record<string, ParamValue | undefined>>;
  * `params` declares the policy's own parameters (every policy also takes
  * the common ones, `sessionCap`, `forget` and `moderation`): a zod object
  * made with the parameter builders (see `definePolicy`), or a table of the
- * first documented shape, read through `paramsFromTable`. `start` gets them
- * resolved, defaults filled in.
+ * first documented shape (`{ keep: { default: 2, kind: 'int', min: 0 } }`,
+ * what a policy module that imports nothing writes), which ctxsim converts
+ * to such an object. `start` gets them resolved, defaults filled in.
  */
 export interface Policy<P extends object = Params> {
   id: string;

@@ -453,7 +453,7 @@ export class StagedFiles {
 export class OutputSet {
   private readonly parts: StagedFiles[] = [];
 
-  /** Adds the staged files of a folder, to be committed with the rest. */
+  /** @internal Adds the staged files of a folder, to be committed with the rest. */
   add(staged: StagedFiles): void {
     this.parts.push(staged);
   }

@@ -72,6 +72,7 @@ export interface StudySink<R> {
    * record-encoder.ts: its bytes in the record files of these lists and its
    * part of the report digest), and `add` gets that instead of the lists;
    * absent: the lists.
+   * @internal The protocol between ctxsim's own sinks and the worker threads.
    */
   readonly encodedLists?: readonly StreamedList[];
   add(records: StudyRecords, index: number): void;

@@ -17,6 +17,7 @@ import { Journal } from '../upkeep/journal.js';
 import { DEFAULT_PROMPTS, PROMPT_PLACEHOLDERS, type UpkeepPrompts } from '../upkeep/prompts.js';
 import type { Miss } from '../upkeep/upkeep.js';
 import { exists, writeFileAtomic } from './files.js';
+import { displayPath } from './package.js';
 import { sha256 } from '../gate/baseline.js';
 
 /**
@@ -249,9 +250,10 @@ export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeepSource'
 /**
  * The run's upkeep for a study: simulated (nothing, or the study's prompts),
  * or a cassette — read (replay), recorded into and saved (record), or
- * recorded afresh in memory (live). `display` shows a path as the reports do.
+ * recorded afresh in memory (live). `display` shows a path in its messages
+ * (default: relative to the working folder when that is shorter).
  */
-export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Conversation[], display: (path: string) => string, events: UpkeepEvents = {}): Promise<RunUpkeepOf> {
+export async function studyUpkeep(study: UpkeepStudy, conversations: readonly Conversation[], display: (path: string) => string = displayPath, events: UpkeepEvents = {}): Promise<RunUpkeepOf> {
   checkAnswers(study);
   const u = study.upkeepSource;
   if (!u) return { upkeep: undefined };
