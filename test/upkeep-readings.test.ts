@@ -92,7 +92,7 @@ describe('readings kept in the cache folder', () => {
     const cold = await freshRun(study(dir));
     const file = entryFile(dir);
     const bytes = readFileSync(file);
-    bytes[bytes.length - 1] ^= 0xff;
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
     writeFileSync(file, bytes);
     const damaged = await freshRun(study(dir));
     expect(damaged.csv).toBe(cold.csv);
