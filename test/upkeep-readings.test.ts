@@ -120,4 +120,23 @@ describe('Readings', () => {
     expect(Readings.open(dir, 'engine@other').get('voices A', 'I live in Lisbon.', read(['fresh']))).toEqual(['fresh']);
     expect(reads).toBe(3);
   });
+
+  it('two runs saving at once keep each other\'s readings (a save merges into the entry as it is on disk)', () => {
+    const dir = tempDir();
+    const a = Readings.open(dir, 'engine@test');
+    const b = Readings.open(dir, 'engine@test');
+    a.get('as', 'one', () => ['1']);
+    b.get('as', 'two', () => ['2', 2, ['two']]);
+    b.get('as', 'one', () => ['1 again']);
+    expect(a.save()).toEqual([]);
+    expect(b.save()).toEqual([]);
+    const both = Readings.open(dir, 'engine@test');
+    expect(both.size).toEqual({ loaded: 2, added: 0 });
+    const fail = () => {
+      throw new Error('read again');
+    };
+    // The first saved of two readings under one key stays.
+    expect(both.get('as', 'one', fail)).toEqual(['1']);
+    expect(both.get('as', 'two', fail)).toEqual(['2', 2, ['two']]);
+  });
 });

@@ -48,13 +48,13 @@ function word(d: string, i: number): number {
 /** Sorted records: RECORD_WORDS u32 per record. */
 type Records = Uint32Array;
 
-/** Where `key` is in `recs` (index ≥ 0) or where it would go (-(index + 1)). */
-function search(recs: Records, key: CacheKey): number {
+/** Where `key` is in `recs`, records of `stride` words sorted by their first four (index ≥ 0), or where it would go (-(index + 1)). */
+export function search(recs: Uint32Array, key: CacheKey, stride = RECORD_WORDS): number {
   let lo = 0;
-  let hi = recs.length / RECORD_WORDS - 1;
+  let hi = recs.length / stride - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    const c = compareAt(recs, mid * RECORD_WORDS, key);
+    const c = compareAt(recs, mid * stride, key);
     if (c < 0) lo = mid + 1;
     else if (c > 0) hi = mid - 1;
     else return mid;
@@ -62,7 +62,7 @@ function search(recs: Records, key: CacheKey): number {
   return -(lo + 1);
 }
 
-function compareAt(recs: Records, at: number, key: CacheKey): number {
+function compareAt(recs: Uint32Array, at: number, key: CacheKey): number {
   for (let i = 0; i < 4; i++) {
     const a = recs[at + i]!;
     const b = key[i]!;

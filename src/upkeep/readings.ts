@@ -1,8 +1,8 @@
-import { hash } from 'node:crypto';
-import { deserialize, serialize } from 'node:v8';
+import { endianness } from 'node:os';
 import { CacheSpace } from '../store/store.js';
+import { cacheKey, search, type CacheKey } from '../tokens/token-cache.js';
 
-/** A reading as kept: texts, numbers and lists of them (a statement list, a statement's note). */
+/** A reading as kept: texts, numbers and lists of texts (a statement list with the statements' notes, a tool result's lines). */
 export type Kept = readonly (string | number | readonly string[])[];
 
 /**
@@ -17,21 +17,33 @@ export interface ReadingStore {
   get<T extends Kept>(as: string, text: string, read: () => T): T;
 }
 
+/** Index words per reading: its key (4), and where its JSON lies in the texts (offset, length in bytes). */
+const STRIDE = 6;
+
 /**
- * What the simulated extractor and summarizer read of each text (its
- * statements, a statement's salience and gist, a tool result's notable
- * lines), kept in the `readings` namespace of the cache folder beside the
- * token counts, so that a rerun of the same conversations — another budget,
- * another policy, another model — does no language processing. One entry
- * per engine version (`engineId`: a change of the reader that moves any
- * record bumps it, so no reading outlives the code that made it), merged
- * under its lock as the token counts are: a map from the first 128 bits of
- * the SHA-256 of how and what was read to the reading, `v8.serialize`d. A
- * damaged entry is a warning; the run reads afresh and replaces it.
+ * What the simulated extractor and summarizer read of each text (a
+ * message's statements with their salience and gist, a tool result's
+ * notable lines, a tool call's values), kept in the `readings` namespace
+ * of the cache folder beside the token counts, so that a rerun over the
+ * same conversations — another budget, policy or model — does no language
+ * processing. One entry per engine version (`engineId`: a change of the
+ * reader that moves any record bumps it, so no reading outlives the code
+ * that made it), merged under its lock as the token counts are.
+ *
+ * The payload (integers little-endian): the number of readings n; n index
+ * records of six u32 sorted by key — the key (the first 128 bits of the
+ * SHA-256 of how and what was read, as `cacheKey`), then the offset and
+ * length of the reading's JSON in the texts that follow —; then the texts,
+ * UTF-8. Loading reads the file and nothing else; a reading is found by a
+ * binary search and parsed when a run asks for it, so a large entry costs
+ * a run only the readings it uses. A damaged entry is a warning; the run
+ * reads afresh and replaces it.
  */
 export class Readings implements ReadingStore {
-  private loaded = new Map<string, Kept>();
-  private added = new Map<string, Kept>();
+  private index: Uint32Array = new Uint32Array(0);
+  private texts: Buffer = Buffer.alloc(0);
+  /** Readings made in this run, by key (its words joined). */
+  private added = new Map<string, { key: CacheKey; value: Kept }>();
   private replace = false;
   private readonly space: CacheSpace;
   private readonly key: string;
@@ -45,23 +57,29 @@ export class Readings implements ReadingStore {
   static open(dir: string, engine: string): Readings {
     const r = new Readings(dir, engine);
     const found = r.space.get(r.key, decode, 'reading texts afresh');
-    if (found.status === 'ok') r.loaded = found.value;
+    if (found.status === 'ok') ({ index: r.index, texts: r.texts } = found.value);
     else if (found.status === 'damaged') r.replace = true;
     return r;
   }
 
   get<T extends Kept>(as: string, text: string, read: () => T): T {
-    const key = hash('sha256', `${as}\0${text}`, 'binary').slice(0, 16);
-    const kept = this.loaded.get(key) ?? this.added.get(key);
-    if (kept) return kept as T;
+    const key = cacheKey(`${as}\0${text}`);
+    const i = search(this.index, key, STRIDE);
+    if (i >= 0) {
+      const at = i * STRIDE;
+      return JSON.parse(this.texts.toString('utf8', this.index[at + 4], this.index[at + 4]! + this.index[at + 5]!)) as T;
+    }
+    const name = key.join(' ');
+    const kept = this.added.get(name);
+    if (kept) return kept.value as T;
     const value = read();
-    this.added.set(key, value);
+    this.added.set(name, { key, value });
     return value;
   }
 
   /** Readings loaded, and added since. */
   get size(): { loaded: number; added: number } {
-    return { loaded: this.loaded.size, added: this.added.size };
+    return { loaded: this.index.length / STRIDE, added: this.added.size };
   }
 
   /** Problems met so far, one line each. */
@@ -73,17 +91,20 @@ export class Readings implements ReadingStore {
   save(): string[] {
     if (!this.added.size && !this.replace) return [];
     const before = this.warnings.length;
+    const mine = [...this.added.values()].map(({ key, value }) => ({ key, bytes: Buffer.from(JSON.stringify(value)) }));
+    let merged: (Entry & { payload: Buffer }) | undefined;
     const saved = this.space.merge(this.key, (current) => {
-      let onDisk = new Map<string, Kept>();
+      let onDisk: Entry = { index: new Uint32Array(0), texts: Buffer.alloc(0) };
       try {
         if (current) onDisk = decode(current);
       } catch {
         // Damaged since it was loaded: replaced.
       }
-      return serialize(new Map([...onDisk, ...this.added]));
+      merged = encode([...readingsOf(onDisk), ...readingsOf({ index: this.index, texts: this.texts }), ...mine]);
+      return merged.payload;
     });
-    if (saved) {
-      for (const [k, v] of this.added) this.loaded.set(k, v);
+    if (saved && merged) {
+      ({ index: this.index, texts: this.texts } = merged);
       this.added = new Map();
       this.replace = false;
     }
@@ -91,14 +112,67 @@ export class Readings implements ReadingStore {
   }
 }
 
-/** An entry's payload: a map of 16-character keys to readings; throws on anything else. */
-function decode(payload: Buffer): Map<string, Kept> {
-  const v: unknown = deserialize(payload);
-  if (!(v instanceof Map)) throw new Error('not a map of readings');
-  for (const [k, r] of v as Map<unknown, unknown>) {
-    if (typeof k !== 'string' || k.length !== 16 || !Array.isArray(r) || !r.every(isPart)) throw new Error('not a map of readings');
-  }
-  return v as Map<string, Kept>;
+interface Entry {
+  index: Uint32Array;
+  texts: Buffer;
 }
 
-const isPart = (x: unknown): boolean => typeof x === 'string' || typeof x === 'number' || (Array.isArray(x) && x.every((s) => typeof s === 'string'));
+/** Little-endian on disk; typed arrays use the host's order. */
+const SWAP = endianness() === 'BE';
+
+/** An entry's payload, checked: whole index records, in order, each within the texts; throws on anything else. */
+function decode(payload: Buffer): Entry {
+  if (payload.length < 4) throw new Error('no count of readings');
+  const n = payload.readUInt32LE(0);
+  const start = 4 + 4 * STRIDE * n;
+  if (start > payload.length) throw new Error(`${n} readings announced, the index cut short`);
+  const words = Buffer.from(payload.subarray(4, start));
+  if (SWAP) words.swap32();
+  const index = new Uint32Array(words.buffer, words.byteOffset, STRIDE * n);
+  const texts = payload.subarray(start);
+  for (let i = 0; i < n; i++) {
+    const at = i * STRIDE;
+    if (index[at + 4]! + index[at + 5]! > texts.length) throw new Error(`reading ${i} lies beyond the texts`);
+    if (i > 0 && compareKeys(keyAt(index, i - 1), keyAt(index, i)) >= 0) throw new Error('readings out of order');
+  }
+  return { index, texts };
+}
+
+/** Each reading of an entry, as key and bytes. */
+function readingsOf({ index, texts }: Entry): { key: CacheKey; bytes: Buffer }[] {
+  const out: { key: CacheKey; bytes: Buffer }[] = [];
+  for (let i = 0; i < index.length / STRIDE; i++) {
+    const at = i * STRIDE;
+    out.push({ key: keyAt(index, i), bytes: texts.subarray(index[at + 4], index[at + 4]! + index[at + 5]!) });
+  }
+  return out;
+}
+
+/** The key of the `i`th reading of an index. */
+function keyAt(index: Uint32Array, i: number): CacheKey {
+  const at = i * STRIDE;
+  return [index[at]!, index[at + 1]!, index[at + 2]!, index[at + 3]!];
+}
+
+/** The entry holding `readings` (the first of equal keys kept), and its payload. */
+function encode(readings: { key: CacheKey; bytes: Buffer }[]): Entry & { payload: Buffer } {
+  const sorted = readings.map((r, i) => ({ ...r, i })).sort((a, b) => compareKeys(a.key, b.key) || a.i - b.i);
+  const kept = sorted.filter((r, j) => j === 0 || compareKeys(sorted[j - 1]!.key, r.key) !== 0);
+  const index = new Uint32Array(STRIDE * kept.length);
+  let offset = 0;
+  kept.forEach((r, j) => {
+    index.set([...r.key, offset, r.bytes.length], j * STRIDE);
+    offset += r.bytes.length;
+  });
+  const words = Buffer.from(index.buffer);
+  const head = Buffer.alloc(4);
+  head.writeUInt32LE(kept.length, 0);
+  const texts = Buffer.concat(kept.map((r) => r.bytes));
+  const payload = Buffer.concat([head, SWAP ? Buffer.from(words).swap32() : words, texts]);
+  return { index, texts, payload };
+}
+
+function compareKeys(a: CacheKey, b: CacheKey): number {
+  for (let w = 0; w < 4; w++) if (a[w] !== b[w]) return a[w]! < b[w]! ? -1 : 1;
+  return 0;
+}

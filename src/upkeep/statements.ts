@@ -185,8 +185,9 @@ export function statementsOf(text: string, voices: Voices, today?: Day, store?: 
   const key = `${voices.speaker}\0${voices.listener}\0${today ?? ''}`;
   let out = byVoices.get(key);
   if (!out) {
-    const texts = store ? store.get(key, text, () => readStatements(text, voices, today, store)) : readStatements(text, voices, today);
-    byVoices.set(key, (out = Object.freeze(texts.map((t) => ({ text: t, salience: noteOf(t, store).salience })))));
+    // A store keeps each statement with its note: a rerun weighs nothing either.
+    const texts = store ? unpackNoted(store.get(key, text, () => packNoted(readStatements(text, voices, today)))) : readStatements(text, voices, today);
+    byVoices.set(key, (out = Object.freeze(texts.map((t) => ({ text: t, salience: noteOf(t).salience })))));
   }
   return out;
 }
@@ -200,7 +201,7 @@ const read = new Map<string, Map<string, readonly Statement[]>>();
 const READ_TEXTS = 20_000;
 
 /** The statements of a text, as written (see `statementsOf`). */
-function readStatements(text: string, voices: Voices, today: Day | undefined, store?: ReadingStore): string[] {
+function readStatements(text: string, voices: Voices, today: Day | undefined): string[] {
   const out: string[] = [];
   // A line that dates the session (`DATE: 1:56 pm on 8 May, 2023`) is no sentence, nor part of the next line's.
   const prose = text.includes('\n') ? text.split('\n').map((line) => (headerDate(line) === undefined ? line : '')).join('\n') : text;
@@ -221,7 +222,7 @@ function readStatements(text: string, voices: Voices, today: Day | undefined, st
       let written = personal ? thirdPerson(terse(sentence), voices) : terse(sentence);
       if (today !== undefined) written = upper(resolveTimes(written, today));
       written = /[.!…]$/.test(written) ? written.replace(/!+$/, '.') : `${written}.`;
-      if (noteOf(written, store).salience >= MIN_SALIENCE) out.push(written);
+      if (noteOf(written).salience >= MIN_SALIENCE) out.push(written);
     }
   }
   return out;
@@ -264,12 +265,13 @@ const NOTES = 20_000;
 /** A statement's note: remembered, kept in `store` from an earlier run, or read now. */
 function noteOf(text: string, store?: ReadingStore): Note {
   let note = notes.get(text);
-  if (!note) {
-    note = store ? unpackNote(store.get('note', text, () => packNote(readNote(text)))) : readNote(text);
-    if (notes.size >= NOTES) notes.clear();
-    notes.set(text, note);
-  }
+  if (!note) remember(text, (note = store ? unpackNote(store.get('note', text, () => packNote(readNote(text)))) : readNote(text)));
   return note;
+}
+
+function remember(text: string, note: Note): void {
+  if (notes.size >= NOTES) notes.clear();
+  notes.set(text, note);
 }
 
 /** A note as a store keeps it: salience, words, kinds, labels. */
@@ -277,6 +279,20 @@ type PackedNote = [number, string[], string, string];
 
 const packNote = ({ salience, gist }: Note): PackedNote => [salience, [...gist.words], gist.kinds, gist.labels];
 const unpackNote = ([salience, words, kinds, labels]: PackedNote): Note => ({ salience, gist: { words: new Set(words), kinds, labels } });
+
+/** Statements with their notes, as a store keeps them: each text, then its packed note. */
+const packNoted = (texts: readonly string[]): (string | PackedNote[number])[] => texts.flatMap((t) => [t, ...packNote(noteOf(t))]);
+
+/** The statements of `packNoted`, their notes remembered. */
+function unpackNoted(kept: readonly (string | number | readonly string[])[]): string[] {
+  const texts: string[] = [];
+  for (let i = 0; i < kept.length; i += 5) {
+    const text = kept[i] as string;
+    texts.push(text);
+    if (!notes.has(text)) remember(text, unpackNote(kept.slice(i + 1, i + 5) as PackedNote));
+  }
+  return texts;
+}
 
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu;
 const CAPITAL = /^\p{Lu}/u;
