@@ -30,6 +30,8 @@ export class TokenCounter {
   /** Texts of the scenario being replayed, and the counts per message object (see `forgetScenario`). */
   private texts = new Map<string, number>();
   private spaced = new Map<string, number>();
+  /** For `joined`: a part's tokens after a space, or −1 when the part cannot be summed (white space at an edge, an estimate). */
+  private joinable = new Map<string, number>();
   private messageMemo = new WeakMap<Message, number>();
   private outputMemo = new WeakMap<Message, number>();
   /** Every text counted in the run, by key: its count, an estimate stored as −1 − tokens. */
@@ -162,11 +164,17 @@ export class TokenCounter {
   private sumOf(head: string, parts: readonly string[]): number | undefined {
     if (!this.splitsAtSpaces || !trimmed(head)) return undefined;
     let n = this.text(head);
+    if (this.estimatedTexts.has(head)) return undefined;
     for (const part of parts) {
-      if (!trimmed(part)) return undefined;
-      n += this.afterSpace(part);
+      let c = this.joinable.get(part);
+      if (c === undefined) {
+        c = trimmed(part) ? this.afterSpace(part) : -1;
+        if (this.estimatedTexts.has(` ${part}`)) c = -1;
+        this.joinable.set(part, c);
+      }
+      if (c < 0) return undefined;
+      n += c;
     }
-    if (this.estimatedTexts.size && [head, ...parts].some((p) => this.estimatedTexts.has(p) || this.estimatedTexts.has(` ${p}`))) return undefined;
     return n;
   }
 
@@ -191,6 +199,7 @@ export class TokenCounter {
     this.prompts?.forgetScenario();
     this.texts = new Map();
     this.spaced = new Map();
+    this.joinable = new Map();
     this.messageMemo = new WeakMap();
     this.outputMemo = new WeakMap();
   }
