@@ -139,4 +139,22 @@ describe('Readings', () => {
     expect(both.get('as', 'one', fail)).toEqual(['1']);
     expect(both.get('as', 'two', fail)).toEqual(['2', 2, ['two']]);
   });
+
+  it('an entry past its bound keeps only what the saving run used or made', () => {
+    const dir = tempDir();
+    const first = Readings.open(dir, 'engine@test', 200);
+    first.get('as', 'x', () => ['x'.repeat(60)]);
+    first.get('as', 'y', () => ['y'.repeat(60)]);
+    first.save();
+    const second = Readings.open(dir, 'engine@test', 200);
+    expect(second.size.loaded).toBe(2);
+    second.get('as', 'x', () => ['read again']);
+    second.get('as', 'z', () => ['z'.repeat(60)]);
+    second.save();
+    const third = Readings.open(dir, 'engine@test', 200);
+    expect(third.size.loaded).toBe(2);
+    expect(third.get('as', 'x', () => ['read again'])).toEqual(['x'.repeat(60)]);
+    expect(third.get('as', 'z', () => ['read again'])).toEqual(['z'.repeat(60)]);
+    expect(third.get('as', 'y', () => ['read again'])).toEqual(['read again']);
+  });
 });

@@ -20,6 +20,9 @@ export interface ReadingStore {
 /** Index words per reading: its key (4), and where its JSON lies in the texts (offset, length in bytes). */
 const STRIDE = 6;
 
+/** The most bytes an entry keeps: past it, a save keeps only the readings its run used or made. */
+export const READINGS_BYTES = 64 * 2 ** 20;
+
 /**
  * What the simulated extractor and summarizer read of each text (a
  * message's statements with their salience and gist, a tool result's
@@ -36,28 +39,36 @@ const STRIDE = 6;
  * length of the reading's JSON in the texts that follow —; then the texts,
  * UTF-8. Loading reads the file and nothing else; a reading is found by a
  * binary search and parsed when a run asks for it, so a large entry costs
- * a run only the readings it uses. A damaged entry is a warning; the run
- * reads afresh and replaces it.
+ * a run only the readings it uses. An entry that would grow past
+ * `READINGS_BYTES` keeps only the readings of the run that saves it (those
+ * it used and those it made), so that loading it stays cheap. A damaged
+ * entry is a warning; the run reads afresh and replaces it.
  */
 export class Readings implements ReadingStore {
   private index: Uint32Array = new Uint32Array(0);
   private texts: Buffer = Buffer.alloc(0);
+  /** Which loaded readings this run used. */
+  private used = new Uint8Array(0);
   /** Readings made in this run, by key (its words joined). */
   private added = new Map<string, { key: CacheKey; value: Kept }>();
   private replace = false;
   private readonly space: CacheSpace;
   private readonly key: string;
 
-  private constructor(dir: string, engine: string) {
+  private constructor(
+    dir: string,
+    engine: string,
+    private readonly maxBytes: number,
+  ) {
     this.space = new CacheSpace(dir, 'readings');
     this.key = this.space.keyOf(engine);
   }
 
-  /** The readings of the cache folder `dir` for the engine `engine` (`engineId`); none there is an empty store. */
-  static open(dir: string, engine: string): Readings {
-    const r = new Readings(dir, engine);
+  /** The readings of the cache folder `dir` for the engine `engine` (`engineId`); none there is an empty store. `maxBytes`: the entry's bound. */
+  static open(dir: string, engine: string, maxBytes = READINGS_BYTES): Readings {
+    const r = new Readings(dir, engine, maxBytes);
     const found = r.space.get(r.key, decode, 'reading texts afresh');
-    if (found.status === 'ok') ({ index: r.index, texts: r.texts } = found.value);
+    if (found.status === 'ok') r.take(found.value);
     else if (found.status === 'damaged') r.replace = true;
     return r;
   }
@@ -66,6 +77,7 @@ export class Readings implements ReadingStore {
     const key = cacheKey(`${as}\0${text}`);
     const i = search(this.index, key, STRIDE);
     if (i >= 0) {
+      this.used[i] = 1;
       const at = i * STRIDE;
       return JSON.parse(this.texts.toString('utf8', this.index[at + 4], this.index[at + 4]! + this.index[at + 5]!)) as T;
     }
@@ -75,6 +87,11 @@ export class Readings implements ReadingStore {
     const value = read();
     this.added.set(name, { key, value });
     return value;
+  }
+
+  private take(entry: Entry): void {
+    ({ index: this.index, texts: this.texts } = entry);
+    this.used = new Uint8Array(entry.index.length / STRIDE);
   }
 
   /** Readings loaded, and added since. */
@@ -100,11 +117,13 @@ export class Readings implements ReadingStore {
       } catch {
         // Damaged since it was loaded: replaced.
       }
-      merged = encode([...readingsOf(onDisk), ...readingsOf({ index: this.index, texts: this.texts }), ...mine]);
+      const mineLoaded = { index: this.index, texts: this.texts };
+      merged = encode([...readingsOf(onDisk), ...readingsOf(mineLoaded), ...mine]);
+      if (merged.payload.length > this.maxBytes) merged = encode([...readingsOf(mineLoaded).filter((_, i) => this.used[i]), ...mine]);
       return merged.payload;
     });
     if (saved && merged) {
-      ({ index: this.index, texts: this.texts } = merged);
+      this.take(merged);
       this.added = new Map();
       this.replace = false;
     }
