@@ -25,8 +25,9 @@ export { CtxsimError, ScenarioError, UsageError, formatProblem, type Problem } f
 
 // Run a study
 export { contractScenarios, defaultStudy, loadScenarios, loadStudy, policyFromString, type ScenarioSource, type Study, type StudyOverrides } from './study/study.js';
-export { runStudyPipeline, type PipelineOptions, type RunnableStudy, type StudyOutcome, type StudySink } from './study/pipeline.js';
-export { digestSink, folderSink, memorySink, type KeptResults } from './study/sinks.js';
+export { runStudyPipeline, type PipelineOptions, type RunnableStudy, type StudyOutcome } from './study/pipeline.js';
+export type { StudySink } from './output/sink.js';
+export { digestSink, folderSink, memorySink, type KeptResults } from './output/sinks.js';
 export { loadScenarioFile } from './scenario/load.js';
 
 // Define and check a policy

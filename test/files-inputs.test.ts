@@ -10,7 +10,7 @@ import { InputFileError, MAX_JSON_MARKS, NOT_FOLLOWED, readInputFile, readInputT
 import { importDataset } from '../src/scenario/import/index.js';
 import { loadScenarioFile } from '../src/scenario/load.js';
 import { mergeShardFiles } from '../src/study/merge.js';
-import { memorySink } from '../src/study/sinks.js';
+import { memorySink } from '../src/output/sinks.js';
 import { displayPath } from '../src/study/package.js';
 import { loadScenarios, loadStudy } from '../src/study/study.js';
 import { DocTooLarge, SourceDoc } from '../src/text/document.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { STAGING_PREFIX } from '../src/study/files.js';
+import { STAGING_PREFIX } from '../src/output/files.js';
 import { Cassette } from '../src/upkeep/cassette.js';
 import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';

@@ -11,9 +11,10 @@
 
 export { displayPath } from '../study/package.js';
 export { studyJsonSchema } from '../study/study.js';
-export { resultsMeta, type SinkOutcome, type StudyDone, type StudyEvents } from '../study/pipeline.js';
-export { fileSink, shardSink, textSink, type ReportedResults } from '../study/sinks.js';
+export { resultsMeta, type SinkOutcome, type StudyEvents } from '../study/pipeline.js';
+export type { StudyDone } from '../output/sink.js';
+export { fileSink, shardSink, textSink, type ReportedResults } from '../output/sinks.js';
 export { mergeShardFiles } from '../study/merge.js';
-export { OutputSet } from '../study/files.js';
-export type { RecordEncoding, StudyRecords } from '../study/record-encoder.js';
+export { OutputSet } from '../output/files.js';
+export type { RecordEncoding, StudyRecords } from '../output/record-encoder.js';
 export { studyUpkeep, type RunUpkeepOf } from '../study/upkeep.js';

@@ -3,7 +3,7 @@ import { runSummary } from '../report/text.js';
 import { mergeShardFiles } from '../study/merge.js';
 import type { RecordsMode } from '../records/json.js';
 import { defaultOutFolder } from '../study/confine.js';
-import { folderSink } from '../study/sinks.js';
+import { folderSink } from '../output/sinks.js';
 import { DEFAULT_OUT } from '../study/study.js';
 import { displayPath } from '../study/package.js';
 import type { IO } from './_io.js';

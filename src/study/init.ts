@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { exists, writeFilesAtomic } from './files.js';
+import { exists, writeFilesAtomic } from '../output/files.js';
 import { PACKAGE_DIR } from '../process.js';
 import { displayPath } from './package.js';
 
