@@ -13,7 +13,7 @@ import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
 import { writeFileAtomic } from '../src/output/files.js';
 import { displayPath } from '../src/study/package.js';
 import { recordEncoder } from '../src/output/record-encoder.js';
-import { defaultUpkeep, studyUpkeep } from '../src/study/upkeep.js';
+import { defaultUpkeep, studyUpkeep } from '../src/recording/upkeep.js';
 import { conversation } from './_policies.js';
 import { priceFile } from './_pricing.js';
 import { tempDir } from './_tmp.js';

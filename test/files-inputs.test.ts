@@ -16,7 +16,7 @@ import { loadScenarios, loadStudy } from '../src/study/study.js';
 import { DocTooLarge, SourceDoc } from '../src/text/document.js';
 import { Cassette } from '../src/upkeep/cassette.js';
 import { Journal } from '../src/upkeep/journal.js';
-import { defaultUpkeep, studyUpkeep } from '../src/study/upkeep.js';
+import { defaultUpkeep, studyUpkeep } from '../src/recording/upkeep.js';
 import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';

@@ -8,7 +8,7 @@ import type { RunOptions } from '../src/engine/spec.js';
 import type { Policy, PolicyVariant } from '../src/policies/types.js';
 import { loadPolicyModules, resolveNamed, specModules } from '../src/study/policy-modules.js';
 import { loadScenarios, loadStudy } from '../src/study/study.js';
-import { studyUpkeep } from '../src/study/upkeep.js';
+import { studyUpkeep } from '../src/recording/upkeep.js';
 import { displayPath } from '../src/study/package.js';
 import { recordCli } from './_io.js';
 import { serverForFile } from './_openai-server.js';

@@ -21,7 +21,7 @@ import { tempDir } from './_tmp.js';
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 /** Whether dist/ holds the compiled recording: each file built after its source was changed. */
-const built = ['study/upkeep', 'upkeep/journal', 'upkeep/endpoint', 'upkeep/cassette', 'cli/_output'].every((f) => {
+const built = ['recording/upkeep', 'upkeep/journal', 'upkeep/endpoint', 'upkeep/cassette', 'cli/_output'].every((f) => {
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });

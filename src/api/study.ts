@@ -17,4 +17,4 @@ export { fileSink, shardSink, textSink, type ReportedResults } from '../output/s
 export { mergeShardFiles } from '../study/merge.js';
 export { OutputSet } from '../output/files.js';
 export type { RecordEncoding, StudyRecords } from '../output/record-encoder.js';
-export { studyUpkeep, type RunUpkeepOf } from '../study/upkeep.js';
+export { studyUpkeep, type RunUpkeepOf } from '../recording/upkeep.js';

@@ -12,7 +12,7 @@ import { csvStreamSink, fileSink, folderSink, jsonStreamSink, shardSink, textSin
 import { defaultOutFolder } from '../study/confine.js';
 import { displayPath } from '../study/package.js';
 import { DEFAULT_OUT, loadScenarios, STDOUT, type Study } from '../study/study.js';
-import { planText, upkeepPlan } from '../study/upkeep.js';
+import { planText, upkeepPlan } from '../recording/upkeep.js';
 import { billedLine, type BilledCheck } from '../study/billed.js';
 import { cachedCharts } from '../output/chart-store.js';
 import { bytesOut, studyEvents, type IO } from './_io.js';

@@ -11,7 +11,7 @@ import type { ProbeRecord, TurnRecord } from '../records/registry.js';
 import type { RunnableStudy } from './pipeline.js';
 import { displayPath } from './package.js';
 import { loadScenarios, type Study } from './study.js';
-import { studyUpkeep } from './upkeep.js';
+import { studyUpkeep } from '../recording/upkeep.js';
 
 /** One model call of the explained turn: what was sent, and what the run's meter charged for it. */
 export interface ExplainedCall {

@@ -16,7 +16,7 @@ import type { StudyDone, StudySink } from '../output/sink.js';
 import { ctxsimVersion, readInputText } from '../process.js';
 import { displayPath } from './package.js';
 import { loadScenarios, type Study } from './study.js';
-import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
+import { studyUpkeep, upkeepFingerprint } from '../recording/upkeep.js';
 import { billedChecks, type BilledCheck } from './billed.js';
 import { priceWarnings } from './price-check.js';
 import { reportSettingsOf } from '../report/settings.js';
@@ -32,7 +32,7 @@ import { reportSettingsOf } from '../report/settings.js';
  *                taken before the run lets them go;
  *  3. upkeep   — where summaries, extractions and embeddings come from:
  *                simulated, or a cassette of a real model's responses, read
- *                or first recorded (study/upkeep.ts);
+ *                or first recorded (recording/upkeep.ts);
  *  4. replay   — every conversation × policy variant, on worker threads when
  *                the study is large (engine/parallel.ts); each scenario's
  *                records go to the sink in study order as they exist;
