@@ -36,7 +36,7 @@ export type { CommonParams } from './policies/params.js';
 export type { Policy, PolicySession, PolicyVariant, PromptPlan } from './policies/types.js';
 export { definePolicy } from './policies/define.js';
 export { param } from './policies/param.js';
-export { checkPolicyContract, formatContractViolation, type ContractViolation } from './policies/contract.js';
+export { checkPolicyContract, formatContractViolation, type ContractViolation } from './policies/contract/checker.js';
 
 // Read results
 export { parseResultsJson, type ResultsDocument } from './records/json.js';

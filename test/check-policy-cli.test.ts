@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CtxsimError } from '../src/errors.js';
-import { CONTRACT_RULES, checkPolicyContract, formatContractViolation } from '../src/policies/contract.js';
+import { CONTRACT_RULES, checkPolicyContract, formatContractViolation } from '../src/policies/contract/checker.js';
 import { contractScenarios, loadScenarios } from '../src/study/study.js';
 import type { Policy } from '../src/policies/types.js';
 import type { Conversation, Message } from '../src/types.js';

@@ -8,7 +8,7 @@ import { runMain } from '../src/cli/_app.js';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { parsePercent, parseRetentionLimit } from '../src/gate/compare.js';
-import { checkPolicyContract, formatContractViolation } from '../src/policies/contract.js';
+import { checkPolicyContract, formatContractViolation } from '../src/policies/contract/checker.js';
 import { resolvePolicy } from '../src/policies/spec.js';
 import type { Policy } from '../src/policies/types.js';
 import { generateConversations, PROFILES } from '../src/scenario/generate/index.js';

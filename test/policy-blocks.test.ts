@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { runStudy } from '../src/engine/run.js';
 import { blocks } from '../src/policies/blocks.js';
-import { checkPolicyContract, formatContractViolation } from '../src/policies/contract.js';
+import { checkPolicyContract, formatContractViolation } from '../src/policies/contract/checker.js';
 import { definePolicy } from '../src/policies/define.js';
 import { REGISTRY } from '../src/policies/index.js';
 import { param } from '../src/policies/param.js';

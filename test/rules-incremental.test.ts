@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkPrompt, PromptRules, RULE_SETS, type RuleSet, type Violation } from '../src/message-rules/provider.js';
-import { PlanChecks, planProblems, type PlanCall, type PlanProblem } from '../src/policies/contract.js';
+import { PlanChecks, planProblems, type PlanCall, type PlanProblem } from '../src/policies/contract/checker.js';
 import type { PromptPlan } from '../src/policies/types.js';
 import { messageText, TokenCounter } from '../src/tokens/counter.js';
 import type { Message, UpkeepCall } from '../src/types.js';

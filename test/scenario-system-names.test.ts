@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
-import { checkPolicyContract, planProblems } from '../src/policies/contract.js';
+import { checkPolicyContract, planProblems } from '../src/policies/contract/checker.js';
 import { POLICIES } from '../src/policies/index.js';
 import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
 import { TokenCounter } from '../src/tokens/counter.js';

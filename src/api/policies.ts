@@ -43,5 +43,5 @@ export type { PolicyParams } from '../policies/define.js';
 export { COMMON_PARAMS, paramsFromTable } from '../policies/params.js';
 export { blocks } from '../policies/blocks.js';
 export { SessionDriver, sessionStart, type DrivenCall, type DrivenForget } from '../policies/driver.js';
-export { CONTRACT_RULES, contractVariants, planProblems, type ContractOptions, type ContractRule, type PlanCall, type PlanProblem } from '../policies/contract.js';
+export { CONTRACT_RULES, contractVariants, planProblems, type ContractOptions, type ContractRule, type PlanCall, type PlanProblem } from '../policies/contract/checker.js';
 export { guardPolicy } from '../policies/guard.js';

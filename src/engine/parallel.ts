@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, type MessagePort } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
-import type { ContractOptions, ContractViolation } from '../policies/contract.js';
+import type { ContractOptions, ContractViolation } from '../policies/contract/checker.js';
 import { REGISTRY } from '../policies/index.js';
 import { describeThrown } from '../policies/module-calls.js';
 import { faultMessage, type ModuleFault } from '../policies/module-link.js';

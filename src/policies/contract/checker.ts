@@ -1,23 +1,23 @@
-import { roundsOf } from '../scenario/rounds.js';
-import { UsageError } from '../errors.js';
-import { policyViolations } from '../message-rules/blame.js';
-import { RULE_SETS, type Rule } from '../message-rules/provider.js';
-import { normalize } from '../text/normalize.js';
-import { messageText, TokenCounter } from '../tokens/counter.js';
-import { extendsList } from '../tokens/resume.js';
-import type { Conversation, Message, Turn, UpkeepCall } from '../types.js';
-import { injectionQuote } from '../upkeep/quote.js';
-import { searchText } from '../upkeep/mentions.js';
-import { holds } from '../upkeep/redact.js';
-import { blocks } from './blocks.js';
-import { SessionDriver } from './driver.js';
-import { kindOf, startSession, upkeepShape } from './session.js';
-import { sessionTokens } from './session-tokens.js';
-import { promptTokens } from './_transcript.js';
-import { policyStream } from './stream.js';
-import { defaultOf, paramMeta } from './params.js';
-import { paramShape, resolvePolicy, type PolicyVariant } from './spec.js';
-import type { Artifact, ForgetFact, Policy, PolicySession, PromptPlan } from './types.js';
+import { roundsOf } from '../../scenario/rounds.js';
+import { UsageError } from '../../errors.js';
+import { policyViolations } from '../../message-rules/blame.js';
+import { RULE_SETS, type Rule } from '../../message-rules/provider.js';
+import { normalize } from '../../text/normalize.js';
+import { messageText, TokenCounter } from '../../tokens/counter.js';
+import { extendsList } from '../../tokens/resume.js';
+import type { Conversation, Message, Turn, UpkeepCall } from '../../types.js';
+import { injectionQuote } from '../../upkeep/quote.js';
+import { searchText } from '../../upkeep/mentions.js';
+import { holds } from '../../upkeep/redact.js';
+import { blocks } from '../blocks.js';
+import { SessionDriver } from '../driver.js';
+import { kindOf, startSession, upkeepShape } from '../session.js';
+import { sessionTokens } from '../session-tokens.js';
+import { promptTokens } from '../_transcript.js';
+import { policyStream } from '../stream.js';
+import { defaultOf, paramMeta } from '../params.js';
+import { paramShape, resolvePolicy, type PolicyVariant } from '../spec.js';
+import type { Artifact, ForgetFact, Policy, PolicySession, PromptPlan } from '../types.js';
 
 /**
  * The contract every policy keeps, checked by replaying conversations
