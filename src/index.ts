@@ -36,7 +36,8 @@ export type { CommonParams } from './policies/params.js';
 export type { Policy, PolicySession, PolicyVariant, PromptPlan } from './policies/types.js';
 export { definePolicy } from './policies/define.js';
 export { param } from './policies/param.js';
-export { checkPolicyContract, formatContractViolation, type ContractViolation } from './policies/contract/checker.js';
+export { checkPolicyContract } from './policies/contract/checker.js';
+export { formatContractViolation, type ContractViolation } from './policies/contract/rules.js';
 
 // Read results
 export { parseResultsJson, type ResultsDocument } from './records/json.js';

@@ -43,5 +43,7 @@ export type { PolicyParams } from '../policies/define.js';
 export { COMMON_PARAMS, paramsFromTable } from '../policies/params.js';
 export { blocks } from '../policies/blocks.js';
 export { SessionDriver, sessionStart, type DrivenCall, type DrivenForget } from '../policies/driver.js';
-export { CONTRACT_RULES, contractVariants, planProblems, type ContractOptions, type ContractRule, type PlanCall, type PlanProblem } from '../policies/contract/checker.js';
+export { CONTRACT_RULES, type ContractRule } from '../policies/contract/rules.js';
+export { planProblems, type PlanCall, type PlanProblem } from '../policies/contract/plan-checks.js';
+export { contractVariants, type ContractOptions } from '../policies/contract/checker.js';
 export { guardPolicy } from '../policies/guard.js';
