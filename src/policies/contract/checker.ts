@@ -9,7 +9,7 @@ import { injectionQuote } from '../../upkeep/quote.js';
 import { searchText } from '../../upkeep/mentions.js';
 import { holds } from '../../upkeep/redact.js';
 import { blocks } from '../blocks.js';
-import { SessionDriver } from '../driver.js';
+import { drain, SessionDriver } from '../driver.js';
 import { startSession } from '../session.js';
 import { sessionTokens } from '../session-tokens.js';
 import { policyStream } from '../stream.js';
@@ -22,7 +22,7 @@ import type { ContractRule, ContractViolation } from './rules.js';
 /**
  * The whole-run checker of the contract (rules.ts): it replays conversations
  * through each variant of a policy as a run does, through the session
- * driver (driver.ts), and checks each call with the per-call
+ * driver's turn loop (driver.ts), and checks each call with the per-call
  * checks (plan-checks.ts) and what only a whole conversation tells: earlier
  * turns sent whole, the provider rules, erased values and dropped turns kept
  * nowhere, a returned prompt left unchanged, the same records from the same
@@ -143,7 +143,7 @@ interface Watch {
   end(artifacts: readonly Artifact[]): void;
 }
 
-/** Replays one conversation as a run does, a turn per step; returns its records. */
+/** Replays one conversation as a run does, a turn per step of the driver's turn loop; returns its records. */
 function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps, watch?: Watch): Generator<void, Records, void> {
   // What the policy throws, or returns of the wrong shape outside a plan, stops the check as it stops a run: one line
   // naming the variant, the turn and the scenario.
@@ -156,26 +156,22 @@ function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps,
   const own = ownMessages(conversation);
   const recordPlan = (turn: number, plan: PromptPlan) =>
     records.push({ turn, text: planShape(plan) ?? `${plan.overBudget} ${plan.stablePrefix} ${JSON.stringify(plan.upkeep)} ${plan.messages.map((m) => own.get(m) ?? JSON.stringify(m)).join(' ')}` });
-  const forgetAfter = (afterTurn: number) => {
-    for (const { facts, upkeep } of driver.forgetAfter(afterTurn)) {
+  const artifacts = yield* driver.turns({
+    prompted: (turn, calls) =>
+      calls.forEach(({ pending, plan }, k) => {
+        recordPlan(turn.index, plan);
+        watch?.call(turn, k, plan, pending);
+      }),
+    committed: (turn, upkeep) => {
+      record(turn.index, upkeep);
+      watch?.committed(turn, upkeep, driver);
+    },
+    forgot: (afterTurn, { facts, upkeep }) => {
       record(afterTurn, upkeep);
       watch?.forgot(afterTurn, facts, driver);
-    }
-  };
-  forgetAfter(0);
-  for (const turn of conversation.turns) {
-    const info = driver.begin(turn);
-    driver.prompt(turn, info).forEach(({ pending, plan }, k) => {
-      recordPlan(turn.index, plan);
-      watch?.call(turn, k, plan, pending);
-    });
-    const upkeep = driver.commit(turn, info);
-    record(turn.index, upkeep);
-    watch?.committed(turn, upkeep, driver);
-    forgetAfter(turn.index);
-    yield;
-  }
-  const artifacts = driver.artifacts();
+    },
+    end: () => undefined,
+  });
   record(conversation.turns.length + 1, artifacts);
   watch?.end(artifacts);
   return records;
@@ -193,13 +189,6 @@ function ownMessages(conversation: Conversation): Map<Message, string> {
     numbered.set(conversation, own);
   }
   return own;
-}
-
-function drain(steps: Generator<void, Records, void>): Records {
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return r.value;
-  }
 }
 
 /** Runs two replays a turn each in turn; returns both records. */
