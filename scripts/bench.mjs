@@ -138,10 +138,10 @@ async function runCtxsim(conversations) {
   const { streamStudyParallel } = await dist('engine/parallel.js');
   // As `ctxsim run` starts.
   setV8Flags();
-  const { StagedFiles } = await dist('study/files.js');
-  const { RecordFiles } = await dist('study/record-files.js');
-  const { digestSink } = await dist('study/sinks.js');
-  const { recordEncoder } = await dist('study/record-encoder.js');
+  const { StagedFiles } = await dist('output/files.js');
+  const { RecordFiles } = await dist('output/record-files.js');
+  const { digestSink } = await dist('output/sinks.js');
+  const { recordEncoder } = await dist('output/record-encoder.js');
   const { resultsJsonFrame, streamedLists } = await dist('records/json.js');
   const { reportInfo } = await dist('records/info.js');
   const only = flag('--policy');

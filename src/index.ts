@@ -25,8 +25,9 @@ export { CtxsimError, ScenarioError, UsageError, formatProblem, type Problem } f
 
 // Run a study
 export { contractScenarios, defaultStudy, loadScenarios, loadStudy, policyFromString, type ScenarioSource, type Study, type StudyOverrides } from './study/study.js';
-export { runStudyPipeline, type PipelineOptions, type RunnableStudy, type StudyOutcome, type StudySink } from './study/pipeline.js';
-export { digestSink, folderSink, memorySink, type KeptResults } from './study/sinks.js';
+export { runStudyPipeline, type PipelineOptions, type RunnableStudy, type StudyOutcome } from './study/pipeline.js';
+export type { StudySink } from './output/sink.js';
+export { digestSink, folderSink, memorySink, type KeptResults } from './output/sinks.js';
 export { loadScenarioFile } from './scenario/load.js';
 
 // Define and check a policy
@@ -35,7 +36,8 @@ export type { CommonParams } from './policies/params.js';
 export type { Policy, PolicySession, PolicyVariant, PromptPlan } from './policies/types.js';
 export { definePolicy } from './policies/define.js';
 export { param } from './policies/param.js';
-export { checkPolicyContract, formatContractViolation, type ContractViolation } from './policies/contract.js';
+export { checkPolicyContract } from './policies/contract/checker.js';
+export { formatContractViolation, type ContractViolation } from './policies/contract/rules.js';
 
 // Read results
 export { parseResultsJson, type ResultsDocument } from './records/json.js';

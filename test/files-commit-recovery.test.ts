@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameS
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { seal } from '../src/study/_seal.js';
-import { COMMIT_FILE, StagedFiles, STAGING_PREFIX } from '../src/study/files.js';
+import { seal } from '../src/output/_seal.js';
+import { COMMIT_FILE, StagedFiles, STAGING_PREFIX } from '../src/output/files.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -17,8 +17,8 @@ import { tempDir } from './_tmp.js';
  * commits replaces it.
  */
 
-const FILES = join(ROOT, 'dist', 'study', 'files.js');
-const built = existsSync(FILES) && statSync(FILES).mtimeMs >= statSync(join(ROOT, 'src', 'study', 'files.ts')).mtimeMs;
+const FILES = join(ROOT, 'dist', 'output', 'files.js');
+const built = existsSync(FILES) && statSync(FILES).mtimeMs >= statSync(join(ROOT, 'src', 'output', 'files.ts')).mtimeMs;
 const SKIP = built ? '' : ' (skipped: dist/ is missing or stale; npm test builds it)';
 
 /** The previous run's files; the new run writes a.txt, sub/b.txt (both replace one) and c.txt (new), and retires d.txt. */

@@ -10,13 +10,13 @@ import { InputFileError, MAX_JSON_MARKS, NOT_FOLLOWED, readInputFile, readInputT
 import { importDataset } from '../src/scenario/import/index.js';
 import { loadScenarioFile } from '../src/scenario/load.js';
 import { mergeShardFiles } from '../src/study/merge.js';
-import { memorySink } from '../src/study/sinks.js';
-import { displayPath } from '../src/study/package.js';
+import { memorySink } from '../src/output/sinks.js';
+import { displayPath } from '../src/output/display.js';
 import { loadScenarios, loadStudy } from '../src/study/study.js';
 import { DocTooLarge, SourceDoc } from '../src/text/document.js';
 import { Cassette } from '../src/upkeep/cassette.js';
 import { Journal } from '../src/upkeep/journal.js';
-import { defaultUpkeep, studyUpkeep } from '../src/study/upkeep.js';
+import { defaultUpkeep, studyUpkeep } from '../src/recording/upkeep.js';
 import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';

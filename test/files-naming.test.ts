@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { naming } from '../src/study/files.js';
+import { naming } from '../src/output/files.js';
 
 /** A failed write to an open file (a full disk) names no file; ctxsim makes it name the output. */
 

@@ -3,8 +3,8 @@ import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, utimesSyn
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { seal } from '../src/study/_seal.js';
-import { onStagingNotice, removeStaleStaging, StagedFiles, STAGING_PREFIX, writeFileAtomic } from '../src/study/files.js';
+import { seal } from '../src/output/_seal.js';
+import { onStagingNotice, removeStaleStaging, StagedFiles, STAGING_PREFIX, writeFileAtomic } from '../src/output/files.js';
 import { cacheKey, TokenCache } from '../src/tokens/token-cache.js';
 import { capture } from './_io.js';
 import { tempDir } from './_tmp.js';

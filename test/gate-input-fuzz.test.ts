@@ -9,7 +9,7 @@ import { compare, DEFAULT_LIMITS } from '../src/gate/compare.js';
 import { POLICY_RECORD, SUMMARY_RECORD } from '../src/records/registry.js';
 import { gateJson, gateJunit, gateMarkdown } from '../src/report/gate.js';
 import { mergeShardFiles } from '../src/study/merge.js';
-import { textSink } from '../src/study/sinks.js';
+import { textSink } from '../src/output/sinks.js';
 import { capture, cli } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';

@@ -8,7 +8,7 @@ import { importDataset } from '../src/scenario/import/index.js';
 import { normalizeText } from '../src/scenario/docs.js';
 import { canonicalDiaId, evidenceIds, parseLocomoDate, readLocomo } from '../src/scenario/import/locomo.js';
 import type { Conversation } from '../src/types.js';
-import { displayPath } from '../src/study/package.js';
+import { displayPath } from '../src/output/display.js';
 import { problems } from './_io.js';
 import { itShared } from './_shared.js';
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STAGING_PREFIX } from '../src/study/files.js';
+import { STAGING_PREFIX } from '../src/output/files.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -14,7 +14,7 @@ import { tempDir } from './_tmp.js';
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 /** Whether dist/ holds the compiled signal handling: each file built after its source was changed. */
-const built = ['study/files', 'cli/_output', 'cli/main'].every((f) => {
+const built = ['output/files', 'cli/_output', 'cli/main'].every((f) => {
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkPolicyContract, CONTRACT_RULES, contractVariants, formatContractViolation, type ContractRule } from '../src/policies/contract.js';
+import { checkPolicyContract, contractVariants } from '../src/policies/contract/checker.js';
+import { CONTRACT_RULES, formatContractViolation, type ContractRule } from '../src/policies/contract/rules.js';
 import { POLICIES, REGISTRY } from '../src/policies/index.js';
 import type { Policy } from '../src/policies/types.js';
 import { generateConversations, PROFILES } from '../src/scenario/generate/index.js';
@@ -9,7 +10,7 @@ import type { Conversation, Message } from '../src/types.js';
 import { allShipped, conversation, fixture, randomConversation, shipped, withSafetyEvents, brokenPolicy } from './_policies.js';
 
 /**
- * Every registered policy keeps the policy contract (src/policies/contract.ts)
+ * Every registered policy keeps the policy contract (src/policies/contract/rules.ts)
  * under the parameter sets derived from its schema, on: the shipped
  * scenarios; the hand-made fixtures (forget and injection events, a turn
  * without a reply); two users whose conversations read alike, replayed

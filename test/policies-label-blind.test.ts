@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { replay, type SentCall } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
-import { contractVariants, checkPolicyContract } from '../src/policies/contract.js';
+import { contractVariants, checkPolicyContract } from '../src/policies/contract/checker.js';
 import { POLICIES } from '../src/policies/index.js';
 import { resolvePolicy, type PolicyVariant } from '../src/policies/spec.js';
 import type { Policy, PolicySession } from '../src/policies/types.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { replayContext, runStudy } from '../src/engine/run.js';
-import { contractVariants } from '../src/policies/contract.js';
+import { contractVariants } from '../src/policies/contract/checker.js';
 import { definePolicy } from '../src/policies/define.js';
 import { CHAT_POLICIES, POLICIES, REGISTRY } from '../src/policies/index.js';
 import { param } from '../src/policies/param.js';

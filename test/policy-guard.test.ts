@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { CtxsimError } from '../src/errors.js';
-import { contractVariants } from '../src/policies/contract.js';
+import { contractVariants } from '../src/policies/contract/checker.js';
 import { guardPolicy } from '../src/policies/guard.js';
 import { POLICIES } from '../src/policies/index.js';
 import { resolvePolicy, type PolicyVariant } from '../src/policies/spec.js';

@@ -4,7 +4,7 @@ import { digestOf } from '../src/records/digest.js';
 import { costPer1000, usdNumber } from '../src/records/format.js';
 import { renderSvg } from '../src/report/svg.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
-import { memorySink } from '../src/study/sinks.js';
+import { memorySink } from '../src/output/sinks.js';
 import { PACKAGE_DIR } from '../src/process.js';
 import { policiesFromFlags, type Study } from '../src/study/study.js';
 import { PRICE_DATE } from './fixtures/report/run.js';

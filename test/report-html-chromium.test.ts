@@ -8,7 +8,7 @@ import { charts } from '../src/report/charts.js';
 import { reportHtml } from '../src/report/html.js';
 import { renderCharts } from '../src/report/outputs.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
-import { memorySink } from '../src/study/sinks.js';
+import { memorySink } from '../src/output/sinks.js';
 import { PACKAGE_DIR } from '../src/process.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { fixtureRun, PRICE_DATE } from './fixtures/report/run.js';

@@ -7,11 +7,11 @@ import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { resultsJson, type RecordsMode } from '../src/records/json.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
-import { csvStreamSink, fileSink, jsonStreamSink, memorySink } from '../src/study/sinks.js';
+import { csvStreamSink, fileSink, jsonStreamSink, memorySink } from '../src/output/sinks.js';
 import { turnsCsv } from '../src/records/csv.js';
 import { bytesOut } from '../src/cli/_io.js';
 import { defaultStudy } from '../src/study/study.js';
-import { STAGING_PREFIX } from '../src/study/files.js';
+import { STAGING_PREFIX } from '../src/output/files.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -24,7 +24,7 @@ import { tempDir } from './_tmp.js';
  */
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
-const built = ['study/sinks', 'study/record-files', 'records/json', 'engine/run', 'cli/run', 'cli/_io'].every((f) => {
+const built = ['output/sinks', 'output/record-files', 'records/json', 'engine/run', 'cli/run', 'cli/_io'].every((f) => {
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(MAIN) && existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });
@@ -124,7 +124,7 @@ describe('results.json as one output file', () => {
     // 64 chunks of 1 MB through the CLI's stdout writer, as --out - gives them; the child tells the most stdout held unwritten.
     const script = [
       `import { bytesOut, processIO, watchStdio } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'cli', '_io.js')).href)};`,
-      `import { writeAll } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'study', 'record-files.js')).href)};`,
+      `import { writeAll } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'output', 'record-files.js')).href)};`,
       'watchStdio();',
       'const out = bytesOut(processIO);',
       'let most = 0;',

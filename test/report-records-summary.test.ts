@@ -6,7 +6,7 @@ import { runMain } from '../src/cli/_app.js';
 import { UsageError } from '../src/errors.js';
 import { parseResultsJson } from '../src/records/json.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
-import { folderSink, textSink } from '../src/study/sinks.js';
+import { folderSink, textSink } from '../src/output/sinks.js';
 import { loadStudy } from '../src/study/study.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
@@ -22,8 +22,8 @@ const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 /** The built CLI is current when each compiled file of the records modes is no older than its source. */
 const built = [
   ['cli/run', 'cli/run'],
-  ['study/sinks', 'study/sinks'],
-  ['study/record-files', 'study/record-files'],
+  ['output/sinks', 'output/sinks'],
+  ['output/record-files', 'output/record-files'],
   ['records/json', 'records/json'],
   ['records/encode', 'records/encode'],
   ['engine/run', 'engine/run'],

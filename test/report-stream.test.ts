@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { studyFromFlags } from '../src/cli/_study.js';
 import { resultsMeta, runStudyPipeline } from '../src/study/pipeline.js';
-import { memorySink } from '../src/study/sinks.js';
+import { memorySink } from '../src/output/sinks.js';
 import { csvHeader, csvRow, csvRows, VIOLATION_COLUMNS } from '../src/records/csv.js';
 import { jsonRows } from '../src/records/json.js';
 import { recordText } from '../src/records/encode.js';

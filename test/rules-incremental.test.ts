@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkPrompt, PromptRules, RULE_SETS, type RuleSet, type Violation } from '../src/message-rules/provider.js';
-import { PlanChecks, planProblems, type PlanCall, type PlanProblem } from '../src/policies/contract.js';
+import { PlanChecks, planProblems, type PlanCall, type PlanProblem } from '../src/policies/contract/plan-checks.js';
 import type { PromptPlan } from '../src/policies/types.js';
 import { messageText, TokenCounter } from '../src/tokens/counter.js';
 import type { Message, UpkeepCall } from '../src/types.js';
@@ -210,7 +210,7 @@ function calls(pinned: readonly Message[], steps: readonly Call[]): { plan: Prom
 
 /**
  * The per-call rules of the policy contract read over one whole plan, as
- * docs/custom-policies.md and contract.ts's doc comments state them: the
+ * docs/custom-policies.md and contract/rules.ts's doc comments state them: the
  * reference PlanChecks is held to. A plan of the wrong shape is that one
  * problem; otherwise the problems in the order of the rules, those of the
  * message pass (a late system message, tool pairs) by the place they are at.

@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSyn
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { seal } from '../src/study/_seal.js';
+import { seal } from '../src/output/_seal.js';
 import { defaultOutFolder } from '../src/study/confine.js';
-import { COMMIT_FILE, onStagingNotice, removeStaleStaging, STAGING_PREFIX } from '../src/study/files.js';
+import { COMMIT_FILE, onStagingNotice, removeStaleStaging, STAGING_PREFIX } from '../src/output/files.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';

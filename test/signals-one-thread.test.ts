@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STAGING_PREFIX } from '../src/study/files.js';
+import { STAGING_PREFIX } from '../src/output/files.js';
 import { cli } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -17,7 +17,7 @@ import { tempDir } from './_tmp.js';
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 /** Whether dist/ holds the compiled one-thread run: each file built after its source was changed. */
-const built = ['engine/run', 'engine/parallel', 'report/outputs', 'study/files', 'cli/_output', 'cli/generate', 'cli/_scenarios', 'process'].every((f) => {
+const built = ['engine/run', 'engine/parallel', 'report/outputs', 'output/files', 'cli/_output', 'cli/generate', 'cli/_scenarios', 'process'].every((f) => {
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });

@@ -6,7 +6,7 @@ import { serverForFile } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 import { loadStudy } from '../src/study/study.js';
-import { realPath } from '../src/study/confine.js';
+import { realPath } from '../src/output/real-path.js';
 
 /**
  * A study file reaches no further than the command line lets it: it opens

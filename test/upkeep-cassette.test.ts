@@ -5,7 +5,7 @@
  * parseFacts) with the study's placeholder check (upkeepSchema).
  */
 import { describe, expect, it } from 'vitest';
-import { upkeepSchema } from '../src/study/upkeep.js';
+import { upkeepSchema } from '../src/recording/upkeep.js';
 import type { Message } from '../src/types.js';
 import { Cassette, decodeVector, encodeVector, requestKey, type CassetteEntry, type ChatMessage, type UpkeepRequest } from '../src/upkeep/cassette.js';
 import { DEFAULT_PROMPTS, extractRequest, forgetRequest, parseFacts, summaryRequest, transcript } from '../src/upkeep/prompts.js';

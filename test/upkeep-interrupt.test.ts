@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { STAGING_PREFIX } from '../src/study/files.js';
+import { STAGING_PREFIX } from '../src/output/files.js';
 import { Cassette } from '../src/upkeep/cassette.js';
 import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
@@ -21,7 +21,7 @@ import { tempDir } from './_tmp.js';
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 /** Whether dist/ holds the compiled recording: each file built after its source was changed. */
-const built = ['study/upkeep', 'upkeep/journal', 'upkeep/endpoint', 'upkeep/cassette', 'cli/_output'].every((f) => {
+const built = ['recording/upkeep', 'upkeep/journal', 'upkeep/endpoint', 'upkeep/cassette', 'cli/_output'].every((f) => {
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });

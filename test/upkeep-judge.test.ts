@@ -4,7 +4,7 @@ import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { defaultUpkeep, upkeepFingerprint } from '../src/study/upkeep.js';
+import { defaultUpkeep, upkeepFingerprint } from '../src/recording/upkeep.js';
 import { judgedYes, judgeRequest, DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
 import { csvRows, expectShardsMergeToRun, recordCli, recording, textFiles } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';

@@ -21,7 +21,7 @@ import { tempDir } from './_tmp.js';
 const KEY = 'sk-test-upkeep-secret-0123456789';
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const NO_NETWORK = join(ROOT, 'test', 'fixtures', 'upkeep', 'no-network.mjs');
-const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'study', 'upkeep.ts')).mtimeMs;
+const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'recording', 'upkeep.ts')).mtimeMs;
 const SCENARIO = join(ROOT, 'test', 'fixtures', 'upkeep', 'scenario.yaml');
 
 const { server, url } = serverForFile();

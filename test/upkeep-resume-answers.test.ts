@@ -19,7 +19,7 @@ import { tempDir } from './_tmp.js';
  */
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
-const built = ['study/upkeep', 'upkeep/journal', 'upkeep/endpoint', 'upkeep/cassette'].every((f) => {
+const built = ['recording/upkeep', 'upkeep/journal', 'upkeep/endpoint', 'upkeep/cassette'].every((f) => {
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });

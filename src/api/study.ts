@@ -10,9 +10,10 @@
  */
 
 export { studyJsonSchema } from '../study/study.js';
-export { resultsMeta, type SinkOutcome, type StudyDone, type StudyEvents } from '../study/pipeline.js';
-export { fileSink, shardSink, textSink, type ReportedResults } from '../study/sinks.js';
+export { resultsMeta, type SinkOutcome, type StudyEvents } from '../study/pipeline.js';
+export type { StudyDone } from '../output/sink.js';
+export { fileSink, shardSink, textSink, type ReportedResults } from '../output/sinks.js';
 export { mergeShardFiles } from '../study/merge.js';
-export { OutputSet } from '../study/files.js';
-export type { StudyRecords } from '../study/record-encoder.js';
-export { studyUpkeep, type RunUpkeepOf } from '../study/upkeep.js';
+export { OutputSet } from '../output/files.js';
+export type { StudyRecords } from '../output/record-encoder.js';
+export { studyUpkeep, type RunUpkeepOf } from '../recording/upkeep.js';

@@ -10,7 +10,7 @@
  * @module ctxsim/upkeep
  */
 
-export { defaultUpkeep, planText, upkeepPlan, UPKEEP_MODES, type UpkeepMode, type UpkeepOverrides, type UpkeepPlan, type UpkeepSettings } from '../study/upkeep.js';
+export { defaultUpkeep, planText, upkeepPlan, UPKEEP_MODES, type UpkeepMode, type UpkeepOverrides, type UpkeepPlan, type UpkeepSettings } from '../recording/upkeep.js';
 export { CassetteMissError, recordedUpkeep, simulatedUpkeep, type Miss, type MissHandler, type RecordedOptions, type Upkeep } from '../upkeep/upkeep.js';
 export { Cassette, requestKey, type BilledUsage, type CassetteEntry, type ChatMessage, type UpkeepRequest } from '../upkeep/cassette.js';
 export { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';

@@ -1,8 +1,8 @@
 import yargs, { type Argv, type CommandModule } from 'yargs';
 import { CtxsimError, escapeControl, UsageError } from '../errors.js';
 import { ctxsimVersion } from '../process.js';
-import { onStagingNotice } from '../study/files.js';
-import { displayPath } from '../study/package.js';
+import { onStagingNotice } from '../output/files.js';
+import { displayPath } from '../output/display.js';
 import { noCacheAlias } from './_cache-folder.js';
 import type { Command } from './_command.js';
 import { processIO, reasonOf, type IO } from './_io.js';

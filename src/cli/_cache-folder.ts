@@ -1,8 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { CtxsimError, UsageError } from '../errors.js';
 import { folderProblem, userFolder } from '../process.js';
-import { linkOnTheWay } from '../study/confine.js';
-import { displayPath } from '../study/package.js';
+import { linkOnTheWay } from '../output/real-path.js';
+import { displayPath } from '../output/display.js';
 
 /** `--token-cache`'s value: a folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
 export type TokenCacheFlag = string | false | (string | false)[];

@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import { abortOpenStaging } from '../study/files.js';
+import { abortOpenStaging } from '../output/files.js';
 import type { StudyEvents } from '../study/pipeline.js';
 
 /** Where a command prints; injected so tests capture it. */

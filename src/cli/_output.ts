@@ -2,8 +2,8 @@ import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs
 import { basename, dirname } from 'node:path';
 import { UsageError } from '../errors.js';
 import { formatOfPath, type OutputFormat } from '../report/outputs.js';
-import { checkFileTarget } from '../study/files.js';
-import { displayPath } from '../study/package.js';
+import { checkFileTarget } from '../output/files.js';
+import { displayPath } from '../output/display.js';
 import { reasonOf } from './_io.js';
 
 /**

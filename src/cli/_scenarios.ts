@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { displayPath } from '../study/package.js';
+import { displayPath } from '../output/display.js';
 import type { ScenarioOut } from '../scenario/docs.js';
 import { scenariosToYamlStream, scenarioToYaml } from '../scenario/yaml.js';
-import { writeFilesPausing } from '../study/files.js';
+import { writeFilesPausing } from '../output/files.js';
 import type { IO } from './_io.js';
 import { checkOutputFolder } from './_output.js';
 

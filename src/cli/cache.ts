@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import { NAMESPACE_NAMES, NAMESPACES } from '../store/namespaces.js';
 import { clearStore, DEFAULT_STORE_BYTES, storeStats, type StoreStats } from '../store/store.js';
-import { displayPath } from '../study/package.js';
+import { displayPath } from '../output/display.js';
 import type { IO } from './_io.js';
 import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
 import { plural } from '../records/format.js';

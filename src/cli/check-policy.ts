@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
-import { CONTRACT_RULES, checkPolicyContract, formatContractViolation, type ContractViolation } from '../policies/contract.js';
+import { checkPolicyContract } from '../policies/contract/checker.js';
+import { CONTRACT_RULES, formatContractViolation, type ContractViolation } from '../policies/contract/rules.js';
 import { parseSpecString, resolvePolicy, type PolicyVariant } from '../policies/spec.js';
 import type { Policy } from '../policies/types.js';
 import { checkContractOnThread } from '../engine/parallel.js';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { checkUpkeep, upkeepCheckReport, type ObservationForm } from '../study/check-upkeep.js';
-import { displayPath } from '../study/package.js';
+import { displayPath } from '../output/display.js';
 import type { IO } from './_io.js';
 
 export interface CheckUpkeepFlags {

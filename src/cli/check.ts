@@ -7,13 +7,13 @@ import { gateAnnotations, gateJson, gateJunit, gateMarkdown } from '../report/ga
 import { gateComment, gateSummary } from '../report/gate-summary.js';
 import { verdict } from '../report/verdict.js';
 import { changePlaces, placeFile } from '../study/gate-places.js';
-import { OutputSet } from '../study/files.js';
+import { OutputSet } from '../output/files.js';
 import { runStudyPipeline, type RunnableStudy } from '../study/pipeline.js';
 import type { RunInfo } from '../engine/run.js';
 import { insideRoots, studyRoots } from '../study/confine.js';
 import { cacheFolderNamed } from './_cache-folder.js';
-import { fileSink, gateSink } from '../study/sinks.js';
-import { displayPath } from '../study/package.js';
+import { fileSink, gateSink } from '../output/sinks.js';
+import { displayPath } from '../output/display.js';
 import { type Study } from '../study/study.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';

@@ -6,7 +6,7 @@ import { loadScenarioOrStudy } from '../scenario/load.js';
 import { explainTurn, studyConversation, studyModel, type ExplainedCall, type ExplainedProbe, type ExplainedTurn, type ExplainedUpkeep } from '../study/explain.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { priceWarnings } from '../study/price-check.js';
-import { displayPath } from '../study/package.js';
+import { displayPath } from '../output/display.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, Pico } from '../types.js';
 import type { IO } from './_io.js';

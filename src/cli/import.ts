@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
 import { formatImportReport, IMPORTERS, importDataset, importerFor, importOptions } from '../scenario/import/index.js';
-import { displayPath } from '../study/package.js';
+import { displayPath } from '../output/display.js';
 import { addUnloggedPrefixes } from '../study/billed.js';
 import { grouped } from '../records/format.js';
 import type { ScenarioOut } from '../scenario/docs.js';

@@ -1,6 +1,6 @@
 import { relative, resolve } from 'node:path';
 import { scaffold } from '../study/init.js';
-import { displayPath } from '../study/package.js';
+import { displayPath } from '../output/display.js';
 import { shellWord, type IO } from './_io.js';
 
 export interface InitFlags {

@@ -2,7 +2,7 @@ import { UsageError } from '../errors.js';
 import { budgetColumnsProblem, budgetCsv } from '../report/budget.js';
 import { budgetMarkdown } from '../report/markdown.js';
 import { runStudyPipeline } from '../study/pipeline.js';
-import { digestSink } from '../study/sinks.js';
+import { digestSink } from '../output/sinks.js';
 import { studyEvents, type IO } from './_io.js';
 import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { sortFlag } from './_table.js';

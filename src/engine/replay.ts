@@ -1,12 +1,12 @@
 import { CtxsimError, UsageError } from '../errors.js';
 import { blocks } from '../policies/blocks.js';
-import { SessionDriver } from '../policies/driver.js';
+import { SessionDriver, type DrivenCall, type DrivenForget, type TurnObserver } from '../policies/driver.js';
 import { guardPolicy } from '../policies/guard.js';
 import { moduleFault } from '../policies/module-calls.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { sessionTokens } from '../policies/session-tokens.js';
 import { policyStream } from '../policies/stream.js';
-import type { Artifact, PromptPlan, TurnInfo } from '../policies/types.js';
+import type { Artifact, PromptPlan } from '../policies/types.js';
 import { Meter, type CallCost, type CallRequest } from '../pricing/meter.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { chooseModel, ONE_HOUR, type CostSettings } from '../pricing/settings.js';
@@ -165,30 +165,14 @@ export function replayTurn(conversation: Conversation, variant: PolicyVariant, c
 /**
  * The same replay, one turn at a time: yields each turn's record and returns
  * the whole replay. Several may run interleaved (sessions are independent).
- * A turn is a sequence of named steps: prompt, inspect (provider rules,
- * forgotten values, injections), commit (and forget), price, score.
+ * A turn is a step of the session driver's turn loop, which the replayer
+ * observes: begun (routed), prompted (its calls counted, then inspected:
+ * provider rules, forgotten values, injections), committed and followed by
+ * its forget events, then priced, recorded and scored.
  */
 export function* replaySteps(conversation: Conversation, variant: PolicyVariant, ctx: ReplayContext, onCall?: OnCall, onUpkeep?: OnUpkeep): Generator<TurnRecord, Replay, void> {
-  const r = new Replayer(conversation, variant, ctx);
-  // A forget before the first turn is charged to turn 1.
-  let carried: UpkeepCall[] = [];
-  r.forgetAfter(0, carried);
-  for (const turn of conversation.turns) {
-    const info = r.begin(turn);
-    // The user message's output count is needed only to route the turn.
-    const route = ctx.costs?.route;
-    const model = route ? chooseModel(route, ctx.model, ctx.tokens.output(turn.user)) : ctx.model;
-    const calls = r.prompt(turn, info);
-    const upkeep = carried;
-    carried = [];
-    const sent = r.inspect(turn.index, calls, upkeep);
-    r.commit(turn, info, upkeep);
-    const priced = r.price(turn.index, model, calls, upkeep, onCall, onUpkeep);
-    const row = r.record(turn.index, calls, sent, priced);
-    r.score(turn, calls[0]!, priced.firstOverflow, row);
-    yield row;
-  }
-  return r.finish();
+  const r = new Replayer(conversation, variant, ctx, onCall, onUpkeep);
+  return r.finish(yield* r.steps());
 }
 
 /** What the inspection of a turn's prompts found. */
@@ -217,8 +201,8 @@ type Priced = Pick<
   firstOverflow: boolean;
 };
 
-/** One conversation's replay under one policy: its session, meter, ledger and records so far. */
-class Replayer {
+/** One conversation's replay under one policy: its session, meter, ledger and records so far; it observes the driver's turn loop. */
+class Replayer implements TurnObserver<TurnRecord> {
   private readonly watch: SafetyWatch;
   /** Feeds the session its turns: what the policy may see, and nothing else. */
   private readonly driver: SessionDriver;
@@ -233,6 +217,13 @@ class Replayer {
   private cumulative = 0n;
   /** The turn under way (0 before the first): where an upkeep request the cassette lacks was made. */
   private turn = 0;
+  /** The model the turn under way is routed to. */
+  private routed: string;
+  /** The turn's calls as sent, and what inspecting them found. */
+  private calls: SentCall[] = [];
+  private inspected: Inspected | undefined;
+  /** The upkeep charged to the turn under way (a forget before the first turn is charged to turn 1). */
+  private upkeepOfTurn: UpkeepCall[] = [];
   /** The tool definitions offered with every call, and their tokens (sent first: caching sees them before the messages). */
   private readonly tools: { tokens: number; defs: readonly ToolDef[] } | undefined;
   /** The chat model's recorded replies to probe turns, when the run measures answers. */
@@ -244,8 +235,11 @@ class Replayer {
     private readonly conversation: Conversation,
     private readonly variant: PolicyVariant,
     private readonly ctx: ReplayContext,
+    private readonly onCall?: OnCall,
+    private readonly onUpkeep?: OnUpkeep,
   ) {
     const { tokens, model } = ctx;
+    this.routed = model;
     this.promptTokens = new PromptTokens(tokens);
     this.rules = new PromptRules(ctx.messageRules);
     // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario;
@@ -281,29 +275,56 @@ class Replayer {
     return recorded;
   }
 
-  /** Starts turn `turn`: what the session is told of it, and what the safety watch knows of it. */
-  begin(turn: Turn): TurnInfo {
+  /** The replay, a turn per step of the driver's turn loop, which this replayer observes; returns what the session stores at the end. */
+  steps(): Generator<TurnRecord, Artifact[], void> {
+    return this.driver.turns(this);
+  }
+
+  /** A turn starts: where a missing upkeep response is placed, what the safety watch knows of it, and the model it is routed to. */
+  begin(turn: Turn): void {
     this.turn = turn.index;
     this.watch.startTurn(turn);
-    return this.driver.begin(turn);
+    // The user message's output count is needed only to route the turn.
+    const route = this.ctx.costs?.route;
+    this.routed = route ? chooseModel(route, this.ctx.model, this.ctx.tokens.output(turn.user)) : this.ctx.model;
   }
 
-  /** Carries out the forget events that follow `afterTurn`; adds their upkeep to `upkeep`. */
-  forgetAfter(afterTurn: number, upkeep: UpkeepCall[]): void {
-    for (const event of this.driver.forgetAfter(afterTurn)) {
-      this.watch.forget(event.facts);
-      for (const u of event.upkeep) upkeep.push(u);
-    }
+  /** The turn's calls as the session planned them: counted as sent, then inspected before the turn changes memory. */
+  prompted(turn: Turn, calls: DrivenCall[]): void {
+    this.calls = this.sent(calls);
+    this.inspected = this.inspect(turn.index, this.calls, this.upkeepOfTurn);
   }
 
-  /** The turn's model calls: the prompt after the user message, and another after each round of tool calls. */
-  prompt(turn: Turn, info: TurnInfo): SentCall[] {
+  /** The exchange stored: its upkeep is the turn's. */
+  committed(_turn: Turn, upkeep: UpkeepCall[]): void {
+    for (const u of upkeep) this.upkeepOfTurn.push(u);
+  }
+
+  /** A forget event carried out: the safety watch learns the erased values; its upkeep is the turn's (turn 1's before the first). */
+  forgot(_afterTurn: number, event: DrivenForget): void {
+    this.watch.forget(event.facts);
+    for (const u of event.upkeep) this.upkeepOfTurn.push(u);
+  }
+
+  /** The turn is over: priced, recorded and scored; its record. */
+  end(turn: Turn): TurnRecord {
+    this.watch.endTurn(turn);
+    const upkeep = this.upkeepOfTurn;
+    this.upkeepOfTurn = [];
+    const priced = this.price(turn.index, this.routed, this.calls, upkeep);
+    const row = this.record(turn.index, this.calls, this.inspected!, priced);
+    this.score(turn, this.calls[0]!, priced.firstOverflow, row);
+    return row;
+  }
+
+  /** The turn's model calls as sent (the prompt after the user message, and another after each round of tool calls), with their tokens. */
+  private sent(calls: readonly DrivenCall[]): SentCall[] {
     const { template } = this.ctx.tokens;
     const toolTokens = this.tools?.tokens ?? 0;
     // What the log left out is sent first, whatever the policy sends.
     const unloggedTokens = this.conversation.unloggedTokens ?? 0;
     const sent: SentCall[] = [];
-    for (const { plan, output } of this.driver.prompt(turn, info)) {
+    for (const { plan, output } of calls) {
       let call: SentCall;
       if (template) {
         // A chat template lays out the prompt itself, tool definitions included: its rendering is counted.
@@ -319,7 +340,7 @@ class Replayer {
   }
 
   /** What was sent, before the turn changes memory: rule violations, forgotten values, injections; the plans' upkeep goes to `upkeep`. */
-  inspect(turn: number, calls: readonly SentCall[], upkeep: UpkeepCall[]): Inspected {
+  private inspect(turn: number, calls: readonly SentCall[], upkeep: UpkeepCall[]): Inspected {
     const { tokens } = this.ctx;
     // A stand-in for what the log left out is an estimate of its tokens.
     const found: Inspected = { violations: 0, zombiePrompt: false, injectionExposed: false, overBudget: false, estimatedTokens: this.ctx.standIn === true || this.conversation.unloggedTokens !== undefined };
@@ -338,15 +359,9 @@ class Replayer {
     return found;
   }
 
-  /** The policy stores the finished exchange; forget events after the turn are carried out. */
-  commit(turn: Turn, info: TurnInfo, upkeep: UpkeepCall[]): void {
-    for (const u of this.driver.commit(turn, info)) upkeep.push(u);
-    this.forgetAfter(turn.index, upkeep);
-    this.watch.endTurn(turn);
-  }
-
   /** Prices the turn's calls on `model` and its upkeep (the user waits for synchronous upkeep). */
-  price(turn: number, model: string, calls: readonly SentCall[], upkeep: readonly UpkeepCall[], onCall?: OnCall, onUpkeep?: OnUpkeep): Priced {
+  private price(turn: number, model: string, calls: readonly SentCall[], upkeep: readonly UpkeepCall[]): Priced {
+    const { onCall, onUpkeep } = this;
     const { tokens } = this.ctx;
     const p: Priced = {
       model,
@@ -412,7 +427,7 @@ class Replayer {
   }
 
   /** The turn's record, made whole in one go, its fields in the order of the `TURN_RECORD` registry (as results.json and shard files list them). */
-  record(turn: number, calls: readonly SentCall[], sent: Inspected, p: Priced): TurnRecord {
+  private record(turn: number, calls: readonly SentCall[], sent: Inspected, p: Priced): TurnRecord {
     const cost = p.costInput + p.costCached + p.costOutput + p.costUpkeep;
     this.cumulative += cost;
     const row: TurnRecord = {
@@ -465,7 +480,7 @@ class Replayer {
    * not `retained`) leaves it `unanswered`, counted apart (`judgedUnsent`),
    * so no answered figure rests on what the memory never sent.
    */
-  score(turn: Turn, first: SentCall, overflow: boolean, row: TurnRecord): void {
+  private score(turn: Turn, first: SentCall, overflow: boolean, row: TurnRecord): void {
     const reply = this.reply(turn, first, overflow);
     for (const fact of turn.probe) {
       const state = this.ledger.at(fact, turn.index)!;
@@ -532,9 +547,8 @@ class Replayer {
     return verdict !== undefined && judgedYes(verdict);
   }
 
-  /** The whole replay, with what the policy stores at the end. */
-  finish(): Replay {
-    const artifacts = this.driver.artifacts();
+  /** The whole replay, with what the policy stores at the end (`artifacts`). */
+  finish(artifacts: Artifact[]): Replay {
     const storedBytes = artifacts.reduce((n, a) => n + a.bytes, 0);
     return { turns: this.turns, probes: this.probes, violations: this.violations, artifacts, end: { zombies: this.watch.zombies(artifacts), storedBytes } };
   }

@@ -197,7 +197,7 @@ export const RUN_SPEC = z.strictObject({
     problems: checks((tools: readonly { name: string }[]) => repeats('toolDefs', tools, (t) => t.name, (i) => [i, 'name'], (t) => `tool ${t.name} is defined`)),
   }),
   upkeep: setting(RUN_UPKEEP.optional().describe('where upkeep comes from (absent: simulated, with the default prompts)'), {
-    // A study's own upkeep, answers and judge keys make it (study/upkeep.ts: `studyUpkeep`).
+    // A study's own upkeep, answers and judge keys make it (recording/upkeep.ts: `studyUpkeep`).
     key: false,
   }),
 });

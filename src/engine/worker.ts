@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { CtxsimError, UsageError } from '../errors.js';
-import { checkVariants, type ContractViolation } from '../policies/contract.js';
+import { checkVariants } from '../policies/contract/checker.js';
+import type { ContractViolation } from '../policies/contract/rules.js';
 import { REGISTRY } from '../policies/index.js';
 import { describeThrown } from '../policies/module-calls.js';
 import { ModuleLink } from '../policies/module-link.js';

@@ -19,6 +19,27 @@ export interface DrivenForget {
 }
 
 /**
+ * What a caller of the turn loop (`SessionDriver.turns`) observes, in order:
+ * the forget events before the first turn (`forgot`, after turn 0); then, for
+ * each turn, its start (`begin`, before the session plans a call), its calls
+ * as planned (`prompted`, before the turn changes memory), the exchange
+ * stored (`committed`), the forget events that follow it (`forgot`), and its
+ * end (`end`, whose value the loop yields for the turn).
+ */
+export interface TurnObserver<T> {
+  /** A turn starts: what the session is told of it. */
+  begin?(turn: Turn, info: TurnInfo): void;
+  /** The turn's model calls as the session planned them. */
+  prompted?(turn: Turn, calls: DrivenCall[]): void;
+  /** The finished exchange stored: the upkeep it took. */
+  committed?(turn: Turn, upkeep: UpkeepCall[]): void;
+  /** A forget event carried out after turn `afterTurn` (0: before the first), once every event after that turn is. */
+  forgot?(afterTurn: number, event: DrivenForget): void;
+  /** The turn is over, its forget events too: what the loop yields for it. */
+  end(turn: Turn): T;
+}
+
+/**
  * What a session is started with: the conversation's id, user, pinned
  * system messages and tools, frozen. A new object, so nothing else of the
  * conversation (its turns, its annotations) can be reached from it.
@@ -41,9 +62,11 @@ export function sessionStart(conversation: Conversation): SessionStart {
  * scenario's annotations (`facts:`, `probe:`: the answer key the scoring
  * reads) nor a turn before it happens.
  *
- * A turn is driven in steps — `begin`, `prompt`, `commit` — so a caller can
- * inspect the prompts before the turn changes memory; `forgetAfter` carries
- * out the forget events that follow a turn (0: before the first).
+ * The one turn loop is `turns`: the replay engine and the contract check
+ * both iterate it, a turn per step (several may run interleaved), and
+ * observe its events (`TurnObserver`). Its steps — `begin`, `prompt`,
+ * `commit`, and `forgetAfter`, which carries out the forget events that
+ * follow a turn (0: before the first) — may also be taken one by one.
  */
 export class SessionDriver {
   private seconds = 0;
@@ -96,6 +119,35 @@ export class SessionDriver {
   /** What the session stores now. */
   artifacts(): Artifact[] {
     return this.session.artifacts();
+  }
+
+  /**
+   * Drives the whole conversation, a turn per step: the forget events before
+   * the first turn, then each turn begun, prompted, committed and followed
+   * by its forget events, as `observer` hears; yields what it makes of each
+   * turn, and returns what the session stores at the end.
+   */
+  *turns<T>(observer: TurnObserver<T>): Generator<T, Artifact[], void> {
+    for (const event of this.forgetAfter(0)) observer.forgot?.(0, event);
+    for (const turn of this.conversation.turns) {
+      const info = this.begin(turn);
+      observer.begin?.(turn, info);
+      const calls = this.prompt(turn, info);
+      observer.prompted?.(turn, calls);
+      const upkeep = this.commit(turn, info);
+      observer.committed?.(turn, upkeep);
+      for (const event of this.forgetAfter(turn.index)) observer.forgot?.(turn.index, event);
+      yield observer.end(turn);
+    }
+    return this.artifacts();
+  }
+}
+
+/** Runs a turn loop (`SessionDriver.turns`, or a replay made of one) to its end; returns what it returns. */
+export function drain<R>(steps: Generator<unknown, R, void>): R {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
   }
 }
 

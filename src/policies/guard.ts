@@ -1,7 +1,7 @@
 import { CtxsimError } from '../errors.js';
 import { PromptTokens } from '../tokens/counter.js';
 import type { Message } from '../types.js';
-import { PlanChecks, type PlanCall } from './contract.js';
+import { PlanChecks, type PlanCall } from './contract/plan-checks.js';
 import { callPlace, startSession } from './session.js';
 import type { Policy } from './types.js';
 

@@ -12,7 +12,7 @@ import type { ExtractRequest } from '../upkeep/extractor.js';
 import type { ForgetSummaryRequest, SummarizeRequest } from '../upkeep/summarizer.js';
 import { simulatedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
 import { blocks } from './blocks.js';
-import { contractVariants } from './contract.js';
+import { contractVariants } from './contract/checker.js';
 import { describeThrown, refuseExit } from './module-calls.js';
 import {
   CALLER_POSTED,

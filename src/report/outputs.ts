@@ -17,7 +17,7 @@ import { reportMarkdown } from './markdown.js';
  * Only the record files (turns, probes and violations as CSV, and
  * results.json) need the records; everything else is made from the
  * summaries and the records' digest, so a run can stream its records to
- * those files (study/record-files.ts) and keep only the digest.
+ * those files (output/record-files.ts) and keep only the digest.
  */
 
 /** A format one output file can take: `--out FILE.ext` or `--out - --format F`. */

@@ -8,7 +8,7 @@
 export const NAMESPACES = {
   /** The records of each unit of work (scenario × model × policy variant), by a key of everything they depend on (engine/replay-cache.ts). */
   replay: { label: 'replay cache', holds: 'replayed units' },
-  /** Rendered charts, SVG and PNG, by their spec and renderers (study/chart-store.ts). */
+  /** Rendered charts, SVG and PNG, by their spec and renderers (output/chart-store.ts). */
   charts: { label: 'chart cache', holds: 'rendered charts' },
   /** Token counts, one sorted entry per counter, merged under the entry's lock (tokens/token-cache.ts). */
   tokens: { label: 'token cache', holds: 'token counts' },

@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import { streamFor } from '../engine/replay.js';
 import { blocks } from '../policies/blocks.js';
-import { SessionDriver } from '../policies/driver.js';
+import { drain, SessionDriver } from '../policies/driver.js';
 import { REGISTRY } from '../policies/index.js';
 import { startSession } from '../policies/session.js';
 import { resolvePolicy } from '../policies/spec.js';
@@ -102,12 +102,8 @@ function drive(conversation: Conversation, id: string, params: Record<string, un
   const variant = variants[0]!;
   const deps = { tokens: options.tokens, random: streamFor(options.seed, conversation.id, variant.name), model: options.model, blocks };
   const driver = new SessionDriver(conversation, (start) => startSession(variant.policy, start, variant.params, deps, variant.name));
-  for (const turn of conversation.turns) {
-    const info = driver.begin(turn);
-    driver.prompt(turn, info);
-    driver.commit(turn, info);
-  }
-  return driver.artifacts().flatMap((a) => (a.kind === kind ? a.texts : []));
+  const artifacts = drain(driver.turns({ end: () => undefined }));
+  return artifacts.flatMap((a) => (a.kind === kind ? a.texts : []));
 }
 
 /**

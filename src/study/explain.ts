@@ -9,9 +9,9 @@ import { normalize } from '../text/normalize.js';
 import type { Conversation, Turn, UpkeepCall } from '../types.js';
 import type { ProbeRecord, TurnRecord } from '../records/registry.js';
 import type { RunnableStudy } from './pipeline.js';
-import { displayPath } from './package.js';
+import { displayPath } from '../output/display.js';
 import { loadScenarios, type Study } from './study.js';
-import { studyUpkeep } from './upkeep.js';
+import { studyUpkeep } from '../recording/upkeep.js';
 
 /** One model call of the explained turn: what was sent, and what the run's meter charged for it. */
 export interface ExplainedCall {

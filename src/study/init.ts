@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { exists, writeFilesAtomic } from './files.js';
+import { exists, writeFilesAtomic } from '../output/files.js';
 import { PACKAGE_DIR } from '../process.js';
-import { displayPath } from './package.js';
+import { displayPath } from '../output/display.js';
 
 /** Where the files `ctxsim init` copies live in the package. */
 export const INIT_TEMPLATE_DIR = join(PACKAGE_DIR, 'templates', 'init');

@@ -4,8 +4,9 @@ import { byPolicy } from '../engine/summary.js';
 import { CtxsimError } from '../errors.js';
 import { lostProbes } from '../records/digest.js';
 import { mergeShards, readShardFile } from '../gate/shard.js';
-import { resultsMeta, type SinkOutcome, type StudySink } from './pipeline.js';
-import { displayPath } from './package.js';
+import type { StudySink } from '../output/sink.js';
+import { resultsMeta, type SinkOutcome } from './pipeline.js';
+import { displayPath } from '../output/display.js';
 
 /** The shard files a path names: the file itself, or every `shard-K-of-N.json` in the folder, sorted. */
 function shardFiles(path: string): string[] {

@@ -6,16 +6,17 @@ import { byPolicy } from '../engine/summary.js';
 import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
-import type { ResultsMeta, StreamedList } from '../records/json.js';
+import type { ResultsMeta } from '../records/json.js';
 import { lostProbes } from '../records/digest.js';
 import type { Conversation } from '../types.js';
 import type { PolicyRecord, ProbeRecord, SummaryRecord } from '../records/registry.js';
-import { checkFileTarget, OutputSet } from './files.js';
-import { recordEncoder, type StudyRecords } from './record-encoder.js';
+import { checkFileTarget, OutputSet } from '../output/files.js';
+import { recordEncoder, type StudyRecords } from '../output/record-encoder.js';
+import type { StudyDone, StudySink } from '../output/sink.js';
 import { ctxsimVersion, readInputText } from '../process.js';
-import { displayPath } from './package.js';
+import { displayPath } from '../output/display.js';
 import { loadScenarios, type Study } from './study.js';
-import { studyUpkeep, upkeepFingerprint } from './upkeep.js';
+import { studyUpkeep, upkeepFingerprint } from '../recording/upkeep.js';
 import { billedChecks, type BilledCheck } from './billed.js';
 import { priceWarnings } from './price-check.js';
 import { reportSettingsOf } from '../report/settings.js';
@@ -31,7 +32,7 @@ import { reportSettingsOf } from '../report/settings.js';
  *                taken before the run lets them go;
  *  3. upkeep   — where summaries, extractions and embeddings come from:
  *                simulated, or a cassette of a real model's responses, read
- *                or first recorded (study/upkeep.ts);
+ *                or first recorded (recording/upkeep.ts);
  *  4. replay   — every conversation × policy variant, on worker threads when
  *                the study is large (engine/parallel.ts); each scenario's
  *                records go to the sink in study order as they exist;
@@ -42,43 +43,13 @@ import { reportSettingsOf } from '../report/settings.js';
  *                sink's files and the baseline are committed together
  *                (an `OutputSet`): all are in place, or none.
  *
- * Every output of ctxsim goes through a `StudySink`; `ctxsim merge` feeds a
- * sink from shard files instead of a replay (study/merge.ts).
+ * Every output of ctxsim goes through a `StudySink` (output/sink.ts);
+ * `ctxsim merge` feeds a sink from shard files instead of a replay
+ * (study/merge.ts).
  */
 
 /** A study ready to run: where its token counts and replayed units are cached and on how many threads. */
 export type RunnableStudy = Study & Pick<RunOptions, 'cacheFolder' | 'cacheReplays' | 'cacheMaxBytes' | 'jobs' | 'policyTimeout' | 'policyMemory'>;
-
-/** What a finished run tells a sink besides the records it was given. */
-export interface StudyDone {
-  fingerprint: StudyFingerprint;
-  info: ReportInfo;
-  /** results.json's meta. */
-  meta: ResultsMeta;
-}
-
-/**
- * Where a study's records go as it runs, and what is made of them at the
- * end. `add` takes each scenario's records in study order; `finish` makes the
- * output once the run is done; `abort` undoes what `add` began when the run
- * fails (no half-written file stays). Given `outputs`, `finish` stages the
- * files it writes there, for its owner to commit with the command's other
- * outputs; without, it commits them itself.
- */
-export interface StudySink<R> {
-  /**
-   * The record lists whose text worker threads make for this sink: each
-   * scenario is then encoded on its thread (`recordEncoder`,
-   * record-encoder.ts: its bytes in the record files of these lists and its
-   * part of the report digest), and `add` gets that instead of the lists;
-   * absent: the lists.
-   * @internal The protocol between ctxsim's own sinks and the worker threads.
-   */
-  readonly encodedLists?: readonly StreamedList[];
-  add(records: StudyRecords, index: number): void;
-  finish(done: StudyDone, outputs?: OutputSet): Promise<R>;
-  abort(): void;
-}
 
 /** What the caller hears while a study runs; every callback is optional (a library call is silent). */
 export interface StudyEvents {

@@ -20,11 +20,11 @@ import { loadScenarioPlaced } from '../scenario/load.js';
 import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
-import { defaultUpkeep, NETWORK_MODES, networkProblem, upkeepSchema, upkeepSettings, withUpkeepOverrides, type UpkeepOverrides, type UpkeepSettings } from './upkeep.js';
+import { defaultUpkeep, NETWORK_MODES, networkProblem, upkeepSchema, upkeepSettings, withUpkeepOverrides, type UpkeepOverrides, type UpkeepSettings } from '../recording/upkeep.js';
 import { outsideProblem, studyRoots } from './confine.js';
 import { Journal } from '../upkeep/journal.js';
 import { PACKAGE_DIR, readInputText, unreadableReason } from '../process.js';
-import { displayPath } from './package.js';
+import { displayPath } from '../output/display.js';
 import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from './sources.js';

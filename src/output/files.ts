@@ -3,7 +3,7 @@ import { closeSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { CtxsimError } from '../errors.js';
 import { alive, fileKind, makeDirs, turnTaker } from '../process.js';
-import { linkOnTheWay } from './confine.js';
+import { linkOnTheWay } from './real-path.js';
 import { seal, sealed } from './_seal.js';
 
 /**

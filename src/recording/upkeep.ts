@@ -16,8 +16,8 @@ import { DEFAULT_MAX_RESPONSE_BYTES, MAX_RESPONSE_BYTES, openEndpoint, responseE
 import { Journal } from '../upkeep/journal.js';
 import { DEFAULT_PROMPTS, PROMPT_PLACEHOLDERS, type UpkeepPrompts } from '../upkeep/prompts.js';
 import type { Miss } from '../upkeep/upkeep.js';
-import { exists, writeFileAtomic } from './files.js';
-import { displayPath } from './package.js';
+import { exists, writeFileAtomic } from '../output/files.js';
+import { displayPath } from '../output/display.js';
 import { sha256 } from '../gate/baseline.js';
 
 /**

@@ -12,7 +12,7 @@ import { RECORDS_MODES, resultsJson, resultsJsonFrame, type RecordsMode, streame
 import { reportOnlyFiles, reportOutput, singleOutput, type OutputFormat, type ReportFilesOptions } from '../report/outputs.js';
 import type { Results, SummaryRecord } from '../records/registry.js';
 import { checkFileTarget, naming, StagedFiles, writeFileAtomic, type OutputSet } from './files.js';
-import type { StudyDone, StudySink } from './pipeline.js';
+import type { StudyDone, StudySink } from './sink.js';
 import { fileChunks, RecordFiles, writeAll, type Writer } from './record-files.js';
 import type { StudyRecords } from './record-encoder.js';
 
