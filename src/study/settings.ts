@@ -76,6 +76,7 @@ export const STUDY_SPEC = z.strictObject({
     key: 'upkeep',
     about: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette (with --upkeep record on the command line) and replayed',
     written: written(upkeepSchema, (v, folder) => upkeepSettings(v, folder)),
+    decidesRecords: true,
   }),
   records: setting(z.enum(RECORDS_MODES).optional().describe('`summary`: no per-turn or per-probe rows in the outputs'), {
     about: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
@@ -317,6 +318,6 @@ export function readSettings(doc: Readonly<Record<string, unknown>>, dir: string
 }
 
 /** The study keys a setting is written under (its `one` key, and its key). */
-export function keysOf(s: WrittenSetting): string[] {
+export function keysOf(s: Pick<WrittenSetting, 'key' | 'meta'>): string[] {
   return s.meta.one ? [s.meta.one.key, s.key] : [s.key];
 }
