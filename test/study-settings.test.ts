@@ -1,13 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { flagSettings, settingArgs, studyFromFlags } from '../src/cli/_study.js';
+import { commandSettings, flagSettings, settingArgs, studyFromFlags } from '../src/cli/_study.js';
 import { REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
 import { RUN_SPEC_KEYS, runSpecOf } from '../src/engine/spec.js';
 import { REPORT_SPEC_KEYS } from '../src/report/settings.js';
 import { UsageError } from '../src/errors.js';
 import { STUDY_FILE_KEYS } from '../src/scenario/load.js';
-import { keysOf, WRITTEN_SETTINGS } from '../src/study/settings.js';
+import { keysOf, SETTINGS, WRITTEN_SETTINGS } from '../src/study/settings.js';
 import { loadStudy, STUDY_FILE_KEY_ORDER, studyJsonSchema } from '../src/study/study.js';
 import { asyncProblems, cli, expectUsage } from './_io.js';
 import { ROOT } from './_shared.js';
@@ -28,9 +28,11 @@ const READ = { seed: 7, models: ['gpt-4o'], tokenizer: 'chars4', prices: 'builti
 
 describe('the run settings as a study file and the command line write them', () => {
   it('every setting but the run’s upkeep is a study key, described in the JSON Schema, by which a study is told from a scenario file', () => {
-    // The run settings, then the report settings.
-    expect(WRITTEN_SETTINGS.map((s) => s.name)).toEqual([...RUN_SPEC_KEYS.filter((k) => k !== 'upkeep'), ...REPORT_SPEC_KEYS]);
-    expect(WRITTEN_SETTINGS.map((s) => s.of)).toEqual([...RUN_SPEC_KEYS.filter((k) => k !== 'upkeep').map(() => 'run'), ...REPORT_SPEC_KEYS.map(() => 'report')]);
+    // The run settings, the report settings, then the study's own; the command line's have no study key.
+    const own = ['scenarios', 'policies', 'out', 'gate', 'upkeepSource', 'records', 'answers', 'judge'];
+    expect(WRITTEN_SETTINGS.map((s) => s.name)).toEqual([...RUN_SPEC_KEYS.filter((k) => k !== 'upkeep'), ...REPORT_SPEC_KEYS, ...own]);
+    expect(WRITTEN_SETTINGS.map((s) => s.of)).toEqual([...RUN_SPEC_KEYS.filter((k) => k !== 'upkeep').map(() => 'run'), ...REPORT_SPEC_KEYS.map(() => 'report'), ...own.map(() => 'study')]);
+    expect(SETTINGS.filter((s) => s.key === undefined).map((s) => s.name)).toEqual(['upkeep', 'jobs', 'policyTimeout', 'policyMemory', 'upkeepMode', 'cassette', 'baseURL', 'apiKeyEnv']);
     const properties = studyJsonSchema().properties as Record<string, { description?: string }>;
     for (const key of WRITTEN_SETTINGS.flatMap(keysOf)) {
       expect(STUDY_FILE_KEY_ORDER, key).toContain(key);
@@ -124,6 +126,40 @@ describe('the run settings as a study file and the command line write them', () 
       expect.stringMatching(/study\.yaml:2:\d+ toolDefs\[1\]\.name: tool a is defined twice \(also toolDefs\[0\]\)$/),
       expect.stringMatching(/study\.yaml:3:\d+ minRetention: /),
     ]);
+  });
+
+  it('the command line’s settings and the study’s own are flags of every study command, in the order of their specs, each of its schema’s kind and bounds', () => {
+    expect(Object.keys(STUDY_OPTIONS)).toEqual([
+      ...['out', 'policy', 'scenario', 'seed', 'model', 'tokenizer', 'prices', 'cache', 'cache-ttl', 'cache-breakpoint', 'cold-start', 'rules', 'token-cache'],
+      ...['jobs', 'policy-timeout', 'policy-memory', 'upkeep', 'cassette', 'base-url', 'api-key-env', 'answers', 'judge'],
+    ]);
+    const options = STUDY_OPTIONS as Record<string, { type?: string; coerce?: (raw: unknown) => unknown; defaultDescription?: string }>;
+    expect(options['policy-memory']!.defaultDescription).toBe('1024');
+    expect(() => options['policy-memory']!.coerce!('8')).toThrow(new UsageError('--policy-memory: expected a whole number ≥ 16, got 8'));
+    expect(() => options.jobs!.coerce!('0')).toThrow(new UsageError('--jobs: expected a whole number ≥ 1, got 0'));
+    expect(options.answers).toMatchObject({ type: 'boolean', defaultDescription: 'the study’s, else false' });
+    expect(options.upkeep).toMatchObject({ type: 'string', defaultDescription: 'the study’s, else simulate' });
+  });
+
+  it('the command line’s settings read typed from their flags, a bad value one usage error naming its flag', () => {
+    expect(commandSettings({ jobs: 2, policyTimeout: 5, upkeep: 'replay', cassette: 'c.jsonl', baseUrl: 'http://localhost:11434/v1', apiKeyEnv: 'KEY', seed: 3 })).toEqual({
+      jobs: 2,
+      policyTimeout: 5,
+      upkeepMode: 'replay',
+      cassette: resolve('c.jsonl'),
+      baseURL: 'http://localhost:11434/v1',
+      apiKeyEnv: 'KEY',
+    });
+    expect(() => commandSettings({ upkeep: 'nope' })).toThrow(new UsageError('--upkeep: expected one of simulate|record|replay|live, got nope'));
+    expect(() => commandSettings({ cassette: '' })).toThrow(new UsageError('--cassette: name a file'));
+    expect(() => commandSettings({ baseUrl: 'here' })).toThrow(new UsageError('--base-url: expected the URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got here'));
+    expect(() => commandSettings({ apiKeyEnv: 'MY-KEY' })).toThrow(new UsageError('--api-key-env: expected the name of an environment variable (letters, digits and _), got MY-KEY'));
+  });
+
+  it('ctxsim check’s command that accepts a change repeats the flags of the settings that decide records, and only those', () => {
+    const given = { seed: 3, jobs: 4, policyTimeout: 5, judge: 'gpt-4o', answers: true, upkeep: 'replay', cassette: 'c.jsonl', baseUrl: 'http://h/v1', apiKeyEnv: 'K', minRetention: '90%', tokenCache: false as const };
+    expect(settingArgs(given)).toEqual(['--seed', '3', '--upkeep', 'replay', '--cassette', 'c.jsonl', '--base-url', 'http://h/v1', '--api-key-env', 'K', '--answers', '--judge', 'gpt-4o']);
+    expect(settingArgs({ answers: false })).toEqual(['--no-answers']);
   });
 
   it('ctxsim check’s command that accepts a change repeats every setting flag given, in the settings’ order', () => {

@@ -2,18 +2,19 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, moduleLoading, specModules } from '../study/policy-modules.js';
-import { readSetting, WRITTEN_SETTINGS, type StudySettings } from '../study/settings.js';
+import { readSetting, SETTINGS, type CommandSettings, type Setting, type StudySettings } from '../study/settings.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { folderStudyFile } from '../study/confine.js';
-import { checkAnswers, defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides } from '../recording/upkeep.js';
+import { checkAnswers, defaultUpkeep, NETWORK_MODES, withUpkeepOverrides, type UpkeepOverrides } from '../recording/upkeep.js';
 import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
 import type { IO } from './_io.js';
 
 /**
  * Flags every study-running command takes; they override the study file.
- * The run settings' flags (`--seed`, `--model`, `--prices`, …) are those
- * their meta declares (`SETTING_OPTIONS`), read by `flagSettings`.
+ * The settings' flags (`--seed`, `--model`, `--jobs`, `--upkeep`, …) are
+ * those their meta declares (study/settings.ts: `SETTINGS`), read by
+ * `flagSettings` and `commandSettings`.
  */
 export interface StudyFlags {
   [settingFlag: string]: unknown;
@@ -25,29 +26,16 @@ export interface StudyFlags {
   model?: string[];
   /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
   tokenCache?: TokenCacheFlag;
-  /** Worker threads; omitted: `autoJobs` (every core for a large study, one for a small one). */
-  jobs?: number;
-  /** Where upkeep comes from: simulate, record, replay or live. */
-  upkeep?: string;
-  /** The upkeep cassette file. */
-  cassette?: string;
-  /** The OpenAI-compatible API upkeep requests go to (over the study's `upkeep.baseURL`). */
-  baseUrl?: string;
-  /** The environment variable the API key is read from (over the study's `upkeep.apiKeyEnv`). */
-  apiKeyEnv?: string;
   /** Send each probe turn's first prompt to the chat model and score its answer. */
   answers?: boolean;
   /** The model that grades the answers a value as written is not in. */
   judge?: string;
-  /** Seconds one call into a policy module may take. */
-  policyTimeout?: number;
-  /** MB of heap a worker thread that runs policy modules may use. */
-  policyMemory?: number;
 }
 
 /** The limits the flags set, as `RunOptions` take them. */
-export function policyLimits(flags: Pick<StudyFlags, 'policyTimeout' | 'policyMemory'>): Pick<RunnableStudy, 'policyTimeout' | 'policyMemory'> {
-  return { ...(flags.policyTimeout !== undefined && { policyTimeout: flags.policyTimeout }), ...(flags.policyMemory !== undefined && { policyMemory: flags.policyMemory }) };
+export function policyLimits(flags: object): Pick<RunnableStudy, 'policyTimeout' | 'policyMemory'> {
+  const { policyTimeout, policyMemory } = commandSettings(flags);
+  return { ...(policyTimeout !== undefined && { policyTimeout }), ...(policyMemory !== undefined && { policyMemory }) };
 }
 
 /**
@@ -89,7 +77,7 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
     for (const m of flags.model) flagModel(prices!, m, '--model');
   }
   if (flags.policy?.some((spec) => !spec.trim())) throw new UsageError('--policy: name a policy, e.g. --policy window-tokens:budget=2000');
-  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy), undefined, moduleLoading(flags)), prices);
+  if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy), undefined, moduleLoading(policyLimits(flags))), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
   if (flags.answers !== undefined) study.answers = flags.answers;
   if (flags.judge !== undefined) {
@@ -100,35 +88,49 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
   checkAnswers(study, flags.answers ? '--answers' : 'answers', flags.judge !== undefined ? '--judge' : 'judge');
   const cache = tokenCacheFromFlags(flags.tokenCache);
   if (cache.warning) io?.err(`ctxsim: warning: ${cache.warning}\n`);
-  return Object.assign(study, { cacheFolder: cache.dir, ...policyLimits(flags) }, flags.jobs !== undefined && { jobs: flags.jobs });
+  const { jobs } = commandSettings(flags);
+  return Object.assign(study, { cacheFolder: cache.dir, ...policyLimits(flags) }, jobs !== undefined && { jobs });
 }
 
-/**
- * The run settings the flags set (those with a flag: `SettingMeta.flag`),
- * as the spec holds them (a path from the working folder); a value the
- * setting does not take is a usage error naming its flag.
- */
-export function flagSettings(flags: StudyFlags): Partial<StudySettings> {
+/** The values of the flags of the settings `of` those kinds, as the specs hold them (a path from the working folder); a value a setting does not take is a usage error naming its flag. */
+function flagValues(given: object, of: readonly Setting['of'][]): Record<string, unknown> {
+  const flags = given as Readonly<Record<string, unknown>>;
   const out: Record<string, unknown> = {};
-  for (const s of WRITTEN_SETTINGS) {
-    if (!s.meta.flag) continue;
+  for (const s of SETTINGS) {
+    if (!s.meta.flag || !of.includes(s.of)) continue;
     const raw = flags[camelCase(s.meta.flag.name)];
     if (raw === undefined || (Array.isArray(raw) && !raw.length)) continue;
     const r = readSetting(s, raw, process.cwd());
     if ('problems' in r) throw new UsageError(`--${s.meta.flag.name}: ${r.problems[0]!.message}`);
     out[s.name] = r.value;
   }
-  return out as Partial<StudySettings>;
+  return out;
 }
 
-/** The run settings' flags as given, as words of a command line (`--model a --model b --cache off --cold-start`). */
+/** The run and report settings the flags set (those with a flag: `SettingMeta.flag`), as the spec holds them. */
+export function flagSettings(flags: StudyFlags): Partial<StudySettings> {
+  return flagValues(flags, ['run', 'report']) as Partial<StudySettings>;
+}
+
+/** What only the command line sets (`COMMAND_SPEC`: worker threads, the limits of policy modules, the upkeep's mode, cassette and endpoint), read from its flags. */
+export function commandSettings(flags: object): Partial<CommandSettings> {
+  return flagValues(flags, ['command']) as Partial<CommandSettings>;
+}
+
+/**
+ * The flags of the settings that decide records, as given, as words of a
+ * command line (`--model a --model b --cache off --cold-start --upkeep
+ * replay`): what `ctxsim check`'s command that accepts a change repeats,
+ * so that the accepting run computes the same.
+ */
 export function settingArgs(flags: StudyFlags): string[] {
-  return WRITTEN_SETTINGS.flatMap((s) => {
-    const raw = s.meta.flag && flags[camelCase(s.meta.flag.name)];
-    if (raw === undefined) return [];
+  return SETTINGS.flatMap((s) => {
+    const flag = s.decidesRecords ? s.meta.flag : undefined;
+    const raw = flag && flags[camelCase(flag.name)];
+    if (!flag || raw === undefined) return [];
     // On or off: the flag alone, or its `--no-` form.
-    if (typeof raw === 'boolean') return [`--${raw ? '' : 'no-'}${s.meta.flag!.name}`];
-    return (Array.isArray(raw) ? raw : [raw]).flatMap((v) => [`--${s.meta.flag!.name}`, String(v)]);
+    if (typeof raw === 'boolean') return [`--${raw ? '' : 'no-'}${flag.name}`];
+    return (Array.isArray(raw) ? raw : [raw]).flatMap((v) => [`--${flag.name}`, String(v)]);
   });
 }
 
@@ -139,21 +141,12 @@ function camelCase(flag: string): string {
 
 /** What the flags set over a study file, checked: the keys they replace, and the upkeep they choose. */
 function studyOverrides(flags: StudyFlags): StudyOverrides {
-  if (flags.upkeep !== undefined && !(UPKEEP_MODES as readonly string[]).includes(flags.upkeep)) {
-    throw new UsageError(`--upkeep: expected one of ${UPKEEP_MODES.join('|')}, got ${flags.upkeep}`);
-  }
-  if (flags.cassette === '') throw new UsageError('--cassette: name a file');
-  if (flags.baseUrl !== undefined && !upkeepSchema.shape.baseURL.safeParse(flags.baseUrl).success) {
-    throw new UsageError(`--base-url: expected the URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got ${flags.baseUrl}`);
-  }
-  if (flags.apiKeyEnv !== undefined && !upkeepSchema.shape.apiKeyEnv.safeParse(flags.apiKeyEnv).success) {
-    throw new UsageError(`--api-key-env: expected the name of an environment variable (letters, digits and _), got ${flags.apiKeyEnv}`);
-  }
+  const given = commandSettings(flags);
   const upkeep: UpkeepOverrides = {
-    ...(flags.upkeep !== undefined && { mode: flags.upkeep as UpkeepMode }),
-    ...(flags.cassette !== undefined && { cassette: resolve(flags.cassette) }),
-    ...(flags.baseUrl !== undefined && { baseURL: flags.baseUrl }),
-    ...(flags.apiKeyEnv !== undefined && { apiKeyEnv: flags.apiKeyEnv }),
+    ...(given.upkeepMode !== undefined && { mode: given.upkeepMode }),
+    ...(given.cassette !== undefined && { cassette: given.cassette }),
+    ...(given.baseURL !== undefined && { baseURL: given.baseURL }),
+    ...(given.apiKeyEnv !== undefined && { apiKeyEnv: given.apiKeyEnv }),
   };
   const settings = flagSettings(flags);
   return {
@@ -161,18 +154,18 @@ function studyOverrides(flags: StudyFlags): StudyOverrides {
     ...(flags.out !== undefined && { out: resolve(flags.out) }),
     ...(flags.policy?.length && { policies: true }),
     ...(Object.keys(upkeep).length && { upkeep }),
-    ...(flags.policyTimeout !== undefined && { policyTimeout: flags.policyTimeout }),
-    ...(flags.policyMemory !== undefined && { policyMemory: flags.policyMemory }),
+    ...policyLimits(flags),
   };
 }
 
 /** Upkeep flags that would do nothing in the mode the run has: `--cassette` with simulate or live, `--base-url` and `--api-key-env` without record or live. */
 function checkUpkeepFlags(study: Study, flags: StudyFlags): void {
   const mode = study.upkeepSource?.mode ?? 'simulate';
-  if (flags.cassette !== undefined && (mode === 'simulate' || mode === 'live')) {
+  if (commandSettings(flags).cassette !== undefined && (mode === 'simulate' || mode === 'live')) {
     throw new UsageError(`--cassette: upkeep is ${mode === 'simulate' ? 'simulated' : 'live'}, so no cassette is read or written; add --upkeep record or --upkeep replay`);
   }
-  const endpoint = flags.baseUrl !== undefined ? '--base-url' : flags.apiKeyEnv !== undefined ? '--api-key-env' : undefined;
+  const { baseURL, apiKeyEnv } = commandSettings(flags);
+  const endpoint = baseURL !== undefined ? '--base-url' : apiKeyEnv !== undefined ? '--api-key-env' : undefined;
   if (endpoint && !NETWORK_MODES.includes(mode)) {
     throw new UsageError(`${endpoint}: upkeep is ${mode === 'simulate' ? 'simulated' : 'replayed'}, so nothing is sent; add --upkeep record or --upkeep live`);
   }

@@ -7,9 +7,10 @@ import { checkContractOnThread } from '../engine/parallel.js';
 import { loadPolicyModules, moduleLoading, resolveNamed, specModules } from '../study/policy-modules.js';
 import { contractScenarios, loadScenarios } from '../study/study.js';
 import type { IO } from './_io.js';
-import { policyLimits, type StudyFlags } from './_study.js';
+import { policyLimits } from './_study.js';
 
-export interface CheckPolicyFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory'> {
+/** Its own flags; the limits of policy modules are read with `policyLimits`. */
+export interface CheckPolicyFlags {
   policy: string;
   scenario?: string[];
   seed: number;
@@ -24,7 +25,7 @@ export interface CheckPolicyFlags extends Pick<StudyFlags, 'policyTimeout' | 'po
 export async function checkPolicy(flags: CheckPolicyFlags, io: IO): Promise<number> {
   const spec = parseSpecString(flags.policy);
   if (typeof spec === 'string') throw new UsageError(`check-policy ${flags.policy}: ${spec}`);
-  const modules = await loadPolicyModules(specModules([flags.policy]), undefined, { ...moduleLoading(flags), contract: true });
+  const modules = await loadPolicyModules(specModules([flags.policy]), undefined, { ...moduleLoading(policyLimits(flags)), contract: true });
   const variants = resolveNamed(spec.id, spec.given, modules, process.cwd());
   if (typeof variants === 'string') throw new UsageError(`check-policy ${flags.policy}: ${variants}`);
   const { policy, module } = variants[0]!;

@@ -53,22 +53,9 @@ function limitsFor(flags: CheckFlags, study: Study): GateLimits {
 }
 
 
-/** The flags that change what a run computes, as given (so the accepting run computes the same). */
+/** The flags that change what a run computes, as given (so the accepting run computes the same): what it runs, then every setting's that decides records. */
 function studyArgs(flags: CheckFlags): string[] {
-  const args: string[] = [];
-  const add = (flag: string, v: string | number | undefined) => {
-    if (v !== undefined) args.push(flag, String(v));
-  };
-  for (const p of flags.policy ?? []) add('--policy', p);
-  for (const p of flags.scenario ?? []) add('--scenario', p);
-  args.push(...settingArgs(flags));
-  add('--upkeep', flags.upkeep);
-  add('--cassette', flags.cassette);
-  add('--base-url', flags.baseUrl);
-  add('--api-key-env', flags.apiKeyEnv);
-  if (flags.answers !== undefined) args.push(flags.answers ? '--answers' : '--no-answers');
-  add('--judge', flags.judge);
-  return args;
+  return [...(flags.policy ?? []).flatMap((p) => ['--policy', p]), ...(flags.scenario ?? []).flatMap((p) => ['--scenario', p]), ...settingArgs(flags)];
 }
 
 /** The command that saves this run as the baseline, with the study and baseline paths as used (`--force`: replacing one). */

@@ -10,9 +10,11 @@ import { displayPath } from '../output/display.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, Pico } from '../types.js';
 import type { IO } from './_io.js';
-import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
+import { commandSettings, studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 
-export interface ExplainFlags extends Pick<StudyFlags, 'policyTimeout' | 'policyMemory' | 'upkeep' | 'cassette'> {
+/** Its own flags, and the settings' flags it takes (`--upkeep`, `--cassette`, `--policy-timeout`, `--policy-memory`), read as `run` reads them. */
+export interface ExplainFlags {
+  [settingFlag: string]: unknown;
   /** A scenario or study file; none: the study in the working folder, else the built-in default study. */
   file?: string;
   scenario?: string;
@@ -54,7 +56,8 @@ export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
 async function explained(flags: ExplainFlags, io: IO): Promise<{ study: RunnableStudy; conversation: Conversation; model: string }> {
   const { study: file } = withFolderStudy({ study: flags.file }, io);
   const given = file === undefined ? 'study' : loadScenarioOrStudy(file, displayPath(file));
-  if (flags.upkeep === 'record' || flags.upkeep === 'live') throw new UsageError(`--upkeep ${flags.upkeep}: explain sends nothing; record with ctxsim run --upkeep record, then explain with --upkeep replay`);
+  const { upkeepMode } = commandSettings(flags);
+  if (upkeepMode === 'record' || upkeepMode === 'live') throw new UsageError(`--upkeep ${upkeepMode}: explain sends nothing; record with ctxsim run --upkeep record, then explain with --upkeep replay`);
   const { seed, tokenizer, coldStart, upkeep, cassette, policyTimeout, policyMemory } = flags;
   const common: StudyFlags = { policy: [flags.policy], tokenCache: false, seed, tokenizer, coldStart, upkeep, cassette, policyTimeout, policyMemory };
   if (given === 'study') {

@@ -74,14 +74,29 @@ export interface SettingMeta {
   about?: string;
   /** How a study file and a flag write it, when not as the spec holds it: the written form's schema, and how it reads (a path from `folder`: the study file's, or the working folder for a flag). */
   written?: WrittenForm;
-  /** The command-line flag that sets it, and what its help says; its kind (a whole number, a choice, a list, text) follows from the schema. */
-  flag?: { name: string; describe: string };
+  /** The command-line flag that sets it, and what its help says; its kind (a whole number, a choice, a list, text) and its bounds follow from the schema. */
+  flag?: SettingFlag;
+  /**
+   * Outside `RUN_SPEC` (whose every setting decides the records): its value
+   * can change a record (the run's upkeep is made of it), so `ctxsim
+   * check`'s command that accepts a change repeats its flag.
+   */
+  decidesRecords?: true;
+  /** A study file's key read apart, by the code that uses it (a study's scenarios and policies, which load files), not with the others. */
+  apart?: true;
   /**
    * Checks across a value's items that the schema holds (a model listed
    * twice), run once it holds: so that in a study file they are listed
    * with every other problem, not instead of them.
    */
   problems?: (value: unknown) => ValueProblem[];
+}
+
+/** A setting's command-line flag: its name, its help, and what the help says its default is when the schema has none. */
+export interface SettingFlag {
+  name: string;
+  describe: string;
+  defaultDescription?: string;
 }
 
 /** A problem inside a setting's value: where, below the setting, and what. */

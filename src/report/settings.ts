@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { metaOf, setting, written, type SettingMeta } from '../engine/spec.js';
+import { setting, written } from '../engine/spec.js';
 import type { ReportInfoSettings } from '../records/info.js';
 import { BUDGET_COLUMN_NAMES, budgetColumnsProblem } from './budget.js';
 import { TABLE_SORTS } from './table-sort.js';
@@ -68,11 +68,6 @@ export type ReportSettings = z.output<typeof REPORT_SPEC>;
 
 /** The report settings' names, in declaration order. */
 export const REPORT_SPEC_KEYS = Object.keys(REPORT_SPEC.shape) as (keyof ReportSettings)[];
-
-/** How a report setting is written in a study file and on the command line. */
-export function reportSettingMeta(name: keyof ReportSettings): SettingMeta {
-  return metaOf(REPORT_SPEC.shape[name]);
-}
 
 /** The report settings `from` gives (a study), and only those: as the report info holds them. */
 export function reportSettingsOf(from: ReportSettings): ReportInfoSettings {

@@ -1,8 +1,15 @@
+import { resolve } from 'node:path';
 import { z } from 'zod';
-import { RUN_SPEC, RUN_SPEC_KEYS, settingMeta, type CanonicalSpec, type RunSpec, type SettingMeta, type ValueProblem } from '../engine/spec.js';
-import { REPORT_SPEC, REPORT_SPEC_KEYS, reportSettingMeta, type ReportSettings } from '../report/settings.js';
+import { metaOf, RUN_SPEC, RUN_SPEC_KEYS, setting, written, type CanonicalSpec, type SettingMeta, type ValueProblem } from '../engine/spec.js';
+import { gateLimitProblem } from '../gate/compare.js';
+import type { PolicyVariant } from '../policies/spec.js';
+import { DEFAULT_POLICY_MEMORY, DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
+import { RECORDS_MODES } from '../records/json.js';
+import { REPORT_SPEC, REPORT_SPEC_KEYS, type ReportSettings } from '../report/settings.js';
 import { issueText, valueAt } from '../text/document.js';
 import { valueOf } from '../text/zod.js';
+import type { GenerateSource, GlobSource, ImportSource } from './sources.js';
+import { UPKEEP_MODES, upkeepSchema, upkeepSettings, type UpkeepMode, type UpkeepSettings } from '../recording/upkeep-settings.js';
 
 /**
  * The run settings as a study file and the command line write them, all
@@ -11,23 +18,184 @@ import { valueOf } from '../text/zod.js';
  * described in its JSON Schema and read here; with a flag, a flag of every
  * command that runs a study (cli/_study-options.ts). The report settings
  * (`REPORT_SPEC`, report/settings.ts) are declared and written the same
- * way; their flags are those of the commands that write reports.
+ * way; their flags are those of the commands that write reports. So are
+ * the study's own keys (`STUDY_SPEC`, below): what it runs, where its
+ * outputs go, its gate, where its upkeep comes from.
  */
+
+/** A study's `out: -`: the output goes to stdout, as with `--out -`. */
+export const STDOUT = '-';
+
+/** A scenario source of a study: a glob of scenario files, a generated set, an imported dataset. */
+export type ScenarioSource = GlobSource | GenerateSource | ImportSource;
+
+/** A study's `gate:` as written. */
+const GATE = z.strictObject({
+  baseline: z.string().min(1).optional(),
+  maxCostIncrease: z.union([z.string(), z.number()]).optional(),
+  maxRetentionDrop: z.union([z.string(), z.number()]).optional(),
+  maxAnswerDrop: z.union([z.string(), z.number()]).optional(),
+});
+const GATE_LIMITS = ['maxCostIncrease', 'maxRetentionDrop', 'maxAnswerDrop'] as const;
+
+/**
+ * The study's own settings: what it runs, where its outputs go, its gate,
+ * how its upkeep is done and judged. Declared as the run settings are (a
+ * `setting` each, its meta saying its key and flag), and written and read
+ * with them; they are not in the `RunSpec` (the run's upkeep is made of
+ * `upkeepSource`, `answers` and `judge`: `studyUpkeep`, study/upkeep.ts).
+ */
+export const STUDY_SPEC = z.strictObject({
+  scenarios: setting(z.custom<ScenarioSource[]>().describe('what the study runs: scenario files, generated sets, imported datasets'), {
+    about: 'scenario files (globs, relative to the study file), generated sets and imported datasets',
+    written: written(z.array(z.unknown()).min(1)),
+    apart: true,
+  }),
+  policies: setting(z.custom<PolicyVariant[]>().describe('the policy variants the study runs, checked'), {
+    about: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep; a policy module’s path lies in the study’s folder or below the working folder (--policy PATH loads one from anywhere)',
+    written: written(z.array(z.unknown()).min(1)),
+    apart: true,
+  }),
+  out: setting(z.string().describe('the output folder, absolute; `-` (STDOUT) for stdout'), {
+    about: 'the output folder, relative to the study file, in its folder or below the working folder (default reports/; --out writes anywhere); - for stdout',
+    // `-` is stdout, as `--out -` is: not a folder named `-`.
+    written: written(z.string().min(1), (v, folder) => (v === STDOUT ? STDOUT : resolve(folder, v))),
+  }),
+  gate: setting(GATE.optional().describe('the CI gate’s settings (`ctxsim check`); the baseline path is absolute'), {
+    about: 'the CI gate of ctxsim check: the baseline and the allowed changes',
+    written: written(GATE, (g, folder) => ({ ...g, ...(g.baseline !== undefined && { baseline: resolve(folder, g.baseline) }) })),
+    // The gate's limits are checked here, at their place, as `ctxsim check` reads them.
+    problems: (value) =>
+      GATE_LIMITS.flatMap((key) => {
+        const limit = (value as z.output<typeof GATE>)[key];
+        const problem = limit === undefined ? undefined : gateLimitProblem(key, limit);
+        return problem ? [{ path: [key], message: problem }] : [];
+      }),
+  }),
+  upkeepSource: setting(z.custom<UpkeepSettings>().optional().describe('where summaries, extractions and embeddings come from (absent: simulated, the default prompts); `studyUpkeep` makes the run’s `upkeep` of it'), {
+    key: 'upkeep',
+    about: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette (with --upkeep record on the command line) and replayed',
+    written: written(upkeepSchema, (v, folder) => upkeepSettings(v, folder)),
+    decidesRecords: true,
+  }),
+  records: setting(z.enum(RECORDS_MODES).optional().describe('`summary`: no per-turn or per-probe rows in the outputs'), {
+    about: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
+  }),
+  answers: setting(z.boolean().optional().describe('each probe turn’s first prompt also goes to the chat model through the upkeep endpoint, and probes are scored on its answer'), {
+    about: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',
+    flag: {
+      name: 'answers',
+      describe: 'also send each probe turn’s first prompt to the chat model through the upkeep endpoint and score the probes on its answer (needs --upkeep record, replay or live)',
+      defaultDescription: 'the study’s, else false',
+    },
+    decidesRecords: true,
+  }),
+  judge: setting(z.string().min(1).optional().describe('with `answers`: the model that grades a reply that does not hold a probed value as written'), {
+    about: 'with answers: a model (in the price table) that grades a reply that does not hold the probed value as written; its yes makes the probe answered (judged) when the prompt held the value, and a yes on a value not sent is counted apart (judged_unsent); sent through the upkeep endpoint, a measurement apart from every cost (--judge)',
+    flag: {
+      name: 'judge',
+      describe: 'with --answers: a model that grades a reply that does not hold the probed value as written (its yes makes the probe answered when the prompt held the value; a yes on a value not sent is counted apart, judged_unsent), through the upkeep endpoint',
+      defaultDescription: 'the study’s, else none',
+    },
+    decidesRecords: true,
+  }),
+});
+
+/** The study's own settings, as a `Study` holds them (paths absolute). */
+export type StudyOwnSettings = z.output<typeof STUDY_SPEC>;
+
 
 /** The settings a study holds: every `RunSpec` setting but `upkeep` (the study's own upkeep, answers and judge make it: `studyUpkeep`), its price table a path; and the report settings. */
 export type StudySettings = Omit<CanonicalSpec, 'upkeep' | 'prices'> & { prices: string } & ReportSettings;
 
-/** One run or report setting as written outside the library. */
-export interface WrittenSetting {
-  /** Its `RunSpec` or `ReportSettings` name. */
-  name: keyof RunSpec | keyof ReportSettings;
-  /** Whether it decides the run's records (`RUN_SPEC`) or only what the reports say of them (`REPORT_SPEC`). */
-  of: 'run' | 'report';
+/** Text a flag takes, checked: `problem` says what is wrong with a value, in words that follow the flag's name (`--cassette: name a file`). */
+function text(problem: (value: string) => string | undefined, read: (value: string, folder: string) => unknown = (value) => value) {
+  return written(z.string(), read, problem);
+}
+
+/**
+ * What only the command line sets, a study file never: how this machine
+ * runs the study (worker threads, the limits of policy modules) and the
+ * upkeep it may open the network for (`--upkeep record` and where it
+ * sends). Declared as the other settings are, with no study key; their
+ * flags and reading follow (cli/_study-options.ts, cli/_study.ts).
+ */
+export const COMMAND_SPEC = z.strictObject({
+  jobs: setting(z.number().int().min(1).optional().describe('worker threads'), {
+    key: false,
+    flag: { name: 'jobs', describe: 'worker threads (output is the same for any number)', defaultDescription: 'cores; 1 below 4 MB of message text or for one scenario' },
+  }),
+  policyTimeout: setting(z.number().int().min(1).optional().describe('seconds one call into a policy module may take'), {
+    key: false,
+    flag: {
+      name: 'policy-timeout',
+      describe: 'seconds one call into a policy module (its import, start, a session method) may take; past it the command stops naming the module, scenario and turn',
+      defaultDescription: String(DEFAULT_POLICY_TIMEOUT),
+    },
+  }),
+  policyMemory: setting(z.number().int().min(16).optional().describe('MB of heap (and as much outside it) a policy module’s thread may use'), {
+    key: false,
+    flag: {
+      name: 'policy-memory',
+      describe: 'MB of heap the thread that runs policy modules may use, and MB it may hold outside its heap; past either the command stops naming the module',
+      defaultDescription: String(DEFAULT_POLICY_MEMORY),
+    },
+  }),
+  upkeepMode: setting(z.enum(UPKEEP_MODES).optional().describe('where upkeep comes from; only here may it be `record` or `live`'), {
+    key: false,
+    // Text, not a choice: the help lists the modes in its words, and a wrong one is told as a study key's is.
+    written: text((v) => ((UPKEEP_MODES as readonly string[]).includes(v) ? undefined : `expected one of ${UPKEEP_MODES.join('|')}, got ${v}`), (v) => v as UpkeepMode),
+    flag: {
+      name: 'upkeep',
+      describe: 'where summaries, extractions and embeddings come from: simulate, record (a real model, into the cassette), replay (the cassette only) or live; record and live open the network, which only this flag does (never a study file)',
+      defaultDescription: 'the study’s, else simulate',
+    },
+    decidesRecords: true,
+  }),
+  cassette: setting(z.string().min(1).optional().describe('the upkeep cassette, absolute'), {
+    key: false,
+    written: text((v) => (v === '' ? 'name a file' : undefined), (v, folder) => resolve(folder, v)),
+    flag: { name: 'cassette', describe: 'the upkeep cassette (JSON Lines) to record into or replay, anywhere (a study names one only in its folder)', defaultDescription: 'upkeep.cassette.jsonl beside the study' },
+    decidesRecords: true,
+  }),
+  baseURL: setting(z.string().optional().describe('the OpenAI-compatible API upkeep requests go to'), {
+    key: false,
+    written: text((v) => (upkeepSchema.shape.baseURL.safeParse(v).success ? undefined : `expected the URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got ${v}`)),
+    flag: {
+      name: 'base-url',
+      describe: 'with --upkeep record or live: the OpenAI-compatible API upkeep requests go to (overrides the study’s upkeep.baseURL)',
+      defaultDescription: 'the study’s, else https://api.openai.com/v1',
+    },
+    decidesRecords: true,
+  }),
+  apiKeyEnv: setting(z.string().optional().describe('the environment variable the API key is read from'), {
+    key: false,
+    written: text((v) => (upkeepSchema.shape.apiKeyEnv.safeParse(v).success ? undefined : `expected the name of an environment variable (letters, digits and _), got ${v}`)),
+    flag: {
+      name: 'api-key-env',
+      describe: 'with --upkeep record or live: the environment variable the API key is read from (overrides the study’s upkeep.apiKeyEnv)',
+      defaultDescription: 'the study’s, else OPENAI_API_KEY',
+    },
+    decidesRecords: true,
+  }),
+});
+
+/** What the command line alone sets (`COMMAND_SPEC`), as read from its flags. */
+export type CommandSettings = z.output<typeof COMMAND_SPEC>;
+
+/** One setting of any kind (run, report, the study's own, the command line's), as written outside the library. */
+export interface Setting {
+  /** Its name in its spec. */
+  name: string;
+  /** Its spec: `RUN_SPEC` (it decides the run's records), `REPORT_SPEC` (only what the reports say of them), `STUDY_SPEC` (the study's own), `COMMAND_SPEC` (the command line's alone). */
+  of: 'run' | 'report' | 'study' | 'command';
+  /** Whether its value can change a record: every run setting, and those whose meta says so (`decidesRecords`). */
+  decidesRecords: boolean;
   /** Its schema as declared, and the schema of a value it holds (the declared one unwrapped of its default or optional). */
   declared: z.ZodType;
   held: z.ZodType;
-  /** Its study key. */
-  key: string;
+  /** Its study key; none: a study file does not hold it. */
+  key: string | undefined;
   /** The schema of the value as written: a study file's key, or a flag's value. */
   schema: z.ZodType;
   meta: SettingMeta;
@@ -35,22 +203,47 @@ export interface WrittenSetting {
   read(value: unknown, folder: string): unknown;
 }
 
-/** A setting as written, from its declaration and meta; none when a study file does not hold it. */
-function writtenSetting(name: WrittenSetting['name'], of: WrittenSetting['of'], declared: z.ZodType, meta: SettingMeta): WrittenSetting[] {
-  if (meta.key === false) return [];
+/** A setting of `spec` (of the kind `of`), from its declaration and meta. */
+function settingOf(of: Setting['of'], spec: z.ZodObject, name: string): Setting {
+  const declared = spec.shape[name] as z.ZodType;
+  const meta = metaOf(declared);
   const held = valueOf(declared);
-  return [{ name, of, declared, held, key: meta.key ?? name, schema: meta.written?.schema ?? held, meta, read: meta.written?.read ?? ((v: unknown) => v) }];
+  return {
+    name,
+    of,
+    decidesRecords: of === 'run' || meta.decidesRecords === true,
+    declared,
+    held,
+    key: meta.key === false ? undefined : (meta.key ?? name),
+    schema: meta.written?.schema ?? held,
+    meta,
+    read: meta.written?.read ?? ((v: unknown) => v),
+  };
 }
 
-/** Every setting a study file holds: the run settings in `RUN_SPEC` order, then the report settings in `REPORT_SPEC` order. */
-export const WRITTEN_SETTINGS: readonly WrittenSetting[] = [
-  ...RUN_SPEC_KEYS.flatMap((name) => writtenSetting(name, 'run', RUN_SPEC.shape[name], settingMeta(name))),
-  ...REPORT_SPEC_KEYS.flatMap((name) => writtenSetting(name, 'report', REPORT_SPEC.shape[name], reportSettingMeta(name))),
+/**
+ * Every setting, of every kind, in one order: the run settings in
+ * `RUN_SPEC` order, the report settings, the command line's, then the
+ * study's own. The study file's keys, its schema and JSON Schema, the flags of
+ * the commands and their reading, and `ctxsim check`'s command that accepts
+ * a change are all derived from this list.
+ */
+export const SETTINGS: readonly Setting[] = [
+  ...RUN_SPEC_KEYS.map((name) => settingOf('run', RUN_SPEC, name)),
+  ...REPORT_SPEC_KEYS.map((name) => settingOf('report', REPORT_SPEC, name)),
+  ...Object.keys(COMMAND_SPEC.shape).map((name) => settingOf('command', COMMAND_SPEC, name)),
+  ...Object.keys(STUDY_SPEC.shape).map((name) => settingOf('study', STUDY_SPEC, name)),
 ];
 
+/** A setting a study file holds: its key is given. */
+export type WrittenSetting = Setting & { key: string; of: 'run' | 'report' | 'study' };
+
+/** Every setting a study file holds, in `SETTINGS` order: the run settings, the report settings, then the study's own. */
+export const WRITTEN_SETTINGS: readonly WrittenSetting[] = SETTINGS.filter((s): s is WrittenSetting => s.key !== undefined);
+
 /**
- * The study file's keys for the run settings, each optional and described
- * (a setting given as a list of one may also be written as its `one` key).
+ * The study file's keys, each optional (a setting given as a list of one
+ * may also be written as its `one` key).
  */
 export function settingKeys(): Record<string, z.ZodType> {
   const keys: Record<string, z.ZodType> = {};
@@ -68,7 +261,7 @@ function elementOf(s: z.ZodType): z.ZodType {
   return inner.element as z.ZodType;
 }
 
-/** The JSON Schema descriptions of the settings' keys. */
+/** The JSON Schema descriptions of the study file's keys. */
 export function settingKeyDescriptions(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const s of WRITTEN_SETTINGS) {
@@ -85,7 +278,7 @@ export function settingKeyDescriptions(): Record<string, string> {
  * duration of 0), a check across its items (a model listed twice) — at
  * places below the setting.
  */
-export function readSetting(s: WrittenSetting, written: unknown, folder: string): { value: unknown } | { problems: ValueProblem[] } {
+export function readSetting(s: Setting, written: unknown, folder: string): { value: unknown } | { problems: ValueProblem[] } {
   const w = s.schema.safeParse(written);
   if (!w.success) return { problems: issues(w.error, written) };
   const problem = s.meta.written?.problem?.(w.data);
@@ -110,20 +303,21 @@ function issues(error: z.ZodError, value: unknown): ValueProblem[] {
  * (paths resolved from the study's folder `dir`), by setting name; and the
  * problems that keep some from being read, at their keys.
  */
-export function readSettings(doc: Readonly<Record<string, unknown>>, dir: string): { settings: Partial<StudySettings>; problems: ValueProblem[] } {
+export function readSettings(doc: Readonly<Record<string, unknown>>, dir: string): { settings: Partial<StudySettings & StudyOwnSettings>; problems: ValueProblem[] } {
   const settings: Record<string, unknown> = {};
   const problems: ValueProblem[] = [];
   for (const s of WRITTEN_SETTINGS) {
+    if (s.meta.apart) continue;
     const key = doc[s.key] !== undefined ? s.key : s.meta.one && doc[s.meta.one.key] !== undefined ? s.meta.one.key : undefined;
     if (key === undefined) continue;
     const r = readSetting(s, key === s.key ? doc[key] : [doc[key]], dir);
     if ('value' in r) settings[s.name] = r.value;
     else for (const p of r.problems) problems.push({ path: key === s.key ? [key, ...p.path] : [key], message: p.message });
   }
-  return { settings: settings as Partial<StudySettings>, problems };
+  return { settings: settings as Partial<StudySettings & StudyOwnSettings>, problems };
 }
 
-/** The study keys a setting is written under (its key, and its `one` key). */
-export function keysOf(s: WrittenSetting): string[] {
+/** The study keys a setting is written under (its `one` key, and its key). */
+export function keysOf(s: Pick<WrittenSetting, 'key' | 'meta'>): string[] {
   return s.meta.one ? [s.meta.one.key, s.key] : [s.key];
 }

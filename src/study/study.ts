@@ -3,7 +3,6 @@ import { dirname, resolve } from 'node:path';
 import { globSync } from 'tinyglobby';
 import { z } from 'zod';
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
-import { gateLimitProblem } from '../gate/compare.js';
 import { CHAT_POLICIES, REGISTRY } from '../policies/index.js';
 import { STAGE_SEPARATOR } from '../policies/pipeline.js';
 import { parseSpecString, policyEntrySchema, resolveSpec, type PolicyVariant } from '../policies/spec.js';
@@ -12,92 +11,43 @@ import { loadPolicyModules, moduleLoading, moduleRequest, resolveNamed, resolveS
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { COST_KEYS } from '../pricing/settings.js';
-import { keysOf, readSettings, settingKeyDescriptions, settingKeys, WRITTEN_SETTINGS, type StudySettings } from './settings.js';
+import { keysOf, readSettings, settingKeyDescriptions, settingKeys, STDOUT, WRITTEN_SETTINGS, type ScenarioSource, type StudyOwnSettings, type StudySettings } from './settings.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from '../text/document.js';
-import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
 import { loadScenarioPlaced } from '../scenario/load.js';
 import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
-import { defaultUpkeep, NETWORK_MODES, networkProblem, upkeepSchema, upkeepSettings, withUpkeepOverrides, type UpkeepOverrides, type UpkeepSettings } from '../recording/upkeep.js';
+import { defaultUpkeep, NETWORK_MODES, networkProblem, type upkeepSchema, withUpkeepOverrides, type UpkeepOverrides, type UpkeepSettings } from '../recording/upkeep.js';
 import { outsideProblem, studyRoots } from './confine.js';
 import { Journal } from '../upkeep/journal.js';
 import { PACKAGE_DIR, readInputText, unreadableReason } from '../process.js';
 import { displayPath } from '../output/display.js';
-import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type GlobSource, type ImportSource, type LoadOptions } from './sources.js';
+import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from './sources.js';
 
-export type ScenarioSource = GlobSource | GenerateSource | ImportSource;
+export { STDOUT, type ScenarioSource } from './settings.js';
 
 /**
- * A study with every path resolved and every policy checked: the run
- * settings it holds (`StudySettings`: as the spec holds them, from the
- * study file's keys and the flags, see study/settings.ts), and what it runs
- * and where its outputs go.
+ * A study with every path resolved and every policy checked: the run and
+ * report settings it holds (`StudySettings`) and its own (`StudyOwnSettings`:
+ * what it runs, where its outputs go, its gate and upkeep), as the specs
+ * hold them, from the study file's keys and the flags (study/settings.ts).
  */
-export interface Study extends StudySettings {
+export interface Study extends StudySettings, StudyOwnSettings {
   /** The study file, or undefined for the built-in default study. */
   file?: string;
-  scenarios: ScenarioSource[];
-  policies: PolicyVariant[];
-  /** Output folder, absolute; `-` (STDOUT) for stdout. */
-  out: string;
-  /** The CI gate's settings (`ctxsim check`); the baseline path is absolute. */
-  gate?: { baseline?: string; maxCostIncrease?: string | number; maxRetentionDrop?: string | number; maxAnswerDrop?: string | number };
-  /** Where summaries, extractions and embeddings come from (the study's `upkeep` key; absent: simulated, the default prompts); `studyUpkeep` makes the run's `upkeep` of it. */
-  upkeepSource?: UpkeepSettings;
-  /** `summary`: no per-turn or per-probe rows in the outputs (the study's `records`; `--records` overrides). */
-  records?: RecordsMode;
-  /** Each probe turn's first prompt also goes to the chat model through the upkeep endpoint, and probes are scored on its answer (the study's `answers`; `--answers`). */
-  answers?: boolean;
-  /** With `answers`: the model that grades a reply that does not hold a probed value as written (the study's `judge`; `--judge`). */
-  judge?: string;
 }
 
-/** The keys of a study file besides the run settings': what it runs, where its outputs go, how upkeep is done and judged. */
-const studyKeys = {
-  scenarios: z.array(z.unknown()).min(1).optional(),
-  policies: z.array(z.unknown()).min(1).optional(),
-  out: z.string().min(1).optional(),
-  gate: z
-    .strictObject({
-      baseline: z.string().min(1).optional(),
-      maxCostIncrease: z.union([z.string(), z.number()]).optional(),
-      maxRetentionDrop: z.union([z.string(), z.number()]).optional(),
-      maxAnswerDrop: z.union([z.string(), z.number()]).optional(),
-    })
-    .optional(),
-  upkeep: upkeepSchema.optional(),
-  records: z.enum(RECORDS_MODES).optional(),
-  answers: z.boolean().optional(),
-  judge: z.string().min(1).optional(),
-};
+/** A study file's schema: every setting's key (study/settings.ts), each optional. */
+const studySchema = z.strictObject(settingKeys());
 
-/** A study file's schema: the run settings' keys (from `RUN_SPEC`), then the study's own. */
-const studySchema = z.strictObject({ ...settingKeys(), ...studyKeys });
+/** A study file's keys, checked: those the checks below read by name. */
+type StudyDoc = { model?: string; models?: readonly string[]; route?: StudySettings['route']; fallback?: StudySettings['fallback']; judge?: string; upkeep?: z.infer<typeof upkeepSchema> };
 
-/** A study file's keys, checked: the study's own, and the run settings' as written (those the checks below read by name). */
-type StudyDoc = z.infer<z.ZodObject<typeof studyKeys>> & { model?: string; models?: readonly string[]; route?: StudySettings['route']; fallback?: StudySettings['fallback'] };
-
-/** Every key of a study file, in schema order: those a scenario file is told apart from a study by (scenario/load.ts's `STUDY_FILE_KEYS`, which a test holds equal). */
+/** Every key of a study file, in schema order: those a scenario file is told apart from a study by (scenario/load.ts's `STUDY_FILE_KEYS`, below this layer, which a test holds equal). */
 export const STUDY_FILE_KEY_ORDER = Object.keys(studySchema.shape);
-
-/** A study's `out: -`: the output goes to stdout, as with `--out -`. */
-export const STDOUT = '-';
-
-/** What each key of a study file means, for its JSON Schema (the run settings' from their meta). */
-const STUDY_KEYS: { [K in keyof typeof studyKeys]: string } = {
-  scenarios: 'scenario files (globs, relative to the study file), generated sets and imported datasets',
-  policies: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep; a policy module’s path lies in the study’s folder or below the working folder (--policy PATH loads one from anywhere)',
-  out: 'the output folder, relative to the study file, in its folder or below the working folder (default reports/; --out writes anywhere); - for stdout',
-  gate: 'the CI gate of ctxsim check: the baseline and the allowed changes',
-  upkeep: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette (with --upkeep record on the command line) and replayed',
-  records: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
-  answers: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',
-  judge: 'with answers: a model (in the price table) that grades a reply that does not hold the probed value as written; its yes makes the probe answered (judged) when the prompt held the value, and a yes on a value not sent is counted apart (judged_unsent); sent through the upkeep endpoint, a measurement apart from every cost (--judge)',
-};
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */
 export function studyJsonSchema(): Record<string, unknown> {
@@ -131,13 +81,13 @@ export function studyJsonSchema(): Record<string, unknown> {
   );
   const pattern = z.string().describe('a glob of scenario files (YAML or JSON), relative to the study file');
   const glob = z.strictObject({ glob: pattern, weight: entryWeight });
-  const about: Record<string, string> = { ...settingKeyDescriptions(), ...STUDY_KEYS };
+  const about = settingKeyDescriptions();
   const described = Object.fromEntries(Object.entries(studySchema.shape).map(([k, s]) => [k, s.describe(about[k]!)]));
   const file = studySchema
     .extend({
       ...described,
-      scenarios: z.array(z.union([pattern, glob, ...generate, ...imports])).min(1).optional().describe(STUDY_KEYS.scenarios),
-      policies: z.array(policyEntrySchema(REGISTRY)).min(1).optional().describe(STUDY_KEYS.policies),
+      scenarios: z.array(z.union([pattern, glob, ...generate, ...imports])).min(1).optional().describe(about.scenarios!),
+      policies: z.array(policyEntrySchema(REGISTRY)).min(1).optional().describe(about.policies!),
     })
     .describe('What ctxsim runs: scenarios, memory policies, model, prices and where the reports go.');
   return fileJsonSchema(file, { file: 'study.schema.json', title: 'ctxsim study', durations: [COST_KEYS.cacheTtl.unwrap()] });
@@ -265,23 +215,7 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
   if (doc) {
     const read = readSettings(doc, dir);
     for (const p of read.problems) problems.push(src.problem(p.path, p.message));
-    Object.assign(study, read.settings, {
-      // `-` is stdout, as `--out -` is: not a folder named `-`.
-      ...(doc.out !== undefined && { out: doc.out === STDOUT ? STDOUT : resolve(dir, doc.out) }),
-      ...(doc.records !== undefined && { records: doc.records }),
-      ...(doc.answers !== undefined && { answers: doc.answers }),
-      ...(doc.judge !== undefined && { judge: doc.judge }),
-      ...(doc.gate !== undefined && {
-        gate: { ...doc.gate, ...(doc.gate.baseline !== undefined && { baseline: resolve(dir, doc.gate.baseline) }) },
-      }),
-    });
-    if (doc.upkeep !== undefined) study.upkeepSource = upkeepSettings(doc.upkeep, dir);
-    // The gate's limits are checked here, at their place, as `ctxsim check` reads them.
-    for (const key of ['maxCostIncrease', 'maxRetentionDrop', 'maxAnswerDrop'] as const) {
-      const value = doc.gate?.[key];
-      const problem = value === undefined ? undefined : gateLimitProblem(key, value);
-      if (problem) problems.push(src.problem(['gate', key], problem));
-    }
+    Object.assign(study, read.settings);
   }
   Object.assign(study, Object.fromEntries(replacing.map((s) => [s.name, overrides.settings![s.name as keyof StudySettings]])));
   if (overrides.out !== undefined) study.out = overrides.out;

@@ -1,0 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SETTINGS } from '../src/study/settings.js';
+import { settingsTable, SETTINGS_TABLE_END, SETTINGS_TABLE_START, withSettingsTable } from '../src/study/settings-docs.js';
+import { DOCS_COMMAND } from '../src/text/markdown.js';
+import { ROOT } from './_shared.js';
+
+describe('docs/studies.md: the table of every study key and flag', () => {
+  const page = readFileSync(join(ROOT, 'docs/studies.md'), 'utf8');
+
+  it(`is what the settings' specs give now (regenerate with ${DOCS_COMMAND})`, () => {
+    expect(page.indexOf(SETTINGS_TABLE_START)).toBeGreaterThan(0);
+    expect(page.indexOf(SETTINGS_TABLE_END)).toBeGreaterThan(page.indexOf(SETTINGS_TABLE_START));
+    expect(withSettingsTable(page)).toBe(page);
+  });
+
+  it('has a row for every setting with a study key or a flag, saying its kind and whether it decides records', () => {
+    const rows = settingsTable().split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| key '));
+    expect(rows).toHaveLength(SETTINGS.filter((s) => s.key !== undefined || s.meta.flag).length);
+    expect(rows).toContain('| `seed` | `--seed` | run | yes | seed of every random stream (default 42) |');
+    expect(rows.find((r) => r.startsWith('| `minRetention` '))).toMatch(/^\| `minRetention` \| `--min-retention` \| report \| {2}\| the share of the probed facts/);
+    expect(rows.find((r) => r.includes('`--jobs`'))).toBe('| — | `--jobs` | command line |  | worker threads (output is the same for any number) |');
+    expect(rows.find((r) => r.includes('`--cassette`'))).toMatch(/^\| — \| `--cassette` \| command line \| yes \| /);
+  });
+});
