@@ -1,20 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { runStudy, type RunResults } from '../src/engine/run.js';
-import { RUN_SPEC_KEYS, type RunSpec } from '../src/engine/spec.js';
+import { replay } from '../src/engine/replay.js';
+import { replayContexts, runStudy, type RunResults } from '../src/engine/run.js';
+import { RUN_SPEC_KEYS, RUN_UPKEEP, type RunSpec, type RunUpkeep } from '../src/engine/spec.js';
 import { definePolicy } from '../src/policies/define.js';
 import { resolvePolicy, type PolicyVariant } from '../src/policies/spec.js';
 import type { Message } from '../src/types.js';
 import { parseScenario } from '../src/scenario/load.js';
 import { policiesFromFlags } from '../src/study/study.js';
+import { Cassette, encodeVector, requestKey, type CassetteEntry, type UpkeepRequest } from '../src/upkeep/cassette.js';
 import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
+import type { Miss } from '../src/upkeep/upkeep.js';
 import { growing, priceFile, text } from './_pricing.js';
 
 /**
  * Every setting of the spec keys the replay cache (engine-run-spec.test.ts);
  * this holds that each one also reaches the engine: a small study run at the
  * setting's default and at another value gives other records. A setting the
- * engine left unread would give the same records, and fail here.
+ * engine left unread would give the same records, and fail here. So does
+ * each setting of a recorded upkeep (`RunUpkeep`), which is what the study's
+ * own settings that decide records reach the engine as (its upkeep's mode
+ * and cassette, answers and judge: `studyUpkeep`).
  */
 
 /** A conversation whose first call found part of its prompt cached, with a fact and probes. */
@@ -98,5 +104,66 @@ describe('every setting of the spec reaches the engine', () => {
     const before = run({});
     expect(before.turns.length).toBeGreaterThan(0);
     expect(run({ [key]: change.to })).not.toEqual(before);
+  });
+});
+
+/** A recorded upkeep's settings but its responses, and what the recorded model's summaries say. */
+interface Recording {
+  upkeep: Omit<RunUpkeep, 'recorded'>;
+  summary?: string;
+}
+
+/** The recorded model: a response follows from the request (its input counted in characters), a summary says `summary`, an answer never holds a value, the judge says yes. */
+function respond(r: UpkeepRequest, summary: string): CassetteEntry {
+  const head = { key: requestKey(r), kind: r.kind, model: r.model };
+  if (r.kind === 'embed') return { ...head, vector: encodeVector([1, r.input.length % 7, 0, 0]), usage: { input: r.input.length, output: 0 } };
+  const text = r.kind === 'summary' ? summary : r.kind === 'extract' ? 'none' : r.kind === 'answer' ? 'I cannot say.' : 'Yes.';
+  return { ...head, text, usage: { input: JSON.stringify(r.messages).length, output: text.length } };
+}
+
+/** The golden study with a recorded upkeep: its cassette recorded in-process (each round answers what the last replay lacked), then the study run on it. */
+function recordedRun({ upkeep, summary = 'The user gave an order number.' }: Recording): ReturnType<typeof records> {
+  const cassette = new Cassette();
+  for (const ctx of replayContexts({ ...BASE, cacheFolder: false })) {
+    for (const conversation of conversations) {
+      for (const variant of policies) {
+        for (let round = 0; ; round++) {
+          if (round === 20) throw new Error(`recording ${conversation.id} × ${variant.name} did not end in 20 rounds`);
+          const missing: UpkeepRequest[] = [];
+          const onMiss = (m: Miss) => {
+            if (!m.dependent) missing.push(m.request);
+          };
+          replay(conversation, variant, { ...ctx, upkeep: { prompts: upkeep.prompts ?? DEFAULT_PROMPTS, recorded: { cassette, onMiss }, ...upkeep } });
+          if (!missing.length) break;
+          for (const r of missing) cassette.add(respond(r, summary));
+        }
+      }
+    }
+  }
+  return records(runStudy({ conversations, policies, ...BASE, upkeep: { ...upkeep, recorded: { entries: cassette.entries() } } }));
+}
+
+/**
+ * How each setting of a recorded upkeep is changed (`to`), from a
+ * recording with none of them (or `from`). Typed, so a setting added to
+ * `RUN_UPKEEP` fails to compile until it is listed here.
+ */
+const UPKEEP_CHANGES: { [K in keyof RunUpkeep]-?: { from?: Recording; to: Recording } } = {
+  prompts: { to: { upkeep: { prompts: { ...DEFAULT_PROMPTS, summary: 'Summarize the conversation so far, briefly, in about {summaryTokens} tokens.' } } } },
+  recorded: { to: { upkeep: {}, summary: 'The user gave an order number, and asked about the weather on Mars and on Venus.' } },
+  answers: { to: { upkeep: { answers: true } } },
+  judge: { from: { upkeep: { answers: true } }, to: { upkeep: { answers: true, judge: 'gpt-4.1-mini' } } },
+};
+
+describe('every setting of a recorded upkeep reaches the engine', () => {
+  it('the changes cover every setting of the upkeep', () => {
+    expect(Object.keys(UPKEEP_CHANGES).sort()).toEqual(Object.keys(RUN_UPKEEP.shape).sort());
+  });
+
+  it.each(Object.keys(RUN_UPKEEP.shape) as (keyof RunUpkeep)[])('upkeep.%s: another value gives other records of the golden study', (key) => {
+    const change = UPKEEP_CHANGES[key];
+    const before = recordedRun(change.from ?? { upkeep: {} });
+    expect(before.summary.some((s) => s.memory === 'recorded')).toBe(true);
+    expect(recordedRun(change.to)).not.toEqual(before);
   });
 });
