@@ -75,6 +75,14 @@ export const COST_SETTINGS = z.strictObject({
   latency: LATENCY.optional(),
 });
 
+/** `COST_SETTINGS` taking any object that holds the cost settings among others (a checked run spec): its other keys are left out. */
+const COSTS_AMONG = z.object(COST_SETTINGS.shape);
+
+/** The cost settings of an object that holds them among others (a checked run spec): each one `COST_SETTINGS` declares, with its default. */
+export function costsOf(from: Partial<CostSettings>): CostSettings {
+  return COSTS_AMONG.parse(from);
+}
+
 /** How calls are priced, beyond the price table (`COST_SETTINGS`, checked). */
 export type CostSettings = z.output<typeof COST_SETTINGS>;
 /** Route each turn to a light or a strong model by the size of the user message. */
