@@ -87,7 +87,10 @@ export function costsOf(from: Partial<CostSettings>): CostSettings {
 export type CostSettings = z.output<typeof COST_SETTINGS>;
 /** Route each turn to a light or a strong model by the size of the user message. */
 export type Route = z.output<typeof ROUTE>;
-/** A seeded share `rate` of model calls fail and are retried on `model`. */
+/**
+ * A seeded share `rate` of model calls fail and are retried on `model`.
+ * @public (the type of `CostSettings.fallback`)
+ */
 export type Fallback = z.output<typeof FALLBACK>;
 
 /** The chat model of a turn: `strong` when the user message has more than `userTokensOver` tokens, else `light`. */
