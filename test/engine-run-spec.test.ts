@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReplayCache } from '../src/engine/replay-cache.js';
-import { replayContexts, runStudy, type RunResults, type UnitContext } from '../src/engine/run.js';
+import { replayContext, replayContexts, runStudy, type RunResults, type UnitContext } from '../src/engine/run.js';
 import { RUN_SPEC_KEYS, RUN_UPKEEP, runSpecOf, type Execution, type RunOptions, type RunSpec, type RunUpkeep } from '../src/engine/spec.js';
 import { UsageError } from '../src/errors.js';
 import { storeStats } from '../src/store/store.js';
@@ -187,6 +187,9 @@ describe('RunSpec and Execution', () => {
     expect(fails({ upkeep: { prompts: DEFAULT_PROMPTS, answer: true } as RunUpkeep })).toThrow(/^run settings: upkeep: Unrecognized key: "answer" \(got \{"prompts":.*\)$/);
     expect(fails({ models: [] })).toThrow(new UsageError('run settings: models: no chat model given (got [])'));
     expect(fails({ models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4o'] })).toThrow(new UsageError('run settings: models[2]: model gpt-4o is listed twice (also models[0]) (got gpt-4o)'));
+    // One model's context is checked the same way.
+    expect(() => replayContext({ seed: 7, tokenizer: 'chars4', model: 'gpt-4o-mini', promptCacheTtl: -5 })).toThrow(new UsageError('run settings: promptCacheTtl: Too small: expected number to be >0 (got -5)'));
+    expect(() => replayContext({ seed: 7, tokenizer: 'chars4', model: 'gpt-4o-mini', fallback: { model: 'gpt-4o', rate: 2 } })).toThrow(/^run settings: fallback\.rate: .* \(got 2\)$/);
   });
 
   it('a study’s upkeep settings are not a run’s: the error says how to make them one, and studyUpkeep does', async () => {

@@ -52,20 +52,29 @@ const PRICES = {
  * The second golden run: the settings the first leaves at their defaults, so
  * that what the engine does with them is held too — an explicit cache with
  * its breakpoints and TTL, routing, fallback, latency, another rule set, tool
- * definitions, upkeep prompts, a real tokenizer.
+ * definitions, upkeep prompts, a real tokenizer. Every setting of the spec
+ * is listed (its type says so: a setting added to `RUN_SPEC` fails to
+ * compile until it is), those kept as the first run has them too; but the
+ * prices, pinned in a file the test writes.
  */
 const SETTINGS = {
+  // The first run's: the fallback below draws from it.
+  seed: 42,
   models: ['claude-haiku-4-5'],
   tokenizer: 'o200k_base',
+  // The model's own tokenizer is given: a factor of a stand-in's counts does not apply.
+  tokenFactor: 1,
+  promptCache: 'auto',
   promptCacheTtl: 600,
   cacheBreakpoint: 'turn',
+  coldStart: false,
   route: { light: 'gpt-4o-mini', strong: 'claude-haiku-4-5', strongWhen: { userTokensOver: 40 } },
   fallback: { model: 'gpt-4o-mini', rate: 0.2 },
   latency: { 'claude-haiku-4-5': { ttftMs: 300, prefillTps: 4000, decodeTps: 90 } },
   messageRules: 'anthropic',
   toolDefs: [{ name: 'lookup_order', description: 'Find an order by its number', parameters: { type: 'object', properties: { order: { type: 'string' } } } }],
   upkeep: { prompts: { ...DEFAULT_PROMPTS, summary: 'Summarize the conversation so far in about {summaryTokens} tokens.' } },
-} as const satisfies Partial<RunSpec>;
+} as const satisfies { [K in Exclude<keyof RunSpec, 'prices'>]-?: RunSpec[K] };
 
 /** The third golden run's judge: another model than the chat model, so that a verdict's request is told apart from an answer's. */
 const JUDGE = 'claude-haiku-4-5';

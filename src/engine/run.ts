@@ -4,7 +4,7 @@ import type { PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { ruleSetFor, type RuleSet } from '../message-rules/provider.js';
-import { DEFAULT_COSTS, settingsModels, type CostSettings } from '../pricing/settings.js';
+import { costsOf, settingsModels, type CostSettings } from '../pricing/settings.js';
 import { openTokenCounter, type TokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { Conversation } from '../types.js';
@@ -83,41 +83,37 @@ export type ModelContext = ReplayContext & { encoding: ResolvedEncoding; prices:
 export type UnitContext = ModelContext & { spec: UnitSpec };
 
 /**
- * A chat model's context: its token counter (count once across policies;
- * taken from `counters` when another model of the run has the same
- * encoding; an open-weight tokenizer's packages are checked here, its files
- * loaded on the first count, so a unit served by the replay cache needs
- * none), prices (every model the settings name checked up front), cost
- * settings, the provider rule set (given, or the model's).
+ * A chat model's context, made of its spec checked (`runSpecOf`): its token
+ * counter (count once across policies; taken from `counters` when another
+ * model of the run has the same encoding; an open-weight tokenizer's
+ * packages are checked here, its files loaded on the first count, so a unit
+ * served by the replay cache needs none), prices (every model the settings
+ * name checked up front), cost settings (the spec's fields that
+ * `COST_SETTINGS` declares), the provider rule set (given, or the model's).
  */
 export function replayContext(opts: ContextOptions, counters = new Map<string, TokenCounter>()): ModelContext {
-  const encoding = encodingForModel(opts.model, opts.tokenizer, opts.tokenFactor, opts.recorded);
-  const prices = typeof opts.prices === 'object' ? opts.prices : loadPrices(opts.prices ?? 'builtin');
-  const costs: CostSettings = {
-    promptCache: opts.promptCache ?? DEFAULT_COSTS.promptCache,
-    ...(opts.promptCacheTtl !== undefined && { promptCacheTtl: opts.promptCacheTtl }),
-    ...(opts.cacheBreakpoint !== undefined && { cacheBreakpoint: opts.cacheBreakpoint }),
-    ...(opts.coldStart && { coldStart: true }),
-    ...(opts.route && { route: opts.route }),
-    ...(opts.fallback && { fallback: opts.fallback }),
-    ...(opts.latency && { latency: opts.latency }),
-  };
-  for (const m of [opts.model, ...settingsModels(costs)]) lookup(prices, m);
-  const messageRules = opts.messageRules ?? ruleSetFor(lookup(prices, opts.model).provider, opts.model);
+  const { model, upkeep, recorded, cacheFolder } = opts;
+  // The spec is checked as a run's is, on this model alone (the context's upkeep is made apart: `upkeepContext`); what follows reads only the checked spec.
+  const spec = runSpecOf({ ...opts, models: [model], upkeep: undefined });
+  const encoding = encodingForModel(model, spec.tokenizer, spec.tokenFactor, recorded);
+  const prices = typeof spec.prices === 'object' ? spec.prices : loadPrices(spec.prices);
+  const costs = costsOf(spec);
+  for (const m of [model, ...settingsModels(costs)]) lookup(prices, m);
+  const messageRules = spec.messageRules ?? ruleSetFor(lookup(prices, model).provider, model);
   const key = `${encoding.name} ×${encoding.factor ?? 1}`;
   let tokens = counters.get(key);
-  if (!tokens) counters.set(key, (tokens = openTokenCounter(encoding.name, opts.cacheFolder, encoding.factor)));
+  if (!tokens) counters.set(key, (tokens = openTokenCounter(encoding.name, cacheFolder, encoding.factor)));
   return {
-    seed: opts.seed,
-    model: opts.model,
+    seed: spec.seed,
+    model,
     tokens,
     prices,
     costs,
     messageRules,
     encoding,
     ...(encoding.estimate && { standIn: true }),
-    ...(opts.upkeep && { upkeep: opts.upkeep }),
-    ...(opts.toolDefs?.length && { toolDefs: opts.toolDefs }),
+    ...(upkeep && { upkeep }),
+    ...(spec.toolDefs?.length && { toolDefs: spec.toolDefs }),
   };
 }
 

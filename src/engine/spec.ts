@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import { RULE_SETS } from '../message-rules/provider.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { PriceTable } from '../pricing/prices.js';
-import { COST_KEYS, settingsModels } from '../pricing/settings.js';
+import { COST_SETTINGS, DURATION, settingsModels } from '../pricing/settings.js';
 import { toolDefSchema, toolFields } from '../scenario/schema.js';
 import { parseDuration } from '../text/duration.js';
 import { TOKENIZERS } from '../tokens/encoding.js';
@@ -40,8 +40,6 @@ function repeats<T>(key: string, list: readonly T[], id: (t: T) => string, at: (
     return j === undefined ? [] : [{ path: at(i), message: `${said(t)} twice (also ${key}[${j}])` }];
   });
 }
-/** A duration as a study file and a flag write it (`5m`, `1h`, or seconds). */
-const DURATION = COST_KEYS.cacheTtl.unwrap();
 const tokenFactor = z.union([z.number().positive(), z.record(z.string().min(1), z.number().positive())]);
 const priceTable = z.custom<PriceTable>((v) => !!v && typeof v === 'object' && (v as { models?: unknown }).models instanceof Map, { message: 'expected a price table (from loadPrices)' });
 const promptKeys = Object.fromEntries(Object.keys(DEFAULT_PROMPTS).map((k) => [k, z.string()])) as Record<keyof typeof DEFAULT_PROMPTS, z.ZodString>;
@@ -175,32 +173,32 @@ export const RUN_SPEC = z.strictObject({
     written: written(z.string().min(1), (v, folder) => (v === 'builtin' ? v : resolve(folder, v))),
     flag: { name: 'prices', describe: 'LiteLLM-format price table JSON' },
   }),
-  promptCache: setting(z.enum(['auto', 'off']).default('auto').describe('prompt caching: the provider’s rule, or none'), {
+  promptCache: setting(COST_SETTINGS.shape.promptCache.describe('prompt caching: the provider’s rule, or none'), {
     key: 'cache',
     about: 'prompt caching: auto (the model’s provider’s rules) or off',
     flag: { name: 'cache', describe: 'prompt caching' },
   }),
-  promptCacheTtl: setting(z.number().positive().optional().describe('seconds a cached prefix lives in simulated time'), {
+  promptCacheTtl: setting(COST_SETTINGS.shape.promptCacheTtl.describe('seconds a cached prefix lives in simulated time'), {
     key: 'cacheTtl',
     about: 'how long a cached prompt prefix lives in simulated time, e.g. 5m; on Claude above 5m takes the 1-hour tier, whose writes are priced at their own rate (default 5m, or 1h for a transcript whose calls wrote 1-hour entries)',
     written: written(DURATION, (v) => parseDuration(v)),
     flag: { name: 'cache-ttl', describe: 'how long a cached prompt prefix lives, e.g. 5m or 1h (over the study’s cacheTtl)' },
   }),
-  cacheBreakpoint: setting(COST_KEYS.cacheBreakpoint.describe('where an explicit cache’s breakpoints go'), {
+  cacheBreakpoint: setting(COST_SETTINGS.shape.cacheBreakpoint.describe('where an explicit cache’s breakpoints go'), {
     about: 'where Claude-style explicit caches put breakpoints: call (default: at the end of every call’s prompt too, so the calls of one agent turn read what the earlier ones wrote) or turn (only after the policy’s stable prefix)',
     flag: { name: 'cache-breakpoint', describe: 'Claude-style explicit caches: call (default) puts a breakpoint at the end of every call’s prompt too, turn only after the policy’s stable prefix' },
   }),
-  coldStart: setting(z.boolean().optional().describe('every conversation starts with an empty prompt cache, its transcript’s warm start ignored'), {
+  coldStart: setting(COST_SETTINGS.shape.coldStart.describe('every conversation starts with an empty prompt cache, its transcript’s warm start ignored'), {
     about: 'start every conversation with an empty prompt cache: a transcript whose first call found part of its prompt cached (warm_start:, written by ctxsim import) is replayed as if it had not (default false: warm starts are kept)',
     flag: { name: 'cold-start', describe: 'start every conversation with an empty prompt cache, ignoring the warm starts imported transcripts recorded (warm_start:)' },
   }),
-  route: setting(COST_KEYS.route.describe('each turn to a light or a strong model by the size of its user message'), {
+  route: setting(COST_SETTINGS.shape.route.describe('each turn to a light or a strong model by the size of its user message'), {
     about: 'send a turn to the light or the strong model by the length of its user message',
   }),
-  fallback: setting(COST_KEYS.fallback.describe('a model that answers a seeded share of the calls instead'), {
+  fallback: setting(COST_SETTINGS.shape.fallback.describe('a model that answers a seeded share of the calls instead'), {
     about: 'a model that answers a share of the calls instead (failures drawn from the seed)',
   }),
-  latency: setting(COST_KEYS.latency.describe('latency settings per model'), { about: 'latency settings per model: time to first token, prefill and decode speed' }),
+  latency: setting(COST_SETTINGS.shape.latency.describe('latency settings per model'), { about: 'latency settings per model: time to first token, prefill and decode speed' }),
   messageRules: setting(z.enum(RULE_SETS).optional().describe('the provider message rules prompts are checked against (default: the chat model’s provider’s)'), {
     key: 'rules',
     about: 'the provider message rules prompts are checked against (default: the chat model’s provider’s)',

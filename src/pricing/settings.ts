@@ -1,43 +1,5 @@
 import { z } from 'zod';
 import { parseDuration } from '../text/duration.js';
-import type { LatencyOverrides } from './latency.js';
-
-/** Route each turn to a light or a strong model by the size of the user message. */
-export interface Route {
-  light: string;
-  strong: string;
-  strongWhen: { userTokensOver: number };
-}
-
-/** A seeded share `rate` of model calls fail and are retried on `model`. */
-export interface Fallback {
-  model: string;
-  rate: number;
-}
-
-/** How calls are priced, beyond the price table. */
-export interface CostSettings {
-  /** Prompt caching: `auto` applies the model's provider rule, `off` caches nothing. */
-  promptCache: 'auto' | 'off';
-  /**
-   * Simulated seconds after which a cached prefix is gone. Unset: 300, except
-   * on an explicit (Anthropic-style) cache replaying a transcript whose calls
-   * wrote 1-hour entries, which keeps that TTL.
-   */
-  promptCacheTtl?: number;
-  /**
-   * Where an explicit cache's breakpoints go: `call` (default) at the end of
-   * every call's prompt as well as after the policy's stable prefix, so the
-   * calls of one agent turn read what the earlier ones wrote (Claude Code and
-   * Anthropic's automatic caching); `turn` only after the stable prefix.
-   */
-  cacheBreakpoint?: CacheBreakpoint;
-  /** Every conversation starts with an empty cache, even one whose transcript's first call found part of its prompt cached (`warm_start:`). */
-  coldStart?: boolean;
-  route?: Route;
-  fallback?: Fallback;
-  latency?: LatencyOverrides;
-}
 
 /** Where an explicit cache's breakpoints go: at the end of every call, or only after the stable prefix. */
 export type CacheBreakpoint = 'call' | 'turn';
@@ -58,34 +20,78 @@ export const MIN_TOKENS_PER_SECOND = 0.001;
 /** The longest time to first token a study may set: one day, in milliseconds. */
 export const MAX_TTFT_MS = 86_400_000;
 
-/** Study keys that shape pricing, checked with the rest of the study file. */
-export const COST_KEYS = {
-  cacheTtl: z
-    .union([z.number(), z.string()])
-    .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 300s or 5m' })
-    .optional(),
+/** How a study file and a flag write a duration (`5m`, `1h`, or seconds): the written form of `promptCacheTtl`. */
+export const DURATION = z
+  .union([z.number(), z.string()])
+  .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 300s or 5m' });
+
+/** Route each turn to a light or a strong model by the size of the user message. */
+const ROUTE = z.strictObject({
+  light: z.string().min(1),
+  strong: z.string().min(1),
+  strongWhen: z.strictObject({ userTokensOver: z.number().int().min(0) }),
+});
+
+/** A seeded share `rate` of model calls fail and are retried on `model`. */
+const FALLBACK = z.strictObject({ model: z.string().min(1), rate: z.number().min(0).max(1) });
+
+/** Latency figures by model (`default`: every model), over the builtin ones (`latencyFor`). */
+const LATENCY = z.record(
+  z.string().min(1),
+  z.strictObject({
+    // Bounded so that a turn's latency stays a finite number of milliseconds.
+    ttftMs: z.number().min(0).max(MAX_TTFT_MS).optional(),
+    prefillTps: z.number().min(MIN_TOKENS_PER_SECOND).optional(),
+    decodeTps: z.number().min(MIN_TOKENS_PER_SECOND).optional(),
+    cachedPrefillFactor: z.number().min(0).max(1).optional(),
+  }),
+);
+
+/**
+ * How calls are priced, beyond the price table: declared once here; the run
+ * spec's settings of the same names are these schemas (engine/spec.ts), and
+ * `CostSettings` is what it checks.
+ */
+export const COST_SETTINGS = z.strictObject({
+  /** Prompt caching: `auto` applies the model's provider rule, `off` caches nothing. */
+  promptCache: z.enum(['auto', 'off']).default('auto'),
+  /**
+   * Simulated seconds after which a cached prefix is gone. Unset: 300, except
+   * on an explicit (Anthropic-style) cache replaying a transcript whose calls
+   * wrote 1-hour entries, which keeps that TTL.
+   */
+  promptCacheTtl: z.number().positive().optional(),
+  /**
+   * Where an explicit cache's breakpoints go: `call` (default) at the end of
+   * every call's prompt as well as after the policy's stable prefix, so the
+   * calls of one agent turn read what the earlier ones wrote (Claude Code and
+   * Anthropic's automatic caching); `turn` only after the stable prefix.
+   */
   cacheBreakpoint: z.enum(CACHE_BREAKPOINTS).optional(),
-  route: z
-    .strictObject({
-      light: z.string().min(1),
-      strong: z.string().min(1),
-      strongWhen: z.strictObject({ userTokensOver: z.number().int().min(0) }),
-    })
-    .optional(),
-  fallback: z.strictObject({ model: z.string().min(1), rate: z.number().min(0).max(1) }).optional(),
-  latency: z
-    .record(
-      z.string().min(1),
-      z.strictObject({
-        // Bounded so that a turn's latency stays a finite number of milliseconds.
-        ttftMs: z.number().min(0).max(MAX_TTFT_MS).optional(),
-        prefillTps: z.number().min(MIN_TOKENS_PER_SECOND).optional(),
-        decodeTps: z.number().min(MIN_TOKENS_PER_SECOND).optional(),
-        cachedPrefillFactor: z.number().min(0).max(1).optional(),
-      }),
-    )
-    .optional(),
-};
+  /** Every conversation starts with an empty cache, even one whose transcript's first call found part of its prompt cached (`warm_start:`). */
+  coldStart: z.boolean().optional(),
+  route: ROUTE.optional(),
+  fallback: FALLBACK.optional(),
+  latency: LATENCY.optional(),
+});
+
+/** `COST_SETTINGS` taking any object that holds the cost settings among others (a checked run spec): its other keys are left out. */
+const COSTS_AMONG = z.object(COST_SETTINGS.shape);
+
+/** The cost settings of an object that holds them among others (a checked run spec): each one `COST_SETTINGS` declares, with its default. */
+export function costsOf(from: Partial<CostSettings>): CostSettings {
+  return COSTS_AMONG.parse(from);
+}
+
+/** How calls are priced, beyond the price table (`COST_SETTINGS`, checked). */
+export type CostSettings = z.output<typeof COST_SETTINGS>;
+/** Route each turn to a light or a strong model by the size of the user message. */
+export type Route = z.output<typeof ROUTE>;
+/**
+ * A seeded share `rate` of model calls fail and are retried on `model`.
+ * @public (the type of `CostSettings.fallback`)
+ */
+export type Fallback = z.output<typeof FALLBACK>;
 
 /** The chat model of a turn: `strong` when the user message has more than `userTokensOver` tokens, else `light`. */
 export function chooseModel(route: Route | undefined, model: string, userTokens: number): string {

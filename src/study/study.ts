@@ -10,7 +10,7 @@ import type { Given } from '../policies/module-link.js';
 import { loadPolicyModules, moduleLoading, moduleRequest, resolveNamed, resolveSpecString, type ModuleLoading, type PolicyModules } from './policy-modules.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
-import { COST_KEYS } from '../pricing/settings.js';
+import { DURATION } from '../pricing/settings.js';
 import { keysOf, readSettings, settingKeyDescriptions, settingKeys, STDOUT, WRITTEN_SETTINGS, type ScenarioSource, type StudyOwnSettings, type StudySettings } from './settings.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from '../text/document.js';
@@ -90,7 +90,7 @@ export function studyJsonSchema(): Record<string, unknown> {
       policies: z.array(policyEntrySchema(REGISTRY)).min(1).optional().describe(about.policies!),
     })
     .describe('What ctxsim runs: scenarios, memory policies, model, prices and where the reports go.');
-  return fileJsonSchema(file, { file: 'study.schema.json', title: 'ctxsim study', durations: [COST_KEYS.cacheTtl.unwrap()] });
+  return fileJsonSchema(file, { file: 'study.schema.json', title: 'ctxsim study', durations: [DURATION] });
 }
 
 /** Every chat policy with its defaults, in registry order: the default study's policies. */
