@@ -14,7 +14,7 @@ import { tempDir } from './_tmp.js';
 /** The upkeep fixture: one conversation whose summaries, extractions and embeddings the server answers. */
 export const UPKEEP_SCENARIO = join(ROOT, 'test', 'fixtures', 'upkeep', 'scenario.yaml');
 /** The shipped scenarios. */
-export const SHIPPED = join(ROOT, 'scenarios');
+const SHIPPED = join(ROOT, 'scenarios');
 
 /** The study's `upkeep:` line: recorded from `url`, with `keys` (`concurrency: 1, retries: 0`) after the mode and address. */
 export function upkeepLine(url: string, keys = ''): string {
