@@ -61,15 +61,18 @@ describe.skipIf(!built)(`a policy module's code runs on a thread of its own${bui
   it(
     'SIGINT ends the run while a module spins in a timer it started at its top level',
     async () => {
-      const { file } = project(moduleText('', 'setTimeout(() => { for (;;) {} }, 0);'));
+      // The timer says so on stderr (where a module's console goes) as it starts to spin.
+      const { file } = project(moduleText('', "setTimeout(() => { console.error('spinning'); for (;;) {} }, 0);"));
       let sent = 0;
       const r = await ctxsim(['run', '--scenario', NOAH, '--policy', file, ...COMMON, '--policy-timeout', '60', '--out', '-'], undefined, (child) => {
         // Once the module's thread spins (its import has been read, then its timer runs), the main thread still hears the signal.
-        setTimeout(() => {
+        child.stderr!.on('data', (d: Buffer) => {
+          if (sent || !d.toString().includes('spinning')) return;
           sent = performance.now();
           child.kill('SIGINT');
-        }, 3000);
+        });
       });
+      expect(sent).toBeGreaterThan(0);
       expect(r.signal ?? r.code).toBe('SIGINT');
       expect(performance.now() - sent).toBeLessThan(20_000);
       expect(r.out).toBe('');

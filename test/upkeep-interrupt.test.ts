@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STAGING_PREFIX } from '../src/output/files.js';
 import { Cassette } from '../src/upkeep/cassette.js';
 import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
+import { recordingProject, upkeepLine } from './_recording.js';
 import { ROOT } from './_shared.js';
-import { tempDir } from './_tmp.js';
 
 /**
  * A recording stopped by Ctrl-C (SIGINT), SIGTERM or SIGKILL keeps every
@@ -25,7 +25,6 @@ const built = ['recording/upkeep', 'upkeep/journal', 'upkeep/endpoint', 'upkeep/
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });
-const SCENARIO = join(ROOT, 'test', 'fixtures', 'upkeep', 'scenario.yaml');
 /** Responses the server sends before it holds the next request. */
 const ANSWERED = 5;
 
@@ -36,24 +35,18 @@ let reference = { text: '', sent: 0 };
 
 /** A temp folder with the scenario and a study recording through the server (summaries, extractions, embeddings). */
 function project(concurrency = 1): string {
-  const dir = tempDir();
-  copyFileSync(SCENARIO, join(dir, 'scenario.yaml'));
-  writeFileSync(
-    join(dir, 'study.yaml'),
-    [
-      'scenarios: [scenario.yaml]',
-      'policies:',
-      '  - summary: {threshold: 120, summaryTokens: 60}',
-      '  - facts',
-      '  - retrieval: {topK: 2, recent: 1}',
-      `upkeep: {mode: record, baseURL: '${url}', concurrency: ${concurrency}, retries: 0}`,
-      '',
-    ].join('\n'),
-  );
-  return dir;
+  return recordingProject([
+    'scenarios: [scenario.yaml]',
+    'policies:',
+    '  - summary: {threshold: 120, summaryTokens: 60}',
+    '  - facts',
+    '  - retrieval: {topK: 2, recent: 1}',
+    upkeepLine(url, `concurrency: ${concurrency}, retries: 0`),
+  ]);
 }
 
-const args = (dir: string, out = 'out', mode = 'record') => ['run', join(dir, 'study.yaml'), '--out', join(dir, out), '--no-token-cache', '--upkeep', mode];
+/** The command that records (or replays) `dir` into its folder `out`, or with `out` `-` onto stdout. */
+const args = (dir: string, out = 'out', mode = 'record') => ['run', join(dir, 'study.yaml'), '--out', out === '-' ? out : join(dir, out), '--no-token-cache', '--upkeep', mode];
 const cassetteOf = (dir: string) => join(dir, 'upkeep.cassette.jsonl');
 const journalOf = (dir: string) => `${cassetteOf(dir)}.journal`;
 
@@ -90,7 +83,8 @@ beforeAll(async () => {
   url = await server.start();
   const dir = project();
   const before = server.seen.length;
-  const r = await recordCli(args(dir));
+  // Its outputs on stdout: only its cassette is kept.
+  const r = await recordCli(args(dir, '-'));
   expect(r.code, r.stderr).toBe(0);
   reference = { text: readFileSync(cassetteOf(dir), 'utf8'), sent: server.seen.length - before };
   expect(reference.sent).toBeGreaterThan(ANSWERED + 5);

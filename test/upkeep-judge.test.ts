@@ -1,15 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { defaultUpkeep, upkeepFingerprint } from '../src/recording/upkeep.js';
-import { judgedYes, judgeRequest, DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
 import { csvRows, expectShardsMergeToRun, recordCli, recording, textFiles } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
+import { recordingProject, upkeepLine } from './_recording.js';
 import { ROOT } from './_shared.js';
-import { tempDir } from './_tmp.js';
 
 /**
  * A judge for free-form answers, end to end through the command line and a
@@ -22,7 +19,6 @@ import { tempDir } from './_tmp.js';
  */
 
 const KEY = 'sk-test-judge-secret-0123456789';
-const SHIPPED = join(ROOT, 'scenarios');
 const JUDGE = 'gpt-4o';
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const NO_NETWORK = join(ROOT, 'test', 'fixtures', 'upkeep', 'no-network.mjs');
@@ -44,13 +40,7 @@ afterEach(() => {
 
 /** A temp folder with a study of the shipped scenarios recording through the server, with answers (the judge comes from the flag, or `extra`). */
 function project(policies: readonly string[], extra: readonly string[] = ['answers: true']): string {
-  const dir = tempDir();
-  cpSync(SHIPPED, join(dir, 'scenarios'), { recursive: true });
-  writeFileSync(
-    join(dir, 'study.yaml'),
-    ["scenarios: ['scenarios/*.yaml']", `policies: [${policies.join(', ')}]`, ...extra, `upkeep: {mode: record, baseURL: '${url}', apiKeyEnv: CTXSIM_TEST_JUDGE_KEY}`, ''].join('\n'),
-  );
-  return dir;
+  return recordingProject(["scenarios: ['scenarios/*.yaml']", `policies: [${policies.join(', ')}]`, ...extra, upkeepLine(url, 'apiKeyEnv: CTXSIM_TEST_JUDGE_KEY')], 'shipped');
 }
 
 const ctxsim = (args: string[]) => recordCli([...recording(args), '--no-token-cache'], { CTXSIM_TEST_JUDGE_KEY: KEY });
@@ -58,36 +48,6 @@ const ctxsim = (args: string[]) => recordCli([...recording(args), '--no-token-ca
 
 
 const kinds = (cassette: string) => cassette.trimEnd().split('\n').map((l) => (JSON.parse(l) as { kind: string }).kind);
-
-describe('the judge’s request and verdict', () => {
-  it('puts the question, value and reply into the prompt in one pass, as one user message', () => {
-    const r = judgeRequest(JUDGE, 'Where do I live?', 'Elm {value} Street', 'You live on {question} Street Elm', 'Q={question} V={value} R={reply}');
-    expect(r).toEqual({ kind: 'judge', model: JUDGE, messages: [{ role: 'user', content: 'Q=Where do I live? V=Elm {value} Street R=You live on {question} Street Elm' }], maxTokens: 10 });
-    expect(judgeRequest(JUDGE, 'q', 'v', 'r', DEFAULT_PROMPTS.judge).messages[0]!.content).toMatch(/this value: v\?[\s\S]*Question: q\n\nAnswer: r$/);
-  });
-
-  it('is yes when the first word is yes, in any case and punctuation; anything else is no', () => {
-    for (const yes of ['yes', 'Yes.', 'YES, it does', '  "Yes"', '**Yes**\nbecause']) expect(judgedYes(yes), yes).toBe(true);
-    for (const no of ['no', 'No.', 'Yesterday', 'yesno', 'I think yes', '', 'Maybe', 'oui']) expect(judgedYes(no), no).toBe(false);
-  });
-});
-
-describe('the fingerprint', () => {
-  const study = { policies: [], seed: 1, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' };
-  const run = { upkeep: { recorded: { entries: [] }, answers: true }, cassette: { file: 'c.jsonl', recordCommand: '' } };
-
-  it('names the judge after answers; custom upkeep prompts hash as they did before there was a judge prompt', () => {
-    const upkeep = { ...defaultUpkeep('/tmp'), mode: 'replay' as const };
-    expect(upkeepFingerprint({ ...study, upkeepSource: upkeep }, run)).toMatch(/ answers$/);
-    expect(upkeepFingerprint({ ...study, upkeepSource: upkeep }, { ...run, upkeep: { ...run.upkeep, judge: JUDGE } })).toMatch(/ answers judge gpt-4o$/);
-    const prompts = { ...DEFAULT_PROMPTS, summary: 'Summarize in {summaryTokens} tokens.' };
-    const { judge: _, ...three } = prompts;
-    const before = createHash('sha256').update(JSON.stringify(three)).digest('hex').slice(0, 12);
-    expect(upkeepFingerprint({ ...study, upkeepSource: { ...upkeep, mode: 'simulate', prompts } }, { upkeep: undefined })).toBe(`simulated prompts sha256:${before}`);
-    expect(upkeepFingerprint({ ...study, upkeepSource: { ...upkeep, mode: 'simulate', prompts: { ...DEFAULT_PROMPTS, judge: 'Yes or no: {value} in {reply}?' } } }, { upkeep: undefined })).toMatch(/^simulated prompts sha256:/);
-    expect(upkeepFingerprint({ ...study, upkeepSource: { ...upkeep, mode: 'simulate' } }, { upkeep: undefined })).toBeUndefined();
-  });
-});
 
 describe('a judge for free-form answers', () => {
   it('makes answers stated in other words answered (judged), retention rising by as many; costs unchanged; a replay with the server stopped is byte-identical', { timeout: 180_000 }, async () => {

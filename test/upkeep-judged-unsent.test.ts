@@ -1,10 +1,8 @@
-import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { csvRows, recordCli, recording, textFiles } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
-import { ROOT } from './_shared.js';
-import { tempDir } from './_tmp.js';
+import { recordingProject, upkeepLine } from './_recording.js';
 
 /**
  * A judge that says yes to everything, over a policy that drops facts: the
@@ -36,12 +34,7 @@ const ctxsim = (args: string[]) => recordCli([...recording(args), '--no-token-ca
 
 describe('a judge’s yes on a value that was never sent', () => {
   it('is counted apart and left unanswered; the notes, a warning and the verdict say so', { timeout: 180_000 }, async () => {
-    const dir = tempDir();
-    cpSync(join(ROOT, 'scenarios'), join(dir, 'scenarios'), { recursive: true });
-    writeFileSync(
-      join(dir, 'study.yaml'),
-      ["scenarios: ['scenarios/*.yaml']", `policies: [full, '${WINDOW}']`, 'answers: true', `judge: ${JUDGE}`, `upkeep: {mode: record, baseURL: '${url}', apiKeyEnv: CTXSIM_TEST_UNSENT_KEY}`, ''].join('\n'),
-    );
+    const dir = recordingProject(["scenarios: ['scenarios/*.yaml']", `policies: [full, '${WINDOW}']`, 'answers: true', `judge: ${JUDGE}`, upkeepLine(url, 'apiKeyEnv: CTXSIM_TEST_UNSENT_KEY')], 'shipped');
     const r = await ctxsim(['run', join(dir, 'study.yaml'), '--out', join(dir, 'out')]);
     expect(r.code, r.stderr).toBe(0);
     const out = textFiles(join(dir, 'out'));

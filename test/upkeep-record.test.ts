@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { recordCli, recording } from './_io.js';
 import { serverForFile } from './_openai-server.js';
+import { recordingProject, UPKEEP_SCENARIO, upkeepLine } from './_recording.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -22,7 +23,6 @@ const KEY = 'sk-test-upkeep-secret-0123456789';
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const NO_NETWORK = join(ROOT, 'test', 'fixtures', 'upkeep', 'no-network.mjs');
 const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'recording', 'upkeep.ts')).mtimeMs;
-const SCENARIO = join(ROOT, 'test', 'fixtures', 'upkeep', 'scenario.yaml');
 
 const { server, url } = serverForFile();
 afterEach(() => {
@@ -30,27 +30,39 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** A temp folder with the scenario and a study recording through the server (`upkeep:` keys added). */
-function project(upkeep = ''): string {
-  const dir = tempDir();
-  copyFileSync(SCENARIO, join(dir, 'scenario.yaml'));
-  writeFileSync(
-    join(dir, 'study.yaml'),
-    [
-      'scenarios: [scenario.yaml]',
-      'policies:',
-      '  - summary: {threshold: 120, summaryTokens: 60}',
-      '  - summary-buffer: {budget: 300, keepRecent: 1}',
-      '  - facts',
-      '  - retrieval: {topK: 2, recent: 1}',
-      `upkeep: {mode: record, baseURL: '${url()}', apiKeyEnv: CTXSIM_TEST_UPKEEP_KEY${upkeep}}`,
-      '',
-    ].join('\n'),
-  );
-  return dir;
+/** A folder (a fresh one unless `dir` names one) with the scenario and a study recording through the server (`upkeep:` keys added). */
+function project(upkeep = '', dir?: string): string {
+  const study = [
+    'scenarios: [scenario.yaml]',
+    'policies:',
+    '  - summary: {threshold: 120, summaryTokens: 60}',
+    '  - summary-buffer: {budget: 300, keepRecent: 1}',
+    '  - facts',
+    '  - retrieval: {topK: 2, recent: 1}',
+    upkeepLine(url(), `apiKeyEnv: CTXSIM_TEST_UPKEEP_KEY${upkeep}`),
+  ];
+  return recordingProject(study, 'fixture', dir);
 }
 
 const ctxsim = (args: string[]) => recordCli(recording(args), { CTXSIM_TEST_UPKEEP_KEY: KEY });
+
+/** A folder for the study recorded once (into `rec`), kept until the file's tests end. */
+const shared = tempDir();
+let recorded: Promise<string> | undefined;
+
+/**
+ * The study recorded once, for the tests that read its cassette and its
+ * outputs (`rec`) and change neither: the first test that asks records it,
+ * through the server as it is then.
+ */
+function recordedProject(): Promise<string> {
+  recorded ??= (async () => {
+    const dir = project('', shared);
+    expect((await ctxsim(['run', join(dir, 'study.yaml'), '--out', join(dir, 'rec'), '--no-token-cache'])).code).toBe(0);
+    return dir;
+  })();
+  return recorded;
+}
 
 /** Every file of a folder, name → text. */
 function files(dir: string): Map<string, string> {
@@ -164,7 +176,7 @@ describe('upkeep record and replay', () => {
   it.skipIf(!built)(`replays on worker threads without opening a connection, and simulates without a request${built ? '' : ' (skipped: dist/ is missing or stale)'}`, async () => {
     const dir = project(', retries: 0');
     const study = join(dir, 'study.yaml');
-    writeFileSync(join(dir, 'scenario-2.yaml'), readFileSync(SCENARIO, 'utf8').replace('id: upkeep-facts', 'id: upkeep-facts-2'));
+    writeFileSync(join(dir, 'scenario-2.yaml'), readFileSync(UPKEEP_SCENARIO, 'utf8').replace('id: upkeep-facts', 'id: upkeep-facts-2'));
     writeFileSync(study, readFileSync(study, 'utf8').replace('scenarios: [scenario.yaml]', 'scenarios: [scenario.yaml, scenario-2.yaml]'));
     expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--no-token-cache'])).code).toBe(0);
     const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
@@ -181,9 +193,8 @@ describe('upkeep record and replay', () => {
   });
 
   it('live calls every time and writes no cassette; its outputs are a recording’s', async () => {
-    const dir = project();
+    const dir = await recordedProject();
     const study = join(dir, 'study.yaml');
-    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--no-token-cache'])).code).toBe(0);
     const cassette = join(dir, 'upkeep.cassette.jsonl');
     const recorded = readFileSync(cassette, 'utf8');
     const before = server.seen.length;
@@ -338,9 +349,8 @@ describe('upkeep record and replay', () => {
   });
 
   it('shards replaying the cassette merge into exactly the recording’s outputs', async () => {
-    const dir = project();
+    const dir = await recordedProject();
     const study = join(dir, 'study.yaml');
-    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--no-token-cache', '--quiet'])).code).toBe(0);
     for (const k of [1, 2]) expect((await ctxsim(['run', study, '--upkeep', 'replay', '--shard', `${k}/2`, '--out', join(dir, `p${k}`), '--no-token-cache', '--quiet'])).code).toBe(0);
     expect((await ctxsim(['merge', join(dir, 'p1'), join(dir, 'p2'), '--out', join(dir, 'merged'), '--quiet'])).code).toBe(0);
     expect(files(join(dir, 'merged'))).toEqual(files(join(dir, 'rec')));

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
+import { recordingProject, upkeepLine } from './_recording.js';
 import { ROOT } from './_shared.js';
-import { tempDir } from './_tmp.js';
 
 /**
  * A recording that measures answers (`answers: true`, with a judge), stopped
@@ -23,7 +23,6 @@ const built = ['recording/upkeep', 'upkeep/journal', 'upkeep/endpoint', 'upkeep/
   const js = join(ROOT, 'dist', `${f}.js`);
   return existsSync(js) && statSync(js).mtimeMs >= statSync(join(ROOT, 'src', `${f}.ts`)).mtimeMs;
 });
-const SCENARIO = join(ROOT, 'test', 'fixtures', 'upkeep', 'scenario.yaml');
 
 const server = new FakeOpenAI();
 let url = '';
@@ -32,33 +31,33 @@ const reference = { text: '', sent: 0 };
 
 /** A temp folder with the scenario and a study recording summaries, extractions, embeddings, answers and the judge's verdicts through the server. */
 function project(concurrency: number): string {
-  const dir = tempDir();
-  copyFileSync(SCENARIO, join(dir, 'scenario.yaml'));
-  writeFileSync(
-    join(dir, 'study.yaml'),
-    [
-      'scenarios: [scenario.yaml]',
-      'policies:',
-      '  - summary: {threshold: 120, summaryTokens: 60}',
-      '  - facts',
-      '  - retrieval: {topK: 2, recent: 1}',
-      'answers: true',
-      'judge: gpt-4o-mini',
-      `upkeep: {mode: record, baseURL: '${url}', concurrency: ${concurrency}, retries: 0}`,
-      '',
-    ].join('\n'),
-  );
-  return dir;
+  return recordingProject([
+    'scenarios: [scenario.yaml]',
+    'policies:',
+    '  - summary: {threshold: 120, summaryTokens: 60}',
+    '  - facts',
+    '  - retrieval: {topK: 2, recent: 1}',
+    'answers: true',
+    'judge: gpt-4o-mini',
+    upkeepLine(url, `concurrency: ${concurrency}, retries: 0`),
+  ]);
 }
 
-const args = (dir: string) => ['run', join(dir, 'study.yaml'), '--no-token-cache', '--upkeep', 'record', '--quiet'];
+/**
+ * The command that records `dir`. In this process its outputs go to stdout
+ * (`--out -`): these tests read the cassette, and a recording resumed ~30
+ * times would otherwise write ~30 report folders, charts and all. The built
+ * CLI, killed, writes its reports into the folder (a staging folder in the
+ * temp folder would outlive a kill).
+ */
+const args = (dir: string, out: readonly string[] = ['--out', '-']) => ['run', join(dir, 'study.yaml'), '--no-token-cache', '--upkeep', 'record', '--quiet', ...out];
 const cassetteOf = (dir: string) => join(dir, 'upkeep.cassette.jsonl');
 const journalOf = (dir: string) => `${cassetteOf(dir)}.journal`;
 
 /** Records `dir` in this process: its exit code, stderr, and the requests it sent. */
-async function record(dir: string): Promise<{ code: number; stderr: string; sent: number }> {
+async function record(dir: string, out?: readonly string[]): Promise<{ code: number; stderr: string; sent: number }> {
   const before = server.seen.length;
-  const r = await recordCli(args(dir));
+  const r = await recordCli(args(dir, out));
   return { code: r.code, stderr: r.stderr, sent: server.seen.length - before };
 }
 
@@ -114,7 +113,7 @@ describe('a recording with answers, stopped and run again', () => {
     for (const n of [2, 7, 13, 21]) {
       const dir = project(4);
       const held = server.holdAfter(n);
-      const child = spawn(process.execPath, [MAIN, ...args(dir)], { env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' }, stdio: 'ignore' });
+      const child = spawn(process.execPath, [MAIN, ...args(dir, [])], { env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' }, stdio: 'ignore' });
       const ended = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_code, signal) => r(signal)));
       await Promise.race([held, ended.then(() => Promise.reject(new Error(`the CLI ended before the server held request ${n + 1}`)))]);
       child.kill('SIGKILL');
@@ -124,7 +123,7 @@ describe('a recording with answers, stopped and run again', () => {
       const text = existsSync(journalOf(dir)) ? readFileSync(journalOf(dir), 'utf8') : '';
       const kept = text.slice(0, text.lastIndexOf('\n') + 1).split('\n').length - 1;
       expect(kept).toBeLessThanOrEqual(n);
-      const again = await record(dir);
+      const again = await record(dir, []);
       expect(again.code, again.stderr).toBe(0);
       expect({ n, sent: again.sent }).toEqual({ n, sent: reference.sent - kept });
       expect(readFileSync(cassetteOf(dir), 'utf8'), `killed after ${n} responses`).toBe(reference.text);
