@@ -16,6 +16,9 @@ export const UPKEEP_SCENARIO = join(ROOT, 'test', 'fixtures', 'upkeep', 'scenari
 /** The shipped scenarios. */
 const SHIPPED = join(ROOT, 'scenarios');
 
+/** The study lines of a recording of the memories: a summary, a fact sheet and retrieval over the fixture scenario, each asking upkeep of the server. */
+export const MEMORY_STUDY = ['scenarios: [scenario.yaml]', 'policies:', '  - summary: {threshold: 120, summaryTokens: 60}', '  - facts', '  - retrieval: {topK: 2, recent: 1}'] as const;
+
 /** The study's `upkeep:` line: recorded from `url`, with `keys` (`concurrency: 1, retries: 0`) after the mode and address. */
 export function upkeepLine(url: string, keys = ''): string {
   return `upkeep: {mode: record, baseURL: '${url}'${keys ? `, ${keys}` : ''}}`;

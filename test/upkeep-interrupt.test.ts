@@ -6,7 +6,7 @@ import { STAGING_PREFIX } from '../src/output/files.js';
 import { Cassette } from '../src/upkeep/cassette.js';
 import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
-import { recordingProject, upkeepLine } from './_recording.js';
+import { MEMORY_STUDY, recordingProject, upkeepLine } from './_recording.js';
 import { ROOT } from './_shared.js';
 
 /**
@@ -36,11 +36,7 @@ let reference = { text: '', sent: 0 };
 /** A temp folder with the scenario and a study recording through the server (summaries, extractions, embeddings). */
 function project(concurrency = 1): string {
   return recordingProject([
-    'scenarios: [scenario.yaml]',
-    'policies:',
-    '  - summary: {threshold: 120, summaryTokens: 60}',
-    '  - facts',
-    '  - retrieval: {topK: 2, recent: 1}',
+    ...MEMORY_STUDY,
     upkeepLine(url, `concurrency: ${concurrency}, retries: 0`),
   ]);
 }

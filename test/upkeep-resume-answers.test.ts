@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { recordCli } from './_io.js';
 import { FakeOpenAI } from './_openai-server.js';
-import { recordingProject, upkeepLine } from './_recording.js';
+import { MEMORY_STUDY, recordingProject, upkeepLine } from './_recording.js';
 import { ROOT } from './_shared.js';
 
 /**
@@ -32,11 +32,7 @@ const reference = { text: '', sent: 0 };
 /** A temp folder with the scenario and a study recording summaries, extractions, embeddings, answers and the judge's verdicts through the server. */
 function project(concurrency: number): string {
   return recordingProject([
-    'scenarios: [scenario.yaml]',
-    'policies:',
-    '  - summary: {threshold: 120, summaryTokens: 60}',
-    '  - facts',
-    '  - retrieval: {topK: 2, recent: 1}',
+    ...MEMORY_STUDY,
     'answers: true',
     'judge: gpt-4o-mini',
     upkeepLine(url, `concurrency: ${concurrency}, retries: 0`),
