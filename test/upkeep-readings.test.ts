@@ -74,7 +74,7 @@ describe('readings kept in the cache folder', () => {
     expect((await freshRun(study(false))).csv).toBe(cold.csv);
   });
 
-  it('a changed message is read and added; the others are not read again', async () => {
+  it('a changed message is read and added, once; the others are not read again', async () => {
     const dir = tempDir();
     await freshRun(study(dir));
     const before = Readings.open(dir, engineId()).size.loaded;
@@ -82,23 +82,28 @@ describe('readings kept in the cache folder', () => {
     changed[0]!.turns[0]!.user.content = 'My order NW-558120 was due on Friday and my email is kwame@example.org.';
     await freshRun(study(dir, changed));
     const after = Readings.open(dir, engineId()).size.loaded;
-    // The message under three voices-and-day keys at most, and the notes of its few statements.
-    expect(after).toBeGreaterThan(before);
-    expect(after - before).toBeLessThan(12);
+    // One reading more: the new message under its voices and day, its statements' notes within it; every other text was read before.
+    expect(after - before).toBe(1);
   });
 
-  it('a damaged entry is a warning; the run reads afresh, makes the same records and replaces it', async () => {
+  it('a damaged entry is a warning to a run that reads texts; the run reads afresh, makes the same records and replaces it', async () => {
     const dir = tempDir();
     const cold = await freshRun(study(dir));
     const file = entryFile(dir);
     const bytes = readFileSync(file);
     bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
     writeFileSync(file, bytes);
+    // A run that reads no text does not load the entry: no warning, the entry left as it is.
+    const windows = await freshRun({ ...study(dir), policies: [variant('full'), variant('window-turns:turns=2')] });
+    expect(windows.warnings).toEqual([]);
+    expect(readFileSync(file).equals(bytes)).toBe(true);
     const damaged = await freshRun(study(dir));
     expect(damaged.csv).toBe(cold.csv);
     expect(damaged.warnings).toHaveLength(1);
     expect(damaged.warnings[0]).toMatch(new RegExp(`^readings cache entry ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is damaged \\(.+\\); reading texts afresh and replacing it$`));
-    expect(Readings.open(dir, engineId()).warnings).toEqual([]);
+    const replaced = Readings.open(dir, engineId());
+    expect(replaced.size.loaded).toBeGreaterThan(0);
+    expect(replaced.warnings).toEqual([]);
   });
 });
 

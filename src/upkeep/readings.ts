@@ -37,7 +37,7 @@ export const READINGS_BYTES = 64 * 2 ** 20;
  * records of six u32 sorted by key — the key (the first 128 bits of the
  * SHA-256 of how and what was read, as `cacheKey`), then the offset and
  * length of the reading's JSON in the texts that follow —; then the texts,
- * UTF-8. Loading reads the file and nothing else; a reading is found by a
+ * UTF-8. Loading (on the first reading asked for) reads the file and nothing else; a reading is found by a
  * binary search and parsed when a run asks for it, so a large entry costs
  * a run only the readings it uses. An entry that would grow past
  * `READINGS_BYTES` keeps only the readings of the run that saves it (those
@@ -52,6 +52,7 @@ export class Readings implements ReadingStore {
   /** Readings made in this run, by key (its words joined). */
   private added = new Map<string, { key: CacheKey; value: Kept }>();
   private replace = false;
+  private loaded = false;
   private readonly space: CacheSpace;
   private readonly key: string;
 
@@ -64,16 +65,28 @@ export class Readings implements ReadingStore {
     this.key = this.space.keyOf(engine);
   }
 
-  /** The readings of the cache folder `dir` for the engine `engine` (`engineId`); none there is an empty store. `maxBytes`: the entry's bound. */
+  /**
+   * The readings of the cache folder `dir` for the engine `engine`
+   * (`engineId`); none there is an empty store. `maxBytes`: the entry's
+   * bound. The entry is read when a reading is first asked for: a run that
+   * reads no text (windows only, every unit from the replay cache) does
+   * not load it.
+   */
   static open(dir: string, engine: string, maxBytes = READINGS_BYTES): Readings {
-    const r = new Readings(dir, engine, maxBytes);
-    const found = r.space.get(r.key, decode, 'reading texts afresh');
-    if (found.status === 'ok') r.take(found.value);
-    else if (found.status === 'damaged') r.replace = true;
-    return r;
+    return new Readings(dir, engine, maxBytes);
+  }
+
+  /** Reads the entry, once. */
+  private load(): void {
+    if (this.loaded) return;
+    this.loaded = true;
+    const found = this.space.get(this.key, decode, 'reading texts afresh');
+    if (found.status === 'ok') this.take(found.value);
+    else if (found.status === 'damaged') this.replace = true;
   }
 
   get<T extends Kept>(as: string, text: string, read: () => T): T {
+    this.load();
     const key = cacheKey(`${as}\0${text}`);
     const i = search(this.index, key, STRIDE);
     if (i >= 0) {
@@ -96,6 +109,7 @@ export class Readings implements ReadingStore {
 
   /** Readings loaded, and added since. */
   get size(): { loaded: number; added: number } {
+    this.load();
     return { loaded: this.index.length / STRIDE, added: this.added.size };
   }
 
