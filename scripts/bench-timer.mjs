@@ -7,19 +7,23 @@
  * every direct call of js-tiktoken's encode (the reference rows) — and the first sight of each text in a
  * scenario (`TokenCounter`'s `first`: the text's SHA-256 key, the run's
  * index and the token cache, and counting it when they do not know it), and,
- * when the thread exits, appends one line
- * `{"ms":…,"calls":…,"chars":…,"firstMs":…}` to the file named by
+ * and the simulated memory's reading of texts (what `Readings.get` reads
+ * when the cache folder does not hold it: statements, notes, a tool result's
+ * lines — language processing that a rerun does not do, as it counts no
+ * token), and, when the thread exits, appends one line
+ * `{"ms":…,"calls":…,"chars":…,"firstMs":…,"readerMs":…}` to the file named by
  * $CTXSIM_BENCH_TIMER (`ms` the counting; `firstMs` first sight, counting
- * included).
+ * included; `readerMs` the reading).
  */
 import { appendFileSync } from 'node:fs';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { Tiktoken } from 'js-tiktoken/lite';
 import { BoundedCounter } from '../dist/tokens/bounded.js';
 import { TokenCounter } from '../dist/tokens/counter.js';
+import { Readings } from '../dist/upkeep/readings.js';
 
 const file = process.env.CTXSIM_BENCH_TIMER;
-const total = { ms: 0, calls: 0, chars: 0, firstMs: 0 };
+const total = { ms: 0, calls: 0, chars: 0, firstMs: 0, readerMs: 0 };
 
 /**
  * A clock adding to `total[field]`: `wrap(proto, name)` times the outermost
@@ -81,5 +85,21 @@ TokenCounter.prototype.chat = function timedChat() {
     total.ms += ms;
     if (!firstSight.busy()) total.firstMs += ms;
   }
+};
+// Reading a text the cache folder's readings do not hold: the `read` a get is given, timed when it runs.
+let reading = 0;
+const get = Readings.prototype.get;
+Readings.prototype.get = function timedGet(as, text, read) {
+  return get.call(this, as, text, () => {
+    if (reading) return read();
+    reading++;
+    const t0 = performance.now();
+    try {
+      return read();
+    } finally {
+      total.readerMs += performance.now() - t0;
+      reading--;
+    }
+  });
 };
 if (file) process.on('exit', () => appendFileSync(file, `${JSON.stringify(total)}\n`));

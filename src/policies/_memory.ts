@@ -95,6 +95,8 @@ export const SHEET_TOKENS = 500;
  */
 export class FactSheet implements FactSheetBlock {
   private readonly known = new Map<string, string>();
+  /** The tokens of the sheet's entries, each after a space (`afterSpace`), kept as entries come and go: what `write` weighs first. */
+  private entryTokens = 0;
   /** For each fact on the sheet: the turns an extraction found it in, and the last of them. */
   private readonly mentions = new Map<string, Mentions>();
   /** The sheet's statements, filed to find the ones a new statement restates. */
@@ -135,7 +137,7 @@ export class FactSheet implements FactSheetBlock {
       }
       this.mentions.set(name, { count: (this.mentions.get(name)?.count ?? 0) + 1, lastTurn: info.turn.index, ...(tier !== undefined && { tier }) });
       if (this.known.get(name) === value) continue;
-      this.known.set(name, value);
+      this.put(name, value);
       if (isStatement(name)) this.filed.set(name, value);
       changed = true;
     }
@@ -150,7 +152,7 @@ export class FactSheet implements FactSheetBlock {
     for (const [name, value] of [...this.known]) {
       // A statement of the simulated extractor goes whole.
       if (names.has(name) || (isStatement(name) && holds(value, values))) this.forget(name);
-      else if (holds(value, values)) this.known.set(name, redactText(value, values));
+      else if (holds(value, values)) this.put(name, redactText(value, values));
       else continue;
       changed = true;
     }
@@ -165,8 +167,22 @@ export class FactSheet implements FactSheetBlock {
     return artifact('facts', this.sheet ? [this.sheet.content] : []);
   }
 
+  /** Puts an entry on the sheet, or changes its value. */
+  private put(name: string, value: string): void {
+    this.unweigh(name);
+    this.known.set(name, value);
+    this.entryTokens += this.deps.tokens.afterSpace(factEntry(name, value));
+  }
+
+  /** Takes an entry's tokens off the sheet's. */
+  private unweigh(name: string): void {
+    const was = this.known.get(name);
+    if (was !== undefined) this.entryTokens -= this.deps.tokens.afterSpace(factEntry(name, was));
+  }
+
   /** Takes an entry off the sheet. */
   private forget(name: string): void {
+    this.unweigh(name);
     this.known.delete(name);
     this.mentions.delete(name);
     this.filed.delete(name);
@@ -177,22 +193,16 @@ export class FactSheet implements FactSheetBlock {
     const { known, mentions } = this;
     const { tokens } = this.deps;
     const limit = this.params.sheetTokens ?? SHEET_TOKENS;
-    const entry = (name: string) => factEntry(name, known.get(name)!);
-    let size = tokens.text(HEAD);
-    for (const name of known.keys()) size += tokens.afterSpace(entry(name));
+    const entries = () => Array.from(known, ([name, value]) => factEntry(name, value));
     // The drop order is made only when something must go.
     let order: string[] | undefined;
     let dropped = 0;
     const next = () => (order ??= dropOrder(known, mentions))[dropped++]!;
-    while (known.size && size > limit) {
-      const name = next();
-      size -= tokens.afterSpace(entry(name));
-      this.forget(name);
-    }
-    let sheet = tokens.joined(HEAD, [...known.keys()].map(entry));
+    while (known.size && tokens.text(HEAD) + this.entryTokens > limit) this.forget(next());
+    let sheet = tokens.joined(HEAD, entries());
     while (known.size && sheet.tokens > limit) {
       this.forget(next());
-      sheet = tokens.joined(HEAD, [...known.keys()].map(entry));
+      sheet = tokens.joined(HEAD, entries());
     }
     this.sheet = known.size ? { role: 'system', content: sheet.text, origin: 'facts' } : undefined;
   }
