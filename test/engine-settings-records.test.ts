@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { replay } from '../src/engine/replay.js';
 import { replayContexts, runStudy, type RunResults } from '../src/engine/run.js';
-import { RUN_SPEC_KEYS, RUN_UPKEEP, type RunSpec, type RunUpkeep } from '../src/engine/spec.js';
+import { RUN_SPEC_KEYS, RUN_UPKEEP, runSpecOf, type RunSpec, type RunUpkeep } from '../src/engine/spec.js';
 import { definePolicy } from '../src/policies/define.js';
 import { resolvePolicy, type PolicyVariant } from '../src/policies/spec.js';
 import type { Message } from '../src/types.js';
@@ -124,7 +124,8 @@ function respond(r: UpkeepRequest, summary: string): CassetteEntry {
 /** The golden study with a recorded upkeep: its cassette recorded in-process (each round answers what the last replay lacked), then the study run on it. */
 function recordedRun({ upkeep, summary = 'The user gave an order number.' }: Recording): ReturnType<typeof records> {
   const cassette = new Cassette();
-  for (const ctx of replayContexts({ ...BASE, cacheFolder: false })) {
+  // The recording replays with the upkeep's settings; its responses are the cassette's so far.
+  for (const ctx of replayContexts(runSpecOf({ ...BASE, upkeep }), { cacheFolder: false })) {
     for (const conversation of conversations) {
       for (const variant of policies) {
         for (let round = 0; ; round++) {
@@ -133,7 +134,7 @@ function recordedRun({ upkeep, summary = 'The user gave an order number.' }: Rec
           const onMiss = (m: Miss) => {
             if (!m.dependent) missing.push(m.request);
           };
-          replay(conversation, variant, { ...ctx, upkeep: { prompts: upkeep.prompts ?? DEFAULT_PROMPTS, recorded: { cassette, onMiss }, ...upkeep } });
+          replay(conversation, variant, { ...ctx, recorded: { cassette, onMiss } });
           if (!missing.length) break;
           for (const r of missing) cassette.add(respond(r, summary));
         }
