@@ -1,16 +1,10 @@
-/** How fast a model answers: time to first token, prefill and decode speed. */
-export interface Latency {
-  ttftMs: number;
-  /** Prompt tokens processed per second. */
-  prefillTps: number;
-  /** Output tokens written per second. */
-  decodeTps: number;
-  /** Share of a cached token's prefill time that remains (0: cached tokens are free). */
-  cachedPrefillFactor: number;
-}
+import type { CostSettings } from './settings.js';
 
-/** Per-model overrides from the study's `latency:` key (`default` applies to every model). */
-export type LatencyOverrides = Readonly<Record<string, Partial<Latency>>>;
+/** The latency settings by model (the study's `latency:` key; `default` applies to every model), each figure optional. */
+type LatencySettings = NonNullable<CostSettings['latency']>;
+
+/** How fast a model answers: every figure a model's latency settings hold (time to first token, prefill and decode speed), the builtin ones filling in. */
+export type Latency = Required<LatencySettings[string]>;
 
 /**
  * Builtin figures: rough, round numbers for three classes of model, meant for
@@ -28,7 +22,7 @@ const CLASSES: readonly { name: string; test: RegExp; figures: Latency }[] = [
 ];
 
 /** The latency figures of a model: builtin class figures, then `default`, then the model's own overrides. */
-export function latencyFor(model: string, overrides: LatencyOverrides = {}): Latency {
+export function latencyFor(model: string, overrides: LatencySettings = {}): Latency {
   const base = CLASSES.find((c) => c.test.test(model))!.figures;
   return { ...base, ...overrides.default, ...overrides[model] };
 }

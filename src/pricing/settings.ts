@@ -36,9 +36,13 @@ const LATENCY = z.record(
   z.string().min(1),
   z.strictObject({
     // Bounded so that a turn's latency stays a finite number of milliseconds.
+    /** Milliseconds to the first token. */
     ttftMs: z.number().min(0).max(MAX_TTFT_MS).optional(),
+    /** Prompt tokens processed per second. */
     prefillTps: z.number().min(MIN_TOKENS_PER_SECOND).optional(),
+    /** Output tokens written per second. */
     decodeTps: z.number().min(MIN_TOKENS_PER_SECOND).optional(),
+    /** Share of a cached token's prefill time that remains (0: cached tokens are free). */
     cachedPrefillFactor: z.number().min(0).max(1).optional(),
   }),
 );
