@@ -1,10 +1,7 @@
 import type { CostSettings } from './settings.js';
 
-/** The latency settings by model (the study's `latency:` key; `default` applies to every model), each figure optional. */
-type LatencySettings = NonNullable<CostSettings['latency']>;
-
-/** How fast a model answers: every figure a model's latency settings hold (time to first token, prefill and decode speed), the builtin ones filling in. */
-export type Latency = Required<LatencySettings[string]>;
+/** How fast a model answers: every figure a model's latency settings hold (`CostSettings.latency`: time to first token, prefill and decode speed), the builtin ones filling in. */
+export type Latency = Required<NonNullable<CostSettings['latency']>[string]>;
 
 /**
  * Builtin figures: rough, round numbers for three classes of model, meant for
@@ -21,8 +18,8 @@ const CLASSES: readonly { name: string; test: RegExp; figures: Latency }[] = [
   { name: 'large', test: /(?:)/, figures: { ttftMs: 500, prefillTps: 4000, decodeTps: 50, cachedPrefillFactor: 0 } },
 ];
 
-/** The latency figures of a model: builtin class figures, then `default`, then the model's own overrides. */
-export function latencyFor(model: string, overrides: LatencySettings = {}): Latency {
+/** The latency figures of a model: builtin class figures, then the settings' `default`, then the model's own (the study's `latency:` key). */
+export function latencyFor(model: string, overrides: CostSettings['latency'] = {}): Latency {
   const base = CLASSES.find((c) => c.test.test(model))!.figures;
   return { ...base, ...overrides.default, ...overrides[model] };
 }
