@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { replay } from '../src/engine/replay.js';
 import { replayContext, replayContexts, replayScenario, runStudy, type UnitContext } from '../src/engine/run.js';
+import { runSpecOf } from '../src/engine/spec.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { textCounter } from '../src/tokens/encoding.js';
 import { defaultPolicies } from '../src/study/study.js';
@@ -62,7 +63,7 @@ describe('count once', () => {
   });
 
   it('a second scenario with the same texts (new message objects) tokenizes nothing: per-scenario tables are dropped, text counts are not', () => {
-    const [ctx] = replayContexts({ seed: 1, models: ['gpt-4o-mini'], tokenizer: 'o200k_base' }) as [UnitContext];
+    const [ctx] = replayContexts(runSpecOf({ seed: 1, models: ['gpt-4o-mini'], tokenizer: 'o200k_base' })) as [UnitContext];
     const policies = defaultPolicies();
     const first = replayScenario(conv, 0, policies, [ctx]);
     const calls = ctx.tokens.tokenizerCalls;

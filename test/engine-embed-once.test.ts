@@ -10,6 +10,7 @@ vi.mock('../src/upkeep/embedder.js', async (original) => {
 vi.resetModules();
 const { replay } = await import('../src/engine/replay.js');
 const { replayContexts, replayScenario } = await import('../src/engine/run.js');
+const { runSpecOf } = await import('../src/engine/spec.js');
 const { policiesFromFlags } = await import('../src/study/study.js');
 const { messageText } = await import('../src/tokens/counter.js');
 const { embed } = await import('../src/upkeep/embedder.js');
@@ -29,7 +30,7 @@ const stored = new Set(
 describe('embedding once per scenario', () => {
   it('a sweep of retrieval variants on two models embeds each text of the scenario once, with the same records as replays that do not share', () => {
     const variants = policiesFromFlags(['retrieval:topK=1|3|5', 'full']);
-    const ctxs = replayContexts({ seed: 7, models: ['gpt-4o-mini', 'claude-3-5-haiku-latest'], tokenizer: 'chars4' });
+    const ctxs = replayContexts(runSpecOf({ seed: 7, models: ['gpt-4o-mini', 'claude-3-5-haiku-latest'], tokenizer: 'chars4' }));
     vi.mocked(embed).mockClear();
     const shared = replayScenario(conv, 0, variants, ctxs);
     // 3 variants × 2 models would embed 6 times over without sharing; each query is a user message, stored too.

@@ -124,10 +124,10 @@ describe('RunSpec and Execution', () => {
   });
 
   it('what this machine counts with keys a unit too: the token counter’s id (tokenizer files, libraries, Unicode version)', () => {
-    const [ctx] = replayContexts({ ...BASE, tokenizer: 'o200k_base' }) as [UnitContext];
+    const [ctx] = replayContexts(runSpecOf({ ...BASE, tokenizer: 'o200k_base' })) as [UnitContext];
     const cache = new ReplayCache(tempDir());
     const [variant] = policiesFromFlags(['full']);
-    const key = (c: UnitContext) => cache.unitKey('conversation', variant!, c, c.spec);
+    const key = (c: UnitContext) => cache.unitKey('conversation', variant!, c, c.unitSpec);
     expect(ctx.tokens.id).toMatch(/^o200k_base js-tiktoken@\S+ bounded@\d+ unicode@/);
     const elsewhere = Object.assign(Object.create(ctx.tokens) as typeof ctx.tokens, { id: ctx.tokens.id.replace(/unicode@\S+/, 'unicode@99.0') });
     expect(key({ ...ctx, tokens: elsewhere })).not.toBe(key(ctx));
@@ -209,11 +209,11 @@ describe('RunSpec and Execution', () => {
       { key: 'b'.repeat(32), kind: 'summary' as const, model: 'gpt-4o-mini', text: 'née à Zürich', usage: { input: 10, output: 2 } },
       { key: 'a'.repeat(32), kind: 'summary' as const, model: 'gpt-4o-mini', text: 'a summary', usage: { input: 9, output: 2 } },
     ];
-    const [ctx] = replayContexts({ ...BASE, upkeep: { recorded: { entries } } });
+    const [ctx] = replayContexts(runSpecOf({ ...BASE, upkeep: { recorded: { entries } } }));
     // The file a recording writes: one line per entry, in key order.
     const file = join(tempDir(), 'upkeep.cassette.jsonl');
     writeFileAtomic(file, new Cassette(entries).lines());
-    expect(ctx!.spec.upkeep).toEqual({ recorded: { sha256: createHash('sha256').update(readFileSync(file)).digest('hex') } });
+    expect(ctx!.unitSpec.upkeep).toEqual({ recorded: { sha256: createHash('sha256').update(readFileSync(file)).digest('hex') } });
   });
 
   it('the canonical spec has the defaults, in schema order, and keeps the values given as they are', () => {

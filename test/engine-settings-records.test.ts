@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { replay } from '../src/engine/replay.js';
 import { replayContexts, runStudy, type RunResults } from '../src/engine/run.js';
-import { RUN_SPEC_KEYS, RUN_UPKEEP, type RunSpec, type RunUpkeep } from '../src/engine/spec.js';
+import { RUN_SPEC_KEYS, RUN_UPKEEP, runSpecOf, type RunSpec, type RunUpkeep } from '../src/engine/spec.js';
 import { definePolicy } from '../src/policies/define.js';
 import { resolvePolicy, type PolicyVariant } from '../src/policies/spec.js';
 import type { Message } from '../src/types.js';
@@ -64,8 +64,19 @@ const conversations = [warm, growing('growing', 8, { system: 300, gaps: { 4: 900
 const policies = [...policiesFromFlags(['full', 'window-turns:turns=1', 'summary:threshold=1200,summaryTokens=60']), ...(resolvePolicy(noted, []) as PolicyVariant[])];
 const BASE: RunSpec = { seed: 42, models: ['gpt-4o-mini'], tokenizer: 'chars4' };
 
-/** What the study's records are, without what the run tells besides them. */
-const records = (r: RunResults) => ({ turns: r.turns, probes: r.probes, summary: r.summary, violations: r.violations });
+/**
+ * What the study's replays made: their records, without what the run tells
+ * besides them, and without the summary's fields that say only how the run
+ * was measured (where memory came from, whether answers were, and by a
+ * judge: set from the settings, not from what the replay did), so that a
+ * setting shows here only if the replay reads it.
+ */
+const records = (r: RunResults) => ({
+  turns: r.turns,
+  probes: r.probes,
+  summary: r.summary.map(({ memory: _memory, answered: _answered, answerRetention: _answerRetention, judgedUnsent: _judgedUnsent, ...made }) => made),
+  violations: r.violations,
+});
 
 /**
  * How each setting of the spec is changed (`to`), and what else the study
@@ -122,9 +133,10 @@ function respond(r: UpkeepRequest, summary: string): CassetteEntry {
 }
 
 /** The golden study with a recorded upkeep: its cassette recorded in-process (each round answers what the last replay lacked), then the study run on it. */
-function recordedRun({ upkeep, summary = 'The user gave an order number.' }: Recording): ReturnType<typeof records> {
+function recordedRun({ upkeep, summary = 'The user gave an order number.' }: Recording): RunResults {
   const cassette = new Cassette();
-  for (const ctx of replayContexts({ ...BASE, cacheFolder: false })) {
+  // The recording replays with the upkeep's settings; its responses are the cassette's so far.
+  for (const ctx of replayContexts(runSpecOf({ ...BASE, upkeep }), { cacheFolder: false })) {
     for (const conversation of conversations) {
       for (const variant of policies) {
         for (let round = 0; ; round++) {
@@ -133,14 +145,14 @@ function recordedRun({ upkeep, summary = 'The user gave an order number.' }: Rec
           const onMiss = (m: Miss) => {
             if (!m.dependent) missing.push(m.request);
           };
-          replay(conversation, variant, { ...ctx, upkeep: { prompts: upkeep.prompts ?? DEFAULT_PROMPTS, recorded: { cassette, onMiss }, ...upkeep } });
+          replay(conversation, variant, { ...ctx, recorded: { cassette, onMiss } });
           if (!missing.length) break;
           for (const r of missing) cassette.add(respond(r, summary));
         }
       }
     }
   }
-  return records(runStudy({ conversations, policies, ...BASE, upkeep: { ...upkeep, recorded: { entries: cassette.entries() } } }));
+  return runStudy({ conversations, policies, ...BASE, upkeep: { ...upkeep, recorded: { entries: cassette.entries() } } });
 }
 
 /**
@@ -164,6 +176,6 @@ describe('every setting of a recorded upkeep reaches the engine', () => {
     const change = UPKEEP_CHANGES[key];
     const before = recordedRun(change.from ?? { upkeep: {} });
     expect(before.summary.some((s) => s.memory === 'recorded')).toBe(true);
-    expect(recordedRun(change.to)).not.toEqual(before);
+    expect(records(recordedRun(change.to))).not.toEqual(records(before));
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReplayCache } from '../src/engine/replay-cache.js';
 import { replay } from '../src/engine/replay.js';
-import type { RunSpec } from '../src/engine/spec.js';
+import { runSpecOf, type RunSpec } from '../src/engine/spec.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import type { Conversation } from '../src/types.js';
 import { Cassette, encodeVector, requestKey, type CassetteEntry, type UpkeepRequest } from '../src/upkeep/cassette.js';
@@ -155,7 +155,8 @@ function verdict(request: string): string {
  */
 function recordGolden(conversations: readonly Conversation[], policies: readonly PolicyVariant[], spec: RunSpec): Cassette {
   const cassette = new Cassette();
-  for (const ctx of replayContexts({ ...spec, upkeep: undefined, cacheFolder: false })) {
+  // The recording replays with the upkeep's settings; its responses are the cassette's so far.
+  for (const ctx of replayContexts(runSpecOf({ ...spec, upkeep: { prompts: DEFAULT_PROMPTS, answers: true, judge: JUDGE } }), { cacheFolder: false })) {
     for (const conversation of conversations) {
       for (const variant of policies) {
         for (let round = 0; ; round++) {
@@ -165,7 +166,7 @@ function recordGolden(conversations: readonly Conversation[], policies: readonly
           const onMiss = (m: Miss) => {
             if (!m.dependent) missing.push(m.request);
           };
-          replay(conversation, variant, { ...ctx, upkeep: { prompts: DEFAULT_PROMPTS, recorded: { cassette, onMiss }, answers: true, judge: JUDGE } });
+          replay(conversation, variant, { ...ctx, recorded: { cassette, onMiss } });
           if (!missing.length) break;
           for (const r of missing) cassette.add(respond(r));
         }
@@ -219,7 +220,7 @@ describe('ENGINE_VERSION', () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     expect(engineId()).toBe(`ctxsim@${version} engine@${ENGINE_VERSION}`);
     // A unit's key follows the code id given.
-    const [ctx] = replayContexts({ seed: 1, models: ['gpt-4o-mini'], tokenizer: 'chars4' });
+    const [ctx] = replayContexts(runSpecOf({ seed: 1, models: ['gpt-4o-mini'], tokenizer: 'chars4' }));
     const [variant] = policiesFromFlags(['full']);
     const key = (cache: ReplayCache) => cache.unitKey('c0ffee', variant!, ctx!, { seed: 1 });
     const dir = tempDir();

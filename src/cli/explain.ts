@@ -77,7 +77,7 @@ function explainText(x: ExplainedTurn): string {
     const call = c.sent;
     out += `\ncall ${i + 1} of ${calls.length}${call.plan.overBudget ? ' (over budget)' : ''}\n`;
     out += callTable(call, ctx.tokens);
-    if (x.turn.index === 1 && i === 0 && x.conversation.warmStart) out += warmLine(x.conversation.warmStart, ctx.costs.coldStart === true);
+    if (x.turn.index === 1 && i === 0 && x.conversation.warmStart) out += warmLine(x.conversation.warmStart, ctx.spec.coldStart === true);
     out += costLine(c, record.model);
     // A transcript's billed usage for this call (the call that wrote its output), beside what ctxsim counts.
     const billed = call.output?.billed;

@@ -16,12 +16,11 @@ import { compiledFile } from '../process.js';
 import { messageText } from '../tokens/counter.js';
 import type { Conversation } from '../types.js';
 import type { CassetteEntry } from '../upkeep/cassette.js';
-import type { UpkeepPrompts } from '../upkeep/prompts.js';
 import type { Miss } from '../upkeep/upkeep.js';
 import { marksBuffer, ModuleWatchdog, type ModuleLimits, type WatchedModule } from './module-watch.js';
 import type { ExplainedReplay } from './replay.js';
 import { collectRecords, finishContexts, keepWithinBound, replayContexts, streamStudyYielding, type RecordSink, type RunInfo, type RunResults, type ScenarioRecords } from './run.js';
-import { runSpecOf, type Conversations, type Execution, type RunOptions, type RunSpec, type ScenarioEncoder } from './spec.js';
+import { runSpecOf, type CheckedSpec, type Conversations, type Execution, type RunOptions, type ScenarioEncoder } from './spec.js';
 
 /**
  * Runs a study over worker threads. Work goes out by scenario (every policy
@@ -62,8 +61,8 @@ export const WORKER_OLD_MB = 1024;
 
 /** What a worker starts with. Policies go by id, or by module path and hash (policy objects hold functions), with their resolved parameters. */
 export interface WorkerSetup {
-  /** The run's spec, plain data, its price table loaded (structured-cloned to the worker). */
-  spec: RunSpec;
+  /** The run's spec, checked (`runSpecOf`: the worker does not check it again), plain data, its price table loaded (structured-cloned to the worker). */
+  spec: CheckedSpec;
   /** The cache folder (absolute), or none: token counts, and replayed units unless `cacheReplays` is false. */
   cacheFolder?: string;
   cacheReplays?: Execution['cacheReplays'];
@@ -78,8 +77,6 @@ export interface WorkerSetup {
    * thread the modules run on (policies/module-link.ts).
    */
   watch?: { modules: WatchedModule[]; limits: ModuleLimits; marks?: SharedArrayBuffer; link?: { port: MessagePort; signal: SharedArrayBuffer } };
-  /** For a recording's replays (`misses`): the upkeep prompts, and whether answers (and a judge) are measured. */
-  recording?: { prompts: UpkeepPrompts; answers?: true; judge?: string };
 }
 
 /** @internal The run's policy modules, each once, and their limits (defaults `DEFAULT_POLICY_TIMEOUT` s and `DEFAULT_POLICY_MEMORY` MB); undefined when every policy is built in. */
@@ -178,20 +175,21 @@ export async function streamStudyParallel<E = unknown>(opts: RunOptions & { jobs
   const oneThread = jobs < 1 || (jobs === 1 && !watch);
   if (oneThread || !file || !registered) return streamStudyYielding(opts, sink);
 
-  // Resolve encodings and prices here: a bad model, price table or tokenizer package fails before any worker starts (no tokenizer is loaded here: only a worker that counts loads its own).
-  const ctxs = replayContexts({ ...opts, cacheFolder: false });
+  // Check the spec and resolve encodings and prices here: a bad setting, model, price table or tokenizer package fails before any worker starts (no tokenizer is loaded here: only a worker that counts loads its own).
+  const spec = runSpecOf(opts);
+  const ctxs = replayContexts(spec, { cacheFolder: false });
   // Run from the sources (the tests), a module's run has the compiled package's workers, which cannot import the sources' encoder: they send lists.
   const { encoder, ...rest } = opts;
-  const setup = workerSetup(workerFile() || !encoder ? opts : rest, ctxs[0]!.prices, watch);
+  const setup = workerSetup(workerFile() || !encoder ? opts : rest, { ...spec, prices: ctxs[0]!.prices }, watch);
   const told = await spread(file, setup, opts, jobs, inOrder(sink));
   keepWithinBound(opts);
   return { ...finishContexts(ctxs), ...told };
 }
 
-/** What the workers of a run start with. */
-function workerSetup(opts: RunOptions, prices: RunSpec['prices'], watch: WorkerSetup['watch']): WorkerSetup {
+/** What the workers of a run start with: its spec checked, its price table loaded. */
+function workerSetup(opts: RunOptions, spec: CheckedSpec, watch: WorkerSetup['watch']): WorkerSetup {
   return {
-    spec: { ...runSpecOf(opts), prices },
+    spec,
     ...(opts.cacheFolder && { cacheFolder: resolve(opts.cacheFolder) }),
     ...(opts.cacheReplays !== undefined && { cacheReplays: opts.cacheReplays }),
     ...(opts.cassette && { cassette: opts.cassette }),
@@ -406,11 +404,12 @@ export class ReplayThread {
   private failure: Error | undefined;
   private closing = false;
 
-  /** A thread for requests about `opts` (its policies, its spec; its conversations are sent with each request). */
-  constructor(opts: Omit<RunOptions, 'conversations'> & { recording?: WorkerSetup['recording'] }) {
+  /** A thread for requests about `opts` (its policies, its spec — a recording's holds the upkeep it records, without responses; its conversations are sent with each request). */
+  constructor(opts: Omit<RunOptions, 'conversations'>) {
     const watch = moduleWatch(opts);
-    const ctxs = replayContexts({ ...opts, cacheFolder: false });
-    const setup = { ...workerSetup({ ...opts, conversations: [] }, ctxs[0]!.prices, watch), ...(opts.recording && { recording: opts.recording }) };
+    const spec = runSpecOf(opts);
+    const ctxs = replayContexts(spec, { cacheFolder: false });
+    const setup = workerSetup({ ...opts, conversations: [] }, { ...spec, prices: ctxs[0]!.prices }, watch);
     this.watchdog = watch && new ModuleWatchdog(watch.modules, watch.limits);
     this.thread = startThread(watch ? moduleWorkerFile() : (workerFile() ?? moduleWorkerFile()), setup, this.watchdog);
     const fail = (e: Error) => {

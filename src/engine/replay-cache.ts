@@ -135,7 +135,7 @@ export class ReplayCache {
       if (k === undefined) this.tableKeys.set(table, (k = sha256(canon({ models: table.models, unpriced: table.unpriced ?? null }))));
     } else {
       const named = Object.values(variant.params).filter((x): x is string => typeof x === 'string' && table.models.has(x));
-      const models = [...new Set([ctx.model, ...(ctx.costs ? settingsModels(ctx.costs) : []), ...named])].sort();
+      const models = [...new Set([ctx.model, ...settingsModels(ctx.spec), ...named])].sort();
       k = sha256(canon(models.map((m) => [m, table.models.get(m) ?? null])));
     }
     byVariant.set(variant, k);

@@ -9,7 +9,7 @@ import { policyStream } from '../policies/stream.js';
 import type { Artifact, PromptPlan } from '../policies/types.js';
 import { Meter, type CallCost, type CallRequest } from '../pricing/meter.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
-import { chooseModel, ONE_HOUR, type CostSettings } from '../pricing/settings.js';
+import { chooseModel, ONE_HOUR } from '../pricing/settings.js';
 import { policyViolations } from '../message-rules/blame.js';
 import { PromptRules, type RuleSet } from '../message-rules/provider.js';
 import { PromptTokens, type TokenCounter } from '../tokens/counter.js';
@@ -20,10 +20,11 @@ import type { PromptSequence } from '../tokens/templated.js';
 import type { Cassette } from '../upkeep/cassette.js';
 import type { Vector } from '../upkeep/embedder.js';
 import type { Readings } from '../upkeep/readings.js';
-import { judgedYes, judgeRequest, type UpkeepPrompts } from '../upkeep/prompts.js';
+import { DEFAULT_PROMPTS, judgedYes, judgeRequest } from '../upkeep/prompts.js';
 import { answerRequest } from '../upkeep/answer.js';
 import { recordedUpkeep, simulatedUpkeep, type MissHandler, type RecordedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
 import { SafetyWatch } from './safety.js';
+import type { CheckedSpec } from './spec.js';
 import { answeredIn, FactLedger, scoreProbe } from './score.js';
 import type { ConversationEnd } from './summary.js';
 
@@ -32,20 +33,25 @@ function wroteForAnHour(c: Conversation): boolean {
   return c.turns.some((t) => t.assistant?.billed?.written1h || t.tools.some((m) => m.billed?.written1h));
 }
 
-/** What every replay of a run shares. */
+/**
+ * What every replay of a run on one chat model shares: the run's spec, as
+ * checked (`runSpecOf`), from which the replay reads every setting, and
+ * what was resolved of it for the model (its token counter, the price
+ * table, the message rules, the cassette); no setting is copied beside it.
+ */
 export interface ReplayContext {
-  seed: number;
+  /** The settings that decide the records (seed, caching, routing, fallback, latency, tools, upkeep, …), checked, with their defaults. */
+  spec: CheckedSpec;
+  /** The chat model replayed: one of `spec.models` (or, checking a transcript's bill, the model it recorded). */
   model: string;
+  /** The model's token counter (`spec.tokenizer` and `spec.tokenFactor` resolved). */
   tokens: TokenCounter;
+  /** The price table (`spec.prices` loaded). */
   prices: PriceTable;
-  /** Caching, routing, fallback and latency settings (defaults when absent). */
-  costs?: CostSettings;
-  /** The provider message rules every prompt is checked against. */
+  /** The provider message rules every prompt is checked against (`spec.messageRules`, or the model's provider's). */
   messageRules: RuleSet;
-  /** Where upkeep comes from (absent: simulated, with the default prompts). */
-  upkeep?: UpkeepContext;
-  /** Tools offered in every call of every conversation (the study's `toolDefs`), before a conversation's own. */
-  toolDefs?: readonly ToolDef[];
+  /** With a recorded upkeep (`spec.upkeep.recorded`, or the cassette a recording fills): its responses, and what a request it lacks does. */
+  recorded?: RecordedResponses;
   /** The model's tokenizer stands in for its own (not published): every turn's counts are estimates. */
   standIn?: boolean;
   /**
@@ -58,18 +64,11 @@ export interface ReplayContext {
   readings?: Readings;
 }
 
-/** A run's upkeep: its prompts, and the recorded responses when upkeep is a real model's. */
-export interface UpkeepContext {
-  prompts: UpkeepPrompts;
-  recorded?: {
-    cassette: Cassette;
-    /** Told of each request the cassette has no response for (it throws, unless a recording is finding what to send). */
-    onMiss: MissHandler;
-  };
-  /** Each probe turn's first prompt is sent to the chat model, and its probes scored on the reply too (needs `recorded`). */
-  answers?: boolean;
-  /** With `answers`: the model that grades a reply that does not hold the value as written (the study's `judge`). */
-  judge?: string;
+/** A recorded upkeep's responses, and what a request they lack does. */
+export interface RecordedResponses {
+  cassette: Cassette;
+  /** Told of each request the cassette has no response for (it throws, unless a recording is finding what to send). */
+  onMiss: MissHandler;
 }
 
 /** One model call of a turn, as sent. */
@@ -238,40 +237,43 @@ class Replayer implements TurnObserver<TurnRecord> {
     private readonly onCall?: OnCall,
     private readonly onUpkeep?: OnUpkeep,
   ) {
-    const { tokens, model } = ctx;
+    const { tokens, model, spec } = ctx;
     this.routed = model;
     this.promptTokens = new PromptTokens(tokens);
     this.rules = new PromptRules(ctx.messageRules);
     // Every call of every policy keeps the contract's per-call rules, or the run stops naming the policy, turn and scenario;
     // the checks count a prompt's tokens with the run's counter, so a prompt is counted once.
-    const upkeep = this.upkeep(ctx.upkeep);
+    const upkeep = this.upkeep();
     const contextWindow = lookup(ctx.prices, model).maxInputTokens;
-    this.tools = offeredTools(ctx.toolDefs, conversation.toolDefs, tokens);
+    this.tools = offeredTools(spec.toolDefs, conversation.toolDefs, tokens);
     // The session counts the tool definitions and the unlogged prefix in every prompt, as the meter does.
-    const deps = { tokens: sessionTokens(tokens, conversation, this.tools?.tokens ?? 0), random: streamFor(ctx.seed, conversation.id, variant.name), model, blocks, upkeep, ...(contextWindow !== undefined && { contextWindow }) };
+    const deps = { tokens: sessionTokens(tokens, conversation, this.tools?.tokens ?? 0), random: streamFor(spec.seed, conversation.id, variant.name), model, blocks, upkeep, ...(contextWindow !== undefined && { contextWindow }) };
     const guarded = guardPolicy(variant.policy, variant.name, this.promptTokens);
     this.driver = new SessionDriver(conversation, (start) => guarded.start(start, variant.params, deps));
     this.meter = new Meter(ctx.prices, {
-      settings: ctx.costs,
+      settings: spec,
       count: (m) => tokens.message(m),
       ...(this.tools && { toolTokens: this.tools.tokens }),
       ...(conversation.unloggedTokens && { pinnedTokens: conversation.unloggedTokens }),
       ...(wroteForAnHour(conversation) && { recordedTtl: ONE_HOUR }),
       ...(conversation.warmStart && { warmTokens: conversation.warmStart }),
       // Its own stream, so drawing failures leaves the policy's draws unchanged (made only when calls may fail).
-      ...(ctx.costs?.fallback && { random: streamFor(ctx.seed, conversation.id, `${variant.name}:fallback`) }),
+      ...(spec.fallback && { random: streamFor(spec.seed, conversation.id, `${variant.name}:fallback`) }),
     });
     this.ledger = FactLedger.of(conversation);
     this.watch = new SafetyWatch();
   }
 
-  /** The session's upkeep: simulated, or from the run's cassette. */
-  private upkeep(u: UpkeepContext | undefined): Upkeep {
-    if (!u?.recorded) return simulatedUpkeep(this.ctx.tokens, u?.prompts, this.ctx.embeddings, this.ctx.readings);
+  /** The session's upkeep: simulated, or from the run's cassette; with the spec's upkeep prompts (default: `DEFAULT_PROMPTS`). */
+  private upkeep(): Upkeep {
+    const { tokens, spec, recorded: responses } = this.ctx;
+    const prompts = spec.upkeep?.prompts ?? DEFAULT_PROMPTS;
+    if (!responses) return simulatedUpkeep(tokens, prompts, this.ctx.embeddings, this.ctx.readings);
     const where = () => ({ scenario: this.conversation.id, policy: this.variant.name, turn: this.turn });
-    const recorded = recordedUpkeep({ tokens: this.ctx.tokens, cassette: u.recorded.cassette, prompts: u.prompts, onMiss: u.recorded.onMiss, where });
-    if (u.answers) this.recorded = recorded;
-    if (u.answers && u.judge !== undefined) this.judge = { model: u.judge, prompt: u.prompts.judge };
+    const recorded = recordedUpkeep({ tokens, cassette: responses.cassette, prompts, onMiss: responses.onMiss, where });
+    const { answers, judge } = spec.upkeep ?? {};
+    if (answers) this.recorded = recorded;
+    if (answers && judge !== undefined) this.judge = { model: judge, prompt: prompts.judge };
     return recorded;
   }
 
@@ -285,7 +287,7 @@ class Replayer implements TurnObserver<TurnRecord> {
     this.turn = turn.index;
     this.watch.startTurn(turn);
     // The user message's output count is needed only to route the turn.
-    const route = this.ctx.costs?.route;
+    const { route } = this.ctx.spec;
     this.routed = route ? chooseModel(route, this.ctx.model, this.ctx.tokens.output(turn.user)) : this.ctx.model;
   }
 

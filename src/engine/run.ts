@@ -4,23 +4,22 @@ import type { PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
 import { lookup, type PriceTable } from '../pricing/prices.js';
 import { ruleSetFor, type RuleSet } from '../message-rules/provider.js';
-import { costsOf, settingsModels, type CostSettings } from '../pricing/settings.js';
+import { settingsModels } from '../pricing/settings.js';
 import { openTokenCounter, type TokenCounter } from '../tokens/counter.js';
 import { encodingForModel, type ResolvedEncoding } from '../tokens/encoding.js';
 import type { Conversation } from '../types.js';
 import type { Results, SummaryRecord, TurnRecord } from '../records/registry.js';
 import { Cassette } from '../upkeep/cassette.js';
-import { DEFAULT_PROMPTS } from '../upkeep/prompts.js';
 import type { Vector } from '../upkeep/embedder.js';
 import { Readings } from '../upkeep/readings.js';
 import { CassetteMissError, type Miss } from '../upkeep/upkeep.js';
-import { replay, type ReplayContext, type UpkeepContext } from './replay.js';
+import { replay, type RecordedResponses, type ReplayContext } from './replay.js';
 import { ReplayCache } from './replay-cache.js';
 import { engineId } from './version.js';
 import { evictStore } from '../store/store.js';
 import { byPolicy, summaryOf, type Measured } from './summary.js';
 import { memoryOf } from '../records/memory.js';
-import { runSpecOf, unitSpec, type Execution, type RunOptions, type RunSpec, type RunUpkeep, type UnitSpec } from './spec.js';
+import { runSpecOf, unitSpec, type CheckedSpec, type Execution, type RunOptions, type RunSpec, type UnitSpec } from './spec.js';
 
 /** What a response the cassette lacks is called in the error. */
 const MISSING_WHAT = { summary: 'summary', extract: 'extraction', embed: 'embedding', answer: 'answer to a probe turn', judge: 'verdict of the judge' } as const;
@@ -34,12 +33,9 @@ export function missError(file: string, recordCommand: string): (miss: Miss) => 
   };
 }
 
-/** The upkeep of a run's contexts, made once from its settings; `cassette` names the recording in the error a missing response is. */
-export function upkeepContext(u: RunUpkeep | undefined, cassette: Execution['cassette'] = { file: 'the cassette', recordCommand: 'ctxsim run --upkeep record' }): UpkeepContext | undefined {
-  if (!u) return undefined;
-  const prompts = u.prompts ?? DEFAULT_PROMPTS;
-  if (!u.recorded) return { prompts };
-  return { prompts, recorded: { cassette: new Cassette(u.recorded.entries), onMiss: missError(cassette.file, cassette.recordCommand) }, ...(u.answers && { answers: true }), ...(u.answers && u.judge !== undefined && { judge: u.judge }) };
+/** A recorded upkeep's responses (`RunSpec.upkeep.recorded`), made once for a run's contexts; `cassette` names the recording in the error a missing response is. */
+function recordedResponses(u: CheckedSpec['upkeep'], cassette: Execution['cassette'] = { file: 'the cassette', recordCommand: 'ctxsim run --upkeep record' }): RecordedResponses | undefined {
+  return u?.recorded && { cassette: new Cassette(u.recorded.entries), onMiss: missError(cassette.file, cassette.recordCommand) };
 }
 
 /** What a run used for one of its chat models. */
@@ -67,73 +63,84 @@ export interface RunResults extends Results {
   cachedUnits: number;
 }
 
-/** What `replayContext` makes one chat model's context of. */
-type ContextOptions = Omit<RunSpec, 'models' | 'upkeep'> &
-  Pick<Execution, 'cacheFolder'> & {
+/** What `replayContext` makes one chat model's context of: its settings as a run takes them (`RunSpec`), on that model alone. */
+type ContextOptions = Omit<RunSpec, 'models'> &
+  Pick<Execution, 'cacheFolder' | 'cassette'> & {
     model: string;
-    upkeep?: UpkeepContext;
     /** When the conversation replayed was recorded (a transcript's date): the prompt format its model name served then (see `encodingForModel`). */
     recorded?: string;
   };
 
-/** A replay context with what was resolved for it. */
-export type ModelContext = ReplayContext & { encoding: ResolvedEncoding; prices: PriceTable; costs: CostSettings };
+/** A replay context with the encoding resolved for its model. */
+export type ModelContext = ReplayContext & { encoding: ResolvedEncoding };
 
 /** A chat model's context in a run, with what of the run's spec its units depend on (`unitSpec`: their replay-cache key). */
-export type UnitContext = ModelContext & { spec: UnitSpec };
+export type UnitContext = ModelContext & { unitSpec: UnitSpec };
 
-/**
- * A chat model's context, made of its spec checked (`runSpecOf`): its token
- * counter (count once across policies; taken from `counters` when another
- * model of the run has the same encoding; an open-weight tokenizer's
- * packages are checked here, its files loaded on the first count, so a unit
- * served by the replay cache needs none), prices (every model the settings
- * name checked up front), cost settings (the spec's fields that
- * `COST_SETTINGS` declares), the provider rule set (given, or the model's).
- */
-export function replayContext(opts: ContextOptions, counters = new Map<string, TokenCounter>()): ModelContext {
-  const { model, upkeep, recorded, cacheFolder } = opts;
-  // The spec is checked as a run's is, on this model alone (the context's upkeep is made apart: `upkeepContext`); what follows reads only the checked spec.
-  const spec = runSpecOf({ ...opts, models: [model], upkeep: undefined });
-  const encoding = encodingForModel(model, spec.tokenizer, spec.tokenFactor, recorded);
-  const prices = typeof spec.prices === 'object' ? spec.prices : loadPrices(spec.prices);
-  const costs = costsOf(spec);
-  for (const m of [model, ...settingsModels(costs)]) lookup(prices, m);
-  const messageRules = spec.messageRules ?? ruleSetFor(lookup(prices, model).provider, model);
-  const key = `${encoding.name} ×${encoding.factor ?? 1}`;
-  let tokens = counters.get(key);
-  if (!tokens) counters.set(key, (tokens = openTokenCounter(encoding.name, cacheFolder, encoding.factor)));
-  return {
-    seed: spec.seed,
-    model,
-    tokens,
-    prices,
-    costs,
-    messageRules,
-    encoding,
-    ...(encoding.estimate && { standIn: true }),
-    ...(upkeep && { upkeep }),
-    ...(spec.toolDefs?.length && { toolDefs: spec.toolDefs }),
-  };
+/** What a context is made with besides its checked spec and model: nothing here is a setting. */
+interface ContextMaking {
+  /** The spec's price table, loaded (`pricesOf`). */
+  prices: PriceTable;
+  /** Token counters by encoding: a model whose encoding has one shares it. */
+  counters: Map<string, TokenCounter>;
+  cacheFolder?: Execution['cacheFolder'];
+  /** The spec's recorded upkeep's responses (`recordedResponses`). */
+  responses?: RecordedResponses | undefined;
+  /** A transcript's date (`ContextOptions.recorded`). */
+  recorded?: string | undefined;
+}
+
+/** A checked spec's price table: given loaded, or loaded from its name. */
+function pricesOf(spec: CheckedSpec): PriceTable {
+  return typeof spec.prices === 'object' ? spec.prices : loadPrices(spec.prices);
 }
 
 /**
- * One context per chat model of the run, sharing one price table and one
- * token counter per encoding. The spec is checked here (`runSpecOf`), on
- * every thread that replays.
+ * One chat model's context of a spec already checked (`runSpecOf`; the one
+ * place a context is made): the spec itself, and what is resolved of it for
+ * the model — its token counter (count once across policies; taken from
+ * `counters` when another model of the run has the same encoding; an
+ * open-weight tokenizer's packages are checked here, its files loaded on
+ * the first count, so a unit served by the replay cache needs none), the
+ * price table (every model the settings name checked up front), the
+ * provider rule set (the spec's, or the model's).
  */
-export function replayContexts(opts: RunSpec & Pick<Execution, 'cacheFolder' | 'cassette'>): UnitContext[] {
-  const spec = runSpecOf(opts);
-  const prices = typeof spec.prices === 'object' ? spec.prices : loadPrices(spec.prices);
+export function modelContext(spec: CheckedSpec, model: string, making: ContextMaking): ModelContext {
+  const { prices, counters, responses } = making;
+  const encoding = encodingForModel(model, spec.tokenizer, spec.tokenFactor, making.recorded);
+  for (const m of [model, ...settingsModels(spec)]) lookup(prices, m);
+  const messageRules = spec.messageRules ?? ruleSetFor(lookup(prices, model).provider, model);
+  const key = `${encoding.name} ×${encoding.factor ?? 1}`;
+  let tokens = counters.get(key);
+  if (!tokens) counters.set(key, (tokens = openTokenCounter(encoding.name, making.cacheFolder, encoding.factor)));
+  return { spec, model, tokens, prices, messageRules, encoding, ...(encoding.estimate && { standIn: true }), ...(responses && { recorded: responses }) };
+}
+
+/**
+ * One chat model's context, its settings given as a run's are (raw): they
+ * are checked here (`runSpecOf`), on this model alone, once per call. For
+ * contexts of a spec already checked: `replayContexts`, `modelContext`.
+ */
+export function replayContext(opts: ContextOptions, counters = new Map<string, TokenCounter>()): ModelContext {
+  const spec = runSpecOf({ ...opts, models: [opts.model] });
+  return modelContext(spec, opts.model, { prices: pricesOf(spec), counters, cacheFolder: opts.cacheFolder, responses: recordedResponses(spec.upkeep, opts.cassette), recorded: opts.recorded });
+}
+
+/**
+ * One context per chat model of a run whose spec is checked (`runSpecOf`,
+ * once per run: a worker thread is given it checked), sharing one price
+ * table, one token counter per encoding, and one cassette.
+ */
+export function replayContexts(spec: CheckedSpec, exec: Pick<Execution, 'cacheFolder' | 'cassette'> = {}): UnitContext[] {
+  const prices = pricesOf(spec);
   const counters = new Map<string, TokenCounter>();
-  const { models, upkeep: settings, ...rest } = spec;
-  const upkeep = upkeepContext(settings, opts.cassette);
+  const responses = recordedResponses(spec.upkeep, exec.cassette);
   // What the simulated memory reads is kept beside the token counts: one store for every model of the run.
-  const readings = opts.cacheFolder ? Readings.open(opts.cacheFolder, engineId()) : undefined;
-  return models.map((model) => ({
-    ...replayContext({ ...rest, model, prices, ...(opts.cacheFolder !== undefined && { cacheFolder: opts.cacheFolder }), ...(upkeep && { upkeep }) }, counters),
+  const readings = exec.cacheFolder ? Readings.open(exec.cacheFolder, engineId()) : undefined;
+  return spec.models.map((model) => ({
+    ...modelContext(spec, model, { prices, counters, cacheFolder: exec.cacheFolder, responses }),
     ...(readings && { readings }),
-    spec: unitSpec(spec, model),
+    unitSpec: unitSpec(spec, model),
   }));
 }
 
@@ -196,7 +203,7 @@ export async function streamStudyYielding(opts: RunOptions, sink: ListSink): Pro
 
 /** `streamStudy`'s loop, pausing (`yield`) after each unit replayed. */
 function* studySteps(opts: RunOptions, sink: ListSink): Generator<void, RunInfo> {
-  const ctxs = replayContexts(opts);
+  const ctxs = replayContexts(runSpecOf(opts), opts);
   const { conversations } = opts;
   const cache = replayCacheOf(opts);
   let replayed = 0;
@@ -322,7 +329,7 @@ function* scenarioSteps(
         continue;
       }
       scenarioKey ??= cache.conversationKey(conversation);
-      const key = cache.unitKey(scenarioKey, variant, ctx, ctx.spec);
+      const key = cache.unitKey(scenarioKey, variant, ctx, ctx.unitSpec);
       let unit = cache.get(key);
       if (unit) cache.cached++;
       else {
@@ -341,8 +348,8 @@ function* scenarioSteps(
 
 /** How a unit was measured: where its policy's memory came from (a policy module's told by whether this replay did upkeep), whether answers were, and by a judge. */
 function measured(variant: PolicyVariant, ctx: ReplayContext, turns: readonly TurnRecord[]): Measured {
-  const recorded = ctx.upkeep?.recorded !== undefined;
+  const recorded = ctx.recorded !== undefined;
   const didUpkeep = turns.some((t) => t.auxInputTokens + t.auxOutputTokens + t.embedTokens > 0);
-  const answers = ctx.upkeep?.answers === true;
-  return { memory: memoryOf({ id: variant.policy.id, params: variant.params }, recorded, didUpkeep), answers, judge: answers && ctx.upkeep?.judge !== undefined };
+  const answers = recorded && ctx.spec.upkeep?.answers === true;
+  return { memory: memoryOf({ id: variant.policy.id, params: variant.params }, recorded, didUpkeep), answers, judge: answers && ctx.spec.upkeep?.judge !== undefined };
 }

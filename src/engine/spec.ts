@@ -221,6 +221,15 @@ export type RunSpec = z.input<typeof RUN_SPEC>;
 export type RunUpkeep = z.input<typeof RUN_UPKEEP>;
 /** A `RunSpec` checked, with its defaults: its canonical form. */
 export type CanonicalSpec = z.output<typeof RUN_SPEC>;
+/** Marks a spec as made by `runSpecOf` (a type only: nothing at run time). */
+declare const checked: unique symbol;
+/**
+ * A `CanonicalSpec` that `runSpecOf` made: what replay contexts are made of
+ * (`replayContexts`, `modelContext`), so that another object that has the
+ * spec's fields (a study, a spec put together by hand) cannot stand for it
+ * unchecked.
+ */
+export type CheckedSpec = CanonicalSpec & { readonly [checked]: true };
 
 /** How this machine runs a study: nothing here changes a record, nor a replay-cache key. */
 export interface Execution {
@@ -312,7 +321,7 @@ export function settingMeta(name: keyof RunSpec): SettingMeta {
  * that does not hold is a usage error naming it and its value. The values
  * given are kept as they are (a tool's JSON Schema keeps its key order).
  */
-export function runSpecOf(from: RunSpec): CanonicalSpec {
+export function runSpecOf(from: RunSpec): CheckedSpec {
   const picked: Record<string, unknown> = {};
   for (const k of RUN_SPEC_KEYS) if (from[k] !== undefined) picked[k] = from[k];
   // A study's upkeep (where it comes from: a mode, an endpoint, a cassette) is not the run's, which `studyUpkeep` makes of it: without, the run would go simulated, without a word.
@@ -328,7 +337,7 @@ export function runSpecOf(from: RunSpec): CanonicalSpec {
   }
   const spec: Record<string, unknown> = {};
   for (const k of RUN_SPEC_KEYS) if (r.data[k] !== undefined) spec[k] = picked[k] ?? r.data[k];
-  return spec as CanonicalSpec;
+  return spec as CheckedSpec;
 }
 
 /** A setting that does not hold, as one usage error naming it and its value (`run settings: models[2]: … (got gpt-4o)`). */

@@ -72,10 +72,9 @@ function rebuild(list: WorkerSetup['policies']): PolicyVariant[] {
 
 /** The requests a recording would send for one unit: replayed with the cassette so far (`entries` are those added since the last request). */
 function missesOf(conversation: Conversation, policy: PolicyVariant, ctx: UnitContext, cassette: Cassette): Miss[] {
-  const r = setup.recording;
-  if (!r) throw new CtxsimError('worker: a recording replay without its settings', 'internal');
   const misses: Miss[] = [];
-  replay(conversation, policy, { ...ctx, upkeep: { prompts: r.prompts, recorded: { cassette, onMiss: (m) => misses.push(m) }, ...(r.answers && { answers: true }), ...(r.judge !== undefined && { judge: r.judge }) } });
+  // The spec's upkeep is the recording's (its prompts, answers and judge); its responses are those recorded so far.
+  replay(conversation, policy, { ...ctx, recorded: { cassette, onMiss: (m) => misses.push(m) } });
   return misses;
 }
 
@@ -96,7 +95,7 @@ function contract(policies: readonly PolicyVariant[], conversations: readonly Co
 try {
   // Messages sent meanwhile wait in the port until the listener below is added.
   const policies = rebuild(setup.policies);
-  const ctxs = replayContexts({ ...setup.spec, ...(setup.cacheFolder && { cacheFolder: setup.cacheFolder }), ...(setup.cassette && { cassette: setup.cassette }) });
+  const ctxs = replayContexts(setup.spec, { ...(setup.cacheFolder && { cacheFolder: setup.cacheFolder }), ...(setup.cassette && { cassette: setup.cassette }) });
   const cache = replayCacheOf(setup);
   const encode = setup.encoder && (await importEncoder(setup.encoder, { models: ctxs.map((c) => c.model) }));
   /** A recording's cassette as far as this thread has been told. */

@@ -1,16 +1,7 @@
-/** How fast a model answers: time to first token, prefill and decode speed. */
-export interface Latency {
-  ttftMs: number;
-  /** Prompt tokens processed per second. */
-  prefillTps: number;
-  /** Output tokens written per second. */
-  decodeTps: number;
-  /** Share of a cached token's prefill time that remains (0: cached tokens are free). */
-  cachedPrefillFactor: number;
-}
+import type { CostSettings } from './settings.js';
 
-/** Per-model overrides from the study's `latency:` key (`default` applies to every model). */
-export type LatencyOverrides = Readonly<Record<string, Partial<Latency>>>;
+/** How fast a model answers: every figure a model's latency settings hold (`CostSettings.latency`: time to first token, prefill and decode speed), the builtin ones filling in. */
+export type Latency = Required<NonNullable<CostSettings['latency']>[string]>;
 
 /**
  * Builtin figures: rough, round numbers for three classes of model, meant for
@@ -27,8 +18,8 @@ const CLASSES: readonly { name: string; test: RegExp; figures: Latency }[] = [
   { name: 'large', test: /(?:)/, figures: { ttftMs: 500, prefillTps: 4000, decodeTps: 50, cachedPrefillFactor: 0 } },
 ];
 
-/** The latency figures of a model: builtin class figures, then `default`, then the model's own overrides. */
-export function latencyFor(model: string, overrides: LatencyOverrides = {}): Latency {
+/** The latency figures of a model: builtin class figures, then the settings' `default`, then the model's own (the study's `latency:` key). */
+export function latencyFor(model: string, overrides: CostSettings['latency'] = {}): Latency {
   const base = CLASSES.find((c) => c.test.test(model))!.figures;
   return { ...base, ...overrides.default, ...overrides[model] };
 }

@@ -1,18 +1,11 @@
 import { z } from 'zod';
 import { parseDuration } from '../text/duration.js';
 
-/** Where an explicit cache's breakpoints go: at the end of every call, or only after the stable prefix. */
-export type CacheBreakpoint = 'call' | 'turn';
-
-export const CACHE_BREAKPOINTS: readonly CacheBreakpoint[] = ['call', 'turn'];
-
 export const DEFAULT_PROMPT_CACHE_TTL = 300;
 
 /** The two TTLs Anthropic offers, in seconds: a longer TTL takes the 1-hour tier. */
 export const FIVE_MINUTES = 300;
 export const ONE_HOUR = 3600;
-
-export const DEFAULT_COSTS: CostSettings = { promptCache: 'auto' };
 
 /** The slowest prefill or decode rate a study may set, in tokens per second. */
 export const MIN_TOKENS_PER_SECOND = 0.001;
@@ -24,6 +17,9 @@ export const MAX_TTFT_MS = 86_400_000;
 export const DURATION = z
   .union([z.number(), z.string()])
   .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as 300s or 5m' });
+
+/** Where an explicit cache's breakpoints go: at the end of every call, or only after the stable prefix. */
+const CACHE_BREAKPOINT = z.enum(['call', 'turn']);
 
 /** Route each turn to a light or a strong model by the size of the user message. */
 const ROUTE = z.strictObject({
@@ -40,9 +36,13 @@ const LATENCY = z.record(
   z.string().min(1),
   z.strictObject({
     // Bounded so that a turn's latency stays a finite number of milliseconds.
+    /** Milliseconds to the first token. */
     ttftMs: z.number().min(0).max(MAX_TTFT_MS).optional(),
+    /** Prompt tokens processed per second. */
     prefillTps: z.number().min(MIN_TOKENS_PER_SECOND).optional(),
+    /** Output tokens written per second. */
     decodeTps: z.number().min(MIN_TOKENS_PER_SECOND).optional(),
+    /** Share of a cached token's prefill time that remains (0: cached tokens are free). */
     cachedPrefillFactor: z.number().min(0).max(1).optional(),
   }),
 );
@@ -67,7 +67,7 @@ export const COST_SETTINGS = z.strictObject({
    * calls of one agent turn read what the earlier ones wrote (Claude Code and
    * Anthropic's automatic caching); `turn` only after the stable prefix.
    */
-  cacheBreakpoint: z.enum(CACHE_BREAKPOINTS).optional(),
+  cacheBreakpoint: CACHE_BREAKPOINT.optional(),
   /** Every conversation starts with an empty cache, even one whose transcript's first call found part of its prompt cached (`warm_start:`). */
   coldStart: z.boolean().optional(),
   route: ROUTE.optional(),
@@ -75,16 +75,13 @@ export const COST_SETTINGS = z.strictObject({
   latency: LATENCY.optional(),
 });
 
-/** `COST_SETTINGS` taking any object that holds the cost settings among others (a checked run spec): its other keys are left out. */
-const COSTS_AMONG = z.object(COST_SETTINGS.shape);
-
-/** The cost settings of an object that holds them among others (a checked run spec): each one `COST_SETTINGS` declares, with its default. */
-export function costsOf(from: Partial<CostSettings>): CostSettings {
-  return COSTS_AMONG.parse(from);
-}
-
-/** How calls are priced, beyond the price table (`COST_SETTINGS`, checked). */
+/**
+ * How calls are priced, beyond the price table (`COST_SETTINGS`, checked).
+ * A checked run spec is one (the engine hands it to the meter whole).
+ */
 export type CostSettings = z.output<typeof COST_SETTINGS>;
+/** The cost settings when none is given: `COST_SETTINGS`' defaults. */
+export const DEFAULT_COSTS: CostSettings = COST_SETTINGS.parse({});
 /** Route each turn to a light or a strong model by the size of the user message. */
 export type Route = z.output<typeof ROUTE>;
 /**

@@ -2,7 +2,7 @@ import { eachLine, InputFileError } from '../process.js';
 import { CtxsimError, UsageError } from '../errors.js';
 import { replayContexts, type ModelContext } from '../engine/run.js';
 import { ReplayThread } from '../engine/parallel.js';
-import type { Execution, RunSpec, RunUpkeep } from '../engine/spec.js';
+import { runSpecOf, type Execution, type RunSpec, type RunUpkeep } from '../engine/spec.js';
 import { replay } from '../engine/replay.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { priceUsage } from '../pricing/meter.js';
@@ -277,22 +277,23 @@ class Recorder {
   private readonly told = new Set<string>();
   private readonly prices: PriceTable;
   private readonly policies: readonly PolicyVariant[];
-  private readonly answers: boolean;
-  private readonly judge: string | undefined;
+  /** The run the recording replays: the study's spec, its upkeep the one recorded (its prompts, answers and judge), whose responses are the cassette's so far. */
+  private readonly run: UpkeepStudy & RunSpec;
   /** Pico-dollars the responses recorded so far were billed. */
   spent = 0n;
 
   constructor(
-    private readonly study: UpkeepStudy,
+    study: UpkeepStudy,
     private readonly settings: UpkeepSettings,
     private readonly conversations: readonly Conversation[],
     private readonly cassette: Cassette,
   ) {
-    this.ctxs = replayContexts({ ...study, upkeep: undefined, cacheFolder: false });
+    const answers = study.answers === true;
+    const upkeep: RunUpkeep = { prompts: settings.prompts, ...(answers && { answers }), ...(answers && study.judge !== undefined && { judge: study.judge }) };
+    this.run = { ...(study as UpkeepStudy & RunSpec), upkeep };
+    this.ctxs = replayContexts(runSpecOf(this.run), { cacheFolder: false });
     this.prices = this.ctxs[0]!.prices;
     this.policies = study.policies;
-    this.answers = study.answers === true;
-    this.judge = this.answers ? study.judge : undefined;
   }
 
   private units(): Unit[] {
@@ -308,11 +309,10 @@ class Recorder {
    */
   private async replayWith(unit: Unit, onMiss: (m: Miss) => void): Promise<void> {
     if (!unit.variant.module) {
-      replay(unit.conversation, unit.variant, { ...unit.ctx, upkeep: { prompts: this.settings.prompts, recorded: { cassette: this.cassette, onMiss }, ...(this.answers && { answers: true }), ...(this.judge !== undefined && { judge: this.judge }) } });
+      replay(unit.conversation, unit.variant, { ...unit.ctx, recorded: { cassette: this.cassette, onMiss } });
       return;
     }
-    const recording = { prompts: this.settings.prompts, ...(this.answers && { answers: true as const }), ...(this.judge !== undefined && { judge: this.judge }) };
-    this.thread ??= new ReplayThread({ ...(this.study as UpkeepStudy & RunSpec), upkeep: undefined, cacheFolder: false, recording });
+    this.thread ??= new ReplayThread({ ...this.run, cacheFolder: false });
     const { conversation, at } = unit;
     const r = await this.thread.request(() => {
       const entries = this.cassette.entries().filter((e) => !this.told.has(e.key));

@@ -1,5 +1,6 @@
 import { replay, type ReplayContext } from '../engine/replay.js';
-import { replayContext, type ModelContext } from '../engine/run.js';
+import { modelContext, replayContext, type ModelContext } from '../engine/run.js';
+import { runSpecOf } from '../engine/spec.js';
 import { REGISTRY } from '../policies/index.js';
 import { resolveSpec, type PolicyVariant } from '../policies/spec.js';
 import { loadPrices } from '../pricing/load.js';
@@ -85,6 +86,8 @@ export function billedChecks(
   const billedOnes = conversations.filter((c) => hasBilledCalls(c) || c.billed);
   if (!billedOnes.length) return [];
   const prices = loadPrices(study.prices);
+  // The study's settings, checked once: each context replays them on its model.
+  const spec = runSpecOf({ ...study, prices });
   const counters = new Map<string, TokenCounter>();
   const contexts = new Map<string, ModelContext>();
   // One context per model and the format it served when each transcript was recorded (DeepSeek's names changed formats).
@@ -92,7 +95,7 @@ export function billedChecks(
     const e = encodingForModel(model, study.tokenizer, study.tokenFactor, recorded);
     const key = `${model} ${e.name} ${e.estimate}`;
     let ctx = contexts.get(key);
-    if (!ctx) contexts.set(key, (ctx = replayContext({ ...study, model, prices, cacheFolder: false, ...(recorded !== undefined && { recorded }) }, counters)));
+    if (!ctx) contexts.set(key, (ctx = modelContext(spec, model, { prices, counters, cacheFolder: false, recorded })));
     return ctx;
   };
   return billedOnes.map((c) => {
@@ -104,7 +107,7 @@ export function billedChecks(
     const check: BilledCheck = { scenario: c.id, model: ctx.model, calls: 0, counted: 0, billed: total?.input ?? 0, ...(total && { billedCalls: total.calls }) };
     if (!total) {
       const cached = c.warmStart ?? 0;
-      check.start = { cached, warm: cached > 0 && !ctx.costs.coldStart && ctx.costs.promptCache !== 'off' };
+      check.start = { cached, warm: cached > 0 && !ctx.spec.coldStart && ctx.spec.promptCache !== 'off' };
     }
     if (partialOutput(c)) check.outputPartial = true;
     let calls = 0;
@@ -124,7 +127,7 @@ export function billedChecks(
       billPrompt += billedCost(price, { ...b, output: 0 });
     });
     // A total says nothing of what was cached: its cost compares only on a model that caches nothing.
-    const comparable = total ? total.calls === calls && (price.cacheRule.kind === 'none' || ctx.costs.promptCache === 'off') : calls === check.calls;
+    const comparable = total ? total.calls === calls && (price.cacheRule.kind === 'none' || ctx.spec.promptCache === 'off') : calls === check.calls;
     if (comparable) {
       const cached = r.turns.reduce((n, t) => n + t.cachedTokens, 0);
       const promptCost = r.turns.reduce((n, t) => n + t.costInput + t.costCached, 0n);

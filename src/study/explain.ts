@@ -2,6 +2,7 @@ import { UsageError } from '../errors.js';
 import { explainReplay } from '../engine/parallel.js';
 import { replayTurn, type SentCall, type UpkeepPrice } from '../engine/replay.js';
 import { replayContexts, type ModelContext } from '../engine/run.js';
+import { runSpecOf } from '../engine/spec.js';
 import { FactLedger, scoreProbe } from '../engine/score.js';
 import type { CallCost } from '../pricing/meter.js';
 import { closest } from '../pricing/prices.js';
@@ -37,7 +38,7 @@ export interface ExplainedTurn {
   conversation: Conversation;
   turn: Turn;
   policy: string;
-  /** What the replay ran with: the chat model, its token counter and encoding, prices and cost settings. */
+  /** What the replay ran with: the settings (`spec`), the chat model, its token counter and encoding, the prices. */
   ctx: ModelContext;
   calls: ExplainedCall[];
   upkeep: ExplainedUpkeep[];
@@ -84,7 +85,7 @@ export async function explainTurn(study: RunnableStudy, conversation: Conversati
   const turn = conversation.turns[n - 1]!;
   const upkeep = await studyUpkeep(study, [conversation], displayPath);
   const settings = { ...study, models: [model], cacheFolder: false as const, ...upkeep };
-  const ctx = replayContexts(settings)[0]!;
+  const ctx = replayContexts(runSpecOf(settings), settings)[0]!;
   const r = variant.module ? await explainReplay({ ...settings, policies: [variant] }, conversation, n) : replayTurn(conversation, variant, ctx, n);
   const upkeepCalls: ExplainedUpkeep[] = r.upkeep.map((u) => ({ ...u }));
   for (const u of upkeepCalls) {
