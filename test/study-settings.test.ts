@@ -6,7 +6,7 @@ import { REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
 import { RUN_SPEC_KEYS, runSpecOf } from '../src/engine/spec.js';
 import { REPORT_SPEC_KEYS } from '../src/report/settings.js';
 import { UsageError } from '../src/errors.js';
-import { STUDY_FILE_KEYS } from '../src/scenario/load.js';
+import { loadScenarioOrStudy, parseScenario, STUDY_FILE_KEYS } from '../src/study/scenario-file.js';
 import { keysOf, SETTINGS, WRITTEN_SETTINGS } from '../src/study/settings.js';
 import { loadStudy, STUDY_FILE_KEY_ORDER, studyJsonSchema } from '../src/study/study.js';
 import { asyncProblems, cli, expectUsage } from './_io.js';
@@ -40,6 +40,18 @@ describe('the run settings as a study file and the command line write them', () 
     }
     expect(Object.keys(properties)).toEqual(STUDY_FILE_KEY_ORDER);
     expect([...STUDY_FILE_KEYS].sort()).toEqual([...STUDY_FILE_KEY_ORDER].sort());
+  });
+
+  it('each study key, and no other, tells a study file handed as a scenario from a scenario file', () => {
+    const dir = tempDir();
+    for (const key of STUDY_FILE_KEY_ORDER) {
+      expect(() => parseScenario('s.yaml', `${key}: 1\n`), key).toThrow(/^s\.yaml:1:1: this is a study file, not a scenario \(it has no turns\)/);
+      writeFileSync(join(dir, 's.yaml'), `${key}: 1\n`);
+      expect(loadScenarioOrStudy(join(dir, 's.yaml')), key).toBe('study');
+    }
+    // A scenario's own keys, with no turns: a scenario missing its turns.
+    expect(() => parseScenario('s.yaml', 'id: a\ntitle: b\n')).toThrow(/turns/);
+    expect(() => parseScenario('s.yaml', 'id: a\ntitle: b\n')).not.toThrow(/study file/);
   });
 
   it('a setting with a flag is an option of the commands that run a study (a report setting: of those that write reports), of the kind its schema is', () => {

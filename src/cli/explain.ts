@@ -2,7 +2,7 @@ import type { SentCall } from '../engine/replay.js';
 import { escapeControl, UsageError } from '../errors.js';
 import { usd } from '../records/format.js';
 import { align } from '../report/text.js';
-import { loadScenarioOrStudy } from '../scenario/load.js';
+import { loadScenarioOrStudy } from '../study/scenario-file.js';
 import { explainTurn, studyConversation, studyModel, type ExplainedCall, type ExplainedProbe, type ExplainedTurn, type ExplainedUpkeep } from '../study/explain.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { priceWarnings } from '../study/price-check.js';
