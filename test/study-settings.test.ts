@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commandSettings, flagSettings, settingArgs, studyFromFlags } from '../src/cli/_study.js';
-import { REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
+import { commandSettings, flagSettings, ownSettings, settingArgs, studyFromFlags } from '../src/cli/_study.js';
+import { RECORDS_OPTION, REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
 import { RUN_SPEC_KEYS, runSpecOf } from '../src/engine/spec.js';
 import { REPORT_SPEC_KEYS } from '../src/report/settings.js';
 import { UsageError } from '../src/errors.js';
@@ -71,6 +71,17 @@ describe('the run settings as a study file and the command line write them', () 
     expect(options.tokenizer).toMatchObject({ type: 'string', describe: expect.stringMatching(/: auto \| o200k_base \| .* \| mistral-v3$/) });
     expect(options['cache-ttl']).toMatchObject({ type: 'string' });
     expect(options['cold-start']).toMatchObject({ type: 'boolean' });
+  });
+
+  it('the study’s own flags (--out, --records, --answers, --judge) are its settings’: options and reading from STUDY_SPEC, as a study file reads them', () => {
+    expect(SETTINGS.filter((s) => s.of === 'study' && s.meta.flag).map((s) => s.meta.flag!.name)).toEqual(['out', 'records', 'answers', 'judge']);
+    // --out takes the next word, whatever it is (`--out -`); --records names its values in its help, so no yargs choices.
+    expect(STUDY_OPTIONS.out).toEqual({ type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' });
+    expect(RECORDS_OPTION).toEqual({ type: 'string', describe: expect.stringMatching(/^full \| summary: /), defaultDescription: 'full' });
+    expect(Object.keys(STUDY_OPTIONS)).not.toContain('records');
+    expect(ownSettings({ out: 'reports/a', records: 'summary', answers: true, judge: 'gpt-4o' })).toEqual({ out: resolve('reports/a'), records: 'summary', answers: true, judge: 'gpt-4o' });
+    expect(ownSettings({ out: '-' })).toEqual({ out: '-' });
+    expect(() => ownSettings({ records: 'all' })).toThrow(new UsageError('--records: expected one of full|summary, got "all"'));
   });
 
   it('flags read as the study file reads: the same values, a path from the working folder', async () => {

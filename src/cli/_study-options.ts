@@ -28,8 +28,9 @@ function settingOption(s: Setting, flag: SettingFlag) {
     return schema.isInt ? wholeNumberOption(flag.name, { ...told, ...(min !== undefined && { min }) }) : ({ type: 'number', ...told } as const);
   }
   if (schema instanceof z.ZodEnum) {
-    // A few choices are yargs' (shown after the help); a longer list reads better in it, and is checked as the study key is.
+    // A few choices are yargs' (shown after the help), unless the help names them itself; a longer list reads better in it. Either is checked as the study key is.
     const values = schema.options.map(String);
+    if (flag.valuesInHelp) return { type: 'string', ...told } as const;
     return values.length <= 4 ? ({ type: 'string', choices: values, ...told } as const) : ({ type: 'string', ...told, describe: `${flag.describe}: ${values.join(' | ')}` } as const);
   }
   const list = schema instanceof z.ZodArray || (schema instanceof z.ZodReadonly && schema.unwrap() instanceof z.ZodArray);
@@ -48,14 +49,23 @@ export const SETTING_OPTIONS = settingOptions('run');
 export const REPORT_OPTIONS = settingOptions('report');
 
 /** The flags only the command line has (`COMMAND_SPEC`): worker threads, the limits of policy modules, where upkeep comes from. */
-const COMMAND_OPTIONS = settingOptions('command');
+export const COMMAND_OPTIONS = settingOptions('command');
 
 /** The limits of policy modules, for every command that runs them (docs/custom-policies.md). */
 export const POLICY_LIMIT_OPTIONS = { 'policy-timeout': COMMAND_OPTIONS['policy-timeout']!, 'policy-memory': COMMAND_OPTIONS['policy-memory']! };
 
-/** The flags every study-running command takes (`StudyFlags`): what it runs, then every setting's flag but the report settings'. */
+/** The flags of the study's own settings (`STUDY_SPEC`): `--out`, `--records`, then `--answers`, `--judge`. */
+const { out, records, ...STUDY_OWN_OPTIONS } = settingOptions('study');
+
+/** `--out`, where a command's output goes (a command may say it in its own words): it takes the next word whatever it is, so that `--out -` is stdout. */
+export const OUT_OPTION = { ...out!, nargs: 1 } as const;
+
+/** `--records`, of the commands that write a run's record files (`run`, `merge`). */
+export const RECORDS_OPTION = records!;
+
+/** The flags every study-running command takes (`StudyFlags`): what it runs, then every setting's flag but the report settings' and `--records`. */
 export const STUDY_OPTIONS = {
-  out: { type: 'string', describe: 'output folder (overrides the study)' },
+  out: OUT_OPTION,
   policy: {
     type: 'string',
     array: true,
@@ -69,5 +79,5 @@ export const STUDY_OPTIONS = {
     defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_CACHE_FOLDER}`,
   },
   ...COMMAND_OPTIONS,
-  ...settingOptions('study'),
+  ...STUDY_OWN_OPTIONS,
 } as const;

@@ -61,6 +61,8 @@ export const STUDY_SPEC = z.strictObject({
     about: 'the output folder, relative to the study file, in its folder or below the working folder (default reports/; --out writes anywhere); - for stdout',
     // `-` is stdout, as `--out -` is: not a folder named `-`.
     written: written(z.string().min(1), (v, folder) => (v === STDOUT ? STDOUT : resolve(folder, v))),
+    // Each command says where its output goes in its own words (`check`: the reports beside its verdict; `merge`: a folder).
+    flag: { name: 'out', describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' },
   }),
   gate: setting(GATE.optional().describe('the CI gate’s settings (`ctxsim check`); the baseline path is absolute'), {
     about: 'the CI gate of ctxsim check: the baseline and the allowed changes',
@@ -81,6 +83,12 @@ export const STUDY_SPEC = z.strictObject({
   }),
   records: setting(z.enum(RECORDS_MODES).optional().describe('`summary`: no per-turn or per-probe rows in the outputs'), {
     about: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
+    flag: {
+      name: 'records',
+      describe: 'full | summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report the same; a shard file keeps every record',
+      defaultDescription: 'full',
+      valuesInHelp: true,
+    },
   }),
   answers: setting(z.boolean().optional().describe('each probe turn’s first prompt also goes to the chat model through the upkeep endpoint, and probes are scored on its answer'), {
     about: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',
