@@ -39,12 +39,18 @@ function percentage(what: string) {
   );
 }
 
+/** `spec`, each field's meta registered (`setting`), as each of `RUN_SPEC`'s is: the type checker asks for the meta of every field. */
+function withMeta<S extends z.ZodObject>(spec: S, meta: { readonly [K in keyof S['shape']]: SettingMeta }): S {
+  for (const [name, m] of Object.entries(meta)) setting(spec.shape[name] as z.ZodType, m);
+  return spec;
+}
+
 /**
  * The report settings (see above): each field of `REPORT_SETTINGS`
  * (records/info.ts: what it holds, its bounds and description), with its
  * meta: its study key, its flag, its written form.
  */
-const META: { readonly [K in keyof ReportSettings]-?: SettingMeta } = {
+export const REPORT_SPEC = withMeta(REPORT_SETTINGS, {
   minRetention: {
     about: 'the share of the probed facts the verdict’s pick must keep, a percentage such as 90% (default 95%; --min-retention): the verdict names the cheapest policy that keeps at least this share',
     written: percentage('a share of the probed facts'),
@@ -65,11 +71,7 @@ const META: { readonly [K in keyof ReportSettings]-?: SettingMeta } = {
   budgetSort: {
     about: 'the row order of report.md’s budget table and of ctxsim table: cost (cheapest first, the default), retention (most first), name, or study (the study’s order)',
   },
-};
-
-/** The report settings, each with its meta (`setting`): the spec of their study keys, flags and reading (study/settings.ts). */
-export const REPORT_SPEC = REPORT_SETTINGS;
-for (const k of Object.keys(META) as (keyof ReportSettings)[]) setting(REPORT_SPEC.shape[k], META[k]);
+});
 
 /** The report settings' names, in declaration order. */
 export const REPORT_SPEC_KEYS = Object.keys(REPORT_SPEC.shape) as (keyof ReportSettings)[];
