@@ -150,6 +150,11 @@ describe('--records summary', () => {
     for (const f of readdirSync(join(dir, 'summary'))) expect(readFileSync(join(dir, 'merged', f)).equals(readFileSync(join(dir, 'summary', f))), f).toBe(true);
     const bad = await cli('merge', join(dir, 'shard-1'), join(dir, 'shard-2'), '--out', join(dir, 'bad'), '--records', 'none', '--quiet');
     expect([bad.code, bad.err]).toEqual([2, 'ctxsim: --records: expected one of full|summary, got "none"\n']);
+    // --out is read as a study's out is, where - is stdout: merge writes a folder.
+    for (const out of ['-', '']) {
+      const r = await cli('merge', join(dir, 'shard-1'), join(dir, 'shard-2'), '--out', out, '--quiet');
+      expect([r.code, r.err]).toEqual([2, `ctxsim: --out${out ? ' -' : ''}: merge writes the files of a run's output folder; name a folder\n`]);
+    }
   });
 
   it('the library: folderSink with records summary writes what the CLI writes', async () => {
