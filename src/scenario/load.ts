@@ -21,18 +21,18 @@ export type StudyKeys = ReadonlySet<string>;
 const NO_KEYS: StudyKeys = new Set();
 
 /** Reads a scenario file (YAML or JSON); throws a ScenarioError listing every problem (one of `studyKeys` and no turns: a study file). */
-export function loadScenarioFile(file: string, displayName = file, studyKeys = NO_KEYS): Conversation {
-  return loadScenarioPlaced(file, displayName, studyKeys).conversation;
+export function scenarioFromFile(file: string, displayName = file, studyKeys = NO_KEYS): Conversation {
+  return scenarioPlacedFromFile(file, displayName, studyKeys).conversation;
 }
 
-/** `loadScenarioFile`, with the place of the scenario's id (for errors about the id, such as a duplicate). */
-export function loadScenarioPlaced(file: string, displayName = file, studyKeys = NO_KEYS): { conversation: Conversation; idAt: Problem } {
+/** `scenarioFromFile`, with the place of the scenario's id (for errors about the id, such as a duplicate). */
+export function scenarioPlacedFromFile(file: string, displayName = file, studyKeys = NO_KEYS): { conversation: Conversation; idAt: Problem } {
   const src = readDoc(file, displayName);
   return { conversation: scenarioFromDoc(src, studyKeys), idAt: src.problem(['id'], '') };
 }
 
 /** Reads a file that may hold a scenario or a study: the scenario, or `study` when it is a study file (see `isStudyDoc`). */
-export function loadScenarioOrStudy(file: string, displayName: string, studyKeys: StudyKeys): Conversation | 'study' {
+export function scenarioOrStudyFromFile(file: string, displayName: string, studyKeys: StudyKeys): Conversation | 'study' {
   const src = readDoc(file, displayName);
   return isStudyDoc(src.value, studyKeys) ? 'study' : scenarioFromDoc(src, studyKeys);
 }
@@ -53,7 +53,7 @@ function readDoc(file: string, displayName: string): SourceDoc {
 }
 
 /** Parses scenario text; `file` names it in errors (one of `studyKeys` and no turns: a study file). */
-export function parseScenario(file: string, text: string, studyKeys = NO_KEYS): Conversation {
+export function scenarioFromText(file: string, text: string, studyKeys = NO_KEYS): Conversation {
   return scenarioFromDoc(SourceDoc.parse(file, text), studyKeys);
 }
 

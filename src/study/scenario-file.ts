@@ -1,4 +1,4 @@
-import * as scenario from '../scenario/load.js';
+import { scenarioFromFile, scenarioFromText, scenarioOrStudyFromFile, scenarioPlacedFromFile } from '../scenario/load.js';
 import type { Problem } from '../errors.js';
 import type { Conversation } from '../types.js';
 import { keysOf, WRITTEN_SETTINGS } from './settings.js';
@@ -16,20 +16,20 @@ export const STUDY_FILE_KEYS: ReadonlySet<string> = new Set(WRITTEN_SETTINGS.fla
 
 /** Reads a scenario file (YAML or JSON); throws a ScenarioError listing every problem (a study file handed instead says so). */
 export function loadScenarioFile(file: string, displayName = file): Conversation {
-  return scenario.loadScenarioFile(file, displayName, STUDY_FILE_KEYS);
+  return scenarioFromFile(file, displayName, STUDY_FILE_KEYS);
 }
 
 /** `loadScenarioFile`, with the place of the scenario's id (for errors about the id, such as a duplicate). */
 export function loadScenarioPlaced(file: string, displayName = file): { conversation: Conversation; idAt: Problem } {
-  return scenario.loadScenarioPlaced(file, displayName, STUDY_FILE_KEYS);
+  return scenarioPlacedFromFile(file, displayName, STUDY_FILE_KEYS);
 }
 
 /** Parses scenario text (YAML or JSON); `file` names it in errors (a study file's text says so). */
 export function parseScenario(file: string, text: string): Conversation {
-  return scenario.parseScenario(file, text, STUDY_FILE_KEYS);
+  return scenarioFromText(file, text, STUDY_FILE_KEYS);
 }
 
 /** Reads a file that may hold a scenario or a study: the scenario, or `study` when it is a study file (a mapping with no turns and a key only a study has). */
 export function loadScenarioOrStudy(file: string, displayName = file): Conversation | 'study' {
-  return scenario.loadScenarioOrStudy(file, displayName, STUDY_FILE_KEYS);
+  return scenarioOrStudyFromFile(file, displayName, STUDY_FILE_KEYS);
 }
