@@ -73,8 +73,11 @@ describe('the run settings as a study file and the command line write them', () 
     expect(options['cold-start']).toMatchObject({ type: 'boolean' });
   });
 
-  it('the study’s own flags (--out, --records, --answers, --judge) are its settings’: options and reading from STUDY_SPEC, as a study file reads them', () => {
-    expect(SETTINGS.filter((s) => s.of === 'study' && s.meta.flag).map((s) => s.meta.flag!.name)).toEqual(['out', 'records', 'answers', 'judge']);
+  it('the study’s own flags (--scenario, --policy, --out, --records, --answers, --judge) are its settings’: options and reading from STUDY_SPEC, as a study file reads them', () => {
+    expect(SETTINGS.filter((s) => s.of === 'study' && s.meta.flag).map((s) => s.meta.flag!.name)).toEqual(['scenario', 'policy', 'out', 'records', 'answers', 'judge']);
+    // What a study runs is read apart (the policies' modules loaded, the globs kept with their folder): their flags are options, not read here.
+    expect(ownSettings({ policy: ['full'], scenario: ['a.yaml'] })).toEqual({});
+    expect(STUDY_OPTIONS.policy).toMatchObject({ type: 'string', array: true, describe: expect.stringContaining('window-turns (turns=10, naive=false)') });
     // --out takes the next word, whatever it is (`--out -`); --records names its values in its help, so no yargs choices.
     expect(STUDY_OPTIONS.out).toEqual({ type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' });
     expect(RECORDS_OPTION).toEqual({ type: 'string', describe: expect.stringMatching(/^full \| summary: /), defaultDescription: 'full' });

@@ -6,8 +6,6 @@
  * @module
  */
 import { z } from 'zod';
-import { policyHelpLines } from '../policies/docs.js';
-import { COMMON_PARAMS } from '../policies/params.js';
 import type { SettingFlag } from '../engine/spec.js';
 import { SETTINGS, type Setting } from '../study/settings.js';
 import { CACHE_DIR_ENV, DEFAULT_CACHE_FOLDER } from './_cache-folder.js';
@@ -54,8 +52,8 @@ export const COMMAND_OPTIONS = settingOptions('command');
 /** The limits of policy modules, for every command that runs them (docs/custom-policies.md). */
 export const POLICY_LIMIT_OPTIONS = { 'policy-timeout': COMMAND_OPTIONS['policy-timeout']!, 'policy-memory': COMMAND_OPTIONS['policy-memory']! };
 
-/** The flags of the study's own settings (`STUDY_SPEC`): `--out`, `--records`, then `--answers`, `--judge`. */
-const { out, records, ...STUDY_OWN_OPTIONS } = settingOptions('study');
+/** The flags of the study's own settings (`STUDY_SPEC`): `--scenario`, `--policy`, `--out`, `--records`, then `--answers`, `--judge`. */
+const { scenario, policy, out, records, ...STUDY_OWN_OPTIONS } = settingOptions('study');
 
 /** `--out`, where a command's output goes (a command may say it in its own words): it takes the next word whatever it is, so that `--out -` is stdout. */
 export const OUT_OPTION = { ...out!, nargs: 1 } as const;
@@ -66,12 +64,8 @@ export const RECORDS_OPTION = records!;
 /** The flags every study-running command takes (`StudyFlags`): what it runs, then every setting's flag but the report settings' and `--records`. */
 export const STUDY_OPTIONS = {
   out: OUT_OPTION,
-  policy: {
-    type: 'string',
-    array: true,
-    describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000, or a policy module: ./policies/keep-edges.mjs:keep=1 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
-  },
-  scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
+  policy: policy!,
+  scenario: scenario!,
   ...SETTING_OPTIONS,
   'token-cache': {
     type: 'string',

@@ -98,7 +98,8 @@ function flagValues(given: object, of: readonly Setting['of'][]): Record<string,
   const flags = given as Readonly<Record<string, unknown>>;
   const out: Record<string, unknown> = {};
   for (const s of SETTINGS) {
-    if (!s.meta.flag || !of.includes(s.of)) continue;
+    // A setting read apart (`--policy`, `--scenario`: studyFromFlags) is not read here.
+    if (!s.meta.flag || s.meta.apart || !of.includes(s.of)) continue;
     const raw = flags[camelCase(s.meta.flag.name)];
     if (raw === undefined || (Array.isArray(raw) && !raw.length)) continue;
     const r = readSetting(s, raw, process.cwd());

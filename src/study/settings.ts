@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { metaOf, RUN_SPEC, RUN_SPEC_KEYS, setting, written, type CanonicalSpec, type SettingMeta, type ValueProblem } from '../engine/spec.js';
 import { gateLimitProblem } from '../gate/compare.js';
+import { policyHelpLines } from '../policies/docs.js';
+import { COMMON_PARAMS } from '../policies/params.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { DEFAULT_POLICY_MEMORY, DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
 import { RECORDS_MODES } from '../records/json.js';
@@ -50,11 +52,16 @@ export const STUDY_SPEC = z.strictObject({
   scenarios: setting(z.custom<ScenarioSource[]>().describe('what the study runs: scenario files, generated sets, imported datasets'), {
     about: 'scenario files (globs, relative to the study file), generated sets and imported datasets',
     written: written(z.array(z.unknown()).min(1)),
+    flag: { name: 'scenario', describe: 'scenario file glob (repeatable; replaces the study list)' },
     apart: true,
   }),
   policies: setting(z.custom<PolicyVariant[]>().describe('the policy variants the study runs, checked'), {
     about: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep; a policy module’s path lies in the study’s folder or below the working folder (--policy PATH loads one from anywhere)',
     written: written(z.array(z.unknown()).min(1)),
+    flag: {
+      name: 'policy',
+      describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000, or a policy module: ./policies/keep-edges.mjs:keep=1 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
+    },
     apart: true,
   }),
   out: setting(z.string().describe('the output folder, absolute; `-` (STDOUT) for stdout'), {
