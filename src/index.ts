@@ -28,7 +28,7 @@ export { contractScenarios, defaultStudy, loadScenarios, loadStudy, policyFromSt
 export { runStudyPipeline, type PipelineOptions, type RunnableStudy, type StudyOutcome } from './study/pipeline.js';
 export type { StudySink } from './output/sink.js';
 export { digestSink, folderSink, memorySink, type KeptResults } from './output/sinks.js';
-export { loadScenarioFile } from './scenario/load.js';
+export { loadScenarioFile } from './study/scenario-file.js';
 
 // Define and check a policy
 export { POLICIES } from './policies/index.js';

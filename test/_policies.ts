@@ -10,19 +10,19 @@ import { definePolicy } from '../src/policies/define.js';
 import { BUDGET, int } from '../src/policies/params.js';
 import type { PolicyVariant } from '../src/policies/spec.js';
 import type { Policy, PolicySession, PromptPlan } from '../src/policies/types.js';
-import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
+import { scenarioFromFile, scenarioFromText } from '../src/scenario/load.js';
 import { policyFromString } from '../src/study/study.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Conversation, Message, Turn, UpkeepCall } from '../src/types.js';
 
 /** A scenario from YAML text. */
 export function scenario(yaml: string, file = 'test.yaml'): Conversation {
-  return parseScenario(file, yaml);
+  return scenarioFromText(file, yaml);
 }
 
 /** A conversation built through the real loader from a scenario document. */
 export function conversation(doc: Record<string, unknown>): Conversation {
-  return parseScenario('test.json', JSON.stringify(doc));
+  return scenarioFromText('test.json', JSON.stringify(doc));
 }
 
 /** One policy variant from a spec string such as `summary:threshold=40`. */
@@ -70,12 +70,12 @@ const KIND: Record<string, string> = { user: 'u', assistant: 'a', 'tool call': '
 
 /** A scenario file under test/fixtures. */
 export function fixture(name: string): Conversation {
-  return loadScenarioFile(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)), `test/fixtures/${name}`);
+  return scenarioFromFile(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)), `test/fixtures/${name}`);
 }
 
 /** A shipped scenario under scenarios/. */
 export function shipped(name: string): Conversation {
-  return loadScenarioFile(fileURLToPath(new URL(`../scenarios/${name}`, import.meta.url)), `scenarios/${name}`);
+  return scenarioFromFile(fileURLToPath(new URL(`../scenarios/${name}`, import.meta.url)), `scenarios/${name}`);
 }
 
 /** Every shipped scenario, in file order. */

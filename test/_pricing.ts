@@ -3,7 +3,7 @@ import {writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runStudy, type RunResults } from '../src/engine/run.js';
 import type { RunOptions } from '../src/engine/spec.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import type { Conversation } from '../src/types.js';
 import { tempDir } from './_tmp.js';
@@ -32,7 +32,7 @@ export function conversation(id: string, turns: readonly TurnSpec[], system?: nu
       ...(t.assistant !== undefined && { assistant: text(`A${i + 1}`, t.assistant) }),
     })),
   };
-  return parseScenario(`${id}.yaml`, JSON.stringify(doc));
+  return scenarioFromText(`${id}.yaml`, JSON.stringify(doc));
 }
 
 /**

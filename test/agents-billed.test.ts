@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { parseScenario, loadScenarioFile } from '../src/scenario/load.js';
+import { scenarioFromText, scenarioFromFile } from '../src/scenario/load.js';
 import { billedChecks, billedLine } from '../src/study/billed.js';
 import { calibrateTokenFactor } from '../src/study/calibrate.js';
 import { policiesFromFlags } from '../src/study/study.js';
@@ -43,7 +43,7 @@ describe('import --unlogged-prefix billed', () => {
     expect(r.err).toContain(`unlogged prefix, estimated from the bill:\n  claude-code-session: ${tokens} tokens per call (first call billed ${first.billed}, the log holds ${first.counted})\n`);
 
     // Replayed, every call sends it first: the first call is the bill, every call is the log's count plus the prefix, every turn an estimate.
-    const c = loadScenarioFile(join(dir, 'claude-code-session.yaml'));
+    const c = scenarioFromFile(join(dir, 'claude-code-session.yaml'));
     expect(c.unloggedTokens).toBe(tokens);
     const calls = billedCalls(c, 'claude-sonnet-4-5');
     expect(calls[0]!.counted).toBe(first.billed);
@@ -61,7 +61,7 @@ describe('import --unlogged-prefix billed', () => {
   it('every table of a run says which prompts carry the estimated stand-in', async () => {
     const dir = tempDir();
     expect((await cli('import', '--format', 'claude-code', session.path, '--out', dir, '--unlogged-prefix', 'billed')).code).toBe(0);
-    const tokens = loadScenarioFile(join(dir, 'claude-code-session.yaml')).unloggedTokens!;
+    const tokens = scenarioFromFile(join(dir, 'claude-code-session.yaml')).unloggedTokens!;
     const r = await cli('run', '--scenario', join(dir, '*.yaml'), '--policy', 'full', '--model', 'claude-sonnet-4-5', '--out', join(dir, 'out'), '--no-token-cache');
     expect(r.code, r.err).toBe(0);
     const line = `Estimated: what the transcript logs left out of every prompt is a stand-in sized from their bills (unlogged_prefix, tokens a call: claude-code-session ${tokens})`;
@@ -82,8 +82,8 @@ describe('import --unlogged-prefix billed', () => {
   });
 
   it('is refused in a scenario when it is not a whole number of tokens from the bill', () => {
-    expect(() => parseScenario('x.yaml', 'id: x\nunlogged_prefix: {tokens: 0, from: billed}\nturns:\n  - user: hi\n')).toThrow(/unlogged_prefix\.tokens/);
-    expect(() => parseScenario('x.yaml', 'id: x\nunlogged_prefix: {tokens: 10, from: guess}\nturns:\n  - user: hi\n')).toThrow(/unlogged_prefix\.from/);
+    expect(() => scenarioFromText('x.yaml', 'id: x\nunlogged_prefix: {tokens: 0, from: billed}\nturns:\n  - user: hi\n')).toThrow(/unlogged_prefix\.tokens/);
+    expect(() => scenarioFromText('x.yaml', 'id: x\nunlogged_prefix: {tokens: 10, from: guess}\nturns:\n  - user: hi\n')).toThrow(/unlogged_prefix\.from/);
   });
 });
 
@@ -92,7 +92,7 @@ describe('cache writes a transcript recorded', () => {
   const file = priceFile({ 'test-claude': { litellm_provider: 'anthropic', input_cost_per_token: 0.000001, output_cost_per_token: 0 } });
   const system = 'S'.repeat(4400);
   const scenario = (usage: string) =>
-    parseScenario('s.yaml', `id: s\nsystem: ${system}\nturns:\n  - user: ${'a'.repeat(400)}\n    assistant: ok\n    usage: ${usage}\n  - user: ${'b'.repeat(400)}\n    gap: 10m\n    assistant: ok\n`);
+    scenarioFromText('s.yaml', `id: s\nsystem: ${system}\nturns:\n  - user: ${'a'.repeat(400)}\n    assistant: ok\n    usage: ${usage}\n  - user: ${'b'.repeat(400)}\n    gap: 10m\n    assistant: ok\n`);
 
   it('1-hour writes replay with the 1-hour TTL (written at 2× input, alive after a 10-minute pause) unless the study sets cacheTtl', () => {
     const hour = scenario('{input: 1200, written: 1200, written1h: 1200}');
@@ -114,7 +114,7 @@ describe('cache writes a transcript recorded', () => {
 describe('DeepSeek’s cache: 64-token units, and the previous call’s output', () => {
   // $1/M input, reads $0.1/M; chars4: system 300, users 100, replies 50 tokens, no per-message overhead.
   const file = priceFile({ 'deepseek-test': { litellm_provider: 'deepseek', input_cost_per_token: 0.000001, output_cost_per_token: 0, cache_read_input_token_cost: 0.0000001 } });
-  const conv = parseScenario(
+  const conv = scenarioFromText(
     'd.yaml',
     `id: d\nsystem: ${'s'.repeat(1200)}\nturns:\n${['x', 'y', 'z'].map((c) => `  - user: ${c.repeat(400)}\n    assistant: ${c.toUpperCase().repeat(200)}\n`).join('')}`,
   );
@@ -138,7 +138,7 @@ describe('agent sessions priced as billed, on the real transcripts', () => {
     const dir = tempDir();
     const r = await cli('import', '--format', 'claude-code', path, '--out', dir, '--unlogged-prefix', 'billed');
     expect(r.code, r.err).toBe(0);
-    const conversations = [loadScenarioFile(join(dir, 'claude-code-sonnet-4-5-subagent-a2898e3.yaml'))];
+    const conversations = [scenarioFromFile(join(dir, 'claude-code-sonnet-4-5-subagent-a2898e3.yaml'))];
     const [check] = billedChecks(conversations, { seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'auto', prices: 'builtin' });
     expect(check!.calls).toBe(12);
     expect(Math.abs(check!.counted / check!.billed - 1)).toBeLessThan(0.1);
@@ -164,7 +164,7 @@ describe('agent sessions priced as billed, on the real transcripts', () => {
     expect(r.code, r.err).toBe(0);
     // DeepSeek-V3.2's format renders the bash tool in the system turn: ctxsim counts the first call's bill (1,533, the trajectory's own usage).
     expect(r.err).toContain(': ctxsim counts the first call as billed (1,533 tokens): the log holds the whole prompt, no prefix needed\n');
-    const conversations = [loadScenarioFile(join(dir, 'mini-swe-agent-deepseek-chat-django-15213.yaml'))];
+    const conversations = [scenarioFromFile(join(dir, 'mini-swe-agent-deepseek-chat-django-15213.yaml'))];
     expect(conversations[0]!.unloggedTokens).toBeUndefined();
     const [check] = billedChecks(conversations, { seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' });
     // Replayed on the model the transcript names, not the study's first.
@@ -215,7 +215,7 @@ describe('the billed line: a warm start, and output counts the log left partial'
     expect(cold).toContain("(full on claude-sonnet-4-5, 2 calls, cold start; the log's first call read 5,000 cached)");
 
     // The library's check: cold, the first call writes the 5,000 tokens it read warm ($3.75/M for a write, $0.30/M for a read).
-    const conversations = [loadScenarioFile(join(dir, 'warm.yaml'))];
+    const conversations = [scenarioFromFile(join(dir, 'warm.yaml'))];
     const settings = { seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'auto', prices: 'builtin' } as const;
     const [w] = billedChecks(conversations, settings);
     const [c] = billedChecks(conversations, { ...settings, coldStart: true });
@@ -234,7 +234,7 @@ describe('the billed line: a warm start, and output counts the log left partial'
   });
 
   it('a log with whole output counts and a cold first call keeps the cost first, and says cold start', () => {
-    const c = parseScenario('t.yaml', `id: t\nmodel: claude-sonnet-4-5\nturns:\n  - user: hello there\n    assistant: hi\n    usage: {input: 3000, cached: 0, written: 1500, output: 20}\n`);
+    const c = scenarioFromText('t.yaml', `id: t\nmodel: claude-sonnet-4-5\nturns:\n  - user: hello there\n    assistant: hi\n    usage: {input: 3000, cached: 0, written: 1500, output: 20}\n`);
     const [check] = billedChecks([c], { seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'auto', prices: 'builtin' });
     expect([check!.start, check!.outputPartial]).toEqual([{ cached: 0, warm: false }, undefined]);
     expect(billedLine(check!)).toMatch(/^billed: t \(full on claude-sonnet-4-5, 1 calls, cold start\): .*; cost \$[\d.]+, billed \$[\d.]+ \([+−][\d.]+%\); prompts \$[\d.]+, billed \$[\d.]+ \([+−][\d.]+%\)$/);

@@ -13,7 +13,7 @@ import { formatContractViolation } from '../src/policies/contract/rules.js';
 import { resolvePolicy } from '../src/policies/spec.js';
 import type { Policy } from '../src/policies/types.js';
 import { generateConversations, PROFILES } from '../src/scenario/generate/index.js';
-import { loadScenarioFile } from '../src/scenario/load.js';
+import { scenarioFromFile } from '../src/scenario/load.js';
 import { scenarioJsonSchema } from '../src/scenario/schema.js';
 import { INIT_FILES, INIT_TEMPLATE_DIR } from '../src/study/init.js';
 import { loadStudy, studyJsonSchema } from '../src/study/study.js';
@@ -54,7 +54,7 @@ async function examplePolicy(): Promise<Policy> {
 }
 
 const template = (name: string) => readFileSync(join(INIT_TEMPLATE_DIR, name), 'utf8');
-const templateScenarios = () => FILES.filter((f) => f.startsWith('scenarios/')).map((f) => loadScenarioFile(join(INIT_TEMPLATE_DIR, f), f));
+const templateScenarios = () => FILES.filter((f) => f.startsWith('scenarios/')).map((f) => scenarioFromFile(join(INIT_TEMPLATE_DIR, f), f));
 
 describe('ctxsim init', () => {
   it('writes the template files into a new folder and says what to run next', async () => {

@@ -8,7 +8,7 @@ import type { Policy } from '../src/policies/types.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { turnsCsv } from '../src/records/csv.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
 import { capture, csvRows, problems } from './_io.js';
@@ -28,7 +28,7 @@ import { tempDir } from './_tmp.js';
 /** An agent's task: one turn of three model calls (two rounds of tool calls, then the reply), then a question (one call). */
 const AGENT = readFileSync('test/fixtures/agent-task.yaml', 'utf8');
 
-const conversation = parseScenario('agent.yaml', AGENT);
+const conversation = scenarioFromText('agent.yaml', AGENT);
 const tokens = new TokenCounter('chars4');
 
 describe('a scenario turn of several rounds', () => {
@@ -44,7 +44,7 @@ describe('a scenario turn of several rounds', () => {
   });
 
   it('gives every problem a place: mixed forms, an empty round, an unknown key', () => {
-    const bad = (tools: string) => problems(() => parseScenario('bad.yaml', `id: bad\nturns:\n  - user: hi\n    tools:\n${tools}`));
+    const bad = (tools: string) => problems(() => scenarioFromText('bad.yaml', `id: bad\nturns:\n  - user: hi\n    tools:\n${tools}`));
     expect(bad('      - {call: a}\n      - calls: [{call: b}]\n')).toEqual(['bad.yaml:5:7 turns[0].tools: give tool calls ({call: …}) or rounds ({calls: […]}), not both']);
     expect(bad('      - calls: []\n')).toEqual(['bad.yaml:5:16 turns[0].tools[0].calls: expected at least 1 item(s)']);
     expect(bad('      - {calls: [{call: b}], say: hello}\n')).toEqual(['bad.yaml:5:30 turns[0].tools[0].say: unknown key "say"']);
@@ -96,7 +96,7 @@ describe('a scenario turn of several rounds', () => {
   });
 
   it('is priced call by call, each call caching the prefix the one before it sent, and turns.csv counts the calls', () => {
-    const long = parseScenario('long.yaml', AGENT.replace('You fix bugs.', 'You fix bugs. '.repeat(400).trim()));
+    const long = scenarioFromText('long.yaml', AGENT.replace('You fix bugs.', 'You fix bugs. '.repeat(400).trim()));
     const r = study([long], ['full'], { model: 'gpt-4o-mini' });
     const t1 = r.turns[0]!;
     expect(t1.calls).toBe(3);

@@ -6,7 +6,7 @@ import { RUN_SPEC_KEYS, RUN_UPKEEP, runSpecOf, type RunSpec, type RunUpkeep } fr
 import { definePolicy } from '../src/policies/define.js';
 import { resolvePolicy, type PolicyVariant } from '../src/policies/spec.js';
 import type { Message } from '../src/types.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { Cassette, encodeVector, requestKey, type CassetteEntry, type UpkeepRequest } from '../src/upkeep/cassette.js';
 import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
@@ -24,7 +24,7 @@ import { growing, priceFile, text } from './_pricing.js';
  */
 
 /** A conversation whose first call found part of its prompt cached, with a fact and probes. */
-const warm = parseScenario(
+const warm = scenarioFromText(
   'warm.yaml',
   JSON.stringify({
     id: 'warm',

@@ -8,7 +8,7 @@ import { loadPolicyModule } from '../src/policies/module.js';
 import { loadPrices } from '../src/pricing/load.js';
 import { InputFileError, MAX_JSON_MARKS, NOT_FOLLOWED, readInputFile, readInputText } from '../src/process.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { loadScenarioFile } from '../src/scenario/load.js';
+import { scenarioFromFile } from '../src/scenario/load.js';
 import { mergeShardFiles } from '../src/study/merge.js';
 import { memorySink } from '../src/output/sinks.js';
 import { displayPath } from '../src/output/display.js';
@@ -89,7 +89,7 @@ async function refusal(fn: () => unknown): Promise<{ error: unknown; ms: number 
 
 /** The readers of every kind of input: the file name it is given, and the one line it refuses `path` with. */
 const READERS: { kind: string; name: string; read: (path: string) => unknown; line: (path: string, is: string) => string }[] = [
-  { kind: 'scenario file', name: 's.yaml', read: (p) => loadScenarioFile(p, 'shown'), line: (_p, is) => `shown: ${is}` },
+  { kind: 'scenario file', name: 's.yaml', read: (p) => scenarioFromFile(p, 'shown'), line: (_p, is) => `shown: ${is}` },
   { kind: 'study file', name: 'study.yaml', read: (p) => loadStudy(p), line: (p, is) => `${displayPath(p)}: ${is}` },
   { kind: 'price table', name: 'prices.json', read: (p) => loadPrices(p), line: (p, is) => `${displayPath(p)}: ${is}` },
   { kind: 'dataset (import)', name: 'locomo.json', read: (p) => importDataset('locomo', { path: p, file: 'shown', base: ROOT }, {}), line: (_p, is) => `shown: ${is}` },

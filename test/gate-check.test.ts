@@ -215,6 +215,11 @@ describe('ctxsim check', () => {
       out: '',
       err: 'ctxsim: --out -: check prints its verdict on stdout; name a folder or a file (.csv .json .md .html) for the reports\n',
     });
+    expect(await cli('check', study(), '--baseline', baseline(), '--out', '', '--quiet')).toEqual({
+      code: 2,
+      out: '',
+      err: 'ctxsim: --out: check prints its verdict on stdout; name a folder or a file (.csv .json .md .html) for the reports\n',
+    });
     expect((await cli('check', study(), '--baseline', baseline(), '--out', join(dir, 'x.txt'), '--quiet')).err).toBe(
       `ctxsim: --out ${join(dir, 'x.txt')}: unknown file type .txt; name a file ending in .csv, .json, .md (.markdown), .html (.htm) or a folder (end it with /)\n`,
     );

@@ -197,6 +197,17 @@ describe('a shard file', () => {
     expect(r.code).toBe(0);
   });
 
+  it('the report settings its info carries are read as a study holds them (REPORT_SETTINGS): each merges, a value out of bounds is refused at its place', async () => {
+    expect(shardText).toContain('"info":{"studyFile":');
+    const withInfo = (fields: string) => shardText.replace('"info":{', `"info":{${fields},`);
+    const given = await merge(withInfo('"minRetention":0.9,"minSaving":0.1,"budgetColumns":["policy","retention"],"budgetSort":"name"'));
+    expect(given).toMatchObject({ code: 0, err: '' });
+    const sort = await merge(withInfo('"budgetSort":"cheapest"'));
+    expect(sort.err).toMatch(/^ctxsim: .*shard-1-of-1\.json:1:\d+ info\.budgetSort: expected one of cost\|retention\|name\|study, got "cheapest"\n$/);
+    const share = await merge(withInfo('"minRetention":1.5'));
+    expect(share.err).toMatch(/^ctxsim: .*shard-1-of-1\.json:1:\d+ info\.minRetention: /);
+  });
+
   it('a summary row outside its shard’s slice, or given twice, is refused at its place', async () => {
     const shard = JSON.parse(shardText) as { shard: { index: number; count: number }; summary: unknown[] };
     shard.summary.push(shard.summary[0]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnOut } from '../src/scenario/docs.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
 import { importFixture, writeInput } from './_import.js';
 import { problems } from './_io.js';
@@ -91,7 +91,7 @@ it.each([
 ])('round trip: %s %s imported, written as YAML and loaded is the same conversations (tool definitions included)', (format, file) => {
   const { docs, conversations } = importDataset(format, importFixture(file));
   docs.forEach((doc, i) => {
-    const back = parseScenario(`${doc.id}.yaml`, scenarioToYaml(doc, ['header']));
+    const back = scenarioFromText(`${doc.id}.yaml`, scenarioToYaml(doc, ['header']));
     expect({ ...back, source: '' }).toEqual({ ...conversations[i]!, source: '' });
   });
 });

@@ -4,7 +4,7 @@ import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import type { TurnOut } from '../src/scenario/docs.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { itShared } from './_shared.js';
@@ -189,7 +189,7 @@ itShared(SAMPLE, 'the same session replayed under full on claude-sonnet-4-5: eve
 
 it('round trip: the session imported, written as YAML and loaded is the same conversation (the reply’s usage included)', () => {
   const { docs, conversations } = importDataset('claude-code', session);
-  const back = parseScenario(`${docs[0]!.id}.yaml`, scenarioToYaml(docs[0]!, ['header']));
+  const back = scenarioFromText(`${docs[0]!.id}.yaml`, scenarioToYaml(docs[0]!, ['header']));
   expect({ ...back, source: '' }).toEqual({ ...conversations[0]!, source: '' });
   expect(back.turns.some((t) => t.assistant?.billed)).toBe(true);
 });

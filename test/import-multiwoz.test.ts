@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
 import { describeShared } from './_shared.js';
 
@@ -29,7 +29,7 @@ describe('MultiWOZ (ConvLab unified format) importer on its fixture', () => {
     expect(b!.turns.map((t) => t.facts)).toEqual([{ train_ref: 'TR55AB12' }, {}, { restaurant_ref: 'k2m8zz01' }, {}]);
     expect(b!.turns.map((t) => t.probe)).toEqual([[], [], [], ['train_ref', 'restaurant_ref']]);
     expect(report).toMatchObject({ conversations: 2, turns: 8, facts: 3, probes: 3, quirks: [] });
-    docs.forEach((doc, i) => expect({ ...parseScenario('x', scenarioToYaml(doc)), source: '' }).toEqual({ ...[a, b][i]!, source: '' }));
+    docs.forEach((doc, i) => expect({ ...scenarioFromText('x', scenarioToYaml(doc)), source: '' }).toEqual({ ...[a, b][i]!, source: '' }));
   });
 
   it('leaves the question out with ask: false (--no-ask)', async () => {

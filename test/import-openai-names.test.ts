@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
 import type { Conversation } from '../src/types.js';
 import { writeInput } from './_import.js';
@@ -30,7 +30,7 @@ describe('OpenAI importer: every system message, and names', () => {
     expect(firstCall(conversations[0]!, 'gpt-4')).toBe(129);
     expect(firstCall(conversations[0]!, 'gpt-4o')).toBe(124);
     // As `ctxsim import` writes it: YAML that loads back to the same conversation.
-    expect(content(parseScenario('cookbook.yaml', scenarioToYaml(docs[0]!)))).toEqual(content(conversations[0]!));
+    expect(content(scenarioFromText('cookbook.yaml', scenarioToYaml(docs[0]!)))).toEqual(content(conversations[0]!));
   });
 
   it('writes one unnamed system message as text, as before', () => {
@@ -95,6 +95,6 @@ describe('OpenAI importer: every system message, and names', () => {
       ['tool-name', 1],
     ]);
     // The names are written to YAML and read back.
-    expect(content(parseScenario('names.yaml', scenarioToYaml(docs[0]!)))).toEqual(content(conversations[0]!));
+    expect(content(scenarioFromText('names.yaml', scenarioToYaml(docs[0]!)))).toEqual(content(conversations[0]!));
   });
 });

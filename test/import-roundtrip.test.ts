@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { generateConversations, generateDocs, PROFILES } from '../src/scenario/generate/index.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
+import { scenarioFromFile, scenarioFromText } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
 import type { Conversation } from '../src/types.js';
 
@@ -30,7 +30,7 @@ describe('round trip: import → YAML → load gives the same conversation', () 
   it.each(imports)('%s %s %j', (format, file, options) => {
     const { docs, conversations } = importDataset(format, { path: join(FIXTURES, file), file, base: FIXTURES }, options);
     docs.forEach((doc, i) => {
-      const back = parseScenario(`${doc.id}.yaml`, scenarioToYaml(doc, ['header']));
+      const back = scenarioFromText(`${doc.id}.yaml`, scenarioToYaml(doc, ['header']));
       expect(content(back)).toEqual(content(conversations[i]!));
     });
   });
@@ -44,7 +44,7 @@ describe('round trip: import → YAML → load gives the same conversation', () 
     expect(readdirSync(out).sort()).toEqual(ids.map((id) => `${id}.yaml`));
     const { conversations } = importDataset('locomo', { path: join(FIXTURES, 'locomo-sample.json'), file: 'x', base: FIXTURES }, { questions: 'each' });
     expect(conversations.map((c) => c.id)).toEqual(ids);
-    ids.forEach((id, i) => expect(content(loadScenarioFile(join(out, `${id}.yaml`)))).toEqual(content(conversations[i]!)));
+    ids.forEach((id, i) => expect(content(scenarioFromFile(join(out, `${id}.yaml`)))).toEqual(content(conversations[i]!)));
   });
 
   it('generated conversations survive it too, for any seed and profile (property)', () => {
@@ -53,7 +53,7 @@ describe('round trip: import → YAML → load gives the same conversation', () 
       fc.property(fc.integer({ min: 0, max: 1_000_000 }), fc.constantFrom(...profiles), (seed, profile) => {
         const [doc] = generateDocs({ profile, count: 1, seed, params: profile === 'companion' ? { turns: [50, 70] } : {} });
         const [direct] = generateConversations({ profile, count: 1, seed, params: profile === 'companion' ? { turns: [50, 70] } : {} });
-        expect(content(parseScenario('g.yaml', scenarioToYaml(doc!)))).toEqual(content(direct!));
+        expect(content(scenarioFromText('g.yaml', scenarioToYaml(doc!)))).toEqual(content(direct!));
       }),
       { seed: 42, numRuns: 24 },
     );

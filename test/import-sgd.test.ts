@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import type { TurnOut } from '../src/scenario/docs.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
 import { counts, importFixture, roundsOf, writeInput } from './_import.js';
 import { capture, problems } from './_io.js';
@@ -81,7 +81,7 @@ describe('SGD importer on its fixture', () => {
 
   it('round trip: written as YAML and loaded, each is the same conversation', () => {
     docs.forEach((doc, i) => {
-      const back = parseScenario(`${doc.id}.yaml`, scenarioToYaml(doc, ['header']));
+      const back = scenarioFromText(`${doc.id}.yaml`, scenarioToYaml(doc, ['header']));
       expect({ ...back, source: '' }).toEqual({ ...conversations[i]!, source: '' });
     });
   });
@@ -138,5 +138,5 @@ itShared('sgd_sample/dialogues_001_first10.json', 'the first 10 SGD training dia
   expect(report.quirks.map((q) => [q.key, q.count])).toEqual([['value-not-in-utterance', 7]]);
   const first = conversations[0]!;
   expect([first.id, first.title, first.turns.length]).toEqual(['sgd-1-00000', 'SGD: Restaurants_1', 12]);
-  docs.forEach((doc, i) => expect({ ...parseScenario('x.yaml', scenarioToYaml(doc)), source: '' }).toEqual({ ...conversations[i]!, source: '' }));
+  docs.forEach((doc, i) => expect({ ...scenarioFromText('x.yaml', scenarioToYaml(doc)), source: '' }).toEqual({ ...conversations[i]!, source: '' }));
 });

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TurnOut } from '../src/scenario/docs.js';
 import { formatImportReport, importDataset } from '../src/scenario/import/index.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
 import { importFixture, roundsOf, writeInput } from './_import.js';
 import { cli, problems } from './_io.js';
@@ -99,7 +99,7 @@ describe('the model a run was on', () => {
     const { docs, conversations } = importDataset('swe-agent', v0('gpt4-run.traj'));
     const yaml = scenarioToYaml(docs[0]!);
     expect(yaml).toMatch(/^id: gpt4-run\nmodel: gpt-4-1106-preview\nbilled: \{ calls: 4, input: 4321, output: 210 \}\nsystem: /m);
-    const back = parseScenario('gpt4-run.yaml', yaml);
+    const back = scenarioFromText('gpt4-run.yaml', yaml);
     expect([back.model, back.billed]).toEqual(['gpt-4-1106-preview', { calls: 4, input: 4321, output: 210 }]);
     expect({ ...back, source: '' }).toEqual({ ...conversations[0]!, source: '' });
   });
@@ -239,7 +239,7 @@ describe('a run’s billed totals (SWE-agent’s model_stats)', () => {
 
   it('a scenario gives a total or usage on its calls, not both', () => {
     const yaml = 'id: x\nbilled: {calls: 1, input: 40}\nturns:\n  - user: hi\n    tools:\n      - calls: [{call: ls, result: a.txt}]\n        usage: {input: 40}\n';
-    expect(problems(() => parseScenario('x.yaml', yaml))).toEqual(['x.yaml:2:9 billed: a total for a conversation whose calls carry their usage: give one or the other (usage per call is compared call by call)']);
+    expect(problems(() => scenarioFromText('x.yaml', yaml))).toEqual(['x.yaml:2:9 billed: a total for a conversation whose calls carry their usage: give one or the other (usage per call is compared call by call)']);
   });
 
   it('prints nothing for a run that recorded no tokens', async () => {

@@ -5,7 +5,7 @@ import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import type { TurnOut } from '../src/scenario/docs.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { scenarioToYaml } from '../src/scenario/yaml.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { itShared } from './_shared.js';
@@ -189,6 +189,6 @@ itShared(FC, 'a real SWE-agent function-calling run: 13 rounds of one call each,
 
 it.each(['mini-swe-agent-sample.traj.json', 'swe-agent-fc-sample.traj', 'swe-agent-steps-sample.traj'])('round trip: %s imported, written as YAML and loaded is the same conversation (usage included)', (file) => {
   const { docs, conversations } = importDataset('swe-agent', fixture(file));
-  const back = parseScenario(`${docs[0]!.id}.yaml`, scenarioToYaml(docs[0]!, ['header']));
+  const back = scenarioFromText(`${docs[0]!.id}.yaml`, scenarioToYaml(docs[0]!, ['header']));
   expect({ ...back, source: '' }).toEqual({ ...conversations[0]!, source: '' });
 });

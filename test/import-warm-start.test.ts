@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TurnOut } from '../src/scenario/docs.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { loadScenarioFile } from '../src/scenario/load.js';
+import { scenarioFromFile } from '../src/scenario/load.js';
 import { roundsOf, writeInput } from './_import.js';
 import { cli } from './_io.js';
 import { itShared } from './_shared.js';
@@ -47,7 +47,7 @@ describe('an import records the cache its first call found', () => {
     const r = await cli('import', '--format', 'claude-code', join(tmp, 'warm.jsonl'), '--out', dir);
     expect(r.code, r.err).toBe(0);
     expect(readFileSync(join(dir, 'warm.yaml'), 'utf8')).toContain('\nwarm_start:\n  cached: 5000\nturns:\n');
-    expect(loadScenarioFile(join(dir, 'warm.yaml')).warmStart).toBe(5000);
+    expect(scenarioFromFile(join(dir, 'warm.yaml')).warmStart).toBe(5000);
   });
 
   it('none when the first call read nothing from the cache, or its bill is not in the log (a later call’s reads may be the session’s own writes)', () => {

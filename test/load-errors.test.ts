@@ -4,13 +4,13 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { dropUnstatedFacts } from '../src/scenario/import/index.js';
-import { parseScenario, scenarioFromValue } from '../src/scenario/load.js';
+import { scenarioFromText, scenarioFromValue } from '../src/scenario/load.js';
 import { loadStudy } from '../src/study/study.js';
 import { TokenCache } from '../src/tokens/token-cache.js';
 import { asyncProblems, capture, problems } from './_io.js';
 import { tempDir } from './_tmp.js';
 
-const scenario = (text: string) => problems(() => parseScenario('s.yaml', text));
+const scenario = (text: string) => problems(() => scenarioFromText('s.yaml', text));
 
 describe('a fact value must occur in the turn that states it', () => {
   it('is an error at the fact when the turn never says it', () => {
@@ -282,7 +282,7 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
   it('40,000 unknown keys: twenty listed with their place, the rest counted, in linear time', () => {
     const keys = Array.from({ length: 40_000 }, (_, i) => `k${i}: 1`).join('\n');
     const started = performance.now();
-    const lines = problems(() => parseScenario('s.yaml', `id: a\nturns:\n  - user: hi\n${keys}\n`));
+    const lines = problems(() => scenarioFromText('s.yaml', `id: a\nturns:\n  - user: hi\n${keys}\n`));
     // Generous for a busy machine: a quadratic scan of 40,000 keys would take minutes.
     expect(performance.now() - started).toBeLessThan(20_000);
     expect(lines).toHaveLength(21);

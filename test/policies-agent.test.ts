@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { replay, type SentCall } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import type { Conversation, Message } from '../src/types.js';
 import { randomConversation, variant } from './_policies.js';
 
@@ -36,7 +36,7 @@ turns:
     probe: [failing_test]
     assistant: test_leap_day.
 `;
-const session = parseScenario('agent.yaml', SESSION);
+const session = scenarioFromText('agent.yaml', SESSION);
 const ctx = replayContext({ model: 'gpt-4o-mini', tokenizer: 'chars4', seed: 42 });
 
 function sent(spec: string, c: Conversation = session, context = ctx): { calls: { turn: number; call: SentCall }[]; r: ReturnType<typeof replay> } {
@@ -126,7 +126,7 @@ describe('clear-tool-results', () => {
 
   it('rewrites the cached prefix: the call that clears reads less from the cache than the call before it wrote', () => {
     // Long results, so prompts pass the provider's minimum cacheable prefix (1,024 tokens on gpt-4o-mini).
-    const long = parseScenario('long.yaml', SESSION.replace(/lorem ipsum dolor sit amet/g, 'lorem ipsum dolor sit amet '.repeat(12).trim()));
+    const long = scenarioFromText('long.yaml', SESSION.replace(/lorem ipsum dolor sit amet/g, 'lorem ipsum dolor sit amet '.repeat(12).trim()));
     const full = sent('full', long);
     const trigger = full.calls[3]!.call.promptTokens - 1;
     const cleared = sent(`clear-tool-results:trigger=${trigger},keep=1`, long);

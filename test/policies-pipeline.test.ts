@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { replay, type SentCall } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { loadStudy, policyFromString } from '../src/study/study.js';
 import type { Message } from '../src/types.js';
 import { REGISTRY } from '../src/policies/index.js';
@@ -21,7 +21,7 @@ import { tempDir } from './_tmp.js';
  */
 
 const OUT = (name: string, n: number) => `${name} output ${n}: ${'lorem ipsum dolor sit amet '.repeat(20).trim()}`;
-const SESSION = parseScenario(
+const SESSION = scenarioFromText(
   'agent.yaml',
   `id: agent
 system: You fix bugs in the repository.

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadScenarioFile } from '../src/scenario/load.js';
+import { scenarioFromFile } from '../src/scenario/load.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { runStudy } from '../src/engine/run.js';
 import { conversation, trace, variant } from './_policies.js';
 import { ROOT } from './_shared.js';
 
-const kavya = loadScenarioFile(join(ROOT, 'scenarios/kavya-late-order.yaml'));
-const noah = loadScenarioFile(join(ROOT, 'scenarios/noah-amnesia.yaml'));
+const kavya = scenarioFromFile(join(ROOT, 'scenarios/kavya-late-order.yaml'));
+const noah = scenarioFromFile(join(ROOT, 'scenarios/noah-amnesia.yaml'));
 
 describe('window-tokens on the late-order example (chars4)', () => {
   // chars4: 48 chars → 12, 61 → 15, 36 → 9, 74 → 18, 38 → 9 tokens; no overhead.

@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runStudy } from '../src/engine/run.js';
-import { loadScenarioFile } from '../src/scenario/load.js';
+import { scenarioFromFile } from '../src/scenario/load.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 
-const conv = loadScenarioFile(fileURLToPath(new URL('fixtures/pricing/invoice-session.yaml', import.meta.url)));
+const conv = scenarioFromFile(fileURLToPath(new URL('fixtures/pricing/invoice-session.yaml', import.meta.url)));
 const POLICIES = policiesFromFlags(['full', 'window-turns', 'window-turns:turns=4', 'window-tokens:budget=3000']);
 const run = (cache: 'auto' | 'off', cacheBreakpoint?: 'turn') =>
   runStudy({ conversations: [conv], policies: POLICIES, seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'chars4', prices: 'builtin', promptCache: cache, ...(cacheBreakpoint && { cacheBreakpoint }) });

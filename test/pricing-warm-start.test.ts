@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BreakpointCache, PrefixCache } from '../src/pricing/prompt-cache.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import type { Message } from '../src/types.js';
 import { priceFile, study, text } from './_pricing.js';
 
@@ -57,7 +57,7 @@ describe('a warm start: the first prompt already cached', () => {
 describe('warm_start in a scenario, replayed warm or cold', () => {
   // $1/M input, Anthropic-style defaults: 5-minute writes 1.25×, reads 0.1×; chars4: system 1,100 tokens, user 100.
   const file = priceFile({ 'test-claude': { litellm_provider: 'anthropic', input_cost_per_token: 0.000001, output_cost_per_token: 0 } });
-  const scenario = (head: string) => parseScenario('w.yaml', `id: w\nsystem: ${'S'.repeat(4400)}\n${head}turns:\n  - user: ${'a'.repeat(400)}\n    assistant: ok\n`);
+  const scenario = (head: string) => scenarioFromText('w.yaml', `id: w\nsystem: ${'S'.repeat(4400)}\n${head}turns:\n  - user: ${'a'.repeat(400)}\n    assistant: ok\n`);
 
   it('the first call reads what the transcript’s first call found cached, and pays to write only the rest; coldStart writes it all', () => {
     const warm = scenario('warm_start: {cached: 1100}\n');

@@ -125,7 +125,7 @@ describe('--records summary', () => {
     const r = await cli('run', study(), '--out', join(dir, 'bad'), '--records', value, '--no-token-cache', '--quiet');
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
-    expect(r.err).toBe(`ctxsim: --records: expected one of full|summary, got ${value}\n`);
+    expect(r.err).toBe(`ctxsim: --records: expected one of full|summary, got ${JSON.stringify(value)}\n`);
     expect(existsSync(join(dir, 'bad'))).toBe(false);
   });
 
@@ -149,7 +149,12 @@ describe('--records summary', () => {
     expect(readdirSync(join(dir, 'merged')).sort()).toEqual(readdirSync(join(dir, 'summary')).sort());
     for (const f of readdirSync(join(dir, 'summary'))) expect(readFileSync(join(dir, 'merged', f)).equals(readFileSync(join(dir, 'summary', f))), f).toBe(true);
     const bad = await cli('merge', join(dir, 'shard-1'), join(dir, 'shard-2'), '--out', join(dir, 'bad'), '--records', 'none', '--quiet');
-    expect([bad.code, bad.err]).toEqual([2, 'ctxsim: --records: expected one of full|summary, got none\n']);
+    expect([bad.code, bad.err]).toEqual([2, 'ctxsim: --records: expected one of full|summary, got "none"\n']);
+    // --out is read as a study's out is, where - is stdout: merge writes a folder.
+    for (const out of ['-', '']) {
+      const r = await cli('merge', join(dir, 'shard-1'), join(dir, 'shard-2'), '--out', out, '--quiet');
+      expect([r.code, r.err]).toEqual([2, `ctxsim: --out${out ? ' -' : ''}: merge writes the files of a run's output folder; name a folder\n`]);
+    }
   });
 
   it('the library: folderSink with records summary writes what the CLI writes', async () => {

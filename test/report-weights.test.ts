@@ -2,7 +2,7 @@ import { copyFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { loadScenarios, loadStudy } from '../src/study/study.js';
 import { conversationHash } from '../src/gate/baseline.js';
 import { byPolicy } from '../src/engine/summary.js';
@@ -96,8 +96,8 @@ describe('weights make the per-policy means weighted (the hand-checked example)'
     const same = (t: Buffer, dir: string) => t.toString('latin1').replaceAll('<wbr>', '').replaceAll(dir, 'DIR').replace(/"generatedAt":"[^"]*"/, '');
     for (const f of files) expect(same(readFileSync(join(ones, 'out', f)), ones), f).toBe(same(readFileSync(join(plain, 'out', f)), plain));
     const text = readFileSync(join(plain, 'long.yaml'), 'utf8');
-    expect(conversationHash(parseScenario('a.yaml', `weight: 1\n${text}`))).toBe(conversationHash(parseScenario('b.yaml', text)));
-    expect(conversationHash(parseScenario('a.yaml', `weight: 3\n${text}`))).not.toBe(conversationHash(parseScenario('b.yaml', text)));
+    expect(conversationHash(scenarioFromText('a.yaml', `weight: 1\n${text}`))).toBe(conversationHash(scenarioFromText('b.yaml', text)));
+    expect(conversationHash(scenarioFromText('a.yaml', `weight: 3\n${text}`))).not.toBe(conversationHash(scenarioFromText('b.yaml', text)));
   });
 });
 
@@ -196,9 +196,9 @@ describe('byPolicy with weights', () => {
 describe('a weight must be a positive number', () => {
   const doc = (w: string) => `id: x\nweight: ${w}\nturns:\n  - user: Hi\n`;
   it('is an error at the key in a scenario file', () => {
-    expect(problems(() => parseScenario('s.yaml', doc('0')))).toEqual(['s.yaml:2:9 weight: expected a number ≥ 0.000001, got 0']);
-    expect(problems(() => parseScenario('s.yaml', doc('-1')))).toEqual(['s.yaml:2:9 weight: expected a number ≥ 0.000001, got -1']);
-    expect(problems(() => parseScenario('s.yaml', doc('"x"')))).toEqual(['s.yaml:2:9 weight: expected number, got string "x"']);
+    expect(problems(() => scenarioFromText('s.yaml', doc('0')))).toEqual(['s.yaml:2:9 weight: expected a number ≥ 0.000001, got 0']);
+    expect(problems(() => scenarioFromText('s.yaml', doc('-1')))).toEqual(['s.yaml:2:9 weight: expected a number ≥ 0.000001, got -1']);
+    expect(problems(() => scenarioFromText('s.yaml', doc('"x"')))).toEqual(['s.yaml:2:9 weight: expected number, got string "x"']);
   });
 
   it('is an error at the entry in a study, through the CLI (exit 2)', async () => {

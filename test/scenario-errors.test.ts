@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { ScenarioError } from '../src/errors.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { capture } from './_io.js';
 import { tempDir } from './_tmp.js';
 
 function problems(text: string): string[] {
   try {
-    parseScenario('scenarios/x.yaml', text);
+    scenarioFromText('scenarios/x.yaml', text);
   } catch (e) {
     if (e instanceof ScenarioError) return e.message.split('\n');
     throw e;

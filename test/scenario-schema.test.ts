@@ -4,7 +4,7 @@ import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ScenarioError } from '../src/errors.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { scenarioJsonSchema } from '../src/scenario/schema.js';
 import { DURATION_PATTERN } from '../src/text/duration.js';
 import { studyJsonSchema, loadStudy } from '../src/study/study.js';
@@ -75,7 +75,7 @@ describe('good files pass the loader and the JSON Schema', () => {
 
   it.each([...shipped, ...fixtures.scenarios])('%s', (p) => {
     const text = readFileSync(join(ROOT, p), 'utf8');
-    expect(() => parseScenario(p, text)).not.toThrow();
+    expect(() => scenarioFromText(p, text)).not.toThrow();
     expect(validScenario(parse(text)), errors(validScenario)).toBe(true);
   });
 
@@ -165,8 +165,8 @@ const BAD_STUDIES: [what: string, yaml: string, loader: RegExp][] = [
 
 describe('bad files fail the loader and the JSON Schema', () => {
   it.each(BAD_SCENARIOS)('scenario: %s', (_, yaml, loader) => {
-    expect(() => parseScenario('bad.yaml', yaml)).toThrow(ScenarioError);
-    expect(() => parseScenario('bad.yaml', yaml)).toThrow(loader);
+    expect(() => scenarioFromText('bad.yaml', yaml)).toThrow(ScenarioError);
+    expect(() => scenarioFromText('bad.yaml', yaml)).toThrow(loader);
     expect(validScenario(parse(yaml))).toBe(false);
   });
 

@@ -6,14 +6,14 @@ import { replayContext } from '../src/engine/run.js';
 import { checkPolicyContract } from '../src/policies/contract/checker.js';
 import { planProblems } from '../src/policies/contract/plan-checks.js';
 import { POLICIES } from '../src/policies/index.js';
-import { loadScenarioFile, parseScenario } from '../src/scenario/load.js';
+import { scenarioFromFile, scenarioFromText } from '../src/scenario/load.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Conversation, Message } from '../src/types.js';
 import { itShared, ROOT } from './_shared.js';
 import { variant } from './_policies.js';
 
 const COOKBOOK = join(ROOT, 'test/fixtures/scenarios/cookbook-names.yaml');
-const cookbook = loadScenarioFile(COOKBOOK, 'test/fixtures/scenarios/cookbook-names.yaml');
+const cookbook = scenarioFromFile(COOKBOOK, 'test/fixtures/scenarios/cookbook-names.yaml');
 
 /** The prompt tokens of turn 1 of `full` on `model`, as a run counts them. */
 function firstCall(c: Conversation, model: string): number {
@@ -23,7 +23,7 @@ function firstCall(c: Conversation, model: string): number {
 /** Problems of the scenario text, one line each. */
 function problems(yaml: string): string[] {
   try {
-    parseScenario('s.yaml', yaml);
+    scenarioFromText('s.yaml', yaml);
   } catch (e) {
     return (e as Error).message.split('\n');
   }
@@ -92,7 +92,7 @@ turns:
 `;
 
 describe('several pinned system messages', () => {
-  const several = parseScenario('several.yaml', SEVERAL);
+  const several = scenarioFromText('several.yaml', SEVERAL);
 
   it('keeps the names of user and assistant messages, in the turn form (names:) and the message form (name:)', () => {
     expect(several.turns.map((t) => [t.user.name ?? null, t.assistant?.name ?? null])).toEqual([
@@ -132,11 +132,11 @@ describe('several pinned system messages', () => {
   });
 
   it('a system: text is one unnamed system message, as a list of one is', () => {
-    const text = parseScenario('a.yaml', 'id: a\nsystem: Be brief.\nturns: [{user: hi}]');
-    const list = parseScenario('b.yaml', 'id: a\nsystem: [{content: Be brief.}]\nturns: [{user: hi}]');
+    const text = scenarioFromText('a.yaml', 'id: a\nsystem: Be brief.\nturns: [{user: hi}]');
+    const list = scenarioFromText('b.yaml', 'id: a\nsystem: [{content: Be brief.}]\nturns: [{user: hi}]');
     expect(text.system).toEqual([{ role: 'system', content: 'Be brief.' }]);
     expect(list.system).toEqual(text.system);
-    expect(parseScenario('c.yaml', 'id: a\nturns: [{user: hi}]').system).toEqual([]);
+    expect(scenarioFromText('c.yaml', 'id: a\nturns: [{user: hi}]').system).toEqual([]);
   });
 
   it('rejects a number, an empty list, a message without content or with an unknown key, an empty name, and a name for a reply that is not there', () => {

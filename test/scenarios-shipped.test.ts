@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runStudy } from '../src/engine/run.js';
 import { normalize } from '../src/text/normalize.js';
-import { loadScenarioFile } from '../src/scenario/load.js';
+import { scenarioFromFile } from '../src/scenario/load.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import type { Conversation, Message, Turn } from '../src/types.js';
 
@@ -17,7 +17,7 @@ const shippedFiles = readdirSync(SCENARIOS)
   .sort();
 
 function load(name: string): Conversation {
-  return loadScenarioFile(join(SCENARIOS, name), `scenarios/${name}`);
+  return scenarioFromFile(join(SCENARIOS, name), `scenarios/${name}`);
 }
 
 /** Every message of a turn, in the order a policy would send them. */
@@ -191,7 +191,7 @@ describe('coding-help-long.yaml', () => {
 });
 
 describe('spec-example.yaml (the SPEC §2.1 example)', () => {
-  const c = loadScenarioFile(join(FIXTURES, 'spec-example.yaml'), 'test/fixtures/spec-example.yaml');
+  const c = scenarioFromFile(join(FIXTURES, 'spec-example.yaml'), 'test/fixtures/spec-example.yaml');
 
   it('loads header fields', () => {
     expect(c.id).toBe('spec-example');

@@ -1,12 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commandSettings, flagSettings, settingArgs, studyFromFlags } from '../src/cli/_study.js';
-import { REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
+import { commandSettings, flagSettings, ownSettings, settingArgs, studyFromFlags } from '../src/cli/_study.js';
+import { RECORDS_OPTION, REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
 import { RUN_SPEC_KEYS, runSpecOf } from '../src/engine/spec.js';
 import { REPORT_SPEC_KEYS } from '../src/report/settings.js';
 import { UsageError } from '../src/errors.js';
-import { STUDY_FILE_KEYS } from '../src/scenario/load.js';
+import { loadScenarioOrStudy, parseScenario, STUDY_FILE_KEYS } from '../src/study/scenario-file.js';
 import { keysOf, SETTINGS, WRITTEN_SETTINGS } from '../src/study/settings.js';
 import { loadStudy, STUDY_FILE_KEY_ORDER, studyJsonSchema } from '../src/study/study.js';
 import { asyncProblems, cli, expectUsage } from './_io.js';
@@ -42,6 +42,18 @@ describe('the run settings as a study file and the command line write them', () 
     expect([...STUDY_FILE_KEYS].sort()).toEqual([...STUDY_FILE_KEY_ORDER].sort());
   });
 
+  it('each study key, and no other, tells a study file handed as a scenario from a scenario file', () => {
+    const dir = tempDir();
+    for (const key of STUDY_FILE_KEY_ORDER) {
+      expect(() => parseScenario('s.yaml', `${key}: 1\n`), key).toThrow(/^s\.yaml:1:1: this is a study file, not a scenario \(it has no turns\)/);
+      writeFileSync(join(dir, 's.yaml'), `${key}: 1\n`);
+      expect(loadScenarioOrStudy(join(dir, 's.yaml')), key).toBe('study');
+    }
+    // A scenario's own keys, with no turns: a scenario missing its turns.
+    expect(() => parseScenario('s.yaml', 'id: a\ntitle: b\n')).toThrow(/turns/);
+    expect(() => parseScenario('s.yaml', 'id: a\ntitle: b\n')).not.toThrow(/study file/);
+  });
+
   it('a setting with a flag is an option of the commands that run a study (a report setting: of those that write reports), of the kind its schema is', () => {
     const flagged = (of: string) => WRITTEN_SETTINGS.flatMap((s) => (s.meta.flag && s.of === of ? [s.meta.flag.name] : []));
     expect(flagged('run')).toEqual(['seed', 'model', 'tokenizer', 'prices', 'cache', 'cache-ttl', 'cache-breakpoint', 'cold-start', 'rules']);
@@ -59,6 +71,20 @@ describe('the run settings as a study file and the command line write them', () 
     expect(options.tokenizer).toMatchObject({ type: 'string', describe: expect.stringMatching(/: auto \| o200k_base \| .* \| mistral-v3$/) });
     expect(options['cache-ttl']).toMatchObject({ type: 'string' });
     expect(options['cold-start']).toMatchObject({ type: 'boolean' });
+  });
+
+  it('the study’s own flags (--scenario, --policy, --out, --records, --answers, --judge) are its settings’: options and reading from STUDY_SPEC, as a study file reads them', () => {
+    expect(SETTINGS.filter((s) => s.of === 'study' && s.meta.flag).map((s) => s.meta.flag!.name)).toEqual(['scenario', 'policy', 'out', 'records', 'answers', 'judge']);
+    // What a study runs is read apart (the policies' modules loaded, the globs kept with their folder): their flags are options, not read here.
+    expect(ownSettings({ policy: ['full'], scenario: ['a.yaml'] })).toEqual({});
+    expect(STUDY_OPTIONS.policy).toMatchObject({ type: 'string', array: true, describe: expect.stringContaining('window-turns (turns=10, naive=false)') });
+    // --out takes the next word, whatever it is (`--out -`); --records names its values in its help, so no yargs choices.
+    expect(STUDY_OPTIONS.out).toEqual({ type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' });
+    expect(RECORDS_OPTION).toEqual({ type: 'string', describe: expect.stringMatching(/^full \| summary: /), defaultDescription: 'full' });
+    expect(Object.keys(STUDY_OPTIONS)).not.toContain('records');
+    expect(ownSettings({ out: 'reports/a', records: 'summary', answers: true, judge: 'gpt-4o' })).toEqual({ out: resolve('reports/a'), records: 'summary', answers: true, judge: 'gpt-4o' });
+    expect(ownSettings({ out: '-' })).toEqual({ out: '-' });
+    expect(() => ownSettings({ records: 'all' })).toThrow(new UsageError('--records: expected one of full|summary, got "all"'));
   });
 
   it('flags read as the study file reads: the same values, a path from the working folder', async () => {

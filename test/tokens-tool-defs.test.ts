@@ -6,7 +6,7 @@ import { replay, type SentCall } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
 import { studyDifferences } from '../src/gate/compare.js';
 import { importDataset } from '../src/scenario/import/index.js';
-import { parseScenario } from '../src/scenario/load.js';
+import { scenarioFromText } from '../src/scenario/load.js';
 import { loadStudy } from '../src/study/study.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { toolDefTokens } from '../src/tokens/tools.js';
@@ -92,7 +92,7 @@ describe('tools offered with every call', () => {
   const ctx = replayContext({ model: 'gpt-4o-mini', tokenizer: 'auto', seed: 42 });
   const calls = (text: string, spec = 'full', c = ctx) => {
     const out: SentCall[] = [];
-    const r = replay(parseScenario('tools.yaml', text), variant(spec), c, (_, call) => out.push(call));
+    const r = replay(scenarioFromText('tools.yaml', text), variant(spec), c, (_, call) => out.push(call));
     return { r, calls: out };
   };
 
@@ -110,7 +110,7 @@ describe('tools offered with every call', () => {
     // Long definitions (over 1,024 tokens), and a one-exchange window, whose messages after the system prompt change each turn.
     const long = DEFS.replace('Get the current weather in a given location', 'Get the current weather in a given location. '.repeat(150).trim());
     const { calls: sent, r } = calls(SCENARIO(long), 'window-turns:turns=1');
-    const head = sent[0]!.toolTokens + ctx.tokens.message(parseScenario('t.yaml', SCENARIO('')).system[0]!);
+    const head = sent[0]!.toolTokens + ctx.tokens.message(scenarioFromText('t.yaml', SCENARIO('')).system[0]!);
     expect(head).toBeGreaterThan(1024);
     // Turn 2's call shares only the definitions and the system prompt with the call before it.
     expect(r.turns[1]!.cachedTokens).toBe(Math.floor(head / 128) * 128);
@@ -121,7 +121,7 @@ describe('tools offered with every call', () => {
     const wire = `tool_defs:\n${JSON.stringify([{ type: 'function', function: WEATHER }])
       .replace(/^\[|\]$/g, '')
       .replace(/^/, '  - ')}\n`;
-    const parsed = parseScenario('wire.yaml', SCENARIO(wire));
+    const parsed = scenarioFromText('wire.yaml', SCENARIO(wire));
     expect(parsed.toolDefs).toEqual([WEATHER]);
     expect(calls(SCENARIO(wire)).calls.map((c) => c.promptTokens)).toEqual(calls(SCENARIO(DEFS)).calls.map((c) => c.promptTokens));
     expect(toolDefTokens(parsed.toolDefs!, ctx.tokens)).toBe(101 - ctx.tokens.prompt(MESSAGES));
@@ -129,14 +129,14 @@ describe('tools offered with every call', () => {
 
   it('of another shape are an error naming both accepted ones, at the entry', () => {
     const shapes = 'a tool is {name, description, parameters}, or as OpenAI sends it {type: function, function: {name, description, parameters}}';
-    expect(problems(() => parseScenario('t.yaml', SCENARIO('tool_defs:\n  - {tool: ping}\n')))).toEqual([
+    expect(problems(() => scenarioFromText('t.yaml', SCENARIO('tool_defs:\n  - {tool: ping}\n')))).toEqual([
       't.yaml:4:6 tool_defs[0].tool: unknown key "tool"',
       `t.yaml:4:5 tool_defs[0].name: expected the tool's name (${shapes}), got nothing`,
     ]);
-    expect(problems(() => parseScenario('t.yaml', SCENARIO('tool_defs:\n  - {type: function}\n')))).toEqual([
+    expect(problems(() => scenarioFromText('t.yaml', SCENARIO('tool_defs:\n  - {type: function}\n')))).toEqual([
       `t.yaml:4:5 tool_defs[0].function: expected the tool's {name, description, parameters} (${shapes}), got nothing`,
     ]);
-    expect(problems(() => parseScenario('t.yaml', SCENARIO('tool_defs:\n  - {type: function, name: ping, function: {name: ping}}\n')))).toEqual([
+    expect(problems(() => scenarioFromText('t.yaml', SCENARIO('tool_defs:\n  - {type: function, name: ping, function: {name: ping}}\n')))).toEqual([
       `t.yaml:4:5 tool_defs[0]: expected one shape: ${shapes}, got a mapping`,
     ]);
   });
@@ -146,7 +146,7 @@ describe('tools offered with every call', () => {
     writeFileSync(join(dir, 's.yaml'), SCENARIO(''));
     writeFileSync(join(dir, 'study.yaml'), `scenarios: [s.yaml]\npolicies: [full]\ntoolDefs:\n  - {name: ping, description: Check the server}\n  - {name: ping}\n`);
     expect(await asyncProblems(() => loadStudy(join(dir, 'study.yaml')))).toEqual([expect.stringMatching(/study\.yaml:5:12 toolDefs\[1\]\.name: tool ping is defined twice \(also toolDefs\[0\]\)$/)]);
-    expect(problems(() => parseScenario('t.yaml', SCENARIO('tool_defs:\n  - {name: ping}\n  - {name: ping}\n')))).toEqual(['t.yaml:5:12 tool_defs[1].name: tool ping is defined twice (also tool_defs[0])']);
+    expect(problems(() => scenarioFromText('t.yaml', SCENARIO('tool_defs:\n  - {name: ping}\n  - {name: ping}\n')))).toEqual(['t.yaml:5:12 tool_defs[1].name: tool ping is defined twice (also tool_defs[0])']);
     const study = replayContext({ model: 'gpt-4o-mini', tokenizer: 'auto', seed: 42, toolDefs: [{ name: 'get_current_weather' }, { name: 'ping', description: 'Check the server' }] });
     const both = calls(SCENARIO(DEFS), 'full', study);
     expect(both.calls[0]!.toolTokens).toBe(toolDefTokens([{ name: 'ping', description: 'Check the server' }, WEATHER], ctx.tokens));

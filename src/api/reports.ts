@@ -14,6 +14,6 @@ export { budgetMarkdown, reportMarkdown } from '../report/markdown.js';
 export { reportHtml } from '../report/html.js';
 export { BUDGET_COLUMN_NAMES, budgetCsv, type BudgetOptions } from '../report/budget.js';
 export { policyTable, runSummary, type TableOptions } from '../report/text.js';
-export { TABLE_SORTS, type TableSort } from '../report/table-sort.js';
+export { TABLE_SORTS, type TableSort } from '../records/table-sort.js';
 export { DEFAULT_MIN_RETENTION, DEFAULT_MIN_SAVING, verdict, type VerdictScenario } from '../report/verdict.js';
 export { pricesTable, type Counting } from '../report/prices.js';

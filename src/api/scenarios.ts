@@ -9,7 +9,7 @@
  */
 
 export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from '../study/study.js';
-export { parseScenario } from '../scenario/load.js';
+export { parseScenario } from '../study/scenario-file.js';
 export { generateConversations, generateDocs, PROFILES, type GenerateRequest, type Profile } from '../scenario/generate/index.js';
 export { formatImportReport, IMPORTERS, importDataset, type Imported, type ImportInput, type Importer, type ImportReport, type ImportResult, type Quirk, type RecordedModel } from '../scenario/import/index.js';
 export { scenarioToYaml, scenariosToYamlStream } from '../scenario/yaml.js';

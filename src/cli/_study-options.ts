@@ -6,8 +6,6 @@
  * @module
  */
 import { z } from 'zod';
-import { policyHelpLines } from '../policies/docs.js';
-import { COMMON_PARAMS } from '../policies/params.js';
 import type { SettingFlag } from '../engine/spec.js';
 import { SETTINGS, type Setting } from '../study/settings.js';
 import { CACHE_DIR_ENV, DEFAULT_CACHE_FOLDER } from './_cache-folder.js';
@@ -28,8 +26,9 @@ function settingOption(s: Setting, flag: SettingFlag) {
     return schema.isInt ? wholeNumberOption(flag.name, { ...told, ...(min !== undefined && { min }) }) : ({ type: 'number', ...told } as const);
   }
   if (schema instanceof z.ZodEnum) {
-    // A few choices are yargs' (shown after the help); a longer list reads better in it, and is checked as the study key is.
+    // A few choices are yargs' (shown after the help), unless the help names them itself; a longer list reads better in it. Either is checked as the study key is.
     const values = schema.options.map(String);
+    if (flag.valuesInHelp) return { type: 'string', ...told } as const;
     return values.length <= 4 ? ({ type: 'string', choices: values, ...told } as const) : ({ type: 'string', ...told, describe: `${flag.describe}: ${values.join(' | ')}` } as const);
   }
   const list = schema instanceof z.ZodArray || (schema instanceof z.ZodReadonly && schema.unwrap() instanceof z.ZodArray);
@@ -48,20 +47,25 @@ export const SETTING_OPTIONS = settingOptions('run');
 export const REPORT_OPTIONS = settingOptions('report');
 
 /** The flags only the command line has (`COMMAND_SPEC`): worker threads, the limits of policy modules, where upkeep comes from. */
-const COMMAND_OPTIONS = settingOptions('command');
+export const COMMAND_OPTIONS = settingOptions('command');
 
 /** The limits of policy modules, for every command that runs them (docs/custom-policies.md). */
 export const POLICY_LIMIT_OPTIONS = { 'policy-timeout': COMMAND_OPTIONS['policy-timeout']!, 'policy-memory': COMMAND_OPTIONS['policy-memory']! };
 
-/** The flags every study-running command takes (`StudyFlags`): what it runs, then every setting's flag but the report settings'. */
+/** The flags of the study's own settings (`STUDY_SPEC`): `--scenario`, `--policy`, `--out`, `--records`, then `--answers`, `--judge`. */
+const { scenario, policy, out, records, ...STUDY_OWN_OPTIONS } = settingOptions('study');
+
+/** `--out`, where a command's output goes (a command may say it in its own words): it takes the next word whatever it is, so that `--out -` is stdout. */
+export const OUT_OPTION = { ...out!, nargs: 1 } as const;
+
+/** `--records`, of the commands that write a run's record files (`run`, `merge`). */
+export const RECORDS_OPTION = records!;
+
+/** The flags every study-running command takes (`StudyFlags`): what it runs, then every setting's flag but the report settings' and `--records`. */
 export const STUDY_OPTIONS = {
-  out: { type: 'string', describe: 'output folder (overrides the study)' },
-  policy: {
-    type: 'string',
-    array: true,
-    describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000, or a policy module: ./policies/keep-edges.mjs:keep=1 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
-  },
-  scenario: { type: 'string', array: true, describe: 'scenario file glob (repeatable; replaces the study list)' },
+  out: OUT_OPTION,
+  policy: policy!,
+  scenario: scenario!,
   ...SETTING_OPTIONS,
   'token-cache': {
     type: 'string',
@@ -69,5 +73,5 @@ export const STUDY_OPTIONS = {
     defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_CACHE_FOLDER}`,
   },
   ...COMMAND_OPTIONS,
-  ...settingOptions('study'),
+  ...STUDY_OWN_OPTIONS,
 } as const;

@@ -1,8 +1,7 @@
-import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, moduleLoading, specModules } from '../study/policy-modules.js';
-import { readSetting, SETTINGS, type CommandSettings, type Setting, type StudySettings } from '../study/settings.js';
+import { readSetting, SETTINGS, type CommandSettings, type Setting, type StudyOwnSettings, type StudySettings } from '../study/settings.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { folderStudyFile } from '../study/confine.js';
@@ -12,13 +11,15 @@ import type { IO } from './_io.js';
 
 /**
  * Flags every study-running command takes; they override the study file.
- * The settings' flags (`--seed`, `--model`, `--jobs`, `--upkeep`, …) are
- * those their meta declares (study/settings.ts: `SETTINGS`), read by
- * `flagSettings` and `commandSettings`.
+ * The settings' flags (`--seed`, `--model`, `--out`, `--jobs`, `--upkeep`,
+ * …) are those their meta declares (study/settings.ts: `SETTINGS`), read
+ * as the specs hold them by `flagSettings`, `ownSettings` and
+ * `commandSettings`; the fields below are those read as given too.
  */
 export interface StudyFlags {
   [settingFlag: string]: unknown;
   study?: string;
+  /** As given (`-`, or a path as typed, for messages); `ownSettings` reads it. */
   out?: string;
   policy?: string[];
   scenario?: string[];
@@ -26,9 +27,7 @@ export interface StudyFlags {
   model?: string[];
   /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
   tokenCache?: TokenCacheFlag;
-  /** Send each probe turn's first prompt to the chat model and score its answer. */
-  answers?: boolean;
-  /** The model that grades the answers a value as written is not in. */
+  /** As given, for `--judge ''`'s message; `ownSettings` reads it. */
   judge?: string;
 }
 
@@ -65,6 +64,8 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
   if (flags.model?.some((m) => !m.trim())) throw new UsageError('--model: name a chat model, e.g. --model gpt-4o-mini');
   const twice = flags.model?.find((m, i) => flags.model!.indexOf(m) !== i);
   if (twice !== undefined) throw new UsageError(`--model: ${twice} given twice`);
+  if (flags.judge !== undefined && !flags.judge.trim()) throw new UsageError('--judge: name the model that grades the answers, e.g. --judge gpt-4o');
+  const own = ownSettings(flags);
   const overrides = studyOverrides(flags);
   const study = flags.study ? await loadStudy(flags.study, overrides) : Object.assign(defaultStudy(), overrides.settings);
   if (!flags.study && overrides.upkeep) study.upkeepSource = withUpkeepOverrides(defaultUpkeep(process.cwd()), overrides.upkeep);
@@ -79,13 +80,13 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
   if (flags.policy?.some((spec) => !spec.trim())) throw new UsageError('--policy: name a policy, e.g. --policy window-tokens:budget=2000');
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy), undefined, moduleLoading(policyLimits(flags))), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
-  if (flags.answers !== undefined) study.answers = flags.answers;
-  if (flags.judge !== undefined) {
-    if (!flags.judge.trim()) throw new UsageError('--judge: name the model that grades the answers, e.g. --judge gpt-4o');
-    flagModel(prices ?? loadPrices(study.prices), flags.judge, '--judge');
-    study.judge = flags.judge;
-  } else if (flags.answers === false) delete study.judge; // --no-answers measures no answers, so nothing to judge
-  checkAnswers(study, flags.answers ? '--answers' : 'answers', flags.judge !== undefined ? '--judge' : 'judge');
+  if (own.records !== undefined) study.records = own.records;
+  if (own.answers !== undefined) study.answers = own.answers;
+  if (own.judge !== undefined) {
+    flagModel(prices ?? loadPrices(study.prices), own.judge, '--judge');
+    study.judge = own.judge;
+  } else if (own.answers === false) delete study.judge; // --no-answers measures no answers, so nothing to judge
+  checkAnswers(study, own.answers ? '--answers' : 'answers', own.judge !== undefined ? '--judge' : 'judge');
   const cache = tokenCacheFromFlags(flags.tokenCache);
   if (cache.warning) io?.err(`ctxsim: warning: ${cache.warning}\n`);
   const { jobs } = commandSettings(flags);
@@ -97,7 +98,8 @@ function flagValues(given: object, of: readonly Setting['of'][]): Record<string,
   const flags = given as Readonly<Record<string, unknown>>;
   const out: Record<string, unknown> = {};
   for (const s of SETTINGS) {
-    if (!s.meta.flag || !of.includes(s.of)) continue;
+    // A setting read apart (`--policy`, `--scenario`: studyFromFlags) is not read here.
+    if (!s.meta.flag || s.meta.apart || !of.includes(s.of)) continue;
     const raw = flags[camelCase(s.meta.flag.name)];
     if (raw === undefined || (Array.isArray(raw) && !raw.length)) continue;
     const r = readSetting(s, raw, process.cwd());
@@ -110,6 +112,11 @@ function flagValues(given: object, of: readonly Setting['of'][]): Record<string,
 /** The run and report settings the flags set (those with a flag: `SettingMeta.flag`), as the spec holds them. */
 export function flagSettings(flags: StudyFlags): Partial<StudySettings> {
   return flagValues(flags, ['run', 'report']) as Partial<StudySettings>;
+}
+
+/** The study's own settings the flags set (`STUDY_SPEC`: `--out`, a path from the working folder or `-`; `--records`, `--answers`, `--judge`), as the spec holds them. */
+export function ownSettings(flags: object): Partial<StudyOwnSettings> {
+  return flagValues(flags, ['study']) as Partial<StudyOwnSettings>;
 }
 
 /** What only the command line sets (`COMMAND_SPEC`: worker threads, the limits of policy modules, the upkeep's mode, cassette and endpoint), read from its flags. */
@@ -149,9 +156,10 @@ function studyOverrides(flags: StudyFlags): StudyOverrides {
     ...(given.apiKeyEnv !== undefined && { apiKeyEnv: given.apiKeyEnv }),
   };
   const settings = flagSettings(flags);
+  const { out } = ownSettings(flags);
   return {
     ...(Object.keys(settings).length && { settings }),
-    ...(flags.out !== undefined && { out: resolve(flags.out) }),
+    ...(out !== undefined && { out }),
     ...(flags.policy?.length && { policies: true }),
     ...(Object.keys(upkeep).length && { upkeep }),
     ...policyLimits(flags),

@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { TableOptions } from '../report/text.js';
-import { TABLE_SORTS, type TableSort } from '../report/table-sort.js';
+import { TABLE_SORTS, type TableSort } from '../records/table-sort.js';
 import type { IO } from './_io.js';
 
 /** The row orders, as `--sort`'s help says them. */

@@ -5,10 +5,13 @@ import { loadPrices } from '../pricing/load.js';
 import { calibrateTokenFactor, calibrationReport } from '../study/calibrate.js';
 import { flagModel, loadScenarios, scenarioFiles } from '../study/study.js';
 import type { IO } from './_io.js';
+import { flagSettings } from './_study.js';
 
 export interface CalibrateFlags {
   transcripts: string[];
+  /** One model every transcript is fitted as (`run`'s `--model` is repeatable). */
   model?: string;
+  /** As given; `flagSettings` reads it. */
   prices?: string;
 }
 
@@ -17,7 +20,8 @@ const NOT_SCENARIO = /\.(jsonl|traj|txt|log)$/i;
 
 /** `ctxsim calibrate`: the fit on stdout (ending with the study line), the transcripts skipped on stderr. */
 export function calibrate(flags: CalibrateFlags, io: IO): number {
-  const prices = loadPrices(flags.prices === undefined ? 'builtin' : resolve(flags.prices));
+  // --prices reads as a study's prices does (builtin, or a path from the working folder).
+  const prices = loadPrices(flagSettings({ prices: flags.prices }).prices ?? 'builtin');
   if (flags.model !== undefined) {
     if (!flags.model.trim()) throw new UsageError('--model: name a model, e.g. --model claude-sonnet-4-5');
     flagModel(prices, flags.model, '--model');

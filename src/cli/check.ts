@@ -101,6 +101,8 @@ export async function check(given: CheckFlags, io: IO): Promise<number> {
   if (flags.junit) checkOutputFile(resolve(flags.junit), '--junit', flags.junit);
   if (flags.comment === '') throw new UsageError('--comment: name a file for the pull request comment (markdown)');
   if (flags.comment) checkOutputFile(resolve(flags.comment), '--comment', flags.comment);
+  // The reports go where run's would: a folder, or one file by its extension (stdout is the verdict's).
+  if (flags.out === '' || flags.out === '-') throw new UsageError(`--out${flags.out ? ' -' : ''}: check prints its verdict on stdout; name a folder or a file (.csv .json .md .html) for the reports`);
   const study = await studyFromFlags(flags, io);
   untrustedCache(study, flags, io);
   const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
@@ -108,8 +110,6 @@ export async function check(given: CheckFlags, io: IO): Promise<number> {
   const shown = flags.baseline ?? displayPath(file);
   const baseline = baselineAt(file, shown, flags);
   const limits = limitsFor(flags, study);
-  // The reports go where run's would: a folder, or one file by its extension (stdout is the verdict's).
-  if (flags.out === '' || flags.out === '-') throw new UsageError(`--out${flags.out ? ' -' : ''}: check prints its verdict on stdout; name a folder or a file (.csv .json .md .html) for the reports`);
   const target = flags.out === undefined ? undefined : outputTarget(resolve(flags.out), flags.out, undefined, false);
   const out = target?.kind === 'dir' ? target.dir : target?.kind === 'file' ? target.path : undefined;
   const sink = target?.kind === 'file' ? fileSink(target.path, target.format) : gateSink(out);

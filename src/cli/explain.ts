@@ -2,7 +2,7 @@ import type { SentCall } from '../engine/replay.js';
 import { escapeControl, UsageError } from '../errors.js';
 import { usd } from '../records/format.js';
 import { align } from '../report/text.js';
-import { loadScenarioOrStudy } from '../scenario/load.js';
+import { loadScenarioOrStudy } from '../study/scenario-file.js';
 import { explainTurn, studyConversation, studyModel, type ExplainedCall, type ExplainedProbe, type ExplainedTurn, type ExplainedUpkeep } from '../study/explain.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { priceWarnings } from '../study/price-check.js';
@@ -12,7 +12,7 @@ import type { Conversation, Message, Pico } from '../types.js';
 import type { IO } from './_io.js';
 import { commandSettings, studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 
-/** Its own flags, and the settings' flags it takes (`--upkeep`, `--cassette`, `--policy-timeout`, `--policy-memory`), read as `run` reads them. */
+/** Its own flags; the settings' flags it takes (`--seed`, `--tokenizer`, `--cold-start`, `--upkeep`, `--cassette`, `--policy-timeout`, `--policy-memory`) are read as `run` reads them, from their specs. */
 export interface ExplainFlags {
   [settingFlag: string]: unknown;
   /** A scenario or study file; none: the study in the working folder, else the built-in default study. */
@@ -20,11 +20,8 @@ export interface ExplainFlags {
   scenario?: string;
   policy: string;
   turn: number;
+  /** One chat model (`run`'s `--model` is repeatable). */
   model?: string;
-  tokenizer?: string;
-  seed?: number;
-  /** Start with an empty cache, whatever the transcript's first call found (over the study's `coldStart`). */
-  coldStart?: boolean;
 }
 
 /**

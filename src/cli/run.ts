@@ -5,7 +5,6 @@ import type { RunInfo } from '../engine/run.js';
 import type { PolicyRecord } from '../records/registry.js';
 import { shardFromEnv, shardNote } from '../gate/shard.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../report/outputs.js';
-import { RECORDS_MODES, type RecordsMode } from '../records/json.js';
 import { judgedUnsentWarning, overflowWarnings, runSummary } from '../report/text.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { csvStreamSink, fileSink, folderSink, jsonStreamSink, shardSink, textSink } from '../output/sinks.js';
@@ -27,7 +26,6 @@ export interface RunFlags extends StudyFlags {
   force?: boolean;
   shard?: string;
   dryRun?: boolean;
-  records?: RecordsMode;
   sort?: string;
   wide?: boolean;
 }
@@ -51,12 +49,9 @@ export async function run(given: RunFlags, io: IO): Promise<number> {
   if (flags.format !== undefined && !OUTPUT_FORMATS.includes(flags.format)) {
     throw new UsageError(`--format: expected one of ${OUTPUT_FORMATS.join('|')}, got ${flags.format}`);
   }
-  if (flags.records !== undefined && !RECORDS_MODES.includes(flags.records)) {
-    throw new UsageError(`--records: expected one of ${RECORDS_MODES.join('|')}, got ${flags.records}`);
-  }
   const table = tableOptions(flags, io);
   const study = await studyFromFlags(flags, io);
-  const records = { records: flags.records ?? study.records ?? 'full' } as const;
+  const records = { records: study.records ?? 'full' } as const;
   if (flags.dryRun) return dryRun(study, io);
   // The default folder of the built-in study is checked as a study's `out` is: a planted link must not lead out.
   if (flags.study === undefined && flags.out === undefined && !flags.format) study.out = defaultOutFolder(DEFAULT_OUT);

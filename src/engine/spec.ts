@@ -95,6 +95,8 @@ export interface SettingFlag {
   name: string;
   describe: string;
   defaultDescription?: string;
+  /** `describe` names the values of a choice in its own words (`full | summary: …`): the flag takes text, checked as the study key is, not a list of choices after the help. */
+  valuesInHelp?: true;
 }
 
 /** A problem inside a setting's value: where, below the setting, and what. */

@@ -3,7 +3,7 @@ import { UsageError, type Problem } from '../errors.js';
 import { byPolicy } from '../engine/summary.js';
 import { MONEY_DECIMALS } from '../records/format.js';
 import { PROBE_RECORD, SUMMARY_RECORD, TURN_RECORD, VIOLATION_RECORD, type ProbeRecord, type Results, type SummaryRecord, type TurnRecord, type ViolationRecord } from '../records/registry.js';
-import type { ReportInfo } from '../records/info.js';
+import { REPORT_SETTINGS, type ReportInfo } from '../records/info.js';
 import { countSchema, MAX_USD_DIGITS, recordSchema } from '../records/schema.js';
 import { weightSchema } from '../scenario/schema.js';
 import type { DocPath } from '../text/document.js';
@@ -184,10 +184,7 @@ const REPORT_INFO = z.strictObject({
   scenarios: z.array(z.strictObject({ id: NAME, title: z.string().nullable(), source: z.string(), turns: countSchema, unloggedTokens: countSchema.optional(), weight: weightSchema.optional() })).min(1),
   policies: z.array(z.strictObject({ name: NAME, id: NAME, params: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])) })).min(1),
   upkeep: z.strictObject({ recorded: z.string(), answers: z.literal(true).optional(), judge: z.string().optional() }).optional(),
-  minRetention: z.number().min(0).max(1).optional(),
-  minSaving: z.number().min(0).max(1).optional(),
-  budgetColumns: z.array(z.string()).min(1).optional(),
-  budgetSort: z.enum(['cost', 'retention', 'name', 'study']).optional(),
+  ...REPORT_SETTINGS.shape,
 });
 
 const turn = z.number().int().min(1);

@@ -1,13 +1,36 @@
+import { z } from 'zod';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { ParamValue } from '../policies/types.js';
 import type { Conversation } from '../types.js';
+import { TABLE_SORTS } from './table-sort.js';
+
+/**
+ * The report settings: what the reports say of the records (a threshold of
+ * the verdict, the layout of report.md's budget table), which a study
+ * gives and the report info carries, so that a merged run's reports read
+ * them too. Each is declared here once, what it holds: the report info's
+ * fields (`ReportSettings`) and the shard file's schema
+ * (gate/shard.ts) follow; its meta, how a study file and a flag write it,
+ * is its entry in `REPORT_SPEC` (report/settings.ts), which the type
+ * checker asks of every key.
+ */
+export const REPORT_SETTINGS = z.strictObject({
+  minRetention: z.number().min(0).max(1).optional().describe('the share of the probed facts the verdict’s pick must keep (default 0.95)'),
+  minSaving: z.number().min(0).max(1).optional().describe('the saving against `full` below which no memory policy pays off (default 0.05)'),
+  budgetColumns: z.array(z.string()).min(1).readonly().optional().describe('the columns of report.md’s budget table, in order'),
+  budgetSort: z.enum(TABLE_SORTS).optional().describe('the row order of report.md’s budget table'),
+});
+
+/** The report settings, as a study and the report info hold them (each when set). */
+export type ReportSettings = z.output<typeof REPORT_SETTINGS>;
 
 /**
  * What reports say about the run besides its records: the resolved study
- * (model, tokenizer, prices, seed, scenarios, policies). Plain data, so it goes
- * into `results.json` as it is; paths are as displayed, never absolute.
+ * (model, tokenizer, prices, seed, scenarios, policies) and the report
+ * settings it gives (`ReportSettings`). Plain data, so it goes into
+ * `results.json` as it is; paths are as displayed, never absolute.
  */
-export interface ReportInfo {
+export interface ReportInfo extends ReportSettings {
   /** The study file as displayed, or null for the built-in default study. */
   studyFile: string | null;
   seed: number;
@@ -37,18 +60,7 @@ export interface ReportInfo {
    * the model that graded the answers that did not hold a value as written.
    */
   upkeep?: { recorded: string; answers?: true; judge?: string };
-  /** The share of the probed facts (0 to 1) the verdict's pick must keep, when set (the study's `minRetention`, `--min-retention`; default 0.95). */
-  minRetention?: number;
-  /** The saving against `full` (0 to 1) below which the verdict says no memory policy pays off, when set (the study's `minSaving`, `--min-saving`; default 0.05). */
-  minSaving?: number;
-  /** The columns of report.md's budget table, when set (the study's `budgetColumns`). */
-  budgetColumns?: readonly string[];
-  /** The row order of report.md's budget table, when set (the study's `budgetSort`: one of `TABLE_SORTS`, report/table-sort.ts). */
-  budgetSort?: 'cost' | 'retention' | 'name' | 'study';
 }
-
-/** The report settings (report/settings.ts) as the report info holds them. */
-export type ReportInfoSettings = Pick<ReportInfo, 'minRetention' | 'minSaving' | 'budgetColumns' | 'budgetSort'>;
 
 /** A chat model of the run: its encoding and context window. */
 export interface ModelInfo {
@@ -94,7 +106,7 @@ export interface InfoSource {
   policies: readonly PolicyVariant[];
   upkeep?: ReportInfo['upkeep'];
   /** The report settings the study gives. */
-  report?: ReportInfoSettings;
+  report?: ReportSettings;
 }
 
 /** What the reports use of a conversation: where it comes from, how long it is, and its unlogged prefix. */

@@ -5,7 +5,7 @@ import { POLICY_RECORD, type PolicyRecord, type Results } from '../records/regis
 import { digestOf, policyNames, severalModels, weightedRun, type Digested } from '../records/digest.js';
 import { csvLine } from '../records/csv.js';
 import { answersMeasured, columnsFrom, rowLabels, sortedPolicies, vsFullText } from './text.js';
-import type { TableSort } from './table-sort.js';
+import type { TableSort } from '../records/table-sort.js';
 import { byCost } from './verdict.js';
 import { cheapestFirst } from './pareto.js';
 import { costPer1000, divRound, dollars, fraction, grouped, latencyFormat, meanCost, moneyDecimals, oneDecimal, percent, retainedOf, usd } from '../records/format.js';

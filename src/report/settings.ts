@@ -1,18 +1,18 @@
 import { z } from 'zod';
-import { setting, written } from '../engine/spec.js';
-import type { ReportInfoSettings } from '../records/info.js';
+import { setting, written, type SettingMeta } from '../engine/spec.js';
+import { REPORT_SETTINGS, type ReportSettings } from '../records/info.js';
 import { BUDGET_COLUMN_NAMES, budgetColumnsProblem } from './budget.js';
-import { TABLE_SORTS } from './table-sort.js';
 
 /**
  * The report settings: what the verdict and report.md's budget table read
- * of a study. They are declared as the run settings are (`RUN_SPEC` and its
- * `SettingMeta`, engine/spec.ts), and their study keys, JSON Schema, flags
- * and reading follow the same way (study/settings.ts,
- * cli/_study-options.ts); but they decide no record, so they are not in
- * the `RunSpec`: changing one replays nothing (no replay-cache key holds
- * it) and moves no baseline. The run's report info carries them
- * (`ReportInfo`), so a merged run's reports read them too.
+ * of a study. What each holds is declared where the report info is
+ * (`REPORT_SETTINGS`, records/info.ts), so that the report info and the
+ * shard file hold them with nothing else to write; here, each one's meta
+ * (`SettingMeta`, engine/spec.ts), as a run setting's is in `RUN_SPEC`,
+ * from which their study keys, JSON Schema, flags and reading follow
+ * (study/settings.ts, cli/_study-options.ts). They decide no record, so
+ * they are not in the `RunSpec`: changing one replays nothing (no
+ * replay-cache key holds it) and moves no baseline.
  */
 
 /** A percentage as written: text (`95%`) or, to be refused with a reason, a number. */
@@ -39,38 +39,45 @@ function percentage(what: string) {
   );
 }
 
-/** The report settings (see above). */
-export const REPORT_SPEC = z.strictObject({
-  minRetention: setting(z.number().min(0).max(1).optional().describe('the share of the probed facts the verdict’s pick must keep (default 0.95)'), {
+/** `spec`, each field's meta registered (`setting`), as each of `RUN_SPEC`'s is: the type checker asks for the meta of every field. */
+function withMeta<S extends z.ZodObject>(spec: S, meta: { readonly [K in keyof S['shape']]: SettingMeta }): S {
+  for (const [name, m] of Object.entries(meta)) setting(spec.shape[name] as z.ZodType, m);
+  return spec;
+}
+
+/**
+ * The report settings (see above): each field of `REPORT_SETTINGS`
+ * (records/info.ts: what it holds, its bounds and description), with its
+ * meta: its study key, its flag, its written form.
+ */
+export const REPORT_SPEC = withMeta(REPORT_SETTINGS, {
+  minRetention: {
     about: 'the share of the probed facts the verdict’s pick must keep, a percentage such as 90% (default 95%; --min-retention): the verdict names the cheapest policy that keeps at least this share',
     written: percentage('a share of the probed facts'),
     flag: { name: 'min-retention', describe: 'the share of the probed facts the verdict’s pick must keep, e.g. 90% (default: the study’s, else 95%)' },
-  }),
-  minSaving: setting(z.number().min(0).max(1).optional().describe('the saving against `full` below which no memory policy pays off (default 0.05)'), {
+  },
+  minSaving: {
     about: 'the saving against full below which the verdict says no memory policy pays off, a percentage such as 10% (default 5%; --min-saving): it then recommends full, and says on which longer conversations the pick would save this much',
     written: percentage('a saving'),
     flag: { name: 'min-saving', describe: 'the saving against full below which the verdict says no memory policy pays off, e.g. 10% (default: the study’s, else 5%)' },
-  }),
-  budgetColumns: setting(z.array(z.string()).min(1).readonly().optional().describe('the columns of report.md’s budget table, in order'), {
+  },
+  budgetColumns: {
     about: `the columns of report.md's budget table and of ctxsim table, in order (default: every figure in report.md, a page's width in ctxsim table): ${BUDGET_COLUMN_NAMES.join(', ')}`,
     problems: (value) => {
       const p = budgetColumnsProblem(value as readonly string[]);
       return p ? [{ path: [p.index], message: p.message }] : [];
     },
-  }),
-  budgetSort: setting(z.enum(TABLE_SORTS).optional().describe('the row order of report.md’s budget table'), {
+  },
+  budgetSort: {
     about: 'the row order of report.md’s budget table and of ctxsim table: cost (cheapest first, the default), retention (most first), name, or study (the study’s order)',
-  }),
+  },
 });
-
-/** The report settings, as a study and the report info hold them. */
-export type ReportSettings = z.output<typeof REPORT_SPEC>;
 
 /** The report settings' names, in declaration order. */
 export const REPORT_SPEC_KEYS = Object.keys(REPORT_SPEC.shape) as (keyof ReportSettings)[];
 
 /** The report settings `from` gives (a study), and only those: as the report info holds them. */
-export function reportSettingsOf(from: ReportSettings): ReportInfoSettings {
+export function reportSettingsOf(from: ReportSettings): ReportSettings {
   const out: Record<string, unknown> = {};
   for (const k of REPORT_SPEC_KEYS) if (from[k] !== undefined) out[k] = from[k];
   return out as ReportSettings;

@@ -4,7 +4,7 @@ import { costPer1000, fraction, grouped, oneDecimal, plural, retainedOf, usd } f
 import { caption, type ReportInfo } from '../records/info.js';
 import { builtInMemory, simulatedOf } from '../records/memory.js';
 import { byCost, conversationsText, judgedUnsentOf, readRetention, totalWeight, verdict, wrap, type JudgedUnsent, type VerdictInfo } from './verdict.js';
-import type { TableSort } from './table-sort.js';
+import type { TableSort } from '../records/table-sort.js';
 
 /** Aligns rows into columns; numbers right-aligned. */
 export function align(rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {

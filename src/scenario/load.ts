@@ -10,34 +10,36 @@ import { forgetSchema, messageSchema, oneRoundTurnSchema, roundsTurnSchema, scen
 export const DEFAULT_GAP_SECONDS = 30;
 
 /**
- * The keys of a study file (study/study.ts checks at compile time that its
- * schema has exactly these): a file with one of them and no turns is a study
- * handed where a scenario belongs.
+ * The keys of a study file, by which a mapping with no turns is told to be a
+ * study handed where a scenario belongs. The study layer gives them
+ * (`STUDY_FILE_KEYS`, study/scenario-file.ts, from the settings' specs);
+ * none given: a document is not checked for them (a generated or imported
+ * one).
  */
-export const STUDY_FILE_KEYS = ['seed', 'model', 'models', 'tokenizer', 'tokenFactor', 'prices', 'cache', 'rules', 'cacheTtl', 'cacheBreakpoint', 'coldStart', 'route', 'fallback', 'latency', 'scenarios', 'policies', 'out', 'gate', 'upkeep', 'toolDefs', 'records', 'answers', 'judge', 'minRetention', 'minSaving', 'budgetColumns', 'budgetSort'] as const;
+export type StudyKeys = ReadonlySet<string>;
 
-const STUDY_KEYS: ReadonlySet<string> = new Set(STUDY_FILE_KEYS);
+const NO_KEYS: StudyKeys = new Set();
 
-/** Reads a scenario file (YAML or JSON); throws a ScenarioError listing every problem. */
-export function loadScenarioFile(file: string, displayName = file): Conversation {
-  return loadScenarioPlaced(file, displayName).conversation;
+/** Reads a scenario file (YAML or JSON); throws a ScenarioError listing every problem (one of `studyKeys` and no turns: a study file). */
+export function scenarioFromFile(file: string, displayName = file, studyKeys = NO_KEYS): Conversation {
+  return scenarioPlacedFromFile(file, displayName, studyKeys).conversation;
 }
 
-/** `loadScenarioFile`, with the place of the scenario's id (for errors about the id, such as a duplicate). */
-export function loadScenarioPlaced(file: string, displayName = file): { conversation: Conversation; idAt: Problem } {
+/** `scenarioFromFile`, with the place of the scenario's id (for errors about the id, such as a duplicate). */
+export function scenarioPlacedFromFile(file: string, displayName = file, studyKeys = NO_KEYS): { conversation: Conversation; idAt: Problem } {
   const src = readDoc(file, displayName);
-  return { conversation: scenarioFromDoc(src), idAt: src.problem(['id'], '') };
+  return { conversation: scenarioFromDoc(src, studyKeys), idAt: src.problem(['id'], '') };
 }
 
 /** Reads a file that may hold a scenario or a study: the scenario, or `study` when it is a study file (see `isStudyDoc`). */
-export function loadScenarioOrStudy(file: string, displayName = file): Conversation | 'study' {
+export function scenarioOrStudyFromFile(file: string, displayName: string, studyKeys: StudyKeys): Conversation | 'study' {
   const src = readDoc(file, displayName);
-  return isStudyDoc(src.value) ? 'study' : scenarioFromDoc(src);
+  return isStudyDoc(src.value, studyKeys) ? 'study' : scenarioFromDoc(src, studyKeys);
 }
 
 /** A study file, told from a scenario: a mapping with no turns and a key only a study has. */
-function isStudyDoc(root: unknown): boolean {
-  return root !== null && typeof root === 'object' && !Array.isArray(root) && !('turns' in root) && Object.keys(root).some((k) => STUDY_KEYS.has(k));
+function isStudyDoc(root: unknown, studyKeys: StudyKeys): boolean {
+  return root !== null && typeof root === 'object' && !Array.isArray(root) && !('turns' in root) && Object.keys(root).some((k) => studyKeys.has(k));
 }
 
 function readDoc(file: string, displayName: string): SourceDoc {
@@ -50,9 +52,9 @@ function readDoc(file: string, displayName: string): SourceDoc {
   return SourceDoc.parse(displayName, text);
 }
 
-/** Parses scenario text; `file` names it in errors. */
-export function parseScenario(file: string, text: string): Conversation {
-  return scenarioFromDoc(SourceDoc.parse(file, text));
+/** Parses scenario text; `file` names it in errors (one of `studyKeys` and no turns: a study file). */
+export function scenarioFromText(file: string, text: string, studyKeys = NO_KEYS): Conversation {
+  return scenarioFromDoc(SourceDoc.parse(file, text), studyKeys);
 }
 
 /**
@@ -60,16 +62,16 @@ export function parseScenario(file: string, text: string): Conversation {
  * path as a file; `file` names it in errors, which carry no line numbers.
  */
 export function scenarioFromValue(file: string, value: unknown): Conversation {
-  return scenarioFromDoc(SourceDoc.fromValue(file, value));
+  return scenarioFromDoc(SourceDoc.fromValue(file, value), NO_KEYS);
 }
 
-function scenarioFromDoc(src: SourceDoc): Conversation {
+function scenarioFromDoc(src: SourceDoc, studyKeys: StudyKeys): Conversation {
   const problems: Problem[] = [];
   const root = src.value;
   if (root === null || typeof root !== 'object' || Array.isArray(root)) {
     throw new ScenarioError([src.problem([], 'expected a mapping with id and turns')]);
   }
-  if (isStudyDoc(root)) {
+  if (isStudyDoc(root, studyKeys)) {
     throw new ScenarioError([src.problem([], 'this is a study file, not a scenario (it has no turns): run it with ctxsim run FILE')]);
   }
   const doc = src.check(scenarioSchema, root, [], problems);

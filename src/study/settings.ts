@@ -2,10 +2,13 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { metaOf, RUN_SPEC, RUN_SPEC_KEYS, setting, written, type CanonicalSpec, type SettingMeta, type ValueProblem } from '../engine/spec.js';
 import { gateLimitProblem } from '../gate/compare.js';
+import { policyHelpLines } from '../policies/docs.js';
+import { COMMON_PARAMS } from '../policies/params.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { DEFAULT_POLICY_MEMORY, DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
 import { RECORDS_MODES } from '../records/json.js';
-import { REPORT_SPEC, REPORT_SPEC_KEYS, type ReportSettings } from '../report/settings.js';
+import type { ReportSettings } from '../records/info.js';
+import { REPORT_SPEC, REPORT_SPEC_KEYS } from '../report/settings.js';
 import { issueText, valueAt } from '../text/document.js';
 import { valueOf } from '../text/zod.js';
 import type { GenerateSource, GlobSource, ImportSource } from './sources.js';
@@ -49,17 +52,24 @@ export const STUDY_SPEC = z.strictObject({
   scenarios: setting(z.custom<ScenarioSource[]>().describe('what the study runs: scenario files, generated sets, imported datasets'), {
     about: 'scenario files (globs, relative to the study file), generated sets and imported datasets',
     written: written(z.array(z.unknown()).min(1)),
+    flag: { name: 'scenario', describe: 'scenario file glob (repeatable; replaces the study list)' },
     apart: true,
   }),
   policies: setting(z.custom<PolicyVariant[]>().describe('the policy variants the study runs, checked'), {
     about: 'the memory policies to run, each a policy id, a spec or {id: {parameter: value}}; a list of values makes a sweep; a policy module’s path lies in the study’s folder or below the working folder (--policy PATH loads one from anywhere)',
     written: written(z.array(z.unknown()).min(1)),
+    flag: {
+      name: 'policy',
+      describe: `policy spec, e.g. window-tokens:budget=2000 or a sweep budget=500|1000, or a policy module: ./policies/keep-edges.mjs:keep=1 (repeatable; replaces the study list). Policies and their parameters (defaults; every one also takes ${Object.keys(COMMON_PARAMS.shape).join(', ')}): ${policyHelpLines().join('; ')}`,
+    },
     apart: true,
   }),
   out: setting(z.string().describe('the output folder, absolute; `-` (STDOUT) for stdout'), {
     about: 'the output folder, relative to the study file, in its folder or below the working folder (default reports/; --out writes anywhere); - for stdout',
     // `-` is stdout, as `--out -` is: not a folder named `-`.
     written: written(z.string().min(1), (v, folder) => (v === STDOUT ? STDOUT : resolve(folder, v))),
+    // Each command says where its output goes in its own words (`check`: the reports beside its verdict; `merge`: a folder).
+    flag: { name: 'out', describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' },
   }),
   gate: setting(GATE.optional().describe('the CI gate’s settings (`ctxsim check`); the baseline path is absolute'), {
     about: 'the CI gate of ctxsim check: the baseline and the allowed changes',
@@ -80,6 +90,12 @@ export const STUDY_SPEC = z.strictObject({
   }),
   records: setting(z.enum(RECORDS_MODES).optional().describe('`summary`: no per-turn or per-probe rows in the outputs'), {
     about: 'full (default) or summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report, chart, table and the gate the same; --records overrides',
+    flag: {
+      name: 'records',
+      describe: 'full | summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report the same; a shard file keeps every record',
+      defaultDescription: 'full',
+      valuesInHelp: true,
+    },
   }),
   answers: setting(z.boolean().optional().describe('each probe turn’s first prompt also goes to the chat model through the upkeep endpoint, and probes are scored on its answer'), {
     about: 'true: each probe turn’s first prompt also goes to the chat model through the upkeep endpoint (needs upkeep mode record, replay or live), and each probe is scored on its answer too (default false; --answers)',

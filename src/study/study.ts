@@ -14,7 +14,7 @@ import { DURATION } from '../pricing/settings.js';
 import { keysOf, readSettings, settingKeyDescriptions, settingKeys, STDOUT, WRITTEN_SETTINGS, type ScenarioSource, type StudyOwnSettings, type StudySettings } from './settings.js';
 import type { Conversation } from '../types.js';
 import { SourceDoc } from '../text/document.js';
-import { loadScenarioPlaced } from '../scenario/load.js';
+import { loadScenarioPlaced } from './scenario-file.js';
 import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
@@ -46,7 +46,7 @@ const studySchema = z.strictObject(settingKeys());
 /** A study file's keys, checked: those the checks below read by name. */
 type StudyDoc = { model?: string; models?: readonly string[]; route?: StudySettings['route']; fallback?: StudySettings['fallback']; judge?: string; upkeep?: z.infer<typeof upkeepSchema> };
 
-/** Every key of a study file, in schema order: those a scenario file is told apart from a study by (scenario/load.ts's `STUDY_FILE_KEYS`, below this layer, which a test holds equal). */
+/** Every key of a study file, in schema order (`STUDY_FILE_KEYS`, study/scenario-file.ts, holds the same, by which a study file is told from a scenario). */
 export const STUDY_FILE_KEY_ORDER = Object.keys(studySchema.shape);
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */

@@ -11,8 +11,9 @@ export function calibrateCommand(io: IO): Command<CalibrateFlags> {
       ['ctxsim calibrate transcripts/*.yaml', 'fit each model’s tokenFactor from what the provider billed for the transcripts’ calls'],
       ['ctxsim calibrate session.yaml --model claude-sonnet-4-5', 'fit them as the model the study names, whatever the transcripts say'],
     ],
-    builder: (y: Argv) =>
-      y
+    builder: async (y: Argv) => {
+      const { SETTING_OPTIONS } = await import('../_study-options.js');
+      return y
         .positional('transcripts', {
           type: 'string',
           array: true,
@@ -20,7 +21,8 @@ export function calibrateCommand(io: IO): Command<CalibrateFlags> {
           describe: 'scenario files or globs of imported transcripts with billed usage (ctxsim import … --unlogged-prefix billed)',
         })
         .option('model', { type: 'string', describe: 'fit every transcript as this model (default: the model each one names)' })
-        .option('prices', { type: 'string', describe: 'LiteLLM-format price table JSON laid over the builtin one (for model names)' }),
+        .option('prices', { ...SETTING_OPTIONS.prices, describe: 'LiteLLM-format price table JSON laid over the builtin one (for model names)' });
+    },
     handler: async (argv: CalibrateFlags) => (await import('../calibrate.js')).calibrate(argv, io),
   };
 }

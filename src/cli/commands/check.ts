@@ -26,7 +26,7 @@ export function checkCommand(io: IO): Command<CheckFlags> {
         .option('verbose', { type: 'boolean', describe: 'print every scenario × policy row, also when it passes' })
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
         .options(STUDY_OPTIONS)
-        .option('out', { type: 'string', nargs: 1, describe: 'also write the new run\'s reports: a folder, or one file (.csv .json .md .html)' });
+        .option('out', { ...STUDY_OPTIONS.out, describe: 'also write the new run\'s reports: a folder, or one file (.csv .json .md .html)' });
     },
     handler: async (argv: CheckFlags) => (await import('../check.js')).check(argv, io),
   };

@@ -12,7 +12,7 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
       ['ctxsim explain study.yaml --scenario support-0003 --policy summary --turn 8', 'the same turn as `ctxsim run study.yaml` replayed it: the study\'s model, seed, prices and caching'],
     ],
     builder: async (y: Argv) => {
-      const { POLICY_LIMIT_OPTIONS, SETTING_OPTIONS } = await import('../_study-options.js');
+      const { COMMAND_OPTIONS, POLICY_LIMIT_OPTIONS, SETTING_OPTIONS } = await import('../_study-options.js');
       return y
         .positional('file', { type: 'string', describe: 'scenario file, or study file (then the turn is replayed as ctxsim run replays the study); default: ./ctxsim.yaml or ./study.yaml, else the built-in default study' })
         .option('scenario', { type: 'string', describe: 'with a study file: the id of the conversation (needed when the study has several)' })
@@ -22,8 +22,8 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
         .option('tokenizer', { ...SETTING_OPTIONS.tokenizer, describe: `${String(SETTING_OPTIONS.tokenizer?.describe)} (over the study's, as on run)`, defaultDescription: 'auto, or the study\'s' })
         .option('seed', { ...SETTING_OPTIONS.seed, describe: 'random seed (over the study\'s, as on run)', defaultDescription: '42, or the study\'s' })
         .option('cold-start', { ...SETTING_OPTIONS['cold-start'], describe: `${String(SETTING_OPTIONS['cold-start']?.describe)} (over the study's, as on run)` })
-        .option('upkeep', { type: 'string', describe: 'simulate, or replay the upkeep cassette (a study recorded with ctxsim run --upkeep record); explain sends nothing', defaultDescription: 'the study’s, else simulate' })
-        .option('cassette', { type: 'string', describe: 'with --upkeep replay: the upkeep cassette to replay', defaultDescription: 'upkeep.cassette.jsonl beside the study' })
+        .option('upkeep', { ...COMMAND_OPTIONS.upkeep, describe: 'simulate, or replay the upkeep cassette (a study recorded with ctxsim run --upkeep record); explain sends nothing' })
+        .option('cassette', { ...COMMAND_OPTIONS.cassette, describe: 'with --upkeep replay: the upkeep cassette to replay' })
         .options(POLICY_LIMIT_OPTIONS);
     },
     handler: async (argv: ExplainFlags) => (await import('../explain.js')).explain(argv, io),

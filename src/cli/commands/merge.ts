@@ -11,13 +11,15 @@ export function mergeCommand(io: IO): Command<MergeFlags> {
     examples: [
       ['ctxsim merge shard-1 shard-2 shard-3 --out reports', 'combine the outputs of `run --shard K/3` into the unsharded run\'s files'],
     ],
-    builder: (y: Argv) =>
-      y
+    builder: async (y: Argv) => {
+      const { OUT_OPTION, RECORDS_OPTION } = await import('../_study-options.js');
+      return y
         .positional('dirs', { type: 'string', array: true, describe: 'folders (or files) holding shard-K-of-N.json' })
-        .option('out', { type: 'string', describe: 'output folder', defaultDescription: 'reports' })
-        .option('records', { type: 'string', describe: 'full | summary: summary writes no per-turn or per-probe rows, every report the same', defaultDescription: 'full' })
+        .option('out', { ...OUT_OPTION, describe: 'output folder', defaultDescription: 'reports' })
+        .option('records', RECORDS_OPTION)
         .option('quiet', { type: 'boolean', describe: 'no summary line on stderr' })
-        .options(TABLE_OPTIONS),
+        .options(TABLE_OPTIONS);
+    },
     handler: async (argv: MergeFlags) => (await import('../merge.js')).merge(argv, io),
   };
 }

@@ -14,18 +14,21 @@ export function pricesCommand(io: IO): Command<PricesFlags> {
       ['ctxsim prices --all', 'every model of the price table'],
       ['ctxsim prices --check --prices my-prices.json', 'the prices that look like unit mistakes, in the builtin table and the file laid over it'],
     ],
-    builder: (y: Argv) =>
-      y
+    builder: async (y: Argv) => {
+      // The settings' flags, as every command that reads a study takes them (the command reads them as run does: studyFromFlags).
+      const { SETTING_OPTIONS } = await import('../_study-options.js');
+      return y
         .positional('patterns', {
           type: 'string',
           array: true,
           describe: 'models to show: a model name, a glob (groq/*) or a part of names (qwen) (default: the models the study uses)',
         })
         .option('study', { type: 'string', describe: 'study file whose prices, cache and latency settings apply' })
-        .option('prices', { type: 'string', describe: 'LiteLLM-format price table JSON laid over the builtin one' })
-        .option('cache', { type: 'string', choices: ['auto', 'off'], describe: 'prompt caching' })
+        .option('prices', { ...SETTING_OPTIONS.prices, describe: 'LiteLLM-format price table JSON laid over the builtin one' })
+        .option('cache', SETTING_OPTIONS.cache!)
         .option('all', { type: 'boolean', describe: 'every model in the table' })
-        .option('check', { type: 'boolean', describe: 'list the prices that look wrong (at least 100× the median of the same model elsewhere, or above $1,000 per million tokens) of the models named, else of the whole table' }),
+        .option('check', { type: 'boolean', describe: 'list the prices that look wrong (at least 100× the median of the same model elsewhere, or above $1,000 per million tokens) of the models named, else of the whole table' });
+    },
     handler: async (argv: PricesFlags) => (await import('../prices.js')).prices(argv, io),
   };
 }

@@ -16,18 +16,12 @@ export function runCommand(io: IO): Command<RunFlags> {
       ['ctxsim run study.yaml --upkeep record --dry-run', 'how many calls recording real upkeep would make, and their cost'],
     ],
     builder: async (y: Argv) => {
-      const [{ STUDY_OPTIONS, REPORT_OPTIONS }, { OUTPUT_FORMATS }] = await Promise.all([import('../_study-options.js'), import('../../report/outputs.js')]);
+      const [{ STUDY_OPTIONS, REPORT_OPTIONS, RECORDS_OPTION }, { OUTPUT_FORMATS }] = await Promise.all([import('../_study-options.js'), import('../../report/outputs.js')]);
       return y
         .positional('study', { type: 'string', describe: 'study file (default: ./ctxsim.yaml or ./study.yaml, the first found, else the built-in default study)' })
         .options(STUDY_OPTIONS)
-        // nargs: 1 lets `--out -` take the dash (yargs otherwise reads it as a positional).
-        .option('out', { type: 'string', nargs: 1, describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' })
         .option('format', { type: 'string', choices: OUTPUT_FORMATS, describe: 'format of the single output (without --out: to stdout; --out - writes csv unless told)' })
-        .option('records', {
-          type: 'string',
-          describe: 'full | summary: summary writes no per-turn or per-probe rows (no turns.csv, probes.csv, nor their lists in results.json), every report the same; a shard file keeps every record',
-          defaultDescription: 'full',
-        })
+        .option('records', RECORDS_OPTION)
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
         .option('save-baseline', { type: 'string', describe: 'also write a baseline JSON for `ctxsim check`' })
         .option('force', { type: 'boolean', describe: 'let --save-baseline replace an existing file' })

@@ -18,6 +18,7 @@ export function tableCommand(io: IO): Command<TableFlags> {
         import('../../report/budget.js'),
         import('../_table.js'),
       ]);
+      // The table goes to stdout: no --out.
       const { out: _out, ...options } = STUDY_OPTIONS;
       return y
         .positional('study', { type: 'string', describe: 'study file (default: ./ctxsim.yaml or ./study.yaml, the first found, else the built-in default study)' })
