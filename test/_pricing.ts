@@ -1,5 +1,5 @@
 /** Builders shared by the pricing tests: exact-size texts, scenarios and price tables. */
-import {writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runStudy, type RunResults } from '../src/engine/run.js';
 import type { RunOptions } from '../src/engine/spec.js';
@@ -8,10 +8,14 @@ import { policiesFromFlags } from '../src/study/study.js';
 import type { Conversation } from '../src/types.js';
 import { tempDir } from './_tmp.js';
 
-/** A text of exactly `tokens` tokens under `chars4` (4 characters per token), starting with `label`. */
+/**
+ * A text of exactly `tokens` tokens under `chars4` (4 characters per token),
+ * starting with `label`, padded with ` .` (a piece of one token under
+ * OpenAI's encodings, where a run of dots is one long piece, slow to count).
+ */
 export function text(label: string, tokens: number): string {
   const n = tokens * 4;
-  return label.length >= n ? label.slice(0, n) : label + '.'.repeat(n - label.length);
+  return label.length >= n ? label.slice(0, n) : label + ' .'.repeat(Math.ceil((n - label.length) / 2)).slice(0, n - label.length);
 }
 
 export interface TurnSpec {
