@@ -47,7 +47,7 @@ async function runs(text: string, flags: string[] = []): Promise<Ran> {
   return r;
 }
 
-const timedOut = (method = 'prompt', turn = 2) => (f: string) => `policy module ${f} (hostile): turn ${turn} of noah-amnesia: ${method} did not return within 3 s (raise the limit with --policy-timeout)`;
+const timedOut = (method = 'prompt', turn = 2) => (f: string) => `policy module ${f} (hostile): turn ${turn} of noah-amnesia: ${method} did not return within 1 s (raise the limit with --policy-timeout)`;
 
 describe.skipIf(!built)(`a policy module's code runs on a thread of its own${built ? '' : ' (skipped: dist/ is missing or stale)'}`, () => {
   it(
@@ -106,7 +106,7 @@ describe.skipIf(!built)(`a policy module's code runs on a thread of its own${bui
   ])(
     '%s is read within the call’s time: stopped at --policy-timeout',
     async (_, body) => {
-      await stops(moduleText(body), timedOut(), ['--policy-timeout', '3']);
+      await stops(moduleText(body), timedOut(), ['--policy-timeout', '1']);
     },
     TIMEOUT,
   );
@@ -137,7 +137,7 @@ parentPort?.on('message', (m) => heard.push(m));`,
     async () => {
       await runs(moduleText('', "import { parentPort } from 'node:worker_threads';\nparentPort?.on('message', () => {});"));
       const waits = moduleText("if (info.turn.index === 2) for (;;) { if (receiveMessageOnPort(parentPort)) break; }", "import { parentPort, receiveMessageOnPort } from 'node:worker_threads';");
-      await stops(waits, timedOut(), ['--policy-timeout', '3']);
+      await stops(waits, timedOut(), ['--policy-timeout', '1']);
     },
     TIMEOUT,
   );
@@ -236,8 +236,8 @@ Array.prototype.sort = function () { return this.reverse(); };`,
       expect(explain.out).not.toContain('from');
       const spin = project(moduleText("if (info.turn.index === 2) { const e = new Error('x'); Object.defineProperty(e, 'message', { get() { for (;;) {} } }); throw e; }"));
       const line = `ctxsim: ${timedOut()(spin.file)}\n`;
-      expect(await ctxsim(['check-policy', spin.file, '--scenario', NOAH, '--policy-timeout', '3'], spin.dir)).toMatchObject({ code: 2, out: '', err: line });
-      expect(await ctxsim(['explain', NOAH, '--policy', spin.file, '--turn', '3', '--tokenizer', 'chars4', '--policy-timeout', '3'], spin.dir)).toMatchObject({ code: 2, out: '', err: line });
+      expect(await ctxsim(['check-policy', spin.file, '--scenario', NOAH, '--policy-timeout', '1'], spin.dir)).toMatchObject({ code: 2, out: '', err: line });
+      expect(await ctxsim(['explain', NOAH, '--policy', spin.file, '--turn', '3', '--tokenizer', 'chars4', '--policy-timeout', '1'], spin.dir)).toMatchObject({ code: 2, out: '', err: line });
     },
     TIMEOUT,
   );

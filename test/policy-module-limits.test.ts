@@ -48,7 +48,7 @@ describe.skipIf(!built)(`a policy module under limits${built ? '' : ' (skipped: 
     it(
       `a session method that spins forever is stopped after --policy-timeout, naming module, scenario and turn (${name})`,
       async () => {
-        await stops(moduleText('if (info.turn.index === 3) for (;;) {}'), (f) => `policy module ${f} (hostile): turn 3 of noah-amnesia: prompt did not return within 3 s (raise the limit with --policy-timeout)`, [...jobs, '--policy-timeout', '3']);
+        await stops(moduleText('if (info.turn.index === 3) for (;;) {}'), (f) => `policy module ${f} (hostile): turn 3 of noah-amnesia: prompt did not return within 1 s (raise the limit with --policy-timeout)`, [...jobs, '--policy-timeout', '1']);
       },
       TIMEOUT,
     );
@@ -61,9 +61,9 @@ describe.skipIf(!built)(`a policy module under limits${built ? '' : ' (skipped: 
       const url = await server.start();
       try {
         const policy = `${project(moduleText('if (info.turn.index === 3) for (;;) {}')).file}`;
-        const r = await ctxsim(['run', '--scenario', NOAH, '--policy', policy, '--policy', 'summary', ...COMMON, '--policy-timeout', '3', '--upkeep', 'record', '--base-url', url, '--cassette', join(tempDir(), 'c.jsonl'), '--out', '-']);
+        const r = await ctxsim(['run', '--scenario', NOAH, '--policy', policy, '--policy', 'summary', ...COMMON, '--policy-timeout', '1', '--upkeep', 'record', '--base-url', url, '--cassette', join(tempDir(), 'c.jsonl'), '--out', '-']);
         expect(r.code, r.err).toBe(2);
-        expect(r.err).toBe(`ctxsim: policy module ${policy} (hostile): turn 3 of noah-amnesia: prompt did not return within 3 s (raise the limit with --policy-timeout)\n`);
+        expect(r.err).toBe(`ctxsim: policy module ${policy} (hostile): turn 3 of noah-amnesia: prompt did not return within 1 s (raise the limit with --policy-timeout)\n`);
         expect(server.connections).toBe(0);
       } finally {
         await server.stop();
@@ -141,10 +141,10 @@ describe.skipIf(!built)(`a policy module under limits${built ? '' : ' (skipped: 
     'explain and check-policy stop a spinning module too',
     async () => {
       const { dir, file } = project(moduleText('if (info.turn.index === 3) for (;;) {}'));
-      const line = (scenario: string) => `ctxsim: policy module ${file} (hostile): turn 3 of ${scenario}: prompt did not return within 3 s (raise the limit with --policy-timeout)\n`;
-      const explain = await ctxsim(['explain', NOAH, '--policy', file, '--turn', '4', '--tokenizer', 'chars4', '--policy-timeout', '3'], dir);
+      const line = (scenario: string) => `ctxsim: policy module ${file} (hostile): turn 3 of ${scenario}: prompt did not return within 1 s (raise the limit with --policy-timeout)\n`;
+      const explain = await ctxsim(['explain', NOAH, '--policy', file, '--turn', '4', '--tokenizer', 'chars4', '--policy-timeout', '1'], dir);
       expect([explain.code, explain.out, explain.err]).toEqual([2, '', line('noah-amnesia')]);
-      const check = await ctxsim(['check-policy', file, '--scenario', NOAH, '--policy-timeout', '3'], dir);
+      const check = await ctxsim(['check-policy', file, '--scenario', NOAH, '--policy-timeout', '1'], dir);
       expect([check.code, check.out, check.err]).toEqual([2, '', line('noah-amnesia')]);
     },
     TIMEOUT,

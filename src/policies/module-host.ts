@@ -16,6 +16,7 @@ import { contractVariants } from './contract/checker.js';
 import { describeThrown, refuseExit } from './module-calls.js';
 import {
   CALLER_POSTED,
+  HOST_READY,
   HOST_POSTED,
   MAX_PLAN_MESSAGES,
   MessageTable,
@@ -112,6 +113,9 @@ class Host {
   }
 
   serve(): void {
+    // The host's own code is loaded: a module's limits start from here (module-link.ts `HOST_READY`).
+    Atomics.store(this.signal, HOST_READY, 1);
+    Atomics.notify(this.signal, HOST_READY);
     // What a module throws outside its calls (from a timer, a promise it let fail) ends the run, named at the call it came after.
     process.on('uncaughtException', (e) => this.fault('threw', describeThrown(e)));
     process.on('unhandledRejection', (e) => this.fault('threw', describeThrown(e)));
@@ -239,6 +243,8 @@ class Host {
 
   /** Imports the module and tells what the main thread needs of its policy: id, line, parameters, and the variants of each set of parameters asked. */
   private async describe(given: readonly Given[], contract: boolean): Promise<LinkReply> {
+    // The describing thread times the import from here.
+    this.port.postMessage({ kind: 'ready' });
     const policy = await importPolicy(0);
     if (typeof policy === 'string') return { kind: 'failed', message: policy };
     this.port.postMessage({ kind: 'imported' });

@@ -43,13 +43,20 @@ export type Given = readonly (readonly [string, unknown])[];
  */
 export const MAX_PLAN_MESSAGES = 100_000;
 
-/** The shared integers of a link: how many messages the host has posted (replies and callbacks), how many the caller has (requests and answers); each side waits on the other's. */
+/**
+ * The shared integers of a link: how many messages the host has posted
+ * (replies and callbacks), how many the caller has (requests and answers),
+ * each side waiting on the other's; and whether the host has loaded its own
+ * code and serves (1), so that a module's time limits start there, not
+ * while the thread starts.
+ */
 export const HOST_POSTED = 0;
 export const CALLER_POSTED = 1;
+export const HOST_READY = 2;
 
 /** A link's shared integers. */
 export function linkSignal(): SharedArrayBuffer {
-  return new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
+  return new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
 }
 
 /** What a host thread starts with (its `workerData`): the modules it runs, by index, and its memory limit. */
@@ -243,6 +250,9 @@ export function moduleCallPlace(m: LinkedModule, method: ModuleMethod, turn: num
 /** How long the caller waits between two looks at the process's memory while a call runs. */
 const WAIT_SLICE_MS = 50;
 
+/** The longest a caller waits for a host to serve before its first call is timed anyway. */
+const HOST_START_MS = 60_000;
+
 const MB = 1024 * 1024;
 
 /** A call as the link names it. */
@@ -301,8 +311,15 @@ export class ModuleLink {
     this.signal = new Int32Array(signal);
   }
 
-  /** Imports module `i` on the host (its hash checked); one that cannot be loaded is a one-line `policy-module` error. */
+  /**
+   * Imports module `i` on the host (its hash checked); one that cannot be
+   * loaded is a one-line `policy-module` error. The import's time starts
+   * once the host serves (`HOST_READY`): starting its thread, slow on a busy
+   * machine, is not the module's.
+   */
   load(i: number): void {
+    // Bounded: a host that never serves has ended, and the run is told so by its thread's exit.
+    for (let waited = 0; Atomics.load(this.signal, HOST_READY) === 0 && waited < HOST_START_MS; waited += WAIT_SLICE_MS) Atomics.wait(this.signal, HOST_READY, 0, WAIT_SLICE_MS);
     const place = { module: i, label: this.modules[i]!.id, method: 'import' as const, turn: 0, scenario: '' };
     const reply = this.exchange(place, { kind: 'load', module: i }, {});
     if (reply.kind === 'failed') throw new CtxsimError(reply.message, 'policy-module');

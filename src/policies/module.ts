@@ -166,11 +166,11 @@ async function describeOnHost(module: HostSetup['modules'][number], given: Given
         clearTimeout(timer);
         timer = setTimeout(() => reject(fail(what)), seconds * 1000);
       };
-      // The time limit is the import's: it starts once the thread runs (starting one takes a while on a busy machine).
-      host.worker.once('online', () => within(importTimeout(seconds)));
       const faulted = (f: ModuleFault) => reject(fail(f.fault === 'threw' ? `threw while loading, from a timer or a promise it started: ${f.message}` : f.message));
-      host.port.on('message', (m: LinkReply | { kind: 'imported' }) => {
-        if (m.kind === 'imported') within(`its policy and parameters could not be read within ${seconds} s (a loop in a getter or a parameter's check; raise the limit with --policy-timeout)`);
+      host.port.on('message', (m: LinkReply | { kind: 'ready' } | { kind: 'imported' }) => {
+        // The time limit is the import's: it starts once the thread has loaded its own code (slow on a busy machine) and imports the module.
+        if (m.kind === 'ready') within(importTimeout(seconds));
+        else if (m.kind === 'imported') within(`its policy and parameters could not be read within ${seconds} s (a loop in a getter or a parameter's check; raise the limit with --policy-timeout)`);
         else if (m.kind === 'value') resolve(m.value as ModuleDescription);
         else if (m.kind === 'failed') reject(new CtxsimError(m.message, 'policy-module'));
         else if (m.kind === 'limit') reject(fail(m.message));
