@@ -6,7 +6,7 @@
  * encode (@huggingface/tokenizers), loading an open-weight tokenizer, and
  * every direct call of js-tiktoken's encode (the reference rows) — and the first sight of each text in a
  * scenario (`TokenCounter`'s `first`: the text's SHA-256 key, the run's
- * index and the token cache, and counting it when they do not know it), and,
+ * index and the token cache, and counting it when they do not know it),
  * and the simulated memory's reading of texts (what `Readings.get` reads
  * when the cache folder does not hold it: statements, notes, a tool result's
  * lines — language processing that a rerun does not do, as it counts no
