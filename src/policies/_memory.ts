@@ -193,7 +193,11 @@ export class FactSheet implements FactSheetBlock {
     const { known, mentions } = this;
     const { tokens } = this.deps;
     const limit = this.params.sheetTokens ?? SHEET_TOKENS;
-    const entries = () => Array.from(known, ([name, value]) => factEntry(name, value));
+    const entries = () => {
+      const out: string[] = [];
+      known.forEach((value, name) => out.push(factEntry(name, value)));
+      return out;
+    };
     // The drop order is made only when something must go.
     let order: string[] | undefined;
     let dropped = 0;

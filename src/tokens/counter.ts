@@ -153,7 +153,8 @@ export class TokenCounter {
    * joined text is counted.
    */
   joined(head: string, parts: readonly string[]): { text: string; tokens: number } {
-    const text = parts.length ? `${head} ${parts.join(' ')}` : head;
+    // One join makes a flat string: a template would make a rope that the first reader of the text copies again.
+    const text = parts.length ? [head].concat(parts).join(' ') : head;
     const sum = this.sumOf(head, parts);
     if (sum === undefined) return { text, tokens: this.text(text) };
     this.texts.set(text, sum);
