@@ -1,13 +1,14 @@
 import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, moduleLoading, specModules } from '../study/policy-modules.js';
-import { readSetting, SETTINGS, type CommandSettings, type Setting, type StudyOwnSettings, type StudySettings } from '../study/settings.js';
+import { readSetting, SETTINGS, type CommandSettings, type StudyOwnSettings, type StudySettings } from '../study/settings.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { folderStudyFile } from '../study/confine.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, withUpkeepOverrides, type UpkeepOverrides } from '../recording/upkeep.js';
-import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
+import { cacheFolderOf } from './_cache-folder.js';
 import type { IO } from './_io.js';
+import { BUDGET_TABLE_OPTIONS, COMMAND_OPTIONS, OWN_OPTIONS, REPORT_OPTIONS, SETTING_OPTIONS } from './_study-options.js';
 
 /**
  * Flags every study-running command takes; they override the study file.
@@ -25,8 +26,6 @@ export interface StudyFlags {
   scenario?: string[];
   /** Repeatable: every policy runs on each model. */
   model?: string[];
-  /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
-  tokenCache?: TokenCacheFlag;
   /** As given, for `--judge ''`'s message; `ownSettings` reads it. */
   judge?: string;
 }
@@ -56,14 +55,11 @@ export function withFolderStudy<F extends { study?: string }>(flags: F, io: Pick
  * policy modules they name are loaded. The flags are what may open the
  * network (`--upkeep record|live`) and name paths outside the study's
  * folder (`--out`, `--cassette`, `--policy PATH`): `loadStudy` refuses both
- * to a study file. The cache folder is the flags' (`tokenCacheFromFlags`);
+ * to a study file. The cache folder is the flags' (`cacheFolderOf`);
  * when the default one cannot be used, `io` is warned and the study runs
  * without a cache.
  */
 export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): Promise<RunnableStudy> {
-  if (flags.model?.some((m) => !m.trim())) throw new UsageError('--model: name a chat model, e.g. --model gpt-4o-mini');
-  const twice = flags.model?.find((m, i) => flags.model!.indexOf(m) !== i);
-  if (twice !== undefined) throw new UsageError(`--model: ${twice} given twice`);
   if (flags.judge !== undefined && !flags.judge.trim()) throw new UsageError('--judge: name the model that grades the answers, e.g. --judge gpt-4o');
   const own = ownSettings(flags);
   const overrides = studyOverrides(flags);
@@ -87,41 +83,69 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
     study.judge = own.judge;
   } else if (own.answers === false) delete study.judge; // --no-answers measures no answers, so nothing to judge
   checkAnswers(study, own.answers ? '--answers' : 'answers', own.judge !== undefined ? '--judge' : 'judge');
-  const cache = tokenCacheFromFlags(flags.tokenCache);
+  const { jobs, tokenCache } = commandSettings(flags);
+  const cache = cacheFolderOf(tokenCache);
   if (cache.warning) io?.err(`ctxsim: warning: ${cache.warning}\n`);
-  const { jobs } = commandSettings(flags);
   return Object.assign(study, { cacheFolder: cache.dir, ...policyLimits(flags) }, jobs !== undefined && { jobs });
 }
 
-/** The values of the flags of the settings `of` those kinds, as the specs hold them (a path from the working folder); a value a setting does not take is a usage error naming its flag. */
-function flagValues(given: object, of: readonly Setting['of'][]): Record<string, unknown> {
+/**
+ * The values of the flags of `options` that are settings' (each made from
+ * its setting's entry: cli/_study-options.ts), as the specs hold them (a
+ * path from the working folder); a value a setting does not take is a
+ * usage error naming its flag. A command reads the flags it declares: a
+ * flag of the same name that another command declares (`run`'s `--sort`)
+ * is not read as this one.
+ */
+function flagValues(given: object, options: object): Record<string, unknown> {
   const flags = given as Readonly<Record<string, unknown>>;
+  const names = new Set(Object.keys(options));
   const out: Record<string, unknown> = {};
   for (const s of SETTINGS) {
     // A setting read apart (`--policy`, `--scenario`: studyFromFlags) is not read here.
-    if (!s.meta.flag || s.meta.apart || !of.includes(s.of)) continue;
+    if (!s.meta.flag || s.meta.apart || !names.has(s.meta.flag.name)) continue;
     const raw = flags[camelCase(s.meta.flag.name)];
     if (raw === undefined || (Array.isArray(raw) && !raw.length)) continue;
-    const r = readSetting(s, raw, process.cwd());
+    const r = readSetting(s, raw, process.cwd(), s.meta.flag.written ?? s.meta.written);
     if ('problems' in r) throw new UsageError(`--${s.meta.flag.name}: ${r.problems[0]!.message}`);
     out[s.name] = r.value;
   }
   return out;
 }
 
-/** The run and report settings the flags set (those with a flag: `SettingMeta.flag`), as the spec holds them. */
+/** The run settings the flags set, and the report settings of `run`'s flags (`--min-retention`, `--min-saving`), as the spec holds them. */
 export function flagSettings(flags: StudyFlags): Partial<StudySettings> {
-  return flagValues(flags, ['run', 'report']) as Partial<StudySettings>;
+  return flagValues(flags, { ...SETTING_OPTIONS, ...REPORT_OPTIONS }) as Partial<StudySettings>;
+}
+
+/** The report settings of `ctxsim table`'s flags (`--columns`, `--sort`: `budgetColumns`, `budgetSort`), as the spec holds them. */
+export function budgetTableSettings(flags: object): Partial<Pick<StudySettings, 'budgetColumns' | 'budgetSort'>> {
+  return flagValues(flags, BUDGET_TABLE_OPTIONS) as Partial<Pick<StudySettings, 'budgetColumns' | 'budgetSort'>>;
 }
 
 /** The study's own settings the flags set (`STUDY_SPEC`: `--out`, a path from the working folder or `-`; `--records`, `--answers`, `--judge`), as the spec holds them. */
 export function ownSettings(flags: object): Partial<StudyOwnSettings> {
-  return flagValues(flags, ['study']) as Partial<StudyOwnSettings>;
+  return flagValues(flags, OWN_OPTIONS) as Partial<StudyOwnSettings>;
 }
 
-/** What only the command line sets (`COMMAND_SPEC`: worker threads, the limits of policy modules, the upkeep's mode, cassette and endpoint), read from its flags. */
+/** What only the command line sets (`COMMAND_SPEC`: the cache folder, worker threads, the limits of policy modules, the upkeep's mode, cassette and endpoint), read from its flags. */
 export function commandSettings(flags: object): Partial<CommandSettings> {
-  return flagValues(flags, ['command']) as Partial<CommandSettings>;
+  return flagValues(flags, COMMAND_OPTIONS) as Partial<CommandSettings>;
+}
+
+/**
+ * The one value of a list setting whose flag a command takes once
+ * (`explain`'s and `calibrate`'s `--model`: `settingOption(…, { one: true })`),
+ * read as the repeatable flag reads a list of one; none given: undefined.
+ */
+export function oneSetting(flags: object, name: 'models'): string | undefined {
+  const s = SETTINGS.find((x) => x.name === name)!;
+  const flag = s.meta.flag!;
+  const raw = (flags as Readonly<Record<string, unknown>>)[camelCase(flag.name)];
+  if (raw === undefined) return undefined;
+  const r = readSetting(s, [raw], process.cwd(), flag.written ?? s.meta.written);
+  if ('problems' in r) throw new UsageError(`--${flag.name}: ${r.problems[0]!.message}`);
+  return (r.value as readonly string[])[0];
 }
 
 /**
