@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { budgetTableSettings, commandSettings, flagSettings, oneSetting, ownSettings, settingArgs, studyFromFlags } from '../src/cli/_study.js';
+import { budgetTableSettings, commandSettings, flagSettings, oneSetting, ownSettings, settingArgs } from '../src/cli/_setting-flags.js';
+import { studyFromFlags } from '../src/cli/_study.js';
 import { BUDGET_TABLE_OPTIONS, RECORDS_OPTION, REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
 import { RUN_SPEC_KEYS, runSpecOf } from '../src/engine/spec.js';
 import { REPORT_SPEC_KEYS } from '../src/report/settings.js';

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { cacheFolderOf } from '../src/cli/_cache-folder.js';
-import { commandSettings } from '../src/cli/_study.js';
+import { commandSettings } from '../src/cli/_setting-flags.js';
 import { COMMAND_OPTIONS } from '../src/cli/_study-options.js';
 import { runStudy } from '../src/engine/run.js';
 import type { RunOptions } from '../src/engine/spec.js';

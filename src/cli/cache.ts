@@ -4,7 +4,7 @@ import { clearStore, DEFAULT_STORE_BYTES, storeStats, type StoreStats } from '..
 import { displayPath } from '../output/display.js';
 import type { IO } from './_io.js';
 import { cacheFolderOf } from './_cache-folder.js';
-import { commandSettings } from './_study.js';
+import { commandSettings } from './_setting-flags.js';
 import { plural } from '../records/format.js';
 
 /** What `ctxsim cache` does. */

@@ -5,7 +5,7 @@ import { loadPrices } from '../pricing/load.js';
 import { calibrateTokenFactor, calibrationReport } from '../study/calibrate.js';
 import { flagModel, loadScenarios, scenarioFiles } from '../study/study.js';
 import type { IO } from './_io.js';
-import { flagSettings, oneSetting } from './_study.js';
+import { flagSettings, oneSetting } from './_setting-flags.js';
 
 export interface CalibrateFlags {
   transcripts: string[];

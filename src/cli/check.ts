@@ -17,7 +17,8 @@ import { displayPath } from '../output/display.js';
 import { type Study } from '../study/study.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
-import { commandSettings, settingArgs, studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
+import { commandSettings, settingArgs } from './_setting-flags.js';
+import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableNotes } from '../report/text.js';
 
 export interface CheckFlags extends StudyFlags {

@@ -10,7 +10,8 @@ import { displayPath } from '../output/display.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, Pico } from '../types.js';
 import type { IO } from './_io.js';
-import { commandSettings, oneSetting, studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
+import { commandSettings, oneSetting } from './_setting-flags.js';
+import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 
 /** Its own flags; the settings' flags it takes (`--model`, one of the study's models; `--seed`, `--tokenizer`, `--cold-start`, `--upkeep`, `--cassette`, `--policy-timeout`, `--policy-memory`) are read as `run` reads them, from their specs. */
 export interface ExplainFlags {

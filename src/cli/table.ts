@@ -4,7 +4,8 @@ import { budgetMarkdown } from '../report/markdown.js';
 import { runStudyPipeline } from '../study/pipeline.js';
 import { digestSink } from '../output/sinks.js';
 import { studyEvents, type IO } from './_io.js';
-import { budgetTableSettings, studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
+import { budgetTableSettings } from './_setting-flags.js';
+import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 
 /** The formats of `ctxsim table`. */
 export const FORMATS = ['md', 'csv'] as const;
