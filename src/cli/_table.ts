@@ -18,7 +18,7 @@ export function outputWidth(io: Pick<IO, 'outColumns'>): number {
 }
 
 /** `--sort` of `run` and `merge` (the order of the table they print), checked. */
-export function sortFlag(sort: string | undefined): TableSort | undefined {
+function sortFlag(sort: string | undefined): TableSort | undefined {
   const problem = sort === undefined ? undefined : sortProblem(sort);
   if (problem !== undefined) throw new UsageError(`--sort: ${problem}`);
   return sort as TableSort | undefined;
