@@ -18,6 +18,12 @@ export function ctxsimVersion(): string {
   return version;
 }
 
+/** The environment variable that names the cache folder when no flag does (CI jobs that keep one folder between runs). */
+export const CACHE_DIR_ENV = 'CTXSIM_CACHE_DIR';
+
+/** Where the caches live unless `--token-cache` or `$CTXSIM_CACHE_DIR` says otherwise, as the help says it: the user's cache folder (`userFolder('cache')`). */
+export const DEFAULT_CACHE_FOLDER = 'the user’s cache folder (~/.cache/ctxsim on Linux)';
+
 /** What ctxsim keeps for a user, outside every project: `cache` (the cache folder), `state` (what it remembers between runs). */
 export type UserFolderKind = 'cache' | 'state';
 

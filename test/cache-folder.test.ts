@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { tokenCacheFromFlags } from '../src/cli/_cache-folder.js';
+import { cacheFolderOf } from '../src/cli/_cache-folder.js';
 import { CtxsimError, UsageError } from '../src/errors.js';
 import { userFolder } from '../src/process.js';
 import { entryHeader } from '../src/store/entry.js';
@@ -49,7 +49,7 @@ describe('the cache folder of a command', () => {
     const home = tempDir();
     vi.stubEnv('CTXSIM_CACHE_DIR', '');
     vi.stubEnv('XDG_CACHE_HOME', home);
-    expect(tokenCacheFromFlags(undefined, tempDir())).toEqual({ dir: join(home, 'ctxsim'), named: false });
+    expect(cacheFolderOf(undefined, tempDir())).toEqual({ dir: join(home, 'ctxsim'), named: false });
   });
 
   it.skipIf(!existsSync(MAIN))('ctxsim run with no cache named fills the user’s cache folder, and writes nothing in the working folder but its output', () => {
@@ -69,7 +69,7 @@ describe('the cache folder of a command', () => {
     vi.stubEnv('CTXSIM_CACHE_DIR', '');
     vi.stubEnv('XDG_CACHE_HOME', file);
     const warning = `no cache folder: ${join(file, 'ctxsim')} cannot be made (ENOTDIR); running without a cache (name one with --token-cache DIR or $CTXSIM_CACHE_DIR)`;
-    expect(tokenCacheFromFlags(undefined)).toEqual({ dir: false, named: false, warning });
+    expect(cacheFolderOf(undefined)).toEqual({ dir: false, named: false, warning });
     const r = await cli('run', '--scenario', join(ROOT, 'scenarios', 'noah-amnesia.yaml'), '--policy', 'full', '--out', join(dir, 'out'), '--quiet');
     expect(r.err).toBe(`ctxsim: warning: ${warning}\n`);
     expect(r.code).toBe(0);
@@ -82,16 +82,16 @@ describe('the cache folder of a command', () => {
     symlinkSync(outside, join(cwd, '.ctxsim-cache'));
     const refusal = (how: string, named: string) =>
       new UsageError(`${how} ${named}: ${join(cwd, '.ctxsim-cache')} is a symbolic link in the working folder (to ${outside}); a cache folder is never reached through one: name the folder itself`);
-    expect(() => tokenCacheFromFlags(join(cwd, '.ctxsim-cache'), cwd)).toThrow(refusal('--token-cache', join(cwd, '.ctxsim-cache')));
-    expect(() => tokenCacheFromFlags(join(cwd, '.ctxsim-cache', 'sub'), cwd)).toThrow(refusal('--token-cache', join(cwd, '.ctxsim-cache', 'sub')));
+    expect(() => cacheFolderOf(join(cwd, '.ctxsim-cache'), cwd)).toThrow(refusal('--token-cache', join(cwd, '.ctxsim-cache')));
+    expect(() => cacheFolderOf(join(cwd, '.ctxsim-cache', 'sub'), cwd)).toThrow(refusal('--token-cache', join(cwd, '.ctxsim-cache', 'sub')));
     vi.stubEnv('CTXSIM_CACHE_DIR', join(cwd, '.ctxsim-cache'));
-    expect(() => tokenCacheFromFlags(undefined, cwd)).toThrow(refusal('CTXSIM_CACHE_DIR', join(cwd, '.ctxsim-cache')));
+    expect(() => cacheFolderOf(undefined, cwd)).toThrow(refusal('CTXSIM_CACHE_DIR', join(cwd, '.ctxsim-cache')));
     // Nothing was made where it leads.
     expect(readdirSync(outside)).toEqual([]);
     // A link above the working folder is the user's own: followed.
     const work = join(cwd, '.ctxsim-cache', 'work');
     mkdirSync(work);
-    expect(tokenCacheFromFlags(join(work, 'cache'), work)).toEqual({ dir: join(work, 'cache'), named: true });
+    expect(cacheFolderOf(join(work, 'cache'), work)).toEqual({ dir: join(work, 'cache'), named: true });
   });
 });
 

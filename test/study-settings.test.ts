@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commandSettings, flagSettings, ownSettings, settingArgs, studyFromFlags } from '../src/cli/_study.js';
-import { RECORDS_OPTION, REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
+import { budgetTableSettings, commandSettings, flagSettings, oneSetting, ownSettings, settingArgs } from '../src/cli/_setting-flags.js';
+import { studyFromFlags } from '../src/cli/_study.js';
+import { BUDGET_TABLE_OPTIONS, RECORDS_OPTION, REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
 import { RUN_SPEC_KEYS, runSpecOf } from '../src/engine/spec.js';
 import { REPORT_SPEC_KEYS } from '../src/report/settings.js';
 import { UsageError } from '../src/errors.js';
@@ -32,7 +33,7 @@ describe('the run settings as a study file and the command line write them', () 
     const own = ['scenarios', 'policies', 'out', 'gate', 'upkeepSource', 'records', 'answers', 'judge'];
     expect(WRITTEN_SETTINGS.map((s) => s.name)).toEqual([...RUN_SPEC_KEYS.filter((k) => k !== 'upkeep'), ...REPORT_SPEC_KEYS, ...own]);
     expect(WRITTEN_SETTINGS.map((s) => s.of)).toEqual([...RUN_SPEC_KEYS.filter((k) => k !== 'upkeep').map(() => 'run'), ...REPORT_SPEC_KEYS.map(() => 'report'), ...own.map(() => 'study')]);
-    expect(SETTINGS.filter((s) => s.key === undefined).map((s) => s.name)).toEqual(['upkeep', 'jobs', 'policyTimeout', 'policyMemory', 'upkeepMode', 'cassette', 'baseURL', 'apiKeyEnv']);
+    expect(SETTINGS.filter((s) => s.key === undefined).map((s) => s.name)).toEqual(['upkeep', 'tokenCache', 'jobs', 'policyTimeout', 'policyMemory', 'upkeepMode', 'cassette', 'baseURL', 'apiKeyEnv']);
     const properties = studyJsonSchema().properties as Record<string, { description?: string }>;
     for (const key of WRITTEN_SETTINGS.flatMap(keysOf)) {
       expect(STUDY_FILE_KEY_ORDER, key).toContain(key);
@@ -54,14 +55,17 @@ describe('the run settings as a study file and the command line write them', () 
     expect(() => parseScenario('s.yaml', 'id: a\ntitle: b\n')).not.toThrow(/study file/);
   });
 
-  it('a setting with a flag is an option of the commands that run a study (a report setting: of those that write reports), of the kind its schema is', () => {
+  it('a setting with a flag is an option of the commands that run a study (a report setting: of run, or of table for the budget table’s layout), of the kind its schema is', () => {
     const flagged = (of: string) => WRITTEN_SETTINGS.flatMap((s) => (s.meta.flag && s.of === of ? [s.meta.flag.name] : []));
     expect(flagged('run')).toEqual(['seed', 'model', 'tokenizer', 'prices', 'cache', 'cache-ttl', 'cache-breakpoint', 'cold-start', 'rules']);
-    expect(flagged('report')).toEqual(['min-retention', 'min-saving']);
+    expect(flagged('report')).toEqual(['min-retention', 'min-saving', 'columns', 'sort']);
     const options = STUDY_OPTIONS as Record<string, { type?: string; array?: boolean; choices?: readonly string[]; coerce?: unknown }>;
     for (const name of flagged('run')) expect(options[name], name).toBeDefined();
-    expect(Object.keys(REPORT_OPTIONS)).toEqual(flagged('report'));
+    expect([...Object.keys(REPORT_OPTIONS), ...Object.keys(BUDGET_TABLE_OPTIONS)]).toEqual(flagged('report'));
     for (const name of flagged('report')) expect(options[name], name).toBeUndefined();
+    // Text, read through the flag's own form (comma-separated names; a row order), not yargs' choices.
+    expect(BUDGET_TABLE_OPTIONS).toEqual({ columns: expect.objectContaining({ type: 'string' }), sort: expect.objectContaining({ type: 'string' }) });
+    expect(BUDGET_TABLE_OPTIONS.sort).not.toHaveProperty('choices');
     expect(REPORT_OPTIONS['min-saving']).toMatchObject({ type: 'string' });
     expect(options.seed!.coerce).toBeTypeOf('function');
     expect(options.model!.array).toBe(true);
@@ -168,7 +172,8 @@ describe('the run settings as a study file and the command line write them', () 
   });
 
   it('the command line’s settings read typed from their flags, a bad value one usage error naming its flag', () => {
-    expect(commandSettings({ jobs: 2, policyTimeout: 5, upkeep: 'replay', cassette: 'c.jsonl', baseUrl: 'http://localhost:11434/v1', apiKeyEnv: 'KEY', seed: 3 })).toEqual({
+    expect(commandSettings({ tokenCache: 'c', jobs: 2, policyTimeout: 5, upkeep: 'replay', cassette: 'c.jsonl', baseUrl: 'http://localhost:11434/v1', apiKeyEnv: 'KEY', seed: 3 })).toEqual({
+      tokenCache: 'c',
       jobs: 2,
       policyTimeout: 5,
       upkeepMode: 'replay',
@@ -178,8 +183,28 @@ describe('the run settings as a study file and the command line write them', () 
     });
     expect(() => commandSettings({ upkeep: 'nope' })).toThrow(new UsageError('--upkeep: expected one of simulate|record|replay|live, got nope'));
     expect(() => commandSettings({ cassette: '' })).toThrow(new UsageError('--cassette: name a file'));
+    // The cache folder as given (checked where it is used, cli/_cache-folder.ts); none with --no-token-cache.
+    expect(commandSettings({ tokenCache: false })).toEqual({ tokenCache: false });
+    expect(() => commandSettings({ tokenCache: '' })).toThrow(new UsageError('--token-cache: name a folder (or use --no-token-cache)'));
     expect(() => commandSettings({ baseUrl: 'here' })).toThrow(new UsageError('--base-url: expected the URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got here'));
     expect(() => commandSettings({ apiKeyEnv: 'MY-KEY' })).toThrow(new UsageError('--api-key-env: expected the name of an environment variable (letters, digits and _), got MY-KEY'));
+  });
+
+  it('a command reads the setting flags it declares: table’s --columns and --sort as budgetColumns and budgetSort, not run’s --sort', () => {
+    expect(budgetTableSettings({ columns: 'policy, vs_full,', sort: 'retention' })).toEqual({ budgetColumns: ['policy', 'vs_full'], budgetSort: 'retention' });
+    expect(() => budgetTableSettings({ columns: ' , ' })).toThrow(new UsageError('--columns: name at least one column, e.g. --columns policy,cost_per_1000_conversations_usd,retention'));
+    expect(() => budgetTableSettings({ columns: 'policy,polcy' })).toThrow(/^--columns: no budget table column "polcy" \(did you mean policy\?\)/);
+    expect(() => budgetTableSettings({ sort: 'price' })).toThrow(new UsageError('--sort: expected one of cost|retention|name|study, got price'));
+    // run's --sort orders the table it prints: not the budget table's budgetSort.
+    expect(flagSettings({ sort: 'retention', columns: 'policy', minSaving: '10%' })).toEqual({ minSaving: 0.1 });
+  });
+
+  it('explain’s and calibrate’s one --model reads as run’s list of one', () => {
+    expect(oneSetting({ model: 'gpt-4o' }, 'models')).toBe('gpt-4o');
+    expect(oneSetting({}, 'models')).toBeUndefined();
+    expect(() => oneSetting({ model: ' ' }, 'models')).toThrow(new UsageError('--model: name a chat model, e.g. --model gpt-4o-mini'));
+    expect(flagSettings({ model: ['gpt-4o'] })).toEqual({ models: ['gpt-4o'] });
+    expect(() => flagSettings({ model: ['a', 'a'] })).toThrow(new UsageError('--model: a given twice'));
   });
 
   it('ctxsim check’s command that accepts a change repeats the flags of the settings that decide records, and only those', () => {

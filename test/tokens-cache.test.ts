@@ -6,7 +6,9 @@ import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
-import { tokenCacheFromFlags } from '../src/cli/_cache-folder.js';
+import { cacheFolderOf } from '../src/cli/_cache-folder.js';
+import { commandSettings } from '../src/cli/_setting-flags.js';
+import { COMMAND_OPTIONS } from '../src/cli/_study-options.js';
 import { runStudy } from '../src/engine/run.js';
 import type { RunOptions } from '../src/engine/spec.js';
 import { UsageError } from '../src/errors.js';
@@ -314,14 +316,14 @@ describe('token cache flags', () => {
     try {
       vi.stubEnv('CTXSIM_CACHE_DIR', '');
       vi.stubEnv('XDG_CACHE_HOME', join(dir, 'xdg'));
-      expect(tokenCacheFromFlags(undefined)).toEqual({ dir: join(dir, 'xdg', 'ctxsim'), named: false });
+      expect(cacheFolderOf(undefined)).toEqual({ dir: join(dir, 'xdg', 'ctxsim'), named: false });
       vi.stubEnv('CTXSIM_CACHE_DIR', join(dir, 'ci-cache'));
-      expect(tokenCacheFromFlags(undefined)).toEqual({ dir: join(dir, 'ci-cache'), named: true });
-      expect(tokenCacheFromFlags(join(dir, 'x')).dir).toBe(join(dir, 'x'));
-      expect(tokenCacheFromFlags(false).dir).toBe(false);
+      expect(cacheFolderOf(undefined)).toEqual({ dir: join(dir, 'ci-cache'), named: true });
+      expect(cacheFolderOf(join(dir, 'x')).dir).toBe(join(dir, 'x'));
+      expect(cacheFolderOf(false).dir).toBe(false);
       vi.stubEnv('CTXSIM_CACHE_DIR', file);
-      expect(() => tokenCacheFromFlags(undefined)).toThrow(new UsageError(`CTXSIM_CACHE_DIR ${file}: a file, not a folder`));
-      expect(() => tokenCacheFromFlags(file)).toThrow(new UsageError(`--token-cache ${file}: a file, not a folder`));
+      expect(() => cacheFolderOf(undefined)).toThrow(new UsageError(`CTXSIM_CACHE_DIR ${file}: a file, not a folder`));
+      expect(() => cacheFolderOf(file)).toThrow(new UsageError(`--token-cache ${file}: a file, not a folder`));
     } finally {
       vi.unstubAllEnvs();
     }
@@ -338,14 +340,16 @@ describe('token cache flags', () => {
     expect(readdirSync(join(dir, 'ci-cache')).sort()).toEqual(['charts', 'replay', 'tokens']);
   });
 
-  it('--no-token-cache is false; of both, the last wins', () => {
+  it('--no-token-cache is false; of both, the last wins (the option made from the setting’s entry keeps the last)', () => {
     const dir = tempDir();
     const [x, y] = [join(dir, 'x'), join(dir, 'y')];
-    expect(tokenCacheFromFlags(x).dir).toBe(x);
-    expect(tokenCacheFromFlags(false).dir).toBe(false);
-    expect(tokenCacheFromFlags([x, false]).dir).toBe(false);
-    expect(tokenCacheFromFlags([false, y]).dir).toBe(y);
-    expect(() => tokenCacheFromFlags('')).toThrow(new UsageError('--token-cache: name a folder (or use --no-token-cache)'));
+    const { coerce } = COMMAND_OPTIONS['token-cache'] as { coerce: (raw: unknown) => unknown };
+    const read = (raw: unknown) => cacheFolderOf(commandSettings({ tokenCache: coerce(raw) }).tokenCache).dir;
+    expect(read(x)).toBe(x);
+    expect(read(false)).toBe(false);
+    expect(read([x, false])).toBe(false);
+    expect(read([false, y])).toBe(y);
+    expect(() => read('')).toThrow(new UsageError('--token-cache: name a folder (or use --no-token-cache)'));
   });
 
   const scenario = join(ROOT, 'scenarios', 'noah-amnesia.yaml');

@@ -139,18 +139,17 @@ const debugging = () => !!process.env.CTXSIM_DEBUG && process.env.CTXSIM_DEBUG !
 /** The exit code of an internal error (a bug): sysexits' EX_SOFTWARE, apart from 1 (regression) and 2 (bad input). */
 const EXIT_INTERNAL = 70;
 
-/** Flags that may be given more than once although they take one value: the last one wins. */
-const LAST_WINS = new Set(['token-cache', 'tokenCache']);
-
 /**
  * yargs turns a repeated flag into a list; a flag that takes one value must
  * then be given once (`--model a --model b` is a mistake, not a choice).
+ * A flag whose setting lets the last one count (`SettingFlag.lastWins`:
+ * `--token-cache`) keeps the last as yargs reads it, so is one value here.
  */
 function onlyOnce(argv: Record<string, unknown>, options: unknown): true {
   const { key = {}, array = [] } = options as { key?: Record<string, unknown>; array?: string[] };
   const lists = new Set(array);
   for (const name of Object.keys(key)) {
-    if (lists.has(name) || LAST_WINS.has(name) || !Array.isArray(argv[name])) continue;
+    if (lists.has(name) || !Array.isArray(argv[name])) continue;
     throw new UsageError(`--${name}: give --${name} once (got ${(argv[name] as unknown[]).map(String).join(', ')})`);
   }
   return true;

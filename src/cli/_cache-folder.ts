@@ -1,17 +1,15 @@
+/**
+ * Where the caches are: the use of the command line's `tokenCache` setting
+ * (`--token-cache`, `COMMAND_SPEC` in study/settings.ts, which declares the
+ * flag and reads it: a folder as given, false from `--no-token-cache`, the
+ * last one given counting), and its old spelling `--no-cache`.
+ * @module
+ */
 import { existsSync, statSync } from 'node:fs';
 import { CtxsimError, UsageError } from '../errors.js';
-import { folderProblem, userFolder } from '../process.js';
+import { CACHE_DIR_ENV, folderProblem, userFolder } from '../process.js';
 import { linkOnTheWay } from '../output/real-path.js';
 import { displayPath } from '../output/display.js';
-
-/** `--token-cache`'s value: a folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
-export type TokenCacheFlag = string | false | (string | false)[];
-
-/** Where the caches live unless `--token-cache` or `$CTXSIM_CACHE_DIR` says otherwise, as the help says it: the user's cache folder (`userFolder('cache')`). */
-export const DEFAULT_CACHE_FOLDER = 'the user’s cache folder (~/.cache/ctxsim on Linux)';
-
-/** The environment variable that names the cache folder when no flag does (CI jobs that keep one folder between runs). */
-export const CACHE_DIR_ENV = 'CTXSIM_CACHE_DIR';
 
 /** `--no-cache`, the old name of `--no-token-cache` (before `--`), under its name: yargs would take it for a negated `--cache`. */
 export function noCacheAlias(args: readonly string[]): readonly string[] {
@@ -30,10 +28,10 @@ export interface CacheFolder {
 }
 
 /**
- * The cache folder the flags name: `--token-cache DIR`, none with
- * `--no-token-cache`, else `$CTXSIM_CACHE_DIR`, else the user's cache folder
- * (`userFolder('cache')`: never the working folder, which in CI is the
- * checkout a pull request writes).
+ * The cache folder `--token-cache` names (as `commandSettings` reads it): a
+ * folder, none (false, from `--no-token-cache`), else `$CTXSIM_CACHE_DIR`,
+ * else the user's cache folder (`userFolder('cache')`: never the working
+ * folder, which in CI is the checkout a pull request writes).
  *
  * A folder named on purpose that is a file, that cannot be made, or that is
  * reached through a symbolic link lying in the working folder (a link a
@@ -41,14 +39,12 @@ export interface CacheFolder {
  * be written through it. The default folder, when there is no home folder
  * or it cannot be made, is a warning and no cache: a cache only saves time.
  */
-export function tokenCacheFromFlags(flag: TokenCacheFlag | undefined, cwd = process.cwd()): CacheFolder {
-  const last = lastOf(flag);
-  if (last === '') throw new UsageError('--token-cache: name a folder (or use --no-token-cache)');
-  if (last === false) return { dir: false, named: true };
-  const fromEnv = last === undefined && process.env[CACHE_DIR_ENV] ? process.env[CACHE_DIR_ENV] : undefined;
-  const named = last ?? fromEnv;
+export function cacheFolderOf(tokenCache: string | false | undefined, cwd = process.cwd()): CacheFolder {
+  if (tokenCache === false) return { dir: false, named: true };
+  const fromEnv = tokenCache === undefined && process.env[CACHE_DIR_ENV] ? process.env[CACHE_DIR_ENV] : undefined;
+  const named = tokenCache ?? fromEnv;
   if (named === undefined) return defaultFolder();
-  const how = last !== undefined ? '--token-cache' : CACHE_DIR_ENV;
+  const how = tokenCache !== undefined ? '--token-cache' : CACHE_DIR_ENV;
   const link = linkOnTheWay(named, cwd);
   if (link) {
     throw new UsageError(`${how} ${named}: ${displayPath(link.link)} is a symbolic link in the working folder (to ${link.leadsTo}); a cache folder is never reached through one: name the folder itself`);
@@ -60,12 +56,9 @@ export function tokenCacheFromFlags(flag: TokenCacheFlag | undefined, cwd = proc
   return { dir: named, named: true };
 }
 
-/** The flag's value that counts: the last given. */
-const lastOf = (flag: TokenCacheFlag | undefined) => (Array.isArray(flag) ? flag[flag.length - 1] : flag);
-
-/** Whether the flags or `$CTXSIM_CACHE_DIR` name the cache folder (or none), rather than leaving it to the default. */
-export function cacheFolderNamed(flag: TokenCacheFlag | undefined): boolean {
-  return lastOf(flag) !== undefined || !!process.env[CACHE_DIR_ENV];
+/** Whether `--token-cache` (as `commandSettings` reads it) or `$CTXSIM_CACHE_DIR` names the cache folder (or none), rather than leaving it to the default. */
+export function cacheFolderNamed(tokenCache: string | false | undefined): boolean {
+  return tokenCache !== undefined || !!process.env[CACHE_DIR_ENV];
 }
 
 /** The user's cache folder, or none with a warning saying why. */

@@ -3,22 +3,46 @@
  * descriptions list what the library holds (the policies and their
  * parameters, the tokenizers), so a command's builder imports this module
  * when yargs builds that command, not when the command line starts.
+ *
+ * Every option of a setting is made here from its entry (`SettingMeta.flag`):
+ * a command takes it whole (`STUDY_OPTIONS`, …), or says it in its own
+ * words (`settingOption`); test/cli-flags-declared.test.ts fails on a
+ * command that declares a setting's flag by hand.
  * @module
  */
 import { z } from 'zod';
 import type { SettingFlag } from '../engine/spec.js';
 import { SETTINGS, type Setting } from '../study/settings.js';
-import { CACHE_DIR_ENV, DEFAULT_CACHE_FOLDER } from './_cache-folder.js';
 import { wholeNumberOption } from './_command.js';
+
+/** Every option made from a setting's entry, and that setting: what test/cli-flags-declared.test.ts tells a setting's flag from one declared by hand with. */
+const MADE = new WeakMap<object, Setting>();
+
+/** The setting an option was made from (`settingOption`, or a map of options here), if it was. */
+export function settingOfOption(option: object): Setting | undefined {
+  return MADE.get(option);
+}
+
+/** `option`, noted as made from `s`. */
+function made<O extends object>(s: Setting, option: O): O {
+  MADE.set(option, s);
+  return option;
+}
+
+/** The flag's value that counts when it is given more than once (`SettingFlag.lastWins`): the last. */
+const lastGiven = (raw: unknown): unknown => (Array.isArray(raw) ? raw[raw.length - 1] : raw);
 
 /**
  * The flag of a setting that has one (`SettingMeta.flag`): on or off, a
  * whole number (within the schema's bounds), a choice, a repeatable list or
- * text, as its written schema is.
+ * text, as its written schema is (the flag's own, `SettingFlag.written`, or
+ * the study key's). `one`: the flag takes one of the list the setting holds
+ * (`explain`'s `--model`).
  */
-function settingOption(s: Setting, flag: SettingFlag) {
-  const { schema } = s;
-  const told = { describe: flag.describe, ...(flag.defaultDescription !== undefined && { defaultDescription: flag.defaultDescription }) };
+function flagOption(s: Setting, flag: SettingFlag, one = false) {
+  const written = flag.written?.schema ?? s.schema;
+  const schema = one ? (listElement(written) ?? written) : written;
+  const told = { describe: flag.describe, ...(flag.defaultDescription !== undefined && { defaultDescription: flag.defaultDescription }), ...(flag.lastWins && { coerce: lastGiven }) };
   if (schema instanceof z.ZodBoolean) return { type: 'boolean', ...told } as const;
   if (schema instanceof z.ZodNumber) {
     // A whole number's least value, when the schema sets one (`int()` alone bounds it to the safe integers).
@@ -31,32 +55,46 @@ function settingOption(s: Setting, flag: SettingFlag) {
     if (flag.valuesInHelp) return { type: 'string', ...told } as const;
     return values.length <= 4 ? ({ type: 'string', choices: values, ...told } as const) : ({ type: 'string', ...told, describe: `${flag.describe}: ${values.join(' | ')}` } as const);
   }
-  const list = schema instanceof z.ZodArray || (schema instanceof z.ZodReadonly && schema.unwrap() instanceof z.ZodArray);
-  return { type: 'string', ...(list && { array: true }), ...told } as const;
+  return { type: 'string', ...(listElement(schema) !== undefined && { array: true }), ...told } as const;
+}
+
+/** The element of a list schema (through its `readonly` wrapper), or none. */
+function listElement(schema: z.ZodType): z.ZodType | undefined {
+  const inner = schema instanceof z.ZodReadonly ? (schema.unwrap() as z.ZodType) : schema;
+  return inner instanceof z.ZodArray ? (inner.element as z.ZodType) : undefined;
 }
 
 /** The flags of the settings of a kind, in `SETTINGS` order, by flag name. */
 function settingOptions(of: Setting['of']) {
-  return Object.fromEntries(SETTINGS.flatMap((s) => (s.meta.flag && s.of === of ? [[s.meta.flag.name, settingOption(s, s.meta.flag)]] : [])));
+  return Object.fromEntries(SETTINGS.flatMap((s) => (s.meta.flag && s.of === of ? [[s.meta.flag.name, made(s, flagOption(s, s.meta.flag))]] : [])));
 }
 
 /** The run settings' flags, in `RUN_SPEC` order: options of every command that runs a study. */
 export const SETTING_OPTIONS = settingOptions('run');
 
-/** The report settings' flags (`--min-retention`, `--min-saving`): options of the commands that write reports (`run`, `check`). */
-export const REPORT_OPTIONS = settingOptions('report');
+const { columns, sort, ...reportOptions } = settingOptions('report');
 
-/** The flags only the command line has (`COMMAND_SPEC`): worker threads, the limits of policy modules, where upkeep comes from. */
+/** The report settings' flags that `ctxsim run` takes (`--min-retention`, `--min-saving`): the verdict's thresholds. */
+export const REPORT_OPTIONS = reportOptions;
+
+/** The report settings' flags that `ctxsim table` takes (`--columns`, `--sort`): the budget table's layout (`run`'s and `merge`'s `--sort` orders the table they print, `TABLE_OPTIONS`). */
+export const BUDGET_TABLE_OPTIONS = { columns: columns!, sort: sort! };
+
+/** The flags only the command line has (`COMMAND_SPEC`): the cache folder, worker threads, the limits of policy modules, where upkeep comes from. */
 export const COMMAND_OPTIONS = settingOptions('command');
 
 /** The limits of policy modules, for every command that runs them (docs/custom-policies.md). */
 export const POLICY_LIMIT_OPTIONS = { 'policy-timeout': COMMAND_OPTIONS['policy-timeout']!, 'policy-memory': COMMAND_OPTIONS['policy-memory']! };
 
 /** The flags of the study's own settings (`STUDY_SPEC`): `--scenario`, `--policy`, `--out`, `--records`, then `--answers`, `--judge`. */
-const { scenario, policy, out, records, ...STUDY_OWN_OPTIONS } = settingOptions('study');
+const ownOptions = settingOptions('study');
+const { scenario, policy, out, records, ...STUDY_OWN_OPTIONS } = ownOptions;
 
 /** `--out`, where a command's output goes (a command may say it in its own words): it takes the next word whatever it is, so that `--out -` is stdout. */
-export const OUT_OPTION = { ...out!, nargs: 1 } as const;
+const OUT_OPTION = made(settingOf('out'), { ...out!, nargs: 1 } as const);
+
+/** The study's own flags (`STUDY_SPEC`), each as every command takes it: what `ownSettings` reads. */
+export const OWN_OPTIONS = { ...ownOptions, out: OUT_OPTION };
 
 /** `--records`, of the commands that write a run's record files (`run`, `merge`). */
 export const RECORDS_OPTION = records!;
@@ -67,11 +105,28 @@ export const STUDY_OPTIONS = {
   policy: policy!,
   scenario: scenario!,
   ...SETTING_OPTIONS,
-  'token-cache': {
-    type: 'string',
-    describe: 'folder of the persistent caches: token counts, and the records of each scenario × model × policy replayed (--no-token-cache or --no-cache: none)',
-    defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_CACHE_FOLDER}`,
-  },
   ...COMMAND_OPTIONS,
   ...STUDY_OWN_OPTIONS,
 } as const;
+
+/** The setting whose flag is `--name`. */
+function settingOf(name: string): Setting {
+  const s = SETTINGS.find((x) => x.meta.flag?.name === name);
+  if (!s) throw new Error(`no setting has the flag --${name}`);
+  return s;
+}
+
+/**
+ * The option of the setting whose flag is `--name`, in a command's own
+ * words (`told`: its help, or a function of the help every command gives
+ * it; its default; whether it is needed), read as every command reads it.
+ * `one`: the command takes one value of the list the setting holds
+ * (`explain`'s and `calibrate`'s `--model`), read by `oneSetting`.
+ */
+export function settingOption(name: string, told: { describe?: string | ((own: string) => string); defaultDescription?: string; default?: unknown; demandOption?: boolean; one?: true } = {}) {
+  const s = settingOf(name);
+  const { describe, one, ...rest } = told;
+  const base = name === 'out' ? OUT_OPTION : flagOption(s, s.meta.flag!, one);
+  const own = typeof describe === 'function' ? describe(base.describe) : describe;
+  return made(s, { ...base, ...rest, ...(own !== undefined && { describe: own }) });
+}

@@ -1,20 +1,21 @@
 import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, moduleLoading, specModules } from '../study/policy-modules.js';
-import { readSetting, SETTINGS, type CommandSettings, type Setting, type StudyOwnSettings, type StudySettings } from '../study/settings.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { folderStudyFile } from '../study/confine.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, withUpkeepOverrides, type UpkeepOverrides } from '../recording/upkeep.js';
-import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
+import { cacheFolderOf } from './_cache-folder.js';
 import type { IO } from './_io.js';
+import { commandSettings, flagSettings, ownSettings } from './_setting-flags.js';
 
 /**
  * Flags every study-running command takes; they override the study file.
  * The settings' flags (`--seed`, `--model`, `--out`, `--jobs`, `--upkeep`,
  * …) are those their meta declares (study/settings.ts: `SETTINGS`), read
  * as the specs hold them by `flagSettings`, `ownSettings` and
- * `commandSettings`; the fields below are those read as given too.
+ * `commandSettings` (cli/_setting-flags.ts); the fields below are those
+ * read as given too.
  */
 export interface StudyFlags {
   [settingFlag: string]: unknown;
@@ -25,8 +26,6 @@ export interface StudyFlags {
   scenario?: string[];
   /** Repeatable: every policy runs on each model. */
   model?: string[];
-  /** A folder, or false from `--no-token-cache`; both flags given: a list, the last wins. */
-  tokenCache?: TokenCacheFlag;
   /** As given, for `--judge ''`'s message; `ownSettings` reads it. */
   judge?: string;
 }
@@ -56,14 +55,11 @@ export function withFolderStudy<F extends { study?: string }>(flags: F, io: Pick
  * policy modules they name are loaded. The flags are what may open the
  * network (`--upkeep record|live`) and name paths outside the study's
  * folder (`--out`, `--cassette`, `--policy PATH`): `loadStudy` refuses both
- * to a study file. The cache folder is the flags' (`tokenCacheFromFlags`);
+ * to a study file. The cache folder is the flags' (`cacheFolderOf`);
  * when the default one cannot be used, `io` is warned and the study runs
  * without a cache.
  */
 export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): Promise<RunnableStudy> {
-  if (flags.model?.some((m) => !m.trim())) throw new UsageError('--model: name a chat model, e.g. --model gpt-4o-mini');
-  const twice = flags.model?.find((m, i) => flags.model!.indexOf(m) !== i);
-  if (twice !== undefined) throw new UsageError(`--model: ${twice} given twice`);
   if (flags.judge !== undefined && !flags.judge.trim()) throw new UsageError('--judge: name the model that grades the answers, e.g. --judge gpt-4o');
   const own = ownSettings(flags);
   const overrides = studyOverrides(flags);
@@ -87,63 +83,10 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
     study.judge = own.judge;
   } else if (own.answers === false) delete study.judge; // --no-answers measures no answers, so nothing to judge
   checkAnswers(study, own.answers ? '--answers' : 'answers', own.judge !== undefined ? '--judge' : 'judge');
-  const cache = tokenCacheFromFlags(flags.tokenCache);
+  const { jobs, tokenCache } = commandSettings(flags);
+  const cache = cacheFolderOf(tokenCache);
   if (cache.warning) io?.err(`ctxsim: warning: ${cache.warning}\n`);
-  const { jobs } = commandSettings(flags);
   return Object.assign(study, { cacheFolder: cache.dir, ...policyLimits(flags) }, jobs !== undefined && { jobs });
-}
-
-/** The values of the flags of the settings `of` those kinds, as the specs hold them (a path from the working folder); a value a setting does not take is a usage error naming its flag. */
-function flagValues(given: object, of: readonly Setting['of'][]): Record<string, unknown> {
-  const flags = given as Readonly<Record<string, unknown>>;
-  const out: Record<string, unknown> = {};
-  for (const s of SETTINGS) {
-    // A setting read apart (`--policy`, `--scenario`: studyFromFlags) is not read here.
-    if (!s.meta.flag || s.meta.apart || !of.includes(s.of)) continue;
-    const raw = flags[camelCase(s.meta.flag.name)];
-    if (raw === undefined || (Array.isArray(raw) && !raw.length)) continue;
-    const r = readSetting(s, raw, process.cwd());
-    if ('problems' in r) throw new UsageError(`--${s.meta.flag.name}: ${r.problems[0]!.message}`);
-    out[s.name] = r.value;
-  }
-  return out;
-}
-
-/** The run and report settings the flags set (those with a flag: `SettingMeta.flag`), as the spec holds them. */
-export function flagSettings(flags: StudyFlags): Partial<StudySettings> {
-  return flagValues(flags, ['run', 'report']) as Partial<StudySettings>;
-}
-
-/** The study's own settings the flags set (`STUDY_SPEC`: `--out`, a path from the working folder or `-`; `--records`, `--answers`, `--judge`), as the spec holds them. */
-export function ownSettings(flags: object): Partial<StudyOwnSettings> {
-  return flagValues(flags, ['study']) as Partial<StudyOwnSettings>;
-}
-
-/** What only the command line sets (`COMMAND_SPEC`: worker threads, the limits of policy modules, the upkeep's mode, cassette and endpoint), read from its flags. */
-export function commandSettings(flags: object): Partial<CommandSettings> {
-  return flagValues(flags, ['command']) as Partial<CommandSettings>;
-}
-
-/**
- * The flags of the settings that decide records, as given, as words of a
- * command line (`--model a --model b --cache off --cold-start --upkeep
- * replay`): what `ctxsim check`'s command that accepts a change repeats,
- * so that the accepting run computes the same.
- */
-export function settingArgs(flags: StudyFlags): string[] {
-  return SETTINGS.flatMap((s) => {
-    const flag = s.decidesRecords ? s.meta.flag : undefined;
-    const raw = flag && flags[camelCase(flag.name)];
-    if (!flag || raw === undefined) return [];
-    // On or off: the flag alone, or its `--no-` form.
-    if (typeof raw === 'boolean') return [`--${raw ? '' : 'no-'}${flag.name}`];
-    return (Array.isArray(raw) ? raw : [raw]).flatMap((v) => [`--${flag.name}`, String(v)]);
-  });
-}
-
-/** A flag's name as yargs gives it in the parsed flags (`cache-ttl` → `cacheTtl`). */
-function camelCase(flag: string): string {
-  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
 /** What the flags set over a study file, checked: the keys they replace, and the upkeep they choose. */

@@ -1,10 +1,7 @@
 import { UsageError } from '../errors.js';
 import type { TableOptions } from '../report/text.js';
-import { TABLE_SORTS, type TableSort } from '../records/table-sort.js';
+import { SORT_HELP, sortProblem, type TableSort } from '../records/table-sort.js';
 import type { IO } from './_io.js';
-
-/** The row orders, as `--sort`'s help says them. */
-export const SORT_HELP = `${TABLE_SORTS.join(' | ')} (cost: cheapest first; retention: most first; study: the study’s order)`;
 
 /** The flags of the table `run` and `merge` print. */
 export const TABLE_OPTIONS = {
@@ -20,9 +17,10 @@ export function outputWidth(io: Pick<IO, 'outColumns'>): number {
   return io.outColumns === undefined ? 100 : Math.max(MIN_WIDTH, io.outColumns);
 }
 
-/** `--sort`, checked. */
-export function sortFlag(sort: string | undefined): TableSort | undefined {
-  if (sort !== undefined && !(TABLE_SORTS as readonly string[]).includes(sort)) throw new UsageError(`--sort: expected one of ${TABLE_SORTS.join('|')}, got ${sort}`);
+/** `--sort` of `run` and `merge` (the order of the table they print), checked. */
+function sortFlag(sort: string | undefined): TableSort | undefined {
+  const problem = sort === undefined ? undefined : sortProblem(sort);
+  if (problem !== undefined) throw new UsageError(`--sort: ${problem}`);
   return sort as TableSort | undefined;
 }
 

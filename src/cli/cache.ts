@@ -3,7 +3,8 @@ import { NAMESPACE_NAMES, NAMESPACES } from '../store/namespaces.js';
 import { clearStore, DEFAULT_STORE_BYTES, storeStats, type StoreStats } from '../store/store.js';
 import { displayPath } from '../output/display.js';
 import type { IO } from './_io.js';
-import { tokenCacheFromFlags, type TokenCacheFlag } from './_cache-folder.js';
+import { cacheFolderOf } from './_cache-folder.js';
+import { commandSettings } from './_setting-flags.js';
 import { plural } from '../records/format.js';
 
 /** What `ctxsim cache` does. */
@@ -16,9 +17,10 @@ export function actionOf(action: string): (typeof ACTIONS)[number] {
   return known;
 }
 
+/** `--token-cache` as given: `commandSettings` reads it. */
 export interface CacheFlags {
   action: string;
-  tokenCache?: TokenCacheFlag;
+  tokenCache?: unknown;
 }
 
 /** Bytes for people: B, kB, MB or GB (powers of 1000), one decimal past kB. */
@@ -43,7 +45,7 @@ function namespaceLines(stats: StoreStats): string[] {
 /** `ctxsim cache info|clear`: what the cache folder holds, namespace by namespace, or empty it (only ctxsim's own files go). */
 export function cache(flags: CacheFlags, io: IO): number {
   const action = actionOf(flags.action);
-  const { dir, warning } = tokenCacheFromFlags(flags.tokenCache);
+  const { dir, warning } = cacheFolderOf(commandSettings(flags).tokenCache);
   if (warning) throw new UsageError(`cache: ${warning.replace(/; running without a cache/, '')}`);
   if (dir === false) throw new UsageError('cache: --no-token-cache names no folder');
   if (action === 'info') {

@@ -17,7 +17,8 @@ import { displayPath } from '../output/display.js';
 import { type Study } from '../study/study.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
-import { settingArgs, studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
+import { commandSettings, settingArgs } from './_setting-flags.js';
+import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableNotes } from '../report/text.js';
 
 export interface CheckFlags extends StudyFlags {
@@ -78,7 +79,7 @@ function baselineAt(file: string, shown: string, flags: CheckFlags): Baseline {
  */
 function untrustedCache(study: RunnableStudy, flags: CheckFlags, io: IO): void {
   const dir = study.cacheFolder;
-  if (!dir || !cacheFolderNamed(flags.tokenCache)) return;
+  if (!dir || !cacheFolderNamed(commandSettings(flags).tokenCache)) return;
   if (!insideRoots(resolve(dir), studyRoots(study.file ? dirname(study.file) : process.cwd()))) return;
   io.err(`ctxsim: note: the cache folder ${displayPath(resolve(dir))} lies in the checkout (the working folder or the study's), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`);
   study.cacheFolder = false;

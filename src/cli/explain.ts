@@ -10,9 +10,10 @@ import { displayPath } from '../output/display.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, Pico } from '../types.js';
 import type { IO } from './_io.js';
-import { commandSettings, studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
+import { commandSettings, oneSetting } from './_setting-flags.js';
+import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 
-/** Its own flags; the settings' flags it takes (`--seed`, `--tokenizer`, `--cold-start`, `--upkeep`, `--cassette`, `--policy-timeout`, `--policy-memory`) are read as `run` reads them, from their specs. */
+/** Its own flags; the settings' flags it takes (`--model`, one of the study's models; `--seed`, `--tokenizer`, `--cold-start`, `--upkeep`, `--cassette`, `--policy-timeout`, `--policy-memory`) are read as `run` reads them, from their specs. */
 export interface ExplainFlags {
   [settingFlag: string]: unknown;
   /** A scenario or study file; none: the study in the working folder, else the built-in default study. */
@@ -20,7 +21,7 @@ export interface ExplainFlags {
   scenario?: string;
   policy: string;
   turn: number;
-  /** One chat model (`run`'s `--model` is repeatable). */
+  /** One chat model, as given (`run`'s `--model` is repeatable): `oneSetting` reads it. */
   model?: string;
 }
 
@@ -56,13 +57,14 @@ async function explained(flags: ExplainFlags, io: IO): Promise<{ study: Runnable
   const { upkeepMode } = commandSettings(flags);
   if (upkeepMode === 'record' || upkeepMode === 'live') throw new UsageError(`--upkeep ${upkeepMode}: explain sends nothing; record with ctxsim run --upkeep record, then explain with --upkeep replay`);
   const { seed, tokenizer, coldStart, upkeep, cassette, policyTimeout, policyMemory } = flags;
+  const chosen = oneSetting(flags, 'models');
   const common: StudyFlags = { policy: [flags.policy], tokenCache: false, seed, tokenizer, coldStart, upkeep, cassette, policyTimeout, policyMemory };
   if (given === 'study') {
     const study = await studyFromFlags({ ...common, ...(file !== undefined && { study: file }) });
-    return { study, conversation: studyConversation(study, flags.scenario), model: studyModel(study, flags.model) };
+    return { study, conversation: studyConversation(study, flags.scenario), model: studyModel(study, chosen) };
   }
   if (flags.scenario !== undefined && flags.scenario !== given.id) throw new UsageError(`--scenario ${flags.scenario}: ${displayPath(file!)} is a scenario file, of scenario ${given.id}`);
-  const study = await studyFromFlags({ ...common, model: [flags.model ?? 'gpt-4o-mini'] });
+  const study = await studyFromFlags({ ...common, model: [chosen ?? 'gpt-4o-mini'] });
   return { study, conversation: given, model: study.models[0]! };
 }
 

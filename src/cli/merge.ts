@@ -7,7 +7,7 @@ import { DEFAULT_OUT, STDOUT } from '../study/study.js';
 import { displayPath } from '../output/display.js';
 import type { IO } from './_io.js';
 import { checkOutputFolder } from './_output.js';
-import { ownSettings } from './_study.js';
+import { ownSettings } from './_setting-flags.js';
 import { tableOptions } from './_table.js';
 
 /** `merge`'s flags: `--out` and `--records` are the study's own settings' (`ownSettings`), read as a study's are. */

@@ -97,6 +97,10 @@ export interface SettingFlag {
   defaultDescription?: string;
   /** `describe` names the values of a choice in its own words (`full | summary: …`): the flag takes text, checked as the study key is, not a list of choices after the help. */
   valuesInHelp?: true;
+  /** How the flag writes the value, when not as the study key does (a list as comma-separated text): its kind follows from this schema, and its value reads through it. */
+  written?: WrittenForm;
+  /** Given more than once, the last one counts (a flag scripts add to a command line: `--no-token-cache` after `--token-cache DIR`), rather than being refused. */
+  lastWins?: true;
 }
 
 /** A problem inside a setting's value: where, below the setting, and what. */
@@ -158,7 +162,16 @@ export const RUN_SPEC = z.strictObject({
       one: { key: 'model', about: 'the chat model: prices, context window, tokenizer (default gpt-4o-mini)' },
       problems: checks((models: readonly string[]) => repeats('models', models, (m) => m, (i) => [i], (m) => `model ${m} is listed`)),
       about: 'several chat models, instead of model: every conversation and policy runs on each, a row per policy and model',
-      flag: { name: 'model', describe: 'chat model, e.g. gpt-4o-mini (repeatable: every policy runs on each model; replaces the study’s)' },
+      flag: {
+        name: 'model',
+        describe: 'chat model, e.g. gpt-4o-mini (repeatable: every policy runs on each model; replaces the study’s)',
+        // A blank one is refused before a study is read (a shell variable left empty), and one given twice is said as given.
+        written: written(z.array(z.string()), undefined, (models) => {
+          if (models.some((m) => !m.trim())) return 'name a chat model, e.g. --model gpt-4o-mini';
+          const twice = models.find((m, i) => models.indexOf(m) !== i);
+          return twice === undefined ? undefined : `${twice} given twice`;
+        }),
+      },
     },
   ),
   tokenizer: setting(z.string().min(1).describe('`auto` (from the model) or a tokenizer id'), {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { setting, written, type SettingMeta } from '../engine/spec.js';
 import { REPORT_SETTINGS, type ReportSettings } from '../records/info.js';
+import { SORT_HELP, sortProblem } from '../records/table-sort.js';
 import { BUDGET_COLUMN_NAMES, budgetColumnsProblem } from './budget.js';
 
 /**
@@ -67,11 +68,31 @@ export const REPORT_SPEC = withMeta(REPORT_SETTINGS, {
       const p = budgetColumnsProblem(value as readonly string[]);
       return p ? [{ path: [p.index], message: p.message }] : [];
     },
+    // A flag of ctxsim table alone (the table it prints); the names comma-separated.
+    flag: {
+      name: 'columns',
+      describe: `the table's columns, comma-separated, in that order (over the study's budgetColumns): ${BUDGET_COLUMN_NAMES.join(', ')}`,
+      defaultDescription: 'md: policy, model (several models), cost_per_1000_conversations_usd, retention, answer_retention (measured), vs_full, pareto; csv: every column of the budget CSV',
+      written: written(z.string(), columnNames, (v) => {
+        const names = columnNames(v);
+        return names.length ? budgetColumnsProblem(names)?.message : 'name at least one column, e.g. --columns policy,cost_per_1000_conversations_usd,retention';
+      }),
+    },
   },
   budgetSort: {
     about: 'the row order of report.md’s budget table and of ctxsim table: cost (cheapest first, the default), retention (most first), name, or study (the study’s order)',
+    // A flag of ctxsim table alone (run's and merge's --sort orders the table they print, which no study key holds).
+    flag: { name: 'sort', describe: `row order (over the study's budgetSort): ${SORT_HELP}`, defaultDescription: 'md: cost; csv: study', written: written(z.string(), undefined, sortProblem) },
   },
 });
+
+/** Column names as `--columns` writes them: comma-separated, blanks around and between them dropped. */
+function columnNames(text: string): string[] {
+  return text
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c);
+}
 
 /** The report settings' names, in declaration order. */
 export const REPORT_SPEC_KEYS = Object.keys(REPORT_SPEC.shape) as (keyof ReportSettings)[];

@@ -1,12 +1,13 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { metaOf, RUN_SPEC, RUN_SPEC_KEYS, setting, written, type CanonicalSpec, type SettingMeta, type ValueProblem } from '../engine/spec.js';
+import { metaOf, RUN_SPEC, RUN_SPEC_KEYS, setting, written, type CanonicalSpec, type SettingMeta, type ValueProblem, type WrittenForm } from '../engine/spec.js';
 import { gateLimitProblem } from '../gate/compare.js';
 import { policyHelpLines } from '../policies/docs.js';
 import { COMMON_PARAMS } from '../policies/params.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import { DEFAULT_POLICY_MEMORY, DEFAULT_POLICY_TIMEOUT } from '../policies/module.js';
 import { RECORDS_MODES } from '../records/json.js';
+import { CACHE_DIR_ENV, DEFAULT_CACHE_FOLDER } from '../process.js';
 import type { ReportSettings } from '../records/info.js';
 import { REPORT_SPEC, REPORT_SPEC_KEYS } from '../report/settings.js';
 import { issueText, valueAt } from '../text/document.js';
@@ -131,12 +132,23 @@ function text(problem: (value: string) => string | undefined, read: (value: stri
 
 /**
  * What only the command line sets, a study file never: how this machine
- * runs the study (worker threads, the limits of policy modules) and the
+ * runs the study (its cache folder, worker threads, the limits of policy modules) and the
  * upkeep it may open the network for (`--upkeep record` and where it
  * sends). Declared as the other settings are, with no study key; their
  * flags and reading follow (cli/_study-options.ts, cli/_study.ts).
  */
 export const COMMAND_SPEC = z.strictObject({
+  tokenCache: setting(z.union([z.string().min(1), z.literal(false)]).optional().describe('the cache folder as given (false: none); absent: `$CTXSIM_CACHE_DIR`, else the user’s cache folder'), {
+    key: false,
+    // The folder as given: where it is used (cli/_cache-folder.ts), it is checked, and none given is $CTXSIM_CACHE_DIR or the user's cache folder.
+    written: written(z.union([z.string(), z.literal(false)]), undefined, (v) => (v === '' ? 'name a folder (or use --no-token-cache)' : undefined)),
+    flag: {
+      name: 'token-cache',
+      describe: 'folder of the persistent caches: token counts, and the records of each scenario × model × policy replayed (--no-token-cache or --no-cache: none)',
+      defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_CACHE_FOLDER}`,
+      lastWins: true,
+    },
+  }),
   jobs: setting(z.number().int().min(1).optional().describe('worker threads'), {
     key: false,
     flag: { name: 'jobs', describe: 'worker threads (output is the same for any number)', defaultDescription: 'cores; 1 below 4 MB of message text or for one scenario' },
@@ -212,11 +224,9 @@ export interface Setting {
   held: z.ZodType;
   /** Its study key; none: a study file does not hold it. */
   key: string | undefined;
-  /** The schema of the value as written: a study file's key, or a flag's value. */
+  /** The schema of the value as a study file writes it (and a flag, unless its meta gives the flag a form of its own: `SettingFlag.written`). */
   schema: z.ZodType;
   meta: SettingMeta;
-  /** The value as the spec holds it: a path resolved from `folder`, a duration in seconds, … */
-  read(value: unknown, folder: string): unknown;
 }
 
 /** A setting of `spec` (of the kind `of`), from its declaration and meta. */
@@ -233,7 +243,6 @@ function settingOf(of: Setting['of'], spec: z.ZodObject, name: string): Setting 
     key: meta.key === false ? undefined : (meta.key ?? name),
     schema: meta.written?.schema ?? held,
     meta,
-    read: meta.written?.read ?? ((v: unknown) => v),
   };
 }
 
@@ -292,14 +301,15 @@ export function settingKeyDescriptions(): Record<string, string> {
  * `folder`, …): the value, or what keeps it from being one — not written as
  * the setting is (`5x` for a duration), a value the spec does not hold (a
  * duration of 0), a check across its items (a model listed twice) — at
- * places below the setting.
+ * places below the setting. `form`: how it is written, when not as the
+ * study key writes it (a flag's own form, `SettingFlag.written`).
  */
-export function readSetting(s: Setting, written: unknown, folder: string): { value: unknown } | { problems: ValueProblem[] } {
-  const w = s.schema.safeParse(written);
+export function readSetting(s: Setting, written: unknown, folder: string, form: WrittenForm | undefined = s.meta.written): { value: unknown } | { problems: ValueProblem[] } {
+  const w = (form?.schema ?? s.held).safeParse(written);
   if (!w.success) return { problems: issues(w.error, written) };
-  const problem = s.meta.written?.problem?.(w.data);
+  const problem = form?.problem?.(w.data);
   if (problem !== undefined) return { problems: [{ path: [], message: problem }] };
-  const value = s.read(w.data, folder);
+  const value = form ? form.read(w.data, folder) : w.data;
   const held = s.held.safeParse(value);
   if (!held.success) return { problems: issues(held.error, value) };
   const problems = s.meta.problems?.(value) ?? [];

@@ -1,5 +1,4 @@
 import type { Argv } from 'yargs';
-import { CACHE_DIR_ENV, DEFAULT_CACHE_FOLDER } from '../_cache-folder.js';
 import type { Command } from '../_command.js';
 import type { IO } from '../_io.js';
 import type { CacheFlags } from '../cache.js';
@@ -13,7 +12,7 @@ export function cacheCommand(io: IO): Command<CacheFlags> {
       ['ctxsim cache clear --token-cache /tmp/c', 'empty the cache folder /tmp/c'],
     ],
     builder: async (y: Argv) => {
-      const { ACTIONS, actionOf } = await import('../cache.js');
+      const [{ ACTIONS, actionOf }, { settingOption }] = await Promise.all([import('../cache.js'), import('../_study-options.js')]);
       return y
         .positional('action', {
           type: 'string',
@@ -22,7 +21,7 @@ export function cacheCommand(io: IO): Command<CacheFlags> {
           coerce: actionOf,
           describe: 'info: what the cache holds; clear: remove it all',
         })
-        .option('token-cache', { type: 'string', describe: 'the cache folder', defaultDescription: `$${CACHE_DIR_ENV}, else ${DEFAULT_CACHE_FOLDER}` });
+        .option('token-cache', settingOption('token-cache', { describe: 'the cache folder' }));
     },
     handler: async (argv: CacheFlags) => (await import('../cache.js')).cache(argv, io),
   };

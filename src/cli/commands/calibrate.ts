@@ -12,7 +12,7 @@ export function calibrateCommand(io: IO): Command<CalibrateFlags> {
       ['ctxsim calibrate session.yaml --model claude-sonnet-4-5', 'fit them as the model the study names, whatever the transcripts say'],
     ],
     builder: async (y: Argv) => {
-      const { SETTING_OPTIONS } = await import('../_study-options.js');
+      const { settingOption } = await import('../_study-options.js');
       return y
         .positional('transcripts', {
           type: 'string',
@@ -20,8 +20,8 @@ export function calibrateCommand(io: IO): Command<CalibrateFlags> {
           demandOption: true,
           describe: 'scenario files or globs of imported transcripts with billed usage (ctxsim import … --unlogged-prefix billed)',
         })
-        .option('model', { type: 'string', describe: 'fit every transcript as this model (default: the model each one names)' })
-        .option('prices', { ...SETTING_OPTIONS.prices, describe: 'LiteLLM-format price table JSON laid over the builtin one (for model names)' });
+        .option('model', settingOption('model', { one: true, describe: 'fit every transcript as this model (default: the model each one names)' }))
+        .option('prices', settingOption('prices', { describe: 'LiteLLM-format price table JSON laid over the builtin one (for model names)' }));
     },
     handler: async (argv: CalibrateFlags) => (await import('../calibrate.js')).calibrate(argv, io),
   };

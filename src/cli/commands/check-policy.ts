@@ -12,11 +12,11 @@ export function checkPolicyCommand(io: IO): Command<CheckPolicyFlags> {
       ['ctxsim check-policy "./policies/keep-edges.mjs:keep=0|1|5" --scenario "scenarios/*.yaml"', 'those three variants, on your scenarios'],
     ],
     builder: async (y: Argv) => {
-      const { POLICY_LIMIT_OPTIONS, SETTING_OPTIONS } = await import('../_study-options.js');
+      const { POLICY_LIMIT_OPTIONS, settingOption } = await import('../_study-options.js');
       return y
         .positional('policy', { type: 'string', demandOption: true, describe: 'a policy module (./policies/keep-edges.mjs), or a built-in id; with parameters (:keep=1, a sweep keep=0|1) only those variants are checked' })
-        .option('scenario', { type: 'string', array: true, describe: 'scenario file or glob (repeatable); default: the default study’s scenarios and the contract scenarios of templates/contract/' })
-        .option('seed', { ...SETTING_OPTIONS.seed, default: 42, describe: 'seed of the policy’s random streams' })
+        .option('scenario', settingOption('scenario', { describe: 'scenario file or glob (repeatable); default: the default study’s scenarios and the contract scenarios of templates/contract/' }))
+        .option('seed', settingOption('seed', { default: 42, describe: 'seed of the policy’s random streams' }))
         .option('limit', wholeNumberOption('limit', { default: 100, min: 1, describe: 'stop after this many broken rules' }))
         .options(POLICY_LIMIT_OPTIONS);
     },

@@ -13,7 +13,7 @@ export function checkCommand(io: IO): Command<CheckFlags> {
       ['ctxsim check study.yaml --comment comment.md', 'also the markdown for a pull request comment'],
     ],
     builder: async (y: Argv) => {
-      const { STUDY_OPTIONS } = await import('../_study-options.js');
+      const { STUDY_OPTIONS, settingOption } = await import('../_study-options.js');
       return y
         .positional('study', { type: 'string', describe: 'study file (default: ./ctxsim.yaml or ./study.yaml, the first found, else the built-in default study)' })
         .option('baseline', { type: 'string', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' })
@@ -26,7 +26,7 @@ export function checkCommand(io: IO): Command<CheckFlags> {
         .option('verbose', { type: 'boolean', describe: 'print every scenario × policy row, also when it passes' })
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
         .options(STUDY_OPTIONS)
-        .option('out', { ...STUDY_OPTIONS.out, describe: 'also write the new run\'s reports: a folder, or one file (.csv .json .md .html)' });
+        .option('out', settingOption('out', { describe: 'also write the new run\'s reports: a folder, or one file (.csv .json .md .html)' }));
     },
     handler: async (argv: CheckFlags) => (await import('../check.js')).check(argv, io),
   };

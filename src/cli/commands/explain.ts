@@ -12,18 +12,18 @@ export function explainCommand(io: IO): Command<ExplainFlags> {
       ['ctxsim explain study.yaml --scenario support-0003 --policy summary --turn 8', 'the same turn as `ctxsim run study.yaml` replayed it: the study\'s model, seed, prices and caching'],
     ],
     builder: async (y: Argv) => {
-      const { COMMAND_OPTIONS, POLICY_LIMIT_OPTIONS, SETTING_OPTIONS } = await import('../_study-options.js');
+      const { POLICY_LIMIT_OPTIONS, settingOption } = await import('../_study-options.js');
       return y
         .positional('file', { type: 'string', describe: 'scenario file, or study file (then the turn is replayed as ctxsim run replays the study); default: ./ctxsim.yaml or ./study.yaml, else the built-in default study' })
         .option('scenario', { type: 'string', describe: 'with a study file: the id of the conversation (needed when the study has several)' })
-        .option('policy', { type: 'string', demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3, or a policy module: ./policies/keep-edges.mjs:keep=1' })
+        .option('policy', settingOption('policy', { one: true, demandOption: true, describe: 'policy spec, e.g. window-turns:turns=3, or a policy module: ./policies/keep-edges.mjs:keep=1' }))
         .option('turn', wholeNumberOption('turn', { demandOption: true, describe: 'turn number (from 1)' }))
-        .option('model', { type: 'string', describe: 'chat model: prices, context window, tokenizer (with a study file: one of its models)', defaultDescription: 'gpt-4o-mini, or the study\'s first' })
-        .option('tokenizer', { ...SETTING_OPTIONS.tokenizer, describe: `${String(SETTING_OPTIONS.tokenizer?.describe)} (over the study's, as on run)`, defaultDescription: 'auto, or the study\'s' })
-        .option('seed', { ...SETTING_OPTIONS.seed, describe: 'random seed (over the study\'s, as on run)', defaultDescription: '42, or the study\'s' })
-        .option('cold-start', { ...SETTING_OPTIONS['cold-start'], describe: `${String(SETTING_OPTIONS['cold-start']?.describe)} (over the study's, as on run)` })
-        .option('upkeep', { ...COMMAND_OPTIONS.upkeep, describe: 'simulate, or replay the upkeep cassette (a study recorded with ctxsim run --upkeep record); explain sends nothing' })
-        .option('cassette', { ...COMMAND_OPTIONS.cassette, describe: 'with --upkeep replay: the upkeep cassette to replay' })
+        .option('model', settingOption('model', { one: true, describe: 'chat model: prices, context window, tokenizer (with a study file: one of its models)', defaultDescription: 'gpt-4o-mini, or the study\'s first' }))
+        .option('tokenizer', settingOption('tokenizer', { describe: (own) => `${own} (over the study's, as on run)`, defaultDescription: 'auto, or the study\'s' }))
+        .option('seed', settingOption('seed', { describe: 'random seed (over the study\'s, as on run)', defaultDescription: '42, or the study\'s' }))
+        .option('cold-start', settingOption('cold-start', { describe: (own) => `${own} (over the study's, as on run)` }))
+        .option('upkeep', settingOption('upkeep', { describe: 'simulate, or replay the upkeep cassette (a study recorded with ctxsim run --upkeep record); explain sends nothing' }))
+        .option('cassette', settingOption('cassette', { describe: 'with --upkeep replay: the upkeep cassette to replay' }))
         .options(POLICY_LIMIT_OPTIONS);
     },
     handler: async (argv: ExplainFlags) => (await import('../explain.js')).explain(argv, io),

@@ -12,10 +12,10 @@ export function mergeCommand(io: IO): Command<MergeFlags> {
       ['ctxsim merge shard-1 shard-2 shard-3 --out reports', 'combine the outputs of `run --shard K/3` into the unsharded run\'s files'],
     ],
     builder: async (y: Argv) => {
-      const { OUT_OPTION, RECORDS_OPTION } = await import('../_study-options.js');
+      const { RECORDS_OPTION, settingOption } = await import('../_study-options.js');
       return y
         .positional('dirs', { type: 'string', array: true, describe: 'folders (or files) holding shard-K-of-N.json' })
-        .option('out', { ...OUT_OPTION, describe: 'output folder', defaultDescription: 'reports' })
+        .option('out', settingOption('out', { describe: 'output folder', defaultDescription: 'reports' }))
         .option('records', RECORDS_OPTION)
         .option('quiet', { type: 'boolean', describe: 'no summary line on stderr' })
         .options(TABLE_OPTIONS);

@@ -16,7 +16,7 @@ export function pricesCommand(io: IO): Command<PricesFlags> {
     ],
     builder: async (y: Argv) => {
       // The settings' flags, as every command that reads a study takes them (the command reads them as run does: studyFromFlags).
-      const { SETTING_OPTIONS } = await import('../_study-options.js');
+      const { settingOption } = await import('../_study-options.js');
       return y
         .positional('patterns', {
           type: 'string',
@@ -24,8 +24,8 @@ export function pricesCommand(io: IO): Command<PricesFlags> {
           describe: 'models to show: a model name, a glob (groq/*) or a part of names (qwen) (default: the models the study uses)',
         })
         .option('study', { type: 'string', describe: 'study file whose prices, cache and latency settings apply' })
-        .option('prices', { ...SETTING_OPTIONS.prices, describe: 'LiteLLM-format price table JSON laid over the builtin one' })
-        .option('cache', SETTING_OPTIONS.cache!)
+        .option('prices', settingOption('prices', { describe: 'LiteLLM-format price table JSON laid over the builtin one' }))
+        .option('cache', settingOption('cache'))
         .option('all', { type: 'boolean', describe: 'every model in the table' })
         .option('check', { type: 'boolean', describe: 'list the prices that look wrong (at least 100× the median of the same model elsewhere, or above $1,000 per million tokens) of the models named, else of the whole table' });
     },

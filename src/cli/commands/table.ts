@@ -12,24 +12,14 @@ export function tableCommand(io: IO): Command<TableFlags> {
       ['ctxsim table --columns policy,tokens_turn_10,retention --sort retention', 'the columns named, most retained first'],
     ],
     builder: async (y: Argv) => {
-      const [{ STUDY_OPTIONS }, { FORMATS }, { BUDGET_COLUMN_NAMES }, { SORT_HELP }] = await Promise.all([
-        import('../_study-options.js'),
-        import('../table.js'),
-        import('../../report/budget.js'),
-        import('../_table.js'),
-      ]);
+      const [{ STUDY_OPTIONS, BUDGET_TABLE_OPTIONS }, { FORMATS }] = await Promise.all([import('../_study-options.js'), import('../table.js')]);
       // The table goes to stdout: no --out.
       const { out: _out, ...options } = STUDY_OPTIONS;
       return y
         .positional('study', { type: 'string', describe: 'study file (default: ./ctxsim.yaml or ./study.yaml, the first found, else the built-in default study)' })
         .options(options)
         .option('format', { type: 'string', choices: FORMATS, default: 'md', describe: 'md: GitHub markdown with a caption; csv: plain numbers' })
-        .option('columns', {
-          type: 'string',
-          describe: `the table's columns, comma-separated, in that order (over the study's budgetColumns): ${BUDGET_COLUMN_NAMES.join(', ')}`,
-          defaultDescription: 'md: policy, model (several models), cost_per_1000_conversations_usd, retention, answer_retention (measured), vs_full, pareto; csv: every column of the budget CSV',
-        })
-        .option('sort', { type: 'string', describe: `row order (over the study's budgetSort): ${SORT_HELP}`, defaultDescription: 'md: cost; csv: study' })
+        .options(BUDGET_TABLE_OPTIONS)
         .option('quiet', { type: 'boolean', describe: 'no progress on stderr' });
     },
     handler: async (argv: TableFlags) => (await import('../table.js')).table(argv, io),
