@@ -374,7 +374,8 @@ function restates(a: Gist, b: Gist): boolean {
  */
 export class Restatements {
   private readonly entries = new Map<string, { gist: Gist; at: number; filedUnder: readonly string[] }>();
-  private readonly byWord = new Map<string, Set<string>>();
+  /** The keys filed under each word: a few each, so a list (a key is filed under a word once). */
+  private readonly byWord = new Map<string, string[]>();
   private added = 0;
 
   /** Files `key`'s statement (again, keeping its place, when it is filed already). */
@@ -386,8 +387,8 @@ export class Restatements {
     this.entries.set(key, { gist, at: was?.at ?? this.added++, filedUnder });
     for (const w of filedUnder) {
       let keys = this.byWord.get(w);
-      if (!keys) this.byWord.set(w, (keys = new Set()));
-      keys.add(key);
+      if (!keys) this.byWord.set(w, (keys = []));
+      keys.push(key);
     }
   }
 
@@ -399,29 +400,40 @@ export class Restatements {
   }
 
   /** The keys of the entries whose fact `text` states again, in the order they were filed. */
-  restatedBy(text: string): string[] {
+  restatedBy(text: string): readonly string[] {
     const gist = noteOf(text).gist;
-    const seen = new Set<string>();
-    const out: { key: string; at: number }[] = [];
+    // Most statements restate nothing and share no filing word: nothing is allocated for them.
+    let seen: Set<string> | undefined;
+    let out: { key: string; at: number }[] | undefined;
     for (const w of prefixOf(gist)) {
-      for (const key of this.byWord.get(w) ?? []) {
-        if (seen.has(key)) continue;
-        seen.add(key);
+      const keys = this.byWord.get(w);
+      if (!keys) continue;
+      for (const key of keys) {
+        if (seen?.has(key)) continue;
+        (seen ??= new Set()).add(key);
         const e = this.entries.get(key)!;
-        if (restates(e.gist, gist)) out.push({ key, at: e.at });
+        if (restates(e.gist, gist)) (out ??= []).push({ key, at: e.at });
       }
     }
-    return out.length > 1 ? out.sort((x, y) => x.at - y.at).map((x) => x.key) : out.map((x) => x.key);
+    if (!out) return NONE;
+    return out.length > 1 ? out.sort((x, y) => x.at - y.at).map((x) => x.key) : [out[0]!.key];
   }
 
   private unfile(key: string, words: readonly string[]): void {
     for (const w of words) {
       const keys = this.byWord.get(w)!;
-      keys.delete(key);
-      if (!keys.size) this.byWord.delete(w);
+      if (keys.length === 1) this.byWord.delete(w);
+      else {
+        // The last takes its place: the order within a word does not matter (`restatedBy` sorts by filing).
+        const i = keys.indexOf(key);
+        keys[i] = keys[keys.length - 1]!;
+        keys.pop();
+      }
     }
   }
 }
+
+const NONE: readonly string[] = Object.freeze([]);
 
 /** The words a statement is filed under (see `Restatements`), each with its spans' kinds: only statements of the same kinds can restate each other. */
 function prefixOf(gist: Gist): readonly string[] {
