@@ -95,8 +95,6 @@ export const SHEET_TOKENS = 500;
  */
 export class FactSheet implements FactSheetBlock {
   private readonly known = new Map<string, string>();
-  /** The tokens of the sheet's entries, each after a space (`afterSpace`), kept as entries come and go: what `write` weighs first. */
-  private entryTokens = 0;
   /** For each fact on the sheet: the turns an extraction found it in, and the last of them. */
   private readonly mentions = new Map<string, Mentions>();
   /** The sheet's statements, filed to find the ones a new statement restates. */
@@ -137,7 +135,7 @@ export class FactSheet implements FactSheetBlock {
       }
       this.mentions.set(name, { count: (this.mentions.get(name)?.count ?? 0) + 1, lastTurn: info.turn.index, ...(tier !== undefined && { tier }) });
       if (this.known.get(name) === value) continue;
-      this.put(name, value);
+      this.known.set(name, value);
       if (isStatement(name)) this.filed.set(name, value);
       changed = true;
     }
@@ -152,7 +150,7 @@ export class FactSheet implements FactSheetBlock {
     for (const [name, value] of [...this.known]) {
       // A statement of the simulated extractor goes whole.
       if (names.has(name) || (isStatement(name) && holds(value, values))) this.forget(name);
-      else if (holds(value, values)) this.put(name, redactText(value, values));
+      else if (holds(value, values)) this.known.set(name, redactText(value, values));
       else continue;
       changed = true;
     }
@@ -167,45 +165,43 @@ export class FactSheet implements FactSheetBlock {
     return artifact('facts', this.sheet ? [this.sheet.content] : []);
   }
 
-  /** Puts an entry on the sheet, or changes its value. */
-  private put(name: string, value: string): void {
-    this.unweigh(name);
-    this.known.set(name, value);
-    this.entryTokens += this.deps.tokens.afterSpace(factEntry(name, value));
-  }
-
-  /** Takes an entry's tokens off the sheet's. */
-  private unweigh(name: string): void {
-    const was = this.known.get(name);
-    if (was !== undefined) this.entryTokens -= this.deps.tokens.afterSpace(factEntry(name, was));
-  }
-
   /** Takes an entry off the sheet. */
   private forget(name: string): void {
-    this.unweigh(name);
     this.known.delete(name);
     this.mentions.delete(name);
     this.filed.delete(name);
   }
 
-  /** Writes the sheet, dropping facts until it fits `sheetTokens` (sentence sums first, then the count of the whole, `joined`). */
+  /**
+   * Writes the sheet, dropping facts until it fits `sheetTokens`: what is
+   * kept is the longest tail of the drop order whose sentences' tokens fit
+   * after the head, summed from the end (so a statement dropped as soon as
+   * it came is never weighed); then the whole is counted (`joined`) and,
+   * where it is longer than its sentences' sum, the next in order go until
+   * it fits.
+   */
   private write(): void {
-    const { known, mentions } = this;
+    const { known } = this;
     const { tokens } = this.deps;
     const limit = this.params.sheetTokens ?? SHEET_TOKENS;
+    const order = dropOrder(known, this.mentions);
+    let room = limit - tokens.text(HEAD);
+    let dropped = order.length;
+    for (; dropped > 0; dropped--) {
+      const name = order[dropped - 1]!;
+      const cost = tokens.afterSpace(factEntry(name, known.get(name)!));
+      if (cost > room) break;
+      room -= cost;
+    }
+    for (let i = 0; i < dropped; i++) this.forget(order[i]!);
     const entries = () => {
       const out: string[] = [];
       known.forEach((value, name) => out.push(factEntry(name, value)));
       return out;
     };
-    // The drop order is made only when something must go.
-    let order: string[] | undefined;
-    let dropped = 0;
-    const next = () => (order ??= dropOrder(known, mentions))[dropped++]!;
-    while (known.size && tokens.text(HEAD) + this.entryTokens > limit) this.forget(next());
     let sheet = tokens.joined(HEAD, entries());
     while (known.size && sheet.tokens > limit) {
-      this.forget(next());
+      this.forget(order[dropped++]!);
       sheet = tokens.joined(HEAD, entries());
     }
     this.sheet = known.size ? { role: 'system', content: sheet.text, origin: 'facts' } : undefined;
