@@ -255,11 +255,13 @@ function render(tokens: TokenCounter, target: number, p: Parts): Rendered {
 
   const entry = (key: string) => p.facts.get(key)!;
   const order = dropOrder(p.facts, p.mentions);
-  let dropped = 0;
-  let listCost = 0;
-  for (const name of order) listCost += cost(entry(name));
-  while (dropped < order.length && used + listCost > target) listCost -= cost(entry(order[dropped++]!));
-  used += listCost;
+  // The longest tail of the drop order that fits, summed from the end: a statement dropped as soon as it came is never weighed.
+  let dropped = order.length;
+  for (; dropped > 0; dropped--) {
+    const c = cost(entry(order[dropped - 1]!));
+    if (used + c > target) break;
+    used += c;
+  }
   const gone = new Set(order.slice(0, dropped));
   const facts = new Map<string, string>();
   for (const [name, value] of p.facts) if (!gone.has(name)) facts.set(name, value);
