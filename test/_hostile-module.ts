@@ -22,10 +22,10 @@ export interface Ran {
   err: string;
 }
 
-/** Runs the built CLI; `during` is called once it runs (with the child, to signal it). A run still going after 90 s is killed: a hang fails the test, it does not stop the suite. */
-export function ctxsim(args: readonly string[], cwd?: string, during?: (child: ReturnType<typeof spawn>) => void): Promise<Ran> {
+/** Runs the built CLI (under Node's `node` flags); `during` is called once it runs (with the child, to signal it). A run still going after 90 s is killed: a hang fails the test, it does not stop the suite. */
+export function ctxsim(args: readonly string[], cwd?: string, during?: (child: ReturnType<typeof spawn>) => void, node: readonly string[] = []): Promise<Ran> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { ...(cwd && { cwd }), env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' } });
+    const child = spawn(process.execPath, [...node, MAIN, ...args], { ...(cwd && { cwd }), env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' } });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
