@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { metaOf, RUN_SPEC, RUN_SPEC_KEYS, setting, written, type CanonicalSpec, type SettingMeta, type ValueProblem, type WrittenForm } from '../engine/spec.js';
-import { gateLimitProblem } from '../gate/compare.js';
+import { isSetting, metaOf, RUN_SPEC, RUN_SPEC_KEYS, setting, written, type CanonicalSpec, type SettingMeta, type ValueProblem, type WrittenForm } from '../engine/spec.js';
+import { gateLimitProblem, parsePercent, parseRetentionLimit } from '../gate/compare.js';
 import { policyHelpLines } from '../policies/docs.js';
 import { COMMON_PARAMS } from '../policies/params.js';
 import type { PolicyVariant } from '../policies/spec.js';
@@ -33,14 +33,52 @@ export const STDOUT = '-';
 /** A scenario source of a study: a glob of scenario files, a generated set, an imported dataset. */
 export type ScenarioSource = GlobSource | GenerateSource | ImportSource;
 
-/** A study's `gate:` as written. */
-const GATE = z.strictObject({
-  baseline: z.string().min(1).optional(),
-  maxCostIncrease: z.union([z.string(), z.number()]).optional(),
-  maxRetentionDrop: z.union([z.string(), z.number()]).optional(),
-  maxAnswerDrop: z.union([z.string(), z.number()]).optional(),
+/** A gate limit as written: text (`5%`, `1`) or, to be refused with a reason, a number. */
+const LIMIT = z.union([z.string(), z.number()]);
+
+/** How far retention may drop, as the gate holds it (`RetentionLimit`): by probes, or by points of retention. */
+const RETENTION_LIMIT = z.union([z.strictObject({ probes: z.number().int().min(0) }), z.strictObject({ points: z.number().min(0).max(1) })]);
+
+/** A gate limit (`key`) written as `gate.<key>:` and its flag write it: refused as the gate says (`gateLimitProblem`), read as it reads. */
+function limit(key: 'maxCostIncrease' | 'maxRetentionDrop' | 'maxAnswerDrop') {
+  return written(
+    LIMIT,
+    (v) => (key === 'maxCostIncrease' ? parsePercent(key, v) : parseRetentionLimit(key, v)),
+    (v) => gateLimitProblem(key, v),
+  );
+}
+
+/**
+ * The gate's settings, each a setting inside the study's `gate:` (its key
+ * there) and a flag of `ctxsim check`, which overrides the study's: the
+ * baseline and the allowed changes. Unset, a limit is the gate's default
+ * (`DEFAULT_LIMITS`).
+ */
+export const GATE_SPEC = z.strictObject({
+  baseline: setting(z.string().min(1).optional().describe('the baseline file, absolute'), {
+    about: 'the baseline JSON that ctxsim run --save-baseline wrote, relative to the study file (--baseline overrides)',
+    written: written(z.string().min(1), (v, folder) => resolve(folder, v)),
+    flag: { name: 'baseline', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' },
+  }),
+  maxCostIncrease: setting(z.number().min(0).optional().describe('the largest relative cost rise of a scenario × policy (0.05: 5%; default `DEFAULT_LIMITS`)'), {
+    about: 'the cost rise a scenario × policy may have, a percentage such as 10% (default 5%; --max-cost-increase overrides)',
+    written: limit('maxCostIncrease'),
+    flag: { name: 'max-cost-increase', describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)', nextWord: true },
+  }),
+  maxRetentionDrop: setting(RETENTION_LIMIT.optional().describe('how far retention may drop: probes, or points of retention (default 0 probes)'), {
+    about: 'how far retention may drop: a number of probes (1) or points of retention (2%) (default 0; --max-retention-drop overrides)',
+    written: limit('maxRetentionDrop'),
+    flag: { name: 'max-retention-drop', describe: 'allowed retention drop: probes (default 0) or points (2%)', nextWord: true },
+  }),
+  maxAnswerDrop: setting(RETENTION_LIMIT.optional().describe('with answers measured in both runs: how far answer retention may drop (default 0 probes)'), {
+    about: 'with answers measured in both runs: how far answer retention may drop, probes (1) or points (2%) (default 0; --max-answer-drop overrides)',
+    written: limit('maxAnswerDrop'),
+    flag: { name: 'max-answer-drop', describe: 'with answers measured in both runs: allowed answer retention drop, probes (default 0) or points (2%)', nextWord: true },
+  }),
 });
-const GATE_LIMITS = ['maxCostIncrease', 'maxRetentionDrop', 'maxAnswerDrop'] as const;
+
+/** The gate's settings, as a study's `gate:` and `ctxsim check`'s flags give them (the baseline absolute). */
+export type GateSettings = z.output<typeof GATE_SPEC>;
 
 /**
  * The study's own settings: what it runs, where its outputs go, its gate,
@@ -70,18 +108,11 @@ export const STUDY_SPEC = z.strictObject({
     // `-` is stdout, as `--out -` is: not a folder named `-`.
     written: written(z.string().min(1), (v, folder) => (v === STDOUT ? STDOUT : resolve(folder, v))),
     // Each command says where its output goes in its own words (`check`: the reports beside its verdict; `merge`: a folder).
-    flag: { name: 'out', describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' },
+    flag: { name: 'out', describe: 'output folder, or one file (.csv .json .md .html), or - for stdout', nextWord: true },
   }),
-  gate: setting(GATE.optional().describe('the CI gate’s settings (`ctxsim check`); the baseline path is absolute'), {
+  gate: setting(GATE_SPEC.optional().describe('the CI gate’s settings (`ctxsim check`); the baseline path is absolute'), {
+    // Each of its keys is a setting of its own (`GATE_SPEC`), read at its place, and a flag of ctxsim check.
     about: 'the CI gate of ctxsim check: the baseline and the allowed changes',
-    written: written(GATE, (g, folder) => ({ ...g, ...(g.baseline !== undefined && { baseline: resolve(folder, g.baseline) }) })),
-    // The gate's limits are checked here, at their place, as `ctxsim check` reads them.
-    problems: (value) =>
-      GATE_LIMITS.flatMap((key) => {
-        const limit = (value as z.output<typeof GATE>)[key];
-        const problem = limit === undefined ? undefined : gateLimitProblem(key, limit);
-        return problem ? [{ path: [key], message: problem }] : [];
-      }),
   }),
   upkeepSource: setting(z.custom<UpkeepSettings>().optional().describe('where summaries, extractions and embeddings come from (absent: simulated, the default prompts); `studyUpkeep` makes the run’s `upkeep` of it'), {
     key: 'upkeep',
@@ -227,22 +258,33 @@ export interface Setting {
   /** The schema of the value as a study file writes it (and a flag, unless its meta gives the flag a form of its own: `SettingFlag.written`). */
   schema: z.ZodType;
   meta: SettingMeta;
+  /** The settings inside it, when it holds an object of settings (the study's `gate:`, `GATE_SPEC`): each written at its key there, read as a setting is, with its own flag. */
+  fields?: readonly Setting[];
+  /** The study key of the setting it is inside (`gate`), for a setting of `fields`. */
+  within?: string;
 }
 
-/** A setting of `spec` (of the kind `of`), from its declaration and meta. */
-function settingOf(of: Setting['of'], spec: z.ZodObject, name: string): Setting {
+/** A setting of `spec` (of the kind `of`), from its declaration and meta; `within`: the key of the setting it is inside. */
+export function settingOf(of: Setting['of'], spec: z.ZodObject, name: string, within?: string): Setting {
   const declared = spec.shape[name] as z.ZodType;
   const meta = metaOf(declared);
   const held = valueOf(declared);
+  const key = meta.key === false ? undefined : (meta.key ?? name);
+  // An object of settings is written as an object of their written forms, each described as its key is.
+  const inner = held instanceof z.ZodObject && Object.values(held.shape as Record<string, z.ZodType>).every(isSetting) ? held : undefined;
+  const fields = inner && Object.keys(inner.shape).map((f) => settingOf(of, inner, f, key));
+  const schema = meta.written?.schema ?? (fields ? z.strictObject(Object.fromEntries(fields.flatMap((f) => (f.key === undefined ? [] : [[f.key, f.schema.optional().describe(f.meta.about ?? String(f.declared.description))]])))) : held);
   return {
     name,
     of,
     decidesRecords: of === 'run' || meta.decidesRecords === true,
     declared,
     held,
-    key: meta.key === false ? undefined : (meta.key ?? name),
-    schema: meta.written?.schema ?? held,
+    key,
+    schema,
     meta,
+    ...(fields && { fields }),
+    ...(within !== undefined && { within }),
   };
 }
 
@@ -259,6 +301,9 @@ export const SETTINGS: readonly Setting[] = [
   ...Object.keys(COMMAND_SPEC.shape).map((name) => settingOf('command', COMMAND_SPEC, name)),
   ...Object.keys(STUDY_SPEC.shape).map((name) => settingOf('study', STUDY_SPEC, name)),
 ];
+
+/** The gate's settings (`GATE_SPEC`), inside the study's `gate:`: their keys there, and `ctxsim check`'s flags. */
+export const GATE_SETTINGS: readonly Setting[] = SETTINGS.find((s) => s.name === 'gate')!.fields!;
 
 /** A setting a study file holds: its key is given. */
 export type WrittenSetting = Setting & { key: string; of: 'run' | 'report' | 'study' };
@@ -305,6 +350,7 @@ export function settingKeyDescriptions(): Record<string, string> {
  * study key writes it (a flag's own form, `SettingFlag.written`).
  */
 export function readSetting(s: Setting, written: unknown, folder: string, form: WrittenForm | undefined = s.meta.written): { value: unknown } | { problems: ValueProblem[] } {
+  if (s.fields && !form) return readFields(s, s.fields, written, folder);
   const w = (form?.schema ?? s.held).safeParse(written);
   if (!w.success) return { problems: issues(w.error, written) };
   const problem = form?.problem?.(w.data);
@@ -313,6 +359,22 @@ export function readSetting(s: Setting, written: unknown, folder: string, form: 
   const held = s.held.safeParse(value);
   if (!held.success) return { problems: issues(held.error, value) };
   const problems = s.meta.problems?.(value) ?? [];
+  return problems.length ? { problems } : { value };
+}
+
+/** A setting that holds an object of settings (`fields`), as written: each field read as its setting, its problems at its key, every field's listed. */
+function readFields(s: Setting, fields: readonly Setting[], written: unknown, folder: string): { value: unknown } | { problems: ValueProblem[] } {
+  const w = s.schema.safeParse(written);
+  if (!w.success) return { problems: issues(w.error, written) };
+  const given = w.data as Readonly<Record<string, unknown>>;
+  const value: Record<string, unknown> = {};
+  const problems: ValueProblem[] = [];
+  for (const f of fields) {
+    if (f.key === undefined || given[f.key] === undefined) continue;
+    const r = readSetting(f, given[f.key], folder);
+    if ('value' in r) value[f.name] = r.value;
+    else problems.push(...r.problems.map((p) => ({ path: [f.key!, ...p.path], message: p.message })));
+  }
   return problems.length ? { problems } : { value };
 }
 
