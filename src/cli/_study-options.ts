@@ -122,11 +122,20 @@ export const STUDY_OPTIONS = {
   ...STUDY_OWN_OPTIONS,
 } as const;
 
-/** The setting whose flag is `--name`. */
-function settingOf(name: string): Setting {
-  const s = SETTINGS.find((x) => x.meta.flag?.name === name);
+/** The setting whose flag is `--name`, among `settings` (default: every setting's). */
+function settingOf(name: string, settings: readonly Setting[] = SETTINGS): Setting {
+  const s = settings.find((x) => x.meta.flag?.name === name);
   if (!s) throw new Error(`no setting has the flag --${name}`);
   return s;
+}
+
+/** What a command says of a setting's flag in its own words (`settingOption`). */
+interface Told {
+  describe?: string | ((own: string) => string);
+  defaultDescription?: string;
+  default?: unknown;
+  demandOption?: boolean;
+  one?: true;
 }
 
 /**
@@ -135,9 +144,12 @@ function settingOf(name: string): Setting {
  * it; its default; whether it is needed), read as every command reads it.
  * `one`: the command takes one value of the list the setting holds
  * (`explain`'s and `calibrate`'s `--model`), read by `oneSetting`.
+ * `among`: the settings it is one of, when not a study's or a command
+ * line's (`GENERATE_SETTINGS`, a generate source's fields: `ctxsim
+ * generate`'s flags).
  */
-export function settingOption(name: string, told: { describe?: string | ((own: string) => string); defaultDescription?: string; default?: unknown; demandOption?: boolean; one?: true } = {}) {
-  const s = settingOf(name);
+export function settingOption(name: string, told: Told = {}, among: readonly Setting[] = SETTINGS) {
+  const s = settingOf(name, among);
   const { describe, one, ...rest } = told;
   const base = flagOption(s, s.meta.flag!, one);
   const own = typeof describe === 'function' ? describe(base.describe) : describe;
