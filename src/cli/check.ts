@@ -21,11 +21,10 @@ import { commandSettings, gateSettings, settingArgs } from './_setting-flags.js'
 import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableNotes } from '../report/text.js';
 
+/** `check`'s flags: the gate's (`GATE_OPTIONS`, read by `gateSettings`) among the settings' flags, and its own. */
 export interface CheckFlags extends StudyFlags {
+  /** As given, for messages; `gateSettings` reads it. */
   baseline?: string;
-  maxCostIncrease?: string;
-  maxRetentionDrop?: string;
-  maxAnswerDrop?: string;
   junit?: string;
   /** Also write the markdown a bot posts on the pull request here. */
   comment?: string;
