@@ -7,6 +7,7 @@ import { importerFlags } from '../src/cli/_import-flags.js';
 import { settingOfOption } from '../src/cli/_study-options.js';
 import { IMPORTERS, importOptions } from '../src/scenario/import/index.js';
 import { SETTINGS } from '../src/study/settings.js';
+import { GENERATE_SETTINGS } from '../src/study/sources.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
 
@@ -33,22 +34,12 @@ const COMMAND_ONLY: Readonly<Record<string, string>> = {
   force: 'replace files that exist (run --save-baseline, init)',
   'dry-run': 'run: what a recording would send and cost, nothing sent',
   shard: 'run: one slice of the work',
-  // The gate's baseline and limits over the study's gate (the study's `gate` setting has no flag: check reads these as the gate does).
-  baseline: 'check: the baseline file',
-  'max-cost-increase': 'check: a limit of the gate',
-  'max-retention-drop': 'check: a limit of the gate',
-  'max-answer-drop': 'check: a limit of the gate',
   // What a tool is asked about.
   turn: 'explain: the turn shown',
   limit: 'check-policy: broken rules before it stops',
   study: 'prices: the study whose settings apply',
   all: 'prices: every model of the table',
   check: 'prices: prices that look wrong',
-  profile: 'generate: the generator profile',
-  count: 'generate: how many conversations',
-  turns: 'generate: turns per conversation',
-  prefix: 'generate: the id prefix',
-  set: 'generate: a profile parameter',
   observations: 'check-upkeep: the reference extraction',
   'unlogged-prefix': 'import: a stand-in for what a log leaves out',
 };
@@ -58,7 +49,6 @@ const OTHER_MEANING: Readonly<Record<string, string>> = {
   'run --sort': 'the order of the table run prints on the terminal, which no study key holds (budgetSort orders report.md’s and ctxsim table’s)',
   'merge --sort': 'the order of the table merge prints, as run’s',
   'explain --scenario': 'the id of one conversation of the study, not scenario files',
-  'generate --seed': 'the seed of the generated set (a generate source’s seed), not the run’s',
   'generate --out': 'the folder the generated scenario files go to, not a study’s outputs',
   'import --out': 'the folder the imported scenario files go to, not a study’s outputs',
 };
@@ -102,7 +92,10 @@ async function commands(): Promise<Map<string, Command<unknown>>> {
 }
 
 describe('every flag a setting has is declared once, in its entry', () => {
-  const flagNames = SETTINGS.flatMap((s) => (s.meta.flag ? [s.meta.flag.name] : []));
+  // The settings inside one (the gate's: `--baseline`, `--max-cost-increase`…) are settings too.
+  const flagNames = SETTINGS.flatMap((s) => [s, ...(s.fields ?? [])]).flatMap((s) => (s.meta.flag ? [s.meta.flag.name] : []));
+  // generate's flags are a generate source's fields' (GENERATE_SPEC): what a study's generate: entry writes.
+  const sourceFlags = GENERATE_SETTINGS.flatMap((s) => (s.meta.flag ? [s.meta.flag.name] : []));
 
   it('no two settings have the same flag (a command reads a flag by its name)', () => {
     expect(flagNames.filter((n, i) => flagNames.indexOf(n) !== i)).toEqual([]);
@@ -125,7 +118,7 @@ describe('every flag a setting has is declared once, in its entry', () => {
         // The importers' options are made from their own schemas (How to add an importer option).
         if (name === 'import' && importer.has(flag)) continue;
         const other = OTHER_MEANING[`${name} --${flag}`];
-        if (flagNames.includes(flag) && other === undefined) byHand.push(`${name} --${flag}`);
+        if ((name === 'generate' ? sourceFlags : flagNames).includes(flag) && other === undefined) byHand.push(`${name} --${flag}`);
         else if (COMMAND_ONLY[flag] === undefined && other === undefined) unexplained.push(`${name} --${flag}`);
         used.add(other === undefined ? flag : `${name} --${flag}`);
       }
@@ -152,5 +145,9 @@ describe('every flag a setting has is declared once, in its entry', () => {
     expect(settingOfOption(await option('table', 'columns'))?.name).toBe('budgetColumns');
     expect(settingOfOption(await option('table', 'sort'))?.name).toBe('budgetSort');
     expect(settingOfOption(await option('run', 'sort'))).toBeUndefined();
+    // generate's --seed is the generated set's (a generate source's seed), not the run's; its --out is not a study's.
+    expect(settingOfOption(await option('generate', 'seed'))).toBe(GENERATE_SETTINGS.find((s) => s.name === 'seed'));
+    expect(settingOfOption(await option('generate', 'set'))?.name).toBe('params');
+    expect(await option('generate', 'count')).toMatchObject({ default: 10 });
   });
 });

@@ -188,7 +188,8 @@ describe('the files ctxsim init writes', () => {
     expect(study.policies.map((v) => v.name)).toEqual(['full', 'window-turns:turns=3', 'summary-buffer:keepRecent=2', 'facts', 'keep-edges:keep=1', 'keep-edges:keep=2']);
     expect(study.policies.at(-1)!.module?.file).toBe(join(dir, 'policies', 'example-policy.mjs'));
     expect(study.scenarios.map((s) => (s.kind === 'glob' ? s.pattern : s.kind))).toEqual(['scenarios/plant-shop-order.yaml', 'scenarios/smart-home-scenes.yaml']);
-    expect(study.gate).toEqual({ baseline: join(dir, 'ctxsim-baseline.json'), maxCostIncrease: '10%', maxRetentionDrop: '2%' });
+    // The gate's limits as the gate holds them (GATE_SPEC), read from what the study writes.
+    expect(study.gate).toEqual({ baseline: join(dir, 'ctxsim-baseline.json'), maxCostIncrease: 0.1, maxRetentionDrop: { points: 0.02 } });
     expect(study.out).toBe(join(dir, 'reports'));
   });
 

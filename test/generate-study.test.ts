@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ScenarioError } from '../src/errors.js';
 import { generateConversations } from '../src/scenario/generate/index.js';
+import { runMain } from '../src/cli/_app.js';
 import { defaultStudy, loadScenarios, loadStudy } from '../src/study/study.js';
+import type { Conversation } from '../src/types.js';
+import { capture } from './_io.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ctxsim-study-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -69,6 +72,18 @@ describe('generate: entries in a study', () => {
       'bad.yaml:5:50 scenarios[3].generate.turns: expected a range MIN-MAX of whole numbers from 1, such as 5-40, got "60-10"',
       'bad.yaml:6:5 scenarios[4]: expected a glob of scenario files, {glob}, {generate: {profile, count}} or {import: {format, path}} (each may have a weight), got {"generate":{"profile":"support","count":1},"import":{"format":"abcd","path":"x.json"}}',
     ]);
+  });
+
+  it('are written as ctxsim generate’s flags write them, a field each (GENERATE_SPEC): the same set', async () => {
+    const file = study('same.yaml', ['scenarios:', '  - generate: {profile: support, count: 2, seed: 5, prefix: same, turns: 3-4, correctionShare: 1}', ''].join('\n'));
+    const fromStudy = loadScenarios((await loadStudy(file)).scenarios);
+    const out = join(dir, 'same');
+    const flags = ['--profile', 'support', '--count', '2', '--seed', '5', '--prefix', 'same', '--turns', '3-4', '--set', 'correctionShare=1', '--out', out];
+    expect(await runMain(['generate', ...flags], capture())).toBe(0);
+    // Each the same but for where it comes from (a file, or the entry).
+    const unsourced = (cs: readonly Conversation[]) => cs.map(({ source: _source, ...c }) => c);
+    expect(unsourced(loadScenarios([{ kind: 'glob', pattern: '*.yaml', base: out }]))).toEqual(unsourced(fromStudy));
+    expect(fromStudy.map((c) => [c.id, c.turns.length >= 3 && c.turns.length <= 4])).toEqual([['same-0001', true], ['same-0002', true]]);
   });
 
   it('reject two sets with the same ids, naming both', async () => {

@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { budgetTableSettings, commandSettings, flagSettings, oneSetting, ownSettings, settingArgs } from '../src/cli/_setting-flags.js';
+import { budgetTableSettings, commandSettings, flagSettings, gateSettings, oneSetting, ownSettings, settingArgs } from '../src/cli/_setting-flags.js';
 import { studyFromFlags } from '../src/cli/_study.js';
-import { BUDGET_TABLE_OPTIONS, RECORDS_OPTION, REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
+import { BUDGET_TABLE_OPTIONS, GATE_OPTIONS, RECORDS_OPTION, REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
 import { RUN_SPEC_KEYS, runSpecOf } from '../src/engine/spec.js';
 import { REPORT_SPEC_KEYS } from '../src/report/settings.js';
 import { UsageError } from '../src/errors.js';
@@ -89,6 +89,19 @@ describe('the run settings as a study file and the command line write them', () 
     expect(ownSettings({ out: 'reports/a', records: 'summary', answers: true, judge: 'gpt-4o' })).toEqual({ out: resolve('reports/a'), records: 'summary', answers: true, judge: 'gpt-4o' });
     expect(ownSettings({ out: '-' })).toEqual({ out: '-' });
     expect(() => ownSettings({ records: 'all' })).toThrow(new UsageError('--records: expected one of full|summary, got "all"'));
+  });
+
+  it('each key of the study’s gate: is a setting of its own, ctxsim check’s flag read as the key is (a path from the working folder)', async () => {
+    expect(Object.keys(GATE_OPTIONS)).toEqual(['baseline', 'max-cost-increase', 'max-retention-drop', 'max-answer-drop']);
+    // A limit takes the next word whatever it is: `-5%` is a limit to refuse, not a flag.
+    expect(GATE_OPTIONS['max-cost-increase']).toEqual({ type: 'string', nargs: 1, describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)' });
+    const held = { maxCostIncrease: 0.1, maxRetentionDrop: { points: 0.025 }, maxAnswerDrop: { probes: 1 } };
+    expect(gateSettings({ baseline: 'b.json', maxCostIncrease: '10%', maxRetentionDrop: '2.5%', maxAnswerDrop: '1', seed: 3 })).toEqual({ baseline: resolve('b.json'), ...held });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'study.yaml'), 'gate: {baseline: b.json, maxCostIncrease: 10%, maxRetentionDrop: 2.5%, maxAnswerDrop: 1}\npolicies: [full]\n');
+    expect((await loadStudy(join(dir, 'study.yaml'))).gate).toEqual({ baseline: join(dir, 'b.json'), ...held });
+    expect(() => gateSettings({ maxCostIncrease: '5' })).toThrow(new UsageError('--max-cost-increase: write 500% or 5% (a bare number could be a fraction or a percentage), got 5'));
+    expect(() => gateSettings({ maxAnswerDrop: '101%' })).toThrow(new UsageError('--max-answer-drop: retention cannot drop by more than 100%, got 101%'));
   });
 
   it('flags read as the study file reads: the same values, a path from the working folder', async () => {

@@ -7,8 +7,8 @@
  * @module
  */
 import { UsageError } from '../errors.js';
-import { readSetting, SETTINGS, type CommandSettings, type StudyOwnSettings, type StudySettings } from '../study/settings.js';
-import { BUDGET_TABLE_OPTIONS, COMMAND_OPTIONS, OWN_OPTIONS, REPORT_OPTIONS, SETTING_OPTIONS } from './_study-options.js';
+import { GATE_SETTINGS, readSetting, SETTINGS, type CommandSettings, type GateSettings, type Setting, type StudyOwnSettings, type StudySettings } from '../study/settings.js';
+import { BUDGET_TABLE_OPTIONS, COMMAND_OPTIONS, GATE_OPTIONS, OWN_OPTIONS, REPORT_OPTIONS, SETTING_OPTIONS } from './_study-options.js';
 
 /**
  * The values of the flags of `options` that are settings' (each made from
@@ -18,11 +18,11 @@ import { BUDGET_TABLE_OPTIONS, COMMAND_OPTIONS, OWN_OPTIONS, REPORT_OPTIONS, SET
  * flag of the same name that another command declares (`run`'s `--sort`)
  * is not read as this one.
  */
-function flagValues(given: object, options: object): Record<string, unknown> {
+function flagValues(given: object, options: object, settings: readonly Setting[] = SETTINGS): Record<string, unknown> {
   const flags = given as Readonly<Record<string, unknown>>;
   const names = new Set(Object.keys(options));
   const out: Record<string, unknown> = {};
-  for (const s of SETTINGS) {
+  for (const s of settings) {
     // A setting read apart (`--policy`, `--scenario`: studyFromFlags) is not read here.
     if (!s.meta.flag || s.meta.apart || !names.has(s.meta.flag.name)) continue;
     const raw = flags[camelCase(s.meta.flag.name)];
@@ -52,6 +52,11 @@ export function ownSettings(flags: object): Partial<StudyOwnSettings> {
 /** What only the command line sets (`COMMAND_SPEC`: the cache folder, worker threads, the limits of policy modules, the upkeep's mode, cassette and endpoint), read from its flags. */
 export function commandSettings(flags: object): Partial<CommandSettings> {
   return flagValues(flags, COMMAND_OPTIONS) as Partial<CommandSettings>;
+}
+
+/** The gate's settings `ctxsim check`'s flags set (`GATE_SPEC`: `--baseline`, a path from the working folder, and the limits), as the gate holds them: over the study's `gate:`. */
+export function gateSettings(flags: object): Partial<GateSettings> {
+  return flagValues(flags, GATE_OPTIONS, GATE_SETTINGS) as Partial<GateSettings>;
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import type { SettingFlag } from '../engine/spec.js';
-import { SETTINGS, type Setting } from '../study/settings.js';
+import { GATE_SETTINGS, SETTINGS, type Setting } from '../study/settings.js';
 import { wholeNumberOption } from './_command.js';
 
 /** Every option made from a setting's entry, and that setting: what test/cli-flags-declared.test.ts tells a setting's flag from one declared by hand with. */
@@ -42,12 +42,18 @@ const lastGiven = (raw: unknown): unknown => (Array.isArray(raw) ? raw[raw.lengt
 function flagOption(s: Setting, flag: SettingFlag, one = false) {
   const written = flag.written?.schema ?? s.schema;
   const schema = one ? (listElement(written) ?? written) : written;
-  const told = { describe: flag.describe, ...(flag.defaultDescription !== undefined && { defaultDescription: flag.defaultDescription }), ...(flag.lastWins && { coerce: lastGiven }) };
+  const told = {
+    describe: flag.describe,
+    ...(flag.defaultDescription !== undefined && { defaultDescription: flag.defaultDescription }),
+    ...(flag.lastWins && { coerce: lastGiven }),
+    ...(flag.nextWord && { nargs: 1 }),
+  };
   if (schema instanceof z.ZodBoolean) return { type: 'boolean', ...told } as const;
   if (schema instanceof z.ZodNumber) {
-    // A whole number's least value, when the schema sets one (`int()` alone bounds it to the safe integers).
+    // A whole number's bounds, when the schema sets them (`int()` alone bounds it to the safe integers).
     const min = schema.minValue !== null && schema.minValue > Number.MIN_SAFE_INTEGER ? schema.minValue : undefined;
-    return schema.isInt ? wholeNumberOption(flag.name, { ...told, ...(min !== undefined && { min }) }) : ({ type: 'number', ...told } as const);
+    const max = schema.maxValue !== null && schema.maxValue < Number.MAX_SAFE_INTEGER ? schema.maxValue : undefined;
+    return schema.isInt ? wholeNumberOption(flag.name, { ...told, ...(min !== undefined && { min }), ...(max !== undefined && { max }) }) : ({ type: 'number', ...told } as const);
   }
   if (schema instanceof z.ZodEnum) {
     // A few choices are yargs' (shown after the help), unless the help names them itself; a longer list reads better in it. Either is checked as the study key is.
@@ -64,10 +70,22 @@ function listElement(schema: z.ZodType): z.ZodType | undefined {
   return inner instanceof z.ZodArray ? (inner.element as z.ZodType) : undefined;
 }
 
-/** The flags of the settings of a kind, in `SETTINGS` order, by flag name. */
-function settingOptions(of: Setting['of']) {
-  return Object.fromEntries(SETTINGS.flatMap((s) => (s.meta.flag && s.of === of ? [[s.meta.flag.name, made(s, flagOption(s, s.meta.flag))]] : [])));
+/** The flags of `settings` (default: those of a kind, in `SETTINGS` order), by flag name. */
+function settingOptions(of: Setting['of'], settings: readonly Setting[] = SETTINGS.filter((s) => s.of === of)) {
+  return Object.fromEntries(settings.flatMap((s) => (s.meta.flag ? [[s.meta.flag.name, made(s, flagOption(s, s.meta.flag))]] : [])));
 }
+
+/**
+ * The flags of the settings inside a setting, or of an entry's fields
+ * (`fields`: the study's `gate:`, a `generate:` source), in their order, by
+ * flag name: what `ctxsim check` and `ctxsim generate` take.
+ */
+export function fieldOptions(fields: readonly Setting[]) {
+  return settingOptions('study', fields);
+}
+
+/** The gate's flags (`GATE_SPEC`: `--baseline` and the limits), which `ctxsim check` takes over the study's `gate:`. */
+export const GATE_OPTIONS = fieldOptions(GATE_SETTINGS);
 
 /** The run settings' flags, in `RUN_SPEC` order: options of every command that runs a study. */
 export const SETTING_OPTIONS = settingOptions('run');
@@ -86,22 +104,17 @@ export const COMMAND_OPTIONS = settingOptions('command');
 /** The limits of policy modules, for every command that runs them (docs/custom-policies.md). */
 export const POLICY_LIMIT_OPTIONS = { 'policy-timeout': COMMAND_OPTIONS['policy-timeout']!, 'policy-memory': COMMAND_OPTIONS['policy-memory']! };
 
-/** The flags of the study's own settings (`STUDY_SPEC`): `--scenario`, `--policy`, `--out`, `--records`, then `--answers`, `--judge`. */
-const ownOptions = settingOptions('study');
-const { scenario, policy, out, records, ...STUDY_OWN_OPTIONS } = ownOptions;
-
-/** `--out`, where a command's output goes (a command may say it in its own words): it takes the next word whatever it is, so that `--out -` is stdout. */
-const OUT_OPTION = made(settingOf('out'), { ...out!, nargs: 1 } as const);
-
-/** The study's own flags (`STUDY_SPEC`), each as every command takes it: what `ownSettings` reads. */
-export const OWN_OPTIONS = { ...ownOptions, out: OUT_OPTION };
+/** The flags of the study's own settings (`STUDY_SPEC`: `--scenario`, `--policy`, `--out`, `--records`, then `--answers`, `--judge`), each as every command takes it: what `ownSettings` reads. */
+export const OWN_OPTIONS = settingOptions('study');
+const { scenario, policy, out, records, ...STUDY_OWN_OPTIONS } = OWN_OPTIONS;
 
 /** `--records`, of the commands that write a run's record files (`run`, `merge`). */
 export const RECORDS_OPTION = records!;
 
 /** The flags every study-running command takes (`StudyFlags`): what it runs, then every setting's flag but the report settings' and `--records`. */
 export const STUDY_OPTIONS = {
-  out: OUT_OPTION,
+  // Where a command's output goes (a command may say it in its own words): it takes the next word whatever it is, so that `--out -` is stdout.
+  out: out!,
   policy: policy!,
   scenario: scenario!,
   ...SETTING_OPTIONS,
@@ -109,11 +122,20 @@ export const STUDY_OPTIONS = {
   ...STUDY_OWN_OPTIONS,
 } as const;
 
-/** The setting whose flag is `--name`. */
-function settingOf(name: string): Setting {
-  const s = SETTINGS.find((x) => x.meta.flag?.name === name);
+/** The setting whose flag is `--name`, among `settings` (default: every setting's). */
+function settingOf(name: string, settings: readonly Setting[] = SETTINGS): Setting {
+  const s = settings.find((x) => x.meta.flag?.name === name);
   if (!s) throw new Error(`no setting has the flag --${name}`);
   return s;
+}
+
+/** What a command says of a setting's flag in its own words (`settingOption`). */
+interface Told {
+  describe?: string | ((own: string) => string);
+  defaultDescription?: string;
+  default?: unknown;
+  demandOption?: boolean;
+  one?: true;
 }
 
 /**
@@ -122,11 +144,14 @@ function settingOf(name: string): Setting {
  * it; its default; whether it is needed), read as every command reads it.
  * `one`: the command takes one value of the list the setting holds
  * (`explain`'s and `calibrate`'s `--model`), read by `oneSetting`.
+ * `among`: the settings it is one of, when not a study's or a command
+ * line's (`GENERATE_SETTINGS`, a generate source's fields: `ctxsim
+ * generate`'s flags).
  */
-export function settingOption(name: string, told: { describe?: string | ((own: string) => string); defaultDescription?: string; default?: unknown; demandOption?: boolean; one?: true } = {}) {
-  const s = settingOf(name);
+export function settingOption(name: string, told: Told = {}, among: readonly Setting[] = SETTINGS) {
+  const s = settingOf(name, among);
   const { describe, one, ...rest } = told;
-  const base = name === 'out' ? OUT_OPTION : flagOption(s, s.meta.flag!, one);
+  const base = flagOption(s, s.meta.flag!, one);
   const own = typeof describe === 'function' ? describe(base.describe) : describe;
   return made(s, { ...base, ...rest, ...(own !== undefined && { describe: own }) });
 }

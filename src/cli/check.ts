@@ -2,7 +2,7 @@ import { appendFileSync, existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeBaseline, readBaseline, type Baseline } from '../gate/baseline.js';
-import { compare, DEFAULT_LIMITS, parsePercent, parseRetentionLimit, type GateLimits } from '../gate/compare.js';
+import { compare, DEFAULT_LIMITS, type GateLimits } from '../gate/compare.js';
 import { gateAnnotations, gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
 import { gateComment, gateSummary } from '../report/gate-summary.js';
 import { verdict } from '../report/verdict.js';
@@ -14,18 +14,17 @@ import { insideRoots, studyRoots } from '../study/confine.js';
 import { cacheFolderNamed } from './_cache-folder.js';
 import { fileSink, gateSink } from '../output/sinks.js';
 import { displayPath } from '../output/display.js';
-import { type Study } from '../study/study.js';
+import type { GateSettings } from '../study/settings.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
-import { commandSettings, settingArgs } from './_setting-flags.js';
+import { commandSettings, gateSettings, settingArgs } from './_setting-flags.js';
 import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableNotes } from '../report/text.js';
 
+/** `check`'s flags: the gate's (`GATE_OPTIONS`, read by `gateSettings`) among the settings' flags, and its own. */
 export interface CheckFlags extends StudyFlags {
+  /** As given, for messages; `gateSettings` reads it. */
   baseline?: string;
-  maxCostIncrease?: string;
-  maxRetentionDrop?: string;
-  maxAnswerDrop?: string;
   junit?: string;
   /** Also write the markdown a bot posts on the pull request here. */
   comment?: string;
@@ -34,25 +33,14 @@ export interface CheckFlags extends StudyFlags {
   quiet?: boolean;
 }
 
-/** Flags win over the study's `gate:` block, which wins over the defaults. */
-function limitsFor(flags: CheckFlags, study: Study): GateLimits {
-  const gate = study.gate ?? {};
-  const cost = flags.maxCostIncrease !== undefined ? parsePercent('--max-cost-increase', flags.maxCostIncrease) : gate.maxCostIncrease !== undefined ? parsePercent('gate.maxCostIncrease', gate.maxCostIncrease) : DEFAULT_LIMITS.maxCostIncrease;
-  const drop =
-    flags.maxRetentionDrop !== undefined
-      ? parseRetentionLimit('--max-retention-drop', flags.maxRetentionDrop)
-      : gate.maxRetentionDrop !== undefined
-        ? parseRetentionLimit('gate.maxRetentionDrop', gate.maxRetentionDrop)
-        : DEFAULT_LIMITS.maxRetentionDrop;
-  const answers =
-    flags.maxAnswerDrop !== undefined
-      ? parseRetentionLimit('--max-answer-drop', flags.maxAnswerDrop)
-      : gate.maxAnswerDrop !== undefined
-        ? parseRetentionLimit('gate.maxAnswerDrop', gate.maxAnswerDrop)
-        : undefined;
-  return { maxCostIncrease: cost, maxRetentionDrop: drop, ...(answers && { maxAnswerDrop: answers }) };
+/** The gate's limits: each flag wins over the study's `gate:` key, which wins over the default. */
+function limitsFor(gate: GateSettings): GateLimits {
+  return {
+    maxCostIncrease: gate.maxCostIncrease ?? DEFAULT_LIMITS.maxCostIncrease,
+    maxRetentionDrop: gate.maxRetentionDrop ?? DEFAULT_LIMITS.maxRetentionDrop,
+    ...(gate.maxAnswerDrop && { maxAnswerDrop: gate.maxAnswerDrop }),
+  };
 }
-
 
 /** The flags that change what a run computes, as given (so the accepting run computes the same): what it runs, then every setting's that decides records. */
 function studyArgs(flags: CheckFlags): string[] {
@@ -106,11 +94,12 @@ export async function check(given: CheckFlags, io: IO): Promise<number> {
   if (flags.out === '' || flags.out === '-') throw new UsageError(`--out${flags.out ? ' -' : ''}: check prints its verdict on stdout; name a folder or a file (.csv .json .md .html) for the reports`);
   const study = await studyFromFlags(flags, io);
   untrustedCache(study, flags, io);
-  const file = flags.baseline !== undefined ? resolve(flags.baseline) : study.gate?.baseline;
+  const gate = { ...study.gate, ...gateSettings(flags) };
+  const file = gate.baseline;
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
   const shown = flags.baseline ?? displayPath(file);
   const baseline = baselineAt(file, shown, flags);
-  const limits = limitsFor(flags, study);
+  const limits = limitsFor(gate);
   const target = flags.out === undefined ? undefined : outputTarget(resolve(flags.out), flags.out, undefined, false);
   const out = target?.kind === 'dir' ? target.dir : target?.kind === 'file' ? target.path : undefined;
   const sink = target?.kind === 'file' ? fileSink(target.path, target.format) : gateSink(out);

@@ -2,7 +2,9 @@ import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
 import { validateDocsPausing, type ScenarioOut } from '../scenario/docs.js';
 import { turnTaker } from '../process.js';
-import { generatedDocs, profileFor } from '../scenario/generate/index.js';
+import { generatedDocs, profileFor, type GenerateRequest } from '../scenario/generate/index.js';
+import { generateField, type GenerateFields } from '../study/sources.js';
+import { readSetting } from '../study/settings.js';
 import type { IO } from './_io.js';
 import { checkScenarioOut, writeScenarios } from './_scenarios.js';
 
@@ -16,25 +18,40 @@ export interface GenerateFlags {
   out?: string;
 }
 
-/** `ctxsim generate`: validate like scenario files, then write all files at once or print a stream. */
-export async function generate(flags: GenerateFlags, io: IO): Promise<number> {
-  checkScenarioOut(flags.out);
-  const profile = profileFor(flags.profile);
-  const raw: Record<string, unknown> = {};
-  for (const kv of flags.set ?? []) {
-    const eq = kv.indexOf('=');
-    if (eq < 1) throw new UsageError(`--set ${kv}: expected name=value`);
-    const v = kv.slice(eq + 1);
-    // Defined, not assigned: `--set __proto__=1` is a name like any other (an unknown one).
-    Object.defineProperty(raw, kv.slice(0, eq), { value: v !== '' && Number.isFinite(Number(v)) ? Number(v) : v, enumerable: true, writable: true, configurable: true });
-  }
+/**
+ * What to generate, read from the flags through the generate source's
+ * entries (`GENERATE_SPEC`), as a study's `generate:` entry is read: the
+ * profile, count, seed and id prefix, and the profile's parameters
+ * (`--turns`, each `--set name=value`), checked by the profile together.
+ * A problem is said at its flag (an unknown profile names itself).
+ */
+function requestOf(flags: GenerateFlags): GenerateRequest & { params: Record<string, unknown> } {
+  const read = (name: keyof GenerateFields, given: unknown, said: (message: string) => string): unknown => {
+    const f = generateField(name);
+    const r = readSetting(f, given, process.cwd(), f.meta.flag?.written ?? f.meta.written);
+    if ('problems' in r) throw new UsageError(said(r.problems[0]!.message));
+    return r.value;
+  };
+  const profile = profileFor(read('profile', flags.profile, (m) => m) as string);
+  const raw = (flags.set === undefined ? {} : read('params', flags.set, (m) => `--set ${m}`)) as Record<string, unknown>;
   if (flags.turns !== undefined) raw.turns = flags.turns;
   const problems: Problem[] = [];
   const params = SourceDoc.fromValue('flags', raw).check(profile.overrides, raw, [], problems);
   if (!params) throw new UsageError(problems.map((p) => `--${p.path === 'turns' ? 'turns' : `set ${p.path}`}: ${p.message}`).join('; '));
-  if (flags.prefix !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(flags.prefix)) throw new UsageError(`--prefix ${flags.prefix}: expected a-z, 0-9 and -`);
+  if (flags.prefix !== undefined) {
+    // Said with the prefix as given, before the entry's words.
+    const prefix = generateField('prefix').held.safeParse(flags.prefix);
+    if (!prefix.success) throw new UsageError(`--prefix ${flags.prefix}: ${prefix.error.issues[0]!.message}`);
+  }
+  const count = read('count', flags.count, (m) => `--count: ${m}`) as number;
+  const seed = read('seed', flags.seed, (m) => `--seed: ${m}`) as number;
+  return { profile: profile.id, count, seed, prefix: flags.prefix, params: params as Record<string, unknown> };
+}
 
-  const req = { profile: profile.id, count: flags.count, seed: flags.seed, prefix: flags.prefix, params: params as Record<string, unknown> };
+/** `ctxsim generate`: validate like scenario files, then write all files at once or print a stream. */
+export async function generate(flags: GenerateFlags, io: IO): Promise<number> {
+  checkScenarioOut(flags.out);
+  const req = requestOf(flags);
   // A turn for the event loop now and then: a large set still hears Ctrl-C or SIGTERM.
   const docs: ScenarioOut[] = [];
   const turn = turnTaker();
@@ -43,10 +60,10 @@ export async function generate(flags: GenerateFlags, io: IO): Promise<number> {
     const paused = turn();
     if (paused) await paused;
   }
-  await validateDocsPausing(docs, (d) => `generate:${profile.id}:seed=${flags.seed}#${d.id}`);
+  await validateDocsPausing(docs, (d) => `generate:${req.profile}:seed=${req.seed}#${d.id}`);
   const given = [
-    `--profile ${profile.id}`,
-    `--seed ${flags.seed}`,
+    `--profile ${req.profile}`,
+    `--seed ${req.seed}`,
     ...(flags.turns !== undefined ? [`--turns ${flags.turns}`] : []),
     ...(flags.prefix !== undefined ? [`--prefix ${flags.prefix}`] : []),
     ...(flags.set ?? []).map((s) => `--set ${s}`),

@@ -101,6 +101,8 @@ export interface SettingFlag {
   written?: WrittenForm;
   /** Given more than once, the last one counts (a flag scripts add to a command line: `--no-token-cache` after `--token-cache DIR`), rather than being refused. */
   lastWins?: true;
+  /** It takes the next word whatever it is: `--out -` is stdout, and `--max-cost-increase -5%` a limit to refuse, not another flag. */
+  nextWord?: true;
 }
 
 /** A problem inside a setting's value: where, below the setting, and what. */
@@ -139,6 +141,11 @@ export function setting<S extends z.ZodType>(schema: S, meta: SettingMeta): S {
 /** The meta registered with a setting's schema (none: `{}`). */
 export function metaOf(schema: z.ZodType): SettingMeta {
   return SETTING_META.get(schema) ?? {};
+}
+
+/** Whether `schema` was declared a setting (`setting`): a setting whose value is an object of such (the study's `gate:`) is written and read field by field. */
+export function isSetting(schema: z.ZodType): boolean {
+  return SETTING_META.has(schema);
 }
 
 /** A form written otherwise than held: `read` (default: the value as it is) is given only values `schema` checked, and `problem` found nothing wrong with. */

@@ -10,14 +10,15 @@ const KIND: Readonly<Record<Setting['of'], string>> = { run: 'run', report: 'rep
 
 /**
  * Every setting a study or a command takes, one row each in `SETTINGS`
- * order: its study key, its flag, its kind, whether it decides records (so
+ * order (the settings inside one after it): its study key, its flag, its kind, whether it decides records (so
  * keys the replay cache and is repeated by `ctxsim check`'s accept
  * command), and what it means. The block between the markers of
  * docs/studies.md.
  */
 export function settingsTable(): string {
-  const rows = SETTINGS.filter((s) => s.key !== undefined || s.meta.flag).map((s) => {
-    const keys = s.key === undefined ? '—' : keysOf({ key: s.key, meta: s.meta }).map((k) => `\`${k}\``).join(', ');
+  // The settings inside one (the gate's) follow it, each at its key inside it: `gate.baseline`.
+  const rows = SETTINGS.flatMap((s) => [s, ...(s.fields ?? [])]).filter((s) => s.key !== undefined || s.meta.flag).map((s) => {
+    const keys = s.key === undefined ? '—' : keysOf({ key: s.key, meta: s.meta }).map((k) => `\`${s.within === undefined ? '' : `${s.within}.`}${k}\``).join(', ');
     const flag = s.meta.flag ? `\`--${s.meta.flag.name}\`` : '—';
     const what = s.meta.about ?? s.meta.flag?.describe ?? String(s.declared.description);
     return `| ${keys} | ${flag} | ${KIND[s.of]} | ${s.decidesRecords ? 'yes' : ''} | ${docsCell(what)} |`;

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { metaOf, RUN_SPEC, RUN_SPEC_KEYS, setting, written, type CanonicalSpec, type SettingMeta, type ValueProblem, type WrittenForm } from '../engine/spec.js';
-import { gateLimitProblem } from '../gate/compare.js';
+import { RUN_SPEC, RUN_SPEC_KEYS, setting, written, type CanonicalSpec, type ValueProblem } from '../engine/spec.js';
+import { readSetting, settingOf, type Setting } from './_setting.js';
+import { gateLimitProblem, parsePercent, parseRetentionLimit } from '../gate/compare.js';
 import { policyHelpLines } from '../policies/docs.js';
 import { COMMON_PARAMS } from '../policies/params.js';
 import type { PolicyVariant } from '../policies/spec.js';
@@ -10,8 +11,6 @@ import { RECORDS_MODES } from '../records/json.js';
 import { CACHE_DIR_ENV, DEFAULT_CACHE_FOLDER } from '../process.js';
 import type { ReportSettings } from '../records/info.js';
 import { REPORT_SPEC, REPORT_SPEC_KEYS } from '../report/settings.js';
-import { issueText, valueAt } from '../text/document.js';
-import { valueOf } from '../text/zod.js';
 import type { GenerateSource, GlobSource, ImportSource } from './sources.js';
 import { UPKEEP_MODES, upkeepSchema, upkeepSettings, type UpkeepMode, type UpkeepSettings } from '../recording/upkeep-settings.js';
 
@@ -33,14 +32,52 @@ export const STDOUT = '-';
 /** A scenario source of a study: a glob of scenario files, a generated set, an imported dataset. */
 export type ScenarioSource = GlobSource | GenerateSource | ImportSource;
 
-/** A study's `gate:` as written. */
-const GATE = z.strictObject({
-  baseline: z.string().min(1).optional(),
-  maxCostIncrease: z.union([z.string(), z.number()]).optional(),
-  maxRetentionDrop: z.union([z.string(), z.number()]).optional(),
-  maxAnswerDrop: z.union([z.string(), z.number()]).optional(),
+/** A gate limit as written: text (`5%`, `1`) or, to be refused with a reason, a number. */
+const LIMIT = z.union([z.string(), z.number()]);
+
+/** How far retention may drop, as the gate holds it (`RetentionLimit`): by probes, or by points of retention. */
+const RETENTION_LIMIT = z.union([z.strictObject({ probes: z.number().int().min(0) }), z.strictObject({ points: z.number().min(0).max(1) })]);
+
+/** A gate limit (`key`) written as `gate.<key>:` and its flag write it: refused as the gate says (`gateLimitProblem`), read as it reads. */
+function limit(key: 'maxCostIncrease' | 'maxRetentionDrop' | 'maxAnswerDrop') {
+  return written(
+    LIMIT,
+    (v) => (key === 'maxCostIncrease' ? parsePercent(key, v) : parseRetentionLimit(key, v)),
+    (v) => gateLimitProblem(key, v),
+  );
+}
+
+/**
+ * The gate's settings, each a setting inside the study's `gate:` (its key
+ * there) and a flag of `ctxsim check`, which overrides the study's: the
+ * baseline and the allowed changes. Unset, a limit is the gate's default
+ * (`DEFAULT_LIMITS`).
+ */
+export const GATE_SPEC = z.strictObject({
+  baseline: setting(z.string().min(1).optional().describe('the baseline file, absolute'), {
+    about: 'the baseline JSON that ctxsim run --save-baseline wrote, relative to the study file (--baseline overrides)',
+    written: written(z.string().min(1), (v, folder) => resolve(folder, v)),
+    flag: { name: 'baseline', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' },
+  }),
+  maxCostIncrease: setting(z.number().min(0).optional().describe('the largest relative cost rise of a scenario × policy (0.05: 5%; default `DEFAULT_LIMITS`)'), {
+    about: 'the cost rise a scenario × policy may have, a percentage such as 10% (default 5%; --max-cost-increase overrides)',
+    written: limit('maxCostIncrease'),
+    flag: { name: 'max-cost-increase', describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)', nextWord: true },
+  }),
+  maxRetentionDrop: setting(RETENTION_LIMIT.optional().describe('how far retention may drop: probes, or points of retention (default 0 probes)'), {
+    about: 'how far retention may drop: a number of probes (1) or points of retention (2%) (default 0; --max-retention-drop overrides)',
+    written: limit('maxRetentionDrop'),
+    flag: { name: 'max-retention-drop', describe: 'allowed retention drop: probes (default 0) or points (2%)', nextWord: true },
+  }),
+  maxAnswerDrop: setting(RETENTION_LIMIT.optional().describe('with answers measured in both runs: how far answer retention may drop (default 0 probes)'), {
+    about: 'with answers measured in both runs: how far answer retention may drop, probes (1) or points (2%) (default 0; --max-answer-drop overrides)',
+    written: limit('maxAnswerDrop'),
+    flag: { name: 'max-answer-drop', describe: 'with answers measured in both runs: allowed answer retention drop, probes (default 0) or points (2%)', nextWord: true },
+  }),
 });
-const GATE_LIMITS = ['maxCostIncrease', 'maxRetentionDrop', 'maxAnswerDrop'] as const;
+
+/** The gate's settings, as a study's `gate:` and `ctxsim check`'s flags give them (the baseline absolute). */
+export type GateSettings = z.output<typeof GATE_SPEC>;
 
 /**
  * The study's own settings: what it runs, where its outputs go, its gate,
@@ -70,18 +107,11 @@ export const STUDY_SPEC = z.strictObject({
     // `-` is stdout, as `--out -` is: not a folder named `-`.
     written: written(z.string().min(1), (v, folder) => (v === STDOUT ? STDOUT : resolve(folder, v))),
     // Each command says where its output goes in its own words (`check`: the reports beside its verdict; `merge`: a folder).
-    flag: { name: 'out', describe: 'output folder, or one file (.csv .json .md .html), or - for stdout' },
+    flag: { name: 'out', describe: 'output folder, or one file (.csv .json .md .html), or - for stdout', nextWord: true },
   }),
-  gate: setting(GATE.optional().describe('the CI gate’s settings (`ctxsim check`); the baseline path is absolute'), {
+  gate: setting(GATE_SPEC.optional().describe('the CI gate’s settings (`ctxsim check`); the baseline path is absolute'), {
+    // Each of its keys is a setting of its own (`GATE_SPEC`), read at its place, and a flag of ctxsim check.
     about: 'the CI gate of ctxsim check: the baseline and the allowed changes',
-    written: written(GATE, (g, folder) => ({ ...g, ...(g.baseline !== undefined && { baseline: resolve(folder, g.baseline) }) })),
-    // The gate's limits are checked here, at their place, as `ctxsim check` reads them.
-    problems: (value) =>
-      GATE_LIMITS.flatMap((key) => {
-        const limit = (value as z.output<typeof GATE>)[key];
-        const problem = limit === undefined ? undefined : gateLimitProblem(key, limit);
-        return problem ? [{ path: [key], message: problem }] : [];
-      }),
   }),
   upkeepSource: setting(z.custom<UpkeepSettings>().optional().describe('where summaries, extractions and embeddings come from (absent: simulated, the default prompts); `studyUpkeep` makes the run’s `upkeep` of it'), {
     key: 'upkeep',
@@ -211,40 +241,8 @@ export const COMMAND_SPEC = z.strictObject({
 /** What the command line alone sets (`COMMAND_SPEC`), as read from its flags. */
 export type CommandSettings = z.output<typeof COMMAND_SPEC>;
 
-/** One setting of any kind (run, report, the study's own, the command line's), as written outside the library. */
-export interface Setting {
-  /** Its name in its spec. */
-  name: string;
-  /** Its spec: `RUN_SPEC` (it decides the run's records), `REPORT_SPEC` (only what the reports say of them), `STUDY_SPEC` (the study's own), `COMMAND_SPEC` (the command line's alone). */
-  of: 'run' | 'report' | 'study' | 'command';
-  /** Whether its value can change a record: every run setting, and those whose meta says so (`decidesRecords`). */
-  decidesRecords: boolean;
-  /** Its schema as declared, and the schema of a value it holds (the declared one unwrapped of its default or optional). */
-  declared: z.ZodType;
-  held: z.ZodType;
-  /** Its study key; none: a study file does not hold it. */
-  key: string | undefined;
-  /** The schema of the value as a study file writes it (and a flag, unless its meta gives the flag a form of its own: `SettingFlag.written`). */
-  schema: z.ZodType;
-  meta: SettingMeta;
-}
-
-/** A setting of `spec` (of the kind `of`), from its declaration and meta. */
-function settingOf(of: Setting['of'], spec: z.ZodObject, name: string): Setting {
-  const declared = spec.shape[name] as z.ZodType;
-  const meta = metaOf(declared);
-  const held = valueOf(declared);
-  return {
-    name,
-    of,
-    decidesRecords: of === 'run' || meta.decidesRecords === true,
-    declared,
-    held,
-    key: meta.key === false ? undefined : (meta.key ?? name),
-    schema: meta.written?.schema ?? held,
-    meta,
-  };
-}
+/** What a setting is as written, and how a value is read (study/_setting.ts). */
+export { readSetting, type Setting } from './_setting.js';
 
 /**
  * Every setting, of every kind, in one order: the run settings in
@@ -259,6 +257,9 @@ export const SETTINGS: readonly Setting[] = [
   ...Object.keys(COMMAND_SPEC.shape).map((name) => settingOf('command', COMMAND_SPEC, name)),
   ...Object.keys(STUDY_SPEC.shape).map((name) => settingOf('study', STUDY_SPEC, name)),
 ];
+
+/** The gate's settings (`GATE_SPEC`), inside the study's `gate:`: their keys there, and `ctxsim check`'s flags. */
+export const GATE_SETTINGS: readonly Setting[] = SETTINGS.find((s) => s.name === 'gate')!.fields!;
 
 /** A setting a study file holds: its key is given. */
 export type WrittenSetting = Setting & { key: string; of: 'run' | 'report' | 'study' };
@@ -294,34 +295,6 @@ export function settingKeyDescriptions(): Record<string, string> {
     out[s.key] = s.meta.about ?? String(s.declared.description);
   }
   return out;
-}
-
-/**
- * A setting's value as written, read as the spec holds it (a path from
- * `folder`, …): the value, or what keeps it from being one — not written as
- * the setting is (`5x` for a duration), a value the spec does not hold (a
- * duration of 0), a check across its items (a model listed twice) — at
- * places below the setting. `form`: how it is written, when not as the
- * study key writes it (a flag's own form, `SettingFlag.written`).
- */
-export function readSetting(s: Setting, written: unknown, folder: string, form: WrittenForm | undefined = s.meta.written): { value: unknown } | { problems: ValueProblem[] } {
-  const w = (form?.schema ?? s.held).safeParse(written);
-  if (!w.success) return { problems: issues(w.error, written) };
-  const problem = form?.problem?.(w.data);
-  if (problem !== undefined) return { problems: [{ path: [], message: problem }] };
-  const value = form ? form.read(w.data, folder) : w.data;
-  const held = s.held.safeParse(value);
-  if (!held.success) return { problems: issues(held.error, value) };
-  const problems = s.meta.problems?.(value) ?? [];
-  return problems.length ? { problems } : { value };
-}
-
-/** A zod error's issues as problems in `value`, worded as a study file's. */
-function issues(error: z.ZodError, value: unknown): ValueProblem[] {
-  return error.issues.map((i) => {
-    const path = i.path as (string | number)[];
-    return { path, message: issueText(i, valueAt(value, path)) };
-  });
 }
 
 /**

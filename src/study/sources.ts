@@ -8,6 +8,9 @@ import { ScenarioError, type Problem } from '../errors.js';
 import type { Conversation } from '../types.js';
 import type { SourceDoc } from '../text/document.js';
 import { generateConversations, PROFILES } from '../scenario/generate/index.js';
+import { commonOverrides } from '../scenario/generate/profile.js';
+import { setting, written } from '../engine/spec.js';
+import { readSetting, settingOf, type Setting } from './_setting.js';
 import { weightSchema } from '../scenario/schema.js';
 import { formatImportReport, importDataset, IMPORTERS, UnreadableFile, type Imported } from '../scenario/import/index.js';
 
@@ -22,15 +25,10 @@ export interface GlobSource {
   at?: Problem;
 }
 
-/** Generated conversations: `{generate: {profile, count, seed?, prefix?, ...overrides}}`. */
-export interface GenerateSource {
+/** Generated conversations: `{generate: {profile, count, seed?, prefix?, ...overrides}}`, each field as its entry holds it (`GENERATE_SPEC`). */
+export interface GenerateSource extends Pick<GenerateFields, 'profile' | 'count' | 'seed' | 'prefix'> {
   kind: 'generate';
-  profile: string;
-  count: number;
-  /** Default: the study's seed. */
-  seed?: number;
-  prefix?: string;
-  /** Profile overrides, already checked against the profile's schema. */
+  /** Profile overrides (`turns` among them), already checked against the profile's schema. */
   params: Record<string, unknown>;
   /** Multiplies the weight of every conversation it yields (default 1). */
   weight?: number;
@@ -67,12 +65,81 @@ export interface LoadOptions {
 /** The most conversations one generated set may have (`ctxsim generate --count`, a study's `generate: {count}`). */
 export const MAX_GENERATE_COUNT = 100_000;
 
-const generateEntry = z.looseObject({
-  profile: z.string(),
-  count: z.number().int().min(1).max(MAX_GENERATE_COUNT),
-  seed: z.number().int().optional(),
-  prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a-z, 0-9 and -').optional(),
+/** An id prefix of generated conversations: ids are `<prefix>-0001`, `<prefix>-0002`… */
+const ID_PREFIX = /^[a-z0-9][a-z0-9-]*$/;
+
+/** What is wrong with a profile's name, or nothing. */
+function profileProblem(name: string): string | undefined {
+  return PROFILES.has(name) ? undefined : `unknown profile "${name}"; expected one of ${[...PROFILES.keys()].join(', ')}`;
+}
+
+/** `name=value` pairs (`--set`) as the parameters they give: a value that reads as a number is one. */
+function namedValues(pairs: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const kv of pairs) {
+    const eq = kv.indexOf('=');
+    const v = kv.slice(eq + 1);
+    // Defined, not assigned: `--set __proto__=1` is a name like any other (an unknown one).
+    Object.defineProperty(out, kv.slice(0, eq), { value: v !== '' && Number.isFinite(Number(v)) ? Number(v) : v, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/**
+ * The fields of a `{generate: …}` scenario source, each an entry
+ * (`setting`): its key in the study's entry and its flag of `ctxsim
+ * generate`, from which the entry's check (`sourceEntry`) and the command's
+ * flags and their reading follow. The profile's parameters — `turns`, which
+ * every profile has, and each profile's own — are checked by the profile
+ * that takes them, together (`apart`): in a study, the entry's other keys;
+ * on the command line, `--turns` and each `--set name=value`.
+ */
+export const GENERATE_SPEC = z.strictObject({
+  profile: setting(z.string().describe('the generator profile'), {
+    written: written(z.string(), undefined, profileProblem),
+    flag: { name: 'profile', describe: [...PROFILES.keys()].join(' | ') },
+  }),
+  count: setting(z.number().int().min(1).max(MAX_GENERATE_COUNT).describe('how many conversations'), {
+    flag: { name: 'count', describe: 'how many conversations' },
+  }),
+  seed: setting(z.number().int().optional().describe('the seed of the set (default: the study’s seed)'), {
+    flag: { name: 'seed', describe: 'random seed' },
+  }),
+  prefix: setting(z.string().regex(ID_PREFIX, 'expected a-z, 0-9 and -').optional().describe('the id prefix (default: the profile id)'), {
+    flag: { name: 'prefix', describe: 'id prefix (default: the profile id)' },
+  }),
+  turns: setting(commonOverrides.turns.describe('turns per conversation, MIN-MAX (default: the profile’s)'), {
+    flag: { name: 'turns', describe: 'turns per conversation, MIN-MAX (default: the profile’s)' },
+    apart: true,
+  }),
+  params: setting(z.record(z.string(), z.unknown()).describe('the profile’s other parameters'), {
+    // The entry's other keys: no key of its own.
+    key: false,
+    flag: {
+      name: 'set',
+      describe: 'profile parameter, e.g. correctionShare=0.5 (repeatable)',
+      written: written(z.array(z.string()), namedValues, (pairs) => {
+        const bad = pairs.find((kv) => kv.indexOf('=') < 1);
+        return bad === undefined ? undefined : `${bad}: expected name=value`;
+      }),
+    },
+    apart: true,
+  }),
 });
+
+/** A generate source's fields, as its entries hold them. */
+export type GenerateFields = z.output<typeof GENERATE_SPEC>;
+
+/** The fields of a generate source (`GENERATE_SPEC`), as settings: their keys in its entry, and `ctxsim generate`'s flags. */
+export const GENERATE_SETTINGS: readonly Setting[] = Object.keys(GENERATE_SPEC.shape).map((name) => settingOf('study', GENERATE_SPEC, name));
+
+/** The generate source's field `name` (`GENERATE_SPEC`), as a setting. */
+export function generateField(name: keyof GenerateFields): Setting {
+  return GENERATE_SETTINGS.find((f) => f.name === name)!;
+}
+
+/** A study's `generate:` entry, checked but for the profile's parameters (its other keys, checked by the profile). */
+const generateEntry = z.looseObject(Object.fromEntries(GENERATE_SETTINGS.flatMap((f) => (f.meta.apart || f.key === undefined ? [] : [[f.key, f.declared]]))));
 const importEntry = z.looseObject({ format: z.string(), path: z.string().min(1) });
 
 /** A conversation with its weight multiplied by its study entry's (weight 1 is left out, as the loader leaves it out). */
@@ -109,17 +176,18 @@ export function sourceEntry(src: SourceDoc, entry: unknown, i: number, dir: stri
   const path = ['scenarios', i, kind];
   const at = src.problem(path, '');
   if (kind === 'generate') {
-    const g = src.check(generateEntry, body, path, problems);
+    const g = src.check(generateEntry, body, path, problems) as (Partial<GenerateFields> & Record<string, unknown>) | undefined;
     if (!g) return undefined;
-    const profile = PROFILES.get(g.profile);
-    if (!profile) {
-      problems.push(src.problem([...path, 'profile'], `unknown profile "${g.profile}"; expected one of ${[...PROFILES.keys()].join(', ')}`));
+    const named = readSetting(generateField('profile'), g.profile, dir);
+    if ('problems' in named) {
+      problems.push(src.problem([...path, 'profile'], named.problems[0]!.message));
       return undefined;
     }
+    const profile = PROFILES.get(g.profile!)!;
     const { profile: _p, count, seed, prefix, ...rest } = g;
     const params = src.check(profile.overrides, rest, path, problems);
     if (!params) return undefined;
-    return { kind, profile: g.profile, count, ...(seed !== undefined && { seed }), ...(prefix !== undefined && { prefix }), params, ...w, at };
+    return { kind, profile: profile.id, count: count!, ...(seed !== undefined && { seed }), ...(prefix !== undefined && { prefix }), params, ...w, at };
   }
   const m = src.check(importEntry, body, path, problems);
   if (!m) return undefined;

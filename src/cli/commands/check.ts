@@ -13,13 +13,10 @@ export function checkCommand(io: IO): Command<CheckFlags> {
       ['ctxsim check study.yaml --comment comment.md', 'also the markdown for a pull request comment'],
     ],
     builder: async (y: Argv) => {
-      const { STUDY_OPTIONS, settingOption } = await import('../_study-options.js');
+      const { GATE_OPTIONS, STUDY_OPTIONS, settingOption } = await import('../_study-options.js');
       return y
         .positional('study', { type: 'string', describe: 'study file (default: ./ctxsim.yaml or ./study.yaml, the first found, else the built-in default study)' })
-        .option('baseline', { type: 'string', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' })
-        .option('max-cost-increase', { type: 'string', nargs: 1, describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)' })
-        .option('max-retention-drop', { type: 'string', nargs: 1, describe: 'allowed retention drop: probes (default 0) or points (2%)' })
-        .option('max-answer-drop', { type: 'string', nargs: 1, describe: 'with answers measured in both runs: allowed answer retention drop, probes (default 0) or points (2%)' })
+        .options(GATE_OPTIONS)
         .option('junit', { type: 'string', describe: 'also write JUnit XML here' })
         .option('comment', { type: 'string', describe: 'also write here the markdown a bot would post on the pull request: the verdict, what changed, the gate’s result by cause' })
         .option('json', { type: 'boolean', describe: 'print the result as JSON instead of a table' })

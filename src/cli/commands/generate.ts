@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { wholeNumberOption, type Command } from '../_command.js';
+import type { Command } from '../_command.js';
 import type { IO } from '../_io.js';
 import type { GenerateFlags } from '../generate.js';
 
@@ -12,14 +12,16 @@ export function generateCommand(io: IO): Command<GenerateFlags> {
       ['ctxsim generate --profile coding --count 1 --turns 30-40', 'one long coding session as YAML on stdout'],
     ],
     builder: async (y: Argv) => {
-      const [{ PROFILES }, { MAX_GENERATE_COUNT }] = await Promise.all([import('../../scenario/generate/index.js'), import('../../study/sources.js')]);
+      const [{ settingOption }, { GENERATE_SETTINGS }] = await Promise.all([import('../_study-options.js'), import('../../study/sources.js')]);
+      // A generate source's fields (`GENERATE_SPEC`): the flags write what a study's `generate:` entry does.
+      const field = (name: string, told: Parameters<typeof settingOption>[1] = {}) => settingOption(name, told, GENERATE_SETTINGS);
       return y
-        .option('profile', { type: 'string', demandOption: true, describe: [...PROFILES.keys()].join(' | ') })
-        .option('count', wholeNumberOption('count', { min: 1, max: MAX_GENERATE_COUNT, default: 10, describe: 'how many conversations' }))
-        .option('seed', wholeNumberOption('seed', { default: 42, describe: 'random seed' }))
-        .option('turns', { type: 'string', describe: 'turns per conversation, MIN-MAX (default: the profile’s)' })
-        .option('prefix', { type: 'string', describe: 'id prefix (default: the profile id)' })
-        .option('set', { type: 'string', array: true, describe: 'profile parameter, e.g. correctionShare=0.5 (repeatable)' })
+        .option('profile', field('profile', { demandOption: true }))
+        .option('count', field('count', { default: 10 }))
+        .option('seed', field('seed', { default: 42 }))
+        .option('turns', field('turns'))
+        .option('prefix', field('prefix'))
+        .option('set', field('set'))
         .option('out', { type: 'string', describe: 'folder for one <id>.yaml per conversation' });
     },
     handler: async (argv: GenerateFlags) => (await import('../generate.js')).generate(argv, io),
