@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { parseResultsJson } from '../src/records/json.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
 import { folderSink, textSink } from '../src/output/sinks.js';
 import { loadStudy } from '../src/study/study.js';
+import { MAIN, runBuilt } from './_built.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -18,7 +18,6 @@ import { tempDir } from './_tmp.js';
  * chart and table byte for byte the same.
  */
 
-const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 /** The built CLI is current when each compiled file of the records modes is no older than its source. */
 const built = [
   ['cli/run', 'cli/run'],
@@ -103,10 +102,9 @@ describe('--records summary', () => {
   it(`on two worker threads (the built CLI) the same${built ? '' : ' (skipped: dist/ is missing or stale; npm run build)'}`, async (ctx) => {
     if (!built) ctx.skip();
     expect((await cli('run', study(), '--out', join(dir, 'full'), '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
-    const run = (out: string, ...args: string[]) =>
-      execFileSync(process.execPath, [MAIN, 'run', study(), '--out', join(dir, out), '--no-token-cache', '--quiet', '--jobs', '2', ...args], { env: process.env });
+    const run = (out: string, ...args: string[]) => runBuilt(['run', study(), '--out', join(dir, out), '--no-token-cache', '--quiet', '--jobs', '2', ...args]);
     // (That a full run on two threads writes a one-thread run's files, report-stream tests.)
-    run('jobs-summary', '--records', 'summary');
+    expect((await run('jobs-summary', '--records', 'summary')).code).toBe(0);
     expectSummaryOf(join(dir, 'full'), join(dir, 'jobs-summary'));
   });
 
