@@ -39,6 +39,10 @@ async function inMemory(args: string[]): Promise<Map<string, Buffer>> {
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, Buffer.from(v)]));
 }
 
+let multi: Promise<Map<string, Buffer>> | undefined;
+/** `inMemory([MULTI])`, made once for the file's tests, which change neither the study nor the files. */
+const multiInMemory = () => (multi ??= inMemory([MULTI]));
+
 /** Runs `ctxsim run` in this process, with SOURCE_DATE_EPOCH pinned. */
 async function run(args: string[], io = capture()): Promise<number> {
   const before = process.env.SOURCE_DATE_EPOCH;
@@ -61,7 +65,7 @@ describe('ctxsim run into a folder: streamed files equal the in-memory ones', ()
   it('for a study of several scenarios', async () => {
     const out = join(tmp, 'multi');
     expect(await run([MULTI, '--out', out])).toBe(0);
-    const want = await inMemory([MULTI]);
+    const want = await multiInMemory();
     expect(want.get('turns.csv')!.length).toBeGreaterThan(1000);
     expectSameFiles(out, want);
   });
@@ -71,7 +75,7 @@ describe('ctxsim run into a folder: streamed files equal the in-memory ones', ()
     const out = join(tmp, 'multi-jobs2');
     const r = await runBuilt(['run', MULTI, '--out', out, '--jobs', '2', '--no-token-cache', '--quiet'], { env: ENV, cwd: ROOT });
     expect(r.code, r.err).toBe(0);
-    expectSameFiles(out, await inMemory([MULTI]));
+    expectSameFiles(out, await multiInMemory());
   });
 });
 
