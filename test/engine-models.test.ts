@@ -1,12 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { tokensByTurnChart } from '../src/report/charts.js';
 import { parseResultsJson } from '../src/records/json.js';
+import { builtSince, runBuilt } from './_built.js';
 import { capture } from './_io.js';
-import { ROOT } from './_shared.js';
 import { priceFile, tinyWindowScenario } from './_pricing.js';
 import { tempDir } from './_tmp.js';
 
@@ -55,8 +54,7 @@ function readCsv(file: string): Record<string, string>[] {
 
 afterEach(() => delete process.env.SOURCE_DATE_EPOCH);
 
-const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
-const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'run.ts')).mtimeMs;
+const built = builtSince('engine/run.ts');
 
 describe('several models in one run', () => {
   it('--model repeated runs every policy on each model: a row per policy × model, hand-checked', async () => {
@@ -140,7 +138,7 @@ describe('several models in one run', () => {
     const run = (...args: string[]) => cli('run', study, '--no-token-cache', '--quiet', ...args);
     expect((await run('--out', join(dir, 'whole'), '--jobs', '1')).code).toBe(0);
     // Worker threads load the compiled worker: two of them run in the built CLI (skipped below when dist/ is stale).
-    if (built) execFileSync(process.execPath, [MAIN, 'run', study, '--no-token-cache', '--quiet', '--out', join(dir, 'jobs'), '--jobs', '2'], { env: process.env });
+    if (built) expect((await runBuilt(['run', study, '--no-token-cache', '--quiet', '--out', join(dir, 'jobs'), '--jobs', '2'])).code).toBe(0);
     for (const k of [1, 2, 3]) expect((await run('--shard', `${k}/3`, '--out', join(dir, `p${k}`))).code).toBe(0);
     expect((await cli('merge', join(dir, 'p1'), join(dir, 'p2'), join(dir, 'p3'), '--out', join(dir, 'merged'), '--quiet')).code).toBe(0);
     const flags = await cli('run', '--scenario', join(dir, 's', '*.yaml'), ...POLICIES, '--model', 'tiny', '--model', 'roomy', ...COMMON, '--out', join(dir, 'flags'), '--jobs', '1');

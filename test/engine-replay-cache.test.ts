@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import type { PolicyVariant } from '../src/policies/spec.js';
 import { policiesFromFlags } from '../src/study/study.js';
 import { cache } from '../src/cli/cache.js';
 import { UsageError } from '../src/errors.js';
+import { builtSince, runBuilt } from './_built.js';
 import { capture, cli, expectSameFiles, folder } from './_io.js';
 import { conversation } from './_policies.js';
 import { priceFile } from './_pricing.js';
@@ -169,8 +169,7 @@ describe('replay cache (library)', () => {
   });
 });
 
-const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
-const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'replay-cache.ts')).mtimeMs;
+const built = builtSince('engine/replay-cache.ts');
 
 describe('replay cache (command line)', () => {
   const scenarios = ['--scenario', join(ROOT, 'scenarios', 'noah-amnesia.yaml'), '--scenario', join(ROOT, 'scenarios', 'kavya-late-order.yaml')];
@@ -200,20 +199,19 @@ describe('replay cache (command line)', () => {
     expect((await run('warm', '--jobs', '1')).code).toBe(0);
     expectSameFiles(join(dir, 'warm'), expected);
     if (built) {
-      const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
       // Two worker threads, from an empty cache and then from a full one.
       const other = join(dir, 'cache2');
       const inodes = () => [...entryFiles(other), ...entryFiles(other, 'charts')].map((f) => statSync(f).ino);
       let before: number[] = [];
       for (const out of ['jobs-cold', 'jobs-warm']) {
-        execFileSync(process.execPath, [MAIN, 'run', ...common, '--token-cache', other, '--out', join(dir, out), '--jobs', '2'], { env });
+        expect((await runBuilt(['run', ...common, '--token-cache', other, '--out', join(dir, out), '--jobs', '2'])).code).toBe(0);
         expectSameFiles(join(dir, out), expected);
         if (out === 'jobs-cold') before = inodes();
       }
       // The warm run rewrote no entry: every unit and chart came from the cache; nor does a run on one thread.
       expect(before).toHaveLength(11);
       expect(inodes()).toEqual(before);
-      execFileSync(process.execPath, [MAIN, 'run', ...common, '--token-cache', other, '--out', join(dir, 'one-warm'), '--jobs', '1'], { env });
+      expect((await runBuilt(['run', ...common, '--token-cache', other, '--out', join(dir, 'one-warm'), '--jobs', '1'])).code).toBe(0);
       expectSameFiles(join(dir, 'one-warm'), expected);
       expect(inodes()).toEqual(before);
     }

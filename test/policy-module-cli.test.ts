@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
+import { runBuilt } from './_built.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -143,14 +144,17 @@ describe('a policy module in a study', () => {
     expect(readCsv(join(dir, 'a', 'policies.csv')).map((p) => p.policy)).toEqual(['keep-edges:keep=0', 'keep-edges:keep=1', 'full']);
   });
 
-  it.skipIf(!built)(`runs on worker threads with output byte-identical to one thread${built ? '' : ' (skipped: dist/ is missing or stale)'}`, () => {
+  it.skipIf(!built)(`runs on worker threads with output byte-identical to one thread${built ? '' : ' (skipped: dist/ is missing or stale)'}`, async () => {
     const dir = project();
     cpSync(NOAH, join(dir, 's', 'noah-2.yaml'));
     writeFileSync(join(dir, 's', 'noah-2.yaml'), readFileSync(NOAH, 'utf8').replace('id: noah-amnesia', 'id: noah-2'));
     const study = join(dir, 'study.yaml');
     writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies:', '  - ./policies/keep-edges.mjs: {keep: [0, 1, 2]}', '  - window-turns: {turns: 1}', ''].join('\n'));
-    const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
-    for (const jobs of ['1', '2']) execFileSync(process.execPath, [MAIN, 'run', study, ...COMMON, '--jobs', jobs, '--out', join(dir, `jobs-${jobs}`)], { env });
+    const env = { SOURCE_DATE_EPOCH: '1700000000' };
+    for (const jobs of ['1', '2']) {
+      const r = await runBuilt(['run', study, ...COMMON, '--jobs', jobs, '--out', join(dir, `jobs-${jobs}`)], { env });
+      expect(r.code, r.err).toBe(0);
+    }
     const files = readdirSync(join(dir, 'jobs-1')).sort();
     expect(readdirSync(join(dir, 'jobs-2')).sort()).toEqual(files);
     for (const f of files) expect(readFileSync(join(dir, 'jobs-2', f)).equals(readFileSync(join(dir, 'jobs-1', f))), f).toBe(true);

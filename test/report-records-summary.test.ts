@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { parseResultsJson } from '../src/records/json.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
 import { folderSink, textSink } from '../src/output/sinks.js';
 import { loadStudy } from '../src/study/study.js';
+import { MAIN, runBuilt } from './_built.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -18,7 +18,6 @@ import { tempDir } from './_tmp.js';
  * chart and table byte for byte the same.
  */
 
-const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 /** The built CLI is current when each compiled file of the records modes is no older than its source. */
 const built = [
   ['cli/run', 'cli/run'],
@@ -41,15 +40,39 @@ async function cli(...args: string[]) {
   return { code, out: io.stdout, err: io.stderr };
 }
 
+/** Writes the study and its two scenarios into `folder`; returns the study file. */
+function writeStudy(folder: string): string {
+  for (const f of ['kavya-late-order.yaml', 'noah-amnesia.yaml']) cpSync(join(ROOT, 'scenarios', f), join(folder, 'scenarios', f));
+  const file = join(folder, 'study.yaml');
+  writeFileSync(file, ['seed: 7', 'model: gpt-4o-mini', 'scenarios: [scenarios/*.yaml]', 'policies:', '  - full', '  - window-turns: {turns: 2}', '  - summary-buffer', 'out: out/', ''].join('\n'));
+  return file;
+}
+
 beforeEach(() => {
   process.env.SOURCE_DATE_EPOCH = '1700000000';
   dir = tempDir('ctxsim-records-');
-  for (const f of ['kavya-late-order.yaml', 'noah-amnesia.yaml']) cpSync(join(ROOT, 'scenarios', f), join(dir, 'scenarios', f));
-  writeFileSync(
-    study(),
-    ['seed: 7', 'model: gpt-4o-mini', 'scenarios: [scenarios/*.yaml]', 'policies:', '  - full', '  - window-turns: {turns: 2}', '  - summary-buffer', 'out: out/', ''].join('\n'),
-  );
+  writeStudy(dir);
 });
+
+/** A folder of its own, kept until the file's tests end, for the study run once each way. */
+const shared = tempDir('ctxsim-records-');
+let reference: Promise<{ study: string; full: Awaited<ReturnType<typeof cli>>; summary: Awaited<ReturnType<typeof cli>> }> | undefined;
+
+/**
+ * The study of `shared` run once with full records and once with
+ * `--records summary` (`--jobs 1`, into `shared`'s `full` and `summary`),
+ * with what each printed: made by the first test that asks; the tests that
+ * compare with them change neither the study nor those folders.
+ */
+function referenceRuns(): NonNullable<typeof reference> {
+  reference ??= (async () => {
+    const file = writeStudy(shared);
+    const full = await cli('run', file, '--out', join(shared, 'full'), '--no-token-cache', '--quiet', '--jobs', '1');
+    const summary = await cli('run', file, '--out', join(shared, 'summary'), '--records', 'summary', '--no-token-cache', '--quiet', '--jobs', '1');
+    return { study: file, full, summary };
+  })();
+  return reference;
+}
 
 afterEach(() => delete process.env.SOURCE_DATE_EPOCH);
 
@@ -90,24 +113,23 @@ function expectSummaryOf(full: string, summary: string): void {
 
 describe('--records summary', () => {
   it('writes the files of a full run but turns.csv and probes.csv; every report the same, results.json without turns and probes', async () => {
-    const full = await cli('run', study(), '--out', join(dir, 'full'), '--no-token-cache', '--quiet', '--jobs', '1');
-    const explicit = await cli('run', study(), '--out', join(dir, 'explicit'), '--records', 'full', '--no-token-cache', '--quiet', '--jobs', '1');
-    const summary = await cli('run', study(), '--out', join(dir, 'summary'), '--records', 'summary', '--no-token-cache', '--quiet', '--jobs', '1');
+    const { study: file, full, summary } = await referenceRuns();
+    const explicit = await cli('run', file, '--out', join(dir, 'explicit'), '--records', 'full', '--no-token-cache', '--quiet', '--jobs', '1');
     expect([full.code, explicit.code, summary.code]).toEqual([0, 0, 0]);
     // The run table printed is the same.
     expect(summary.out).toBe(full.out);
-    for (const f of readdirSync(join(dir, 'full'))) expect(readFileSync(join(dir, 'explicit', f)).equals(readFileSync(join(dir, 'full', f))), f).toBe(true);
-    expectSummaryOf(join(dir, 'full'), join(dir, 'summary'));
+    for (const f of readdirSync(join(shared, 'full'))) expect(readFileSync(join(dir, 'explicit', f)).equals(readFileSync(join(shared, 'full', f))), f).toBe(true);
+    expectSummaryOf(join(shared, 'full'), join(shared, 'summary'));
   });
 
   it(`on two worker threads (the built CLI) the same${built ? '' : ' (skipped: dist/ is missing or stale; npm run build)'}`, async (ctx) => {
     if (!built) ctx.skip();
-    expect((await cli('run', study(), '--out', join(dir, 'full'), '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
-    const run = (out: string, ...args: string[]) =>
-      execFileSync(process.execPath, [MAIN, 'run', study(), '--out', join(dir, out), '--no-token-cache', '--quiet', '--jobs', '2', ...args], { env: process.env });
+    const { study: file, full } = await referenceRuns();
+    expect(full.code).toBe(0);
+    const run = (out: string, ...args: string[]) => runBuilt(['run', file, '--out', join(dir, out), '--no-token-cache', '--quiet', '--jobs', '2', ...args]);
     // (That a full run on two threads writes a one-thread run's files, report-stream tests.)
-    run('jobs-summary', '--records', 'summary');
-    expectSummaryOf(join(dir, 'full'), join(dir, 'jobs-summary'));
+    expect((await run('jobs-summary', '--records', 'summary')).code).toBe(0);
+    expectSummaryOf(join(shared, 'full'), join(dir, 'jobs-summary'));
   });
 
   it('a single json output leaves out turns and probes too; a single csv (turns.csv) is refused', async () => {
@@ -143,11 +165,12 @@ describe('--records summary', () => {
   });
 
   it('merge --records summary writes from the shards what a summary run writes', async () => {
-    expect((await cli('run', study(), '--out', join(dir, 'summary'), '--records', 'summary', '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
-    for (const k of [1, 2]) expect((await cli('run', study(), '--shard', `${k}/2`, '--out', join(dir, `shard-${k}`), '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
+    const { study: file, summary } = await referenceRuns();
+    expect(summary.code).toBe(0);
+    for (const k of [1, 2]) expect((await cli('run', file, '--shard', `${k}/2`, '--out', join(dir, `shard-${k}`), '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
     expect((await cli('merge', join(dir, 'shard-1'), join(dir, 'shard-2'), '--out', join(dir, 'merged'), '--records', 'summary', '--quiet')).code).toBe(0);
-    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(readdirSync(join(dir, 'summary')).sort());
-    for (const f of readdirSync(join(dir, 'summary'))) expect(readFileSync(join(dir, 'merged', f)).equals(readFileSync(join(dir, 'summary', f))), f).toBe(true);
+    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(readdirSync(join(shared, 'summary')).sort());
+    for (const f of readdirSync(join(shared, 'summary'))) expect(readFileSync(join(dir, 'merged', f)).equals(readFileSync(join(shared, 'summary', f))), f).toBe(true);
     const bad = await cli('merge', join(dir, 'shard-1'), join(dir, 'shard-2'), '--out', join(dir, 'bad'), '--records', 'none', '--quiet');
     expect([bad.code, bad.err]).toEqual([2, 'ctxsim: --records: expected one of full|summary, got "none"\n']);
     // --out is read as a study's out is, where - is stdout: merge writes a folder.
@@ -158,12 +181,13 @@ describe('--records summary', () => {
   });
 
   it('the library: folderSink with records summary writes what the CLI writes', async () => {
-    const runnable = Object.assign(await loadStudy(study()), { cacheFolder: false as const, jobs: 1 });
+    const { study: file, summary } = await referenceRuns();
+    const runnable = Object.assign(await loadStudy(file), { cacheFolder: false as const, jobs: 1 });
     await runStudyPipeline(runnable, folderSink(join(dir, 'lib-full')));
     await runStudyPipeline(runnable, folderSink(join(dir, 'lib-summary'), { records: 'summary' }));
     expectSummaryOf(join(dir, 'lib-full'), join(dir, 'lib-summary'));
-    expect((await cli('run', study(), '--out', join(dir, 'cli-summary'), '--records', 'summary', '--no-token-cache', '--quiet', '--jobs', '1')).code).toBe(0);
-    for (const f of readdirSync(join(dir, 'cli-summary'))) expect(readFileSync(join(dir, 'lib-summary', f)).equals(readFileSync(join(dir, 'cli-summary', f))), f).toBe(true);
+    expect(summary.code).toBe(0);
+    for (const f of readdirSync(join(shared, 'summary'))) expect(readFileSync(join(dir, 'lib-summary', f)).equals(readFileSync(join(shared, 'summary', f))), f).toBe(true);
     // A mode that is neither is refused, as on the command line.
     expect(() => folderSink(join(dir, 'x'), { records: 'none' as never })).toThrow(UsageError);
     expect(() => textSink('csv', { records: 'summary' })).toThrow(UsageError);

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -13,6 +12,7 @@ import { jsonRows } from '../src/records/json.js';
 import { recordText } from '../src/records/encode.js';
 import { reportFiles } from '../src/report/outputs.js';
 import { VIOLATION_RECORD, type ViolationRecord } from '../src/records/registry.js';
+import { builtSince, runBuilt } from './_built.js';
 import { capture, expectSameFiles } from './_io.js';
 import { ROOT } from './_shared.js';
 
@@ -39,6 +39,10 @@ async function inMemory(args: string[]): Promise<Map<string, Buffer>> {
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, Buffer.from(v)]));
 }
 
+let multi: Promise<Map<string, Buffer>> | undefined;
+/** `inMemory([MULTI])`, made once for the file's tests, which change neither the study nor the files. */
+const multiInMemory = () => (multi ??= inMemory([MULTI]));
+
 /** Runs `ctxsim run` in this process, with SOURCE_DATE_EPOCH pinned. */
 async function run(args: string[], io = capture()): Promise<number> {
   const before = process.env.SOURCE_DATE_EPOCH;
@@ -61,17 +65,17 @@ describe('ctxsim run into a folder: streamed files equal the in-memory ones', ()
   it('for a study of several scenarios', async () => {
     const out = join(tmp, 'multi');
     expect(await run([MULTI, '--out', out])).toBe(0);
-    const want = await inMemory([MULTI]);
+    const want = await multiInMemory();
     expect(want.get('turns.csv')!.length).toBeGreaterThan(1000);
     expectSameFiles(out, want);
   });
 
-  const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
-  const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'cli', 'run.ts')).mtimeMs;
+  const built = builtSince('cli/run.ts');
   it.skipIf(!built)(`for a study of several scenarios on two worker threads (the built CLI)${built ? '' : ' (skipped: dist/ is missing or stale)'}`, async () => {
     const out = join(tmp, 'multi-jobs2');
-    execFileSync(process.execPath, [MAIN, 'run', MULTI, '--out', out, '--jobs', '2', '--no-token-cache', '--quiet'], { env: { ...process.env, ...ENV }, cwd: ROOT });
-    expectSameFiles(out, await inMemory([MULTI]));
+    const r = await runBuilt(['run', MULTI, '--out', out, '--jobs', '2', '--no-token-cache', '--quiet'], { env: ENV, cwd: ROOT });
+    expect(r.code, r.err).toBe(0);
+    expectSameFiles(out, await multiInMemory());
   });
 });
 
