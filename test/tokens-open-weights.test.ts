@@ -29,8 +29,7 @@ interface Fixture {
 /**
  * Where ctxsim differs from the reference: left out of the strict assertions,
  * each checked to differ still (so a fix shows up here as a failure asking to
- * remove its entry). Found when these fixtures were made; see the report of
- * issue #19.
+ * remove its entry). Found when these fixtures were made.
  */
 const TRIM = 'the template\'s `| trim`: @huggingface/jinja uses String.prototype.trim(), Python str.strip(): U+FEFF is stripped only by JavaScript, U+0085 and U+001C–U+001F only by Python';
 const NUMBERS = 'chatMessage parses arguments with JSON.parse: -46.0 and 1e2 come back as -46 and 100 (Python: -46.0, 100.0), 12345678901234567890 as 12345678901234567000';
