@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { STUDY_FILE_KEYS } from '../src/study/scenario-file.js';
 import { SETTINGS } from '../src/study/settings.js';
 import { settingsTable, SETTINGS_TABLE_END, SETTINGS_TABLE_START, withSettingsTable } from '../src/study/settings-docs.js';
 import { DOCS_COMMAND } from '../src/text/markdown.js';
@@ -24,5 +25,17 @@ describe('docs/studies.md: the table of every study key and flag', () => {
     expect(rows.find((r) => r.startsWith('| `minRetention` '))).toMatch(/^\| `minRetention` \| `--min-retention` \| report \| {2}\| the share of the probed facts/);
     expect(rows.find((r) => r.includes('`--jobs`'))).toBe('| — | `--jobs` | command line |  | worker threads (output is the same for any number) |');
     expect(rows.find((r) => r.includes('`--cassette`'))).toMatch(/^\| — \| `--cassette` \| command line \| yes \| /);
+  });
+});
+
+describe('docs/studies.md: the overview of the study keys', () => {
+  const page = readFileSync(join(ROOT, 'docs/studies.md'), 'utf8');
+
+  it('names every key of a study file once and nothing else, so it cannot fall behind the spec', () => {
+    const start = page.indexOf('| key | default | meaning | read more |');
+    expect(start).toBeGreaterThan(0);
+    const rows = page.slice(start).split('\n').slice(2);
+    const named = rows.slice(0, rows.findIndex((l) => !l.startsWith('| '))).flatMap((row) => [...row.split('|')[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!));
+    expect([...named].sort()).toEqual([...STUDY_FILE_KEYS].sort());
   });
 });
