@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Argv } from 'yargs';
 import { describe, expect, it } from 'vitest';
@@ -149,5 +149,38 @@ describe('every flag a setting has is declared once, in its entry', () => {
     expect(settingOfOption(await option('generate', 'seed'))).toBe(GENERATE_SETTINGS.find((s) => s.name === 'seed'));
     expect(settingOfOption(await option('generate', 'set'))?.name).toBe('params');
     expect(await option('generate', 'count')).toMatchObject({ default: 10 });
+  });
+});
+
+/** Flags the docs name that are not ctxsim's: whose each is. */
+const NOT_CTXSIM: Readonly<Record<string, string>> = {
+  no: 'npx (run the project’s own ctxsim, install nothing)',
+  yes: 'npx',
+  omit: 'npm ci',
+  quick: 'the benchmark script',
+  engine: 'the benchmark script',
+  'no-allocation-site-pretenuring': 'Node',
+  'max-valid-polymorphic-map-count': 'Node',
+  'predictable-gc-schedule': 'Node',
+};
+
+describe('the flags the docs name', () => {
+  it('are each a flag of a command (or its --no- form), so a renamed or removed flag cannot linger in the docs', async () => {
+    const flags = new Set(['help', 'version', 'no-cache', ...Object.keys(NOT_CTXSIM)]);
+    const importer = Object.keys(importerFlags(importOptions(IMPORTERS.values())));
+    for (const command of (await commands()).values()) for (const [flag] of (await declared(command)).options) flags.add(flag);
+    for (const flag of [...flags, ...importer]) flags.add(flag).add(`no-${flag}`);
+    const pages = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+    const unknown: string[] = [];
+    for (const page of pages) {
+      // A flag in code: `ctxsim run --policy …`, or alone (`--policy-timeout`); a command line of another tool's is its own.
+      const text = readFileSync(join(ROOT, page), 'utf8');
+      for (const code of text.matchAll(/`([^`\n]+)`/g)) {
+        const span = code[1]!;
+        if (/\b(?:npm|node|npx vitest|vitest|tsc|git|valgrind|docker)\b/.test(span) && !/\bctxsim\b/.test(span)) continue;
+        for (const m of span.matchAll(/(?:^|\s)--([a-z][a-z0-9-]*)/g)) if (!flags.has(m[1]!)) unknown.push(`${page}: --${m[1]} (in \`${span}\`)`);
+      }
+    }
+    expect(unknown).toEqual([]);
   });
 });
