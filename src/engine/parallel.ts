@@ -9,7 +9,7 @@ import type { ContractViolation } from '../policies/contract/rules.js';
 import { REGISTRY } from '../policies/index.js';
 import { describeThrown } from '../policies/module-calls.js';
 import { faultMessage, type ModuleFault } from '../policies/module-link.js';
-import { DEFAULT_POLICY_MEMORY, DEFAULT_POLICY_TIMEOUT, openModuleHost } from '../policies/module.js';
+import { closeModuleHost, DEFAULT_POLICY_MEMORY, DEFAULT_POLICY_TIMEOUT, openModuleHost } from '../policies/module.js';
 import type { PolicyVariant } from '../policies/spec.js';
 import type { Params } from '../policies/types.js';
 import { compiledFile } from '../process.js';
@@ -259,7 +259,7 @@ function startThread(file: string, setup: WorkerSetup, watchdog: ModuleWatchdog 
   try {
     w = new Worker(file, { workerData, transferList: [host.port], resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB, maxOldGenerationSizeMb: WORKER_OLD_MB } });
   } catch (e) {
-    void host.worker.terminate();
+    void closeModuleHost(host);
     throw e;
   }
   return {
@@ -268,10 +268,7 @@ function startThread(file: string, setup: WorkerSetup, watchdog: ModuleWatchdog 
     faults: host.faults,
     moduleFailure: (e, code) => watchdog.failure(watched, e, code),
     fault: (f) => new CtxsimError(faultMessage(f, watchdog.where(watched) ?? 'a policy module'), 'policy-limit'),
-    close: () => {
-      host.faults.close();
-      return Promise.all([w.terminate(), host.worker.terminate()]).then(() => undefined);
-    },
+    close: () => Promise.all([w.terminate(), closeModuleHost(host)]).then(() => undefined),
   };
 }
 

@@ -49,7 +49,7 @@ import type { ParamSpec, ParamTable, Policy, PolicyDeps, SessionStart } from './
  * policy is given: the module may change this thread's globals, listen on
  * its `parentPort` or start timers and workers, and none of it reaches the
  * replay; the run ends this thread, and all it started, when it is over.
- * Its stdout and stderr are piped to the run's stderr.
+ * What it writes to its stdout and stderr goes to the run's stderr.
  */
 
 const setup = workerData as HostSetup;
@@ -58,11 +58,30 @@ const MB = 1024 * 1024;
 // A policy must not end the run: here `process.exit` throws, in a call or in a timer a module started.
 process.exit = refuseExit;
 
-parentPort!.once('message', ({ port, signal, faults }: HostConnect) => {
+parentPort!.once('message', ({ port, signal, faults, output }: HostConnect) => {
   // The link's port came this way, and nothing else will: a module listening on parentPort hears nothing, and what it posts goes nowhere.
   parentPort!.close();
+  writeTo(output);
   new Host(port, signal, faults).serve();
 });
+
+/**
+ * What this thread writes to its stdout and stderr (a module's console)
+ * goes to `output` as it is written. A worker thread's own stdout sends a
+ * chunk only once the caller has taken the one before, and the run ends
+ * this thread when it is over: what it wrote last would be lost. A message
+ * posted is the caller's at once, and read even after this thread ends.
+ */
+function writeTo(output: MessagePort): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.write = ((chunk: string | Uint8Array, encoding?: BufferEncoding | ((e?: Error | null) => void), done?: (e?: Error | null) => void) => {
+      output.postMessage(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : Buffer.from(chunk));
+      const callback = typeof encoding === 'function' ? encoding : done;
+      if (callback) process.nextTick(callback);
+      return true;
+    }) as typeof stream.write;
+  }
+}
 
 /** What the caller's upkeep threw at a request of this thread (a cassette's miss): thrown into the module, and told back as the caller's own. */
 class CallerError extends Error {}

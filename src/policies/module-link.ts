@@ -71,6 +71,8 @@ export interface HostConnect {
   port: MessagePort;
   signal: SharedArrayBuffer;
   faults: MessagePort;
+  /** Where what the thread writes to its stdout and stderr goes, as it is written (module.ts `openModuleHost`). */
+  output: MessagePort;
 }
 
 /**

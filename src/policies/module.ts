@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { CtxsimError } from '../errors.js';
 import { compiledFile, InputFileError, readInputFile } from '../process.js';
 import { describeThrown } from './module-calls.js';
@@ -132,19 +132,31 @@ export function openModuleHost(modules: HostSetup['modules'], memoryMb: number):
   for (const out of [worker.stdout, worker.stderr]) out.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   const link = new MessageChannel();
   const faults = new MessageChannel();
+  const output = new MessageChannel();
   const signal = linkSignal();
-  worker.postMessage({ port: link.port2, signal, faults: faults.port2 } satisfies HostConnect, [link.port2, faults.port2]);
-  // Told of a fault while the thread runs; it does not keep this process alive.
+  worker.postMessage({ port: link.port2, signal, faults: faults.port2, output: output.port2 } satisfies HostConnect, [link.port2, faults.port2, output.port2]);
+  // Told of a fault, and given what the thread writes, while it runs; neither keeps this process alive.
   faults.port1.unref();
-  return { worker, port: link.port1, signal, faults: faults.port1 };
+  output.port1.on('message', (chunk: Uint8Array) => process.stderr.write(chunk));
+  output.port1.unref();
+  return { worker, port: link.port1, signal, faults: faults.port1, output: output.port1 };
 }
 
-/** @internal A thread for policy modules: the thread, this end of its link (its port and shared integers), and the port it tells of a module's fault on (`ModuleFault`). */
+/** @internal Ends a module's thread; what it wrote and this thread has not written yet is written to stderr first-come, after it ends. */
+export async function closeModuleHost(host: ModuleHost): Promise<void> {
+  host.faults.close();
+  await host.worker.terminate();
+  for (let m = receiveMessageOnPort(host.output); m; m = receiveMessageOnPort(host.output)) process.stderr.write(m.message as Uint8Array);
+  host.output.close();
+}
+
+/** @internal A thread for policy modules: the thread, this end of its link (its port and shared integers), the port it tells of a module's fault on (`ModuleFault`), and the one what it writes comes by. */
 export interface ModuleHost {
   worker: Worker;
   port: MessagePort;
   signal: SharedArrayBuffer;
   faults: MessagePort;
+  output: MessagePort;
 }
 
 /**
@@ -191,7 +203,6 @@ async function describeOnHost(module: HostSetup['modules'][number], given: Given
   } finally {
     clearTimeout(timer);
     host.port.close();
-    host.faults.close();
-    await host.worker.terminate();
+    await closeModuleHost(host);
   }
 }
