@@ -18,13 +18,15 @@ describe('docs/studies.md: the table of every study key and flag', () => {
 
   it('has a row for every setting with a study key or a flag, saying its kind and whether it decides records', () => {
     const rows = settingsTable().split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| key '));
-    // The settings inside one (the gate's) have rows of their own, after it, at their key inside it.
+    // The settings inside one (the gate's, the upkeep's) have rows of their own, after it, at their key inside it.
     expect(rows).toHaveLength(SETTINGS.flatMap((s) => [s, ...(s.fields ?? [])]).filter((s) => s.key !== undefined || s.meta.flag).length);
     expect(rows.find((r) => r.startsWith('| `gate.maxCostIncrease` '))).toMatch(/^\| `gate\.maxCostIncrease` \| `--max-cost-increase` \| study \| {2}\| the cost rise /);
     expect(rows).toContain('| `seed` | `--seed` | run | yes | seed of every random stream (default 42) |');
     expect(rows.find((r) => r.startsWith('| `minRetention` '))).toMatch(/^\| `minRetention` \| `--min-retention` \| report \| {2}\| the share of the probed facts/);
     expect(rows.find((r) => r.includes('`--jobs`'))).toBe('| — | `--jobs` | command line |  | worker threads (output is the same for any number) |');
-    expect(rows.find((r) => r.includes('`--cassette`'))).toMatch(/^\| — \| `--cassette` \| command line \| yes \| /);
+    // An upkeep key with its flag: one row, at its key inside upkeep:; one without, its row too.
+    expect(rows.find((r) => r.includes('`--cassette`'))).toMatch(/^\| `upkeep\.cassette` \| `--cassette` \| study \| yes \| the cassette file, relative to the study file/);
+    expect(rows).toContain('| `upkeep.concurrency` | — | study |  | requests in flight at once while recording (default 4) |');
   });
 });
 

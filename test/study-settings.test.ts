@@ -1,10 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { budgetTableSettings, commandSettings, flagSettings, gateSettings, oneSetting, ownSettings, settingArgs } from '../src/cli/_setting-flags.js';
+import { budgetTableSettings, commandSettings, flagSettings, gateSettings, oneSetting, ownSettings, settingArgs, upkeepOverrides } from '../src/cli/_setting-flags.js';
 import { studyFromFlags } from '../src/cli/_study.js';
-import { BUDGET_TABLE_OPTIONS, GATE_OPTIONS, RECORDS_OPTION, REPORT_OPTIONS, STUDY_OPTIONS } from '../src/cli/_study-options.js';
+import { BUDGET_TABLE_OPTIONS, GATE_OPTIONS, RECORDS_OPTION, REPORT_OPTIONS, STUDY_OPTIONS, UPKEEP_OPTIONS } from '../src/cli/_study-options.js';
 import { RUN_SPEC_KEYS, runSpecOf } from '../src/engine/spec.js';
+import { defaultUpkeep, withUpkeepOverrides } from '../src/recording/upkeep.js';
+import { DEFAULT_PROMPTS } from '../src/upkeep/prompts.js';
 import { REPORT_SPEC_KEYS } from '../src/report/settings.js';
 import { UsageError } from '../src/errors.js';
 import { loadScenarioOrStudy, parseScenario, STUDY_FILE_KEYS } from '../src/study/scenario-file.js';
@@ -33,7 +35,7 @@ describe('the run settings as a study file and the command line write them', () 
     const own = ['scenarios', 'policies', 'out', 'gate', 'upkeepSource', 'records', 'answers', 'judge'];
     expect(WRITTEN_SETTINGS.map((s) => s.name)).toEqual([...RUN_SPEC_KEYS.filter((k) => k !== 'upkeep'), ...REPORT_SPEC_KEYS, ...own]);
     expect(WRITTEN_SETTINGS.map((s) => s.of)).toEqual([...RUN_SPEC_KEYS.filter((k) => k !== 'upkeep').map(() => 'run'), ...REPORT_SPEC_KEYS.map(() => 'report'), ...own.map(() => 'study')]);
-    expect(SETTINGS.filter((s) => s.key === undefined).map((s) => s.name)).toEqual(['upkeep', 'tokenCache', 'jobs', 'policyTimeout', 'policyMemory', 'upkeepMode', 'cassette', 'baseURL', 'apiKeyEnv']);
+    expect(SETTINGS.filter((s) => s.key === undefined).map((s) => s.name)).toEqual(['upkeep', 'tokenCache', 'jobs', 'policyTimeout', 'policyMemory']);
     const properties = studyJsonSchema().properties as Record<string, { description?: string }>;
     for (const key of WRITTEN_SETTINGS.flatMap(keysOf)) {
       expect(STUDY_FILE_KEY_ORDER, key).toContain(key);
@@ -185,22 +187,41 @@ describe('the run settings as a study file and the command line write them', () 
   });
 
   it('the command line’s settings read typed from their flags, a bad value one usage error naming its flag', () => {
-    expect(commandSettings({ tokenCache: 'c', jobs: 2, policyTimeout: 5, upkeep: 'replay', cassette: 'c.jsonl', baseUrl: 'http://localhost:11434/v1', apiKeyEnv: 'KEY', seed: 3 })).toEqual({
-      tokenCache: 'c',
-      jobs: 2,
-      policyTimeout: 5,
-      upkeepMode: 'replay',
-      cassette: resolve('c.jsonl'),
-      baseURL: 'http://localhost:11434/v1',
-      apiKeyEnv: 'KEY',
-    });
-    expect(() => commandSettings({ upkeep: 'nope' })).toThrow(new UsageError('--upkeep: expected one of simulate|record|replay|live, got nope'));
-    expect(() => commandSettings({ cassette: '' })).toThrow(new UsageError('--cassette: name a file'));
+    expect(commandSettings({ tokenCache: 'c', jobs: 2, policyTimeout: 5, upkeep: 'replay', cassette: 'c.jsonl', baseUrl: 'http://localhost:11434/v1', apiKeyEnv: 'KEY', seed: 3 })).toEqual({ tokenCache: 'c', jobs: 2, policyTimeout: 5 });
     // The cache folder as given (checked where it is used, cli/_cache-folder.ts); none with --no-token-cache.
     expect(commandSettings({ tokenCache: false })).toEqual({ tokenCache: false });
     expect(() => commandSettings({ tokenCache: '' })).toThrow(new UsageError('--token-cache: name a folder (or use --no-token-cache)'));
-    expect(() => commandSettings({ baseUrl: 'here' })).toThrow(new UsageError('--base-url: expected the URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got here'));
-    expect(() => commandSettings({ apiKeyEnv: 'MY-KEY' })).toThrow(new UsageError('--api-key-env: expected the name of an environment variable (letters, digits and _), got MY-KEY'));
+  });
+
+  it('each key of the study’s upkeep: is a setting of its own with its default; the mode, cassette and endpoint flags read over it, each in its own written form', async () => {
+    expect(Object.keys(UPKEEP_OPTIONS)).toEqual(['upkeep', 'cassette', 'base-url', 'api-key-env']);
+    expect(STUDY_OPTIONS.upkeep).toBe(UPKEEP_OPTIONS.upkeep);
+    // The flag reads over the study's, a path from the working folder.
+    const over = upkeepOverrides({ upkeep: 'record', cassette: 'c.jsonl', baseUrl: 'http://localhost:11434/v1', apiKeyEnv: 'KEY', tokenCache: 'c', seed: 3 });
+    expect(over).toEqual({ mode: 'record', cassette: resolve('c.jsonl'), baseURL: 'http://localhost:11434/v1', apiKeyEnv: 'KEY' });
+    expect(upkeepOverrides({ jobs: 2 })).toEqual({});
+    expect(() => upkeepOverrides({ upkeep: 'nope' })).toThrow(new UsageError('--upkeep: expected one of simulate|record|replay|live, got nope'));
+    expect(() => upkeepOverrides({ cassette: '' })).toThrow(new UsageError('--cassette: name a file'));
+    expect(() => upkeepOverrides({ baseUrl: 'here' })).toThrow(new UsageError('--base-url: expected the URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got here'));
+    expect(() => upkeepOverrides({ apiKeyEnv: 'MY-KEY' })).toThrow(new UsageError('--api-key-env: expected the name of an environment variable (letters, digits and _), got MY-KEY'));
+    // A study's upkeep: each key it gives read at its place (the cassette from the study's folder), each it does not its default.
+    const dir = tempDir();
+    const defaults = { mode: 'simulate' as const, cassette: join(dir, 'upkeep.cassette.jsonl'), baseURL: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', concurrency: 4, timeout: 60, retries: 3, maxResponseBytes: 4_000_000, prompts: DEFAULT_PROMPTS };
+    expect(defaultUpkeep(dir)).toEqual(defaults);
+    writeFileSync(join(dir, 'study.yaml'), 'upkeep: {mode: replay, cassette: tapes/c.jsonl, retries: 0, maxUpkeepCost: 2, prompts: {extract: Facts.}}\npolicies: [full]\n');
+    const own = { ...defaults, mode: 'replay' as const, cassette: join(dir, 'tapes', 'c.jsonl'), retries: 0, maxUpkeepCost: 2, prompts: { ...DEFAULT_PROMPTS, extract: 'Facts.' } };
+    expect((await loadStudy(join(dir, 'study.yaml'))).upkeepSource).toEqual(own);
+    writeFileSync(join(dir, 'empty.yaml'), 'upkeep: {}\npolicies: [full]\n');
+    expect((await loadStudy(join(dir, 'empty.yaml'))).upkeepSource).toEqual(defaults);
+    expect(withUpkeepOverrides(own, over)).toEqual({ ...own, ...over });
+    // Every problem of the study's upkeep: at its key.
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'upkeep: {concurrency: 0, baseURL: here, prompts: {extract: "{facts}"}}\npolicies: [full]\n');
+    expect(await asyncProblems(() => loadStudy(bad))).toEqual([
+      `${bad}:1:35 upkeep.baseURL: Invalid URL, got "here"`,
+      `${bad}:1:23 upkeep.concurrency: expected a number ≥ 1, got 0`,
+      `${bad}:1:60 upkeep.prompts.extract: unknown placeholder {facts} (this prompt takes none), got "{facts}"`,
+    ]);
   });
 
   it('a command reads the setting flags it declares: table’s --columns and --sort as budgetColumns and budgetSort, not run’s --sort', () => {

@@ -2,10 +2,10 @@
  * The upkeep cassette (src/upkeep/cassette.ts): request keys, the JSON Lines
  * text and its parse errors, stored vectors; and the prompts that build the
  * recorded requests (src/upkeep/prompts.ts: transcript, the request builders,
- * parseFacts) with the study's placeholder check (upkeepSchema).
+ * parseFacts) with the study's placeholder check (PROMPTS_SCHEMA).
  */
 import { describe, expect, it } from 'vitest';
-import { upkeepSchema } from '../src/recording/upkeep.js';
+import { PROMPTS_SCHEMA } from '../src/recording/upkeep.js';
 import type { Message } from '../src/types.js';
 import { Cassette, decodeVector, encodeVector, requestKey, type CassetteEntry, type ChatMessage, type UpkeepRequest } from '../src/upkeep/cassette.js';
 import { DEFAULT_PROMPTS, extractRequest, forgetRequest, parseFacts, summaryRequest, transcript } from '../src/upkeep/prompts.js';
@@ -299,7 +299,7 @@ describe('prompts', () => {
   });
 
   /** The problems the study's `upkeep.prompts` key has, as `prompt: message`. */
-  const promptProblems = (prompts: unknown) => upkeepSchema.safeParse({ prompts }).error?.issues.map((i) => `${i.path.at(-1)!.toString()}: ${i.message}`) ?? [];
+  const promptProblems = (prompts: unknown) => PROMPTS_SCHEMA.optional().safeParse(prompts).error?.issues.map((i) => `${i.path.at(-1)!.toString()}: ${i.message}`) ?? [];
 
   it('the upkeep schema names an unknown placeholder with the allowed ones; the extract prompt takes none', () => {
     expect(promptProblems({ summary: 'Summarize in {tokens} tokens ({summaryTokens}).' })).toEqual(['summary: unknown placeholder {tokens} (this prompt may use {summaryTokens})']);

@@ -7,8 +7,9 @@
  * @module
  */
 import { UsageError } from '../errors.js';
-import { GATE_SETTINGS, readSetting, SETTINGS, type CommandSettings, type GateSettings, type Setting, type StudyOwnSettings, type StudySettings } from '../study/settings.js';
-import { BUDGET_TABLE_OPTIONS, COMMAND_OPTIONS, GATE_OPTIONS, OWN_OPTIONS, REPORT_OPTIONS, SETTING_OPTIONS } from './_study-options.js';
+import type { UpkeepOverrides } from '../recording/upkeep.js';
+import { GATE_SETTINGS, readSetting, SETTINGS, UPKEEP_SETTINGS, type CommandSettings, type GateSettings, type Setting, type StudyOwnSettings, type StudySettings } from '../study/settings.js';
+import { BUDGET_TABLE_OPTIONS, COMMAND_OPTIONS, GATE_OPTIONS, OWN_OPTIONS, REPORT_OPTIONS, SETTING_OPTIONS, settingOfOption, STUDY_OPTIONS, UPKEEP_OPTIONS } from './_study-options.js';
 
 /**
  * The values of the flags of `options` that are settings' (each made from
@@ -49,9 +50,14 @@ export function ownSettings(flags: object): Partial<StudyOwnSettings> {
   return flagValues(flags, OWN_OPTIONS) as Partial<StudyOwnSettings>;
 }
 
-/** What only the command line sets (`COMMAND_SPEC`: the cache folder, worker threads, the limits of policy modules, the upkeep's mode, cassette and endpoint), read from its flags. */
+/** What only the command line sets (`COMMAND_SPEC`: the cache folder, worker threads, the limits of policy modules), read from its flags. */
 export function commandSettings(flags: object): Partial<CommandSettings> {
   return flagValues(flags, COMMAND_OPTIONS) as Partial<CommandSettings>;
+}
+
+/** The upkeep settings the flags set over the study's `upkeep:` (`UPKEEP_SPEC`: `--upkeep`, which alone may be `record` or `live`; `--cassette`, a path from the working folder; `--base-url`, `--api-key-env`), as the upkeep holds them. */
+export function upkeepOverrides(flags: object): UpkeepOverrides {
+  return flagValues(flags, UPKEEP_OPTIONS, UPKEEP_SETTINGS) as UpkeepOverrides;
 }
 
 /** The gate's settings `ctxsim check`'s flags set (`GATE_SPEC`: `--baseline`, a path from the working folder, and the limits), as the gate holds them: over the study's `gate:`. */
@@ -82,8 +88,10 @@ export function oneSetting(flags: object, name: 'models'): string | undefined {
  */
 export function settingArgs(given: object): string[] {
   const flags = given as Readonly<Record<string, unknown>>;
-  return SETTINGS.flatMap((s) => {
-    const flag = s.decidesRecords ? s.meta.flag : undefined;
+  // In the order every study-running command takes them (`STUDY_OPTIONS`, its help's): the upkeep's flags after the command line's.
+  return Object.values(STUDY_OPTIONS).flatMap((option) => {
+    const s = settingOfOption(option);
+    const flag = s?.decidesRecords ? s.meta.flag : undefined;
     const raw = flag && flags[camelCase(flag.name)];
     if (!flag || raw === undefined) return [];
     // On or off: the flag alone, or its `--no-` form.

@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import type { SettingFlag } from '../engine/spec.js';
-import { GATE_SETTINGS, SETTINGS, type Setting } from '../study/settings.js';
+import { EVERY_SETTING, GATE_SETTINGS, SETTINGS, UPKEEP_SETTINGS, type Setting } from '../study/settings.js';
 import { wholeNumberOption } from './_command.js';
 
 /** Every option made from a setting's entry, and that setting: what test/cli-flags-declared.test.ts tells a setting's flag from one declared by hand with. */
@@ -87,6 +87,11 @@ export function fieldOptions(fields: readonly Setting[]) {
 /** The gate's flags (`GATE_SPEC`: `--baseline` and the limits), which `ctxsim check` takes over the study's `gate:`. */
 export const GATE_OPTIONS = fieldOptions(GATE_SETTINGS);
 
+const { upkeep, cassette, 'base-url': baseUrl, 'api-key-env': apiKeyEnv } = fieldOptions(UPKEEP_SETTINGS);
+
+/** The upkeep's flags (`UPKEEP_SPEC`: `--upkeep`, `--cassette`, `--base-url`, `--api-key-env`), over the study's `upkeep:`: every study-running command takes them, `upkeepOverrides` reads them. */
+export const UPKEEP_OPTIONS = { upkeep: upkeep!, cassette: cassette!, 'base-url': baseUrl!, 'api-key-env': apiKeyEnv! };
+
 /** The run settings' flags, in `RUN_SPEC` order: options of every command that runs a study. */
 export const SETTING_OPTIONS = settingOptions('run');
 
@@ -98,7 +103,7 @@ export const REPORT_OPTIONS = reportOptions;
 /** The report settings' flags that `ctxsim table` takes (`--columns`, `--sort`): the budget table's layout (`run`'s and `merge`'s `--sort` orders the table they print, `TABLE_OPTIONS`). */
 export const BUDGET_TABLE_OPTIONS = { columns: columns!, sort: sort! };
 
-/** The flags only the command line has (`COMMAND_SPEC`): the cache folder, worker threads, the limits of policy modules, where upkeep comes from. */
+/** The flags only the command line has (`COMMAND_SPEC`): the cache folder, worker threads, the limits of policy modules. */
 export const COMMAND_OPTIONS = settingOptions('command');
 
 /** The limits of policy modules, for every command that runs them (docs/custom-policies.md). */
@@ -119,11 +124,12 @@ export const STUDY_OPTIONS = {
   scenario: scenario!,
   ...SETTING_OPTIONS,
   ...COMMAND_OPTIONS,
+  ...UPKEEP_OPTIONS,
   ...STUDY_OWN_OPTIONS,
 } as const;
 
-/** The setting whose flag is `--name`, among `settings` (default: every setting's). */
-function settingOf(name: string, settings: readonly Setting[] = SETTINGS): Setting {
+/** The setting whose flag is `--name`, among `settings` (default: every setting's, those inside one too). */
+function settingOf(name: string, settings: readonly Setting[] = EVERY_SETTING): Setting {
   const s = settings.find((x) => x.meta.flag?.name === name);
   if (!s) throw new Error(`no setting has the flag --${name}`);
   return s;
@@ -144,11 +150,12 @@ interface Told {
  * it; its default; whether it is needed), read as every command reads it.
  * `one`: the command takes one value of the list the setting holds
  * (`explain`'s and `calibrate`'s `--model`), read by `oneSetting`.
- * `among`: the settings it is one of, when not a study's or a command
- * line's (`GENERATE_SETTINGS`, a generate source's fields: `ctxsim
- * generate`'s flags).
+ * `among`: the settings it is one of, when not a study's (those inside
+ * one too: `explain`'s `--upkeep`) or a command line's
+ * (`GENERATE_SETTINGS`, a generate source's fields: `ctxsim generate`'s
+ * flags).
  */
-export function settingOption(name: string, told: Told = {}, among: readonly Setting[] = SETTINGS) {
+export function settingOption(name: string, told: Told = {}, among: readonly Setting[] = EVERY_SETTING) {
   const s = settingOf(name, among);
   const { describe, one, ...rest } = told;
   const base = flagOption(s, s.meta.flag!, one);

@@ -4,17 +4,17 @@ import { loadPolicyModules, moduleLoading, specModules } from '../study/policy-m
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import { loadPrices } from '../pricing/load.js';
 import { folderStudyFile } from '../study/confine.js';
-import { checkAnswers, defaultUpkeep, NETWORK_MODES, withUpkeepOverrides, type UpkeepOverrides } from '../recording/upkeep.js';
+import { checkAnswers, defaultUpkeep, NETWORK_MODES, withUpkeepOverrides } from '../recording/upkeep.js';
 import { cacheFolderOf } from './_cache-folder.js';
 import type { IO } from './_io.js';
-import { commandSettings, flagSettings, ownSettings } from './_setting-flags.js';
+import { commandSettings, flagSettings, ownSettings, upkeepOverrides } from './_setting-flags.js';
 
 /**
  * Flags every study-running command takes; they override the study file.
  * The settings' flags (`--seed`, `--model`, `--out`, `--jobs`, `--upkeep`,
  * …) are those their meta declares (study/settings.ts: `SETTINGS`), read
- * as the specs hold them by `flagSettings`, `ownSettings` and
- * `commandSettings` (cli/_setting-flags.ts); the fields below are those
+ * as the specs hold them by `flagSettings`, `ownSettings`,
+ * `commandSettings` and `upkeepOverrides` (cli/_setting-flags.ts); the fields below are those
  * read as given too.
  */
 export interface StudyFlags {
@@ -91,13 +91,7 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
 
 /** What the flags set over a study file, checked: the keys they replace, and the upkeep they choose. */
 function studyOverrides(flags: StudyFlags): StudyOverrides {
-  const given = commandSettings(flags);
-  const upkeep: UpkeepOverrides = {
-    ...(given.upkeepMode !== undefined && { mode: given.upkeepMode }),
-    ...(given.cassette !== undefined && { cassette: given.cassette }),
-    ...(given.baseURL !== undefined && { baseURL: given.baseURL }),
-    ...(given.apiKeyEnv !== undefined && { apiKeyEnv: given.apiKeyEnv }),
-  };
+  const upkeep = upkeepOverrides(flags);
   const settings = flagSettings(flags);
   const { out } = ownSettings(flags);
   return {
@@ -112,10 +106,10 @@ function studyOverrides(flags: StudyFlags): StudyOverrides {
 /** Upkeep flags that would do nothing in the mode the run has: `--cassette` with simulate or live, `--base-url` and `--api-key-env` without record or live. */
 function checkUpkeepFlags(study: Study, flags: StudyFlags): void {
   const mode = study.upkeepSource?.mode ?? 'simulate';
-  if (commandSettings(flags).cassette !== undefined && (mode === 'simulate' || mode === 'live')) {
+  const { cassette, baseURL, apiKeyEnv } = upkeepOverrides(flags);
+  if (cassette !== undefined && (mode === 'simulate' || mode === 'live')) {
     throw new UsageError(`--cassette: upkeep is ${mode === 'simulate' ? 'simulated' : 'live'}, so no cassette is read or written; add --upkeep record or --upkeep replay`);
   }
-  const { baseURL, apiKeyEnv } = commandSettings(flags);
   const endpoint = baseURL !== undefined ? '--base-url' : apiKeyEnv !== undefined ? '--api-key-env' : undefined;
   if (endpoint && !NETWORK_MODES.includes(mode)) {
     throw new UsageError(`${endpoint}: upkeep is ${mode === 'simulate' ? 'simulated' : 'replayed'}, so nothing is sent; add --upkeep record or --upkeep live`);

@@ -10,7 +10,7 @@ import { displayPath } from '../output/display.js';
 import { messageText, type TokenCounter } from '../tokens/counter.js';
 import type { Conversation, Message, Pico } from '../types.js';
 import type { IO } from './_io.js';
-import { commandSettings, oneSetting } from './_setting-flags.js';
+import { oneSetting, upkeepOverrides } from './_setting-flags.js';
 import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 
 /** Its own flags; the settings' flags it takes (`--model`, one of the study's models; `--seed`, `--tokenizer`, `--cold-start`, `--upkeep`, `--cassette`, `--policy-timeout`, `--policy-memory`) are read as `run` reads them, from their specs. */
@@ -54,8 +54,8 @@ export async function explain(flags: ExplainFlags, io: IO): Promise<number> {
 async function explained(flags: ExplainFlags, io: IO): Promise<{ study: RunnableStudy; conversation: Conversation; model: string }> {
   const { study: file } = withFolderStudy({ study: flags.file }, io);
   const given = file === undefined ? 'study' : loadScenarioOrStudy(file, displayPath(file));
-  const { upkeepMode } = commandSettings(flags);
-  if (upkeepMode === 'record' || upkeepMode === 'live') throw new UsageError(`--upkeep ${upkeepMode}: explain sends nothing; record with ctxsim run --upkeep record, then explain with --upkeep replay`);
+  const { mode } = upkeepOverrides(flags);
+  if (mode === 'record' || mode === 'live') throw new UsageError(`--upkeep ${mode}: explain sends nothing; record with ctxsim run --upkeep record, then explain with --upkeep replay`);
   const { seed, tokenizer, coldStart, upkeep, cassette, policyTimeout, policyMemory } = flags;
   const chosen = oneSetting(flags, 'models');
   const common: StudyFlags = { policy: [flags.policy], tokenCache: false, seed, tokenizer, coldStart, upkeep, cassette, policyTimeout, policyMemory };

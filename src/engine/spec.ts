@@ -75,6 +75,12 @@ export interface SettingMeta {
   /** The command-line flag that sets it, and what its help says; its kind (a whole number, a choice, a list, text) and its bounds follow from the schema. */
   flag?: SettingFlag;
   /**
+   * Of a setting inside a setting (an `upkeep:` key): its value as written
+   * when the study file does not write it, read as a written one is (a path
+   * from the study's folder); none: it stays unset.
+   */
+  default?: unknown;
+  /**
    * Outside `RUN_SPEC` (whose every setting decides the records): its value
    * can change a record (the run's upkeep is made of it), so `ctxsim
    * check`'s command that accepts a change repeats its flag.
@@ -143,7 +149,7 @@ export function metaOf(schema: z.ZodType): SettingMeta {
   return SETTING_META.get(schema) ?? {};
 }
 
-/** Whether `schema` was declared a setting (`setting`): a setting whose value is an object of such (the study's `gate:`) is written and read field by field. */
+/** Whether `schema` was declared a setting (`setting`): a setting whose value is an object of such (the study's `gate:`, its `upkeep:`) is written and read field by field. */
 export function isSetting(schema: z.ZodType): boolean {
   return SETTING_META.has(schema);
 }

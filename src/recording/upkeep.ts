@@ -55,7 +55,7 @@ import { sha256 } from '../gate/baseline.js';
 
 import { defaultUpkeep, type UpkeepSettings } from './upkeep-settings.js';
 
-export { defaultUpkeep, NETWORK_MODES, UPKEEP_MODES, upkeepSchema, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides, type UpkeepSettings } from './upkeep-settings.js';
+export { defaultUpkeep, NETWORK_MODES, PROMPTS_SCHEMA, UPKEEP_MODES, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides, type UpkeepSettings } from './upkeep-settings.js';
 
 /** Where requests go, for the line that tells it: the endpoint and the variable the key is read from (never the key). */
 export function endpointText(u: Pick<UpkeepSettings, 'baseURL' | 'apiKeyEnv'>, env: Readonly<Record<string, string | undefined>> = process.env): string {

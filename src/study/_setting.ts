@@ -26,9 +26,9 @@ export interface Setting {
   /** The schema of the value as a study file writes it (and a flag, unless its meta gives the flag a form of its own: `SettingFlag.written`). */
   schema: z.ZodType;
   meta: SettingMeta;
-  /** The settings inside it, when it holds an object of settings (the study's `gate:`, `GATE_SPEC`): each written at its key there, read as a setting is, with its own flag. */
+  /** The settings inside it, when it holds an object of settings (the study's `gate:`, `GATE_SPEC`; its `upkeep:`, `UPKEEP_SPEC`): each written at its key there, read as a setting is, with its own flag. */
   fields?: readonly Setting[];
-  /** The study key of the setting it is inside (`gate`), for a setting of `fields`. */
+  /** The study key of the setting it is inside (`gate`, `upkeep`), for a setting of `fields`. */
   within?: string;
 }
 
@@ -77,7 +77,7 @@ export function readSetting(s: Setting, written: unknown, folder: string, form: 
   return problems.length ? { problems } : { value };
 }
 
-/** A setting that holds an object of settings (`fields`), as written: each field read as its setting, its problems at its key, every field's listed. */
+/** A setting that holds an object of settings (`fields`), as written: each field read as its setting (one not given, as its default), its problems at its key, every field's listed. */
 function readFields(s: Setting, fields: readonly Setting[], written: unknown, folder: string): { value: unknown } | { problems: ValueProblem[] } {
   const w = s.schema.safeParse(written);
   if (!w.success) return { problems: issues(w.error, written) };
@@ -85,8 +85,10 @@ function readFields(s: Setting, fields: readonly Setting[], written: unknown, fo
   const value: Record<string, unknown> = {};
   const problems: ValueProblem[] = [];
   for (const f of fields) {
-    if (f.key === undefined || given[f.key] === undefined) continue;
-    const r = readSetting(f, given[f.key], folder);
+    // A field not given is its default as written (`SettingMeta.default`), or unset.
+    const at = f.key === undefined ? undefined : given[f.key] !== undefined ? given[f.key] : f.meta.default;
+    if (at === undefined) continue;
+    const r = readSetting(f, at, folder);
     if ('value' in r) value[f.name] = r.value;
     else problems.push(...r.problems.map((p) => ({ path: [f.key!, ...p.path], message: p.message })));
   }

@@ -12,7 +12,7 @@ import { CACHE_DIR_ENV, DEFAULT_CACHE_FOLDER } from '../process.js';
 import type { ReportSettings } from '../records/info.js';
 import { REPORT_SPEC, REPORT_SPEC_KEYS } from '../report/settings.js';
 import type { GenerateSource, GlobSource, ImportSource } from './sources.js';
-import { UPKEEP_MODES, upkeepSchema, upkeepSettings, type UpkeepMode, type UpkeepSettings } from '../recording/upkeep-settings.js';
+import { UPKEEP_SPEC } from '../recording/upkeep-settings.js';
 
 /**
  * The run settings as a study file and the command line write them, all
@@ -113,10 +113,10 @@ export const STUDY_SPEC = z.strictObject({
     // Each of its keys is a setting of its own (`GATE_SPEC`), read at its place, and a flag of ctxsim check.
     about: 'the CI gate of ctxsim check: the baseline and the allowed changes',
   }),
-  upkeepSource: setting(z.custom<UpkeepSettings>().optional().describe('where summaries, extractions and embeddings come from (absent: simulated, the default prompts); `studyUpkeep` makes the run’s `upkeep` of it'), {
+  upkeepSource: setting(UPKEEP_SPEC.optional().describe('where summaries, extractions and embeddings come from (absent: simulated, the default prompts); `studyUpkeep` makes the run’s `upkeep` of it'), {
+    // Each of its keys is a setting of its own (`UPKEEP_SPEC`), read at its place with its default; the mode, cassette and endpoint are flags too, over the study's.
     key: 'upkeep',
     about: 'where summaries, extractions and embeddings come from: simulated (default), or a real model through an OpenAI-compatible endpoint, recorded into a cassette (with --upkeep record on the command line) and replayed',
-    written: written(upkeepSchema, (v, folder) => upkeepSettings(v, folder)),
     decidesRecords: true,
   }),
   records: setting(z.enum(RECORDS_MODES).optional().describe('`summary`: no per-turn or per-probe rows in the outputs'), {
@@ -155,17 +155,13 @@ export type StudyOwnSettings = z.output<typeof STUDY_SPEC>;
 /** The settings a study holds: every `RunSpec` setting but `upkeep` (the study's own upkeep, answers and judge make it: `studyUpkeep`), its price table a path; and the report settings. */
 export type StudySettings = Omit<CanonicalSpec, 'upkeep' | 'prices'> & { prices: string } & ReportSettings;
 
-/** Text a flag takes, checked: `problem` says what is wrong with a value, in words that follow the flag's name (`--cassette: name a file`). */
-function text(problem: (value: string) => string | undefined, read: (value: string, folder: string) => unknown = (value) => value) {
-  return written(z.string(), read, problem);
-}
-
 /**
  * What only the command line sets, a study file never: how this machine
- * runs the study (its cache folder, worker threads, the limits of policy modules) and the
+ * runs the study (its cache folder, worker threads, the limits of policy
+ * modules). Declared as the other settings are, with no study key; their
+ * flags and reading follow (cli/_study-options.ts, cli/_study.ts). The
  * upkeep it may open the network for (`--upkeep record` and where it
- * sends). Declared as the other settings are, with no study key; their
- * flags and reading follow (cli/_study-options.ts, cli/_study.ts).
+ * sends) is the flags of the study's `upkeep:` keys (`UPKEEP_SPEC`).
  */
 export const COMMAND_SPEC = z.strictObject({
   tokenCache: setting(z.union([z.string().min(1), z.literal(false)]).optional().describe('the cache folder as given (false: none); absent: `$CTXSIM_CACHE_DIR`, else the user’s cache folder'), {
@@ -199,43 +195,6 @@ export const COMMAND_SPEC = z.strictObject({
       defaultDescription: String(DEFAULT_POLICY_MEMORY),
     },
   }),
-  upkeepMode: setting(z.enum(UPKEEP_MODES).optional().describe('where upkeep comes from; only here may it be `record` or `live`'), {
-    key: false,
-    // Text, not a choice: the help lists the modes in its words, and a wrong one is told as a study key's is.
-    written: text((v) => ((UPKEEP_MODES as readonly string[]).includes(v) ? undefined : `expected one of ${UPKEEP_MODES.join('|')}, got ${v}`), (v) => v as UpkeepMode),
-    flag: {
-      name: 'upkeep',
-      describe: 'where summaries, extractions and embeddings come from: simulate, record (a real model, into the cassette), replay (the cassette only) or live; record and live open the network, which only this flag does (never a study file)',
-      defaultDescription: 'the study’s, else simulate',
-    },
-    decidesRecords: true,
-  }),
-  cassette: setting(z.string().min(1).optional().describe('the upkeep cassette, absolute'), {
-    key: false,
-    written: text((v) => (v === '' ? 'name a file' : undefined), (v, folder) => resolve(folder, v)),
-    flag: { name: 'cassette', describe: 'the upkeep cassette (JSON Lines) to record into or replay, anywhere (a study names one only in its folder)', defaultDescription: 'upkeep.cassette.jsonl beside the study' },
-    decidesRecords: true,
-  }),
-  baseURL: setting(z.string().optional().describe('the OpenAI-compatible API upkeep requests go to'), {
-    key: false,
-    written: text((v) => (upkeepSchema.shape.baseURL.safeParse(v).success ? undefined : `expected the URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got ${v}`)),
-    flag: {
-      name: 'base-url',
-      describe: 'with --upkeep record or live: the OpenAI-compatible API upkeep requests go to (overrides the study’s upkeep.baseURL)',
-      defaultDescription: 'the study’s, else https://api.openai.com/v1',
-    },
-    decidesRecords: true,
-  }),
-  apiKeyEnv: setting(z.string().optional().describe('the environment variable the API key is read from'), {
-    key: false,
-    written: text((v) => (upkeepSchema.shape.apiKeyEnv.safeParse(v).success ? undefined : `expected the name of an environment variable (letters, digits and _), got ${v}`)),
-    flag: {
-      name: 'api-key-env',
-      describe: 'with --upkeep record or live: the environment variable the API key is read from (overrides the study’s upkeep.apiKeyEnv)',
-      defaultDescription: 'the study’s, else OPENAI_API_KEY',
-    },
-    decidesRecords: true,
-  }),
 });
 
 /** What the command line alone sets (`COMMAND_SPEC`), as read from its flags. */
@@ -260,6 +219,12 @@ export const SETTINGS: readonly Setting[] = [
 
 /** The gate's settings (`GATE_SPEC`), inside the study's `gate:`: their keys there, and `ctxsim check`'s flags. */
 export const GATE_SETTINGS: readonly Setting[] = SETTINGS.find((s) => s.name === 'gate')!.fields!;
+
+/** The upkeep's settings (`UPKEEP_SPEC`, recording/upkeep-settings.ts), inside the study's `upkeep:`: their keys there, and the flags of the mode, cassette and endpoint, over the study's. */
+export const UPKEEP_SETTINGS: readonly Setting[] = SETTINGS.find((s) => s.name === 'upkeepSource')!.fields!;
+
+/** Every setting, and after one that holds settings (the gate, the upkeep), those inside it: what the flags are looked up among. */
+export const EVERY_SETTING: readonly Setting[] = SETTINGS.flatMap((s) => [s, ...(s.fields ?? [])]);
 
 /** A setting a study file holds: its key is given. */
 export type WrittenSetting = Setting & { key: string; of: 'run' | 'report' | 'study' };

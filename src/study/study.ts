@@ -18,7 +18,7 @@ import { loadScenarioPlaced } from './scenario-file.js';
 import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
 import { PROFILES } from '../scenario/generate/index.js';
 import { IMPORTERS } from '../scenario/import/index.js';
-import { defaultUpkeep, NETWORK_MODES, networkProblem, type upkeepSchema, withUpkeepOverrides, type UpkeepOverrides, type UpkeepSettings } from '../recording/upkeep.js';
+import { defaultUpkeep, NETWORK_MODES, networkProblem, withUpkeepOverrides, type UpkeepMode, type UpkeepOverrides, type UpkeepSettings } from '../recording/upkeep.js';
 import { outsideProblem, studyRoots } from './confine.js';
 import { Journal } from '../upkeep/journal.js';
 import { PACKAGE_DIR, readInputText, unreadableReason } from '../process.js';
@@ -44,7 +44,7 @@ export interface Study extends StudySettings, StudyOwnSettings {
 const studySchema = z.strictObject(settingKeys());
 
 /** A study file's keys, checked: those the checks below read by name. */
-type StudyDoc = { model?: string; models?: readonly string[]; route?: StudySettings['route']; fallback?: StudySettings['fallback']; judge?: string; upkeep?: z.infer<typeof upkeepSchema> };
+type StudyDoc = { model?: string; models?: readonly string[]; route?: StudySettings['route']; fallback?: StudySettings['fallback']; judge?: string; upkeep?: { mode?: UpkeepMode } };
 
 /** Every key of a study file, in schema order (`STUDY_FILE_KEYS`, study/scenario-file.ts, holds the same, by which a study file is told from a scenario). */
 export const STUDY_FILE_KEY_ORDER = Object.keys(studySchema.shape);
@@ -375,7 +375,7 @@ function entryName(entry: unknown): string | undefined {
  */
 function studyUpkeepSettings(
   src: SourceDoc,
-  doc: z.infer<typeof upkeepSchema> | undefined,
+  doc: { mode?: UpkeepMode } | undefined,
   own: UpkeepSettings | undefined,
   dir: string,
   roots: readonly string[],
