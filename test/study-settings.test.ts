@@ -104,6 +104,7 @@ describe('the run settings as a study file and the command line write them', () 
     expect((await loadStudy(join(dir, 'study.yaml'))).gate).toEqual({ baseline: join(dir, 'b.json'), ...held });
     expect(() => gateSettings({ maxCostIncrease: '5' })).toThrow(new UsageError('--max-cost-increase: write 500% or 5% (a bare number could be a fraction or a percentage), got 5'));
     expect(() => gateSettings({ maxAnswerDrop: '101%' })).toThrow(new UsageError('--max-answer-drop: retention cannot drop by more than 100%, got 101%'));
+    expect(() => gateSettings({ baseline: '' })).toThrow(new UsageError('--baseline: name the baseline file (the JSON that ctxsim run --save-baseline writes), got ""'));
   });
 
   it('flags read as the study file reads: the same values, a path from the working folder', async () => {

@@ -56,7 +56,7 @@ function limit(key: 'maxCostIncrease' | 'maxRetentionDrop' | 'maxAnswerDrop') {
 export const GATE_SPEC = z.strictObject({
   baseline: setting(z.string().min(1).optional().describe('the baseline file, absolute'), {
     about: 'the baseline JSON that ctxsim run --save-baseline wrote, relative to the study file (--baseline overrides)',
-    written: written(z.string().min(1), (v, folder) => resolve(folder, v)),
+    written: written(z.string().min(1, 'name the baseline file (the JSON that ctxsim run --save-baseline writes)'), (v, folder) => resolve(folder, v)),
     flag: { name: 'baseline', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' },
   }),
   maxCostIncrease: setting(z.number().min(0).optional().describe('the largest relative cost rise of a scenario × policy (0.05: 5%; default `DEFAULT_LIMITS`)'), {
