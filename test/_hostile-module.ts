@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './_shared.js';
+import { MAIN } from './_built.js';
 import { tempDir } from './_tmp.js';
 
 /**
@@ -11,8 +12,6 @@ import { tempDir } from './_tmp.js';
  * to hold it.
  */
 
-/** The built CLI (the tests check it is there and fresh). */
-export const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 export const NOAH = join(ROOT, 'scenarios', 'noah-amnesia.yaml');
 
 export interface Ran {

@@ -28,7 +28,7 @@ export const RULES: readonly { project: Exclude<TestProject, 'unit'>; pattern: R
   { project: 'cli', pattern: /['"`](node:)?worker_threads['"`]/, why: 'starts a worker thread' },
   { project: 'cli', pattern: /['"`]playwright(-core)?['"`]/, why: 'drives a browser (a child process)' },
   { project: 'cli', pattern: /['"`/]dist['"`/]/, why: 'reads the built package (dist/)' },
-  { project: 'cli', pattern: /\brunBuilt\b/, why: 'runs the built CLI' },
+  { project: 'cli', pattern: /\b(runBuilt|builtSince)\b/, why: 'runs the built CLI, or checks it is fresh' },
   { project: 'cli', pattern: /from '\.\/_hostile-module\.js'/, why: 'runs hostile policy modules through the built CLI (test/_hostile-module.ts)' },
   // A line naming a `.mjs` or `.cjs` file it does not import itself (nor a script): a policy module (or a record encoder) given to ctxsim.
   { project: 'cli', pattern: /^(?!.*\bimport\(|.*\bfrom '|.*scripts\/).*\.[mc]js['"`]/m, why: 'runs a JavaScript module of its own (a policy module) on a thread of the built package' },

@@ -1,10 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STAGING_PREFIX } from '../src/output/files.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
+import { builtSince } from './_built.js';
 
 /**
  * A run killed with SIGKILL in the middle leaves its staging folder and
@@ -13,7 +14,7 @@ import { tempDir } from './_tmp.js';
  */
 
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
-const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'output', 'files.ts')).mtimeMs;
+const built = builtSince('output/files.ts');
 
 const CHARTS = ['cost-breakdown', 'cost-by-turn', 'retention-by-age', 'retention-vs-cost', 'tokens-by-turn'];
 const OUTPUTS = [

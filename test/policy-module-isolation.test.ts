@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './_shared.js';
-import { ctxsim, MAIN, moduleText, NOAH, project, type Ran } from './_hostile-module.js';
+import { ctxsim, moduleText, NOAH, project, type Ran } from './_hostile-module.js';
+import { builtSince } from './_built.js';
 
 /**
  * A policy module's code never runs on the main thread, nor on a thread a
@@ -14,7 +15,7 @@ import { ctxsim, MAIN, moduleText, NOAH, project, type Ran } from './_hostile-mo
  */
 
 // The built CLI (dist/), no older than the code these tests are about.
-const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'policies', 'module-host.ts')).mtimeMs;
+const built = builtSince('policies/module-host.ts');
 const COMMON = ['--tokenizer', 'chars4', '--no-token-cache', '--quiet'];
 const TIMEOUT = 120_000;
 

@@ -1,10 +1,10 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FakeOpenAI } from './_openai-server.js';
-import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
-import { ctxsim, MAIN, moduleText, NOAH, project } from './_hostile-module.js';
+import { ctxsim, moduleText, NOAH, project } from './_hostile-module.js';
+import { builtSince } from './_built.js';
 
 /**
  * Policy modules are foreign code, bounded: a call that never returns or a
@@ -17,7 +17,7 @@ import { ctxsim, MAIN, moduleText, NOAH, project } from './_hostile-module.js';
  */
 
 // The built CLI (dist/), no older than the code these tests are about.
-const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'module-watch.ts')).mtimeMs;
+const built = builtSince('engine/module-watch.ts');
 const COMMON = ['--tokenizer', 'chars4', '--no-token-cache', '--quiet', '--policy-memory', '64'];
 
 

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { closeModuleHost, openModuleHost } from '../src/policies/module.js';
 import { ModuleLink } from '../src/policies/module-link.js';
-import { ROOT } from './_shared.js';
+import { builtSince } from './_built.js';
 import { tempDir } from './_tmp.js';
 
 /**
@@ -15,8 +15,7 @@ import { tempDir } from './_tmp.js';
  * and ending the thread drops what is still on its way.)
  */
 
-const HOST = join(ROOT, 'dist', 'policies', 'module-host.js');
-const built = existsSync(HOST) && statSync(HOST).mtimeMs >= statSync(join(ROOT, 'src', 'policies', 'module-host.ts')).mtimeMs;
+const built = builtSince('policies/module-host.ts');
 
 describe.skipIf(!built)(`a policy module's output${built ? '' : ' (skipped: dist/ is missing or stale)'}`, () => {
   it('is all on stderr when its thread is ended right after the module wrote it', async () => {

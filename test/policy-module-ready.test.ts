@@ -1,9 +1,9 @@
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from './_shared.js';
-import { ctxsim, MAIN, moduleText, NOAH, project } from './_hostile-module.js';
+import { ctxsim, moduleText, NOAH, project } from './_hostile-module.js';
+import { builtSince } from './_built.js';
 
 /**
  * A policy module's time limits start once its thread has loaded ctxsim's
@@ -16,7 +16,7 @@ import { ctxsim, MAIN, moduleText, NOAH, project } from './_hostile-module.js';
  * still be described, load and run within a 1 s limit.
  */
 
-const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'policies', 'module-link.ts')).mtimeMs;
+const built = builtSince('policies/module-link.ts');
 
 /** Preloaded in every thread of the CLI: a module's host thread sleeps before its own code loads. */
 const SLOW_START = `import { workerData } from 'node:worker_threads';

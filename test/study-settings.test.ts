@@ -91,6 +91,7 @@ describe('the run settings as a study file and the command line write them', () 
     expect(ownSettings({ out: 'reports/a', records: 'summary', answers: true, judge: 'gpt-4o' })).toEqual({ out: resolve('reports/a'), records: 'summary', answers: true, judge: 'gpt-4o' });
     expect(ownSettings({ out: '-' })).toEqual({ out: '-' });
     expect(() => ownSettings({ records: 'all' })).toThrow(new UsageError('--records: expected one of full|summary, got "all"'));
+    expect(() => ownSettings({ judge: ' ' })).toThrow(new UsageError('--judge: name the model that grades the answers, e.g. --judge gpt-4o'));
   });
 
   it('each key of the study’s gate: is a setting of its own, ctxsim check’s flag read as the key is (a path from the working folder)', async () => {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -10,6 +10,7 @@ import { OPEN_WEIGHTS } from '../src/tokens/open-weights.js';
 import { cli, expectSameFiles, folder } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
+import { builtSince } from './_built.js';
 
 /**
  * An open-weight tokenizer is loaded (its tokenizer.json parsed and hashed,
@@ -86,8 +87,7 @@ describe('a rerun on an open-weight model (one thread)', () => {
   });
 });
 
-const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
-const built = existsSync(MAIN) && ['counter.ts', 'chat-template.ts'].every((f) => statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'tokens', f)).mtimeMs);
+const built = builtSince('tokens/counter.ts', 'tokens/chat-template.ts');
 
 /**
  * A copy of the built ctxsim whose node_modules links to the installed

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -8,6 +8,7 @@ import { csvRows, expectShardsMergeToRun, recordCli, recording, textFiles } from
 import { FakeOpenAI } from './_openai-server.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
+import { builtSince } from './_built.js';
 
 /**
  * Answered probes, end to end through the command line and a local
@@ -23,7 +24,7 @@ import { tempDir } from './_tmp.js';
 const KEY = 'sk-test-answers-secret-0123456789';
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const NO_NETWORK = join(ROOT, 'test', 'fixtures', 'upkeep', 'no-network.mjs');
-const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'engine', 'replay.ts')).mtimeMs;
+const built = builtSince('engine/replay.ts');
 const SHIPPED = join(ROOT, 'scenarios');
 const SCENARIOS = join(SHIPPED, '*.yaml');
 

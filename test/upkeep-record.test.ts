@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -8,6 +8,7 @@ import { serverForFile } from './_openai-server.js';
 import { recordingProject, UPKEEP_SCENARIO, upkeepLine } from './_recording.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
+import { builtSince } from './_built.js';
 
 /**
  * Real upkeep, end to end through the command line and a local
@@ -22,7 +23,7 @@ import { tempDir } from './_tmp.js';
 const KEY = 'sk-test-upkeep-secret-0123456789';
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const NO_NETWORK = join(ROOT, 'test', 'fixtures', 'upkeep', 'no-network.mjs');
-const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 'src', 'recording', 'upkeep.ts')).mtimeMs;
+const built = builtSince('recording/upkeep.ts');
 
 const { server, url } = serverForFile();
 afterEach(() => {

@@ -129,7 +129,7 @@ export const STUDY_OPTIONS = {
 } as const;
 
 /** The setting whose flag is `--name`, among `settings` (default: every setting's, those inside one too). */
-function settingOf(name: string, settings: readonly Setting[] = EVERY_SETTING): Setting {
+function flaggedSetting(name: string, settings: readonly Setting[] = EVERY_SETTING): Setting {
   const s = settings.find((x) => x.meta.flag?.name === name);
   if (!s) throw new Error(`no setting has the flag --${name}`);
   return s;
@@ -156,7 +156,7 @@ interface Told {
  * flags).
  */
 export function settingOption(name: string, told: Told = {}, among: readonly Setting[] = EVERY_SETTING) {
-  const s = settingOf(name, among);
+  const s = flaggedSetting(name, among);
   const { describe, one, ...rest } = told;
   const base = flagOption(s, s.meta.flag!, one);
   const own = typeof describe === 'function' ? describe(base.describe) : describe;

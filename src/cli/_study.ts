@@ -2,9 +2,10 @@ import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, moduleLoading, specModules } from '../study/policy-modules.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
+import type { StudyOwnSettings } from '../study/settings.js';
 import { loadPrices } from '../pricing/load.js';
 import { folderStudyFile } from '../study/confine.js';
-import { checkAnswers, defaultUpkeep, NETWORK_MODES, withUpkeepOverrides } from '../recording/upkeep.js';
+import { checkAnswers, defaultUpkeep, NETWORK_MODES, withUpkeepOverrides, type UpkeepOverrides } from '../recording/upkeep.js';
 import { cacheFolderOf } from './_cache-folder.js';
 import type { IO } from './_io.js';
 import { commandSettings, flagSettings, ownSettings, upkeepOverrides } from './_setting-flags.js';
@@ -26,8 +27,6 @@ export interface StudyFlags {
   scenario?: string[];
   /** Repeatable: every policy runs on each model. */
   model?: string[];
-  /** As given, for `--judge ''`'s message; `ownSettings` reads it. */
-  judge?: string;
 }
 
 /** The limits the flags set, as `RunOptions` take them. */
@@ -60,12 +59,11 @@ export function withFolderStudy<F extends { study?: string }>(flags: F, io: Pick
  * without a cache.
  */
 export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): Promise<RunnableStudy> {
-  if (flags.judge !== undefined && !flags.judge.trim()) throw new UsageError('--judge: name the model that grades the answers, e.g. --judge gpt-4o');
   const own = ownSettings(flags);
-  const overrides = studyOverrides(flags);
+  const overrides = studyOverrides(flags, own);
   const study = flags.study ? await loadStudy(flags.study, overrides) : Object.assign(defaultStudy(), overrides.settings);
   if (!flags.study && overrides.upkeep) study.upkeepSource = withUpkeepOverrides(defaultUpkeep(process.cwd()), overrides.upkeep);
-  checkUpkeepFlags(study, flags);
+  checkUpkeepFlags(study, overrides.upkeep ?? {});
   if (overrides.out !== undefined) study.out = overrides.out;
   // The models the flags name are checked here, where an unknown one can be blamed on its flag.
   const prices = flags.model?.length || flags.policy?.length ? loadPrices(study.prices) : undefined;
@@ -90,10 +88,9 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
 }
 
 /** What the flags set over a study file, checked: the keys they replace, and the upkeep they choose. */
-function studyOverrides(flags: StudyFlags): StudyOverrides {
+function studyOverrides(flags: StudyFlags, { out }: Partial<StudyOwnSettings>): StudyOverrides {
   const upkeep = upkeepOverrides(flags);
   const settings = flagSettings(flags);
-  const { out } = ownSettings(flags);
   return {
     ...(Object.keys(settings).length && { settings }),
     ...(out !== undefined && { out }),
@@ -104,9 +101,8 @@ function studyOverrides(flags: StudyFlags): StudyOverrides {
 }
 
 /** Upkeep flags that would do nothing in the mode the run has: `--cassette` with simulate or live, `--base-url` and `--api-key-env` without record or live. */
-function checkUpkeepFlags(study: Study, flags: StudyFlags): void {
+function checkUpkeepFlags(study: Study, { cassette, baseURL, apiKeyEnv }: UpkeepOverrides): void {
   const mode = study.upkeepSource?.mode ?? 'simulate';
-  const { cassette, baseURL, apiKeyEnv } = upkeepOverrides(flags);
   if (cassette !== undefined && (mode === 'simulate' || mode === 'live')) {
     throw new UsageError(`--cassette: upkeep is ${mode === 'simulate' ? 'simulated' : 'live'}, so no cassette is read or written; add --upkeep record or --upkeep replay`);
   }

@@ -142,7 +142,7 @@ export function openModuleHost(modules: HostSetup['modules'], memoryMb: number):
   return { worker, port: link.port1, signal, faults: faults.port1, output: output.port1 };
 }
 
-/** @internal Ends a module's thread; what it wrote and this thread has not written yet is written to stderr first-come, after it ends. */
+/** @internal Ends a module's thread, then writes to stderr what it wrote that this thread has not read yet. */
 export async function closeModuleHost(host: ModuleHost): Promise<void> {
   host.faults.close();
   await host.worker.terminate();

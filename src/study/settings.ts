@@ -143,6 +143,8 @@ export const STUDY_SPEC = z.strictObject({
       name: 'judge',
       describe: 'with --answers: a model that grades a reply that does not hold the probed value as written (its yes makes the probe answered when the prompt held the value; a yes on a value not sent is counted apart, judged_unsent), through the upkeep endpoint',
       defaultDescription: 'the study’s, else none',
+      // A blank one (a shell variable left empty) is refused in words that say what to give.
+      written: written(z.string(), undefined, (v) => (v.trim() ? undefined : 'name the model that grades the answers, e.g. --judge gpt-4o')),
     },
     decidesRecords: true,
   }),
