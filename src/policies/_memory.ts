@@ -1,12 +1,11 @@
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
 import { holds, redactText } from '../upkeep/redact.js';
-import { dropOrder } from '../upkeep/mentions.js';
 import type { Summary } from '../upkeep/summarizer.js';
 import { factEntry, factSalience, isStatement } from '../upkeep/extractor.js';
 import { Restatements } from '../upkeep/statements.js';
 import type { Day } from '../upkeep/times.js';
-import type { Injected, Mentions } from '../upkeep/types.js';
+import type { Injected } from '../upkeep/types.js';
 import { simulatedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
 import { artifact, cascades, valuesOf } from './_forget.js';
 import { fitFromNewest, sum } from './_transcript.js';
@@ -94,9 +93,18 @@ export const SHEET_TOKENS = 500;
  * dropped entry is gone until an extraction finds it again.
  */
 export class FactSheet implements FactSheetBlock {
-  private readonly known = new Map<string, string>();
-  /** For each fact on the sheet: the turns an extraction found it in, and the last of them. */
-  private readonly mentions = new Map<string, Mentions>();
+  /** The sheet's entries by name, in the order they are listed. */
+  private readonly entries = new Map<string, Entry>();
+  /**
+   * The drop order of the entries as the last write left it (first to drop
+   * first); an entry found since has `moved` set and is sorted in again by
+   * the next write, one taken off is passed over.
+   */
+  private order: Entry[] = [];
+  /** The entries found since the last write, new or mentioned again: their place in the drop order is found again. */
+  private moved: Entry[] = [];
+  /** Entries taken in so far: the next one's place in the listing. */
+  private listed = 0;
   /** The sheet's statements, filed to find the ones a new statement restates. */
   private readonly filed = new Restatements();
   // One message object per version of the sheet, so it is counted once and stays a stable prefix.
@@ -123,19 +131,32 @@ export class FactSheet implements FactSheetBlock {
     });
     // A recorded extraction reads no day: the one the sheet has stays.
     if (r.today !== undefined) this.today = r.today;
+    const turn = info.turn.index;
     let changed = false;
     for (const [name, value] of r.found) {
-      const tier = factSalience(name, value);
-      // A statement that restates an entry's fact replaces it, as a later value of a named fact does.
-      if (tier !== undefined && !this.known.has(name)) {
-        for (const other of this.filed.restatedBy(value)) {
-          this.forget(other);
-          changed = true;
-        }
+      const salience = factSalience(name, value);
+      const tier = salience ?? Infinity;
+      let e = this.entries.get(name);
+      if (!e) {
+        // A statement that restates an entry's fact replaces it, as a later value of a named fact does.
+        if (salience !== undefined) for (const other of this.filed.restatedBy(value)) this.forget(other);
+        e = { name, value, tier, count: 1, lastTurn: turn, at: this.listed++, tokens: -1, moved: true };
+        this.entries.set(name, e);
+        this.moved.push(e);
+        if (isStatement(name)) this.filed.set(name, value);
+        changed = true;
+        continue;
       }
-      this.mentions.set(name, { count: (this.mentions.get(name)?.count ?? 0) + 1, lastTurn: info.turn.index, ...(tier !== undefined && { tier }) });
-      if (this.known.get(name) === value) continue;
-      this.known.set(name, value);
+      e.count++;
+      e.lastTurn = turn;
+      e.tier = tier;
+      if (!e.moved) {
+        e.moved = true;
+        this.moved.push(e);
+      }
+      if (e.value === value) continue;
+      e.value = value;
+      e.tokens = -1;
       if (isStatement(name)) this.filed.set(name, value);
       changed = true;
     }
@@ -147,10 +168,13 @@ export class FactSheet implements FactSheetBlock {
     const values = valuesOf(facts);
     const names = new Set(facts.map((f) => f.name));
     let changed = false;
-    for (const [name, value] of [...this.known]) {
+    for (const e of [...this.entries.values()]) {
       // A statement of the simulated extractor goes whole.
-      if (names.has(name) || (isStatement(name) && holds(value, values))) this.forget(name);
-      else if (holds(value, values)) this.known.set(name, redactText(value, values));
+      if (names.has(e.name) || (isStatement(e.name) && holds(e.value, values))) this.forget(e.name);
+      else if (holds(e.value, values)) {
+        e.value = redactText(e.value, values);
+        e.tokens = -1;
+      }
       else continue;
       changed = true;
     }
@@ -165,10 +189,9 @@ export class FactSheet implements FactSheetBlock {
     return artifact('facts', this.sheet ? [this.sheet.content] : []);
   }
 
-  /** Takes an entry off the sheet. */
+  /** Takes an entry off the sheet (its place in the drop order is passed over from now on). */
   private forget(name: string): void {
-    this.known.delete(name);
-    this.mentions.delete(name);
+    this.entries.delete(name);
     this.filed.delete(name);
   }
 
@@ -178,32 +201,73 @@ export class FactSheet implements FactSheetBlock {
    * after the head, summed from the end (so a statement dropped as soon as
    * it came is never weighed); then the whole is counted (`joined`) and,
    * where it is longer than its sentences' sum, the next in order go until
-   * it fits.
+   * it fits. The drop order is the last write's with the entries found since
+   * sorted in (`dropOrder`'s rule: what else it holds has not changed).
    */
   private write(): void {
-    const { known } = this;
     const { tokens } = this.deps;
     const limit = this.params.sheetTokens ?? SHEET_TOKENS;
-    const order = dropOrder(known, this.mentions);
+    const order = this.dropOrder();
     let room = limit - tokens.text(HEAD);
     let dropped = order.length;
     for (; dropped > 0; dropped--) {
-      const name = order[dropped - 1]!;
-      const cost = tokens.afterSpace(factEntry(name, known.get(name)!));
-      if (cost > room) break;
-      room -= cost;
+      const e = order[dropped - 1]!;
+      if (e.tokens < 0) e.tokens = tokens.afterSpace(factEntry(e.name, e.value));
+      if (e.tokens > room) break;
+      room -= e.tokens;
     }
-    for (let i = 0; i < dropped; i++) this.forget(order[i]!);
+    for (let i = 0; i < dropped; i++) this.forget(order[i]!.name);
     const entries = () => {
       const out: string[] = [];
-      known.forEach((value, name) => out.push(factEntry(name, value)));
+      for (const e of this.entries.values()) out.push(factEntry(e.name, e.value));
       return out;
     };
     let sheet = tokens.joined(HEAD, entries());
-    while (known.size && sheet.tokens > limit) {
-      this.forget(order[dropped++]!);
+    while (this.entries.size && sheet.tokens > limit) {
+      this.forget(order[dropped++]!.name);
       sheet = tokens.joined(HEAD, entries());
     }
-    this.sheet = known.size ? { role: 'system', content: sheet.text, origin: 'facts' } : undefined;
+    this.order = dropped ? order.slice(dropped) : order;
+    this.sheet = this.entries.size ? { role: 'system', content: sheet.text, origin: 'facts' } : undefined;
   }
+
+  /** The entries in drop order: the last write's still on the sheet and not found since, merged with the ones found since, sorted. */
+  private dropOrder(): Entry[] {
+    const on = (e: Entry) => this.entries.get(e.name) === e;
+    const stayed = this.order.filter((e) => on(e) && !e.moved);
+    const moved = this.moved.filter(on).sort(dropsBefore);
+    for (const e of this.moved) e.moved = false;
+    this.moved = [];
+    if (!moved.length) return stayed;
+    const out: Entry[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < stayed.length && j < moved.length) out.push(dropsBefore(stayed[i]!, moved[j]!) <= 0 ? stayed[i++]! : moved[j++]!);
+    while (i < stayed.length) out.push(stayed[i++]!);
+    while (j < moved.length) out.push(moved[j++]!);
+    return out;
+  }
+}
+
+/** An entry of a fact sheet: its fact, how it was found, and its place in the listing. */
+interface Entry {
+  readonly name: string;
+  value: string;
+  /** Its statement's salience; Infinity for a named fact (kept before any statement). */
+  tier: number;
+  /** Turns an extraction found it in since the sheet took it in. */
+  count: number;
+  /** The last of them. */
+  lastTurn: number;
+  /** Its place in the listing: entries are listed in the order the sheet took them in. */
+  readonly at: number;
+  /** Tokens of its sentence as it continues the sheet (`afterSpace`), once weighed; -1 until then. */
+  tokens: number;
+  /** Found since the last write: its place in the drop order is found again. */
+  moved: boolean;
+}
+
+/** `dropOrder`'s rule for two entries (mentions.ts): the least salient first, then the fewest turns, then the last found longest ago, then the one listed first. */
+function dropsBefore(a: Entry, b: Entry): number {
+  return a.tier - b.tier || a.count - b.count || a.lastTurn - b.lastTurn || a.at - b.at;
 }
