@@ -140,7 +140,7 @@ export class FactSheet implements FactSheetBlock {
       if (!e) {
         // A statement that restates an entry's fact replaces it, as a later value of a named fact does.
         if (salience !== undefined) for (const other of this.filed.restatedBy(value)) this.forget(other);
-        e = { name, value, tier, count: 1, lastTurn: turn, at: this.listed++, tokens: -1, moved: true };
+        e = { name, value, tier, count: 1, lastTurn: turn, at: this.listed++, tokens: -1, moved: true, gone: false };
         this.entries.set(name, e);
         this.moved.push(e);
         if (isStatement(name)) this.filed.set(name, value);
@@ -191,6 +191,7 @@ export class FactSheet implements FactSheetBlock {
 
   /** Takes an entry off the sheet (its place in the drop order is passed over from now on). */
   private forget(name: string): void {
+    this.entries.get(name)!.gone = true;
     this.entries.delete(name);
     this.filed.delete(name);
   }
@@ -233,18 +234,17 @@ export class FactSheet implements FactSheetBlock {
 
   /** The entries in drop order: the last write's still on the sheet and not found since, merged with the ones found since, sorted. */
   private dropOrder(): Entry[] {
-    const on = (e: Entry) => this.entries.get(e.name) === e;
-    const stayed = this.order.filter((e) => on(e) && !e.moved);
-    const moved = this.moved.filter(on).sort(dropsBefore);
+    const moved = this.moved.filter((e) => !e.gone).sort(dropsBefore);
+    const out: Entry[] = [];
+    let j = 0;
+    for (const e of this.order) {
+      if (e.gone || e.moved) continue;
+      while (j < moved.length && dropsBefore(moved[j]!, e) < 0) out.push(moved[j++]!);
+      out.push(e);
+    }
+    while (j < moved.length) out.push(moved[j++]!);
     for (const e of this.moved) e.moved = false;
     this.moved = [];
-    if (!moved.length) return stayed;
-    const out: Entry[] = [];
-    let i = 0;
-    let j = 0;
-    while (i < stayed.length && j < moved.length) out.push(dropsBefore(stayed[i]!, moved[j]!) <= 0 ? stayed[i++]! : moved[j++]!);
-    while (i < stayed.length) out.push(stayed[i++]!);
-    while (j < moved.length) out.push(moved[j++]!);
     return out;
   }
 }
@@ -265,6 +265,8 @@ interface Entry {
   tokens: number;
   /** Found since the last write: its place in the drop order is found again. */
   moved: boolean;
+  /** Taken off the sheet. */
+  gone: boolean;
 }
 
 /** `dropOrder`'s rule for two entries (mentions.ts): the least salient first, then the fewest turns, then the last found longest ago, then the one listed first. */

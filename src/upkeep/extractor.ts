@@ -38,9 +38,10 @@ export const EXTRACT_TEMPLATE: Message = instruction(DEFAULT_PROMPTS.extract);
 /**
  * The simulated fact extractor (a priced auxiliary call, made after the turn,
  * so the user does not wait for it). Input: the template and the turn's
- * messages; output: the facts found, one per line, or "none". It reads the
- * text alone, as a real extractor does, and knows nothing of what a
- * scenario annotates: what it finds are the statements of the messages
+ * messages; output: the facts found, on one line as its instruction asks
+ * (each statement its sentence, each named fact `name: value.`), or
+ * "none". It reads the text alone, as a real extractor does, and knows
+ * nothing of what a scenario annotates: what it finds are the statements of the messages
  * (`statementsIn`: each sentence that says something of the speaker, the one
  * spoken to or the task, in the third person with its relative times
  * resolved; each tool call and each notable line of a tool's result), each
@@ -60,7 +61,9 @@ export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall;
   for (const s of statements) if (req.random() < req.recall) found.push([statementFactName(s.key), s.text]);
   const user = req.exchange.find((m) => m.role === 'user');
   if (req.injection && user) found.push([INSTRUCTION_FACT, injectionQuote(user.content)]);
-  const output = found.length ? found.map(([k, v]) => factEntry(k, v)).join('\n') : 'none';
+  // One line, as the instruction asks: its tokens are its entries' (`joined`), which the sheet weighs too.
+  const entries = found.map(([k, v]) => factEntry(k, v));
+  const outputTokens = entries.length ? req.tokens.joined(entries[0]!, entries.slice(1)).tokens : req.tokens.text('none');
   return {
     found,
     today,
@@ -68,7 +71,7 @@ export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall;
       kind: 'extract',
       model: req.model,
       inputTokens: req.tokens.prompt([instruction(req.prompt ?? DEFAULT_PROMPTS.extract), ...req.exchange]),
-      outputTokens: req.tokens.text(output),
+      outputTokens,
       sync: false,
     },
   };
