@@ -161,6 +161,11 @@ export class TokenCounter {
     return { text, tokens: sum };
   }
 
+  /** The tokens of `joined`'s text, for a text no prompt sends (a model's answer): where they are the sum of its parts', the text is not made. */
+  joinedTokens(head: string, parts: readonly string[]): number {
+    return this.sumOf(head, parts) ?? this.text(parts.length ? [head].concat(parts).join(' ') : head);
+  }
+
   /** The tokens of `joined`'s text as the sum of its parts', when that is its count; remembered with the text. */
   private sumOf(head: string, parts: readonly string[]): number | undefined {
     if (!this.splitsAtSpaces || !trimmed(head)) return undefined;

@@ -61,9 +61,9 @@ export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall;
   for (const s of statements) if (req.random() < req.recall) found.push([statementFactName(s.key), s.text]);
   const user = req.exchange.find((m) => m.role === 'user');
   if (req.injection && user) found.push([INSTRUCTION_FACT, injectionQuote(user.content)]);
-  // One line, as the instruction asks: its tokens are its entries' (`joined`), which the sheet weighs too.
+  // One line, as the instruction asks: its tokens are its entries' (`joinedTokens`), which the sheet weighs too.
   const entries = found.map(([k, v]) => factEntry(k, v));
-  const outputTokens = entries.length ? req.tokens.joined(entries[0]!, entries.slice(1)).tokens : req.tokens.text('none');
+  const outputTokens = entries.length ? req.tokens.joinedTokens(entries[0]!, entries.slice(1)) : req.tokens.text('none');
   return {
     found,
     today,
