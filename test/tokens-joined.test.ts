@@ -4,6 +4,7 @@
  * encodings: that sum must be the joined text's own count, for any parts —
  * prose, numbers, contractions, punctuation at the edges, other scripts,
  * and parts with white space at their edges (which are counted whole).
+ * `joinedTokens` is the same count without the text.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -19,7 +20,9 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('joined under %s', (encodi
     fc.assert(
       fc.property(part, fc.array(part, { maxLength: 8 }), (head, parts) => {
         const text = [head, ...parts].join(' ');
-        expect(new TokenCounter(encoding).joined(head, parts)).toEqual({ text, tokens: new TokenCounter(encoding).text(text) });
+        const tokens = new TokenCounter(encoding).text(text);
+        expect(new TokenCounter(encoding).joined(head, parts)).toEqual({ text, tokens });
+        expect(new TokenCounter(encoding).joinedTokens(head, parts)).toBe(tokens);
       }),
       { numRuns: 400, seed: 44 },
     );
@@ -39,6 +42,7 @@ describe('joined where sums are not exact', () => {
   it('counts the joined text whole under chars4 and with a factor', () => {
     const parts = ['abc', 'de', 'f'];
     expect(new TokenCounter('chars4').joined('x', parts).tokens).toBe(new TokenCounter('chars4').text('x abc de f'));
+    expect(new TokenCounter('chars4').joinedTokens('x', parts)).toBe(new TokenCounter('chars4').text('x abc de f'));
     const scaled = new TokenCounter('o200k_base', undefined, undefined, undefined, 1.3);
     expect(scaled.joined('Known facts:', ['The user is Kavya.', 'The order is SE-1.']).tokens).toBe(
       new TokenCounter('o200k_base', undefined, undefined, undefined, 1.3).text('Known facts: The user is Kavya. The order is SE-1.'),
