@@ -23,7 +23,7 @@ const draws = (...xs: number[]) => () => {
 };
 
 describe('simulated extractor', () => {
-  it('finds every statement at recall 1 and prices template + turn in, one sentence a line out (chars4)', () => {
+  it('finds every statement at recall 1 and prices template + turn in, its answer on one line out (chars4)', () => {
     // Three draws, one per statement: a fourth would throw.
     const r = extract({ tokens, random: draws(0.99, 0.99, 0.99), model: 'gpt-4o-mini', recall: 1, exchange });
     expect(r.found).toEqual([KAVYA, ORDER, EIGHT]);
@@ -37,6 +37,14 @@ describe('simulated extractor', () => {
     expect(EXTRACT_TEMPLATE.content.length).toBe(207);
     expect(r.call).toEqual({ kind: 'extract', model: 'gpt-4o-mini', inputTokens: 78, outputTokens: 27, sync: false });
     expect(r.today).toBeUndefined();
+  });
+
+  it('counts its answer as one line, as its instruction asks, under OpenAI\'s encodings too', () => {
+    const o200k = new TokenCounter('o200k_base');
+    const r = extract({ tokens: o200k, random: draws(0.99, 0.99, 0.99), model: 'gpt-4o-mini', recall: 1, exchange });
+    const line = r.found.map(([k, v]) => factEntry(k, v)).join(' ');
+    expect(r.call.outputTokens).toBe(new TokenCounter('o200k_base').text(line));
+    expect(r.call.outputTokens).toBe(30);
   });
 
   it('finds each statement with probability recall, one draw per statement in order', () => {
