@@ -373,64 +373,75 @@ function restates(a: Gist, b: Gist): boolean {
  * has are seldom among them.
  */
 export class Restatements {
-  private readonly entries = new Map<string, { gist: Gist; at: number; filedUnder: readonly string[] }>();
-  /** The keys filed under each word: a few each, so a list (a key is filed under a word once). */
-  private readonly byWord = new Map<string, string[]>();
+  private readonly entries = new Map<string, Filed>();
+  /** The entries filed under each word: a few each, so a list (an entry is filed under a word once). */
+  private readonly byWord = new Map<string, Filed[]>();
   private added = 0;
+  /** Lookups so far: an entry met again in the same lookup (under another of its words) is passed over. */
+  private lookups = 0;
 
   /** Files `key`'s statement (again, keeping its place, when it is filed already). */
   set(key: string, text: string): void {
     const was = this.entries.get(key);
-    if (was) this.unfile(key, was.filedUnder);
+    if (was) this.unfile(was);
     const gist = noteOf(text).gist;
-    const filedUnder = prefixOf(gist);
-    this.entries.set(key, { gist, at: was?.at ?? this.added++, filedUnder });
-    for (const w of filedUnder) {
-      let keys = this.byWord.get(w);
-      if (!keys) this.byWord.set(w, (keys = []));
-      keys.push(key);
+    const e: Filed = { key, gist, at: was?.at ?? this.added++, filedUnder: prefixOf(gist), lookup: 0 };
+    this.entries.set(key, e);
+    for (const w of e.filedUnder) {
+      const filed = this.byWord.get(w);
+      if (filed) filed.push(e);
+      else this.byWord.set(w, [e]);
     }
   }
 
   delete(key: string): void {
     const was = this.entries.get(key);
     if (!was) return;
-    this.unfile(key, was.filedUnder);
+    this.unfile(was);
     this.entries.delete(key);
   }
 
   /** The keys of the entries whose fact `text` states again, in the order they were filed. */
   restatedBy(text: string): readonly string[] {
     const gist = noteOf(text).gist;
+    const lookup = ++this.lookups;
     // Most statements restate nothing and share no filing word: nothing is allocated for them.
-    let seen: Set<string> | undefined;
-    let out: { key: string; at: number }[] | undefined;
+    let out: Filed[] | undefined;
     for (const w of prefixOf(gist)) {
-      const keys = this.byWord.get(w);
-      if (!keys) continue;
-      for (const key of keys) {
-        if (seen?.has(key)) continue;
-        (seen ??= new Set()).add(key);
-        const e = this.entries.get(key)!;
-        if (restates(e.gist, gist)) (out ??= []).push({ key, at: e.at });
+      const filed = this.byWord.get(w);
+      if (!filed) continue;
+      for (const e of filed) {
+        if (e.lookup === lookup) continue;
+        e.lookup = lookup;
+        if (restates(e.gist, gist)) (out ??= []).push(e);
       }
     }
     if (!out) return NONE;
     return out.length > 1 ? out.sort((x, y) => x.at - y.at).map((x) => x.key) : [out[0]!.key];
   }
 
-  private unfile(key: string, words: readonly string[]): void {
-    for (const w of words) {
-      const keys = this.byWord.get(w)!;
-      if (keys.length === 1) this.byWord.delete(w);
+  private unfile(e: Filed): void {
+    for (const w of e.filedUnder) {
+      const filed = this.byWord.get(w)!;
+      if (filed.length === 1) this.byWord.delete(w);
       else {
         // The last takes its place: the order within a word does not matter (`restatedBy` sorts by filing).
-        const i = keys.indexOf(key);
-        keys[i] = keys[keys.length - 1]!;
-        keys.pop();
+        filed[filed.indexOf(e)] = filed[filed.length - 1]!;
+        filed.pop();
       }
     }
   }
+}
+
+/** A statement filed in `Restatements`. */
+interface Filed {
+  readonly key: string;
+  readonly gist: Gist;
+  /** Its place in the filing order. */
+  readonly at: number;
+  readonly filedUnder: readonly string[];
+  /** The last lookup that met it. */
+  lookup: number;
 }
 
 const NONE: readonly string[] = Object.freeze([]);
