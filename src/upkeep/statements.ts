@@ -186,8 +186,8 @@ export function statementsOf(text: string, voices: Voices, today?: Day, store?: 
   let out = byVoices.get(key);
   if (!out) {
     // A store keeps each statement with its note: a rerun weighs nothing either.
-    const texts = store ? unpackNoted(store.get(key, text, () => packNoted(readStatements(text, voices, today)))) : readStatements(text, voices, today);
-    byVoices.set(key, (out = Object.freeze(texts.map((t) => ({ text: t, salience: noteOf(t).salience })))));
+    out = Object.freeze(store ? unpackNoted(store.get(key, text, () => packNoted(readStatements(text, voices, today)))) : readStatements(text, voices, today).map((t) => ({ text: t, salience: noteOf(t).salience })));
+    byVoices.set(key, out);
   }
   return out;
 }
@@ -283,15 +283,16 @@ const unpackNote = ([salience, words, kinds, labels]: PackedNote): Note => ({ sa
 /** Statements with their notes, as a store keeps them: each text, then its packed note. */
 const packNoted = (texts: readonly string[]): (string | PackedNote[number])[] => texts.flatMap((t) => [t, ...packNote(noteOf(t))]);
 
-/** The statements of `packNoted`, their notes remembered. */
-function unpackNoted(kept: readonly (string | number | readonly string[])[]): string[] {
-  const texts: string[] = [];
+/** The statements of `packNoted` with their salience, their notes remembered. */
+function unpackNoted(kept: readonly (string | number | readonly string[])[]): Statement[] {
+  const out: Statement[] = [];
   for (let i = 0; i < kept.length; i += 5) {
     const text = kept[i] as string;
-    texts.push(text);
+    const salience = kept[i + 1] as number;
+    out.push({ text, salience });
     if (!notes.has(text)) remember(text, unpackNote(kept.slice(i + 1, i + 5) as PackedNote));
   }
-  return texts;
+  return out;
 }
 
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu;
