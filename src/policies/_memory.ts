@@ -1,6 +1,7 @@
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
 import { holds, redactText } from '../upkeep/redact.js';
+import { dropsBefore } from '../upkeep/mentions.js';
 import type { Summary } from '../upkeep/summarizer.js';
 import { factEntry, factSalience, isStatement } from '../upkeep/extractor.js';
 import { Restatements } from '../upkeep/statements.js';
@@ -174,8 +175,7 @@ export class FactSheet implements FactSheetBlock {
       else if (holds(e.value, values)) {
         e.value = redactText(e.value, values);
         e.tokens = -1;
-      }
-      else continue;
+      } else continue;
       changed = true;
     }
     if (changed) this.write();
@@ -269,7 +269,3 @@ interface Entry {
   gone: boolean;
 }
 
-/** `dropOrder`'s rule for two entries (mentions.ts): the least salient first, then the fewest turns, then the last found longest ago, then the one listed first. */
-function dropsBefore(a: Entry, b: Entry): number {
-  return a.tier - b.tier || a.count - b.count || a.lastTurn - b.lastTurn || a.at - b.at;
-}

@@ -30,6 +30,19 @@ export function dropOrder(entries: ReadonlyMap<string, string>, mentions: Readon
     const m = mentions.get(name);
     keyed.push({ name, tier: m?.tier ?? Infinity, count: m?.count ?? 1, lastTurn: m?.lastTurn ?? 0, at: keyed.length });
   }
-  keyed.sort((a, b) => a.tier - b.tier || a.count - b.count || a.lastTurn - b.lastTurn || a.at - b.at);
+  keyed.sort(dropsBefore);
   return keyed.map((k) => k.name);
+}
+
+/** What `dropOrder` weighs of an entry: its salience (Infinity for one kept before any statement), its mentions, and its place in the listing. */
+export interface Ranked {
+  readonly tier: number;
+  readonly count: number;
+  readonly lastTurn: number;
+  readonly at: number;
+}
+
+/** `dropOrder`'s rule for two entries: below 0 when `a` is dropped first. */
+export function dropsBefore(a: Ranked, b: Ranked): number {
+  return a.tier - b.tier || a.count - b.count || a.lastTurn - b.lastTurn || a.at - b.at;
 }
