@@ -181,11 +181,12 @@ describe('the billed line of a run', () => {
     const yaml = `id: t\nmodel: claude-sonnet-4-5\nturns:\n  - user: hello there\n    assistant: hi\n    usage: {input: 3000, cached: 1000, written: 1500, written1h: 500, output: 20}\n`;
     writeInput(dir, 't.yaml', yaml);
     writeFileSync(join(dir, 'study.yaml'), 'model: claude-sonnet-4-5\nscenarios: [t.yaml]\npolicies: [full]\n');
-    const r = await cli('run', join(dir, 'study.yaml'), '--out', join(dir, 'out'), '--no-token-cache');
+    // turns.csv's content alone: the billed line is said as with a report folder.
+    const r = await cli('run', join(dir, 'study.yaml'), '--out', join(dir, 'turns.csv'), '--no-token-cache');
     expect(r.code, r.err).toBe(0);
     // claude-sonnet-4-5: $3/M input, $0.30/M reads, $3.75/M 5-minute writes, $6/M 1-hour writes, $15/M output:
     // 500 uncached × 3 + 1,000 × 0.3 + 1,000 × 3.75 + 500 × 6 + 20 × 15 = 1,500 + 300 + 3,750 + 3,000 + 300 = $8,850/M = $0.008850.
-    const cost = csvRows(readFileSync(join(dir, 'out', 'turns.csv'), 'utf8')).reduce((n, row) => n + Number(row.cost_usd), 0);
+    const cost = csvRows(readFileSync(join(dir, 'turns.csv'), 'utf8')).reduce((n, row) => n + Number(row.cost_usd), 0);
     expect(r.err).toMatch(new RegExp(`; cost \\$${cost.toFixed(6)}, billed \\$0\\.008850 \\(`));
     // Its prompts alone: $8,850/M less 20 output tokens × $15/M = $8,550/M.
     expect(r.err).toMatch(/; prompts \$\d\.\d{6}, billed \$0\.008550 \(/);
@@ -206,7 +207,7 @@ describe('the billed line: a warm start, and output counts the log left partial'
     const dir = tempDir();
     const imported = await cli('import', '--format', 'claude-code', log(dir).path, '--out', dir, '--unlogged-prefix', 'billed');
     expect(imported.code, imported.err).toBe(0);
-    const run = (...flags: string[]) => cli('run', '--scenario', join(dir, 'warm.yaml'), '--policy', 'full', '--model', 'claude-sonnet-4-5', '--out', join(dir, 'out'), '--no-token-cache', ...flags);
+    const run = (...flags: string[]) => cli('run', '--scenario', join(dir, 'warm.yaml'), '--policy', 'full', '--model', 'claude-sonnet-4-5', '--out', join(dir, 'results.json'), '--no-token-cache', ...flags);
     const warm = (await run()).err.split('\n').find((l) => l.startsWith('billed: '))!;
     const note = '; the log counts output before each reply ends, so its bill is short)';
     expect(warm).toMatch(/^billed: warm \(full on claude-sonnet-4-5, 2 calls, warm start, 5,000 cached\): .*; cached [\d.]+% \(billed [\d.]+%\); prompts \$[\d.]+, billed \$[\d.]+ \([+−][\d.]+%\); cost \$[\d.]+, billed \$[\d.]+ \([+−][\d.]+%; /);

@@ -70,7 +70,7 @@ describe('the cache folder of a command', () => {
     vi.stubEnv('XDG_CACHE_HOME', file);
     const warning = `no cache folder: ${join(file, 'ctxsim')} cannot be made (ENOTDIR); running without a cache (name one with --token-cache DIR or $CTXSIM_CACHE_DIR)`;
     expect(cacheFolderOf(undefined)).toEqual({ dir: false, named: false, warning });
-    const r = await cli('run', '--scenario', join(ROOT, 'scenarios', 'noah-amnesia.yaml'), '--policy', 'full', '--out', join(dir, 'out'), '--quiet');
+    const r = await cli('run', '--scenario', join(ROOT, 'scenarios', 'noah-amnesia.yaml'), '--policy', 'full', '--out', join(dir, 'out.json'), '--quiet');
     expect(r.err).toBe(`ctxsim: warning: ${warning}\n`);
     expect(r.code).toBe(0);
     expect((await cli('cache', 'info')).err).toBe(`ctxsim: cache: no cache folder: ${join(file, 'ctxsim')} cannot be made (ENOTDIR) (name one with --token-cache DIR or $CTXSIM_CACHE_DIR)\n`);
@@ -120,8 +120,9 @@ function replayEntries(cache: string): Map<string, string> {
  */
 async function forged(study: string, model: string, cache: string): Promise<void> {
   const cheap = join(tempDir(), 'cheap');
-  expect((await cli('run', study, '--policy', 'full', '--token-cache', cheap, '--out', join(tempDir(), 'o'), '--quiet')).code).toBe(0);
-  expect((await cli('run', study, '--policy', 'full', '--model', model, '--token-cache', cache, '--out', join(tempDir(), 'o'), '--quiet')).code).toBe(0);
+  // Their records in one file: the replay cache's units are what is forged.
+  expect((await cli('run', study, '--policy', 'full', '--token-cache', cheap, '--out', join(tempDir(), 'o.json'), '--quiet')).code).toBe(0);
+  expect((await cli('run', study, '--policy', 'full', '--model', model, '--token-cache', cache, '--out', join(tempDir(), 'o.json'), '--quiet')).code).toBe(0);
   const from = [...replayEntries(cheap).values()].map((f) => readFileSync(f).subarray(84));
   const to = [...replayEntries(cache)];
   expect(to).toHaveLength(from.length);

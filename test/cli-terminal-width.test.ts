@@ -53,7 +53,8 @@ const headerOf = (text: string) => lines(text).find((l) => l.startsWith('policy 
 describe(`the run table and verdict at the terminal's width${why}`, () => {
   it.skipIf(!!why)('fit 80 and 100 columns on a terminal, and 100 into a pipe; --wide keeps every column and each note on one line', { timeout: 300_000 }, () => {
     const cache = tempDir();
-    const args = [...ARGS, '--out', join(cache, 'out'), '--token-cache', cache];
+    // One output file: the table and verdict print as with a report folder, and no chart is rendered.
+    const args = [...ARGS, '--out', join(cache, 'results.json'), '--token-cache', cache];
     const [eighty, hundred, piped, wide] = [onTerminal(80, args), onTerminal(100, args), intoPipe(args), onTerminal(80, [...args, '--wide'])];
     for (const [text, width] of [[eighty, 80], [hundred, 100]] as const) {
       expect(lines(text).filter((l) => l.length > width), `${width} columns`).toEqual([]);
@@ -79,7 +80,7 @@ describe('the width through the IO layer', () => {
     const dir = tempDir();
     const run = async (outColumns?: number) => {
       const io = Object.assign(capture(), outColumns === undefined ? {} : { outColumns });
-      expect(await runMain([...ARGS, '--policy', 'full', '--policy', 'summary', '--policy', 'window', '--out', join(dir, 'out'), '--token-cache', dir], io)).toBe(0);
+      expect(await runMain([...ARGS, '--policy', 'full', '--policy', 'summary', '--policy', 'window', '--out', join(dir, 'results.json'), '--token-cache', dir], io)).toBe(0);
       return io.stdout;
     };
     const [sixty, none, ten] = [await run(60), await run(), await run(10)];

@@ -268,10 +268,11 @@ describe('tokenFactor', () => {
     writeFileSync(join(dir, 's.yaml'), 'id: s\nsystem: Be brief.\nturns:\n  - {user: "Hello there, how are you?", assistant: "Fine, thanks."}\n');
     const run = async (extra: string, model = 'claude-sonnet-4-5') => {
       writeFileSync(join(dir, 'study.yaml'), `model: ${model}\n${extra}scenarios: [s.yaml]\npolicies: [full]\n`);
-      const out = join(dir, `out-${Math.random().toString(36).slice(2)}`);
+      // turns.csv's content alone: the caption is printed as with a report folder, and no chart is rendered.
+      const out = join(dir, `turns-${Math.random().toString(36).slice(2)}.csv`);
       const io = capture();
       expect(await runMain(['run', join(dir, 'study.yaml'), '--out', out, '--no-cache'], io), io.stderr).toBe(0);
-      return { csv: readFileSync(join(out, 'turns.csv'), 'utf8'), stdout: io.stdout };
+      return { csv: readFileSync(out, 'utf8'), stdout: io.stdout };
     };
     const input = (csv: string) => Number(csv.split('\n')[1]!.split(',')[csv.split('\n')[0]!.split(',').indexOf('input_tokens')]);
     const base = await run('');

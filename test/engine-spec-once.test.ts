@@ -3,7 +3,7 @@ import { replay } from '../src/engine/replay.js';
 import { replayContext, replayContexts, runStudy } from '../src/engine/run.js';
 import { RUN_SPEC, runSpecOf } from '../src/engine/spec.js';
 import { policiesFromFlags } from '../src/study/study.js';
-import { CassetteMissError } from '../src/upkeep/upkeep.js';
+import { CassetteMissError } from '../src/upkeep/origin.js';
 import { conversation } from './_policies.js';
 
 /**

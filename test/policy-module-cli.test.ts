@@ -31,13 +31,6 @@ async function cli(...args: string[]) {
   return { code, out: io.stdout, err: io.stderr };
 }
 
-/** A CSV of plain cells (no quoting) as header-keyed rows. */
-function readCsv(file: string): Record<string, string>[] {
-  const [head, ...rows] = readFileSync(file, 'utf8').trimEnd().split('\n');
-  const keys = head!.split(',');
-  return rows.map((r) => Object.fromEntries(r.split(',').map((c, i) => [keys[i]!, c])));
-}
-
 /** A project folder with the fixture module at policies/keep-edges.mjs and noah-amnesia at s/. */
 function project(): string {
   const dir = tempDir();
@@ -56,7 +49,8 @@ const built = existsSync(MAIN) && statSync(MAIN).mtimeMs >= statSync(join(ROOT, 
 describe('a policy module from the command line', () => {
   it('runs as a sweep beside built-ins, named by its id: keep=0 sends what window-turns:turns=0 sends, keep=5 what full sends', async () => {
     const dir = project();
-    const out = join(dir, 'out');
+    // Every record, in results.json (a report folder's charts are not what this is about).
+    const out = join(dir, 'results.json');
     const spec = './policies/keep-edges.mjs:keep=0|1|5';
     const cwd = process.cwd();
     process.chdir(dir);
@@ -66,22 +60,20 @@ describe('a policy module from the command line', () => {
     } finally {
       process.chdir(cwd);
     }
-    const turns = readCsv(join(out, 'turns.csv'));
-    const tokens = (policy: string) => turns.filter((t) => t.policy === policy).map((t) => t.input_tokens);
+    const results = JSON.parse(readFileSync(out, 'utf8')) as Record<'turns' | 'probes' | 'summary', Record<string, string | number>[]>;
+    const tokens = (policy: string) => results.turns.filter((t) => t.policy === policy).map((t) => t.inputTokens);
     expect(tokens('keep-edges:keep=0')).toEqual(tokens('window-turns:turns=0'));
     expect(tokens('keep-edges:keep=5')).toEqual(tokens('full'));
     expect(tokens('keep-edges:keep=1')).not.toEqual(tokens('full'));
-    const probes = readCsv(join(out, 'probes.csv'));
-    expect(probes.map((p) => [p.policy, p.turn, p.fact, p.outcome])).toEqual([
-      ['keep-edges:keep=0', '5', 'name', 'missing'],
-      ['keep-edges:keep=1', '5', 'name', 'retained'],
-      ['keep-edges:keep=5', '5', 'name', 'retained'],
-      ['window-turns:turns=0', '5', 'name', 'missing'],
-      ['full', '5', 'name', 'retained'],
+    expect(results.probes.map((p) => [p.policy, p.turn, p.fact, p.outcome])).toEqual([
+      ['keep-edges:keep=0', 5, 'name', 'missing'],
+      ['keep-edges:keep=1', 5, 'name', 'retained'],
+      ['keep-edges:keep=5', 5, 'name', 'retained'],
+      ['window-turns:turns=0', 5, 'name', 'missing'],
+      ['full', 5, 'name', 'retained'],
     ]);
     // What it stores is scored like a built-in's: the transcript of its first `keep` exchanges.
-    const summary = readCsv(join(out, 'summary.csv'));
-    const stored = (policy: string) => Number(summary.find((s) => s.policy === policy)!.stored_bytes);
+    const stored = (policy: string) => results.summary.find((s) => s.policy === policy)!.storedBytes;
     expect(stored('keep-edges:keep=0')).toBe(0);
     // Turn 1: "My name is Noah." (16 bytes) and "Nice to meet you, Noah!" (23).
     expect(stored('keep-edges:keep=1')).toBe(39);
@@ -110,11 +102,12 @@ describe('a policy module from the command line', () => {
 };
 `,
     );
+    // The budget markdown alone (report.md without its chart links) carries the line too.
     const line = (policy: string) => {
-      const out = join(tempDir(), 'out');
+      const out = join(tempDir(), 'budget.md');
       return cli('run', '--scenario', NOAH, '--policy', policy, ...COMMON, '--out', out).then((r) => {
         expect([r.code, r.err]).toEqual([0, '']);
-        return readFileSync(join(out, 'report.md'), 'utf8').split('\n').filter((l) => l.includes('memory ('));
+        return readFileSync(out, 'utf8').split('\n').filter((l) => l.includes('memory ('));
       });
     };
     expect(await line(file)).toEqual([
@@ -137,11 +130,13 @@ describe('a policy module in a study', () => {
     const dir = project();
     const study = join(dir, 'study.yaml');
     writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies:', '  - ./policies/keep-edges.mjs: {keep: [0, 1]}', '  - full', ''].join('\n'));
-    expect((await cli('run', study, ...COMMON, '--out', join(dir, 'a'))).code).toBe(0);
-    const r = await cli('run', '--scenario', join(dir, 's', '*.yaml'), '--policy', `${join(dir, 'policies', 'keep-edges.mjs')}:keep=0|1`, '--policy', 'full', ...COMMON, '--out', join(dir, 'b'));
+    // The records of results.json: what the CSV files hold, without a report folder's charts.
+    expect((await cli('run', study, ...COMMON, '--out', join(dir, 'a.json'))).code).toBe(0);
+    const r = await cli('run', '--scenario', join(dir, 's', '*.yaml'), '--policy', `${join(dir, 'policies', 'keep-edges.mjs')}:keep=0|1`, '--policy', 'full', ...COMMON, '--out', join(dir, 'b.json'));
     expect(r.code).toBe(0);
-    for (const f of ['turns.csv', 'probes.csv', 'summary.csv', 'policies.csv']) expect(readFileSync(join(dir, 'a', f), 'utf8'), f).toBe(readFileSync(join(dir, 'b', f), 'utf8'));
-    expect(readCsv(join(dir, 'a', 'policies.csv')).map((p) => p.policy)).toEqual(['keep-edges:keep=0', 'keep-edges:keep=1', 'full']);
+    const records = (name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as Record<'turns' | 'probes' | 'summary' | 'policies', { policy: string }[]>;
+    for (const kind of ['turns', 'probes', 'summary', 'policies'] as const) expect(records('a.json')[kind].map((x) => JSON.stringify(x)), kind).toEqual(records('b.json')[kind].map((x) => JSON.stringify(x)));
+    expect(records('a.json').policies.map((p) => p.policy)).toEqual(['keep-edges:keep=0', 'keep-edges:keep=1', 'full']);
   });
 
   it.skipIf(!built)(`runs on worker threads with output byte-identical to one thread${built ? '' : ' (skipped: dist/ is missing or stale)'}`, async () => {
@@ -183,7 +178,7 @@ describe('a policy module in a study', () => {
     const study = join(dir, 'study.yaml');
     writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies: ["./policies/keep-edges.mjs:keep=1"]', ''].join('\n'));
     const baseline = join(dir, 'baseline.json');
-    expect((await cli('run', study, ...COMMON, '--out', join(dir, 'out'), '--save-baseline', baseline)).code).toBe(0);
+    expect((await cli('run', study, ...COMMON, '--out', join(dir, 'out.json'), '--save-baseline', baseline)).code).toBe(0);
     const same = await cli('check', study, ...COMMON, '--baseline', baseline);
     expect(same.code).toBe(0);
     expect(same.out).not.toContain('policy implementation changed');

@@ -43,16 +43,14 @@ describe.skipIf(!built)(`a policy module under limits${built ? '' : ' (skipped: 
     expect(readdirSync(dir)).toEqual(['hostile.mjs']);
   }
 
-  for (const jobs of [[], ['--jobs', '1'], ['--jobs', '2']]) {
-    const name = jobs.length ? jobs.join(' ') : 'default jobs';
-    it(
-      `a session method that spins forever is stopped after --policy-timeout, naming module, scenario and turn (${name})`,
-      async () => {
-        await stops(moduleText('if (info.turn.index === 3) for (;;) {}'), (f) => `policy module ${f} (hostile): turn 3 of noah-amnesia: prompt did not return within 1 s (raise the limit with --policy-timeout)`, [...jobs, '--policy-timeout', '1']);
-      },
-      TIMEOUT,
-    );
-  }
+  // One scenario replays on one worker thread whatever --jobs says (jobs are at most the scenarios): `--jobs 1` and `--jobs 2` would run this same run.
+  it(
+    'a session method that spins forever is stopped after --policy-timeout, naming module, scenario and turn',
+    async () => {
+      await stops(moduleText('if (info.turn.index === 3) for (;;) {}'), (f) => `policy module ${f} (hostile): turn 3 of noah-amnesia: prompt did not return within 1 s (raise the limit with --policy-timeout)`, ['--policy-timeout', '1']);
+    },
+    TIMEOUT,
+  );
 
   it(
     'recording upkeep tries the module first on a watched worker: a module that spins stops the run before any request is sent',
@@ -77,9 +75,7 @@ describe.skipIf(!built)(`a policy module under limits${built ? '' : ' (skipped: 
     async () => {
       const grow = 'if (info.turn.index === 2) { const a = []; for (;;) a.push(new Array(1e6).fill(info.turn.index)); }';
       // A heap near its limit collects often: the time limit is made long enough not to come first on a busy machine.
-      for (const jobs of [['--jobs', '1'], []]) {
-        await stops(moduleText(grow), (f) => `policy module ${f} (hostile): turn 2 of noah-amnesia: prompt: the worker thread ran out of memory (its heap is limited to 64 MB; raise it with --policy-memory)`, [...jobs, '--policy-timeout', '60']);
-      }
+      await stops(moduleText(grow), (f) => `policy module ${f} (hostile): turn 2 of noah-amnesia: prompt: the worker thread ran out of memory (its heap is limited to 64 MB; raise it with --policy-memory)`, ['--policy-timeout', '60']);
     },
     TIMEOUT,
   );
@@ -99,14 +95,12 @@ describe.skipIf(!built)(`a policy module under limits${built ? '' : ' (skipped: 
     "a module's console and stdout go to stderr: with --out - stdout is the CSV alone",
     async () => {
       const { file } = project(moduleText("console.log('log line'); console.info('info line'); process.stdout.write('raw line\\n')", "console.log('top line');"));
-      for (const jobs of [['--jobs', '1'], []]) {
-        const r = await ctxsim(['run', '--scenario', NOAH, '--policy', file, ...COMMON, '--policy-timeout', '30', ...jobs, '--out', '-']);
-        expect(r.code, r.err).toBe(0);
-        expect(r.out.split('\n')[0]).toMatch(/^scenario,policy,turn,/);
-        expect(r.out).not.toMatch(/line/);
-        expect(r.err).toContain('log line\ninfo line\nraw line\n');
-        expect(r.err).toContain('top line\n');
-      }
+      const r = await ctxsim(['run', '--scenario', NOAH, '--policy', file, ...COMMON, '--policy-timeout', '30', '--out', '-']);
+      expect(r.code, r.err).toBe(0);
+      expect(r.out.split('\n')[0]).toMatch(/^scenario,policy,turn,/);
+      expect(r.out).not.toMatch(/line/);
+      expect(r.err).toContain('log line\ninfo line\nraw line\n');
+      expect(r.err).toContain('top line\n');
     },
     TIMEOUT,
   );

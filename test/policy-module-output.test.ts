@@ -22,7 +22,7 @@ describe.skipIf(!built)(`a policy module's output${built ? '' : ' (skipped: dist
     const file = join(tempDir(), 'loud.mjs');
     writeFileSync(file, "for (let i = 0; i < 500; i++) console.log(`line ${i}`);\nprocess.stderr.write('last line\\n');\nexport default { id: 'loud', describe: 'writes', params: {}, start() { throw new Error('not run'); } };\n");
     const hash = createHash('sha256').update(readFileSync(file)).digest('hex');
-    const host = openModuleHost([{ file, hash, shown: file }], 64);
+    const host = openModuleHost([{ file, hash, shown: file }], 64, 'replay');
     const link = new ModuleLink(host.port, host.signal, [{ id: 'loud', file }], 64);
     const written: string[] = [];
     const write = process.stderr.write.bind(process.stderr);

@@ -106,7 +106,7 @@ describe.skipIf(!built)(`a policy module's records are those of its policy run o
     const { file, policy } = await module(dir);
     const study = join(dir, 'study.yaml');
     writeFileSync(study, [`scenarios: [${JSON.stringify(join(ROOT, 'test', 'fixtures', 'upkeep', 'scenario.yaml'))}]`, 'policies:', `  - ${JSON.stringify(file)}`, `upkeep: {mode: record, baseURL: '${url()}', apiKeyEnv: CTXSIM_TEST_UPKEEP_KEY, cassette: c.jsonl}`, ''].join('\n'));
-    const rec = await recordCli(['run', study, '--upkeep', 'record', '--tokenizer', 'chars4', '--no-token-cache', '--quiet', '--out', join(dir, 'out')], { CTXSIM_TEST_UPKEEP_KEY: 'sk-test-0123456789abcdef' });
+    const rec = await recordCli(['run', study, '--upkeep', 'record', '--tokenizer', 'chars4', '--no-token-cache', '--quiet', '--out', join(dir, 'results.json')], { CTXSIM_TEST_UPKEEP_KEY: 'sk-test-0123456789abcdef' });
     expect([rec.code, rec.stderr]).toEqual([0, '']);
     const replayStudy = await loadStudy(study, { upkeep: { mode: 'replay' }, settings: { tokenizer: 'chars4' } });
     const conversations = loadScenarios(replayStudy.scenarios);

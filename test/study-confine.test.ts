@@ -25,6 +25,7 @@ const MODULE = join(ROOT, 'test', 'fixtures', 'policies', 'keep-edges.mjs');
 const { server, url } = serverForFile();
 afterEach(() => vi.unstubAllEnvs());
 
+// A run that need only succeed writes one file (`--out out.json`): a report folder's charts would add nothing here.
 const ctxsim = (args: string[]) => recordCli([...args, '--no-token-cache', '--quiet'], { CTXSIM_TEST_CONFINE_KEY: KEY });
 
 /** A temp folder with `project/` holding the scenario and a study of these lines (after its scenarios and policies), and `outside/` beside it. */
@@ -67,7 +68,7 @@ describe('a study file opens no network by itself', () => {
       expect(server.connections).toBe(before);
 
       // The command line opens it, and says where requests go and which variable holds the key (never the key).
-      const io = await recordCli(['run', study, '--upkeep', mode, '--out', join(dir, 'out'), '--no-token-cache'], { CTXSIM_TEST_CONFINE_KEY: KEY });
+      const io = await recordCli(['run', study, '--upkeep', mode, '--out', join(dir, 'out.json'), '--no-token-cache'], { CTXSIM_TEST_CONFINE_KEY: KEY });
       expect(io.code).toBe(0);
       // Requests, not connections: this process's client may reuse a connection an earlier test opened.
       expect(server.seen.length).toBeGreaterThan(asked);
@@ -79,16 +80,16 @@ describe('a study file opens no network by itself', () => {
   it('a study may pin replay or simulate: they never connect', async () => {
     const { dir, study } = project(['upkeep: {mode: simulate}']);
     const before = server.connections;
-    expect((await ctxsim(['run', study, '--out', join(dir, 'out')])).code).toBe(0);
+    expect((await ctxsim(['run', study, '--out', join(dir, 'out.json')])).code).toBe(0);
     writeFileSync(join(dir, 'upkeep.cassette.jsonl'), '');
     writeFileSync(study, `scenarios: [scenario.yaml]\npolicies: [full]\nupkeep: {mode: replay, baseURL: '${url()}'}\n`);
-    expect((await ctxsim(['run', study, '--out', join(dir, 'replayed')])).code).toBe(0);
+    expect((await ctxsim(['run', study, '--out', join(dir, 'replayed.json')])).code).toBe(0);
     expect(server.connections).toBe(before);
   });
 
   it('--base-url and --api-key-env choose the endpoint and key over the study, and only with record or live', async () => {
     const { dir, study } = project(['upkeep: {baseURL: "https://api.invalid/v1", apiKeyEnv: OTHER_VARIABLE}'], ['facts']);
-    const r = await ctxsim(['run', study, '--upkeep', 'record', '--base-url', url(), '--api-key-env', 'CTXSIM_TEST_CONFINE_KEY', '--out', join(dir, 'out')]);
+    const r = await ctxsim(['run', study, '--upkeep', 'record', '--base-url', url(), '--api-key-env', 'CTXSIM_TEST_CONFINE_KEY', '--out', join(dir, 'out.json')]);
     expect(r.code).toBe(0);
     expect(server.seen.at(-1)!.authorization).toBe(`Bearer ${KEY}`);
     refused(await ctxsim(['run', study, '--base-url', url()]), /^ctxsim: --base-url: upkeep is simulated, so nothing is sent; add --upkeep record or --upkeep live\n$/);
@@ -147,10 +148,10 @@ describe('a study file writes and loads only in its folder or below the working 
       refused(await ctxsim(['run', p.study, '--upkeep', 'replay']), /upkeep\.cassette: .* --cassette on the command line reaches anywhere/);
     }
     const cassette = join(p.outside, 'c.jsonl');
-    expect((await ctxsim(['run', p.study, '--upkeep', 'record', '--cassette', cassette, '--out', join(p.dir, 'out')])).code).toBe(0);
+    expect((await ctxsim(['run', p.study, '--upkeep', 'record', '--cassette', cassette, '--out', join(p.dir, 'out.json')])).code).toBe(0);
     expect(existsSync(cassette)).toBe(true);
     // A simulated run reads no cassette: the study's is not in the way.
-    expect((await ctxsim(['run', p.study, '--out', join(p.dir, 'sim')])).code).toBe(0);
+    expect((await ctxsim(['run', p.study, '--out', join(p.dir, 'sim.json')])).code).toBe(0);
   });
 
   it('a policy module: each way out is exit 2 and the module is not loaded; --policy PATH loads it', async () => {
@@ -165,9 +166,9 @@ describe('a study file writes and loads only in its folder or below the working 
       expect(existsSync(marker), how).toBe(false);
     }
     // With --policy the study's list is not read, so its module is not loaded either.
-    expect((await ctxsim(['run', p.study, '--policy', 'full', '--out', join(p.dir, 'full')])).code).toBe(0);
+    expect((await ctxsim(['run', p.study, '--policy', 'full', '--out', join(p.dir, 'full.json')])).code).toBe(0);
     expect(existsSync(marker)).toBe(false);
-    expect((await ctxsim(['run', p.study, '--policy', `${join(p.outside, 'mark.mjs')}:keep=1`, '--out', join(p.dir, 'out')])).code).toBe(0);
+    expect((await ctxsim(['run', p.study, '--policy', `${join(p.outside, 'mark.mjs')}:keep=1`, '--out', join(p.dir, 'out.json')])).code).toBe(0);
     expect(existsSync(marker)).toBe(true);
   });
 

@@ -153,7 +153,8 @@ describe('answered probes', () => {
   it('an answer the cassette lacks is exit 2 naming where and the command that records it', { timeout: 120_000 }, async () => {
     const dir = project(urls.parrot, ['full']);
     const study = join(dir, 'study.yaml');
-    expect((await ctxsim(['run', study, '--out', join(dir, 'rec')])).code).toBe(0);
+    // Recorded into one results file: the cassette is what the test reads.
+    expect((await ctxsim(['run', study, '--out', join(dir, 'rec.json')])).code).toBe(0);
     const cassette = join(dir, 'upkeep.cassette.jsonl');
     const lines = readFileSync(cassette, 'utf8').trimEnd().split('\n');
     writeFileSync(cassette, `${lines.slice(1).join('\n')}\n`);
@@ -166,7 +167,7 @@ describe('answered probes', () => {
     const dir = project(urls.parrot, ['full']);
     const study = join(dir, 'study.yaml');
     const baseline = join(dir, 'baseline.json');
-    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--save-baseline', baseline, '--quiet'])).code).toBe(0);
+    expect((await ctxsim(['run', study, '--out', join(dir, 'rec.json'), '--save-baseline', baseline, '--quiet'])).code).toBe(0);
     expect(readFileSync(baseline, 'utf8')).toMatch(/"retained":\d+,"overflowTurns":0,"latencyP95Ms":\d+,"answered":\d+/);
     // The model now answers nothing useful: what is sent is unchanged, what is answered is not.
     const cassette = join(dir, 'upkeep.cassette.jsonl');
@@ -214,7 +215,7 @@ describe('answered probes', () => {
     const [, calls, answers, input, output, apart, apartInput, apartOutput] = m!.map(Number);
     expect([answers, apart, apartInput, apartOutput]).toEqual([calls, calls, input, output]);
     expect(output).toBe(calls! * 500);
-    expect((await ctxsim(['run', study, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
+    expect((await ctxsim(['run', study, '--out', join(dir, 'rec.json'), '--quiet'])).code).toBe(0);
     expect(parrot.seen.length - before).toBe(calls);
     const cassette = readFileSync(join(dir, 'upkeep.cassette.jsonl'), 'utf8').trimEnd().split('\n');
     expect(cassette.every((l) => (JSON.parse(l) as { kind: string }).kind === 'answer')).toBe(true);

@@ -129,7 +129,8 @@ describe('a judge for free-form answers', () => {
   it('a verdict the cassette lacks is exit 2 naming where and the command that records it', { timeout: 120_000 }, async () => {
     const dir = project(['full']);
     const study = join(dir, 'study.yaml');
-    expect((await ctxsim(['run', study, '--judge', JUDGE, '--out', join(dir, 'rec'), '--quiet'])).code).toBe(0);
+    // Recorded into one results file: the cassette is what the test reads.
+    expect((await ctxsim(['run', study, '--judge', JUDGE, '--out', join(dir, 'rec.json'), '--quiet'])).code).toBe(0);
     const cassette = join(dir, 'upkeep.cassette.jsonl');
     const lines = readFileSync(cassette, 'utf8').trimEnd().split('\n');
     const drop = lines.findIndex((l) => (JSON.parse(l) as { kind: string }).kind === 'judge');

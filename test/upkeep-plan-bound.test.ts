@@ -57,7 +57,8 @@ async function plannedAndBilled(dir: string, prices: Record<string, { input: num
   const dry = await ctxsim(['run', join(dir, 'study.yaml'), '--dry-run', '--no-token-cache']);
   expect(dry.code, dry.stderr).toBe(0);
   const [, calls, atMost] = /^a recording would send (\d+) calls .* at most \$(\d+\.\d{4}) to /.exec(dry.stdout)!;
-  const rec = await ctxsim(['run', join(dir, 'study.yaml'), '--out', join(dir, 'out'), '--no-token-cache', '--quiet']);
+  // Its records in one file: the cassette is what is read.
+  const rec = await ctxsim(['run', join(dir, 'study.yaml'), '--out', join(dir, 'results.json'), '--no-token-cache', '--quiet']);
   expect(rec.code, rec.stderr).toBe(0);
   const entries = readFileSync(join(dir, 'upkeep.cassette.jsonl'), 'utf8')
     .trimEnd()

@@ -133,8 +133,8 @@ describe('upkeep record and replay', () => {
     const dir = project();
     const study = join(dir, 'study.yaml');
     const policy = 'summary:threshold=120,summaryTokens=60';
-    expect((await ctxsim(['run', study, '--policy', policy, '--out', join(dir, 'rec'), '--no-token-cache'])).code).toBe(0);
-    const { turns } = JSON.parse(readFileSync(join(dir, 'rec', 'results.json'), 'utf8')) as { turns: { turn: number; auxInputTokens: number; auxOutputTokens: number; cost: string }[] };
+    expect((await ctxsim(['run', study, '--policy', policy, '--out', join(dir, 'results.json'), '--no-token-cache'])).code).toBe(0);
+    const { turns } = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as { turns: { turn: number; auxInputTokens: number; auxOutputTokens: number; cost: string }[] };
     expect(turns.filter((t) => t.auxInputTokens > 0).length).toBeGreaterThan(0);
     const upkeep = (out: string) => [...out.matchAll(/^ {2}upkeep [a-z ]+: summary on gpt-4o-mini, (\d+) in, (\d+) out: /gm)].reduce((n, m) => [n[0]! + Number(m[1]), n[1]! + Number(m[2])], [0, 0]);
     const before = server.seen.length;
@@ -160,7 +160,7 @@ describe('upkeep record and replay', () => {
   it('a response the cassette lacks is exit 2 naming the scenario, policy, turn and the command that records it', async () => {
     const dir = project();
     const study = join(dir, 'study.yaml');
-    expect((await ctxsim(['run', study, '--policy', 'facts', '--out', join(dir, 'rec'), '--no-token-cache'])).code).toBe(0);
+    expect((await ctxsim(['run', study, '--policy', 'facts', '--out', join(dir, 'rec.json'), '--no-token-cache'])).code).toBe(0);
     const cassette = join(dir, 'upkeep.cassette.jsonl');
     const lines = readFileSync(cassette, 'utf8').trimEnd().split('\n');
     // Drop the extraction of turn 3 (the spare jars): the only one whose answer is "none" and whose request names jars.
@@ -188,9 +188,10 @@ describe('upkeep record and replay', () => {
     expect(files(join(dir, 'rep'))).toEqual(files(join(dir, 'rec')));
     // Simulated, in this process: the endpoint sees no request.
     const before = server.seen.length;
-    expect((await ctxsim(['run', study, '--upkeep', 'simulate', '--no-token-cache', '--quiet', '--out', join(dir, 'sim')])).code).toBe(0);
+    // The budget markdown alone (report.md without its chart links) carries the memory line.
+    expect((await ctxsim(['run', study, '--upkeep', 'simulate', '--no-token-cache', '--quiet', '--out', join(dir, 'sim.md')])).code).toBe(0);
     expect(server.seen.length).toBe(before);
-    expect(files(join(dir, 'sim')).get('report.md')).toContain('Simulated memory (summary keep 1, summary-buffer keep 1, facts recall 1, retrieval lexical embedding)');
+    expect(readFileSync(join(dir, 'sim.md'), 'utf8')).toContain('Simulated memory (summary keep 1, summary-buffer keep 1, facts recall 1, retrieval lexical embedding)');
   });
 
   it('live calls every time and writes no cassette; its outputs are a recording’s', async () => {
@@ -260,7 +261,7 @@ describe('upkeep record and replay', () => {
   it('sends the study’s prompts', async () => {
     const dir = project(", prompts: {summary: 'Summarize in {summaryTokens} tokens or fewer.', extract: 'List facts as name: value.'}");
     const before = server.seen.length;
-    expect((await ctxsim(['run', join(dir, 'study.yaml'), '--policy', 'summary:threshold=120,summaryTokens=60', '--policy', 'facts', '--out', join(dir, 'out'), '--no-token-cache'])).code).toBe(0);
+    expect((await ctxsim(['run', join(dir, 'study.yaml'), '--policy', 'summary:threshold=120,summaryTokens=60', '--policy', 'facts', '--out', join(dir, 'out.json'), '--no-token-cache'])).code).toBe(0);
     const instructions = new Set(server.seen.slice(before).flatMap((s) => (s.body.messages ? [s.body.messages[0]!.content] : [])));
     expect(instructions).toEqual(new Set(['Summarize in 60 tokens or fewer.', 'List facts as name: value.']));
   });
@@ -314,11 +315,12 @@ describe('upkeep record and replay', () => {
     const study = join(dir, 'study.yaml');
     const baseline = join(dir, 'baseline.json');
     const common = ['--policy', 'facts', '--no-token-cache', '--quiet'];
-    expect((await ctxsim(['run', study, ...common, '--upkeep', 'simulate', '--out', join(dir, 'sim'), '--save-baseline', baseline])).code).toBe(0);
-    expect((await ctxsim(['run', study, ...common, '--out', join(dir, 'rec')])).code).toBe(0);
+    // The runs write results.json: the baselines and the cassette are what the gate reads.
+    expect((await ctxsim(['run', study, ...common, '--upkeep', 'simulate', '--out', join(dir, 'sim.json'), '--save-baseline', baseline])).code).toBe(0);
+    expect((await ctxsim(['run', study, ...common, '--out', join(dir, 'rec.json')])).code).toBe(0);
     const check = await ctxsim(['check', study, ...common, '--upkeep', 'replay', '--baseline', baseline]);
     expect(check.stdout).toMatch(/upkeep: simulated → recorded \S*upkeep\.cassette\.jsonl sha256:[0-9a-f]{12}/);
-    expect((await ctxsim(['run', study, ...common, '--upkeep', 'replay', '--out', join(dir, 'rep'), '--save-baseline', baseline, '--force'])).code).toBe(0);
+    expect((await ctxsim(['run', study, ...common, '--upkeep', 'replay', '--out', join(dir, 'rep.json'), '--save-baseline', baseline, '--force'])).code).toBe(0);
     const cassette = join(dir, 'upkeep.cassette.jsonl');
     writeFileSync(cassette, readFileSync(cassette, 'utf8').replace('"text":"none"', '"text":"note: none of it"'));
     const changed = await ctxsim(['check', study, ...common, '--upkeep', 'replay', '--baseline', baseline]);
@@ -326,12 +328,12 @@ describe('upkeep record and replay', () => {
     // A check that fails gives the command that accepts the change with the upkeep flags it ran with: the baseline it saves is the recorded run's.
     const cheap = join(dir, 'cheap-prices.json');
     writeFileSync(cheap, JSON.stringify({ 'gpt-4o-mini': { input_cost_per_token: 1e-9, cache_read_input_token_cost: 1e-10, output_cost_per_token: 1e-9 } }));
-    expect((await ctxsim(['run', study, ...common, '--upkeep', 'replay', '--prices', cheap, '--out', join(dir, 'cheap'), '--save-baseline', baseline, '--force'])).code).toBe(0);
+    expect((await ctxsim(['run', study, ...common, '--upkeep', 'replay', '--prices', cheap, '--out', join(dir, 'cheap.json'), '--save-baseline', baseline, '--force'])).code).toBe(0);
     const dearer = await ctxsim(['check', study, ...common, '--upkeep', 'replay', '--baseline', baseline]);
     expect(dearer.code).toBe(1);
     const accept = /^ {4}npx ctxsim (run .*)$/m.exec(dearer.stdout)![1]!.split(' ');
     expect(accept).toEqual(['run', study, '--policy', 'facts', '--upkeep', 'replay', '--save-baseline', baseline, '--force']);
-    expect((await ctxsim([...accept, '--no-token-cache', '--quiet', '--out', join(dir, 'accepted')])).code).toBe(0);
+    expect((await ctxsim([...accept, '--no-token-cache', '--quiet', '--out', join(dir, 'accepted.json')])).code).toBe(0);
     expect((await ctxsim(['check', study, ...common, '--upkeep', 'replay', '--baseline', baseline])).code).toBe(0);
   });
 

@@ -44,7 +44,7 @@ function project(concurrency: number): string {
  * (`--out -`): these tests read the cassette, and a recording resumed ~30
  * times would otherwise write ~30 report folders, charts and all. The built
  * CLI, killed, writes its reports into the folder (a staging folder in the
- * temp folder would outlive a kill).
+ * temp folder would outlive a kill); run again here, to stdout.
  */
 const args = (dir: string, out: readonly string[] = ['--out', '-']) => ['run', join(dir, 'study.yaml'), '--no-token-cache', '--upkeep', 'record', '--quiet', ...out];
 const cassetteOf = (dir: string) => join(dir, 'upkeep.cassette.jsonl');
@@ -119,7 +119,8 @@ describe('a recording with answers, stopped and run again', () => {
       const text = existsSync(journalOf(dir)) ? readFileSync(journalOf(dir), 'utf8') : '';
       const kept = text.slice(0, text.lastIndexOf('\n') + 1).split('\n').length - 1;
       expect(kept).toBeLessThanOrEqual(n);
-      const again = await record(dir, []);
+      // Run again in this process: its reports to stdout, what it records the same.
+      const again = await record(dir);
       expect(again.code, again.stderr).toBe(0);
       expect({ n, sent: again.sent }).toEqual({ n, sent: reference.sent - kept });
       expect(readFileSync(cassetteOf(dir), 'utf8'), `killed after ${n} responses`).toBe(reference.text);

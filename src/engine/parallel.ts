@@ -253,6 +253,7 @@ function startThread(file: string, setup: WorkerSetup, watchdog: ModuleWatchdog 
   const host = openModuleHost(
     watch.modules.map((m) => ({ file: m.file, hash: m.hash, shown: m.file })),
     watch.limits.memoryMb,
+    'replay',
   );
   const workerData: WorkerSetup = { ...setup, watch: { ...watch, marks, link: { port: host.port, signal: host.signal } } };
   let w: Worker;

@@ -12,7 +12,8 @@ import type { Results, SummaryRecord, TurnRecord } from '../records/registry.js'
 import { Cassette } from '../upkeep/cassette.js';
 import type { Vector } from '../upkeep/embedder.js';
 import { Readings } from '../upkeep/readings.js';
-import { CassetteMissError, type Miss } from '../upkeep/upkeep.js';
+import { CassetteMissError } from '../upkeep/origin.js';
+import type { Miss } from '../upkeep/upkeep.js';
 import { replay, type RecordedResponses, type ReplayContext } from './replay.js';
 import { ReplayCache } from './replay-cache.js';
 import { engineId } from './version.js';

@@ -5,14 +5,12 @@ import { getHeapStatistics } from 'node:v8';
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { z } from 'zod';
 import { valueOf } from '../text/zod.js';
-import { TokenCounter } from '../tokens/counter.js';
+import type { TokenCounter } from '../tokens/counter.js';
 import type { Overhead } from '../tokens/encoding.js';
 import type { Vector } from '../upkeep/embedder.js';
 import type { ExtractRequest } from '../upkeep/extractor.js';
 import type { ForgetSummaryRequest, SummarizeRequest } from '../upkeep/summarizer.js';
-import { simulatedUpkeep, type Upkeep } from '../upkeep/upkeep.js';
-import { blocks } from './blocks.js';
-import { contractVariants } from './contract/checker.js';
+import type { Upkeep } from '../upkeep/upkeep.js';
 import { describeThrown, refuseExit } from './module-calls.js';
 import {
   CALLER_POSTED,
@@ -38,7 +36,6 @@ import {
 } from './module-link.js';
 import { defaultOf, paramMeta, paramsFromTable, policyParams } from './params.js';
 import { resolvePolicy } from './spec.js';
-import { seededStream } from './stream.js';
 import type { ParamSpec, ParamTable, Policy, PolicyDeps, SessionStart } from './types.js';
 
 /**
@@ -62,8 +59,26 @@ parentPort!.once('message', ({ port, signal, faults, output }: HostConnect) => {
   // The link's port came this way, and nothing else will: a module listening on parentPort hears nothing, and what it posts goes nowhere.
   parentPort!.close();
   writeTo(output);
-  new Host(port, signal, faults).serve();
+  // What sessions need is loaded before the thread serves: a module's limits do not count it.
+  const serve = () => new Host(port, signal, faults).serve();
+  if (setup.task === 'replay') void loadSessionParts().then(serve);
+  else serve();
 });
+
+/** What a session's deps are made of, loaded by a thread that replays (a thread that describes a module needs none of it). */
+interface SessionParts {
+  LinkedTokens: ReturnType<typeof linkedTokens>;
+  simulatedUpkeep: typeof import('../upkeep/upkeep.js').simulatedUpkeep;
+  blocks: typeof import('./blocks.js').blocks;
+  seededStream: typeof import('./stream.js').seededStream;
+}
+
+let parts: SessionParts | undefined;
+
+async function loadSessionParts(): Promise<void> {
+  const [counter, upkeep, b, stream] = await Promise.all([import('../tokens/counter.js'), import('../upkeep/upkeep.js'), import('./blocks.js'), import('./stream.js')]);
+  parts = { LinkedTokens: linkedTokens(counter.TokenCounter), simulatedUpkeep: upkeep.simulatedUpkeep, blocks: b.blocks, seededStream: stream.seededStream };
+}
 
 /**
  * What this thread writes to its stdout and stderr (a module's console)
@@ -112,7 +127,7 @@ class Host {
   private sessions = new Map<number, HostSession>();
   private nextSession = 1;
   /** One counter per counter of the caller's (by its id): each text counted once per scenario, asked of the caller. */
-  private readonly counters = new Map<string, LinkedTokens>();
+  private readonly counters = new Map<string, InstanceType<SessionParts['LinkedTokens']>>();
   /** The simulated embeddings of a scenario's texts, shared by its sessions. */
   private embeddings = new Map<string, Vector>();
   /** A request is being answered: only then may this thread ask the caller (who waits for it). */
@@ -262,6 +277,8 @@ class Host {
 
   /** Imports the module and tells what the main thread needs of its policy: id, line, parameters, and the variants of each set of parameters asked. */
   private async describe(given: readonly Given[], contract: boolean): Promise<LinkReply> {
+    // The contract check's variants, loaded before the time limit starts.
+    const checker = contract ? await import('./contract/checker.js') : undefined;
     // The describing thread times the import from here.
     this.port.postMessage({ kind: 'ready' });
     const policy = await importPolicy(0);
@@ -274,7 +291,7 @@ class Host {
         const r = resolvePolicy(policy, g);
         return typeof r === 'string' ? r : r.map((v) => ({ name: v.name, params: v.params }));
       };
-      const sets = contract ? contractVariants(policy).map((v) => ({ given: v, variants: resolve(Object.entries(v)) })) : undefined;
+      const sets = checker ? checker.contractVariants(policy).map((v) => ({ given: v, variants: resolve(Object.entries(v)) })) : undefined;
       description = { id: policy.id, describe: policy.describe, params: paramTable(policy), resolved: given.map(resolve), ...(sets && { contract: sets }) };
     } catch (e) {
       return { kind: 'failed', message: `policy module ${shown}: its parameters cannot be read: ${describeThrown(e)}` };
@@ -332,6 +349,8 @@ class Host {
 
   /** A session's deps, made here: its own seeded stream, counts asked of the caller, upkeep simulated here alike or recorded (asked of the caller). */
   private deps(w: WireDeps): PolicyDeps {
+    if (!parts) throw new Error('this thread describes a module: it runs no session');
+    const { LinkedTokens, simulatedUpkeep, blocks, seededStream } = parts;
     let tokens = this.counters.get(w.tokens.id);
     if (!tokens) this.counters.set(w.tokens.id, (tokens = new LinkedTokens(w.tokens.encoding, w.tokens.overhead, (text) => this.ask({ kind: 'count', text }) as number)));
     const upkeep = w.upkeep && (w.upkeep.recorded ? this.recordedUpkeep() : simulatedUpkeep(tokens, w.upkeep.prompts, this.embeddings));
@@ -379,28 +398,30 @@ class Host {
   }
 }
 
-/** A token counter whose texts are counted by the caller's counter (once each per scenario): the counts the replay makes. */
-class LinkedTokens extends TokenCounter {
-  private counts = new Map<string, number>();
+/** The class of a token counter whose texts are counted by the caller's counter (once each per scenario): the counts the replay makes. Made once `TokenCounter` is loaded. */
+function linkedTokens(Base: typeof TokenCounter) {
+  return class LinkedTokens extends Base {
+    private counts = new Map<string, number>();
 
-  constructor(
-    encoding: TokenCounter['encoding'],
-    overhead: Overhead,
-    private readonly ask: (text: string) => number,
-  ) {
-    super(encoding, overhead, () => 0);
-  }
+    constructor(
+      encoding: TokenCounter['encoding'],
+      overhead: Overhead,
+      private readonly ask: (text: string) => number,
+    ) {
+      super(encoding, overhead, () => 0);
+    }
 
-  override text(text: string): number {
-    let n = this.counts.get(text);
-    if (n === undefined) this.counts.set(text, (n = this.ask(text)));
-    return n;
-  }
+    override text(text: string): number {
+      let n = this.counts.get(text);
+      if (n === undefined) this.counts.set(text, (n = this.ask(text)));
+      return n;
+    }
 
-  override forgetScenario(): void {
-    super.forgetScenario();
-    this.counts = new Map();
-  }
+    override forgetScenario(): void {
+      super.forgetScenario();
+      this.counts = new Map();
+    }
+  };
 }
 
 /** What a call threw, as it crosses. */

@@ -6,7 +6,8 @@ import type { Message, ToolDef } from '../types.js';
 import type { UpkeepPrompts } from '../upkeep/prompts.js';
 import type { ExtractRequest } from '../upkeep/extractor.js';
 import type { ForgetSummaryRequest, SummarizeRequest } from '../upkeep/summarizer.js';
-import { upkeepOrigin, type Upkeep } from '../upkeep/upkeep.js';
+import { upkeepOrigin } from '../upkeep/origin.js';
+import type { Upkeep } from '../upkeep/upkeep.js';
 import type { ModuleMethod } from './module-calls.js';
 import { placed } from './session.js';
 import { streamKey } from './stream.js';
@@ -64,6 +65,8 @@ export interface HostSetup {
   /** Each module's absolute path, the sha256 of its bytes (checked again before it is imported), and how messages name it. */
   modules: { file: string; hash: string; shown: string }[];
   memoryMb: number;
+  /** What the thread is for: to describe a module (import it, read its policy and parameters), or to run its sessions in a run's replay. It loads only what that needs. */
+  task: 'describe' | 'replay';
 }
 
 /** @internal The one message a host is sent on its `parentPort` (closed once it is read): its end of the link, and the port it tells the run's thread of a module's fault on. */

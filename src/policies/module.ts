@@ -118,17 +118,18 @@ export function importTimeout(seconds: number): string {
 }
 
 /** @internal
- * Starts a thread for policy modules (module-host.ts), its heap limited to
+ * Starts a thread for policy modules (module-host.ts), for `task` (to
+ * describe a module, or to run sessions), its heap limited to
  * `memoryMb`, its stdout and stderr piped to this process's stderr (what a
  * module writes never reaches stdout, which may carry a run's output), and
  * hands it its end of a link: returns the thread, this end's port and the
  * link's shared integers. Once transferred to the thread that replays, the
  * port is that thread's.
  */
-export function openModuleHost(modules: HostSetup['modules'], memoryMb: number): ModuleHost {
+export function openModuleHost(modules: HostSetup['modules'], memoryMb: number, task: HostSetup['task']): ModuleHost {
   const file = compiledFile('policies/module-host.js');
   if (!file) throw new CtxsimError('policy modules run on threads of their own, from the compiled package: build it first (npm run build)', 'internal');
-  const worker = new Worker(file, { workerData: { modules, memoryMb } satisfies HostSetup, resourceLimits: { maxOldGenerationSizeMb: memoryMb }, stdout: true, stderr: true });
+  const worker = new Worker(file, { workerData: { modules, memoryMb, task } satisfies HostSetup, resourceLimits: { maxOldGenerationSizeMb: memoryMb }, stdout: true, stderr: true });
   for (const out of [worker.stdout, worker.stderr]) out.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   const link = new MessageChannel();
   const faults = new MessageChannel();
@@ -170,7 +171,7 @@ async function describeOnHost(module: HostSetup['modules'][number], given: Given
   const seconds = options.timeoutSeconds ?? DEFAULT_POLICY_TIMEOUT;
   const memoryMb = options.memoryMb ?? DEFAULT_POLICY_MEMORY;
   const fail = (what: string) => new CtxsimError(`policy module ${module.shown}: ${what}`, 'policy-module');
-  const host = openModuleHost([module], memoryMb);
+  const host = openModuleHost([module], memoryMb, 'describe');
   let timer: NodeJS.Timeout | undefined;
   try {
     return await new Promise<ModuleDescription>((resolve, reject) => {

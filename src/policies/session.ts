@@ -1,6 +1,6 @@
 import { CtxsimError } from '../errors.js';
 import type { ArtifactKind, Message, UpkeepCall } from '../types.js';
-import { CassetteMissError } from '../upkeep/upkeep.js';
+import { CassetteMissError } from '../upkeep/origin.js';
 import { describeThrown } from './module-calls.js';
 import type { Artifact, Params, Policy, PolicyDeps, PolicySession, SessionStart } from './types.js';
 

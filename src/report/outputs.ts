@@ -81,9 +81,11 @@ async function chartImages(list: readonly Chart[], png: boolean, store: ChartSto
       out.push({ ...kept, spec });
       continue;
     }
-    const [svg] = await renderCharts([c]);
+    // Its SVG alone (the page's Vega is compiled where the page is made).
+    await eventLoopTurn();
+    const svg = await (await import('./svg.js')).renderSvg(c.spec);
     if (png) await eventLoopTurn();
-    const made: StoredChart = { svg: svg!.svg, ...(png && { png: (await import('./png.js')).svgToPng(svg!.svg) }) };
+    const made: StoredChart = { svg, ...(png && { png: (await import('./png.js')).svgToPng(svg) }) };
     store?.set(spec, made);
     out.push({ ...made, spec });
   }

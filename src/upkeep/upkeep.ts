@@ -2,7 +2,8 @@ import { CtxsimError } from '../errors.js';
 import { normalize, occursIn } from '../text/normalize.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
-import { type Cassette, decodeVector, requestKey, type CassetteEntry, type UpkeepRequest } from './cassette.js';
+import type { Cassette, CassetteEntry } from './cassette.js';
+import { decodeVector, requestKey, type UpkeepRequest } from './request.js';
 import { denseVector, embed, EMBED_BUCKETS, type Vector } from './embedder.js';
 import { extract, type ExtractRequest } from './extractor.js';
 import type { ReadingStore } from './readings.js';
@@ -11,6 +12,7 @@ import { padTo } from './pad.js';
 import { DEFAULT_PROMPTS, extractRequest, forgetRequest, parseFacts, summaryRequest, type UpkeepPrompts } from './prompts.js';
 import { foldedFacts, forgetInSummary, summarize, type ForgetSummaryRequest, type SummarizeRequest, type Summary } from './summarizer.js';
 import type { Fact } from './types.js';
+import { madeOf } from './origin.js';
 
 /**
  * Where a replay's upkeep comes from: the simulated summarizer, extractor
@@ -50,36 +52,6 @@ export function simulatedUpkeep(tokens: TokenCounter, prompts: UpkeepPrompts = D
     extract: (req) => extract({ prompt: prompts.extract, readings, ...req }),
     embed: (text) => ({ vector: vectorOf(text), inputTokens: tokens.text(text) }),
   }, { prompts, recorded: false });
-}
-
-/**
- * What an upkeep was made of: simulated or recorded, and its prompts. A
- * policy module's session runs on the module's own thread: there it
- * simulates alike, with the same prompts (and draws from its own stream),
- * or asks this upkeep for each recorded response.
- */
-export interface UpkeepOrigin {
-  prompts: UpkeepPrompts;
-  recorded: boolean;
-}
-
-const ORIGINS = new WeakMap<object, UpkeepOrigin>();
-
-function madeOf<U extends Upkeep>(upkeep: U, origin: UpkeepOrigin): U {
-  ORIGINS.set(upkeep, origin);
-  return upkeep;
-}
-
-/** What `simulatedUpkeep` or `recordedUpkeep` made `upkeep` of; undefined for an upkeep made otherwise. */
-export function upkeepOrigin(upkeep: Upkeep): UpkeepOrigin | undefined {
-  return ORIGINS.get(upkeep);
-}
-
-/** A replay needs a response its cassette lacks: a failure of the run, not of the policy that asked (the policy guard lets it through). */
-export class CassetteMissError extends CtxsimError {
-  constructor(message: string) {
-    super(message, 'cassette-miss');
-  }
 }
 
 /** A request the cassette has no response for, with where the replay was. */
