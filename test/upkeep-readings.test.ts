@@ -162,4 +162,24 @@ describe('Readings', () => {
     expect(third.get('as', 'z', () => ['read again'])).toEqual(['z'.repeat(60)]);
     expect(third.get('as', 'y', () => ['read again'])).toEqual(['read again']);
   });
+
+  it('a run keeps what it reads up to the bound, as bytes: past it a text is read again each time it is asked for, and the same', () => {
+    const dir = tempDir();
+    let reads = 0;
+    const run = Readings.open(dir, 'engine@test', 200);
+    const text = (i: number) => `text ${i}`;
+    const reading = (i: number) => () => (reads++, [`${i}`.repeat(60), i, ['a', 'b']]);
+    // Each reading's JSON is about 75 bytes: the third passes the bound, the fourth is not kept.
+    for (let i = 0; i < 4; i++) run.get('as', text(i), reading(i));
+    expect(run.size.added).toBe(3);
+    expect(reads).toBe(4);
+    // A kept reading is given as it was read (from its bytes), without reading again; one not kept is read again.
+    expect(run.get('as', text(1), reading(1))).toEqual(['1'.repeat(60), 1, ['a', 'b']]);
+    expect(reads).toBe(4);
+    expect(run.get('as', text(3), reading(3))).toEqual(['3'.repeat(60), 3, ['a', 'b']]);
+    expect(reads).toBe(5);
+    run.save();
+    const rerun = Readings.open(dir, 'engine@test', 200);
+    expect(rerun.size).toEqual({ loaded: 3, added: 0 });
+  });
 });

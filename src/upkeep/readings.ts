@@ -39,18 +39,23 @@ export const READINGS_BYTES = 64 * 2 ** 20;
  * length of the reading's JSON in the texts that follow —; then the texts,
  * UTF-8. Loading (on the first reading asked for) reads the file and nothing else; a reading is found by a
  * binary search and parsed when a run asks for it, so a large entry costs
- * a run only the readings it uses. An entry that would grow past
- * `READINGS_BYTES` keeps only the readings of the run that saves it (those
- * it used and those it made), so that loading it stays cheap. A damaged
- * entry is a warning; the run reads afresh and replaces it.
+ * a run only the readings it uses. A run keeps what it reads as that JSON,
+ * up to `READINGS_BYTES` (past it, a text not kept is read again whenever
+ * it is asked for), and an entry that would grow past `READINGS_BYTES`
+ * keeps only the readings of the run that saves it (those it used and those
+ * it made): so a run's memory stays bounded however many texts it reads, and
+ * loading an entry stays cheap. A damaged entry is a warning; the run reads
+ * afresh and replaces it.
  */
 export class Readings implements ReadingStore {
   private index: Uint32Array = new Uint32Array(0);
   private texts: Buffer = Buffer.alloc(0);
   /** Which loaded readings this run used. */
   private used = new Uint8Array(0);
-  /** Readings made in this run, by key (its words joined). */
-  private added = new Map<string, { key: CacheKey; value: Kept }>();
+  /** Readings made in this run, by key (its words joined), as a save writes them: their JSON's bytes. */
+  private added = new Map<string, { key: CacheKey; bytes: Buffer }>();
+  /** Bytes of the readings added: at most `maxBytes`, so that a large run's memory stays bounded. */
+  private addedBytes = 0;
   private replace = false;
   private loaded = false;
   private readonly space: CacheSpace;
@@ -96,9 +101,14 @@ export class Readings implements ReadingStore {
     }
     const name = key.join(' ');
     const kept = this.added.get(name);
-    if (kept) return kept.value as T;
+    if (kept) return JSON.parse(kept.bytes.toString('utf8')) as T;
     const value = read();
-    this.added.set(name, { key, value });
+    // Kept as the bytes it is saved as, up to an entry's bound: past it, a text is read again whenever it is asked for.
+    if (this.addedBytes < this.maxBytes) {
+      const bytes = Buffer.from(JSON.stringify(value));
+      this.added.set(name, { key, bytes });
+      this.addedBytes += bytes.length;
+    }
     return value;
   }
 
@@ -122,7 +132,7 @@ export class Readings implements ReadingStore {
   save(): string[] {
     if (!this.added.size && !this.replace) return [];
     const before = this.warnings.length;
-    const mine = [...this.added.values()].map(({ key, value }) => ({ key, bytes: Buffer.from(JSON.stringify(value)) }));
+    const mine = [...this.added.values()];
     let merged: (Entry & { payload: Buffer }) | undefined;
     const saved = this.space.merge(this.key, (current) => {
       let onDisk: Entry = { index: new Uint32Array(0), texts: Buffer.alloc(0) };
@@ -139,6 +149,7 @@ export class Readings implements ReadingStore {
     if (saved && merged) {
       this.take(merged);
       this.added = new Map();
+      this.addedBytes = 0;
       this.replace = false;
     }
     return this.warnings.slice(before);
