@@ -21,7 +21,7 @@ export interface ReadingStore {
 const STRIDE = 6;
 
 /** The most bytes an entry keeps: past it, a save keeps only the readings its run used or made. */
-export const READINGS_BYTES = 64 * 2 ** 20;
+export const READINGS_BYTES = 32 * 2 ** 20;
 
 /**
  * What the simulated extractor and summarizer read of each text (a
@@ -53,7 +53,7 @@ export class Readings implements ReadingStore {
   /** Which loaded readings this run used. */
   private used = new Uint8Array(0);
   /** Readings made in this run, by key (its words joined), as a save writes them: their JSON's bytes. */
-  private added = new Map<string, { key: CacheKey; bytes: Buffer }>();
+  private added = new Map<string, Reading>();
   /** Bytes of the readings added: at most `maxBytes`, so that a large run's memory stays bounded. */
   private addedBytes = 0;
   private replace = false;
@@ -142,8 +142,8 @@ export class Readings implements ReadingStore {
         // Damaged since it was loaded: replaced.
       }
       const mineLoaded = { index: this.index, texts: this.texts };
-      merged = encode([...readingsOf(onDisk), ...readingsOf(mineLoaded), ...mine]);
-      if (merged.payload.length > this.maxBytes) merged = encode([...readingsOf(mineLoaded).filter((_, i) => this.used[i]), ...mine]);
+      const all = byKey([...readingsOf(onDisk), ...readingsOf(mineLoaded), ...mine]);
+      merged = encode(payloadBytes(all) > this.maxBytes ? byKey([...readingsOf(mineLoaded).filter((_, i) => this.used[i]), ...mine]) : all);
       return merged.payload;
     });
     if (saved && merged) {
@@ -183,8 +183,8 @@ function decode(payload: Buffer): Entry {
 }
 
 /** Each reading of an entry, as key and bytes. */
-function readingsOf({ index, texts }: Entry): { key: CacheKey; bytes: Buffer }[] {
-  const out: { key: CacheKey; bytes: Buffer }[] = [];
+function readingsOf({ index, texts }: Entry): Reading[] {
+  const out: Reading[] = [];
   for (let i = 0; i < index.length / STRIDE; i++) {
     const at = i * STRIDE;
     out.push({ key: keyAt(index, i), bytes: texts.subarray(index[at + 4], index[at + 4]! + index[at + 5]!) });
@@ -198,22 +198,38 @@ function keyAt(index: Uint32Array, i: number): CacheKey {
   return [index[at]!, index[at + 1]!, index[at + 2]!, index[at + 3]!];
 }
 
-/** The entry holding `readings` (the first of equal keys kept), and its payload. */
-function encode(readings: { key: CacheKey; bytes: Buffer }[]): Entry & { payload: Buffer } {
-  const sorted = readings.map((r, i) => ({ ...r, i })).sort((a, b) => compareKeys(a.key, b.key) || a.i - b.i);
-  const kept = sorted.filter((r, j) => j === 0 || compareKeys(sorted[j - 1]!.key, r.key) !== 0);
-  const index = new Uint32Array(STRIDE * kept.length);
+/** A reading as an entry holds it: its key and its JSON's bytes. */
+interface Reading {
+  key: CacheKey;
+  bytes: Buffer;
+}
+
+/** `readings` sorted by key, the first of equal keys kept. */
+function byKey(readings: Reading[]): Reading[] {
+  const sorted = readings.map((r, i) => ({ r, i })).sort((a, b) => compareKeys(a.r.key, b.r.key) || a.i - b.i);
+  return sorted.filter((x, j) => j === 0 || compareKeys(sorted[j - 1]!.r.key, x.r.key) !== 0).map((x) => x.r);
+}
+
+/** Bytes of the payload of an entry holding `readings`. */
+const payloadBytes = (readings: readonly Reading[]) => readings.reduce((n, r) => n + r.bytes.length, 4 + 4 * STRIDE * readings.length);
+
+/** The entry holding `readings` (sorted by key, no two alike), and its payload: written in one buffer, which its texts are part of. */
+function encode(readings: readonly Reading[]): Entry & { payload: Buffer } {
+  const payload = Buffer.allocUnsafe(payloadBytes(readings));
+  payload.writeUInt32LE(readings.length, 0);
+  const start = 4 + 4 * STRIDE * readings.length;
+  const index = new Uint32Array(STRIDE * readings.length);
   let offset = 0;
-  kept.forEach((r, j) => {
-    index.set([...r.key, offset, r.bytes.length], j * STRIDE);
+  readings.forEach((r, j) => {
+    index.set(r.key, j * STRIDE);
+    index[j * STRIDE + 4] = offset;
+    index[j * STRIDE + 5] = r.bytes.length;
+    r.bytes.copy(payload, start + offset);
     offset += r.bytes.length;
   });
-  const words = Buffer.from(index.buffer);
-  const head = Buffer.alloc(4);
-  head.writeUInt32LE(kept.length, 0);
-  const texts = Buffer.concat(kept.map((r) => r.bytes));
-  const payload = Buffer.concat([head, SWAP ? Buffer.from(words).swap32() : words, texts]);
-  return { index, texts, payload };
+  const words = Buffer.from(index.buffer, index.byteOffset, index.byteLength);
+  (SWAP ? Buffer.from(words).swap32() : words).copy(payload, 4);
+  return { index, texts: payload.subarray(start), payload };
 }
 
 function compareKeys(a: CacheKey, b: CacheKey): number {
