@@ -25,6 +25,8 @@ export const GOLDEN_HASHES = [
   'e68e2064c0cf4a054f9405d3eb2dd859b3882317ba85c4adade75a608c4c72fc',
   // Budgets and thresholds count the tool definitions and the unlogged prefix as part of every prompt (the second run's toolDefs: summary-buffer, priority, window-tokens keep less).
   '25220fa339d3bc32dae00838adcd5e58e0002de96d34d470cd45aea76abfe365',
+  // The simulated extractor answers on one line, as its instruction asks: an extraction's output tokens move by a token or two.
+  '9cab00f9672a31e11979ad9aea462636b906c16453e05baff3a8382fe8744da0',
 ] as const;
 
 /**
