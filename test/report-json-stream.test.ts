@@ -69,8 +69,9 @@ describe('results.json as one output file', () => {
     await runStudyPipeline(study(), { ...sink, add: (records, i) => ((during += chunks.length), sink.add(records, i)) });
     expect(during).toBe(0);
     expect(Buffer.concat(chunks).toString('utf8')).toBe(expected);
-    // A run that fails part of the way gives the writer nothing, and leaves no scratch file in the temp folder.
-    const staging = () => readdirSync(tmpdir()).filter((f) => f.startsWith(STAGING_PREFIX));
+    // A run that fails part of the way gives the writer nothing, and leaves no scratch file in the temp folder
+    // (this process's: test files running at the same time in other processes stage there too).
+    const staging = () => readdirSync(tmpdir()).filter((f) => f.startsWith(`${STAGING_PREFIX}${process.pid}-`));
     const before = staging();
     const given: unknown[] = [];
     const failing = jsonStreamSink((chunk) => void given.push(chunk));
