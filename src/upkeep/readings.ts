@@ -20,7 +20,7 @@ export interface ReadingStore {
 /** Index words per reading: its key (4), and where its JSON lies in the texts (offset, length in bytes). */
 const STRIDE = 6;
 
-/** The most bytes an entry keeps: past it, a save keeps only the readings its run used or made. */
+/** The most bytes an entry keeps (past it, a save keeps only the readings its run used or made), and a run of what it reads. */
 export const READINGS_BYTES = 32 * 2 ** 20;
 
 /**
