@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { PROMPTS_SCHEMA } from '../src/recording/upkeep.js';
 import type { Message } from '../src/types.js';
-import { Cassette, decodeVector, encodeVector, requestKey, type CassetteEntry, type ChatMessage, type UpkeepRequest } from '../src/upkeep/cassette.js';
+import { Cassette, type CassetteEntry } from '../src/upkeep/cassette.js';
+import { decodeVector, encodeVector, requestKey, type ChatMessage, type UpkeepRequest } from '../src/upkeep/request.js';
 import { DEFAULT_PROMPTS, extractRequest, forgetRequest, parseFacts, summaryRequest, transcript } from '../src/upkeep/prompts.js';
 import { problems } from './_io.js';
 

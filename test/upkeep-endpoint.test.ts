@@ -9,7 +9,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CtxsimError } from '../src/errors.js';
-import { decodeVector, encodeVector, requestKey, type UpkeepRequest } from '../src/upkeep/cassette.js';
+import { decodeVector, encodeVector, requestKey, type UpkeepRequest } from '../src/upkeep/request.js';
 import { openEndpoint, retryWait, type EndpointSettings } from '../src/upkeep/endpoint.js';
 import { DEFAULT_PROMPTS, summaryInstruction, summaryRequest } from '../src/upkeep/prompts.js';
 import { answerRequest } from '../src/upkeep/answer.js';

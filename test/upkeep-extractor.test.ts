@@ -40,11 +40,17 @@ describe('simulated extractor', () => {
   });
 
   it('counts its answer as one line, as its instruction asks, under OpenAI\'s encodings too', () => {
-    const o200k = new TokenCounter('o200k_base');
-    const r = extract({ tokens: o200k, random: draws(0.99, 0.99, 0.99), model: 'gpt-4o-mini', recall: 1, exchange });
-    const line = r.found.map(([k, v]) => factEntry(k, v)).join(' ');
-    expect(r.call.outputTokens).toBe(new TokenCounter('o200k_base').text(line));
-    expect(r.call.outputTokens).toBe(30);
+    const named: Message[] = [
+      { role: 'user', name: 'Caroline', content: 'I went to a support group.', turn: 1 },
+      { role: 'assistant', name: 'Melanie', content: 'I painted a lake sunrise.', turn: 1 },
+    ];
+    const r = extract({ tokens: new TokenCounter('o200k_base'), random: draws(0.99, 0.99), model: 'gpt-4o-mini', recall: 1, exchange: named });
+    const written = r.found.map(([k, v]) => factEntry(k, v));
+    expect(written).toEqual(['Caroline went to a support group.', 'Melanie painted a lake sunrise.']);
+    const count = (text: string) => new TokenCounter('o200k_base').text(text);
+    // A line break before "Melanie" is a token more than a space: the answer is counted as the line it is.
+    expect(count(written.join('\n'))).toBe(count(written.join(' ')) + 1);
+    expect(r.call.outputTokens).toBe(count(written.join(' ')));
   });
 
   it('finds each statement with probability recall, one draw per statement in order', () => {

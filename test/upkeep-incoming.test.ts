@@ -1,7 +1,8 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Cassette, encodeVector, requestKey } from '../src/upkeep/cassette.js';
+import { Cassette } from '../src/upkeep/cassette.js';
+import { encodeVector, requestKey } from '../src/upkeep/request.js';
 import { recordCli } from './_io.js';
 import { serverForFile, type Answer } from './_openai-server.js';
 import { ROOT } from './_shared.js';

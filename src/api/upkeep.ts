@@ -13,7 +13,8 @@
 export { defaultUpkeep, planText, upkeepPlan, UPKEEP_MODES, type UpkeepMode, type UpkeepOverrides, type UpkeepPlan, type UpkeepSettings } from '../recording/upkeep.js';
 export { CassetteMissError } from '../upkeep/origin.js';
 export { recordedUpkeep, simulatedUpkeep, type Miss, type MissHandler, type RecordedOptions, type Upkeep } from '../upkeep/upkeep.js';
-export { Cassette, requestKey, type BilledUsage, type CassetteEntry, type ChatMessage, type UpkeepRequest } from '../upkeep/cassette.js';
+export { Cassette, type BilledUsage, type CassetteEntry } from '../upkeep/cassette.js';
+export { requestKey, type ChatMessage, type UpkeepRequest } from '../upkeep/request.js';
 export { DEFAULT_PROMPTS, type UpkeepPrompts } from '../upkeep/prompts.js';
 export type { ForgetSummaryRequest, SummarizeRequest, Summary } from '../upkeep/summarizer.js';
 export type { ExtractRequest } from '../upkeep/extractor.js';

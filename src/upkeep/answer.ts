@@ -1,5 +1,5 @@
 import type { Message, ToolDef } from '../types.js';
-import type { PromptMessage, PromptTool, UpkeepRequest } from './cassette.js';
+import type { PromptMessage, PromptTool, UpkeepRequest } from './request.js';
 
 /** A chat model's answer to a probe turn is at most this many tokens: what `--dry-run` counts it at, at most. */
 export const ANSWER_MAX_TOKENS = 500;

@@ -1,7 +1,8 @@
 import { maxHeaderSize } from 'node:http';
 import { CtxsimError } from '../errors.js';
 import { formatPath, show } from '../text/document.js';
-import { checkEntry, encodeVector, requestKey, type EndpointAnswer, type EntryIssue, type UpkeepRequest } from './cassette.js';
+import { checkEntry, type EndpointAnswer, type EntryIssue } from './cassette.js';
+import { encodeVector, requestKey, type UpkeepRequest } from './request.js';
 
 /** How to reach an OpenAI-compatible endpoint. */
 export interface EndpointSettings {

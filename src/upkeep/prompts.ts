@@ -1,6 +1,6 @@
 import { messageText } from '../tokens/counter.js';
 import type { Message } from '../types.js';
-import type { ChatMessage, UpkeepRequest } from './cassette.js';
+import type { ChatMessage, UpkeepRequest } from './request.js';
 import type { Fact } from './types.js';
 
 /**
