@@ -38,6 +38,19 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('joined under %s', (encodi
   });
 });
 
+describe.each(['o200k_base', 'llama3'] as const)('a counted message under %s', (encoding) => {
+  it('counts as the same message counted from its text, and is not looked up', () => {
+    const parts = ['The user is Kavya.', 'The user ordered SE-10423 on 7 May 2023.'];
+    const tokens = new TokenCounter(encoding);
+    const n = tokens.joinedTokens('Known facts:', parts);
+    const sheet = { role: 'system' as const, content: ['Known facts:', ...parts].join(' '), name: 'memory' };
+    const fresh = new TokenCounter(encoding);
+    // Told a wrong count, the counter keeps it: the message is not counted from its text.
+    expect(tokens.message(tokens.counted({ ...sheet }, n + 100))).toBe(fresh.message(sheet) + 100);
+    expect(tokens.message(tokens.counted(sheet, n))).toBe(fresh.message(sheet));
+  });
+});
+
 describe('joined where sums are not exact', () => {
   it('counts the joined text whole under chars4 and with a factor', () => {
     const parts = ['abc', 'de', 'f'];

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Message } from '../src/types.js';
 import fc from 'fast-check';
+import type { Kept, ReadingStore } from '../src/upkeep/readings.js';
 import { Restatements, salienceOf, sameFact, statementsIn, statementsOf, type Voices } from '../src/upkeep/statements.js';
 
 /** What `text` states, as written. */
@@ -196,5 +197,54 @@ describe('salienceOf', () => {
 
   it('counts no function word, interjection nor praise', () => {
     expect(salienceOf('Wow, that is so cool and amazing!')).toBe(0);
+  });
+});
+
+describe('statements kept in a reading store', () => {
+  /** A store in a map; `reads` lists the kind of each reading it was given to keep (`statements`, `note`). */
+  function mapStore() {
+    const kept = new Map<string, Kept>();
+    const reads: string[] = [];
+    const store: ReadingStore = {
+      get<T extends Kept>(as: string, text: string, read: () => T): T {
+        const key = `${as}\0${text}`;
+        if (!kept.has(key)) {
+          reads.push(as.split('\0')[0]!);
+          kept.set(key, read());
+        }
+        // As a store on disk gives it: a copy.
+        return structuredClone(kept.get(key)) as T;
+      },
+    };
+    return { store, reads };
+  }
+
+  it('keeps a message’s statements with their salience and each statement’s note once; a fresh reader reads nothing again and compares by the notes kept', async () => {
+    const { store, reads } = mapStore();
+    const a = 'My email is kwame@example.org. I was born in Leeds.';
+    const b = 'I was born in Leeds. My phone is 415-555-0132.';
+    const written = [a, b].map((t) => statementsOf(t, USER, undefined, store).map((s) => [s.text, s.salience]));
+    expect(written[1]![0]![0]).toBe('The user was born in Leeds.');
+    // "The user was born in Leeds." is made by both messages: its note is kept once.
+    expect(reads).toEqual(['statements', 'note', 'note', 'statements', 'note']);
+
+    vi.resetModules();
+    const fresh = await import('../src/upkeep/statements.js');
+    const readAgain: string[] = [];
+    const again: ReadingStore = {
+      get<T extends Kept>(as: string, text: string): T {
+        readAgain.push(as.split('\0')[0]!);
+        return store.get(as, text, (): T => {
+          throw new Error(`read again: ${text}`);
+        });
+      },
+    };
+    expect([a, b].map((t) => fresh.statementsOf(t, USER, undefined, again).map((s) => [s.text, s.salience]))).toEqual(written);
+    expect(readAgain).toEqual(['statements', 'statements']);
+    // A statement is compared by its note, taken from the store when first compared.
+    const filed = new fresh.Restatements();
+    filed.set('email', 'The user’s email is kwame@example.org.');
+    expect(readAgain).toEqual(['statements', 'statements', 'note']);
+    expect(filed.restatedBy('The user’s new email is kwame@new.example.')).toEqual(['email']);
   });
 });

@@ -223,13 +223,15 @@ export class FactSheet implements FactSheetBlock {
       for (const e of this.entries.values()) out.push(factEntry(e.name, e.value));
       return out;
     };
-    let sheet = tokens.joined(HEAD, entries());
-    while (this.entries.size && sheet.tokens > limit) {
+    let parts = entries();
+    let sheet = tokens.joinedTokens(HEAD, parts);
+    while (this.entries.size && sheet > limit) {
       this.forget(order[dropped++]!.name);
-      sheet = tokens.joined(HEAD, entries());
+      sheet = tokens.joinedTokens(HEAD, (parts = entries()));
     }
     this.order = dropped ? order.slice(dropped) : order;
-    this.sheet = this.entries.size ? { role: 'system', content: sheet.text, origin: 'facts' } : undefined;
+    // Its tokens are known: the prompt that sends it does not look its text up.
+    this.sheet = this.entries.size ? tokens.counted({ role: 'system', content: [HEAD].concat(parts).join(' '), origin: 'facts' }, sheet) : undefined;
   }
 
   /** The entries in drop order: the last write's still on the sheet and not found since, merged with the ones found since, sorted. */

@@ -187,12 +187,27 @@ export class TokenCounter {
   /** Tokens of a message in a prompt: overhead + role + text (+ name + 1). */
   message(m: Message): number {
     let n = this.messageMemo.get(m);
-    if (n !== undefined) return n;
+    if (n === undefined) this.messageMemo.set(m, (n = this.framed(m, this.text(messageText(m)))));
+    return n;
+  }
+
+  /**
+   * `m`, a message whose text's tokens are known to be `textTokens` (its
+   * content is a `joinedTokens` text): `message` counts it without looking
+   * the text up (a fact sheet, rewritten each turn, is not read again to be
+   * sent).
+   */
+  counted<M extends Message>(m: M, textTokens: number): M {
+    this.messageMemo.set(m, this.framed(m, textTokens));
+    return m;
+  }
+
+  /** A message's tokens in a prompt, from its text's: + overhead + role (+ name + 1). */
+  private framed(m: Message, textTokens: number): number {
     const o = this.overhead;
-    n = this.text(messageText(m));
+    let n = textTokens;
     if (o.perMessage) n += o.perMessage + this.text(m.role);
     if (m.name !== undefined && o.perName) n += this.text(m.name) + o.perName;
-    this.messageMemo.set(m, n);
     return n;
   }
 

@@ -83,8 +83,17 @@ export function extract(req: ExtractRequest): { found: Fact[]; call: UpkeepCall;
  * (`factEntry`), and each statement is an entry of its own.
  */
 function statementFactName(key: string): string {
-  return `\0${key}`;
+  let name = names.get(key);
+  if (name === undefined) {
+    if (names.size >= NAMES) names.clear();
+    names.set(key, (name = `\0${key}`));
+  }
+  return name;
 }
+
+/** The names given so far, by key: a statement found in many turns has one name, which a sheet looks up without reading it again. Cleared when this many. */
+const names = new Map<string, string>();
+const NAMES = 20_000;
 
 /** Whether a sheet entry's name is a statement's (`statementFactName`), not a named fact's. */
 export function isStatement(name: string): boolean {

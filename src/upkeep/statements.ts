@@ -177,16 +177,21 @@ const wordsOf = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'�
  * a text read in an earlier run is not read again.
  */
 export function statementsOf(text: string, voices: Voices, today?: Day, store?: ReadingStore): readonly Statement[] {
+  return notesOf(text, voices, today, store);
+}
+
+/** The statements of `statementsOf`, as their notes. */
+function notesOf(text: string, voices: Voices, today: Day | undefined, store: ReadingStore | undefined): readonly Note[] {
   let byVoices = read.get(text);
   if (!byVoices) {
     if (read.size >= READ_TEXTS) read.clear();
     read.set(text, (byVoices = new Map()));
   }
-  const key = `${voices.speaker}\0${voices.listener}\0${today ?? ''}`;
+  const key = `statements\0${voices.speaker}\0${voices.listener}\0${today ?? ''}`;
   let out = byVoices.get(key);
   if (!out) {
-    // A store keeps each statement with its note: a rerun weighs nothing either.
-    out = Object.freeze(store ? unpackNoted(store.get(key, text, () => packNoted(readStatements(text, voices, today)))) : readStatements(text, voices, today).map((t) => ({ text: t, salience: noteOf(t).salience })));
+    // A store keeps each statement with its salience, and its note on its own: a rerun weighs nothing either.
+    out = Object.freeze(store ? unpackStatements(store.get(key, text, () => packStatements(readStatements(text, voices, today), store)), store) : readStatements(text, voices, today).map((t) => noteOf(t)));
     byVoices.set(key, out);
   }
   return out;
@@ -197,7 +202,7 @@ export function statementsOf(text: string, voices: Voices, today?: Day, store?: 
  * policies and the fact sheet read the same messages, under every model of
  * a run. Cleared when this many texts.
  */
-const read = new Map<string, Map<string, readonly Statement[]>>();
+const read = new Map<string, Map<string, readonly Note[]>>();
 const READ_TEXTS = 20_000;
 
 /** The statements of a text, as written (see `statementsOf`). */
@@ -240,11 +245,23 @@ export function salienceOf(sentence: string): number {
   return noteOf(sentence).salience;
 }
 
-/** What upkeep weighs and compares of a statement, read once per text: its salience and its gist. */
-interface Note {
-  salience: number;
-  gist: Gist;
+/**
+ * What upkeep weighs and compares of a statement, read once per text: its
+ * salience and its gist. A run keeps one note per text (`noteOf`), and
+ * statements are their notes: the text of a statement read in many messages
+ * is one string, and what is made of it (its key) is made once.
+ */
+interface Note extends Statement {
+  /** The text normalized (`ReadStatement.key`), made when first asked for. */
+  key?: string;
+  /** What `sameFact` compares (`gistOf`): a statement a reading gave with its salience is read further only when compared. */
+  gist?: Gist;
+  /** The store that keeps it: its gist is read from there when first asked for. */
+  store?: ReadingStore;
 }
+
+/** A note whose gist is read. */
+type Compared = Note & { gist: Gist };
 
 /** What `sameFact` compares of a statement. */
 interface Gist {
@@ -264,33 +281,55 @@ const NOTES = 20_000;
 
 /** A statement's note: remembered, kept in `store` from an earlier run, or read now. */
 function noteOf(text: string, store?: ReadingStore): Note {
-  let note = notes.get(text);
-  if (!note) remember(text, (note = store ? unpackNote(store.get('note', text, () => packNote(readNote(text)))) : readNote(text)));
-  return note;
+  return notes.get(text) ?? remember(store ? unpackNote(text, keptNote(text, store)) : readNote(text));
 }
 
-function remember(text: string, note: Note): void {
+/** What `sameFact` compares of a statement: read from where its note is kept when first asked for. */
+function gistOf(note: Note): Gist {
+  return (note.gist ??= (note.store ? unpackNote(note.text, keptNote(note.text, note.store)) : readNote(note.text)).gist);
+}
+
+/** The note of `text` as `store` keeps it; `read` makes it when the store has none, and the store keeps it. */
+const keptNote = (text: string, store: ReadingStore, read: () => Note = () => readNote(text)) => store.get('note', text, () => packNote(read()));
+
+function remember(note: Note): Note {
   if (notes.size >= NOTES) notes.clear();
-  notes.set(text, note);
+  notes.set(note.text, note);
+  return note;
 }
 
 /** A note as a store keeps it: salience, words, kinds, labels. */
 type PackedNote = [number, string[], string, string];
 
-const packNote = ({ salience, gist }: Note): PackedNote => [salience, [...gist.words], gist.kinds, gist.labels];
-const unpackNote = ([salience, words, kinds, labels]: PackedNote): Note => ({ salience, gist: { words: new Set(words), kinds, labels } });
+const packNote = (note: Note): PackedNote => {
+  const { words, kinds, labels } = gistOf(note);
+  return [note.salience, [...words], kinds, labels];
+};
+const unpackNote = (text: string, [salience, words, kinds, labels]: PackedNote): Compared => ({ text, salience, gist: { words: new Set(words), kinds, labels } });
 
-/** Statements with their notes, as a store keeps them: each text, then its packed note. */
-const packNoted = (texts: readonly string[]): (string | PackedNote[number])[] => texts.flatMap((t) => [t, ...packNote(noteOf(t))]);
+/**
+ * Statements as a store keeps them: each text, then its salience; each one's
+ * note is kept on its own (a statement many messages make is kept once).
+ */
+function packStatements(texts: readonly string[], store: ReadingStore): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const t of texts) {
+    const note = noteOf(t);
+    if (note.store !== store) {
+      keptNote(t, store, () => note);
+      note.store = store;
+    }
+    out.push(t, note.salience);
+  }
+  return out;
+}
 
-/** The statements of `packNoted` with their salience, their notes remembered. */
-function unpackNoted(kept: readonly (string | number | readonly string[])[]): Statement[] {
-  const out: Statement[] = [];
-  for (let i = 0; i < kept.length; i += 5) {
+/** The notes of the statements of `packStatements`: the run's own where it has one, else one whose gist `store` keeps. */
+function unpackStatements(kept: readonly (string | number | readonly string[])[], store: ReadingStore): Note[] {
+  const out: Note[] = [];
+  for (let i = 0; i < kept.length; i += 2) {
     const text = kept[i] as string;
-    const salience = kept[i + 1] as number;
-    out.push({ text, salience });
-    if (!notes.has(text)) remember(text, unpackNote(kept.slice(i + 1, i + 5) as PackedNote));
+    out.push(notes.get(text) ?? remember({ text, salience: kept[i + 1] as number, store }));
   }
   return out;
 }
@@ -300,7 +339,7 @@ const CAPITAL = /^\p{Lu}/u;
 const ORDINARY_CAPITAL = /^\p{Lu}\p{Ll}+$/u;
 
 /** One reading of a statement's fixed shapes and words gives both its salience and its gist. */
-function readNote(text: string): Note {
+function readNote(text: string): Compared {
   let score = 0;
   const spans = shapeSpans(text);
   const inSpan = new Set<string>();
@@ -333,7 +372,7 @@ function readNote(text: string): Note {
     else informative++;
   });
   const salience = score + Math.min(informative, MAX_WORDS) + (LASTING.test(text) ? LASTING_WEIGHT : 0);
-  return { salience, gist: { words, kinds: [...kinds].sort().join(' '), labels: [...labels].sort().join(' ') } };
+  return { text, salience, gist: { words, kinds: [...kinds].sort().join(' '), labels: [...labels].sort().join(' ') } };
 }
 
 /**
@@ -348,7 +387,7 @@ function readNote(text: string): Note {
  * with the carrier" → "… with the courier").
  */
 export function sameFact(earlier: string, later: string): boolean {
-  return restates(noteOf(earlier).gist, noteOf(later).gist);
+  return restates(gistOf(noteOf(earlier)), gistOf(noteOf(later)));
 }
 
 function restates(a: Gist, b: Gist): boolean {
@@ -385,7 +424,7 @@ export class Restatements {
   set(key: string, text: string): void {
     const was = this.entries.get(key);
     if (was) this.unfile(was);
-    const gist = noteOf(text).gist;
+    const gist = gistOf(noteOf(text));
     const e: Filed = { key, gist, at: was?.at ?? this.added++, filedUnder: prefixOf(gist), lookup: 0 };
     this.entries.set(key, e);
     for (const w of e.filedUnder) {
@@ -404,7 +443,7 @@ export class Restatements {
 
   /** The keys of the entries whose fact `text` states again, in the order they were filed. */
   restatedBy(text: string): readonly string[] {
-    const gist = noteOf(text).gist;
+    const gist = gistOf(noteOf(text));
     const lookup = ++this.lookups;
     // Most statements restate nothing and share no filing word: nothing is allocated for them.
     let out: Filed[] | undefined;
@@ -538,10 +577,10 @@ export function statementsIn(
   const assistant = messages.find((m) => m.role === 'assistant')?.name ?? 'the assistant';
   const calls = new Map<string, string>();
   const statements: ReadStatement[] = [];
-  const add = (text: string, salience: number, turn: number | undefined) => {
-    const key = normalize(text);
+  const add = (note: Note, turn: number | undefined) => {
+    const key = (note.key ??= normalize(note.text));
     // Read once per turn: a summary counts the turns that stated it.
-    if (!statements.some((s) => s.key === key && s.turn === turn)) statements.push({ key, text, salience, turn });
+    if (!statements.some((s) => s.key === key && s.turn === turn)) statements.push({ key, text: note.text, salience: note.salience, turn });
   };
   for (const m of messages) {
     const day = headerDate(m.content);
@@ -549,7 +588,7 @@ export function statementsIn(
       today = day;
       if (options.dates) {
         const text = `On ${formatDay(day)}, ${user} and ${assistant} talked.`;
-        add(text, noteOf(text, store).salience, m.turn);
+        add(noteOf(text, store), m.turn);
       }
     }
     if (m.role === 'tool') {
@@ -557,17 +596,17 @@ export function statementsIn(
       const lines = store ? store.get('tool result', m.content, () => notableLines(m.content).map(excerpt)) : notableLines(m.content).map(excerpt);
       for (const line of lines) {
         const text = `${name} returned: ${line}`;
-        add(text, noteOf(text, store).salience, m.turn);
+        add(noteOf(text, store), m.turn);
       }
       continue;
     }
     const voices = m.role === 'user' ? { speaker: user, listener: assistant } : { speaker: assistant, listener: user };
-    for (const s of statementsOf(m.content, voices, today, store)) add(s.text, s.salience, m.turn);
+    for (const note of notesOf(m.content, voices, today, store)) add(note, m.turn);
     for (const c of m.toolCalls ?? []) {
       calls.set(c.id, c.name);
       const args = store ? store.get('tool call', c.arguments, () => argumentsOf(c.arguments)) : argumentsOf(c.arguments);
       const text = `${upper(assistant)} called ${c.name}${args.length ? ` with ${args.join(', ')}` : ''}.`;
-      add(text, noteOf(text, store).salience, m.turn);
+      add(noteOf(text, store), m.turn);
     }
   }
   return { statements, today };
