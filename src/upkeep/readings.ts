@@ -1,5 +1,6 @@
 import { endianness } from 'node:os';
 import { CacheSpace } from '../store/store.js';
+import { KeyTable } from '../tokens/keys.js';
 import { cacheKey, search, type CacheKey } from '../tokens/token-cache.js';
 
 /** A reading as kept: texts, numbers and lists of texts (a statement list with the statements' notes, a tool result's lines). */
@@ -52,10 +53,8 @@ export class Readings implements ReadingStore {
   private texts: Buffer = Buffer.alloc(0);
   /** Which loaded readings this run used. */
   private used = new Uint8Array(0);
-  /** Readings made in this run, by key (its words joined), as a save writes them: their JSON's bytes. */
-  private added = new Map<string, Reading>();
-  /** Bytes of the readings added: at most `maxBytes`, so that a large run's memory stays bounded. */
-  private addedBytes = 0;
+  /** Readings made in this run: at most `maxBytes` of them, so that a large run's memory stays bounded. */
+  private added: Made;
   private replace = false;
   private loaded = false;
   private readonly space: CacheSpace;
@@ -67,6 +66,7 @@ export class Readings implements ReadingStore {
     private readonly maxBytes: number,
   ) {
     this.space = new CacheSpace(dir, 'readings');
+    this.added = new Made(maxBytes);
     this.key = this.space.keyOf(engine);
   }
 
@@ -99,16 +99,11 @@ export class Readings implements ReadingStore {
       const at = i * STRIDE;
       return JSON.parse(this.texts.toString('utf8', this.index[at + 4], this.index[at + 4]! + this.index[at + 5]!)) as T;
     }
-    const name = key.join(' ');
-    const kept = this.added.get(name);
-    if (kept) return JSON.parse(kept.bytes.toString('utf8')) as T;
+    const made = this.added.find(key);
+    if (made !== undefined) return JSON.parse(made) as T;
     const value = read();
     // Kept as the bytes it is saved as, up to an entry's bound: past it, a text is read again whenever it is asked for.
-    if (this.addedBytes < this.maxBytes) {
-      const bytes = Buffer.from(JSON.stringify(value));
-      this.added.set(name, { key, bytes });
-      this.addedBytes += bytes.length;
-    }
+    this.added.add(key, value);
     return value;
   }
 
@@ -120,7 +115,7 @@ export class Readings implements ReadingStore {
   /** Readings loaded, and added since. */
   get size(): { loaded: number; added: number } {
     this.load();
-    return { loaded: this.index.length / STRIDE, added: this.added.size };
+    return { loaded: this.index.length / STRIDE, added: this.added.count };
   }
 
   /** Problems met so far, one line each. */
@@ -130,9 +125,9 @@ export class Readings implements ReadingStore {
 
   /** Writes the readings added, merged under the entry's lock into the entry as it is now; returns this save's warnings. */
   save(): string[] {
-    if (!this.added.size && !this.replace) return [];
+    if (!this.added.count && !this.replace) return [];
     const before = this.warnings.length;
-    const mine = [...this.added.values()];
+    const mine = readingsOf(this.added.entry);
     let merged: (Entry & { payload: Buffer }) | undefined;
     const saved = this.space.merge(this.key, (current) => {
       let onDisk: Entry = { index: new Uint32Array(0), texts: Buffer.alloc(0) };
@@ -148,8 +143,7 @@ export class Readings implements ReadingStore {
     });
     if (saved && merged) {
       this.take(merged);
-      this.added = new Map();
-      this.addedBytes = 0;
+      this.added = new Made(this.maxBytes);
       this.replace = false;
     }
     return this.warnings.slice(before);
@@ -159,6 +153,64 @@ export class Readings implements ReadingStore {
 interface Entry {
   index: Uint32Array;
   texts: Buffer;
+}
+
+/**
+ * The readings a run made, in an entry's layout but in the order made (no
+ * object per reading: a run makes hundreds of thousands), found by key; up
+ * to `bound` bytes of them.
+ */
+class Made {
+  private index = new Uint32Array(STRIDE * 1024);
+  private texts: Buffer = Buffer.allocUnsafe(2 ** 16);
+  /** Where each reading is in the index, by key. */
+  private readonly at = new KeyTable();
+  count = 0;
+  /** Bytes of their JSON. */
+  private bytes = 0;
+
+  constructor(private readonly bound: number) {}
+
+  /** The JSON of the reading under `key`, if this run made it. */
+  find(key: CacheKey): string | undefined {
+    const i = this.at.get(key);
+    if (i === undefined) return undefined;
+    const at = i * STRIDE;
+    return this.texts.toString('utf8', this.index[at + 4], this.index[at + 4]! + this.index[at + 5]!);
+  }
+
+  /** Keeps `value` under `key`, as JSON, unless the bound is reached. */
+  add(key: CacheKey, value: Kept): void {
+    if (this.bytes >= this.bound) return;
+    const json = JSON.stringify(value);
+    // A UTF-16 code unit is at most 3 bytes of UTF-8; the buffer doubles, short of the bound.
+    const need = this.bytes + 3 * json.length;
+    if (need > this.texts.length) this.texts = grown(this.texts, Math.max(need, Math.min(2 * this.texts.length, this.bound)));
+    if (STRIDE * (this.count + 1) > this.index.length) {
+      const index = new Uint32Array(2 * this.index.length);
+      index.set(this.index);
+      this.index = index;
+    }
+    const length = this.texts.write(json, this.bytes);
+    const at = this.count * STRIDE;
+    this.index.set(key, at);
+    this.index[at + 4] = this.bytes;
+    this.index[at + 5] = length;
+    this.at.set(key, this.count++);
+    this.bytes += length;
+  }
+
+  /** What it holds, as an entry (unsorted). */
+  get entry(): Entry {
+    return { index: this.index.subarray(0, STRIDE * this.count), texts: this.texts.subarray(0, this.bytes) };
+  }
+}
+
+/** `buffer`'s bytes at the start of a buffer of `size` bytes. */
+function grown(buffer: Buffer, size: number): Buffer {
+  const out = Buffer.allocUnsafe(size);
+  buffer.copy(out);
+  return out;
 }
 
 /** Little-endian on disk; typed arrays use the host's order. */

@@ -177,33 +177,31 @@ const wordsOf = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'â€
  * a text read in an earlier run is not read again.
  */
 export function statementsOf(text: string, voices: Voices, today?: Day, store?: ReadingStore): readonly Statement[] {
-  return notesOf(text, voices, today, store);
+  return notesOf(text, readingOf(voices, today), voices, today, store);
 }
 
+/** How a text is read for its statements (a store's `as`): by whom, to whom, on what day. */
+const readingOf = (voices: Voices, today: Day | undefined) => `statements\0${voices.speaker}\0${voices.listener}\0${today ?? ''}`;
+
 /** The statements of `statementsOf`, as their notes. */
-function notesOf(text: string, voices: Voices, today: Day | undefined, store: ReadingStore | undefined): readonly Note[] {
-  let byVoices = read.get(text);
-  if (!byVoices) {
-    if (read.size >= READ_TEXTS) read.clear();
-    read.set(text, (byVoices = new Map()));
-  }
-  const key = `statements\0${voices.speaker}\0${voices.listener}\0${today ?? ''}`;
-  let out = byVoices.get(key);
-  if (!out) {
-    // A store keeps each statement with its salience, and its note on its own: a rerun weighs nothing either.
-    out = Object.freeze(store ? unpackStatements(store.get(key, text, () => packStatements(readStatements(text, voices, today), store)), store) : readStatements(text, voices, today).map((t) => noteOf(t)));
-    byVoices.set(key, out);
-  }
+function notesOf(text: string, as: string, voices: Voices, today: Day | undefined, store: ReadingStore | undefined): readonly Note[] {
+  // A store keeps each statement with its salience, and its note on its own: a rerun weighs nothing either.
+  if (store) return Object.freeze(unpackStatements(store.get(as, text, () => packStatements(readStatements(text, voices, today), store)), store));
+  return Object.freeze(readStatements(text, voices, today).map((t) => noteOf(t)));
+}
+
+/** The notes of what message `m` states (`statementsOf`), read once per message, speaker, listener and day in a run. */
+function messageNotes(m: Message, voices: Voices, today: Day | undefined, store: ReadingStore | undefined): readonly Note[] {
+  let byReading = read.get(m);
+  if (!byReading) read.set(m, (byReading = new Map()));
+  const as = readingOf(voices, today);
+  let out = byReading.get(as);
+  if (!out) byReading.set(as, (out = notesOf(m.content, as, voices, today, store)));
   return out;
 }
 
-/**
- * Texts already read, by text, then speaker, listener and day: the summary
- * policies and the fact sheet read the same messages, under every model of
- * a run. Cleared when this many texts.
- */
-const read = new Map<string, Map<string, readonly Note[]>>();
-const READ_TEXTS = 20_000;
+/** Messages already read, by message, then how (`readingOf`): the summary policies and the fact sheet read the same messages, under every model of a run. */
+const read = new WeakMap<Message, Map<string, readonly Note[]>>();
 
 /** The statements of a text, as written (see `statementsOf`). */
 function readStatements(text: string, voices: Voices, today: Day | undefined): string[] {
@@ -601,7 +599,7 @@ export function statementsIn(
       continue;
     }
     const voices = m.role === 'user' ? { speaker: user, listener: assistant } : { speaker: assistant, listener: user };
-    for (const note of notesOf(m.content, voices, today, store)) add(note, m.turn);
+    for (const note of messageNotes(m, voices, today, store)) add(note, m.turn);
     for (const c of m.toolCalls ?? []) {
       calls.set(c.id, c.name);
       const args = store ? store.get('tool call', c.arguments, () => argumentsOf(c.arguments)) : argumentsOf(c.arguments);
