@@ -190,18 +190,18 @@ function notesOf(text: string, as: string, voices: Voices, today: Day | undefine
   return Object.freeze(readStatements(text, voices, today).map((t) => noteOf(t)));
 }
 
-/** The notes of what message `m` states (`statementsOf`), read once per message, speaker, listener and day in a run. */
+/** The notes of what message `m` states (`statementsOf`), read once per message in a run (again if read another way: other voices, another day). */
 function messageNotes(m: Message, voices: Voices, today: Day | undefined, store: ReadingStore | undefined): readonly Note[] {
-  let byReading = read.get(m);
-  if (!byReading) read.set(m, (byReading = new Map()));
   const as = readingOf(voices, today);
-  let out = byReading.get(as);
-  if (!out) byReading.set(as, (out = notesOf(m.content, as, voices, today, store)));
-  return out;
+  const last = read.get(m);
+  if (last?.as === as) return last.notes;
+  const notes = notesOf(m.content, as, voices, today, store);
+  read.set(m, { as, notes });
+  return notes;
 }
 
-/** Messages already read, by message, then how (`readingOf`): the summary policies and the fact sheet read the same messages, under every model of a run. */
-const read = new WeakMap<Message, Map<string, readonly Note[]>>();
+/** Messages already read, with how (`readingOf`): the summary policies and the fact sheet read the same messages, under every model of a run. */
+const read = new WeakMap<Message, { as: string; notes: readonly Note[] }>();
 
 /** The statements of a text, as written (see `statementsOf`). */
 function readStatements(text: string, voices: Voices, today: Day | undefined): string[] {
