@@ -154,14 +154,18 @@ describe('replay cache (library)', () => {
     const dir = tempDir();
     runStudy(options(dir));
     const old = new Date('2001-01-01T00:00:00Z');
-    for (const f of entryFiles(dir)) utimesSync(f, old, old);
-    // A rerun of one scenario uses (and so touches) its three entries.
+    // Every entry made long ago: the nine units' and the simulated summary's readings.
+    const made = [...entryFiles(dir), ...entryFiles(dir, 'readings')];
+    expect(made).toHaveLength(10);
+    for (const f of made) utimesSync(f, old, old);
+    // A rerun of one scenario uses (and so touches) its three entries, and reads no text.
     expect(counts(runStudy(options(dir, { conversations: [chat('b')] })))).toEqual({ replayed: 0, cached: 3 });
     const recent = entryFiles(dir).filter((f) => statSync(f).mtimeMs > old.getTime());
     expect(recent).toHaveLength(3);
     const bound = recent.reduce((n, f) => n + statSync(f).size, 0);
-    expect(evictStore(dir, bound)).toBe(6);
+    expect(evictStore(dir, bound)).toBe(7);
     expect(entryFiles(dir)).toEqual(recent);
+    expect(entryFiles(dir, 'readings')).toEqual([]);
     expect(storeStats(dir).total).toEqual({ entries: 3, bytes: bound });
     // A run with a bound of 0 keeps nothing.
     runStudy(options(dir, { cacheMaxBytes: 0 }));

@@ -247,4 +247,13 @@ describe('statements kept in a reading store', () => {
     expect(readAgain).toEqual(['statements', 'statements', 'note']);
     expect(filed.restatedBy('The user’s new email is kwame@new.example.')).toEqual(['email']);
   });
+
+  it('a run with another store keeps its readings there, though the process read the same messages before', () => {
+    const messages: Message[] = [{ role: 'user', content: 'My email is kwame@example.org. I was born in Leeds.', turn: 1 }];
+    const [a, b] = [mapStore(), mapStore()];
+    const first = statementsIn(messages, undefined, { store: a.store });
+    expect(statementsIn(messages, undefined, { store: b.store })).toEqual(first);
+    expect(a.reads).toEqual(['statements', 'note', 'note']);
+    expect(b.reads).toEqual(a.reads);
+  });
 });

@@ -185,8 +185,11 @@ const readingOf = (voices: Voices, today: Day | undefined) => `statements\0${voi
 
 /** The statements of `statementsOf`, as their notes. */
 function notesOf(text: string, as: string, voices: Voices, today: Day | undefined, store: ReadingStore | undefined): readonly Note[] {
-  // A store keeps each statement with its salience, and its note on its own: a rerun weighs nothing either.
-  if (store) return Object.freeze(unpackStatements(store.get(as, text, () => packStatements(readStatements(text, voices, today), store)), store));
+  if (store) {
+    withStore(store);
+    // A store keeps each statement with its salience, and its note on its own: a rerun weighs nothing either.
+    return Object.freeze(unpackStatements(store.get(as, text, () => packStatements(readStatements(text, voices, today), store)), store));
+  }
   return Object.freeze(readStatements(text, voices, today).map((t) => noteOf(t)));
 }
 
@@ -194,14 +197,14 @@ function notesOf(text: string, as: string, voices: Voices, today: Day | undefine
 function messageNotes(m: Message, voices: Voices, today: Day | undefined, store: ReadingStore | undefined): readonly Note[] {
   const as = readingOf(voices, today);
   const last = read.get(m);
-  if (last?.as === as) return last.notes;
+  if (last?.as === as && last.store === store) return last.notes;
   const notes = notesOf(m.content, as, voices, today, store);
-  read.set(m, { as, notes });
+  read.set(m, { as, store, notes });
   return notes;
 }
 
-/** Messages already read, with how (`readingOf`): the summary policies and the fact sheet read the same messages, under every model of a run. */
-const read = new WeakMap<Message, { as: string; notes: readonly Note[] }>();
+/** Messages already read, with how (`readingOf`) and with what store: the summary policies and the fact sheet read the same messages, under every model of a run. */
+const read = new WeakMap<Message, { as: string; store: ReadingStore | undefined; notes: readonly Note[] }>();
 
 /** The statements of a text, as written (see `statementsOf`). */
 function readStatements(text: string, voices: Voices, today: Day | undefined): string[] {
@@ -279,7 +282,18 @@ const NOTES = 20_000;
 
 /** A statement's note: remembered, kept in `store` from an earlier run, or read now. */
 function noteOf(text: string, store?: ReadingStore): Note {
+  if (store) withStore(store);
   return notes.get(text) ?? remember(store ? unpackNote(text, keptNote(text, store)) : readNote(text));
+}
+
+/** The store the notes in memory came with. */
+let notesStore: WeakRef<ReadingStore> | undefined;
+
+/** Forgets the notes in memory when `store` is not theirs: a note keeps its store (to read its gist from), and no past run's store (its readings) is kept alive by one. */
+function withStore(store: ReadingStore): void {
+  if (notesStore?.deref() === store) return;
+  notes.clear();
+  notesStore = new WeakRef(store);
 }
 
 /** What `sameFact` compares of a statement: read from where its note is kept when first asked for. */
