@@ -3,7 +3,7 @@ import { CacheSpace } from '../store/store.js';
 import { KeyTable } from '../tokens/keys.js';
 import { cacheKey, search, type CacheKey } from '../tokens/token-cache.js';
 
-/** A reading as kept: texts, numbers and lists of texts (a statement list with the statements' notes, a tool result's lines). */
+/** A reading as kept: texts, numbers and lists of texts (a message's statements with their salience, a statement's note, a tool result's lines). */
 export type Kept = readonly (string | number | readonly string[])[];
 
 /**

@@ -337,7 +337,7 @@ function packStatements(texts: readonly string[], store: ReadingStore): (string 
 }
 
 /** The notes of the statements of `packStatements`: the run's own where it has one, else one whose gist `store` keeps. */
-function unpackStatements(kept: readonly (string | number | readonly string[])[], store: ReadingStore): Note[] {
+function unpackStatements(kept: readonly (string | number)[], store: ReadingStore): Note[] {
   const out: Note[] = [];
   for (let i = 0; i < kept.length; i += 2) {
     const text = kept[i] as string;
