@@ -26,8 +26,8 @@ export const READINGS_BYTES = 32 * 2 ** 20;
 
 /**
  * What the simulated extractor and summarizer read of each text (a
- * message's statements with their salience and gist, a tool result's
- * notable lines, a tool call's values), kept in the `readings` namespace
+ * message's statements with their salience, a statement's salience and
+ * gist, a tool result's notable lines, a tool call's values), kept in the `readings` namespace
  * of the cache folder beside the token counts, so that a rerun over the
  * same conversations — another budget, policy or model — does no language
  * processing. One entry per engine version (`engineId`: a change of the
