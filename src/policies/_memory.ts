@@ -1,4 +1,4 @@
-import type { TokenCounter } from '../tokens/counter.js';
+import { joinedText, type TokenCounter } from '../tokens/counter.js';
 import type { Message, UpkeepCall } from '../types.js';
 import { holds, redactText } from '../upkeep/redact.js';
 import { dropsBefore } from '../upkeep/mentions.js';
@@ -231,7 +231,7 @@ export class FactSheet implements FactSheetBlock {
     }
     this.order = dropped ? order.slice(dropped) : order;
     // Its tokens are known: the prompt that sends it does not look its text up.
-    this.sheet = this.entries.size ? tokens.counted({ role: 'system', content: [HEAD].concat(parts).join(' '), origin: 'facts' }, sheet) : undefined;
+    this.sheet = this.entries.size ? tokens.counted({ role: 'system', content: joinedText(HEAD, parts), origin: 'facts' }, sheet) : undefined;
   }
 
   /** The entries in drop order: the last write's still on the sheet and not found since, merged with the ones found since, sorted. */

@@ -8,6 +8,11 @@ import type { OpenWeightName } from './open-weights.js';
 import { sharedPrefix } from './resume.js';
 import { TemplatePrompts } from './templated.js';
 
+/** `head` and `parts` joined by single spaces (`joined`'s text): one join makes a flat string, where a template would make a rope that the first reader of the text copies again. */
+export function joinedText(head: string, parts: readonly string[]): string {
+  return parts.length ? [head].concat(parts).join(' ') : head;
+}
+
 /** The text of a message that is tokenized: content, then each tool call's name and JSON arguments. */
 export function messageText(m: Message): string {
   if (!m.toolCalls?.length) return m.content;
@@ -153,8 +158,7 @@ export class TokenCounter {
    * joined text is counted.
    */
   joined(head: string, parts: readonly string[]): { text: string; tokens: number } {
-    // One join makes a flat string: a template would make a rope that the first reader of the text copies again.
-    const text = parts.length ? [head].concat(parts).join(' ') : head;
+    const text = joinedText(head, parts);
     const sum = this.sumOf(head, parts);
     if (sum === undefined) return { text, tokens: this.text(text) };
     this.texts.set(text, sum);
@@ -163,7 +167,7 @@ export class TokenCounter {
 
   /** The tokens of `joined`'s text, for a text no prompt sends (a model's answer): where they are the sum of its parts', the text is not made. */
   joinedTokens(head: string, parts: readonly string[]): number {
-    return this.sumOf(head, parts) ?? this.text(parts.length ? [head].concat(parts).join(' ') : head);
+    return this.sumOf(head, parts) ?? this.text(joinedText(head, parts));
   }
 
   /** The tokens of `joined`'s text as the sum of its parts', when that is its count; remembered with the text. */

@@ -4,7 +4,6 @@ import { ScenarioError, type Problem } from '../errors.js';
 import { formatPath, show } from '../text/document.js';
 import { decodeVector, type UpkeepRequest } from './request.js';
 
-
 /** Tokens an endpoint billed for a request, from its response's `usage`. */
 export interface BilledUsage {
   input: number;

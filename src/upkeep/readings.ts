@@ -49,8 +49,8 @@ export const READINGS_BYTES = 32 * 2 ** 20;
  * afresh and replaces it.
  */
 export class Readings implements ReadingStore {
-  private index: Uint32Array = new Uint32Array(0);
-  private texts: Buffer = Buffer.alloc(0);
+  /** The entry as loaded (or as this run's save left it). */
+  private entry: Entry = { index: new Uint32Array(0), texts: Buffer.alloc(0) };
   /** Which loaded readings this run used. */
   private used = new Uint8Array(0);
   /** Readings made in this run: at most `maxBytes` of them, so that a large run's memory stays bounded. */
@@ -93,11 +93,10 @@ export class Readings implements ReadingStore {
   get<T extends Kept>(as: string, text: string, read: () => T): T {
     this.load();
     const key = cacheKey(`${as}\0${text}`);
-    const i = search(this.index, key, STRIDE);
+    const i = search(this.entry.index, key, STRIDE);
     if (i >= 0) {
       this.used[i] = 1;
-      const at = i * STRIDE;
-      return JSON.parse(this.texts.toString('utf8', this.index[at + 4], this.index[at + 4]! + this.index[at + 5]!)) as T;
+      return JSON.parse(bytesAt(this.entry, i).toString('utf8')) as T;
     }
     const made = this.added.find(key);
     if (made !== undefined) return JSON.parse(made) as T;
@@ -108,14 +107,14 @@ export class Readings implements ReadingStore {
   }
 
   private take(entry: Entry): void {
-    ({ index: this.index, texts: this.texts } = entry);
+    this.entry = { index: entry.index, texts: entry.texts };
     this.used = new Uint8Array(entry.index.length / STRIDE);
   }
 
   /** Readings loaded, and added since. */
   get size(): { loaded: number; added: number } {
     this.load();
-    return { loaded: this.index.length / STRIDE, added: this.added.count };
+    return { loaded: this.entry.index.length / STRIDE, added: this.added.count };
   }
 
   /** Problems met so far, one line each. */
@@ -136,9 +135,8 @@ export class Readings implements ReadingStore {
       } catch {
         // Damaged since it was loaded: replaced.
       }
-      const mineLoaded = { index: this.index, texts: this.texts };
-      const all = byKey([...readingsOf(onDisk), ...readingsOf(mineLoaded), ...mine]);
-      merged = encode(payloadBytes(all) > this.maxBytes ? byKey([...readingsOf(mineLoaded).filter((_, i) => this.used[i]), ...mine]) : all);
+      const all = byKey([...readingsOf(onDisk), ...readingsOf(this.entry), ...mine]);
+      merged = encode(payloadBytes(all) > this.maxBytes ? byKey([...readingsOf(this.entry).filter((_, i) => this.used[i]), ...mine]) : all);
       return merged.payload;
     });
     if (saved && merged) {
@@ -174,9 +172,7 @@ class Made {
   /** The JSON of the reading under `key`, if this run made it. */
   find(key: CacheKey): string | undefined {
     const i = this.at.get(key);
-    if (i === undefined) return undefined;
-    const at = i * STRIDE;
-    return this.texts.toString('utf8', this.index[at + 4], this.index[at + 4]! + this.index[at + 5]!);
+    return i === undefined ? undefined : bytesAt(this.entry, i).toString('utf8');
   }
 
   /** Keeps `value` under `key`, as JSON, unless the bound is reached. */
@@ -235,13 +231,16 @@ function decode(payload: Buffer): Entry {
 }
 
 /** Each reading of an entry, as key and bytes. */
-function readingsOf({ index, texts }: Entry): Reading[] {
+function readingsOf(entry: Entry): Reading[] {
   const out: Reading[] = [];
-  for (let i = 0; i < index.length / STRIDE; i++) {
-    const at = i * STRIDE;
-    out.push({ key: keyAt(index, i), bytes: texts.subarray(index[at + 4], index[at + 4]! + index[at + 5]!) });
-  }
+  for (let i = 0; i < entry.index.length / STRIDE; i++) out.push({ key: keyAt(entry.index, i), bytes: bytesAt(entry, i) });
   return out;
+}
+
+/** The JSON of the `i`th reading of an entry. */
+function bytesAt({ index, texts }: Entry, i: number): Buffer {
+  const at = i * STRIDE;
+  return texts.subarray(index[at + 4], index[at + 4]! + index[at + 5]!);
 }
 
 /** The key of the `i`th reading of an index. */
