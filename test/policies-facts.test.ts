@@ -16,7 +16,7 @@ import { fixture, labels, longFactConversation, scenario, trace } from './_polic
  *     (the reply "Yes: … Rs 249 and CushionRun for Rs 199." is two statements, one per value; its "Yes:" is cut; the question states nothing)
  *   S6 "Add the DryFit ones to the user’s cart please." 47 → 11, 7, t3 · S7 "The assistant called add_to_cart with DRYFIT-3." 48 → 12, 12, t3
  *   S8 "Done, DryFit ankle socks are in the user’s cart." 49 → 12, 8, t3 (the tool result {cart_items: 1} has no error and no identifier)
- *   S9 "The user’s email is kavya@old.example if the assistant need it." 64 → 16, 11, t4 · S10 "Order SE-10423." 16 → 4, 9, t5
+ *   S9 "The user’s email is kavya@old.example if the assistant needs it." 65 → 16, 11, t4 ("you need" → "the assistant needs") · S10 "Order SE-10423." 16 → 4, 9, t5
  */
 const conversation = fixture('late-order-tools.yaml');
 const S1 = 'The user is Kavya.';
@@ -27,7 +27,7 @@ const S5 = 'CushionRun for Rs 199.';
 const S6 = 'Add the DryFit ones to the user’s cart please.';
 const S7 = 'The assistant called add_to_cart with DRYFIT-3.';
 const S8 = 'Done, DryFit ankle socks are in the user’s cart.';
-const S9 = 'The user’s email is kavya@old.example if the assistant need it.';
+const S9 = 'The user’s email is kavya@old.example if the assistant needs it.';
 
 describe('facts policy', () => {
   const turns = trace(conversation, 'facts:recent=1');
@@ -45,12 +45,12 @@ describe('facts policy', () => {
 
   it('makes one extraction call after every turn: template + the turn in, the facts found out', () => {
     // in: 51 + turn; out: one statement a line: S1–S3 18 + 41 + 49 + 2 = 110 → 27, S4–S5 42 + 22 + 1 = 65 → 16,
-    // S6–S8 46 + 47 + 48 + 2 = 143 → 35, S9 63 → 15, S10 15 → 3
+    // S6–S8 46 + 47 + 48 + 2 = 143 → 35, S9 64 → 16, S10 15 → 3
     expect(turns.map((t) => t.after.map((u) => [u.kind, u.inputTokens, u.outputTokens, u.sync]))).toEqual([
       [['extract', 51 + 27, 27, false]],
       [['extract', 51 + 27, 16, false]],
       [['extract', 51 + 30, 35, false]],
-      [['extract', 51 + 14, 15, false]],
+      [['extract', 51 + 14, 16, false]],
       [['extract', 51 + 9, 3, false]],
     ]);
     expect(turns.flatMap((t) => t.calls.flatMap((c) => c.upkeep))).toEqual([]);

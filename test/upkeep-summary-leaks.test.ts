@@ -11,8 +11,8 @@ import { allShipped } from './_policies.js';
  * is a sentence of a folded message in the third person, so every value in
  * it (an identifier, an e-mail, an amount, a date, a time…) and every word of
  * it is one the text holds, but for the words the writing adds (the speaker's
- * and the listener's names for `I` and `you`, `is` for `am`, `returned` and
- * `called` for a tool's work). No value is carried by a sentence the text
+ * and the listener's names for `I` and `you`, `is` for `am`, a verb's third
+ * person for its first, `returned` and `called` for a tool's work). No value is carried by a sentence the text
  * never said. (Resolved relative times are values the text implies: see
  * upkeep-times.test.ts; the shipped scenarios state no session date.)
  */
@@ -27,6 +27,10 @@ const WRITTEN = new Set(
   "the user user’s user's assistant assistant’s assistant's is has would will does doesn’t doesn't was wasn’t wasn't they they're they've they'll they'd their them themselves are have called returned with".split(' '),
 );
 
+/** Whether `word` is the third person of a verb the text holds (`flies`, `goes`, `wants` for `fly`, `go`, `want`). */
+const saidInFirstPerson = (word: string, held: Set<string>) =>
+  (word.endsWith('ies') && held.has(`${word.slice(0, -3)}y`)) || (word.endsWith('es') && held.has(word.slice(0, -2))) || (word.endsWith('s') && held.has(word.slice(0, -1)));
+
 /** The words and the fixed-shape values of `statements` (default: those of `folded`'s summary) that the text of `folded` does not hold. */
 function unsaid(folded: Message[], statements: Iterable<string> = summaryOf(folded).facts.values()): string[] {
   const text = normalize(folded.map((m) => [m.content, ...(m.toolCalls ?? []).flatMap((c) => [c.name, c.arguments]), m.name ?? ''].join('\n')).join('\n'));
@@ -36,7 +40,7 @@ function unsaid(folded: Message[], statements: Iterable<string> = summaryOf(fold
     for (const s of shapeSpans(statement)) if (!text.includes(normalize(s.text))) out.push(s.text);
     // A tool result's line is cut after 120 characters: the word it ends in may be cut too.
     const said = words(normalize(statement.replace(/[\p{L}\p{N}_-]+…$/u, '')));
-    for (const w of said) if (!held.has(w) && !WRITTEN.has(w)) out.push(w);
+    for (const w of said) if (!held.has(w) && !WRITTEN.has(w) && !saidInFirstPerson(w, held)) out.push(w);
   }
   return out;
 }
@@ -61,10 +65,10 @@ describe('a summary holds no value the folded text does not hold', () => {
       { role: 'assistant', content: 'Got it, your plan renews on 2025-03-12.', turn: 1 },
     ];
     const s = summaryOf(folded);
-    expect([...s.facts.values()]).toEqual(['It costs Rs\u00a0249 a month, and the user pay by card.', 'Got it, the user’s plan renews on 2025-03-12.']);
+    expect([...s.facts.values()]).toEqual(['It costs Rs\u00a0249 a month, and the user pays by card.', 'The user’s plan renews on 2025-03-12.']);
     expect(unsaid(folded)).toEqual([]);
     // The check can fail: a value or a word the text never held is found.
-    expect(unsaid(folded, ['Got it, the user’s plan renews on 2025-03-13.', 'The user pays by cash.'])).toEqual(['2025-03-13', '2025-03-13', 'pays', 'cash']); // the date as a value and as a word
+    expect(unsaid(folded, ['Got it, the user’s plan renews on 2025-03-13.', 'The user sends cash.'])).toEqual(['2025-03-13', '2025-03-13', 'sends', 'cash']); // the date as a value and as a word
     // A short line with a date in a sentence is no session's date line: the date is a statement's, not a day the talk happened on.
     expect([...s.facts.values()].join(' ')).not.toContain('talked');
   });

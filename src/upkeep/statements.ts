@@ -5,9 +5,12 @@
  * "Caroline went to a support group on 7 May 2023"), of the one spoken to
  * ("you" → their name), of the task ("the order NW-558120 is late") — with
  * its relative times resolved (times.ts), each with a salience read from its
- * text alone. Questions, greetings, thanks and praise state nothing and are
- * not statements; an interjection or a name called at the start of a
- * sentence ("Wow,", "Thanks, Mel!") is left out of it.
+ * text alone. A verb said in the present agrees with the name written for
+ * `I` or `you` ("I fly" → "the user flies"), and a sentence said without
+ * its subject gets the speaker ("Lost my job" → "Jon lost Jon's job").
+ * Questions, greetings, thanks and praise state nothing and are not
+ * statements; an interjection, an acknowledgement or a name called at the
+ * start of a sentence ("Wow,", "Got it,", "Thanks, Mel!") is left out of it.
  *
  * A hand-written reader: sentences are cut at `.`, `!`, `?` and line ends,
  * words are looked up in small lists (function words, interjections, praise),
@@ -49,8 +52,9 @@ const FUNCTION_WORDS = new Set(
     'our ours ourselves you your yours yourself yourselves he him his himself she her hers herself they them their theirs ' +
     'themselves one ones thing things stuff lot lots bit kind sort way really actually pretty quite totally definitely ' +
     'absolutely literally basically probably maybe perhaps much many something anything everything nothing someone anyone ' +
-    'everyone got get gets getting go goes going gone went make makes made take takes took know knew think thought feel felt ' +
-    'say said tell told see saw seen look looks looking like want wanted need needed let lets let’s let\'s im i’m i\'m ive i’ve ' +
+    'everyone got get gets getting go goes going gone went make makes made take takes took know knows knew think thinks thought ' +
+    'feel feels felt say says said tell tells told see sees saw seen look looks looking like likes want wants wanted need needs ' +
+    'needed let lets let’s let\'s im i’m i\'m ive i’ve ' +
     'i\'ve i’d i\'d i’ll i\'ll you’re you\'re you’ve you\'ve you’d you\'d you’ll you\'ll that’s that\'s it’ll there’s there\'s ' +
     'what’s what\'s don’t don\'t doesn’t doesn\'t didn’t didn\'t can’t can\'t won’t won\'t isn’t isn\'t wasn’t wasn\'t gonna ' +
     'wanna gotta kinda sorta yeah yes yep no nope ok okay sure well oh ah ahh aw aww wow whoa haha hehe lol hmm um uh hey hi ' +
@@ -65,18 +69,22 @@ const PRAISE = new Set(
     'sweet cute fun funny glad happy proud excited exciting thrilled inspiring inspired inspirational powerful super superb ' +
     'brilliant perfect best better love loved loving adore wish hope hoping congrats congratulations appreciate appreciated ' +
     'grateful thankful agree agreed true totally exactly indeed sounds sound seems seem wonderful awesome keep rock rocks ' +
-    'important special meaningful interesting tough hard easy guess mean means'
+    'important special meaningful interesting tough hard easy guess guesses mean means loves adores wishes hopes appreciates ' +
+    'agrees keeps'
   ).split(' '),
 );
 
 /** Words that open a sentence as an interjection or a call, cut off with what follows them up to a comma, `!`, `.` or `:`. */
-const INTERJECTIONS = /^(?:(?:oh|ah|aw+|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|no|nope|ok|okay|sure|well|haha|hehe|lol|hmm|um|uh|omg|gosh|thanks|thank you|sorry|great|cool|awesome|nice|absolutely|totally|definitely|exactly|indeed|right|so|anyway|btw|by the way)\b[^,!.?:]{0,24}?[,!.:]\s*)+/i;
+const INTERJECTIONS = /^(?:(?:oh|ah|aw+|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|no|nope|ok|okay|sure|well|haha|hehe|lol|hmm|um|uh|omg|gosh|thanks|thank you|sorry|got it|gotcha|noted|understood|great|cool|awesome|nice|absolutely|totally|definitely|exactly|indeed|right|so|anyway|btw|by the way)\b[^,!.?:]{0,24}?[,!.:]\s*)+/i;
 
 /** A sentence a speaker says of themselves, their own, or the one spoken to. */
-const PERSONAL = /\b(?:I|I’m|I'm|I’ve|I've|I’d|I'd|I’ll|I'll|[Mm]y|[Mm]e|[Mm]yself|[Mm]ine|[Ww]e|[Oo]ur|[Uu]s|[Yy]ou|[Yy]our|[Yy]ou’re|[Yy]ou're|[Yy]ourself)\b/;
+const PERSONAL = /(?<!\w-)\b(?:I|I’m|I'm|I’ve|I've|I’d|I'd|I’ll|I'll|[Mm]y|[Mm]e|[Mm]yself|[Mm]ine|[Ww]e|[Oo]ur|[Uu]s|[Yy]ou|[Yy]our|[Yy]ou’re|[Yy]ou're|[Yy]ourself)\b(?!-\w)/;
 
 /** A name called at the end of a sentence (`…, Mel!`): left out when it is the listener's. */
 const VOCATIVE_END = /,\s*(\p{Lu}\p{Ll}+)\s*([.!…]*)$/u;
+
+/** A name called at the start of a sentence (`Gina, you won't believe it`): left out when it is the listener's. */
+const VOCATIVE_START = /^(\p{Lu}\p{Ll}+),\s+(?=\S)/u;
 
 /** Whether `name` calls `listener` (its name or the start of it: `Mel` for Melanie). */
 const calls = (name: string, listener: string) => name.length >= 2 && listener.toLowerCase().startsWith(name.toLowerCase());
@@ -136,21 +144,94 @@ function terse(sentence: string): string {
 
 /** The first- and second-person words `thirdPerson` rewrites (longest first where one starts another). */
 const PERSON =
-  /\b(?:I(?:’|')(?:m|ve|d|ll)|I am|I (?:have|do|don't|don’t|was|wasn't|wasn’t)|I|[Mm]e|[Mm]yself|[Mm]y|[Yy]ou(?:’|')(?:re|ve|d|ll)|[Yy]ou are|[Yy]ourself|[Yy]our|[Yy]ou|[Ww]e(?:’|')(?:re|ve)|[Ww]e|[Oo]urselves|[Oo]ur|[Uu]s)\b/g;
+  /(?<!\w-)\b(?:I(?:’|')(?:m|ve|d|ll)|I am|I (?:have|do|don't|don’t|haven't|haven’t|was|wasn't|wasn’t)|I|[Mm]e|[Mm]yself|[Mm]y|[Yy]ou(?:’|')(?:re|ve|d|ll)|[Yy]ou are|[Yy]ourself|[Yy]our|[Yy]ou|[Ww]e(?:’|')(?:re|ve)|[Ww]e|[Oo]urselves|[Oo]ur|[Uu]s)\b(?!-\w)/g;
 
 /** What each word of `PERSON` becomes (apostrophes straight, lower case but `I`): `S` the speaker, `L` the listener, `'s` their possessive. */
 const PERSON_AS: Readonly<Record<string, string>> = {
   "I'm": 'S is', 'I am': 'S is', "I've": 'S has', "I'd": 'S would', "I'll": 'S will',
-  'I have': 'S has', 'I do': 'S does', "I don't": "S doesn't", 'I was': 'S was', "I wasn't": "S wasn't",
-  I: 'S', me: 'S', myself: 'S', my: "S's",
+  'I have': 'S has', 'I do': 'S does', "I don't": "S doesn't", "I haven't": "S hasn't", 'I was': 'S was', "I wasn't": "S wasn't",
+  I: 'S', me: 'S', myself: 'themselves', my: "S's",
   "you're": 'L is', 'you are': 'L is', "you've": 'L has', "you'd": 'L would', "you'll": 'L will',
-  yourself: 'L', your: "L's", you: 'L',
+  yourself: 'themselves', your: "L's", you: 'L',
   "we're": 'they are', "we've": 'they have', we: 'they', ourselves: 'themselves', our: 'their', us: 'them',
 };
 
-/** Third person: the speaker's `I`, `my`, `me` and the listener's `you`, `your` by their names; `we`, `our` by `they`, `their`. */
+/**
+ * Common verbs a speaker says in the present (`I fly`, `you want`), which a
+ * note writes in the third person (`the user flies`, `Gina wants`); `have`,
+ * `do` and `be` are `PERSON`'s. Verbs whose past is their base form (`read`,
+ * `put`, `set`, `cut`, `let`, `hit`, `quit`, `bet`) are left as said.
+ */
+const VERBS = new Set(
+  (
+    'accept add admire adore agree aim allow appreciate apply argue arrange ask attend avoid bake believe belong blame borrow ' +
+    'bring build buy call care carry catch celebrate change check choose clean climb coach collect come complain consider ' +
+    'continue cook cope count crave create cry dance deal decide deserve design dream dress drink drive earn eat encourage ' +
+    'enjoy expect explain feel fight figure find finish fix fly focus follow forget forgive get give go grow guess hang hate ' +
+    'hear help hike hold hope host hug imagine intend invite join jump keep know laugh lead learn leave lend like listen live ' +
+    'look lose love make manage mean meet mentor mind miss move need notice offer open order organize own paint pay perform ' +
+    'pick plan plant play practice practise pray prefer prepare pretend promise protect prove realize realise recall receive ' +
+    'recommend relax rely remember rent repair rest return ride run save say search see sell send serve share shop show sing ' +
+    'sit skate ski sleep smile speak spend stand start stay stick stop struggle study suggest support suppose swim take talk ' +
+    'teach tell tend thank think throw train travel treat try turn understand use visit volunteer wait wake walk want wash ' +
+    'watch wear win wish wonder work worry write'
+  ).split(' '),
+);
+
+/** A verb in the third person singular: `flies`, `goes`, `watches`, `plays`, `wants`. */
+const thirdSingular = (verb: string) =>
+  /[^aeiou]y$/.test(verb) ? `${verb.slice(0, -1)}ies` : /(?:s|sh|ch|x|z|o)$/.test(verb) ? `${verb}es` : `${verb}s`;
+
+/** `I` or `you`, the words that may stand between a subject and its verb (`I also love`), and the word after them. */
+const SUBJECT_VERB = /(?<!\w-)\b(I|[Yy]ou)((?:\s+(?:also|always|never|often|usually|sometimes|finally|recently|already|only|mostly|rarely|generally|normally|now|then|probably|kinda|sorta))*)\s+([a-z]+)\b/g;
+
+/** Where `you` starts a clause, so it is the subject of the verb after it (not `let you know`). */
+const CLAUSE_START = /(?:^|[,;:–—]\s*|\b(?:and|but|so|because|cause|cuz|if|when|whenever|that|as|since|unless|until|till|while|though|although|where|once|how|what)\s+)$/i;
+
+/** `and` joining a subject to another (`Mel and I`), not a clause to a clause (`…, and I pay`). */
+const COSUBJECT = /(?<![,;]\s*)\b(?:and|or|nor)\s+$/i;
+
+/** The verbs `I` and `you` say in the present, in the third person (`I fly` → `I flies`: `PERSON` then writes the subject); not when they share it (`Mel and I love`). */
+function agreeing(sentence: string): string {
+  return sentence.replace(SUBJECT_VERB, (all, subject: string, between: string, verb: string, at: number, whole: string) => {
+    if (!VERBS.has(verb)) return all;
+    const before = whole.slice(0, at);
+    if (COSUBJECT.test(before) || (subject !== 'I' && !CLAUSE_START.test(before))) return all;
+    return `${subject}${between} ${thirdSingular(verb)}`;
+  });
+}
+
+/** Verbs in the past a speaker begins a sentence with, leaving themselves out (`Took a short trip to clear my mind`). */
+const PAST =
+  'went took got made saw lost found bought met ran came began gave felt left kept spent sent wrote told thought brought ' +
+  'caught won sold built paid heard had did ate drove flew grew knew rode sang sat slept spoke stood swam taught threw ' +
+  'understood woke wore';
+
+/** What a speaker is, said without `I'm` (`Excited about my new job`, `Gonna paint`, `Working on my novel`). */
+const STATES =
+  'gonna going to excited thrilled stoked pumped psyched tired scared worried interested amazed blessed bummed hooked ' +
+  'stressed exhausted overwhelmed inspired motivated determined surprised relieved impressed honored honoured delighted ' +
+  'pleased disappointed frustrated glad happy proud sad grateful thankful ready lucky busy planning trying hoping working ' +
+  'thinking looking loving enjoying heading getting taking making doing feeling';
+
+/** A sentence a speaker begins with its verb or their state: its first word and what it leaves out. */
+const UNSAID_SUBJECT = new RegExp(
+  `^(?:(?<did>${PAST.split(' ').join('|')}|\\p{L}{2,}(?<!e)ed(?=\\s+(?:a|an|the|my|our|some|this|that|it|them|up|out|back|off)\\b))|(?<is>${STATES.split(' ').join('|')})|(?<has>been)|(?<can>can['’]t wait))\\b`,
+  'iu',
+);
+
+/** A sentence with its speaker as the subject it was said without: `Lost my job` → `I lost my job`, `Excited for you` → `I'm excited for you`. */
+function withSubject(sentence: string): string {
+  const m = UNSAID_SUBJECT.exec(sentence);
+  if (!m?.groups) return sentence;
+  const { did, is, has } = m.groups;
+  const head = did ? 'I' : is ? "I'm" : has ? "I've" : 'I';
+  return `${head} ${sentence[0]!.toLowerCase()}${sentence.slice(1)}`;
+}
+
+/** Third person: the speaker's `I`, `my`, `me` and the listener's `you`, `your` by their names, their verbs agreeing; `we`, `our` by `they`, `their`; `myself`, `yourself` by `themselves`. */
 function thirdPerson(sentence: string, { speaker, listener }: Voices): string {
-  const written = sentence.replace(PERSON, (word) => {
+  const written = agreeing(sentence).replace(PERSON, (word) => {
     const straight = word.replace('’', "'");
     const as = PERSON_AS[straight.startsWith('I') ? straight : straight.toLowerCase()]!;
     const curly = straight !== word;
@@ -214,7 +295,11 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): s
   for (const raw of sentencesOf(prose)) {
     if (/\?["')\]]?$/.test(raw) || headerDate(raw) !== undefined) continue;
     const cut = raw.replace(INTERJECTIONS, '');
-    const called = (cut.includes(',') ? cut.replace(VOCATIVE_END, (all, name: string, end: string) => (calls(name, voices.listener) ? end : all)) : cut).trim();
+    const called = (
+      cut.includes(',')
+        ? cut.replace(VOCATIVE_END, (all, name: string, end: string) => (calls(name, voices.listener) ? end : all)).replace(VOCATIVE_START, (all, name: string) => (calls(name, voices.listener) ? '' : all))
+        : cut
+    ).trim();
     // "This is Olivia Dubois" introduces the speaker.
     const introduced = called.replace(/^(?:this is|it’s|it's|it is)\s+(?=\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)*[.!,]?$)/iu, 'I am ');
     // The fixed shapes are read once a sentence: only one with two values can have parts.
@@ -225,7 +310,7 @@ function readStatements(text: string, voices: Voices, today: Day | undefined): s
       // Only what a speaker says of themselves or of the one spoken to, or a sentence with an identifier, a date, an amount…
       const personal = PERSONAL.test(sentence);
       if (!personal && !(parts.length > 1 || values > 0)) continue;
-      let written = personal ? thirdPerson(terse(sentence), voices) : terse(sentence);
+      let written = personal ? thirdPerson(withSubject(terse(sentence)), voices) : terse(sentence);
       if (today !== undefined) written = upper(resolveTimes(written, today));
       written = /[.!…]$/.test(written) ? written.replace(/!+$/, '.') : `${written}.`;
       if (noteOf(written).salience >= MIN_SALIENCE) out.push(written);
