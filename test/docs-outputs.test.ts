@@ -38,7 +38,7 @@ import { tempDir } from './_tmp.js';
  * then read the diff: the prose around a block may quote its figures.
  */
 
-const PAGES = ['README.md', 'docs/getting-started.md', 'docs/agents.md', 'docs/policies.md', 'docs/cost-model.md'];
+const PAGES = ['README.md', 'docs/getting-started.md', 'docs/agents.md', 'docs/policies.md', 'docs/cost-model.md', 'docs/reports.md'];
 const UPDATE = !!process.env.CTXSIM_UPDATE_DOCS && process.env.CTXSIM_UPDATE_DOCS !== '0';
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 /** Longest a command may take (a CLI start is about a second, the default study several). */
