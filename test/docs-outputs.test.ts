@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, sharedData, skipReason } from './_shared.js';
@@ -24,6 +24,9 @@ import { tempDir } from './_tmp.js';
  *   <!-- docs-outputs: insert into PATH before "LINE" -->    its lines go before that line of PATH
  *   <!-- docs-outputs: shared FILE -->                       (no block) ../shared/data/FILE is copied
  *                                                            into the folder; absent, the page is skipped
+ *   <!-- docs-outputs: copy PATH -->                         (no block) the repository's file or folder PATH
+ *                                                            is copied to PATH in the folder (the shipped
+ *                                                            scenarios, a test fixture a page runs)
  *
  * Documented and printed output are compared line by line after NORMALISE,
  * and nothing else is loosened. A difference fails naming the page's line.
@@ -35,7 +38,7 @@ import { tempDir } from './_tmp.js';
  * then read the diff: the prose around a block may quote its figures.
  */
 
-const PAGES = ['README.md', 'docs/getting-started.md', 'docs/agents.md'];
+const PAGES = ['README.md', 'docs/getting-started.md', 'docs/agents.md', 'docs/policies.md', 'docs/cost-model.md', 'docs/reports.md'];
 const UPDATE = !!process.env.CTXSIM_UPDATE_DOCS && process.env.CTXSIM_UPDATE_DOCS !== '0';
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 /** Longest a command may take (a CLI start is about a second, the default study several). */
@@ -74,6 +77,7 @@ type Step =
   | { kind: 'write'; path: string; text: string; line: number }
   | { kind: 'insert'; path: string; before: string; text: string; line: number }
   | { kind: 'shared'; file: string; line: number }
+  | { kind: 'copy'; path: string; line: number }
   | { kind: 'session'; commands: Command[] };
 
 const MARKER = /^<!-- docs-outputs: (.*) -->$/;
@@ -103,13 +107,15 @@ function markerStep(page: string, lines: readonly string[], i: number, what: str
   const where = `${page}:${i + 1}`;
   const shared = /^shared (\S+)$/.exec(what);
   if (shared) return { kind: 'shared', file: shared[1]!, line: i + 1 };
+  const copy = /^copy (\S+)$/.exec(what);
+  if (copy) return { kind: 'copy', path: copy[1]!, line: i + 1 };
   if (!FENCE.test(lines[i + 1] ?? '')) throw new Error(`${where}: a docs-outputs marker that writes a file goes on the line before a fenced block`);
   const text = `${blockAt(lines, i + 1).body.join('\n')}\n`;
   const write = /^write (\S+)$/.exec(what);
   if (write) return { kind: 'write', path: write[1]!, text, line: i + 1 };
   const insert = /^insert into (\S+) before "(.*)"$/.exec(what);
   if (insert) return { kind: 'insert', path: insert[1]!, before: insert[2]!, text, line: i + 1 };
-  throw new Error(`${where}: unknown docs-outputs marker "${what}" (write PATH, insert into PATH before "LINE", shared FILE)`);
+  throw new Error(`${where}: unknown docs-outputs marker "${what}" (write PATH, insert into PATH before "LINE", shared FILE, copy PATH)`);
 }
 
 /** A page's steps, in its order. */
@@ -153,8 +159,9 @@ async function runCommand(cmd: string, dir: string, previous: number, file: stri
 }
 
 /** Writes or edits a file the page has its reader write. */
-function applyFile(step: Extract<Step, { kind: 'write' | 'insert' | 'shared' }>, dir: string, where: string): void {
+function applyFile(step: Extract<Step, { kind: 'write' | 'insert' | 'shared' | 'copy' }>, dir: string, where: string): void {
   if (step.kind === 'shared') return copyFileSync(sharedData(step.file)!, join(dir, basename(step.file)));
+  if (step.kind === 'copy') return cpSync(join(ROOT, step.path), join(dir, step.path), { recursive: true });
   const path = join(dir, step.path);
   mkdirSync(dirname(path), { recursive: true });
   if (step.kind === 'write') return writeFileSync(path, step.text);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReplayCache } from '../src/engine/replay-cache.js';
 import { replayContext, replayContexts, runStudy, type RunResults, type UnitContext } from '../src/engine/run.js';
+import { runStudyParallel } from '../src/engine/parallel.js';
 import { RUN_SPEC_KEYS, RUN_UPKEEP, runSpecOf, type Execution, type RunOptions, type RunSpec, type RunUpkeep } from '../src/engine/spec.js';
 import { UsageError } from '../src/errors.js';
 import { storeStats } from '../src/store/store.js';
@@ -190,6 +191,16 @@ describe('RunSpec and Execution', () => {
     // One model's context is checked the same way.
     expect(() => replayContext({ seed: 7, tokenizer: 'chars4', model: 'gpt-4o-mini', promptCacheTtl: -5 })).toThrow(new UsageError('run settings: promptCacheTtl: Too small: expected number to be >0 (got -5)'));
     expect(() => replayContext({ seed: 7, tokenizer: 'chars4', model: 'gpt-4o-mini', fallback: { model: 'gpt-4o', rate: 2 } })).toThrow(/^run settings: fallback\.rate: .* \(got 2\)$/);
+  });
+
+  it('a shard outside 1 ≤ index ≤ count is one usage error naming it, before anything runs (it would run no unit at all)', async () => {
+    const dir = tempDir();
+    const bad = (shard: Execution['shard']) => new UsageError(`run options: shard: expected whole numbers with 1 ≤ index ≤ count, got ${JSON.stringify(shard)}`);
+    for (const shard of [{ index: 0, count: 2 }, { index: 3, count: 2 }, { index: 1, count: 0 }, { index: 1.5, count: 2 }]) {
+      expect(() => runStudy(options(dir, { shard }))).toThrow(bad(shard));
+      await expect(runStudyParallel({ ...options(dir, { shard }), jobs: 2 })).rejects.toThrow(bad(shard));
+    }
+    expect(counts(runStudy(options(dir, { shard: { index: 2, count: 2 } })))).toEqual({ replayed: UNITS / 2, cached: 0 });
   });
 
   it('a study’s upkeep settings are not a run’s: the error says how to make them one, and studyUpkeep does', async () => {

@@ -136,6 +136,10 @@ describe('budget table columns (ctxsim table --columns, a study’s budgetColumn
     );
   });
 
+  it('writes a turn no conversation reaches as an empty CSV cell, as every absent number is', () => {
+    expect(budgetCsv(results, { columns: ['policy', 'tokens_turn_5', 'tokens_turn_10'] })).toBe(['policy,tokens_turn_5,tokens_turn_10', 'p,500,', 'q,10,', 'r,1234567,', ''].join('\n'));
+  });
+
   it('vs full: each row against full on its model (by hand: 1 − 0.5 / 1.235 = 59.5% less)', () => {
     const withFull = { ...results, policies: results.policies.map((p) => (p.policy === 'p' ? { ...p, policy: 'full' } : p)) };
     const t = budgetDisplay({ ...withFull, digest: digestOf(results) }, { columns: ['policy', 'vs_full'] });

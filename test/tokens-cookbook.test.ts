@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TokenCounter } from '../src/tokens/counter.js';
-import { encodingForModel, textCounter } from '../src/tokens/encoding.js';
+import { openTokenCounter, TokenCounter } from '../src/tokens/counter.js';
+import { encodingForModel, textCounter, TOKENIZERS } from '../src/tokens/encoding.js';
+import { UsageError } from '../src/errors.js';
 import type { Message, Role } from '../src/types.js';
 import { ROOT, sharedData, skipReason } from './_shared.js';
 
@@ -22,6 +23,19 @@ describe('OpenAI cookbook token counts', () => {
 
   it('encodes "tiktoken is great!" to 6 cl100k tokens', () => {
     expect(textCounter('cl100k_base')('tiktoken is great!')).toBe(6);
+  });
+
+  it('textCounter refuses a name that is not an OpenAI encoding at once, naming what it takes (a JavaScript caller, or encodingForModel’s whole result)', () => {
+    const message = 'textCounter: "llama3.1" is not an OpenAI encoding (o200k_base, cl100k_base, chars4): count an open-weight tokenizer with openTokenCounter(name)';
+    expect(() => textCounter('llama3.1' as 'o200k_base')).toThrow(new UsageError(message));
+    expect(() => textCounter(encodingForModel('gpt-4o-mini', 'auto') as unknown as 'o200k_base')).toThrow(/^textCounter: \{"name":"o200k_base","estimate":false\} is not an OpenAI encoding/);
+  });
+
+  it('openTokenCounter refuses what is not a tokenizer at once, saying where a name comes from', () => {
+    expect(() => openTokenCounter(encodingForModel('gpt-4o-mini', 'auto') as unknown as 'o200k_base')).toThrow(
+      new UsageError(`openTokenCounter: {"name":"o200k_base","estimate":false} is not a tokenizer (${TOKENIZERS.join(', ')}); encodingForModel(model, tokenizer).name is one`),
+    );
+    expect(openTokenCounter(encodingForModel('gpt-4o-mini', 'auto').name).text('tiktoken is great!')).toBe(6);
   });
 
   it('adds 3 per message, role, content, name + 1, and 3 reply priming', () => {

@@ -20,7 +20,7 @@ import type { Miss } from '../upkeep/upkeep.js';
 import { marksBuffer, ModuleWatchdog, type ModuleLimits, type WatchedModule } from './module-watch.js';
 import type { ExplainedReplay } from './replay.js';
 import { collectRecords, finishContexts, keepWithinBound, replayContexts, streamStudyYielding, type RecordSink, type RunInfo, type RunResults, type ScenarioRecords } from './run.js';
-import { runSpecOf, type CheckedSpec, type Conversations, type Execution, type RunOptions, type ScenarioEncoder } from './spec.js';
+import { checkExecution, runSpecOf, type CheckedSpec, type Conversations, type Execution, type RunOptions, type ScenarioEncoder } from './spec.js';
 
 /**
  * Runs a study over worker threads. Work goes out by scenario (every policy
@@ -166,6 +166,7 @@ export function autoJobs(conversations: Conversations, cores = availableParallel
  * module code, so it hears a signal at once.
  */
 export async function streamStudyParallel<E = unknown>(opts: RunOptions & { jobs?: number }, sink: RecordSink<E>): Promise<RunInfo> {
+  checkExecution(opts);
   const watch = moduleWatch(opts);
   const jobs = Math.min(opts.jobs ?? autoJobs(opts.conversations), opts.conversations.length);
   // A worker rebuilds each policy from the registry or by its module: a policy object made otherwise stays on this thread.

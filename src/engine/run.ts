@@ -20,7 +20,7 @@ import { engineId } from './version.js';
 import { evictStore } from '../store/store.js';
 import { byPolicy, summaryOf, type Measured } from './summary.js';
 import { memoryOf } from '../records/memory.js';
-import { runSpecOf, unitSpec, type CheckedSpec, type Execution, type RunOptions, type RunSpec, type UnitSpec } from './spec.js';
+import { checkExecution, runSpecOf, unitSpec, type CheckedSpec, type Execution, type RunOptions, type RunSpec, type UnitSpec } from './spec.js';
 
 /** What a response the cassette lacks is called in the error. */
 const MISSING_WHAT = { summary: 'summary', extract: 'extraction', embed: 'embedding', answer: 'answer to a probe turn', judge: 'verdict of the judge' } as const;
@@ -204,6 +204,7 @@ export async function streamStudyYielding(opts: RunOptions, sink: ListSink): Pro
 
 /** `streamStudy`'s loop, pausing (`yield`) after each unit replayed. */
 function* studySteps(opts: RunOptions, sink: ListSink): Generator<void, RunInfo> {
+  checkExecution(opts);
   const ctxs = replayContexts(runSpecOf(opts), opts);
   const { conversations } = opts;
   const cache = replayCacheOf(opts);

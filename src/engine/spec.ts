@@ -368,6 +368,17 @@ export function runSpecOf(from: RunSpec): CheckedSpec {
   return spec as CheckedSpec;
 }
 
+/**
+ * Checks what of a run's `Execution` a caller can get wrong in a way no
+ * record would show: a shard outside 1 ≤ index ≤ count runs no unit at all.
+ */
+export function checkExecution(exec: Pick<Execution, 'shard'>): void {
+  const s = exec.shard;
+  if (s && !(Number.isInteger(s.index) && Number.isInteger(s.count) && s.index >= 1 && s.index <= s.count)) {
+    throw new UsageError(`run options: shard: expected whole numbers with 1 ≤ index ≤ count, got ${JSON.stringify(s)}`);
+  }
+}
+
 /** A setting that does not hold, as one usage error naming it and its value (`run settings: models[2]: … (got gpt-4o)`). */
 function settingError({ path, message }: { path: readonly PropertyKey[]; message: string }, given: Readonly<Record<string, unknown>>): UsageError {
   const value = path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), given);

@@ -135,7 +135,7 @@ function ownColumns(): BudgetColumn[] {
     each('policy', 'policy', (r) => r.policy, (r) => r.policy, false),
     each('model', 'model', (r) => r.model, (r) => r.model, false),
     ...BUDGET_TURNS.map((n) =>
-      each(`tokens_turn_${n}`, `tokens @ turn ${n}`, (r) => tokensAt(r, n, grouped), (r) => tokensAt(r, n, (t) => t)),
+      each(`tokens_turn_${n}`, `tokens @ turn ${n}`, (r) => tokensAt(r, n, grouped, '-'), (r) => tokensAt(r, n, (t) => t, null)),
     ),
     money('cost_per_conversation_usd', (w) => `cost / conversation${w}`, (r) => r.costPerConversation, 4, 8),
     money('cost_per_1000_conversations_usd', (w) => `cost / 1,000 conversations${w}`, (r) => r.costPer1000, 2, 4),
@@ -154,10 +154,10 @@ function ownColumns(): BudgetColumn[] {
   ];
 }
 
-/** Tokens sent at turn `n`, or `-` when no conversation reaches it. */
-function tokensAt<T>(r: BudgetRow, n: number, show: (tokens: number) => T): T | '-' {
+/** Tokens sent at turn `n`, or `absent` when no conversation reaches it (markdown `-`, an empty CSV cell). */
+function tokensAt<T, A>(r: BudgetRow, n: number, show: (tokens: number) => T, absent: A): T | A {
   const i = BUDGET_TURNS.indexOf(n);
-  return i < r.tokensAt.length ? show(r.tokensAt[i]!) : '-';
+  return i < r.tokensAt.length ? show(r.tokensAt[i]!) : absent;
 }
 
 /** A column of `policies.csv` the budget table has no column of its own for, shown as its kind reads: counts grouped, money in dollars, ratios as percentages, latencies in ms or s. */

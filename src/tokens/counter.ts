@@ -1,9 +1,10 @@
 import type { Message } from '../types.js';
+import { UsageError } from '../errors.js';
 import type { TokenCount } from './bounded.js';
 import { cacheKey, TokenCache } from './token-cache.js';
 import { KeyTable } from './keys.js';
 import { chatTokenizer, chatTokenizerId, type ChatTokenizer } from './chat-template.js';
-import { counterId, isOpenWeight, overheadFor, textMeasure, type EncodingName, type Overhead, type TextCounter, type TextMeasure, type TokenizerName } from './encoding.js';
+import { counterId, isOpenWeight, overheadFor, textMeasure, TOKENIZERS, type EncodingName, type Overhead, type TextCounter, type TextMeasure, type TokenizerName } from './encoding.js';
 import type { OpenWeightName } from './open-weights.js';
 import { sharedPrefix } from './resume.js';
 import { TemplatePrompts } from './templated.js';
@@ -348,6 +349,10 @@ export class PromptTokens {
  * are loaded on the first count.
  */
 export function openTokenCounter(name: TokenizerName, dir?: string | false, factor = 1): TokenCounter {
+  if (!TOKENIZERS.includes(name)) {
+    const shown = typeof name === 'string' ? `"${name}"` : JSON.stringify(name);
+    throw new UsageError(`openTokenCounter: ${shown} is not a tokenizer (${TOKENIZERS.join(', ')}); encodingForModel(model, tokenizer).name is one`);
+  }
   const tokenCache = dir && name !== 'chars4' ? TokenCache.open(dir, tokenizerId(name)) : undefined;
   return new TokenCounter(name, undefined, undefined, tokenCache, factor);
 }
