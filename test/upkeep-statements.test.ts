@@ -42,8 +42,9 @@ describe('statements: as a note writes them', () => {
     expect(said('Started my own dance studio in March.', JON)).toEqual(["Jon started Jon's own dance studio in March."]);
     expect(said('Excited about my new job at the bakery!', JON)).toEqual(["Jon is excited about Jon's new job at the bakery."]);
     expect(said('Gonna take my kids to the beach.', JON)).toEqual(["Jon is gonna take Jon's kids to the beach."]);
-    // A sentence whose subject is a thing done is left as said.
+    // A sentence whose subject is a thing done, or that wishes well, is left as said.
     expect(said('Painting with my kids is my favorite thing.', JON)).toEqual(["Painting with Jon's kids is Jon's favorite thing."]);
+    expect(said('Happy birthday to your mom on Sunday!', JON)).toEqual(["Happy birthday to Gina's mom on Sunday."]);
   });
 
   it('leaves out the listener’s name called at the start, and an acknowledgement', () => {

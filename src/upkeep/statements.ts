@@ -207,25 +207,24 @@ const PAST =
   'caught won sold built paid heard had did ate drove flew grew knew rode sang sat slept spoke stood swam taught threw ' +
   'understood woke wore';
 
-/** What a speaker is, said without `I'm` (`Excited about my new job`, `Gonna paint`, `Working on my novel`). */
+/** What a speaker is or is doing, said without `I'm` (`Excited about my new job`, `Gonna paint`, `Working on my novel`). */
 const STATES =
-  'gonna going to excited thrilled stoked pumped psyched tired scared worried interested amazed blessed bummed hooked ' +
-  'stressed exhausted overwhelmed inspired motivated determined surprised relieved impressed honored honoured delighted ' +
-  'pleased disappointed frustrated glad happy proud sad grateful thankful ready lucky busy planning trying hoping working ' +
-  'thinking looking loving enjoying heading getting taking making doing feeling';
+  'gonna|going to|planning to|trying to|hoping to|thinking (?:of|about)|looking forward|working on|heading (?:to|out|home|back)|getting ready|' +
+  'excited|thrilled|stoked|pumped|psyched|tired|scared|worried|interested|amazed|blessed|bummed|hooked|stressed|exhausted|overwhelmed|' +
+  'inspired|motivated|determined|surprised|relieved|impressed|honou?red|delighted|pleased|disappointed|frustrated|glad|proud|grateful|' +
+  'thankful|ready';
 
-/** A sentence a speaker begins with its verb or their state: its first word and what it leaves out. */
+/** A sentence a speaker begins with their state, what they have been, or what they did (a verb in the past, or one in `-ed` before its object). */
 const UNSAID_SUBJECT = new RegExp(
-  `^(?:(?<did>${PAST.split(' ').join('|')}|\\p{L}{2,}(?<!e)ed(?=\\s+(?:a|an|the|my|our|some|this|that|it|them|up|out|back|off)\\b))|(?<is>${STATES.split(' ').join('|')})|(?<has>been)|(?<can>can['’]t wait))\\b`,
+  `^(?:(?<is>${STATES})|(?<has>been)|${PAST.split(' ').join('|')}|\\p{L}{2,}(?<!e)ed(?=\\s+(?:a|an|the|my|our|some|this|that|it|them|up|out|back|off)\\b)|can['’]t wait)\\b`,
   'iu',
 );
 
 /** A sentence with its speaker as the subject it was said without: `Lost my job` → `I lost my job`, `Excited for you` → `I'm excited for you`. */
 function withSubject(sentence: string): string {
   const m = UNSAID_SUBJECT.exec(sentence);
-  if (!m?.groups) return sentence;
-  const { did, is, has } = m.groups;
-  const head = did ? 'I' : is ? "I'm" : has ? "I've" : 'I';
+  if (!m) return sentence;
+  const head = m.groups?.is ? "I'm" : m.groups?.has ? "I've" : 'I';
   return `${head} ${sentence[0]!.toLowerCase()}${sentence.slice(1)}`;
 }
 
