@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPolicyModule } from '../src/policies/module.js';
@@ -40,6 +40,10 @@ describe('a policy module’s imports key its units', () => {
     const alone = join(tempDir(), 'alone');
     scaffold(alone);
     expect((await loadPolicyModule(join(alone, 'policies', 'example-policy.mjs'), 'example-policy.mjs')).imports).toBeUndefined();
+    // Named through a symbolic link (a temp folder may be one), which the loader resolves: still its own file, not an import.
+    const link = join(tempDir(), 'linked');
+    symlinkSync(join(alone, 'policies'), link);
+    expect((await loadPolicyModule(join(link, 'example-policy.mjs'), 'example-policy.mjs')).imports).toBeUndefined();
   });
 
   it.skipIf(!BUILT)('ctxsim check: a change to an imported file alone is replayed and fails the gate, with the base branch’s units in the cache', async () => {

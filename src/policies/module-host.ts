@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { register } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
@@ -502,7 +502,9 @@ async function importPolicy(i: number): Promise<Policy | string> {
 function importedFiles(): () => string[] {
   const { port1, port2 } = new MessageChannel();
   register(new URL('./_module-hooks.js', import.meta.url), { data: { port: port2 }, transferList: [port2] });
-  const own = fileURLToPath(pathToFileURL(setup.modules[0]!.file));
+  const file = setup.modules[0]!.file;
+  // As the loader resolves it too: through the links on its way (a temp folder may be one).
+  const own = [fileURLToPath(pathToFileURL(file)), realPathOf(file)];
   return () => {
     const files = new Set<string>();
     for (let m; (m = receiveMessageOnPort(port1)); ) {
@@ -510,9 +512,18 @@ function importedFiles(): () => string[] {
       if (url.protocol === 'file:') files.add(fileURLToPath(url));
     }
     port1.close();
-    files.delete(own);
+    for (const f of own) files.delete(f);
     return [...files].sort();
   };
+}
+
+/** The real path of `file`, or `file` when it cannot be found. */
+function realPathOf(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
 }
 
 /** A policy's own parameters as a table: what the main thread is told of them (their values are read here). */
