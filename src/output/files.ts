@@ -312,7 +312,7 @@ export class StagedFiles {
   path(name: string): string {
     const target = join(this.dir, name);
     checkFileTarget(target);
-    const link = linkOnTheWay(dirname(target), this.dir);
+    const link = dirname(target) === this.dir ? undefined : linkOnTheWay(dirname(target), this.dir);
     if (link) throw new CtxsimError(`${target}: ${link.link} is a symbolic link (to ${link.leadsTo}); refusing to write through it`, 'output');
     const tmp = join(this.stage(), 'new', name);
     makeDirs(dirname(tmp));
