@@ -245,11 +245,11 @@ function marksOver(buf: Buffer, max: number): boolean {
 /**
  * A cache file's bytes, read safely; never throws. It is opened and checked
  * as an input file is (`openInputFile`): a FIFO or a device in its place is
- * never read.
+ * never read (with `follow: false`, nor a symbolic link).
  */
-export function readRegularFile(file: string): { status: 'ok'; buf: Buffer } | { status: 'missing' } | { status: 'unreadable'; reason: string } {
+export function readRegularFile(file: string, opts: InputOptions = {}): { status: 'ok'; buf: Buffer } | { status: 'missing' } | { status: 'unreadable'; reason: string } {
   try {
-    return { status: 'ok', buf: readInputFile(file) };
+    return { status: 'ok', buf: readInputFile(file, opts) };
   } catch (e) {
     if (e instanceof InputFileError) return { status: 'unreadable', reason: e.reason.replace(/^is (.*), not a regular file$/, 'not a regular file but $1') };
     const code = (e as NodeJS.ErrnoException).code;

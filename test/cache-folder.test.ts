@@ -173,6 +173,22 @@ describe('ctxsim check and a cache it did not fill', () => {
     expect(plain.err).toBe('');
     expect(plain.code).toBe(1);
   });
+
+  it('the user’s cache folder when it lies in the checkout ($XDG_CACHE_HOME set into it) is not read either: the regression fails', async () => {
+    const { dir, study, baseline } = await project();
+    vi.stubEnv('CTXSIM_CACHE_DIR', '');
+    const planted = join(dir, '.cache', 'ctxsim');
+    await forged(study, 'gpt-4o', planted);
+    const entries = readdirSync(join(planted, 'replay'), { recursive: true }).sort();
+    vi.stubEnv('XDG_CACHE_HOME', join(dir, '.cache'));
+    const caught = await cli('check', study, '--policy', 'full', '--model', 'gpt-4o', '--baseline', baseline, '--quiet');
+    expect(caught.err).toBe(
+      `ctxsim: note: the cache folder ${planted} lies in the checkout (the working folder or the study's), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`,
+    );
+    expect(caught.code).toBe(1);
+    expect(caught.out).toMatch(/^### ctxsim check: FAILED \(2 regressions\)/);
+    expect(readdirSync(join(planted, 'replay'), { recursive: true }).sort()).toEqual(entries);
+  });
 });
 
 describe('the workflow ctxsim init writes', () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Ajv from 'ajv';
@@ -121,6 +121,17 @@ describe('ctxsim init', () => {
     expect(r.stderr.split('\n')).toHaveLength(2);
     expect(r.stderr).toMatch(/^ctxsim: cannot write .*taken/);
     expect(readFileSync(file, 'utf8')).toBe('mine');
+  });
+
+  it('a subfolder that is a symbolic link inside DIR (leading anywhere) is refused in one line, exit 2, nothing written through it', async () => {
+    const dir = tempDir();
+    const outside = tempDir();
+    symlinkSync(outside, join(dir, 'policies'));
+    const r = await init([dir]);
+    expect(r.stderr).toBe(`ctxsim: ${join(dir, 'policies', 'example-policy.mjs')}: ${join(dir, 'policies')} is a symbolic link (to ${outside}); refusing to write through it\n`);
+    expect(r.code).toBe(2);
+    expect(readdirSync(outside)).toEqual([]);
+    expect(readdirSync(dir)).toEqual(['policies']);
   });
 
   it('--force overwrites the files that exist', async () => {

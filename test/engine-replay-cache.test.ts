@@ -110,6 +110,18 @@ describe('replay cache (library)', () => {
     expect(counts(runStudy(with_('2222')))).toEqual({ replayed: 3, cached: 3 });
   });
 
+  it('a changed file a policy module imports (its imports’ hash) replays that variant’s units only', () => {
+    const dir = tempDir();
+    const moduleVariant = (imports?: string): PolicyVariant => ({ name: 'keep-all', policy: REGISTRY.get('full')!, params: {}, module: { file: '/policies/keep-all.mjs', hash: '1111', ...(imports && { imports }) } });
+    const with_ = (imports?: string) => options(dir, { policies: [...policiesFromFlags(['window-turns:turns=1']), moduleVariant(imports)] });
+    expect(counts(runStudy(with_('aaaa')))).toEqual({ replayed: 6, cached: 0 });
+    expect(counts(runStudy(with_('aaaa')))).toEqual({ replayed: 0, cached: 6 });
+    expect(counts(runStudy(with_('bbbb')))).toEqual({ replayed: 3, cached: 3 });
+    // A module that imports nothing keys as its file alone.
+    expect(counts(runStudy(with_()))).toEqual({ replayed: 3, cached: 3 });
+    expect(counts(runStudy(with_()))).toEqual({ replayed: 0, cached: 6 });
+  });
+
   it('a changed price replays the units of that model only; a model added replays its units only', () => {
     const dir = tempDir();
     const entry = (input: number) => ({ litellm_provider: 'openai', input_cost_per_token: input, output_cost_per_token: 0.000002, max_input_tokens: 100000 });

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CtxsimError } from '../src/errors.js';
@@ -191,6 +191,24 @@ describe('the recording journal is never followed through a symbolic link', () =
     expect(existsSync(outside)).toBe(false);
     expect(server.connections).toBe(0);
     expect(readdirSync(dir).sort()).toEqual(['scenario.yaml', 'study.yaml', 'upkeep.cassette.jsonl.journal']);
+  });
+
+  it.skipIf(!UNIX)('a hard link in its place (another name of a file that may lie anywhere): neither read nor cut nor appended to', () => {
+    const dir = tempDir();
+    const victim = join(tempDir(), 'token');
+    // One line without its newline: read as a line a kill cut short, which the first append would cut off.
+    writeFileSync(victim, 'sk-secret');
+    const cassette = join(dir, 'upkeep.cassette.jsonl');
+    linkSync(victim, Journal.pathOf(cassette));
+    const refusal = new CtxsimError(`the recording journal ${Journal.pathOf(cassette)} has other hard links (2 names of one file), which are not written through here; remove it, and record again`, 'upkeep-journal');
+    expect(() => Journal.read(cassette, new Cassette(), (p) => p)).toThrow(refusal);
+    // Put there after the journal was read (none was there): the open itself refuses it.
+    const other = join(tempDir(), 'upkeep.cassette.jsonl');
+    const journal = Journal.read(other, new Cassette(), (p) => p);
+    linkSync(victim, Journal.pathOf(other));
+    expect(() => journal.append(entry)).toThrow(new CtxsimError(refusal.message.replace(Journal.pathOf(cassette), Journal.pathOf(other)).replace('2 names', '3 names'), 'upkeep-journal'));
+    journal.close();
+    expect(readFileSync(victim, 'utf8')).toBe('sk-secret');
   });
 
   it('a journal of its own is appended to as before', () => {

@@ -231,3 +231,43 @@ describe('a planted link where the default output folder goes', () => {
     expect(readdirSync(outside)).toEqual([]);
   });
 });
+
+describe('a planted link where a named output goes', () => {
+  /** A project whose `ctxsim-reports` (the folder the workflow `init` writes names) is a link out of it, as a checkout can ship. */
+  function linked(): { project: string; outside: string } {
+    const { root, project } = machine();
+    const outside = join(root, 'outside');
+    mkdirSync(outside);
+    symlinkSync(outside, join(project, 'ctxsim-reports'));
+    mkdirSync(join(project, 'kept'));
+    symlinkSync('kept', join(project, 'inside'));
+    return { project, outside };
+  }
+
+  it.skipIf(!existsSync(CLI))('--out, --junit, --save-baseline, import --out through a link in the working folder that leads out: exit 2 in one line, nothing written there', () => {
+    const { project, outside } = linked();
+    const refusal = (flag: string, named: string) =>
+      `ctxsim: ${flag} ${named}: ctxsim-reports is a symbolic link in the working folder that leads out of it (to ${realpathSync(outside)}); an output is never written through one: name the folder it leads to\n`;
+    const run = ['run', '--scenario', SCENARIO, '--policy', 'full', '--no-token-cache', '--quiet'];
+    for (const [args, flag, named] of [
+      [[...run, '--out', 'ctxsim-reports'], '--out', 'ctxsim-reports'],
+      [[...run, '--out', 'ctxsim-reports/sub/'], '--out', 'ctxsim-reports/sub/'],
+      [[...run, '--out', 'ctxsim-reports/turns.csv'], '--out', 'ctxsim-reports/turns.csv'],
+      [[...run, '--out', 'r', '--save-baseline', 'ctxsim-reports/baseline.json'], '--save-baseline', 'ctxsim-reports/baseline.json'],
+      [['check', '--scenario', SCENARIO, '--policy', 'full', '--baseline', 'b.json', '--junit', 'ctxsim-reports/gate.xml'], '--junit', 'ctxsim-reports/gate.xml'],
+      [['import', SCENARIO, '--format', 'openai', '--out', 'ctxsim-reports'], '--out', 'ctxsim-reports'],
+    ] as const) {
+      const r = spawnSync(process.execPath, [CLI, ...args], { cwd: project, encoding: 'utf8' });
+      expect(r.stderr).toBe(refusal(flag, named));
+      expect(r.status).toBe(2);
+    }
+    expect(readdirSync(outside)).toEqual([]);
+    // A link that stays inside the working folder, and a folder named outside it, are written as named.
+    const inside = spawnSync(process.execPath, [CLI, ...run, '--out', 'inside/r'], { cwd: project, encoding: 'utf8' });
+    expect(inside.status, inside.stderr).toBe(0);
+    expect(readdirSync(join(project, 'kept', 'r'))).toContain('report.md');
+    const there = spawnSync(process.execPath, [CLI, ...run, '--out', join(outside, 'r')], { cwd: project, encoding: 'utf8' });
+    expect(there.status, there.stderr).toBe(0);
+    expect(readdirSync(outside)).toEqual(['r']);
+  });
+});

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -79,6 +79,43 @@ describe('store entries', () => {
     expect(space.put(space.keyOf('a'), Buffer.from('x'))).toBe(false);
     expect(space.put(space.keyOf('b'), Buffer.from('x'))).toBe(false);
     expect(space.warnings).toEqual([`replay cache ${join(root, 'replay')} cannot be written (ENOTDIR); replayed units were not saved`]);
+  });
+
+  it('never goes through a symbolic link inside the cache folder: nothing read, written, swept or removed where it leads, one warning', () => {
+    // A cache folder named inside a checkout may hold links a pull request planted.
+    const root = tempDir();
+    const outside = tempDir();
+    const [space, fanned] = [new CacheSpace(root, 'replay'), new CacheSpace(root, 'tokens')];
+    const [a, b] = [space.keyOf('a'), fanned.keyOf('b')];
+    // An entry where the links lead, as a planted one would be.
+    const planted = new CacheSpace(outside, 'replay');
+    planted.put(a, Buffer.from('planted'));
+    symlinkSync(join(outside, 'replay'), join(root, 'replay'));
+    mkdirSync(join(root, 'tokens'));
+    mkdirSync(join(outside, 'tokens', b.slice(0, 2)), { recursive: true });
+    symlinkSync(join(outside, 'tokens', b.slice(0, 2)), join(root, 'tokens', b.slice(0, 2)));
+    writeFileSync(join(outside, 'tokens', b.slice(0, 2), b), 'theirs');
+    expect(space.read(a)).toEqual({ status: 'missing' });
+    expect(space.put(a, Buffer.from('x'))).toBe(false);
+    expect(space.put(space.keyOf('c'), Buffer.from('x'))).toBe(false);
+    expect(fanned.read(b)).toEqual({ status: 'missing' });
+    expect(fanned.merge(b, () => Buffer.from('x'))).toBe(false);
+    expect([...space.warnings, ...fanned.warnings]).toEqual([
+      `replay cache ${join(root, 'replay')} cannot be written (${join(root, 'replay')} is a symbolic link, which the cache never follows); replayed units were not saved`,
+      `token cache ${join(root, 'tokens')} cannot be written (${join(root, 'tokens', b.slice(0, 2))} is a symbolic link, which the cache never follows); token counts were not saved`,
+    ]);
+    expect(storeStats(root).total).toEqual({ entries: 0, bytes: 0 });
+    expect(evictStore(root, 0)).toBe(0);
+    clearStore(root);
+    expect(readdirSync(join(outside, 'replay', a.slice(0, 2)))).toEqual([a]);
+    expect(readdirSync(join(outside, 'tokens', b.slice(0, 2)))).toEqual([b]);
+    expect(readFileSync(join(outside, 'tokens', b.slice(0, 2), b), 'utf8')).toBe('theirs');
+    // An entry that is itself a link is not read either.
+    const own = new CacheSpace(tempDir(), 'charts');
+    const key = own.keyOf('d');
+    mkdirSync(dirname(own.file(key)), { recursive: true });
+    symlinkSync(planted.file(a), own.file(key));
+    expect(own.read(key)).toEqual({ status: 'unreadable', reason: 'is a symbolic link, which is not followed here' });
   });
 
   it('merges under the entry’s lock: each merge sees the last, a lock left by a dead run is broken, none is left behind', () => {

@@ -56,11 +56,6 @@ export function cacheFolderOf(tokenCache: string | false | undefined, cwd = proc
   return { dir: named, named: true };
 }
 
-/** Whether `--token-cache` (as `commandSettings` reads it) or `$CTXSIM_CACHE_DIR` names the cache folder (or none), rather than leaving it to the default. */
-export function cacheFolderNamed(tokenCache: string | false | undefined): boolean {
-  return tokenCache !== undefined || !!process.env[CACHE_DIR_ENV];
-}
-
 /** The user's cache folder, or none with a warning saying why. */
 function defaultFolder(): CacheFolder {
   const without = (why: string): CacheFolder => ({ dir: false, named: false, warning: `no cache folder: ${why}; running without a cache (name one with --token-cache DIR or $${CACHE_DIR_ENV})` });

@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { formatOfPath, type OutputFormat } from '../report/outputs.js';
 import { checkFileTarget } from '../output/files.js';
 import { displayPath } from '../output/display.js';
+import { isWithin, linkOnTheWay, realPath } from '../output/real-path.js';
 import { reasonOf } from './_io.js';
 
 /**
@@ -82,6 +83,7 @@ function checkWritable(target: Target, shown: string, oneFile = true, flag = '--
   const fail = (reason: string): never => {
     throw new UsageError(`${flag} ${shown}: ${reason}`);
   };
+  leadsOut(target.kind === 'dir' ? path : dirname(path), fail);
   const stat = statOf(path);
   if (stat && target.kind === 'dir' && !stat.isDirectory()) {
     fail(`${stat.isFile() ? 'is a file' : 'is not a folder (a device or special file)'}; the reports need a folder${oneFile ? ` (or name one file ending in ${ACCEPTED})` : ''}`);
@@ -100,4 +102,19 @@ function checkWritable(target: Target, shown: string, oneFile = true, flag = '--
   } catch (e) {
     fail(`cannot write in ${displayPath(dir)}: ${reasonOf(e as NodeJS.ErrnoException)}`);
   }
+}
+
+/**
+ * Refuses an output folder (`dir`: the folder written, or the one holding
+ * the file written) reached through a symbolic link lying in the working
+ * folder that leads out of it: the working folder may be a pull request's
+ * checkout, which can ship `ctxsim-reports` as a link to anywhere. A path
+ * named outside the working folder, or a link that stays inside it, is
+ * written as named.
+ */
+function leadsOut(dir: string, fail: (reason: string) => never, cwd = process.cwd()): void {
+  const link = linkOnTheWay(dir, cwd);
+  if (!link) return;
+  if (isWithin(realPath(dir), realPath(cwd))) return;
+  fail(`${displayPath(link.link)} is a symbolic link in the working folder that leads out of it (to ${link.leadsTo}); an output is never written through one: name the folder it leads to`);
 }

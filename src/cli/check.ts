@@ -11,13 +11,12 @@ import { OutputSet } from '../output/files.js';
 import { runStudyPipeline, type RunnableStudy } from '../study/pipeline.js';
 import type { RunInfo } from '../engine/run.js';
 import { insideRoots, studyRoots } from '../study/confine.js';
-import { cacheFolderNamed } from './_cache-folder.js';
 import { fileSink, gateSink } from '../output/sinks.js';
 import { displayPath } from '../output/display.js';
 import type { GateSettings } from '../study/settings.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
-import { commandSettings, gateSettings, settingArgs } from './_setting-flags.js';
+import { gateSettings, settingArgs } from './_setting-flags.js';
 import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableNotes } from '../report/text.js';
 
@@ -60,14 +59,15 @@ function baselineAt(file: string, shown: string, flags: CheckFlags): Baseline {
 }
 
 /**
- * A cache folder named on purpose that lies in the checkout — the working
- * folder or the study's, real paths compared — holds what a pull request
- * can write: entries it forged would be served as replays of this run. The
- * check runs without it, and says so.
+ * A cache folder that lies in the checkout — the working folder or the
+ * study's, real paths compared — holds what a pull request can write:
+ * entries it forged would be served as replays of this run. So it is,
+ * named on purpose or the user's by default (`$XDG_CACHE_HOME` or the home
+ * folder set into the checkout). The check runs without it, and says so.
  */
-function untrustedCache(study: RunnableStudy, flags: CheckFlags, io: IO): void {
+function untrustedCache(study: RunnableStudy, io: IO): void {
   const dir = study.cacheFolder;
-  if (!dir || !cacheFolderNamed(commandSettings(flags).tokenCache)) return;
+  if (!dir) return;
   if (!insideRoots(resolve(dir), studyRoots(study.file ? dirname(study.file) : process.cwd()))) return;
   io.err(`ctxsim: note: the cache folder ${displayPath(resolve(dir))} lies in the checkout (the working folder or the study's), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`);
   study.cacheFolder = false;
@@ -93,7 +93,7 @@ export async function check(given: CheckFlags, io: IO): Promise<number> {
   // The reports go where run's would: a folder, or one file by its extension (stdout is the verdict's).
   if (flags.out === '' || flags.out === '-') throw new UsageError(`--out${flags.out ? ' -' : ''}: check prints its verdict on stdout; name a folder or a file (.csv .json .md .html) for the reports`);
   const study = await studyFromFlags(flags, io);
-  untrustedCache(study, flags, io);
+  untrustedCache(study, io);
   const gate = { ...study.gate, ...gateSettings(flags) };
   const file = gate.baseline;
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');

@@ -19,7 +19,7 @@ import { engineId } from './version.js';
  * version and the engine's (`ENGINE_VERSION`, version.ts: bumped when
  * replays make other records; no hash of the code, so an edit outside the
  * engine keeps the cache warm), the conversation's content, the variant
- * (name, policy id, parameters, a policy module's hash), the run's spec as
+ * (name, policy id, parameters, a policy module's hash and its imports'), the run's spec as
  * the unit's chat model sees it (`unitSpec`: seed, model, tokenizer, the cost
  * settings, message rules, upkeep, tool definitions, …), and the price-table
  * entries of the models the unit can price (see `priceKey`). A change to any of them is a
@@ -29,6 +29,11 @@ import { engineId } from './version.js';
  * is never trusted: the unit is replayed again and the entry replaced, with
  * a warning.
  */
+
+/** What of a policy module keys its units: its file's hash, and with the files it imports (`PolicyModule.imports`), theirs too (a module that imports none keys as before). */
+function moduleKey(module: NonNullable<PolicyVariant['module']>): string | readonly string[] {
+  return module.imports === undefined ? module.hash : [module.hash, module.imports];
+}
 
 /** A unit's records: its turns, probes, summary row and violations. */
 export interface UnitRecords {
@@ -109,7 +114,7 @@ export class ReplayCache {
   unitKey(conversationKey: string, variant: PolicyVariant, ctx: ReplayContext, spec: object): string {
     let v = this.variantKeys.get(variant);
     if (v === undefined) {
-      v = sha256(canon({ name: variant.name, policy: variant.policy.id, params: variant.params, module: variant.module?.hash ?? null }));
+      v = sha256(canon({ name: variant.name, policy: variant.policy.id, params: variant.params, module: variant.module ? moduleKey(variant.module) : null }));
       this.variantKeys.set(variant, v);
     }
     let c = this.specKeys.get(spec);

@@ -303,9 +303,17 @@ export class StagedFiles {
     return realpathSync(this.dir);
   }
 
-  /** The staged path to write file `name` (relative to the folder) at; it goes into place on `commit`. Refuses a target that is not a regular file. */
+  /**
+   * The staged path to write file `name` (relative to the folder) at; it
+   * goes into place on `commit`. Refuses a target that is not a regular
+   * file, and one in a subfolder reached through a symbolic link inside the
+   * folder (a folder may come with someone else's links, leading anywhere).
+   */
   path(name: string): string {
-    checkFileTarget(join(this.dir, name));
+    const target = join(this.dir, name);
+    checkFileTarget(target);
+    const link = dirname(target) === this.dir ? undefined : linkOnTheWay(dirname(target), this.dir);
+    if (link) throw new CtxsimError(`${target}: ${link.link} is a symbolic link (to ${link.leadsTo}); refusing to write through it`, 'output');
     const tmp = join(this.stage(), 'new', name);
     makeDirs(dirname(tmp));
     this.names.push(name);

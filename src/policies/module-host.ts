@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { readFileSync, realpathSync } from 'node:fs';
+import { register } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
-import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { z } from 'zod';
 import { valueOf } from '../text/zod.js';
 import type { TokenCounter } from '../tokens/counter.js';
@@ -279,10 +280,12 @@ class Host {
   private async describe(given: readonly Given[], contract: boolean): Promise<LinkReply> {
     // The contract check's variants, loaded before the time limit starts.
     const checker = contract ? await import('./contract/checker.js') : undefined;
+    const imported = importedFiles();
     // The describing thread times the import from here.
     this.port.postMessage({ kind: 'ready' });
     const policy = await importPolicy(0);
     if (typeof policy === 'string') return { kind: 'failed', message: policy };
+    const files = imported();
     this.port.postMessage({ kind: 'imported' });
     const shown = setup.modules[0]!.shown;
     let description: ModuleDescription;
@@ -292,7 +295,7 @@ class Host {
         return typeof r === 'string' ? r : r.map((v) => ({ name: v.name, params: v.params }));
       };
       const sets = checker ? checker.contractVariants(policy).map((v) => ({ given: v, variants: resolve(Object.entries(v)) })) : undefined;
-      description = { id: policy.id, describe: policy.describe, params: paramTable(policy), resolved: given.map(resolve), ...(sets && { contract: sets }) };
+      description = { id: policy.id, describe: policy.describe, params: paramTable(policy), resolved: given.map(resolve), files, ...(sets && { contract: sets }) };
     } catch (e) {
       return { kind: 'failed', message: `policy module ${shown}: its parameters cannot be read: ${describeThrown(e)}` };
     }
@@ -487,6 +490,39 @@ async function importPolicy(i: number): Promise<Policy | string> {
   } catch (e) {
     // A getter or a proxy that throws when its policy is read.
     return fail(`its default export cannot be read: ${describeThrown(e)}`);
+  }
+}
+
+/**
+ * Starts listening to what the module's import resolves (`_module-hooks.ts`,
+ * registered on this thread alone); the function returned tells the files
+ * it resolved so far, other than the module itself, sorted: what the module
+ * imports as it loads, which the replay cache keys its units on too.
+ */
+function importedFiles(): () => string[] {
+  const { port1, port2 } = new MessageChannel();
+  register(new URL('./_module-hooks.js', import.meta.url), { data: { port: port2 }, transferList: [port2] });
+  const file = setup.modules[0]!.file;
+  // As the loader resolves it too: through the links on its way (a temp folder may be one).
+  const own = [fileURLToPath(pathToFileURL(file)), realPathOf(file)];
+  return () => {
+    const files = new Set<string>();
+    for (let m; (m = receiveMessageOnPort(port1)); ) {
+      const url = new URL(m.message as string);
+      if (url.protocol === 'file:') files.add(fileURLToPath(url));
+    }
+    port1.close();
+    for (const f of own) files.delete(f);
+    return [...files].sort();
+  };
+}
+
+/** The real path of `file`, or `file` when it cannot be found. */
+function realPathOf(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
   }
 }
 

@@ -225,6 +225,8 @@ export interface ModuleDescription {
   describe: string;
   params: ParamTable;
   resolved: ResolvedVariants[];
+  /** The files other than the module's own that its import resolved (what it imports as it loads), sorted. */
+  files: string[];
   contract?: { given: Record<string, unknown>; variants: ResolvedVariants }[];
 }
 

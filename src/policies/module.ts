@@ -25,6 +25,8 @@ export interface PolicyModule {
   file: string;
   /** sha256 (hex) of the file's bytes: what a run's fingerprint records. */
   hash: string;
+  /** sha256 (hex) of the bytes of every file its import resolved besides its own (`importsHash`); absent when it imports none: the replay cache keys its units on it too. */
+  imports?: string;
   /** With `ModuleLoadOptions.contract`: the sets of parameters the contract check runs (`contractVariants`), each among the policy's variants. */
   contract?: Record<string, unknown>[];
 }
@@ -97,7 +99,26 @@ export async function loadPolicyModule(file: string, shown: string, options: Mod
   sets.forEach((g, i) => add(g, d.resolved[i]!));
   for (const c of d.contract ?? []) add(Object.entries(c.given), c.variants);
   policy.variants = (given) => variants.get(givenKey(given)) ?? `policy module ${shown}: its parameters ${givenKey(given)} were not resolved when it was loaded (name them in loadPolicyModule's given)`;
-  return { policy, file, hash, ...(d.contract && { contract: d.contract.map((c) => c.given) }) };
+  const imports = importsHash(d.files);
+  return { policy, file, hash, ...(imports && { imports }), ...(d.contract && { contract: d.contract.map((c) => c.given) }) };
+}
+
+/**
+ * One sha256 (hex) of the contents of `files` (what a module imports, as
+ * its thread resolved them; their paths left out, so a moved checkout keys
+ * the same), or undefined when there are none. A file that cannot be read
+ * any more counts as its reason, so the key still changes.
+ */
+function importsHash(files: readonly string[]): string | undefined {
+  if (!files.length) return undefined;
+  const hashes = files.map((f) => {
+    try {
+      return createHash('sha256').update(readInputFile(f)).digest('hex');
+    } catch (e) {
+      return `unreadable: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`;
+    }
+  });
+  return createHash('sha256').update(hashes.sort().join('\n')).digest('hex');
 }
 
 /** The policy this thread knows of a module: what its thread told. */

@@ -311,8 +311,8 @@ export interface PolicyVariant {
   name: string;
   policy: Policy;
   params: Params;
-  /** For a policy loaded from a module: its absolute path and the sha256 of its bytes (worker threads import it again by path). */
-  module?: { file: string; hash: string };
+  /** For a policy loaded from a module: its absolute path and the sha256 of its bytes (worker threads import it again by path), and of the files it imports (`PolicyModule.imports`), when any. */
+  module?: { file: string; hash: string; imports?: string };
 }
 
 /** Resolved parameters (defaults filled in), as a run carries them: plain values, so they cross threads. */

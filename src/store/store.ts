@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { alive, makeDirs, readRegularFile } from '../process.js';
@@ -36,6 +36,11 @@ import { NAMESPACE_NAMES, NAMESPACES, type NamespaceName } from './namespaces.js
  * - One eviction policy: at the end of a run, when the folder's entries, all
  *   namespaces together, are over the size bound, the least recently used
  *   (oldest mtime first) are removed until they are within it.
+ * - Nothing goes through a symbolic link inside the cache folder (a
+ *   namespace's folder, a fan-out folder, an entry: `linkedFolder`): a folder
+ *   named in a checkout may hold links a pull request planted, leading
+ *   anywhere. Such a namespace is neither read, written nor swept (a write is
+ *   a warning); the cache folder itself may be a link, the user's own.
  */
 
 /** The default size bound of the cache folder: 1 GB. */
@@ -83,10 +88,11 @@ export class CacheSpace {
     return join(this.dir, key.slice(0, 2), key);
   }
 
-  /** An entry's payload, checked (its mtime set to now when found); never throws. */
+  /** An entry's payload, checked (its mtime set to now when found); never throws. Behind a link (`linkedFolder`), a miss: the write that follows says why. */
   read(key: string): EntryRead {
     const file = this.file(key);
-    const r = readRegularFile(file);
+    if (linkedFolder(this.root, this.name, key.slice(0, 2))) return { status: 'missing' };
+    const r = readRegularFile(file, { follow: false });
     if (r.status !== 'ok') return r;
     const e = entryPayload(r.buf, key);
     if (e.status === 'ok') touch(file);
@@ -134,6 +140,7 @@ export class CacheSpace {
 
   /** Stores a payload under `key`, replacing what was there; false (and a warning, once) when it cannot be written. */
   put(key: string, payload: Uint8Array): boolean {
+    if (this.linked(key)) return false;
     try {
       makeDirs(dirname(this.file(key)));
       this.write(key, payload);
@@ -157,6 +164,7 @@ export class CacheSpace {
    */
   merge(key: string, combine: (current: Buffer | undefined) => Uint8Array): boolean {
     const file = this.file(key);
+    if (this.linked(key)) return false;
     let release: (() => void) | undefined;
     try {
       makeDirs(dirname(file));
@@ -198,9 +206,18 @@ export class CacheSpace {
     }
   }
 
+  /** Whether the folders of `key`'s entry go through a symbolic link (`linkedFolder`): then nothing is written there, and the write is a warning. */
+  private linked(key: string): boolean {
+    const link = linkedFolder(this.root, this.name, key.slice(0, 2));
+    if (link) this.writeProblem(`${link} is a symbolic link, which the cache never follows`);
+    return link !== undefined;
+  }
+
+  /** One warning per space: why a write failed (an error, or the reason in words). */
   private writeProblem(e: unknown): void {
     const { label, holds } = NAMESPACES[this.name];
-    if (!this.writeFailed) this.warnings.push(`${label} ${this.dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? e}); ${holds} were not saved`);
+    const why = typeof e === 'string' ? e : ((e as NodeJS.ErrnoException).code ?? e);
+    if (!this.writeFailed) this.warnings.push(`${label} ${this.dir} cannot be written (${String(why)}); ${holds} were not saved`);
     this.writeFailed = true;
   }
 }
@@ -258,11 +275,30 @@ interface Entry {
   mtimeMs: number;
 }
 
-/** The fan-out folders of a namespace. */
+/**
+ * The first symbolic link among the folders below the cache folder `root`
+ * that an entry of namespace `name` lies in — the namespace's folder, then
+ * its fan-out folder `fan` (when given) — or undefined when there is none.
+ * A link there would lead the store's writes, reads and sweeps out of the
+ * cache folder: the store never goes through one.
+ */
+function linkedFolder(root: string, name: NamespaceName, fan?: string): string | undefined {
+  for (const dir of [join(root, name), ...(fan === undefined ? [] : [join(root, name, fan)])]) {
+    try {
+      if (lstatSync(dir).isSymbolicLink()) return dir;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** The fan-out folders of a namespace: none through a symbolic link (`linkedFolder`). */
 function fans(root: string, name: NamespaceName): string[] {
+  if (linkedFolder(root, name)) return [];
   const dir = join(root, name);
   return list(dir)
-    .filter((s) => FAN.test(s))
+    .filter((s) => FAN.test(s) && !linkedFolder(root, name, s))
     .map((s) => join(dir, s));
 }
 

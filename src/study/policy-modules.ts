@@ -82,7 +82,7 @@ export function resolveNamed(name: string, given: readonly (readonly [string, un
   const m = modules.get(request.file);
   if (!m) return `policy module ${request.shown} is not loaded (load it first: loadPolicyModules(specModules(specs)))`;
   const variants = resolvePolicy(m.policy, given);
-  return typeof variants === 'string' ? variants : variants.map((v) => ({ ...v, module: { file: m.file, hash: m.hash } }));
+  return typeof variants === 'string' ? variants : variants.map((v) => ({ ...v, module: { file: m.file, hash: m.hash, ...(m.imports && { imports: m.imports }) } }));
 }
 
 /** A command-line spec (`window-tokens:budget=2000`, `./keep-edges.mjs:keep=1`), resolved. */

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { eachLine, fileKind, InputFileError, NOT_FOLLOWED } from '../process.js';
 import { dirname } from 'node:path';
 import { CtxsimError } from '../errors.js';
@@ -17,7 +17,8 @@ import { Cassette, cassetteLineLimit, entryLine, type CassetteEntry } from './ca
  * The journal is a regular file of its own, never a symbolic link: one in
  * its place (as a repository can ship, pointing anywhere, or nowhere yet) is
  * refused when it is read and when it is opened to append (O_NOFOLLOW), so a
- * recording writes only beside its cassette.
+ * recording writes only beside its cassette; so is a file with other hard
+ * links (another name of it may lie anywhere).
  */
 export class Journal {
   /** The open file, from the first response on. */
@@ -54,6 +55,7 @@ export class Journal {
     const path = Journal.pathOf(cassetteFile);
     const shown = display(path);
     if (!there(path)) return new Journal(path, shown, 0, false, 0);
+    refuseHardLinks(lstatSync(path), shown);
     const parser = Cassette.parser(shown, cassette);
     let lines = 0;
     let read: { bytes: number; whole: number };
@@ -131,10 +133,14 @@ export class Journal {
       if (code === 'ENXIO') throw refused(this.shown, 'is a FIFO, not a regular file');
       throw e;
     }
-    const kind = fileKind(fstatSync(fd));
-    if (kind) {
+    const st = fstatSync(fd);
+    const kind = fileKind(st);
+    try {
+      if (kind) throw refused(this.shown, `is ${kind}, not a regular file`);
+      refuseHardLinks(st, this.shown);
+    } catch (e) {
       closeSync(fd);
-      throw refused(this.shown, `is ${kind}, not a regular file`);
+      throw e;
     }
     if (this.torn) ftruncateSync(fd, this.whole);
     if (made) syncFolder(dirname(this.path));
@@ -145,6 +151,15 @@ export class Journal {
 /** A journal that is not a regular file of its own, refused: nothing is read from it or written to it. */
 function refused(shown: string, reason: string): CtxsimError {
   return new CtxsimError(`the recording journal ${shown} ${reason}; remove it, and record again`, 'upkeep-journal');
+}
+
+/**
+ * Refuses a journal with other hard links: another name of the same file,
+ * which may lie anywhere on the disk (a file of the user's that a planted
+ * link names), would be read, cut short and appended to through it.
+ */
+function refuseHardLinks(st: Stats, shown: string): void {
+  if (st.isFile() && st.nlink > 1) throw refused(shown, `has other hard links (${st.nlink} names of one file), which are not written through here`);
 }
 
 /** Whether something is at `path`, a symbolic link included (one that leads nowhere too). */
