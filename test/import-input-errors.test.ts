@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importDataset } from '../src/scenario/import/index.js';
@@ -193,5 +193,45 @@ describe('a dataset or side file a study names that cannot be read is at its key
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe('two conversations of a dataset whose ids come out the same', () => {
+  /** The fixture with `set` applied to its conversations, written pretty-printed to a temporary folder. */
+  function sameIds(fixture: string, set: (c: Record<string, unknown>, i: number) => void) {
+    const data = JSON.parse(readFileSync(join(IMPORT_FIXTURES, fixture), 'utf8')) as Record<string, unknown>[];
+    data.forEach(set);
+    return writeInput(tempDir(), fixture, JSON.stringify(data, null, 2) + '\n');
+  }
+
+  it('each dataset with its own ids: an error at the second id, naming the first', () => {
+    const abcd = sameIds('abcd-sample.json', (c, i) => (c.convo_id = i ? -7 : 7));
+    expect(problems(() => importDataset('abcd', abcd))).toEqual([
+      'abcd-sample.json:310:17 [1].convo_id: gives the conversation id "abcd-7", as the conversation at line 3, column 17 does: ids must be unique',
+    ]);
+    const locomo = sameIds('locomo-sample.json', (c) => (c.sample_id = 'conv_1'));
+    expect(problems(() => importDataset('locomo', locomo, { prefix: 'lc' }))).toEqual([
+      'locomo-sample.json:208:18 [1].sample_id: gives the conversation id "lc-conv-1", as the conversation at line 170, column 18 does: ids must be unique',
+    ]);
+    const multiwoz = sameIds('multiwoz-sample.json', (c) => (c.original_id = 'SNG1.json'));
+    expect(problems(() => importDataset('multiwoz', multiwoz))).toEqual([
+      'multiwoz-sample.json:128:20 [1].original_id: gives the conversation id "multiwoz-sng1", as the conversation at line 6, column 20 does: ids must be unique',
+    ]);
+    const sgd = sameIds('sgd-sample.json', (c, i) => (c.dialogue_id = i ? '1_00.A' : '1_00_a'));
+    expect(problems(() => importDataset('sgd', sgd))).toEqual([
+      'sgd-sample.json:290:20 [1].dialogue_id: gives the conversation id "sgd-1-00-a", as the conversation at line 3, column 20 does: ids must be unique',
+    ]);
+  });
+
+  it('ctxsim import --out: exit 2 with the place, and no folder written (not a failed write)', async () => {
+    const abcd = sameIds('abcd-sample.json', (c) => (c.convo_id = 7));
+    const dup = abcd.path;
+    const out = join(dup, '..', 'out');
+    const { code, err } = await importCli(dup, '--format', 'abcd', '--out', out);
+    expect({ code, last: err.trimEnd().split('\n').at(-1) }).toEqual({
+      code: 2,
+      last: 'ctxsim: abcd-sample.json:310:17 [1].convo_id: gives the conversation id "abcd-7", as the conversation at line 3, column 17 does: ids must be unique',
+    });
+    expect(existsSync(out)).toBe(false);
   });
 });
