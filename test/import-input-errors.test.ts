@@ -235,3 +235,20 @@ describe('two conversations of a dataset whose ids come out the same', () => {
     expect(existsSync(out)).toBe(false);
   });
 });
+
+describe('a dataset nested deeper than its checks can walk', () => {
+  const abcd = readFileSync(join(IMPORT_FIXTURES, 'abcd-sample.json'), 'utf8');
+
+  it('30,000 levels: one located problem, not an internal error', async () => {
+    const f = writeInput(tempDir(), 'deep.json', abcd.replace('"convo_id": 501', `"convo_id": 501, "extra": ${'['.repeat(30_000)}${']'.repeat(30_000)}`));
+    expect(await importCli(f.path, '--format', 'abcd')).toEqual({ code: 2, err: expect.stringMatching(/^ctxsim: deep\.json:3:\d+: lists and mappings nested too deep to parse\n$/) });
+    const line = `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": ${JSON.stringify(`{"a": ${'['.repeat(30_000)}${']'.repeat(30_000)}}`)}}}]}, {"role": "tool", "tool_call_id": "c1", "content": "ok"}]}\n`;
+    const chats = writeInput(tempDir(), 'deep.jsonl', line);
+    expect(await importCli(chats.path, '--format', 'openai')).toEqual({ code: 2, err: 'ctxsim: deep.jsonl#deep-0001 turns[0].tools[0].args.a: lists and mappings nested more than 256 deep\n' });
+  });
+
+  it('300 levels: at the key that holds them', () => {
+    const f = writeInput(tempDir(), 'deep.json', abcd.replace('"convo_id": 501', `"convo_id": 501, "extra": ${'['.repeat(300)}${']'.repeat(300)}`));
+    expect(problems(() => importDataset('abcd', f))).toEqual(['deep.json:3:29 [0].extra: lists and mappings nested more than 256 deep']);
+  });
+});

@@ -291,6 +291,25 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
     expect(lines[20]).toBe('s.yaml:1:1: and 39980 more unknown keys');
   });
 
+  it('lists nested deeper than the parser can go: one located problem that says so, not its stack overflow', () => {
+    expect(scenario(`id: a\nturns:\n  - user: hi\n    assistant: ${'['.repeat(5000)}${']'.repeat(5000)}\n`)).toEqual([
+      expect.stringMatching(/^s\.yaml:4:\d+: lists and mappings nested too deep to parse$/),
+    ]);
+  });
+
+  it('a value nested more than 256 deep (in a turn, or built in memory) is one problem at its key', () => {
+    const nested = `${'['.repeat(300)}${']'.repeat(300)}`;
+    expect(scenario(`id: a\nturns:\n  - user: hi\n    tools: [{call: f, args: {a: ${nested}}, result: ok}]\n`)).toEqual([
+      's.yaml:4:33 turns[0].tools[0].args.a: lists and mappings nested more than 256 deep',
+    ]);
+    const deep: unknown[] = [];
+    let inner = deep;
+    for (let i = 0; i < 30_000; i++) inner.push((inner = []));
+    expect(problems(() => scenarioFromValue('mem', { id: 'a', turns: [{ user: 'hi', tools: [{ call: 'f', args: { a: deep }, result: 'ok' }] }] }))).toEqual([
+      'mem turns[0].tools[0].args.a: lists and mappings nested more than 256 deep',
+    ]);
+  });
+
   it('a duplicate key is still an error at the repeat', () => {
     expect(scenario('id: a\nturns:\n  - user: hi\n    user: ho\n')).toEqual(['s.yaml:4:5: Map keys must be unique']);
   });
