@@ -47,7 +47,9 @@ export class SourceDoc {
     const doc = parseBounded(text, lines, maxTokens, (offset) => {
       throw new DocTooLarge(at(offset, `too many values to parse (over ${maxTokens.toLocaleString('en-US')} values and indicators by here)`));
     });
-    const syntax = [...doc.errors.map((e) => ({ offset: e.pos[0], message: syntaxMessage(e) })), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
+    // A parser out of stack may say so more than once: once is enough.
+    const errors = doc.errors.filter((e, i) => e.code !== 'RESOURCE_EXHAUSTION' || doc.errors.findIndex((f) => f.code === e.code) === i);
+    const syntax = [...errors.map((e) => ({ offset: e.pos[0], message: syntaxMessage(e) })), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
     if (syntax.length) throw new ScenarioError(syntax.map((e) => at(e.offset, e.message)));
     const problems = aliasProblems(doc).map((p) => at(p.offset, p.message));
     if (problems.length) throw new ScenarioError(problems);
