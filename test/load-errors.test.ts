@@ -310,6 +310,14 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
     ]);
   });
 
+  it('a call\'s billed usage whose cached or written tokens are more than its input (they are part of it) is an error at the field', () => {
+    const usage = (u: string) => scenario(`id: a\nturns:\n  - user: hi\n    assistant: ho\n    usage: {${u}}\n`);
+    expect(usage('input: 100, cached: 60, written: 40, written1h: 40')).toEqual([]);
+    expect(usage('input: 100, cached: 101')).toEqual(['s.yaml:5:33 turns[0].usage.cached: more than the input (100) it is part of, got 101']);
+    expect(usage('input: 100, cached: 60, written: 41')).toEqual(['s.yaml:5:46 turns[0].usage.written: with cached (60), more than the input (100) they are part of, got 41']);
+    expect(usage('input: 100, written: 10, written1h: 11')).toEqual(['s.yaml:5:49 turns[0].usage.written1h: more than written (10) it is part of, got 11']);
+  });
+
   it('a duplicate key is still an error at the repeat', () => {
     expect(scenario('id: a\nturns:\n  - user: hi\n    user: ho\n')).toEqual(['s.yaml:4:5: Map keys must be unique']);
   });
