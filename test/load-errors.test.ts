@@ -318,6 +318,16 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
     expect(usage('input: 100, written: 10, written1h: 11')).toEqual(['s.yaml:5:49 turns[0].usage.written1h: more than written (10) it is part of, got 11']);
   });
 
+  it('a tag the core schema does not read is an error at its value, not a value read as if untagged', () => {
+    const tagged = (v: string) => scenario(`id: a\nturns:\n  - user: hi\n    assistant: ${v}\n`);
+    expect(tagged('!!str 5')).toEqual([]);
+    expect(tagged('!foo hello')).toEqual(['s.yaml:4:16: unknown tag !foo: the tags read are the core ones (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)']);
+    expect(tagged('!!js/function "f"')).toEqual(['s.yaml:4:16: unknown tag !!js/function: the tags read are the core ones (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)']);
+    expect(tagged('!!float x')).toEqual(['s.yaml:4:16: !!float does not fit the value: write one it fits, or no tag']);
+    // YAML 1.1's types would be values no check reads (a Map said "expected mapping, got a mapping").
+    expect(scenario('id: a\nturns:\n  - user: hi\n    facts: !!omap [name: hi]\n')).toEqual(['s.yaml:4:12: unknown tag !!omap: the tags read are the core ones (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)']);
+  });
+
   it('a duplicate key is still an error at the repeat', () => {
     expect(scenario('id: a\nturns:\n  - user: hi\n    user: ho\n')).toEqual(['s.yaml:4:5: Map keys must be unique']);
   });

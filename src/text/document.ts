@@ -49,7 +49,7 @@ export class SourceDoc {
     });
     // A parser out of stack may say so more than once: once is enough.
     const errors = doc.errors.filter((e, i) => e.code !== 'RESOURCE_EXHAUSTION' || doc.errors.findIndex((f) => f.code === e.code) === i);
-    const syntax = [...errors.map((e) => ({ offset: e.pos[0], message: syntaxMessage(e) })), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
+    const syntax = [...errors.map((e) => ({ offset: e.pos[0], message: syntaxMessage(e) })), ...unknownTags(doc), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
     if (syntax.length) throw new ScenarioError(syntax.map((e) => at(e.offset, e.message)));
     const problems = aliasProblems(doc).map((p) => at(p.offset, p.message));
     if (problems.length) throw new ScenarioError(problems);
@@ -169,6 +169,23 @@ function pathTo(root: unknown, target: unknown): DocPath {
   return [];
 }
 
+const CORE_TAGS = ['!!str', '!!int', '!!float', '!!bool', '!!null', '!!map', '!!seq'];
+
+/**
+ * Tags the core schema does not resolve (`!foo`, `!!js/function`, `!!omap`):
+ * the parser only warns and reads the value as if untagged, a string where a
+ * `!!float` was meant; here each is an error at its value.
+ */
+function unknownTags(doc: Document.Parsed): { offset: number; message: string }[] {
+  return doc.warnings
+    .filter((w) => w.code === 'TAG_RESOLVE_FAILED')
+    .map((w) => {
+      const tag = (/^Unresolved tag: (\S+)/.exec(w.message)?.[1] ?? '').replace(/^tag:yaml\.org,2002:/, '!!');
+      const message = CORE_TAGS.includes(tag) ? `${tag} does not fit the value: write one it fits, or no tag` : `unknown tag ${tag}: the tags read are the core ones (${CORE_TAGS.join(', ')})`;
+      return { offset: w.pos[0], message };
+    });
+}
+
 /** A syntax error's message: its first line, and what a parser that ran out of stack met. */
 function syntaxMessage(e: YAMLParseError): string {
   return e.code === 'RESOURCE_EXHAUSTION' ? 'lists and mappings nested too deep to parse' : firstLine(e.message);
@@ -229,7 +246,8 @@ function parseBounded(text: string, lines: LineCounter, maxTokens: number, tooMa
     yield* parser.end();
   }
   let doc: Document.Parsed | undefined;
-  for (const next of new Composer({ prettyErrors: false, uniqueKeys: false }).compose(tokens(), true, text.length)) {
+  // Tags beyond the core schema's (!!omap, !!set, !!binary, !!timestamp) would make values no check reads: they stay unresolved, an error.
+  for (const next of new Composer({ prettyErrors: false, uniqueKeys: false, resolveKnownTags: false }).compose(tokens(), true, text.length)) {
     if (doc) {
       doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
       break;
