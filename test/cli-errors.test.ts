@@ -132,6 +132,16 @@ describe('run --out and --format', () => {
     writeFileSync(join(dir, 'file'), 'x');
     await expectUsage(['generate', '--profile', 'support', '--count', '1', '--out', join(dir, 'file', 'sub')], `ctxsim: --out ${join(dir, 'file', 'sub')}: ${join(dir, 'file')} is a file, not a folder`);
   });
+
+  it('a scenario id too long for a file name: the file, that it cannot be written, and why (not "cannot read")', async () => {
+    const dir = tempDir();
+    const prefix = 'p'.repeat(300);
+    await expectUsage(
+      ['generate', '--profile', 'support', '--count', '1', '--prefix', prefix, '--out', join(dir, 'out')],
+      `ctxsim: ${join(dir, 'out', `${prefix}-0001.yaml`)}: the name is too long for a file (310 bytes; ENAMETOOLONG); cannot write it`,
+    );
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+  });
 });
 
 describe('GITHUB_STEP_SUMMARY that cannot be written', () => {
