@@ -252,3 +252,24 @@ describe('a dataset nested deeper than its checks can walk', () => {
     expect(problems(() => importDataset('abcd', f))).toEqual(['deep.json:3:29 [0].extra: lists and mappings nested more than 256 deep']);
   });
 });
+
+describe('a probe at turn 0 (turns count from 1)', () => {
+  const chats = join(IMPORT_FIXTURES, 'openai-chats.jsonl');
+
+  it('in an annotation file: an error at the key, shown as the key (not "past the last turn", nor "Invalid key in record, got a list")', () => {
+    const dir = tempDir();
+    const side = (text: string) => {
+      writeFileSync(join(dir, 'a.yaml'), text);
+      return problems(() => importDataset('openai', { path: chats, file: 'openai-chats.jsonl', base: dir }, { annotations: 'a.yaml' }));
+    };
+    expect(side('"*":\n  facts: {a: b}\n  probe: {0: [a]}\n')).toEqual(['a.yaml:3:10 *.probe.0: expected a turn number from 1, or last, got "0"']);
+    expect(side('openai-chats-0001:\n  facts: {a: b}\n  probe: {-1: [a]}\n')).toEqual(['a.yaml:3:10 openai-chats-0001.probe.-1: expected a turn number from 1, or last, got "-1"']);
+  });
+
+  it('in --probe: a usage error', async () => {
+    expect(await importCli(chats, '--format', 'openai', '--fact', 'a=b', '--probe', '0:a')).toEqual({
+      code: 2,
+      err: 'ctxsim: --probe: expected TURN:name[,name…] (TURN a number from 1, or last), got "0:a"\n',
+    });
+  });
+});

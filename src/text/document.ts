@@ -127,7 +127,9 @@ export class SourceDoc {
         if (more > 0) out.push(this.problem(at, `and ${more} more unknown key${more === 1 ? '' : 's'}`));
         continue;
       }
-      out.push(this.problem(at, issueText(issue, valueAt(value, at.slice(path.length)))));
+      // A record's key that its schema refuses is shown, and placed, as the key.
+      if (issue.code === 'invalid_key') out.push(this.problem(at, `${issue.issues[0]?.message ?? issue.message}, got ${show(at[at.length - 1])}`, true));
+      else out.push(this.problem(at, issueText(issue, valueAt(value, at.slice(path.length)))));
     }
     return undefined;
   }
