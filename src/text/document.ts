@@ -140,7 +140,7 @@ export class SourceDoc {
  * beyond any dataset's (a dozen levels), well within what the checks and
  * the parser (about 800 levels) can walk without running out of stack.
  */
-export const MAX_DEPTH = 256;
+const MAX_DEPTH = 256;
 
 /** The path of a list or mapping nested more than `MAX_DEPTH` deep in `v`, found without recursion; undefined when there is none. */
 function deepPath(v: unknown): DocPath | undefined {

@@ -50,7 +50,7 @@ export function parseRange(value: unknown): [number, number] | undefined {
  * Past it a conversation costs gigabytes to generate (10,000 agent steps
  * take 1.5 GB), and 99,999,999 turns ran the heap out and aborted the process.
  */
-export const MAX_RANGE = 10_000;
+const MAX_RANGE = 10_000;
 
 /** A `MIN-MAX` range field with at least `min`, at most `MAX_RANGE`. */
 export function rangeField(min = 1) {
