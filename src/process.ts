@@ -1,4 +1,4 @@
-import { constants as bufferConstants } from 'node:buffer';
+import { constants as bufferConstants, isUtf8 } from 'node:buffer';
 import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
@@ -221,14 +221,49 @@ export const MAX_JSON_MARKS = 40_000_000;
 
 /**
  * `readInputFile` as UTF-8 text. With `json: true`, a file with more than
- * `MAX_JSON_MARKS` of `{`, `[` and `,` is refused before it is parsed.
+ * `MAX_JSON_MARKS` of `{`, `[` and `,` is refused before it is parsed. A
+ * file that is not UTF-8 (Latin-1, UTF-16) is refused at its first byte
+ * that is not: decoded, each would be a U+FFFD in the text, silently.
  */
 export function readInputText(file: string, opts: InputOptions & { maxBytes?: number; json?: boolean } = {}): string {
   const buf = readInputFile(file, opts);
   if (opts.json && marksOver(buf, MAX_JSON_MARKS)) {
     throw new InputFileError(opts.shown ?? file, `holds too many JSON values to parse (over ${MAX_JSON_MARKS.toLocaleString('en-US')} of \`{\`, \`[\` and \`,\`)`);
   }
+  if (!isUtf8(buf)) throw new InputFileError(opts.shown ?? file, notUtf8(buf));
   return buf.toString('utf8');
+}
+
+/** Why `buf`, which is not UTF-8, is refused: UTF-16 by its byte order mark, else where its first byte that is no UTF-8 character is. */
+function notUtf8(buf: Buffer): string {
+  if ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff)) return 'is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8';
+  const at = notUtf8At(buf);
+  const start = at === 0 ? 0 : buf.lastIndexOf(0x0a, at - 1) + 1;
+  const line = countNewlines(buf, 0, start) + 1;
+  const column = buf.subarray(start, at).toString('utf8').length + 1;
+  return `is not UTF-8 text: at line ${line}, column ${column}, byte 0x${buf[at]!.toString(16).toUpperCase().padStart(2, '0')} starts no UTF-8 character; save it as UTF-8`;
+}
+
+/** The offset of the first byte in `b` that starts no valid UTF-8 sequence (overlong, surrogate, past U+10FFFF or cut short); its length when there is none. */
+function notUtf8At(b: Uint8Array): number {
+  for (let i = 0; i < b.length; ) {
+    const c = b[i]!;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    const n = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
+    if (n === 0 || i + n >= b.length) return i;
+    let cp = c & (0x3f >> n);
+    for (let k = 1; k <= n; k++) {
+      const d = b[i + k]!;
+      if ((d & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if (cp < [0, 0x80, 0x800, 0x10000][n]! || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += n + 1;
+  }
+  return b.length;
 }
 
 /** Whether `buf` holds more than `max` bytes `{`, `[` or `,`. */

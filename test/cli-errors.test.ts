@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
@@ -131,6 +131,23 @@ describe('run --out and --format', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'file'), 'x');
     await expectUsage(['generate', '--profile', 'support', '--count', '1', '--out', join(dir, 'file', 'sub')], `ctxsim: --out ${join(dir, 'file', 'sub')}: ${join(dir, 'file')} is a file, not a folder`);
+  });
+
+  it('a file flag ending with / names a folder: refused, never a file of the folder\'s name', async () => {
+    const dir = tempDir();
+    await expectUsage(['run', '--out', join(dir, 'r'), '--save-baseline', `${join(dir, 'base')}/`, ...SMALL], `ctxsim: --save-baseline ${join(dir, 'base')}/: ends with /, which names a folder; name a file`);
+    await expectUsage(['check', '--baseline', join(dir, 'none.json'), '--junit', `${join(dir, 'junit')}/`, ...SMALL], `ctxsim: --junit ${join(dir, 'junit')}/: ends with /, which names a folder; name a file`);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('a scenario id too long for a file name: the file, that it cannot be written, and why (not "cannot read")', async () => {
+    const dir = tempDir();
+    const prefix = 'p'.repeat(300);
+    await expectUsage(
+      ['generate', '--profile', 'support', '--count', '1', '--prefix', prefix, '--out', join(dir, 'out')],
+      `ctxsim: ${join(dir, 'out', `${prefix}-0001.yaml`)}: the name is too long for a file (310 bytes; ENAMETOOLONG); cannot write it`,
+    );
+    expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 });
 

@@ -279,3 +279,42 @@ describe('through the built CLI: one line, exit 2, within a generous bound, noth
     });
   }
 });
+
+describe('encoding', () => {
+  /** What reading `bytes` as an input's text gives: the text, or the reason it is refused. */
+  function read(bytes: number[] | Buffer): string {
+    const file = join(tempDir(), 'f.txt');
+    writeFileSync(file, Buffer.from(bytes));
+    try {
+      return readInputText(file, { shown: 'f.txt' });
+    } catch (e) {
+      return (e as InputFileError).message;
+    }
+  }
+  const at = (line: number, column: number, byte: string) => `f.txt: is not UTF-8 text: at line ${line}, column ${column}, byte ${byte} starts no UTF-8 character; save it as UTF-8`;
+
+  it('a file that is not UTF-8 is refused at its first byte that is not, never read with U+FFFD in its place', () => {
+    expect(read(Buffer.from('id: a\nname: caf\u00e9 \u{1f600} \ufffd\n'))).toBe('id: a\nname: caf\u00e9 \u{1f600} \ufffd\n');
+    // Latin-1: the column counts characters, an emoji (two UTF-16 units) as two, as the other columns do.
+    expect(read([...Buffer.from('id: a\n\u{1f600} caf'), 0xe9, 0x0a])).toBe(at(2, 7, '0xE9'));
+    expect(read([0xff, 0x41])).toBe(at(1, 1, '0xFF'));
+    expect(read([0x41, 0xc0, 0x80])).toBe(at(1, 2, '0xC0')); // an overlong NUL
+    expect(read([0x41, 0xed, 0xa0, 0x80])).toBe(at(1, 2, '0xED')); // a surrogate
+    expect(read([0x41, 0xf4, 0x90, 0x80, 0x80])).toBe(at(1, 2, '0xF4')); // past U+10FFFF
+    expect(read([0x41, 0x0a, 0xe2, 0x82])).toBe(at(2, 1, '0xE2')); // cut short
+    expect(read(Buffer.from('\ufeffid: a\n', 'utf16le'))).toBe('f.txt: is UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8');
+  });
+
+  it('through the readers: a dataset, a scenario, a price table, a study', async () => {
+    const dir = tempDir();
+    const latin1 = (name: string, text: string) => {
+      writeFileSync(join(dir, name), Buffer.from(text, 'latin1'));
+      return join(dir, name);
+    };
+    const reason = 'is not UTF-8 text: at line 1, column 4, byte 0xE9 starts no UTF-8 character; save it as UTF-8';
+    expect(() => importDataset('openai', { path: latin1('c.jsonl', '{"m\u00e9ssages": []}\n'), file: 'c.jsonl', base: dir })).toThrow(`c.jsonl: ${reason}`);
+    expect(() => scenarioFromFile(latin1('s.yaml', 'id:\u00e9 a\n'), 's.yaml')).toThrow(`s.yaml: ${reason}`);
+    expect(() => loadPrices(latin1('p.json', '{"g\u00e9": {}}'))).toThrow(reason);
+    await expect(loadStudy(latin1('study.yaml', 'see\u00e9d: 1\n'))).rejects.toThrow(reason);
+  });
+});

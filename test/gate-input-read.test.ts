@@ -102,6 +102,12 @@ describe('a baseline', () => {
     expect(empty.err).toBe(`ctxsim: ${empty.file}:1:1: invalid JSON: Unexpected end of JSON input\n`);
   });
 
+  it('lists nested too deep: one line, at the key or where the parser stopped', async () => {
+    const nested = (n: number) => baselineText.replace('{', `{"extra": ${'['.repeat(n)}${']'.repeat(n)},`);
+    expect((await check(nested(300))).err).toMatch(/^ctxsim: .*b\.json:1:11 extra: lists and mappings nested more than 256 deep\n$/);
+    expect((await check(nested(30_000))).err).toMatch(/^ctxsim: .*b\.json:1:\d+: lists and mappings nested too deep to parse\n$/);
+  });
+
   it('another file or a later version is named as such', async () => {
     const shard = await check(shardText);
     expect(shard.err).toBe(`ctxsim: ${shard.file}:1:1: a shard file, not a ctxsim baseline: merge it with ctxsim merge\n`);

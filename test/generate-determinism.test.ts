@@ -68,6 +68,9 @@ describe('ctxsim generate', () => {
     const cases: [string[], string][] = [
       [['--profile', 'chatty'], 'ctxsim: unknown profile "chatty"; expected one of support, voice-assistant, coding, companion, agent\n'],
       [['--profile', 'support', '--turns', '9-3'], 'ctxsim: --turns: expected a range MIN-MAX of whole numbers from 1, such as 5-40, got "9-3"\n'],
+      // Ranges end at 10,000 (of 99,999,999 turns the generator ran the heap out and aborted the process).
+      [['--profile', 'support', '--count', '1', '--turns', '10001'], 'ctxsim: --turns: expected a range MIN-MAX of whole numbers up to 10000, got "10001"\n'],
+      [['--profile', 'companion', '--count', '1', '--turns', '5', '--set', 'sessionTurns=1-10001'], 'ctxsim: --set sessionTurns: expected a range MIN-MAX of whole numbers up to 10000, got "1-10001"\n'],
       [['--profile', 'support', '--set', 'correctionShare=2'], 'ctxsim: --set correctionShare: expected a number ≤ 1, got 2\n'],
       [['--profile', 'support', '--set', 'mood=happy'], 'ctxsim: --set mood: unknown key "mood"\n'],
       [['--profile', 'support', '--count', '0'], 'ctxsim: --count: expected a whole number from 1 to 100000, got 0\n'],

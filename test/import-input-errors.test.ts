@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importDataset } from '../src/scenario/import/index.js';
@@ -193,5 +193,83 @@ describe('a dataset or side file a study names that cannot be read is at its key
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe('two conversations of a dataset whose ids come out the same', () => {
+  /** The fixture with `set` applied to its conversations, written pretty-printed to a temporary folder. */
+  function sameIds(fixture: string, set: (c: Record<string, unknown>, i: number) => void) {
+    const data = JSON.parse(readFileSync(join(IMPORT_FIXTURES, fixture), 'utf8')) as Record<string, unknown>[];
+    data.forEach(set);
+    return writeInput(tempDir(), fixture, JSON.stringify(data, null, 2) + '\n');
+  }
+
+  it('each dataset with its own ids: an error at the second id, naming the first', () => {
+    const abcd = sameIds('abcd-sample.json', (c, i) => (c.convo_id = i ? -7 : 7));
+    expect(problems(() => importDataset('abcd', abcd))).toEqual([
+      'abcd-sample.json:310:17 [1].convo_id: gives the conversation id "abcd-7", as the conversation at line 3, column 17 does: ids must be unique',
+    ]);
+    const locomo = sameIds('locomo-sample.json', (c) => (c.sample_id = 'conv_1'));
+    expect(problems(() => importDataset('locomo', locomo, { prefix: 'lc' }))).toEqual([
+      'locomo-sample.json:208:18 [1].sample_id: gives the conversation id "lc-conv-1", as the conversation at line 170, column 18 does: ids must be unique',
+    ]);
+    const multiwoz = sameIds('multiwoz-sample.json', (c) => (c.original_id = 'SNG1.json'));
+    expect(problems(() => importDataset('multiwoz', multiwoz))).toEqual([
+      'multiwoz-sample.json:128:20 [1].original_id: gives the conversation id "multiwoz-sng1", as the conversation at line 6, column 20 does: ids must be unique',
+    ]);
+    const sgd = sameIds('sgd-sample.json', (c, i) => (c.dialogue_id = i ? '1_00.A' : '1_00_a'));
+    expect(problems(() => importDataset('sgd', sgd))).toEqual([
+      'sgd-sample.json:290:20 [1].dialogue_id: gives the conversation id "sgd-1-00-a", as the conversation at line 3, column 20 does: ids must be unique',
+    ]);
+  });
+
+  it('ctxsim import --out: exit 2 with the place, and no folder written (not a failed write)', async () => {
+    const abcd = sameIds('abcd-sample.json', (c) => (c.convo_id = 7));
+    const dup = abcd.path;
+    const out = join(dup, '..', 'out');
+    const { code, err } = await importCli(dup, '--format', 'abcd', '--out', out);
+    expect({ code, last: err.trimEnd().split('\n').at(-1) }).toEqual({
+      code: 2,
+      last: 'ctxsim: abcd-sample.json:310:17 [1].convo_id: gives the conversation id "abcd-7", as the conversation at line 3, column 17 does: ids must be unique',
+    });
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('a dataset nested deeper than its checks can walk', () => {
+  const abcd = readFileSync(join(IMPORT_FIXTURES, 'abcd-sample.json'), 'utf8');
+
+  it('30,000 levels: one located problem, not an internal error', async () => {
+    const f = writeInput(tempDir(), 'deep.json', abcd.replace('"convo_id": 501', `"convo_id": 501, "extra": ${'['.repeat(30_000)}${']'.repeat(30_000)}`));
+    expect(await importCli(f.path, '--format', 'abcd')).toEqual({ code: 2, err: expect.stringMatching(/^ctxsim: deep\.json:3:\d+: lists and mappings nested too deep to parse\n$/) });
+    const line = `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": ${JSON.stringify(`{"a": ${'['.repeat(30_000)}${']'.repeat(30_000)}}`)}}}]}, {"role": "tool", "tool_call_id": "c1", "content": "ok"}]}\n`;
+    const chats = writeInput(tempDir(), 'deep.jsonl', line);
+    expect(await importCli(chats.path, '--format', 'openai')).toEqual({ code: 2, err: 'ctxsim: deep.jsonl#deep-0001 turns[0].tools[0].args.a: lists and mappings nested more than 256 deep\n' });
+  });
+
+  it('300 levels: at the key that holds them', () => {
+    const f = writeInput(tempDir(), 'deep.json', abcd.replace('"convo_id": 501', `"convo_id": 501, "extra": ${'['.repeat(300)}${']'.repeat(300)}`));
+    expect(problems(() => importDataset('abcd', f))).toEqual(['deep.json:3:29 [0].extra: lists and mappings nested more than 256 deep']);
+  });
+});
+
+describe('a probe at turn 0 (turns count from 1)', () => {
+  const chats = join(IMPORT_FIXTURES, 'openai-chats.jsonl');
+
+  it('in an annotation file: an error at the key, shown as the key (not "past the last turn", nor "Invalid key in record, got a list")', () => {
+    const dir = tempDir();
+    const side = (text: string) => {
+      writeFileSync(join(dir, 'a.yaml'), text);
+      return problems(() => importDataset('openai', { path: chats, file: 'openai-chats.jsonl', base: dir }, { annotations: 'a.yaml' }));
+    };
+    expect(side('"*":\n  facts: {a: b}\n  probe: {0: [a]}\n')).toEqual(['a.yaml:3:10 *.probe.0: expected a turn number from 1, or last, got "0"']);
+    expect(side('openai-chats-0001:\n  facts: {a: b}\n  probe: {-1: [a]}\n')).toEqual(['a.yaml:3:10 openai-chats-0001.probe.-1: expected a turn number from 1, or last, got "-1"']);
+  });
+
+  it('in --probe: a usage error', async () => {
+    expect(await importCli(chats, '--format', 'openai', '--fact', 'a=b', '--probe', '0:a')).toEqual({
+      code: 2,
+      err: 'ctxsim: --probe: expected TURN:name[,name…] (TURN a number from 1, or last), got "0:a"\n',
+    });
   });
 });

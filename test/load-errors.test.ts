@@ -291,6 +291,43 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
     expect(lines[20]).toBe('s.yaml:1:1: and 39980 more unknown keys');
   });
 
+  it('lists nested deeper than the parser can go: one located problem that says so, not its stack overflow', () => {
+    expect(scenario(`id: a\nturns:\n  - user: hi\n    assistant: ${'['.repeat(5000)}${']'.repeat(5000)}\n`)).toEqual([
+      expect.stringMatching(/^s\.yaml:4:\d+: lists and mappings nested too deep to parse$/),
+    ]);
+  });
+
+  it('a value nested more than 256 deep (in a turn, or built in memory) is one problem at its key', () => {
+    const nested = `${'['.repeat(300)}${']'.repeat(300)}`;
+    expect(scenario(`id: a\nturns:\n  - user: hi\n    tools: [{call: f, args: {a: ${nested}}, result: ok}]\n`)).toEqual([
+      's.yaml:4:33 turns[0].tools[0].args.a: lists and mappings nested more than 256 deep',
+    ]);
+    const deep: unknown[] = [];
+    let inner = deep;
+    for (let i = 0; i < 30_000; i++) inner.push((inner = []));
+    expect(problems(() => scenarioFromValue('mem', { id: 'a', turns: [{ user: 'hi', tools: [{ call: 'f', args: { a: deep }, result: 'ok' }] }] }))).toEqual([
+      'mem turns[0].tools[0].args.a: lists and mappings nested more than 256 deep',
+    ]);
+  });
+
+  it('a call\'s billed usage whose cached or written tokens are more than its input (they are part of it) is an error at the field', () => {
+    const usage = (u: string) => scenario(`id: a\nturns:\n  - user: hi\n    assistant: ho\n    usage: {${u}}\n`);
+    expect(usage('input: 100, cached: 60, written: 40, written1h: 40')).toEqual([]);
+    expect(usage('input: 100, cached: 101')).toEqual(['s.yaml:5:33 turns[0].usage.cached: more than the input (100) it is part of, got 101']);
+    expect(usage('input: 100, cached: 60, written: 41')).toEqual(['s.yaml:5:46 turns[0].usage.written: with cached (60), more than the input (100) they are part of, got 41']);
+    expect(usage('input: 100, written: 10, written1h: 11')).toEqual(['s.yaml:5:49 turns[0].usage.written1h: more than written (10) it is part of, got 11']);
+  });
+
+  it('a tag the core schema does not read is an error at its value, not a value read as if untagged', () => {
+    const tagged = (v: string) => scenario(`id: a\nturns:\n  - user: hi\n    assistant: ${v}\n`);
+    expect(tagged('!!str 5')).toEqual([]);
+    expect(tagged('!foo hello')).toEqual(['s.yaml:4:16: unknown tag !foo: the tags read are the core ones (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)']);
+    expect(tagged('!!js/function "f"')).toEqual(['s.yaml:4:16: unknown tag !!js/function: the tags read are the core ones (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)']);
+    expect(tagged('!!float x')).toEqual(['s.yaml:4:16: !!float does not fit the value: write one it fits, or no tag']);
+    // YAML 1.1's types would be values no check reads (a Map said "expected mapping, got a mapping").
+    expect(scenario('id: a\nturns:\n  - user: hi\n    facts: !!omap [name: hi]\n')).toEqual(['s.yaml:4:12: unknown tag !!omap: the tags read are the core ones (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)']);
+  });
+
   it('a duplicate key is still an error at the repeat', () => {
     expect(scenario('id: a\nturns:\n  - user: hi\n    user: ho\n')).toEqual(['s.yaml:4:5: Map keys must be unique']);
   });

@@ -94,6 +94,18 @@ describe('a user price table', () => {
     expect(lookup(t, 'gpt-4o').input).toBe(2_500_000n);
   });
 
+  it('a field written null is left out: a builtin model keeps its price, its cache rule and its window (not an output price of 0)', () => {
+    const t = loadPrices(
+      priceFile({
+        'gpt-4o': { input_cost_per_token: 0.000003, output_cost_per_token: null, cache_read_input_token_cost: null, max_input_tokens: null },
+        'my-model': { input_cost_per_token: null, output_cost_per_token: 0.000004 },
+      }),
+    );
+    const g = lookup(t, 'gpt-4o');
+    expect([g.input, g.output, g.cacheRule.kind, g.cacheRead, g.maxInputTokens]).toEqual([3_000_000n, 10_000_000n, 'automatic', 1_250_000n, 128_000]);
+    expect(() => lookup(t, 'my-model')).toThrow(/^model "my-model": the price table \(builtin \+ .*prices\.json\) has no input_cost_per_token for it; add one with --prices FILE$/);
+  });
+
   it('rejects a negative price, naming the file, line, model and field', () => {
     expect(problem('{\n  "bad": {"input_cost_per_token": -0.001, "output_cost_per_token": 0}\n}\n')).toBe(
       'p.json:2:35 bad.input_cost_per_token: expected a price in USD per token (a number ≥ 0), got -0.001',

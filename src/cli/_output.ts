@@ -60,6 +60,8 @@ export function checkOutputFolder(dir: string, shown: string): void {
  * not lost to a typo, and its reports are not written without it.
  */
 export function checkOutputFile(path: string, flag: string, shown: string): void {
+  // `resolve` drops the slash: `--junit reports/` would write a file named reports.
+  if (/[\\/]$/.test(shown)) throw new UsageError(`${flag} ${shown}: ends with /, which names a folder; name a file`);
   // Something there that is not a file (a device, a FIFO, a folder) is named as every writer names it.
   if (statOf(path)) checkFileTarget(path);
   checkWritable({ kind: 'file', path, format: 'json' }, shown, true, flag);

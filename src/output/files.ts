@@ -216,6 +216,8 @@ export function checkFileTarget(target: string): void {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
     if (code === 'ENOTDIR') notAFolder(target, dirname(target));
+    // Said of the stat, it would read "cannot read": the file is to be written, and its name is what is wrong.
+    if (code === 'ENAMETOOLONG') throw new CtxsimError(`${target}: the name is too long for a file (${Buffer.byteLength(basename(target))} bytes; ENAMETOOLONG); cannot write it`, 'output');
     throw e;
   }
   throw new CtxsimError(`${target}: ${kind === 'something else' ? 'not a regular file' : `is ${kind}, not a regular file`}; refusing to write it`, 'output');

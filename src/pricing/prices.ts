@@ -148,11 +148,12 @@ export function compileTable(
 
 /**
  * Lays a user table over a base: a model the user names keeps the base
- * entry's fields the user left out; new models are added.
+ * entry's fields the user left out or wrote as null (as JSON dumps write an
+ * absent value); new models are added.
  */
 export function mergeEntries(base: ReadonlyMap<string, RawEntry>, over: ReadonlyMap<string, RawEntry>): Map<string, RawEntry> {
   const out = new Map(base);
-  for (const [k, v] of over) out.set(k, { ...(base.get(k) ?? {}), ...v });
+  for (const [k, v] of over) out.set(k, { ...(base.get(k) ?? {}), ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null)) });
   return out;
 }
 

@@ -68,6 +68,14 @@ export const usageSchema = z
       .optional()
       .describe('output is what the log wrote before the reply ended, less than was billed (Claude Code’s logs): the billed check leads with the prompts’ cost'),
   })
+  .superRefine((u, ctx) => {
+    // Cached and written tokens are of the prompt's: more than it holds is no bill a provider wrote.
+    const cached = u.cached ?? 0;
+    const written = u.written ?? 0;
+    if (cached > u.input) ctx.addIssue({ code: 'custom', path: ['cached'], message: `more than the input (${u.input}) it is part of` });
+    else if (cached + written > u.input) ctx.addIssue({ code: 'custom', path: ['written'], message: `with cached (${cached}), more than the input (${u.input}) they are part of` });
+    if (u.written1h !== undefined && u.written1h > written) ctx.addIssue({ code: 'custom', path: ['written1h'], message: `more than written (${written}) it is part of` });
+  })
   .describe('what the provider billed for the call that wrote this (from a transcript): compared with what ctxsim counts');
 
 /** What a provider billed for a whole conversation, as a transcript that keeps totals only recorded it. */

@@ -20,6 +20,9 @@ export class SourceDoc {
     private readonly raw?: unknown,
   ) {}
 
+  /** The places of values found nested too deep, each reported once. */
+  private readonly tooDeep = new Set<string>();
+
   /**
    * Wraps a value built in memory (a generated or imported scenario) so it is
    * validated like a file; its problems carry the file and path but no line.
@@ -44,7 +47,9 @@ export class SourceDoc {
     const doc = parseBounded(text, lines, maxTokens, (offset) => {
       throw new DocTooLarge(at(offset, `too many values to parse (over ${maxTokens.toLocaleString('en-US')} values and indicators by here)`));
     });
-    const syntax = [...doc.errors.map((e) => ({ offset: e.pos[0], message: firstLine(e.message) })), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
+    // A parser out of stack may say so more than once: once is enough.
+    const errors = doc.errors.filter((e, i) => e.code !== 'RESOURCE_EXHAUSTION' || doc.errors.findIndex((f) => f.code === e.code) === i);
+    const syntax = [...errors.map((e) => ({ offset: e.pos[0], message: syntaxMessage(e) })), ...unknownTags(doc), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
     if (syntax.length) throw new ScenarioError(syntax.map((e) => at(e.offset, e.message)));
     const problems = aliasProblems(doc).map((p) => at(p.offset, p.message));
     if (problems.length) throw new ScenarioError(problems);
@@ -95,6 +100,18 @@ export class SourceDoc {
 
   /** Validates the value at `path` against a schema; problems go to `out`. */
   check<T>(schema: z.ZodType<T>, value: unknown, path: DocPath, out: Problem[]): T | undefined {
+    const deep = deepPath(value);
+    if (deep) {
+      // Named at the last key before the nesting (within a few levels), once: a part checked again is the same problem.
+      const whole = [...path, ...deep];
+      let key = Math.min(whole.length, 16);
+      while (key > path.length + 1 && typeof whole[key - 1] !== 'string') key--;
+      const at = whole.slice(0, key);
+      const shown = formatPath(at);
+      if (!this.tooDeep.has(shown)) out.push(this.problem(at, `lists and mappings nested more than ${MAX_DEPTH} deep`));
+      this.tooDeep.add(shown);
+      return undefined;
+    }
     // zod builds records and objects by assignment, which drops a key named `__proto__` (a fact may
     // be named so): such keys are renamed for the parse and named back in its result and its problems.
     const renamed = hasProtoKey(value);
@@ -110,10 +127,70 @@ export class SourceDoc {
         if (more > 0) out.push(this.problem(at, `and ${more} more unknown key${more === 1 ? '' : 's'}`));
         continue;
       }
-      out.push(this.problem(at, issueText(issue, valueAt(value, at.slice(path.length)))));
+      // A record's key that its schema refuses is shown, and placed, as the key.
+      if (issue.code === 'invalid_key') out.push(this.problem(at, `${issue.issues[0]?.message ?? issue.message}, got ${show(at[at.length - 1])}`, true));
+      else out.push(this.problem(at, issueText(issue, valueAt(value, at.slice(path.length)))));
     }
     return undefined;
   }
+}
+
+/**
+ * How deep lists and mappings may nest in a value a schema checks: far
+ * beyond any dataset's (a dozen levels), well within what the checks and
+ * the parser (about 800 levels) can walk without running out of stack.
+ */
+const MAX_DEPTH = 256;
+
+/** The path of a list or mapping nested more than `MAX_DEPTH` deep in `v`, found without recursion; undefined when there is none. */
+function deepPath(v: unknown): DocPath | undefined {
+  // The values still to visit and their depths; a path is made only for a value found too deep.
+  const values: unknown[] = [v];
+  const depths: number[] = [0];
+  while (values.length) {
+    const x = values.pop();
+    const depth = depths.pop()!;
+    if (x === null || typeof x !== 'object') continue;
+    if (depth === MAX_DEPTH) return pathTo(v, x);
+    for (const y of Object.values(x)) {
+      values.push(y);
+      depths.push(depth + 1);
+    }
+  }
+  return undefined;
+}
+
+/** The path from `root` to `target`, a value inside it (found by a walk without recursion). */
+function pathTo(root: unknown, target: unknown): DocPath {
+  const stack: [unknown, (string | number)[]][] = [[root, []]];
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    const [x, path] = top;
+    if (x === target) return path;
+    if (x !== null && typeof x === 'object') for (const [k, y] of Object.entries(x)) stack.push([y, [...path, Array.isArray(x) ? Number(k) : k]]);
+  }
+  return [];
+}
+
+const CORE_TAGS = ['!!str', '!!int', '!!float', '!!bool', '!!null', '!!map', '!!seq'];
+
+/**
+ * Tags the core schema does not resolve (`!foo`, `!!js/function`, `!!omap`):
+ * the parser only warns and reads the value as if untagged, a string where a
+ * `!!float` was meant; here each is an error at its value.
+ */
+function unknownTags(doc: Document.Parsed): { offset: number; message: string }[] {
+  return doc.warnings
+    .filter((w) => w.code === 'TAG_RESOLVE_FAILED')
+    .map((w) => {
+      const tag = (/^Unresolved tag: (\S+)/.exec(w.message)?.[1] ?? '').replace(/^tag:yaml\.org,2002:/, '!!');
+      const message = CORE_TAGS.includes(tag) ? `${tag} does not fit the value: write one it fits, or no tag` : `unknown tag ${tag}: the tags read are the core ones (${CORE_TAGS.join(', ')})`;
+      return { offset: w.pos[0], message };
+    });
+}
+
+/** A syntax error's message: its first line, and what a parser that ran out of stack met. */
+function syntaxMessage(e: YAMLParseError): string {
+  return e.code === 'RESOURCE_EXHAUSTION' ? 'lists and mappings nested too deep to parse' : firstLine(e.message);
 }
 
 /** How many unknown keys of one mapping are listed, each with its place; the rest are counted. */
@@ -171,7 +248,8 @@ function parseBounded(text: string, lines: LineCounter, maxTokens: number, tooMa
     yield* parser.end();
   }
   let doc: Document.Parsed | undefined;
-  for (const next of new Composer({ prettyErrors: false, uniqueKeys: false }).compose(tokens(), true, text.length)) {
+  // Tags beyond the core schema's (!!omap, !!set, !!binary, !!timestamp) would make values no check reads: they stay unresolved, an error.
+  for (const next of new Composer({ prettyErrors: false, uniqueKeys: false, resolveKnownTags: false }).compose(tokens(), true, text.length)) {
     if (doc) {
       doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
       break;

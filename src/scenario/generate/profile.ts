@@ -44,7 +44,15 @@ export function parseRange(value: unknown): [number, number] | undefined {
   return lo >= 1 && hi >= lo ? [lo, hi] : undefined;
 }
 
-/** A `MIN-MAX` range field with at least `min`. */
+/**
+ * The most a `MIN-MAX` range may reach: 10,000 turns (or steps, sessions…)
+ * in one conversation, 30 times the longest a profile makes by default.
+ * Past it a conversation costs gigabytes to generate (10,000 agent steps
+ * take 1.5 GB), and 99,999,999 turns ran the heap out and aborted the process.
+ */
+const MAX_RANGE = 10_000;
+
+/** A `MIN-MAX` range field with at least `min`, at most `MAX_RANGE`. */
 export function rangeField(min = 1) {
   return z
     .union([z.string(), z.number()])
@@ -52,6 +60,10 @@ export function rangeField(min = 1) {
       const r = parseRange(v);
       if (!r || r[0] < min) {
         ctx.addIssue({ code: 'custom', message: `expected a range MIN-MAX of whole numbers from ${min}, such as ${Math.max(min, 5)}-40` });
+        return z.NEVER;
+      }
+      if (r[1] > MAX_RANGE) {
+        ctx.addIssue({ code: 'custom', message: `expected a range MIN-MAX of whole numbers up to ${MAX_RANGE}` });
         return z.NEVER;
       }
       return r as readonly [number, number];

@@ -1,6 +1,7 @@
-import { ScenarioError } from '../../errors.js';
+import { ScenarioError, type Problem } from '../../errors.js';
 import { InputFileError, readInputText } from '../../process.js';
-import { isObject, jsonErrorOffset, parseJson } from '../../text/json.js';
+import type { DocPath } from '../../text/document.js';
+import { isObject, jsonErrorOffset, parseJson, type JsonSource } from '../../text/json.js';
 
 export { JsonSource, parseJson } from '../../text/json.js';
 
@@ -34,6 +35,31 @@ export function readText(path: string, file: string): string {
     throw new UnreadableFile(path, file, String((e as NodeJS.ErrnoException).code ?? e));
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * The ids a dataset's conversations are given, each with the path of the
+ * value it was made from: two conversations whose ids come out the same
+ * (`5` and `-5`, `a_b` and `a-b`, or one id written twice) would be one
+ * scenario file, so the second is a problem at its value, naming the first.
+ */
+export class DatasetIds {
+  private readonly seen = new Map<string, DocPath>();
+
+  constructor(private readonly src: JsonSource) {}
+
+  /** Whether `id` is new; else a problem at `path` goes to `out`. */
+  add(id: string, path: DocPath, out: Problem[]): boolean {
+    const first = this.seen.get(id);
+    if (first === undefined) {
+      this.seen.set(id, path);
+      return true;
+    }
+    const at = this.src.problem(first, '');
+    const where = at.line === undefined ? at.path : `line ${at.line}, column ${at.column ?? 1}`;
+    out.push(this.src.problem(path, `gives the conversation id "${id}", as the conversation at ${where} does: ids must be unique`));
+    return false;
+  }
 }
 
 /** A value of a JSON Lines file, with its 1-based line. */

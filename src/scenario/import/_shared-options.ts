@@ -26,7 +26,7 @@ const annotationOptions = {
     .optional()
     .describe('name=value for every conversation, placed where the user first says the value'),
   probe: z
-    .array(z.string().regex(/^(\d+|last):[^,]+(,[^,]+)*$/, 'expected TURN:name[,name…] (TURN a number or last)'))
+    .array(z.string().regex(/^([1-9]\d*|last):[^,]+(,[^,]+)*$/, 'expected TURN:name[,name…] (TURN a number from 1, or last)'))
     .optional()
     .describe('TURN:name[,name…] for every conversation, TURN a number or last'),
 };

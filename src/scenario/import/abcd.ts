@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { normalizeText, type ScenarioOut, type ToolOut } from '../docs.js';
-import { JsonSource, parseJson, readText } from './_read.js';
+import { DatasetIds, JsonSource, parseJson, readText } from './_read.js';
 import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
@@ -104,10 +104,14 @@ export const abcd: Importer<AbcdOptions> = {
     const problems: Problem[] = [];
     const quirks = new QuirkLog();
     const docs: ScenarioOut[] = [];
+    const ids = new DatasetIds(src);
     for (const [split, list] of splits) {
       list.forEach((raw, i) => {
-        const c = src.check(conversation, raw, split === undefined ? [i] : [split, i], problems);
-        if (c) docs.push(conversationDoc(c, opts, quirks));
+        const at = split === undefined ? [i] : [split, i];
+        const c = src.check(conversation, raw, at, problems);
+        if (!c) return;
+        const doc = conversationDoc(c, opts, quirks);
+        if (ids.add(doc.id, [...at, 'convo_id'], problems)) docs.push(doc);
       });
     }
     if (problems.length) throw new ScenarioError(problems);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { formatDuration, normalizeText as normalize, type ScenarioOut, type TurnOut } from '../docs.js';
 import { DEFAULT_GAP_SECONDS } from '../load.js';
-import { JsonSource, parseJson, readText } from './_read.js';
+import { DatasetIds, JsonSource, parseJson, readText } from './_read.js';
 import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type ImportInput, type Importer } from './types.js';
@@ -152,7 +152,7 @@ export interface LocomoRead {
  * the real model's observations and session summaries are read too (and
  * must be there). Every problem of the file throws one ScenarioError.
  */
-export function readLocomo(input: Pick<ImportInput, 'path' | 'file'>, opts: Pick<LocomoOptions, 'user'>, read: { memories?: boolean } = {}): LocomoRead {
+export function readLocomo(input: Pick<ImportInput, 'path' | 'file'>, opts: Pick<LocomoOptions, 'user'> & Partial<Pick<LocomoOptions, 'prefix'>>, read: { memories?: boolean } = {}): LocomoRead {
   const text = readText(input.path, input.file);
   const root = parseJson(text, input.file);
   const src = new JsonSource(input.file, text);
@@ -160,12 +160,14 @@ export function readLocomo(input: Pick<ImportInput, 'path' | 'file'>, opts: Pick
   if (!Array.isArray(root)) throw new ScenarioError([src.problem([], 'expected a JSON array of LoCoMo samples')]);
   const quirks = new QuirkLog();
   const samples: LocomoSample[] = [];
+  // Every scenario id of a sample starts with this one.
+  const ids = new DatasetIds(src);
   root.forEach((raw, i) => {
     const s = src.check(sample, raw, [i], problems);
     const m = read.memories ? src.check(memories, raw, [i], problems) : undefined;
     if (!s) return;
     const one = readSample(s, raw as { conversation: Record<string, unknown> }, i, src, opts, problems, quirks);
-    if (!one) return;
+    if (!one || !ids.add(`${opts.prefix ?? 'locomo'}-${one.slug}`, [i, 'sample_id'], problems)) return;
     if (m) one.memories = memoriesOf(m, one.id, quirks);
     samples.push(one);
   });

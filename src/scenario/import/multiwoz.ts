@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import type { ScenarioOut } from '../docs.js';
-import { JsonSource, parseJson, readText } from './_read.js';
+import { DatasetIds, JsonSource, parseJson, readText } from './_read.js';
 import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
@@ -44,9 +44,12 @@ export const multiwoz: Importer<MultiwozOptions> = {
     const problems: Problem[] = [];
     const quirks = new QuirkLog();
     const docs: ScenarioOut[] = [];
+    const ids = new DatasetIds(src);
     root.forEach((raw, i) => {
       const d = src.check(dialogue, raw, [i], problems);
-      if (d) docs.push(dialogueDoc(d, opts, quirks));
+      if (!d) return;
+      const doc = dialogueDoc(d, opts, quirks);
+      if (ids.add(doc.id, [i, d.original_id !== undefined ? 'original_id' : 'dialogue_id'], problems)) docs.push(doc);
     });
     if (problems.length) throw new ScenarioError(problems);
     return { docs, quirks: quirks.list() };

@@ -43,7 +43,7 @@ interface Annotation {
 
 const annotationSchema = z.strictObject({
   facts: z.record(z.string(), z.union([z.string(), z.array(z.string()).min(1)])).optional(),
-  probe: z.record(z.string().regex(/^(\d+|last)$/, 'expected a turn number or last'), z.array(z.string()).min(1)).optional(),
+  probe: z.record(z.string().regex(/^([1-9]\d*|last)$/, 'expected a turn number from 1, or last'), z.array(z.string()).min(1)).optional(),
 });
 
 /**

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import type { DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut } from '../docs.js';
-import { JsonSource, parseJson, readText } from './_read.js';
+import { DatasetIds, JsonSource, parseJson, readText } from './_read.js';
 import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
@@ -58,12 +58,14 @@ export const sgd: Importer<SgdOptions> = {
     const problems: Problem[] = [];
     const quirks = new QuirkLog();
     const docs: ScenarioOut[] = [];
+    const ids = new DatasetIds(src);
     root.forEach((raw, i) => {
       const d = src.check(dialogue, raw, [i], problems);
       if (!d) return;
       const bad = badSpans(d, [i]);
       if (bad.length) return void problems.push(...bad.map(([at, msg]) => src.problem(at, msg)));
-      docs.push(dialogueDoc(d, opts, quirks));
+      const doc = dialogueDoc(d, opts, quirks);
+      if (ids.add(doc.id, [i, 'dialogue_id'], problems)) docs.push(doc);
     });
     if (problems.length) throw new ScenarioError(problems);
     return { docs, quirks: quirks.list() };
