@@ -27,6 +27,8 @@ export const GOLDEN_HASHES = [
   '25220fa339d3bc32dae00838adcd5e58e0002de96d34d470cd45aea76abfe365',
   // The simulated extractor answers on one line, as its instruction asks: an extraction's output tokens move by a token or two.
   '9cab00f9672a31e11979ad9aea462636b906c16453e05baff3a8382fe8744da0',
+  // Simulated statements write a present verb in the third person, give a sentence said without its subject the speaker, and leave an acknowledgement out.
+  'fc9509632a86975cb89d4a2222a44f92897cd35d7fcb5af9e7d47631e7204e9b',
 ] as const;
 
 /**
