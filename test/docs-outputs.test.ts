@@ -9,7 +9,8 @@ import { tempDir } from './_tmp.js';
  * The commands the docs show with their output print that output.
  *
  * In the pages of PAGES, a fenced block whose first line starts with `$ ` is
- * a terminal session: each `$ ` line is a command, and the lines under it, up
+ * a terminal session (indented in a list item too: its lines are read, and
+ * rewritten, at the fence's indent): each `$ ` line is a command, and the lines under it, up
  * to the next `$ ` line, are what it prints, stdout and stderr together as a
  * terminal shows them. The commands run in the page's order in one fresh
  * folder, each once in its own `sh` (pipes work; variables and `cd` do not
@@ -71,6 +72,8 @@ interface Command {
   /** The page's lines of its output: [from, to) (0-based). */
   from: number;
   to: number;
+  /** The indent of its block (a block in a list item), which its lines are read and rewritten at. */
+  indent: string;
 }
 
 type Step =
@@ -81,22 +84,26 @@ type Step =
   | { kind: 'session'; commands: Command[] };
 
 const MARKER = /^<!-- docs-outputs: (.*) -->$/;
-const FENCE = /^(`{3,}|~{3,})/;
+const FENCE = /^( *)(`{3,}|~{3,})/;
 
-/** The fenced block that opens at `start`: its lines and the index of its closing fence. */
-function blockAt(lines: readonly string[], start: number): { body: string[]; end: number } {
-  const fence = FENCE.exec(lines[start]!)![1]!;
+/** A line of a block indented by `indent`, without it. */
+const dedent = (line: string, indent: string) => (line.startsWith(indent) ? line.slice(indent.length) : line);
+
+/** The fenced block that opens at `start`: its lines (without its indent), the index of its closing fence, its indent. */
+function blockAt(lines: readonly string[], start: number): { body: string[]; end: number; indent: string } {
+  const [, indent, fence] = FENCE.exec(lines[start]!)!;
   let end = start + 1;
-  while (end < lines.length && !lines[end]!.startsWith(fence)) end++;
-  return { body: lines.slice(start + 1, end), end };
+  while (end < lines.length && !lines[end]!.startsWith(indent! + fence!)) end++;
+  return { body: lines.slice(start + 1, end).map((l) => dedent(l, indent!)), end, indent: indent! };
 }
 
 /** A session block's commands, each with the lines of its output. */
-function sessionCommands(lines: readonly string[], start: number, end: number): Command[] {
+function sessionCommands(lines: readonly string[], start: number, end: number, indent: string): Command[] {
   const commands: Command[] = [];
   for (let i = start + 1; i < end; i++) {
     const last = commands[commands.length - 1];
-    if (lines[i]!.startsWith('$ ')) commands.push({ cmd: lines[i]!.slice(2), line: i + 1, from: i + 1, to: i + 1 });
+    const line = dedent(lines[i]!, indent);
+    if (line.startsWith('$ ')) commands.push({ cmd: line.slice(2), line: i + 1, from: i + 1, to: i + 1, indent });
     else if (last) last.to = i + 1;
   }
   return commands;
@@ -125,8 +132,8 @@ function pageSteps(page: string, lines: readonly string[]): Step[] {
     const what = MARKER.exec(lines[i]!)?.[1];
     if (what !== undefined) steps.push(markerStep(page, lines, i, what));
     if (!FENCE.test(lines[i]!)) continue;
-    const { end } = blockAt(lines, i);
-    if (lines[i + 1]?.startsWith('$ ')) steps.push({ kind: 'session', commands: sessionCommands(lines, i, end) });
+    const { body, end, indent } = blockAt(lines, i);
+    if (body[0]?.startsWith('$ ')) steps.push({ kind: 'session', commands: sessionCommands(lines, i, end, indent) });
     i = end;
   }
   return steps;
@@ -191,7 +198,7 @@ async function runSession(page: string, lines: readonly string[], commands: read
     const shown = commands[k + 1]?.cmd.trim() === 'echo $?';
     expect.soft(shown || code === 0, `${page}:${c.line}: \`${c.cmd}\` exited ${code}; show the code with \`$ echo $?\` after it\n${got.join('\n')}`).toBe(true);
     previous = code;
-    const want = normalise(lines.slice(c.from, c.to), dir);
+    const want = normalise(lines.slice(c.from, c.to).map((l) => dedent(l, c.indent)), dir);
     const printed = normalise(got, dir);
     if (printed.join('\n') === want.join('\n')) continue;
     differ.push({ c, lines: printed });
@@ -226,7 +233,7 @@ async function checkPage(page: string): Promise<void> {
   }
   if (!UPDATE || !rewrites.length) return;
   const updated = [...lines];
-  for (const { c, lines: printed } of [...rewrites].reverse()) updated.splice(c.from, c.to - c.from, ...printed);
+  for (const { c, lines: printed } of [...rewrites].reverse()) updated.splice(c.from, c.to - c.from, ...printed.map((l) => (l ? c.indent + l : l)));
   writeFileSync(join(ROOT, page), updated.join('\n'));
   console.log(`${page}: rewrote the output of the commands on line ${rewrites.map(({ c }) => c.line).join(', ')}`);
 }
