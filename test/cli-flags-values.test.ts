@@ -138,3 +138,14 @@ describe('a whole-number policy parameter', () => {
     );
   });
 });
+
+describe('a value that starts with a minus', () => {
+  it('is not read as short options: the line names the word and how to write it, and written so, the flag refuses it by name', async () => {
+    await expectUsage([...RUN, '--min-retention', '-5%'], "ctxsim: -5%: a word that starts with a minus is read as options; if it is --min-retention's value, join the two: --min-retention=-5%");
+    await expectUsage([...RUN, '--cache-ttl', '-5m'], "ctxsim: -5m: a word that starts with a minus is read as options; if it is --cache-ttl's value, join the two: --cache-ttl=-5m");
+    await expectUsage([...RUN, '--min-retention=-5%'], 'ctxsim: --min-retention: a share of the probed facts is at least 0%, got -5%');
+    // An unknown flag is still said as yargs says it, and a negative number is a value.
+    await expectUsage([...RUN, '--bogus'], 'ctxsim: Unknown argument: bogus');
+    await expectUsage([...RUN, '--jobs', '-3'], 'ctxsim: --jobs: expected a whole number ≥ 1, got -3');
+  });
+});

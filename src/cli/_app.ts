@@ -37,6 +37,22 @@ export async function runMain(rawArgs: readonly string[], io: IO = processIO): P
   }
 }
 
+/**
+ * What yargs says of a flag's value that starts with a minus and a digit
+ * (`--min-retention -5%`, `--cache-ttl -5m`): it reads the word as short
+ * options ("Unknown arguments: 5, %"). Said as what it is, with how to
+ * write it (`--min-retention=-5%`, which the flag's own check then reads).
+ * A bare negative number (`--seed -3`) yargs reads as a value.
+ */
+function minusValue(args: readonly string[], message: string): string | undefined {
+  if (!message.startsWith('Unknown argument')) return undefined;
+  const end = args.indexOf('--');
+  const i = args.findIndex((a, k) => k > 0 && (end < 0 || k < end) && /^-[\d.]/.test(a) && !/^-(?:\d+(?:\.\d+)?|\.\d+)$/.test(a) && /^--[^=]+$/.test(args[k - 1]!));
+  if (i < 0) return undefined;
+  const [flag, value] = [args[i - 1]!, args[i]!];
+  return `${value}: a word that starts with a minus is read as options; if it is ${flag}'s value, join the two: ${flag}=${value}`;
+}
+
 async function parseAndRun(rawArgs: readonly string[], io: IO): Promise<number> {
   let code = 0;
   const cli = commandLine(rawArgs, io, (c) => {
@@ -104,7 +120,7 @@ export function commandLine(rawArgs: readonly string[], io: IO, setCode: (c: num
     // (the heading becomes blank, which oneLinePerProblem drops; an empty string would leave it as it was).
     .updateStrings({ 'Invalid values:': ' ', 'Argument: %s, Given: %s, Choices: %s': '--%s: %s is not one of %s' })
     .fail((msg, err) => {
-      throw err ? refusedValue(err) : new CtxsimError(oneLinePerProblem(msg), 'usage');
+      throw err ? refusedValue(err) : new CtxsimError(minusValue(rawArgs, msg) ?? oneLinePerProblem(msg), 'usage');
     })
     .wrap(Math.min(100, process.stdout.columns || 100));
   skipHelpCache(cli);
