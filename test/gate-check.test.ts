@@ -252,7 +252,8 @@ describe('ctxsim check', () => {
   it('rows on one side only are listed, not failed', async () => {
     const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'full', '--policy', 'window-tokens:budget=50', '--policy', 'window-turns:turns=2', '--quiet');
     expect(r.code).toBe(0);
-    expect(r.out).toContain('\n- window-tokens:budget=50: added for kavya-late-order\n- window-tokens:budget=50: added for noah-amnesia\n');
+    // One line per policy and side, its scenarios named.
+    expect(r.out).toContain('\n- window-tokens:budget=50: added for kavya-late-order and noah-amnesia\n');
   });
 
   it('appends the result by cause to $GITHUB_STEP_SUMMARY (the rows under <details>) and writes parseable JUnit XML', async () => {

@@ -20,6 +20,16 @@ describe('the gate’s report of a large study', () => {
     expect(failing.split('\n').filter((l) => l.startsWith('| fail | s')).length).toBe(ROWS);
   });
 
+  it('says the rows on one side only in a line per policy and side, however many scenarios they are in', () => {
+    // The baseline has 150,000 scenarios of `full`; the run has the first 4 of them and a new policy on 5.
+    const now: Baseline = { ...baseline(() => 20), rows: [...baseline(() => 20).rows.slice(0, 4), ...Array.from({ length: 5 }, (_, i) => ({ ...row(i, 20), policy: 'window' }))] };
+    const text = gateMarkdown(compare(baseline(() => 20), now, DEFAULT_LIMITS));
+    const aside = text.split('\n').filter((l) => / for /.test(l));
+    expect(aside).toEqual([`- window: added for 5 scenarios: s0, s1, s2, …`, `- full: removed for ${ROWS - 4} scenarios: s10, s100, s1000, …`]); // in the order of the rows (by scenario id)
+    const two: Baseline = { ...now, rows: [...now.rows.slice(0, 4), ...now.rows.slice(4, 6)] };
+    expect(gateMarkdown(compare(baseline(() => 20), two, DEFAULT_LIMITS)).split('\n').filter((l) => / added for /.test(l))).toEqual(['- window: added for s0 and s1']);
+  });
+
   it('aligns a table of as many rows (its column widths by a loop, not a spread)', () => {
     const rows = Array.from({ length: ROWS }, (_, i) => [`s${i}`, String(i)]);
     const lines = align(rows, new Set([1])).trimEnd().split('\n');

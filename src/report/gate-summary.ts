@@ -1,7 +1,7 @@
 import { escapeControl } from '../errors.js';
 import { seriesName, severalModels } from '../records/digest.js';
 import { change, limitsText, type Cause, type GateResult, type RowComparison } from '../gate/compare.js';
-import { causeTitle, lostLines, policyLine, regressions, type GateReportOptions, type Namer, type Place, type Placer } from './gate.js';
+import { asideLines, causeTitle, lostLines, policyLine, regressions, type GateReportOptions, type Namer, type Place, type Placer } from './gate.js';
 
 /**
  * The gate's result for GitHub's pages: the job's step summary
@@ -176,8 +176,7 @@ function gatePage(result: GateResult, opts: GatePageOptions, z: Sizes): string {
   for (const l of opening(result, opts, z, byModel)) page.add(l);
   if (!result.failed) {
     // One line per policy, then the rows on one side only, as the printed report has them.
-    const aside = result.rows.filter((r) => r.verdict === 'added' || r.verdict === 'removed').map((r) => `- ${name(r)}: ${r.verdict} for ${r.scenario}`);
-    const lines = [...result.policies.map((p) => policyLine(p, name)), ...aside].map((l) => cut(safe(l), z.line));
+    const lines = [...result.policies.map((p) => policyLine(p, name)), ...asideLines(result.rows, name)].map((l) => cut(safe(l), z.line));
     const shown = lines.findIndex((l) => !page.add(l, 200));
     if (shown >= 0) page.add(`- and ${lines.length - shown} more lines: every row is in \`--json\``);
     return `${page.lines.join('\n').trimEnd()}\n`;

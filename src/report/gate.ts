@@ -58,6 +58,30 @@ export function policyLine(p: PolicyComparison, name: Namer): string {
   return `- ${name(p)}: cost ${microDollars(p.costBefore)} → ${microDollars(p.costAfter)} (${change(p.costChange)}), retained ${p.retainedBefore}/${p.probesBefore} → ${p.retainedAfter}/${p.probesAfter}${answered} (${over})`;
 }
 
+/** How many scenarios a line of rows on one side only names before it counts the rest. */
+const ASIDE_NAMED = 3;
+
+/**
+ * The rows on one side only (added since the baseline, or removed), one
+ * line per policy and verdict: `- window-tokens:budget=50: added for
+ * kavya-late-order and noah-amnesia`; past three scenarios, their count and
+ * the first three (`added for 33 scenarios: a, b, c, …`).
+ */
+export function asideLines(rows: readonly RowComparison[], name: Namer): string[] {
+  const groups = new Map<string, string[]>();
+  for (const r of rows) {
+    if (r.verdict !== 'added' && r.verdict !== 'removed') continue;
+    const key = `${name(r)}: ${r.verdict}`;
+    const scenarios = groups.get(key);
+    if (scenarios) scenarios.push(r.scenario);
+    else groups.set(key, [r.scenario]);
+  }
+  return [...groups].map(([key, s]) => {
+    if (s.length > ASIDE_NAMED) return `- ${key} for ${s.length} scenarios: ${s.slice(0, ASIDE_NAMED).join(', ')}, …`;
+    return `- ${key} for ${s.length > 1 ? `${s.slice(0, -1).join(', ')} and ${s.at(-1)}` : s[0]}`;
+  });
+}
+
 /** The facts failing rows lost, one line each: `- noah-amnesia, window-turns:turns=3: name at turn 5 (missing)`. */
 export function lostLines(rows: readonly RowComparison[], name: Namer): string[] {
   const lines: string[] = [];
@@ -91,8 +115,7 @@ export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): 
   else if (result.failed) add([...table(failing, byModel), '']);
   else {
     add(result.policies.map((p) => policyLine(p, name)));
-    const aside = result.rows.filter((r) => r.verdict === 'added' || r.verdict === 'removed');
-    add([...aside.map((r) => `- ${name(r)}: ${r.verdict} for ${r.scenario}`), '']);
+    add([...asideLines(result.rows, name), '']);
   }
   const lost = lostLines(failing, name);
   if (lost.length) add(['Facts lost:', '', ...lost, '']);
