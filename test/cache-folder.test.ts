@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cacheFolderOf } from '../src/cli/_cache-folder.js';
 import { CtxsimError, UsageError } from '../src/errors.js';
@@ -160,7 +160,7 @@ describe('ctxsim check and a cache it did not fill', () => {
     const entries = readdirSync(join(planted, 'replay'), { recursive: true }).sort();
     const caught = await cli('check', study, '--policy', 'full', '--model', 'gpt-4o', '--baseline', baseline, '--token-cache', planted, '--quiet');
     expect(caught.err).toBe(
-      `ctxsim: note: the cache folder ${planted} lies in the checkout (the working folder or the study's), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`,
+      `ctxsim: note: the cache folder ${planted} lies in the checkout (the working folder, the study's, or the git work tree they are in), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`,
     );
     expect(caught.code).toBe(1);
     expect(caught.out).toMatch(/^### ctxsim check: FAILED \(2 regressions\)/);
@@ -174,6 +174,24 @@ describe('ctxsim check and a cache it did not fill', () => {
     expect(plain.code).toBe(1);
   });
 
+  it('a cache folder elsewhere in the git work tree of the study (a job run in a subfolder) is not read either', async () => {
+    const { dir, study, baseline } = await project();
+    vi.stubEnv('CTXSIM_CACHE_DIR', '');
+    // The project is the subfolder a job runs in; its checkout's root is the folder above, with a `.git`.
+    const root = dirname(dir);
+    const planted = join(root, '.ctxsim-cache');
+    await forged(study, 'gpt-4o', planted);
+    const args = ['check', study, '--policy', 'full', '--model', 'gpt-4o', '--baseline', baseline, '--token-cache', planted, '--quiet'];
+    // Without a `.git` above, the folder is outside the checkout as far as anyone can tell: trusted, and said so.
+    expect((await cli(...args)).code).toBe(0);
+    mkdirSync(join(root, '.git'));
+    const caught = await cli(...args);
+    expect(caught.err).toBe(
+      `ctxsim: note: the cache folder ${planted} lies in the checkout (the working folder, the study's, or the git work tree they are in), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`,
+    );
+    expect(caught.code).toBe(1);
+  });
+
   it('the user’s cache folder when it lies in the checkout ($XDG_CACHE_HOME set into it) is not read either: the regression fails', async () => {
     const { dir, study, baseline } = await project();
     vi.stubEnv('CTXSIM_CACHE_DIR', '');
@@ -183,7 +201,7 @@ describe('ctxsim check and a cache it did not fill', () => {
     vi.stubEnv('XDG_CACHE_HOME', join(dir, '.cache'));
     const caught = await cli('check', study, '--policy', 'full', '--model', 'gpt-4o', '--baseline', baseline, '--quiet');
     expect(caught.err).toBe(
-      `ctxsim: note: the cache folder ${planted} lies in the checkout (the working folder or the study's), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`,
+      `ctxsim: note: the cache folder ${planted} lies in the checkout (the working folder, the study's, or the git work tree they are in), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`,
     );
     expect(caught.code).toBe(1);
     expect(caught.out).toMatch(/^### ctxsim check: FAILED \(2 regressions\)/);

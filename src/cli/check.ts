@@ -10,7 +10,7 @@ import { changePlaces, placeFile } from '../study/gate-places.js';
 import { OutputSet } from '../output/files.js';
 import { runStudyPipeline, type RunnableStudy } from '../study/pipeline.js';
 import type { RunInfo } from '../engine/run.js';
-import { insideRoots, studyRoots } from '../study/confine.js';
+import { checkoutOf, insideRoots, studyRoots } from '../study/confine.js';
 import { fileSink, gateSink } from '../output/sinks.js';
 import { displayPath } from '../output/display.js';
 import type { GateSettings } from '../study/settings.js';
@@ -59,8 +59,9 @@ function baselineAt(file: string, shown: string, flags: CheckFlags): Baseline {
 }
 
 /**
- * A cache folder that lies in the checkout — the working folder or the
- * study's, real paths compared — holds what a pull request can write:
+ * A cache folder that lies in the checkout — the working folder, the
+ * study's, or the git work tree either is in (a job may run in a subfolder),
+ * real paths compared — holds what a pull request can write:
  * entries it forged would be served as replays of this run. So it is,
  * named on purpose or the user's by default (`$XDG_CACHE_HOME` or the home
  * folder set into the checkout). The check runs without it, and says so.
@@ -68,8 +69,10 @@ function baselineAt(file: string, shown: string, flags: CheckFlags): Baseline {
 function untrustedCache(study: RunnableStudy, io: IO): void {
   const dir = study.cacheFolder;
   if (!dir) return;
-  if (!insideRoots(resolve(dir), studyRoots(study.file ? dirname(study.file) : process.cwd()))) return;
-  io.err(`ctxsim: note: the cache folder ${displayPath(resolve(dir))} lies in the checkout (the working folder or the study's), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`);
+  const roots = studyRoots(study.file ? dirname(study.file) : process.cwd());
+  const checkouts = roots.flatMap((r) => checkoutOf(r) ?? []);
+  if (!insideRoots(resolve(dir), [...roots, ...checkouts])) return;
+  io.err(`ctxsim: note: the cache folder ${displayPath(resolve(dir))} lies in the checkout (the working folder, the study's, or the git work tree they are in), whose files a pull request can change: check runs without a cache; name a folder outside it to keep one\n`);
   study.cacheFolder = false;
 }
 

@@ -1,5 +1,5 @@
-import { lstatSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, lstatSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { isWithin, realPath } from '../output/real-path.js';
 
@@ -16,6 +16,19 @@ import { isWithin, realPath } from '../output/real-path.js';
 export function insideRoots(path: string, roots: readonly string[]): boolean {
   const real = realPath(path);
   return roots.some((root) => isWithin(real, root));
+}
+
+/**
+ * The git work tree that holds folder `dir`: the nearest folder up from it
+ * with a `.git` (a folder, or the file of a worktree or a submodule), as a
+ * real path; undefined when there is none. A CI job may run in a subfolder
+ * of the checkout it gates.
+ */
+export function checkoutOf(dir: string): string | undefined {
+  for (let d = realPath(dir); ; d = dirname(d)) {
+    if (existsSync(join(d, '.git'))) return d;
+    if (dirname(d) === d) return undefined;
+  }
 }
 
 /** Where a study in folder `dir` may write and load from: its folder and the working folder, as real paths. */
