@@ -295,6 +295,10 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
     expect(scenario(`id: a\nturns:\n  - user: hi\n    assistant: ${'['.repeat(5000)}${']'.repeat(5000)}\n`)).toEqual([
       expect.stringMatching(/^s\.yaml:4:\d+: lists and mappings nested too deep to parse$/),
     ]);
+    // So deep around a value that the parser says it ran out of stack twice: one problem all the same.
+    expect(scenario(`id: a\nturns:\n  - user: hi\n    assistant: ${'['.repeat(10_000)}1${']'.repeat(10_000)}\n`)).toEqual([
+      expect.stringMatching(/^s\.yaml:4:\d+: lists and mappings nested too deep to parse$/),
+    ]);
   });
 
   it('a value nested more than 256 deep (in a turn, or built in memory) is one problem at its key', () => {
