@@ -203,9 +203,9 @@ function agreeing(sentence: string): string {
 
 /** Verbs in the past a speaker begins a sentence with, leaving themselves out (`Took a short trip to clear my mind`). */
 const PAST =
-  'went took got made saw lost found bought met ran came began gave felt left kept spent sent wrote told thought brought ' +
-  'caught won sold built paid heard had did ate drove flew grew knew rode sang sat slept spoke stood swam taught threw ' +
-  'understood woke wore';
+  'went|took|got|made|saw|lost|found|bought|met|ran|came|began|gave|felt|left|kept|spent|sent|wrote|told|thought|brought|' +
+  'caught|won|sold|built|paid|heard|had|did|ate|drove|flew|grew|knew|rode|sang|sat|slept|spoke|stood|swam|taught|threw|' +
+  'understood|woke|wore';
 
 /** What a speaker is or is doing, said without `I'm` (`Excited about my new job`, `Gonna paint`, `Working on my novel`). */
 const STATES =
@@ -216,7 +216,7 @@ const STATES =
 
 /** A sentence a speaker begins with their state, what they have been, or what they did (a verb in the past, or one in `-ed` before its object). */
 const UNSAID_SUBJECT = new RegExp(
-  `^(?:(?<is>${STATES})|(?<has>been)|${PAST.split(' ').join('|')}|\\p{L}{2,}(?<!e)ed(?=\\s+(?:a|an|the|my|our|some|this|that|it|them|up|out|back|off)\\b)|can['’]t wait)\\b`,
+  `^(?:(?<is>${STATES})|(?<has>been)|${PAST}|\\p{L}{2,}(?<!e)ed(?=\\s+(?:a|an|the|my|our|some|this|that|it|them|up|out|back|off)\\b)|can['’]t wait)\\b`,
   'iu',
 );
 
