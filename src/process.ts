@@ -3,7 +3,6 @@ import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, open
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join, posix, resolve, win32 } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { CtxsimError } from './errors.js';
 
@@ -241,7 +240,12 @@ function notUtf8(buf: Buffer): string {
   const start = at === 0 ? 0 : buf.lastIndexOf(0x0a, at - 1) + 1;
   const line = countNewlines(buf, 0, start) + 1;
   const column = buf.subarray(start, at).toString('utf8').length + 1;
-  return `is not UTF-8 text: at line ${line}, column ${column}, byte 0x${buf[at]!.toString(16).toUpperCase().padStart(2, '0')} starts no UTF-8 character; save it as UTF-8`;
+  return notUtf8Byte(`line ${line}, column ${column}`, buf[at]!);
+}
+
+/** Why a file is refused whose byte `byte` at `where` starts no UTF-8 character. */
+function notUtf8Byte(where: string, byte: number): string {
+  return `is not UTF-8 text: at ${where}, byte 0x${byte.toString(16).toUpperCase().padStart(2, '0')} starts no UTF-8 character; save it as UTF-8`;
 }
 
 /** The offset of the first byte in `b` that starts no valid UTF-8 sequence (overlong, surrogate, past U+10FFFF or cut short); its length when there is none. */
@@ -307,16 +311,20 @@ export interface LineLimit {
  * false` refuses a symbolic link too). With `limit`, a line longer than its
  * bytes is refused as soon as that many bytes of it are read, before it is
  * made a string (so a file of one huge line costs a chunk of memory, not
- * the line). Returns the file's size in bytes and the bytes up to its last
- * newline.
+ * the line). A byte that starts no UTF-8 character is refused at its line
+ * (an `InputFileError`), never read as U+FFFD. Returns the file's size in
+ * bytes and the bytes up to its last newline.
  */
 export function eachLine(path: string, onLine: (line: string, n: number) => void, opts: { partial?: boolean; chunk?: number; limit?: LineLimit } & InputOptions = {}): { bytes: number; whole: number } {
   const { fd } = openInputFile(path, opts);
   try {
     const buffer = Buffer.allocUnsafe(opts.chunk ?? 1 << 20);
-    const text = new StringDecoder('utf8');
+    // Fatal: a byte that starts no UTF-8 character is refused at its line, not read as U+FFFD.
+    const text = new TextDecoder('utf-8', { fatal: true });
     const max = opts.limit?.bytes ?? Infinity;
     let rest: string[] = [];
+    /** The bytes of a character the chunks so far cut short (the decoder holds them until the next chunk). */
+    let carried: Buffer = Buffer.alloc(0);
     let n = 0;
     let bytes = 0;
     let whole = 0;
@@ -337,7 +345,13 @@ export function eachLine(path: string, onLine: (line: string, n: number) => void
         if (pending > max) throw opts.limit.exceeded(n + 1 + countNewlines(buffer, 0, start));
       }
       // The line under way is kept in pieces, joined once its newline comes: a line over many chunks is copied once, not once a chunk.
-      const decoded = text.write(buffer.subarray(0, got));
+      let decoded: string;
+      try {
+        decoded = text.decode(buffer.subarray(0, got), { stream: true });
+      } catch {
+        throw new InputFileError(opts.shown ?? path, notUtf8InChunk(Buffer.concat([carried, buffer.subarray(0, got)]), n, rest.length > 0 || carried.length > 0));
+      }
+      carried = cutShort(Buffer.concat([carried, buffer.subarray(Math.max(0, got - 3), got)]));
       let from = 0;
       for (let nl = decoded.indexOf('\n'); nl >= 0; nl = decoded.indexOf('\n', from)) {
         rest.push(decoded.slice(from, nl));
@@ -347,13 +361,42 @@ export function eachLine(path: string, onLine: (line: string, n: number) => void
       }
       if (from < decoded.length) rest.push(decoded.slice(from));
     }
-    rest.push(text.end());
+    try {
+      rest.push(text.decode());
+    } catch {
+      // A last line cut short inside a character: left out with partial: false (a write a kill cut short), refused otherwise.
+      if (opts.partial !== false) throw new InputFileError(opts.shown ?? path, notUtf8Byte(`line ${n + 1}`, carried[0]!));
+    }
     const last = rest.join('');
     if (last && opts.partial !== false) onLine(last, ++n);
     return { bytes, whole };
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Why a file is refused whose bytes `chunk` (a chunk read after `lines`
+ * whole lines, after the bytes of a character the chunks before cut short;
+ * `inLine`: the line under way began before it) hold a byte that starts no
+ * UTF-8 character.
+ */
+function notUtf8InChunk(chunk: Buffer, lines: number, inLine: boolean): string {
+  const at = notUtf8At(chunk);
+  const before = countNewlines(chunk, 0, at);
+  const start = before ? chunk.lastIndexOf(0x0a, at - 1) + 1 : 0;
+  const where = before || !inLine ? `line ${lines + before + 1}, column ${chunk.subarray(start, at).toString('utf8').length + 1}` : `line ${lines + 1}`;
+  return notUtf8Byte(where, chunk[at]!);
+}
+
+/** The bytes at the end of `b` (its last three at most) that begin a character and are too few to end it; none when its last character is whole. */
+function cutShort(b: Buffer): Buffer {
+  for (let i = b.length - 1; i >= Math.max(0, b.length - 3); i--) {
+    const c = b[i]!;
+    if (c < 0x80) break;
+    if (c >= 0xc0) return b.length - i < (c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2) ? Buffer.from(b.subarray(i)) : Buffer.alloc(0);
+  }
+  return Buffer.alloc(0);
 }
 
 /** The newlines in `buffer` from `from` up to `to`. */

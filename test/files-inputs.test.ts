@@ -317,4 +317,15 @@ describe('encoding', () => {
     expect(() => loadPrices(latin1('p.json', '{"g\u00e9": {}}'))).toThrow(reason);
     await expect(loadStudy(latin1('study.yaml', 'see\u00e9d: 1\n'))).rejects.toThrow(reason);
   });
+
+  it('through the readers of JSON Lines: an upkeep cassette and a recording journal, at the line', async () => {
+    const [dir, other] = [tempDir(), tempDir()];
+    const line = '{"key":"k","kind":"summary","response":"caf\u00e9"}\n';
+    writeFileSync(join(dir, 'c.jsonl'), Buffer.from(`\n${line}`, 'latin1'));
+    writeFileSync(join(other, 'c.jsonl.journal'), Buffer.from(line, 'latin1'));
+    const reason = 'is not UTF-8 text: at line 2, column 44, byte 0xE9 starts no UTF-8 character; save it as UTF-8';
+    const [cassette, journal] = ['upkeep cassette (replay)', 'recording journal'].map((k) => READERS.find((r) => r.kind === k)!);
+    await expect(async () => cassette!.read(join(dir, 'c.jsonl'))).rejects.toThrow(cassette!.line('', reason));
+    await expect(async () => journal!.read(join(other, 'c.jsonl.journal'))).rejects.toThrow(journal!.line('', reason.replace('line 2, column 44', 'line 1, column 44')));
+  });
 });

@@ -75,3 +75,35 @@ describe('eachLine with a bound on its lines', () => {
     expect(() => eachLine(file, () => read++, { chunk: 4096, limit })).toThrow(/^line 1 too long after 0 lines$/);
   });
 });
+
+describe('eachLine and bytes that are no UTF-8', () => {
+  /** The message eachLine refuses `bytes` with, read `chunk` bytes at a time, or the lines it gave. */
+  function read(bytes: Buffer, chunk: number, partial?: boolean): string | string[] {
+    const file = join(tempDir(), 'c.jsonl');
+    writeFileSync(file, bytes);
+    const got: string[] = [];
+    try {
+      eachLine(file, (line) => got.push(line), { chunk, shown: 'rec.jsonl', ...(partial !== undefined && { partial }) });
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return got;
+  }
+
+  it.each([1, 2, 3, 4, 7, 1 << 20])('a Latin-1 byte is refused at its line (chunks of %i), never read as U+FFFD', (chunk) => {
+    // "naïve" in Latin-1 on line 3: ï is the lone byte 0xEF.
+    const bytes = Buffer.concat([Buffer.from('{"a":"café"}\n{"b":"☕"}\n{"c":"na'), Buffer.from([0xef]), Buffer.from('ve"}\n')]);
+    const refused = read(bytes, chunk);
+    expect(refused).toMatch(/^rec\.jsonl: is not UTF-8 text: at line 3(, column 9)?, byte 0xEF starts no UTF-8 character; save it as UTF-8$/);
+    // Where the line starts in the chunk, the column and the byte are exact.
+    if (chunk >= bytes.length) expect(refused).toBe('rec.jsonl: is not UTF-8 text: at line 3, column 9, byte 0xEF starts no UTF-8 character; save it as UTF-8');
+  });
+
+  it('a character cut short at the end of the file is refused, except in a last line left out as cut short (partial: false)', () => {
+    const cut = Buffer.concat([Buffer.from('{"a":1}\n{"b":"'), Buffer.from('☕').subarray(0, 2)]);
+    expect(read(cut, 5)).toBe('rec.jsonl: is not UTF-8 text: at line 2, byte 0xE2 starts no UTF-8 character; save it as UTF-8');
+    expect(read(cut, 5, false)).toEqual(['{"a":1}']);
+    // A real U+FFFD, written as its three bytes, is text like any other.
+    expect(read(Buffer.from('x\uFFFDy\n'), 2)).toEqual(['x\uFFFDy']);
+  });
+});
