@@ -60,7 +60,7 @@ const PUBLIC: Record<string, readonly string[]> = {
     // a run's options
     'Conversations', 'Execution', 'RUN_SPEC', 'RunOptions', 'RunSpec', 'RunUpkeep', 'RunWork',
     // one conversation
-    'ModelContext', 'Replay', 'ReplayContext', 'SentCall', 'replay', 'replayContext',
+    'ModelContext', 'OnCall', 'OnUpkeep', 'Replay', 'ReplayContext', 'SentCall', 'UpkeepPrice', 'replay', 'replayContext',
     // rows from records
     'byPolicy', 'summaryOf',
   ],
@@ -78,7 +78,7 @@ const PUBLIC: Record<string, readonly string[]> = {
     'AGENT_POLICIES', 'CHAT_POLICIES', 'REGISTRY', 'canonicalName', 'resolveSpec', 'policiesFromFlags',
     'Given', 'ModuleLoadOptions', 'ModuleLoading', 'ModuleRequest', 'PolicyModule', 'PolicyModules', 'isPolicyPath', 'loadPolicyModule', 'loadPolicyModules', 'specModules',
     // the types a policy works with, its parameters, its building blocks
-    'Artifact', 'ArtifactKind', 'Blocks', 'Exchange', 'FactSheetBlock', 'ForgetFact', 'ForgetInfo', 'History', 'PolicyDeps', 'RunningSummaryBlock', 'SessionStart', 'ToolView', 'TranscriptBlock', 'TurnInfo', 'TurnStart', 'blocks',
+    'Artifact', 'ArtifactKind', 'Blocks', 'Exchange', 'FactSheetBlock', 'ForgetFact', 'ForgetInfo', 'History', 'PolicyDeps', 'RunningSummaryBlock', 'SessionStart', 'ToolView', 'TranscriptBlock', 'TurnInfo', 'TurnStart', 'blocks', 'parseDuration',
     'COMMON_PARAMS', 'FactSheetParams', 'ParamSpec', 'ParamTable', 'ParamValue', 'Params', 'PolicyParams', 'SessionParams', 'SummaryParams', 'paramsFromTable',
     // checkPolicyContract's options and rules
     'ContractOptions', 'ContractRule',
@@ -103,7 +103,7 @@ const PUBLIC: Record<string, readonly string[]> = {
     // calibration
     'CalibrateOptions', 'Calibration', 'CalibrationCall', 'CalibrationError', 'LeftOut', 'ModelCalibration', 'SkippedTranscript', 'calibrateTokenFactor', 'calibrationReport', 'tokenFactorLine',
   ],
-  'ctxsim/pricing': ['CostSettings', 'ModelPrice', 'PriceTable', 'builtinPrices', 'loadPrices', 'lookup', 'RuleSet', 'Violation', 'checkPrompt'],
+  'ctxsim/pricing': ['CallCost', 'CostSettings', 'ModelPrice', 'PriceTable', 'builtinPrices', 'loadPrices', 'lookup', 'RuleSet', 'Violation', 'checkPrompt'],
   'ctxsim/records': [
     'policiesCsv', 'probesCsv', 'summaryCsv', 'turnsCsv', 'violationsCsv', 'ResultsMeta', 'resultsJson', 'dollars', 'percent',
     'ModelInfo', 'PolicyInfo', 'ReportInfo', 'ScenarioInfo', 'Reported',
@@ -117,7 +117,7 @@ const PUBLIC: Record<string, readonly string[]> = {
   ],
   'ctxsim/gate': [
     'BaselineRow', 'Cause', 'Change', 'LostFact', 'PolicyComparison', 'RetentionLimit', 'RowComparison', 'Verdict',
-    'AnnotationPlaces', 'Place', 'Placer', 'gateAnnotations', 'gateJson', 'gateJunit', 'gateMarkdown', 'GatePageOptions', 'gateComment', 'gateSummary', 'gateSink',
+    'AnnotationPlaces', 'GateReportOptions', 'Place', 'Placer', 'gateAnnotations', 'gateJson', 'gateJunit', 'gateMarkdown', 'GatePageOptions', 'gateComment', 'gateSummary', 'gateSink',
   ],
 };
 

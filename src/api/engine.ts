@@ -26,5 +26,5 @@ export {
 } from '../engine/run.js';
 export { RUN_SPEC, type Conversations, type Execution, type RunOptions, type RunSpec, type RunUpkeep, type RunWork } from '../engine/spec.js';
 export { runStudyParallel, streamStudyParallel } from '../engine/parallel.js';
-export { replay, type Replay, type ReplayContext, type SentCall } from '../engine/replay.js';
+export { replay, type OnCall, type OnUpkeep, type Replay, type ReplayContext, type SentCall, type UpkeepPrice } from '../engine/replay.js';
 export { byPolicy, summaryOf } from '../engine/summary.js';

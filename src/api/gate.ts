@@ -10,6 +10,6 @@
 
 export type { BaselineRow } from '../gate/baseline.js';
 export type { Cause, Change, LostFact, PolicyComparison, RetentionLimit, RowComparison, Verdict } from '../gate/compare.js';
-export { gateAnnotations, gateJson, gateJunit, gateMarkdown, type AnnotationPlaces, type Place, type Placer } from '../report/gate.js';
+export { gateAnnotations, gateJson, gateJunit, gateMarkdown, type AnnotationPlaces, type GateReportOptions, type Place, type Placer } from '../report/gate.js';
 export { gateComment, gateSummary, type GatePageOptions } from '../report/gate-summary.js';
 export { gateSink } from '../output/sinks.js';

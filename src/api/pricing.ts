@@ -9,5 +9,6 @@
 
 export { builtinPrices, loadPrices } from '../pricing/load.js';
 export { lookup, type ModelPrice, type PriceTable } from '../pricing/prices.js';
+export type { CallCost } from '../pricing/meter.js';
 export type { CostSettings } from '../pricing/settings.js';
 export { checkPrompt, type RuleSet, type Violation } from '../message-rules/provider.js';
