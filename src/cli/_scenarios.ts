@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { displayPath } from '../output/display.js';
 import type { ScenarioOut } from '../scenario/docs.js';
-import { scenariosToYamlStream, scenarioToYaml } from '../scenario/yaml.js';
+import { scenarioToYaml } from '../scenario/yaml.js';
+import { turnTaker } from '../process.js';
 import { writeFilesPausing } from '../output/files.js';
 import type { IO } from './_io.js';
 import { checkOutputFolder } from './_output.js';
@@ -13,21 +14,28 @@ export function checkScenarioOut(out: string | undefined): void {
 
 /**
  * Writes scenario documents as `generate` and `import` do: one YAML file each
- * into `out` (all-or-nothing, giving the event loop a turn between files so
- * that Ctrl-C or SIGTERM stops it at once), or one YAML stream on stdout
- * without `out`.
+ * into `out` (all-or-nothing), or one YAML stream on stdout without `out`,
+ * a document at a time, waiting while stdout's reader is behind. Documents
+ * are asked for in order (`docOf(i)`, whose id is `ids[i]`), once each, as
+ * they are written: a large set is never held whole, as documents nor as
+ * text. The event loop gets a turn between documents, so that Ctrl-C or
+ * SIGTERM stops it at once (and a staged `out` is removed).
  */
-export async function writeScenarios(docs: readonly ScenarioOut[], header: readonly string[], out: string | undefined, io: IO): Promise<number> {
+export async function writeScenarios(ids: readonly string[], docOf: (i: number) => ScenarioOut, header: readonly string[], out: string | undefined, io: IO): Promise<number> {
   if (out === undefined) {
-    io.out(scenariosToYamlStream(docs, header));
+    const turn = turnTaker();
+    for (let i = 0; i < ids.length; i++) {
+      io.out((i === 0 ? '' : '---\n') + scenarioToYaml(docOf(i), header));
+      await (io.outBehind?.() ?? turn());
+    }
     return 0;
   }
   const dir = resolve(out);
   await writeFilesPausing(
     dir,
-    docs.map((d) => `${d.id}.yaml`),
-    (i) => scenarioToYaml(docs[i]!, header),
+    ids.map((id) => `${id}.yaml`),
+    (i) => scenarioToYaml(docOf(i), header),
   );
-  io.err(`wrote ${docs.length} scenarios to ${displayPath(dir)}/\n`);
+  io.err(`wrote ${ids.length} scenarios to ${displayPath(dir)}/\n`);
   return 0;
 }

@@ -51,7 +51,13 @@ export async function importCmd(flags: ImportFlags, io: IO): Promise<number> {
   const unlogged = flags.unloggedPrefix === 'billed' ? unloggedLines(docs, conversations) : '';
   io.err(formatImportReport(report).join('\n') + '\n' + unlogged);
   const header = [`Imported by: ctxsim import --format ${importer.id} ${displayPath(path)}`];
-  return writeScenarios(docs, header, flags.out, io);
+  return writeScenarios(
+    docs.map((d) => d.id),
+    (i) => docs[i]!,
+    header,
+    flags.out,
+    io,
+  );
 }
 
 /** `--unlogged-prefix billed`: adds the prefixes (none sized: a usage error); gives the lines that say what was added. */

@@ -1,5 +1,4 @@
 import { ScenarioError, type Problem } from '../errors.js';
-import { finishSteps, finishStepsPausing } from '../process.js';
 import type { BilledTotal, Conversation, ToolDef } from '../types.js';
 import { scenarioFromValue } from './load.js';
 
@@ -87,16 +86,6 @@ export interface ScenarioOut {
  * of every document, so a bad source never yields a partial set.
  */
 export function validateDocs(docs: readonly ScenarioOut[], label: (doc: ScenarioOut) => string): Conversation[] {
-  return finishSteps(validating(docs, label));
-}
-
-/** `validateDocs` that gives the event loop a turn between documents (a long set on the main thread still hears a signal). */
-export function validateDocsPausing(docs: readonly ScenarioOut[], label: (doc: ScenarioOut) => string): Promise<Conversation[]> {
-  return finishStepsPausing(validating(docs, label));
-}
-
-/** `validateDocs`' loop, pausing (`yield`) after each document. */
-function* validating(docs: readonly ScenarioOut[], label: (doc: ScenarioOut) => string): Generator<void, Conversation[]> {
   const out: Conversation[] = [];
   const problems: Problem[] = [];
   for (const doc of docs) {
@@ -106,7 +95,6 @@ function* validating(docs: readonly ScenarioOut[], label: (doc: ScenarioOut) => 
       if (!(e instanceof ScenarioError)) throw e;
       problems.push(...e.problems);
     }
-    yield;
   }
   if (problems.length) throw new ScenarioError(problems);
   return out;
