@@ -374,6 +374,8 @@ export function issueText(issue: z.core.$ZodIssue, value: unknown): string {
       return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
     case 'too_small':
       if (issue.origin === 'array') return `expected at least ${issue.minimum} item(s)`;
+      // Said as the other bounds are, not in zod's words ("Too small: expected string to have >=1 characters").
+      if (issue.origin === 'string' && issue.message.startsWith('Too small')) return `${issue.minimum === 1 ? 'expected a non-empty string' : `expected at least ${issue.minimum} characters`}, got ${show(value)}`;
       if (issue.origin === 'number' || issue.origin === 'int') return `expected ${issue.origin === 'int' ? 'a whole number' : 'a number'} ${issue.inclusive ? '≥' : '>'} ${issue.minimum}, got ${show(value)}`;
       return `${issue.message}, got ${show(value)}`;
     case 'too_big':
