@@ -247,6 +247,14 @@ describe('the billed line: a warm start, and output counts the log left partial'
     expect(off!.priced).toMatchObject({ cached: 0, billedCached: 0 });
   });
 
+  it('explain shows a bill of no prompt tokens as it is, without a percentage of nothing (+Infinity%)', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'zero.yaml'), 'id: zero\nturns:\n  - user: hello there\n    assistant: hi\n    usage: {input: 0, output: 0}\n');
+    const ex = await cli('explain', join(dir, 'zero.yaml'), '--policy', 'full', '--turn', '1');
+    expect(ex.code, ex.err).toBe(0);
+    expect(ex.out).toMatch(/\n {2}billed by the provider: 0 prompt tokens \(ctxsim counts \d+\)\n/);
+  });
+
   it('a log with whole output counts and a cold first call keeps the cost first, and says cold start', () => {
     const c = scenarioFromText('t.yaml', `id: t\nmodel: claude-sonnet-4-5\nturns:\n  - user: hello there\n    assistant: hi\n    usage: {input: 3000, cached: 0, written: 1500, output: 20}\n`);
     const [check] = billedChecks([c], { seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'auto', prices: 'builtin' });
