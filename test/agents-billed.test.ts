@@ -247,6 +247,12 @@ describe('the billed line: a warm start, and output counts the log left partial'
     expect(off!.priced).toMatchObject({ cached: 0, billedCached: 0 });
   });
 
+  it('a bill of no prompt tokens is compared with nothing, not +Infinity%', () => {
+    const c = scenarioFromText('t.yaml', 'id: t\nmodel: gpt-4o-mini\nbilled: {calls: 1, input: 0}\nturns:\n  - user: hello there\n    assistant: hi\n');
+    const [check] = billedChecks([c], { seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' });
+    expect(billedLine(check!)).toMatch(/^billed: t \(full on gpt-4o-mini, 1 calls\): ctxsim counts \d+ prompt tokens, the provider billed 0 \(nothing to compare with\)$/);
+  });
+
   it('explain shows a bill of no prompt tokens as it is, without a percentage of nothing (+Infinity%)', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'zero.yaml'), 'id: zero\nturns:\n  - user: hello there\n    assistant: hi\n    usage: {input: 0, output: 0}\n');

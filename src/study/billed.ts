@@ -151,6 +151,8 @@ function unknownModel(c: Conversation): string {
 
 /** A change as a signed percentage: `+2.3%`, `−8.6%`. */
 const change = (ours: number, theirs: number) => {
+  // A bill of nothing (a hand-written `billed: {input: 0}`) has no ratio to give: not +Infinity%.
+  if (theirs === 0) return 'nothing to compare with';
   const diff = ours / theirs - 1;
   return `${diff >= 0 ? '+' : '−'}${fraction(Math.abs(diff) * 100, 1)}%`;
 };
@@ -172,7 +174,7 @@ export function billedLine(b: BilledCheck): string {
   const head = `billed: ${b.scenario} (full on ${b.model}, ${calls}): ctxsim counts ${grouped(b.counted)} prompt tokens, the provider billed ${grouped(b.billed)} (${change(b.counted, b.billed)})`;
   const p = b.priced;
   if (!p) return head;
-  const share = (n: number, of: number) => `${fraction((n / of) * 100, 1)}%`;
+  const share = (n: number, of: number) => (of ? `${fraction((n / of) * 100, 1)}%` : '-');
   // A total is compared only where nothing is cached: no share to show.
   const cached = b.billedCalls === undefined ? `; cached ${share(p.cached, b.counted)} (billed ${share(p.billedCached, b.billed)})` : '';
   const cost = (ours: Pico, theirs: Pico, note = '') => `$${usd(ours, 6)}, billed $${usd(theirs, 6)} (${change(Number(ours), Number(theirs))}${note})`;
