@@ -234,6 +234,33 @@ describe('the billed line: a warm start, and output counts the log left partial'
     expect(exCold.out).toMatch(/\n {2}cold start: the transcript's first call read 5000 tokens from the cache, written before it; this replay starts with none \(--cold-start\)\n {2}cost on claude-sonnet-4-5: \d+ uncached, 0 cache reads, /);
   });
 
+  it('a usage that says nothing of the cache is no bill of its cache reads: the cost is not compared on a model that caches', () => {
+    const doc = (usage: string) => `id: t\nmodel: deepseek/deepseek-chat\nturns:\n  - user: hello there, this is a longer message\n    assistant: hi\n    usage: ${usage}\n  - user: and again\n    assistant: ok\n    usage: ${usage}\n`;
+    const settings = { seed: 42, models: ['deepseek/deepseek-chat'], tokenizer: 'auto', prices: 'builtin' } as const;
+    const [unsaid] = billedChecks([scenarioFromText('t.yaml', doc('{input: 3000, output: 20}'))], settings);
+    expect([unsaid!.calls, unsaid!.billed, unsaid!.priced]).toEqual([2, 6000, undefined]);
+    expect(billedLine(unsaid!)).toMatch(/^billed: t \(full on deepseek\/deepseek-chat, 2 calls, cold start\): ctxsim counts [\d,]+ prompt tokens, the provider billed 6,000 \([+−][\d.]+%\)$/);
+    // Said, even as none, it is priced; and a model that caches nothing needs no word of it.
+    const [said] = billedChecks([scenarioFromText('t.yaml', doc('{input: 3000, cached: 0, output: 20}'))], settings);
+    expect(said!.priced).toMatchObject({ billedCached: 0 });
+    const [off] = billedChecks([scenarioFromText('t.yaml', doc('{input: 3000, output: 20}'))], { ...settings, promptCache: 'off' });
+    expect(off!.priced).toMatchObject({ cached: 0, billedCached: 0 });
+  });
+
+  it('a bill of no prompt tokens is compared with nothing, not +Infinity%', () => {
+    const c = scenarioFromText('t.yaml', 'id: t\nmodel: gpt-4o-mini\nbilled: {calls: 1, input: 0}\nturns:\n  - user: hello there\n    assistant: hi\n');
+    const [check] = billedChecks([c], { seed: 42, models: ['gpt-4o-mini'], tokenizer: 'auto', prices: 'builtin' });
+    expect(billedLine(check!)).toMatch(/^billed: t \(full on gpt-4o-mini, 1 calls\): ctxsim counts \d+ prompt tokens, the provider billed 0 \(nothing to compare with\)$/);
+  });
+
+  it('explain shows a bill of no prompt tokens as it is, without a percentage of nothing (+Infinity%)', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'zero.yaml'), 'id: zero\nturns:\n  - user: hello there\n    assistant: hi\n    usage: {input: 0, output: 0}\n');
+    const ex = await cli('explain', join(dir, 'zero.yaml'), '--policy', 'full', '--turn', '1');
+    expect(ex.code, ex.err).toBe(0);
+    expect(ex.out).toMatch(/\n {2}billed by the provider: 0 prompt tokens \(ctxsim counts \d+\)\n/);
+  });
+
   it('a log with whole output counts and a cold first call keeps the cost first, and says cold start', () => {
     const c = scenarioFromText('t.yaml', `id: t\nmodel: claude-sonnet-4-5\nturns:\n  - user: hello there\n    assistant: hi\n    usage: {input: 3000, cached: 0, written: 1500, output: 20}\n`);
     const [check] = billedChecks([c], { seed: 42, models: ['claude-sonnet-4-5'], tokenizer: 'auto', prices: 'builtin' });

@@ -117,6 +117,9 @@ describe('run --out and --format', () => {
     await expectUsage(['run', '--out', join(file, 'sub', 'x.csv'), ...SMALL], `ctxsim: --out ${join(file, 'sub', 'x.csv')}: ${file} is a file, not a folder`);
     await expectUsage(
 ['merge', dir, '--out', '/dev/null'], 'ctxsim: --out /dev/null: is not a folder (a device or special file); the reports need a folder');
+    // generate and import write scenario files there, not reports.
+    await expectUsage(['generate', '--profile', 'support', '--count', '1', '--out', file], `ctxsim: --out ${file}: is a file; the scenario files need a folder`);
+    await expectUsage(['import', '--format', 'sgd', 'test/fixtures/import/sgd-sample.json', '--out', file], `ctxsim: --out ${file}: is a file; the scenario files need a folder`);
   });
 
   it.skipIf(process.getuid?.() === 0)('a read-only folder (skipped as root, who may write anywhere)', async () => {

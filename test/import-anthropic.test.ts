@@ -80,7 +80,7 @@ describe('Anthropic importer on its fixture (JSONL of Messages API requests, one
     const f = writeInput(tmp, 'bad.jsonl', [JSON.stringify({ messages: [{ role: 'user', content: 'ok' }] }), JSON.stringify({ messages: [] }), JSON.stringify({ params: { messages: [{ role: 'user', content: 7 }] } })].join('\n'));
     expect(problems(() => importDataset('anthropic', f))).toEqual([
       'bad.jsonl:2:13 messages: expected at least 1 item(s)',
-      'bad.jsonl:3:49 params.messages[0].content: Invalid input, got 7',
+      'bad.jsonl:3:49 params.messages[0].content: expected string or list, got number 7',
     ]);
   });
 });

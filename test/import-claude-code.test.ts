@@ -123,6 +123,27 @@ describe('the model a session was on', () => {
     expect(importDataset('claude-code', writeInput(tmp, 'none.jsonl', [user('hi'), line('m1', '<synthetic>')])).docs[0]!.model).toBeUndefined();
   });
 
+  it('a <synthetic> message (an API error Claude Code wrote itself) keeps its text, and its zero usage is no bill: no call billed 0', () => {
+    const usage = (input: number, output: number) => ({ input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: output });
+    const billed = (id: string, model: string, text: string, u: ReturnType<typeof usage>) => ({ ...line(id, model, text), message: { ...line(id, model, text).message, usage: u } });
+    const f = writeInput(tmp, 'synthetic.jsonl', [
+      user('one'),
+      billed('m1', 'claude-opus-4-1', 'a', usage(900, 5)),
+      user('two'),
+      billed('s1', '<synthetic>', 'API Error: 529 Overloaded', usage(0, 0)),
+      user('continue'),
+      billed('m2', 'claude-opus-4-1', 'b', usage(950, 5)),
+    ]);
+    const { docs, report } = importDataset('claude-code', f);
+    const turns = docs[0]!.turns as TurnOut[];
+    expect(turns.map((t) => [t.assistant, t.usage?.input])).toEqual([
+      ['a', 900],
+      ['API Error: 529 Overloaded', undefined],
+      ['b', 950],
+    ]);
+    expect(report.quirks.find((q) => q.key === 'synthetic')).toMatchObject({ count: 1, examples: ['line 4'] });
+  });
+
   it('a model that is not a name is an error at its line', () => {
     expect(problems(() => importDataset('claude-code', writeInput(tmp, 'model.jsonl', [user('hi'), line('m1', 7)])))).toEqual(['model.jsonl:2:89 message.model: expected string, got number 7 (quote it)']);
   });

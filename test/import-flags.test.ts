@@ -157,3 +157,17 @@ describe('importOptions: options of one name agree on their type', () => {
     expect(() => importOptions([importer('f', { deep: z.record(z.string(), z.string()).describe('a map') })])).toThrow(/^import format f, option deep: a flag takes text/);
   });
 });
+
+describe('the command an imported file names', () => {
+  it('is the one that regenerates it: with the options given, quoted for the shell where they need it', async () => {
+    const chats = 'test/fixtures/import/openai-chats.jsonl';
+    const given = ['--annotations', 'test/fixtures/import/openai-chats.facts.yaml', '--fact', 'city=São Paulo', '--fact', 'plan=pro'];
+    const r = await cli('import', '--format', 'openai', chats, ...given);
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')[1]).toBe(
+      "# Imported by: ctxsim import --format openai test/fixtures/import/openai-chats.jsonl --annotations test/fixtures/import/openai-chats.facts.yaml --fact 'city=São Paulo' --fact plan=pro",
+    );
+    const multiwoz = await cli('import', '--format', 'multiwoz', 'test/fixtures/import/multiwoz-sample.json', '--no-ask', '--prefix', 'mw');
+    expect(multiwoz.out.split('\n')[1]).toBe('# Imported by: ctxsim import --format multiwoz test/fixtures/import/multiwoz-sample.json --prefix mw --no-ask');
+  });
+});

@@ -95,6 +95,24 @@ describe('SGD importer on its fixture', () => {
   });
 });
 
+describe('SGD slot spans', () => {
+  it('counts their offsets in characters, as Python does: an emoji before a span (two UTF-16 units) does not shift it', () => {
+    const utterance = 'Ça va 🙂🙂 in São José, please.';
+    const start = [...utterance].indexOf('S');
+    const frames = [{ service: 'Restaurants_1', slots: [{ slot: 'city', start, exclusive_end: start + 8 }], actions: [] }];
+    const f = writeInput(tmp, 'emoji.json', JSON.stringify([{ dialogue_id: '1_1', turns: [{ speaker: 'USER', utterance, frames }] }]));
+    expect(importDataset('sgd', f).docs.map((d) => (d.turns as TurnOut[])[0]!.facts)).toEqual([{ 'Restaurants_1.city': 'São José' }]);
+    // The span ending on the utterance's last character is inside it; one past it is not.
+    const end = [...utterance].length;
+    const last = [{ service: 'Restaurants_1', slots: [{ slot: 'city', start: end - 7, exclusive_end: end }], actions: [] }];
+    expect(importDataset('sgd', writeInput(tmp, 'end.json', JSON.stringify([{ dialogue_id: '1_1', turns: [{ speaker: 'USER', utterance, frames: last }] }]))).docs[0]!.turns).toMatchObject([{ facts: { 'Restaurants_1.city': 'please.' } }]);
+    const past = [{ service: 'Restaurants_1', slots: [{ slot: 'city', start: end - 7, exclusive_end: end + 1 }], actions: [] }];
+    expect(problems(() => importDataset('sgd', writeInput(tmp, 'past.json', JSON.stringify([{ dialogue_id: '1_1', turns: [{ speaker: 'USER', utterance, frames: past }] }]))))).toEqual([
+      `past.json:1:142 [0].turns[0].frames[0].slots[0]: span ${end - 7}..${end + 1} is not inside the utterance (${end} characters)`,
+    ]);
+  });
+});
+
 describe('malformed SGD data', () => {
   it('lists every problem at its line and path in the file, and yields nothing', () => {
     const good = { speaker: 'USER', utterance: 'In Oakland.', frames: [{ service: 'Restaurants_1', slots: [{ slot: 'city', start: 3, exclusive_end: 10 }], actions: [] }] };

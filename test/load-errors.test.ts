@@ -279,6 +279,12 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
     ]);
   });
 
+  it('an empty text where one is required is said as the other bounds are, not in zod’s words', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'study.yaml'), 'out: ""\n');
+    expect((await asyncProblems(() => loadStudy(join(dir, 'study.yaml')))).map((l) => l.replace(`${dir}/`, ''))).toEqual(['study.yaml:1:6 out: expected a non-empty string, got ""']);
+  });
+
   it('40,000 unknown keys: twenty listed with their place, the rest counted, in linear time', () => {
     const keys = Array.from({ length: 40_000 }, (_, i) => `k${i}: 1`).join('\n');
     const started = performance.now();

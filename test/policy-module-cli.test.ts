@@ -297,7 +297,7 @@ describe('a bad policy module: one line, exit 2', () => {
     const file = moduleFile('export default { id: "x", describe: ;\n');
     const r = spawnSync(process.execPath, [MAIN, 'run', '--scenario', NOAH, '--policy', file, ...COMMON, '--out', join(tempDir(), 'out')], { encoding: 'utf8' });
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe(`ctxsim: policy module ${file}: syntax error: Unexpected token ';'\n`);
+    expect(r.stderr).toBe(`ctxsim: policy module ${file}: syntax error (line 1): Unexpected token ';'\n`);
   });
 
   it('in a study: the problem is placed at the entry that names the module', async () => {

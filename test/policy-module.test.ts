@@ -116,9 +116,9 @@ describe('a bad module is one line naming the file and what is wrong (exit 2)', 
     expect(await failure(loadFile(tempDir(), './policies/'))).toEqual(['policy module ./policies/: is a folder, not a regular file', 'policy-module', 2]);
   });
 
-  it('a syntax error (Node gives no line for one found while parsing)', async () => {
+  it('a syntax error, at its line (Node gives none for one found while parsing: node --check finds it)', async () => {
     const file = write("export default {\n  id: 'broken',\n  start() { return 1 +; },\n};\n");
-    expect((await failure(loadFile(file, './broken.mjs')))[0]).toBe("policy module ./broken.mjs: syntax error: Unexpected token ';'");
+    expect((await failure(loadFile(file, './broken.mjs')))[0]).toBe("policy module ./broken.mjs: syntax error (line 3): Unexpected token ';'");
   });
 
   it('a module that throws while loading: its message and line', async () => {

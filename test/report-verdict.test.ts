@@ -186,6 +186,24 @@ describe('the verdict', () => {
   });
 });
 
+describe('the verdict without probes, on policies that went over the context window', () => {
+  it('picks the cheapest that stayed within it, naming the cheaper ones that did not (their rejected calls cost nothing)', () => {
+    const none = [row('full', 1n * USD, 0, { probes: 0, overflowTurns: 40 }), row('window', 2n * USD, 0, { probes: 0 }), row('summary', 3n * USD, 0, { probes: 0 })];
+    expect(verdict(none, {})).toBe(
+      'Use window: it is the cheapest within the context window, $200.00 per 1,000 conversations, 100% more than full. full (over it on 40 turns) costs less only by the calls over it, which would be rejected. ' +
+        'On 10 conversations, no fact was probed, so retention decides nothing.',
+    );
+  });
+
+  it('when every policy went over it, names the one that did least, and picks none', () => {
+    const none = [row('full', 0n, 0, { probes: 0, overflowTurns: 100 }), row('window', 2n * USD, 0, { probes: 0, overflowTurns: 1 })];
+    expect(verdict(none, {})).toBe(
+      'No policy stays within the context window: each went over it on some turns, whose calls would be rejected and cost nothing, so its cost is short by them; window went over it least, on 1 turn ($200.00 per 1,000 conversations). ' +
+        'On 10 conversations, no fact was probed, so retention decides nothing.',
+    );
+  });
+});
+
 describe('the run table', () => {
   const lines = (text: string) => text.trimEnd().split('\n');
 

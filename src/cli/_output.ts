@@ -48,9 +48,9 @@ export function outputTarget(out: string, rawOut: string | undefined, format: Ou
 /** The extensions `--out` takes for one file. */
 const ACCEPTED = '.csv, .json, .md (.markdown), .html (.htm)';
 
-/** Refuses an output folder that cannot be made or written (for commands that write one folder). */
-export function checkOutputFolder(dir: string, shown: string): void {
-  checkWritable({ kind: 'dir', dir }, shown, false);
+/** Refuses an output folder that cannot be made or written (for commands that write one folder: `what` it holds). */
+export function checkOutputFolder(dir: string, shown: string, what = 'the reports'): void {
+  checkWritable({ kind: 'dir', dir }, shown, false, '--out', what);
 }
 
 /**
@@ -79,7 +79,7 @@ function statOf(path: string): Stats | undefined {
 }
 
 /** Refuses an output path that cannot be written as asked: named in the message, with the reason. */
-function checkWritable(target: Target, shown: string, oneFile = true, flag = '--out'): void {
+function checkWritable(target: Target, shown: string, oneFile = true, flag = '--out', what = 'the reports'): void {
   if (target.kind === 'stdout') return;
   const path = target.kind === 'dir' ? target.dir : target.path;
   const fail = (reason: string): never => {
@@ -88,7 +88,7 @@ function checkWritable(target: Target, shown: string, oneFile = true, flag = '--
   leadsOut(target.kind === 'dir' ? path : dirname(path), fail);
   const stat = statOf(path);
   if (stat && target.kind === 'dir' && !stat.isDirectory()) {
-    fail(`${stat.isFile() ? 'is a file' : 'is not a folder (a device or special file)'}; the reports need a folder${oneFile ? ` (or name one file ending in ${ACCEPTED})` : ''}`);
+    fail(`${stat.isFile() ? 'is a file' : 'is not a folder (a device or special file)'}; ${what} need a folder${oneFile ? ` (or name one file ending in ${ACCEPTED})` : ''}`);
   }
   if (stat && target.kind === 'file' && !stat.isFile()) fail('is not a regular file (a device or special file); name a file or a folder');
   // The folder that will hold the output: the folder itself, or the nearest one that exists above it.

@@ -9,7 +9,7 @@ import { checkOutputFolder } from './_output.js';
 
 /** Refuses `--out` before any work when it cannot be the output folder (a file on the way, a device). */
 export function checkScenarioOut(out: string | undefined): void {
-  if (out !== undefined) checkOutputFolder(resolve(out), out);
+  if (out !== undefined) checkOutputFolder(resolve(out), out, 'the scenario files');
 }
 
 /**

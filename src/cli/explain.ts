@@ -80,7 +80,8 @@ function explainText(x: ExplainedTurn): string {
     out += costLine(c, record.model);
     // A transcript's billed usage for this call (the call that wrote its output), beside what ctxsim counts.
     const billed = call.output?.billed;
-    if (billed) out += `  billed by the provider: ${billed.input} prompt tokens (ctxsim counts ${call.promptTokens}, ${signedPercent(call.promptTokens / billed.input - 1)})\n`;
+    // A bill of no prompt tokens has no ratio to show (a percentage of nothing is +Infinity%).
+    if (billed) out += `  billed by the provider: ${billed.input} prompt tokens (ctxsim counts ${call.promptTokens}${billed.input ? `, ${signedPercent(call.promptTokens / billed.input - 1)}` : ''})\n`;
     out += policyMade(call, ctx.tokens);
     out += x.upkeep.filter((u) => u.beforeCall === i + 1).map((u) => upkeepLine('before this call', u)).join('');
   });

@@ -8,7 +8,7 @@ import { grouped } from '../records/format.js';
 import type { ScenarioOut } from '../scenario/docs.js';
 import type { Conversation } from '../types.js';
 import { flagOf } from './_import-flags.js';
-import type { IO } from './_io.js';
+import { shellWord, type IO } from './_io.js';
 import { checkScenarioOut, writeScenarios } from './_scenarios.js';
 
 /** The flags of `ctxsim import`: the command's own, and the importers' options by key (`factValue`), as given. */
@@ -23,6 +23,13 @@ export interface ImportFlags {
 /** The flag as it was given: a boolean option turned off was `--no-<name>`. */
 function flagName(option: string, value: unknown): string {
   return `--${value === false ? 'no-' : ''}${flagOf(option)}`;
+}
+
+/** An option as the flags that give it: `--no-ask`, `--fact a=1 --fact b=2`, `--questions each`. */
+function optionWords(key: string, value: unknown): string[] {
+  if (typeof value === 'boolean') return [flagName(key, value)];
+  const values: unknown[] = Array.isArray(value) ? value : [value];
+  return values.map((v) => `--${flagOf(key)} ${shellWord(String(v))}`);
 }
 
 /** `ctxsim import`: read, validate every conversation, report quirks on stderr, then write. */
@@ -50,7 +57,9 @@ export async function importCmd(flags: ImportFlags, io: IO): Promise<number> {
   // Sized before anything is printed: a file that cannot be sized is one line.
   const unlogged = flags.unloggedPrefix === 'billed' ? unloggedLines(docs, conversations) : '';
   io.err(formatImportReport(report).join('\n') + '\n' + unlogged);
-  const header = [`Imported by: ctxsim import --format ${importer.id} ${displayPath(path)}`];
+  // The command that regenerates the files: the options given too (facts from --annotations, --questions each, --prefix… change them).
+  const given = [...Object.entries(options).flatMap(([key, value]) => optionWords(key, value)), ...(flags.unloggedPrefix !== undefined ? [`--unlogged-prefix ${shellWord(flags.unloggedPrefix)}`] : [])];
+  const header = [`Imported by: ctxsim import --format ${importer.id} ${[shellWord(displayPath(path)), ...given].join(' ')}`];
   return writeScenarios(
     docs.map((d) => d.id),
     (i) => docs[i]!,

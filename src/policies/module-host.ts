@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { register } from 'node:module';
@@ -480,7 +481,7 @@ async function importPolicy(i: number): Promise<Policy | string> {
   try {
     loaded = (await import(url)) as Record<string, unknown>;
   } catch (e) {
-    return fail(loadFailure(e, url));
+    return fail(loadFailure(e, url, file));
   }
   try {
     const policy: unknown = loaded.default;
@@ -538,11 +539,11 @@ function paramTable(policy: Policy): ParamTable {
 
 /**
  * What went wrong importing the module: a syntax error (Node gives no line
- * for one found while parsing an ES module; when its stack names a line of
- * the module, it is given), or what the module threw while loading, with the
- * line of the module it came from.
+ * for one found while parsing an ES module: its stack names a line of the
+ * module, or `node --check` finds it), or what the module threw while
+ * loading, with the line of the module it came from.
  */
-function loadFailure(e: unknown, url: string): string {
+function loadFailure(e: unknown, url: string, file: string): string {
   const message = describeThrown(e);
   let stack = '';
   try {
@@ -559,8 +560,22 @@ function loadFailure(e: unknown, url: string): string {
   } catch {
     // A proxy's prototype trap that throws: not a syntax error.
   }
-  if (syntax && at < 0) return `syntax error: ${message}`;
+  if (syntax && at < 0) {
+    const checked = syntaxLine(file);
+    return `syntax error${checked ? ` (line ${checked})` : ''}: ${message}`;
+  }
   return `threw while loading${where}: ${message}`;
+}
+
+/**
+ * The line of the module's syntax error, as `node --check` reports it (it
+ * parses the file, running none of it), or undefined: the error is in a
+ * file the module imports, or the check says nothing.
+ */
+function syntaxLine(file: string): string | undefined {
+  const r = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 });
+  const first = (r.stderr ?? '').split('\n', 1)[0]!;
+  return first.startsWith(`${file}:`) ? /^\d+$/.exec(first.slice(file.length + 1))?.[0] : undefined;
 }
 
 const ID = /^[a-z0-9][a-z0-9-]*$/;

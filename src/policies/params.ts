@@ -153,7 +153,7 @@ export function text(o: Described & { default?: string }) {
 }
 
 /** The description of a policy's `budget`, the same for every policy that has one. */
-export const BUDGET = 'tokens a prompt may hold, counting all of it: system prompt, policy-made messages, chat overhead, reply priming';
+export const BUDGET = 'tokens a prompt may hold, counting all of it: system prompt, tool definitions, policy-made messages, chat overhead, reply priming';
 
 /** Parameters every policy takes. */
 export const COMMON_PARAMS = z.object({

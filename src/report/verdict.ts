@@ -12,7 +12,7 @@ export const DEFAULT_MIN_SAVING = 0.05;
 
 /** What the verdict needs of a policy row. */
 type Row = Pick<PolicyRecord, 'policy' | 'model' | 'scenarios' | 'turns' | 'totalCost' | 'costPer1000' | 'probes' | 'retained' | 'retention' | 'answerRetention' | 'pareto' | 'memory'> &
-  Partial<Pick<PolicyRecord, 'judgedUnsent'>>;
+  Partial<Pick<PolicyRecord, 'judgedUnsent' | 'overflowTurns'>>;
 
 /** What the verdict reads of a scenario's row (`summary.csv`): how long the conversation is, what it cost, what it weighs. */
 export type VerdictScenario = Pick<SummaryRecord, 'scenario' | 'policy' | 'model' | 'turns' | 'totalCost' | 'weight'>;
@@ -120,13 +120,26 @@ export function verdict(rows: readonly Row[], info: VerdictInfo, scenarios: read
   return [...models.map((m) => pickSentences(reading, m)), evidence, ...unsentSentence(rows, kind)].join(' ');
 }
 
-/** Without probes: the cheapest policy on `model`, and its saving against `full`. */
+/**
+ * Without probes: the cheapest policy on `model`, and its saving against
+ * `full`. A policy that went over the context window is cheaper by the calls
+ * that would be rejected (they cost nothing), so the cheapest is of those
+ * that never did, the cheaper ones that did named; when every one did, the
+ * one that did least.
+ */
 function cheapestSentence(v: Reading, model: string): string {
   const rows = v.rows.filter((r) => r.model === model);
-  const cheapest = byCost(rows)[0]!;
+  const overflowed = (r: Row) => (r.overflowTurns ?? 0) > 0;
+  const cheapest = byCost(rows.filter((r) => !overflowed(r)))[0];
+  if (!cheapest) {
+    const least = [...byCost(rows)].sort((a, b) => a.overflowTurns! - b.overflowTurns!)[0]!;
+    return `No policy${v.on(model)} stays within the context window: each went over it on some turns, whose calls would be rejected and cost nothing, so its cost is short by them; ${least.policy} went over it least, on ${plural(least.overflowTurns!, 'turn')} (${v.money(least)} per 1,000 conversations).`;
+  }
   const full = rows.find((r) => r.policy === 'full');
   const against = full && full !== cheapest ? `, ${compared(costPer1000(cheapest), costPer1000(full))} full` : '';
-  return `Use ${cheapest.policy}${v.on(model)}: it is the cheapest, ${v.money(cheapest)} per 1,000 conversations${against}.`;
+  const cheaper = byCost(rows.filter((r) => overflowed(r) && costPer1000(r) < costPer1000(cheapest))).map((r) => `${r.policy} (over it on ${plural(r.overflowTurns!, 'turn')})`);
+  const over = cheaper.length ? ` ${list(cheaper)} ${cheaper.length > 1 ? 'cost' : 'costs'} less only by the calls over it, which would be rejected.` : '';
+  return `Use ${cheapest.policy}${v.on(model)}: it is the cheapest${cheaper.length ? ' within the context window' : ''}, ${v.money(cheapest)} per 1,000 conversations${against}.${over}`;
 }
 
 /**

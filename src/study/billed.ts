@@ -73,8 +73,9 @@ export function billedCost(p: ModelPrice, b: BilledCall): Pico {
  * (a study file or `--model`); a bill is never priced on the default study's
  * model: a transcript that names no model the table knows, in a study that
  * names none, is a usage error. When the bill covers every call
- * and says what was cached (per-call usage; a total on a model that caches
- * nothing), the cached share and the cost are compared too. Against per-call
+ * and says what was cached (per-call usage with each call's cached or
+ * written tokens; usage without, or a total, on a model that caches nothing), the
+ * cached share and the cost are compared too. Against per-call
  * bills, the check says whether the replay started warm (the transcript's
  * `warm_start:`, unless `coldStart`), and whether the log's output counts are
  * partial.
@@ -112,6 +113,8 @@ export function billedChecks(
     if (partialOutput(c)) check.outputPartial = true;
     let calls = 0;
     let billedCached = 0;
+    // A call's usage that says nothing of the cache (neither cached nor written tokens) is no bill of its cache reads.
+    let cacheUnsaid = false;
     let bill = total ? billedCost(price, total) : 0n;
     let billPrompt = total ? billedCost(price, { ...total, output: 0 }) : 0n;
     const r = replay(c, FULL, ctx, (_, call) => {
@@ -123,11 +126,13 @@ export function billedChecks(
       if (!b) return;
       check.billed += b.input;
       billedCached += b.cached ?? 0;
+      if (b.cached === undefined && b.written === undefined) cacheUnsaid = true;
       bill += billedCost(price, b);
       billPrompt += billedCost(price, { ...b, output: 0 });
     });
-    // A total says nothing of what was cached: its cost compares only on a model that caches nothing.
-    const comparable = total ? total.calls === calls && (price.cacheRule.kind === 'none' || ctx.spec.promptCache === 'off') : calls === check.calls;
+    // A total says nothing of what was cached, nor does a usage without cached or written tokens: its cost compares only on a model that caches nothing.
+    const uncached = price.cacheRule.kind === 'none' || ctx.spec.promptCache === 'off';
+    const comparable = total ? total.calls === calls && uncached : calls === check.calls && (!cacheUnsaid || uncached);
     if (comparable) {
       const cached = r.turns.reduce((n, t) => n + t.cachedTokens, 0);
       const promptCost = r.turns.reduce((n, t) => n + t.costInput + t.costCached, 0n);
@@ -146,6 +151,8 @@ function unknownModel(c: Conversation): string {
 
 /** A change as a signed percentage: `+2.3%`, `−8.6%`. */
 const change = (ours: number, theirs: number) => {
+  // A bill of nothing (a hand-written `billed: {input: 0}`) has no ratio to give: not +Infinity%.
+  if (theirs === 0) return 'nothing to compare with';
   const diff = ours / theirs - 1;
   return `${diff >= 0 ? '+' : '−'}${fraction(Math.abs(diff) * 100, 1)}%`;
 };
@@ -167,7 +174,7 @@ export function billedLine(b: BilledCheck): string {
   const head = `billed: ${b.scenario} (full on ${b.model}, ${calls}): ctxsim counts ${grouped(b.counted)} prompt tokens, the provider billed ${grouped(b.billed)} (${change(b.counted, b.billed)})`;
   const p = b.priced;
   if (!p) return head;
-  const share = (n: number, of: number) => `${fraction((n / of) * 100, 1)}%`;
+  const share = (n: number, of: number) => (of ? `${fraction((n / of) * 100, 1)}%` : '-');
   // A total is compared only where nothing is cached: no share to show.
   const cached = b.billedCalls === undefined ? `; cached ${share(p.cached, b.counted)} (billed ${share(p.billedCached, b.billed)})` : '';
   const cost = (ours: Pico, theirs: Pico, note = '') => `$${usd(ours, 6)}, billed $${usd(theirs, 6)} (${change(Number(ours), Number(theirs))}${note})`;

@@ -372,8 +372,16 @@ export function issueText(issue: z.core.$ZodIssue, value: unknown): string {
       return `expected ${EXPECTED[issue.expected] ?? issue.expected}, got ${typed(value)}${typeof value === 'number' && issue.expected === 'string' ? ' (quote it)' : ''}`;
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
+    case 'invalid_union': {
+      // A value of none of the union's types: the types, as for one (`expected string or number, got null`), not zod's "Invalid input".
+      const types = issue.errors.map((branch) => (branch.length === 1 && branch[0]!.code === 'invalid_type' && branch[0]!.path.length === 0 ? (EXPECTED[branch[0]!.expected] ?? branch[0]!.expected) : undefined));
+      if (types.length && types.every((t) => t !== undefined)) return `expected ${[...new Set(types)].join(' or ')}, got ${typed(value)}`;
+      return `${issue.message}, got ${show(value)}`;
+    }
     case 'too_small':
       if (issue.origin === 'array') return `expected at least ${issue.minimum} item(s)`;
+      // Said as the other bounds are, not in zod's words ("Too small: expected string to have >=1 characters").
+      if (issue.origin === 'string' && issue.message.startsWith('Too small')) return `${issue.minimum === 1 ? 'expected a non-empty string' : `expected at least ${issue.minimum} characters`}, got ${show(value)}`;
       if (issue.origin === 'number' || issue.origin === 'int') return `expected ${issue.origin === 'int' ? 'a whole number' : 'a number'} ${issue.inclusive ? '≥' : '>'} ${issue.minimum}, got ${show(value)}`;
       return `${issue.message}, got ${show(value)}`;
     case 'too_big':

@@ -30,6 +30,9 @@ const assistantLine = z.looseObject({
 });
 const anyLine = z.looseObject({ type: z.string(), isSidechain: z.boolean().optional() });
 
+/** The model Claude Code names on the messages it writes itself (an API error's text). */
+const SYNTHETIC = '<synthetic>';
+
 /** One model response: the lines sharing a `message.id`, with the calls it made. */
 interface Response {
   kind: 'response';
@@ -143,8 +146,10 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
         } else if (b.type === 'thinking' || b.type === 'redacted_thinking') quirks.add('thinking', 'thinking blocks (dropped: not sent back to the model)', `line ${line}`);
         else quirks.add('assistant-other', 'other assistant content blocks (dropped)', `line ${line} ${b.type}`);
       });
+      // Claude Code's own messages (an API error's text) name the model <synthetic>: no model call made them, and their usage (all zero) is no bill.
+      if (msg.usage && msg.model === SYNTHETIC) quirks.add('synthetic', 'messages Claude Code wrote itself (model <synthetic>, an API error’s text: kept as text, their zero usage is no bill)', `line ${line}`);
       // Every line of a response repeats its usage; output_tokens may grow as it streams: the largest is kept.
-      if (msg.usage) {
+      else if (msg.usage) {
         const u = msg.usage;
         const output = Math.max(resp.usage?.output ?? 0, u.output_tokens ?? 0);
         const written = u.cache_creation_input_tokens ?? 0;
@@ -189,7 +194,7 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
  */
 function sessionModel(events: readonly Event[], quirks: QuirkLog): string | undefined {
   const counts = new Map<string, number>();
-  for (const e of events) if (e.kind === 'response' && e.model !== undefined && e.model !== '<synthetic>') counts.set(e.model, (counts.get(e.model) ?? 0) + 1);
+  for (const e of events) if (e.kind === 'response' && e.model !== undefined && e.model !== SYNTHETIC) counts.set(e.model, (counts.get(e.model) ?? 0) + 1);
   const byUse = [...counts].sort((a, b) => b[1] - a[1]);
   for (const [name, n] of byUse.slice(1)) {
     for (let i = 0; i < n; i++) quirks.add('other-model', `responses by another model than the session’s ${byUse[0]![0]} (kept; the scenario names ${byUse[0]![0]})`, i === 0 ? name : undefined);

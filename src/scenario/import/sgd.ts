@@ -75,15 +75,21 @@ export const sgd: Importer<SgdOptions> = {
 /** Slot spans outside their utterance, or ending before they start: a path and message each. */
 function badSpans(d: Dialogue, at: DocPath): [DocPath, string][] {
   const out: [DocPath, string][] = [];
-  d.turns.forEach((t, k) =>
+  d.turns.forEach((t, k) => {
+    const length = [...t.utterance].length;
     (t.frames ?? []).forEach((f, j) =>
       (f.slots ?? []).forEach((s, n) => {
-        if (s.exclusive_end <= s.start || s.exclusive_end > t.utterance.length)
-          out.push([[...at, 'turns', k, 'frames', j, 'slots', n], `span ${s.start}..${s.exclusive_end} is not inside the utterance (${t.utterance.length} characters)`]);
+        if (s.exclusive_end <= s.start || s.exclusive_end > length)
+          out.push([[...at, 'turns', k, 'frames', j, 'slots', n], `span ${s.start}..${s.exclusive_end} is not inside the utterance (${length} characters)`]);
       }),
-    ),
-  );
+    );
+  });
   return out;
+}
+
+/** The text of a slot span: SGD counts its offsets in characters (code points, as Python indexes a string), not UTF-16 units. */
+function spanText(utterance: string, start: number, end: number): string {
+  return [...utterance].slice(start, end).join('');
 }
 
 const same = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
@@ -109,7 +115,7 @@ function dialogueDoc(d: Dialogue, opts: SgdOptions, quirks: QuirkLog): ScenarioO
         const spanned = new Set<string>();
         for (const s of f.slots ?? []) {
           spanned.add(s.slot);
-          note(`${f.service}.${s.slot}`, t.utterance.slice(s.start, s.exclusive_end));
+          note(`${f.service}.${s.slot}`, spanText(t.utterance, s.start, s.exclusive_end));
         }
         // A value the user informs without a span (a categorical slot: "for one" is party_size 1) is a fact only if it is written as is.
         for (const a of f.actions ?? []) {
