@@ -63,6 +63,8 @@ describe('Claude Code importer on its fixture', () => {
       ['error-result', 1],
       ['sidechain', 1],
       ['output-under-reported', 4],
+      // The fixture's lines carry no timestamp: its second turn has the default gap.
+      ['no-time', 1],
     ]);
   });
 });
@@ -91,6 +93,39 @@ describe('Claude Code sessions of other shapes', () => {
       ['result-non-text', 1],
       ['response-after-reply', 1],
     ]);
+  });
+});
+
+describe('the time between turns', () => {
+  const at = (seconds: number) => new Date(Date.UTC(2026, 3, 10, 9, 0, 0) + seconds * 1000).toISOString();
+  const user = (text: string, seconds?: number) => ({ type: 'user', isSidechain: false, message: { role: 'user', content: text }, ...(seconds !== undefined && { timestamp: at(seconds) }) });
+  const reply = (id: string, seconds: number) => ({ type: 'assistant', isSidechain: false, timestamp: at(seconds), message: { id, role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'Noted.' }] } });
+
+  it('a user message after a response opens its turn with the time since that response’s last line: a session left for two hours replays with its cache expired', () => {
+    const long = 'The build log says the linker failed on the third target again. '.repeat(120);
+    const f = writeInput(tmp, 'lunch.jsonl', [
+      user(long, 0),
+      { ...reply('m1', 4), message: { ...reply('m1', 4).message, content: [{ type: 'text', text: 'Looking.' }] } },
+      reply('m1', 6),
+      user('Back after lunch: where were we?', 7206),
+      reply('m2', 7210),
+      user('And the next step?', 7270),
+      reply('m3', 7275),
+      user('Thanks.'),
+      reply('m4', 7290),
+    ]);
+    const { docs, conversations, report } = importDataset('claude-code', f);
+    // The gap runs from the response's last line (6 s), not its first; a message without a time keeps the default (30s).
+    expect((docs[0]!.turns as TurnOut[]).map((t) => t.gap)).toEqual([undefined, '2h', '1m', undefined]);
+    expect(report.quirks.map((q) => [q.key, q.count])).toEqual([['no-time', 1]]);
+    expect(conversations[0]!.turns.map((t) => t.gapSeconds)).toEqual([30, 7200, 60, 30]);
+    const cached: number[] = [];
+    replay(conversations[0]!, policiesFromFlags(['full'])[0]!, replayContext({ model: 'claude-sonnet-4-5', tokenizer: 'auto', seed: 42 }), (_, __, cost) => cached.push(cost.cachedTokens));
+    // Anthropic's cache keeps an entry 5 minutes: two hours later the whole prompt is written again; a minute later it is read.
+    expect(cached[0]).toBe(0);
+    expect(cached[1]).toBe(0);
+    expect(cached[2]).toBeGreaterThan(1024);
+    expect(cached[3]).toBeGreaterThan(cached[2]!);
   });
 });
 

@@ -47,8 +47,9 @@ export class AgentTurns {
     return this.b.turn;
   }
 
-  user(text: string): void {
-    this.b.user(text);
+  /** A user message; a turn it opens has the gap `gap` when given (the time since the previous response). */
+  user(text: string, gap?: string): void {
+    this.b.user(text, false, undefined, gap);
   }
 
   /** One model response that made tool calls (at least one): a round, its text kept with its calls; `gap`: the time since the previous call's reply, when the log has it. */

@@ -36,11 +36,18 @@ export class TurnBuilder {
     return this.drafts.length;
   }
 
-  /** Adds user text (with its author's `name`, if any): merged into the open turn while it has no reply or tools yet, unless `fresh`. */
-  user(text: string, fresh = false, name?: string): void {
+  /**
+   * Adds user text (with its author's `name`, if any): merged into the open
+   * turn while it has no reply or tools yet, unless `fresh`; a turn it opens
+   * has the gap `gap` when given.
+   */
+  user(text: string, fresh = false, name?: string, gap?: string): void {
     const c = this.current;
     if (c && !fresh && !this.pendingBreak && !c.assistant.length && !c.rounds.length) c.user.push(text);
-    else this.open(text);
+    else {
+      if (gap !== undefined) this.pendingGap = gap;
+      this.open(text);
+    }
     if (name !== undefined) this.current!.names.user ??= name;
   }
 

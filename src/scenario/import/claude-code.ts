@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import type { DocPath } from '../../text/document.js';
-import type { ScenarioOut, ToolOut, UsageOut } from '../docs.js';
+import { formatDuration, type ScenarioOut, type ToolOut, type UsageOut } from '../docs.js';
 import { AgentTurns, block, slug, textBlock, toolResult, toolUse } from './_agent.js';
 import { JsonSource, parseJsonLines, readText } from './_read.js';
 import { isObject } from '../../text/json.js';
@@ -28,7 +28,7 @@ const assistantLine = z.looseObject({
   type: z.literal('assistant'),
   message: z.looseObject({ id: z.string().optional(), model: z.string().min(1, 'expected a model name').optional(), content: z.array(block), usage: usage.optional() }),
 });
-const anyLine = z.looseObject({ type: z.string(), isSidechain: z.boolean().optional() });
+const anyLine = z.looseObject({ type: z.string(), isSidechain: z.boolean().optional(), timestamp: z.unknown().optional() });
 
 /** The model Claude Code names on the messages it writes itself (an API error's text). */
 const SYNTHETIC = '<synthetic>';
@@ -43,7 +43,11 @@ interface Response {
   /** The model that wrote it (`message.model`). */
   model?: string;
 }
-type Event = Response | { kind: 'user'; text: string };
+/**
+ * A user message; after a response, `after` is the seconds since that
+ * response's last line, or null when the log dates one of them not.
+ */
+type Event = Response | { kind: 'user'; text: string; after?: number | null };
 
 /**
  * Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`,
@@ -77,6 +81,14 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
     const pending = new Map<string, ToolOut>();
     /** The response open for more lines of the same message.id. */
     let open: Response | undefined;
+    /** The response before the user message to come: when its last line was written (ms, undefined when the log does not say). */
+    let answered: { at: number | undefined } | undefined;
+    const user = (text: string, at: number | undefined) => {
+      const after = answered && (at !== undefined && answered.at !== undefined ? Math.max(0, at - answered.at) / 1000 : null);
+      events.push({ kind: 'user', text, ...(after !== undefined && { after }) });
+      open = undefined;
+      answered = undefined;
+    };
     for (const { line, value, text: lineText } of lines) {
       const src = new JsonSource(file, lineText, line);
       const bad = (p: DocPath, message: string) => problems.push(src.problem(p, message));
@@ -91,13 +103,14 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
         quirks.add('sidechain', 'sidechain lines of a main session (a sub-agent’s: skipped)', `line ${line}`);
         continue;
       }
+      const at = typeof head.timestamp === 'string' ? Date.parse(head.timestamp) : NaN;
+      const time = Number.isNaN(at) ? undefined : at;
       if (head.type === 'user') {
         const u = check(userLine, value);
         if (!u) continue;
         const content = u.message.content;
         if (typeof content === 'string') {
-          events.push({ kind: 'user', text: content });
-          open = undefined;
+          user(content, time);
           continue;
         }
         const texts: string[] = [];
@@ -116,14 +129,12 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
             if (t) texts.push(t.text);
           } else quirks.add('user-non-text', 'non-text user content blocks (images, documents: dropped)', `line ${line} ${b.type}`);
         });
-        if (texts.length) {
-          events.push({ kind: 'user', text: texts.join('\n') });
-          open = undefined;
-        }
+        if (texts.length) user(texts.join('\n'), time);
         continue;
       }
       const a = check(assistantLine, value);
       if (!a) continue;
+      answered = { at: time };
       const msg = a.message;
       if (!open || msg.id === undefined || open.id !== msg.id) {
         open = { kind: 'response', id: msg.id, texts: [], calls: [] };
@@ -169,7 +180,8 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
     const turns = new AgentTurns(quirks, id);
     for (const e of events) {
       if (e.kind === 'user') {
-        turns.user(e.text);
+        turns.user(e.text, typeof e.after === 'number' ? formatDuration(e.after) : undefined);
+        if (e.after === null) quirks.add('no-time', 'user messages after a response, one of them without a readable timestamp (the turn has the default gap)', id);
         continue;
       }
       if (e.usage) quirks.add('output-under-reported', 'responses whose usage.output_tokens was logged mid-stream (under-reports the output; kept as logged, marked output_partial)', e.id);
