@@ -129,6 +129,39 @@ describe('the time between turns', () => {
   });
 });
 
+describe('a compaction', () => {
+  const user = (content: unknown, extra = {}) => ({ type: 'user', isSidechain: false, message: { role: 'user', content }, ...extra });
+  const reply = (id: string, text: string) => ({ type: 'assistant', isSidechain: false, message: { id, role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text }] } });
+
+  it('starts a conversation of its own from the summary: what Claude Code sent after it held none of what came before', () => {
+    const before = 'The whole design discussion, at length. '.repeat(200);
+    const f = writeInput(tmp, 'compacted.jsonl', [
+      user(before),
+      reply('m1', 'Understood, long answer. '.repeat(100)),
+      { type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', compactMetadata: { trigger: 'auto', preTokens: 155000 } },
+      user('This session is being continued from a previous conversation. Summary: the design is settled.', { isCompactSummary: true }),
+      reply('m2', 'Continuing.'),
+      user('Next step?'),
+      reply('m3', 'Tests.'),
+    ]);
+    const { docs, conversations, report } = importDataset('claude-code', f, { prefix: 'cc' });
+    expect(docs.map((d) => [d.id, d.model, (d.turns as TurnOut[]).map((t) => t.user.slice(0, 30))])).toEqual([
+      ['cc', 'claude-sonnet-4-5', [before.slice(0, 30)]],
+      ['cc-compact-1', 'claude-sonnet-4-5', ['This session is being continue', 'Next step?']],
+    ]);
+    expect(report).toMatchObject({ conversations: 2, turns: 3 });
+    expect(report.quirks.map((q) => [q.key, q.count])).toEqual([
+      ['compacted', 1],
+      ['no-time', 1],
+    ]);
+    // full after the compaction sends the summary and what follows, not the discussion before it.
+    const prompts: number[] = [];
+    replay(conversations[1]!, policiesFromFlags(['full'])[0]!, replayContext({ model: 'claude-sonnet-4-5', tokenizer: 'auto', seed: 42 }), (_, call) => prompts.push(call.promptTokens));
+    expect(prompts).toHaveLength(2);
+    expect(prompts[1]).toBeLessThan(100);
+  });
+});
+
 describe('the model a session was on', () => {
   const line = (id: string, model: unknown, text = 'ok') => ({ type: 'assistant', isSidechain: false, message: { id, role: 'assistant', model, content: [{ type: 'text', text }] } });
   const user = (text: string) => ({ type: 'user', isSidechain: false, message: { role: 'user', content: text } });

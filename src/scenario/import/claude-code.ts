@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import type { DocPath } from '../../text/document.js';
-import { formatDuration, type ScenarioOut, type ToolOut, type UsageOut } from '../docs.js';
+import { formatDuration, type ScenarioOut, type ToolOut, type TurnOut, type UsageOut } from '../docs.js';
 import { AgentTurns, block, slug, textBlock, toolResult, toolUse } from './_agent.js';
 import { JsonSource, parseJsonLines, readText } from './_read.js';
 import { isObject } from '../../text/json.js';
@@ -28,7 +28,7 @@ const assistantLine = z.looseObject({
   type: z.literal('assistant'),
   message: z.looseObject({ id: z.string().optional(), model: z.string().min(1, 'expected a model name').optional(), content: z.array(block), usage: usage.optional() }),
 });
-const anyLine = z.looseObject({ type: z.string(), isSidechain: z.boolean().optional(), timestamp: z.unknown().optional() });
+const anyLine = z.looseObject({ type: z.string(), subtype: z.unknown().optional(), isSidechain: z.boolean().optional(), timestamp: z.unknown().optional() });
 
 /** The model Claude Code names on the messages it writes itself (an API error's text). */
 const SYNTHETIC = '<synthetic>';
@@ -47,11 +47,13 @@ interface Response {
  * A user message; after a response, `after` is the seconds since that
  * response's last line, or null when the log dates one of them not.
  */
-type Event = Response | { kind: 'user'; text: string; after?: number | null };
+type Event = Response | { kind: 'user'; text: string; after?: number | null } | { kind: 'compacted' };
 
 /**
  * Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`,
- * sub-agents in `subagents/agent-<id>.jsonl`): one conversation per file.
+ * sub-agents in `subagents/agent-<id>.jsonl`): one conversation per file,
+ * and one more after each compaction (`compact_boundary`), which starts
+ * from the summary Claude Code sent in place of what came before.
  * User lines with text are user messages; assistant lines sharing a
  * `message.id` are one model response (Claude Code writes one line per
  * content block): with `tool_use` blocks a round, without them the reply;
@@ -61,7 +63,7 @@ type Event = Response | { kind: 'user'; text: string; after?: number | null };
  */
 export const claudeCode: Importer<ClaudeCodeOptions> = {
   id: 'claude-code',
-  describe: 'Claude Code session JSONL (one conversation: user and assistant lines, tool_use/tool_result blocks, usage per response)',
+  describe: 'Claude Code session JSONL (one conversation, one more after each compaction: user and assistant lines, tool_use/tool_result blocks, usage per response)',
   options: sessionLogOptions,
   billedCalls: true,
   read(input, opts) {
@@ -95,6 +97,13 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
       const check = <T>(schema: z.ZodType<T>, v: unknown, at: DocPath = []): T | undefined => src.check(schema, v, at, problems);
       const head = check(anyLine, value);
       if (!head) continue;
+      // A compaction: what Claude Code sends next starts again from its summary (the next user line).
+      if (head.type === 'system' && head.subtype === 'compact_boundary') {
+        events.push({ kind: 'compacted' });
+        open = undefined;
+        answered = undefined;
+        continue;
+      }
       if (head.type !== 'user' && head.type !== 'assistant') {
         quirks.add('other-line', 'lines of other types (progress, summary, system, file-history-snapshot…: skipped)', `line ${line} ${head.type}`);
         continue;
@@ -177,8 +186,19 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
       }
     }
     if (problems.length) throw new ScenarioError(problems);
-    const turns = new AgentTurns(quirks, id);
+    /** The conversation's turns, and after each compaction those of the conversation that starts from its summary. */
+    const parts: TurnOut[][] = [];
+    let turns = new AgentTurns(quirks, id);
+    const finish = () => {
+      if (turns.turn > 0) parts.push(turns.finish());
+    };
     for (const e of events) {
+      if (e.kind === 'compacted') {
+        quirks.add('compacted', 'compactions (compact_boundary: what follows is a conversation of its own, <id>-compact-N, which starts from the summary)', id);
+        finish();
+        turns = new AgentTurns(quirks, id);
+        continue;
+      }
       if (e.kind === 'user') {
         turns.user(e.text, typeof e.after === 'number' ? formatDuration(e.after) : undefined);
         if (e.after === null) quirks.add('no-time', 'user messages after a response, one of them without a readable timestamp (the turn has the default gap)', id);
@@ -190,9 +210,10 @@ export const claudeCode: Importer<ClaudeCodeOptions> = {
       else quirks.add('empty-response', 'model responses with neither text nor tool calls (skipped)', e.id);
     }
     if (pending.size) quirks.add('no-result', 'tool calls without a result (the session ended first)', [...pending.keys()][0]);
-    if (turns.turn === 0) throw new ScenarioError([{ file, path: '', message: 'no user or assistant messages in the file' }]);
+    finish();
+    if (!parts.length) throw new ScenarioError([{ file, path: '', message: 'no user or assistant messages in the file' }]);
     const model = sessionModel(events, quirks);
-    const docs: ScenarioOut[] = [{ id, ...(model !== undefined && { model }), turns: turns.finish() }];
+    const docs: ScenarioOut[] = parts.map((t, k) => ({ id: k ? `${id}-compact-${k}` : id, ...(model !== undefined && { model }), turns: t }));
     annotate(docs, annotations(input, opts), quirks);
     return { docs, quirks: quirks.list() };
   },
