@@ -57,6 +57,19 @@ describe('swe-agent importer: mini-swe-agent .traj.json', () => {
   });
 });
 
+describe('mini-swe-agent usage in DeepSeek’s own words', () => {
+  it('reads the cached tokens from prompt_cache_hit_tokens when prompt_tokens_details is not there; prompt_tokens_details first', () => {
+    const text = readFileSync(fixture('mini-swe-agent-sample.traj.json').path, 'utf8');
+    const hit = text.replace('"total_tokens": 1230', '"total_tokens": 1230, "prompt_cache_hit_tokens": 1024, "prompt_cache_miss_tokens": 176').replace('"total_tokens": 1395', '"total_tokens": 1395, "prompt_cache_hit_tokens": 7');
+    const t = importDataset('swe-agent', writeInput(tempDir(), 'hit.traj.json', hit)).docs[0]!.turns as TurnOut[];
+    expect(roundsOf(t[0]!).map((r) => r.usage)).toEqual([
+      { input: 1200, cached: 1024, output: 30 },
+      { input: 1350, cached: 1152, output: 45 },
+      { input: 1500, cached: 1280, output: 20 },
+    ]);
+  });
+});
+
 describe('swe-agent importer: SWE-agent .traj', () => {
   it('reads the history of a function-calling run: tool messages answer their tool_call_ids', () => {
     const { docs, report } = importDataset('swe-agent', fixture('swe-agent-fc-sample.traj'));

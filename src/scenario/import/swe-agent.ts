@@ -33,6 +33,8 @@ const usage = z.looseObject({
   prompt_tokens: z.number().int().min(0),
   completion_tokens: z.number().int().min(0).nullish(),
   prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().min(0).nullish() }).nullish(),
+  // DeepSeek's own name for the cached tokens, in its responses beside (or, in older ones, without) prompt_tokens_details.
+  prompt_cache_hit_tokens: z.number().int().min(0).nullish(),
 });
 const modelName = z.string().min(1, 'expected a model name');
 const message = z.looseObject({
@@ -483,7 +485,7 @@ function isoSeconds(seconds: number): string | undefined {
 function usageOf(m: Msg): UsageOut | undefined {
   const u = m.extra?.response?.usage;
   if (!u) return undefined;
-  const cached = u.prompt_tokens_details?.cached_tokens;
+  const cached = u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens;
   return { input: u.prompt_tokens, ...(typeof cached === 'number' && { cached }), ...(typeof u.completion_tokens === 'number' && { output: u.completion_tokens }) };
 }
 
