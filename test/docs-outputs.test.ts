@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, copyFileSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { NamespaceName } from '../src/store/namespaces.js';
 import { ROOT, sharedData, skipReason } from './_shared.js';
 import { tempDir } from './_tmp.js';
 
@@ -142,7 +143,7 @@ function pageSteps(page: string, lines: readonly string[]): Step[] {
 /** `sh` runs `npx ctxsim` as the built CLI, and nothing else through npx. */
 const NPX = 'npx() { if [ "$1" = ctxsim ]; then shift; "$DOCS_NODE" "$DOCS_CLI" "$@"; else echo "docs-outputs: only npx ctxsim runs here" >&2; return 127; fi; }';
 
-/** The environment of a reader's shell: none of the suite's settings for ctxsim, no CI runner's; the user's cache folder a fresh one in `home`, as on a machine that never ran ctxsim. */
+/** The environment of a reader's shell: none of the suite's settings for ctxsim, no CI runner's; the user's cache folder one in `home` (fresh but for what `seedCaches` put there), as on a machine that never replayed these runs. */
 function readerEnv(home: string): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CTXSIM_') && !k.startsWith('GITHUB_')));
   return { ...env, XDG_CACHE_HOME: join(home, 'cache'), XDG_STATE_HOME: join(home, 'state'), DOCS_NODE: process.execPath, DOCS_CLI: CLI };
@@ -163,6 +164,26 @@ async function runCommand(cmd: string, dir: string, previous: number, file: stri
   closeSync(fd);
   const text = readFileSync(file, 'utf8');
   return { code, lines: text === '' ? [] : text.replace(/\n$/, '').split('\n') };
+}
+
+/**
+ * The memo caches of ctxsim (namespaces of its cache folder) that no output
+ * depends on, only the time it takes: token counts, what the simulated
+ * memory read of a text, rendered charts. The pages share them (each page
+ * starts with what the pages before it stored, so a text is tokenized and a
+ * chart rendered once for all of them); the replay cache is each page's own,
+ * so every page's runs replay their units as a reader's first runs do.
+ */
+const SHARED_CACHES = ['tokens', 'readings', 'charts'] as const satisfies readonly NamespaceName[];
+const seeds = tempDir();
+
+/** Copies the shared caches the pages before stored into a page's cache folder (`home`'s), or, `back`, that page's into the store for the next. */
+function seedCaches(home: string, back = false): void {
+  for (const space of SHARED_CACHES) {
+    const [from, to] = [join(seeds, space), join(home, 'cache', 'ctxsim', space)];
+    const [src, dest] = back ? [to, from] : [from, to];
+    if (existsSync(src)) cpSync(src, dest, { recursive: true });
+  }
 }
 
 /** Writes or edits a file the page has its reader write. */
@@ -226,11 +247,13 @@ async function checkPage(page: string): Promise<void> {
   expect(steps.some((s) => s.kind === 'session'), `${page} shows no command with its output`).toBe(true);
   const dir = tempDir();
   const out = join(tempDir(), 'output');
+  seedCaches(dirname(out));
   const rewrites: { c: Command; lines: string[] }[] = [];
   for (const step of steps) {
     if (step.kind === 'session') rewrites.push(...(await runSession(page, lines, step.commands, dir, out)));
     else applyFile(step, dir, `${page}:${step.line}`);
   }
+  seedCaches(dirname(out), true);
   if (!UPDATE || !rewrites.length) return;
   const updated = [...lines];
   for (const { c, lines: printed } of [...rewrites].reverse()) updated.splice(c.from, c.to - c.from, ...printed.map((l) => (l ? c.indent + l : l)));

@@ -6,6 +6,7 @@ import { runMain } from '../src/cli/_app.js';
 import { seal } from '../src/output/_seal.js';
 import { defaultOutFolder } from '../src/study/confine.js';
 import { COMMIT_FILE, onStagingNotice, removeStaleStaging, STAGING_PREFIX } from '../src/output/files.js';
+import { runBuilt } from './_built.js';
 import { capture } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -218,16 +219,17 @@ describe('a planted link where the default output folder goes', () => {
     expect(defaultOutFolder('reports', inside)).toBe(join(inside, 'reports'));
   });
 
-  it.skipIf(!existsSync(CLI))('ctxsim run and ctxsim merge without --out: exit 2 in one line, nothing written outside', () => {
+  // run through the built CLI in this process, merge in a process of its own (its exit status and its stderr alone).
+  it.skipIf(!existsSync(CLI))('ctxsim run and ctxsim merge without --out: exit 2 in one line, nothing written outside', async () => {
     const { root, project } = machine();
     const outside = join(root, 'outside');
     mkdirSync(outside);
     symlinkSync(outside, join(project, 'reports'));
-    for (const args of [['run', '--scenario', SCENARIO, '--policy', 'full', '--quiet'], ['merge', 'shards']]) {
-      const r = spawnSync(process.execPath, [CLI, ...args], { cwd: project, encoding: 'utf8' });
-      expect(r.stderr).toBe(`ctxsim: reports/, the default output folder, leads to ${realpathSync(outside)}, outside the working folder: a command writes there only when --out names it\n`);
-      expect(r.status).toBe(2);
-    }
+    const line = `ctxsim: reports/, the default output folder, leads to ${realpathSync(outside)}, outside the working folder: a command writes there only when --out names it\n`;
+    const run = await runBuilt(['run', '--scenario', SCENARIO, '--policy', 'full', '--quiet'], { cwd: project });
+    expect([run.code, run.err]).toEqual([2, line]);
+    const merge = spawnSync(process.execPath, [CLI, 'merge', 'shards'], { cwd: project, encoding: 'utf8' });
+    expect([merge.status, merge.stderr]).toEqual([2, line]);
     expect(readdirSync(outside)).toEqual([]);
   });
 });
@@ -244,7 +246,8 @@ describe('a planted link where a named output goes', () => {
     return { project, outside };
   }
 
-  it.skipIf(!existsSync(CLI))('--out, --junit, --save-baseline, import --out through a link in the working folder that leads out: exit 2 in one line, nothing written there', () => {
+  // The built CLI in this process (each refusal, and the runs that write), and once in a process of its own.
+  it.skipIf(!existsSync(CLI))('--out, --junit, --save-baseline, import --out through a link in the working folder that leads out: exit 2 in one line, nothing written there', async () => {
     const { project, outside } = linked();
     const refusal = (flag: string, named: string) =>
       `ctxsim: ${flag} ${named}: ctxsim-reports is a symbolic link in the working folder that leads out of it (to ${realpathSync(outside)}); an output is never written through one: name the folder it leads to\n`;
@@ -257,17 +260,20 @@ describe('a planted link where a named output goes', () => {
       [['check', '--scenario', SCENARIO, '--policy', 'full', '--baseline', 'b.json', '--junit', 'ctxsim-reports/gate.xml'], '--junit', 'ctxsim-reports/gate.xml'],
       [['import', SCENARIO, '--format', 'openai', '--out', 'ctxsim-reports'], '--out', 'ctxsim-reports'],
     ] as const) {
-      const r = spawnSync(process.execPath, [CLI, ...args], { cwd: project, encoding: 'utf8' });
-      expect(r.stderr).toBe(refusal(flag, named));
-      expect(r.status).toBe(2);
+      const r = await runBuilt(args, { cwd: project });
+      expect(r.err).toBe(refusal(flag, named));
+      expect(r.code).toBe(2);
     }
+    // The command line's own process, once: its stderr is that line alone, its exit status 2.
+    const r = spawnSync(process.execPath, [CLI, ...run, '--out', 'ctxsim-reports'], { cwd: project, encoding: 'utf8' });
+    expect([r.status, r.stderr]).toEqual([2, refusal('--out', 'ctxsim-reports')]);
     expect(readdirSync(outside)).toEqual([]);
     // A link that stays inside the working folder, and a folder named outside it, are written as named.
-    const inside = spawnSync(process.execPath, [CLI, ...run, '--out', 'inside/r'], { cwd: project, encoding: 'utf8' });
-    expect(inside.status, inside.stderr).toBe(0);
+    const inside = await runBuilt([...run, '--out', 'inside/r'], { cwd: project });
+    expect(inside.code, inside.err).toBe(0);
     expect(readdirSync(join(project, 'kept', 'r'))).toContain('report.md');
-    const there = spawnSync(process.execPath, [CLI, ...run, '--out', join(outside, 'r')], { cwd: project, encoding: 'utf8' });
-    expect(there.status, there.stderr).toBe(0);
+    const there = await runBuilt([...run, '--out', join(outside, 'r')], { cwd: project });
+    expect(there.code, there.err).toBe(0);
     expect(readdirSync(outside)).toEqual(['r']);
   });
 });
