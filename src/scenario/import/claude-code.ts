@@ -45,7 +45,7 @@ interface Response {
 }
 /**
  * A user message; after a response, `after` is the seconds since that
- * response's last line, or null when the log dates one of them not.
+ * response's last line, or null when the log leaves either without a time.
  */
 type Event = Response | { kind: 'user'; text: string; after?: number | null } | { kind: 'compacted' };
 
