@@ -1,4 +1,4 @@
-import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -419,6 +419,17 @@ describe('ctxsim check', () => {
     // The first row is on line 21; the column is where its cost's value starts.
     const column = text.split('\n')[20]!.indexOf('"0.000051300000"') + 1;
     expect(bad.err).toBe(`ctxsim: ${baseline()}:21:${column} rows[0].totalCost: expected USD with 12 decimals such as "0.000051300000", at least 0 and under 10^15, got "$0.05"\n`);
+  });
+
+  it('a baseline that shares no scenario × policy with the run (another study\'s) is refused, not passed: exit 2, no JUnit file', async () => {
+    const junit = join(dir, 'gate.xml');
+    const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-tokens:budget=50', '--junit', junit, '--quiet');
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(
+      `ctxsim: ${baseline()}: no scenario × policy of this run is in the baseline (2 rows of the run, 4 of the baseline, none in both): nothing to compare; is it the baseline of another study? To make it this study's: npx ctxsim run ${study()} --policy window-tokens:budget=50 --save-baseline ${baseline()} --force\n`,
+    );
+    expect(existsSync(junit)).toBe(false);
   });
 
   it('a missing baseline says how to save one, exit 2, before any run', async () => {
