@@ -465,6 +465,22 @@ describe('sharded runs', () => {
     for (const f of files) expect(readFileSync(join(merged, f)).equals(readFileSync(join(whole, f))), f).toBe(true);
   });
 
+  it('merge --save-baseline saves the baseline the unsharded run saves, byte for byte, and check passes against it', async () => {
+    const shard = await cli('run', study(), '--shard', '1/3', '--save-baseline', join(dir, 'shard.json'), '--out', join(dir, 'x'), '--quiet');
+    expect(shard.code).toBe(2);
+    expect(shard.err).toBe('ctxsim: --save-baseline: a shard holds part of the run; save the baseline when merging the shards: ctxsim merge DIR... --save-baseline FILE\n');
+    for (const k of [1, 2, 3]) expect((await cli('run', study(), '--shard', `${k}/3`, '--out', join(dir, `s${k}`), '--quiet')).code).toBe(0);
+    const shards = [1, 2, 3].map((k) => join(dir, `s${k}`));
+    const merged = join(dir, 'merged.json');
+    const m = await cli('merge', ...shards, '--out', join(dir, 'merged'), '--save-baseline', merged, '--quiet');
+    expect(m.code).toBe(0);
+    expect(readFileSync(merged, 'utf8')).toBe(readFileSync(baseline(), 'utf8'));
+    const again = await cli('merge', ...shards, '--out', join(dir, 'merged'), '--save-baseline', merged, '--quiet');
+    expect(again.code).toBe(2);
+    expect(again.err).toBe(`ctxsim: --save-baseline: ${merged} exists; add --force to replace it\n`);
+    expect((await cli('check', study(), '--baseline', merged, '--quiet')).code).toBe(0);
+  });
+
   it('a missing shard is an error', async () => {
     await cli('run', study(), '--shard', '1/2', '--out', join(dir, 'a'), '--quiet');
     const m = await cli('merge', join(dir, 'a'), '--out', join(dir, 'm'), '--quiet');
