@@ -65,6 +65,18 @@ describe('causes', () => {
   });
 });
 
+describe('a policy module whose imports changed', () => {
+  it('is a change of the module, the file it imports named; a baseline that recorded no imports names none', () => {
+    const before = fingerprint({ policies: ['full', 'keep:n=1'], modules: { keep: 'a' }, moduleImports: { keep: 'i' } }, 1);
+    const cost = (_: string, p: string) => (p === 'keep:n=1' ? 20 : 10);
+    const r = compare(baseline(before, () => 10), baseline({ ...before, moduleImports: { keep: 'j' } }, cost), DEFAULT_LIMITS);
+    expect(r.differences).toEqual(['policy implementation changed: keep (a file it imports)']);
+    expect(texts(r)).toEqual([[['policy implementation changed: keep (a file it imports)'], ['s0 keep:n=1']]]);
+    const { moduleImports: _, ...older } = before;
+    expect(compare(baseline(older, () => 10), baseline({ ...before, moduleImports: { keep: 'j' } }, cost), DEFAULT_LIMITS).differences).toEqual([]);
+  });
+});
+
 describe('the annotations', () => {
   const placed: Placer = (c: Change) => (c.kind === 'scenario' ? { file: `scenarios/${c.scenario}.yaml`, line: 3 } : c.kind === 'model' ? { file: 'study.yaml', line: 2 } : undefined);
 

@@ -187,6 +187,25 @@ describe('a policy module in a study', () => {
     expect(changed.code).toBe(0);
     expect(changed.out).toContain('- policy implementation changed: keep-edges\n');
   });
+
+  it('the gate says when a file the module imports changed, the module file left alone', async () => {
+    const dir = project();
+    const template = readFileSync(join(ROOT, 'templates', 'init', 'policies', 'example-policy.mjs'), 'utf8');
+    const module = template.replace('export default {', "import { extra } from './helper.mjs';\nexport default {").replace('const keep = params.keep;', 'const keep = params.keep + extra;');
+    expect(module).not.toBe(template);
+    writeFileSync(join(dir, 'policies', 'edges.mjs'), module);
+    writeFileSync(join(dir, 'policies', 'helper.mjs'), 'export const extra = 0;\n');
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies: ["./policies/edges.mjs:keep=1"]', ''].join('\n'));
+    const baseline = join(dir, 'baseline.json');
+    expect((await cli('run', study, ...COMMON, '--out', join(dir, 'out.json'), '--save-baseline', baseline)).code).toBe(0);
+    expect((await cli('check', study, ...COMMON, '--baseline', baseline)).out).not.toContain('policy implementation changed');
+    writeFileSync(join(dir, 'policies', 'helper.mjs'), 'export const extra = 4;\n');
+    const changed = await cli('check', study, ...COMMON, '--baseline', baseline);
+    expect(changed.code).toBe(1);
+    expect(changed.out).toContain('\n- policy implementation changed: keep-edges (a file it imports)\n');
+    expect(changed.out).not.toContain('Nothing in the study differs');
+  });
 });
 
 describe('a bad policy module: one line, exit 2', () => {

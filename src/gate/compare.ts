@@ -252,8 +252,11 @@ function fingerprintChanges(a: StudyFingerprint, b: StudyFingerprint, renamed: R
   const removed = a.policies.filter((p) => !b.policies.includes(p) && !renamed.has(p));
   for (const [id, hash] of Object.entries(b.modules ?? {})) {
     const before = a.modules?.[id];
-    const text = `policy implementation changed: ${id}`;
-    if (before !== undefined && before !== hash) out.push({ text, change: { kind: 'module', policy: id, text } });
+    if (before === undefined) continue;
+    // A file the module imports: told by baselines that record them (a baseline saved before cannot tell, and names none).
+    const imports = before === hash && a.moduleImports !== undefined && a.moduleImports[id] !== b.moduleImports?.[id];
+    const text = `policy implementation changed: ${id}${imports ? ' (a file it imports)' : ''}`;
+    if (before !== hash || imports) out.push({ text, change: { kind: 'module', policy: id, text } });
   }
   if (added.length) out.push({ text: `policies added: ${added.join(', ')}` });
   if (removed.length) out.push({ text: `policies removed: ${removed.join(', ')}` });
