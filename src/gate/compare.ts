@@ -306,15 +306,19 @@ const ORDER: Record<Verdict, number> = { fail: 0, pass: 1, added: 2, removed: 3 
 
 /**
  * Pairs rows left unmatched whose policy was re-parameterized: within a
- * scenario and model, one removed and one added variant of the same policy id.
+ * scenario and model, the one variant of a policy id the baseline has and
+ * the one the run has. A policy swept over several values on either side is
+ * never paired: a sweep whose values moved (`keep: [1, 2]` → `[2, 3]`) added
+ * one variant and removed another, and comparing those would judge one
+ * setting against another.
  */
-function pairRenamed(removed: BaselineRow[], added: BaselineRow[], model: (r: BaselineRow) => string): [BaselineRow, BaselineRow][] {
+function pairRenamed(removed: BaselineRow[], added: BaselineRow[], model: (r: BaselineRow) => string, before: readonly BaselineRow[], after: readonly BaselineRow[]): [BaselineRow, BaselineRow][] {
   const id = (r: BaselineRow) => r.policy.split(':')[0];
   const pairs: [BaselineRow, BaselineRow][] = [];
-  for (const before of removed) {
-    const same = (r: BaselineRow) => r.scenario === before.scenario && model(r) === model(before) && id(r) === id(before);
+  for (const old of removed) {
+    const same = (r: BaselineRow) => r.scenario === old.scenario && model(r) === model(old) && id(r) === id(old);
     const a = added.filter(same);
-    if (a.length === 1 && removed.filter(same).length === 1) pairs.push([before, a[0]!]);
+    if (a.length === 1 && before.filter(same).length === 1 && after.filter(same).length === 1) pairs.push([old, a[0]!]);
   }
   return pairs;
 }
@@ -356,7 +360,7 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
   const paired = new Set<BaselineRow>();
   const renames = new Set<string>();
   const renamed = new Set<string>();
-  for (const [before, after] of pairRenamed(removed, added, model)) {
+  for (const [before, after] of pairRenamed(removed, added, model, baseline.rows, current.rows)) {
     const rename = `${before.policy} → ${after.policy}`;
     rows.push({ ...compareRow(before, after, limits), policy: rename });
     paired.add(before).add(after);
