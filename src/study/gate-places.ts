@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Problem } from '../errors.js';
 import type { Change } from '../gate/compare.js';
+import { isPolicyPath } from '../policies/module.js';
 import { readInputText } from '../process.js';
 import type { Place, Placer } from '../report/gate.js';
 import { SourceDoc, valueAt, type DocPath } from '../text/document.js';
@@ -79,6 +80,12 @@ export function changePlaces(study: Study, scenarios: ReadonlyMap<string, Proble
     if (!path.length) return { file };
     return valueAt(doc.value, path) === undefined ? { file } : { file, line: doc.problem(path, '', path.length === 1).line! };
   };
+  /** The policy id an entry's name stands for: a module's path (`./policies/keep-edges.mjs`) names the id of the policy it exports. */
+  const policyOf = (name: string | undefined): string | undefined => {
+    if (name === undefined || !study.file || !isPolicyPath(name)) return name;
+    const path = resolve(dirname(study.file), name);
+    return study.policies.find((v) => v.module && resolve(v.module.file) === path)?.policy.id ?? name;
+  };
   /** The first of the setting's study keys the file has, or the file. */
   const settingAt = (names: readonly string[]): Place | undefined => {
     const keys = WRITTEN_SETTINGS.filter((s) => names.includes(s.name)).flatMap(keysOf);
@@ -94,7 +101,7 @@ export function changePlaces(study: Study, scenarios: ReadonlyMap<string, Proble
       }
       case 'policy': {
         const entries = doc && valueAt(doc.value, ['policies']);
-        const i = Array.isArray(entries) ? entries.findIndex((e) => entryId(e) === change.after.split(':')[0]) : -1;
+        const i = Array.isArray(entries) ? entries.findIndex((e) => policyOf(entryId(e)) === change.after.split(':')[0]) : -1;
         return at(i < 0 ? ['policies'] : ['policies', i]);
       }
       case 'module': {
