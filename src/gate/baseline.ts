@@ -32,6 +32,8 @@ export interface StudyFingerprint {
   scenarios: Record<string, string>;
   /** Where upkeep came from when not simulated with the default prompts: `recorded FILE sha256:…`, `live URL`, `simulated prompts sha256:…`. */
   upkeep?: string;
+  /** The engine's version (`ENGINE_VERSION`): another makes other records of the same study; absent in baselines saved before it was recorded. */
+  engine?: number;
 }
 
 /** The summary columns a baseline row keeps (`BASELINE_ORDER`), in the order of its fields. */
@@ -196,6 +198,7 @@ export const FINGERPRINT_FIELDS = {
   settings: HASHES.optional(),
   scenarios: z.record(NAME, z.string()),
   upkeep: z.string().optional(),
+  engine: z.number().int().min(1).optional(),
 };
 
 /** What a baseline's fingerprint says for a field written after it was saved (`rules`: the provider rule set). */

@@ -69,7 +69,7 @@ export interface PolicyComparison {
  * policy's parameters (its old variant compared with its new one) or its
  * module's file, a row's model, or a setting of the whole run (`key`: the
  * fingerprint's field — `tokenizer`, `prices`, `cache`, `rules`, `seed`,
- * `toolDefs`, `upkeep` — or the name of a setting under its `settings`).
+ * `toolDefs`, `upkeep`, `engine` — or the name of a setting under its `settings`).
  */
 export type Change = { text: string } & (
   | { kind: 'scenario'; scenario: string }
@@ -248,6 +248,10 @@ function fingerprintChanges(a: StudyFingerprint, b: StudyFingerprint, renamed: R
   }
   const upkeep = [a.upkeep ?? 'simulated', b.upkeep ?? 'simulated'];
   if (upkeep[0] !== upkeep[1]) setting('upkeep', `upkeep: ${upkeep[0]} → ${upkeep[1]}`);
+  // A baseline saved before the engine's version was recorded cannot tell.
+  if (a.engine !== undefined && b.engine !== undefined && a.engine !== b.engine) {
+    setting('engine', `engine: ${a.engine} → ${b.engine} (another ctxsim, whose records of the same study differ)`);
+  }
   const added = b.policies.filter((p) => !a.policies.includes(p) && !renamed.has(p));
   const removed = a.policies.filter((p) => !b.policies.includes(p) && !renamed.has(p));
   for (const [id, hash] of Object.entries(b.modules ?? {})) {

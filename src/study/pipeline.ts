@@ -3,6 +3,7 @@ import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
 import type { RunInfo } from '../engine/run.js';
 import { RUN_SPEC_KEYS, runSpecOf, type CanonicalSpec, type Conversations, type RunOptions, type RunSpec } from '../engine/spec.js';
 import { byPolicy } from '../engine/summary.js';
+import { ENGINE_VERSION } from '../engine/version.js';
 import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
@@ -160,6 +161,7 @@ function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, 
     ...(study.toolDefs && { toolDefs: sha256(JSON.stringify(study.toolDefs)).slice(0, 16) }),
     ...otherSettings(study),
     scenarios,
+    engine: ENGINE_VERSION,
   };
 }
 
