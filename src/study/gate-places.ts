@@ -52,12 +52,16 @@ function entryId(entry: unknown): string | undefined {
   return spec?.split(':')[0];
 }
 
-/** The line of the first line of `text` that names `model` as a JSON key, from 1. */
+/** The line of the first line of `text` that names `model` as a JSON key, from 1 (anywhere on it: a table written on one line names it on line 1). */
 function modelLine(file: string, model: string): number | undefined {
   try {
     const lines = readInputText(file, { shown: file }).split('\n');
-    const key = `${JSON.stringify(model)}`;
-    const i = lines.findIndex((l) => l.trimStart().startsWith(key) && /^\s*:/.test(l.trimStart().slice(key.length)));
+    const key = JSON.stringify(model);
+    const named = (l: string) => {
+      for (let at = l.indexOf(key); at >= 0; at = l.indexOf(key, at + 1)) if (/^\s*:/.test(l.slice(at + key.length))) return true;
+      return false;
+    };
+    const i = lines.findIndex(named);
     return i < 0 ? undefined : i + 1;
   } catch {
     return undefined;
