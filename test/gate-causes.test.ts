@@ -65,6 +65,32 @@ describe('causes', () => {
   });
 });
 
+describe('a sweep whose values moved', () => {
+  it('adds and removes variants, never compares one value with another; a policy of one variant on each side is still paired', () => {
+    const before = fingerprint({ policies: ['full', 'keep:n=1', 'keep:n=2'] }, 1);
+    const cost = (_: string, p: string) => (p === 'keep:n=3' ? 30 : 10);
+    const moved = compare(baseline(before, () => 10), baseline({ ...before, policies: ['full', 'keep:n=2', 'keep:n=3'] }, cost), DEFAULT_LIMITS);
+    expect(moved.failed).toBe(false);
+    expect(moved.differences).toEqual(['policies added: keep:n=3', 'policies removed: keep:n=1']);
+    expect(moved.rows.map((r) => `${r.verdict} ${r.policy}`)).toEqual(['pass full', 'pass keep:n=2', 'added keep:n=3', 'removed keep:n=1']);
+    const single = fingerprint({ policies: ['full', 'keep:n=1'] }, 1);
+    const reparameterized = compare(baseline(single, () => 10), baseline({ ...single, policies: ['full', 'keep:n=3'] }, cost), DEFAULT_LIMITS);
+    expect(texts(reparameterized)).toEqual([[['policy: keep:n=1 → keep:n=3'], ['s0 keep:n=1 → keep:n=3']]]);
+  });
+});
+
+describe('a policy module whose imports changed', () => {
+  it('is a change of the module, the file it imports named; a baseline that recorded no imports names none', () => {
+    const before = fingerprint({ policies: ['full', 'keep:n=1'], modules: { keep: 'a' }, moduleImports: { keep: 'i' } }, 1);
+    const cost = (_: string, p: string) => (p === 'keep:n=1' ? 20 : 10);
+    const r = compare(baseline(before, () => 10), baseline({ ...before, moduleImports: { keep: 'j' } }, cost), DEFAULT_LIMITS);
+    expect(r.differences).toEqual(['policy implementation changed: keep (a file it imports)']);
+    expect(texts(r)).toEqual([[['policy implementation changed: keep (a file it imports)'], ['s0 keep:n=1']]]);
+    const { moduleImports: _, ...older } = before;
+    expect(compare(baseline(older, () => 10), baseline({ ...before, moduleImports: { keep: 'j' } }, cost), DEFAULT_LIMITS).differences).toEqual([]);
+  });
+});
+
 describe('the annotations', () => {
   const placed: Placer = (c: Change) => (c.kind === 'scenario' ? { file: `scenarios/${c.scenario}.yaml`, line: 3 } : c.kind === 'model' ? { file: 'study.yaml', line: 2 } : undefined);
 

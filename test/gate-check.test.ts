@@ -1,7 +1,8 @@
-import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { ENGINE_VERSION } from '../src/engine/version.js';
 import { cli } from './_io.js';
 import { ROOT } from './_shared.js';
 import { tempDir } from './_tmp.js';
@@ -416,9 +417,39 @@ describe('ctxsim check', () => {
     writeFileSync(baseline(), text.replace('"totalCost":"0.000051300000"', '"totalCost":"$0.05"'));
     const bad = await cli('check', study(), '--baseline', baseline(), '--quiet');
     expect(bad.code).toBe(2);
-    // The first row is on line 21; the column is where its cost's value starts.
-    const column = text.split('\n')[20]!.indexOf('"0.000051300000"') + 1;
-    expect(bad.err).toBe(`ctxsim: ${baseline()}:21:${column} rows[0].totalCost: expected USD with 12 decimals such as "0.000051300000", at least 0 and under 10^15, got "$0.05"\n`);
+    // The first row is on line 22; the column is where its cost's value starts.
+    const column = text.split('\n')[21]!.indexOf('"0.000051300000"') + 1;
+    expect(bad.err).toBe(`ctxsim: ${baseline()}:22:${column} rows[0].totalCost: expected USD with 12 decimals such as "0.000051300000", at least 0 and under 10^15, got "$0.05"\n`);
+  });
+
+  it('a baseline that shares no scenario × policy with the run (another study\'s) is refused, not passed: exit 2, no JUnit file', async () => {
+    const junit = join(dir, 'gate.xml');
+    const r = await cli('check', study(), '--baseline', baseline(), '--policy', 'window-tokens:budget=50', '--junit', junit, '--quiet');
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(
+      `ctxsim: ${baseline()}: no scenario × policy of this run is in the baseline (2 rows of the run, 4 of the baseline, none in both): nothing to compare; is it the baseline of another study? To make it this study's: npx ctxsim run ${study()} --policy window-tokens:budget=50 --save-baseline ${baseline()} --force\n`,
+    );
+    expect(existsSync(junit)).toBe(false);
+  });
+
+  it('a baseline of an older engine: the gate names the engine as the change (a baseline that did not record it names none)', async () => {
+    const saved = JSON.parse(readFileSync(baseline(), 'utf8')) as { study: { engine?: number }; rows: { totalCost: string }[] };
+    expect(saved.study.engine).toBe(ENGINE_VERSION);
+    saved.rows[0]!.totalCost = '0.000001000000';
+    writeFileSync(join(dir, 'older.json'), JSON.stringify({ ...saved, study: { ...saved.study, engine: ENGINE_VERSION - 1 } }));
+    const r = await cli('check', study(), '--baseline', join(dir, 'older.json'), '--quiet');
+    expect(r.code).toBe(1);
+    const change = `engine: ${ENGINE_VERSION - 1} → ${ENGINE_VERSION} (another ctxsim, whose records of the same study differ)`;
+    expect(r.out).toContain(`The study differs from the baseline's:\n\n- ${change}\n`);
+    const comment = join(dir, 'comment.md');
+    expect((await cli('check', study(), '--baseline', join(dir, 'older.json'), '--comment', comment, '--quiet')).code).toBe(1);
+    expect(readFileSync(comment, 'utf8')).toContain(`#### 1. ${change}: 1 regression\n`);
+    const { engine: _, ...unrecorded } = saved.study;
+    writeFileSync(join(dir, 'unrecorded.json'), JSON.stringify({ ...saved, study: unrecorded }));
+    const before = await cli('check', study(), '--baseline', join(dir, 'unrecorded.json'), '--quiet');
+    expect(before.code).toBe(1);
+    expect(before.out).not.toContain('engine:');
   });
 
   it('a missing baseline says how to save one, exit 2, before any run', async () => {
@@ -452,6 +483,22 @@ describe('sharded runs', () => {
     const files = readdirSync(whole).sort();
     expect(readdirSync(merged).sort()).toEqual(files);
     for (const f of files) expect(readFileSync(join(merged, f)).equals(readFileSync(join(whole, f))), f).toBe(true);
+  });
+
+  it('merge --save-baseline saves the baseline the unsharded run saves, byte for byte, and check passes against it', async () => {
+    const shard = await cli('run', study(), '--shard', '1/3', '--save-baseline', join(dir, 'shard.json'), '--out', join(dir, 'x'), '--quiet');
+    expect(shard.code).toBe(2);
+    expect(shard.err).toBe('ctxsim: --save-baseline: a shard holds part of the run; save the baseline when merging the shards: ctxsim merge DIR... --save-baseline FILE\n');
+    for (const k of [1, 2, 3]) expect((await cli('run', study(), '--shard', `${k}/3`, '--out', join(dir, `s${k}`), '--quiet')).code).toBe(0);
+    const shards = [1, 2, 3].map((k) => join(dir, `s${k}`));
+    const merged = join(dir, 'merged.json');
+    const m = await cli('merge', ...shards, '--out', join(dir, 'merged'), '--save-baseline', merged, '--quiet');
+    expect(m.code).toBe(0);
+    expect(readFileSync(merged, 'utf8')).toBe(readFileSync(baseline(), 'utf8'));
+    const again = await cli('merge', ...shards, '--out', join(dir, 'merged'), '--save-baseline', merged, '--quiet');
+    expect(again.code).toBe(2);
+    expect(again.err).toBe(`ctxsim: --save-baseline: ${merged} exists; add --force to replace it\n`);
+    expect((await cli('check', study(), '--baseline', merged, '--quiet')).code).toBe(0);
   });
 
   it('a missing shard is an error', async () => {

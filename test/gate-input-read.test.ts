@@ -87,12 +87,12 @@ describe('a baseline', () => {
 
   it('a row that is null, given twice or left out: its place, exit 2', async () => {
     const lines = baselineText.split('\n');
-    const nulled = [...lines.slice(0, 20), '    null,', ...lines.slice(21)].join('\n');
-    expect((await check(nulled)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:21:5 rows[0]: expected mapping, got null\n`);
-    const twice = [...lines.slice(0, 21), lines[20]!, ...lines.slice(21)].join('\n');
-    expect((await check(twice)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:22:5 rows[1]: kavya-late-order × full × gpt-4o-mini again (as rows[0])\n`);
-    const missing = [...lines.slice(0, 22), lines[22]!.replace(/,$/, ''), ...lines.slice(24)].join('\n');
-    expect((await check(missing)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:20:11 rows: no row for noah-amnesia × window-turns:turns=2 × gpt-4o-mini: a baseline has one for each scenario × policy of its study, on each model\n`);
+    const nulled = [...lines.slice(0, 21), '    null,', ...lines.slice(22)].join('\n');
+    expect((await check(nulled)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:22:5 rows[0]: expected mapping, got null\n`);
+    const twice = [...lines.slice(0, 22), lines[21]!, ...lines.slice(22)].join('\n');
+    expect((await check(twice)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:23:5 rows[1]: kavya-late-order × full × gpt-4o-mini again (as rows[0])\n`);
+    const missing = [...lines.slice(0, 23), lines[23]!.replace(/,$/, ''), ...lines.slice(25)].join('\n');
+    expect((await check(missing)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:21:11 rows: no row for noah-amnesia × window-turns:turns=2 × gpt-4o-mini: a baseline has one for each scenario × policy of its study, on each model\n`);
   });
 
   it('a JSON syntax error is one line at its line and column, not the parser’s message over several lines', async () => {
@@ -149,7 +149,7 @@ describe('a baseline', () => {
     expect(thrown).toBeInstanceOf(ScenarioError);
     const e = thrown as ScenarioError;
     expect(`ctxsim: ${e.message}\n`).toBe(err);
-    expect(e.problems).toEqual([{ file, line: 21, column: text.split('\n')[20]!.indexOf('-1') + 1, path: 'rows[0].retained', message: 'expected a number ≥ 0, got -1' }]);
+    expect(e.problems).toEqual([{ file, line: 22, column: text.split('\n')[21]!.indexOf('-1') + 1, path: 'rows[0].retained', message: 'expected a number ≥ 0, got -1' }]);
   });
 
   it('lists 20 problems and counts the rest', async () => {

@@ -58,6 +58,13 @@ describe('the places of changes', () => {
     expect(place({ kind: 'setting', key: 'latency', text })).toEqual({ file: 'study.yaml' });
   });
 
+  it('a price table written on one line: the study model\'s entry is on line 1', async () => {
+    const { dir } = await placed();
+    writeFileSync(join(dir, 'prices.json'), '{"other": {"input_cost_per_token": 1e-7, "note": "gpt-4o-mini"}, "gpt-4o-mini": {"max_input_tokens": 8000}}\n');
+    const study = await loadStudy(join(dir, 'study.yaml'));
+    expect(changePlaces(study, new Map(), dir)({ kind: 'setting', key: 'prices', text: '' })).toEqual({ file: 'prices.json', line: 1 });
+  });
+
   it('outside the root, a file is named by its absolute path; the built-in study has no place for a setting', async () => {
     const { dir } = await placed();
     const study = await loadStudy(join(dir, 'study.yaml'));

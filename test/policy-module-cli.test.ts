@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { runBuilt } from './_built.js';
 import { capture } from './_io.js';
@@ -186,6 +186,44 @@ describe('a policy module in a study', () => {
     const changed = await cli('check', study, ...COMMON, '--baseline', baseline);
     expect(changed.code).toBe(0);
     expect(changed.out).toContain('- policy implementation changed: keep-edges\n');
+  });
+
+  it('the annotation of a re-parameterized module policy points at its entry in the study', async () => {
+    const dir = project();
+    const study = join(dir, 'study.yaml');
+    const write = (keep: number) => writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies:', '  - full', `  - ./policies/keep-edges.mjs: {keep: ${keep}}`, ''].join('\n'));
+    write(0);
+    const baseline = join(dir, 'baseline.json');
+    expect((await cli('run', study, ...COMMON, '--out', join(dir, 'out.json'), '--save-baseline', baseline)).code).toBe(0);
+    write(3);
+    vi.stubEnv('GITHUB_ACTIONS', 'true');
+    vi.stubEnv('GITHUB_WORKSPACE', dir);
+    try {
+      const r = await cli('check', study, ...COMMON, '--baseline', baseline);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/^::error file=study\.yaml,line=4,title=ctxsim check%3A policy%3A keep-edges%3Akeep=0 → keep-edges%3Akeep=3::/m);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('the gate says when a file the module imports changed, the module file left alone', async () => {
+    const dir = project();
+    const template = readFileSync(join(ROOT, 'templates', 'init', 'policies', 'example-policy.mjs'), 'utf8');
+    const module = template.replace('export default {', "import { extra } from './helper.mjs';\nexport default {").replace('const keep = params.keep;', 'const keep = params.keep + extra;');
+    expect(module).not.toBe(template);
+    writeFileSync(join(dir, 'policies', 'edges.mjs'), module);
+    writeFileSync(join(dir, 'policies', 'helper.mjs'), 'export const extra = 0;\n');
+    const study = join(dir, 'study.yaml');
+    writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies: ["./policies/edges.mjs:keep=1"]', ''].join('\n'));
+    const baseline = join(dir, 'baseline.json');
+    expect((await cli('run', study, ...COMMON, '--out', join(dir, 'out.json'), '--save-baseline', baseline)).code).toBe(0);
+    expect((await cli('check', study, ...COMMON, '--baseline', baseline)).out).not.toContain('policy implementation changed');
+    writeFileSync(join(dir, 'policies', 'helper.mjs'), 'export const extra = 4;\n');
+    const changed = await cli('check', study, ...COMMON, '--baseline', baseline);
+    expect(changed.code).toBe(1);
+    expect(changed.out).toContain('\n- policy implementation changed: keep-edges (a file it imports)\n');
+    expect(changed.out).not.toContain('Nothing in the study differs');
   });
 });
 

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeBaseline, readBaseline, type Baseline } from '../gate/baseline.js';
-import { compare, DEFAULT_LIMITS, type GateLimits } from '../gate/compare.js';
+import { compare, DEFAULT_LIMITS, type GateLimits, type GateResult } from '../gate/compare.js';
 import { gateAnnotations, gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
 import { gateComment, gateSummary } from '../report/gate-summary.js';
 import { verdict } from '../report/verdict.js';
@@ -83,6 +83,21 @@ function servedLine(run: RunInfo, dir: string | false | undefined): string | und
 }
 
 /**
+ * A gate that compared no scenario × policy judged nothing: every row of the
+ * run is `added` and every row of the baseline `removed` (a baseline of
+ * another study, or every scenario renamed). Passing it would let any change
+ * through, so it is bad input, with the command that saves a baseline of
+ * this study.
+ */
+function nothingCompared(result: GateResult, shown: string, accept: string): void {
+  if (result.rows.some((r) => r.verdict === 'pass' || r.verdict === 'fail')) return;
+  const count = (verdict: 'added' | 'removed') => result.rows.filter((r) => r.verdict === verdict).length;
+  throw new UsageError(
+    `${shown}: no scenario × policy of this run is in the baseline (${count('added')} rows of the run, ${count('removed')} of the baseline, none in both): nothing to compare; is it the baseline of another study? To make it this study's: ${accept}`,
+  );
+}
+
+/**
  * `ctxsim check`: exit 0 pass, 1 regression. The reports (`--out`) and the
  * JUnit file are committed together, before the verdict is printed: all of
  * them are written, or none.
@@ -114,6 +129,7 @@ export async function check(given: CheckFlags, io: IO): Promise<number> {
   let result;
   try {
     result = compare(baseline, makeBaseline(run.fingerprint, run.summary), limits, run.lost);
+    nothingCompared(result, shown, accept);
     if (flags.junit) outputs.file(resolve(flags.junit), gateJunit(result));
     if (flags.comment) outputs.file(resolve(flags.comment), gateComment(result, { accept, places, verdict: verdict(run.policies, run.info, run.summary), ...(note && { note }) }));
     outputs.commit();

@@ -61,7 +61,7 @@ export async function run(given: RunFlags, io: IO): Promise<number> {
   const shard = chosen && { index: chosen.index, count: chosen.count };
   const baseline = flags.saveBaseline === undefined ? undefined : resolve(flags.saveBaseline);
   if (shard && target.kind !== 'dir') throw new UsageError('--shard: --out must name a folder for the shard file');
-  if (baseline && shard) throw new UsageError('--save-baseline: save the baseline from the merged run, not from a shard');
+  if (baseline && shard) throw new UsageError('--save-baseline: a shard holds part of the run; save the baseline when merging the shards: ctxsim merge DIR... --save-baseline FILE');
   if (baseline) checkOutputFile(baseline, '--save-baseline', flags.saveBaseline!);
   if (baseline && existsSync(baseline) && !flags.force) {
     throw new UsageError(`--save-baseline: ${displayPath(baseline)} exists; add --force to replace it`);

@@ -22,6 +22,8 @@ export interface StudyFingerprint {
   policies: string[];
   /** Policy id → hash of its module's file, for the policies loaded from modules (absent when there are none). */
   modules?: Record<string, string>;
+  /** Policy id → hash of the files its module imports, for the modules that import some (absent when none does, and in baselines saved before it was recorded). */
+  moduleImports?: Record<string, string>;
   /** Hash of the study's tool definitions (absent when it has none). */
   toolDefs?: string;
   /** The run's settings that no field here tells (`route`, `fallback`, `latency`, `tokenFactor`), each by a hash of its value; absent when none is set. */
@@ -30,6 +32,8 @@ export interface StudyFingerprint {
   scenarios: Record<string, string>;
   /** Where upkeep came from when not simulated with the default prompts: `recorded FILE sha256:…`, `live URL`, `simulated prompts sha256:…`. */
   upkeep?: string;
+  /** The engine's version (`ENGINE_VERSION`): another makes other records of the same study; absent in baselines saved before it was recorded. */
+  engine?: number;
 }
 
 /** The summary columns a baseline row keeps (`BASELINE_ORDER`), in the order of its fields. */
@@ -189,10 +193,12 @@ export const FINGERPRINT_FIELDS = {
   seed: z.number().int(),
   policies: z.array(NAME).min(1),
   modules: HASHES.optional(),
+  moduleImports: HASHES.optional(),
   toolDefs: z.string().optional(),
   settings: HASHES.optional(),
   scenarios: z.record(NAME, z.string()),
   upkeep: z.string().optional(),
+  engine: z.number().int().min(1).optional(),
 };
 
 /** What a baseline's fingerprint says for a field written after it was saved (`rules`: the provider rule set). */

@@ -69,7 +69,7 @@ export interface PolicyComparison {
  * policy's parameters (its old variant compared with its new one) or its
  * module's file, a row's model, or a setting of the whole run (`key`: the
  * fingerprint's field — `tokenizer`, `prices`, `cache`, `rules`, `seed`,
- * `toolDefs`, `upkeep` — or the name of a setting under its `settings`).
+ * `toolDefs`, `upkeep`, `engine` — or the name of a setting under its `settings`).
  */
 export type Change = { text: string } & (
   | { kind: 'scenario'; scenario: string }
@@ -248,12 +248,19 @@ function fingerprintChanges(a: StudyFingerprint, b: StudyFingerprint, renamed: R
   }
   const upkeep = [a.upkeep ?? 'simulated', b.upkeep ?? 'simulated'];
   if (upkeep[0] !== upkeep[1]) setting('upkeep', `upkeep: ${upkeep[0]} → ${upkeep[1]}`);
+  // A baseline saved before the engine's version was recorded cannot tell.
+  if (a.engine !== undefined && b.engine !== undefined && a.engine !== b.engine) {
+    setting('engine', `engine: ${a.engine} → ${b.engine} (another ctxsim, whose records of the same study differ)`);
+  }
   const added = b.policies.filter((p) => !a.policies.includes(p) && !renamed.has(p));
   const removed = a.policies.filter((p) => !b.policies.includes(p) && !renamed.has(p));
   for (const [id, hash] of Object.entries(b.modules ?? {})) {
     const before = a.modules?.[id];
-    const text = `policy implementation changed: ${id}`;
-    if (before !== undefined && before !== hash) out.push({ text, change: { kind: 'module', policy: id, text } });
+    if (before === undefined) continue;
+    // A file the module imports: told by baselines that record them (a baseline saved before cannot tell, and names none).
+    const imports = before === hash && a.moduleImports !== undefined && a.moduleImports[id] !== b.moduleImports?.[id];
+    const text = `policy implementation changed: ${id}${imports ? ' (a file it imports)' : ''}`;
+    if (before !== hash || imports) out.push({ text, change: { kind: 'module', policy: id, text } });
   }
   if (added.length) out.push({ text: `policies added: ${added.join(', ')}` });
   if (removed.length) out.push({ text: `policies removed: ${removed.join(', ')}` });
@@ -303,15 +310,19 @@ const ORDER: Record<Verdict, number> = { fail: 0, pass: 1, added: 2, removed: 3 
 
 /**
  * Pairs rows left unmatched whose policy was re-parameterized: within a
- * scenario and model, one removed and one added variant of the same policy id.
+ * scenario and model, the one variant of a policy id the baseline has and
+ * the one the run has. A policy swept over several values on either side is
+ * never paired: a sweep whose values moved (`keep: [1, 2]` → `[2, 3]`) added
+ * one variant and removed another, and comparing those would judge one
+ * setting against another.
  */
-function pairRenamed(removed: BaselineRow[], added: BaselineRow[], model: (r: BaselineRow) => string): [BaselineRow, BaselineRow][] {
+function pairRenamed(removed: BaselineRow[], added: BaselineRow[], model: (r: BaselineRow) => string, before: readonly BaselineRow[], after: readonly BaselineRow[]): [BaselineRow, BaselineRow][] {
   const id = (r: BaselineRow) => r.policy.split(':')[0];
   const pairs: [BaselineRow, BaselineRow][] = [];
-  for (const before of removed) {
-    const same = (r: BaselineRow) => r.scenario === before.scenario && model(r) === model(before) && id(r) === id(before);
+  for (const old of removed) {
+    const same = (r: BaselineRow) => r.scenario === old.scenario && model(r) === model(old) && id(r) === id(old);
     const a = added.filter(same);
-    if (a.length === 1 && removed.filter(same).length === 1) pairs.push([before, a[0]!]);
+    if (a.length === 1 && before.filter(same).length === 1 && after.filter(same).length === 1) pairs.push([old, a[0]!]);
   }
   return pairs;
 }
@@ -353,7 +364,7 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
   const paired = new Set<BaselineRow>();
   const renames = new Set<string>();
   const renamed = new Set<string>();
-  for (const [before, after] of pairRenamed(removed, added, model)) {
+  for (const [before, after] of pairRenamed(removed, added, model, baseline.rows, current.rows)) {
     const rename = `${before.policy} → ${after.policy}`;
     rows.push({ ...compareRow(before, after, limits), policy: rename });
     paired.add(before).add(after);

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Problem } from '../errors.js';
 import type { Change } from '../gate/compare.js';
+import { isPolicyPath } from '../policies/module.js';
 import { readInputText } from '../process.js';
 import type { Place, Placer } from '../report/gate.js';
 import { SourceDoc, valueAt, type DocPath } from '../text/document.js';
@@ -51,12 +52,16 @@ function entryId(entry: unknown): string | undefined {
   return spec?.split(':')[0];
 }
 
-/** The line of the first line of `text` that names `model` as a JSON key, from 1. */
+/** The line of the first line of `text` that names `model` as a JSON key, from 1 (anywhere on it: a table written on one line names it on line 1). */
 function modelLine(file: string, model: string): number | undefined {
   try {
     const lines = readInputText(file, { shown: file }).split('\n');
-    const key = `${JSON.stringify(model)}`;
-    const i = lines.findIndex((l) => l.trimStart().startsWith(key) && /^\s*:/.test(l.trimStart().slice(key.length)));
+    const key = JSON.stringify(model);
+    const named = (l: string) => {
+      for (let at = l.indexOf(key); at >= 0; at = l.indexOf(key, at + 1)) if (/^\s*:/.test(l.slice(at + key.length))) return true;
+      return false;
+    };
+    const i = lines.findIndex(named);
     return i < 0 ? undefined : i + 1;
   } catch {
     return undefined;
@@ -79,6 +84,12 @@ export function changePlaces(study: Study, scenarios: ReadonlyMap<string, Proble
     if (!path.length) return { file };
     return valueAt(doc.value, path) === undefined ? { file } : { file, line: doc.problem(path, '', path.length === 1).line! };
   };
+  /** The policy id an entry's name stands for: a module's path (`./policies/keep-edges.mjs`) names the id of the policy it exports. */
+  const policyOf = (name: string | undefined): string | undefined => {
+    if (name === undefined || !study.file || !isPolicyPath(name)) return name;
+    const path = resolve(dirname(study.file), name);
+    return study.policies.find((v) => v.module && resolve(v.module.file) === path)?.policy.id ?? name;
+  };
   /** The first of the setting's study keys the file has, or the file. */
   const settingAt = (names: readonly string[]): Place | undefined => {
     const keys = WRITTEN_SETTINGS.filter((s) => names.includes(s.name)).flatMap(keysOf);
@@ -94,7 +105,7 @@ export function changePlaces(study: Study, scenarios: ReadonlyMap<string, Proble
       }
       case 'policy': {
         const entries = doc && valueAt(doc.value, ['policies']);
-        const i = Array.isArray(entries) ? entries.findIndex((e) => entryId(e) === change.after.split(':')[0]) : -1;
+        const i = Array.isArray(entries) ? entries.findIndex((e) => policyOf(entryId(e)) === change.after.split(':')[0]) : -1;
         return at(i < 0 ? ['policies'] : ['policies', i]);
       }
       case 'module': {

@@ -3,6 +3,7 @@ import { autoJobs, streamStudyParallel } from '../engine/parallel.js';
 import type { RunInfo } from '../engine/run.js';
 import { RUN_SPEC_KEYS, runSpecOf, type CanonicalSpec, type Conversations, type RunOptions, type RunSpec } from '../engine/spec.js';
 import { byPolicy } from '../engine/summary.js';
+import { ENGINE_VERSION } from '../engine/version.js';
 import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
@@ -160,6 +161,7 @@ function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, 
     ...(study.toolDefs && { toolDefs: sha256(JSON.stringify(study.toolDefs)).slice(0, 16) }),
     ...otherSettings(study),
     scenarios,
+    engine: ENGINE_VERSION,
   };
 }
 
@@ -177,10 +179,15 @@ function otherSettings(study: Study): Pick<StudyFingerprint, 'settings'> {
   return set.length ? { settings: Object.fromEntries(set.map((k) => [k, sha256(sortedJson(spec[k])).slice(0, 16)])) } : {};
 }
 
-/** Each module policy's id with the hash of its file (16 hex digits), or nothing when every policy is built in. */
-function moduleHashes(study: Study): Pick<StudyFingerprint, 'modules'> {
+/**
+ * Each module policy's id with the hash of its file (16 hex digits), and of
+ * the files it imports for those that import some (so that the gate names a
+ * change of a helper as the module's); nothing when every policy is built in.
+ */
+function moduleHashes(study: Study): Pick<StudyFingerprint, 'modules' | 'moduleImports'> {
   const modules = study.policies.flatMap((v) => (v.module ? [[v.policy.id, v.module.hash.slice(0, 16)] as const] : []));
-  return modules.length ? { modules: Object.fromEntries(modules) } : {};
+  const imports = study.policies.flatMap((v) => (v.module?.imports ? [[v.policy.id, v.module.imports.slice(0, 16)] as const] : []));
+  return { ...(modules.length && { modules: Object.fromEntries(modules) }), ...(imports.length && { moduleImports: Object.fromEntries(imports) }) };
 }
 
 /** What the reports say about the run besides its records; `upkeep` when memory is a real model's, recorded. */
