@@ -217,4 +217,12 @@ describe('markdown tables', () => {
     // A `_` inside a word is a letter to GitHub: left as it is.
     expect(markdownText('o200k_base _x_ a_b')).toBe('o200k_base \\_x\\_ a_b');
   });
+
+  it('write a model or policy a study names as text in the table too, as in the caption', () => {
+    const name = '<i>my*model*</i>';
+    const named = { ...info, model: name, models: [{ ...info.models[0]!, model: name }] };
+    const table = budgetMarkdown({ ...results, policies: results.policies.map((p) => ({ ...p, model: name, policy: `${p.policy}:mode=[x](u)` })) }, named, { columns: ['policy', 'model', 'pareto'] });
+    const row = table.split('\n').find((l) => l.startsWith('| p:'));
+    expect(row).toBe('| p:mode=\\[x\\](u) | \\<i\\>my\\*model\\*\\</i\\> | yes    |');
+  });
 });

@@ -30,10 +30,12 @@ export function markdownText(text: string): string {
 
 /**
  * A GitHub markdown table with padded columns, so the source reads as a
- * table too. `right` marks numeric columns (right-aligned, `---:`).
+ * table too. `right` marks numeric columns (right-aligned, `---:`). A text
+ * cell of a row holds what a study names (a policy, a model), so it is
+ * written as text, as the caption is.
  */
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
-  const all = [header, ...rows].map((r) => r.map(cell));
+  const all = [header.map(cell), ...rows.map((r) => r.map((c, i) => (right.has(i) ? cell(c) : markdownText(c))))];
   const widths = header.map((_, i) => Math.max(3, ...all.map((r) => [...r[i]!].length)));
   const pad = (s: string, i: number) => (right.has(i) ? s.padStart(widths[i]! + s.length - [...s].length) : s.padEnd(widths[i]! + s.length - [...s].length));
   const line = (r: readonly string[]) => `| ${r.map(pad).join(' | ')} |`;
