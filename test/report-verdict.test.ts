@@ -113,6 +113,15 @@ describe('the verdict', () => {
       expect(verdict(rows, { minSaving: 0.2 }, scenarios)).toContain('under the 20% threshold. It saves less than 20% at every length this run has (10% on the longest, 40 turns). On 3');
     });
 
+    it('a saving under the threshold never reads as the threshold: it gets the decimals that tell them apart', () => {
+      // 1 − 5.66 / 6.00 = 5.667%, which one decimal writes 5.7%: under a 5.7% threshold it is 5.67%.
+      const near = rows.map((r) => (r.policy === 'facts' ? { ...r, totalCost: per(5.66) } : r));
+      expect(verdict(near, { minSaving: 0.057 })).toContain('saves only 5.67% against full ($1,886.67 against $2,000.00 per 1,000 conversations), under the 5.7% threshold.');
+      expect(verdict(near, { minSaving: 0.058 })).toContain('saves only 5.7% against full');
+      // From 20 turns facts saves 8%: under an 8.1% threshold that is not the length that pays, the 40-turn one is.
+      expect(verdict(rows, { minSaving: 0.081 }, scenarios)).toContain('It saves 10% on the one conversation of 40 turns or more');
+    });
+
     it('a saving at the threshold pays; minSaving 0 takes any saving', () => {
       const atFive = rows.map((r) => (r.policy === 'facts' ? { ...r, totalCost: per(5.7) } : r));
       expect(verdict(atFive, {})).toMatch(/^Use facts: it keeps 100% of probed facts for 5% less than full, \$1,900\.00 against \$2,000\.00 per 1,000 conversations\. /);

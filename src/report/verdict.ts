@@ -168,7 +168,7 @@ function pickSentences(v: Reading, model: string): string {
     const turns = pick.turns / Math.max(1, pick.scenarios);
     const sentence =
       `Use full${on(model)}: no memory policy pays off at this length (${round(turns, 1)} turns a conversation on average): ` +
-      `${pick.policy}, the cheapest that keeps ${at} ${facts}, saves only ${percentText(saving)} against full (${money(pick)} against ${money(full)} per 1,000 conversations), under the ${share(v.minSaving)} threshold.`;
+      `${pick.policy}, the cheapest that keeps ${at} ${facts}, saves only ${savingText(saving, v.minSaving)} against full (${money(pick)} against ${money(full)} per 1,000 conversations), under the ${share(v.minSaving)} threshold.`;
     return [sentence, ...lengthSentence(v, pick, full)].join(' ');
   }
   const fullShort = fullKeeps ? '' : `, which keeps only ${share(held(full))}`;
@@ -217,11 +217,11 @@ function lengthSentence(v: Reading, pick: Row, full: Row): string[] {
     const { n, saving } = savingFrom(length);
     if (saving >= v.minSaving - 1e-12 && n < pairs.length) {
       const which = n === 1 ? 'the one conversation' : `the ${plural(n, 'conversation')}`;
-      return [`It saves ${percentText(saving)} on ${which} of ${length} turns or more: it would pay on conversations that long.`];
+      return [`It saves ${savingText(saving, v.minSaving)} on ${which} of ${length} turns or more: it would pay on conversations that long.`];
     }
   }
   const longest = lengths.at(-1)!;
-  return [`It saves less than ${share(v.minSaving)} at every length this run has (${percentText(savingFrom(longest).saving)} on the longest, ${plural(longest, 'turn')}).`];
+  return [`It saves less than ${share(v.minSaving)} at every length this run has (${savingText(savingFrom(longest).saving, v.minSaving)} on the longest, ${plural(longest, 'turn')}).`];
 }
 
 /**
@@ -298,6 +298,17 @@ function compared(cost: bigint, base: bigint): string {
 function percentText(r: number): string {
   const p = r * 100;
   return `${round(p, Math.abs(p) >= 10 ? 0 : 1)}%`;
+}
+
+/**
+ * A saving set against a threshold, as `percentText` writes it unless that
+ * would put it on the other side of the threshold (a saving of 26.6% is
+ * `27%`, under a 27% threshold): then with the decimals that keep it there.
+ */
+function savingText(r: number, threshold: number): string {
+  const [p, t] = [r * 100, threshold * 100];
+  for (let d = Math.abs(p) >= 10 ? 0 : 1; d < 4; d++) if (round(p, d) < t === p < t - 1e-10) return `${round(p, d)}%`;
+  return `${round(p, 4)}%`;
 }
 
 /** A ratio as a percentage, one decimal unless whole: `97.5%`, `100%`. */
