@@ -107,6 +107,8 @@ describe('the verdict', () => {
       // Weights count: b weighs 2, so from 20 turns 1 − (2 × 1.90 + 2.70) / (2 × 2 + 3) = 7.1%.
       const weighted = [...scenario('a', 5, 1, 1.2), ...scenario('b', 20, 2, 1.9, 2), ...scenario('c', 40, 3, 2.7)];
       expect(verdict(rows, {}, weighted)).toContain('It saves 7.1% on the 2 conversations of 20 turns or more');
+      // And the mean length is weighted as the costs are: (5 + 2 × 20 + 40) / 4 = 21.25 turns, where each conversation once says 21.7.
+      expect(verdict(rows, {}, weighted)).toContain('no memory policy pays off at this length (21.3 turns a conversation on average)');
     });
 
     it('says when no length of the run makes it pay', () => {

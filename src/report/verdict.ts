@@ -165,7 +165,7 @@ function pickSentences(v: Reading, model: string): string {
     return `Use full${on(model)}: no cheaper policy keeps ${at} ${facts}${near}.`;
   }
   if (use === full) {
-    const turns = pick.turns / Math.max(1, pick.scenarios);
+    const turns = meanTurns(v, pick);
     const sentence =
       `Use full${on(model)}: no memory policy pays off at this length (${round(turns, 1)} turns a conversation on average): ` +
       `${pick.policy}, the cheapest that keeps ${at} ${facts}, saves only ${savingText(saving, v.minSaving)} against full (${money(pick)} against ${money(full)} per 1,000 conversations), under the ${share(v.minSaving)} threshold.`;
@@ -190,6 +190,17 @@ function choiceOn<R extends Row>(rows: readonly R[], held: (r: R) => number, min
   const saving = base > 0n ? Number(base - costPer1000(pick)) / Number(base) : 0;
   const fullKeeps = held(full) >= min - 1e-12;
   return { pick, full, saving, fullKeeps, use: pick !== full && fullKeeps && saving < minSaving - 1e-12 ? full : pick };
+}
+
+/**
+ * How long the pick's conversations are on average, in turns: weighted by
+ * the scenarios' weights as every other figure of the verdict is (from its
+ * per-scenario rows; without them, the plain mean of its policy row).
+ */
+function meanTurns(v: Reading, pick: Row): number {
+  const rows = v.scenarios.filter((s) => s.policy === pick.policy && s.model === pick.model);
+  const weight = rows.reduce((a, s) => a + s.weight, 0);
+  return weight > 0 ? rows.reduce((a, s) => a + s.weight * s.turns, 0) / weight : pick.turns / Math.max(1, pick.scenarios);
 }
 
 /**
