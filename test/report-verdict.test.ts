@@ -241,6 +241,17 @@ describe('the run table', () => {
     expect(wide.slice(1)).toEqual(['cost/1k conv USD', 'vs full', 'retention', 'pareto', 'upkeep tokens', 'p95 s', 'cost/conv USD', 'input tokens', 'cached', 'output', 'overflow turns', 'overflow probes', 'scenarios']);
   });
 
+  it('lines its columns up by what a terminal draws: a CJK character or an emoji takes two columns, an accent written apart none', () => {
+    // 日本 and 🙂 are drawn two columns wide each, the e with its combining accent one: every name below takes 12 columns.
+    const names = ['window-日本語', 'summary-🙂🙂', 'facts-cafe\u0301-x', 'full'];
+    const text = policyTable({ policies: RUN.map((r, i) => ({ ...r, policy: names[i]!.padEnd(i === 3 ? 12 : 0, '-') })) }, INFO);
+    const columns = (l: string) => [...l].reduce((n, c) => n + (/\p{M}/u.test(c) ? 0 : /[\u3000-\u9fff]|\p{Extended_Pictographic}/u.test(c) ? 2 : 1), 0);
+    const [, header, ...rows] = lines(text);
+    // Each row's cost ends where the header's `cost/1k conv USD` does.
+    const end = columns(header!.slice(0, header!.indexOf('cost/1k conv USD') + 'cost/1k conv USD'.length));
+    for (const r of rows.slice(0, 4)) expect(columns(r.slice(0, r.search(/\d\.\d{4}/) + 6)), r).toBe(end);
+  });
+
   it('shows overflows before other optional columns when there are some', () => {
     const over = RUN.map((r, i) => ({ ...r, policy: `${r.policy}-${'y'.repeat(20)}`, overflowTurns: i, overflowProbes: 0 }));
     const header = lines(policyTable({ policies: over }, INFO))[1]!;
