@@ -4,7 +4,7 @@ import { digestOf } from '../src/records/digest.js';
 import { POLICY_RECORD } from '../src/records/registry.js';
 import { textWidth } from '../src/report/font.js';
 import type { ReportInfo } from '../src/records/info.js';
-import { budgetMarkdown, markdownTable, markdownText } from '../src/report/markdown.js';
+import { budgetMarkdown, markdownTable, markdownText, reportMarkdown } from '../src/report/markdown.js';
 import type { TurnRecord } from '../src/records/registry.js';
 import { probe, resultsOf, turn } from './fixtures/report/records.js';
 
@@ -216,5 +216,35 @@ describe('markdown tables', () => {
     expect(caption.startsWith('\\<img src=x onerror=alert(1)\\>\\*bold\\*\\_\\[link\\](u)\\` · prices of 2026-02-03 · tokenizer o200k_base · ')).toBe(true);
     // A `_` inside a word is a letter to GitHub: left as it is.
     expect(markdownText('o200k_base _x_ a_b')).toBe('o200k_base \\_x\\_ a_b');
+  });
+
+  it('write a model or policy a study names as text in the table too, as in the caption', () => {
+    const name = '<i>my*model*</i>';
+    const named = { ...info, model: name, models: [{ ...info.models[0]!, model: name }] };
+    const table = budgetMarkdown({ ...results, policies: results.policies.map((p) => ({ ...p, model: name, policy: `${p.policy}:mode=[x](u)` })) }, named, { columns: ['policy', 'model', 'pareto'] });
+    const row = table.split('\n').find((l) => l.startsWith('| p:'));
+    expect(row).toBe('| p:mode=\\[x\\](u) | \\<i\\>my\\*model\\*\\</i\\> | yes    |');
+  });
+});
+
+describe('report.md, rows in the study’s budgetSort', () => {
+  // Three policies whose order by cost (c, b, a) is not their order by name; every turn makes two calls, so report.md has the model-call table.
+  const three = resultsOf(['a', 'b', 'c'].map((policy, i) => turn({ scenario: 's', policy, turn: 1, calls: 2, costInput: BigInt(3 - i) * 1_000_000n })));
+  /** The policies of a section's table of report.md, top to bottom. */
+  const order = (md: string, heading: string) =>
+    md
+      .split(`## ${heading}\n`)[1]!
+      .split('\n## ')[0]!
+      .split('\n')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| policy') && !l.startsWith('| -'))
+      .map((l) => l.slice(2).split(' ')[0]);
+
+  it('orders the latency, storage and safety table and the model-call table as the budget table', () => {
+    for (const [sort, policies] of [['name', ['a', 'b', 'c']], ['cost', ['c', 'b', 'a']], [undefined, ['c', 'b', 'a']]] as const) {
+      const md = reportMarkdown(three, { ...info, ...(sort && { budgetSort: sort }) });
+      expect(order(md, 'Budget per policy'), sort).toEqual(policies);
+      expect(order(md, 'Latency, storage and safety per policy'), sort).toEqual(policies);
+      expect(order(md, 'Model calls per policy'), sort).toEqual(policies);
+    }
   });
 });

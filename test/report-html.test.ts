@@ -110,3 +110,14 @@ describe('report.html, probes on calls over the context window', () => {
     expect(page).toContain('<em>overflow</em>: the call was over the model&#39;s context window, so a real backend would have rejected it.</p>');
   });
 });
+
+describe('report.html, several models', () => {
+  // Two policies, each on two models: four policy records.
+  const [mini, haiku] = ['gpt-4o-mini', 'claude-haiku-4-5'].map((model) => resultsOf(['p', 'q'].map((policy) => turn({ scenario: 'a', policy, turn: 1, model }))));
+  const both = { turns: [...mini!.turns, ...haiku!.turns], probes: [], summary: [...mini!.summary, ...haiku!.summary], policies: [...mini!.policies, ...haiku!.policies], violations: [] };
+  const page = reportHtml(both, { ...info, models: [info.models[0]!, { ...info.models[0]!, model: 'claude-haiku-4-5' }] }, []);
+
+  it('counts the policies and the models apart in the caption, not a policy per policy × model', () => {
+    expect(page).toMatch(/<p class="caption">[^<]* · 1 conversation × 2 policies × 2 models<\/p>/);
+  });
+});

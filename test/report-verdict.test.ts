@@ -107,10 +107,21 @@ describe('the verdict', () => {
       // Weights count: b weighs 2, so from 20 turns 1 − (2 × 1.90 + 2.70) / (2 × 2 + 3) = 7.1%.
       const weighted = [...scenario('a', 5, 1, 1.2), ...scenario('b', 20, 2, 1.9, 2), ...scenario('c', 40, 3, 2.7)];
       expect(verdict(rows, {}, weighted)).toContain('It saves 7.1% on the 2 conversations of 20 turns or more');
+      // And the mean length is weighted as the costs are: (5 + 2 × 20 + 40) / 4 = 21.25 turns, where each conversation once says 21.7.
+      expect(verdict(rows, {}, weighted)).toContain('no memory policy pays off at this length (21.3 turns a conversation on average)');
     });
 
     it('says when no length of the run makes it pay', () => {
       expect(verdict(rows, { minSaving: 0.2 }, scenarios)).toContain('under the 20% threshold. It saves less than 20% at every length this run has (10% on the longest, 40 turns). On 3');
+    });
+
+    it('a saving under the threshold never reads as the threshold: it gets the decimals that tell them apart', () => {
+      // 1 − 5.66 / 6.00 = 5.667%, which one decimal writes 5.7%: under a 5.7% threshold it is 5.67%.
+      const near = rows.map((r) => (r.policy === 'facts' ? { ...r, totalCost: per(5.66) } : r));
+      expect(verdict(near, { minSaving: 0.057 })).toContain('saves only 5.67% against full ($1,886.67 against $2,000.00 per 1,000 conversations), under the 5.7% threshold.');
+      expect(verdict(near, { minSaving: 0.058 })).toContain('saves only 5.7% against full');
+      // From 20 turns facts saves 8%: under an 8.1% threshold that is not the length that pays, the 40-turn one is.
+      expect(verdict(rows, { minSaving: 0.081 }, scenarios)).toContain('It saves 10% on the one conversation of 40 turns or more');
     });
 
     it('a saving at the threshold pays; minSaving 0 takes any saving', () => {
@@ -228,6 +239,17 @@ describe('the run table', () => {
     expect(lines(narrow)[1]!.split(/\s{2,}/).slice(1)).toEqual(['cost/1k conv USD', 'retention', 'pareto']);
     const wide = lines(policyTable({ policies: long }, INFO, { wide: true }))[1]!.split(/\s{2,}/);
     expect(wide.slice(1)).toEqual(['cost/1k conv USD', 'vs full', 'retention', 'pareto', 'upkeep tokens', 'p95 s', 'cost/conv USD', 'input tokens', 'cached', 'output', 'overflow turns', 'overflow probes', 'scenarios']);
+  });
+
+  it('lines its columns up by what a terminal draws: a CJK character or an emoji takes two columns, an accent written apart none', () => {
+    // 日本 and 🙂 are drawn two columns wide each, the e with its combining accent one: every name below takes 12 columns.
+    const names = ['window-日本語', 'summary-🙂🙂', 'facts-cafe\u0301-x', 'full'];
+    const text = policyTable({ policies: RUN.map((r, i) => ({ ...r, policy: names[i]!.padEnd(i === 3 ? 12 : 0, '-') })) }, INFO);
+    const columns = (l: string) => [...l].reduce((n, c) => n + (/\p{M}/u.test(c) ? 0 : /[\u3000-\u9fff]|\p{Extended_Pictographic}/u.test(c) ? 2 : 1), 0);
+    const [, header, ...rows] = lines(text);
+    // Each row's cost ends where the header's `cost/1k conv USD` does.
+    const end = columns(header!.slice(0, header!.indexOf('cost/1k conv USD') + 'cost/1k conv USD'.length));
+    for (const r of rows.slice(0, 4)) expect(columns(r.slice(0, r.search(/\d\.\d{4}/) + 6)), r).toBe(end);
   });
 
   it('shows overflows before other optional columns when there are some', () => {

@@ -6,8 +6,6 @@ import { digestOf, policyNames, severalModels, weightedRun, type Digested } from
 import { csvLine } from '../records/csv.js';
 import { answersMeasured, columnsFrom, rowLabels, sortedPolicies, vsFullText } from './text.js';
 import type { TableSort } from '../records/table-sort.js';
-import { byCost } from './verdict.js';
-import { cheapestFirst } from './pareto.js';
 import { costPer1000, divRound, dollars, fraction, grouped, latencyFormat, meanCost, moneyDecimals, oneDecimal, percent, retainedOf, usd } from '../records/format.js';
 
 /** The turns the budget table shows tokens for, where some conversation reaches them. */
@@ -326,8 +324,8 @@ export const DETAILS_CAPTION =
  * percentile), and the safety counts — zombie artifacts, prompts and
  * probes, injection exposure and provider rule violations.
  */
-export function detailsDisplay(results: Pick<Results, 'policies'>): DisplayTable {
-  const policies = byCost(results.policies);
+export function detailsDisplay(results: Pick<Results, 'policies'>, sort: TableSort = 'cost'): DisplayTable {
+  const policies = sortedPolicies(results.policies, sort);
   const labels = rowLabels(policies);
   const latency = latencyFormat(policies.map((p) => p.latencyP95Ms));
   const header = [
@@ -376,13 +374,13 @@ export function callsCaption(results: Pick<Results, 'policies'>): string {
  * more than one call (then a call is a turn, and the budget table says it).
  * Money and latency columns have one precision and one unit each.
  */
-export function callsDisplay(results: Pick<Results, 'policies'> & Digested): DisplayTable | null {
+export function callsDisplay(results: Pick<Results, 'policies'> & Digested, sort: TableSort = 'cost'): DisplayTable | null {
   const sums = digestOf(results).calls;
   const names = policyNames(results);
-  const all = results.policies.map((p, i) => ({ p, c: sums.get(names[i]!) ?? { turns: 0, calls: 0, multiCallTurns: 0, inputTokens: 0, cost: 0n, latencyMs: 0 } }));
-  if (!all.some(({ c }) => c.multiCallTurns > 0)) return null;
+  const all = new Map(results.policies.map((p, i) => [p, { p, c: sums.get(names[i]!) ?? { turns: 0, calls: 0, multiCallTurns: 0, inputTokens: 0, cost: 0n, latencyMs: 0 } }]));
+  if (![...all.values()].some(({ c }) => c.multiCallTurns > 0)) return null;
   // In the budget table's order.
-  const rows = cheapestFirst(all, ({ p }) => ({ costPer1000: costPer1000(p), retention: p.retention }));
+  const rows = sortedPolicies(results.policies, sort).map((p) => all.get(p)!);
   const labels = rowLabels(results.policies);
   const per = (n: number, calls: number) => (calls ? n / calls : 0);
   const cost = rows.map(({ c }) => (c.calls ? divRound(c.cost, BigInt(c.calls)) : 0n));

@@ -69,6 +69,13 @@ function table(t: DisplayTable, cls = ''): string {
   return `<div class="scroll"><table${cls ? ` class="${cls}"` : ''}>\n<thead><tr>${th}</tr></thead>\n<tbody>\n${body}\n</tbody>\n</table></div>`;
 }
 
+/** What the conversations were replayed through: the policies, and the models when there are several (the policy records are one per policy × model). */
+function runSize(results: Reported): string {
+  const models = new Set(results.policies.map((p) => p.model)).size;
+  const policies = plural(results.policies.length / Math.max(1, models), 'policy', 'policies');
+  return models > 1 ? `${policies} × ${models} models` : policies;
+}
+
 function studyList(results: Reported, info: ReportInfo): string {
   const turns = results.digest.turns;
   const items: [string, string][] = [
@@ -264,7 +271,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
 <main>
 <header>
 <h1>ctxsim report</h1>
-<p class="caption">${escapeHtml(caption(info))} · ${escapeHtml(conversationsText(results.policies[0]?.scenarios ?? 0, info))} × ${plural(results.policies.length, 'policy', 'policies')}</p>
+<p class="caption">${escapeHtml(caption(info))} · ${escapeHtml(conversationsText(results.policies[0]?.scenarios ?? 0, info))} × ${escapeHtml(runSize(results))}</p>
 <nav><a href="#verdict">Verdict</a><a href="#budget">Budget</a><a href="#details">Latency, storage, safety</a><a href="#charts">Charts</a><a href="#scenarios">Per scenario</a><a href="#lost">Facts not retained</a><a href="#study">Study</a></nav>
 </header>
 <section id="verdict">

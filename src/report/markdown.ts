@@ -4,6 +4,7 @@ import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisp
 import { tableNotes } from './text.js';
 import { conversationsText, verdict } from './verdict.js';
 import { caption, type ReportInfo } from '../records/info.js';
+import type { TableSort } from '../records/table-sort.js';
 
 /** A chart as report.md links it. */
 export interface ChartLink {
@@ -30,10 +31,12 @@ export function markdownText(text: string): string {
 
 /**
  * A GitHub markdown table with padded columns, so the source reads as a
- * table too. `right` marks numeric columns (right-aligned, `---:`).
+ * table too. `right` marks numeric columns (right-aligned, `---:`). A text
+ * cell of a row holds what a study names (a policy, a model), so it is
+ * written as text, as the caption is.
  */
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
-  const all = [header, ...rows].map((r) => r.map(cell));
+  const all = [header.map(cell), ...rows.map((r) => r.map((c, i) => (right.has(i) ? cell(c) : markdownText(c))))];
   const widths = header.map((_, i) => Math.max(3, ...all.map((r) => [...r[i]!].length)));
   const pad = (s: string, i: number) => (right.has(i) ? s.padStart(widths[i]! + s.length - [...s].length) : s.padEnd(widths[i]! + s.length - [...s].length));
   const line = (r: readonly string[]) => `| ${r.map(pad).join(' | ')} |`;
@@ -60,14 +63,14 @@ export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, in
 }
 
 /** The latency, storage and safety table as GitHub markdown: caption line, blank line, table. */
-export function detailsMarkdown(results: Pick<Results, 'policies'>): string {
-  const t = detailsDisplay(results);
+export function detailsMarkdown(results: Pick<Results, 'policies'>, sort?: TableSort): string {
+  const t = detailsDisplay(results, sort);
   return `${DETAILS_CAPTION}\n\n${markdownTable(t.header, t.rows, t.numeric)}`;
 }
 
 /** The model-call table's section of report.md (heading, caption, table); none when no turn made more than one call. */
-function callsMarkdown(results: Pick<Results, 'policies'> & Digested): string[] {
-  const t = callsDisplay(results);
+function callsMarkdown(results: Pick<Results, 'policies'> & Digested, sort?: TableSort): string[] {
+  const t = callsDisplay(results, sort);
   return t ? ['## Model calls per policy\n', `${callsCaption(results)}\n\n${markdownTable(t.header, t.rows, t.numeric)}`] : [];
 }
 
@@ -86,9 +89,10 @@ export function reportMarkdown(input: ReportInput, info: ReportInfo, charts: rea
     `## Budget per policy\n`,
     budgetMarkdown(results, info, { ...(info.budgetColumns && { columns: info.budgetColumns }), ...(info.budgetSort && { sort: info.budgetSort }) }),
     `## Latency, storage and safety per policy\n`,
-    detailsMarkdown(results),
+    detailsMarkdown(results, info.budgetSort),
   ];
-  parts.push(...callsMarkdown(results));
+  // The tables below the budget table keep its order.
+  parts.push(...callsMarkdown(results, info.budgetSort));
   if (charts.length) {
     parts.push('## Charts\n');
     for (const c of charts) parts.push(`![${c.title}](${c.file})\n`);

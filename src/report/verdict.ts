@@ -165,10 +165,10 @@ function pickSentences(v: Reading, model: string): string {
     return `Use full${on(model)}: no cheaper policy keeps ${at} ${facts}${near}.`;
   }
   if (use === full) {
-    const turns = pick.turns / Math.max(1, pick.scenarios);
+    const turns = meanTurns(v, pick);
     const sentence =
       `Use full${on(model)}: no memory policy pays off at this length (${round(turns, 1)} turns a conversation on average): ` +
-      `${pick.policy}, the cheapest that keeps ${at} ${facts}, saves only ${percentText(saving)} against full (${money(pick)} against ${money(full)} per 1,000 conversations), under the ${share(v.minSaving)} threshold.`;
+      `${pick.policy}, the cheapest that keeps ${at} ${facts}, saves only ${savingText(saving, v.minSaving)} against full (${money(pick)} against ${money(full)} per 1,000 conversations), under the ${share(v.minSaving)} threshold.`;
     return [sentence, ...lengthSentence(v, pick, full)].join(' ');
   }
   const fullShort = fullKeeps ? '' : `, which keeps only ${share(held(full))}`;
@@ -190,6 +190,17 @@ function choiceOn<R extends Row>(rows: readonly R[], held: (r: R) => number, min
   const saving = base > 0n ? Number(base - costPer1000(pick)) / Number(base) : 0;
   const fullKeeps = held(full) >= min - 1e-12;
   return { pick, full, saving, fullKeeps, use: pick !== full && fullKeeps && saving < minSaving - 1e-12 ? full : pick };
+}
+
+/**
+ * How long the pick's conversations are on average, in turns: weighted by
+ * the scenarios' weights as every other figure of the verdict is (from its
+ * per-scenario rows; without them, the plain mean of its policy row).
+ */
+function meanTurns(v: Reading, pick: Row): number {
+  const rows = v.scenarios.filter((s) => s.policy === pick.policy && s.model === pick.model);
+  const weight = rows.reduce((a, s) => a + s.weight, 0);
+  return weight > 0 ? rows.reduce((a, s) => a + s.weight * s.turns, 0) / weight : pick.turns / Math.max(1, pick.scenarios);
 }
 
 /**
@@ -217,11 +228,11 @@ function lengthSentence(v: Reading, pick: Row, full: Row): string[] {
     const { n, saving } = savingFrom(length);
     if (saving >= v.minSaving - 1e-12 && n < pairs.length) {
       const which = n === 1 ? 'the one conversation' : `the ${plural(n, 'conversation')}`;
-      return [`It saves ${percentText(saving)} on ${which} of ${length} turns or more: it would pay on conversations that long.`];
+      return [`It saves ${savingText(saving, v.minSaving)} on ${which} of ${length} turns or more: it would pay on conversations that long.`];
     }
   }
   const longest = lengths.at(-1)!;
-  return [`It saves less than ${share(v.minSaving)} at every length this run has (${percentText(savingFrom(longest).saving)} on the longest, ${plural(longest, 'turn')}).`];
+  return [`It saves less than ${share(v.minSaving)} at every length this run has (${savingText(savingFrom(longest).saving, v.minSaving)} on the longest, ${plural(longest, 'turn')}).`];
 }
 
 /**
@@ -298,6 +309,17 @@ function compared(cost: bigint, base: bigint): string {
 function percentText(r: number): string {
   const p = r * 100;
   return `${round(p, Math.abs(p) >= 10 ? 0 : 1)}%`;
+}
+
+/**
+ * A saving set against a threshold, as `percentText` writes it unless that
+ * would put it on the other side of the threshold (a saving of 26.6% is
+ * `27%`, under a 27% threshold): then with the decimals that keep it there.
+ */
+function savingText(r: number, threshold: number): string {
+  const [p, t] = [r * 100, threshold * 100];
+  for (let d = Math.abs(p) >= 10 ? 0 : 1; d < 4; d++) if (round(p, d) < t === p < t - 1e-10) return `${round(p, d)}%`;
+  return `${round(p, 4)}%`;
 }
 
 /** A ratio as a percentage, one decimal unless whole: `97.5%`, `100%`. */
