@@ -149,6 +149,12 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
     ['plan: upkeep model', plan(() => ({ upkeep: [{ ...summary, model: undefined }] })), [], "broken: turn 1 of tiny: plan: upkeep summary with model undefined (expected a model's name)"],
     ['plan: a message', plan((p) => ({ messages: [p.messages[0], { role: 'user', text: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has content undefined, not a string'],
     ['plan: a role', plan((p) => ({ messages: [p.messages[0], { role: 'human', content: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has role "human" (expected system, user, assistant or tool)'],
+    [
+      'plan: an origin',
+      plan((p) => ({ messages: [p.messages[0], { role: 'system', content: 'Notes: none yet.', origin: 'notes' }, ...p.messages.slice(1)] })),
+      [],
+      'broken: turn 1 of tiny: plan: message 1 has origin "notes" (expected summary, retrieved or facts)',
+    ],
     ['plan: overBudget', plan(() => ({ overBudget: 'no' })), [], 'broken: turn 1 of tiny: plan: overBudget is "no", not true or false'],
     ['plan: upkeep', plan(() => ({ upkeep: undefined })), [], 'broken: turn 1 of tiny: plan: upkeep is undefined, not an array'],
     ['plan: not an object', brokenPolicy('broken', () => ({ prompt: () => undefined as unknown as PromptPlan })), [], 'broken: turn 1 of tiny: plan: the plan is undefined, not an object {messages, overBudget, upkeep, stablePrefix}'],

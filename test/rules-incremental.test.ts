@@ -36,6 +36,7 @@ const POOL: Message[] = [
   result('c9'),
   { role: 'tool', content: '[cleared]', toolCallId: 'c2' },
   { role: 'human', content: 'hi' } as unknown as Message,
+  { role: 'system', content: 'Notes: the order is SE-1.', origin: 'notes' } as unknown as Message,
 ];
 
 /** How the next prompt is made from the last one. */
@@ -349,6 +350,8 @@ function shapeRule(plan: unknown): string | undefined {
     if (typeof content !== 'string') return `message ${i} has content ${named(content)}, not a string`;
     const listed = toolCalls === undefined || (Array.isArray(toolCalls) && toolCalls.every((c) => typeof (c as { id?: unknown } | null)?.id === 'string'));
     if (!listed) return `message ${i} has toolCalls that are not a list of calls {id, name, arguments}`;
+    const { origin } = x as Record<string, unknown>;
+    if (origin !== undefined && !['summary', 'retrieved', 'facts'].includes(origin as string)) return `message ${i} has origin ${named(origin)} (expected summary, retrieved or facts)`;
   }
   if (typeof overBudget !== 'boolean') return `overBudget is ${named(overBudget)}, not true or false`;
   if (typeof stablePrefix !== 'number') return `stablePrefix is ${named(stablePrefix)}, not a number`;
