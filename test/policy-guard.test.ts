@@ -157,6 +157,8 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
     ],
     ['plan: overBudget', plan(() => ({ overBudget: 'no' })), [], 'broken: turn 1 of tiny: plan: overBudget is "no", not true or false'],
     ['plan: upkeep', plan(() => ({ upkeep: undefined })), [], 'broken: turn 1 of tiny: plan: upkeep is undefined, not an array'],
+    ['plan: a promise (an async prompt)', brokenPolicy('broken', ({ session }) => ({ prompt: async (...call: Parameters<PolicySession['prompt']>) => session.prompt(...call) }) as never), [], "broken: turn 1 of tiny: plan: the plan is a promise (a policy's methods are synchronous: not async), not an object {messages, overBudget, upkeep, stablePrefix}"],
+    ['commit: a promise (an async commit)', brokenPolicy('broken', ({ session }) => ({ commit: async (...call: Parameters<PolicySession['commit']>) => session.commit(...call) }) as never), [], "broken: turn 1 of tiny: commit: upkeep is a promise (a policy's methods are synchronous: not async), not an array"],
     ['plan: not an object', brokenPolicy('broken', () => ({ prompt: () => undefined as unknown as PromptPlan })), [], 'broken: turn 1 of tiny: plan: the plan is undefined, not an object {messages, overBudget, upkeep, stablePrefix}'],
     ['commit: upkeep', brokenPolicy('broken', () => ({ commit: () => undefined as unknown as [] })), [], 'broken: turn 1 of tiny: commit: upkeep is undefined, not an array'],
     ['forget: upkeep', brokenPolicy('broken', () => ({ forget: () => [{ ...summary, outputTokens: -1 }] })), [], 'broken: after turn 1 of tiny: forget: upkeep summary with 10 in, -1 out'],

@@ -339,7 +339,7 @@ function kind(x: Message): string {
 /** What is wrong with a plan's shape, the first thing found, or undefined (PromptPlan, field by field; upkeep counts whole and not negative). */
 function shapeRule(plan: unknown): string | undefined {
   const named = (v: unknown) =>
-    v === undefined || v === null ? String(v) : Array.isArray(v) ? 'an array' : typeof v === 'object' || typeof v === 'function' ? `a ${typeof v}` : JSON.stringify(v);
+    v === undefined || v === null ? String(v) : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : typeof v === 'function' ? 'a function' : JSON.stringify(v);
   if (typeof plan !== 'object' || plan === null) return `the plan is ${named(plan)}, not an object {messages, overBudget, upkeep, stablePrefix}`;
   const { messages, overBudget, stablePrefix, upkeep } = plan as Record<string, unknown>;
   if (!Array.isArray(messages)) return `messages is ${named(messages)}, not an array`;

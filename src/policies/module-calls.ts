@@ -10,6 +10,15 @@ import { CtxsimError } from '../errors.js';
 export const MODULE_METHODS = ['import', 'start', 'prompt', 'commit', 'forget', 'artifacts'] as const;
 export type ModuleMethod = (typeof MODULE_METHODS)[number];
 
+/**
+ * Whether a policy's method returned a promise (an `async` method, or one
+ * that awaits): a run calls each one and reads what it returns at once, so a
+ * promise is named as such, not read as a plan or a session it is not.
+ */
+export function isPromise(v: unknown): v is PromiseLike<unknown> {
+  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+}
+
 /** `process.exit` on a module's thread: a policy must not end the run. */
 export function refuseExit(code?: unknown): never {
   throw new Error(`called process.exit(${code === undefined ? '' : describeThrown(code)}): a policy must not end the process`);

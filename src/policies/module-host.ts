@@ -13,7 +13,7 @@ import type { Vector } from '../upkeep/embedder.js';
 import type { ExtractRequest } from '../upkeep/extractor.js';
 import type { ForgetSummaryRequest, SummarizeRequest } from '../upkeep/summarizer.js';
 import type { Upkeep } from '../upkeep/upkeep.js';
-import { describeThrown, refuseExit } from './module-calls.js';
+import { describeThrown, isPromise, refuseExit } from './module-calls.js';
 import {
   CALLER_POSTED,
   HOST_READY,
@@ -262,6 +262,7 @@ class Host {
         return { kind: 'value', value: this.start(r) };
       case 'prompt': {
         const plan = this.call(r.session, 'prompt', [r.pending.map((w) => this.table.in(w, true)), frozen(r.info)], r.info.turn.index);
+        if (isPromise(plan)) return promised(plan);
         try {
           return { kind: 'value', value: this.planOut(plan) };
         } catch (e) {
@@ -269,11 +270,11 @@ class Host {
         }
       }
       case 'commit':
-        return { kind: 'value', value: this.call(r.session, 'commit', [r.exchange.map((w) => this.table.in(w, true)), frozen(r.info)], r.info.turn.index) };
+        return valueReply(this.call(r.session, 'commit', [r.exchange.map((w) => this.table.in(w, true)), frozen(r.info)], r.info.turn.index));
       case 'forget':
-        return { kind: 'value', value: this.call(r.session, 'forget', [r.facts, frozen(r.info)], r.info.afterTurn) };
+        return valueReply(this.call(r.session, 'forget', [r.facts, frozen(r.info)], r.info.afterTurn));
       case 'artifacts':
-        return { kind: 'value', value: this.call(r.session, 'artifacts', []) };
+        return valueReply(this.call(r.session, 'artifacts', []));
     }
   }
 
@@ -312,6 +313,7 @@ class Host {
     if (start.toolDefs) deepFreeze(start.toolDefs);
     const s: unknown = policy.start(Object.freeze(start), r.params, this.deps(r.deps));
     const methods = {} as StartValue['methods'];
+    if (isPromise(s)) return (promised(s), { session: 0, shape: 'promise', methods });
     if (typeof s !== 'object' || s === null) return { session: 0, shape: s === null ? 'null' : typeof s, methods };
     // A session is read once, inside `start`'s call: a method a getter hides throws there.
     const session: HostSession = { value: s, methods: {}, module: r.module, scenario: r.start.id, turn: 0 };
@@ -426,6 +428,17 @@ function linkedTokens(Base: typeof TokenCounter) {
       this.counts = new Map();
     }
   };
+}
+
+/** What a call returned, as it crosses: cloned, or (a promise, which cannot be) said to be a promise. */
+function valueReply(value: unknown): LinkReply {
+  return isPromise(value) ? promised(value) : { kind: 'value', value };
+}
+
+/** A promise a call returned, as it crosses: that it is one (the caller names it); what it rejects with later is its own, not a fault of the thread. */
+function promised(value: PromiseLike<unknown>): LinkReply {
+  void Promise.resolve(value).catch(() => undefined);
+  return { kind: 'promise' };
 }
 
 /** What a call threw, as it crosses. */

@@ -3,6 +3,7 @@ import { messageText, type TokenCounter } from '../../tokens/counter.js';
 import { extendsList } from '../../tokens/resume.js';
 import type { Message } from '../../types.js';
 import { promptTokens } from '../_transcript.js';
+import { isPromise } from '../module-calls.js';
 import { kindOf, upkeepShape } from '../session.js';
 import type { PromptPlan } from '../types.js';
 import type { ContractRule } from './rules.js';
@@ -226,7 +227,7 @@ function currentTurnProblem(sent: readonly Message[], pending: readonly Message[
  * The first `known` messages are known to be messages (read with the previous plan).
  */
 export function planShape(plan: PromptPlan, known = 0): string | undefined {
-  if (typeof plan !== 'object' || plan === null) return `the plan is ${kindOf(plan)}, not an object {messages, overBudget, upkeep, stablePrefix}`;
+  if (typeof plan !== 'object' || plan === null || isPromise(plan)) return `the plan is ${kindOf(plan)}, not an object {messages, overBudget, upkeep, stablePrefix}`;
   if (!Array.isArray(plan.messages)) return `messages is ${kindOf(plan.messages)}, not an array`;
   for (let i = known; i < plan.messages.length; i++) {
     const bad = messageShape(plan.messages[i]);
