@@ -36,7 +36,7 @@ import {
   type WireDeps,
   type WireMessage,
 } from './module-link.js';
-import { defaultOf, paramMeta, paramsFromTable, policyParams } from './params.js';
+import { COMMON_PARAMS, defaultOf, paramMeta, paramsFromTable, policyParams } from './params.js';
 import { resolvePolicy } from './spec.js';
 import type { ParamSpec, ParamTable, Policy, PolicyDeps, SessionStart } from './types.js';
 
@@ -602,7 +602,7 @@ const PARAM_SPEC = z.strictObject(
     default: z.union([z.number(), z.string(), z.boolean()], { error: 'a number, a string or true/false' }).optional(),
     kind: z.enum(KINDS, { error: `one of ${KINDS.join(', ')}` }),
     min: z.number({ error: 'a number' }).optional(),
-    oneOf: z.array(z.string(), { error: 'a list of strings' }).min(1, { error: 'a list of strings' }).optional(),
+    oneOf: z.array(z.string({ error: 'a list of strings' }), { error: 'a list of strings' }).min(1, { error: 'a list of strings' }).optional(),
   },
   { error: 'an object { default, kind, min?, oneOf? }' },
 );
@@ -624,8 +624,10 @@ function paramsProblem(params: unknown): string | undefined {
   const expected = 'params must be a zod object or a parameter table { name: { default, kind, min?, oneOf? } }';
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return `${expected}, got ${shown(params)}`;
   // The same test as policyParams: zod 4 keeps its internals in `_zod`; zod 3 in `_def`.
-  if ('_zod' in params) return 'shape' in params ? undefined : `${expected}, got a zod schema that is not an object`;
+  if ('_zod' in params) return 'shape' in params ? commonProblem(Object.keys(params.shape as object)) : `${expected}, got a zod schema that is not an object`;
   if ('_def' in params) return 'params is a zod 3 schema: ctxsim reads zod 4 (import { z } from "zod" with zod 4 installed)';
+  const common = commonProblem(Object.keys(params));
+  if (common) return common;
   for (const [name, spec] of Object.entries(params)) {
     const r = PARAM_SPEC.safeParse(spec);
     if (!r.success) {
@@ -638,6 +640,13 @@ function paramsProblem(params: unknown): string | undefined {
     if (problem) return problem;
   }
   return undefined;
+}
+
+/** A parameter named as a common one: every policy takes those already, and a declaration of its own would be passed over, its default never given. */
+function commonProblem(names: readonly string[]): string | undefined {
+  const clash = names.find((name) => Object.hasOwn(COMMON_PARAMS.shape, name));
+  if (clash === undefined) return undefined;
+  return `params.${clash}: every policy takes ${clash} already, as a common parameter (${Object.keys(COMMON_PARAMS.shape).join(', ')}); give the policy's own parameter another name`;
 }
 
 /** What is wrong with one parameter of a table beyond its shape: a default its kind rejects. */
