@@ -359,7 +359,7 @@ function shapeRule(plan: unknown): string | undefined {
   for (const u of upkeep as unknown[]) {
     if (typeof u !== 'object' || u === null) return `upkeep holds ${named(u)}, not a call {kind, model, inputTokens, outputTokens, sync}`;
     const { kind: k, inputTokens, outputTokens } = u as UpkeepCall;
-    if (![inputTokens, outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${k} with ${inputTokens} in, ${outputTokens} out`;
+    if (![inputTokens, outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${k} with ${named(inputTokens)} in, ${named(outputTokens)} out (expected whole numbers of tokens ≥ 0)`;
   }
   return undefined;
 }

@@ -77,7 +77,7 @@ export function upkeepShape(upkeep: readonly UpkeepCall[]): string | undefined {
     if (typeof u !== 'object' || u === null) return `upkeep holds ${kindOf(u)}, not a call {kind, model, inputTokens, outputTokens, sync}`;
     if (!UPKEEP_KINDS.includes(u.kind)) return `upkeep of kind ${kindOf(u.kind)} (expected ${UPKEEP_KINDS.join(', ')})`;
     if (typeof u.model !== 'string' || !u.model) return `upkeep ${u.kind} with model ${kindOf(u.model)} (expected a model's name)`;
-    if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`;
+    if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${u.kind} with ${kindOf(u.inputTokens)} in, ${kindOf(u.outputTokens)} out (expected whole numbers of tokens ≥ 0)`;
   }
   return undefined;
 }
