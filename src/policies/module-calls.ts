@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { CtxsimError } from '../errors.js';
 
 /**
@@ -14,9 +15,10 @@ export type ModuleMethod = (typeof MODULE_METHODS)[number];
  * Whether a policy's method returned a promise (an `async` method, or one
  * that awaits): a run calls each one and reads what it returns at once, so a
  * promise is named as such, not read as a plan or a session it is not.
+ * Asked of the value's internals, so no getter or proxy trap of it runs.
  */
-export function isPromise(v: unknown): v is PromiseLike<unknown> {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+export function isPromise(v: unknown): v is Promise<unknown> {
+  return types.isPromise(v);
 }
 
 /** `process.exit` on a module's thread: a policy must not end the run. */

@@ -436,8 +436,8 @@ function valueReply(value: unknown): LinkReply {
 }
 
 /** A promise a call returned, as it crosses: that it is one (the caller names it); what it rejects with later is its own, not a fault of the thread. */
-function promised(value: PromiseLike<unknown>): LinkReply {
-  void Promise.resolve(value).catch(() => undefined);
+function promised(value: Promise<unknown>): LinkReply {
+  value.catch(() => undefined);
   return { kind: 'promise' };
 }
 

@@ -288,7 +288,7 @@ export interface StartValue {
 export const SESSION_METHODS = ['prompt', 'commit', 'forget', 'artifacts'] as const;
 
 /** A value of the type named, for the session check to name (`start returned null, not a session`). */
-const SAMPLES: Record<string, unknown> = { null: null, undefined, number: 0, string: '', boolean: false, bigint: 0n, symbol: Symbol('a value'), function: () => undefined, object: {}, promise: { then: () => undefined } };
+const SAMPLES: Record<string, unknown> = { null: null, undefined, number: 0, string: '', boolean: false, bigint: 0n, symbol: Symbol('a value'), function: () => undefined, object: {}, promise: Promise.resolve() };
 
 /** A recorded upkeep's draws: none (its stand-ins keep every fact). */
 const NO_DRAW = () => 0;
