@@ -156,12 +156,6 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
       [],
       'broken: turn 1 of tiny: plan: message 1 has origin "notes" (expected summary, retrieved or facts)',
     ],
-    [
-      'plan: a memory sent as a user message',
-      plan((p) => ({ messages: [p.messages[0], { role: 'user', content: 'Earlier: none yet.', origin: 'retrieved' }, ...p.messages.slice(1)] })),
-      [],
-      'broken: turn 1 of tiny: plan: message 1 has origin retrieved but is a user message (a message the policy makes is a system message)',
-    ],
     ['plan: overBudget', plan(() => ({ overBudget: 'no' })), [], 'broken: turn 1 of tiny: plan: overBudget is "no", not true or false'],
     ['plan: upkeep', plan(() => ({ upkeep: undefined })), [], 'broken: turn 1 of tiny: plan: upkeep is undefined, not an array'],
     ['plan: a promise (an async prompt)', brokenPolicy('broken', ({ session }) => ({ prompt: async (...call: Parameters<PolicySession['prompt']>) => session.prompt(...call) }) as never), [], "broken: turn 1 of tiny: plan: the plan is a promise (a policy's methods are synchronous: not async), not an object {messages, overBudget, upkeep, stablePrefix}"],

@@ -37,7 +37,6 @@ const POOL: Message[] = [
   { role: 'tool', content: '[cleared]', toolCallId: 'c2' },
   { role: 'human', content: 'hi' } as unknown as Message,
   { role: 'system', content: 'Notes: the order is SE-1.', origin: 'notes' } as unknown as Message,
-  { role: 'user', content: 'Earlier: the order is SE-1.', origin: 'retrieved' },
 ];
 
 /** How the next prompt is made from the last one. */
@@ -353,7 +352,6 @@ function shapeRule(plan: unknown): string | undefined {
     if (!listed) return `message ${i} has toolCalls that are not a list of calls {id, name, arguments}`;
     const { origin } = x as Record<string, unknown>;
     if (origin !== undefined && !['summary', 'retrieved', 'facts'].includes(origin as string)) return `message ${i} has origin ${named(origin)} (expected summary, retrieved or facts)`;
-    if (origin !== undefined && role !== 'system') return `message ${i} has origin ${origin as string} but is ${role === 'assistant' ? 'an' : 'a'} ${role as string} message (a message the policy makes is a system message)`;
   }
   if (typeof overBudget !== 'boolean') return `overBudget is ${named(overBudget)}, not true or false`;
   if (typeof stablePrefix !== 'number') return `stablePrefix is ${named(stablePrefix)}, not a number`;

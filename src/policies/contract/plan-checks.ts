@@ -243,16 +243,13 @@ function messageShape(m: Message | undefined): string | undefined {
   if (typeof m !== 'object' || m === null) return `is ${kindOf(m)}, not a message {role, content}`;
   const { role, content, toolCalls, origin } = m;
   const calls = toolCalls === undefined || (Array.isArray(toolCalls) && toolCalls.every((c) => typeof c?.id === 'string'));
-  const known = origin === 'summary' || origin === 'retrieved' || origin === 'facts';
-  const made = origin === undefined || (known && role === 'system');
+  const made = origin === undefined || origin === 'summary' || origin === 'retrieved' || origin === 'facts';
   if (typeof content === 'string' && (role === 'user' || role === 'assistant' || role === 'tool' || role === 'system') && calls && made) return undefined;
   if (!['system', 'user', 'assistant', 'tool'].includes(role)) return `has role ${kindOf(role)} (expected system, user, assistant or tool)`;
   if (typeof content !== 'string') return `has content ${kindOf(content)}, not a string`;
   if (!calls) return 'has toolCalls that are not a list of calls {id, name, arguments}';
   // The origin is where a probe finds a value (probes.csv's source): one of the records' words.
-  if (!known) return `has origin ${kindOf(origin)} (expected summary, retrieved or facts)`;
-  // A message the policy makes is pinned after the system prompt, as a system message: the checks of the conversation's turns pass it over.
-  return `has origin ${origin} but is ${role === 'assistant' ? 'an' : 'a'} ${role} message (a message the policy makes is a system message)`;
+  return `has origin ${kindOf(origin)} (expected summary, retrieved or facts)`;
 }
 
 /** The same message: the same object, or the same role, call ids and text. */

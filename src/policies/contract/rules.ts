@@ -26,8 +26,7 @@
  *   round of the current turn may be left out or shortened as
  *   `current-turn-last` allows);
  * - `plan`: the stable prefix lies between the system prompt and the current
- *   turn; a message with an origin (one the policy made) is a system message,
- *   its origin summary, retrieved or facts;
+ *   turn; a message's origin, when it has one, is summary, retrieved or facts;
  *   upkeep has whole token counts; a returned prompt is not changed
  *   afterwards;
  * - `provider-rules`: no other provider message rule (same role twice, empty
