@@ -126,6 +126,17 @@ describe('every model a study names is checked at load, at its place', () => {
     expect(lines[0]).toBe('ctxsim: study.yaml:2:8 model: unknown model "gpt-4o-minii" (closest: gpt-4o-mini, gpt-4.1-mini, gpt-5-mini)');
   });
 
+  it('a policy module\'s model parameter: its entry\'s key, a path, in brackets', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 's.yaml'), 'id: s\nturns:\n  - user: hi\n');
+    mkdirSync(join(dir, 'policies'));
+    writeFileSync(join(dir, 'policies', 'm.mjs'), "export default { id: 'm', describe: 'm', params: { summaryModel: { kind: 'string' } }, start() { return {}; } };\n");
+    writeFileSync(join(dir, 'study.yaml'), 'scenarios: [s.yaml]\npolicies:\n  - ./policies/m.mjs: {summaryModel: nope-3}\n');
+    const io = capture();
+    expect(await runMain(['run', join(dir, 'study.yaml'), '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
+    expect(io.stderr.replace(/ \(closest: .*\)\n$/, '')).toBe(`ctxsim: ${join(dir, 'study.yaml')}:3:38 policies[0]["./policies/m.mjs"].summaryModel: unknown model "nope-3"`);
+  });
+
   it('a prices file that cannot be read is named at the study\'s prices key', async () => {
     const { code, lines } = await runStudy('scenarios: [s.yaml]\nprices: missing.json\n');
     expect(code).toBe(2);

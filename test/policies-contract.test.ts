@@ -236,3 +236,30 @@ describe('a policy written with a parameter table (the first documented shape)',
     expect([...rules]).toEqual(['table-window:turns=1,moderation=drop moderation']);
   });
 });
+
+describe('a policy that calls the run’s upkeep itself (deps.upkeep)', () => {
+  // As docs/custom-policies.md advises: the embedding it stores is the run's, simulated here as in a run.
+  const recall: Policy = {
+    id: 'recall-users',
+    describe: 'every exchange, and an embedding of each user message',
+    params: {},
+    start(c, params, deps) {
+      const history = deps.blocks.transcript(params as never);
+      return {
+        prompt: (pending) => ({ messages: [...c.system, ...history.flat, ...pending], overBudget: false, upkeep: [], stablePrefix: c.system.length }),
+        commit: (exchange, info) => {
+          const stored = history.commit(exchange, info);
+          if (deps.blocks.moderated(params as never, info)) return stored;
+          const { inputTokens } = deps.upkeep!.embed(exchange[0]!.content, 'text-embedding-3-small');
+          return [...stored, { kind: 'embed', model: 'text-embedding-3-small', inputTokens, outputTokens: 0, sync: false }];
+        },
+        forget: history.forget,
+        artifacts: () => [history.artifact()],
+      };
+    },
+  };
+
+  it('is given it by the contract check, as a run gives it', () => {
+    expect(checkPolicyContract(recall, [fixture('safety/forget-and-inject.yaml')])).toEqual([]);
+  });
+});

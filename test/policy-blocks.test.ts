@@ -188,6 +188,10 @@ describe('the building blocks', () => {
     expect(blocks.systemMessageTokens(tokens, 10)).toBe(10);
   });
 
+  it('a duration parameter in seconds, for a module that cannot import the package (.cjs) or imports nothing', () => {
+    expect([blocks.parseDuration('30m'), blocks.parseDuration('90'), blocks.parseDuration(45), blocks.parseDuration('soon')]).toEqual([1800, 90, 45, undefined]);
+  });
+
   it('the vector store and the embedder find the stored message that shares words with the query', () => {
     const store = blocks.vectorStore<string>();
     for (const [i, text] of ['My email is ravi.k@mail.example', 'The blender arrived cracked', 'Refund RF-7781 is on its way'].entries()) store.add(text, blocks.embed(text), i);

@@ -324,6 +324,15 @@ describe('a bad policy module: one line, exit 2', () => {
     await fails(moduleFile(shaped(prompt)), message);
   });
 
+  it('an async method (a promise, which a run cannot read): named as a promise, not as a plan or session it is not', async () => {
+    const plan = 'return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };';
+    const promise = "a promise (a policy's methods are synchronous: not async)";
+    await fails(moduleFile(shaped(plan).replace('prompt(pending, info) {', 'async prompt(pending, info) {')), `bad: turn 1 of noah-amnesia: plan: the plan is ${promise}, not an object {messages, overBudget, upkeep, stablePrefix}`);
+    await fails(moduleFile(shaped(plan).replace('start(conversation) {', 'async start(conversation) {')), `bad: noah-amnesia: start returned ${promise}, not a session {prompt, commit, forget, artifacts}`);
+    await fails(moduleFile(shaped(plan).replace('commit(exchange) {', 'async commit(exchange) {')), `bad: turn 1 of noah-amnesia: commit: upkeep is ${promise}, not an array`);
+    await fails(moduleFile(shaped(plan).replace('artifacts() {', 'async artifacts() {')), `bad: after turn 5 of noah-amnesia: artifacts: artifacts is ${promise}, not an array`);
+  });
+
   it('returns artifacts of the wrong shape: named like a broken rule, not an internal error', async () => {
     const file = moduleFile(
       shaped('return { messages: [...head, ...kept, ...pending], overBudget: false, upkeep: [], stablePrefix: head.length };').replace('artifacts() { return []; }', "artifacts() { return [{ kind: 'memo', texts: [], bytes: 0 }]; }"),

@@ -158,6 +158,16 @@ describe('a bad module is one line naming the file and what is wrong (exit 2)', 
     ["export default { id: 'p', describe: 'd', params: { keep: { kind: 'int', default: -1, min: 0 } }, start() {} };", 'params.keep.default: expected a number ≥ 0, got -1'],
     ["export default { id: 'p', describe: 'd', params: { mode: { kind: 'string', default: 'c', oneOf: ['a', 'b'] } }, start() {} };", 'params.mode.default: expected one of a|b, got "c"'],
     ["export default { id: 'p', describe: 'd', params: { mode: { kind: 'string', oneOf: 'a' } }, start() {} };", 'params.mode.oneOf: expected a list of strings'],
+    ["export default { id: 'p', describe: 'd', params: { mode: { kind: 'string', oneOf: ['a', 2] } }, start() {} };", 'params.mode.oneOf.1: expected a list of strings'],
+    // A common parameter declared again would be passed over (the common one wins), its default never given.
+    [
+      "export default { id: 'p', describe: 'd', params: { sessionCap: { kind: 'int', default: 20, min: 1 } }, start() {} };",
+      "params.sessionCap: every policy takes sessionCap already, as a common parameter (sessionCap, forget, moderation); give the policy's own parameter another name",
+    ],
+    [
+      "export default { id: 'p', describe: 'd', params: { _zod: {}, shape: { forget: {} } }, start() {} };",
+      "params.forget: every policy takes forget already, as a common parameter (sessionCap, forget, moderation); give the policy's own parameter another name",
+    ],
     ["export default { id: 'p', describe: 'd', params: { _def: {}, shape: {} }, start() {} };", 'params is a zod 3 schema: ctxsim reads zod 4 (import { z } from "zod" with zod 4 installed)'],
   ])('%s', async (source, what) => {
     expect((await failure(loadFile(write(`${source}\n`), './p.mjs')))[0]).toBe(`policy module ./p.mjs: ${what}`);

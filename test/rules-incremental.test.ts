@@ -36,6 +36,7 @@ const POOL: Message[] = [
   result('c9'),
   { role: 'tool', content: '[cleared]', toolCallId: 'c2' },
   { role: 'human', content: 'hi' } as unknown as Message,
+  { role: 'system', content: 'Notes: the order is SE-1.', origin: 'notes' } as unknown as Message,
 ];
 
 /** How the next prompt is made from the last one. */
@@ -338,7 +339,7 @@ function kind(x: Message): string {
 /** What is wrong with a plan's shape, the first thing found, or undefined (PromptPlan, field by field; upkeep counts whole and not negative). */
 function shapeRule(plan: unknown): string | undefined {
   const named = (v: unknown) =>
-    v === undefined || v === null ? String(v) : Array.isArray(v) ? 'an array' : typeof v === 'object' || typeof v === 'function' ? `a ${typeof v}` : JSON.stringify(v);
+    v === undefined || v === null ? String(v) : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : typeof v === 'function' ? 'a function' : JSON.stringify(v);
   if (typeof plan !== 'object' || plan === null) return `the plan is ${named(plan)}, not an object {messages, overBudget, upkeep, stablePrefix}`;
   const { messages, overBudget, stablePrefix, upkeep } = plan as Record<string, unknown>;
   if (!Array.isArray(messages)) return `messages is ${named(messages)}, not an array`;
@@ -349,6 +350,8 @@ function shapeRule(plan: unknown): string | undefined {
     if (typeof content !== 'string') return `message ${i} has content ${named(content)}, not a string`;
     const listed = toolCalls === undefined || (Array.isArray(toolCalls) && toolCalls.every((c) => typeof (c as { id?: unknown } | null)?.id === 'string'));
     if (!listed) return `message ${i} has toolCalls that are not a list of calls {id, name, arguments}`;
+    const { origin } = x as Record<string, unknown>;
+    if (origin !== undefined && !['summary', 'retrieved', 'facts'].includes(origin as string)) return `message ${i} has origin ${named(origin)} (expected summary, retrieved or facts)`;
   }
   if (typeof overBudget !== 'boolean') return `overBudget is ${named(overBudget)}, not true or false`;
   if (typeof stablePrefix !== 'number') return `stablePrefix is ${named(stablePrefix)}, not a number`;
@@ -356,7 +359,7 @@ function shapeRule(plan: unknown): string | undefined {
   for (const u of upkeep as unknown[]) {
     if (typeof u !== 'object' || u === null) return `upkeep holds ${named(u)}, not a call {kind, model, inputTokens, outputTokens, sync}`;
     const { kind: k, inputTokens, outputTokens } = u as UpkeepCall;
-    if (![inputTokens, outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${k} with ${inputTokens} in, ${outputTokens} out`;
+    if (![inputTokens, outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${k} with ${named(inputTokens)} in, ${named(outputTokens)} out (expected whole numbers of tokens ≥ 0)`;
   }
   return undefined;
 }

@@ -61,7 +61,7 @@ describe('vector store', () => {
         for (const e of added) expect(s.has(e)).toBe(s.all.includes(e));
         const q = embed(query);
         const expected = expectedBest(s, q);
-        for (const k of [1, 3, Infinity]) {
+        for (const k of [0, 1, 3, Infinity]) {
           const found = s.best(q, k);
           expect(found.map((h) => h.entry)).toEqual(expected.slice(0, k).map((h) => h.entry));
           found.forEach((h, i) => expect(h.score).toBe(expected[i]!.score));

@@ -1,3 +1,4 @@
+import { parseDuration } from '../text/duration.js';
 import { normalize } from '../text/normalize.js';
 import { messageText } from '../tokens/counter.js';
 import { cosine, embed } from '../upkeep/embedder.js';
@@ -30,6 +31,7 @@ export const blocks: Blocks = Object.freeze({
   newestExchangesThatFit,
   fromFirstUser,
   turnGate: () => new TurnGate(),
+  parseDuration,
 
   transcript,
   runningSummary: (_conversation, params, deps) => new RunningSummary(params, deps),

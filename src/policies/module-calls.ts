@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { CtxsimError } from '../errors.js';
 
 /**
@@ -9,6 +10,16 @@ import { CtxsimError } from '../errors.js';
 /** What a module's call is: the import, `start`, or a session method. */
 export const MODULE_METHODS = ['import', 'start', 'prompt', 'commit', 'forget', 'artifacts'] as const;
 export type ModuleMethod = (typeof MODULE_METHODS)[number];
+
+/**
+ * Whether a policy's method returned a promise (an `async` method, or one
+ * that awaits): a run calls each one and reads what it returns at once, so a
+ * promise is named as such, not read as a plan or a session it is not.
+ * Asked of the value's internals, so no getter or proxy trap of it runs.
+ */
+export function isPromise(v: unknown): v is Promise<unknown> {
+  return types.isPromise(v);
+}
 
 /** `process.exit` on a module's thread: a policy must not end the run. */
 export function refuseExit(code?: unknown): never {

@@ -13,7 +13,7 @@ import type { Vector } from '../upkeep/embedder.js';
 import type { ExtractRequest } from '../upkeep/extractor.js';
 import type { ForgetSummaryRequest, SummarizeRequest } from '../upkeep/summarizer.js';
 import type { Upkeep } from '../upkeep/upkeep.js';
-import { describeThrown, refuseExit } from './module-calls.js';
+import { describeThrown, isPromise, refuseExit } from './module-calls.js';
 import {
   CALLER_POSTED,
   HOST_READY,
@@ -36,7 +36,7 @@ import {
   type WireDeps,
   type WireMessage,
 } from './module-link.js';
-import { defaultOf, paramMeta, paramsFromTable, policyParams } from './params.js';
+import { COMMON_PARAMS, defaultOf, paramMeta, paramsFromTable, policyParams } from './params.js';
 import { resolvePolicy } from './spec.js';
 import type { ParamSpec, ParamTable, Policy, PolicyDeps, SessionStart } from './types.js';
 
@@ -262,6 +262,7 @@ class Host {
         return { kind: 'value', value: this.start(r) };
       case 'prompt': {
         const plan = this.call(r.session, 'prompt', [r.pending.map((w) => this.table.in(w, true)), frozen(r.info)], r.info.turn.index);
+        if (isPromise(plan)) return promised(plan);
         try {
           return { kind: 'value', value: this.planOut(plan) };
         } catch (e) {
@@ -269,11 +270,11 @@ class Host {
         }
       }
       case 'commit':
-        return { kind: 'value', value: this.call(r.session, 'commit', [r.exchange.map((w) => this.table.in(w, true)), frozen(r.info)], r.info.turn.index) };
+        return valueReply(this.call(r.session, 'commit', [r.exchange.map((w) => this.table.in(w, true)), frozen(r.info)], r.info.turn.index));
       case 'forget':
-        return { kind: 'value', value: this.call(r.session, 'forget', [r.facts, frozen(r.info)], r.info.afterTurn) };
+        return valueReply(this.call(r.session, 'forget', [r.facts, frozen(r.info)], r.info.afterTurn));
       case 'artifacts':
-        return { kind: 'value', value: this.call(r.session, 'artifacts', []) };
+        return valueReply(this.call(r.session, 'artifacts', []));
     }
   }
 
@@ -312,6 +313,7 @@ class Host {
     if (start.toolDefs) deepFreeze(start.toolDefs);
     const s: unknown = policy.start(Object.freeze(start), r.params, this.deps(r.deps));
     const methods = {} as StartValue['methods'];
+    if (isPromise(s)) return (promised(s), { session: 0, shape: 'promise', methods });
     if (typeof s !== 'object' || s === null) return { session: 0, shape: s === null ? 'null' : typeof s, methods };
     // A session is read once, inside `start`'s call: a method a getter hides throws there.
     const session: HostSession = { value: s, methods: {}, module: r.module, scenario: r.start.id, turn: 0 };
@@ -426,6 +428,17 @@ function linkedTokens(Base: typeof TokenCounter) {
       this.counts = new Map();
     }
   };
+}
+
+/** What a call returned, as it crosses: cloned, or (a promise, which cannot be) said to be a promise. */
+function valueReply(value: unknown): LinkReply {
+  return isPromise(value) ? promised(value) : { kind: 'value', value };
+}
+
+/** A promise a call returned, as it crosses: that it is one (the caller names it); what it rejects with later is its own, not a fault of the thread. */
+function promised(value: Promise<unknown>): LinkReply {
+  value.catch(() => undefined);
+  return { kind: 'promise' };
 }
 
 /** What a call threw, as it crosses. */
@@ -589,7 +602,7 @@ const PARAM_SPEC = z.strictObject(
     default: z.union([z.number(), z.string(), z.boolean()], { error: 'a number, a string or true/false' }).optional(),
     kind: z.enum(KINDS, { error: `one of ${KINDS.join(', ')}` }),
     min: z.number({ error: 'a number' }).optional(),
-    oneOf: z.array(z.string(), { error: 'a list of strings' }).min(1, { error: 'a list of strings' }).optional(),
+    oneOf: z.array(z.string({ error: 'a list of strings' }), { error: 'a list of strings' }).min(1, { error: 'a list of strings' }).optional(),
   },
   { error: 'an object { default, kind, min?, oneOf? }' },
 );
@@ -611,8 +624,10 @@ function paramsProblem(params: unknown): string | undefined {
   const expected = 'params must be a zod object or a parameter table { name: { default, kind, min?, oneOf? } }';
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return `${expected}, got ${shown(params)}`;
   // The same test as policyParams: zod 4 keeps its internals in `_zod`; zod 3 in `_def`.
-  if ('_zod' in params) return 'shape' in params ? undefined : `${expected}, got a zod schema that is not an object`;
+  if ('_zod' in params) return 'shape' in params ? commonProblem(Object.keys(params.shape as object)) : `${expected}, got a zod schema that is not an object`;
   if ('_def' in params) return 'params is a zod 3 schema: ctxsim reads zod 4 (import { z } from "zod" with zod 4 installed)';
+  const common = commonProblem(Object.keys(params));
+  if (common) return common;
   for (const [name, spec] of Object.entries(params)) {
     const r = PARAM_SPEC.safeParse(spec);
     if (!r.success) {
@@ -625,6 +640,13 @@ function paramsProblem(params: unknown): string | undefined {
     if (problem) return problem;
   }
   return undefined;
+}
+
+/** A parameter named as a common one: every policy takes those already, and a declaration of its own would be passed over, its default never given. */
+function commonProblem(names: readonly string[]): string | undefined {
+  const clash = names.find((name) => Object.hasOwn(COMMON_PARAMS.shape, name));
+  if (clash === undefined) return undefined;
+  return `params.${clash}: every policy takes ${clash} already, as a common parameter (${Object.keys(COMMON_PARAMS.shape).join(', ')}); give the policy's own parameter another name`;
 }
 
 /** What is wrong with one parameter of a table beyond its shape: a default its kind rejects. */

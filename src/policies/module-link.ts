@@ -191,13 +191,14 @@ export interface WireThrown {
 }
 
 /**
- * A host's reply: what the call returned (cloned), what it threw, what it
+ * A host's reply: what the call returned (cloned; a promise, only that it was one), what it threw, what it
  * returned that cannot be read (a getter or proxy that throws, a value that
  * cannot be cloned), a limit it went past, or a module that cannot be
  * loaded (the whole message).
  */
 export type LinkReply =
   | { kind: 'value'; value: unknown }
+  | { kind: 'promise' }
   | ({ kind: 'thrown' } & WireThrown)
   | { kind: 'unreadable'; message: string }
   | { kind: 'limit'; message: string }
@@ -287,7 +288,7 @@ export interface StartValue {
 export const SESSION_METHODS = ['prompt', 'commit', 'forget', 'artifacts'] as const;
 
 /** A value of the type named, for the session check to name (`start returned null, not a session`). */
-const SAMPLES: Record<string, unknown> = { null: null, undefined, number: 0, string: '', boolean: false, bigint: 0n, symbol: Symbol('a value'), function: () => undefined, object: {} };
+const SAMPLES: Record<string, unknown> = { null: null, undefined, number: 0, string: '', boolean: false, bigint: 0n, symbol: Symbol('a value'), function: () => undefined, object: {}, promise: Promise.resolve() };
 
 /** A recorded upkeep's draws: none (its stand-ins keep every fact). */
 const NO_DRAW = () => 0;
@@ -398,6 +399,7 @@ export class ModuleLink {
 
   /** A plan as it crossed: its messages, numbered, back to objects (the replay's own, for those it sent). */
   private plan(place: Place, value: unknown): PromptPlan {
+    if (value === SAMPLES.promise) return value as PromptPlan;
     const v = value as { plan: unknown; messages?: WireMessage[] };
     if (!v.messages) return v.plan as PromptPlan;
     try {
@@ -413,6 +415,8 @@ export class ModuleLink {
     switch (reply.kind) {
       case 'value':
         return reply.value;
+      case 'promise':
+        return SAMPLES.promise;
       case 'thrown': {
         if (reply.fromCaller && this.caught !== undefined) throw this.caught;
         const e = new Error(reply.message);

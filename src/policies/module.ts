@@ -209,7 +209,7 @@ async function describeOnHost(module: HostSetup['modules'][number], given: Given
         else if (m.kind === 'failed') reject(new CtxsimError(m.message, 'policy-module'));
         else if (m.kind === 'limit') reject(fail(m.message));
         else if (m.kind === 'fault') faulted(m);
-        else reject(fail(`its policy cannot be read: ${m.message}`));
+        else reject(fail(`its policy cannot be read: ${m.kind === 'promise' ? 'a promise' : m.message}`));
       });
       host.worker.on('error', (e: Error & { code?: string }) => {
         if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') reject(fail(`its thread ran out of memory while it was loaded (its heap is limited to ${memoryMb} MB; raise it with --policy-memory)`));

@@ -1,7 +1,7 @@
 import { CtxsimError } from '../errors.js';
 import type { ArtifactKind, Message, UpkeepCall } from '../types.js';
 import { CassetteMissError } from '../upkeep/origin.js';
-import { describeThrown } from './module-calls.js';
+import { describeThrown, isPromise } from './module-calls.js';
 import type { Artifact, Params, Policy, PolicyDeps, PolicySession, SessionStart } from './types.js';
 
 /**
@@ -77,7 +77,7 @@ export function upkeepShape(upkeep: readonly UpkeepCall[]): string | undefined {
     if (typeof u !== 'object' || u === null) return `upkeep holds ${kindOf(u)}, not a call {kind, model, inputTokens, outputTokens, sync}`;
     if (!UPKEEP_KINDS.includes(u.kind)) return `upkeep of kind ${kindOf(u.kind)} (expected ${UPKEEP_KINDS.join(', ')})`;
     if (typeof u.model !== 'string' || !u.model) return `upkeep ${u.kind} with model ${kindOf(u.model)} (expected a model's name)`;
-    if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${u.kind} with ${u.inputTokens} in, ${u.outputTokens} out`;
+    if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${u.kind} with ${kindOf(u.inputTokens)} in, ${kindOf(u.outputTokens)} out (expected whole numbers of tokens ≥ 0)`;
   }
   return undefined;
 }
@@ -130,7 +130,9 @@ function isMiss(e: unknown): boolean {
 export function kindOf(v: unknown): string {
   if (v === undefined || v === null) return String(v);
   if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'object' || typeof v === 'function') return `a ${typeof v}`;
+  if (isPromise(v)) return `a promise (a policy's methods are synchronous: not async)`;
+  if (typeof v === 'object') return 'an object';
+  if (typeof v === 'function') return 'a function';
   return JSON.stringify(v) ?? String(v);
 }
 
@@ -151,7 +153,7 @@ const METHODS = ['prompt', 'commit', 'forget', 'artifacts'] as const;
 
 /** What is wrong with what `start` returned (not an object, or methods missing), or undefined. */
 function sessionProblem(s: PolicySession): string | undefined {
-  if (typeof s !== 'object' || s === null) return `${s === null ? 'null' : typeof s}, not a session {${METHODS.join(', ')}}`;
+  if (typeof s !== 'object' || s === null || isPromise(s)) return `${s === null ? 'null' : isPromise(s) ? kindOf(s) : typeof s}, not a session {${METHODS.join(', ')}}`;
   const missing = METHODS.filter((k) => typeof s[k] !== 'function');
   return missing.length ? `a session without ${missing.join(', ')} (each a function)` : undefined;
 }

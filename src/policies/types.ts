@@ -177,6 +177,8 @@ export interface Blocks {
   fromFirstUser(messages: readonly Message[]): Message[];
   /** Upkeep is decided once per turn: `first(info)` is true on a turn's first model call only. */
   turnGate(): { first(info: TurnInfo): boolean };
+  /** A `duration` parameter (its text as written, `30m`, or a number of seconds) in seconds, to compare with `info.time`; undefined if malformed. The package's `parseDuration`, for a module that imports nothing (or, a `.cjs` one, cannot import the package). */
+  parseDuration(value: unknown): number | undefined;
 
   // Memory
   /** The raw history a policy keeps, honouring `sessionCap`, `moderation` and forget events. */

@@ -4,12 +4,15 @@ import { ScenarioError, type Problem } from '../errors.js';
 
 export type DocPath = readonly (string | number)[];
 
-/** Formats a document path as `turns[3].user`. */
+/** Formats a document path as `turns[3].user`; a key with a dot or a slash (a policy module's path) in brackets: `policies[1]["./policies/edges.mjs"].summaryModel`. */
 export function formatPath(path: DocPath): string {
   let out = '';
-  for (const part of path) out += typeof part === 'number' ? `[${part}]` : out ? `.${part}` : part;
+  for (const part of path) out += typeof part === 'number' ? `[${part}]` : DOTTED_KEY.test(part) ? `["${part}"]` : out ? `.${part}` : part;
   return out;
 }
+
+/** A key a dot would not set apart: one with a dot or a slash in it (a path). */
+const DOTTED_KEY = /[./]/;
 
 /** A parsed YAML or JSON file that can say where any path in it is. */
 export class SourceDoc {

@@ -106,6 +106,8 @@ export class VectorStore<T> {
    * first, ties to the newer entry; entries `skip` accepts are passed over.
    */
   best(query: Vector, k: number, skip?: (entry: Stored<T>) => boolean): Hit<T>[] {
+    // None asked (a policy's `topK` of 0): the loop below compares with the k-th best, which there is not.
+    if (!(k > 0)) return [];
     const { scores, heads, cellSlot, cellWeight, cellNext, touched, marked } = this;
     let n = 0;
     for (let q = 0; q < query.buckets.length; q++) {

@@ -7,6 +7,7 @@ import { TokenCounter } from '../../tokens/counter.js';
 import type { Conversation, Message, Turn, UpkeepCall } from '../../types.js';
 import { injectionQuote } from '../../upkeep/quote.js';
 import { searchText } from '../../upkeep/mentions.js';
+import { simulatedUpkeep } from '../../upkeep/upkeep.js';
 import { holds } from '../../upkeep/redact.js';
 import { blocks } from '../blocks.js';
 import { drain, SessionDriver } from '../driver.js';
@@ -147,7 +148,9 @@ interface Watch {
 function* replay(conversation: Conversation, variant: PolicyVariant, deps: Deps, watch?: Watch): Generator<void, Records, void> {
   // What the policy throws, or returns of the wrong shape outside a plan, stops the check as it stops a run: one line
   // naming the variant, the turn and the scenario.
-  const policyDeps = { tokens: sessionTokens(deps.tokens, conversation), random: policyStream(deps.seed, conversation.id, variant.name), model: deps.model, blocks };
+  // `upkeep` as a run gives it (simulated): a policy that calls `deps.upkeep` itself, as the docs advise, is checked as it runs.
+  const tokens = sessionTokens(deps.tokens, conversation);
+  const policyDeps = { tokens, random: policyStream(deps.seed, conversation.id, variant.name), model: deps.model, blocks, upkeep: simulatedUpkeep(tokens) };
   const driver = new SessionDriver(conversation, (start) => startSession(variant.policy, start, variant.params, policyDeps, variant.name));
   const records: Records = [];
   const record = (turn: number, value: unknown) => records.push({ turn, text: JSON.stringify(value) });

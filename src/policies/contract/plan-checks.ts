@@ -3,6 +3,7 @@ import { messageText, type TokenCounter } from '../../tokens/counter.js';
 import { extendsList } from '../../tokens/resume.js';
 import type { Message } from '../../types.js';
 import { promptTokens } from '../_transcript.js';
+import { isPromise } from '../module-calls.js';
 import { kindOf, upkeepShape } from '../session.js';
 import type { PromptPlan } from '../types.js';
 import type { ContractRule } from './rules.js';
@@ -226,7 +227,7 @@ function currentTurnProblem(sent: readonly Message[], pending: readonly Message[
  * The first `known` messages are known to be messages (read with the previous plan).
  */
 export function planShape(plan: PromptPlan, known = 0): string | undefined {
-  if (typeof plan !== 'object' || plan === null) return `the plan is ${kindOf(plan)}, not an object {messages, overBudget, upkeep, stablePrefix}`;
+  if (typeof plan !== 'object' || plan === null || isPromise(plan)) return `the plan is ${kindOf(plan)}, not an object {messages, overBudget, upkeep, stablePrefix}`;
   if (!Array.isArray(plan.messages)) return `messages is ${kindOf(plan.messages)}, not an array`;
   for (let i = known; i < plan.messages.length; i++) {
     const bad = messageShape(plan.messages[i]);
@@ -240,12 +241,15 @@ export function planShape(plan: PromptPlan, known = 0): string | undefined {
 /** What is wrong with a message's shape, or undefined. The usual case is tested first, without a lookup: it runs for every message of every call. */
 function messageShape(m: Message | undefined): string | undefined {
   if (typeof m !== 'object' || m === null) return `is ${kindOf(m)}, not a message {role, content}`;
-  const { role, content, toolCalls } = m;
+  const { role, content, toolCalls, origin } = m;
   const calls = toolCalls === undefined || (Array.isArray(toolCalls) && toolCalls.every((c) => typeof c?.id === 'string'));
-  if (typeof content === 'string' && (role === 'user' || role === 'assistant' || role === 'tool' || role === 'system') && calls) return undefined;
+  const made = origin === undefined || origin === 'summary' || origin === 'retrieved' || origin === 'facts';
+  if (typeof content === 'string' && (role === 'user' || role === 'assistant' || role === 'tool' || role === 'system') && calls && made) return undefined;
   if (!['system', 'user', 'assistant', 'tool'].includes(role)) return `has role ${kindOf(role)} (expected system, user, assistant or tool)`;
   if (typeof content !== 'string') return `has content ${kindOf(content)}, not a string`;
-  return 'has toolCalls that are not a list of calls {id, name, arguments}';
+  if (!calls) return 'has toolCalls that are not a list of calls {id, name, arguments}';
+  // The origin is where a probe finds a value (probes.csv's source): one of the records' words.
+  return `has origin ${kindOf(origin)} (expected summary, retrieved or facts)`;
 }
 
 /** The same message: the same object, or the same role, call ids and text. */

@@ -26,7 +26,8 @@
  *   round of the current turn may be left out or shortened as
  *   `current-turn-last` allows);
  * - `plan`: the stable prefix lies between the system prompt and the current
- *   turn; upkeep has whole token counts; a returned prompt is not changed
+ *   turn; a message's origin, when it has one, is summary, retrieved or facts;
+ *   upkeep has whole token counts; a returned prompt is not changed
  *   afterwards;
  * - `provider-rules`: no other provider message rule (same role twice, empty
  *   message) is broken by the policy, under any rule set;
