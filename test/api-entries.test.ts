@@ -78,7 +78,7 @@ const PUBLIC: Record<string, readonly string[]> = {
     'AGENT_POLICIES', 'CHAT_POLICIES', 'REGISTRY', 'canonicalName', 'resolveSpec', 'policiesFromFlags',
     'Given', 'ModuleLoadOptions', 'ModuleLoading', 'ModuleRequest', 'PolicyModule', 'PolicyModules', 'isPolicyPath', 'loadPolicyModule', 'loadPolicyModules', 'specModules',
     // the types a policy works with, its parameters, its building blocks
-    'Artifact', 'ArtifactKind', 'Blocks', 'Exchange', 'FactSheetBlock', 'ForgetFact', 'ForgetInfo', 'History', 'PolicyDeps', 'RunningSummaryBlock', 'SessionStart', 'ToolView', 'TranscriptBlock', 'TurnInfo', 'TurnStart', 'blocks', 'parseDuration',
+    'Artifact', 'ArtifactKind', 'Blocks', 'Exchange', 'FactSheetBlock', 'ForgetFact', 'ForgetInfo', 'History', 'PolicyDeps', 'RunningSummaryBlock', 'SessionStart', 'ToolView', 'TranscriptBlock', 'TurnInfo', 'TurnStart', 'blocks',
     'COMMON_PARAMS', 'FactSheetParams', 'ParamSpec', 'ParamTable', 'ParamValue', 'Params', 'PolicyParams', 'SessionParams', 'SummaryParams', 'paramsFromTable',
     // checkPolicyContract's options and rules
     'ContractOptions', 'ContractRule',

@@ -41,6 +41,5 @@ export type { ArtifactKind } from '../types.js';
 export type { PolicyParams } from '../policies/define.js';
 export { COMMON_PARAMS, paramsFromTable } from '../policies/params.js';
 export { blocks } from '../policies/blocks.js';
-export { parseDuration } from '../text/duration.js';
 export type { ContractRule } from '../policies/contract/rules.js';
 export type { ContractOptions } from '../policies/contract/checker.js';

@@ -73,8 +73,8 @@ export function billedCost(p: ModelPrice, b: BilledCall): Pico {
  * (a study file or `--model`); a bill is never priced on the default study's
  * model: a transcript that names no model the table knows, in a study that
  * names none, is a usage error. When the bill covers every call
- * and says what was cached (per-call usage with each call's cached or
- * written tokens; usage without, or a total, on a model that caches nothing), the
+ * and says what was cached (per-call usage that gives cached or written
+ * tokens, on one call at least; usage without, or a total, on a model that caches nothing), the
  * cached share and the cost are compared too. Against per-call
  * bills, the check says whether the replay started warm (the transcript's
  * `warm_start:`, unless `coldStart`), and whether the log's output counts are
@@ -113,8 +113,8 @@ export function billedChecks(
     if (partialOutput(c)) check.outputPartial = true;
     let calls = 0;
     let billedCached = 0;
-    // A call's usage that says nothing of the cache (neither cached nor written tokens) is no bill of its cache reads.
-    let cacheUnsaid = false;
+    // Whether any call's usage says what was cached (cached or written tokens): a log that never does is no bill of its cache reads, one that does for some calls read nothing on the others.
+    let cacheSaid = false;
     let bill = total ? billedCost(price, total) : 0n;
     let billPrompt = total ? billedCost(price, { ...total, output: 0 }) : 0n;
     const r = replay(c, FULL, ctx, (_, call) => {
@@ -126,13 +126,13 @@ export function billedChecks(
       if (!b) return;
       check.billed += b.input;
       billedCached += b.cached ?? 0;
-      if (b.cached === undefined && b.written === undefined) cacheUnsaid = true;
+      if (b.cached !== undefined || b.written !== undefined) cacheSaid = true;
       bill += billedCost(price, b);
       billPrompt += billedCost(price, { ...b, output: 0 });
     });
     // A total says nothing of what was cached, nor does a usage without cached or written tokens: its cost compares only on a model that caches nothing.
     const uncached = price.cacheRule.kind === 'none' || ctx.spec.promptCache === 'off';
-    const comparable = total ? total.calls === calls && uncached : calls === check.calls && (!cacheUnsaid || uncached);
+    const comparable = total ? total.calls === calls && uncached : calls === check.calls && (cacheSaid || uncached);
     if (comparable) {
       const cached = r.turns.reduce((n, t) => n + t.cachedTokens, 0);
       const promptCost = r.turns.reduce((n, t) => n + t.costInput + t.costCached, 0n);
