@@ -63,6 +63,9 @@ describe('the places of changes', () => {
     writeFileSync(join(dir, 'prices.json'), '{"other": {"input_cost_per_token": 1e-7, "note": "gpt-4o-mini"}, "gpt-4o-mini": {"max_input_tokens": 8000}}\n');
     const study = await loadStudy(join(dir, 'study.yaml'));
     expect(changePlaces(study, new Map(), dir)({ kind: 'setting', key: 'prices', text: '' })).toEqual({ file: 'prices.json', line: 1 });
+    // The model named as a value on line 1 is not its entry: the key on line 2 is.
+    writeFileSync(join(dir, 'prices.json'), '{"other": {"note": "gpt-4o-mini"},\n "gpt-4o-mini": {"max_input_tokens": 8000}}\n');
+    expect(changePlaces(await loadStudy(join(dir, 'study.yaml')), new Map(), dir)({ kind: 'setting', key: 'prices', text: '' })).toEqual({ file: 'prices.json', line: 2 });
   });
 
   it('outside the root, a file is named by its absolute path; the built-in study has no place for a setting', async () => {

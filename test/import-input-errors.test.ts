@@ -197,30 +197,34 @@ describe('a dataset or side file a study names that cannot be read is at its key
 });
 
 describe('two conversations of a dataset whose ids come out the same', () => {
-  /** The fixture with `set` applied to its conversations, written pretty-printed to a temporary folder. */
+  /** The fixture with `set` applied to its conversations, written pretty-printed to a temporary folder; `at(key, n)`: where the value of its `n`th (from 0) `"key":` starts, `[line, column]`. */
   function sameIds(fixture: string, set: (c: Record<string, unknown>, i: number) => void) {
     const data = JSON.parse(readFileSync(join(IMPORT_FIXTURES, fixture), 'utf8')) as Record<string, unknown>[];
     data.forEach(set);
-    return writeInput(tempDir(), fixture, JSON.stringify(data, null, 2) + '\n');
+    const text = JSON.stringify(data, null, 2) + '\n';
+    const at = (key: string, n: number): [number, number] => {
+      let i = -1;
+      for (let k = 0; k <= n; k++) i = text.indexOf(`"${key}": `, i + 1);
+      const lines = text.slice(0, i + key.length + 4).split('\n');
+      return [lines.length, lines.at(-1)!.length + 1];
+    };
+    return Object.assign(writeInput(tempDir(), fixture, text), { at });
   }
+  /** The problem of the second conversation's id, `key`, as the first's. */
+  const twice = (input: { at(key: string, n: number): [number, number] }, file: string, key: string, id: string) => {
+    const [[l0, c0], [l1, c1]] = [input.at(key, 0), input.at(key, 1)];
+    return `${file}:${l1}:${c1} [1].${key}: gives the conversation id "${id}", as the conversation at line ${l0}, column ${c0} does: ids must be unique`;
+  };
 
   it('each dataset with its own ids: an error at the second id, naming the first', () => {
     const abcd = sameIds('abcd-sample.json', (c, i) => (c.convo_id = i ? -7 : 7));
-    expect(problems(() => importDataset('abcd', abcd))).toEqual([
-      'abcd-sample.json:310:17 [1].convo_id: gives the conversation id "abcd-7", as the conversation at line 3, column 17 does: ids must be unique',
-    ]);
+    expect(problems(() => importDataset('abcd', abcd))).toEqual([twice(abcd, 'abcd-sample.json', 'convo_id', 'abcd-7')]);
     const locomo = sameIds('locomo-sample.json', (c) => (c.sample_id = 'conv_1'));
-    expect(problems(() => importDataset('locomo', locomo, { prefix: 'lc' }))).toEqual([
-      'locomo-sample.json:208:18 [1].sample_id: gives the conversation id "lc-conv-1", as the conversation at line 170, column 18 does: ids must be unique',
-    ]);
+    expect(problems(() => importDataset('locomo', locomo, { prefix: 'lc' }))).toEqual([twice(locomo, 'locomo-sample.json', 'sample_id', 'lc-conv-1')]);
     const multiwoz = sameIds('multiwoz-sample.json', (c) => (c.original_id = 'SNG1.json'));
-    expect(problems(() => importDataset('multiwoz', multiwoz))).toEqual([
-      'multiwoz-sample.json:128:20 [1].original_id: gives the conversation id "multiwoz-sng1", as the conversation at line 6, column 20 does: ids must be unique',
-    ]);
+    expect(problems(() => importDataset('multiwoz', multiwoz))).toEqual([twice(multiwoz, 'multiwoz-sample.json', 'original_id', 'multiwoz-sng1')]);
     const sgd = sameIds('sgd-sample.json', (c, i) => (c.dialogue_id = i ? '1_00.A' : '1_00_a'));
-    expect(problems(() => importDataset('sgd', sgd))).toEqual([
-      'sgd-sample.json:290:20 [1].dialogue_id: gives the conversation id "sgd-1-00-a", as the conversation at line 3, column 20 does: ids must be unique',
-    ]);
+    expect(problems(() => importDataset('sgd', sgd))).toEqual([twice(sgd, 'sgd-sample.json', 'dialogue_id', 'sgd-1-00-a')]);
   });
 
   it('ctxsim import --out: exit 2 with the place, and no folder written (not a failed write)', async () => {
@@ -228,10 +232,7 @@ describe('two conversations of a dataset whose ids come out the same', () => {
     const dup = abcd.path;
     const out = join(dup, '..', 'out');
     const { code, err } = await importCli(dup, '--format', 'abcd', '--out', out);
-    expect({ code, last: err.trimEnd().split('\n').at(-1) }).toEqual({
-      code: 2,
-      last: 'ctxsim: abcd-sample.json:310:17 [1].convo_id: gives the conversation id "abcd-7", as the conversation at line 3, column 17 does: ids must be unique',
-    });
+    expect({ code, last: err.trimEnd().split('\n').at(-1) }).toEqual({ code: 2, last: `ctxsim: ${twice(abcd, 'abcd-sample.json', 'convo_id', 'abcd-7')}` });
     expect(existsSync(out)).toBe(false);
   });
 });

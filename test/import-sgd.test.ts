@@ -107,8 +107,10 @@ describe('SGD slot spans', () => {
     const last = [{ service: 'Restaurants_1', slots: [{ slot: 'city', start: end - 7, exclusive_end: end }], actions: [] }];
     expect(importDataset('sgd', writeInput(tmp, 'end.json', JSON.stringify([{ dialogue_id: '1_1', turns: [{ speaker: 'USER', utterance, frames: last }] }]))).docs[0]!.turns).toMatchObject([{ facts: { 'Restaurants_1.city': 'please.' } }]);
     const past = [{ service: 'Restaurants_1', slots: [{ slot: 'city', start: end - 7, exclusive_end: end + 1 }], actions: [] }];
-    expect(problems(() => importDataset('sgd', writeInput(tmp, 'past.json', JSON.stringify([{ dialogue_id: '1_1', turns: [{ speaker: 'USER', utterance, frames: past }] }]))))).toEqual([
-      `past.json:1:142 [0].turns[0].frames[0].slots[0]: span ${end - 7}..${end + 1} is not inside the utterance (${end} characters)`,
+    const text = JSON.stringify([{ dialogue_id: '1_1', turns: [{ speaker: 'USER', utterance, frames: past }] }]);
+    // Placed at the slot's object, its column in UTF-16 units as every column is.
+    expect(problems(() => importDataset('sgd', writeInput(tmp, 'past.json', text)))).toEqual([
+      `past.json:1:${text.indexOf('{"slot"') + 1} [0].turns[0].frames[0].slots[0]: span ${end - 7}..${end + 1} is not inside the utterance (${end} characters)`,
     ]);
   });
 });

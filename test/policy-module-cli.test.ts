@@ -218,7 +218,9 @@ describe('a policy module in a study', () => {
     writeFileSync(study, ['scenarios: [s/*.yaml]', 'policies: ["./policies/edges.mjs:keep=1"]', ''].join('\n'));
     const baseline = join(dir, 'baseline.json');
     expect((await cli('run', study, ...COMMON, '--out', join(dir, 'out.json'), '--save-baseline', baseline)).code).toBe(0);
-    expect((await cli('check', study, ...COMMON, '--baseline', baseline)).out).not.toContain('policy implementation changed');
+    const same = await cli('check', study, ...COMMON, '--baseline', baseline);
+    expect(same.code, same.err).toBe(0);
+    expect(same.out).not.toContain('policy implementation changed');
     writeFileSync(join(dir, 'policies', 'helper.mjs'), 'export const extra = 4;\n');
     const changed = await cli('check', study, ...COMMON, '--baseline', baseline);
     expect(changed.code).toBe(1);

@@ -242,7 +242,7 @@ describe('the run table', () => {
   });
 
   it('lines its columns up by what a terminal draws: a CJK character or an emoji takes two columns, an accent written apart none', () => {
-    // 日本 and 🙂 are drawn two columns wide each, the e with its combining accent one: every name below takes 12 columns.
+    // 日本語 and 🙂 are drawn two columns wide each, the e with its combining accent one: the names below take 13, 12, 12 and 12 columns.
     const names = ['window-日本語', 'summary-🙂🙂', 'facts-cafe\u0301-x', 'full'];
     const text = policyTable({ policies: RUN.map((r, i) => ({ ...r, policy: names[i]!.padEnd(i === 3 ? 12 : 0, '-') })) }, INFO);
     const columns = (l: string) => [...l].reduce((n, c) => n + (/\p{M}/u.test(c) ? 0 : /[\u3000-\u9fff]|\p{Extended_Pictographic}/u.test(c) ? 2 : 1), 0);

@@ -3,6 +3,7 @@ import { normalize, words } from '../src/text/normalize.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import type { Message } from '../src/types.js';
 import { shapeSpans } from '../src/upkeep/shapes.js';
+import { thirdSingular, VERBS } from '../src/upkeep/statements.js';
 import { summarize } from '../src/upkeep/summarizer.js';
 import { allShipped } from './_policies.js';
 
@@ -27,20 +28,20 @@ const WRITTEN = new Set(
   "the user user’s user's assistant assistant’s assistant's is has would will does doesn’t doesn't was wasn’t wasn't they they're they've they'll they'd their them themselves are have called returned with".split(' '),
 );
 
-/** Whether `word` is the third person of a verb the text holds (`flies`, `goes`, `wants` for `fly`, `go`, `want`). */
-const saidInFirstPerson = (word: string, held: Set<string>) =>
-  (word.endsWith('ies') && held.has(`${word.slice(0, -3)}y`)) || (word.endsWith('es') && held.has(word.slice(0, -2))) || (word.endsWith('s') && held.has(word.slice(0, -1)));
+/** The third persons the writing may give the verbs `held` has (`flies`, `goes`, `wants` for `fly`, `go`, `want`): of the verbs it makes agree, no other word. */
+const agreeing = (held: Set<string>) => new Set([...held].filter((w) => VERBS.has(w)).map(thirdSingular));
 
 /** The words and the fixed-shape values of `statements` (default: those of `folded`'s summary) that the text of `folded` does not hold. */
 function unsaid(folded: Message[], statements: Iterable<string> = summaryOf(folded).facts.values()): string[] {
   const text = normalize(folded.map((m) => [m.content, ...(m.toolCalls ?? []).flatMap((c) => [c.name, c.arguments]), m.name ?? ''].join('\n')).join('\n'));
   const held = new Set(words(text));
+  const agreed = agreeing(held);
   const out: string[] = [];
   for (const statement of statements) {
     for (const s of shapeSpans(statement)) if (!text.includes(normalize(s.text))) out.push(s.text);
     // A tool result's line is cut after 120 characters: the word it ends in may be cut too.
     const said = words(normalize(statement.replace(/[\p{L}\p{N}_-]+…$/u, '')));
-    for (const w of said) if (!held.has(w) && !WRITTEN.has(w) && !saidInFirstPerson(w, held)) out.push(w);
+    for (const w of said) if (!held.has(w) && !WRITTEN.has(w) && !agreed.has(w)) out.push(w);
   }
   return out;
 }

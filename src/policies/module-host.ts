@@ -313,7 +313,10 @@ class Host {
     if (start.toolDefs) deepFreeze(start.toolDefs);
     const s: unknown = policy.start(Object.freeze(start), r.params, this.deps(r.deps));
     const methods = {} as StartValue['methods'];
-    if (isPromise(s)) return (promised(s), { session: 0, shape: 'promise', methods });
+    if (isPromise(s)) {
+      promised(s);
+      return { session: 0, shape: 'promise', methods };
+    }
     if (typeof s !== 'object' || s === null) return { session: 0, shape: s === null ? 'null' : typeof s, methods };
     // A session is read once, inside `start`'s call: a method a getter hides throws there.
     const session: HostSession = { value: s, methods: {}, module: r.module, scenario: r.start.id, turn: 0 };

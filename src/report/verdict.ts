@@ -132,7 +132,7 @@ function cheapestSentence(v: Reading, model: string): string {
   const overflowed = (r: Row) => (r.overflowTurns ?? 0) > 0;
   const cheapest = byCost(rows.filter((r) => !overflowed(r)))[0];
   if (!cheapest) {
-    const least = [...byCost(rows)].sort((a, b) => a.overflowTurns! - b.overflowTurns!)[0]!;
+    const least = byCost(rows).sort((a, b) => a.overflowTurns! - b.overflowTurns!)[0]!;
     return `No policy${v.on(model)} stays within the context window: each went over it on some turns, whose calls would be rejected and cost nothing, so its cost is short by them; ${least.policy} went over it least, on ${plural(least.overflowTurns!, 'turn')} (${v.money(least)} per 1,000 conversations).`;
   }
   const full = rows.find((r) => r.policy === 'full');

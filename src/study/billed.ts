@@ -130,7 +130,7 @@ export function billedChecks(
       bill += billedCost(price, b);
       billPrompt += billedCost(price, { ...b, output: 0 });
     });
-    // A total says nothing of what was cached, nor does a usage without cached or written tokens: its cost compares only on a model that caches nothing.
+    // A total says nothing of what was cached, nor does a log whose usage never gives cached or written tokens: its cost compares only on a model that caches nothing.
     const uncached = price.cacheRule.kind === 'none' || ctx.spec.promptCache === 'off';
     const comparable = total ? total.calls === calls && uncached : calls === check.calls && (cacheSaid || uncached);
     if (comparable) {

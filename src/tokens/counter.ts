@@ -350,8 +350,7 @@ export class PromptTokens {
  */
 export function openTokenCounter(name: TokenizerName, dir?: string | false, factor = 1): TokenCounter {
   if (!TOKENIZERS.includes(name)) {
-    const shown = typeof name === 'string' ? `"${name}"` : JSON.stringify(name);
-    throw new UsageError(`openTokenCounter: ${shown} is not a tokenizer (${TOKENIZERS.join(', ')}); encodingForModel(model, tokenizer).name is one`);
+    throw new UsageError(`openTokenCounter: ${JSON.stringify(name)} is not a tokenizer (${TOKENIZERS.join(', ')}); encodingForModel(model, tokenizer).name is one`);
   }
   const tokenCache = dir && name !== 'chars4' ? TokenCache.open(dir, tokenizerId(name)) : undefined;
   return new TokenCounter(name, undefined, undefined, tokenCache, factor);

@@ -188,8 +188,7 @@ export function textMeasure(name: EncodingName): TextMeasure {
 /** The raw counter of an encoding (no memo): the token count of `textMeasure`. */
 export function textCounter(name: EncodingName): TextCounter {
   if (!ENCODINGS.includes(name)) {
-    const shown = typeof name === 'string' ? `"${name}"` : JSON.stringify(name);
-    throw new UsageError(`textCounter: ${shown} is not an OpenAI encoding (${ENCODINGS.join(', ')}): count an open-weight tokenizer with openTokenCounter(name)`);
+    throw new UsageError(`textCounter: ${JSON.stringify(name)} is not an OpenAI encoding (${ENCODINGS.join(', ')}): count an open-weight tokenizer with openTokenCounter(name)`);
   }
   const m = textMeasure(name);
   return (text) => m(text).tokens;

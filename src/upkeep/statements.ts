@@ -162,7 +162,7 @@ const PERSON_AS: Readonly<Record<string, string>> = {
  * `do` and `be` are `PERSON`'s. Verbs whose past is their base form (`read`,
  * `put`, `set`, `cut`, `let`, `hit`, `quit`, `bet`) are left as said.
  */
-const VERBS = new Set(
+export const VERBS: ReadonlySet<string> = new Set(
   (
     'accept add admire adore agree aim allow appreciate apply argue arrange ask attend avoid bake believe belong blame borrow ' +
     'bring build buy call care carry catch celebrate change check choose clean climb coach collect come complain consider ' +
@@ -179,7 +179,7 @@ const VERBS = new Set(
 );
 
 /** A verb in the third person singular: `flies`, `goes`, `watches`, `plays`, `wants`. */
-const thirdSingular = (verb: string) =>
+export const thirdSingular = (verb: string) =>
   /[^aeiou]y$/.test(verb) ? `${verb.slice(0, -1)}ies` : /(?:s|sh|ch|x|z|o)$/.test(verb) ? `${verb}es` : `${verb}s`;
 
 /** `I` or `you`, the words that may stand between a subject and its verb (`I also love`), and the word after them. */
