@@ -47,4 +47,5 @@ export type { PolicyRecord, ProbeRecord, Results, SummaryRecord, TurnRecord, Vio
 
 // Gate
 export { baselineJson, makeBaseline, readBaseline, type Baseline, type StudyFingerprint } from './gate/baseline.js';
-export { compare, DEFAULT_LIMITS, type GateLimits, type GateResult } from './gate/compare.js';
+export { compare, type GateResult } from './gate/compare.js';
+export { DEFAULT_LIMITS, type GateLimits } from './gate/limits.js';

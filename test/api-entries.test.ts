@@ -117,6 +117,7 @@ const PUBLIC: Record<string, readonly string[]> = {
   ],
   'ctxsim/gate': [
     'BaselineRow', 'Cause', 'Change', 'LostFact', 'PolicyComparison', 'RetentionLimit', 'RowComparison', 'Verdict',
+    'LimitsText', 'appliedLimits', 'limitsOfWords', 'studyLimits',
     'AnnotationPlaces', 'GateReportOptions', 'Place', 'Placer', 'gateAnnotations', 'gateJson', 'gateJunit', 'gateMarkdown', 'GatePageOptions', 'gateComment', 'gateSummary', 'gateSink',
   ],
 };

@@ -7,7 +7,7 @@ import { parse, parseDocument } from 'yaml';
 import { runMain } from '../src/cli/_app.js';
 import { replay } from '../src/engine/replay.js';
 import { replayContext } from '../src/engine/run.js';
-import { parsePercent, parseRetentionLimit } from '../src/gate/compare.js';
+import { parsePercent, parseRetentionLimit } from '../src/gate/limits.js';
 import { checkPolicyContract } from '../src/policies/contract/checker.js';
 import { formatContractViolation } from '../src/policies/contract/rules.js';
 import { resolvePolicy } from '../src/policies/spec.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Baseline, BaselineRow, StudyFingerprint } from '../src/gate/baseline.js';
-import { compare, DEFAULT_LIMITS, limitsText } from '../src/gate/compare.js';
+import { compare } from '../src/gate/compare.js';
+import { DEFAULT_LIMITS, limitsText } from '../src/gate/limits.js';
 import { gateMarkdown } from '../src/report/gate.js';
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Baseline, BaselineRow, StudyFingerprint } from '../src/gate/baseline.js';
-import { compare, DEFAULT_LIMITS, type Change, type GateResult } from '../src/gate/compare.js';
+import { DEFAULT_LIMITS } from '../src/gate/limits.js';
+import { compare, type Change, type GateResult } from '../src/gate/compare.js';
 import { gateAnnotations, MAX_ANNOTATIONS, type Placer } from '../src/report/gate.js';
 import { COMMENT_BYTES, gateComment, gateSummary, STEP_SUMMARY_BYTES, STEP_SUMMARY_LIMIT } from '../src/report/gate-summary.js';
 

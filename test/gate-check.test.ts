@@ -336,8 +336,16 @@ describe('ctxsim check', () => {
     expect((await cli('check', study(), '--comment', '', '--quiet')).err).toBe('ctxsim: --comment: name a file for the pull request comment (markdown)\n');
   });
 
-  it('--json prints machine-readable results; the study gate block sets thresholds', async () => {
+  it('--json prints machine-readable results; the study gate block sets thresholds, none looser than its baseline was saved with', async () => {
     writeFileSync(study(), `${readFileSync(study(), 'utf8')}gate: {baseline: baseline.json, maxCostIncrease: 2000%}\n`);
+    // Raised in the study alone (as a pull request could), the limit is the baseline's: the dearer model fails, and every report says why.
+    const loosened = await cli('check', study(), '--model', 'gpt-4o', '--json', '--quiet');
+    expect(loosened.code).toBe(1);
+    expect(JSON.parse(loosened.out).limits.maxCostIncrease).toBe(0.05);
+    expect(JSON.parse(loosened.out).differences).toEqual(['gate.maxCostIncrease: 5% → 2000%; the baseline\'s 5% applies until a baseline saved with 2000% is committed', 'model: gpt-4o-mini → gpt-4o']);
+    // A baseline saved with it accepts it.
+    expect((await cli('run', study(), '--save-baseline', baseline(), '--force', '--out', join(dir, 'turns.csv'), '--quiet')).code).toBe(0);
+    expect(JSON.parse(readFileSync(baseline(), 'utf8')).study.gate).toEqual({ maxCostIncrease: '2000%', maxRetentionDrop: '0', maxAnswerDrop: '0' });
     const r = await cli('check', study(), '--model', 'gpt-4o', '--json', '--quiet');
     expect(r.code).toBe(0);
     const j = JSON.parse(r.out);
@@ -417,9 +425,10 @@ describe('ctxsim check', () => {
     writeFileSync(baseline(), text.replace('"totalCost":"0.000051300000"', '"totalCost":"$0.05"'));
     const bad = await cli('check', study(), '--baseline', baseline(), '--quiet');
     expect(bad.code).toBe(2);
-    // The first row is on line 22; the column is where its cost's value starts.
-    const column = text.split('\n')[21]!.indexOf('"0.000051300000"') + 1;
-    expect(bad.err).toBe(`ctxsim: ${baseline()}:22:${column} rows[0].totalCost: expected USD with 12 decimals such as "0.000051300000", at least 0 and under 10^15, got "$0.05"\n`);
+    // The first row is on the line after the rows' key; the column is where its cost's value starts.
+    const first = text.split('\n').indexOf('  "rows": [') + 1;
+    const column = text.split('\n')[first]!.indexOf('"0.000051300000"') + 1;
+    expect(bad.err).toBe(`ctxsim: ${baseline()}:${first + 1}:${column} rows[0].totalCost: expected USD with 12 decimals such as "0.000051300000", at least 0 and under 10^15, got "$0.05"\n`);
   });
 
   it('a baseline that shares no scenario × policy with the run (another study\'s) is refused, not passed: exit 2, no JUnit file', async () => {

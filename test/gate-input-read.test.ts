@@ -87,12 +87,14 @@ describe('a baseline', () => {
 
   it('a row that is null, given twice or left out: its place, exit 2', async () => {
     const lines = baselineText.split('\n');
-    const nulled = [...lines.slice(0, 21), '    null,', ...lines.slice(22)].join('\n');
-    expect((await check(nulled)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:22:5 rows[0]: expected mapping, got null\n`);
-    const twice = [...lines.slice(0, 22), lines[21]!, ...lines.slice(22)].join('\n');
-    expect((await check(twice)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:23:5 rows[1]: kavya-late-order × full × gpt-4o-mini again (as rows[0])\n`);
-    const missing = [...lines.slice(0, 23), lines[23]!.replace(/,$/, ''), ...lines.slice(25)].join('\n');
-    expect((await check(missing)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:21:11 rows: no row for noah-amnesia × window-turns:turns=2 × gpt-4o-mini: a baseline has one for each scenario × policy of its study, on each model\n`);
+    // The index of the rows' key: its line is at + 1, the first row's at + 2.
+    const at = lines.indexOf('  "rows": [');
+    const nulled = [...lines.slice(0, at + 1), '    null,', ...lines.slice(at + 2)].join('\n');
+    expect((await check(nulled)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:${at + 2}:5 rows[0]: expected mapping, got null\n`);
+    const twice = [...lines.slice(0, at + 2), lines[at + 1]!, ...lines.slice(at + 2)].join('\n');
+    expect((await check(twice)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:${at + 3}:5 rows[1]: kavya-late-order × full × gpt-4o-mini again (as rows[0])\n`);
+    const missing = [...lines.slice(0, at + 3), lines[at + 3]!.replace(/,$/, ''), ...lines.slice(at + 5)].join('\n');
+    expect((await check(missing)).err).toBe(`ctxsim: ${join(dir, 'b.json')}:${at + 1}:11 rows: no row for noah-amnesia × window-turns:turns=2 × gpt-4o-mini: a baseline has one for each scenario × policy of its study, on each model\n`);
   });
 
   it('a JSON syntax error is one line at its line and column, not the parser’s message over several lines', async () => {
@@ -149,7 +151,8 @@ describe('a baseline', () => {
     expect(thrown).toBeInstanceOf(ScenarioError);
     const e = thrown as ScenarioError;
     expect(`ctxsim: ${e.message}\n`).toBe(err);
-    expect(e.problems).toEqual([{ file, line: 22, column: text.split('\n')[21]!.indexOf('-1') + 1, path: 'rows[0].retained', message: 'expected a number ≥ 0, got -1' }]);
+    const first = text.split('\n').indexOf('  "rows": [') + 1;
+    expect(e.problems).toEqual([{ file, line: first + 1, column: text.split('\n')[first]!.indexOf('-1') + 1, path: 'rows[0].retained', message: 'expected a number ≥ 0, got -1' }]);
   });
 
   it('lists 20 problems and counts the rest', async () => {
@@ -186,6 +189,10 @@ describe('a shard file', () => {
     const extra = shardText.replace('"turn":1,', '"turn":1,"later":0,');
     const b = await merge(extra);
     expect(b.err).toBe(`ctxsim: ${b.file}:${place(extra, '"later"')} turns[0].later: unknown key "later"\n`);
+    // The study's gate limits, which the merged baseline records, as a study's gate reads them.
+    const limit = shardText.replace('"maxRetentionDrop":"0"', '"maxRetentionDrop":"-1"');
+    const c = await merge(limit);
+    expect(c.err).toBe(`ctxsim: ${c.file}:${place(limit, '"-1"')} study.gate.maxRetentionDrop: a limit is at least 0 probes, got -1\n`);
   });
 
   it('a JSON syntax error is one line at its line and column', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Baseline, BaselineRow, StudyFingerprint } from '../src/gate/baseline.js';
-import { compare, DEFAULT_LIMITS } from '../src/gate/compare.js';
+import { DEFAULT_LIMITS } from '../src/gate/limits.js';
+import { compare } from '../src/gate/compare.js';
 import { gateMarkdown } from '../src/report/gate.js';
 import { align } from '../src/report/text.js';
 

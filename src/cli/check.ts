@@ -2,7 +2,8 @@ import { appendFileSync, existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeBaseline, readBaseline, type Baseline } from '../gate/baseline.js';
-import { compare, DEFAULT_LIMITS, type GateLimits, type GateResult } from '../gate/compare.js';
+import { compare, type GateResult } from '../gate/compare.js';
+import { appliedLimits, limitsOfWords, studyLimits } from '../gate/limits.js';
 import { gateAnnotations, gateJson, gateJunit, gateMarkdown } from '../report/gate.js';
 import { gateComment, gateSummary } from '../report/gate-summary.js';
 import { verdict } from '../report/verdict.js';
@@ -13,7 +14,6 @@ import type { RunInfo } from '../engine/run.js';
 import { checkoutOf, insideRoots, studyRoots } from '../study/confine.js';
 import { fileSink, gateSink } from '../output/sinks.js';
 import { displayPath } from '../output/display.js';
-import type { GateSettings } from '../study/settings.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
 import { gateSettings, settingArgs } from './_setting-flags.js';
@@ -30,15 +30,6 @@ export interface CheckFlags extends StudyFlags {
   json?: boolean;
   verbose?: boolean;
   quiet?: boolean;
-}
-
-/** The gate's limits: each flag wins over the study's `gate:` key, which wins over the default. */
-function limitsFor(gate: GateSettings): GateLimits {
-  return {
-    maxCostIncrease: gate.maxCostIncrease ?? DEFAULT_LIMITS.maxCostIncrease,
-    maxRetentionDrop: gate.maxRetentionDrop ?? DEFAULT_LIMITS.maxRetentionDrop,
-    ...(gate.maxAnswerDrop && { maxAnswerDrop: gate.maxAnswerDrop }),
-  };
 }
 
 /** The flags that change what a run computes, as given (so the accepting run computes the same): what it runs, then every setting's that decides records. */
@@ -112,12 +103,13 @@ export async function check(given: CheckFlags, io: IO): Promise<number> {
   if (flags.out === '' || flags.out === '-') throw new UsageError(`--out${flags.out ? ' -' : ''}: check prints its verdict on stdout; name a folder or a file (.csv .json .md .html) for the reports`);
   const study = await studyFromFlags(flags, io);
   untrustedCache(study, io);
-  const gate = { ...study.gate, ...gateSettings(flags) };
-  const file = gate.baseline;
+  const { baseline: named, ...flagLimits } = gateSettings(flags);
+  const file = named ?? study.gate?.baseline;
   if (!file) throw new UsageError('check: name the baseline with --baseline FILE or gate.baseline in the study');
   const shown = flags.baseline ?? displayPath(file);
   const baseline = baselineAt(file, shown, flags);
-  const limits = limitsFor(gate);
+  // The study's limits come with the pull request: none looser than the baseline's applies (flags, the workflow's, win).
+  const limits = appliedLimits(studyLimits(study.gate), baseline.study.gate && limitsOfWords(baseline.study.gate), flagLimits);
   const target = flags.out === undefined ? undefined : outputTarget(resolve(flags.out), flags.out, undefined, false);
   const out = target?.kind === 'dir' ? target.dir : target?.kind === 'file' ? target.path : undefined;
   const sink = target?.kind === 'file' ? fileSink(target.path, target.format) : gateSink(out);

@@ -7,6 +7,7 @@ import type { ColumnSpec, ValueOf } from '../records/columns.js';
 import { BASELINE_ORDER, SUMMARY_RECORD, type ProbeRecord, type SummaryRecord } from '../records/registry.js';
 import { columnSchema, MAX_USD_DIGITS } from '../records/schema.js';
 import type { DocPath } from '../text/document.js';
+import { gateLimitProblem, LIMIT_KEYS, type LimitKey, type LimitsText } from './limits.js';
 import { jsonDoc, notTheFormat, readInput, throwProblems, type JsonDoc } from './_read.js';
 
 /** What a run was: the settings a baseline is compared on. */
@@ -34,6 +35,8 @@ export interface StudyFingerprint {
   upkeep?: string;
   /** The engine's version (`ENGINE_VERSION`): another makes other records of the same study; absent in baselines saved before it was recorded. */
   engine?: number;
+  /** The study's gate limits, in its words, a default given for each it leaves out (`limitsWords`): a check applies none looser (`appliedLimits`); absent in baselines saved before it was recorded. */
+  gate?: LimitsText;
 }
 
 /** The summary columns a baseline row keeps (`BASELINE_ORDER`), in the order of its fields. */
@@ -199,6 +202,8 @@ export const FINGERPRINT_FIELDS = {
   scenarios: z.record(NAME, z.string()),
   upkeep: z.string().optional(),
   engine: z.number().int().min(1).optional(),
+  // Each limit read as a study's `gate.<key>` is (`limitProblems`).
+  gate: z.object(Object.fromEntries(LIMIT_KEYS.map((k) => [k, z.string()])) as Record<LimitKey, z.ZodString>).optional(),
 };
 
 /** What a baseline's fingerprint says for a field written after it was saved (`rules`: the provider rule set). */
@@ -234,6 +239,14 @@ export function countProblems(row: Partial<Record<(typeof AT_MOST)[number][numbe
   return out;
 }
 
+/** The problems of a fingerprint's gate limits (at `path`), each as a study's `gate.<key>` would have it. */
+export function limitProblems(gate: Partial<LimitsText> | undefined, path: DocPath, doc: Pick<JsonDoc, 'problem'>): Problem[] {
+  return LIMIT_KEYS.flatMap((k) => {
+    const problem = gate?.[k] === undefined ? undefined : gateLimitProblem(k, gate[k]);
+    return problem ? [doc.problem([...path, k], problem)] : [];
+  });
+}
+
 /** A baseline's text, checked; `file` names it in errors. */
 function parseBaseline(text: string, file: string): Baseline {
   const doc = jsonDoc(text, file);
@@ -242,6 +255,7 @@ function parseBaseline(text: string, file: string): Baseline {
   const problems: Problem[] = [];
   const b = doc.check(BASELINE, doc.value, [], problems);
   throwProblems(problems);
+  throwProblems(limitProblems(b!.study.gate, ['study', 'gate'], doc));
   const { rules, ...fields } = b!.study;
   const study = { ...fields, rules: rules ?? NOT_RECORDED } as StudyFingerprint;
   const rows = b!.rows.map((r, i) => baselineRow(r as FileRow, i, study, doc, problems));

@@ -1,22 +1,6 @@
-import { UsageError } from '../errors.js';
 import type { ProbeRecord } from '../records/registry.js';
+import { DEFAULT_ANSWER_DROP, LIMIT_KEYS, limitPercent, limitsOfWords, limitsWords, type GateLimits, type LimitsText, type RetentionLimit } from './limits.js';
 import { probeName, type Baseline, type BaselineRow, type StudyFingerprint } from './baseline.js';
-
-/** Retention may drop by a number of probes (`1`) or by percentage points of retention (`2%`). */
-export type RetentionLimit = { probes: number } | { points: number };
-
-export interface GateLimits {
-  /** Largest allowed relative cost increase, e.g. 0.05 for 5%. */
-  maxCostIncrease: number;
-  maxRetentionDrop: RetentionLimit;
-  /** How far answer retention may drop, where both runs measured answers (default: `DEFAULT_ANSWER_DROP`, 0 probes). */
-  maxAnswerDrop?: RetentionLimit;
-}
-
-export const DEFAULT_LIMITS: GateLimits = { maxCostIncrease: 0.05, maxRetentionDrop: { probes: 0 } };
-
-/** The answer limit of limits that name none: as the retention limit's default, no more probes unanswered. */
-const DEFAULT_ANSWER_DROP: RetentionLimit = { probes: 0 };
 
 export type Verdict = 'fail' | 'pass' | 'added' | 'removed';
 
@@ -101,71 +85,6 @@ export interface GateResult {
   policies: PolicyComparison[];
   limits: GateLimits;
   failed: boolean;
-}
-
-/** A fraction as the percentage it was written as, unrounded: 0.0025 → `0.25%`. */
-export function limitPercent(fraction: number): string {
-  return `${Number((fraction * 100).toPrecision(12))}%`;
-}
-
-/**
- * Parses a percentage such as `5%` (0.05). A bare number is refused: `0.25`
- * could mean a quarter or a quarter of a percent.
- */
-export function parsePercent(flag: string, value: string | number): number {
-  return named(flag, percent(value));
-}
-
-/** Parses a retention limit: `2%` (points of retention) or `1` (probes). */
-export function parseRetentionLimit(flag: string, value: string | number): RetentionLimit {
-  return named(flag, retentionLimit(value));
-}
-
-/** What is wrong with a study's `gate` limit, or undefined (the reason alone: the study names the key at its place). */
-export function gateLimitProblem(key: 'maxCostIncrease' | 'maxRetentionDrop' | 'maxAnswerDrop', value: string | number): string | undefined {
-  const r = key === 'maxCostIncrease' ? percent(value) : retentionLimit(value);
-  return typeof r === 'object' && 'problem' in r ? r.problem : undefined;
-}
-
-/** A value, or why the text is not one (without the flag or key: the caller names it). */
-type Parsed<T> = T | { problem: string };
-
-function named<T>(flag: string, r: Parsed<T>): T {
-  if (typeof r === 'object' && r !== null && 'problem' in r) throw new UsageError(`${flag}: ${r.problem}`);
-  return r as T;
-}
-
-function percent(value: string | number): Parsed<number> {
-  const s = String(value).trim();
-  const m = /^(-?\d+(?:\.\d+)?)\s*(%?)$/.exec(s);
-  if (!m) return { problem: `expected a percentage such as 5%, got ${JSON.stringify(value)}` };
-  // A limit is how much worse a row may get: below 0 every unchanged row would fail.
-  if (m[1]!.startsWith('-')) return { problem: `a limit is at least 0%, got ${s}` };
-  const n = Number(m[1]);
-  if (!m[2]) return { problem: `write ${limitPercent(n)} or ${m[1]}% (a bare number could be a fraction or a percentage), got ${s}` };
-  return n / 100;
-}
-
-function retentionLimit(value: string | number): Parsed<RetentionLimit> {
-  const s = String(value).trim();
-  if (s.endsWith('%')) {
-    const points = percent(s);
-    if (typeof points !== 'number') return points;
-    if (points > 1) return { problem: `retention cannot drop by more than 100%, got ${s}` };
-    return { points };
-  }
-  if (/^-\d+$/.test(s)) return { problem: `a limit is at least 0 probes, got ${s}` };
-  if (!/^\d+$/.test(s)) return { problem: `expected a number of probes (1) or a percentage (2%), got ${JSON.stringify(value)}` };
-  return { probes: Number(s) };
-}
-
-/** The limits in words: `cost up to +5%, up to 0 more probes lost`; with `answers` (the runs measured them), the answer limit too. */
-export function limitsText(limits: GateLimits, answers = false): string {
-  const lim = limits.maxRetentionDrop;
-  const retention = 'probes' in lim ? `up to ${lim.probes} more probe${lim.probes === 1 ? '' : 's'} lost` : `retention down by up to ${limitPercent(lim.points)} (points)`;
-  const a = limits.maxAnswerDrop ?? DEFAULT_ANSWER_DROP;
-  const answered = 'probes' in a ? `up to ${a.probes} more probe${a.probes === 1 ? '' : 's'} unanswered` : `answer retention down by up to ${limitPercent(a.points)} (points)`;
-  return `cost up to +${limitPercent(limits.maxCostIncrease)}, ${retention}${answers ? `, ${answered}` : ''}`;
 }
 
 /** Micro-dollars as dollars with 6 decimals. */
@@ -273,6 +192,22 @@ function fingerprintChanges(a: StudyFingerprint, b: StudyFingerprint, renamed: R
   return out;
 }
 
+/**
+ * The study's gate limits that differ from those the baseline recorded, each
+ * with the limit that applied when it is not the study's (`appliedLimits`):
+ * `gate.maxCostIncrease: 5% → 50% (…)`. None when the baseline recorded none.
+ */
+function limitChanges(recorded: LimitsText | undefined, study: LimitsText | undefined, applied: GateLimits): string[] {
+  if (!recorded || !study) return [];
+  // Each in the words `limitsWords` gives it: a baseline's `5.0%` is the study's `5%`.
+  const [before, after, now] = [limitsWords(limitsOfWords(recorded)), limitsWords(limitsOfWords(study)), limitsWords(applied)];
+  return LIMIT_KEYS.flatMap((k) => {
+    if (before[k] === after[k]) return [];
+    const why = now[k] === after[k] ? '' : now[k] === before[k] ? `; the baseline's ${before[k]} applies until a baseline saved with ${after[k]} is committed` : `; ${now[k]} applies, as the command line gives it`;
+    return [`gate.${k}: ${before[k]} → ${after[k]}${why}`];
+  });
+}
+
 /** A policy variant's id: its name up to the first `:` (`window-turns:turns=3` → `window-turns`). */
 const policyId = (name: string) => name.split(':')[0]!;
 
@@ -372,7 +307,7 @@ export function compare(baseline: Baseline, current: Baseline, limits: GateLimit
     renamed.add(before.policy).add(after.policy);
   }
   const found = fingerprintChanges(baseline.study, current.study, renamed);
-  const differences = [...found.map((d) => d.text), ...renames];
+  const differences = [...limitChanges(baseline.study.gate, current.study.gate, limits), ...found.map((d) => d.text), ...renames];
   for (const after of added.filter((r) => !paired.has(r))) {
     rows.push({ scenario: after.scenario, policy: after.policy, model: after.model, verdict: 'added', reasons: [], after, costChange: null, lostChange: 0 });
   }

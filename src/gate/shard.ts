@@ -7,7 +7,7 @@ import { REPORT_SETTINGS, type ReportInfo } from '../records/info.js';
 import { countSchema, MAX_USD_DIGITS, recordSchema } from '../records/schema.js';
 import { weightSchema } from '../scenario/schema.js';
 import type { DocPath } from '../text/document.js';
-import { countProblems, FINGERPRINT_FIELDS, type StudyFingerprint } from './baseline.js';
+import { countProblems, FINGERPRINT_FIELDS, limitProblems, type StudyFingerprint } from './baseline.js';
 import { jsonDoc, notTheFormat, readInput, throwProblems, type JsonDoc } from './_read.js';
 import { isObject } from '../text/json.js';
 
@@ -247,6 +247,7 @@ function shardProblems(s: ShardFile, doc: JsonDoc): Problem[] {
   if (!same(s.info.policies.map((p) => p.name), s.study.policies)) out.push(doc.problem(['info', 'policies'], 'not the policies of the fingerprint (study.policies)'));
   if (models.join(', ') !== s.study.model) out.push(doc.problem(['info', 'models'], `not the models of the fingerprint (study.model "${s.study.model}")`));
   if (new Set(s.study.policies).size !== s.study.policies.length) out.push(doc.problem(['study', 'policies'], 'a policy is listed twice'));
+  out.push(...limitProblems(s.study.gate, ['study', 'gate'], doc));
   if (out.length) return out;
   const scenarioAt = new Map(scenarios.map((id, i) => [id, i]));
   const policyAt = new Map(s.study.policies.map((p, i) => [p, i]));

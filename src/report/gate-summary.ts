@@ -1,7 +1,8 @@
 import { escapeControl } from '../errors.js';
 import { seriesName, severalModels } from '../records/digest.js';
-import { change, limitsText, type Cause, type GateResult, type RowComparison } from '../gate/compare.js';
-import { asideLines, causeTitle, lostLines, policyLine, regressions, type GateReportOptions, type Namer, type Place, type Placer } from './gate.js';
+import { limitsText } from '../gate/limits.js';
+import { change, type Cause, type GateResult, type RowComparison } from '../gate/compare.js';
+import { answersMeasured, asideLines, causeTitle, lostLines, policyLine, regressions, type GateReportOptions, type Namer, type Place, type Placer } from './gate.js';
 
 /**
  * The gate's result for GitHub's pages: the job's step summary
@@ -139,10 +140,9 @@ function opening(result: GateResult, opts: GatePageOptions, z: Sizes, byModel: b
   const n = result.causes.reduce((sum, c) => sum + c.rows.length, 0);
   const causes = result.causes.length;
   const title = `### ctxsim check: ${result.failed ? `FAILED (${regressions(n)}, ${causes} cause${causes === 1 ? '' : 's'})` : 'passed'}`;
-  const answers = result.rows.some((r) => r.before?.answered !== undefined && r.after?.answered !== undefined);
   const lines = [title, ''];
   if (opts.verdict) lines.push(cut(safe(opts.verdict), z.line * 4), '');
-  lines.push(`Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, answers)}.`, '');
+  lines.push(`Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, answersMeasured(result))}.`, '');
   if (opts.note) lines.push(cut(safe(`${opts.note}.`), z.line * 2), '');
   const d = result.differences;
   if (!d.length) lines.push('Nothing in the study differs from the baseline\'s.', '');

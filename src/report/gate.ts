@@ -2,7 +2,8 @@ import { escapeControl } from '../errors.js';
 import { MONEY_DECIMALS } from '../records/format.js';
 import { seriesName, severalModels } from '../records/digest.js';
 import { usdOfMicro, type BaselineRow } from '../gate/baseline.js';
-import { change, microDollars, limitsText, type Cause, type Change, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
+import { limitsText } from '../gate/limits.js';
+import { change, microDollars, type Cause, type Change, type GateResult, type PolicyComparison, type RowComparison } from '../gate/compare.js';
 
 const money = (micro: number | undefined) => (micro === undefined ? '–' : microDollars(micro));
 const pct = (c: number | null) => (c === null ? '–' : change(c));
@@ -104,7 +105,7 @@ export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): 
   const n = failing.length;
   const byModel = severalModels(result.rows);
   const name: Namer = (r) => seriesName(r, byModel);
-  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, result.rows.some((r) => r.before?.answered !== undefined && r.after?.answered !== undefined))}.`, ''];
+  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, answersMeasured(result))}.`, ''];
   // One line at a time: a study's rows may be more than a call's arguments can hold (push(...rows)).
   const add = (more: readonly string[]) => {
     for (const l of more) lines.push(l);
@@ -124,13 +125,17 @@ export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): 
   return `${lines.map((l) => escapeControl(l)).join('\n').trimEnd()}\n`;
 }
 
+/** Whether both runs measured answers on some compared row: the limits then name the answer limit. */
+export const answersMeasured = (result: GateResult): boolean => result.rows.some((r) => r.before?.answered !== undefined && r.after?.answered !== undefined);
+
 const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** JUnit XML: one testcase per scenario × policy; regressions are failures, added/removed rows skipped. */
+/** JUnit XML: the limits and what differs from the baseline's study as the suite's properties, then one testcase per scenario × policy; regressions are failures, added/removed rows skipped. */
 export function gateJunit(result: GateResult): string {
   const failures = result.rows.filter((r) => r.verdict === 'fail').length;
   const skipped = result.rows.filter((r) => r.verdict === 'added' || r.verdict === 'removed').length;
   const byModel = severalModels(result.rows);
+  const properties: [string, string][] = [['limits', limitsText(result.limits, answersMeasured(result))], ...result.differences.map((d): [string, string] => ['difference', d])];
   const cases = result.rows.map((r) => {
     const open = `    <testcase classname="${xml(r.scenario)}" name="${xml(seriesName(r, byModel))}"`;
     if (r.verdict === 'fail') {
@@ -145,6 +150,9 @@ export function gateJunit(result: GateResult): string {
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="ctxsim" tests="${result.rows.length}" failures="${failures}" skipped="${skipped}">`,
     `  <testsuite name="ctxsim check" tests="${result.rows.length}" failures="${failures}" skipped="${skipped}">`,
+    '    <properties>',
+    ...properties.map(([name, value]) => `      <property name="${name}" value="${xml(value)}"/>`),
+    '    </properties>',
     ...cases,
     '  </testsuite>',
     '</testsuites>',

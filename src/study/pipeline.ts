@@ -4,6 +4,7 @@ import type { RunInfo } from '../engine/run.js';
 import { RUN_SPEC_KEYS, runSpecOf, type CanonicalSpec, type Conversations, type RunOptions, type RunSpec } from '../engine/spec.js';
 import { byPolicy } from '../engine/summary.js';
 import { ENGINE_VERSION } from '../engine/version.js';
+import { limitsWords, studyLimits } from '../gate/limits.js';
 import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
@@ -162,6 +163,7 @@ function studyFingerprint(study: Study, run: RunInfo, scenarios: Record<string, 
     ...otherSettings(study),
     scenarios,
     engine: ENGINE_VERSION,
+    gate: limitsWords(studyLimits(study.gate)),
   };
 }
 

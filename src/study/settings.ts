@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { RUN_SPEC, RUN_SPEC_KEYS, setting, written, type CanonicalSpec, type ValueProblem } from '../engine/spec.js';
 import { readSetting, settingOf, type Setting } from './_setting.js';
-import { gateLimitProblem, parsePercent, parseRetentionLimit } from '../gate/compare.js';
+import { gateLimitProblem, parsePercent, parseRetentionLimit } from '../gate/limits.js';
 import { policyHelpLines } from '../policies/docs.js';
 import { COMMON_PARAMS } from '../policies/params.js';
 import type { PolicyVariant } from '../policies/spec.js';
