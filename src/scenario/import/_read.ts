@@ -52,8 +52,7 @@ export function datasetId(prefix: string, name: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '');
-  // eslint-disable-next-line no-control-regex
-  const hash = /^[\x00-\x7f]*$/.test(name) ? '' : createHash('sha256').update(name).digest('hex').slice(0, 8);
+  const hash = /^\p{ASCII}*$/u.test(name) ? '' : createHash('sha256').update(name).digest('hex').slice(0, 8);
   return [prefix, readable, hash].filter((p) => p).join('-');
 }
 
