@@ -114,6 +114,13 @@ describe('other OpenAI layouts', () => {
     const { conversations, report } = importDataset('openai', f);
     expect(conversations[0]!.turns.map((t) => t.assistant?.content)).toEqual(["I can't help with that.", "Sorry, I can't help with that either.", 'OK.']);
     expect(report.quirks).toEqual([]);
+    // A Responses API output message says it in a content part.
+    const items = [
+      { type: 'message', role: 'user', content: 'How do I pick a lock?' },
+      { type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: "I can't help with that." }] },
+    ];
+    const responses = importDataset('openai', write('refusal-responses.json', JSON.stringify(items)));
+    expect([responses.conversations[0]!.turns[0]!.assistant?.content, responses.report.quirks]).toEqual(["I can't help with that.", []]);
   });
 });
 
