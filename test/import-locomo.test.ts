@@ -30,6 +30,18 @@ function capture() {
   return { o, io: { out: (t: string) => void (o.out += t), err: (t: string) => void (o.err += t), isTTY: false } };
 }
 
+itShared('locomo_sample/locomo5.json', "a speaker's name OpenAI's chat API refuses as a message name (José María) is kept, and the import says so", (path) => {
+  const text = readFileSync(path, 'utf8').replaceAll('"Caroline"', '"José María"');
+  const { conversations, report } = importDataset('locomo', write('jose.json', text));
+  expect(conversations[0]!.turns[0]!.user.name).toBe('José María');
+  expect(report.quirks.find((q) => q.key === 'openai-name')).toEqual({
+    key: 'openai-name',
+    label: "names OpenAI's chat API refuses (only letters, digits, _ and -: kept as written; under the openai rules they are the scenario's, not counted against a policy)",
+    count: 1,
+    examples: ['locomo-conv-26 "José María"'],
+  });
+});
+
 describe('LoCoMo dates and evidence ids', () => {
   it('parses "h:mm am/pm on D Month, YYYY"', () => {
     // 8 May 13:56 → 27 June 10:37: 50 days less 3 h 19 min = 4,320,000 − 11,940 s.

@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +11,17 @@ import { describeShared } from './_shared.js';
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'import');
 const input = { path: join(FIXTURES, 'multiwoz-sample.json'), file: 'multiwoz-sample.json', base: FIXTURES };
+
+describe('MultiWOZ dialogue ids as scenario ids', () => {
+  it('gives ids that differ only in letters of other scripts different ids, with a hash of the id', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctxsim-multiwoz-'));
+    const path = join(dir, 'accents.json');
+    const turns = [{ speaker: 'user', utterance: 'Hi.' }];
+    writeFileSync(path, JSON.stringify(['Ä1', 'Ö1', 'SNG1'].map((original_id, k) => ({ dialogue_id: `d-${k}`, original_id, turns }))));
+    expect(importDataset('multiwoz', { path, file: 'accents.json', base: dir }).docs.map((d) => d.id)).toEqual(['multiwoz-a1-b561b536', 'multiwoz-o1-d6ca6d76', 'multiwoz-sng1']);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
 
 describe('MultiWOZ (ConvLab unified format) importer on its fixture', () => {
   const { docs, conversations: [a, b], report } = importDataset('multiwoz', input);

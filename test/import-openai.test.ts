@@ -98,6 +98,30 @@ describe('other OpenAI layouts', () => {
     ]);
     expect(report.quirks.map((q) => q.key)).toEqual(['assistant-first']);
   });
+
+  it("keeps a refusal (a content part, or the message's field) as the assistant's text, not as media", () => {
+    const f = write(
+      'refusal.json',
+      JSON.stringify([
+        { role: 'user', content: 'How do I pick a lock?' },
+        { role: 'assistant', content: [{ type: 'refusal', refusal: "I can't help with that." }] },
+        { role: 'user', content: 'A joke, then.' },
+        { role: 'assistant', content: null, refusal: "Sorry, I can't help with that either.", audio: null },
+        { role: 'user', content: 'Fine.' },
+        { role: 'assistant', content: 'OK.', refusal: null },
+      ]),
+    );
+    const { conversations, report } = importDataset('openai', f);
+    expect(conversations[0]!.turns.map((t) => t.assistant?.content)).toEqual(["I can't help with that.", "Sorry, I can't help with that either.", 'OK.']);
+    expect(report.quirks).toEqual([]);
+    // A Responses API output message says it in a content part.
+    const items = [
+      { type: 'message', role: 'user', content: 'How do I pick a lock?' },
+      { type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: "I can't help with that." }] },
+    ];
+    const responses = importDataset('openai', write('refusal-responses.json', JSON.stringify(items)));
+    expect([responses.conversations[0]!.turns[0]!.assistant?.content, responses.report.quirks]).toEqual(["I can't help with that.", []]);
+  });
 });
 
 describe('malformed OpenAI data', () => {

@@ -115,6 +115,18 @@ describe('SGD slot spans', () => {
   });
 });
 
+describe('SGD dialogue ids as scenario ids', () => {
+  it('keeps ids of other scripts distinct and readable: their letters without accents, and a hash of the id when it is not plain ASCII', () => {
+    const turns = [{ speaker: 'USER', utterance: 'Hi.', frames: [] }];
+    const ids = ['対話_1', '会話_1', 'Café_1', 'Диалог', '1_00000'];
+    const f = writeInput(tmp, 'scripts.json', JSON.stringify(ids.map((dialogue_id) => ({ dialogue_id, turns }))));
+    const out = importDataset('sgd', f).docs.map((d) => d.id);
+    expect(out).toEqual(['sgd-1-41ac8b35', 'sgd-1-9475e646', 'sgd-cafe-1-88b0e601', 'sgd-5e3c6a0b', 'sgd-1-00000']);
+    // The same dialogue always gets the same id.
+    expect(importDataset('sgd', f).docs.map((d) => d.id)).toEqual(out);
+  });
+});
+
 describe('malformed SGD data', () => {
   it('lists every problem at its line and path in the file, and yields nothing', () => {
     const good = { speaker: 'USER', utterance: 'In Oakland.', frames: [{ service: 'Restaurants_1', slots: [{ slot: 'city', start: 3, exclusive_end: 10 }], actions: [] }] };

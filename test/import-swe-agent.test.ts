@@ -70,6 +70,26 @@ describe('mini-swe-agent usage in DeepSeek’s own words', () => {
   });
 });
 
+describe('mini-swe-agent usage of an Anthropic model through LiteLLM', () => {
+  it('reads cache_creation_input_tokens (or prompt_tokens_details.cache_creation_tokens) as the tokens written, part of prompt_tokens', () => {
+    const text = readFileSync(fixture('mini-swe-agent-sample.traj.json').path, 'utf8');
+    // As LiteLLM passes Anthropic's usage on: prompt_tokens counts the reads and the writes, which its own fields name.
+    const litellm = text
+      .replace('"total_tokens": 1230', '"total_tokens": 1230, "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_tokens": 1190}, "cache_creation_input_tokens": 1190, "cache_read_input_tokens": 0')
+      .replace('"total_tokens": 1395', '"total_tokens": 1395, "cache_creation_input_tokens": 190, "cache_read_input_tokens": 1152')
+      .replace('"total_tokens": 1520', '"total_tokens": 1520, "cache_creation_input_tokens": null');
+    const withDetails = litellm.replace('"cache_creation_input_tokens": 190, ', '').replace('"cached_tokens": 1152', '"cached_tokens": 1152, "cache_creation_tokens": 190');
+    for (const t of [litellm, withDetails]) {
+      const turns = importDataset('swe-agent', writeInput(tempDir(), 'litellm.traj.json', t)).docs[0]!.turns as TurnOut[];
+      expect(roundsOf(turns[0]!).map((r) => r.usage)).toEqual([
+        { input: 1200, cached: 0, written: 1190, output: 30 },
+        { input: 1350, cached: 1152, written: 190, output: 45 },
+        { input: 1500, cached: 1280, output: 20 },
+      ]);
+    }
+  });
+});
+
 describe('swe-agent importer: SWE-agent .traj', () => {
   it('reads the history of a function-calling run: tool messages answer their tool_call_ids', () => {
     const { docs, report } = importDataset('swe-agent', fixture('swe-agent-fc-sample.traj'));

@@ -148,6 +148,9 @@ describe('a broken rule stops the run: one line naming the policy, the turn and 
     ['plan: upkeep counts missing', plan(() => ({ upkeep: [{ ...summary, inputTokens: undefined }] })), [], 'broken: turn 1 of tiny: plan: upkeep summary with undefined in, 5 out (expected whole numbers of tokens ≥ 0)'],
     ['plan: upkeep kind', plan(() => ({ upkeep: [{ ...summary, kind: 'chat' }] })), [], 'broken: turn 1 of tiny: plan: upkeep of kind "chat" (expected summary, extract, embed)'],
     ['plan: upkeep model', plan(() => ({ upkeep: [{ ...summary, model: undefined }] })), [], "broken: turn 1 of tiny: plan: upkeep summary with model undefined (expected a model's name)"],
+    // A string "false" is truthy: taken as is, the user would wait for the call.
+    ['plan: upkeep sync', plan(() => ({ upkeep: [{ ...summary, sync: 'false' }] })), [], 'broken: turn 1 of tiny: plan: upkeep summary with sync "false" (expected true or false)'],
+    ['commit: upkeep sync missing', brokenPolicy('broken', () => ({ commit: () => [{ ...summary, sync: undefined }] as unknown as [] })), [], 'broken: turn 1 of tiny: commit: upkeep summary with sync undefined (expected true or false)'],
     ['plan: a message', plan((p) => ({ messages: [p.messages[0], { role: 'user', text: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has content undefined, not a string'],
     ['plan: a role', plan((p) => ({ messages: [p.messages[0], { role: 'human', content: 'hi' }, ...p.messages.slice(1)] })), [], 'broken: turn 1 of tiny: plan: message 1 has role "human" (expected system, user, assistant or tool)'],
     [

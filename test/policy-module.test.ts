@@ -168,6 +168,13 @@ describe('a bad module is one line naming the file and what is wrong (exit 2)', 
       "export default { id: 'p', describe: 'd', params: { _zod: {}, shape: { forget: {} } }, start() {} };",
       "params.forget: every policy takes forget already, as a common parameter (sessionCap, forget, moderation); give the policy's own parameter another name",
     ],
+    // A parameter's name is written in the policy's name (id:name=value,…) and in study files: a name, not any text.
+    [
+      "export default { id: 'p', describe: 'd', params: { 'keep,edges': { kind: 'int', default: 1 } }, start() {} };",
+      'params: a parameter\'s name is a letter, then letters, digits or _ (such as keepRecent), got "keep,edges"',
+    ],
+    ["export default { id: 'p', describe: 'd', params: { _zod: {}, shape: { 'max age': {} } }, start() {} };", 'params: a parameter\'s name is a letter, then letters, digits or _ (such as keepRecent), got "max age"'],
+    ["export default { id: 'p', describe: 'd', params: { '': { kind: 'int' } }, start() {} };", 'params: a parameter\'s name is a letter, then letters, digits or _ (such as keepRecent), got ""'],
     ["export default { id: 'p', describe: 'd', params: { _def: {}, shape: {} }, start() {} };", 'params is a zod 3 schema: ctxsim reads zod 4 (import { z } from "zod" with zod 4 installed)'],
   ])('%s', async (source, what) => {
     expect((await failure(loadFile(write(`${source}\n`), './p.mjs')))[0]).toBe(`policy module ./p.mjs: ${what}`);

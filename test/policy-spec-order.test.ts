@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { canonicalName } from '../src/policies/spec.js';
+import { canonicalName, resolveSpec } from '../src/policies/spec.js';
 import { REGISTRY } from '../src/policies/index.js';
 import { loadStudy, policyFromString } from '../src/study/study.js';
 import { asyncProblems, cli } from './_io.js';
@@ -63,6 +63,30 @@ describe('a variant is named by its parameters in declaration order', () => {
   it('a pipeline names each stage in declaration order', () => {
     expect(names('pipeline:mask-observations:batch=2,keep=5 > summary-buffer:keepRecent=2,budget=3000')).toEqual([
       'pipeline:mask-observations:keep=5,batch=2 > summary-buffer:budget=3000,keepRecent=2',
+    ]);
+  });
+});
+
+describe('a variant name reads back as its variant', () => {
+  it('a text value is written in the name as it is: one that holds "," or "|" (which separate parameters and values) is refused', () => {
+    expect(policyFromString('clear-tool-results:exclude=web_search+read_file')).toMatchObject([{ name: 'clear-tool-results:exclude=web_search+read_file', params: { exclude: 'web_search+read_file' } }]);
+    const resolved = (value: string) => {
+      const r = resolveSpec(REGISTRY, 'clear-tool-results', [['exclude', value]]);
+      return typeof r === 'string' ? r : r.map((v) => v.name);
+    };
+    expect(resolved('web_search,read_file')).toBe(
+      'policy clear-tool-results: parameter exclude: expected text without "," or "|" (they separate parameters and values in a policy\'s name, id:key=value,…), got "web_search,read_file"',
+    );
+    expect(resolved('web_search|read_file')).toBe(
+      'policy clear-tool-results: parameter exclude: expected text without "," or "|" (they separate parameters and values in a policy\'s name, id:key=value,…), got "web_search|read_file"',
+    );
+  });
+
+  it('in a study file, at its entry, as any bad value', async () => {
+    const file = join(tempDir(), 'study.yaml');
+    writeFileSync(file, [`scenarios: [${JSON.stringify(CODING)}]`, 'policies:', '  - clear-tool-results: {exclude: "web_search,read_file"}', ''].join('\n'));
+    expect(await asyncProblems(() => loadStudy(file))).toEqual([
+      `${file}:3:5 policies[0]: policy clear-tool-results: parameter exclude: expected text without "," or "|" (they separate parameters and values in a policy's name, id:key=value,…), got "web_search,read_file"`,
     ]);
   });
 });

@@ -57,4 +57,13 @@ describe('provider message rules', () => {
   it('an empty message', () => {
     expect(rules([sys, u('  '), a('ok')], 'openai')).toEqual(['empty-message@1']);
   });
+
+  it("a name OpenAI's API rejects (not letters, digits, _ and -) breaks openai; the others send no names", () => {
+    const named = (name: string): Message => ({ role: 'user', content: 'Hi, I am new here.', name });
+    const p = [sys, named('José María'), a('Welcome!'), named('Jose_Maria-2'), { ...a('ok'), name: 'bot.v2' }];
+    expect(rules(p, 'openai')).toEqual(['invalid-name@1', 'invalid-name@4']);
+    expect(checkPrompt(p, 'openai')[0]!.detail).toBe('user message at 1 has name "José María" (OpenAI takes only letters, digits, _ and -)');
+    expect(rules(p, 'anthropic')).toEqual([]);
+    expect(rules(p, 'gemini')).toEqual([]);
+  });
 });

@@ -27,6 +27,7 @@ describe('each provider rule: triggered by a hand-made prompt, not by a valid on
     ['same-role-twice', [sys, u('one'), u('two')], ['anthropic', 'gemini']],
     ['system-not-first', [sys, u('hi'), memo, a('hello')], ['anthropic', 'gemini']],
     ['empty-message', [sys, u('hi'), a(' ')], ['openai', 'anthropic', 'gemini']],
+    ['invalid-name', [sys, { ...u('hi'), name: 'José María' }, a('hello')], ['openai']],
   ];
 
   it.each(RULE_SETS)('the valid prompt breaks no %s rule', (set) => {
@@ -60,6 +61,16 @@ describe('a violation the scenario writes in is not the policy’s', () => {
     // u2 and u3 were not neighbours in the scenario: turn 2 has a reply.
     const prompt = [sys, t2!.user, t3!.user];
     expect(policyViolations(prompt, 'gemini', c).map((v) => v.rule)).toEqual(['same-role-twice']);
+  });
+
+  it('a name the scenario wrote is data (it is checked where the data comes in); a name on a message the policy made is not', () => {
+    const named = conversation({ id: 'named', turns: [{ user: 'Hola.', names: { user: 'José María' }, assistant: 'Hello!' }] });
+    const user = named.turns[0]!.user;
+    expect(checkPrompt([sys, user], 'openai').map((v) => v.rule)).toEqual(['invalid-name']);
+    expect(policyViolations([sys, user], 'openai', named)).toEqual([]);
+    const pinned = conversation({ id: 'pinned', system: [{ content: 'Be brief.', name: 'Support Bot' }], turns: [{ user: 'Hi.' }] });
+    expect(policyViolations([...pinned.system, pinned.turns[0]!.user], 'openai', pinned)).toEqual([]);
+    expect(policyViolations([sys, { role: 'system', content: 'Notes.', origin: 'summary', name: 'note taker' }, user], 'openai', named).map((v) => v.rule)).toEqual(['invalid-name']);
   });
 
   it('an empty message the scenario wrote is data; an empty one the policy made is not', () => {

@@ -10,7 +10,8 @@ import { checkPrompt, type PromptRules, type RuleSet, type Violation } from './p
  *   scenario turn that has no assistant reply, and the second opens a later
  *   turn (a real backend would have had a reply between them; the turns in
  *   between, if any, were left out by the policy, e.g. dropped by moderation);
- * - an empty message the scenario wrote.
+ * - an empty message the scenario wrote;
+ * - a name the scenario wrote (the import reports names OpenAI refuses).
  *
  * `rules`: a rule set, or a session's `PromptRules` (its successive prompts checked as they grow).
  */
@@ -22,6 +23,8 @@ export function policyViolations(messages: readonly Message[], rules: RuleSet | 
 function scripted(v: Violation, messages: readonly Message[], conversation: Conversation): boolean {
   const m = messages[v.index]!;
   if (v.rule === 'empty-message') return !m.origin && m.turn !== undefined;
+  // The scenario's names: on its turns' messages, and on its pinned system messages (which carry no turn).
+  if (v.rule === 'invalid-name') return !m.origin && (m.turn !== undefined || conversation.system.includes(m));
   if (v.rule !== 'same-role-twice' || m.role !== 'user' || m.origin || m.turn === undefined) return false;
   const prev = messages[v.index - 1];
   if (!prev || prev.origin || prev.turn === undefined || prev.turn >= m.turn) return false;

@@ -15,7 +15,8 @@ export type Rule =
   | 'first-not-user'
   | 'same-role-twice'
   | 'system-not-first'
-  | 'empty-message';
+  | 'empty-message'
+  | 'invalid-name';
 
 export type RuleSet = 'openai' | 'anthropic' | 'gemini';
 export const RULE_SETS: readonly RuleSet[] = ['openai', 'anthropic', 'gemini'];
@@ -24,12 +25,18 @@ export const RULE_SETS: readonly RuleSet[] = ['openai', 'anthropic', 'gemini'];
  * What each provider's chat API rejects. Anthropic and Gemini take system text
  * apart from the turns, want the turns to start with the user and alternate;
  * Anthropic sends tool results as user turns, Gemini as function turns.
+ * OpenAI's messages carry a participant's `name`, which its API refuses
+ * (400, "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'")
+ * unless it is letters, digits, `_` and `-`; the others send no names.
  */
-const PROVIDERS: Record<RuleSet, { leadingSystemOnly: boolean; userFirst: boolean; alternate: boolean; toolRole: string }> = {
-  openai: { leadingSystemOnly: false, userFirst: false, alternate: false, toolRole: 'tool' },
-  anthropic: { leadingSystemOnly: true, userFirst: true, alternate: true, toolRole: 'user' },
-  gemini: { leadingSystemOnly: true, userFirst: true, alternate: true, toolRole: 'function' },
+const PROVIDERS: Record<RuleSet, { leadingSystemOnly: boolean; userFirst: boolean; alternate: boolean; toolRole: string; names: boolean }> = {
+  openai: { leadingSystemOnly: false, userFirst: false, alternate: false, toolRole: 'tool', names: true },
+  anthropic: { leadingSystemOnly: true, userFirst: true, alternate: true, toolRole: 'user', names: false },
+  gemini: { leadingSystemOnly: true, userFirst: true, alternate: true, toolRole: 'function', names: false },
 };
+
+/** A message `name` OpenAI's chat API takes. */
+export const OPENAI_NAME = /^[a-zA-Z0-9_-]+$/;
 
 /**
  * The rule set a chat model follows, from its `litellm_provider` in the price
@@ -108,6 +115,9 @@ export class PromptRules {
     for (let i = from; i < messages.length; i++) {
       const m = messages[i]!;
       if (!m.content.trim() && !m.toolCalls?.length) out.push({ rule: 'empty-message', index: i, detail: `${m.role} message at ${i} is empty` });
+      if (p.names && m.name !== undefined && !OPENAI_NAME.test(m.name)) {
+        out.push({ rule: 'invalid-name', index: i, detail: `${m.role} message at ${i} has name ${JSON.stringify(m.name)} (OpenAI takes only letters, digits, _ and -)` });
+      }
       if (m.role === 'system') {
         if (p.leadingSystemOnly && this.seenOther) out.push({ rule: 'system-not-first', index: i, detail: `system message at ${i} after the conversation started` });
         continue;

@@ -627,10 +627,10 @@ function paramsProblem(params: unknown): string | undefined {
   const expected = 'params must be a zod object or a parameter table { name: { default, kind, min?, oneOf? } }';
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return `${expected}, got ${shown(params)}`;
   // The same test as policyParams: zod 4 keeps its internals in `_zod`; zod 3 in `_def`.
-  if ('_zod' in params) return 'shape' in params ? commonProblem(Object.keys(params.shape as object)) : `${expected}, got a zod schema that is not an object`;
+  if ('_zod' in params) return 'shape' in params ? namesProblem(Object.keys(params.shape as object)) : `${expected}, got a zod schema that is not an object`;
   if ('_def' in params) return 'params is a zod 3 schema: ctxsim reads zod 4 (import { z } from "zod" with zod 4 installed)';
-  const common = commonProblem(Object.keys(params));
-  if (common) return common;
+  const names = namesProblem(Object.keys(params));
+  if (names) return names;
   for (const [name, spec] of Object.entries(params)) {
     const r = PARAM_SPEC.safeParse(spec);
     if (!r.success) {
@@ -643,6 +643,16 @@ function paramsProblem(params: unknown): string | undefined {
     if (problem) return problem;
   }
   return undefined;
+}
+
+/** A parameter's name: written in the policy's name (`id:name=value,…`) and as a key of study files, it holds none of their separators. */
+const PARAM_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+/** What is wrong with a policy's parameter names: one that is not a name, or one that is a common parameter's. */
+function namesProblem(names: readonly string[]): string | undefined {
+  const bad = names.find((name) => !PARAM_NAME.test(name));
+  if (bad !== undefined) return `params: a parameter's name is a letter, then letters, digits or _ (such as keepRecent), got ${JSON.stringify(bad)}`;
+  return commonProblem(names);
 }
 
 /** A parameter named as a common one: every policy takes those already, and a declaration of its own would be passed over, its default never given. */

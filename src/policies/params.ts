@@ -250,9 +250,14 @@ export function studyParamSchema(schema: z.ZodType): z.ZodType {
     .meta({ ...(meta.describe !== undefined && { description: meta.describe }), ...(def !== undefined && { default: def }) });
 }
 
+/** Why "," and "|" are not in a name or a text value. */
+const SEPARATORS = "they separate parameters and values in a policy's name, id:key=value,…";
+
 /** Reads one parameter value (from YAML or from text); returns an error message when it is bad. */
 export function readParam(key: string, schema: z.ZodType, raw: unknown): { value: ParamValue } | { error: string } {
   const r = valueOf(schema).safeParse(fromText(paramMeta(schema).kind, raw), { error: plainIssue });
+  // A value is written in the variant's name (`id:key=value,…`, `a|b` a sweep), which --policy and a pipeline's stages read back.
+  if (r.success && typeof r.data === 'string' && /[,|]/.test(r.data)) return { error: `parameter ${key}: expected text without "," or "|" (${SEPARATORS}), got ${JSON.stringify(raw)}` };
   if (r.success) return { value: r.data as ParamValue };
   return { error: `parameter ${key}: expected ${r.error.issues[0]?.message ?? 'a valid value'}, got ${JSON.stringify(raw)}` };
 }

@@ -69,7 +69,7 @@ export function callPlace(label: string, scenario: string, turn: number, pending
 /**
  * What is wrong with a list of upkeep calls (a plan's, or what `commit` or
  * `forget` returned), or undefined: an array of calls whose token counts
- * are whole numbers, not negative.
+ * are whole numbers, not negative, and whose `sync` is true or false.
  */
 export function upkeepShape(upkeep: readonly UpkeepCall[]): string | undefined {
   if (!Array.isArray(upkeep)) return `upkeep is ${kindOf(upkeep)}, not an array`;
@@ -78,6 +78,8 @@ export function upkeepShape(upkeep: readonly UpkeepCall[]): string | undefined {
     if (!UPKEEP_KINDS.includes(u.kind)) return `upkeep of kind ${kindOf(u.kind)} (expected ${UPKEEP_KINDS.join(', ')})`;
     if (typeof u.model !== 'string' || !u.model) return `upkeep ${u.kind} with model ${kindOf(u.model)} (expected a model's name)`;
     if (![u.inputTokens, u.outputTokens].every((n) => Number.isInteger(n) && n >= 0)) return `upkeep ${u.kind} with ${kindOf(u.inputTokens)} in, ${kindOf(u.outputTokens)} out (expected whole numbers of tokens ≥ 0)`;
+    // Read as a condition, any other value would do ("false" is truthy): the user would wait for it.
+    if (typeof u.sync !== 'boolean') return `upkeep ${u.kind} with sync ${kindOf(u.sync)} (expected true or false)`;
   }
   return undefined;
 }

@@ -220,7 +220,7 @@ function firstDifference(a: Records, b: Records): number | undefined {
 }
 
 /** Rules the provider check adds to the ones checked here by name. */
-const OTHER_PROVIDER_RULES: ReadonlySet<Rule> = new Set(['same-role-twice', 'empty-message']);
+const OTHER_PROVIDER_RULES: ReadonlySet<Rule> = new Set(['same-role-twice', 'empty-message', 'invalid-name']);
 
 /** The per-prompt, forget and moderation checks of one replay. */
 class Checker implements Watch {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { InputFileError, readInputText } from '../../process.js';
 import type { DocPath } from '../../text/document.js';
@@ -35,6 +36,24 @@ export function readText(path: string, file: string): string {
     throw new UnreadableFile(path, file, String((e as NodeJS.ErrnoException).code ?? e));
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * A dataset's conversation id as a scenario id (a-z, 0-9 and `-`):
+ * `<prefix>-<name>`, the name in lower case with accents dropped and every
+ * other run of characters a `-`. A name that is not plain ASCII (`対話_1`,
+ * `Café_1`) loses letters that way, so it also gets the first 8 hex digits
+ * of its SHA-256: two such names stay distinct, and each keeps its id.
+ */
+export function datasetId(prefix: string, name: string): string {
+  const readable = name
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  const hash = /^\p{ASCII}*$/u.test(name) ? '' : createHash('sha256').update(name).digest('hex').slice(0, 8);
+  return [prefix, readable, hash].filter((p) => p).join('-');
 }
 
 /**

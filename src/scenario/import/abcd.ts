@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { normalizeText, type ScenarioOut, type ToolOut } from '../docs.js';
-import { DatasetIds, JsonSource, parseJson, readText } from './_read.js';
+import { DatasetIds, JsonSource, datasetId, parseJson, readText } from './_read.js';
 import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
@@ -155,7 +155,7 @@ function conversationDoc(c: z.infer<typeof conversation>, opts: AbcdOptions, qui
   });
   const flow = [c.scenario.flow, c.scenario.subflow].filter(Boolean).join(' / ');
   return {
-    id: `${opts.prefix}-${callName(id).replace(/_/g, '-')}`,
+    id: datasetId(opts.prefix, id),
     ...(flow && { title: flow }),
     ...(opts.system !== undefined && { system: opts.system }),
     turns: b.finish(),

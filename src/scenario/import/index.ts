@@ -1,4 +1,5 @@
 import { ScenarioError, UsageError, type Problem } from '../../errors.js';
+import { OPENAI_NAME } from '../../message-rules/provider.js';
 import type { Conversation } from '../../types.js';
 import { validateDocs, type ScenarioOut, type TurnOut } from '../docs.js';
 import { turnDocText } from '../load.js';
@@ -73,6 +74,7 @@ export function importDataset(format: string, input: ImportInput, rawOptions: Re
   const quirks = [...read.quirks, ...dropUnstatedFacts(docs), ...addWarmStarts(docs)];
   if (!docs.length) throw new ScenarioError([{ file: input.file, path: '', message: 'no conversations in the file' }]);
   const conversations = validateDocs(docs, (d) => `${input.file}#${d.id}`);
+  quirks.push(...openaiNames(conversations));
   let turns = 0;
   let facts = 0;
   let probes = 0;
@@ -84,6 +86,23 @@ export function importDataset(format: string, input: ImportInput, rawOptions: Re
     }
   }
   return { docs, conversations, report: { format, file: input.file, conversations: conversations.length, turns, facts, probes, quirks, models: recordedModels(docs, read.aliases ?? new Map()) } };
+}
+
+/**
+ * Names OpenAI's chat API refuses on a message (a speaker "José María"):
+ * kept as the data wrote them, and counted, since the run does not blame a
+ * policy for what the scenario wrote (message-rules/blame.ts).
+ */
+function openaiNames(conversations: readonly Conversation[]): Quirk[] {
+  const log = new QuirkLog();
+  for (const c of conversations) {
+    const names = new Set<string>();
+    for (const m of [...c.system, ...c.turns.flatMap((t) => [t.user, ...t.tools, ...(t.assistant ? [t.assistant] : [])])]) if (m.name !== undefined) names.add(m.name);
+    for (const name of names) {
+      if (!OPENAI_NAME.test(name)) log.add('openai-name', "names OpenAI's chat API refuses (only letters, digits, _ and -: kept as written; under the openai rules they are the scenario's, not counted against a policy)", `${c.id} ${JSON.stringify(name)}`);
+    }
+  }
+  return log.list();
 }
 
 /** The models the documents name, in order of first appearance. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { formatDuration, normalizeText as normalize, type ScenarioOut, type TurnOut } from '../docs.js';
 import { DEFAULT_GAP_SECONDS } from '../load.js';
-import { DatasetIds, JsonSource, parseJson, readText } from './_read.js';
+import { DatasetIds, JsonSource, datasetId, parseJson, readText } from './_read.js';
 import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type ImportInput, type Importer } from './types.js';
@@ -266,7 +266,7 @@ function readSample(
     problems.push(src.problem([i, 'conversation'], 'expected at least one session_N with turns'));
     return undefined;
   }
-  return { id: sampleId, slug: slug(sampleId), index: i, userName, assistantName, user: slug(userName) || 'user', dialogue: b.finish(), sessions, where, questions: s.qa ?? [] };
+  return { id: sampleId, slug: datasetId('', sampleId), index: i, userName, assistantName, user: slug(userName) || 'user', dialogue: b.finish(), sessions, where, questions: s.qa ?? [] };
 }
 
 function memoriesOf(m: z.infer<typeof memories>, sampleId: string, quirks: QuirkLog): LocomoMemories {

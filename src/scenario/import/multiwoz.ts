@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import type { ScenarioOut } from '../docs.js';
-import { DatasetIds, JsonSource, parseJson, readText } from './_read.js';
+import { DatasetIds, JsonSource, datasetId, parseJson, readText } from './_read.js';
 import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
@@ -92,7 +92,7 @@ function dialogueDoc(d: z.infer<typeof dialogue>, opts: MultiwozOptions, quirks:
   }
   const domains = (d.domains ?? []).filter((x) => x !== 'general');
   return {
-    id: `${opts.prefix}-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')}`,
+    id: datasetId(opts.prefix, name),
     ...(domains.length && { title: `MultiWOZ: ${domains.join(', ')}` }),
     turns: b.finish(),
   };

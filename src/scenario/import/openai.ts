@@ -12,7 +12,7 @@ import { QuirkLog, type ImportInput, type Importer } from './types.js';
 /** OpenAI chat import options: the id prefix, facts and probes (the agent-transcript importers' too). */
 export type OpenaiOptions = z.output<typeof numberedFileOptions>;
 
-const part = z.looseObject({ type: z.string(), text: z.string().optional() });
+const part = z.looseObject({ type: z.string(), text: z.string().optional(), refusal: z.string().optional() });
 const content = z.union([z.string(), z.array(part), z.null()]).optional();
 const toolCall = z.looseObject({
   id: z.string(),
@@ -20,10 +20,12 @@ const toolCall = z.looseObject({
   function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
 });
 // The API returns null for an absent field, and SDK dumps of its messages keep those nulls: null is
-// absent here (`refusal`, `audio` and `annotations`, also null in dumps, are not read).
+// absent here (`audio` and `annotations`, also null in dumps, are not read). An assistant's `refusal`
+// is what the model said instead of content, and is sent back as it on the next call: its text.
 const message = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
   content,
+  refusal: z.string().nullish(),
   name: z.string().nullish(),
   tool_calls: z.array(toolCall).nullish(),
   tool_call_id: z.string().nullish(),
@@ -236,6 +238,8 @@ function textOf(c: Msg['content'], quirks: QuirkLog, id: string): string {
   const texts: string[] = [];
   for (const p of c) {
     if (typeof p.text === 'string' && (p.type === 'text' || p.type === 'input_text' || p.type === 'output_text')) texts.push(p.text);
+    // A refusal part is text the model wrote (Chat Completions and Responses alike).
+    else if (p.type === 'refusal' && typeof p.refusal === 'string') texts.push(p.refusal);
     else quirks.add('non-text-part', 'non-text content parts (images, audio, files: dropped)', id);
   }
   return texts.join('\n');
@@ -250,7 +254,7 @@ function conversationDoc(id: string, msgs: Msg[], src: JsonSource, at: DocPath, 
   /** Calls of the open turn waiting for their results, by id. */
   let pending = new Map<string, ToolOut>();
   msgs.forEach((m, j) => {
-    const text = textOf(m.content, quirks, id);
+    const text = [textOf(m.content, quirks, id), m.role === 'assistant' ? m.refusal : undefined].filter((t) => t).join('\n');
     // An empty name is no name (a scenario's names are not empty).
     const name = m.role !== 'function' && m.name ? m.name : undefined;
     switch (m.role) {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import type { DocPath } from '../../text/document.js';
 import type { ScenarioOut, ToolOut } from '../docs.js';
-import { DatasetIds, JsonSource, parseJson, readText } from './_read.js';
+import { DatasetIds, JsonSource, datasetId, parseJson, readText } from './_read.js';
 import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type Importer } from './types.js';
@@ -158,7 +158,7 @@ function dialogueDoc(d: Dialogue, opts: SgdOptions, quirks: QuirkLog): ScenarioO
   }
   if (services.size > 1) quirks.add('several-services', 'dialogues with several services (facts named per service)', `${d.dialogue_id} ${[...services].join(', ')}`);
   return {
-    id: `${opts.prefix}-${d.dialogue_id.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')}`,
+    id: datasetId(opts.prefix, d.dialogue_id),
     ...(services.size && { title: `SGD: ${[...services].join(', ')}` }),
     turns: b.finish(),
   };

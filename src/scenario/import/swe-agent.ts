@@ -32,9 +32,11 @@ const toolCall = z.looseObject({
 const usage = z.looseObject({
   prompt_tokens: z.number().int().min(0),
   completion_tokens: z.number().int().min(0).nullish(),
-  prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().min(0).nullish() }).nullish(),
+  prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().min(0).nullish(), cache_creation_tokens: z.number().int().min(0).nullish() }).nullish(),
   // DeepSeek's own name for the cached tokens, in its responses beside (or, in older ones, without) prompt_tokens_details.
   prompt_cache_hit_tokens: z.number().int().min(0).nullish(),
+  // Anthropic's tokens written to its cache, which LiteLLM passes on beside (and copies into) prompt_tokens_details; part of prompt_tokens.
+  cache_creation_input_tokens: z.number().int().min(0).nullish(),
 });
 const modelName = z.string().min(1, 'expected a model name');
 const message = z.looseObject({
@@ -486,7 +488,13 @@ function usageOf(m: Msg): UsageOut | undefined {
   const u = m.extra?.response?.usage;
   if (!u) return undefined;
   const cached = u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens;
-  return { input: u.prompt_tokens, ...(typeof cached === 'number' && { cached }), ...(typeof u.completion_tokens === 'number' && { output: u.completion_tokens }) };
+  const written = u.cache_creation_input_tokens ?? u.prompt_tokens_details?.cache_creation_tokens;
+  return {
+    input: u.prompt_tokens,
+    ...(typeof cached === 'number' && { cached }),
+    ...(typeof written === 'number' && written > 0 && { written }),
+    ...(typeof u.completion_tokens === 'number' && { output: u.completion_tokens }),
+  };
 }
 
 function argsOf(a: string | Record<string, unknown> | null | undefined): Record<string, unknown> | undefined {
