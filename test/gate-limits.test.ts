@@ -29,6 +29,7 @@ describe('the limits a check applies', () => {
 
   it('a limit given on the command line applies as given, looser or not; a baseline that recorded none leaves the study’s', () => {
     expect(appliedLimits(limits(0.5, { probes: 3 }), limits(0.05, { probes: 0 }), { maxCostIncrease: 0.4 })).toEqual(limits(0.4, { probes: 0 }));
+    expect(appliedLimits(limits(0.5, { probes: 3 }), limits(0.05, { probes: 0 }), { maxCostIncrease: undefined })).toEqual(limits(0.05, { probes: 0 }));
     expect(appliedLimits(studyLimits({ maxCostIncrease: 0.5 }), undefined)).toEqual(limits(0.5, { probes: 0 }));
   });
 

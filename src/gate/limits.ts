@@ -148,5 +148,6 @@ export function appliedLimits(study: GateLimits, recorded: GateLimits | undefine
         maxAnswerDrop: stricterRetention(recorded.maxAnswerDrop ?? DEFAULT_ANSWER_DROP, answers),
       }
     : { ...study, maxAnswerDrop: answers };
-  return { ...limits, ...given };
+  // A key given as undefined gives nothing.
+  return { ...limits, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) };
 }

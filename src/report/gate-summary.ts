@@ -2,7 +2,7 @@ import { escapeControl } from '../errors.js';
 import { seriesName, severalModels } from '../records/digest.js';
 import { limitsText } from '../gate/limits.js';
 import { change, type Cause, type GateResult, type RowComparison } from '../gate/compare.js';
-import { answersMeasured, asideLines, causeTitle, lostLines, policyLine, regressions, type GateReportOptions, type Namer, type Place, type Placer } from './gate.js';
+import { bothAnswered, asideLines, causeTitle, lostLines, policyLine, regressions, type GateReportOptions, type Namer, type Place, type Placer } from './gate.js';
 
 /**
  * The gate's result for GitHub's pages: the job's step summary
@@ -142,7 +142,7 @@ function opening(result: GateResult, opts: GatePageOptions, z: Sizes, byModel: b
   const title = `### ctxsim check: ${result.failed ? `FAILED (${regressions(n)}, ${causes} cause${causes === 1 ? '' : 's'})` : 'passed'}`;
   const lines = [title, ''];
   if (opts.verdict) lines.push(cut(safe(opts.verdict), z.line * 4), '');
-  lines.push(`Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, answersMeasured(result))}.`, '');
+  lines.push(`Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, bothAnswered(result))}.`, '');
   if (opts.note) lines.push(cut(safe(`${opts.note}.`), z.line * 2), '');
   const d = result.differences;
   if (!d.length) lines.push('Nothing in the study differs from the baseline\'s.', '');

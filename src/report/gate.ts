@@ -105,7 +105,7 @@ export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): 
   const n = failing.length;
   const byModel = severalModels(result.rows);
   const name: Namer = (r) => seriesName(r, byModel);
-  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, answersMeasured(result))}.`, ''];
+  const lines = [`### ctxsim check: ${result.failed ? `FAILED (${n} regression${n === 1 ? '' : 's'})` : 'passed'}`, '', `Limits per scenario × policy${byModel ? ' × model' : ''}: ${limitsText(result.limits, bothAnswered(result))}.`, ''];
   // One line at a time: a study's rows may be more than a call's arguments can hold (push(...rows)).
   const add = (more: readonly string[]) => {
     for (const l of more) lines.push(l);
@@ -126,7 +126,7 @@ export function gateMarkdown(result: GateResult, opts: GateReportOptions = {}): 
 }
 
 /** Whether both runs measured answers on some compared row: the limits then name the answer limit. */
-export const answersMeasured = (result: GateResult): boolean => result.rows.some((r) => r.before?.answered !== undefined && r.after?.answered !== undefined);
+export const bothAnswered = (result: GateResult): boolean => result.rows.some((r) => r.before?.answered !== undefined && r.after?.answered !== undefined);
 
 const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -135,7 +135,7 @@ export function gateJunit(result: GateResult): string {
   const failures = result.rows.filter((r) => r.verdict === 'fail').length;
   const skipped = result.rows.filter((r) => r.verdict === 'added' || r.verdict === 'removed').length;
   const byModel = severalModels(result.rows);
-  const properties: [string, string][] = [['limits', limitsText(result.limits, answersMeasured(result))], ...result.differences.map((d): [string, string] => ['difference', d])];
+  const properties: [string, string][] = [['limits', limitsText(result.limits, bothAnswered(result))], ...result.differences.map((d): [string, string] => ['difference', d])];
   const cases = result.rows.map((r) => {
     const open = `    <testcase classname="${xml(r.scenario)}" name="${xml(seriesName(r, byModel))}"`;
     if (r.verdict === 'fail') {
