@@ -232,6 +232,8 @@ describe('the files ctxsim init writes', () => {
     ]);
     expect(template('.github/workflows/ctxsim.yml')).not.toContain('--yes');
     expect(template('.github/workflows/ctxsim.yml')).toContain('npx --no -- ctxsim run study.yaml --save-baseline ctxsim-baseline.json\n');
+    // `npm ci` installs the pull request's package files, which choose the ctxsim that judges it: the workflow says so to whoever reads it.
+    expect(template('.github/workflows/ctxsim.yml')).toContain("# On a pull request they are the pull request's files (and `npm ci` runs the\n# project's install scripts): a change to them chooses the program that\n# judges it, so review it as code.\n");
   });
 
   it('init, then ctxsim run in that folder writes the reports and exits 0; check passes against its baseline', async () => {

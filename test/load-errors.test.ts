@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
@@ -271,6 +271,32 @@ describe('JSON syntax errors in datasets carry line and column; messages escape 
     expect(await runMain(['run', '--policy', 'no\x1b[2Jpe', '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
     expect(io.stderr).not.toContain('\x1b');
     expect(io.stderr).toContain('no\\x1b[2Jpe');
+  });
+});
+
+describe('a YAML syntax error does not quote the text it met', () => {
+  // The file a CI checkout leaves in .git/config, holding the job's token; a link in a pull request (`scenarios/x.yaml -> ../.git/config`) reads it.
+  const gitConfig = '[core]\n\trepositoryformatversion = 0\n[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46U0VDUkVU\n';
+
+  it.each([
+    ['a git config', gitConfig, ['s.yaml:2:2: Unexpected scalar at node end', 's.yaml:2:87: Unexpected map-value-ind token in YAML stream', 's.yaml:2:89: Unexpected scalar token in YAML stream']],
+    ['a block scalar header', 'a: |x SECRET\n  b\n', ['s.yaml:1:5: Block scalar header includes extra characters', 's.yaml:1:7: Not a YAML token']],
+  ])('%s: the place, not the text', (_what, text, said) => {
+    const got = scenario(text);
+    expect(got).toEqual(said);
+    expect(got.join('\n')).not.toMatch(/SECRET|eC1hY2Nlc3M/);
+  });
+
+  it('nor through a link where a study reads a scenario', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'config'), gitConfig);
+    mkdirSync(join(dir, 'scenarios'));
+    symlinkSync('../config', join(dir, 'scenarios', 'x.yaml'));
+    writeFileSync(join(dir, 'study.yaml'), 'scenarios: [scenarios/*.yaml]\npolicies: [full]\n');
+    const io = capture();
+    expect(await runMain(['run', join(dir, 'study.yaml'), '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
+    expect(io.stderr).toContain('x.yaml:2:89: Unexpected scalar token in YAML stream\n');
+    expect(io.stderr).not.toContain('eC1hY2Nlc3M');
   });
 });
 

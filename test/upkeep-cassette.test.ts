@@ -117,7 +117,7 @@ describe('Cassette text', () => {
       line({ key: k('e'), kind: 'embed', model: 'e', vector: '', usage: { input: 1, output: 0 } }), // no values
     ].join('\n');
     expect(problems(() => Cassette.parse('c.jsonl', text))).toEqual([
-      `c.jsonl:1:1: not a JSON object (Unexpected token 'o', "nope" is not valid JSON)`,
+      `c.jsonl:1:1: not a JSON object (Unexpected token 'o')`,
       'c.jsonl:3:1 usage.input: Too small: expected number to be >=0 (got -1)',
       'c.jsonl:4:1 key: expected 32 hex digits (got "ABC")',
       `c.jsonl:5:1 key: expected 32 hex digits (got "${k('0').slice(1)}")`,
@@ -126,6 +126,17 @@ describe('Cassette text', () => {
       'c.jsonl:10:1 usage.input: Invalid input: expected int, received number (got 1.5)',
       'c.jsonl:11:1 vector: expected base64 of float32 values (got "AAAA")',
       'c.jsonl:12:1 vector: expected base64 of float32 values (got "")',
+    ]);
+  });
+
+  it('parse errors: a line that is no JSON is not quoted (a cassette may be a link to a file of the job’s, such as .git/config)', () => {
+    const config = '[core]\n\tbare = false\n[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46U0VDUkVU\n';
+    const said = problems(() => Cassette.parse('c.jsonl', config));
+    expect(said).toEqual([
+      "c.jsonl:1:1: not a JSON object (Unexpected token 'c')",
+      "c.jsonl:2:1: not a JSON object (Unexpected token 'b')",
+      "c.jsonl:3:1: not a JSON object (Unexpected token 'h')",
+      "c.jsonl:4:1: not a JSON object (Unexpected token 'e')",
     ]);
   });
 

@@ -191,9 +191,18 @@ function unknownTags(doc: Document.Parsed): { offset: number; message: string }[
     });
 }
 
-/** A syntax error's message: its first line, and what a parser that ran out of stack met. */
+/**
+ * The parser's messages that end by quoting the text it met: what is quoted
+ * is left out. A file read where a scenario, a study or a price table
+ * belongs may be any file a link leads to (`../.git/config`, which a CI
+ * checkout may leave holding its token): its text is not printed into the
+ * job's log. The line and column still point at it.
+ */
+const QUOTING = /^(Unexpected [\w-]+ token in YAML stream|Block scalar header includes extra characters|Not a YAML token): .*$/;
+
+/** A syntax error's message: its first line without the text it quotes (`QUOTING`), and what a parser that ran out of stack met. */
 function syntaxMessage(e: YAMLParseError): string {
-  return e.code === 'RESOURCE_EXHAUSTION' ? 'lists and mappings nested too deep to parse' : firstLine(e.message);
+  return e.code === 'RESOURCE_EXHAUSTION' ? 'lists and mappings nested too deep to parse' : firstLine(e.message).replace(QUOTING, '$1');
 }
 
 /** How many unknown keys of one mapping are listed, each with its place; the rest are counted. */

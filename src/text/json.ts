@@ -20,13 +20,22 @@ export function parseJson(text: string, file: string, lineOffset = 0): unknown {
     const m = /at position (\d+)/.exec(msg);
     // Some messages name no position (`Unexpected token 'x', "…" is not valid JSON`): a scan finds it.
     const pos = lineCol(text, m ? Number(m[1]) : jsonErrorOffset(text));
-    const reason = msg
-      .replace(/ in JSON at position \d+.*$/s, '')
-      // The quoted excerpt of the text (cut with `...` at either end when long) is not repeated.
-      .replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '')
-      .replace(/^JSON\.parse: /, '');
-    throw new ScenarioError([{ file, line: pos.line + lineOffset, column: pos.column, path: '', message: `invalid JSON: ${reason}` }]);
+    throw new ScenarioError([{ file, line: pos.line + lineOffset, column: pos.column, path: '', message: `invalid JSON: ${jsonSyntaxReason(msg)}` }]);
   }
+}
+
+/**
+ * What JSON.parse's error `message` says is wrong, without its position and
+ * without the excerpt of the text it quotes (cut with `...` at either end
+ * when long): the place is said apart, and the file may be any file a link
+ * leads to (`../.git/config`, holding a CI job's token), whose text is not
+ * printed into the job's log.
+ */
+export function jsonSyntaxReason(message: string): string {
+  return message
+    .replace(/ in JSON at position \d+.*$/s, '')
+    .replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '')
+    .replace(/^JSON\.parse: /, '');
 }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;

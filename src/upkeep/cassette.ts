@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../errors.js';
 import { formatPath, show } from '../text/document.js';
+import { jsonSyntaxReason } from '../text/json.js';
 import { decodeVector, type UpkeepRequest } from './request.js';
 
 /** Tokens an endpoint billed for a request, from its response's `usage`. */
@@ -184,7 +185,7 @@ export class Cassette {
         try {
           value = JSON.parse(raw);
         } catch (e) {
-          problems.push({ file, line, path: '', message: `not a JSON object (${(e as Error).message})` });
+          problems.push({ file, line, path: '', message: `not a JSON object (${jsonSyntaxReason((e as Error).message)})` });
           return;
         }
         const checked = checkEntry(value);
