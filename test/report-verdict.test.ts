@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { policyTable, runSummary } from '../src/report/text.js';
 import { verdict } from '../src/report/verdict.js';
+import { terminalColumns } from '../src/text/columns.js';
 import type { ModelInfo } from '../src/records/info.js';
 import type { PolicyRecord } from '../src/records/registry.js';
 import { capture } from './_io.js';
@@ -250,6 +251,21 @@ describe('the run table', () => {
     // Each row's cost ends where the header's `cost/1k conv USD` does.
     const end = columns(header!.slice(0, header!.indexOf('cost/1k conv USD') + 'cost/1k conv USD'.length));
     for (const r of rows.slice(0, 4)) expect(columns(r.slice(0, r.search(/\d\.\d{4}/) + 6)), r).toBe(end);
+  });
+
+  it('wraps the caption, the notes and the verdict by terminal columns, as the table is laid out: a CJK name or an emoji takes two a character', () => {
+    // Each name takes twice the columns of its UTF-16 length (an emoji is two code units drawn two columns, a CJK character one drawn two).
+    const names = ['窓口方針-日本語の長い名前です', '要約方針-記憶を要約して保存', '事実方針-事実を抜き出して保持', 'full'];
+    const cjk = RUN.map((r, i) => ({ ...r, policy: names[i]! }));
+    const models = [{ ...MODELS[0]!, model: 'モデル-一二三四五六七八九十' }];
+    for (const width of [80, 100]) {
+      const text = runSummary({ policies: cjk }, { ...INFO, models }, { width });
+      // No line runs past the width a terminal draws it at.
+      expect(lines(text).filter((l) => terminalColumns(l) > width), `${width} columns`).toEqual([]);
+      // And the verdict's lines are filled: its next word would not have fitted (the last line aside).
+      const verdictLines = text.slice(text.indexOf('\n\nVerdict: ') + 2).trimEnd().split('\n');
+      for (const [i, l] of verdictLines.slice(0, -1).entries()) expect(terminalColumns(`${l} ${verdictLines[i + 1]!.split(' ')[0]}`), l).toBeGreaterThan(width);
+    }
   });
 
   it('shows overflows before other optional columns when there are some', () => {

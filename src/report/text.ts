@@ -5,26 +5,12 @@ import { caption, type ReportInfo } from '../records/info.js';
 import { builtInMemory, simulatedOf } from '../records/memory.js';
 import { byCost, conversationsText, judgedUnsentOf, readRetention, totalWeight, verdict, wrap, type JudgedUnsent, type VerdictInfo } from './verdict.js';
 import type { TableSort } from '../records/table-sort.js';
-
-/** Characters a terminal draws two columns wide: East Asian wide and fullwidth ones (CJK, kana, hangul) and emoji. */
-const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u;
-
-/** Characters a terminal draws in no column of their own: combining marks (variation selectors too) and format characters (zero-width joiners). */
-const ZERO = /\p{M}|\p{Cf}/u;
-
-/** The terminal columns a text takes (its length counts code units: a CJK name, an emoji or an accent written apart would misalign a table). */
-function columnsOf(text: string): number {
-  // Most text is ASCII: its length is its width.
-  if (/^[\x20-\x7e]*$/.test(text)) return text.length;
-  let n = 0;
-  for (const c of text) n += ZERO.test(c) ? 0 : WIDE.test(c) ? 2 : 1;
-  return n;
-}
+import { terminalColumns } from '../text/columns.js';
 
 /** Aligns rows into columns, by the terminal columns each cell takes; numbers right-aligned. */
 export function align(rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
-  const widths = rows[0]!.map((_, i) => rows.reduce((w, r) => Math.max(w, columnsOf(r[i]!)), 0));
-  const pad = (c: string, i: number) => ' '.repeat(widths[i]! - columnsOf(c));
+  const widths = rows[0]!.map((_, i) => rows.reduce((w, r) => Math.max(w, terminalColumns(r[i]!)), 0));
+  const pad = (c: string, i: number) => ' '.repeat(widths[i]! - terminalColumns(c));
   return rows
     .map((r) => r.map((c, i) => (right.has(i) ? `${pad(c, i)}${c}` : `${c}${pad(c, i)}`)).join('  ').trimEnd())
     .join('\n')
@@ -119,7 +105,7 @@ export function runSummary(results: Pick<Results, 'policies'> & Partial<Pick<Res
 }
 
 /** The longest line of a text. */
-const widest = (text: string) => Math.max(...text.split('\n').map(columnsOf));
+const widest = (text: string) => Math.max(...text.split('\n').map(terminalColumns));
 
 /** Policy rows in a table's order (a stable sort): cheapest first, most retained first (as the verdict reads retention), by name, or as given. */
 export function sortedPolicies<R extends Pick<PolicyRecord, 'policy' | 'model' | 'scenarios' | 'totalCost' | 'costPer1000' | 'retention' | 'memory' | 'answerRetention'>>(rows: readonly R[], sort: TableSort): R[] {
