@@ -1,7 +1,7 @@
 import type { ProbeRecord } from '../records/registry.js';
 import { policyNames, reported, seriesName, severalModels, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
-import { answersMeasured, columnsFrom, rowLabels, tableNotes } from './text.js';
+import { answersMeasured, columnsFrom, rowLabels, scenarioNotes, tableNotes } from './text.js';
 import { dollars, grouped, moneyDecimals, percent, plural, retainedOf } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
@@ -255,9 +255,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
   const specs = live.length ? `<script type="application/json" id="chart-specs">${inlineJson(Object.fromEntries(live.map((c) => [c.name, c.vega])))}</script>\n` : '';
   const first = charts.filter((c) => c.name === VERDICT_CHART).map(figure);
   const figures = charts.filter((c) => c.name !== VERDICT_CHART).map(figure).join('\n');
-  const notes = tableNotes(info, results.policies)
-    .map((n) => `<p class="caption">${escapeHtml(n)}</p>\n`)
-    .join('');
+  const notes = (lines: readonly string[]) => lines.map((n) => `<p class="caption">${escapeHtml(n)}</p>\n`).join('');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -282,7 +280,7 @@ ${first.length ? `<div class="charts">\n${first.join('\n')}\n</div>\n` : ''}</se
 <h2>Budget per policy</h2>
 <p class="caption">${escapeHtml(budgetCaption(results, info))}</p>
 ${table(budgetDisplay(results), 'budget')}
-${notes}</section>
+${notes(tableNotes(info, results.policies))}</section>
 <section id="details">
 <h2>Latency, storage and safety per policy</h2>
 <p class="caption">${escapeHtml(DETAILS_CAPTION)}</p>
@@ -297,7 +295,7 @@ ${figures}
 <section id="scenarios">
 <h2>Per scenario</h2>
 ${table(scenarioTable(results), 'scenarios')}
-${notes}</section>
+${notes(scenarioNotes(info, results.policies))}</section>
 <section id="lost">
 <h2>Facts not retained</h2>
 ${lostSection(results)}

@@ -182,12 +182,23 @@ export function answersNote(info: Partial<Pick<ReportInfo, 'upkeep'>>): string |
 }
 
 /**
- * The lines under a table of the run's cost and retention: what simulated or
+ * The lines under a table of the run's cost and retention per policy: what
+ * the weighted figures are (with scenario weights), what simulated or
  * recorded memory rests on, where measured answers came from, and which
  * prompts hold a stand-in for what a transcript's log left out.
  */
 export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records: NoteRows = []): string[] {
-  return [weightsNote(info), simulatedNote(info, records), answersNote(info), judgedUnsentNote(info, records), unloggedNote(info)].filter((n) => n !== undefined);
+  const weights = weightsNote(info);
+  return [...(weights === undefined ? [] : [weights]), ...scenarioNotes(info, records)];
+}
+
+/**
+ * The lines under a table of rows per scenario (report.html's per-scenario
+ * table, the gate's): `tableNotes` but the weighted figures' line, for no
+ * figure of such a row is weighted.
+ */
+export function scenarioNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records: NoteRows = []): string[] {
+  return [simulatedNote(info, records), answersNote(info), judgedUnsentNote(info, records), unloggedNote(info)].filter((n) => n !== undefined);
 }
 
 /** The policy rows the notes read: what upkeep they did, and what a judge said yes to that was not sent. */
