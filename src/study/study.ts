@@ -51,7 +51,7 @@ export const STUDY_FILE_KEY_ORDER = Object.keys(studySchema.shape);
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */
 export function studyJsonSchema(): Record<string, unknown> {
-  const entryWeight = weightSchema.optional().describe('how many real conversations each conversation of this entry stands for, times its own weight (default 1)');
+  const entryWeight = weightSchema.optional().describe('what each conversation of this entry counts for in the per-policy means, in real conversations, times its own weight: a positive number, fractions allowed (0.5 counts half as much as 1; default 1)');
   const prefix = z.string().regex(/^[a-z0-9][a-z0-9-]*$/).describe('id prefix (ids are prefix-0001, …)');
   const generate = [...PROFILES.values()].map((p) =>
     z.strictObject({
