@@ -13,6 +13,7 @@ import { lookup, type PriceTable } from '../pricing/prices.js';
 import { DURATION } from '../pricing/settings.js';
 import { keysOf, readSettings, settingKeyDescriptions, settingKeys, STDOUT, WRITTEN_SETTINGS, type ScenarioSource, type StudyOwnSettings, type StudySettings } from './settings.js';
 import type { Conversation } from '../types.js';
+import type { StudyList } from '../records/info.js';
 import { SourceDoc } from '../text/document.js';
 import { loadScenarioPlaced } from './scenario-file.js';
 import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
@@ -38,6 +39,8 @@ export { STDOUT, type ScenarioSource } from './settings.js';
 export interface Study extends StudySettings, StudyOwnSettings {
   /** The study file, or undefined for the built-in default study. */
   file?: string;
+  /** The lists of the study file (or of the default study) the caller replaced (`--scenario`, `--policy`, `--model`), for the reports to say what ran. */
+  fromCommandLine?: readonly StudyList[];
 }
 
 /** A study file's schema: every setting's key (study/settings.ts), each optional. */
