@@ -248,3 +248,19 @@ describe('report.md, rows in the study’s budgetSort', () => {
     }
   });
 });
+
+describe('the latency, storage and safety table', () => {
+  it('says how its latency p95 is made, as latency_p95_ms is: each conversation’s 95th-percentile turn, then the 95th percentile of those (not of every turn)', () => {
+    // s1: nineteen turns of 100 ms and one of 2,000 (its p95: 100 ms); s2: one turn of 1,000 ms. Over every turn the p95 is 1,000 ms; over the conversations' p95s (100, 1,000) it is 1,000 too, so a third: s3, 3,000 ms.
+    const turns = [
+      ...Array.from({ length: 20 }, (_, i) => turn({ scenario: 's1', policy: 'p', turn: i + 1, latencyMs: i === 19 ? 2_000 : 100 })),
+      turn({ scenario: 's2', policy: 'p', turn: 1, latencyMs: 1_000 }),
+      turn({ scenario: 's3', policy: 'p', turn: 1, latencyMs: 3_000 }),
+    ];
+    const md = reportMarkdown(resultsOf(turns), info);
+    const section = md.split('## Latency, storage and safety per policy\n')[1]!.split('\n## ')[0]!;
+    // The records: the policy's latency_p95_ms is 3,000 (p95 of 100, 1,000, 3,000); over all 22 turns it would be 2,000.
+    expect(section).toMatch(/\| p +\| +3,000 ms \|/);
+    expect(section).toContain("latency: the time until a turn's reply is complete, its 95th percentile in each conversation, then the 95th percentile of those over the conversations");
+  });
+});
