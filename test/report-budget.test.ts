@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BUDGET_COLUMN_NAMES, budgetColumnsProblem, budgetCsv, budgetDisplay, budgetTable } from '../src/report/budget.js';
 import { digestOf } from '../src/records/digest.js';
+import { terminalColumns } from '../src/text/columns.js';
 import { POLICY_RECORD } from '../src/records/registry.js';
 import { textWidth } from '../src/report/font.js';
 import type { ReportInfo } from '../src/records/info.js';
@@ -206,6 +207,14 @@ describe('the budget table ctxsim table prints by default', () => {
 });
 
 describe('markdown tables', () => {
+  it('pad by the columns a terminal draws, as the run table does (ctxsim table prints them): a CJK name or an emoji takes two a character, an accent written apart none', () => {
+    const names = ['窓口-日本語', 'summary-🙂', 'cafe\u0301', 'full'];
+    const text = markdownTable(['policy', 'cost'], names.map((n, i) => [n, `$${i}.00`]), new Set([1]));
+    const widths = text.trimEnd().split('\n').map(terminalColumns);
+    expect(new Set(widths).size, text).toBe(1);
+    expect(text.split('\n')[2]).toBe('| 窓口-日本語 | $0.00 |');
+  });
+
   it('escape pipes and right-align numeric columns', () => {
     expect(markdownTable(['a', 'n'], [['x|y', '5']], new Set([1]))).toBe('| a    |   n |\n| ---- | --: |\n| x\\|y |   5 |\n');
   });

@@ -5,6 +5,7 @@ import { tableNotes } from './text.js';
 import { conversationsText, verdict } from './verdict.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import type { TableSort } from '../records/table-sort.js';
+import { terminalColumns } from '../text/columns.js';
 
 /** A chart as report.md links it. */
 export interface ChartLink {
@@ -31,14 +32,19 @@ export function markdownText(text: string): string {
 
 /**
  * A GitHub markdown table with padded columns, so the source reads as a
- * table too. `right` marks numeric columns (right-aligned, `---:`). A text
+ * table too (in a terminal, where `ctxsim table` prints it, as the run table
+ * is laid out: by the columns a terminal draws, a CJK name two a
+ * character). `right` marks numeric columns (right-aligned, `---:`). A text
  * cell of a row holds what a study names (a policy, a model), so it is
  * written as text, as the caption is.
  */
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
   const all = [header.map(cell), ...rows.map((r) => r.map((c, i) => (right.has(i) ? cell(c) : markdownText(c))))];
-  const widths = header.map((_, i) => Math.max(3, ...all.map((r) => [...r[i]!].length)));
-  const pad = (s: string, i: number) => (right.has(i) ? s.padStart(widths[i]! + s.length - [...s].length) : s.padEnd(widths[i]! + s.length - [...s].length));
+  const widths = header.map((_, i) => Math.max(3, ...all.map((r) => terminalColumns(r[i]!))));
+  const pad = (s: string, i: number) => {
+    const room = ' '.repeat(widths[i]! - terminalColumns(s));
+    return right.has(i) ? `${room}${s}` : `${s}${room}`;
+  };
   const line = (r: readonly string[]) => `| ${r.map(pad).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (right.has(i) ? ` ${'-'.repeat(w - 1)}: ` : ` ${'-'.repeat(w)} `)).join('|')}|`;
   return [line(all[0]!), rule, ...all.slice(1).map(line)].join('\n').concat('\n');
