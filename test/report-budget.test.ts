@@ -96,7 +96,8 @@ describe('budget table', () => {
   it('prints paste-ready markdown: a caption line, a blank line, a padded table', () => {
     expect(budgetMarkdown(results, info)).toBe(
       [
-        'gpt-4o-mini · prices of 2026-02-03 · tokenizer o200k_base · 2 conversations · tokens: mean sent at that turn by the conversations that reach it',
+        // Only a (6 turns) reaches turn 5: its column is one conversation's.
+        'gpt-4o-mini · prices of 2026-02-03 · tokenizer o200k_base · 2 conversations · tokens: mean sent at that turn by the conversations that reach it (turn 5: 1)',
         '',
         '| policy | tokens @ turn 1 | tokens @ turn 5 | cost / conversation | cost / 1,000 conversations |                 retention | pareto | upkeep tokens / conversation | overflows |',
         '| ------ | --------------: | --------------: | ------------------: | -------------------------: | ------------------------: | ------ | ---------------------------: | --------: |',

@@ -1,6 +1,7 @@
 import type { Results } from '../records/registry.js';
-import { reported, type Digested, type ReportInput } from '../records/digest.js';
-import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay, type BudgetOptions } from './budget.js';
+import { digestOf, policyNames, reported, type Digested, type ReportInput } from '../records/digest.js';
+import { budgetDisplay, budgetTable, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay, type BudgetOptions } from './budget.js';
+import { grouped } from '../records/format.js';
 import { tableNotes } from './text.js';
 import { conversationsText, verdict } from './verdict.js';
 import { caption, type ReportInfo } from '../records/info.js';
@@ -50,9 +51,23 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
   return [line(all[0]!), rule, ...all.slice(1).map(line)].join('\n').concat('\n');
 }
 
-/** The one-line caption of the budget table (with `tokens`, what its tokens columns are). */
-export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportInfo, tokens = true): string {
-  return `${caption(info)} · ${conversationsText(results.policies[0]?.scenarios ?? 0, info)}${tokens ? ' · tokens: mean sent at that turn by the conversations that reach it' : ''}`;
+/**
+ * The one-line caption of the budget table; given the turns its tokens
+ * columns show, what they are, and how many conversations reach each turn
+ * that not all reach (`turn 50: 1`): a mean at a late turn may be one
+ * conversation's.
+ */
+export function budgetCaption(results: Pick<Results, 'policies'> & Digested, info: ReportInfo, turns: readonly number[] = budgetTable(results).turns): string {
+  const n = results.policies[0]?.scenarios ?? 0;
+  const head = `${caption(info)} · ${conversationsText(n, info)}`;
+  if (!turns.length) return head;
+  const first = results.policies[0];
+  const series = first ? (digestOf(results).inputTokensByTurn.get(policyNames(results)[0]!) ?? []) : [];
+  const fewer = turns.flatMap((t) => {
+    const reach = series[t - 1]?.conversations ?? 0;
+    return reach < n ? [`turn ${t}: ${grouped(reach)}`] : [];
+  });
+  return `${head} · tokens: mean sent at that turn by the conversations that reach it${fewer.length ? ` (${fewer.join(', ')})` : ''}`;
 }
 
 /**
@@ -65,7 +80,8 @@ export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportIn
 export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo, options: BudgetOptions & { narrow?: boolean } = {}): string {
   const t = budgetDisplay(results, options);
   const notes = tableNotes(info, results.policies);
-  return `${markdownText(budgetCaption(results, info, t.header.some((h) => h.startsWith('tokens @'))))}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${markdownText(n)}\n`).join('')}`;
+  const turns = t.header.flatMap((h) => (/^tokens @ turn (\d+)$/.exec(h) ? [Number(/\d+$/.exec(h)![0])] : []));
+  return `${markdownText(budgetCaption(results, info, turns))}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${markdownText(n)}\n`).join('')}`;
 }
 
 /** The latency, storage and safety table as GitHub markdown: caption line, blank line, table. */
