@@ -1,7 +1,7 @@
 import type { PolicyRecord, Results } from '../records/registry.js';
 import { severalModels, weightedRun } from '../records/digest.js';
 import { costPer1000, fraction, grouped, oneDecimal, plural, retainedOf, usd } from '../records/format.js';
-import { caption, type ReportInfo } from '../records/info.js';
+import { caption, type PolicyInfo, type ReportInfo } from '../records/info.js';
 import { builtInMemory, simulatedOf } from '../records/memory.js';
 import { byCost, conversationsText, judgedUnsentOf, readRetention, totalWeight, verdict, wrap, type JudgedUnsent, type VerdictInfo } from './verdict.js';
 import type { TableSort } from '../records/table-sort.js';
@@ -187,7 +187,7 @@ export function answersNote(info: Partial<Pick<ReportInfo, 'upkeep'>>): string |
  * recorded memory rests on, where measured answers came from, and which
  * prompts hold a stand-in for what a transcript's log left out.
  */
-export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records: NoteRows = []): string[] {
+export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records?: NoteRows): string[] {
   const weights = weightsNote(info);
   return [...(weights === undefined ? [] : [weights]), ...scenarioNotes(info, records)];
 }
@@ -197,8 +197,8 @@ export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' 
  * table, the gate's): `tableNotes` but the weighted figures' line, for no
  * figure of such a row is weighted.
  */
-export function scenarioNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records: NoteRows = []): string[] {
-  return [simulatedNote(info, records), answersNote(info), judgedUnsentNote(info, records), unloggedNote(info)].filter((n) => n !== undefined);
+export function scenarioNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records?: NoteRows): string[] {
+  return [simulatedNote(info, records), answersNote(info), judgedUnsentNote(info, records ?? []), unloggedNote(info)].filter((n) => n !== undefined);
 }
 
 /** The policy rows the notes read: what upkeep they did, and what a judge said yes to that was not sent. */
@@ -262,25 +262,33 @@ type UpkeepTotals = readonly Pick<PolicyRecord, 'policy' | 'auxTokens'>[];
  * retention is availability — the fact's value is in what is sent — an
  * upper bound on what a model would answer. None otherwise.
  */
-export function simulatedNote(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals = []): string | undefined {
+export function simulatedNote(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records?: UpkeepTotals): string | undefined {
   const what = memoryBasis(info, records);
   return what === undefined ? undefined : `${what.kind} memory (${what.basis}): ${AVAILABILITY}`;
 }
 
 /** The same as two shorter lines, for a chart's subtitle (none when no policy remembers through upkeep). */
-export function simulatedLines(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals = []): string[] {
+export function simulatedLines(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records?: UpkeepTotals): string[] {
   const what = memoryBasis(info, records);
   return what === undefined ? [] : [`${what.kind} memory: ${what.basis}`, `${AVAILABILITY[0]!.toUpperCase()}${AVAILABILITY.slice(1)}`];
 }
 
-/** Whether the run's memory is simulated or recorded, and what it rests on. */
-function memoryBasis(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals): { kind: 'Simulated' | 'Recorded'; basis: string } | undefined {
-  const own = ownUpkeep(info, records);
+/**
+ * Whether the run's memory is simulated or recorded, and what it rests on.
+ * Given the policy rows (`records`), a built-in policy counts only when its
+ * rows show upkeep, as a module's does: one that made no memory in any
+ * conversation sent the messages themselves, and its retention rests on
+ * nothing simulated (its rows' `memory` is `none`).
+ */
+function memoryBasis(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals | undefined): { kind: 'Simulated' | 'Recorded'; basis: string } | undefined {
+  const own = ownUpkeep(info, records ?? []);
+  const did = records && new Set(records.filter((r) => r.auxTokens > 0).map((r) => r.policy));
+  const builtIn = (info.policies ?? []).filter((p) => simulatedOf(p) !== undefined && (did === undefined || did.has(p.name)));
   if (info.upkeep) {
-    const ids = [...new Set((info.policies ?? []).filter((p) => simulatedOf(p) !== undefined).map((p) => p.id)), ...own];
+    const ids = [...new Set(builtIn.map((p) => p.id)), ...own];
     return ids.length ? { kind: 'Recorded', basis: `${ids.join(', ')}: a real model’s responses from ${info.upkeep.recorded}` } : undefined;
   }
-  const basis = [simulatedMemory(info), ...own.map((id) => `${id} as its module simulates it`)].filter((b) => b !== undefined);
+  const basis = [simulatedMemory(builtIn), ...own.map((id) => `${id} as its module simulates it`)].filter((b) => b !== undefined);
   return basis.length ? { kind: 'Simulated', basis: basis.join(', ') } : undefined;
 }
 
@@ -290,10 +298,10 @@ function ownUpkeep(info: Partial<Pick<ReportInfo, 'policies'>>, records: UpkeepT
   return [...new Set((info.policies ?? []).filter((p) => !builtInMemory(p.id) && did.has(p.name)).map((p) => p.id))];
 }
 
-/** Each remembering policy of the run with what its simulated upkeep rests on: `summary keep 1, facts recall 0.8`. */
-function simulatedMemory(info: Partial<Pick<ReportInfo, 'policies'>>): string | undefined {
+/** Each remembering policy of `policies` with what its simulated upkeep rests on: `summary keep 1, facts recall 0.8`. */
+function simulatedMemory(policies: readonly PolicyInfo[]): string | undefined {
   const byPolicy = new Map<string, string[]>();
-  for (const p of info.policies ?? []) {
+  for (const p of policies) {
     const what = simulatedOf(p);
     if (what === undefined) continue;
     const seen = byPolicy.get(p.id) ?? [];
