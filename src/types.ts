@@ -99,7 +99,7 @@ export interface Conversation {
   /** The pinned system messages, in order (empty: none): every policy sends them first, on every call. */
   system: readonly Message[];
   userId: string;
-  /** How many real conversations it stands for in the per-policy means; absent means 1. */
+  /** What it counts for in the per-policy means, in real conversations: a positive number, fractions allowed; absent means 1. */
   weight?: number;
   turns: readonly Turn[];
   forgets: readonly ForgetEvent[];

@@ -16,7 +16,7 @@ import {
  * (ARCHITECTURE.md, "How to add a column") is in every fixture already.
  */
 
-/** A column's zero: 0 (count, ratio, duration), 0n (money), false, '', [] — the first of its `values` when it has a fixed set; null when nullable (no figure: a retention without probes, answers not measured); undefined (left out) when optional. */
+/** A column's zero: 0 (count, number, ratio, duration), 0n (money), false, '', [] — the first of its `values` when it has a fixed set; null when nullable (no figure: a retention without probes, answers not measured); undefined (left out) when optional. */
 export function zeroOf(c: ColumnSpec): unknown {
   if (c.optional) return undefined;
   if (c.nullable) return null;

@@ -25,7 +25,7 @@ const COMMAND_ONLY: Readonly<Record<string, string>> = {
   // What a command prints, and how.
   format: 'the format of the output (run, table) or of the input (import, check-upkeep)',
   json: 'print the result as JSON (check, check-upkeep)',
-  quiet: 'no progress on stderr',
+  quiet: 'less on stderr: no progress, notes or summary lines (run, check, table); merge: no summary line',
   verbose: 'check: every row, also when it passes',
   wide: 'run, merge: every column of the table they print',
   junit: 'check: also write JUnit XML',

@@ -26,6 +26,14 @@ describe('--help', () => {
     expect(text).toMatch(/\nExamples:\n {2}ctxsim /);
   });
 
+  it('says what --quiet leaves out: run, the billed-token check, the replay cache line and `wrote N files` beside the progress; check, its reports: line', async () => {
+    const quiet = (text: string) => /--quiet\s+([\s\S]*?)\[boolean\]/.exec(text)![1]!.replace(/\s+/g, ' ');
+    const run = quiet(await help('run'));
+    for (const said of ['progress', 'notes', 'billed-token check', 'replay cache', '`wrote N files`', 'warnings still']) expect(run).toContain(said);
+    const check = quiet(await help('check'));
+    for (const said of ['progress', '`reports:` line', 'warnings and the replay cache’s use still']) expect(check).toContain(said);
+  });
+
   it('lists every policy with its parameters, read from the schemas', async () => {
     const text = (await help('run')).replace(/\s+/g, ' ');
     expect(text).toContain('window-turns (turns=10, naive=false)');

@@ -45,7 +45,8 @@ describe('ctxsim check', () => {
   });
 
   it('says when retention rests on simulated memory, under the limits', async () => {
-    const policies = ['--policy', 'full', '--policy', 'summary-buffer:keep=0.9'];
+    // keepRecent=1: it folds in these short conversations, so its memory is simulated (by default it keeps them whole).
+    const policies = ['--policy', 'full', '--policy', 'summary-buffer:keep=0.9,keepRecent=1'];
     expect((await cli('run', study(), ...policies, '--save-baseline', join(dir, 'memory.json'), '--out', join(dir, 'm.csv'), '--quiet')).code).toBe(0);
     const r = await cli('check', study(), ...policies, '--baseline', join(dir, 'memory.json'), '--quiet');
     expect(r.code).toBe(0);

@@ -263,7 +263,7 @@ describe('mutated shard files', () => {
         expectNoNaN(merged.summary, 'summary');
         expectNoNaN(merged.policies, 'policies');
         for (const [kind, rows] of [[SUMMARY_RECORD, merged.summary], [POLICY_RECORD, merged.policies]] as const) {
-          for (const c of kind.columns.filter((c) => c.kind === 'count' && c.key !== 'weight')) {
+          for (const c of kind.columns.filter((c) => c.kind === 'count')) {
             for (const r of rows as readonly Record<string, unknown>[]) {
               const v = r[c.key];
               if (v !== null) expect(Number.isSafeInteger(v) && (v as number) >= 0, `${kind.name} ${c.key}: ${String(v)}`).toBe(true);

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { aggregate } from '../src/records/columns.js';
+import { recordSchema } from '../src/records/schema.js';
 import { csvHeader, csvRow } from '../src/records/csv.js';
 import { columnsMarkdown } from '../src/records/docs.js';
 import { DOCS_COMMAND } from '../src/text/markdown.js';
@@ -66,6 +68,16 @@ describe('the record registries', () => {
     }
   });
 
+  it('type a scenario’s weight as a number that may have decimals, not a count: a summary record read back with weight 0.5 is valid, as a study may give it', () => {
+    const schema = recordSchema(SUMMARY_RECORD, z.bigint());
+    const half = recordOf(SUMMARY_RECORD, { weight: 0.5, model: 'gpt-4o-mini' });
+    expect(schema.safeParse(half).success).toBe(true);
+    // A count stays a whole number.
+    expect(schema.safeParse({ ...half, turns: 0.5 }).success).toBe(false);
+    // And the docs say which it is.
+    expect(columnsMarkdown()).toContain('| `weight` | `weight` | number | — |');
+  });
+
   it('name the baseline columns in BASELINE_ORDER, summary columns each, one of them money (the cost, written as costMicroUsd)', () => {
     const kept = BASELINE_ORDER.map((k) => SUMMARY_RECORD.columns.find((c) => c.key === k));
     expect(kept.every((c) => c !== undefined)).toBe(true);
@@ -89,7 +101,7 @@ describe('the columns of each file: the one list a new column changes here', () 
 
 describe('the records of test fixtures (test/_records.ts)', () => {
   it('have every column of their kind, in registry order, at the zero of its kind (the first of a text’s values) but what a test gives', () => {
-    const zero = { count: 0, money: 0n, ratio: 0, flag: false, duration: 0, text: '', list: [] };
+    const zero = { count: 0, number: 0, money: 0n, ratio: 0, flag: false, duration: 0, text: '', list: [] };
     for (const kind of RECORD_KINDS) {
       const r = recordOf(kind) as Record<string, unknown>;
       const kept = kind.columns.filter((c) => !c.optional);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BUDGET_COLUMN_NAMES, budgetColumnsProblem, budgetCsv, budgetDisplay, budgetTable } from '../src/report/budget.js';
 import { digestOf } from '../src/records/digest.js';
+import { terminalColumns } from '../src/text/columns.js';
 import { POLICY_RECORD } from '../src/records/registry.js';
 import { textWidth } from '../src/report/font.js';
 import type { ReportInfo } from '../src/records/info.js';
@@ -95,7 +96,8 @@ describe('budget table', () => {
   it('prints paste-ready markdown: a caption line, a blank line, a padded table', () => {
     expect(budgetMarkdown(results, info)).toBe(
       [
-        'gpt-4o-mini · prices of 2026-02-03 · tokenizer o200k_base · 2 conversations · tokens: mean sent at that turn by the conversations that reach it',
+        // Only a (6 turns) reaches turn 5: its column is one conversation's.
+        'gpt-4o-mini · prices of 2026-02-03 · tokenizer o200k_base · 2 conversations · tokens: mean sent at that turn by the conversations that reach it (turn 5: 1)',
         '',
         '| policy | tokens @ turn 1 | tokens @ turn 5 | cost / conversation | cost / 1,000 conversations |                 retention | pareto | upkeep tokens / conversation | overflows |',
         '| ------ | --------------: | --------------: | ------------------: | -------------------------: | ------------------------: | ------ | ---------------------------: | --------: |',
@@ -206,6 +208,14 @@ describe('the budget table ctxsim table prints by default', () => {
 });
 
 describe('markdown tables', () => {
+  it('pad by the columns a terminal draws, as the run table does (ctxsim table prints them): a CJK name or an emoji takes two a character, an accent written apart none', () => {
+    const names = ['窓口-日本語', 'summary-🙂', 'cafe\u0301', 'full'];
+    const text = markdownTable(['policy', 'cost'], names.map((n, i) => [n, `$${i}.00`]), new Set([1]));
+    const widths = text.trimEnd().split('\n').map(terminalColumns);
+    expect(new Set(widths).size, text).toBe(1);
+    expect(text.split('\n')[2]).toBe('| 窓口-日本語 | $0.00 |');
+  });
+
   it('escape pipes and right-align numeric columns', () => {
     expect(markdownTable(['a', 'n'], [['x|y', '5']], new Set([1]))).toBe('| a    |   n |\n| ---- | --: |\n| x\\|y |   5 |\n');
   });
@@ -246,5 +256,21 @@ describe('report.md, rows in the study’s budgetSort', () => {
       expect(order(md, 'Latency, storage and safety per policy'), sort).toEqual(policies);
       expect(order(md, 'Model calls per policy'), sort).toEqual(policies);
     }
+  });
+});
+
+describe('the latency, storage and safety table', () => {
+  it('says how its latency p95 is made, as latency_p95_ms is: each conversation’s 95th-percentile turn, then the 95th percentile of those (not of every turn)', () => {
+    // s1: nineteen turns of 100 ms and one of 2,000 (its p95: 100 ms); s2: one turn of 1,000 ms. Over every turn the p95 is 1,000 ms; over the conversations' p95s (100, 1,000) it is 1,000 too, so a third: s3, 3,000 ms.
+    const turns = [
+      ...Array.from({ length: 20 }, (_, i) => turn({ scenario: 's1', policy: 'p', turn: i + 1, latencyMs: i === 19 ? 2_000 : 100 })),
+      turn({ scenario: 's2', policy: 'p', turn: 1, latencyMs: 1_000 }),
+      turn({ scenario: 's3', policy: 'p', turn: 1, latencyMs: 3_000 }),
+    ];
+    const md = reportMarkdown(resultsOf(turns), info);
+    const section = md.split('## Latency, storage and safety per policy\n')[1]!.split('\n## ')[0]!;
+    // The records: the policy's latency_p95_ms is 3,000 (p95 of 100, 1,000, 3,000); over all 22 turns it would be 2,000.
+    expect(section).toMatch(/\| p +\| +3,000 ms \|/);
+    expect(section).toContain("latency: the time until a turn's reply is complete, its 95th percentile in each conversation, then the 95th percentile of those over the conversations");
   });
 });

@@ -201,7 +201,9 @@ describe('retention vs cost agrees with the verdict', () => {
     const svg = await renderSvg(spec);
     expect(svg).toMatch(/X-axis titled 'Cost per 1,000 conversations \(USD\)' for a linear scale with values from \$0\.0+ to \$[0-9.]+/);
     // Above the plot: what the points are over, and the caption; every caveat under it, one line each.
-    expect(subtitleOf(spec)).toEqual(['Mean over 3 conversations', 'gpt-4o-mini · prices of 2026-01-01 · tokenizer chars4']);
+    // Retention is of all the probes together (the tables' retained/probes), not a mean of each conversation's.
+    expect(subtitleOf(spec)).toEqual(['Cost: mean over 3 conversations; retention: of all their probes together', 'gpt-4o-mini · prices of 2026-01-01 · tokenizer chars4']);
+    for (const p of results.policies.filter((r) => r.probes > 0)) expect(points.find((v) => v.policy === p.policy)!.retention, p.policy).toBe(Math.round((p.retained / p.probes) * 1000) / 10);
     expect(notesOf(spec)[0]).toBe('Filled: Pareto-optimal (no other policy is as cheap and retains as much, and better at one); hollow: dominated');
   });
 

@@ -68,6 +68,22 @@ describe('ctxsim run writes the reports', () => {
     expect(r.err).toBe('[1/3] kavya-late-order\n[2/3] noah-amnesia\n[3/3] maya-long-support\n');
   });
 
+  it('says what ran: report.html names the lists the command line replaced, of the default study or of a study file; results.json holds them', async () => {
+    const tmp = tempDir();
+    const studyOf = (dir: string) => /<dt>study<\/dt><dd>([^<]*)<\/dd>/.exec(readFileSync(join(tmp, dir, 'report.html'), 'utf8'))![1];
+    // --scenario and --policy replace the default study's scenarios and policies: it is not the built-in default study that ran.
+    expect((await cli(['run', ...SMALL, '--out', join(tmp, 'flags'), '--quiet'])).code).toBe(0);
+    expect(studyOf('flags')).toBe('built-in default study; from the command line: scenarios (--scenario), policies (--policy)');
+    expect(JSON.parse(readFileSync(join(tmp, 'flags', 'results.json'), 'utf8')).study.fromCommandLine).toEqual(['scenarios', 'policies']);
+    // A study file whose policies --policy replaced, and whose model --model did.
+    expect((await cli(['run', STUDY, '--policy', 'full', '--model', 'gpt-4o', '--out', join(tmp, 'study'), '--quiet', '--no-token-cache'])).code).toBe(0);
+    expect(studyOf('study')).toBe('test/fixtures/report/study.yaml; from the command line: policies (--policy), models (--model)');
+    // The study file alone: its name, and nothing in results.json.
+    expect((await cli(['run', STUDY, '--out', join(tmp, 'plain'), '--quiet', '--no-token-cache'])).code).toBe(0);
+    expect(studyOf('plain')).toBe('test/fixtures/report/study.yaml');
+    expect(JSON.parse(readFileSync(join(tmp, 'plain', 'results.json'), 'utf8')).study).not.toHaveProperty('fromCommandLine');
+  });
+
   it('--out - prints the per-turn CSV and nothing else on stdout', async () => {
     const r = await cli(['run', ...SMALL, '--out', '-']);
     expect(r.code).toBe(0);

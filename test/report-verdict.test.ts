@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
 import { policyTable, runSummary } from '../src/report/text.js';
 import { verdict } from '../src/report/verdict.js';
+import { terminalColumns } from '../src/text/columns.js';
 import type { ModelInfo } from '../src/records/info.js';
 import type { PolicyRecord } from '../src/records/registry.js';
 import { capture } from './_io.js';
@@ -252,6 +253,21 @@ describe('the run table', () => {
     for (const r of rows.slice(0, 4)) expect(columns(r.slice(0, r.search(/\d\.\d{4}/) + 6)), r).toBe(end);
   });
 
+  it('wraps the caption, the notes and the verdict by terminal columns, as the table is laid out: a CJK name or an emoji takes two a character', () => {
+    // Each name takes twice the columns of its UTF-16 length (an emoji is two code units drawn two columns, a CJK character one drawn two).
+    const names = ['窓口方針-日本語の長い名前です', '要約方針-記憶を要約して保存', '事実方針-事実を抜き出して保持', 'full'];
+    const cjk = RUN.map((r, i) => ({ ...r, policy: names[i]! }));
+    const models = [{ ...MODELS[0]!, model: 'モデル-一二三四五六七八九十' }];
+    for (const width of [80, 100]) {
+      const text = runSummary({ policies: cjk }, { ...INFO, models }, { width });
+      // No line runs past the width a terminal draws it at.
+      expect(lines(text).filter((l) => terminalColumns(l) > width), `${width} columns`).toEqual([]);
+      // And the verdict's lines are filled: its next word would not have fitted (the last line aside).
+      const verdictLines = text.slice(text.indexOf('\n\nVerdict: ') + 2).trimEnd().split('\n');
+      for (const [i, l] of verdictLines.slice(0, -1).entries()) expect(terminalColumns(`${l} ${verdictLines[i + 1]!.split(' ')[0]}`), l).toBeGreaterThan(width);
+    }
+  });
+
   it('shows overflows before other optional columns when there are some', () => {
     const over = RUN.map((r, i) => ({ ...r, policy: `${r.policy}-${'y'.repeat(20)}`, overflowTurns: i, overflowProbes: 0 }));
     const header = lines(policyTable({ policies: over }, INFO))[1]!;
@@ -291,8 +307,8 @@ describe('run and the reports, from the command line', () => {
     expect(code).toBe(0);
     const [table, said] = io.stdout.split('\n\n');
     expect(table).toMatch(/^gpt-4o-mini · prices of \S+ · tokenizer o200k_base · 1 conversation\n/);
-    // summary keeps the fact at full's cost, window-turns forgets it: full is the pick.
-    expect(said).toMatch(/^Verdict: Use full: no cheaper policy keeps at least 50% of probed facts\. On 1 conversation, with\nsimulated retention/);
+    // summary keeps the fact at full's cost, window-turns forgets it: full is the pick. The conversation is too short for summary to summarize, so nothing simulated was sent: plain retention.
+    expect(said).toMatch(/^Verdict: Use full: no cheaper policy keeps at least 50% of probed facts\. On 1 conversation, with\nretention \(a fact counts/);
     const md = readFileSync(join(dir, 'report.md'), 'utf8');
     expect(md.startsWith('# ctxsim report\n\n## Verdict\n\nUse full: no cheaper policy keeps at least 50% of probed facts. On 1 conversation,')).toBe(true);
     expect(md).toContain(said!.replace(/\n/g, ' ').trim().replace(/\$/g, '\\$').replace(/^Verdict: /, ''));

@@ -59,6 +59,24 @@ describe('weights make the per-policy means weighted (the hand-checked example)'
     expect(r.out.replace(/\n/g, ' ')).toMatch(/ {2}Verdict: .* On 2 conversations, weighted to 4, with retention/);
   });
 
+  it('the Weighted: line is under the tables of weighted means only: report.html’s budget table, not its per-scenario table or the gate’s rows', async () => {
+    const dir = tempDir();
+    const baseline = join(dir, 'baseline.json');
+    const r = await run(['run', '--scenario', `${FIXTURES}/*.yaml`, ...FLAGS, '--out', join(dir, 'out'), '--save-baseline', baseline, '--quiet']);
+    expect(r.code).toBe(0);
+    const html = readFileSync(join(dir, 'out', 'report.html'), 'utf8');
+    const section = (id: string) => html.slice(html.indexOf(`<section id="${id}">`), html.indexOf('</section>', html.indexOf(`<section id="${id}">`)));
+    expect(section('budget')).toContain('<p class="caption">Weighted: cost per conversation');
+    // Each row of the per-scenario table is one conversation's own figures: nothing in it is a mean.
+    expect(section('scenarios')).toContain('<table class="scenarios">');
+    expect(section('scenarios')).not.toContain('Weighted:');
+    // The gate compares rows per scenario × policy, and sums them per policy unweighted.
+    const checked = await run(['check', '--scenario', `${FIXTURES}/*.yaml`, ...FLAGS, '--baseline', baseline, '--quiet']);
+    expect(checked.code).toBe(0);
+    expect(checked.out).toContain('### ctxsim check: passed');
+    expect(checked.out).not.toContain('Weighted:');
+  });
+
   it('shards carry the weights: merged shards give the same policies.csv and summary.csv', async () => {
     const dir = tempDir();
     const args = ['run', '--scenario', `${FIXTURES}/*.yaml`, ...FLAGS, '--quiet'];
@@ -88,7 +106,7 @@ describe('weights make the per-policy means weighted (the hand-checked example)'
     writeFileSync(join(ones, 'short.yaml'), `weight: 1\n${readFileSync(join(FIXTURES, 'short.yaml'), 'utf8')}`);
     const a = await run(['run', '--scenario', `${plain}/*.yaml`, ...FLAGS, '--out', join(plain, 'out')]);
     const b = await run(['run', '--scenario', `${ones}/*.yaml`, ...FLAGS, '--out', join(ones, 'out')]);
-    expect([a.code, b.code]).toEqual([0, 0]);
+    expect([a.code, b.code], a.err + b.err).toEqual([0, 0]);
     expect(b.out).toBe(a.out);
     const files = readdirSync(join(plain, 'out')).sort();
     expect(readdirSync(join(ones, 'out')).sort()).toEqual(files);

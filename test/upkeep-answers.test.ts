@@ -87,8 +87,11 @@ describe('answered probes', () => {
     expect(policies.map((p) => p.policy!.split(':')[0])).toEqual(ALL);
     for (const p of policies) {
       expect([p.policy, p.answered, p.answer_retention]).toEqual([p.policy, p.retained, p.retention]);
-      expect(p.memory, p.policy).toBe(['summary', 'summary-buffer', 'retrieval', 'facts', 'compact', 'pipeline'].includes(p.policy!.split(':')[0]!) ? 'recorded' : 'none');
+      // Recorded where upkeep made a memory: a remembering policy that made none in any conversation (compact, which these never fill) sent the messages themselves.
+      const remembers = ['summary', 'summary-buffer', 'retrieval', 'facts', 'compact', 'pipeline'].includes(p.policy!.split(':')[0]!);
+      expect(p.memory, p.policy).toBe(remembers && p.aux_tokens !== '0' ? 'recorded' : 'none');
     }
+    expect(policies.filter((p) => p.memory === 'recorded').map((p) => p.policy!.split(':')[0])).toEqual(['summary', 'summary-buffer', 'retrieval', 'facts', 'pipeline']);
     for (const s of csvRows(out.get('summary.csv')!)) expect(s.answered, `${s.policy} ${s.scenario}`).toBe(s.retained);
 
     // The answers are in the cassette as their own kind, one line per distinct prompt.

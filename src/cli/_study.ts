@@ -3,6 +3,7 @@ import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, moduleLoading, specModules } from '../study/policy-modules.js';
 import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import type { StudyOwnSettings } from '../study/settings.js';
+import { STUDY_LISTS } from '../records/info.js';
 import { loadPrices } from '../pricing/load.js';
 import { folderStudyFile } from '../study/confine.js';
 import { checkAnswers, defaultUpkeep, NETWORK_MODES, withUpkeepOverrides, type UpkeepOverrides } from '../recording/upkeep.js';
@@ -74,6 +75,9 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
   if (flags.policy?.some((spec) => !spec.trim())) throw new UsageError('--policy: name a policy, e.g. --policy window-tokens:budget=2000');
   if (flags.policy?.length) study.policies = policiesFromFlags(flags.policy, await loadPolicyModules(specModules(flags.policy), undefined, moduleLoading(policyLimits(flags))), prices);
   if (flags.scenario?.length) study.scenarios = flags.scenario.map((pattern) => ({ kind: 'glob', pattern, base: process.cwd() }));
+  // So that the reports say what ran, not the study's (or the default study's) lists.
+  const replaced = STUDY_LISTS.filter((list) => ({ scenarios: flags.scenario, policies: flags.policy, models: flags.model })[list]?.length);
+  if (replaced.length) study.fromCommandLine = replaced;
   if (own.records !== undefined) study.records = own.records;
   if (own.answers !== undefined) study.answers = own.answers;
   if (own.judge !== undefined) {

@@ -18,7 +18,7 @@ import { shellWord, studyEvents, type IO } from './_io.js';
 import { checkOutputFile, outputTarget } from './_output.js';
 import { gateSettings, settingArgs } from './_setting-flags.js';
 import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
-import { tableNotes } from '../report/text.js';
+import { scenarioNotes } from '../report/text.js';
 
 /** `check`'s flags: the gate's (`GATE_OPTIONS`, read by `gateSettings`) among the settings' flags, and its own. */
 export interface CheckFlags extends StudyFlags {
@@ -116,7 +116,7 @@ export async function check(given: CheckFlags, io: IO): Promise<number> {
   const outputs = new OutputSet();
   const run = await runStudyPipeline<unknown>(study, sink, { ...studyEvents(io, flags.quiet), outputs });
   const accept = saveCommand(flags, shown);
-  const note = tableNotes(run.info, run.policies).join('. ');
+  const note = scenarioNotes(run.info, run.policies).join('. ');
   const places = changePlaces(study, run.scenarioPlaces);
   let result;
   try {

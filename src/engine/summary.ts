@@ -33,8 +33,8 @@ const NOT_MEASURED: Measured = { memory: 'none', answers: false };
  * stores at the end. Retention counts the probes that expect the current
  * value; a probe on a call over the context window is one of them, not
  * retained, and counts apart as an overflow probe; probes of forgotten facts
- * count apart, as zombie probes when they found a value. `weight` is how
- * many real conversations the scenario stands for (see byPolicy); `model`
+ * count apart, as zombie probes when they found a value. `weight` is what
+ * the scenario counts for, in real conversations, fractions allowed (see byPolicy); `model`
  * the run's chat model (by default the first turn's); `measured` where
  * its memory came from and whether answers were measured (answered probes
  * count as retained ones do; null when answers were not measured), and

@@ -3,7 +3,7 @@ import { UsageError, type Problem } from '../errors.js';
 import { byPolicy } from '../engine/summary.js';
 import { MONEY_DECIMALS } from '../records/format.js';
 import { PROBE_RECORD, SUMMARY_RECORD, TURN_RECORD, VIOLATION_RECORD, type ProbeRecord, type Results, type SummaryRecord, type TurnRecord, type ViolationRecord } from '../records/registry.js';
-import { REPORT_SETTINGS, type ReportInfo } from '../records/info.js';
+import { REPORT_SETTINGS, STUDY_LISTS, type ReportInfo } from '../records/info.js';
 import { countSchema, MAX_USD_DIGITS, recordSchema } from '../records/schema.js';
 import { weightSchema } from '../scenario/schema.js';
 import type { DocPath } from '../text/document.js';
@@ -171,6 +171,7 @@ const NAME = z.string().min(1);
 /** The report info (`ReportInfo`) a shard carries for the merged reports. */
 const REPORT_INFO = z.strictObject({
   studyFile: z.string().nullable(),
+  fromCommandLine: z.array(z.enum(STUDY_LISTS)).min(1).optional(),
   seed: z.number().int(),
   model: NAME,
   tokenizer: z.string(),

@@ -10,13 +10,14 @@ import { fraction, MONEY_DECIMALS, usd } from './format.js';
 
 /**
  * What a column holds, which says how it is typed and written: `count`
- * (a number: tokens, turns, probes), `money` (pico-dollars, a bigint;
+ * (a whole number: tokens, turns, probes), `number` (a number that may
+ * have decimals: a scenario's weight), `money` (pico-dollars, a bigint;
  * USD in the CSV files with 8 decimals, in results.json as an exact
  * string with 12), `ratio` (a fraction, 4 decimals in the CSV files; null
  * when undefined), `flag` (true or false), `duration` (whole
  * milliseconds), `text`, `list` (of text, `;`-separated in the CSV files).
  */
-export type ColumnKind = 'count' | 'money' | 'ratio' | 'flag' | 'duration' | 'text' | 'list';
+export type ColumnKind = 'count' | 'number' | 'money' | 'ratio' | 'flag' | 'duration' | 'text' | 'list';
 
 /**
  * How a column is made from the rows below it (a turn's model calls, a
@@ -57,6 +58,7 @@ export interface ColumnSpec {
 /** The TypeScript type of a column kind's values. */
 interface KindValue {
   count: number;
+  number: number;
   money: Pico;
   ratio: number;
   flag: boolean;

@@ -33,6 +33,12 @@ export type ReportSettings = z.output<typeof REPORT_SETTINGS>;
 export interface ReportInfo extends ReportSettings {
   /** The study file as displayed, or null for the built-in default study. */
   studyFile: string | null;
+  /**
+   * The lists of the study (or of the built-in default study) the command
+   * line replaced: its scenarios (`--scenario`), policies (`--policy`) or
+   * models (`--model`); absent when it replaced none.
+   */
+  fromCommandLine?: StudyList[];
   seed: number;
   /** The first chat model (`models` lists each). */
   model: string;
@@ -61,6 +67,10 @@ export interface ReportInfo extends ReportSettings {
    */
   upkeep?: { recorded: string; answers?: true; judge?: string };
 }
+
+/** The lists that say what a study runs: its conversations, its policies, its chat models. */
+export const STUDY_LISTS = ['scenarios', 'policies', 'models'] as const;
+export type StudyList = (typeof STUDY_LISTS)[number];
 
 /** A chat model of the run: its encoding and context window. */
 export interface ModelInfo {
@@ -94,6 +104,7 @@ export interface PolicyInfo {
 /** What `reportInfo` needs from a study and its run. */
 export interface InfoSource {
   studyFile: string | null;
+  fromCommandLine?: readonly StudyList[];
   seed: number;
   /** Each chat model, its encoding and context window. */
   models: readonly { model: string; encoding: { name: string; estimate: boolean; factor?: number }; maxInputTokens: number | undefined }[];
@@ -138,6 +149,7 @@ export function reportInfo(s: InfoSource): ReportInfo {
   const first = models[0]!;
   return {
     studyFile: s.studyFile,
+    ...(s.fromCommandLine?.length && { fromCommandLine: [...s.fromCommandLine] }),
     seed: s.seed,
     model: first.model,
     tokenizer: s.tokenizer,

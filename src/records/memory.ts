@@ -32,12 +32,16 @@ export function simulatedOf(p: PolicyParams): string | undefined {
 }
 
 /**
- * Where a policy's memory comes from: none, when it keeps no memory made by
- * upkeep; else simulated, or recorded when upkeep is a real model's. A
- * built-in policy is told by its id and parameters, any other (a policy
- * module) by whether its records show upkeep (`didUpkeep`).
+ * Where a conversation's memory under a policy came from: none, when no
+ * memory was made by upkeep — a policy that keeps none, or one that does but
+ * made none in this conversation (a summary policy on a conversation too
+ * short to summarize: what was sent is the messages themselves); else
+ * simulated, or recorded when upkeep is a real model's. Whether upkeep
+ * made one is `didUpkeep` (the conversation's records show upkeep tokens);
+ * a built-in policy must also be one that remembers through it (by its id
+ * and parameters: a pipeline through its last stage).
  */
 export function memoryOf(p: PolicyParams, recorded: boolean, didUpkeep: boolean): MemoryKind {
-  const remembers = builtInMemory(p.id) ? simulatedOf(p) !== undefined : didUpkeep;
+  const remembers = didUpkeep && (!builtInMemory(p.id) || simulatedOf(p) !== undefined);
   return !remembers ? 'none' : recorded ? 'recorded' : 'simulated';
 }

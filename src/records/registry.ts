@@ -138,10 +138,10 @@ export const SUMMARY_RECORD = defineRecord(
     { key: 'injectionExposureTurns', csv: 'injection_exposure_turns', kind: 'count', agg: 'sum', of: 'injectionExposed', doc: 'turns whose first prompt still held an earlier injection turn' },
     { key: 'violations', csv: 'violations', kind: 'count', agg: 'sum', doc: 'provider message rules broken, over every call' },
     { key: 'storedBytes', csv: 'stored_bytes', kind: 'count', agg: 'none', doc: 'UTF-8 bytes the policy stores at the end of the conversation (embeddings at dimensions × 4)' },
-    { key: 'weight', csv: 'weight', kind: 'count', agg: 'none', doc: 'how many real conversations the scenario stands for in the per-policy means (1 by default)' },
+    { key: 'weight', csv: 'weight', kind: 'number', agg: 'none', doc: 'what the scenario counts for in the per-policy means, in real conversations: a positive number, fractions allowed (0.5 counts half as much as 1; 1 by default)' },
     { key: 'answered', csv: 'answered', kind: 'count', nullable: true, agg: 'count', doc: "probes whose fact the chat model's reply held; empty when answers were not measured" },
     { key: 'answerRetention', csv: 'answer_retention', kind: 'ratio', nullable: true, agg: 'none', doc: 'answered ÷ probes; empty when answers were not measured, or without probes' },
-    { key: 'memory', csv: 'memory', kind: 'text', values: MEMORY, agg: 'none', doc: "where the policy's memory comes from: `none`, `simulated` or `recorded` upkeep" },
+    { key: 'memory', csv: 'memory', kind: 'text', values: MEMORY, agg: 'none', doc: "where the memory sent in this conversation came from: `simulated` or `recorded` upkeep, or `none` when upkeep made none (a policy that keeps none, or one that made none in this conversation and sent the messages themselves)" },
     {
       key: 'judgedUnsent',
       csv: 'judged_unsent',

@@ -4,7 +4,8 @@ import type { ColumnSpec, RecordKind, RecordOf } from './columns.js';
 
 /**
  * The schema of a record read back from a file, from its kind's columns:
- * a count is a whole number, at least 0, a safe integer; a duration whole
+ * a count is a whole number, at least 0, a safe integer; a number any
+ * finite number, at least 0, decimals allowed; a duration whole
  * milliseconds, at least 0; a ratio from 0 to 1; a flag true or false; text
  * a string (one of its values, when the column lists them); a list of such
  * strings. Money is as the file writes it: `money` reads it to pico-dollars.
@@ -41,6 +42,8 @@ export function columnSchema(c: ColumnSpec, money: z.ZodType<Pico> = z.never()):
     case 'count':
     case 'duration':
       return countSchema;
+    case 'number':
+      return z.number().min(0);
     case 'money':
       return money;
     case 'ratio':

@@ -316,7 +316,7 @@ function editDistance(a: string, b: string): number {
 
 /** What the latency, storage and safety table's columns mean, for its caption. */
 export const DETAILS_CAPTION =
-  "latency: 95th percentile of the time until a turn's reply is complete (in seconds when any policy's is 10 s or more) · stored: bytes kept at the end of a conversation · zombies: forgotten values still held at the end (artifacts), sent (turns) or found by a probe · injection exposure: turns whose prompt still held an earlier injection · rule violations: provider message rules broken";
+  "latency: the time until a turn's reply is complete, its 95th percentile in each conversation, then the 95th percentile of those over the conversations (in seconds when any policy's is 10 s or more) · stored: bytes kept at the end of a conversation · zombies: forgotten values still held at the end (artifacts), sent (turns) or found by a probe · injection exposure: turns whose prompt still held an earlier injection · rule violations: provider message rules broken";
 
 /**
  * Per policy, what the budget table leaves out: the 95th-percentile turn

@@ -271,6 +271,19 @@ function meanOver(results: Pick<Results, 'policies'>): string {
   return weightedRun(results.policies) ? `Weighted mean over ${plural(n, 'conversation')} (scenario weights, as in the tables)` : `Mean over ${plural(n, 'conversation')}`;
 }
 
+/**
+ * What the points of retention vs cost are over: cost a mean per
+ * conversation, retention the share of all their probes together (as the
+ * tables' `94.9% (75/79)`), not a mean of each conversation's, which
+ * weighs a conversation of one probe as one of ten.
+ */
+function costAndRetentionOver(results: Pick<Results, 'policies'>): string {
+  const n = conversationCount(results);
+  if (n === 1) return 'One conversation';
+  const weighted = weightedRun(results.policies);
+  return `Cost: ${weighted ? 'weighted mean' : 'mean'} over ${plural(n, 'conversation')}; retention: of all their probes together${weighted ? ' (scenario weights, as in the tables)' : ''}`;
+}
+
 /** The line a chart of plain means carries when the run has scenario weights (none otherwise). */
 function unweightedNote(results: Pick<Results, 'policies'>): string[] {
   return weightedRun(results.policies) ? ['Unweighted: each conversation counts once; scenario weights apply to the cost and retention figures'] : [];
@@ -541,7 +554,7 @@ export function retentionVsCostChart(results: ReportInput, info: ReportInfo): Ch
     ...simulatedLines(info, results.policies),
   ];
   const description = `Scatter plot of retention against cost per 1,000 conversations, one point per policy${models.length ? ', one panel per model' : ''}, with the Pareto frontier and the verdict’s pick.`;
-  const top = head(name, title, [meanOver(results)], info, description);
+  const top = head(name, title, [costAndRetentionOver(results)], info, description);
   const view = models.length ? { data: { values }, ...panels(models, { ...size, layer }, { scale: { x: 'independent' } }) } : { ...size, data: { values }, layer };
   return { name, title, spec: withNotes(top, view, notes) };
 }

@@ -1,9 +1,9 @@
 import type { ProbeRecord } from '../records/registry.js';
 import { policyNames, reported, seriesName, severalModels, type Reported, type ReportInput } from '../records/digest.js';
 import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay, type DisplayTable } from './budget.js';
-import { answersMeasured, columnsFrom, rowLabels, tableNotes } from './text.js';
+import { answersMeasured, columnsFrom, rowLabels, scenarioNotes, tableNotes } from './text.js';
 import { dollars, grouped, moneyDecimals, percent, plural, retainedOf } from '../records/format.js';
-import { caption, tokenizerLabel, type ReportInfo } from '../records/info.js';
+import { caption, tokenizerLabel, type ReportInfo, type StudyList } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
 import { conversationsText, totalWeight, verdict } from './verdict.js';
 import type { VegaSpec } from './compile.js';
@@ -76,10 +76,24 @@ function runSize(results: Reported): string {
   return models > 1 ? `${policies} × ${models} models` : policies;
 }
 
+/** The flag that replaces each list of a study. */
+const LIST_FLAG: Readonly<Record<StudyList, string>> = { scenarios: '--scenario', policies: '--policy', models: '--model' };
+
+/**
+ * Where what ran comes from: the study file, or the built-in default study,
+ * and which of its lists the command line replaced (`built-in default study;
+ * from the command line: scenarios (--scenario), policies (--policy)`).
+ */
+function studySource(info: Pick<ReportInfo, 'studyFile' | 'fromCommandLine'>): string {
+  const study = info.studyFile ?? 'built-in default study';
+  const replaced = info.fromCommandLine ?? [];
+  return replaced.length ? `${study}; from the command line: ${replaced.map((l) => `${l} (${LIST_FLAG[l]})`).join(', ')}` : study;
+}
+
 function studyList(results: Reported, info: ReportInfo): string {
   const turns = results.digest.turns;
   const items: [string, string][] = [
-    ['study', info.studyFile ?? 'built-in default study'],
+    ['study', studySource(info)],
     [info.models.length > 1 ? 'models' : 'model', info.models.map((m) => `${m.model}${m.maxInputTokens !== null ? ` (context window ${grouped(m.maxInputTokens)} tokens)` : ''}`).join(', ')],
     ['tokenizer', `${[...new Set(info.models.map(tokenizerLabel))].join(', ')}${info.tokenizer === 'auto' ? ' (auto)' : ''}`],
     ['prices', `${info.prices} (snapshot of ${info.priceDate})`],
@@ -255,9 +269,7 @@ export function reportHtml(input: ReportInput, info: ReportInfo, charts: readonl
   const specs = live.length ? `<script type="application/json" id="chart-specs">${inlineJson(Object.fromEntries(live.map((c) => [c.name, c.vega])))}</script>\n` : '';
   const first = charts.filter((c) => c.name === VERDICT_CHART).map(figure);
   const figures = charts.filter((c) => c.name !== VERDICT_CHART).map(figure).join('\n');
-  const notes = tableNotes(info, results.policies)
-    .map((n) => `<p class="caption">${escapeHtml(n)}</p>\n`)
-    .join('');
+  const notes = (lines: readonly string[]) => lines.map((n) => `<p class="caption">${escapeHtml(n)}</p>\n`).join('');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -282,7 +294,7 @@ ${first.length ? `<div class="charts">\n${first.join('\n')}\n</div>\n` : ''}</se
 <h2>Budget per policy</h2>
 <p class="caption">${escapeHtml(budgetCaption(results, info))}</p>
 ${table(budgetDisplay(results), 'budget')}
-${notes}</section>
+${notes(tableNotes(info, results.policies))}</section>
 <section id="details">
 <h2>Latency, storage and safety per policy</h2>
 <p class="caption">${escapeHtml(DETAILS_CAPTION)}</p>
@@ -297,7 +309,7 @@ ${figures}
 <section id="scenarios">
 <h2>Per scenario</h2>
 ${table(scenarioTable(results), 'scenarios')}
-${notes}</section>
+${notes(scenarioNotes(info, results.policies))}</section>
 <section id="lost">
 <h2>Facts not retained</h2>
 ${lostSection(results)}

@@ -1,10 +1,12 @@
 import type { Results } from '../records/registry.js';
-import { reported, type Digested, type ReportInput } from '../records/digest.js';
-import { budgetDisplay, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay, type BudgetOptions } from './budget.js';
+import { digestOf, policyNames, reported, type Digested, type ReportInput } from '../records/digest.js';
+import { budgetDisplay, budgetTable, callsCaption, callsDisplay, DETAILS_CAPTION, detailsDisplay, type BudgetOptions } from './budget.js';
+import { grouped } from '../records/format.js';
 import { tableNotes } from './text.js';
 import { conversationsText, verdict } from './verdict.js';
 import { caption, type ReportInfo } from '../records/info.js';
 import type { TableSort } from '../records/table-sort.js';
+import { terminalColumns } from '../text/columns.js';
 
 /** A chart as report.md links it. */
 export interface ChartLink {
@@ -31,22 +33,41 @@ export function markdownText(text: string): string {
 
 /**
  * A GitHub markdown table with padded columns, so the source reads as a
- * table too. `right` marks numeric columns (right-aligned, `---:`). A text
+ * table too (in a terminal, where `ctxsim table` prints it, as the run table
+ * is laid out: by the columns a terminal draws, a CJK name two a
+ * character). `right` marks numeric columns (right-aligned, `---:`). A text
  * cell of a row holds what a study names (a policy, a model), so it is
  * written as text, as the caption is.
  */
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
   const all = [header.map(cell), ...rows.map((r) => r.map((c, i) => (right.has(i) ? cell(c) : markdownText(c))))];
-  const widths = header.map((_, i) => Math.max(3, ...all.map((r) => [...r[i]!].length)));
-  const pad = (s: string, i: number) => (right.has(i) ? s.padStart(widths[i]! + s.length - [...s].length) : s.padEnd(widths[i]! + s.length - [...s].length));
+  const widths = header.map((_, i) => Math.max(3, ...all.map((r) => terminalColumns(r[i]!))));
+  const pad = (s: string, i: number) => {
+    const room = ' '.repeat(widths[i]! - terminalColumns(s));
+    return right.has(i) ? `${room}${s}` : `${s}${room}`;
+  };
   const line = (r: readonly string[]) => `| ${r.map(pad).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (right.has(i) ? ` ${'-'.repeat(w - 1)}: ` : ` ${'-'.repeat(w)} `)).join('|')}|`;
   return [line(all[0]!), rule, ...all.slice(1).map(line)].join('\n').concat('\n');
 }
 
-/** The one-line caption of the budget table (with `tokens`, what its tokens columns are). */
-export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportInfo, tokens = true): string {
-  return `${caption(info)} · ${conversationsText(results.policies[0]?.scenarios ?? 0, info)}${tokens ? ' · tokens: mean sent at that turn by the conversations that reach it' : ''}`;
+/**
+ * The one-line caption of the budget table; given the turns its tokens
+ * columns show, what they are, and how many conversations reach each turn
+ * that not all reach (`turn 50: 1`): a mean at a late turn may be one
+ * conversation's.
+ */
+export function budgetCaption(results: Pick<Results, 'policies'> & Digested, info: ReportInfo, turns: readonly number[] = budgetTable(results).turns): string {
+  const n = results.policies[0]?.scenarios ?? 0;
+  const head = `${caption(info)} · ${conversationsText(n, info)}`;
+  if (!turns.length) return head;
+  const first = results.policies[0];
+  const series = first ? (digestOf(results).inputTokensByTurn.get(policyNames(results)[0]!) ?? []) : [];
+  const fewer = turns.flatMap((t) => {
+    const reach = series[t - 1]?.conversations ?? 0;
+    return reach < n ? [`turn ${t}: ${grouped(reach)}`] : [];
+  });
+  return `${head} · tokens: mean sent at that turn by the conversations that reach it${fewer.length ? ` (${fewer.join(', ')})` : ''}`;
 }
 
 /**
@@ -59,7 +80,8 @@ export function budgetCaption(results: Pick<Results, 'policies'>, info: ReportIn
 export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo, options: BudgetOptions & { narrow?: boolean } = {}): string {
   const t = budgetDisplay(results, options);
   const notes = tableNotes(info, results.policies);
-  return `${markdownText(budgetCaption(results, info, t.header.some((h) => h.startsWith('tokens @'))))}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${markdownText(n)}\n`).join('')}`;
+  const turns = t.header.flatMap((h) => (/^tokens @ turn (\d+)$/.exec(h) ? [Number(/\d+$/.exec(h)![0])] : []));
+  return `${markdownText(budgetCaption(results, info, turns))}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${markdownText(n)}\n`).join('')}`;
 }
 
 /** The latency, storage and safety table as GitHub markdown: caption line, blank line, table. */

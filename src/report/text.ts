@@ -1,30 +1,16 @@
 import type { PolicyRecord, Results } from '../records/registry.js';
 import { severalModels, weightedRun } from '../records/digest.js';
 import { costPer1000, fraction, grouped, oneDecimal, plural, retainedOf, usd } from '../records/format.js';
-import { caption, type ReportInfo } from '../records/info.js';
+import { caption, type PolicyInfo, type ReportInfo } from '../records/info.js';
 import { builtInMemory, simulatedOf } from '../records/memory.js';
 import { byCost, conversationsText, judgedUnsentOf, readRetention, totalWeight, verdict, wrap, type JudgedUnsent, type VerdictInfo } from './verdict.js';
 import type { TableSort } from '../records/table-sort.js';
-
-/** Characters a terminal draws two columns wide: East Asian wide and fullwidth ones (CJK, kana, hangul) and emoji. */
-const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u;
-
-/** Characters a terminal draws in no column of their own: combining marks (variation selectors too) and format characters (zero-width joiners). */
-const ZERO = /\p{M}|\p{Cf}/u;
-
-/** The terminal columns a text takes (its length counts code units: a CJK name, an emoji or an accent written apart would misalign a table). */
-function columnsOf(text: string): number {
-  // Most text is ASCII: its length is its width.
-  if (/^[\x20-\x7e]*$/.test(text)) return text.length;
-  let n = 0;
-  for (const c of text) n += ZERO.test(c) ? 0 : WIDE.test(c) ? 2 : 1;
-  return n;
-}
+import { terminalColumns } from '../text/columns.js';
 
 /** Aligns rows into columns, by the terminal columns each cell takes; numbers right-aligned. */
 export function align(rows: readonly (readonly string[])[], right: ReadonlySet<number>): string {
-  const widths = rows[0]!.map((_, i) => rows.reduce((w, r) => Math.max(w, columnsOf(r[i]!)), 0));
-  const pad = (c: string, i: number) => ' '.repeat(widths[i]! - columnsOf(c));
+  const widths = rows[0]!.map((_, i) => rows.reduce((w, r) => Math.max(w, terminalColumns(r[i]!)), 0));
+  const pad = (c: string, i: number) => ' '.repeat(widths[i]! - terminalColumns(c));
   return rows
     .map((r) => r.map((c, i) => (right.has(i) ? `${pad(c, i)}${c}` : `${c}${pad(c, i)}`)).join('  ').trimEnd())
     .join('\n')
@@ -119,7 +105,7 @@ export function runSummary(results: Pick<Results, 'policies'> & Partial<Pick<Res
 }
 
 /** The longest line of a text. */
-const widest = (text: string) => Math.max(...text.split('\n').map(columnsOf));
+const widest = (text: string) => Math.max(...text.split('\n').map(terminalColumns));
 
 /** Policy rows in a table's order (a stable sort): cheapest first, most retained first (as the verdict reads retention), by name, or as given. */
 export function sortedPolicies<R extends Pick<PolicyRecord, 'policy' | 'model' | 'scenarios' | 'totalCost' | 'costPer1000' | 'retention' | 'memory' | 'answerRetention'>>(rows: readonly R[], sort: TableSort): R[] {
@@ -196,12 +182,23 @@ export function answersNote(info: Partial<Pick<ReportInfo, 'upkeep'>>): string |
 }
 
 /**
- * The lines under a table of the run's cost and retention: what simulated or
+ * The lines under a table of the run's cost and retention per policy: what
+ * the weighted figures are (with scenario weights), what simulated or
  * recorded memory rests on, where measured answers came from, and which
  * prompts hold a stand-in for what a transcript's log left out.
  */
-export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records: NoteRows = []): string[] {
-  return [weightsNote(info), simulatedNote(info, records), answersNote(info), judgedUnsentNote(info, records), unloggedNote(info)].filter((n) => n !== undefined);
+export function tableNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records?: NoteRows): string[] {
+  const weights = weightsNote(info);
+  return [...(weights === undefined ? [] : [weights]), ...scenarioNotes(info, records)];
+}
+
+/**
+ * The lines under a table of rows per scenario (report.html's per-scenario
+ * table, the gate's): `tableNotes` but the weighted figures' line, for no
+ * figure of such a row is weighted.
+ */
+export function scenarioNotes(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep' | 'scenarios'>>, records?: NoteRows): string[] {
+  return [simulatedNote(info, records), answersNote(info), judgedUnsentNote(info, records ?? []), unloggedNote(info)].filter((n) => n !== undefined);
 }
 
 /** The policy rows the notes read: what upkeep they did, and what a judge said yes to that was not sent. */
@@ -265,25 +262,33 @@ type UpkeepTotals = readonly Pick<PolicyRecord, 'policy' | 'auxTokens'>[];
  * retention is availability — the fact's value is in what is sent — an
  * upper bound on what a model would answer. None otherwise.
  */
-export function simulatedNote(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals = []): string | undefined {
+export function simulatedNote(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records?: UpkeepTotals): string | undefined {
   const what = memoryBasis(info, records);
   return what === undefined ? undefined : `${what.kind} memory (${what.basis}): ${AVAILABILITY}`;
 }
 
 /** The same as two shorter lines, for a chart's subtitle (none when no policy remembers through upkeep). */
-export function simulatedLines(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals = []): string[] {
+export function simulatedLines(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records?: UpkeepTotals): string[] {
   const what = memoryBasis(info, records);
   return what === undefined ? [] : [`${what.kind} memory: ${what.basis}`, `${AVAILABILITY[0]!.toUpperCase()}${AVAILABILITY.slice(1)}`];
 }
 
-/** Whether the run's memory is simulated or recorded, and what it rests on. */
-function memoryBasis(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals): { kind: 'Simulated' | 'Recorded'; basis: string } | undefined {
-  const own = ownUpkeep(info, records);
+/**
+ * Whether the run's memory is simulated or recorded, and what it rests on.
+ * Given the policy rows (`records`), a built-in policy counts only when its
+ * rows show upkeep, as a module's does: one that made no memory in any
+ * conversation sent the messages themselves, and its retention rests on
+ * nothing simulated (its rows' `memory` is `none`).
+ */
+function memoryBasis(info: Partial<Pick<ReportInfo, 'policies' | 'upkeep'>>, records: UpkeepTotals | undefined): { kind: 'Simulated' | 'Recorded'; basis: string } | undefined {
+  const own = ownUpkeep(info, records ?? []);
+  const did = records && new Set(records.filter((r) => r.auxTokens > 0).map((r) => r.policy));
+  const builtIn = (info.policies ?? []).filter((p) => simulatedOf(p) !== undefined && (did === undefined || did.has(p.name)));
   if (info.upkeep) {
-    const ids = [...new Set((info.policies ?? []).filter((p) => simulatedOf(p) !== undefined).map((p) => p.id)), ...own];
+    const ids = [...new Set(builtIn.map((p) => p.id)), ...own];
     return ids.length ? { kind: 'Recorded', basis: `${ids.join(', ')}: a real model’s responses from ${info.upkeep.recorded}` } : undefined;
   }
-  const basis = [simulatedMemory(info), ...own.map((id) => `${id} as its module simulates it`)].filter((b) => b !== undefined);
+  const basis = [simulatedMemory(builtIn), ...own.map((id) => `${id} as its module simulates it`)].filter((b) => b !== undefined);
   return basis.length ? { kind: 'Simulated', basis: basis.join(', ') } : undefined;
 }
 
@@ -293,10 +298,10 @@ function ownUpkeep(info: Partial<Pick<ReportInfo, 'policies'>>, records: UpkeepT
   return [...new Set((info.policies ?? []).filter((p) => !builtInMemory(p.id) && did.has(p.name)).map((p) => p.id))];
 }
 
-/** Each remembering policy of the run with what its simulated upkeep rests on: `summary keep 1, facts recall 0.8`. */
-function simulatedMemory(info: Partial<Pick<ReportInfo, 'policies'>>): string | undefined {
+/** Each remembering policy of `policies` with what its simulated upkeep rests on: `summary keep 1, facts recall 0.8`. */
+function simulatedMemory(policies: readonly PolicyInfo[]): string | undefined {
   const byPolicy = new Map<string, string[]>();
-  for (const p of info.policies ?? []) {
+  for (const p of policies) {
     const what = simulatedOf(p);
     if (what === undefined) continue;
     const seen = byPolicy.get(p.id) ?? [];

@@ -3,6 +3,7 @@ import { severalModels, weightedRun } from '../records/digest.js';
 import { costPer1000, dollars, grouped, moneyDecimals, plural } from '../records/format.js';
 import type { ReportInfo } from '../records/info.js';
 import { cheapestFirst, paretoOptimal } from './pareto.js';
+import { terminalColumns } from '../text/columns.js';
 
 /** The share of the probed facts a verdict's pick must keep unless told (`--min-retention`, the study's `minRetention`): 95%. */
 export const DEFAULT_MIN_RETENTION = 0.95;
@@ -339,16 +340,17 @@ function list(items: readonly string[]): string {
 }
 
 /**
- * Wraps a paragraph at `width` columns, breaking at `between` (a space, or
- * ` · ` between the parts of a caption); lines after the first start with
- * `indent`. A part longer than a line stays whole.
+ * Wraps a paragraph at `width` terminal columns (as the run table is laid
+ * out: a CJK character or an emoji takes two), breaking at `between` (a
+ * space, or ` · ` between the parts of a caption); lines after the first
+ * start with `indent`. A part longer than a line stays whole.
  */
 export function wrap(text: string, width = 100, indent = '', between = ' '): string {
   const lines: string[] = [];
   let line = '';
   for (const part of text.split(between)) {
-    const room = width - (lines.length ? indent.length : 0);
-    if (line && line.length + between.length + part.length > room) {
+    const room = width - (lines.length ? terminalColumns(indent) : 0);
+    if (line && terminalColumns(line) + terminalColumns(between) + terminalColumns(part) > room) {
       lines.push(line);
       line = part;
     } else line = line ? `${line}${between}${part}` : part;

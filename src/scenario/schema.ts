@@ -148,14 +148,15 @@ export const forgetSchema = z.strictObject({
 });
 
 /**
- * How many real conversations a scenario (or a study entry's conversations)
- * stands for, in the per-policy means; taken to millionths (see `WEIGHT_SCALE`).
+ * What a scenario (or each conversation of a study entry) counts for in the
+ * per-policy means, in real conversations: a positive number, not a count
+ * (0.5 counts half as much as 1); taken to millionths (see `WEIGHT_SCALE`).
  */
 export const weightSchema = z
   .number()
   .min(0.000001)
   .max(1_000_000_000)
-  .describe('how many real conversations this stands for in the per-policy means (default 1)');
+  .describe('what this counts for in the per-policy means, in real conversations: a positive number, fractions allowed (0.5 counts half as much as 1; default 1)');
 
 export const scenarioSchema = z.strictObject({
   id: z

@@ -197,6 +197,7 @@ function studyInfo(study: Study, run: RunInfo, shapes: readonly ScenarioShape[],
   return reportInfo({
     ...(upkeep && { upkeep }),
     studyFile: study.file ? displayPath(study.file) : null,
+    ...(study.fromCommandLine && { fromCommandLine: study.fromCommandLine }),
     seed: study.seed,
     models: run.models.map((m) => ({ model: m.model, encoding: m.encoding, maxInputTokens: lookup(run.prices, m.model).maxInputTokens })),
     tokenizer: study.tokenizer,

@@ -88,7 +88,7 @@ export type GateSettings = z.output<typeof GATE_SPEC>;
  */
 export const STUDY_SPEC = z.strictObject({
   scenarios: setting(z.custom<ScenarioSource[]>().describe('what the study runs: scenario files, generated sets, imported datasets'), {
-    about: 'scenario files (globs, relative to the study file), generated sets and imported datasets',
+    about: 'scenario files (globs, relative to the study file), generated sets and imported datasets, each with an optional weight: what each of its conversations counts for in the per-policy means, a positive number, fractions allowed (0.5 counts half as much as 1)',
     written: written(z.array(z.unknown()).min(1)),
     flag: { name: 'scenario', describe: 'scenario file glob (repeatable; replaces the study list)' },
     apart: true,

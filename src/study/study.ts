@@ -13,6 +13,7 @@ import { lookup, type PriceTable } from '../pricing/prices.js';
 import { DURATION } from '../pricing/settings.js';
 import { keysOf, readSettings, settingKeyDescriptions, settingKeys, STDOUT, WRITTEN_SETTINGS, type ScenarioSource, type StudyOwnSettings, type StudySettings } from './settings.js';
 import type { Conversation } from '../types.js';
+import type { StudyList } from '../records/info.js';
 import { SourceDoc } from '../text/document.js';
 import { loadScenarioPlaced } from './scenario-file.js';
 import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
@@ -38,6 +39,8 @@ export { STDOUT, type ScenarioSource } from './settings.js';
 export interface Study extends StudySettings, StudyOwnSettings {
   /** The study file, or undefined for the built-in default study. */
   file?: string;
+  /** The lists of the study file (or of the default study) the caller replaced (`--scenario`, `--policy`, `--model`), for the reports to say what ran. */
+  fromCommandLine?: readonly StudyList[];
 }
 
 /** A study file's schema: every setting's key (study/settings.ts), each optional. */
@@ -51,7 +54,7 @@ export const STUDY_FILE_KEY_ORDER = Object.keys(studySchema.shape);
 
 /** The JSON Schema of a study file: `schema/study.schema.json`. */
 export function studyJsonSchema(): Record<string, unknown> {
-  const entryWeight = weightSchema.optional().describe('how many real conversations each conversation of this entry stands for, times its own weight (default 1)');
+  const entryWeight = weightSchema.optional().describe('what each conversation of this entry counts for in the per-policy means, in real conversations, times its own weight: a positive number, fractions allowed (0.5 counts half as much as 1; default 1)');
   const prefix = z.string().regex(/^[a-z0-9][a-z0-9-]*$/).describe('id prefix (ids are prefix-0001, …)');
   const generate = [...PROFILES.values()].map((p) =>
     z.strictObject({

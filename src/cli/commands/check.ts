@@ -21,7 +21,7 @@ export function checkCommand(io: IO): Command<CheckFlags> {
         .option('comment', { type: 'string', describe: 'also write here the markdown a bot would post on the pull request: the verdict, what changed, the gate’s result by cause' })
         .option('json', { type: 'boolean', describe: 'print the result as JSON instead of a table' })
         .option('verbose', { type: 'boolean', describe: 'print every scenario × policy row, also when it passes' })
-        .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
+        .option('quiet', { type: 'boolean', describe: 'no progress or notes on stderr, nor the `reports:` line; warnings and the replay cache’s use still' })
         .options(STUDY_OPTIONS)
         .option('out', settingOption('out', { describe: 'also write the new run\'s reports: a folder, or one file (.csv .json .md .html)' }));
     },

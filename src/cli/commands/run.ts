@@ -22,7 +22,7 @@ export function runCommand(io: IO): Command<RunFlags> {
         .options(STUDY_OPTIONS)
         .option('format', { type: 'string', choices: OUTPUT_FORMATS, describe: 'format of the single output (without --out: to stdout; --out - writes csv unless told)' })
         .option('records', RECORDS_OPTION)
-        .option('quiet', { type: 'boolean', describe: 'no progress on stderr' })
+        .option('quiet', { type: 'boolean', describe: 'no progress or notes on stderr, nor the lines that close a run (the billed-token check, the replay cache’s use, `wrote N files`); warnings still' })
         .option('save-baseline', { type: 'string', describe: 'also write a baseline JSON for `ctxsim check`' })
         .option('force', { type: 'boolean', describe: 'let --save-baseline replace an existing file' })
         .option('shard', { type: 'string', describe: 'run slice K/N of the scenario × model × policy work (combine with `ctxsim merge`); auto or auto/N reads K and N from the CI or batch engine (GitLab CI, Buildkite, CircleCI, AWS Batch, Kubernetes Indexed Job)' })

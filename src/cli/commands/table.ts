@@ -20,7 +20,7 @@ export function tableCommand(io: IO): Command<TableFlags> {
         .options(options)
         .option('format', { type: 'string', choices: FORMATS, default: 'md', describe: 'md: GitHub markdown with a caption; csv: plain numbers' })
         .options(BUDGET_TABLE_OPTIONS)
-        .option('quiet', { type: 'boolean', describe: 'no progress on stderr' });
+        .option('quiet', { type: 'boolean', describe: 'no progress or notes on stderr; warnings still' });
     },
     handler: async (argv: TableFlags) => (await import('../table.js')).table(argv, io),
   };
