@@ -29,6 +29,8 @@ export const GOLDEN_HASHES = [
   '9cab00f9672a31e11979ad9aea462636b906c16453e05baff3a8382fe8744da0',
   // Simulated statements write a present verb in the third person, give a sentence said without its subject the speaker, and leave an acknowledgement out.
   'fc9509632a86975cb89d4a2222a44f92897cd35d7fcb5af9e7d47631e7204e9b',
+  // A conversation's memory is simulated or recorded only where upkeep made a memory in it (summary on a short conversation: none).
+  '03d91f5f6e95b909e67e651db242fde7655481ab0b709c572bc6ddb5ff79798b',
 ] as const;
 
 /**
