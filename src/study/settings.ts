@@ -51,7 +51,7 @@ function limit(key: 'maxCostIncrease' | 'maxRetentionDrop' | 'maxAnswerDrop') {
  * The gate's settings, each a setting inside the study's `gate:` (its key
  * there) and a flag of `ctxsim check`, which overrides the study's: the
  * baseline and the allowed changes. Unset, a limit is the gate's default
- * (`DEFAULT_LIMITS`).
+ * (`DEFAULT_LIMITS`); none looser than the baseline's applies (`appliedLimits`).
  */
 export const GATE_SPEC = z.strictObject({
   baseline: setting(z.string().min(1).optional().describe('the baseline file, absolute'), {
@@ -60,17 +60,17 @@ export const GATE_SPEC = z.strictObject({
     flag: { name: 'baseline', describe: 'baseline JSON from `run --save-baseline` (or the study\'s gate.baseline)' },
   }),
   maxCostIncrease: setting(z.number().min(0).optional().describe('the largest relative cost rise of a scenario × policy (0.05: 5%; default `DEFAULT_LIMITS`)'), {
-    about: 'the cost rise a scenario × policy may have, a percentage such as 10% (default 5%; --max-cost-increase overrides)',
+    about: 'the cost rise a scenario × policy may have, a percentage such as 10% (default 5%; none looser than the baseline was saved with applies; --max-cost-increase overrides)',
     written: limit('maxCostIncrease'),
     flag: { name: 'max-cost-increase', describe: 'allowed cost rise per scenario × policy, a percentage (default 5%)', nextWord: true },
   }),
   maxRetentionDrop: setting(RETENTION_LIMIT.optional().describe('how far retention may drop: probes, or points of retention (default 0 probes)'), {
-    about: 'how far retention may drop: a number of probes (1) or points of retention (2%) (default 0; --max-retention-drop overrides)',
+    about: 'how far retention may drop: a number of probes (1) or points of retention (2%) (default 0; none looser than the baseline was saved with applies; --max-retention-drop overrides)',
     written: limit('maxRetentionDrop'),
     flag: { name: 'max-retention-drop', describe: 'allowed retention drop: probes (default 0) or points (2%)', nextWord: true },
   }),
   maxAnswerDrop: setting(RETENTION_LIMIT.optional().describe('with answers measured in both runs: how far answer retention may drop (default 0 probes)'), {
-    about: 'with answers measured in both runs: how far answer retention may drop, probes (1) or points (2%) (default 0; --max-answer-drop overrides)',
+    about: 'with answers measured in both runs: how far answer retention may drop, probes (1) or points (2%) (default 0; none looser than the baseline was saved with applies; --max-answer-drop overrides)',
     written: limit('maxAnswerDrop'),
     flag: { name: 'max-answer-drop', describe: 'with answers measured in both runs: allowed answer retention drop, probes (default 0) or points (2%)', nextWord: true },
   }),
