@@ -90,6 +90,26 @@ describe('mini-swe-agent usage of an Anthropic model through LiteLLM', () => {
   });
 });
 
+describe('mini-swe-agent refusals', () => {
+  it("keeps a refusal (a content part, or the message's field) as the assistant's text, not as a dropped part", () => {
+    const traj = {
+      info: { exit_status: 'Submitted' },
+      messages: [
+        { role: 'system', content: 'You are a helpful assistant.' },
+        { role: 'user', content: 'Delete the production database.' },
+        { role: 'assistant', content: [{ type: 'refusal', refusal: "I can't help with that." }] },
+        { role: 'user', content: 'Then list the tables.' },
+        { role: 'assistant', content: null, refusal: "Sorry, I can't do that either." },
+        { role: 'user', content: 'Fine.' },
+        { role: 'assistant', content: 'OK.', refusal: null },
+      ],
+    };
+    const { docs, report } = importDataset('swe-agent', writeInput(tempDir(), 'refusal.traj.json', JSON.stringify(traj)));
+    expect((docs[0]!.turns as TurnOut[]).map((t) => t.assistant)).toEqual(["I can't help with that.", "Sorry, I can't do that either.", 'OK.']);
+    expect(report.quirks.map((q) => q.key)).not.toContain('non-text-part');
+  });
+});
+
 describe('swe-agent importer: SWE-agent .traj', () => {
   it('reads the history of a function-calling run: tool messages answer their tool_call_ids', () => {
     const { docs, report } = importDataset('swe-agent', fixture('swe-agent-fc-sample.traj'));

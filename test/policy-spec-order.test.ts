@@ -68,25 +68,32 @@ describe('a variant is named by its parameters in declaration order', () => {
 });
 
 describe('a variant name reads back as its variant', () => {
-  it('a text value is written in the name as it is: one that holds "," or "|" (which separate parameters and values) is refused', () => {
+  it('a text value is written in the name as it is: one that holds ",", "|" or ">" (which separate parameters, values and stages), or a space at its ends (trimmed when read back), is refused', () => {
     expect(policyFromString('clear-tool-results:exclude=web_search+read_file')).toMatchObject([{ name: 'clear-tool-results:exclude=web_search+read_file', params: { exclude: 'web_search+read_file' } }]);
     const resolved = (value: string) => {
       const r = resolveSpec(REGISTRY, 'clear-tool-results', [['exclude', value]]);
       return typeof r === 'string' ? r : r.map((v) => v.name);
     };
     expect(resolved('web_search,read_file')).toBe(
-      'policy clear-tool-results: parameter exclude: expected text without "," or "|" (they separate parameters and values in a policy\'s name, id:key=value,…), got "web_search,read_file"',
+      'policy clear-tool-results: parameter exclude: expected text without ",", "|" or ">" and without spaces at its ends (they separate parameters, values and a pipeline\'s stages in a policy\'s name, id:key=value,… > id:…), got "web_search,read_file"',
     );
     expect(resolved('web_search|read_file')).toBe(
-      'policy clear-tool-results: parameter exclude: expected text without "," or "|" (they separate parameters and values in a policy\'s name, id:key=value,…), got "web_search|read_file"',
+      'policy clear-tool-results: parameter exclude: expected text without ",", "|" or ">" and without spaces at its ends (they separate parameters, values and a pipeline\'s stages in a policy\'s name, id:key=value,… > id:…), got "web_search|read_file"',
     );
+    // A stage's name holding ">" would be read back as two stages; a space at a value's ends is trimmed when a name is read back.
+    for (const value of ['web_search>read_file', ' web_search', 'web_search ']) {
+      expect(resolved(value)).toBe(
+        `policy clear-tool-results: parameter exclude: expected text without ",", "|" or ">" and without spaces at its ends (they separate parameters, values and a pipeline's stages in a policy's name, id:key=value,… > id:…), got ${JSON.stringify(value)}`,
+      );
+    }
+    expect(resolveSpec(REGISTRY, 'pipeline', [['stages', 'clear-tool-results:exclude=web_search > summary-buffer']])).toMatchObject([{ name: 'pipeline:clear-tool-results:exclude=web_search > summary-buffer' }]);
   });
 
   it('in a study file, at its entry, as any bad value', async () => {
     const file = join(tempDir(), 'study.yaml');
     writeFileSync(file, [`scenarios: [${JSON.stringify(CODING)}]`, 'policies:', '  - clear-tool-results: {exclude: "web_search,read_file"}', ''].join('\n'));
     expect(await asyncProblems(() => loadStudy(file))).toEqual([
-      `${file}:3:5 policies[0]: policy clear-tool-results: parameter exclude: expected text without "," or "|" (they separate parameters and values in a policy's name, id:key=value,…), got "web_search,read_file"`,
+      `${file}:3:5 policies[0]: policy clear-tool-results: parameter exclude: expected text without ",", "|" or ">" and without spaces at its ends (they separate parameters, values and a pipeline's stages in a policy's name, id:key=value,… > id:…), got "web_search,read_file"`,
     ]);
   });
 });

@@ -121,3 +121,15 @@ describe('report.html, several models', () => {
     expect(page).toMatch(/<p class="caption">[^<]* · 1 conversation × 2 policies × 2 models<\/p>/);
   });
 });
+
+describe('report.html scenario list', () => {
+  it('writes each weight as the other reports write weights: grouped, at most 3 decimals, never in exponent form', () => {
+    const weights = [5e-7, 0.25, 1234.5678, undefined];
+    const page = reportHtml(results, { ...info, scenarios: info.scenarios.slice(0, 1).flatMap((s) => weights.map((weight, i) => ({ ...s, id: `s${i}`, ...(weight !== undefined && { weight }) }))) }, []);
+    const list = page.slice(page.indexOf('<h3>Scenarios</h3>'));
+    // Each row's numeric cells: its turns, then its weight.
+    const cells = [...list.matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1]).filter((_, i) => i % 2 === 1);
+    expect(cells).toEqual(['&lt;0.001', '0.25', '1,234.568', '1']);
+    expect(list).not.toMatch(/\de-\d/);
+  });
+});

@@ -253,6 +253,7 @@ describe('the cache folder', () => {
       namespaces: { replay: { entries: 1, bytes: 184 }, charts: { entries: 1, bytes: 284 }, tokens: { entries: 1, bytes: 384 }, readings: { entries: 1, bytes: 484 } },
       total: { entries: 4, bytes: 1336 },
       legacy: { entries: 0, bytes: 0 },
+      links: [],
     });
   });
 

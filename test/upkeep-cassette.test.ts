@@ -93,6 +93,19 @@ describe('Cassette text', () => {
     }
   });
 
+  it('keeps the tokens read from and written to the provider’s cache, after input, only when there are some; more than the input is an error', () => {
+    const cachedSummary: CassetteEntry = { ...summary, usage: { output: 3, written: 2, cached: 8, input: 12 } };
+    const c = new Cassette([cachedSummary, { ...facts, usage: { input: 20, cached: 0, written: 0, output: 1 } }]);
+    expect(c.text()).toBe(
+      `{"key":"${k('b')}","kind":"summary","model":"m","text":"Kavya, SE-10423","usage":{"input":12,"cached":8,"written":2,"output":3}}\n` +
+        `{"key":"${k('c')}","kind":"extract","model":"m","text":"none","usage":{"input":20,"output":1}}\n`,
+    );
+    expect(Cassette.parse('c.jsonl', c.text()).get(k('b'))).toEqual(cachedSummary);
+    expect(problems(() => Cassette.parse('c.jsonl', line({ ...summary, usage: { input: 12, cached: 10, written: 3, output: 3 } })))).toEqual([
+      'c.jsonl:1:1 usage.cached: cached and written tokens are part of the input tokens: together at most input (got 10)',
+    ]);
+  });
+
   it('parse skips blank lines (and the last newline)', () => {
     const text = `\n${new Cassette([summary]).text()}   \n\n${new Cassette([facts]).text()}\n`;
     expect(Cassette.parse('c.jsonl', text).text()).toBe(new Cassette([summary, facts]).text());

@@ -27,6 +27,8 @@ let url = '';
 let received = 0;
 /** Answers wait until this many requests are in (or a while has passed): requests sent at once are all in flight together. */
 let hold = 1;
+/** Tokens of each request the server says it read from its cache (part of the BILLED input). */
+let cachedTokens = 0;
 const waiting: (() => void)[] = [];
 
 beforeAll(async () => {
@@ -45,7 +47,7 @@ beforeAll(async () => {
             created: 0,
             model: body.model,
             choices: [{ index: 0, message: { role: 'assistant', content: 'none' }, finish_reason: 'stop' }],
-            usage: { prompt_tokens: BILLED, completion_tokens: 0, total_tokens: BILLED },
+            usage: { prompt_tokens: BILLED, completion_tokens: 0, total_tokens: BILLED, ...(cachedTokens && { prompt_tokens_details: { cached_tokens: cachedTokens } }) },
           }),
         );
       };
@@ -66,6 +68,7 @@ afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 beforeEach(() => {
   received = 0;
   hold = 1;
+  cachedTokens = 0;
 });
 afterEach(() => vi.unstubAllEnvs());
 
@@ -75,7 +78,7 @@ function project(upkeep: string): string {
   copyFileSync(SCENARIO, join(dir, 'scenario.yaml'));
   writeFileSync(
     join(dir, 'prices.json'),
-    JSON.stringify({ 'test-extractor': { litellm_provider: 'openai', mode: 'chat', input_cost_per_token: 0.000001, output_cost_per_token: 0, max_input_tokens: 128000 } }),
+    JSON.stringify({ 'test-extractor': { litellm_provider: 'openai', mode: 'chat', input_cost_per_token: 0.000001, output_cost_per_token: 0, cache_read_input_token_cost: 0.0000001, max_input_tokens: 128000 } }),
   );
   writeFileSync(
     join(dir, 'study.yaml'),
@@ -152,5 +155,16 @@ describe('maxUpkeepCost stops a recording once its billed cost reaches it', () =
     expect(r.stderr).toMatch(/^upkeep: \S*upkeep\.cassette\.jsonl\.journal holds 3 responses of a recording that did not finish: carrying on from them$/m);
     expect(r.stderr).toMatch(/^upkeep: recorded 3 responses for \$0\.1650 into \S*upkeep\.cassette\.jsonl \(3 were there already\)$/m);
     expect(existsSync(join(dir, 'out'))).toBe(true);
+  });
+
+  it('counts the tokens the provider read from its cache at the cache-read price, as it bills them', async () => {
+    // 5,000 uncached tokens at $1 per million and 50,000 cached at $0.10 per million: $0.01 a response, not $0.055.
+    cachedTokens = 50_000;
+    const dir = project('concurrency: 1, maxUpkeepCost: 0.05');
+    const r = await record(dir);
+    expect(r.code).toBe(2);
+    expect(received).toBe(5);
+    expect(JSON.parse(r.lines[0]!)).toMatchObject({ usage: { input: BILLED, cached: 50_000, output: 0 } });
+    expect(r.stderr).toMatch(/after 5 responses \(\$0\.0500\); the 5 responses received are kept in \S+\.journal: run the same command again to carry on\n$/m);
   });
 });

@@ -118,6 +118,41 @@ describe('upkeep endpoint: answers', () => {
     expect(await (await open())(small)).toEqual({ key: requestKey(small), kind: 'summary', model: 'm', text: '', usage: { input: 2, output: 0 } });
   });
 
+  it('a refusal is the text: a refused summary is what the model said, not an empty memory', async () => {
+    server.faults.push(
+      { status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: "I can't summarize that." } }], usage: { prompt_tokens: 9, completion_tokens: 5 } } },
+      { status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', refusal: 'No.' } }], usage: { prompt_tokens: 9, completion_tokens: 1 } } },
+    );
+    const ask = await open();
+    expect((await ask(small)).text).toBe("I can't summarize that.");
+    expect((await ask(small)).text).toBe('No.');
+  });
+
+  it('reads the tokens the provider billed from its cache: read (OpenAI, DeepSeek) and written (Anthropic through LiteLLM), part of the input', async () => {
+    const answer = (usage: Record<string, unknown>) => ({ status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: 'S.' } }], usage: { prompt_tokens: 1500, completion_tokens: 3, ...usage } } });
+    server.faults.push(
+      answer({ prompt_tokens_details: { cached_tokens: 1280, audio_tokens: 0 } }),
+      answer({ prompt_cache_hit_tokens: 1024, prompt_cache_miss_tokens: 476 }),
+      answer({ prompt_tokens_details: { cached_tokens: 0, cache_creation_tokens: 1200 }, cache_creation_input_tokens: 1200, cache_read_input_tokens: 0 }),
+      answer({ prompt_tokens_details: { cached_tokens: 0 }, cache_creation_input_tokens: null }),
+    );
+    const ask = await open();
+    const usages = [];
+    for (let i = 0; i < 4; i++) usages.push((await ask(small)).usage);
+    expect(usages).toEqual([
+      { input: 1500, cached: 1280, output: 3 },
+      { input: 1500, cached: 1024, output: 3 },
+      { input: 1500, written: 1200, output: 3 },
+      { input: 1500, output: 3 },
+    ]);
+  });
+
+  it('cached tokens must be whole counts within the input: the error names the field of the answer', async () => {
+    server.faults.push({ status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: 'S.' } }], usage: { prompt_tokens: 10, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 11 } } } });
+    const e = await rejection((await open())(small));
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: usage.prompt_tokens_details.cached_tokens: cached and written tokens are part of the input tokens: together at most input (got 11)`);
+  });
+
   it('a probe turn’s prompt is sent as the policy made it, tools included; a tool call in the reply is its text', async () => {
     const request = answerRequest(
       'gpt-4o-mini',

@@ -42,6 +42,12 @@ function namespaceLines(stats: StoreStats): string[] {
   ];
 }
 
+/** The one line saying which symbolic links inside the cache folder were skipped (`skipped`) or left (`left`), as a run warns of one; none when there are none. */
+function linksLine(links: readonly string[], did: 'skipped' | 'left'): string | undefined {
+  if (!links.length) return undefined;
+  return `ctxsim: warning: ${did} ${plural(links.length, 'symbolic link')} inside the cache folder, which the cache never follows: ${links.map(displayPath).join(', ')}\n`;
+}
+
 /** `ctxsim cache info|clear`: what the cache folder holds, namespace by namespace, or empty it (only ctxsim's own files go). */
 export function cache(flags: CacheFlags, io: IO): number {
   const action = actionOf(flags.action);
@@ -52,9 +58,13 @@ export function cache(flags: CacheFlags, io: IO): number {
     const stats = storeStats(dir);
     const { total } = stats;
     io.out([`cache folder: ${displayPath(dir)}`, ...namespaceLines(stats), `in all: ${entries(total.entries)}, ${size(total.bytes)} (bound ${size(DEFAULT_STORE_BYTES)}, least recently used removed past it)`, ''].join('\n'));
+    const skipped = linksLine(stats.links, 'skipped');
+    if (skipped) io.err(skipped);
     return 0;
   }
   const removed = clearStore(dir);
   io.out([`cleared ${displayPath(dir)}: ${entries(removed.total.entries)}, ${size(removed.total.bytes)}`, ...namespaceLines(removed).map((l) => `  ${l}`), ''].join('\n'));
+  const left = linksLine(removed.links, 'left');
+  if (left) io.err(left);
   return 0;
 }

@@ -250,14 +250,16 @@ export function studyParamSchema(schema: z.ZodType): z.ZodType {
     .meta({ ...(meta.describe !== undefined && { description: meta.describe }), ...(def !== undefined && { default: def }) });
 }
 
-/** Why "," and "|" are not in a name or a text value. */
-const SEPARATORS = "they separate parameters and values in a policy's name, id:key=value,…";
+/** Why ",", "|" and ">" are not in a text value, nor a space at its ends. */
+const SEPARATORS = "they separate parameters, values and a pipeline's stages in a policy's name, id:key=value,… > id:…";
 
 /** Reads one parameter value (from YAML or from text); returns an error message when it is bad. */
 export function readParam(key: string, schema: z.ZodType, raw: unknown): { value: ParamValue } | { error: string } {
   const r = valueOf(schema).safeParse(fromText(paramMeta(schema).kind, raw), { error: plainIssue });
-  // A value is written in the variant's name (`id:key=value,…`, `a|b` a sweep), which --policy and a pipeline's stages read back.
-  if (r.success && typeof r.data === 'string' && /[,|]/.test(r.data)) return { error: `parameter ${key}: expected text without "," or "|" (${SEPARATORS}), got ${JSON.stringify(raw)}` };
+  // A value is written in the variant's name (`id:key=value,…`, `a|b` a sweep, `a > b` a pipeline's stages), which --policy and a pipeline read back, trimming each value.
+  if (r.success && typeof r.data === 'string' && (/[,|>]/.test(r.data) || r.data.trim() !== r.data)) {
+    return { error: `parameter ${key}: expected text without ",", "|" or ">" and without spaces at its ends (${SEPARATORS}), got ${JSON.stringify(raw)}` };
+  }
   if (r.success) return { value: r.data as ParamValue };
   return { error: `parameter ${key}: expected ${r.error.issues[0]?.message ?? 'a valid value'}, got ${JSON.stringify(raw)}` };
 }

@@ -9,7 +9,7 @@ import { priceUsage } from '../pricing/meter.js';
 import { lookup, picoPerToken as usdToPico, type PriceTable } from '../pricing/prices.js';
 import { usd } from '../records/format.js';
 import type { Conversation, Pico } from '../types.js';
-import { Cassette, cassetteDigest, cassetteLineLimit, type CassetteEntry, type EndpointAnswer } from '../upkeep/cassette.js';
+import { Cassette, cassetteDigest, cassetteLineLimit, type BilledUsage, type CassetteEntry, type EndpointAnswer } from '../upkeep/cassette.js';
 import type { UpkeepRequest } from '../upkeep/request.js';
 import { openEndpoint, responseError } from '../upkeep/endpoint.js';
 import { Journal } from '../upkeep/journal.js';
@@ -357,8 +357,9 @@ class Recorder {
     return plan;
   }
 
-  private cost(model: string, usage: { input: number; output: number }): Pico {
-    const c = priceUsage(lookup(this.prices, model), { input: usage.input, cached: 0, written: 0, output: usage.output });
+  /** What `usage` costs on the price table: cache reads and writes, when the endpoint reported some, at their own prices, as the provider bills them. */
+  private cost(model: string, usage: BilledUsage): Pico {
+    const c = priceUsage(lookup(this.prices, model), { input: usage.input, cached: usage.cached ?? 0, written: usage.written ?? 0, output: usage.output });
     return c.input + c.cached + c.output;
   }
 

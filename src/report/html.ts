@@ -5,7 +5,7 @@ import { answersMeasured, columnsFrom, rowLabels, scenarioNotes, tableNotes } fr
 import { dollars, grouped, moneyDecimals, percent, plural, retainedOf } from '../records/format.js';
 import { caption, tokenizerLabel, type ReportInfo, type StudyList } from '../records/info.js';
 import { budgetCaption } from './markdown.js';
-import { conversationsText, totalWeight, verdict } from './verdict.js';
+import { conversationsText, totalWeight, verdict, weightText } from './verdict.js';
 import type { VegaSpec } from './compile.js';
 import { inlineJson, liveScripts, type PageScript } from './live.js';
 
@@ -107,7 +107,7 @@ function studyList(results: Reported, info: ReportInfo): string {
   const weighted = totalWeight(info) !== undefined;
   const scenarios: DisplayTable = {
     header: ['scenario', 'title', 'turns', ...(weighted ? ['weight'] : []), 'file'],
-    rows: info.scenarios.map((s) => [s.id, s.title ?? '', grouped(s.turns), ...(weighted ? [String(s.weight ?? 1)] : []), s.source]),
+    rows: info.scenarios.map((s) => [s.id, s.title ?? '', grouped(s.turns), ...(weighted ? [weightText(s.weight ?? 1)] : []), s.source]),
     numeric: new Set(weighted ? [2, 3] : [2]),
   };
   return `<dl class="study">\n${items.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('\n')}\n</dl>\n<h3>Scenarios</h3>\n${table(scenarios, 'scenario-list')}`;

@@ -51,7 +51,13 @@ const KIND_TEXT: Record<RetentionKind, string> = {
 /** How many conversations the means are over: `33 conversations`, and `, weighted to 57.5` when scenarios have weights. */
 export function conversationsText(n: number, info: Partial<Pick<ReportInfo, 'scenarios'>>): string {
   const weighted = totalWeight(info);
-  return `${plural(n, 'conversation')}${weighted === undefined ? '' : `, weighted to ${grouped(round(weighted, 3))}`}`;
+  return `${plural(n, 'conversation')}${weighted === undefined ? '' : `, weighted to ${weightText(weighted)}`}`;
+}
+
+/** A weight as reports write it: grouped, at most 3 decimals (`57.5`, `1,234.568`); one too small to show so, `<0.001` (never `5e-7`). */
+export function weightText(w: number): string {
+  const r = round(w, 3);
+  return r === 0 && w > 0 ? '<0.001' : grouped(r);
 }
 
 /** The sum of the scenarios' weights when any is not 1 (then cost per conversation and retention are weighted means); undefined otherwise. */

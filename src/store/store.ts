@@ -313,11 +313,42 @@ function entries(root: string, name: NamespaceName, sweep: 'none' | 'stale' | 'a
       if (!isKey(n)) continue;
       const path = join(dir, n);
       try {
-        const st = statSync(path);
+        // Not through a link: an entry that is one is no entry of the store (`linksIn`).
+        const st = lstatSync(path);
         if (st.isFile()) out.push({ path, size: st.size, mtimeMs: st.mtimeMs });
       } catch {
         // Gone meanwhile.
       }
+    }
+  }
+  return out;
+}
+
+/**
+ * The symbolic links inside the cache folder `root` that the store never
+ * goes through — a namespace's folder, a fan-out folder, an entry — in
+ * namespace order, each folder's sorted: what `storeStats` and `clearStore`
+ * skip, for the command to say so.
+ */
+function linksIn(root: string): string[] {
+  const out: string[] = [];
+  const isLink = (path: string) => {
+    try {
+      return lstatSync(path).isSymbolicLink();
+    } catch {
+      return false;
+    }
+  };
+  for (const name of NAMESPACE_NAMES) {
+    const dir = join(root, name);
+    if (isLink(dir)) {
+      out.push(dir);
+      continue;
+    }
+    for (const fan of list(dir).filter((s) => FAN.test(s)).sort()) {
+      const path = join(dir, fan);
+      if (isLink(path)) out.push(path);
+      else out.push(...list(path).filter(isKey).sort().map((n) => join(path, n)).filter(isLink));
     }
   }
   return out;
@@ -334,6 +365,8 @@ export interface StoreStats {
   namespaces: Record<NamespaceName, CacheStats>;
   total: CacheStats;
   legacy: CacheStats;
+  /** The symbolic links inside the folder, skipped: neither counted, followed nor removed (`linksIn`). */
+  links: string[];
 }
 
 const sum = (list: readonly { size: number }[]): CacheStats => ({ entries: list.length, bytes: list.reduce((n, e) => n + e.size, 0) });
@@ -373,7 +406,7 @@ function legacyFiles(root: string): Entry[] {
 /** What the cache folder `root` holds. */
 export function storeStats(root: string): StoreStats {
   const namespaces = Object.fromEntries(NAMESPACE_NAMES.map((n) => [n, sum(entries(root, n, 'none'))])) as Record<NamespaceName, CacheStats>;
-  return { namespaces, total: total(namespaces), legacy: sum(legacyFiles(root)) };
+  return { namespaces, total: total(namespaces), legacy: sum(legacyFiles(root)), links: linksIn(root) };
 }
 
 /**
@@ -407,7 +440,8 @@ export function evictStore(root: string, maxBytes = DEFAULT_STORE_BYTES): number
 /**
  * Empties the cache folder `root`: every entry and temp file of every
  * namespace, the folders so emptied, and the files of the layout before the
- * store. Other files are left. Returns what was removed.
+ * store. Other files, and symbolic links (`linksIn`), are left. Returns
+ * what was removed, and the links left.
  */
 export function clearStore(root: string): StoreStats {
   const removed = (found: Entry[]): CacheStats => {
@@ -426,5 +460,5 @@ export function clearStore(root: string): StoreStats {
       }
     }
   }
-  return { namespaces, total: total(namespaces), legacy };
+  return { namespaces, total: total(namespaces), legacy, links: linksIn(root) };
 }

@@ -544,6 +544,12 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
         for (const c of loadSource(s, opts, displayPath)) keep(weighted(c, s.weight), s.at ?? { file: c.source, path: 'id', message: '' });
         continue;
       }
+      const issue = globIssue(s.pattern);
+      if (issue !== undefined) {
+        if (s.at) problems.push({ ...s.at, message: issue });
+        else throw new UsageError(`--scenario ${s.pattern}: ${issue}`);
+        continue;
+      }
       const files = scenarioFiles(s.pattern, s.base);
       if (!files.length) {
         const msg = `no scenario file matches "${s.pattern}"`;
@@ -570,11 +576,36 @@ function placeOf(p: Problem, here: string): string {
   return p.file === here ? `line ${p.line}, column ${p.column ?? 1}` : `${p.file}:${p.line}:${p.column ?? 1}`;
 }
 
-/** The scenario files a glob matches (relative to `base`), sorted; a path without glob characters that exists is itself. */
+/**
+ * The most runs of `*` one part of a glob's path may hold. The matcher
+ * (picomatch) makes each a lazy repetition and backtracks over them all: a
+ * file name of 200 characters takes about a second against four runs,
+ * minutes against five, and a study (or a pull request) may ship such names.
+ */
+const MAX_GLOB_STARS = 3;
+
+/**
+ * Why a scenario glob is refused before anything is matched, or undefined:
+ * a part of its path with more than `MAX_GLOB_STARS` runs of `*` (`**` is
+ * one). Extended globs (`+(…)`, `*(…)`), which repeat a repetition, are not
+ * read (`scenarioFiles`).
+ */
+function globIssue(pattern: string): string | undefined {
+  for (const part of pattern.split('/')) {
+    const stars = part.match(/\*+/g)?.length ?? 0;
+    if (stars > MAX_GLOB_STARS) return `${stars} wildcards (*) in one part of the glob, ${JSON.stringify(part)}: at most ${MAX_GLOB_STARS} (matching more against a long file name can take hours)`;
+  }
+  return undefined;
+}
+
+/** The scenario files a glob matches (relative to `base`), sorted; a path without glob characters that exists is itself. A glob `globIssue` refuses is a usage error. */
 export function scenarioFiles(pattern: string, base: string): string[] {
   const direct = resolve(base, pattern);
   if (existsSync(direct) && !/[*?[{]/.test(pattern)) return [direct];
-  return globSync(pattern, { cwd: base, absolute: true, onlyFiles: true })
+  const issue = globIssue(pattern);
+  if (issue !== undefined) throw new UsageError(`${pattern}: ${issue}`);
+  // No extended globs: `+(*a)` repeats a repetition, and backtracks as many wildcards do.
+  return globSync(pattern, { cwd: base, absolute: true, onlyFiles: true, extglob: false })
     .filter((f) => /\.(ya?ml|json)$/i.test(f))
     .sort();
 }

@@ -5,9 +5,13 @@ import { formatPath, show } from '../text/document.js';
 import { jsonSyntaxReason } from '../text/json.js';
 import { decodeVector, type UpkeepRequest } from './request.js';
 
-/** Tokens an endpoint billed for a request, from its response's `usage`. */
+/** Tokens an endpoint billed for a request, from its response's `usage`; `input` includes `cached` and `written`. */
 export interface BilledUsage {
   input: number;
+  /** Input tokens read from the provider's prompt cache (billed at its cache-read price); absent when none. */
+  cached?: number;
+  /** Input tokens written to the provider's prompt cache (billed at its cache-write price); absent when none. */
+  written?: number;
   output: number;
 }
 
@@ -50,7 +54,9 @@ export function cassetteLineLimit(file: string, bytes = MAX_CASSETTE_LINE_BYTES)
 
 /** A token count: a whole number from 0 to MAX_USAGE_TOKENS (the bounds first, so 1e308 is told as too big). */
 const tokens = z.number().min(0).max(MAX_USAGE_TOKENS).int();
-const usage = z.strictObject({ input: tokens, output: tokens });
+const usage = z
+  .strictObject({ input: tokens, cached: tokens.optional(), written: tokens.optional(), output: tokens })
+  .refine((u) => (u.cached ?? 0) + (u.written ?? 0) <= u.input, { message: 'cached and written tokens are part of the input tokens: together at most input', path: ['cached'] });
 const key = z.string().regex(/^[0-9a-f]{32}$/, 'expected 32 hex digits');
 const vector = z
   .string()
@@ -226,7 +232,12 @@ export function cassetteDigest(entries: readonly CassetteEntry[]): string {
 
 /** A response's line in a cassette or a journal: fields in a fixed order, a newline after. */
 export function entryLine(e: CassetteEntry): string {
-  return `${JSON.stringify({ key: e.key, kind: e.kind, model: e.model, ...(e.text !== undefined ? { text: e.text } : { vector: e.vector }), usage: { input: e.usage.input, output: e.usage.output } })}\n`;
+  return `${JSON.stringify({ key: e.key, kind: e.kind, model: e.model, ...(e.text !== undefined ? { text: e.text } : { vector: e.vector }), usage: usageLine(e.usage) })}\n`;
+}
+
+/** A usage in a line's fixed order: cache reads and writes only when there were some (a line without them is as it always was). */
+function usageLine(u: BilledUsage): BilledUsage {
+  return { input: u.input, ...(u.cached && { cached: u.cached }), ...(u.written && { written: u.written }), output: u.output };
 }
 
 /** The number of float32 values a stored vector holds. */

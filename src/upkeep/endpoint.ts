@@ -201,6 +201,8 @@ const ANSWER_FIELDS: Record<string, string> = {
   usage: 'usage',
   'usage.input': 'usage.prompt_tokens',
   'usage.output': 'usage.completion_tokens',
+  'usage.cached': 'usage.prompt_tokens_details.cached_tokens',
+  'usage.written': 'usage.cache_creation_input_tokens',
   text: 'choices[0].message.content',
   vector: 'data[0].embedding',
 };
@@ -255,25 +257,52 @@ function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n')[0]!.slice(0, 300);
 }
 
-/** A response's `usage` as the endpoint reported it (checked with the rest), or undefined when it reports none: no input count, or (for a chat completion) no output count. */
-function usageOf(u: unknown, output: boolean): { input: unknown; output: unknown } | undefined {
-  const { prompt_tokens: input, completion_tokens: out } = (u ?? {}) as { prompt_tokens?: unknown; completion_tokens?: unknown };
-  if (input == null || (output && out == null)) return undefined;
-  return { input, output: output ? out : 0 };
+/** The fields of an OpenAI-compatible `usage` that ctxsim reads. */
+interface UsageFields {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown; cache_creation_tokens?: unknown } | null;
+  /** DeepSeek's name for the cached tokens. */
+  prompt_cache_hit_tokens?: unknown;
+  /** Anthropic's tokens written to its cache, as LiteLLM passes them on (part of `prompt_tokens`). */
+  cache_creation_input_tokens?: unknown;
 }
 
-/** A chat completion's text (a tool call the model made instead or besides, one `name(arguments)` a line after it) and usage, or what is wrong with it. */
+/**
+ * A response's `usage` as the endpoint reported it (checked with the rest),
+ * or undefined when it reports none: no input count, or (for a chat
+ * completion) no output count. The tokens read from the provider's cache
+ * (`prompt_tokens_details.cached_tokens`, DeepSeek's
+ * `prompt_cache_hit_tokens`) and written to it (`cache_creation_input_tokens`,
+ * else `prompt_tokens_details.cache_creation_tokens`) are kept when there
+ * are some: the provider bills them at other prices.
+ */
+function usageOf(u: unknown, output: boolean): { input: unknown; cached?: unknown; written?: unknown; output: unknown } | undefined {
+  const f = (u ?? {}) as UsageFields;
+  const { prompt_tokens: input, completion_tokens: out } = f;
+  if (input == null || (output && out == null)) return undefined;
+  const cached = f.prompt_tokens_details?.cached_tokens ?? f.prompt_cache_hit_tokens;
+  const written = f.cache_creation_input_tokens ?? f.prompt_tokens_details?.cache_creation_tokens;
+  return { input, ...(cached != null && cached !== 0 && { cached }), ...(written != null && written !== 0 && { written }), output: output ? out : 0 };
+}
+
+/**
+ * A chat completion's text (a refusal the model gave instead, as OpenAI
+ * returns one in `refusal`; a tool call the model made instead or besides,
+ * one `name(arguments)` a line after it) and usage, or what is wrong with it.
+ */
 function completion(answer: unknown): { text: string; usage?: unknown } | string {
-  const a = answer as { choices?: { message?: { content?: unknown; tool_calls?: unknown } }[]; usage?: unknown } | null;
+  const a = answer as { choices?: { message?: { content?: unknown; refusal?: unknown; tool_calls?: unknown } }[]; usage?: unknown } | null;
   const message = a?.choices?.[0]?.message;
   const content = message?.content;
+  // A refused summary or extraction is what the model said: a memory of its words, not an empty one.
+  const refusal = typeof message?.refusal === 'string' && message.refusal ? [message.refusal] : [];
   const calls = Array.isArray(message?.tool_calls) ? (message.tool_calls as { function?: { name?: unknown; arguments?: unknown } }[]) : [];
-  if (content !== null && typeof content !== 'string' && !(content === undefined && calls.length)) return 'the answer has no choices[0].message.content';
+  if (content !== null && typeof content !== 'string' && !(content === undefined && (calls.length || refusal.length))) return 'the answer has no choices[0].message.content';
   const called = calls.map((c) => `${String(c.function?.name ?? '')}(${String(c.function?.arguments ?? '')})`);
   const usage = usageOf(a?.usage, true);
-  return { text: [...(content ? [content] : []), ...called].join('\n'), ...(usage && { usage }) };
+  return { text: [...(content ? [content] : []), ...refusal, ...called].join('\n'), ...(usage && { usage }) };
 }
-
 /** An embedding (stored as base64 float32: a value too large for float32 becomes Infinity, which the check refuses) and usage, or what is wrong with it. */
 function embedding(answer: unknown): { vector: string; usage?: unknown } | string {
   const a = answer as { data?: { embedding?: unknown }[]; usage?: unknown } | null;

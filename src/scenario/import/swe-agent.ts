@@ -23,7 +23,7 @@ const sweAgentOptions = sessionLogOptions.extend({
 /** SWE-agent import options: the id, facts and probes as for `openai`, and the model. */
 export type SweAgentOptions = OpenaiOptions & { model?: string | undefined };
 
-const part = z.looseObject({ type: z.string(), text: z.string().optional() });
+const part = z.looseObject({ type: z.string(), text: z.string().optional(), refusal: z.string().optional() });
 const content = z.union([z.string(), z.array(part), z.null()]).optional();
 const toolCall = z.looseObject({
   id: z.string().min(1),
@@ -42,6 +42,8 @@ const modelName = z.string().min(1, 'expected a model name');
 const message = z.looseObject({
   role: z.enum(['system', 'user', 'assistant', 'tool', 'exit']),
   content,
+  // An assistant's refusal (OpenAI's, as LiteLLM passes it on) is what the model said instead of content: its text.
+  refusal: z.string().nullish(),
   tool_calls: z.array(toolCall).nullish(),
   tool_call_id: z.string().nullish(),
   tool_call_ids: z.array(z.string()).nullish(),
@@ -323,7 +325,7 @@ function fold(msgs: Msg[], at: DocPath, id: string, quirks: QuirkLog, problem: (
       demo = undefined;
       return;
     }
-    const text = textOf(m.content, quirks, id);
+    const text = [textOf(m.content, quirks, id), m.role === 'assistant' ? m.refusal : undefined].filter((t) => t).join('\n');
     switch (m.role) {
       case 'system':
         if (turns.turn > 0) problem(here('role'), 'a system message after the conversation started is not supported');
@@ -515,6 +517,8 @@ function textOf(c: Msg['content'], quirks: QuirkLog, id: string): string {
   const texts: string[] = [];
   for (const p of c) {
     if (p.type === 'text' && typeof p.text === 'string') texts.push(p.text);
+    // A refusal part is text the model wrote, sent back as it on the next call.
+    else if (p.type === 'refusal' && typeof p.refusal === 'string') texts.push(p.refusal);
     else quirks.add('non-text-part', 'non-text content parts (images: dropped)', id);
   }
   return texts.join('\n');
