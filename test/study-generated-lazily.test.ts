@@ -4,6 +4,7 @@ import type { StudyRecords } from '../src/output/record-encoder.js';
 import type { StudySink } from '../src/output/sink.js';
 import { generateConversations } from '../src/scenario/generate/index.js';
 import { support } from '../src/scenario/generate/support.js';
+import { studyConversation } from '../src/study/explain.js';
 import { runStudyPipeline } from '../src/study/pipeline.js';
 import { MAX_GENERATE_COUNT } from '../src/study/sources.js';
 import { defaultStudy, studyConversations, type GenerateSource } from '../src/study/study.js';
@@ -31,7 +32,16 @@ describe('a study’s generated conversations', () => {
     const all = studyConversations([{ ...SET, count: MAX_GENERATE_COUNT }]);
     expect(all.length).toBe(MAX_GENERATE_COUNT);
     expect(build).not.toHaveBeenCalled();
+    expect(all.id(MAX_GENERATE_COUNT - 1)).toBe('support-100000');
+    expect(build).not.toHaveBeenCalled();
     expect(all.at(MAX_GENERATE_COUNT - 1).id).toBe('support-100000');
+    expect(build).toHaveBeenCalledTimes(1);
+  });
+
+  it('are made only the one asked for when explain names one', () => {
+    const build = vi.spyOn(support, 'build');
+    const c = studyConversation({ ...defaultStudy(), scenarios: [{ ...SET, count: MAX_GENERATE_COUNT }] }, 'support-050000');
+    expect(c.id).toBe('support-050000');
     expect(build).toHaveBeenCalledTimes(1);
   });
 
@@ -52,6 +62,7 @@ describe('a study’s generated conversations', () => {
     expect(all.read().map((c) => c.id)).toEqual(['noah-amnesia']);
     all.release(0);
     expect(all.read()).toEqual([]);
+    expect([all.id(0), all.id(1)]).toEqual([undefined, 'support-0001']);
     expect(() => all.at(0)).toThrow(RangeError);
   });
 });

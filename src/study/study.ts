@@ -535,6 +535,8 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
  */
 export interface StudyConversations extends Conversations {
   at(index: number): Conversation;
+  /** A conversation's id, without making it (one let go has none). */
+  id(index: number): string | undefined;
   /** Lets a conversation read from a file go (a generated one is never held); `at` must not ask for it again. */
   release(index: number): void;
   /** The conversations read from files (not generated), in study order, while they are held. */
@@ -603,6 +605,10 @@ export function studyConversations(sources: readonly ScenarioSource[], opts: Loa
       const c = out[i];
       if (c === undefined) throw new RangeError(`conversation ${i} was let go, or is not there`);
       return c instanceof Unmade ? c.set.make(c.k) : c;
+    },
+    id(i) {
+      const c = out[i];
+      return c instanceof Unmade ? c.set.id(c.k) : c?.id;
     },
     release(i) {
       if (!(out[i] instanceof Unmade)) out[i] = undefined;
