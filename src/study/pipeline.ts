@@ -113,8 +113,8 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     const jobs = study.jobs ?? autoJobs(loaded);
     // Generated conversations record no billed usage: the ones read from files are all there is to check.
     const billed = billedChecks(loaded.read(), study);
-    // A recording plans the calls of every conversation, so it has them all at once; otherwise upkeep reads none.
-    const every = mode && NETWORK_MODES.includes(mode) ? Array.from({ length: loaded.length }, (_, i) => loaded.at(i)) : undefined;
+    // A recording plans the calls of every conversation, so it has them all at once (in `every` alone, which the run empties); otherwise upkeep reads none.
+    const every = mode && NETWORK_MODES.includes(mode) ? Array.from({ length: loaded.length }, (_, i) => taken(loaded, i)) : undefined;
     const upkeep = await studyUpkeep(study, every ?? [], displayPath, opts);
     const described = describing(every ? handOver(every) : loaded);
     const summary: SummaryRecord[] = [];
@@ -227,6 +227,13 @@ export function handOver(list: (Conversation | undefined)[]): Conversations & Pi
     },
     release() {},
   };
+}
+
+/** Conversation `i` of `source`, which lets it go. */
+function taken(source: StudyConversations, i: number): Conversation {
+  const c = source.at(i);
+  source.release(i);
+  return c;
 }
 
 /** A run's conversations, described as the run takes them: what the fingerprint and the reports need of each, by index. */
