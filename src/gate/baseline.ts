@@ -88,11 +88,6 @@ export function conversationHash(c: Conversation): string {
   return sha256(JSON.stringify({ ...content, system })).slice(0, 16);
 }
 
-/** The `scenarios` of a study's fingerprint: each conversation's content hash by id. */
-export function scenarioHashes(conversations: readonly Conversation[]): Record<string, string> {
-  return Object.fromEntries(conversations.map((c) => [c.id, conversationHash(c)]));
-}
-
 /** A probe as a baseline row names it among those it lost: `fact@turn`. */
 export const probeName = (p: Pick<ProbeRecord, 'fact' | 'turn'>): string => `${p.fact}@${p.turn}`;
 

@@ -11,7 +11,7 @@ import type { Conversation, Turn, UpkeepCall } from '../types.js';
 import type { ProbeRecord, TurnRecord } from '../records/registry.js';
 import type { RunnableStudy } from './pipeline.js';
 import { displayPath } from '../output/display.js';
-import { loadScenarios, type Study } from './study.js';
+import { studyConversations, type Study } from './study.js';
 import { studyUpkeep } from '../recording/upkeep.js';
 
 /** One model call of the explained turn: what was sent, and what the run's meter charged for it. */
@@ -47,17 +47,17 @@ export interface ExplainedTurn {
   probes: ExplainedProbe[];
 }
 
-/** The study's conversation `id` (loaded as `run` loads them); without an id, its only one. */
+/** The study's conversation `id` (loaded as `run` loads them: of a generated set, only that one is made); without an id, its only one. */
 export function studyConversation(study: Study, id: string | undefined): Conversation {
-  const all = loadScenarios(study.scenarios, { seed: study.seed });
-  const ids = all.map((c) => c.id);
+  const all = studyConversations(study.scenarios, { seed: study.seed });
+  const ids = Array.from({ length: all.length }, (_, i) => all.id(i)!);
   const some = (shown: readonly string[]) => `${shown.join(', ')}${all.length > shown.length ? `, … (${all.length} in all)` : ''}`;
   if (id === undefined) {
-    if (all.length === 1) return all[0]!;
+    if (all.length === 1) return all.at(0);
     throw new UsageError(`--scenario: the study has ${all.length} scenarios, name one: ${some(ids.slice(0, 5))}`);
   }
-  const found = all.find((c) => c.id === id);
-  if (found) return found;
+  const found = ids.indexOf(id);
+  if (found >= 0) return all.at(found);
   const near = closest(id, ids, 5);
   throw new UsageError(`--scenario ${id}: the study has no scenario of that id (${near.length ? `closest: ${some(near)}` : `it has ${some(ids.slice(0, 5))}`})`);
 }

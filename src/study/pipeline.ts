@@ -5,7 +5,7 @@ import { RUN_SPEC_KEYS, runSpecOf, type CanonicalSpec, type Conversations, type 
 import { byPolicy } from '../engine/summary.js';
 import { ENGINE_VERSION } from '../engine/version.js';
 import { limitsWords, studyLimits } from '../gate/limits.js';
-import { baselineJson, makeBaseline, scenarioHashes, sha256, type StudyFingerprint } from '../gate/baseline.js';
+import { baselineJson, conversationHash, makeBaseline, sha256, type StudyFingerprint } from '../gate/baseline.js';
 import { lookup } from '../pricing/prices.js';
 import { reportInfo, scenarioShape, type ReportInfo, type ScenarioShape } from '../records/info.js';
 import type { ResultsMeta } from '../records/json.js';
@@ -17,8 +17,8 @@ import { recordEncoder, type StudyRecords } from '../output/record-encoder.js';
 import type { StudyDone, StudySink } from '../output/sink.js';
 import { ctxsimVersion, readInputText } from '../process.js';
 import { displayPath } from '../output/display.js';
-import { loadScenarios, type Study } from './study.js';
-import { studyUpkeep, upkeepFingerprint } from '../recording/upkeep.js';
+import { studyConversations, type Study, type StudyConversations } from './study.js';
+import { NETWORK_MODES, studyUpkeep, upkeepFingerprint } from '../recording/upkeep.js';
 import { billedChecks, type BilledCheck } from './billed.js';
 import { priceWarnings } from './price-check.js';
 import { reportSettingsOf } from '../report/settings.js';
@@ -26,12 +26,15 @@ import { reportSettingsOf } from '../report/settings.js';
 /**
  * Runs a study end to end. The phases, in order:
  *
- *  1. load     — the study's conversations: scenario files, generated sets,
- *                imported datasets (`loadScenarios`);
- *  2. describe — what the fingerprint and the reports need of them (content
- *                hashes, shapes, and for a transcript that records what
- *                the provider billed, ctxsim's count against the bill),
- *                taken before the run lets them go;
+ *  1. load     — the study's conversations (`studyConversations`): scenario
+ *                files and imported datasets read and checked; generated
+ *                sets only numbered, each conversation made when the run
+ *                asks for it, so none is held whole;
+ *  2. describe — what the fingerprint and the reports need of them: for a
+ *                transcript that records what the provider billed,
+ *                ctxsim's count against the bill, before the run; each
+ *                conversation's content hash and shape as the run takes
+ *                it, before it is let go (`describing`);
  *  3. upkeep   — where summaries, extractions and embeddings come from:
  *                simulated, or a cassette of a real model's responses, read
  *                or first recorded (recording/upkeep.ts);
@@ -107,18 +110,20 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     // Prices that look like unit mistakes upstream are said before any work (a typo there can bill 100,000 times over).
     if (opts.onWarning) for (const w of priceWarnings(study)) opts.onWarning(w);
     const scenarioPlaces = new Map<string, Problem>();
-    const loaded = loadScenarios(study.scenarios, { seed: study.seed, ...(opts.onNote && { onNote: opts.onNote }), onPlace: (id, at) => scenarioPlaces.set(id, at) });
+    const loaded = studyConversations(study.scenarios, { seed: study.seed, ...(opts.onNote && { onNote: opts.onNote }), onPlace: (id, at) => scenarioPlaces.set(id, at) });
     const jobs = study.jobs ?? autoJobs(loaded);
-    const scenarios = scenarioHashes(loaded);
-    const shapes = loaded.map(scenarioShape);
-    const billed = billedChecks(loaded, study);
-    const upkeep = await studyUpkeep(study, loaded, displayPath, opts);
+    // Generated conversations record no billed usage: the ones read from files are all there is to check.
+    const billed = billedChecks(loaded.read(), study);
+    // A recording plans the calls of every conversation, so it has them all at once (in `every` alone, which the run empties); otherwise upkeep reads none.
+    const every = mode && NETWORK_MODES.includes(mode) ? Array.from({ length: loaded.length }, (_, i) => taken(loaded, i)) : undefined;
+    const upkeep = await studyUpkeep(study, every ?? [], displayPath, opts);
+    const described = describing(every ? handOver(every) : loaded);
     const summary: SummaryRecord[] = [];
     const lost: ProbeRecord[] = [];
     const run = await streamStudyParallel(
       {
         ...study,
-        conversations: handOver(loaded),
+        conversations: described,
         jobs,
         ...(opts.shard && { shard: opts.shard }),
         ...(sink.encodedLists && { encoder: recordEncoder(sink.encodedLists) }),
@@ -133,9 +138,9 @@ export async function runStudyPipeline<R>(study: RunnableStudy, sink: StudySink<
     );
     for (const w of run.warnings) opts.onWarning?.(w);
     const upkeepUsed = upkeepFingerprint(study, upkeep);
-    const fingerprint = { ...studyFingerprint(study, run, scenarios), ...(upkeepUsed && { upkeep: upkeepUsed }) };
+    const fingerprint = { ...studyFingerprint(study, run, described.hashes()), ...(upkeepUsed && { upkeep: upkeepUsed }) };
     const { upkeep: used, cassette } = upkeep;
-    const info = studyInfo(study, run, shapes, used?.recorded && cassette && { recorded: cassette.file, ...(used.answers && { answers: true as const }), ...(used.judge !== undefined && { judge: used.judge }) });
+    const info = studyInfo(study, run, described.shapes(), used?.recorded && cassette && { recorded: cassette.file, ...(used.answers && { answers: true as const }), ...(used.judge !== undefined && { judge: used.judge }) });
     const done: StudyDone = { fingerprint, info, meta: resultsMeta(info.priceDate) };
     const output = await sink.finish(done, outputs);
     if (opts.baseline) outputs.file(opts.baseline, baselineJson(makeBaseline(fingerprint, summary, lost)));
@@ -215,13 +220,67 @@ function studyInfo(study: Study, run: RunInfo, shapes: readonly ScenarioShape[],
  * order, and let go here (the run keeps none either), so a large study's
  * memory falls as it runs instead of holding every conversation to the end.
  */
-export function handOver(list: (Conversation | undefined)[]): Conversations {
+export function handOver(list: (Conversation | undefined)[]): Conversations & Pick<StudyConversations, 'release'> {
   return {
     length: list.length,
     at(i) {
       const c = list[i];
       list[i] = undefined;
       return c;
+    },
+    release() {},
+  };
+}
+
+/** Conversation `i` of `source`, which lets it go. */
+function taken(source: StudyConversations, i: number): Conversation {
+  const c = source.at(i);
+  source.release(i);
+  return c;
+}
+
+/** A run's conversations, described as the run takes them: what the fingerprint and the reports need of each, by index. */
+interface Described extends Conversations {
+  /** Each conversation's content hash, by id, in study order (the fingerprint's `scenarios`). */
+  hashes(): Record<string, string>;
+  /** Each conversation's shape, in study order (the report info's `conversations`). */
+  shapes(): ScenarioShape[];
+}
+
+/**
+ * `source` as the run takes it, each conversation described (its content
+ * hash and shape) when the run asks for it and then let go: the description
+ * is all that is kept of it, so neither a generated set (made as the run asks)
+ * nor the conversations read from files are held to the end. One the run did
+ * not ask for (none, when it finishes) is asked for when described.
+ */
+function describing(source: Conversations & Pick<StudyConversations, 'release'>): Described {
+  const ids: string[] = [];
+  const hashes: string[] = [];
+  const shapes: ScenarioShape[] = [];
+  const describe = (i: number): Conversation | undefined => {
+    const c = source.at(i);
+    source.release(i);
+    if (c) {
+      ids[i] = c.id;
+      hashes[i] = conversationHash(c);
+      shapes[i] = scenarioShape(c);
+    }
+    return c;
+  };
+  const all = () => {
+    for (let i = 0; i < source.length; i++) if (ids[i] === undefined) describe(i);
+  };
+  return {
+    length: source.length,
+    at: describe,
+    hashes() {
+      all();
+      return Object.fromEntries(ids.map((id, i) => [id, hashes[i]!]));
+    },
+    shapes() {
+      all();
+      return shapes;
     },
   };
 }

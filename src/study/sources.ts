@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../errors.js';
 import type { Conversation } from '../types.js';
 import type { SourceDoc } from '../text/document.js';
-import { generateConversations, PROFILES } from '../scenario/generate/index.js';
+import { conversationMaker, generatedId, generatedSource, PROFILES } from '../scenario/generate/index.js';
 import { commonOverrides } from '../scenario/generate/profile.js';
 import { setting, written } from '../engine/spec.js';
 import { readSetting, settingOf, type Setting } from './_setting.js';
@@ -205,11 +205,33 @@ export function sourceEntry(src: SourceDoc, entry: unknown, i: number, dir: stri
   return { kind, format: m.format, path: resolve(dir, file), base: dir, options: rest, ...w, at, files };
 }
 
-/** The conversations of a generate or import entry (validated; throws ScenarioError). */
-export function loadSource(s: GenerateSource | ImportSource, opts: LoadOptions, display: (path: string) => string): Conversation[] {
-  if (s.kind === 'generate') {
-    return generateConversations({ profile: s.profile, count: s.count, seed: s.seed ?? opts.seed ?? 42, prefix: s.prefix, params: s.params });
-  }
+/**
+ * A generate entry's conversations, numbered 1 to `count`: each one's id and
+ * `source` known without making it, the conversation (validated, weighted as
+ * the entry says) made when `make(k)` asks for it, anew each time.
+ */
+export interface GeneratedSet {
+  count: number;
+  id(k: number): string;
+  /** The `source` a conversation of the set says it comes from, by its id. */
+  source(id: string): string;
+  make(k: number): Conversation;
+}
+
+/** The conversations of a generate entry, as a set made on demand. */
+export function generatedSet(s: GenerateSource, opts: Pick<LoadOptions, 'seed'>): GeneratedSet {
+  const req = { profile: s.profile, count: s.count, seed: s.seed ?? opts.seed ?? 42, prefix: s.prefix, params: s.params };
+  const make = conversationMaker(req);
+  return {
+    count: s.count,
+    id: (k) => generatedId(s.prefix ?? s.profile, k, s.count),
+    source: (id) => generatedSource(req, id),
+    make: (k) => weighted(make(k), s.weight),
+  };
+}
+
+/** The conversations of an import entry (validated; throws ScenarioError). */
+export function loadSource(s: ImportSource, opts: LoadOptions, display: (path: string) => string): Conversation[] {
   let r: Imported;
   try {
     r = importDataset(s.format, { path: s.path, file: display(s.path), base: s.base }, s.options);

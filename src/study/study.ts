@@ -14,6 +14,7 @@ import { DURATION } from '../pricing/settings.js';
 import { keysOf, readSettings, settingKeyDescriptions, settingKeys, STDOUT, WRITTEN_SETTINGS, type ScenarioSource, type StudyOwnSettings, type StudySettings } from './settings.js';
 import type { Conversation } from '../types.js';
 import type { StudyList } from '../records/info.js';
+import type { Conversations } from '../engine/spec.js';
 import { SourceDoc } from '../text/document.js';
 import { loadScenarioPlaced } from './scenario-file.js';
 import { fileJsonSchema, weightSchema } from '../scenario/schema.js';
@@ -24,7 +25,7 @@ import { outsideProblem, studyRoots } from './confine.js';
 import { Journal } from '../upkeep/journal.js';
 import { PACKAGE_DIR, readInputText, unreadableReason } from '../process.js';
 import { displayPath } from '../output/display.js';
-import { loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GenerateSource, type LoadOptions } from './sources.js';
+import { generatedSet, loadSource, MAX_GENERATE_COUNT, sourceEntry, weighted, type GeneratedSet, type GenerateSource, type LoadOptions } from './sources.js';
 
 export type { GenerateSource, GlobSource, ImportSource, LoadOptions } from './sources.js';
 
@@ -523,25 +524,65 @@ export function flagModel(prices: PriceTable, model: string, flag: string): void
  * reported together, so a bad source never yields a partial set.
  */
 export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOptions = {}): Conversation[] {
-  const out: Conversation[] = [];
+  const all = studyConversations(sources, opts);
+  return Array.from({ length: all.length }, (_, i) => all.at(i));
+}
+
+/**
+ * A study's conversations as a run takes them (`Conversations`), checked as
+ * `loadScenarios` checks them, in its order: scenario files and imported
+ * datasets are read here and held until `release`d; a generated set is only
+ * numbered here (its ids, unique, and their places), each of its
+ * conversations made when `at` asks for it, anew each time, so a generated
+ * set of any size is never held whole.
+ */
+export interface StudyConversations extends Conversations {
+  at(index: number): Conversation;
+  /** A conversation's id, without making it (one let go has none). */
+  id(index: number): string | undefined;
+  /** Lets a conversation read from a file go (a generated one is never held); `at` must not ask for it again. */
+  release(index: number): void;
+  /** The conversations read from files (not generated), in study order, while they are held. */
+  read(): Conversation[];
+}
+
+/** A generated conversation before it is made: its set and its number in it. */
+class Unmade {
+  constructor(
+    readonly set: GeneratedSet,
+    readonly k: number,
+  ) {}
+}
+
+/** `loadScenarios`, the generated conversations made when asked for: see `StudyConversations`. */
+export function studyConversations(sources: readonly ScenarioSource[], opts: LoadOptions = {}): StudyConversations {
+  const out: (Conversation | Unmade | undefined)[] = [];
   /** id → where it was first seen. */
   const seen = new Map<string, Problem>();
   const problems: Problem[] = [];
-  const keep = (c: Conversation, at: Problem) => {
-    const prev = seen.get(c.id);
+  const keep = (id: string, at: Problem, c: Conversation | Unmade) => {
+    const prev = seen.get(id);
     if (prev !== undefined) {
-      problems.push({ ...at, message: `duplicate scenario id "${c.id}" (also at ${placeOf(prev, at.file)})` });
+      problems.push({ ...at, message: `duplicate scenario id "${id}" (also at ${placeOf(prev, at.file)})` });
       return;
     }
-    seen.set(c.id, at);
-    opts.onPlace?.(c.id, at);
+    seen.set(id, at);
+    opts.onPlace?.(id, at);
     out.push(c);
   };
   for (const s of sources) {
     try {
-      if (s.kind !== 'glob') {
-        // A generated or imported conversation's id is placed at its study entry, or at its own name.
-        for (const c of loadSource(s, opts, displayPath)) keep(weighted(c, s.weight), s.at ?? { file: c.source, path: 'id', message: '' });
+      if (s.kind === 'generate') {
+        // A generated conversation's id is placed at its study entry, or at its own name.
+        const set = generatedSet(s, opts);
+        for (let k = 1; k <= set.count; k++) {
+          const id = set.id(k);
+          keep(id, s.at ?? { file: set.source(id), path: 'id', message: '' }, new Unmade(set, k));
+        }
+        continue;
+      }
+      if (s.kind === 'import') {
+        for (const c of loadSource(s, opts, displayPath)) keep(c.id, s.at ?? { file: c.source, path: 'id', message: '' }, weighted(c, s.weight));
         continue;
       }
       const issue = globIssue(s.pattern);
@@ -559,7 +600,7 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
       }
       for (const f of files) {
         const { conversation, idAt } = loadScenarioPlaced(f, displayPath(f));
-        keep(weighted(conversation, s.weight), idAt);
+        keep(conversation.id, idAt, weighted(conversation, s.weight));
       }
     } catch (e) {
       if (!(e instanceof ScenarioError)) throw e;
@@ -567,7 +608,22 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
     }
   }
   if (problems.length) throw new ScenarioError(problems);
-  return out;
+  return {
+    length: out.length,
+    at(i) {
+      const c = out[i];
+      if (c === undefined) throw new RangeError(`conversation ${i} was let go, or is not there`);
+      return c instanceof Unmade ? c.set.make(c.k) : c;
+    },
+    id(i) {
+      const c = out[i];
+      return c instanceof Unmade ? c.set.id(c.k) : c?.id;
+    },
+    release(i) {
+      if (!(out[i] instanceof Unmade)) out[i] = undefined;
+    },
+    read: () => out.filter((c): c is Conversation => c !== undefined && !(c instanceof Unmade)),
+  };
 }
 
 /** A problem's place as `file:line:col` (`line L, column C` in the file `here`), or the file and path when it has no line. */

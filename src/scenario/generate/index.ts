@@ -48,20 +48,41 @@ export function generateDocs(req: GenerateRequest): ScenarioOut[] {
 
 /** `generateDocs` one document at a time (each depends only on the seed and its number), for a caller that pauses between them. */
 export function* generatedDocs(req: GenerateRequest): Generator<ScenarioOut> {
+  const doc = docMaker(req);
+  for (let k = 1; k <= req.count; k++) yield doc(k);
+}
+
+/** Document `k` (1-based) of `req`, made alone: what `generatedDocs(req)` yields k-th. */
+function docMaker(req: GenerateRequest): (k: number) => ScenarioOut {
   const profile = profileFor(req.profile);
   const params = { ...profile.defaults, ...stripUndefined(req.params ?? {}) } as CommonProfileParams;
   const prefix = req.prefix ?? profile.id;
-  for (let k = 1; k <= req.count; k++) {
+  return (k) => {
     const rng = new Stream(`${req.seed}:generate:${profile.id}:${k}`);
     const turns = rng.int(params.turns[0], params.turns[1]);
-    yield profile.build({ id: generatedId(prefix, k, req.count), rng, turns, params });
-  }
+    return profile.build({ id: generatedId(prefix, k, req.count), rng, turns, params });
+  };
+}
+
+/** Where a generated conversation says it comes from (its `source`): the request and its id. */
+export function generatedSource(req: Pick<GenerateRequest, 'profile' | 'seed'>, id: string): string {
+  return `generate:${req.profile}:seed=${req.seed}#${id}`;
 }
 
 /** Generates and validates conversations (the same validation scenario files get). */
 export function generateConversations(req: GenerateRequest): Conversation[] {
-  const label = `generate:${req.profile}:seed=${req.seed}`;
-  return validateDocs(generateDocs(req), (doc) => `${label}#${doc.id}`);
+  return validateDocs(generateDocs(req), (doc) => generatedSource(req, doc.id));
+}
+
+/**
+ * Conversation `k` (1-based) of `req` made alone, when asked for: the
+ * `k`-th of `generateConversations(req)`, validated as they are, without
+ * making the others (a study's generated set is made a conversation at a
+ * time as the run asks for it, never held whole).
+ */
+export function conversationMaker(req: GenerateRequest): (k: number) => Conversation {
+  const doc = docMaker(req);
+  return (k) => validateDocs([doc(k)], (d) => generatedSource(req, d.id))[0]!;
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
