@@ -50,8 +50,10 @@ export class SourceDoc {
     const doc = parseBounded(text, lines, maxTokens, (offset) => {
       throw new DocTooLarge(at(offset, `too many values to parse (over ${maxTokens.toLocaleString('en-US')} values and indicators by here)`));
     });
-    // A parser out of stack may say so more than once: once is enough.
-    const errors = doc.errors.filter((e, i) => e.code !== 'RESOURCE_EXHAUSTION' || doc.errors.findIndex((f) => f.code === e.code) === i);
+    // A parser out of stack says so, maybe more than once, and what else it says depends on where the stack ran out
+    // (which varies with how warm the parser's code is): that it ran out, once, is the problem.
+    const exhausted = doc.errors.find((e) => e.code === 'RESOURCE_EXHAUSTION');
+    const errors = exhausted ? [exhausted] : doc.errors;
     const syntax = [...errors.map((e) => ({ offset: e.pos[0], message: syntaxMessage(e) })), ...unknownTags(doc), ...duplicateKeys(doc)].sort((a, b) => a.offset - b.offset);
     if (syntax.length) throw new ScenarioError(syntax.map((e) => at(e.offset, e.message)));
     const problems = aliasProblems(doc).map((p) => at(p.offset, p.message));
