@@ -303,6 +303,7 @@ function completion(answer: unknown): { text: string; usage?: unknown } | string
   const usage = usageOf(a?.usage, true);
   return { text: [...(content ? [content] : []), ...refusal, ...called].join('\n'), ...(usage && { usage }) };
 }
+
 /** An embedding (stored as base64 float32: a value too large for float32 becomes Infinity, which the check refuses) and usage, or what is wrong with it. */
 function embedding(answer: unknown): { vector: string; usage?: unknown } | string {
   const a = answer as { data?: { embedding?: unknown }[]; usage?: unknown } | null;
