@@ -80,7 +80,10 @@ export function budgetCaption(results: Pick<Results, 'policies'> & Digested, inf
 export function budgetMarkdown(results: Pick<Results, 'policies'> & Digested, info: ReportInfo, options: BudgetOptions & { narrow?: boolean } = {}): string {
   const t = budgetDisplay(results, options);
   const notes = tableNotes(info, results.policies);
-  const turns = t.header.flatMap((h) => (/^tokens @ turn (\d+)$/.exec(h) ? [Number(/\d+$/.exec(h)![0])] : []));
+  const turns = t.header.flatMap((h) => {
+    const m = /^tokens @ turn (\d+)$/.exec(h);
+    return m ? [Number(m[1])] : [];
+  });
   return `${markdownText(budgetCaption(results, info, turns))}\n\n${markdownTable(t.header, t.rows, t.numeric)}${notes.map((n) => `\n${markdownText(n)}\n`).join('')}`;
 }
 
