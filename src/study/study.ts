@@ -570,6 +570,36 @@ function placeOf(p: Problem, here: string): string {
   return p.file === here ? `line ${p.line}, column ${p.column ?? 1}` : `${p.file}:${p.line}:${p.column ?? 1}`;
 }
 
+/**
+ * Throws a problem found after the study file was loaded (its `out` cannot
+ * be written, its `answers` cannot be measured) at the key `path` of that
+ * file, with its line and column: `reason` is the message.
+ */
+export function failAtStudyKey(file: string, path: readonly (string | number)[]): (reason: string) => never {
+  return (reason) => {
+    const shown = displayPath(file);
+    throw new ScenarioError([SourceDoc.parse(shown, readInputText(file, { shown })).problem(path, reason)]);
+  };
+}
+
+/**
+ * The files a run of the study reads, absolute: the study file, its price
+ * table, its scenario files and datasets (with their side files), the
+ * upkeep cassette it replays or records into. No output of the run may
+ * replace one (cli/_output.ts: `refuseInput`).
+ */
+export function studyInputs(study: Study): string[] {
+  const files: string[] = study.file ? [study.file] : [];
+  if (study.prices !== 'builtin') files.push(resolve(study.prices));
+  for (const s of study.scenarios) {
+    if (s.kind === 'glob') files.push(...scenarioFiles(s.pattern, s.base));
+    else if (s.kind === 'import') files.push(s.path, ...(s.files ?? []).map((f) => f.path));
+  }
+  const u = study.upkeepSource;
+  if (u && (u.mode === 'record' || u.mode === 'replay')) files.push(u.cassette);
+  return files;
+}
+
 /** The scenario files a glob matches (relative to `base`), sorted; a path without glob characters that exists is itself. */
 export function scenarioFiles(pattern: string, base: string): string[] {
   const direct = resolve(base, pattern);
