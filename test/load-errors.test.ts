@@ -143,6 +143,16 @@ describe('every model a study names is checked at load, at its place', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^ctxsim: study\.yaml:2:9 prices: price table .*missing\.json: cannot read price table \(ENOENT\)$/);
   });
+
+  it('a prices file --prices names is not blamed on the study (whose prices key it replaces)', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 's.yaml'), 'id: s\nturns:\n  - user: hi\n');
+    writeFileSync(join(dir, 'study.yaml'), 'scenarios: [s.yaml]\nprices: builtin\n');
+    const missing = join(dir, 'missing.json');
+    const io = capture();
+    expect(await runMain(['run', join(dir, 'study.yaml'), '--prices', missing, '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
+    expect(io.stderr).toBe(`ctxsim: ${missing}: cannot read price table (ENOENT)\n`);
+  });
 });
 
 describe('duplicates and files in the wrong place', () => {

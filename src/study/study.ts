@@ -259,7 +259,7 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
       else problems.push(src.problem(['policies', i], `policy ${v.name} is listed twice (also policies[${j}]); its totals would count twice`));
     }
   }
-  if (doc) problems.push(...modelListProblems(src, doc), ...modelProblems(src, doc, study.prices, entries, overrides.policies ? [] : raw.policies));
+  if (doc) problems.push(...modelListProblems(src, doc), ...modelProblems(src, doc, study.prices, replaced.has('prices'), entries, overrides.policies ? [] : raw.policies));
   if (problems.length) throw new ScenarioError([...problems, ...sourceProblems(study.scenarios)]);
   return study;
 }
@@ -291,12 +291,14 @@ function modelListProblems(src: SourceDoc, doc: StudyDoc): Problem[] {
  * Every model the study names — chat models, routed and fallback models, the
  * upkeep models of each policy variant — checked against its price table,
  * each at the place the study names it, whether or not a call would use it.
- * A price table that cannot be read is named at the study's `prices` key.
+ * A price table that cannot be read is named at the study's `prices` key,
+ * or at `--prices` (`pricesFlag`) when that flag named it.
  */
 function modelProblems(
   src: SourceDoc,
   doc: StudyDoc,
   prices: string,
+  pricesFlag: boolean,
   entries: readonly { i: number; variants: PolicyVariant[] }[],
   rawPolicies: unknown,
 ): Problem[] {
@@ -305,7 +307,8 @@ function modelProblems(
     table = loadPrices(prices);
   } catch (e) {
     if (!(e instanceof ScenarioError)) throw e;
-    // A file that cannot be read has no place of its own: the study's `prices` key is where it is named.
+    // A file that cannot be read has no place of its own: the study's `prices` key is where it is named (unless --prices named it).
+    if (pricesFlag) return [...e.problems];
     return e.problems.map((p) => (p.line === undefined && !p.path ? src.problem(['prices'], `price table ${p.file}: ${p.message}`) : p));
   }
   const out: Problem[] = [];
