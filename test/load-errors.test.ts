@@ -144,6 +144,26 @@ describe('every model a study names is checked at load, at its place', () => {
     expect(lines[0]).toMatch(/^ctxsim: study\.yaml:2:9 prices: price table .*missing\.json: cannot read price table \(ENOENT\)$/);
   });
 
+  it('a folder, or an empty entry, among the scenarios is named at its entry (or its flag), not as the folder the study is in', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'sub', 's.yaml'), 'id: s\nturns:\n  - user: hi\n');
+    writeFileSync(join(dir, 'study.yaml'), "scenarios: [sub/, '']\n");
+    const io = capture();
+    expect(await runMain(['run', join(dir, 'study.yaml'), '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
+    expect(io.stderr.replaceAll(join(dir, 'study.yaml'), 'study.yaml')).toBe(
+      ['ctxsim: study.yaml:1:13 scenarios[0]: sub/ is a folder; name its scenario files with a glob: sub/*.yaml', 'ctxsim: study.yaml:1:19 scenarios[1]: expected a scenario file or a glob such as scenarios/*.yaml, got ""', ''].join('\n'),
+    );
+    for (const [given, line] of [
+      [join(dir, 'sub'), `ctxsim: --scenario ${join(dir, 'sub')}: is a folder; name its scenario files with a glob: ${join(dir, 'sub')}/*.yaml\n`],
+      ['', 'ctxsim: --scenario: expected a scenario file or a glob such as scenarios/*.yaml, got ""\n'],
+    ]) {
+      const flag = capture();
+      expect(await runMain(['run', '--scenario', given!, '--policy', 'full', '--out', '-', '--no-token-cache', '--quiet'], flag)).toBe(2);
+      expect(flag.stderr).toBe(line);
+    }
+  });
+
   it('a prices file --prices names is not blamed on the study (whose prices key it replaces)', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 's.yaml'), 'id: s\nturns:\n  - user: hi\n');

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { globSync } from 'tinyglobby';
 import { z } from 'zod';
@@ -547,11 +547,14 @@ export function loadScenarios(sources: readonly ScenarioSource[], opts: LoadOpti
         for (const c of loadSource(s, opts, displayPath)) keep(weighted(c, s.weight), s.at ?? { file: c.source, path: 'id', message: '' });
         continue;
       }
-      const files = scenarioFiles(s.pattern, s.base);
+      // A folder (or nothing: the study's own folder) is not a scenario file: its files are named by a glob.
+      const folder = !/[*?[{]/.test(s.pattern) && isFolder(resolve(s.base, s.pattern));
+      const files = folder ? [] : scenarioFiles(s.pattern, s.base);
       if (!files.length) {
-        const msg = `no scenario file matches "${s.pattern}"`;
-        if (s.at) problems.push({ ...s.at, message: msg });
-        else throw new UsageError(`--scenario ${s.pattern}: no scenario file matches`);
+        const blank = !s.pattern.trim();
+        const reason = blank ? `expected a scenario file or a glob such as scenarios/*.yaml, got ${JSON.stringify(s.pattern)}` : folder ? `is a folder; name its scenario files with a glob: ${s.pattern.replace(/[\\/]+$/, '')}/*.yaml` : 'no scenario file matches';
+        if (!s.at) throw new UsageError(`--scenario${blank ? '' : ` ${s.pattern}`}: ${reason}`);
+        problems.push({ ...s.at, message: blank ? reason : folder ? `${s.pattern} ${reason}` : `no scenario file matches "${s.pattern}"` });
         continue;
       }
       for (const f of files) {
@@ -601,6 +604,15 @@ export function studyInputs(study: Study): string[] {
   const u = study.upkeepSource;
   if (u && (u.mode === 'record' || u.mode === 'replay')) files.push(u.cassette);
   return files;
+}
+
+/** Whether a folder is at `path`. */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The scenario files a glob matches (relative to `base`), sorted; a path without glob characters that exists is itself. */
