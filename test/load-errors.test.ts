@@ -317,6 +317,10 @@ describe('a YAML syntax error does not quote the text it met', () => {
     expect(got.join('\n')).not.toMatch(/SECRET|eC1hY2Nlc3M/);
   });
 
+  it('a second document (a stream as generate prints without --out) is said in ctxsim’s words, at its start', () => {
+    expect(scenario('id: a\nturns: [{user: hi}]\n---\nid: b\nturns: [{user: hi}]\n')).toEqual(['s.yaml:3:1: a second YAML document starts here; a file holds one (ctxsim generate and ctxsim import write one file each with --out DIR)']);
+  });
+
   it('nor through a link where a study reads a scenario', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'config'), gitConfig);

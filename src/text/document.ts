@@ -243,7 +243,8 @@ const COUNTED: ReadonlySet<string> = new Set(['scalar', 'single-quoted-scalar', 
 
 /**
  * Parses one YAML document as `parseDocument` of the yaml package does
- * (a second document is an error), counting its tokens as they are lexed:
+ * (a second document is an error, said in our words: the package's names
+ * its own API), counting its tokens as they are lexed:
  * past `maxTokens`, `tooMany` is called with the offset reached (and
  * must throw). The parser's own unique-key check compares every key with
  * every other: duplicateKeys does it in one pass.
@@ -263,7 +264,7 @@ function parseBounded(text: string, lines: LineCounter, maxTokens: number, tooMa
   // Tags beyond the core schema's (!!omap, !!set, !!binary, !!timestamp) would make values no check reads: they stay unresolved, an error.
   for (const next of new Composer({ prettyErrors: false, uniqueKeys: false, resolveKnownTags: false }).compose(tokens(), true, text.length)) {
     if (doc) {
-      doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'a second YAML document starts here; a file holds one (ctxsim generate and ctxsim import write one file each with --out DIR)'));
       break;
     }
     doc = next;
