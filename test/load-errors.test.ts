@@ -137,6 +137,15 @@ describe('every model a study names is checked at load, at its place', () => {
     expect(io.stderr.replace(/ \(closest: .*\)\n$/, '')).toBe(`ctxsim: ${join(dir, 'study.yaml')}:3:38 policies[0]["./policies/m.mjs"].summaryModel: unknown model "nope-3"`);
   });
 
+  it('a model named only as a key of latency or of tokenFactor, unknown to the price table (a typo that would apply to nothing)', async () => {
+    const { code, lines } = await runStudy('scenarios: [s.yaml]\nlatency: {gpt-4o-mnii: {ttftMs: 100}}\ntokenFactor: {gpt-4o-mnii: 1.1, gpt-4o-mini: 1.1}\n');
+    expect(code).toBe(2);
+    expect(lines.map((l) => l.replace(/ \(closest: .*\)$/, ''))).toEqual([
+      'ctxsim: study.yaml:2:24 latency.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
+      'ctxsim: study.yaml:3:28 tokenFactor.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
+    ]);
+  });
+
   it('a prices file that cannot be read is named at the study\'s prices key', async () => {
     const { code, lines } = await runStudy('scenarios: [s.yaml]\nprices: missing.json\n');
     expect(code).toBe(2);

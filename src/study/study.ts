@@ -47,7 +47,16 @@ export interface Study extends StudySettings, StudyOwnSettings {
 const studySchema = z.strictObject(settingKeys());
 
 /** A study file's keys, checked: those the checks below read by name. */
-type StudyDoc = { model?: string; models?: readonly string[]; route?: StudySettings['route']; fallback?: StudySettings['fallback']; judge?: string; upkeep?: { mode?: UpkeepMode } };
+type StudyDoc = {
+  model?: string;
+  models?: readonly string[];
+  route?: StudySettings['route'];
+  fallback?: StudySettings['fallback'];
+  judge?: string;
+  upkeep?: { mode?: UpkeepMode };
+  latency?: Readonly<Record<string, unknown>>;
+  tokenFactor?: number | Readonly<Record<string, number>>;
+};
 
 /** Every key of a study file, in schema order (`STUDY_FILE_KEYS`, study/scenario-file.ts, holds the same, by which a study file is told from a scenario). */
 export const STUDY_FILE_KEY_ORDER = Object.keys(studySchema.shape);
@@ -289,7 +298,8 @@ function modelListProblems(src: SourceDoc, doc: StudyDoc): Problem[] {
 
 /**
  * Every model the study names — chat models, routed and fallback models, the
- * upkeep models of each policy variant — checked against its price table,
+ * upkeep models of each policy variant, the keys of `latency` and of a
+ * `tokenFactor` by model — checked against its price table,
  * each at the place the study names it, whether or not a call would use it.
  * A price table that cannot be read is named at the study's `prices` key,
  * or at `--prices` (`pricesFlag`) when that flag named it.
@@ -332,6 +342,11 @@ function modelProblems(
   }
   if (doc.fallback) check(doc.fallback.model, ['fallback', 'model']);
   if (doc.judge !== undefined) check(doc.judge, ['judge']);
+  // A setting by model names models too: one the price table lacks (a typo) would apply to nothing, silently.
+  for (const key of ['latency', 'tokenFactor'] as const) {
+    const byModel = doc[key];
+    if (byModel && typeof byModel === 'object') for (const m of Object.keys(byModel)) check(m, [key, m]);
+  }
   const list = Array.isArray(rawPolicies) ? rawPolicies : [];
   for (const { i, variants } of entries) {
     const entry: unknown = list[i];
