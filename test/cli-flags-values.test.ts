@@ -139,6 +139,17 @@ describe('a whole-number policy parameter', () => {
   });
 });
 
+describe('a flag mistyped', () => {
+  it('is named with the flag a typo or two away that the command takes; a required one, with the flag typed for it', async () => {
+    await expectUsage([...RUN, '--quite'], 'ctxsim: Unknown argument: quite (did you mean --quiet?)');
+    await expectUsage([...RUN, '--min-retenion', '90%'], 'ctxsim: Unknown argument: min-retenion (did you mean --min-retention?)');
+    await expectUsage(['check', '--basline', 'b.json'], 'ctxsim: Unknown argument: basline (did you mean --baseline?)');
+    await expectUsage(['generate', '--profle', 'support'], 'ctxsim: Missing required argument: profile (is --profle a typo of --profile?)');
+    // Nothing near: as yargs says it.
+    await expectUsage([...RUN, '--zzzzzz'], 'ctxsim: Unknown argument: zzzzzz');
+  });
+});
+
 describe('a value that starts with a minus', () => {
   it('is not read as short options: the line names the word and how to write it, and written so, the flag refuses it by name', async () => {
     await expectUsage([...RUN, '--min-retention', '-5%'], "ctxsim: -5%: a word that starts with a minus is read as options; if it is --min-retention's value, join the two: --min-retention=-5%");
