@@ -406,6 +406,9 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
     expect(usage('input: 100, cached: 101')).toEqual(['s.yaml:5:33 turns[0].usage.cached: more than the input (100) it is part of, got 101']);
     expect(usage('input: 100, cached: 60, written: 41')).toEqual(['s.yaml:5:46 turns[0].usage.written: with cached (60), more than the input (100) they are part of, got 41']);
     expect(usage('input: 100, written: 10, written1h: 11')).toEqual(['s.yaml:5:49 turns[0].usage.written1h: more than written (10) it is part of, got 11']);
+    // A bad input is said once, at the input: not also as a cached it would then be more than.
+    expect(usage('input: -1')).toEqual(['s.yaml:5:20 turns[0].usage.input: expected a number ≥ 0, got -1']);
+    expect(usage('input: 1.5, cached: 1')).toEqual(['s.yaml:5:20 turns[0].usage.input: expected a whole number, got number 1.5']);
   });
 
   it('a tag the core schema does not read is an error at its value, not a value read as if untagged', () => {
