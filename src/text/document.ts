@@ -386,6 +386,9 @@ export function issueText(issue: z.core.$ZodIssue, value: unknown): string {
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
     case 'invalid_union': {
+      // A discriminator's value none of the union's members has: said as an enum's is, not as zod's "Invalid discriminator value".
+      const options = (issue as { options?: unknown }).options;
+      if (Array.isArray(options) && options.length) return `expected one of ${options.map(String).join('|')}, got ${show(value)}`;
       // A value of none of the union's types: the types, as for one (`expected string or number, got null`), not zod's "Invalid input".
       const types = issue.errors.map((branch) => (branch.length === 1 && branch[0]!.code === 'invalid_type' && branch[0]!.path.length === 0 ? (EXPECTED[branch[0]!.expected] ?? branch[0]!.expected) : undefined));
       if (types.length && types.every((t) => t !== undefined)) return `expected ${[...new Set(types)].join(' or ')}, got ${typed(value)}`;
