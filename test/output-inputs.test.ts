@@ -1,4 +1,4 @@
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, expectUsage, folder } from './_io.js';
@@ -43,6 +43,18 @@ describe('an output named over an input', () => {
       await expectUsage([...args, '--no-token-cache', '--quiet'], `ctxsim: ${flag} ${path}: ${INPUT}`);
     }
     expect(folder(dir)).toEqual(before);
+  });
+
+  it('merge --save-baseline --force over one of the shard files it merges: refused, nothing written', async () => {
+    const { study } = await project();
+    const shards = tempDir();
+    for (const k of ['1/2', '2/2']) expect((await cli('run', study, '--shard', k, '--out', shards, '--no-token-cache', '--quiet')).code).toBe(0);
+    const before = folder(shards);
+    const out = join(tempDir(), 'merged');
+    const shard = join(shards, 'shard-1-of-2.json');
+    await expectUsage(['merge', shards, '--out', out, '--save-baseline', shard, '--force', '--quiet'], `ctxsim: merge: the baseline ${shard} is one of the shard files merged, which an output never replaces: name another file`);
+    expect(folder(shards)).toEqual(before);
+    expect(existsSync(out)).toBe(false);
   });
 
   it('run --save-baseline --force still replaces the study’s baseline', async () => {
