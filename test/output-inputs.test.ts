@@ -57,6 +57,16 @@ describe('an output named over an input', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it('two outputs of one command named to the same file: refused, neither written', async () => {
+    const { study } = await project();
+    const dir = tempDir();
+    const file = (name: string) => join(dir, name);
+    await expectUsage(['run', study, '--out', file('a.json'), '--save-baseline', file('a.json'), '--no-token-cache', '--quiet'], `ctxsim: --save-baseline ${file('a.json')}: --out names the same file; each output needs a file of its own`);
+    await expectUsage(['check', study, '--junit', file('a.xml'), '--comment', file('a.xml'), '--no-token-cache', '--quiet'], `ctxsim: --comment ${file('a.xml')}: --junit names the same file; each output needs a file of its own`);
+    await expectUsage(['check', study, '--out', file('a.md'), '--junit', file('a.md'), '--no-token-cache', '--quiet'], `ctxsim: --junit ${file('a.md')}: --out names the same file; each output needs a file of its own`);
+    expect(folder(dir)).toEqual(new Map());
+  });
+
   it('run --save-baseline --force still replaces the study’s baseline', async () => {
     const { study, baseline } = await project();
     writeFileSync(baseline, '{}');

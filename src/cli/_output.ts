@@ -89,6 +89,22 @@ export function refuseInput(path: string, inputs: readonly string[], fail: Fail)
   if (inputs.some((i) => realPath(i) === real)) fail('is one of the study’s inputs (the study file, a scenario or dataset, the price table, the cassette or the baseline), which an output never replaces: name another file');
 }
 
+/**
+ * Refuses two outputs of one command named to the same file (`--junit
+ * a.md --out a.md`): the one written last would replace the other without
+ * a word. Each is `[flag, as typed, absolute path]`; an absent one is undefined.
+ */
+export function refuseSameFile(outputs: readonly (readonly [flag: string, shown: string, path: string] | undefined)[]): void {
+  const seen = new Map<string, string>();
+  for (const o of outputs) {
+    if (!o) continue;
+    const [flag, shown, path] = o;
+    const other = seen.get(realPath(path));
+    if (other) throw new UsageError(`${flag} ${shown}: ${other} names the same file; each output needs a file of its own`);
+    seen.set(realPath(path), flag);
+  }
+}
+
 /** What is at `path`, or undefined when nothing is (a file on the way is found when the loop above gets to it). */
 function statOf(path: string): Stats | undefined {
   try {

@@ -16,7 +16,7 @@ import { checkoutOf, insideRoots, studyRoots } from '../study/confine.js';
 import { fileSink, gateSink } from '../output/sinks.js';
 import { displayPath } from '../output/display.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
-import { checkOutputFile, flagFail, outputTarget, refuseInput } from './_output.js';
+import { checkOutputFile, flagFail, outputTarget, refuseInput, refuseSameFile } from './_output.js';
 import { gateSettings, settingArgs } from './_setting-flags.js';
 import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { scenarioNotes } from '../report/text.js';
@@ -117,6 +117,11 @@ export async function check(given: CheckFlags, io: IO): Promise<number> {
   if (flags.junit) refuseInput(resolve(flags.junit), inputs, flagFail('--junit', flags.junit));
   if (flags.comment) refuseInput(resolve(flags.comment), inputs, flagFail('--comment', flags.comment));
   if (target?.kind === 'file') refuseInput(target.path, inputs, flagFail('--out', flags.out!));
+  refuseSameFile([
+    target?.kind === 'file' ? ['--out', flags.out!, target.path] : undefined,
+    flags.junit ? ['--junit', flags.junit, resolve(flags.junit)] : undefined,
+    flags.comment ? ['--comment', flags.comment, resolve(flags.comment)] : undefined,
+  ]);
   const out = target?.kind === 'dir' ? target.dir : target?.kind === 'file' ? target.path : undefined;
   const sink = target?.kind === 'file' ? fileSink(target.path, target.format) : gateSink(out);
   const outputs = new OutputSet();

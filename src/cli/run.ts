@@ -15,7 +15,7 @@ import { planText, upkeepPlan } from '../recording/upkeep.js';
 import { billedLine, type BilledCheck } from '../study/billed.js';
 import { cachedCharts } from '../output/chart-store.js';
 import { bytesOut, studyEvents, type IO } from './_io.js';
-import { checkOutputFile, flagFail, outputTarget, refuseInput } from './_output.js';
+import { checkOutputFile, flagFail, outputTarget, refuseInput, refuseSameFile } from './_output.js';
 import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableOptions } from './_table.js';
 
@@ -71,6 +71,7 @@ export async function run(given: RunFlags, io: IO): Promise<number> {
   // The study's gate baseline is not an input of a run, but reports written over it would lose it (`--save-baseline` refreshes it).
   if (target.kind === 'file') refuseInput(target.path, study.gate?.baseline ? [...inputs, study.gate.baseline] : inputs, outFail);
   if (baseline) refuseInput(baseline, inputs, flagFail('--save-baseline', flags.saveBaseline!));
+  refuseSameFile([target.kind === 'file' ? ['--out', flags.out ?? displayPath(target.path), target.path] : undefined, baseline ? ['--save-baseline', flags.saveBaseline!, baseline] : undefined]);
   if (baseline && existsSync(baseline) && !flags.force) {
     throw new UsageError(`--save-baseline: ${displayPath(baseline)} exists; add --force to replace it`);
   }
