@@ -62,7 +62,9 @@ describe('a whole-number flag', () => {
   it.each([
     [[...RUN, '--seed', 'abc'], 'ctxsim: --seed: expected a whole number, got "abc"'],
     [[...RUN, '--seed', '1.5'], 'ctxsim: --seed: expected a whole number, got 1.5'],
-    [[...RUN, '--seed', '99999999999999999999'], 'ctxsim: --seed: expected a whole number, got 99999999999999999999'],
+    [[...RUN, '--seed', '99999999999999999999'], 'ctxsim: --seed: expected a whole number from -9007199254740991 to 9007199254740991, got 99999999999999999999'],
+    // Too large for a whole number ctxsim can hold: the range says why, not "≥ 1", which the value is.
+    [[...RUN, '--jobs', '99999999999999999999'], 'ctxsim: --jobs: expected a whole number from 1 to 9007199254740991, got 99999999999999999999'],
     [[...RUN, '--jobs', 'abc'], 'ctxsim: --jobs: expected a whole number ≥ 1, got "abc"'],
     [[...RUN, '--jobs', '0'], 'ctxsim: --jobs: expected a whole number ≥ 1, got 0'],
     [[...RUN, '--jobs', '2', '--jobs', 'x'], 'ctxsim: --jobs: expected a whole number ≥ 1, got "x"'],
