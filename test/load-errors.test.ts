@@ -146,6 +146,12 @@ describe('every model a study names is checked at load, at its place', () => {
     ]);
   });
 
+  it('a number too large for a double (1e400) where a number or a mapping goes: said as not finite, not as "expected number, got number"', async () => {
+    const { code, lines } = await runStudy('scenarios: [s.yaml]\ntokenFactor: 1e400\n');
+    expect(code).toBe(2);
+    expect(lines).toEqual(['ctxsim: study.yaml:2:14 tokenFactor: expected a finite number, got Infinity']);
+  });
+
   it('a prices file that cannot be read is named at the study\'s prices key', async () => {
     const { code, lines } = await runStudy('scenarios: [s.yaml]\nprices: missing.json\n');
     expect(code).toBe(2);

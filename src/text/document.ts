@@ -386,6 +386,8 @@ export function issueText(issue: z.core.$ZodIssue, value: unknown): string {
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
     case 'invalid_union': {
+      // 1e400 reads as Infinity, a number no branch takes: "expected number or mapping, got number Infinity" would say it is one.
+      if (typeof value === 'number' && !Number.isFinite(value)) return `expected a finite number, got ${show(value)}`;
       // A discriminator's value none of the union's members has: said as an enum's is, not as zod's "Invalid discriminator value".
       const options = (issue as { options?: unknown }).options;
       if (Array.isArray(options) && options.length) return `expected one of ${options.map(String).join('|')}, got ${show(value)}`;
