@@ -13,7 +13,7 @@ import { tempDir } from './_tmp.js';
  * the study's problem, at its key, not a `--out` the command line never gave.
  */
 
-const INPUT = 'is one of the study’s inputs (the study file, a scenario or dataset, the price table, the cassette or the baseline), which an output never replaces: name another file';
+const INPUT = 'is read by this command (the study, a scenario, a dataset or its annotations, the price table, the cassette or the baseline), which an output never replaces: name another file';
 
 /** A study of one scenario and one policy, with a gate baseline, and its baseline saved. */
 async function project(): Promise<{ dir: string; study: string; scenario: string; baseline: string }> {
@@ -65,6 +65,18 @@ describe('an output named over an input', () => {
     await expectUsage(['check', study, '--junit', file('a.xml'), '--comment', file('a.xml'), '--no-token-cache', '--quiet'], `ctxsim: --comment ${file('a.xml')}: --junit names the same file; each output needs a file of its own`);
     await expectUsage(['check', study, '--out', file('a.md'), '--junit', file('a.md'), '--no-token-cache', '--quiet'], `ctxsim: --junit ${file('a.md')}: --out names the same file; each output needs a file of its own`);
     expect(folder(dir)).toEqual(new Map());
+  });
+
+  it('import --out, over its own annotations file: refused, nothing written', async () => {
+    const dir = tempDir();
+    const dataset = join(dir, 'chat.json');
+    copyFileSync(join(ROOT, 'test', 'fixtures', 'cookbook-messages.json'), dataset);
+    const annotations = join(dir, 'chat-0001.yaml');
+    writeFileSync(annotations, 'chat-0001: {facts: {}}\n');
+    const before = folder(dir);
+    const { code, out, err } = await cli('import', dataset, '--format', 'openai', '--prefix', 'chat', '--annotations', annotations, '--out', dir);
+    expect([code, out, err.split('\n').at(-2)]).toEqual([2, '', `ctxsim: --out ${dir}: chat-0001.yaml: ${INPUT}`]);
+    expect(folder(dir)).toEqual(before);
   });
 
   it('run --save-baseline --force still replaces the study’s baseline', async () => {

@@ -86,7 +86,7 @@ export function checkOutputFile(path: string, flag: string, shown: string): void
  */
 export function refuseInput(path: string, inputs: readonly string[], fail: Fail): void {
   const real = realPath(path);
-  if (inputs.some((i) => realPath(i) === real)) fail('is one of the study’s inputs (the study file, a scenario or dataset, the price table, the cassette or the baseline), which an output never replaces: name another file');
+  if (inputs.some((i) => realPath(i) === real)) fail('is read by this command (the study, a scenario, a dataset or its annotations, the price table, the cassette or the baseline), which an output never replaces: name another file');
 }
 
 /**
