@@ -123,6 +123,13 @@ describe('a price table that does not parse', () => {
   });
 });
 
+describe('a policy parameter given twice in one spec', () => {
+  it('is refused, not the last value taken (the variant was named with both)', async () => {
+    expect(policyFromString('window-turns:turns=1,turns=2')).toBe('policy spec "window-turns:turns=1,turns=2": parameter turns is given twice');
+    await expectUsage([...RUN.filter((a) => a !== 'full' && a !== '--policy'), '--policy', 'window-turns:turns=1, turns=2'], 'ctxsim: --policy window-turns:turns=1, turns=2: policy spec "window-turns:turns=1, turns=2": parameter turns is given twice');
+  });
+});
+
 describe('a whole-number policy parameter', () => {
   it('is refused beyond Number.MAX_SAFE_INTEGER, where it would no longer be the number typed', () => {
     expect(policyFromString('window-turns:turns=99999999999999999999')).toBe(
