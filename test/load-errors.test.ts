@@ -138,10 +138,11 @@ describe('every model a study names is checked at load, at its place', () => {
   });
 
   it('a model named only as a key of latency or of tokenFactor, unknown to the price table (a typo that would apply to nothing)', async () => {
-    const { code, lines } = await runStudy('scenarios: [s.yaml]\nlatency: {gpt-4o-mnii: {ttftMs: 100}}\ntokenFactor: {gpt-4o-mnii: 1.1, gpt-4o-mini: 1.1}\n');
+    const { code, lines } = await runStudy('scenarios: [s.yaml]\nlatency: {default: {ttftMs: 1}, gpt-4o-mnii: {ttftMs: 100}}\ntokenFactor: {gpt-4o-mnii: 1.1, gpt-4o-mini: 1.1}\n');
     expect(code).toBe(2);
+    // `default` is every model's, not a model's name.
     expect(lines.map((l) => l.replace(/ \(closest: .*\)$/, ''))).toEqual([
-      'ctxsim: study.yaml:2:24 latency.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
+      'ctxsim: study.yaml:2:46 latency.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
       'ctxsim: study.yaml:3:28 tokenFactor.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
     ]);
   });

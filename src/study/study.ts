@@ -345,7 +345,8 @@ function modelProblems(
   // A setting by model names models too: one the price table lacks (a typo) would apply to nothing, silently.
   for (const key of ['latency', 'tokenFactor'] as const) {
     const byModel = doc[key];
-    if (byModel && typeof byModel === 'object') for (const m of Object.keys(byModel)) check(m, [key, m]);
+    // `latency: {default: …}` is for every model, not a model's name.
+    if (byModel && typeof byModel === 'object') for (const m of Object.keys(byModel)) if (!(key === 'latency' && m === 'default')) check(m, [key, m]);
   }
   const list = Array.isArray(rawPolicies) ? rawPolicies : [];
   for (const { i, variants } of entries) {
