@@ -55,11 +55,11 @@ export async function run(given: RunFlags, io: IO): Promise<number> {
   if (flags.dryRun) return dryRun(study, io);
   // The default folder of the built-in study is checked as a study's `out` is: a planted link must not lead out.
   if (flags.study === undefined && flags.out === undefined && !flags.format) study.out = defaultOutFolder(DEFAULT_OUT);
-  // A study's `out: -` is stdout, as `--out -` is.
   // An `out` of the study file that cannot be written is the study's problem, at its key.
   const studyOut = flags.out === undefined && !flags.format && study.file !== undefined && study.out !== STDOUT;
   const atKey = studyOut ? failAtStudyKey(study.file!, ['out']) : undefined;
   const outFail = atKey ? (reason: string) => atKey(`${displayPath(study.out)}: ${reason}`) : flagFail('--out', flags.out ?? displayPath(study.out));
+  // A study's `out: -` is stdout, as `--out -` is.
   const target = outputTarget(study.out, flags.out ?? (study.out === STDOUT ? STDOUT : undefined), flags.format, true, outFail);
   const chosen = flags.shard === undefined ? undefined : shardFromEnv(flags.shard, process.env);
   const shard = chosen && { index: chosen.index, count: chosen.count };
