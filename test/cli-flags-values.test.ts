@@ -154,8 +154,13 @@ describe('a flag mistyped', () => {
     await expectUsage([...RUN, '--min-retenion', '90%'], 'ctxsim: Unknown argument: min-retenion (did you mean --min-retention?)');
     await expectUsage(['check', '--basline', 'b.json'], 'ctxsim: Unknown argument: basline (did you mean --baseline?)');
     await expectUsage(['generate', '--profle', 'support'], 'ctxsim: Missing required argument: profile (is --profle a typo of --profile?)');
+    // Two letters swapped are one typo; a mistyped command is named with the command.
+    await expectUsage(['explain', SCENARIO, '--trun', '3', '--policy', 'full'], 'ctxsim: Missing required argument: turn (is --trun a typo of --turn?)');
+    await expectUsage(['rnu'], 'ctxsim: unknown command "rnu" (did you mean run?)');
+    await expectUsage(['chekc'], 'ctxsim: unknown command "chekc" (did you mean check?)');
     // Nothing near: as yargs says it.
     await expectUsage([...RUN, '--zzzzzz'], 'ctxsim: Unknown argument: zzzzzz');
+    await expectUsage(['zzzz'], 'ctxsim: Unknown argument: zzzz');
   });
 });
 

@@ -58,12 +58,20 @@ function minusValue(args: readonly string[], message: string): string | undefine
  * yargs' "Unknown argument: quite" of a flag a typo or two away from one the
  * command takes, with the flag it likely meant (`did you mean --quiet?`);
  * its "Missing required argument: format" when a flag given is a typo of
- * it (`--fromat`). `usage` is what yargs hands `.fail`: its descriptions
- * are the flags of the command being parsed.
+ * it (`--fromat`); a mistyped command, with the command (`ctxsim rnu`).
+ * `usage` is what yargs hands `.fail`: its descriptions are the flags of
+ * the command being parsed, its commands ctxsim's.
  */
 function meant(args: readonly string[], message: string, usage: unknown): string {
   const typed = args.flatMap((a) => /^--([^=]+)/.exec(a)?.[1] ?? []);
   const unknown = /^Unknown arguments?: (.+)$/.exec(message)?.[1];
+  // A mistyped command (`ctxsim rnu`) is the first word, and yargs says so as an unknown argument.
+  const command = args[0];
+  if (unknown !== undefined && command !== undefined && unknown.split(', ')[0] === command) {
+    const commands = ((usage as { getCommands?: () => unknown[][] } | undefined)?.getCommands?.() ?? []).map((c) => String(c[0]).split(' ')[0]!);
+    const near = nearest(command, commands);
+    if (near) return `unknown command "${command}" (did you mean ${near}?)`;
+  }
   if (unknown !== undefined) {
     // yargs names a kebab-case flag twice (min-retenion, minRetenion): the one typed is the one to say.
     const named = unknown.split(', ').filter((n) => typed.includes(n));
@@ -80,12 +88,14 @@ function meant(args: readonly string[], message: string, usage: unknown): string
   return message;
 }
 
-/** The one of `names` a typo or two away from `word` (one for a word of four letters or fewer), if any. */
+/** The one of `names` a typo or two away from `word` (one for a word of four letters or fewer; two letters swapped are one), if any. */
 function nearest(word: string, names: readonly string[]): string | undefined {
   let best: string | undefined;
   let least = Infinity;
+  const letters = (w: string) => [...w].sort().join('');
   for (const name of names) {
-    const d = editDistance(word, name);
+    // Two letters swapped (`rnu`, `--trun`) count as one typo.
+    const d = editDistance(word, name) === 2 && letters(word) === letters(name) ? 1 : editDistance(word, name);
     if (d > 0 && d < least) [best, least] = [name, d];
   }
   return least <= (word.length > 4 ? 2 : 1) ? best : undefined;
