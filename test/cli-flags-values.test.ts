@@ -62,7 +62,9 @@ describe('a whole-number flag', () => {
   it.each([
     [[...RUN, '--seed', 'abc'], 'ctxsim: --seed: expected a whole number, got "abc"'],
     [[...RUN, '--seed', '1.5'], 'ctxsim: --seed: expected a whole number, got 1.5'],
-    [[...RUN, '--seed', '99999999999999999999'], 'ctxsim: --seed: expected a whole number, got 99999999999999999999'],
+    [[...RUN, '--seed', '99999999999999999999'], 'ctxsim: --seed: expected a whole number from -9007199254740991 to 9007199254740991, got 99999999999999999999'],
+    // Too large for a whole number ctxsim can hold: the range says why, not "≥ 1", which the value is.
+    [[...RUN, '--jobs', '99999999999999999999'], 'ctxsim: --jobs: expected a whole number from 1 to 9007199254740991, got 99999999999999999999'],
     [[...RUN, '--jobs', 'abc'], 'ctxsim: --jobs: expected a whole number ≥ 1, got "abc"'],
     [[...RUN, '--jobs', '0'], 'ctxsim: --jobs: expected a whole number ≥ 1, got 0'],
     [[...RUN, '--jobs', '2', '--jobs', 'x'], 'ctxsim: --jobs: expected a whole number ≥ 1, got "x"'],
@@ -121,6 +123,13 @@ describe('a price table that does not parse', () => {
   });
 });
 
+describe('a policy parameter given twice in one spec', () => {
+  it('is refused, not the last value taken (the variant was named with both)', async () => {
+    expect(policyFromString('window-turns:turns=1,turns=2')).toBe('policy spec "window-turns:turns=1,turns=2": parameter turns is given twice');
+    await expectUsage([...RUN.filter((a) => a !== 'full' && a !== '--policy'), '--policy', 'window-turns:turns=1, turns=2'], 'ctxsim: --policy window-turns:turns=1, turns=2: policy spec "window-turns:turns=1, turns=2": parameter turns is given twice');
+  });
+});
+
 describe('a whole-number policy parameter', () => {
   it('is refused beyond Number.MAX_SAFE_INTEGER, where it would no longer be the number typed', () => {
     expect(policyFromString('window-turns:turns=99999999999999999999')).toBe(
@@ -136,6 +145,22 @@ describe('a whole-number policy parameter', () => {
       ['run', ...SMALL.slice(0, 2), '--policy', 'window-turns:turns=99999999999999999999', '--no-token-cache', '--quiet', '--out', '-'],
       'ctxsim: --policy window-turns:turns=99999999999999999999: policy window-turns: parameter turns: expected a whole number ≤ 9007199254740991, got "99999999999999999999"',
     );
+  });
+});
+
+describe('a flag mistyped', () => {
+  it('is named with the flag a typo or two away that the command takes; a required one, with the flag typed for it', async () => {
+    await expectUsage([...RUN, '--quite'], 'ctxsim: Unknown argument: quite (did you mean --quiet?)');
+    await expectUsage([...RUN, '--min-retenion', '90%'], 'ctxsim: Unknown argument: min-retenion (did you mean --min-retention?)');
+    await expectUsage(['check', '--basline', 'b.json'], 'ctxsim: Unknown argument: basline (did you mean --baseline?)');
+    await expectUsage(['generate', '--profle', 'support'], 'ctxsim: Missing required argument: profile (is --profle a typo of --profile?)');
+    // Two letters swapped are one typo; a mistyped command is named with the command.
+    await expectUsage(['explain', SCENARIO, '--trun', '3', '--policy', 'full'], 'ctxsim: Missing required argument: turn (is --trun a typo of --turn?)');
+    await expectUsage(['rnu'], 'ctxsim: unknown command "rnu" (did you mean run?)');
+    await expectUsage(['chekc'], 'ctxsim: unknown command "chekc" (did you mean check?)');
+    // Nothing near: as yargs says it.
+    await expectUsage([...RUN, '--zzzzzz'], 'ctxsim: Unknown argument: zzzzzz');
+    await expectUsage(['zzzz'], 'ctxsim: Unknown argument: zzzz');
   });
 });
 

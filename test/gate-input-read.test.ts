@@ -25,6 +25,7 @@ beforeAll(async () => {
   writeFileSync(study, ['seed: 7', 'model: gpt-4o-mini', 'scenarios: [scenarios/*.yaml]', 'policies:', '  - full', '  - window-turns: {turns: 2}', ''].join('\n'));
   expect((await cli('run', study, '--save-baseline', join(dir, 'baseline.json'), '--out', join(dir, 'turns.csv'), ...QUIET)).code).toBe(0);
   expect((await cli('run', study, '--shard', '1/1', '--out', join(dir, 'shards'), ...QUIET)).code).toBe(0);
+  expect((await cli('run', study, '--out', join(dir, 'results.json'), ...QUIET)).code).toBe(0);
   baselineText = readFileSync(join(dir, 'baseline.json'), 'utf8');
   shardText = readFileSync(join(dir, 'shards', 'shard-1-of-1.json'), 'utf8');
 });
@@ -113,6 +114,8 @@ describe('a baseline', () => {
   it('another file or a later version is named as such', async () => {
     const shard = await check(shardText);
     expect(shard.err).toBe(`ctxsim: ${shard.file}:1:1: a shard file, not a ctxsim baseline: merge it with ctxsim merge\n`);
+    const results = await check(readFileSync(join(dir, 'results.json'), 'utf8'));
+    expect(results.err).toBe(`ctxsim: ${results.file}:1:1: a run's results (results.json), not a ctxsim baseline: save one with ctxsim run --save-baseline FILE\n`);
     const later = await check(baselineText.replace('"schemaVersion": 1', '"schemaVersion": 2'));
     expect(later.err).toBe(`ctxsim: ${later.file}:2:20 schemaVersion: a ctxsim baseline of schemaVersion 2, written by a later ctxsim; this one reads schemaVersion 1\n`);
   });

@@ -119,6 +119,8 @@ describe('shardFromEnv: auto/N, K/N and errors', () => {
     expect(shardFromEnv('2/3', { CI_NODE_INDEX: '1', CI_NODE_TOTAL: '4' })).toEqual({ index: 2, count: 3 });
     expect(parseShard('2/3')).toEqual({ index: 2, count: 3 });
     expect(usage(() => shardFromEnv('4/3', {}))).toBe('--shard: expected K/N with 1 ≤ K ≤ N, got "4/3"');
+    // A count past 2^53 − 1 is not the number typed (it would name shard 1 of 1e20).
+    expect(usage(() => parseShard('1/99999999999999999999'))).toBe('--shard: expected K/N with 1 ≤ K ≤ N, got "1/99999999999999999999"');
   });
 
   it('several engines set: the first in the documented order wins', () => {

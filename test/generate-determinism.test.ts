@@ -108,6 +108,9 @@ describe('ctxsim generate', () => {
       [['--profile', 'support', '--set', 'correctionShare=2'], 'ctxsim: --set correctionShare: expected a number ≤ 1, got 2\n'],
       [['--profile', 'support', '--set', 'mood=happy'], 'ctxsim: --set mood: unknown key "mood"\n'],
       [['--profile', 'support', '--count', '0'], 'ctxsim: --count: expected a whole number from 1 to 100000, got 0\n'],
+      // A parameter given twice is refused, not the last one taken.
+      [['--profile', 'support', '--set', 'correctionShare=0.1', '--set', 'correctionShare=0.2'], 'ctxsim: --set correctionShare: given twice; give each parameter once\n'],
+      [['--profile', 'support', '--turns', '4-6', '--set', 'turns=3-5'], 'ctxsim: --set turns: --turns gives it too; give it once\n'],
     ];
     for (const [args, err] of cases) {
       const c = capture();

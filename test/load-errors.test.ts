@@ -137,11 +137,57 @@ describe('every model a study names is checked at load, at its place', () => {
     expect(io.stderr.replace(/ \(closest: .*\)\n$/, '')).toBe(`ctxsim: ${join(dir, 'study.yaml')}:3:38 policies[0]["./policies/m.mjs"].summaryModel: unknown model "nope-3"`);
   });
 
+  it('a model named only as a key of latency or of tokenFactor, unknown to the price table (a typo that would apply to nothing)', async () => {
+    const { code, lines } = await runStudy('scenarios: [s.yaml]\nlatency: {default: {ttftMs: 1}, gpt-4o-mnii: {ttftMs: 100}}\ntokenFactor: {gpt-4o-mnii: 1.1, gpt-4o-mini: 1.1}\n');
+    expect(code).toBe(2);
+    // `default` is every model's, not a model's name.
+    expect(lines.map((l) => l.replace(/ \(closest: .*\)$/, ''))).toEqual([
+      'ctxsim: study.yaml:2:46 latency.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
+      'ctxsim: study.yaml:3:28 tokenFactor.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
+    ]);
+  });
+
+  it('a number too large for a double (1e400) where a number or a mapping goes: said as not finite, not as "expected number, got number"', async () => {
+    const { code, lines } = await runStudy('scenarios: [s.yaml]\ntokenFactor: 1e400\n');
+    expect(code).toBe(2);
+    expect(lines).toEqual(['ctxsim: study.yaml:2:14 tokenFactor: expected a finite number, got Infinity']);
+  });
+
   it('a prices file that cannot be read is named at the study\'s prices key', async () => {
     const { code, lines } = await runStudy('scenarios: [s.yaml]\nprices: missing.json\n');
     expect(code).toBe(2);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^ctxsim: study\.yaml:2:9 prices: price table .*missing\.json: cannot read price table \(ENOENT\)$/);
+  });
+
+  it('a folder, or an empty entry, among the scenarios is named at its entry (or its flag), not as the folder the study is in', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'sub', 's.yaml'), 'id: s\nturns:\n  - user: hi\n');
+    writeFileSync(join(dir, 'study.yaml'), "scenarios: [sub/, '']\n");
+    const io = capture();
+    expect(await runMain(['run', join(dir, 'study.yaml'), '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
+    expect(io.stderr.replaceAll(join(dir, 'study.yaml'), 'study.yaml')).toBe(
+      ['ctxsim: study.yaml:1:13 scenarios[0]: sub/ is a folder; name its scenario files with a glob: sub/*.yaml', 'ctxsim: study.yaml:1:19 scenarios[1]: expected a scenario file or a glob such as scenarios/*.yaml, got ""', ''].join('\n'),
+    );
+    for (const [given, line] of [
+      [join(dir, 'sub'), `ctxsim: --scenario ${join(dir, 'sub')}: is a folder; name its scenario files with a glob: ${join(dir, 'sub')}/*.yaml\n`],
+      ['', 'ctxsim: --scenario: expected a scenario file or a glob such as scenarios/*.yaml, got ""\n'],
+    ]) {
+      const flag = capture();
+      expect(await runMain(['run', '--scenario', given!, '--policy', 'full', '--out', '-', '--no-token-cache', '--quiet'], flag)).toBe(2);
+      expect(flag.stderr).toBe(line);
+    }
+  });
+
+  it('a prices file --prices names is not blamed on the study (whose prices key it replaces)', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 's.yaml'), 'id: s\nturns:\n  - user: hi\n');
+    writeFileSync(join(dir, 'study.yaml'), 'scenarios: [s.yaml]\nprices: builtin\n');
+    const missing = join(dir, 'missing.json');
+    const io = capture();
+    expect(await runMain(['run', join(dir, 'study.yaml'), '--prices', missing, '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
+    expect(io.stderr).toBe(`ctxsim: ${missing}: cannot read price table (ENOENT)\n`);
   });
 });
 
@@ -287,6 +333,10 @@ describe('a YAML syntax error does not quote the text it met', () => {
     expect(got.join('\n')).not.toMatch(/SECRET|eC1hY2Nlc3M/);
   });
 
+  it('a second document (a stream as generate prints without --out) is said in ctxsim’s words, at its start', () => {
+    expect(scenario('id: a\nturns: [{user: hi}]\n---\nid: b\nturns: [{user: hi}]\n')).toEqual(['s.yaml:3:1: a second YAML document starts here; a file holds one (ctxsim generate and ctxsim import write one file each with --out DIR)']);
+  });
+
   it('nor through a link where a study reads a scenario', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'config'), gitConfig);
@@ -363,6 +413,9 @@ describe('bounds: counts, unknown keys, long names, odd files', () => {
     expect(usage('input: 100, cached: 101')).toEqual(['s.yaml:5:33 turns[0].usage.cached: more than the input (100) it is part of, got 101']);
     expect(usage('input: 100, cached: 60, written: 41')).toEqual(['s.yaml:5:46 turns[0].usage.written: with cached (60), more than the input (100) they are part of, got 41']);
     expect(usage('input: 100, written: 10, written1h: 11')).toEqual(['s.yaml:5:49 turns[0].usage.written1h: more than written (10) it is part of, got 11']);
+    // A bad input is said once, at the input: not also as a cached it would then be more than.
+    expect(usage('input: -1')).toEqual(['s.yaml:5:20 turns[0].usage.input: expected a number ≥ 0, got -1']);
+    expect(usage('input: 1.5, cached: 1')).toEqual(['s.yaml:5:20 turns[0].usage.input: expected a whole number, got number 1.5']);
   });
 
   it('a tag the core schema does not read is an error at its value, not a value read as if untagged', () => {

@@ -94,7 +94,7 @@ describe('a study file opens no network by itself', () => {
     expect(server.seen.at(-1)!.authorization).toBe(`Bearer ${KEY}`);
     refused(await ctxsim(['run', study, '--base-url', url()]), /^ctxsim: --base-url: upkeep is simulated, so nothing is sent; add --upkeep record or --upkeep live\n$/);
     refused(await ctxsim(['run', study, '--upkeep', 'replay', '--api-key-env', 'X']), /^ctxsim: --api-key-env: upkeep is replayed, so nothing is sent; add --upkeep record or --upkeep live\n$/);
-    refused(await ctxsim(['run', study, '--upkeep', 'live', '--base-url', 'not a url']), /^ctxsim: --base-url: expected the URL of an OpenAI-compatible API, e\.g\. http:\/\/localhost:11434\/v1, got not a url\n$/);
+    refused(await ctxsim(['run', study, '--upkeep', 'live', '--base-url', 'not a url']), /^ctxsim: --base-url: expected the http\(s\) URL of an OpenAI-compatible API, e\.g\. http:\/\/localhost:11434\/v1, got not a url\n$/);
     refused(await ctxsim(['run', study, '--upkeep', 'live', '--api-key-env', 'A-B']), /^ctxsim: --api-key-env: expected the name of an environment variable \(letters, digits and _\), got A-B\n$/);
   });
 

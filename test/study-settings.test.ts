@@ -204,7 +204,7 @@ describe('the run settings as a study file and the command line write them', () 
     expect(upkeepOverrides({ jobs: 2 })).toEqual({});
     expect(() => upkeepOverrides({ upkeep: 'nope' })).toThrow(new UsageError('--upkeep: expected one of simulate|record|replay|live, got nope'));
     expect(() => upkeepOverrides({ cassette: '' })).toThrow(new UsageError('--cassette: name a file'));
-    expect(() => upkeepOverrides({ baseUrl: 'here' })).toThrow(new UsageError('--base-url: expected the URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got here'));
+    expect(() => upkeepOverrides({ baseUrl: 'here' })).toThrow(new UsageError('--base-url: expected the http(s) URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got here'));
     expect(() => upkeepOverrides({ apiKeyEnv: 'MY-KEY' })).toThrow(new UsageError('--api-key-env: expected the name of an environment variable (letters, digits and _), got MY-KEY'));
     // A study's upkeep: each key it gives read at its place (the cassette from the study's folder), each it does not its default.
     const dir = tempDir();
@@ -220,9 +220,15 @@ describe('the run settings as a study file and the command line write them', () 
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'upkeep: {concurrency: 0, baseURL: here, prompts: {extract: "{facts}"}}\npolicies: [full]\n');
     expect(await asyncProblems(() => loadStudy(bad))).toEqual([
-      `${bad}:1:35 upkeep.baseURL: Invalid URL, got "here"`,
+      `${bad}:1:35 upkeep.baseURL: expected the http(s) URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got "here"`,
       `${bad}:1:23 upkeep.concurrency: expected a number ≥ 1, got 0`,
       `${bad}:1:60 upkeep.prompts.extract: unknown placeholder {facts} (this prompt takes none), got "{facts}"`,
+    ]);
+    // Said in ctxsim's words, as the flags say them: not zod's "Invalid URL" or "must match pattern /…/".
+    writeFileSync(bad, 'upkeep: {baseURL: "ftp://x", apiKeyEnv: 1x}\npolicies: [full]\n');
+    expect(await asyncProblems(() => loadStudy(bad))).toEqual([
+      `${bad}:1:19 upkeep.baseURL: expected the http(s) URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got "ftp://x"`,
+      `${bad}:1:41 upkeep.apiKeyEnv: expected the name of an environment variable (letters, digits and _), got "1x"`,
     ]);
   });
 

@@ -203,7 +203,7 @@ describe('answered probes', () => {
     const dir = project(urls.parrot, ['full']);
     const s = await ctxsim(['run', join(dir, 'study.yaml'), '--upkeep', 'simulate', '--dry-run']);
     expect(s.code).toBe(2);
-    expect(s.stderr).toBe('ctxsim: answers: the probe turns go to the chat model through the upkeep endpoint, which simulated upkeep has not: add --upkeep record (or replay, live)\n');
+    expect(s.stderr).toBe(`ctxsim: ${join(dir, 'study.yaml')}:3:10 answers: the probe turns go to the chat model through the upkeep endpoint, which simulated upkeep has not: add --upkeep record (or replay, live)\n`);
   });
 
   it('--dry-run counts the answers to probe turns, their tokens and their cost at most, apart; a recording then sends that many', { timeout: 120_000 }, async () => {

@@ -131,14 +131,14 @@ describe('Cassette text', () => {
     ].join('\n');
     expect(problems(() => Cassette.parse('c.jsonl', text))).toEqual([
       `c.jsonl:1:1: not a JSON object (Unexpected token 'o')`,
-      'c.jsonl:3:1 usage.input: Too small: expected number to be >=0 (got -1)',
-      'c.jsonl:4:1 key: expected 32 hex digits (got "ABC")',
-      `c.jsonl:5:1 key: expected 32 hex digits (got "${k('0').slice(1)}")`,
+      'c.jsonl:3:1 usage.input: expected a number ≥ 0, got -1',
+      'c.jsonl:4:1 key: expected 32 hex digits, got "ABC"',
+      `c.jsonl:5:1 key: expected 32 hex digits, got "${k('0').slice(1)}"`,
       `c.jsonl:8:1 key: ${k('a')} is recorded twice (also on line 6)`,
-      'c.jsonl:9:1 vector: expected base64 of float32 values (got "!!")',
-      'c.jsonl:10:1 usage.input: Invalid input: expected int, received number (got 1.5)',
-      'c.jsonl:11:1 vector: expected base64 of float32 values (got "AAAA")',
-      'c.jsonl:12:1 vector: expected base64 of float32 values (got "")',
+      'c.jsonl:9:1 vector: expected base64 of float32 values, got "!!"',
+      'c.jsonl:10:1 usage.input: expected a whole number, got number 1.5',
+      'c.jsonl:11:1 vector: expected base64 of float32 values, got "AAAA"',
+      'c.jsonl:12:1 vector: expected base64 of float32 values, got ""',
     ]);
   });
 
@@ -171,8 +171,8 @@ describe('Cassette text', () => {
       line({ ...ok, key: k('e'), usage: { input: 1_000_000_000, output: 0 } }),
     ].join('\n');
     expect(problems(() => Cassette.parse('c.jsonl', text))).toEqual([
-      'c.jsonl:1:1 usage.input: Too big: expected number to be <=1000000000 (got 1e+308)',
-      'c.jsonl:2:1 usage.output: Too big: expected number to be <=1000000000 (got 1000000001)',
+      'c.jsonl:1:1 usage.input: expected a number ≤ 1000000000, got 1e+308',
+      'c.jsonl:2:1 usage.output: expected a number ≤ 1000000000, got 1000000001',
       'c.jsonl:3:1 vector[1]: NaN as float32: every value must be a finite number',
       'c.jsonl:4:1 vector[0]: -Infinity as float32: every value must be a finite number',
     ]);
@@ -201,11 +201,11 @@ describe('Cassette text', () => {
       line({ ...ok, key: k('d'), kind: 'embed' }),
     ].join('\n');
     expect(problems(() => Cassette.parse('c.jsonl', text))).toEqual([
-      `c.jsonl:1:1 kind: Invalid discriminator value. Expected 'summary' | 'extract' | 'answer' | 'judge' | 'embed' (got "sum")`,
-      'c.jsonl:2:1 usage: Invalid input: expected object, received undefined',
-      'c.jsonl:3:1: Invalid input: expected object, received array (got a list)',
-      'c.jsonl:4:1: Unrecognized key: "extra" (got a mapping)',
-      'c.jsonl:5:1 vector: Invalid input: expected string, received undefined',
+      `c.jsonl:1:1 kind: expected one of summary|extract|answer|judge|embed, got "sum"`,
+      'c.jsonl:2:1 usage: required but missing',
+      'c.jsonl:3:1: expected mapping, got a list',
+      'c.jsonl:4:1 extra: unknown key "extra"',
+      'c.jsonl:5:1 vector: required but missing',
     ]);
   });
 });

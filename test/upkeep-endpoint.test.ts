@@ -402,13 +402,13 @@ describe('upkeep endpoint: what comes in', () => {
     );
     const ask = await open();
     const at = `upkeep endpoint ${url()}: summary by m:`;
-    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Too big: expected number to be <=1000000000 (got 1e+308)`);
-    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Too small: expected number to be >=0 (got -3)`);
-    expect((await rejection(ask(small))).message).toBe(`${at} usage.completion_tokens: Invalid input: expected int, received number (got 2.5)`);
-    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Invalid input: expected number, received string (got "12")`);
-    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: Too big: expected number to be <=1000000000 (got 1000000001)`);
+    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: expected a number ≤ 1000000000, got 1e+308`);
+    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: expected a number ≥ 0, got -3`);
+    expect((await rejection(ask(small))).message).toBe(`${at} usage.completion_tokens: expected a whole number, got number 2.5`);
+    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: expected number, got string "12"`);
+    expect((await rejection(ask(small))).message).toBe(`${at} usage.prompt_tokens: expected a number ≤ 1000000000, got 1000000001`);
     const e = await rejection(ask(embed));
-    expect(e.message).toBe(`upkeep endpoint ${url()}: embedding by text-embedding-3-small: usage.prompt_tokens: Too big: expected number to be <=1000000000 (got 1e+308)`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: embedding by text-embedding-3-small: usage.prompt_tokens: expected a number ≤ 1000000000, got 1e+308`);
     expect(e.exitCode).toBe(2);
   });
 

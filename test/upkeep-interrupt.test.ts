@@ -166,7 +166,7 @@ describe('the journal when recording again', () => {
       server.tamper = undefined;
     }
     expect(stopped.code).toBe(2);
-    expect(stopped.stderr).toMatch(/usage\.prompt_tokens: Too small: expected number to be >=0 \(got -1\); the 5 responses received are kept in \S+\.journal: run the same command again to carry on\n$/);
+    expect(stopped.stderr).toMatch(/usage\.prompt_tokens: expected a number ≥ 0, got -1; the 5 responses received are kept in \S+\.journal: run the same command again to carry on\n$/);
     const journal = readFileSync(journalOf(dir), 'utf8').split('\n');
     expect(journal.slice(0, 3)).toEqual([lines[5], lines[0], lines[3]]);
     expect(journal).toHaveLength(6);
@@ -186,7 +186,7 @@ describe('the journal when recording again', () => {
     const before = server.seen.length;
     const bad = await recordCli(args(dir));
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/^ctxsim: \S*upkeep\.cassette\.jsonl\.journal:2:1 usage\.input: Too big: expected number to be <=1000000000 \(got 1e\+308\)\n$/);
+    expect(bad.stderr).toMatch(/^ctxsim: \S*upkeep\.cassette\.jsonl\.journal:2:1 usage\.input: expected a number ≤ 1000000000, got 1e\+308\n$/);
     expect(server.seen.length).toBe(before);
 
     writeFileSync(journalOf(dir), `${lines[0]}\n`);

@@ -152,7 +152,7 @@ describe('a judge for free-form answers', () => {
     const keyed = project(['full'], [`judge: ${JUDGE}`]);
     const key = await ctxsim(['run', join(keyed, 'study.yaml'), '--dry-run']);
     expect(key.code).toBe(2);
-    expect(key.stderr).toBe("ctxsim: judge: the judge grades the chat model's answers to probe turns, which this run does not measure: add --answers (or answers: true in the study)\n");
+    expect(key.stderr).toBe(`ctxsim: ${join(keyed, 'study.yaml')}:3:8 judge: the judge grades the chat model's answers to probe turns, which this run does not measure: add --answers (or answers: true in the study)\n`);
     // --no-answers on a study with a judge measures neither.
     const off = project(['full'], ['answers: true', `judge: ${JUDGE}`]);
     expect((await ctxsim(['run', join(off, 'study.yaml'), '--no-answers', '--dry-run'])).code).toBe(0);

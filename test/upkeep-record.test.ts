@@ -289,7 +289,7 @@ describe('upkeep record and replay', () => {
     writeFileSync(join(dir, 'bad.jsonl'), '{"key":"00","kind":"summary","model":"m","text":"x","usage":{"input":1,"output":1}}\n');
     const bad = await ctxsim(['run', study, '--upkeep', 'replay', '--cassette', join(dir, 'bad.jsonl'), '--out', join(dir, 'out')]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/bad\.jsonl:1:1 key: expected 32 hex digits \(got "00"\)\n$/);
+    expect(bad.stderr).toMatch(/bad\.jsonl:1:1 key: expected 32 hex digits, got "00"\n$/);
     const flag = await ctxsim(['run', study, '--upkeep', 'sometimes']);
     expect(flag.stderr).toBe('ctxsim: --upkeep: expected one of simulate|record|replay|live, got sometimes\n');
     const simulated = await ctxsim(['run', study, '--upkeep', 'simulate', '--cassette', 'x.jsonl']);

@@ -3,6 +3,7 @@ import { CtxsimError, escapeControl, UsageError } from '../errors.js';
 import { ctxsimVersion } from '../process.js';
 import { onStagingNotice } from '../output/files.js';
 import { displayPath } from '../output/display.js';
+import { editDistance } from '../text/distance.js';
 import { noCacheAlias } from './_cache-folder.js';
 import type { Command } from './_command.js';
 import { processIO, reasonOf, type IO } from './_io.js';
@@ -51,6 +52,53 @@ function minusValue(args: readonly string[], message: string): string | undefine
   if (i < 0) return undefined;
   const [flag, value] = [args[i - 1]!, args[i]!];
   return `${value}: a word that starts with a minus is read as options; if it is ${flag}'s value, join the two: ${flag}=${value}`;
+}
+
+/**
+ * yargs' "Unknown argument: quite" of a flag a typo or two away from one the
+ * command takes, with the flag it likely meant (`did you mean --quiet?`);
+ * its "Missing required argument: format" when a flag given is a typo of
+ * it (`--fromat`); a mistyped command, with the command (`ctxsim rnu`).
+ * `usage` is what yargs hands `.fail`: its descriptions are the flags of
+ * the command being parsed, its commands ctxsim's.
+ */
+function meant(args: readonly string[], message: string, usage: unknown): string {
+  const typed = args.flatMap((a) => /^--([^=]+)/.exec(a)?.[1] ?? []);
+  const unknown = /^Unknown arguments?: (.+)$/.exec(message)?.[1];
+  // A mistyped command (`ctxsim rnu`) is the first word, and yargs says so as an unknown argument.
+  const command = args[0];
+  if (unknown !== undefined && command !== undefined && unknown.split(', ')[0] === command) {
+    const commands = ((usage as { getCommands?: () => unknown[][] } | undefined)?.getCommands?.() ?? []).map((c) => String(c[0]).split(' ')[0]!);
+    const near = nearest(command, commands);
+    if (near) return `unknown command "${command}" (did you mean ${near}?)`;
+  }
+  if (unknown !== undefined) {
+    // yargs names a kebab-case flag twice (min-retenion, minRetenion): the one typed is the one to say.
+    const named = unknown.split(', ').filter((n) => typed.includes(n));
+    if (named.length !== 1) return message;
+    const flags = Object.keys((usage as { getDescriptions?: () => Record<string, unknown> } | undefined)?.getDescriptions?.() ?? {});
+    const near = nearest(named[0]!, flags);
+    return `Unknown argument: ${named[0]}${near ? ` (did you mean --${near}?)` : ''}`;
+  }
+  const missing = /^Missing required arguments?: (.+)$/.exec(message)?.[1];
+  for (const name of missing?.split(', ') ?? []) {
+    const near = nearest(name, typed);
+    if (near) return `${message} (is --${near} a typo of --${name}?)`;
+  }
+  return message;
+}
+
+/** The one of `names` a typo or two away from `word` (one for a word of four letters or fewer; two letters swapped are one), if any. */
+function nearest(word: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let least = Infinity;
+  const letters = (w: string) => [...w].sort().join('');
+  for (const name of names) {
+    // Two letters swapped (`rnu`, `--trun`) count as one typo.
+    const d = editDistance(word, name) === 2 && letters(word) === letters(name) ? 1 : editDistance(word, name);
+    if (d > 0 && d < least) [best, least] = [name, d];
+  }
+  return least <= (word.length > 4 ? 2 : 1) ? best : undefined;
 }
 
 async function parseAndRun(rawArgs: readonly string[], io: IO): Promise<number> {
@@ -119,8 +167,8 @@ export function commandLine(rawArgs: readonly string[], io: IO, setCode: (c: num
     // yargs' invalid-choice message spans two lines (a heading, then the value): one line per flag instead
     // (the heading becomes blank, which oneLinePerProblem drops; an empty string would leave it as it was).
     .updateStrings({ 'Invalid values:': ' ', 'Argument: %s, Given: %s, Choices: %s': '--%s: %s is not one of %s' })
-    .fail((msg, err) => {
-      throw err ? refusedValue(err) : new CtxsimError(minusValue(rawArgs, msg) ?? oneLinePerProblem(msg), 'usage');
+    .fail((msg, err, usage) => {
+      throw err ? refusedValue(err) : new CtxsimError(minusValue(rawArgs, msg) ?? meant(rawArgs, oneLinePerProblem(msg), usage), 'usage');
     })
     .wrap(Math.min(100, process.stdout.columns || 100));
   skipHelpCache(cli);

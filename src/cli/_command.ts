@@ -34,8 +34,11 @@ export function wholeNumberOption<const O extends { describe: string; default?: 
     const text = String(raw).trim();
     const n = text === '' ? NaN : Number(text);
     if (Number.isSafeInteger(n) && (min === undefined || n >= min) && (max === undefined || n <= max)) return n;
+    // A whole number past 2^53 − 1 is refused for its size, which the range says (it is ≥ min, so "≥ min" alone would not).
+    const huge = Number.isInteger(n) && !Number.isSafeInteger(n) && (min === undefined || n >= min);
+    const range = huge ? `a whole number from ${min ?? -Number.MAX_SAFE_INTEGER} to ${max ?? Number.MAX_SAFE_INTEGER}` : expected;
     // A number out of range is shown as it is; any other text quoted, so an empty or odd value is seen.
-    throw new UsageError(`--${flag}: expected ${expected}, got ${Number.isFinite(n) ? text : JSON.stringify(raw)}`);
+    throw new UsageError(`--${flag}: expected ${range}, got ${Number.isFinite(n) ? text : JSON.stringify(raw)}`);
   };
   return {
     ...rest,

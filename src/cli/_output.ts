@@ -24,9 +24,10 @@ export type Target = { kind: 'dir'; dir: string } | { kind: 'file'; path: string
  * folder that cannot be written, an unknown extension. `stdout`: whether
  * the command may write its output there (`check` prints its verdict).
  */
-export function outputTarget(out: string, rawOut: string | undefined, format: OutputFormat | undefined, stdout = true): Target {
+export function outputTarget(out: string, rawOut: string | undefined, format: OutputFormat | undefined, stdout = true, fail?: Fail): Target {
   if (rawOut === '-' || (rawOut === undefined && format)) return { kind: 'stdout', format: format ?? 'csv' };
   const shown = rawOut ?? displayPath(out);
+  const blame = fail ?? flagFail('--out', shown);
   const isDir = existsSync(out) && statSync(out).isDirectory();
   const asFolder = isDir || /[\\/]$/.test(rawOut ?? '');
   let target: Target;
@@ -37,12 +38,22 @@ export function outputTarget(out: string, rawOut: string | undefined, format: Ou
     const byExtension = asFolder ? undefined : formatOfPath(out);
     const ext = asFolder ? undefined : /\.([a-z][a-z0-9]*)$/i.exec(basename(out))?.[1];
     if (!byExtension && ext !== undefined && !existsSync(out)) {
-      throw new UsageError(`--out ${shown}: unknown file type .${ext}; name a file ending in ${ACCEPTED}${stdout ? ', - for stdout,' : ''} or a folder (end it with /)`);
+      blame(`unknown file type .${ext}; name a file ending in ${ACCEPTED}${stdout ? ', - for stdout,' : ''} or a folder (end it with /)`);
     }
     target = byExtension ? { kind: 'file', path: out, format: byExtension } : { kind: 'dir', dir: out };
   }
-  checkWritable(target, shown);
+  checkWritable(target, blame);
   return target;
+}
+
+/** Throws the error of an output that cannot be written as asked, given its reason: a flag's, or a study key's (its `out`). */
+export type Fail = (reason: string) => never;
+
+/** The `Fail` of a flag's value (`--out reports`): a usage error naming both. */
+export function flagFail(flag: string, shown: string): Fail {
+  return (reason) => {
+    throw new UsageError(`${flag} ${shown}: ${reason}`);
+  };
 }
 
 /** The extensions `--out` takes for one file. */
@@ -50,7 +61,7 @@ const ACCEPTED = '.csv, .json, .md (.markdown), .html (.htm)';
 
 /** Refuses an output folder that cannot be made or written (for commands that write one folder: `what` it holds). */
 export function checkOutputFolder(dir: string, shown: string, what = 'the reports'): void {
-  checkWritable({ kind: 'dir', dir }, shown, false, '--out', what);
+  checkWritable({ kind: 'dir', dir }, flagFail('--out', shown), false, what);
 }
 
 /**
@@ -64,7 +75,34 @@ export function checkOutputFile(path: string, flag: string, shown: string): void
   if (/[\\/]$/.test(shown)) throw new UsageError(`${flag} ${shown}: ends with /, which names a folder; name a file`);
   // Something there that is not a file (a device, a FIFO, a folder) is named as every writer names it.
   if (statOf(path)) checkFileTarget(path);
-  checkWritable({ kind: 'file', path, format: 'json' }, shown, true, flag);
+  checkWritable({ kind: 'file', path, format: 'json' }, flagFail(flag, shown), true);
+}
+
+/**
+ * Refuses an output file that is one of the run's inputs (`inputs`,
+ * absolute: `studyInputs`, a baseline), by `fail`: a report, a
+ * baseline or a JUnit file written over the study file, a scenario or the
+ * baseline it compares with would destroy what it was made of.
+ */
+export function refuseInput(path: string, inputs: readonly string[], fail: Fail): void {
+  const real = realPath(path);
+  if (inputs.some((i) => realPath(i) === real)) fail('is read by this command (the study, a scenario, a dataset or its annotations, the price table, the cassette or the baseline), which an output never replaces: name another file');
+}
+
+/**
+ * Refuses two outputs of one command named to the same file (`--junit
+ * a.md --out a.md`): the one written last would replace the other without
+ * a word. Each is `[flag, as typed, absolute path]`; an absent one is undefined.
+ */
+export function refuseSameFile(outputs: readonly (readonly [flag: string, shown: string, path: string] | undefined)[]): void {
+  const seen = new Map<string, string>();
+  for (const o of outputs) {
+    if (!o) continue;
+    const [flag, shown, path] = o;
+    const other = seen.get(realPath(path));
+    if (other) throw new UsageError(`${flag} ${shown}: ${other} names the same file; each output needs a file of its own`);
+    seen.set(realPath(path), flag);
+  }
 }
 
 /** What is at `path`, or undefined when nothing is (a file on the way is found when the loop above gets to it). */
@@ -79,12 +117,9 @@ function statOf(path: string): Stats | undefined {
 }
 
 /** Refuses an output path that cannot be written as asked: named in the message, with the reason. */
-function checkWritable(target: Target, shown: string, oneFile = true, flag = '--out', what = 'the reports'): void {
+function checkWritable(target: Target, fail: Fail, oneFile = true, what = 'the reports'): void {
   if (target.kind === 'stdout') return;
   const path = target.kind === 'dir' ? target.dir : target.path;
-  const fail = (reason: string): never => {
-    throw new UsageError(`${flag} ${shown}: ${reason}`);
-  };
   leadsOut(target.kind === 'dir' ? path : dirname(path), fail);
   const stat = statOf(path);
   if (stat && target.kind === 'dir' && !stat.isDirectory()) {

@@ -1,12 +1,12 @@
 import { UsageError } from '../errors.js';
 import type { RunnableStudy } from '../study/pipeline.js';
 import { loadPolicyModules, moduleLoading, specModules } from '../study/policy-modules.js';
-import { defaultStudy, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
+import { defaultStudy, failAtStudyKey, flagModel, loadStudy, policiesFromFlags, type Study, type StudyOverrides } from '../study/study.js';
 import type { StudyOwnSettings } from '../study/settings.js';
 import { STUDY_LISTS } from '../records/info.js';
 import { loadPrices } from '../pricing/load.js';
 import { folderStudyFile } from '../study/confine.js';
-import { checkAnswers, defaultUpkeep, NETWORK_MODES, withUpkeepOverrides, type UpkeepOverrides } from '../recording/upkeep.js';
+import { answersProblem, checkAnswers, defaultUpkeep, NETWORK_MODES, withUpkeepOverrides, type UpkeepOverrides } from '../recording/upkeep.js';
 import { cacheFolderOf } from './_cache-folder.js';
 import type { IO } from './_io.js';
 import { commandSettings, flagSettings, ownSettings, upkeepOverrides } from './_setting-flags.js';
@@ -84,6 +84,10 @@ export async function studyFromFlags(flags: StudyFlags, io?: Pick<IO, 'err'>): P
     flagModel(prices ?? loadPrices(study.prices), own.judge, '--judge');
     study.judge = own.judge;
   } else if (own.answers === false) delete study.judge; // --no-answers measures no answers, so nothing to judge
+  // What the study file says is named at its key; what a flag says, at the flag.
+  const answers = answersProblem(study);
+  const byFlag = answers && (answers.key === 'answers' ? own.answers !== undefined : own.judge !== undefined);
+  if (answers && !byFlag && study.file) failAtStudyKey(study.file, [answers.key])(answers.message);
   checkAnswers(study, own.answers ? '--answers' : 'answers', own.judge !== undefined ? '--judge' : 'judge');
   const { jobs, tokenCache } = commandSettings(flags);
   const cache = cacheFolderOf(tokenCache);

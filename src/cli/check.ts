@@ -10,12 +10,13 @@ import { verdict } from '../report/verdict.js';
 import { changePlaces, placeFile } from '../study/gate-places.js';
 import { OutputSet } from '../output/files.js';
 import { runStudyPipeline, type RunnableStudy } from '../study/pipeline.js';
+import { studyInputs } from '../study/study.js';
 import type { RunInfo } from '../engine/run.js';
 import { checkoutOf, insideRoots, studyRoots } from '../study/confine.js';
 import { fileSink, gateSink } from '../output/sinks.js';
 import { displayPath } from '../output/display.js';
 import { shellWord, studyEvents, type IO } from './_io.js';
-import { checkOutputFile, outputTarget } from './_output.js';
+import { checkOutputFile, flagFail, outputTarget, refuseInput, refuseSameFile } from './_output.js';
 import { gateSettings, settingArgs } from './_setting-flags.js';
 import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { scenarioNotes } from '../report/text.js';
@@ -111,6 +112,16 @@ export async function check(given: CheckFlags, io: IO): Promise<number> {
   // The study's limits come with the pull request: none looser than the baseline's applies (flags, the workflow's, win).
   const limits = appliedLimits(studyLimits(study.gate), baseline.study.gate && limitsOfWords(baseline.study.gate), flagLimits);
   const target = flags.out === undefined ? undefined : outputTarget(resolve(flags.out), flags.out, undefined, false);
+  // The baseline is an input too: a JUnit file written over it would pass the next check against itself.
+  const inputs = [...studyInputs(study), resolve(file)];
+  if (flags.junit) refuseInput(resolve(flags.junit), inputs, flagFail('--junit', flags.junit));
+  if (flags.comment) refuseInput(resolve(flags.comment), inputs, flagFail('--comment', flags.comment));
+  if (target?.kind === 'file') refuseInput(target.path, inputs, flagFail('--out', flags.out!));
+  refuseSameFile([
+    target?.kind === 'file' ? ['--out', flags.out!, target.path] : undefined,
+    flags.junit ? ['--junit', flags.junit, resolve(flags.junit)] : undefined,
+    flags.comment ? ['--comment', flags.comment, resolve(flags.comment)] : undefined,
+  ]);
   const out = target?.kind === 'dir' ? target.dir : target?.kind === 'file' ? target.path : undefined;
   const sink = target?.kind === 'file' ? fileSink(target.path, target.format) : gateSink(out);
   const outputs = new OutputSet();

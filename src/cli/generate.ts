@@ -32,6 +32,11 @@ function requestOf(flags: GenerateFlags): GenerateRequest & { params: Record<str
     return r.value;
   };
   const profile = profileFor(read('profile', flags.profile, (m) => m) as string);
+  // A parameter given twice (two --set, or --set turns= and --turns) would be the last one, without a word.
+  const names = (flags.set ?? []).flatMap((kv) => (kv.indexOf('=') > 0 ? [kv.slice(0, kv.indexOf('=')).trim()] : []));
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined) throw new UsageError(`--set ${twice}: given twice; give each parameter once`);
+  if (flags.turns !== undefined && names.includes('turns')) throw new UsageError('--set turns: --turns gives it too; give it once');
   const raw = (flags.set === undefined ? {} : read('params', flags.set, (m) => `--set ${m}`)) as Record<string, unknown>;
   if (flags.turns !== undefined) raw.turns = flags.turns;
   const problems: Problem[] = [];

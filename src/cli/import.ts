@@ -10,6 +10,7 @@ import type { Conversation } from '../types.js';
 import { flagOf } from './_import-flags.js';
 import { shellWord, type IO } from './_io.js';
 import { checkScenarioOut, writeScenarios } from './_scenarios.js';
+import { flagFail, refuseInput } from './_output.js';
 
 /** The flags of `ctxsim import`: the command's own, and the importers' options by key (`factValue`), as given. */
 export interface ImportFlags {
@@ -60,6 +61,11 @@ export async function importCmd(flags: ImportFlags, io: IO): Promise<number> {
   // The command that regenerates the files: the options given too (facts from --annotations, --questions each, --prefix… change them).
   const given = [...Object.entries(options).flatMap(([key, value]) => optionWords(key, value)), ...(flags.unloggedPrefix !== undefined ? [`--unlogged-prefix ${shellWord(flags.unloggedPrefix)}`] : [])];
   const header = [`Imported by: ctxsim import --format ${importer.id} ${[shellWord(displayPath(path)), ...given].join(' ')}`];
+  // A scenario file written over the dataset or its annotations (`--annotations scenarios/x.yaml --out scenarios`) would lose them.
+  if (flags.out !== undefined) {
+    const inputs = [path, ...(typeof options.annotations === 'string' ? [resolve(options.annotations)] : [])];
+    for (const d of docs) refuseInput(resolve(flags.out, `${d.id}.yaml`), inputs, flagFail('--out', `${flags.out}: ${d.id}.yaml`));
+  }
   return writeScenarios(
     docs.map((d) => d.id),
     (i) => docs[i]!,

@@ -10,12 +10,12 @@ import { runStudyPipeline } from '../study/pipeline.js';
 import { csvStreamSink, fileSink, folderSink, jsonStreamSink, shardSink, textSink } from '../output/sinks.js';
 import { defaultOutFolder } from '../study/confine.js';
 import { displayPath } from '../output/display.js';
-import { DEFAULT_OUT, loadScenarios, STDOUT, type Study } from '../study/study.js';
+import { DEFAULT_OUT, failAtStudyKey, loadScenarios, STDOUT, studyInputs, type Study } from '../study/study.js';
 import { planText, upkeepPlan } from '../recording/upkeep.js';
 import { billedLine, type BilledCheck } from '../study/billed.js';
 import { cachedCharts } from '../output/chart-store.js';
 import { bytesOut, studyEvents, type IO } from './_io.js';
-import { checkOutputFile, outputTarget } from './_output.js';
+import { checkOutputFile, flagFail, outputTarget, refuseInput, refuseSameFile } from './_output.js';
 import { studyFromFlags, withFolderStudy, type StudyFlags } from './_study.js';
 import { tableOptions } from './_table.js';
 
@@ -55,14 +55,23 @@ export async function run(given: RunFlags, io: IO): Promise<number> {
   if (flags.dryRun) return dryRun(study, io);
   // The default folder of the built-in study is checked as a study's `out` is: a planted link must not lead out.
   if (flags.study === undefined && flags.out === undefined && !flags.format) study.out = defaultOutFolder(DEFAULT_OUT);
+  // An `out` of the study file that cannot be written is the study's problem, at its key.
+  const studyOut = flags.out === undefined && !flags.format && study.file !== undefined && study.out !== STDOUT;
+  const atKey = studyOut ? failAtStudyKey(study.file!, ['out']) : undefined;
+  const outFail = atKey ? (reason: string) => atKey(`${displayPath(study.out)}: ${reason}`) : flagFail('--out', flags.out ?? displayPath(study.out));
   // A study's `out: -` is stdout, as `--out -` is.
-  const target = outputTarget(study.out, flags.out ?? (study.out === STDOUT ? STDOUT : undefined), flags.format);
+  const target = outputTarget(study.out, flags.out ?? (study.out === STDOUT ? STDOUT : undefined), flags.format, true, outFail);
   const chosen = flags.shard === undefined ? undefined : shardFromEnv(flags.shard, process.env);
   const shard = chosen && { index: chosen.index, count: chosen.count };
   const baseline = flags.saveBaseline === undefined ? undefined : resolve(flags.saveBaseline);
   if (shard && target.kind !== 'dir') throw new UsageError('--shard: --out must name a folder for the shard file');
   if (baseline && shard) throw new UsageError('--save-baseline: a shard holds part of the run; save the baseline when merging the shards: ctxsim merge DIR... --save-baseline FILE');
   if (baseline) checkOutputFile(baseline, '--save-baseline', flags.saveBaseline!);
+  const inputs = studyInputs(study);
+  // The study's gate baseline is not an input of a run, but reports written over it would lose it (`--save-baseline` refreshes it).
+  if (target.kind === 'file') refuseInput(target.path, study.gate?.baseline ? [...inputs, study.gate.baseline] : inputs, outFail);
+  if (baseline) refuseInput(baseline, inputs, flagFail('--save-baseline', flags.saveBaseline!));
+  refuseSameFile([target.kind === 'file' ? ['--out', flags.out ?? displayPath(target.path), target.path] : undefined, baseline ? ['--save-baseline', flags.saveBaseline!, baseline] : undefined]);
   if (baseline && existsSync(baseline) && !flags.force) {
     throw new UsageError(`--save-baseline: ${displayPath(baseline)} exists; add --force to replace it`);
   }

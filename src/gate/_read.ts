@@ -65,6 +65,10 @@ export function throwProblems(found: readonly Problem[]): void {
 export function notTheFormat(doc: JsonDoc, what: string, version: number, kind?: string): Problem | undefined {
   const root = doc.value;
   if (isObject(root) && root.kind === 'ctxsim-shard' && kind !== 'ctxsim-shard') return doc.problem([], `a shard file, not a ${what}: merge it with ctxsim merge`);
+  // A run's results.json (its `meta` names ctxsim) is the file most often taken for a baseline: its fields would be refused one by one.
+  if (isObject(root) && kind === undefined && !('studyHash' in root) && isObject(root.meta) && root.meta.tool === 'ctxsim') {
+    return doc.problem([], `a run's results (results.json), not a ${what}: save one with ctxsim run --save-baseline FILE`);
+  }
   if (!isObject(root) || (kind === undefined ? !('schemaVersion' in root) : root.kind !== kind)) {
     return doc.problem([], `not a ${what} (expected ${kind === undefined ? '' : `kind "${kind}" and `}schemaVersion ${version})`);
   }

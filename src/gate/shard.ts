@@ -29,7 +29,8 @@ export function parseShard(text: string): { index: number; count: number } {
   const m = /^(\d+)\/(\d+)$/.exec(text.trim());
   const index = Number(m?.[1]);
   const count = Number(m?.[2]);
-  if (!m || count < 1 || index < 1 || index > count) throw new UsageError(`--shard: expected K/N with 1 ≤ K ≤ N, got "${text}"`);
+  // A number past 2^53 − 1 would not be the one typed (1/99999999999999999999 would name shard 1 of 1e20).
+  if (!m || !Number.isSafeInteger(count) || count < 1 || index < 1 || index > count) throw new UsageError(`--shard: expected K/N with 1 ≤ K ≤ N, got "${text}"`);
   return { index, count };
 }
 

@@ -47,7 +47,10 @@ export function parseSpecString(text: string): { id: string; given: [string, str
       const eq = part.indexOf('=');
       if (eq <= 0) return `policy spec "${text}": expected key=value, got "${part}"`;
       const value = part.slice(eq + 1).trim();
-      given.push([part.slice(0, eq).trim(), value.includes('|') ? value.split('|') : value]);
+      const key = part.slice(0, eq).trim();
+      // Given twice, one value would be dropped without a word (and the variant named with both).
+      if (given.some(([k]) => k === key)) return `policy spec "${text}": parameter ${key} is given twice`;
+      given.push([key, value.includes('|') ? value.split('|') : value]);
     }
   }
   return { id, given };

@@ -77,8 +77,17 @@ export function loadPrices(spec: string): PriceTable {
       ? src.problem(field && field in user.get(model)! ? [model, field] : [model], '')
       : { file: BUILTIN_FILE, path: field ? `${model}.${field}` : model, message: '' },
   );
+  // A file of another shape (the models one level down, a mapping of other things) would price nothing, silently.
+  if (![...user.values()].some((e) => Object.keys(e).some((k) => ENTRY_KEY.test(k)))) {
+    const keys = Object.keys(root);
+    const shown = keys.length ? ` (its keys: ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''})` : '';
+    throw new ScenarioError([src.problem([], `holds no model's entry${shown}: a LiteLLM-format table maps each model's name, at its top, to its entry {input_cost_per_token, output_cost_per_token, …}`)]);
+  }
   return { ...table, userModels: [...user.keys()].filter((m) => table.models.has(m)) };
 }
+
+/** A key a LiteLLM entry has (a price, a window, its mode or provider): a table none of whose entries has one is of another shape. */
+const ENTRY_KEY = /^(mode|litellm_provider)$|_cost_per_|_tokens$/;
 
 /**
  * The price table's text, parsed. The YAML parser reads JSON too (and what

@@ -1,6 +1,7 @@
 import { ScenarioError, UsageError, type Problem } from '../errors.js';
 import type { Pico } from '../types.js';
 import { cacheRuleFor, type CacheRule } from './cache-rules.js';
+import { editDistance } from '../text/distance.js';
 
 /** One model's prices (pico-dollars per token), limits and cache rule. */
 export interface ModelPrice {
@@ -189,8 +190,8 @@ export function closest(name: string, names: readonly string[], n: number): stri
   const lower = name.toLowerCase();
   return names
     .map((c) => {
-      const whole = distance(lower, c.toLowerCase());
-      return [c, Math.min(whole, distance(lower, c.toLowerCase(), true) + 2), whole] as const;
+      const whole = editDistance(lower, c.toLowerCase());
+      return [c, Math.min(whole, editDistance(lower, c.toLowerCase(), true) + 2), whole] as const;
     })
     .sort((a, b) => a[1] - b[1] || a[2] - b[2] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .slice(0, n)
@@ -228,18 +229,3 @@ export function matchModels(table: PriceTable, pattern: string): string[] {
   throw new UsageError(`no model matches "${pattern}"${near.length ? ` (closest: ${near.join(', ')})` : ''}`);
 }
 
-/**
- * The edit distance from `a` to `b` (Levenshtein); with `within`, to the
- * nearest substring of `b` (Sellers: a match may start and end anywhere in `b`).
- */
-function distance(a: string, b: string, within = false): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => (within ? 0 : j));
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return within ? Math.min(...prev) : prev[b.length]!;
-}

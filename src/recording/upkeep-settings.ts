@@ -46,8 +46,9 @@ export const PROMPTS_SCHEMA = z.strictObject({
     .describe('the judge’s instruction (with a study’s judge); {question} is the probe turn’s user message, {value} the fact’s value, {reply} the chat model’s reply'),
 });
 
-const BASE_URL = z.url();
-const ENV_NAME = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
+// Each with its message: zod's own ("Invalid URL", "must match pattern /…/") would be a study key's.
+const BASE_URL = z.url({ protocol: /^https?$/, error: 'expected the http(s) URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1' });
+const ENV_NAME = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected the name of an environment variable (letters, digits and _)');
 
 /**
  * A study's upkeep settings, each a setting inside the study's `upkeep:`
@@ -76,7 +77,7 @@ export const UPKEEP_SPEC = z.strictObject({
       name: 'base-url',
       describe: 'with --upkeep record or live: the OpenAI-compatible API upkeep requests go to (overrides the study’s upkeep.baseURL)',
       defaultDescription: 'the study’s, else https://api.openai.com/v1',
-      written: written(z.string(), undefined, (v) => (BASE_URL.safeParse(v).success ? undefined : `expected the URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got ${v}`)),
+      written: written(z.string(), undefined, (v) => (BASE_URL.safeParse(v).success ? undefined : `expected the http(s) URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1, got ${v}`)),
     },
     decidesRecords: true,
   }),

@@ -122,12 +122,19 @@ export function upkeepFingerprint(study: UpkeepStudy, { upkeep: run, cassette }:
  * them. `name` and `judgeName` are what asked (the study's key, or the flag).
  */
 export function checkAnswers(study: Pick<UpkeepStudy, 'answers' | 'upkeepSource' | 'judge'>, name = 'answers', judgeName = 'judge'): void {
+  const p = answersProblem(study);
+  if (p) throw new UsageError(`${p.key === 'judge' ? judgeName : name}: ${p.message}`);
+}
+
+/** Why a study's `answers` or `judge` cannot be measured, and which of the two says so; undefined when both can. */
+export function answersProblem(study: Pick<UpkeepStudy, 'answers' | 'upkeepSource' | 'judge'>): { key: 'answers' | 'judge'; message: string } | undefined {
   if (study.judge !== undefined && !study.answers) {
-    throw new UsageError(`${judgeName}: the judge grades the chat model's answers to probe turns, which this run does not measure: add --answers (or answers: true in the study)`);
+    return { key: 'judge', message: "the judge grades the chat model's answers to probe turns, which this run does not measure: add --answers (or answers: true in the study)" };
   }
   if (study.answers && (study.upkeepSource?.mode ?? 'simulate') === 'simulate') {
-    throw new UsageError(`${name}: the probe turns go to the chat model through the upkeep endpoint, which simulated upkeep has not: add --upkeep record (or replay, live)`);
+    return { key: 'answers', message: 'the probe turns go to the chat model through the upkeep endpoint, which simulated upkeep has not: add --upkeep record (or replay, live)' };
   }
+  return undefined;
 }
 
 /**

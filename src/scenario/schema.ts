@@ -69,6 +69,8 @@ export const usageSchema = z
       .describe('output is what the log wrote before the reply ended, less than was billed (Claude Code’s logs): the billed check leads with the prompts’ cost'),
   })
   .superRefine((u, ctx) => {
+    // An input refused by its own check is said there once: comparing with it would blame cached for it.
+    if (!(Number.isInteger(u.input) && u.input >= 0)) return;
     // Cached and written tokens are of the prompt's: more than it holds is no bill a provider wrote.
     const cached = u.cached ?? 0;
     const written = u.written ?? 0;

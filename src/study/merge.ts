@@ -1,12 +1,13 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { byPolicy } from '../engine/summary.js';
-import { CtxsimError } from '../errors.js';
+import { CtxsimError, UsageError } from '../errors.js';
 import { lostProbes } from '../records/digest.js';
 import { mergeShards, readShardFile } from '../gate/shard.js';
 import type { StudySink } from '../output/sink.js';
 import { resultsMeta, type SinkOutcome } from './pipeline.js';
 import { displayPath } from '../output/display.js';
+import { realPath } from '../output/real-path.js';
 import { baselineJson, makeBaseline } from '../gate/baseline.js';
 import { checkFileTarget, OutputSet } from '../output/files.js';
 
@@ -42,6 +43,10 @@ export async function mergeShardFiles<R>(paths: readonly string[], sink: StudySi
     // Refused before the shards are read: a device, a folder or a file on the way is never written.
     if (opts.baseline) checkFileTarget(opts.baseline);
     const files = paths.flatMap(shardFiles);
+    // The baseline written over a shard it is made of would lose that shard (`--force` replaces a file, not an input).
+    if (opts.baseline && files.some((f) => realPath(f) === realPath(opts.baseline!))) {
+      throw new UsageError(`merge: the baseline ${displayPath(opts.baseline)} is one of the shard files merged, which an output never replaces: name another file`);
+    }
     const shards = files.map((f) => readShardFile(f, displayPath(f)));
     const { results, info, study: fingerprint } = mergeShards(shards);
     const { turns, probes, summary, violations } = results;

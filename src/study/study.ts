@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { globSync } from 'tinyglobby';
 import { z } from 'zod';
@@ -48,7 +48,16 @@ export interface Study extends StudySettings, StudyOwnSettings {
 const studySchema = z.strictObject(settingKeys());
 
 /** A study file's keys, checked: those the checks below read by name. */
-type StudyDoc = { model?: string; models?: readonly string[]; route?: StudySettings['route']; fallback?: StudySettings['fallback']; judge?: string; upkeep?: { mode?: UpkeepMode } };
+type StudyDoc = {
+  model?: string;
+  models?: readonly string[];
+  route?: StudySettings['route'];
+  fallback?: StudySettings['fallback'];
+  judge?: string;
+  upkeep?: { mode?: UpkeepMode };
+  latency?: Readonly<Record<string, unknown>>;
+  tokenFactor?: number | Readonly<Record<string, number>>;
+};
 
 /** Every key of a study file, in schema order (`STUDY_FILE_KEYS`, study/scenario-file.ts, holds the same, by which a study file is told from a scenario). */
 export const STUDY_FILE_KEY_ORDER = Object.keys(studySchema.shape);
@@ -260,7 +269,7 @@ export async function loadStudy(file: string, overrides: StudyOverrides = {}): P
       else problems.push(src.problem(['policies', i], `policy ${v.name} is listed twice (also policies[${j}]); its totals would count twice`));
     }
   }
-  if (doc) problems.push(...modelListProblems(src, doc), ...modelProblems(src, doc, study.prices, entries, overrides.policies ? [] : raw.policies));
+  if (doc) problems.push(...modelListProblems(src, doc), ...modelProblems(src, doc, study.prices, replaced.has('prices'), entries, overrides.policies ? [] : raw.policies));
   if (problems.length) throw new ScenarioError([...problems, ...sourceProblems(study.scenarios)]);
   return study;
 }
@@ -290,14 +299,17 @@ function modelListProblems(src: SourceDoc, doc: StudyDoc): Problem[] {
 
 /**
  * Every model the study names — chat models, routed and fallback models, the
- * upkeep models of each policy variant — checked against its price table,
+ * upkeep models of each policy variant, the keys of `latency` and of a
+ * `tokenFactor` by model — checked against its price table,
  * each at the place the study names it, whether or not a call would use it.
- * A price table that cannot be read is named at the study's `prices` key.
+ * A price table that cannot be read is named at the study's `prices` key,
+ * or at `--prices` (`pricesFlag`) when that flag named it.
  */
 function modelProblems(
   src: SourceDoc,
   doc: StudyDoc,
   prices: string,
+  pricesFlag: boolean,
   entries: readonly { i: number; variants: PolicyVariant[] }[],
   rawPolicies: unknown,
 ): Problem[] {
@@ -306,7 +318,8 @@ function modelProblems(
     table = loadPrices(prices);
   } catch (e) {
     if (!(e instanceof ScenarioError)) throw e;
-    // A file that cannot be read has no place of its own: the study's `prices` key is where it is named.
+    // A file that cannot be read has no place of its own: the study's `prices` key is where it is named (unless --prices named it).
+    if (pricesFlag) return [...e.problems];
     return e.problems.map((p) => (p.line === undefined && !p.path ? src.problem(['prices'], `price table ${p.file}: ${p.message}`) : p));
   }
   const out: Problem[] = [];
@@ -330,6 +343,12 @@ function modelProblems(
   }
   if (doc.fallback) check(doc.fallback.model, ['fallback', 'model']);
   if (doc.judge !== undefined) check(doc.judge, ['judge']);
+  // A setting by model names models too: one the price table lacks (a typo) would apply to nothing, silently.
+  for (const key of ['latency', 'tokenFactor'] as const) {
+    const byModel = doc[key];
+    // `latency: {default: …}` is for every model, not a model's name.
+    if (byModel && typeof byModel === 'object') for (const m of Object.keys(byModel)) if (!(key === 'latency' && m === 'default')) check(m, [key, m]);
+  }
   const list = Array.isArray(rawPolicies) ? rawPolicies : [];
   for (const { i, variants } of entries) {
     const entry: unknown = list[i];
@@ -591,11 +610,14 @@ export function studyConversations(sources: readonly ScenarioSource[], opts: Loa
         else throw new UsageError(`--scenario ${s.pattern}: ${issue}`);
         continue;
       }
-      const files = scenarioFiles(s.pattern, s.base);
+      // A folder (or nothing: the study's own folder) is not a scenario file: its files are named by a glob.
+      const folder = !/[*?[{]/.test(s.pattern) && isFolder(resolve(s.base, s.pattern));
+      const files = folder ? [] : scenarioFiles(s.pattern, s.base);
       if (!files.length) {
-        const msg = `no scenario file matches "${s.pattern}"`;
-        if (s.at) problems.push({ ...s.at, message: msg });
-        else throw new UsageError(`--scenario ${s.pattern}: no scenario file matches`);
+        const blank = !s.pattern.trim();
+        const reason = blank ? `expected a scenario file or a glob such as scenarios/*.yaml, got ${JSON.stringify(s.pattern)}` : folder ? `is a folder; name its scenario files with a glob: ${s.pattern.replace(/[\\/]+$/, '')}/*.yaml` : 'no scenario file matches';
+        if (!s.at) throw new UsageError(`--scenario${blank ? '' : ` ${s.pattern}`}: ${reason}`);
+        problems.push({ ...s.at, message: blank ? reason : folder ? `${s.pattern} ${reason}` : `no scenario file matches "${s.pattern}"` });
         continue;
       }
       for (const f of files) {
@@ -652,6 +674,45 @@ function globIssue(pattern: string): string | undefined {
     if (stars > MAX_GLOB_STARS) return `${stars} wildcards (*) in one part of the glob, ${JSON.stringify(part)}: at most ${MAX_GLOB_STARS} (matching more against a long file name can take hours)`;
   }
   return undefined;
+}
+
+/**
+ * Throws a problem found after the study file was loaded (its `out` cannot
+ * be written, its `answers` cannot be measured) at the key `path` of that
+ * file, with its line and column: `reason` is the message.
+ */
+export function failAtStudyKey(file: string, path: readonly (string | number)[]): (reason: string) => never {
+  return (reason) => {
+    const shown = displayPath(file);
+    throw new ScenarioError([SourceDoc.parse(shown, readInputText(file, { shown })).problem(path, reason)]);
+  };
+}
+
+/**
+ * The files a run of the study reads, absolute: the study file, its price
+ * table, its scenario files and datasets (with their side files), the
+ * upkeep cassette it replays or records into. No output of the run may
+ * replace one (cli/_output.ts: `refuseInput`).
+ */
+export function studyInputs(study: Study): string[] {
+  const files: string[] = study.file ? [study.file] : [];
+  if (study.prices !== 'builtin') files.push(resolve(study.prices));
+  for (const s of study.scenarios) {
+    if (s.kind === 'glob') files.push(...scenarioFiles(s.pattern, s.base));
+    else if (s.kind === 'import') files.push(s.path, ...(s.files ?? []).map((f) => f.path));
+  }
+  const u = study.upkeepSource;
+  if (u && (u.mode === 'record' || u.mode === 'replay')) files.push(u.cassette);
+  return files;
+}
+
+/** Whether a folder is at `path`. */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The scenario files a glob matches (relative to `base`), sorted; a path without glob characters that exists is itself. A glob `globIssue` refuses is a usage error. */

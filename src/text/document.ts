@@ -245,7 +245,8 @@ const COUNTED: ReadonlySet<string> = new Set(['scalar', 'single-quoted-scalar', 
 
 /**
  * Parses one YAML document as `parseDocument` of the yaml package does
- * (a second document is an error), counting its tokens as they are lexed:
+ * (a second document is an error, said in our words: the package's names
+ * its own API), counting its tokens as they are lexed:
  * past `maxTokens`, `tooMany` is called with the offset reached (and
  * must throw). The parser's own unique-key check compares every key with
  * every other: duplicateKeys does it in one pass.
@@ -265,7 +266,7 @@ function parseBounded(text: string, lines: LineCounter, maxTokens: number, tooMa
   // Tags beyond the core schema's (!!omap, !!set, !!binary, !!timestamp) would make values no check reads: they stay unresolved, an error.
   for (const next of new Composer({ prettyErrors: false, uniqueKeys: false, resolveKnownTags: false }).compose(tokens(), true, text.length)) {
     if (doc) {
-      doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'a second YAML document starts here; a file holds one (ctxsim generate and ctxsim import write one file each with --out DIR)'));
       break;
     }
     doc = next;
@@ -387,6 +388,11 @@ export function issueText(issue: z.core.$ZodIssue, value: unknown): string {
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join('|')}, got ${show(value)}`;
     case 'invalid_union': {
+      // 1e400 reads as Infinity, a number no branch takes: "expected number or mapping, got number Infinity" would say it is one.
+      if (typeof value === 'number' && !Number.isFinite(value)) return `expected a finite number, got ${show(value)}`;
+      // A discriminator's value none of the union's members has: said as an enum's is, not as zod's "Invalid discriminator value".
+      const options = (issue as { options?: unknown }).options;
+      if (Array.isArray(options) && options.length) return `expected one of ${options.map(String).join('|')}, got ${show(value)}`;
       // A value of none of the union's types: the types, as for one (`expected string or number, got null`), not zod's "Invalid input".
       const types = issue.errors.map((branch) => (branch.length === 1 && branch[0]!.code === 'invalid_type' && branch[0]!.path.length === 0 ? (EXPECTED[branch[0]!.expected] ?? branch[0]!.expected) : undefined));
       if (types.length && types.every((t) => t !== undefined)) return `expected ${[...new Set(types)].join(' or ')}, got ${typed(value)}`;

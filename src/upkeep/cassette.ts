@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ScenarioError, type Problem } from '../errors.js';
-import { formatPath, show } from '../text/document.js';
+import { formatPath, issueText, show, valueAt } from '../text/document.js';
 import { jsonSyntaxReason } from '../text/json.js';
 import { decodeVector, type UpkeepRequest } from './request.js';
 
@@ -96,8 +96,11 @@ export function checkEntry(value: unknown, usageRequired = true): Checked<Casset
   if (r.success) return { entry: r.data as CassetteEntry };
   const issue = r.error.issues[0]!;
   const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
-  const got = path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined), value);
-  return { issue: { path, message: issue.message, ...(got !== undefined && { got }) } };
+  // Said as every input file's problems are (`issueText`: the value it got included), not in zod's words.
+  if (issue.code === 'unrecognized_keys') return { issue: { path: [...path, issue.keys[0]!], message: `unknown key "${issue.keys[0]}"` } };
+  const got = valueAt(value, path);
+  // A check of a decoded value (a vector's float) has no written value there to show.
+  return { issue: { path, message: issue.code === 'custom' && got === undefined ? issue.message : issueText(issue, got) } };
 }
 
 /** A response that meets the rules, or what is wrong with it. */
