@@ -698,7 +698,8 @@ export function studyInputs(study: Study): string[] {
   const files: string[] = study.file ? [study.file] : [];
   if (study.prices !== 'builtin') files.push(resolve(study.prices));
   for (const s of study.scenarios) {
-    if (s.kind === 'glob') files.push(...scenarioFiles(s.pattern, s.base));
+    // A glob `globIssue` refuses is refused at its place when the conversations are loaded.
+    if (s.kind === 'glob' && globIssue(s.pattern) === undefined) files.push(...scenarioFiles(s.pattern, s.base));
     else if (s.kind === 'import') files.push(s.path, ...(s.files ?? []).map((f) => f.path));
   }
   const u = study.upkeepSource;
