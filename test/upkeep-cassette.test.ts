@@ -102,7 +102,7 @@ describe('Cassette text', () => {
     );
     expect(Cassette.parse('c.jsonl', c.text()).get(k('b'))).toEqual(cachedSummary);
     expect(problems(() => Cassette.parse('c.jsonl', line({ ...summary, usage: { input: 12, cached: 10, written: 3, output: 3 } })))).toEqual([
-      'c.jsonl:1:1 usage.cached: cached and written tokens are part of the input tokens: together at most input (got 10)',
+      'c.jsonl:1:1 usage.cached: cached and written tokens are part of the input tokens: together at most input, got 10',
     ]);
   });
 

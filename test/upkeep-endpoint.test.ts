@@ -150,7 +150,7 @@ describe('upkeep endpoint: answers', () => {
   it('cached tokens must be whole counts within the input: the error names the field of the answer', async () => {
     server.faults.push({ status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: 'S.' } }], usage: { prompt_tokens: 10, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 11 } } } });
     const e = await rejection((await open())(small));
-    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: usage.prompt_tokens_details.cached_tokens: cached and written tokens are part of the input tokens: together at most input (got 11)`);
+    expect(e.message).toBe(`upkeep endpoint ${url()}: summary by m: usage.prompt_tokens_details.cached_tokens: cached and written tokens are part of the input tokens: together at most input, got 11`);
   });
 
   it('a probe turn’s prompt is sent as the policy made it, tools included; a tool call in the reply is its text', async () => {
