@@ -1,4 +1,5 @@
 import type { Pico } from '../types.js';
+import { editDistance } from '../text/distance.js';
 import { UsageError } from '../errors.js';
 import type { ColumnSpec } from '../records/columns.js';
 import { POLICY_RECORD, type PolicyRecord, type Results } from '../records/registry.js';
@@ -301,17 +302,6 @@ function closest(name: string, names: readonly string[]): string | undefined {
     if (d < least) [best, least] = [n, d];
   }
   return best;
-}
-
-/** Levenshtein distance. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
 }
 
 /** What the latency, storage and safety table's columns mean, for its caption. */
