@@ -138,12 +138,13 @@ describe('every model a study names is checked at load, at its place', () => {
   });
 
   it('a model named only as a key of latency or of tokenFactor, unknown to the price table (a typo that would apply to nothing)', async () => {
-    const { code, lines } = await runStudy('scenarios: [s.yaml]\nlatency: {default: {ttftMs: 1}, gpt-4o-mnii: {ttftMs: 100}}\ntokenFactor: {gpt-4o-mnii: 1.1, gpt-4o-mini: 1.1}\n');
+    const [latency, factor] = ['latency: {default: {ttftMs: 1}, gpt-4o-mnii: {ttftMs: 100}}', 'tokenFactor: {gpt-4o-mnii: 1.1, gpt-4o-mini: 1.1}'];
+    const { code, lines } = await runStudy(`scenarios: [s.yaml]\n${latency}\n${factor}\n`);
     expect(code).toBe(2);
-    // `default` is every model's, not a model's name.
+    // `default` is every model's, not a model's name. Each at the typo's value.
     expect(lines.map((l) => l.replace(/ \(closest: .*\)$/, ''))).toEqual([
-      'ctxsim: study.yaml:2:46 latency.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
-      'ctxsim: study.yaml:3:28 tokenFactor.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
+      `ctxsim: study.yaml:2:${latency.indexOf('{ttftMs: 100}') + 1} latency.gpt-4o-mnii: unknown model "gpt-4o-mnii"`,
+      `ctxsim: study.yaml:3:${factor.indexOf('1.1') + 1} tokenFactor.gpt-4o-mnii: unknown model "gpt-4o-mnii"`,
     ]);
   });
 
