@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMain } from '../src/cli/_app.js';
@@ -121,7 +122,9 @@ describe('SGD dialogue ids as scenario ids', () => {
     const ids = ['対話_1', '会話_1', 'Café_1', 'Диалог', '1_00000'];
     const f = writeInput(tmp, 'scripts.json', JSON.stringify(ids.map((dialogue_id) => ({ dialogue_id, turns }))));
     const out = importDataset('sgd', f).docs.map((d) => d.id);
-    expect(out).toEqual(['sgd-1-41ac8b35', 'sgd-1-9475e646', 'sgd-cafe-1-88b0e601', 'sgd-5e3c6a0b', 'sgd-1-00000']);
+    // The hash: the first 8 hex digits of the id's SHA-256, as the docs say.
+    const hash = (id: string) => createHash('sha256').update(id).digest('hex').slice(0, 8);
+    expect(out).toEqual([`sgd-1-${hash('対話_1')}`, `sgd-1-${hash('会話_1')}`, `sgd-cafe-1-${hash('Café_1')}`, `sgd-${hash('Диалог')}`, 'sgd-1-00000']);
     // The same dialogue always gets the same id.
     expect(importDataset('sgd', f).docs.map((d) => d.id)).toEqual(out);
   });

@@ -138,12 +138,13 @@ describe('every model a study names is checked at load, at its place', () => {
   });
 
   it('a model named only as a key of latency or of tokenFactor, unknown to the price table (a typo that would apply to nothing)', async () => {
-    const { code, lines } = await runStudy('scenarios: [s.yaml]\nlatency: {default: {ttftMs: 1}, gpt-4o-mnii: {ttftMs: 100}}\ntokenFactor: {gpt-4o-mnii: 1.1, gpt-4o-mini: 1.1}\n');
+    const [latency, factor] = ['latency: {default: {ttftMs: 1}, gpt-4o-mnii: {ttftMs: 100}}', 'tokenFactor: {gpt-4o-mnii: 1.1, gpt-4o-mini: 1.1}'];
+    const { code, lines } = await runStudy(`scenarios: [s.yaml]\n${latency}\n${factor}\n`);
     expect(code).toBe(2);
-    // `default` is every model's, not a model's name.
+    // `default` is every model's, not a model's name. Each at the typo's value.
     expect(lines.map((l) => l.replace(/ \(closest: .*\)$/, ''))).toEqual([
-      'ctxsim: study.yaml:2:46 latency.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
-      'ctxsim: study.yaml:3:28 tokenFactor.gpt-4o-mnii: unknown model "gpt-4o-mnii"',
+      `ctxsim: study.yaml:2:${latency.indexOf('{ttftMs: 100}') + 1} latency.gpt-4o-mnii: unknown model "gpt-4o-mnii"`,
+      `ctxsim: study.yaml:3:${factor.indexOf('1.1') + 1} tokenFactor.gpt-4o-mnii: unknown model "gpt-4o-mnii"`,
     ]);
   });
 
@@ -323,9 +324,12 @@ describe('JSON syntax errors in datasets carry line and column; messages escape 
 describe('a YAML syntax error does not quote the text it met', () => {
   // The file a CI checkout leaves in .git/config, holding the job's token; a link in a pull request (`scenarios/x.yaml -> ../.git/config`) reads it.
   const gitConfig = '[core]\n\trepositoryformatversion = 0\n[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46U0VDUkVU\n';
+  // The places of the token's ":" and of the value after it, found in the text: on line 4, where they are (the parser takes lines 2–4 as one token).
+  const header = gitConfig.split('\n')[3]!;
+  const [colon, value] = [`4:${header.indexOf(': ') + 1}`, `4:${header.indexOf('basic') + 1}`];
 
   it.each([
-    ['a git config', gitConfig, ['s.yaml:2:2: Unexpected scalar at node end', 's.yaml:2:87: Unexpected map-value-ind token in YAML stream', 's.yaml:2:89: Unexpected scalar token in YAML stream']],
+    ['a git config', gitConfig, ['s.yaml:2:2: Unexpected scalar at node end', `s.yaml:${colon}: Unexpected map-value-ind token in YAML stream`, `s.yaml:${value}: Unexpected scalar token in YAML stream`]],
     ['a block scalar header', 'a: |x SECRET\n  b\n', ['s.yaml:1:5: Block scalar header includes extra characters', 's.yaml:1:7: Not a YAML token']],
   ])('%s: the place, not the text', (_what, text, said) => {
     const got = scenario(text);
@@ -345,7 +349,7 @@ describe('a YAML syntax error does not quote the text it met', () => {
     writeFileSync(join(dir, 'study.yaml'), 'scenarios: [scenarios/*.yaml]\npolicies: [full]\n');
     const io = capture();
     expect(await runMain(['run', join(dir, 'study.yaml'), '--out', '-', '--no-token-cache', '--quiet'], io)).toBe(2);
-    expect(io.stderr).toContain('x.yaml:2:89: Unexpected scalar token in YAML stream\n');
+    expect(io.stderr).toContain(`x.yaml:${value}: Unexpected scalar token in YAML stream\n`);
     expect(io.stderr).not.toContain('eC1hY2Nlc3M');
   });
 });

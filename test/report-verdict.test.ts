@@ -254,8 +254,12 @@ describe('the run table', () => {
   });
 
   it('wraps the caption, the notes and the verdict by terminal columns, as the table is laid out: a CJK name or an emoji takes two a character', () => {
-    // Each name takes twice the columns of its UTF-16 length (an emoji is two code units drawn two columns, a CJK character one drawn two).
+    // A CJK character is drawn two columns wide, a "-" or a Latin letter one.
     const names = ['窓口方針-日本語の長い名前です', '要約方針-記憶を要約して保存', '事実方針-事実を抜き出して保持', 'full'];
+    // The measure below is the code's own: first checked against columns counted here, so a measure that took a CJK character as one column cannot pass the test.
+    const drawn = (s: string) => [...s].reduce((n, c) => n + (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(c) ? 2 : 1), 0);
+    for (const n of [...names, 'モデル-一二三四五六七八九十']) expect(terminalColumns(n), n).toBe(drawn(n));
+    expect(drawn(names[0]!)).toBe(29);
     const cjk = RUN.map((r, i) => ({ ...r, policy: names[i]! }));
     const models = [{ ...MODELS[0]!, model: 'モデル-一二三四五六七八九十' }];
     for (const width of [80, 100]) {

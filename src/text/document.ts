@@ -252,9 +252,12 @@ const COUNTED: ReadonlySet<string> = new Set(['scalar', 'single-quoted-scalar', 
  * every other: duplicateKeys does it in one pass.
  */
 function parseBounded(text: string, lines: LineCounter, maxTokens: number, tooMany: (offset: number) => never): Document.Parsed {
-  const parser = new Parser(lines.addNewLine);
+  // Every line start from the text itself: the parser reports only the newlines it reads as such, not those inside a
+  // token it takes whole (text after a flow collection, as in a git config), which would put later places on an earlier line.
+  lines.addNewLine(0);
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines.addNewLine(i + 1);
+  const parser = new Parser();
   function* tokens(): Generator<CST.Token> {
-    lines.addNewLine(0);
     let n = 0;
     for (const lexeme of new Lexer().lex(text)) {
       if (COUNTED.has(CST.tokenType(lexeme) ?? '') && ++n > maxTokens) tooMany(parser.offset);
