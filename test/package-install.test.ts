@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -47,13 +47,15 @@ describe('ctxsim installed from its tarball in another project', () => {
     }
     expect(files.some((f) => f.startsWith('package/src/') || f.startsWith('package/test/'))).toBe(false);
     expect(readFileSync(join(ROOT, 'dist', 'cli', 'main.js'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    // Executable as built: `npx ctxsim` in the checkout runs it as a program (npm makes it so only when it links it, which a cached link skips).
+    expect(statSync(join(ROOT, 'dist', 'cli', 'main.js')).mode & 0o111).toBe(0o111);
   });
 
   it('the tarball runs no script when installed: its package.json has no prepare (the git install’s build) nor any install script; the repository’s is left as it was', () => {
     const r = spawnSync('tar', ['-xzOf', join(project, `ctxsim-${VERSION}.tgz`), 'package/package.json'], { encoding: 'utf8' });
     const packed = JSON.parse(r.stdout) as { scripts: Record<string, string> };
     expect(INSTALL_SCRIPTS.filter((s) => s in packed.scripts)).toEqual([]);
-    expect(packed.scripts.build).toBe('tsc -p tsconfig.build.json');
+    expect(packed.scripts.build).toBe(JSON.parse(manifest).scripts.build);
     // The repository keeps `prepare` for the git install, and the pack put it back byte for byte.
     expect(readFileSync(join(ROOT, 'package.json'), 'utf8')).toBe(manifest);
     expect(JSON.parse(manifest).scripts.prepare).toBe(PREPARE);
