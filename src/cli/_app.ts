@@ -94,8 +94,9 @@ function nearest(word: string, names: readonly string[]): string | undefined {
   let least = Infinity;
   const letters = (w: string) => [...w].sort().join('');
   for (const name of names) {
+    const edits = editDistance(word, name);
     // Two letters swapped (`rnu`, `--trun`) count as one typo.
-    const d = editDistance(word, name) === 2 && letters(word) === letters(name) ? 1 : editDistance(word, name);
+    const d = edits === 2 && letters(word) === letters(name) ? 1 : edits;
     if (d > 0 && d < least) [best, least] = [name, d];
   }
   return least <= (word.length > 4 ? 2 : 1) ? best : undefined;

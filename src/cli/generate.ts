@@ -1,7 +1,7 @@
 import { UsageError, type Problem } from '../errors.js';
 import { SourceDoc } from '../text/document.js';
 import { validateDocs } from '../scenario/docs.js';
-import { generatedDocs, generatedId, profileFor, type GenerateRequest } from '../scenario/generate/index.js';
+import { generatedDocs, generatedId, generatedSource, profileFor, type GenerateRequest } from '../scenario/generate/index.js';
 import { generateField, type GenerateFields } from '../study/sources.js';
 import { readSetting } from '../study/settings.js';
 import type { IO } from './_io.js';
@@ -74,7 +74,7 @@ export async function generate(flags: GenerateFlags, io: IO): Promise<number> {
     ids,
     () => {
       const doc = docs.next().value!;
-      validateDocs([doc], (d) => `generate:${req.profile}:seed=${req.seed}#${d.id}`);
+      validateDocs([doc], (d) => generatedSource(req, d.id));
       return doc;
     },
     header,

@@ -611,7 +611,7 @@ export function studyConversations(sources: readonly ScenarioSource[], opts: Loa
         continue;
       }
       // A folder (or nothing: the study's own folder) is not a scenario file: its files are named by a glob.
-      const folder = !/[*?[{]/.test(s.pattern) && isFolder(resolve(s.base, s.pattern));
+      const folder = !isGlob(s.pattern) && isFolder(resolve(s.base, s.pattern));
       const files = folder ? [] : scenarioFiles(s.pattern, s.base);
       if (!files.length) {
         const blank = !s.pattern.trim();
@@ -707,6 +707,9 @@ export function studyInputs(study: Study): string[] {
   return files;
 }
 
+/** Whether a scenario entry is a glob (holds a character a glob reads), not a path. */
+const isGlob = (pattern: string) => /[*?[{]/.test(pattern);
+
 /** Whether a folder is at `path`. */
 function isFolder(path: string): boolean {
   try {
@@ -719,7 +722,7 @@ function isFolder(path: string): boolean {
 /** The scenario files a glob matches (relative to `base`), sorted; a path without glob characters that exists is itself. A glob `globIssue` refuses is a usage error. */
 export function scenarioFiles(pattern: string, base: string): string[] {
   const direct = resolve(base, pattern);
-  if (existsSync(direct) && !/[*?[{]/.test(pattern)) return [direct];
+  if (existsSync(direct) && !isGlob(pattern)) return [direct];
   const issue = globIssue(pattern);
   if (issue !== undefined) throw new UsageError(`${pattern}: ${issue}`);
   // No extended globs: `+(*a)` repeats a repetition, and backtracks as many wildcards do.

@@ -96,7 +96,3 @@ export class AgentTurns {
   }
 }
 
-/** A file name as an id: lower case, a-z 0-9 and `-`. */
-export function slug(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
-}

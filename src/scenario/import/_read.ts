@@ -38,6 +38,11 @@ export function readText(path: string, file: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/** A name as an id: lower case, a-z 0-9 and `-`. */
+export function slug(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}
+
 /**
  * A dataset's conversation id as a scenario id (a-z, 0-9 and `-`):
  * `<prefix>-<name>`, the name in lower case with accents dropped and every
@@ -46,12 +51,7 @@ export function readText(path: string, file: string): string {
  * of its SHA-256: two such names stay distinct, and each keeps its id.
  */
 export function datasetId(prefix: string, name: string): string {
-  const readable = name
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '');
+  const readable = slug(name.normalize('NFKD').replace(/\p{M}+/gu, ''));
   const hash = /^\p{ASCII}*$/u.test(name) ? '' : createHash('sha256').update(name).digest('hex').slice(0, 8);
   return [prefix, readable, hash].filter((p) => p).join('-');
 }

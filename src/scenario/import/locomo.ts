@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { formatDuration, normalizeText as normalize, type ScenarioOut, type TurnOut } from '../docs.js';
 import { DEFAULT_GAP_SECONDS } from '../load.js';
-import { DatasetIds, JsonSource, datasetId, parseJson, readText } from './_read.js';
+import { DatasetIds, JsonSource, datasetId, parseJson, readText, slug } from './_read.js';
 import { datasetPrefix } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
 import { QuirkLog, type ImportInput, type Importer } from './types.js';
@@ -376,6 +376,3 @@ function sampleDocs(s: LocomoSample, opts: LocomoOptions, quirks: QuirkLog): Sce
   return docs;
 }
 
-function slug(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
-}

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ScenarioError, type Problem } from '../../errors.js';
 import { SourceDoc, type DocPath } from '../../text/document.js';
 import { normalizeText, type ScenarioOut, type SystemOut, type ToolOut, type TurnOut } from '../docs.js';
-import { JsonSource, parseJson, parseJsonLines, readText } from './_read.js';
+import { JsonSource, parseJson, parseJsonLines, readText, slug } from './_read.js';
 import { isObject } from '../../text/json.js';
 import { numberedFileOptions } from './_shared-options.js';
 import { TurnBuilder } from './_turns.js';
@@ -419,6 +419,3 @@ function firstStated(turns: readonly TurnOut[], name: string): number | undefine
   return i < 0 ? undefined : i;
 }
 
-function slug(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
-}
