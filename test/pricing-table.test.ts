@@ -145,19 +145,9 @@ describe('a user price table', () => {
   });
 
   it('refuses a table of another shape, which would price nothing: the models one level down, or none', () => {
-    const nested = priceFile({ _source: { note: 'x' }, models: { 'gpt-4o-mini': { input_cost_per_token: 1e-6 } } });
-    const message = (file: string) => {
-      try {
-        loadPrices(file);
-      } catch (e) {
-        if (e instanceof ScenarioError) return e.message.replace(file, 'prices.json');
-        throw e;
-      }
-      return 'loaded';
-    };
     const said = ': a LiteLLM-format table maps each model\'s name, at its top, to its entry {input_cost_per_token, output_cost_per_token, …}';
-    expect(message(nested)).toBe(`prices.json:1:1: holds no model's entry (its keys: _source, models)${said}`);
-    expect(message(priceFile({}))).toBe(`prices.json:1:1: holds no model's entry${said}`);
+    expect(problem(JSON.stringify({ _source: { note: 'x' }, models: { 'gpt-4o-mini': { input_cost_per_token: 1e-6 } } }))).toBe(`p.json:1:1: holds no model's entry (its keys: _source, models)${said}`);
+    expect(problem('{}')).toBe(`p.json:1:1: holds no model's entry${said}`);
   });
 
   it('says so when a listed model has no per-token price', () => {
